@@ -1,0 +1,156 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { defaultConfig, generateApiKey, type Config } from './config.js';
+import { killAllChildrenSync } from './core/process.js';
+import { checkEngines, renderDoctor } from './doctor.js';
+import { isLoopbackHost } from './server/auth.js';
+import { createDebugkit, type Debugkit } from './server/createServer.js';
+import { serveHttp } from './server/http.js';
+import { createLogger } from './server/log.js';
+import { serveStdio } from './server/stdio.js';
+import { toolsetFactories } from './toolsets/index.js';
+import { VERSION } from './version.js';
+
+const intArg = (name: string, min: number, max: number) => (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
+  return n;
+};
+
+function commonOptions(cmd: Command): Command {
+  const names = toolsetFactories.map((f) => f.name).join(',');
+  return cmd
+    .option('--toolsets <list>', `comma-separated toolsets to serve (${names}); default: all`)
+    .option('--root <dir>', 'workspace root: client paths are resolved and contained here', process.cwd())
+    .option('--max-sessions <n>', 'most sessions open at once, per toolset', intArg('--max-sessions', 1, 1000), 16)
+    .option('--gdb <path>', 'gdb binary', 'gdb')
+    .addOption(new Option('--log-level <level>', 'stderr log verbosity').choices(['error', 'warn', 'info', 'debug']).default('info'));
+}
+
+interface CommonOpts {
+  toolsets?: string;
+  root: string;
+  maxSessions: number;
+  gdb: string;
+  logLevel: Config['logLevel'];
+}
+
+function baseConfig(opts: CommonOpts): Config {
+  const config = defaultConfig({
+    toolsets: opts.toolsets ? opts.toolsets.split(',').map((s) => s.trim()).filter(Boolean) : [],
+    root: opts.root,
+    maxSessions: opts.maxSessions,
+    logLevel: opts.logLevel,
+  });
+  config.gdb.path = opts.gdb;
+  return config;
+}
+
+/** One shutdown path for signals, stdin EOF and fatal errors; never leaves a child behind. */
+function installShutdown(dk: Debugkit, extra?: () => Promise<void>): (reason: string, code?: number) => void {
+  let started = false;
+  const shutdown = (reason: string, code = 0) => {
+    if (started) return;
+    started = true;
+    dk.log.info(`shutting down: ${reason}`);
+    const done = Promise.all([extra?.(), dk.close()]);
+    const bound = new Promise((r) => setTimeout(r, 5000).unref());
+    void Promise.race([done, bound]).finally(() => {
+      killAllChildrenSync();
+      process.exit(code);
+    });
+  };
+  process.once('SIGINT', () => shutdown('SIGINT', 130));
+  process.once('SIGTERM', () => shutdown('SIGTERM', 143));
+  process.once('SIGHUP', () => shutdown('SIGHUP', 129));
+  process.on('exit', killAllChildrenSync);
+  // A bug in one call must not take every other session down with it.
+  process.on('uncaughtException', (err) => dk.log.error(`uncaught exception (server keeps running): ${err.stack ?? err}`));
+  process.on('unhandledRejection', (err) => dk.log.error(`unhandled rejection (server keeps running): ${String(err)}`));
+  return shutdown;
+}
+
+async function runStdio(opts: CommonOpts): Promise<void> {
+  const dk = createDebugkit(baseConfig(opts));
+  const shutdown = installShutdown(dk);
+  await serveStdio(dk, (reason) => shutdown(reason));
+}
+
+interface ServeOpts extends CommonOpts {
+  host: string;
+  port: number;
+  apiKey?: string;
+  auth: boolean;
+  allowedHost: string[];
+  maxBody: number;
+  sessionIdle: number;
+}
+
+async function runHttp(opts: ServeOpts): Promise<void> {
+  const config = baseConfig(opts);
+  const key = opts.apiKey ?? process.env.DEBUGKIT_API_KEY;
+  config.http = {
+    ...config.http,
+    host: opts.host,
+    port: opts.port,
+    apiKey: key ?? generateApiKey(),
+    apiKeyGenerated: key === undefined,
+    noAuth: !opts.auth,
+    allowedHosts: opts.allowedHost,
+    maxBodyBytes: opts.maxBody,
+    sessionIdleMs: opts.sessionIdle * 1000,
+  };
+  if (config.http.noAuth && !isLoopbackHost(config.http.host)) {
+    throw new Error(`--no-auth is allowed only on a loopback address, not ${config.http.host}: give an --api-key instead`);
+  }
+  const dk = createDebugkit(config);
+  const handle = await serveHttp(dk);
+  installShutdown(dk, () => handle.close());
+  const out = [`debugkit ${VERSION} serving MCP (Streamable HTTP) at ${handle.url}`];
+  if (config.http.noAuth) {
+    out.push('WARNING: --no-auth: ANY local process can use this server without a key. Use only for local testing.');
+  } else {
+    out.push(`API key: ${config.http.apiKey}${config.http.apiKeyGenerated ? ' (generated; set --api-key or DEBUGKIT_API_KEY to fix it)' : ''}`);
+    out.push(`Clients send: Authorization: Bearer <key>`);
+  }
+  if (!isLoopbackHost(config.http.host)) out.push(`NOTE: bound to ${config.http.host}, reachable from other machines; keep the key secret.`);
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+export function buildProgram(): Command {
+  const program = commonOptions(
+    new Command('debugkit')
+      .description('An MCP server with real debuggers for AI agents. With no command: serve MCP over stdio.')
+      .version(VERSION),
+  ).action((opts: CommonOpts) => runStdio(opts));
+
+  commonOptions(
+    program
+      .command('serve')
+      .description('Serve MCP over Streamable HTTP (default http://127.0.0.1:7412/mcp), with an API key')
+      .option('--host <host>', 'address to bind (loopback by default)', '127.0.0.1')
+      .option('--port <port>', 'port to listen on (0 = any free port)', intArg('--port', 0, 65535), 7412)
+      .option('--api-key <key>', 'bearer key clients must send (default: $DEBUGKIT_API_KEY, else a random key printed at start)')
+      .option('--no-auth', 'accept requests without a key (loopback only; for local testing)')
+      .option('--allowed-host <name>', 'extra Host header value to accept (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
+      .option('--max-body <bytes>', 'largest request body accepted', intArg('--max-body', 1024, 1 << 30), 4 * 1024 * 1024)
+      .option('--session-idle <seconds>', 'close an MCP session after this long without requests', intArg('--session-idle', 1, 604_800), 1800),
+  ).action((opts: ServeOpts) => runHttp(opts));
+
+  program
+    .command('doctor')
+    .description('Report which engines (gdb, python3 + debugpy, kubectl, proxychains4, ...) are present, and how to install the rest')
+    .action(async () => {
+      const checks = await checkEngines();
+      process.stdout.write(`${renderDoctor(checks)}\n`);
+      process.exitCode = checks.some((c) => !c.found) ? 1 : 0;
+    });
+  return program;
+}
+
+buildProgram()
+  .parseAsync(process.argv)
+  .catch((err: unknown) => {
+    createLogger('error').error(err instanceof Error ? err.message : String(err));
+    process.exit(2);
+  });

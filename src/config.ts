@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+
+export interface Config {
+  /** Toolsets to serve, by name. */
+  toolsets: string[];
+  /** Workspace root: client paths are resolved and contained here. */
+  root: string;
+  maxSessions: number;
+  http: {
+    host: string;
+    port: number;
+    apiKey: string;
+    /** True when the key was generated at start rather than given. */
+    apiKeyGenerated: boolean;
+    noAuth: boolean;
+    /** Extra Host header values accepted besides loopback names. */
+    allowedHosts: string[];
+    maxBodyBytes: number;
+    /** An MCP HTTP session with no request for this long is closed with its debug sessions. */
+    sessionIdleMs: number;
+  };
+  gdb: { path: string };
+  /** Verbosity of the stderr log. */
+  logLevel: 'error' | 'warn' | 'info' | 'debug';
+}
+
+export function generateApiKey(): string {
+  return `dk_${randomBytes(24).toString('base64url')}`;
+}
+
+export function defaultConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    toolsets: [],
+    root: process.cwd(),
+    maxSessions: 16,
+    http: {
+      host: '127.0.0.1',
+      port: 7412,
+      apiKey: '',
+      apiKeyGenerated: false,
+      noAuth: false,
+      allowedHosts: [],
+      maxBodyBytes: 4 * 1024 * 1024,
+      sessionIdleMs: 30 * 60 * 1000,
+    },
+    gdb: { path: 'gdb' },
+    logLevel: 'info',
+    ...overrides,
+  };
+}

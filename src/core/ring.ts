@@ -1,0 +1,55 @@
+/**
+ * A bounded text buffer with absolute cursors: readers ask "what came after position N" and
+ * learn when older text has already been dropped, instead of silently missing it.
+ */
+export interface RingRead {
+  text: string;
+  /** Position to pass next time to get only newer text. */
+  cursor: number;
+  /** True when text between the requested cursor and the oldest kept text was dropped. */
+  dropped: boolean;
+}
+
+export class OutputRing {
+  private chunks: string[] = [];
+  private keptChars = 0;
+  /** Absolute position of the first kept character. */
+  private start = 0;
+
+  constructor(private readonly capacity = 1 << 20) {}
+
+  get end(): number {
+    return this.start + this.keptChars;
+  }
+
+  append(text: string): void {
+    if (!text) return;
+    this.chunks.push(text);
+    this.keptChars += text.length;
+    while (this.keptChars > this.capacity && this.chunks.length > 0) {
+      const over = this.keptChars - this.capacity;
+      const first = this.chunks[0]!;
+      if (first.length <= over) {
+        this.chunks.shift();
+        this.keptChars -= first.length;
+        this.start += first.length;
+      } else {
+        this.chunks[0] = first.slice(over);
+        this.keptChars -= over;
+        this.start += over;
+      }
+    }
+  }
+
+  /** Text after `cursor`, at most `maxChars` of it (the oldest first). */
+  read(cursor = 0, maxChars = Number.POSITIVE_INFINITY): RingRead {
+    const from = Math.max(cursor, this.start);
+    const dropped = cursor < this.start;
+    if (from >= this.end) return { text: '', cursor: Math.max(cursor, this.end), dropped };
+    const all = this.chunks.length === 1 ? this.chunks[0]! : this.chunks.join('');
+    if (this.chunks.length > 1) this.chunks = [all];
+    const offset = from - this.start;
+    const text = all.slice(offset, offset + maxChars);
+    return { text, cursor: from + text.length, dropped };
+  }
+}

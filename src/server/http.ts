@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { DebugkitError } from '../core/errors.js';
+import { allowedHostHeaders, keyMatches, originAllowed } from './auth.js';
+import type { Debugkit } from './createServer.js';
+import { matchRoute, readBody, sendJson, sendRestError } from './rest.js';
+
+interface McpSession {
+  transport: StreamableHTTPServerTransport;
+  server: McpServer;
+  lastSeen: number;
+}
+
+export interface HttpHandle {
+  url: string;
+  port: number;
+  server: Server;
+  close(): Promise<void>;
+}
+
+const AUTH_FAILED = -32001;
+
+/** Streamable HTTP at /mcp, plus the toolsets' REST routes; loopback, bearer key, Host checks. */
+export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
+  const { http } = dk.config;
+  const sessions = new Map<string, McpSession>();
+  const routes = dk.routes();
+  let allowedHosts = allowedHostHeaders(http.host, http.port, http.allowedHosts);
+
+  const endSession = async (id: string, why: string) => {
+    const session = sessions.get(id);
+    if (!session) return;
+    sessions.delete(id);
+    dk.log.info(`MCP session ${id} ended: ${why}`);
+    await dk.release(`http:${id}`);
+    await session.transport.close().catch(() => undefined);
+    await session.server.close().catch(() => undefined);
+  };
+
+  const handleMcp = async (req: IncomingMessage, res: ServerResponse) => {
+    const id = header(req, 'mcp-session-id');
+    const body = req.method === 'POST' ? await readBody(req, http.maxBodyBytes) : undefined;
+    if (id !== undefined) {
+      const session = sessions.get(id);
+      if (!session) return jsonRpcError(res, 404, -32001, `Session not found: ${id} (it ended or never existed; initialize a new one)`);
+      session.lastSeen = Date.now();
+      await session.transport.handleRequest(req, res, body);
+      if (req.method === 'DELETE') await endSession(id, 'closed by the client (DELETE)');
+      return;
+    }
+    if (req.method !== 'POST' || !isInitializeRequest(body)) {
+      return jsonRpcError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header; send an initialize request first');
+    }
+    // The id is chosen here so the McpServer's tools know their owner before the transport exists.
+    const sid = randomUUID();
+    const server = dk.connect(`http:${sid}`);
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => sid,
+      onsessioninitialized: (sid) => {
+        sessions.set(sid, { transport, server, lastSeen: Date.now() });
+        dk.log.info(`MCP session ${sid} started`);
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) void endSession(transport.sessionId, 'transport closed');
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const host = (req.headers.host ?? '').toLowerCase();
+    if (!allowedHosts.has(host) || !originAllowed(header(req, 'origin'), allowedHosts)) {
+      return jsonRpcError(res, 403, -32000, `Forbidden: Host "${host}" or Origin is not allowed (DNS-rebinding protection; use --allowed-host to add a name)`);
+    }
+    if (!http.noAuth && !keyMatches(req.headers.authorization, http.apiKey)) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="debugkit"');
+      return jsonRpcError(res, 401, AUTH_FAILED, 'Authentication failed');
+    }
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === '/mcp') return handleMcp(req, res);
+    const found = matchRoute(routes, req.method ?? 'GET', url.pathname);
+    if (found) {
+      const body = req.method === 'POST' ? await readBody(req, http.maxBodyBytes, { emptyAs: {} }) : undefined;
+      return found.route.handle(found.params, body, req, res);
+    }
+    sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no route ${req.method} ${url.pathname}; MCP is served at /mcp` } });
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (res.headersSent) return void res.end();
+      if (err instanceof DebugkitError && err.code === 'INVALID_ARGUMENT' && req.url?.startsWith('/mcp')) {
+        return jsonRpcError(res, err.message.includes('too large') ? 413 : 400, -32700, err.message);
+      }
+      sendRestError(res, err);
+    });
+  });
+  server.requestTimeout = 0; // SSE streams and long tool calls outlive any fixed request timeout.
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(http.port, http.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  allowedHosts = allowedHostHeaders(http.host, port, http.allowedHosts);
+
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const [id, s] of sessions) {
+      if (now - s.lastSeen > http.sessionIdleMs) void endSession(id, `idle for ${Math.round(http.sessionIdleMs / 1000)} s`);
+    }
+  }, Math.min(60_000, Math.max(1000, http.sessionIdleMs / 4)));
+  sweep.unref();
+
+  const hostForUrl = http.host.includes(':') ? `[${http.host}]` : http.host;
+  return {
+    url: `http://${hostForUrl}:${port}/mcp`,
+    port,
+    server,
+    async close() {
+      clearInterval(sweep);
+      await Promise.all([...sessions.keys()].map((id) => endSession(id, 'server shutting down')));
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
+}

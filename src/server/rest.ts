@@ -1,0 +1,68 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DebugkitError, describeError } from '../core/errors.js';
+import type { RestRoute } from './toolset.js';
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+const STATUS: Partial<Record<DebugkitError['code'], number>> = {
+  INVALID_ARGUMENT: 400,
+  PATH_OUTSIDE_ROOT: 400,
+  SESSION_NOT_FOUND: 404,
+  NOT_FOUND: 404,
+  SESSION_BUSY: 409,
+  SESSION_LIMIT: 429,
+  ENGINE_MISSING: 503,
+  TIMEOUT: 504,
+};
+
+/** A REST error body: `{"error": {"code", "message"}}` with the status the code implies. */
+export function sendRestError(res: ServerResponse, err: unknown): void {
+  if (err instanceof DebugkitError) {
+    sendJson(res, STATUS[err.code] ?? 500, { error: { code: err.code, message: err.message } });
+    return;
+  }
+  sendJson(res, 500, { error: { code: 'INTERNAL', message: describeError(err) } });
+}
+
+/** Reads and parses a JSON body, refusing more than `limit` bytes. */
+export async function readBody(req: IncomingMessage, limit: number, { emptyAs }: { emptyAs?: unknown } = {}): Promise<unknown> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) throw new DebugkitError('INVALID_ARGUMENT', `request body too large: ${declared} bytes, the limit is ${limit}`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new DebugkitError('INVALID_ARGUMENT', `request body too large: over ${limit} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return emptyAs;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new DebugkitError('INVALID_ARGUMENT', `request body is not valid JSON: ${describeError(err)}`);
+  }
+}
+
+export function matchRoute(routes: RestRoute[], method: string, pathname: string) {
+  const parts = pathname.split('/').filter(Boolean);
+  for (const route of routes) {
+    if (route.method !== method) continue;
+    const pattern = route.path.split('/').filter(Boolean);
+    if (pattern.length !== parts.length) continue;
+    const params: Record<string, string> = {};
+    const ok = pattern.every((p, i) => {
+      if (p.startsWith(':')) {
+        params[p.slice(1)] = decodeURIComponent(parts[i]!);
+        return true;
+      }
+      return p === parts[i];
+    });
+    if (ok) return { route, params };
+  }
+  return undefined;
+}

@@ -1,0 +1,97 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { z, type ZodRawShape } from 'zod';
+import { DebugkitError, describeError } from '../core/errors.js';
+import type { ClientContext } from './toolset.js';
+
+/** What a tool handler gets besides its arguments. */
+export interface CallContext {
+  client: ClientContext;
+  signal: AbortSignal;
+  /** Reports progress when the client asked for it (a progressToken); otherwise does nothing. */
+  progress(progress: number, total?: number, message?: string): Promise<void>;
+}
+
+export interface ToolSpec<I extends ZodRawShape, O extends ZodRawShape> {
+  name: string;
+  title: string;
+  description: string;
+  input: I;
+  output: O;
+  annotations?: ToolAnnotations;
+  run(args: z.infer<z.ZodObject<I>>, ctx: CallContext): Promise<z.infer<z.ZodObject<O>>>;
+}
+
+/** How a toolset's contract wants results and errors to look. */
+export interface ResultFormat {
+  outputSchema(shape: ZodRawShape): z.ZodType;
+  ok(value: Record<string, unknown>): CallToolResult;
+  error(err: unknown): CallToolResult;
+}
+
+/** Plain results: structuredContent is the value; errors are `isError` text naming the error. */
+export const plainFormat: ResultFormat = {
+  outputSchema: (shape) => z.object(shape),
+  ok: (value) => ({ structuredContent: value, content: [{ type: 'text', text: JSON.stringify(value) }] }),
+  error: (err) => ({ isError: true, content: [{ type: 'text', text: errorText(err) }] }),
+};
+
+/** The GDB-MCP envelope: `{"type":"ok","content":...}` / `{"type":"error","content":"..."}`. */
+export const envelopeFormat: ResultFormat = {
+  outputSchema: (shape) => z.object({ type: z.enum(['ok', 'error']), content: z.union([z.object(shape), z.string()]) }),
+  ok: (value) => envelope('ok', value),
+  error: (err) => ({ ...envelope('error', describeError(err)), isError: true }),
+};
+
+function envelope(type: 'ok' | 'error', content: unknown): CallToolResult {
+  const body = { type, content };
+  return { structuredContent: body, content: [{ type: 'text', text: JSON.stringify(body) }] };
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof DebugkitError) return `${err.name} (${err.code}): ${err.message}`;
+  return describeError(err);
+}
+
+/** Registers one tool: zod does the parsing, thrown errors become tool results, never crashes. */
+export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
+  server: McpServer,
+  client: ClientContext,
+  format: ResultFormat,
+  spec: ToolSpec<I, O>,
+): void {
+  server.registerTool(
+    spec.name,
+    {
+      title: spec.title,
+      description: spec.description,
+      inputSchema: spec.input,
+      outputSchema: format.outputSchema(spec.output) as z.ZodObject<ZodRawShape>,
+      annotations: { title: spec.title, ...spec.annotations },
+    },
+    (async (args: z.infer<z.ZodObject<I>>, extra: RequestExtra) => {
+      const ctx: CallContext = {
+        client,
+        signal: extra.signal,
+        progress: async (progress, total, message) => {
+          const token = extra._meta?.progressToken;
+          if (token === undefined) return;
+          await extra
+            .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } })
+            .catch(() => undefined);
+        },
+      };
+      try {
+        return format.ok(await spec.run(args, ctx));
+      } catch (err) {
+        return format.error(err);
+      }
+    }) as never,
+  );
+}
+
+interface RequestExtra {
+  signal: AbortSignal;
+  _meta?: { progressToken?: string | number };
+  sendNotification(n: { method: 'notifications/progress'; params: Record<string, unknown> }): Promise<void>;
+}

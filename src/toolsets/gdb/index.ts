@@ -1,0 +1,69 @@
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SessionRegistry } from '../../core/sessions.js';
+import { envelopeFormat, registerTool } from '../../server/tools.js';
+import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../server/toolset.js';
+import type { GdbSession } from './session.js';
+import { gdbTools, type GdbContext } from './tools/index.js';
+
+const DOCS = [
+  { name: 'reference', title: 'GDB Commands Reference', description: 'Complete reference for the GDB commands an agent needs, by task, with a worked example' },
+  { name: 'cli', title: 'GDB CLI Commands', description: 'CLI commands with abbreviations and usage' },
+  { name: 'mi', title: 'GDB MI Commands', description: 'Machine Interface commands and the shape of their result records' },
+  { name: 'mapping', title: 'CLI to MI Mapping', description: 'Correspondence between CLI and MI commands' },
+] as const;
+
+class GdbToolset implements Toolset {
+  readonly name = 'gdb';
+  private readonly registry: SessionRegistry<GdbSession>;
+  private readonly ctx: GdbContext;
+
+  constructor(env: ToolsetEnv) {
+    this.registry = new SessionRegistry<GdbSession>({
+      kind: 'gdb session',
+      maxSessions: env.config.maxSessions,
+      onExpire: (info) => env.log.info(`gdb session ${info.id} closed after ${info.timeoutMs / 1000} s idle`),
+    });
+    this.ctx = {
+      registry: this.registry,
+      config: env.config,
+      execWrapper: fileURLToPath(new URL('./exec-wrapper.sh', import.meta.url)),
+      log: env.log,
+    };
+  }
+
+  register(server: McpServer, client: ClientContext): void {
+    for (const tool of gdbTools) registerTool(server, client, envelopeFormat, tool(this.ctx));
+    for (const doc of DOCS) {
+      const uri = `gdb://commands/${doc.name}`;
+      server.registerResource(doc.name, uri, { title: doc.title, description: doc.description, mimeType: 'text/markdown' }, async () => ({
+        contents: [{ uri, mimeType: 'text/markdown', text: await readDoc(doc.name) }],
+      }));
+    }
+  }
+
+  releaseClient(owner: string): Promise<void> {
+    return this.registry.closeOwnedBy(owner, 'the client disconnected');
+  }
+
+  dispose(): Promise<void> {
+    return this.registry.closeAll('the server is shutting down');
+  }
+}
+
+const docCache = new Map<string, Promise<string>>();
+function readDoc(name: string): Promise<string> {
+  let text = docCache.get(name);
+  if (!text) {
+    text = readFile(new URL(`./docs/${name}.md`, import.meta.url), 'utf8');
+    docCache.set(name, text);
+  }
+  return text;
+}
+
+export const gdbToolset: ToolsetFactory = {
+  name: 'gdb',
+  summary: 'GDB sessions in MI mode: open, call (CLI or MI commands), close, list_sessions',
+  create: (env) => new GdbToolset(env),
+};

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { DebugkitError } from '../../../core/errors.js';
+import { resolveContained } from '../../../core/paths.js';
+import type { ToolSpec } from '../../../server/tools.js';
+import { quoteMiString } from '../mi/connection.js';
+import { GdbSession } from '../session.js';
+import type { GdbContext } from './index.js';
+
+const input = {
+  timeout: z
+    .number()
+    .int()
+    .min(1)
+    .max(86_400)
+    .default(300)
+    .describe('Seconds the session may stay idle before it is closed with its gdb and program (default 300)'),
+  program: z.string().optional().describe('Executable to load (like "file PROGRAM"), relative to the workspace root'),
+  args: z.array(z.string()).optional().describe('Arguments for the program (like "set args")'),
+  cwd: z.string().optional().describe('Working directory for gdb and the program, relative to the workspace root (default: the root)'),
+};
+const output = { id: z.string().describe('The session id to pass to call/close') };
+
+export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output> {
+  return {
+    name: 'open',
+    title: 'Start a GDB session',
+    description:
+      'Starts a new GDB session (gdb in MI mode) and returns its id. Optionally loads a program with its arguments. ' +
+      'The session ends after `timeout` seconds without calls, on close, or when the client disconnects.',
+    input,
+    output,
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+    async run(args, call) {
+      const root = ctx.config.root;
+      const cwd = args.cwd ? resolveContained(root, args.cwd, { what: 'cwd' }) : root;
+      const program = args.program ? resolveContained(root, args.program, { what: 'program' }) : undefined;
+      const info = await ctx.registry.create(call.client.owner, args.timeout * 1000, async (id) => {
+        const session = await GdbSession.start({
+          gdbPath: ctx.config.gdb.path,
+          cwd,
+          execWrapper: ctx.execWrapper,
+          replyTimeoutMs: 60_000,
+          onEngineExit: (message) => {
+            ctx.log.warn(`gdb session ${id}: ${message}`);
+            ctx.registry.forget(id, message);
+          },
+        });
+        try {
+          if (program) await load(session, program, args.args ?? []);
+        } catch (err) {
+          await session.dispose('loading the program failed');
+          throw err;
+        }
+        return session;
+      });
+      return { id: info.id };
+    },
+  };
+}
+
+async function load(session: GdbSession, program: string, args: string[]): Promise<void> {
+  const opts = { waitMs: 0 };
+  try {
+    await session.call(`-file-exec-and-symbols ${quoteMiString(program)}`, opts);
+    if (args.length > 0) await session.call(`-exec-arguments ${args.map(shellQuote).join(' ')}`, opts);
+  } catch (err) {
+    throw new DebugkitError('INVALID_ARGUMENT', `cannot load program ${program}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** gdb hands program arguments to /bin/sh (startup-with-shell), so each is single-quoted. */
+function shellQuote(arg: string): string {
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+
+export const sessionId = z.string().min(1).describe('Session id returned by "open"');
+
+/** The answer of a command: shared by call and gdb_wait. */
+export const callOutput = {
+  result: z.record(z.string(), z.unknown()).describe('The parsed MI result record: {"class": "done"|"running"|..., ...fields}'),
+  output: z.string().describe("GDB's console, target and log stream text for this command"),
+  state: z.enum(['not started', 'running', 'stopped', 'exited']).describe('The target program after the command'),
+  stopped: z.record(z.string(), z.unknown()).optional().describe('The *stopped record (reason, frame, ...) if the target stopped'),
+  program_output: z
+    .object({ stdout: z.string(), stderr: z.string(), truncated: z.boolean() })
+    .optional()
+    .describe("The debuggee's own output since the previous call (more with gdb_program_output)"),
+  truncated: z.boolean().optional().describe('True when output was cut to keep the result small'),
+};
+
+export const waitSeconds = z
+  .number()
+  .min(0)
+  .max(600)
+  .optional()
+  .describe('Seconds to wait for a resumed target to stop before answering with state "running" (default 10)');
+
+export function waitMs(seconds: number | undefined): number {
+  return Math.round((seconds ?? 10) * 1000);
+}
