@@ -3,7 +3,7 @@ import { DebugkitError } from '../../core/errors.js';
 import { spawnChild, terminate, type OwnedChild } from '../../core/process.js';
 import { OutputRing } from '../../core/ring.js';
 import type { SessionResource } from '../../core/sessions.js';
-import { MiConnection, type ResultRecord } from './mi/connection.js';
+import { MiConnection, quoteMiString, type ResultRecord } from './mi/connection.js';
 import type { MiRecord, MiTuple } from './mi/parser.js';
 import { toMiCommand } from './command.js';
 import { CallCollector } from './collector.js';
@@ -84,15 +84,21 @@ export class GdbSession implements SessionResource {
   }
 
   static async start(options: GdbSessionOptions): Promise<GdbSession> {
+    // A UTF-8 locale makes gdb print non-ASCII text as text rather than octal escapes; the
+    // debuggee gets the caller's own LC_ALL back (see ENV_RESTORE).
     const proc = await spawnChild(options.gdbPath, ['--interpreter=mi3', '-q', '-nx'], {
       cwd: options.cwd,
+      env: { ...process.env, LC_ALL: 'C.UTF-8' },
       stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
     });
     const mi = new MiConnection(proc.child.stdin!, proc.child.stdout!);
     const session = new GdbSession(proc, mi, options);
     try {
       const wrapper = `'${options.execWrapper.replace(/'/g, `'\\''`)}'`;
-      for (const command of [...STARTUP_COMMANDS, `-gdb-set exec-wrapper ${wrapper}`]) {
+      const lcAll = process.env.LC_ALL;
+      const restoreLocale = lcAll === undefined ? 'unset environment LC_ALL' : `set environment LC_ALL=${lcAll}`;
+      const setup = [...STARTUP_COMMANDS, `-gdb-set exec-wrapper ${wrapper}`, `-interpreter-exec console ${quoteMiString(restoreLocale)}`];
+      for (const command of setup) {
         const reply = await mi.send(command, options.replyTimeoutMs);
         if (reply.resultClass === 'error') throw new DebugkitError('ENGINE_FAILED', `gdb refused "${command}": ${String(reply.results.msg)}`);
       }
@@ -158,6 +164,8 @@ export class GdbSession implements SessionResource {
     if (reply.resultClass === 'running' || (interrupt && wasRunning)) {
       if (reply.resultClass === 'running') this.state = 'running';
       await this.waitForStop(options);
+      // What the program wrote before stopping is already in its pipe; let one poll phase read it.
+      await new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
     }
     return this.finish({ class: reply.resultClass, ...reply.results });
   }

@@ -20,9 +20,7 @@
  */
 
 export type MiValue = string | MiTuple | MiValue[];
-export interface MiTuple {
-  [key: string]: MiValue;
-}
+export interface MiTuple { [key: string]: MiValue }
 
 export type MiAsyncKind = 'exec' | 'status' | 'notify';
 export type MiStreamKind = 'console' | 'target' | 'log';
@@ -36,13 +34,8 @@ export type MiRecord =
 
 /** Thrown by parseCString (and used internally) for malformed input. */
 export class MiSyntaxError extends Error {
-  constructor(
-    message: string,
-    readonly index: number,
-  ) {
-    super(`${message} at index ${index}`);
-    this.name = 'MiSyntaxError';
-  }
+  override name = 'MiSyntaxError';
+  constructor(message: string, readonly index: number) { super(`${message} at index ${index}`); }
 }
 
 // Real MI nests < 100 deep; the cap keeps hostile input from blowing the stack.
@@ -51,19 +44,19 @@ const PROMPT = /^\(gdb\) *$/; // GDB 13 prints "(gdb) " with a trailing space.
 const RESULT_CLASSES = new Set(['done', 'running', 'connected', 'error', 'exit']);
 const ASYNC_KINDS = new Map<string, MiAsyncKind>([['*', 'exec'], ['+', 'status'], ['=', 'notify']]);
 const STREAM_KINDS = new Map<string, MiStreamKind>([['~', 'console'], ['@', 'target'], ['&', 'log']]);
-const SIMPLE_ESCAPES = new Map<string, string>([
-  ['n', '\n'], ['t', '\t'], ['r', '\r'], ['"', '"'], ['\\', '\\'],
-  ['a', '\x07'], ['b', '\b'], ['f', '\f'], ['v', '\v'], ['e', '\x1b'],
-]);
+// Escape letter (char code) -> byte; indexed by char code for speed on escape-heavy values.
+const SIMPLE_ESCAPES: (number | undefined)[] = [];
+for (const [letter, byte] of Object.entries({ n: 10, t: 9, r: 13, '"': 34, '\\': 92, a: 7, b: 8, f: 12, v: 11, e: 27 })) {
+  SIMPLE_ESCAPES[letter.charCodeAt(0)] = byte;
+}
 // ignoreBOM: keep a leading EF BB BF as U+FEFF instead of silently dropping it.
 const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
+const UTF8_ENCODER = new TextEncoder();
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-interface Cursor {
-  readonly s: string;
-  i: number;
-}
+/** Parse position in one line; the parse functions below advance `i`. */
+interface Cursor { readonly s: string; i: number }
 
 /**
  * Parses one MI output line (without its "\n"; a trailing "\r" is stripped).
@@ -209,72 +202,101 @@ function parseList(c: Cursor, depth: number): MiValue[] {
 /**
  * Decodes the C string whose opening quote is at `start`; `end` is the index
  * just past the closing quote. Octal and \x escapes denote raw bytes (GDB
- * escapes every byte >= 0x80, e.g. "\303\251" for "é"), so consecutive byte
- * escapes are collected and decoded together as UTF-8 (invalid -> U+FFFD).
+ * escapes every byte >= 0x80, e.g. "\303\251" for "é"), so the decoded text
+ * is UTF-8 decoded (invalid sequences -> U+FFFD).
  * Throws MiSyntaxError if there is no string at `start` or it is unterminated.
  */
 export function parseCString(src: string, start: number): { value: string; end: number } {
   if (src.charCodeAt(start) !== QUOTE) throw new MiSyntaxError('expected "', start);
-  const out = new StringBuilder();
-  let runStart = start + 1;
-  for (let i = runStart; i < src.length; i++) {
+  const close = findClosingQuote(src, start + 1);
+  const body = src.slice(start + 1, close);
+  const value = body.includes('\\') ? new EscapeDecoder(src, start + 1, close).decode() : body;
+  return { value, end: close + 1 };
+}
+
+/** Index of the unescaped quote ending a string whose body starts at `i`. */
+function findClosingQuote(src: string, i: number): number {
+  for (; i < src.length; i++) {
     const ch = src.charCodeAt(i);
-    if (ch !== QUOTE && ch !== BACKSLASH) continue;
-    if (i > runStart) out.text(src.slice(runStart, i));
-    if (ch === QUOTE) return { value: out.finish(), end: i + 1 };
-    runStart = parseEscape(src, i + 1, out);
-    i = runStart - 1;
+    if (ch === QUOTE) return i;
+    if (ch === BACKSLASH) i++;
   }
-  throw new MiSyntaxError('unterminated string', start);
+  throw new MiSyntaxError('unterminated string', i);
 }
 
-/** Decodes the escape whose letter is at `i`; returns the index after it. */
-function parseEscape(src: string, i: number, out: StringBuilder): number {
-  const ch = src.charAt(i);
-  if (ch === '') throw new MiSyntaxError('unterminated escape', i);
-  if (isOctalDigit(src.charCodeAt(i))) return parseNumericByte(src, i, 3, 8, out);
-  if (ch === 'x' && isHexDigit(src.charCodeAt(i + 1))) return parseNumericByte(src, i + 1, 2, 16, out);
-  out.text(SIMPLE_ESCAPES.get(ch) ?? ch); // unknown escapes (\', \?, \x without digits) keep the character
-  return i + 1;
-}
+/**
+ * Decodes an escaped string body into UTF-8 bytes, then to text in one
+ * TextDecoder call: escaped bytes may form one character (and GDB escapes
+ * bytes one by one), and a single decode per string is much faster than one
+ * per byte run on escape-heavy megabyte values.
+ */
+class EscapeDecoder {
+  // A UTF-16 unit needs at most 3 UTF-8 bytes; escapes only shrink the text.
+  private readonly bytes: Uint8Array;
+  private n = 0;
 
-function parseNumericByte(src: string, i: number, maxDigits: number, radix: number, out: StringBuilder): number {
-  const isDigitOf = radix === 8 ? isOctalDigit : isHexDigit;
-  let end = i;
-  while (end < i + maxDigits && isDigitOf(src.charCodeAt(end))) end++;
-  out.byte(parseInt(src.slice(i, end), radix) & 0xff); // "\777" does not fit a byte; C truncates too
-  return end;
-}
-
-/** Accumulates string pieces; pending escaped bytes are UTF-8 decoded as one run. */
-class StringBuilder {
-  private readonly parts: string[] = [];
-  private bytes: number[] = [];
-
-  text(s: string): void {
-    this.flushBytes();
-    this.parts.push(s);
+  constructor(
+    private readonly src: string,
+    private i: number,
+    private readonly end: number,
+  ) {
+    this.bytes = new Uint8Array((end - i) * 3);
   }
 
-  byte(b: number): void {
-    this.bytes.push(b);
+  decode(): string {
+    const { src, end, bytes } = this;
+    while (this.i < end) {
+      const ch = src.charCodeAt(this.i);
+      if (ch === BACKSLASH) {
+        this.escape(src.charCodeAt(this.i + 1));
+      } else if (ch < 0x80) {
+        bytes[this.n++] = ch;
+        this.i++;
+      } else {
+        this.nonAscii();
+      }
+    }
+    return UTF8.decode(bytes.subarray(0, this.n));
   }
 
-  finish(): string {
-    this.flushBytes();
-    return this.parts.join('');
+  /** Raw non-ASCII text (GDB never sends it, but a UTF-8 decoded stream may carry it). */
+  private nonAscii(): void {
+    let j = this.i + 1;
+    while (j < this.end && this.src.charCodeAt(j) >= 0x80) j++;
+    this.n += UTF8_ENCODER.encodeInto(this.src.slice(this.i, j), this.bytes.subarray(this.n)).written;
+    this.i = j;
   }
 
-  private flushBytes(): void {
-    if (this.bytes.length === 0) return;
-    this.parts.push(UTF8.decode(Uint8Array.from(this.bytes)));
-    this.bytes = [];
+  private escape(ch: number): void {
+    const simple = SIMPLE_ESCAPES[ch];
+    if (simple !== undefined) {
+      this.bytes[this.n++] = simple;
+      this.i += 2;
+    } else if (ch >= 0x30 && ch <= 0x37) {
+      this.numericByte(this.i + 1, 3, 8);
+    } else if (ch === 0x78 && hexValue(this.src.charCodeAt(this.i + 2)) >= 0) {
+      this.numericByte(this.i + 2, 2, 16); // \xHH
+    } else {
+      this.i++; // unknown escape (\', \?, \x without digits): drop the backslash, keep the character
+    }
+  }
+
+  private numericByte(from: number, maxDigits: number, radix: number): void {
+    let value = 0;
+    let to = from;
+    while (to < from + maxDigits) {
+      const digit = hexValue(this.src.charCodeAt(to));
+      if (digit < 0 || digit >= radix) break;
+      value = value * radix + digit;
+      to++;
+    }
+    this.bytes[this.n++] = value & 0xff; // "\777" overflows a byte; C truncates too
+    this.i = to;
   }
 }
 
 function expect(c: Cursor, ch: string): void {
-  if (c.s.charAt(c.i) !== ch) throw new MiSyntaxError(`expected '${ch}'`, c.i);
-  c.i++;
+  if (!eat(c, ch)) throw new MiSyntaxError(`expected '${ch}'`, c.i);
 }
 
 function eat(c: Cursor, ch: string): boolean {
@@ -289,9 +311,9 @@ function skipSpaces(c: Cursor): void {
 }
 
 const isDigit = (ch: number): boolean => ch >= 0x30 && ch <= 0x39;
-const isOctalDigit = (ch: number): boolean => ch >= 0x30 && ch <= 0x37;
 const isLetter = (ch: number): boolean => (ch | 0x20) >= 0x61 && (ch | 0x20) <= 0x7a;
-const isHexDigit = (ch: number): boolean => isDigit(ch) || ((ch | 0x20) >= 0x61 && (ch | 0x20) <= 0x66);
+const hexValue = (ch: number): number =>
+  isDigit(ch) ? ch - 0x30 : (ch | 0x20) >= 0x61 && (ch | 0x20) <= 0x66 ? (ch | 0x20) - 0x57 : -1;
 const isClassChar = (ch: number): boolean => isLetter(ch) || isDigit(ch) || ch === 0x2d || ch === 0x5f;
 const isValueStart = (ch: number): boolean => ch === QUOTE || ch === 0x7b || ch === 0x5b; // " { [
 // = , { } [ ] " : characters that end a variable name

@@ -1,0 +1,105 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+export const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
+
+export interface ToolResult {
+  isError: boolean;
+  structured: any;
+  text: string;
+}
+
+/** An MCP client connected to a real debugkit, with one-line tool calls. */
+export class TestClient {
+  constructor(
+    readonly client: Client,
+    /** The server's pid when this client started it (stdio). */
+    readonly serverPid?: number,
+  ) {}
+
+  async tool(name: string, args: Record<string, unknown> = {}): Promise<ToolResult> {
+    const r = await this.client.callTool({ name, arguments: args });
+    const text = (r.content as Array<{ type: string; text?: string }>).map((c) => c.text ?? '').join('');
+    return { isError: r.isError === true, structured: r.structuredContent, text };
+  }
+
+  /** Calls a gdb-envelope tool and returns `content`, failing loudly if the envelope says error. */
+  async ok(name: string, args: Record<string, unknown> = {}): Promise<any> {
+    const r = await this.tool(name, args);
+    if (r.structured?.type !== 'ok') throw new Error(`${name} ${JSON.stringify(args)} failed: ${r.text}`);
+    return r.structured.content;
+  }
+
+  /** Calls a gdb-envelope tool that must fail; returns the error message. */
+  async fails(name: string, args: Record<string, unknown> = {}): Promise<string> {
+    const r = await this.tool(name, args);
+    if (r.structured?.type !== 'error' || !r.isError) throw new Error(`${name} ${JSON.stringify(args)} should have failed: ${r.text}`);
+    return r.structured.content as string;
+  }
+
+  close(): Promise<void> {
+    return this.client.close();
+  }
+}
+
+export async function connectStdio({ args = [], root }: { args?: string[]; root?: string } = {}): Promise<TestClient> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, ...(root ? ['--root', root] : []), ...args],
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'debugkit-test', version: '1.0.0' });
+  await client.connect(transport);
+  return new TestClient(client, transport.pid ?? undefined);
+}
+
+export interface HttpServer {
+  url: string;
+  key: string;
+  proc: ChildProcess;
+  output: () => string;
+  stop(): Promise<void>;
+}
+
+/** Starts `debugkit serve --port 0` and reads the URL and key it prints. */
+export async function startHttpServer(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<HttpServer> {
+  const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  let out = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (out += d));
+  const deadline = Date.now() + 15_000;
+  while (!/API key: \S+|WARNING: --no-auth/.test(out)) {
+    if (proc.exitCode !== null) throw new Error(`debugkit serve exited (${proc.exitCode}): ${out}`);
+    if (Date.now() > deadline) throw new Error(`debugkit serve did not start: ${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const url = /at (http:\S+)/.exec(out)![1]!;
+  const key = /API key: (\S+)/.exec(out)?.[1] ?? '';
+  return {
+    url,
+    key,
+    proc,
+    output: () => out,
+    stop: async () => {
+      if (proc.exitCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+export async function connectHttp(url: string, key: string): Promise<TestClient> {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+  });
+  const client = new Client({ name: 'debugkit-test-http', version: '1.0.0' });
+  await client.connect(transport);
+  return new TestClient(client);
+}
