@@ -88,7 +88,7 @@ interface ServeOpts extends CommonOpts {
 
 async function runHttp(opts: ServeOpts): Promise<void> {
   const config = baseConfig(opts);
-  const key = opts.apiKey ?? process.env.DEBUGKIT_API_KEY;
+  const key = opts.apiKey || process.env.DEBUGKIT_API_KEY || undefined;
   config.http = {
     ...config.http,
     host: opts.host,
@@ -121,7 +121,9 @@ export function buildProgram(): Command {
   const program = commonOptions(
     new Command('debugkit')
       .description('An MCP server with real debuggers for AI agents. With no command: serve MCP over stdio.')
-      .version(VERSION),
+      .version(VERSION)
+      // Options after a subcommand belong to it: "serve --root X" must not set the parent's --root.
+      .enablePositionalOptions(),
   ).action((opts: CommonOpts) => runStdio(opts));
 
   commonOptions(

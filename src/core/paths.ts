@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { readlinkSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { DebugkitError } from './errors.js';
 
@@ -19,12 +19,12 @@ export function resolveContained(root: string, userPath: string, { mustExist = t
   try {
     real = realpathSync(candidate);
   } catch (err) {
+    real = realExistingParent(candidate);
     if (mustExist) {
-      // Say "outside" rather than "missing" for escapes, so probing does not reveal what exists.
-      if (!isInside(realRoot, candidate)) throw outside(what, userPath, realRoot);
+      // Say "outside" rather than "missing" for escapes (also through a symlink), so probing does not reveal what exists.
+      if (!isInside(realRoot, candidate) || !isInside(realRoot, real)) throw outside(what, userPath, realRoot);
       throw new DebugkitError('NOT_FOUND', `${what} not found: ${userPath} (resolved against ${realRoot})`, { cause: err });
     }
-    real = path.join(realExistingParent(path.dirname(candidate)), path.basename(candidate));
   }
   if (!isInside(realRoot, real)) throw outside(what, userPath, realRoot);
   return real;
@@ -35,13 +35,27 @@ export function isInside(root: string, target: string): boolean {
   return rel === '' || (!rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel));
 }
 
-function realExistingParent(dir: string): string {
+/**
+ * The real path of `target`, which may not exist yet: its nearest existing ancestor is resolved
+ * and the missing rest appended. A dangling symlink on the way is followed to where it points, so
+ * a not-yet-existing file behind a link to outside the root is seen as outside.
+ */
+function realExistingParent(target: string, hops = 0): string {
   try {
-    return realpathSync(dir);
+    return realpathSync(target);
   } catch {
-    const parent = path.dirname(dir);
-    if (parent === dir) return dir;
-    return path.join(realExistingParent(parent), path.basename(dir));
+    const parent = path.dirname(target);
+    if (parent === target) return target;
+    const joined = path.join(realExistingParent(parent, hops), path.basename(target));
+    let link: string;
+    try {
+      link = readlinkSync(joined);
+    } catch {
+      return joined; // missing (or not a link): nothing more to follow
+    }
+    // A loop (or a chain longer than the kernel follows) cannot be opened anyway.
+    if (hops >= 40) return joined;
+    return realExistingParent(path.resolve(path.dirname(joined), link), hops + 1);
   }
 }
 

@@ -4,6 +4,8 @@ import { z, type ZodRawShape } from 'zod';
 import { DebugkitError, describeError } from '../core/errors.js';
 import type { ClientContext } from './toolset.js';
 
+const HEARTBEAT_MS = 1000;
+
 /** What a tool handler gets besides its arguments. */
 export interface CallContext {
   client: ClientContext;
@@ -81,10 +83,19 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
             .catch(() => undefined);
         },
       };
+      // Long calls (a program running to its next stop) report progress each second when asked to.
+      const started = Date.now();
+      const heartbeat = setInterval(() => {
+        const seconds = Math.round((Date.now() - started) / 1000);
+        void ctx.progress(seconds, undefined, `${spec.name}: still working after ${seconds} s`);
+      }, HEARTBEAT_MS);
+      heartbeat.unref();
       try {
         return format.ok(await spec.run(args, ctx));
       } catch (err) {
         return format.error(err);
+      } finally {
+        clearInterval(heartbeat);
       }
     }) as never,
   );

@@ -42,9 +42,11 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
           replyTimeoutMs: 60_000,
           onEngineExit: (message) => {
             ctx.log.warn(`gdb session ${id}: ${message}`);
+            call.client.notify('warning', `gdb session ${id}: ${message}`);
             ctx.registry.forget(id, message);
           },
         });
+        call.client.notify('info', `gdb session ${id} started (gdb pid ${session.pid}, cwd ${cwd})`);
         try {
           if (program) await load(session, program, args.args ?? []);
         } catch (err) {

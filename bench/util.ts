@@ -1,0 +1,166 @@
+// Shared pieces of `npm run bench`: statistics, bounded waits, child-process bookkeeping, and the
+// results object every benchmark module returns (bench/index.ts renders it).
+import { readdirSync, readlinkSync } from 'node:fs';
+
+/** A table of a benchmark's results; cells are already formatted. */
+export interface Table {
+  title: string;
+  columns: string[];
+  rows: string[][];
+  /** Printed under the table. */
+  note?: string;
+}
+
+/** A goal the benchmark checks, e.g. "under 1 ms added at p50 on stdio". */
+export interface Verdict {
+  goal: string;
+  met: boolean;
+  detail: string;
+}
+
+/** What one benchmark module produces: becomes one `## <name>` section of BENCHMARKS.md. */
+export interface BenchResult {
+  /** Section name: the `## name` heading in BENCHMARKS.md. */
+  name: string;
+  date: Date;
+  /** Label -> value: CPU, cores, OS, Node, engine versions. */
+  machine: Array<[string, string]>;
+  /** What is measured, one paragraph. */
+  summary: string;
+  /** How it is measured, one bullet each (Markdown). */
+  method: string[];
+  tables: Table[];
+  verdicts: Verdict[];
+}
+
+export interface BenchModule {
+  name: string;
+  run(): Promise<BenchResult>;
+}
+
+// ---------------------------------------------------------------- statistics
+
+export interface Summary {
+  n: number;
+  p50: number;
+  p99: number;
+  mean: number;
+}
+
+/** Nearest-rank percentile of an ascending array. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
+}
+
+export function summarize(samples: readonly number[]): Summary {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mean = sorted.reduce((s, x) => s + x, 0) / Math.max(1, sorted.length);
+  return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), mean };
+}
+
+/** Milliseconds with 3 decimals; `signed` adds a + to non-negative numbers. */
+export function ms(value: number, signed = false): string {
+  if (!Number.isFinite(value)) return 'n/a';
+  const text = value.toFixed(3);
+  return signed && value >= 0 ? `+${text}` : text;
+}
+
+// ---------------------------------------------------------------- bounded waits
+
+export function sleep(msecs: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, msecs));
+}
+
+/** Rejects when `promise` has not settled within `msecs`. */
+export function withTimeout<T>(promise: Promise<T>, msecs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${msecs} ms`)), msecs);
+    timer.unref();
+  });
+  return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
+}
+
+// ---------------------------------------------------------------- child processes
+
+/** Every process the bench started, by pid, so an abort can still end them (group = leads its own process group). */
+const tracked = new Map<number, { what: string; group: boolean }>();
+
+export function track(pid: number | undefined, what: string, group: boolean): void {
+  if (pid !== undefined) tracked.set(pid, { what, group });
+}
+
+export function untrack(pid: number | undefined): void {
+  if (pid !== undefined) tracked.delete(pid);
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGKILLs one tracked process (its group when it leads one). */
+export function killPid(pid: number, group: boolean): void {
+  try {
+    process.kill(group ? -pid : pid, 'SIGKILL');
+  } catch {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+/** Last resort (abort, watchdog): SIGKILL whatever the bench started and is still tracked. */
+export function killTrackedSync(): string[] {
+  const killed: string[] = [];
+  for (const [pid, { what, group }] of tracked) {
+    if (isAlive(pid)) {
+      killPid(pid, group);
+      killed.push(`${what} (pid ${pid})`);
+    }
+  }
+  tracked.clear();
+  return killed;
+}
+
+/**
+ * SIGKILLs every process whose working directory is `dir`. The bench runs all its gdbs,
+ * debuggees and debugkit servers in a fresh temporary directory of its own, so whatever is still
+ * there at the end is a leftover of this run. Returns their pids and names.
+ */
+export function reapInDir(dir: string): string[] {
+  const found: string[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return found;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if (pid === process.pid) continue;
+    try {
+      if (readlinkSync(`/proc/${pid}/cwd`) !== dir) continue;
+      let name = '?';
+      try {
+        name = readlinkSync(`/proc/${pid}/exe`);
+      } catch {
+        /* gone or not ours to read */
+      }
+      process.kill(pid, 'SIGKILL');
+      found.push(`${name} (pid ${pid})`);
+    } catch {
+      /* not ours, or gone */
+    }
+  }
+  return found;
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages debugkit's engines and tests need. As root it installs what is
+# missing; otherwise it names the exact command to run and fails.
+set -euo pipefail
+
+# package:command-or-test pairs; a test starting with / is a file that must exist.
+REQUIRED=(
+  "gdb:gdb"
+  "gcc:gcc"
+  "procps:ps"
+)
+
+missing=()
+for pair in "${REQUIRED[@]}"; do
+  pkg=${pair%%:*}
+  probe=${pair#*:}
+  if [[ $probe == /* ]]; then
+    [[ -e $probe ]] || missing+=("$pkg")
+  else
+    command -v "$probe" >/dev/null 2>&1 || missing+=("$pkg")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "debugkit needs these Debian packages: ${missing[*]}" >&2
+  echo "install them with:  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "installing Debian packages: ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The one test command (npm test): system packages, a fresh build, then every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+npm run build
+npx vitest run "$@"

@@ -1,0 +1,461 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DebugkitError } from './errors.js';
+import { isInside, resolveContained } from './paths.js';
+
+/**
+ * A real tree in a temp dir:
+ *
+ *   base/
+ *     root/                      the workspace root
+ *       file.txt
+ *       ..foo                    a file whose name merely starts with ".."
+ *       sub/inner.txt
+ *       sub/deep/
+ *       ünïcödé/日本語.txt
+ *       link-in          -> root/sub                  (absolute, inside)
+ *       link-file-in     -> file.txt                  (relative, inside)
+ *       link-out         -> base/outside              (absolute, outside dir)
+ *       link-file-out    -> base/outside/secret.txt   (absolute, outside file)
+ *       rel-link-out     -> ../outside                (relative, outside dir)
+ *       dangling-in      -> not-yet.txt               (relative, inside, missing)
+ *       dangling-out     -> base/outside/new.txt      (absolute, outside, missing)
+ *       rel-dangling-out -> ../outside/new.txt        (relative, outside, missing)
+ *       dangling-out-dir -> base/outside/nodir        (outside, missing directory)
+ *       sub/up-out       -> ../../outside             (relative from a subdirectory, outside)
+ *       loop-a -> loop-b, loop-b -> loop-a
+ *     outside/secret.txt
+ *     root-evil/x.txt            sibling whose name has the root's name as a prefix
+ *     rootlink         -> root   (the root itself given as a symlink)
+ */
+let base: string;
+let root: string;
+let outsideDir: string;
+
+function write(file: string, text = 'x'): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+}
+
+beforeAll(() => {
+  // realpath: os.tmpdir() may itself be a symlink (macOS /tmp -> /private/tmp).
+  base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'debugkit-paths-')));
+  root = path.join(base, 'root');
+  outsideDir = path.join(base, 'outside');
+  write(path.join(root, 'file.txt'));
+  write(path.join(root, '..foo'));
+  write(path.join(root, 'sub', 'inner.txt'));
+  fs.mkdirSync(path.join(root, 'sub', 'deep'));
+  write(path.join(root, 'ünïcödé', '日本語.txt'));
+  write(path.join(outsideDir, 'secret.txt'));
+  write(path.join(base, 'root-evil', 'x.txt'));
+  fs.symlinkSync(path.join(root, 'sub'), path.join(root, 'link-in'));
+  fs.symlinkSync('file.txt', path.join(root, 'link-file-in'));
+  fs.symlinkSync(outsideDir, path.join(root, 'link-out'));
+  fs.symlinkSync(path.join(outsideDir, 'secret.txt'), path.join(root, 'link-file-out'));
+  fs.symlinkSync('../outside', path.join(root, 'rel-link-out'));
+  fs.symlinkSync('not-yet.txt', path.join(root, 'dangling-in'));
+  fs.symlinkSync(path.join(outsideDir, 'new.txt'), path.join(root, 'dangling-out'));
+  fs.symlinkSync('../outside/new.txt', path.join(root, 'rel-dangling-out'));
+  fs.symlinkSync(path.join(outsideDir, 'nodir'), path.join(root, 'dangling-out-dir'));
+  fs.symlinkSync('../../outside', path.join(root, 'sub', 'up-out'));
+  fs.symlinkSync('loop-b', path.join(root, 'loop-a'));
+  fs.symlinkSync('loop-a', path.join(root, 'loop-b'));
+  fs.symlinkSync(root, path.join(base, 'rootlink'));
+});
+
+afterAll(() => {
+  if (base) fs.rmSync(base, { recursive: true, force: true });
+});
+
+/** Runs `fn` and returns the DebugkitError it throws (fails the test when it does not throw one). */
+function failure(fn: () => unknown): DebugkitError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(DebugkitError);
+    return err as DebugkitError;
+  }
+  throw new Error('expected a DebugkitError, but nothing was thrown');
+}
+
+const outsideMessage = (userPath: string, what = 'path', realRoot = root) =>
+  `${what} ${userPath} is outside the workspace root ${realRoot}: use a path inside it (start debugkit with --root to change the root)`;
+
+function expectOutside(userPath: string, options?: { mustExist?: boolean; what?: string }, rootArg = root): void {
+  const err = failure(() => resolveContained(rootArg, userPath, options));
+  expect(err.code).toBe('PATH_OUTSIDE_ROOT');
+  expect(err.message).toBe(outsideMessage(userPath, options?.what ?? 'path'));
+}
+
+describe('resolveContained: plain paths inside the root', () => {
+  it('resolves a relative file to its absolute real path', () => {
+    expect(resolveContained(root, 'file.txt')).toBe(path.join(root, 'file.txt'));
+  });
+
+  it('resolves nested files and directories', () => {
+    expect(resolveContained(root, 'sub/inner.txt')).toBe(path.join(root, 'sub', 'inner.txt'));
+    expect(resolveContained(root, 'sub/deep')).toBe(path.join(root, 'sub', 'deep'));
+  });
+
+  it('resolves "." and "./" to the root itself', () => {
+    expect(resolveContained(root, '.')).toBe(root);
+    expect(resolveContained(root, './')).toBe(root);
+  });
+
+  it('allows ".." that stays inside', () => {
+    expect(resolveContained(root, 'sub/../file.txt')).toBe(path.join(root, 'file.txt'));
+    expect(resolveContained(root, 'sub/deep/../../sub/inner.txt')).toBe(path.join(root, 'sub', 'inner.txt'));
+    expect(resolveContained(root, './sub/./deep/..')).toBe(path.join(root, 'sub'));
+  });
+
+  it('treats a name that only starts with ".." as an ordinary child', () => {
+    expect(resolveContained(root, '..foo')).toBe(path.join(root, '..foo'));
+    expect(resolveContained(root, './..foo')).toBe(path.join(root, '..foo'));
+  });
+
+  it('accepts unicode names', () => {
+    expect(resolveContained(root, 'ünïcödé/日本語.txt')).toBe(path.join(root, 'ünïcödé', '日本語.txt'));
+    const err = failure(() => resolveContained(root, 'ünïcödé/不存在.txt'));
+    expect(err.code).toBe('NOT_FOUND');
+    expect(err.message).toBe(`path not found: ünïcödé/不存在.txt (resolved against ${root})`);
+  });
+
+  it('ignores trailing slashes on directories and files', () => {
+    expect(resolveContained(root, 'sub/')).toBe(path.join(root, 'sub'));
+    expect(resolveContained(root, 'sub//')).toBe(path.join(root, 'sub'));
+    expect(resolveContained(root, 'sub/deep/')).toBe(path.join(root, 'sub', 'deep'));
+    // path.resolve drops the trailing slash before realpath sees it.
+    expect(resolveContained(root, 'file.txt/')).toBe(path.join(root, 'file.txt'));
+    expect(resolveContained(root, `${root}/`)).toBe(root);
+  });
+
+  it('accepts a root given with a trailing slash or relative ".." segments', () => {
+    expect(resolveContained(`${root}/`, 'file.txt')).toBe(path.join(root, 'file.txt'));
+    expect(resolveContained(path.join(root, 'sub', '..'), 'file.txt')).toBe(path.join(root, 'file.txt'));
+  });
+
+  it('accepts absolute paths inside the root', () => {
+    expect(resolveContained(root, path.join(root, 'file.txt'))).toBe(path.join(root, 'file.txt'));
+    expect(resolveContained(root, root)).toBe(root);
+    expect(resolveContained(root, path.join(root, 'sub', '..', 'sub', 'inner.txt'))).toBe(path.join(root, 'sub', 'inner.txt'));
+  });
+});
+
+describe('resolveContained: invalid input', () => {
+  it('refuses an empty path, naming the root as given', () => {
+    const err = failure(() => resolveContained(root, ''));
+    expect(err.code).toBe('INVALID_ARGUMENT');
+    expect(err.message).toBe(`path is empty: give a path relative to the workspace root ${root}`);
+  });
+
+  it('uses `what` in the empty-path message', () => {
+    const err = failure(() => resolveContained('/some/where', '', { what: 'program' }));
+    expect(err.code).toBe('INVALID_ARGUMENT');
+    expect(err.message).toBe('program is empty: give a path relative to the workspace root /some/where');
+  });
+
+  it('refuses a non-string path as empty', () => {
+    const err = failure(() => resolveContained(root, undefined as unknown as string));
+    expect(err.code).toBe('INVALID_ARGUMENT');
+    expect(err.message).toBe(`path is empty: give a path relative to the workspace root ${root}`);
+  });
+
+  it('does not treat whitespace as empty (it is a legal, missing name)', () => {
+    const err = failure(() => resolveContained(root, ' '));
+    expect(err.code).toBe('NOT_FOUND');
+  });
+
+  it.each([
+    ['file.txt\0', 'trailing NUL'],
+    ['\0', 'NUL alone'],
+    ['sub/\0/inner.txt', 'NUL in a middle segment'],
+    ['file.txt\0.png', 'NUL truncation trick'],
+    ['../../etc/passwd\0', 'NUL on an escape'],
+  ])('refuses %j (%s) with INVALID_ARGUMENT', (userPath) => {
+    const err = failure(() => resolveContained(root, userPath));
+    expect(err.code).toBe('INVALID_ARGUMENT');
+    expect(err.message).toBe('path contains a NUL byte');
+  });
+
+  it('refuses a NUL byte even when mustExist is false, with `what` in the message', () => {
+    const err = failure(() => resolveContained(root, 'new\0.txt', { mustExist: false, what: 'cwd' }));
+    expect(err.code).toBe('INVALID_ARGUMENT');
+    expect(err.message).toBe('cwd contains a NUL byte');
+  });
+
+  it('checks the input before touching the file system (a missing root is not reported first)', () => {
+    const missingRoot = path.join(base, 'no-such-root');
+    expect(failure(() => resolveContained(missingRoot, '')).code).toBe('INVALID_ARGUMENT');
+    expect(failure(() => resolveContained(missingRoot, 'a\0')).code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('throws the file system error when the root itself does not exist', () => {
+    expect(() => resolveContained(path.join(base, 'no-such-root'), 'file.txt')).toThrow(/ENOENT/);
+  });
+});
+
+describe('resolveContained: ".." escapes', () => {
+  it.each([
+    '..',
+    '../',
+    '../x',
+    '../outside/secret.txt',
+    'a/../../x',
+    'sub/../../outside/secret.txt',
+    'sub/deep/../../../outside',
+    './../root-evil/x.txt',
+    '../../../../../../../../etc/passwd',
+    '../root/../outside/secret.txt',
+  ])('refuses %j as PATH_OUTSIDE_ROOT', (userPath) => {
+    expectOutside(userPath);
+  });
+
+  it('names `what` in the outside message', () => {
+    expectOutside('../x', { what: 'cwd' });
+  });
+
+  it('refuses escapes with mustExist false as well', () => {
+    expectOutside('../new.txt', { mustExist: false });
+    expectOutside('a/../../new.txt', { mustExist: false });
+    expectOutside('../outside/secret.txt', { mustExist: false });
+  });
+
+  it('still accepts a ".." path that leaves and re-enters the root', () => {
+    expect(resolveContained(root, '../root/file.txt')).toBe(path.join(root, 'file.txt'));
+  });
+});
+
+describe('resolveContained: absolute paths', () => {
+  it.each([
+    () => path.join(base, 'outside', 'secret.txt'),
+    () => outsideDir,
+    () => base,
+    () => '/',
+    () => '/etc',
+    () => path.join(base, 'root-evil', 'x.txt'),
+    () => path.join(base, 'root-evil'),
+  ])('refuses an existing absolute path outside the root (%#)', (make) => {
+    expectOutside(make());
+  });
+
+  it('refuses a nonexistent absolute path outside the root', () => {
+    expectOutside(path.join(outsideDir, 'nope.txt'));
+    expectOutside('/definitely/not/here/debugkit');
+  });
+});
+
+describe('resolveContained: sibling with the root as a name prefix', () => {
+  it('refuses root-evil relative and absolute, existing and not', () => {
+    expectOutside('../root-evil/x.txt');
+    expectOutside(`${root}-evil/x.txt`);
+    expectOutside(`${root}-evil/nope.txt`);
+    expectOutside(`${root}-evil`);
+    expectOutside(`${root}-evil/new.txt`, { mustExist: false });
+  });
+});
+
+describe('resolveContained: nonexistent paths and probing', () => {
+  it('reports NOT_FOUND for a missing path inside the root, with the cause attached', () => {
+    const err = failure(() => resolveContained(root, 'nope.txt'));
+    expect(err.code).toBe('NOT_FOUND');
+    expect(err.message).toBe(`path not found: nope.txt (resolved against ${root})`);
+    expect((err.cause as NodeJS.ErrnoException).code).toBe('ENOENT');
+  });
+
+  it('reports NOT_FOUND for a missing nested path and for a path under a file', () => {
+    expect(failure(() => resolveContained(root, 'sub/deep/nope/x.c')).code).toBe('NOT_FOUND');
+    const underFile = failure(() => resolveContained(root, 'file.txt/child', { what: 'program' }));
+    expect(underFile.code).toBe('NOT_FOUND');
+    expect(underFile.message).toBe(`program not found: file.txt/child (resolved against ${root})`);
+  });
+
+  it('gives an existing and a missing outside file the same answer, so probing reveals nothing', () => {
+    const existing = failure(() => resolveContained(root, '../outside/secret.txt'));
+    const missing = failure(() => resolveContained(root, '../outside/nope.txt'));
+    expect(existing.code).toBe('PATH_OUTSIDE_ROOT');
+    expect(missing.code).toBe('PATH_OUTSIDE_ROOT');
+    expect(missing.message).toBe(outsideMessage('../outside/nope.txt'));
+  });
+
+  it('does not reveal existence through a symlink to outside either', () => {
+    // Both answers must be "outside": NOT_FOUND for the second would leak that it is missing.
+    expectOutside('link-out/secret.txt');
+    expectOutside('link-out/nope.txt');
+    expectOutside('rel-link-out/nope.txt');
+    expectOutside('sub/up-out/nope.txt');
+    expectOutside('dangling-out');
+    expectOutside('dangling-out-dir/x');
+  });
+
+  it('reports a dangling link inside pointing inside as NOT_FOUND', () => {
+    const err = failure(() => resolveContained(root, 'dangling-in'));
+    expect(err.code).toBe('NOT_FOUND');
+    expect(err.message).toBe(`path not found: dangling-in (resolved against ${root})`);
+  });
+
+  it('reports a symlink loop inside the root as NOT_FOUND (it cannot be opened)', () => {
+    const err = failure(() => resolveContained(root, 'loop-a'));
+    expect(err.code).toBe('NOT_FOUND');
+    expect((err.cause as NodeJS.ErrnoException).code).toBe('ELOOP');
+  });
+});
+
+describe('resolveContained: symlinks', () => {
+  it('allows a directory symlink pointing inside and returns the real path', () => {
+    expect(resolveContained(root, 'link-in')).toBe(path.join(root, 'sub'));
+    expect(resolveContained(root, 'link-in/inner.txt')).toBe(path.join(root, 'sub', 'inner.txt'));
+    expect(resolveContained(root, 'link-in/deep/')).toBe(path.join(root, 'sub', 'deep'));
+  });
+
+  it('allows a relative file symlink pointing inside', () => {
+    expect(resolveContained(root, 'link-file-in')).toBe(path.join(root, 'file.txt'));
+  });
+
+  it.each(['link-out', 'link-out/', 'link-out/secret.txt', 'link-file-out', 'rel-link-out', 'rel-link-out/secret.txt', 'sub/up-out/secret.txt', 'link-in/up-out/secret.txt'])(
+    'refuses %j (symlink pointing outside) as PATH_OUTSIDE_ROOT',
+    (userPath) => {
+      expectOutside(userPath);
+    },
+  );
+
+  it('refuses an absolute path that goes through a symlink to outside', () => {
+    expectOutside(path.join(root, 'link-out', 'secret.txt'));
+  });
+
+  it('accepts an absolute path from outside that resolves, through a symlink, into the root', () => {
+    // base/rootlink -> root: the real path is what counts, and it is inside.
+    expect(resolveContained(root, path.join(base, 'rootlink', 'file.txt'))).toBe(path.join(root, 'file.txt'));
+  });
+});
+
+describe('resolveContained: the root given as a symlink', () => {
+  const rootLink = () => path.join(base, 'rootlink');
+
+  it('resolves paths against the real root and returns real paths', () => {
+    expect(resolveContained(rootLink(), 'file.txt')).toBe(path.join(root, 'file.txt'));
+    expect(resolveContained(rootLink(), '.')).toBe(root);
+    expect(resolveContained(rootLink(), path.join(rootLink(), 'sub', 'inner.txt'))).toBe(path.join(root, 'sub', 'inner.txt'));
+  });
+
+  it('refuses escapes and names the real root in the message', () => {
+    expectOutside('../outside/secret.txt', undefined, rootLink());
+    expectOutside('link-out/secret.txt', undefined, rootLink());
+    expectOutside(path.join(outsideDir, 'secret.txt'), undefined, rootLink());
+  });
+
+  it('refuses the directory holding the root link', () => {
+    // "../" from the real root is base; from the link it would also be base: outside either way.
+    expectOutside('..', undefined, rootLink());
+    expectOutside(base, undefined, rootLink());
+  });
+
+  it('reports NOT_FOUND against the real root', () => {
+    const err = failure(() => resolveContained(rootLink(), 'nope.txt'));
+    expect(err.code).toBe('NOT_FOUND');
+    expect(err.message).toBe(`path not found: nope.txt (resolved against ${root})`);
+  });
+
+  it('handles mustExist false under a symlinked root', () => {
+    expect(resolveContained(rootLink(), 'new.txt', { mustExist: false })).toBe(path.join(root, 'new.txt'));
+    expectOutside('link-out/new.txt', { mustExist: false }, rootLink());
+  });
+});
+
+describe('resolveContained: mustExist false', () => {
+  it('returns an existing path resolved as usual', () => {
+    expect(resolveContained(root, 'file.txt', { mustExist: false })).toBe(path.join(root, 'file.txt'));
+    expect(resolveContained(root, 'link-in/inner.txt', { mustExist: false })).toBe(path.join(root, 'sub', 'inner.txt'));
+  });
+
+  it('returns a not-yet-existing file in an existing directory', () => {
+    expect(resolveContained(root, 'new.txt', { mustExist: false })).toBe(path.join(root, 'new.txt'));
+    expect(resolveContained(root, 'sub/new.txt', { mustExist: false })).toBe(path.join(root, 'sub', 'new.txt'));
+  });
+
+  it('returns a not-yet-existing file under not-yet-existing directories', () => {
+    expect(resolveContained(root, 'a/b/c/new.txt', { mustExist: false })).toBe(path.join(root, 'a', 'b', 'c', 'new.txt'));
+    expect(resolveContained(root, 'ünïcödé/新/ファイル.txt', { mustExist: false })).toBe(path.join(root, 'ünïcödé', '新', 'ファイル.txt'));
+  });
+
+  it('resolves the existing parent through an inside symlink', () => {
+    expect(resolveContained(root, 'link-in/new.txt', { mustExist: false })).toBe(path.join(root, 'sub', 'new.txt'));
+    expect(resolveContained(root, 'link-in/x/y.txt', { mustExist: false })).toBe(path.join(root, 'sub', 'x', 'y.txt'));
+  });
+
+  it.each([
+    'link-out/new.txt',
+    'link-out/deeper/new.txt',
+    'rel-link-out/new.txt',
+    'sub/up-out/new.txt',
+    'link-in/up-out/new.txt',
+  ])('refuses %j: a new file under a symlinked dir pointing outside', (userPath) => {
+    expectOutside(userPath, { mustExist: false });
+  });
+
+  it.each(['dangling-out', 'rel-dangling-out', 'dangling-out-dir/new.txt', 'dangling-out-dir/a/b.txt'])(
+    'refuses %j: a dangling symlink pointing outside (writing through it would escape)',
+    (userPath) => {
+      expectOutside(userPath, { mustExist: false });
+    },
+  );
+
+  it('follows a dangling symlink pointing inside to its target', () => {
+    expect(resolveContained(root, 'dangling-in', { mustExist: false })).toBe(path.join(root, 'not-yet.txt'));
+  });
+
+  it('terminates on a symlink loop and stays inside the root', () => {
+    expect(resolveContained(root, 'loop-a', { mustExist: false })).toBe(path.join(root, 'loop-a'));
+    expect(resolveContained(root, 'loop-a/x', { mustExist: false })).toBe(path.join(root, 'loop-a', 'x'));
+  });
+
+  it('does not create anything on disk', () => {
+    resolveContained(root, 'never/created/file.txt', { mustExist: false });
+    expect(fs.existsSync(path.join(root, 'never'))).toBe(false);
+    expect(fs.existsSync(path.join(outsideDir, 'new.txt'))).toBe(false);
+  });
+});
+
+describe('isInside', () => {
+  it('counts the root itself and its descendants as inside', () => {
+    expect(isInside('/tmp/r', '/tmp/r')).toBe(true);
+    expect(isInside('/tmp/r', '/tmp/r/')).toBe(true);
+    expect(isInside('/tmp/r', '/tmp/r/a')).toBe(true);
+    expect(isInside('/tmp/r', '/tmp/r/a/b/c')).toBe(true);
+    expect(isInside('/tmp/r/', '/tmp/r/a')).toBe(true);
+  });
+
+  it('counts parents, siblings and unrelated paths as outside', () => {
+    expect(isInside('/tmp/r', '/tmp')).toBe(false);
+    expect(isInside('/tmp/r', '/')).toBe(false);
+    expect(isInside('/tmp/r', '/tmp/s')).toBe(false);
+    expect(isInside('/tmp/r', '/etc/passwd')).toBe(false);
+  });
+
+  it('does not treat a shared name prefix as inside', () => {
+    expect(isInside('/tmp/r', '/tmp/r-evil')).toBe(false);
+    expect(isInside('/tmp/r', '/tmp/r-evil/x')).toBe(false);
+    expect(isInside('/tmp/r', '/tmp/rr')).toBe(false);
+    expect(isInside('/tmp/r', '/tmp/r.bak/x')).toBe(false);
+  });
+
+  it('normalises ".." lexically', () => {
+    expect(isInside('/tmp/r', '/tmp/r/../r-evil')).toBe(false);
+    expect(isInside('/tmp/r', '/tmp/r/a/../../x')).toBe(false);
+    expect(isInside('/tmp/r', '/tmp/r/a/..')).toBe(true);
+    expect(isInside('/tmp/r', '/tmp/x/../r/a')).toBe(true);
+  });
+
+  it('counts names starting with ".." as inside', () => {
+    expect(isInside('/tmp/r', '/tmp/r/..foo')).toBe(true);
+    expect(isInside('/tmp/r', '/tmp/r/...')).toBe(true);
+    expect(isInside('/tmp/r', '/tmp/r/..foo/bar')).toBe(true);
+  });
+
+  it('works with "/" as the root', () => {
+    expect(isInside('/', '/')).toBe(true);
+    expect(isInside('/', '/anything/at/all')).toBe(true);
+  });
+});

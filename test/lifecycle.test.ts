@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isAlive, processTable, waitFor } from './helpers/procs.js';
+import { compileC, tempDir } from './helpers/programs.js';
+import { RawStdioServer } from './helpers/raw-stdio.js';
+
+let root: string;
+const servers: RawStdioServer[] = [];
+
+beforeAll(() => {
+  root = tempDir();
+  compileC(root, 'spin');
+});
+afterAll(() => {
+  for (const s of servers) if (s.proc.exitCode === null) s.proc.kill('SIGKILL');
+});
+
+/** A server with two gdb sessions, each running the spin program; returns every pid involved. */
+async function busyServer() {
+  const server = new RawStdioServer(['--root', root]);
+  servers.push(server);
+  await server.initialize();
+  const pids: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    const { id } = await server.tool('open', { program: 'spin' });
+    const run = await server.tool('call', { id, command: 'run', wait: 0.5 });
+    const debuggee = Number(/started pid (\d+)/.exec(run.program_output.stderr)![1]);
+    const gdb = processTable().find((p) => p.pid === debuggee)!.ppid;
+    pids.push(debuggee, gdb);
+  }
+  expect(pids.every(isAlive)).toBe(true);
+  return { server, pids };
+}
+
+describe('no process outlives the server', () => {
+  for (const [how, end] of [
+    ['SIGTERM', (s: RawStdioServer) => s.proc.kill('SIGTERM')],
+    ['SIGINT', (s: RawStdioServer) => s.proc.kill('SIGINT')],
+    ['stdin EOF', (s: RawStdioServer) => s.proc.stdin!.end()],
+    ['SIGKILL', (s: RawStdioServer) => s.proc.kill('SIGKILL')],
+  ] as const) {
+    it(`on ${how}: gdb and the debuggees are gone`, async () => {
+      const { server, pids } = await busyServer();
+      end(server);
+      await server.exited();
+      // On SIGKILL nothing in the server runs: gdb sees EOF on its input and takes its program down.
+      expect(await waitFor(() => pids.every((pid) => !isAlive(pid)), 10_000)).toBe(true);
+    });
+  }
+
+  it('on close: that session\'s gdb and program end, the other session lives on', async () => {
+    const server = new RawStdioServer(['--root', root]);
+    servers.push(server);
+    await server.initialize();
+    const a = await server.tool('open', { program: 'spin' });
+    const b = await server.tool('open', { program: 'spin' });
+    const runA = await server.tool('call', { id: a.id, command: 'run', wait: 0.5 });
+    const runB = await server.tool('call', { id: b.id, command: 'run', wait: 0.5 });
+    const pidA = Number(/started pid (\d+)/.exec(runA.program_output.stderr)![1]);
+    const pidB = Number(/started pid (\d+)/.exec(runB.program_output.stderr)![1]);
+    await server.tool('close', { id: a.id });
+    expect(isAlive(pidA)).toBe(false);
+    expect(isAlive(pidB)).toBe(true);
+    server.proc.stdin!.end();
+    await server.exited();
+    expect(await waitFor(() => !isAlive(pidB))).toBe(true);
+  });
+});
