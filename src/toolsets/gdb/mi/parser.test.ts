@@ -859,53 +859,43 @@ describe('parseMiLine: non-MI and malformed lines', () => {
   });
 });
 
-describe('parseMiLine: performance', () => {
+// Speed is measured in bench/; these check that ~1 MB lines parse correctly.
+describe('parseMiLine: large lines', () => {
   // Real frame shape from -stack-list-frames, repeated to build ~1 MB lines.
   const frame =
     'frame={level="0",addr="0x00007ffff7e5feec",func="__pthread_kill_implementation",file="./nptl/pthread_kill.c",fullname="./nptl/./nptl/pthread_kill.c",line="44",arch="i386:x86-64"}';
 
-  function timeParse(line: string): { rec: MiRecord; ms: number } {
-    parseMiLine(line); // warm-up, so JIT compilation is not measured
-    const t0 = performance.now();
-    const rec = parseMiLine(line);
-    return { rec, ms: performance.now() - t0 };
-  }
-
-  it('parses a ~1 MB -stack-list-frames line quickly', () => {
+  it('parses a ~1 MB -stack-list-frames line', () => {
     const n = Math.ceil(1_000_000 / frame.length);
     const line = '6^done,stack=[' + Array.from({ length: n }, (_, i) => frame.replace('"0"', `"${i}"`)).join(',') + ']';
     expect(line.length).toBeGreaterThan(1_000_000);
-    const { rec, ms } = timeParse(line);
+    const rec = parseMiLine(line);
     const stack = (rec as { results: MiTuple }).results.stack as MiTuple[];
     expect(stack).toHaveLength(n);
     expect(stack[n - 1]).toMatchObject({ level: String(n - 1), line: '44' });
-    expect(ms).toBeLessThan(100);
   });
 
-  it('parses a ~1 MB escape-heavy value string quickly', () => {
+  it('parses a ~1 MB escape-heavy value string', () => {
     // The shape of -data-evaluate-expression on a large char array with UTF-8 and quotes.
     const unit = String.raw`h\303\251llo \\\"q\\\"\t\342\234\223 `;
     const count = Math.ceil(1_000_000 / unit.length);
     const line = '17^done,value="' + unit.repeat(count) + '"';
     expect(line.length).toBeGreaterThan(1_000_000);
-    const { rec, ms } = timeParse(line);
+    const rec = parseMiLine(line);
     const value = (rec as { results: MiTuple }).results.value as string;
     expect(value).toBe('héllo \\"q\\"\t✓ '.repeat(count));
-    expect(ms).toBeLessThan(100);
   });
 
-  it('parses a ~1 MB console record quickly', () => {
+  it('parses a ~1 MB console record', () => {
     const line = '~"' + 'x'.repeat(1_000_000) + '\\n"';
-    const { rec, ms } = timeParse(line);
+    const rec = parseMiLine(line);
     expect(rec).toEqual({ kind: 'console', text: 'x'.repeat(1_000_000) + '\n' });
-    expect(ms).toBeLessThan(100);
   });
 
-  it('rejects a ~1 MB malformed line quickly', () => {
+  it('rejects a ~1 MB malformed line', () => {
     const line = '^done,stack=[' + Array.from({ length: 6000 }, () => frame).join(',');
-    const { rec, ms } = timeParse(line);
+    const rec = parseMiLine(line);
     expect(rec.kind).toBe('unknown');
-    expect(ms).toBeLessThan(100);
   });
 });
 
