@@ -1,7 +1,7 @@
 // The time debugkit adds to one GDB command over driving `gdb --interpreter=mi3` directly, for the
 // same commands in the same kind of run: stdio and HTTP, p50 and p99 per call.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -13,10 +13,11 @@ import {
   isAlive,
   killPid,
   ms,
-  reapInDir,
+  releaseTempDir,
   sleep,
   summarize,
   track,
+  trackTempDir,
   untrack,
   withTimeout,
   type BenchModule,
@@ -32,7 +33,7 @@ const EXEC_WRAPPER = path.join(ROOT, 'dist/toolsets/gdb/exec-wrapper.sh');
 const WARMUP = envInt('BENCH_WARMUP', 30);
 const ITERATIONS = envInt('BENCH_ITERATIONS', 300);
 /** Iterations one way runs before the next way takes over; rounds rotate the order. */
-const ROUND = envInt('BENCH_ROUND', 30);
+const ROUND = envInt('BENCH_ROUND', 10);
 const LOOP_COUNT = 100_000;
 /** Bound on one command's round trip (a breakpoint hit takes milliseconds). */
 const COMMAND_TIMEOUT_MS = 10_000;
@@ -435,7 +436,9 @@ async function run(): Promise<BenchResult> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
   const gdb = gdbVersion();
   const gcc = execFileSync('gcc', ['--version'], { encoding: 'utf8', timeout: 10_000 }).split('\n')[0]!.trim();
+  const loadBefore = os.loadavg()[0]!;
   const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'debugkit-bench-')));
+  trackTempDir(root);
   const ways: Way[] = [];
   try {
     writeFileSync(path.join(root, `${PROGRAM}.c`), SOURCE);
@@ -477,16 +480,25 @@ async function run(): Promise<BenchResult> {
     const sums = new Set(lastSum.values());
     if (sums.size !== 1) throw new Error(`the ways disagree on sum after the run: ${JSON.stringify(Object.fromEntries(lastSum))}`);
 
-    return report({ gdb, gcc, samples, seconds, sum: [...sums][0] });
+    return report({ gdb, gcc, samples, seconds, sum: [...sums][0], load: [loadBefore, os.loadavg()[0]!] });
   } finally {
     for (const way of ways.reverse()) await withTimeout(way.close(), 15_000, `closing ${way.label}`).catch(() => undefined);
-    const leftovers = reapInDir(root);
+    const leftovers = releaseTempDir(root);
     if (leftovers.length > 0) process.stderr.write(`bench: killed leftover processes: ${leftovers.join(', ')}\n`);
-    rmSync(root, { recursive: true, force: true });
   }
 }
 
-function report({ gdb, gcc, samples, seconds, sum }: { gdb: string; gcc: string; samples: Map<string, Samples>; seconds: number; sum: string | undefined }): BenchResult {
+interface RunData {
+  gdb: string;
+  gcc: string;
+  samples: Map<string, Samples>;
+  seconds: number;
+  sum: string | undefined;
+  /** 1-minute load average before and after the run. */
+  load: [number, number];
+}
+
+function report({ gdb, gcc, samples, seconds, sum, load }: RunData): BenchResult {
   const kinds = [...COMMANDS.map((c) => ({ label: `\`${c}\``, commands: [c] })), { label: '**all commands**', commands: COMMANDS }];
   const stat = (way: string, commands: string[]): Summary => summarize(commands.flatMap((c) => samples.get(way)!.get(c)!));
 
@@ -525,6 +537,7 @@ function report({ gdb, gcc, samples, seconds, sum }: { gdb: string; gcc: string;
       ['Node', process.version],
       ['gdb', gdb],
       ['gcc', gcc],
+      ['load average (1 min) before/after', `${load[0].toFixed(2)} / ${load[1].toFixed(2)}`],
     ],
     summary:
       'The time debugkit adds to one GDB command over driving `gdb --interpreter=mi3` directly: the same commands, ' +

@@ -1,6 +1,6 @@
 // Shared pieces of `npm run bench`: statistics, bounded waits, child-process bookkeeping, and the
 // results object every benchmark module returns (bench/index.ts renders it).
-import { readdirSync, readlinkSync } from 'node:fs';
+import { readdirSync, readlinkSync, rmSync } from 'node:fs';
 
 /** A table of a benchmark's results; cells are already formatted. */
 export interface Table {
@@ -118,6 +118,21 @@ export function killPid(pid: number, group: boolean): void {
   }
 }
 
+/** Temporary directories in use: an abort reaps what runs there and removes them. */
+const tempDirs = new Set<string>();
+
+export function trackTempDir(dir: string): void {
+  tempDirs.add(dir);
+}
+
+/** Ends what ran in `dir` (see reapInDir) and removes it; returns the leftovers it killed. */
+export function releaseTempDir(dir: string): string[] {
+  tempDirs.delete(dir);
+  const leftovers = reapInDir(dir);
+  rmSync(dir, { recursive: true, force: true });
+  return leftovers;
+}
+
 /** Last resort (abort, watchdog): SIGKILL whatever the bench started and is still tracked. */
 export function killTrackedSync(): string[] {
   const killed: string[] = [];
@@ -127,7 +142,9 @@ export function killTrackedSync(): string[] {
       killed.push(`${what} (pid ${pid})`);
     }
   }
+  const pids = new Set([...tracked.keys()].map((pid) => `(pid ${pid})`));
   tracked.clear();
+  for (const dir of [...tempDirs]) killed.push(...releaseTempDir(dir).filter((p) => !pids.has(p.slice(p.lastIndexOf('(')))));
   return killed;
 }
 

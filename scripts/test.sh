@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 npm run build
+npm run typecheck
 npx vitest run "$@"

@@ -19,9 +19,13 @@ afterAll(async () => {
 async function runSpinner(id: string) {
   const run = await dk.ok('call', { id, command: 'run', wait: 0.5 });
   expect(run.state).toBe('running');
-  const pid = Number(/started pid (\d+)/.exec(run.program_output?.stderr ?? '')?.[1]);
+  let text = '';
+  await waitFor(() => /started pid \d+/.test(text), 15_000, 50, async () => {
+    text = (await dk.ok('gdb_program_output', { id, stream: 'stderr' })).text;
+  });
+  const pid = Number(/started pid (\d+)/.exec(text)?.[1]);
   const proc = processTable().find((p) => p.pid === pid);
-  if (!proc) throw new Error(`spin did not report a live pid: ${JSON.stringify(run)}`);
+  if (!proc) throw new Error(`spin did not report a live pid: ${JSON.stringify(text)}`);
   return proc;
 }
 
@@ -159,7 +163,10 @@ describe('gdb toolset over stdio', () => {
     expect(stop.stopped.reason).toBe('signal-received');
     const counter = await dk.ok('call', { id, command: '-data-evaluate-expression counter' });
     expect(Number(counter.result.value)).toBeGreaterThan(0);
-    const err = await dk.ok('gdb_program_output', { id, stream: 'stderr' });
+    let err = { text: '' };
+    await waitFor(() => err.text.length > 0, 15_000, 50, async () => {
+      err = await dk.ok('gdb_program_output', { id, stream: 'stderr' });
+    });
     expect(err.text).toMatch(/^spin: started pid \d+\n$/);
     await dk.ok('close', { id });
   });

@@ -60,7 +60,8 @@ describe('HTTP transport', () => {
   });
 
   it('rejects a missing or wrong key with 401 and JSON-RPC error -32001', async () => {
-    for (const headers of [{}, { Authorization: 'Bearer wrong-key' }, { Authorization: 'Basic dGVzdDp0ZXN0' }, { Authorization: 'Bearer ' }]) {
+    const attempts: Array<Record<string, string>> = [{}, { Authorization: 'Bearer wrong-key' }, { Authorization: 'Basic dGVzdDp0ZXN0' }, { Authorization: 'Bearer ' }];
+    for (const headers of attempts) {
       const res = await post(INIT, headers);
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
@@ -94,16 +95,16 @@ describe('HTTP transport', () => {
     const auth = { Authorization: `Bearer ${server.key}` };
     const huge = await post({ ...INIT, params: { ...INIT.params, pad: 'x'.repeat(5 * 1024 * 1024) } }, auth);
     expect(huge.status).toBe(413);
-    expect((await huge.json()).error.message).toMatch(/too large/);
+    expect(((await huge.json()) as any).error.message).toMatch(/too large/);
     const bad = await post('{"jsonrpc": "2.0", ', auth);
     expect(bad.status).toBe(400);
-    expect((await bad.json()).error.code).toBe(-32700);
+    expect(((await bad.json()) as any).error.code).toBe(-32700);
   });
 
   it('ends an MCP session and its GDB sessions on DELETE', async () => {
     const dk = await connectHttp(server.url, server.key);
     const { id } = await dk.ok('open');
-    const transport = dk.client.transport as { sessionId?: string; terminateSession(): Promise<void> };
+    const transport = dk.client.transport as unknown as { sessionId?: string; terminateSession(): Promise<void> };
     const sid = transport.sessionId!;
     await transport.terminateSession();
     const res = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { Authorization: `Bearer ${server.key}`, 'Mcp-Session-Id': sid, 'Mcp-Protocol-Version': '2025-06-18' });
@@ -117,7 +118,7 @@ describe('HTTP transport', () => {
   it('answers unknown REST paths with a JSON 404', async () => {
     const res = await fetch(new URL('/nope', server.url), { headers: { Authorization: `Bearer ${server.key}` } });
     expect(res.status).toBe(404);
-    expect((await res.json()).error.message).toMatch(/MCP is served at \/mcp/);
+    expect(((await res.json()) as any).error.message).toMatch(/MCP is served at \/mcp/);
   });
 });
 

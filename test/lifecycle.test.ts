@@ -14,6 +14,17 @@ afterAll(() => {
   for (const s of servers) if (s.proc.exitCode === null) s.proc.kill('SIGKILL');
 });
 
+/** The pid the spin program printed to its stderr (it may take a moment on a loaded machine). */
+async function spinnerPid(server: RawStdioServer, id: string): Promise<number> {
+  let text = '';
+  await waitFor(() => /started pid \d+/.test(text), 15_000, 50, async () => {
+    text = (await server.tool('gdb_program_output', { id, stream: 'stderr' })).text;
+  });
+  const pid = Number(/started pid (\d+)/.exec(text)?.[1]);
+  if (!pid) throw new Error(`spin printed no pid: ${JSON.stringify(text)}`);
+  return pid;
+}
+
 /** A server with two gdb sessions, each running the spin program; returns every pid involved. */
 async function busyServer() {
   const server = new RawStdioServer(['--root', root]);
@@ -22,8 +33,8 @@ async function busyServer() {
   const pids: number[] = [];
   for (let i = 0; i < 2; i++) {
     const { id } = await server.tool('open', { program: 'spin' });
-    const run = await server.tool('call', { id, command: 'run', wait: 0.5 });
-    const debuggee = Number(/started pid (\d+)/.exec(run.program_output.stderr)![1]);
+    await server.tool('call', { id, command: 'run', wait: 0.5 });
+    const debuggee = await spinnerPid(server, id);
     const gdb = processTable().find((p) => p.pid === debuggee)!.ppid;
     pids.push(debuggee, gdb);
   }
@@ -53,10 +64,10 @@ describe('no process outlives the server', () => {
     await server.initialize();
     const a = await server.tool('open', { program: 'spin' });
     const b = await server.tool('open', { program: 'spin' });
-    const runA = await server.tool('call', { id: a.id, command: 'run', wait: 0.5 });
-    const runB = await server.tool('call', { id: b.id, command: 'run', wait: 0.5 });
-    const pidA = Number(/started pid (\d+)/.exec(runA.program_output.stderr)![1]);
-    const pidB = Number(/started pid (\d+)/.exec(runB.program_output.stderr)![1]);
+    await server.tool('call', { id: a.id, command: 'run', wait: 0.5 });
+    await server.tool('call', { id: b.id, command: 'run', wait: 0.5 });
+    const pidA = await spinnerPid(server, a.id);
+    const pidB = await spinnerPid(server, b.id);
     await server.tool('close', { id: a.id });
     expect(isAlive(pidA)).toBe(false);
     expect(isAlive(pidB)).toBe(true);

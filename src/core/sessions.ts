@@ -144,7 +144,8 @@ export class SessionRegistry<S extends SessionResource> {
     entry.timer = setTimeout(() => {
       if (this.entries.get(entry.id) !== entry || entry.busy > 0) return;
       this.options.onExpire?.(this.info(entry));
-      void this.end(entry, `idle for ${Math.round(entry.timeoutMs / 1000)} s (session timeout)`);
+      // Nobody awaits this: a failing dispose must not become an unhandled rejection (a crash).
+      this.end(entry, `idle for ${Math.round(entry.timeoutMs / 1000)} s (session timeout)`).catch(() => undefined);
     }, entry.timeoutMs);
     entry.timer.unref();
   }

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { isIPv4 } from 'node:net';
 
 /**
  * Compares a presented bearer token with the key in constant time. Both sides are hashed first
@@ -15,7 +16,8 @@ export function keyMatches(authorization: string | undefined, key: string): bool
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
 
 export function isLoopbackHost(host: string): boolean {
-  return host === '127.0.0.1' || host === 'localhost' || host === '::1' || host.startsWith('127.');
+  // Only an IPv4 literal in 127/8: a name such as "127.example.com" may resolve anywhere.
+  return host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
 }
 
 /**

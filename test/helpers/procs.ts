@@ -40,10 +40,14 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** Polls `check` until it returns true or `timeoutMs` passes; returns the last answer. */
-export async function waitFor(check: () => boolean, timeoutMs = 10_000, everyMs = 100): Promise<boolean> {
+/**
+ * Polls `check` until it returns true or `timeoutMs` passes; returns the last answer. `refresh`
+ * runs before each check, for state that must be fetched.
+ */
+export async function waitFor(check: () => boolean, timeoutMs = 10_000, everyMs = 100, refresh?: () => Promise<void>): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    await refresh?.();
     if (check()) return true;
     if (Date.now() > deadline) return false;
     await new Promise((r) => setTimeout(r, everyMs));

@@ -1,5 +1,28 @@
 import type { DebugProtocol as P } from '@vscode/debugprotocol';
 
+export interface DapConnectionOptions {
+  /** Names the adapter in messages, e.g. "debugpy". */
+  name?: string;
+  /** Bound for requests, event waits and reverse-request handlers that do not set their own. */
+  timeoutMs?: number;
+  /** Largest message body accepted from the adapter (default 64 MiB). */
+  maxBodyBytes?: number;
+  /** Where errors thrown by event listeners go (default: a process warning); they never reach the stream. */
+  onListenerError?: (err: unknown, event: P.Event) => void;
+}
+
+export interface WaitOptions {
+  /** Default: the connection's `timeoutMs`. Must be a finite, positive bound. */
+  timeoutMs?: number;
+  /** Aborting rejects the wait with CancelledError and forgets it. */
+  signal?: AbortSignal;
+}
+
+export interface WaitForEventOptions<E> extends WaitOptions {
+  /** Only an event for which this returns true ends the wait. */
+  predicate?: (event: E) => boolean;
+}
+
 /**
  * Static types for the DAP traffic debugkit uses most. `args` is what the client sends, `body`
  * what the adapter's successful response carries (`void` for acknowledgement-only responses, whose

@@ -18,8 +18,9 @@ const EXEC_COMMANDS = [
 export function isExecCliCommand(command: string): boolean {
   const word = command.split(/\s/, 1)[0]!;
   if (EXEC_ALIASES.has(word)) return true;
-  // GDB accepts unique prefixes ("cont", "fini"); four letters keeps clear of "condition" etc.
-  return EXEC_COMMANDS.some((name) => name === word || (word.length >= 4 && name.startsWith(word) && !word.startsWith('reve')));
+  // GDB accepts unique prefixes ("cont", "fini", "reverse-cont"); four letters keeps clear of "condition" etc.,
+  // and a prefix of "reverse-search" ("reve", "reverse-s") is not an execution command.
+  return EXEC_COMMANDS.some((name) => name === word || (word.length >= 4 && name.startsWith(word) && !'reverse-search'.startsWith(word)));
 }
 
 /**

@@ -55,6 +55,8 @@ const PROGRAM_OUTPUT_PER_CALL = 4096;
 /** One gdb process in MI mode, its debuggee's output, and the commands sent to it, one at a time. */
 export class GdbSession implements SessionResource {
   state: TargetState = 'not started';
+  /** How many times the target has stopped (or exited) so far. */
+  private stops = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private collector = new CallCollector();
   private stopWaiters: Array<() => void> = [];
@@ -125,7 +127,7 @@ export class GdbSession implements SessionResource {
   wait(options: CallOptions): Promise<CallOutcome> {
     const run = this.queue.then(async () => {
       this.assertAlive();
-      if (this.state === 'running') await this.waitForStop(options);
+      if (this.state === 'running') await this.waitForStop(this.stops, options);
       return this.finish({ class: 'done' });
     });
     this.queue = run.catch(() => undefined);
@@ -149,6 +151,9 @@ export class GdbSession implements SessionResource {
     this.assertAlive();
     const { mi, interrupt } = toMiCommand(command);
     const wasRunning = this.state === 'running';
+    // Stops are counted, not just flagged: "^running" and "*stopped" can arrive in one chunk, so
+    // the stop may be handled before this call even sees the reply.
+    const stopsBefore = this.stops;
     const reply = await this.send(mi, options.signal);
     if (reply.resultClass === 'error') {
       const msg = String(reply.results.msg ?? 'gdb reported an error');
@@ -162,8 +167,10 @@ export class GdbSession implements SessionResource {
       return this.finish({ class: 'exit' });
     }
     if (reply.resultClass === 'running' || (interrupt && wasRunning)) {
-      if (reply.resultClass === 'running') this.state = 'running';
-      await this.waitForStop(options);
+      if (this.stops === stopsBefore) {
+        this.state = 'running';
+        await this.waitForStop(stopsBefore, options);
+      }
       // What the program wrote before stopping is already in its pipe; let one poll phase read it.
       await new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
     }
@@ -176,8 +183,9 @@ export class GdbSession implements SessionResource {
     return abortable(reply, signal);
   }
 
-  private async waitForStop({ waitMs, signal }: CallOptions): Promise<void> {
-    if (this.state !== 'running' || waitMs <= 0) return;
+  /** Waits until a stop newer than `stopsBefore` arrives, the bound passes, or the call is cancelled. */
+  private async waitForStop(stopsBefore: number, { waitMs, signal }: CallOptions): Promise<void> {
+    if (this.stops !== stopsBefore || this.state !== 'running' || waitMs <= 0 || signal?.aborted) return;
     await new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -224,6 +232,7 @@ export class GdbSession implements SessionResource {
         if (record.asyncClass === 'stopped') {
           const reason = String(record.results.reason ?? '');
           this.state = reason.startsWith('exited') ? 'exited' : 'stopped';
+          this.stops++;
           this.collector.setStopped(record.results);
           this.releaseStopWaiters();
         }

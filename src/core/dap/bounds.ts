@@ -1,0 +1,19 @@
+import { DebugkitError } from '../errors.js';
+
+/** setTimeout fires at once for larger delays, which would turn a long bound into none. */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/** Every wait needs a real bound: no timeout would let a silent adapter hang a tool call. */
+export function checkTimeout(ms: number, what: string): number {
+  if (!Number.isFinite(ms) || ms <= 0 || ms > MAX_TIMEOUT_MS) {
+    throw new DebugkitError('INVALID_ARGUMENT', `${what} must be a number of milliseconds in 1..${MAX_TIMEOUT_MS}, got ${ms}`);
+  }
+  return ms;
+}
+
+/** Runs `abort` when `signal` fires; returns how to stop listening. */
+export function onAbort(signal: AbortSignal | undefined, abort: () => void): () => void {
+  if (!signal) return () => {};
+  signal.addEventListener('abort', abort, { once: true });
+  return () => signal.removeEventListener('abort', abort);
+}

@@ -1,0 +1,612 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DebugkitError, SessionNotFoundError } from './errors.js';
+import { SessionRegistry, type SessionInfo, type SessionResource } from './sessions.js';
+
+class FakeSession implements SessionResource {
+  readonly disposeCalls: string[] = [];
+  constructor(readonly id: string, private readonly failDispose = false) {}
+  async dispose(reason: string): Promise<void> {
+    this.disposeCalls.push(reason);
+    if (this.failDispose) throw new Error(`dispose of ${this.id} failed`);
+  }
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  reject(err: unknown): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const T0 = new Date('2030-01-02T03:04:05.000Z');
+const LIMIT_MESSAGE = (n: number) =>
+  `too many gdb sessions: ${n} are open (the limit, set with --max-sessions). Close one with its close tool first.`;
+const CLOSED_MESSAGE = 'the server is shutting down; no new sessions';
+
+let sessions: Map<string, FakeSession>;
+let expired: SessionInfo[];
+
+function makeRegistry(maxSessions = 4) {
+  return new SessionRegistry<FakeSession>({ kind: 'gdb session', maxSessions, onExpire: (info) => expired.push(info) });
+}
+
+const factory = async (id: string) => {
+  const session = new FakeSession(id);
+  sessions.set(id, session);
+  return session;
+};
+
+/** Creates a session for `owner` and returns its id and the fake behind it. */
+async function open(registry: SessionRegistry<FakeSession>, owner = 'alice', timeoutMs = 0) {
+  const info = await registry.create(owner, timeoutMs, factory);
+  return { id: info.id, session: sessions.get(info.id)!, info };
+}
+
+/** The error `fn` throws (sync or async); fails when it throws none. */
+async function caught(fn: () => unknown): Promise<DebugkitError> {
+  try {
+    await fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(DebugkitError);
+    return err as DebugkitError;
+  }
+  throw new Error('expected an error');
+}
+
+async function expectNotFound(fn: () => unknown, id: string, endedBecause?: string) {
+  const err = await caught(fn);
+  expect(err).toBeInstanceOf(SessionNotFoundError);
+  expect(err.code).toBe('SESSION_NOT_FOUND');
+  expect(err.message).toBe(`Session not found: ${id}${endedBecause ? ` (it ended: ${endedBecause})` : ''}`);
+}
+
+/** Lets queued promise callbacks run (dispose chains) without moving fake time. */
+async function flush() {
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+}
+
+beforeEach(() => {
+  vi.useFakeTimers();
+  vi.setSystemTime(T0);
+  sessions = new Map();
+  expired = [];
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+describe('SessionRegistry create/list/get', () => {
+  it('creates a session with a fresh uuid passed to the factory, and returns its info', async () => {
+    const registry = makeRegistry();
+    const seen: string[] = [];
+    const info = await registry.create('alice', 30_000, async (id) => {
+      seen.push(id);
+      return new FakeSession(id);
+    });
+    expect(info.id).toMatch(UUID);
+    expect(seen).toEqual([info.id]);
+    expect(info).toEqual({ id: info.id, created: T0, lastUsed: T0, owner: 'alice', timeoutMs: 30_000 });
+    expect(registry.size).toBe(1);
+  });
+
+  it('returns info without the session or internal state', async () => {
+    const registry = makeRegistry();
+    const { info } = await open(registry);
+    expect(Object.keys(info).sort()).toEqual(['created', 'id', 'lastUsed', 'owner', 'timeoutMs']);
+  });
+
+  it('gives every session its own id', async () => {
+    const registry = makeRegistry(10);
+    const ids = new Set<string>();
+    for (let i = 0; i < 10; i++) ids.add((await open(registry)).id);
+    expect(ids.size).toBe(10);
+  });
+
+  it('get returns the very session the factory made', async () => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry);
+    expect(registry.get('alice', id)).toBe(session);
+  });
+
+  it('lists only the owner\'s sessions, in creation order', async () => {
+    const registry = makeRegistry();
+    const a1 = await open(registry, 'alice', 1000);
+    const b1 = await open(registry, 'bob');
+    const a2 = await open(registry, 'alice', 2000);
+    expect(registry.list('alice')).toEqual([
+      { id: a1.id, created: T0, lastUsed: T0, owner: 'alice', timeoutMs: 1000 },
+      { id: a2.id, created: T0, lastUsed: T0, owner: 'alice', timeoutMs: 2000 },
+    ]);
+    expect(registry.list('bob').map((s) => s.id)).toEqual([b1.id]);
+    expect(registry.list('carol')).toEqual([]);
+  });
+
+  it('reports an unknown id as not found', async () => {
+    const registry = makeRegistry();
+    await expectNotFound(() => registry.get('alice', 'nope'), 'nope');
+  });
+
+  it('propagates a factory failure and does not leak a slot', async () => {
+    const registry = makeRegistry(1);
+    const boom = new Error('gdb not installed');
+    await expect(registry.create('alice', 0, async () => Promise.reject(boom))).rejects.toBe(boom);
+    expect(registry.size).toBe(0);
+    expect(registry.list('alice')).toEqual([]);
+    // The one slot is free again.
+    const { id } = await open(registry);
+    expect(registry.get('alice', id)).toBeInstanceOf(FakeSession);
+  });
+
+  it('does not leak a slot when the factory throws synchronously', async () => {
+    const registry = makeRegistry(1);
+    await expect(
+      registry.create('alice', 0, () => {
+        throw new Error('sync boom');
+      }),
+    ).rejects.toThrow('sync boom');
+    await expect(open(registry)).resolves.toBeDefined();
+  });
+});
+
+describe('SessionRegistry owner isolation', () => {
+  it('reports another owner\'s session exactly like a missing one', async () => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry, 'alice');
+    await expectNotFound(() => registry.get('mallory', id), id);
+    await expectNotFound(() => registry.use('mallory', id, async () => 'x'), id);
+    await expectNotFound(() => registry.close('mallory', id), id);
+    // Nothing happened to it.
+    expect(session.disposeCalls).toEqual([]);
+    expect(registry.get('alice', id)).toBe(session);
+    expect(registry.size).toBe(1);
+  });
+
+  it('does not run the callback of a use() by another owner', async () => {
+    const registry = makeRegistry();
+    const { id } = await open(registry, 'alice');
+    const fn = vi.fn(async () => 1);
+    await expectNotFound(() => registry.use('mallory', id, fn), id);
+    expect(fn).not.toHaveBeenCalled();
+  });
+
+  it('closeOwnedBy only ends the given owner\'s sessions', async () => {
+    const registry = makeRegistry();
+    const a1 = await open(registry, 'alice');
+    const a2 = await open(registry, 'alice');
+    const b = await open(registry, 'bob');
+    await registry.closeOwnedBy('alice', 'the client disconnected');
+    expect(a1.session.disposeCalls).toEqual(['the client disconnected']);
+    expect(a2.session.disposeCalls).toEqual(['the client disconnected']);
+    expect(b.session.disposeCalls).toEqual([]);
+    expect(registry.size).toBe(1);
+    expect(registry.list('alice')).toEqual([]);
+    expect(registry.get('bob', b.id)).toBe(b.session);
+    await expectNotFound(() => registry.get('alice', a1.id), a1.id, 'the client disconnected');
+  });
+
+  it('closeOwnedBy with no sessions is a no-op', async () => {
+    const registry = makeRegistry();
+    const b = await open(registry, 'bob');
+    await registry.closeOwnedBy('alice', 'bye');
+    expect(b.session.disposeCalls).toEqual([]);
+    expect(registry.size).toBe(1);
+  });
+});
+
+describe('SessionRegistry limit', () => {
+  it('refuses a session beyond the limit with SESSION_LIMIT, without calling the factory', async () => {
+    const registry = makeRegistry(2);
+    await open(registry);
+    await open(registry, 'bob');
+    const fn = vi.fn(factory);
+    const err = await caught(() => registry.create('carol', 0, fn));
+    expect(err.code).toBe('SESSION_LIMIT');
+    expect(err.message).toBe(LIMIT_MESSAGE(2));
+    expect(fn).not.toHaveBeenCalled();
+    expect(registry.size).toBe(2);
+  });
+
+  it('counts the limit across owners', async () => {
+    const registry = makeRegistry(1);
+    await open(registry, 'alice');
+    expect((await caught(() => open(registry, 'bob'))).code).toBe('SESSION_LIMIT');
+  });
+
+  it('counts creations still in flight (two concurrent creates with limit 1)', async () => {
+    const registry = makeRegistry(1);
+    const slow = deferred<FakeSession>();
+    const first = registry.create('alice', 0, () => slow.promise);
+    const secondFactory = vi.fn(factory);
+    const second = registry.create('bob', 0, secondFactory);
+    const err = await caught(() => second);
+    expect(err.code).toBe('SESSION_LIMIT');
+    expect(err.message).toBe(LIMIT_MESSAGE(1));
+    expect(secondFactory).not.toHaveBeenCalled();
+    slow.resolve(new FakeSession('slow'));
+    const info = await first;
+    expect(registry.list('alice').map((s) => s.id)).toEqual([info.id]);
+    expect((await caught(() => open(registry, 'bob'))).code).toBe('SESSION_LIMIT');
+  });
+
+  it('frees the in-flight slot when the slow factory fails', async () => {
+    const registry = makeRegistry(1);
+    const slow = deferred<FakeSession>();
+    const first = registry.create('alice', 0, () => slow.promise);
+    expect((await caught(() => open(registry, 'bob'))).code).toBe('SESSION_LIMIT');
+    slow.reject(new Error('spawn failed'));
+    await expect(first).rejects.toThrow('spawn failed');
+    await expect(open(registry, 'bob')).resolves.toBeDefined();
+  });
+
+  it('frees a slot when a session is closed, forgotten or expires', async () => {
+    const registry = makeRegistry(1);
+    const a = await open(registry);
+    await registry.close('alice', a.id);
+    const b = await open(registry);
+    registry.forget(b.id, 'engine exited');
+    await open(registry, 'alice', 1000);
+    vi.advanceTimersByTime(1000);
+    await flush();
+    expect(registry.size).toBe(0);
+    await expect(open(registry)).resolves.toBeDefined();
+  });
+});
+
+describe('SessionRegistry close', () => {
+  it('disposes with "closed by client" by default and leaves a tombstone', async () => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry);
+    await registry.close('alice', id);
+    expect(session.disposeCalls).toEqual(['closed by client']);
+    expect(registry.size).toBe(0);
+    expect(registry.list('alice')).toEqual([]);
+    await expectNotFound(() => registry.get('alice', id), id, 'closed by client');
+    await expectNotFound(() => registry.use('alice', id, async () => 1), id, 'closed by client');
+  });
+
+  it('uses the given reason', async () => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry);
+    await registry.close('alice', id, 'replaced');
+    expect(session.disposeCalls).toEqual(['replaced']);
+    await expectNotFound(() => registry.get('alice', id), id, 'replaced');
+  });
+
+  it('a second close reports the session as ended and does not dispose again', async () => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry);
+    await registry.close('alice', id);
+    await expectNotFound(() => registry.close('alice', id), id, 'closed by client');
+    expect(session.disposeCalls).toEqual(['closed by client']);
+  });
+
+  it('cancels the idle timer of a closed session', async () => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry, 'alice', 1000);
+    expect(vi.getTimerCount()).toBe(1);
+    await registry.close('alice', id);
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(5000);
+    await flush();
+    expect(expired).toEqual([]);
+    expect(session.disposeCalls).toEqual(['closed by client']);
+  });
+
+  it('keeps at most 256 tombstones, forgetting the oldest', async () => {
+    const registry = makeRegistry(1);
+    const ids: string[] = [];
+    for (let i = 0; i < 257; i++) {
+      const { id } = await open(registry);
+      ids.push(id);
+      await registry.close('alice', id, `reason ${i}`);
+    }
+    await expectNotFound(() => registry.get('alice', ids[0]!), ids[0]!);
+    await expectNotFound(() => registry.get('alice', ids[1]!), ids[1]!, 'reason 1');
+    await expectNotFound(() => registry.get('alice', ids[256]!), ids[256]!, 'reason 256');
+  });
+});
+
+describe('SessionRegistry idle timeout', () => {
+  it('disposes an idle session after timeoutMs, calls onExpire, and leaves a tombstone', async () => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry, 'alice', 30_000);
+    vi.advanceTimersByTime(29_999);
+    expect(registry.get('alice', id)).toBe(session);
+    expect(expired).toEqual([]);
+    vi.advanceTimersByTime(1);
+    await flush();
+    expect(expired).toEqual([{ id, created: T0, lastUsed: T0, owner: 'alice', timeoutMs: 30_000 }]);
+    expect(session.disposeCalls).toEqual(['idle for 30 s (session timeout)']);
+    expect(registry.size).toBe(0);
+    await expectNotFound(() => registry.get('alice', id), id, 'idle for 30 s (session timeout)');
+  });
+
+  it('rounds the idle time in the reason to whole seconds', async () => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry, 'alice', 1500);
+    vi.advanceTimersByTime(1500);
+    await flush();
+    expect(session.disposeCalls).toEqual(['idle for 2 s (session timeout)']);
+    await expectNotFound(() => registry.get('alice', id), id, 'idle for 2 s (session timeout)');
+  });
+
+  it('the tombstone reads the same to every owner (the id alone is not an oracle)', async () => {
+    const registry = makeRegistry();
+    const { id } = await open(registry, 'alice', 1000);
+    vi.advanceTimersByTime(1000);
+    await flush();
+    await expectNotFound(() => registry.get('alice', id), id, 'idle for 1 s (session timeout)');
+    await expectNotFound(() => registry.get('bob', id), id, 'idle for 1 s (session timeout)');
+  });
+
+  it.each([0, -1])('timeoutMs %d never expires', async (timeoutMs) => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry, 'alice', timeoutMs);
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(7 * 24 * 3600 * 1000);
+    await flush();
+    expect(registry.get('alice', id)).toBe(session);
+    expect(session.disposeCalls).toEqual([]);
+  });
+
+  it('expires sessions independently', async () => {
+    const registry = makeRegistry();
+    const short = await open(registry, 'alice', 1000);
+    const long = await open(registry, 'alice', 5000);
+    vi.advanceTimersByTime(1000);
+    await flush();
+    expect(short.session.disposeCalls).toEqual(['idle for 1 s (session timeout)']);
+    expect(long.session.disposeCalls).toEqual([]);
+    expect(registry.list('alice').map((s) => s.id)).toEqual([long.id]);
+  });
+
+  it('get() does not count as use and does not postpone expiry', async () => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry, 'alice', 1000);
+    vi.advanceTimersByTime(900);
+    registry.get('alice', id);
+    vi.advanceTimersByTime(100);
+    await flush();
+    expect(session.disposeCalls).toEqual(['idle for 1 s (session timeout)']);
+  });
+
+  it('does not turn a failing dispose on expiry into an unhandled rejection', async () => {
+    const unhandled = vi.fn();
+    process.on('unhandledRejection', unhandled);
+    try {
+      const registry = makeRegistry();
+      const info = await registry.create('alice', 1000, async (id) => new FakeSession(id, true));
+      vi.advanceTimersByTime(1000);
+      await flush();
+      // Unhandled rejections are reported after the microtask queue drains: give real time a turn.
+      vi.useRealTimers();
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(unhandled).not.toHaveBeenCalled();
+      expect(registry.size).toBe(0);
+      await expectNotFound(() => registry.get('alice', info.id), info.id, 'idle for 1 s (session timeout)');
+    } finally {
+      process.off('unhandledRejection', unhandled);
+    }
+  });
+
+  it('the idle timer does not keep the process alive (unref)', async () => {
+    vi.useRealTimers();
+    const timers: NodeJS.Timeout[] = [];
+    const real = globalThis.setTimeout;
+    vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: () => void, ms?: number) => {
+      const t = real(fn, ms);
+      timers.push(t);
+      return t;
+    }) as typeof setTimeout);
+    const registry = makeRegistry();
+    await open(registry, 'alice', 60_000);
+    expect(timers).toHaveLength(1);
+    expect(timers[0]!.hasRef()).toBe(false);
+    await registry.closeAll('test over');
+  });
+});
+
+describe('SessionRegistry use()', () => {
+  it('passes the session, returns the callback\'s value and updates lastUsed', async () => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry, 'alice', 10_000);
+    vi.advanceTimersByTime(3000);
+    const result = await registry.use('alice', id, async (s) => {
+      expect(s).toBe(session);
+      return 42;
+    });
+    expect(result).toBe(42);
+    expect(registry.list('alice')[0]).toEqual({
+      id,
+      created: T0,
+      lastUsed: new Date(T0.getTime() + 3000),
+      owner: 'alice',
+      timeoutMs: 10_000,
+    });
+  });
+
+  it('keeps a busy session from expiring, however long the call takes', async () => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry, 'alice', 1000);
+    const call = deferred<string>();
+    const using = registry.use('alice', id, () => call.promise);
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(60_000);
+    await flush();
+    expect(session.disposeCalls).toEqual([]);
+    expect(expired).toEqual([]);
+    expect(registry.get('alice', id)).toBe(session);
+    call.resolve('done');
+    await expect(using).resolves.toBe('done');
+  });
+
+  it('re-arms the idle timer from the end of the call', async () => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry, 'alice', 1000);
+    vi.advanceTimersByTime(900);
+    const call = deferred<void>();
+    const using = registry.use('alice', id, () => call.promise);
+    vi.advanceTimersByTime(5000);
+    call.resolve();
+    await using;
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(999);
+    await flush();
+    expect(session.disposeCalls).toEqual([]);
+    vi.advanceTimersByTime(1);
+    await flush();
+    expect(session.disposeCalls).toEqual(['idle for 1 s (session timeout)']);
+    expect(expired.map((e) => e.lastUsed)).toEqual([new Date(T0.getTime() + 5900)]);
+  });
+
+  it('re-arms after a failing call too, and passes the error through', async () => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry, 'alice', 1000);
+    const boom = new DebugkitError('INVALID_ARGUMENT', 'bad command');
+    await expect(registry.use('alice', id, async () => Promise.reject(boom))).rejects.toBe(boom);
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(1000);
+    await flush();
+    expect(session.disposeCalls).toEqual(['idle for 1 s (session timeout)']);
+  });
+
+  it('stays busy until the last of overlapping calls finishes', async () => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry, 'alice', 1000);
+    const a = deferred<void>();
+    const b = deferred<void>();
+    const ua = registry.use('alice', id, () => a.promise);
+    const ub = registry.use('alice', id, () => b.promise);
+    a.resolve();
+    await ua;
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(10_000);
+    await flush();
+    expect(session.disposeCalls).toEqual([]);
+    b.resolve();
+    await ub;
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(1000);
+    await flush();
+    expect(session.disposeCalls).toEqual(['idle for 1 s (session timeout)']);
+  });
+
+  it('does not re-arm a session closed during the call', async () => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry, 'alice', 1000);
+    const call = deferred<string>();
+    const using = registry.use('alice', id, () => call.promise);
+    await registry.close('alice', id, 'closed meanwhile');
+    call.resolve('finished anyway');
+    await expect(using).resolves.toBe('finished anyway');
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(5000);
+    await flush();
+    expect(session.disposeCalls).toEqual(['closed meanwhile']);
+    expect(expired).toEqual([]);
+  });
+
+  it('does not re-arm a session forgotten during the call', async () => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry, 'alice', 1000);
+    const using = registry.use('alice', id, async () => {
+      registry.forget(id, 'gdb exited');
+      return 'ok';
+    });
+    await expect(using).resolves.toBe('ok');
+    expect(vi.getTimerCount()).toBe(0);
+    expect(session.disposeCalls).toEqual([]);
+  });
+});
+
+describe('SessionRegistry forget', () => {
+  it('drops the entry without disposing it and leaves a tombstone', async () => {
+    const registry = makeRegistry();
+    const { id, session } = await open(registry, 'alice', 1000);
+    registry.forget(id, 'gdb exited with code 1');
+    expect(session.disposeCalls).toEqual([]);
+    expect(registry.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+    await expectNotFound(() => registry.get('alice', id), id, 'gdb exited with code 1');
+    vi.advanceTimersByTime(5000);
+    await flush();
+    expect(expired).toEqual([]);
+  });
+
+  it('ignores an unknown id and leaves no tombstone for it', async () => {
+    const registry = makeRegistry();
+    const { id } = await open(registry);
+    registry.forget('unknown', 'whatever');
+    expect(registry.size).toBe(1);
+    await expectNotFound(() => registry.get('alice', 'unknown'), 'unknown');
+    expect(registry.get('alice', id)).toBeInstanceOf(FakeSession);
+  });
+
+  it('does not overwrite the reason of an already ended session', async () => {
+    const registry = makeRegistry();
+    const { id } = await open(registry);
+    await registry.close('alice', id, 'closed by client');
+    registry.forget(id, 'late engine exit');
+    await expectNotFound(() => registry.get('alice', id), id, 'closed by client');
+  });
+});
+
+describe('SessionRegistry closeAll', () => {
+  it('disposes every session of every owner with the reason', async () => {
+    const registry = makeRegistry();
+    const a = await open(registry, 'alice', 1000);
+    const b = await open(registry, 'bob');
+    await registry.closeAll('the server is shutting down');
+    expect(a.session.disposeCalls).toEqual(['the server is shutting down']);
+    expect(b.session.disposeCalls).toEqual(['the server is shutting down']);
+    expect(registry.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+    await expectNotFound(() => registry.get('bob', b.id), b.id, 'the server is shutting down');
+  });
+
+  it('refuses new sessions afterwards with SESSION_CLOSED, without calling the factory', async () => {
+    const registry = makeRegistry();
+    await registry.closeAll('bye');
+    const fn = vi.fn(factory);
+    const err = await caught(() => registry.create('alice', 0, fn));
+    expect(err.code).toBe('SESSION_CLOSED');
+    expect(err.message).toBe(CLOSED_MESSAGE);
+    expect(fn).not.toHaveBeenCalled();
+  });
+
+  it('disposes a session whose creation was in flight and refuses it', async () => {
+    const registry = makeRegistry(1);
+    const slow = deferred<FakeSession>();
+    const creating = registry.create('alice', 1000, () => slow.promise);
+    await registry.closeAll('bye');
+    const late = new FakeSession('late');
+    slow.resolve(late);
+    const err = await caught(() => creating);
+    expect(err.code).toBe('SESSION_CLOSED');
+    expect(err.message).toBe(CLOSED_MESSAGE);
+    expect(late.disposeCalls).toEqual(['server shutting down']);
+    expect(registry.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('is safe to call twice', async () => {
+    const registry = makeRegistry();
+    const { session } = await open(registry);
+    await registry.closeAll('first');
+    await registry.closeAll('second');
+    expect(session.disposeCalls).toEqual(['first']);
+  });
+});
