@@ -8,6 +8,7 @@ REQUIRED=(
   "gdb:gdb"
   "gcc:gcc"
   "procps:ps"
+  "python3-debugpy:/usr/lib/python3/dist-packages/debugpy/__init__.py"
 )
 
 missing=()
