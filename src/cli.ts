@@ -50,7 +50,11 @@ function baseConfig(opts: CommonOpts): Config {
 function installShutdown(dk: Debugkit, extra?: () => Promise<void>): (reason: string, code?: number) => void {
   let started = false;
   const shutdown = (reason: string, code = 0) => {
-    if (started) return;
+    if (started) {
+      // A second signal while cleaning up: end the children now rather than die with them alive.
+      killAllChildrenSync();
+      process.exit(code);
+    }
     started = true;
     dk.log.info(`shutting down: ${reason}`);
     const done = Promise.all([extra?.(), dk.close()]);
@@ -60,9 +64,11 @@ function installShutdown(dk: Debugkit, extra?: () => Promise<void>): (reason: st
       process.exit(code);
     });
   };
-  process.once('SIGINT', () => shutdown('SIGINT', 130));
-  process.once('SIGTERM', () => shutdown('SIGTERM', 143));
-  process.once('SIGHUP', () => shutdown('SIGHUP', 129));
+  // Handlers stay installed: with `once`, a second SIGTERM (a process group signalled twice) would
+  // take the default action and kill the server before it ended its children.
+  process.on('SIGINT', () => shutdown('SIGINT', 130));
+  process.on('SIGTERM', () => shutdown('SIGTERM', 143));
+  process.on('SIGHUP', () => shutdown('SIGHUP', 129));
   process.on('exit', killAllChildrenSync);
   // A bug in one call must not take every other session down with it.
   process.on('uncaughtException', (err) => dk.log.error(`uncaught exception (server keeps running): ${err.stack ?? err}`));

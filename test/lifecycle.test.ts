@@ -48,6 +48,13 @@ describe('no process outlives the server', () => {
     ['SIGINT', (s: RawStdioServer) => s.proc.kill('SIGINT')],
     ['stdin EOF', (s: RawStdioServer) => s.proc.stdin!.end()],
     ['SIGKILL', (s: RawStdioServer) => s.proc.kill('SIGKILL')],
+    [
+      'two SIGTERMs at once',
+      (s: RawStdioServer) => {
+        s.proc.kill('SIGTERM');
+        s.proc.kill('SIGTERM');
+      },
+    ],
   ] as const) {
     it(`on ${how}: gdb and the debuggees are gone`, async () => {
       const { server, pids } = await busyServer();

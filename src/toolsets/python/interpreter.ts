@@ -1,0 +1,95 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, renameSync, rmSync, symlinkSync, readlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DebugkitError } from '../../core/errors.js';
+
+export interface Interpreter {
+  /** What to execute: the user's choice, as given (absolute path or a command on PATH). */
+  python: string;
+  /** Set for the adapter and the debuggee: makes debugpy importable when the interpreter lacks it. */
+  pythonPath?: string;
+  debugpyVersion: string;
+}
+
+const SYSTEM_PYTHON = '/usr/bin/python3';
+const PROBE = 'import debugpy, sys; print(debugpy.__version__); print(sys.version.split()[0])';
+const INSTALL_HINT = 'install it with "apt-get install -y python3-debugpy" (for /usr/bin/python3) or "<python> -m pip install debugpy"';
+
+const cache = new Map<string, Promise<Interpreter>>();
+
+/**
+ * Finds how to run debugpy with the interpreter the user chose. Debian's debugpy is importable
+ * only by /usr/bin/python3; another interpreter (pyenv's, a venv's) gets a private directory on
+ * PYTHONPATH holding links to it and to the `bytecode` package Debian unvendored from it.
+ * Without this, a launch with such an interpreter hangs ~15 s and then fails vaguely.
+ */
+export function resolveInterpreter(python = 'python3'): Promise<Interpreter> {
+  let found = cache.get(python);
+  if (!found) {
+    found = probeInterpreter(python);
+    cache.set(python, found);
+    found.catch(() => cache.delete(python));
+  }
+  return found;
+}
+
+async function probeInterpreter(python: string): Promise<Interpreter> {
+  if (python.startsWith('-')) throw new DebugkitError('INVALID_ARGUMENT', `pythonPath must be an interpreter path, not an option: ${python}`);
+  const direct = await run(python, ['-c', PROBE], {});
+  if (direct.ok) return { python, debugpyVersion: direct.lines[0]! };
+  if (direct.missing) {
+    throw new DebugkitError('ENGINE_MISSING', `Python interpreter not found: ${python} (give an absolute path to python3, or install python3)`);
+  }
+  const shim = await systemDebugpyShim();
+  if (shim) {
+    const pythonPath = [shim, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
+    const viaShim = await run(python, ['-c', PROBE], { PYTHONPATH: pythonPath });
+    if (viaShim.ok) return { python, pythonPath, debugpyVersion: viaShim.lines[0]! };
+  }
+  throw new DebugkitError('ENGINE_MISSING', `debugpy is not importable by ${python}: ${INSTALL_HINT}`);
+}
+
+let shimDir: Promise<string | undefined> | undefined;
+
+/** A directory with links to the system's debugpy and bytecode packages, made once per process. */
+function systemDebugpyShim(): Promise<string | undefined> {
+  shimDir ??= (async () => {
+    const where = await run(SYSTEM_PYTHON, ['-c', 'import debugpy, os; print(os.path.dirname(os.path.dirname(debugpy.__file__)))'], {});
+    if (!where.ok) return undefined;
+    const site = where.lines[0]!;
+    const dir = path.join(tmpdir(), `debugkit-${process.getuid?.() ?? 'user'}`, 'python-shim');
+    for (const pkg of ['debugpy', 'bytecode']) linkAtomically(path.join(site, pkg), path.join(dir, pkg));
+    return dir;
+  })();
+  return shimDir;
+}
+
+/** Creates or replaces a symlink without a moment where it is missing (other servers may read it). */
+function linkAtomically(target: string, link: string): void {
+  mkdirSync(path.dirname(link), { recursive: true, mode: 0o700 });
+  try {
+    if (readlinkSync(link) === target) return;
+  } catch {
+    /* not there yet */
+  }
+  const temp = `${link}.${process.pid}.tmp`;
+  rmSync(temp, { force: true });
+  symlinkSync(target, temp);
+  renameSync(temp, link);
+}
+
+interface RunResult {
+  ok: boolean;
+  missing: boolean;
+  lines: string[];
+}
+
+function run(command: string, args: string[], env: Record<string, string>): Promise<RunResult> {
+  return new Promise((resolve) => {
+    execFile(command, args, { timeout: 10_000, env: { ...process.env, ...env } }, (err, stdout) => {
+      const code = (err as NodeJS.ErrnoException | null)?.code;
+      resolve({ ok: !err, missing: code === 'ENOENT' || code === 'EACCES', lines: stdout.trim().split('\n') });
+    });
+  });
+}
