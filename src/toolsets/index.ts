@@ -1,5 +1,6 @@
 import type { ToolsetFactory } from '../server/toolset.js';
 import { gdbToolset } from './gdb/index.js';
+import { pythonToolset } from './python/index.js';
 
 /** The one list of toolsets. Order is the order tools are listed in. */
-export const toolsetFactories: ToolsetFactory[] = [gdbToolset];
+export const toolsetFactories: ToolsetFactory[] = [gdbToolset, pythonToolset];

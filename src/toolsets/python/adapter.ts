@@ -1,0 +1,178 @@
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import { DapConnection } from '../../core/dap/connection.js';
+import { DebugkitError } from '../../core/errors.js';
+import { spawnChild, terminate, type OwnedChild } from '../../core/process.js';
+import { OutputRing } from '../../core/ring.js';
+import type { Interpreter } from './interpreter.js';
+
+export interface LaunchSpec {
+  interpreter: Interpreter;
+  program: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  /** Runs between `initialized` and `configurationDone`: breakpoints go in here. */
+  configure(dap: DapConnection): Promise<void>;
+  timeoutMs: number;
+}
+
+const DAP_TIMEOUT_MS = 30_000;
+
+/**
+ * One debugpy adapter process, the DAP channel to it, and what it reports about the debuggee:
+ * its pid, its output (kept in rings) and its end. Knows the launch handshake, not sessions.
+ */
+export class DebugpyAdapter {
+  readonly stdout = new OutputRing();
+  readonly stderr = new OutputRing();
+  debuggeePid: number | undefined;
+  exitCode: number | undefined;
+  /** Settles when the debuggee has ended (terminated or exited), or the adapter has gone. */
+  readonly ended: Promise<void>;
+  private markEnded: () => void = () => {};
+  private disposed = false;
+  /** Stops not yet taken: events are not buffered by DAP, and one can come before launch returns. */
+  private stops: DebugProtocol.StoppedEvent[] = [];
+  private wake = new Set<() => void>();
+  private hasEnded = false;
+
+  private constructor(
+    private readonly proc: OwnedChild,
+    readonly dap: DapConnection,
+  ) {
+    this.ended = new Promise((resolve) => (this.markEnded = resolve));
+    dap.onEvent('output', (e) => {
+      const { category, output } = e.body;
+      if (category === 'stdout') this.stdout.append(output);
+      else if (category === 'stderr') this.stderr.append(output);
+    });
+    dap.onEvent('process', (e) => (this.debuggeePid = e.body.systemProcessId));
+    dap.onEvent('exited', (e) => (this.exitCode = e.body.exitCode));
+    dap.onEvent('stopped', (e) => {
+      this.stops.push(e);
+      this.notify();
+    });
+    dap.onEvent('terminated', () => this.end());
+    void dap.closed.then(() => this.end());
+  }
+
+  /** Forgets stops nobody took (call before resuming). */
+  clearStops(): void {
+    this.stops = [];
+  }
+
+  /** The next stop, or "ended" when the program is gone, or "timeout" after `timeoutMs`. */
+  nextStop(timeoutMs: number, signal?: AbortSignal): Promise<DebugProtocol.StoppedEvent | 'ended' | 'timeout' | 'cancelled'> {
+    return new Promise((resolve) => {
+      const check = () => {
+        const stop = this.stops.shift();
+        if (stop) finish(stop);
+        else if (this.hasEnded) finish('ended');
+      };
+      const finish = (value: DebugProtocol.StoppedEvent | 'ended' | 'timeout' | 'cancelled') => {
+        clearTimeout(timer);
+        this.wake.delete(check);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(value);
+      };
+      const onAbort = () => finish('cancelled');
+      const timer = setTimeout(() => finish('timeout'), timeoutMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.wake.add(check);
+      check();
+    });
+  }
+
+  private notify(): void {
+    for (const check of [...this.wake]) check();
+  }
+
+  private end(): void {
+    this.hasEnded = true;
+    this.markEnded();
+    this.notify();
+  }
+
+  static async launch(spec: LaunchSpec): Promise<DebugpyAdapter> {
+    const { interpreter } = spec;
+    const env = { ...process.env, ...(interpreter.pythonPath ? { PYTHONPATH: interpreter.pythonPath } : {}) };
+    const proc = await spawnChild(interpreter.python, ['-m', 'debugpy.adapter'], { stdio: ['pipe', 'pipe', 'pipe'], env });
+    proc.child.stderr!.resume();
+    const dap = new DapConnection(proc.child.stdout!, proc.child.stdin!, { name: 'debugpy', timeoutMs: DAP_TIMEOUT_MS });
+    const adapter = new DebugpyAdapter(proc, dap);
+    try {
+      await adapter.handshake(spec);
+    } catch (err) {
+      await adapter.dispose();
+      throw err instanceof DebugkitError ? err : new DebugkitError('ENGINE_FAILED', `debugpy failed to launch the program: ${String(err)}`, { cause: err });
+    }
+    return adapter;
+  }
+
+  /**
+   * debugpy answers `launch` only after `configurationDone`, and sends `initialized` in between:
+   * so launch is sent without waiting, breakpoints are set on `initialized`, then both finish.
+   */
+  private async handshake(spec: LaunchSpec): Promise<void> {
+    const { dap } = this;
+    await dap.request('initialize', {
+      clientID: 'debugkit',
+      clientName: 'debugkit',
+      adapterID: 'debugpy',
+      linesStartAt1: true,
+      columnsStartAt1: true,
+      pathFormat: 'path',
+      supportsVariableType: true,
+      supportsRunInTerminalRequest: false,
+    });
+    const initialized = dap.waitForEvent('initialized', { timeoutMs: spec.timeoutMs });
+    const launched = dap.request(
+      'launch',
+      {
+        program: spec.program,
+        args: spec.args,
+        cwd: spec.cwd,
+        env: { ...spec.env, ...(spec.interpreter.pythonPath ? { PYTHONPATH: spec.interpreter.pythonPath } : {}) },
+        python: [spec.interpreter.python],
+        console: 'internalConsole',
+        justMyCode: true,
+        redirectOutput: true,
+        showReturnValue: false,
+      },
+      { timeoutMs: spec.timeoutMs },
+    );
+    launched.catch(() => undefined);
+    await Promise.race([initialized, launched.then(() => initialized)]);
+    await spec.configure(dap);
+    await dap.request('configurationDone');
+    await launched;
+  }
+
+  /** Ends the debuggee (its own process group), the adapter, and the channel. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    if (!this.dap.isClosed) {
+      await this.dap.request('disconnect', { terminateDebuggee: true }, { timeoutMs: 2000 }).catch(() => undefined);
+    }
+    // debugpy starts the debuggee in a process group of its own: end it by pid, not via ours.
+    if (this.debuggeePid !== undefined) killGroup(this.debuggeePid);
+    this.dap.close(new DebugkitError('SESSION_CLOSED', 'the python session ended'));
+    await terminate(this.proc, { graceMs: 1000 });
+    this.end();
+  }
+
+  get adapterPid(): number | undefined {
+    return this.proc.child.pid;
+  }
+}
+
+function killGroup(pid: number): void {
+  for (const target of [-pid, pid]) {
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch {
+      /* gone already */
+    }
+  }
+}

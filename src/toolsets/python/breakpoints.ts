@@ -1,0 +1,94 @@
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import type { DapConnection } from '../../core/dap/connection.js';
+
+export interface BreakpointSpec {
+  line: number;
+  condition?: string;
+  hitCondition?: string;
+  logMessage?: string;
+}
+
+export interface BreakpointReport {
+  file: string;
+  line: number;
+  verified: boolean;
+  /** Where debugpy actually put it, when that differs from the line asked for. */
+  actualLine?: number;
+  message?: string;
+  condition?: string;
+  hitCondition?: string;
+  logMessage?: string;
+}
+
+/**
+ * The breakpoints of one session, by absolute file path, and their last verification. DAP sets
+ * a file's breakpoints as a whole, so every change re-sends that file's list.
+ */
+export class BreakpointBook {
+  private readonly byFile = new Map<string, BreakpointSpec[]>();
+  private functions: string[] = [];
+  private readonly reports = new Map<string, BreakpointReport[]>();
+
+  /** Adds one line breakpoint (or replaces the one on that line); returns whether anything changed. */
+  add(file: string, spec: BreakpointSpec): boolean {
+    const list = this.byFile.get(file) ?? [];
+    const existing = list.findIndex((b) => b.line === spec.line);
+    if (existing >= 0 && JSON.stringify(list[existing]) === JSON.stringify(spec)) return false;
+    if (existing >= 0) list[existing] = spec;
+    else list.push(spec);
+    this.byFile.set(file, list);
+    return true;
+  }
+
+  replace(file: string, specs: BreakpointSpec[]): void {
+    this.byFile.set(file, specs);
+  }
+
+  setFunctions(names: string[]): void {
+    this.functions = names;
+  }
+
+  files(): string[] {
+    return [...this.byFile.keys()];
+  }
+
+  /** Sends every file's breakpoints (used while configuring a launch). */
+  async applyAll(dap: DapConnection): Promise<BreakpointReport[]> {
+    const reports: BreakpointReport[] = [];
+    for (const file of this.byFile.keys()) reports.push(...(await this.apply(dap, file)));
+    if (this.functions.length > 0) await this.applyFunctions(dap);
+    return reports;
+  }
+
+  async apply(dap: DapConnection, file: string): Promise<BreakpointReport[]> {
+    const specs = this.byFile.get(file) ?? [];
+    const body = await dap.request('setBreakpoints', { source: { path: file }, breakpoints: specs });
+    const reports = specs.map((spec, i) => report(file, spec, body.breakpoints[i]));
+    this.reports.set(file, reports);
+    return reports;
+  }
+
+  async applyFunctions(dap: DapConnection): Promise<DebugProtocol.Breakpoint[]> {
+    const body = await dap.request('setFunctionBreakpoints', { breakpoints: this.functions.map((name) => ({ name })) });
+    return body.breakpoints;
+  }
+
+  /** Breakpoints debugpy moved or could not verify: reported with every answer until fixed. */
+  problems(): BreakpointReport[] {
+    return [...this.reports.values()].flat().filter((r) => !r.verified || r.actualLine !== undefined);
+  }
+}
+
+function report(file: string, spec: BreakpointSpec, bp: DebugProtocol.Breakpoint | undefined): BreakpointReport {
+  const out: BreakpointReport = { file, line: spec.line, verified: bp?.verified ?? false };
+  if (bp?.line !== undefined && bp.line !== spec.line) {
+    out.actualLine = bp.line;
+    out.message = `debugpy moved this breakpoint from line ${spec.line} to line ${bp.line}`;
+  } else if (!out.verified) {
+    out.message = bp?.message ?? 'debugpy could not verify this breakpoint (is the line code that runs?)';
+  }
+  if (spec.condition) out.condition = spec.condition;
+  if (spec.hitCondition) out.hitCondition = spec.hitCondition;
+  if (spec.logMessage) out.logMessage = spec.logMessage;
+  return out;
+}

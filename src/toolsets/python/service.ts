@@ -1,0 +1,107 @@
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import type { Config } from '../../config.js';
+import { DebugkitError } from '../../core/errors.js';
+import { resolveContained } from '../../core/paths.js';
+import { SessionRegistry } from '../../core/sessions.js';
+import type { Logger } from '../../server/log.js';
+import type { BreakpointSpec } from './breakpoints.js';
+import { resolveInterpreter } from './interpreter.js';
+import { PythonSession, type RunOptions, type RunOutcome } from './session.js';
+import { readLines } from './snapshot.js';
+
+export interface StartRequest {
+  entry: string;
+  args?: string[];
+  env?: Record<string, string>;
+  pythonPath?: string;
+  stopOnRaisedExceptions?: boolean;
+  idleTimeout?: number;
+}
+
+const DEFAULT_IDLE_MS = 30 * 60 * 1000;
+
+/** What the MCP tools and the REST routes share: validation, sessions, and path handling. */
+export class PythonService {
+  readonly registry: SessionRegistry<PythonSession>;
+
+  constructor(
+    readonly config: Config,
+    log: Logger,
+  ) {
+    this.registry = new SessionRegistry<PythonSession>({
+      kind: 'python session',
+      maxSessions: config.maxSessions,
+      onExpire: (info) => log.info(`python session ${info.id} closed after ${info.timeoutMs / 1000} s idle`),
+    });
+  }
+
+  async start(owner: string, req: StartRequest): Promise<{ sessionId: string }> {
+    const program = this.pythonFile(req.entry, 'entry');
+    if (req.pythonPath !== undefined && !path.isAbsolute(req.pythonPath)) {
+      throw new DebugkitError('INVALID_ARGUMENT', `pythonPath must be an absolute path to a Python interpreter, not ${req.pythonPath}`);
+    }
+    const interpreter = await resolveInterpreter(req.pythonPath ?? 'python3');
+    const timeoutMs = req.idleTimeout !== undefined ? req.idleTimeout * 1000 : DEFAULT_IDLE_MS;
+    const info = await this.registry.create(owner, timeoutMs, async () =>
+      new PythonSession({
+        root: this.root(),
+        program,
+        args: req.args ?? [],
+        env: req.env ?? {},
+        interpreter,
+        stopOnRaised: req.stopOnRaisedExceptions ?? false,
+      }),
+    );
+    return { sessionId: info.id };
+  }
+
+  /** Validates file and line (inside the root, a file, a line that exists) and runs to it. */
+  runTo(owner: string, id: string, file: string, bp: BreakpointSpec, options: RunOptions): Promise<RunOutcome> {
+    return this.registry.use(owner, id, async (session) => {
+      const absolute = await this.breakpointTarget(file, bp.line);
+      return this.relativize(await session.runToBreakpoint(absolute, bp, options));
+    });
+  }
+
+  use<T>(owner: string, id: string, fn: (session: PythonSession) => Promise<T>): Promise<T> {
+    return this.registry.use(owner, id, fn);
+  }
+
+  async end(owner: string, id: string): Promise<{ ended: true }> {
+    await this.registry.close(owner, id, 'ended by the client');
+    return { ended: true };
+  }
+
+  /** Resolves a breakpoint file (contained, a file) and checks each line exists; returns its absolute path. */
+  async breakpointTarget(file: string, ...lines: number[]): Promise<string> {
+    const absolute = this.pythonFile(file, 'file');
+    const text = await readLines(absolute);
+    const count = text ? (text.at(-1) === '' ? text.length - 1 : text.length) : 0;
+    for (const line of lines) {
+      if (line > count) throw new DebugkitError('INVALID_ARGUMENT', `line ${line} is past the end of ${file}, which has ${count} lines`);
+    }
+    return absolute;
+  }
+
+  /** Stack paths inside the workspace are shown relative to it: shorter, and what the agent passed. */
+  relativize(outcome: RunOutcome): RunOutcome {
+    if (outcome.stack) outcome.stack = outcome.stack.map((f) => ({ ...f, file: this.shortPath(f.file) }));
+    return outcome;
+  }
+
+  private shortPath(file: string): string {
+    const rel = path.relative(this.root(), file);
+    return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
+  }
+
+  private pythonFile(userPath: string, what: string): string {
+    const absolute = resolveContained(this.root(), userPath, { what });
+    if (!statSync(absolute).isFile()) throw new DebugkitError('INVALID_ARGUMENT', `${what} ${userPath} is not a file`);
+    return absolute;
+  }
+
+  private root(): string {
+    return this.config.root;
+  }
+}

@@ -1,0 +1,324 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import { DebugkitError } from '../../core/errors.js';
+import type { SessionResource } from '../../core/sessions.js';
+import { DebugpyAdapter } from './adapter.js';
+import { BreakpointBook, type BreakpointReport, type BreakpointSpec } from './breakpoints.js';
+import type { Interpreter } from './interpreter.js';
+import { formatTraceback, takeSnapshot, type FrameView, type Snapshot } from './snapshot.js';
+import { DEFAULT_LIMITS, view, type Limits, type ValueView } from './values.js';
+
+export type Status = 'idle' | 'running' | 'paused' | 'completed' | 'error';
+
+export interface SessionSpec {
+  root: string;
+  program: string;
+  args: string[];
+  env: Record<string, string>;
+  interpreter: Interpreter;
+  stopOnRaised: boolean;
+}
+
+export interface RunOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  limits?: Partial<Limits>;
+}
+
+export interface ErrorInfo {
+  type: string;
+  message: string;
+  traceback: string | null;
+}
+
+/** The contract's answer to a run, plus what an agent reads at a stop. */
+export interface RunOutcome {
+  hit: boolean;
+  completed: boolean;
+  frameInfo: { file: string; line: number } | null;
+  locals: Record<string, ValueView> | null;
+  error: ErrorInfo | null;
+  status: Status;
+  reason?: string;
+  function?: string;
+  source?: string;
+  stack?: FrameView[];
+  localsOmitted?: number;
+  exitCode?: number;
+  breakpointWarnings?: BreakpointReport[];
+}
+
+export interface SessionState {
+  status: Status;
+  lastBreakpoint: { file: string; line: number; hitCount: number } | null;
+  timings: { lastRunMs: number | null; totalCpuTimeMs: number | null } | null;
+}
+
+/** Linux reports process CPU time in USER_HZ ticks, fixed at 100 on the architectures Node runs on. */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * One Python program under debugpy: idle until the first run, then paused at stops until it
+ * completes. Runs are serialized; state can be read at any time.
+ */
+export class PythonSession implements SessionResource {
+  status: Status = 'idle';
+  private adapter: DebugpyAdapter | undefined;
+  private threadId: number | undefined;
+  private snapshot: Snapshot | undefined;
+  private readonly book = new BreakpointBook();
+  private readonly hits = new Map<string, number>();
+  private lastBreakpoint: SessionState['lastBreakpoint'] = null;
+  private lastRunMs: number | null = null;
+  private cpuMs: number | null = null;
+  private busy = false;
+  private disposed = false;
+  private exceptionSeen = false;
+
+  constructor(private readonly spec: SessionSpec) {}
+
+  state(): SessionState {
+    this.sampleCpu();
+    const timings = this.lastRunMs === null ? null : { lastRunMs: this.lastRunMs, totalCpuTimeMs: this.cpuMs };
+    return { status: this.status, lastBreakpoint: this.lastBreakpoint, timings };
+  }
+
+  get output() {
+    return this.adapter ? { stdout: this.adapter.stdout, stderr: this.adapter.stderr } : undefined;
+  }
+
+  get pids(): number[] {
+    return [this.adapter?.adapterPid, this.adapter?.debuggeePid].filter((p): p is number => p !== undefined);
+  }
+
+  /** Adds a breakpoint at file:line and runs (launching first if idle) until the next stop. */
+  runToBreakpoint(file: string, bp: BreakpointSpec, options: RunOptions): Promise<RunOutcome> {
+    return this.exclusive(async () => {
+      this.book.add(file, bp);
+      if (this.status === 'idle') return this.launch(options);
+      this.assertStopped('run to a breakpoint');
+      await this.book.apply(this.adapter!.dap, file);
+      return this.resume(() => this.adapter!.dap.request('continue', { threadId: this.threadId! }), options);
+    });
+  }
+
+  /** Continues a paused program to its next stop without adding a breakpoint. */
+  continue(options: RunOptions): Promise<RunOutcome> {
+    return this.exclusive(async () => {
+      if (this.status === 'idle') return this.launch(options);
+      this.assertStopped('continue');
+      return this.resume(() => this.adapter!.dap.request('continue', { threadId: this.threadId! }), options);
+    });
+  }
+
+  step(kind: 'over' | 'into' | 'out', options: RunOptions): Promise<RunOutcome> {
+    return this.exclusive(async () => {
+      this.assertStopped(`step ${kind}`);
+      const command = kind === 'over' ? 'next' : kind === 'into' ? 'stepIn' : 'stepOut';
+      return this.resume(() => this.adapter!.dap.request(command, { threadId: this.threadId! }), options);
+    });
+  }
+
+  setBreakpoints(file: string, specs: BreakpointSpec[]): Promise<BreakpointReport[]> {
+    return this.exclusive(async () => {
+      this.book.replace(file, specs);
+      if (!this.adapter || this.status === 'completed') return specs.map((s) => ({ file, line: s.line, verified: false, message: 'set when the program starts' }));
+      return this.book.apply(this.adapter.dap, file);
+    });
+  }
+
+  setFunctionBreakpoints(names: string[]): Promise<DebugProtocol.Breakpoint[] | undefined> {
+    return this.exclusive(async () => {
+      this.book.setFunctions(names);
+      if (!this.adapter || this.status === 'completed') return undefined;
+      return this.book.applyFunctions(this.adapter.dap);
+    });
+  }
+
+  /** Evaluates an expression in a frame of the current stop (0 = innermost). */
+  evaluate(expression: string, frameIndex: number, maxReprLength: number): Promise<ValueView & { expandable: boolean }> {
+    return this.exclusive(async () => {
+      this.assertStopped('evaluate');
+      const frame = this.snapshot?.frames[frameIndex];
+      if (!frame) throw new DebugkitError('INVALID_ARGUMENT', `no frame ${frameIndex}: the stack has ${this.snapshot?.frames.length ?? 0} frames (0 is the innermost)`);
+      const body = await this.adapter!.dap.request('evaluate', { expression, frameId: frame.id, context: 'repl' });
+      return { ...view(body.type, body.result, maxReprLength), expandable: body.variablesReference > 0 };
+    });
+  }
+
+  /** The current stop seen from another frame, or with other limits. */
+  inspect(frameIndex: number, limits: Partial<Limits>): Promise<RunOutcome> {
+    return this.exclusive(async () => {
+      this.assertStopped('inspect the stack');
+      return this.describeStop({ reason: 'inspect', threadId: this.threadId! }, { timeoutMs: 0, limits }, frameIndex);
+    });
+  }
+
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    await this.adapter?.dispose();
+  }
+
+  private async launch(options: RunOptions): Promise<RunOutcome> {
+    const { spec } = this;
+    this.status = 'running';
+    const started = Date.now();
+    try {
+      this.adapter = await DebugpyAdapter.launch({
+        interpreter: spec.interpreter,
+        program: spec.program,
+        args: spec.args,
+        env: spec.env,
+        cwd: spec.root,
+        timeoutMs: Math.max(options.timeoutMs, 20_000),
+        configure: async (dap) => {
+          await dap.request('setExceptionBreakpoints', { filters: spec.stopOnRaised ? ['raised', 'uncaught'] : ['uncaught'] });
+          await this.book.applyAll(dap);
+        },
+      });
+    } catch (err) {
+      this.status = 'error';
+      throw err;
+    }
+    return this.awaitStop(started, options);
+  }
+
+  private async resume(start: () => Promise<unknown>, options: RunOptions): Promise<RunOutcome> {
+    const adapter = this.adapter!;
+    adapter.clearStops();
+    this.snapshot = undefined;
+    this.status = 'running';
+    const started = Date.now();
+    await start();
+    return this.awaitStop(started, options);
+  }
+
+  private async awaitStop(started: number, options: RunOptions): Promise<RunOutcome> {
+    const adapter = this.adapter!;
+    const cpuTimer = setInterval(() => this.sampleCpu(), 250);
+    cpuTimer.unref();
+    try {
+      let stop = await adapter.nextStop(options.timeoutMs, options.signal);
+      let timedOut = false;
+      if (stop === 'timeout' || stop === 'cancelled') {
+        timedOut = stop === 'timeout';
+        // Leave the program paused where it is, so the agent can look, continue or end it.
+        await adapter.dap.request('pause', { threadId: this.threadId ?? 1 }).catch(() => undefined);
+        stop = await adapter.nextStop(5000);
+        if (stop === 'cancelled' || stop === 'timeout') throw new DebugkitError('TIMEOUT', 'the program did not pause; end the session');
+      }
+      this.sampleCpu();
+      this.lastRunMs = Date.now() - started;
+      if (stop === 'ended') return this.describeEnd();
+      const outcome = await this.describeStop(stop.body, options);
+      if (timedOut) {
+        outcome.hit = false;
+        outcome.error = {
+          type: 'TimeoutError',
+          message: `no breakpoint was hit within ${options.timeoutMs / 1000} s; the program is paused at ${outcome.frameInfo?.file}:${outcome.frameInfo?.line} (continue to go on, or end the session)`,
+          traceback: null,
+        };
+      }
+      return outcome;
+    } finally {
+      clearInterval(cpuTimer);
+    }
+  }
+
+  private async describeStop(stop: DebugProtocol.StoppedEvent['body'], options: RunOptions, frameIndex = 0): Promise<RunOutcome> {
+    const adapter = this.adapter!;
+    this.threadId = stop.threadId ?? this.threadId ?? 1;
+    const limits = { ...DEFAULT_LIMITS, ...options.limits };
+    const snap = await takeSnapshot(adapter.dap, this.threadId, limits, frameIndex);
+    this.snapshot = snap;
+    const outcome: RunOutcome = {
+      hit: false,
+      completed: false,
+      frameInfo: snap.frameInfo,
+      locals: snap.locals,
+      error: null,
+      status: 'paused',
+      reason: stop.reason,
+      function: snap.stack[frameIndex]?.name,
+      source: snap.source,
+      stack: snap.stack.slice(0, 8),
+    };
+    if (snap.localsOmitted > 0) outcome.localsOmitted = snap.localsOmitted;
+    if (stop.reason === 'exception') {
+      outcome.error = await this.exceptionError(snap);
+      outcome.frameInfo = null;
+      outcome.locals = null;
+      outcome.status = 'error';
+      this.exceptionSeen = true;
+    } else if (stop.reason === 'breakpoint' || stop.reason === 'function breakpoint') {
+      outcome.hit = true;
+      this.countHit(snap.frameInfo);
+    }
+    this.status = outcome.status;
+    const warnings = this.book.problems();
+    if (warnings.length > 0) outcome.breakpointWarnings = warnings;
+    return outcome;
+  }
+
+  private async exceptionError(snap: Snapshot): Promise<ErrorInfo> {
+    const info = await this.adapter!.dap.request('exceptionInfo', { threadId: this.threadId! }).catch(() => undefined);
+    const type = info?.details?.typeName ?? info?.exceptionId ?? 'Exception';
+    const message = info?.details?.message ?? info?.description ?? '';
+    return { type, message, traceback: await formatTraceback(snap.frames, type, message) };
+  }
+
+  private describeEnd(): RunOutcome {
+    const adapter = this.adapter!;
+    // An uncaught exception was reported at its stop; the program ending afterwards keeps that verdict.
+    this.status = this.exceptionSeen ? 'error' : 'completed';
+    const outcome: RunOutcome = { hit: false, completed: true, frameInfo: null, locals: null, error: null, status: this.status };
+    if (adapter.exitCode !== undefined) outcome.exitCode = adapter.exitCode;
+    return outcome;
+  }
+
+  private countHit(frame: { file: string; line: number } | null): void {
+    if (!frame) return;
+    const key = `${frame.file}:${frame.line}`;
+    const hitCount = (this.hits.get(key) ?? 0) + 1;
+    this.hits.set(key, hitCount);
+    this.lastBreakpoint = { file: path.relative(this.spec.root, frame.file) || frame.file, line: frame.line, hitCount };
+  }
+
+  private sampleCpu(): void {
+    const pid = this.adapter?.debuggeePid;
+    if (pid === undefined) return;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      this.cpuMs = ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+    } catch {
+      /* the process has ended: keep the last sample */
+    }
+  }
+
+  private assertStopped(what: string): void {
+    if (this.status === 'paused' || (this.status === 'error' && this.adapter && this.snapshot)) return;
+    const why: Record<Status, string> = {
+      idle: 'the program has not started: run to a breakpoint first',
+      running: 'the program is running',
+      paused: '',
+      completed: 'the program has completed: start a new session to run it again',
+      error: 'the program has ended with an error: start a new session to run it again',
+    };
+    throw new DebugkitError('INVALID_ARGUMENT', `cannot ${what}: ${why[this.status]}`);
+  }
+
+  private async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.disposed) throw new DebugkitError('SESSION_CLOSED', 'the session has ended');
+    if (this.busy) throw new DebugkitError('SESSION_BUSY', 'the session is busy with another run: wait for it to answer');
+    this.busy = true;
+    try {
+      return await fn();
+    } finally {
+      this.busy = false;
+    }
+  }
+}

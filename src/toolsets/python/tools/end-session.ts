@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import type { ToolSpec } from '../../../server/tools.js';
+import type { PythonService } from '../service.js';
+import { sessionId } from '../schemas.js';
+
+const input = { sessionId };
+const output = { ended: z.boolean() };
+
+export function endSessionTool(service: PythonService): ToolSpec<typeof input, typeof output> {
+  return {
+    name: 'python_end_session',
+    title: 'End the session',
+    description: 'Ends the session: the program, debugpy and everything they started are terminated.',
+    input,
+    output,
+    annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
+    run: (args, call) => service.end(call.client.owner, args.sessionId),
+  };
+}

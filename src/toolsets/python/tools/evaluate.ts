@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import type { ToolSpec } from '../../../server/tools.js';
+import type { PythonService } from '../service.js';
+import { sessionId } from '../schemas.js';
+
+const input = {
+  sessionId,
+  expression: z.string().min(1).describe('A Python expression, evaluated in the chosen frame (it may have side effects)'),
+  frame: z.number().int().min(0).default(0).describe('Stack frame index: 0 is where the program stopped, 1 its caller, ...'),
+  maxReprLength: z.number().int().min(10).max(100_000).default(2000),
+};
+const output = {
+  type: z.string(),
+  repr: z.string(),
+  isTruncated: z.boolean(),
+  expandable: z.boolean().describe('True when the value has members (index or attribute it to see them)'),
+};
+
+export function evaluateTool(service: PythonService): ToolSpec<typeof input, typeof output> {
+  return {
+    name: 'python_evaluate',
+    title: 'Evaluate an expression',
+    description: 'Evaluates a Python expression in a frame of the paused program and returns its type and repr.',
+    input,
+    output,
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+    run: (args, call) => service.use(call.client.owner, args.sessionId, (s) => s.evaluate(args.expression, args.frame, args.maxReprLength)),
+  };
+}

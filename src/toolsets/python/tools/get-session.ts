@@ -1,0 +1,17 @@
+import type { ToolSpec } from '../../../server/tools.js';
+import type { PythonService } from '../service.js';
+import { sessionId, stateOutput } from '../schemas.js';
+
+const input = { sessionId };
+
+export function getSessionTool(service: PythonService): ToolSpec<typeof input, typeof stateOutput> {
+  return {
+    name: 'python_get_session',
+    title: 'Get the session state',
+    description: 'Status (idle, running, paused, completed, error), the last breakpoint hit with its hit count, and timings.',
+    input,
+    output: stateOutput,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    run: async (args, call) => service.registry.get(call.client.owner, args.sessionId).state(),
+  };
+}

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import type { ToolSpec } from '../../../server/tools.js';
+import type { PythonService } from '../service.js';
+import { runOutput, sessionId } from '../schemas.js';
+
+const input = {
+  sessionId,
+  frame: z.number().int().min(0).default(0).describe('Stack frame index: 0 is where the program stopped, 1 its caller, ...'),
+  maxReprLength: z.number().int().min(10).max(100_000).optional(),
+  maxLocals: z.number().int().min(1).max(1000).optional(),
+};
+
+export function inspectTool(service: PythonService): ToolSpec<typeof input, typeof runOutput> {
+  return {
+    name: 'python_inspect',
+    title: 'Inspect a stack frame',
+    description: 'Shows the current stop from another frame (its locals and source) or with more of each value; the program stays paused.',
+    input,
+    output: runOutput,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    run: (args, call) =>
+      service.use(call.client.owner, args.sessionId, async (s) => {
+        const limits = { ...(args.maxReprLength ? { maxReprLength: args.maxReprLength } : {}), ...(args.maxLocals ? { maxLocals: args.maxLocals } : {}) };
+        return service.relativize(await s.inspect(args.frame, limits));
+      }),
+  };
+}

@@ -1,0 +1,24 @@
+import type { ToolSpec } from '../../../server/tools.js';
+import type { PythonService } from '../service.js';
+import { breakpointFields, line, projectFile, runLimits, runOptions, runOutput, sessionId } from '../schemas.js';
+
+const input = { sessionId, file: projectFile, line, ...breakpointFields, ...runLimits };
+
+export function runToBreakpointTool(service: PythonService): ToolSpec<typeof input, typeof runOutput> {
+  return {
+    name: 'python_run_to_breakpoint',
+    title: 'Run to a breakpoint',
+    description:
+      'Sets a breakpoint at file:line (optionally conditional, a hit count, or a logpoint) and runs the program ' +
+      '(starting it if needed) until a breakpoint is hit, it completes, an uncaught exception is raised, or `timeout` ' +
+      'passes (then it is paused, with a TimeoutError). Returns hit/completed/error, the location, locals with ' +
+      'bounded reprs, the source around the stop and the top of the stack.',
+    input,
+    output: runOutput,
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+    run: (args, call) => {
+      const { sessionId: id, file, line: at, condition, hitCondition, logMessage } = args;
+      return service.runTo(call.client.owner, id, file, { line: at, condition, hitCondition, logMessage }, runOptions(args, call.signal));
+    },
+  };
+}

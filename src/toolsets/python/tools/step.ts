@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import type { ToolSpec } from '../../../server/tools.js';
+import type { PythonService } from '../service.js';
+import { runLimits, runOptions, runOutput, sessionId } from '../schemas.js';
+
+const input = {
+  sessionId,
+  kind: z.enum(['over', 'into', 'out']).default('over').describe('over: next line; into: into the call; out: to the caller'),
+  ...runLimits,
+};
+
+export function stepTool(service: PythonService): ToolSpec<typeof input, typeof runOutput> {
+  return {
+    name: 'python_step',
+    title: 'Step over, into or out',
+    description: 'Steps the paused program one line (over), into a call, or out to the caller; returns the new stop like python_continue.',
+    input,
+    output: runOutput,
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+    run: (args, call) =>
+      service.use(call.client.owner, args.sessionId, async (s) => service.relativize(await s.step(args.kind, runOptions(args, call.signal)))),
+  };
+}
