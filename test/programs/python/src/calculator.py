@@ -12,14 +12,11 @@ def add(x, y):
 
 
 def main(argv):
-    total = 0
-    for value in (10, 20):
-        total = add(total, value)
     x = 10
     y = 20
     result = add(x, y)
     final_result = result + divide(25, 2)
-    print("result", result, "final", final_result)
+    print("final", final_result)
     if "--divide-by-zero" in argv:
         print(divide(1, 0))
     return 0
