@@ -157,6 +157,14 @@ describe('python toolset: beyond the contract', () => {
     await pyOk(dk, 'python_end_session', { sessionId: id });
   });
 
+  it('lets child Python processes run (undebugged) instead of hanging', async () => {
+    const id = await start('src/spawns.py');
+    const run = await pyOk(dk, 'python_run_to_breakpoint', { sessionId: id, file: 'src/spawns.py', line: 6 });
+    expect(run).toMatchObject({ hit: true, error: null });
+    expect(run.locals.child.repr).toContain("stdout='child says hi\\n'");
+    await pyOk(dk, 'python_end_session', { sessionId: id });
+  });
+
   it('bounds reprs and the number of locals, and says so', async () => {
     const id = await start(FEATURES);
     const run = await pyOk(dk, 'python_run_to_breakpoint', { sessionId: id, file: FEATURES, line: 35, maxReprLength: 50, maxLocals: 2 });

@@ -137,6 +137,10 @@ export class DebugpyAdapter {
         console: 'internalConsole',
         justMyCode: true,
         redirectOutput: true,
+        // With subProcess on, debugpy injects itself into child Pythons, which then wait for a
+        // client to attach them (a debugpyAttach event); without one they hang. Children run
+        // undebugged instead.
+        subProcess: false,
         showReturnValue: false,
       },
       { timeoutMs: spec.timeoutMs },
