@@ -173,6 +173,13 @@ describe('python toolset: beyond the contract', () => {
     const wide = await pyOk(dk, 'python_inspect', { sessionId: id, maxReprLength: 40 });
     expect(wide.locals.big).toEqual({ type: 'str', repr: `'${'x'.repeat(39)}...`, isTruncated: true });
     expect(wide.locals.account.type).toBe('Account');
+    // Nested values: members as deep as asked, each level bounded.
+    const account = await pyOk(dk, 'python_evaluate', { sessionId: id, expression: 'account', depth: 1 });
+    expect(account.members).toMatchObject({ owner: { type: 'str', repr: "'ada'" }, balance: { type: 'int', repr: '100' } });
+    const many = await pyOk(dk, 'python_evaluate', { sessionId: id, expression: 'many', depth: 1, maxReprLength: 20 });
+    expect(Object.keys(many.members)).toHaveLength(25);
+    expect(many.membersOmitted).toBeGreaterThanOrEqual(275);
+    expect(many.isTruncated).toBe(true);
     await pyOk(dk, 'python_end_session', { sessionId: id });
   });
 

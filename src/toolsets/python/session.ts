@@ -7,7 +7,7 @@ import { DebugpyAdapter } from './adapter.js';
 import { BreakpointBook, type BreakpointReport, type BreakpointSpec } from './breakpoints.js';
 import type { Interpreter } from './interpreter.js';
 import { formatTraceback, takeSnapshot, type FrameView, type Snapshot } from './snapshot.js';
-import { DEFAULT_LIMITS, view, type Limits, type ValueView } from './values.js';
+import { DEFAULT_LIMITS, expandMembers, view, type Limits, type TreeView, type ValueView } from './values.js';
 
 export type Status = 'idle' | 'running' | 'paused' | 'completed' | 'error';
 
@@ -137,13 +137,16 @@ export class PythonSession implements SessionResource {
   }
 
   /** Evaluates an expression in a frame of the current stop (0 = innermost). */
-  evaluate(expression: string, frameIndex: number, maxReprLength: number): Promise<ValueView & { expandable: boolean }> {
+  evaluate(expression: string, frameIndex: number, maxReprLength: number, depth = 0): Promise<TreeView & { expandable: boolean }> {
     return this.exclusive(async () => {
       this.assertStopped('evaluate');
       const frame = this.snapshot?.frames[frameIndex];
       if (!frame) throw new DebugkitError('INVALID_ARGUMENT', `no frame ${frameIndex}: the stack has ${this.snapshot?.frames.length ?? 0} frames (0 is the innermost)`);
-      const body = await this.adapter!.dap.request('evaluate', { expression, frameId: frame.id, context: 'repl' });
-      return { ...view(body.type, body.result, maxReprLength), expandable: body.variablesReference > 0 };
+      const dap = this.adapter!.dap;
+      const body = await dap.request('evaluate', { expression, frameId: frame.id, context: 'repl' });
+      const fetch = async (ref: number) => (await dap.request('variables', { variablesReference: ref })).variables;
+      const members = await expandMembers(fetch, body.variablesReference, depth, maxReprLength);
+      return { ...view(body.type, body.result, maxReprLength), expandable: body.variablesReference > 0, ...members };
     });
   }
 

@@ -31,3 +31,32 @@ export function localsView(variables: DebugProtocol.Variable[], limits: Limits):
   for (const v of own.slice(0, limits.maxLocals)) locals[v.name] = view(v.type, v.value, limits.maxReprLength);
   return { locals, omitted: Math.max(0, own.length - limits.maxLocals) };
 }
+
+/** A value with its members, as deep as asked for. */
+export interface TreeView extends ValueView {
+  members?: Record<string, TreeView>;
+  /** Members left out beyond the per-level limit. */
+  membersOmitted?: number;
+}
+
+export const MAX_MEMBERS_PER_LEVEL = 25;
+
+/**
+ * Expands a DAP variables reference `depth` levels deep, each level bounded in count, each repr
+ * in length: enough to see the shape of a nested structure without an unbounded answer.
+ */
+export async function expandMembers(
+  fetch: (ref: number) => Promise<DebugProtocol.Variable[]>,
+  ref: number,
+  depth: number,
+  maxReprLength: number,
+): Promise<Pick<TreeView, 'members' | 'membersOmitted'>> {
+  if (depth <= 0 || ref <= 0) return {};
+  const own = (await fetch(ref)).filter((v) => !GROUPS.has(v.name));
+  const members: Record<string, TreeView> = {};
+  for (const v of own.slice(0, MAX_MEMBERS_PER_LEVEL)) {
+    members[v.name] = { ...view(v.type, v.value, maxReprLength), ...(await expandMembers(fetch, v.variablesReference, depth - 1, maxReprLength)) };
+  }
+  const omitted = own.length - MAX_MEMBERS_PER_LEVEL;
+  return omitted > 0 ? { members, membersOmitted: omitted } : { members };
+}

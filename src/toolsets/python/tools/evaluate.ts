@@ -8,12 +8,32 @@ const input = {
   expression: z.string().min(1).describe('A Python expression, evaluated in the chosen frame (it may have side effects)'),
   frame: z.number().int().min(0).default(0).describe('Stack frame index: 0 is where the program stopped, 1 its caller, ...'),
   maxReprLength: z.number().int().min(10).max(100_000).default(2000),
+  depth: z.number().int().min(0).max(3).default(0).describe('Also show members (attributes, items) this many levels deep, 25 per level (max 3)'),
 };
+
+interface Tree {
+  type: string;
+  repr: string;
+  isTruncated: boolean;
+  members?: Record<string, Tree>;
+  membersOmitted?: number;
+}
+const tree: z.ZodType<Tree> = z.lazy(() =>
+  z.object({
+    type: z.string(),
+    repr: z.string(),
+    isTruncated: z.boolean(),
+    members: z.record(z.string(), tree).optional(),
+    membersOmitted: z.number().optional(),
+  }),
+);
 const output = {
   type: z.string(),
   repr: z.string(),
   isTruncated: z.boolean(),
-  expandable: z.boolean().describe('True when the value has members (index or attribute it to see them)'),
+  expandable: z.boolean().describe('True when the value has members (ask with depth > 0 to see them)'),
+  members: z.record(z.string(), tree).optional(),
+  membersOmitted: z.number().optional().describe('Members left out beyond 25 at the top level'),
 };
 
 export function evaluateTool(service: PythonService): ToolSpec<typeof input, typeof output> {
@@ -24,6 +44,6 @@ export function evaluateTool(service: PythonService): ToolSpec<typeof input, typ
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
-    run: (args, call) => service.use(call.client.owner, args.sessionId, (s) => s.evaluate(args.expression, args.frame, args.maxReprLength)),
+    run: (args, call) => service.use(call.client.owner, args.sessionId, (s) => s.evaluate(args.expression, args.frame, args.maxReprLength, args.depth)),
   };
 }
