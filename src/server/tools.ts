@@ -21,20 +21,22 @@ export interface ToolSpec<I extends ZodRawShape, O extends ZodRawShape> {
   input: I;
   output: O;
   annotations?: ToolAnnotations;
+  /** The text content, when the contract prescribes one; default: the value as JSON. */
+  render?(value: z.infer<z.ZodObject<O>>): string;
   run(args: z.infer<z.ZodObject<I>>, ctx: CallContext): Promise<z.infer<z.ZodObject<O>>>;
 }
 
 /** How a toolset's contract wants results and errors to look. */
 export interface ResultFormat {
   outputSchema(shape: ZodRawShape): z.ZodType;
-  ok(value: Record<string, unknown>): CallToolResult;
+  ok(value: Record<string, unknown>, text?: string): CallToolResult;
   error(err: unknown): CallToolResult;
 }
 
 /** Plain results: structuredContent is the value; errors are `isError` text naming the error. */
 export const plainFormat: ResultFormat = {
   outputSchema: (shape) => z.object(shape),
-  ok: (value) => ({ structuredContent: value, content: [{ type: 'text', text: JSON.stringify(value) }] }),
+  ok: (value, text) => ({ structuredContent: value, content: [{ type: 'text', text: text ?? JSON.stringify(value) }] }),
   error: (err) => ({ isError: true, content: [{ type: 'text', text: errorText(err) }] }),
 };
 
@@ -43,6 +45,18 @@ export const envelopeFormat: ResultFormat = {
   outputSchema: (shape) => z.object({ type: z.enum(['ok', 'error']), content: z.union([z.object(shape), z.string()]) }),
   ok: (value) => envelope('ok', value),
   error: (err) => ({ ...envelope('error', describeError(err)), isError: true }),
+};
+
+/**
+ * Errors as the support-bundle contract shows them: `{"error": {"type", "message"}}` with the
+ * contract's type names (the error's `name`), in the text and as structuredContent.
+ */
+export const typedErrorFormat: ResultFormat = {
+  ...plainFormat,
+  error: (err) => {
+    const body = { error: { type: err instanceof Error ? err.name : 'Error', message: describeError(err) } };
+    return { isError: true, structuredContent: body, content: [{ type: 'text', text: `${body.error.type}: ${body.error.message}` }] };
+  },
 };
 
 function envelope(type: 'ok' | 'error', content: unknown): CallToolResult {
@@ -91,7 +105,8 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
       }, HEARTBEAT_MS);
       heartbeat.unref();
       try {
-        return format.ok(await spec.run(args, ctx));
+        const value = await spec.run(args, ctx);
+        return format.ok(value, spec.render?.(value));
       } catch (err) {
         return format.error(err);
       } finally {
