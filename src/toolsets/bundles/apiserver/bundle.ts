@@ -1,0 +1,179 @@
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { BundleError } from '../errors.js';
+import { customResourceTypes } from './crds.js';
+import { isRecord, nameOf, namespaceOf, type K8sObject } from './json.js';
+import { FileCache, isDirectory, type LoadedFile } from './loader.js';
+import { Registry } from './registry.js';
+import { builtinTypes, groupVersion, type ResourceType, type Source } from './resources.js';
+
+const DATA_EXT = ['.json', '.yaml', '.yml'];
+
+/** One source file, with the namespace its name stands for (dir layout only). */
+interface SourceFile {
+  file: string;
+  namespace?: string;
+}
+
+/**
+ * An extracted support bundle seen as Kubernetes objects: finds `cluster-resources/`, works
+ * out which resource types it holds, and lists or gets objects with their type fields fixed.
+ */
+export class Bundle {
+  private readonly normalized = new Map<string, Promise<K8sObject[]>>();
+
+  private constructor(
+    /** The directory holding cluster-resources/, cluster-info/, version.yaml... */
+    readonly baseDir: string,
+    readonly clusterDir: string,
+    readonly cache: FileCache,
+    readonly registry: Registry,
+  ) {}
+
+  static async open(root: string): Promise<Bundle> {
+    const baseDir = await findBaseDir(root);
+    const clusterDir = path.join(baseDir, 'cluster-resources');
+    const cache = new FileCache();
+    const builtins = builtinTypes();
+    const crdType = builtins.find((t) => t.plural === 'customresourcedefinitions')!;
+    // The registry depends on the bundle's own CRDs, so a first Bundle reads them; it shares
+    // the file cache with the real one, so nothing is parsed twice.
+    const probe = new Bundle(baseDir, clusterDir, cache, new Registry(builtins, []));
+    const held: ResourceType[] = [];
+    for (const t of builtins) if (await probe.holds(t)) held.push(t);
+    // Every CRD's kind is served, collected objects or not: troubleshoot collects all custom
+    // resources and simply writes no file for a kind that has none.
+    const customs = customResourceTypes(await probe.list(crdType));
+    const registry = new Registry([...builtins, ...customs], [...held, ...customs]);
+    return new Bundle(baseDir, clusterDir, cache, registry);
+  }
+
+  private async holds(t: ResourceType): Promise<boolean> {
+    for (const s of t.sources) {
+      if ('dir' in s ? await isDirectory(path.join(this.clusterDir, s.dir)) : (await this.singleFile(s.file)) !== undefined) return true;
+    }
+    return false;
+  }
+
+  /** Objects of a type, in one namespace or across all, sorted by namespace then name like etcd. */
+  async list(t: ResourceType, namespace?: string): Promise<K8sObject[]> {
+    const seen = new Set<string>();
+    const out: K8sObject[] = [];
+    for (const source of t.sources) {
+      for (const sf of await this.sourceFiles(source, t.namespaced ? namespace : undefined)) {
+        for (const o of await this.objects(t, sf)) {
+          const key = `${namespaceOf(o)}/${nameOf(o)}`;
+          if (seen.has(key)) continue;
+          if (t.namespaced && namespace !== undefined && namespaceOf(o) !== namespace) continue;
+          seen.add(key);
+          out.push(o);
+        }
+      }
+    }
+    return out.sort((a, b) => compare(namespaceOf(a), namespaceOf(b)) || compare(nameOf(a), nameOf(b)));
+  }
+
+  /** Problems met reading the files behind a listing (shown by kubectl as "Warning: ..."). */
+  async warnings(t: ResourceType, namespace?: string): Promise<string[]> {
+    const out: string[] = [];
+    for (const source of t.sources) {
+      for (const sf of await this.sourceFiles(source, t.namespaced ? namespace : undefined)) {
+        const problem = this.cache.problems.get(sf.file);
+        if (problem) out.push(problem);
+      }
+    }
+    return out;
+  }
+
+  async get(t: ResourceType, namespace: string | undefined, name: string): Promise<K8sObject | undefined> {
+    return (await this.list(t, namespace)).find((o) => nameOf(o) === name);
+  }
+
+  private async sourceFiles(source: Source, namespace: string | undefined): Promise<SourceFile[]> {
+    if ('file' in source) {
+      const file = await this.singleFile(source.file);
+      return file ? [{ file }] : [];
+    }
+    const dir = path.join(this.clusterDir, source.dir);
+    const byNamespace = new Map<string, string>();
+    for (const name of await this.cache.listDir(dir)) {
+      const ext = DATA_EXT.find((e) => name.endsWith(e));
+      if (!ext) continue;
+      const ns = name.slice(0, -ext.length);
+      if (namespace !== undefined && ns !== namespace) continue;
+      // When a namespace has both .json and .yaml, the JSON is exact and quicker to parse.
+      const current = byNamespace.get(ns);
+      if (!current || (ext === '.json' && !current.endsWith('.json'))) byNamespace.set(ns, name);
+    }
+    return [...byNamespace.entries()].map(([ns, name]) => ({ file: path.join(dir, name), namespace: ns }));
+  }
+
+  /** `<base>.json`, else `<base>.yaml`/`.yml`, relative to cluster-resources/. */
+  private async singleFile(base: string): Promise<string | undefined> {
+    const full = path.join(this.clusterDir, base);
+    const names = await this.cache.listDir(path.dirname(full));
+    for (const ext of DATA_EXT) if (names.includes(path.basename(full) + ext)) return full + ext;
+    return undefined;
+  }
+
+  private objects(t: ResourceType, sf: SourceFile): Promise<K8sObject[]> {
+    const key = `${groupVersion(t)}/${t.plural}|${sf.file}`;
+    let p = this.normalized.get(key);
+    if (!p) {
+      p = this.cache.load(sf.file).then((loaded) => normalize(t, loaded, sf.namespace));
+      this.normalized.set(key, p);
+    }
+    return p;
+  }
+
+  /** `cluster-info/cluster_version.json`'s `info` object (the /version answer), if collected. */
+  async version(): Promise<unknown> {
+    const loaded = await this.cache.loadRaw(path.join(this.baseDir, 'cluster-info', 'cluster_version.json'));
+    return isRecord(loaded) && isRecord(loaded.info) ? loaded.info : undefined;
+  }
+}
+
+/**
+ * Fills in what bundle lists leave out so each item stands alone (kubectl -o json/yaml and
+ * Table rows need kind and apiVersion per item), and drops files or items of another kind
+ * (a file in a mis-named directory).
+ */
+function normalize(t: ResourceType, loaded: LoadedFile, fileNamespace: string | undefined): K8sObject[] {
+  if (loaded.listKind && loaded.listKind !== `${t.kind}List` && loaded.listKind !== 'List') return [];
+  const apiVersion = groupVersion(t);
+  const out: K8sObject[] = [];
+  for (const o of loaded.items) {
+    if (typeof o.kind === 'string' && o.kind !== t.kind) continue;
+    if (!isRecord(o.metadata) || typeof o.metadata.name !== 'string') continue;
+    const fixNamespace = t.namespaced && fileNamespace !== undefined && typeof o.metadata.namespace !== 'string';
+    if (o.apiVersion === apiVersion && o.kind === t.kind && !fixNamespace) {
+      out.push(o);
+      continue;
+    }
+    const metadata = fixNamespace ? { ...o.metadata, namespace: fileNamespace } : o.metadata;
+    // Key order as the API server writes it: kind and apiVersion first.
+    const fixed: K8sObject = { kind: t.kind, apiVersion, ...o };
+    fixed.kind = t.kind;
+    fixed.apiVersion = apiVersion;
+    fixed.metadata = metadata;
+    out.push(fixed);
+  }
+  return out;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The directory holding `cluster-resources/`: the root itself, or one level down, since
+ * bundle archives usually wrap everything in a `<bundle-name>/` folder.
+ */
+export async function findBaseDir(root: string): Promise<string> {
+  if (await isDirectory(path.join(root, 'cluster-resources'))) return root;
+  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    if (e.isDirectory() && (await isDirectory(path.join(root, e.name, 'cluster-resources')))) return path.join(root, e.name);
+  }
+  throw new BundleError('PathNotFoundError', `no cluster-resources/ directory under ${root} or one level below it: this bundle has no cluster resources to serve`);
+}

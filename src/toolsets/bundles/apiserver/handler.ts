@@ -1,0 +1,141 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Bundle } from './bundle.js';
+import { printerFor } from './columns/index.js';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
+import type { K8sObject } from './json.js';
+import { parseLogQuery, serveLog } from './logs.js';
+import { groupVersion, type ResourceType } from './resources.js';
+import { route, type ResourceRoute } from './router.js';
+import { labelsOf, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
+import { badRequest, failure, methodNotAllowed, notFound, pathNotFound, sendJson, sendStatus } from './status.js';
+import { buildTable, parseIncludeObject, partialObjectMetadata, wantsPartialMetadata, wantsTable } from './table.js';
+
+export interface ServerContext {
+  bundle: Bundle;
+  /** The reference time for ages, computed once on first use. */
+  collectedAt(): Promise<Date>;
+  /** host:port this server is reachable at, for /api's serverAddressByClientCIDRs. */
+  address: string;
+}
+
+// Nothing in a snapshot changes, so there is no stream to watch; say so instead of hanging.
+const RESOURCE_VERSION = '1';
+
+/** Answers one request. Never throws: failures become Status objects in server.ts. */
+export async function handle(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const method = req.method ?? 'GET';
+  if (method !== 'GET' && method !== 'HEAD') {
+    // Drain any body so the connection stays usable, then refuse: the bundle is read-only.
+    req.resume();
+    return sendStatus(res, methodNotAllowed(`${method} is not supported: this API server serves a read-only support bundle`));
+  }
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const r = route(url.pathname);
+  const registry = ctx.bundle.registry;
+  switch (r.kind) {
+    case 'root':
+      return sendJson(res, 200, { paths: ['/api', '/api/v1', '/apis', '/healthz', '/livez', '/readyz', '/version'] });
+    case 'health':
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      return void res.end('ok');
+    case 'version': {
+      const info = await ctx.bundle.version();
+      return info ? sendJson(res, 200, info) : sendStatus(res, failure(404, 'NotFound', 'this support bundle has no cluster-info/cluster_version.json'));
+    }
+    case 'openapi':
+      // kubectl explain needs OpenAPI; a bundle has none, and a prompt 404 lets kubectl fail cleanly.
+      return sendStatus(res, failure(404, 'NotFound', 'OpenAPI documents are not available from a support bundle'));
+    case 'api':
+      return sendJson(res, 200, apiVersions(ctx.address));
+    case 'apis':
+      return sendJson(res, 200, apiGroupList(registry));
+    case 'group': {
+      const g = apiGroup(registry, r.group);
+      return g ? sendJson(res, 200, g) : sendStatus(res, pathNotFound());
+    }
+    case 'groupVersion': {
+      const empty = { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: r.version, resources: [] };
+      const doc = apiResourceList(registry, r.group, r.version) ?? (r.group === '' && r.version === 'v1' ? empty : undefined);
+      return doc ? sendJson(res, 200, doc) : sendStatus(res, pathNotFound());
+    }
+    case 'resource':
+      return handleResource(ctx, r, url.searchParams, req, res);
+    case 'unknown':
+      return sendStatus(res, pathNotFound());
+  }
+}
+
+async function handleResource(ctx: ServerContext, r: ResourceRoute, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const t = ctx.bundle.registry.find(r.group, r.version, r.plural);
+  if (!t || (r.namespace !== undefined && !t.namespaced)) return sendStatus(res, pathNotFound());
+  if (r.watch || q.get('watch') === 'true' || q.get('watch') === '1') {
+    return sendStatus(res, methodNotAllowed('watch is not supported: a support bundle is a snapshot and never changes'));
+  }
+  if (r.name === undefined) return handleList(ctx, t, r.namespace, q, req, res);
+  if (r.subresource === 'log' && t.group === '' && t.plural === 'pods') {
+    const query = parseLogQuery(q);
+    if (typeof query === 'string') return sendStatus(res, badRequest(query));
+    return serveLog(ctx.bundle, r.namespace ?? 'default', r.name, query, res);
+  }
+  if (r.subresource !== undefined && r.subresource !== 'status') return sendStatus(res, pathNotFound());
+  const obj = await ctx.bundle.get(t, t.namespaced ? r.namespace : undefined, r.name);
+  if (!obj) return sendStatus(res, notFound(t.plural, r.name, t.group));
+  return sendObjects(ctx, t, [obj], false, req, q, res);
+}
+
+async function handleList(
+  ctx: ServerContext,
+  t: ResourceType,
+  namespace: string | undefined,
+  q: URLSearchParams,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  let objects: K8sObject[];
+  try {
+    const labels = parseLabelSelector(q.get('labelSelector') ?? '');
+    const fields = parseFieldSelector(q.get('fieldSelector') ?? '');
+    objects = (await ctx.bundle.list(t, namespace)).filter((o) => matchesLabels(labelsOf(o), labels) && matchesFields(o, fields));
+  } catch (err) {
+    if (err instanceof SelectorError) return sendStatus(res, badRequest(err.message));
+    throw err;
+  }
+  // limit/continue are ignored: the whole answer is returned at once, with no continue token.
+  for (const w of await ctx.bundle.warnings(t, namespace)) res.appendHeader('Warning', warningHeader(w));
+  return sendObjects(ctx, t, objects, true, req, q, res);
+}
+
+/** `299 - "text"`, kubectl prints it as "Warning: text"; header values must stay printable ASCII. */
+function warningHeader(text: string): string {
+  return `299 - ${JSON.stringify(text.replace(/[^\x20-\x7e]/g, '?'))}`;
+}
+
+async function sendObjects(
+  ctx: ServerContext,
+  t: ResourceType,
+  objects: K8sObject[],
+  isList: boolean,
+  req: IncomingMessage,
+  q: URLSearchParams,
+  res: ServerResponse,
+): Promise<void> {
+  const accept = req.headers.accept;
+  const tableVersion = wantsTable(accept);
+  if (tableVersion) {
+    const opts = { now: await ctx.collectedAt(), includeObject: parseIncludeObject(q.get('includeObject')), version: tableVersion, resourceVersion: RESOURCE_VERSION };
+    return sendJson(res, 200, buildTable(printerFor(t), objects, opts));
+  }
+  if (wantsPartialMetadata(accept)) {
+    const items = objects.map(partialObjectMetadata);
+    if (!isList) return sendJson(res, 200, items[0]);
+    return sendJson(res, 200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: RESOURCE_VERSION }, items });
+  }
+  if (!isList) return sendJson(res, 200, objects[0]);
+  return sendJson(res, 200, {
+    kind: `${t.kind}List`,
+    apiVersion: groupVersion(t),
+    metadata: { resourceVersion: RESOURCE_VERSION },
+    items: objects,
+  });
+}
+

@@ -1,0 +1,47 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseLogQuery, readTail } from './logs.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'debugkit-logs-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function tail(content: string, lines: number): Promise<string> {
+  const file = path.join(dir, `f${Math.random()}.log`);
+  await writeFile(file, content);
+  return (await readTail(file, Buffer.byteLength(content), lines)).toString();
+}
+
+describe('readTail', () => {
+  it('returns the last lines, keeping the final newline', async () => {
+    expect(await tail('a\nb\nc\n', 2)).toBe('b\nc\n');
+    expect(await tail('a\nb\nc', 2)).toBe('b\nc');
+    expect(await tail('a\nb\nc\n', 10)).toBe('a\nb\nc\n');
+    expect(await tail('a\nb\nc\n', 0)).toBe('');
+    expect(await tail('', 3)).toBe('');
+  });
+
+  it('works across read chunks of a large file', async () => {
+    const lines = Array.from({ length: 20_000 }, (_, i) => `line ${i} ${'x'.repeat(20)}`);
+    const got = await tail(`${lines.join('\n')}\n`, 5000);
+    expect(got).toBe(`${lines.slice(-5000).join('\n')}\n`);
+  });
+});
+
+describe('parseLogQuery', () => {
+  it('reads the parameters kubectl sends', () => {
+    const q = new URLSearchParams('container=nginx&previous=true&tailLines=10&limitBytes=500&follow=true');
+    expect(parseLogQuery(q)).toEqual({ container: 'nginx', previous: true, tailLines: 10, limitBytes: 500 });
+    expect(parseLogQuery(new URLSearchParams(''))).toEqual({ container: undefined, previous: false, tailLines: undefined, limitBytes: undefined });
+  });
+
+  it('rejects non-numeric limits with a message', () => {
+    expect(parseLogQuery(new URLSearchParams('tailLines=abc'))).toMatch(/tailLines must be/);
+  });
+});

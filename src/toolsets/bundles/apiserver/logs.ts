@@ -1,0 +1,131 @@
+import { createReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Bundle } from './bundle.js';
+import { at, list, str } from './json.js';
+import { badRequest, failure, notFound, sendStatus } from './status.js';
+
+/**
+ * `GET /api/v1/namespaces/{ns}/pods/{name}/log`, served from
+ * `cluster-resources/pods/logs/<ns>/<pod>/<container>[-previous].log`.
+ * Honours container, previous, tailLines and limitBytes; follow just returns what was
+ * collected (a snapshot never grows); timestamps and since* cannot be honoured because
+ * collected logs carry no per-line times.
+ */
+export interface LogQuery {
+  container?: string;
+  previous: boolean;
+  tailLines?: number;
+  limitBytes?: number;
+}
+
+// Names come from the URL and become path segments: allow only Kubernetes name characters.
+const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+export function parseLogQuery(q: URLSearchParams): LogQuery | string {
+  const int = (key: string): number | undefined | string => {
+    const v = q.get(key);
+    if (v === null || v === '') return undefined;
+    return /^\d+$/.test(v) ? Number(v) : `${key} must be a non-negative integer, got "${v}"`;
+  };
+  const tailLines = int('tailLines');
+  const limitBytes = int('limitBytes');
+  if (typeof tailLines === 'string') return tailLines;
+  if (typeof limitBytes === 'string') return limitBytes;
+  const previous = q.get('previous');
+  return { container: q.get('container') || undefined, previous: previous === 'true' || previous === '1', tailLines, limitBytes };
+}
+
+/** Containers of a pod object, or (when the pod object was not collected) those with log files. */
+async function containerNames(bundle: Bundle, pod: unknown, dir: string): Promise<{ app: string[]; init: string[] }> {
+  if (pod !== undefined) {
+    const names = (key: string) => list(at(pod, 'spec', key)).map((c) => str(at(c, 'name'))).filter(Boolean);
+    return { app: [...names('containers'), ...names('ephemeralContainers')], init: names('initContainers') };
+  }
+  const files = await bundle.cache.listDir(dir);
+  const app = files.filter((f) => f.endsWith('.log') && !f.endsWith('-previous.log')).map((f) => f.slice(0, -4));
+  return { app, init: [] };
+}
+
+/** The container the request means, or the 400 message a real API server would give. */
+function chooseContainer(podName: string, requested: string | undefined, c: { app: string[]; init: string[] }): string | { error: string } {
+  const all = [...c.app, ...c.init];
+  if (requested !== undefined) {
+    return all.includes(requested) ? requested : { error: `container ${requested} is not valid for pod ${podName}` };
+  }
+  if (c.app.length === 1) return c.app[0]!;
+  let msg = `a container name must be specified for pod ${podName}, choose one of: [${c.app.join(' ')}]`;
+  if (c.init.length > 0) msg += ` or one of the init containers: [${c.init.join(' ')}]`;
+  return { error: msg };
+}
+
+export async function serveLog(bundle: Bundle, namespace: string, podName: string, query: LogQuery, res: ServerResponse): Promise<void> {
+  if (!SAFE_NAME.test(namespace) || !SAFE_NAME.test(podName)) return sendStatus(res, notFound('pods', podName));
+  const podsType = bundle.registry.find('', 'v1', 'pods');
+  const pod = podsType ? await bundle.get(podsType, namespace, podName) : undefined;
+  const dir = path.join(bundle.clusterDir, 'pods', 'logs', namespace, podName);
+  const names = await containerNames(bundle, pod, dir);
+  if (pod === undefined && names.app.length === 0) return sendStatus(res, notFound('pods', podName));
+
+  const container = chooseContainer(podName, query.container, names);
+  if (typeof container !== 'string') return sendStatus(res, badRequest(container.error));
+  if (!SAFE_NAME.test(container)) return sendStatus(res, badRequest(`container ${container} is not valid for pod ${podName}`));
+
+  const file = path.join(dir, `${container}${query.previous ? '-previous' : ''}.log`);
+  const info = await stat(file).catch(() => undefined);
+  if (!info?.isFile()) {
+    if (query.previous) return sendStatus(res, badRequest(`previous terminated container "${container}" in pod "${podName}" not found`));
+    return sendStatus(
+      res,
+      failure(404, 'NotFound', `the log of container "${container}" in pod "${podName}" was not collected in this support bundle`, {
+        name: podName,
+        kind: 'pods',
+      }),
+    );
+  }
+  res.writeHead(200, { 'Content-Type': 'text/plain' });
+  if (query.tailLines !== undefined) {
+    const tail = await readTail(file, info.size, query.tailLines);
+    res.end(query.limitBytes !== undefined ? tail.subarray(0, query.limitBytes) : tail);
+    return;
+  }
+  if (query.limitBytes === 0 || info.size === 0) return void res.end();
+  const end = query.limitBytes !== undefined ? Math.min(query.limitBytes, info.size) - 1 : undefined;
+  await pipeline(createReadStream(file, { end }), res);
+}
+
+const CHUNK = 64 * 1024;
+
+/**
+ * The last `lines` lines of a file, read backwards in chunks so a tail of a large log does
+ * not load all of it.
+ */
+export async function readTail(file: string, size: number, lines: number): Promise<Buffer> {
+  if (lines === 0 || size === 0) return Buffer.alloc(0);
+  const fh = await open(file, 'r');
+  try {
+    const chunks: Buffer[] = [];
+    let pos = size;
+    let found = 0;
+    while (pos > 0) {
+      const len = Math.min(CHUNK, pos);
+      pos -= len;
+      const buf = Buffer.alloc(len);
+      await fh.read(buf, 0, len, pos);
+      for (let i = len - 1; i >= 0; i--) {
+        // A newline as the file's last byte ends the last line rather than starting an empty one.
+        if (buf[i] !== 0x0a || pos + i === size - 1) continue;
+        if (++found === lines) {
+          chunks.unshift(buf.subarray(i + 1));
+          return Buffer.concat(chunks);
+        }
+      }
+      chunks.unshift(buf);
+    }
+    return Buffer.concat(chunks);
+  } finally {
+    await fh.close();
+  }
+}

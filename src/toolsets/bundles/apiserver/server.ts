@@ -1,0 +1,83 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Bundle } from './bundle.js';
+import { estimateCollectedAt } from './clock.js';
+import { handle, type ServerContext } from './handler.js';
+import { internalError, sendStatus, timeout } from './status.js';
+
+/**
+ * A read-only Kubernetes API server over an extracted support bundle, so the real kubectl
+ * (get, describe, logs, api-resources, -o json/yaml/wide...) works as if the cluster were
+ * still there. Plain HTTP on 127.0.0.1 only: it serves files already on this machine.
+ */
+export interface BundleApiServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface BundleApiServerOptions {
+  /** The extracted bundle: the directory containing cluster-resources/, or its parent. */
+  root: string;
+  /** The reference time for AGE columns; by default, when the bundle was collected (see clock.ts). */
+  collectedAt?: Date;
+}
+
+/** Longest any one request may take, file reads included; after it the client gets a Status. */
+const REQUEST_BUDGET_MS = 30_000;
+
+export async function startBundleApiServer(options: BundleApiServerOptions): Promise<BundleApiServer> {
+  const bundle = await Bundle.open(options.root);
+  let collectedAt: Promise<Date> | undefined = options.collectedAt ? Promise.resolve(options.collectedAt) : undefined;
+  const ctx: ServerContext = {
+    bundle,
+    collectedAt: () => (collectedAt ??= estimateCollectedAt(bundle)),
+    address: '127.0.0.1:0',
+  };
+  const server = createServer((req, res) => void serve(ctx, req, res));
+  // Bounds on the transport too: slow or idle clients cannot hold sockets open.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = REQUEST_BUDGET_MS;
+  server.keepAliveTimeout = 5_000;
+  const port = await listen(server);
+  ctx.address = `127.0.0.1:${port}`;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    close: () => closeServer(server),
+  };
+}
+
+async function serve(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const timer = setTimeout(() => {
+    if (!res.headersSent) sendStatus(res, timeout());
+    else res.destroy();
+  }, REQUEST_BUDGET_MS);
+  res.on('close', () => clearTimeout(timer));
+  try {
+    await handle(ctx, req, res);
+  } catch (err) {
+    if (!res.headersSent) sendStatus(res, internalError(err instanceof Error ? err.message : String(err)));
+    else res.destroy();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    // kubectl keeps connections alive; close them so close() returns promptly.
+    server.closeAllConnections();
+  });
+}
