@@ -9,6 +9,7 @@ REQUIRED=(
   "gcc:gcc"
   "procps:ps"
   "python3-debugpy:/usr/lib/python3/dist-packages/debugpy/__init__.py"
+  "kubernetes-client:kubectl"
 )
 
 missing=()

@@ -24,6 +24,8 @@ function commonOptions(cmd: Command): Command {
     .option('--root <dir>', 'workspace root: client paths are resolved and contained here', process.cwd())
     .option('--max-sessions <n>', 'most sessions open at once, per toolset', intArg('--max-sessions', 1, 1000), 16)
     .option('--gdb <path>', 'gdb binary', 'gdb')
+    .option('--bundle-dir <dir>', 'where support bundles are extracted and kept (default: ~/.cache/debugkit/bundles)')
+    .option('--kubectl <path>', 'kubectl binary for the bundles toolset', 'kubectl')
     .addOption(new Option('--log-level <level>', 'stderr log verbosity').choices(['error', 'warn', 'info', 'debug']).default('info'));
 }
 
@@ -32,6 +34,8 @@ interface CommonOpts {
   root: string;
   maxSessions: number;
   gdb: string;
+  bundleDir?: string;
+  kubectl: string;
   logLevel: Config['logLevel'];
 }
 
@@ -43,6 +47,7 @@ function baseConfig(opts: CommonOpts): Config {
     logLevel: opts.logLevel,
   });
   config.gdb.path = opts.gdb;
+  config.bundles = { dir: opts.bundleDir ?? config.bundles.dir, kubectl: opts.kubectl };
   return config;
 }
 

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { homedir } from 'node:os';
+import path from 'node:path';
 
 export interface Config {
   /** Toolsets to serve, by name. */
@@ -20,6 +22,11 @@ export interface Config {
     sessionIdleMs: number;
   };
   gdb: { path: string };
+  bundles: {
+    /** Where support bundles are extracted and kept. */
+    dir: string;
+    kubectl: string;
+  };
   /** Verbosity of the stderr log. */
   logLevel: 'error' | 'warn' | 'info' | 'debug';
 }
@@ -44,7 +51,14 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
       sessionIdleMs: 30 * 60 * 1000,
     },
     gdb: { path: 'gdb' },
+    bundles: { dir: defaultBundleDir(), kubectl: 'kubectl' },
     logLevel: 'info',
     ...overrides,
   };
+}
+
+/** The user's cache directory (XDG), where bundles live unless --bundle-dir says otherwise. */
+export function defaultBundleDir(): string {
+  const cache = process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache');
+  return path.join(cache, 'debugkit', 'bundles');
 }

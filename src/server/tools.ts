@@ -6,6 +6,16 @@ import type { ClientContext } from './toolset.js';
 
 const HEARTBEAT_MS = 1000;
 
+/**
+ * A result may carry its contract text under this key: it becomes the text content and is taken
+ * out of structuredContent, so long texts (grep results) are not sent twice.
+ */
+export const RENDERED_TEXT: unique symbol = Symbol('renderedText');
+
+export function withText<T extends object>(value: T, text: string): T {
+  return Object.assign(value, { [RENDERED_TEXT]: text });
+}
+
 /** What a tool handler gets besides its arguments. */
 export interface CallContext {
   client: ClientContext;
@@ -105,8 +115,8 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
       }, HEARTBEAT_MS);
       heartbeat.unref();
       try {
-        const value = await spec.run(args, ctx);
-        return format.ok(value, spec.render?.(value));
+        const { [RENDERED_TEXT]: rendered, ...value } = (await spec.run(args, ctx)) as Record<string, unknown> & { [RENDERED_TEXT]?: string };
+        return format.ok(value, spec.render?.(value as never) ?? rendered);
       } catch (err) {
         return format.error(err);
       } finally {

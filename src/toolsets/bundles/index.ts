@@ -1,0 +1,47 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Config } from '../../config.js';
+import { registerTool, typedErrorFormat, type ToolSpec } from '../../server/tools.js';
+import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../server/toolset.js';
+import { BundleStore } from './store/store.js';
+import { grepFilesTool, listFilesTool, readFileTool } from './tools/files.js';
+import { initializeBundleTool } from './tools/initialize-bundle.js';
+import { kubectlTool } from './tools/kubectl.js';
+import { listBundlesTool } from './tools/list-bundles.js';
+import { BundleWorkspace } from './workspace.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const TOOLS: Array<(workspace: BundleWorkspace, config: Config) => ToolSpec<any, any>> = [
+  initializeBundleTool,
+  listBundlesTool,
+  kubectlTool,
+  listFilesTool,
+  readFileTool,
+  grepFilesTool,
+];
+
+class BundlesToolset implements Toolset {
+  readonly name = 'bundles';
+  private readonly workspace: BundleWorkspace;
+
+  constructor(private readonly env: ToolsetEnv) {
+    this.workspace = new BundleWorkspace(new BundleStore(env.config.bundles.dir));
+  }
+
+  register(server: McpServer, client: ClientContext): void {
+    for (const tool of TOOLS) registerTool(server, client, typedErrorFormat, tool(this.workspace, this.env.config));
+  }
+
+  releaseClient(owner: string): Promise<void> {
+    return this.workspace.release(owner);
+  }
+
+  dispose(): Promise<void> {
+    return this.workspace.dispose();
+  }
+}
+
+export const bundlesToolset: ToolsetFactory = {
+  name: 'bundles',
+  summary: 'Kubernetes support bundles: the real kubectl against the bundle, and safe file listing, reading and searching',
+  create: (env) => new BundlesToolset(env),
+};

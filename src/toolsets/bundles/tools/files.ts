@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import { withText, type ToolSpec } from '../../../server/tools.js';
+import { grepFiles } from '../files/grep.js';
+import { listFiles } from '../files/list.js';
+import { readFile } from '../files/read.js';
+import type { BundleWorkspace } from '../workspace.js';
+
+const bundlePath = z.string().describe('A path inside the bundle, from its root: "/", "/cluster-resources/pods"');
+
+/** The contract's text goes to the text content; the rest is the structured result. */
+function split<T extends { text: string }>(result: T): Omit<T, 'text'> {
+  const { text, ...rest } = result;
+  return withText(rest, text);
+}
+
+const listInput = { path: bundlePath.default('/'), recursive: z.boolean().default(false) };
+const listOutput = {
+  entries: z.array(
+    z.object({
+      name: z.string(),
+      path: z.string(),
+      type: z.enum(['file', 'directory']),
+      size: z.number().nullable(),
+      modified: z.string(),
+      accessed: z.string(),
+      is_binary: z.boolean(),
+    }),
+  ),
+  metadata: z.object({
+    path: z.string(),
+    recursive: z.boolean(),
+    total_files: z.number(),
+    total_dirs: z.number(),
+    truncated: z.literal(true).optional(),
+  }),
+  truncated: z.boolean(),
+};
+
+export function listFilesTool(workspace: BundleWorkspace): ToolSpec<typeof listInput, typeof listOutput> {
+  return {
+    name: 'list_files',
+    title: 'List files in the bundle',
+    description: 'Lists a directory of the bundle (or its whole subtree with recursive), with type, size, times and whether each file is binary.',
+    input: listInput,
+    output: listOutput,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    run: async (args, call) => split(await listFiles(workspace.current(call.client.owner).root, args.path, args.recursive)),
+  };
+}
+
+const readInput = {
+  path: bundlePath,
+  start_line: z.number().int().min(0).default(0).describe('First line to show, 0-based'),
+  end_line: z.number().int().min(0).nullable().default(null).describe('Last line to show, 0-based and inclusive; null for the end'),
+};
+const readOutput = {
+  path: z.string(),
+  binary: z.boolean(),
+  size_bytes: z.number(),
+  start_line: z.number(),
+  end_line: z.number().nullable(),
+  total_lines: z.number().nullable(),
+  truncated: z.boolean(),
+  content: z.string(),
+};
+
+export function readFileTool(workspace: BundleWorkspace): ToolSpec<typeof readInput, typeof readOutput> {
+  return {
+    name: 'read_file',
+    title: 'Read a file in the bundle',
+    description: 'Reads lines of a bundle file, numbered; long files are read in ranges (the answer says where to go on). Binary files are shown as a hex dump.',
+    input: readInput,
+    output: readOutput,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    run: async (args, call) => split(await readFile(workspace.current(call.client.owner).root, args.path, args.start_line, args.end_line)),
+  };
+}
+
+const grepInput = {
+  pattern: z.string().min(1).describe('A regular expression (JavaScript syntax), matched line by line'),
+  path: bundlePath.default('/'),
+  recursive: z.boolean().default(true),
+  glob_pattern: z.string().nullable().default(null).describe('Only files whose name matches, e.g. "*.log" or "**/*.json"'),
+  case_sensitive: z.boolean().default(false),
+  max_results: z.number().int().min(1).max(100_000).default(1000),
+  max_results_per_file: z.number().int().min(1).nullable().default(null),
+};
+const grepOutput = {
+  matches: z.array(z.object({ path: z.string(), line_number: z.number(), line: z.string() })),
+  metadata: z.object({
+    pattern: z.string(),
+    path: z.string(),
+    glob_pattern: z.string().nullable(),
+    total_matches: z.number(),
+    files_searched: z.number(),
+    recursive: z.boolean(),
+    case_sensitive: z.boolean(),
+    truncated: z.boolean(),
+  }),
+  files_truncated: z.array(z.string()),
+  binary_files_skipped: z.number(),
+};
+
+export function grepFilesTool(workspace: BundleWorkspace): ToolSpec<typeof grepInput, typeof grepOutput> {
+  return {
+    name: 'grep_files',
+    title: 'Search the bundle',
+    description: 'Finds lines matching a pattern in the bundle\'s files (like grep -rn), optionally only in files matching a glob. Binary files are skipped.',
+    input: grepInput,
+    output: grepOutput,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    run: async (args, call) => split(await grepFiles(workspace.current(call.client.owner).root, args)),
+  };
+}

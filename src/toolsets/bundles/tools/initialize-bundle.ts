@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import type { ToolSpec } from '../../../server/tools.js';
+import type { BundleWorkspace } from '../workspace.js';
+
+const input = {
+  source: z.string().min(1).describe('A local .tar.gz/.tgz support bundle, an extracted bundle directory, a bundle name from list_available_bundles, or an http(s) URL (token from SBCTL_TOKEN)'),
+  force: z.boolean().default(false).describe('Extract (or download) again even if this bundle is already in the store'),
+};
+const output = {
+  path: z.string(),
+  kubeconfig_path: z.string(),
+  source: z.string(),
+  api_server_pid: z.number(),
+  initialized_at: z.string(),
+  name: z.string(),
+  reused: z.boolean().describe('True when the bundle was already in the store and was not extracted again'),
+};
+
+export function initializeBundleTool(workspace: BundleWorkspace): ToolSpec<typeof input, typeof output> {
+  return {
+    name: 'initialize_bundle',
+    title: 'Open a support bundle',
+    description:
+      'Extracts (or downloads) a Kubernetes support bundle into the bundle store, serves its cluster to kubectl, ' +
+      'and makes it the bundle the kubectl, list_files, read_file and grep_files tools work on. Re-initializing the ' +
+      'same bundle reuses it unless force is true.',
+    input,
+    output,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    async run(args, call) {
+      const bundle = await workspace.initialize(call.client.owner, args.source, {
+        force: args.force,
+        signal: call.signal,
+        onProgress: (p) => void call.progress(p.bytes, p.total ?? undefined, `${p.phase}: ${p.bytes} bytes${p.entries ? `, ${p.entries} files` : ''}`),
+      });
+      return {
+        path: bundle.path,
+        kubeconfig_path: bundle.kubeconfigPath,
+        source: bundle.source,
+        api_server_pid: process.pid,
+        initialized_at: bundle.initializedAt,
+        name: bundle.name,
+        reused: bundle.reused,
+      };
+    },
+    render: (value) => {
+      const { path, kubeconfig_path, source, api_server_pid, initialized_at } = value;
+      const shown = JSON.stringify({ path, kubeconfig_path, source, api_server_pid, initialized_at }, null, 2);
+      return `Bundle initialized successfully:\n\`\`\`json\n${shown}\n\`\`\``;
+    },
+  };
+}
