@@ -13,11 +13,11 @@ export function resolveContained(root: string, userPath: string, { mustExist = t
     throw new DebugkitError('INVALID_ARGUMENT', `${what} is empty: give a path relative to the workspace root ${root}`);
   }
   if (userPath.includes('\0')) throw new DebugkitError('INVALID_ARGUMENT', `${what} contains a NUL byte`);
-  const realRoot = realpathSync(root);
+  const realRoot = realpathSync.native(root);
   const candidate = path.resolve(realRoot, userPath);
   let real: string;
   try {
-    real = realpathSync(candidate);
+    real = realpathSync.native(candidate);
   } catch (err) {
     real = realExistingParent(candidate);
     if (mustExist) {
@@ -42,7 +42,7 @@ export function isInside(root: string, target: string): boolean {
  */
 function realExistingParent(target: string, hops = 0): string {
   try {
-    return realpathSync(target);
+    return realpathSync.native(target);
   } catch {
     const parent = path.dirname(target);
     if (parent === target) return target;

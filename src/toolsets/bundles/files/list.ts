@@ -1,0 +1,134 @@
+import type { Dirent, Stats } from 'node:fs';
+import { readdir, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { isInside } from '../../../core/paths.js';
+import { BundleError } from '../errors.js';
+import { childDisplay, isBinaryFile, isoSeconds, mapLimit, resolveBundlePath } from './resolve.js';
+
+export interface FileEntry {
+  name: string;
+  path: string;
+  type: 'file' | 'directory';
+  /** Bytes; null for directories. */
+  size: number | null;
+  modified: string;
+  accessed: string;
+  is_binary: boolean;
+}
+
+export interface ListMetadata {
+  path: string;
+  recursive: boolean;
+  total_files: number;
+  total_dirs: number;
+  /** Present (true) only when the listing stopped at the entry limit. */
+  truncated?: true;
+}
+
+export interface ListResult {
+  entries: FileEntry[];
+  metadata: ListMetadata;
+  truncated: boolean;
+  text: string;
+}
+
+export interface ListOptions {
+  /** Most entries listed. Default 5000. */
+  maxEntries?: number;
+}
+
+export const DEFAULT_LIST_MAX_ENTRIES = 5000;
+
+/**
+ * list_files: the entries of a bundle directory (or of its whole subtree with `recursive`):
+ * directories first, then files, each by name; a recursive listing goes level by level, like
+ * os.walk. Symlinks are shown as what they point to when that is inside the bundle and left out
+ * otherwise; symlinked directories are listed but not descended into.
+ */
+export async function listFiles(root: string, dirPath = '/', recursive = false, options: ListOptions = {}): Promise<ListResult> {
+  const max = options.maxEntries ?? DEFAULT_LIST_MAX_ENTRIES;
+  const target = resolveBundlePath(root, dirPath, (d) => new BundleError('PathNotFoundError', `Path '${d}' not found`));
+  if (!target.stats.isDirectory()) {
+    throw new BundleError('NotADirectoryError', `Path '${target.display}' is a file, not a directory`);
+  }
+
+  const entries: FileEntry[] = [];
+  const files: { entry: FileEntry; abs: string }[] = [];
+  let truncated = false;
+  const queue: { abs: string; display: string }[] = [{ abs: target.abs, display: target.display }];
+  while (queue.length > 0 && !truncated) {
+    const dir = queue.shift()!;
+    const children = await readChildren(target.root, dir.abs);
+    for (const child of children) {
+      if (entries.length >= max) {
+        truncated = true;
+        break;
+      }
+      const display = childDisplay(dir.display, child.name);
+      const abs = path.join(dir.abs, child.name);
+      const entry: FileEntry = {
+        name: child.name,
+        path: display,
+        type: child.isDir ? 'directory' : 'file',
+        size: child.isDir ? null : child.stats.size,
+        modified: isoSeconds(child.stats.mtimeMs),
+        accessed: isoSeconds(child.stats.atimeMs),
+        is_binary: false,
+      };
+      entries.push(entry);
+      if (child.stats.isFile() && child.stats.size > 0) files.push({ entry, abs });
+      if (recursive && child.isDir && !child.isLink) queue.push({ abs, display });
+    }
+  }
+  // Sniff files for binary content, a few at a time.
+  await mapLimit(files, 32, async ({ entry, abs }) => {
+    entry.is_binary = await isBinaryFile(abs);
+  });
+
+  const metadata: ListMetadata = {
+    path: target.display,
+    recursive,
+    total_files: entries.filter((e) => e.type === 'file').length,
+    total_dirs: entries.filter((e) => e.type === 'directory').length,
+    ...(truncated ? { truncated: true as const } : {}),
+  };
+  let text =
+    `Listed files in ${target.display} ${recursive ? 'recursively' : 'non-recursively'}:\n` +
+    `\`\`\`json\n${JSON.stringify(entries, null, 2)}\n\`\`\`\n\n` +
+    `Directory metadata:\n\`\`\`json\n${JSON.stringify(metadata, null, 2)}\n\`\`\``;
+  if (truncated) {
+    text += `\n\nThe listing stopped at ${max} entries (truncated): list a subdirectory${recursive ? ' or list without recursive' : ''}, or find files with grep_files and glob_pattern, to see the rest.`;
+  }
+  return { entries, metadata, truncated, text };
+}
+
+interface Child {
+  name: string;
+  stats: Stats;
+  isDir: boolean;
+  isLink: boolean;
+}
+
+async function readChildren(realRoot: string, dir: string): Promise<Child[]> {
+  let dirents: Dirent[];
+  try {
+    dirents = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const children = await mapLimit(dirents, 32, async (d): Promise<Child | null> => {
+    const abs = path.join(dir, d.name);
+    const isLink = d.isSymbolicLink();
+    if (isLink) {
+      // Only links that stay inside the bundle are shown, as what they point to.
+      const real = await realpath(abs).catch(() => null);
+      if (real === null || !isInside(realRoot, real)) return null;
+    }
+    const st = await stat(abs).catch(() => null);
+    if (!st) return null;
+    return { name: d.name, stats: st, isDir: st.isDirectory(), isLink };
+  });
+  return children
+    .filter((c): c is Child => c !== null)
+    .sort((a, b) => (a.isDir !== b.isDir ? (a.isDir ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}

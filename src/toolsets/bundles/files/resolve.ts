@@ -1,0 +1,130 @@
+import { isAscii, isUtf8 } from 'node:buffer';
+import { realpathSync, statSync, type Stats } from 'node:fs';
+import { open } from 'node:fs/promises';
+import path from 'node:path';
+import { isInside } from '../../../core/paths.js';
+import { BundleError } from '../errors.js';
+import { containment } from '../store/contain.js';
+
+export interface BundlePath {
+  /** Real path on disk (inside the bundle root). */
+  abs: string;
+  /** Bundle-relative path as shown to the agent: `/`, `/cluster-resources/pods`. */
+  display: string;
+  stats: Stats;
+  /** The bundle root's real path. */
+  root: string;
+}
+
+export const OUTSIDE_MESSAGE = 'Access to path outside bundle root is not allowed';
+
+/**
+ * Resolves a tool's path inside the bundle at `root`. Paths are bundle-relative (`/` is the bundle
+ * root; a missing leading `/` is fine). Also accepted: the absolute host path of something inside
+ * the bundle (agents echo paths from initialize_bundle). Refused with SecurityError: NUL bytes,
+ * `..` that climbs above the bundle root, host paths next to the bundle (under the directory that
+ * holds it, such as `<bundle>-evil`) and symlinks inside the bundle that lead out of it. Relative
+ * symlinks that stay inside (all-logs/) resolve normally. Missing paths throw `notFound(display)`.
+ */
+export function resolveBundlePath(root: string, userPath: string | undefined | null, notFound: (display: string) => BundleError): BundlePath {
+  const given = typeof userPath === 'string' ? userPath : '/';
+  if (given.includes('\0')) throw new BundleError('SecurityError', `${OUTSIDE_MESSAGE}: the path contains a NUL byte`);
+  let realRoot: string;
+  try {
+    realRoot = realpathSync.native(root);
+  } catch (err) {
+    throw new BundleError('NoBundleInitializedError', `The bundle directory ${root} does not exist any more: initialize the bundle again`, { cause: err });
+  }
+  const trimmed = given.trim() === '' ? '/' : given.trim();
+
+  let rel: string;
+  const hostRoot = [realRoot, path.resolve(root)].find((r) => trimmed === r || trimmed.startsWith(`${r}/`));
+  if (path.isAbsolute(trimmed) && hostRoot !== undefined) {
+    rel = path.relative(hostRoot, path.resolve(trimmed));
+    if (!isInside(hostRoot, path.resolve(trimmed))) throw outside(given);
+  } else {
+    for (const r of [realRoot, path.resolve(root)]) {
+      const parent = path.dirname(r);
+      if (parent !== '/' && path.isAbsolute(trimmed) && trimmed.startsWith(`${parent}/`)) throw outside(given);
+    }
+    rel = trimmed.replace(/^\/+/, '');
+  }
+  const norm = path.posix.normalize(rel === '' ? '.' : rel).replace(/\/+$/, '') || '.';
+  if (norm === '..' || norm.startsWith('../')) throw outside(given);
+  const display = norm === '.' ? '/' : `/${norm}`;
+
+  const where = containment(realRoot, path.resolve(realRoot, norm));
+  if (where.kind === 'outside') throw outside(given);
+  if (where.kind === 'missing') throw notFound(display);
+  const abs = where.real;
+  let stats: Stats;
+  try {
+    stats = statSync(abs);
+  } catch {
+    throw notFound(display);
+  }
+  return { abs, display, stats, root: realRoot };
+}
+
+function outside(given: string): BundleError {
+  return new BundleError('SecurityError', `${OUTSIDE_MESSAGE}: ${given}`);
+}
+
+/** Bundle-relative display path of a child. */
+export function childDisplay(parent: string, name: string): string {
+  return parent === '/' ? `/${name}` : `${parent}/${name}`;
+}
+
+export const SNIFF_BYTES = 8192;
+
+/** Binary: a NUL byte, or bytes that are not UTF-8 (a sequence cut at the end is fine). */
+export function looksBinary(head: Buffer): boolean {
+  if (head.indexOf(0) !== -1) return true;
+  if (isAscii(head)) return false;
+  return !isUtf8(head.subarray(0, completeUtf8End(head)));
+}
+
+/** `buf.length`, or where an incomplete UTF-8 sequence at the very end starts. */
+function completeUtf8End(buf: Buffer): number {
+  for (let i = buf.length - 1; i >= 0 && i >= buf.length - 4; i--) {
+    const b = buf[i]!;
+    if ((b & 0xc0) === 0x80) continue; // continuation byte: look further back
+    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return i + need > buf.length ? i : buf.length;
+  }
+  return buf.length;
+}
+
+/** Sniffs the first 8 KiB of a regular file; unreadable files count as not binary. */
+export async function isBinaryFile(abs: string): Promise<boolean> {
+  let fh;
+  try {
+    fh = await open(abs, 'r');
+    const buf = Buffer.alloc(SNIFF_BYTES);
+    const { bytesRead } = await fh.read(buf, 0, SNIFF_BYTES, 0);
+    return looksBinary(buf.subarray(0, bytesRead));
+  } catch {
+    return false;
+  } finally {
+    await fh?.close().catch(() => {});
+  }
+}
+
+/** ISO 8601 in UTC without milliseconds, as in the contract: `2025-04-10T15:30:00Z`. */
+export function isoSeconds(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** Runs `fn` over `items` with at most `limit` at once, keeping order. */
+export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}

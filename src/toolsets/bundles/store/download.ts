@@ -1,0 +1,225 @@
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import { BundleError } from '../errors.js';
+import { GiB, formatBytes } from './extract.js';
+
+/** `https://vendor.replicated.com/troubleshoot/analyze/<slug>`: a bundle on the Replicated Vendor Portal. */
+export const VENDOR_PORTAL_URL = /^https:\/\/vendor\.replicated\.com\/troubleshoot\/analyze\/([^/?#]+)\/?(?:[?#].*)?$/;
+export const REPLICATED_API_BASE = 'https://api.replicated.com';
+
+export interface DownloadOptions {
+  /** Replicated API token (SBCTL_TOKEN); see tokenFromEnv. */
+  token?: string;
+  onProgress?: (bytes: number, total: number | null) => void;
+  signal?: AbortSignal;
+  /** The whole download, resolution included. Default 10 minutes. */
+  timeoutMs?: number;
+  /** Largest download accepted. Default 4 GiB. */
+  maxBytes?: number;
+  /** Where the vendor API lives (tests point it at a local server). Default https://api.replicated.com. */
+  replicatedApiBase?: string;
+  /**
+   * Hosts (and their subdomains) a direct http(s) download may send the token to, as
+   * `Authorization: Bearer <token>`. Default: replicated.com only, so a URL from anywhere else
+   * never receives the vendor token.
+   */
+  tokenHosts?: string[];
+}
+
+export interface DownloadResult {
+  bytes: number;
+  /** The URL the bytes came from, query string redacted (signed URLs carry credentials). */
+  url: string;
+}
+
+export const DEFAULT_DOWNLOAD_TIMEOUT_MS = 10 * 60_000;
+export const DEFAULT_DOWNLOAD_MAX_BYTES = 4 * GiB;
+
+/** The token for the Replicated API: SBCTL_TOKEN, else REPLICATED_TOKEN. */
+export function tokenFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env.SBCTL_TOKEN || env.REPLICATED_TOKEN || undefined;
+}
+
+export function vendorPortalSlug(url: string): string | null {
+  const m = VENDOR_PORTAL_URL.exec(url);
+  return m ? decodeURIComponent(m[1]!) : null;
+}
+
+/**
+ * Downloads a bundle to `dest` (written to a temporary file beside it, renamed when complete).
+ * A Vendor Portal URL is first resolved to its signed download URL the way the reference server
+ * does it: `GET <api>/vendor/v3/supportbundle/<slug>` with `Authorization: <token>`, whose JSON
+ * answer carries `bundle.signedUri` (older answers: `signedUri`); the signed URL is fetched
+ * without the token.
+ *
+ * Errors: AuthenticationError (no token for the portal, 401, 403), BundleNotFoundError (404),
+ * ApiError (other HTTP errors, network, timeout, cancel), StorageError (over maxBytes, disk).
+ */
+export async function download(url: string, dest: string, options: DownloadOptions = {}): Promise<DownloadResult> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_DOWNLOAD_TIMEOUT_MS;
+  const maxBytes = options.maxBytes ?? DEFAULT_DOWNLOAD_MAX_BYTES;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = options.signal ? anySignal(options.signal, timeout) : timeout;
+  const failed = (what: string, err: unknown): BundleError => {
+    if (timeout.aborted) {
+      const after = timeoutMs < 1000 ? `${timeoutMs}ms` : `${Math.round(timeoutMs / 1000)}s`;
+      return new BundleError('ApiError', `${what}: timed out after ${after}`, { cause: err });
+    }
+    if (options.signal?.aborted) return new BundleError('ApiError', `${what}: cancelled`, { cause: err });
+    if (err instanceof BundleError) return err;
+    return new BundleError('ApiError', `${what}: ${causeMessage(err)}`, { cause: err });
+  };
+
+  let target: URL;
+  let headers: Record<string, string> = {};
+  const slug = vendorPortalSlug(url);
+  if (slug !== null) {
+    target = await resolveVendorPortal(slug, options, signal, failed);
+  } else {
+    try {
+      target = new URL(url);
+    } catch (err) {
+      throw new BundleError('BundleNotFoundError', `Bundle source is not a valid URL: ${url}`, { cause: err });
+    }
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+      throw new BundleError('BundleNotFoundError', `Bundle URL must be http(s): ${url}`);
+    }
+    if (options.token && hostAllowed(target.hostname, options.tokenHosts ?? ['replicated.com'])) {
+      headers = { Authorization: `Bearer ${options.token}` };
+    }
+  }
+
+  const shown = redact(target);
+  const what = `Failed to download bundle from ${shown}`;
+  let res: Response;
+  try {
+    res = await fetch(target, { headers, signal, redirect: 'follow' });
+  } catch (err) {
+    throw failed(what, err);
+  }
+  if (!res.ok) {
+    await res.body?.cancel().catch(() => {});
+    throw httpError(res.status, res.statusText, what, slug ?? shown);
+  }
+  const lengthHeader = res.headers.get('content-length');
+  const total = lengthHeader !== null && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : null;
+  if (total !== null && total > maxBytes) {
+    await res.body?.cancel().catch(() => {});
+    throw tooLarge(maxBytes, total);
+  }
+  if (!res.body) throw new BundleError('ApiError', `${what}: the response has no body`);
+
+  const tmp = path.join(path.dirname(dest), `.${path.basename(dest)}.part-${process.pid}-${Date.now()}`);
+  let bytes = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      bytes += chunk.length;
+      if (bytes > maxBytes) return done(tooLarge(maxBytes, null));
+      options.onProgress?.(bytes, total);
+      done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(Readable.fromWeb(res.body as unknown as NodeReadableStream<Uint8Array>), counter, createWriteStream(tmp, { flags: 'wx', mode: 0o600 }), { signal });
+    if (total !== null && bytes !== total) throw new BundleError('ApiError', `${what}: the connection closed after ${bytes} of ${total} bytes`);
+    await rename(tmp, dest);
+  } catch (err) {
+    await rm(tmp, { force: true }).catch(() => {});
+    const e = err as NodeJS.ErrnoException;
+    if (e?.code === 'ENOSPC' || e?.code === 'EDQUOT') throw new BundleError('StorageError', `Insufficient disk space for the bundle download (${e.message})`, { cause: err });
+    throw failed(what, err);
+  }
+  return { bytes, url: shown };
+}
+
+async function resolveVendorPortal(
+  slug: string,
+  options: DownloadOptions,
+  signal: AbortSignal,
+  failed: (what: string, err: unknown) => BundleError,
+): Promise<URL> {
+  if (!options.token) {
+    throw new BundleError(
+      'AuthenticationError',
+      'Authentication failed: Invalid or missing token (set SBCTL_TOKEN to a Replicated API token to download bundles from the Vendor Portal)',
+    );
+  }
+  const base = (options.replicatedApiBase ?? REPLICATED_API_BASE).replace(/\/+$/, '');
+  const api = `${base}/vendor/v3/supportbundle/${encodeURIComponent(slug)}`;
+  const what = 'Failed to connect to support bundle service API';
+  let res: Response;
+  try {
+    res = await fetch(api, { headers: { Authorization: options.token, 'Content-Type': 'application/json', Accept: 'application/json' }, signal });
+  } catch (err) {
+    throw failed(what, err);
+  }
+  if (!res.ok) {
+    const body = await res.text().catch(() => '');
+    if (res.status === 404) throw new BundleError('BundleNotFoundError', `Bundle with ID '${slug}' not found on the Replicated Vendor Portal`);
+    throw httpError(res.status, res.statusText, `Failed to get the download URL of bundle '${slug}' from the Replicated API${body ? ` (${body.slice(0, 200)})` : ''}`, slug);
+  }
+  let data: unknown;
+  try {
+    data = await res.json();
+  } catch (err) {
+    throw failed('The Replicated API answered with invalid JSON', err);
+  }
+  const record = (v: unknown): Record<string, unknown> | null => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
+  const top = record(data);
+  const signed = record(top?.bundle)?.signedUri ?? top?.signedUri;
+  if (typeof signed !== 'string' || signed === '') {
+    throw new BundleError('ApiError', `The Replicated API answer for bundle '${slug}' has no signedUri to download it from`);
+  }
+  try {
+    const u = new URL(signed);
+    if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new Error(`unsupported protocol ${u.protocol}`);
+    return u;
+  } catch (err) {
+    throw new BundleError('ApiError', `The Replicated API gave an invalid download URL for bundle '${slug}'`, { cause: err });
+  }
+}
+
+function httpError(status: number, statusText: string, what: string, id: string): BundleError {
+  if (status === 401 || status === 403) {
+    return new BundleError('AuthenticationError', `Authentication failed: Invalid or missing token (HTTP ${status}${statusText ? ` ${statusText}` : ''}); check SBCTL_TOKEN`);
+  }
+  if (status === 404) return new BundleError('BundleNotFoundError', `Bundle with ID '${id}' not found (HTTP 404)`);
+  return new BundleError('ApiError', `${what}: HTTP ${status}${statusText ? ` ${statusText}` : ''}`);
+}
+
+function tooLarge(maxBytes: number, total: number | null): BundleError {
+  return new BundleError('StorageError', `Bundle download ${total !== null ? `is ${formatBytes(total)}, ` : ''}over the size limit of ${formatBytes(maxBytes)}`);
+}
+
+/** AbortSignal.any, which Node only has from 20.3. */
+function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any([a, b]);
+  const ac = new AbortController();
+  for (const s of [a, b]) {
+    if (s.aborted) ac.abort(s.reason);
+    else s.addEventListener('abort', () => ac.abort(s.reason), { once: true });
+  }
+  return ac.signal;
+}
+
+function hostAllowed(host: string, allowed: string[]): boolean {
+  const h = host.toLowerCase();
+  return allowed.some((a) => h === a.toLowerCase() || h.endsWith(`.${a.toLowerCase()}`));
+}
+
+/** The URL without credentials or query string (a signed URL's query is a credential). */
+export function redact(u: URL): string {
+  return `${u.protocol}//${u.host}${u.pathname}${u.search ? '?…' : ''}`;
+}
+
+function causeMessage(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = err.cause instanceof Error ? err.cause.message : '';
+    return cause && !err.message.includes(cause) ? `${err.message} (${cause})` : err.message;
+  }
+  return String(err);
+}

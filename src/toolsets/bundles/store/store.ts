@@ -1,0 +1,410 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Dirent, Stats } from 'node:fs';
+import { lstat, mkdir, opendir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { isInside } from '../../../core/paths.js';
+import { BundleError } from '../errors.js';
+import { download, tokenFromEnv, vendorPortalSlug, type DownloadOptions } from './download.js';
+import { extractBundle, type ExtractOptions } from './extract.js';
+
+/** Written into each bundle's directory in the store once the bundle is complete. */
+export const METADATA_FILE = '.debugkit-bundle.json';
+
+export type BundleKind = 'archive' | 'url' | 'directory';
+
+export interface BundleMetadata {
+  version: 1;
+  name: string;
+  kind: BundleKind;
+  /** The archive's real path, the URL as given, or the directory's real path. */
+  source: string;
+  added_at: string;
+  /** Bytes of file data in the bundle. */
+  size_bytes: number;
+  entries?: number;
+  /** kind 'directory': the directory used in place. */
+  path?: string;
+  /** kind 'archive': to notice the archive changed since it was extracted. */
+  archive_size?: number;
+  archive_mtime_ms?: number;
+}
+
+export interface BundleEntry {
+  name: string;
+  /** The bundle's directory: the extraction in the store, or a directory source used in place. */
+  path: string;
+  /** Where the bundle's files start (the directory holding cluster-resources/); see bundleRoot. */
+  root: string;
+  source: string | null;
+  kind: BundleKind | null;
+  size_bytes: number;
+  added_at: string;
+  valid: boolean;
+  reason?: string;
+}
+
+export interface AddProgress {
+  phase: 'download' | 'extract';
+  bytes: number;
+  /** Download: Content-Length when known. */
+  total: number | null;
+  entries?: number;
+}
+
+export interface AddOptions {
+  /** Extract (or download) again even if the same source is already in the store. */
+  force?: boolean;
+  /** Replicated API token; default SBCTL_TOKEN (else REPLICATED_TOKEN) from the environment. */
+  token?: string;
+  signal?: AbortSignal;
+  limits?: Omit<ExtractOptions, 'signal'>;
+  download?: Omit<DownloadOptions, 'token' | 'signal' | 'onProgress'>;
+  onProgress?: (progress: AddProgress) => void;
+}
+
+export interface AddResult extends BundleEntry {
+  source: string;
+  kind: BundleKind;
+  /** True when the source was already in the store and nothing was extracted. */
+  reused: boolean;
+}
+
+const NO_CLUSTER_DIR = 'no cluster-resources/ or cluster-info/ directory within two levels of the bundle directory';
+
+/**
+ * The bundle store: one directory holding a subdirectory per bundle, named after its source
+ * (`support-bundle-2025-04-11T14_05_31`, `bundle-<slug>` for Vendor Portal URLs), each with a
+ * `.debugkit-bundle.json` written (atomically) once the bundle is complete.
+ *
+ * Sources: a local .tar.gz/.tgz (extracted safely, see extract.ts), an http(s) URL (downloaded,
+ * then extracted; Vendor Portal URLs resolved through the Replicated API), or an extracted bundle
+ * directory, which is used in place (resolved with realpath; only its metadata lives in the store,
+ * nothing is copied and nothing is written into it). Adding a source that is already in the store
+ * reuses it unless `force` (or, for an archive, unless the archive changed since). The name of a
+ * bundle already in the store is accepted as a source too.
+ */
+export class BundleStore {
+  readonly dir: string;
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(dir: string) {
+    this.dir = path.resolve(dir);
+  }
+
+  /** Every bundle directory in the store, valid or not, newest first. */
+  async list(): Promise<BundleEntry[]> {
+    let dirents: Dirent[];
+    try {
+      dirents = await readdir(this.dir, { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw storageError(`Cannot read the bundle store ${this.dir}`, err);
+    }
+    const entries: BundleEntry[] = [];
+    for (const d of dirents) {
+      if (d.name.startsWith('.') || !d.isDirectory()) continue;
+      const entry = await this.describe(d.name).catch(() => null);
+      if (entry) entries.push(entry);
+    }
+    return entries.sort((a, b) => (a.added_at === b.added_at ? a.name.localeCompare(b.name) : a.added_at < b.added_at ? 1 : -1));
+  }
+
+  /** One bundle by name, or null. */
+  async get(name: string): Promise<BundleEntry | null> {
+    if (!isPlainName(name)) return null;
+    const st = await lstat(path.join(this.dir, name)).catch(() => null);
+    if (!st?.isDirectory()) return null;
+    return this.describe(name);
+  }
+
+  add(source: string, options: AddOptions = {}): Promise<AddResult> {
+    const run = this.chain.then(() => this.addNow(source, options));
+    this.chain = run.catch(() => {});
+    return run;
+  }
+
+  private async addNow(source: string, options: AddOptions): Promise<AddResult> {
+    if (typeof source !== 'string' || source.trim() === '') {
+      throw new BundleError('BundleNotFoundError', 'Bundle source is empty: give a .tar.gz/.tgz file, an extracted bundle directory or an http(s) URL');
+    }
+    try {
+      await mkdir(this.dir, { recursive: true });
+    } catch (err) {
+      throw storageError(`Cannot create the bundle store ${this.dir}`, err);
+    }
+    if (/^https?:\/\//i.test(source)) return this.addUrl(source, options);
+
+    const abs = path.resolve(source.startsWith('~/') ? path.join(os.homedir(), source.slice(2)) : source);
+    const st = await stat(abs).catch(() => null);
+    if (!st) {
+      const stored = await this.get(source);
+      if (stored?.source && stored.kind) return { ...stored, source: stored.source, kind: stored.kind, reused: true };
+      throw new BundleError(
+        'BundleNotFoundError',
+        `Bundle '${source}' not found: give a .tar.gz/.tgz file, an extracted bundle directory, an http(s) URL, or the name of a bundle in ${this.dir}`,
+      );
+    }
+    const real = await realpath(abs);
+    if (st.isDirectory()) return this.addDirectory(real, options);
+    if (st.isFile()) return this.addArchive(real, st, options);
+    throw new BundleError('BundleNotFoundError', `Bundle source ${source} is neither a file nor a directory`);
+  }
+
+  private async addArchive(archive: string, st: Stats, options: AddOptions): Promise<AddResult> {
+    const existing = await this.findBySource('archive', archive);
+    const unchanged = existing && existing.meta.archive_size === st.size && existing.meta.archive_mtime_ms === st.mtimeMs;
+    if (existing && unchanged && !options.force) return this.result(existing.name, true);
+    const name = existing?.name ?? (await this.uniqueName(nameFromFile(path.basename(archive))));
+    const extracted = await this.extract(archive, name, options);
+    await this.writeMetadata(name, {
+      version: 1,
+      name,
+      kind: 'archive',
+      source: archive,
+      added_at: new Date().toISOString(),
+      size_bytes: extracted.bytes,
+      entries: extracted.entries,
+      archive_size: st.size,
+      archive_mtime_ms: st.mtimeMs,
+    });
+    return this.result(name, false);
+  }
+
+  private async addUrl(url: string, options: AddOptions): Promise<AddResult> {
+    const existing = await this.findBySource('url', url);
+    if (existing && !options.force) return this.result(existing.name, true);
+    const name = existing?.name ?? (await this.uniqueName(nameFromUrl(url)));
+    const file = path.join(this.dir, `.download-${name}-${randomBytes(4).toString('hex')}.tar.gz`);
+    try {
+      await download(url, file, {
+        ...options.download,
+        token: options.token ?? tokenFromEnv(),
+        signal: options.signal,
+        onProgress: options.onProgress && ((bytes, total) => options.onProgress!({ phase: 'download', bytes, total })),
+      });
+      const extracted = await this.extract(file, name, options);
+      await this.writeMetadata(name, {
+        version: 1,
+        name,
+        kind: 'url',
+        source: url,
+        added_at: new Date().toISOString(),
+        size_bytes: extracted.bytes,
+        entries: extracted.entries,
+      });
+    } finally {
+      await rm(file, { force: true }).catch(() => {});
+    }
+    return this.result(name, false);
+  }
+
+  private async addDirectory(dir: string, options: AddOptions): Promise<AddResult> {
+    const storeReal = await realpath(this.dir);
+    if (isInside(storeReal, dir) && dir !== storeReal) {
+      // A directory inside the store: the bundle it belongs to.
+      const name = path.relative(storeReal, dir).split(path.sep)[0]!;
+      const stored = await this.get(name);
+      if (stored?.source && stored.kind) return { ...stored, source: stored.source, kind: stored.kind, reused: true };
+    }
+    const existing = await this.findBySource('directory', dir);
+    if (existing && !options.force) return this.result(existing.name, true);
+    const name = existing?.name ?? (await this.uniqueName(nameFromFile(path.basename(dir))));
+    await mkdir(path.join(this.dir, name), { recursive: true });
+    await this.writeMetadata(name, {
+      version: 1,
+      name,
+      kind: 'directory',
+      source: dir,
+      path: dir,
+      added_at: new Date().toISOString(),
+      size_bytes: await treeSize(dir),
+    });
+    return this.result(name, false);
+  }
+
+  private async extract(archive: string, name: string, options: AddOptions) {
+    try {
+      return await extractBundle(
+        archive,
+        path.join(this.dir, name),
+        { ...options.limits, signal: options.signal },
+        options.onProgress && ((bytes, entries) => options.onProgress!({ phase: 'extract', bytes, total: null, entries })),
+      );
+    } catch (err) {
+      if (err instanceof BundleError) throw err;
+      throw storageError('Cannot store the bundle', err);
+    }
+  }
+
+  private async result(name: string, reused: boolean): Promise<AddResult> {
+    const entry = await this.describe(name);
+    return { ...entry, source: entry.source ?? '', kind: entry.kind ?? 'archive', reused };
+  }
+
+  private async describe(name: string): Promise<BundleEntry> {
+    const dir = path.join(this.dir, name);
+    const meta = await readMetadata(dir);
+    const bundlePath = meta?.kind === 'directory' && meta.path ? meta.path : dir;
+    const base = {
+      name,
+      path: bundlePath,
+      source: meta?.source ?? null,
+      kind: meta?.kind ?? null,
+      size_bytes: meta?.size_bytes ?? 0,
+      added_at: meta?.added_at ?? (await stat(dir)).mtime.toISOString(),
+    };
+    const st = await stat(bundlePath).catch(() => null);
+    if (!st?.isDirectory()) {
+      return { ...base, root: bundlePath, valid: false, reason: `the bundle directory ${bundlePath} no longer exists` };
+    }
+    if (!meta) base.size_bytes = await treeSize(dir);
+    const found = await findClusterRoot(bundlePath);
+    if (found) return { ...base, root: await realpath(found), valid: true };
+    return { ...base, root: await bundleRoot(bundlePath), valid: false, reason: NO_CLUSTER_DIR };
+  }
+
+  private async findBySource(kind: BundleKind, source: string): Promise<{ name: string; meta: BundleMetadata } | null> {
+    let dirents: Dirent[];
+    try {
+      dirents = await readdir(this.dir, { withFileTypes: true });
+    } catch {
+      return null;
+    }
+    for (const d of dirents) {
+      if (d.name.startsWith('.') || !d.isDirectory()) continue;
+      const meta = await readMetadata(path.join(this.dir, d.name));
+      if (meta && meta.kind === kind && meta.source === source) return { name: d.name, meta };
+    }
+    return null;
+  }
+
+  private async uniqueName(base: string): Promise<string> {
+    for (let i = 1; ; i++) {
+      const candidate = i === 1 ? base : `${base}-${i}`;
+      if (!(await lstat(path.join(this.dir, candidate)).catch(() => null))) return candidate;
+    }
+  }
+
+  private async writeMetadata(name: string, meta: BundleMetadata): Promise<void> {
+    const file = path.join(this.dir, name, METADATA_FILE);
+    const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+    try {
+      await writeFile(tmp, `${JSON.stringify(meta, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+      await rename(tmp, file);
+    } catch (err) {
+      await rm(tmp, { force: true }).catch(() => {});
+      throw storageError(`Cannot write the bundle metadata ${file}`, err);
+    }
+  }
+}
+
+async function readMetadata(dir: string): Promise<BundleMetadata | null> {
+  try {
+    const data = JSON.parse(await readFile(path.join(dir, METADATA_FILE), 'utf8')) as Partial<BundleMetadata>;
+    if (typeof data !== 'object' || data === null || typeof data.source !== 'string' || typeof data.kind !== 'string') return null;
+    return data as BundleMetadata;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The directory a bundle's files start at: the one holding `cluster-resources/` (or
+ * `cluster-info/`), which is `path` itself or one level down (archives usually nest everything in
+ * `support-bundle-<date>/`). Without either, a lone subdirectory is descended into; otherwise
+ * `path` itself. Always a real path.
+ */
+export async function bundleRoot(dir: string): Promise<string> {
+  const found = await findClusterRoot(dir);
+  if (found) return realpath(found);
+  const visible = (await readdir(dir, { withFileTypes: true })).filter((d) => !d.name.startsWith('.'));
+  if (visible.length === 1 && visible[0]!.isDirectory()) return realpath(path.join(dir, visible[0]!.name));
+  return realpath(dir);
+}
+
+/** `dir` if it holds cluster-resources/ or cluster-info/, else the first subdirectory (by name) that does. */
+async function findClusterRoot(dir: string): Promise<string | null> {
+  if (await hasClusterDir(dir)) return dir;
+  let dirents: Dirent[];
+  try {
+    dirents = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return null;
+  }
+  const subdirs = dirents.filter((d) => d.isDirectory() && !d.name.startsWith('.')).map((d) => d.name).sort();
+  for (const name of subdirs) {
+    if (await hasClusterDir(path.join(dir, name))) return path.join(dir, name);
+  }
+  return null;
+}
+
+async function hasClusterDir(dir: string): Promise<boolean> {
+  for (const name of ['cluster-resources', 'cluster-info']) {
+    const st = await stat(path.join(dir, name)).catch(() => null);
+    if (st?.isDirectory()) return true;
+  }
+  return false;
+}
+
+/** Bytes of regular files under `dir` (links not followed), counting at most 500,000 entries. */
+async function treeSize(dir: string): Promise<number> {
+  let total = 0;
+  let seen = 0;
+  const stack = [dir];
+  while (stack.length > 0 && seen < 500_000) {
+    const current = stack.pop()!;
+    let handle;
+    try {
+      handle = await opendir(current);
+    } catch {
+      continue;
+    }
+    for await (const d of handle) {
+      if (++seen >= 500_000) break;
+      const p = path.join(current, d.name);
+      if (d.isDirectory()) stack.push(p);
+      else if (d.isFile()) total += (await lstat(p).catch(() => null))?.size ?? 0;
+    }
+  }
+  return total;
+}
+
+/** `support-bundle-2025-04-11T14_05_31.tar.gz` -> `support-bundle-2025-04-11T14_05_31`. */
+export function nameFromFile(basename: string): string {
+  return sanitizeName(basename.replace(/\.(tar\.gz|tgz|tar)$/i, ''));
+}
+
+/** Vendor Portal URLs -> `bundle-<slug>`; other URLs -> the file name, else `bundle-<hash>`. */
+export function nameFromUrl(url: string): string {
+  const slug = vendorPortalSlug(url);
+  if (slug !== null) return sanitizeName(`bundle-${slug}`);
+  let base = '';
+  try {
+    base = path.posix.basename(new URL(url).pathname);
+  } catch {
+    // fall through to the hash
+  }
+  const name = nameFromFile(base);
+  return name === 'bundle' ? `bundle-${createHash('sha256').update(url).digest('hex').slice(0, 8)}` : name;
+}
+
+function sanitizeName(raw: string): string {
+  const name = raw
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/-{2,}/g, '-')
+    .replace(/^[.\-_]+/, '')
+    .replace(/[.\-_]+$/, '')
+    .slice(0, 100);
+  return name === '' ? 'bundle' : name;
+}
+
+function isPlainName(name: string): boolean {
+  return name !== '' && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('\0') && !name.startsWith('.');
+}
+
+function storageError(what: string, err: unknown): BundleError {
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code === 'ENOSPC' || e?.code === 'EDQUOT') return new BundleError('StorageError', `Insufficient disk space for the bundle store (${e.message})`, { cause: err });
+  return new BundleError('StorageError', `${what}: ${e?.message ?? String(err)}`, { cause: err });
+}

@@ -1,0 +1,184 @@
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUNDLE_2025, BUNDLE_EMPTY, BUNDLE_K3S, fenced, podsInBundle } from './helpers/bundles.js';
+import { connectStdio, type TestClient } from './helpers/client.js';
+import { tempDir } from './helpers/programs.js';
+
+let dk: TestClient;
+let store: string;
+let root: string;
+
+/** A tool call that must succeed: its text. */
+async function text(name: string, args: Record<string, unknown> = {}): Promise<string> {
+  const r = await dk.tool(name, args);
+  if (r.isError) throw new Error(`${name} ${JSON.stringify(args)} failed: ${r.text}`);
+  return r.text;
+}
+
+/** A tool call that must fail: the contract's error type and message. */
+async function failure(name: string, args: Record<string, unknown>): Promise<{ type: string; message: string }> {
+  const r = await dk.tool(name, args);
+  if (!r.isError) throw new Error(`${name} ${JSON.stringify(args)} should have failed: ${r.text}`);
+  expect(r.text).toBe(`${r.structured.error.type}: ${r.structured.error.message}`);
+  return r.structured.error;
+}
+
+const kubectl = async (command: string, extra: Record<string, unknown> = {}) => fenced(await text('kubectl', { command, json_output: false, ...extra }));
+
+beforeAll(async () => {
+  store = tempDir('debugkit-bundles-');
+  dk = await connectStdio({ args: ['--bundle-dir', store, '--toolsets', 'bundles'] });
+});
+afterAll(async () => {
+  await dk?.close();
+});
+
+describe('bundles: before a bundle is open', () => {
+  it('asks for initialize_bundle first, on every bundle tool', async () => {
+    for (const [name, args] of [
+      ['kubectl', { command: 'get pods' }],
+      ['list_files', { path: '/' }],
+      ['read_file', { path: '/x' }],
+      ['grep_files', { pattern: 'x' }],
+    ] as const) {
+      const error = await failure(name, args);
+      expect(error.type).toBe('NoBundleInitializedError');
+      expect(error.message).toMatch(/Use initialize_bundle first/);
+    }
+    expect(await text('list_available_bundles')).toMatch(/^No bundles in the store/);
+  });
+
+  it('refuses sources that are not bundles', async () => {
+    expect((await failure('initialize_bundle', { source: '/no/such/bundle.tar.gz' })).type).toBe('BundleNotFoundError');
+    const empty = await failure('initialize_bundle', { source: BUNDLE_EMPTY });
+    expect(empty.type).toBe('BundleExtractionError');
+    const junk = path.join(tempDir(), 'junk.tar.gz');
+    writeFileSync(junk, 'this is not gzip');
+    const corrupt = await failure('initialize_bundle', { source: junk });
+    expect(corrupt).toMatchObject({ type: 'BundleExtractionError', message: expect.stringMatching(/^Failed to extract bundle/) });
+    // The store lists what it holds, valid or not.
+    const listed = (await dk.tool('list_available_bundles')).structured.bundles;
+    expect(listed.find((b: { name: string }) => b.name === 'missing-version')).toMatchObject({ valid: false });
+  });
+});
+
+describe('bundles: a real bundle, through the real kubectl', () => {
+  beforeAll(async () => {
+    const r = await dk.tool('initialize_bundle', { source: BUNDLE_2025 });
+    expect(r.isError).toBe(false);
+    expect(r.text).toMatch(/^Bundle initialized successfully:\n```json\n/);
+    const shown = JSON.parse(fenced(r.text));
+    expect(Object.keys(shown)).toEqual(['path', 'kubeconfig_path', 'source', 'api_server_pid', 'initialized_at']);
+    expect(shown.source).toBe(BUNDLE_2025);
+    expect(shown.path).toBe(path.join(store, 'support-bundle-2025-04-11T14_05_31'));
+    expect(shown.initialized_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    root = path.join(shown.path, 'support-bundle-2025-04-11T14_05_31');
+  });
+
+  it('reuses the bundle without force, extracts again with force', async () => {
+    const again = await dk.tool('initialize_bundle', { source: BUNDLE_2025 });
+    expect(again.structured).toMatchObject({ reused: true });
+    const forced = await dk.tool('initialize_bundle', { source: BUNDLE_2025, force: true });
+    expect(forced.structured).toMatchObject({ reused: false });
+    const listed = (await dk.tool('list_available_bundles')).structured.bundles;
+    expect(listed.filter((b: { active: boolean }) => b.active).map((b: { name: string }) => b.name)).toEqual(['support-bundle-2025-04-11T14_05_31']);
+  });
+
+  it('get pods -A shows every pod the bundle holds', async () => {
+    const out = await kubectl('get pods -A');
+    const lines = out.split('\n');
+    expect(lines[0]).toMatch(/^NAMESPACE\s+NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$/);
+    const shown = lines.slice(1).map((l) => l.split(/\s+/)).map(([ns, name]) => `${ns}/${name}`).sort();
+    expect(shown).toEqual(podsInBundle(root));
+    expect(out).toMatch(/kube-system\s+coredns-ff8999cc5-6rpll\s+1\/1\s+Running\s+0\s+\d+m/);
+  });
+
+  it('answers with JSON by default, and the contract metadata block', async () => {
+    const t = await text('kubectl', { command: 'get pods -n kube-system' });
+    expect(t).toMatch(/^kubectl command executed successfully:\n```json\n/);
+    const list = JSON.parse(fenced(t));
+    expect(list.items.map((p: { metadata: { name: string } }) => p.metadata.name)).toContain('coredns-ff8999cc5-6rpll');
+    const meta = JSON.parse(/Command metadata:\n```json\n([\s\S]*?)\n```/.exec(t)![1]!);
+    expect(meta).toMatchObject({ command: 'kubectl get pods -n kube-system -o json', exit_code: 0 });
+    expect(meta.duration_ms).toBeGreaterThan(0);
+  });
+
+  it('get deploy -o wide, describe, logs, label selectors', async () => {
+    const wide = await kubectl('get deploy -n kube-system -o wide');
+    expect(wide.split('\n')[0]).toMatch(/^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR$/);
+    expect(wide).toMatch(/^coredns\s+1\/1/m);
+    const described = await kubectl('describe pod coredns-ff8999cc5-6rpll -n kube-system');
+    expect(described).toMatch(/^Name:\s+coredns-ff8999cc5-6rpll$/m);
+    expect(described).toMatch(/^Namespace:\s+kube-system$/m);
+    expect(described).toMatch(/^Events:/m);
+    const logs = await kubectl('logs coredns-ff8999cc5-6rpll -n kube-system --tail 2');
+    expect(logs.split('\n')).toHaveLength(2);
+    const labelled = await kubectl('get pods -A -l k8s-app=kube-dns -o name');
+    expect(labelled).toBe('pod/coredns-ff8999cc5-6rpll');
+  });
+
+  it('serves CRDs, custom resources, api-resources and version', async () => {
+    expect(await kubectl('get crd')).toMatch(/^certificates\.cert-manager\.io\s/m);
+    expect(await kubectl('get certificates -A')).toMatch(/^NAMESPACE\s+NAME/);
+    const resources = await kubectl('api-resources');
+    expect(resources).toMatch(/^pods\s+po\s+v1\s+true\s+Pod$/m);
+    expect(resources).toMatch(/^deployments\s+deploy\s+apps\/v1\s+true\s+Deployment$/m);
+    expect(await kubectl('version')).toMatch(/Server Version: v1\.32\.2\+k3s1/);
+  });
+
+  it('reports kubectl failures and refuses what a bundle cannot do', async () => {
+    const missing = await failure('kubectl', { command: 'get pod nope -n kube-system' });
+    expect(missing).toMatchObject({ type: 'KubectlError', message: expect.stringMatching(/Kubectl command failed: Error from server \(NotFound\): pods "nope" not found/) });
+    for (const command of ['exec -it x -- sh', 'delete pod x', 'apply -f x.yaml', 'edit deploy x', 'port-forward x 80', 'cp x:/a b']) {
+      expect((await failure('kubectl', { command })).type).toBe('CommandNotSupportedError');
+    }
+    expect((await failure('kubectl', { command: 'get pods | grep x' })).message).toMatch(/pipes, redirections/);
+    expect((await failure('kubectl', { command: 'get pods --server https://example.com' })).type).toBe('CommandNotSupportedError');
+  });
+
+  it('lists, reads and searches the bundle with the contract texts', async () => {
+    const listed = await text('list_files', { path: '/cluster-info' });
+    expect(listed).toMatch(/^Listed files in \/cluster-info non-recursively:\n```json\n/);
+    expect(JSON.parse(fenced(listed)).map((e: { name: string }) => e.name)).toContain('cluster_version.json');
+    expect(listed).toMatch(/Directory metadata:\n```json\n\{\n  "path": "\/cluster-info",\n  "recursive": false,/);
+
+    const read = await text('read_file', { path: '/cluster-info/cluster_version.json' });
+    expect(read).toMatch(/^Read text file \/cluster-info\/cluster_version.json \(lines 1-14 of 14\):\n```\n   1 \| \{\n/);
+
+    const grep = await text('grep_files', { pattern: 'GOMAXPROCS', path: '/cluster-resources/pods/logs', glob_pattern: '*.log' });
+    expect(grep).toMatch(/^Found 1 match for case-insensitive pattern 'GOMAXPROCS' in \/cluster-resources\/pods\/logs \(matching \*\.log\):/);
+    expect(grep).toContain('**File: /cluster-resources/pods/logs/kube-system/coredns-ff8999cc5-6rpll/coredns.log**');
+    expect(grep).toMatch(/ {3}1 \| maxprocs: Leaving GOMAXPROCS=2/);
+
+    expect((await failure('grep_files', { pattern: '(unclosed' })).type).toBe('InvalidPatternError');
+    expect((await failure('read_file', { path: '/cluster-info' })).type).toBe('NotAFileError');
+    expect((await failure('list_files', { path: '/cluster-info/cluster_version.json' })).type).toBe('NotADirectoryError');
+    expect((await failure('read_file', { path: '/nope.txt' })).type).toBe('FileNotFoundError');
+    expect((await failure('list_files', { path: '/nope' })).type).toBe('PathNotFoundError');
+  });
+
+  it('keeps every path inside the bundle', async () => {
+    // A symlink inside the bundle that points out of it, and a sibling whose name extends the root's.
+    symlinkSync('/etc', path.join(root, 'escape'));
+    mkdirSync(`${root}-evil`, { recursive: true });
+    writeFileSync(`${root}-evil/secret.txt`, 'secret');
+    for (const [name, args] of [
+      ['read_file', { path: '/../../../../etc/passwd' }],
+      ['read_file', { path: '/escape/passwd' }],
+      ['list_files', { path: '/escape' }],
+      ['read_file', { path: `/../${path.basename(root)}-evil/secret.txt` }],
+      ['grep_files', { pattern: 'root', path: '/escape' }],
+      ['read_file', { path: '/cluster-info/\u0000x' }],
+    ] as const) {
+      expect((await failure(name, args)).type).toBe('SecurityError');
+    }
+  });
+
+  it('switches to another bundle and serves it', async () => {
+    await text('initialize_bundle', { source: BUNDLE_K3S });
+    const out = await kubectl('get ns');
+    expect(out.split('\n')[0]).toMatch(/^NAME\s+STATUS\s+AGE$/);
+    expect(out).toMatch(/^kube-system\s+Active/m);
+  });
+});
