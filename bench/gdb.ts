@@ -10,6 +10,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
+  drain,
+  envInt,
+  fullEnv,
   isAlive,
   killPid,
   ms,
@@ -19,6 +22,7 @@ import {
   track,
   trackTempDir,
   untrack,
+  waitExit,
   withTimeout,
   type BenchModule,
   type BenchResult,
@@ -72,38 +76,6 @@ int main(void) {
   return 0;
 }
 `;
-
-function envInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, not "${raw}"`);
-  return n;
-}
-
-/** Appends a child's output to a bounded buffer (for error messages) so its pipe never fills. */
-function drain(stream: Readable | null | undefined, sink: { text: string }): void {
-  if (!stream) return;
-  stream.setEncoding('utf8');
-  stream.on('data', (chunk: string) => {
-    sink.text = (sink.text + chunk).slice(-8192);
-  });
-}
-
-function waitExit(child: ChildProcess, msecs: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      child.off('exit', onExit);
-      resolve(false);
-    }, msecs);
-    const onExit = () => {
-      clearTimeout(timer);
-      resolve(true);
-    };
-    child.once('exit', onExit);
-  });
-}
 
 /** What a command returned, kept apart from the timing so checks cost the measured path nothing. */
 interface Reply {
@@ -310,11 +282,6 @@ class DebugkitWay implements Way {
 
 function text(r: ToolReply): string {
   return (r.content ?? []).map((c) => c.text ?? '').join('').slice(0, 2000);
-}
-
-/** Node's environment as the string map StdioClientTransport wants (it passes only a few variables by default). */
-function fullEnv(): Record<string, string> {
-  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
 }
 
 /** Extra node flags for the debugkit servers: BENCH_CPU_PROF=<dir> writes a CPU profile of each. */

@@ -5,12 +5,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gdbBench } from './gdb.js';
 import { consoleTable, mergeDocument, verdictLine, writeAtomically } from './markdown.js';
+import { pythonBench } from './python.js';
 import { killTrackedSync, type BenchModule, type BenchResult } from './util.js';
 
-const MODULES: BenchModule[] = [gdbBench];
+const MODULES: BenchModule[] = [gdbBench, pythonBench];
 const OUTPUT = path.resolve(import.meta.dirname, '..', 'BENCHMARKS.md');
-/** The whole run is bounded even if some wait inside a module is not. */
-const WATCHDOG_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 300_000);
+/** The whole run (every module: gdb takes some 15 s, python some 2.5 min) is bounded even if some wait inside a module is not. */
+const WATCHDOG_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 480_000);
 
 // ---------------------------------------------------------------- main
 
@@ -26,7 +27,13 @@ async function main(): Promise<number> {
   process.once('SIGINT', () => abort('interrupted', 130));
   process.once('SIGTERM', () => abort('terminated', 143));
 
-  const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+  // BENCH_ONLY=python (or gdb,python) runs only those modules; other sections of BENCHMARKS.md are kept.
+  const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = only?.filter((name) => !MODULES.some((m) => m.name === name)) ?? [];
+  if (unknown.length > 0) {
+    process.stderr.write(`bench: BENCH_ONLY names no module ${unknown.join(', ')} (there are: ${MODULES.map((m) => m.name).join(', ')})\n`);
+    return 2;
+  }
   const results: BenchResult[] = [];
   let failed = false;
   for (const module of MODULES) {

@@ -1,6 +1,8 @@
 // Shared pieces of `npm run bench`: statistics, bounded waits, child-process bookkeeping, and the
 // results object every benchmark module returns (bench/index.ts renders it).
+import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readlinkSync, rmSync } from 'node:fs';
+import type { Readable } from 'node:stream';
 
 /** A table of a benchmark's results; cells are already formatted. */
 export interface Table {
@@ -83,7 +85,48 @@ export function withTimeout<T>(promise: Promise<T>, msecs: number, what: string)
   return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
 }
 
+// ---------------------------------------------------------------- settings
+
+/** A positive integer from the environment (BENCH_*), or `fallback` when unset. */
+export function envInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, not "${raw}"`);
+  return n;
+}
+
+/** Node's environment as the string map StdioClientTransport wants (it passes only a few variables by default). */
+export function fullEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
 // ---------------------------------------------------------------- child processes
+
+/** Appends a child's output to a bounded buffer (for error messages) so its pipe never fills. */
+export function drain(stream: Readable | null | undefined, sink: { text: string }): void {
+  if (!stream) return;
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    sink.text = (sink.text + chunk).slice(-8192);
+  });
+}
+
+/** Resolves true once `child` has exited, false after `msecs`. */
+export function waitExit(child: ChildProcess, msecs: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.off('exit', onExit);
+      resolve(false);
+    }, msecs);
+    const onExit = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    child.once('exit', onExit);
+  });
+}
 
 /** Every process the bench started, by pid, so an abort can still end them (group = leads its own process group). */
 const tracked = new Map<number, { what: string; group: boolean }>();
@@ -148,13 +191,9 @@ export function killTrackedSync(): string[] {
   return killed;
 }
 
-/**
- * SIGKILLs every process whose working directory is `dir`. The bench runs all its gdbs,
- * debuggees and debugkit servers in a fresh temporary directory of its own, so whatever is still
- * there at the end is a leftover of this run. Returns their pids and names.
- */
-export function reapInDir(dir: string): string[] {
-  const found: string[] = [];
+/** The processes (other than this one) whose working directory is `dir`: pid and executable. */
+export function processesInDir(dir: string): Array<{ pid: number; name: string }> {
+  const found: Array<{ pid: number; name: string }> = [];
   let entries: string[];
   try {
     entries = readdirSync('/proc');
@@ -167,16 +206,33 @@ export function reapInDir(dir: string): string[] {
     if (pid === process.pid) continue;
     try {
       if (readlinkSync(`/proc/${pid}/cwd`) !== dir) continue;
-      let name = '?';
-      try {
-        name = readlinkSync(`/proc/${pid}/exe`);
-      } catch {
-        /* gone or not ours to read */
-      }
+    } catch {
+      continue; // not ours, or gone
+    }
+    let name = '?';
+    try {
+      name = readlinkSync(`/proc/${pid}/exe`);
+    } catch {
+      /* gone or not ours to read */
+    }
+    found.push({ pid, name });
+  }
+  return found;
+}
+
+/**
+ * SIGKILLs every process whose working directory is `dir`. The bench runs all its gdbs,
+ * debuggees and debugkit servers in a fresh temporary directory of its own, so whatever is still
+ * there at the end is a leftover of this run. Returns their pids and names.
+ */
+export function reapInDir(dir: string): string[] {
+  const found: string[] = [];
+  for (const { pid, name } of processesInDir(dir)) {
+    try {
       process.kill(pid, 'SIGKILL');
       found.push(`${name} (pid ${pid})`);
     } catch {
-      /* not ours, or gone */
+      /* gone */
     }
   }
   return found;

@@ -165,6 +165,14 @@ describe('python toolset: beyond the contract', () => {
     await pyOk(dk, 'python_end_session', { sessionId: id });
   });
 
+  it("leaves the program's own sockets alone and still runs the user's sitecustomize", async () => {
+    const id = await start('src/sockets.py', { env: { PYTHONPATH: `${PY_ROOT}/usersite` } });
+    expect(await pyOk(dk, 'python_continue', { sessionId: id })).toMatchObject({ completed: true, exitCode: 0 });
+    const out = await pyOk(dk, 'python_get_output', { sessionId: id });
+    expect(out.text).toBe('user sitecustomize ran\nclient nodelay 0\naccepted nodelay 0\n');
+    await pyOk(dk, 'python_end_session', { sessionId: id });
+  });
+
   it('bounds reprs and the number of locals, and says so', async () => {
     const id = await start(FEATURES);
     const run = await pyOk(dk, 'python_run_to_breakpoint', { sessionId: id, file: FEATURES, line: 35, maxReprLength: 50, maxLocals: 2 });

@@ -95,7 +95,7 @@ export class DebugpyAdapter {
 
   static async launch(spec: LaunchSpec): Promise<DebugpyAdapter> {
     const { interpreter } = spec;
-    const env = { ...process.env, ...(interpreter.pythonPath ? { PYTHONPATH: interpreter.pythonPath } : {}) };
+    const env = { ...process.env, PYTHONPATH: interpreter.pythonPath };
     const proc = await spawnChild(interpreter.python, ['-m', 'debugpy.adapter'], { stdio: ['pipe', 'pipe', 'pipe'], env });
     proc.child.stderr!.resume();
     const dap = new DapConnection(proc.child.stdout!, proc.child.stdin!, { name: 'debugpy', timeoutMs: DAP_TIMEOUT_MS });
@@ -132,7 +132,7 @@ export class DebugpyAdapter {
         program: spec.program,
         args: spec.args,
         cwd: spec.cwd,
-        env: { ...spec.env, ...(spec.interpreter.pythonPath ? { PYTHONPATH: spec.interpreter.pythonPath } : {}) },
+        env: { ...spec.env, PYTHONPATH: [spec.interpreter.pythonPath, spec.env.PYTHONPATH].filter(Boolean).join(':') },
         python: [spec.interpreter.python],
         console: 'internalConsole',
         justMyCode: true,

@@ -2,15 +2,22 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, renameSync, rmSync, symlinkSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DebugkitError } from '../../core/errors.js';
 
 export interface Interpreter {
   /** What to execute: the user's choice, as given (absolute path or a command on PATH). */
   python: string;
-  /** Set for the adapter and the debuggee: makes debugpy importable when the interpreter lacks it. */
-  pythonPath?: string;
+  /**
+   * PYTHONPATH for the adapter and the debuggee: debugkit's sitecustomize (TCP_NODELAY on
+   * debugpy's sockets), and, when the interpreter lacks debugpy, a way to import the system's.
+   */
+  pythonPath: string;
   debugpyVersion: string;
 }
+
+/** Holds sitecustomize.py; see it for why. */
+const BOOT_DIR = fileURLToPath(new URL('./boot', import.meta.url));
 
 const SYSTEM_PYTHON = '/usr/bin/python3';
 const PROBE = 'import debugpy, sys; print(debugpy.__version__); print(sys.version.split()[0])';
@@ -37,17 +44,21 @@ export function resolveInterpreter(python = 'python3'): Promise<Interpreter> {
 async function probeInterpreter(python: string): Promise<Interpreter> {
   if (python.startsWith('-')) throw new DebugkitError('INVALID_ARGUMENT', `pythonPath must be an interpreter path, not an option: ${python}`);
   const direct = await run(python, ['-c', PROBE], {});
-  if (direct.ok) return { python, debugpyVersion: direct.lines[0]! };
+  if (direct.ok) return { python, pythonPath: searchPath(BOOT_DIR), debugpyVersion: direct.lines[0]! };
   if (direct.missing) {
     throw new DebugkitError('ENGINE_MISSING', `Python interpreter not found: ${python} (give an absolute path to python3, or install python3)`);
   }
   const shim = await systemDebugpyShim();
   if (shim) {
-    const pythonPath = [shim, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
+    const pythonPath = searchPath(BOOT_DIR, shim);
     const viaShim = await run(python, ['-c', PROBE], { PYTHONPATH: pythonPath });
     if (viaShim.ok) return { python, pythonPath, debugpyVersion: viaShim.lines[0]! };
   }
   throw new DebugkitError('ENGINE_MISSING', `debugpy is not importable by ${python}: ${INSTALL_HINT}`);
+}
+
+function searchPath(...dirs: string[]): string {
+  return [...dirs, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
 }
 
 let shimDir: Promise<string | undefined> | undefined;
