@@ -41,14 +41,20 @@ export function spawnChild(command: string, args: readonly string[], options: Sp
 }
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
+  if (child.pid !== undefined) killProcessGroup(child.pid, signal);
+}
+
+/**
+ * Signals the process group `pid` leads, or the process alone when it leads none. For
+ * processes debugkit did not start itself (a debuggee that debugpy put in a group of its own).
+ */
+export function killProcessGroup(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
+  for (const target of [-pid, pid]) {
     try {
-      child.kill(signal);
+      process.kill(target, signal);
+      return;
     } catch {
-      /* already gone */
+      /* not a group leader, or gone: try the process itself */
     }
   }
 }

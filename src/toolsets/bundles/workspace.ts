@@ -1,6 +1,7 @@
-import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { writeFileAtomic } from '../../core/files.js';
 import { startBundleApiServer, type BundleApiServer } from './apiserver/server.js';
 import { BundleError } from './errors.js';
 import { BundleStore, type AddProgress, type BundleEntry } from './store/store.js';
@@ -113,9 +114,9 @@ export class BundleWorkspace {
 }
 
 /** A kubeconfig pointing at the bundle's API server, private to this user, written atomically. */
-function writeKubeconfig(name: string, url: string): string {
+async function writeKubeconfig(name: string, url: string): Promise<string> {
   const dir = path.join(tmpdir(), `debugkit-${process.getuid?.() ?? 'user'}`);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  await mkdir(dir, { recursive: true, mode: 0o700 });
   const file = path.join(dir, `kubeconfig-${name}-${new URL(url).port}`);
   const config = {
     apiVersion: 'v1',
@@ -125,9 +126,6 @@ function writeKubeconfig(name: string, url: string): string {
     contexts: [{ name: 'bundle', context: { cluster: 'bundle', user: 'bundle', namespace: 'default' } }],
     'current-context': 'bundle',
   };
-  const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, JSON.stringify(config, null, 2), { mode: 0o600 });
-  chmodSync(temp, 0o600);
-  renameSync(temp, file);
+  await writeFileAtomic(file, JSON.stringify(config, null, 2), { mode: 0o600 });
   return file;
 }

@@ -1,7 +1,7 @@
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DapConnection } from '../../core/dap/connection.js';
 import { DebugkitError } from '../../core/errors.js';
-import { spawnChild, terminate, type OwnedChild } from '../../core/process.js';
+import { killProcessGroup, spawnChild, terminate, type OwnedChild } from '../../core/process.js';
 import { OutputRing } from '../../core/ring.js';
 import type { Interpreter } from './interpreter.js';
 
@@ -160,7 +160,7 @@ export class DebugpyAdapter {
       await this.dap.request('disconnect', { terminateDebuggee: true }, { timeoutMs: 2000 }).catch(() => undefined);
     }
     // debugpy starts the debuggee in a process group of its own: end it by pid, not via ours.
-    if (this.debuggeePid !== undefined) killGroup(this.debuggeePid);
+    if (this.debuggeePid !== undefined) killProcessGroup(this.debuggeePid);
     this.dap.close(new DebugkitError('SESSION_CLOSED', 'the python session ended'));
     await terminate(this.proc, { graceMs: 1000 });
     this.end();
@@ -168,15 +168,5 @@ export class DebugpyAdapter {
 
   get adapterPid(): number | undefined {
     return this.proc.child.pid;
-  }
-}
-
-function killGroup(pid: number): void {
-  for (const target of [-pid, pid]) {
-    try {
-      process.kill(target, 'SIGKILL');
-    } catch {
-      /* gone already */
-    }
   }
 }

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Dirent, Stats } from 'node:fs';
-import { lstat, mkdir, opendir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, opendir, readdir, readFile, realpath, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { isInside } from '../../../core/paths.js';
+import { writeFileAtomic } from '../../../core/files.js';
 import { BundleError } from '../errors.js';
 import { download, tokenFromEnv, vendorPortalSlug, type DownloadOptions } from './download.js';
 import { extractBundle, type ExtractOptions } from './extract.js';
@@ -288,12 +289,9 @@ export class BundleStore {
 
   private async writeMetadata(name: string, meta: BundleMetadata): Promise<void> {
     const file = path.join(this.dir, name, METADATA_FILE);
-    const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
     try {
-      await writeFile(tmp, `${JSON.stringify(meta, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
-      await rename(tmp, file);
+      await writeFileAtomic(file, `${JSON.stringify(meta, null, 2)}\n`);
     } catch (err) {
-      await rm(tmp, { force: true }).catch(() => {});
       throw storageError(`Cannot write the bundle metadata ${file}`, err);
     }
   }
