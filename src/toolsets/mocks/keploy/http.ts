@@ -1,0 +1,270 @@
+import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
+import { DebugkitError } from '../../../core/errors.js';
+import { TIMESTAMP } from './emit.js';
+import { KEPLOY_MOCK_VERSION, ZERO_TIME, type HttpBody, type HttpMock } from './types.js';
+
+/**
+ * Building Http mocks the way Keploy's HTTP recorder builds them (keploy `pkg/core/proxy/
+ * integrations/http`): Go parses the exchange with net/http, so
+ * - header names are canonical (`content-type` → `Content-Type`), several values of one name
+ *   are joined with "," (`pkg.ToYamlHTTPHeader`), `Host` is not a header (Go moves it to
+ *   `req.Host`) and `Transfer-Encoding` is gone (Go consumes it while reading the body);
+ * - `url` is the request target as sent (`req.URL.String()`: `/path?query` for a direct call);
+ * - `url_params` holds the query, several values joined with ", " (`pkg.URLParams`);
+ * - a gzip/deflate/br response body is stored decoded, `Content-Encoding` kept and
+ *   `Content-Length` set to the decoded length (the elasticsearch fixture: `gzip`, "164", plain JSON);
+ * - `metadata` is `{name: Http, operation: <method>, type: HTTP_CLIENT}`; `status_message`,
+ *   the response's proto version and both `timestamp`s stay at Go's zero values; `created` is
+ *   Unix seconds; `reqTimestampMock`/`resTimestampMock` carry the times.
+ * Two additions: `metadata.host` records where the request went (Keploy's metadata is a free
+ * string map, so Keploy ignores it), needed to tell upstreams apart on replay; and the
+ * `connectionId` when given.
+ *
+ * Bodies: Keploy stores `string(bytes)`. A body that is valid UTF-8 is stored as that text; any
+ * other body is kept as bytes, which the serializer writes as `!!binary` base64, exactly what
+ * yaml.v3 writes for such a Go string (and reads back into the same bytes).
+ */
+
+/** Header input: an object (Node's `IncomingMessage.headers`), `[name, value]` pairs, or Node's flat `rawHeaders`. */
+export type HeaderInput =
+  | Readonly<Record<string, string | number | readonly string[] | undefined>>
+  | ReadonlyArray<readonly [string, string]>
+  | readonly string[];
+
+export interface HttpExchange {
+  method: string;
+  /** The request target as sent: `/path?query`, or an absolute URL when sent to a proxy. */
+  url: string;
+  /** Where the request went (`api.stripe.com`, `localhost:9200`); defaults to the Host header. */
+  host?: string;
+  /** The request's HTTP version: `1.1` (default), `1.0`, `2`. */
+  httpVersion?: string;
+  requestHeaders: HeaderInput;
+  requestBody?: Uint8Array | string;
+  statusCode: number;
+  responseHeaders: HeaderInput;
+  /** As received on the wire (still compressed if Content-Encoding says so). */
+  responseBody?: Uint8Array | string;
+  /** When the request was sent / the response received: a Date, or a Keploy timestamp string (to keep nanoseconds). */
+  requestTime: Date | string;
+  responseTime: Date | string;
+  connectionId?: string;
+}
+
+export interface BuildHttpMockOptions {
+  /** Default `mocks`, the name Keploy's recorder gives before a set's mocks are numbered (see `numberMocks`). */
+  name?: string;
+  /** Store compressed response bodies decoded, as Keploy does (default true). */
+  decodeContentEncoding?: boolean;
+  /** Zone of the written times, minutes east of UTC (default: this process's zone, as Go's `time.Now()`). */
+  utcOffsetMinutes?: number;
+}
+
+export function buildHttpMock(ex: HttpExchange, options: BuildHttpMockOptions = {}): HttpMock {
+  if (typeof ex.method !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(ex.method)) {
+    throw new DebugkitError('INVALID_ARGUMENT', `Invalid HTTP method ${JSON.stringify(ex.method)}`);
+  }
+  if (!Number.isInteger(ex.statusCode) || ex.statusCode < 100 || ex.statusCode > 999) {
+    throw new DebugkitError('INVALID_ARGUMENT', `Invalid HTTP status code ${ex.statusCode}`);
+  }
+  const [major, minor] = protoVersion(ex.httpVersion);
+
+  const rawRequestHeaders = keployHeaders(ex.requestHeaders);
+  const host = ex.host ?? rawRequestHeaders.Host;
+  const { Host: _host, 'Transfer-Encoding': _te, ...requestHeader } = rawRequestHeaders;
+
+  const responseHeader = keployHeaders(ex.responseHeaders);
+  let responseBytes = toBytes(ex.responseBody);
+  const chunked = responseHeader['Transfer-Encoding'] !== undefined;
+  delete responseHeader['Transfer-Encoding'];
+  let decoded = false;
+  if (options.decodeContentEncoding !== false && responseHeader['Content-Encoding']) {
+    const out = decodeBody(responseBytes, responseHeader['Content-Encoding']);
+    if (out) {
+      responseBytes = out;
+      decoded = true;
+    }
+  }
+  if (decoded || chunked) responseHeader['Content-Length'] = String(responseBytes.byteLength);
+
+  const requestTime = keployTime(ex.requestTime, options.utcOffsetMinutes);
+  const responseTime = keployTime(ex.responseTime, options.utcOffsetMinutes);
+  const metadata: Record<string, string> = { name: 'Http', operation: ex.method, type: 'HTTP_CLIENT' };
+  if (host) metadata.host = host;
+
+  const params = urlParams(ex.url);
+  const mock: HttpMock = {
+    version: KEPLOY_MOCK_VERSION,
+    kind: 'Http',
+    name: options.name ?? 'mocks',
+    spec: {
+      metadata,
+      req: {
+        method: ex.method,
+        proto_major: major,
+        proto_minor: minor,
+        url: ex.url,
+        ...(Object.keys(params).length > 0 ? { url_params: params } : {}),
+        header: requestHeader,
+        body: httpBody(toBytes(ex.requestBody)),
+        timestamp: ZERO_TIME,
+      },
+      resp: {
+        status_code: ex.statusCode,
+        header: responseHeader,
+        body: httpBody(responseBytes),
+        status_message: '',
+        proto_major: 0,
+        proto_minor: 0,
+        timestamp: ZERO_TIME,
+      },
+      objects: [],
+      created: Math.floor((timeMsOf(ex.responseTime) ?? Date.now()) / 1000),
+      reqTimestampMock: requestTime,
+      resTimestampMock: responseTime,
+    },
+  };
+  if (ex.connectionId) mock.connectionId = ex.connectionId;
+  return mock;
+}
+
+/** `[major, minor]` of an HTTP version string. */
+function protoVersion(v: string | undefined): [number, number] {
+  if (v === undefined) return [1, 1];
+  const m = /^(?:HTTP\/)?(\d+)(?:\.(\d+))?$/i.exec(v.trim());
+  if (!m) throw new DebugkitError('INVALID_ARGUMENT', `Invalid HTTP version ${JSON.stringify(v)}`);
+  return [Number(m[1]), Number(m[2] ?? 0)];
+}
+
+/**
+ * Headers as Keploy stores them: canonical names, values of one name joined with "," in the
+ * order they came (lossy for `Set-Cookie`, exactly as in Keploy).
+ */
+export function keployHeaders(input: HeaderInput): Record<string, string> {
+  const values = new Map<string, string[]>();
+  const add = (name: string, value: string) => {
+    const key = canonicalHeaderKey(name);
+    const list = values.get(key);
+    if (list) list.push(value);
+    else values.set(key, [value]);
+  };
+  if (Array.isArray(input)) {
+    if (input.length > 0 && typeof input[0] === 'string') {
+      const flat = input as readonly string[];
+      if (flat.length % 2 !== 0) throw new DebugkitError('INVALID_ARGUMENT', 'Raw headers must come in name/value pairs');
+      for (let i = 0; i < flat.length; i += 2) add(flat[i]!, flat[i + 1]!);
+    } else {
+      for (const [name, value] of input as ReadonlyArray<readonly [string, string]>) add(name, value);
+    }
+  } else {
+    for (const [name, value] of Object.entries(input as Record<string, string | number | readonly string[] | undefined>)) {
+      if (value === undefined) continue;
+      if (Array.isArray(value)) for (const v of value) add(name, String(v));
+      else add(name, String(value));
+    }
+  }
+  const out: Record<string, string> = {};
+  for (const [key, list] of values) Object.defineProperty(out, key, { value: list.join(','), enumerable: true, writable: true, configurable: true });
+  return out;
+}
+
+const TOKEN_CHAR = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/** Go's `textproto.CanonicalMIMEHeaderKey`: `x-request-id` → `X-Request-Id`; names with invalid bytes unchanged. */
+export function canonicalHeaderKey(name: string): string {
+  if (!TOKEN_CHAR.test(name)) return name;
+  let upper = true;
+  let out = '';
+  for (const c of name) {
+    out += upper ? c.toUpperCase() : c.toLowerCase();
+    upper = c === '-';
+  }
+  return out;
+}
+
+/** The query of a request target as Keploy's `url_params`: each name once, values joined with ", ". */
+export function urlParams(url: string): Record<string, string> {
+  const q = url.indexOf('?');
+  if (q < 0) return {};
+  const end = url.indexOf('#', q);
+  const params = new URLSearchParams(url.slice(q + 1, end < 0 ? undefined : end));
+  const out: Record<string, string> = {};
+  for (const key of new Set(params.keys())) {
+    Object.defineProperty(out, key, { value: params.getAll(key).join(', '), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** A body as Keploy stores it: the text when the bytes are UTF-8, the bytes otherwise. */
+export function httpBody(bytes: Uint8Array): HttpBody {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return new Uint8Array(bytes);
+  }
+}
+
+/** The bytes of a stored body (for replay). */
+export function bodyBytes(body: HttpBody): Uint8Array {
+  return typeof body === 'string' ? new TextEncoder().encode(body) : body;
+}
+
+function toBytes(body: Uint8Array | string | undefined): Uint8Array {
+  if (body === undefined) return new Uint8Array(0);
+  return typeof body === 'string' ? new TextEncoder().encode(body) : body;
+}
+
+/** The body decoded per `Content-Encoding` (comma list, applied in order), or null if it cannot be. */
+function decodeBody(bytes: Uint8Array, encoding: string): Uint8Array | null {
+  if (bytes.byteLength === 0) return null;
+  let out: Buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const codings = encoding.split(',').map((c) => c.trim().toLowerCase()).filter((c) => c && c !== 'identity');
+  try {
+    for (const coding of codings.reverse()) {
+      if (coding === 'gzip' || coding === 'x-gzip') out = gunzipSync(out);
+      else if (coding === 'deflate') out = deflate(out);
+      else if (coding === 'br') out = brotliDecompressSync(out);
+      else return null;
+    }
+  } catch {
+    return null;
+  }
+  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+}
+
+/** `deflate` is zlib-wrapped by the standard, raw in practice from some servers. */
+function deflate(b: Buffer): Buffer {
+  try {
+    return inflateSync(b);
+  } catch {
+    return inflateRawSync(b);
+  }
+}
+
+/**
+ * A time as Go's yaml.v3 writes a `time.Time` (RFC 3339, nanosecond digits without trailing
+ * zeros, `Z` in UTC else the offset): `2024-08-06T16:26:50.741516528+05:30`. A string is checked
+ * and kept as given (so a caller with nanoseconds keeps them).
+ */
+export function keployTime(t: Date | string, utcOffsetMinutes?: number): string {
+  if (typeof t === 'string') {
+    if (!TIMESTAMP.test(t)) throw new DebugkitError('INVALID_ARGUMENT', `Invalid timestamp ${JSON.stringify(t)}`);
+    return t;
+  }
+  if (!(t instanceof Date) || Number.isNaN(t.getTime())) throw new DebugkitError('INVALID_ARGUMENT', 'Invalid Date');
+  const offset = utcOffsetMinutes ?? -t.getTimezoneOffset();
+  const local = new Date(t.getTime() + offset * 60_000);
+  const iso = local.toISOString(); // YYYY-MM-DDTHH:MM:SS.mmmZ, shifted into the zone
+  const ms = iso.slice(20, 23).replace(/0+$/, '');
+  const zone =
+    offset === 0 ? 'Z' : `${offset > 0 ? '+' : '-'}${String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0')}:${String(Math.abs(offset) % 60).padStart(2, '0')}`;
+  return `${iso.slice(0, 19)}${ms ? `.${ms}` : ''}${zone}`;
+}
+
+function timeMsOf(t: Date | string): number | undefined {
+  if (t instanceof Date) return t.getTime();
+  const ms = Date.parse(t.replace(/(\.\d{3})\d+/, '$1'));
+  return Number.isNaN(ms) ? undefined : ms;
+}
