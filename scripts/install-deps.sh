@@ -10,6 +10,9 @@ REQUIRED=(
   "procps:ps"
   "python3-debugpy:/usr/lib/python3/dist-packages/debugpy/__init__.py"
   "kubernetes-client:kubectl"
+  "proxychains4:proxychains4"
+  "curl:curl"
+  "postgresql-client:psql"
 )
 
 missing=()

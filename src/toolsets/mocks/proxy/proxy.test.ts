@@ -1,0 +1,321 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCaptureProxy, type CaptureProxy, type InterceptedConnection } from './proxy.js';
+import { findProxychains, proxiedCommand, writeProxychainsConfig } from './proxychains.js';
+import { encodeReply } from './socks5.js';
+import {
+  connectLocal,
+  patternBytes,
+  readBytes,
+  readHttpResponse,
+  requireCommand,
+  runProgram,
+  startEchoServer,
+  startFirstBytesServer,
+  startGreetingServer,
+  startHttpServer,
+  type FirstBytesServer,
+  type TestHttpServer,
+} from './testing.js';
+import { tunnel } from './tunnel.js';
+
+/**
+ * End to end: real programs (curl, python3, node, psql) run under the real proxychains4, their
+ * connections captured by the proxy and tunnelled to local servers.
+ */
+
+type Seen = Omit<InterceptedConnection, 'client'>;
+const seen: Seen[] = [];
+/** A name that resolves nowhere: with proxy_dns the proxy gets the name and we route it locally. */
+const FAKE_HOST = 'api.example.test';
+
+let proxychains: string;
+let web: TestHttpServer;
+let other: TestHttpServer;
+let echo: { port: number; close(): Promise<void> };
+let greeter: { port: number; close(): Promise<void> };
+let pg: FirstBytesServer;
+let proxy: CaptureProxy;
+let dir: string;
+let configPath: string;
+
+beforeAll(async () => {
+  // Missing tools fail the suite here, naming the package to install; they are never skipped.
+  proxychains = findProxychains();
+  requireCommand('curl');
+  requireCommand('python3');
+  [web, other, echo, greeter, pg] = await Promise.all([
+    startHttpServer(),
+    startHttpServer(),
+    startEchoServer(),
+    startGreetingServer('220 greeter ready\r\n'),
+    startFirstBytesServer({ reply: Buffer.from('N') }),
+  ]);
+  proxy = await startCaptureProxy({
+    onConnection: async (conn) => {
+      const { client: _client, ...rest } = conn;
+      seen.push(rest);
+      if (conn.target.host !== FAKE_HOST) return void (await tunnel(conn));
+      if (conn.protocol === 'tls') return void conn.client.destroy(); // no TLS server to route to
+      await tunnel(conn, { to: { host: '127.0.0.1', port: web.port } });
+    },
+    exclude: (_host, port) => port === other.port,
+  });
+  dir = mkdtempSync(path.join(os.tmpdir(), 'debugkit-proxy-'));
+  configPath = writeProxychainsConfig(dir, proxy.socksPort, { httpPort: proxy.httpPort });
+});
+
+afterAll(async () => {
+  await proxy?.close();
+  await Promise.all([web?.close(), other?.close(), echo?.close(), greeter?.close(), pg?.close()]);
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** This environment without any proxy variables: only proxychains routes the program. */
+function envWithoutProxies(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(http|https|all|no)_proxy$/i.test(k)));
+}
+
+/** Runs argv under proxychains4 only, returning its result and the connections it produced. */
+async function chained(argv: string[]) {
+  const before = seen.length;
+  const result = await runProgram(proxychains, ['-q', '-f', configPath, ...argv], { env: envWithoutProxies() });
+  return { ...result, conns: seen.slice(before) };
+}
+
+/** Runs argv the way the toolset will: proxychains4 plus the proxy variables. */
+async function proxied(argv: string[]) {
+  const before = seen.length;
+  const cmd = proxiedCommand(argv, { socksPort: proxy.socksPort, httpPort: proxy.httpPort, configPath, env: envWithoutProxies() });
+  const result = await runProgram(cmd.command, cmd.args, { env: cmd.env });
+  return { ...result, conns: seen.slice(before) };
+}
+
+const url = (p: string, port = web.port, host = '127.0.0.1') => `http://${host}:${port}${p}`;
+const lastRequest = () => web.requests.at(-1);
+const pyGet = (u: string) => `import urllib.request; print(urllib.request.urlopen(${JSON.stringify(u)}, timeout=10).read().decode(), end="")`;
+
+describe('curl', () => {
+  it('under proxychains: captured via SOCKS5 as HTTP to 127.0.0.1 (loopback is not bypassed)', async () => {
+    const r = await chained(['curl', '-sS', url('/curl')]);
+    expect(r.stdout).toBe('hello GET /curl\n');
+    expect(lastRequest()).toMatchObject({ method: 'GET', url: '/curl' });
+    expect(r.conns).toMatchObject([{ via: 'socks5', protocol: 'http', target: { host: '127.0.0.1', port: web.port } }]);
+  });
+
+  it('with the proxy variables too: uses the HTTP proxy, and the server gets origin form', async () => {
+    const r = await proxied(['curl', '-sS', url('/curl-env?q=1')]);
+    expect(r.stdout).toBe('hello GET /curl-env?q=1\n');
+    expect(lastRequest()?.url).toBe('/curl-env?q=1');
+    expect(r.conns).toMatchObject([{ via: 'http-proxy', protocol: 'http', target: { host: '127.0.0.1', port: web.port } }]);
+  });
+
+  it('proxy_dns: a name that resolves nowhere reaches the proxy as a name', async () => {
+    const r = await chained(['curl', '-sS', url('/named', web.port, FAKE_HOST)]);
+    expect(r.stdout).toBe('hello GET /named\n');
+    expect(r.conns).toMatchObject([{ via: 'socks5', target: { host: FAKE_HOST, port: web.port, addressType: 'domain' } }]);
+  });
+
+  it('TLS under proxychains: the ClientHello is sniffed with its SNI', async () => {
+    const r = await chained(['curl', '-sk', '--max-time', '5', `https://${FAKE_HOST}/`]);
+    expect(r.code).not.toBe(0); // the handler closed it: nothing to talk TLS with
+    expect(r.conns).toMatchObject([{ via: 'socks5', protocol: 'tls', sni: FAKE_HOST, target: { host: FAKE_HOST, port: 443 } }]);
+  });
+
+  it('TLS with HTTPS_PROXY: a CONNECT tunnel, sniffed the same way', async () => {
+    const r = await proxied(['curl', '-sk', '--max-time', '5', `https://${FAKE_HOST}:8443/`]);
+    expect(r.code).not.toBe(0);
+    expect(r.conns).toMatchObject([{ via: 'http-connect', protocol: 'tls', sni: FAKE_HOST, target: { host: FAKE_HOST, port: 8443 } }]);
+  });
+
+  it('curl as its own SOCKS5 client (socks5h, as ALL_PROXY says): one capture, the name as a name', async () => {
+    // Under proxychains too: our ports are a localnet, so this is not a SOCKS hop to ourselves.
+    const r = await proxied(['curl', '-sS', '-x', `socks5h://127.0.0.1:${proxy.socksPort}`, url('/socks5h', web.port, FAKE_HOST)]);
+    expect(r.stdout).toBe('hello GET /socks5h\n');
+    expect(r.conns).toMatchObject([{ via: 'socks5', protocol: 'http', target: { host: FAKE_HOST } }]);
+  });
+
+  it('a 20 MB streamed download arrives byte-exact through the tunnel', async () => {
+    const size = 20 * 1024 * 1024;
+    const out = path.join(dir, 'big.bin');
+    const r = await chained(['curl', '-sS', '-o', out, url(`/big?bytes=${size}`)]);
+    expect(r.stderr).toBe('');
+    const got = readFileSync(out);
+    expect(got.length).toBe(size);
+    expect(got.equals(patternBytes(0, size))).toBe(true);
+  });
+
+  it('keep-alive: three requests share one captured connection (SOCKS5 and HTTP proxy)', async () => {
+    for (const run of [chained, proxied]) {
+      const firstRequest = web.requests.length;
+      const r = await run(['curl', '-sS', url('/k1'), url('/k2'), url('/k3')]);
+      expect(r.stdout).toBe('hello GET /k1\nhello GET /k2\nhello GET /k3\n');
+      expect(r.conns).toHaveLength(1);
+      const requests = web.requests.slice(firstRequest);
+      expect(requests.map((q) => q.url)).toEqual(['/k1', '/k2', '/k3']);
+      expect(new Set(requests.map((q) => q.connection)).size).toBe(1);
+    }
+  });
+
+  it('uploads pass the HTTP proxy byte-exact, with Content-Length and chunked framing', async () => {
+    const body = patternBytes(7, 3 * 1024 * 1024 + 5);
+    const file = path.join(dir, 'upload.bin');
+    writeFileSync(file, body);
+    const expected = `${body.length} ${createHash('sha256').update(body).digest('hex')}\n`;
+    const upload = ['-sS', '--data-binary', `@${file}`, '-H', 'Content-Type: application/octet-stream'];
+    // Two uploads and a GET on one keep-alive connection: framing must find each next request.
+    const r = await proxied(['curl', ...upload, url('/up1'), '--next', ...upload, '-H', 'Transfer-Encoding: chunked', url('/up2'), '--next', '-sS', url('/after')]);
+    expect(r.stdout).toBe(`${expected}${expected}hello GET /after\n`);
+    expect(r.conns).toMatchObject([{ via: 'http-proxy', protocol: 'http' }]);
+  });
+
+  it('an excluded target is tunnelled without reaching onConnection', async () => {
+    const r = await chained(['curl', '-sS', url('/excluded', other.port)]);
+    expect(r.stdout).toBe('hello GET /excluded\n');
+    expect(r.conns).toEqual([]);
+  });
+});
+
+describe('python3 urllib', () => {
+  it.each(['python3', '/usr/bin/python3'])('%s under proxychains: captured via SOCKS5', async (python) => {
+    const r = await chained([python, '-c', pyGet(url('/py'))]);
+    expect(r.stdout).toBe('hello GET /py\n');
+    expect(r.conns).toMatchObject([{ via: 'socks5', protocol: 'http', target: { host: '127.0.0.1', port: web.port } }]);
+  });
+
+  it('with the proxy variables: urllib uses the HTTP proxy', async () => {
+    const r = await proxied(['python3', '-c', pyGet(url('/py-env'))]);
+    expect(r.stdout).toBe('hello GET /py-env\n');
+    expect(r.conns).toMatchObject([{ via: 'http-proxy', protocol: 'http' }]);
+  });
+
+  it('proxy_dns: an unresolvable name works and reaches the proxy as a name', async () => {
+    const r = await chained(['python3', '-c', pyGet(url('/py-named', web.port, FAKE_HOST))]);
+    expect(r.stdout).toBe('hello GET /py-named\n');
+    expect(r.conns).toMatchObject([{ target: { host: FAKE_HOST, addressType: 'domain' } }]);
+  });
+
+  it('half-close through the tunnel: the echo of a shut-down write side still arrives', async () => {
+    const script = `import socket; s = socket.create_connection(("127.0.0.1", ${echo.port})); s.sendall(b"ping pong"); s.shutdown(socket.SHUT_WR)
+data = b""
+while True:
+    b = s.recv(65536)
+    if not b: break
+    data += b
+print(data.decode(), end="")`;
+    const r = await chained(['python3', '-c', script]);
+    expect(r.stdout).toBe('ping pong');
+    expect(r.conns).toMatchObject([{ protocol: 'generic', target: { port: echo.port } }]);
+  });
+
+  it('a server-speaks-first protocol is generic and its greeting gets through', async () => {
+    const script = `import socket; s = socket.create_connection(("127.0.0.1", ${greeter.port})); g = s.recv(100); s.sendall(b"QUIT\\r\\n"); print(g.decode() + s.recv(100).decode(), end="")`;
+    const r = await chained(['python3', '-c', script]);
+    expect(r.stdout).toBe('220 greeter ready\r\nQUIT\r\n');
+    expect(r.conns).toMatchObject([{ protocol: 'generic', target: { port: greeter.port } }]);
+  });
+});
+
+describe('node', () => {
+  it('fetch is caught by proxychains (libuv calls libc connect); it ignores HTTP_PROXY on Node 20', async () => {
+    const r = await proxied(['node', '-e', `fetch(${JSON.stringify(url('/fetch'))}).then((r) => r.text()).then((t) => process.stdout.write(t))`]);
+    expect(r.stdout).toBe('hello GET /fetch\n');
+    expect(r.conns).toMatchObject([{ via: 'socks5', protocol: 'http', target: { host: '127.0.0.1', port: web.port } }]);
+  });
+
+  it('fetch with proxy_dns: an unresolvable name reaches the proxy as a name', async () => {
+    const r = await chained(['node', '-e', `fetch(${JSON.stringify(url('/fetch-named', web.port, FAKE_HOST))}).then((r) => r.text()).then((t) => process.stdout.write(t))`]);
+    expect(r.stdout).toBe('hello GET /fetch-named\n');
+    expect(r.conns).toMatchObject([{ via: 'socks5', target: { host: FAKE_HOST, addressType: 'domain' } }]);
+  });
+
+  it('http.get to localhost is captured (as 127.0.0.1: /etc/hosts names are resolved locally)', async () => {
+    const r = await proxied(['node', '-e', `require('http').get(${JSON.stringify(url('/nodehttp', web.port, 'localhost'))}, (res) => res.pipe(process.stdout))`]);
+    expect(r.stdout).toBe('hello GET /nodehttp\n');
+    expect(r.conns).toMatchObject([{ via: 'socks5', protocol: 'http', target: { port: web.port } }]);
+    expect(['127.0.0.1', '::1']).toContain(r.conns[0]!.target.host);
+  });
+});
+
+describe('psql (libpq)', () => {
+  it('is captured as postgres with its StartupMessage intact', async () => {
+    requireCommand('psql', 'postgresql-client');
+    const run = chained(['psql', '-w', '-c', 'select 1', `host=127.0.0.1 port=${pg.port} user=u dbname=d sslmode=disable gssencmode=disable connect_timeout=5`]);
+    const first = await pg.next();
+    const r = await run;
+    expect(first.readUInt32BE(4)).toBe(196608);
+    expect(first.includes(Buffer.from('user\0u\0'))).toBe(true);
+    expect(r.conns).toMatchObject([{ via: 'socks5', protocol: 'postgres', target: { host: '127.0.0.1', port: pg.port } }]);
+  });
+});
+
+describe('HTTP proxy requests on a raw connection', () => {
+  it('a malformed first request is answered 400 and none of it is forwarded', async () => {
+    const before = seen.length;
+    const client = await connectLocal(proxy.httpPort);
+    client.write(`POST ${url('/bad')} HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab`);
+    const res = await readHttpResponse(client);
+    expect(res.head).toMatch(/^HTTP\/1.1 400 /);
+    expect(res.body).toMatch(/conflicting Content-Length/);
+    client.destroy();
+    // The handler got the connection (its target was known from the request line), but no bytes.
+    expect(web.requests.some((q) => q.url === '/bad')).toBe(false);
+    expect(seen.slice(before)).toMatchObject([{ via: 'http-proxy', target: { port: web.port } }]);
+  });
+
+  it('a second origin on the same proxy connection becomes a second captured connection', async () => {
+    const before = seen.length;
+    const client = await connectLocal(proxy.httpPort);
+    const ask = async (host: string, p: string) => {
+      client.write(`GET ${url(p, web.port, host)} HTTP/1.1\r\nHost: ${host}:${web.port}\r\n\r\n`);
+      expect((await readHttpResponse(client)).body).toBe(`hello GET ${p}\n`);
+    };
+    await ask('127.0.0.1', '/origin-a');
+    await ask('localhost', '/origin-b');
+    client.destroy();
+    expect(seen.slice(before)).toMatchObject([
+      { via: 'http-proxy', target: { host: '127.0.0.1', port: web.port } },
+      { via: 'http-proxy', target: { host: 'localhost', port: web.port } },
+    ]);
+  });
+});
+
+/** The peer closed: 'end' (our sockets allow half-open, so no 'close' until we end too) or 'close'. */
+const ended = (s: { once(e: string, f: () => void): unknown }) =>
+  new Promise<void>((resolve) => {
+    s.once('end', resolve);
+    s.once('close', resolve);
+  });
+
+describe('proxy lifecycle', () => {
+  it('close() ends every live connection, and a failing handler closes only its connection', async () => {
+    const errors: unknown[] = [];
+    const own = await startCaptureProxy({
+      onConnection: (conn) => (conn.target.port === 1 ? Promise.reject(new Error('handler broke')) : tunnel(conn).then(() => {})),
+      onError: (err) => errors.push(err),
+    });
+    const open = async (port: number) => {
+      const s = await connectLocal(own.socksPort);
+      s.on('error', () => {});
+      s.write(Buffer.from([5, 1, 0, 5, 1, 0, 1, 127, 0, 0, 1, port >> 8, port & 255]));
+      expect([...(await readBytes(s, 12))]).toEqual([5, 0, ...encodeReply(0)]);
+      return s;
+    };
+    const broken = await open(1);
+    broken.write('x');
+    await ended(broken);
+    expect(String(errors[0])).toMatch(/handler broke/);
+
+    const live = await open(echo.port);
+    live.write('still here');
+    expect((await readBytes(live, 10)).toString()).toBe('still here');
+    const closed = ended(live);
+    await own.close();
+    await closed;
+    await expect(connectLocal(own.socksPort)).rejects.toThrow();
+  });
+});
+

@@ -1,0 +1,106 @@
+import type { Readable } from 'node:stream';
+import { clientHelloServerName, MAX_RECORD, tlsRecordLength } from './client-hello.js';
+import { peekUntil } from './peek.js';
+
+/**
+ * Protocol detection from a connection's first bytes, which stay in the stream for its handler.
+ */
+
+export type SniffedProtocol = 'http' | 'tls' | 'postgres' | 'generic';
+
+export interface SniffResult {
+  protocol: SniffedProtocol;
+  /** TLS only: the server name the ClientHello asks for. */
+  sni?: string;
+}
+
+export interface SniffOptions {
+  /**
+   * How long a silent client may take to send its first byte before the connection counts as
+   * `generic`: server-speaks-first protocols (SMTP, MySQL, FTP) send nothing until greeted.
+   */
+  idleMs?: number;
+  /** After the first byte, how long to wait for the rest of a first message before guessing. */
+  maxWaitMs?: number;
+}
+
+/** Postgres v3 magic codes (protocol.html "Message Formats"). */
+const PG_SSL_REQUEST = 80877103;
+const PG_GSSENC_REQUEST = 80877104;
+const PG_CANCEL_REQUEST = 80877102;
+const PG_MAX_STARTUP = 10_000;
+
+const SNIFF_MAX_BYTES = MAX_RECORD;
+const HTTP_MAX_LINE = 8192;
+const GENERIC: SniffResult = { protocol: 'generic' };
+
+type Verdict = SniffResult | 'no' | 'maybe';
+
+/**
+ * Classifies a connection by its first bytes without consuming them. `final` says no more bytes
+ * will come (EOF, timeout, limit): then a plausible prefix is accepted as its best guess.
+ */
+export function detectProtocol(buf: Buffer, final: boolean): SniffResult | undefined {
+  if (buf.length === 0) return final ? GENERIC : undefined;
+  let waiting = false;
+  for (const detect of [detectTls, detectPostgres, detectHttp]) {
+    const verdict = detect(buf, final);
+    if (verdict === 'maybe') waiting = true;
+    else if (verdict !== 'no') return verdict;
+  }
+  return waiting && !final ? undefined : GENERIC;
+}
+
+function detectTls(buf: Buffer, final: boolean): Verdict {
+  const len = tlsRecordLength(buf);
+  if (len === 'no') return 'no';
+  if (len === 'maybe') return final && buf.length >= 3 ? { protocol: 'tls' } : 'maybe';
+  if (buf.length < len && !final) return 'maybe';
+  const sni = clientHelloServerName(buf);
+  return sni ? { protocol: 'tls', sni } : { protocol: 'tls' };
+}
+
+/** Every Postgres first message is int32 length + int32 code; the codes are distinctive. */
+function detectPostgres(buf: Buffer): Verdict {
+  // The length is below 2^24, so its first byte is 0 (in ASCII protocols it never is).
+  if (buf[0] !== 0) return 'no';
+  if (buf.length < 8) return 'maybe';
+  const len = buf.readUInt32BE(0);
+  const code = buf.readUInt32BE(4);
+  if (len === 8 && (code === PG_SSL_REQUEST || code === PG_GSSENC_REQUEST)) return { protocol: 'postgres' };
+  if (len === 16 && code === PG_CANCEL_REQUEST) return { protocol: 'postgres' };
+  // StartupMessage: protocol major version 3 (196608 = 3.0; 3.2 is 196610).
+  if (code >>> 16 === 3 && len > 8 && len <= PG_MAX_STARTUP) return { protocol: 'postgres' };
+  return 'no';
+}
+
+/** An HTTP/1.x request line: METHOD SP request-target SP HTTP/1.x CRLF. */
+function detectHttp(buf: Buffer, final: boolean): Verdict {
+  const text = buf.toString('latin1', 0, Math.min(buf.length, HTTP_MAX_LINE));
+  const eol = text.indexOf('\r\n');
+  if (eol >= 0) return /^[A-Z][A-Z_-]{0,23} \S+ HTTP\/1\.[01]$/.test(text.slice(0, eol)) ? { protocol: 'http' } : 'no';
+  if (text.length >= HTTP_MAX_LINE) return 'no';
+  if (final) return /^(GET|HEAD|POST|PUT|DELETE|OPTIONS|PATCH|TRACE|CONNECT) \S/.test(text) ? { protocol: 'http' } : 'no';
+  // Still a prefix of a request line? (a method, then maybe a target, then maybe part of HTTP/1.x)
+  const m = /^[A-Z][A-Z_-]{0,23}(?: \S*(?: (.*))?)?$/.exec(text);
+  if (!m) return 'no';
+  const version = m[1];
+  return version === undefined || 'HTTP/1.1'.startsWith(version) || 'HTTP/1.0'.startsWith(version) ? 'maybe' : 'no';
+}
+
+/**
+ * Waits for a connection's first bytes and classifies them; the bytes stay readable. A client that
+ * sends nothing for `idleMs` is `generic` (it waits for the server to speak); a first message that
+ * is still incomplete after `maxWaitMs` gets the best guess from what did arrive.
+ */
+export async function sniff(stream: Readable, { idleMs = 150, maxWaitMs = 1000 }: SniffOptions = {}): Promise<SniffResult> {
+  const spoke = await peekUntil(stream, (buf, event) => (buf.length > 0 ? true : event === 'data' ? undefined : false), {
+    timeoutMs: idleMs,
+    maxBytes: SNIFF_MAX_BYTES,
+  });
+  if (!spoke) return GENERIC;
+  return peekUntil(stream, (buf, event) => detectProtocol(buf, event !== 'data'), {
+    timeoutMs: maxWaitMs,
+    maxBytes: SNIFF_MAX_BYTES,
+  });
+}
