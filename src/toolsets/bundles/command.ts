@@ -1,59 +1,18 @@
+import { ShellSyntaxError, splitShellWords } from '../../core/argv.js';
 import { BundleError } from './errors.js';
 
 /**
- * Splits a kubectl command line the way a POSIX shell would split words (quotes and backslashes
- * respected), without running a shell: pipes, redirections, command lists and substitutions are
- * refused rather than interpreted.
+ * Splits a kubectl command line like a shell would split words, without a shell; shell syntax
+ * becomes the contract's CommandNotSupportedError, with a hint for kubectl's own filters.
  */
 export function splitCommand(line: string): string[] {
-  const words: string[] = [];
-  let word = '';
-  let inWord = false;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i]!;
-    if (c === "'") {
-      const end = line.indexOf("'", i + 1);
-      if (end < 0) throw unsupported('an unterminated single quote');
-      word += line.slice(i + 1, end);
-      i = end;
-      inWord = true;
-    } else if (c === '"') {
-      const { text, end } = doubleQuoted(line, i + 1);
-      word += text;
-      i = end;
-      inWord = true;
-    } else if (c === '\\') {
-      if (i + 1 < line.length) word += line[++i];
-      inWord = true;
-    } else if (/\s/.test(c)) {
-      if (inWord) words.push(word);
-      word = '';
-      inWord = false;
-    } else if ('|&;<>()`'.includes(c) || (c === '$' && line[i + 1] === '(')) {
-      throw unsupported(`shell syntax "${c}" (pipes, redirections and command lists are not supported; run one kubectl command and filter with -o jsonpath, -l or --field-selector)`);
-    } else {
-      word += c;
-      inWord = true;
-    }
+  try {
+    return splitShellWords(line);
+  } catch (err) {
+    if (!(err instanceof ShellSyntaxError)) throw err;
+    const hint = err.message.includes('shell syntax') ? ' Run one kubectl command and filter with -o jsonpath, -l or --field-selector.' : '';
+    throw new BundleError('CommandNotSupportedError', `${err.message}${hint}`);
   }
-  if (inWord) words.push(word);
-  return words;
-}
-
-function doubleQuoted(line: string, start: number): { text: string; end: number } {
-  let text = '';
-  for (let i = start; i < line.length; i++) {
-    const c = line[i]!;
-    if (c === '"') return { text, end: i };
-    if (c === '\\' && '"\\$`'.includes(line[i + 1] ?? '')) text += line[++i];
-    else if (c === '$' || c === '`') throw unsupported('variable or command substitution inside double quotes');
-    else text += c;
-  }
-  throw unsupported('an unterminated double quote');
-}
-
-function unsupported(what: string): BundleError {
-  return new BundleError('CommandNotSupportedError', `Command contains ${what}`);
 }
 
 /** Verbs that only read, and so can be answered from a bundle. */
