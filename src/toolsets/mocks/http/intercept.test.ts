@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HttpMock } from '../keploy/types.js';
+import { startCaptureProxy, type CaptureProxy } from '../proxy/proxy.js';
+import { tunnel } from '../proxy/tunnel.js';
+import { DebugkitCa } from '../tls/ca.js';
+import { isHttpCandidate, recordIntercepted, replayIntercepted } from './intercept.js';
+import { HttpMatcher } from './matcher.js';
+import { HttpReplayer } from './replayer.js';
+import { curl, startOrigin, tempDir, type Origin } from './test-support.js';
+
+/** The whole path: curl -> debugkit's capture proxy (SOCKS5, CONNECT, plain proxy) -> recorder / replayer. */
+
+let ca: DebugkitCa;
+let originCa: DebugkitCa;
+let bundle: string;
+let plain: Origin;
+let secure: Origin;
+const cleanups: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  const a = await tempDir();
+  const b = await tempDir();
+  cleanups.push(a.cleanup, b.cleanup);
+  ca = await DebugkitCa.load(a.dir);
+  originCa = await DebugkitCa.load(b.dir);
+  bundle = (await ca.caBundle()).bundle;
+  plain = await startOrigin();
+  secure = await startOrigin(originCa.leafFor('localhost'));
+});
+afterAll(async () => {
+  await Promise.all([plain.close(), secure.close()]);
+  for (const c of cleanups) await c();
+});
+
+async function withProxy<T>(onConnection: Parameters<typeof startCaptureProxy>[0]['onConnection'], body: (proxy: CaptureProxy) => Promise<T>): Promise<T> {
+  const proxy = await startCaptureProxy({ onConnection });
+  try {
+    return await body(proxy);
+  } finally {
+    await proxy.close();
+  }
+}
+
+describe('HTTP(S) through the capture proxy', () => {
+  it('records over SOCKS5, CONNECT and the plain proxy, then replays without reaching the servers', async () => {
+    const mocks: HttpMock[] = [];
+    const https = `https://localhost:${secure.port}`;
+    const http = `http://localhost:${plain.port}`;
+    await withProxy(
+      async (conn) => {
+        if (!isHttpCandidate(conn)) return void (await tunnel(conn));
+        await recordIntercepted(conn, { ca, upstreamCa: originCa.certPem, onMock: (m) => mocks.push(m) });
+      },
+      async (proxy) => {
+        const socks = await curl(['-sS', '--cacert', bundle, '-x', `socks5h://127.0.0.1:${proxy.socksPort}`, `${https}/hello`]);
+        expect(socks).toEqual({ stdout: 'hello world\n', stderr: '' });
+        const connect = await curl(['-sS', '--cacert', bundle, '-x', `http://127.0.0.1:${proxy.httpPort}`, '-d', 'a=1', `${https}/echo`]);
+        expect(JSON.parse(connect.stdout)).toMatchObject({ received: 'a=1' });
+        const forwarded = await curl(['-sS', '-x', `http://127.0.0.1:${proxy.httpPort}`, `${http}/hello?via=proxy`]);
+        expect(forwarded.stdout).toBe('hello world\n');
+      },
+    );
+    for (let i = 0; i < 100 && mocks.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(mocks.map((m) => `${m.spec.req.method} ${m.spec.req.url}`)).toEqual([`GET ${https}/hello`, `POST ${https}/echo`, `GET ${http}/hello?via=proxy`]);
+
+    const requestsBefore = plain.requests.length + secure.requests.length;
+    const replayer = new HttpReplayer({ matcher: new HttpMatcher(mocks) });
+    await withProxy(
+      (conn) => replayIntercepted(conn, replayer, { ca }),
+      async (proxy) => {
+        const socks = await curl(['-sS', '--cacert', bundle, '-x', `socks5h://127.0.0.1:${proxy.socksPort}`, `${https}/hello`]);
+        expect(socks).toEqual({ stdout: 'hello world\n', stderr: '' });
+        const connect = await curl(['-sS', '--cacert', bundle, '-x', `http://127.0.0.1:${proxy.httpPort}`, '-d', 'a=1', `${https}/echo`]);
+        expect(JSON.parse(connect.stdout)).toMatchObject({ received: 'a=1' });
+        const forwarded = await curl(['-sS', '-x', `http://127.0.0.1:${proxy.httpPort}`, `${http}/hello?via=proxy`]);
+        expect(forwarded.stdout).toBe('hello world\n');
+        const miss = await curl(['-sS', '-x', `http://127.0.0.1:${proxy.httpPort}`, `${http}/hello?via=other`]);
+        expect(JSON.parse(miss.stdout).closest.differences).toEqual(['query parameter via: recorded "proxy", got "other"']);
+      },
+    );
+    expect(replayer.counters).toEqual({ replayed: 3, missed: 1, fellBack: 0 });
+    expect(plain.requests.length + secure.requests.length).toBe(requestsBefore);
+  });
+});

@@ -1,0 +1,282 @@
+import { bodyBytes } from '../keploy/http.js';
+import type { HttpMock } from '../keploy/types.js';
+import { jsonDifferences, parseJsonBody, preview, type Json } from './json-diff.js';
+import type { Header } from './parser.js';
+import { hostPort, splitUrl, type Scheme } from './url.js';
+
+/**
+ * Finds the recorded answer to a request. A mock matches when method, host, path, query (as a
+ * multiset: parameter order is free), the non-volatile headers and the body agree:
+ * 1. exact: the body bytes are equal;
+ * 2. json: both bodies are JSON and equal as structures (key order free, volatile fields skipped).
+ * Anything else is a miss; every mock is then scored against the request and the closest one is
+ * named with its differences, to explain the miss (never to answer it).
+ *
+ * Use: a mock answers once; among several matches the first unused one in recorded order wins
+ * (exact before json). When a request repeats more often than it was recorded, the LAST recorded
+ * match answers again (`reuse: 'last'`, the default): a poll recorded as "pending, done" replays
+ * "pending, done, done, ...". `reuse: 'none'` makes the extra repeats misses.
+ */
+
+/** Headers that never decide a match (lower case; `*` ends a prefix). */
+export const VOLATILE_HEADERS: readonly string[] = [
+  // framing and hop-by-hop (the body is compared itself; Host is compared as the URL's host)
+  'host', 'content-length', 'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade',
+  // differ between runs or library versions without changing the answer
+  'date', 'user-agent', 'accept-encoding', 'x-amz-date', 'x-amz-user-agent', 'amz-sdk-invocation-id', 'amz-sdk-request',
+  'x-amz-content-sha256', 'idempotency-key', 'x-stainless-*',
+  // tracing and correlation ids
+  'traceparent', 'tracestate', 'baggage', 'sentry-trace', 'x-request-id', 'x-correlation-id', 'request-id', 'x-amzn-trace-id',
+  'x-cloud-trace-context', 'uber-trace-id', 'b3', 'x-b3-*', 'x-datadog-*', 'keploy-test-id', 'keploy-test-set-id',
+];
+
+/** Query parameters of presigned URLs (AWS SigV4) that change with the time of signing. */
+export const VOLATILE_QUERY: readonly string[] = ['x-amz-date', 'x-amz-signature', 'x-amz-credential', 'x-amz-security-token'];
+
+/** JSON body fields skipped at any depth (case-insensitive). Deliberately short: ids can matter. */
+export const VOLATILE_JSON_FIELDS: readonly string[] = ['timestamp', 'requestId', 'request_id', 'traceId', 'trace_id', 'spanId', 'span_id'];
+
+export interface MatcherOptions {
+  /** More headers to ignore (added to VOLATILE_HEADERS). */
+  ignoreHeaders?: readonly string[];
+  /** More query parameters to ignore (added to VOLATILE_QUERY). */
+  ignoreQuery?: readonly string[];
+  /** JSON fields to ignore; REPLACES VOLATILE_JSON_FIELDS (pass [] to compare every field). */
+  ignoreJsonFields?: readonly string[];
+  reuse?: 'last' | 'none';
+}
+
+export interface MatchRequest {
+  method: string;
+  /** The request target (`/path?query`) or a full URL. */
+  url: string;
+  /** Default `http`. */
+  scheme?: Scheme;
+  /** The authority the request went to (Host header, else the connection's target). */
+  host?: string;
+  headers: readonly Header[];
+  body: Uint8Array;
+  /** The whole body length when `body` holds only part of it. */
+  bodyLength?: number;
+}
+
+export type MatchResult =
+  | { miss: false; mock: HttpMock; index: number; how: 'exact' | 'json'; reused: boolean }
+  | { miss: true; closest?: { name: string; index: number; differences: string[] } };
+
+interface Prepared {
+  method: string;
+  hostPort?: string;
+  path: string;
+  query: Map<string, string[]>;
+  headers: Map<string, string>;
+  body: Uint8Array;
+  bodySize: number;
+  /** Only the size of the body is known (recorded with `body_skipped`, or received too long). */
+  bodyPartial: boolean;
+  json?: Json | null; // null: not JSON; undefined: not parsed yet
+}
+
+interface Comparison {
+  differences: string[];
+  score: number;
+  how?: 'exact' | 'json';
+}
+
+export class HttpMatcher {
+  private readonly prepared: Prepared[];
+  private readonly used: boolean[];
+  private readonly ignoreHeader: (name: string) => boolean;
+  private readonly ignoreQuery: Set<string>;
+  private readonly ignoreJson: Set<string>;
+
+  constructor(
+    readonly mocks: readonly HttpMock[],
+    private readonly options: MatcherOptions = {},
+  ) {
+    this.ignoreHeader = headerFilter([...VOLATILE_HEADERS, ...(options.ignoreHeaders ?? [])]);
+    this.ignoreQuery = new Set([...VOLATILE_QUERY, ...(options.ignoreQuery ?? [])].map((q) => q.toLowerCase()));
+    this.ignoreJson = new Set((options.ignoreJsonFields ?? VOLATILE_JSON_FIELDS).map((f) => f.toLowerCase()));
+    this.prepared = mocks.map((m) => this.prepareMock(m));
+    this.used = mocks.map(() => false);
+  }
+
+  match(request: MatchRequest): MatchResult {
+    const req = this.prepareRequest(request);
+    const results = this.prepared.map((mock) => this.compare(mock, req));
+    const pick = (how: 'exact' | 'json', unused: boolean) => {
+      const indexes = results.map((r, i) => (r.how === how && this.used[i] !== unused ? i : -1)).filter((i) => i >= 0);
+      return unused ? indexes[0] : indexes[indexes.length - 1];
+    };
+    let index = pick('exact', true) ?? pick('json', true);
+    let reused = false;
+    if (index === undefined && this.options.reuse !== 'none') {
+      index = pick('exact', false) ?? pick('json', false);
+      reused = index !== undefined;
+    }
+    if (index !== undefined) {
+      this.used[index] = true;
+      return { miss: false, mock: this.mocks[index]!, index, how: results[index]!.how!, reused };
+    }
+    return { miss: true, closest: this.closest(results) };
+  }
+
+  /** How many mocks have answered at least once. */
+  get usedCount(): number {
+    return this.used.filter(Boolean).length;
+  }
+
+  private closest(results: Comparison[]): { name: string; index: number; differences: string[] } | undefined {
+    let best = -1;
+    results.forEach((r, i) => {
+      if (best < 0 || r.score < results[best]!.score) best = i;
+    });
+    if (best < 0) return undefined;
+    return { name: this.mocks[best]!.name, index: best, differences: results[best]!.differences };
+  }
+
+  private compare(mock: Prepared, req: Prepared): Comparison {
+    const diffs: string[] = [];
+    let score = 0;
+    const note = (weight: number, text: string) => {
+      diffs.push(text);
+      score += weight;
+    };
+    if (mock.method !== req.method) note(100, `method: recorded ${mock.method}, got ${req.method}`);
+    if (!sameHost(mock.hostPort, req.hostPort)) note(60, `host: recorded ${mock.hostPort}, got ${req.hostPort}`);
+    if (mock.path !== req.path) note(50, `path: recorded ${mock.path}, got ${req.path}`);
+    for (const d of mapDifferences(mock.query, req.query, 'query parameter')) note(10, d);
+    for (const d of mapDifferences(mapOfOne(mock.headers), mapOfOne(req.headers), 'header')) note(5, d);
+    const body = this.compareBodies(mock, req);
+    for (const d of body.differences) note(20, d);
+    return { differences: diffs, score, how: diffs.length === 0 ? body.how : undefined };
+  }
+
+  private compareBodies(mock: Prepared, req: Prepared): { differences: string[]; how?: 'exact' | 'json' } {
+    if (mock.bodyPartial || req.bodyPartial) {
+      // Only sizes can be compared: the recording (or this request) kept no full body.
+      return mock.bodySize === req.bodySize ? { differences: [], how: 'exact' } : { differences: [`body: recorded ${mock.bodySize} bytes, got ${req.bodySize}`] };
+    }
+    if (Buffer.compare(mock.body, req.body) === 0) return { differences: [], how: 'exact' };
+    const a = this.json(mock);
+    const b = this.json(req);
+    if (a !== null && b !== null) {
+      const diffs = jsonDifferences(a, b, this.ignoreJson);
+      return diffs.length === 0 ? { differences: [], how: 'json' } : { differences: diffs.map((d) => `body ${d}`) };
+    }
+    return { differences: [`body: recorded ${describeBody(mock.body)}, got ${describeBody(req.body)}`] };
+  }
+
+  private json(p: Prepared): Json | null {
+    if (p.json === undefined) p.json = parseJsonBody(p.body) ?? null;
+    return p.json;
+  }
+
+  private prepareMock(mock: HttpMock): Prepared {
+    const { req, metadata } = mock.spec;
+    const url = splitUrl(req.url, metadata.host);
+    const body = bodyBytes(req.body);
+    const skipped = req.extra?.body_skipped === true;
+    const size = skipped && typeof req.extra?.body_size === 'number' ? req.extra.body_size : body.length;
+    return {
+      method: req.method,
+      hostPort: url.hostPort,
+      path: url.path,
+      query: this.queryOf(url.query),
+      headers: this.headersOf(Object.entries(req.header)),
+      body,
+      bodySize: size,
+      bodyPartial: skipped,
+    };
+  }
+
+  private prepareRequest(r: MatchRequest): Prepared {
+    const scheme = r.scheme ?? 'http';
+    const url = splitUrl(r.url, r.host, scheme);
+    const size = r.bodyLength ?? r.body.length;
+    return {
+      method: r.method,
+      hostPort: url.hostPort ?? (r.host ? hostPort(r.host, scheme) : undefined),
+      path: url.path,
+      query: this.queryOf(url.query),
+      headers: this.headersOf(r.headers),
+      body: r.body,
+      bodySize: size,
+      bodyPartial: size > r.body.length,
+    };
+  }
+
+  private queryOf(query: string): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const [k, v] of new URLSearchParams(query)) {
+      if (this.ignoreQuery.has(k.toLowerCase())) continue;
+      out.set(k, [...(out.get(k) ?? []), v]);
+    }
+    for (const list of out.values()) list.sort();
+    return out;
+  }
+
+  /** Lower-case names, repeated values joined with ",", items trimmed (Keploy's "a,b" equals "a, b"). */
+  private headersOf(pairs: Iterable<readonly [string, string]>): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const [rawName, rawValue] of pairs) {
+      const name = rawName.toLowerCase();
+      if (this.ignoreHeader(name)) continue;
+      const value = normalizeValue(name, rawValue);
+      // RFC 9110 12.5.1: no Accept means any media type, so `*/*` (curl's default) equals none.
+      if (name === 'accept' && value === '*/*') continue;
+      const prev = out.get(name);
+      out.set(name, prev === undefined ? value : `${prev},${value}`);
+    }
+    return out;
+  }
+}
+
+function headerFilter(patterns: readonly string[]): (name: string) => boolean {
+  const exact = new Set(patterns.filter((p) => !p.endsWith('*')).map((p) => p.toLowerCase()));
+  const prefixes = patterns.filter((p) => p.endsWith('*')).map((p) => p.slice(0, -1).toLowerCase());
+  return (name) => exact.has(name) || prefixes.some((p) => name.startsWith(p));
+}
+
+function normalizeValue(name: string, value: string): string {
+  let v = value.split(',').map((s) => s.trim()).join(',');
+  if (name === 'content-type') v = v.toLowerCase().replace(/\s*;\s*/g, ';');
+  // AWS SigV4 signs the time: the credential scope date and the signature change on every run.
+  if (name === 'authorization' && v.startsWith('AWS4-')) v = v.replace(/(Credential=[^/]*\/)\d{8}/, '$1*').replace(/Signature=[0-9a-f]+/, 'Signature=*');
+  return v;
+}
+
+/** Hosts compare with ports when both sides know theirs. */
+function sameHost(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || b === undefined) return true;
+  if (a === b) return true;
+  const bare = (h: string) => h.replace(/:\d+$/, '');
+  const hasPort = (h: string) => /\]:\d+$|^[^\][]*:\d+$/.test(h);
+  return !(hasPort(a) && hasPort(b)) && bare(a) === bare(b);
+}
+
+function mapOfOne(m: Map<string, string>): Map<string, string[]> {
+  return new Map([...m].map(([k, v]) => [k, [v]]));
+}
+
+/** Credentials are named in differences but never shown: a miss report goes to the program and the agent. */
+const SECRET = /authorization|cookie|token|secret|password|api-?key|signature|credential/i;
+
+function mapDifferences(recorded: Map<string, string[]>, got: Map<string, string[]>, what: string): string[] {
+  const out: string[] = [];
+  const show = (v: string[] | undefined) => (v === undefined ? 'nothing' : preview(v.length === 1 ? v[0]! : v));
+  for (const key of new Set([...recorded.keys(), ...got.keys()])) {
+    const a = recorded.get(key);
+    const b = got.get(key);
+    if (a?.join('\0') === b?.join('\0')) continue;
+    if (SECRET.test(key) && a && b) out.push(`${what} ${key}: differs (value hidden)`);
+    else out.push(`${what} ${key}: recorded ${SECRET.test(key) && a ? '(hidden)' : show(a)}, got ${SECRET.test(key) && b ? '(hidden)' : show(b)}`);
+  }
+  return out;
+}
+
+function describeBody(b: Uint8Array): string {
+  if (b.length === 0) return 'no body';
+  const text = Buffer.from(b.buffer, b.byteOffset, Math.min(b.byteLength, 40)).toString('utf8');
+  return `${b.length} bytes ${JSON.stringify(text)}${b.length > 40 ? '...' : ''}`;
+}

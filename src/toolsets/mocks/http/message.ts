@@ -1,0 +1,126 @@
+/** HTTP/1.x messages as the passive parser reports them, and helpers to read their fields. */
+
+export type Header = [name: string, value: string];
+
+interface MessageBase {
+  /** `1.1` or `1.0`. */
+  httpVersion: string;
+  /** As on the wire: order and case kept, repeated names repeated. */
+  headers: Header[];
+  /** Chunked trailer fields (usually none). */
+  trailers: Header[];
+  /** The decoded payload (chunk framing removed), at most `maxBodyBytes` of it. */
+  body: Buffer;
+  /** The whole payload length, kept or not. */
+  bodyLength: number;
+  bodyTruncated: boolean;
+  /** Epoch ms of the message's first byte and of its last. */
+  startedAt: number;
+  completedAt: number;
+}
+
+export interface HttpRequestMessage extends MessageBase {
+  kind: 'request';
+  method: string;
+  /** The request target as sent: `/path?query`, or absolute form. */
+  target: string;
+}
+
+export interface HttpResponseMessage extends MessageBase {
+  kind: 'response';
+  status: number;
+  reason: string;
+}
+
+export type HttpMessage = HttpRequestMessage | HttpResponseMessage;
+
+/**
+ * 'http': parsing. 'held': a request asked to switch protocols (Upgrade, CONNECT); bytes after it
+ * wait (bounded) until `resume()` (the server declined) or `stop()` (it switched). 'upgraded',
+ * 'not-http', 'ended': no more parsing.
+ */
+export type ParserState = 'http' | 'held' | 'upgraded' | 'not-http' | 'ended';
+
+export interface HttpParserOptions {
+  /** Body bytes kept per message (default 1 MiB). */
+  maxBodyBytes?: number;
+  /** Start line + headers (and trailers) per message (default 64 KiB). */
+  maxHeadBytes?: number;
+  /** Response mode: the method of the request the n-th final (non-1xx) response answers (HEAD, CONNECT matter). */
+  requestMethod?: (index: number) => string | undefined;
+  now?: () => number;
+}
+
+export interface HttpParserHandlers {
+  /** A message's head is complete (body empty so far): a request's method is known early. */
+  onHead?: (message: HttpMessage) => void;
+  onMessage: (message: HttpMessage) => void;
+  /** Parsing stopped for good: why ('not-http' / 'upgraded' / 'ended') and a reason. */
+  onStop?: (state: ParserState, reason: string) => void;
+}
+
+export const DEFAULT_MAX_BODY = 1024 * 1024;
+export const DEFAULT_MAX_HEAD = 64 * 1024;
+
+/** The values of a header (case-insensitive), joined with ", "; undefined when absent. */
+export function headerValue(headers: readonly Header[], lowerName: string): string | undefined {
+  let out: string | undefined;
+  for (const [name, value] of headers) {
+    if (name.length === lowerName.length && name.toLowerCase() === lowerName) out = out === undefined ? value : `${out}, ${value}`;
+  }
+  return out;
+}
+
+/** A valid Content-Length: digits, or a list of identical digit strings (RFC 9110 8.6). */
+export function contentLength(value: string): number | undefined {
+  const parts = value.split(',').map((p) => p.trim());
+  if (!parts.every((p) => p === parts[0]) || !/^\d{1,15}$/.test(parts[0]!)) return undefined;
+  return Number(parts[0]);
+}
+
+/** Field values are bytes; UTF-8 when they decode as such (rare non-ASCII), else Latin-1 (lossless). */
+export function decodeValue(bytes: Buffer, from: number, to: number): string {
+  for (let i = from; i < to; i++) {
+    if (bytes[i]! >= 0x80) {
+      const utf8 = bytes.toString('utf8', from, to);
+      return utf8.includes('\ufffd') ? bytes.toString('latin1', from, to) : utf8;
+    }
+  }
+  return bytes.toString('latin1', from, to);
+}
+
+/**
+ * A message body kept up to `max` bytes, beyond which it is only counted. Bytes are COPIED out of
+ * the pieces fed in: a view would keep a whole network chunk alive for each tiny chunked-encoding
+ * piece, and memory would no longer be bounded by `max`.
+ */
+export class BodySink {
+  total = 0;
+  private buf: Buffer | undefined;
+  private kept = 0;
+
+  constructor(private readonly max: number) {}
+
+  /** Sizes the buffer once when the length is known (capped), instead of growing it. */
+  reserve(n: number): void {
+    if (!this.buf) this.buf = Buffer.allocUnsafe(Math.min(n, this.max));
+  }
+
+  append(src: Buffer, from: number, to: number): void {
+    this.total += to - from;
+    const n = Math.min(to - from, this.max - this.kept);
+    if (n <= 0) return;
+    const need = this.kept + n;
+    if (!this.buf || this.buf.length < need) {
+      const grown = Buffer.allocUnsafe(Math.min(this.max, Math.max(need, (this.buf?.length ?? 0) * 2, 4096)));
+      if (this.buf) this.buf.copy(grown, 0, 0, this.kept);
+      this.buf = grown;
+    }
+    src.copy(this.buf, this.kept, from, from + n);
+    this.kept = need;
+  }
+
+  bytes(): Buffer {
+    return this.buf ? this.buf.subarray(0, this.kept) : Buffer.alloc(0);
+  }
+}

@@ -1,0 +1,204 @@
+import { describe, expect, it } from 'vitest';
+import { HttpParser, type HttpMessage, type HttpParserOptions, type HttpRequestMessage, type HttpResponseMessage } from './parser.js';
+
+interface Run {
+  messages: HttpMessage[];
+  heads: number;
+  parser: HttpParser;
+  stops: string[];
+}
+
+function run(mode: 'request' | 'response', pieces: Array<string | Buffer>, options: HttpParserOptions = {}, end = false): Run {
+  const out: Run = { messages: [], heads: 0, parser: undefined as unknown as HttpParser, stops: [] };
+  out.parser = new HttpParser(
+    mode,
+    { onMessage: (m) => out.messages.push(m), onHead: () => void out.heads++, onStop: (s, r) => out.stops.push(`${s}: ${r}`) },
+    options,
+  );
+  for (const p of pieces) out.parser.push(typeof p === 'string' ? Buffer.from(p, 'latin1') : p);
+  if (end) out.parser.end();
+  return out;
+}
+
+/** Comparable view of messages (times differ between runs). */
+const view = (messages: HttpMessage[]) =>
+  messages.map(({ startedAt: _s, completedAt: _c, body, ...rest }) => ({ ...rest, body: body.toString('latin1') }));
+
+/** Feeds `text` split at every byte boundary (and one byte at a time) and expects the same messages. */
+function expectSplitInvariant(mode: 'request' | 'response', text: string, options: HttpParserOptions = {}, end = false): HttpMessage[] {
+  const whole = run(mode, [text], options, end);
+  expect(whole.parser.state).not.toBe('not-http');
+  for (let i = 1; i < text.length; i++) {
+    const split = run(mode, [text.slice(0, i), text.slice(i)], options, end);
+    expect(view(split.messages), `split at ${i}`).toEqual(view(whole.messages));
+  }
+  const bytewise = run(mode, [...text], options, end);
+  expect(view(bytewise.messages)).toEqual(view(whole.messages));
+  return whole.messages;
+}
+
+const req = (m: HttpMessage) => m as HttpRequestMessage;
+const res = (m: HttpMessage) => m as HttpResponseMessage;
+
+describe('HttpParser: requests', () => {
+  it('reads the request line and keeps header order and case', () => {
+    const { messages } = run('request', ['GET /a?b=1 HTTP/1.1\r\nHost: x.test\r\nX-Foo: 1\r\nx-foo:  2 \r\nAccept: */*\r\n\r\n']);
+    expect(messages).toHaveLength(1);
+    const m = req(messages[0]!);
+    expect([m.method, m.target, m.httpVersion]).toEqual(['GET', '/a?b=1', '1.1']);
+    expect(m.headers).toEqual([['Host', 'x.test'], ['X-Foo', '1'], ['x-foo', '2'], ['Accept', '*/*']]);
+    expect(m.body.length).toBe(0);
+  });
+
+  it('reads a Content-Length body, at every split', () => {
+    const [m] = expectSplitInvariant('request', 'POST /p HTTP/1.1\r\nContent-Length: 11\r\n\r\nhello world');
+    expect(req(m!).body.toString()).toBe('hello world');
+    expect(m!.bodyLength).toBe(11);
+  });
+
+  it('reads a chunked body with extensions and trailers, at every split', () => {
+    const text = 'POST /c HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5;ext=1\r\nhello\r\n6 ; x\r\n world\r\n0\r\nX-Checksum: abc\r\nX-More: 1\r\n\r\n';
+    const [m] = expectSplitInvariant('request', text);
+    expect(m!.body.toString()).toBe('hello world');
+    expect(m!.trailers).toEqual([['X-Checksum', 'abc'], ['X-More', '1']]);
+  });
+
+  it('parses pipelined requests in one chunk and across chunks', () => {
+    const text = 'GET /1 HTTP/1.1\r\nHost: a\r\n\r\nPOST /2 HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcDELETE /3 HTTP/1.0\r\n\r\n';
+    const messages = expectSplitInvariant('request', text);
+    expect(messages.map((m) => `${req(m).method} ${req(m).target} ${m.body}`)).toEqual(['GET /1 ', 'POST /2 abc', 'DELETE /3 ']);
+  });
+
+  it('accepts leading empty lines, bare LF line ends and folded headers', () => {
+    const { messages, parser } = run('request', ['\r\n\nGET / HTTP/1.1\nHost: a\nX-Long: one\n  two\n\n']);
+    expect(parser.state).toBe('http');
+    expect(messages[0]!.headers).toEqual([['Host', 'a'], ['X-Long', 'one two']]);
+  });
+
+  it('holds bytes after an Upgrade request until told what the server did', () => {
+    const text = 'GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nGET /next HTTP/1.1\r\n\r\n';
+    const declined = run('request', [text]);
+    expect(declined.parser.state).toBe('held');
+    expect(declined.messages).toHaveLength(1);
+    declined.parser.resume();
+    expect(declined.messages.map((m) => req(m).target)).toEqual(['/ws', '/next']);
+
+    const switched = run('request', [text.slice(0, 70), text.slice(70), '\x81\x85binary']);
+    switched.parser.stop('upgraded', 'server said 101');
+    expect(switched.parser.state).toBe('upgraded');
+    expect(switched.messages).toHaveLength(1);
+  });
+
+  it('stops on malformed input without throwing', () => {
+    const cases = [
+      '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03binary tls hello\r\n\r\n',
+      'GET / HTTP/2.0\r\n\r\n',
+      'GET / HTTP/1.1\r\nNo colon here\r\n\r\n',
+      'GET / HTTP/1.1\r\nBad Name: x\r\n\r\n',
+      'GET / HTTP/1.1\r\nContent-Length: 12abc\r\n\r\n',
+      'GET / HTTP/1.1\r\nContent-Length: 1, 2\r\n\r\n',
+      'POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n',
+      'POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+      'POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n',
+      '   \r\n',
+    ];
+    for (const text of cases) {
+      const r = run('request', [text, 'GET / HTTP/1.1\r\n\r\n']);
+      expect(r.parser.state, text).toBe('not-http');
+      expect(r.messages, text).toHaveLength(0);
+      expect(r.stops).toHaveLength(1);
+    }
+  });
+
+  it('treats an overlong head as not HTTP', () => {
+    const r = run('request', ['GET / HTTP/1.1\r\n', `X-Big: ${'a'.repeat(70_000)}`], { maxHeadBytes: 64 * 1024 });
+    expect(r.parser.state).toBe('not-http');
+    const line = run('request', ['G'.repeat(100), 'E'.repeat(200)], { maxHeadBytes: 256 });
+    expect(line.parser.state).toBe('not-http');
+  });
+});
+
+describe('HttpParser: responses', () => {
+  it('reads Content-Length and chunked responses, pipelined, at every split', () => {
+    const text =
+      'HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello' +
+      'HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n' +
+      'HTTP/1.1 404\r\nContent-Length: 0\r\n\r\n';
+    const messages = expectSplitInvariant('response', text);
+    expect(messages.map((m) => [res(m).status, res(m).reason, m.body.toString()])).toEqual([
+      [200, 'OK', 'hello'],
+      [201, 'Created', 'abc'],
+      [404, '', ''],
+    ]);
+  });
+
+  it('reads a body delimited by the close of the connection', () => {
+    const [m] = expectSplitInvariant('response', 'HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end', {}, true);
+    expect(m!.body.toString()).toBe('until the end');
+    const open = run('response', ['HTTP/1.1 200 OK\r\n\r\npartial']);
+    expect(open.messages).toHaveLength(0);
+    open.parser.end();
+    expect(open.messages).toHaveLength(1);
+    // Transfer-Encoding without chunked last: also until close.
+    const te = run('response', ['HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nxyz'], {}, true);
+    expect(te.messages[0]!.body.toString()).toBe('xyz');
+  });
+
+  it('knows which responses have no body: HEAD, 1xx, 204, 304', () => {
+    const methods = ['HEAD', 'GET', 'GET', 'GET'];
+    const text =
+      'HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n' +
+      'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n' +
+      'HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n' +
+      'HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n' +
+      'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok';
+    const messages = expectSplitInvariant('response', text, { requestMethod: (i) => methods[i] });
+    expect(messages.map((m) => `${res(m).status}:${m.body}`)).toEqual(['200:', '100:', '103:', '204:', '304:', '200:ok']);
+  });
+
+  it('stops after 101 Switching Protocols and after a CONNECT tunnel is accepted', () => {
+    const ws = run('response', ['HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n\x81\x05hello']);
+    expect(ws.messages).toHaveLength(1);
+    expect(ws.parser.state).toBe('upgraded');
+    const connect = run('response', ['HTTP/1.1 200 Connection established\r\n\r\n\x16\x03\x01'], { requestMethod: () => 'CONNECT' });
+    expect(connect.messages).toHaveLength(1);
+    expect(connect.parser.state).toBe('upgraded');
+  });
+
+  it('reports an incomplete message at the end without emitting it', () => {
+    const r = run('response', ['HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort'], {}, true);
+    expect(r.messages).toHaveLength(0);
+    expect(r.stops).toEqual(['ended: the stream ended inside a message']);
+  });
+
+  it('keeps at most maxBodyBytes of a huge body, with bounded memory', () => {
+    const total = 100 * 1024 * 1024;
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    const before = process.memoryUsage().arrayBuffers;
+    let peak = 0;
+    const messages: HttpMessage[] = [];
+    const parser = new HttpParser('response', { onMessage: (m) => messages.push(m) });
+    parser.push(Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${total}\r\n\r\n`));
+    for (let sent = 0; sent < total; sent += chunk.length) {
+      parser.push(chunk);
+      if (sent % (8 * 1024 * 1024) === 0) peak = Math.max(peak, process.memoryUsage().arrayBuffers - before);
+    }
+    expect(messages).toHaveLength(1);
+    expect(messages[0]!.body.length).toBe(1024 * 1024);
+    expect(messages[0]!.bodyLength).toBe(total);
+    expect(messages[0]!.bodyTruncated).toBe(true);
+    expect(peak).toBeLessThan(8 * 1024 * 1024);
+  });
+
+  it('bounds a chunked body made of tiny chunks too', () => {
+    const piece = Buffer.from('1\r\nx\r\n'.repeat(10_000));
+    let last: HttpMessage | undefined;
+    const p2 = new HttpParser('response', { onMessage: (m) => (last = m) }, { maxBodyBytes: 1000 });
+    p2.push(Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n'));
+    p2.push(piece);
+    p2.push(Buffer.from('0\r\n\r\n'));
+    expect(last!.body.length).toBe(1000);
+    expect(last!.bodyLength).toBe(10_000);
+    expect(p2.state).toBe('http');
+  });
+});

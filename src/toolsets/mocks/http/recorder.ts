@@ -1,0 +1,236 @@
+import net from 'node:net';
+import type { Duplex } from 'node:stream';
+import { buildHttpMock } from '../keploy/http.js';
+import type { HttpMock } from '../keploy/types.js';
+import { DEFAULT_MAX_BODY, headerValue, HttpParser, type HttpMessage, type HttpRequestMessage, type HttpResponseMessage } from './parser.js';
+import { authorityOf, fullUrl, type Scheme } from './url.js';
+
+/**
+ * Records the HTTP/1.x exchanges of one connection while forwarding it untouched. The bytes go
+ * client <-> upstream through `pipe` (backpressure, streaming, keep-alive and half-close as with a
+ * plain tunnel); copies of each direction feed a passive parser, and every request paired with its
+ * response becomes one Keploy Http mock. Nothing the parser thinks can alter or stall the traffic:
+ * a connection that stops looking like HTTP simply stops producing mocks.
+ *
+ * Mock contents (see keploy/http.ts for the Keploy conventions): `url` is the full URL
+ * `scheme://host[:port]/path?query` (Host header, else the target); `metadata.host` the authority;
+ * the connection id as `connectionId`. A body over `maxBodyBytes` is not stored: `body` is empty
+ * and the side's `extra` says `body_skipped: true, body_size: <bytes>` (Keploy's own marker for
+ * bodies over 1 MB). 1xx interim responses are not mocks; an exchange that switched protocols
+ * (101, CONNECT) is not either, as it cannot be replayed.
+ */
+
+export interface RecordableConnection {
+  id?: string;
+  target: { host: string; port: number };
+  /** The program's side (plaintext: a TLS-terminated socket for HTTPS). */
+  client: Duplex;
+}
+
+export interface RecordHttpOptions {
+  onMock: (mock: HttpMock) => void;
+  /** The real server, already connected (e.g. `terminateTls(...).upstream`); else TCP to the target. */
+  upstream?: Duplex;
+  /** Without `upstream`: connect here instead of the target (the URLs still name the target). */
+  connectTo?: { host: string; port: number };
+  /** For the recorded URLs; default `http`. */
+  scheme?: Scheme;
+  /** Default 1 MiB per body. */
+  maxBodyBytes?: number;
+  connectTimeoutMs?: number;
+  /** Mock building or `onMock` failures (the traffic is not affected). */
+  onError?: (err: unknown) => void;
+}
+
+export interface RecordHttpResult {
+  mocks: number;
+  bytesUp: number;
+  bytesDown: number;
+  /** Set when a direction stopped parsing as HTTP (the bytes still went through). */
+  notHttp?: string;
+  /** The connection switched protocols (WebSocket, CONNECT). */
+  upgraded?: boolean;
+  /** The first connection failure; both sides were destroyed then. */
+  error?: Error;
+}
+
+const MAX_PENDING = 64;
+
+interface Exchange {
+  head: HttpRequestMessage;
+  request?: HttpRequestMessage;
+  response?: HttpResponseMessage;
+}
+
+/** Forwards and records one connection; resolves once both sides are closed. */
+export async function recordHttp(conn: RecordableConnection, options: RecordHttpOptions): Promise<RecordHttpResult> {
+  const result: RecordHttpResult = { mocks: 0, bytesUp: 0, bytesDown: 0 };
+  let upstream: Duplex;
+  try {
+    upstream = options.upstream ?? (await connectTcp(options.connectTo ?? conn.target, options.connectTimeoutMs ?? 10_000));
+  } catch (err) {
+    conn.client.destroy();
+    result.error = err as Error;
+    return result;
+  }
+  const pairing = new Pairing(conn, options, result);
+  pairing.observe(conn.client, upstream);
+  return forward(conn.client, upstream, result);
+}
+
+/** Pairs the parsed requests and responses of one connection, in order, into mocks. */
+class Pairing {
+  private readonly exchanges = new Map<number, Exchange>();
+  private heads = 0;
+  private completedRequests = 0;
+  private responses = 0;
+  readonly requests: HttpParser;
+  readonly replies: HttpParser;
+  private readonly scheme: Scheme;
+
+  constructor(
+    private readonly conn: RecordableConnection,
+    private readonly options: RecordHttpOptions,
+    private readonly result: RecordHttpResult,
+  ) {
+    this.scheme = options.scheme ?? 'http';
+    const limits = { maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY };
+    const onStop = (state: string, reason: string) => {
+      if (state === 'not-http') result.notHttp ??= reason;
+      if (state === 'upgraded') result.upgraded = true;
+    };
+    // Once responses stop being parsed nothing more can be paired: stop reading requests too and
+    // drop those still waiting, so they are not kept for the life of the connection. (When only
+    // the requests stop, responses to the requests already read still pair.)
+    const onRepliesStop = (state: string, reason: string) => {
+      onStop(state, reason);
+      if (state === 'ended') return;
+      this.requests.stop(state === 'upgraded' ? 'upgraded' : 'not-http', reason);
+      this.exchanges.clear();
+    };
+    this.requests = new HttpParser('request', { onHead: (m) => this.onRequestHead(m), onMessage: (m) => this.onRequest(m), onStop }, limits);
+    this.replies = new HttpParser(
+      'response',
+      { onMessage: (m) => this.onResponse(m), onStop: onRepliesStop },
+      { ...limits, requestMethod: (i) => this.exchanges.get(i)?.head.method },
+    );
+  }
+
+  observe(client: Duplex, upstream: Duplex): void {
+    // Registered before the pipes: a request head is parsed before its bytes leave, so the
+    // response parser always knows which method it answers (HEAD responses have no body).
+    client.on('data', (chunk: Buffer) => this.requests.push(chunk));
+    upstream.on('data', (chunk: Buffer) => this.replies.push(chunk));
+    client.on('end', () => this.requests.end());
+    upstream.on('end', () => this.replies.end());
+  }
+
+  private onRequestHead(m: HttpMessage): void {
+    this.exchanges.set(this.heads++, { head: m as HttpRequestMessage });
+    // A client may pipeline, but not without bound: memory stays bounded whatever it sends.
+    if (this.exchanges.size > MAX_PENDING) this.requests.stop('not-http', `over ${MAX_PENDING} requests awaiting responses`);
+  }
+
+  private onRequest(m: HttpMessage): void {
+    const index = this.completedRequests++;
+    const ex = this.exchanges.get(index);
+    if (!ex) return;
+    ex.request = m as HttpRequestMessage;
+    if (ex.response) this.emit(index, ex);
+  }
+
+  private onResponse(m: HttpMessage): void {
+    const res = m as HttpResponseMessage;
+    if (res.status < 200 && res.status !== 101) return; // interim: the final response follows
+    const index = this.responses++;
+    const ex = this.exchanges.get(index);
+    if (!ex) return;
+    const switched = res.status === 101 || (ex.head.method === 'CONNECT' && res.status < 300);
+    if (this.requests.state === 'held' && index === this.heads - 1) {
+      if (switched) this.requests.stop('upgraded', `the server switched protocols (${res.status})`);
+      else this.requests.resume();
+    }
+    if (switched) return void this.exchanges.delete(index);
+    ex.response = res;
+    if (ex.request) this.emit(index, ex);
+  }
+
+  private emit(index: number, ex: Exchange): void {
+    this.exchanges.delete(index);
+    try {
+      const mock = this.toMock(ex.request!, ex.response!);
+      this.result.mocks++;
+      this.options.onMock(mock);
+    } catch (err) {
+      this.options.onError?.(err);
+    }
+  }
+
+  private toMock(req: HttpRequestMessage, res: HttpResponseMessage): HttpMock {
+    const authority = headerValue(req.headers, 'host')?.split(',')[0]?.trim() || authorityOf(this.scheme, this.conn.target);
+    const mock = buildHttpMock({
+      method: req.method,
+      url: fullUrl(this.scheme, authority, req.target),
+      host: authority,
+      httpVersion: req.httpVersion,
+      requestHeaders: req.headers,
+      requestBody: req.bodyTruncated ? undefined : req.body,
+      statusCode: res.status,
+      responseHeaders: res.headers,
+      responseBody: res.bodyTruncated ? undefined : res.body,
+      requestTime: new Date(req.startedAt),
+      responseTime: new Date(res.startedAt),
+      ...(this.conn.id ? { connectionId: this.conn.id } : {}),
+    });
+    if (req.bodyTruncated) mock.spec.req.extra = { ...mock.spec.req.extra, body_skipped: true, body_size: req.bodyLength };
+    if (res.bodyTruncated) {
+      mock.spec.resp.extra = { ...mock.spec.resp.extra, body_skipped: true, body_size: res.bodyLength };
+      // buildHttpMock sized Content-Length from the (absent) body; keep the server's, if any.
+      const sent = headerValue(res.headers, 'content-length');
+      if (sent !== undefined) mock.spec.resp.header['Content-Length'] = sent;
+      else delete mock.spec.resp.header['Content-Length'];
+    }
+    return mock;
+  }
+}
+
+/**
+ * Pipes both ways until both sides are closed. `pipe` gives backpressure and turns one side's
+ * EOF into the other's FIN (half-close); a side that closes before finishing both directions was
+ * reset or destroyed, and takes the other down with it.
+ */
+function forward(client: Duplex, upstream: Duplex, result: RecordHttpResult): Promise<RecordHttpResult> {
+  const fail = (err: Error) => {
+    result.error ??= err;
+    client.destroy();
+    upstream.destroy();
+  };
+  client.on('error', fail);
+  upstream.on('error', fail);
+  client.on('data', (chunk: Buffer) => void (result.bytesUp += chunk.length));
+  upstream.on('data', (chunk: Buffer) => void (result.bytesDown += chunk.length));
+  const closedEarly = (s: Duplex) => !(s.readableEnded && s.writableFinished);
+  const closed = (s: Duplex) => new Promise<void>((resolve) => (s.closed || s.destroyed ? resolve() : s.once('close', () => resolve())));
+  client.once('close', () => closedEarly(client) && upstream.destroy());
+  upstream.once('close', () => closedEarly(upstream) && client.destroy());
+  client.pipe(upstream);
+  upstream.pipe(client);
+  return Promise.all([closed(client), closed(upstream)]).then(() => result);
+}
+
+export function connectTcp(target: { host: string; port: number }, timeoutMs: number): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: target.host, port: target.port, allowHalfOpen: true });
+    socket.setNoDelay(true); // request/response traffic: Nagle + delayed ACK would add 40 ms stalls
+    const timer = setTimeout(() => done(new Error(`connecting to ${target.host}:${target.port} took over ${timeoutMs} ms`)), timeoutMs);
+    const done = (err?: Error) => {
+      clearTimeout(timer);
+      socket.off('error', done);
+      if (!err) return resolve(socket);
+      socket.destroy();
+      reject(err);
+    };
+    socket.once('connect', () => done());
+    socket.once('error', done);
+  });
+}

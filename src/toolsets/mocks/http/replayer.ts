@@ -1,0 +1,178 @@
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { bodyBytes } from '../keploy/http.js';
+import type { HttpMock } from '../keploy/types.js';
+import type { UpstreamTlsOptions } from '../tls/terminate.js';
+import { StreamBridge } from './bridge.js';
+import { forwardRequest } from './fallback.js';
+import type { HttpMatcher, MatchRequest } from './matcher.js';
+import type { Header } from './parser.js';
+import { encodeForClient } from './encoding.js';
+import { authorityOf, type Scheme } from './url.js';
+
+/**
+ * Serves intercepted connections from recorded mocks, as an HTTP/1.1 server (node:http on the
+ * connection; no upstream is involved). A match is answered with the recorded status, headers and
+ * body; `Content-Length` is recomputed and the framing headers (Transfer-Encoding, Connection) are
+ * Node's own. A miss is answered 502 with a JSON body naming the closest mock and how it differs,
+ * or, with `fallBackOnMiss`, forwarded to the real destination.
+ */
+
+export interface ReplayCounters {
+  replayed: number;
+  missed: number;
+  fellBack: number;
+}
+
+export interface ReplayEvent {
+  kind: 'replayed' | 'missed' | 'fellBack';
+  method: string;
+  url: string;
+  /** The mock that answered (replayed) or the closest one (missed). */
+  mock?: string;
+  /** Replayed: how it matched, and whether it had answered before (a repeat beyond the recording). */
+  how?: 'exact' | 'json';
+  reused?: boolean;
+  differences?: string[];
+  /** A fallback that failed, a recorded body that cannot be replayed. */
+  error?: string;
+}
+
+export interface ReplayerOptions {
+  matcher: HttpMatcher;
+  fallBackOnMiss?: boolean;
+  /** TLS for fallback requests to https targets (verification, test CAs, redirection). */
+  upstream?: UpstreamTlsOptions;
+  /** Request body bytes kept for matching (default 1 MiB; beyond it only the size is compared). */
+  maxBodyBytes?: number;
+  onEvent?: (event: ReplayEvent) => void;
+}
+
+export interface ServedConnection {
+  target: { host: string; port: number };
+  /** Plaintext: a TLS-terminated socket for HTTPS. */
+  client: Duplex;
+}
+
+export interface ServeOptions {
+  scheme: Scheme;
+  /** TLS name for fallback requests (the SNI the program sent). */
+  serverName?: string;
+}
+
+const DEFAULT_MAX_BODY = 1024 * 1024;
+/** A fallback needs the whole request body to forward it; beyond this it answers 502 instead. */
+const FALLBACK_MAX_BODY = 64 * 1024 * 1024;
+const NOT_REPLAYED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'content-length', 'trailer', 'upgrade', 'te']);
+
+export class HttpReplayer {
+  readonly counters: ReplayCounters = { replayed: 0, missed: 0, fellBack: 0 };
+
+  constructor(private readonly options: ReplayerOptions) {}
+
+  /** Answers the connection's requests until it closes. */
+  serve(conn: ServedConnection, serveOptions: ServeOptions): Promise<void> {
+    const server = http.createServer((req, res) => {
+      this.handle(req, res, conn, serveOptions).catch((err: Error) => {
+        if (!res.headersSent) sendJson(res, 502, { error: `debugkit replay failed: ${err.message}` });
+        else res.destroy(err);
+      });
+    });
+    const stream = new StreamBridge(conn.client);
+    stream.on('error', () => {}); // a client reset ends the connection; nothing to report
+    server.emit('connection', stream);
+    return new Promise((resolve) => (stream.destroyed ? resolve() : stream.once('close', () => resolve())));
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse, conn: ServedConnection, opts: ServeOptions): Promise<void> {
+    const keepAll = this.options.fallBackOnMiss === true;
+    const body = await readBody(req, keepAll ? FALLBACK_MAX_BODY : (this.options.maxBodyBytes ?? DEFAULT_MAX_BODY));
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    const request: MatchRequest = {
+      method,
+      url,
+      scheme: opts.scheme,
+      host: req.headers.host ?? authorityOf(opts.scheme, conn.target),
+      headers: pairs(req.rawHeaders),
+      body: body.bytes,
+      bodyLength: body.length,
+    };
+    const result = this.options.matcher.match(request);
+    if (!result.miss && result.mock.spec.resp.extra?.body_skipped !== true) {
+      this.counters.replayed++;
+      this.options.onEvent?.({ kind: 'replayed', method, url, mock: result.mock.name, how: result.how, reused: result.reused });
+      return sendMock(res, result.mock, method, req.headers['accept-encoding']);
+    }
+    const why = result.miss
+      ? { error: 'debugkit: no recorded mock matches this request', closest: result.closest }
+      : { error: `debugkit: the recorded response body was not kept (${String(result.mock.spec.resp.extra?.body_size)} bytes, over the recording limit)`, mock: result.mock.name };
+    if (this.options.fallBackOnMiss && body.length === body.bytes.length) {
+      this.counters.fellBack++;
+      const error = await forwardRequest(req, body.bytes, res, { target: conn.target, scheme: opts.scheme, serverName: opts.serverName, tls: this.options.upstream });
+      this.options.onEvent?.({ kind: 'fellBack', method, url, ...(error ? { error } : {}) });
+      return;
+    }
+    this.counters.missed++;
+    const closest = result.miss ? result.closest : undefined;
+    this.options.onEvent?.({ kind: 'missed', method, url, ...(closest ? { mock: closest.name, differences: closest.differences } : {}), ...(result.miss ? {} : { error: why.error }) });
+    sendJson(res, 502, { ...why, request: { method, url } });
+  }
+}
+
+/** The recorded answer: status, headers (framing recomputed), body. */
+function sendMock(res: http.ServerResponse, mock: HttpMock, method: string, acceptEncoding: string | undefined): void {
+  const r = mock.spec.resp;
+  const headers = new Map<string, string | string[]>();
+  for (const [name, value] of Object.entries(r.header)) {
+    if (NOT_REPLAYED.has(name.toLowerCase())) continue;
+    headers.set(name, name.toLowerCase() === 'set-cookie' ? splitSetCookie(value) : value);
+  }
+  const noBody = method === 'HEAD' || r.status_code < 200 || r.status_code === 204 || r.status_code === 304;
+  let body: Buffer = Buffer.from(bodyBytes(r.body));
+  if (!noBody) body = encodeForClient(headers, body, acceptEncoding);
+  for (const [name, value] of headers) res.setHeader(name, value);
+  // A HEAD answer announces the length of the body it does not send (as recorded).
+  if (method === 'HEAD' && r.header['Content-Length'] !== undefined) res.setHeader('Content-Length', r.header['Content-Length']);
+  else if (!noBody) res.setHeader('Content-Length', body.length);
+  res.writeHead(r.status_code, r.status_message || undefined);
+  res.end(noBody ? undefined : body);
+}
+
+/**
+ * Keploy joins repeated headers with ","; for Set-Cookie that is ambiguous (Expires dates hold
+ * commas). Split only where a comma is followed by `name=`, which a date never is.
+ */
+export function splitSetCookie(value: string): string[] {
+  return value.split(/,(?=\s*[^;,=\s]+=)/).map((s) => s.trim());
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  const text = `${JSON.stringify(body, null, 2)}\n`;
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'X-Debugkit-Mock': 'miss' });
+  res.end(text);
+}
+
+/** The request body, `limit` bytes of it at most (the rest is counted and dropped). */
+function readBody(req: http.IncomingMessage, limit: number): Promise<{ bytes: Buffer; length: number }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    let length = 0;
+    req.on('data', (chunk: Buffer) => {
+      length += chunk.length;
+      if (kept >= limit) return;
+      const part = chunk.subarray(0, limit - kept);
+      chunks.push(part);
+      kept += part.length;
+    });
+    req.on('end', () => resolve({ bytes: Buffer.concat(chunks), length }));
+    req.on('error', reject);
+  });
+}
+
+function pairs(raw: string[]): Header[] {
+  const out: Header[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!, raw[i + 1]!]);
+  return out;
+}

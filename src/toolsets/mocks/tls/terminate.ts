@@ -1,0 +1,148 @@
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import type { Duplex } from 'node:stream';
+import tls from 'node:tls';
+import { SYSTEM_BUNDLE, type DebugkitCa } from './ca.js';
+
+/**
+ * TLS termination for an intercepted connection: debugkit answers the program's ClientHello with
+ * a leaf certificate from its CA, and (when recording) opens its own verified TLS connection to
+ * the real server. In between, the traffic is plaintext HTTP/1.1.
+ *
+ * Only `http/1.1` is offered by ALPN, to the program and to the server: both then speak HTTP/1.1
+ * (ALPN-less clients too). HTTP/2 is therefore not intercepted as such; a client that insists on
+ * h2 only (prior knowledge, no http/1.1 in its ALPN list) fails its handshake.
+ */
+
+export const ALPN = ['http/1.1'];
+
+export interface UpstreamTlsOptions {
+  /** Skip verifying the server certificate (self-signed staging servers). Default false. */
+  insecure?: boolean;
+  /** Trust these CAs (PEM) instead of the system's; tests use their own throwaway CA. */
+  ca?: string | string[];
+  connectTimeoutMs?: number;
+  /** Connect somewhere else than the target (the TLS name stays the target's). */
+  to?: { host: string; port: number };
+}
+
+export interface TerminateOptions {
+  ca: DebugkitCa;
+  /** Open the verified upstream connection too (recording, fallback); omitted for pure replay. */
+  upstream?: UpstreamTlsOptions;
+  handshakeTimeoutMs?: number;
+}
+
+export interface TerminatedTls {
+  /** The program's side, decrypted. */
+  client: tls.TLSSocket;
+  /** The real server's side, decrypted (only when `upstream` was asked for). */
+  upstream?: tls.TLSSocket;
+  /** The name the leaf was issued for: the SNI, else the target host (often an IP). */
+  serverName: string;
+}
+
+export interface InterceptedTls {
+  target: { host: string; port: number };
+  sni?: string;
+  /** Its unread first bytes are the ClientHello. */
+  client: Duplex;
+}
+
+/**
+ * Terminates the program's TLS. When an upstream is asked for it is connected and verified FIRST:
+ * a server that is down or presents a bad certificate then fails the program's handshake too,
+ * instead of the program seeing a working connection that dies on its first request.
+ */
+export async function terminateTls(conn: InterceptedTls, options: TerminateOptions): Promise<TerminatedTls> {
+  const serverName = conn.sni ?? conn.target.host;
+  let upstream: tls.TLSSocket | undefined;
+  if (options.upstream) {
+    try {
+      upstream = await connectUpstream(conn.target, conn.sni, options.upstream);
+    } catch (err) {
+      conn.client.destroy();
+      throw err;
+    }
+  }
+  try {
+    const client = await acceptClient(conn.client, options.ca.secureContextFor(serverName), options.handshakeTimeoutMs ?? 10_000);
+    return upstream ? { client, upstream, serverName } : { client, serverName };
+  } catch (err) {
+    upstream?.destroy();
+    conn.client.destroy();
+    throw err;
+  }
+}
+
+function acceptClient(raw: Duplex, secureContext: tls.SecureContext, timeoutMs: number): Promise<tls.TLSSocket> {
+  // TLSSocket feeds bytes already buffered in `raw` (the sniffed ClientHello) to OpenSSL first.
+  const socket = new tls.TLSSocket(raw, { isServer: true, secureContext, ALPNProtocols: ALPN });
+  return settle(socket, 'secure', timeoutMs, 'the program’s TLS handshake');
+}
+
+/** A verified TLS connection to the target, speaking HTTP/1.1. */
+export function connectUpstream(target: { host: string; port: number }, sni: string | undefined, options: UpstreamTlsOptions = {}): Promise<tls.TLSSocket> {
+  const dest = options.to ?? target;
+  const name = sni ?? target.host;
+  // allowHalfOpen is honored by tls.connect (passed to its TLSSocket) but missing from the types.
+  const connectOptions: tls.ConnectionOptions & { allowHalfOpen: boolean } = {
+    host: dest.host,
+    port: dest.port,
+    // RFC 6066 forbids IP addresses as SNI; the certificate is then checked against the IP.
+    servername: net.isIP(name) ? undefined : name,
+    checkServerIdentity: (_host, cert) => tls.checkServerIdentity(name, cert),
+    ALPNProtocols: ALPN,
+    rejectUnauthorized: !options.insecure,
+    secureContext: upstreamSecureContext(options.ca),
+    allowHalfOpen: true,
+  };
+  const socket = tls.connect(connectOptions);
+  socket.setNoDelay(true);
+  return settle(socket, 'secureConnect', options.connectTimeoutMs ?? 10_000, `TLS to ${name}:${target.port}`);
+}
+
+let systemContext: tls.SecureContext | undefined;
+
+/**
+ * "The system CAs": Node's built-in Mozilla roots plus the distribution bundle (which carries
+ * locally added corporate roots). Built once: a context with ~150 roots costs milliseconds.
+ */
+export function upstreamSecureContext(ca: string | string[] | undefined): tls.SecureContext {
+  if (ca !== undefined) return tls.createSecureContext({ ca });
+  if (!systemContext) {
+    const roots: string[] = [...tls.rootCertificates];
+    try {
+      roots.push(readFileSync(SYSTEM_BUNDLE, 'utf8'));
+    } catch {
+      /* no distribution bundle: Node's roots alone */
+    }
+    systemContext = tls.createSecureContext({ ca: roots });
+  }
+  return systemContext;
+}
+
+/** Resolves on `event`, rejects on error, close or timeout (destroying the socket). */
+function settle(socket: tls.TLSSocket, event: 'secure' | 'secureConnect', timeoutMs: number, what: string): Promise<tls.TLSSocket> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error(`${what} took over ${timeoutMs} ms`)), timeoutMs);
+    const fail = (err: Error) => {
+      cleanup();
+      socket.destroy();
+      reject(err);
+    };
+    const onError = (err: Error) => fail(new Error(`${what} failed: ${err.message}`, { cause: err }));
+    const onClose = () => fail(new Error(`${what} failed: the connection closed`));
+    const cleanup = () => {
+      clearTimeout(timer);
+      socket.off('error', onError);
+      socket.off('close', onClose);
+    };
+    socket.once(event, () => {
+      cleanup();
+      resolve(socket);
+    });
+    socket.on('error', onError);
+    socket.on('close', onClose);
+  });
+}
