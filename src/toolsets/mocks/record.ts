@@ -1,0 +1,85 @@
+import type { Mock } from './keploy/types.js';
+import { numberMocks } from './keploy/serialize.js';
+import { MockStore } from './keploy/store.js';
+import { nameFor } from './keploy/naming.js';
+import { isHttpCandidate, recordIntercepted } from './http/index.js';
+import type { DebugkitCa } from './tls/index.js';
+import { startCaptureProxy } from './proxy/proxy.js';
+import { tunnel } from './proxy/tunnel.js';
+import { runUnderProxy, type RunResult } from './runner.js';
+import { isOwnServer } from './session.js';
+
+export interface RecordRequest {
+  command: string;
+  dir: string;
+  cwd: string;
+  ca: DebugkitCa;
+  caEnv: Record<string, string>;
+  timeoutMs: number;
+  ownPorts: number[];
+  upstreamCa?: string;
+  insecureUpstream?: boolean;
+  signal?: AbortSignal;
+  onTick?: (elapsedMs: number, mocks: number) => void;
+  warn: (message: string) => void;
+}
+
+export interface RecordOutcome {
+  name: string;
+  file: string;
+  mockCount: number;
+  protocols: string[];
+  run: RunResult;
+}
+
+/** Runs the command with its outgoing calls captured, then writes them as a new mock set. */
+export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
+  const captured: Array<{ at: number; order: number; mock: Mock; protocol: string }> = [];
+  let order = 0;
+  const keep = (protocol: string) => (mock: Mock) => captured.push({ at: Date.now(), order: order++, mock, protocol });
+  const pending = new Set<Promise<unknown>>();
+  const proxy = await startCaptureProxy({
+    exclude: (host, port) => isOwnServer(host, port, req.ownPorts),
+    onConnection: (conn) => {
+      const work = (async () => {
+        if (isHttpCandidate(conn)) {
+          const result = await recordIntercepted(conn, {
+            ca: req.ca,
+            onMock: keep('HTTP'),
+            insecureUpstream: req.insecureUpstream,
+            ...(req.upstreamCa ? { upstreamCa: req.upstreamCa } : {}),
+          });
+          if (result.error) req.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
+          return;
+        }
+        await tunnel(conn);
+      })().catch((err: unknown) => req.warn(`recording ${conn.target.host}:${conn.target.port}: ${String(err)}`));
+      pending.add(work);
+      void work.finally(() => pending.delete(work));
+      return work;
+    },
+  });
+  let run: RunResult;
+  try {
+    run = await runUnderProxy({
+      command: req.command,
+      cwd: req.cwd,
+      socksPort: proxy.socksPort,
+      httpPort: proxy.httpPort,
+      env: req.caEnv,
+      timeoutMs: req.timeoutMs,
+      signal: req.signal,
+      onTick: (ms) => req.onTick?.(ms, captured.length),
+    });
+    // Exchanges still in flight when the program ended (a response being written) finish first.
+    await Promise.race([Promise.allSettled([...pending]), new Promise((r) => setTimeout(r, 2000).unref())]);
+  } finally {
+    await proxy.close();
+  }
+  const mocks = numberMocks(captured.sort((a, b) => a.at - b.at || a.order - b.order).map((c) => c.mock));
+  const protocols = [...new Set(captured.map((c) => c.protocol))];
+  const store = new MockStore(req.dir);
+  const name = await store.uniqueName(nameFor(req.command, protocols, new Date(), req.cwd));
+  const file = await store.write(name, mocks);
+  return { name, file, mockCount: mocks.length, protocols, run };
+}

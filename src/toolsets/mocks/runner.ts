@@ -1,0 +1,76 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { splitShellWords } from '../../core/argv.js';
+import { DebugkitError } from '../../core/errors.js';
+import { spawnChild, terminate } from '../../core/process.js';
+import { OutputRing } from '../../core/ring.js';
+import { proxiedCommand, writeProxychainsConfig } from './proxy/proxychains.js';
+
+export interface RunRequest {
+  /** The command line as the user gave it: split like a shell would, run without one. */
+  command: string;
+  cwd: string;
+  socksPort: number;
+  httpPort: number;
+  /** Extra environment (CA bundles for TLS interception). */
+  env: Record<string, string>;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  onTick?: (elapsedMs: number) => void;
+}
+
+export interface RunResult {
+  exitCode: number;
+  timedOut: boolean;
+  /** The last few KiB of the program's output, for messages. */
+  stdoutTail: string;
+  stderrTail: string;
+  durationMs: number;
+}
+
+const TAIL = 4096;
+
+/** Parses the command; refuses what would need a shell. */
+export function commandArgv(command: string): string[] {
+  const argv = splitShellWords(command.trim());
+  if (argv.length === 0) throw new DebugkitError('INVALID_ARGUMENT', 'Command is required');
+  return argv;
+}
+
+/**
+ * Runs the program under proxychains4 with the proxy variables set, so its outgoing TCP goes
+ * through the capture proxy. Bounded by `timeoutMs`; the whole process group ends with it.
+ */
+export async function runUnderProxy(req: RunRequest): Promise<RunResult> {
+  const argv = commandArgv(req.command);
+  const dir = await mkdtemp(path.join(tmpdir(), 'debugkit-proxychains-'));
+  const started = Date.now();
+  try {
+    const configPath = writeProxychainsConfig(dir, req.socksPort, { httpPort: req.httpPort });
+    const proxied = proxiedCommand(argv, { socksPort: req.socksPort, httpPort: req.httpPort, configPath, env: { ...process.env, ...req.env } });
+    const child = await spawnChild(proxied.command, proxied.args, { cwd: req.cwd, env: proxied.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const stdout = new OutputRing(TAIL);
+    const stderr = new OutputRing(TAIL);
+    child.child.stdout!.setEncoding('utf8').on('data', (t: string) => stdout.append(t));
+    child.child.stderr!.setEncoding('utf8').on('data', (t: string) => stderr.append(t));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      void terminate(child, { graceMs: 1000 });
+    }, req.timeoutMs);
+    const tick = setInterval(() => req.onTick?.(Date.now() - started), 1000);
+    const onAbort = () => void terminate(child, { graceMs: 500 });
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    const exit = await child.exited.finally(() => {
+      clearTimeout(timer);
+      clearInterval(tick);
+      req.signal?.removeEventListener('abort', onAbort);
+    });
+    // 128 + signal number, as a shell reports a killed program.
+    const exitCode = exit.code ?? 128 + (exit.signal === 'SIGKILL' ? 9 : exit.signal === 'SIGTERM' ? 15 : 1);
+    return { exitCode, timedOut, stdoutTail: stdout.read(0).text, stderrTail: stderr.read(0).text, durationMs: Date.now() - started };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,80 @@
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import type { Config } from '../../../config.js';
+import { resolveContained } from '../../../core/paths.js';
+import type { ToolSpec } from '../../../server/tools.js';
+import { mocksDir } from '../paths.js';
+import { recordMocks } from '../record.js';
+import { loadCa } from '../session.js';
+
+const input = {
+  command: z.string().describe("Application command to run (e.g. 'go run main.go' or 'npm start')"),
+  path: z.string().optional().describe('Path to store mock files (default: ./keploy)'),
+  timeout: z.number().int().min(1).max(3600).optional().describe('Seconds the command may run before it is stopped (default 300)'),
+  upstreamCaFile: z.string().optional().describe('A PEM file of CAs to trust for the real servers instead of the system ones (for servers with private certificates)'),
+};
+const output = {
+  success: z.boolean(),
+  mockFilePath: z.string(),
+  mockCount: z.number(),
+  protocols: z.array(z.string()).nullable(),
+  message: z.string(),
+  configuration: z.object({ command: z.string(), path: z.string() }),
+  appExitCode: z.number().optional(),
+  appOutput: z.string().optional().describe("The end of the program's stderr when it failed"),
+};
+
+export function mockRecordTool(config: Config, warn: (m: string) => void): ToolSpec<typeof input, typeof output> {
+  return {
+    name: 'keploy_mock_record',
+    title: 'Record outgoing calls into mocks',
+    description:
+      'Record outgoing calls (HTTP APIs, databases, message queues, etc.) from your application. This captures all ' +
+      'external dependencies while running your application command, creating mock files that can be replayed during ' +
+      'testing. No root needed: the command runs under proxychains4 through debugkit\'s capture proxy; HTTPS is ' +
+      'decrypted with a CA debugkit makes once and hands to the program. The command is split like a shell would ' +
+      'split it but run without a shell (no pipes or redirections).',
+    input,
+    output,
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
+    async run(args, call) {
+      const shownPath = args.path ?? './keploy';
+      const configuration = { command: args.command, path: shownPath };
+      const failed = (message: string) => ({ success: false, mockFilePath: '', mockCount: 0, protocols: null, message, configuration });
+      if (!args.command.trim()) return failed('Command is required');
+      try {
+        const { ca, env } = await loadCa(warn);
+        const upstreamCa = args.upstreamCaFile ? resolveContained(config.root, args.upstreamCaFile, { what: 'upstreamCaFile' }) : undefined;
+        const outcome = await recordMocks({
+          command: args.command,
+          dir: mocksDir(config.root, args.path),
+          cwd: config.root,
+          ca,
+          caEnv: env,
+          timeoutMs: (args.timeout ?? 300) * 1000,
+          ownPorts: [config.http.port],
+          ...(upstreamCa ? { upstreamCa: await readPem(upstreamCa) } : {}),
+          signal: call.signal,
+          onTick: (ms, mocks) => void call.progress(Math.round(ms / 1000), undefined, `recording: ${mocks} calls captured after ${Math.round(ms / 1000)} s`),
+          warn,
+        });
+        const mockFilePath = `${shownPath.replace(/\/$/, '')}/${outcome.name}/mocks.yaml`;
+        const base = { mockFilePath, mockCount: outcome.mockCount, protocols: outcome.protocols, configuration, appExitCode: outcome.run.exitCode };
+        if (outcome.run.timedOut) {
+          return { ...base, success: false, message: `Recording stopped: the command ran longer than ${args.timeout ?? 300} s; ${outcome.mockCount} mocks kept` };
+        }
+        if (outcome.run.exitCode !== 0) {
+          return { ...base, success: false, message: `Recording failed: the command exited with code ${outcome.run.exitCode}; ${outcome.mockCount} mocks kept`, appOutput: outcome.run.stderrTail };
+        }
+        const message = outcome.mockCount === 0 ? 'Recording completed but no mocks were captured' : `Recorded ${outcome.mockCount} mocks (${outcome.protocols.join(', ')})`;
+        return { ...base, success: true, message };
+      } catch (err) {
+        return failed(`Recording failed: ${(err as Error).message}`);
+      }
+    },
+  };
+}
+
+function readPem(file: string): Promise<string> {
+  return readFile(file, 'utf8');
+}

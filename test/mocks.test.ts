@@ -1,0 +1,145 @@
+import { cpSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DebugkitCa } from '../src/toolsets/mocks/tls/ca.js';
+import { connectStdio, type TestClient } from './helpers/client.js';
+import { tempDir } from './helpers/programs.js';
+
+let root: string;
+let dk: TestClient;
+let servers: Server[] = [];
+let ports: { http: number; https: number };
+let hits = 0;
+
+/** An HTTP API and an HTTPS API with a private CA, as real services a program depends on. */
+async function startServices(): Promise<void> {
+  const ca = await DebugkitCa.load(path.join(root, '.test-ca'));
+  writeFileSync(path.join(root, 'upstream-ca.pem'), ca.certPem);
+  const leaf = ca.leafFor('localhost');
+  const api = createHttpServer((req, res) => {
+    hits++;
+    res.setHeader('Content-Type', 'application/json');
+    res.end(JSON.stringify({ path: req.url, stock: 7 }));
+  });
+  const orders = createHttpsServer({ key: leaf.key, cert: leaf.cert }, (req, res) => {
+    hits++;
+    let body = '';
+    req.on('data', (d) => (body += d)).on('end', () => {
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ accepted: JSON.parse(body), id: 41 }));
+    });
+  });
+  const listen = (s: Server) => new Promise<number>((r) => s.listen(0, '127.0.0.1', () => r((s.address() as AddressInfo).port)));
+  ports = { http: await listen(api), https: await listen(orders) };
+  servers = [api, orders];
+}
+
+function stopServices(): Promise<void> {
+  return Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r())))).then(() => undefined);
+}
+
+async function tool(name: string, args: Record<string, unknown>): Promise<any> {
+  const r = await dk.tool(name, args);
+  expect(r.isError).toBe(false);
+  expect(JSON.parse(r.text)).toEqual(r.structured);
+  return r.structured;
+}
+
+beforeAll(async () => {
+  root = tempDir('debugkit-mocks-');
+  cpSync(path.resolve(import.meta.dirname, 'programs/mocks'), root, { recursive: true });
+  await startServices();
+  dk = await connectStdio({ root, args: ['--toolsets', 'mocks'] });
+});
+afterAll(async () => {
+  await dk?.close();
+  await stopServices().catch(() => undefined);
+});
+
+describe('mocks: record, stop the services, replay', () => {
+  it('lists no mock sets at first', async () => {
+    expect(await tool('keploy_list_mocks', {})).toEqual({
+      success: true,
+      mockSets: [],
+      count: 0,
+      path: './keploy',
+      message: 'No mock sets found. Use keploy_mock_record to create mocks first.',
+    });
+  });
+
+  it('records a Python program (urllib, HTTP and HTTPS) and replays it with the services gone', async () => {
+    const command = `/usr/bin/python3 client.py ${ports.http} ${ports.https} apple`;
+    const rec = await tool('keploy_mock_record', { command, upstreamCaFile: 'upstream-ca.pem' });
+    expect(rec).toMatchObject({ success: true, mockCount: 2, protocols: ['HTTP'], message: 'Recorded 2 mocks (HTTP)', configuration: { command, path: './keploy' } });
+    expect(rec.mockFilePath).toMatch(/^\.\/keploy\/[a-z0-9.-]+-http\/mocks\.yaml$/);
+    const recorded = readFileSync(path.join(root, 'out.txt'), 'utf8');
+    expect(recorded).toBe(`GET 200 {"path":"/items/apple?verbose=1","stock":7}\nPOST 200 {"accepted":{"item":"apple","qty":2},"id":41}\n`);
+    const yaml = readFileSync(path.join(root, rec.mockFilePath), 'utf8');
+    expect(yaml).toMatch(/^version: api.keploy.io\/v1beta1\nkind: Http\nname: mock-0\n/);
+    expect(yaml).toContain('kind: Http\nname: mock-1');
+
+    await stopServices();
+    const before = hits;
+    writeFileSync(path.join(root, 'out.txt'), '');
+    const replay = await tool('keploy_mock_test', { command });
+    expect(replay).toMatchObject({ success: true, mocksReplayed: 2, mocksMissed: 0, appExitCode: 0, message: 'Replayed 2 mocks' });
+    expect(readFileSync(path.join(root, 'out.txt'), 'utf8')).toBe(recorded);
+    expect(hits).toBe(before);
+
+    // A changed request is a visible miss, naming the closest mock.
+    const changed = await tool('keploy_mock_test', { command: `/usr/bin/python3 client.py ${ports.http} ${ports.https} pear` });
+    expect(changed.success).toBe(false);
+    expect(changed.mocksMissed).toBeGreaterThanOrEqual(1);
+    expect(changed.appExitCode).not.toBe(0); // urllib raises on the 502
+    expect(changed.misses[0]).toMatch(/^GET \/items\/pear\?verbose=1; closest mock-0/);
+    await startServices();
+  });
+
+  it('records and replays a Node program (fetch)', async () => {
+    const command = `node client.mjs ${ports.http} ${ports.https} kiwi`;
+    const rec = await tool('keploy_mock_record', { command, path: 'keploy-node', upstreamCaFile: 'upstream-ca.pem' });
+    expect(rec).toMatchObject({ success: true, mockCount: 2 });
+    const recorded = readFileSync(path.join(root, 'out-node.txt'), 'utf8');
+    await stopServices();
+    expect(rec.mockFilePath).toBe('keploy-node/client-http/mocks.yaml');
+    const replay = await tool('keploy_mock_test', { command, mockName: 'client-http', path: 'keploy-node' });
+    expect(replay).toMatchObject({ success: true, mocksReplayed: 2, mocksMissed: 0 });
+    expect(readFileSync(path.join(root, 'out-node.txt'), 'utf8')).toBe(recorded);
+    await startServices();
+  });
+
+  it('lists mock sets newest first', async () => {
+    const listed = await tool('keploy_list_mocks', {});
+    expect(listed.count).toBe(1);
+    expect(listed.message).toBe(`Found 1 mock set(s). The latest is '${listed.mockSets[0]}'.`);
+  });
+});
+
+describe('mocks: failures are clear and lose nothing', () => {
+  it('reports a command that does not exist, fails, or runs too long', async () => {
+    const missing = await tool('keploy_mock_record', { command: 'no-such-program --flag', path: 'keploy-bad' });
+    expect(missing.success).toBe(false);
+    expect(missing.message).toMatch(/^Recording failed: /);
+    const failing = await tool('keploy_mock_record', { command: '/usr/bin/python3 -c "import sys; sys.exit(3)"', path: 'keploy-bad' });
+    expect(failing).toMatchObject({ success: false, appExitCode: 3, message: expect.stringMatching(/exited with code 3/) });
+    const slow = await tool('keploy_mock_record', { command: '/usr/bin/python3 -c "import time; time.sleep(30)"', path: 'keploy-bad', timeout: 1 });
+    expect(slow).toMatchObject({ success: false, message: expect.stringMatching(/ran longer than 1 s/) });
+    const piped = await tool('keploy_mock_record', { command: 'echo hi | cat' });
+    expect(piped.message).toMatch(/shell syntax "\|"/);
+  });
+
+  it('refuses a corrupt mock set without touching it', async () => {
+    mkdirSync(path.join(root, 'keploy', 'broken'), { recursive: true });
+    const corrupt = 'version: api.keploy.io/v1beta1\nkind: Banana\nname: mock-0\nspec: {}\n';
+    writeFileSync(path.join(root, 'keploy', 'broken', 'mocks.yaml'), corrupt);
+    const replay = await tool('keploy_mock_test', { command: '/usr/bin/python3 -c "pass"', mockName: 'broken' });
+    expect(replay.success).toBe(false);
+    expect(replay.message).toMatch(/^Failed to load mocks: .*document 1.*kind/);
+    expect(readFileSync(path.join(root, 'keploy', 'broken', 'mocks.yaml'), 'utf8')).toBe(corrupt);
+    const unknown = await tool('keploy_mock_test', { command: '/usr/bin/python3 -c "pass"', mockName: 'nope' });
+    expect(unknown.message).toMatch(/^Failed to load mocks: /);
+  });
+});
