@@ -13,6 +13,8 @@ REQUIRED=(
   "proxychains4:proxychains4"
   "curl:curl"
   "postgresql-client:psql"
+  "postgresql-15:/usr/lib/postgresql/15/bin/initdb"
+  "python3-psycopg2:/usr/lib/python3/dist-packages/psycopg2/__init__.py"
 )
 
 missing=()

@@ -1,0 +1,266 @@
+import type { PostgresMock } from '../keploy/types.js';
+import { formatsFor, type FrontendMessage } from './frontend.js';
+import { requestMessages, responseMessages } from './unpack.js';
+import { closestQuery, parameterDifference, type Closest } from './similar.js';
+import { parameterKey } from './values.js';
+import { codeOf, decodeBackend } from './wire.js';
+
+/**
+ * What a replayer looks answers up in, built from recorded mocks by walking each recorded
+ * conversation the way the server answered it: every client message gets the server messages
+ * that answered it (Parse → ParseComplete, Describe → ParameterDescription + RowDescription,
+ * Execute → DataRows + CommandComplete, Query → everything up to ReadyForQuery, ...).
+ *
+ * Answers are filed under the query TEXT (whitespace runs collapsed) and, for Bind/Execute, the
+ * parameter values; never under statement or portal names, which differ between clients and
+ * runs. That lets a replaying client group its messages differently from the recording one:
+ * node-postgres sends Parse/Bind/Describe/Execute/Sync at once where pgx (Keploy's fixture) sent
+ * Parse/Describe/Sync and then Bind/Execute/Sync.
+ */
+
+export interface Answer {
+  /** The mock it came from (`mock-N`). */
+  mock: string;
+  messages: Buffer[];
+  /** Transaction status of the ReadyForQuery that closed its recorded group ('I', 'T', 'E'). */
+  txStatus: string;
+}
+export interface Execution extends Answer {
+  /** Result format codes of the recorded Bind, as sent. */
+  resultFormats: number[];
+}
+export interface Description {
+  mock: string;
+  /** From a recorded ParameterDescription. */
+  paramTypes?: number[];
+  /** The recorded RowDescription; null: NoData (the statement returns no rows). */
+  row?: Buffer | null;
+}
+export interface StartupAnswer {
+  parameterStatus: Array<[string, string]>;
+  backendKey?: { processId: number; secretKey: number };
+}
+
+interface RecordedBind {
+  query: string;
+  params: Array<Buffer | null>;
+  formats: number[];
+  bind?: Answer;
+  execution?: Execution;
+}
+interface Connection {
+  statements: Map<string, { query: string; paramTypes: number[] }>;
+  portals: Map<string, RecordedBind & { resultFormats: number[] }>;
+}
+
+/** A list replayed in order; past its end, the last answer again. */
+class Cursor<T> {
+  private next = 0;
+  constructor(readonly items: T[]) {}
+  take(): T | undefined {
+    return this.items[Math.min(this.next++, this.items.length - 1)];
+  }
+}
+
+export const normalizeQuery = (q: string): string => q.replace(/\s+/g, ' ').trim();
+
+export class ReplayIndex {
+  readonly startup: StartupAnswer = { parameterStatus: [] };
+  /** Mocks that could not be used, and why. */
+  readonly problems: string[] = [];
+  private readonly parses = new Map<string, Answer>();
+  private readonly descriptions = new Map<string, Description>();
+  private readonly parseTypes = new Map<string, number[]>();
+  private readonly recordedBinds: RecordedBind[] = [];
+  private readonly binds = new Map<string, Answer>();
+  private readonly executions = new Map<string, Cursor<Execution>>();
+  private readonly simple = new Map<string, Cursor<Answer>>();
+  /** Every recorded query and the first mock with it, for "closest" diagnostics. */
+  private readonly queries = new Map<string, string>();
+
+  constructor(mocks: readonly PostgresMock[]) {
+    const unique = new Set(mocks.map((m) => m.name)).size === mocks.length;
+    const connections = new Map<string, Connection>();
+    mocks.forEach((mock, i) => {
+      const name = unique ? mock.name : `mock-${i}`;
+      try {
+        const requests = mock.spec.postgresrequests.flatMap(requestMessages);
+        const responses = mock.spec.postgresresponses.flatMap(responseMessages);
+        const first = requests[0];
+        if (!first || first.type === 'startup' || first.type === 'p') return this.addStartup(responses);
+        const key = mock.connectionId ?? '';
+        if (!connections.has(key)) connections.set(key, { statements: new Map(), portals: new Map() });
+        this.walk(name, requests, responses, connections.get(key)!);
+      } catch (err) {
+        this.problems.push(`${name}: ${(err as Error).message}`);
+      }
+    });
+    // Parameter keys need the parameter types, which a later mock may be the one to describe.
+    for (const b of this.recordedBinds) this.fileBind(b);
+  }
+
+  knows(query: string): boolean {
+    return this.queries.has(normalizeQuery(query));
+  }
+  parse(query: string): Answer | undefined {
+    return this.parses.get(normalizeQuery(query));
+  }
+  describe(query: string): Description | undefined {
+    return this.descriptions.get(normalizeQuery(query));
+  }
+  /** Parameter types: recorded ParameterDescription, else the recorded Parse's explicit ones. */
+  paramTypes(query: string): number[] | undefined {
+    const q = normalizeQuery(query);
+    return this.descriptions.get(q)?.paramTypes ?? this.parseTypes.get(q);
+  }
+  paramKeys(query: string, params: ReadonlyArray<Buffer | null>, formatCodes: readonly number[]): string[] {
+    const types = this.paramTypes(query);
+    const formats = formatsFor(formatCodes, params.length);
+    return params.map((p, i) => parameterKey(p, formats[i]!, types?.[i] || undefined));
+  }
+  bind(query: string, keys: readonly string[]): Answer | undefined {
+    return this.binds.get(execKey(query, keys));
+  }
+  /** The next recorded execution of this query with these parameters (in recorded order). */
+  execute(query: string, keys: readonly string[]): Execution | undefined {
+    return this.executions.get(execKey(query, keys))?.take();
+  }
+  simpleQuery(query: string): Answer | undefined {
+    return this.simple.get(normalizeQuery(query))?.take();
+  }
+  /** The recorded request nearest to a missed one, and how they differ. */
+  closest(query: string, keys?: readonly string[]): Closest | undefined {
+    const q = normalizeQuery(query);
+    const same = this.queries.get(q);
+    if (same === undefined) return closestQuery(q, this.queries);
+    if (!keys) return { mock: same, difference: 'the query was recorded, but not this step of it (e.g. never described)' };
+    const candidates = this.recordedBinds.filter((b) => normalizeQuery(b.query) === q && b.bind);
+    const found = parameterDifference(keys, candidates.map((b) => ({ mock: b.bind!.mock, keys: this.paramKeys(b.query, b.params, b.formats) })));
+    return found ?? { mock: same, difference: 'the query was recorded, but never run with parameters (prepared only, or as a simple query)' };
+  }
+
+  private addStartup(responses: Buffer[]): void {
+    const status = new Map(this.startup.parameterStatus);
+    for (const raw of responses) {
+      const msg = decodeBackend(raw);
+      if (codeOf(raw) === 'S' && msg) status.set(String(msg.parameterName), String(msg.parameterValue));
+      if (codeOf(raw) === 'K') this.startup.backendKey = { processId: raw.readInt32BE(5), secretKey: raw.readInt32BE(9) };
+    }
+    this.startup.parameterStatus = [...status];
+  }
+
+  /** Pairs one recorded group's client messages with the server messages that answered them. */
+  private walk(mock: string, requests: FrontendMessage[], responses: Buffer[], conn: Connection): void {
+    let at = 0;
+    const until = (...codes: string[]): Buffer[] => {
+      const start = at;
+      while (at < responses.length && !codes.includes(codeOf(responses[at]!))) at++;
+      if (at >= responses.length) throw new Error(`the recorded answer ends before a ${codes.join('/')} message`);
+      return responses.slice(start, ++at);
+    };
+    const made: Answer[] = [];
+    const answer = (messages: Buffer[]): Answer => {
+      const a = { mock, messages, txStatus: 'I' };
+      made.push(a);
+      return a;
+    };
+    const isError = (messages: Buffer[]) => codeOf(messages[messages.length - 1]!) === 'E';
+    let failed = false;
+    const closeGroup = () => {
+      const status = String.fromCharCode(until('Z').at(-1)![5]!);
+      for (const a of made) a.txStatus = status;
+      failed = false;
+    };
+    for (const m of requests) {
+      if (failed && m.type !== 'S') continue; // the server skips to Sync after an error
+      switch (m.type) {
+        case 'P': {
+          const q = normalizeQuery(m.query);
+          const a = answer(until('1', 'E'));
+          if (!this.parses.has(q)) this.parses.set(q, a);
+          if (m.paramTypes.some(Boolean) && !this.parseTypes.has(q)) this.parseTypes.set(q, m.paramTypes);
+          this.noteQuery(q, mock);
+          conn.statements.set(m.name, { query: m.query, paramTypes: m.paramTypes });
+          failed = isError(a.messages);
+          break;
+        }
+        case 'B': {
+          const a = answer(until('2', 'E'));
+          const statement = conn.statements.get(m.statement);
+          if (!statement) throw new Error(`Bind to statement "${m.statement}", which the recording never prepared`);
+          const recorded = { query: statement.query, params: m.params, formats: m.paramFormats, bind: a, resultFormats: m.resultFormats };
+          this.recordedBinds.push(recorded);
+          conn.portals.set(m.portal, recorded);
+          failed = isError(a.messages);
+          break;
+        }
+        case 'D':
+          failed = this.addDescription(mock, m, until('T', 'n', 'E'), conn);
+          break;
+        case 'E': {
+          const portal = conn.portals.get(m.portal);
+          const execution: Execution = { ...answer(until('C', 'I', 's', 'E')), resultFormats: portal?.resultFormats ?? [] };
+          made[made.length - 1] = execution; // the copy is what gets its txStatus at Sync
+          if (portal) portal.execution = execution;
+          failed = isError(execution.messages);
+          break;
+        }
+        case 'C':
+          until('3', 'E');
+          break;
+        case 'S':
+          closeGroup();
+          break;
+        case 'Q':
+          this.addSimple(mock, m.query, until('Z'));
+          break;
+        case 'F':
+          until('Z');
+          break;
+      }
+    }
+    // Keploy's typed packets leave out the final Sync: a trailing ReadyForQuery still closes the group.
+    if (at < responses.length && codeOf(responses[at]!) === 'Z') closeGroup();
+  }
+
+  private addDescription(mock: string, m: Extract<FrontendMessage, { type: 'D' }>, messages: Buffer[], conn: Connection): boolean {
+    const last = messages[messages.length - 1]!;
+    if (codeOf(last) === 'E') return true;
+    const query = m.target === 'S' ? conn.statements.get(m.name)?.query : conn.portals.get(m.name)?.query;
+    if (query === undefined) return false;
+    const q = normalizeQuery(query);
+    const d = this.descriptions.get(q) ?? { mock };
+    const t = messages.find((raw) => codeOf(raw) === 't');
+    if (t && !d.paramTypes) d.paramTypes = (decodeBackend(t)?.dataTypeIDs as number[] | undefined) ?? [];
+    if (d.row === undefined) d.row = codeOf(last) === 'T' ? last : null;
+    this.descriptions.set(q, d);
+    return false;
+  }
+
+  private addSimple(mock: string, query: string, messages: Buffer[]): void {
+    const q = normalizeQuery(query);
+    const a: Answer = { mock, messages, txStatus: String.fromCharCode(messages.at(-1)![5]!) };
+    if (!this.simple.has(q)) this.simple.set(q, new Cursor([]));
+    this.simple.get(q)!.items.push(a);
+    this.noteQuery(q, mock);
+    // A single-statement result tells how its rows look, for a client that later prepares it.
+    const row = messages.find((raw) => codeOf(raw) === 'T');
+    if (row && !this.descriptions.has(q)) this.descriptions.set(q, { mock, row });
+  }
+
+  private fileBind(b: RecordedBind): void {
+    const key = execKey(b.query, this.paramKeys(b.query, b.params, b.formats));
+    if (b.bind && !this.binds.has(key)) this.binds.set(key, b.bind);
+    if (!b.execution) return;
+    if (!this.executions.has(key)) this.executions.set(key, new Cursor([]));
+    this.executions.get(key)!.items.push(b.execution);
+  }
+
+  private noteQuery(q: string, mock: string): void {
+    if (!this.queries.has(q)) this.queries.set(q, mock);
+  }
+}
+
+function execKey(query: string, keys: readonly string[]): string {
+  return `${normalizeQuery(query)}\u0000${keys.join('\u0000')}`;
+}

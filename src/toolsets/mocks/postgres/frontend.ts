@@ -1,0 +1,262 @@
+import { DebugkitError } from '../../../core/errors.js';
+import type { BindMessage, FrontendMessage, OpaqueMessage, TypedMessage, UntypedMessage } from './messages.js';
+
+/**
+ * Incremental parser of what a PostgreSQL client sends (protocol v3, "Message Formats" in the
+ * PostgreSQL docs). pg-protocol parses the server's side; the client's side is ours.
+ *
+ * A connection opens with untyped messages (int32 length, int32 code): SSLRequest and
+ * GSSENCRequest (each answered by one byte, after which another untyped message follows),
+ * CancelRequest (alone on its connection), then the StartupMessage. Everything after the
+ * StartupMessage is typed: one type byte, int32 length (counting itself), body.
+ * The message shapes are in messages.ts.
+ */
+
+/** Longest typed message accepted; PostgreSQL itself caps a field at 1 GB, clients rarely exceed this. */
+export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+/** PostgreSQL's MAX_STARTUP_PACKET_LENGTH. */
+export const MAX_STARTUP_BYTES = 10_000;
+export const SSL_REQUEST_CODE = 80877103;
+export const GSSENC_REQUEST_CODE = 80877104;
+export const CANCEL_REQUEST_CODE = 80877102;
+/** Protocol 3.0 as the StartupMessage writes it (major << 16 | minor). */
+export const PROTOCOL_3_0 = 196608;
+
+export class PgProtocolError extends DebugkitError {
+  override name = 'PgProtocolError';
+  constructor(message: string) {
+    super('INVALID_ARGUMENT', `PostgreSQL protocol error: ${message}`);
+  }
+}
+
+export type * from './messages.js';
+
+const TYPED = new Set(['Q', 'P', 'B', 'D', 'E', 'S', 'H', 'C', 'X', 'p', 'F', 'd', 'c', 'f']);
+
+/** Reads a message body; every overrun is a protocol error rather than a RangeError. */
+class Reader {
+  constructor(
+    private readonly buf: Buffer,
+    private pos: number,
+    private readonly what: string,
+  ) {}
+  private need(n: number): void {
+    if (this.pos + n > this.buf.length) throw new PgProtocolError(`${this.what} message is truncated`);
+  }
+  int16(): number {
+    this.need(2);
+    return this.buf.readInt16BE((this.pos += 2) - 2);
+  }
+  int32(): number {
+    this.need(4);
+    return this.buf.readInt32BE((this.pos += 4) - 4);
+  }
+  uint32(): number {
+    this.need(4);
+    return this.buf.readUInt32BE((this.pos += 4) - 4);
+  }
+  bytes(n: number): Buffer {
+    if (n < 0) throw new PgProtocolError(`${this.what} message has a negative length`);
+    this.need(n);
+    return this.buf.subarray(this.pos, (this.pos += n));
+  }
+  cstring(): string {
+    const end = this.buf.indexOf(0, this.pos);
+    if (end < 0) throw new PgProtocolError(`${this.what} message has an unterminated string`);
+    const s = this.buf.toString('utf8', this.pos, end);
+    this.pos = end + 1;
+    return s;
+  }
+  remaining(): number {
+    return this.buf.length - this.pos;
+  }
+  end(): void {
+    if (this.pos !== this.buf.length) throw new PgProtocolError(`${this.what} message has ${this.buf.length - this.pos} extra bytes`);
+  }
+}
+
+/**
+ * Feed it the client's bytes in any chunking; it returns each complete message once. A malformed
+ * stream throws `PgProtocolError` and the parser must not be used further.
+ */
+export class FrontendParser {
+  private chunks: Buffer[] = [];
+  private total = 0;
+  private untyped: boolean;
+
+  /** `startup: false` parses typed messages from the first byte (a recorded query payload). */
+  constructor({ startup = true }: { startup?: boolean } = {}) {
+    this.untyped = startup;
+  }
+
+  /** Bytes received but not yet part of a complete message. */
+  get buffered(): number {
+    return this.total;
+  }
+
+  push(chunk: Buffer): FrontendMessage[] {
+    if (chunk.length > 0) {
+      this.chunks.push(chunk);
+      this.total += chunk.length;
+    }
+    const out: FrontendMessage[] = [];
+    for (let m = this.take(); m; m = this.take()) out.push(m);
+    return out;
+  }
+
+  private take(): FrontendMessage | undefined {
+    const size = this.untyped ? untypedLength(this.peek(4)) : typedLength(this.peek(5));
+    if (size === undefined || this.total < size) return undefined;
+    const raw = this.consume(size);
+    if (!this.untyped) return decodeTyped(raw);
+    const msg = decodeUntyped(raw);
+    // SSL/GSS requests are followed by another untyped message; a cancel ends the connection.
+    if (msg.type === 'startup') this.untyped = false;
+    return msg;
+  }
+
+  /** The first n bytes, joining chunks only when the first one is too short. */
+  private peek(n: number): Buffer | undefined {
+    if (this.total < n) return undefined;
+    if (this.chunks[0]!.length < n) this.chunks = [Buffer.concat(this.chunks, this.total)];
+    return this.chunks[0]!.subarray(0, n);
+  }
+
+  private consume(n: number): Buffer {
+    // Joins only once a whole message is there: no quadratic copying of a large message.
+    if (this.chunks[0]!.length < n) this.chunks = [Buffer.concat(this.chunks, this.total)];
+    const first = this.chunks[0]!;
+    const raw = first.subarray(0, n);
+    if (first.length === n) this.chunks.shift();
+    else this.chunks[0] = first.subarray(n);
+    this.total -= n;
+    return raw;
+  }
+}
+
+/** Total size of the untyped message `head` starts (undefined: need 4 bytes). */
+export function untypedLength(head: Buffer | undefined): number | undefined {
+  if (!head || head.length < 4) return undefined;
+  const len = head.readUInt32BE(0);
+  if (len < 8 || len > MAX_STARTUP_BYTES) throw new PgProtocolError(`startup packet length ${len} is outside 8..${MAX_STARTUP_BYTES}`);
+  return len;
+}
+
+function typedLength(head: Buffer | undefined): number | undefined {
+  if (!head) return undefined;
+  const type = String.fromCharCode(head[0]!);
+  if (!TYPED.has(type)) throw new PgProtocolError(`unknown frontend message type 0x${head[0]!.toString(16).padStart(2, '0')}`);
+  const len = head.readUInt32BE(1);
+  if (len < 4 || len > MAX_MESSAGE_BYTES) throw new PgProtocolError(`'${type}' message length ${len} is outside 4..${MAX_MESSAGE_BYTES}`);
+  return len + 1;
+}
+
+export function decodeUntyped(raw: Buffer): UntypedMessage {
+  const r = new Reader(raw, 4, 'startup');
+  const code = r.uint32();
+  if (code === SSL_REQUEST_CODE || code === GSSENC_REQUEST_CODE) {
+    r.end();
+    return { type: code === SSL_REQUEST_CODE ? 'ssl' : 'gssenc', raw };
+  }
+  if (code === CANCEL_REQUEST_CODE) {
+    const processId = r.int32();
+    return { type: 'cancel', processId, secretKey: r.bytes(r.remaining()), raw };
+  }
+  if (code >>> 16 !== 3) throw new PgProtocolError(`unsupported protocol version ${code >>> 16}.${code & 0xffff}`);
+  const parameters: Record<string, string> = {};
+  for (;;) {
+    const name = r.cstring();
+    if (name === '') break;
+    Object.defineProperty(parameters, name, { value: r.cstring(), enumerable: true, writable: true, configurable: true });
+  }
+  r.end();
+  return { type: 'startup', protocolVersion: code, parameters, raw };
+}
+
+export function decodeTyped(raw: Buffer): TypedMessage {
+  const type = String.fromCharCode(raw[0]!);
+  const r = new Reader(raw, 5, `'${type}'`);
+  let msg: TypedMessage;
+  switch (type) {
+    case 'Q':
+      msg = { type, query: r.cstring(), raw };
+      break;
+    case 'P': {
+      const name = r.cstring();
+      const query = r.cstring();
+      const paramTypes = Array.from({ length: r.int16() }, () => r.uint32());
+      msg = { type, name, query, paramTypes, raw };
+      break;
+    }
+    case 'B':
+      msg = decodeBind(r, raw);
+      break;
+    case 'D':
+    case 'C': {
+      const target = String.fromCharCode(r.bytes(1)[0]!);
+      if (target !== 'S' && target !== 'P') throw new PgProtocolError(`'${type}' message targets '${target}', not S or P`);
+      msg = { type, target, name: r.cstring(), raw };
+      break;
+    }
+    case 'E':
+      msg = { type, portal: r.cstring(), maxRows: r.int32(), raw };
+      break;
+    case 'S':
+    case 'H':
+    case 'X':
+    case 'c':
+      msg = { type, raw };
+      break;
+    default:
+      return { type: type as OpaqueMessage['type'], body: raw.subarray(5), raw };
+  }
+  r.end();
+  return msg;
+}
+
+function decodeBind(r: Reader, raw: Buffer): BindMessage {
+  const portal = r.cstring();
+  const statement = r.cstring();
+  const paramFormats = Array.from({ length: r.int16() }, () => r.int16());
+  const params = Array.from({ length: r.int16() }, () => {
+    const len = r.int32();
+    return len === -1 ? null : r.bytes(len);
+  });
+  const resultFormats = Array.from({ length: r.int16() }, () => r.int16());
+  return { type: 'B', portal, statement, paramFormats, params, resultFormats, raw };
+}
+
+/** All messages of a complete byte string (a recorded payload); a partial message is an error. */
+export function parseFrontendBytes(bytes: Buffer, { startup = false }: { startup?: boolean } = {}): FrontendMessage[] {
+  const parser = new FrontendParser({ startup });
+  const out = parser.push(bytes);
+  if (parser.buffered > 0) throw new PgProtocolError(`${parser.buffered} trailing bytes do not form a whole message`);
+  return out;
+}
+
+/** Which message a `p` answers: the authentication request code the server sent before it. */
+export type PasswordBody =
+  | { kind: 'password'; password: string }
+  | { kind: 'sasl-initial'; mechanism: string; data: Buffer | null }
+  | { kind: 'sasl'; data: Buffer }
+  | { kind: 'gss'; data: Buffer };
+
+/** Decodes a `p` body given the server's last AuthenticationRequest code (3/5 password, 10 SASL, 11 SASL continue). */
+export function decodePasswordBody(body: Buffer, authCode: number): PasswordBody {
+  const r = new Reader(body, 0, "'p'");
+  if (authCode === 10) {
+    const mechanism = r.cstring();
+    const len = r.int32();
+    return { kind: 'sasl-initial', mechanism, data: len === -1 ? null : r.bytes(len) };
+  }
+  if (authCode === 11 || authCode === 12) return { kind: 'sasl', data: body };
+  if (authCode === 7 || authCode === 8 || authCode === 9) return { kind: 'gss', data: body };
+  return { kind: 'password', password: r.cstring() };
+}
+
+/** Normalizes Bind-style format codes to one per item ([] = text, [f] = all f). */
+export function formatsFor(codes: readonly number[], count: number): number[] {
+  if (codes.length === 0) return new Array<number>(count).fill(0);
+  if (codes.length === 1) return new Array<number>(count).fill(codes[0]!);
+  return Array.from({ length: count }, (_, i) => codes[i] ?? 0);
+}

@@ -1,0 +1,162 @@
+import { serialize } from 'pg-protocol';
+import { keployTime } from '../keploy/http.js';
+import { KEPLOY_MOCK_VERSION, type PostgresMock } from '../keploy/types.js';
+import { decodeTyped, type FrontendMessage, type StartupMessage, type TypedMessage } from './frontend.js';
+import { buildRequestPacket, buildResponsePacket } from './packets.js';
+import { authCodeOf, codeOf } from './wire.js';
+
+/**
+ * Turns one connection's parsed traffic into Keploy Postgres mocks, one per request group:
+ * - the startup exchange: the StartupMessage, then each password/SASL message, each with the
+ *   server messages up to the next authentication request the client must answer, or up to the
+ *   first ReadyForQuery (`metadata.type: config`, as Keploy marks them);
+ * - then every client message up to a Sync, a simple Query or a FunctionCall, with the server
+ *   messages up to the ReadyForQuery that answers it (exactly one per Sync/Query/FunctionCall,
+ *   so pipelined groups pair up in order). COPY data the client streams joins the group of the
+ *   COPY it feeds; a Terminate is not a mock (nothing answers it).
+ * A group whose answer never completes (the connection died) is dropped, as replaying it would hang.
+ * Authentication secrets are not stored: passwords and SCRAM proofs are replaced by REDACTED
+ * (replay accepts any credentials, so nothing needs them).
+ */
+
+export const REDACTED = 'debugkit-redacted';
+/** A group holding more than this (a huge result set) is not recorded. */
+export const DEFAULT_MAX_MOCK_BYTES = 64 * 1024 * 1024;
+
+/** Authentication requests the client must answer with a `p` message (cleartext, MD5, GSS, SSPI, SASL). */
+const NEEDS_ANSWER = new Set([3, 5, 7, 8, 9, 10, 11]);
+
+interface Group {
+  config: boolean;
+  requests: FrontendMessage[];
+  responses: Buffer[];
+  bytes: number;
+  startedAt: Date;
+  endedAt?: Date;
+  /** The authentication request a `p` answered. */
+  authCode?: number;
+  tooLarge?: boolean;
+}
+
+export interface GrouperOptions {
+  onMock(mock: PostgresMock): void;
+  onError?(err: unknown): void;
+  connectionId?: string;
+  /** `host:port` of the server, written as `metadata.host` (Keploy ignores unknown metadata). */
+  host?: string;
+  maxMockBytes?: number;
+  utcOffsetMinutes?: number;
+}
+
+export class RequestGrouper {
+  private open: Group | undefined;
+  private readonly waiting: Group[] = [];
+  private authenticating = true;
+  private authCode = 0;
+  private startupLength = 0;
+  mocks = 0;
+
+  constructor(private readonly options: GrouperOptions) {}
+
+  startup(m: StartupMessage): void {
+    this.startupLength = m.raw.length;
+    this.waiting.push(newGroup(true, m));
+  }
+
+  frontend(m: TypedMessage): void {
+    if (this.authenticating) {
+      if (m.type === 'p') this.waiting.push({ ...newGroup(true, redact(m, this.authCode)), authCode: this.authCode });
+      return;
+    }
+    if (m.type === 'X') return;
+    if (m.type === 'd' || m.type === 'c' || m.type === 'f') {
+      const feeding = this.waiting[this.waiting.length - 1] ?? this.open;
+      if (feeding) this.add(feeding, m);
+      return;
+    }
+    if (!this.open) this.open = newGroup(false);
+    this.add(this.open, m);
+    if (m.type === 'S' || m.type === 'Q' || m.type === 'F') {
+      this.waiting.push(this.open);
+      this.open = undefined;
+    }
+  }
+
+  backend(raw: Buffer): void {
+    // Answers go to the oldest group still waiting; before its Sync (after a Flush) to the open one.
+    const group = this.waiting[0] ?? this.open;
+    if (!group) return; // an asynchronous message outside any request (NOTIFY, a notice): not part of a mock
+    this.add(group, raw);
+    const c = codeOf(raw);
+    if (this.authenticating) {
+      if (c === 'R') this.authCode = authCodeOf(raw);
+      if (c === 'Z') this.authenticating = false;
+      if ((c === 'R' && NEEDS_ANSWER.has(this.authCode)) || c === 'Z' || c === 'E') this.finish(group);
+      return;
+    }
+    if (c === 'Z') this.finish(group);
+  }
+
+  private add(group: Group, item: FrontendMessage | Buffer): void {
+    if (group.tooLarge) return;
+    const size = Buffer.isBuffer(item) ? item.length : item.raw.length;
+    group.bytes += size;
+    if (group.bytes > (this.options.maxMockBytes ?? DEFAULT_MAX_MOCK_BYTES)) {
+      group.tooLarge = true;
+      group.requests = [];
+      group.responses = [];
+      return;
+    }
+    if (Buffer.isBuffer(item)) group.responses.push(item);
+    else group.requests.push(item);
+  }
+
+  private finish(group: Group): void {
+    const i = this.waiting.indexOf(group);
+    if (i >= 0) this.waiting.splice(i, 1);
+    if (group === this.open) this.open = undefined;
+    group.endedAt = new Date();
+    if (group.tooLarge) {
+      this.options.onError?.(new Error(`a request group over ${this.options.maxMockBytes ?? DEFAULT_MAX_MOCK_BYTES} bytes was not recorded`));
+      return;
+    }
+    try {
+      const mock = this.toMock(group);
+      this.mocks++;
+      this.options.onMock(mock);
+    } catch (err) {
+      this.options.onError?.(err);
+    }
+  }
+
+  private toMock(g: Group): PostgresMock {
+    const ctx = { length: this.startupLength, authCode: g.authCode };
+    const metadata: Record<string, string> = g.config ? { type: 'config' } : {};
+    if (this.options.host) metadata.host = this.options.host;
+    const mock: PostgresMock = {
+      version: KEPLOY_MOCK_VERSION,
+      kind: 'Postgres',
+      name: 'mocks',
+      spec: {
+        metadata,
+        postgresrequests: [buildRequestPacket(g.requests, ctx)],
+        postgresresponses: [buildResponsePacket(g.responses, ctx)],
+        reqtimestampmock: keployTime(g.startedAt, this.options.utcOffsetMinutes),
+        restimestampmock: keployTime(g.endedAt ?? g.startedAt, this.options.utcOffsetMinutes),
+      },
+    };
+    if (this.options.connectionId) mock.connectionId = this.options.connectionId;
+    return mock;
+  }
+}
+
+function newGroup(config: boolean, first?: FrontendMessage): Group {
+  return { config, requests: first ? [first] : [], responses: [], bytes: first?.raw.length ?? 0, startedAt: new Date() };
+}
+
+/** A `p` message with its secret replaced (SASL's first message only names the mechanism and a nonce). */
+function redact(m: TypedMessage, authCode: number): TypedMessage {
+  if (authCode === 3 || authCode === 5) return decodeTyped(serialize.password(REDACTED));
+  if (authCode === 11) return decodeTyped(serialize.sendSCRAMClientFinalMessage(REDACTED));
+  return m;
+}

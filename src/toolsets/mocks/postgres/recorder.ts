@@ -1,0 +1,147 @@
+import type { Duplex } from 'node:stream';
+import type { PostgresMock } from '../keploy/types.js';
+import { readFrame } from '../proxy/peek.js';
+import { decodeUntyped, FrontendParser, untypedLength, type StartupMessage, type TypedMessage, type UntypedMessage } from './frontend.js';
+import { RequestGrouper } from './grouping.js';
+import { BackendSplitter } from './wire.js';
+
+/**
+ * Records one PostgreSQL connection while forwarding it. After the opening handshake the bytes
+ * go client <-> server unchanged through `pipe` (backpressure, half-close), and copies of both
+ * directions feed the parsers that build the mocks (see grouping.ts). Nothing the parsers think
+ * alters or stalls the traffic: a stream that stops parsing just stops producing mocks.
+ *
+ * TLS is not intercepted. An SSLRequest (or GSSENCRequest) is answered 'N' by the recorder itself
+ * and never reaches the server, so the client continues in plaintext: libpq's default
+ * sslmode=prefer and node-postgres without `ssl` do; a client that insists on TLS
+ * (sslmode=require) gives up, and a server that only accepts TLS (hostssl) refuses the
+ * connection. A CancelRequest is forwarded as is (it opens a connection of its own; no mock).
+ *
+ * Authentication passes through untouched, so any method the server asks for works while
+ * recording (trust, MD5, SCRAM-SHA-256 without channel binding, which needs TLS).
+ */
+
+/** What the capture proxy hands over (`InterceptedConnection` fits). */
+export interface PostgresConnection {
+  id?: string;
+  target: { host: string; port: number };
+  /** The program's side, its first bytes still unread. */
+  client: Duplex;
+}
+
+export interface RecordPostgresOptions {
+  onMock(mock: PostgresMock): void;
+  /** Problems that stop or skip recording (the traffic is not affected). */
+  onError?(err: unknown): void;
+  /** How long the client may take to send its startup packet (default 10 s). */
+  startupTimeoutMs?: number;
+  maxMockBytes?: number;
+  utcOffsetMinutes?: number;
+}
+
+export interface RecordPostgresResult {
+  mocks: number;
+  bytesUp: number;
+  bytesDown: number;
+  /** Why recording stopped early (a protocol error); the bytes still went through. */
+  stoppedRecording?: string;
+  /** The first connection failure; both sides were destroyed then. */
+  error?: Error;
+}
+
+/** Forwards and records one connection; resolves once both sides are closed. */
+export async function recordPostgres(conn: PostgresConnection, upstream: Duplex, options: RecordPostgresOptions): Promise<RecordPostgresResult> {
+  const result: RecordPostgresResult = { mocks: 0, bytesUp: 0, bytesDown: 0 };
+  const { client } = conn;
+  // Until the pipes are set up: a failure on either side takes both down (and is not an uncaught 'error').
+  const early = (err: Error) => {
+    result.error ??= err;
+    client.destroy();
+    upstream.destroy();
+  };
+  client.on('error', early);
+  upstream.on('error', early);
+  let opening: StartupMessage | UntypedMessage;
+  try {
+    opening = await readOpening(client, options.startupTimeoutMs ?? 10_000);
+  } catch (err) {
+    early(err as Error);
+    return result;
+  }
+  const grouper = new RequestGrouper({
+    onMock: (mock) => {
+      result.mocks++;
+      options.onMock(mock);
+    },
+    onError: options.onError,
+    connectionId: conn.id,
+    host: `${conn.target.host}:${conn.target.port}`,
+    maxMockBytes: options.maxMockBytes,
+    utcOffsetMinutes: options.utcOffsetMinutes,
+  });
+  if (opening.type === 'startup') {
+    grouper.startup(opening);
+    observe(client, upstream, grouper, result, options);
+  }
+  upstream.write(opening.raw);
+  result.bytesUp += opening.raw.length;
+  client.off('error', early);
+  upstream.off('error', early);
+  return pipeBoth(client, upstream, result);
+}
+
+/**
+ * Reads the client's untyped opening messages, answering SSL and GSS encryption requests with
+ * 'N' itself, until the StartupMessage (or a CancelRequest). The bytes after it stay unread.
+ */
+async function readOpening(client: Duplex, timeoutMs: number): Promise<StartupMessage | UntypedMessage> {
+  for (;;) {
+    const raw = await readFrame(client, (buf) => untypedLength(buf), { timeoutMs, maxBytes: 10_000, what: 'PostgreSQL startup packet' });
+    const msg = decodeUntyped(raw);
+    if (msg.type === 'startup' || msg.type === 'cancel') return msg;
+    client.write('N');
+  }
+}
+
+/** Feeds copies of both directions to the grouper; a parse failure ends recording, not the traffic. */
+function observe(client: Duplex, upstream: Duplex, grouper: RequestGrouper, result: RecordPostgresResult, options: RecordPostgresOptions): void {
+  const frontend = new FrontendParser({ startup: false });
+  const backend = new BackendSplitter();
+  let stopped = false;
+  const guard = (what: string, work: () => void) => {
+    if (stopped) return;
+    try {
+      work();
+    } catch (err) {
+      stopped = true;
+      result.stoppedRecording = `${what}: ${(err as Error).message}`;
+      options.onError?.(err);
+    }
+  };
+  client.on('data', (chunk: Buffer) => guard('client', () => frontend.push(chunk).forEach((m) => grouper.frontend(m as TypedMessage))));
+  upstream.on('data', (chunk: Buffer) => guard('server', () => backend.push(chunk).forEach((raw) => grouper.backend(raw))));
+}
+
+/**
+ * Pipes both ways until both sides are closed. `pipe` gives backpressure and turns one side's
+ * EOF into the other's FIN (half-close); a side that closes before finishing both directions was
+ * reset or destroyed, and takes the other down with it.
+ */
+function pipeBoth<R extends { bytesUp: number; bytesDown: number; error?: Error }>(client: Duplex, upstream: Duplex, result: R): Promise<R> {
+  const fail = (err: Error) => {
+    result.error ??= err;
+    client.destroy();
+    upstream.destroy();
+  };
+  client.on('error', fail);
+  upstream.on('error', fail);
+  client.on('data', (chunk: Buffer) => void (result.bytesUp += chunk.length));
+  upstream.on('data', (chunk: Buffer) => void (result.bytesDown += chunk.length));
+  const closedEarly = (s: Duplex) => !(s.readableEnded && s.writableFinished);
+  const closed = (s: Duplex) => new Promise<void>((resolve) => (s.closed || s.destroyed ? resolve() : s.once('close', () => resolve())));
+  client.once('close', () => closedEarly(client) && upstream.destroy());
+  upstream.once('close', () => closedEarly(upstream) && client.destroy());
+  client.pipe(upstream);
+  upstream.pipe(client);
+  return Promise.all([closed(client), closed(upstream)]).then(() => result);
+}

@@ -1,0 +1,193 @@
+import net from 'node:net';
+import { serialize } from 'pg-protocol';
+import { Writer } from 'pg-protocol/dist/buffer-writer.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { KEPLOY_MOCK_VERSION, ZERO_TIME, type PostgresMock } from '../keploy/types.js';
+import { ReplayIndex } from './catalog.js';
+import { parseFrontendBytes } from './frontend.js';
+import { buildRequestPacket, buildResponsePacket } from './packets.js';
+import { DEFAULT_PARAMETER_STATUS } from './replayer.js';
+import { replayingListener, type Listener } from './testing.js';
+import { backend, BackendSplitter, codeOf, dataRowValues, decodeBackend, errorFields, rowFields } from './wire.js';
+
+function mock(name: string, requests: Buffer[], responses: Buffer[]): PostgresMock {
+  return {
+    version: KEPLOY_MOCK_VERSION,
+    kind: 'Postgres',
+    name,
+    spec: {
+      metadata: {},
+      postgresrequests: [buildRequestPacket(parseFrontendBytes(Buffer.concat(requests)), { length: 8 })],
+      postgresresponses: [buildResponsePacket(responses, { length: 8 })],
+      reqtimestampmock: ZERO_TIME,
+      restimestampmock: ZERO_TIME,
+    },
+  };
+}
+
+const row = (...values: Array<string | null>) => backend.dataRow(values.map((v) => (v === null ? null : Buffer.from(v))));
+const field = (name: string, typeOid: number) => ({ name, tableOid: 0, column: 0, typeOid, typeSize: -1, typeModifier: -1, format: 0 });
+const simple = (name: string, query: string, tag: string, status = 'I', ...rows: Buffer[]) =>
+  mock(name, [serialize.query(query)], [...rows, backend.commandComplete(tag), backend.readyForQuery(status)]);
+
+const MOCKS = [
+  simple('mock-0', 'SELECT n', 'SELECT 1', 'I', row('1')),
+  simple('mock-1', 'SELECT n', 'SELECT 1', 'I', row('2')),
+  simple('mock-2', 'BEGIN', 'BEGIN', 'T'),
+  // node-postgres style: Parse/Bind/Describe portal/Execute/Sync, text results.
+  mock(
+    'mock-3',
+    [serialize.parse({ text: 'SELECT id, price FROM t WHERE id = $1', types: [23] }), serialize.bind({ values: ['7'] }), serialize.describe({ type: 'P' }), serialize.execute(), serialize.sync()],
+    [backend.parseComplete(), backend.bindComplete(), backend.rowDescription([field('id', 23), field('price', 1700)]), row('7', '1.50'), backend.commandComplete('SELECT 1'), backend.readyForQuery('I')],
+  ),
+];
+
+const sockets = new Set<net.Socket>();
+
+/** A raw protocol client: write bytes, read what comes back. */
+async function rawClient(port: number) {
+  const socket = net.connect({ port, host: '127.0.0.1' });
+  sockets.add(socket);
+  await new Promise((resolve) => socket.once('connect', resolve));
+  let buffered = Buffer.alloc(0);
+  let closed = false;
+  const waiters: Array<() => void> = [];
+  const wake = () => waiters.splice(0).forEach((w) => w());
+  socket.on('data', (d: Buffer) => ((buffered = Buffer.concat([buffered, d])), wake()));
+  socket.on('close', () => ((closed = true), wake()));
+  const until = async (done: () => boolean) => {
+    while (!done() && !closed) await new Promise<void>((r) => waiters.push(r));
+  };
+  return {
+    send: (...bytes: Buffer[]) => socket.write(Buffer.concat(bytes)),
+    /** Backend messages up to and including the next ReadyForQuery. */
+    async untilReady(): Promise<Buffer[]> {
+      let seen: Buffer[] = [];
+      await until(() => (seen = new BackendSplitter().push(buffered)).some((m) => codeOf(m) === 'Z'));
+      const end = seen.findIndex((m) => codeOf(m) === 'Z') + 1 || seen.length;
+      buffered = buffered.subarray(seen.slice(0, end).reduce((n, m) => n + m.length, 0));
+      return seen.slice(0, end);
+    },
+    async take(n: number): Promise<Buffer> {
+      await until(() => buffered.length >= n);
+      const out = buffered.subarray(0, n);
+      buffered = buffered.subarray(n);
+      return out;
+    },
+    async closedWith(): Promise<Buffer> {
+      await until(() => false);
+      return buffered;
+    },
+    socket,
+  };
+}
+
+const startupMsg = serialize.startup({ user: 'u', database: 'd' });
+const codes = (messages: Buffer[]) => messages.map(codeOf).join('');
+
+describe('replayPostgres as a server', () => {
+  let server: (Listener & { misses: unknown[] }) | undefined;
+  afterEach(async () => {
+    for (const socket of sockets) socket.destroy();
+    sockets.clear();
+    await server?.close();
+    server = undefined;
+  });
+  const connect = async (mocks: PostgresMock[] | ReplayIndex = MOCKS) => {
+    server ??= await replayingListener(mocks);
+    const c = await rawClient(server.port);
+    c.send(startupMsg);
+    expect(codes(await c.untilReady())).toBe(`R${'S'.repeat(DEFAULT_PARAMETER_STATUS.length)}KZ`);
+    return c;
+  };
+
+  it("answers SSLRequest and GSSENCRequest with 'N', then authenticates without asking for a password", async () => {
+    server = await replayingListener(MOCKS);
+    const c = await rawClient(server.port);
+    c.send(serialize.requestSsl());
+    expect((await c.take(1)).toString()).toBe('N');
+    c.send(Buffer.from([0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x30])); // GSSENCRequest
+    expect((await c.take(1)).toString()).toBe('N');
+    c.send(startupMsg);
+    const startup = await c.untilReady();
+    expect(startup[0]!.readInt32BE(5)).toBe(0); // AuthenticationOk
+    expect(startup.filter((m) => codeOf(m) === 'S').map((m) => decodeBackend(m)!.parameterName)).toContain('server_version');
+    c.send(serialize.end());
+    expect((await c.closedWith()).length).toBe(0);
+  });
+
+  it('tells a client asking for protocol 3.2 that it speaks 3.0', async () => {
+    server = await replayingListener(MOCKS);
+    const c = await rawClient(server.port);
+    const v32 = Buffer.from(startupMsg);
+    v32.writeUInt16BE(2, 6);
+    c.send(v32);
+    const [first] = await c.untilReady();
+    expect(codeOf(first!)).toBe('v');
+    expect(first!.readInt32BE(5)).toBe(0);
+  });
+
+  it('closes a CancelRequest connection without answering, and a garbled one with FATAL 08P01', async () => {
+    server = await replayingListener(MOCKS);
+    const cancel = await rawClient(server.port);
+    cancel.send(serialize.cancel(1, 2));
+    expect((await cancel.closedWith()).length).toBe(0);
+    const garbled = await connect();
+    garbled.send(Buffer.from('GET / HTTP/1.1\r\n\r\n'));
+    const [fatal] = new BackendSplitter().push(await garbled.closedWith());
+    expect(errorFields(fatal!)).toMatchObject({ S: 'FATAL', C: '08P01' });
+  });
+
+  it('replays a repeated query in recorded order, then repeats the last answer; a shared index keeps the order across connections', async () => {
+    const value = async (c: Awaited<ReturnType<typeof rawClient>>) => {
+      c.send(serialize.query('SELECT  n'));
+      return String(dataRowValues((await c.untilReady()).find((m) => codeOf(m) === 'D')!)[0]);
+    };
+    const a = await connect(new ReplayIndex(MOCKS));
+    const b = await connect();
+    expect([await value(a), await value(b), await value(a)]).toEqual(['1', '2', '2']);
+  });
+
+  it('fails the transaction on a miss inside it (ReadyForQuery E)', async () => {
+    const c = await connect();
+    c.send(serialize.query('BEGIN'));
+    expect((await c.untilReady()).at(-1)!.toString('latin1', 5)).toBe('T');
+    c.send(serialize.query('SELECT nothing recorded'));
+    const answer = await c.untilReady();
+    expect(codes(answer)).toBe('EZ');
+    expect(errorFields(answer[0]!).M).toMatch(/^debugkit: no recorded mock for query: SELECT nothing recorded \(closest: mock-\d: /);
+    expect(answer[1]!.toString('latin1', 5)).toBe('E');
+    expect(server!.misses).toHaveLength(1);
+  });
+
+  it('says so when a query was recorded, but never with parameters', async () => {
+    const c = await connect();
+    c.send(serialize.parse({ text: 'SELECT n' }), serialize.bind({ values: ['1'] }), serialize.execute(), serialize.sync());
+    const answer = await c.untilReady();
+    expect(codes(answer)).toBe('1EZ');
+    expect(errorFields(answer[1]!).M).toBe('debugkit: no recorded mock for query: SELECT n (closest: mock-0: the query was recorded, but never run with parameters (prepared only, or as a simple query))');
+  });
+
+  it('serves a statement description from a recording that only described its portal, and converts result formats', async () => {
+    const c = await connect();
+    const text = 'SELECT id, price FROM t WHERE id = $1';
+    c.send(serialize.parse({ name: 'st', text }), serialize.describe({ type: 'S', name: 'st' }), serialize.sync());
+    const described = await c.untilReady();
+    expect(codes(described)).toBe('1tTZ');
+    expect(decodeBackend(described[1]!)!.dataTypeIDs).toEqual([23]); // from the recorded Parse's types
+    // Binary id: converted from the recorded text. Binary price (numeric): not convertible, said so.
+    const binaryId = new Uint8Array([0, 0, 0, 7]);
+    c.send(serialize.bind({ statement: 'st', portal: 'p', values: [Buffer.from(binaryId)] }));
+    // Bind p2: the text '7', results [binary, text] (pg-protocol's bind() has one result format for all).
+    c.send(new Writer().addCString('p2').addCString('st').addInt16(1).addInt16(0).addInt16(1).addInt32(1).add(Buffer.from('7')).addInt16(2).addInt16(1).addInt16(0).flush(0x42));
+    c.send(serialize.describe({ type: 'P', name: 'p2' }), serialize.execute({ portal: 'p2' }), serialize.sync());
+    const executed = await c.untilReady();
+    expect(codes(executed)).toBe('22TDCZ');
+    expect(rowFields(executed[2]!).map((f) => f.format)).toEqual([1, 0]);
+    expect(dataRowValues(executed[3]!)).toEqual([Buffer.from(binaryId), Buffer.from('1.50')]);
+    c.send(serialize.bind({ statement: 'st', values: ['7'], binary: true }), serialize.execute(), serialize.sync());
+    const refused = await c.untilReady();
+    expect(codes(refused)).toBe('2EZ');
+    expect(errorFields(refused[1]!).M).toMatch(/column "price" \(type oid 1700\) in text format and cannot convert it to the binary format/);
+  });
+});

@@ -1,0 +1,212 @@
+import type { ReplayIndex, Execution } from './catalog.js';
+import { formatsFor, type BindMessage, type DescribeMessage, type ExecuteMessage, type ParseMessage, type QueryMessage } from './frontend.js';
+import type { Closest } from './similar.js';
+import { convertValue } from './values.js';
+import { backend, codeOf, dataRowValues, rowFields } from './wire.js';
+
+/**
+ * The query part of a replayed connection: answers each client message the way the recorded
+ * server answered the same query (see catalog.ts), tracking the client's own statements and
+ * portals so their names never matter. After an error it skips to Sync, as a server does.
+ */
+
+/** SQLSTATE of a replay miss: XX000 (internal_error), which every driver surfaces as a plain error. */
+export const MISS_SQLSTATE = 'XX000';
+
+export interface ReplayMatch {
+  mock: string;
+  query: string;
+}
+export interface ReplayMiss {
+  query: string;
+  /** The parameters as compared (`'text'`, NULL, binary:hex), when the query itself was recorded. */
+  parameters?: string[];
+  closest?: Closest;
+  /** The message sent to the client. */
+  message: string;
+}
+export interface SessionEvents {
+  onMatch?(match: ReplayMatch): void;
+  onMiss?(miss: ReplayMiss): void;
+}
+
+interface Portal {
+  query: string;
+  keys: string[];
+  resultFormats: number[];
+}
+
+export class QuerySession {
+  matched = 0;
+  missed = 0;
+  private readonly statements = new Map<string, { query: string; paramTypes: number[] }>();
+  private readonly portals = new Map<string, Portal>();
+  /** Skipping to Sync after an error. */
+  private failed = false;
+  private missedInGroup = false;
+  private txStatus = 'I';
+  /** Status of the recorded group whose answers this group replayed. */
+  private groupStatus: string | undefined;
+  /** COPY FROM STDIN: the recorded answers that follow the client's CopyDone. */
+  private afterCopy: Buffer[] | undefined;
+
+  constructor(
+    private readonly index: ReplayIndex,
+    private readonly send: (raw: Buffer) => void,
+    private readonly events: SessionEvents,
+  ) {}
+
+  get skipping(): boolean {
+    return this.failed;
+  }
+
+  parse(m: ParseMessage): void {
+    const recorded = this.index.parse(m.query);
+    if (!recorded && !this.index.knows(m.query)) return this.miss(m.query);
+    if (recorded) this.replay(recorded.messages, recorded.txStatus);
+    else this.send(backend.parseComplete()); // recorded as a simple query only
+    if (!this.failed) this.statements.set(m.name, { query: m.query, paramTypes: m.paramTypes });
+  }
+
+  bind(m: BindMessage): void {
+    const statement = this.statements.get(m.statement);
+    if (!statement) return this.fail('26000', `prepared statement "${m.statement}" does not exist`);
+    const keys = this.index.paramKeys(statement.query, m.params, m.paramFormats);
+    const recorded = this.index.bind(statement.query, keys);
+    if (!recorded) return this.miss(statement.query, keys);
+    this.replay(recorded.messages, recorded.txStatus);
+    if (!this.failed) this.portals.set(m.portal, { query: statement.query, keys, resultFormats: m.resultFormats });
+  }
+
+  describe(m: DescribeMessage): void {
+    const target = m.target === 'S' ? this.statements.get(m.name) : this.portals.get(m.name);
+    if (!target) return this.fail(m.target === 'S' ? '26000' : '34000', `${m.target === 'S' ? 'prepared statement' : 'portal'} "${m.name}" does not exist`);
+    const d = this.index.describe(target.query);
+    if (!d) return this.miss(target.query);
+    if (m.target === 'S') this.send(backend.parameterDescription(this.paramTypes(target.query, (target as { paramTypes: number[] }).paramTypes)));
+    if (!d.row) return this.send(backend.noData());
+    // A statement's description reports text format; a portal's the formats its Bind asked for.
+    const fields = rowFields(d.row);
+    const formats = m.target === 'S' ? formatsFor([], fields.length) : formatsFor((target as Portal).resultFormats, fields.length);
+    this.send(backend.rowDescription(fields.map((f, i) => ({ ...f, format: formats[i]! }))));
+  }
+
+  execute(m: ExecuteMessage): void {
+    const portal = this.portals.get(m.portal);
+    if (!portal) return this.fail('34000', `portal "${m.portal}" does not exist`);
+    const recorded = this.index.execute(portal.query, portal.keys);
+    if (!recorded) return this.miss(portal.query, portal.keys);
+    const rows = this.adaptRows(recorded, portal);
+    if (typeof rows === 'string') return this.fail(MISS_SQLSTATE, rows);
+    this.replay(rows, recorded.txStatus);
+    this.matched++;
+    this.events.onMatch?.({ mock: recorded.mock, query: portal.query });
+  }
+
+  close(target: 'S' | 'P', name: string): void {
+    if (target === 'S') this.statements.delete(name);
+    else this.portals.delete(name);
+    this.send(backend.closeComplete());
+  }
+
+  sync(): void {
+    const base = this.groupStatus ?? this.txStatus;
+    // A miss inside a transaction fails it, as any error there would.
+    this.txStatus = this.missedInGroup && (base === 'T' || base === 'E') ? 'E' : base;
+    this.send(backend.readyForQuery(this.txStatus));
+    this.failed = false;
+    this.missedInGroup = false;
+    this.groupStatus = undefined;
+  }
+
+  query(m: QueryMessage): void {
+    const recorded = this.index.simpleQuery(m.query);
+    if (!recorded) {
+      if (m.query.trim() === '') this.send(backend.emptyQuery());
+      else this.miss(m.query);
+      return this.sync();
+    }
+    this.matched++;
+    this.events.onMatch?.({ mock: recorded.mock, query: m.query });
+    this.txStatus = recorded.txStatus;
+    // COPY FROM STDIN: the rest of the answer waits for the client's data to end.
+    const copyIn = recorded.messages.findIndex((raw) => codeOf(raw) === 'G');
+    const now = copyIn >= 0 ? recorded.messages.slice(0, copyIn + 1) : recorded.messages;
+    if (copyIn >= 0) this.afterCopy = recorded.messages.slice(copyIn + 1);
+    for (const raw of now) this.send(raw);
+  }
+
+  /** CopyDone or CopyFail from the client: the recorded end of the COPY. */
+  copyEnded(): void {
+    for (const raw of this.afterCopy ?? []) this.send(raw);
+    this.afterCopy = undefined;
+  }
+
+  functionCall(): void {
+    this.miss('(FunctionCall message)');
+    this.sync();
+  }
+
+  /**
+   * Recorded parameter types, else the client's own from Parse; one per $n of the query, text
+   * (25) where nothing says, so a driver that encodes by type sends text the recording can match.
+   */
+  private paramTypes(query: string, fromParse: readonly number[]): number[] {
+    const known = this.index.paramTypes(query) ?? fromParse;
+    const count = Math.max(known.length, ...[...query.matchAll(/\$(\d+)/g)].map((x) => Number(x[1])));
+    return Array.from({ length: count }, (_, i) => known[i] || 25);
+  }
+
+  private replay(messages: readonly Buffer[], txStatus: string): void {
+    for (const raw of messages) this.send(raw);
+    this.groupStatus = txStatus;
+    if (messages.length > 0 && codeOf(messages[messages.length - 1]!) === 'E') this.failed = true;
+  }
+
+  private fail(sqlstate: string, message: string): void {
+    this.send(backend.error({ S: 'ERROR', V: 'ERROR', C: sqlstate, M: message }));
+    this.failed = true;
+  }
+
+  private miss(query: string, parameters?: string[]): void {
+    const closest = this.index.closest(query, parameters);
+    const where = closest ? `closest: ${closest.mock}: ${closest.difference}` : 'no queries were recorded';
+    const message = `debugkit: no recorded mock for query: ${query} (${where})`;
+    this.send(backend.error({ S: 'ERROR', V: 'ERROR', C: MISS_SQLSTATE, M: message, H: 'Record the program again, or edit the mock set.' }));
+    this.failed = true;
+    this.missedInGroup = true;
+    this.missed++;
+    this.events.onMiss?.({ query, ...(parameters ? { parameters } : {}), ...(closest ? { closest } : {}), message });
+  }
+
+  /**
+   * The recorded rows in the formats this client asked for. A client may want text where the
+   * recording client got binary (pgx vs node-postgres); convertible types are converted, others
+   * give an error naming the column rather than bytes the client would misread.
+   */
+  private adaptRows(recorded: Execution, portal: Portal): Buffer[] | string {
+    const row = this.index.describe(portal.query)?.row;
+    const fields = row ? rowFields(row) : [];
+    const had = formatsFor(recorded.resultFormats, fields.length);
+    const want = formatsFor(portal.resultFormats, fields.length);
+    if (had.every((f, i) => f === want[i])) return recorded.messages;
+    const out: Buffer[] = [];
+    for (const raw of recorded.messages) {
+      if (codeOf(raw) !== 'D') {
+        out.push(raw);
+        continue;
+      }
+      const values = dataRowValues(raw);
+      const converted: Array<Buffer | null> = [];
+      for (const [i, v] of values.entries()) {
+        const c = v === null ? null : convertValue(fields[i]?.typeOid ?? 0, v, had[i] ?? 0, want[i] ?? 0);
+        if (c === undefined) {
+          return `debugkit: the recording has column "${fields[i]?.name}" (type oid ${fields[i]?.typeOid}) in ${had[i] ? 'binary' : 'text'} format and cannot convert it to the ${want[i] ? 'binary' : 'text'} format this client asked for`;
+        }
+        converted.push(c);
+      }
+      out.push(backend.dataRow(converted));
+    }
+    return out;
+  }
+}

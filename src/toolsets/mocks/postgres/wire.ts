@@ -1,0 +1,211 @@
+import { Writer } from 'pg-protocol/dist/buffer-writer.js';
+import type { BackendMessage } from 'pg-protocol/dist/messages.js';
+import { Parser } from 'pg-protocol/dist/parser.js';
+import { PgProtocolError } from './frontend.js';
+
+/**
+ * The server's side of the wire: splitting a byte stream into whole backend messages (kept as
+ * their raw bytes, which replay sends back unchanged), typed views of them from pg-protocol's
+ * Parser, and a serializer for the messages a replayer has to make up itself.
+ */
+
+/** Backend messages larger than this stop the recording of a connection (the traffic still flows). */
+export const MAX_BACKEND_MESSAGE_BYTES = 256 * 1024 * 1024;
+
+/** The type letter of a raw message. */
+export function codeOf(raw: Buffer): string {
+  return String.fromCharCode(raw[0]!);
+}
+
+/** Splits a backend byte stream into raw messages, in any chunking. */
+export class BackendSplitter {
+  private chunks: Buffer[] = [];
+  private total = 0;
+
+  push(chunk: Buffer): Buffer[] {
+    if (chunk.length > 0) {
+      this.chunks.push(chunk);
+      this.total += chunk.length;
+    }
+    const out: Buffer[] = [];
+    for (;;) {
+      if (this.total < 5) break;
+      if (this.chunks[0]!.length < 5) this.join();
+      const len = this.chunks[0]!.readUInt32BE(1);
+      if (len < 4 || len > MAX_BACKEND_MESSAGE_BYTES) throw new PgProtocolError(`backend message length ${len} is outside 4..${MAX_BACKEND_MESSAGE_BYTES}`);
+      if (this.total < len + 1) break;
+      if (this.chunks[0]!.length < len + 1) this.join();
+      const first = this.chunks[0]!;
+      out.push(first.subarray(0, len + 1));
+      if (first.length === len + 1) this.chunks.shift();
+      else this.chunks[0] = first.subarray(len + 1);
+      this.total -= len + 1;
+    }
+    return out;
+  }
+
+  get buffered(): number {
+    return this.total;
+  }
+
+  private join(): void {
+    this.chunks = [Buffer.concat(this.chunks, this.total)];
+  }
+}
+
+/** All messages of a complete byte string (a recorded response payload). */
+export function splitBackendBytes(bytes: Buffer): Buffer[] {
+  const splitter = new BackendSplitter();
+  const out = splitter.push(bytes);
+  if (splitter.buffered > 0) throw new PgProtocolError(`${splitter.buffered} trailing bytes do not form a whole backend message`);
+  return out;
+}
+
+/** Auth/ParameterStatus/... views pg-protocol gives; fields beyond `BackendMessage` vary by name. */
+export type TypedBackend = BackendMessage & Record<string, unknown>;
+
+let parser = new Parser();
+
+/**
+ * pg-protocol's view of one whole raw message, or undefined for what it cannot parse (GSS/SSPI
+ * authentication, unknown types). DataRow values come back as UTF-8 strings there, which breaks
+ * binary-format columns: use `dataRowValues` for those.
+ */
+export function decodeBackend(raw: Buffer): TypedBackend | undefined {
+  let out: TypedBackend | undefined;
+  try {
+    parser.parse(raw, (msg) => (out = msg as TypedBackend));
+  } catch {
+    // A throw leaves the parser holding the message's bytes: start over with a fresh one.
+    parser = new Parser();
+    return undefined;
+  }
+  return out;
+}
+
+/** The column values of a DataRow as bytes (null = SQL NULL). */
+export function dataRowValues(raw: Buffer): Array<Buffer | null> {
+  const count = raw.readInt16BE(5);
+  const values: Array<Buffer | null> = [];
+  let pos = 7;
+  for (let i = 0; i < count; i++) {
+    const len = raw.readInt32BE(pos);
+    pos += 4;
+    if (len < 0) values.push(null);
+    else {
+      if (pos + len > raw.length) throw new PgProtocolError('DataRow is truncated');
+      values.push(raw.subarray(pos, (pos += len)));
+    }
+  }
+  return values;
+}
+
+/** The authentication request code of an 'R' message (0 ok, 5 MD5, 10 SASL, ...). */
+export function authCodeOf(raw: Buffer): number {
+  return raw.length >= 9 ? raw.readInt32BE(5) : -1;
+}
+
+// ---------------------------------------------------------------- serializer
+
+export interface FieldSpec {
+  name: string;
+  tableOid: number;
+  column: number;
+  typeOid: number;
+  typeSize: number;
+  typeModifier: number;
+  format: number;
+}
+
+/** ErrorResponse/NoticeResponse fields by their one-letter code (S severity, C SQLSTATE, M message, ...). */
+export type ErrorFields = Record<string, string>;
+
+const code = (c: string) => c.charCodeAt(0);
+const empty = (c: string) => new Writer().flush(code(c));
+
+export const backend = {
+  authentication(authCode: number, data?: Buffer): Buffer {
+    const w = new Writer().addInt32(authCode);
+    if (data) w.add(data);
+    return w.flush(code('R'));
+  },
+  authenticationOk: (): Buffer => backend.authentication(0),
+  parameterStatus: (name: string, value: string): Buffer => new Writer().addCString(name).addCString(value).flush(code('S')),
+  backendKeyData: (processId: number, secretKey: number): Buffer => new Writer().addInt32(processId).addInt32(secretKey).flush(code('K')),
+  readyForQuery: (status: string): Buffer => new Writer().add(Buffer.from(status.slice(0, 1) || 'I', 'latin1')).flush(code('Z')),
+  parseComplete: (): Buffer => empty('1'),
+  bindComplete: (): Buffer => empty('2'),
+  closeComplete: (): Buffer => empty('3'),
+  noData: (): Buffer => empty('n'),
+  emptyQuery: (): Buffer => empty('I'),
+  portalSuspended: (): Buffer => empty('s'),
+  commandComplete: (tag: string): Buffer => new Writer().addCString(tag).flush(code('C')),
+  parameterDescription(oids: readonly number[]): Buffer {
+    const w = new Writer().addInt16(oids.length);
+    for (const oid of oids) w.addInt32(oid);
+    return w.flush(code('t'));
+  },
+  rowDescription(fields: readonly FieldSpec[]): Buffer {
+    const w = new Writer().addInt16(fields.length);
+    for (const f of fields) {
+      w.addCString(f.name).addInt32(f.tableOid).addInt16(f.column).addInt32(f.typeOid).addInt16(f.typeSize).addInt32(f.typeModifier).addInt16(f.format);
+    }
+    return w.flush(code('T'));
+  },
+  dataRow(values: ReadonlyArray<Buffer | null>): Buffer {
+    const w = new Writer().addInt16(values.length);
+    for (const v of values) {
+      if (v === null) w.addInt32(-1);
+      else w.addInt32(v.length).add(v);
+    }
+    return w.flush(code('D'));
+  },
+  error: (fields: ErrorFields): Buffer => noticeLike('E', fields),
+  notice: (fields: ErrorFields): Buffer => noticeLike('N', fields),
+  /** Tells a client asking for a newer 3.x minor version (or `_pq_.` options) what this server speaks. */
+  negotiateProtocolVersion(minor: number, unsupported: readonly string[]): Buffer {
+    const w = new Writer().addInt32(minor).addInt32(unsupported.length);
+    for (const option of unsupported) w.addCString(option);
+    return w.flush(code('v'));
+  },
+};
+
+function noticeLike(c: 'E' | 'N', fields: ErrorFields): Buffer {
+  const w = new Writer();
+  for (const [key, value] of Object.entries(fields)) {
+    if (key.length === 1 && value !== '') w.add(Buffer.from(key, 'latin1')).addCString(value);
+  }
+  w.add(Buffer.from([0]));
+  return w.flush(code(c));
+}
+
+/** The fields of a RowDescription, for rewriting its format codes. */
+export function rowFields(raw: Buffer): FieldSpec[] {
+  const msg = decodeBackend(raw) as (TypedBackend & { fields?: Array<Record<string, unknown>> }) | undefined;
+  return (msg?.fields ?? []).map((f) => ({
+    name: String(f.name),
+    tableOid: Number(f.tableID),
+    column: Number(f.columnID),
+    typeOid: Number(f.dataTypeID),
+    typeSize: Number(f.dataTypeSize),
+    typeModifier: Number(f.dataTypeModifier),
+    format: f.format === 'binary' ? 1 : 0,
+  }));
+}
+
+/**
+ * The one-letter fields of an ErrorResponse/NoticeResponse, in order. pg-protocol maps them to
+ * names but drops some (V, the unlocalized severity) and unknown ones, which Keploy keeps.
+ */
+export function errorFields(raw: Buffer): ErrorFields {
+  const out: ErrorFields = {};
+  let pos = 5;
+  while (pos < raw.length && raw[pos] !== 0) {
+    const key = String.fromCharCode(raw[pos]!);
+    const end = raw.indexOf(0, pos + 1);
+    if (end < 0) break;
+    out[key] = raw.toString('utf8', pos + 1, end);
+    pos = end + 1;
+  }
+  return out;
+}
