@@ -1,9 +1,10 @@
-import { cpSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPostgres, type RunningPostgres } from '../src/toolsets/mocks/postgres/testing.js';
 import { DebugkitCa } from '../src/toolsets/mocks/tls/ca.js';
 import { connectStdio, type TestClient } from './helpers/client.js';
 import { tempDir } from './helpers/programs.js';
@@ -115,6 +116,58 @@ describe('mocks: record, stop the services, replay', () => {
     const listed = await tool('keploy_list_mocks', {});
     expect(listed.count).toBe(1);
     expect(listed.message).toBe(`Found 1 mock set(s). The latest is '${listed.mockSets[0]}'.`);
+  });
+});
+
+describe('mocks: PostgreSQL, recorded against a real server and replayed without it', () => {
+  let db: RunningPostgres | undefined;
+  beforeAll(async () => {
+    db = await startPostgres();
+    // The Node program imports pg from the project's node_modules.
+    symlinkSync(path.resolve(import.meta.dirname, '../node_modules'), path.join(root, 'node_modules'));
+  });
+  afterAll(async () => {
+    await db?.stop();
+  });
+
+  it('psycopg2: record, stop PostgreSQL, replay with identical output; a changed query misses', async () => {
+    const command = `/usr/bin/python3 db.py ${db!.port} ${db!.password} apple`;
+    const rec = await tool('keploy_mock_record', { command, path: 'keploy-db' });
+    expect(rec).toMatchObject({ success: true, protocols: ['Postgres'] });
+    expect(rec.mockCount).toBeGreaterThanOrEqual(3);
+    const recorded = readFileSync(path.join(root, 'db-out.txt'), 'utf8');
+    expect(recorded).toBe("qty=1 rows=[('apple', 1)]\n");
+    const yaml = readFileSync(path.join(root, rec.mockFilePath), 'utf8');
+    expect(yaml).toContain('kind: Postgres');
+    expect(yaml).not.toContain(db!.password);
+
+    const port = db!.port;
+    await db!.stop();
+    db = undefined;
+    writeFileSync(path.join(root, 'db-out.txt'), '');
+    const replay = await tool('keploy_mock_test', { command, path: 'keploy-db' });
+    expect(replay).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(replay.mocksReplayed).toBeGreaterThanOrEqual(3);
+    expect(readFileSync(path.join(root, 'db-out.txt'), 'utf8')).toBe(recorded);
+
+    const changed = await tool('keploy_mock_test', { command: `/usr/bin/python3 db.py ${port} x pear`, path: 'keploy-db' });
+    expect(changed).toMatchObject({ success: false });
+    expect(changed.mocksMissed).toBeGreaterThanOrEqual(1);
+    expect(changed.misses.join('\n')).toMatch(/no recorded mock for query: .*pear/);
+    db = await startPostgres();
+  });
+
+  it('node-postgres: record and replay', async () => {
+    const command = `node db.mjs ${db!.port} ${db!.password} kiwi`;
+    const rec = await tool('keploy_mock_record', { command, path: 'keploy-db-node' });
+    expect(rec).toMatchObject({ success: true, protocols: ['Postgres'] });
+    const recorded = readFileSync(path.join(root, 'db-node-out.txt'), 'utf8');
+    expect(recorded).toBe('qty=1 rows=[{"name":"kiwi","qty":1}]\n');
+    await db!.stop();
+    db = undefined;
+    const replay = await tool('keploy_mock_test', { command, path: 'keploy-db-node' });
+    expect(replay).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'db-node-out.txt'), 'utf8')).toBe(recorded);
   });
 });
 

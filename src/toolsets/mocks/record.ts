@@ -2,7 +2,8 @@ import type { Mock } from './keploy/types.js';
 import { numberMocks } from './keploy/serialize.js';
 import { MockStore } from './keploy/store.js';
 import { nameFor } from './keploy/naming.js';
-import { isHttpCandidate, recordIntercepted } from './http/index.js';
+import { connectTcp, isHttpCandidate, recordIntercepted } from './http/index.js';
+import { recordPostgres } from './postgres/recorder.js';
 import type { DebugkitCa } from './tls/index.js';
 import { startCaptureProxy } from './proxy/proxy.js';
 import { tunnel } from './proxy/tunnel.js';
@@ -50,6 +51,12 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
             ...(req.upstreamCa ? { upstreamCa: req.upstreamCa } : {}),
           });
           if (result.error) req.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
+          return;
+        }
+        if (conn.protocol === 'postgres') {
+          const upstream = await connectTcp(conn.target, 10_000);
+          const result = await recordPostgres(conn, upstream, { onMock: keep('Postgres') });
+          if (result.error) req.warn(`recording PostgreSQL at ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
           return;
         }
         await tunnel(conn);

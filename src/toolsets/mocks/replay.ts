@@ -1,5 +1,7 @@
 import { HttpMatcher, HttpReplayer, isHttpCandidate, replayIntercepted, type ReplayEvent } from './http/index.js';
-import type { HttpMock, Mock } from './keploy/types.js';
+import type { HttpMock, Mock, PostgresMock } from './keploy/types.js';
+import { ReplayIndex } from './postgres/catalog.js';
+import { replayPostgres } from './postgres/replayer.js';
 import { startCaptureProxy } from './proxy/proxy.js';
 import { tunnel } from './proxy/tunnel.js';
 import { runUnderProxy, type RunResult } from './runner.js';
@@ -35,6 +37,9 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
   const misses: string[] = [];
   let otherMissed = 0;
   let otherFellBack = 0;
+  let pgReplayed = 0;
+  // One index for every connection: a pool's connections share the recorded order.
+  const pgIndex = new ReplayIndex(req.mocks.filter((m): m is PostgresMock => m.kind === 'Postgres'));
   const replayer = new HttpReplayer({
     matcher: new HttpMatcher(httpMocks),
     fallBackOnMiss: req.fallBackOnMiss,
@@ -47,6 +52,16 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
     onConnection: async (conn) => {
       try {
         if (isHttpCandidate(conn)) return await replayIntercepted(conn, replayer, { ca: req.ca });
+        if (conn.protocol === 'postgres') {
+          await replayPostgres(conn, pgIndex, {
+            onMatch: () => void pgReplayed++,
+            onMiss: (miss) => {
+              otherMissed++;
+              misses.push(miss.message);
+            },
+          });
+          return;
+        }
         if (req.fallBackOnMiss) {
           otherFellBack++;
           return void (await tunnel(conn));
@@ -61,7 +76,7 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
   });
   const counts = () => {
     const c = replayer.counters;
-    return { replayed: c.replayed, missed: c.missed + otherMissed + c.fellBack + otherFellBack, fellBack: c.fellBack + otherFellBack };
+    return { replayed: c.replayed + pgReplayed, missed: c.missed + otherMissed + c.fellBack + otherFellBack, fellBack: c.fellBack + otherFellBack };
   };
   let run: RunResult;
   try {
