@@ -104,6 +104,21 @@ describe('bundles: a real bundle, through the real kubectl', () => {
     expect(meta.duration_ms).toBeGreaterThan(0);
   });
 
+  it('keeps large JSON valid: compact when indented is too long, a note with the names when even that is', async () => {
+    const r = await dk.tool('kubectl', { command: 'get pods -A' });
+    expect(r.isError).toBe(false);
+    expect(r.structured.truncated).toBe(false);
+    expect(JSON.parse(r.structured.output).items.length).toBe(podsInBundle(root).length);
+    const all = await dk.tool('kubectl', { command: 'get all -A' });
+    if (all.structured.truncated) {
+      expect(all.structured.json).toBe(false);
+      expect(all.structured.output).toMatch(/^The JSON output is \d+ characters, over the 90000 an answer can hold\.\nItems \(\d+\):\n/);
+      expect(all.text).toMatch(/narrow the command/);
+    } else {
+      expect(() => JSON.parse(all.structured.output)).not.toThrow();
+    }
+  });
+
   it('get deploy -o wide, describe, logs, label selectors', async () => {
     const wide = await kubectl('get deploy -n kube-system -o wide');
     expect(wide.split('\n')[0]).toMatch(/^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR$/);

@@ -2,8 +2,10 @@ import { spawnChild, terminate } from '../../core/process.js';
 import { checkKubectlArgs, hasOutputFlag, splitCommand } from './command.js';
 import { BundleError } from './errors.js';
 
-/** Most output kept from one kubectl run (about 25k tokens is the ceiling for one answer). */
+/** Most output in one answer (about 25k tokens is the ceiling for one answer). */
 const MAX_OUTPUT_CHARS = 90_000;
+/** Most read from kubectl: JSON is re-indented or compacted after reading, so it may start larger. */
+const MAX_RAW_CHARS = 16 * 1024 * 1024;
 
 export interface KubectlRequest {
   kubectl: string;
@@ -35,7 +37,7 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
   let stderr = '';
   let truncated = false;
   proc.child.stdout!.setEncoding('utf8').on('data', (text: string) => {
-    if (stdout.length < MAX_OUTPUT_CHARS) stdout += text;
+    if (stdout.length < MAX_RAW_CHARS) stdout += text;
     else truncated = true;
   });
   proc.child.stderr!.setEncoding('utf8').on('data', (text: string) => {
@@ -58,29 +60,46 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
   if (exitCode !== 0) {
     throw new BundleError('KubectlError', `Kubectl command failed: ${stderr.trim() || `exit code ${exitCode}`}`);
   }
-  if (stdout.length > MAX_OUTPUT_CHARS) {
-    stdout = stdout.slice(0, MAX_OUTPUT_CHARS);
-    truncated = true;
-  }
-  const json = !truncated && looksLikeJson(stdout);
-  const output = json ? JSON.stringify(JSON.parse(stdout), null, 2) : stdout.replace(/\n$/, '');
-  return { output, json, truncated, metadata: { command, exit_code: exitCode, duration_ms: Date.now() - started } };
+  const metadata = { command, exit_code: exitCode, duration_ms: Date.now() - started };
+  const parsed = truncated ? undefined : parseJson(stdout);
+  if (parsed !== undefined) return { ...fitJson(parsed), metadata };
+  const text = stdout.replace(/\n$/, '');
+  if (text.length <= MAX_OUTPUT_CHARS && !truncated) return { output: text, json: false, truncated: false, metadata };
+  return { output: text.slice(0, MAX_OUTPUT_CHARS), json: false, truncated: true, metadata };
 }
 
-function looksLikeJson(text: string): boolean {
+/**
+ * JSON as the contract shows it (indented) when that fits the budget, compact when only that
+ * fits; otherwise a note with the size and, for lists, the items' names to narrow down with.
+ */
+function fitJson(value: unknown): Pick<KubectlResult, 'output' | 'json' | 'truncated'> {
+  const pretty = JSON.stringify(value, null, 2);
+  if (pretty.length <= MAX_OUTPUT_CHARS) return { output: pretty, json: true, truncated: false };
+  const compact = JSON.stringify(value);
+  if (compact.length <= MAX_OUTPUT_CHARS) return { output: compact, json: true, truncated: false };
+  const items = (value as { items?: Array<{ metadata?: { name?: string; namespace?: string } }> }).items;
+  const names = Array.isArray(items) ? items.map((i) => [i.metadata?.namespace, i.metadata?.name].filter(Boolean).join('/')) : [];
+  const list = names.length > 0 ? `\nItems (${names.length}):\n${names.join('\n').slice(0, MAX_OUTPUT_CHARS / 2)}` : '';
+  return {
+    output: `The JSON output is ${compact.length} characters, over the ${MAX_OUTPUT_CHARS} an answer can hold.${list}`,
+    json: false,
+    truncated: true,
+  };
+}
+
+function parseJson(text: string): unknown {
   const t = text.trimStart();
-  if (!t.startsWith('{') && !t.startsWith('[')) return false;
+  if (!t.startsWith('{') && !t.startsWith('[')) return undefined;
   try {
-    JSON.parse(text);
-    return true;
+    return JSON.parse(text);
   } catch {
-    return false;
+    return undefined;
   }
 }
 
 /** The contract's text: output in a fenced block, then the command metadata. */
 export function renderKubectl(result: KubectlResult): string {
   const fence = result.json ? '```json' : '```';
-  const note = result.truncated ? `\n\n(output truncated at ${MAX_OUTPUT_CHARS} characters: narrow the command with -n, -l, --field-selector or -o jsonpath)` : '';
+  const note = result.truncated ? `\n\n(output cut at ${MAX_OUTPUT_CHARS} characters: narrow the command with a name, -n, -l or --field-selector, or choose fields with -o jsonpath=... or -o custom-columns=...)` : '';
   return `kubectl command executed successfully:\n${fence}\n${result.output}\n\`\`\`${note}\n\nCommand metadata:\n\`\`\`json\n${JSON.stringify(result.metadata, null, 2)}\n\`\`\``;
 }
