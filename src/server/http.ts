@@ -7,7 +7,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { DebugkitError } from '../core/errors.js';
 import { allowedHostHeaders, keyMatches, originAllowed } from './auth.js';
 import type { Debugkit } from './createServer.js';
-import { matchRoute, readBody, sendJson, sendRestError } from './rest.js';
+import { BodyTooLargeError, matchRoute, readBody, sendJson, sendRestError } from './rest.js';
 
 interface McpSession {
   transport: StreamableHTTPServerTransport;
@@ -95,7 +95,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     handle(req, res).catch((err: unknown) => {
       if (res.headersSent) return void res.end();
       if (err instanceof DebugkitError && err.code === 'INVALID_ARGUMENT' && req.url?.startsWith('/mcp')) {
-        return jsonRpcError(res, err.message.includes('too large') ? 413 : 400, -32700, err.message);
+        return jsonRpcError(res, err instanceof BodyTooLargeError ? 413 : 400, -32700, err.message);
       }
       sendRestError(res, err);
     });

@@ -9,6 +9,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 }
 
 const STATUS: Partial<Record<DebugkitError['code'], number>> = {
+  // (BodyTooLargeError is INVALID_ARGUMENT too; sendRestError answers it 413 by type.)
   INVALID_ARGUMENT: 400,
   PATH_OUTSIDE_ROOT: 400,
   SESSION_NOT_FOUND: 404,
@@ -22,21 +23,30 @@ const STATUS: Partial<Record<DebugkitError['code'], number>> = {
 /** A REST error body: `{"error": {"code", "message"}}` with the status the code implies. */
 export function sendRestError(res: ServerResponse, err: unknown): void {
   if (err instanceof DebugkitError) {
-    sendJson(res, STATUS[err.code] ?? 500, { error: { code: err.code, message: err.message } });
+    const status = err instanceof BodyTooLargeError ? 413 : (STATUS[err.code] ?? 500);
+    sendJson(res, status, { error: { code: err.code, message: err.message } });
     return;
   }
   sendJson(res, 500, { error: { code: 'INTERNAL', message: describeError(err) } });
 }
 
+/** A request body over the configured limit: HTTP 413. */
+export class BodyTooLargeError extends DebugkitError {
+  override name = 'BodyTooLargeError';
+  constructor(message: string) {
+    super('INVALID_ARGUMENT', message);
+  }
+}
+
 /** Reads and parses a JSON body, refusing more than `limit` bytes. */
 export async function readBody(req: IncomingMessage, limit: number, { emptyAs }: { emptyAs?: unknown } = {}): Promise<unknown> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > limit) throw new DebugkitError('INVALID_ARGUMENT', `request body too large: ${declared} bytes, the limit is ${limit}`);
+  if (declared > limit) throw new BodyTooLargeError(`request body too large: ${declared} bytes, the limit is ${limit}`);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > limit) throw new DebugkitError('INVALID_ARGUMENT', `request body too large: over ${limit} bytes`);
+    if (size > limit) throw new BodyTooLargeError(`request body too large: over ${limit} bytes`);
     chunks.push(chunk as Buffer);
   }
   const text = Buffer.concat(chunks).toString('utf8');
