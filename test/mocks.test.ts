@@ -1,7 +1,7 @@
 import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres, type RunningPostgres } from '../src/toolsets/mocks/postgres/testing.js';
@@ -168,6 +168,28 @@ describe('mocks: PostgreSQL, recorded against a real server and replayed without
     const replay = await tool('keploy_mock_test', { command, path: 'keploy-db-node' });
     expect(replay).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
     expect(readFileSync(path.join(root, 'db-node-out.txt'), 'utf8')).toBe(recorded);
+  });
+});
+
+describe('mocks: other TCP protocols, as Generic byte exchanges', () => {
+  it('records a line protocol, replays it without the server, and reports a changed request', async () => {
+    const kv = createNetServer((socket) => {
+      socket.on('data', (d) => socket.write(`VALUE ${String(d).trim().split(' ')[1]}-42\n`));
+    });
+    const port = await new Promise<number>((r) => kv.listen(0, '127.0.0.1', () => r((kv.address() as AddressInfo).port)));
+    const command = `/usr/bin/python3 kv.py ${port} melon`;
+    const rec = await tool('keploy_mock_record', { command, path: 'keploy-kv' });
+    expect(rec).toMatchObject({ success: true, mockCount: 1, protocols: ['Generic'] });
+    expect(readFileSync(path.join(root, 'kv-out.txt'), 'utf8')).toBe('VALUE melon-42\n');
+    expect(readFileSync(path.join(root, rec.mockFilePath), 'utf8')).toContain('kind: Generic');
+    await new Promise<void>((r) => kv.close(() => r()));
+    writeFileSync(path.join(root, 'kv-out.txt'), '');
+    const replay = await tool('keploy_mock_test', { command, path: 'keploy-kv' });
+    expect(replay).toMatchObject({ success: true, mocksReplayed: 1, mocksMissed: 0, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'kv-out.txt'), 'utf8')).toBe('VALUE melon-42\n');
+    const changed = await tool('keploy_mock_test', { command: `/usr/bin/python3 kv.py ${port} lime`, path: 'keploy-kv' });
+    expect(changed).toMatchObject({ success: false, mocksMissed: 1 });
+    expect(changed.misses[0]).toMatch(/no recorded request matches .*"GET lime\\n"; closest mock-0/);
   });
 });
 

@@ -30,6 +30,6 @@ class MocksToolset implements Toolset {
 
 export const mocksToolset: ToolsetFactory = {
   name: 'mocks',
-  summary: "Record a program's outgoing HTTP(S) calls into Keploy mock sets and replay them while its tests run",
+  summary: "Record a program's outgoing HTTP(S), PostgreSQL and TCP calls into Keploy mock sets and replay them while its tests run",
   create: (env) => new MocksToolset(env),
 };

@@ -3,6 +3,7 @@ import { numberMocks } from './keploy/serialize.js';
 import { MockStore } from './keploy/store.js';
 import { nameFor } from './keploy/naming.js';
 import { connectTcp, isHttpCandidate, recordIntercepted } from './http/index.js';
+import { recordGeneric } from './generic/index.js';
 import { recordPostgres } from './postgres/recorder.js';
 import type { DebugkitCa } from './tls/index.js';
 import { startCaptureProxy } from './proxy/proxy.js';
@@ -33,6 +34,16 @@ export interface RecordOutcome {
   run: RunResult;
 }
 
+/** The real destination; the program's socket is closed if it cannot be reached, not left hanging. */
+async function connectUpstream(conn: { target: { host: string; port: number }; client: { destroy(): void } }) {
+  try {
+    return await connectTcp(conn.target, 10_000);
+  } catch (err) {
+    conn.client.destroy();
+    throw err;
+  }
+}
+
 /** Runs the command with its outgoing calls captured, then writes them as a new mock set. */
 export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
   const captured: Array<{ at: number; order: number; mock: Mock; protocol: string }> = [];
@@ -54,9 +65,16 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
           return;
         }
         if (conn.protocol === 'postgres') {
-          const upstream = await connectTcp(conn.target, 10_000);
+          const upstream = await connectUpstream(conn);
           const result = await recordPostgres(conn, upstream, { onMock: keep('Postgres') });
           if (result.error) req.warn(`recording PostgreSQL at ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
+          return;
+        }
+        if (conn.protocol === 'generic') {
+          const upstream = await connectUpstream(conn);
+          const result = await recordGeneric(conn, upstream, { onMock: keep('Generic') });
+          if (result.error) req.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
+          if (result.stoppedRecording) req.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.stoppedRecording}`);
           return;
         }
         await tunnel(conn);

@@ -1,5 +1,6 @@
 import { HttpMatcher, HttpReplayer, isHttpCandidate, replayIntercepted, type ReplayEvent } from './http/index.js';
-import type { HttpMock, Mock, PostgresMock } from './keploy/types.js';
+import { GenericIndex, replayGeneric } from './generic/index.js';
+import type { GenericMock, HttpMock, Mock, PostgresMock } from './keploy/types.js';
 import { ReplayIndex } from './postgres/catalog.js';
 import { replayPostgres } from './postgres/replayer.js';
 import { startCaptureProxy } from './proxy/proxy.js';
@@ -40,6 +41,8 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
   let pgReplayed = 0;
   // One index for every connection: a pool's connections share the recorded order.
   const pgIndex = new ReplayIndex(req.mocks.filter((m): m is PostgresMock => m.kind === 'Postgres'));
+  const genericIndex = new GenericIndex(req.mocks.filter((m): m is GenericMock => m.kind === 'Generic'));
+  let genericReplayed = 0;
   const replayer = new HttpReplayer({
     matcher: new HttpMatcher(httpMocks),
     fallBackOnMiss: req.fallBackOnMiss,
@@ -62,6 +65,17 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
           });
           return;
         }
+        // With fall-back on, a target no Generic mock knows goes to the real destination.
+        if (conn.protocol === 'generic' && (genericIndex.forTarget(conn.target) || !req.fallBackOnMiss)) {
+          await replayGeneric(conn, genericIndex, {
+            onMatch: () => void genericReplayed++,
+            onMiss: (miss) => {
+              otherMissed++;
+              misses.push(miss.message);
+            },
+          });
+          return;
+        }
         if (req.fallBackOnMiss) {
           otherFellBack++;
           return void (await tunnel(conn));
@@ -76,7 +90,7 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
   });
   const counts = () => {
     const c = replayer.counters;
-    return { replayed: c.replayed + pgReplayed, missed: c.missed + otherMissed + c.fellBack + otherFellBack, fellBack: c.fellBack + otherFellBack };
+    return { replayed: c.replayed + pgReplayed + genericReplayed, missed: c.missed + otherMissed + c.fellBack + otherFellBack, fellBack: c.fellBack + otherFellBack };
   };
   let run: RunResult;
   try {

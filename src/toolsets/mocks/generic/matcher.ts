@@ -1,0 +1,162 @@
+import type { GenericMock } from '../keploy/types.js';
+import { META_HOST, META_REQUEST_BYTES, META_RESPONSE_BYTES, META_SERVER_CLOSED, META_TRUNCATED, payloadBytes } from './format.js';
+
+/**
+ * The recorded exchanges of a mock set, for replay. Shared by every connection of a run, so a
+ * request recorded several times is answered in recorded order across connections.
+ *
+ * Targets: a connection is answered from the mocks recorded for its `host:port`
+ * (`metadata.host`); a target with none of its own is answered from the mocks that name no host
+ * (recorded by Keploy itself), never from another target's.
+ *
+ * Matching is on bytes: the client's bytes since the last answer must begin with a recorded
+ * request (several requests pipelined in one write are answered one after the other). When they
+ * could still become a longer recorded request, the caller waits for more (`partial`). Among
+ * recorded requests that match, the longest wins; among identical ones the first not yet used in
+ * recorded order, and once all were used the last one again (a poll recorded as "pending, done"
+ * replays "pending, done, done, ...").
+ */
+
+export interface GenericEntry {
+  mock: GenericMock;
+  name: string;
+  request: Buffer;
+  response: Buffer;
+  serverClosed: boolean;
+  /** The exchange went over the recording limit: its bytes are incomplete. */
+  truncated?: { requestBytes: number; responseBytes: number };
+}
+
+export type GenericMatch =
+  | { kind: 'match'; entry: GenericEntry; reused: boolean }
+  /** The bytes are a prefix of a longer recorded request; `complete` answers if no more come. */
+  | { kind: 'partial'; complete?: GenericEntry }
+  | { kind: 'miss'; closest?: Closest };
+
+export interface Closest {
+  name: string;
+  /** How many leading bytes the client's bytes share with the mock's request. */
+  samePrefix: number;
+  request: Buffer;
+}
+
+interface Group {
+  entries: GenericEntry[];
+  next: number;
+}
+
+/** Request bytes as a Map key. */
+const keyOf = (b: Buffer) => b.toString('latin1');
+
+class TargetMocks {
+  readonly greetings: Group = { entries: [], next: 0 };
+  readonly requests = new Map<string, Group>();
+  readonly entries: GenericEntry[] = [];
+
+  add(entry: GenericEntry): void {
+    this.entries.push(entry);
+    if (entry.request.length === 0) return void this.greetings.entries.push(entry);
+    const key = keyOf(entry.request);
+    const group = this.requests.get(key) ?? { entries: [], next: 0 };
+    group.entries.push(entry);
+    this.requests.set(key, group);
+  }
+}
+
+export class GenericIndex {
+  private readonly byHost = new Map<string, TargetMocks>();
+  private readonly unlabelled = new TargetMocks();
+  readonly size: number;
+
+  constructor(mocks: readonly GenericMock[]) {
+    this.size = mocks.length;
+    for (const mock of mocks) {
+      const meta = mock.spec.metadata ?? {};
+      const entry: GenericEntry = {
+        mock,
+        name: mock.name,
+        request: payloadBytes(mock.spec.genericrequests ?? []),
+        response: payloadBytes(mock.spec.genericresponses ?? []),
+        serverClosed: meta[META_SERVER_CLOSED] === 'true',
+        ...(meta[META_TRUNCATED] === 'true'
+          ? { truncated: { requestBytes: Number(meta[META_REQUEST_BYTES] ?? 0), responseBytes: Number(meta[META_RESPONSE_BYTES] ?? 0) } }
+          : {}),
+      };
+      const host = meta[META_HOST]?.toLowerCase();
+      if (!host) this.unlabelled.add(entry);
+      else {
+        if (!this.byHost.has(host)) this.byHost.set(host, new TargetMocks());
+        this.byHost.get(host)!.add(entry);
+      }
+    }
+  }
+
+  /** `host:port` of every target with mocks of its own. */
+  get hosts(): string[] {
+    return [...this.byHost.keys()];
+  }
+
+  /** The mocks that answer `target`, or undefined when there are none for it. */
+  forTarget(target: { host: string; port: number }): TargetView | undefined {
+    const mocks = this.byHost.get(`${target.host}:${target.port}`.toLowerCase()) ?? this.unlabelled;
+    return mocks.entries.length > 0 ? new TargetView(mocks) : undefined;
+  }
+}
+
+/** The matching operations over one target's mocks. */
+export class TargetView {
+  constructor(private readonly mocks: TargetMocks) {}
+
+  /** The greeting to send on connect (recorded with an empty request), if the server spoke first. */
+  greeting(): { entry: GenericEntry; reused: boolean } | undefined {
+    return take(this.mocks.greetings);
+  }
+
+  /** Matches the start of `bytes`; `final`: no more bytes will come (the client ended or went quiet). */
+  match(bytes: Buffer, final: boolean): GenericMatch {
+    let longest: Group | undefined;
+    let partial = false;
+    for (const [, group] of this.mocks.requests) {
+      const request = group.entries[0]!.request;
+      if (request.length <= bytes.length) {
+        if (bytes.subarray(0, request.length).equals(request) && request.length > (longest?.entries[0]!.request.length ?? 0)) longest = group;
+      } else if (!partial && request.subarray(0, bytes.length).equals(bytes)) partial = true;
+    }
+    if (partial && !final) return { kind: 'partial', ...(longest ? { complete: peek(longest) } : {}) };
+    if (longest) {
+      const taken = take(longest)!;
+      return { kind: 'match', entry: taken.entry, reused: taken.reused };
+    }
+    return { kind: 'miss', ...closestTo(bytes, this.mocks.entries) };
+  }
+}
+
+function take(group: Group): { entry: GenericEntry; reused: boolean } | undefined {
+  if (group.entries.length === 0) return undefined;
+  if (group.next < group.entries.length) return { entry: group.entries[group.next++]!, reused: false };
+  return { entry: group.entries[group.entries.length - 1]!, reused: true };
+}
+
+function peek(group: Group): GenericEntry {
+  return group.entries[Math.min(group.next, group.entries.length - 1)]!;
+}
+
+/** The recorded request sharing the longest prefix with `bytes` (ties: the closest in length). */
+function closestTo(bytes: Buffer, entries: readonly GenericEntry[]): { closest: Closest } | Record<string, never> {
+  let best: { entry: GenericEntry; prefix: number } | undefined;
+  for (const entry of entries) {
+    if (entry.request.length === 0) continue;
+    const prefix = commonPrefix(bytes, entry.request);
+    const better =
+      !best || prefix > best.prefix || (prefix === best.prefix && Math.abs(entry.request.length - bytes.length) < Math.abs(best.entry.request.length - bytes.length));
+    if (better) best = { entry, prefix };
+  }
+  return best ? { closest: { name: best.entry.name, samePrefix: best.prefix, request: best.entry.request } } : {};
+}
+
+export function commonPrefix(a: Buffer, b: Buffer): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
