@@ -900,7 +900,7 @@ function report({ py, variants, start, cpu, steps, speedups, seconds, leftovers,
         return [label, String(x.n), ms(x.median), ms(x.p90), ms(x.min), ms(x.max), ratio(x.median, base)];
       });
     }),
-    note: 'TCP_NODELAY rows: the same debugpy with TCP_NODELAY set on its sockets by a sitecustomize (see Method); not what debugkit runs today.',
+    note: 'TCP_NODELAY rows: the same debugpy with TCP_NODELAY set on its sockets by a sitecustomize (see Method). debugkit sets it itself on debugpy\'s own sockets, so its plain rows already include the fix; compare them with the direct TCP_NODELAY rows.',
   };
 
   // (2)
@@ -1003,7 +1003,8 @@ function report({ py, variants, start, cpu, steps, speedups, seconds, leftovers,
       '**TCP_NODELAY** rows: pydevd sends every message as two `sendall`s (header, body) on a TCP socket without TCP_NODELAY, so Nagle holds the body ' +
         'until the adapter ACKs the header, which Linux delays up to 40 ms (microsoft/debugpy#2054). These rows run the same debugpy with a ' +
         '`sitecustomize.py` on PYTHONPATH that sets TCP_NODELAY on every TCP connection its processes open: a second minimal client and a second debugkit ' +
-        'server (PYTHONPATH in its environment), measured interleaved with the others.',
+        'server (PYTHONPATH in its environment), measured interleaved with the others. debugkit applies the same fix itself to debugpy\'s own sockets ' +
+        '(src/toolsets/python/boot/sitecustomize.py), so its two rows measure the same thing, and the fair baseline for it is the direct TCP_NODELAY row.',
       `(1) \`start.py\` (a 15-line script), breakpoint on line ${START_LINE} inside a function. Direct: from spawning the adapter to the \`stopped\` event. ` +
         'debugkit: from calling `python_start_session` to `python_run_to_breakpoint` answering `hit: true` at that line. ' +
         `One untimed start per way first, then ${STARTS} per way, the order rotating; every session is ended, its debuggee and adapter gone, before the next starts. ` +
