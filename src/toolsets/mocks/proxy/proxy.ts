@@ -99,7 +99,9 @@ export async function startCaptureProxy(options: CaptureProxyOptions): Promise<C
   };
 
   const serve = (via: InterceptVia, handle: (s: net.Socket) => Promise<void>) =>
-    net.createServer({ allowHalfOpen: true, pauseOnConnect: true }, (socket) => {
+    // noDelay: whoever answers on this socket (a recorder, a replayer writing headers and body
+    // separately) must not wait on Nagle and the client's delayed ACK, ~40 ms per message.
+    net.createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true }, (socket) => {
       live.add(socket);
       // A permanent listener: a reset while nobody else listens must not crash the server.
       socket.on('error', () => {});
