@@ -6,14 +6,15 @@ import path from 'node:path';
 import { bundlesBench } from './bundles.js';
 import { gdbBench } from './gdb.js';
 import { consoleTable, mergeDocument, verdictLine, writeAtomically } from './markdown.js';
+import { mocksBench } from './mocks.js';
 import { pythonBench } from './python.js';
 import { killTrackedSync, type BenchModule, type BenchResult } from './util.js';
 
-const MODULES: BenchModule[] = [gdbBench, pythonBench, bundlesBench];
+const MODULES: BenchModule[] = [gdbBench, pythonBench, bundlesBench, mocksBench];
 const OUTPUT = path.resolve(import.meta.dirname, '..', 'BENCHMARKS.md');
 /**
- * The whole run (every module: gdb takes some 15 s, python some 2.5 min, bundles some 2 to 4 min) is
- * bounded even if some wait inside a module is not.
+ * The whole run (every module: gdb takes some 15 s, python some 2.5 min, bundles some 2 to 4 min,
+ * mocks some 1 to 2 min) is bounded even if some wait inside a module is not.
  */
 const WATCHDOG_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 720_000);
 
