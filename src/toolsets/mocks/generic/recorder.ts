@@ -1,6 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type { GenericMock } from '../keploy/types.js';
 import { buildGenericMock } from './format.js';
+import { pipeBoth } from '../proxy/pipe.js';
 
 /**
  * Records a connection of a protocol debugkit does not parse, while forwarding it unchanged:
@@ -166,28 +167,3 @@ function newExchange(): Exchange {
   return { request: [], response: [], requestBytes: 0, responseBytes: 0, kept: 0, startedAt: now, endedAt: now, truncated: false, serverClosed: false };
 }
 
-/**
- * Pipes both ways until both sides are closed. `pipe` gives backpressure and turns one side's
- * EOF into the other's FIN (half-close); a side that closes before finishing both directions was
- * reset or destroyed, and takes the other down with it; an error on either destroys both.
- */
-function pipeBoth(client: Duplex, upstream: Duplex, result: RecordGenericResult): Promise<RecordGenericResult> {
-  const fail = (err: Error) => {
-    result.error ??= err;
-    client.destroy();
-    upstream.destroy();
-  };
-  client.on('error', fail);
-  upstream.on('error', fail);
-  client.on('data', (chunk: Buffer) => void (result.bytesUp += chunk.length));
-  upstream.on('data', (chunk: Buffer) => void (result.bytesDown += chunk.length));
-  const closedEarly = (s: Duplex) => !(s.readableEnded && s.writableFinished);
-  const closed = (s: Duplex) => new Promise<void>((resolve) => (s.closed || s.destroyed ? resolve() : s.once('close', () => resolve())));
-  client.once('close', () => closedEarly(client) && upstream.destroy());
-  upstream.once('close', () => closedEarly(upstream) && client.destroy());
-  client.pipe(upstream);
-  upstream.pipe(client);
-  // A program that gave up while the server was being reached: no 'close' will come for it.
-  if (client.destroyed) upstream.destroy();
-  return Promise.all([closed(client), closed(upstream)]).then(() => result);
-}

@@ -1,6 +1,6 @@
 import type { GenericMock } from '../keploy/types.js';
 import { previewBytes } from './format.js';
-import { GenericIndex, type Closest, type GenericEntry, type TargetView } from './matcher.js';
+import { GenericIndex, type Closest, type GenericEntry } from './matcher.js';
 import type { GenericConnection } from './recorder.js';
 
 /**

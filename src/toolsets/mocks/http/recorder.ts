@@ -4,6 +4,7 @@ import { buildHttpMock } from '../keploy/http.js';
 import type { HttpMock } from '../keploy/types.js';
 import { DEFAULT_MAX_BODY, headerValue, HttpParser, type HttpMessage, type HttpRequestMessage, type HttpResponseMessage } from './parser.js';
 import { authorityOf, fullUrl, type Scheme } from './url.js';
+import { pipeBoth } from '../proxy/pipe.js';
 
 /**
  * Records the HTTP/1.x exchanges of one connection while forwarding it untouched. The bytes go
@@ -75,7 +76,7 @@ export async function recordHttp(conn: RecordableConnection, options: RecordHttp
   }
   const pairing = new Pairing(conn, options, result);
   pairing.observe(conn.client, upstream);
-  return forward(conn.client, upstream, result);
+  return pipeBoth(conn.client, upstream, result);
 }
 
 /** Pairs the parsed requests and responses of one connection, in order, into mocks. */
@@ -192,30 +193,6 @@ class Pairing {
     }
     return mock;
   }
-}
-
-/**
- * Pipes both ways until both sides are closed. `pipe` gives backpressure and turns one side's
- * EOF into the other's FIN (half-close); a side that closes before finishing both directions was
- * reset or destroyed, and takes the other down with it.
- */
-function forward(client: Duplex, upstream: Duplex, result: RecordHttpResult): Promise<RecordHttpResult> {
-  const fail = (err: Error) => {
-    result.error ??= err;
-    client.destroy();
-    upstream.destroy();
-  };
-  client.on('error', fail);
-  upstream.on('error', fail);
-  client.on('data', (chunk: Buffer) => void (result.bytesUp += chunk.length));
-  upstream.on('data', (chunk: Buffer) => void (result.bytesDown += chunk.length));
-  const closedEarly = (s: Duplex) => !(s.readableEnded && s.writableFinished);
-  const closed = (s: Duplex) => new Promise<void>((resolve) => (s.closed || s.destroyed ? resolve() : s.once('close', () => resolve())));
-  client.once('close', () => closedEarly(client) && upstream.destroy());
-  upstream.once('close', () => closedEarly(upstream) && client.destroy());
-  client.pipe(upstream);
-  upstream.pipe(client);
-  return Promise.all([closed(client), closed(upstream)]).then(() => result);
 }
 
 export function connectTcp(target: { host: string; port: number }, timeoutMs: number): Promise<net.Socket> {

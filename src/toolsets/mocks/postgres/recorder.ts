@@ -4,6 +4,7 @@ import { readFrame } from '../proxy/peek.js';
 import { decodeUntyped, FrontendParser, untypedLength, type StartupMessage, type TypedMessage, type UntypedMessage } from './frontend.js';
 import { RequestGrouper } from './grouping.js';
 import { BackendSplitter } from './wire.js';
+import { pipeBoth } from '../proxy/pipe.js';
 
 /**
  * Records one PostgreSQL connection while forwarding it. After the opening handshake the bytes
@@ -122,26 +123,3 @@ function observe(client: Duplex, upstream: Duplex, grouper: RequestGrouper, resu
   upstream.on('data', (chunk: Buffer) => guard('server', () => backend.push(chunk).forEach((raw) => grouper.backend(raw))));
 }
 
-/**
- * Pipes both ways until both sides are closed. `pipe` gives backpressure and turns one side's
- * EOF into the other's FIN (half-close); a side that closes before finishing both directions was
- * reset or destroyed, and takes the other down with it.
- */
-function pipeBoth<R extends { bytesUp: number; bytesDown: number; error?: Error }>(client: Duplex, upstream: Duplex, result: R): Promise<R> {
-  const fail = (err: Error) => {
-    result.error ??= err;
-    client.destroy();
-    upstream.destroy();
-  };
-  client.on('error', fail);
-  upstream.on('error', fail);
-  client.on('data', (chunk: Buffer) => void (result.bytesUp += chunk.length));
-  upstream.on('data', (chunk: Buffer) => void (result.bytesDown += chunk.length));
-  const closedEarly = (s: Duplex) => !(s.readableEnded && s.writableFinished);
-  const closed = (s: Duplex) => new Promise<void>((resolve) => (s.closed || s.destroyed ? resolve() : s.once('close', () => resolve())));
-  client.once('close', () => closedEarly(client) && upstream.destroy());
-  upstream.once('close', () => closedEarly(upstream) && client.destroy());
-  client.pipe(upstream);
-  upstream.pipe(client);
-  return Promise.all([closed(client), closed(upstream)]).then(() => result);
-}

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TimeoutError } from '../../../core/errors.js';
+import { pipeBoth } from './pipe.js';
 
 export interface TunnelEndpoint {
   host: string;
@@ -37,32 +38,8 @@ export function tunnel(conn: { client: Duplex; target: TunnelEndpoint }, options
   if (client instanceof net.Socket) client.setNoDelay(true);
 
   const timeoutMs = options.connectTimeoutMs ?? 10_000;
-  const timer = setTimeout(() => fail(new TimeoutError(`connecting to ${dest.host}:${dest.port} took over ${timeoutMs} ms`)), timeoutMs);
+  const timer = setTimeout(() => upstream.destroy(new TimeoutError(`connecting to ${dest.host}:${dest.port} took over ${timeoutMs} ms`)), timeoutMs);
   upstream.once('connect', () => clearTimeout(timer));
-
-  const fail = (err: Error) => {
-    result.error ??= err;
-    clearTimeout(timer);
-    client.destroy();
-    upstream.destroy();
-  };
-  client.on('error', fail);
-  upstream.on('error', fail);
-  client.on('data', (chunk: Buffer) => void (result.bytesUp += chunk.length));
-  upstream.on('data', (chunk: Buffer) => void (result.bytesDown += chunk.length));
-
-  // A side that closes before both of its directions finished was reset or destroyed (for
-  // instance by the proxy's close()): take the other side down too. A side that closes after a
-  // clean exchange leaves the other to flush what it still holds.
-  const closedEarly = (s: Duplex) => !(s.readableEnded && s.writableFinished);
-  const closed = (s: Duplex) => new Promise<void>((resolve) => (s.closed ? resolve() : s.once('close', () => resolve())));
-  client.once('close', () => closedEarly(client) && upstream.destroy());
-  upstream.once('close', () => {
-    clearTimeout(timer);
-    if (closedEarly(upstream)) client.destroy();
-  });
-
-  client.pipe(upstream);
-  upstream.pipe(client);
-  return Promise.all([closed(client), closed(upstream)]).then(() => result);
+  upstream.once('close', () => clearTimeout(timer));
+  return pipeBoth(client, upstream, result);
 }
