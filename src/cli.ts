@@ -6,7 +6,7 @@ import { checkEngines, renderDoctor } from './doctor.js';
 import { isLoopbackHost } from './server/auth.js';
 import { createDebugkit, type Debugkit } from './server/createServer.js';
 import { serveHttp } from './server/http.js';
-import { createLogger } from './server/log.js';
+import { createLogger, guardStdStreams } from './mcp/log.js';
 import { serveStdio } from './server/stdio.js';
 import { toolsetFactories } from './toolsets/index.js';
 import { VERSION } from './version.js';
@@ -26,7 +26,8 @@ function commonOptions(cmd: Command): Command {
     .option('--gdb <path>', 'gdb binary', 'gdb')
     .option('--bundle-dir <dir>', 'where support bundles are extracted and kept (default: ~/.cache/debugkit/bundles)')
     .option('--kubectl <path>', 'kubectl binary for the bundles toolset', 'kubectl')
-    .addOption(new Option('--log-level <level>', 'stderr log verbosity').choices(['error', 'warn', 'info', 'debug']).default('info'));
+    .addOption(new Option('--log-level <level>', 'stderr log verbosity').choices(['error', 'warn', 'info', 'debug']).default('info'))
+    .option('--max-result-tokens <n>', 'ceiling for one tool result, in tokens (larger answers are cut and flagged)', intArg('--max-result-tokens', 1000, 1_000_000), 25_000);
 }
 
 interface CommonOpts {
@@ -37,6 +38,7 @@ interface CommonOpts {
   bundleDir?: string;
   kubectl: string;
   logLevel: Config['logLevel'];
+  maxResultTokens: number;
 }
 
 function baseConfig(opts: CommonOpts): Config {
@@ -46,6 +48,7 @@ function baseConfig(opts: CommonOpts): Config {
     maxSessions: opts.maxSessions,
     logLevel: opts.logLevel,
   });
+  config.maxResultTokens = opts.maxResultTokens;
   config.gdb.path = opts.gdb;
   config.bundles = { dir: opts.bundleDir ?? config.bundles.dir, kubectl: opts.kubectl };
   return config;
@@ -76,13 +79,20 @@ function installShutdown(dk: Debugkit, extra?: () => Promise<void>): (reason: st
   process.on('SIGHUP', () => shutdown('SIGHUP', 129));
   process.on('exit', killAllChildrenSync);
   // A bug in one call must not take every other session down with it.
+  // (Logging never throws and a closed stderr is swallowed, so this cannot loop on EPIPE.)
   process.on('uncaughtException', (err) => dk.log.error(`uncaught exception (server keeps running): ${err.stack ?? err}`));
   process.on('unhandledRejection', (err) => dk.log.error(`unhandled rejection (server keeps running): ${String(err)}`));
   return shutdown;
 }
 
+/** The composition root: the one list of toolsets is handed to the server here. */
+function compose(config: Config): Debugkit {
+  guardStdStreams();
+  return createDebugkit(config, { toolsets: toolsetFactories, log: createLogger(config.logLevel) });
+}
+
 async function runStdio(opts: CommonOpts): Promise<void> {
-  const dk = createDebugkit(baseConfig(opts));
+  const dk = compose(baseConfig(opts));
   const shutdown = installShutdown(dk);
   await serveStdio(dk, (reason) => shutdown(reason));
 }
@@ -114,7 +124,7 @@ async function runHttp(opts: ServeOpts): Promise<void> {
   if (config.http.noAuth && !isLoopbackHost(config.http.host)) {
     throw new Error(`--no-auth is allowed only on a loopback address, not ${config.http.host}: give an --api-key instead`);
   }
-  const dk = createDebugkit(config);
+  const dk = compose(config);
   const handle = await serveHttp(dk);
   installShutdown(dk, () => handle.close());
   const out = [`debugkit ${VERSION} serving MCP (Streamable HTTP) at ${handle.url}`];

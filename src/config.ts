@@ -20,6 +20,10 @@ export interface Config {
     maxBodyBytes: number;
     /** An MCP HTTP session with no request for this long is closed with its debug sessions. */
     sessionIdleMs: number;
+    /** A request whose headers are not complete after this long is dropped (slowloris). */
+    headersTimeoutMs?: number;
+    /** A request body that stalls this long between chunks is dropped (SSE and long calls are not). */
+    bodyTimeoutMs?: number;
   };
   gdb: { path: string };
   bundles: {
@@ -29,6 +33,8 @@ export interface Config {
   };
   /** Verbosity of the stderr log. */
   logLevel: 'error' | 'warn' | 'info' | 'debug';
+  /** The ceiling for one tool result, in tokens (default 25,000). */
+  maxResultTokens?: number;
 }
 
 export function generateApiKey(): string {
@@ -49,6 +55,8 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
       allowedHosts: [],
       maxBodyBytes: 4 * 1024 * 1024,
       sessionIdleMs: 30 * 60 * 1000,
+      headersTimeoutMs: 15_000,
+      bodyTimeoutMs: 30_000,
     },
     gdb: { path: 'gdb' },
     bundles: { dir: defaultBundleDir(), kubectl: 'kubectl' },

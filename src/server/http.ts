@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, isInitializeRequest, isLegacyRequest, type AuthInfo, type McpServer } from '@modelcontextprotocol/server';
 import { DebugkitError } from '../core/errors.js';
 import { allowedHostHeaders, keyMatches, originAllowed } from './auth.js';
-import type { Debugkit } from './createServer.js';
+import { LOCAL_PRINCIPAL, type Debugkit, type Denial, type Principal } from './createServer.js';
+import { deniedCall } from './gate.js';
 import { BodyTooLargeError, matchRoute, readBody, sendJson, sendRestError } from './rest.js';
 
 interface McpSession {
-  transport: StreamableHTTPServerTransport;
+  transport: NodeStreamableHTTPServerTransport;
   server: McpServer;
+  principal: Principal;
   lastSeen: number;
 }
 
@@ -24,45 +25,79 @@ export interface HttpHandle {
 
 const AUTH_FAILED = -32001;
 
-/** Streamable HTTP at /mcp, plus the toolsets' REST routes; loopback, bearer key, Host checks. */
+/**
+ * MCP at /mcp for every protocol version, plus the toolsets' REST routes; loopback, bearer key,
+ * Host checks. Three ways in, chosen per request:
+ * - 2026-07-28 (a request carrying the per-request `_meta` envelope, `server/discover`): the SDK's
+ *   stateless handler, one server instance per request, a plain JSON answer unless the call
+ *   streams progress;
+ * - 2025-era sessions (`initialize`, then `Mcp-Session-Id`): one server per session, as before;
+ * - a plain JSON-RPC request with neither (the seed's curl example): served statelessly with a
+ *   plain JSON answer, no Accept header or session needed.
+ */
 export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   const { http } = dk.config;
   const sessions = new Map<string, McpSession>();
   const routes = dk.routes();
   let allowedHosts = allowedHostHeaders(http.host, http.port, http.allowedHosts);
+  const authenticate =
+    dk.hooks.authenticate ?? ((req: IncomingMessage) => (http.noAuth || keyMatches(req.headers.authorization, http.apiKey) ? LOCAL_PRINCIPAL : undefined));
+
+  const modern = createMcpHandler(
+    ({ authInfo }) => {
+      const principal = (authInfo?.extra?.principal as Principal | undefined) ?? LOCAL_PRINCIPAL;
+      return dk.connect(`http:${principal.id}`, principal);
+    },
+    { legacy: 'reject', maxRequestBodySize: http.maxBodyBytes, onerror: (err) => dk.log.debug(`MCP (2026-07-28): ${err.message}`) },
+  );
+  const serveModern: NodeMcpRequestHandler = toNodeHandler(modern, { maxRequestBodySize: http.maxBodyBytes });
 
   const endSession = async (id: string, why: string) => {
     const session = sessions.get(id);
     if (!session) return;
     sessions.delete(id);
-    dk.log.info(`MCP session ${id} ended: ${why}`);
+    dk.log.info(`MCP session ${id} ended: ${why}`, { keyId: session.principal.id });
     await dk.release(`http:${id}`);
     await session.transport.close().catch(() => undefined);
     await session.server.close().catch(() => undefined);
   };
 
-  const handleMcp = async (req: IncomingMessage, res: ServerResponse) => {
+  const handleMcp = async (req: IncomingMessage, res: ServerResponse, principal: Principal) => {
     const id = header(req, 'mcp-session-id');
-    const body = req.method === 'POST' ? await readBody(req, http.maxBodyBytes) : undefined;
+    const body = req.method === 'POST' ? await readBody(req, http.maxBodyBytes, { stallMs: http.bodyTimeoutMs }) : undefined;
+    const denied = body === undefined ? undefined : deniedCall(dk, principal, body);
+    if (denied) return sendJson(res, 403, denied);
     if (id !== undefined) {
       const session = sessions.get(id);
-      if (!session) return jsonRpcError(res, 404, -32001, `Session not found: ${id} (it ended or never existed; initialize a new one)`);
+      if (!session || session.principal.id !== principal.id) {
+        return jsonRpcError(res, 404, -32001, `Session not found: ${id} (it ended or never existed; initialize a new one)`);
+      }
       session.lastSeen = Date.now();
       await session.transport.handleRequest(req, res, body);
       if (req.method === 'DELETE') await endSession(id, 'closed by the client (DELETE)');
       return;
     }
-    if (req.method !== 'POST' || !isInitializeRequest(body)) {
-      return jsonRpcError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header; send an initialize request first');
+    if (req.method !== 'POST') {
+      return jsonRpcError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header; POST a request (2026-07-28), or initialize a session first');
     }
+    if (isInitializeRequest(body)) return startSession(req, res, body, principal);
+    if (!(await isLegacyRequest(await toWebRequest(req, body), body, { maxRequestBodySize: http.maxBodyBytes }))) {
+      (req as IncomingMessage & { auth?: AuthInfo }).auth = { token: '', clientId: principal.id, scopes: [], extra: { principal } };
+      return serveModern(req, res, body);
+    }
+    return serveOnce(req, res, body, principal);
+  };
+
+  /** A 2025-era session: `initialize` now, `Mcp-Session-Id` on every later request. */
+  const startSession = async (req: IncomingMessage, res: ServerResponse, body: unknown, principal: Principal) => {
     // The id is chosen here so the McpServer's tools know their owner before the transport exists.
     const sid = randomUUID();
-    const server = dk.connect(`http:${sid}`);
-    const transport = new StreamableHTTPServerTransport({
+    const server = dk.connect(`http:${sid}`, principal);
+    const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => sid,
       onsessioninitialized: (sid) => {
-        sessions.set(sid, { transport, server, lastSeen: Date.now() });
-        dk.log.info(`MCP session ${sid} started`);
+        sessions.set(sid, { transport, server, principal, lastSeen: Date.now() });
+        dk.log.info(`MCP session ${sid} started`, { keyId: principal.id });
       },
     });
     transport.onclose = () => {
@@ -72,35 +107,68 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     await transport.handleRequest(req, res, body);
   };
 
+  /**
+   * One JSON-RPC request with no session and no 2026 envelope (e.g. plain curl): answered by a
+   * server instance of its own, as plain JSON. Sessions it opens belong to the key (`http:<id>`),
+   * as 2026-07-28 requests' do.
+   */
+  const serveOnce = async (req: IncomingMessage, res: ServerResponse, body: unknown, principal: Principal) => {
+    const server = dk.connect(`http:${principal.id}`, principal);
+    const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.once('close', () => {
+      void transport.close().catch(() => undefined);
+      void server.close().catch(() => undefined);
+    });
+    // A one-shot answer is plain JSON whatever the client said it accepts.
+    req.headers.accept = 'application/json, text/event-stream';
+    if (!req.headers['content-type']) req.headers['content-type'] = 'application/json';
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const host = (req.headers.host ?? '').toLowerCase();
     if (!allowedHosts.has(host) || !originAllowed(header(req, 'origin'), allowedHosts)) {
       return jsonRpcError(res, 403, -32000, `Forbidden: Host "${host}" or Origin is not allowed (DNS-rebinding protection; use --allowed-host to add a name)`);
     }
-    if (!http.noAuth && !keyMatches(req.headers.authorization, http.apiKey)) {
+    let principal: Principal | undefined;
+    try {
+      principal = await authenticate(req);
+    } catch (err) {
+      if (isDenial(err)) return sendJson(res, statusFor(err.code), { jsonrpc: '2.0', error: denialError(err), id: null });
+      throw err;
+    }
+    if (!principal) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="debugkit"');
       return jsonRpcError(res, 401, AUTH_FAILED, 'Authentication failed');
     }
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname === '/mcp') return handleMcp(req, res);
+    if (url.pathname === '/mcp') return handleMcp(req, res, principal);
     const found = matchRoute(routes, req.method ?? 'GET', url.pathname);
     if (found) {
-      const body = req.method === 'POST' ? await readBody(req, http.maxBodyBytes, { emptyAs: {} }) : undefined;
+      const body = req.method === 'POST' ? await readBody(req, http.maxBodyBytes, { emptyAs: {}, stallMs: http.bodyTimeoutMs }) : undefined;
       return found.route.handle(found.params, body, req, res);
     }
     sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no route ${req.method} ${url.pathname}; MCP is served at /mcp` } });
   };
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      if (res.headersSent) return void res.end();
-      if (err instanceof DebugkitError && err.code === 'INVALID_ARGUMENT' && req.url?.startsWith('/mcp')) {
-        return jsonRpcError(res, err instanceof BodyTooLargeError ? 413 : 400, -32700, err.message);
-      }
-      sendRestError(res, err);
-    });
+    const started = performance.now();
+    handle(req, res)
+      .catch((err: unknown) => {
+        if (res.headersSent) return void res.end();
+        if (err instanceof DebugkitError && err.code === 'INVALID_ARGUMENT' && req.url?.startsWith('/mcp')) {
+          return jsonRpcError(res, err instanceof BodyTooLargeError ? 413 : 400, -32700, err.message);
+        }
+        sendRestError(res, err);
+      })
+      .finally(() => dk.log.debug('http request', { method: req.method, path: req.url, status: res.statusCode, durationMs: performance.now() - started }));
   });
-  server.requestTimeout = 0; // SSE streams and long tool calls outlive any fixed request timeout.
+  // Headers must arrive in time (slowloris); bodies are bounded by a stall timer in readBody. A
+  // whole-request timeout stays off: SSE streams and long tool calls outlive any fixed bound.
+  server.headersTimeout = http.headersTimeoutMs ?? 15_000;
+  server.requestTimeout = 0;
+  server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(http.port, http.host, () => resolve());
@@ -123,11 +191,25 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     server,
     async close() {
       clearInterval(sweep);
+      await modern.close().catch(() => undefined);
       await Promise.all([...sessions.keys()].map((id) => endSession(id, 'server shutting down')));
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+function isDenial(err: unknown): err is Denial {
+  return typeof err === 'object' && err !== null && typeof (err as Denial).message === 'string' && typeof (err as Denial).code === 'number';
+}
+
+function denialError(d: Denial) {
+  return { code: d.code ?? -32003, message: d.message, ...(d.data === undefined ? {} : { data: d.data }) };
+}
+
+/** HTTP status for the seed's error codes: -32001 401, -32002 429, -32003 403. */
+function statusFor(code: number | undefined): number {
+  return code === AUTH_FAILED ? 401 : code === -32002 ? 429 : 403;
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

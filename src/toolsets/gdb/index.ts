@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '../../mcp/toolset.js';
 import { SessionRegistry } from '../../core/sessions.js';
 import { envelopeFormat, registerTool } from '../../server/tools.js';
 import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../server/toolset.js';

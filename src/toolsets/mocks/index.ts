@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '../../mcp/toolset.js';
 import type { Config } from '../../config.js';
 import { plainFormat, registerTool, type ToolSpec } from '../../server/tools.js';
 import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../server/toolset.js';

@@ -1,0 +1,297 @@
+import type { CallToolResult, McpServer, ServerContext, StandardSchemaWithJSON, ToolAnnotations } from '@modelcontextprotocol/server';
+import { z, type ZodRawShape } from 'zod';
+import { DebugkitError, describeError } from '../core/errors.js';
+import { formatZodIssues } from './input-errors.js';
+import type { ClientContext, ToolServer } from './toolset.js';
+
+const HEARTBEAT_MS = 1000;
+
+/** The ceiling for one tool result, in tokens (about 4 characters each), unless configured. */
+export const DEFAULT_RESULT_MAX_TOKENS = 25_000;
+const CHARS_PER_TOKEN = 4;
+/** The `_meta` key that flags a result cut by the ceiling. */
+export const TRUNCATED_META_KEY = 'debugkit/truncated';
+
+/**
+ * A result may carry its contract text under this key: it becomes the text content and is taken
+ * out of structuredContent, so long texts (grep results) are not sent twice.
+ */
+export const RENDERED_TEXT: unique symbol = Symbol('renderedText');
+
+export function withText<T extends object>(value: T, text: string): T {
+  return Object.assign(value, { [RENDERED_TEXT]: text });
+}
+
+/** What a tool handler gets besides its arguments. */
+export interface CallContext {
+  client: ClientContext;
+  signal: AbortSignal;
+  /** Reports progress when the client asked for it (a progressToken); otherwise does nothing. */
+  progress(progress: number, total?: number, message?: string): Promise<void>;
+}
+
+export interface ToolSpec<I extends ZodRawShape, O extends ZodRawShape> {
+  name: string;
+  title: string;
+  description: string;
+  input: I;
+  output: O;
+  annotations?: ToolAnnotations;
+  /** The text content, when the contract prescribes one; default: the value as JSON. */
+  render?(value: z.infer<z.ZodObject<O>>): string;
+  run(args: z.infer<z.ZodObject<I>>, ctx: CallContext): Promise<z.infer<z.ZodObject<O>>>;
+}
+
+/** How a toolset's contract wants results and errors to look. */
+export interface ResultFormat {
+  outputSchema(shape: ZodRawShape): z.ZodType;
+  ok(value: Record<string, unknown>, text?: string): CallToolResult;
+  /**
+   * An error result. Its structuredContent, if any, must be valid against `outputSchema` (the
+   * wrapper drops it otherwise): MCP clients validate every result once they have listed tools.
+   */
+  error(err: unknown): CallToolResult;
+}
+
+/** Plain results: structuredContent is the value; errors are `isError` text naming the error. */
+export const plainFormat: ResultFormat = {
+  outputSchema: (shape) => z.object(shape),
+  ok: (value, text) => ({ structuredContent: value, content: [{ type: 'text', text: text ?? JSON.stringify(value) }] }),
+  error: (err) => ({ isError: true, content: [{ type: 'text', text: errorText(err) }] }),
+};
+
+/** The GDB-MCP envelope: `{"type":"ok","content":...}` / `{"type":"error","content":"..."}`. */
+export const envelopeFormat: ResultFormat = {
+  outputSchema: (shape) => z.object({ type: z.enum(['ok', 'error']), content: z.union([z.object(shape), z.string()]) }),
+  ok: (value) => envelope('ok', value),
+  error: (err) => ({ ...envelope('error', describeError(err)), isError: true }),
+};
+
+/**
+ * Errors as the support-bundle contract names them: the contract's type (the error's `name`) and
+ * message, as the text `Type: message`. No structuredContent: the contract's `{"error": ...}`
+ * body is not what the tools' output schemas describe, and clients reject a result that breaks them.
+ */
+export const typedErrorFormat: ResultFormat = {
+  ...plainFormat,
+  error: (err) => {
+    const type = err instanceof Error ? err.name : 'Error';
+    return { isError: true, content: [{ type: 'text', text: `${type}: ${describeError(err)}` }] };
+  },
+};
+
+function envelope(type: 'ok' | 'error', content: unknown): CallToolResult {
+  const body = { type, content };
+  return { structuredContent: body, content: [{ type: 'text', text: JSON.stringify(body) }] };
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof DebugkitError) return `${err.name} (${err.code}): ${err.message}`;
+  return describeError(err);
+}
+
+/** One finished tool call, for logs and the audit seam. */
+export interface ToolCallEvent {
+  owner: string;
+  principal?: string;
+  tool: string;
+  args: unknown;
+  isError: boolean;
+  durationMs: number;
+  requestId?: string | number;
+  truncated: boolean;
+}
+
+/**
+ * What the registration wrapper needs from the server around it, set per MCP server instance on
+ * its ClientContext (`calls`). Absent: defaults (the ceiling, no audit, no log).
+ */
+export interface CallRuntime {
+  /** The ceiling for one result, in tokens. */
+  maxResultTokens?: number;
+  /** May this caller call this tool? Tools it may not are never registered (so never listed). */
+  mayCall?(tool: string): boolean;
+  /** Called after every tool call (logs, audit). Its errors are swallowed. */
+  onToolCall?(event: ToolCallEvent): void | Promise<void>;
+}
+
+/** Registers one tool: zod does the parsing, thrown errors become tool results, never crashes. */
+export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
+  server: ToolServer,
+  client: ClientContext,
+  format: ResultFormat,
+  spec: ToolSpec<I, O>,
+): void {
+  const runtime = client.calls ?? {};
+  if (runtime.mayCall && !runtime.mayCall(spec.name)) return;
+  const outputSchema = format.outputSchema(spec.output);
+  const maxChars = (runtime.maxResultTokens ?? DEFAULT_RESULT_MAX_TOKENS) * CHARS_PER_TOKEN;
+  (server as McpServer).registerTool(
+    spec.name,
+    {
+      title: spec.title,
+      description: spec.description,
+      inputSchema: friendlyInput(spec.name, z.object(spec.input)),
+      outputSchema: outputSchema as unknown as StandardSchemaWithJSON,
+      annotations: { title: spec.title, ...spec.annotations },
+    },
+    async (args: unknown, extra: ServerContext): Promise<CallToolResult> => {
+      const token = extra.mcpReq._meta?.progressToken;
+      const ctx: CallContext = {
+        client,
+        signal: extra.mcpReq.signal,
+        progress: async (progress, total, message) => {
+          if (token === undefined) return;
+          await extra.mcpReq
+            .notify({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } })
+            .catch(() => undefined);
+        },
+      };
+      // Long calls (a program running to its next stop) report progress each second when asked to.
+      const started = performance.now();
+      const heartbeat =
+        token === undefined
+          ? undefined
+          : setInterval(() => {
+              const seconds = Math.round((performance.now() - started) / 1000);
+              void ctx.progress(seconds, undefined, `${spec.name}: still working after ${seconds} s`);
+            }, HEARTBEAT_MS);
+      heartbeat?.unref();
+      let result: CallToolResult;
+      try {
+        const { [RENDERED_TEXT]: rendered, ...value } = (await spec.run(args as never, ctx)) as Record<string, unknown> & {
+          [RENDERED_TEXT]?: string;
+        };
+        const text = spec.render?.(value as never) ?? rendered;
+        result = capResult(format.ok(value, text), maxChars, text === undefined ? (v) => format.ok(v).content : undefined);
+      } catch (err) {
+        result = capResult(checkedError(format.error(err), outputSchema), maxChars);
+      } finally {
+        if (heartbeat) clearInterval(heartbeat);
+      }
+      if (runtime.onToolCall) {
+        const event: ToolCallEvent = {
+          owner: client.owner,
+          tool: spec.name,
+          args,
+          isError: result.isError === true,
+          durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+          requestId: extra.mcpReq.id,
+          truncated: result._meta?.[TRUNCATED_META_KEY] !== undefined,
+        };
+        try {
+          await runtime.onToolCall(event);
+        } catch {
+          // The audit/log seam reports; it never turns a result into a crash.
+        }
+      }
+      return result;
+    },
+  );
+}
+
+/** An error result whose structuredContent breaks the output schema is sent as text only. */
+function checkedError(result: CallToolResult, schema: z.ZodType): CallToolResult {
+  if (result.structuredContent === undefined) return result;
+  if (schema.safeParse(result.structuredContent).success) return result;
+  const { structuredContent: _dropped, ...rest } = result;
+  return rest;
+}
+
+/**
+ * The input schema as listed (the zod object's JSON Schema) with a validator whose errors name
+ * each field and what it accepts, instead of zod's raw issue list.
+ */
+function friendlyInput(tool: string, schema: z.ZodObject<ZodRawShape>): StandardSchemaWithJSON {
+  const std = schema['~standard'];
+  return {
+    '~standard': {
+      version: 1,
+      vendor: 'debugkit',
+      jsonSchema: std.jsonSchema,
+      validate(value: unknown) {
+        const parsed = schema.safeParse(value ?? {});
+        if (parsed.success) return { value: parsed.data };
+        return { issues: [{ message: formatZodIssues(parsed.error.issues, schema) }] };
+      },
+    },
+  } as unknown as StandardSchemaWithJSON;
+}
+
+/**
+ * The one ceiling for every tool result: an answer larger than `maxChars` (text or structured) is
+ * cut, flagged in `_meta` under `debugkit/truncated`, and followed by a text note saying how to
+ * get the rest. Per-tool limits sit below it; this catches what they miss.
+ */
+export function capResult(
+  result: CallToolResult,
+  maxChars: number,
+  rerender?: (value: Record<string, unknown>) => CallToolResult['content'],
+): CallToolResult {
+  const textLength = (result.content ?? []).reduce((n, c) => n + (c.type === 'text' ? c.text.length : 0), 0);
+  const structuredLength = result.structuredContent === undefined ? 0 : JSON.stringify(result.structuredContent).length;
+  const size = Math.max(textLength, structuredLength);
+  if (size <= maxChars) return result;
+  const out: CallToolResult = { ...result };
+  if (result.structuredContent !== undefined && structuredLength > maxChars) {
+    out.structuredContent = shrink(structuredClone(result.structuredContent), maxChars) as Record<string, unknown>;
+  }
+  if (rerender && out.structuredContent) out.content = rerender(out.structuredContent as Record<string, unknown>);
+  out.content = (out.content ?? []).map((c) => (c.type === 'text' && c.text.length > maxChars ? { ...c, text: cutText(c.text, maxChars) } : c));
+  const originalTokens = Math.ceil(size / CHARS_PER_TOKEN);
+  const limitTokens = Math.floor(maxChars / CHARS_PER_TOKEN);
+  out._meta = { ...result._meta, [TRUNCATED_META_KEY]: { originalTokens, limitTokens } };
+  out.content = [
+    ...(out.content ?? []),
+    {
+      type: 'text',
+      text: `[truncated: this answer had about ${originalTokens} tokens and was cut to the ${limitTokens}-token ceiling; ask for less to see the rest (a range, a filter, a tail or a page cursor)]`,
+    },
+  ];
+  return out;
+}
+
+function cutText(text: string, maxChars: number): string {
+  return `${text.slice(0, Math.max(0, maxChars - 20))}\n...[cut]`;
+}
+
+/** Cuts the largest strings and arrays of a JSON value until it serialises within `maxChars`. */
+function shrink(value: unknown, maxChars: number): unknown {
+  for (let round = 0; round < 64; round++) {
+    const total = JSON.stringify(value).length;
+    if (total <= maxChars) break;
+    const largest = largestPart(value);
+    if (!largest) break;
+    const excess = total - maxChars;
+    const { parent, key, part } = largest;
+    if (typeof part === 'string') {
+      const keep = Math.max(0, part.length - excess - 16);
+      parent[key] = `${part.slice(0, keep)}...[cut]`;
+    } else if (Array.isArray(part)) {
+      const size = JSON.stringify(part).length;
+      const keep = Math.max(0, Math.floor(part.length * Math.max(0, size - excess) / size) - (part.length > 1 ? 1 : 0));
+      if (keep >= part.length) part.length = Math.max(0, part.length - 1);
+      else part.length = keep;
+    }
+  }
+  return value;
+}
+
+function largestPart(root: unknown): { parent: any; key: string | number; part: unknown } | undefined {
+  let best: { parent: any; key: string | number; part: unknown; size: number } | undefined;
+  const visit = (parent: any, key: string | number, node: unknown) => {
+    if (typeof node === 'string') {
+      if (node.length > 64 && (!best || node.length > best.size)) best = { parent, key, part: node, size: node.length };
+      return;
+    }
+    if (Array.isArray(node)) {
+      const size = JSON.stringify(node).length;
+      if (node.length > 0 && (!best || size > best.size)) best = { parent, key, part: node, size };
+      node.forEach((child, i) => visit(node, i, child));
+      return;
+    }
+    if (node && typeof node === 'object') for (const [k, child] of Object.entries(node)) visit(node, k, child);
+  };
+  if (root && typeof root === 'object') for (const [k, child] of Object.entries(root)) visit(root, k, child);
+  return best;
+}

@@ -1,0 +1,54 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
+import type { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Config } from '../config.js';
+import type { Logger } from './log.js';
+import type { CallRuntime } from './tools.js';
+
+/**
+ * The server a toolset registers its tools and resources on: an SDK v2 `McpServer` at run time.
+ * The v1 type is accepted too, so a toolset written against `@modelcontextprotocol/sdk`'s
+ * `McpServer` type still compiles (its `registerResource` has the same shape in both).
+ */
+export type McpServer = McpServerV2;
+export type ToolServer = McpServerV2 | McpServerV1;
+
+/** Who is calling: each MCP connection (and the REST API) owns the sessions it opens. */
+export interface ClientContext {
+  owner: string;
+  /** Sends an MCP log message to this client (no-op for REST and where no channel is open). */
+  notify(level: 'debug' | 'info' | 'warning' | 'error', message: string): void;
+  /** Set by the server around the toolsets: the result ceiling, authorization, the audit seam. */
+  calls?: CallRuntime;
+}
+
+/** A plain HTTP route a toolset serves beside /mcp (for contracts that are REST APIs). */
+export interface RestRoute {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Path pattern with `:name` parameters, e.g. `/sessions/:id`. */
+  path: string;
+  handle(params: Record<string, string>, body: unknown, req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
+
+export interface ToolsetEnv {
+  config: Config;
+  log: Logger;
+}
+
+/** One toolset instance lives for the whole server; `register` runs once per MCP server instance. */
+export interface Toolset {
+  readonly name: string;
+  register(server: ToolServer, client: ClientContext): void;
+  /** Ends the sessions a disconnected client left open. */
+  releaseClient(owner: string): Promise<void>;
+  routes?(): RestRoute[];
+  dispose(): Promise<void>;
+}
+
+export interface ToolsetFactory {
+  name: string;
+  summary: string;
+  /** A few sentences for the server's instructions: how an agent uses this toolset. */
+  instructions?: string;
+  create(env: ToolsetEnv): Toolset;
+}
