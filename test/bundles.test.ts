@@ -20,8 +20,11 @@ async function text(name: string, args: Record<string, unknown> = {}): Promise<s
 async function failure(name: string, args: Record<string, unknown>): Promise<{ type: string; message: string }> {
   const r = await dk.tool(name, args);
   if (!r.isError) throw new Error(`${name} ${JSON.stringify(args)} should have failed: ${r.text}`);
-  expect(r.text).toBe(`${r.structured.error.type}: ${r.structured.error.message}`);
-  return r.structured.error;
+  // Text only (`Type: message`): an error's structuredContent would break the tool's output schema.
+  expect(r.structured).toBeUndefined();
+  const m = /^(\w+): ([\s\S]*)$/.exec(r.text);
+  if (!m) throw new Error(`${name}: not a typed error: ${r.text}`);
+  return { type: m[1]!, message: m[2]! };
 }
 
 const kubectl = async (command: string, extra: Record<string, unknown> = {}) => fenced(await text('kubectl', { command, json_output: false, ...extra }));

@@ -33,7 +33,12 @@ export class LineTransport implements Transport {
   constructor(
     private readonly input: Readable,
     private readonly output: Writable,
-    private readonly options: { maxLineBytes?: number; gate?: (message: JSONRPCMessage, reply: Reply) => boolean } = {},
+    private readonly options: {
+      maxLineBytes?: number;
+      gate?: (message: JSONRPCMessage, reply: Reply) => boolean;
+      /** Called once when the input ends or the output breaks (the SDK owns `onclose`). */
+      onEnd?: (reason: string) => void;
+    } = {},
   ) {}
 
   async start(): Promise<void> {
@@ -148,11 +153,13 @@ export class LineTransport implements Transport {
   }
 
   private readonly onInputEnd = (): void => {
+    this.options.onEnd?.('stdin closed');
     void this.close();
   };
 
   private readonly onOutputError = (): void => {
     // The client went away (EPIPE): nobody can read an answer any more.
+    this.options.onEnd?.('stdout closed');
     void this.close();
   };
 
@@ -194,8 +201,8 @@ export async function serveStdio(dk: Debugkit, onEnd: (reason: string) => void):
       if (denied) reply(denied);
       return denied !== undefined;
     },
+    onEnd,
   });
-  transport.onclose = () => onEnd('stdin closed');
   sdkServeStdio(() => dk.connect('stdio'), {
     transport,
     onerror: (err) => dk.log.debug(`stdio: ${err.message}`),

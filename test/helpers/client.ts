@@ -3,6 +3,8 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 
 export const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
 
@@ -12,10 +14,23 @@ export interface ToolResult {
   text: string;
 }
 
-/** An MCP client connected to a real debugkit, with one-line tool calls. */
-export class TestClient {
+/** What TestClient needs of an SDK client: v1 (`@modelcontextprotocol/sdk`) and v2 both fit. */
+interface ToolCaller {
+  callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<any>;
+  close(): Promise<void>;
+}
+
+/** The protocol revision of the v2 SDK client (stateless: no initialize, `_meta` on every request). */
+export const MODERN_PROTOCOL = '2026-07-28';
+
+/**
+ * An MCP client connected to a real debugkit, with one-line tool calls. The connect helpers list
+ * the tools first, as real clients do, so the SDK validates every result against its output schema.
+ * `TestClient` is the v1 client (protocol up to 2025-11-25); `ModernTestClient` the v2 client (2026-07-28).
+ */
+export class TestClient<C extends ToolCaller = Client> {
   constructor(
-    readonly client: Client,
+    readonly client: C,
     /** The server's pid when this client started it (stdio). */
     readonly serverPid?: number,
   ) {}
@@ -53,7 +68,36 @@ export async function connectStdio({ args = [], root }: { args?: string[]; root?
   });
   const client = new Client({ name: 'debugkit-test', version: '1.0.0' });
   await client.connect(transport);
+  await client.listTools();
   return new TestClient(client, transport.pid ?? undefined);
+}
+
+export type ModernTestClient = TestClient<ModernClient>;
+
+function modernClient(name: string): ModernClient {
+  return new ModernClient({ name, version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN_PROTOCOL } } });
+}
+
+/** The v2 SDK client over stdio, pinned to protocol 2026-07-28; tools listed first. */
+export async function connectStdioModern({ args = [], root }: { args?: string[]; root?: string } = {}): Promise<ModernTestClient> {
+  const transport = new ModernStdioTransport({
+    command: process.execPath,
+    args: [CLI, ...(root ? ['--root', root] : []), ...args],
+    stderr: 'pipe',
+  });
+  const client = modernClient('debugkit-test-modern');
+  await client.connect(transport);
+  await client.listTools();
+  return new TestClient(client, transport.pid ?? undefined);
+}
+
+/** The v2 SDK client over HTTP, pinned to protocol 2026-07-28; tools listed first. */
+export async function connectHttpModern(url: string, key: string): Promise<ModernTestClient> {
+  const transport = new ModernHttpTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+  const client = modernClient('debugkit-test-modern-http');
+  await client.connect(transport);
+  await client.listTools();
+  return new TestClient(client);
 }
 
 export interface HttpServer {
@@ -101,5 +145,6 @@ export async function connectHttp(url: string, key: string): Promise<TestClient>
   });
   const client = new Client({ name: 'debugkit-test-http', version: '1.0.0' });
   await client.connect(transport);
+  await client.listTools();
   return new TestClient(client);
 }
