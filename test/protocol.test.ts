@@ -47,18 +47,18 @@ describe("the seed's curl example (plain JSON-RPC over HTTP)", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('mcp-session-id')).toBeNull();
-    const body = await res.json();
+    const body = (await res.json()) as any;
     expect(body.id).toBe(1);
     expect(body.result.tools.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['open', 'call', 'python_start_session']));
   });
 
   it('answers tools/call as plain JSON, and its session lives on for the key', async () => {
-    const opened = await (await curl({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'open', arguments: {} } })).json();
+    const opened = (await (await curl({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'open', arguments: {} } })).json()) as any;
     expect(opened.result.structuredContent).toMatchObject({ type: 'ok', content: { id: expect.any(String) } });
     const id = opened.result.structuredContent.content.id;
-    const bt = await (await curl({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'call', arguments: { id, command: 'show version' } } })).json();
+    const bt = (await (await curl({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'call', arguments: { id, command: 'show version' } } })).json()) as any;
     expect(bt.result.structuredContent.type).toBe('ok');
-    const closed = await (await curl({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'close', arguments: { id } } })).json();
+    const closed = (await (await curl({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'close', arguments: { id } } })).json()) as any;
     expect(closed.result.structuredContent.type).toBe('ok');
   });
 
@@ -70,7 +70,7 @@ describe("the seed's curl example (plain JSON-RPC over HTTP)", () => {
       const res = await curl(body, { Authorization: 'Bearer wrong' });
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
-      expect((await res.json()).error).toEqual({ code: -32001, message: 'Authentication failed' });
+      expect(((await res.json()) as any).error).toEqual({ code: -32001, message: 'Authentication failed' });
     }
   });
 });
@@ -82,7 +82,7 @@ describe('protocol 2026-07-28 on the wire', () => {
   it('answers server/discover with its versions, capabilities and instructions', async () => {
     const res = await modern('server/discover', {});
     expect(res.status).toBe(200);
-    const body = await res.json();
+    const body = (await res.json()) as any;
     expect(body.result.supportedVersions).toContain(MODERN_PROTOCOL);
     expect(body.result.capabilities.tools).toBeDefined();
     expect(body.result.instructions).toMatch(/gdb:.*python:/s);
@@ -92,14 +92,14 @@ describe('protocol 2026-07-28 on the wire', () => {
     const res = await modern('tools/call', { name: 'list_sessions', arguments: {} }, { 'Mcp-Name': 'list_sessions' });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    const body = await res.json();
+    const body = (await res.json()) as any;
     expect(body.result.structuredContent).toEqual({ type: 'ok', content: { sessions: expect.any(Array) } });
   });
 
   it('refuses headers that disagree with the body', async () => {
     const res = await modern('tools/list', {}, { 'Mcp-Method': 'tools/call' });
     expect(res.status).toBe(400);
-    expect((await res.json()).error.code).toBe(-32020);
+    expect(((await res.json()) as any).error.code).toBe(-32020);
   });
 
   it('refuses an envelope that names an unknown revision, saying which are served', async () => {
@@ -107,7 +107,7 @@ describe('protocol 2026-07-28 on the wire', () => {
       { jsonrpc: '2.0', id: 8, method: 'tools/list', params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } } },
       { 'MCP-Protocol-Version': '2099-01-01', 'Mcp-Method': 'tools/list' },
     );
-    const body = await res.json();
+    const body = (await res.json()) as any;
     expect(body.error).toBeDefined();
     expect(JSON.stringify(body.error)).toContain(MODERN_PROTOCOL);
   });
@@ -244,6 +244,6 @@ describe('HTTP robustness', () => {
   it('answers a malformed percent-escape in a REST path with 400', async () => {
     const res = await fetch(new URL('/sessions/%E0%A4%A', server.url), { headers: { Authorization: `Bearer ${KEY}` } });
     expect(res.status).toBe(400);
-    expect((await res.json()).error.message).toMatch(/malformed percent-escape/);
+    expect(((await res.json()) as any).error.message).toMatch(/malformed percent-escape/);
   });
 });

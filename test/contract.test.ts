@@ -1,0 +1,169 @@
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Ajv2020 as Ajv } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUNDLE_2025 } from './helpers/bundles.js';
+import { connectStdio, type TestClient } from './helpers/client.js';
+import { compileC, tempDir } from './helpers/programs.js';
+import { PY_ROOT } from './helpers/python.js';
+
+/**
+ * The contract every tool keeps, walked from tools/list: for every tool, one call that succeeds
+ * and at least one that fails, each valid against the tool's declared output schema (checked with
+ * ajv here and by the SDK client itself, which has listed the tools and so validates every result).
+ */
+
+interface ListedTool {
+  name: string;
+  description?: string;
+  inputSchema: object;
+  outputSchema?: object;
+}
+
+type Args = Record<string, unknown>;
+/** Arguments for one tool: a success and failures, computed when the tool's turn comes. */
+type Plan = { ok: () => Args; fail: Array<() => Args> };
+
+let root: string;
+let dk: TestClient;
+let tools: ListedTool[];
+let upstream: Server;
+const ajv = new Ajv({ strict: false, allErrors: true });
+const state: { gdb?: string; py?: string; url?: string } = {};
+
+const CALC = () => path.join(root, 'calculator.py');
+
+/** In the order they run: a session is opened before the tools that use it, closed after them. */
+const PLANS: Record<string, Plan> = {
+  list_sessions: { ok: () => ({}), fail: [] },
+  open: { ok: () => ({ program: 'basic' }), fail: [() => ({ program: 'no-such-program' }), () => ({ timeout: 'soon' })] },
+  call: { ok: () => ({ id: state.gdb, command: 'break add' }), fail: [() => ({ id: 'no-such-session', command: 'bt' }), () => ({ id: state.gdb })] },
+  gdb_wait: { ok: () => ({ id: state.gdb, timeout: 0.2 }), fail: [() => ({ id: 'no-such-session' })] },
+  gdb_program_output: { ok: () => ({ id: state.gdb }), fail: [() => ({ id: 'no-such-session' }), () => ({ id: state.gdb, cursor: 'x' })] },
+  close: { ok: () => ({ id: state.gdb }), fail: [() => ({ id: 'no-such-session' })] },
+
+  python_start_session: { ok: () => ({ entry: CALC() }), fail: [() => ({ entry: path.join(root, 'missing.py') }), () => ({})] },
+  python_set_breakpoints: {
+    ok: () => ({ sessionId: state.py, file: CALC(), breakpoints: [{ line: 10 }] }),
+    fail: [() => ({ sessionId: 'no-such-session', file: CALC(), breakpoints: [{ line: 10 }] }), () => ({ sessionId: state.py, file: CALC(), breakpoints: 'line 10' })],
+  },
+  python_set_function_breakpoints: {
+    ok: () => ({ sessionId: state.py, names: ['divide'] }),
+    fail: [() => ({ sessionId: 'no-such-session', names: ['divide'] })],
+  },
+  python_run_to_breakpoint: {
+    ok: () => ({ sessionId: state.py, file: CALC(), line: 11 }),
+    fail: [() => ({ sessionId: 'no-such-session', file: CALC(), line: 11 }), () => ({ sessionId: state.py, file: CALC(), line: -3 })],
+  },
+  python_get_session: { ok: () => ({ sessionId: state.py }), fail: [() => ({ sessionId: 'no-such-session' })] },
+  python_inspect: { ok: () => ({ sessionId: state.py }), fail: [() => ({ sessionId: 'no-such-session' })] },
+  python_evaluate: {
+    ok: () => ({ sessionId: state.py, expression: 'x + y' }),
+    fail: [() => ({ sessionId: state.py, expression: 'x +' }), () => ({ sessionId: 'no-such-session', expression: '1' })],
+  },
+  python_step: { ok: () => ({ sessionId: state.py }), fail: [() => ({ sessionId: 'no-such-session' }), () => ({ sessionId: state.py, kind: 'sideways' })] },
+  python_get_output: { ok: () => ({ sessionId: state.py }), fail: [() => ({ sessionId: 'no-such-session' })] },
+  python_continue: { ok: () => ({ sessionId: state.py }), fail: [() => ({ sessionId: 'no-such-session' })] },
+  python_end_session: { ok: () => ({ sessionId: state.py }), fail: [() => ({ sessionId: 'no-such-session' })] },
+
+  list_available_bundles: { ok: () => ({}), fail: [] },
+  initialize_bundle: { ok: () => ({ source: path.join(root, 'bundle.tar.gz') }), fail: [() => ({ source: path.join(root, 'no-such-bundle.tar.gz') })] },
+  kubectl: { ok: () => ({ command: 'get pods -A', json_output: false }), fail: [() => ({ command: 'delete pod x' }), () => ({ command: 'get pods', json_output: 'yes' })] },
+  list_files: { ok: () => ({ path: '.' }), fail: [() => ({ path: 'no/such/dir' }), () => ({ path: '../..' })] },
+  read_file: { ok: () => ({ path: 'version.yaml' }), fail: [() => ({ path: 'no/such/file' }), () => ({ path: '../../etc/passwd' })] },
+  grep_files: { ok: () => ({ pattern: 'kube-system', max_results: 5 }), fail: [() => ({ pattern: '(' }), () => ({ pattern: 'x', path: '../..' })] },
+
+  keploy_list_mocks: { ok: () => ({}), fail: [() => ({ path: '../../..' })] },
+  keploy_mock_record: {
+    ok: () => ({ command: `node fetch.mjs ${state.url}`, path: 'keploy' }),
+    fail: [() => ({ command: '/no/such/program', path: 'keploy-fail' }), () => ({ command: 42 })],
+  },
+  keploy_mock_test: {
+    ok: () => ({ command: `node fetch.mjs ${state.url}`, path: 'keploy' }),
+    fail: [() => ({ command: `node fetch.mjs ${state.url}`, path: 'keploy', mockName: 'no-such-set' })],
+  },
+};
+
+beforeAll(async () => {
+  root = tempDir('debugkit-contract-');
+  compileC(root, 'basic');
+  copyFileSync(path.join(PY_ROOT, 'src/calculator.py'), CALC());
+  copyFileSync(BUNDLE_2025, path.join(root, 'bundle.tar.gz'));
+  writeFileSync(path.join(root, 'fetch.mjs'), "const r = await fetch(process.argv[2]); console.log(r.status, await r.text());\n");
+  mkdirSync(path.join(root, 'bundles'));
+  upstream = createServer((_req, res) => res.end('hello from upstream')).listen(0, '127.0.0.1');
+  await new Promise((r) => upstream.once('listening', r));
+  state.url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/greeting`;
+  dk = await connectStdio({ root, args: ['--bundle-dir', path.join(root, 'bundles')] });
+  tools = (await dk.client.listTools()).tools as ListedTool[];
+}, 60_000);
+
+afterAll(async () => {
+  await dk?.close();
+  upstream?.close();
+});
+
+/** One call through the SDK client (which validates it), then checked against the schema with ajv. */
+async function check(tool: ListedTool, args: Args) {
+  let result: any;
+  try {
+    result = await dk.client.callTool({ name: tool.name, arguments: args });
+  } catch (err) {
+    throw new Error(`${tool.name} ${JSON.stringify(args)}: the SDK client rejected the result: ${err instanceof Error ? err.message : err}`);
+  }
+  const text = (result.content as Array<{ type: string; text?: string }>).map((c) => c.text ?? '').join('');
+  expect(text.length, `${tool.name}: a result always has text`).toBeGreaterThan(0);
+  if (result.structuredContent !== undefined) {
+    const validate = ajv.compile(tool.outputSchema ?? {});
+    expect(validate(result.structuredContent), `${tool.name} ${JSON.stringify(args)}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+  } else if (!result.isError) {
+    expect(tool.outputSchema, `${tool.name}: a success without structuredContent needs no output schema`).toBeUndefined();
+  }
+  return { isError: result.isError === true, structured: result.structuredContent, text };
+}
+
+describe('the tool contract, walked from tools/list', () => {
+  it('has a plan for every listed tool (a new tool needs one here)', () => {
+    const missing = tools.map((t) => t.name).filter((n) => !(n in PLANS));
+    expect(missing).toEqual([]);
+  });
+
+  it('every tool: one success and its failures, all valid against the declared schema', async () => {
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    const report: string[] = [];
+    for (const [name, plan] of Object.entries(PLANS)) {
+      const tool = byName.get(name);
+      if (!tool) continue; // not served by this build; the test above names what is missing the other way
+      for (const fail of plan.fail) {
+        const args = fail();
+        const r = await check(tool, args);
+        // A failure is an error result, or (the Keploy contract's way) a result that says success: false.
+        const failed = r.isError || r.structured?.success === false;
+        expect(failed, `${name} ${JSON.stringify(args)} should fail: ${r.text}`).toBe(true);
+        expect(r.text, `${name}: an error says what was wrong`).not.toMatch(/^\s*$|"code":\s*"invalid_type"/);
+      }
+      const args = plan.ok();
+      const r = await check(tool, args);
+      expect(r.isError, `${name} ${JSON.stringify(args)} should succeed: ${r.text}`).toBe(false);
+      if (name === 'open') state.gdb = r.structured.content.id;
+      if (name === 'python_start_session') state.py = r.structured.sessionId;
+      report.push(`${name}: ok + ${plan.fail.length} failing`);
+    }
+    expect(report.length).toBe(tools.length);
+  }, 240_000);
+
+  it('a tool with no arguments refuses arguments of the wrong shape at the protocol level, and the server goes on', async () => {
+    await expect(dk.client.callTool({ name: 'list_sessions', arguments: 'all' as never })).rejects.toThrow(/-32602|Invalid/);
+    await expect(dk.client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/-32602|not found/);
+    expect((await check(tools.find((t) => t.name === 'list_sessions')!, {})).isError).toBe(false);
+  });
+
+  it('tools/list stays within its token budget (measured: about 4 characters a token)', async () => {
+    const chars = JSON.stringify({ tools }).length;
+    const tokens = Math.round(chars / 4);
+    console.log(`tools/list: ${tools.length} tools, ${chars} characters, about ${tokens} tokens`);
+    expect(tokens).toBeLessThan(25_000);
+  });
+});
