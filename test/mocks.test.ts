@@ -178,6 +178,40 @@ describe('mocks: PostgreSQL, recorded against a real server and replayed without
     db = await startPostgres();
   });
 
+  it('onMiss: a PostgreSQL session a set lacks fails, passes through, or is recorded into the set', async () => {
+    // A set with only a Generic mock: PostgreSQL is missing from it.
+    const kv = createNetServer((socket) => socket.on('data', (d) => socket.write(`VALUE ${String(d).trim().split(' ')[1]}-42\n`)));
+    const kvPort = await new Promise<number>((r) => kv.listen(0, '127.0.0.1', () => r((kv.address() as AddressInfo).port)));
+    const rec = await tool('keploy_mock_record', { command: `/usr/bin/python3 kv.py ${kvPort} fig`, path: 'keploy-pg-miss' });
+    expect(rec).toMatchObject({ success: true, mockCount: 1, protocols: ['Generic'] });
+    await new Promise<void>((r) => kv.close(() => r()));
+    const setName = rec.mockFilePath.split('/')[1];
+    const command = `/usr/bin/python3 db.py ${db!.port} ${db!.password} fig`;
+    const failing = await tool('keploy_mock_test', { command, path: 'keploy-pg-miss' });
+    expect(failing).toMatchObject({ success: false });
+    expect(failing.misses[0]).toMatch(/^debugkit: no recorded mock for query: /);
+    expect(failing.appOutput).toMatch(/psycopg2/);
+    const passed = await tool('keploy_mock_test', { command, path: 'keploy-pg-miss', onMiss: 'passthrough' });
+    expect(passed).toMatchObject({ mocksFellBack: 1, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'db-out.txt'), 'utf8')).toBe("qty=1 rows=[('fig', 1)]\n");
+    const recorded = await tool('keploy_mock_test', { command, path: 'keploy-pg-miss', onMiss: 'record' });
+    expect(recorded).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(recorded.mocksRecorded).toBeGreaterThanOrEqual(3);
+    expect(readFileSync(path.join(root, 'db-out.txt'), 'utf8')).toBe("qty=2 rows=[('fig', 2)]\n");
+    const yaml = readFileSync(path.join(root, 'keploy-pg-miss', setName, 'mocks.yaml'), 'utf8');
+    expect(yaml).toContain('kind: Generic\nname: mock-0');
+    expect(yaml).toContain('kind: Postgres\nname: mock-1');
+    expect(yaml).not.toContain(db!.password);
+    // The completed set replays with PostgreSQL gone.
+    await db!.stop();
+    db = undefined;
+    writeFileSync(path.join(root, 'db-out.txt'), '');
+    const replay = await tool('keploy_mock_test', { command, path: 'keploy-pg-miss' });
+    expect(replay).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'db-out.txt'), 'utf8')).toBe("qty=2 rows=[('fig', 2)]\n");
+    db = await startPostgres();
+  });
+
   it('node-postgres: record and replay', async () => {
     const command = `node db.mjs ${db!.port} ${db!.password} kiwi`;
     const rec = await tool('keploy_mock_record', { command, path: 'keploy-db-node' });
