@@ -15,6 +15,9 @@ REQUIRED=(
   "postgresql-client:psql"
   "postgresql-15:/usr/lib/postgresql/15/bin/initdb"
   "python3-psycopg2:/usr/lib/python3/dist-packages/psycopg2/__init__.py"
+  "redis-server:redis-server"
+  "mariadb-server:/usr/sbin/mariadbd"
+  "python3-pymysql:/usr/lib/python3/dist-packages/pymysql/__init__.py"
 )
 
 missing=()

@@ -96,6 +96,27 @@ describe('mocks: record, stop the services, replay', () => {
     expect(changed.mocksMissed).toBeGreaterThanOrEqual(1);
     expect(changed.appExitCode).not.toBe(0); // urllib raises on the 502
     expect(changed.misses[0]).toMatch(/^GET \/items\/pear\?verbose=1; closest mock-0/);
+    // The app's own output comes back with the failure: here urllib's traceback.
+    expect(changed.appOutput).toMatch(/HTTPError: HTTP Error 502/);
+    await startServices();
+
+    // onMiss record: the missing calls go to the services and are added to the set; then they replay.
+    const pear = `/usr/bin/python3 client.py ${ports.http} ${ports.https} pear`;
+    const completed = await tool('keploy_mock_test', { command: pear, onMiss: 'record', upstreamCaFile: 'upstream-ca.pem' });
+    expect(completed).toMatchObject({ success: true, mocksMissed: 0, mocksRecorded: 2, appExitCode: 0 });
+    expect(completed.message).toMatch(/recorded 2 missing calls into '.+' \(now 4 mocks\)/);
+    const pearOut = readFileSync(path.join(root, 'out.txt'), 'utf8');
+    expect(pearOut).toContain('"path":"/items/pear?verbose=1"');
+    const setYaml = readFileSync(path.join(root, rec.mockFilePath), 'utf8');
+    expect(setYaml).toMatch(/^version: api.keploy.io\/v1beta1\nkind: Http\nname: mock-0\n/);
+    expect(setYaml).toContain('name: mock-3');
+    await stopServices();
+    const hitsBefore = hits;
+    writeFileSync(path.join(root, 'out.txt'), '');
+    expect(await tool('keploy_mock_test', { command: pear })).toMatchObject({ success: true, mocksReplayed: 2, mocksMissed: 0 });
+    expect(readFileSync(path.join(root, 'out.txt'), 'utf8')).toBe(pearOut);
+    expect(await tool('keploy_mock_test', { command })).toMatchObject({ success: true, mocksReplayed: 2, mocksMissed: 0 });
+    expect(hits).toBe(hitsBefore);
     await startServices();
   });
 
@@ -157,6 +178,40 @@ describe('mocks: PostgreSQL, recorded against a real server and replayed without
     db = await startPostgres();
   });
 
+  it('onMiss: a PostgreSQL session a set lacks fails, passes through, or is recorded into the set', async () => {
+    // A set with only a Generic mock: PostgreSQL is missing from it.
+    const kv = createNetServer((socket) => socket.on('data', (d) => socket.write(`VALUE ${String(d).trim().split(' ')[1]}-42\n`)));
+    const kvPort = await new Promise<number>((r) => kv.listen(0, '127.0.0.1', () => r((kv.address() as AddressInfo).port)));
+    const rec = await tool('keploy_mock_record', { command: `/usr/bin/python3 kv.py ${kvPort} fig`, path: 'keploy-pg-miss' });
+    expect(rec).toMatchObject({ success: true, mockCount: 1, protocols: ['Generic'] });
+    await new Promise<void>((r) => kv.close(() => r()));
+    const setName = rec.mockFilePath.split('/')[1];
+    const command = `/usr/bin/python3 db.py ${db!.port} ${db!.password} fig`;
+    const failing = await tool('keploy_mock_test', { command, path: 'keploy-pg-miss' });
+    expect(failing).toMatchObject({ success: false });
+    expect(failing.misses[0]).toMatch(/^debugkit: no recorded mock for query: /);
+    expect(failing.appOutput).toMatch(/psycopg2/);
+    const passed = await tool('keploy_mock_test', { command, path: 'keploy-pg-miss', onMiss: 'passthrough' });
+    expect(passed).toMatchObject({ mocksFellBack: 1, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'db-out.txt'), 'utf8')).toBe("qty=1 rows=[('fig', 1)]\n");
+    const recorded = await tool('keploy_mock_test', { command, path: 'keploy-pg-miss', onMiss: 'record' });
+    expect(recorded).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(recorded.mocksRecorded).toBeGreaterThanOrEqual(3);
+    expect(readFileSync(path.join(root, 'db-out.txt'), 'utf8')).toBe("qty=2 rows=[('fig', 2)]\n");
+    const yaml = readFileSync(path.join(root, 'keploy-pg-miss', setName, 'mocks.yaml'), 'utf8');
+    expect(yaml).toContain('kind: Generic\nname: mock-0');
+    expect(yaml).toContain('kind: Postgres\nname: mock-1');
+    expect(yaml).not.toContain(db!.password);
+    // The completed set replays with PostgreSQL gone.
+    await db!.stop();
+    db = undefined;
+    writeFileSync(path.join(root, 'db-out.txt'), '');
+    const replay = await tool('keploy_mock_test', { command, path: 'keploy-pg-miss' });
+    expect(replay).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'db-out.txt'), 'utf8')).toBe("qty=2 rows=[('fig', 2)]\n");
+    db = await startPostgres();
+  });
+
   it('node-postgres: record and replay', async () => {
     const command = `node db.mjs ${db!.port} ${db!.password} kiwi`;
     const rec = await tool('keploy_mock_record', { command, path: 'keploy-db-node' });
@@ -193,6 +248,33 @@ describe('mocks: other TCP protocols, as Generic byte exchanges', () => {
   });
 });
 
+describe('mocks: volatile fields and fields to ignore', () => {
+  it('an epoch-seconds ts does not miss; a nonce misses until it is ignored (body path and header)', async () => {
+    const command = (offset: number) => `/usr/bin/python3 events.py ${ports.http} ${offset}`;
+    const rec = await tool('keploy_mock_record', { command: command(0), path: 'keploy-events' });
+    expect(rec).toMatchObject({ success: true, mockCount: 1 });
+    const recorded = readFileSync(path.join(root, 'events-out.txt'), 'utf8');
+    await stopServices();
+    // A day later, with a new nonce in the body and the header.
+    const strict = await tool('keploy_mock_test', { command: command(86_400), path: 'keploy-events' });
+    expect(strict).toMatchObject({ success: false, mocksMissed: 1 });
+    expect(strict.misses[0]).toMatch(/body \$\.nonce: recorded ".+", got ".+"/);
+    expect(strict.misses[0]).not.toMatch(/\$\.ts/);
+    expect(strict.appOutput).toMatch(/HTTP Error 502/);
+    const bodyOnly = await tool('keploy_mock_test', { command: command(86_400), path: 'keploy-events', ignore: ['body.nonce'] });
+    expect(bodyOnly).toMatchObject({ success: false, mocksMissed: 1 });
+    expect(bodyOnly.misses[0]).toMatch(/header x-nonce: recorded/);
+    writeFileSync(path.join(root, 'events-out.txt'), '');
+    const loose = await tool('keploy_mock_test', { command: command(86_400), path: 'keploy-events', ignore: ['body.nonce', 'header.X-Nonce'] });
+    expect(loose).toMatchObject({ success: true, mocksReplayed: 1, mocksMissed: 0 });
+    expect(loose.appOutput).toBeUndefined();
+    expect(readFileSync(path.join(root, 'events-out.txt'), 'utf8')).toBe(recorded);
+    const bad = await tool('keploy_mock_test', { command: command(0), path: 'keploy-events', ignore: ['nonce'] });
+    expect(bad).toMatchObject({ success: false, message: expect.stringMatching(/^ignore: 'nonce' is not a field; use 'header.<Name>', 'query.<name>' or 'body.<JSON path>'/) });
+    await startServices();
+  });
+});
+
 describe('mocks: failures are clear and lose nothing', () => {
   it('reports a command that does not exist, fails, or runs too long', async () => {
     const missing = await tool('keploy_mock_record', { command: 'no-such-program --flag', path: 'keploy-bad' });
@@ -200,8 +282,14 @@ describe('mocks: failures are clear and lose nothing', () => {
     expect(missing.message).toMatch(/^Recording failed: /);
     const failing = await tool('keploy_mock_record', { command: '/usr/bin/python3 -c "import sys; sys.exit(3)"', path: 'keploy-bad' });
     expect(failing).toMatchObject({ success: false, appExitCode: 3, message: expect.stringMatching(/exited with code 3/) });
+    expect(failing.mockFilePath).toBe('');
+    expect(failing.message).toMatch(/no mock set written/);
     const slow = await tool('keploy_mock_record', { command: '/usr/bin/python3 -c "import time; time.sleep(30)"', path: 'keploy-bad', timeout: 1 });
     expect(slow).toMatchObject({ success: false, message: expect.stringMatching(/ran longer than 1 s/) });
+    // No failed recording left an empty set behind, so none can become the latest.
+    expect(await tool('keploy_list_mocks', { path: 'keploy-bad' })).toMatchObject({ count: 0, mockSets: [] });
+    const printed = await tool('keploy_mock_record', { command: '/usr/bin/python3 -c "print(\'boom\'); raise SystemExit(4)"', path: 'keploy-bad' });
+    expect(printed).toMatchObject({ success: false, appExitCode: 4, appOutput: 'boom' });
     const piped = await tool('keploy_mock_record', { command: 'echo hi | cat' });
     expect(piped.message).toMatch(/shell syntax "\|"/);
   });

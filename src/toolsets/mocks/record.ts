@@ -27,6 +27,7 @@ export interface RecordRequest {
 }
 
 export interface RecordOutcome {
+  /** Empty when nothing was captured (no set is written). */
   name: string;
   file: string;
   mockCount: number;
@@ -103,6 +104,8 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
   }
   const mocks = numberMocks(captured.sort((a, b) => a.at - b.at || a.order - b.order).map((c) => c.mock));
   const protocols = [...new Set(captured.map((c) => c.protocol))];
+  // No set without mocks: an empty set would become the latest and a default replay would test against nothing.
+  if (mocks.length === 0) return { name: '', file: '', mockCount: 0, protocols, run };
   const store = new MockStore(req.dir);
   const name = await store.uniqueName(nameFor(req.command, protocols, new Date(), req.cwd));
   const file = await store.write(name, mocks);

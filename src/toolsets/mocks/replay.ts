@@ -1,9 +1,12 @@
-import { HttpMatcher, HttpReplayer, isHttpCandidate, replayIntercepted, type ReplayEvent } from './http/index.js';
-import { GenericIndex, replayGeneric } from './generic/index.js';
+import { connectTcp, HttpMatcher, HttpReplayer, isHttpCandidate, replayIntercepted, type ReplayEvent } from './http/index.js';
+import type { MatcherOptions } from './http/matcher.js';
+import type { OnMiss } from './http/replayer.js';
+import { GenericIndex, recordGeneric, replayGeneric } from './generic/index.js';
+import { recordPostgres } from './postgres/recorder.js';
 import type { GenericMock, HttpMock, Mock, PostgresMock } from './keploy/types.js';
 import { ReplayIndex } from './postgres/catalog.js';
 import { replayPostgres } from './postgres/replayer.js';
-import { startCaptureProxy } from './proxy/proxy.js';
+import { startCaptureProxy, type InterceptedConnection } from './proxy/proxy.js';
 import { tunnel } from './proxy/tunnel.js';
 import { runUnderProxy, type RunResult } from './runner.js';
 import { isOwnServer } from './session.js';
@@ -16,6 +19,12 @@ export interface ReplayRequest {
   ca: DebugkitCa;
   caEnv: Record<string, string>;
   fallBackOnMiss: boolean;
+  /** What a miss does (default: `passthrough` with fallBackOnMiss, else `fail`). */
+  onMiss?: OnMiss;
+  /** Fields that never decide an HTTP match. */
+  ignore?: Pick<MatcherOptions, 'ignoreHeaders' | 'ignoreQuery' | 'ignoreJsonPaths'>;
+  /** PEM CAs to trust for real servers reached on a miss (else the system's). */
+  upstreamCa?: string;
   timeoutMs: number;
   ownPorts: number[];
   signal?: AbortSignal;
@@ -27,6 +36,8 @@ export interface ReplayOutcome {
   replayed: number;
   missed: number;
   fellBack: number;
+  /** Exchanges captured on a miss (`onMiss: record`), in the order they happened. */
+  recorded: Mock[];
   /** One line per miss: what was asked, and the closest mock. */
   misses: string[];
   run: RunResult;
@@ -34,28 +45,51 @@ export interface ReplayOutcome {
 
 /** Runs the command with every outgoing call answered from the mock set. */
 export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
+  const onMiss: OnMiss = req.onMiss ?? (req.fallBackOnMiss ? 'passthrough' : 'fail');
   const httpMocks = req.mocks.filter((m): m is HttpMock => m.kind === 'Http');
   const misses: string[] = [];
+  const recorded: Array<{ at: number; order: number; mock: Mock }> = [];
+  let order = 0;
+  const keep = (mock: Mock) => void recorded.push({ at: Date.now(), order: order++, mock });
   let otherMissed = 0;
   let otherFellBack = 0;
   let pgReplayed = 0;
   // One index for every connection: a pool's connections share the recorded order.
-  const pgIndex = new ReplayIndex(req.mocks.filter((m): m is PostgresMock => m.kind === 'Postgres'));
+  const pgMocks = req.mocks.filter((m): m is PostgresMock => m.kind === 'Postgres');
+  const pgIndex = new ReplayIndex(pgMocks);
   const genericIndex = new GenericIndex(req.mocks.filter((m): m is GenericMock => m.kind === 'Generic'));
   let genericReplayed = 0;
   const replayer = new HttpReplayer({
-    matcher: new HttpMatcher(httpMocks),
-    fallBackOnMiss: req.fallBackOnMiss,
+    matcher: new HttpMatcher(httpMocks, req.ignore ?? {}),
+    onMiss,
+    ...(req.upstreamCa ? { upstream: { ca: req.upstreamCa } } : {}),
     onEvent: (event) => {
       if (event.kind === 'missed') misses.push(describeMiss(event));
+      if (event.kind === 'recorded' && event.recorded) keep(event.recorded);
     },
   });
+  /** A connection no recorded mock can answer: to the real destination, captured when recording. */
+  const passOn = async (conn: InterceptedConnection) => {
+    otherFellBack++;
+    if (onMiss !== 'record' || (conn.protocol !== 'postgres' && conn.protocol !== 'generic')) return void (await tunnel(conn));
+    const upstream = await connectTcp(conn.target, 10_000).catch((err: unknown) => {
+      conn.client.destroy();
+      throw err;
+    });
+    otherFellBack--;
+    const result =
+      conn.protocol === 'postgres'
+        ? await recordPostgres(conn, upstream, { onMock: keep })
+        : await recordGeneric(conn, upstream, { onMock: keep });
+    if (result.error) req.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
+  };
   const proxy = await startCaptureProxy({
     exclude: (host, port) => isOwnServer(host, port, req.ownPorts),
     onConnection: async (conn) => {
       try {
         if (isHttpCandidate(conn)) return await replayIntercepted(conn, replayer, { ca: req.ca });
-        if (conn.protocol === 'postgres') {
+        // With a miss mode other than fail, PostgreSQL goes to the real server when the set has no PostgreSQL mocks.
+        if (conn.protocol === 'postgres' && (pgMocks.length > 0 || onMiss === 'fail')) {
           await replayPostgres(conn, pgIndex, {
             onMatch: () => void pgReplayed++,
             onMiss: (miss) => {
@@ -65,8 +99,8 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
           });
           return;
         }
-        // With fall-back on, a target no Generic mock knows goes to the real destination.
-        if (conn.protocol === 'generic' && (genericIndex.forTarget(conn.target) || !req.fallBackOnMiss)) {
+        // A target no Generic mock knows goes to the real destination unless misses fail.
+        if (conn.protocol === 'generic' && (genericIndex.forTarget(conn.target) || onMiss === 'fail')) {
           await replayGeneric(conn, genericIndex, {
             onMatch: () => void genericReplayed++,
             onMiss: (miss) => {
@@ -76,10 +110,7 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
           });
           return;
         }
-        if (req.fallBackOnMiss) {
-          otherFellBack++;
-          return void (await tunnel(conn));
-        }
+        if (onMiss !== 'fail') return void (await passOn(conn));
         otherMissed++;
         misses.push(`${conn.protocol} connection to ${conn.target.host}:${conn.target.port}: no ${conn.protocol} mocks can answer it`);
         conn.client.destroy();
@@ -110,7 +141,8 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
   } finally {
     await proxy.close();
   }
-  return { ...counts(), misses, run };
+  const captured = recorded.sort((a, b) => a.at - b.at || a.order - b.order).map((r) => r.mock);
+  return { ...counts(), recorded: captured, misses, run };
 }
 
 function describeMiss(event: ReplayEvent): string {

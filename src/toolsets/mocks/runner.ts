@@ -74,3 +74,9 @@ export async function runUnderProxy(req: RunRequest): Promise<RunResult> {
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/** The end of a failed program's output for a tool result: stderr, else stdout, at most `max` characters. */
+export function appOutput(run: RunResult, max = 2000): string {
+  const text = (run.stderrTail.trim() ? run.stderrTail : run.stdoutTail).trimEnd();
+  return text.length > max ? `...${text.slice(-max)}` : text;
+}

@@ -23,7 +23,24 @@ export interface FallbackTarget {
 const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
 
 /** Resolves when the answer is sent: undefined, or the error that made it a 502. */
-export function forwardRequest(req: http.IncomingMessage, body: Buffer, res: http.ServerResponse, to: FallbackTarget): Promise<string | undefined> {
+/** The forwarded answer as received (for `onMiss: record`); `body` is undefined when it exceeded the limit. */
+export interface ForwardedAnswer {
+  statusCode: number;
+  statusMessage: string;
+  rawHeaders: string[];
+  body: Buffer | undefined;
+}
+
+/** Answer bodies kept for recording a fallback (beyond this the exchange is passed through unrecorded). */
+const KEEP_ANSWER_MAX = 16 * 1024 * 1024;
+
+export function forwardRequest(
+  req: http.IncomingMessage,
+  body: Buffer,
+  res: http.ServerResponse,
+  to: FallbackTarget,
+  onAnswer?: (answer: ForwardedAnswer) => void,
+): Promise<string | undefined> {
   return new Promise((resolve) => {
     const dest = to.tls?.to ?? to.target;
     const name = to.serverName ?? to.target.host;
@@ -49,8 +66,20 @@ export function forwardRequest(req: http.IncomingMessage, body: Buffer, res: htt
         if (!HOP.has(answer.rawHeaders[i]!.toLowerCase())) out.push(answer.rawHeaders[i]!, answer.rawHeaders[i + 1]!);
       }
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, out);
+      let kept: Buffer[] | undefined = onAnswer ? [] : undefined;
+      let size = 0;
+      if (kept) {
+        answer.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > KEEP_ANSWER_MAX) kept = undefined;
+          else kept?.push(chunk);
+        });
+      }
       answer.pipe(res);
-      answer.on('end', () => resolve(undefined));
+      answer.on('end', () => {
+        onAnswer?.({ statusCode: answer.statusCode ?? 502, statusMessage: answer.statusMessage ?? '', rawHeaders: answer.rawHeaders, body: kept ? Buffer.concat(kept) : undefined });
+        resolve(undefined);
+      });
       answer.on('error', (err) => {
         res.destroy(err);
         resolve(err.message);

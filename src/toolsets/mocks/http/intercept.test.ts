@@ -78,7 +78,7 @@ describe('HTTP(S) through the capture proxy', () => {
         expect(JSON.parse(miss.stdout).closest.differences).toEqual(['query parameter via: recorded "proxy", got "other"']);
       },
     );
-    expect(replayer.counters).toEqual({ replayed: 3, missed: 1, fellBack: 0 });
+    expect(replayer.counters).toEqual({ replayed: 3, missed: 1, fellBack: 0, recorded: 0 });
     expect(plain.requests.length + secure.requests.length).toBe(requestsBefore);
   });
 });

@@ -125,3 +125,42 @@ describe('HttpMatcher', () => {
     expect(miss.miss && miss.closest?.differences[0]).toMatch(/^body: recorded 3 bytes .*, got 2 bytes/);
   });
 });
+
+describe('HttpMatcher: volatile and ignored fields', () => {
+  it('treats two times under a time-like key as equal (epoch seconds, milliseconds, ISO 8601)', () => {
+    const m = new HttpMatcher([mock('POST', 'https://api.test/ev', { body: '{"ts":1763900000,"sentAt":"2026-11-23T10:00:00Z","at_ms":1763900000123,"n":1}' })]);
+    expect(m.match(request('POST', '/ev', { body: '{"ts":1763912345,"sentAt":"2026-11-23T17:22:01.5Z","at_ms":1763900999999,"n":1}' })).miss).toBe(false);
+    // Not a time: a changed count, or a time-like key holding something else, still misses.
+    const changed = m.match(request('POST', '/ev', { body: '{"ts":1763912345,"sentAt":"2026-11-23T10:00:00Z","at_ms":1763900000123,"n":2}' }));
+    expect(changed.miss && changed.closest?.differences).toEqual(['body $.n: recorded 1, got 2']);
+    expect(m.match(request('POST', '/ev', { body: '{"ts":"soon","sentAt":"2026-11-23T10:00:00Z","at_ms":1763900000123,"n":1}' })).miss).toBe(true);
+    // A number that is not under a time-like key is compared.
+    const ids = new HttpMatcher([mock('POST', 'https://api.test/u', { body: '{"userId":1763900000}' })]);
+    expect(ids.match(request('POST', '/u', { body: '{"userId":1763900001}' })).miss).toBe(true);
+    const strict = new HttpMatcher([mock('POST', 'https://api.test/ev', { body: '{"ts":1763900000}' })], { ignoreTimes: false });
+    expect(strict.match(request('POST', '/ev', { body: '{"ts":1763900001}' })).miss).toBe(true);
+  });
+
+  it('ignores the JSON paths and headers it is given', () => {
+    const mocks = [mock('POST', 'https://api.test/o', { headers: [['X-Nonce', 'a1']], body: '{"order":{"ref":"r-1","qty":2},"items":[{"id":"x","q":1},{"id":"y","q":1}]}' })];
+    const body = '{"order":{"ref":"r-9","qty":2},"items":[{"id":"p","q":1},{"id":"q","q":1}]}';
+    expect(new HttpMatcher(mocks).match(request('POST', '/o', { headers: [['X-Nonce', 'b2']], body })).miss).toBe(true);
+    const loose = new HttpMatcher(mocks, { ignoreJsonPaths: ['$.order.ref', 'items[*].id'], ignoreHeaders: ['x-nonce'] });
+    expect(loose.match(request('POST', '/o', { headers: [['X-Nonce', 'b2']], body })).miss).toBe(false);
+    const anyDepth = new HttpMatcher(mocks, { ignoreJsonPaths: ['$..ref', '$..id'], ignoreHeaders: ['X-Nonce'] });
+    expect(anyDepth.match(request('POST', '/o', { headers: [['X-Nonce', 'b2']], body })).miss).toBe(false);
+    const partly = new HttpMatcher(mocks, { ignoreJsonPaths: ['$.order.ref'], ignoreHeaders: ['x-nonce'] });
+    const miss = partly.match(request('POST', '/o', { headers: [['X-Nonce', 'b2']], body }));
+    expect(miss.miss && miss.closest?.differences).toEqual(['body $.items[0].id: recorded "x", got "p"', 'body $.items[1].id: recorded "y", got "q"']);
+  });
+
+  it('answers from an index by method and path, and still names the closest mock on a miss', () => {
+    const mocks = Array.from({ length: 500 }, (_, i) => mock('GET', `https://api.test/items/${i}`, { answer: `item ${i}` }));
+    const m = new HttpMatcher(mocks);
+    expect(answer(m.match(request('GET', '/items/321')))).toBe('item 321');
+    const miss = m.match(request('POST', '/items/321'));
+    expect(miss.miss && miss.closest).toMatchObject({ index: 321, differences: ['method: recorded GET, got POST'] });
+    m.add(mock('POST', 'https://api.test/items/321', { answer: 'added' }));
+    expect(answer(m.match(request('POST', '/items/321')))).toBe('added');
+  });
+});

@@ -1,6 +1,6 @@
 import { bodyBytes } from '../keploy/http.js';
 import type { HttpMock } from '../keploy/types.js';
-import { jsonDifferences, parseJsonBody, preview, type Json } from './json-diff.js';
+import { compilePath, jsonDifferences, parseJsonBody, preview, type Json, type JsonIgnore } from './json-diff.js';
 import type { Header } from './parser.js';
 import { hostPort, splitUrl, type Scheme } from './url.js';
 
@@ -43,6 +43,10 @@ export interface MatcherOptions {
   ignoreQuery?: readonly string[];
   /** JSON fields to ignore; REPLACES VOLATILE_JSON_FIELDS (pass [] to compare every field). */
   ignoreJsonFields?: readonly string[];
+  /** JSON paths to ignore in bodies (`$.data.ts`, `items[*].id`, `$..nonce`). */
+  ignoreJsonPaths?: readonly string[];
+  /** Two times (epoch s/ms, ISO 8601) under a time-like key (`ts`, `createdAt`) are equal (default true). */
+  ignoreTimes?: boolean;
   reuse?: 'last' | 'none';
 }
 
@@ -88,25 +92,48 @@ export class HttpMatcher {
   private readonly used: boolean[];
   private readonly ignoreHeader: (name: string) => boolean;
   private readonly ignoreQuery: Set<string>;
-  private readonly ignoreJson: Set<string>;
+  private readonly ignoreJson: JsonIgnore;
+
+  readonly mocks: readonly HttpMock[];
+  /** Mock indexes by method and path, in recorded order. */
+  private readonly byKey = new Map<string, number[]>();
 
   constructor(
-    readonly mocks: readonly HttpMock[],
+    mocks: readonly HttpMock[],
     private readonly options: MatcherOptions = {},
   ) {
     this.ignoreHeader = headerFilter([...VOLATILE_HEADERS, ...(options.ignoreHeaders ?? [])]);
     this.ignoreQuery = new Set([...VOLATILE_QUERY, ...(options.ignoreQuery ?? [])].map((q) => q.toLowerCase()));
-    this.ignoreJson = new Set((options.ignoreJsonFields ?? VOLATILE_JSON_FIELDS).map((f) => f.toLowerCase()));
-    this.prepared = mocks.map((m) => this.prepareMock(m));
-    this.used = mocks.map(() => false);
+    this.ignoreJson = {
+      keys: new Set((options.ignoreJsonFields ?? VOLATILE_JSON_FIELDS).map((f) => f.toLowerCase())),
+      paths: (options.ignoreJsonPaths ?? []).map(compilePath),
+      timeLike: options.ignoreTimes !== false,
+    };
+    this.mocks = [...mocks];
+    this.prepared = this.mocks.map((m) => this.prepareMock(m));
+    this.used = this.mocks.map(() => false);
+    this.prepared.forEach((p, i) => {
+      const key = keyOf(p.method, p.path);
+      const list = this.byKey.get(key);
+      if (list) list.push(i);
+      else this.byKey.set(key, [i]);
+    });
   }
 
   match(request: MatchRequest): MatchResult {
     const req = this.prepareRequest(request);
-    const results = this.prepared.map((mock) => this.compare(mock, req));
+    // Only mocks with the request's method and path can match: compare those (in recorded order).
+    const candidates = this.byKey.get(keyOf(req.method, req.path)) ?? [];
+    const results = new Map<number, Comparison>();
+    for (const i of candidates) results.set(i, this.compare(this.prepared[i]!, req));
     const pick = (how: 'exact' | 'json', unused: boolean) => {
-      const indexes = results.map((r, i) => (r.how === how && this.used[i] !== unused ? i : -1)).filter((i) => i >= 0);
-      return unused ? indexes[0] : indexes[indexes.length - 1];
+      let found: number | undefined;
+      for (const i of candidates) {
+        if (results.get(i)!.how !== how || this.used[i] === unused) continue;
+        found = i;
+        if (unused) break;
+      }
+      return found;
     };
     let index = pick('exact', true) ?? pick('json', true);
     let reused = false;
@@ -116,9 +143,24 @@ export class HttpMatcher {
     }
     if (index !== undefined) {
       this.used[index] = true;
-      return { miss: false, mock: this.mocks[index]!, index, how: results[index]!.how!, reused };
+      return { miss: false, mock: this.mocks[index]!, index, how: results.get(index)!.how!, reused };
     }
-    return { miss: true, closest: this.closest(results) };
+    // A miss: every mock is scored, to name the closest one and how it differs.
+    return { miss: true, closest: this.closest(this.prepared.map((mock, i) => results.get(i) ?? this.compare(mock, req))) };
+  }
+
+  /** Adds a mock (recorded during replay, `onMiss: record`); it can answer the next requests. */
+  add(mock: HttpMock): number {
+    const index = this.prepared.length;
+    (this.mocks as HttpMock[]).push(mock);
+    const prepared = this.prepareMock(mock);
+    this.prepared.push(prepared);
+    this.used.push(true);
+    const key = keyOf(prepared.method, prepared.path);
+    const list = this.byKey.get(key);
+    if (list) list.push(index);
+    else this.byKey.set(key, [index]);
+    return index;
   }
 
   /** How many mocks have answered at least once. */
@@ -230,6 +272,10 @@ export class HttpMatcher {
     }
     return out;
   }
+}
+
+function keyOf(method: string, path: string): string {
+  return `${method} ${path}`;
 }
 
 function headerFilter(patterns: readonly string[]): (name: string) => boolean {

@@ -101,7 +101,7 @@ describe('HttpReplayer', () => {
       expect(replayed.body.equals(original.body), c.path).toBe(true);
       expect(comparable(replayed.headers), c.path).toEqual(comparable(original.headers));
     }
-    expect(r.replayer.counters).toEqual({ replayed: CALLS.length, missed: 0, fellBack: 0 });
+    expect(r.replayer.counters).toEqual({ replayed: CALLS.length, missed: 0, fellBack: 0, recorded: 0 });
     expect(JSON.parse(recorded[7]!.body.toString())).toEqual({ poll: 2 });
     await r.close();
   });
@@ -168,7 +168,7 @@ describe('HttpReplayer', () => {
       request: { method: 'POST', url: '/echo' },
       closest: { name: echoMock.name, differences: ['body $.q: recorded "first", got "second"'] },
     });
-    expect(r.replayer.counters).toEqual({ replayed: 0, missed: 1, fellBack: 0 });
+    expect(r.replayer.counters).toEqual({ replayed: 0, missed: 1, fellBack: 0, recorded: 0 });
     expect(r.events).toEqual([{ kind: 'missed', method: 'POST', url: '/echo', mock: echoMock.name, differences: ['body $.q: recorded "first", got "second"'] }]);
     await r.close();
   });
@@ -189,7 +189,7 @@ describe('HttpReplayer', () => {
     const miss = await fetchVia({ port: r.plain.port, host: plainHost.host, path: '/echo', method: 'POST', body: 'not recorded' });
     expect(JSON.parse(miss.body.toString())).toEqual({ method: 'POST', received: 'not recorded', length: 12 });
     expect(live.requests).toEqual(['POST /echo']);
-    expect(r.replayer.counters).toEqual({ replayed: 1, missed: 0, fellBack: 1 });
+    expect(r.replayer.counters).toEqual({ replayed: 1, missed: 0, fellBack: 1, recorded: 0 });
     expect(r.events.map((e) => e.kind)).toEqual(['replayed', 'fellBack']);
     await r.close();
     await live.close();

@@ -1,10 +1,10 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { bodyBytes } from '../keploy/http.js';
+import { bodyBytes, buildHttpMock } from '../keploy/http.js';
 import type { HttpMock } from '../keploy/types.js';
 import type { UpstreamTlsOptions } from '../tls/terminate.js';
 import { StreamBridge } from './bridge.js';
-import { forwardRequest } from './fallback.js';
+import { forwardRequest, type ForwardedAnswer } from './fallback.js';
 import type { HttpMatcher, MatchRequest } from './matcher.js';
 import type { Header } from './parser.js';
 import { encodeForClient } from './encoding.js';
@@ -22,10 +22,15 @@ export interface ReplayCounters {
   replayed: number;
   missed: number;
   fellBack: number;
+  /** Misses answered by the real destination and kept as new mocks (`onMiss: record`). */
+  recorded: number;
 }
 
+/** What a miss does: answer 502 (fail), go to the real destination (passthrough), or go there and keep the exchange as a new mock (record). */
+export type OnMiss = 'fail' | 'passthrough' | 'record';
+
 export interface ReplayEvent {
-  kind: 'replayed' | 'missed' | 'fellBack';
+  kind: 'replayed' | 'missed' | 'fellBack' | 'recorded';
   method: string;
   url: string;
   /** The mock that answered (replayed) or the closest one (missed). */
@@ -36,11 +41,16 @@ export interface ReplayEvent {
   differences?: string[];
   /** A fallback that failed, a recorded body that cannot be replayed. */
   error?: string;
+  /** `recorded`: the new mock (already added to the matcher). */
+  recorded?: HttpMock;
 }
 
 export interface ReplayerOptions {
   matcher: HttpMatcher;
+  /** Same as `onMiss: 'passthrough'` (kept for the contract's `fallBackOnMiss`). */
   fallBackOnMiss?: boolean;
+  /** Default `fail` (`passthrough` with `fallBackOnMiss`). */
+  onMiss?: OnMiss;
   /** TLS for fallback requests to https targets (verification, test CAs, redirection). */
   upstream?: UpstreamTlsOptions;
   /** Request body bytes kept for matching (default 1 MiB; beyond it only the size is compared). */
@@ -66,9 +76,12 @@ const FALLBACK_MAX_BODY = 64 * 1024 * 1024;
 const NOT_REPLAYED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'content-length', 'trailer', 'upgrade', 'te']);
 
 export class HttpReplayer {
-  readonly counters: ReplayCounters = { replayed: 0, missed: 0, fellBack: 0 };
+  readonly counters: ReplayCounters = { replayed: 0, missed: 0, fellBack: 0, recorded: 0 };
+  private readonly onMiss: OnMiss;
 
-  constructor(private readonly options: ReplayerOptions) {}
+  constructor(private readonly options: ReplayerOptions) {
+    this.onMiss = options.onMiss ?? (options.fallBackOnMiss ? 'passthrough' : 'fail');
+  }
 
   /** Answers the connection's requests until it closes. */
   serve(conn: ServedConnection, serveOptions: ServeOptions): Promise<void> {
@@ -85,7 +98,7 @@ export class HttpReplayer {
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse, conn: ServedConnection, opts: ServeOptions): Promise<void> {
-    const keepAll = this.options.fallBackOnMiss === true;
+    const keepAll = this.onMiss !== 'fail';
     const body = await readBody(req, keepAll ? FALLBACK_MAX_BODY : (this.options.maxBodyBytes ?? DEFAULT_MAX_BODY));
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
@@ -107,9 +120,36 @@ export class HttpReplayer {
     const why = result.miss
       ? { error: 'debugkit: no recorded mock matches this request', closest: result.closest }
       : { error: `debugkit: the recorded response body was not kept (${String(result.mock.spec.resp.extra?.body_size)} bytes, over the recording limit)`, mock: result.mock.name };
-    if (this.options.fallBackOnMiss && body.length === body.bytes.length) {
+    if (this.onMiss !== 'fail' && body.length === body.bytes.length) {
+      const sent = new Date();
+      let recorded: HttpMock | undefined;
+      const keep =
+        this.onMiss === 'record' && result.miss
+          ? (answer: ForwardedAnswer) => {
+              if (!answer.body) return;
+              recorded = buildHttpMock({
+                method,
+                url,
+                host: request.host,
+                httpVersion: req.httpVersion,
+                requestHeaders: req.rawHeaders,
+                requestBody: body.bytes,
+                statusCode: answer.statusCode,
+                responseHeaders: answer.rawHeaders,
+                responseBody: answer.body,
+                requestTime: sent,
+                responseTime: new Date(),
+              });
+            }
+          : undefined;
+      const error = await forwardRequest(req, body.bytes, res, { target: conn.target, scheme: opts.scheme, serverName: opts.serverName, tls: this.options.upstream }, keep);
+      if (recorded && !error) {
+        this.options.matcher.add(recorded);
+        this.counters.recorded++;
+        this.options.onEvent?.({ kind: 'recorded', method, url, recorded });
+        return;
+      }
       this.counters.fellBack++;
-      const error = await forwardRequest(req, body.bytes, res, { target: conn.target, scheme: opts.scheme, serverName: opts.serverName, tls: this.options.upstream });
       this.options.onEvent?.({ kind: 'fellBack', method, url, ...(error ? { error } : {}) });
       return;
     }

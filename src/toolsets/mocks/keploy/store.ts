@@ -100,9 +100,9 @@ export class MockStore {
     return infos.sort((a, b) => (a.created === b.created ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : a.created < b.created ? 1 : -1));
   }
 
-  /** The newest set that reads without error (what replay uses when no set is named). */
+  /** The newest set that reads without error and holds mocks (what replay uses when no set is named). */
   async latest(): Promise<MockSetInfo | undefined> {
-    return (await this.list()).find((info) => info.error === undefined);
+    return (await this.list()).find((info) => info.error === undefined && info.mocks > 0);
   }
 
   private async describe(name: string, file: string, mtime: Date): Promise<MockSetInfo> {
@@ -195,6 +195,41 @@ export class MockStore {
       await this.io.unlink(temp).catch(() => {});
       if (!committed && createdDir) await rmdir(setDir).catch(() => {});
     }
+  }
+
+  /**
+   * Adds mocks to the end of an existing set (`onMiss: record` completing a set), named on from
+   * the set's count (`mock-N`). The file's existing text is kept byte for byte; the new file is
+   * written beside it, checked to read back, flushed, and renamed over the old one (atomic: a
+   * reader sees the old set or the new one, never a part). Returns the new number of mocks.
+   */
+  async append(name: string, mocks: readonly Mock[]): Promise<number> {
+    const file = this.pathOf(name);
+    await this.refuseLinks(name, file);
+    const old = await this.readText(file);
+    const before = parseMockSet(old, file).length;
+    const added = mocks.map((mock, i) => ({ ...mock, name: `mock-${before + i}` }));
+    const text = `${old}${old === '' || old.endsWith('\n') ? '' : '\n'}${old === '' ? '' : '---\n'}${serializeMockSet(added)}`;
+    const total = parseMockSet(text, file).length;
+    if (total !== before + mocks.length) throw new DebugkitError('INVALID_ARGUMENT', `Mock set '${name}' not extended: ${total} mocks would read back, expected ${before + mocks.length}`);
+    const temp = path.join(path.dirname(file), `.${MOCKS_FILE}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+    try {
+      await this.io.writeNew(temp, text);
+      await this.io.rename(temp, file);
+      await syncDir(path.dirname(file));
+      return total;
+    } catch (err) {
+      await this.io.unlink(temp).catch(() => {});
+      throw storageError(`cannot write ${file}`, err);
+    }
+  }
+
+  private async readText(file: string): Promise<string> {
+    const info = await lstat(file).catch((err: unknown) => {
+      throw new DebugkitError('INVALID_ARGUMENT', `Mock set not found: ${file} (${describeError(err)})`);
+    });
+    if (info.size > MAX_MOCKSET_BYTES) throw new DebugkitError('INVALID_ARGUMENT', `Mock set ${file} is over ${MAX_MOCKSET_BYTES} bytes`);
+    return readFile(file, 'utf8');
   }
 
   /** `base` if no set (or other entry) of that name exists in `dir`, else `base-2`, `base-3`, ... */

@@ -5,6 +5,7 @@ import { resolveContained } from '../../../core/paths.js';
 import type { ToolSpec } from '../../../server/tools.js';
 import { mocksDir } from '../paths.js';
 import { recordMocks } from '../record.js';
+import { appOutput } from '../runner.js';
 import { loadCa } from '../session.js';
 
 const input = {
@@ -21,7 +22,7 @@ const output = {
   message: z.string(),
   configuration: z.object({ command: z.string(), path: z.string() }),
   appExitCode: z.number().optional(),
-  appOutput: z.string().optional().describe("The end of the program's stderr when it failed"),
+  appOutput: z.string().optional().describe("The end of the program's output (stderr, else stdout) when it failed"),
 };
 
 export function mockRecordTool(config: Config, warn: (m: string) => void): ToolSpec<typeof input, typeof output> {
@@ -58,15 +59,16 @@ export function mockRecordTool(config: Config, warn: (m: string) => void): ToolS
           onTick: (ms, mocks) => void call.progress(Math.round(ms / 1000), undefined, `recording: ${mocks} calls captured after ${Math.round(ms / 1000)} s`),
           warn,
         });
-        const mockFilePath = `${shownPath.replace(/\/$/, '')}/${outcome.name}/mocks.yaml`;
+        const mockFilePath = outcome.name ? `${shownPath.replace(/\/$/, '')}/${outcome.name}/mocks.yaml` : '';
         const base = { mockFilePath, mockCount: outcome.mockCount, protocols: outcome.protocols, configuration, appExitCode: outcome.run.exitCode };
+        const kept = outcome.mockCount === 0 ? 'no mocks captured, no mock set written' : `${outcome.mockCount} mocks kept`;
         if (outcome.run.timedOut) {
-          return { ...base, success: false, message: `Recording stopped: the command ran longer than ${args.timeout ?? 300} s; ${outcome.mockCount} mocks kept` };
+          return { ...base, success: false, message: `Recording stopped: the command ran longer than ${args.timeout ?? 300} s; ${kept}`, appOutput: appOutput(outcome.run) };
         }
         if (outcome.run.exitCode !== 0) {
-          return { ...base, success: false, message: `Recording failed: the command exited with code ${outcome.run.exitCode}; ${outcome.mockCount} mocks kept`, appOutput: outcome.run.stderrTail };
+          return { ...base, success: false, message: `Recording failed: the command exited with code ${outcome.run.exitCode}; ${kept}`, appOutput: appOutput(outcome.run) };
         }
-        const message = outcome.mockCount === 0 ? 'Recording completed but no mocks were captured' : `Recorded ${outcome.mockCount} mocks (${outcome.protocols.join(', ')})`;
+        const message = outcome.mockCount === 0 ? 'Recording completed but no mocks were captured; no mock set was written' : `Recorded ${outcome.mockCount} mocks (${outcome.protocols.join(', ')})`;
         return { ...base, success: true, message };
       } catch (err) {
         return failed(`Recording failed: ${(err as Error).message}`);

@@ -1,9 +1,13 @@
+import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { resolveContained } from '../../../core/paths.js';
 import type { Config } from '../../../config.js';
 import type { ToolSpec } from '../../../server/tools.js';
 import { MockStore } from '../keploy/store.js';
 import { mocksDir } from '../paths.js';
 import { replayMocks } from '../replay.js';
+import { appOutput } from '../runner.js';
+import { DebugkitError } from '../../../core/errors.js';
 import { loadCa } from '../session.js';
 
 const input = {
@@ -13,8 +17,18 @@ const input = {
     .optional()
     .describe('Name of the mock set to replay. Use keploy_list_mocks to see available mocks. If not provided, the latest mock set will be used.'),
   fallBackOnMiss: z.boolean().optional().describe('Whether to fall back to real calls when no mock matches (default: false)'),
+  onMiss: z
+    .enum(['fail', 'passthrough', 'record'])
+    .optional()
+    .describe("What a call no mock matches does: fail (default), passthrough (the real destination; same as fallBackOnMiss), record (the real destination, and the exchange is added to the mock set)"),
+  ignore: z
+    .array(z.string().min(1).max(200))
+    .max(100)
+    .optional()
+    .describe("Fields that never decide a match, as Keploy's noise: 'header.<Name>', 'query.<name>', 'body.<JSON path>' (body.data.ts, body.items[*].id, body..nonce)"),
   path: z.string().optional().describe('Where the mock sets are (default: ./keploy)'),
   timeout: z.number().int().min(1).max(3600).optional().describe('Seconds the command may run before it is stopped (default 300)'),
+  upstreamCaFile: z.string().optional().describe('A PEM file of CAs to trust for real servers reached on a miss (passthrough, record)'),
 };
 const output = {
   success: z.boolean(),
@@ -25,7 +39,31 @@ const output = {
   configuration: z.object({ command: z.string(), mockName: z.string(), fallBackOnMiss: z.boolean() }),
   misses: z.array(z.string()).optional().describe('Each unmatched call, with the closest mock and how it differs'),
   mocksFellBack: z.number().optional().describe('Misses sent to the real destination (fallBackOnMiss)'),
+  mocksRecorded: z.number().optional().describe('Misses answered by the real destination and added to the set (onMiss: record)'),
+  appOutput: z.string().optional().describe("The end of the program's output (stderr, else stdout) when it failed"),
 };
+
+/** Keploy noise keys to matcher options; refuses what is not one, naming the valid forms. */
+export function parseIgnore(fields: readonly string[]): { ignoreHeaders: string[]; ignoreQuery: string[]; ignoreJsonPaths: string[] } {
+  const out = { ignoreHeaders: [] as string[], ignoreQuery: [] as string[], ignoreJsonPaths: [] as string[] };
+  for (const field of fields) {
+    const m = /^(header|query|body)(\.\.?)(.+)$/.exec(field.trim());
+    const bad = (why: string) =>
+      new DebugkitError('INVALID_ARGUMENT', `ignore: '${field}' ${why}; use 'header.<Name>', 'query.<name>' or 'body.<JSON path>' (body.data.ts, body.items[*].id, body..ts)`);
+    if (!m) throw bad('is not a field');
+    const [, where, dots, rest] = m as unknown as [string, string, string, string];
+    if (where === 'body') {
+      const p = `$${dots}${rest}`;
+      if (!/^\$(\.\.?[A-Za-z0-9_@$-]+|\.\*|\[(\d+|\*)?\])+$/.test(p)) throw bad('is not a JSON path of names, [n] and [*]');
+      if ((p.match(/\.\./g) ?? []).length > 1) throw bad("has more than one '..'");
+      out.ignoreJsonPaths.push(p);
+    } else {
+      if (dots !== '.' || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(rest)) throw bad(`is not a ${where} name`);
+      (where === 'header' ? out.ignoreHeaders : out.ignoreQuery).push(rest.toLowerCase());
+    }
+  }
+  return out;
+}
 
 export function mockTestTool(config: Config, warn: (m: string) => void): ToolSpec<typeof input, typeof output> {
   return {
@@ -34,15 +72,24 @@ export function mockTestTool(config: Config, warn: (m: string) => void): ToolSpe
     description:
       'Replay recorded mocks while running your application. This intercepts outgoing calls and returns the recorded ' +
       'responses, enabling isolated testing without external dependencies. success = no call missed and exit code 0. ' +
-      'A miss is answered with HTTP 502 (naming the closest mock) or a PostgreSQL error, and listed in `misses`.',
+      'A miss is answered with HTTP 502 (naming the closest mock) or a PostgreSQL error, and listed in `misses`; ' +
+      '`onMiss: record` sends it to the real destination and adds it to the set.',
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
     async run(args, call) {
-      const fallBackOnMiss = args.fallBackOnMiss ?? false;
+      const onMiss = args.onMiss ?? (args.fallBackOnMiss ? 'passthrough' : 'fail');
+      const fallBackOnMiss = onMiss !== 'fail';
       const configuration = { command: args.command, mockName: args.mockName ?? '', fallBackOnMiss };
       const failed = (message: string) => ({ success: false, mocksReplayed: 0, mocksMissed: 0, appExitCode: -1, message, configuration });
       if (!args.command.trim()) return failed('Command is required');
+      if (args.fallBackOnMiss === true && args.onMiss === 'fail') return failed("fallBackOnMiss: true contradicts onMiss: 'fail'; give one of them");
+      let ignore;
+      try {
+        ignore = parseIgnore(args.ignore ?? []);
+      } catch (err) {
+        return failed((err as Error).message);
+      }
       try {
         const store = new MockStore(mocksDir(config.root, args.path));
         const name = args.mockName ?? (await store.latest())?.name;
@@ -50,6 +97,7 @@ export function mockTestTool(config: Config, warn: (m: string) => void): ToolSpe
         configuration.mockName = name;
         const mocks = await store.read(name);
         const { ca, env } = await loadCa(warn);
+        const upstreamCa = args.upstreamCaFile ? await readFile(resolveContained(config.root, args.upstreamCaFile, { what: 'upstreamCaFile' }), 'utf8') : undefined;
         const outcome = await replayMocks({
           command: args.command,
           mocks,
@@ -57,6 +105,9 @@ export function mockTestTool(config: Config, warn: (m: string) => void): ToolSpe
           ca,
           caEnv: env,
           fallBackOnMiss,
+          onMiss,
+          ignore,
+          ...(upstreamCa ? { upstreamCa } : {}),
           timeoutMs: (args.timeout ?? 300) * 1000,
           ownPorts: [config.http.port],
           signal: call.signal,
@@ -66,10 +117,19 @@ export function mockTestTool(config: Config, warn: (m: string) => void): ToolSpe
         const { replayed, missed, run } = outcome;
         const parts = [`Replayed ${replayed} mocks`];
         if (missed > 0) parts.push(`${missed} mocks missed`);
+        if (outcome.recorded.length > 0) {
+          try {
+            const total = await store.append(name, outcome.recorded);
+            parts.push(`recorded ${outcome.recorded.length} missing calls into '${name}' (now ${total} mocks)`);
+          } catch (err) {
+            parts.push(`the ${outcome.recorded.length} calls recorded on a miss could not be added to '${name}': ${(err as Error).message}`);
+          }
+        }
         if (run.timedOut) parts.push(`the command was stopped after ${args.timeout ?? 300} s`);
         else if (run.exitCode !== 0) parts.push(`app exited with code ${run.exitCode}`);
+        const success = missed === 0 && run.exitCode === 0 && !run.timedOut;
         return {
-          success: missed === 0 && run.exitCode === 0 && !run.timedOut,
+          success,
           mocksReplayed: replayed,
           mocksMissed: missed,
           appExitCode: run.exitCode,
@@ -77,6 +137,8 @@ export function mockTestTool(config: Config, warn: (m: string) => void): ToolSpe
           configuration,
           ...(outcome.misses.length > 0 ? { misses: outcome.misses.slice(0, 50) } : {}),
           ...(outcome.fellBack > 0 ? { mocksFellBack: outcome.fellBack } : {}),
+          ...(outcome.recorded.length > 0 ? { mocksRecorded: outcome.recorded.length } : {}),
+          ...(success ? {} : { appOutput: appOutput(run) }),
         };
       } catch (err) {
         return failed(`Failed to load mocks: ${(err as Error).message}`);
