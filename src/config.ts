@@ -8,6 +8,8 @@ export interface Config {
   /** Workspace root: client paths are resolved and contained here. */
   root: string;
   maxSessions: number;
+  /** Most sessions open at once over all clients, per toolset (--max-sessions-total). */
+  maxSessionsTotal: number;
   http: {
     host: string;
     port: number;
@@ -21,7 +23,13 @@ export interface Config {
     /** An MCP HTTP session with no request for this long is closed with its debug sessions. */
     sessionIdleMs: number;
   };
-  gdb: { path: string };
+  gdb: {
+    path: string;
+    /** --allow-gdb-shell: commands that leave the debugger (shell, python, source, files outside root, ...). */
+    allowShell: boolean;
+    /** --allow-attach: attach to processes a session did not start. */
+    allowAttach: boolean;
+  };
   bundles: {
     /** Where support bundles are extracted and kept. */
     dir: string;
@@ -40,6 +48,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     toolsets: [],
     root: process.cwd(),
     maxSessions: 16,
+    maxSessionsTotal: 64,
     http: {
       host: '127.0.0.1',
       port: 7412,
@@ -50,7 +59,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
       maxBodyBytes: 4 * 1024 * 1024,
       sessionIdleMs: 30 * 60 * 1000,
     },
-    gdb: { path: 'gdb' },
+    gdb: { path: 'gdb', allowShell: false, allowAttach: false },
     bundles: { dir: defaultBundleDir(), kubectl: 'kubectl' },
     logLevel: 'info',
     ...overrides,
