@@ -22,7 +22,12 @@ function commonOptions(cmd: Command): Command {
   return cmd
     .option('--toolsets <list>', `comma-separated toolsets to serve (${names}); default: all`)
     .option('--root <dir>', 'workspace root: client paths are resolved and contained here', process.cwd())
-    .option('--max-sessions <n>', 'most sessions open at once, per toolset', intArg('--max-sessions', 1, 1000), 16)
+    .option('--max-sessions <n>', 'most sessions one client (MCP session or REST key) may have open at once, per toolset', intArg('--max-sessions', 1, 1000), 16)
+    .option('--max-sessions-total <n>', 'most sessions open at once over all clients, per toolset', intArg('--max-sessions-total', 1, 10000), 64)
+    .option('--allow-gdb-shell', 'let gdb commands leave the debugger: shell, !, pipe, python, source, cd, target, define, files outside --root (default: on for stdio, off for serve)')
+    .option('--no-allow-gdb-shell', 'refuse gdb commands that leave the debugger, also over stdio')
+    .option('--allow-attach', 'let gdb attach to processes a session did not start (default: on for stdio, off for serve)')
+    .option('--no-allow-attach', 'refuse gdb attach to processes a session did not start, also over stdio')
     .option('--gdb <path>', 'gdb binary', 'gdb')
     .option('--bundle-dir <dir>', 'where support bundles are extracted and kept (default: ~/.cache/debugkit/bundles)')
     .option('--kubectl <path>', 'kubectl binary for the bundles toolset', 'kubectl')
@@ -34,6 +39,9 @@ interface CommonOpts {
   toolsets?: string;
   root: string;
   maxSessions: number;
+  maxSessionsTotal: number;
+  allowGdbShell?: boolean;
+  allowAttach?: boolean;
   gdb: string;
   bundleDir?: string;
   kubectl: string;
@@ -41,7 +49,8 @@ interface CommonOpts {
   maxResultTokens: number;
 }
 
-function baseConfig(opts: CommonOpts): Config {
+/** Local stdio serves the user's own agent: permissive unless told otherwise. HTTP is closed unless told. */
+function baseConfig(opts: CommonOpts, permissive = true): Config {
   const config = defaultConfig({
     toolsets: opts.toolsets ? opts.toolsets.split(',').map((s) => s.trim()).filter(Boolean) : [],
     root: opts.root,
@@ -49,7 +58,8 @@ function baseConfig(opts: CommonOpts): Config {
     logLevel: opts.logLevel,
   });
   config.maxResultTokens = opts.maxResultTokens;
-  config.gdb.path = opts.gdb;
+  config.maxSessionsTotal = opts.maxSessionsTotal;
+  config.gdb = { path: opts.gdb, allowShell: opts.allowGdbShell ?? permissive, allowAttach: opts.allowAttach ?? permissive };
   config.bundles = { dir: opts.bundleDir ?? config.bundles.dir, kubectl: opts.kubectl };
   return config;
 }
@@ -108,7 +118,7 @@ interface ServeOpts extends CommonOpts {
 }
 
 async function runHttp(opts: ServeOpts): Promise<void> {
-  const config = baseConfig(opts);
+  const config = baseConfig(opts, false);
   const key = opts.apiKey || process.env.DEBUGKIT_API_KEY || undefined;
   config.http = {
     ...config.http,

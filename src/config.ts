@@ -8,6 +8,8 @@ export interface Config {
   /** Workspace root: client paths are resolved and contained here. */
   root: string;
   maxSessions: number;
+  /** Most sessions open at once over all clients, per toolset (--max-sessions-total). */
+  maxSessionsTotal: number;
   http: {
     host: string;
     port: number;
@@ -25,7 +27,13 @@ export interface Config {
     /** A request body that stalls this long between chunks is dropped (SSE and long calls are not). */
     bodyTimeoutMs?: number;
   };
-  gdb: { path: string };
+  gdb: {
+    path: string;
+    /** --allow-gdb-shell: commands that leave the debugger (shell, python, source, files outside root, ...). */
+    allowShell: boolean;
+    /** --allow-attach: attach to processes a session did not start. */
+    allowAttach: boolean;
+  };
   bundles: {
     /** Where support bundles are extracted and kept. */
     dir: string;
@@ -46,6 +54,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     toolsets: [],
     root: process.cwd(),
     maxSessions: 16,
+    maxSessionsTotal: 64,
     http: {
       host: '127.0.0.1',
       port: 7412,
@@ -58,7 +67,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
       headersTimeoutMs: 15_000,
       bodyTimeoutMs: 30_000,
     },
-    gdb: { path: 'gdb' },
+    gdb: { path: 'gdb', allowShell: false, allowAttach: false },
     bundles: { dir: defaultBundleDir(), kubectl: 'kubectl' },
     logLevel: 'info',
     ...overrides,

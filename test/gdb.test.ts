@@ -249,7 +249,7 @@ describe('gdb toolset over stdio', () => {
     try {
       await limited.ok('open');
       await limited.ok('open');
-      expect(await limited.fails('open')).toMatch(/too many gdb sessions: 2 are open/);
+      expect(await limited.fails('open')).toMatch(/too many gdb sessions for this client: it has 2 open, the per-client limit \(--max-sessions\)/);
     } finally {
       await limited.close();
     }

@@ -250,3 +250,23 @@ describe('OutputRing capacity', () => {
     expect(ring.end).toBe((1 << 20) + 1);
   });
 });
+
+describe('readPage and readTail', () => {
+  it('reads from the end with a negative cursor and never echoes a cursor past the end', async () => {
+    const { OutputRing: Ring, readPage } = await import('./ring.js');
+    const ring = new Ring(100);
+    ring.append('0123456789'.repeat(3));
+    expect(readPage(ring, -5, 100)).toEqual({ text: '56789', cursor: 30, dropped: false, end: 30, more: false });
+    expect(readPage(ring, 500, 100)).toEqual({ text: '', cursor: 30, dropped: false, end: 30, more: false });
+    expect(readPage(ring, 0, 4)).toEqual({ text: '0123', cursor: 4, dropped: false, end: 30, more: true });
+    expect(readPage(ring, -500, 4)).toEqual({ text: '0123', cursor: 4, dropped: false, end: 30, more: true });
+  });
+
+  it('readTail keeps the end and counts what it skipped', async () => {
+    const { OutputRing: Ring, readTail } = await import('./ring.js');
+    const ring = new Ring(100);
+    ring.append('a'.repeat(20) + 'END');
+    expect(readTail(ring, 0, 5)).toEqual({ text: 'aaEND', cursor: 23, dropped: true, end: 23, more: false, skipped: 18 });
+    expect(readTail(ring, 20, 5)).toEqual({ text: 'END', cursor: 23, dropped: false, end: 23, more: false, skipped: 0 });
+  });
+});

@@ -53,3 +53,36 @@ export class OutputRing {
     return { text, cursor: from + text.length, dropped };
   }
 }
+
+/** One page of a ring for a reader: where it is, where the end is, and whether more follows. */
+export interface RingPage extends RingRead {
+  /** Absolute position of the end of the output (what a reader that is up to date passes next). */
+  end: number;
+  /** True when text after `cursor` is already there (read again from `cursor`). */
+  more: boolean;
+}
+
+/**
+ * Reads a page for a tool: a cursor >= 0 is an absolute position (past the end: the end, never
+ * echoed back); a negative cursor counts back from the end, so `-2000` is the last 2,000
+ * characters. Text comes oldest first, at most `maxChars` of it.
+ */
+export function readPage(ring: OutputRing, cursor: number, maxChars: number): RingPage {
+  const end = ring.end;
+  const from = cursor < 0 ? Math.max(0, end + cursor) : Math.min(cursor, end);
+  const read = ring.read(from, maxChars);
+  // Asking for "the last N" is not losing anything, even when older text was dropped.
+  const dropped = cursor >= 0 && read.dropped;
+  return { text: read.text, cursor: read.cursor, dropped, end, more: read.cursor < end };
+}
+
+/**
+ * The last `maxChars` of the text after `cursor`: what a bounded answer keeps when it must cut
+ * (the end is where failures are). `skipped` counts the characters between `cursor` and the text.
+ */
+export function readTail(ring: OutputRing, cursor: number, maxChars: number): RingPage & { skipped: number } {
+  const end = ring.end;
+  const from = Math.max(cursor, end - maxChars);
+  const read = ring.read(from, maxChars);
+  return { text: read.text, cursor: read.cursor, dropped: cursor < from, end, more: false, skipped: from - cursor };
+}

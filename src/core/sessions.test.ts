@@ -30,14 +30,16 @@ function deferred<T>(): Deferred<T> {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const T0 = new Date('2030-01-02T03:04:05.000Z');
 const LIMIT_MESSAGE = (n: number) =>
-  `too many gdb sessions: ${n} are open (the limit, set with --max-sessions). Close one with its close tool first.`;
+  `too many gdb sessions for this client: it has ${n} open, the per-client limit (--max-sessions). Close one with its close tool first.`;
+const TOTAL_MESSAGE = (n: number) =>
+  `too many gdb sessions on this server: ${n} are open over all clients, the server-wide limit (--max-sessions-total). Close one of yours, or try again later.`;
 const CLOSED_MESSAGE = 'the server is shutting down; no new sessions';
 
 let sessions: Map<string, FakeSession>;
 let expired: SessionInfo[];
 
-function makeRegistry(maxSessions = 4) {
-  return new SessionRegistry<FakeSession>({ kind: 'gdb session', maxSessions, onExpire: (info) => expired.push(info) });
+function makeRegistry(maxSessions = 4, maxSessionsTotal?: number) {
+  return new SessionRegistry<FakeSession>({ kind: 'gdb session', maxSessions, maxSessionsTotal, onExpire: (info) => expired.push(info) });
 }
 
 const factory = async (id: string) => {
@@ -209,30 +211,41 @@ describe('SessionRegistry limit', () => {
   it('refuses a session beyond the limit with SESSION_LIMIT, without calling the factory', async () => {
     const registry = makeRegistry(2);
     await open(registry);
-    await open(registry, 'bob');
+    await open(registry);
     const fn = vi.fn(factory);
-    const err = await caught(() => registry.create('carol', 0, fn));
+    const err = await caught(() => registry.create('alice', 0, fn));
     expect(err.code).toBe('SESSION_LIMIT');
     expect(err.message).toBe(LIMIT_MESSAGE(2));
     expect(fn).not.toHaveBeenCalled();
     expect(registry.size).toBe(2);
   });
 
-  it('counts the limit across owners', async () => {
+  it('counts the per-client limit per owner: one client at its cap does not starve another', async () => {
     const registry = makeRegistry(1);
     await open(registry, 'alice');
-    expect((await caught(() => open(registry, 'bob'))).code).toBe('SESSION_LIMIT');
+    expect((await caught(() => open(registry, 'alice'))).message).toBe(LIMIT_MESSAGE(1));
+    await expect(open(registry, 'bob')).resolves.toBeDefined();
+  });
+
+  it('counts the server-wide limit across owners, and names it', async () => {
+    const registry = makeRegistry(2, 3);
+    await open(registry, 'alice');
+    await open(registry, 'alice');
+    await open(registry, 'bob');
+    const err = await caught(() => open(registry, 'carol'));
+    expect(err.code).toBe('SESSION_LIMIT');
+    expect(err.message).toBe(TOTAL_MESSAGE(3));
   });
 
   it('counts creations still in flight (two concurrent creates with limit 1)', async () => {
-    const registry = makeRegistry(1);
+    const registry = makeRegistry(1, 1);
     const slow = deferred<FakeSession>();
     const first = registry.create('alice', 0, () => slow.promise);
     const secondFactory = vi.fn(factory);
     const second = registry.create('bob', 0, secondFactory);
     const err = await caught(() => second);
     expect(err.code).toBe('SESSION_LIMIT');
-    expect(err.message).toBe(LIMIT_MESSAGE(1));
+    expect(err.message).toBe(TOTAL_MESSAGE(1));
     expect(secondFactory).not.toHaveBeenCalled();
     slow.resolve(new FakeSession('slow'));
     const info = await first;
@@ -241,7 +254,7 @@ describe('SessionRegistry limit', () => {
   });
 
   it('frees the in-flight slot when the slow factory fails', async () => {
-    const registry = makeRegistry(1);
+    const registry = makeRegistry(1, 1);
     const slow = deferred<FakeSession>();
     const first = registry.create('alice', 0, () => slow.promise);
     expect((await caught(() => open(registry, 'bob'))).code).toBe('SESSION_LIMIT');

@@ -23,7 +23,10 @@ interface Entry<S> extends SessionInfo {
 export interface RegistryOptions {
   /** Used in messages: "gdb session", "python session". */
   kind: string;
+  /** Most sessions one client (owner: an MCP session or the REST key) may hold at once. */
   maxSessions: number;
+  /** Most sessions all clients together may hold at once (default: no global cap). */
+  maxSessionsTotal?: number;
   /** Called after a session ended by itself (idle timeout) so owners can log it. */
   onExpire?: (info: SessionInfo) => void;
 }
@@ -36,7 +39,8 @@ export class SessionRegistry<S extends SessionResource> {
   private readonly entries = new Map<string, Entry<S>>();
   /** Why recently ended sessions ended, so a late call learns more than "not found". */
   private readonly ended = new Map<string, string>();
-  private creating = 0;
+  /** Sessions being created, per owner: they count against both caps while they start. */
+  private readonly creating = new Map<string, number>();
   private closed = false;
 
   constructor(private readonly options: RegistryOptions) {}
@@ -47,20 +51,16 @@ export class SessionRegistry<S extends SessionResource> {
 
   async create(owner: string, timeoutMs: number, factory: (id: string) => Promise<S>): Promise<SessionInfo> {
     if (this.closed) throw new DebugkitError('SESSION_CLOSED', 'the server is shutting down; no new sessions');
-    const { kind, maxSessions } = this.options;
-    if (this.entries.size + this.creating >= maxSessions) {
-      throw new DebugkitError(
-        'SESSION_LIMIT',
-        `too many ${kind}s: ${maxSessions} are open (the limit, set with --max-sessions). Close one with its close tool first.`,
-      );
-    }
+    this.checkCaps(owner);
     const id = randomUUID();
-    this.creating++;
+    this.creating.set(owner, (this.creating.get(owner) ?? 0) + 1);
     let session: S;
     try {
       session = await factory(id);
     } finally {
-      this.creating--;
+      const left = this.creating.get(owner)! - 1;
+      if (left > 0) this.creating.set(owner, left);
+      else this.creating.delete(owner);
     }
     if (this.closed) {
       await session.dispose('server shutting down');
@@ -71,6 +71,26 @@ export class SessionRegistry<S extends SessionResource> {
     this.entries.set(id, entry);
     this.arm(entry);
     return this.info(entry);
+  }
+
+  /** Refuses a new session over the per-client cap or the global one, naming the cap that was hit. */
+  private checkCaps(owner: string): void {
+    const { kind, maxSessions, maxSessionsTotal = Number.POSITIVE_INFINITY } = this.options;
+    const mine = this.list(owner).length + (this.creating.get(owner) ?? 0);
+    if (mine >= maxSessions) {
+      throw new DebugkitError(
+        'SESSION_LIMIT',
+        `too many ${kind}s for this client: it has ${maxSessions} open, the per-client limit (--max-sessions). Close one with its close tool first.`,
+      );
+    }
+    let creating = 0;
+    for (const n of this.creating.values()) creating += n;
+    if (this.entries.size + creating >= maxSessionsTotal) {
+      throw new DebugkitError(
+        'SESSION_LIMIT',
+        `too many ${kind}s on this server: ${maxSessionsTotal} are open over all clients, the server-wide limit (--max-sessions-total). Close one of yours, or try again later.`,
+      );
+    }
   }
 
   /** Runs `fn` with the session, keeping it from expiring meanwhile. */

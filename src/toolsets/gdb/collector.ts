@@ -1,7 +1,7 @@
 import type { MiTuple } from './mi/parser.js';
 
-/** Stream text beyond this is cut from one call's `output` (about 25k tokens is the ceiling). */
-const MAX_OUTPUT_CHARS = 80_000;
+/** Stream text beyond this is cut from one call's `output`: about 10k tokens, well below the 25k ceiling. */
+export const MAX_OUTPUT_CHARS = 40_000;
 
 /** What gdb said during one call (or between two calls): stream text and the last stop. */
 export class CallCollector {
@@ -26,9 +26,20 @@ export class CallCollector {
     this.stopped = results;
   }
 
-  take(): { output: string; truncated: boolean; stopped?: MiTuple } {
+  /** What was said; `command` (the call's own) picks the hint for narrowing a cut listing. */
+  take(command = ''): { output: string; truncated: boolean; stopped?: MiTuple } {
     let output = this.chunks.join('');
-    if (this.cut) output += `\n[debugkit: output truncated at ${MAX_OUTPUT_CHARS} characters; narrow the command, e.g. print a member or use x/N with a smaller N]\n`;
+    if (this.cut) output += `\n[debugkit: output truncated at ${MAX_OUTPUT_CHARS} characters; ${narrowingHint(command)}]\n`;
     return { output, truncated: this.cut, stopped: this.stopped };
   }
+}
+
+/** How to ask for less: symbol listings take a regular expression, values a member or a count. */
+export function narrowingHint(command: string): string {
+  const listing = /^\s*(?:-interpreter-exec\s+console\s+")?i(?:n|nf|nfo)?\s+(fu\w*|va\w*|ty\w*|mo\w*|sh\w*|sources?|sym\w*)/.exec(command);
+  if (listing) {
+    const what = listing[1]!.startsWith('fu') ? 'functions' : listing[1]!.startsWith('va') ? 'variables' : listing[1]!.startsWith('ty') ? 'types' : listing[1]!;
+    return `narrow the listing with a regular expression, e.g. "info ${what} REGEX" ("info ${what} ^parse_" lists names that start with parse_)`;
+  }
+  return 'narrow the command, e.g. print a member or use x/N with a smaller N';
 }

@@ -23,6 +23,7 @@ class GdbToolset implements Toolset {
     this.registry = new SessionRegistry<GdbSession>({
       kind: 'gdb session',
       maxSessions: env.config.maxSessions,
+      maxSessionsTotal: env.config.maxSessionsTotal,
       onExpire: (info) => env.log.info(`gdb session ${info.id} closed after ${info.timeoutMs / 1000} s idle`),
     });
     this.ctx = {

@@ -1,12 +1,14 @@
 import type { Readable } from 'node:stream';
 import { DebugkitError } from '../../core/errors.js';
-import { spawnChild, terminate, type OwnedChild } from '../../core/process.js';
-import { OutputRing } from '../../core/ring.js';
+import { killProcessGroup, spawnChild, terminate, type OwnedChild } from '../../core/process.js';
+import { OutputRing, readPage, readTail, type RingPage } from '../../core/ring.js';
 import type { SessionResource } from '../../core/sessions.js';
 import { MiConnection, quoteMiString, type ResultRecord } from './mi/connection.js';
 import type { MiRecord, MiTuple } from './mi/parser.js';
+import { boundPromise, waitBounded } from '../../core/wait.js';
 import { toMiCommand } from './command.js';
 import { CallCollector } from './collector.js';
+import { checkCommand, isAttachCommand, isDetachCommand, type GdbPolicy } from './policy.js';
 
 export type TargetState = 'not started' | 'running' | 'stopped' | 'exited';
 
@@ -19,18 +21,23 @@ export interface GdbSessionOptions {
   replyTimeoutMs: number;
   /** Called once if gdb exits while the session is still open. */
   onEngineExit?: (message: string) => void;
+  /** What commands may reach beyond the debugger; omitted: everything (internal use). */
+  policy?: Omit<GdbPolicy, 'cwd' | 'ownPids'>;
 }
 
 export interface CallOptions {
   /** How long to wait for a resumed target to stop before answering "running". */
   waitMs: number;
   signal?: AbortSignal;
+  /** debugkit's own commands (loading the program from open): not checked against the policy. */
+  trusted?: boolean;
 }
 
 export interface ProgramOutput {
   stdout: string;
   stderr: string;
   truncated: boolean;
+  hint?: string;
 }
 
 export interface CallOutcome {
@@ -65,6 +72,14 @@ export class GdbSession implements SessionResource {
   private delivered = { stdout: 0, stderr: 0 };
   private disposed = false;
   private exitMessage: string | undefined;
+  /** Inferior pids by thread group ("i1"), and which of them were attached rather than started. */
+  private readonly inferiors = new Map<string, { pid: number; attached: boolean }>();
+  /** Every pid this session started (attaching back to one is not "another process"). */
+  private readonly ownPids = new Set<number>();
+  private attaching = false;
+  private notes: string[] = [];
+  /** The command of the call in flight, for hints when its output is cut. */
+  private command = '';
 
   private constructor(
     private readonly proc: OwnedChild,
@@ -72,7 +87,12 @@ export class GdbSession implements SessionResource {
     private readonly options: GdbSessionOptions,
   ) {
     mi.on('record', (record) => this.onRecord(record));
-    mi.on('close', (err) => this.onEngineGone(err.message));
+    // gdb's output closing and gdb exiting come close together: the exit says how it died.
+    mi.on('close', () => {
+      void boundPromise(proc.exited, { timeoutMs: 1000 }).then((o) => {
+        this.onEngineGone(o.kind === 'value' ? describeExit(o.value) : 'gdb closed its output');
+      });
+    });
     for (const [fd, ring] of [[3, this.programStdout], [4, this.programStderr]] as const) {
       const stream = proc.child.stdio[fd] as Readable;
       stream.setEncoding('utf8');
@@ -80,9 +100,7 @@ export class GdbSession implements SessionResource {
     }
     proc.child.stderr?.setEncoding('utf8');
     proc.child.stderr?.on('data', (text: string) => this.collector.addOutput(text));
-    void proc.exited.then(({ code, signal }) => {
-      this.onEngineGone(`gdb exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`})`);
-    });
+    void proc.exited.then((exit) => this.onEngineGone(describeExit(exit)));
   }
 
   static async start(options: GdbSessionOptions): Promise<GdbSession> {
@@ -128,19 +146,25 @@ export class GdbSession implements SessionResource {
     const run = this.queue.then(async () => {
       this.assertAlive();
       if (this.state === 'running') await this.waitForStop(this.stops, options);
+      this.assertAlive();
       return this.finish({ class: 'done' });
     });
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  readProgramOutput(stream: 'stdout' | 'stderr', cursor: number, maxChars: number) {
-    return (stream === 'stdout' ? this.programStdout : this.programStderr).read(cursor, maxChars);
+  /** A page of the program's output; a negative cursor counts back from the end. */
+  readProgramOutput(stream: 'stdout' | 'stderr', cursor: number, maxChars: number): RingPage {
+    return readPage(stream === 'stdout' ? this.programStdout : this.programStderr, cursor, maxChars);
   }
 
   async dispose(reason: string): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    // An attached process is left as it was found: running, without gdb.
+    if (!this.exitMessage && !this.mi.isClosed && [...this.inferiors.values()].some((i) => i.attached)) {
+      await this.mi.send('-target-detach', 5000).catch(() => undefined);
+    }
     this.exitMessage ??= `the session was closed (${reason})`;
     this.mi.close(new DebugkitError('SESSION_CLOSED', `the gdb session ended: ${reason}`));
     this.releaseStopWaiters();
@@ -149,60 +173,85 @@ export class GdbSession implements SessionResource {
 
   private async runCall(command: string, options: CallOptions): Promise<CallOutcome> {
     this.assertAlive();
+    if (this.options.policy && !options.trusted) checkCommand(command, { ...this.options.policy, cwd: this.options.cwd, ownPids: this.ownPids });
     const { mi, interrupt } = toMiCommand(command);
+    this.command = command;
     const wasRunning = this.state === 'running';
+    const attach = isAttachCommand(command);
+    const detach = isDetachCommand(command);
+    const launchedBefore = [...this.inferiors.values()].filter((i) => !i.attached).map((i) => i.pid);
     // Stops are counted, not just flagged: "^running" and "*stopped" can arrive in one chunk, so
     // the stop may be handled before this call even sees the reply.
     const stopsBefore = this.stops;
-    const reply = await this.send(mi, options.signal);
+    this.attaching = attach;
+    let reply: ResultRecord;
+    try {
+      reply = await this.send(mi, options.signal);
+    } finally {
+      this.attaching = false;
+    }
     if (reply.resultClass === 'error') {
       const msg = String(reply.results.msg ?? 'gdb reported an error');
       const hint = this.state === 'running'
         ? ' (the target is running: send "-exec-interrupt" to stop it, or gdb_wait to wait for it to stop)'
         : '';
+      // What gdb printed before it failed (a partial listing, a warning) belongs to the error.
+      // gdb echoes the message on its log stream too: keep what came before it.
+      let printed = this.collector.take().output.trimEnd();
       this.collector = new CallCollector();
-      throw new DebugkitError('INVALID_ARGUMENT', msg + hint);
+      if (printed.endsWith(msg)) printed = printed.slice(0, -msg.length).trimEnd();
+      throw new DebugkitError('INVALID_ARGUMENT', (printed ? `${printed}\n` : '') + msg + hint);
     }
     if (reply.resultClass === 'exit') {
       return this.finish({ class: 'exit' });
     }
-    if (reply.resultClass === 'running' || (interrupt && wasRunning)) {
+    if (reply.resultClass === 'running' || (interrupt && wasRunning) || attach) {
       if (this.stops === stopsBefore) {
-        this.state = 'running';
-        await this.waitForStop(stopsBefore, options);
+        if (!attach) this.state = 'running';
+        await this.waitForStop(stopsBefore, options, attach);
       }
+      this.assertAlive();
       // What the program wrote before stopping is already in its pipe; let one poll phase read it.
       await new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
     }
+    if (detach) this.afterDetach(launchedBefore);
     return this.finish({ class: reply.resultClass, ...reply.results });
+  }
+
+  /** A program gdb started does not outlive its detach (nobody would own it); an attached one does. */
+  private afterDetach(launchedBefore: number[]): void {
+    for (const pid of launchedBefore) {
+      if ([...this.inferiors.values()].some((i) => i.pid === pid)) continue;
+      killProcessGroup(pid);
+      this.notes.push(`[debugkit: process ${pid} was started by this session, so it was ended at detach rather than left running without an owner]`);
+    }
   }
 
   private async send(command: string, signal?: AbortSignal): Promise<ResultRecord> {
     const reply = this.mi.send(command, this.options.replyTimeoutMs);
     if (!signal) return reply;
-    return abortable(reply, signal);
+    const outcome = await boundPromise(reply, { timeoutMs: this.options.replyTimeoutMs + 1000, signal });
+    if (outcome.kind === 'value') return outcome.value;
+    if (outcome.kind === 'aborted') throw new DebugkitError('CANCELLED', 'the call was cancelled; gdb may still finish the command');
+    return reply;
   }
 
   /** Waits until a stop newer than `stopsBefore` arrives, the bound passes, or the call is cancelled. */
-  private async waitForStop(stopsBefore: number, { waitMs, signal }: CallOptions): Promise<void> {
-    if (this.stops !== stopsBefore || this.state !== 'running' || waitMs <= 0 || signal?.aborted) return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        this.stopWaiters = this.stopWaiters.filter((w) => w !== done);
-        resolve();
-      };
-      const timer = setTimeout(done, waitMs);
-      signal?.addEventListener('abort', done, { once: true });
-      this.stopWaiters.push(done);
-    });
+  private async waitForStop(stopsBefore: number, { waitMs, signal }: CallOptions, force = false): Promise<void> {
+    if (this.stops !== stopsBefore || (!force && this.state !== 'running') || waitMs <= 0) return;
+    await waitBounded<void>((settle) => {
+      const waiter = () => settle();
+      this.stopWaiters.push(waiter);
+      return () => (this.stopWaiters = this.stopWaiters.filter((w) => w !== waiter));
+    }, { timeoutMs: waitMs, signal });
   }
 
   private finish(result: CallOutcome['result']): CallOutcome {
-    const collected = this.collector.take();
+    const collected = this.collector.take(this.command);
+    this.command = '';
     this.collector = new CallCollector();
-    const outcome: CallOutcome = { result, output: collected.output, state: this.state };
+    const notes = this.notes.splice(0).map((n) => `${n}\n`).join('');
+    const outcome: CallOutcome = { result, output: collected.output + notes, state: this.state };
     if (collected.truncated) outcome.truncated = true;
     if (collected.stopped) outcome.stopped = collected.stopped;
     const programOutput = this.takeProgramOutput();
@@ -211,13 +260,21 @@ export class GdbSession implements SessionResource {
   }
 
   private takeProgramOutput(): ProgramOutput | undefined {
-    const out = this.programStdout.read(this.delivered.stdout, PROGRAM_OUTPUT_PER_CALL);
-    const err = this.programStderr.read(this.delivered.stderr, PROGRAM_OUTPUT_PER_CALL);
-    const truncated = out.dropped || err.dropped || out.cursor < this.programStdout.end || err.cursor < this.programStderr.end;
-    // Whatever did not fit stays readable through gdb_program_output; the next call starts after it.
-    this.delivered = { stdout: this.programStdout.end, stderr: this.programStderr.end };
+    // When there is more than fits, the end is kept: that is where a failure shows.
+    const out = readTail(this.programStdout, this.delivered.stdout, PROGRAM_OUTPUT_PER_CALL);
+    const err = readTail(this.programStderr, this.delivered.stderr, PROGRAM_OUTPUT_PER_CALL);
+    const from = { stdout: this.delivered.stdout, stderr: this.delivered.stderr };
+    this.delivered = { stdout: out.end, stderr: err.end };
     if (!out.text && !err.text) return undefined;
-    return { stdout: out.text, stderr: err.text, truncated };
+    const truncated = out.skipped > 0 || err.skipped > 0;
+    const result: ProgramOutput = { stdout: out.text, stderr: err.text, truncated };
+    if (truncated) {
+      const cut = [out.skipped > 0 ? `stdout (${out.skipped} characters, cursor ${from.stdout})` : '', err.skipped > 0 ? `stderr (${err.skipped} characters, cursor ${from.stderr})` : '']
+        .filter(Boolean)
+        .join(' and ');
+      result.hint = `only the last ${PROGRAM_OUTPUT_PER_CALL} characters of each stream are shown; the start of ${cut} is readable with gdb_program_output {"cursor": N}`;
+    }
+    return result;
   }
 
   private onRecord(record: MiRecord): void {
@@ -238,7 +295,7 @@ export class GdbSession implements SessionResource {
         }
         return;
       case 'notify':
-        if (record.asyncClass === 'thread-group-exited' && this.state !== 'running') this.state = 'exited';
+        this.onNotify(record.asyncClass, record.results);
         return;
       case 'unknown':
         // Not MI: something wrote to gdb's terminal directly (a debuggee started outside the wrapper).
@@ -246,6 +303,23 @@ export class GdbSession implements SessionResource {
         return;
       default:
         return;
+    }
+  }
+
+  private onNotify(asyncClass: string, results: MiTuple): void {
+    const group = String(results.id ?? '');
+    if (asyncClass === 'thread-group-started') {
+      const pid = Number(results.pid);
+      this.inferiors.set(group, { pid, attached: this.attaching });
+      if (!this.attaching) this.ownPids.add(pid);
+    }
+    if (asyncClass === 'thread-group-exited') {
+      const inferior = this.inferiors.get(group);
+      this.inferiors.delete(group);
+      if (inferior?.attached) {
+        this.notes.push(`[debugkit: process ${inferior.pid} was attached, not started by this session: it is left running as it was found]`);
+      }
+      if (this.state !== 'running') this.state = 'exited';
     }
   }
 
@@ -270,11 +344,6 @@ export class GdbSession implements SessionResource {
   }
 }
 
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new DebugkitError('CANCELLED', 'the call was cancelled'));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new DebugkitError('CANCELLED', 'the call was cancelled; gdb may still finish the command'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
+function describeExit({ code, signal }: { code: number | null; signal: NodeJS.Signals | null }): string {
+  return `gdb exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`})`;
 }

@@ -32,6 +32,7 @@ export class PythonService {
     this.registry = new SessionRegistry<PythonSession>({
       kind: 'python session',
       maxSessions: config.maxSessions,
+      maxSessionsTotal: config.maxSessionsTotal,
       onExpire: (info) => log.info(`python session ${info.id} closed after ${info.timeoutMs / 1000} s idle`),
     });
   }

@@ -40,6 +40,7 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
           cwd,
           execWrapper: ctx.execWrapper,
           replyTimeoutMs: 60_000,
+          policy: { root, allowShell: ctx.config.gdb.allowShell, allowAttach: ctx.config.gdb.allowAttach },
           onEngineExit: (message) => {
             ctx.log.warn(`gdb session ${id}: ${message}`);
             call.client.notify('warning', `gdb session ${id}: ${message}`);
@@ -61,7 +62,7 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
 }
 
 async function load(session: GdbSession, program: string, args: string[]): Promise<void> {
-  const opts = { waitMs: 0 };
+  const opts = { waitMs: 0, trusted: true };
   try {
     await session.call(`-file-exec-and-symbols ${quoteMiString(program)}`, opts);
     if (args.length > 0) await session.call(`-exec-arguments ${args.map(shellQuote).join(' ')}`, opts);

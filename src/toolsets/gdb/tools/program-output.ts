@@ -6,14 +6,20 @@ import { sessionId } from './schemas.js';
 const input = {
   id: sessionId,
   stream: z.enum(['stdout', 'stderr']).default('stdout'),
-  cursor: z.number().int().min(0).default(0).describe('Position to read from: 0 for the oldest kept text, or the cursor a previous read returned'),
+  cursor: z
+    .number()
+    .int()
+    .default(0)
+    .describe('Position to read from: 0 for the oldest kept text, the cursor a previous read returned, or negative to count back from the end (-2000: the last 2,000 characters)'),
+  tail: z.number().int().min(1).max(100_000).optional().describe('Read the last N characters instead (same as cursor -N)'),
   max_chars: z.number().int().min(1).max(100_000).default(16_000),
 };
 const output = {
   text: z.string(),
   cursor: z.number().describe('Pass this as cursor to read only newer output'),
+  end: z.number().describe('The end of the output so far: the cursor of a reader that is up to date'),
   dropped: z.boolean().describe('True when older output than the cursor was already dropped (the last 1 MiB is kept)'),
-  more: z.boolean().describe('True when more output is available after this read'),
+  more: z.boolean().describe('True when more output is available after this read (read again from cursor)'),
 };
 
 export function programOutputTool(ctx: GdbContext): ToolSpec<typeof input, typeof output> {
@@ -21,16 +27,15 @@ export function programOutputTool(ctx: GdbContext): ToolSpec<typeof input, typeo
     name: 'gdb_program_output',
     title: "Read the program's output",
     description:
-      "Reads the debuggee's own stdout or stderr (kept apart from GDB's output; the last 1 MiB of each) from a cursor. " +
+      "Reads the debuggee's own stdout or stderr (kept apart from GDB's output; the last 1 MiB of each) from a cursor, " +
+      'or its end with `tail` (or a negative cursor). Every answer gives the `end` cursor and whether there is `more`. ' +
       'Note: a C program writing to a pipe buffers stdout until it flushes or exits.',
     input,
     output,
     annotations: { readOnlyHint: true, openWorldHint: false },
     async run(args, call) {
       const session = ctx.registry.get(call.client.owner, args.id);
-      const read = session.readProgramOutput(args.stream, args.cursor, args.max_chars);
-      const end = session.readProgramOutput(args.stream, read.cursor, 1);
-      return { ...read, more: end.text.length > 0 };
+      return session.readProgramOutput(args.stream, args.tail !== undefined ? -args.tail : args.cursor, args.max_chars);
     },
   };
 }

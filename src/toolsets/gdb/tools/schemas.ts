@@ -9,7 +9,7 @@ export const callOutput = {
   state: z.enum(['not started', 'running', 'stopped', 'exited']).describe('The target program after the command'),
   stopped: z.record(z.string(), z.unknown()).optional().describe('The *stopped record (reason, frame, ...) if the target stopped'),
   program_output: z
-    .object({ stdout: z.string(), stderr: z.string(), truncated: z.boolean() })
+    .object({ stdout: z.string(), stderr: z.string(), truncated: z.boolean(), hint: z.string().optional() })
     .optional()
     .describe("The debuggee's own output since the previous call (more with gdb_program_output)"),
   truncated: z.boolean().optional().describe('True when output was cut to keep the result small'),

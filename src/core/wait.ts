@@ -1,0 +1,69 @@
+/**
+ * The one bounded wait: for a promise or an event, with a timeout, an optional AbortSignal, and
+ * cleanup of the timer and listeners whichever way it ends. It never rejects on timeout or abort;
+ * the caller decides what those mean (an error, "still running", a pause).
+ */
+export type WaitOutcome<T> = { kind: 'value'; value: T } | { kind: 'timeout' } | { kind: 'aborted' };
+
+export interface BoundOptions {
+  /** How long to wait; <= 0 gives up at once unless the value is already there. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/** setTimeout fires at once for larger delays, which would turn a long bound into none. */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/**
+ * Waits until `subscribe` calls `settle`, the bound passes, or `signal` aborts. `subscribe` may
+ * return a cleanup (remove a listener); it runs exactly once, after the outcome is decided.
+ */
+export function waitBounded<T>(
+  subscribe: (settle: (value: T) => void) => (() => void) | void,
+  { timeoutMs, signal }: BoundOptions,
+): Promise<WaitOutcome<T>> {
+  return new Promise((resolve) => {
+    let done = false;
+    let cleanup: (() => void) | void;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (outcome: WaitOutcome<T>) => {
+      if (done) return;
+      done = true;
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      // The subscription may settle synchronously, before it returned its cleanup.
+      queueMicrotask(() => cleanup?.());
+      resolve(outcome);
+    };
+    const onAbort = () => finish({ kind: 'aborted' });
+    if (signal?.aborted) return finish({ kind: 'aborted' });
+    signal?.addEventListener('abort', onAbort, { once: true });
+    cleanup = subscribe((value) => finish({ kind: 'value', value }));
+    if (done) return;
+    if (timeoutMs <= 0) return finish({ kind: 'timeout' });
+    timer = setTimeout(() => finish({ kind: 'timeout' }), Math.min(timeoutMs, MAX_TIMEOUT_MS));
+    timer.unref();
+  });
+}
+
+/** A promise, bounded: its value, or "timeout", or "aborted". A rejection of `promise` rejects. */
+export function boundPromise<T>(promise: Promise<T>, options: BoundOptions): Promise<WaitOutcome<T>> {
+  let failed: { err: unknown } | undefined;
+  const outcome = waitBounded<T | typeof FAILED>((settle) => {
+    promise.then(settle, (err: unknown) => {
+      failed = { err };
+      settle(FAILED);
+    });
+  }, options);
+  return outcome.then((o) => {
+    if (failed) throw failed.err;
+    return o as WaitOutcome<T>;
+  });
+}
+
+const FAILED: unique symbol = Symbol('failed');
+
+/** Sleeps `ms` (unref'd: never keeps the process alive), or less if `signal` aborts. */
+export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  await waitBounded(() => undefined, { timeoutMs: ms, signal });
+}

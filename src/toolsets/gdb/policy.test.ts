@@ -1,0 +1,130 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkCommand, isAttachCommand, isDetachCommand, type GdbPolicy } from './policy.js';
+
+const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'debugkit-policy-')));
+mkdirSync(path.join(root, 'sub'));
+const closed: GdbPolicy = { root, cwd: root, allowShell: false, allowAttach: false, ownPids: new Set([4242]) };
+const open: GdbPolicy = { ...closed, allowShell: true, allowAttach: true };
+
+function verdict(command: string, policy = closed): string {
+  try {
+    checkCommand(command, policy);
+    return 'allowed';
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+const SHELL = [
+  'shell id', 'she id', 'shel id', '!id', '! id', 'pipe print 1 | sh', 'pip p 1 | sh', '| p 1 | sh', '|p 1|sh',
+  'python import os', 'py import os', 'pyt import os', 'pi', 'python-interactive', 'PYTHON import os',
+  'guile (system "id")', 'gu 1', 'guile-repl', 'gr', 'source /tmp/x.gdb', 'sou x.gdb', 'so x', 'eval "shell id"', 'ev "she"',
+  'make', 'mak all', 'edit main', 'compile code system("id")', 'define evil', 'def evil', 'document x', 'commands 1',
+  'comm', 'if 1', 'while 1', 'alias x = shell', 'cd /', 'cd sub', 'target remote | sh -c id', 'tar ext :1234',
+  'targ remote 10.0.0.1:1', 'new-ui mi /dev/pts/1', 'interpreter-exec console "shell id"', 'maintenance print msymbols /tmp/x',
+  'mt print x', 'jit-reader-load /tmp/x.so', 'add-auto-load-safe-path /', 'remote put /etc/passwd x', 'load',
+  'thread apply all shell id', 't a all she id', 'thread apply 1-3 -q python 1', 'frame apply all -s shell id',
+  'f apply level 1 py 1', 'faas shell id', 'taas -q shell id', 'tfaas !id', 'with print pretty -- shell id',
+  'w print pretty -- python 1', 'thread apply all thread apply all shell id',
+  'set exec-wrapper /bin/sh -c id', 'set startup-with-shell on', 'set auto-load safe-path /', 'set debuginfod enabled on',
+  'set sysroot /', 'set data-directory /tmp', 'set python print-stack full', 'set remote exec-file /bin/sh',
+  'run $(id)', 'run `id`', 'r ; id', 'run | tee /tmp/x', 'run > /tmp/out', 'start $(id)', 'starti && id',
+  'set args $(id)', 'set ar `id`',
+  '-interpreter-exec console "shell id"', '-interpreter-exec console "python import os"', '-interpreter-exec mi "-interpreter-exec console \\"shell id\\""',
+  '-interpreter-exec guile "x"', '-break-commands 1 "shell id"', '-break-commands 1 "print x" "py 1"', '-gdb-set exec-wrapper sh',
+  '-gdb-set startup-with-shell on', '-environment-cd /', '-target-select remote | sh', '-target-file-get /etc/passwd x',
+  '-exec-arguments $(id)', '-gdb-set --thread 1 exec-wrapper sh', '12-interpreter-exec console "shell id"', '-interpreter-exec --thread 1 console "she id"',
+];
+
+const FILES = [
+  'dump memory /tmp/x 0 10', 'dump binary value /tmp/x y', 'append binary memory /tmp/x 0 1', 'restore /etc/passwd binary 0',
+  'save breakpoints /tmp/x', 'gcore /tmp/core', 'generate-core-file /tmp/core', 'tsave /tmp/t', 'record save /tmp/r',
+  'file /bin/sh', 'exec-file /bin/bash', 'symbol-file /usr/lib/x', 'core-file /tmp/core', 'add-symbol-file /x 0',
+  'directory /etc', 'dir /etc:/root', 'tty /dev/pts/0', 'add-inferior -exec /bin/sh', 'set logging file /tmp/log',
+  'set logg f /tmp/log', 'set history filename /root/.x', 'set cwd /', 'set inferior-tty /dev/tty', 'dump memory ../x 0 1',
+  'with logging file /tmp/x -- print 1', '-gdb-set logging file /tmp/x', '-file-exec-and-symbols /bin/sh',
+  '-environment-directory /etc', 'file ~/x', 'dump memory sub/../../x 0 1',
+];
+
+const ALLOWED = [
+  'break main', 'b main', 'run', 'r', 'run arg1 arg2', 'run &', 'c', 'continue', 'next', 'n', 's', 'step', 'p x', 'print x + 1',
+  'bt', 'info locals', 'i r', 'info functions', 'x/4x &x', 'finish', 'frame 1', 'f 0', 'thread 1', 'thread apply all bt',
+  'frame apply all p x', 'faas p x', 'with print pretty -- p s', 'set var x = 3', 'set print pretty on', 'set logging on',
+  'set logging file log.txt', 'dump memory out.bin 0 10', 'save breakpoints sub/bp.txt', 'record', 'record full',
+  'record stop', 'file prog', 'display x', 'delete 1', 'd 1', 'do', 'down', 'info sharedlibrary', 'show version',
+  'disassemble main', 'detach', 'kill', 'attach 4242', 'list main', 'l', 'j 10', 'ptype x', 'watch x', 'tbreak f',
+  '-break-insert main', '-exec-run', '-exec-continue', '-stack-list-frames', '-data-evaluate-expression x',
+  '-interpreter-exec console "bt"', '-break-commands 1 "print x" "continue"', '-gdb-set print pretty on',
+  '-exec-arguments a b c', '-file-exec-and-symbols prog', 'set args a b', 'echo hi\\n', 'printf "%d\\n", 1', 'call f(1)',
+];
+
+describe('gdb command policy (closed: the HTTP default)', () => {
+  it.each(SHELL)('refuses %j, naming --allow-gdb-shell', (command) => {
+    const message = verdict(command);
+    expect(message).toMatch(/^refused: /);
+    expect(message).toContain('--allow-gdb-shell');
+  });
+
+  it.each(FILES)('refuses %j (a host path outside the root), naming --allow-gdb-shell', (command) => {
+    const message = verdict(command);
+    expect(message).toMatch(/^refused: .*outside the workspace root/);
+    expect(message).toContain('--allow-gdb-shell');
+  });
+
+  it.each(ALLOWED)('allows %j', (command) => {
+    expect(verdict(command)).toBe('allowed');
+  });
+
+  it.each(['attach 1', 'att 1', 'at 1', '-target-attach 1', '-interpreter-exec console "attach 1"', 'thread apply all attach 1'])(
+    'refuses %j, naming --allow-attach',
+    (command) => {
+      const message = verdict(command);
+      expect(message).toMatch(/^refused: .*attach/);
+      expect(message).toContain('--allow-attach');
+    },
+  );
+
+  it.each(['quit', 'q', 'exit', 'qui', '-gdb-exit', '-interpreter-exec console "quit"'])('refuses %j with "use close", even when open', (command) => {
+    expect(verdict(command, open)).toMatch(/use the close tool/);
+  });
+
+  it('allows everything but quit with --allow-gdb-shell and --allow-attach', () => {
+    for (const command of [...SHELL, ...FILES, 'attach 1', '-target-attach 1']) expect(verdict(command, open)).toBe('allowed');
+  });
+
+  it('recognises attach and detach spellings', () => {
+    expect(['attach 1', 'att 1', '-target-attach 1', '5-target-attach 1'].every(isAttachCommand)).toBe(true);
+    expect(['break attach', 'p attach', '-target-detach'].some(isAttachCommand)).toBe(false);
+    expect(['detach', 'det', 'deta', '-target-detach'].every(isDetachCommand)).toBe(true);
+    expect(['delete', 'de', 'display'].some(isDetachCommand)).toBe(false);
+  });
+});
+
+describe('the classifier resolves command words as the real gdb does', () => {
+  // Every prefix of a command the policy restricts: gdb must resolve it to that command, call it
+  // ambiguous, or resolve it to a command the policy knows is harmless (allowed above).
+  const gdbHelp = (word: string) =>
+    execFileSync('gdb', ['-nx', '-batch', '-ex', `help ${word}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split('\n')[0]!;
+
+  it('no prefix of shell, python, pipe, source, eval, define, attach or quit reaches gdb as something else', () => {
+    const restricted = ['shell', 'pipe', 'python', 'source', 'eval', 'define', 'attach', 'quit', 'target', 'guile', 'make'];
+    for (const name of restricted) {
+      for (let n = 1; n <= name.length; n++) {
+        const word = name.slice(0, n);
+        const refused = verdict(`${word} 1`) !== 'allowed';
+        let help: string;
+        try {
+          help = gdbHelp(word);
+        } catch (err) {
+          help = String((err as { stderr?: string }).stderr ?? err);
+        }
+        // gdb's answer for a word the policy lets through must not be the restricted command.
+        if (!refused) expect({ word, help }).not.toEqual({ word, help: gdbHelp(name) });
+      }
+    }
+  });
+});
