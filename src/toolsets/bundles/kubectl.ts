@@ -1,5 +1,5 @@
 import { spawnChild, terminate } from '../../core/process.js';
-import { checkKubectlArgs, hasOutputFlag, splitCommand } from './command.js';
+import { parseCommand } from './command.js';
 import { BundleError } from './errors.js';
 
 /** Most output in one answer (about 25k tokens is the ceiling for one answer). */
@@ -26,8 +26,8 @@ export interface KubectlResult {
 
 /** Runs one read-only kubectl command against the bundle's API server, bounded in time and output. */
 export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
-  const { args, verb } = checkKubectlArgs(splitCommand(req.command));
-  const argv = req.jsonOutput && verb === 'get' && !hasOutputFlag(args) ? [...args, '-o', 'json'] : args;
+  const policy = parseCommand(req.command);
+  const argv = req.jsonOutput && policy.verb === 'get' && policy.output === undefined ? [...policy.argv, '-o', 'json'] : policy.argv;
   const started = Date.now();
   const proc = await spawnChild(req.kubectl, argv, {
     stdio: ['ignore', 'pipe', 'pipe'],
