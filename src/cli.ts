@@ -26,6 +26,7 @@ function commonOptions(cmd: Command): Command {
     .option('--gdb <path>', 'gdb binary', 'gdb')
     .option('--bundle-dir <dir>', 'where support bundles are extracted and kept (default: ~/.cache/debugkit/bundles)')
     .option('--kubectl <path>', 'kubectl binary for the bundles toolset', 'kubectl')
+    .option('--bundle-url-host <host>', 'a host bundle URLs may be downloaded from, with its subdomains (repeatable; default: replicated.com); a loopback or private address only from a host listed exactly, e.g. 127.0.0.1:8080', (v: string, all: string[] = []) => [...all, v])
     .addOption(new Option('--log-level <level>', 'stderr log verbosity').choices(['error', 'warn', 'info', 'debug']).default('info'));
 }
 
@@ -36,6 +37,7 @@ interface CommonOpts {
   gdb: string;
   bundleDir?: string;
   kubectl: string;
+  bundleUrlHost?: string[];
   logLevel: Config['logLevel'];
 }
 
@@ -48,6 +50,7 @@ function baseConfig(opts: CommonOpts): Config {
   });
   config.gdb.path = opts.gdb;
   config.bundles = { dir: opts.bundleDir ?? config.bundles.dir, kubectl: opts.kubectl };
+  if (opts.bundleUrlHost) config.bundles.urlHosts = opts.bundleUrlHost;
   return config;
 }
 
