@@ -31,6 +31,7 @@ function commonOptions(cmd: Command): Command {
     .option('--gdb <path>', 'gdb binary', 'gdb')
     .option('--bundle-dir <dir>', 'where support bundles are extracted and kept (default: ~/.cache/debugkit/bundles)')
     .option('--kubectl <path>', 'kubectl binary for the bundles toolset', 'kubectl')
+    .option('--bundle-url-host <host>', 'a host bundle URLs may be downloaded from, with its subdomains (repeatable; default: replicated.com); a loopback or private address only from a host listed exactly, e.g. 127.0.0.1:8080', (v: string, all: string[] = []) => [...all, v])
     .addOption(new Option('--log-level <level>', 'stderr log verbosity').choices(['error', 'warn', 'info', 'debug']).default('info'))
     .option('--max-result-tokens <n>', 'ceiling for one tool result, in tokens (larger answers are cut and flagged)', intArg('--max-result-tokens', 1000, 1_000_000), 25_000);
 }
@@ -45,6 +46,7 @@ interface CommonOpts {
   gdb: string;
   bundleDir?: string;
   kubectl: string;
+  bundleUrlHost?: string[];
   logLevel: Config['logLevel'];
   maxResultTokens: number;
 }
@@ -61,6 +63,7 @@ function baseConfig(opts: CommonOpts, permissive = true): Config {
   config.maxSessionsTotal = opts.maxSessionsTotal;
   config.gdb = { path: opts.gdb, allowShell: opts.allowGdbShell ?? permissive, allowAttach: opts.allowAttach ?? permissive };
   config.bundles = { dir: opts.bundleDir ?? config.bundles.dir, kubectl: opts.kubectl };
+  if (opts.bundleUrlHost) config.bundles.urlHosts = opts.bundleUrlHost;
   return config;
 }
 

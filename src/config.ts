@@ -38,6 +38,8 @@ export interface Config {
     /** Where support bundles are extracted and kept. */
     dir: string;
     kubectl: string;
+    /** Hosts bundle URLs may be downloaded from (and their subdomains); a private address only from a host listed exactly. Default: replicated.com. */
+    urlHosts?: string[];
   };
   /** Verbosity of the stderr log. */
   logLevel: 'error' | 'warn' | 'info' | 'debug';

@@ -1,13 +1,22 @@
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUNDLE_2025, BUNDLE_EMPTY, BUNDLE_K3S, fenced, podsInBundle } from './helpers/bundles.js';
+import { BUNDLE_2025 as FIXTURE_2025, BUNDLE_EMPTY as FIXTURE_EMPTY, BUNDLE_K3S as FIXTURE_K3S, fenced, podsInBundle } from './helpers/bundles.js';
 import { connectStdio, type TestClient } from './helpers/client.js';
 import { tempDir } from './helpers/programs.js';
 
 let dk: TestClient;
 let store: string;
 let root: string;
+
+// The workspace root holds the bundles: local sources must be inside it (or the store).
+const workspace = tempDir('debugkit-bundles-root-');
+for (const f of [FIXTURE_2025, FIXTURE_EMPTY, FIXTURE_K3S]) copyFileSync(f, path.join(workspace, path.basename(f)));
+const BUNDLE_2025 = path.join(workspace, path.basename(FIXTURE_2025));
+const BUNDLE_EMPTY = path.join(workspace, path.basename(FIXTURE_EMPTY));
+const BUNDLE_K3S = path.join(workspace, path.basename(FIXTURE_K3S));
 
 /** A tool call that must succeed: its text. */
 async function text(name: string, args: Record<string, unknown> = {}): Promise<string> {
@@ -31,7 +40,7 @@ const kubectl = async (command: string, extra: Record<string, unknown> = {}) => 
 
 beforeAll(async () => {
   store = tempDir('debugkit-bundles-');
-  dk = await connectStdio({ args: ['--bundle-dir', store, '--toolsets', 'bundles'] });
+  dk = await connectStdio({ root: workspace, args: ['--bundle-dir', store, '--toolsets', 'bundles'] });
 });
 afterAll(async () => {
   await dk?.close();
@@ -53,16 +62,63 @@ describe('bundles: before a bundle is open', () => {
   });
 
   it('refuses sources that are not bundles', async () => {
-    expect((await failure('initialize_bundle', { source: '/no/such/bundle.tar.gz' })).type).toBe('BundleNotFoundError');
+    expect((await failure('initialize_bundle', { source: 'no-such-bundle.tar.gz' })).type).toBe('BundleNotFoundError');
     const empty = await failure('initialize_bundle', { source: BUNDLE_EMPTY });
     expect(empty.type).toBe('BundleExtractionError');
-    const junk = path.join(tempDir(), 'junk.tar.gz');
+    const junk = path.join(workspace, 'junk.tar.gz');
     writeFileSync(junk, 'this is not gzip');
     const corrupt = await failure('initialize_bundle', { source: junk });
     expect(corrupt).toMatchObject({ type: 'BundleExtractionError', message: expect.stringMatching(/^Failed to extract bundle/) });
-    // The store lists what it holds, valid or not.
-    const listed = (await dk.tool('list_available_bundles')).structured.bundles;
-    expect(listed.find((b: { name: string }) => b.name === 'missing-version')).toMatchObject({ valid: false });
+    // A failed initialization leaves nothing behind in the store.
+    expect((await dk.tool('list_available_bundles')).structured.bundles).toEqual([]);
+    expect(readdirSync(store).filter((f) => !f.startsWith('.'))).toEqual([]);
+  });
+
+  it('takes local sources only inside the workspace root or the store, never a directory like /', async () => {
+    for (const source of ['/', '/etc', '/etc/passwd', '../', `../${path.basename(workspace)}-evil/x.tar.gz`, FIXTURE_2025, '~/.ssh', '/no/such/bundle.tar.gz']) {
+      const error = await failure('initialize_bundle', { source });
+      expect(error.type).toBe('SecurityError');
+      expect(error.message).toMatch(/is outside the workspace root .* and the bundle store/);
+    }
+    // A link inside the root that leads out of it is outside too.
+    symlinkSync('/etc', path.join(workspace, 'etc-link'));
+    expect((await failure('initialize_bundle', { source: 'etc-link' })).type).toBe('SecurityError');
+    expect(readdirSync(store).filter((f) => !f.startsWith('.'))).toEqual([]);
+  });
+
+  it('downloads only from allowed hosts, never from a loopback address unless that exact host is listed', async () => {
+    const body = readFileSync(FIXTURE_K3S);
+    const server = http.createServer((req, res) => {
+      if (req.url === '/redirect') return void res.writeHead(302, { Location: 'http://169.254.169.254/latest/meta-data/' }).end();
+      res.writeHead(200, { 'Content-Length': body.length }).end(body);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      // The default list (Replicated's hosts) does not include the local server.
+      const refused = await failure('initialize_bundle', { source: `http://127.0.0.1:${port}/support-bundle.tar.gz` });
+      expect(refused).toMatchObject({ type: 'SecurityError', message: expect.stringMatching(/Downloads from 127\.0\.0\.1:\d+ are not allowed: bundle URLs may come from replicated\.com/) });
+      const local = await connectStdio({ root: workspace, args: ['--bundle-dir', tempDir(), '--toolsets', 'bundles', '--bundle-url-host', `127.0.0.1:${port}`] });
+      try {
+        const ok = await local.tool('initialize_bundle', { source: `http://127.0.0.1:${port}/support-bundle.tar.gz` });
+        expect(ok.isError).toBe(false);
+        expect(ok.structured).toMatchObject({ name: 'support-bundle', reused: false });
+        const redirected = await local.tool('initialize_bundle', { source: `http://127.0.0.1:${port}/redirect` });
+        expect(redirected.isError).toBe(true);
+        expect(redirected.text).toMatch(/^SecurityError: .*Downloads from 169\.254\.169\.254 are not allowed/);
+      } finally {
+        await local.close();
+      }
+    } finally {
+      server.close();
+    }
+    expect(readdirSync(store).filter((f) => !f.startsWith('.'))).toEqual([]);
+  });
+
+  it('resolves relative sources against the workspace root, not the server\'s working directory', async () => {
+    const r = await dk.tool('initialize_bundle', { source: path.basename(BUNDLE_K3S) });
+    expect(r.isError).toBe(false);
+    expect(r.structured.source).toBe(BUNDLE_K3S);
   });
 });
 
@@ -97,8 +153,11 @@ describe('bundles: a real bundle, through the real kubectl', () => {
     expect(out).toMatch(/kube-system\s+coredns-ff8999cc5-6rpll\s+1\/1\s+Running\s+0\s+\d+m/);
   });
 
-  it('answers with JSON by default, and the contract metadata block', async () => {
-    const t = await text('kubectl', { command: 'get pods -n kube-system' });
+  it('answers with a table by default, and JSON when json_output is true as in the contract example', async () => {
+    const table = await dk.tool('kubectl', { command: 'get pods -n kube-system' });
+    expect(table.structured).toMatchObject({ json: false, truncated: false });
+    expect(table.text).toMatch(/^kubectl command executed successfully:\n```\nNAME\s+READY\s+STATUS/);
+    const t = await text('kubectl', { command: 'get pods -n kube-system', timeout: 30, json_output: true });
     expect(t).toMatch(/^kubectl command executed successfully:\n```json\n/);
     const list = JSON.parse(fenced(t));
     expect(list.items.map((p: { metadata: { name: string } }) => p.metadata.name)).toContain('coredns-ff8999cc5-6rpll');
@@ -107,19 +166,14 @@ describe('bundles: a real bundle, through the real kubectl', () => {
     expect(meta.duration_ms).toBeGreaterThan(0);
   });
 
-  it('keeps large JSON valid: compact when indented is too long, a note with the names when even that is', async () => {
-    const r = await dk.tool('kubectl', { command: 'get pods -A' });
+  it('keeps answers within budget: JSON too large for one answer becomes the item names and a hint', async () => {
+    const r = await dk.tool('kubectl', { command: 'get pods -A', json_output: true });
     expect(r.isError).toBe(false);
-    expect(r.structured.truncated).toBe(false);
-    expect(JSON.parse(r.structured.output).items.length).toBe(podsInBundle(root).length);
-    const all = await dk.tool('kubectl', { command: 'get all -A' });
-    if (all.structured.truncated) {
-      expect(all.structured.json).toBe(false);
-      expect(all.structured.output).toMatch(/^The JSON output is \d+ characters, over the 90000 an answer can hold\.\nItems \(\d+\):\n/);
-      expect(all.text).toMatch(/narrow the command/);
-    } else {
-      expect(() => JSON.parse(all.structured.output)).not.toThrow();
-    }
+    expect(r.structured).toMatchObject({ json: false, truncated: true });
+    expect(r.structured.output).toMatch(/^The JSON output is \d+ characters, over the 32000 an answer can hold\.\nItems \(\d+\):\n/);
+    expect(r.structured.output).toContain('\nkube-system/coredns-ff8999cc5-6rpll');
+    expect(r.text).toMatch(/get pod NAME -n NAMESPACE -o json/);
+    expect(r.text.length).toBeLessThan(40_000);
   });
 
   it('get deploy -o wide, describe, logs, label selectors', async () => {
@@ -153,6 +207,27 @@ describe('bundles: a real bundle, through the real kubectl', () => {
     }
     expect((await failure('kubectl', { command: 'get pods | grep x' })).message).toMatch(/pipes, redirections/);
     expect((await failure('kubectl', { command: 'get pods --server https://example.com' })).type).toBe('CommandNotSupportedError');
+  });
+
+  it('refuses spellings that would reach past the bundle, and runs the argv it rebuilt', async () => {
+    for (const [command, part] of [
+      ['get pods -shttps://127.0.0.1:1', "'-s' (in '-shttps://127.0.0.1:1')"],
+      ['get pods -As https://127.0.0.1:1', "'-s' (in '-As')"],
+      ['get pods -o go-template-file=/etc/passwd', 'go-template-file=/etc/passwd'],
+      ['get pods -ojsonpath-file=/etc/hostname', 'jsonpath-file=/etc/hostname'],
+      ['get pods --profile=cpu --profile-output=/tmp/dk-profile', "'--profile'"],
+      ['-n get delete pods', 'kubectl delete'],
+      ['get pods --kubeconfig=/etc/hosts', "'--kubeconfig'"],
+      ['logs coredns-ff8999cc5-6rpll -n kube-system --since=1h', "'--since'"],
+    ]) {
+      const error = await failure('kubectl', { command });
+      expect(error.type).toBe('CommandNotSupportedError');
+      expect(error.message).toContain(part);
+    }
+    const r = await dk.tool('kubectl', { command: '-nkube-system get pods -Ao=name' });
+    expect(r.isError).toBe(false);
+    expect(r.structured.metadata.command).toBe('kubectl get pods -n kube-system -A -o name');
+    expect(r.structured.output).toContain('pod/coredns-ff8999cc5-6rpll');
   });
 
   it('lists, reads and searches the bundle with the contract texts', async () => {
@@ -198,5 +273,20 @@ describe('bundles: a real bundle, through the real kubectl', () => {
     const out = await kubectl('get ns');
     expect(out.split('\n')[0]).toMatch(/^NAME\s+STATUS\s+AGE$/);
     expect(out).toMatch(/^kube-system\s+Active/m);
+  });
+
+  it('cuts a long log at its end, the newest lines, and says how to read the earlier ones', async () => {
+    const r = await dk.tool('kubectl', { command: 'logs nginx-deployment-7986654d4-ztx2g -c hello' });
+    expect(r.isError).toBe(false);
+    expect(r.structured.truncated).toBe(true);
+    expect(r.structured.output.endsWith('Hello from k3s (Evans Secret): Wed Dec 21 16:44:43 UTC 2022')).toBe(true);
+    expect(r.structured.output.length).toBeLessThanOrEqual(32_000);
+    const m = /Showing the last (\d+) of 4571 lines \(lines (\d+)-4571;.*read_file \{"path": "(\/cluster-resources\/pods\/logs\/default\/nginx-deployment-7986654d4-ztx2g\/hello\.log)", "start_line": 1, "end_line": (\d+)\}/.exec(r.text);
+    expect(m).not.toBeNull();
+    expect(Number(m![2])).toBe(Number(m![4]) + 1);
+    // The hint works as written: the line before the first one shown.
+    const before = await dk.tool('read_file', { path: m![3], start_line: Number(m![4]), end_line: Number(m![4]) });
+    expect(before.structured.content).toMatch(/^Hello from k3s/);
+    expect(r.structured.output.startsWith(before.structured.content)).toBe(false);
   });
 });

@@ -2,6 +2,7 @@ import type { McpServer } from '../../mcp/toolset.js';
 import type { Config } from '../../config.js';
 import { registerTool, typedErrorFormat, type ToolSpec } from '../../server/tools.js';
 import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../server/toolset.js';
+import { DEFAULT_BUNDLE_URL_HOSTS } from './store/fetch.js';
 import { BundleStore } from './store/store.js';
 import { grepFilesTool, listFilesTool, readFileTool } from './tools/files.js';
 import { initializeBundleTool } from './tools/initialize-bundle.js';
@@ -24,7 +25,8 @@ class BundlesToolset implements Toolset {
   private readonly workspace: BundleWorkspace;
 
   constructor(private readonly env: ToolsetEnv) {
-    this.workspace = new BundleWorkspace(new BundleStore(env.config.bundles.dir));
+    const { dir, urlHosts } = env.config.bundles;
+    this.workspace = new BundleWorkspace(new BundleStore(dir, { root: env.config.root, urls: { hosts: urlHosts ?? DEFAULT_BUNDLE_URL_HOSTS } }));
   }
 
   register(server: McpServer, client: ClientContext): void {

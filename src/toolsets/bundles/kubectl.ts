@@ -1,9 +1,10 @@
 import { spawnChild, terminate } from '../../core/process.js';
-import { checkKubectlArgs, hasOutputFlag, splitCommand } from './command.js';
+import { parseCommand } from './command.js';
+import type { KubectlCommand } from './kubectl-policy.js';
 import { BundleError } from './errors.js';
 
-/** Most output in one answer (about 25k tokens is the ceiling for one answer). */
-const MAX_OUTPUT_CHARS = 90_000;
+/** Most output in one answer: about 8k tokens, well below the ~25k-token ceiling of one answer. */
+export const MAX_OUTPUT_CHARS = 32_000;
 /** Most read from kubectl: JSON is re-indented or compacted after reading, so it may start larger. */
 const MAX_RAW_CHARS = 16 * 1024 * 1024;
 
@@ -14,6 +15,8 @@ export interface KubectlRequest {
   timeoutSeconds: number;
   jsonOutput: boolean;
   signal?: AbortSignal;
+  /** For a cut log: where its file is in the bundle, so the answer can say how to read earlier lines. */
+  logFile?: (policy: KubectlCommand) => string | undefined;
 }
 
 export interface KubectlResult {
@@ -21,13 +24,15 @@ export interface KubectlResult {
   /** True when the output is JSON (and was re-indented). */
   json: boolean;
   truncated: boolean;
+  /** When truncated: what was cut and the exact argument that narrows or pages. */
+  hint?: string;
   metadata: { command: string; exit_code: number; duration_ms: number };
 }
 
 /** Runs one read-only kubectl command against the bundle's API server, bounded in time and output. */
 export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
-  const { args, verb } = checkKubectlArgs(splitCommand(req.command));
-  const argv = req.jsonOutput && verb === 'get' && !hasOutputFlag(args) ? [...args, '-o', 'json'] : args;
+  const policy = parseCommand(req.command);
+  const argv = req.jsonOutput && policy.verb === 'get' && policy.output === undefined ? [...policy.argv, '-o', 'json'] : policy.argv;
   const started = Date.now();
   const proc = await spawnChild(req.kubectl, argv, {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -38,6 +43,7 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
   let truncated = false;
   proc.child.stdout!.setEncoding('utf8').on('data', (text: string) => {
     if (stdout.length < MAX_RAW_CHARS) stdout += text;
+    else if (policy.verb === 'logs') stdout = (stdout + text).slice(-MAX_RAW_CHARS); // a log keeps its end
     else truncated = true;
   });
   proc.child.stderr!.setEncoding('utf8').on('data', (text: string) => {
@@ -65,14 +71,35 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
   if (parsed !== undefined) return { ...fitJson(parsed), metadata };
   const text = stdout.replace(/\n$/, '');
   if (text.length <= MAX_OUTPUT_CHARS && !truncated) return { output: text, json: false, truncated: false, metadata };
-  return { output: text.slice(0, MAX_OUTPUT_CHARS), json: false, truncated: true, metadata };
+  if (policy.verb === 'logs') return { ...keepEnd(text, truncated ? undefined : req.logFile?.(policy)), metadata };
+  const cut = text.lastIndexOf('\n', MAX_OUTPUT_CHARS);
+  const head = text.slice(0, cut > 0 ? cut : MAX_OUTPUT_CHARS);
+  const shown = head.split('\n').length;
+  const hint = `Output cut after ${shown} of ${text.split('\n').length} lines (${MAX_OUTPUT_CHARS} characters an answer holds): narrow the command with a name, -n NAMESPACE, -l SELECTOR or --field-selector, or choose fields with -o custom-columns=... or -o jsonpath=...`;
+  return { output: head, json: false, truncated: true, hint, metadata };
+}
+
+/** A log keeps its end (the newest lines, where failures are), and says how to read what came before. */
+function keepEnd(text: string, file: string | undefined): Pick<KubectlResult, 'output' | 'json' | 'truncated' | 'hint'> {
+  const lines = text.split('\n');
+  let chars = 0;
+  let first = lines.length;
+  while (first > 0 && chars + lines[first - 1]!.length + 1 <= MAX_OUTPUT_CHARS) chars += lines[--first]!.length + 1;
+  if (first === lines.length) first = lines.length - 1; // one line longer than the budget: show its end
+  const kept = lines.slice(first);
+  if (kept.length === 1 && kept[0]!.length > MAX_OUTPUT_CHARS) kept[0] = `… ${kept[0]!.slice(-MAX_OUTPUT_CHARS)}`;
+  const earlier = file
+    ? `read_file {"path": "${file}", "start_line": 1, "end_line": ${first}} reads the earlier lines`
+    : 'read_file on the log under /cluster-resources/pods/logs/NAMESPACE/POD/ reads the earlier lines';
+  const hint = `Showing the last ${kept.length} of ${lines.length} lines (lines ${first + 1}-${lines.length}; ${MAX_OUTPUT_CHARS} characters an answer holds). Use --tail N for fewer, or ${earlier}.`;
+  return { output: kept.join('\n'), json: false, truncated: true, hint };
 }
 
 /**
  * JSON as the contract shows it (indented) when that fits the budget, compact when only that
  * fits; otherwise a note with the size and, for lists, the items' names to narrow down with.
  */
-function fitJson(value: unknown): Pick<KubectlResult, 'output' | 'json' | 'truncated'> {
+function fitJson(value: unknown): Pick<KubectlResult, 'output' | 'json' | 'truncated' | 'hint'> {
   const pretty = JSON.stringify(value, null, 2);
   if (pretty.length <= MAX_OUTPUT_CHARS) return { output: pretty, json: true, truncated: false };
   const compact = JSON.stringify(value);
@@ -84,6 +111,7 @@ function fitJson(value: unknown): Pick<KubectlResult, 'output' | 'json' | 'trunc
     output: `The JSON output is ${compact.length} characters, over the ${MAX_OUTPUT_CHARS} an answer can hold.${list}`,
     json: false,
     truncated: true,
+    hint: 'Get one item as JSON (get pod NAME -n NAMESPACE -o json), narrow with -n NAMESPACE, -l SELECTOR or --field-selector, choose fields with -o jsonpath=... or -o custom-columns=..., or leave json_output false for a table.',
   };
 }
 
@@ -100,6 +128,6 @@ function parseJson(text: string): unknown {
 /** The contract's text: output in a fenced block, then the command metadata. */
 export function renderKubectl(result: KubectlResult): string {
   const fence = result.json ? '```json' : '```';
-  const note = result.truncated ? `\n\n(output cut at ${MAX_OUTPUT_CHARS} characters: narrow the command with a name, -n, -l or --field-selector, or choose fields with -o jsonpath=... or -o custom-columns=...)` : '';
+  const note = result.truncated && result.hint ? `\n\n(${result.hint})` : '';
   return `kubectl command executed successfully:\n${fence}\n${result.output}\n\`\`\`${note}\n\nCommand metadata:\n\`\`\`json\n${JSON.stringify(result.metadata, null, 2)}\n\`\`\``;
 }

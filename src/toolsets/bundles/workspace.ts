@@ -42,6 +42,8 @@ export class BundleWorkspace {
   ): Promise<ActiveBundle> {
     const added = await this.store.add(source, { force: options.force, signal: options.signal, onProgress: options.onProgress });
     if (!added.valid) {
+      // A failed initialization leaves nothing behind: a bundle it just added goes again.
+      if (!added.reused) await this.store.remove(added.name);
       throw new BundleError('BundleExtractionError', `Failed to extract bundle: ${added.reason ?? 'it holds no cluster data'} (${added.path})`);
     }
     // A forced re-extraction replaced the files under a running server: start a fresh one.

@@ -146,7 +146,13 @@ describe('listFiles on the real fixture bundles', () => {
     const root25 = await bundleRoot(path.join(work, 'support-bundle-2025-04-11T14_05_31.tar.gz'));
     const cr = await listFiles(root25, '/cluster-resources');
     expect(cr.entries.find((e) => e.name === 'statefulsets-errors.json')).toMatchObject({ type: 'directory', size: null });
-    const all = await listFiles(root25, '/', true);
+    const all = await listFiles(root25, '/', true, { maxEntries: 5000 });
     expect(all.metadata).toMatchObject({ total_files: 224, recursive: true });
+    // The default stops well within an answer's budget, and says how to see the rest.
+    const capped = await listFiles(root25, '/', true);
+    expect(capped).toMatchObject({ truncated: true, metadata: { truncated: true } });
+    expect(capped.entries).toHaveLength(150);
+    expect(capped.text.length).toBeLessThan(40_000);
+    expect(capped.text).toMatch(/list a subdirectory or list without recursive/);
   });
 });

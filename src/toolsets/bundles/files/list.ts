@@ -33,11 +33,11 @@ export interface ListResult {
 }
 
 export interface ListOptions {
-  /** Most entries listed. Default 5000. */
+  /** Most entries listed. Default 150 (each is ~220 characters of JSON: ~8k tokens in all). */
   maxEntries?: number;
 }
 
-export const DEFAULT_LIST_MAX_ENTRIES = 5000;
+export const DEFAULT_LIST_MAX_ENTRIES = 150;
 
 /**
  * list_files: the entries of a bundle directory (or of its whole subtree with `recursive`):

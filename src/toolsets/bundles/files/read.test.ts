@@ -58,20 +58,21 @@ describe('readFile: the contract rendering', () => {
   it('renders exactly like the seed (start_line 0, end_line null: the whole file, numbered from 1)', async () => {
     const result = await readFile(root, '/kubernetes/pods/kube-system/coredns-558bd4d5db-abcde.yaml', 0, null);
     expect(result.text).toBe(SEED_READ_TEXT);
-    expect(result).toMatchObject({ path: '/kubernetes/pods/kube-system/coredns-558bd4d5db-abcde.yaml', binary: false, start_line: 0, end_line: 16, total_lines: 17, truncated: false, content: COREDNS_YAML });
+    expect(result).toMatchObject({ path: '/kubernetes/pods/kube-system/coredns-558bd4d5db-abcde.yaml', binary: false, start_line: 1, end_line: 17, total_lines: 17, truncated: false, content: COREDNS_YAML });
   });
 
-  it('start_line and end_line are 0-based and inclusive', async () => {
-    const r = await readFile(root, '/numbers.txt', 2, 4);
+  it('start_line and end_line are 1-based and inclusive, the numbers grep_files gives; 0 reads as 1', async () => {
+    const r = await readFile(root, '/numbers.txt', 3, 5);
     expect(r.text).toBe('Read text file /numbers.txt (lines 3-5 of 5000):\n```\n   3 | line 3\n   4 | line 4\n   5 | line 5\n```');
-    expect(r).toMatchObject({ start_line: 2, end_line: 4, truncated: false });
-    const last = await readFile(root, '/numbers.txt', 4999, 100_000);
+    expect(r).toMatchObject({ start_line: 3, end_line: 5, truncated: false });
+    expect((await readFile(root, '/numbers.txt', 0, 0)).text).toBe((await readFile(root, '/numbers.txt', 1, 1)).text);
+    const last = await readFile(root, '/numbers.txt', 5000, 100_000);
     expect(last.text).toBe('Read text file /numbers.txt (lines 5000-5000 of 5000):\n```\n5000 | line 5000\n```');
   });
 
   it('numbers widen past 9999', async () => {
     put('long.txt', Array.from({ length: 10_001 }, (_, i) => `${i + 1}`).join('\n'));
-    const r = await readFile(root, '/long.txt', 9998, null);
+    const r = await readFile(root, '/long.txt', 9999, null);
     expect(r.text).toBe('Read text file /long.txt (lines 9999-10001 of 10001):\n```\n 9999 | 9999\n10000 | 10000\n10001 | 10001\n```');
   });
 
@@ -84,38 +85,38 @@ describe('readFile: the contract rendering', () => {
   });
 
   it('ranges that select nothing say why', async () => {
-    expect((await readFile(root, '/numbers.txt', 5000)).text).toBe(
-      'Read text file /numbers.txt: no lines to show: start_line 5000 is past the end of the file, which has 5000 lines (lines count from 0, so the last is start_line 4999).',
+    expect((await readFile(root, '/numbers.txt', 5001)).text).toBe(
+      'Read text file /numbers.txt: no lines to show: start_line 5001 is past the end of the file, which has 5000 lines (lines count from 1, so the last is start_line 5000).',
     );
     expect((await readFile(root, '/numbers.txt', 10, 5)).text).toBe('Read text file /numbers.txt: no lines to show: end_line 5 is before start_line 10.');
   });
 });
 
 describe('readFile: bounded answers', () => {
-  it('at most 2000 lines, then says how to read on', async () => {
+  it('at most 1000 lines, then says how to read on', async () => {
     const r = await readFile(root, '/numbers.txt');
-    expect(r).toMatchObject({ start_line: 0, end_line: 1999, total_lines: 5000, truncated: true });
-    expect(r.text.startsWith('Read text file /numbers.txt (lines 1-2000 of 5000):\n```\n   1 | line 1\n')).toBe(true);
-    expect(r.text.endsWith('2000 | line 2000\n```\n\nShowing lines 1-2000 of 5000: one answer holds at most 2000 lines or 256 KiB. To read on, call read_file with start_line 2000.')).toBe(true);
-    const next = await readFile(root, '/numbers.txt', 2000, 2999);
-    expect(next).toMatchObject({ end_line: 2999, truncated: false });
+    expect(r).toMatchObject({ start_line: 1, end_line: 1000, total_lines: 5000, truncated: true });
+    expect(r.text.startsWith('Read text file /numbers.txt (lines 1-1000 of 5000):\n```\n   1 | line 1\n')).toBe(true);
+    expect(r.text.endsWith('1000 | line 1000\n```\n\nShowing lines 1-1000 of 5000: one answer holds at most 1000 lines or 32 KiB. To read on, call read_file with start_line 1001.')).toBe(true);
+    const next = await readFile(root, '/numbers.txt', 2001, 3000);
+    expect(next).toMatchObject({ start_line: 2001, end_line: 3000, truncated: false });
     expect(next.text.startsWith('Read text file /numbers.txt (lines 2001-3000 of 5000):\n```\n2001 | line 2001\n')).toBe(true);
-    const small = await readFile(root, '/numbers.txt', 10, 30, { maxLines: 5 });
-    expect(small.text.endsWith('To read on, call read_file with start_line 15 and end_line 30.')).toBe(true);
+    const small = await readFile(root, '/numbers.txt', 11, 31, { maxLines: 5 });
+    expect(small.text.endsWith('To read on, call read_file with start_line 16 and end_line 31.')).toBe(true);
   });
 
-  it('at most 256 KiB of text: stops before the line that does not fit', async () => {
+  it('at most 32 KiB of text: stops before the line that does not fit', async () => {
     const r = await readFile(root, '/wide.txt');
-    // 10 KiB lines: 25 fit in 256 KiB (plus newlines not counted).
-    expect(r).toMatchObject({ end_line: 24, total_lines: 100, truncated: true });
-    expect(r.text).toContain('To read on, call read_file with start_line 25.');
+    // 10 KiB lines: 3 fit in 32 KiB (plus newlines not counted).
+    expect(r).toMatchObject({ end_line: 3, total_lines: 100, truncated: true });
+    expect(r.text).toContain('To read on, call read_file with start_line 4.');
   });
 
   it('a single line over the budget is cut, and says so', async () => {
     const r = await readFile(root, '/huge-line.json');
-    expect(r).toMatchObject({ start_line: 0, end_line: 0, total_lines: 2, truncated: true });
-    expect(r.content).toBe(`${'x'.repeat(256 * 1024)} … [line cut at 256 KiB of its ${300 * 1024} bytes]`);
-    const second = await readFile(root, '/huge-line.json', 1);
+    expect(r).toMatchObject({ start_line: 1, end_line: 1, total_lines: 2, truncated: true });
+    expect(r.content).toBe(`${'x'.repeat(32 * 1024)} … [line cut at 32 KiB of its ${300 * 1024} bytes]`);
+    const second = await readFile(root, '/huge-line.json', 2);
     expect(second.text).toBe('Read text file /huge-line.json (lines 2-2 of 2):\n```\n   2 | second\n```');
   });
 });
@@ -177,7 +178,7 @@ describe('readFile on the real fixture bundles', () => {
     const root = await bundleRoot(path.join(work, 'a'));
     const version = await readFile(root, '/version.yaml');
     expect(version.text).toMatch(/^Read text file \/version\.yaml \(lines 1-\d+ of \d+\):\n```\n   1 | apiVersion: troubleshoot\.sh\/v1beta2\n/);
-    const viaLink = await readFile(root, '/all-logs/coredns-b96499967-tncf4/coredns.log', 0, 1);
+    const viaLink = await readFile(root, '/all-logs/coredns-b96499967-tncf4/coredns.log', 1, 2);
     expect(viaLink.text).toBe(
       'Read text file /all-logs/coredns-b96499967-tncf4/coredns.log (lines 1-2 of ' +
         `${viaLink.total_lines}):\n\`\`\`\n   1 | [WARNING] No files matching import glob pattern: /etc/coredns/custom/*.server\n   2 | [INFO] plugin/ready: Still waiting on: "kubernetes"\n\`\`\``,

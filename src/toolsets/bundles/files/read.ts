@@ -6,9 +6,9 @@ export interface ReadResult {
   path: string;
   binary: boolean;
   size_bytes: number;
-  /** 0-based first line shown (as in the request). */
+  /** 1-based first line shown, as grep_files numbers lines. */
   start_line: number;
-  /** 0-based last line shown, inclusive; null when no line is shown (binary, empty, out of range). */
+  /** 1-based last line shown, inclusive; null when no line is shown (binary, empty, out of range). */
   end_line: number | null;
   /** Lines in the file; null for binary files. */
   total_lines: number | null;
@@ -20,33 +20,34 @@ export interface ReadResult {
 }
 
 export interface ReadOptions {
-  /** Most lines per answer. Default 2000. */
+  /** Most lines per answer. Default 1000. */
   maxLines?: number;
-  /** Most bytes of line text per answer. Default 256 KiB. */
+  /** Most bytes of line text per answer. Default 32 KiB (about 8k tokens numbered). */
   maxBytes?: number;
 }
 
-export const DEFAULT_READ_MAX_LINES = 2000;
-export const DEFAULT_READ_MAX_BYTES = 256 * 1024;
+export const DEFAULT_READ_MAX_LINES = 1000;
+export const DEFAULT_READ_MAX_BYTES = 32 * 1024;
 export const BINARY_DUMP_BYTES = 1024;
 const CHUNK = 1024 * 1024;
 
 /**
- * read_file: lines `start_line`..`end_line` of a bundle file, both 0-based and inclusive (the
- * reference server's semantics: start_line 0 and no end_line read the whole file), numbered from 1
- * in the answer. At most maxLines lines / maxBytes bytes per answer; the answer then says which
+ * read_file: lines `start_line`..`end_line` of a bundle file, both 1-based and inclusive, the
+ * numbers the answer shows and grep_files gives, so a line grep found is read with that number.
+ * 0 counts as 1, so the contract's example (start_line 0, end_line null: from the start) works. At most maxLines lines / maxBytes bytes per answer; the answer then says which
  * start_line reads on. Binary files (a NUL byte or non-UTF-8 bytes in the first 8 KiB) are shown
  * as a hex dump of their first 1 KiB.
  */
-export async function readFile(root: string, filePath: string, startLine = 0, endLine: number | null = null, options: ReadOptions = {}): Promise<ReadResult> {
+export async function readFile(root: string, filePath: string, startLine = 1, endLine: number | null = null, options: ReadOptions = {}): Promise<ReadResult> {
   const maxLines = Math.max(1, options.maxLines ?? DEFAULT_READ_MAX_LINES);
   const maxBytes = Math.max(1, options.maxBytes ?? DEFAULT_READ_MAX_BYTES);
   const target = resolveBundlePath(root, filePath, (d) => new BundleError('FileNotFoundError', `File '${d}' not found`));
   const display = target.display;
   if (target.stats.isDirectory()) throw new BundleError('NotAFileError', `Path '${display}' is a directory, not a file`);
   if (!target.stats.isFile()) throw new BundleError('NotAFileError', `Path '${display}' is not a regular file`);
-  const start = Math.max(0, Math.floor(startLine ?? 0));
-  const end = endLine === null || endLine === undefined ? Infinity : Math.floor(endLine);
+  // 0-based inside: `start` and `end` index lines from 0.
+  const start = Math.max(1, Math.floor(startLine ?? 1)) - 1;
+  const end = endLine === null || endLine === undefined ? Infinity : Math.max(1, Math.floor(endLine)) - 1;
 
   const fh = await open(target.abs, 'r');
   try {
@@ -126,15 +127,15 @@ export async function readFile(root: string, filePath: string, startLine = 0, en
 }
 
 function textResult(display: string, size: number, start: number, end: number, total: number, lines: string[], maxLines: number, maxBytes: number): ReadResult {
-  const base = { path: display, binary: false, size_bytes: size, start_line: start, total_lines: total };
+  const base = { path: display, binary: false, size_bytes: size, start_line: start + 1, total_lines: total };
   if (total === 0) {
     return { ...base, end_line: null, truncated: false, content: '', text: `Read text file ${display} (empty file, 0 lines):\n\`\`\`\n\`\`\`` };
   }
   if (start >= total || end < start) {
     const why =
       start >= total
-        ? `start_line ${start} is past the end of the file, which has ${total} line${total === 1 ? '' : 's'} (lines count from 0, so the last is start_line ${total - 1})`
-        : `end_line ${end} is before start_line ${start}`;
+        ? `start_line ${start + 1} is past the end of the file, which has ${total} line${total === 1 ? '' : 's'} (lines count from 1, so the last is start_line ${total})`
+        : `end_line ${end + 1} is before start_line ${start + 1}`;
     return { ...base, end_line: null, truncated: false, content: '', text: `Read text file ${display}: no lines to show: ${why}.` };
   }
   const last = start + lines.length - 1; // 0-based, inclusive
@@ -146,16 +147,16 @@ function textResult(display: string, size: number, start: number, end: number, t
   if (truncated) {
     text +=
       `\n\nShowing lines ${start + 1}-${last + 1} of ${total}: one answer holds at most ${maxLines} lines or ${Math.round(maxBytes / 1024)} KiB. ` +
-      `To read on, call read_file with start_line ${last + 1}${Number.isFinite(end) ? ` and end_line ${end}` : ''}.`;
+      `To read on, call read_file with start_line ${last + 2}${Number.isFinite(end) ? ` and end_line ${end + 1}` : ''}.`;
   }
-  return { ...base, end_line: last, truncated, content: lines.join('\n'), text };
+  return { ...base, end_line: last + 1, truncated, content: lines.join('\n'), text };
 }
 
 function binaryResult(display: string, head: Buffer, size: number, start: number): ReadResult {
   const dump = hexDump(head);
   let text = `Read binary file ${display} (${size} bytes):\n\`\`\`\n${dump}\n\`\`\``;
   if (size > head.length) text += `\n\nShowing the first ${head.length} of ${size} bytes as a hex dump; binary files are not shown as text.`;
-  return { path: display, binary: true, size_bytes: size, start_line: start, end_line: null, total_lines: null, truncated: size > head.length, content: dump, text };
+  return { path: display, binary: true, size_bytes: size, start_line: start + 1, end_line: null, total_lines: null, truncated: size > head.length, content: dump, text };
 }
 
 /** `hexdump -C` layout: offset, 16 bytes in two groups of 8, printable ASCII. */

@@ -1,11 +1,12 @@
 import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { BundleError } from '../errors.js';
 import { GiB, formatBytes } from './extract.js';
+import { DEFAULT_BUNDLE_URL_HOSTS, guardedGet, type UrlPolicy } from './fetch.js';
 
 /** `https://vendor.replicated.com/troubleshoot/analyze/<slug>`: a bundle on the Replicated Vendor Portal. */
 export const VENDOR_PORTAL_URL = /^https:\/\/vendor\.replicated\.com\/troubleshoot\/analyze\/([^/?#]+)\/?(?:[?#].*)?$/;
@@ -28,6 +29,8 @@ export interface DownloadOptions {
    * never receives the vendor token.
    */
   tokenHosts?: string[];
+  /** Where downloads may go; default Replicated's hosts only (see fetch.ts). */
+  policy?: UrlPolicy;
 }
 
 export interface DownloadResult {
@@ -76,9 +79,13 @@ export async function download(url: string, dest: string, options: DownloadOptio
 
   let target: URL;
   let headers: Record<string, string> = {};
+  let policy = options.policy ?? { hosts: DEFAULT_BUNDLE_URL_HOSTS };
   const slug = vendorPortalSlug(url);
   if (slug !== null) {
-    target = await resolveVendorPortal(slug, options, signal, failed);
+    target = await resolveVendorPortal(slug, { ...options, policy }, signal, failed);
+    // The signed URL comes from the authenticated Replicated API: its host (object storage) is
+    // allowed for this download, but never at a private address unless the operator listed it.
+    policy = { ...policy, implicitHosts: [...(policy.implicitHosts ?? []), target.host] };
   } else {
     try {
       target = new URL(url);
@@ -95,23 +102,23 @@ export async function download(url: string, dest: string, options: DownloadOptio
 
   const shown = redact(target);
   const what = `Failed to download bundle from ${shown}`;
-  let res: Response;
+  let res: IncomingMessage;
   try {
-    res = await fetch(target, { headers, signal, redirect: 'follow' });
+    ({ res } = await guardedGet(target, policy, { headers, signal }));
   } catch (err) {
     throw failed(what, err);
   }
-  if (!res.ok) {
-    await res.body?.cancel().catch(() => {});
-    throw httpError(res.status, res.statusText, what, slug ?? shown);
+  const status = res.statusCode ?? 0;
+  if (status < 200 || status > 299) {
+    res.resume();
+    throw httpError(status, res.statusMessage ?? '', what, slug ?? shown);
   }
-  const lengthHeader = res.headers.get('content-length');
+  const lengthHeader = res.headers['content-length'] ?? null;
   const total = lengthHeader !== null && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : null;
   if (total !== null && total > maxBytes) {
-    await res.body?.cancel().catch(() => {});
+    res.destroy();
     throw tooLarge(maxBytes, total);
   }
-  if (!res.body) throw new BundleError('ApiError', `${what}: the response has no body`);
 
   const tmp = path.join(path.dirname(dest), `.${path.basename(dest)}.part-${process.pid}-${Date.now()}`);
   let bytes = 0;
@@ -124,7 +131,7 @@ export async function download(url: string, dest: string, options: DownloadOptio
     },
   });
   try {
-    await pipeline(Readable.fromWeb(res.body as unknown as NodeReadableStream<Uint8Array>), counter, createWriteStream(tmp, { flags: 'wx', mode: 0o600 }), { signal });
+    await pipeline(res, counter, createWriteStream(tmp, { flags: 'wx', mode: 0o600 }), { signal });
     if (total !== null && bytes !== total) throw new BundleError('ApiError', `${what}: the connection closed after ${bytes} of ${total} bytes`);
     await rename(tmp, dest);
   } catch (err) {
@@ -151,20 +158,25 @@ async function resolveVendorPortal(
   const base = (options.replicatedApiBase ?? REPLICATED_API_BASE).replace(/\/+$/, '');
   const api = `${base}/vendor/v3/supportbundle/${encodeURIComponent(slug)}`;
   const what = 'Failed to connect to support bundle service API';
-  let res: Response;
+  let res: IncomingMessage;
+  let body: string;
   try {
-    res = await fetch(api, { headers: { Authorization: options.token, 'Content-Type': 'application/json', Accept: 'application/json' }, signal });
+    ({ res } = await guardedGet(new URL(api), options.policy ?? { hosts: DEFAULT_BUNDLE_URL_HOSTS }, {
+      headers: { Authorization: options.token, 'Content-Type': 'application/json', Accept: 'application/json' },
+      signal,
+    }));
+    body = await readSmall(res, 1024 * 1024);
   } catch (err) {
     throw failed(what, err);
   }
-  if (!res.ok) {
-    const body = await res.text().catch(() => '');
-    if (res.status === 404) throw new BundleError('BundleNotFoundError', `Bundle with ID '${slug}' not found on the Replicated Vendor Portal`);
-    throw httpError(res.status, res.statusText, `Failed to get the download URL of bundle '${slug}' from the Replicated API${body ? ` (${body.slice(0, 200)})` : ''}`, slug);
+  const ok = (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) <= 299;
+  if (!ok) {
+    if (res.statusCode === 404) throw new BundleError('BundleNotFoundError', `Bundle with ID '${slug}' not found on the Replicated Vendor Portal`);
+    throw httpError(res.statusCode ?? 0, res.statusMessage ?? '', `Failed to get the download URL of bundle '${slug}' from the Replicated API${body ? ` (${body.slice(0, 200)})` : ''}`, slug);
   }
   let data: unknown;
   try {
-    data = await res.json();
+    data = JSON.parse(body);
   } catch (err) {
     throw failed('The Replicated API answered with invalid JSON', err);
   }
@@ -222,4 +234,19 @@ function causeMessage(err: unknown): string {
     return cause && !err.message.includes(cause) ? `${err.message} (${cause})` : err.message;
   }
   return String(err);
+}
+
+/** A small body (an API answer), at most `max` bytes. */
+async function readSmall(res: IncomingMessage, max: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) {
+      res.destroy();
+      throw new Error(`the answer is over ${max} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

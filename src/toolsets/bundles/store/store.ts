@@ -7,7 +7,9 @@ import { isInside } from '../../../core/paths.js';
 import { writeFileAtomic } from '../../../core/files.js';
 import { BundleError } from '../errors.js';
 import { download, tokenFromEnv, vendorPortalSlug, type DownloadOptions } from './download.js';
+import { containment } from './contain.js';
 import { extractBundle, type ExtractOptions } from './extract.js';
+import type { UrlPolicy } from './fetch.js';
 
 /** Written into each bundle's directory in the store once the bundle is complete. */
 export const METADATA_FILE = '.debugkit-bundle.json';
@@ -85,12 +87,32 @@ const NO_CLUSTER_DIR = 'no cluster-resources/ or cluster-info/ directory within 
  * reuses it unless `force` (or, for an archive, unless the archive changed since). The name of a
  * bundle already in the store is accepted as a source too.
  */
+export interface SourcePolicy {
+  /**
+   * The workspace root (--root): relative local sources resolve against it, and a local source
+   * must be inside it or inside the store. Without it (tests of the store alone) any path is taken.
+   */
+  root?: string;
+  /** Where downloads may go. Default: Replicated's hosts only. */
+  urls?: UrlPolicy;
+}
+
 export class BundleStore {
   readonly dir: string;
   private chain: Promise<unknown> = Promise.resolve();
 
-  constructor(dir: string) {
+  constructor(dir: string, private readonly policy: SourcePolicy = {}) {
     this.dir = path.resolve(dir);
+  }
+
+  /**
+   * Removes a bundle from the store: its directory there (for a directory used in place, only its
+   * metadata; the directory itself is never touched). Used when an initialization fails, so that
+   * nothing is left behind.
+   */
+  async remove(name: string): Promise<void> {
+    if (!isPlainName(name)) return;
+    await rm(path.join(this.dir, name), { recursive: true, force: true }).catch(() => {});
   }
 
   /** Every bundle directory in the store, valid or not, newest first. */
@@ -136,8 +158,8 @@ export class BundleStore {
     }
     if (/^https?:\/\//i.test(source)) return this.addUrl(source, options);
 
-    const abs = path.resolve(source.startsWith('~/') ? path.join(os.homedir(), source.slice(2)) : source);
-    const st = await stat(abs).catch(() => null);
+    const abs = await this.localSource(source);
+    const st = abs === null ? null : await stat(abs).catch(() => null);
     if (!st) {
       const stored = await this.get(source);
       if (stored?.source && stored.kind) return { ...stored, source: stored.source, kind: stored.kind, reused: true };
@@ -146,10 +168,43 @@ export class BundleStore {
         `Bundle '${source}' not found: give a .tar.gz/.tgz file, an extracted bundle directory, an http(s) URL, or the name of a bundle in ${this.dir}`,
       );
     }
-    const real = await realpath(abs);
-    if (st.isDirectory()) return this.addDirectory(real, options);
+    const real = await realpath(abs!);
+    if (st.isDirectory()) {
+      if (real === path.parse(real).root || real === (await realpath(this.dir))) {
+        throw new BundleError('SecurityError', `Bundle source ${source} is not a bundle directory: give the directory an extracted bundle is in`);
+      }
+      return this.addDirectory(real, options);
+    }
     if (st.isFile()) return this.addArchive(real, st, options);
     throw new BundleError('BundleNotFoundError', `Bundle source ${source} is neither a file nor a directory`);
+  }
+
+  /**
+   * The absolute path of a local source, contained: inside the workspace root or the store (by
+   * real path, so links cannot lead out); null when it does not exist there (it may still be the
+   * name of a bundle in the store). Outside both, missing or not, is a SecurityError.
+   */
+  private async localSource(source: string): Promise<string | null> {
+    if (source.includes('\0')) throw new BundleError('SecurityError', 'Bundle source contains a NUL byte');
+    const expanded = source.startsWith('~/') ? path.join(os.homedir(), source.slice(2)) : source;
+    if (this.policy.root === undefined) return path.resolve(expanded);
+    const abs = path.resolve(this.policy.root, expanded);
+    const roots: string[] = [];
+    for (const r of [this.policy.root, this.dir]) {
+      const real = await realpath(r).catch(() => null);
+      if (real !== null) roots.push(real);
+    }
+    let missing = false;
+    for (const r of roots) {
+      const where = containment(r, abs);
+      if (where.kind === 'inside') return abs;
+      if (where.kind === 'missing') missing = true;
+    }
+    if (missing) return null;
+    throw new BundleError(
+      'SecurityError',
+      `Bundle source ${source} is outside the workspace root ${roots[0] ?? this.policy.root} and the bundle store ${this.dir}: put the bundle inside one of them (relative paths start at the workspace root), or give an http(s) URL`,
+    );
   }
 
   private async addArchive(archive: string, st: Stats, options: AddOptions): Promise<AddResult> {
@@ -179,6 +234,7 @@ export class BundleStore {
     const file = path.join(this.dir, `.download-${name}-${randomBytes(4).toString('hex')}.tar.gz`);
     try {
       await download(url, file, {
+        ...(this.policy.urls ? { policy: this.policy.urls } : {}),
         ...options.download,
         token: options.token ?? tokenFromEnv(),
         signal: options.signal,

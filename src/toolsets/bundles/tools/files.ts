@@ -50,8 +50,8 @@ export function listFilesTool(workspace: BundleWorkspace): ToolSpec<typeof listI
 
 const readInput = {
   path: bundlePath,
-  start_line: z.number().int().min(0).default(0).describe('First line to show, 0-based'),
-  end_line: z.number().int().min(0).nullable().default(null).describe('Last line to show, 0-based and inclusive; null for the end'),
+  start_line: z.number().int().min(0).default(1).describe('First line to show, 1-based as grep_files numbers lines (0 reads as 1)'),
+  end_line: z.number().int().min(0).nullable().default(null).describe('Last line to show, 1-based and inclusive; null: to the end, as far as one answer holds'),
 };
 const readOutput = {
   path: z.string(),
@@ -68,7 +68,9 @@ export function readFileTool(workspace: BundleWorkspace): ToolSpec<typeof readIn
   return {
     name: 'read_file',
     title: 'Read a file in the bundle',
-    description: 'Reads lines of a bundle file, numbered; long files are read in ranges (the answer says where to go on). Binary files are shown as a hex dump.',
+    description:
+      'Reads lines of a bundle file, numbered from 1 (the numbers grep_files gives: start_line 42 reads the line grep found at 42). ' +
+      'One answer holds about 1000 lines or 32 KiB; a longer file is cut and the answer names the start_line to read on. Binary files are shown as a hex dump.',
     input: readInput,
     output: readOutput,
     annotations: { readOnlyHint: true, openWorldHint: false },
@@ -82,7 +84,7 @@ const grepInput = {
   recursive: z.boolean().default(true),
   glob_pattern: z.string().nullable().default(null).describe('Only files whose name matches, e.g. "*.log" or "**/*.json"'),
   case_sensitive: z.boolean().default(false),
-  max_results: z.number().int().min(1).max(100_000).default(1000),
+  max_results: z.number().int().min(1).max(100_000).default(200).describe('Most matching lines (default 200); one answer also holds at most ~32,000 characters of matches'),
   max_results_per_file: z.number().int().min(1).nullable().default(null),
 };
 const grepOutput = {
@@ -105,10 +107,54 @@ export function grepFilesTool(workspace: BundleWorkspace): ToolSpec<typeof grepI
   return {
     name: 'grep_files',
     title: 'Search the bundle',
-    description: 'Finds lines matching a pattern in the bundle\'s files (like grep -rn), optionally only in files matching a glob. Binary files are skipped.',
+    description:
+      'Finds lines matching a pattern in the bundle\'s files (like grep -rn), optionally only in files matching a glob. Binary files are skipped. ' +
+      'Line numbers are 1-based, the numbers read_file takes as start_line. Results are capped (max_results, default 200, and ~32,000 characters) with truncated: true.',
     input: grepInput,
     output: grepOutput,
     annotations: { readOnlyHint: true, openWorldHint: false },
-    run: async (args, call) => split(await grepFiles(workspace.current(call.client.owner).root, args)),
+    run: async (args, call) => split(fitGrep(await grepFiles(workspace.current(call.client.owner).root, args))),
   };
+}
+
+/** Characters of matches one grep_files answer holds (about 8k tokens). */
+export const GREP_MAX_TEXT = 32_000;
+
+type GrepAnswer = Awaited<ReturnType<typeof grepFiles>>;
+
+/**
+ * Keeps a grep answer within budget: whole files' matches while they fit (a file's block cut at a
+ * line), the contract's metadata with truncated: true, and how to narrow. The search itself is
+ * grep.ts's; this only cuts what it found.
+ */
+export function fitGrep(result: GrepAnswer, budget = GREP_MAX_TEXT): GrepAnswer {
+  if (result.text.length <= budget) return result;
+  const header = result.text.slice(0, result.text.indexOf('\n\n'));
+  const blocks: string[] = [];
+  let used = header.length;
+  let shown = 0;
+  let i = 0;
+  const matches = result.matches;
+  while (i < matches.length) {
+    const file = matches[i]!.path;
+    const lines: string[] = [];
+    let size = file.length + 20;
+    for (; i < matches.length && matches[i]!.path === file; i++) {
+      const line = `${String(matches[i]!.line_number).padStart(4)} | ${matches[i]!.line}`;
+      if (used + size + line.length + 1 > budget) break;
+      lines.push(line);
+      size += line.length + 1;
+    }
+    if (lines.length === 0) break;
+    blocks.push(`**File: ${file}**\n\`\`\`\n${lines.join('\n')}\n\`\`\``);
+    used += size;
+    shown += lines.length;
+    if (i < matches.length && matches[i]!.path === file) break; // this file was cut
+  }
+  const metadata = { ...result.metadata, truncated: true };
+  const note =
+    `Showing ${shown} of ${matches.length} matches (one answer holds ~${budget} characters of them; truncated). ` +
+    `Narrow with path (a directory), glob_pattern (e.g. "*.log"), a more specific pattern, or max_results_per_file: 5 for a few per file.`;
+  const text = [header, ...blocks, `Search metadata:\n\`\`\`json\n${JSON.stringify(metadata, null, 2)}\n\`\`\``, note].join('\n\n');
+  return { ...result, matches: matches.slice(0, shown), metadata, text };
 }

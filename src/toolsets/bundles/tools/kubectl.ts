@@ -1,18 +1,22 @@
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../../../config.js';
 import type { ToolSpec } from '../../../server/tools.js';
 import { renderKubectl, runKubectl } from '../kubectl.js';
+import type { KubectlCommand } from '../kubectl-policy.js';
 import type { BundleWorkspace } from '../workspace.js';
 
 const input = {
   command: z.string().min(1).describe('A read-only kubectl command without "kubectl", e.g. "get pods -A", "describe pod x -n ns", "logs x -n ns --tail 50"'),
   timeout: z.number().int().min(1).max(600).default(30).describe('Seconds before kubectl is stopped'),
-  json_output: z.boolean().default(true).describe('Add "-o json" to get commands that choose no output format'),
+  json_output: z.boolean().default(false).describe('true adds "-o json" to a get that chooses no output format (the contract\'s example passes true); default false: a table'),
 };
 const output = {
   output: z.string(),
   json: z.boolean().describe('True when output is JSON'),
   truncated: z.boolean(),
+  hint: z.string().optional().describe('When truncated: what was cut and the exact argument to narrow or page'),
   metadata: z.object({ command: z.string(), exit_code: z.number(), duration_ms: z.number() }),
 };
 
@@ -23,7 +27,9 @@ export function kubectlTool(workspace: BundleWorkspace, config: Config): ToolSpe
     description:
       'Runs the real kubectl against the initialized bundle, as if its cluster were still there: get, describe, logs, ' +
       'api-resources, api-versions, version, cluster-info, events. Commands that change a cluster (exec, apply, delete, ' +
-      'edit, patch, ...) and shell syntax (pipes, redirections) are refused.',
+      'edit, patch, ...), flags that point kubectl elsewhere or at host files, and shell syntax are refused. Output is a table ' +
+      'unless json_output is true (the contract\'s example passes json_output: true) or -o chooses a format. Long output is cut ' +
+      '(logs keep their newest lines) with a hint naming the argument to narrow or page.',
     input,
     output,
     annotations: { readOnlyHint: true, openWorldHint: false },
@@ -36,8 +42,39 @@ export function kubectlTool(workspace: BundleWorkspace, config: Config): ToolSpe
         timeoutSeconds: args.timeout,
         jsonOutput: args.json_output,
         signal: call.signal,
+        logFile: (policy) => logFileOf(bundle.root, policy),
       });
     },
     render: renderKubectl,
   };
 }
+
+/**
+ * The bundle path of the one log a `kubectl logs` reads whole, for the hint that pages it with
+ * read_file; undefined when the command reads several logs or only a part of one.
+ */
+function logFileOf(root: string, policy: KubectlCommand): string | undefined {
+  const flag = (long: string) => policy.flags.filter((f) => f.spec.long === long).at(-1)?.value;
+  if (flag('tail') !== undefined || flag('limit-bytes') !== undefined || flag('all-containers') === 'true' || flag('selector') !== undefined) return undefined;
+  const target = policy.positionals[0]?.replace(/^pods?\//, '');
+  if (!target || target.includes('/') || !SAFE.test(target)) return undefined;
+  const namespace = flag('namespace') ?? 'default';
+  let container = flag('container') ?? policy.positionals[1];
+  const dir = path.join(root, 'cluster-resources', 'pods', 'logs', namespace, target);
+  if (!SAFE.test(namespace)) return undefined;
+  if (container === undefined) {
+    let logs: string[];
+    try {
+      logs = readdirSync(dir).filter((f) => f.endsWith('.log') && !f.endsWith('-previous.log'));
+    } catch {
+      return undefined;
+    }
+    if (logs.length !== 1) return undefined;
+    container = logs[0]!.slice(0, -4);
+  }
+  if (!SAFE.test(container)) return undefined;
+  const previous = flag('previous') === 'true' ? '-previous' : '';
+  return `/cluster-resources/pods/logs/${namespace}/${target}/${container}${previous}.log`;
+}
+
+const SAFE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
