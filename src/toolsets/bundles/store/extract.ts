@@ -2,7 +2,7 @@ import { closeSync, constants, createReadStream, fchmodSync, futimesSync, linkSy
 import { chmod, lstat, lutimes, mkdir, mkdtemp, open, realpath, rename, rm, stat, symlink, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream';
-import { createGunzip } from 'node:zlib';
+import { createGunzip, type ZlibOptions } from 'node:zlib';
 import { DebugkitError } from '../../../core/errors.js';
 import { BundleError } from '../errors.js';
 import { containment } from './contain.js';
@@ -103,6 +103,13 @@ interface Limits {
   maxEntryBytes: number;
 }
 
+/**
+ * Output in 256 KiB chunks, up to 4 MiB of them buffered: gunzip keeps inflating on the thread pool
+ * while this thread writes files (with the default 16 KiB buffer it waits for every chunk to be taken).
+ * zlib passes the stream options on to its Transform, though its type does not say so.
+ */
+const GUNZIP_OPTIONS = { chunkSize: 256 * 1024, readableHighWaterMark: 4 * 1024 * 1024 } as ZlibOptions;
+
 async function extractInto(archive: string, root: string, limits: Limits, signal: AbortSignal | undefined, onProgress?: ExtractProgress): Promise<ExtractResult> {
   const head = await readHead(archive, 512);
   const gzip = head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
@@ -147,7 +154,7 @@ async function extractInto(archive: string, root: string, limits: Limits, signal
   let streamed = 0;
 
   const input = createReadStream(archive, { highWaterMark: 1024 * 1024 });
-  const source = gzip ? pipeline(input, createGunzip({ chunkSize: 256 * 1024 }), () => {}) : input;
+  const source = gzip ? pipeline(input, createGunzip(GUNZIP_OPTIONS), () => {}) : input;
   try {
     for await (const chunk of source as AsyncIterable<Buffer>) {
       if (signal?.aborted) throw new BundleError('BundleExtractionError', 'Failed to extract bundle: cancelled');
