@@ -47,3 +47,29 @@ describe('compileGlob', () => {
     }
   });
 });
+
+describe('compileGlob with picomatch', () => {
+  it('a class is parsed, never pasted into a RegExp', () => {
+    expect(m('[a-c].log', 'b.log')).toBe(true);
+    expect(m('[a-c].log', '-.log')).toBe(false);
+    expect(m('[\\]].log', '].log')).toBe(true);
+    expect(m('[[:digit:]]*.log', '7x.log')).toBe(true);
+    expect(m('[[:digit:]]*.log', 'x7.log')).toBe(false);
+    // Characters a RegExp would read as syntax are matched as themselves.
+    expect(m('a(b|c).log', 'a(b|c).log')).toBe(true);
+    expect(m('a(b|c).log', 'ab.log')).toBe(false);
+    expect(m('$x^.log', '$x^.log')).toBe(true);
+  });
+
+  it('extglobs and negation are off: +(...) and a leading ! are literal', () => {
+    expect(m('+(a|b).log', 'a.log')).toBe(false);
+    expect(m('!x.log', 'y.log')).toBe(false);
+    expect(m('!x.log', '!x.log')).toBe(true);
+  });
+
+  it('dot files match, and * never crosses /', () => {
+    expect(m('*.log', '.hidden.log')).toBe(true);
+    expect(m('pods/*', 'pods/a/b.json')).toBe(false);
+    expect(m('a/**/b.json', 'a/b.json')).toBe(true);
+  });
+});

@@ -1,9 +1,12 @@
+import picomatch from 'picomatch';
 import { BundleError } from '../errors.js';
 
 /**
- * A glob matcher for grep_files' glob_pattern (node's path.matchesGlob is missing before 20.17
- * and experimental after). Supports `*` and `?` (not crossing `/`), `**` (any depth, `**\/`
- * also matching no directory), `[abc]`, `[a-z]`, `[!x]`/`[^x]`, `{a,b}` (nestable) and `\` escapes.
+ * grep_files' glob_pattern, matched with picomatch (no hand-written glob-to-RegExp translation:
+ * a class like `[...]` is parsed, never pasted into a RegExp). Supported: `*` and `?` (not crossing
+ * `/`), `**` (any depth, `**\/` also matching no directory), `[abc]`, `[a-z]`, `[!x]`/`[^x]`,
+ * POSIX classes (`[[:digit:]]`), `{a,b}` (nestable) and `\` escapes. Extglobs (`+(a|b)`) and a
+ * leading `!` (negation) are off: those characters are matched as themselves. Dot files match.
  * A pattern without `/` is matched against the file name, one with `/` against the path relative
  * to the searched directory.
  */
@@ -12,92 +15,70 @@ export interface GlobMatcher {
   matches(relativePath: string): boolean;
 }
 
+const MAX_GLOB_LENGTH = 1000;
+
 export function compileGlob(pattern: string): GlobMatcher {
-  const re = new RegExp(`^${globToRegExpSource(pattern)}$`);
+  if (pattern.length > MAX_GLOB_LENGTH) throw invalid(pattern, `longer than ${MAX_GLOB_LENGTH} characters`);
+  const unbalanced = unbalancedBrace(pattern);
+  if (unbalanced) throw invalid(pattern, unbalanced);
+  let test: (subject: string) => boolean;
+  try {
+    test = picomatch(literalGroups(pattern), { dot: true, noextglob: true, nonegate: true, posix: true, strictSlashes: true });
+  } catch (err) {
+    throw invalid(pattern, err instanceof Error ? err.message : String(err));
+  }
   const byName = !pattern.includes('/');
   return {
     pattern,
     matches(relativePath: string): boolean {
       const subject = byName ? relativePath.slice(relativePath.lastIndexOf('/') + 1) : relativePath;
-      return re.test(subject);
+      return test(subject);
     },
   };
 }
 
-function globToRegExpSource(glob: string): string {
+/**
+ * picomatch reads `(a|b)` as a regex group even with extglobs off; the old matcher (and the
+ * documented syntax) has no groups: `(`, `)` and `|` outside `[...]` are escaped to match themselves.
+ */
+function literalGroups(glob: string): string {
   let out = '';
-  let depth = 0;
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i]!;
-    switch (c) {
-      case '\\':
-        if (i + 1 < glob.length) out += escapeRe(glob[++i]!);
-        else out += '\\\\';
-        break;
-      case '*':
-        if (glob[i + 1] === '*') {
-          i++;
-          if (glob[i + 1] === '/') {
-            i++;
-            out += '(?:.*/)?'; // "**/" : zero or more directories
-          } else {
-            out += '.*';
-          }
-        } else {
-          out += '[^/]*';
-        }
-        break;
-      case '?':
-        out += '[^/]';
-        break;
-      case '[': {
-        const end = classEnd(glob, i);
-        if (end < 0) {
-          out += '\\[';
-          break;
-        }
-        let body = glob.slice(i + 1, end);
-        let negate = false;
-        if (body.startsWith('!') || body.startsWith('^')) {
-          negate = true;
-          body = body.slice(1);
-        }
-        out += `[${negate ? '^/' : ''}${body.replace(/\\/g, '\\\\').replace(/\]/g, '\\]')}]`;
-        i = end;
-        break;
+    if (c === '\\') {
+      out += glob.slice(i, i + 2);
+      i++;
+    } else if (c === '[') {
+      const close = glob.indexOf(']', i + 2);
+      if (close < 0) out += c;
+      else {
+        out += glob.slice(i, close + 1);
+        i = close;
       }
-      case '{':
-        depth++;
-        out += '(?:';
-        break;
-      case '}':
-        if (depth > 0) {
-          depth--;
-          out += ')';
-        } else {
-          out += '\\}';
-        }
-        break;
-      case ',':
-        out += depth > 0 ? '|' : ',';
-        break;
-      default:
-        out += escapeRe(c);
+    } else if (c === '(' || c === ')' || c === '|') {
+      out += `\\${c}`;
+    } else {
+      out += c;
     }
   }
-  if (depth > 0) throw new BundleError('InvalidPatternError', `Invalid glob_pattern '${glob}': unclosed '{'`);
   return out;
 }
 
-/** Index of the `]` closing the class opened at `start`, or -1 (a `]` right after `[` or `[!` is literal). */
-function classEnd(glob: string, start: number): number {
-  let i = start + 1;
-  if (glob[i] === '!' || glob[i] === '^') i++;
-  if (glob[i] === ']') i++;
-  for (; i < glob.length; i++) if (glob[i] === ']') return i;
-  return -1;
+function invalid(glob: string, why: string): BundleError {
+  return new BundleError('InvalidPatternError', `Invalid glob_pattern '${glob}': ${why}`);
 }
 
-function escapeRe(c: string): string {
-  return /[.*+?^${}()|[\]\\/]/.test(c) ? `\\${c}` : c;
+/** Why the braces of `glob` do not pair up ('' when they do); `\{` and braces inside `[...]` do not count. */
+function unbalancedBrace(glob: string): string {
+  let depth = 0;
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i];
+    if (c === '\\') i++;
+    else if (c === '[') {
+      const close = glob.indexOf(']', i + 2);
+      if (close > 0) i = close;
+    } else if (c === '{') depth++;
+    else if (c === '}' && depth > 0) depth--;
+  }
+  return depth > 0 ? "unclosed '{'" : '';
 }

@@ -1,12 +1,12 @@
-import { constants, createReadStream } from 'node:fs';
-import { chmod, link, lstat, lutimes, mkdir, mkdtemp, open, realpath, rename, rm, stat, symlink, unlink, utimes, type FileHandle } from 'node:fs/promises';
+import { closeSync, constants, createReadStream, fchmodSync, futimesSync, linkSync, lstatSync, mkdirSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { chmod, lstat, lutimes, mkdir, mkdtemp, open, realpath, rename, rm, stat, symlink, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream';
-import { createGunzip } from 'node:zlib';
+import { createGunzip, type ZlibOptions } from 'node:zlib';
 import { DebugkitError } from '../../../core/errors.js';
 import { BundleError } from '../errors.js';
 import { containment } from './contain.js';
-import { TarFormatError, TarReader, type TarHeader, type TarSink } from './tar.js';
+import { Parser, type ReadEntry } from 'tar';
 
 export const GiB = 1024 * 1024 * 1024;
 
@@ -103,6 +103,13 @@ interface Limits {
   maxEntryBytes: number;
 }
 
+/**
+ * Output in 256 KiB chunks, up to 4 MiB of them buffered: gunzip keeps inflating on the thread pool
+ * while this thread writes files (with the default 16 KiB buffer it waits for every chunk to be taken).
+ * zlib passes the stream options on to its Transform, though its type does not say so.
+ */
+const GUNZIP_OPTIONS = { chunkSize: 256 * 1024, readableHighWaterMark: 4 * 1024 * 1024 } as ZlibOptions;
+
 async function extractInto(archive: string, root: string, limits: Limits, signal: AbortSignal | undefined, onProgress?: ExtractProgress): Promise<ExtractResult> {
   const head = await readHead(archive, 512);
   const gzip = head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
@@ -110,31 +117,80 @@ async function extractInto(archive: string, root: string, limits: Limits, signal
     throw extractionError('not a gzip-compressed tar archive (expected a .tar.gz or .tgz support bundle)');
   }
   const extractor = new Extractor(root, limits, onProgress);
-  const reader = new TarReader(extractor);
+  // The tar package reads the headers (ustar, GNU, pax); every decision is the Extractor's. It is
+  // fed already decompressed bytes: Node's gunzip runs on the thread pool (the other core) while
+  // this thread parses and writes, the way `tar -xzf` pipes gzip into tar.
+  let failure: unknown = null;
+  const fail = (err: unknown): void => {
+    failure ??= err;
+  };
+  const parser = new Parser({
+    onwarn: (code: string, message: string | Error) => fail(tarFormatError(code, message, extractor.entries)),
+  });
+  parser.on('error', (err: Error) => fail(tarFormatError((err as { tarCode?: string }).tarCode ?? '', err, extractor.entries)));
+  parser.on('entry', (entry: ReadEntry) => {
+    if (failure === null) {
+      try {
+        extractor.onEntry(entry);
+        return;
+      } catch (err) {
+        fail(err);
+      }
+    }
+    entry.resume();
+  });
+  parser.on('ignoredEntry', (entry: ReadEntry) => {
+    if (failure !== null) return;
+    try {
+      extractor.onIgnored(entry);
+    } catch (err) {
+      fail(err);
+    }
+  });
+  let eof = false;
+  parser.on('eof', () => (eof = true));
   // Everything the tar stream may hold: the data limit, a header and padding per entry, pax records.
   const maxStream = limits.maxBytes + (limits.maxEntries + 2) * 1024 + 64 * 1024 * 1024;
   let streamed = 0;
 
   const input = createReadStream(archive, { highWaterMark: 1024 * 1024 });
-  const source = gzip ? pipeline(input, createGunzip({ chunkSize: 256 * 1024 }), () => {}) : input;
+  const source = gzip ? pipeline(input, createGunzip(GUNZIP_OPTIONS), () => {}) : input;
   try {
     for await (const chunk of source as AsyncIterable<Buffer>) {
       if (signal?.aborted) throw new BundleError('BundleExtractionError', 'Failed to extract bundle: cancelled');
       streamed += chunk.length;
       if (streamed > maxStream) throw extractor.tooBig();
-      if (await reader.push(chunk)) break;
+      parser.write(chunk);
+      if (failure !== null) throw failure;
+      if (eof) break; // the end-of-archive marker: trailing bytes are ignored
     }
+    if (!eof) parser.end();
+    if (failure !== null) throw failure;
+    if (extractor.entries === 0) throw extractionError('the archive is empty');
   } finally {
     source.destroy();
     input.destroy();
-    await extractor.closeCurrent();
+    extractor.closeCurrent();
   }
-  reader.finish();
   await extractor.finish();
   return extractor.result();
 }
 
-class Extractor implements TarSink {
+/** The tar package's warnings (it goes on after them) and errors, as debugkit's messages: any of them refuses the archive. */
+function tarFormatError(code: string, message: string | Error, entries: number): BundleError {
+  const text = message instanceof Error ? message.message : message;
+  if (/checksum failure/.test(text)) {
+    return extractionError(entries === 0 ? 'not a tar archive (bad header checksum)' : `corrupt tar header after ${entries} entries (bad checksum)`);
+  }
+  if (/^Truncated input|TAR_BAD_ARCHIVE: Truncated/.test(text)) return extractionError('unexpected end of archive (the file is truncated)');
+  if (/Unrecognized archive format/.test(text)) return extractionError(entries === 0 ? 'the archive is empty or not a tar archive' : 'no valid entry in the archive');
+  return extractionError(`invalid tar archive (${code ? `${code}: ` : ''}${text.replace(/^TAR_[A-Z_]+: /, '')}${entries > 0 ? `, after ${entries} entries` : ''})`);
+}
+
+/** The tar package's entry types that carry file data debugkit writes. */
+const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
+
+class Extractor {
   entries = 0;
   /** Bytes of entry data read (written or skipped): what the limits count. */
   private consumed = 0;
@@ -143,7 +199,10 @@ class Extractor implements TarSink {
   private skippedCount = 0;
   private readonly symlinks: { rel: string; target: string; mtime: number }[] = [];
   private readonly dirs = new Map<string, { mode: number; mtime: number }>();
-  private current: { fh: FileHandle; rel: string; mode: number; mtime: number } | null = null;
+  /** Directories (relative) known to exist as real directories: no mkdir for each file. */
+  private readonly made = new Set<string>(['']);
+  private current: { fd: number; rel: string; mode: number; mtime: number } | null = null;
+  private lastProgress = 0;
 
   constructor(
     private readonly root: string,
@@ -155,87 +214,129 @@ class Extractor implements TarSink {
     return extractionError(`the archive expands to more than ${formatBytes(this.limits.maxBytes)} (the size limit): refusing it as a possible decompression bomb`);
   }
 
-  async onEntry(h: TarHeader): Promise<void> {
+  private count(path: string, size: number, carriesData: boolean): void {
     this.entries++;
     if (this.entries > this.limits.maxEntries) {
       throw extractionError(`the archive has more than ${this.limits.maxEntries} entries (the entry limit): refusing it as a possible tar bomb`);
     }
-    if (h.type === 'file' || h.type === 'other') {
-      if (h.size > this.limits.maxEntryBytes) {
-        throw extractionError(`entry '${h.path}' is ${formatBytes(h.size)}, over the per-file limit of ${formatBytes(this.limits.maxEntryBytes)}`);
+    if (carriesData) {
+      if (size > this.limits.maxEntryBytes) {
+        throw extractionError(`entry '${path}' is ${formatBytes(size)}, over the per-file limit of ${formatBytes(this.limits.maxEntryBytes)}`);
       }
-      this.consumed += h.size;
+      this.consumed += size;
       if (this.consumed > this.limits.maxBytes) throw this.tooBig();
     }
+  }
 
-    const rel = safeRelative(h.path, 'entry');
-    if (rel === '') return; // the archive's own root ("./")
+  /** An entry the tar package passes over itself (unknown types, oversized pax records): counted, skipped. */
+  onIgnored(entry: ReadEntry): void {
+    if (entry.meta) throw extractionError(`a ${/Long/.test(entry.type) ? 'GNU long name' : 'pax'} record of ${entry.size} bytes is too large`);
+    this.count(entry.path, entry.size, true);
+    const rel = safeRelative(entry.path, 'entry');
+    if (rel !== '') this.skip(rel, `unsupported entry type '${rawTypeFlag(entry)}'`);
+  }
+
+  /** Synchronous on purpose: a support bundle is thousands of small files, and a trip through the thread pool per syscall costs more than the syscall. */
+  onEntry(entry: ReadEntry): void {
+    const isFile = FILE_TYPES.has(entry.type);
+    this.count(entry.path, entry.size, isFile || entry.remain > 0);
+    const rel = safeRelative(entry.path, 'entry');
+    const mode = (entry.mode ?? 0o644) & 0o7777;
+    const mtime = entry.mtime ? Math.floor(entry.mtime.getTime() / 1000) : 0;
+    if (rel === '') return void entry.resume(); // the archive's own root ("./")
     const abs = path.join(this.root, rel);
-    switch (h.type) {
-      case 'directory':
-        if (await ensureDir(abs)) this.dirs.set(rel, { mode: h.mode, mtime: h.mtime });
+    switch (entry.type) {
+      case 'Directory':
+      case 'GNUDumpDir':
+        if (this.ensureDir(rel)) this.dirs.set(rel, { mode, mtime });
         else this.skip(rel, 'a file of that name is in the way');
-        return;
-      case 'file': {
-        if (!(await ensureDir(path.dirname(abs)))) return this.skip(rel, 'its parent is not a directory');
-        if (!(await clearForFile(abs))) return this.skip(rel, 'a directory of that name exists');
-        const fh = await open(abs, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-        this.current = { fh, rel, mode: h.mode, mtime: h.mtime };
+        return void entry.resume();
+      case 'File':
+      case 'OldFile':
+      case 'ContiguousFile': {
+        if (!this.ensureDir(parentOf(rel))) return this.skipData(entry, rel, 'its parent is not a directory');
+        const fd = openForWrite(abs);
+        if (fd === null) return this.skipData(entry, rel, 'a directory of that name exists');
+        const cur = { fd, rel, mode, mtime };
+        this.current = cur;
+        entry.on('data', (chunk: Buffer) => {
+          if (this.current !== cur) return;
+          writeAll(fd, chunk);
+          this.written += chunk.length;
+        });
+        entry.on('end', () => this.endFile(cur));
         return;
       }
-      case 'hardlink': {
-        if (h.linkpath === '') return this.skip(rel, 'hard link without a target');
-        const targetRel = safeRelative(h.linkpath, `hard link '${h.path}' target`);
+      case 'Link': {
+        entry.resume();
+        const linkpath = entry.linkpath ?? '';
+        if (linkpath === '') return this.skip(rel, 'hard link without a target');
+        const targetRel = safeRelative(linkpath, `hard link '${entry.path}' target`);
         const targetAbs = path.join(this.root, targetRel);
-        const st = await lstat(targetAbs).catch(() => null);
-        if (!st?.isFile()) return this.skip(rel, `hard link to '${h.linkpath}', which is not a file extracted earlier from this archive`);
-        if (!(await ensureDir(path.dirname(abs)))) return this.skip(rel, 'its parent is not a directory');
-        if (!(await clearForFile(abs))) return this.skip(rel, 'a directory of that name exists');
-        await link(targetAbs, abs);
+        const st = lstatSync(targetAbs, { throwIfNoEntry: false });
+        if (!st?.isFile()) return this.skip(rel, `hard link to '${linkpath}', which is not a file extracted earlier from this archive`);
+        if (!this.ensureDir(parentOf(rel))) return this.skip(rel, 'its parent is not a directory');
+        if (!clearForFile(abs)) return this.skip(rel, 'a directory of that name exists');
+        linkSync(targetAbs, abs);
         this.progress();
         return;
       }
-      case 'symlink': {
-        if (h.linkpath === '') return this.skip(rel, 'symbolic link without a target');
-        if (path.posix.isAbsolute(h.linkpath)) return this.skip(rel, `symbolic link to the absolute path '${h.linkpath}', outside the bundle`);
-        const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(rel), h.linkpath));
-        if (resolved === '..' || resolved.startsWith('../')) return this.skip(rel, `symbolic link to '${h.linkpath}', outside the bundle`);
-        this.symlinks.push({ rel, target: h.linkpath, mtime: h.mtime });
+      case 'SymbolicLink': {
+        entry.resume();
+        const linkpath = entry.linkpath ?? '';
+        if (linkpath === '') return this.skip(rel, 'symbolic link without a target');
+        if (path.posix.isAbsolute(linkpath)) return this.skip(rel, `symbolic link to the absolute path '${linkpath}', outside the bundle`);
+        const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(rel), linkpath));
+        if (resolved === '..' || resolved.startsWith('../')) return this.skip(rel, `symbolic link to '${linkpath}', outside the bundle`);
+        this.symlinks.push({ rel, target: linkpath, mtime });
         return;
       }
-      case 'char':
-      case 'block':
-        return this.skip(rel, 'device file');
-      case 'fifo':
-        return this.skip(rel, 'FIFO');
+      case 'CharacterDevice':
+      case 'BlockDevice':
+        return this.skipData(entry, rel, 'device file');
+      case 'FIFO':
+        return this.skipData(entry, rel, 'FIFO');
       default:
-        return this.skip(rel, `unsupported entry type '${h.flag}'`);
+        return this.skipData(entry, rel, `unsupported entry type '${rawTypeFlag(entry)}'`);
     }
   }
 
-  async onData(chunk: Buffer): Promise<void> {
-    if (!this.current) return; // a skipped entry's data
-    await this.current.fh.write(chunk);
-    this.written += chunk.length;
-  }
-
-  async onEnd(): Promise<void> {
-    const cur = this.current;
-    if (!cur) return;
+  private endFile(cur: { fd: number; rel: string; mode: number; mtime: number }): void {
+    if (this.current !== cur) return;
     this.current = null;
     try {
-      await cur.fh.chmod((cur.mode & 0o777) | 0o600);
-      await cur.fh.utimes(cur.mtime, cur.mtime);
+      fchmodSync(cur.fd, (cur.mode & 0o777) | 0o600);
+      futimesSync(cur.fd, cur.mtime, cur.mtime);
     } finally {
-      await cur.fh.close();
+      closeSync(cur.fd);
     }
     this.progress();
   }
 
-  async closeCurrent(): Promise<void> {
+  /** Makes `rel` (and its parents) a directory; false when a file is in the way. No symlink exists yet while files are written. */
+  private ensureDir(rel: string): boolean {
+    if (this.made.has(rel)) return true;
+    try {
+      mkdirSync(path.join(this.root, rel), { recursive: true });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST' || code === 'ENOTDIR') return false;
+      throw err;
+    }
+    for (let r = rel; r !== '' && !this.made.has(r); r = parentOf(r)) this.made.add(r);
+    return true;
+  }
+
+  closeCurrent(): void {
     const cur = this.current;
     this.current = null;
-    if (cur) await cur.fh.close().catch(() => {});
+    if (cur) {
+      try {
+        closeSync(cur.fd);
+      } catch {
+        /* already failing */
+      }
+    }
   }
 
   /** After the last entry: symbolic links (checked twice), then directory modes and times. */
@@ -301,15 +402,53 @@ class Extractor implements TarSink {
     return { entries: this.entries, bytes: this.written, skipped: this.skipped, skippedCount: this.skippedCount };
   }
 
+  private skipData(entry: ReadEntry, rel: string, reason: string): void {
+    entry.resume();
+    this.skip(rel, reason);
+  }
+
   private skip(rel: string, reason: string): void {
     this.skippedCount++;
     if (this.skipped.length < MAX_SKIPPED_LISTED) this.skipped.push({ path: rel, reason });
     this.progress();
   }
 
+  /** At most every 64 entries: the callback is for a progress display, not per file. */
   private progress(): void {
-    this.onProgress?.(this.written, this.entries);
+    if (!this.onProgress || this.entries - this.lastProgress < 64) return;
+    this.lastProgress = this.entries;
+    this.onProgress(this.written, this.entries);
   }
+}
+
+function parentOf(rel: string): string {
+  const i = rel.lastIndexOf('/');
+  return i < 0 ? '' : rel.slice(0, i);
+}
+
+/** The header's type flag as written (for messages about types debugkit does not extract). */
+function rawTypeFlag(entry: ReadEntry): string {
+  const key = entry.header.typeKey;
+  return key === 'Unsupported' ? String.fromCharCode(entry.header.block?.[156] ?? 0x3f) : key;
+}
+
+/**
+ * Creates `abs` for writing, never following a link and never reusing what is there: an earlier
+ * file or link of that name is replaced (a later entry wins, as in tar); null when a directory is there.
+ */
+function openForWrite(abs: string): number | null {
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+  try {
+    return openSync(abs, flags, 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  if (!clearForFile(abs)) return null;
+  return openSync(abs, flags, 0o600);
+}
+
+function writeAll(fd: number, chunk: Buffer): void {
+  for (let off = 0; off < chunk.length; ) off += writeSync(fd, chunk, off, chunk.length - off);
 }
 
 /**
@@ -322,23 +461,12 @@ function safeRelative(name: string, what: string): string {
   return parts.join('/');
 }
 
-async function ensureDir(abs: string): Promise<boolean> {
-  try {
-    await mkdir(abs, { recursive: true });
-    return true;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST' || code === 'ENOTDIR') return false;
-    throw err;
-  }
-}
-
 /** Removes a file or link already at `abs` (a later entry replaces an earlier one, as in tar). */
-async function clearForFile(abs: string): Promise<boolean> {
-  const st = await lstat(abs).catch(() => null);
+function clearForFile(abs: string): boolean {
+  const st = lstatSync(abs, { throwIfNoEntry: false });
   if (!st) return true;
   if (st.isDirectory()) return false;
-  await unlink(abs);
+  unlinkSync(abs);
   return true;
 }
 
@@ -379,7 +507,6 @@ function extractionError(detail: string, cause?: unknown): BundleError {
 
 function mapError(err: unknown): Error {
   if (err instanceof BundleError) return err;
-  if (err instanceof TarFormatError) return extractionError(err.message, err);
   if (err instanceof DebugkitError) return extractionError(err.message, err);
   const e = err as NodeJS.ErrnoException;
   if (typeof e?.code === 'string' && (e.code.startsWith('Z_') || e.code === 'ERR_ZLIB_INITIALIZATION_FAILED' || /incorrect header check|unexpected end of file|invalid (block|distance|stored|code)/.test(e.message))) {
