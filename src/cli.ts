@@ -118,6 +118,8 @@ interface ServeOpts extends CommonOpts {
   allowedHost: string[];
   maxBody: number;
   sessionIdle: number;
+  headerTimeout: number;
+  bodyTimeout: number;
 }
 
 async function runHttp(opts: ServeOpts): Promise<void> {
@@ -133,6 +135,8 @@ async function runHttp(opts: ServeOpts): Promise<void> {
     allowedHosts: opts.allowedHost,
     maxBodyBytes: opts.maxBody,
     sessionIdleMs: opts.sessionIdle * 1000,
+    headersTimeoutMs: opts.headerTimeout * 1000,
+    bodyTimeoutMs: opts.bodyTimeout * 1000,
   };
   if (config.http.noAuth && !isLoopbackHost(config.http.host)) {
     throw new Error(`--no-auth is allowed only on a loopback address, not ${config.http.host}: give an --api-key instead`);
@@ -170,7 +174,9 @@ export function buildProgram(): Command {
       .option('--no-auth', 'accept requests without a key (loopback only; for local testing)')
       .option('--allowed-host <name>', 'extra Host header value to accept (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
       .option('--max-body <bytes>', 'largest request body accepted', intArg('--max-body', 1024, 1 << 30), 4 * 1024 * 1024)
-      .option('--session-idle <seconds>', 'close an MCP session after this long without requests', intArg('--session-idle', 1, 604_800), 1800),
+      .option('--session-idle <seconds>', 'close an MCP session after this long without requests', intArg('--session-idle', 1, 604_800), 1800)
+      .option('--header-timeout <seconds>', 'drop a request whose headers are not complete after this long', intArg('--header-timeout', 1, 3600), 15)
+      .option('--body-timeout <seconds>', 'drop a request whose body stalls this long (SSE streams and long calls are not affected)', intArg('--body-timeout', 1, 3600), 30),
   ).action((opts: ServeOpts) => runHttp(opts));
 
   program

@@ -167,3 +167,24 @@ describe('the tool contract, walked from tools/list', () => {
     expect(tokens).toBeLessThan(25_000);
   });
 });
+
+describe('the one ceiling for every result', () => {
+  it('cuts an answer over --max-result-tokens, flags it, says how to get the rest, and stays valid', async () => {
+    const small = await connectStdio({ root, args: ['--toolsets', 'bundles', '--bundle-dir', path.join(root, 'bundles'), '--max-result-tokens', '1000'] });
+    try {
+      const listed = (await small.client.listTools()).tools as ListedTool[];
+      await small.tool('initialize_bundle', { source: path.join(root, 'bundle.tar.gz') });
+      const r = await small.client.callTool({ name: 'kubectl', arguments: { command: 'get pods -A', json_output: true } });
+      expect(r.isError).toBeFalsy();
+      expect(r._meta?.['debugkit/truncated']).toMatchObject({ limitTokens: 1000, originalTokens: expect.any(Number) });
+      const texts = (r.content as Array<{ text: string }>).map((c) => c.text);
+      expect(texts.at(-1)).toMatch(/^\[truncated: this answer had about \d+ tokens and was cut to the 1000-token ceiling; ask for less/);
+      for (const t of texts.slice(0, -1)) expect(t.length).toBeLessThanOrEqual(4000);
+      expect(JSON.stringify(r.structuredContent).length).toBeLessThanOrEqual(4000);
+      const validate = ajv.compile(listed.find((t) => t.name === 'kubectl')!.outputSchema!);
+      expect(validate(r.structuredContent), ajv.errorsText(validate.errors)).toBe(true);
+    } finally {
+      await small.close();
+    }
+  });
+});

@@ -152,7 +152,9 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no route ${req.method} ${url.pathname}; MCP is served at /mcp` } });
   };
 
-  const server = createServer((req, res) => {
+  const headersTimeout = http.headersTimeoutMs ?? 15_000;
+  // Node checks the header timeout on this interval (default 30 s): check often enough to honour it.
+  const server = createServer({ connectionsCheckingInterval: Math.max(250, Math.min(5_000, headersTimeout / 4)) }, (req, res) => {
     const started = performance.now();
     handle(req, res)
       .catch((err: unknown) => {
@@ -166,7 +168,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   });
   // Headers must arrive in time (slowloris); bodies are bounded by a stall timer in readBody. A
   // whole-request timeout stays off: SSE streams and long tool calls outlive any fixed bound.
-  server.headersTimeout = http.headersTimeoutMs ?? 15_000;
+  server.headersTimeout = headersTimeout;
   server.requestTimeout = 0;
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
