@@ -3,6 +3,8 @@ import path from 'node:path';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DebugkitError } from '../../core/errors.js';
 import type { SessionResource } from '../../core/sessions.js';
+import { constants } from 'node:os';
+import { readTail } from '../../core/ring.js';
 import { DebugpyAdapter } from './adapter.js';
 import { BreakpointBook, type BreakpointReport, type BreakpointSpec } from './breakpoints.js';
 import type { Interpreter } from './interpreter.js';
@@ -75,6 +77,8 @@ export class PythonSession implements SessionResource {
   private busy = false;
   private disposed = false;
   private exceptionSeen = false;
+  /** Why the engine went away, once it has. */
+  private engineGone: string | undefined;
 
   constructor(private readonly spec: SessionSpec) {}
 
@@ -272,12 +276,28 @@ export class PythonSession implements SessionResource {
     return { type, message, traceback: await formatTraceback(snap.frames, type, message) };
   }
 
-  private describeEnd(): RunOutcome {
+  private async describeEnd(): Promise<RunOutcome> {
     const adapter = this.adapter!;
+    if (adapter.exitCode === undefined && adapter.adapterExit) {
+      // The adapter went away without reporting the program's end: that is no completion.
+      this.status = 'error';
+      this.engineGone = `the debugpy adapter died (${describeExit(adapter.adapterExit)}) while the program ran`;
+      // Nobody can debug the program any more: it does not run on unowned.
+      await adapter.dispose();
+      throw new DebugkitError('ENGINE_FAILED', `${this.engineGone}; this session has ended: start a new session to run the program again`);
+    }
     // An uncaught exception was reported at its stop; the program ending afterwards keeps that verdict.
     this.status = this.exceptionSeen ? 'error' : 'completed';
     const outcome: RunOutcome = { hit: false, completed: true, frameInfo: null, locals: null, error: null, status: this.status };
     if (adapter.exitCode !== undefined) outcome.exitCode = adapter.exitCode;
+    if (!this.exceptionSeen && adapter.exitCode !== undefined && adapter.exitCode !== 0) {
+      // Exceptions debugpy does not stop on (RecursionError, errors at interpreter exit) still print a traceback.
+      const error = uncaughtFromStderr(readTail(adapter.stderr, 0, 64 * 1024).text) ?? killedBy(adapter.exitCode);
+      if (error) {
+        outcome.error = error;
+        outcome.status = this.status = 'error';
+      }
+    }
     return outcome;
   }
 
@@ -309,7 +329,7 @@ export class PythonSession implements SessionResource {
       running: 'the program is running',
       paused: '',
       completed: 'the program has completed: start a new session to run it again',
-      error: 'the program has ended with an error: start a new session to run it again',
+      error: `${this.engineGone ?? 'the program has ended with an error'}: start a new session to run it again`,
     };
     throw new DebugkitError('INVALID_ARGUMENT', `cannot ${what}: ${why[this.status]}`);
   }
@@ -324,4 +344,40 @@ export class PythonSession implements SessionResource {
       this.busy = false;
     }
   }
+}
+
+const TRACEBACK_CHARS = 4000;
+
+/** The last traceback Python printed to stderr, as an error: type, message, and the traceback (its end when long). */
+export function uncaughtFromStderr(stderr: string): ErrorInfo | null {
+  const start = stderr.lastIndexOf('Traceback (most recent call last):');
+  if (start === -1) return null;
+  const lines = stderr.slice(start).trimEnd().split('\n');
+  // The exception line is the first after the traceback that is not indented (frames are).
+  const last = lines.findIndex((l, i) => i > 0 && l.length > 0 && !/^\s/.test(l));
+  if (last === -1) return null;
+  const head = lines[last]!;
+  const colon = head.indexOf(': ');
+  const type = colon === -1 ? head.trim() : head.slice(0, colon);
+  const message = colon === -1 ? '' : head.slice(colon + 2);
+  let traceback = lines.slice(0, last + 1).join('\n');
+  if (traceback.length > TRACEBACK_CHARS) {
+    traceback = `Traceback (most recent call last):\n  [... ${traceback.length - TRACEBACK_CHARS} characters cut; the innermost frames follow ...]\n${traceback.slice(-TRACEBACK_CHARS)}`;
+  }
+  return { type, message, traceback };
+}
+
+/**
+ * debugpy reports a program ended by a signal as 256 - N (Python's -N, as an unsigned byte):
+ * SIGKILL is 247. A negative code (-N) is taken the same way.
+ */
+function killedBy(exitCode: number): ErrorInfo | null {
+  const signal = exitCode < 0 ? -exitCode : exitCode > 256 - 32 && exitCode < 256 ? 256 - exitCode : 0;
+  const name = Object.entries(constants.signals).find(([, n]) => n === signal)?.[0];
+  if (!signal || !name) return null;
+  return { type: 'ProgramKilled', message: `the program was killed by ${name} (debugpy reports exit code ${exitCode})`, traceback: null };
+}
+
+function describeExit({ code, signal }: { code: number | null; signal: NodeJS.Signals | null }): string {
+  return signal ? `killed by signal ${signal}` : `exit code ${code}`;
 }
