@@ -1,4 +1,4 @@
-import { spawnChild, terminate } from '../../core/process.js';
+import { runBounded } from '../../core/run.js';
 import { checkKubectlArgs, hasOutputFlag, splitCommand } from './command.js';
 import { BundleError } from './errors.js';
 
@@ -29,31 +29,18 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
   const { args, verb } = checkKubectlArgs(splitCommand(req.command));
   const argv = req.jsonOutput && verb === 'get' && !hasOutputFlag(args) ? [...args, '-o', 'json'] : args;
   const started = Date.now();
-  const proc = await spawnChild(req.kubectl, argv, {
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const run = await runBounded({
+    command: req.kubectl,
+    args: argv,
     env: { ...process.env, KUBECONFIG: req.kubeconfig, KUBECTL_COMMAND_HEADERS: 'false' },
+    timeoutMs: req.timeoutSeconds * 1000,
+    signal: req.signal,
+    maxOutputChars: MAX_RAW_CHARS,
   });
-  let stdout = '';
-  let stderr = '';
-  let truncated = false;
-  proc.child.stdout!.setEncoding('utf8').on('data', (text: string) => {
-    if (stdout.length < MAX_RAW_CHARS) stdout += text;
-    else truncated = true;
-  });
-  proc.child.stderr!.setEncoding('utf8').on('data', (text: string) => {
-    if (stderr.length < 16_384) stderr += text;
-  });
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    void terminate(proc, { graceMs: 500 });
-  }, req.timeoutSeconds * 1000);
-  const onAbort = () => void terminate(proc, { graceMs: 200 });
-  req.signal?.addEventListener('abort', onAbort, { once: true });
-  const exit = await proc.exited.finally(() => {
-    clearTimeout(timer);
-    req.signal?.removeEventListener('abort', onAbort);
-  });
+  const { stdout, timedOut } = run;
+  const stderr = run.stderr.slice(0, 16_384);
+  const truncated = run.stdoutTruncated;
+  const exit = run;
   const command = ['kubectl', ...argv].join(' ');
   if (timedOut) throw new BundleError('KubectlError', `Kubectl command timed out after ${req.timeoutSeconds} s: ${command} (raise timeout, or narrow with -n / -l)`);
   const exitCode = exit.code ?? 1;
