@@ -144,3 +144,17 @@ describe('REST errors', () => {
     expect((await api('GET', `/sessions/${id}`)).json.error.message).toBe(`Session not found: ${id} (it ended: ended by the client)`);
   });
 });
+
+describe('answers that are true over REST too', () => {
+  it('reports an uncaught RecursionError (which debugpy does not stop on) as the error it is', async () => {
+    const id = await newSession({ entry: 'src/recursion.py' });
+    const end = await api('POST', `/sessions/${id}/breakpoint`, { file: 'src/recursion.py', line: 16 });
+    expect(end.status).toBe(200);
+    expect(end.json).toMatchObject({ hit: false, completed: true, frameInfo: null, locals: null });
+    expect(end.json.error.type).toBe('RecursionError');
+    expect(end.json.error.message).toMatch(/maximum recursion depth exceeded/);
+    expect(end.json.error.traceback).toMatch(/^Traceback \(most recent call last\):[\s\S]*in depth\n/);
+    expect((await api('GET', `/sessions/${id}`)).json.status).toBe('error');
+    await api('DELETE', `/sessions/${id}`);
+  });
+});

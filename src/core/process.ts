@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { DebugkitError } from './errors.js';
+import { boundPromise } from './wait.js';
 
 /**
  * Every child process debugkit starts goes through `spawnChild`: it runs in its own process group
@@ -69,8 +70,7 @@ function hasExited(child: ChildProcess): boolean {
  */
 export async function terminate(owned: OwnedChild, { graceMs = 1000 }: { graceMs?: number } = {}): Promise<ChildExit> {
   const { child, exited } = owned;
-  const waitExit = (ms: number) =>
-    Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+  const waitExit = async (ms: number) => (await boundPromise(exited, { timeoutMs: ms })).kind === 'value';
   if (!hasExited(child)) {
     child.stdin?.end();
     if (!(await waitExit(Math.min(graceMs, 200)))) {

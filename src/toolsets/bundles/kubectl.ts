@@ -1,4 +1,4 @@
-import { spawnChild, terminate } from '../../core/process.js';
+import { runBounded } from '../../core/run.js';
 import { parseCommand } from './command.js';
 import type { KubectlCommand } from './kubectl-policy.js';
 import { BundleError } from './errors.js';
@@ -34,32 +34,19 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
   const policy = parseCommand(req.command);
   const argv = req.jsonOutput && policy.verb === 'get' && policy.output === undefined ? [...policy.argv, '-o', 'json'] : policy.argv;
   const started = Date.now();
-  const proc = await spawnChild(req.kubectl, argv, {
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const run = await runBounded({
+    command: req.kubectl,
+    args: argv,
     env: { ...process.env, KUBECONFIG: req.kubeconfig, KUBECTL_COMMAND_HEADERS: 'false' },
+    timeoutMs: req.timeoutSeconds * 1000,
+    signal: req.signal,
+    maxOutputChars: MAX_RAW_CHARS,
+    keep: policy.verb === 'logs' ? 'tail' : 'head', // a log keeps its end
   });
-  let stdout = '';
-  let stderr = '';
-  let truncated = false;
-  proc.child.stdout!.setEncoding('utf8').on('data', (text: string) => {
-    if (stdout.length < MAX_RAW_CHARS) stdout += text;
-    else if (policy.verb === 'logs') stdout = (stdout + text).slice(-MAX_RAW_CHARS); // a log keeps its end
-    else truncated = true;
-  });
-  proc.child.stderr!.setEncoding('utf8').on('data', (text: string) => {
-    if (stderr.length < 16_384) stderr += text;
-  });
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    void terminate(proc, { graceMs: 500 });
-  }, req.timeoutSeconds * 1000);
-  const onAbort = () => void terminate(proc, { graceMs: 200 });
-  req.signal?.addEventListener('abort', onAbort, { once: true });
-  const exit = await proc.exited.finally(() => {
-    clearTimeout(timer);
-    req.signal?.removeEventListener('abort', onAbort);
-  });
+  const { stdout, timedOut } = run;
+  const stderr = run.stderr.slice(0, 16_384);
+  const truncated = run.stdoutTruncated;
+  const exit = run;
   const command = ['kubectl', ...argv].join(' ');
   if (timedOut) throw new BundleError('KubectlError', `Kubectl command timed out after ${req.timeoutSeconds} s: ${command} (raise timeout, or narrow with -n / -l)`);
   const exitCode = exit.code ?? 1;

@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { splitShellWords } from '../../core/argv.js';
 import { DebugkitError } from '../../core/errors.js';
-import { spawnChild, terminate } from '../../core/process.js';
-import { OutputRing } from '../../core/ring.js';
+import { runBounded } from '../../core/run.js';
 import { proxiedCommand, writeProxychainsConfig } from './proxy/proxychains.js';
 
 export interface RunRequest {
@@ -49,27 +48,22 @@ export async function runUnderProxy(req: RunRequest): Promise<RunResult> {
   try {
     const configPath = writeProxychainsConfig(dir, req.socksPort, { httpPort: req.httpPort });
     const proxied = proxiedCommand(argv, { socksPort: req.socksPort, httpPort: req.httpPort, configPath, env: { ...process.env, ...req.env } });
-    const child = await spawnChild(proxied.command, proxied.args, { cwd: req.cwd, env: proxied.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const stdout = new OutputRing(TAIL);
-    const stderr = new OutputRing(TAIL);
-    child.child.stdout!.setEncoding('utf8').on('data', (t: string) => stdout.append(t));
-    child.child.stderr!.setEncoding('utf8').on('data', (t: string) => stderr.append(t));
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      void terminate(child, { graceMs: 1000 });
-    }, req.timeoutMs);
     const tick = setInterval(() => req.onTick?.(Date.now() - started), 1000);
-    const onAbort = () => void terminate(child, { graceMs: 500 });
-    req.signal?.addEventListener('abort', onAbort, { once: true });
-    const exit = await child.exited.finally(() => {
-      clearTimeout(timer);
-      clearInterval(tick);
-      req.signal?.removeEventListener('abort', onAbort);
-    });
+    const exit = await runBounded({
+      command: proxied.command,
+      args: proxied.args,
+      cwd: req.cwd,
+      env: proxied.env,
+      timeoutMs: req.timeoutMs,
+      signal: req.signal,
+      maxOutputChars: TAIL,
+      keep: 'tail',
+      graceMs: 1000,
+    }).finally(() => clearInterval(tick));
+    const timedOut = exit.timedOut;
     // 128 + signal number, as a shell reports a killed program.
     const exitCode = exit.code ?? 128 + (exit.signal === 'SIGKILL' ? 9 : exit.signal === 'SIGTERM' ? 15 : 1);
-    return { exitCode, timedOut, stdoutTail: stdout.read(0).text, stderrTail: stderr.read(0).text, durationMs: Date.now() - started };
+    return { exitCode, timedOut, stdoutTail: exit.stdout, stderrTail: exit.stderr, durationMs: Date.now() - started };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

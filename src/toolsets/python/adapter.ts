@@ -3,6 +3,7 @@ import { DapConnection } from '../../core/dap/connection.js';
 import { DebugkitError } from '../../core/errors.js';
 import { killProcessGroup, spawnChild, terminate, type OwnedChild } from '../../core/process.js';
 import { OutputRing } from '../../core/ring.js';
+import { boundPromise, waitBounded } from '../../core/wait.js';
 import type { Interpreter } from './interpreter.js';
 
 export interface LaunchSpec {
@@ -27,6 +28,8 @@ export class DebugpyAdapter {
   readonly stderr = new OutputRing();
   debuggeePid: number | undefined;
   exitCode: number | undefined;
+  /** Set when the adapter process itself ended (it should outlive the debuggee until disconnect). */
+  adapterExit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   /** Settles when the debuggee has ended (terminated or exited), or the adapter has gone. */
   readonly ended: Promise<void>;
   private markEnded: () => void = () => {};
@@ -53,7 +56,15 @@ export class DebugpyAdapter {
       this.notify();
     });
     dap.onEvent('terminated', () => this.end());
-    void dap.closed.then(() => this.end());
+    void proc.exited.then((exit) => {
+      if (!this.disposed) this.adapterExit = exit;
+      this.end();
+    });
+    // The channel closes a moment before the process is reaped: wait (bounded) for how it ended.
+    void dap.closed.then(async () => {
+      await boundPromise(proc.exited, { timeoutMs: 1000 });
+      this.end();
+    });
   }
 
   /** Forgets stops nobody took (call before resuming). */
@@ -62,25 +73,19 @@ export class DebugpyAdapter {
   }
 
   /** The next stop, or "ended" when the program is gone, or "timeout" after `timeoutMs`. */
-  nextStop(timeoutMs: number, signal?: AbortSignal): Promise<DebugProtocol.StoppedEvent | 'ended' | 'timeout' | 'cancelled'> {
-    return new Promise((resolve) => {
+  async nextStop(timeoutMs: number, signal?: AbortSignal): Promise<DebugProtocol.StoppedEvent | 'ended' | 'timeout' | 'cancelled'> {
+    const outcome = await waitBounded<DebugProtocol.StoppedEvent | 'ended'>((settle) => {
       const check = () => {
         const stop = this.stops.shift();
-        if (stop) finish(stop);
-        else if (this.hasEnded) finish('ended');
+        if (stop) settle(stop);
+        else if (this.hasEnded) settle('ended');
       };
-      const finish = (value: DebugProtocol.StoppedEvent | 'ended' | 'timeout' | 'cancelled') => {
-        clearTimeout(timer);
-        this.wake.delete(check);
-        signal?.removeEventListener('abort', onAbort);
-        resolve(value);
-      };
-      const onAbort = () => finish('cancelled');
-      const timer = setTimeout(() => finish('timeout'), timeoutMs);
-      signal?.addEventListener('abort', onAbort, { once: true });
       this.wake.add(check);
       check();
-    });
+      return () => this.wake.delete(check);
+    }, { timeoutMs, signal });
+    if (outcome.kind === 'value') return outcome.value;
+    return outcome.kind === 'timeout' ? 'timeout' : 'cancelled';
   }
 
   private notify(): void {
@@ -103,7 +108,11 @@ export class DebugpyAdapter {
     try {
       await adapter.handshake(spec);
     } catch (err) {
+      const died = await boundPromise(proc.exited, { timeoutMs: 200 });
       await adapter.dispose();
+      if (died.kind === 'value' && died.value.signal) {
+        throw new DebugkitError('ENGINE_FAILED', `the debugpy adapter died (killed by signal ${died.value.signal}) while launching the program`, { cause: err });
+      }
       throw err instanceof DebugkitError ? err : new DebugkitError('ENGINE_FAILED', `debugpy failed to launch the program: ${String(err)}`, { cause: err });
     }
     return adapter;

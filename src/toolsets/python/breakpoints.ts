@@ -28,6 +28,18 @@ export class BreakpointBook {
   private readonly byFile = new Map<string, BreakpointSpec[]>();
   private functions: string[] = [];
   private readonly reports = new Map<string, BreakpointReport[]>();
+  /** Conditions that do not compile, with the compiler's message. */
+  private readonly badConditions = new Map<string, string>();
+
+  noteConditionErrors(errors: Map<string, string>): void {
+    for (const [condition, message] of errors) this.badConditions.set(condition, message);
+  }
+
+  /** Why a condition cannot work, if it cannot. */
+  conditionError(condition: string | undefined): string | undefined {
+    const error = condition ? this.badConditions.get(condition) : undefined;
+    return error ? `condition ${JSON.stringify(condition)} does not compile: ${error}; this breakpoint would never stop` : undefined;
+  }
 
   /** Adds one line breakpoint (or replaces the one on that line); returns whether anything changed. */
   add(file: string, spec: BreakpointSpec): boolean {
@@ -63,7 +75,7 @@ export class BreakpointBook {
   async apply(dap: DapConnection, file: string): Promise<BreakpointReport[]> {
     const specs = this.byFile.get(file) ?? [];
     const body = await dap.request('setBreakpoints', { source: { path: file }, breakpoints: specs });
-    const reports = specs.map((spec, i) => report(file, spec, body.breakpoints[i]));
+    const reports = specs.map((spec, i) => report(file, spec, body.breakpoints[i], this.conditionError(spec.condition)));
     this.reports.set(file, reports);
     return reports;
   }
@@ -79,9 +91,11 @@ export class BreakpointBook {
   }
 }
 
-function report(file: string, spec: BreakpointSpec, bp: DebugProtocol.Breakpoint | undefined): BreakpointReport {
-  const out: BreakpointReport = { file, line: spec.line, verified: bp?.verified ?? false };
-  if (bp?.line !== undefined && bp.line !== spec.line) {
+function report(file: string, spec: BreakpointSpec, bp: DebugProtocol.Breakpoint | undefined, conditionError?: string): BreakpointReport {
+  const out: BreakpointReport = { file, line: spec.line, verified: (bp?.verified ?? false) && !conditionError };
+  if (conditionError) {
+    out.message = conditionError;
+  } else if (bp?.line !== undefined && bp.line !== spec.line) {
     out.actualLine = bp.line;
     out.message = `debugpy moved this breakpoint from line ${spec.line} to line ${bp.line}`;
   } else if (!out.verified) {

@@ -3,11 +3,15 @@ import path from 'node:path';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DebugkitError } from '../../core/errors.js';
 import type { SessionResource } from '../../core/sessions.js';
+import { constants } from 'node:os';
+import { readTail } from '../../core/ring.js';
 import { DebugpyAdapter } from './adapter.js';
+import { conditionErrors, undefinedFunctions } from './checks.js';
 import { BreakpointBook, type BreakpointReport, type BreakpointSpec } from './breakpoints.js';
 import type { Interpreter } from './interpreter.js';
 import { formatTraceback, takeSnapshot, type FrameView, type Snapshot } from './snapshot.js';
-import { DEFAULT_LIMITS, expandMembers, view, type Limits, type TreeView, type ValueView } from './values.js';
+import { DapRequestError } from '../../core/dap/request-error.js';
+import { DEFAULT_LIMITS, expandMembers, newBudget, TREE_BUDGET_CHARS, view, type Limits, type TreeView, type ValueView } from './values.js';
 
 export type Status = 'idle' | 'running' | 'paused' | 'completed' | 'error';
 
@@ -49,6 +53,8 @@ export interface RunOutcome {
   breakpointWarnings?: BreakpointReport[];
 }
 
+export type EvaluateView = TreeView & { expandable: boolean; membersTruncated?: boolean; hint?: string };
+
 export interface SessionState {
   status: Status;
   lastBreakpoint: { file: string; line: number; hitCount: number } | null;
@@ -75,6 +81,8 @@ export class PythonSession implements SessionResource {
   private busy = false;
   private disposed = false;
   private exceptionSeen = false;
+  /** Why the engine went away, once it has. */
+  private engineGone: string | undefined;
 
   constructor(private readonly spec: SessionSpec) {}
 
@@ -95,6 +103,9 @@ export class PythonSession implements SessionResource {
   /** Adds a breakpoint at file:line and runs (launching first if idle) until the next stop. */
   runToBreakpoint(file: string, bp: BreakpointSpec, options: RunOptions): Promise<RunOutcome> {
     return this.exclusive(async () => {
+      await this.checkConditions([bp]);
+      const bad = this.book.conditionError(bp.condition);
+      if (bad) throw new DebugkitError('INVALID_ARGUMENT', `${bad}: fix the condition (a Python expression) and run again`);
       this.book.add(file, bp);
       if (this.status === 'idle') return this.launch(options);
       this.assertStopped('run to a breakpoint');
@@ -122,31 +133,64 @@ export class PythonSession implements SessionResource {
 
   setBreakpoints(file: string, specs: BreakpointSpec[]): Promise<BreakpointReport[]> {
     return this.exclusive(async () => {
+      await this.checkConditions(specs);
       this.book.replace(file, specs);
-      if (!this.adapter || this.status === 'completed') return specs.map((s) => ({ file, line: s.line, verified: false, message: 'set when the program starts' }));
+      if (!this.adapter || this.status === 'completed') {
+        return specs.map((s) => ({ file, line: s.line, verified: false, message: this.book.conditionError(s.condition) ?? 'set when the program starts' }));
+      }
       return this.book.apply(this.adapter.dap, file);
     });
   }
 
-  setFunctionBreakpoints(names: string[]): Promise<DebugProtocol.Breakpoint[] | undefined> {
+  /** Function breakpoints, each with whether it can ever stop (a function of that name in the workspace). */
+  setFunctionBreakpoints(names: string[]): Promise<Array<{ name: string; verified: boolean; message?: string }>> {
     return this.exclusive(async () => {
       this.book.setFunctions(names);
-      if (!this.adapter || this.status === 'completed') return undefined;
-      return this.book.applyFunctions(this.adapter.dap);
+      const nowhere = await undefinedFunctions(this.spec.root, names);
+      const set = !this.adapter || this.status === 'completed' ? undefined : await this.book.applyFunctions(this.adapter.dap);
+      return names.map((name, i) => {
+        if (nowhere.has(name)) {
+          return {
+            name,
+            verified: false,
+            message: `no function named ${name.split(/[.:]/).at(-1)} is defined in the .py files under the workspace root; debugpy stops only in your own code, so this breakpoint would never stop`,
+          };
+        }
+        const bp = set?.[i];
+        if (!bp) return { name, verified: false, message: 'set when the program starts' };
+        return { name, verified: bp.verified, ...(bp.message ? { message: bp.message } : {}) };
+      });
     });
   }
 
+  private async checkConditions(specs: BreakpointSpec[]): Promise<void> {
+    const conditions = specs.map((s) => s.condition).filter((c): c is string => typeof c === 'string');
+    if (conditions.length > 0) this.book.noteConditionErrors(await conditionErrors(this.spec.interpreter.python, conditions));
+  }
+
   /** Evaluates an expression in a frame of the current stop (0 = innermost). */
-  evaluate(expression: string, frameIndex: number, maxReprLength: number, depth = 0): Promise<TreeView & { expandable: boolean }> {
+  evaluate(expression: string, frameIndex: number, maxReprLength: number, depth = 0): Promise<EvaluateView> {
     return this.exclusive(async () => {
       this.assertStopped('evaluate');
       const frame = this.snapshot?.frames[frameIndex];
       if (!frame) throw new DebugkitError('INVALID_ARGUMENT', `no frame ${frameIndex}: the stack has ${this.snapshot?.frames.length ?? 0} frames (0 is the innermost)`);
       const dap = this.adapter!.dap;
-      const body = await dap.request('evaluate', { expression, frameId: frame.id, context: 'repl' });
+      const body = await dap.request('evaluate', { expression, frameId: frame.id, context: 'repl' }).catch((err: unknown) => {
+        throw evaluationError(expression, err);
+      });
       const fetch = async (ref: number) => (await dap.request('variables', { variablesReference: ref })).variables;
-      const members = await expandMembers(fetch, body.variablesReference, depth, maxReprLength);
-      return { ...view(body.type, body.result, maxReprLength), expandable: body.variablesReference > 0, ...members };
+      const budget = newBudget();
+      const top = view(body.type, body.result, Math.min(maxReprLength, TREE_BUDGET_CHARS));
+      budget.left -= top.repr.length;
+      const members = await expandMembers(fetch, body.variablesReference, depth, maxReprLength, budget);
+      const result: EvaluateView = { ...top, expandable: body.variablesReference > 0, ...members };
+      // The repr itself was cut by the budget rather than by the maxReprLength asked for.
+      if (body.result.length > TREE_BUDGET_CHARS && maxReprLength > TREE_BUDGET_CHARS) budget.exhausted = true;
+      if (budget.exhausted) {
+        result.membersTruncated = true;
+        result.hint = `the answer was cut at about ${TREE_BUDGET_CHARS} characters: ask for less (a smaller depth, or an expression for one member such as ${JSON.stringify(`${expression}[KEY]`)})`;
+      }
+      return result;
     });
   }
 
@@ -272,12 +316,28 @@ export class PythonSession implements SessionResource {
     return { type, message, traceback: await formatTraceback(snap.frames, type, message) };
   }
 
-  private describeEnd(): RunOutcome {
+  private async describeEnd(): Promise<RunOutcome> {
     const adapter = this.adapter!;
+    if (adapter.exitCode === undefined && adapter.adapterExit) {
+      // The adapter went away without reporting the program's end: that is no completion.
+      this.status = 'error';
+      this.engineGone = `the debugpy adapter died (${describeExit(adapter.adapterExit)}) while the program ran`;
+      // Nobody can debug the program any more: it does not run on unowned.
+      await adapter.dispose();
+      throw new DebugkitError('ENGINE_FAILED', `${this.engineGone}; this session has ended: start a new session to run the program again`);
+    }
     // An uncaught exception was reported at its stop; the program ending afterwards keeps that verdict.
     this.status = this.exceptionSeen ? 'error' : 'completed';
     const outcome: RunOutcome = { hit: false, completed: true, frameInfo: null, locals: null, error: null, status: this.status };
     if (adapter.exitCode !== undefined) outcome.exitCode = adapter.exitCode;
+    if (!this.exceptionSeen && adapter.exitCode !== undefined && adapter.exitCode !== 0) {
+      // Exceptions debugpy does not stop on (RecursionError, errors at interpreter exit) still print a traceback.
+      const error = uncaughtFromStderr(readTail(adapter.stderr, 0, 64 * 1024).text) ?? killedBy(adapter.exitCode);
+      if (error) {
+        outcome.error = error;
+        outcome.status = this.status = 'error';
+      }
+    }
     return outcome;
   }
 
@@ -309,7 +369,7 @@ export class PythonSession implements SessionResource {
       running: 'the program is running',
       paused: '',
       completed: 'the program has completed: start a new session to run it again',
-      error: 'the program has ended with an error: start a new session to run it again',
+      error: `${this.engineGone ?? 'the program has ended with an error'}: start a new session to run it again`,
     };
     throw new DebugkitError('INVALID_ARGUMENT', `cannot ${what}: ${why[this.status]}`);
   }
@@ -324,4 +384,52 @@ export class PythonSession implements SessionResource {
       this.busy = false;
     }
   }
+}
+
+const TRACEBACK_CHARS = 4000;
+
+/** The last traceback Python printed to stderr, as an error: type, message, and the traceback (its end when long). */
+export function uncaughtFromStderr(stderr: string): ErrorInfo | null {
+  const start = stderr.lastIndexOf('Traceback (most recent call last):');
+  if (start === -1) return null;
+  const lines = stderr.slice(start).trimEnd().split('\n');
+  // The exception line is the first after the traceback that is not indented (frames are).
+  const last = lines.findIndex((l, i) => i > 0 && l.length > 0 && !/^\s/.test(l));
+  if (last === -1) return null;
+  const head = lines[last]!;
+  const colon = head.indexOf(': ');
+  const type = colon === -1 ? head.trim() : head.slice(0, colon);
+  const message = colon === -1 ? '' : head.slice(colon + 2);
+  let traceback = lines.slice(0, last + 1).join('\n');
+  if (traceback.length > TRACEBACK_CHARS) {
+    traceback = `Traceback (most recent call last):\n  [... ${traceback.length - TRACEBACK_CHARS} characters cut; the innermost frames follow ...]\n${traceback.slice(-TRACEBACK_CHARS)}`;
+  }
+  return { type, message, traceback };
+}
+
+/**
+ * debugpy reports a program ended by a signal as 256 - N (Python's -N, as an unsigned byte):
+ * SIGKILL is 247. A negative code (-N) is taken the same way.
+ */
+function killedBy(exitCode: number): ErrorInfo | null {
+  const signal = exitCode < 0 ? -exitCode : exitCode > 256 - 32 && exitCode < 256 ? 256 - exitCode : 0;
+  const name = Object.entries(constants.signals).find(([, n]) => n === signal)?.[0];
+  if (!signal || !name) return null;
+  return { type: 'ProgramKilled', message: `the program was killed by ${name} (debugpy reports exit code ${exitCode})`, traceback: null };
+}
+
+function describeExit({ code, signal }: { code: number | null; signal: NodeJS.Signals | null }): string {
+  return signal ? `killed by signal ${signal}` : `exit code ${code}`;
+}
+
+/**
+ * debugpy answers a failed evaluation with its own traceback, ending in the exception line
+ * ("SyntaxError: invalid syntax"): the agent needs that line, not pydevd's internals.
+ */
+function evaluationError(expression: string, err: unknown): unknown {
+  if (!(err instanceof DapRequestError)) return err;
+  const text = err.message.replace(/^[\s\S]*?failed the "evaluate" request: /, '');
+  const lines = text.trimEnd().split('\n');
+  const last = [...lines].reverse().find((l) => /^[A-Za-z_][\w.]*(Error|Exception|Warning|Exit|Interrupt)\b/.test(l)) ?? lines.at(-1) ?? text;
+  return new DebugkitError('INVALID_ARGUMENT', `cannot evaluate ${JSON.stringify(expression)}: ${last.trim()}`, { cause: err });
 }

@@ -19,17 +19,33 @@ export const DEFAULT_LIMITS: Limits = { maxReprLength: 200, maxLocals: 50 };
 /** debugpy groups these under pseudo-variables; an agent wants the program's own names. */
 const GROUPS = new Set(['special variables', 'function variables', 'class variables', 'protected variables']);
 
+/**
+ * debugpy cuts reprs itself: big containers end their items with "..." ("[0, 1, 2, ...]"), long
+ * strings and reprs end in "...". Either is a cut the agent must know about.
+ */
+const ENGINE_CUT = /(?:, \.\.\.[\]})]|\.\.\.)$|, \.\.\.[\]})],? /;
+
 export function view(type: string | undefined, repr: string, maxReprLength: number): ValueView {
-  const isTruncated = repr.length > maxReprLength;
-  return { type: type ?? '', repr: isTruncated ? `${repr.slice(0, maxReprLength)}...` : repr, isTruncated };
+  const cutHere = repr.length > maxReprLength;
+  const isTruncated = cutHere || ENGINE_CUT.test(repr);
+  return { type: type ?? '', repr: cutHere ? `${repr.slice(0, maxReprLength)}...` : repr, isTruncated };
 }
 
 /** Turns DAP variables into `{name: {type, repr, isTruncated}}`, bounded in count and length. */
 export function localsView(variables: DebugProtocol.Variable[], limits: Limits): { locals: Record<string, ValueView>; omitted: number } {
   const own = variables.filter((v) => !GROUPS.has(v.name) && v.presentationHint?.kind !== 'virtual');
   const locals: Record<string, ValueView> = {};
-  for (const v of own.slice(0, limits.maxLocals)) locals[v.name] = view(v.type, v.value, limits.maxReprLength);
-  return { locals, omitted: Math.max(0, own.length - limits.maxLocals) };
+  // However large maxReprLength and maxLocals are, one stop stays within the tree budget.
+  let left = TREE_BUDGET_CHARS;
+  let shown = 0;
+  for (const v of own.slice(0, limits.maxLocals)) {
+    if (left <= 0) break;
+    const value = view(v.type, v.value, Math.min(limits.maxReprLength, Math.max(left, 40)));
+    left -= value.repr.length + v.name.length + 50;
+    locals[v.name] = value;
+    shown++;
+  }
+  return { locals, omitted: own.length - shown };
 }
 
 /** A value with its members, as deep as asked for. */
@@ -40,23 +56,49 @@ export interface TreeView extends ValueView {
 }
 
 export const MAX_MEMBERS_PER_LEVEL = 25;
+/** Characters of reprs one expansion may return in all: about 6k tokens. */
+export const TREE_BUDGET_CHARS = 24_000;
+
+/** How much of the budget is left, shared by every level of one expansion. */
+export interface Budget {
+  left: number;
+  /** Set once something was left out because the budget ran out. */
+  exhausted: boolean;
+}
+
+export function newBudget(chars = TREE_BUDGET_CHARS): Budget {
+  return { left: chars, exhausted: false };
+}
 
 /**
  * Expands a DAP variables reference `depth` levels deep, each level bounded in count, each repr
- * in length: enough to see the shape of a nested structure without an unbounded answer.
+ * in length, and all of it in total (`budget`): enough to see the shape of a nested structure
+ * without an unbounded answer. When the budget runs out, members stop being added.
  */
 export async function expandMembers(
   fetch: (ref: number) => Promise<DebugProtocol.Variable[]>,
   ref: number,
   depth: number,
   maxReprLength: number,
+  budget: Budget = newBudget(),
 ): Promise<Pick<TreeView, 'members' | 'membersOmitted'>> {
-  if (depth <= 0 || ref <= 0) return {};
+  if (depth <= 0 || ref <= 0 || budget.left <= 0) {
+    if (depth > 0 && ref > 0) budget.exhausted = true;
+    return {};
+  }
   const own = (await fetch(ref)).filter((v) => !GROUPS.has(v.name));
   const members: Record<string, TreeView> = {};
+  let shown = 0;
   for (const v of own.slice(0, MAX_MEMBERS_PER_LEVEL)) {
-    members[v.name] = { ...view(v.type, v.value, maxReprLength), ...(await expandMembers(fetch, v.variablesReference, depth - 1, maxReprLength)) };
+    if (budget.left <= 0) {
+      budget.exhausted = true;
+      break;
+    }
+    const value = view(v.type, v.value, Math.min(maxReprLength, Math.max(budget.left, 40)));
+    budget.left -= value.repr.length + v.name.length + 50;
+    members[v.name] = { ...value, ...(await expandMembers(fetch, v.variablesReference, depth - 1, maxReprLength, budget)) };
+    shown++;
   }
-  const omitted = own.length - MAX_MEMBERS_PER_LEVEL;
+  const omitted = own.length - shown;
   return omitted > 0 ? { members, membersOmitted: omitted } : { members };
 }

@@ -34,13 +34,17 @@ const output = {
   expandable: z.boolean().describe('True when the value has members (ask with depth > 0 to see them)'),
   members: z.record(z.string(), tree).optional(),
   membersOmitted: z.number().optional().describe('Members left out beyond 25 at the top level'),
+  membersTruncated: z.boolean().optional().describe('True when members were left out to keep the answer within its budget'),
+  hint: z.string().optional().describe('How to ask for the part that was left out'),
 };
 
 export function evaluateTool(service: PythonService): ToolSpec<typeof input, typeof output> {
   return {
     name: 'python_evaluate',
     title: 'Evaluate an expression',
-    description: 'Evaluates a Python expression in a frame of the paused program and returns its type and repr.',
+    description:
+      'Evaluates a Python expression in a frame of the paused program and returns its type and repr; with depth, its members too, ' +
+      'within a budget of about 24,000 characters (membersTruncated and a hint say when it was cut).',
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },

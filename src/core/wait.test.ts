@@ -1,0 +1,68 @@
+import { EventEmitter } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { boundPromise, sleep, waitBounded } from './wait.js';
+
+describe('waitBounded', () => {
+  it('settles with the value and runs the cleanup once', async () => {
+    const events = new EventEmitter();
+    let cleanups = 0;
+    const waiting = waitBounded<number>((settle) => {
+      events.on('v', settle);
+      return () => {
+        cleanups++;
+        events.off('v', settle);
+      };
+    }, { timeoutMs: 10_000 });
+    events.emit('v', 7);
+    events.emit('v', 8);
+    expect(await waiting).toEqual({ kind: 'value', value: 7 });
+    await sleep(0);
+    expect(cleanups).toBe(1);
+    expect(events.listenerCount('v')).toBe(0);
+  });
+
+  it('settles synchronously inside subscribe and still cleans up', async () => {
+    let cleaned = false;
+    const outcome = await waitBounded<string>((settle) => {
+      settle('now');
+      return () => (cleaned = true);
+    }, { timeoutMs: 0 });
+    expect(outcome).toEqual({ kind: 'value', value: 'now' });
+    await sleep(0);
+    expect(cleaned).toBe(true);
+  });
+
+  it('times out, and a timeout of 0 gives up at once', async () => {
+    let cleaned = 0;
+    expect(await waitBounded(() => () => cleaned++, { timeoutMs: 20 })).toEqual({ kind: 'timeout' });
+    expect(await waitBounded(() => () => cleaned++, { timeoutMs: 0 })).toEqual({ kind: 'timeout' });
+    await sleep(0);
+    expect(cleaned).toBe(2);
+  });
+
+  it('answers "aborted" for an aborted signal, before or during the wait, and removes its listener', async () => {
+    const before = new AbortController();
+    before.abort();
+    expect(await waitBounded(() => undefined, { timeoutMs: 10_000, signal: before.signal })).toEqual({ kind: 'aborted' });
+    const during = new AbortController();
+    const waiting = waitBounded(() => undefined, { timeoutMs: 10_000, signal: during.signal });
+    during.abort();
+    expect(await waiting).toEqual({ kind: 'aborted' });
+  });
+});
+
+describe('boundPromise', () => {
+  it('gives the value, a timeout, or the rejection', async () => {
+    expect(await boundPromise(Promise.resolve(1), { timeoutMs: 100 })).toEqual({ kind: 'value', value: 1 });
+    expect(await boundPromise(new Promise(() => undefined), { timeoutMs: 10 })).toEqual({ kind: 'timeout' });
+    await expect(boundPromise(Promise.reject(new Error('boom')), { timeoutMs: 100 })).rejects.toThrow('boom');
+  });
+
+  it('a late rejection after a timeout is not unhandled', async () => {
+    let reject!: (e: Error) => void;
+    const late = new Promise((_, r) => (reject = r));
+    expect(await boundPromise(late, { timeoutMs: 5 })).toEqual({ kind: 'timeout' });
+    reject(new Error('late'));
+    await sleep(5);
+  });
+});

@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectStdio, type TestClient } from './helpers/client.js';
+import { descendants, isAlive, waitFor } from './helpers/procs.js';
+import { PY_ROOT, pyFails, pyOk } from './helpers/python.js';
+
+let dk: TestClient;
+
+beforeAll(async () => {
+  dk = await connectStdio({ root: PY_ROOT });
+});
+afterAll(async () => {
+  await dk?.close();
+});
+
+async function start(entry: string): Promise<string> {
+  return (await pyOk(dk, 'python_start_session', { entry })).sessionId;
+}
+
+/** Starts busy.py, lets it run, and returns its session id, its pid and the adapter's pid. */
+async function busyRunning(): Promise<{ id: string; debuggee: number; adapter: number; run: Promise<any> }> {
+  const id = await start('src/busy.py');
+  const run = dk.tool('python_run_to_breakpoint', { sessionId: id, file: 'src/busy.py', line: 11, timeout: 60 });
+  // The program prints its pid once it runs (past the launch handshake).
+  let debuggee = 0;
+  await waitFor(() => debuggee > 0, 20_000, 100, async () => {
+    const out = await dk.tool('python_get_output', { sessionId: id });
+    debuggee = Number(/busy: pid (\d+)/.exec(out.structured?.text ?? '')?.[1] ?? 0);
+  });
+  const adapter = descendants(dk.serverPid!).find((p) => p.args.includes('debugpy.adapter'))?.pid ?? 0;
+  expect(adapter).toBeGreaterThan(0);
+  return { id, debuggee, adapter, run };
+}
+
+describe('python answers that are true', () => {
+  it('reports an uncaught exception debugpy does not stop on (RecursionError) as the error it is', async () => {
+    const id = await start('src/recursion.py');
+    const end = await pyOk(dk, 'python_continue', { sessionId: id });
+    expect(end.completed).toBe(true);
+    expect(end.status).toBe('error');
+    expect(end.error.type).toBe('RecursionError');
+    expect(end.error.message).toMatch(/maximum recursion depth exceeded/);
+    expect(end.error.traceback).toMatch(/^Traceback \(most recent call last\):/);
+    expect(end.error.traceback).toMatch(/in depth\n/);
+    expect(end.error.traceback.length).toBeLessThan(5000);
+    expect((await pyOk(dk, 'python_get_session', { sessionId: id })).status).toBe('error');
+    await pyOk(dk, 'python_end_session', { sessionId: id });
+  });
+
+  it('says at once that a breakpoint condition does not compile, and a function breakpoint that cannot bind', async () => {
+    const id = await start('src/recursion.py');
+    const set = await pyOk(dk, 'python_set_breakpoints', { sessionId: id, file: 'src/recursion.py', breakpoints: [{ line: 5, condition: 'n >>> 3' }, { line: 10, condition: 'len(items) > 1' }] });
+    expect(set.breakpoints[0]).toMatchObject({ line: 5, verified: false });
+    expect(set.breakpoints[0].message).toMatch(/condition "n >>> 3" does not compile: SyntaxError/);
+    expect(set.breakpoints[1]).toMatchObject({ line: 10 });
+    expect(set.breakpoints[1].message ?? '').not.toMatch(/compile/);
+    // run_to_breakpoint refuses such a condition outright.
+    expect(await pyFails(dk, 'python_run_to_breakpoint', { sessionId: id, file: 'src/recursion.py', line: 5, condition: 'n >>> 3' })).toMatch(
+      /condition "n >>> 3" does not compile: SyntaxError/,
+    );
+    await pyOk(dk, 'python_run_to_breakpoint', { sessionId: id, file: 'src/recursion.py', line: 10 });
+    const fns = await pyOk(dk, 'python_set_function_breakpoints', { sessionId: id, names: ['no_such_function', 'depth'] });
+    expect(fns.breakpoints[0]).toMatchObject({ name: 'no_such_function', verified: false });
+    expect(fns.breakpoints[0].message).toMatch(/no function named no_such_function/);
+    expect(fns.breakpoints[1]).toEqual({ name: 'depth', verified: true });
+    const stop = await pyOk(dk, 'python_continue', { sessionId: id });
+    expect(stop).toMatchObject({ hit: true, function: 'depth' });
+    await pyOk(dk, 'python_end_session', { sessionId: id });
+  });
+
+  it('marks every cut repr isTruncated, says a syntax error in one line, and bounds a deep evaluation', async () => {
+    const id = await start('src/recursion.py');
+    const hit = await pyOk(dk, 'python_run_to_breakpoint', { sessionId: id, file: 'src/recursion.py', line: 10, maxReprLength: 100_000 });
+    // debugpy itself abbreviates big containers ("[0, 1, ..., ...]"): that is a cut too.
+    expect(hit.locals.items.repr).toContain('...');
+    expect(hit.locals.items.isTruncated).toBe(true);
+
+    const syntax = await pyFails(dk, 'python_evaluate', { sessionId: id, expression: '1 +* 2' });
+    expect(syntax).toMatch(/SyntaxError: invalid syntax/);
+    expect(syntax).not.toMatch(/Traceback|pydevd/);
+    expect(syntax.split('\n')).toHaveLength(1);
+
+    const deep = await dk.tool('python_evaluate', { sessionId: id, expression: 'items', depth: 3, maxReprLength: 100_000 });
+    expect(deep.isError).toBe(false);
+    expect(deep.text.length).toBeLessThan(40_000);
+    expect(deep.structured.membersTruncated).toBe(true);
+    expect(deep.structured.hint).toMatch(/depth|expression/);
+    await pyOk(dk, 'python_end_session', { sessionId: id });
+  });
+});
+
+describe('a python engine that dies is an error on the call in flight', () => {
+  it('the debugpy adapter killed during a run', async () => {
+    const { id, adapter, debuggee, run } = await busyRunning();
+    process.kill(adapter, 'SIGKILL');
+    const r = await run;
+    expect(r.isError).toBe(true);
+    expect(r.text).toMatch(/debugpy adapter died \(killed by signal SIGKILL\).*session has ended/);
+    expect(r.text).not.toMatch(/"completed":true/);
+    // The program does not run on without its debugger, and the session says why it ended.
+    expect(await waitFor(() => !isAlive(debuggee), 10_000)).toBe(true);
+    expect(await pyFails(dk, 'python_continue', { sessionId: id })).toMatch(/debugpy adapter died/);
+    await dk.tool('python_end_session', { sessionId: id });
+  });
+
+  it('the debuggee killed during a run', async () => {
+    const { id, debuggee, run } = await busyRunning();
+    process.kill(debuggee, 'SIGKILL');
+    const r = await run;
+    expect(r.isError).toBe(false);
+    expect(r.structured.completed).toBe(true);
+    expect(r.structured.status).toBe('error');
+    expect(r.structured.error.type).toBe('ProgramKilled');
+    expect(r.structured.error.message).toMatch(/^the program was killed by SIGKILL/);
+    await pyOk(dk, 'python_end_session', { sessionId: id });
+  });
+});
+
+describe('python output reads from the end', () => {
+  it('takes a tail or a negative cursor, gives the end cursor and more, and never echoes a cursor past the end', async () => {
+    const id = await start('src/recursion.py');
+    await pyOk(dk, 'python_continue', { sessionId: id });
+    const tail = await pyOk(dk, 'python_get_output', { sessionId: id, stream: 'stderr', tail: 200 });
+    expect(tail.text).toMatch(/RecursionError: maximum recursion depth exceeded.*\n$/);
+    expect(tail).toMatchObject({ cursor: tail.end, more: false });
+    const past = await pyOk(dk, 'python_get_output', { sessionId: id, stream: 'stderr', cursor: tail.end + 5000 });
+    expect(past).toMatchObject({ text: '', cursor: tail.end, more: false });
+    const page = await pyOk(dk, 'python_get_output', { sessionId: id, stream: 'stderr', cursor: 0, maxChars: 10 });
+    expect(page).toMatchObject({ cursor: 10, more: true });
+    const negative = await pyOk(dk, 'python_get_output', { sessionId: id, stream: 'stderr', cursor: -10 });
+    expect(negative.text).toBe(tail.text.slice(-10));
+    await pyOk(dk, 'python_end_session', { sessionId: id });
+  });
+});
