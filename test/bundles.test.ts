@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -263,6 +263,25 @@ describe('bundles: a real bundle, through the real kubectl', () => {
     ] as const) {
       expect((await failure(name, args)).type).toBe('SecurityError');
     }
+  });
+
+  it('never serves a pod log that is a link to a host file', async () => {
+    const log = path.join(root, 'cluster-resources/pods/logs/kube-system/coredns-ff8999cc5-6rpll/coredns.log');
+    const secret = path.join(tempDir(), 'host-secret.txt');
+    writeFileSync(secret, 'HOST SECRET\n');
+    renameSync(log, `${log}.orig`);
+    symlinkSync(secret, log);
+    try {
+      const error = await failure('kubectl', { command: 'logs coredns-ff8999cc5-6rpll -n kube-system' });
+      expect(error.type).toBe('KubectlError');
+      expect(error.message).toMatch(/was not collected in this support bundle/);
+      expect(error.message).not.toContain('HOST SECRET');
+      expect((await failure('read_file', { path: '/cluster-resources/pods/logs/kube-system/coredns-ff8999cc5-6rpll/coredns.log' })).type).toBe('SecurityError');
+    } finally {
+      rmSync(log);
+      renameSync(`${log}.orig`, log);
+    }
+    expect(await kubectl('logs coredns-ff8999cc5-6rpll -n kube-system --tail 1')).toMatch(/\S/);
   });
 
   it('switches to another bundle and serves it', async () => {
