@@ -181,6 +181,12 @@ describe('bundles: a real bundle, through the real kubectl', () => {
     expect(described).toMatch(/^Name:\s+coredns-ff8999cc5-6rpll$/m);
     expect(described).toMatch(/^Namespace:\s+kube-system$/m);
     expect(described).toMatch(/^Events:/m);
+    // Event ages as of the bundle's collection, as in get (not the months since).
+    expect(described).toMatch(/^ {2}Normal\s+Scheduled\s+48m\s+default-scheduler\s+Successfully assigned kube-system\/coredns-ff8999cc5-6rpll/m);
+    expect(await kubectl('get events -n kube-system --field-selector involvedObject.name=coredns-ff8999cc5-6rpll')).toMatch(/^48m\s+Normal\s+Scheduled\s/m);
+    // JSON keeps the times as collected.
+    const json = JSON.parse(await kubectl('get events -n kube-system --field-selector reason=Scheduled,involvedObject.name=coredns-ff8999cc5-6rpll -o json'));
+    expect(json.items[0].metadata.creationTimestamp.startsWith('2025-04-11T')).toBe(true);
     const logs = await kubectl('logs coredns-ff8999cc5-6rpll -n kube-system --tail 2');
     expect(logs.split('\n')).toHaveLength(2);
     const labelled = await kubectl('get pods -A -l k8s-app=kube-dns -o name');

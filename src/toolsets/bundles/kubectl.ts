@@ -36,7 +36,8 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
   const started = Date.now();
   const proc = await spawnChild(req.kubectl, argv, {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, KUBECONFIG: req.kubeconfig, KUBECTL_COMMAND_HEADERS: 'false' },
+    // describe names itself to the API server (Kubectl-Command), which then dates events as of collection.
+    env: { ...process.env, KUBECONFIG: req.kubeconfig, KUBECTL_COMMAND_HEADERS: policy.verb === 'describe' ? 'true' : 'false' },
   });
   let stdout = '';
   let stderr = '';
