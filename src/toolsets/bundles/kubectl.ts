@@ -42,9 +42,15 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
   let stdout = '';
   let stderr = '';
   let truncated = false;
+  let rolled = false; // a log's start was dropped to keep its end
   proc.child.stdout!.setEncoding('utf8').on('data', (text: string) => {
-    if (stdout.length < MAX_RAW_CHARS) stdout += text;
-    else if (policy.verb === 'logs') stdout = (stdout + text).slice(-MAX_RAW_CHARS); // a log keeps its end
+    if (policy.verb === 'logs') {
+      stdout += text;
+      if (stdout.length > 2 * MAX_RAW_CHARS) {
+        stdout = stdout.slice(-MAX_RAW_CHARS);
+        rolled = true;
+      }
+    } else if (stdout.length < MAX_RAW_CHARS) stdout += text;
     else truncated = true;
   });
   proc.child.stderr!.setEncoding('utf8').on('data', (text: string) => {
@@ -68,11 +74,12 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
     throw new BundleError('KubectlError', `Kubectl command failed: ${stderr.trim() || `exit code ${exitCode}`}`);
   }
   const metadata = { command, exit_code: exitCode, duration_ms: Date.now() - started };
-  const parsed = truncated ? undefined : parseJson(stdout);
+  // A log is text even when its lines are JSON.
+  const parsed = truncated || policy.verb === 'logs' ? undefined : parseJson(stdout);
   if (parsed !== undefined) return { ...fitJson(parsed), metadata };
   const text = stdout.replace(/\n$/, '');
   if (text.length <= MAX_OUTPUT_CHARS && !truncated) return { output: text, json: false, truncated: false, metadata };
-  if (policy.verb === 'logs') return { ...keepEnd(text, truncated ? undefined : req.logFile?.(policy)), metadata };
+  if (policy.verb === 'logs') return { ...keepEnd(text, rolled ? undefined : req.logFile?.(policy), rolled), metadata };
   const cut = text.lastIndexOf('\n', MAX_OUTPUT_CHARS);
   const head = text.slice(0, cut > 0 ? cut : MAX_OUTPUT_CHARS);
   const shown = head.split('\n').length;
@@ -81,7 +88,7 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
 }
 
 /** A log keeps its end (the newest lines, where failures are), and says how to read what came before. */
-function keepEnd(text: string, file: string | undefined): Pick<KubectlResult, 'output' | 'json' | 'truncated' | 'hint'> {
+export function keepEnd(text: string, file: string | undefined, rolled = false): Pick<KubectlResult, 'output' | 'json' | 'truncated' | 'hint'> {
   const lines = text.split('\n');
   let chars = 0;
   let first = lines.length;
@@ -92,7 +99,9 @@ function keepEnd(text: string, file: string | undefined): Pick<KubectlResult, 'o
   const earlier = file
     ? `read_file {"path": "${file}", "start_line": 1, "end_line": ${first}} reads the earlier lines`
     : 'read_file on the log under /cluster-resources/pods/logs/NAMESPACE/POD/ reads the earlier lines';
-  const hint = `Showing the last ${kept.length} of ${lines.length} lines (lines ${first + 1}-${lines.length}; ${MAX_OUTPUT_CHARS} characters an answer holds). Use --tail N for fewer, or ${earlier}.`;
+  const hint = rolled
+    ? `Showing the last ${kept.length} lines of a log over ${MAX_RAW_CHARS} characters (${MAX_OUTPUT_CHARS} characters an answer holds). Use --tail N for fewer, or ${earlier}.`
+    : `Showing the last ${kept.length} of ${lines.length} lines (lines ${first + 1}-${lines.length}; ${MAX_OUTPUT_CHARS} characters an answer holds). Use --tail N for fewer, or ${earlier}.`;
   return { output: kept.join('\n'), json: false, truncated: true, hint };
 }
 
