@@ -536,9 +536,9 @@ async function measureKubectl(root: string, dk: Debugkit, apiServerUrl: string, 
     let elapsed: number;
     let out: string;
     if (way === 'toolJson') {
-      const r = await dk.call('kubectl', { command: 'get pods -A' });
+      const r = await dk.call('kubectl', { command: 'get pods -A', json_output: true });
       const output = String(r.value.output ?? '');
-      // Over 90,000 characters the tool cuts the output (and it is then no longer JSON).
+      // Over 32,000 characters the tool answers the item names instead (and it is then no longer JSON).
       const items = r.value.json === true ? (JSON.parse(output) as { items?: unknown[] }).items?.length : undefined;
       if (r.value.truncated === true ? !output.trimStart().startsWith('{') : items === undefined) throw new Error(`kubectl tool, -o json: ${output.slice(0, 500)}`);
       toolJson = { chars: output.length, truncated: r.value.truncated === true, items, bytes: r.bytes };
@@ -838,7 +838,7 @@ function report({ big, versions, grep, kubectl, init, seconds, load }: RunData):
     note:
       `The bundle's ${kubectl.pods} pods (the copies are outside cluster-resources/, so the API server serves the fixture's objects). ` +
       `The tool's default answer (\`-o json\`): ${kubectl.toolJson.chars} characters of output` +
-      (kubectl.toolJson.truncated ? ', cut at the tool\'s 90,000-character limit (so not JSON any more)' : `, ${kubectl.toolJson.items} pods`) +
+      (kubectl.toolJson.truncated ? ', over the tool\'s 32,000-character budget (so the item names, not JSON)' : `, ${kubectl.toolJson.items} pods`) +
       `; the tool result is ${kb(kubectl.toolJson.bytes)} as JSON.`,
   };
   const serverTable: Table = {

@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -184,6 +184,12 @@ describe('bundles: a real bundle, through the real kubectl', () => {
     expect(described).toMatch(/^Name:\s+coredns-ff8999cc5-6rpll$/m);
     expect(described).toMatch(/^Namespace:\s+kube-system$/m);
     expect(described).toMatch(/^Events:/m);
+    // Event ages as of the bundle's collection, as in get (not the months since).
+    expect(described).toMatch(/^ {2}Normal\s+Scheduled\s+48m\s+default-scheduler\s+Successfully assigned kube-system\/coredns-ff8999cc5-6rpll/m);
+    expect(await kubectl('get events -n kube-system --field-selector involvedObject.name=coredns-ff8999cc5-6rpll')).toMatch(/^48m\s+Normal\s+Scheduled\s/m);
+    // JSON keeps the times as collected.
+    const json = JSON.parse(await kubectl('get events -n kube-system --field-selector reason=Scheduled,involvedObject.name=coredns-ff8999cc5-6rpll -o json'));
+    expect(json.items[0].metadata.creationTimestamp.startsWith('2025-04-11T')).toBe(true);
     const logs = await kubectl('logs coredns-ff8999cc5-6rpll -n kube-system --tail 2');
     expect(logs.split('\n')).toHaveLength(2);
     const labelled = await kubectl('get pods -A -l k8s-app=kube-dns -o name');
@@ -266,6 +272,25 @@ describe('bundles: a real bundle, through the real kubectl', () => {
     ] as const) {
       expect((await failure(name, args)).type).toBe('SecurityError');
     }
+  });
+
+  it('never serves a pod log that is a link to a host file', async () => {
+    const log = path.join(root, 'cluster-resources/pods/logs/kube-system/coredns-ff8999cc5-6rpll/coredns.log');
+    const secret = path.join(tempDir(), 'host-secret.txt');
+    writeFileSync(secret, 'HOST SECRET\n');
+    renameSync(log, `${log}.orig`);
+    symlinkSync(secret, log);
+    try {
+      const error = await failure('kubectl', { command: 'logs coredns-ff8999cc5-6rpll -n kube-system' });
+      expect(error.type).toBe('KubectlError');
+      expect(error.message).toMatch(/was not collected in this support bundle/);
+      expect(error.message).not.toContain('HOST SECRET');
+      expect((await failure('read_file', { path: '/cluster-resources/pods/logs/kube-system/coredns-ff8999cc5-6rpll/coredns.log' })).type).toBe('SecurityError');
+    } finally {
+      rmSync(log);
+      renameSync(`${log}.orig`, log);
+    }
+    expect(await kubectl('logs coredns-ff8999cc5-6rpll -n kube-system --tail 1')).toMatch(/\S/);
   });
 
   it('switches to another bundle and serves it', async () => {

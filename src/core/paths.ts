@@ -6,7 +6,7 @@ import { DebugkitError } from './errors.js';
  * Resolves a client-supplied path against `root` and proves it stays inside: NUL bytes refused,
  * `..` and symlinks resolved (realpath) before the check, and `/root-evil` is not inside `/root`.
  * The target must exist unless `mustExist` is false, in which case its nearest existing parent
- * is resolved instead.
+ * is resolved instead (see `leads`).
  */
 export function resolveContained(root: string, userPath: string, { mustExist = true, what = 'path' } = {}): string {
   if (typeof userPath !== 'string' || userPath.length === 0) {
@@ -15,12 +15,11 @@ export function resolveContained(root: string, userPath: string, { mustExist = t
   if (userPath.includes('\0')) throw new DebugkitError('INVALID_ARGUMENT', `${what} contains a NUL byte`);
   const realRoot = realpathSync.native(root);
   const candidate = path.resolve(realRoot, userPath);
-  let real: string;
-  try {
-    real = realpathSync.native(candidate);
-  } catch (err) {
-    real = realExistingParent(candidate);
+  const where = leads(candidate);
+  const real = where.real;
+  if (!where.exists) {
     if (mustExist) {
+      const err = realpathError(candidate);
       // Say "outside" rather than "missing" for escapes (also through a symlink), so probing does not reveal what exists.
       if (!isInside(realRoot, candidate) || !isInside(realRoot, real)) throw outside(what, userPath, realRoot);
       throw new DebugkitError('NOT_FOUND', `${what} not found: ${userPath} (resolved against ${realRoot})`, { cause: err });
@@ -35,27 +34,67 @@ export function isInside(root: string, target: string): boolean {
   return rel === '' || (!rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel));
 }
 
+export type Containment = { kind: 'inside'; real: string } | { kind: 'outside' } | { kind: 'missing' };
+
 /**
- * The real path of `target`, which may not exist yet: its nearest existing ancestor is resolved
- * and the missing rest appended. A dangling symlink on the way is followed to where it points, so
- * a not-yet-existing file behind a link to outside the root is seen as outside.
+ * Where `abs` really leads, judged against `realRoot` (itself a real path): the one containment
+ * check for client paths (resolveContained) and for files served from a bundle (read_file, pod
+ * logs, extraction). 'missing' when it does not resolve (missing, dangling link, loop) but what
+ * exists of it stays inside; 'outside' when the path, or what a dangling link on it points to,
+ * leads out of the root, whether or not the end exists (so probing reveals nothing).
  */
-function realExistingParent(target: string, hops = 0): string {
+export function containment(realRoot: string, abs: string): Containment {
+  const where = leads(abs);
+  if (!isInside(realRoot, where.real)) return { kind: 'outside' };
+  return where.exists ? { kind: 'inside', real: where.real } : { kind: 'missing' };
+}
+
+interface Lead {
+  real: string;
+  exists: boolean;
+}
+
+/**
+ * Where `abs` leads as the kernel walks it. An existing path is its realpath(3) (the kernel's,
+ * not fs.realpathSync's JavaScript walk, which reads a link target's `..` lexically: `x -> d/..`
+ * with `d` a link is not `x -> .`). A missing path is its nearest existing ancestor's real path
+ * with the rest appended, and a dangling link is followed to where it points, component by
+ * component like the kernel, so a not-yet-existing file behind a link to outside is outside.
+ */
+function leads(abs: string, hops = { n: 0 }): Lead {
   try {
-    return realpathSync.native(target);
+    return { real: realpathSync.native(abs), exists: true };
   } catch {
-    const parent = path.dirname(target);
-    if (parent === target) return target;
-    const joined = path.join(realExistingParent(parent, hops), path.basename(target));
-    let link: string;
-    try {
-      link = readlinkSync(joined);
-    } catch {
-      return joined; // missing (or not a link): nothing more to follow
-    }
-    // A loop (or a chain longer than the kernel follows) cannot be opened anyway.
-    if (hops >= 40) return joined;
-    return realExistingParent(path.resolve(path.dirname(joined), link), hops + 1);
+    // missing, dangling, a loop, or under one of those
+  }
+  const parent = path.dirname(abs);
+  if (parent === abs) return { real: abs, exists: false };
+  const up = leads(parent, hops);
+  const here = path.join(up.real, path.basename(abs));
+  if (!up.exists) return { real: here, exists: false };
+  let link: string;
+  try {
+    link = readlinkSync(here);
+  } catch {
+    return { real: here, exists: false }; // missing (not a link)
+  }
+  // A loop (or a chain longer than the kernel follows) cannot be opened anyway.
+  if (++hops.n > 40) return { real: here, exists: false };
+  let current = path.isAbsolute(link) ? '/' : up.real;
+  for (const part of link.split('/')) {
+    if (part === '' || part === '.') continue;
+    current = part === '..' ? path.dirname(current) : leads(path.join(current, part), hops).real;
+  }
+  return { real: current, exists: false };
+}
+
+/** Why realpath(3) fails on a path `leads` found unresolvable (ENOENT, ELOOP, ENOTDIR): the cause of a NOT_FOUND. */
+function realpathError(p: string): unknown {
+  try {
+    realpathSync.native(p);
+    return undefined;
+  } catch (err) {
+    return err;
   }
 }
 

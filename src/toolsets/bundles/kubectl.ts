@@ -37,7 +37,8 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
   const run = await runBounded({
     command: req.kubectl,
     args: argv,
-    env: { ...process.env, KUBECONFIG: req.kubeconfig, KUBECTL_COMMAND_HEADERS: 'false' },
+    // describe names itself to the API server (Kubectl-Command), which then dates events as of collection.
+    env: { ...process.env, KUBECONFIG: req.kubeconfig, KUBECTL_COMMAND_HEADERS: policy.verb === 'describe' ? 'true' : 'false' },
     timeoutMs: req.timeoutSeconds * 1000,
     signal: req.signal,
     maxOutputChars: MAX_RAW_CHARS,
@@ -45,7 +46,8 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
   });
   const { stdout, timedOut } = run;
   const stderr = run.stderr.slice(0, 16_384);
-  const truncated = run.stdoutTruncated;
+  const rolled = policy.verb === 'logs' && run.stdoutTruncated; // a log's start was dropped to keep its end
+  const truncated = policy.verb !== 'logs' && run.stdoutTruncated;
   const exit = run;
   const command = ['kubectl', ...argv].join(' ');
   if (timedOut) throw new BundleError('KubectlError', `Kubectl command timed out after ${req.timeoutSeconds} s: ${command} (raise timeout, or narrow with -n / -l)`);
@@ -54,11 +56,12 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
     throw new BundleError('KubectlError', `Kubectl command failed: ${stderr.trim() || `exit code ${exitCode}`}`);
   }
   const metadata = { command, exit_code: exitCode, duration_ms: Date.now() - started };
-  const parsed = truncated ? undefined : parseJson(stdout);
+  // A log is text even when its lines are JSON.
+  const parsed = truncated || policy.verb === 'logs' ? undefined : parseJson(stdout);
   if (parsed !== undefined) return { ...fitJson(parsed), metadata };
   const text = stdout.replace(/\n$/, '');
   if (text.length <= MAX_OUTPUT_CHARS && !truncated) return { output: text, json: false, truncated: false, metadata };
-  if (policy.verb === 'logs') return { ...keepEnd(text, truncated ? undefined : req.logFile?.(policy)), metadata };
+  if (policy.verb === 'logs') return { ...keepEnd(text, rolled ? undefined : req.logFile?.(policy), rolled), metadata };
   const cut = text.lastIndexOf('\n', MAX_OUTPUT_CHARS);
   const head = text.slice(0, cut > 0 ? cut : MAX_OUTPUT_CHARS);
   const shown = head.split('\n').length;
@@ -67,7 +70,7 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
 }
 
 /** A log keeps its end (the newest lines, where failures are), and says how to read what came before. */
-function keepEnd(text: string, file: string | undefined): Pick<KubectlResult, 'output' | 'json' | 'truncated' | 'hint'> {
+export function keepEnd(text: string, file: string | undefined, rolled = false): Pick<KubectlResult, 'output' | 'json' | 'truncated' | 'hint'> {
   const lines = text.split('\n');
   let chars = 0;
   let first = lines.length;
@@ -78,7 +81,9 @@ function keepEnd(text: string, file: string | undefined): Pick<KubectlResult, 'o
   const earlier = file
     ? `read_file {"path": "${file}", "start_line": 1, "end_line": ${first}} reads the earlier lines`
     : 'read_file on the log under /cluster-resources/pods/logs/NAMESPACE/POD/ reads the earlier lines';
-  const hint = `Showing the last ${kept.length} of ${lines.length} lines (lines ${first + 1}-${lines.length}; ${MAX_OUTPUT_CHARS} characters an answer holds). Use --tail N for fewer, or ${earlier}.`;
+  const hint = rolled
+    ? `Showing the last ${kept.length} lines of a log over ${MAX_RAW_CHARS} characters (${MAX_OUTPUT_CHARS} characters an answer holds). Use --tail N for fewer, or ${earlier}.`
+    : `Showing the last ${kept.length} of ${lines.length} lines (lines ${first + 1}-${lines.length}; ${MAX_OUTPUT_CHARS} characters an answer holds). Use --tail N for fewer, or ${earlier}.`;
   return { output: kept.join('\n'), json: false, truncated: true, hint };
 }
 

@@ -1,4 +1,4 @@
-import { readdir } from 'node:fs/promises';
+import { readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { BundleError } from '../errors.js';
 import { customResourceTypes } from './crds.js';
@@ -33,7 +33,7 @@ export class Bundle {
   static async open(root: string): Promise<Bundle> {
     const baseDir = await findBaseDir(root);
     const clusterDir = path.join(baseDir, 'cluster-resources');
-    const cache = new FileCache();
+    const cache = new FileCache(await realpath(root));
     const builtins = builtinTypes();
     const crdType = builtins.find((t) => t.plural === 'customresourcedefinitions')!;
     // The registry depends on the bundle's own CRDs, so a first Bundle reads them; it shares

@@ -3,6 +3,7 @@ import type { Bundle } from './bundle.js';
 import { printerFor } from './columns/index.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
 import type { K8sObject } from './json.js';
+import { isDescribe, isEventType, shiftEventTimes } from './describe-clock.js';
 import { parseLogQuery, serveLog } from './logs.js';
 import { groupVersion, type ResourceType } from './resources.js';
 import { route, type ResourceRoute } from './router.js';
@@ -130,6 +131,7 @@ async function sendObjects(
     if (!isList) return sendJson(res, 200, items[0]);
     return sendJson(res, 200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: RESOURCE_VERSION }, items });
   }
+  if (isEventType(t) && isDescribe(req)) objects = shiftEventTimes(objects, Date.now() - (await ctx.collectedAt()).getTime());
   if (!isList) return sendJson(res, 200, objects[0]);
   return sendJson(res, 200, {
     kind: `${t.kind}List`,

@@ -1,5 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { containment } from '../../../core/paths.js';
 import { at, isRecord, type K8sObject } from './json.js';
 
 /** What one bundle file holds once parsed. */
@@ -52,6 +53,19 @@ export class FileCache {
   /** Why a file yielded nothing (parse error, no YAML parser), by path: sent to clients as warnings. */
   readonly problems = new Map<string, string>();
 
+  /** `realRoot`: the bundle's real path; files whose path leads out of it (links) are never read. */
+  constructor(private readonly realRoot?: string) {}
+
+  /**
+   * The real path of a bundle file when it is inside the bundle, else undefined: the same
+   * containment as read_file, so a link to a host file is never served.
+   */
+  inside(file: string): string | undefined {
+    if (this.realRoot === undefined) return file;
+    const where = containment(this.realRoot, file);
+    return where.kind === 'inside' ? where.real : undefined;
+  }
+
   load(file: string): Promise<LoadedFile> {
     let p = this.files.get(file);
     if (!p) {
@@ -63,7 +77,9 @@ export class FileCache {
 
   private async parse(file: string): Promise<LoadedFile> {
     try {
-      const text = await readFile(file, 'utf8');
+      const real = this.inside(file);
+      if (real === undefined) throw new Error('it is missing, or a link leading out of the bundle');
+      const text = await readFile(real, 'utf8');
       if (file.endsWith('.json')) return toLoadedFile(JSON.parse(text));
       const parse = await loadYamlParser();
       if (!parse) {
@@ -79,7 +95,9 @@ export class FileCache {
 
   /** A JSON file's parsed content as is (not as a list), or undefined when absent or invalid. */
   loadRaw(file: string): Promise<unknown> {
-    return readFile(file, 'utf8').then(
+    const real = this.inside(file);
+    if (real === undefined) return Promise.resolve(undefined);
+    return readFile(real, 'utf8').then(
       (text) => JSON.parse(text) as unknown,
       () => undefined,
     ).catch(() => undefined);
@@ -89,7 +107,8 @@ export class FileCache {
   listDir(dir: string): Promise<string[]> {
     let p = this.dirs.get(dir);
     if (!p) {
-      p = readdir(dir, { withFileTypes: true }).then(
+      const real = this.inside(dir);
+      p = real === undefined ? Promise.resolve([]) : readdir(real, { withFileTypes: true }).then(
         (entries) => entries.filter((e) => e.isFile()).map((e) => e.name).sort(),
         () => [],
       );

@@ -12,7 +12,8 @@ import { badRequest, failure, notFound, sendStatus } from './status.js';
  * `cluster-resources/pods/logs/<ns>/<pod>/<container>[-previous].log`.
  * Honours container, previous, tailLines and limitBytes; follow just returns what was
  * collected (a snapshot never grows); timestamps and since* cannot be honoured because
- * collected logs carry no per-line times.
+ * collected logs carry no per-line times, so they are refused (400), never ignored. The log file
+ * is read only when it leads to a file inside the bundle (the containment read_file uses).
  */
 export interface LogQuery {
   container?: string;
@@ -25,6 +26,11 @@ export interface LogQuery {
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 export function parseLogQuery(q: URLSearchParams): LogQuery | string {
+  // Refused rather than ignored: an answer that silently dropped the filter would be untrue.
+  for (const key of ['sinceSeconds', 'sinceTime']) {
+    if (q.get(key)) return `${key} cannot be honoured: the logs in a support bundle carry no per-line times; use tailLines (kubectl logs --tail N)`;
+  }
+  if (q.get('timestamps') === 'true') return 'timestamps cannot be honoured: the logs in a support bundle carry no per-line times';
   const int = (key: string): number | undefined | string => {
     const v = q.get(key);
     if (v === null || v === '') return undefined;
@@ -73,8 +79,9 @@ export async function serveLog(bundle: Bundle, namespace: string, podName: strin
   if (typeof container !== 'string') return sendStatus(res, badRequest(container.error));
   if (!SAFE_NAME.test(container)) return sendStatus(res, badRequest(`container ${container} is not valid for pod ${podName}`));
 
-  const file = path.join(dir, `${container}${query.previous ? '-previous' : ''}.log`);
-  const info = await stat(file).catch(() => undefined);
+  // The same containment as read_file: a log that is a link out of the bundle was not collected.
+  const file = bundle.cache.inside(path.join(dir, `${container}${query.previous ? '-previous' : ''}.log`));
+  const info = file === undefined ? undefined : await stat(file).catch(() => undefined);
   if (!info?.isFile()) {
     if (query.previous) return sendStatus(res, badRequest(`previous terminated container "${container}" in pod "${podName}" not found`));
     return sendStatus(
@@ -87,13 +94,13 @@ export async function serveLog(bundle: Bundle, namespace: string, podName: strin
   }
   res.writeHead(200, { 'Content-Type': 'text/plain' });
   if (query.tailLines !== undefined) {
-    const tail = await readTail(file, info.size, query.tailLines);
+    const tail = await readTail(file!, info.size, query.tailLines);
     res.end(query.limitBytes !== undefined ? tail.subarray(0, query.limitBytes) : tail);
     return;
   }
   if (query.limitBytes === 0 || info.size === 0) return void res.end();
   const end = query.limitBytes !== undefined ? Math.min(query.limitBytes, info.size) - 1 : undefined;
-  await pipeline(createReadStream(file, { end }), res);
+  await pipeline(createReadStream(file!, { end }), res);
 }
 
 const CHUNK = 64 * 1024;

@@ -40,7 +40,9 @@ export function listFilesTool(workspace: BundleWorkspace): ToolSpec<typeof listI
   return {
     name: 'list_files',
     title: 'List files in the bundle',
-    description: 'Lists a directory of the bundle (or its whole subtree with recursive), with type, size, times and whether each file is binary.',
+    description:
+      'Lists a directory of the bundle (or its whole subtree with recursive), with type, size, times and whether each file is binary. ' +
+      'At most 150 entries per answer (truncated: true, then list a subdirectory).',
     input: listInput,
     output: listOutput,
     annotations: { readOnlyHint: true, openWorldHint: false },

@@ -3,7 +3,13 @@ import type { ToolSpec } from '../../../server/tools.js';
 import type { BundleWorkspace } from '../workspace.js';
 
 const input = {
-  source: z.string().min(1).describe('A local .tar.gz/.tgz support bundle, an extracted bundle directory, a bundle name from list_available_bundles, or an http(s) URL (token from SBCTL_TOKEN)'),
+  source: z
+    .string()
+    .min(1)
+    .describe(
+      'A .tar.gz/.tgz support bundle or an extracted bundle directory inside the workspace root (relative paths start there) or the bundle store, ' +
+        'a bundle name from list_available_bundles, or an http(s) URL from a host the operator allows (default Replicated\'s; token from SBCTL_TOKEN)',
+    ),
   force: z.boolean().default(false).describe('Extract (or download) again even if this bundle is already in the store'),
 };
 const output = {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { containment } from './contain.js';
+import { containment, resolveContained } from './paths.js';
 
 let base: string;
 let root: string;
@@ -43,5 +43,34 @@ describe('containment', () => {
     expect(fs.realpathSync(x)).toBe(root); // the JavaScript walk: wrong
     expect(fs.realpathSync.native(x)).toBe(path.resolve(root, 'a', '../../../..')); // where open() really goes
     expect(containment(root, x)).toEqual({ kind: 'outside' });
+  });
+});
+
+describe('one verdict for client paths and bundle files', () => {
+  it('a dangling link to a missing file through an alias of the root is missing, not outside, in both', () => {
+    const alias = path.join(base, 'root-alias');
+    fs.symlinkSync(root, alias);
+    fs.symlinkSync(path.join(alias, 'not-yet.txt'), path.join(root, 'via-alias'));
+    expect(containment(root, path.join(root, 'via-alias'))).toEqual({ kind: 'missing' });
+    expect(() => resolveContained(root, 'via-alias')).toThrow(/not found/);
+    expect(resolveContained(root, 'via-alias', { mustExist: false })).toBe(path.join(root, 'not-yet.txt'));
+  });
+
+  it('a dangling link whose target climbs with .. after a link goes where the kernel goes, in both', () => {
+    // a/b/c/d -> ../.. (a); a dangling link through d/.. climbs from a, not from c.
+    fs.symlinkSync('d/../../../../outside/new.txt', path.join(root, 'a/b/c/dangling-climb'));
+    expect(containment(root, path.join(root, 'a/b/c/dangling-climb'))).toEqual({ kind: 'outside' });
+    expect(() => resolveContained(root, 'a/b/c/dangling-climb', { mustExist: false })).toThrow(/outside the workspace root/);
+    expect(() => resolveContained(root, 'a/b/c/dangling-climb')).toThrow(/outside the workspace root/);
+  });
+
+  it('dangling links pointing out are outside in both, missing or not', () => {
+    for (const name of ['dangling-out', 'dangling-dir-out/deeper/file']) {
+      expect(containment(root, path.join(root, name))).toEqual({ kind: 'outside' });
+      expect(() => resolveContained(root, name)).toThrow(/outside the workspace root/);
+      expect(() => resolveContained(root, name, { mustExist: false })).toThrow(/outside the workspace root/);
+    }
+    expect(containment(root, path.join(root, 'dangling-in'))).toEqual({ kind: 'missing' });
+    expect(() => resolveContained(root, 'dangling-in')).toThrow(/not found/);
   });
 });
