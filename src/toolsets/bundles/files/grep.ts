@@ -164,12 +164,10 @@ async function searchWithRipgrep(
 ): Promise<boolean> {
   const maxLines = Math.max(RG_MIN_LINES, Math.min(state.maxResults, 1_000_000) * 2);
   const scan = scanWithRipgrep(rg, target.abs, rustPattern, { caseSensitive, recursive }, { maxBytes: RG_MAX_OUTPUT, maxLines, timeoutMs: RG_TIMEOUT_MS });
-  type Seen = { abs: string; display: string; kind: 'text' | 'binary' | 'linked' | null };
-  const seen: Seen[] = [];
-  const head = Buffer.allocUnsafe(SNIFF_BYTES);
-  await walk(target.root, target.abs, target.display, recursive, null, (abs, display, linked) => void seen.push({ abs, display, kind: linked ? 'linked' : sniff(abs, head) }), () => false);
+  const listing = await listFiles(target, recursive);
   const result = await scan;
   if (!result) return false;
+  const seen = listing.files.map((f) => ('rel' in f ? { abs: `${target.abs}/${f.rel}`, display: childDisplay(target.display, f.rel), kind: f.kind } : { ...f, kind: 'linked' as const }));
   // Every file rg reports must be one the walk saw as a plain file (a name that does not decode
   // the same way, a file created meanwhile...): else rg's answer cannot be placed.
   let placed = 0;
@@ -196,6 +194,63 @@ async function searchWithRipgrep(
     if (cands) recordCandidates(searcher, result.data, cands, f.display, state);
   }
   return true;
+}
+
+type ListedFile = { rel: string; kind: 'text' | 'binary' } | { abs: string; display: string };
+
+interface Listing {
+  key: string;
+  /** Every directory read, with what its stat said: any change (a file added, removed, renamed) means a new listing. */
+  dirs: { abs: string; mtimeMs: number; ino: number }[];
+  /** In the walk's order: plain files (relative to the searched directory, sniffed), then linked files. */
+  files: ListedFile[];
+}
+
+/** The last listing made: grep_files is asked about the same bundle again and again. */
+let lastListing: Listing | null = null;
+
+/**
+ * The files under the target in the built-in search's order, each sniffed (text or binary), as the
+ * ripgrep engine needs them. The last listing is kept and reused while none of its directories
+ * changed (stat of each: a few ms where walking and sniffing a large bundle costs far more).
+ * Bundles in the store are not modified after extraction; a file rewritten in place without any
+ * directory changing would keep its earlier text/binary verdict.
+ */
+async function listFiles(target: { root: string; abs: string; display: string }, recursive: boolean): Promise<Listing> {
+  const key = `${target.root}\0${target.abs}\0${recursive}`;
+  const cached = lastListing;
+  if (cached && cached.key === key && cached.dirs.every((d) => unchanged(d))) return cached;
+  lastListing = null;
+  const listing: Listing = { key, dirs: [], files: [] };
+  const head = Buffer.allocUnsafe(SNIFF_BYTES);
+  const prefix = target.abs.length + 1;
+  await walk(
+    target.root,
+    target.abs,
+    target.display,
+    recursive,
+    null,
+    (abs, display, linked) => {
+      if (linked) {
+        listing.files.push({ abs, display });
+        return;
+      }
+      const kind = sniff(abs, head);
+      if (kind) listing.files.push({ rel: abs.slice(prefix), kind });
+    },
+    () => false,
+    (dir) => {
+      const st = statSync(dir, { throwIfNoEntry: false });
+      if (st) listing.dirs.push({ abs: dir, mtimeMs: st.mtimeMs, ino: st.ino });
+    },
+  );
+  lastListing = listing;
+  return listing;
+}
+
+function unchanged(d: { abs: string; mtimeMs: number; ino: number }): boolean {
+  const st = statSync(d.abs, { throwIfNoEntry: false });
+  return st !== undefined && st.mtimeMs === d.mtimeMs && st.ino === d.ino;
 }
 
 /** Text or binary by the first SNIFF_BYTES, as searchFile decides; null when unreadable (skipped, not counted). */
@@ -618,6 +673,7 @@ async function walk(
   matcher: GlobMatcher | null,
   visit: (abs: string, display: string, linked: boolean) => void,
   stop: () => boolean,
+  onDir?: (dir: string) => void,
 ): Promise<void> {
   const visited = new Set<string>();
   const linked: { real: string; display: string }[] = [];
@@ -639,6 +695,7 @@ async function walk(
       continue;
     }
     let dirents;
+    onDir?.(task.dir);
     try {
       dirents = readdirSync(task.dir, { withFileTypes: true });
     } catch {

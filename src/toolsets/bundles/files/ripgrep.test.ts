@@ -119,6 +119,22 @@ describe('ripgrep and the built-in search give identical answers', () => {
     await same(tricky, { pattern: '-e' }, true);
   });
 
+  it('the listing kept between searches is redone when a directory changes', async () => {
+    const dir = path.join(base, 'changing');
+    fs.mkdirSync(path.join(dir, 'sub'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'sub/a.log'), 'needle one\n');
+    const first = await grepFilesWith(dir, { pattern: 'needle' }, 'ripgrep');
+    expect(first.result.metadata).toMatchObject({ total_matches: 1, files_searched: 1 });
+    fs.writeFileSync(path.join(dir, 'sub/b.log'), 'needle two\n');
+    fs.writeFileSync(path.join(dir, 'sub/c.bin'), Buffer.from('needle\0'));
+    const second = await grepFilesWith(dir, { pattern: 'needle' }, 'ripgrep');
+    expect(second.engine).toBe('ripgrep');
+    expect(second.result.metadata).toMatchObject({ total_matches: 2, files_searched: 2 });
+    expect(second.result.binary_files_skipped).toBe(1);
+    fs.rmSync(path.join(dir, 'sub/a.log'));
+    await same(dir, { pattern: 'needle' }, true);
+  });
+
   it('patterns ripgrep cannot take are answered by the built-in search', async () => {
     await same(tricky, { pattern: '(?<=caf.) error' }, false);
     await same(tricky, { pattern: '(e)rr\\1?or' }, false);
