@@ -281,9 +281,10 @@ function needsBuiltin(data: Buffer, c: FileCandidates): boolean {
     const s = c.starts[k]!;
     const e = c.ends[k]!;
     if (e - s >= MAX_CARRY) return true;
-    const cr = data.indexOf(13, s);
-    if (cr !== -1 && cr < e) return true;
-    if (hasLineSeparator(data, s, e)) return true;
+    // Searched within the line only (indexOf on `data` would run on to the end of rg's output).
+    const line = data.subarray(s, e);
+    if (line.indexOf(13) !== -1) return true;
+    if (hasLineSeparator(line)) return true;
   }
   return false;
 }
@@ -299,10 +300,10 @@ function recordCandidates(searcher: Searcher, data: Buffer, c: FileCandidates, d
   }
 }
 
-/** U+2028 or U+2029 (E2 80 A8/A9 in UTF-8) between `from` and `to`. */
-function hasLineSeparator(data: Buffer, from: number, to: number): boolean {
-  for (let i = data.indexOf(0xe2, from); i !== -1 && i + 2 < to; i = data.indexOf(0xe2, i + 1)) {
-    if (data[i + 1] === 0x80 && (data[i + 2] === 0xa8 || data[i + 2] === 0xa9)) return true;
+/** U+2028 or U+2029 (E2 80 A8/A9 in UTF-8) in `line`. */
+function hasLineSeparator(line: Buffer): boolean {
+  for (let i = line.indexOf(0xe2); i !== -1 && i + 2 < line.length; i = line.indexOf(0xe2, i + 1)) {
+    if (line[i + 1] === 0x80 && (line[i + 2] === 0xa8 || line[i + 2] === 0xa9)) return true;
   }
   return false;
 }
