@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { grepFiles } from '../src/toolsets/bundles/files/grep.js';
+import { grepFilesWith } from '../src/toolsets/bundles/files/grep.js';
 import {
   drain,
   envInt,
@@ -59,7 +59,10 @@ const RUN_TIMEOUT_MS = 60_000;
 const ARCHIVE_TIMEOUT_MS = 120_000;
 const REQUEST_TIMEOUT_MS = 20_000;
 
-const GREP_GOAL = 0.5;
+const GREP_GOAL = 1.0;
+const INIT_GOAL = 1.3;
+const KUBECTL_GOAL_MS = 10;
+const MEMORY_GOAL_MB = 300;
 
 /** The search patterns: grep's flags for each, and whether debugkit searches case-sensitively. */
 interface GrepPattern {
@@ -309,8 +312,8 @@ async function buildBundle(root: string): Promise<BigBundle> {
 
 // ---------------------------------------------------------------- (1) grep
 
-type GrepWay = 'grep' | 'library' | 'tool';
-const GREP_WAYS: GrepWay[] = ['grep', 'library', 'tool'];
+type GrepWay = 'grep' | 'rg' | 'builtin' | 'library' | 'tool';
+const GREP_WAYS: GrepWay[] = ['grep', 'rg', 'builtin', 'library', 'tool'];
 
 interface GrepSamples {
   p: GrepPattern;
@@ -321,6 +324,10 @@ interface GrepSamples {
   toolBytes: number;
   toolTextChars: number;
   toolTruncated: boolean;
+  /** The engine grepFiles used (auto): 'ripgrep' when rg is installed and the pattern translates. */
+  engine: string;
+  /** The whole answer of each library way, JSON: checked identical between the engines. */
+  answers: Partial<Record<'library' | 'builtin', string>>;
 }
 
 async function grepOnce(way: GrepWay, p: GrepPattern, big: BigBundle, dk: Debugkit, s: GrepSamples, timed: boolean): Promise<void> {
@@ -331,12 +338,23 @@ async function grepOnce(way: GrepWay, p: GrepPattern, big: BigBundle, dk: Debugk
     if (r.code !== 0 && r.code !== 1) throw new Error(`grep ${p.grepFlags.join(' ')} ${p.pattern} exited with ${r.code}: ${r.stderr}`);
     elapsed = r.ms;
     matches = r.lines;
-  } else if (way === 'library') {
+  } else if (way === 'rg') {
+    // rg as a user would run it on the whole tree: no ignore files, hidden files too, binary files skipped.
+    const r = await runProcess('rg', ['--no-config', '-n', '--no-heading', '--no-ignore', '--hidden', ...(p.caseSensitive ? [] : ['-i']), '-e', p.pattern, '.'], { cwd: big.base });
+    if (r.code !== 0 && r.code !== 1) throw new Error(`rg ${p.pattern} exited with ${r.code}: ${r.stderr}`);
+    elapsed = r.ms;
+    matches = r.lines;
+  } else if (way === 'library' || way === 'builtin') {
     const started = performance.now();
-    const r = await withTimeout(grepFiles(big.base, { pattern: p.pattern, case_sensitive: p.caseSensitive, max_results: LIBRARY_MAX_RESULTS }), RUN_TIMEOUT_MS, `grepFiles ${p.pattern}`);
+    const engine = way === 'library' ? 'auto' : 'builtin';
+    const r = await withTimeout(grepFilesWith(big.base, { pattern: p.pattern, case_sensitive: p.caseSensitive, max_results: LIBRARY_MAX_RESULTS }, engine), RUN_TIMEOUT_MS, `grepFiles ${p.pattern}`);
     elapsed = performance.now() - started;
-    matches = r.metadata.total_matches;
-    s.filesSearched = r.metadata.files_searched;
+    matches = r.result.metadata.total_matches;
+    s.filesSearched = r.result.metadata.files_searched;
+    if (way === 'library') s.engine = r.engine;
+    const answer = JSON.stringify(r.result);
+    if (s.answers[way] !== undefined && s.answers[way] !== answer) throw new Error(`grepFiles (${engine}) answered differently from one run to the next for ${p.pattern}`);
+    s.answers[way] = answer;
   } else {
     const r = await dk.call('grep_files', { pattern: p.pattern, case_sensitive: p.caseSensitive, max_results: TOOL_MAX_RESULTS });
     elapsed = r.ms;
@@ -358,22 +376,28 @@ async function measureGrep(big: BigBundle, dk: Debugkit): Promise<GrepSamples[]>
   for (const p of PATTERNS) {
     const s: GrepSamples = {
       p,
-      ms: { grep: [], library: [], tool: [] },
-      matches: { grep: -1, library: -1, tool: -1 },
+      ms: { grep: [], rg: [], builtin: [], library: [], tool: [] },
+      matches: { grep: -1, rg: -1, builtin: -1, library: -1, tool: -1 },
       filesSearched: 0,
       toolBytes: 0,
       toolTextChars: 0,
       toolTruncated: false,
+      engine: '',
+      answers: {},
     };
     for (const way of GREP_WAYS) await grepOnce(way, p, big, dk, s, false);
     for (let round = 0; round < GREP_RUNS; round++) {
       for (let k = 0; k < GREP_WAYS.length; k++) await grepOnce(GREP_WAYS[(round + k) % GREP_WAYS.length]!, p, big, dk, s, true);
     }
-    const { grep, library, tool } = s.matches;
-    if (library !== grep || (tool !== grep && !(s.toolTruncated && grep > TOOL_MAX_RESULTS))) {
-      throw new Error(`"${p.pattern}": grep ${p.grepFlags.join(' ')} found ${grep} lines, grepFiles ${library}, grep_files ${tool}`);
+    const { grep, rg, builtin, library, tool } = s.matches;
+    if (library !== grep || builtin !== grep || rg !== grep || (tool !== grep && !(s.toolTruncated && grep > TOOL_MAX_RESULTS))) {
+      throw new Error(`"${p.pattern}": grep ${p.grepFlags.join(' ')} found ${grep} lines, rg ${rg}, grepFiles ${library} (built-in ${builtin}), grep_files ${tool}`);
     }
-    process.stdout.write(`bundles:   ${p.pattern}: ${grep} lines; grep ${sec(median(s.ms.grep))} s, library ${sec(median(s.ms.library))} s, tool ${sec(median(s.ms.tool))} s\n`);
+    if (s.answers.library !== s.answers.builtin) throw new Error(`"${p.pattern}": grepFiles answered differently with ${s.engine} and with the built-in search`);
+    process.stdout.write(
+      `bundles:   ${p.pattern}: ${grep} lines; grep ${sec(median(s.ms.grep))} s, rg ${sec(median(s.ms.rg))} s, built-in ${sec(median(s.ms.builtin))} s, ` +
+        `library (${s.engine}) ${sec(median(s.ms.library))} s, tool ${sec(median(s.ms.tool))} s\n`,
+    );
     out.push(s);
   }
   return out;
@@ -600,6 +624,8 @@ interface InitData {
   tar: number[];
   cold: number[];
   reuse: number[];
+  /** CPU seconds per extraction (medians): tar and its gzip; the debugkit server (its threads and children). */
+  cpu: { tar: number; debugkit: number };
   /** Regular files and bytes of the first extraction of each way (checked equal to the enlarged tree). */
   checked: string;
 }
@@ -618,7 +644,9 @@ function treeStats(dir: string): { files: number; bytes: number } {
 async function measureInit(root: string, big: BigBundle): Promise<InitData> {
   const dir = path.join(root, 'init');
   mkdirSync(dir);
-  const data: InitData = { tar: [], cold: [], reuse: [], checked: '' };
+  const data: InitData = { tar: [], cold: [], reuse: [], cpu: { tar: 0, debugkit: 0 }, checked: '' };
+  const cpuTar: number[] = [];
+  const cpuDk: number[] = [];
   const want = { files: big.files, bytes: big.bytes };
   const check = (what: string, got: { files: number; bytes: number }) => {
     if (got.files !== want.files || got.bytes !== want.bytes) throw new Error(`${what} holds ${got.files} files, ${got.bytes} bytes; the enlarged tree ${want.files}, ${want.bytes}`);
@@ -628,8 +656,10 @@ async function measureInit(root: string, big: BigBundle): Promise<InitData> {
       if (way === 'tar') {
         const dest = path.join(dir, `tar-${round}`);
         mkdirSync(dest);
+        const before = childCpu();
         const r = await mustRun('tar', ['-xzf', big.archive, '-C', dest], { cwd: root, timeoutMs: ARCHIVE_TIMEOUT_MS });
         data.tar.push(r.ms);
+        cpuTar.push(childCpu() - before);
         if (round === 0) check('`tar -xzf`', treeStats(path.join(dest, path.basename(big.base))));
         rmSync(dest, { recursive: true, force: true });
         continue;
@@ -639,7 +669,9 @@ async function measureInit(root: string, big: BigBundle): Promise<InitData> {
       mkdirSync(home);
       const dk = await Debugkit.start(root, store, home);
       try {
+        const cpuBefore = processCpu(dk.pid);
         const cold = await dk.call('initialize_bundle', { source: big.archive, force: false }, ARCHIVE_TIMEOUT_MS);
+        cpuDk.push(processCpu(dk.pid) - cpuBefore);
         if (cold.value.reused !== false) throw new Error(`initialize_bundle on a fresh store answered reused: ${cold.value.reused}`);
         const again = await dk.call('initialize_bundle', { source: big.archive, force: false }, ARCHIVE_TIMEOUT_MS);
         if (again.value.reused !== true) throw new Error(`initialize_bundle again answered reused: ${again.value.reused}`);
@@ -659,7 +691,152 @@ async function measureInit(root: string, big: BigBundle): Promise<InitData> {
       }
     }
   }
+  data.cpu = { tar: median(cpuTar), debugkit: median(cpuDk) };
   return data;
+}
+
+/** CPU seconds (user + system) of the children this process has waited for (tar and the gzip it runs). */
+function childCpu(): number {
+  // /proc/self/stat fields 16 and 17: cutime, cstime (clock ticks) of waited-for children.
+  const f = readFileSync('/proc/self/stat', 'utf8').slice(readFileSync('/proc/self/stat', 'utf8').lastIndexOf(')') + 2).split(' ');
+  return (Number(f[13]) + Number(f[14])) / CLOCK_TICKS;
+}
+
+/** CPU seconds (user + system) of a process, its threads and its waited-for children, from /proc. */
+function processCpu(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  // utime, stime, cutime, cstime: fields 14-17 (1-based), 12-15 here.
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / CLOCK_TICKS;
+}
+
+const CLOCK_TICKS = 100;
+
+// ---------------------------------------------------------------- (4) memory on a 2 GB bundle
+
+const BIG_MB = envInt('BENCH_BUNDLE_BIG_MB', 2000);
+const BIG_GZIP_LEVEL = envInt('BENCH_BUNDLE_BIG_GZIP_LEVEL', 1);
+/** Bound on building, archiving or initializing the big bundle. */
+const BIG_TIMEOUT_MS = 20 * 60_000;
+
+interface MemoryReport {
+  table: Table;
+  verdict: { goal: string; met: boolean; detail: string };
+  method: string;
+}
+
+/** Peak resident memory (VmHWM) of a process, in bytes; reset with clear_refs where the kernel allows. */
+function peakRss(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no VmHWM in /proc/${pid}/status`);
+  return Number(m[1]) * 1024;
+}
+
+function resetPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A bundle of BIG_MB: the enlarged tree's copies again, each text file's content repeated so the
+ * files are ten times larger (the file count stays under the extraction's entry limit), archived
+ * with gzip -1; the tree is removed once archived. A fresh server initializes it from the archive,
+ * then answers `kubectl get pods -A`, grep_files (a pattern found nowhere, so every byte is read;
+ * a common one with the default max_results) and read_file of lines deep in the largest file. The
+ * server's peak resident memory (VmHWM) is read after each step, reset between steps.
+ */
+async function measureMemory(root: string, big: BigBundle): Promise<MemoryReport> {
+  const dir = path.join(root, 'big');
+  const tree = path.join(dir, 'tree', path.basename(big.base));
+  mkdirSync(tree, { recursive: true });
+  let t = performance.now();
+  // The fixture as it is, then copies with each text file repeated.
+  const fixtureFiles = regularFiles(big.base).filter((f) => !f.rel.startsWith('copies/'));
+  for (const f of fixtureFiles) {
+    mkdirSync(path.dirname(path.join(tree, f.rel)), { recursive: true });
+    copyFileSync(path.join(big.base, f.rel), path.join(tree, f.rel));
+  }
+  const text = fixtureFiles.filter((f) => isText(path.join(big.base, f.rel)));
+  const repeat = 10;
+  const copyBytes = text.reduce((s, f) => s + f.size, 0) * repeat;
+  const copies = Math.max(1, Math.ceil((BIG_MB * 1e6 - big.fixtureBytes) / copyBytes));
+  let largest = { rel: '', size: 0 };
+  for (let k = 1; k <= copies; k++) {
+    for (const f of text) {
+      const rel = `copies/${String(k).padStart(4, '0')}/${f.rel}`;
+      const out = path.join(tree, rel);
+      mkdirSync(path.dirname(out), { recursive: true });
+      const body = readFileSync(path.join(big.base, f.rel));
+      const data = Buffer.concat(Array.from({ length: repeat }, () => body));
+      writeFileSync(out, data);
+      if (data.length > largest.size) largest = { rel, size: data.length };
+    }
+  }
+  const totalBytes = big.fixtureBytes + copies * copyBytes;
+  const files = fixtureFiles.length + copies * text.length;
+  const buildMs = performance.now() - t;
+  const archive = path.join(dir, 'big-bundle.tar.gz');
+  t = performance.now();
+  await mustRun('tar', ['-I', `gzip -${BIG_GZIP_LEVEL}`, '-cf', archive, '-C', path.dirname(tree), path.basename(tree)], { cwd: root, timeoutMs: BIG_TIMEOUT_MS });
+  const archiveMs = performance.now() - t;
+  rmSync(path.join(dir, 'tree'), { recursive: true, force: true });
+  process.stdout.write(`bundles:   ${files} files, ${mb(totalBytes)} MB; archive ${mb(statSync(archive).size)} MB in ${sec(archiveMs)} s\n`);
+
+  const home = path.join(dir, 'home');
+  mkdirSync(home);
+  const dk = await Debugkit.start(root, path.join(dir, 'store'), home);
+  const rows: string[][] = [];
+  let worst = 0;
+  let resets = true;
+  try {
+    const pid = dk.pid!;
+    const step = async (label: string, name: string, args: Record<string, unknown>, summary: (v: any) => string, timeoutMs = RUN_TIMEOUT_MS) => {
+      resets = resetPeak(pid) && resets;
+      const r = await dk.call(name, args, timeoutMs);
+      const peak = peakRss(pid);
+      worst = Math.max(worst, peak);
+      rows.push([label, sec(r.ms), mb(peak), summary(r.value)]);
+      process.stdout.write(`bundles:   ${label}: ${sec(r.ms)} s, peak RSS ${mb(peak)} MB\n`);
+      return r;
+    };
+    rows.push(['server started (idle)', '—', mb(peakRss(pid)), '']);
+    worst = peakRss(pid);
+    await step('`initialize_bundle {source: <archive>}`', 'initialize_bundle', { source: archive, force: false }, (v) => `${v.path ? 'extracted' : ''}`, BIG_TIMEOUT_MS);
+    await step('`kubectl get pods -A`', 'kubectl', { command: 'get pods -A', json_output: false }, (v) => `${String(v.output ?? '').split('\n').length - 1} pods`);
+    await step('`grep_files OOMKilled` (case-sensitive, found nowhere: every byte read)', 'grep_files', { pattern: 'OOMKilled', case_sensitive: true }, (v) => `${v.metadata.total_matches} matches, ${v.metadata.files_searched} files`, BIG_TIMEOUT_MS);
+    await step('`grep_files error` (default max_results 1000)', 'grep_files', { pattern: 'error' }, (v) => `${v.metadata.total_matches} matches${v.metadata.truncated ? ', truncated' : ''}`, BIG_TIMEOUT_MS);
+    await step('`grep_files fail(ed|ure)` (max_results 100,000)', 'grep_files', { pattern: 'fail(ed|ure)', case_sensitive: true, max_results: TOOL_MAX_RESULTS }, (v) => `${v.metadata.total_matches} matches${v.metadata.truncated ? ', truncated' : ''}`, BIG_TIMEOUT_MS);
+    const deep = Math.max(0, Math.floor(largest.size / 200));
+    await step(`\`read_file\` of 100 lines deep in the largest file (${mb(largest.size)} MB)`, 'read_file', { path: `/${largest.rel}`, start_line: deep, end_line: deep + 100 }, (v) => `${String(v.content ?? '').length} characters`);
+  } finally {
+    await dk.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const met = worst < MEMORY_GOAL_MB * 1e6;
+  return {
+    table: {
+      title: `Memory of the debugkit process on a ${mb(totalBytes)} MB bundle (${files} files)`,
+      columns: ['step', 's', 'peak RSS, MB', 'answer'],
+      rows,
+      note: resets
+        ? 'Peak RSS: VmHWM from /proc/<pid>/status, reset before each step (clear_refs 5), so each row is that step\'s own peak. rg and kubectl are separate processes, not counted.'
+        : 'Peak RSS: VmHWM from /proc/<pid>/status; the kernel refused to reset it, so each row is the peak so far. rg and kubectl are separate processes, not counted.',
+    },
+    verdict: {
+      goal: `a ${mb(totalBytes)} MB bundle initializes and answers kubectl, grep_files and read_file with the debugkit process under ${MEMORY_GOAL_MB} MB`,
+      met,
+      detail: `peak RSS ${mb(worst)} MB`,
+    },
+    method:
+      `(4) memory: the copies again with every text file repeated ${repeat} times (${copies} copies, ${files} files, ${mb(totalBytes)} MB), built in ${sec(buildMs)} s and ` +
+      `archived with gzip -${BIG_GZIP_LEVEL} in ${sec(archiveMs)} s (\`BENCH_BUNDLE_BIG_MB\` sets the size); a fresh server (stdio, private HOME and store) initializes it ` +
+      'from the archive and answers each step in turn.',
+  };
 }
 
 // ---------------------------------------------------------------- run
@@ -714,7 +891,10 @@ async function run(): Promise<BenchResult> {
     phase(`(3) initialize_bundle vs tar -xzf: ${INIT_RUNS} runs each`);
     const initData = await measureInit(root, big);
     const initSeconds = (performance.now() - t) / 1000;
-    return report({ big, versions, grep, kubectl, init: initData, seconds: [setupSeconds, grepSeconds, kubectlSeconds, initSeconds], load: [loadBefore, os.loadavg()[0]!] });
+
+    phase(`(4) memory: a ${BIG_MB} MB bundle, initialized and queried by a fresh server`);
+    const memory = await measureMemory(root, big);
+    return report({ big, versions, grep, kubectl, init: initData, memory, seconds: [setupSeconds, grepSeconds, kubectlSeconds, initSeconds], load: [loadBefore, os.loadavg()[0]!] });
   } finally {
     for (const server of servers) await server.close();
     const killed = releaseTempDir(root);
@@ -772,11 +952,12 @@ interface RunData {
   grep: GrepSamples[];
   kubectl: KubectlData;
   init: InitData;
+  memory: MemoryReport;
   seconds: [number, number, number, number];
   load: [number, number];
 }
 
-function report({ big, versions, grep, kubectl, init, seconds, load }: RunData): BenchResult {
+function report({ big, versions, grep, kubectl, init, memory, seconds, load }: RunData): BenchResult {
   const locale = process.env.LC_ALL || process.env.LC_CTYPE || process.env.LANG || 'POSIX';
   const grepLabel = (p: GrepPattern) => `\`grep ${p.grepFlags.join(' ')}\``;
 
@@ -790,7 +971,9 @@ function report({ big, versions, grep, kubectl, init, seconds, load }: RunData):
       return (
         [
           ['grep', grepLabel(s.p)],
-          ['library', `debugkit \`grepFiles()\`${s.p.caseSensitive ? ', case_sensitive' : ''}`],
+          ['rg', `\`rg -n --no-ignore --hidden${s.p.caseSensitive ? '' : ' -i'}\``],
+          ['builtin', `debugkit \`grepFiles()\`, built-in search${s.p.caseSensitive ? ', case_sensitive' : ''}`],
+          ['library', `debugkit \`grepFiles()\`, engine ${s.engine}${s.p.caseSensitive ? ', case_sensitive' : ''}`],
           ['tool', `**debugkit \`grep_files\`** (MCP)${s.p.caseSensitive ? ', case_sensitive' : ''}`],
         ] as const
       ).map(([way, name]) => {
@@ -800,6 +983,7 @@ function report({ big, versions, grep, kubectl, init, seconds, load }: RunData):
     }),
     note:
       `"speed vs grep": grep's median time over the way's (1.00x = as fast as grep; the goal is at least ${GREP_GOAL}x). ` +
+      'The built-in search and the ripgrep engine gave byte-identical answers (whole result, JSON) on every pattern. ' +
       `MB/s: the tree's ${mb(big.bytes)} MB of file data over the median time. grep runs in the locale ${locale}, as the bench was started.`,
   };
   const answerTable: Table = {
@@ -918,9 +1102,10 @@ function report({ big, versions, grep, kubectl, init, seconds, load }: RunData):
         'untimed) with an empty store calling `initialize_bundle {source: <archive>}` (extraction, store metadata, API server start), then the same call ' +
         'again (answered `reused: true`). Each extraction is removed before the next; the first of each is checked to hold the enlarged tree. ' +
         `Took ${seconds[3].toFixed(1)} s.`,
+      memory.method,
       'Median/p90/p50/p99: nearest rank. The temporary directory, the servers and every process started are gone at the end.',
     ],
-    tables: [grepTable, answerTable, kubectlTable, serverTable, initTable],
+    tables: [grepTable, answerTable, kubectlTable, serverTable, initTable, memory.table],
     verdicts: [
       {
         goal: `grep_files at least ${GREP_GOAL}x of \`grep -rn\`'s speed on a ${mb(big.bytes)} MB bundle (median, every pattern, through MCP)`,
@@ -928,8 +1113,23 @@ function report({ big, versions, grep, kubectl, init, seconds, load }: RunData):
         detail:
           `slowest ${worst[0]!.r.toFixed(2)}x on \`${worst[0]!.s.p.pattern}\` (${sec(median(worst[0]!.s.ms.tool))} vs ${sec(median(worst[0]!.s.ms.grep))} s), ` +
           `fastest ${worst.at(-1)!.r.toFixed(2)}x on \`${worst.at(-1)!.s.p.pattern}\`; as a library call ${Math.min(...worst.map((w) => w.lib)).toFixed(2)}x to ` +
-          `${Math.max(...worst.map((w) => w.lib)).toFixed(2)}x`,
+          `${Math.max(...worst.map((w) => w.lib)).toFixed(2)}x (engine: ${[...new Set(grep.map((g) => g.engine))].join(', ')}); against \`rg\` the tool runs at ` +
+          `${Math.min(...grep.map((g) => median(g.ms.rg) / median(g.ms.tool))).toFixed(2)}x to ${Math.max(...grep.map((g) => median(g.ms.rg) / median(g.ms.tool))).toFixed(2)}x of rg's speed; ` +
+          `the built-in search (no rg) ${Math.min(...grep.map((g) => median(g.ms.grep) / median(g.ms.builtin))).toFixed(2)}x to ${Math.max(...grep.map((g) => median(g.ms.grep) / median(g.ms.builtin))).toFixed(2)}x of grep's`,
       },
+      {
+        goal: `\`kubectl get pods -A\` through the tool within ${KUBECTL_GOAL_MS} ms of kubectl's own cost with a warm discovery cache (medians)`,
+        met: median(kubectl.ms.tool) - median(kubectl.ms.warm) <= KUBECTL_GOAL_MS,
+        detail:
+          `tool ${ms(median(kubectl.ms.tool))} ms, kubectl warm ${ms(median(kubectl.ms.warm))} ms: ${ms(median(kubectl.ms.tool) - median(kubectl.ms.warm), true)} ms; ` +
+          `kubectl's floor (\`version --client\`) ${ms(floor)} ms, so kubectl itself spends ${ms(median(kubectl.ms.warm) - floor, true)} ms on its warm cache, one request and the table`,
+      },
+      {
+        goal: `initialize_bundle of the ${mb(big.archiveBytes)} MB .tar.gz within ${INIT_GOAL}x of \`tar -xzf\` (medians)`,
+        met: median(init.cold) <= INIT_GOAL * tarMedian,
+        detail: `${ratio(median(init.cold), tarMedian)} (${sec(median(init.cold))} vs ${sec(tarMedian)} s); CPU time (user + system, all threads and children) debugkit ${init.cpu.debugkit.toFixed(2)} s, tar + gzip ${init.cpu.tar.toFixed(2)} s per extraction (medians)`,
+      },
+      memory.verdict,
     ],
   };
 }

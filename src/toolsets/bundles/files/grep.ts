@@ -3,6 +3,7 @@ import { closeSync, openSync, readdirSync, readSync, realpathSync, statSync } fr
 import { isInside } from '../../../core/paths.js';
 import { BundleError } from '../errors.js';
 import { compileGlob, type GlobMatcher } from './glob.js';
+import { findRipgrep, scanWithRipgrep, toRustRegex, type FileCandidates } from './ripgrep.js';
 import { childDisplay, looksBinary, resolveBundlePath, SNIFF_BYTES } from './resolve.js';
 
 export interface GrepOptions {
@@ -69,6 +70,18 @@ const CHUNK = 1024 * 1024;
  * take long on a long line.
  */
 export async function grepFiles(root: string, options: GrepOptions): Promise<GrepResult> {
+  return (await grepFilesWith(root, options, 'auto')).result;
+}
+
+/** Which engine scans: ripgrep when installed and the pattern translates (see ripgrep.ts), else the built-in search. */
+export type GrepEngine = 'auto' | 'ripgrep' | 'builtin';
+
+/**
+ * grepFiles, choosing the engine, and saying which one answered ('ripgrep' only when rg ran to
+ * completion and its candidates were used). The answer is the same either way: rg only proposes
+ * lines, each checked with the JavaScript regex as the built-in search checks it.
+ */
+export async function grepFilesWith(root: string, options: GrepOptions, engine: GrepEngine): Promise<{ result: GrepResult; engine: 'ripgrep' | 'builtin' }> {
   const pattern = options.pattern;
   const recursive = options.recursive ?? true;
   const caseSensitive = options.case_sensitive ?? false;
@@ -91,10 +104,17 @@ export async function grepFiles(root: string, options: GrepOptions): Promise<Gre
     buf: Buffer.allocUnsafe(CHUNK),
   };
 
+  let used: 'ripgrep' | 'builtin' = 'builtin';
   if (target.stats.isFile()) {
     searchFile(searcher, target.abs, target.display, state);
   } else if (target.stats.isDirectory()) {
-    await walk(target.root, target.abs, target.display, recursive, matcher, (abs, display) => searchFile(searcher, abs, display, state), () => state.truncated);
+    const rg = engine === 'builtin' || matcher ? null : findRipgrep();
+    const rustPattern = rg ? toRustRegex(pattern) : null;
+    if (rg && rustPattern !== null && (await searchWithRipgrep(rg, rustPattern, searcher, target, recursive, caseSensitive, state))) {
+      used = 'ripgrep';
+    } else {
+      await walk(target.root, target.abs, target.display, recursive, matcher, (abs, display) => searchFile(searcher, abs, display, state), () => state.truncated);
+    }
   } else {
     throw new BundleError('PathNotFoundError', `Path '${target.display}' is neither a file nor a directory`);
   }
@@ -109,13 +129,183 @@ export async function grepFiles(root: string, options: GrepOptions): Promise<Gre
     case_sensitive: caseSensitive,
     truncated: state.truncated || state.filesTruncated.length > 0,
   };
-  return {
+  const result: GrepResult = {
     matches: state.matches,
     metadata,
     files_truncated: state.filesTruncated,
     binary_files_skipped: state.binarySkipped,
     text: render(metadata, state),
   };
+  return { result, engine: used };
+}
+
+/** Bounds on one rg scan: past them the built-in search answers instead (it stops at max_results by itself). */
+const RG_MAX_OUTPUT = 64 * 1024 * 1024;
+const RG_MIN_LINES = 20_000;
+const RG_TIMEOUT_MS = 120_000;
+
+/**
+ * The ripgrep engine. rg scans the directory (in parallel) while this walks it in the built-in
+ * order and sniffs each file's head (binary or text, as the built-in search does); then each text
+ * file's candidate lines are checked with the JavaScript regex and recorded exactly as the built-in
+ * search would. Files rg cannot vouch for are searched the built-in way: linked files (rg does not
+ * follow links), and files where a candidate line holds a CR, U+2028 or U+2029 (which JavaScript's
+ * multiline mode treats as line ends) or is too long to have been read in one piece. False (and
+ * nothing recorded) when rg fails or exceeds its bounds, or reports a file the walk did not see.
+ */
+async function searchWithRipgrep(
+  rg: string,
+  rustPattern: string,
+  searcher: Searcher,
+  target: { root: string; abs: string; display: string },
+  recursive: boolean,
+  caseSensitive: boolean,
+  state: SearchState,
+): Promise<boolean> {
+  const maxLines = Math.max(RG_MIN_LINES, Math.min(state.maxResults, 1_000_000) * 2);
+  const scan = scanWithRipgrep(rg, target.abs, rustPattern, { caseSensitive, recursive }, { maxBytes: RG_MAX_OUTPUT, maxLines, timeoutMs: RG_TIMEOUT_MS });
+  const listing = await listFiles(target, recursive);
+  const result = await scan;
+  if (!result) return false;
+  const seen = listing.files.map((f) => ('rel' in f ? { abs: `${target.abs}/${f.rel}`, display: childDisplay(target.display, f.rel), kind: f.kind } : { ...f, kind: 'linked' as const }));
+  // Every file rg reports must be one the walk saw as a plain file (a name that does not decode
+  // the same way, a file created meanwhile...): else rg's answer cannot be placed.
+  let placed = 0;
+  for (const f of seen) if (f.kind !== 'linked' && result.byFile.has(f.abs)) placed++;
+  if (placed !== result.byFile.size) return false;
+
+  for (const f of seen) {
+    if (state.truncated) break;
+    if (f.kind === null) continue;
+    if (f.kind === 'binary') {
+      state.binarySkipped++;
+      continue;
+    }
+    if (f.kind === 'linked') {
+      searchFile(searcher, f.abs, f.display, state);
+      continue;
+    }
+    const cands = result.byFile.get(f.abs);
+    if (cands && needsBuiltin(result.data, cands)) {
+      searchFile(searcher, f.abs, f.display, state);
+      continue;
+    }
+    state.filesSearched++;
+    if (cands) recordCandidates(searcher, result.data, cands, f.display, state);
+  }
+  return true;
+}
+
+type ListedFile = { rel: string; kind: 'text' | 'binary' } | { abs: string; display: string };
+
+interface Listing {
+  key: string;
+  /** Every directory read, with what its stat said: any change (a file added, removed, renamed) means a new listing. */
+  dirs: { abs: string; mtimeMs: number; ino: number }[];
+  /** In the walk's order: plain files (relative to the searched directory, sniffed), then linked files. */
+  files: ListedFile[];
+}
+
+/** The last listing made: grep_files is asked about the same bundle again and again. */
+let lastListing: Listing | null = null;
+
+/**
+ * The files under the target in the built-in search's order, each sniffed (text or binary), as the
+ * ripgrep engine needs them. The last listing is kept and reused while none of its directories
+ * changed (stat of each: a few ms where walking and sniffing a large bundle costs far more).
+ * Bundles in the store are not modified after extraction; a file rewritten in place without any
+ * directory changing would keep its earlier text/binary verdict.
+ */
+async function listFiles(target: { root: string; abs: string; display: string }, recursive: boolean): Promise<Listing> {
+  const key = `${target.root}\0${target.abs}\0${recursive}`;
+  const cached = lastListing;
+  if (cached && cached.key === key && cached.dirs.every((d) => unchanged(d))) return cached;
+  lastListing = null;
+  const listing: Listing = { key, dirs: [], files: [] };
+  const head = Buffer.allocUnsafe(SNIFF_BYTES);
+  const prefix = target.abs.length + 1;
+  await walk(
+    target.root,
+    target.abs,
+    target.display,
+    recursive,
+    null,
+    (abs, display, linked) => {
+      if (linked) {
+        listing.files.push({ abs, display });
+        return;
+      }
+      const kind = sniff(abs, head);
+      if (kind) listing.files.push({ rel: abs.slice(prefix), kind });
+    },
+    () => false,
+    (dir) => {
+      const st = statSync(dir, { throwIfNoEntry: false });
+      if (st) listing.dirs.push({ abs: dir, mtimeMs: st.mtimeMs, ino: st.ino });
+    },
+  );
+  lastListing = listing;
+  return listing;
+}
+
+function unchanged(d: { abs: string; mtimeMs: number; ino: number }): boolean {
+  const st = statSync(d.abs, { throwIfNoEntry: false });
+  return st !== undefined && st.mtimeMs === d.mtimeMs && st.ino === d.ino;
+}
+
+/** Text or binary by the first SNIFF_BYTES, as searchFile decides; null when unreadable (skipped, not counted). */
+function sniff(abs: string, head: Buffer): 'text' | 'binary' | null {
+  let fd: number;
+  try {
+    fd = openSync(abs, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const n = readSync(fd, head, 0, head.length, 0);
+    return looksBinary(head.subarray(0, n)) ? 'binary' : 'text';
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * True when a candidate line is one the line-by-line check cannot stand for: it holds a CR, U+2028
+ * or U+2029 (line ends to JavaScript's multiline mode, not to rg), or is so long the built-in
+ * search reads it in pieces.
+ */
+function needsBuiltin(data: Buffer, c: FileCandidates): boolean {
+  for (let k = 0; k < c.lines.length; k++) {
+    const s = c.starts[k]!;
+    const e = c.ends[k]!;
+    if (e - s >= MAX_CARRY) return true;
+    // Searched within the line only (indexOf on `data` would run on to the end of rg's output).
+    const line = data.subarray(s, e);
+    if (line.indexOf(13) !== -1) return true;
+    if (hasLineSeparator(line)) return true;
+  }
+  return false;
+}
+
+/** Checks rg's candidate lines of one file with the JavaScript regex and records the matches, as searchText would. */
+function recordCandidates(searcher: Searcher, data: Buffer, c: FileCandidates, display: string, state: SearchState): void {
+  const file: FileScan = { display, lineBase: 0, inFile: 0, lastLine: -1 };
+  for (let k = 0; k < c.lines.length; k++) {
+    const line = data.toString('utf8', c.starts[k]!, c.ends[k]!);
+    const lm = searcher.lineRe.exec(line);
+    if (lm === null) continue;
+    if (record(file, state, c.lines[k]! - 1, line, lm.index)) return;
+  }
+}
+
+/** U+2028 or U+2029 (E2 80 A8/A9 in UTF-8) in `line`. */
+function hasLineSeparator(line: Buffer): boolean {
+  for (let i = line.indexOf(0xe2); i !== -1 && i + 2 < line.length; i = line.indexOf(0xe2, i + 1)) {
+    if (line[i + 1] === 0x80 && (line[i + 2] === 0xa8 || line[i + 2] === 0xa9)) return true;
+  }
+  return false;
 }
 
 interface SearchState {
@@ -482,8 +672,9 @@ async function walk(
   display: string,
   recursive: boolean,
   matcher: GlobMatcher | null,
-  visit: (abs: string, display: string) => void,
+  visit: (abs: string, display: string, linked: boolean) => void,
   stop: () => boolean,
+  onDir?: (dir: string) => void,
 ): Promise<void> {
   const visited = new Set<string>();
   const linked: { real: string; display: string }[] = [];
@@ -495,7 +686,7 @@ async function walk(
     if ('files' in task) {
       for (const f of task.files) {
         visited.add(f.abs);
-        visit(f.abs, f.display);
+        visit(f.abs, f.display, false);
         if (stop()) return;
         if (performance.now() - sliceStart >= SLICE_MS) {
           await new Promise<void>((resolve) => setImmediate(resolve));
@@ -505,6 +696,7 @@ async function walk(
       continue;
     }
     let dirents;
+    onDir?.(task.dir);
     try {
       dirents = readdirSync(task.dir, { withFileTypes: true });
     } catch {
@@ -539,7 +731,7 @@ async function walk(
   for (const l of linked) {
     if (visited.has(l.real)) continue;
     visited.add(l.real);
-    visit(l.real, l.display);
+    visit(l.real, l.display, true);
     if (stop()) return;
     if (performance.now() - sliceStart >= SLICE_MS) {
       await new Promise<void>((resolve) => setImmediate(resolve));

@@ -310,6 +310,35 @@ describe('extractBundle: hostile archives', () => {
   });
 });
 
+describe('extractBundle: modes and the tar package', () => {
+  it('keeps modes the umask would narrow (the file is created with its mode, chmod only when needed)', async () => {
+    const file = archive([
+      { name: 'group-writable.txt', data: 'x', mode: 0o664 },
+      { name: 'exec.sh', data: 'x', mode: 0o755 },
+      { name: 'private.txt', data: 'x', mode: 0o400 },
+    ]);
+    const dest = path.join(work, 'dest');
+    await extractBundle(file, dest);
+    const mode = (name: string) => fs.statSync(path.join(dest, name)).mode & 0o777;
+    expect(mode('group-writable.txt')).toBe(0o664);
+    expect(mode('exec.sh')).toBe(0o755);
+    expect(mode('private.txt')).toBe(0o600); // the owner can always read and write what debugkit extracted
+  });
+
+  it('refuses a pax record over the 1 MiB the tar package reads', async () => {
+    const big = paxRecord('comment', 'x'.repeat(2 * 1024 * 1024));
+    const err = await failure(extractBundle(archive([{ name: 'PaxHeader', type: 'x', data: big }, { name: 'a.txt', data: 'a' }]), path.join(work, 'dest')));
+    expect(err.message).toMatch(/^Failed to extract bundle: a pax record of \d+ bytes is too large$/);
+    expectClean();
+  });
+
+  it('a later entry of the same name replaces the earlier one, as tar does', async () => {
+    const dest = path.join(work, 'dest');
+    await extractBundle(archive([{ name: 'a.txt', data: 'first' }, { name: 'a.txt', data: 'second' }]), dest);
+    expect(fs.readFileSync(path.join(dest, 'a.txt'), 'utf8')).toBe('second');
+  });
+});
+
 describe('extractBundle: broken input', () => {
   it('corrupt gzip', async () => {
     const file = path.join(work, 'bundle.tar.gz');

@@ -203,6 +203,8 @@ class Extractor {
   private readonly made = new Set<string>(['']);
   private current: { fd: number; rel: string; mode: number; mtime: number } | null = null;
   private lastProgress = 0;
+  /** Read once (process.umask() without an argument changes nothing). */
+  private readonly umask = process.umask();
 
   constructor(
     private readonly root: string,
@@ -255,7 +257,7 @@ class Extractor {
       case 'OldFile':
       case 'ContiguousFile': {
         if (!this.ensureDir(parentOf(rel))) return this.skipData(entry, rel, 'its parent is not a directory');
-        const fd = openForWrite(abs);
+        const fd = openForWrite(abs, (mode & 0o777) | 0o600);
         if (fd === null) return this.skipData(entry, rel, 'a directory of that name exists');
         const cur = { fd, rel, mode, mtime };
         this.current = cur;
@@ -305,7 +307,9 @@ class Extractor {
     if (this.current !== cur) return;
     this.current = null;
     try {
-      fchmodSync(cur.fd, (cur.mode & 0o777) | 0o600);
+      // Created with this mode already; only what the umask took away needs a chmod.
+      const want = (cur.mode & 0o777) | 0o600;
+      if ((want & ~this.umask) !== want) fchmodSync(cur.fd, want);
       futimesSync(cur.fd, cur.mtime, cur.mtime);
     } finally {
       closeSync(cur.fd);
@@ -436,15 +440,15 @@ function rawTypeFlag(entry: ReadEntry): string {
  * Creates `abs` for writing, never following a link and never reusing what is there: an earlier
  * file or link of that name is replaced (a later entry wins, as in tar); null when a directory is there.
  */
-function openForWrite(abs: string): number | null {
+function openForWrite(abs: string, mode: number): number | null {
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
   try {
-    return openSync(abs, flags, 0o600);
+    return openSync(abs, flags, mode);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
   if (!clearForFile(abs)) return null;
-  return openSync(abs, flags, 0o600);
+  return openSync(abs, flags, mode);
 }
 
 function writeAll(fd: number, chunk: Buffer): void {
