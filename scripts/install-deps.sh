@@ -18,6 +18,7 @@ REQUIRED=(
   "redis-server:redis-server"
   "mariadb-server:/usr/sbin/mariadbd"
   "python3-pymysql:/usr/lib/python3/dist-packages/pymysql/__init__.py"
+  "python3-redis:/usr/lib/python3/dist-packages/redis/__init__.py"
 )
 
 missing=()

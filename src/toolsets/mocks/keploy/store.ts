@@ -323,7 +323,7 @@ export function createdOf(mocks: readonly Mock[]): string | undefined {
   if (newest === undefined) {
     for (const mock of mocks) {
       if (mock.kind === 'Http') consider(timeMs(mock.spec.resTimestampMock ?? mock.spec.reqTimestampMock));
-      else if (mock.kind === 'Postgres' || mock.kind === 'Generic') consider(timeMs(mock.spec.restimestampmock));
+      else if (mock.kind === 'Postgres' || mock.kind === 'Generic' || mock.kind === 'Redis') consider(timeMs(mock.spec.restimestampmock));
     }
   }
   return newest === undefined ? undefined : new Date(newest).toISOString();
