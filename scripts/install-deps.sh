@@ -19,6 +19,7 @@ REQUIRED=(
   "mariadb-server:/usr/sbin/mariadbd"
   "python3-pymysql:/usr/lib/python3/dist-packages/pymysql/__init__.py"
   "ripgrep:rg"
+  "python3-redis:/usr/lib/python3/dist-packages/redis/__init__.py"
 )
 
 missing=()

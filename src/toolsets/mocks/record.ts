@@ -5,6 +5,7 @@ import { nameFor } from './keploy/naming.js';
 import { connectTcp, isHttpCandidate, recordIntercepted } from './http/index.js';
 import { recordGeneric } from './generic/index.js';
 import { recordPostgres } from './postgres/recorder.js';
+import { recordRedis } from './redis/index.js';
 import type { DebugkitCa } from './tls/index.js';
 import { startCaptureProxy } from './proxy/proxy.js';
 import { tunnel } from './proxy/tunnel.js';
@@ -69,6 +70,13 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
           const upstream = await connectUpstream(conn);
           const result = await recordPostgres(conn, upstream, { onMock: keep('Postgres') });
           if (result.error) req.warn(`recording PostgreSQL at ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
+          return;
+        }
+        if (conn.protocol === 'redis') {
+          const upstream = await connectUpstream(conn);
+          const result = await recordRedis(conn, upstream, { onMock: keep('Redis') });
+          if (result.error) req.warn(`recording Redis at ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
+          if (result.stoppedRecording) req.warn(`recording Redis at ${conn.target.host}:${conn.target.port}: ${result.stoppedRecording}`);
           return;
         }
         if (conn.protocol === 'generic') {

@@ -3,7 +3,8 @@ import type { MatcherOptions } from './http/matcher.js';
 import type { OnMiss } from './http/replayer.js';
 import { GenericIndex, recordGeneric, replayGeneric } from './generic/index.js';
 import { recordPostgres } from './postgres/recorder.js';
-import type { GenericMock, HttpMock, Mock, PostgresMock } from './keploy/types.js';
+import { RedisIndex, recordRedis, replayRedis } from './redis/index.js';
+import type { GenericMock, HttpMock, Mock, PostgresMock, RedisMock } from './keploy/types.js';
 import { ReplayIndex } from './postgres/catalog.js';
 import { replayPostgres } from './postgres/replayer.js';
 import { startCaptureProxy, type InterceptedConnection } from './proxy/proxy.js';
@@ -59,6 +60,8 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
   const pgIndex = new ReplayIndex(pgMocks);
   const genericIndex = new GenericIndex(req.mocks.filter((m): m is GenericMock => m.kind === 'Generic'));
   let genericReplayed = 0;
+  const redisIndex = new RedisIndex(req.mocks.filter((m): m is RedisMock => m.kind === 'Redis'));
+  let redisReplayed = 0;
   const replayer = new HttpReplayer({
     matcher: new HttpMatcher(httpMocks, req.ignore ?? {}),
     onMiss,
@@ -71,7 +74,7 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
   /** A connection no recorded mock can answer: to the real destination, captured when recording. */
   const passOn = async (conn: InterceptedConnection) => {
     otherFellBack++;
-    if (onMiss !== 'record' || (conn.protocol !== 'postgres' && conn.protocol !== 'generic')) return void (await tunnel(conn));
+    if (onMiss !== 'record' || !['postgres', 'redis', 'generic'].includes(conn.protocol)) return void (await tunnel(conn));
     const upstream = await connectTcp(conn.target, 10_000).catch((err: unknown) => {
       conn.client.destroy();
       throw err;
@@ -80,7 +83,9 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
     const result =
       conn.protocol === 'postgres'
         ? await recordPostgres(conn, upstream, { onMock: keep })
-        : await recordGeneric(conn, upstream, { onMock: keep });
+        : conn.protocol === 'redis'
+          ? await recordRedis(conn, upstream, { onMock: keep })
+          : await recordGeneric(conn, upstream, { onMock: keep });
     if (result.error) req.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
   };
   const proxy = await startCaptureProxy({
@@ -92,6 +97,19 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
         if (conn.protocol === 'postgres' && (pgMocks.length > 0 || onMiss === 'fail')) {
           await replayPostgres(conn, pgIndex, {
             onMatch: () => void pgReplayed++,
+            onMiss: (miss) => {
+              otherMissed++;
+              misses.push(miss.message);
+            },
+          });
+          return;
+        }
+        // With a miss mode other than fail, Redis goes to the real server when the set has no Redis mocks.
+        // Sets recorded before Redis was modeled hold Generic mocks for it: those answer then.
+        if (conn.protocol === 'redis' && redisIndex.size === 0 && genericIndex.forTarget(conn.target)) conn.protocol = 'generic';
+        if (conn.protocol === 'redis' && (redisIndex.size > 0 || onMiss === 'fail')) {
+          await replayRedis(conn, redisIndex, {
+            onMatch: () => void redisReplayed++,
             onMiss: (miss) => {
               otherMissed++;
               misses.push(miss.message);
@@ -121,7 +139,7 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
   });
   const counts = () => {
     const c = replayer.counters;
-    return { replayed: c.replayed + pgReplayed + genericReplayed, missed: c.missed + otherMissed + c.fellBack + otherFellBack, fellBack: c.fellBack + otherFellBack };
+    return { replayed: c.replayed + pgReplayed + genericReplayed + redisReplayed, missed: c.missed + otherMissed + c.fellBack + otherFellBack, fellBack: c.fellBack + otherFellBack };
   };
   let run: RunResult;
   try {

@@ -10,6 +10,7 @@ import {
   type GenericMessage,
   type GenericPayload,
   type GenericSpec,
+  type RedisSpec,
   type HttpBody,
   type HttpRequest,
   type HttpResponse,
@@ -118,8 +119,14 @@ class DocReader {
       case 'Generic':
         mock = { version, kind, name, spec: this.genericSpec(specNode) };
         break;
+      case 'Redis': {
+        const g = this.genericSpec(specNode, 'redis');
+        const { genericrequests, genericresponses, ...rest } = g;
+        mock = { version, kind, name, spec: { ...rest, redisrequests: genericrequests, redisresponses: genericresponses } as RedisSpec };
+        break;
+      }
       default:
-        mock = { version, kind: kind as PassThroughKind, name, spec: this.yamlMap(specNode, 'spec') };
+        mock = { version, kind: kind as Exclude<PassThroughKind, 'Redis'>, name, spec: this.yamlMap(specNode, 'spec') };
     }
     if (connectionId) mock.connectionId = connectionId;
     return withExtra(mock, doc.rest());
@@ -242,13 +249,14 @@ class DocReader {
 
   // ---------------------------------------------------------------- Generic
 
-  private genericSpec(node: N): GenericSpec {
+  /** Generic's spec; Redis has the same one with `redis` for `generic` in the list keys. */
+  private genericSpec(node: N, prefix: 'generic' | 'redis' = 'generic'): GenericSpec {
     const f = this.fields(node, 'spec', 'a mapping');
     const payloads = seqOf((r, n, p) => r.genericPayload(n, p));
     const spec: GenericSpec = {
       metadata: f.optional('metadata', strMap) ?? {},
-      genericrequests: f.optional('genericrequests', payloads) ?? [],
-      genericresponses: f.optional('genericresponses', payloads) ?? [],
+      genericrequests: f.optional(`${prefix}requests`, payloads) ?? [],
+      genericresponses: f.optional(`${prefix}responses`, payloads) ?? [],
       reqtimestampmock: f.optional('reqtimestampmock', timestamp) ?? ZERO_TIME,
       restimestampmock: f.optional('restimestampmock', timestamp) ?? ZERO_TIME,
     };

@@ -46,6 +46,7 @@ const PG_RESPONSE_ORDER = [
   'msg_type', 'auth_type', 'body_len',
 ];
 const GENERIC_SPEC_ORDER = ['metadata', 'noise', 'genericrequests', 'genericresponses', 'reqtimestampmock', 'restimestampmock'];
+const REDIS_SPEC_ORDER = ['metadata', 'redisrequests', 'redisresponses', 'reqtimestampmock', 'restimestampmock'];
 const PAYLOAD_ORDER = ['origin', 'message'];
 const MESSAGE_ORDER = ['type', 'data'];
 
@@ -103,6 +104,11 @@ class Writer {
       case 'Generic':
         spec = this.genericSpec(m.spec, 'spec');
         break;
+      case 'Redis': {
+        const { redisrequests, redisresponses, ...rest } = m.spec;
+        spec = this.genericSpec({ ...rest, genericrequests: redisrequests, genericresponses: redisresponses }, 'spec', 'redis');
+        break;
+      }
       default:
         spec = this.value(m.spec, 'spec');
         if (spec.kind !== 'map') this.fail('spec', 'expected an object');
@@ -211,19 +217,20 @@ class Writer {
 
   // ---------------------------------------------------------------- Generic
 
-  private genericSpec(s: GenericSpec, path: string): ENode {
+  /** Generic's spec; Redis writes the same one with `redis` for `generic` in the list keys. */
+  private genericSpec(s: GenericSpec, path: string, prefix: 'generic' | 'redis' = 'generic'): ENode {
     this.object(s, path);
     const payloads = (list: GenericPayload[], p: string) => this.list(list, p, (payload, pp) => this.genericPayload(payload, pp));
     return this.ordered(
       [
         ['metadata', this.goMap(s.metadata ?? {}, `${path}.metadata`)],
-        ['genericrequests', payloads(s.genericrequests ?? [], `${path}.genericrequests`)],
-        ['genericresponses', payloads(s.genericresponses ?? [], `${path}.genericresponses`)],
+        [`${prefix}requests`, payloads(s.genericrequests ?? [], `${path}.${prefix}requests`)],
+        [`${prefix}responses`, payloads(s.genericresponses ?? [], `${path}.${prefix}responses`)],
         ['reqtimestampmock', this.time(s.reqtimestampmock ?? ZERO_TIME, `${path}.reqtimestampmock`)],
         ['restimestampmock', this.time(s.restimestampmock ?? ZERO_TIME, `${path}.restimestampmock`)],
       ],
       s.extra,
-      GENERIC_SPEC_ORDER,
+      prefix === 'generic' ? GENERIC_SPEC_ORDER : REDIS_SPEC_ORDER,
       path,
     );
   }

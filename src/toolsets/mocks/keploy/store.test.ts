@@ -93,10 +93,10 @@ describe('MockStore.list', () => {
       name: 'mock-0',
       spec: { metadata: {}, genericrequests: [], genericresponses: [], reqtimestampmock: '0001-01-01T00:00:00Z', restimestampmock: '0001-01-01T00:00:00Z' },
     };
-    const redis: Mock = { version: 'api.keploy.io/v1beta1', kind: 'Redis', name: 'mock-1', spec: { metadata: {} } };
+    const redis: Mock = { version: 'api.keploy.io/v1beta1', kind: 'Mongo', name: 'mock-1', spec: { metadata: {} } };
     const file = await store.write('cache', [generic, redis]);
     const [info] = await store.list();
-    expect(info).toEqual({ name: 'cache', path: file, mocks: 2, kinds: { Http: 0, Postgres: 0, Generic: 1, Redis: 1 }, created: fs.statSync(file).mtime.toISOString() });
+    expect(info).toEqual({ name: 'cache', path: file, mocks: 2, kinds: { Http: 0, Postgres: 0, Generic: 1, Mongo: 1 }, created: fs.statSync(file).mtime.toISOString() });
   });
 });
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { link, lstat, mkdir, open, readdir, readFile, rename, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { DebugkitError, describeError } from '../../../core/errors.js';
+import { cacheDir, cachedMocks, cacheMocks } from './cache.js';
 import { validateSetName } from './naming.js';
 import { parseMockSet } from './parse.js';
 import { serializeMockSet } from './serialize.js';
@@ -58,11 +59,15 @@ const errno = (err: unknown) => (err as NodeJS.ErrnoException | undefined)?.code
 export class MockStore {
   private readonly io: StoreIo;
 
+  /** Where parsed sets are cached (keploy/cache.ts). */
+  private readonly cacheDir: string;
+
   constructor(
     readonly dir: string,
-    options: { io?: Partial<StoreIo> } = {},
+    options: { io?: Partial<StoreIo>; cacheDir?: string } = {},
   ) {
     this.io = { ...defaultIo, ...options.io };
+    this.cacheDir = options.cacheDir ?? cacheDir();
   }
 
   /** `<dir>/<name>/mocks.yaml` (the name is validated). */
@@ -117,11 +122,16 @@ export class MockStore {
   }
 
   /** The mocks of set `name`; NOT_FOUND (naming the sets there are) when it does not exist. */
-  async read(name: string): Promise<Mock[]> {
+  /**
+   * The mocks of set `name`. `cached`: for replay, the parsed set may come from the cache of
+   * parsed sets (keploy/cache.ts: same bytes, no YAML parsing); it lacks style marks, so it is not
+   * for rewriting the file.
+   */
+  async read(name: string, options: { cached?: boolean } = {}): Promise<Mock[]> {
     const file = this.pathOf(name);
     await this.refuseLinks(name, file);
     try {
-      return await this.readFile(file);
+      return await this.readFile(file, options.cached === true);
     } catch (err) {
       if (errno(err) === 'ENOENT' || errno(err) === 'ENOTDIR') {
         const names = (await this.list().catch(() => [])).map((s) => s.name);
@@ -132,13 +142,19 @@ export class MockStore {
     }
   }
 
-  private async readFile(file: string): Promise<Mock[]> {
+  private async readFile(file: string, cached = false): Promise<Mock[]> {
     const st = await lstat(file);
     if (!st.isFile()) throw new DebugkitError('INVALID_ARGUMENT', `${file} is not a regular file`);
     if (st.size > MAX_MOCKSET_BYTES) {
       throw new DebugkitError('INVALID_ARGUMENT', `${file} is ${st.size} bytes; mock sets over ${MAX_MOCKSET_BYTES} bytes are not read`);
     }
-    return parseMockSet(await readFile(file, 'utf8'), file);
+    const text = await readFile(file, 'utf8');
+    if (!cached) return parseMockSet(text, file);
+    const hit = await cachedMocks(text, this.cacheDir);
+    if (hit) return hit;
+    const mocks = parseMockSet(text, file);
+    await cacheMocks(text, mocks, this.cacheDir);
+    return mocks;
   }
 
   /**
@@ -187,6 +203,7 @@ export class MockStore {
       }
       committed = true;
       await syncDir(setDir);
+      await cacheMocks(text, mocks, this.cacheDir);
       return file;
     } catch (err) {
       if (err instanceof DebugkitError) throw err;
@@ -210,13 +227,15 @@ export class MockStore {
     const before = parseMockSet(old, file).length;
     const added = mocks.map((mock, i) => ({ ...mock, name: `mock-${before + i}` }));
     const text = `${old}${old === '' || old.endsWith('\n') ? '' : '\n'}${old === '' ? '' : '---\n'}${serializeMockSet(added)}`;
-    const total = parseMockSet(text, file).length;
+    const parsed = parseMockSet(text, file);
+    const total = parsed.length;
     if (total !== before + mocks.length) throw new DebugkitError('INVALID_ARGUMENT', `Mock set '${name}' not extended: ${total} mocks would read back, expected ${before + mocks.length}`);
     const temp = path.join(path.dirname(file), `.${MOCKS_FILE}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
     try {
       await this.io.writeNew(temp, text);
       await this.io.rename(temp, file);
       await syncDir(path.dirname(file));
+      await cacheMocks(text, parsed, this.cacheDir);
       return total;
     } catch (err) {
       await this.io.unlink(temp).catch(() => {});
@@ -323,7 +342,7 @@ export function createdOf(mocks: readonly Mock[]): string | undefined {
   if (newest === undefined) {
     for (const mock of mocks) {
       if (mock.kind === 'Http') consider(timeMs(mock.spec.resTimestampMock ?? mock.spec.reqTimestampMock));
-      else if (mock.kind === 'Postgres' || mock.kind === 'Generic') consider(timeMs(mock.spec.restimestampmock));
+      else if (mock.kind === 'Postgres' || mock.kind === 'Generic' || mock.kind === 'Redis') consider(timeMs(mock.spec.restimestampmock));
     }
   }
   return newest === undefined ? undefined : new Date(newest).toISOString();

@@ -245,12 +245,30 @@ export interface GenericSpec {
 
 export type GenericMock = MockDocument<'Generic', GenericSpec>;
 
+// ---------------------------------------------------------------- Redis
+
+/**
+ * `models.RedisSchema` as Keploy's Redis parser writes it: Generic's payloads under
+ * `redisrequests`/`redisresponses` (no YAML tags, hence lowercase), one command and its reply per
+ * mock. Counted like the pass-through kinds (only when present), but modeled.
+ */
+export interface RedisSpec {
+  metadata: Record<string, string>;
+  redisrequests: GenericPayload[];
+  redisresponses: GenericPayload[];
+  reqtimestampmock: string;
+  restimestampmock: string;
+  extra?: Extra;
+}
+
+export type RedisMock = MockDocument<'Redis', RedisSpec>;
+
 // ---------------------------------------------------------------- others
 
 /** A kind Keploy writes that this module does not model: its spec kept as plain YAML data. */
-export type PassThroughMock = MockDocument<PassThroughKind, YamlMap>;
+export type PassThroughMock = MockDocument<Exclude<PassThroughKind, 'Redis'>, YamlMap>;
 
-export type Mock = HttpMock | PostgresMock | GenericMock | PassThroughMock;
+export type Mock = HttpMock | PostgresMock | GenericMock | RedisMock | PassThroughMock;
 
 /** Number of mocks per kind; the three modeled kinds are always present. */
 export type KindCounts = Record<ModeledKind, number> & Partial<Record<PassThroughKind, number>>;

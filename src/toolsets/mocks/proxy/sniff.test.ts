@@ -114,7 +114,8 @@ describe('protocol detection on real first bytes', () => {
   });
 
   it('generic: anything else, decided from the first byte when it can be', () => {
-    expect(detectProtocol(Buffer.from('*1\r\n$4\r\nPING\r\n'), false)).toEqual({ protocol: 'generic' });
+    expect(detectProtocol(Buffer.from('*1\r\n$4\r\nPING\r\n'), false)).toEqual({ protocol: 'redis' });
+    expect(detectProtocol(Buffer.from('PING\r\n'), false)).toEqual({ protocol: 'generic' });
     expect(detectProtocol(Buffer.from('hello'), false)).toEqual({ protocol: 'generic' });
     expect(detectProtocol(Buffer.from([0x16, 0x01]), false)).toEqual({ protocol: 'generic' });
     expect(detectProtocol(Buffer.alloc(0), true)).toEqual({ protocol: 'generic' });

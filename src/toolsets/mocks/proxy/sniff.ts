@@ -6,7 +6,7 @@ import { peekUntil } from './peek.js';
  * Protocol detection from a connection's first bytes, which stay in the stream for its handler.
  */
 
-export type SniffedProtocol = 'http' | 'tls' | 'postgres' | 'generic';
+export type SniffedProtocol = 'http' | 'tls' | 'postgres' | 'redis' | 'generic';
 
 export interface SniffResult {
   protocol: SniffedProtocol;
@@ -43,7 +43,7 @@ type Verdict = SniffResult | 'no' | 'maybe';
 export function detectProtocol(buf: Buffer, final: boolean): SniffResult | undefined {
   if (buf.length === 0) return final ? GENERIC : undefined;
   let waiting = false;
-  for (const detect of [detectTls, detectPostgres, detectHttp]) {
+  for (const detect of [detectTls, detectPostgres, detectHttp, detectRedis]) {
     const verdict = detect(buf, final);
     if (verdict === 'maybe') waiting = true;
     else if (verdict !== 'no') return verdict;
@@ -86,6 +86,19 @@ function detectHttp(buf: Buffer, final: boolean): Verdict {
   if (!m) return 'no';
   const version = m[1];
   return version === undefined || 'HTTP/1.1'.startsWith(version) || 'HTTP/1.0'.startsWith(version) ? 'maybe' : 'no';
+}
+
+/**
+ * A Redis command as clients send it: a RESP array of bulk strings (`*2\r\n$3\r\nGET...`).
+ * Inline commands (`PING\r\n`) stay generic: too much like other line protocols.
+ */
+function detectRedis(buf: Buffer, final: boolean): Verdict {
+  if (buf[0] !== 0x2a) return 'no'; // '*'
+  const text = buf.toString('latin1', 0, Math.min(buf.length, 32));
+  if (/^\*[1-9]\d{0,6}\r\n\$\d{1,9}\r\n/.test(text)) return { protocol: 'redis' };
+  if (final) return 'no';
+  // Still a prefix of `*<n>\r\n$<len>\r\n`?
+  return /^\*(\d{0,7}(\r(\n(\$(\d{0,10}\r?)?)?)?)?)?$/.test(text) ? 'maybe' : 'no';
 }
 
 /**

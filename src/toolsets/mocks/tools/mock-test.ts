@@ -95,7 +95,7 @@ export function mockTestTool(config: Config, warn: (m: string) => void): ToolSpe
         const name = args.mockName ?? (await store.latest())?.name;
         if (!name) return failed('No mock sets found. Run keploy_mock_record first');
         configuration.mockName = name;
-        const mocks = await store.read(name);
+        const mocks = await store.read(name, { cached: true });
         const { ca, env } = await loadCa(warn);
         const upstreamCa = args.upstreamCaFile ? await readFile(resolveContained(config.root, args.upstreamCaFile, { what: 'upstreamCaFile' }), 'utf8') : undefined;
         const outcome = await replayMocks({

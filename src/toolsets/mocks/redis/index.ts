@@ -1,0 +1,257 @@
+import type { Duplex } from 'node:stream';
+import { buildGenericMock, payloadBytes, previewBytes } from '../generic/format.js';
+import type { GenericConnection } from '../generic/recorder.js';
+import type { RedisMock } from '../keploy/types.js';
+import { pipeBoth } from '../proxy/pipe.js';
+import { commandArgs, commandEnd, describeCommand, encodeCommand, errorReply, isPush, redactArgs, respEnd, RespError } from './resp.js';
+
+/**
+ * Redis as Keploy's `Redis` kind: one mock per command and its reply (`redisrequests` holds the
+ * command, `redisresponses` the reply), framed by RESP so pipelined commands are told apart.
+ *
+ * Recording forwards the bytes unchanged and pairs replies with commands in order (Redis answers
+ * in order). RESP3 pushes that arrive with no command waiting (pub/sub messages, invalidations)
+ * join the previous mock's reply. Passwords (AUTH, HELLO ... AUTH, MIGRATE ... AUTH) are
+ * written as `(redacted)`. Bytes that are not RESP stop the recording of that connection (the
+ * traffic goes on).
+ *
+ * Replay answers each command with the recorded reply of the same command (same arguments,
+ * passwords ignored), in recorded order when one repeats, the last answer repeating after that;
+ * a command with no mock gets a RESP error naming the closest recorded command, which a Redis
+ * client raises as an error, and the connection stays usable.
+ */
+
+export interface RecordRedisOptions {
+  onMock(mock: RedisMock): void;
+  onError?(err: unknown): void;
+}
+
+export interface RecordRedisResult {
+  mocks: number;
+  bytesUp: number;
+  bytesDown: number;
+  stoppedRecording?: string;
+  error?: Error;
+}
+
+const MAX_BUFFERED = 64 * 1024 * 1024;
+
+export function toRedisMock(request: Buffer, response: Buffer, startedAt: Date, endedAt: Date, host: string, connectionId?: string): RedisMock {
+  const g = buildGenericMock({ request, response, startedAt, endedAt, host, ...(connectionId ? { connectionId } : {}) });
+  const mock: RedisMock = {
+    version: g.version,
+    kind: 'Redis',
+    name: g.name,
+    spec: {
+      metadata: g.spec.metadata,
+      redisrequests: g.spec.genericrequests,
+      redisresponses: g.spec.genericresponses,
+      reqtimestampmock: g.spec.reqtimestampmock,
+      restimestampmock: g.spec.restimestampmock,
+    },
+  };
+  if (g.connectionId) mock.connectionId = g.connectionId;
+  return mock;
+}
+
+/** Forwards and records one Redis connection; resolves once both sides are closed. */
+export function recordRedis(conn: GenericConnection, upstream: Duplex, options: RecordRedisOptions): Promise<RecordRedisResult> {
+  const result: RecordRedisResult = { mocks: 0, bytesUp: 0, bytesDown: 0 };
+  const host = `${conn.target.host}:${conn.target.port}`;
+  let up: Buffer = Buffer.alloc(0);
+  let down: Buffer = Buffer.alloc(0);
+  const waiting: Array<{ bytes: Buffer; at: Date }> = [];
+  let open: { request: Buffer; replies: Buffer[]; at: Date; endedAt: Date } | undefined;
+  let stopped = false;
+  const stop = (why: string) => {
+    stopped = true;
+    result.stoppedRecording ??= why;
+    up = down = Buffer.alloc(0);
+  };
+  const emit = () => {
+    if (!open) return;
+    const o = open;
+    open = undefined;
+    try {
+      options.onMock(toRedisMock(o.request, Buffer.concat(o.replies), o.at, o.endedAt, host, conn.id));
+      result.mocks++;
+    } catch (err) {
+      options.onError?.(err);
+    }
+  };
+  conn.client.on('data', (chunk: Buffer) => {
+    if (stopped) return;
+    up = up.length === 0 ? chunk : Buffer.concat([up, chunk]);
+    try {
+      let at = 0;
+      for (let end = commandEnd(up, 0); end > 0; end = commandEnd(up, at)) {
+        const raw = up.subarray(at, end);
+        const { args, redacted } = redactArgs(commandArgs(raw));
+        waiting.push({ bytes: redacted ? encodeCommand(args) : Buffer.from(raw), at: new Date() });
+        at = end;
+      }
+      up = up.subarray(at);
+      if (up.length > MAX_BUFFERED) stop('a command over 64 MiB');
+    } catch (err) {
+      stop(`the client sent bytes that are not RESP (${(err as Error).message}); the rest of the connection was not recorded`);
+    }
+  });
+  upstream.on('data', (chunk: Buffer) => {
+    if (stopped) return;
+    down = down.length === 0 ? chunk : Buffer.concat([down, chunk]);
+    try {
+      let at = 0;
+      for (let end = respEnd(down, 0); end > 0; end = respEnd(down, at)) {
+        const reply = Buffer.from(down.subarray(at, end));
+        at = end;
+        const cmd = isPush(reply) && open ? undefined : waiting.shift();
+        if (cmd) {
+          emit();
+          open = { request: cmd.bytes, replies: [reply], at: cmd.at, endedAt: new Date() };
+        } else if (open) {
+          open.replies.push(reply);
+          open.endedAt = new Date();
+        } else {
+          // A reply before any command (a server greeting): an exchange with no request.
+          open = { request: Buffer.alloc(0), replies: [reply], at: new Date(), endedAt: new Date() };
+        }
+      }
+      down = down.subarray(at);
+      if (down.length > MAX_BUFFERED) stop('a reply over 64 MiB');
+    } catch (err) {
+      stop(`the server sent bytes that are not RESP (${(err as Error).message}); the rest of the connection was not recorded`);
+    }
+  });
+  const finish = () => emit();
+  conn.client.once('close', finish);
+  upstream.once('close', finish);
+  return pipeBoth(conn.client, upstream, result);
+}
+
+// ---------------------------------------------------------------- replay
+
+interface Entry {
+  name: string;
+  args: Buffer[];
+  response: Buffer;
+}
+
+/** Recorded replies by command (passwords ignored), shared by a program's connections. */
+export class RedisIndex {
+  private readonly byKey = new Map<string, { entries: Entry[]; next: number }>();
+  private readonly byName = new Map<string, Entry[]>();
+  readonly problems: string[] = [];
+  readonly size: number;
+
+  constructor(mocks: readonly RedisMock[]) {
+    let n = 0;
+    for (const mock of mocks) {
+      try {
+        const request = payloadBytes(mock.spec.redisrequests);
+        if (request.length === 0) continue; // a greeting: Redis servers send none
+        const end = commandEnd(request, 0);
+        if (end !== request.length) throw new RespError('the request is not exactly one command');
+        const args = redactArgs(commandArgs(request)).args;
+        this.add({ name: mock.name, args, response: payloadBytes(mock.spec.redisresponses) });
+        n++;
+      } catch (err) {
+        this.problems.push(`${mock.name}: ${(err as Error).message}`);
+      }
+    }
+    this.size = n;
+  }
+
+  private add(entry: Entry): void {
+    const key = keyOf(entry.args);
+    const slot = this.byKey.get(key);
+    if (slot) slot.entries.push(entry);
+    else this.byKey.set(key, { entries: [entry], next: 0 });
+    const name = entry.args[0]?.toString('latin1').toUpperCase() ?? '';
+    const list = this.byName.get(name);
+    if (list) list.push(entry);
+    else this.byName.set(name, [entry]);
+  }
+
+  /** The next recorded answer to `args` (the last one again once all were used). */
+  answer(args: readonly Buffer[]): { entry: Entry; reused: boolean } | undefined {
+    const slot = this.byKey.get(keyOf(args));
+    if (!slot) return undefined;
+    const reused = slot.next >= slot.entries.length;
+    const entry = slot.entries[Math.min(slot.next, slot.entries.length - 1)]!;
+    slot.next++;
+    return { entry, reused };
+  }
+
+  /** The recorded command most like `args`: same name, most equal arguments. */
+  closest(args: readonly Buffer[]): Entry | undefined {
+    const same = this.byName.get(args[0]?.toString('latin1').toUpperCase() ?? '');
+    if (!same) return undefined;
+    let best: Entry | undefined;
+    let bestScore = -1;
+    for (const e of same) {
+      let score = e.args.length === args.length ? 1 : 0;
+      for (let i = 1; i < Math.min(e.args.length, args.length); i++) if (e.args[i]!.equals(args[i]!)) score += 2;
+      if (score > bestScore) [best, bestScore] = [e, score];
+    }
+    return best;
+  }
+}
+
+function keyOf(args: readonly Buffer[]): string {
+  return args.map((a, i) => (i === 0 ? a.toString('latin1').toUpperCase() : a.toString('latin1'))).join('\u0000');
+}
+
+export interface ReplayRedisOptions {
+  onMatch?(m: { mock: string; reused: boolean }): void;
+  onMiss?(m: { command: string; message: string }): void;
+}
+
+/** Serves one connection from recorded Redis mocks; resolves once it is closed. */
+export function replayRedis(conn: GenericConnection, index: RedisIndex, options: ReplayRedisOptions = {}): Promise<void> {
+  const { client } = conn;
+  const target = `${conn.target.host}:${conn.target.port}`;
+  let buf: Buffer = Buffer.alloc(0);
+  client.on('data', (chunk: Buffer) => {
+    buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+    const out: Buffer[] = [];
+    let quit = false;
+    try {
+      let at = 0;
+      for (let end = commandEnd(buf, 0); end > 0 && !quit; end = commandEnd(buf, at)) {
+        const args = redactArgs(commandArgs(buf.subarray(at, end))).args;
+        at = end;
+        if (args.length === 0) continue;
+        const hit = index.answer(args);
+        const name = args[0]!.toString('latin1').toUpperCase();
+        if (hit) {
+          out.push(hit.entry.response);
+          options.onMatch?.({ mock: hit.entry.name, reused: hit.reused });
+        } else if (name === 'QUIT') {
+          out.push(Buffer.from('+OK\r\n'));
+        } else {
+          const near = index.closest(args);
+          const command = describeCommand(args);
+          const message = `redis ${target}: no recorded mock for ${command}${near ? `; closest ${near.name}: ${describeCommand(near.args)}` : index.size === 0 ? '; no Redis mocks were recorded' : ''}`;
+          options.onMiss?.({ command, message });
+          out.push(errorReply(`ERR debugkit: ${message}`));
+        }
+        if (name === 'QUIT') quit = true;
+      }
+      buf = buf.subarray(at);
+    } catch (err) {
+      const message = `redis ${target}: the client sent bytes that are not RESP (${(err as Error).message}): ${previewBytes(buf)}`;
+      options.onMiss?.({ command: '', message });
+      out.push(errorReply(`ERR debugkit: ${message}`));
+      quit = true;
+    }
+    if (out.length > 0) client.write(out.length === 1 ? out[0]! : Buffer.concat(out));
+    if (quit) client.end();
+  });
+  client.on('end', () => client.end());
+  client.on('error', () => {});
+  return new Promise((resolve) => {
+    if (client.destroyed) return resolve();
+    client.once('close', () => resolve());
+    client.resume();
+  });
+}

@@ -1,0 +1,55 @@
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedis, type RunningRedis } from '../src/toolsets/mocks/redis/testing.js';
+import { connectStdio, type TestClient } from './helpers/client.js';
+import { tempDir } from './helpers/programs.js';
+
+let root: string;
+let dk: TestClient;
+let redis: RunningRedis | undefined;
+
+async function tool(name: string, args: Record<string, unknown>): Promise<any> {
+  const r = await dk.tool(name, args);
+  expect(r.isError).toBe(false);
+  return r.structured;
+}
+
+beforeAll(async () => {
+  root = tempDir('debugkit-mocks-redis-');
+  cpSync(path.resolve(import.meta.dirname, 'programs/mocks'), root, { recursive: true });
+  redis = await startRedis();
+  dk = await connectStdio({ root, args: ['--toolsets', 'mocks'] });
+});
+afterAll(async () => {
+  await dk?.close();
+  await redis?.stop();
+});
+
+describe('mocks: Redis (redis-py) recorded as Keploy Redis mocks and replayed without the server', () => {
+  it('records, replays with identical output and no server, and reports a changed command', async () => {
+    const command = `/usr/bin/python3 cache.py ${redis!.port} ${redis!.password} plum`;
+    const rec = await tool('keploy_mock_record', { command, path: 'keploy-redis' });
+    expect(rec).toMatchObject({ success: true, protocols: ['Redis'] });
+    expect(rec.mockCount).toBeGreaterThanOrEqual(5);
+    const recorded = readFileSync(path.join(root, 'cache-out.txt'), 'utf8');
+    expect(recorded).toBe("set=True value=b'ripe' visits=1 basket=[(b'plum', b'3')]\n");
+    const yaml = readFileSync(path.join(root, rec.mockFilePath), 'utf8');
+    expect(yaml).toMatch(/^version: api.keploy.io\/v1beta1\nkind: Redis\nname: mock-0\nspec:\n {4}metadata:\n/);
+    expect(yaml).toContain('redisrequests:');
+    expect(yaml).not.toContain(redis!.password);
+
+    const port = redis!.port;
+    await redis!.stop();
+    redis = undefined;
+    writeFileSync(path.join(root, 'cache-out.txt'), '');
+    const replay = await tool('keploy_mock_test', { command: `/usr/bin/python3 cache.py ${port} wrong-password plum`, path: 'keploy-redis' });
+    expect(replay).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0, mocksReplayed: rec.mockCount });
+    expect(readFileSync(path.join(root, 'cache-out.txt'), 'utf8')).toBe(recorded);
+
+    const changed = await tool('keploy_mock_test', { command: `/usr/bin/python3 cache.py ${port} x pear`, path: 'keploy-redis' });
+    expect(changed).toMatchObject({ success: false });
+    expect(changed.misses[0]).toMatch(/^redis 127\.0\.0\.1:\d+: no recorded mock for SET "fruit:pear" "ripe"; closest mock-\d+: SET "fruit:plum" "ripe"/);
+    expect(changed.appOutput).toMatch(/ResponseError: .*debugkit: redis .*no recorded mock for SET/);
+  });
+});
