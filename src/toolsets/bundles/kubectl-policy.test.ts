@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseCommand } from './command.js';
+import { VERBS } from './kubectl-policy.js';
 
 function refusal(line: string): Error {
   try {
@@ -203,5 +204,41 @@ describe('the kubectl policy accepts what reads the bundle, rebuilt', () => {
     expect(parseCommand('get pods').output).toBeUndefined();
     expect(parseCommand('get pods -oyaml').output).toBe('yaml');
     expect(parseCommand('get pods -o json -o name').output).toBe('name');
+  });
+});
+
+describe('the kubectl policy on random spellings', () => {
+  // Words an attacker would combine: verbs, allowed and refused flags in every pflag spelling, values.
+  const WORDS = [
+    'get', 'describe', 'logs', 'delete', 'exec', 'pods', 'x', '--', '-', '-A', '-As', '-sA', '-Ao', '-oA', '-n', '-nx', '-n=x', '-s', '-shttp://e',
+    '--server=http://e', '--server', '-o', '-ojson', '-o=json', 'json', 'go-template-file=/etc/passwd', '-ogo-template-file=/etc/passwd', '--template',
+    '--template=/etc/passwd', '-f', '-f/etc/passwd', '-p', '-pc', '-c', '--tail', '--tail=5', '5', '--kubeconfig=/k', '-v', '-v9', '--v=9', '-l', 'a=b',
+    '--all-namespaces=false', '-A=false', '-A=', '---x', '--=', '-h', '--raw', '/api', 'cluster-info', 'dump', 'top', 'pod',
+  ];
+  it('whatever it accepts, it rebuilds into an argv that parses to itself and holds only flags it knows', () => {
+    let seed = 12345;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    let accepted = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const words = Array.from({ length: 1 + rand(6) }, () => WORDS[rand(WORDS.length)]!);
+      let parsed;
+      try {
+        parsed = parseCommand(words.map((w) => `'${w}'`).join(' '));
+      } catch (err) {
+        expect((err as Error).name).toBe('CommandNotSupportedError');
+        continue;
+      }
+      accepted++;
+      expect(parseCommand(parsed.argv.map((w) => `'${w}'`).join(' ')).argv).toEqual(parsed.argv);
+      const again = parseCommand(parsed.argv.map((w) => `'${w}'`).join(' '));
+      expect(again.flags.map((f) => [f.spec.long, f.value])).toEqual(parsed.flags.map((f) => [f.spec.long, f.value]));
+      const known = new Set([...VERBS[parsed.verb]!.flags.map((f) => f.long), 'namespace', 'request-timeout', 'v', 'match-server-version', 'warnings-as-errors', 'help']);
+      for (const f of parsed.flags) expect(known.has(f.spec.long)).toBe(true);
+      if (parsed.output !== undefined) expect(parsed.output).not.toMatch(/file/);
+    }
+    expect(accepted).toBeGreaterThan(100);
   });
 });
