@@ -247,3 +247,23 @@ describe('HTTP robustness', () => {
     expect(((await res.json()) as any).error.message).toMatch(/malformed percent-escape/);
   });
 });
+
+describe('instructions', () => {
+  it('describe every toolset served, and only those', async () => {
+    for (const [toolsets, present, absent] of [
+      ['python', /python_start_session/, /gdb:|bundles:|mocks:/],
+      ['bundles,mocks', /initialize_bundle.*keploy_mock_record/s, /gdb:|python:/],
+      ['gdb', /"open" a session/, /python:|bundles:|mocks:/],
+    ] as const) {
+      const raw = new RawStdioServer(['--toolsets', toolsets]);
+      try {
+        const init = await raw.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
+        expect(init.result.instructions).toMatch(present);
+        expect(init.result.instructions).not.toMatch(absent);
+      } finally {
+        raw.proc.kill('SIGTERM');
+        await raw.exited();
+      }
+    }
+  });
+});
