@@ -9,6 +9,7 @@ import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
 import {
   drain,
   envInt,
@@ -88,7 +89,7 @@ interface Reply {
 }
 
 interface Way {
-  key: 'direct' | 'stdio' | 'http';
+  key: 'direct' | 'stdio' | 'http' | 'http26';
   label: string;
   send(command: string): Promise<unknown>;
   check(command: string, raw: unknown): Reply;
@@ -242,26 +243,29 @@ interface ToolReply {
   content?: Array<{ text?: string }>;
 }
 
-/** debugkit's `call` tool through an MCP client: stdio or Streamable HTTP. */
+/** Calls one tool with a timeout: the v1 and v2 SDK clients differ only in the argument order. */
+type CallTool = (params: { name: string; arguments: Record<string, unknown> }, timeout: number) => Promise<unknown>;
+
+/** debugkit's `call` tool through an MCP client: stdio, Streamable HTTP (2025 session), or HTTP 2026-07-28. */
 class DebugkitWay implements Way {
   private id = '';
 
   constructor(
-    readonly key: 'stdio' | 'http',
+    readonly key: 'stdio' | 'http' | 'http26',
     readonly label: string,
-    private readonly client: Client,
+    private readonly call: CallTool,
     private readonly shutdown: () => Promise<void>,
   ) {}
 
   async open(program: string): Promise<void> {
-    const r = (await this.client.callTool({ name: 'open', arguments: { program } }, undefined, { timeout: START_TIMEOUT_MS })) as ToolReply;
+    const r = (await this.call({ name: 'open', arguments: { program } }, START_TIMEOUT_MS)) as ToolReply;
     const id = r.structuredContent?.content?.id;
     if (r.structuredContent?.type !== 'ok' || typeof id !== 'string') throw new Error(`${this.label}: open failed: ${text(r)}`);
     this.id = id;
   }
 
   send(command: string): Promise<unknown> {
-    return this.client.callTool({ name: 'call', arguments: { id: this.id, command } }, undefined, { timeout: COMMAND_TIMEOUT_MS });
+    return this.call({ name: 'call', arguments: { id: this.id, command } }, COMMAND_TIMEOUT_MS);
   }
 
   check(command: string, raw: unknown): Reply {
@@ -316,10 +320,11 @@ async function startStdio(root: string): Promise<DebugkitWay> {
     await shutdown();
     throw new Error(`${String(err)}\n${log.text}`);
   }
-  return new DebugkitWay('stdio', 'debugkit stdio', client, shutdown);
+  return new DebugkitWay('stdio', 'debugkit stdio', (p, timeout) => client.callTool(p, undefined, { timeout }), shutdown);
 }
 
-async function startHttp(root: string): Promise<DebugkitWay> {
+/** `modern`: the v2 SDK client pinned to 2026-07-28 (stateless, a plain JSON answer per call). */
+async function startHttp(root: string, modern = false): Promise<DebugkitWay> {
   const key = `bench_${randomBytes(18).toString('base64url')}`;
   const proc = spawn(process.execPath, [...nodeFlags(), CLI, 'serve', '--port', '0', '--api-key', key, '--root', root], {
     cwd: root,
@@ -330,7 +335,7 @@ async function startHttp(root: string): Promise<DebugkitWay> {
   const out = { text: '' };
   drain(proc.stdout, out);
   drain(proc.stderr, out);
-  let client: Client | undefined;
+  let client: Client | ModernClient | undefined;
   let transport: StreamableHTTPClientTransport | undefined;
   const shutdown = async () => {
     if (transport?.sessionId) await withTimeout(transport.terminateSession(), 5000, 'ending the HTTP session').catch(() => undefined);
@@ -354,14 +359,24 @@ async function startHttp(root: string): Promise<DebugkitWay> {
     }
     const url = /at (http:\/\/\S+)/.exec(out.text)?.[1];
     if (!url) throw new Error('debugkit serve printed no URL');
-    transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
-    client = new Client({ name: 'debugkit-bench-http', version: '1.0.0' });
-    await withTimeout(client.connect(transport), START_TIMEOUT_MS, 'connecting to debugkit over HTTP');
+    const requestInit = { headers: { Authorization: `Bearer ${key}` } };
+    if (modern) {
+      const c = new ModernClient({ name: 'debugkit-bench-http26', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      client = c;
+      await withTimeout(c.connect(new ModernHttpTransport(new URL(url), { requestInit })), START_TIMEOUT_MS, 'connecting to debugkit over HTTP (2026-07-28)');
+      await c.listTools();
+      return new DebugkitWay('http26', 'debugkit HTTP 2026-07-28', (p, timeout) => c.callTool(p, { timeout }), shutdown);
+    }
+    transport = new StreamableHTTPClientTransport(new URL(url), { requestInit });
+    const c = new Client({ name: 'debugkit-bench-http', version: '1.0.0' });
+    client = c;
+    await withTimeout(c.connect(transport), START_TIMEOUT_MS, 'connecting to debugkit over HTTP');
+    await c.listTools();
+    return new DebugkitWay('http', 'debugkit HTTP', (p, timeout) => c.callTool(p, undefined, { timeout }), shutdown);
   } catch (err) {
     await shutdown();
     throw new Error(`${String(err)}\n${out.text}`);
   }
-  return new DebugkitWay('http', 'debugkit HTTP', client, shutdown);
 }
 
 // ---------------------------------------------------------------- the run
@@ -411,7 +426,7 @@ async function run(): Promise<BenchResult> {
     writeFileSync(path.join(root, `${PROGRAM}.c`), SOURCE);
     execFileSync('gcc', ['-g', '-O0', '-o', path.join(root, PROGRAM), path.join(root, `${PROGRAM}.c`)], { stdio: 'pipe', timeout: 60_000 });
 
-    // Start every way before measuring any, so all three run side by side for the whole run.
+    // Start every way before measuring any, so all four run side by side for the whole run.
     ways.push(await DirectGdb.start(root, path.join(root, PROGRAM)));
     const stdio = await startStdio(root);
     ways.push(stdio);
@@ -419,6 +434,9 @@ async function run(): Promise<BenchResult> {
     const http = await startHttp(root);
     ways.push(http);
     await http.open(PROGRAM);
+    const http26 = await startHttp(root, true);
+    ways.push(http26);
+    await http26.open(PROGRAM);
 
     const samples = new Map<string, Samples>(ways.map((w) => [w.key, new Map(COMMANDS.map((c) => [c, [] as number[]]))]));
     const lastSum = new Map<string, string | undefined>();
@@ -471,19 +489,22 @@ function report({ gdb, gcc, samples, seconds, sum, load }: RunData): BenchResult
 
   const latency: Table = {
     title: 'Round trip per call, ms',
-    columns: ['command', 'n', 'direct p50', 'direct p99', 'direct mean', 'stdio p50', 'stdio p99', 'stdio mean', 'HTTP p50', 'HTTP p99', 'HTTP mean'],
+    columns: [
+      'command', 'n', 'direct p50', 'direct p99', 'direct mean', 'stdio p50', 'stdio p99', 'stdio mean',
+      'HTTP p50', 'HTTP p99', 'HTTP mean', 'HTTP 2026 p50', 'HTTP 2026 p99', 'HTTP 2026 mean',
+    ],
     rows: kinds.map(({ label, commands }) => {
-      const [d, s, h] = (['direct', 'stdio', 'http'] as const).map((w) => stat(w, commands));
-      return [label, String(d!.n), ...[d!, s!, h!].flatMap((x) => [ms(x.p50), ms(x.p99), ms(x.mean)])];
+      const [d, s, h, m] = (['direct', 'stdio', 'http', 'http26'] as const).map((w) => stat(w, commands));
+      return [label, String(d!.n), ...[d!, s!, h!, m!].flatMap((x) => [ms(x.p50), ms(x.p99), ms(x.mean)])];
     }),
   };
   const added: Table = {
     title: 'Added by debugkit (debugkit minus direct), ms',
-    columns: ['command', 'stdio +p50', 'stdio +p99', 'stdio +mean', 'HTTP +p50', 'HTTP +p99', 'HTTP +mean'],
+    columns: ['command', 'stdio +p50', 'stdio +p99', 'stdio +mean', 'HTTP +p50', 'HTTP +p99', 'HTTP +mean', 'HTTP 2026 +p50', 'HTTP 2026 +p99', 'HTTP 2026 +mean'],
     rows: kinds.map(({ label, commands }) => {
       const d = stat('direct', commands);
       const row = [label];
-      for (const w of ['stdio', 'http']) {
+      for (const w of ['stdio', 'http', 'http26']) {
         const x = stat(w, commands);
         row.push(ms(x.p50 - d.p50, true), ms(x.p99 - d.p99, true), ms(x.mean - d.mean, true));
       }
@@ -493,6 +514,7 @@ function report({ gdb, gcc, samples, seconds, sum, load }: RunData): BenchResult
   };
 
   const stdioAdded = stat('stdio', COMMANDS).p50 - stat('direct', COMMANDS).p50;
+  const httpAdded = Math.min(stat('http', COMMANDS).p50, stat('http26', COMMANDS).p50) - stat('direct', COMMANDS).p50;
   const worstKind = COMMANDS.map((c) => ({ c, v: stat('stdio', [c]).p50 - stat('direct', [c]).p50 })).sort((a, b) => b.v - a.v)[0]!;
   const cpu = os.cpus();
   return {
@@ -517,9 +539,12 @@ function report({ gdb, gcc, samples, seconds, sum, load }: RunData): BenchResult
         'width/height 0, pretty printing, its exec-wrapper and fd 3/4 pipes); writes `<token><command>\\n`, waits for the `<token>^` line ' +
         '(and `*stopped`), no other parsing.',
       '**stdio**: MCP SDK `Client` + `StdioClientTransport` running `node dist/cli.js --root <tmp>`; `open {program}` then `call {id, command}`.',
-      '**HTTP**: `node dist/cli.js serve --port 0 --api-key <random>`, MCP SDK `Client` + `StreamableHTTPClientTransport` with `Authorization: Bearer`.',
+      '**HTTP**: `node dist/cli.js serve --port 0 --api-key <random>`, MCP SDK v1 `Client` + `StreamableHTTPClientTransport` with `Authorization: Bearer` ' +
+        '(a 2025-11-25 session; answers without a progress token come back as plain JSON, not SSE).',
+      '**HTTP 2026**: the same server, the MCP SDK v2 `Client` pinned to protocol 2026-07-28 (stateless: no session, `_meta` on every request, ' +
+        'a server instance per request, plain JSON answers).',
       'The debugkit figures include the client side of MCP (the SDK client serializing the request and parsing the answer), since an agent pays it too.',
-      `All three run at once, each with its own gdb and debuggee. ${WARMUP} warm-up iterations per way (not counted), then ${ITERATIONS} measured ` +
+      `All four run at once, each with its own gdb and debuggee. ${WARMUP} warm-up iterations per way (not counted), then ${ITERATIONS} measured ` +
         `iterations per way in rounds of ${ROUND}; the order of the ways rotates each round so drift hits all alike. ` +
         `Measuring took ${seconds.toFixed(1)} s; every way ended with \`sum\` = ${sum ?? '?'}.`,
       'p50/p99: nearest rank over the pooled samples; "all commands" pools the four kinds.',
@@ -530,6 +555,11 @@ function report({ gdb, gcc, samples, seconds, sum, load }: RunData): BenchResult
         goal: `under ${GOAL_MS} ms added at p50 on stdio (all commands)`,
         met: stdioAdded < GOAL_MS,
         detail: `${ms(stdioAdded, true)} ms; the most per kind: ${ms(worstKind.v, true)} ms on \`${worstKind.c}\``,
+      },
+      {
+        goal: `under ${GOAL_MS} ms added at p50 over HTTP (all commands, the faster of the 2025 session and 2026-07-28)`,
+        met: httpAdded < GOAL_MS,
+        detail: `${ms(httpAdded, true)} ms (loopback TCP between two processes costs part of it on its own; see the load average)`,
       },
     ],
   };

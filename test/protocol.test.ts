@@ -26,6 +26,7 @@ let server: HttpServer;
 beforeAll(async () => {
   root = tempDir();
   compileC(root, 'basic');
+  compileC(root, 'spin');
   server = await startHttpServer(['--root', root, '--api-key', KEY, '--toolsets', 'gdb,python']);
 });
 afterAll(async () => {
@@ -121,6 +122,17 @@ describe('both SDK generations against the same server', () => {
     const run = await dk.ok('call', { id, command: 'run' });
     expect(run.stopped.frame.func).toBe('add');
     expect(await dk.fails('call', { id: 'no-such-session', command: 'bt' })).toMatch(/Session not found/);
+    await dk.ok('close', { id });
+    await dk.close();
+  });
+
+  it('v2 client (2026-07-28) over HTTP: a request with a progress token gets progress over SSE', async () => {
+    const dk = await connectHttpModern(server.url, KEY);
+    const { id } = await dk.ok('open', { program: 'spin' });
+    const progress: number[] = [];
+    const result = await dk.client.callTool({ name: 'call', arguments: { id, command: 'run', wait: 2.5 } }, { onprogress: (p) => progress.push(p.progress) });
+    expect((result.structuredContent as any).content.state).toBe('running');
+    expect(progress.length).toBeGreaterThanOrEqual(1); // timing decides how many; at least one must arrive
     await dk.ok('close', { id });
     await dk.close();
   });
@@ -245,5 +257,25 @@ describe('HTTP robustness', () => {
     const res = await fetch(new URL('/sessions/%E0%A4%A', server.url), { headers: { Authorization: `Bearer ${KEY}` } });
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).error.message).toMatch(/malformed percent-escape/);
+  });
+});
+
+describe('instructions', () => {
+  it('describe every toolset served, and only those', async () => {
+    for (const [toolsets, present, absent] of [
+      ['python', /python_start_session/, /gdb:|bundles:|mocks:/],
+      ['bundles,mocks', /initialize_bundle.*keploy_mock_record/s, /gdb:|python:/],
+      ['gdb', /"open" a session/, /python:|bundles:|mocks:/],
+    ] as const) {
+      const raw = new RawStdioServer(['--toolsets', toolsets]);
+      try {
+        const init = await raw.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
+        expect(init.result.instructions).toMatch(present);
+        expect(init.result.instructions).not.toMatch(absent);
+      } finally {
+        raw.proc.kill('SIGTERM');
+        await raw.exited();
+      }
+    }
   });
 });

@@ -124,15 +124,15 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
 ): void {
   const runtime = client.calls ?? {};
   if (runtime.mayCall && !runtime.mayCall(spec.name)) return;
-  const outputSchema = format.outputSchema(spec.output);
+  const { outputSchema, listedInput, listedOutput } = schemasFor(format, spec);
   const maxChars = (runtime.maxResultTokens ?? DEFAULT_RESULT_MAX_TOKENS) * CHARS_PER_TOKEN;
   (server as McpServer).registerTool(
     spec.name,
     {
       title: spec.title,
       description: spec.description,
-      inputSchema: friendlyInput(spec.name, z.object(spec.input)),
-      outputSchema: outputSchema as unknown as StandardSchemaWithJSON,
+      inputSchema: listedInput,
+      outputSchema: listedOutput,
       annotations: { title: spec.title, ...spec.annotations },
     },
     async (args: unknown, extra: ServerContext): Promise<CallToolResult> => {
@@ -190,6 +190,57 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
   );
 }
 
+interface ToolSchemas {
+  inputKeys: string;
+  outputSchema: z.ZodType;
+  listedInput: StandardSchemaWithJSON;
+  listedOutput: StandardSchemaWithJSON;
+}
+
+/**
+ * A tool's schemas are built once per process, not once per server instance: a 2026-07-28 request
+ * gets a server instance of its own, and building zod objects and their JSON Schemas for every
+ * tool on every request cost milliseconds. Keyed by format and tool name (a tool's schemas do not
+ * change while the process runs); the input's field names guard the key.
+ */
+const schemaCache = new WeakMap<ResultFormat, Map<string, ToolSchemas>>();
+
+function schemasFor(format: ResultFormat, spec: ToolSpec<ZodRawShape, ZodRawShape>): ToolSchemas {
+  let byName = schemaCache.get(format);
+  if (!byName) schemaCache.set(format, (byName = new Map()));
+  const inputKeys = Object.keys(spec.input).join(',');
+  const cached = byName.get(spec.name);
+  if (cached && cached.inputKeys === inputKeys) return cached;
+  const outputSchema = format.outputSchema(spec.output);
+  const built: ToolSchemas = {
+    inputKeys,
+    outputSchema,
+    listedInput: friendlyInput(z.object(spec.input)),
+    listedOutput: memoizedJson(outputSchema, (value) => {
+      const r = outputSchema.safeParse(value);
+      return r.success ? { value: r.data } : { issues: r.error.issues.map((i) => ({ message: i.message, path: i.path })) };
+    }),
+  };
+  byName.set(spec.name, built);
+  return built;
+}
+
+/** A standard schema whose JSON Schema conversions are computed once. */
+function memoizedJson(schema: z.ZodType, validate: (value: unknown) => unknown): StandardSchemaWithJSON {
+  const std = schema['~standard'] as unknown as {
+    jsonSchema: { input(o?: unknown): unknown; output(o?: unknown): unknown };
+  };
+  const memo = new Map<string, unknown>();
+  const once = (io: 'input' | 'output') => (options?: { target?: string }) => {
+    const key = `${io}:${options?.target ?? ''}`;
+    if (!memo.has(key)) memo.set(key, std.jsonSchema[io](options));
+    return memo.get(key);
+  };
+  return {
+    '~standard': { version: 1, vendor: 'debugkit', validate, jsonSchema: { input: once('input'), output: once('output') } },
+  } as unknown as StandardSchemaWithJSON;
+}
+
 /** An error result whose structuredContent breaks the output schema is sent as text only. */
 function checkedError(result: CallToolResult, schema: z.ZodType): CallToolResult {
   if (result.structuredContent === undefined) return result;
@@ -202,20 +253,12 @@ function checkedError(result: CallToolResult, schema: z.ZodType): CallToolResult
  * The input schema as listed (the zod object's JSON Schema) with a validator whose errors name
  * each field and what it accepts, instead of zod's raw issue list.
  */
-function friendlyInput(tool: string, schema: z.ZodObject<ZodRawShape>): StandardSchemaWithJSON {
-  const std = schema['~standard'];
-  return {
-    '~standard': {
-      version: 1,
-      vendor: 'debugkit',
-      jsonSchema: std.jsonSchema,
-      validate(value: unknown) {
-        const parsed = schema.safeParse(value ?? {});
-        if (parsed.success) return { value: parsed.data };
-        return { issues: [{ message: formatZodIssues(parsed.error.issues, schema) }] };
-      },
-    },
-  } as unknown as StandardSchemaWithJSON;
+function friendlyInput(schema: z.ZodObject<ZodRawShape>): StandardSchemaWithJSON {
+  return memoizedJson(schema, (value) => {
+    const parsed = schema.safeParse(value ?? {});
+    if (parsed.success) return { value: parsed.data };
+    return { issues: [{ message: formatZodIssues(parsed.error.issues, schema) }] };
+  });
 }
 
 /**

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, isInitializeRequest, isLegacyRequest, type AuthInfo, type McpServer } from '@modelcontextprotocol/server';
+import { createMcpHandler, isInitializeRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo, type McpServer } from '@modelcontextprotocol/server';
 import { DebugkitError } from '../core/errors.js';
 import { allowedHostHeaders, keyMatches, originAllowed } from './auth.js';
 import { LOCAL_PRINCIPAL, type Debugkit, type Denial, type Principal } from './createServer.js';
 import { deniedCall } from './gate.js';
 import { BodyTooLargeError, matchRoute, readBody, sendJson, sendRestError } from './rest.js';
+import { collapsibleId, isModernRequest, toRequest, writeResponse } from './web.js';
 
 interface McpSession {
-  transport: NodeStreamableHTTPServerTransport;
+  transport: WebStandardStreamableHTTPServerTransport;
   server: McpServer;
   principal: Principal;
   lastSeen: number;
@@ -50,7 +50,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     },
     { legacy: 'reject', maxRequestBodySize: http.maxBodyBytes, onerror: (err) => dk.log.debug(`MCP (2026-07-28): ${err.message}`) },
   );
-  const serveModern: NodeMcpRequestHandler = toNodeHandler(modern, { maxRequestBodySize: http.maxBodyBytes });
+  const authInfo = (principal: Principal): AuthInfo => ({ token: '', clientId: principal.id, scopes: [], extra: { principal } });
 
   const endSession = async (id: string, why: string) => {
     const session = sessions.get(id);
@@ -73,7 +73,8 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
         return jsonRpcError(res, 404, -32001, `Session not found: ${id} (it ended or never existed; initialize a new one)`);
       }
       session.lastSeen = Date.now();
-      await session.transport.handleRequest(req, res, body);
+      const response = await session.transport.handleRequest(toRequest(req, res), { parsedBody: body, authInfo: authInfo(principal) });
+      await writeResponse(res, response, collapsibleId(body));
       if (req.method === 'DELETE') await endSession(id, 'closed by the client (DELETE)');
       return;
     }
@@ -81,9 +82,9 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
       return jsonRpcError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header; POST a request (2026-07-28), or initialize a session first');
     }
     if (isInitializeRequest(body)) return startSession(req, res, body, principal);
-    if (!(await isLegacyRequest(await toWebRequest(req, body), body, { maxRequestBodySize: http.maxBodyBytes }))) {
-      (req as IncomingMessage & { auth?: AuthInfo }).auth = { token: '', clientId: principal.id, scopes: [], extra: { principal } };
-      return serveModern(req, res, body);
+    if (isModernRequest(req, body)) {
+      const response = await modern.fetch(toRequest(req, res), { parsedBody: body, authInfo: authInfo(principal) });
+      return writeResponse(res, response);
     }
     return serveOnce(req, res, body, principal);
   };
@@ -93,7 +94,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     // The id is chosen here so the McpServer's tools know their owner before the transport exists.
     const sid = randomUUID();
     const server = dk.connect(`http:${sid}`, principal);
-    const transport = new NodeStreamableHTTPServerTransport({
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => sid,
       onsessioninitialized: (sid) => {
         sessions.set(sid, { transport, server, principal, lastSeen: Date.now() });
@@ -104,7 +105,8 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
       if (transport.sessionId) void endSession(transport.sessionId, 'transport closed');
     };
     await server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    const response = await transport.handleRequest(toRequest(req, res), { parsedBody: body, authInfo: authInfo(principal) });
+    await writeResponse(res, response, collapsibleId(body));
   };
 
   /**
@@ -114,7 +116,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
    */
   const serveOnce = async (req: IncomingMessage, res: ServerResponse, body: unknown, principal: Principal) => {
     const server = dk.connect(`http:${principal.id}`, principal);
-    const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.once('close', () => {
       void transport.close().catch(() => undefined);
       void server.close().catch(() => undefined);
@@ -123,7 +125,8 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     req.headers.accept = 'application/json, text/event-stream';
     if (!req.headers['content-type']) req.headers['content-type'] = 'application/json';
     await server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    const response = await transport.handleRequest(toRequest(req, res), { parsedBody: body, authInfo: authInfo(principal) });
+    await writeResponse(res, response);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
