@@ -190,6 +190,25 @@ describe('an engine that dies is an error on the call in flight', () => {
       await dk.close();
     }
   });
+
+  it('gdb killed during continue: the same, and the next call says so too', async () => {
+    const dk = await connectStdio({ root });
+    try {
+      const { id } = await dk.ok('open', { program: 'spin' });
+      await dk.ok('call', { id, command: 'break main' });
+      expect((await dk.ok('call', { id, command: 'run' })).state).toBe('stopped');
+      const gdbPid = descendants(dk.serverPid!).find((p) => p.args.startsWith('gdb --interpreter=mi3'))!.pid;
+      const inFlight = dk.tool('call', { id, command: 'continue', wait: 60 });
+      await new Promise((r) => setTimeout(r, 500));
+      process.kill(gdbPid, 'SIGTERM');
+      const r = await inFlight;
+      expect(r.isError).toBe(true);
+      expect(r.text).toMatch(/gdb exited unexpectedly \((signal SIGTERM|exit code \d+)\); this session is closed/);
+      expect(await dk.fails('call', { id, command: 'bt' })).toMatch(/gdb exited unexpectedly|Session not found/);
+    } finally {
+      await dk.close();
+    }
+  });
 });
 
 describe('gdb answers that are true and small', () => {

@@ -228,6 +228,19 @@ export class GdbSession implements SessionResource {
   }
 
   private async send(command: string, signal?: AbortSignal): Promise<ResultRecord> {
+    try {
+      return await this.sendOnce(command, signal);
+    } catch (err) {
+      // The channel closing first says only "closed": how gdb ended comes with its exit.
+      if (this.mi.isClosed) {
+        await boundPromise(this.proc.exited, { timeoutMs: 2000 });
+        this.assertAlive();
+      }
+      throw err;
+    }
+  }
+
+  private async sendOnce(command: string, signal?: AbortSignal): Promise<ResultRecord> {
     const reply = this.mi.send(command, this.options.replyTimeoutMs);
     if (!signal) return reply;
     const outcome = await boundPromise(reply, { timeoutMs: this.options.replyTimeoutMs + 1000, signal });
