@@ -264,3 +264,21 @@ describe('gdb answers that are true and small', () => {
     await dk.ok('close', { id });
   });
 });
+
+describe('one client cannot starve another', () => {
+  it('caps sessions per client and over all clients, naming the cap that was hit', async () => {
+    const server = await startHttpServer(['--root', root, '--max-sessions', '1', '--max-sessions-total', '2']);
+    const clients: TestClient[] = [];
+    try {
+      for (let i = 0; i < 3; i++) clients.push(await connectHttp(server.url, server.key));
+      const [a, b, c] = clients as [TestClient, TestClient, TestClient];
+      await a.ok('open', {});
+      expect(await a.fails('open', {})).toMatch(/for this client: it has 1 open, the per-client limit \(--max-sessions\)/);
+      await b.ok('open', {});
+      expect(await c.fails('open', {})).toMatch(/on this server: 2 are open over all clients, the server-wide limit \(--max-sessions-total\)/);
+    } finally {
+      for (const client of clients) await client.close();
+      await server.stop();
+    }
+  });
+});
