@@ -143,8 +143,10 @@ describe('attach, detach and close leave processes as they should', () => {
     const detached = await dk.ok('call', { id, command: 'detach' });
     expect(detached.output).toMatch(new RegExp(`process ${stray.pid} was attached.*left running`));
     expect(isAlive(stray.pid!)).toBe(true);
-    // Attached again, then the session closed: the process is detached, not killed.
+    // Attached again, a breakpoint in, left running, then the session closed: detached, not killed.
     await dk.ok('call', { id, command: `attach ${stray.pid}` });
+    await dk.ok('call', { id, command: 'break main' });
+    expect((await dk.ok('call', { id, command: 'continue', wait: 0.3 })).state).toBe('running');
     await dk.ok('close', { id });
     expect(isAlive(stray.pid!)).toBe(true);
     // It runs on, not stopped: its state in /proc is R (running), not t (traced) or T (stopped).

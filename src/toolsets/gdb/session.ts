@@ -163,6 +163,12 @@ export class GdbSession implements SessionResource {
     this.disposed = true;
     // An attached process is left as it was found: running, without gdb.
     if (!this.exitMessage && !this.mi.isClosed && [...this.inferiors.values()].some((i) => i.attached)) {
+      // Detaching needs a stopped target: gdb takes its breakpoints out of the process on the way.
+      if (this.state === 'running') {
+        const stopsBefore = this.stops;
+        await this.mi.send('-exec-interrupt', 2000).catch(() => undefined);
+        await this.waitForStop(stopsBefore, { waitMs: 2000 });
+      }
       await this.mi.send('-target-detach', 5000).catch(() => undefined);
     }
     this.exitMessage ??= `the session was closed (${reason})`;
