@@ -2,6 +2,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { defaultConfig, generateApiKey, type Config } from './config.js';
 import { killAllChildrenSync } from './core/process.js';
+import { boundPromise } from './core/wait.js';
 import { checkEngines, renderDoctor } from './doctor.js';
 import { isLoopbackHost } from './server/auth.js';
 import { createDebugkit, type Debugkit } from './server/createServer.js';
@@ -79,8 +80,7 @@ function installShutdown(dk: Debugkit, extra?: () => Promise<void>): (reason: st
     started = true;
     dk.log.info(`shutting down: ${reason}`);
     const done = Promise.all([extra?.(), dk.close()]);
-    const bound = new Promise((r) => setTimeout(r, 5000).unref());
-    void Promise.race([done, bound]).finally(() => {
+    void boundPromise(done, { timeoutMs: 5000 }).catch(() => undefined).finally(() => {
       killAllChildrenSync();
       process.exit(code);
     });

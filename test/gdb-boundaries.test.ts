@@ -143,8 +143,10 @@ describe('attach, detach and close leave processes as they should', () => {
     const detached = await dk.ok('call', { id, command: 'detach' });
     expect(detached.output).toMatch(new RegExp(`process ${stray.pid} was attached.*left running`));
     expect(isAlive(stray.pid!)).toBe(true);
-    // Attached again, then the session closed: the process is detached, not killed.
+    // Attached again, a breakpoint in, left running, then the session closed: detached, not killed.
     await dk.ok('call', { id, command: `attach ${stray.pid}` });
+    await dk.ok('call', { id, command: 'break main' });
+    expect((await dk.ok('call', { id, command: 'continue', wait: 0.3 })).state).toBe('running');
     await dk.ok('close', { id });
     expect(isAlive(stray.pid!)).toBe(true);
     // It runs on, not stopped: its state in /proc is R (running), not t (traced) or T (stopped).
@@ -186,6 +188,25 @@ describe('an engine that dies is an error on the call in flight', () => {
       expect(r.isError).toBe(true);
       expect(r.text).toMatch(/gdb exited unexpectedly \(signal SIGKILL\); this session is closed/);
       expect(r.text).not.toMatch(/"state":"running"/);
+    } finally {
+      await dk.close();
+    }
+  });
+
+  it('gdb killed during continue: the same, and the next call says so too', async () => {
+    const dk = await connectStdio({ root });
+    try {
+      const { id } = await dk.ok('open', { program: 'spin' });
+      await dk.ok('call', { id, command: 'break main' });
+      expect((await dk.ok('call', { id, command: 'run' })).state).toBe('stopped');
+      const gdbPid = descendants(dk.serverPid!).find((p) => p.args.startsWith('gdb --interpreter=mi3'))!.pid;
+      const inFlight = dk.tool('call', { id, command: 'continue', wait: 60 });
+      await new Promise((r) => setTimeout(r, 500));
+      process.kill(gdbPid, 'SIGTERM');
+      const r = await inFlight;
+      expect(r.isError).toBe(true);
+      expect(r.text).toMatch(/gdb exited unexpectedly \((signal SIGTERM|exit code \d+)\); this session is closed/);
+      expect(await dk.fails('call', { id, command: 'bt' })).toMatch(/gdb exited unexpectedly|Session not found/);
     } finally {
       await dk.close();
     }
@@ -243,5 +264,23 @@ describe('gdb answers that are true and small', () => {
     const negative = await dk.ok('gdb_program_output', { id, stream: 'stderr', cursor: -8 });
     expect(negative.text).toBe('THE END: exit 3\n'.slice(-8));
     await dk.ok('close', { id });
+  });
+});
+
+describe('one client cannot starve another', () => {
+  it('caps sessions per client and over all clients, naming the cap that was hit', async () => {
+    const server = await startHttpServer(['--root', root, '--max-sessions', '1', '--max-sessions-total', '2']);
+    const clients: TestClient[] = [];
+    try {
+      for (let i = 0; i < 3; i++) clients.push(await connectHttp(server.url, server.key));
+      const [a, b, c] = clients as [TestClient, TestClient, TestClient];
+      await a.ok('open', {});
+      expect(await a.fails('open', {})).toMatch(/for this client: it has 1 open, the per-client limit \(--max-sessions\)/);
+      await b.ok('open', {});
+      expect(await c.fails('open', {})).toMatch(/on this server: 2 are open over all clients, the server-wide limit \(--max-sessions-total\)/);
+    } finally {
+      for (const client of clients) await client.close();
+      await server.stop();
+    }
   });
 });

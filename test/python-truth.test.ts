@@ -16,18 +16,19 @@ async function start(entry: string): Promise<string> {
   return (await pyOk(dk, 'python_start_session', { entry })).sessionId;
 }
 
-/** Starts busy.py, lets it run, and returns its session id, its pid and the adapter's pid. */
+/** Pauses busy.py in its loop, then continues it (python_continue, in flight); returns its pids and the call. */
 async function busyRunning(): Promise<{ id: string; debuggee: number; adapter: number; run: Promise<any> }> {
   const id = await start('src/busy.py');
-  const run = dk.tool('python_run_to_breakpoint', { sessionId: id, file: 'src/busy.py', line: 11, timeout: 60 });
-  // The program prints its pid once it runs (past the launch handshake).
-  let debuggee = 0;
-  await waitFor(() => debuggee > 0, 20_000, 100, async () => {
-    const out = await dk.tool('python_get_output', { sessionId: id });
-    debuggee = Number(/busy: pid (\d+)/.exec(out.structured?.text ?? '')?.[1] ?? 0);
-  });
+  await pyOk(dk, 'python_run_to_breakpoint', { sessionId: id, file: 'src/busy.py', line: 8 });
+  await pyOk(dk, 'python_set_breakpoints', { sessionId: id, file: 'src/busy.py', breakpoints: [] });
+  const out = await pyOk(dk, 'python_get_output', { sessionId: id });
+  const debuggee = Number(/busy: pid (\d+)/.exec(out.text)?.[1] ?? 0);
+  expect(debuggee).toBeGreaterThan(0);
   const adapter = descendants(dk.serverPid!).find((p) => p.args.includes('debugpy.adapter'))?.pid ?? 0;
   expect(adapter).toBeGreaterThan(0);
+  const run = dk.tool('python_continue', { sessionId: id, timeout: 60 });
+  // Let the continue reach debugpy and the program run again.
+  await new Promise((r) => setTimeout(r, 500));
   return { id, debuggee, adapter, run };
 }
 
@@ -89,7 +90,7 @@ describe('python answers that are true', () => {
 });
 
 describe('a python engine that dies is an error on the call in flight', () => {
-  it('the debugpy adapter killed during a run', async () => {
+  it('the debugpy adapter killed during python_continue', async () => {
     const { id, adapter, debuggee, run } = await busyRunning();
     process.kill(adapter, 'SIGKILL');
     const r = await run;
@@ -102,7 +103,7 @@ describe('a python engine that dies is an error on the call in flight', () => {
     await dk.tool('python_end_session', { sessionId: id });
   });
 
-  it('the debuggee killed during a run', async () => {
+  it('the debuggee killed during python_continue', async () => {
     const { id, debuggee, run } = await busyRunning();
     process.kill(debuggee, 'SIGKILL');
     const r = await run;

@@ -3,6 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { CancelledError, DebugkitError, TimeoutError, describeError } from '../errors.js';
 import { PendingTable } from '../pending.js';
+import { waitBounded } from '../wait.js';
 import { DapDecoder, DapProtocolError, encodeMessage } from './codec.js';
 import { DapRequestError } from './request-error.js';
 import { answerReverseRequest, type ReverseHandler } from './reverse.js';
@@ -129,37 +130,32 @@ export class DapConnection extends EventEmitter<{ event: [DebugProtocol.Event]; 
     name: Untyped<S, DapEventName>,
     options?: WaitForEventOptions<DebugProtocol.Event>,
   ): Promise<DebugProtocol.Event>;
-  waitForEvent(name: string, options: WaitForEventOptions<DebugProtocol.Event> = {}): Promise<DebugProtocol.Event> {
+  async waitForEvent(name: string, options: WaitForEventOptions<DebugProtocol.Event> = {}): Promise<DebugProtocol.Event> {
     const label = `waiting for the "${name}" event from ${this.name}`;
     const started = this.checkStart(label, options);
     if (started) return started;
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
-    return new Promise((resolve, reject) => {
-      const cleanups: Array<() => void> = [];
-      const finish = (settle: () => void) => {
-        for (const cleanup of cleanups) cleanup();
-        settle();
-      };
-      const timer = setTimeout(() => {
-        finish(() => reject(new TimeoutError(`no "${name}" event from ${this.name} within ${timeoutMs} ms`)));
-      }, timeoutMs);
-      timer.unref();
-      const onClose = (reason: Error) => finish(() => reject(reason));
+    type Settled = { event: DebugProtocol.Event } | { error: unknown };
+    const outcome = await waitBounded<Settled>((settle) => {
+      const onClose = (reason: Error) => settle({ error: reason });
       this.closeHooks.add(onClose);
-      cleanups.push(
-        () => clearTimeout(timer),
-        () => this.closeHooks.delete(onClose),
-        this.onEvent(name as Untyped<string, DapEventName>, (event) => {
-          const { predicate } = options;
-          try {
-            if (!predicate || predicate(event)) finish(() => resolve(event));
-          } catch (err) {
-            finish(() => reject(err));
-          }
-        }),
-        onAbort(options.signal, () => finish(() => reject(new CancelledError(`${label} was cancelled`)))),
-      );
-    });
+      const unsubscribe = this.onEvent(name as Untyped<string, DapEventName>, (event) => {
+        const { predicate } = options;
+        try {
+          if (!predicate || predicate(event)) settle({ event });
+        } catch (err) {
+          settle({ error: err });
+        }
+      });
+      return () => {
+        this.closeHooks.delete(onClose);
+        unsubscribe();
+      };
+    }, { timeoutMs, signal: options.signal });
+    if (outcome.kind === 'timeout') throw new TimeoutError(`no "${name}" event from ${this.name} within ${timeoutMs} ms`);
+    if (outcome.kind === 'aborted') throw new CancelledError(`${label} was cancelled`);
+    if ('error' in outcome.value) throw outcome.value.error;
+    return outcome.value.event;
   }
 
   /**

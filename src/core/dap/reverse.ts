@@ -1,5 +1,6 @@
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { TimeoutError, describeError } from '../errors.js';
+import { boundPromise } from '../wait.js';
 
 export type ReverseHandler = (args: any, request: DebugProtocol.Request) => unknown;
 
@@ -20,20 +21,13 @@ export async function answerReverseRequest(
   if (!handler) {
     return { ...base, success: false, message: `debugkit does not support the "${request.command}" request` };
   }
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(new TimeoutError(`debugkit's "${request.command}" handler did not finish within ${timeoutMs} ms`));
-    }, timeoutMs);
-    timer.unref();
-  });
   try {
     // Promise.resolve().then: a handler that throws synchronously is handled like one that rejects.
-    const body = await Promise.race([Promise.resolve().then(() => handler(request.arguments, request)), expired]);
+    const outcome = await boundPromise(Promise.resolve().then(() => handler(request.arguments, request)), { timeoutMs });
+    if (outcome.kind !== 'value') throw new TimeoutError(`debugkit's "${request.command}" handler did not finish within ${timeoutMs} ms`);
+    const body = outcome.value;
     return body === undefined ? { ...base, success: true } : { ...base, success: true, body };
   } catch (err) {
     return { ...base, success: false, message: describeError(err) };
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -37,7 +37,7 @@ const SHELL = [
   '-interpreter-exec console "shell id"', '-interpreter-exec console "python import os"', '-interpreter-exec mi "-interpreter-exec console \\"shell id\\""',
   '-interpreter-exec guile "x"', '-break-commands 1 "shell id"', '-break-commands 1 "print x" "py 1"', '-gdb-set exec-wrapper sh',
   '-gdb-set startup-with-shell on', '-environment-cd /', '-target-select remote | sh', '-target-file-get /etc/passwd x',
-  '-exec-arguments $(id)', '-gdb-set --thread 1 exec-wrapper sh', '12-interpreter-exec console "shell id"', '-interpreter-exec --thread 1 console "she id"',
+  '-exec-arguments $(id)', '-gdb-set --thread 1 exec-wrapper sh', 'print $_shell("id")', '-break-insert -c "$_shell(\\"id\\")==0" main', '12-interpreter-exec console "shell id"', '-interpreter-exec --thread 1 console "she id"',
 ];
 
 const FILES = [

@@ -111,6 +111,8 @@ const SHELL_SYNTAX = /[`$;|&<>()\n]/;
 /** Throws CommandRefusedError when the operator's policy does not allow `command` (one CLI or MI line). */
 export function checkCommand(command: string, policy: GdbPolicy): void {
   const text = command.trim().replace(/^\d+(?=-)/, '');
+  // GDB 14 and later evaluate $_shell("cmd") in any expression (print, condition, set var, ...).
+  if (!policy.allowShell && /\$_shell\b/.test(text)) refuse('"$_shell" runs a host command from an expression', SHELL_FLAG);
   if (text.startsWith('-')) checkMi(text, policy, 0);
   else checkCli(text, policy, 0);
 }

@@ -163,6 +163,12 @@ export class GdbSession implements SessionResource {
     this.disposed = true;
     // An attached process is left as it was found: running, without gdb.
     if (!this.exitMessage && !this.mi.isClosed && [...this.inferiors.values()].some((i) => i.attached)) {
+      // Detaching needs a stopped target: gdb takes its breakpoints out of the process on the way.
+      if (this.state === 'running') {
+        const stopsBefore = this.stops;
+        await this.mi.send('-exec-interrupt', 2000).catch(() => undefined);
+        await this.waitForStop(stopsBefore, { waitMs: 2000 });
+      }
       await this.mi.send('-target-detach', 5000).catch(() => undefined);
     }
     this.exitMessage ??= `the session was closed (${reason})`;
@@ -228,6 +234,19 @@ export class GdbSession implements SessionResource {
   }
 
   private async send(command: string, signal?: AbortSignal): Promise<ResultRecord> {
+    try {
+      return await this.sendOnce(command, signal);
+    } catch (err) {
+      // The channel closing first says only "closed": how gdb ended comes with its exit.
+      if (this.mi.isClosed) {
+        await boundPromise(this.proc.exited, { timeoutMs: 2000 });
+        this.assertAlive();
+      }
+      throw err;
+    }
+  }
+
+  private async sendOnce(command: string, signal?: AbortSignal): Promise<ResultRecord> {
     const reply = this.mi.send(command, this.options.replyTimeoutMs);
     if (!signal) return reply;
     const outcome = await boundPromise(reply, { timeoutMs: this.options.replyTimeoutMs + 1000, signal });
