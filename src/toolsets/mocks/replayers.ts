@@ -1,4 +1,4 @@
-import { HttpMatcher, HttpReplayer, isHttpCandidate, replayIntercepted, type ReplayEvent } from './http/index.js';
+import { connectTcp, HttpMatcher, HttpReplayer, isHttpCandidate, replayIntercepted, type ReplayEvent } from './http/index.js';
 import type { MatcherOptions } from './http/matcher.js';
 import type { OnMiss } from './http/replayer.js';
 import { GenericIndex, replayGeneric } from './generic/index.js';
@@ -6,7 +6,8 @@ import type { GenericMock, HttpMock, Mock, PostgresMock, RedisMock } from './kep
 import { ReplayIndex } from './postgres/catalog.js';
 import { replayPostgres } from './postgres/replayer.js';
 import type { InterceptedConnection } from './proxy/proxy.js';
-import { RedisIndex, replayRedis } from './redis/index.js';
+import { RedisIndex, redisFetcher, replayRedis, toRedisMock } from './redis/index.js';
+import { commandArgs, redactArgs } from './redis/resp.js';
 import type { DebugkitCa } from './tls/index.js';
 
 /**
@@ -25,7 +26,7 @@ export interface ProtocolReplayer {
 export interface ReplayCounts {
   replayed: number;
   missed: number;
-  /** Misses sent to the real destination (HTTP only: other protocols pass whole connections). */
+  /** Misses sent to the real destination (HTTP and Redis commands; other protocols pass whole connections). */
   fellBack: number;
 }
 
@@ -98,7 +99,34 @@ function redisReplayer(mocks: RedisMock[], o: ReplayersOptions): ProtocolReplaye
   return {
     kind: 'Redis',
     accepts: (conn) => conn.protocol === 'redis' && (index.size > 0 || o.onMiss === 'fail'),
-    serve: (conn) => replayRedis(conn, index, { onMatch: () => void c.replayed++, onMiss: (m) => (c.missed++, o.missed(m.message)) }),
+    serve: async (conn) => {
+      const host = `${conn.target.host}:${conn.target.port}`;
+      // passthrough / record: a command no mock answers goes to the real server on this session's own connection.
+      const upstream = o.onMiss === 'fail' ? undefined : redisFetcher(() => connectTcp(conn.target, 10_000));
+      try {
+        await replayRedis(conn, index, {
+          onMatch: () => void c.replayed++,
+          onMiss: (m) => (c.missed++, o.missed(m.message)),
+          ...(upstream
+            ? {
+                fetch: upstream.fetch,
+                onFetched: (f) => {
+                  if (o.onMiss === 'record') {
+                    const mock = toRedisMock(f.request, f.reply, f.startedAt, new Date(), host, conn.id);
+                    index.add({ name: `recorded ${f.command}`, args: redactArgs(commandArgs(f.request)).args, response: f.reply });
+                    o.recorded(mock);
+                  } else {
+                    c.fellBack++;
+                    c.missed++;
+                  }
+                },
+              }
+            : {}),
+        });
+      } finally {
+        upstream?.close();
+      }
+    },
     counts: c,
   };
 }
