@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 describe('mocks: Redis (redis-py) recorded as Keploy Redis mocks and replayed without the server', () => {
-  it('records, replays with identical output and no server, and reports a changed command', async () => {
+  it('records; completes the set with onMiss record, passes through; replays with no server; reports a changed command', async () => {
     const command = `/usr/bin/python3 cache.py ${redis!.port} ${redis!.password} plum`;
     const rec = await tool('keploy_mock_record', { command, path: 'keploy-redis' });
     expect(rec).toMatchObject({ success: true, protocols: ['Redis'] });
@@ -39,7 +39,21 @@ describe('mocks: Redis (redis-py) recorded as Keploy Redis mocks and replayed wi
     expect(yaml).toContain('redisrequests:');
     expect(yaml).not.toContain(redis!.password);
 
+    // onMiss record, the server up: the commands the set lacks go to it and are added to the set.
+    const pear = (password: string) => `/usr/bin/python3 cache.py ${redis!.port} ${password} pear`;
+    const completed = await tool('keploy_mock_test', { command: pear(redis!.password), path: 'keploy-redis', onMiss: 'record' });
+    expect(completed).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(completed.mocksRecorded).toBeGreaterThanOrEqual(3); // SET, GET and HSET of pear
+    const pearOut = readFileSync(path.join(root, 'cache-out.txt'), 'utf8');
+    expect(pearOut).toMatch(/^set=True value=b'ripe' visits=1 basket=/);
+    expect(readFileSync(path.join(root, rec.mockFilePath), 'utf8')).not.toContain(redis!.password);
+    // onMiss passthrough: answered by the server, not added.
+    const passed = await tool('keploy_mock_test', { command: `/usr/bin/python3 cache.py ${redis!.port} ${redis!.password} quince`, path: 'keploy-redis', onMiss: 'passthrough' });
+    expect(passed).toMatchObject({ appExitCode: 0, success: false });
+    expect(passed.mocksFellBack).toBeGreaterThanOrEqual(3);
+
     const port = redis!.port;
+    const pearCommand = pear('any');
     await redis!.stop();
     redis = undefined;
     writeFileSync(path.join(root, 'cache-out.txt'), '');
@@ -47,9 +61,13 @@ describe('mocks: Redis (redis-py) recorded as Keploy Redis mocks and replayed wi
     expect(replay).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0, mocksReplayed: rec.mockCount });
     expect(readFileSync(path.join(root, 'cache-out.txt'), 'utf8')).toBe(recorded);
 
-    const changed = await tool('keploy_mock_test', { command: `/usr/bin/python3 cache.py ${port} x pear`, path: 'keploy-redis' });
+    writeFileSync(path.join(root, 'cache-out.txt'), '');
+    expect(await tool('keploy_mock_test', { command: pearCommand, path: 'keploy-redis' })).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'cache-out.txt'), 'utf8')).toBe(pearOut);
+
+    const changed = await tool('keploy_mock_test', { command: `/usr/bin/python3 cache.py ${port} x fig`, path: 'keploy-redis' });
     expect(changed).toMatchObject({ success: false });
-    expect(changed.misses[0]).toMatch(/^redis 127\.0\.0\.1:\d+: no recorded mock for SET "fruit:pear" "ripe"; closest mock-\d+: SET "fruit:plum" "ripe"/);
+    expect(changed.misses[0]).toMatch(/^redis 127\.0\.0\.1:\d+: no recorded mock for SET "fruit:fig" "ripe"; closest mock-\d+: SET "fruit:(plum|pear)" "ripe"/);
     expect(changed.appOutput).toMatch(/ResponseError: .*debugkit: redis .*no recorded mock for SET/);
   });
 });

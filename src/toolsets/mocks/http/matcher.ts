@@ -122,31 +122,42 @@ export class HttpMatcher {
 
   match(request: MatchRequest): MatchResult {
     const req = this.prepareRequest(request);
-    // Only mocks with the request's method and path can match: compare those (in recorded order).
+    // Only mocks with the request's method and path can match: compare those, in recorded order,
+    // and only as far as needed (the first unused exact match wins at once).
     const candidates = this.byKey.get(keyOf(req.method, req.path)) ?? [];
     const results = new Map<number, Comparison>();
-    for (const i of candidates) results.set(i, this.compare(this.prepared[i]!, req));
-    const pick = (how: 'exact' | 'json', unused: boolean) => {
-      let found: number | undefined;
-      for (const i of candidates) {
-        if (results.get(i)!.how !== how || this.used[i] === unused) continue;
-        found = i;
-        if (unused) break;
-      }
-      return found;
+    const compared = (i: number) => {
+      let r = results.get(i);
+      if (!r) results.set(i, (r = this.compare(this.prepared[i]!, req)));
+      return r;
     };
-    let index = pick('exact', true) ?? pick('json', true);
-    let reused = false;
-    if (index === undefined && this.options.reuse !== 'none') {
-      index = pick('exact', false) ?? pick('json', false);
-      reused = index !== undefined;
+    let json: number | undefined;
+    for (const i of candidates) {
+      if (this.used[i]) continue;
+      const how = compared(i).how;
+      if (how === 'exact') return this.use(i, 'exact', false);
+      if (how === 'json') json ??= i;
     }
-    if (index !== undefined) {
-      this.used[index] = true;
-      return { miss: false, mock: this.mocks[index]!, index, how: results.get(index)!.how!, reused };
+    if (json !== undefined) return this.use(json, 'json', false);
+    if (this.options.reuse !== 'none') {
+      // Repeated more often than recorded: the last recorded match answers again.
+      let lastJson: number | undefined;
+      for (let k = candidates.length - 1; k >= 0; k--) {
+        const i = candidates[k]!;
+        if (!this.used[i]) continue;
+        const how = compared(i).how;
+        if (how === 'exact') return this.use(i, 'exact', true);
+        if (how === 'json') lastJson ??= i;
+      }
+      if (lastJson !== undefined) return this.use(lastJson, 'json', true);
     }
     // A miss: every mock is scored, to name the closest one and how it differs.
     return { miss: true, closest: this.closest(this.prepared.map((mock, i) => results.get(i) ?? this.compare(mock, req))) };
+  }
+
+  private use(index: number, how: 'exact' | 'json', reused: boolean): MatchResult {
+    this.used[index] = true;
+    return { miss: false, mock: this.mocks[index]!, index, how, reused };
   }
 
   /** Adds a mock (recorded during replay, `onMiss: record`); it can answer the next requests. */

@@ -161,7 +161,8 @@ export class RedisIndex {
     this.size = n;
   }
 
-  private add(entry: Entry): void {
+  /** Adds an answer (a mock recorded during replay); it answers the next repeats. */
+  add(entry: Entry): void {
     const key = keyOf(entry.args);
     const slot = this.byKey.get(key);
     if (slot) slot.entries.push(entry);
@@ -204,48 +205,95 @@ function keyOf(args: readonly Buffer[]): string {
 export interface ReplayRedisOptions {
   onMatch?(m: { mock: string; reused: boolean }): void;
   onMiss?(m: { command: string; message: string }): void;
+  /**
+   * A miss's way to the real server (`onMiss` passthrough or record): given the command's bytes
+   * (as the client sent them, password included) and the session's state commands so far (AUTH,
+   * HELLO, SELECT, CLIENT SETNAME), resolves with the real reply. Without it a miss is an error reply.
+   */
+  fetch?(command: Buffer, state: readonly Buffer[]): Promise<Buffer>;
+  /** A miss answered by `fetch`: the command (passwords redacted) and the reply. */
+  onFetched?(m: { command: string; request: Buffer; reply: Buffer; startedAt: Date }): void;
 }
+
+const STATE_COMMANDS = new Set(['AUTH', 'HELLO', 'SELECT', 'CLIENT']);
 
 /** Serves one connection from recorded Redis mocks; resolves once it is closed. */
 export function replayRedis(conn: GenericConnection, index: RedisIndex, options: ReplayRedisOptions = {}): Promise<void> {
   const { client } = conn;
   const target = `${conn.target.host}:${conn.target.port}`;
   let buf: Buffer = Buffer.alloc(0);
-  client.on('data', (chunk: Buffer) => {
-    buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
-    const out: Buffer[] = [];
-    let quit = false;
+  /** The commands that set this session up, as sent (a fetch replays them on the real server first). */
+  const state: Buffer[] = [];
+  let busy = false;
+  let quit = false;
+  const write = (out: Buffer[]) => {
+    if (out.length > 0 && !client.destroyed) client.write(out.length === 1 ? out[0]! : Buffer.concat(out));
+  };
+  /** Answers every complete command in order; waits for a fetch before the next (replies stay in order). */
+  const pump = async () => {
+    if (busy) return;
+    busy = true;
     try {
-      let at = 0;
-      for (let end = commandEnd(buf, 0); end > 0 && !quit; end = commandEnd(buf, at)) {
-        const args = redactArgs(commandArgs(buf.subarray(at, end))).args;
-        at = end;
+      const out: Buffer[] = [];
+      while (!quit) {
+        let end: number;
+        let args: Buffer[];
+        let raw: Buffer;
+        try {
+          end = commandEnd(buf, 0);
+          if (end <= 0) break;
+          raw = Buffer.from(buf.subarray(0, end));
+          args = commandArgs(raw);
+        } catch (err) {
+          const message = `redis ${target}: the client sent bytes that are not RESP (${(err as Error).message}): ${previewBytes(buf)}`;
+          options.onMiss?.({ command: '', message });
+          out.push(errorReply(`ERR debugkit: ${message}`));
+          quit = true;
+          break;
+        }
+        buf = buf.subarray(end);
         if (args.length === 0) continue;
-        const hit = index.answer(args);
         const name = args[0]!.toString('latin1').toUpperCase();
+        const redacted = redactArgs(args).args;
+        const hit = index.answer(redacted);
         if (hit) {
           out.push(hit.entry.response);
           options.onMatch?.({ mock: hit.entry.name, reused: hit.reused });
         } else if (name === 'QUIT') {
           out.push(Buffer.from('+OK\r\n'));
+        } else if (options.fetch) {
+          write(out.splice(0));
+          const startedAt = new Date();
+          let reply: Buffer;
+          try {
+            reply = await options.fetch(raw, state);
+            options.onFetched?.({ command: describeCommand(redacted), request: encodeCommand(redacted), reply, startedAt });
+          } catch (err) {
+            const message = `redis ${target}: ${describeCommand(redacted)} matched no mock and the real server could not answer it: ${(err as Error).message}`;
+            options.onMiss?.({ command: describeCommand(redacted), message });
+            reply = errorReply(`ERR debugkit: ${message}`);
+          }
+          out.push(reply);
         } else {
-          const near = index.closest(args);
-          const command = describeCommand(args);
+          const near = index.closest(redacted);
+          const command = describeCommand(redacted);
           const message = `redis ${target}: no recorded mock for ${command}${near ? `; closest ${near.name}: ${describeCommand(near.args)}` : index.size === 0 ? '; no Redis mocks were recorded' : ''}`;
           options.onMiss?.({ command, message });
           out.push(errorReply(`ERR debugkit: ${message}`));
         }
+        if (STATE_COMMANDS.has(name) && (name !== 'CLIENT' || args[1]?.toString('latin1').toUpperCase() === 'SETNAME')) state.push(raw);
         if (name === 'QUIT') quit = true;
       }
-      buf = buf.subarray(at);
-    } catch (err) {
-      const message = `redis ${target}: the client sent bytes that are not RESP (${(err as Error).message}): ${previewBytes(buf)}`;
-      options.onMiss?.({ command: '', message });
-      out.push(errorReply(`ERR debugkit: ${message}`));
-      quit = true;
+      write(out);
+      if (quit) client.end();
+    } finally {
+      busy = false;
     }
-    if (out.length > 0) client.write(out.length === 1 ? out[0]! : Buffer.concat(out));
-    if (quit) client.end();
+    if (!quit && commandEnd(buf, 0) > 0) void pump();
+  };
+  client.on('data', (chunk: Buffer) => {
+    buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+    void pump().catch(() => client.destroy());
   });
   client.on('end', () => client.end());
   client.on('error', () => {});
@@ -254,4 +302,56 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
     client.once('close', () => resolve());
     client.resume();
   });
+}
+
+/**
+ * One connection to the real Redis server for a replayed session's misses: opened on the first
+ * miss, the session's state commands sent first (their replies dropped), then each missed
+ * command, its reply read by RESP framing. Bounded: each reply within `timeoutMs`.
+ */
+export function redisFetcher(connect: () => Promise<Duplex>, timeoutMs = 10_000): { fetch: (command: Buffer, state: readonly Buffer[]) => Promise<Buffer>; close: () => void } {
+  let socket: Duplex | undefined;
+  let buf: Buffer = Buffer.alloc(0);
+  let waiting: { skip: number; resolve: (b: Buffer) => void; reject: (e: Error) => void } | undefined;
+  let sent = 0;
+  const onData = (chunk: Buffer) => {
+    buf = Buffer.concat([buf, chunk]);
+    try {
+      for (let end = respEnd(buf, 0); end > 0 && waiting; end = respEnd(buf, 0)) {
+        const reply = Buffer.from(buf.subarray(0, end));
+        buf = buf.subarray(end);
+        if (waiting.skip > 0) waiting.skip--;
+        else {
+          const w = waiting;
+          waiting = undefined;
+          w.resolve(reply);
+        }
+      }
+    } catch (err) {
+      waiting?.reject(err as Error);
+      socket?.destroy();
+    }
+  };
+  return {
+    async fetch(command, state) {
+      if (!socket) {
+        socket = await connect();
+        socket.on('data', onData);
+        socket.on('error', (err) => waiting?.reject(err));
+        socket.on('close', () => waiting?.reject(new Error('the server closed the connection')));
+      }
+      const fresh = state.slice(sent);
+      sent = state.length;
+      return await new Promise<Buffer>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no reply within ${timeoutMs} ms`)), timeoutMs);
+        waiting = {
+          skip: fresh.length,
+          resolve: (b) => (clearTimeout(timer), resolve(b)),
+          reject: (e) => (clearTimeout(timer), reject(e)),
+        };
+        socket!.write(Buffer.concat([...fresh, command]));
+      });
+    },
+    close: () => socket?.destroy(),
+  };
 }

@@ -1,0 +1,152 @@
+import { connectTcp, HttpMatcher, HttpReplayer, isHttpCandidate, replayIntercepted, type ReplayEvent } from './http/index.js';
+import type { MatcherOptions } from './http/matcher.js';
+import type { OnMiss } from './http/replayer.js';
+import { GenericIndex, replayGeneric } from './generic/index.js';
+import type { GenericMock, HttpMock, Mock, PostgresMock, RedisMock } from './keploy/types.js';
+import { ReplayIndex } from './postgres/catalog.js';
+import { replayPostgres } from './postgres/replayer.js';
+import type { InterceptedConnection } from './proxy/proxy.js';
+import { RedisIndex, redisFetcher, replayRedis, toRedisMock } from './redis/index.js';
+import { commandArgs, redactArgs } from './redis/resp.js';
+import type { DebugkitCa } from './tls/index.js';
+
+/**
+ * What every protocol's replay is to replay.ts: one object per protocol, built over the set's
+ * mocks of its kind, shared by all of a program's connections (a pool's connections share the
+ * recorded order). `accepts` says whether it has mocks that can answer a connection; `serve`
+ * answers it until it closes; the counts are its own.
+ */
+export interface ProtocolReplayer {
+  readonly kind: 'Http' | 'Postgres' | 'Redis' | 'Generic';
+  accepts(conn: InterceptedConnection): boolean;
+  serve(conn: InterceptedConnection): Promise<void>;
+  readonly counts: ReplayCounts;
+}
+
+export interface ReplayCounts {
+  replayed: number;
+  missed: number;
+  /** Misses sent to the real destination (HTTP and Redis commands; other protocols pass whole connections). */
+  fellBack: number;
+}
+
+export interface ReplayersOptions {
+  ca: DebugkitCa;
+  onMiss: OnMiss;
+  ignore?: Pick<MatcherOptions, 'ignoreHeaders' | 'ignoreQuery' | 'ignoreJsonPaths'>;
+  upstreamCa?: string;
+  /** One line per miss: what was asked and the closest mock. */
+  missed(message: string): void;
+  /** A mock captured on a miss (`onMiss: record`). */
+  recorded(mock: Mock): void;
+}
+
+const ofKind = <K extends Mock['kind']>(mocks: readonly Mock[], kind: K) => mocks.filter((m) => m.kind === kind) as Array<Extract<Mock, { kind: K }>>;
+
+/**
+ * The replayers of a set, in the order they are asked: HTTP (TLS and HTTP connections), then
+ * PostgreSQL, then Generic before Redis (a Redis connection to a target with Generic mocks, from a
+ * set recorded before Redis was modeled, is answered by those).
+ */
+export function replayersFor(mocks: readonly Mock[], o: ReplayersOptions): ProtocolReplayer[] {
+  return [httpReplayer(ofKind(mocks, 'Http'), o), postgresReplayer(ofKind(mocks, 'Postgres'), o), genericReplayer(ofKind(mocks, 'Generic'), o), redisReplayer(ofKind(mocks, 'Redis'), o)];
+}
+
+function counts(): ReplayCounts {
+  return { replayed: 0, missed: 0, fellBack: 0 };
+}
+
+function httpReplayer(mocks: HttpMock[], o: ReplayersOptions): ProtocolReplayer {
+  const replayer = new HttpReplayer({
+    matcher: new HttpMatcher(mocks, o.ignore ?? {}),
+    onMiss: o.onMiss,
+    ...(o.upstreamCa ? { upstream: { ca: o.upstreamCa } } : {}),
+    onEvent: (event) => {
+      if (event.kind === 'missed') o.missed(describeMiss(event));
+      if (event.kind === 'recorded' && event.recorded) o.recorded(event.recorded);
+    },
+  });
+  return {
+    kind: 'Http',
+    // HTTP and TLS connections always go to the HTTP replayer: it answers misses itself (502, passthrough, record).
+    accepts: (conn) => isHttpCandidate(conn),
+    serve: (conn) => replayIntercepted(conn, replayer, { ca: o.ca }),
+    get counts() {
+      const c = replayer.counters;
+      // A fallback is still a miss of the set (the contract's counting).
+      return { replayed: c.replayed, missed: c.missed + c.fellBack, fellBack: c.fellBack };
+    },
+  };
+}
+
+function postgresReplayer(mocks: PostgresMock[], o: ReplayersOptions): ProtocolReplayer {
+  const index = new ReplayIndex(mocks);
+  const c = counts();
+  return {
+    kind: 'Postgres',
+    // Without PostgreSQL mocks a session passes through (or is recorded) unless misses fail.
+    accepts: (conn) => conn.protocol === 'postgres' && (mocks.length > 0 || o.onMiss === 'fail'),
+    serve: async (conn) => {
+      await replayPostgres(conn, index, { onMatch: () => void c.replayed++, onMiss: (m) => (c.missed++, o.missed(m.message)) });
+    },
+    counts: c,
+  };
+}
+
+function redisReplayer(mocks: RedisMock[], o: ReplayersOptions): ProtocolReplayer {
+  const index = new RedisIndex(mocks);
+  const c = counts();
+  return {
+    kind: 'Redis',
+    accepts: (conn) => conn.protocol === 'redis' && (index.size > 0 || o.onMiss === 'fail'),
+    serve: async (conn) => {
+      const host = `${conn.target.host}:${conn.target.port}`;
+      // passthrough / record: a command no mock answers goes to the real server on this session's own connection.
+      const upstream = o.onMiss === 'fail' ? undefined : redisFetcher(() => connectTcp(conn.target, 10_000));
+      try {
+        await replayRedis(conn, index, {
+          onMatch: () => void c.replayed++,
+          onMiss: (m) => (c.missed++, o.missed(m.message)),
+          ...(upstream
+            ? {
+                fetch: upstream.fetch,
+                onFetched: (f) => {
+                  if (o.onMiss === 'record') {
+                    const mock = toRedisMock(f.request, f.reply, f.startedAt, new Date(), host, conn.id);
+                    index.add({ name: `recorded ${f.command}`, args: redactArgs(commandArgs(f.request)).args, response: f.reply });
+                    o.recorded(mock);
+                  } else {
+                    c.fellBack++;
+                    c.missed++;
+                  }
+                },
+              }
+            : {}),
+        });
+      } finally {
+        upstream?.close();
+      }
+    },
+    counts: c,
+  };
+}
+
+function genericReplayer(mocks: GenericMock[], o: ReplayersOptions): ProtocolReplayer {
+  const index = new GenericIndex(mocks);
+  const c = counts();
+  // Sets recorded before Redis was modeled hold Generic mocks for it: those answer Redis too.
+  const known = (conn: InterceptedConnection) => index.forTarget(conn.target) !== undefined;
+  return {
+    kind: 'Generic',
+    accepts: (conn) => (conn.protocol === 'generic' && (known(conn) || o.onMiss === 'fail')) || (conn.protocol === 'redis' && known(conn)),
+    serve: async (conn) => {
+      await replayGeneric(conn, index, { onMatch: () => void c.replayed++, onMiss: (m) => (c.missed++, o.missed(m.message)) });
+    },
+    counts: c,
+  };
+}
+
+function describeMiss(event: ReplayEvent): string {
+  const closest = event.mock ? `; closest ${event.mock}: ${(event.differences ?? []).slice(0, 3).join('; ')}` : '';
+  return `${event.method} ${event.url}${closest}`;
+}
