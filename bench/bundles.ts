@@ -1089,9 +1089,12 @@ function report({ big, versions, grep, kubectl, init, memory, seconds, load }: R
         'inside the run\'s directory, so kubectl\'s cache and the kubeconfig stay there), started before any measurement; `initialize_bundle` with the ' +
         'enlarged directory as the source (used in place). The debugkit figures include the MCP client side.',
       `(1) grep: ${PATTERNS.map((p) => `\`${p.pattern}\` (${grepLabel(p)})`).join(', ')}, each run by: \`grep\` in the bundle's directory (\`.\`), its ` +
-        'output read through a pipe and its lines counted; `grepFiles()` from src/ in the bench process (max_results 10^8); and the `grep_files` tool ' +
-        `(max_results ${TOOL_MAX_RESULTS}, the tool's ceiling). The matching-line counts of all three are checked equal. \`grep -rc\` reads the whole tree ` +
-        `first (page cache warm); per pattern one untimed run of each way, then ${GREP_RUNS} rounds, the order rotating. Took ${seconds[1].toFixed(1)} s.`,
+        'output read through a pipe and its lines counted; `rg -n --no-ignore --hidden` the same way; `grepFiles()` from src/ in the bench process ' +
+        '(max_results 10^8) with the built-in search and with its default engine (ripgrep when installed), whose whole answers are checked identical; ' +
+        `and the \`grep_files\` tool (max_results ${TOOL_MAX_RESULTS}, the tool's ceiling). The matching-line counts of all are checked equal. \`grep -rc\` reads the whole tree ` +
+        `first (page cache warm); per pattern one untimed run of each way, then ${GREP_RUNS} rounds, the order rotating. The ripgrep engine keeps the last ` +
+        'file listing (names in order, text or binary) while no directory changes: the untimed run fills it, so the timed runs are rg plus the check of its ' +
+        `candidate lines; a first search of a bundle also walks and sniffs every file, alongside rg. Took ${seconds[1].toFixed(1)} s.`,
       `(2) kubectl: \`${KUBECTL}\` with KUBECONFIG set to the kubeconfig debugkit wrote, a private empty HOME and KUBECTL_COMMAND_HEADERS=false (as the ` +
         '`kubectl` tool runs it). Cold: `--cache-dir` a new empty directory each run; warm: one cache directory filled by an untimed run. The tool runs ' +
         'kubectl with the server\'s HOME, whose cache the untimed call fills. Timed from spawn to the end of the output; each run\'s output is checked ' +

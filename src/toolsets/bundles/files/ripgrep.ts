@@ -170,10 +170,11 @@ function translateClass(pattern: string, start: number): { text: string; end: nu
     if (c === '\\') {
       const e = pattern[++i];
       if (e === undefined) return null;
-      if (e === 'd') single = null, (items += DIGIT);
-      else if (e === 'w') single = null, (items += WORD);
-      else if (e === 's') single = null, (items += SPACE);
-      else {
+      const set = e === 'd' ? DIGIT : e === 'w' ? WORD : e === 's' ? SPACE : null;
+      if (set !== null) {
+        items += set;
+        single = null;
+      } else {
         if (e === 'b' || e === 'D' || e === 'W' || e === 'S') return null;
         const t = simpleEscape(e);
         if (t === null) return null;
