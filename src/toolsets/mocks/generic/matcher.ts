@@ -1,4 +1,5 @@
 import type { GenericMock } from '../keploy/types.js';
+import { mysqlAuthSeq } from './mysql.js';
 import { META_HOST, META_REQUEST_BYTES, META_RESPONSE_BYTES, META_SERVER_CLOSED, META_TRUNCATED, payloadBytes } from './format.js';
 
 /**
@@ -56,11 +57,6 @@ export function isMysqlGreeting(b: Buffer): boolean {
   return len + 4 === b.length && b.indexOf(0, 5) > 5 && b.indexOf(0, 5) < 4 + len;
 }
 
-/** One whole MySQL packet with a sequence id other than 0: part of authentication, not a command. */
-function mysqlAuthPacket(b: Buffer): number | undefined {
-  if (b.length < 4 || b[3] === 0) return undefined;
-  return b.readUIntLE(0, 3) + 4 === b.length ? b[3] : undefined;
-}
 
 class TargetMocks {
   readonly greetings: Group = { entries: [], next: 0 };
@@ -76,7 +72,7 @@ class TargetMocks {
       if (isMysqlGreeting(entry.response)) this.mysql = true;
       return void this.greetings.entries.push(entry);
     }
-    const seq = mysqlAuthPacket(entry.request);
+    const seq = mysqlAuthSeq(entry.request);
     if (seq !== undefined) {
       const auth = this.mysqlAuth.get(seq) ?? { entries: [], next: 0 };
       auth.entries.push(entry);
