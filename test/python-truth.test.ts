@@ -7,6 +7,8 @@ let dk: TestClient;
 
 beforeAll(async () => {
   dk = await connectStdio({ root: PY_ROOT });
+  // Listed tools make the SDK client validate every result against its output schema.
+  await dk.client.listTools();
 });
 afterAll(async () => {
   await dk?.close();
