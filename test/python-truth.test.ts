@@ -84,7 +84,7 @@ describe('python answers that are true', () => {
 
     const deep = await dk.tool('python_evaluate', { sessionId: id, expression: 'items', depth: 3, maxReprLength: 100_000 });
     expect(deep.isError).toBe(false);
-    expect(deep.text.length).toBeLessThan(40_000);
+    expect(deep.text.length).toBeLessThan(20_000);
     expect(deep.structured.membersTruncated).toBe(true);
     expect(deep.structured.hint).toMatch(/depth|expression/);
     await pyOk(dk, 'python_end_session', { sessionId: id });

@@ -185,9 +185,11 @@ export class PythonSession implements SessionResource {
       const members = await expandMembers(fetch, body.variablesReference, depth, maxReprLength, budget);
       const result: EvaluateView = { ...top, expandable: body.variablesReference > 0, ...members };
       // The repr itself was cut by the budget rather than by the maxReprLength asked for.
-      if (body.result.length > TREE_BUDGET_CHARS && maxReprLength > TREE_BUDGET_CHARS) budget.exhausted = true;
-      if (budget.exhausted) {
-        result.membersTruncated = true;
+      const reprCut = body.result.length > TREE_BUDGET_CHARS && maxReprLength > TREE_BUDGET_CHARS;
+      if (budget.exhausted) result.membersTruncated = true;
+      if (reprCut) {
+        result.hint = `the repr was cut at ${TREE_BUDGET_CHARS} characters, the most one answer shows: evaluate a part, e.g. ${JSON.stringify(`${expression}[${TREE_BUDGET_CHARS}:${2 * TREE_BUDGET_CHARS}]`)}`;
+      } else if (budget.exhausted) {
         result.hint = `the answer was cut at about ${TREE_BUDGET_CHARS} characters: ask for less (a smaller depth, or an expression for one member such as ${JSON.stringify(`${expression}[KEY]`)})`;
       }
       return result;
