@@ -26,6 +26,8 @@ function commonOptions(cmd: Command): Command {
     .option('--gdb <path>', 'gdb binary', 'gdb')
     .option('--bundle-dir <dir>', 'where support bundles are extracted and kept (default: ~/.cache/debugkit/bundles)')
     .option('--kubectl <path>', 'kubectl binary for the bundles toolset', 'kubectl')
+    .addOption(new Option('--allow-attach <rule>', 'processes debugger_attach may attach to').choices(['same-user', 'any', 'none']).default('same-user'))
+    .option('--data-dir <dir>', 'where the debugger toolset keeps crash signatures (default: ~/.local/share/debugkit)')
     .addOption(new Option('--log-level <level>', 'stderr log verbosity').choices(['error', 'warn', 'info', 'debug']).default('info'));
 }
 
@@ -36,6 +38,8 @@ interface CommonOpts {
   gdb: string;
   bundleDir?: string;
   kubectl: string;
+  allowAttach: Config['debugger']['allowAttach'];
+  dataDir?: string;
   logLevel: Config['logLevel'];
 }
 
@@ -48,6 +52,7 @@ function baseConfig(opts: CommonOpts): Config {
   });
   config.gdb.path = opts.gdb;
   config.bundles = { dir: opts.bundleDir ?? config.bundles.dir, kubectl: opts.kubectl };
+  config.debugger = { allowAttach: opts.allowAttach, dataDir: opts.dataDir ?? config.debugger.dataDir };
   return config;
 }
 

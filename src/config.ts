@@ -27,6 +27,12 @@ export interface Config {
     dir: string;
     kubectl: string;
   };
+  debugger: {
+    /** Which processes debugger_attach may attach to: the server's own user's, any, or none. */
+    allowAttach: 'same-user' | 'any' | 'none';
+    /** Where the debugger toolset keeps crash signatures (XDG data dir by default). */
+    dataDir: string;
+  };
   /** Verbosity of the stderr log. */
   logLevel: 'error' | 'warn' | 'info' | 'debug';
 }
@@ -52,6 +58,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     },
     gdb: { path: 'gdb' },
     bundles: { dir: defaultBundleDir(), kubectl: 'kubectl' },
+    debugger: { allowAttach: 'same-user', dataDir: defaultDataDir() },
     logLevel: 'info',
     ...overrides,
   };
@@ -61,4 +68,10 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
 export function defaultBundleDir(): string {
   const cache = process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache');
   return path.join(cache, 'debugkit', 'bundles');
+}
+
+/** The user's data directory (XDG), where the debugger toolset keeps crash signatures. */
+export function defaultDataDir(): string {
+  const data = process.env.XDG_DATA_HOME || path.join(homedir(), '.local', 'share');
+  return path.join(data, 'debugkit');
 }

@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import { toolsetFactories } from '../toolsets/index.js';
 import { VERSION } from '../version.js';
 import { createLogger, type Logger } from './log.js';
+import { installRpcHooks } from './rpc-hooks.js';
 import type { ClientContext, RestRoute, Toolset } from './toolset.js';
 
 export interface Debugkit {
@@ -49,6 +50,7 @@ export function createDebugkit(config: Config, log: Logger = createLogger(config
         },
       };
       for (const toolset of toolsets) toolset.register(server, client);
+      installRpcHooks(server); // contract aliases and JSON-RPC error codes (debugger toolset)
       return server;
     },
     async release(owner) {

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
-import { DebugkitError } from '../../../core/errors.js';
-import { PendingTable } from '../../../core/pending.js';
+import { DebugkitError } from '../errors.js';
+import { PendingTable } from '../pending.js';
 import { parseMiLine, type MiRecord } from './parser.js';
 
 export type ResultRecord = Extract<MiRecord, { kind: 'result' }>;
