@@ -48,6 +48,8 @@ export class DebugSession {
   modeNote = '';
   readonly positions: Position[] = [];
   lastCrash: { signal: string; frames: Frame[] } | undefined;
+  /** The stored signature of lastCrash, so it does not match itself. */
+  lastCrashSignatureId: string | undefined;
   private localsBy = new Map<string, Map<string, string>>();
   /** Every checkpoint this session made that may still exist (forks of the debuggee). */
   private checkpoints = new Set<number>();

@@ -8,4 +8,5 @@ export async function recordCrash(control: DebuggerControl, session: DebugSessio
   if (!crash) return;
   const sig = makeSignature(crash.signal, crash.frames.map((f) => f.function), `session ${session.id}`, session.program);
   await control.signatures.add(sig);
+  session.lastCrashSignatureId = sig.id;
 }

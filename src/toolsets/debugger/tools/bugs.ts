@@ -49,7 +49,7 @@ export const findSimilarBugsTool: DebuggerTool = (ctx) => defineTool({
     }
     const ref = reference;
     const ranked = candidates
-      .filter((c) => c !== ref && c.id !== ref.id && c.pattern === pattern_type && !(c.source === ref.source && c.time === ref.time))
+      .filter((c) => c !== ref && c.id !== ref.id && c.id !== session?.lastCrashSignatureId && c.pattern === pattern_type && !(c.source === ref.source && c.time === ref.time))
       .map((c) => ({ c, d: distance(ref, c) }))
       .sort((a, b) => a.d - b.d);
     const matches = ranked.slice(0, MAX_MATCHES).map(({ c, d }) => {
