@@ -235,6 +235,14 @@ describe('debugger toolset over stdio', () => {
     expect(err.code).toBe(-32006);
     err = await rpcError('debugger_set_breakpoint', { address: 'main; shell id', session_id: 'errs' });
     expect(err.code).toBe(-32006);
+    err = await rpcError('debugger_set_breakpoint', { address: '0x10', session_id: 'errs' });
+    expect(err.code).toBe(-32006);
+    expect((err.data as any).details).toMatch(/not mapped/);
+    // Run to the end: record full holds the program at its exit call, history intact.
+    const end = (await call('debugger_continue', { session_id: 'errs' })).value;
+    expect(end.reason).toBe('exit-pending');
+    const back = (await call('debugger_step_backward', { session_id: 'errs', to: 'p1' })).value;
+    expect(back.function).toBe('main');
     err = await rpcError('debugger_step_backward', { session_id: 'errs', to: 'p999' });
     expect(err.code).toBe(-32007);
     await call('debugger_detach', { session_id: 'errs' });

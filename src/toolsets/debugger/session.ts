@@ -148,16 +148,21 @@ export class DebugSession {
   }
 
   /** Builds the compact stop for where the target is now and records it as a new position. */
-  async describeStop(stopped: MiTuple | undefined, note?: string): Promise<CompactStop> {
+  async describeStop(stopped: MiTuple | undefined, note?: string, output = ''): Promise<CompactStop> {
     const engine = this.engine;
     if (!stopped) {
       return { state: 'running', note: 'still running after the wait: call debugger_continue again to keep waiting, or debugger_interrupt to stop it' };
     }
-    const reason = str(stopped.reason) ?? (this.mode === 'record' ? 'history' : 'stopped');
+    let reason = str(stopped.reason) ?? (this.mode === 'record' ? 'history' : 'stopped');
     if (engine.exited || reason.startsWith('exited')) {
       const code = str(stopped['exit-code']);
       const signal = str(stopped['signal-name']);
       return { state: 'exited', reason, note: signal ? `killed by ${signal}` : `exit code ${code ?? 0}` };
+    }
+    if (/Process record: inferior program stopped/.test(output) && str(stopped['signal-name']) === '0') {
+      // record full stops a program at its exit syscall: the history up to here stays reachable.
+      note = [note, 'the program is about to exit: record full stopped it at its exit call; step back to inspect, or debugger_detach to end it'].filter(Boolean).join('; ');
+      reason = 'exit-pending';
     }
     const frameTuple = (stopped.frame && typeof stopped.frame === 'object' && !Array.isArray(stopped.frame)) ? stopped.frame : {};
     const top = toFrame(frameTuple);
@@ -207,8 +212,11 @@ export class DebugSession {
     if (top.file) { position.file = top.file; position.line = top.line; }
     if (this.mode === 'record') {
       const info = await this.engine.cli('info record').catch(() => '');
-      const n = /Current instruction number is (\d+)/.exec(info)?.[1] ?? /Highest recorded instruction number is (\d+)/.exec(info)?.[1];
-      if (n) position.insn = Number(n);
+      // Replaying: the current instruction; at the end of the log, the last one recorded (which is
+      // what "record goto" takes for the live end); nothing logged yet: 0, the beginning.
+      const current = /Current instruction number is (\d+)/.exec(info)?.[1];
+      const highest = /Highest recorded instruction number is (\d+)/.exec(info)?.[1];
+      position.insn = Number(current ?? highest ?? 0);
     } else if (this.mode === 'checkpoint') {
       const out = await this.engine.cli('checkpoint').catch(() => '');
       const n = /checkpoint (\d+)/.exec(out)?.[1];
@@ -246,7 +254,8 @@ export class DebugSession {
   /** Moves the target back to position `p` (record goto, or restart of its checkpoint). */
   async travelTo(p: Position): Promise<MiTuple | undefined> {
     if (this.mode === 'record' && p.insn !== undefined) {
-      await this.engine.cli(`record goto ${p.insn}`);
+      if (p.insn === 0) await this.engine.cli('record goto begin');
+      else await this.engine.cli(`record goto ${p.insn}`).catch(() => this.engine.cli('record goto end'));
     } else if (this.mode === 'checkpoint' && p.checkpoint !== undefined) {
       await this.engine.cli(`restart ${p.checkpoint}`);
       // The checkpoint is now the live process; keep a fresh copy so p stays reachable.

@@ -118,7 +118,7 @@ export async function finishStop(ctx: DebuggerContext, session: DebugSession, st
   const recordFailure = /Process record does not support[^\n]*|Process record: failed[^\n]*/.exec(output)?.[0];
   if (recordFailure) notes.push(`recording stopped here: ${recordFailure.trim()}`);
   if (stopped && (str(stopped.reason) === 'no-history' || stopped.reason === undefined) && session.mode === 'record') notes.push('reached the start of the recorded history (recording began at main)');
-  const stop = await session.describeStop(stopped, notes.join('; ') || undefined);
+  const stop = await session.describeStop(stopped, notes.join('; ') || undefined, output);
   if (stop.state === 'stopped' && stop.reason === 'signal-received' && session.lastCrash) {
     await recordCrash(ctx.control, session).catch((err) => ctx.log.warn(`debugger: cannot store a crash signature: ${describeError(err)}`));
   }

@@ -38,6 +38,14 @@ export const setBreakpointTool: DebuggerTool = (ctx) => defineTool({
       } catch (err) {
         throw new DebuggerRpcError('BREAKPOINT_FAILED', `gdb could not set a breakpoint at ${address}: ${(err as Error).message}`, { address });
       }
+      if (address.startsWith('0x') && !session.engine.exited) {
+        // A breakpoint on unmapped memory would fail only when the program resumes.
+        const readable = await session.engine.mi_(`-data-read-memory-bytes ${address} 1`).then(() => true, () => false);
+        if (!readable) {
+          await session.engine.mi_(`-break-delete ${String(bkpt.number)}`).catch(() => undefined);
+          throw new DebuggerRpcError('BREAKPOINT_FAILED', `${address} is not mapped in process ${session.pid}: give an address of its code (debugger_get_stack_trace shows some)`, { address });
+        }
+      }
       const out: { number: number; location: string; function?: string; file?: string; line?: number; condition?: string } = { number: Number(bkpt.number), location: address };
       if (typeof bkpt.func === 'string') out.function = bkpt.func;
       if (typeof bkpt.file === 'string') out.file = bkpt.file;
