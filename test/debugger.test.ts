@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectStdio, type TestClient } from './helpers/client.js';
+import { connectHttp, connectStdio, startHttpServer, type TestClient } from './helpers/client.js';
 import { isAlive, waitFor } from './helpers/procs.js';
 import { tempDir } from './helpers/programs.js';
 
@@ -246,5 +246,25 @@ describe('debugger toolset over stdio', () => {
     err = await rpcError('debugger_step_backward', { session_id: 'errs', to: 'p999' });
     expect(err.code).toBe(-32007);
     await call('debugger_detach', { session_id: 'errs' });
+  });
+});
+
+describe('debugger toolset over HTTP with a key', () => {
+  it('serves the contract names and error codes, and steps back', async () => {
+    const server = await startHttpServer(['--toolsets', 'debugger', '--root', root, '--data-dir', dataDir]);
+    const http = await connectHttp(server.url, server.key);
+    try {
+      const err = await http.client.callTool({ name: 'debugger/attach', arguments: { pid: 4_000_001 } }).catch((e: unknown) => e);
+      expect((err as McpError).code).toBe(-32004);
+      await http.client.callTool({ name: 'debugger_launch', arguments: { program: 'dbg_timetravel' } });
+      await http.client.callTool({ name: 'debugger/set_breakpoint', arguments: { address: 'dbg_timetravel.c:24' } });
+      const at24 = await http.client.callTool({ name: 'debugger/continue', arguments: {} });
+      expect((at24.structuredContent as any).changed.x).toBe('30');
+      const back = await http.client.callTool({ name: 'debugger/step_backward', arguments: {} });
+      expect((back.structuredContent as any)).toMatchObject({ line: 23, changed: { x: '20' } });
+    } finally {
+      await http.close();
+      await server.stop();
+    }
   });
 });

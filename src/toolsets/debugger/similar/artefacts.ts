@@ -92,11 +92,11 @@ async function analyseCore(core: string, root: string, gdbPath: string, deadline
 export function parseReports(text: string, source: string): CrashSignature[] {
   const out: CrashSignature[] = [];
   for (const m of text.matchAll(/ERROR: (?:Address|Leak|Memory|Thread)Sanitizer: ([\w-]+)[^\n]*\n((?:[^\n]*\n){0,60})/g)) {
-    const frames = [...m[2]!.matchAll(/^\s*#\d+ 0x[0-9a-f]+ in ([^\s(]+)/gm)].map((f) => f[1]!);
+    const frames = [...firstBlock(m[2]!).matchAll(/^\s*#\d+ 0x[0-9a-f]+ in ([^\s(]+)/gm)].map((f) => f[1]!);
     if (frames.length) out.push(makeSignature(m[1]!, frames, source, undefined, 'memory'));
   }
   for (const m of text.matchAll(/runtime error: ([^\n]*)\n((?:[^\n]*\n){0,40})/g)) {
-    const frames = [...m[2]!.matchAll(/^\s*#\d+ 0x[0-9a-f]+ in ([^\s(]+)/gm)].map((f) => f[1]!);
+    const frames = [...firstBlock(m[2]!).matchAll(/^\s*#\d+ 0x[0-9a-f]+ in ([^\s(]+)/gm)].map((f) => f[1]!);
     out.push(makeSignature(`ubsan: ${m[1]!.split(/ (?:of|for) /)[0]}`, frames, source, undefined, /overflow|alignment|null pointer/.test(m[1]!) ? 'memory' : 'logic'));
   }
   for (const m of text.matchAll(/==\d+== (Invalid (?:read|write) of size \d+|Invalid free\(\)[^\n]*|Conditional jump[^\n]*|Use of uninitialised[^\n]*)\n((?:==\d+==\s+(?:at|by) [^\n]*\n)+)/g)) {
@@ -108,4 +108,10 @@ export function parseReports(text: string, source: string): CrashSignature[] {
     out.push(makeSignature(m[2]!, frames, source, undefined, 'logic'));
   }
   return out;
+}
+
+/** A report's stack ends at the first blank line after it began. */
+function firstBlock(text: string): string {
+  const end = text.search(/\n\s*\n/);
+  return end === -1 ? text : text.slice(0, end + 1);
 }
