@@ -168,11 +168,15 @@ export class DebugSession {
     const top = toFrame(frameTuple);
     const stop: CompactStop = { state: 'stopped', reason, function: top.function };
     if (top.file) { stop.file = top.file; stop.line = top.line; }
-    const source = await sourceLines(this.options.root, str(frameTuple.fullname), top.line);
+    // One round trip's worth of waiting: gdb answers these in order, but none waits for another's reply.
+    const [source, frames, now, recordInfo] = await Promise.all([
+      sourceLines(this.options.root, str(frameTuple.fullname), top.line),
+      this.frames(3),
+      this.currentLocals(),
+      this.mode === 'record' ? this.engine.cli('info record').catch(() => '') : Promise.resolve(''),
+    ]);
     if (source) stop.source = source;
-    const frames = await this.frames(3);
     if (frames.length > 1) stop.frames = frames;
-    const now = await this.currentLocals();
     // Changes are relative to the last stop in the same function: another frame's locals are not "changes".
     const { changed, more } = changedLocals(this.localsBy.get(top.function) ?? new Map(), now);
     this.localsBy.set(top.function, now);
@@ -182,7 +186,7 @@ export class DebugSession {
       const signal = str(stopped['signal-name']) ?? 'signal';
       this.lastCrash = { signal, frames: await this.frames(32) };
     }
-    const position = await this.addPosition(top, changed);
+    const position = await this.addPosition(top, changed, recordInfo);
     stop.position = position.id;
     if (note) stop.note = note;
     return stop;
@@ -206,12 +210,11 @@ export class DebugSession {
   }
 
   /** Marks the state the target is in now as a position; takes a checkpoint in checkpoint mode. */
-  private async addPosition(top: Frame, changed: Record<string, string>): Promise<Position> {
+  private async addPosition(top: Frame, changed: Record<string, string>, info: string): Promise<Position> {
     const position: Position = { id: `p${++this.seq}`, time: new Date().toISOString(), function: top.function, changed };
     if (top.addr) position.pc = top.addr;
     if (top.file) { position.file = top.file; position.line = top.line; }
     if (this.mode === 'record') {
-      const info = await this.engine.cli('info record').catch(() => '');
       // Replaying: the current instruction; at the end of the log, the last one recorded (which is
       // what "record goto" takes for the live end); nothing logged yet: 0, the beginning.
       const current = /Current instruction number is (\d+)/.exec(info)?.[1];
