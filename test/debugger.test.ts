@@ -4,7 +4,7 @@ import path from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectHttp, connectStdio, startHttpServer, type TestClient } from './helpers/client.js';
-import { isAlive, waitFor } from './helpers/procs.js';
+import { descendants, isAlive, waitFor } from './helpers/procs.js';
 import { tempDir } from './helpers/programs.js';
 
 let root: string;
@@ -215,6 +215,9 @@ describe('debugger toolset over stdio', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(isAlive(loop.pid!)).toBe(true);
     expect(procState(loop.pid!)).not.toMatch(/[Tt]/);
+    // The checkpoint forks (children of the process) ended with the session.
+    await waitFor(() => descendants(loop.pid!).length === 0, 5000);
+    expect(descendants(loop.pid!)).toEqual([]);
   });
 
   it('answers the contract\'s error codes', async () => {
