@@ -109,6 +109,12 @@ export async function execToStop(ctx: DebuggerContext, session: DebugSession, co
   if (endOfReplay && session.mode === 'record' && !command.includes('--reverse')) {
     // Replaying forward reached the end of the recording: go on, recording again from here.
     ({ stopped, output } = await engine.exec(command, Math.max(0, deadline - Date.now()), call.signal));
+    if (!stopped) {
+      return {
+        state: 'running',
+        note: 'still running after replay reached the end of the recording and live recording resumed; if debugger_interrupt does not stop it, GDB 13 is stuck resuming there (seen when a breakpoint sits just before the end of the recording): debugger_detach and launch again',
+      };
+    }
   }
   return finishStop(ctx, session, stopped, output, note);
 }
