@@ -265,6 +265,12 @@ describe('debugger toolset over HTTP with a key', () => {
       expect((at24.structuredContent as any).changed.x).toBe('30');
       const back = await http.client.callTool({ name: 'debugger/step_backward', arguments: {} });
       expect((back.structuredContent as any)).toMatchObject({ line: 23, changed: { x: '20' } });
+      // Forward again: replay reaches the breakpoint at the end of the recording, then recording
+      // goes on live past it (GDB needs debugkit to step off the breakpoint first).
+      const again = await http.client.callTool({ name: 'debugger/continue', arguments: {} });
+      expect((again.structuredContent as any).line).toBe(24);
+      const end = await http.client.callTool({ name: 'debugger/continue', arguments: {} });
+      expect((end.structuredContent as any).reason).toBe('exit-pending');
     } finally {
       await http.close();
       await server.stop();

@@ -51,6 +51,8 @@ export class DebugSession {
   /** The stored signature of lastCrash, so it does not match itself. */
   lastCrashSignatureId: string | undefined;
   private localsBy = new Map<string, Map<string, string>>();
+  /** Breakpoint number -> the addresses of its locations (for stepping off one while replaying). */
+  readonly breakpoints = new Map<number, bigint[]>();
   /** Every checkpoint this session made that may still exist (forks of the debuggee). */
   private checkpoints = new Set<number>();
   private seq = 0;
@@ -242,6 +244,34 @@ export class DebugSession {
   private async dropCheckpoint(n: number): Promise<void> {
     this.checkpoints.delete(n);
     await this.engine.cli(`delete checkpoint ${n}`).catch(() => undefined);
+  }
+
+  /**
+   * GDB 13 stops resuming when, while replaying, stepping over a breakpoint runs into the end of
+   * the recording. Stepping off a breakpoint with the breakpoint disabled avoids that path.
+   */
+  async stepOffBreakpointWhileReplaying(): Promise<{ stopped?: MiTuple; before: MiTuple } | undefined> {
+    if (this.mode !== 'record' || this.breakpoints.size === 0) return undefined;
+    const [frame, info] = await Promise.all([
+      this.engine.mi_('-stack-info-frame').then((r) => (r.frame ?? {}) as MiTuple, () => ({}) as MiTuple),
+      this.engine.cli('info record').catch(() => ''),
+    ]);
+    const pc = str(frame.addr);
+    if (!pc || !/Replay mode/.test(info)) return undefined;
+    const here = this.breakpointsAt(pc);
+    if (here.length === 0) return undefined;
+    await this.engine.mi_(`-break-disable ${here.join(' ')}`);
+    try {
+      return { stopped: (await this.engine.exec('-exec-step-instruction', this.options.replyTimeoutMs)).stopped, before: { frame } };
+    } finally {
+      await this.engine.mi_(`-break-enable ${here.join(' ')}`).catch(() => undefined);
+    }
+  }
+
+  /** Numbers of the breakpoints with a location at `pc`. */
+  breakpointsAt(pc: string): number[] {
+    const at = BigInt(pc);
+    return [...this.breakpoints].filter(([, addrs]) => addrs.includes(at)).map(([n]) => n);
   }
 
   /** The position `id`, or a -32007 naming the ids that exist. */

@@ -8,6 +8,7 @@ import type { CallContext, ResultFormat, ToolSpec } from '../../../server/tools.
 import type { DebuggerControl } from '../control.js';
 import { DebuggerRpcError, notAttached } from '../errors.js';
 import type { DebugSession } from '../session.js';
+import type { MiTuple } from '../../../core/mi/parser.js';
 import { renderStop, str, type CompactStop } from '../stop.js';
 import { recordCrash } from '../similar/record.js';
 
@@ -104,9 +105,22 @@ export async function execToStop(ctx: DebuggerContext, session: DebugSession, co
   const engine = session.engine;
   if (engine.exited) throw new DebugkitError('INVALID_ARGUMENT', `the program has exited; step back (debugger_step_backward) or start it again with debugger_launch`);
   const deadline = Date.now() + wait * 1000;
+  if (!command.includes('--reverse')) {
+    const off = await session.stepOffBreakpointWhileReplaying();
+    // A step that the step off the breakpoint already completed (a one-instruction line) is done.
+    const [funcBefore, lineBefore] = frameLine(off?.before);
+    const [funcAfter, lineAfter] = frameLine(off?.stopped);
+    if (off?.stopped && /^-exec-(next|step)$/.test(command) && funcAfter === funcBefore && lineAfter !== lineBefore) {
+      return finishStop(ctx, session, off.stopped, engine.takeOutput(), note);
+    }
+  }
   let { stopped, output } = await engine.exec(command, wait * 1000, call.signal);
   const endOfReplay = stopped && (str(stopped.reason) === 'no-history' || stopped.reason === undefined);
-  if (endOfReplay && session.mode === 'record' && !command.includes('--reverse')) {
+  const endPc = str((stopped?.frame as MiTuple | undefined)?.addr);
+  if (endOfReplay && command === '-exec-continue' && endPc && session.breakpointsAt(endPc).length > 0) {
+    // The recording ends on a breakpoint: that is where a live run would stop too.
+    stopped = { ...stopped, reason: 'breakpoint-hit' };
+  } else if (endOfReplay && session.mode === 'record' && !command.includes('--reverse')) {
     // Replaying forward reached the end of the recording: go on, recording again from here.
     ({ stopped, output } = await engine.exec(command, Math.max(0, deadline - Date.now()), call.signal));
     if (!stopped) {
@@ -151,3 +165,8 @@ export const debuggerFormat: ResultFormat = {
     return { isError: true, content: [{ type: 'text', text }] };
   },
 };
+
+function frameLine(stop: MiTuple | undefined): [string | undefined, string | undefined] {
+  const frame = stop?.frame as MiTuple | undefined;
+  return [str(frame?.func), str(frame?.line)];
+}

@@ -46,6 +46,9 @@ export const setBreakpointTool: DebuggerTool = (ctx) => defineTool({
           throw new DebuggerRpcError('BREAKPOINT_FAILED', `${address} is not mapped in process ${session.pid}: give an address of its code (debugger_get_stack_trace shows some)`, { address });
         }
       }
+      const locations = Array.isArray(bkpt.locations) ? (bkpt.locations as Array<Record<string, unknown>>) : [bkpt];
+      const addrs = locations.map((l) => (typeof l.addr === 'string' && /^0x[0-9a-f]+$/i.test(l.addr) ? BigInt(l.addr) : undefined)).filter((a): a is bigint => a !== undefined);
+      session.breakpoints.set(Number(bkpt.number), addrs);
       const out: { number: number; location: string; function?: string; file?: string; line?: number; condition?: string } = { number: Number(bkpt.number), location: address };
       if (typeof bkpt.func === 'string') out.function = bkpt.func;
       if (typeof bkpt.file === 'string') out.file = bkpt.file;
