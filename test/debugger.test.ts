@@ -191,23 +191,28 @@ describe('debugger toolset over stdio', () => {
     await call('debugger_detach', { session_id: 'crash' });
   });
 
-  it('attaches to a running process, goes back with checkpoints, and detaches leaving it running', async () => {
+  it('attaches to a running process, records until glibc\'s EVEX string code, falls back to checkpoints, and detaches leaving it running', async () => {
     const loop = startLoop();
     await waitFor(() => isAlive(loop.pid!), 5000);
     await new Promise((r) => setTimeout(r, 300));
     const attached = await call('debugger/attach', { pid: loop.pid, session_id: 'live' });
     expect(attached.text).toContain(`Successfully attached to process ${loop.pid}`);
-    expect(attached.value.history).toBe('checkpoint');
+    expect(attached.value.history).toBe('record');
     await call('debugger_set_breakpoint', { address: 'step', session_id: 'live' });
-    const first = (await call('debugger_continue', { session_id: 'live' })).value;
-    expect(first.function).toBe('step');
-    const i1 = first.changed.i;
-    const second = (await call('debugger_continue', { session_id: 'live' })).value;
-    expect(second.changed.i).not.toBe(i1);
+    const iNow = async () => (await call('debugger_get_variables', { session_id: 'live', filter: 'i' })).value.variables.find((v: any) => v.name === 'i')?.value;
+    // Run until the snprintf in step(): record full cannot record it, and history switches to checkpoints.
+    let stop = (await call('debugger_continue', { session_id: 'live' })).value;
+    for (let n = 0; n < 3 && !/history now/.test(stop.note ?? ''); n++) stop = (await call('debugger_continue', { session_id: 'live' })).value;
+    expect(stop.note).toMatch(/recording stopped here .*history now: checkpoint/);
+    stop = (await call('debugger_continue', { session_id: 'live' })).value;
+    expect(stop.function).toBe('step');
+    const i1 = await iNow();
+    stop = (await call('debugger_continue', { session_id: 'live' })).value;
+    expect(stop.function).toBe('step');
+    expect(await iNow()).not.toBe(i1);
     const back = (await call('debugger_step_backward', { session_id: 'live' })).value;
     expect(back.function).toBe('step');
-    const vars = (await call('debugger_get_variables', { session_id: 'live' })).value.variables;
-    expect(vars.find((v: any) => v.name === 'i').value).toBe(i1);
+    expect(await iNow()).toBe(i1);
     const err = await rpcError('debugger_last_change', { expression: 'ticks', session_id: 'live' });
     expect(err.code).toBe(-32007);
     expect((err.data as any).details).toMatch(/debugger_launch/);

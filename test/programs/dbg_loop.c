@@ -2,9 +2,12 @@
 #include <unistd.h>
 
 volatile unsigned long ticks = 0;
+static char src[64] = "text formatted by glibc";
+static char dst[256];
 
 int step(int i) {
   ticks += (unsigned long)i;
+  snprintf(dst, sizeof dst, "%s %d", src, i); /* glibc's EVEX string code: record full stops here */
   return i * 2;
 }
 

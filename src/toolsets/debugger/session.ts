@@ -110,24 +110,40 @@ export class DebugSession {
       const exe = await engine.cli('info proc exe').catch(() => '');
       const program = /exe = '(.*)'/.exec(exe)?.[1] ?? `pid ${pid}`;
       const session = new DebugSession(id, 'attached', pid, program, engine, options, tempDir);
-      // An attached process already runs glibc's AVX/EVEX paths, which record full cannot record:
-      // fork-based checkpoints go back by switching to a copy of the process taken earlier.
+      // Recording first: it gives real reverse execution until the process runs an instruction
+      // record full cannot record (its glibc's AVX paths); then fork checkpoints take over.
       try {
-        const out = await engine.cli('checkpoint');
-        const probe = /checkpoint (\d+)/.exec(out)?.[1];
-        if (probe) {
-          await engine.cli(`delete checkpoint ${probe}`);
-          session.mode = 'checkpoint';
-          session.modeNote = 'history from GDB fork checkpoints taken at each stop (an attached process cannot be recorded: its glibc uses AVX instructions record full does not support; launch the program with debugger_launch for full reverse execution)';
-        }
-      } catch (err) {
-        session.modeNote = `no history: checkpoint failed (${(err as Error).message}); launch the program with debugger_launch for reverse execution`;
+        await engine.cli('record full');
+        session.mode = 'record';
+        session.modeNote = 'recorded by GDB record full since attach; if the process runs an instruction record full cannot record (glibc AVX paths), history switches to fork checkpoints';
+      } catch {
+        await session.useCheckpoints('record full is not available for this process');
       }
       return session;
     } catch (err) {
       await engine.dispose();
       rmSync(tempDir, { recursive: true, force: true });
       throw err;
+    }
+  }
+
+  /**
+   * Switches history to GDB's fork checkpoints (after `record full` failed or gave up). Positions
+   * recorded so far can no longer be returned to.
+   */
+  async useCheckpoints(why: string): Promise<void> {
+    if (this.mode === 'record') await this.engine.cli('record stop').catch(() => undefined);
+    for (const p of this.positions) delete p.insn;
+    try {
+      const out = await this.engine.cli('checkpoint');
+      const probe = /checkpoint (\d+)/.exec(out)?.[1];
+      if (!probe) throw new Error(out.trim() || 'no checkpoint made');
+      await this.engine.cli(`delete checkpoint ${probe}`);
+      this.mode = 'checkpoint';
+      this.modeNote = `history from GDB fork checkpoints taken at each stop (${why}; launch the program with debugger_launch for full reverse execution)`;
+    } catch (err) {
+      this.mode = 'none';
+      this.modeNote = `no history: ${why}, and GDB checkpoints failed (${(err as Error).message}); launch the program with debugger_launch for reverse execution`;
     }
   }
 

@@ -135,10 +135,19 @@ export async function execToStop(ctx: DebuggerContext, session: DebugSession, co
 
 export async function finishStop(ctx: DebuggerContext, session: DebugSession, stopped: Parameters<DebugSession['describeStop']>[0], output: string, note?: string): Promise<CompactStop> {
   const notes = note ? [note] : [];
-  const recordFailure = /Process record does not support[^\n]*|Process record: failed[^\n]*/.exec(output)?.[0];
-  if (recordFailure) notes.push(`recording stopped here: ${recordFailure.trim()}`);
+  const failures = output.match(/Process record does not support[^\n]*|Process record: failed[^\n]*/g) ?? [];
+  const recordFailure = failures.find((f) => /instruction 0x/.test(f)) ?? failures[0];
+  if (recordFailure && session.mode === 'record') {
+    await session.useCheckpoints(`record full cannot record this process past here: ${recordFailure.trim()}`);
+    notes.push(`recording stopped here (${recordFailure.trim()}); earlier positions are gone; history now: ${session.mode}`);
+  }
   if (stopped && (str(stopped.reason) === 'no-history' || stopped.reason === undefined) && session.mode === 'record') notes.push('reached the start of the recorded history (recording began at main)');
   const stop = await session.describeStop(stopped, notes.join('; ') || undefined, output);
+  if (recordFailure && stop.state === 'stopped') {
+    // GDB reports the give-up as "signal 0": not a crash of the program.
+    stop.reason = 'record-stopped';
+    session.lastCrash = undefined;
+  }
   if (stop.state === 'stopped' && stop.reason === 'signal-received' && session.lastCrash) {
     await recordCrash(ctx.control, session).catch((err) => ctx.log.warn(`debugger: cannot store a crash signature: ${describeError(err)}`));
   }
