@@ -225,6 +225,18 @@ describe('debugger toolset over stdio', () => {
     expect(descendants(loop.pid!)).toEqual([]);
   });
 
+  it('never blocks on a long run: bounded wait, "running", then interrupt', async () => {
+    await call('debugger_launch', { program: 'dbg_loop', session_id: 'long' });
+    const started = Date.now();
+    const run = await call('debugger_continue', { session_id: 'long', wait: 1 });
+    expect(run.value.state).toBe('running');
+    expect(run.text).toMatch(/debugger_interrupt/);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const stop = (await call('debugger_interrupt', { session_id: 'long' })).value;
+    expect(stop.state).toBe('stopped');
+    await call('debugger_detach', { session_id: 'long' });
+  });
+
   it('answers the contract\'s error codes', async () => {
     let err = await rpcError('debugger/attach', { pid: 4_000_000 });
     expect(err.code).toBe(-32004);
