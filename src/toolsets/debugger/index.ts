@@ -6,10 +6,11 @@ import { localControl, type DebuggerControl } from './control.js';
 import { debuggerFormat, SessionTable, type DebuggerContext } from './tools/common.js';
 import { debuggerTools } from './tools/index.js';
 
-class DebuggerToolset implements Toolset {
+export class DebuggerToolset implements Toolset {
   readonly name = 'debugger';
   private readonly ctx: DebuggerContext;
 
+  /** `control` is the control plane's implementation; without one, the local single-key defaults. */
   constructor(env: ToolsetEnv, control?: DebuggerControl) {
     this.ctx = {
       sessions: new SessionTable(env.config.maxSessions),
