@@ -255,6 +255,10 @@ describe('debugger toolset over stdio', () => {
     expect(err.code).toBe(-32006);
     err = await rpcError('debugger_set_breakpoint', { address: 'main; shell id', session_id: 'errs' });
     expect(err.code).toBe(-32006);
+    err = await rpcError('debugger_set_breakpoint', { address: 'main', condition: 'unlink(0) == 0', session_id: 'errs' });
+    expect(err.code).toBe(-32006);
+    err = await rpcError('debugger_last_change', { expression: 'abort()', session_id: 'errs' });
+    expect(err.code).toBe(-32007);
     err = await rpcError('debugger_set_breakpoint', { address: '0x10', session_id: 'errs' });
     expect(err.code).toBe(-32006);
     expect((err.data as any).details).toMatch(/not mapped/);

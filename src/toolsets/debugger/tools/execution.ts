@@ -8,6 +8,9 @@ import type { DebugSession } from '../session.js';
 /** A location gdb accepts: hex address, function name, or file:line (no spaces, quotes or options). */
 const LOCATION = /^(0x[0-9a-fA-F]{1,16}|[A-Za-z_~][A-Za-z0-9_:<>~.]{0,200}|[A-Za-z0-9_./+-]{1,400}:\d{1,7})$/;
 
+/** A function call in an expression (gdb would run it inside the debuggee). */
+export const CALL = /[A-Za-z0-9_\]]\s*\(/;
+
 export const setBreakpointTool: DebuggerTool = (ctx) => defineTool({
   name: 'debugger_set_breakpoint',
   contractName: 'debugger/set_breakpoint',
@@ -24,8 +27,8 @@ export const setBreakpointTool: DebuggerTool = (ctx) => defineTool({
     if (!LOCATION.test(address)) {
       throw new DebuggerRpcError('BREAKPOINT_FAILED', `"${address}" is not a location: give a hex address (0x401136), a function name (main) or file:line (prog.c:12)`, { address });
     }
-    if (condition !== undefined && /[\n\r"\\]/.test(condition)) {
-      throw new DebuggerRpcError('BREAKPOINT_FAILED', 'the condition may not contain quotes, backslashes or line breaks', { condition });
+    if (condition !== undefined && (/[\n\r"'\\$;`]/.test(condition) || CALL.test(condition))) {
+      throw new DebuggerRpcError('BREAKPOINT_FAILED', 'the condition must be a plain C comparison (e.g. "i == 5 && p != 0"): no quotes, backslashes, $, ; or function calls', { condition });
     }
     return session.engine.serial(async () => {
       if (session.engine.running) throw new DebuggerRpcError('BREAKPOINT_FAILED', 'the target is running: call debugger_interrupt first', { address });

@@ -7,7 +7,7 @@ import { DebuggerRpcError } from '../errors.js';
 import type { Position } from '../session.js';
 import { clip, str } from '../stop.js';
 import { BLOB, execToStop, sessionId, stopShape, waitSeconds, type DebuggerTool, defineTool } from './common.js';
-import { historyUnavailable } from './execution.js';
+import { CALL, historyUnavailable } from './execution.js';
 
 /** C expressions an agent watches: names, members, indexing, pointers; no quotes, no commands. */
 const EXPRESSION = /^[A-Za-z_][A-Za-z0-9_.\[\]>*&() +-]{0,200}$/;
@@ -21,7 +21,7 @@ export const lastChangeTool: DebuggerTool = (ctx) => defineTool({
   output: { expression: z.string(), found: z.boolean(), old_value: z.string().optional(), new_value: z.string(), stop: z.object(stopShape) },
   async run({ expression, session_id, wait }, call) {
     const session = ctx.sessions.require(call.client.owner, session_id);
-    if (!EXPRESSION.test(expression)) throw new DebuggerRpcError('HISTORY_UNAVAILABLE', `"${expression}" is not a watchable expression: use names, members, [index], * and &`, { expression });
+    if (!EXPRESSION.test(expression) || CALL.test(expression)) throw new DebuggerRpcError('HISTORY_UNAVAILABLE', `"${expression}" is not a watchable expression: use names, members, [index], * and & (no function calls)`, { expression });
     if (session.mode !== 'record') throw historyUnavailable(session, 'finding the last write needs a recorded session');
     return session.engine.serial(async () => {
       const engine = session.engine;
