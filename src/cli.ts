@@ -33,6 +33,7 @@ function commonOptions(cmd: Command): Command {
     .option('--bundle-dir <dir>', 'where support bundles are extracted and kept (default: ~/.cache/debugkit/bundles)')
     .option('--kubectl <path>', 'kubectl binary for the bundles toolset', 'kubectl')
     .option('--bundle-url-host <host>', 'a host bundle URLs may be downloaded from, with its subdomains (repeatable; default: replicated.com); a loopback or private address only from a host listed exactly, e.g. 127.0.0.1:8080', (v: string, all: string[] = []) => [...all, v])
+    .option('--data-dir <dir>', 'where debugkit keeps its data: crash signatures, the control database (default: ~/.local/share/debugkit)')
     .addOption(new Option('--log-level <level>', 'stderr log verbosity').choices(['error', 'warn', 'info', 'debug']).default('info'))
     .option('--max-result-tokens <n>', 'ceiling for one tool result, in tokens (larger answers are cut and flagged)', intArg('--max-result-tokens', 1000, 1_000_000), 25_000);
 }
@@ -48,6 +49,7 @@ interface CommonOpts {
   bundleDir?: string;
   kubectl: string;
   bundleUrlHost?: string[];
+  dataDir?: string;
   logLevel: Config['logLevel'];
   maxResultTokens: number;
 }
@@ -65,6 +67,8 @@ function baseConfig(opts: CommonOpts, permissive = true): Config {
   config.gdb = { path: opts.gdb, allowShell: opts.allowGdbShell ?? permissive, allowAttach: opts.allowAttach ?? permissive };
   config.bundles = { dir: opts.bundleDir ?? config.bundles.dir, kubectl: opts.kubectl };
   if (opts.bundleUrlHost) config.bundles.urlHosts = opts.bundleUrlHost;
+  // One --allow-attach for gdb and the debugger toolset; the debugger then attaches only to this user's processes.
+  config.debugger = { allowAttach: (opts.allowAttach ?? permissive) ? 'same-user' : 'none', dataDir: opts.dataDir ?? config.debugger.dataDir };
   return config;
 }
 

@@ -41,6 +41,12 @@ export interface Config {
     /** Hosts bundle URLs may be downloaded from (and their subdomains); a private address only from a host listed exactly. Default: replicated.com. */
     urlHosts?: string[];
   };
+  debugger: {
+    /** Which processes debugger_attach may attach to: the server's own user's, any, or none. */
+    allowAttach: 'same-user' | 'any' | 'none';
+    /** Where the debugger toolset keeps crash signatures (XDG data dir by default). */
+    dataDir: string;
+  };
   /** Verbosity of the stderr log. */
   logLevel: 'error' | 'warn' | 'info' | 'debug';
   /** The ceiling for one tool result, in tokens (default 25,000). */
@@ -71,6 +77,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     },
     gdb: { path: 'gdb', allowShell: false, allowAttach: false },
     bundles: { dir: defaultBundleDir(), kubectl: 'kubectl' },
+    debugger: { allowAttach: 'same-user', dataDir: defaultDataDir() },
     logLevel: 'info',
     ...overrides,
   };
@@ -80,4 +87,10 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
 export function defaultBundleDir(): string {
   const cache = process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache');
   return path.join(cache, 'debugkit', 'bundles');
+}
+
+/** The user's data directory (XDG), where the debugger toolset keeps crash signatures. */
+export function defaultDataDir(): string {
+  const data = process.env.XDG_DATA_HOME || path.join(homedir(), '.local', 'share');
+  return path.join(data, 'debugkit');
 }

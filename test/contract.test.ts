@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -31,7 +32,8 @@ let dk: TestClient;
 let tools: ListedTool[];
 let upstream: Server;
 const ajv = new Ajv({ strict: false, allErrors: true });
-const state: { gdb?: string; py?: string; url?: string } = {};
+const state: { gdb?: string; py?: string; url?: string; sleeper?: number } = {};
+let sleeper: ChildProcess | undefined;
 
 const CALC = () => path.join(root, 'calculator.py');
 
@@ -84,6 +86,28 @@ const PLANS: Record<string, Plan> = {
     ok: () => ({ command: `node fetch.mjs ${state.url}`, path: 'keploy' }),
     fail: [() => ({ command: `node fetch.mjs ${state.url}`, path: 'keploy', mockName: 'no-such-set' })],
   },
+
+  // kindly-debugger answers its own failures as JSON-RPC errors with the seed's codes (-32004 ...).
+  debugger_launch: { ok: () => ({ program: 'basic' }), fail: [() => ({ program: 'no-such-program' }), () => ({ program: 'basic', args: 'x' })] },
+  debugger_set_breakpoint: { ok: () => ({ address: 'add' }), fail: [() => ({ address: 'no_such_function_xyz' }), () => ({ address: 'add', session_id: 'nope' })] },
+  debugger_continue: { ok: () => ({}), fail: [() => ({ session_id: 'nope' })] },
+  debugger_step_forward: { ok: () => ({}), fail: [() => ({ count: 0 }), () => ({ session_id: 'nope' })] },
+  debugger_last_change: { ok: () => ({ expression: 'sum' }), fail: [() => ({ expression: 'system("id")' })] },
+  debugger_step_backward: { ok: () => ({}), fail: [() => ({ session_id: 'nope' })] },
+  debugger_bookmark: { ok: () => ({ name: 'here' }), fail: [() => ({ name: '../x' })] },
+  debugger_get_stack_trace: { ok: () => ({}), fail: [() => ({ session_id: 'nope' }), () => ({ max_frames: 0 })] },
+  debugger_get_variables: { ok: () => ({ scope: 'local' }), fail: [() => ({ scope: 'everything' })] },
+  debugger_export_trace: { ok: () => ({ format: 'json' }), fail: [() => ({ format: 'pdf' }), () => ({ session_id: 'nope' })] },
+  debugger_find_similar_bugs: {
+    ok: () => ({ pattern_type: 'logic', search_path: 'artefacts', session_id: 'none' }),
+    fail: [() => ({ pattern_type: 'crash', search_path: '../..' }), () => ({ pattern_type: 'crash' })],
+  },
+  debugger_interrupt: { ok: () => ({}), fail: [() => ({ session_id: 'nope' })] },
+  debugger_detach: { ok: () => ({}), fail: [() => ({ session_id: 'nope' })] },
+  debugger_attach: { ok: () => ({ pid: state.sleeper }), fail: [() => ({ pid: 999_999_999 }), () => ({ pid: -1 })] },
+  debugger_quota_status: { ok: () => ({}), fail: [] },
+  debugger_license_info: { ok: () => ({}), fail: [] },
+  debugger_get_comprehensive_audit: { ok: () => ({}), fail: [() => ({ start_time: 'yesterday' })] },
 };
 
 beforeAll(async () => {
@@ -93,16 +117,22 @@ beforeAll(async () => {
   copyFileSync(BUNDLE_2025, path.join(root, 'bundle.tar.gz'));
   writeFileSync(path.join(root, 'fetch.mjs'), "const r = await fetch(process.argv[2]); console.log(r.status, await r.text());\n");
   mkdirSync(path.join(root, 'bundles'));
+  mkdirSync(path.join(root, 'artefacts'));
+  const traceback = 'Traceback (most recent call last):\n  File "app.py", line 9, in <module>\n    main()\n  File "app.py", line 6, in main\n    ratio(0)\n  File "app.py", line 3, in ratio\n    return 1 / n\nZeroDivisionError: division by zero\n';
+  writeFileSync(path.join(root, 'artefacts', 'app.log'), `started\n${traceback}restarted\n${traceback}`);
   upstream = createServer((_req, res) => res.end('hello from upstream')).listen(0, '127.0.0.1');
   await new Promise((r) => upstream.once('listening', r));
   state.url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/greeting`;
-  dk = await connectStdio({ root, args: ['--bundle-dir', path.join(root, 'bundles')] });
+  sleeper = spawn('sleep', ['300'], { stdio: 'ignore' }); // a running process for debugger_attach
+  state.sleeper = sleeper.pid;
+  dk = await connectStdio({ root, args: ['--bundle-dir', path.join(root, 'bundles'), '--data-dir', path.join(root, 'data')] });
   tools = (await dk.client.listTools()).tools as ListedTool[];
 }, 60_000);
 
 afterAll(async () => {
   await dk?.close();
   upstream?.close();
+  sleeper?.kill('SIGKILL');
 });
 
 /** One call through the SDK client (which validates it), then checked against the schema with ajv. */
@@ -111,6 +141,11 @@ async function check(tool: ListedTool, args: Args) {
   try {
     result = await dk.client.callTool({ name: tool.name, arguments: args });
   } catch (err) {
+    // The debugger contract's own errors are JSON-RPC errors with its codes, by design.
+    const code = (err as { code?: unknown }).code;
+    if (tool.name.startsWith('debugger_') && typeof code === 'number' && code <= -32002 && code >= -32010) {
+      return { isError: true, structured: undefined, text: `${code} ${(err as Error).message}` };
+    }
     throw new Error(`${tool.name} ${JSON.stringify(args)}: the SDK client rejected the result: ${err instanceof Error ? err.message : err}`);
   }
   const text = (result.content as Array<{ type: string; text?: string }>).map((c) => c.text ?? '').join('');

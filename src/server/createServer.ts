@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../mcp/log.js';
 import { DEFAULT_RESULT_MAX_TOKENS, type CallRuntime, type ToolCallEvent } from '../mcp/tools.js';
 import type { ClientContext, RestRoute, Toolset, ToolsetFactory } from '../mcp/toolset.js';
 import { VERSION } from '../version.js';
+import { installRpcHooks } from '../mcp/rpc-hooks.js';
 
 /** Who is calling, as the authentication seam decided. */
 export interface Principal {
@@ -142,6 +143,7 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
         },
       };
       for (const toolset of toolsets) toolset.register(server, client);
+      installRpcHooks(server); // contract aliases and JSON-RPC error codes (debugger toolset)
       return server;
     },
     async release(owner) {

@@ -1,0 +1,82 @@
+import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
+
+/**
+ * Two things some contracts need that McpServer cannot express:
+ * - alias names `tools/call` accepts but `tools/list` does not show (kindly-debugger's
+ *   `debugger/attach`, which breaks the SEP-986 name rule, beside the listed `debugger_attach`);
+ * - tool failures answered as JSON-RPC errors with a contract's own code and `data` (McpServer
+ *   turns every thrown error into an `isError` result).
+ * Both work by wrapping the one `tools/call` handler McpServer installs (the SDK keeps its handlers
+ * in a map by method; a thrown error with a numeric `code` and `data` becomes that JSON-RPC error).
+ * Aliases are names, the same for every client, so the HTTP gate resolves them too before it
+ * asks the control plane whether a key may call the tool.
+ *
+ * The SDK's wire codecs rewrite error code -32002 (once "resource not found") to -32602 on the way
+ * out, but the kindly-debugger contract answers -32002 for an exceeded quota. So the code travels
+ * inside `data` through the SDK and is put back by a wrapper around the transport's `send`.
+ */
+
+const ALIASES = new Map<string, string>();
+/** The `_meta` key of a result that must become a JSON-RPC error instead. */
+const RPC_ERROR = 'debugkit/rpcError';
+/** Keys of an error's `data` that carry the contract's code and data past the SDK's codec. */
+const WIRE_CODE = 'debugkit/code';
+const WIRE_DATA = 'debugkit/data';
+
+export interface RpcErrorBody {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** `tools/call` with `alias` runs the tool registered as `target`; the alias is never listed. */
+export function registerToolAlias(_server: unknown, alias: string, target: string): void {
+  ALIASES.set(alias, target);
+}
+
+/** The tool a name calls: the target of an alias, or the name itself. */
+export function resolveToolAlias(name: string): string {
+  return ALIASES.get(name) ?? name;
+}
+
+/** A tool result that `installRpcHooks` turns into the JSON-RPC error `body`. */
+export function rpcErrorResult(body: RpcErrorBody): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: body.message }], _meta: { [RPC_ERROR]: body } };
+}
+
+type Handler = (request: { params?: { name?: unknown } }, ctx: unknown) => Promise<unknown>;
+
+/** Call once per McpServer, after every toolset has registered its tools. */
+export function installRpcHooks(server: McpServer): void {
+  const handlers = (server.server as unknown as { _requestHandlers?: Map<string, Handler> })._requestHandlers;
+  const original = handlers?.get('tools/call');
+  if (!handlers || !original) return;
+  handlers.set('tools/call', async (request, ctx) => {
+    const name = request.params?.name;
+    const target = typeof name === 'string' ? ALIASES.get(name) : undefined;
+    const result = (await original(target ? { ...request, params: { ...request.params, name: target } } : request, ctx)) as CallToolResult;
+    const rpc = result?._meta?.[RPC_ERROR] as RpcErrorBody | undefined;
+    if (rpc) throw Object.assign(new Error(rpc.message), { code: rpc.code, data: { [WIRE_CODE]: rpc.code, [WIRE_DATA]: rpc.data } });
+    return result;
+  });
+  const protocol = server.server as unknown as { connect(transport: WireTransport): Promise<void> };
+  const connect = protocol.connect.bind(protocol);
+  protocol.connect = (transport) => {
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => send(restoreContractCode(message), options);
+    return connect(transport);
+  };
+}
+
+interface WireTransport {
+  send(message: unknown, options?: unknown): Promise<void>;
+}
+
+/** An error response whose `data` carries a contract code gets that code and data back. */
+export function restoreContractCode(message: unknown): unknown {
+  const error = (message as { error?: { code: number; message: string; data?: Record<string, unknown> } }).error;
+  const data = error?.data;
+  if (!data || typeof data !== 'object' || typeof data[WIRE_CODE] !== 'number') return message;
+  const inner = data[WIRE_DATA];
+  return { ...(message as object), error: { code: data[WIRE_CODE], message: error.message, ...(inner === undefined ? {} : { data: inner }) } };
+}

@@ -1,0 +1,50 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { InMemoryTransport } from '@modelcontextprotocol/server';
+import { McpServer } from '@modelcontextprotocol/server';
+import { ProtocolError as McpError } from '@modelcontextprotocol/client';
+import { describe, expect, it } from 'vitest';
+import { defaultConfig } from '../../config.js';
+import { createLogger } from '../../mcp/log.js';
+import { installRpcHooks } from '../../mcp/rpc-hooks.js';
+import { JsonSignatureStore, localControl, type DebuggerControl } from './control.js';
+import { DebuggerRpcError } from './errors.js';
+import { DebuggerToolset } from './index.js';
+import { makeSignature } from './similar/signature.js';
+
+async function clientWith(control: DebuggerControl): Promise<Client> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'debugkit-ctl-'));
+  const toolset = new DebuggerToolset({ config: defaultConfig({ root: dir }), log: createLogger('error') }, control);
+  const server = new McpServer({ name: 't', version: '1' });
+  toolset.register(server, { owner: 'o', notify: () => undefined });
+  installRpcHooks(server);
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'c', version: '1' });
+  await Promise.all([server.connect(a), client.connect(b)]);
+  return client;
+}
+
+describe('the control-plane interface', () => {
+  it('refuses calls with the contract\'s quota and license errors, with their data', async () => {
+    const base = localControl(mkdtempSync(path.join(tmpdir(), 'debugkit-ctl-')));
+    const quota: DebuggerControl = { ...base, check: async () => { throw new DebuggerRpcError('QUOTA_EXCEEDED', 'the key used its 10000 requests', { limit: 10000, used: 10000, reset_at: '2024-12-01T00:00:00Z' }); } };
+    let err = await (await clientWith(quota)).callTool({ name: 'debugger/quota_status', arguments: {} }).catch((e: unknown) => e);
+    expect((err as McpError).code).toBe(-32002);
+    expect((err as McpError).message).toContain('Quota exceeded');
+    expect((err as McpError).data).toMatchObject({ limit: 10000, used: 10000, reset_at: '2024-12-01T00:00:00Z' });
+    const expired: DebuggerControl = { ...base, check: async () => { throw new DebuggerRpcError('LICENSE_EXPIRED', 'the key expired on 2026-01-01', { expires_at: '2026-01-01T00:00:00Z' }); } };
+    err = await (await clientWith(expired)).callTool({ name: 'debugger_attach', arguments: { pid: 1 } }).catch((e: unknown) => e);
+    expect((err as McpError).code).toBe(-32010);
+  });
+
+  it('keeps signatures in a JSON file written atomically, across instances', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'debugkit-sig-')), 'sub', 'signatures.json');
+    const store = new JsonSignatureStore(file);
+    await store.add(makeSignature('SIGSEGV', ['walk', 'main'], 'test'));
+    await store.add(makeSignature('SIGFPE', ['divide', 'main'], 'test'));
+    expect(JSON.parse(readFileSync(file, 'utf8')).signatures).toHaveLength(2);
+    expect((await new JsonSignatureStore(file).list()).map((s) => s.signature)).toEqual(['SIGSEGV | walk | main', 'SIGFPE | divide | main']);
+  });
+});

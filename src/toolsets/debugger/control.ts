@@ -1,0 +1,122 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { VERSION } from '../../version.js';
+
+/**
+ * What the debugger toolset needs from the control plane (keys, scopes, quotas, audit, crash
+ * signatures). The local defaults below make every tool work for one local key; the lead wires
+ * these to src/control/ at merge.
+ */
+export interface QuotaStatus {
+  plan: string;
+  limit: number | 'unlimited';
+  used: number;
+  remaining: number | 'unlimited';
+  reset_at: string | null;
+}
+
+export interface LicenseInfo {
+  product: string;
+  version: string;
+  license: string;
+  key: { id: string; scopes: string[]; expires_at: string | null; expired: boolean };
+  limits: Record<string, number | string>;
+}
+
+export interface AuditQuery {
+  start_time?: string;
+  end_time?: string;
+  session_id?: string;
+}
+
+export interface AuditAnswer {
+  configured: boolean;
+  verified: boolean | null;
+  entries: Array<Record<string, unknown>>;
+  note?: string;
+}
+
+export interface CrashSignature {
+  id: string;
+  time: string;
+  /** SIGSEGV, SIGABRT, heap-buffer-overflow, AssertionError, ... */
+  failure: string;
+  /** crash | memory | logic */
+  pattern: 'crash' | 'memory' | 'logic';
+  /** Normalized top frames, innermost first. */
+  frames: string[];
+  signature: string;
+  program?: string;
+  source: string;
+}
+
+export interface SignatureStore {
+  add(signature: CrashSignature): Promise<void>;
+  list(): Promise<CrashSignature[]>;
+}
+
+export interface DebuggerControl {
+  /** Called before every tool call; throws a -32002/-32010 DebuggerRpcError to refuse. */
+  check(owner: string, tool: string): Promise<void>;
+  quota(owner: string): Promise<QuotaStatus>;
+  license(owner: string): Promise<LicenseInfo>;
+  audit(owner: string, query: AuditQuery): Promise<AuditAnswer>;
+  signatures: SignatureStore;
+}
+
+const MAX_SIGNATURES = 50_000;
+
+/** Signatures in one JSON file, rewritten atomically (temp file + rename) on every add. */
+export class JsonSignatureStore implements SignatureStore {
+  private cache: CrashSignature[] | undefined;
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly file: string) {}
+
+  async list(): Promise<CrashSignature[]> {
+    if (!this.cache) {
+      try {
+        const parsed = JSON.parse(readFileSync(this.file, 'utf8')) as { signatures?: CrashSignature[] };
+        this.cache = Array.isArray(parsed.signatures) ? parsed.signatures : [];
+      } catch {
+        this.cache = [];
+      }
+    }
+    return this.cache;
+  }
+
+  async add(signature: CrashSignature): Promise<void> {
+    const all = await this.list();
+    all.push(signature);
+    if (all.length > MAX_SIGNATURES) all.splice(0, all.length - MAX_SIGNATURES);
+    this.writing = this.writing.then(() => {
+      mkdirSync(path.dirname(this.file), { recursive: true });
+      const temp = `${this.file}.${process.pid}.tmp`;
+      writeFileSync(temp, JSON.stringify({ version: 1, signatures: all }));
+      renameSync(temp, this.file);
+    });
+    await this.writing;
+  }
+}
+
+/** The single local key: no quota, no expiry, every scope; no audit store. */
+export function localControl(dataDir: string): DebuggerControl {
+  return {
+    check: async () => undefined,
+    quota: async () => ({ plan: 'local', limit: 'unlimited', used: 0, remaining: 'unlimited', reset_at: null }),
+    license: async () => ({
+      product: 'debugkit',
+      version: VERSION,
+      license: 'Apache-2.0',
+      key: { id: 'local', scopes: ['debugger:read', 'debugger:control', 'debugger:attach'], expires_at: null, expired: false },
+      limits: { requests: 'unlimited', sessions_per_client: 'unlimited' },
+    }),
+    audit: async () => ({
+      configured: false,
+      verified: null,
+      entries: [],
+      note: 'no audit store is configured on this server: debugkit keeps an audit chain only when its control plane (API keys with a database) is enabled',
+    }),
+    signatures: new JsonSignatureStore(path.join(dataDir, 'signatures.json')),
+  };
+}

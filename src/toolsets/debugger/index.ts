@@ -1,0 +1,50 @@
+import type { McpServer } from '@modelcontextprotocol/server';
+import { registerToolAlias } from '../../mcp/rpc-hooks.js';
+import { registerTool } from '../../mcp/tools.js';
+import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../mcp/toolset.js';
+import { localControl, type DebuggerControl } from './control.js';
+import { debuggerFormat, SessionTable, type DebuggerContext } from './tools/common.js';
+import { debuggerTools } from './tools/index.js';
+
+export class DebuggerToolset implements Toolset {
+  readonly name = 'debugger';
+  private readonly ctx: DebuggerContext;
+
+  /** `control` is the control plane's implementation; without one, the local single-key defaults. */
+  constructor(env: ToolsetEnv, control?: DebuggerControl) {
+    this.ctx = {
+      sessions: new SessionTable(env.config.maxSessions),
+      config: env.config,
+      control: control ?? localControl(env.config.debugger.dataDir),
+      log: env.log,
+    };
+  }
+
+  register(server: McpServer, client: ClientContext): void {
+    for (const make of debuggerTools) {
+      const spec = make(this.ctx);
+      const run = spec.run;
+      // The control plane may refuse any call (quota, expired key) before it runs.
+      spec.run = async (args, call) => {
+        await this.ctx.control.check(call.client.owner, spec.name);
+        return run(args, call);
+      };
+      registerTool(server, client, debuggerFormat, spec);
+      if (spec.contractName) registerToolAlias(server, spec.contractName, spec.name);
+    }
+  }
+
+  releaseClient(owner: string): Promise<void> {
+    return this.ctx.sessions.removeOwner(owner);
+  }
+
+  dispose(): Promise<void> {
+    return this.ctx.sessions.removeAll();
+  }
+}
+
+export const debuggerToolset: ToolsetFactory = {
+  name: 'debugger',
+  summary: 'kindly-debugger\'s process debugger on GDB/MI: attach or launch, breakpoints, real reverse execution (record full), last change, trace export, similar bugs',
+  create: (env) => new DebuggerToolset(env),
+};

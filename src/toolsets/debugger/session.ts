@@ -1,0 +1,346 @@
+import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DebugkitError } from '../../core/errors.js';
+import type { MiTuple } from '../../core/mi/parser.js';
+import { Engine } from './engine.js';
+import { DebuggerRpcError } from './errors.js';
+import { changedLocals, localsOf, sourceLines, str, toFrame, type CompactStop, type Frame } from './stop.js';
+
+/**
+ * glibc tunables that keep `record full` working on this CPU: GDB 13 cannot record AVX-512/EVEX
+ * (0x62) or VEX (0xc5) instructions, so glibc must pick its SSE2 string functions, and it must not
+ * register rseq (syscall 334, which record cannot replay). Measured: see DESIGN.md.
+ */
+export const RECORD_TUNABLES =
+  'glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX2,-EVEX,-AVX,-AVX_Fast_Unaligned_Load,-ERMS:glibc.pthread.rseq=0';
+
+/** How the session goes back in time. */
+export type HistoryMode = 'record' | 'checkpoint' | 'none';
+
+export interface Position {
+  id: string;
+  time: string;
+  pc?: string;
+  function?: string;
+  file?: string;
+  line?: number;
+  changed: Record<string, string>;
+  /** `record full` instruction number (record mode). */
+  insn?: number;
+  /** GDB checkpoint number (checkpoint mode). */
+  checkpoint?: number;
+  bookmark?: string;
+}
+
+export interface SessionOptions {
+  gdbPath: string;
+  root: string;
+  replyTimeoutMs: number;
+}
+
+const MAX_POSITIONS = 10_000;
+const MAX_CHECKPOINTS = 64;
+
+/** One debuggee (launched or attached) driven through one gdb, with its timeline of positions. */
+export class DebugSession {
+  mode: HistoryMode = 'none';
+  modeNote = '';
+  readonly positions: Position[] = [];
+  lastCrash: { signal: string; frames: Frame[] } | undefined;
+  /** The stored signature of lastCrash, so it does not match itself. */
+  lastCrashSignatureId: string | undefined;
+  private localsBy = new Map<string, Map<string, string>>();
+  /** Breakpoint number -> the addresses of its locations (for stepping off one while replaying). */
+  readonly breakpoints = new Map<number, bigint[]>();
+  /** Every checkpoint this session made that may still exist (forks of the debuggee). */
+  private checkpoints = new Set<number>();
+  private seq = 0;
+  private tempDir: string;
+
+  private constructor(
+    readonly id: string,
+    readonly kind: 'launched' | 'attached',
+    readonly pid: number,
+    readonly program: string,
+    readonly engine: Engine,
+    private readonly options: SessionOptions,
+    tempDir: string,
+  ) {
+    this.tempDir = tempDir;
+  }
+
+  /** Starts `program` under gdb, runs it to main and starts recording there. */
+  static async launch(id: string, program: string, args: string[], options: SessionOptions, waitMs: number): Promise<DebugSession> {
+    const tempDir = mkdtempSync(path.join(tmpdir(), 'debugkit-dbg-'));
+    const tty = path.join(tempDir, 'output');
+    writeFileSync(tty, '');
+    const env = { ...process.env, GLIBC_TUNABLES: RECORD_TUNABLES };
+    const engine = await Engine.start({ gdbPath: options.gdbPath, cwd: path.dirname(program), args: [program, ...args], env, replyTimeoutMs: options.replyTimeoutMs });
+    try {
+      await engine.mi_(`-inferior-tty-set ${tty}`);
+      await engine.mi_('-break-insert -t main');
+      const run = await engine.exec('-exec-run', waitMs);
+      if (!run.stopped || engine.exited) {
+        throw new DebugkitError('INVALID_ARGUMENT', `${program} did not reach main (${run.stopped ? 'it exited' : 'still running'}): is it a C/C++ program built with -g?`);
+      }
+      const pid = Number(/process (\d+)/.exec(await engine.cli('info inferiors'))?.[1] ?? 0);
+      const session = new DebugSession(id, 'launched', pid, program, engine, options, tempDir);
+      try {
+        await engine.cli('record full');
+        session.mode = 'record';
+        session.modeNote = 'recorded by GDB record full from main (glibc start-up makes syscalls record cannot replay)';
+      } catch (err) {
+        session.modeNote = `record full failed: ${(err as Error).message}`;
+      }
+      return session;
+    } catch (err) {
+      await engine.dispose();
+      rmSync(tempDir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  /** Attaches to a running process; history comes from fork-based checkpoints. */
+  static async attach(id: string, pid: number, options: SessionOptions): Promise<DebugSession> {
+    const tempDir = mkdtempSync(path.join(tmpdir(), 'debugkit-dbg-'));
+    const engine = await Engine.start({ gdbPath: options.gdbPath, cwd: options.root, args: [], env: process.env, replyTimeoutMs: options.replyTimeoutMs });
+    try {
+      await engine.mi_(`-target-attach ${pid}`);
+      const exe = await engine.cli('info proc exe').catch(() => '');
+      const program = /exe = '(.*)'/.exec(exe)?.[1] ?? `pid ${pid}`;
+      const session = new DebugSession(id, 'attached', pid, program, engine, options, tempDir);
+      // Recording first: it gives real reverse execution until the process runs an instruction
+      // record full cannot record (its glibc's AVX paths); then fork checkpoints take over.
+      try {
+        await engine.cli('record full');
+        session.mode = 'record';
+        session.modeNote = 'recorded by GDB record full since attach; if the process runs an instruction record full cannot record (glibc AVX paths), history switches to fork checkpoints';
+      } catch {
+        await session.useCheckpoints('record full is not available for this process');
+      }
+      return session;
+    } catch (err) {
+      await engine.dispose();
+      rmSync(tempDir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  /**
+   * Switches history to GDB's fork checkpoints (after `record full` failed or gave up). Positions
+   * recorded so far can no longer be returned to.
+   */
+  async useCheckpoints(why: string): Promise<void> {
+    if (this.mode === 'record') await this.engine.cli('record stop').catch(() => undefined);
+    for (const p of this.positions) delete p.insn;
+    try {
+      const out = await this.engine.cli('checkpoint');
+      const probe = /checkpoint (\d+)/.exec(out)?.[1];
+      if (!probe) throw new Error(out.trim() || 'no checkpoint made');
+      await this.engine.cli(`delete checkpoint ${probe}`);
+      this.mode = 'checkpoint';
+      this.modeNote = `history from GDB fork checkpoints taken at each stop (${why}; launch the program with debugger_launch for full reverse execution)`;
+    } catch (err) {
+      this.mode = 'none';
+      this.modeNote = `no history: ${why}, and GDB checkpoints failed (${(err as Error).message}); launch the program with debugger_launch for reverse execution`;
+    }
+  }
+
+  get tempDirPath(): string {
+    return this.tempDir;
+  }
+
+  get current(): Position | undefined {
+    return this.positions.at(-1);
+  }
+
+  /** Text the debuggee wrote (launched programs only). */
+  programOutput(): string {
+    if (this.kind !== 'launched') return '';
+    try {
+      return readFileSync(path.join(this.tempDir, 'output'), 'utf8').replace(/^warning: GDB: Failed to set controlling terminal.*\n/m, '');
+    } catch {
+      return '';
+    }
+  }
+
+  /** Builds the compact stop for where the target is now and records it as a new position. */
+  async describeStop(stopped: MiTuple | undefined, note?: string, output = ''): Promise<CompactStop> {
+    const engine = this.engine;
+    if (!stopped) {
+      return { state: 'running', note: 'still running after the wait: call debugger_continue again to keep waiting, or debugger_interrupt to stop it' };
+    }
+    let reason = str(stopped.reason) ?? (this.mode === 'record' ? 'history' : 'stopped');
+    if (engine.exited || reason.startsWith('exited')) {
+      const code = str(stopped['exit-code']);
+      const signal = str(stopped['signal-name']);
+      return { state: 'exited', reason, note: signal ? `killed by ${signal}` : `exit code ${code ?? 0}` };
+    }
+    if (/Process record: inferior program stopped/.test(output) && str(stopped['signal-name']) === '0') {
+      // record full stops a program at its exit syscall: the history up to here stays reachable.
+      note = [note, 'the program is about to exit: record full stopped it at its exit call; step back to inspect, or debugger_detach to end it'].filter(Boolean).join('; ');
+      reason = 'exit-pending';
+    }
+    const frameTuple = (stopped.frame && typeof stopped.frame === 'object' && !Array.isArray(stopped.frame)) ? stopped.frame : {};
+    const top = toFrame(frameTuple);
+    const stop: CompactStop = { state: 'stopped', reason, function: top.function };
+    if (top.file) { stop.file = top.file; stop.line = top.line; }
+    // One round trip's worth of waiting: gdb answers these in order, but none waits for another's reply.
+    const [source, frames, now, recordInfo] = await Promise.all([
+      sourceLines(this.options.root, str(frameTuple.fullname), top.line),
+      this.frames(3),
+      this.currentLocals(),
+      this.mode === 'record' ? this.engine.cli('info record').catch(() => '') : Promise.resolve(''),
+    ]);
+    if (source) stop.source = source;
+    if (frames.length > 1) stop.frames = frames;
+    // Changes are relative to the last stop in the same function: another frame's locals are not "changes".
+    const { changed, more } = changedLocals(this.localsBy.get(top.function) ?? new Map(), now);
+    this.localsBy.set(top.function, now);
+    if (Object.keys(changed).length > 0) stop.changed = changed;
+    if (more > 0) stop.truncated = `${more} more changed locals: debugger_get_variables {scope: "local"} lists them all`;
+    if (reason === 'signal-received') {
+      const signal = str(stopped['signal-name']) ?? 'signal';
+      this.lastCrash = { signal, frames: await this.frames(32) };
+    }
+    const position = await this.addPosition(top, changed, recordInfo);
+    stop.position = position.id;
+    if (note) stop.note = note;
+    return stop;
+  }
+
+  async frames(max: number): Promise<Frame[]> {
+    try {
+      const r = await this.engine.mi_(`-stack-list-frames 0 ${max - 1}`);
+      return Array.isArray(r.stack) ? r.stack.map((f) => toFrame(f as MiTuple)) : [];
+    } catch {
+      return [];
+    }
+  }
+
+  async currentLocals(): Promise<Map<string, string>> {
+    try {
+      return localsOf(await this.engine.mi_('-stack-list-variables --all-values'));
+    } catch {
+      return new Map();
+    }
+  }
+
+  /** Marks the state the target is in now as a position; takes a checkpoint in checkpoint mode. */
+  private async addPosition(top: Frame, changed: Record<string, string>, info: string): Promise<Position> {
+    const position: Position = { id: `p${++this.seq}`, time: new Date().toISOString(), function: top.function, changed };
+    if (top.addr) position.pc = top.addr;
+    if (top.file) { position.file = top.file; position.line = top.line; }
+    if (this.mode === 'record') {
+      // Replaying: the current instruction; at the end of the log, the last one recorded (which is
+      // what "record goto" takes for the live end); nothing logged yet: 0, the beginning.
+      const current = /Current instruction number is (\d+)/.exec(info)?.[1];
+      const highest = /Highest recorded instruction number is (\d+)/.exec(info)?.[1];
+      position.insn = Number(current ?? highest ?? 0);
+    } else if (this.mode === 'checkpoint') {
+      const out = await this.engine.cli('checkpoint').catch(() => '');
+      const n = /checkpoint (\d+)/.exec(out)?.[1];
+      if (n) this.checkpoints.add((position.checkpoint = Number(n)));
+      await this.pruneCheckpoints();
+    }
+    this.positions.push(position);
+    if (this.positions.length > MAX_POSITIONS) this.positions.splice(0, this.positions.length - MAX_POSITIONS);
+    return position;
+  }
+
+  private async pruneCheckpoints(): Promise<void> {
+    const withCheckpoint = this.positions.filter((p) => p.checkpoint !== undefined);
+    for (const old of withCheckpoint.slice(0, Math.max(0, withCheckpoint.length - MAX_CHECKPOINTS))) {
+      await this.dropCheckpoint(old.checkpoint!);
+      delete old.checkpoint;
+    }
+  }
+
+  private async dropCheckpoint(n: number): Promise<void> {
+    this.checkpoints.delete(n);
+    await this.engine.cli(`delete checkpoint ${n}`).catch(() => undefined);
+  }
+
+  /**
+   * GDB 13 stops resuming when, while replaying, stepping over a breakpoint runs into the end of
+   * the recording. Stepping off a breakpoint with the breakpoint disabled avoids that path.
+   */
+  async stepOffBreakpointWhileReplaying(): Promise<{ stopped?: MiTuple; before: MiTuple } | undefined> {
+    if (this.mode !== 'record' || this.breakpoints.size === 0) return undefined;
+    const [frame, info] = await Promise.all([
+      this.engine.mi_('-stack-info-frame').then((r) => (r.frame ?? {}) as MiTuple, () => ({}) as MiTuple),
+      this.engine.cli('info record').catch(() => ''),
+    ]);
+    const pc = str(frame.addr);
+    if (!pc || !/Replay mode/.test(info)) return undefined;
+    const here = this.breakpointsAt(pc);
+    if (here.length === 0) return undefined;
+    await this.engine.mi_(`-break-disable ${here.join(' ')}`);
+    try {
+      return { stopped: (await this.engine.exec('-exec-step-instruction', this.options.replyTimeoutMs)).stopped, before: { frame } };
+    } finally {
+      await this.engine.mi_(`-break-enable ${here.join(' ')}`).catch(() => undefined);
+    }
+  }
+
+  /** Numbers of the breakpoints with a location at `pc`. */
+  breakpointsAt(pc: string): number[] {
+    const at = BigInt(pc);
+    return [...this.breakpoints].filter(([, addrs]) => addrs.includes(at)).map(([n]) => n);
+  }
+
+  /** The position `id`, or a -32007 naming the ids that exist. */
+  position(id: string): Position {
+    const p = this.positions.find((x) => x.id === id || x.bookmark === id);
+    if (!p) {
+      const known = this.positions.length ? `${this.positions[0]!.id}..${this.current!.id}` : 'none yet';
+      throw new DebuggerRpcError('HISTORY_UNAVAILABLE', `no position or bookmark "${id}" in session "${this.id}" (positions: ${known})`);
+    }
+    return p;
+  }
+
+  /** Moves the target back to position `p` (record goto, or restart of its checkpoint). */
+  async travelTo(p: Position): Promise<MiTuple | undefined> {
+    if (this.mode === 'record' && p.insn !== undefined) {
+      if (p.insn === 0) await this.engine.cli('record goto begin');
+      else await this.engine.cli(`record goto ${p.insn}`).catch(() => this.engine.cli('record goto end'));
+    } else if (this.mode === 'checkpoint' && p.checkpoint !== undefined) {
+      await this.engine.cli(`restart ${p.checkpoint}`);
+      // The checkpoint is now the live process; keep a fresh copy so p stays reachable.
+      const index = this.positions.indexOf(p);
+      for (const later of this.positions.slice(index + 1)) {
+        if (later.checkpoint !== undefined) await this.dropCheckpoint(later.checkpoint);
+      }
+      this.positions.splice(index + 1);
+      const out = await this.engine.cli('checkpoint').catch(() => '');
+      const n = /checkpoint (\d+)/.exec(out)?.[1];
+      p.checkpoint = n ? Number(n) : undefined;
+      if (n) this.checkpoints.add(Number(n));
+    } else {
+      throw new DebuggerRpcError('HISTORY_UNAVAILABLE', `position ${p.id} cannot be returned to: ${this.modeNote || 'no history in this session'}`);
+    }
+    const frame = (await this.engine.mi_('-stack-info-frame')).frame;
+    return { reason: 'travel', frame: frame ?? {} } as MiTuple;
+  }
+
+  async dispose(): Promise<void> {
+    const engine = this.engine;
+    try {
+      if (engine.running) await engine.interrupt(2000);
+      if (this.kind === 'attached') {
+        // Checkpoints are forks of the attached process: end them, then let the process go on.
+        // Back to the original process (checkpoint 0), end every fork, then let it go on.
+        if (this.checkpoints.size > 0) await engine.cli('restart 0').catch(() => undefined);
+        for (const n of [...this.checkpoints]) await this.dropCheckpoint(n);
+        await engine.mi_('-target-detach');
+      } else {
+        await engine.mi_('-exec-abort').catch(() => engine.cli('kill'));
+      }
+    } catch {
+      // gdb is gone or refuses: terminating it below still ends (or releases) the debuggee.
+    }
+    await engine.dispose();
+    rmSync(this.tempDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,116 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { MiTuple, MiValue } from '../../core/mi/parser.js';
+
+export interface Frame {
+  function: string;
+  file?: string;
+  line?: number;
+  addr?: string;
+}
+
+/** The compact answer of every execution-control tool (a typical one is well under 400 tokens). */
+export interface CompactStop {
+  state: 'stopped' | 'running' | 'exited';
+  position?: string;
+  reason?: string;
+  function?: string;
+  file?: string;
+  line?: number;
+  source?: string[];
+  frames?: Frame[];
+  changed?: Record<string, string>;
+  truncated?: string;
+  note?: string;
+}
+
+const MAX_VALUE = 120;
+const MAX_CHANGED = 12;
+const CONTEXT = 2;
+
+export const str = (v: MiValue | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
+
+export function toFrame(t: MiTuple): Frame {
+  const frame: Frame = { function: str(t.func) ?? '??' };
+  const file = str(t.file);
+  if (file) frame.file = file;
+  const line = Number(str(t.line));
+  if (line) frame.line = line;
+  const addr = str(t.addr);
+  if (addr) frame.addr = addr;
+  return frame;
+}
+
+export function clip(value: string, max = MAX_VALUE): string {
+  return value.length > max ? `${value.slice(0, max)}…` : value;
+}
+
+/** Locals whose printed value differs from `before` (new names count as changed). */
+export function changedLocals(before: Map<string, string>, now: Map<string, string>): { changed: Record<string, string>; more: number } {
+  const changed: Record<string, string> = {};
+  let count = 0;
+  for (const [name, value] of now) {
+    if (before.get(name) === value) continue;
+    if (count < MAX_CHANGED) changed[name] = clip(value);
+    count++;
+  }
+  return { changed, more: Math.max(0, count - MAX_CHANGED) };
+}
+
+/** `-stack-list-variables --all-values` result -> name -> printed value. */
+export function localsOf(results: MiTuple): Map<string, string> {
+  const out = new Map<string, string>();
+  const vars = results.variables;
+  if (!Array.isArray(vars)) return out;
+  for (const v of vars) {
+    if (typeof v !== 'object' || Array.isArray(v)) continue;
+    const name = str(v.name);
+    if (name) out.set(name, str(v.value) ?? `<${str(v.type) ?? 'value'}>`);
+  }
+  return out;
+}
+
+const sourceCache = new Map<string, string[]>();
+
+/**
+ * About five source lines around `line`, the current one marked. Only files inside `root` are
+ * read: the file names come from the debuggee's debug info, which the client controls.
+ */
+export async function sourceLines(root: string, fullname: string | undefined, line: number | undefined): Promise<string[] | undefined> {
+  if (!fullname || !line) return undefined;
+  const resolved = path.resolve(fullname);
+  if (resolved !== root && !resolved.startsWith(root.endsWith(path.sep) ? root : root + path.sep)) return undefined;
+  let lines = sourceCache.get(resolved);
+  if (!lines) {
+    try {
+      lines = (await readFile(resolved, 'utf8')).split('\n');
+    } catch {
+      return undefined;
+    }
+    if (sourceCache.size > 64) sourceCache.clear();
+    sourceCache.set(resolved, lines);
+  }
+  const out: string[] = [];
+  for (let n = Math.max(1, line - CONTEXT); n <= Math.min(lines.length, line + CONTEXT); n++) {
+    out.push(`${n === line ? '>' : ' '}${n} ${clip(lines[n - 1] ?? '', 160)}`);
+  }
+  return out;
+}
+
+/** The text content of a stop: what an agent reads first. */
+export function renderStop(stop: CompactStop): string {
+  if (stop.state === 'running') return stop.note ?? 'running';
+  const head = [`${stop.state}${stop.reason ? ` (${stop.reason})` : ''}${stop.position ? ` at ${stop.position}` : ''}`];
+  if (stop.function) head.push(`in ${stop.function}${stop.file ? ` ${stop.file}:${stop.line}` : ''}`);
+  const lines = [head.join(' ')];
+  if (stop.source) lines.push(...stop.source);
+  if (stop.frames && stop.frames.length > 1) {
+    lines.push(`frames: ${stop.frames.map((f) => `${f.function}${f.file ? ` ${path.basename(f.file)}:${f.line}` : ''}`).join(' <- ')}`);
+  }
+  if (stop.changed && Object.keys(stop.changed).length > 0) {
+    lines.push(`changed: ${Object.entries(stop.changed).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+  }
+  if (stop.truncated) lines.push(`[truncated: ${stop.truncated}]`);
+  if (stop.note) lines.push(stop.note);
+  return lines.join('\n');
+}

@@ -1,0 +1,181 @@
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import { z, type ZodRawShape } from 'zod';
+import type { Config } from '../../../config.js';
+import { DebugkitError, describeError } from '../../../core/errors.js';
+import type { Logger } from '../../../mcp/log.js';
+import { rpcErrorResult } from '../../../mcp/rpc-hooks.js';
+import type { CallContext, ResultFormat, ToolSpec } from '../../../mcp/tools.js';
+import type { DebuggerControl } from '../control.js';
+import { DebuggerRpcError, notAttached } from '../errors.js';
+import type { DebugSession } from '../session.js';
+import type { MiTuple } from '../../../core/mi/parser.js';
+import { renderStop, str, type CompactStop } from '../stop.js';
+import { recordCrash } from '../similar/record.js';
+
+/** The sessions of every client: owner -> session_id -> session. */
+export class SessionTable {
+  private readonly byOwner = new Map<string, Map<string, DebugSession>>();
+
+  constructor(private readonly maxPerOwner: number) {}
+
+  get(owner: string, id: string): DebugSession | undefined {
+    return this.byOwner.get(owner)?.get(id);
+  }
+
+  require(owner: string, id: string): DebugSession {
+    const s = this.get(owner, id);
+    if (!s) throw notAttached(id);
+    return s;
+  }
+
+  add(owner: string, session: DebugSession): void {
+    let mine = this.byOwner.get(owner);
+    if (!mine) this.byOwner.set(owner, (mine = new Map()));
+    mine.set(session.id, session);
+  }
+
+  assertFree(owner: string, id: string): void {
+    const mine = this.byOwner.get(owner);
+    if (mine?.has(id)) {
+      throw new DebugkitError('INVALID_ARGUMENT', `session "${id}" already has process ${mine.get(id)!.pid}: call debugger_detach {session_id: "${id}"} first, or pass another session_id`);
+    }
+    if ((mine?.size ?? 0) >= this.maxPerOwner) throw new DebugkitError('SESSION_LIMIT', `at most ${this.maxPerOwner} debugger sessions per client: detach one first`);
+  }
+
+  async remove(owner: string, id: string): Promise<void> {
+    const s = this.byOwner.get(owner)?.get(id);
+    if (!s) return;
+    this.byOwner.get(owner)!.delete(id);
+    await s.dispose();
+  }
+
+  async removeOwner(owner: string): Promise<void> {
+    const mine = this.byOwner.get(owner);
+    this.byOwner.delete(owner);
+    await Promise.all([...(mine?.values() ?? [])].map((s) => s.dispose()));
+  }
+
+  async removeAll(): Promise<void> {
+    await Promise.all([...this.byOwner.keys()].map((o) => this.removeOwner(o)));
+  }
+}
+
+export interface DebuggerContext {
+  sessions: SessionTable;
+  config: Config;
+  control: DebuggerControl;
+  log: Logger;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type DebuggerTool = (ctx: DebuggerContext) => ToolSpec<any, any> & { contractName?: string };
+
+type AnySpec = ToolSpec<any, any> & { contractName?: string }; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Infers a tool's argument and result types from its schemas. */
+export function defineTool<I extends ZodRawShape, O extends ZodRawShape>(spec: ToolSpec<I, O> & { contractName?: string }): AnySpec {
+  return spec as unknown as AnySpec;
+}
+
+export const sessionId = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]{1,64}$/, 'session_id: 1 to 64 letters, digits, ".", "_" or "-"')
+  .default('default')
+  .describe('which of this client\'s debuggees (default "default"); one client may drive several');
+
+export const waitSeconds = z.number().min(0).max(300).default(10).describe('longest wait for the target to stop, in seconds; after it the answer is "running"');
+
+const frameShape = z.object({ function: z.string(), file: z.string().optional(), line: z.number().optional(), addr: z.string().optional() });
+export const stopShape = {
+  state: z.enum(['stopped', 'running', 'exited']),
+  position: z.string().optional().describe('stable id of this position, for debugger_step_backward {to} and debugger_export_trace'),
+  reason: z.string().optional(),
+  function: z.string().optional(),
+  file: z.string().optional(),
+  line: z.number().optional(),
+  source: z.array(z.string()).optional(),
+  frames: z.array(frameShape).optional(),
+  changed: z.record(z.string(), z.string()).optional().describe('locals whose value changed since the previous stop'),
+  truncated: z.string().optional(),
+  note: z.string().optional(),
+};
+
+/** Runs an exec command on the session and answers the compact stop (crashes get a signature). */
+export async function execToStop(ctx: DebuggerContext, session: DebugSession, command: string, wait: number, call: CallContext, note?: string): Promise<CompactStop> {
+  const engine = session.engine;
+  if (engine.exited) throw new DebugkitError('INVALID_ARGUMENT', `the program has exited; step back (debugger_step_backward) or start it again with debugger_launch`);
+  const deadline = Date.now() + wait * 1000;
+  if (!command.includes('--reverse')) {
+    const off = await session.stepOffBreakpointWhileReplaying();
+    // A step that the step off the breakpoint already completed (a one-instruction line) is done.
+    const [funcBefore, lineBefore] = frameLine(off?.before);
+    const [funcAfter, lineAfter] = frameLine(off?.stopped);
+    if (off?.stopped && /^-exec-(next|step)$/.test(command) && funcAfter === funcBefore && lineAfter !== lineBefore) {
+      return finishStop(ctx, session, off.stopped, engine.takeOutput(), note);
+    }
+  }
+  let { stopped, output } = await engine.exec(command, wait * 1000, call.signal);
+  const endOfReplay = stopped && (str(stopped.reason) === 'no-history' || stopped.reason === undefined);
+  const endPc = str((stopped?.frame as MiTuple | undefined)?.addr);
+  if (endOfReplay && command === '-exec-continue' && endPc && session.breakpointsAt(endPc).length > 0) {
+    // The recording ends on a breakpoint: that is where a live run would stop too.
+    stopped = { ...stopped, reason: 'breakpoint-hit' };
+  } else if (endOfReplay && session.mode === 'record' && !command.includes('--reverse')) {
+    // Replaying forward reached the end of the recording: go on, recording again from here.
+    ({ stopped, output } = await engine.exec(command, Math.max(0, deadline - Date.now()), call.signal));
+    if (!stopped) {
+      return {
+        state: 'running',
+        note: 'still running after replay reached the end of the recording and live recording resumed; if debugger_interrupt does not stop it, GDB 13 is stuck resuming there (seen when a breakpoint sits just before the end of the recording): debugger_detach and launch again',
+      };
+    }
+  }
+  return finishStop(ctx, session, stopped, output, note);
+}
+
+export async function finishStop(ctx: DebuggerContext, session: DebugSession, stopped: Parameters<DebugSession['describeStop']>[0], output: string, note?: string): Promise<CompactStop> {
+  const notes = note ? [note] : [];
+  const failures = output.match(/Process record does not support[^\n]*|Process record: failed[^\n]*/g) ?? [];
+  const recordFailure = failures.find((f) => /instruction 0x/.test(f)) ?? failures[0];
+  if (recordFailure && session.mode === 'record') {
+    await session.useCheckpoints(`record full cannot record this process past here: ${recordFailure.trim()}`);
+    notes.push(`recording stopped here (${recordFailure.trim()}); earlier positions are gone; history now: ${session.mode}`);
+  }
+  if (stopped && (str(stopped.reason) === 'no-history' || stopped.reason === undefined) && session.mode === 'record') notes.push('reached the start of the recorded history (recording began at main)');
+  const stop = await session.describeStop(stopped, notes.join('; ') || undefined, output);
+  if (recordFailure && stop.state === 'stopped') {
+    // GDB reports the give-up as "signal 0": not a crash of the program.
+    stop.reason = 'record-stopped';
+    session.lastCrash = undefined;
+  }
+  if (stop.state === 'stopped' && stop.reason === 'signal-received' && session.lastCrash) {
+    await recordCrash(ctx.control, session).catch((err) => ctx.log.warn(`debugger: cannot store a crash signature: ${describeError(err)}`));
+  }
+  return stop;
+}
+
+export const renderStopValue = (v: CompactStop) => renderStop(v);
+
+/** The blob a result carries as an embedded resource (export_trace binary). */
+export const BLOB: unique symbol = Symbol('blob');
+
+/** Results as kindly-debugger shows them; its failures as JSON-RPC errors with its codes. */
+export const debuggerFormat: ResultFormat = {
+  outputSchema: (shape) => z.object(shape),
+  ok: (value, text) => {
+    const { [BLOB]: blob, ...plain } = value as { [BLOB]?: { data: Buffer; uri: string } };
+    const result: CallToolResult = { structuredContent: plain, content: [{ type: 'text', text: text ?? JSON.stringify(value) }] };
+    if (blob) result.content.push({ type: 'resource', resource: { uri: blob.uri, mimeType: 'application/octet-stream', blob: blob.data.toString('base64') } });
+    return result;
+  },
+  error: (err) => {
+    if (err instanceof DebuggerRpcError) return rpcErrorResult({ code: err.rpcCode, message: err.contractMessage, data: err.data });
+    const text = err instanceof DebugkitError ? `${err.name} (${err.code}): ${err.message}` : describeError(err);
+    return { isError: true, content: [{ type: 'text', text }] };
+  },
+};
+
+function frameLine(stop: MiTuple | undefined): [string | undefined, string | undefined] {
+  const frame = stop?.frame as MiTuple | undefined;
+  return [str(frame?.func), str(frame?.line)];
+}

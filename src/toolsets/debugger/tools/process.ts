@@ -1,0 +1,91 @@
+import { statSync } from 'node:fs';
+import { z } from 'zod';
+import { resolveContained } from '../../../core/paths.js';
+import { withText } from '../../../server/tools.js';
+import { DebuggerRpcError } from '../errors.js';
+import { DebugSession } from '../session.js';
+import { finishStop, sessionId, stopShape, waitSeconds, type DebuggerTool, defineTool } from './common.js';
+
+const REPLY_TIMEOUT_MS = 30_000;
+
+/** May this server attach to `pid`? -32004 when it does not exist, -32003 when not allowed. */
+export function checkAttachable(pid: number, rule: 'same-user' | 'any' | 'none'): void {
+  let uid: number;
+  try {
+    uid = statSync(`/proc/${pid}`).uid;
+  } catch {
+    throw new DebuggerRpcError('PROCESS_NOT_FOUND', `no process with pid ${pid} exists`, { pid });
+  }
+  if (pid === process.pid) throw new DebuggerRpcError('PERMISSION_DENIED', `pid ${pid} is debugkit itself`, { pid });
+  if (rule === 'none') throw new DebuggerRpcError('PERMISSION_DENIED', `attaching is disabled on this server (--allow-attach none); launch the program with debugger_launch instead`, { pid });
+  const me = process.getuid?.() ?? -1;
+  if (rule === 'same-user' && uid !== me) {
+    throw new DebuggerRpcError('PERMISSION_DENIED', `process ${pid} belongs to uid ${uid}, not to debugkit's user (uid ${me}); the operator allows only same-user processes (--allow-attach same-user)`, { pid });
+  }
+}
+
+export const attachTool: DebuggerTool = (ctx) => defineTool({
+  name: 'debugger_attach',
+  contractName: 'debugger/attach',
+  title: 'Attach to a running process',
+  description: 'Attach to a running process by pid (it stops; debugger_detach lets it run on). History comes from fork checkpoints taken at each stop.',
+  input: { pid: z.number().int().positive().describe('Process ID to attach to'), session_id: sessionId },
+  output: { pid: z.number(), session_id: z.string(), history: z.string(), program: z.string(), stop: z.object(stopShape) },
+  async run({ pid, session_id }, call) {
+    checkAttachable(pid, ctx.config.debugger.allowAttach);
+    ctx.sessions.assertFree(call.client.owner, session_id);
+    let session: DebugSession;
+    try {
+      session = await DebugSession.attach(session_id, pid, { gdbPath: ctx.config.gdb.path, root: ctx.config.root, replyTimeoutMs: REPLY_TIMEOUT_MS });
+    } catch (err) {
+      const msg = (err as Error).message;
+      if (/No such process/i.test(msg)) throw new DebuggerRpcError('PROCESS_NOT_FOUND', `process ${pid} ended before it could be attached`, { pid });
+      if (/not permitted|ptrace/i.test(msg)) throw new DebuggerRpcError('PERMISSION_DENIED', `the system refused to let gdb trace ${pid}: ${msg}`, { pid });
+      throw err;
+    }
+    ctx.sessions.add(call.client.owner, session);
+    const stop = await finishStop(ctx, session, session.engine.latestStop, '');
+    return withText(
+      { pid, session_id, history: session.mode, program: session.program, stop },
+      `Successfully attached to process ${pid}\n${session.modeNote}`,
+    );
+  },
+});
+
+export const launchTool: DebuggerTool = (ctx) => defineTool({
+  name: 'debugger_launch',
+  title: 'Launch a program under the debugger, recorded',
+  description: 'Start a program (a path under the workspace root) with arguments; it stops at main with GDB record full on, so debugger_step_backward really executes backwards.',
+  input: {
+    program: z.string().min(1).describe('executable, relative to the workspace root'),
+    args: z.array(z.string().max(4096)).max(256).default([]).describe('its arguments (never seen by a shell)'),
+    session_id: sessionId,
+    wait: waitSeconds,
+  },
+  output: { pid: z.number(), session_id: z.string(), history: z.string(), program: z.string(), stop: z.object(stopShape) },
+  async run({ program, args, session_id, wait }, call) {
+    const file = resolveContained(ctx.config.root, program, { what: 'program' });
+    ctx.sessions.assertFree(call.client.owner, session_id);
+    const session = await DebugSession.launch(session_id, file, args, { gdbPath: ctx.config.gdb.path, root: ctx.config.root, replyTimeoutMs: REPLY_TIMEOUT_MS }, wait * 1000);
+    ctx.sessions.add(call.client.owner, session);
+    const stop = await finishStop(ctx, session, session.engine.latestStop, '');
+    return withText(
+      { pid: session.pid, session_id, history: session.mode, program: file, stop },
+      `Launched ${file} as process ${session.pid}, stopped at main; history: ${session.modeNote}`,
+    );
+  },
+});
+
+export const detachTool: DebuggerTool = (ctx) => defineTool({
+  name: 'debugger_detach',
+  title: 'Detach (attached) or end (launched)',
+  description: 'End a session: an attached process is detached and runs on; a launched one is killed.',
+  input: { session_id: sessionId },
+  output: { session_id: z.string(), pid: z.number(), action: z.enum(['detached', 'killed']) },
+  async run({ session_id }, call) {
+    const session = ctx.sessions.require(call.client.owner, session_id);
+    await ctx.sessions.remove(call.client.owner, session_id);
+    const action: 'detached' | 'killed' = session.kind === 'attached' ? 'detached' : 'killed';
+    return withText({ session_id, pid: session.pid, action }, `${action === 'detached' ? 'Detached from' : 'Ended'} process ${session.pid}`);
+  },
+});

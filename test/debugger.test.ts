@@ -1,0 +1,300 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectHttp, connectStdio, startHttpServer, type TestClient } from './helpers/client.js';
+import { descendants, isAlive, waitFor } from './helpers/procs.js';
+import { tempDir } from './helpers/programs.js';
+
+let root: string;
+let dataDir: string;
+let dk: TestClient;
+const children: ChildProcess[] = [];
+
+/** Calls a debugger tool; answers structuredContent, text and the raw content items. */
+async function call(name: string, args: Record<string, unknown> = {}) {
+  const r = await dk.client.callTool({ name, arguments: args });
+  if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.content)}`);
+  const content = r.content as Array<{ type: string; text?: string; resource?: { blob?: string; mimeType?: string } }>;
+  return { value: r.structuredContent as any, text: content.map((c) => c.text ?? '').join(''), content };
+}
+
+/** Calls a tool that must fail with a JSON-RPC error; answers it. */
+async function rpcError(name: string, args: Record<string, unknown> = {}): Promise<McpError> {
+  try {
+    const r = await dk.client.callTool({ name, arguments: args });
+    throw new Error(`${name} should have failed: ${JSON.stringify(r)}`);
+  } catch (err) {
+    if (!(err instanceof McpError)) throw err;
+    return err;
+  }
+}
+
+function startLoop(uid?: number): ChildProcess {
+  const child = uid === undefined
+    ? spawn(path.join(root, 'dbg_loop'), [], { stdio: ['ignore', 'ignore', 'pipe'] })
+    : spawn('sleep', ['120'], { stdio: 'ignore', uid, gid: uid });
+  children.push(child);
+  return child;
+}
+
+function procState(pid: number): string {
+  return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.charAt(0);
+}
+
+beforeAll(async () => {
+  root = tempDir();
+  dataDir = tempDir('debugkit-data-');
+  // Sources are compiled inside the root: stops show source lines only for files under it.
+  for (const name of ['dbg_timetravel', 'dbg_loop', 'dbg_crash']) {
+    writeFileSync(path.join(root, `${name}.c`), readFileSync(path.resolve(import.meta.dirname, `programs/${name}.c`)));
+    execFileSync('gcc', ['-g', '-O0', '-o', path.join(root, name), path.join(root, `${name}.c`)]);
+  }
+  dk = await connectStdio({ root, args: ['--toolsets', 'debugger', '--data-dir', dataDir] });
+}, 60_000);
+afterAll(async () => {
+  await dk?.close();
+  for (const c of children) c.kill('SIGKILL');
+});
+
+describe('debugger toolset over stdio', () => {
+  it('lists SEP-986 names and accepts the contract names in tools/call', async () => {
+    const { tools } = await dk.client.listTools();
+    const names = tools.map((t) => t.name);
+    for (const n of ['attach', 'set_breakpoint', 'continue', 'step_forward', 'step_backward', 'get_stack_trace', 'get_variables', 'find_similar_bugs', 'export_trace', 'quota_status', 'license_info', 'get_comprehensive_audit']) {
+      expect(names).toContain(`debugger_${n}`);
+    }
+    expect(names.every((n) => /^[A-Za-z0-9._-]{1,128}$/.test(n))).toBe(true);
+    const quota = await call('debugger/quota_status');
+    expect(quota.value.limit).toBe('unlimited');
+    const license = await call('debugger/license_info');
+    expect(license.value.key.scopes).toContain('debugger:attach');
+    const audit = await call('debugger/get_comprehensive_audit', {});
+    expect(audit.value.configured).toBe(false);
+  });
+
+  it('launches recorded, sets breakpoints by line, function (with a condition) and address, and steps both ways', async () => {
+    const launch = await call('debugger_launch', { program: 'dbg_timetravel', session_id: 'tt' });
+    expect(launch.value.history).toBe('record');
+    expect(launch.value.stop.function).toBe('main');
+
+    const line = await call('debugger/set_breakpoint', { address: 'dbg_timetravel.c:23', session_id: 'tt' });
+    expect(line.value.line).toBe(23);
+    let stop = (await call('debugger_continue', { session_id: 'tt' })).value;
+    expect(stop).toMatchObject({ state: 'stopped', reason: 'breakpoint-hit', line: 23 });
+    expect(stop.changed.x).toBe('20');
+    expect(stop.source.some((l: string) => l.startsWith('>23'))).toBe(true);
+
+    const fn = await call('debugger_set_breakpoint', { address: 'bump', condition: 'by == 3', session_id: 'tt' });
+    expect(fn.value.function).toBe('bump');
+    stop = (await call('debugger_continue', { session_id: 'tt' })).value;
+    expect(stop).toMatchObject({ function: 'bump', reason: 'breakpoint-hit' });
+    expect(stop.changed.by).toBe('3');
+    expect(stop.frames.map((f: any) => f.function)).toEqual(['bump', 'main']);
+    const trace = (await call('debugger_get_stack_trace', { session_id: 'tt' })).value;
+    expect(trace.frames.map((f: any) => f.function)).toEqual(['bump', 'main']);
+    await call('debugger_bookmark', { name: 'third-bump', session_id: 'tt' });
+
+    // By address: the first instruction of fill_name.
+    const addr = execFileSync('gdb', ['-batch', '-nx', '-ex', 'info address fill_name', path.join(root, 'dbg_timetravel')], { encoding: 'utf8' });
+    // gdb runs the PIE without address randomization: it loads at 0x555555554000.
+    const hex = `0x${(0x555555554000 + Number(/(0x[0-9a-f]+)/.exec(addr)![1]!)).toString(16)}`;
+    const byAddr = await call('debugger_set_breakpoint', { address: hex, session_id: 'tt' });
+    expect(byAddr.value.number).toBeGreaterThan(0);
+    stop = (await call('debugger_continue', { session_id: 'tt' })).value;
+    expect(stop.function).toBe('fill_name');
+  });
+
+  it('finds the write that corrupted a struct with debugger_last_change', async () => {
+    await call('debugger_set_breakpoint', { address: 'dbg_timetravel.c:26', session_id: 'tt' });
+    await call('debugger_continue', { session_id: 'tt' });
+    const change = await call('debugger_last_change', { expression: 'rec.checksum', session_id: 'tt' });
+    expect(change.value.found).toBe(true);
+    expect(change.value.old_value).toBe('1234');
+    expect(change.value.new_value).not.toBe('1234');
+    expect(change.value.stop.frames.map((f: any) => f.function)).toContain('fill_name');
+    expect(change.text).toMatch(/fill_name .*dbg_timetravel\.c:13/);
+  });
+
+  it('exports the trace as json, text and a binary GDB can record restore', async () => {
+    const json = await call('debugger/export_trace', { format: 'json', session_id: 'tt' });
+    expect(json.value.positions.length).toBeGreaterThan(5);
+    expect(json.value.positions.find((p: any) => p.bookmark === 'third-bump').function).toBe('bump');
+    const ranged = await call('debugger_export_trace', { format: 'json', start_snapshot: 'p2', end_snapshot: 'third-bump', session_id: 'tt' });
+    expect(ranged.value.positions[0].id).toBe('p2');
+    expect(ranged.value.positions.at(-1).bookmark).toBe('third-bump');
+    const text = await call('debugger_export_trace', { format: 'text', session_id: 'tt' });
+    expect(text.text).toMatch(/^p1 .* main /);
+    const bin = await call('debugger_export_trace', { format: 'binary', session_id: 'tt' });
+    const blob = bin.content.find((c) => c.type === 'resource')!.resource!;
+    expect(blob.mimeType).toBe('application/octet-stream');
+    const file = path.join(root, 'trace.gdbrec');
+    writeFileSync(file, Buffer.from(blob.blob!, 'base64'));
+    const restored = execFileSync('gdb', ['-batch', '-nx', '-ex', `target core ${file}`, '-ex', `record restore ${file}`, '-ex', 'info record', path.join(root, 'dbg_timetravel')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(restored).toMatch(/Log contains \d+ instructions/);
+
+    // x = 30 overwrites 20; stepping back over it really restores 20.
+    let stop = (await call('debugger_step_backward', { session_id: 'tt', to: 'p2' })).value;
+    expect(stop.line).toBe(23);
+    stop = (await call('debugger_step_forward', { session_id: 'tt' })).value;
+    expect(stop.line).toBe(24);
+    expect(stop.changed.x).toBe('30');
+    const back = await call('debugger_step_backward', { session_id: 'tt' });
+    expect(back.value).toMatchObject({ state: 'stopped', line: 23 });
+    expect(back.value.changed.x).toBe('20');
+    expect(back.text.length).toBeLessThan(1600); // a compact stop: well under 400 tokens
+
+    // Back across printf and memcpy: buf is empty again, as before memcpy ran.
+    stop = (await call('debugger_step_backward', { session_id: 'tt', count: 2 })).value;
+    expect(stop.line).toBe(21);
+    const vars = (await call('debugger_get_variables', { scope: 'local', filter: 'buf', session_id: 'tt' })).value.variables;
+    expect(vars[0].value).not.toContain('abcdefghij');
+    stop = (await call('debugger_step_forward', { session_id: 'tt' })).value;
+    expect(stop.changed.buf).toContain('abcdefghij');
+    await call('debugger_detach', { session_id: 'tt' });
+  });
+
+  it('shows a segfault\'s stack and finds the right earlier crash among 24 and in a core dump', async () => {
+    const others = [
+      ['SIGSEGV', ['parse_header', 'read_request', 'main']], ['SIGSEGV', ['walk_tree', 'main']], ['SIGFPE', ['divide', 'main']],
+      ['SIGBUS', ['walk', 'main']], ['SIGSEGV', ['main']], ['SIGABRT', ['check', 'main']], ['SIGSEGV', ['lookup', 'walk', 'run']],
+    ] as const;
+    const signatures = [];
+    for (let i = 0; i < 24; i++) {
+      const [failure, frames] = others[i % others.length]!;
+      const f = i === 0 ? frames : [...frames.slice(0, 1), `helper_${i}`, ...frames.slice(1)];
+      signatures.push({ id: `old-${i}`, time: '2026-01-01T00:00:00Z', failure, pattern: failure === 'SIGABRT' ? 'logic' : 'crash', frames: f, signature: [failure, ...f].join(' | '), source: `import ${i}` });
+    }
+    signatures.splice(13, 0, { id: 'the-one', time: '2026-02-02T00:00:00Z', failure: 'SIGSEGV', pattern: 'crash', frames: ['walk', 'main'], signature: 'SIGSEGV | walk | main', source: 'earlier crash' });
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(path.join(dataDir, 'signatures.json'), JSON.stringify({ version: 1, signatures }));
+    // A fresh server reads the store; a core dump of the same crash lies under search_path.
+    await dk.close();
+    dk = await connectStdio({ root, args: ['--toolsets', 'debugger', '--data-dir', dataDir] });
+    mkdirSync(path.join(root, 'cores'));
+    execFileSync('gdb', ['-batch', '-nx', '-ex', 'run', '-ex', `gcore ${path.join(root, 'cores', 'core.1234')}`, '--args', path.join(root, 'dbg_crash'), 'walk'], { stdio: 'ignore', env: { ...process.env, GLIBC_TUNABLES: '' } });
+
+    await call('debugger_launch', { program: 'dbg_crash', args: ['walk'], session_id: 'crash' });
+    const stop = (await call('debugger_continue', { session_id: 'crash' })).value;
+    expect(stop).toMatchObject({ state: 'stopped', reason: 'signal-received', function: 'walk' });
+    const trace = (await call('debugger_get_stack_trace', { session_id: 'crash' })).value;
+    expect(trace.frames.map((f: any) => f.function)).toEqual(['walk', 'main']);
+
+    const similar = await call('debugger/find_similar_bugs', { pattern_type: 'crash', session_id: 'crash' });
+    expect(similar.value.reference.signature).toBe('SIGSEGV | walk | main');
+    expect(similar.value.matches[0].source).toBe('earlier crash');
+    expect(similar.value.matches[0].why).toMatch(/same failure SIGSEGV/);
+    const withCores = await call('debugger_find_similar_bugs', { pattern_type: 'crash', search_path: 'cores', session_id: 'crash' });
+    const sources = withCores.value.matches.slice(0, 2).map((m: any) => m.source);
+    expect(sources).toContain('core cores/core.1234');
+    await call('debugger_detach', { session_id: 'crash' });
+  });
+
+  it('attaches to a running process, records until glibc\'s EVEX string code, falls back to checkpoints, and detaches leaving it running', async () => {
+    const loop = startLoop();
+    await waitFor(() => isAlive(loop.pid!), 5000);
+    await new Promise((r) => setTimeout(r, 300));
+    const attached = await call('debugger/attach', { pid: loop.pid, session_id: 'live' });
+    expect(attached.text).toContain(`Successfully attached to process ${loop.pid}`);
+    expect(attached.value.history).toBe('record');
+    await call('debugger_set_breakpoint', { address: 'step', session_id: 'live' });
+    const iNow = async () => (await call('debugger_get_variables', { session_id: 'live', filter: 'i' })).value.variables.find((v: any) => v.name === 'i')?.value;
+    // Run until the snprintf in step(): record full cannot record it, and history switches to checkpoints.
+    let stop = (await call('debugger_continue', { session_id: 'live' })).value;
+    for (let n = 0; n < 3 && !/history now/.test(stop.note ?? ''); n++) stop = (await call('debugger_continue', { session_id: 'live' })).value;
+    expect(stop.note).toMatch(/recording stopped here .*history now: checkpoint/);
+    stop = (await call('debugger_continue', { session_id: 'live' })).value;
+    expect(stop.function).toBe('step');
+    const i1 = await iNow();
+    stop = (await call('debugger_continue', { session_id: 'live' })).value;
+    expect(stop.function).toBe('step');
+    expect(await iNow()).not.toBe(i1);
+    const back = (await call('debugger_step_backward', { session_id: 'live' })).value;
+    expect(back.function).toBe('step');
+    expect(await iNow()).toBe(i1);
+    const err = await rpcError('debugger_last_change', { expression: 'ticks', session_id: 'live' });
+    expect(err.code).toBe(-32007);
+    expect((err.data as any).details).toMatch(/debugger_launch/);
+    await call('debugger_detach', { session_id: 'live' });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(isAlive(loop.pid!)).toBe(true);
+    expect(procState(loop.pid!)).not.toMatch(/[Tt]/);
+    // The checkpoint forks (children of the process) ended with the session.
+    await waitFor(() => descendants(loop.pid!).length === 0, 5000);
+    expect(descendants(loop.pid!)).toEqual([]);
+  });
+
+  it('never blocks on a long run: bounded wait, "running", then interrupt', async () => {
+    await call('debugger_launch', { program: 'dbg_loop', session_id: 'long' });
+    const started = Date.now();
+    const run = await call('debugger_continue', { session_id: 'long', wait: 1 });
+    expect(run.value.state).toBe('running');
+    expect(run.text).toMatch(/debugger_interrupt/);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const stop = (await call('debugger_interrupt', { session_id: 'long' })).value;
+    expect(stop.state).toBe('stopped');
+    await call('debugger_detach', { session_id: 'long' });
+  });
+
+  it('answers the contract\'s error codes', async () => {
+    let err = await rpcError('debugger/attach', { pid: 4_000_000 });
+    expect(err.code).toBe(-32004);
+    expect(err.message).toContain('Process not found');
+    err = await rpcError('debugger_step_forward', { session_id: 'nothing' });
+    expect(err.code).toBe(-32005);
+    err = await rpcError('debugger/get_stack_trace', {});
+    expect(err.code).toBe(-32005);
+    const other = startLoop(65534);
+    await waitFor(() => isAlive(other.pid!), 5000);
+    err = await rpcError('debugger_attach', { pid: other.pid });
+    expect(err.code).toBe(-32003);
+    expect((err.data as any).details).toMatch(/uid 65534/);
+    await call('debugger_launch', { program: 'dbg_timetravel', session_id: 'errs' });
+    err = await rpcError('debugger_set_breakpoint', { address: 'no_such_function', session_id: 'errs' });
+    expect(err.code).toBe(-32006);
+    err = await rpcError('debugger_set_breakpoint', { address: 'main; shell id', session_id: 'errs' });
+    expect(err.code).toBe(-32006);
+    err = await rpcError('debugger_set_breakpoint', { address: 'main', condition: 'unlink(0) == 0', session_id: 'errs' });
+    expect(err.code).toBe(-32006);
+    err = await rpcError('debugger_last_change', { expression: 'abort()', session_id: 'errs' });
+    expect(err.code).toBe(-32007);
+    err = await rpcError('debugger_set_breakpoint', { address: '0x10', session_id: 'errs' });
+    expect(err.code).toBe(-32006);
+    expect((err.data as any).details).toMatch(/not mapped/);
+    // Run to the end: record full holds the program at its exit call, history intact.
+    const end = (await call('debugger_continue', { session_id: 'errs' })).value;
+    expect(end.reason).toBe('exit-pending');
+    const back = (await call('debugger_step_backward', { session_id: 'errs', to: 'p1' })).value;
+    expect(back.function).toBe('main');
+    err = await rpcError('debugger_step_backward', { session_id: 'errs', to: 'p999' });
+    expect(err.code).toBe(-32007);
+    await call('debugger_detach', { session_id: 'errs' });
+  });
+});
+
+describe('debugger toolset over HTTP with a key', () => {
+  it('serves the contract names and error codes, and steps back', async () => {
+    const server = await startHttpServer(['--toolsets', 'debugger', '--root', root, '--data-dir', dataDir]);
+    const http = await connectHttp(server.url, server.key);
+    try {
+      const err = await http.client.callTool({ name: 'debugger/attach', arguments: { pid: 4_000_001 } }).catch((e: unknown) => e);
+      expect((err as McpError).code).toBe(-32004);
+      await http.client.callTool({ name: 'debugger_launch', arguments: { program: 'dbg_timetravel' } });
+      await http.client.callTool({ name: 'debugger/set_breakpoint', arguments: { address: 'dbg_timetravel.c:24' } });
+      const at24 = await http.client.callTool({ name: 'debugger/continue', arguments: {} });
+      expect((at24.structuredContent as any).changed.x).toBe('30');
+      const back = await http.client.callTool({ name: 'debugger/step_backward', arguments: {} });
+      expect((back.structuredContent as any)).toMatchObject({ line: 23, changed: { x: '20' } });
+      // Forward again: replay reaches the breakpoint at the end of the recording, then recording
+      // goes on live past it (GDB needs debugkit to step off the breakpoint first).
+      const again = await http.client.callTool({ name: 'debugger/continue', arguments: {} });
+      expect((again.structuredContent as any).line).toBe(24);
+      const end = await http.client.callTool({ name: 'debugger/continue', arguments: {} });
+      expect((end.structuredContent as any).reason).toBe('exit-pending');
+    } finally {
+      await http.close();
+      await server.stop();
+    }
+  });
+});
