@@ -36,3 +36,31 @@ describe('rpc hooks', () => {
     expect((err as McpError).data).toEqual({ details: 'no pid 7' });
   });
 });
+
+describe('compactSchema', () => {
+  it('drops $schema, the safe-integer bounds and (for outputs) descriptions, never a property named description', async () => {
+    const { compactSchema } = await import('./rpc-hooks.js');
+    const schema = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {
+        description: { type: 'string', description: 'a field called description' },
+        n: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+        m: { type: 'integer', minimum: Number.MIN_SAFE_INTEGER, maximum: 10 },
+        list: { type: 'array', items: { anyOf: [{ type: 'string', description: 'x' }, { type: 'null' }] } },
+      },
+      required: ['description'],
+    };
+    expect(compactSchema(schema, true)).toEqual({
+      type: 'object',
+      properties: {
+        description: { type: 'string' },
+        n: { type: 'integer', minimum: 1 },
+        m: { type: 'integer', maximum: 10 },
+        list: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'null' }] } },
+      },
+      required: ['description'],
+    });
+    expect((compactSchema(schema, false) as any).properties.description.description).toBe('a field called description');
+  });
+});

@@ -51,6 +51,22 @@ export function installRpcHooks(server: McpServer): void {
   const handlers = (server.server as unknown as { _requestHandlers?: Map<string, Handler> })._requestHandlers;
   const original = handlers?.get('tools/call');
   if (!handlers || !original) return;
+  const list = handlers.get('tools/list');
+  if (list) {
+    // Every tools/list is read by the agent: the schemas lose what costs tokens and says nothing.
+    handlers.set('tools/list', async (request, ctx) => {
+      const result = (await list(request, ctx)) as { tools?: Array<{ inputSchema?: unknown; outputSchema?: unknown }> };
+      if (!Array.isArray(result?.tools)) return result;
+      return {
+        ...result,
+        tools: result.tools.map((t) => ({
+          ...t,
+          ...(t.inputSchema === undefined ? {} : { inputSchema: compactSchema(t.inputSchema, false) }),
+          ...(t.outputSchema === undefined ? {} : { outputSchema: compactSchema(t.outputSchema, true) }),
+        })),
+      };
+    });
+  }
   handlers.set('tools/call', async (request, ctx) => {
     const name = request.params?.name;
     const target = typeof name === 'string' ? ALIASES.get(name) : undefined;
@@ -79,4 +95,29 @@ export function restoreContractCode(message: unknown): unknown {
   if (!data || typeof data !== 'object' || typeof data[WIRE_CODE] !== 'number') return message;
   const inner = data[WIRE_DATA];
   return { ...(message as object), error: { code: data[WIRE_CODE], message: error.message, ...(inner === undefined ? {} : { data: inner }) } };
+}
+
+/**
+ * A JSON Schema without what only inflates it: `$schema`, the ±2^53 bounds zod gives every
+ * integer, and (for output schemas, which clients validate against but agents need not read)
+ * descriptions. Validation is unchanged. Property *names* are never touched, only keywords.
+ */
+export function compactSchema(schema: unknown, dropDescriptions: boolean): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => compactSchema(s, dropDescriptions));
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
+    if (key === '$schema') continue;
+    if (key === 'maximum' && value === Number.MAX_SAFE_INTEGER) continue;
+    if (key === 'minimum' && value === Number.MIN_SAFE_INTEGER) continue;
+    if (key === 'description' && dropDescriptions && typeof value === 'string') continue;
+    if ((key === 'properties' || key === '$defs' || key === 'definitions' || key === 'patternProperties') && value && typeof value === 'object') {
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, compactSchema(sub, dropDescriptions)]));
+    } else if (value && typeof value === 'object') {
+      out[key] = compactSchema(value, dropDescriptions);
+    } else {
+      out[key] = value;
+    }
+  }
+  return out;
 }
