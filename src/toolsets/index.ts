@@ -1,4 +1,4 @@
-import type { ToolsetFactory } from '../server/toolset.js';
+import type { ToolsetFactory } from '../mcp/toolset.js';
 import { bundlesToolset } from './bundles/index.js';
 import { debuggerToolset } from './debugger/index.js';
 import { gdbToolset } from './gdb/index.js';

@@ -1,7 +1,7 @@
 import type { McpServer } from '../../mcp/toolset.js';
 import type { Config } from '../../config.js';
-import { registerTool, typedErrorFormat, type ToolSpec } from '../../server/tools.js';
-import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../server/toolset.js';
+import { registerTool, typedErrorFormat, type ToolSpec } from '../../mcp/tools.js';
+import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../mcp/toolset.js';
 import { DEFAULT_BUNDLE_URL_HOSTS } from './store/fetch.js';
 import { BundleStore } from './store/store.js';
 import { grepFilesTool, listFilesTool, readFileTool } from './tools/files.js';
@@ -21,6 +21,7 @@ const TOOLS: Array<(workspace: BundleWorkspace, config: Config) => ToolSpec<any,
 ];
 
 class BundlesToolset implements Toolset {
+  private specs: ToolSpec<any, any>[] | undefined;
   readonly name = 'bundles';
   private readonly workspace: BundleWorkspace;
 
@@ -30,7 +31,9 @@ class BundlesToolset implements Toolset {
   }
 
   register(server: McpServer, client: ClientContext): void {
-    for (const tool of TOOLS) registerTool(server, client, typedErrorFormat, tool(this.workspace, this.env.config));
+    // Specs (and their zod schemas) are built once: a stateless 2026-07-28 request registers them anew.
+    this.specs ??= TOOLS.map((tool) => tool(this.workspace, this.env.config));
+    for (const spec of this.specs) registerTool(server, client, typedErrorFormat, spec);
   }
 
   releaseClient(owner: string): Promise<void> {

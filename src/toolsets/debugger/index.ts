@@ -1,12 +1,13 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { registerToolAlias } from '../../mcp/rpc-hooks.js';
-import { registerTool } from '../../mcp/tools.js';
+import { registerTool, type ToolSpec } from '../../mcp/tools.js';
 import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../mcp/toolset.js';
 import { localControl, type DebuggerControl } from './control.js';
 import { debuggerFormat, SessionTable, type DebuggerContext } from './tools/common.js';
 import { debuggerTools } from './tools/index.js';
 
 export class DebuggerToolset implements Toolset {
+  private specs: Array<ToolSpec<any, any> & { contractName?: string }> | undefined;
   readonly name = 'debugger';
   private readonly ctx: DebuggerContext;
 
@@ -21,7 +22,8 @@ export class DebuggerToolset implements Toolset {
   }
 
   register(server: McpServer, client: ClientContext): void {
-    for (const make of debuggerTools) {
+    // Specs (and their zod schemas) are built once: a stateless 2026-07-28 request registers them anew.
+    this.specs ??= debuggerTools.map((make) => {
       const spec = make(this.ctx);
       const run = spec.run;
       // The control plane may refuse any call (quota, expired key) before it runs.
@@ -29,6 +31,9 @@ export class DebuggerToolset implements Toolset {
         await this.ctx.control.check(call.client.owner, spec.name);
         return run(args, call);
       };
+      return spec;
+    });
+    for (const spec of this.specs) {
       registerTool(server, client, debuggerFormat, spec);
       if (spec.contractName) registerToolAlias(server, spec.contractName, spec.name);
     }

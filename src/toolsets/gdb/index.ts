@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { McpServer } from '../../mcp/toolset.js';
 import { SessionRegistry } from '../../core/sessions.js';
-import { envelopeFormat, registerTool } from '../../server/tools.js';
-import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../server/toolset.js';
+import { envelopeFormat, registerTool, type ToolSpec } from '../../mcp/tools.js';
+import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../mcp/toolset.js';
 import type { GdbSession } from './session.js';
 import { gdbTools, type GdbContext } from './tools/index.js';
 
@@ -15,6 +15,7 @@ const DOCS = [
 ] as const;
 
 class GdbToolset implements Toolset {
+  private specs: ToolSpec<any, any>[] | undefined;
   readonly name = 'gdb';
   private readonly registry: SessionRegistry<GdbSession>;
   private readonly ctx: GdbContext;
@@ -35,7 +36,9 @@ class GdbToolset implements Toolset {
   }
 
   register(server: McpServer, client: ClientContext): void {
-    for (const tool of gdbTools) registerTool(server, client, envelopeFormat, tool(this.ctx));
+    // Specs (and their zod schemas) are built once: a stateless 2026-07-28 request registers them anew.
+    this.specs ??= gdbTools.map((tool) => tool(this.ctx));
+    for (const spec of this.specs) registerTool(server, client, envelopeFormat, spec);
     for (const doc of DOCS) {
       const uri = `gdb://commands/${doc.name}`;
       server.registerResource(doc.name, uri, { title: doc.title, description: doc.description, mimeType: 'text/markdown' }, async () => ({

@@ -1,6 +1,6 @@
 import type { McpServer } from '../../mcp/toolset.js';
-import { plainFormat, registerTool, type ToolSpec } from '../../server/tools.js';
-import type { ClientContext, RestRoute, Toolset, ToolsetEnv, ToolsetFactory } from '../../server/toolset.js';
+import { plainFormat, registerTool, type ToolSpec } from '../../mcp/tools.js';
+import type { ClientContext, RestRoute, Toolset, ToolsetEnv, ToolsetFactory } from '../../mcp/toolset.js';
 import { pythonRoutes } from './rest.js';
 import { PythonService } from './service.js';
 import { continueTool } from './tools/continue.js';
@@ -31,6 +31,7 @@ const TOOLS: Array<(service: PythonService) => ToolSpec<any, any>> = [
 ];
 
 class PythonToolset implements Toolset {
+  private specs: ToolSpec<any, any>[] | undefined;
   readonly name = 'python';
   private readonly service: PythonService;
 
@@ -39,7 +40,9 @@ class PythonToolset implements Toolset {
   }
 
   register(server: McpServer, client: ClientContext): void {
-    for (const tool of TOOLS) registerTool(server, client, plainFormat, tool(this.service));
+    // Specs (and their zod schemas) are built once: a stateless 2026-07-28 request registers them anew.
+    this.specs ??= TOOLS.map((tool) => tool(this.service));
+    for (const spec of this.specs) registerTool(server, client, plainFormat, spec);
   }
 
   routes(): RestRoute[] {

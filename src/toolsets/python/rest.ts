@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { DebugkitError } from '../../core/errors.js';
 import { sendJson, sendRestError } from '../../server/rest.js';
-import type { RestRoute } from '../../server/toolset.js';
+import type { RestRoute } from '../../mcp/toolset.js';
 import { line, projectFile, startInput } from './schemas.js';
 import type { PythonService } from './service.js';
 import type { RunOutcome } from './session.js';

@@ -4,7 +4,7 @@ import type { Config } from '../../config.js';
 import { DebugkitError } from '../../core/errors.js';
 import { resolveContained } from '../../core/paths.js';
 import { SessionRegistry } from '../../core/sessions.js';
-import type { Logger } from '../../server/log.js';
+import type { Logger } from '../../mcp/log.js';
 import type { BreakpointSpec } from './breakpoints.js';
 import { resolveInterpreter } from './interpreter.js';
 import { PythonSession, type RunOptions, type RunOutcome } from './session.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { withText, type ToolSpec } from '../../../server/tools.js';
+import { withText, type ToolSpec } from '../../../mcp/tools.js';
 import { grepFiles } from '../files/grep.js';
 import { listFiles } from '../files/list.js';
 import { readFile } from '../files/read.js';

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../../../config.js';
-import type { ToolSpec } from '../../../server/tools.js';
+import type { ToolSpec } from '../../../mcp/tools.js';
 import { renderKubectl, runKubectl } from '../kubectl.js';
 import type { KubectlCommand } from '../kubectl-policy.js';
 import type { BundleWorkspace } from '../workspace.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { resolveContained } from '../../../core/paths.js';
-import { withText } from '../../../server/tools.js';
+import { withText } from '../../../mcp/tools.js';
 import type { CrashSignature } from '../control.js';
 import { DebuggerRpcError } from '../errors.js';
 import { scanArtefacts } from '../similar/artefacts.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { withText } from '../../../server/tools.js';
+import { withText } from '../../../mcp/tools.js';
 import { defineTool, type DebuggerTool } from './common.js';
 
 const iso = z.string().datetime({ offset: true });

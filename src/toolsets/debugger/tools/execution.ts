@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { withText } from '../../../server/tools.js';
+import { withText } from '../../../mcp/tools.js';
 import { DebuggerRpcError } from '../errors.js';
 import type { CompactStop } from '../stop.js';
 import { execToStop, finishStop, renderStopValue, sessionId, stopShape, waitSeconds, type DebuggerContext, type DebuggerTool, defineTool } from './common.js';

@@ -2,7 +2,7 @@ import { readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
-import { withText } from '../../../server/tools.js';
+import { withText } from '../../../mcp/tools.js';
 import { DebuggerRpcError } from '../errors.js';
 import type { Position } from '../session.js';
 import { clip, str } from '../stop.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { MiTuple } from '../../../core/mi/parser.js';
 import { isInside } from '../../../core/paths.js';
-import { withText } from '../../../server/tools.js';
+import { withText } from '../../../mcp/tools.js';
 import { clip, str, toFrame } from '../stop.js';
 import { sessionId, type DebuggerTool, defineTool } from './common.js';
 

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { z } from 'zod';
 import { resolveContained } from '../../../core/paths.js';
-import { withText } from '../../../server/tools.js';
+import { withText } from '../../../mcp/tools.js';
 import { DebuggerRpcError } from '../errors.js';
 import { DebugSession } from '../session.js';
 import { finishStop, sessionId, stopShape, waitSeconds, type DebuggerTool, defineTool } from './common.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ToolSpec } from '../../../server/tools.js';
+import type { ToolSpec } from '../../../mcp/tools.js';
 import type { GdbContext } from './index.js';
 import { callOutput, sessionId, waitMs, waitSeconds } from './schemas.js';
 

@@ -1,4 +1,4 @@
-import type { ToolSpec } from '../../../server/tools.js';
+import type { ToolSpec } from '../../../mcp/tools.js';
 import type { GdbContext } from './index.js';
 import { sessionId } from './schemas.js';
 

@@ -1,7 +1,7 @@
 import type { Config } from '../../../config.js';
 import type { SessionRegistry } from '../../../core/sessions.js';
-import type { Logger } from '../../../server/log.js';
-import type { ToolSpec } from '../../../server/tools.js';
+import type { Logger } from '../../../mcp/log.js';
+import type { ToolSpec } from '../../../mcp/tools.js';
 import type { GdbSession } from '../session.js';
 import { callTool } from './call.js';
 import { closeTool } from './close.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DebugkitError } from '../../../core/errors.js';
 import { resolveContained } from '../../../core/paths.js';
-import type { ToolSpec } from '../../../server/tools.js';
+import type { ToolSpec } from '../../../mcp/tools.js';
 import { quoteMiString } from '../mi/connection.js';
 import { GdbSession } from '../session.js';
 import type { GdbContext } from './index.js';

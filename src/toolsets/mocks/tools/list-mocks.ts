@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../../../config.js';
-import type { ToolSpec } from '../../../server/tools.js';
+import type { ToolSpec } from '../../../mcp/tools.js';
 import { MockStore } from '../keploy/store.js';
 import { mocksDir } from '../paths.js';
 

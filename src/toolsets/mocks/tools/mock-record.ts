@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Config } from '../../../config.js';
 import { resolveContained } from '../../../core/paths.js';
-import type { ToolSpec } from '../../../server/tools.js';
+import type { ToolSpec } from '../../../mcp/tools.js';
 import { mocksDir } from '../paths.js';
 import { recordMocks } from '../record.js';
 import { appOutput } from '../runner.js';

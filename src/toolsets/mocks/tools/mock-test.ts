@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { resolveContained } from '../../../core/paths.js';
 import type { Config } from '../../../config.js';
-import type { ToolSpec } from '../../../server/tools.js';
+import type { ToolSpec } from '../../../mcp/tools.js';
 import { MockStore } from '../keploy/store.js';
 import { mocksDir } from '../paths.js';
 import { replayMocks } from '../replay.js';

@@ -1,5 +1,5 @@
 import { DebugkitError } from '../../../core/errors.js';
-import type { ToolSpec } from '../../../server/tools.js';
+import type { ToolSpec } from '../../../mcp/tools.js';
 import type { PythonService } from '../service.js';
 import { line, projectFile, runLimits, runOptions, runOutput, sessionId } from '../schemas.js';
 

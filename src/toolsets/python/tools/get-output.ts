@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { readPage } from '../../../core/ring.js';
-import type { ToolSpec } from '../../../server/tools.js';
+import type { ToolSpec } from '../../../mcp/tools.js';
 import type { PythonService } from '../service.js';
 import { sessionId } from '../schemas.js';
 

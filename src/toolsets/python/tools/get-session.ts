@@ -1,4 +1,4 @@
-import type { ToolSpec } from '../../../server/tools.js';
+import type { ToolSpec } from '../../../mcp/tools.js';
 import type { PythonService } from '../service.js';
 import { sessionId, stateOutput } from '../schemas.js';
 

@@ -1,4 +1,4 @@
-import type { ToolSpec } from '../../../server/tools.js';
+import type { ToolSpec } from '../../../mcp/tools.js';
 import type { PythonService } from '../service.js';
 import { breakpointFields, line, projectFile, runLimits, runOptions, runOutput, sessionId } from '../schemas.js';
 
