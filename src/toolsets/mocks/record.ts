@@ -6,6 +6,7 @@ import { connectTcp, isHttpCandidate, recordIntercepted } from './http/index.js'
 import { recordGeneric } from './generic/index.js';
 import { recordPostgres } from './postgres/recorder.js';
 import { recordRedis } from './redis/index.js';
+import { recordH2 } from './h2/index.js';
 import type { DebugkitCa } from './tls/index.js';
 import { startCaptureProxy } from './proxy/proxy.js';
 import { tunnel } from './proxy/tunnel.js';
@@ -64,6 +65,11 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
             ...(req.upstreamCa ? { upstreamCa: req.upstreamCa } : {}),
           });
           if (result.error) req.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
+          return;
+        }
+        if (conn.protocol === 'h2') {
+          const onMock = (mock: Mock) => keep(mock.kind === 'gRPC' ? 'gRPC' : 'HTTP2')(mock);
+          await recordH2(conn, { scheme: 'http', dial: () => connectUpstream(conn), onMock, warn: req.warn });
           return;
         }
         if (conn.protocol === 'postgres') {

@@ -9,6 +9,7 @@ import type { InterceptedConnection } from './proxy/proxy.js';
 import { RedisIndex, redisFetcher, replayRedis, toRedisMock } from './redis/index.js';
 import { commandArgs, redactArgs } from './redis/resp.js';
 import type { DebugkitCa } from './tls/index.js';
+import { GrpcIndex, replayH2 } from './h2/index.js';
 
 /**
  * What every protocol's replay is to replay.ts: one object per protocol, built over the set's
@@ -17,7 +18,7 @@ import type { DebugkitCa } from './tls/index.js';
  * answers it until it closes; the counts are its own.
  */
 export interface ProtocolReplayer {
-  readonly kind: 'Http' | 'Postgres' | 'Redis' | 'Generic';
+  readonly kind: 'Http' | 'Http2' | 'Postgres' | 'Redis' | 'Generic';
   accepts(conn: InterceptedConnection): boolean;
   serve(conn: InterceptedConnection): Promise<void>;
   readonly counts: ReplayCounts;
@@ -49,7 +50,7 @@ const ofKind = <K extends Mock['kind']>(mocks: readonly Mock[], kind: K) => mock
  * set recorded before Redis was modeled, is answered by those).
  */
 export function replayersFor(mocks: readonly Mock[], o: ReplayersOptions): ProtocolReplayer[] {
-  return [httpReplayer(ofKind(mocks, 'Http'), o), postgresReplayer(ofKind(mocks, 'Postgres'), o), genericReplayer(ofKind(mocks, 'Generic'), o), redisReplayer(ofKind(mocks, 'Redis'), o)];
+  return [h2Replayer(mocks, o), httpReplayer(ofKind(mocks, 'Http'), o), postgresReplayer(ofKind(mocks, 'Postgres'), o), genericReplayer(ofKind(mocks, 'Generic'), o), redisReplayer(ofKind(mocks, 'Redis'), o)];
 }
 
 function counts(): ReplayCounts {
@@ -76,6 +77,31 @@ function httpReplayer(mocks: HttpMock[], o: ReplayersOptions): ProtocolReplayer 
       // A fallback is still a miss of the set (the contract's counting).
       return { replayed: c.replayed, missed: c.missed + c.fellBack, fellBack: c.fellBack };
     },
+  };
+}
+
+/** HTTP/2 in clear (h2c): gRPC calls from the `gRPC` mocks, other requests from the `Http` ones. */
+function h2Replayer(mocks: readonly Mock[], o: ReplayersOptions): ProtocolReplayer {
+  const grpc = new GrpcIndex(mocks);
+  const http = new HttpMatcher(ofKind(mocks, 'Http'), o.ignore ?? {});
+  const c = counts();
+  return {
+    kind: 'Http2',
+    accepts: (conn) => conn.protocol === 'h2',
+    serve: (conn) =>
+      replayH2(conn, {
+        scheme: 'http',
+        grpc,
+        http,
+        onMiss: o.onMiss,
+        ...(o.onMiss === 'fail' ? {} : { dial: () => connectTcp(conn.target, 10_000) }),
+        counts: c,
+        missed: o.missed,
+        recorded: (mock) => {
+          o.recorded(mock);
+        },
+      }),
+    counts: c,
   };
 }
 

@@ -7,7 +7,8 @@ import { CANCEL_REQUEST_CODE, GSSENC_REQUEST_CODE, MAX_STARTUP_BYTES, SSL_REQUES
  * Protocol detection from a connection's first bytes, which stay in the stream for its handler.
  */
 
-export type SniffedProtocol = 'http' | 'tls' | 'postgres' | 'redis' | 'generic';
+/** `h2`: HTTP/2 in clear with prior knowledge (h2c), recognized by its connection preface. */
+export type SniffedProtocol = 'http' | 'h2' | 'tls' | 'postgres' | 'redis' | 'generic';
 
 export interface SniffResult {
   protocol: SniffedProtocol;
@@ -39,7 +40,7 @@ type Verdict = SniffResult | 'no' | 'maybe';
 export function detectProtocol(buf: Buffer, final: boolean): SniffResult | undefined {
   if (buf.length === 0) return final ? GENERIC : undefined;
   let waiting = false;
-  for (const detect of [detectTls, detectPostgres, detectHttp, detectRedis]) {
+  for (const detect of [detectTls, detectPostgres, detectH2, detectHttp, detectRedis]) {
     const verdict = detect(buf, final);
     if (verdict === 'maybe') waiting = true;
     else if (verdict !== 'no') return verdict;
@@ -68,6 +69,15 @@ function detectPostgres(buf: Buffer): Verdict {
   // StartupMessage: protocol major version 3 (196608 = 3.0; 3.2 is 196610).
   if (code >>> 16 === 3 && len > 8 && len <= MAX_STARTUP_BYTES) return { protocol: 'postgres' };
   return 'no';
+}
+
+/** The HTTP/2 client connection preface (RFC 9113 3.4). */
+export const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+
+function detectH2(buf: Buffer): Verdict {
+  const n = Math.min(buf.length, H2_PREFACE.length);
+  if (buf.compare(H2_PREFACE, 0, n, 0, n) !== 0) return 'no';
+  return n === H2_PREFACE.length ? { protocol: 'h2' } : 'maybe';
 }
 
 /** An HTTP/1.x request line: METHOD SP request-target SP HTTP/1.x CRLF. */

@@ -1,0 +1,316 @@
+import http2 from 'node:http2';
+import type { Duplex } from 'node:stream';
+import { buildHttpMock, bodyBytes } from '../keploy/http.js';
+import type { HttpMock, Mock } from '../keploy/types.js';
+import type { HttpMatcher } from '../http/matcher.js';
+import type { OnMiss } from '../http/replayer.js';
+import { buildGrpcMock, encodeGrpcMessage, readGrpcMock, frameMessages, GrpcStatus, isGrpc, splitMessages, type GrpcIndex, type HeaderMap } from './grpc.js';
+
+/**
+ * HTTP/2 between the program and debugkit: node:http2's server side on the intercepted (and, for
+ * TLS, decrypted) connection, its client side to the real server when recording or on a miss.
+ * Each stream is one exchange: gRPC calls (content-type application/grpc) become `gRPC` mocks,
+ * other requests `Http` mocks with `proto_major: 2`.
+ */
+
+const MAX_BODY = 16 * 1024 * 1024;
+/** Connection-specific headers HTTP/2 forbids. */
+const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'http2-settings', 'host']);
+const END_STREAM = http2.constants.NGHTTP2_FLAG_END_STREAM;
+
+export interface H2Connection {
+  id: string;
+  target: { host: string; port: number };
+  client: Duplex;
+}
+
+/** Opens the socket to the real server (plain for h2c, TLS with ALPN h2 for https). */
+export type H2Dial = () => Promise<Duplex>;
+
+function flat(headers: http2.IncomingHttpHeaders | http2.OutgoingHttpHeaders): HeaderMap {
+  const out: HeaderMap = {};
+  for (const [k, v] of Object.entries(headers)) {
+    if (v === undefined || HOP.has(k)) continue;
+    out[k] = Array.isArray(v) ? v.join(', ') : String(v);
+  }
+  return out;
+}
+
+function forwardable(headers: HeaderMap): HeaderMap {
+  const out: HeaderMap = {};
+  for (const [k, v] of Object.entries(headers)) if (!HOP.has(k) && k !== 'content-length') out[k] = v;
+  return out;
+}
+
+/** Serves the program's HTTP/2 connection, each stream to `onStream`; resolves when it closes. */
+function serveClient(conn: H2Connection, onStream: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void): Promise<void> {
+  return new Promise((resolve) => {
+    const server = http2.createServer();
+    server.on('stream', (stream, headers) => {
+      stream.on('error', () => {});
+      onStream(stream, headers);
+    });
+    server.on('session', (session) => {
+      session.on('error', () => {});
+      session.once('close', () => resolve());
+    });
+    conn.client.once('close', () => resolve());
+    server.emit('connection', conn.client);
+  });
+}
+
+function readAll(stream: http2.ServerHttp2Stream): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= MAX_BODY) chunks.push(c);
+    });
+    stream.once('end', () => resolve(Buffer.concat(chunks)));
+    stream.once('error', reject);
+    stream.once('close', () => resolve(Buffer.concat(chunks)));
+  });
+}
+
+interface Relayed {
+  requestHeaders: HeaderMap;
+  requestBody: Buffer;
+  responseHeaders: HeaderMap;
+  responseBody: Buffer;
+  trailers: HeaderMap;
+  requestTime: Date;
+  responseTime: Date;
+}
+
+/**
+ * Sends one request upstream and relays the answer to the program as it comes (headers, data,
+ * trailers). `body` is the program's stream (recording: forwarded live) or its buffered bytes.
+ */
+function relay(upstream: http2.ClientHttp2Session, down: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, body: Buffer | http2.ServerHttp2Stream): Promise<Relayed> {
+  return new Promise((resolve, reject) => {
+    const requestTime = new Date();
+    const requestHeaders = flat(headers);
+    const reqChunks: Buffer[] = [];
+    const respChunks: Buffer[] = [];
+    let responseHeaders: HeaderMap = {};
+    let trailers: HeaderMap = {};
+    let endedWithHeaders = false;
+    const up = upstream.request(forwardable(requestHeaders), { endStream: false });
+    if (Buffer.isBuffer(body)) {
+      reqChunks.push(body);
+      up.end(body);
+    } else {
+      body.on('data', (c: Buffer) => reqChunks.push(c));
+      body.pipe(up);
+    }
+    up.on('response', (h, flags) => {
+      responseHeaders = flat(h);
+      endedWithHeaders = (flags & END_STREAM) !== 0;
+      if (down.destroyed) return;
+      down.respond(forwardable(responseHeaders), endedWithHeaders ? { endStream: true } : { waitForTrailers: true });
+    });
+    down.on('wantTrailers', () => down.sendTrailers(forwardable(trailers)));
+    up.on('data', (c: Buffer) => {
+      respChunks.push(c);
+      if (!down.destroyed) down.write(c);
+    });
+    up.on('trailers', (t) => (trailers = flat(t)));
+    up.on('end', () => {
+      if (!endedWithHeaders && !down.destroyed) down.end();
+    });
+    up.once('close', () => {
+      if (!down.headersSent && !down.destroyed) down.respond({ ':status': 502 }, { endStream: true });
+      resolve({
+        requestHeaders,
+        requestBody: Buffer.concat(reqChunks),
+        responseHeaders,
+        responseBody: Buffer.concat(respChunks),
+        trailers,
+        requestTime,
+        responseTime: new Date(),
+      });
+    });
+    up.once('error', (err) => {
+      if (!down.destroyed) down.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+      reject(err);
+    });
+  });
+}
+
+function toMock(r: Relayed, target: { host: string; port: number }, connId: string): Mock {
+  if (isGrpc(r.requestHeaders)) {
+    return buildGrpcMock({
+      requestHeaders: r.requestHeaders,
+      requestMessages: splitMessages(r.requestBody),
+      responseHeaders: r.responseHeaders,
+      responseMessages: splitMessages(r.responseBody),
+      trailers: r.trailers,
+      requestTime: r.requestTime,
+      responseTime: r.responseTime,
+    });
+  }
+  const strip = (h: HeaderMap) => Object.entries(h).filter(([k]) => !k.startsWith(':')) as Array<[string, string]>;
+  return buildHttpMock(
+    {
+      method: r.requestHeaders[':method'] ?? 'GET',
+      url: r.requestHeaders[':path'] ?? '/',
+      host: r.requestHeaders[':authority'] ?? `${target.host}:${target.port}`,
+      httpVersion: '2',
+      requestHeaders: strip(r.requestHeaders),
+      requestBody: r.requestBody,
+      statusCode: Number(r.responseHeaders[':status'] ?? 502),
+      responseHeaders: strip(r.responseHeaders),
+      responseBody: r.responseBody,
+      requestTime: r.requestTime,
+      responseTime: r.responseTime,
+      connectionId: connId,
+    },
+    {},
+  );
+}
+
+/** One lazily opened client session to the real server. */
+function upstreamOf(dial: H2Dial, scheme: 'http' | 'https', target: { host: string; port: number }) {
+  let session: Promise<http2.ClientHttp2Session> | undefined;
+  return {
+    get: () =>
+      (session ??= dial().then(
+        (socket) =>
+          new Promise<http2.ClientHttp2Session>((resolve, reject) => {
+            const s = http2.connect(`${scheme}://${target.host}:${target.port}`, { createConnection: () => socket });
+            s.once('connect', () => resolve(s));
+            s.once('error', reject);
+            s.on('error', () => {});
+          }),
+      )),
+    close: () => void session?.then((s) => s.close()).catch(() => {}),
+  };
+}
+
+export interface RecordH2Options {
+  scheme: 'http' | 'https';
+  dial: H2Dial;
+  onMock(mock: Mock): void;
+  warn?(message: string): void;
+}
+
+/** Records every stream of the program's HTTP/2 connection against the real server. */
+export async function recordH2(conn: H2Connection, o: RecordH2Options): Promise<void> {
+  const upstream = upstreamOf(o.dial, o.scheme, conn.target);
+  const pending = new Set<Promise<void>>();
+  try {
+    await serveClient(conn, (stream, headers) => {
+      const work = upstream
+        .get()
+        .then((session) => relay(session, stream, headers, stream))
+        .then((r) => o.onMock(toMock(r, conn.target, conn.id)))
+        .catch((err: unknown) => {
+          o.warn?.(`HTTP/2 ${String(headers[':path'])}: ${String(err)}`);
+          if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+        });
+      pending.add(work);
+      void work.finally(() => pending.delete(work));
+    });
+    await Promise.race([Promise.allSettled([...pending]), new Promise((r) => setTimeout(r, 2000).unref())]);
+  } finally {
+    upstream.close();
+  }
+}
+
+export interface ReplayH2Options {
+  scheme: 'http' | 'https';
+  grpc: GrpcIndex;
+  http: HttpMatcher;
+  onMiss: OnMiss;
+  /** The real server, for misses with `passthrough`/`record`. */
+  dial?: H2Dial;
+  counts: { replayed: number; missed: number; fellBack: number };
+  missed(message: string): void;
+  recorded(mock: Mock): void;
+}
+
+/** Answers every stream of the program's HTTP/2 connection from the set's mocks. */
+export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<void> {
+  const upstream = o.dial ? upstreamOf(o.dial, o.scheme, conn.target) : undefined;
+  try {
+    await serveClient(conn, (stream, headers) => {
+      void answer(stream, headers).catch(() => {
+        if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+      });
+    });
+  } finally {
+    upstream?.close();
+  }
+
+  async function answer(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) {
+    const body = await readAll(stream);
+    const path = String(headers[':path'] ?? '/');
+    const grpc = isGrpc(headers as Record<string, unknown>);
+    let miss: string;
+    let status = 502;
+    let grpcStatus: number = GrpcStatus.UNIMPLEMENTED;
+    if (grpc) {
+      const m = o.grpc.match(path, body);
+      if ('call' in m) {
+        o.counts.replayed++;
+        const call = m.call;
+        const trailers = forwardable(call.trailers);
+        stream.respond(forwardable({ ':status': '200', ...call.responseHeaders }), { waitForTrailers: true });
+        stream.on('wantTrailers', () => stream.sendTrailers(trailers));
+        stream.end(frameMessages(call.responseMessages));
+        return;
+      }
+      miss = m.miss;
+      grpcStatus = m.knownPath ? GrpcStatus.UNAVAILABLE : GrpcStatus.UNIMPLEMENTED;
+    } else {
+      const method = String(headers[':method'] ?? 'GET');
+      const r = o.http.match({
+        method,
+        url: path,
+        scheme: o.scheme,
+        host: String(headers[':authority'] ?? `${conn.target.host}:${conn.target.port}`),
+        headers: Object.entries(flat(headers)).filter(([k]) => !k.startsWith(':')),
+        body,
+      });
+      if (!r.miss) {
+        o.counts.replayed++;
+        respondHttp(stream, r.mock);
+        return;
+      }
+      miss = `${method} ${path} (HTTP/2)${r.closest ? `; closest ${r.closest.name}: ${r.closest.differences.slice(0, 3).join('; ')}` : ''}`;
+    }
+    if (upstream && o.onMiss !== 'fail') {
+      const relayed = await relay(await upstream.get(), stream, headers, body);
+      const mock = toMock(relayed, conn.target, conn.id);
+      if (o.onMiss === 'record') {
+        o.recorded(mock);
+        const call = readGrpcMock(mock);
+        if (call) o.grpc.add(call);
+        o.counts.replayed++;
+      } else {
+        o.counts.fellBack++;
+        o.counts.missed++;
+      }
+      return;
+    }
+    o.counts.missed++;
+    o.missed(miss);
+    if (grpc) {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(grpcStatus), 'grpc-message': encodeGrpcMessage(`debugkit mocks: ${miss}`) }, { endStream: true });
+    } else {
+      stream.respond({ ':status': status, 'content-type': 'text/plain; charset=utf-8' });
+      stream.end(`debugkit mocks: no mock matches ${miss}\n`);
+    }
+  }
+}
+
+function respondHttp(stream: http2.ServerHttp2Stream, mock: HttpMock) {
+  const headers: Record<string, string | number> = { ':status': mock.spec.resp.status_code };
+  for (const [k, v] of Object.entries(mock.spec.resp.header)) {
+    const name = k.toLowerCase();
+    if (!HOP.has(name) && name !== 'content-length' && name !== 'content-encoding') headers[name] = v;
+  }
+  stream.respond(headers);
+  stream.end(Buffer.from(bodyBytes(mock.spec.resp.body)));
+}

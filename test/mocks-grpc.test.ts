@@ -1,0 +1,81 @@
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import * as loader from '@grpc/proto-loader';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectStdio, type TestClient } from './helpers/client.js';
+import { tempDir } from './helpers/programs.js';
+
+let root: string;
+let dk: TestClient;
+let server: grpc.Server | undefined;
+let port = 0;
+let calls = 0;
+const modules = path.resolve(import.meta.dirname, '../node_modules');
+
+async function tool(name: string, args: Record<string, unknown>): Promise<any> {
+  const r = await dk.tool(name, args);
+  expect(r.isError).toBe(false);
+  return r.structured;
+}
+
+/** A real gRPC server (@grpc/grpc-js): Hello (unary) and Count (server streaming). */
+async function startServer(): Promise<void> {
+  const def = loader.loadSync(path.join(root, 'greeter.proto'));
+  const shop = grpc.loadPackageDefinition(def).shop as any;
+  server = new grpc.Server();
+  server.addService(shop.Greeter.service, {
+    Hello: (call: any, cb: any) => {
+      calls++;
+      cb(null, { message: `hello ${call.request.name}`, seq: 0 });
+    },
+    Count: (call: any) => {
+      calls++;
+      for (let i = 1; i <= call.request.n; i++) call.write({ message: `${call.request.name} #${i}`, seq: i });
+      call.end();
+    },
+  });
+  port = await new Promise<number>((resolve, reject) =>
+    server!.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+}
+
+beforeAll(async () => {
+  root = tempDir('debugkit-mocks-grpc-');
+  cpSync(path.resolve(import.meta.dirname, 'programs/mocks'), root, { recursive: true });
+  await startServer();
+  dk = await connectStdio({ root, args: ['--toolsets', 'mocks'] });
+});
+afterAll(async () => {
+  await dk?.close();
+  server?.forceShutdown();
+});
+
+describe('mocks: gRPC over HTTP/2 in clear (h2c), recorded as Keploy gRPC mocks', () => {
+  it('records a unary and a streaming call, replays them with the server stopped, reports a changed request', async () => {
+    const command = (name: string) => `node grpc-client.mjs ${modules} ${port} ${name}`;
+    const rec = await tool('keploy_mock_record', { command: command('ada'), path: 'keploy-grpc' });
+    expect(rec).toMatchObject({ success: true, mockCount: 2, protocols: ['gRPC'] });
+    const recorded = readFileSync(path.join(root, 'grpc-out.txt'), 'utf8');
+    expect(recorded).toBe('hello: hello ada\ncount 1: ada #1\ncount 2: ada #2\ncount 3: ada #3\n');
+    expect(calls).toBe(2);
+    const yaml = readFileSync(path.join(root, rec.mockFilePath), 'utf8');
+    expect(yaml).toMatch(/^version: api.keploy.io\/v1beta1\nkind: gRPC\nname: mock-0\nspec:\n {4}grpcReq:\n {8}headers:\n {12}pseudo_headers:\n/);
+    expect(yaml).toContain(':path: /shop.Greeter/Hello');
+    expect(yaml).toContain('grpc-status: "0"');
+    expect(yaml).toContain('debugkit_messages:');
+
+    server!.forceShutdown();
+    server = undefined;
+    writeFileSync(path.join(root, 'grpc-out.txt'), '');
+    const replay = await tool('keploy_mock_test', { command: command('ada'), path: 'keploy-grpc' });
+    expect(replay).toMatchObject({ success: true, mocksReplayed: 2, mocksMissed: 0, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'grpc-out.txt'), 'utf8')).toBe(recorded);
+
+    const changed = await tool('keploy_mock_test', { command: command('bob'), path: 'keploy-grpc' });
+    expect(changed).toMatchObject({ success: false, appExitCode: 2 });
+    expect(changed.mocksMissed).toBeGreaterThanOrEqual(1);
+    expect(changed.misses[0]).toMatch(/^gRPC \/shop\.Greeter\/Hello \(request \d+ bytes\): no mock has this request; closest mock-0/);
+    expect(readFileSync(path.join(root, 'grpc-out.txt'), 'utf8')).toMatch(/^error: 14 debugkit mocks: gRPC \/shop\.Greeter\/Hello/);
+  });
+});
