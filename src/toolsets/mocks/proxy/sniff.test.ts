@@ -109,7 +109,9 @@ describe('protocol detection on real first bytes', () => {
     expect(detectProtocol(Buffer.from('GE'), false)).toBeUndefined();
     expect(detectProtocol(Buffer.from('GET /index.html HTT'), false)).toBeUndefined();
     expect(detectProtocol(Buffer.from('GET /index.html HTT'), true)).toEqual({ protocol: 'http' });
-    expect(detectProtocol(Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), false)).toEqual({ protocol: 'generic' });
+    expect(detectProtocol(Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), false)).toEqual({ protocol: 'h2' });
+    // HTTP/2 with prior knowledge (h2c): its preface, waited for while incomplete.
+    expect(detectProtocol(Buffer.from('PRI * HTTP/2.0\r\n'), false)).toBeUndefined();
     expect(detectProtocol(Buffer.from('GET / SPDY/3\r\n'), false)).toEqual({ protocol: 'generic' });
   });
 
