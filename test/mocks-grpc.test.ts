@@ -1,8 +1,11 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as loader from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DebugkitCa } from '../src/toolsets/mocks/tls/ca.js';
 import { connectStdio, type TestClient } from './helpers/client.js';
 import { tempDir } from './helpers/programs.js';
 
@@ -77,5 +80,46 @@ describe('mocks: gRPC over HTTP/2 in clear (h2c), recorded as Keploy gRPC mocks'
     expect(changed.mocksMissed).toBeGreaterThanOrEqual(1);
     expect(changed.misses[0]).toMatch(/^gRPC \/shop\.Greeter\/Hello \(request \d+ bytes\): no mock has this request; closest mock-0/);
     expect(readFileSync(path.join(root, 'grpc-out.txt'), 'utf8')).toMatch(/^error: 14 debugkit mocks: gRPC \/shop\.Greeter\/Hello/);
+  });
+});
+
+describe('mocks: HTTP/2 over TLS (ALPN h2), recorded as Http mocks with proto_major 2', () => {
+  it('records a GET and a POST through the TLS interception, replays them with the server stopped', async () => {
+    const ca = await DebugkitCa.load(path.join(root, '.test-ca'));
+    writeFileSync(path.join(root, 'upstream-ca.pem'), ca.certPem);
+    const leaf = ca.leafFor('localhost');
+    let hits = 0;
+    const h2 = http2.createSecureServer({ key: leaf.key, cert: leaf.cert }, (req, res) => {
+      hits++;
+      let body = '';
+      req.on('data', (d) => (body += d)).on('end', () => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify(req.method === 'GET' ? { path: req.url, version: req.httpVersion } : { accepted: JSON.parse(body), id: 9 }));
+      });
+    });
+    const port = await new Promise<number>((r) => h2.listen(0, '127.0.0.1', () => r((h2.address() as AddressInfo).port)));
+    const command = (item: string) => `node h2-client.mjs ${port} ${item}`;
+    try {
+      const rec = await tool('keploy_mock_record', { command: command('fig'), path: 'keploy-h2', upstreamCaFile: 'upstream-ca.pem' });
+      expect(rec).toMatchObject({ success: true, mockCount: 2, protocols: ['HTTP2'] });
+      expect(hits).toBe(2);
+      const recorded = readFileSync(path.join(root, 'h2-out.txt'), 'utf8');
+      expect(recorded).toBe('protocol: h2\n200 {"path":"/stock/fig","version":"2.0"}\n200 {"accepted":{"item":"fig","qty":2},"id":9}\n');
+      const yaml = readFileSync(path.join(root, rec.mockFilePath), 'utf8');
+      expect(yaml).toContain('kind: Http');
+      expect(yaml).toContain('proto_major: 2');
+    } finally {
+      await new Promise<void>((r) => h2.close(() => r()));
+    }
+    writeFileSync(path.join(root, 'h2-out.txt'), '');
+    const replay = await tool('keploy_mock_test', { command: command('fig'), path: 'keploy-h2' });
+    expect(replay).toMatchObject({ success: true, mocksReplayed: 2, mocksMissed: 0, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'h2-out.txt'), 'utf8')).toBe(
+      'protocol: h2\n200 {"path":"/stock/fig","version":"2.0"}\n200 {"accepted":{"item":"fig","qty":2},"id":9}\n',
+    );
+    const changed = await tool('keploy_mock_test', { command: command('kiwi'), path: 'keploy-h2' });
+    expect(changed).toMatchObject({ success: false });
+    expect(changed.misses[0]).toMatch(/^GET \/stock\/kiwi \(HTTP\/2\); closest mock-0/);
+    expect(readFileSync(path.join(root, 'h2-out.txt'), 'utf8')).toMatch(/^protocol: h2\n502 debugkit mocks: no mock matches GET \/stock\/kiwi/);
   });
 });

@@ -61,6 +61,14 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
           const result = await recordIntercepted(conn, {
             ca: req.ca,
             onMock: keep('HTTP'),
+            // ALPN h2: each stream becomes a gRPC mock (gRPC calls) or an Http mock (proto_major 2).
+            h2: (c) =>
+              recordH2(c, {
+                scheme: 'https',
+                dial: async () => c.upstream!,
+                onMock: (mock) => keep(mock.kind === 'gRPC' ? 'gRPC' : 'HTTP2')(mock),
+                warn: req.warn,
+              }),
             insecureUpstream: req.insecureUpstream,
             ...(req.upstreamCa ? { upstreamCa: req.upstreamCa } : {}),
           });

@@ -1,5 +1,5 @@
 import http2 from 'node:http2';
-import type { Duplex } from 'node:stream';
+import { Duplex } from 'node:stream';
 import { buildHttpMock, bodyBytes } from '../keploy/http.js';
 import type { HttpMock, Mock } from '../keploy/types.js';
 import type { HttpMatcher } from '../http/matcher.js';
@@ -36,10 +36,50 @@ function flat(headers: http2.IncomingHttpHeaders | http2.OutgoingHttpHeaders): H
   return out;
 }
 
+/** Runs a stream operation from an event handler: a failure resets that stream, never the server. */
+function guard(stream: http2.Http2Stream, op: () => void): void {
+  try {
+    op();
+  } catch {
+    if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+  }
+}
+
 function forwardable(headers: HeaderMap): HeaderMap {
   const out: HeaderMap = {};
   for (const [k, v] of Object.entries(headers)) if (!HOP.has(k) && k !== 'content-length') out[k] = v;
   return out;
+}
+
+/**
+ * The socket seen through a plain JS stream. node:http2 reads a socket's native handle directly
+ * and would miss bytes already buffered on the JS side (the sniffed preface, or what a TLS socket
+ * decrypted during its handshake); through a JS stream it gets every byte.
+ */
+function jsDuplex(socket: Duplex): Duplex {
+  const d = new Duplex({
+    read() {
+      socket.resume();
+    },
+    write(chunk: Buffer, _enc, cb) {
+      socket.write(chunk, (err) => cb(err ?? null));
+    },
+    final(cb) {
+      socket.end();
+      cb();
+    },
+    destroy(err, cb) {
+      socket.destroy();
+      cb(err);
+    },
+  });
+  socket.on('data', (c: Buffer) => {
+    if (!d.push(c)) socket.pause();
+  });
+  socket.on('end', () => d.push(null));
+  socket.on('close', () => d.destroy());
+  socket.on('error', () => d.destroy());
+  return d;
 }
 
 /** Serves the program's HTTP/2 connection, each stream to `onStream`; resolves when it closes. */
@@ -55,7 +95,7 @@ function serveClient(conn: H2Connection, onStream: (stream: http2.ServerHttp2Str
       session.once('close', () => resolve());
     });
     conn.client.once('close', () => resolve());
-    server.emit('connection', conn.client);
+    server.emit('connection', jsDuplex(conn.client));
   });
 }
 
@@ -96,31 +136,42 @@ function relay(upstream: http2.ClientHttp2Session, down: http2.ServerHttp2Stream
     let responseHeaders: HeaderMap = {};
     let trailers: HeaderMap = {};
     let endedWithHeaders = false;
+    let responded = false;
     const up = upstream.request(forwardable(requestHeaders), { endStream: false });
     if (Buffer.isBuffer(body)) {
       reqChunks.push(body);
       up.end(body);
     } else {
-      body.on('data', (c: Buffer) => reqChunks.push(c));
-      body.pipe(up);
+      // Not pipe(): piping a server stream makes node:http2 send a default response on it.
+      body.on('data', (c: Buffer) => {
+        reqChunks.push(c);
+        if (!up.write(c)) body.pause();
+      });
+      up.on('drain', () => body.resume());
+      body.once('end', () => up.end());
     }
     up.on('response', (h, flags) => {
       responseHeaders = flat(h);
       endedWithHeaders = (flags & END_STREAM) !== 0;
-      if (down.destroyed) return;
-      down.respond(forwardable(responseHeaders), endedWithHeaders ? { endStream: true } : { waitForTrailers: true });
+      // Reading starts only now: node:http2 may deliver DATA before emitting 'response'.
+      up.on('data', (c: Buffer) => {
+        respChunks.push(c);
+        if (!down.destroyed) down.write(c);
+      });
+      if (down.destroyed || responded) return;
+      responded = true;
+      guard(down, () => down.respond(forwardable(responseHeaders), endedWithHeaders ? { endStream: true } : { waitForTrailers: true }));
     });
-    down.on('wantTrailers', () => down.sendTrailers(forwardable(trailers)));
-    up.on('data', (c: Buffer) => {
-      respChunks.push(c);
-      if (!down.destroyed) down.write(c);
-    });
+    down.on('wantTrailers', () => guard(down, () => down.sendTrailers(forwardable(trailers))));
     up.on('trailers', (t) => (trailers = flat(t)));
     up.on('end', () => {
       if (!endedWithHeaders && !down.destroyed) down.end();
     });
     up.once('close', () => {
-      if (!down.headersSent && !down.destroyed) down.respond({ ':status': 502 }, { endStream: true });
+      if (!responded && !down.destroyed) {
+        responded = true;
+        down.respond({ ':status': 502 }, { endStream: true });
+      }
       resolve({
         requestHeaders,
         requestBody: Buffer.concat(reqChunks),
@@ -178,7 +229,7 @@ function upstreamOf(dial: H2Dial, scheme: 'http' | 'https', target: { host: stri
       (session ??= dial().then(
         (socket) =>
           new Promise<http2.ClientHttp2Session>((resolve, reject) => {
-            const s = http2.connect(`${scheme}://${target.host}:${target.port}`, { createConnection: () => socket });
+            const s = http2.connect(`${scheme}://${target.host}:${target.port}`, { createConnection: () => jsDuplex(socket) });
             s.once('connect', () => resolve(s));
             s.once('error', reject);
             s.on('error', () => {});
@@ -257,7 +308,7 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
         const call = m.call;
         const trailers = forwardable(call.trailers);
         stream.respond(forwardable({ ':status': '200', ...call.responseHeaders }), { waitForTrailers: true });
-        stream.on('wantTrailers', () => stream.sendTrailers(trailers));
+        stream.on('wantTrailers', () => guard(stream, () => stream.sendTrailers(trailers)));
         stream.end(frameMessages(call.responseMessages));
         return;
       }

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { clientHelloServerName, MAX_RECORD, tlsRecordLength } from './client-hello.js';
+import { clientHelloInfo, MAX_RECORD, tlsRecordLength } from './client-hello.js';
 import { peekUntil } from './peek.js';
 import { CANCEL_REQUEST_CODE, GSSENC_REQUEST_CODE, MAX_STARTUP_BYTES, SSL_REQUEST_CODE } from '../postgres/protocol.js';
 
@@ -14,6 +14,8 @@ export interface SniffResult {
   protocol: SniffedProtocol;
   /** TLS only: the server name the ClientHello asks for. */
   sni?: string;
+  /** TLS only: the application protocols the ClientHello offers (ALPN), in its order. */
+  alpn?: string[];
 }
 
 export interface SniffOptions {
@@ -53,8 +55,8 @@ function detectTls(buf: Buffer, final: boolean): Verdict {
   if (len === 'no') return 'no';
   if (len === 'maybe') return final && buf.length >= 3 ? { protocol: 'tls' } : 'maybe';
   if (buf.length < len && !final) return 'maybe';
-  const sni = clientHelloServerName(buf);
-  return sni ? { protocol: 'tls', sni } : { protocol: 'tls' };
+  const { sni, alpn } = clientHelloInfo(buf);
+  return { protocol: 'tls', ...(sni ? { sni } : {}), ...(alpn ? { alpn } : {}) };
 }
 
 /** Every Postgres first message is int32 length + int32 code; the codes are distinctive. */
