@@ -68,12 +68,26 @@ describe('mocks: gRPC over HTTP/2 in clear (h2c), recorded as Keploy gRPC mocks'
     expect(yaml).toContain('grpc-status: "0"');
     expect(yaml).toContain('debugkit_messages:');
 
+    // onMiss record, the server up: the calls the set lacks (another name) go to it and are added to the set.
+    const completed = await tool('keploy_mock_test', { command: command('eve'), path: 'keploy-grpc', onMiss: 'record' });
+    expect(completed).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0, mocksRecorded: 2 });
+    const eveOut = readFileSync(path.join(root, 'grpc-out.txt'), 'utf8');
+    expect(eveOut).toBe('hello: hello eve\ncount 1: eve #1\ncount 2: eve #2\ncount 3: eve #3\n');
+    // onMiss passthrough: answered by the server, not added.
+    const passed = await tool('keploy_mock_test', { command: command('kim'), path: 'keploy-grpc', onMiss: 'passthrough' });
+    expect(passed).toMatchObject({ success: false, appExitCode: 0, mocksFellBack: 2 });
+    expect(calls).toBe(6);
+
     server!.forceShutdown();
     server = undefined;
+    writeFileSync(path.join(root, 'grpc-out.txt'), '');
+    expect(await tool('keploy_mock_test', { command: command('eve'), path: 'keploy-grpc' })).toMatchObject({ success: true, mocksMissed: 0, mocksReplayed: 2 });
+    expect(readFileSync(path.join(root, 'grpc-out.txt'), 'utf8')).toBe(eveOut);
     writeFileSync(path.join(root, 'grpc-out.txt'), '');
     const replay = await tool('keploy_mock_test', { command: command('ada'), path: 'keploy-grpc' });
     expect(replay).toMatchObject({ success: true, mocksReplayed: 2, mocksMissed: 0, appExitCode: 0 });
     expect(readFileSync(path.join(root, 'grpc-out.txt'), 'utf8')).toBe(recorded);
+    expect(calls).toBe(6); // the replays never reached a server
 
     const changed = await tool('keploy_mock_test', { command: command('bob'), path: 'keploy-grpc' });
     expect(changed).toMatchObject({ success: false, appExitCode: 2 });

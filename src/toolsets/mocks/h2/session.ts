@@ -338,7 +338,6 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
         o.recorded(mock);
         const call = readGrpcMock(mock);
         if (call) o.grpc.add(call);
-        o.counts.replayed++;
       } else {
         o.counts.fellBack++;
         o.counts.missed++;
