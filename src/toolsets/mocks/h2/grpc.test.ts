@@ -46,7 +46,7 @@ describe('gRPC mocks in Keploy form', () => {
     expect(yaml).toContain('pseudo_headers:');
     expect(yaml).toContain('ordinary_headers:');
     expect(yaml).toContain('debugkit_messages:');
-    const back = parseMockSet(yaml).map(readGrpcMock);
+    const back = parseMockSet(yaml, 'mocks.yaml').map(readGrpcMock);
     expect(back[0]).toMatchObject({ path: '/shop.Greeter/Hello', authority: 'svc:50051', trailers: { 'grpc-status': '0' } });
     expect(Buffer.from(back[0]!.request).equals(frameMessages([msg('\n\x03ada')]))).toBe(true);
     expect(back[1]!.responseMessages.map((m) => Buffer.from(m.data).toString())).toEqual(['a', 'b', 'c']);
