@@ -22,8 +22,8 @@ async function tool(name: string, args: Record<string, unknown>): Promise<any> {
   return r.structured;
 }
 
-/** A real gRPC server (@grpc/grpc-js): Hello (unary) and Count (server streaming). */
-async function startServer(): Promise<void> {
+/** A real gRPC server (@grpc/grpc-js): Hello (unary) and Count (server streaming); TLS with `creds`. */
+async function startServer(creds = grpc.ServerCredentials.createInsecure()): Promise<void> {
   const def = loader.loadSync(path.join(root, 'greeter.proto'));
   const shop = grpc.loadPackageDefinition(def).shop as any;
   server = new grpc.Server();
@@ -39,7 +39,7 @@ async function startServer(): Promise<void> {
     },
   });
   port = await new Promise<number>((resolve, reject) =>
-    server!.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    server!.bindAsync('127.0.0.1:0', creds, (err, p) => (err ? reject(err) : resolve(p))),
   );
 }
 
@@ -135,5 +135,28 @@ describe('mocks: HTTP/2 over TLS (ALPN h2), recorded as Http mocks with proto_ma
     expect(changed).toMatchObject({ success: false });
     expect(changed.misses[0]).toMatch(/^GET \/stock\/kiwi \(HTTP\/2\); closest mock-0/);
     expect(readFileSync(path.join(root, 'h2-out.txt'), 'utf8')).toMatch(/^protocol: h2\n502 debugkit mocks: no mock matches GET \/stock\/kiwi/);
+  });
+});
+
+describe('mocks: gRPC over TLS (ALPN h2 through the interception)', () => {
+  it('records a unary and a streaming call over TLS and replays them with the server stopped', async () => {
+    const ca = await DebugkitCa.load(path.join(root, '.test-ca'));
+    writeFileSync(path.join(root, 'upstream-ca.pem'), ca.certPem);
+    const leaf = ca.leafFor('localhost');
+    await startServer(grpc.ServerCredentials.createSsl(null, [{ private_key: Buffer.from(leaf.key), cert_chain: Buffer.from(leaf.cert) }]));
+    const before = calls;
+    const command = `node grpc-client.mjs ${modules} ${port} tia tls`;
+    const rec = await tool('keploy_mock_record', { command, path: 'keploy-grpcs', upstreamCaFile: 'upstream-ca.pem' });
+    expect(rec).toMatchObject({ success: true, mockCount: 2, protocols: ['gRPC'] });
+    const recorded = readFileSync(path.join(root, 'grpc-out.txt'), 'utf8');
+    expect(recorded).toBe('hello: hello tia\ncount 1: tia #1\ncount 2: tia #2\ncount 3: tia #3\n');
+    expect(readFileSync(path.join(root, rec.mockFilePath), 'utf8')).toContain(':scheme: https');
+    server!.forceShutdown();
+    server = undefined;
+    writeFileSync(path.join(root, 'grpc-out.txt'), '');
+    const replay = await tool('keploy_mock_test', { command, path: 'keploy-grpcs' });
+    expect(replay).toMatchObject({ success: true, mocksReplayed: 2, mocksMissed: 0, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'grpc-out.txt'), 'utf8')).toBe(recorded);
+    expect(calls - before).toBe(2);
   });
 });
