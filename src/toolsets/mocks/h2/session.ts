@@ -299,7 +299,7 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
     const path = String(headers[':path'] ?? '/');
     const grpc = isGrpc(headers as Record<string, unknown>);
     let miss: string;
-    let status = 502;
+    const status = 502;
     let grpcStatus: number = GrpcStatus.UNIMPLEMENTED;
     if (grpc) {
       const m = o.grpc.match(path, body);
@@ -332,7 +332,16 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
       miss = `${method} ${path} (HTTP/2)${r.closest ? `; closest ${r.closest.name}: ${r.closest.differences.slice(0, 3).join('; ')}` : ''}`;
     }
     if (upstream && o.onMiss !== 'fail') {
-      const relayed = await relay(await upstream.get(), stream, headers, body);
+      let relayed: Relayed;
+      try {
+        relayed = await relay(await upstream.get(), stream, headers, body);
+      } catch (err) {
+        // The real server could not answer either: a miss like any other.
+        o.counts.missed++;
+        o.missed(`${miss}; the real server failed too: ${err instanceof Error ? err.message : String(err)}`);
+        if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+        return;
+      }
       const mock = toMock(relayed, conn.target, conn.id);
       if (o.onMiss === 'record') {
         o.recorded(mock);
