@@ -14,6 +14,7 @@ import { buildGrpcMock, encodeGrpcMessage, readGrpcMock, frameMessages, GrpcStat
  */
 
 const MAX_BODY = 16 * 1024 * 1024;
+const CONNECT_TIMEOUT_MS = 10_000;
 /** Connection-specific headers HTTP/2 forbids. */
 const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'http2-settings', 'host']);
 const END_STREAM = http2.constants.NGHTTP2_FLAG_END_STREAM;
@@ -230,8 +231,19 @@ function upstreamOf(dial: H2Dial, scheme: 'http' | 'https', target: { host: stri
         (socket) =>
           new Promise<http2.ClientHttp2Session>((resolve, reject) => {
             const s = http2.connect(`${scheme}://${target.host}:${target.port}`, { createConnection: () => jsDuplex(socket) });
-            s.once('connect', () => resolve(s));
-            s.once('error', reject);
+            // A server that never sends its SETTINGS (not HTTP/2 after all) must not hang the call.
+            const timer = setTimeout(() => {
+              s.destroy();
+              reject(new Error(`HTTP/2 to ${target.host}:${target.port}: no SETTINGS within ${CONNECT_TIMEOUT_MS} ms`));
+            }, CONNECT_TIMEOUT_MS);
+            s.once('connect', () => {
+              clearTimeout(timer);
+              resolve(s);
+            });
+            s.once('error', (err) => {
+              clearTimeout(timer);
+              reject(err);
+            });
             s.on('error', () => {});
           }),
       )),
