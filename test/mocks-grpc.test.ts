@@ -66,7 +66,7 @@ describe('mocks: gRPC over HTTP/2 in clear (h2c), recorded as Keploy gRPC mocks'
     expect(yaml).toMatch(/^version: api.keploy.io\/v1beta1\nkind: gRPC\nname: mock-0\nspec:\n {4}grpcReq:\n {8}headers:\n {12}pseudo_headers:\n/);
     expect(yaml).toContain(':path: /shop.Greeter/Hello');
     expect(yaml).toContain('grpc-status: "0"');
-    expect(yaml).toContain('debugkit_messages:');
+    expect(yaml).toContain('additional_messages:');
 
     // onMiss record, the server up: the calls the set lacks (another name) go to it and are added to the set.
     const completed = await tool('keploy_mock_test', { command: command('eve'), path: 'keploy-grpc', onMiss: 'record' });

@@ -45,7 +45,7 @@ describe('gRPC mocks in Keploy form', () => {
     expect(yaml).toContain('kind: gRPC');
     expect(yaml).toContain('pseudo_headers:');
     expect(yaml).toContain('ordinary_headers:');
-    expect(yaml).toContain('debugkit_messages:');
+    expect(yaml).toContain('additional_messages:');
     const back = parseMockSet(yaml, 'mocks.yaml').map(readGrpcMock);
     expect(back[0]).toMatchObject({ path: '/shop.Greeter/Hello', authority: 'svc:50051', trailers: { 'grpc-status': '0' } });
     expect(Buffer.from(back[0]!.request).equals(frameMessages([msg('\n\x03ada')]))).toBe(true);

@@ -8,9 +8,11 @@ import { KEPLOY_MOCK_VERSION, type Mock, type PassThroughMock, type YamlMap, typ
  * `reqTimestampMock`/`resTimestampMock`.
  *
  * Keploy writes `decoded_data` as a text rendering of the protobuf; debugkit has no .proto, so
- * it keeps the message bytes themselves (written `!!binary`). A call with other than one message
- * in a direction (server streaming, an empty stream) keeps every message in `debugkit_messages`
- * next to `body` (the first one), a key Keploy ignores.
+ * it keeps the message bytes themselves (written `!!binary`). A stream of several messages keeps
+ * the first in `body` and the rest in `additional_messages`, as Keploy does (omitted for one
+ * message). A direction with no message at all (a trailers-only error) has a zeroed `body`, which
+ * Keploy reads as one empty message: debugkit adds `debugkit_no_messages: true` (a key Keploy
+ * ignores) to replay it as none.
  */
 
 export interface GrpcMessage {
@@ -73,7 +75,8 @@ function messageYaml(m: GrpcMessage | undefined): YamlMap {
 
 function bodyYaml(messages: readonly GrpcMessage[]): YamlMap {
   const body: YamlMap = { body: messageYaml(messages[0]) };
-  if (messages.length !== 1) body.debugkit_messages = messages.map(messageYaml);
+  if (messages.length > 1) body.additional_messages = messages.slice(1).map(messageYaml);
+  if (messages.length === 0) body.debugkit_no_messages = true;
   return body;
 }
 
@@ -124,10 +127,10 @@ function readMessage(v: YamlValue | undefined): GrpcMessage | undefined {
 }
 
 function readMessages(side: YamlMap): GrpcMessage[] {
-  const list = side.debugkit_messages;
-  if (Array.isArray(list)) return list.map(readMessage).filter((m): m is GrpcMessage => m !== undefined);
-  const one = readMessage(side.body);
-  return one ? [one] : [];
+  if (side.debugkit_no_messages === true) return [];
+  const first = readMessage(side.body) ?? { compressed: false, data: new Uint8Array(0) };
+  const rest = Array.isArray(side.additional_messages) ? side.additional_messages.map(readMessage) : [];
+  return [first, ...rest.filter((m): m is GrpcMessage => m !== undefined)];
 }
 
 function joined(headers: YamlMap): HeaderMap {
