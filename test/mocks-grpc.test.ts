@@ -97,7 +97,7 @@ describe('mocks: gRPC over HTTP/2 in clear (h2c), recorded as Keploy gRPC mocks'
   });
 });
 
-describe('mocks: HTTP/2 over TLS (ALPN h2), recorded as Http mocks with proto_major 2', () => {
+describe('mocks: HTTP/2 over TLS (ALPN h2), recorded as Keploy Http2 mocks', () => {
   it('records a GET and a POST through the TLS interception, replays them with the server stopped', async () => {
     const ca = await DebugkitCa.load(path.join(root, '.test-ca'));
     writeFileSync(path.join(root, 'upstream-ca.pem'), ca.certPem);
@@ -120,8 +120,9 @@ describe('mocks: HTTP/2 over TLS (ALPN h2), recorded as Http mocks with proto_ma
       const recorded = readFileSync(path.join(root, 'h2-out.txt'), 'utf8');
       expect(recorded).toBe('protocol: h2\n200 {"path":"/stock/fig","version":"2.0"}\n200 {"accepted":{"item":"fig","qty":2},"id":9}\n');
       const yaml = readFileSync(path.join(root, rec.mockFilePath), 'utf8');
-      expect(yaml).toContain('kind: Http');
-      expect(yaml).toContain('proto_major: 2');
+      expect(yaml).toMatch(/^version: api.keploy.io\/v1beta1\nkind: Http2\nname: mock-0\nspec:\n {4}metadata:\n/);
+      expect(yaml).toContain('authority: localhost:');
+      expect(yaml).toContain('status_code: 200');
     } finally {
       await new Promise<void>((r) => h2.close(() => r()));
     }

@@ -9,7 +9,7 @@ import type { InterceptedConnection } from './proxy/proxy.js';
 import { RedisIndex, redisFetcher, replayRedis, toRedisMock } from './redis/index.js';
 import { commandArgs, redactArgs } from './redis/resp.js';
 import type { DebugkitCa } from './tls/index.js';
-import { GrpcIndex, replayH2, type H2Dial } from './h2/index.js';
+import { GrpcIndex, http2AsHttp, replayH2, type H2Dial } from './h2/index.js';
 import type { H2OverTls } from './http/intercept.js';
 import { connectUpstream } from './tls/terminate.js';
 
@@ -86,11 +86,11 @@ function httpReplayer(mocks: HttpMock[], o: ReplayersOptions, h2?: (conn: H2Over
 /**
  * HTTP/2: h2c connections, and TLS ones that negotiated h2 (handed over by the HTTP replayer,
  * which offers h2 only when the set holds HTTP/2 exchanges). gRPC calls are answered from the
- * `gRPC` mocks, other requests from the `Http` ones.
+ * `gRPC` mocks, other requests from the `Http2` ones (and `Http` ones).
  */
 function h2Replayer(mocks: readonly Mock[], o: ReplayersOptions): ProtocolReplayer & { overTls?: (conn: H2OverTls) => Promise<void> } {
   const grpc = new GrpcIndex(mocks);
-  const httpMocks = ofKind(mocks, 'Http');
+  const httpMocks = [...ofKind(mocks, 'Http'), ...mocks.map(http2AsHttp).filter((m): m is HttpMock => m !== undefined)];
   const http = new HttpMatcher(httpMocks, o.ignore ?? {});
   const c = counts();
   const options = (scheme: 'http' | 'https', dial: H2Dial) => ({

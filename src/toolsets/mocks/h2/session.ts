@@ -1,6 +1,7 @@
 import http2 from 'node:http2';
 import { Duplex } from 'node:stream';
-import { buildHttpMock, bodyBytes } from '../keploy/http.js';
+import { bodyBytes } from '../keploy/http.js';
+import { buildHttp2Mock } from './http2.js';
 import type { HttpMock, Mock } from '../keploy/types.js';
 import type { HttpMatcher } from '../http/matcher.js';
 import type { OnMiss } from '../http/replayer.js';
@@ -10,7 +11,7 @@ import { buildGrpcMock, encodeGrpcMessage, readGrpcMock, frameMessages, GrpcStat
  * HTTP/2 between the program and debugkit: node:http2's server side on the intercepted (and, for
  * TLS, decrypted) connection, its client side to the real server when recording or on a miss.
  * Each stream is one exchange: gRPC calls (content-type application/grpc) become `gRPC` mocks,
- * other requests `Http` mocks with `proto_major: 2`.
+ * other requests `Http2` mocks (Keploy's HTTP2Schema).
  */
 
 const MAX_BODY = 16 * 1024 * 1024;
@@ -190,7 +191,7 @@ function relay(upstream: http2.ClientHttp2Session, down: http2.ServerHttp2Stream
   });
 }
 
-function toMock(r: Relayed, target: { host: string; port: number }, connId: string): Mock {
+function toMock(r: Relayed, target: { host: string; port: number }): Mock {
   if (isGrpc(r.requestHeaders)) {
     return buildGrpcMock({
       requestHeaders: r.requestHeaders,
@@ -202,24 +203,16 @@ function toMock(r: Relayed, target: { host: string; port: number }, connId: stri
       responseTime: r.responseTime,
     });
   }
-  const strip = (h: HeaderMap) => Object.entries(h).filter(([k]) => !k.startsWith(':')) as Array<[string, string]>;
-  return buildHttpMock(
-    {
-      method: r.requestHeaders[':method'] ?? 'GET',
-      url: r.requestHeaders[':path'] ?? '/',
-      host: r.requestHeaders[':authority'] ?? `${target.host}:${target.port}`,
-      httpVersion: '2',
-      requestHeaders: strip(r.requestHeaders),
-      requestBody: r.requestBody,
-      statusCode: Number(r.responseHeaders[':status'] ?? 502),
-      responseHeaders: strip(r.responseHeaders),
-      responseBody: r.responseBody,
-      requestTime: r.requestTime,
-      responseTime: r.responseTime,
-      connectionId: connId,
-    },
-    {},
-  );
+  return buildHttp2Mock({
+    requestHeaders: r.requestHeaders,
+    requestBody: r.requestBody,
+    responseHeaders: r.responseHeaders,
+    responseBody: r.responseBody,
+    trailers: r.trailers,
+    requestTime: r.requestTime,
+    responseTime: r.responseTime,
+    fallbackAuthority: `${target.host}:${target.port}`,
+  });
 }
 
 /** One lazily opened client session to the real server. */
@@ -267,7 +260,7 @@ export async function recordH2(conn: H2Connection, o: RecordH2Options): Promise<
       const work = upstream
         .get()
         .then((session) => relay(session, stream, headers, stream))
-        .then((r) => o.onMock(toMock(r, conn.target, conn.id)))
+        .then((r) => o.onMock(toMock(r, conn.target)))
         .catch((err: unknown) => {
           o.warn?.(`HTTP/2 ${String(headers[':path'])}: ${String(err)}`);
           if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
@@ -354,7 +347,7 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
         if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
         return;
       }
-      const mock = toMock(relayed, conn.target, conn.id);
+      const mock = toMock(relayed, conn.target);
       if (o.onMiss === 'record') {
         o.recorded(mock);
         const call = readGrpcMock(mock);
@@ -380,7 +373,9 @@ function respondHttp(stream: http2.ServerHttp2Stream, mock: HttpMock) {
   const headers: Record<string, string | number> = { ':status': mock.spec.resp.status_code };
   for (const [k, v] of Object.entries(mock.spec.resp.header)) {
     const name = k.toLowerCase();
-    if (!HOP.has(name) && name !== 'content-length' && name !== 'content-encoding') headers[name] = v;
+    // Http mocks store bodies decoded (Keploy's HTTP recorder); Http2 ones as received.
+    if (HOP.has(name) || name === 'content-length' || (name === 'content-encoding' && mock.spec.req.proto_major !== 2)) continue;
+    headers[name] = v;
   }
   stream.respond(headers);
   stream.end(Buffer.from(bodyBytes(mock.spec.resp.body)));
