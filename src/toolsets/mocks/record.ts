@@ -6,6 +6,7 @@ import { connectTcp, isHttpCandidate, recordIntercepted } from './http/index.js'
 import { recordGeneric } from './generic/index.js';
 import { recordPostgres } from './postgres/recorder.js';
 import { recordRedis } from './redis/index.js';
+import { recordH2 } from './h2/index.js';
 import type { DebugkitCa } from './tls/index.js';
 import { startCaptureProxy } from './proxy/proxy.js';
 import { tunnel } from './proxy/tunnel.js';
@@ -60,10 +61,23 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
           const result = await recordIntercepted(conn, {
             ca: req.ca,
             onMock: keep('HTTP'),
+            // ALPN h2: each stream becomes a gRPC mock (gRPC calls) or an Http mock (proto_major 2).
+            h2: (c) =>
+              recordH2(c, {
+                scheme: 'https',
+                dial: async () => c.upstream!,
+                onMock: (mock) => keep(mock.kind === 'gRPC' ? 'gRPC' : 'HTTP2')(mock),
+                warn: req.warn,
+              }),
             insecureUpstream: req.insecureUpstream,
             ...(req.upstreamCa ? { upstreamCa: req.upstreamCa } : {}),
           });
           if (result.error) req.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
+          return;
+        }
+        if (conn.protocol === 'h2') {
+          const onMock = (mock: Mock) => keep(mock.kind === 'gRPC' ? 'gRPC' : 'HTTP2')(mock);
+          await recordH2(conn, { scheme: 'http', dial: () => connectUpstream(conn), onMock, warn: req.warn });
           return;
         }
         if (conn.protocol === 'postgres') {

@@ -9,6 +9,9 @@ import type { InterceptedConnection } from './proxy/proxy.js';
 import { RedisIndex, redisFetcher, replayRedis, toRedisMock } from './redis/index.js';
 import { commandArgs, redactArgs } from './redis/resp.js';
 import type { DebugkitCa } from './tls/index.js';
+import { GrpcIndex, http2AsHttp, replayH2, type H2Dial } from './h2/index.js';
+import type { H2OverTls } from './http/intercept.js';
+import { connectUpstream } from './tls/terminate.js';
 
 /**
  * What every protocol's replay is to replay.ts: one object per protocol, built over the set's
@@ -17,7 +20,7 @@ import type { DebugkitCa } from './tls/index.js';
  * answers it until it closes; the counts are its own.
  */
 export interface ProtocolReplayer {
-  readonly kind: 'Http' | 'Postgres' | 'Redis' | 'Generic';
+  readonly kind: 'Http' | 'Http2' | 'Postgres' | 'Redis' | 'Generic';
   accepts(conn: InterceptedConnection): boolean;
   serve(conn: InterceptedConnection): Promise<void>;
   readonly counts: ReplayCounts;
@@ -49,14 +52,15 @@ const ofKind = <K extends Mock['kind']>(mocks: readonly Mock[], kind: K) => mock
  * set recorded before Redis was modeled, is answered by those).
  */
 export function replayersFor(mocks: readonly Mock[], o: ReplayersOptions): ProtocolReplayer[] {
-  return [httpReplayer(ofKind(mocks, 'Http'), o), postgresReplayer(ofKind(mocks, 'Postgres'), o), genericReplayer(ofKind(mocks, 'Generic'), o), redisReplayer(ofKind(mocks, 'Redis'), o)];
+  const h2 = h2Replayer(mocks, o);
+  return [h2, httpReplayer(ofKind(mocks, 'Http'), o, h2.overTls), postgresReplayer(ofKind(mocks, 'Postgres'), o), genericReplayer(ofKind(mocks, 'Generic'), o), redisReplayer(ofKind(mocks, 'Redis'), o)];
 }
 
 function counts(): ReplayCounts {
   return { replayed: 0, missed: 0, fellBack: 0 };
 }
 
-function httpReplayer(mocks: HttpMock[], o: ReplayersOptions): ProtocolReplayer {
+function httpReplayer(mocks: HttpMock[], o: ReplayersOptions, h2?: (conn: H2OverTls) => Promise<void>): ProtocolReplayer {
   const replayer = new HttpReplayer({
     matcher: new HttpMatcher(mocks, o.ignore ?? {}),
     onMiss: o.onMiss,
@@ -70,12 +74,52 @@ function httpReplayer(mocks: HttpMock[], o: ReplayersOptions): ProtocolReplayer 
     kind: 'Http',
     // HTTP and TLS connections always go to the HTTP replayer: it answers misses itself (502, passthrough, record).
     accepts: (conn) => isHttpCandidate(conn),
-    serve: (conn) => replayIntercepted(conn, replayer, { ca: o.ca }),
+    serve: (conn) => replayIntercepted(conn, replayer, { ca: o.ca, ...(h2 ? { h2 } : {}) }),
     get counts() {
       const c = replayer.counters;
       // A fallback is still a miss of the set (the contract's counting).
       return { replayed: c.replayed, missed: c.missed + c.fellBack, fellBack: c.fellBack };
     },
+  };
+}
+
+/**
+ * HTTP/2: h2c connections, and TLS ones that negotiated h2 (handed over by the HTTP replayer,
+ * which offers h2 only when the set holds HTTP/2 exchanges). gRPC calls are answered from the
+ * `gRPC` mocks, other requests from the `Http2` ones (and `Http` ones).
+ */
+function h2Replayer(mocks: readonly Mock[], o: ReplayersOptions): ProtocolReplayer & { overTls?: (conn: H2OverTls) => Promise<void> } {
+  const grpc = new GrpcIndex(mocks);
+  const httpMocks = [...ofKind(mocks, 'Http'), ...mocks.map(http2AsHttp).filter((m): m is HttpMock => m !== undefined)];
+  const http = new HttpMatcher(httpMocks, o.ignore ?? {});
+  const c = counts();
+  const options = (scheme: 'http' | 'https', dial: H2Dial) => ({
+    scheme,
+    grpc,
+    http,
+    onMiss: o.onMiss,
+    ...(o.onMiss === 'fail' ? {} : { dial }),
+    counts: c,
+    missed: o.missed,
+    recorded: o.recorded,
+  });
+  const hasH2 = grpc.size > 0 || httpMocks.some((m) => m.spec.req.proto_major === 2);
+  return {
+    kind: 'Http2',
+    accepts: (conn) => conn.protocol === 'h2',
+    serve: (conn) => replayH2(conn, options('http', () => connectTcp(conn.target, 10_000))),
+    ...(hasH2
+      ? {
+          overTls: (conn: H2OverTls) =>
+            replayH2(
+              conn,
+              options('https', () =>
+                connectUpstream(conn.target, conn.serverName, { alpn: ['h2'], ...(o.upstreamCa ? { ca: o.upstreamCa } : {}) }),
+              ),
+            ),
+        }
+      : {}),
+    counts: c,
   };
 }
 

@@ -6,6 +6,7 @@
 const RECORD_HANDSHAKE = 0x16;
 const HANDSHAKE_CLIENT_HELLO = 0x01;
 const EXT_SERVER_NAME = 0x0000;
+const EXT_ALPN = 0x0010;
 const NAME_TYPE_HOST = 0x00;
 /** A TLS record holds at most 2^14 bytes of plaintext (RFC 8446 5.1); more is not a ClientHello. */
 export const MAX_RECORD = 5 + 16_384 + 256;
@@ -80,12 +81,18 @@ class Cursor {
  * key shares, ~1.8 KB) fit in one.
  */
 export function clientHelloServerName(buf: Buffer): string | undefined {
+  return clientHelloInfo(buf).sni;
+}
+
+/** The SNI and the ALPN protocols (in the client's order) of a ClientHello, as far as the bytes reach. */
+export function clientHelloInfo(buf: Buffer): { sni?: string; alpn?: string[] } {
+  const out: { sni?: string; alpn?: string[] } = {};
   try {
     const record = new Cursor(buf, 0, buf.length);
-    if (record.u8() !== RECORD_HANDSHAKE) return undefined;
+    if (record.u8() !== RECORD_HANDSHAKE) return out;
     record.skip(2);
     const body = record.take(record.u16(), true);
-    if (body.u8() !== HANDSHAKE_CLIENT_HELLO) return undefined;
+    if (body.u8() !== HANDSHAKE_CLIENT_HELLO) return out;
     const hello = body.take(body.u24(), true);
     hello.skip(2 + 32); // legacy_version, random
     hello.skip(hello.u8()); // legacy_session_id
@@ -95,12 +102,23 @@ export function clientHelloServerName(buf: Buffer): string | undefined {
     while (extensions.left >= 4) {
       const type = extensions.u16();
       const data = extensions.take(extensions.u16());
-      if (type === EXT_SERVER_NAME) return serverNameFrom(data);
+      if (type === EXT_SERVER_NAME) {
+        const sni = serverNameFrom(data);
+        if (sni) out.sni = sni;
+      } else if (type === EXT_ALPN) out.alpn = alpnFrom(data);
     }
   } catch (err) {
     if (!(err instanceof OutOfBounds)) throw err;
   }
-  return undefined;
+  return out;
+}
+
+/** RFC 7301: a u16-prefixed list of u8-prefixed protocol names. */
+function alpnFrom(ext: Cursor): string[] {
+  const list = ext.take(ext.u16());
+  const names: string[] = [];
+  while (list.left >= 1) names.push(list.string(list.u8()));
+  return names;
 }
 
 function serverNameFrom(ext: Cursor): string | undefined {

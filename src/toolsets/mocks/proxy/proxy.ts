@@ -19,6 +19,8 @@ export interface InterceptedConnection {
   protocol: SniffedProtocol;
   /** TLS: the server name the ClientHello asked for. */
   sni?: string;
+  /** TLS: the ALPN protocols the ClientHello offers. */
+  alpn?: string[];
   /**
    * The program's side. The sniffed first bytes are still unread. For `http-proxy` the requests
    * arrive already rewritten to origin form, as a direct connection would carry them. A client

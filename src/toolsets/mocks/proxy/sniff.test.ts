@@ -2,7 +2,7 @@ import http from 'node:http';
 import net from 'node:net';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientHelloServerName, tlsRecordLength } from './client-hello.js';
+import { clientHelloInfo, clientHelloServerName, tlsRecordLength } from './client-hello.js';
 import { detectProtocol, sniff } from './sniff.js';
 import { connectLocal, listenLocal, requireCommand, runProgram, startFirstBytesServer, type FirstBytesServer } from './testing.js';
 
@@ -19,8 +19,8 @@ afterAll(async () => {
 });
 
 /** The ClientHello node:tls really sends (the capture server never answers, so it stops there). */
-async function realClientHello(servername?: string): Promise<Buffer> {
-  const socket = tls.connect({ host: '127.0.0.1', port: capture.port, servername, rejectUnauthorized: false });
+async function realClientHello(servername?: string, ALPNProtocols?: string[]): Promise<Buffer> {
+  const socket = tls.connect({ host: '127.0.0.1', port: capture.port, servername, rejectUnauthorized: false, ...(ALPNProtocols ? { ALPNProtocols } : {}) });
   socket.on('error', () => {});
   const hello = await capture.next();
   socket.destroy();
@@ -44,6 +44,12 @@ describe('protocol detection on real first bytes', () => {
     const hello = await realClientHello('api.example.test');
     expect(tlsRecordLength(hello)).toBe(hello.length);
     expect(detectProtocol(hello, false)).toEqual({ protocol: 'tls', sni: 'api.example.test' });
+  });
+
+  it('TLS: the ALPN protocols a real ClientHello offers, in its order', async () => {
+    const hello = await realClientHello('grpc.example.test', ['h2', 'http/1.1']);
+    expect(detectProtocol(hello, false)).toEqual({ protocol: 'tls', sni: 'grpc.example.test', alpn: ['h2', 'http/1.1'] });
+    expect(clientHelloInfo(hello.subarray(0, hello.length - 1)).alpn ?? ['h2', 'http/1.1']).toEqual(['h2', 'http/1.1']);
   });
 
   it('TLS without SNI (node sends none for an IP address)', async () => {
@@ -109,7 +115,9 @@ describe('protocol detection on real first bytes', () => {
     expect(detectProtocol(Buffer.from('GE'), false)).toBeUndefined();
     expect(detectProtocol(Buffer.from('GET /index.html HTT'), false)).toBeUndefined();
     expect(detectProtocol(Buffer.from('GET /index.html HTT'), true)).toEqual({ protocol: 'http' });
-    expect(detectProtocol(Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), false)).toEqual({ protocol: 'generic' });
+    expect(detectProtocol(Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), false)).toEqual({ protocol: 'h2' });
+    // HTTP/2 with prior knowledge (h2c): its preface, waited for while incomplete.
+    expect(detectProtocol(Buffer.from('PRI * HTTP/2.0\r\n'), false)).toBeUndefined();
     expect(detectProtocol(Buffer.from('GET / SPDY/3\r\n'), false)).toEqual({ protocol: 'generic' });
   });
 

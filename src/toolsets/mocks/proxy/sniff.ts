@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { clientHelloServerName, MAX_RECORD, tlsRecordLength } from './client-hello.js';
+import { clientHelloInfo, MAX_RECORD, tlsRecordLength } from './client-hello.js';
 import { peekUntil } from './peek.js';
 import { CANCEL_REQUEST_CODE, GSSENC_REQUEST_CODE, MAX_STARTUP_BYTES, SSL_REQUEST_CODE } from '../postgres/protocol.js';
 
@@ -7,12 +7,15 @@ import { CANCEL_REQUEST_CODE, GSSENC_REQUEST_CODE, MAX_STARTUP_BYTES, SSL_REQUES
  * Protocol detection from a connection's first bytes, which stay in the stream for its handler.
  */
 
-export type SniffedProtocol = 'http' | 'tls' | 'postgres' | 'redis' | 'generic';
+/** `h2`: HTTP/2 in clear with prior knowledge (h2c), recognized by its connection preface. */
+export type SniffedProtocol = 'http' | 'h2' | 'tls' | 'postgres' | 'redis' | 'generic';
 
 export interface SniffResult {
   protocol: SniffedProtocol;
   /** TLS only: the server name the ClientHello asks for. */
   sni?: string;
+  /** TLS only: the application protocols the ClientHello offers (ALPN), in its order. */
+  alpn?: string[];
 }
 
 export interface SniffOptions {
@@ -39,7 +42,7 @@ type Verdict = SniffResult | 'no' | 'maybe';
 export function detectProtocol(buf: Buffer, final: boolean): SniffResult | undefined {
   if (buf.length === 0) return final ? GENERIC : undefined;
   let waiting = false;
-  for (const detect of [detectTls, detectPostgres, detectHttp, detectRedis]) {
+  for (const detect of [detectTls, detectPostgres, detectH2, detectHttp, detectRedis]) {
     const verdict = detect(buf, final);
     if (verdict === 'maybe') waiting = true;
     else if (verdict !== 'no') return verdict;
@@ -52,8 +55,8 @@ function detectTls(buf: Buffer, final: boolean): Verdict {
   if (len === 'no') return 'no';
   if (len === 'maybe') return final && buf.length >= 3 ? { protocol: 'tls' } : 'maybe';
   if (buf.length < len && !final) return 'maybe';
-  const sni = clientHelloServerName(buf);
-  return sni ? { protocol: 'tls', sni } : { protocol: 'tls' };
+  const { sni, alpn } = clientHelloInfo(buf);
+  return { protocol: 'tls', ...(sni ? { sni } : {}), ...(alpn ? { alpn } : {}) };
 }
 
 /** Every Postgres first message is int32 length + int32 code; the codes are distinctive. */
@@ -68,6 +71,15 @@ function detectPostgres(buf: Buffer): Verdict {
   // StartupMessage: protocol major version 3 (196608 = 3.0; 3.2 is 196610).
   if (code >>> 16 === 3 && len > 8 && len <= MAX_STARTUP_BYTES) return { protocol: 'postgres' };
   return 'no';
+}
+
+/** The HTTP/2 client connection preface (RFC 9113 3.4). */
+export const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+
+function detectH2(buf: Buffer): Verdict {
+  const n = Math.min(buf.length, H2_PREFACE.length);
+  if (buf.compare(H2_PREFACE, 0, n, 0, n) !== 0) return 'no';
+  return n === H2_PREFACE.length ? { protocol: 'h2' } : 'maybe';
 }
 
 /** An HTTP/1.x request line: METHOD SP request-target SP HTTP/1.x CRLF. */

@@ -9,12 +9,14 @@ import { SYSTEM_BUNDLE, type DebugkitCa } from './ca.js';
  * a leaf certificate from its CA, and (when recording) opens its own verified TLS connection to
  * the real server. In between, the traffic is plaintext HTTP/1.1.
  *
- * Only `http/1.1` is offered by ALPN, to the program and to the server: both then speak HTTP/1.1
- * (ALPN-less clients too). HTTP/2 is therefore not intercepted as such; a client that insists on
- * h2 only (prior knowledge, no http/1.1 in its ALPN list) fails its handshake.
+ * ALPN: by default only `http/1.1` is offered, to the program and to the server. With `h2`, the
+ * program may get HTTP/2: when recording, the server is offered what the program offered (of h2
+ * and http/1.1) and the program then gets exactly what the server chose, so both sides always
+ * speak the same protocol; in pure replay the program is offered h2 first, then http/1.1.
  */
 
 export const ALPN = ['http/1.1'];
+const H2_ALPN = ['h2', 'http/1.1'];
 
 export interface UpstreamTlsOptions {
   /** Skip verifying the server certificate (self-signed staging servers). Default false. */
@@ -24,6 +26,8 @@ export interface UpstreamTlsOptions {
   connectTimeoutMs?: number;
   /** Connect somewhere else than the target (the TLS name stays the target's). */
   to?: { host: string; port: number };
+  /** ALPN protocols to offer the server (default `http/1.1` only). */
+  alpn?: string[];
 }
 
 export interface TerminateOptions {
@@ -31,6 +35,8 @@ export interface TerminateOptions {
   /** Open the verified upstream connection too (recording, fallback); omitted for pure replay. */
   upstream?: UpstreamTlsOptions;
   handshakeTimeoutMs?: number;
+  /** May the program get HTTP/2 (ALPN h2)? Default false: http/1.1 only. */
+  h2?: boolean;
 }
 
 export interface TerminatedTls {
@@ -40,11 +46,15 @@ export interface TerminatedTls {
   upstream?: tls.TLSSocket;
   /** The name the leaf was issued for: the SNI, else the target host (often an IP). */
   serverName: string;
+  /** The protocol agreed with the program (`h2`, `http/1.1`), false without ALPN. */
+  alpn: string | false;
 }
 
 export interface InterceptedTls {
   target: { host: string; port: number };
   sni?: string;
+  /** The ALPN protocols its ClientHello offers. */
+  alpn?: string[];
   /** Its unread first bytes are the ClientHello. */
   client: Duplex;
 }
@@ -57,17 +67,23 @@ export interface InterceptedTls {
 export async function terminateTls(conn: InterceptedTls, options: TerminateOptions): Promise<TerminatedTls> {
   const serverName = conn.sni ?? conn.target.host;
   let upstream: tls.TLSSocket | undefined;
+  const wantsH2 = options.h2 === true && (conn.alpn ?? []).includes('h2');
+  let offer = wantsH2 ? H2_ALPN : ALPN;
   if (options.upstream) {
     try {
-      upstream = await connectUpstream(conn.target, conn.sni, options.upstream);
+      const alpn = wantsH2 ? (conn.alpn ?? []).filter((p) => H2_ALPN.includes(p)) : ALPN;
+      upstream = await connectUpstream(conn.target, conn.sni, { ...options.upstream, alpn });
+      // The program gets exactly what the server chose (an ALPN-less server: http/1.1, as before).
+      offer = upstream.alpnProtocol === 'h2' ? ['h2'] : ALPN;
     } catch (err) {
       conn.client.destroy();
       throw err;
     }
   }
   try {
-    const client = await acceptClient(conn.client, options.ca.secureContextFor(serverName), options.handshakeTimeoutMs ?? 10_000);
-    return upstream ? { client, upstream, serverName } : { client, serverName };
+    const client = await acceptClient(conn.client, options.ca.secureContextFor(serverName), options.handshakeTimeoutMs ?? 10_000, offer);
+    const alpn = client.alpnProtocol ?? false;
+    return upstream ? { client, upstream, serverName, alpn } : { client, serverName, alpn };
   } catch (err) {
     upstream?.destroy();
     conn.client.destroy();
@@ -75,13 +91,13 @@ export async function terminateTls(conn: InterceptedTls, options: TerminateOptio
   }
 }
 
-function acceptClient(raw: Duplex, secureContext: tls.SecureContext, timeoutMs: number): Promise<tls.TLSSocket> {
+function acceptClient(raw: Duplex, secureContext: tls.SecureContext, timeoutMs: number, alpn: string[]): Promise<tls.TLSSocket> {
   // TLSSocket feeds bytes already buffered in `raw` (the sniffed ClientHello) to OpenSSL first.
-  const socket = new tls.TLSSocket(raw, { isServer: true, secureContext, ALPNProtocols: ALPN });
+  const socket = new tls.TLSSocket(raw, { isServer: true, secureContext, ALPNProtocols: alpn });
   return settle(socket, 'secure', timeoutMs, 'the program’s TLS handshake');
 }
 
-/** A verified TLS connection to the target, speaking HTTP/1.1. */
+/** A verified TLS connection to the target, speaking HTTP/1.1 (or what `options.alpn` offers). */
 export function connectUpstream(target: { host: string; port: number }, sni: string | undefined, options: UpstreamTlsOptions = {}): Promise<tls.TLSSocket> {
   const dest = options.to ?? target;
   const name = sni ?? target.host;
@@ -92,7 +108,7 @@ export function connectUpstream(target: { host: string; port: number }, sni: str
     // RFC 6066 forbids IP addresses as SNI; the certificate is then checked against the IP.
     servername: net.isIP(name) ? undefined : name,
     checkServerIdentity: (_host, cert) => tls.checkServerIdentity(name, cert),
-    ALPNProtocols: ALPN,
+    ALPNProtocols: options.alpn ?? ALPN,
     rejectUnauthorized: !options.insecure,
     secureContext: upstreamSecureContext(options.ca),
     allowHalfOpen: true,

@@ -1,0 +1,163 @@
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import * as loader from '@grpc/proto-loader';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DebugkitCa } from '../src/toolsets/mocks/tls/ca.js';
+import { connectStdio, type TestClient } from './helpers/client.js';
+import { tempDir } from './helpers/programs.js';
+
+let root: string;
+let dk: TestClient;
+let server: grpc.Server | undefined;
+let port = 0;
+let calls = 0;
+const modules = path.resolve(import.meta.dirname, '../node_modules');
+
+async function tool(name: string, args: Record<string, unknown>): Promise<any> {
+  const r = await dk.tool(name, args);
+  expect(r.isError).toBe(false);
+  return r.structured;
+}
+
+/** A real gRPC server (@grpc/grpc-js): Hello (unary) and Count (server streaming); TLS with `creds`. */
+async function startServer(creds = grpc.ServerCredentials.createInsecure()): Promise<void> {
+  const def = loader.loadSync(path.join(root, 'greeter.proto'));
+  const shop = grpc.loadPackageDefinition(def).shop as any;
+  server = new grpc.Server();
+  server.addService(shop.Greeter.service, {
+    Hello: (call: any, cb: any) => {
+      calls++;
+      cb(null, { message: `hello ${call.request.name}`, seq: 0 });
+    },
+    Count: (call: any) => {
+      calls++;
+      for (let i = 1; i <= call.request.n; i++) call.write({ message: `${call.request.name} #${i}`, seq: i });
+      call.end();
+    },
+  });
+  port = await new Promise<number>((resolve, reject) =>
+    server!.bindAsync('127.0.0.1:0', creds, (err, p) => (err ? reject(err) : resolve(p))),
+  );
+}
+
+beforeAll(async () => {
+  root = tempDir('debugkit-mocks-grpc-');
+  cpSync(path.resolve(import.meta.dirname, 'programs/mocks'), root, { recursive: true });
+  await startServer();
+  dk = await connectStdio({ root, args: ['--toolsets', 'mocks'] });
+});
+afterAll(async () => {
+  await dk?.close();
+  server?.forceShutdown();
+});
+
+describe('mocks: gRPC over HTTP/2 in clear (h2c), recorded as Keploy gRPC mocks', () => {
+  it('records a unary and a streaming call, replays them with the server stopped, reports a changed request', async () => {
+    const command = (name: string) => `node grpc-client.mjs ${modules} ${port} ${name}`;
+    const rec = await tool('keploy_mock_record', { command: command('ada'), path: 'keploy-grpc' });
+    expect(rec).toMatchObject({ success: true, mockCount: 2, protocols: ['gRPC'] });
+    const recorded = readFileSync(path.join(root, 'grpc-out.txt'), 'utf8');
+    expect(recorded).toBe('hello: hello ada\ncount 1: ada #1\ncount 2: ada #2\ncount 3: ada #3\n');
+    expect(calls).toBe(2);
+    const yaml = readFileSync(path.join(root, rec.mockFilePath), 'utf8');
+    expect(yaml).toMatch(/^version: api.keploy.io\/v1beta1\nkind: gRPC\nname: mock-0\nspec:\n {4}grpcReq:\n {8}headers:\n {12}pseudo_headers:\n/);
+    expect(yaml).toContain(':path: /shop.Greeter/Hello');
+    expect(yaml).toContain('grpc-status: "0"');
+    expect(yaml).toContain('additional_messages:');
+
+    // onMiss record, the server up: the calls the set lacks (another name) go to it and are added to the set.
+    const completed = await tool('keploy_mock_test', { command: command('eve'), path: 'keploy-grpc', onMiss: 'record' });
+    expect(completed).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0, mocksRecorded: 2 });
+    const eveOut = readFileSync(path.join(root, 'grpc-out.txt'), 'utf8');
+    expect(eveOut).toBe('hello: hello eve\ncount 1: eve #1\ncount 2: eve #2\ncount 3: eve #3\n');
+    // onMiss passthrough: answered by the server, not added.
+    const passed = await tool('keploy_mock_test', { command: command('kim'), path: 'keploy-grpc', onMiss: 'passthrough' });
+    expect(passed).toMatchObject({ success: false, appExitCode: 0, mocksFellBack: 2 });
+    expect(calls).toBe(6);
+
+    server!.forceShutdown();
+    server = undefined;
+    writeFileSync(path.join(root, 'grpc-out.txt'), '');
+    expect(await tool('keploy_mock_test', { command: command('eve'), path: 'keploy-grpc' })).toMatchObject({ success: true, mocksMissed: 0, mocksReplayed: 2 });
+    expect(readFileSync(path.join(root, 'grpc-out.txt'), 'utf8')).toBe(eveOut);
+    writeFileSync(path.join(root, 'grpc-out.txt'), '');
+    const replay = await tool('keploy_mock_test', { command: command('ada'), path: 'keploy-grpc' });
+    expect(replay).toMatchObject({ success: true, mocksReplayed: 2, mocksMissed: 0, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'grpc-out.txt'), 'utf8')).toBe(recorded);
+    expect(calls).toBe(6); // the replays never reached a server
+
+    const changed = await tool('keploy_mock_test', { command: command('bob'), path: 'keploy-grpc' });
+    expect(changed).toMatchObject({ success: false, appExitCode: 2 });
+    expect(changed.mocksMissed).toBeGreaterThanOrEqual(1);
+    expect(changed.misses[0]).toMatch(/^gRPC \/shop\.Greeter\/Hello \(request \d+ bytes\): no mock has this request; closest mock-0/);
+    expect(readFileSync(path.join(root, 'grpc-out.txt'), 'utf8')).toMatch(/^error: 14 debugkit mocks: gRPC \/shop\.Greeter\/Hello/);
+  });
+});
+
+describe('mocks: HTTP/2 over TLS (ALPN h2), recorded as Keploy Http2 mocks', () => {
+  it('records a GET and a POST through the TLS interception, replays them with the server stopped', async () => {
+    const ca = await DebugkitCa.load(path.join(root, '.test-ca'));
+    writeFileSync(path.join(root, 'upstream-ca.pem'), ca.certPem);
+    const leaf = ca.leafFor('localhost');
+    let hits = 0;
+    const h2 = http2.createSecureServer({ key: leaf.key, cert: leaf.cert }, (req, res) => {
+      hits++;
+      let body = '';
+      req.on('data', (d) => (body += d)).on('end', () => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify(req.method === 'GET' ? { path: req.url, version: req.httpVersion } : { accepted: JSON.parse(body), id: 9 }));
+      });
+    });
+    const port = await new Promise<number>((r) => h2.listen(0, '127.0.0.1', () => r((h2.address() as AddressInfo).port)));
+    const command = (item: string) => `node h2-client.mjs ${port} ${item}`;
+    try {
+      const rec = await tool('keploy_mock_record', { command: command('fig'), path: 'keploy-h2', upstreamCaFile: 'upstream-ca.pem' });
+      expect(rec).toMatchObject({ success: true, mockCount: 2, protocols: ['HTTP2'] });
+      expect(hits).toBe(2);
+      const recorded = readFileSync(path.join(root, 'h2-out.txt'), 'utf8');
+      expect(recorded).toBe('protocol: h2\n200 {"path":"/stock/fig","version":"2.0"}\n200 {"accepted":{"item":"fig","qty":2},"id":9}\n');
+      const yaml = readFileSync(path.join(root, rec.mockFilePath), 'utf8');
+      expect(yaml).toMatch(/^version: api.keploy.io\/v1beta1\nkind: Http2\nname: mock-0\nspec:\n {4}metadata:\n/);
+      expect(yaml).toContain('authority: localhost:');
+      expect(yaml).toContain('status_code: 200');
+    } finally {
+      await new Promise<void>((r) => h2.close(() => r()));
+    }
+    writeFileSync(path.join(root, 'h2-out.txt'), '');
+    const replay = await tool('keploy_mock_test', { command: command('fig'), path: 'keploy-h2' });
+    expect(replay).toMatchObject({ success: true, mocksReplayed: 2, mocksMissed: 0, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'h2-out.txt'), 'utf8')).toBe(
+      'protocol: h2\n200 {"path":"/stock/fig","version":"2.0"}\n200 {"accepted":{"item":"fig","qty":2},"id":9}\n',
+    );
+    const changed = await tool('keploy_mock_test', { command: command('kiwi'), path: 'keploy-h2' });
+    expect(changed).toMatchObject({ success: false });
+    expect(changed.misses[0]).toMatch(/^GET \/stock\/kiwi \(HTTP\/2\); closest mock-0/);
+    expect(readFileSync(path.join(root, 'h2-out.txt'), 'utf8')).toMatch(/^protocol: h2\n502 debugkit mocks: no mock matches GET \/stock\/kiwi/);
+  });
+});
+
+describe('mocks: gRPC over TLS (ALPN h2 through the interception)', () => {
+  it('records a unary and a streaming call over TLS and replays them with the server stopped', async () => {
+    const ca = await DebugkitCa.load(path.join(root, '.test-ca'));
+    writeFileSync(path.join(root, 'upstream-ca.pem'), ca.certPem);
+    const leaf = ca.leafFor('localhost');
+    await startServer(grpc.ServerCredentials.createSsl(null, [{ private_key: Buffer.from(leaf.key), cert_chain: Buffer.from(leaf.cert) }]));
+    const before = calls;
+    const command = `node grpc-client.mjs ${modules} ${port} tia tls`;
+    const rec = await tool('keploy_mock_record', { command, path: 'keploy-grpcs', upstreamCaFile: 'upstream-ca.pem' });
+    expect(rec).toMatchObject({ success: true, mockCount: 2, protocols: ['gRPC'] });
+    const recorded = readFileSync(path.join(root, 'grpc-out.txt'), 'utf8');
+    expect(recorded).toBe('hello: hello tia\ncount 1: tia #1\ncount 2: tia #2\ncount 3: tia #3\n');
+    expect(readFileSync(path.join(root, rec.mockFilePath), 'utf8')).toContain(':scheme: https');
+    server!.forceShutdown();
+    server = undefined;
+    writeFileSync(path.join(root, 'grpc-out.txt'), '');
+    const replay = await tool('keploy_mock_test', { command, path: 'keploy-grpcs' });
+    expect(replay).toMatchObject({ success: true, mocksReplayed: 2, mocksMissed: 0, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'grpc-out.txt'), 'utf8')).toBe(recorded);
+    expect(calls - before).toBe(2);
+  });
+});
