@@ -10,6 +10,8 @@ import { createLogger } from './server/log.js';
 import { serveStdio } from './server/stdio.js';
 import { toolsetFactories } from './toolsets/index.js';
 import { VERSION } from './version.js';
+import { registerControlCommands } from './control/commands.js';
+import { ControlPlane, defaultNodeId, openControlPlane, openStore } from './control/index.js';
 
 const intArg = (name: string, min: number, max: number) => (value: string) => {
   const n = Number(value);
@@ -26,7 +28,9 @@ function commonOptions(cmd: Command): Command {
     .option('--gdb <path>', 'gdb binary', 'gdb')
     .option('--bundle-dir <dir>', 'where support bundles are extracted and kept (default: ~/.cache/debugkit/bundles)')
     .option('--kubectl <path>', 'kubectl binary for the bundles toolset', 'kubectl')
-    .addOption(new Option('--log-level <level>', 'stderr log verbosity').choices(['error', 'warn', 'info', 'debug']).default('info'));
+    .addOption(new Option('--log-level <level>', 'stderr log verbosity').choices(['error', 'warn', 'info', 'debug']).default('info'))
+    .option('--store <url>', 'control store: postgres://... shared by several nodes, or sqlite:PATH (default: control.db in the data directory)', process.env.DEBUGKIT_STORE)
+    .option('--data-dir <dir>', "debugkit's data directory: API keys, counters, audit log (default: ~/.local/share/debugkit)");
 }
 
 interface CommonOpts {
@@ -37,6 +41,8 @@ interface CommonOpts {
   bundleDir?: string;
   kubectl: string;
   logLevel: Config['logLevel'];
+  store?: string;
+  dataDir?: string;
 }
 
 function baseConfig(opts: CommonOpts): Config {
@@ -48,6 +54,7 @@ function baseConfig(opts: CommonOpts): Config {
   });
   config.gdb.path = opts.gdb;
   config.bundles = { dir: opts.bundleDir ?? config.bundles.dir, kubectl: opts.kubectl };
+  config.control = { ...config.control, ...(opts.store ? { store: opts.store } : {}), ...(opts.dataDir ? { dataDir: opts.dataDir } : {}) };
   return config;
 }
 
@@ -82,7 +89,10 @@ function installShutdown(dk: Debugkit, extra?: () => Promise<void>): (reason: st
 }
 
 async function runStdio(opts: CommonOpts): Promise<void> {
-  const dk = createDebugkit(baseConfig(opts));
+  const config = baseConfig(opts);
+  // Control plane: stdio calls act as the local user (every scope) and are audited too.
+  const control = await openControlPlane(config.control.store, config.control.dataDir, { node: { id: defaultNodeId() } });
+  const dk = createDebugkit(config, createLogger(config.logLevel), control);
   const shutdown = installShutdown(dk);
   await serveStdio(dk, (reason) => shutdown(reason));
 }
@@ -95,6 +105,10 @@ interface ServeOpts extends CommonOpts {
   allowedHost: string[];
   maxBody: number;
   sessionIdle: number;
+  tlsCert?: string;
+  tlsKey?: string;
+  nodeId?: string;
+  nodeUrl?: string;
 }
 
 async function runHttp(opts: ServeOpts): Promise<void> {
@@ -114,15 +128,31 @@ async function runHttp(opts: ServeOpts): Promise<void> {
   if (config.http.noAuth && !isLoopbackHost(config.http.host)) {
     throw new Error(`--no-auth is allowed only on a loopback address, not ${config.http.host}: give an --api-key instead`);
   }
-  const dk = createDebugkit(config);
+  if (Boolean(opts.tlsCert) !== Boolean(opts.tlsKey)) throw new Error('--tls-cert and --tls-key go together: give both PEM files, or neither for plain HTTP');
+  if (opts.tlsCert && opts.tlsKey) config.http.tls = { cert: opts.tlsCert, key: opts.tlsKey };
+  config.control = { ...config.control, ...(opts.nodeId ? { nodeId: opts.nodeId } : {}), ...(opts.nodeUrl ? { nodeUrl: opts.nodeUrl } : {}) };
+  // Control plane: with keys in the store and no --api-key, no extra full-scope key is made up.
+  const store = await openStore(config.control.store, config.control.dataDir);
+  const storedKeys = (await store.listKeys()).filter((k) => !k.revoked_at && !(k.expires_at && Date.parse(k.expires_at) <= Date.now())).length;
+  if (key === undefined && storedKeys > 0) config.http.apiKey = '';
+  const control = new ControlPlane({
+    store,
+    node: { id: config.control.nodeId ?? defaultNodeId(), ...(config.control.nodeUrl ? { url: config.control.nodeUrl } : {}) },
+    noAuth: config.http.noAuth,
+    ...(config.http.apiKey ? { apiKey: config.http.apiKey } : {}),
+    warn: (m) => process.stderr.write(`debugkit warn: ${m}\n`),
+  });
+  const dk = createDebugkit(config, createLogger(config.logLevel), control);
   const handle = await serveHttp(dk);
   installShutdown(dk, () => handle.close());
   const out = [`debugkit ${VERSION} serving MCP (Streamable HTTP) at ${handle.url}`];
   if (config.http.noAuth) {
     out.push('WARNING: --no-auth: ANY local process can use this server without a key. Use only for local testing.');
-  } else {
+  } else if (config.http.apiKey) {
     out.push(`API key: ${config.http.apiKey}${config.http.apiKeyGenerated ? ' (generated; set --api-key or DEBUGKIT_API_KEY to fix it)' : ''}`);
     out.push(`Clients send: Authorization: Bearer <key>`);
+  } else {
+    out.push(`API keys: ${storedKeys} active in ${store.location} (debugkit keys list); clients send Authorization: Bearer <key>`);
   }
   if (!isLoopbackHost(config.http.host)) out.push(`NOTE: bound to ${config.http.host}, reachable from other machines; keep the key secret.`);
   process.stdout.write(`${out.join('\n')}\n`);
@@ -147,8 +177,13 @@ export function buildProgram(): Command {
       .option('--no-auth', 'accept requests without a key (loopback only; for local testing)')
       .option('--allowed-host <name>', 'extra Host header value to accept (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
       .option('--max-body <bytes>', 'largest request body accepted', intArg('--max-body', 1024, 1 << 30), 4 * 1024 * 1024)
-      .option('--session-idle <seconds>', 'close an MCP session after this long without requests', intArg('--session-idle', 1, 604_800), 1800),
+      .option('--session-idle <seconds>', 'close an MCP session after this long without requests', intArg('--session-idle', 1, 604_800), 1800)
+      .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM; with --tls-key)')
+      .option('--tls-key <file>', 'the private key of --tls-cert (PEM)')
+      .option('--node-id <id>', 'this node\'s name in a shared store (default: hostname and a random suffix)')
+      .option('--node-url <url>', 'the URL other nodes reach this one at, to forward calls for its sessions (default: the URL it serves)'),
   ).action((opts: ServeOpts) => runHttp(opts));
+  registerControlCommands(program);
 
   program
     .command('doctor')

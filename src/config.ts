@@ -20,6 +20,17 @@ export interface Config {
     maxBodyBytes: number;
     /** An MCP HTTP session with no request for this long is closed with its debug sessions. */
     sessionIdleMs: number;
+    /** Serve HTTPS with this certificate and key (PEM files). */
+    tls?: { cert: string; key: string };
+  };
+  /** Control plane: where keys, counters, the audit chain and session locations live. */
+  control: {
+    /** postgres://... or sqlite:PATH; default: control.db in dataDir. */
+    store?: string;
+    dataDir?: string;
+    /** This node's id and the URL other nodes reach it at (several nodes sharing a PostgreSQL store). */
+    nodeId?: string;
+    nodeUrl?: string;
   };
   gdb: { path: string };
   bundles: {
@@ -51,6 +62,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
       sessionIdleMs: 30 * 60 * 1000,
     },
     gdb: { path: 'gdb' },
+    control: {},
     bundles: { dir: defaultBundleDir(), kubectl: 'kubectl' },
     logLevel: 'info',
     ...overrides,

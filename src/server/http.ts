@@ -1,11 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { DebugkitError } from '../core/errors.js';
 import { allowedHostHeaders, keyMatches, originAllowed } from './auth.js';
+import { FORWARDED_HEADER, HttpGate } from '../control/http.js';
+import { forwardRequest } from '../control/forward.js';
+import type { KeyContext } from '../control/index.js';
 import type { Debugkit } from './createServer.js';
 import { BodyTooLargeError, matchRoute, readBody, sendJson, sendRestError } from './rest.js';
 
@@ -13,6 +18,8 @@ interface McpSession {
   transport: StreamableHTTPServerTransport;
   server: McpServer;
   lastSeen: number;
+  /** The key that opened it: only that key may use it. */
+  keyId: string;
 }
 
 export interface HttpHandle {
@@ -30,23 +37,32 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   const sessions = new Map<string, McpSession>();
   const routes = dk.routes();
   let allowedHosts = allowedHostHeaders(http.host, http.port, http.allowedHosts);
+  const gate = dk.control ? new HttpGate(dk.control) : undefined;
 
   const endSession = async (id: string, why: string) => {
     const session = sessions.get(id);
     if (!session) return;
     sessions.delete(id);
     dk.log.info(`MCP session ${id} ended: ${why}`);
+    await dk.control?.releaseSession(id);
     await dk.release(`http:${id}`);
     await session.transport.close().catch(() => undefined);
     await session.server.close().catch(() => undefined);
   };
 
-  const handleMcp = async (req: IncomingMessage, res: ServerResponse) => {
+  const handleMcp = async (req: IncomingMessage, res: ServerResponse, key: KeyContext | undefined) => {
     const id = header(req, 'mcp-session-id');
     const body = req.method === 'POST' ? await readBody(req, http.maxBodyBytes) : undefined;
+    // Control plane: scopes, rate limit and quota for this request (answers refusals itself).
+    if (gate && key && !(await gate.admitMcp(key, req, res, body, id))) return;
     if (id !== undefined) {
       const session = sessions.get(id);
-      if (!session) return jsonRpcError(res, 404, -32001, `Session not found: ${id} (it ended or never existed; initialize a new one)`);
+      if (!session || (key && session.keyId !== key.id)) {
+        // Control plane: a session another node holds is forwarded there (never from a forwarded request).
+        const where = dk.control && key && !header(req, FORWARDED_HEADER) ? await dk.control.locateSession(id) : undefined;
+        if (where && where.key_id === key!.id) return forwardRequest(where, req, res, body, await dk.control!.forwardToken(), dk.control!.node.id);
+        return jsonRpcError(res, 404, -32001, `Session not found: ${id} (it ended or never existed; initialize a new one)`);
+      }
       session.lastSeen = Date.now();
       await session.transport.handleRequest(req, res, body);
       if (req.method === 'DELETE') await endSession(id, 'closed by the client (DELETE)');
@@ -57,12 +73,14 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     }
     // The id is chosen here so the McpServer's tools know their owner before the transport exists.
     const sid = randomUUID();
-    const server = dk.connect(`http:${sid}`);
+    const server = dk.connect(`http:${sid}`, key);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => sid,
       onsessioninitialized: (sid) => {
-        sessions.set(sid, { transport, server, lastSeen: Date.now() });
+        sessions.set(sid, { transport, server, lastSeen: Date.now(), keyId: key?.id ?? '' });
         dk.log.info(`MCP session ${sid} started`);
+        // Control plane: record that this node holds the session, for the other nodes.
+        if (key) void dk.control?.claimSession(sid, key).catch((err) => dk.log.warn(`could not record session ${sid} in the store: ${String(err)}`));
       },
     });
     transport.onclose = () => {
@@ -77,21 +95,34 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     if (!allowedHosts.has(host) || !originAllowed(header(req, 'origin'), allowedHosts)) {
       return jsonRpcError(res, 403, -32000, `Forbidden: Host "${host}" or Origin is not allowed (DNS-rebinding protection; use --allowed-host to add a name)`);
     }
-    if (!http.noAuth && !keyMatches(req.headers.authorization, http.apiKey)) {
+    // Control plane: the key (stored keys, --api-key, or --no-auth) this request acts as.
+    const key = gate ? await gate.authenticate(req, res) : undefined;
+    if (gate && !key) return;
+    if (!gate && !http.noAuth && !keyMatches(req.headers.authorization, http.apiKey)) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="debugkit"');
       return jsonRpcError(res, 401, AUTH_FAILED, 'Authentication failed');
     }
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname === '/mcp') return handleMcp(req, res);
+    if (url.pathname === '/mcp') return handleMcp(req, res, key);
     const found = matchRoute(routes, req.method ?? 'GET', url.pathname);
     if (found) {
       const body = req.method === 'POST' ? await readBody(req, http.maxBodyBytes, { emptyAs: {} }) : undefined;
-      return found.route.handle(found.params, body, req, res);
+      // Control plane: REST routes need their toolset's scope, count as calls and are audited.
+      const finish = gate && key ? await gate.admitRest(key, req, res, found.route.toolset, found.route.path, { ...found.params, ...(body && typeof body === 'object' ? body : {}) }) : undefined;
+      if (gate && !finish) return;
+      try {
+        await found.route.handle(found.params, body, req, res);
+        await finish?.({ ok: res.statusCode < 400 });
+      } catch (err) {
+        await finish?.({ ok: false, error: String(err) });
+        throw err;
+      }
+      return;
     }
     sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no route ${req.method} ${url.pathname}; MCP is served at /mcp` } });
   };
 
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((err: unknown) => {
       if (res.headersSent) return void res.end();
       if (err instanceof DebugkitError && err.code === 'INVALID_ARGUMENT' && req.url?.startsWith('/mcp')) {
@@ -99,7 +130,11 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
       }
       sendRestError(res, err);
     });
-  });
+  };
+  // --tls-cert/--tls-key: serve HTTPS directly.
+  const server: Server = http.tls
+    ? (createHttpsServer({ cert: readFileSync(http.tls.cert), key: readFileSync(http.tls.key) }, onRequest) as unknown as Server)
+    : createServer(onRequest);
   server.requestTimeout = 0; // SSE streams and long tool calls outlive any fixed request timeout.
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -117,8 +152,10 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   sweep.unref();
 
   const hostForUrl = http.host.includes(':') ? `[${http.host}]` : http.host;
+  const ownUrl = `${http.tls ? 'https' : 'http'}://${hostForUrl}:${port}/mcp`;
+  if (dk.control && !dk.control.node.url) dk.control.node.url = ownUrl;
   return {
-    url: `http://${hostForUrl}:${port}/mcp`,
+    url: ownUrl,
     port,
     server,
     async close() {

@@ -114,20 +114,37 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
         void ctx.progress(seconds, undefined, `${spec.name}: still working after ${seconds} s`);
       }, HEARTBEAT_MS);
       heartbeat.unref();
+      // Control plane: every call is audited before it runs; when the audit cannot be written, no call.
+      let finish: Awaited<ReturnType<NonNullable<ClientContext['audit']>>> | undefined;
+      try {
+        finish = await client.audit?.(spec.name, args, { traceparent: extra.requestInfo?.headers?.traceparent ?? extra._meta?.traceparent });
+      } catch (err) {
+        clearInterval(heartbeat);
+        return format.error(new DebugkitError('INTERNAL', `call refused: the audit log cannot be written (${describeError(err)})`));
+      }
+      let result: CallToolResult | undefined;
       try {
         const { [RENDERED_TEXT]: rendered, ...value } = (await spec.run(args, ctx)) as Record<string, unknown> & { [RENDERED_TEXT]?: string };
-        return format.ok(value, spec.render?.(value as never) ?? rendered);
+        result = format.ok(value, spec.render?.(value as never) ?? rendered);
+        return result;
       } catch (err) {
-        return format.error(err);
+        result = format.error(err);
+        return result;
       } finally {
         clearInterval(heartbeat);
+        await finish?.({ ok: result?.isError !== true, error: result?.isError ? resultText(result) : undefined });
       }
     }) as never,
   );
 }
 
+function resultText(result: CallToolResult): string {
+  return result.content.map((c) => (c.type === 'text' ? c.text : '')).join('').slice(0, 500);
+}
+
 interface RequestExtra {
   signal: AbortSignal;
-  _meta?: { progressToken?: string | number };
+  _meta?: { progressToken?: string | number; traceparent?: unknown };
+  requestInfo?: { headers?: Record<string, string | string[] | undefined> };
   sendNotification(n: { method: 'notifications/progress'; params: Record<string, unknown> }): Promise<void>;
 }
