@@ -98,7 +98,7 @@ const SECRET_NAME = /pass(word|wd|phrase)?|secret|token|api[_-]?key|authori[sz]a
 const SECRET_IN_TEXT = [
   /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi,
   /\bdk_[A-Za-z0-9_-]{16,}/g,
-  /\b([A-Z0-9_]*(PASS(WORD)?|SECRET|TOKEN|API_?KEY|CREDENTIALS?|PRIVATE_?KEY)[A-Z0-9_]*)=("[^"]*"|'[^']*'|\S+)/gi,
+  /\b([A-Z0-9_]*(PASS(WORD)?|SECRET|TOKEN|API_?KEY|CREDENTIALS?|PRIVATE_?KEY)[A-Z0-9_]*)=("[^"]*"|'[^']*'|[^\s"']+)/gi,
   /(\w+:\/\/[^/\s:@]+:)[^@\s/]+@/g,
 ];
 const MAX_STRING = 2000;
