@@ -15,6 +15,9 @@ REQUIRED=(
   "postgresql-client:psql"
   "postgresql-15:/usr/lib/postgresql/15/bin/initdb"
   "python3-psycopg2:/usr/lib/python3/dist-packages/psycopg2/__init__.py"
+  "openssl:openssl"
+  "g++:g++"
+  "make:make"
 )
 
 missing=()

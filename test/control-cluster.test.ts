@@ -77,6 +77,18 @@ describe('several nodes, one PostgreSQL store', () => {
     await onA.close();
   });
 
+  it('a key revoked on one machine stops working on every node within a second', async () => {
+    const k = await createKey(['--store', storeUrl], 'leaver', 'gdb:read', ['--rate', 'unlimited']);
+    const [sa, sb] = await Promise.all([openMcpSession(a.url, k.key), openMcpSession(b.url, k.key)]);
+    expect((await runCli(['keys', 'revoke', 'leaver', '--store', storeUrl])).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 1100)); // KEY_CACHE_MS
+    for (const [url, sid] of [[a.url, sa], [b.url, sb]] as const) {
+      const r = await callTool(url, k.key, sid, 'list_sessions');
+      expect(r.status).toBe(401);
+      expect(r.body.error.code).toBe(-32001);
+    }
+  });
+
   it('the audit chain holds the calls of both nodes and verifies', async () => {
     const exported = await runCli(['audit', 'export', '--store', storeUrl]);
     const entries = exported.stdout.trim().split('\n').map((l) => JSON.parse(l));

@@ -3,7 +3,10 @@ import { cleanTraceparent, debugSessionOf, redact, type AuditRecord, type ChainS
 import { bearerToken, hashKey, sameSecret, type KeyContext } from './keys.js';
 import { windowAt, type Limit } from './limits.js';
 import { hasScope, requiredScopes, type ToolInfo } from './scopes.js';
-import type { AuditQuery, SessionLocation, Store } from './store.js';
+import type { AuditQuery, KeyRecord, SessionLocation, Store } from './store.js';
+
+/** How long a node trusts a key it looked up in a shared (PostgreSQL) store. */
+export const KEY_CACHE_MS = 1000;
 
 export const AUTH_FAILED = -32001;
 export const QUOTA_EXCEEDED = -32002;
@@ -77,6 +80,7 @@ export interface ControlPlaneOptions {
 export class ControlPlane {
   private readonly tools = new Map<string, ToolInfo>();
   private secret: string | undefined;
+  private readonly keyCache = new Map<string, { record: KeyRecord | undefined; at: number }>();
   readonly store: Store;
   readonly node: { id: string; url?: string };
 
@@ -104,11 +108,26 @@ export class ControlPlane {
     const token = bearerToken(authorization);
     if (!token) return fail('send the API key as "Authorization: Bearer KEY"');
     if (this.opts.apiKey && sameSecret(token, this.opts.apiKey)) return { key: { id: 'api-key', name: '--api-key', scopes: ['*'], rate: null, quota: null } };
-    const record = await this.store.keyByHash(hashKey(token));
+    const record = await this.lookup(hashKey(token));
     if (!record) return fail('invalid API key');
     if (record.revoked_at) return fail(`API key ${record.id} was revoked at ${record.revoked_at}`);
     if (record.expires_at && Date.parse(record.expires_at) <= Date.now()) return fail(`API key ${record.id} expired at ${record.expires_at}`);
     return { key: { id: record.id, name: record.name, scopes: record.scopes, rate: record.rate, quota: record.quota } };
+  }
+
+  /**
+   * A shared store costs a round trip per lookup: PostgreSQL lookups are kept for KEY_CACHE_MS, so
+   * a revocation reaches every node within that time. SQLite is asked every time (microseconds).
+   */
+  private async lookup(hash: string): Promise<KeyRecord | undefined> {
+    if (this.store.kind !== 'postgres') return this.store.keyByHash(hash);
+    const now = Date.now();
+    const hit = this.keyCache.get(hash);
+    if (hit && now - hit.at < KEY_CACHE_MS) return hit.record;
+    const record = await this.store.keyByHash(hash);
+    if (this.keyCache.size >= 10_000) this.keyCache.clear();
+    this.keyCache.set(hash, { record, at: now });
+    return record;
   }
 
   /** Null when the key may make this call; otherwise -32003 naming the scope it lacks. */

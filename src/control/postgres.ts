@@ -22,7 +22,7 @@ CREATE TABLE IF NOT EXISTS debugkit_sessions (id TEXT PRIMARY KEY, node TEXT NOT
 CREATE TABLE IF NOT EXISTS debugkit_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 -- Bumps counters in order and stops at the first one already at its limit: one round trip,
--- atomic per counter (a row lock), shared by every node. A refused counter comes back negative.
+-- atomic (one transaction, row locks), shared by every node. A refused counter comes back negative.
 CREATE OR REPLACE FUNCTION debugkit_bump(p_key TEXT, p_buckets TEXT[], p_limits BIGINT[], p_expires BIGINT[])
 RETURNS BIGINT[] LANGUAGE plpgsql AS $$
 DECLARE result BIGINT[] := '{}'; v BIGINT;
@@ -32,6 +32,11 @@ BEGIN
       ON CONFLICT (key_id, bucket) DO UPDATE SET count = c.count + 1 WHERE c.count < p_limits[i]
       RETURNING c.count INTO v;
     IF NOT FOUND THEN
+      -- A refused call uses none of its limits: give back what the earlier counters took.
+      FOR j IN 1 .. i - 1 LOOP
+        UPDATE debugkit_counters SET count = count - 1 WHERE key_id = p_key AND bucket = p_buckets[j];
+        result[j] := result[j] - 1;
+      END LOOP;
       SELECT c.count INTO v FROM debugkit_counters c WHERE c.key_id = p_key AND c.bucket = p_buckets[i];
       RETURN result || (-v);
     END IF;

@@ -91,6 +91,7 @@ export class SqliteStore implements Store {
          ON CONFLICT (key_id, bucket) DO UPDATE SET count = count + 1 WHERE counters.count < ? RETURNING count`,
       ),
       count: db.prepare('SELECT count FROM counters WHERE key_id = ? AND bucket = ?'),
+      unbump: db.prepare('UPDATE counters SET count = count - 1 WHERE key_id = ? AND bucket = ?'),
       head: db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1'),
       insertAudit: db.prepare(
         `INSERT INTO audit (seq, ts, event, call_id, node, key_id, client, transport, session, debug_session, tool, args,
@@ -132,6 +133,9 @@ export class SqliteStore implements Store {
       for (const [i, c] of counters.entries()) {
         const row = this.stmts.bump.get(keyId, c.bucket, c.expiresAt, c.limit) as { count: number } | undefined;
         if (!row) {
+          // A refused call uses none of its limits: give back what the earlier counters took.
+          for (const earlier of counters.slice(0, i)) this.stmts.unbump.run(keyId, earlier.bucket);
+          counts.forEach((n, j) => (counts[j] = n - 1));
           counts.push(Number((this.stmts.count.get(keyId, c.bucket) as { count: number }).count));
           return { counts, refused: i };
         }

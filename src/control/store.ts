@@ -23,7 +23,10 @@ export interface CounterBump {
   expiresAt: number;
 }
 
-/** Counts after a bump, in order; the walk stops at the first counter already at its limit. */
+/**
+ * Counts after a bump, in order; the walk stops at the first counter already at its limit and
+ * gives back what the counters before it took (a refused call uses none of its limits).
+ */
 export interface BumpResult {
   counts: number[];
   /** Index of the counter that was full (nothing was added to it), or -1. */

@@ -132,7 +132,8 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
         return result;
       } finally {
         clearInterval(heartbeat);
-        await finish?.({ ok: result?.isError !== true, error: result?.isError ? resultText(result) : undefined });
+        // The outcome entry is written off the answer's path (its failures are logged, not fatal).
+        void finish?.({ ok: result?.isError !== true, error: result?.isError ? resultText(result) : undefined });
       }
     }) as never,
   );
