@@ -145,6 +145,25 @@ describe('rate limits and quotas (plain HTTP)', () => {
   });
 });
 
+describe('REST routes (the Python OpenAPI contract)', () => {
+  it('need the toolset scope, count against the limits and are audited', async () => {
+    const k = await createKey(store, 'rest-reader', 'python:read', ['--rate', '50/min']);
+    const get = (p: string, init: RequestInit = {}) => fetch(new URL(p, node.url), { ...init, headers: { Authorization: `Bearer ${k.key}`, 'Content-Type': 'application/json' } });
+    const missing = await get('/sessions/no-such-session');
+    expect(missing.status).toBe(404); // the route ran: python:read covers GET
+    expect(missing.headers.get('x-ratelimit-remaining')).toBe('49');
+    const start = await get('/sessions', { method: 'POST', body: JSON.stringify({ entry: 'x.py' }) });
+    expect(start.status).toBe(403);
+    expect(((await start.json()) as any).error).toMatchObject({ code: -32003, data: { required_scope: 'python' } });
+    const entries = (await auditLines()).filter((e) => e.key_id === k.id);
+    expect(entries.map((e) => [e.event, e.tool, e.transport])).toEqual([
+      ['call', 'GET /sessions/:id', 'rest'],
+      ['result', 'GET /sessions/:id', 'rest'],
+      ['denied', 'POST /sessions', 'rest'],
+    ]);
+  });
+});
+
 describe('audit', () => {
   it('records calls with key id, client, redacted arguments, outcome, duration and traceparent; the chain verifies', async () => {
     const k = await createKey(store, 'audited', 'gdb', ['--rate', 'unlimited']);

@@ -76,11 +76,11 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     const server = dk.connect(`http:${sid}`, key);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => sid,
-      onsessioninitialized: (sid) => {
+      onsessioninitialized: async (sid) => {
         sessions.set(sid, { transport, server, lastSeen: Date.now(), keyId: key?.id ?? '' });
         dk.log.info(`MCP session ${sid} started`);
-        // Control plane: record that this node holds the session, for the other nodes.
-        if (key) void dk.control?.claimSession(sid, key).catch((err) => dk.log.warn(`could not record session ${sid} in the store: ${String(err)}`));
+        // Control plane: record that this node holds the session (before the client learns its id).
+        if (key) await dk.control?.claimSession(sid, key).catch((err) => dk.log.warn(`could not record session ${sid} in the store: ${String(err)}`));
       },
     });
     transport.onclose = () => {
