@@ -46,6 +46,7 @@ describe('ControlPlane', () => {
     expect(plane.authorizeTool(key, 'list_sessions', {})).toBeNull();
     expect(plane.authorizeTool(key, 'open', {})).toMatchObject({ code: -32003, data: { required_scope: 'gdb' } });
     expect(plane.visibleTools(key, ['list_sessions', 'open', 'call'])).toEqual(['list_sessions']);
+    expect(plane.authorizeTool(key, 'no_such_tool', {})).toMatchObject({ code: -32602, message: expect.stringMatching(/^Unknown tool: no_such_tool/) });
     const dev = await stored('gdb');
     expect(plane.authorizeTool(dev, 'call', { id: '1', command: 'shell ls' })).toMatchObject({ data: { required_scope: 'gdb:shell' } });
     expect(plane.visibleTools(dev, ['list_sessions', 'open', 'call'])).toEqual(['list_sessions', 'open', 'call']);

@@ -130,10 +130,13 @@ export class ControlPlane {
     return record;
   }
 
-  /** Null when the key may make this call; otherwise -32003 naming the scope it lacks. */
+  /** Null when the key may make this call; otherwise -32003 naming the scope it lacks (-32602 for an unknown tool). */
   authorizeTool(key: KeyContext, toolName: string, args: unknown): Refusal | null {
     const info = this.tool(toolName);
-    if (!info) return null; // not a tool this server has: the MCP layer answers "unknown tool"
+    // Fail closed: a name the catalog does not know is never passed on to be resolved elsewhere.
+    if (!info) {
+      return { code: -32602, message: `Unknown tool: ${toolName.slice(0, 200)} (tools/list names the tools this key may call)`, data: { tool: toolName.slice(0, 200) }, status: 200 };
+    }
     const missing = requiredScopes(info, args).filter((s) => !hasScope(key.scopes, s));
     if (missing.length === 0) return null;
     return {
@@ -237,7 +240,7 @@ export class ControlPlane {
     await this.store.appendAudit({
       ts: new Date().toISOString(), event: 'denied', call_id: randomUUID(), node: this.node.id, key_id: key.id, client: call.client,
       transport: call.transport, session: call.session ?? null, debug_session: debugSessionOf(call.args), tool: call.tool,
-      args: redact(call.args ?? {}), outcome: refusal.code === PERMISSION_DENIED ? 'permission_denied' : 'limited', error: refusal.message,
+      args: redact(call.args ?? {}), outcome: refusal.code === PERMISSION_DENIED ? 'permission_denied' : refusal.code === QUOTA_EXCEEDED ? 'limited' : 'refused', error: refusal.message,
       duration_ms: 0, traceparent: cleanTraceparent(call.traceparent),
     });
   }
