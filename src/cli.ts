@@ -155,6 +155,9 @@ async function runHttp(opts: ServeOpts): Promise<void> {
     out.push(`API keys: ${storedKeys} active in ${store.location} (debugkit keys list); clients send Authorization: Bearer <key>`);
   }
   if (!isLoopbackHost(config.http.host)) out.push(`NOTE: bound to ${config.http.host}, reachable from other machines; keep the key secret.`);
+  if (store.kind === 'postgres' && !config.control.nodeUrl && ['0.0.0.0', '::'].includes(config.http.host)) {
+    out.push(`NOTE: other nodes forward calls for this node's sessions to ${handle.url}; give --node-url with an address they can reach.`);
+  }
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
