@@ -30,7 +30,10 @@ interface Variant {
 async function makePlane(store: Store): Promise<{ plane: ControlPlane; key: string }> {
   const made = makeKey({ name: 'bench', scopes: '*', rate: '1000000/min', quota: '100000000/month' });
   await store.createKey(made.record, made.hash);
-  return { plane: new ControlPlane({ store, node: { id: 'bench' } }), key: made.secret };
+  const plane = new ControlPlane({ store, node: { id: 'bench' } });
+  // createDebugkit sets the full catalog later; the direct measurement needs the one tool it calls.
+  plane.setCatalog([{ name: 'list_sessions', toolset: 'gdb', readOnly: true }]);
+  return { plane, key: made.secret };
 }
 
 /** The control plane's work for one call, as the HTTP edge and the tool wrapper do it. */
