@@ -98,4 +98,15 @@ describe('several nodes, one PostgreSQL store', () => {
     expect(verify.stdout).toMatch(new RegExp(`audit chain OK: ${entries.length} entries verified`));
     expect(verify.code).toBe(0);
   });
+
+  it('a call for a session on a node that died is answered with that node, not lost', async () => {
+    const k = await createKey(['--store', storeUrl], 'orphan', 'gdb:read', ['--rate', 'unlimited']);
+    const sid = await openMcpSession(a.url, k.key);
+    const exited = new Promise((r) => a.proc.once('exit', r));
+    a.proc.kill('SIGKILL'); // no clean shutdown: its sessions stay recorded in the store
+    await exited;
+    const r = await callTool(b.url, k.key, sid, 'list_sessions');
+    expect(r.status).toBe(502);
+    expect(r.body.error).toMatchObject({ message: expect.stringMatching(/^Session is held by node node-a \(http:\/\/127\.0\.0\.1:\d+\/mcp\), which did not answer/), data: { node: 'node-a' } });
+  });
 });

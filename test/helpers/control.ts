@@ -56,7 +56,7 @@ export async function startNode(args: string[], env: NodeJS.ProcessEnv = {}): Pr
     proc,
     output: () => out,
     async stop() {
-      if (proc.exitCode !== null) return;
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
       const exited = new Promise((r) => proc.once('exit', r));
       proc.kill('SIGTERM');
       await exited;
