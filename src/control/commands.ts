@@ -76,7 +76,7 @@ export function registerControlCommands(program: Command): void {
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
     process.stdout.write([head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n');
   });
-  storeOptions(keys.command('revoke').description('Revoke an API key, by id or name; it stops working at once on every node').argument('<key>', 'key id (key_...) or name')).action(
+  storeOptions(keys.command('revoke').description('Revoke an API key, by id or name; refused at once (within a second on the other nodes of a shared store)').argument('<key>', 'key id (key_...) or name')).action(
     async (id: string, opts: StoreOpts) => {
       const revoked = await withStore(opts, (store) => store.revokeKey(id, new Date().toISOString()));
       if (!revoked) throw new Error(`no key with id or name "${id}" (see debugkit keys list)`);
