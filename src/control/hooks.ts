@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Denial, Principal, ServerHooks } from '../server/createServer.js';
 import { debugSessionOf } from './audit.js';
 import { forwardRequest } from './forward.js';
-import { FORWARDED_HEADER, HttpGate, auditRefusal } from './http.js';
+import { FORWARDED_HEADER, HttpGate } from './http.js';
 import type { KeyContext } from './keys.js';
 import { LOCAL_KEY, type ControlPlane, type Refusal } from './plane.js';
 
@@ -74,7 +74,7 @@ export function controlHooks(plane: ControlPlane): ServerHooks {
           ...(start.traceparent ? { traceparent: start.traceparent } : {}),
         });
       } catch (err) {
-        throw new Error(auditRefusal(err).message, { cause: err });
+        throw new Error(`the audit log cannot be written (${err instanceof Error ? err.message : String(err)})`, { cause: err });
       }
     },
     async onToolCall(event, principal) {

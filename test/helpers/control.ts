@@ -17,10 +17,25 @@ export interface CliRun {
   stderr: string;
 }
 
+/** stderr with each structured (pino JSON) log line replaced by its message, so tests match the words. */
+export function logText(stderr: string): string {
+  return stderr
+    .split('\n')
+    .map((line) => {
+      try {
+        const entry = JSON.parse(line) as { msg?: unknown };
+        return typeof entry.msg === 'string' ? entry.msg : line;
+      } catch {
+        return line;
+      }
+    })
+    .join('\n');
+}
+
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr: logText(stderr) });
     });
   });
 }
