@@ -14,6 +14,8 @@ beforeAll(async () => {
   root = tempDir();
   for (const name of ['basic', 'spin', 'chatty']) compileC(root, name);
   closed = await connectStdio({ root, args: ['--no-allow-gdb-shell', '--no-allow-attach'] });
+  // Listed tools make the SDK client validate every result against its output schema.
+  await closed.client.listTools();
 });
 afterAll(async () => {
   await closed?.close();
@@ -129,6 +131,7 @@ describe('attach, detach and close leave processes as they should', () => {
   let dk: TestClient;
   beforeAll(async () => {
     dk = await connectStdio({ root, args: ['--allow-attach'] });
+    await dk.client.listTools();
   });
   afterAll(async () => {
     await dk?.close();
@@ -217,6 +220,7 @@ describe('gdb answers that are true and small', () => {
   let dk: TestClient;
   beforeAll(async () => {
     dk = await connectStdio({ root });
+    await dk.client.listTools();
   });
   afterAll(async () => {
     await dk?.close();

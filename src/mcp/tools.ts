@@ -321,9 +321,10 @@ function friendlyInput(schema: z.ZodObject<ZodRawShape>): StandardSchemaWithJSON
 }
 
 /**
- * The one ceiling for every tool result: an answer larger than `maxChars` (text or structured) is
- * cut, flagged in `_meta` under `debugkit/truncated`, and followed by a text note saying how to
- * get the rest. Per-tool limits sit below it; this catches what they miss.
+ * The one ceiling for every tool result: an answer whose text and structured content together are
+ * larger than `maxChars` is cut (each part to its share of the ceiling), flagged in `_meta` under
+ * `debugkit/truncated`, and followed by a text note saying how to get the rest. Both parts count:
+ * a client may show the model either or both. Per-tool limits sit below it; this catches what they miss.
  */
 export function capResult(
   result: CallToolResult,
@@ -332,14 +333,25 @@ export function capResult(
 ): CallToolResult {
   const textLength = (result.content ?? []).reduce((n, c) => n + (c.type === 'text' ? c.text.length : 0), 0);
   const structuredLength = result.structuredContent === undefined ? 0 : JSON.stringify(result.structuredContent).length;
-  const size = Math.max(textLength, structuredLength);
+  const size = textLength + structuredLength;
   if (size <= maxChars) return result;
+  const NOTE_ROOM = 400;
+  const budget = Math.max(0, maxChars - NOTE_ROOM);
+  // Each part keeps its share of the budget (a result with only text gives the text all of it).
+  const structuredBudget = Math.floor((budget * structuredLength) / size);
+  const textBudget = budget - structuredBudget;
   const out: CallToolResult = { ...result };
-  if (result.structuredContent !== undefined && structuredLength > maxChars) {
-    out.structuredContent = shrink(structuredClone(result.structuredContent), maxChars) as Record<string, unknown>;
+  if (result.structuredContent !== undefined && structuredLength > structuredBudget) {
+    out.structuredContent = shrink(structuredClone(result.structuredContent), structuredBudget) as Record<string, unknown>;
   }
   if (rerender && out.structuredContent) out.content = rerender(out.structuredContent as Record<string, unknown>);
-  out.content = (out.content ?? []).map((c) => (c.type === 'text' && c.text.length > maxChars ? { ...c, text: cutText(c.text, maxChars) } : c));
+  const texts = (out.content ?? []).filter((c) => c.type === 'text');
+  const renderedLength = texts.reduce((n, c) => n + (c.type === 'text' ? c.text.length : 0), 0);
+  if (renderedLength > textBudget) {
+    out.content = (out.content ?? []).map((c) =>
+      c.type === 'text' ? { ...c, text: cutText(c.text, Math.floor((textBudget * c.text.length) / renderedLength)) } : c,
+    );
+  }
   const originalTokens = Math.ceil(size / CHARS_PER_TOKEN);
   const limitTokens = Math.floor(maxChars / CHARS_PER_TOKEN);
   out._meta = { ...result._meta, [TRUNCATED_META_KEY]: { originalTokens, limitTokens } };

@@ -1,7 +1,7 @@
 import type { MiTuple } from './mi/parser.js';
 
-/** Stream text beyond this is cut from one call's `output`: about 10k tokens, well below the 25k ceiling. */
-export const MAX_OUTPUT_CHARS = 40_000;
+/** Stream text beyond this is cut from one call's `output`: about 6k tokens, sent twice (text and structured content), well below the 25k ceiling. */
+export const MAX_OUTPUT_CHARS = 24_000;
 
 /** What gdb said during one call (or between two calls): stream text and the last stop. */
 export class CallCollector {

@@ -97,7 +97,7 @@ describe('gdb command policy (closed: the HTTP default)', () => {
   });
 
   it('recognises attach and detach spellings', () => {
-    expect(['attach 1', 'att 1', '-target-attach 1', '5-target-attach 1'].every(isAttachCommand)).toBe(true);
+    expect(['attach 1', 'att 1', '-target-attach 1', '5-target-attach 1', '-interpreter-exec console "attach 1"'].every(isAttachCommand)).toBe(true);
     expect(['break attach', 'p attach', '-target-detach'].some(isAttachCommand)).toBe(false);
     expect(['detach', 'det', 'deta', '-target-detach'].every(isDetachCommand)).toBe(true);
     expect(['delete', 'de', 'display'].some(isDetachCommand)).toBe(false);

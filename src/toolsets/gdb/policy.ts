@@ -342,6 +342,8 @@ export function splitArgs(text: string): string[] {
 /** True for "attach PID" (any spelling GDB takes) and -target-attach: they answer with a stop. */
 export function isAttachCommand(command: string): boolean {
   const text = command.trim().replace(/^\d+(?=-)/, '');
+  const inner = /^-interpreter-exec\s+console\s+/.exec(text);
+  if (inner) return splitArgs(text.slice(inner[0].length)).some((c) => isAttachCommand(c));
   if (text.startsWith('-')) return /^-target-attach\b/.test(text);
   const { word } = splitCommand(text);
   return word.length > 0 && resolve(word)[1] === 'attach';

@@ -49,7 +49,7 @@ export const runOutput = {
   function: z.string().optional(),
   source: z.string().optional().describe('The lines around the stop, the current one marked ->'),
   stack: z.array(z.object({ index: z.number(), name: z.string(), file: z.string(), line: z.number() })).optional(),
-  localsOmitted: z.number().optional().describe('How many locals were left out (raise maxLocals, or python_evaluate one by name: one stop shows at most about 24,000 characters of reprs)'),
+  localsOmitted: z.number().optional().describe('How many locals were left out (raise maxLocals, or python_evaluate one by name: one stop shows at most about 12,000 characters of reprs)'),
   exitCode: z.number().optional(),
   breakpointWarnings: z.array(breakpointReport).optional().describe('Breakpoints debugpy moved or could not verify'),
 };

@@ -3,14 +3,13 @@ import path from 'node:path';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DebugkitError } from '../../core/errors.js';
 import type { SessionResource } from '../../core/sessions.js';
-import { constants } from 'node:os';
 import { readTail } from '../../core/ring.js';
 import { DebugpyAdapter } from './adapter.js';
 import { conditionErrors, undefinedFunctions } from './checks.js';
+import { describeExit, evaluationError, killedBy, uncaughtFromStderr } from './ends.js';
 import { BreakpointBook, type BreakpointReport, type BreakpointSpec } from './breakpoints.js';
 import type { Interpreter } from './interpreter.js';
 import { formatTraceback, takeSnapshot, type FrameView, type Snapshot } from './snapshot.js';
-import { DapRequestError } from '../../core/dap/request-error.js';
 import { DEFAULT_LIMITS, expandMembers, newBudget, TREE_BUDGET_CHARS, view, type Limits, type TreeView, type ValueView } from './values.js';
 
 export type Status = 'idle' | 'running' | 'paused' | 'completed' | 'error';
@@ -185,9 +184,11 @@ export class PythonSession implements SessionResource {
       const members = await expandMembers(fetch, body.variablesReference, depth, maxReprLength, budget);
       const result: EvaluateView = { ...top, expandable: body.variablesReference > 0, ...members };
       // The repr itself was cut by the budget rather than by the maxReprLength asked for.
-      if (body.result.length > TREE_BUDGET_CHARS && maxReprLength > TREE_BUDGET_CHARS) budget.exhausted = true;
-      if (budget.exhausted) {
-        result.membersTruncated = true;
+      const reprCut = body.result.length > TREE_BUDGET_CHARS && maxReprLength > TREE_BUDGET_CHARS;
+      if (budget.exhausted) result.membersTruncated = true;
+      if (reprCut) {
+        result.hint = `the repr was cut at ${TREE_BUDGET_CHARS} characters, the most one answer shows: evaluate a part, e.g. ${JSON.stringify(`${expression}[${TREE_BUDGET_CHARS}:${2 * TREE_BUDGET_CHARS}]`)}`;
+      } else if (budget.exhausted) {
         result.hint = `the answer was cut at about ${TREE_BUDGET_CHARS} characters: ask for less (a smaller depth, or an expression for one member such as ${JSON.stringify(`${expression}[KEY]`)})`;
       }
       return result;
@@ -386,50 +387,3 @@ export class PythonSession implements SessionResource {
   }
 }
 
-const TRACEBACK_CHARS = 4000;
-
-/** The last traceback Python printed to stderr, as an error: type, message, and the traceback (its end when long). */
-export function uncaughtFromStderr(stderr: string): ErrorInfo | null {
-  const start = stderr.lastIndexOf('Traceback (most recent call last):');
-  if (start === -1) return null;
-  const lines = stderr.slice(start).trimEnd().split('\n');
-  // The exception line is the first after the traceback that is not indented (frames are).
-  const last = lines.findIndex((l, i) => i > 0 && l.length > 0 && !/^\s/.test(l));
-  if (last === -1) return null;
-  const head = lines[last]!;
-  const colon = head.indexOf(': ');
-  const type = colon === -1 ? head.trim() : head.slice(0, colon);
-  const message = colon === -1 ? '' : head.slice(colon + 2);
-  let traceback = lines.slice(0, last + 1).join('\n');
-  if (traceback.length > TRACEBACK_CHARS) {
-    traceback = `Traceback (most recent call last):\n  [... ${traceback.length - TRACEBACK_CHARS} characters cut; the innermost frames follow ...]\n${traceback.slice(-TRACEBACK_CHARS)}`;
-  }
-  return { type, message, traceback };
-}
-
-/**
- * debugpy reports a program ended by a signal as 256 - N (Python's -N, as an unsigned byte):
- * SIGKILL is 247. A negative code (-N) is taken the same way.
- */
-function killedBy(exitCode: number): ErrorInfo | null {
-  const signal = exitCode < 0 ? -exitCode : exitCode > 256 - 32 && exitCode < 256 ? 256 - exitCode : 0;
-  const name = Object.entries(constants.signals).find(([, n]) => n === signal)?.[0];
-  if (!signal || !name) return null;
-  return { type: 'ProgramKilled', message: `the program was killed by ${name} (debugpy reports exit code ${exitCode})`, traceback: null };
-}
-
-function describeExit({ code, signal }: { code: number | null; signal: NodeJS.Signals | null }): string {
-  return signal ? `killed by signal ${signal}` : `exit code ${code}`;
-}
-
-/**
- * debugpy answers a failed evaluation with its own traceback, ending in the exception line
- * ("SyntaxError: invalid syntax"): the agent needs that line, not pydevd's internals.
- */
-function evaluationError(expression: string, err: unknown): unknown {
-  if (!(err instanceof DapRequestError)) return err;
-  const text = err.message.replace(/^[\s\S]*?failed the "evaluate" request: /, '');
-  const lines = text.trimEnd().split('\n');
-  const last = [...lines].reverse().find((l) => /^[A-Za-z_][\w.]*(Error|Exception|Warning|Exit|Interrupt)\b/.test(l)) ?? lines.at(-1) ?? text;
-  return new DebugkitError('INVALID_ARGUMENT', `cannot evaluate ${JSON.stringify(expression)}: ${last.trim()}`, { cause: err });
-}

@@ -56,8 +56,8 @@ export interface TreeView extends ValueView {
 }
 
 export const MAX_MEMBERS_PER_LEVEL = 25;
-/** Characters of reprs one expansion may return in all: about 6k tokens. */
-export const TREE_BUDGET_CHARS = 24_000;
+/** Characters of reprs one expansion may return in all: about 3k tokens. */
+export const TREE_BUDGET_CHARS = 12_000;
 
 /** How much of the budget is left, shared by every level of one expansion. */
 export interface Budget {

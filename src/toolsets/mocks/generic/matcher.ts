@@ -1,4 +1,5 @@
 import type { GenericMock } from '../keploy/types.js';
+import { mysqlAuthSeq } from './mysql.js';
 import { META_HOST, META_REQUEST_BYTES, META_RESPONSE_BYTES, META_SERVER_CLOSED, META_TRUNCATED, payloadBytes } from './format.js';
 
 /**
@@ -28,7 +29,8 @@ export interface GenericEntry {
 }
 
 export type GenericMatch =
-  | { kind: 'match'; entry: GenericEntry; reused: boolean }
+  /** `consumed`: how many of the client's bytes it answers, when not the recorded request's length (MySQL authentication). */
+  | { kind: 'match'; entry: GenericEntry; reused: boolean; consumed?: number }
   /** The bytes are a prefix of a longer recorded request; `complete` answers if no more come. */
   | { kind: 'partial'; complete?: GenericEntry }
   | { kind: 'miss'; closest?: Closest };
@@ -48,14 +50,34 @@ interface Group {
 /** Request bytes as a Map key. */
 const keyOf = (b: Buffer) => b.toString('latin1');
 
+/** A MySQL/MariaDB server greeting: one packet, sequence 0, protocol version 10, a NUL-terminated version. */
+export function isMysqlGreeting(b: Buffer): boolean {
+  if (b.length < 6 || b[3] !== 0 || b[4] !== 0x0a) return false;
+  const len = b.readUIntLE(0, 3);
+  return len + 4 === b.length && b.indexOf(0, 5) > 5 && b.indexOf(0, 5) < 4 + len;
+}
+
+
 class TargetMocks {
   readonly greetings: Group = { entries: [], next: 0 };
   readonly requests = new Map<string, Group>();
   readonly entries: GenericEntry[] = [];
+  /** MySQL: the recorded authentication exchanges by the client packet's sequence id. */
+  readonly mysqlAuth = new Map<number, Group>();
+  mysql = false;
 
   add(entry: GenericEntry): void {
     this.entries.push(entry);
-    if (entry.request.length === 0) return void this.greetings.entries.push(entry);
+    if (entry.request.length === 0) {
+      if (isMysqlGreeting(entry.response)) this.mysql = true;
+      return void this.greetings.entries.push(entry);
+    }
+    const seq = mysqlAuthSeq(entry.request);
+    if (seq !== undefined) {
+      const auth = this.mysqlAuth.get(seq) ?? { entries: [], next: 0 };
+      auth.entries.push(entry);
+      this.mysqlAuth.set(seq, auth);
+    }
     const key = keyOf(entry.request);
     const group = this.requests.get(key) ?? { entries: [], next: 0 };
     group.entries.push(entry);
@@ -112,8 +134,23 @@ export class TargetView {
     return take(this.mocks.greetings);
   }
 
+  /** The server is MySQL or MariaDB (its recorded greeting says so). */
+  get mysql(): boolean {
+    return this.mocks.mysql;
+  }
+
   /** Matches the start of `bytes`; `final`: no more bytes will come (the client ended or went quiet). */
   match(bytes: Buffer, final: boolean): GenericMatch {
+    // MySQL authentication (packets after the greeting with a sequence id other than 0) differs on
+    // every run (connection attributes such as the client's pid; the password's scramble), and replay
+    // checks no password: it matches the recorded exchange with the same sequence id, whatever its bytes.
+    if (this.mocks.mysql && bytes.length >= 4 && bytes[3] !== 0) {
+      const length = bytes.readUIntLE(0, 3) + 4;
+      if (bytes.length < length) return final ? { kind: 'miss' } : { kind: 'partial' };
+      const group = this.mocks.mysqlAuth.get(bytes[3]!);
+      const taken = group ? take(group) : undefined;
+      if (taken) return { kind: 'match', entry: taken.entry, reused: taken.reused, consumed: length };
+    }
     let longest: Group | undefined;
     let partial = false;
     for (const [, group] of this.mocks.requests) {

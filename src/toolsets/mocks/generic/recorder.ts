@@ -2,6 +2,8 @@ import type { Duplex } from 'node:stream';
 import type { GenericMock } from '../keploy/types.js';
 import { buildGenericMock } from './format.js';
 import { pipeBoth } from '../proxy/pipe.js';
+import { isMysqlGreeting } from './matcher.js';
+import { redactMysqlAuth } from './mysql.js';
 
 /**
  * Records a connection of a protocol debugkit does not parse, while forwarding it unchanged:
@@ -133,9 +135,14 @@ class ExchangeGrouper {
     ex.kept += chunk.length;
   }
 
+  /** The server is MySQL/MariaDB (its greeting said so): authentication is redacted. */
+  private mysql = false;
+
   private emit(): void {
     const ex = this.current!;
     this.current = undefined;
+    if (ex.requestBytes === 0 && isMysqlGreeting(Buffer.concat(ex.response))) this.mysql = true;
+    if (this.mysql && ex.request.length > 0 && !ex.truncated) ex.request = [redactMysqlAuth(Buffer.concat(ex.request))];
     if (ex.truncated) {
       this.stopped = true;
       this.result.stoppedRecording = `an exchange of ${ex.requestBytes + ex.responseBytes} bytes went over the ${this.max}-byte limit per mock; it was recorded truncated and the rest of the connection was not recorded`;

@@ -78,12 +78,12 @@ export function replayGeneric(
     // Nothing more is read: once our side is flushed, the connection goes.
     client.once('finish', () => client.destroy());
   };
-  const send = (entry: GenericEntry, greeting: boolean, reused: boolean) => {
+  const send = (entry: GenericEntry, greeting: boolean, reused: boolean, consumed = entry.request.length) => {
     if (entry.truncated) {
       const { requestBytes, responseBytes } = entry.truncated;
       return miss(`mock ${entry.name} matched, but its exchange (${requestBytes} + ${responseBytes} bytes) went over the recording limit and was not kept`);
     }
-    if (!greeting) pending = pending.subarray(entry.request.length);
+    if (!greeting) pending = pending.subarray(consumed);
     result.matched++;
     options.onMatch?.({ target, mock: entry.name, greeting, reused });
     if (entry.response.length > 0 && !client.write(entry.response)) {
@@ -113,6 +113,22 @@ export function replayGeneric(
     close();
   };
 
+  /** A missed MySQL command packet: answered with an ERR packet, reported, and dropped. False when `pending` holds no whole packet. */
+  const mysqlMiss = (closest?: Closest): boolean => {
+    if (pending.length < 4) return false;
+    const length = pending.readUIntLE(0, 3) + 4;
+    if (pending.length < length) return false;
+    const packet = pending.subarray(0, length);
+    pending = pending.subarray(length);
+    result.missed++;
+    const command = mysqlCommand(packet);
+    const near = closest ? `; closest ${closest.name}: ${mysqlCommand(closest.request)}` : '';
+    const message = `mysql connection to ${target}: no recorded mock for ${command}${near}`;
+    options.onMiss?.({ target, bytes: packet.length, preview: previewBytes(packet), ...(closest ? { closest: { name: closest.name, samePrefix: closest.samePrefix } } : {}), message });
+    client.write(mysqlError(packet[3]! + 1, `debugkit: ${message}`));
+    return true;
+  };
+
   /** Answers every complete request at the start of `pending`. */
   const serve = (final: boolean) => {
     clearTimeout(timer);
@@ -124,8 +140,12 @@ export function replayGeneric(
         timer = setTimeout(() => serve(true), wait);
         return;
       }
-      if (m.kind === 'miss') return miss(undefined, m.closest);
-      send(m.entry, false, m.reused);
+      if (m.kind === 'miss') {
+        // MySQL: a command no mock answers gets an ERR packet naming the closest; the connection stays usable.
+        if (view.mysql && mysqlMiss(m.closest)) continue;
+        return miss(undefined, m.closest);
+      }
+      send(m.entry, false, m.reused, m.consumed);
     }
     if (final && client.readableEnded) close();
   };
@@ -151,4 +171,26 @@ export function replayGeneric(
     if (greeting) send(greeting.entry, true, greeting.reused);
     client.resume();
   });
+}
+
+/** A MySQL command packet for messages: `COM_QUERY "SELECT ..."`, else its command byte. */
+export function mysqlCommand(packet: Buffer): string {
+  const code = packet[4];
+  const body = packet.subarray(5);
+  const text = (b: Buffer) => JSON.stringify(b.toString('utf8').slice(0, 200));
+  if (code === 0x03) return `COM_QUERY ${text(body)}`;
+  if (code === 0x16) return `COM_STMT_PREPARE ${text(body)}`;
+  if (code === 0x17) return `COM_STMT_EXECUTE (statement ${body.length >= 4 ? body.readUInt32LE(0) : '?'}, ${body.length} bytes)`;
+  if (code === 0x02) return `COM_INIT_DB ${text(body)}`;
+  return `command 0x${(code ?? 0).toString(16).padStart(2, '0')} (${packet.length} bytes)`;
+}
+
+/** An ERR packet (error 1105, SQLSTATE HY000) with sequence id `seq`. */
+export function mysqlError(seq: number, message: string): Buffer {
+  const text = Buffer.from(message.slice(0, 1000), 'utf8');
+  const payload = Buffer.concat([Buffer.from([0xff, 0x51, 0x04]), Buffer.from('#HY000', 'latin1'), text]);
+  const header = Buffer.alloc(4);
+  header.writeUIntLE(payload.length, 0, 3);
+  header[3] = seq & 0xff;
+  return Buffer.concat([header, payload]);
 }

@@ -1,5 +1,6 @@
 import { DebugkitError } from '../../../core/errors.js';
 import type { BindMessage, FrontendMessage, OpaqueMessage, TypedMessage, UntypedMessage } from './messages.js';
+import { CANCEL_REQUEST_CODE, GSSENC_REQUEST_CODE, MAX_STARTUP_BYTES, SSL_REQUEST_CODE } from './protocol.js';
 
 /**
  * Incremental parser of what a PostgreSQL client sends (protocol v3, "Message Formats" in the
@@ -14,13 +15,7 @@ import type { BindMessage, FrontendMessage, OpaqueMessage, TypedMessage, Untyped
 
 /** Longest typed message accepted; PostgreSQL itself caps a field at 1 GB, clients rarely exceed this. */
 export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
-/** PostgreSQL's MAX_STARTUP_PACKET_LENGTH. */
-export const MAX_STARTUP_BYTES = 10_000;
-export const SSL_REQUEST_CODE = 80877103;
-export const GSSENC_REQUEST_CODE = 80877104;
-export const CANCEL_REQUEST_CODE = 80877102;
-/** Protocol 3.0 as the StartupMessage writes it (major << 16 | minor). */
-export const PROTOCOL_3_0 = 196608;
+export { CANCEL_REQUEST_CODE, GSSENC_REQUEST_CODE, MAX_STARTUP_BYTES, PROTOCOL_3_0, SSL_REQUEST_CODE } from './protocol.js';
 
 export class PgProtocolError extends DebugkitError {
   override name = 'PgProtocolError';

@@ -1,6 +1,5 @@
 import net from 'node:net';
 import { serialize } from 'pg-protocol';
-import { Writer } from 'pg-protocol/dist/buffer-writer.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KEPLOY_MOCK_VERSION, ZERO_TIME, type PostgresMock } from '../keploy/types.js';
 import { ReplayIndex } from './catalog.js';
@@ -8,7 +7,7 @@ import { parseFrontendBytes } from './frontend.js';
 import { buildRequestPacket, buildResponsePacket } from './packets.js';
 import { DEFAULT_PARAMETER_STATUS } from './replayer.js';
 import { replayingListener, type Listener } from './testing.js';
-import { backend, BackendSplitter, codeOf, dataRowValues, decodeBackend, errorFields, rowFields } from './wire.js';
+import { backend, BackendSplitter, codeOf, dataRowValues, decodeBackend, errorFields, rowFields, Writer } from './wire.js';
 
 function mock(name: string, requests: Buffer[], responses: Buffer[]): PostgresMock {
   return {

@@ -1,10 +1,9 @@
 import { serialize } from 'pg-protocol';
-import { Writer } from 'pg-protocol/dist/buffer-writer.js';
 import { decodeRowValue } from '../keploy/postgres.js';
 import type { PostgresRequestPacket, PostgresResponsePacket } from '../keploy/types.js';
 import { decodeTyped, parseFrontendBytes, PgProtocolError, type FrontendMessage } from './frontend.js';
 import { ERROR_KEYS, NUMERIC_ERROR_KEYS } from './packets.js';
-import { backend, splitBackendBytes, type ErrorFields } from './wire.js';
+import { backend, splitBackendBytes, Writer, type ErrorFields } from './wire.js';
 
 /**
  * Wire messages read back out of Keploy Postgres packets: the `payload` when there is one (the

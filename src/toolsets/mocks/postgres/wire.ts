@@ -1,6 +1,5 @@
-import { Writer } from 'pg-protocol/dist/buffer-writer.js';
-import type { BackendMessage } from 'pg-protocol/dist/messages.js';
-import { Parser } from 'pg-protocol/dist/parser.js';
+import { EventEmitter } from 'node:events';
+import { parse as parseBackend } from 'pg-protocol';
 import { PgProtocolError } from './frontend.js';
 
 /**
@@ -61,10 +60,29 @@ export function splitBackendBytes(bytes: Buffer): Buffer[] {
   return out;
 }
 
-/** Auth/ParameterStatus/... views pg-protocol gives; fields beyond `BackendMessage` vary by name. */
-export type TypedBackend = BackendMessage & Record<string, unknown>;
+/** Auth/ParameterStatus/... views pg-protocol gives (`name` and `length`, then fields that vary by message). */
+export type TypedBackend = { name: string; length: number } & Record<string, unknown>;
 
-let parser = new Parser();
+/**
+ * pg-protocol's public `parse(stream, callback)` over a stand-in stream: emitting 'data' runs its
+ * parser synchronously, so one raw message in gives its view out before `emit` returns.
+ */
+class SyncParser {
+  private readonly input = new EventEmitter();
+  private last: TypedBackend | undefined;
+
+  constructor() {
+    void parseBackend(this.input as unknown as NodeJS.ReadableStream, (msg) => (this.last = msg as unknown as TypedBackend));
+  }
+
+  parse(raw: Buffer, callback: (msg: TypedBackend) => void): void {
+    this.last = undefined;
+    this.input.emit('data', raw);
+    if (this.last) callback(this.last);
+  }
+}
+
+let parser = new SyncParser();
 
 /**
  * pg-protocol's view of one whole raw message, or undefined for what it cannot parse (GSS/SSPI
@@ -77,7 +95,7 @@ export function decodeBackend(raw: Buffer): TypedBackend | undefined {
     parser.parse(raw, (msg) => (out = msg as TypedBackend));
   } catch {
     // A throw leaves the parser holding the message's bytes: start over with a fresh one.
-    parser = new Parser();
+    parser = new SyncParser();
     return undefined;
   }
   return out;
@@ -106,6 +124,44 @@ export function authCodeOf(raw: Buffer): number {
 }
 
 // ---------------------------------------------------------------- serializer
+
+/** Builds one message: fields appended, then `flush(code)` prefixes the type byte and the length. */
+export class Writer {
+  private parts: Buffer[] = [];
+  private size = 0;
+
+  add(b: Buffer): this {
+    this.parts.push(b);
+    this.size += b.length;
+    return this;
+  }
+  addInt16(n: number): this {
+    const b = Buffer.alloc(2);
+    b.writeInt16BE(n);
+    return this.add(b);
+  }
+  addInt32(n: number): this {
+    const b = Buffer.alloc(4);
+    b.writeInt32BE(n);
+    return this.add(b);
+  }
+  addString(s: string): this {
+    return this.add(Buffer.from(s, 'utf8'));
+  }
+  addCString(s: string): this {
+    return this.add(Buffer.from(`${s}\0`, 'utf8'));
+  }
+  /** The message: type byte (when given), int32 length (itself included), the fields. */
+  flush(typeCode?: number): Buffer {
+    const head = Buffer.alloc(typeCode === undefined ? 4 : 5);
+    if (typeCode !== undefined) head[0] = typeCode;
+    head.writeInt32BE(this.size + 4, head.length - 4);
+    const out = Buffer.concat([head, ...this.parts], head.length + this.size);
+    this.parts = [];
+    this.size = 0;
+    return out;
+  }
+}
 
 export interface FieldSpec {
   name: string;

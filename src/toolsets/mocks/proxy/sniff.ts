@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { clientHelloServerName, MAX_RECORD, tlsRecordLength } from './client-hello.js';
 import { peekUntil } from './peek.js';
+import { CANCEL_REQUEST_CODE, GSSENC_REQUEST_CODE, MAX_STARTUP_BYTES, SSL_REQUEST_CODE } from '../postgres/protocol.js';
 
 /**
  * Protocol detection from a connection's first bytes, which stay in the stream for its handler.
@@ -24,11 +25,6 @@ export interface SniffOptions {
   maxWaitMs?: number;
 }
 
-/** Postgres v3 magic codes (protocol.html "Message Formats"). */
-const PG_SSL_REQUEST = 80877103;
-const PG_GSSENC_REQUEST = 80877104;
-const PG_CANCEL_REQUEST = 80877102;
-const PG_MAX_STARTUP = 10_000;
 
 const SNIFF_MAX_BYTES = MAX_RECORD;
 const HTTP_MAX_LINE = 8192;
@@ -67,10 +63,10 @@ function detectPostgres(buf: Buffer): Verdict {
   if (buf.length < 8) return 'maybe';
   const len = buf.readUInt32BE(0);
   const code = buf.readUInt32BE(4);
-  if (len === 8 && (code === PG_SSL_REQUEST || code === PG_GSSENC_REQUEST)) return { protocol: 'postgres' };
-  if (len === 16 && code === PG_CANCEL_REQUEST) return { protocol: 'postgres' };
+  if (len === 8 && (code === SSL_REQUEST_CODE || code === GSSENC_REQUEST_CODE)) return { protocol: 'postgres' };
+  if (len === 16 && code === CANCEL_REQUEST_CODE) return { protocol: 'postgres' };
   // StartupMessage: protocol major version 3 (196608 = 3.0; 3.2 is 196610).
-  if (code >>> 16 === 3 && len > 8 && len <= PG_MAX_STARTUP) return { protocol: 'postgres' };
+  if (code >>> 16 === 3 && len > 8 && len <= MAX_STARTUP_BYTES) return { protocol: 'postgres' };
   return 'no';
 }
 

@@ -1,0 +1,63 @@
+import { cpSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMariadb, type RunningMariadb } from '../src/toolsets/mocks/mysql/testing.js';
+import { connectStdio, type TestClient } from './helpers/client.js';
+import { tempDir } from './helpers/programs.js';
+
+let root: string;
+let dk: TestClient;
+let db: RunningMariadb | undefined;
+
+async function tool(name: string, args: Record<string, unknown>): Promise<any> {
+  const r = await dk.tool(name, args);
+  expect(r.isError).toBe(false);
+  return r.structured;
+}
+
+beforeAll(async () => {
+  root = tempDir('debugkit-mocks-mysql-');
+  cpSync(path.resolve(import.meta.dirname, 'programs/mocks'), root, { recursive: true });
+  symlinkSync(path.resolve(import.meta.dirname, '../node_modules'), path.join(root, 'node_modules'));
+  db = await startMariadb();
+  dk = await connectStdio({ root, args: ['--toolsets', 'mocks'] });
+}, 120_000);
+afterAll(async () => {
+  await dk?.close();
+  await db?.stop();
+});
+
+describe('mocks: MySQL (a real MariaDB), recorded as byte exchanges and replayed without the server', () => {
+  it('PyMySQL (text protocol, multi-statement) and mysql2 (prepared statements, binary rows, two result sets): replayed with another password; a changed query is a MySQL error', async () => {
+    const command = (password: string, item: string) => `/usr/bin/python3 shop.py ${db!.port} ${password} ${item}`;
+    const rec = await tool('keploy_mock_record', { command: command(db!.password, 'plum'), path: 'keploy-mysql' });
+    expect(rec).toMatchObject({ success: true, protocols: ['Generic'] });
+    const recorded = readFileSync(path.join(root, 'shop-out.txt'), 'utf8');
+    expect(recorded).toBe("rows=(('plum', 1),) count=((1,),)\n");
+    const port = db!.port;
+    const nodeCommand = `node shop.mjs ${port} ${db!.password} kiwi`;
+    const recNode = await tool('keploy_mock_record', { command: nodeCommand, path: 'keploy-mysql-node' });
+    expect(recNode).toMatchObject({ success: true, protocols: ["Generic"] });
+    const recordedNode = readFileSync(path.join(root, 'shop-node-out.txt'), 'utf8');
+    expect(recordedNode).toBe('kiwi qty=1 price=2.50 seen=2026-11-23T10:00:00.000Z n=1 answer=42\n');
+    await db!.stop();
+    db = undefined;
+
+    writeFileSync(path.join(root, 'shop-out.txt'), '');
+    // Another password: the client's scramble and its pid (a connection attribute) differ from the recording.
+    const replay = await tool('keploy_mock_test', { command: `/usr/bin/python3 shop.py ${port} other-password plum`, path: 'keploy-mysql' });
+    expect(replay).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'shop-out.txt'), 'utf8')).toBe(recorded);
+
+    // mysql2: prepared statements with binary rows, and two result sets.
+    writeFileSync(path.join(root, 'shop-node-out.txt'), '');
+    const replayNode = await tool('keploy_mock_test', { command: nodeCommand, path: 'keploy-mysql-node' });
+    expect(replayNode).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'shop-node-out.txt'), 'utf8')).toBe(recordedNode);
+
+    const changed = await tool('keploy_mock_test', { command: `/usr/bin/python3 shop.py ${port} x pear`, path: 'keploy-mysql' });
+    expect(changed).toMatchObject({ success: false });
+    expect(changed.misses[0]).toMatch(/^mysql connection to 127\.0\.0\.1:\d+: no recorded mock for COM_QUERY "INSERT INTO stock VALUES \('pear', 1\)/);
+    expect(changed.appOutput).toMatch(/debugkit: mysql connection/);
+  });
+});
