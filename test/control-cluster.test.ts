@@ -2,8 +2,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres, type RunningPostgres } from '../src/toolsets/mocks/postgres/testing.js';
-import { connectHttp, TestClient } from './helpers/client.js';
-import { callTool, createKey, openMcpSession, runCli, startNode, tempDataDir, type Node } from './helpers/control.js';
+import { connectHttp, connectHttpModern, TestClient } from './helpers/client.js';
+import { callTool, createKey, openMcpSession, rpc, runCli, startNode, tempDataDir, type Node } from './helpers/control.js';
 
 /** Two debugkit nodes on loopback sharing one PostgreSQL store. */
 let pg: RunningPostgres;
@@ -75,6 +75,27 @@ describe('several nodes, one PostgreSQL store', () => {
     expect((await callTool(b.url, other.key, sid, 'list_sessions')).status).toBe(404);
     await onA.ok('close', { id });
     await onA.close();
+  });
+
+  it('a debug session opened statelessly (2026-07-28) on node A is usable through node B by its id', async () => {
+    const k = await createKey(['--store', storeUrl], 'stateless', 'gdb', ['--rate', 'unlimited']);
+    // No MCP session to follow: node A records the gdb session's id with itself when it opens it.
+    const onA = await connectHttpModern(a.url, k.key);
+    const { id } = await onA.ok('open');
+    // A plain JSON-RPC request (the seed's curl form) on node B naming that id is answered by node A.
+    const plain = await rpc(b.url, k.key, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'call', arguments: { id, command: 'print 20+22' } } });
+    expect(plain.status).toBe(200);
+    expect(JSON.stringify(plain.body.result)).toContain('42');
+    // The 2026-07-28 SDK client on node B reaches it too.
+    const onB = await connectHttpModern(b.url, k.key);
+    expect((await onB.ok('call', { id, command: 'print 6*7' })).output).toContain('42');
+    // Another key naming the same id is not forwarded: node B does not know the session.
+    const other = await createKey(['--store', storeUrl], 'stranger', 'gdb', ['--rate', 'unlimited']);
+    const stranger = await rpc(b.url, other.key, { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'call', arguments: { id, command: 'print 1' } } });
+    expect(JSON.stringify(stranger.body)).not.toContain('"$1 = 1');
+    expect(JSON.stringify(stranger.body)).toMatch(/not found|unknown|no session/i);
+    await onA.ok('close', { id });
+    await Promise.all([onA.close(), onB.close()]);
   });
 
   it('a key revoked on one machine stops working on every node within a second', async () => {

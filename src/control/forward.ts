@@ -21,9 +21,9 @@ export function forwardRequest(
   return new Promise<void>((resolve) => {
     const url = new URL(target.url);
     const headers: Record<string, string> = { [FORWARDED_HEADER]: token, 'x-debugkit-via': via };
-    for (const name of KEEP) {
-      const v = req.headers[name];
-      if (typeof v === 'string') headers[name] = v;
+    // MCP's own fields travel too (2026-07-28: Mcp-Method, Mcp-Name, Mcp-Param-*).
+    for (const [name, v] of Object.entries(req.headers)) {
+      if (typeof v === 'string' && (KEEP.includes(name) || name.startsWith('mcp-'))) headers[name] = v;
     }
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     if (payload) headers['content-length'] = String(payload.length);
