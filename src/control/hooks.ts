@@ -31,6 +31,7 @@ function headerOf(req: IncomingMessage, name: string): string | undefined {
 }
 
 /** Tools whose answer names a new debug session (its id is recorded with this node for forwarding). */
+const CLOSES_SESSION = /(^|_)(close|close_session|stop|stop_session|terminate)$/;
 const OPENS_SESSION = /(^|_)(open|start|start_session|initialize|create|launch|attach)(_|$)/;
 
 /**
@@ -80,7 +81,13 @@ export function controlHooks(plane: ControlPlane): ServerHooks {
     async onToolCall(event, principal) {
       // A debug session opened over HTTP by a stateless request (2026-07-28, plain JSON-RPC) has no
       // MCP session to follow: record its id with this node so the other nodes forward calls for it.
-      if (event.isError || !event.owner.startsWith('http:') || !OPENS_SESSION.test(event.tool)) return;
+      if (event.isError || !event.owner.startsWith('http:')) return;
+      if (CLOSES_SESSION.test(event.tool)) {
+        const id = debugSessionOf(event.args);
+        if (id) await plane.releaseSession(`debug:${id}`);
+        return;
+      }
+      if (!OPENS_SESSION.test(event.tool)) return;
       const id = debugSessionOf(event.result) ?? debugSessionOf((event.result as { content?: unknown } | undefined)?.content);
       if (id) await plane.claimSession(`debug:${id}`, keyOf(principal));
     },
