@@ -39,7 +39,7 @@ function commonOptions(cmd: Command): Command {
     .addOption(new Option('--log-level <level>', 'stderr log verbosity').choices(['error', 'warn', 'info', 'debug']).default('info'))
     .option('--max-result-tokens <n>', 'ceiling for one tool result, in tokens (larger answers are cut and flagged)', intArg('--max-result-tokens', 1000, 1_000_000), 25_000)
     .option('--store <url>', 'control store: postgres://... shared by several nodes, or sqlite:PATH (default: control.db in the data directory)', process.env.DEBUGKIT_STORE)
-    .option('--data-dir <dir>', "debugkit's data directory: API keys, counters, audit log (default: ~/.local/share/debugkit)");
+    .option('--data-dir <dir>', "debugkit's data directory: API keys, counters, audit log (control.db), the debugger toolset's data (default: ~/.local/share/debugkit)");
 }
 
 interface CommonOpts {

@@ -24,11 +24,6 @@ export function toolCallsIn(body: unknown): ToolCall[] {
   return calls;
 }
 
-function requestIds(body: unknown): Array<string | number | null> {
-  const messages = Array.isArray(body) ? body : [body];
-  return messages.filter((m) => m && typeof m === 'object' && 'id' in m).map((m) => (m as { id: string | number }).id);
-}
-
 function headerOf(req: IncomingMessage, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -40,33 +35,13 @@ export function httpClientLabel(req: IncomingMessage): string {
   return `${agent.slice(0, 120)} from ${req.socket.remoteAddress ?? '?'}`;
 }
 
-/** Answers a refusal as JSON-RPC: the error for every request in the body, with its HTTP status. */
-export function sendRefusal(res: ServerResponse, refusal: Refusal, body?: unknown, status = refusal.status): void {
-  for (const [k, v] of Object.entries(refusal.headers ?? {})) res.setHeader(k, v);
-  const error = { code: refusal.code, message: refusal.message, ...(refusal.data ? { data: refusal.data } : {}) };
-  const ids = body === undefined ? [] : requestIds(body);
-  const answer = Array.isArray(body)
-    ? ids.map((id) => ({ jsonrpc: '2.0', id, error }))
-    : { jsonrpc: '2.0', id: ids[0] ?? null, error };
-  const text = JSON.stringify(answer);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
 /**
- * The control plane at the HTTP edge. `authenticate` runs for every request; `admitMcp` for each
- * /mcp POST once its body is read; `admitRest` for toolsets' REST routes. Each answers refusals
- * itself and returns false (or undefined) when it did.
+ * The control plane at the HTTP edge (driven by the server's `admitRequest` / `admitRoute` seams,
+ * see hooks.ts): `admit` for each /mcp request once its body is read, `admitRoute` for toolsets'
+ * REST routes. Both set the rate-limit fields on the answer and return refusals to be answered.
  */
 export class HttpGate {
   constructor(readonly plane: ControlPlane) {}
-
-  async authenticate(req: IncomingMessage, res: ServerResponse): Promise<KeyContext | undefined> {
-    const result = await this.plane.authenticate(headerOf(req, 'authorization'));
-    if ('key' in result) return result.key;
-    sendRefusal(res, result.refusal);
-    return undefined;
-  }
 
   /**
    * One /mcp request: scopes first (a forbidden call is not counted), then rate limit and quota.
