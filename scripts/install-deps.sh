@@ -20,6 +20,9 @@ REQUIRED=(
   "python3-pymysql:/usr/lib/python3/dist-packages/pymysql/__init__.py"
   "ripgrep:rg"
   "python3-redis:/usr/lib/python3/dist-packages/redis/__init__.py"
+  "openssl:openssl"
+  "g++:g++"
+  "make:make"
 )
 
 missing=()

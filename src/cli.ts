@@ -5,12 +5,15 @@ import { killAllChildrenSync } from './core/process.js';
 import { boundPromise } from './core/wait.js';
 import { checkEngines, renderDoctor } from './doctor.js';
 import { isLoopbackHost } from './server/auth.js';
-import { createDebugkit, type Debugkit } from './server/createServer.js';
+import { createDebugkit, type Debugkit, type ServerHooks } from './server/createServer.js';
 import { serveHttp } from './server/http.js';
 import { createLogger, guardStdStreams } from './mcp/log.js';
 import { serveStdio } from './server/stdio.js';
 import { toolsetFactories } from './toolsets/index.js';
 import { VERSION } from './version.js';
+import { registerControlCommands } from './control/commands.js';
+import { ControlPlane, defaultNodeId, openControlPlane, openStore } from './control/index.js';
+import { controlHooks } from './control/hooks.js';
 
 const intArg = (name: string, min: number, max: number) => (value: string) => {
   const n = Number(value);
@@ -33,9 +36,10 @@ function commonOptions(cmd: Command): Command {
     .option('--bundle-dir <dir>', 'where support bundles are extracted and kept (default: ~/.cache/debugkit/bundles)')
     .option('--kubectl <path>', 'kubectl binary for the bundles toolset', 'kubectl')
     .option('--bundle-url-host <host>', 'a host bundle URLs may be downloaded from, with its subdomains (repeatable; default: replicated.com); a loopback or private address only from a host listed exactly, e.g. 127.0.0.1:8080', (v: string, all: string[] = []) => [...all, v])
-    .option('--data-dir <dir>', 'where debugkit keeps its data: crash signatures, the control database (default: ~/.local/share/debugkit)')
     .addOption(new Option('--log-level <level>', 'stderr log verbosity').choices(['error', 'warn', 'info', 'debug']).default('info'))
-    .option('--max-result-tokens <n>', 'ceiling for one tool result, in tokens (larger answers are cut and flagged)', intArg('--max-result-tokens', 1000, 1_000_000), 25_000);
+    .option('--max-result-tokens <n>', 'ceiling for one tool result, in tokens (larger answers are cut and flagged)', intArg('--max-result-tokens', 1000, 1_000_000), 25_000)
+    .option('--store <url>', 'control store: postgres://... shared by several nodes, or sqlite:PATH (default: control.db in the data directory)', process.env.DEBUGKIT_STORE)
+    .option('--data-dir <dir>', "debugkit's data directory: API keys, counters, audit log (control.db), the debugger toolset's crash signatures (default: ~/.local/share/debugkit)");
 }
 
 interface CommonOpts {
@@ -49,9 +53,10 @@ interface CommonOpts {
   bundleDir?: string;
   kubectl: string;
   bundleUrlHost?: string[];
-  dataDir?: string;
   logLevel: Config['logLevel'];
   maxResultTokens: number;
+  store?: string;
+  dataDir?: string;
 }
 
 /** Local stdio serves the user's own agent: permissive unless told otherwise. HTTP is closed unless told. */
@@ -69,6 +74,7 @@ function baseConfig(opts: CommonOpts, permissive = true): Config {
   if (opts.bundleUrlHost) config.bundles.urlHosts = opts.bundleUrlHost;
   // One --allow-attach for gdb and the debugger toolset; the debugger then attaches only to this user's processes.
   config.debugger = { allowAttach: (opts.allowAttach ?? permissive) ? 'same-user' : 'none', dataDir: opts.dataDir ?? config.debugger.dataDir };
+  config.control = { ...config.control, ...(opts.store ? { store: opts.store } : {}), ...(opts.dataDir ? { dataDir: opts.dataDir } : {}) };
   return config;
 }
 
@@ -103,13 +109,25 @@ function installShutdown(dk: Debugkit, extra?: () => Promise<void>): (reason: st
 }
 
 /** The composition root: the one list of toolsets is handed to the server here. */
-function compose(config: Config): Debugkit {
+function compose(config: Config, log = createLogger(config.logLevel), hooks?: ServerHooks): Debugkit {
   guardStdStreams();
-  return createDebugkit(config, { toolsets: toolsetFactories, log: createLogger(config.logLevel) });
+  return createDebugkit(config, { toolsets: toolsetFactories, log, ...(hooks ? { hooks } : {}) });
 }
 
 async function runStdio(opts: CommonOpts): Promise<void> {
-  const dk = compose(baseConfig(opts));
+  const config = baseConfig(opts);
+  // Control plane: stdio calls act as the local user (every scope) and are audited too. With the
+  // default data directory unusable, stdio still serves the local user (no audit, a warning);
+  // with --store or --data-dir given, the operator asked for the audit: no start without it.
+  const log = createLogger(config.logLevel);
+  let hooks: ServerHooks | undefined;
+  try {
+    hooks = controlHooks(await openControlPlane(config.control.store, config.control.dataDir, { node: { id: defaultNodeId() } }));
+  } catch (err) {
+    if (opts.store || opts.dataDir) throw err;
+    log.warn(`the control database cannot be opened, so stdio calls are not audited: ${err instanceof Error ? err.message : String(err)} (give --data-dir DIR, or --store)`);
+  }
+  const dk = compose(config, log, hooks);
   const shutdown = installShutdown(dk);
   await serveStdio(dk, (reason) => shutdown(reason));
 }
@@ -124,6 +142,10 @@ interface ServeOpts extends CommonOpts {
   sessionIdle: number;
   headerTimeout: number;
   bodyTimeout: number;
+  tlsCert?: string;
+  tlsKey?: string;
+  nodeId?: string;
+  nodeUrl?: string;
 }
 
 async function runHttp(opts: ServeOpts): Promise<void> {
@@ -145,17 +167,36 @@ async function runHttp(opts: ServeOpts): Promise<void> {
   if (config.http.noAuth && !isLoopbackHost(config.http.host)) {
     throw new Error(`--no-auth is allowed only on a loopback address, not ${config.http.host}: give an --api-key instead`);
   }
-  const dk = compose(config);
+  if (Boolean(opts.tlsCert) !== Boolean(opts.tlsKey)) throw new Error('--tls-cert and --tls-key go together: give both PEM files, or neither for plain HTTP');
+  if (opts.tlsCert && opts.tlsKey) config.http.tls = { cert: opts.tlsCert, key: opts.tlsKey };
+  config.control = { ...config.control, ...(opts.nodeId ? { nodeId: opts.nodeId } : {}), ...(opts.nodeUrl ? { nodeUrl: opts.nodeUrl } : {}) };
+  // Control plane: with keys in the store and no --api-key, no extra full-scope key is made up.
+  const store = await openStore(config.control.store, config.control.dataDir);
+  const storedKeys = (await store.listKeys()).filter((k) => !k.revoked_at && !(k.expires_at && Date.parse(k.expires_at) <= Date.now())).length;
+  if (key === undefined && storedKeys > 0) config.http.apiKey = '';
+  const control = new ControlPlane({
+    store,
+    node: { id: config.control.nodeId ?? defaultNodeId(), ...(config.control.nodeUrl ? { url: config.control.nodeUrl } : {}) },
+    noAuth: config.http.noAuth,
+    ...(config.http.apiKey ? { apiKey: config.http.apiKey } : {}),
+    warn: (m) => process.stderr.write(`debugkit warn: ${m}\n`),
+  });
+  const dk = compose(config, createLogger(config.logLevel), controlHooks(control));
   const handle = await serveHttp(dk);
   installShutdown(dk, () => handle.close());
   const out = [`debugkit ${VERSION} serving MCP (Streamable HTTP) at ${handle.url}`];
   if (config.http.noAuth) {
     out.push('WARNING: --no-auth: ANY local process can use this server without a key. Use only for local testing.');
-  } else {
+  } else if (config.http.apiKey) {
     out.push(`API key: ${config.http.apiKey}${config.http.apiKeyGenerated ? ' (generated; set --api-key or DEBUGKIT_API_KEY to fix it)' : ''}`);
     out.push(`Clients send: Authorization: Bearer <key>`);
+  } else {
+    out.push(`API keys: ${storedKeys} active in ${store.location} (debugkit keys list); clients send Authorization: Bearer <key>`);
   }
   if (!isLoopbackHost(config.http.host)) out.push(`NOTE: bound to ${config.http.host}, reachable from other machines; keep the key secret.`);
+  if (store.kind === 'postgres' && !config.control.nodeUrl && ['0.0.0.0', '::'].includes(config.http.host)) {
+    out.push(`NOTE: other nodes forward calls for this node's sessions to ${handle.url}; give --node-url with an address they can reach.`);
+  }
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
@@ -180,8 +221,13 @@ export function buildProgram(): Command {
       .option('--max-body <bytes>', 'largest request body accepted', intArg('--max-body', 1024, 1 << 30), 4 * 1024 * 1024)
       .option('--session-idle <seconds>', 'close an MCP session after this long without requests', intArg('--session-idle', 1, 604_800), 1800)
       .option('--header-timeout <seconds>', 'drop a request whose headers are not complete after this long', intArg('--header-timeout', 1, 3600), 15)
-      .option('--body-timeout <seconds>', 'drop a request whose body stalls this long (SSE streams and long calls are not affected)', intArg('--body-timeout', 1, 3600), 30),
+      .option('--body-timeout <seconds>', 'drop a request whose body stalls this long (SSE streams and long calls are not affected)', intArg('--body-timeout', 1, 3600), 30)
+      .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM; with --tls-key)')
+      .option('--tls-key <file>', 'the private key of --tls-cert (PEM)')
+      .option('--node-id <id>', 'this node\'s name in a shared store (default: hostname and a random suffix)')
+      .option('--node-url <url>', 'the URL other nodes reach this one at, to forward calls for its sessions (default: the URL it serves)'),
   ).action((opts: ServeOpts) => runHttp(opts));
+  registerControlCommands(program);
 
   program
     .command('doctor')

@@ -26,6 +26,8 @@ export interface Config {
     headersTimeoutMs?: number;
     /** A request body that stalls this long between chunks is dropped (SSE and long calls are not). */
     bodyTimeoutMs?: number;
+    /** Serve HTTPS with this certificate and key (PEM files). */
+    tls?: { cert: string; key: string };
   };
   gdb: {
     path: string;
@@ -33,6 +35,19 @@ export interface Config {
     allowShell: boolean;
     /** --allow-attach: attach to processes a session did not start. */
     allowAttach: boolean;
+  };
+  /** Control plane: where keys, counters, the audit chain and session locations live. */
+  control: {
+    /** postgres://... or sqlite:PATH; default: control.db in dataDir. */
+    store?: string;
+    /**
+     * debugkit's data directory (`--data-dir`, default ~/.local/share/debugkit): control.db lives
+     * here. The one --data-dir flag also feeds the debugger toolset's data directory.
+     */
+    dataDir?: string;
+    /** This node's id and the URL other nodes reach it at (several nodes sharing a PostgreSQL store). */
+    nodeId?: string;
+    nodeUrl?: string;
   };
   bundles: {
     /** Where support bundles are extracted and kept. */
@@ -76,6 +91,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
       bodyTimeoutMs: 30_000,
     },
     gdb: { path: 'gdb', allowShell: false, allowAttach: false },
+    control: {},
     bundles: { dir: defaultBundleDir(), kubectl: 'kubectl' },
     debugger: { allowAttach: 'same-user', dataDir: defaultDataDir() },
     logLevel: 'info',

@@ -100,7 +100,22 @@ export interface ToolCallEvent {
   durationMs: number;
   requestId?: string | number;
   truncated: boolean;
+  /** The result's structuredContent (e.g. the id of a session a call opened). */
+  result?: unknown;
 }
+
+/** A tool call about to run, for the pre-call seam (the audit entry written before the call). */
+export interface ToolCallStart {
+  owner: string;
+  tool: string;
+  args: unknown;
+  requestId?: string | number;
+  /** The W3C trace context the request carried (HTTP `traceparent` header, or `_meta.traceparent`). */
+  traceparent?: string;
+}
+
+/** What a pre-call seam hands back: called once the call ended (its errors are swallowed). */
+export type EndToolCall = (outcome: { ok: boolean; error?: string }) => void | Promise<void>;
 
 /**
  * What the registration wrapper needs from the server around it, set per MCP server instance on
@@ -111,6 +126,11 @@ export interface CallRuntime {
   maxResultTokens?: number;
   /** May this caller call this tool? Tools it may not are never registered (so never listed). */
   mayCall?(tool: string): boolean;
+  /**
+   * Called before every tool call, once its arguments are valid. Throwing refuses the call (it
+   * never runs; the client gets an error result naming why), e.g. when the audit cannot be written.
+   */
+  beforeToolCall?(start: ToolCallStart): Promise<EndToolCall | void> | EndToolCall | void;
   /** Called after every tool call (logs, audit). Its errors are swallowed. */
   onToolCall?(event: ToolCallEvent): void | Promise<void>;
 }
@@ -158,6 +178,21 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
             }, HEARTBEAT_MS);
       heartbeat?.unref();
       let result: CallToolResult;
+      let end: EndToolCall | void = undefined;
+      if (runtime.beforeToolCall) {
+        try {
+          end = await runtime.beforeToolCall({
+            owner: client.owner,
+            tool: spec.name,
+            args,
+            requestId: extra.mcpReq.id,
+            traceparent: traceparentOf(extra),
+          });
+        } catch (err) {
+          if (heartbeat) clearInterval(heartbeat);
+          return checkedError(format.error(new DebugkitError('INTERNAL', `call refused: ${describeError(err)}`)), outputSchema);
+        }
+      }
       try {
         const { [RENDERED_TEXT]: rendered, ...value } = (await spec.run(args as never, ctx)) as Record<string, unknown> & {
           [RENDERED_TEXT]?: string;
@@ -169,6 +204,14 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
       } finally {
         if (heartbeat) clearInterval(heartbeat);
       }
+      if (end) {
+        // The outcome entry is written off the answer's path (its failures are logged, not fatal).
+        const done = end;
+        const outcome = { ok: result.isError !== true, ...(result.isError ? { error: resultText(result) } : {}) };
+        void Promise.resolve()
+          .then(() => done(outcome))
+          .catch(() => undefined);
+      }
       if (runtime.onToolCall) {
         const event: ToolCallEvent = {
           owner: client.owner,
@@ -178,6 +221,7 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
           durationMs: Math.round((performance.now() - started) * 1000) / 1000,
           requestId: extra.mcpReq.id,
           truncated: result._meta?.[TRUNCATED_META_KEY] !== undefined,
+          result: result.structuredContent,
         };
         try {
           await runtime.onToolCall(event);
@@ -188,6 +232,21 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
       return result;
     },
   );
+}
+
+function resultText(result: CallToolResult): string {
+  return result.content
+    .map((c) => (c.type === 'text' ? c.text : ''))
+    .join('')
+    .slice(0, 500);
+}
+
+/** The W3C traceparent of the request a call came in: the HTTP header, else `_meta.traceparent`. */
+function traceparentOf(extra: ServerContext): string | undefined {
+  const fromHeader = extra.http?.req?.headers.get('traceparent') ?? undefined;
+  const fromMeta = (extra.mcpReq._meta as Record<string, unknown> | undefined)?.traceparent;
+  const value = fromHeader ?? (typeof fromMeta === 'string' ? fromMeta : undefined);
+  return value && /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/i.test(value.trim()) ? value.trim() : undefined;
 }
 
 interface ToolSchemas {

@@ -1,8 +1,8 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/server';
 import type { Config } from '../config.js';
 import { createLogger, type Logger } from '../mcp/log.js';
-import { DEFAULT_RESULT_MAX_TOKENS, type CallRuntime, type ToolCallEvent } from '../mcp/tools.js';
+import { DEFAULT_RESULT_MAX_TOKENS, type CallRuntime, type EndToolCall, type ToolCallEvent, type ToolCallStart } from '../mcp/tools.js';
 import type { ClientContext, RestRoute, Toolset, ToolsetFactory } from '../mcp/toolset.js';
 import { VERSION } from '../version.js';
 import { installRpcHooks } from '../mcp/rpc-hooks.js';
@@ -20,6 +20,23 @@ export interface Denial {
   code?: number;
   message: string;
   data?: unknown;
+  /** HTTP: the status to answer with (default: 401 for -32001, 429 for -32002, else 403). */
+  status?: number;
+  /** HTTP: header fields to put on the answer (rate-limit fields, Retry-After). */
+  headers?: Record<string, string>;
+}
+
+/** One tool as the toolsets register it: for scope checks (which toolset, read-only or not). */
+export interface ToolCatalogEntry {
+  name: string;
+  toolset: string;
+  readOnly: boolean;
+}
+
+/** Where another node holds an MCP session or a debug session (multi-node). */
+export interface SessionLocation {
+  node: string;
+  url: string;
 }
 
 /**
@@ -40,6 +57,48 @@ export interface ServerHooks {
   authorize?(principal: Principal, tool: string): true | Denial;
   /** After every tool call, over HTTP and stdio (audit, quotas). Errors are logged, not thrown. */
   onToolCall?(event: ToolCallEvent, principal: Principal): void | Promise<void>;
+  /**
+   * Before every tool call (arguments valid), over HTTP and stdio: throwing refuses the call, which
+   * never runs (e.g. the audit entry cannot be written). The function returned records its end.
+   */
+  beforeToolCall?(start: ToolCallStart & { client: string; transport: 'http' | 'stdio' }, principal: Principal): Promise<EndToolCall | void>;
+  /**
+   * HTTP edge: each /mcp request once its body is read, before it is served or forwarded. May set
+   * header fields on `res` (rate-limit fields go on every answer); returns a Denial to refuse it
+   * (answered with the Denial's status and headers, one JSON-RPC error per request in the body).
+   */
+  admitRequest?(principal: Principal, req: IncomingMessage, res: ServerResponse, body: unknown, session: string | undefined): Promise<true | Denial>;
+  /**
+   * HTTP edge: a toolset's REST route (e.g. the debugger's). Returns the function that records its
+   * end, or a Denial to refuse it.
+   */
+  admitRoute?(
+    principal: Principal,
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: { toolset: string; path: string },
+    params: Record<string, unknown>,
+  ): Promise<EndToolCall | Denial>;
+  /** Once at start: every tool the toolsets register, with its toolset and read-only flag. */
+  catalog?(tools: ToolCatalogEntry[]): void;
+  /** Multi-node: where sessions live, and forwarding to the node that holds one. */
+  sessions?: SessionHooks;
+  /** HTTP: the server listens at this URL (a node advertises it to the others). */
+  listening?(url: string): void;
+  /** The server is closing: release what the hooks hold (store connections). */
+  close?(): Promise<void>;
+}
+
+export interface SessionHooks {
+  /** A session (MCP session id, or a debug session id a tool answered) now lives on this node. */
+  claim(id: string, principal: Principal): Promise<void>;
+  /** The node holding session `id` for this principal, when it is another node. */
+  locate(id: string, principal: Principal): Promise<SessionLocation | undefined>;
+  release(id: string): Promise<void>;
+  /** True when this request was forwarded here by another node (never forwarded again, counted once). */
+  isForwarded(req: IncomingMessage): Promise<boolean>;
+  /** Sends the request on to `target` and streams its answer back. */
+  forward(target: SessionLocation, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void>;
 }
 
 export interface DebugkitOptions {
@@ -61,7 +120,7 @@ export interface Debugkit {
   connect(owner: string, principal?: Principal): McpServer;
   /** Ends everything a client opened; called when its connection goes away. */
   release(owner: string): Promise<void>;
-  routes(): RestRoute[];
+  routes(): Array<RestRoute & { toolset: string }>;
   /** Ends every session and child process. Safe to call more than once. */
   close(): Promise<void>;
 }
@@ -102,6 +161,8 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
   const instructions = instructionsFor(chosen);
   const maxResultTokens = config.maxResultTokens ?? DEFAULT_RESULT_MAX_TOKENS;
   let closing: Promise<void> | undefined;
+  // Control plane: learn every tool's toolset and read-only flag once, for the scope checks.
+  hooks.catalog?.(toolCatalog(toolsets));
 
   return {
     config,
@@ -116,6 +177,10 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
       const calls: CallRuntime = {
         maxResultTokens,
         mayCall: hooks.authorize ? (tool) => hooks.authorize!(principal, tool) === true : undefined,
+        beforeToolCall: hooks.beforeToolCall
+          ? (start) =>
+              hooks.beforeToolCall!({ ...start, client: clientLabel(server), transport: owner.startsWith('http:') ? 'http' : 'stdio' }, principal)
+          : undefined,
         onToolCall: async (event) => {
           log.info('tool call', {
             requestId: event.requestId,
@@ -150,11 +215,33 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
       await Promise.all(toolsets.map((t) => t.releaseClient(owner)));
     },
     routes() {
-      return toolsets.flatMap((t) => t.routes?.() ?? []);
+      return toolsets.flatMap((t) => (t.routes?.() ?? []).map((r) => ({ ...r, toolset: t.name })));
     },
     close() {
-      closing ??= Promise.all(toolsets.map((t) => t.dispose())).then(() => undefined);
+      closing ??= Promise.all(toolsets.map((t) => t.dispose())).then(async () => {
+        await hooks.close?.().catch((err: unknown) => log.warn(`closing the control plane: ${err instanceof Error ? err.message : String(err)}`));
+      });
       return closing;
     },
   };
+}
+
+/** Every tool the toolsets register, learnt by registering them once on a scratch server. */
+function toolCatalog(toolsets: Toolset[]): ToolCatalogEntry[] {
+  const tools: ToolCatalogEntry[] = [];
+  for (const toolset of toolsets) {
+    const scratch = new McpServer({ name: 'debugkit-catalog', version: VERSION }, { capabilities: { tools: {}, resources: {} } });
+    const original = scratch.registerTool.bind(scratch);
+    scratch.registerTool = ((name: string, config: { annotations?: { readOnlyHint?: boolean } }, ...rest: unknown[]) => {
+      tools.push({ name, toolset: toolset.name, readOnly: config.annotations?.readOnlyHint === true });
+      return (original as (...a: unknown[]) => unknown)(name, config, ...rest);
+    }) as typeof scratch.registerTool;
+    toolset.register(scratch, { owner: 'catalog', notify: () => undefined });
+  }
+  return tools;
+}
+
+function clientLabel(server: McpServer): string {
+  const info = server.server.getClientVersion();
+  return info ? `${info.name}/${info.version}` : 'unknown client';
 }

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, isInitializeRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo, type McpServer } from '@modelcontextprotocol/server';
 import { DebugkitError } from '../core/errors.js';
 import { allowedHostHeaders, keyMatches, originAllowed } from './auth.js';
 import { LOCAL_PRINCIPAL, type Debugkit, type Denial, type Principal } from './createServer.js';
 import { deniedCall } from './gate.js';
+import { sendDenial, sessionToForward } from './forwarding.js';
 import { BodyTooLargeError, matchRoute, readBody, sendJson, sendRestError } from './rest.js';
 import { collapsibleId, isModernRequest, toRequest, writeResponse } from './web.js';
 
@@ -57,6 +60,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     if (!session) return;
     sessions.delete(id);
     dk.log.info(`MCP session ${id} ended: ${why}`, { keyId: session.principal.id });
+    await dk.hooks.sessions?.release(id).catch(() => undefined);
     await dk.release(`http:${id}`);
     await session.transport.close().catch(() => undefined);
     await session.server.close().catch(() => undefined);
@@ -65,11 +69,22 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   const handleMcp = async (req: IncomingMessage, res: ServerResponse, principal: Principal) => {
     const id = header(req, 'mcp-session-id');
     const body = req.method === 'POST' ? await readBody(req, http.maxBodyBytes, { stallMs: http.bodyTimeoutMs }) : undefined;
+    // Control plane: scopes with the call's arguments, rate limit and quota (header fields on every answer).
+    if (dk.hooks.admitRequest) {
+      const verdict = await dk.hooks.admitRequest(principal, req, res, body, id);
+      if (verdict !== true) return sendDenial(res, verdict, body, verdict.status ?? statusFor(verdict.code));
+    }
     const denied = body === undefined ? undefined : deniedCall(dk, principal, body);
     if (denied) return sendJson(res, 403, denied);
+    // Multi-node: a request for a session another node holds is forwarded there (once).
+    const forwarding = dk.hooks.sessions;
+    const forwarded = forwarding ? await forwarding.isForwarded(req) : true;
     if (id !== undefined) {
       const session = sessions.get(id);
       if (!session || session.principal.id !== principal.id) {
+        // An MCP session is bound to the key that opened it: another key never reaches it.
+        const where = !session && !forwarded ? await forwarding!.locate(id, principal) : undefined;
+        if (where) return forwarding!.forward(where, req, res, body);
         return jsonRpcError(res, 404, -32001, `Session not found: ${id} (it ended or never existed; initialize a new one)`);
       }
       session.lastSeen = Date.now();
@@ -82,6 +97,11 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
       return jsonRpcError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header; POST a request (2026-07-28), or initialize a session first');
     }
     if (isInitializeRequest(body)) return startSession(req, res, body, principal);
+    // Stateless requests (2026-07-28, plain JSON-RPC): a tools/call naming a debug session another node holds.
+    if (!forwarded) {
+      const where = await sessionToForward(forwarding!, body, principal);
+      if (where) return forwarding!.forward(where, req, res, body);
+    }
     if (isModernRequest(req, body)) {
       const response = await modern.fetch(toRequest(req, res), { parsedBody: body, authInfo: authInfo(principal) });
       return writeResponse(res, response);
@@ -96,9 +116,11 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     const server = dk.connect(`http:${sid}`, principal);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => sid,
-      onsessioninitialized: (sid) => {
+      onsessioninitialized: async (sid) => {
         sessions.set(sid, { transport, server, principal, lastSeen: Date.now() });
         dk.log.info(`MCP session ${sid} started`, { keyId: principal.id });
+        // Multi-node: record that this node holds the session before the client learns its id.
+        await dk.hooks.sessions?.claim(sid, principal).catch((err: unknown) => dk.log.warn(`could not record session ${sid} in the store: ${String(err)}`));
       },
     });
     transport.onclose = () => {
@@ -138,7 +160,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     try {
       principal = await authenticate(req);
     } catch (err) {
-      if (isDenial(err)) return sendJson(res, statusFor(err.code), { jsonrpc: '2.0', error: denialError(err), id: null });
+      if (isDenial(err)) return sendDenial(res, err, undefined, err.status ?? statusFor(err.code));
       throw err;
     }
     if (!principal) {
@@ -150,14 +172,25 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     const found = matchRoute(routes, req.method ?? 'GET', url.pathname);
     if (found) {
       const body = req.method === 'POST' ? await readBody(req, http.maxBodyBytes, { emptyAs: {}, stallMs: http.bodyTimeoutMs }) : undefined;
-      return found.route.handle(found.params, body, req, res);
+      if (!dk.hooks.admitRoute) return found.route.handle(found.params, body, req, res);
+      // Control plane: a REST route needs its toolset's scope, counts as a call and is audited first.
+      const params = { ...found.params, ...(body && typeof body === 'object' && !Array.isArray(body) ? body : {}) };
+      const admitted = await dk.hooks.admitRoute(principal, req, res, { toolset: found.route.toolset, path: found.route.path }, params);
+      if (typeof admitted !== 'function') return sendDenial(res, admitted, undefined, admitted.status ?? statusFor(admitted.code));
+      try {
+        await found.route.handle(found.params, body, req, res);
+        void Promise.resolve(admitted({ ok: res.statusCode < 400 })).catch(() => undefined);
+      } catch (err) {
+        void Promise.resolve(admitted({ ok: false, error: String(err) })).catch(() => undefined);
+        throw err;
+      }
+      return;
     }
     sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no route ${req.method} ${url.pathname}; MCP is served at /mcp` } });
   };
 
   const headersTimeout = http.headersTimeoutMs ?? 15_000;
-  // Node checks the header timeout on this interval (default 30 s): check often enough to honour it.
-  const server = createServer({ connectionsCheckingInterval: Math.max(250, Math.min(5_000, headersTimeout / 4)) }, (req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now();
     handle(req, res)
       .catch((err: unknown) => {
@@ -168,7 +201,13 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
         sendRestError(res, err);
       })
       .finally(() => dk.log.debug('http request', { method: req.method, path: req.url, status: res.statusCode, durationMs: performance.now() - started }));
-  });
+  };
+  // Node checks the header timeout on this interval (default 30 s): check often enough to honour it.
+  const serverOptions = { connectionsCheckingInterval: Math.max(250, Math.min(5_000, headersTimeout / 4)) };
+  // --tls-cert/--tls-key: serve HTTPS directly.
+  const server: Server = http.tls
+    ? (createHttpsServer({ ...serverOptions, cert: readFileSync(http.tls.cert), key: readFileSync(http.tls.key) }, onRequest) as unknown as Server)
+    : createServer(serverOptions, onRequest);
   // Headers must arrive in time (slowloris); bodies are bounded by a stall timer in readBody. A
   // whole-request timeout stays off: SSE streams and long tool calls outlive any fixed bound.
   server.headersTimeout = headersTimeout;
@@ -190,8 +229,10 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   sweep.unref();
 
   const hostForUrl = http.host.includes(':') ? `[${http.host}]` : http.host;
+  const ownUrl = `${http.tls ? 'https' : 'http'}://${hostForUrl}:${port}/mcp`;
+  dk.hooks.listening?.(ownUrl);
   return {
-    url: `http://${hostForUrl}:${port}/mcp`,
+    url: ownUrl,
     port,
     server,
     async close() {
@@ -206,10 +247,6 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
 
 function isDenial(err: unknown): err is Denial {
   return typeof err === 'object' && err !== null && typeof (err as Denial).message === 'string' && typeof (err as Denial).code === 'number';
-}
-
-function denialError(d: Denial) {
-  return { code: d.code ?? -32003, message: d.message, ...(d.data === undefined ? {} : { data: d.data }) };
 }
 
 /** HTTP status for the seed's error codes: -32001 401, -32002 429, -32003 403. */

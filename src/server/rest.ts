@@ -84,7 +84,7 @@ export async function readBody(
   }
 }
 
-export function matchRoute(routes: RestRoute[], method: string, pathname: string) {
+export function matchRoute<R extends RestRoute>(routes: R[], method: string, pathname: string) {
   const parts = pathname.split('/').filter(Boolean);
   for (const route of routes) {
     if (route.method !== method) continue;

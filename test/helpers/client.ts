@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -7,6 +9,20 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTran
 import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 
 export const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
+
+const dataDirs: string[] = [];
+process.once('exit', () => dataDirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+/**
+ * A private --data-dir for one test server (unless the test gives --data-dir or --store), so the
+ * keys in a populated default data directory (~/.local/share/debugkit) never change what it does.
+ */
+export function privateDataDir(args: string[]): string[] {
+  if (args.some((a) => a === '--data-dir' || a === '--store' || a.startsWith('--data-dir=') || a.startsWith('--store='))) return [];
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'debugkit-test-data-'));
+  dataDirs.push(dir);
+  return ['--data-dir', dir];
+}
 
 export interface ToolResult {
   isError: boolean;
@@ -63,7 +79,7 @@ export class TestClient<C extends ToolCaller = Client> {
 export async function connectStdio({ args = [], root }: { args?: string[]; root?: string } = {}): Promise<TestClient> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, ...(root ? ['--root', root] : []), ...args],
+    args: [CLI, ...(root ? ['--root', root] : []), ...privateDataDir(args), ...args],
     stderr: 'pipe',
   });
   const client = new Client({ name: 'debugkit-test', version: '1.0.0' });
@@ -82,7 +98,7 @@ function modernClient(name: string): ModernClient {
 export async function connectStdioModern({ args = [], root }: { args?: string[]; root?: string } = {}): Promise<ModernTestClient> {
   const transport = new ModernStdioTransport({
     command: process.execPath,
-    args: [CLI, ...(root ? ['--root', root] : []), ...args],
+    args: [CLI, ...(root ? ['--root', root] : []), ...privateDataDir(args), ...args],
     stderr: 'pipe',
   });
   const client = modernClient('debugkit-test-modern');
@@ -110,20 +126,21 @@ export interface HttpServer {
 
 /** Starts `debugkit serve --port 0` and reads the URL and key it prints. */
 export async function startHttpServer(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<HttpServer> {
-  const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
+  const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...privateDataDir(args), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
+    env: { ...process.env, DEBUGKIT_STORE: '', ...env },
   });
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));
   const deadline = Date.now() + 15_000;
-  while (!/API key: \S+|WARNING: --no-auth/.test(out)) {
+  // Ready once it printed its URL and how clients authenticate (a key, stored keys, or --no-auth).
+  while (!/serving MCP \(Streamable HTTP\) at https?:\S+[\s\S]*\n(API key|Clients send|WARNING)/.test(out)) {
     if (proc.exitCode !== null) throw new Error(`debugkit serve exited (${proc.exitCode}): ${out}`);
     if (Date.now() > deadline) throw new Error(`debugkit serve did not start: ${out}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  const url = /at (http:\S+)/.exec(out)![1]!;
+  const url = /serving MCP \(Streamable HTTP\) at (https?:\S+)/.exec(out)![1]!;
   const key = /API key: (\S+)/.exec(out)?.[1] ?? '';
   return {
     url,

@@ -17,10 +17,10 @@ export function checkAttachable(pid: number, rule: 'same-user' | 'any' | 'none')
     throw new DebuggerRpcError('PROCESS_NOT_FOUND', `no process with pid ${pid} exists`, { pid });
   }
   if (pid === process.pid) throw new DebuggerRpcError('PERMISSION_DENIED', `pid ${pid} is debugkit itself`, { pid });
-  if (rule === 'none') throw new DebuggerRpcError('PERMISSION_DENIED', `attaching is disabled on this server (--allow-attach none); launch the program with debugger_launch instead`, { pid });
+  if (rule === 'none') throw new DebuggerRpcError('PERMISSION_DENIED', `attaching is disabled on this server (the operator did not give --allow-attach); launch the program with debugger_launch instead`, { pid });
   const me = process.getuid?.() ?? -1;
   if (rule === 'same-user' && uid !== me) {
-    throw new DebuggerRpcError('PERMISSION_DENIED', `process ${pid} belongs to uid ${uid}, not to debugkit's user (uid ${me}); the operator allows only same-user processes (--allow-attach same-user)`, { pid });
+    throw new DebuggerRpcError('PERMISSION_DENIED', `process ${pid} belongs to uid ${uid}, not to debugkit's user (uid ${me}); only processes of debugkit's own user can be attached`, { pid });
   }
 }
 

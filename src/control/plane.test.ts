@@ -1,0 +1,83 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeKey } from './keys.js';
+import { ControlPlane } from './plane.js';
+import { SqliteStore } from './sqlite.js';
+
+let dir: string;
+let plane: ControlPlane;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'debugkit-plane-'));
+  plane = new ControlPlane({ store: new SqliteStore(path.join(dir, 'control.db')), node: { id: 'n1' }, apiKey: 'the-api-key' });
+  plane.setCatalog([
+    { name: 'list_sessions', toolset: 'gdb', readOnly: true },
+    { name: 'open', toolset: 'gdb', readOnly: false },
+    { name: 'call', toolset: 'gdb', readOnly: false },
+  ]);
+});
+afterAll(async () => {
+  await plane.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function stored(scopes: string, extra: { rate?: string; quota?: string } = {}) {
+  const made = makeKey({ name: 't', scopes, ...extra });
+  await plane.store.createKey(made.record, made.hash);
+  const auth = await plane.authenticate(`Bearer ${made.secret}`);
+  if (!('key' in auth)) throw new Error('authentication failed');
+  return auth.key;
+}
+
+describe('ControlPlane', () => {
+  it('authenticates stored keys, the --api-key, and nothing else', async () => {
+    expect('key' in (await plane.authenticate('Bearer the-api-key'))).toBe(true);
+    expect(await plane.authenticate('Bearer nope')).toMatchObject({ refusal: { code: -32001, status: 401 } });
+    expect(await plane.authenticate(undefined)).toMatchObject({ refusal: { code: -32001 } });
+    expect(await plane.authenticate('Basic dXNlcjpwYXNz')).toMatchObject({ refusal: { code: -32001 } });
+    const key = await stored('gdb:read');
+    expect(key.scopes).toEqual(['gdb:read']);
+  });
+
+  it('authorizes by scope and filters the tool list', async () => {
+    const key = await stored('gdb:read');
+    expect(plane.authorizeTool(key, 'list_sessions', {})).toBeNull();
+    expect(plane.authorizeTool(key, 'open', {})).toMatchObject({ code: -32003, data: { required_scope: 'gdb' } });
+    expect(plane.visibleTools(key, ['list_sessions', 'open', 'call'])).toEqual(['list_sessions']);
+    expect(plane.authorizeTool(key, 'no_such_tool', {})).toMatchObject({ code: -32602, message: expect.stringMatching(/^Unknown tool: no_such_tool/) });
+    const dev = await stored('gdb');
+    expect(plane.authorizeTool(dev, 'call', { id: '1', command: 'shell ls' })).toMatchObject({ data: { required_scope: 'gdb:shell' } });
+    expect(plane.visibleTools(dev, ['list_sessions', 'open', 'call'])).toEqual(['list_sessions', 'open', 'call']);
+  });
+
+  it('quota_status reports used, limit and reset_at per key', async () => {
+    const key = await stored('gdb:read', { rate: '100/min', quota: '3/day' });
+    for (let i = 0; i < 2; i++) expect((await plane.admit(key, { consume: true })).ok).toBe(true);
+    const status = await plane.quotaStatus(key);
+    expect(status).toMatchObject({ key_id: key.id, rate: { limit: 100, used: 2, remaining: 98, period: 'minute' }, quota: { limit: 3, used: 2, remaining: 1, period: 'day' } });
+    expect(Date.parse(status.quota!.reset_at)).toBeGreaterThan(Date.now());
+    expect((await plane.admit(key, { consume: true })).ok).toBe(true);
+    const over = await plane.admit(key, { consume: true });
+    expect(over).toMatchObject({ ok: false, refusal: { code: -32002, data: { limit: 3, used: 3, kind: 'quota' } } });
+    // The refused call took nothing from the rate limit, and peeking does not count.
+    expect((await plane.admit(key, { consume: false })).headers['X-RateLimit-Remaining']).toBe('97');
+    expect((await plane.quotaStatus(key)).quota).toMatchObject({ used: 3, remaining: 0 });
+  });
+
+  it('the audit query API filters by time and session and reports the chain state', async () => {
+    const key = await stored('gdb');
+    const finish = await plane.beginCall(key, { tool: 'call', args: { id: 'gdb-7', command: 'bt' }, client: 'c/1', transport: 'http', session: 'http:s1' });
+    await finish({ ok: true });
+    const other = await plane.beginCall(key, { tool: 'open', args: {}, client: 'c/1', transport: 'http', session: 'http:s2' });
+    await other({ ok: false, error: 'boom' });
+    const bySession = await plane.queryAudit({ session: 'http:s1' });
+    expect(bySession.entries.map((e) => e.event)).toEqual(['call', 'result']);
+    expect(bySession.verification).toMatchObject({ ok: true });
+    expect((await plane.queryAudit({ session: 'gdb-7' })).entries.map((e) => e.event)).toEqual(['call', 'result']);
+    expect((await plane.queryAudit({ since: new Date(Date.now() + 60_000).toISOString() })).entries).toEqual([]);
+    const failed = (await plane.queryAudit({ session: 'http:s2' })).entries.find((e) => e.event === 'result');
+    expect(failed).toMatchObject({ outcome: 'error', error: 'boom' });
+  });
+});

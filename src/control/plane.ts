@@ -1,0 +1,306 @@
+import { randomUUID } from 'node:crypto';
+import { cleanTraceparent, debugSessionOf, redact, type AuditRecord, type ChainState } from './audit.js';
+import { bearerToken, hashKey, sameSecret, type KeyContext } from './keys.js';
+import { windowAt, type Limit } from './limits.js';
+import { hasScope, requiredScopes, type ToolInfo } from './scopes.js';
+import type { AuditQuery, KeyRecord, SessionLocation, Store } from './store.js';
+
+/** How long a node trusts a key it looked up in a shared (PostgreSQL) store. */
+export const KEY_CACHE_MS = 1000;
+
+export const AUTH_FAILED = -32001;
+export const QUOTA_EXCEEDED = -32002;
+export const PERMISSION_DENIED = -32003;
+
+/** A refusal in the contract's terms: JSON-RPC code, message, data, and the HTTP status. */
+export interface Refusal {
+  code: number;
+  message: string;
+  data?: Record<string, unknown>;
+  status: number;
+  headers?: Record<string, string>;
+}
+
+export interface Admission {
+  ok: boolean;
+  /** Rate-limit fields to put on the HTTP answer (empty for a key without limits). */
+  headers: Record<string, string>;
+  refusal?: Refusal;
+}
+
+export interface LimitStatus {
+  limit: number;
+  used: number;
+  remaining: number;
+  period: string;
+  reset_at: string;
+}
+
+/** quota_status: what a key has used of its rate limit and quota. */
+export interface QuotaStatus {
+  key_id: string;
+  key_name: string;
+  rate: LimitStatus | null;
+  quota: LimitStatus | null;
+}
+
+/** What the audit learns about the caller of one call. */
+export interface CallInfo {
+  tool: string;
+  args: unknown;
+  client: string;
+  transport: 'http' | 'stdio' | 'rest';
+  session?: string | null;
+  traceparent?: unknown;
+}
+
+/** Ends an audited call: records its outcome and duration. */
+export type FinishCall = (outcome: { ok: boolean; error?: string }) => Promise<void>;
+
+export interface AuditReport {
+  entries: AuditRecord[];
+  verification: ChainState;
+}
+
+export const LOCAL_KEY: KeyContext = { id: 'local', name: 'local user (stdio)', scopes: ['*'], rate: null, quota: null };
+
+export interface ControlPlaneOptions {
+  store: Store;
+  node: { id: string; url?: string };
+  /** The single full-scope key of `--api-key` (or the generated one). */
+  apiKey?: string;
+  noAuth?: boolean;
+  warn?: (message: string) => void;
+}
+
+/**
+ * The control plane behind a narrow interface: authenticate, authorizeTool, admit, audit,
+ * visibleTools. Knows no toolset and no transport; the server calls it at a few marked places.
+ */
+export class ControlPlane {
+  private readonly tools = new Map<string, ToolInfo>();
+  private secret: string | undefined;
+  private readonly keyCache = new Map<string, { record: KeyRecord | undefined; at: number }>();
+  readonly store: Store;
+  readonly node: { id: string; url?: string };
+
+  constructor(private readonly opts: ControlPlaneOptions) {
+    this.store = opts.store;
+    this.node = opts.node;
+  }
+
+  /** The tools the server serves, with their toolset and read-only flag. */
+  setCatalog(tools: ToolInfo[]): void {
+    this.tools.clear();
+    for (const t of tools) this.tools.set(t.name, t);
+  }
+
+  tool(name: string): ToolInfo | undefined {
+    return this.tools.get(name) ?? this.tools.get(name.replace(/\//g, '_')) ?? this.tools.get(name.replace(/\//g, '.'));
+  }
+
+  async authenticate(authorization: string | undefined): Promise<{ key: KeyContext } | { refusal: Refusal }> {
+    const fail = (detail: string): { refusal: Refusal } => ({
+      // The body stays the seed's; the reason goes in the RFC 6750 challenge.
+      refusal: { code: AUTH_FAILED, message: 'Authentication failed', status: 401, headers: { 'WWW-Authenticate': `Bearer realm="debugkit", error="invalid_token", error_description="${detail.replace(/["\\]/g, "'")}"` } },
+    });
+    if (this.opts.noAuth) return { key: { ...LOCAL_KEY, id: 'anonymous', name: 'anonymous (--no-auth)' } };
+    const token = bearerToken(authorization);
+    if (!token) return fail('send the API key as "Authorization: Bearer KEY"');
+    if (this.opts.apiKey && sameSecret(token, this.opts.apiKey)) return { key: { id: 'api-key', name: '--api-key', scopes: ['*'], rate: null, quota: null } };
+    const record = await this.lookup(hashKey(token));
+    if (!record) return fail('invalid API key');
+    if (record.revoked_at) return fail(`API key ${record.id} was revoked at ${record.revoked_at}`);
+    if (record.expires_at && Date.parse(record.expires_at) <= Date.now()) return fail(`API key ${record.id} expired at ${record.expires_at}`);
+    return { key: { id: record.id, name: record.name, scopes: record.scopes, rate: record.rate, quota: record.quota } };
+  }
+
+  /**
+   * A shared store costs a round trip per lookup: PostgreSQL lookups are kept for KEY_CACHE_MS, so
+   * a revocation reaches every node within that time. SQLite is asked every time (microseconds).
+   */
+  private async lookup(hash: string): Promise<KeyRecord | undefined> {
+    if (this.store.kind !== 'postgres') return this.store.keyByHash(hash);
+    const now = Date.now();
+    const hit = this.keyCache.get(hash);
+    if (hit && now - hit.at < KEY_CACHE_MS) return hit.record;
+    const record = await this.store.keyByHash(hash);
+    if (this.keyCache.size >= 10_000) this.keyCache.clear();
+    this.keyCache.set(hash, { record, at: now });
+    return record;
+  }
+
+  /** Null when the key may make this call; otherwise -32003 naming the scope it lacks (-32602 for an unknown tool). */
+  authorizeTool(key: KeyContext, toolName: string, args: unknown): Refusal | null {
+    const info = this.tool(toolName);
+    // Fail closed: a name the catalog does not know is never passed on to be resolved elsewhere.
+    if (!info) {
+      return { code: -32602, message: `Unknown tool: ${toolName.slice(0, 200)} (tools/list names the tools this key may call)`, data: { tool: toolName.slice(0, 200) }, status: 200 };
+    }
+    const missing = requiredScopes(info, args).filter((s) => !hasScope(key.scopes, s));
+    if (missing.length === 0) return null;
+    return {
+      code: PERMISSION_DENIED,
+      message: `Permission denied: ${toolName} needs scope ${missing.join(' and ')}; this key (${key.id}) has ${key.scopes.join(', ')}`,
+      data: { tool: toolName, required_scope: missing[0], required_scopes: missing, key_id: key.id, granted_scopes: key.scopes },
+      status: 403,
+    };
+  }
+
+  /** The subset of `names` the key may call at all (capabilities its arguments might need aside). */
+  visibleTools(key: KeyContext, names: string[]): string[] {
+    return names.filter((name) => {
+      const info = this.tool(name);
+      return !info || requiredScopes(info, {}).every((s) => hasScope(key.scopes, s));
+    });
+  }
+
+  /**
+   * Rate limit and quota for one request. `consume`: a tool call (counted); otherwise the fields
+   * report the state without counting. Counters are atomic in the store, shared by every node.
+   */
+  async admit(key: KeyContext, { consume }: { consume: boolean }): Promise<Admission> {
+    const now = Date.now();
+    const limits = ([['rate', key.rate], ['quota', key.quota]] as const).filter((l): l is readonly ['rate' | 'quota', Limit] => l[1] !== null);
+    if (limits.length === 0) return { ok: true, headers: {} };
+    const windows = limits.map(([kind, l]) => ({ kind, l, w: windowAt(l.unit, now), bucket: `${kind}:${windowAt(l.unit, now).id}` }));
+    let counts: number[];
+    let refused = -1;
+    if (consume) {
+      const r = await this.store.bump(key.id, windows.map((x) => ({ bucket: x.bucket, limit: x.l.limit, expiresAt: x.w.end })));
+      counts = windows.map((_, i) => r.counts[i] ?? 0);
+      // Counters after the refused one were not touched: show what they hold.
+      if (r.refused >= 0 && r.refused < windows.length - 1) {
+        const rest = await this.store.peek(key.id, windows.slice(r.refused + 1).map((x) => x.bucket));
+        rest.forEach((n, i) => (counts[r.refused + 1 + i] = n));
+      }
+      refused = r.refused;
+    } else {
+      counts = await this.store.peek(key.id, windows.map((x) => x.bucket));
+    }
+    const headers = rateHeaders(windows.map((x, i) => ({ kind: x.kind, limit: x.l.limit, used: counts[i]!, start: x.w.start, end: x.w.end })), now);
+    if (refused < 0) return { ok: true, headers };
+    const hit = windows[refused]!;
+    const retryAfter = Math.max(1, Math.ceil((hit.w.end - now) / 1000));
+    const resetAt = new Date(hit.w.end).toISOString();
+    return {
+      ok: false,
+      headers: { ...headers, 'Retry-After': String(retryAfter) },
+      refusal: {
+        code: QUOTA_EXCEEDED,
+        message: hit.kind === 'rate' ? `Rate limit exceeded: ${hit.l.limit} calls per ${hit.l.unit}; retry after ${retryAfter} s` : `Quota exceeded: ${hit.l.limit} calls per ${hit.l.unit}, resets at ${resetAt}`,
+        data: { limit: hit.l.limit, used: counts[refused]!, reset_at: resetAt, kind: hit.kind, retry_after: retryAfter },
+        status: 429,
+      },
+    };
+  }
+
+  async quotaStatus(key: KeyContext): Promise<QuotaStatus> {
+    const now = Date.now();
+    const one = async (kind: 'rate' | 'quota', l: Limit | null): Promise<LimitStatus | null> => {
+      if (!l) return null;
+      const w = windowAt(l.unit, now);
+      const [used = 0] = await this.store.peek(key.id, [`${kind}:${w.id}`]);
+      return { limit: l.limit, used, remaining: Math.max(0, l.limit - used), period: l.unit, reset_at: new Date(w.end).toISOString() };
+    };
+    return { key_id: key.id, key_name: key.name, rate: await one('rate', key.rate), quota: await one('quota', key.quota) };
+  }
+
+  /**
+   * Records a call before it runs and returns the function that records its end. Throws when the
+   * entry cannot be written: the caller must then refuse the call.
+   */
+  async beginCall(key: KeyContext, call: CallInfo): Promise<FinishCall> {
+    const callId = randomUUID();
+    const started = performance.now();
+    const base = {
+      call_id: callId,
+      node: this.node.id,
+      key_id: key.id,
+      client: call.client,
+      transport: call.transport,
+      session: call.session ?? null,
+      debug_session: debugSessionOf(call.args),
+      tool: call.tool,
+      traceparent: cleanTraceparent(call.traceparent),
+    };
+    await this.store.appendAudit({ ...base, ts: new Date().toISOString(), event: 'call', args: redact(call.args ?? {}), outcome: null, error: null, duration_ms: null });
+    return async (outcome) => {
+      const duration = Math.round((performance.now() - started) * 1000) / 1000;
+      try {
+        await this.store.appendAudit({ ...base, ts: new Date().toISOString(), event: 'result', args: {}, outcome: outcome.ok ? 'ok' : 'error', error: outcome.error ? String(redact(outcome.error.slice(0, 500))) : null, duration_ms: duration });
+      } catch (err) {
+        this.opts.warn?.(`audit: the result of call ${callId} (${call.tool}) could not be recorded: ${String(err)}`);
+      }
+    };
+  }
+
+  /** Records a call refused before it ran (scope, rate limit, quota). */
+  async recordDenied(key: KeyContext, call: CallInfo, refusal: Refusal): Promise<void> {
+    await this.store.appendAudit({
+      ts: new Date().toISOString(), event: 'denied', call_id: randomUUID(), node: this.node.id, key_id: key.id, client: call.client,
+      transport: call.transport, session: call.session ?? null, debug_session: debugSessionOf(call.args), tool: call.tool,
+      args: redact(call.args ?? {}), outcome: refusal.code === PERMISSION_DENIED ? 'permission_denied' : refusal.code === QUOTA_EXCEEDED ? 'limited' : 'refused', error: refusal.message,
+      duration_ms: 0, traceparent: cleanTraceparent(call.traceparent),
+    });
+  }
+
+  /** The audit query API: entries matching the filter (newest `limit`, in order) and the chain's state. */
+  async queryAudit(q: AuditQuery): Promise<AuditReport> {
+    const [entries, verification] = await Promise.all([this.store.queryAudit({ ...q, limit: Math.min(q.limit ?? 100, 1000) }), this.store.verifyAudit()]);
+    return { entries, verification };
+  }
+
+  async claimSession(id: string, key: KeyContext): Promise<void> {
+    if (this.node.url) await this.store.claimSession(id, { node: this.node.id, url: this.node.url, key_id: key.id });
+  }
+
+  async locateSession(id: string): Promise<SessionLocation | undefined> {
+    const where = await this.store.locateSession(id);
+    return where && where.node !== this.node.id ? where : undefined;
+  }
+
+  async releaseSession(id: string): Promise<void> {
+    await this.store.releaseSession(id).catch(() => undefined);
+  }
+
+  /** The value a forwarded request carries so the receiving node trusts it. */
+  async forwardToken(): Promise<string> {
+    this.secret ??= await this.store.nodeSecret();
+    return this.secret;
+  }
+
+  async isForwarded(value: string | undefined): Promise<boolean> {
+    return value !== undefined && sameSecret(value, await this.forwardToken());
+  }
+
+  async close(): Promise<void> {
+    if (this.node.url) await this.store.releaseNode(this.node.id).catch(() => undefined);
+    await this.store.close();
+  }
+}
+
+interface WindowUse {
+  kind: 'rate' | 'quota';
+  limit: number;
+  used: number;
+  start: number;
+  end: number;
+}
+
+/**
+ * The seed's X-RateLimit-* fields (for the first policy: the rate limit when there is one) and the
+ * IETF RateLimit-Policy / RateLimit fields for every policy.
+ */
+export function rateHeaders(uses: WindowUse[], now: number): Record<string, string> {
+  const first = uses[0]!;
+  const policy = (u: WindowUse) => `"${u.kind}";q=${u.limit};w=${Math.round((u.end - u.start) / 1000)}`;
+  const state = (u: WindowUse) => `"${u.kind}";r=${Math.max(0, u.limit - u.used)};t=${Math.max(0, Math.ceil((u.end - now) / 1000))}`;
+  return {
+    'X-RateLimit-Limit': String(first.limit),
+    'X-RateLimit-Remaining': String(Math.max(0, first.limit - first.used)),
+    'X-RateLimit-Reset': String(Math.ceil(first.end / 1000)),
+    'RateLimit-Policy': uses.map(policy).join(', '),
+    RateLimit: uses.map(state).join(', '),
+  };
+}

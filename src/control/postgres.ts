@@ -1,0 +1,215 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { ChainVerifier, GENESIS, canonicalJson, sha256Hex, type AuditBody, type AuditRecord, type ChainState } from './audit.js';
+import { auditFromRow, keyFromRow, storedBody } from './sqlite.js';
+import type { AuditQuery, BumpResult, CounterBump, KeyRecord, SessionLocation, Store } from './store.js';
+
+// One advisory lock id for the audit chain: every node appends under it, so there is one chain.
+const AUDIT_LOCK = 0x646b6175; // "dkau"
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS debugkit_keys (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, prefix TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL,
+  rate TEXT, quota TEXT, created_at TEXT NOT NULL, expires_at TEXT, revoked_at TEXT);
+CREATE TABLE IF NOT EXISTS debugkit_counters (
+  key_id TEXT NOT NULL, bucket TEXT NOT NULL, count BIGINT NOT NULL, expires_at BIGINT NOT NULL, PRIMARY KEY (key_id, bucket));
+CREATE TABLE IF NOT EXISTS debugkit_audit (
+  seq BIGINT PRIMARY KEY, ts TEXT NOT NULL, event TEXT NOT NULL, call_id TEXT NOT NULL, node TEXT NOT NULL,
+  key_id TEXT NOT NULL, client TEXT NOT NULL, transport TEXT NOT NULL, session TEXT, debug_session TEXT, tool TEXT NOT NULL,
+  args TEXT NOT NULL, outcome TEXT, error TEXT, duration_ms DOUBLE PRECISION, traceparent TEXT, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS debugkit_audit_ts ON debugkit_audit (ts);
+CREATE TABLE IF NOT EXISTS debugkit_sessions (id TEXT PRIMARY KEY, node TEXT NOT NULL, url TEXT NOT NULL, key_id TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS debugkit_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+-- Bumps counters in order and stops at the first one already at its limit: one round trip,
+-- atomic (one transaction, row locks), shared by every node. A refused counter comes back negative.
+CREATE OR REPLACE FUNCTION debugkit_bump(p_key TEXT, p_buckets TEXT[], p_limits BIGINT[], p_expires BIGINT[])
+RETURNS BIGINT[] LANGUAGE plpgsql AS $$
+DECLARE result BIGINT[] := '{}'; v BIGINT;
+BEGIN
+  FOR i IN 1 .. coalesce(array_length(p_buckets, 1), 0) LOOP
+    INSERT INTO debugkit_counters AS c (key_id, bucket, count, expires_at) VALUES (p_key, p_buckets[i], 1, p_expires[i])
+      ON CONFLICT (key_id, bucket) DO UPDATE SET count = c.count + 1 WHERE c.count < p_limits[i]
+      RETURNING c.count INTO v;
+    IF NOT FOUND THEN
+      -- A refused call uses none of its limits: give back what the earlier counters took.
+      FOR j IN 1 .. i - 1 LOOP
+        UPDATE debugkit_counters SET count = count - 1 WHERE key_id = p_key AND bucket = p_buckets[j];
+        result[j] := result[j] - 1;
+      END LOOP;
+      SELECT c.count INTO v FROM debugkit_counters c WHERE c.key_id = p_key AND c.bucket = p_buckets[i];
+      RETURN result || (-v);
+    END IF;
+    result := result || v;
+  END LOOP;
+  RETURN result;
+END $$;
+
+-- Appends one audit entry under the chain's advisory lock: hash = sha256(prev_hash:seq:digest),
+-- the formula audit.ts verifies.
+CREATE OR REPLACE FUNCTION debugkit_audit_append(p JSONB, p_args TEXT, p_digest TEXT)
+RETURNS TABLE (o_seq BIGINT, o_prev TEXT, o_hash TEXT) LANGUAGE plpgsql AS $$
+DECLARE h_seq BIGINT; h_hash TEXT; n BIGINT; nh TEXT;
+BEGIN
+  PERFORM pg_advisory_xact_lock(${AUDIT_LOCK});
+  SELECT a.seq, a.hash INTO h_seq, h_hash FROM debugkit_audit a ORDER BY a.seq DESC LIMIT 1;
+  n := coalesce(h_seq, 0) + 1;
+  h_hash := coalesce(h_hash, '${GENESIS}');
+  nh := encode(sha256(convert_to(h_hash || ':' || n || ':' || p_digest, 'UTF8')), 'hex');
+  INSERT INTO debugkit_audit (seq, ts, event, call_id, node, key_id, client, transport, session, debug_session, tool, args,
+      outcome, error, duration_ms, traceparent, prev_hash, hash)
+    VALUES (n, p->>'ts', p->>'event', p->>'call_id', p->>'node', p->>'key_id', p->>'client', p->>'transport', p->>'session',
+      p->>'debug_session', p->>'tool', p_args, p->>'outcome', p->>'error', (p->>'duration_ms')::double precision,
+      p->>'traceparent', h_hash, nh);
+  RETURN QUERY SELECT n, h_hash, nh;
+END $$;
+`;
+
+/** The shared store for several nodes: every counter and the audit chain are atomic in PostgreSQL. */
+export class PostgresStore implements Store {
+  readonly kind = 'postgres';
+  readonly location: string;
+  private constructor(private readonly pool: pg.Pool, url: string) {
+    const u = new URL(url);
+    u.password = u.password ? '***' : '';
+    this.location = u.toString();
+  }
+
+  static async open(url: string): Promise<PostgresStore> {
+    const pool = new pg.Pool({ connectionString: url, max: 8, connectionTimeoutMillis: 10_000 });
+    pool.on('error', () => undefined); // an idle client dropped by the server is replaced on next use
+    const store = new PostgresStore(pool, url);
+    const client = await pool.connect();
+    try {
+      // Two nodes starting together must not both run CREATE OR REPLACE FUNCTION at once.
+      await client.query('SELECT pg_advisory_lock($1)', [AUDIT_LOCK + 1]);
+      await client.query(SCHEMA);
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [AUDIT_LOCK + 1]).catch(() => undefined);
+      client.release();
+    }
+    return store;
+  }
+
+  private async rows(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+    return (await this.pool.query(sql, params)).rows;
+  }
+
+  async createKey(key: KeyRecord, hash: string): Promise<void> {
+    await this.rows(
+      'INSERT INTO debugkit_keys (id, name, prefix, hash, scopes, rate, quota, created_at, expires_at, revoked_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)',
+      [key.id, key.name, key.prefix, hash, JSON.stringify(key.scopes), key.rate && JSON.stringify(key.rate), key.quota && JSON.stringify(key.quota), key.created_at, key.expires_at, key.revoked_at],
+    );
+  }
+
+  async listKeys(): Promise<KeyRecord[]> {
+    return (await this.rows('SELECT * FROM debugkit_keys ORDER BY created_at, id')).map(keyFromRow);
+  }
+
+  async revokeKey(idOrName: string, at: string): Promise<KeyRecord | undefined> {
+    const rows = await this.rows(
+      `UPDATE debugkit_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = (
+         SELECT id FROM debugkit_keys WHERE id = $1 OR (name = $1 AND revoked_at IS NULL) ORDER BY created_at DESC LIMIT 1) RETURNING *`,
+      [idOrName, at],
+    );
+    return rows[0] && keyFromRow(rows[0]);
+  }
+
+  async keyByHash(hash: string): Promise<KeyRecord | undefined> {
+    const rows = await this.rows('SELECT * FROM debugkit_keys WHERE hash = $1', [hash]);
+    return rows[0] && keyFromRow(rows[0]);
+  }
+
+  async bump(keyId: string, counters: CounterBump[]): Promise<BumpResult> {
+    const rows = await this.rows('SELECT debugkit_bump($1, $2, $3, $4) AS r', [keyId, counters.map((c) => c.bucket), counters.map((c) => c.limit), counters.map((c) => c.expiresAt)]);
+    const raw = (rows[0]!.r as string[]).map(Number);
+    const refused = raw.findIndex((n) => n < 0);
+    return { counts: raw.map(Math.abs), refused };
+  }
+
+  async peek(keyId: string, buckets: string[]): Promise<number[]> {
+    const rows = await this.rows('SELECT bucket, count FROM debugkit_counters WHERE key_id = $1 AND bucket = ANY($2)', [keyId, buckets]);
+    return buckets.map((b) => Number(rows.find((r) => r.bucket === b)?.count ?? 0));
+  }
+
+  async appendAudit(input: AuditBody): Promise<AuditRecord> {
+    const body = storedBody(input);
+    const args = canonicalJson(body.args);
+    const digest = sha256Hex(canonicalJson(body));
+    const rows = await this.rows('SELECT * FROM debugkit_audit_append($1, $2, $3)', [JSON.stringify({ ...body, args: null }), args, digest]);
+    const r = rows[0]!;
+    return { ...body, seq: Number(r.o_seq), prev_hash: String(r.o_prev), hash: String(r.o_hash) };
+  }
+
+  async queryAudit(q: AuditQuery): Promise<AuditRecord[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const add = (sql: (n: number) => string, value: unknown) => (params.push(value), where.push(sql(params.length)));
+    if (q.since) add((n) => `ts >= $${n}`, q.since);
+    if (q.until) add((n) => `ts <= $${n}`, q.until);
+    if (q.session) add((n) => `(session = $${n} OR debug_session = $${n})`, q.session);
+    if (q.keyId) add((n) => `key_id = $${n}`, q.keyId);
+    if (q.tool) add((n) => `tool = $${n}`, q.tool);
+    params.push(q.limit ?? 100);
+    const sql = `SELECT * FROM debugkit_audit ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT $${params.length}`;
+    return (await this.rows(sql, params)).map(auditFromRow).reverse();
+  }
+
+  private async walk(since: string | undefined, each: (r: AuditRecord) => boolean | void): Promise<void> {
+    let after = 0;
+    for (;;) {
+      const rows = await this.rows(
+        `SELECT * FROM debugkit_audit WHERE seq > $1 ${since ? 'AND ts >= $2' : ''} ORDER BY seq LIMIT 2000`,
+        since ? [after, since] : [after],
+      );
+      for (const row of rows) {
+        const record = auditFromRow(row);
+        after = record.seq;
+        if (each(record) === false) return;
+      }
+      if (rows.length < 2000) return;
+    }
+  }
+
+  async verifyAudit(): Promise<ChainState> {
+    const verifier = new ChainVerifier();
+    await this.walk(undefined, (r) => verifier.add(r));
+    return verifier.state();
+  }
+
+  async exportAudit(since: string | undefined, each: (r: AuditRecord) => void): Promise<number> {
+    let n = 0;
+    await this.walk(since, (r) => void (each(r), n++));
+    return n;
+  }
+
+  async claimSession(id: string, where: SessionLocation): Promise<void> {
+    await this.rows(
+      `INSERT INTO debugkit_sessions (id, node, url, key_id, created_at) VALUES ($1,$2,$3,$4,$5)
+       ON CONFLICT (id) DO UPDATE SET node = EXCLUDED.node, url = EXCLUDED.url, key_id = EXCLUDED.key_id`,
+      [id, where.node, where.url, where.key_id, new Date().toISOString()],
+    );
+  }
+
+  async locateSession(id: string): Promise<SessionLocation | undefined> {
+    const rows = await this.rows('SELECT node, url, key_id FROM debugkit_sessions WHERE id = $1', [id]);
+    return rows[0] as unknown as SessionLocation | undefined;
+  }
+
+  async releaseSession(id: string): Promise<void> {
+    await this.rows('DELETE FROM debugkit_sessions WHERE id = $1', [id]);
+  }
+
+  async releaseNode(node: string): Promise<void> {
+    await this.rows('DELETE FROM debugkit_sessions WHERE node = $1', [node]);
+  }
+
+  async nodeSecret(): Promise<string> {
+    await this.rows('INSERT INTO debugkit_meta (name, value) VALUES ($1, $2) ON CONFLICT DO NOTHING', ['node_secret', randomBytes(32).toString('hex')]);
+    return String((await this.rows('SELECT value FROM debugkit_meta WHERE name = $1', ['node_secret']))[0]!.value);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,216 @@
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import { ChainVerifier, GENESIS, canonicalJson, chainHash, sha256Hex, type AuditBody, type AuditRecord, type ChainState } from './audit.js';
+import type { AuditQuery, BumpResult, CounterBump, KeyRecord, SessionLocation, Store } from './store.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS keys (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, prefix TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL,
+  rate TEXT, quota TEXT, created_at TEXT NOT NULL, expires_at TEXT, revoked_at TEXT);
+CREATE TABLE IF NOT EXISTS counters (
+  key_id TEXT NOT NULL, bucket TEXT NOT NULL, count INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (key_id, bucket));
+CREATE TABLE IF NOT EXISTS audit (
+  seq INTEGER PRIMARY KEY, ts TEXT NOT NULL, event TEXT NOT NULL, call_id TEXT NOT NULL, node TEXT NOT NULL,
+  key_id TEXT NOT NULL, client TEXT NOT NULL, transport TEXT NOT NULL, session TEXT, debug_session TEXT, tool TEXT NOT NULL,
+  args TEXT NOT NULL, outcome TEXT, error TEXT, duration_ms REAL, traceparent TEXT, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS audit_ts ON audit (ts);
+CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, node TEXT NOT NULL, url TEXT NOT NULL, key_id TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+`;
+
+type Row = Record<string, unknown>;
+
+export function keyFromRow(row: Row): KeyRecord {
+  return {
+    id: String(row.id),
+    name: String(row.name),
+    prefix: String(row.prefix),
+    scopes: JSON.parse(String(row.scopes)) as string[],
+    rate: row.rate ? JSON.parse(String(row.rate)) : null,
+    quota: row.quota ? JSON.parse(String(row.quota)) : null,
+    created_at: String(row.created_at),
+    expires_at: (row.expires_at as string | null) ?? null,
+    revoked_at: (row.revoked_at as string | null) ?? null,
+  };
+}
+
+export function auditFromRow(row: Row): AuditRecord {
+  return {
+    seq: Number(row.seq),
+    ts: String(row.ts),
+    event: row.event as AuditRecord['event'],
+    call_id: String(row.call_id),
+    node: String(row.node),
+    key_id: String(row.key_id),
+    client: String(row.client),
+    transport: String(row.transport),
+    session: (row.session as string | null) ?? null,
+    debug_session: (row.debug_session as string | null) ?? null,
+    tool: String(row.tool),
+    args: JSON.parse(String(row.args)),
+    outcome: (row.outcome as string | null) ?? null,
+    error: (row.error as string | null) ?? null,
+    duration_ms: row.duration_ms === null || row.duration_ms === undefined ? null : Number(row.duration_ms),
+    traceparent: (row.traceparent as string | null) ?? null,
+    prev_hash: String(row.prev_hash),
+    hash: String(row.hash),
+  };
+}
+
+/** Normalizes a body so that what is hashed is exactly what reads back from the store. */
+export function storedBody(body: AuditBody): AuditBody {
+  return { ...body, args: JSON.parse(canonicalJson(body.args ?? null)) };
+}
+
+/** The embedded store: one SQLite file (WAL) in debugkit's data directory. */
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite';
+  private readonly db: BetterSqlite3.Database;
+  private readonly stmts;
+  private bumps = 0;
+
+  constructor(readonly location: string) {
+    mkdirSync(path.dirname(location), { recursive: true, mode: 0o700 });
+    // A plain require: better-sqlite3 is CommonJS with a native addon.
+    const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+    // Key hashes and the audit log are for this user only (SQLite gives -wal/-shm the same mode).
+    closeSync(openSync(location, 'a', 0o600));
+    chmodSync(location, 0o600);
+    this.db = new Database(location, { timeout: 5000 });
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec(SCHEMA);
+    const db = this.db;
+    this.stmts = {
+      keyByHash: db.prepare('SELECT * FROM keys WHERE hash = ?'),
+      bump: db.prepare(
+        `INSERT INTO counters (key_id, bucket, count, expires_at) VALUES (?, ?, 1, ?)
+         ON CONFLICT (key_id, bucket) DO UPDATE SET count = count + 1 WHERE counters.count < ? RETURNING count`,
+      ),
+      count: db.prepare('SELECT count FROM counters WHERE key_id = ? AND bucket = ?'),
+      unbump: db.prepare('UPDATE counters SET count = count - 1 WHERE key_id = ? AND bucket = ?'),
+      head: db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1'),
+      insertAudit: db.prepare(
+        `INSERT INTO audit (seq, ts, event, call_id, node, key_id, client, transport, session, debug_session, tool, args,
+          outcome, error, duration_ms, traceparent, prev_hash, hash)
+         VALUES (@seq, @ts, @event, @call_id, @node, @key_id, @client, @transport, @session, @debug_session, @tool, @args,
+          @outcome, @error, @duration_ms, @traceparent, @prev_hash, @hash)`,
+      ),
+    };
+  }
+
+  async createKey(key: KeyRecord, hash: string): Promise<void> {
+    this.db
+      .prepare('INSERT INTO keys (id, name, prefix, hash, scopes, rate, quota, created_at, expires_at, revoked_at) VALUES (?,?,?,?,?,?,?,?,?,?)')
+      .run(key.id, key.name, key.prefix, hash, JSON.stringify(key.scopes), key.rate && JSON.stringify(key.rate), key.quota && JSON.stringify(key.quota), key.created_at, key.expires_at, key.revoked_at);
+  }
+
+  async listKeys(): Promise<KeyRecord[]> {
+    return (this.db.prepare('SELECT * FROM keys ORDER BY created_at, id').all() as Row[]).map(keyFromRow);
+  }
+
+  async revokeKey(idOrName: string, at: string): Promise<KeyRecord | undefined> {
+    return this.db.transaction(() => {
+      const row = this.db.prepare('SELECT * FROM keys WHERE id = ? OR (name = ? AND revoked_at IS NULL) ORDER BY created_at DESC LIMIT 1').get(idOrName, idOrName) as Row | undefined;
+      if (!row) return undefined;
+      this.db.prepare('UPDATE keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(at, row.id);
+      return keyFromRow(this.db.prepare('SELECT * FROM keys WHERE id = ?').get(row.id) as Row);
+    }).immediate();
+  }
+
+  async keyByHash(hash: string): Promise<KeyRecord | undefined> {
+    const row = this.stmts.keyByHash.get(hash) as Row | undefined;
+    return row && keyFromRow(row);
+  }
+
+  async bump(keyId: string, counters: CounterBump[]): Promise<BumpResult> {
+    if (++this.bumps % 1000 === 0) this.db.prepare('DELETE FROM counters WHERE expires_at < ?').run(Date.now());
+    return this.db.transaction(() => {
+      const counts: number[] = [];
+      for (const [i, c] of counters.entries()) {
+        const row = this.stmts.bump.get(keyId, c.bucket, c.expiresAt, c.limit) as { count: number } | undefined;
+        if (!row) {
+          // A refused call uses none of its limits: give back what the earlier counters took.
+          for (const earlier of counters.slice(0, i)) this.stmts.unbump.run(keyId, earlier.bucket);
+          counts.forEach((n, j) => (counts[j] = n - 1));
+          counts.push(Number((this.stmts.count.get(keyId, c.bucket) as { count: number }).count));
+          return { counts, refused: i };
+        }
+        counts.push(Number(row.count));
+      }
+      return { counts, refused: -1 };
+    }).immediate();
+  }
+
+  async peek(keyId: string, buckets: string[]): Promise<number[]> {
+    return buckets.map((b) => Number((this.stmts.count.get(keyId, b) as { count: number } | undefined)?.count ?? 0));
+  }
+
+  async appendAudit(input: AuditBody): Promise<AuditRecord> {
+    const body = storedBody(input);
+    const digest = sha256Hex(canonicalJson(body));
+    return this.db.transaction(() => {
+      const head = this.stmts.head.get() as { seq: number; hash: string } | undefined;
+      const seq = (head?.seq ?? 0) + 1;
+      const prev_hash = head?.hash ?? GENESIS;
+      const record: AuditRecord = { ...body, seq, prev_hash, hash: chainHash(prev_hash, seq, digest) };
+      this.stmts.insertAudit.run({ ...record, args: canonicalJson(record.args) });
+      return record;
+    }).immediate();
+  }
+
+  async queryAudit(q: AuditQuery): Promise<AuditRecord[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (q.since) (where.push('ts >= ?'), params.push(q.since));
+    if (q.until) (where.push('ts <= ?'), params.push(q.until));
+    if (q.session) (where.push('(session = ? OR debug_session = ?)'), params.push(q.session, q.session));
+    if (q.keyId) (where.push('key_id = ?'), params.push(q.keyId));
+    if (q.tool) (where.push('tool = ?'), params.push(q.tool));
+    const sql = `SELECT * FROM audit ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`;
+    return (this.db.prepare(sql).all(...params, q.limit ?? 100) as Row[]).map(auditFromRow).reverse();
+  }
+
+  async verifyAudit(): Promise<ChainState> {
+    const verifier = new ChainVerifier();
+    for (const row of this.db.prepare('SELECT * FROM audit ORDER BY seq').iterate() as Iterable<Row>) {
+      if (!verifier.add(auditFromRow(row))) break;
+    }
+    return verifier.state();
+  }
+
+  async exportAudit(since: string | undefined, each: (r: AuditRecord) => void): Promise<number> {
+    let n = 0;
+    const rows = since ? this.db.prepare('SELECT * FROM audit WHERE ts >= ? ORDER BY seq').iterate(since) : this.db.prepare('SELECT * FROM audit ORDER BY seq').iterate();
+    for (const row of rows as Iterable<Row>) (each(auditFromRow(row)), n++);
+    return n;
+  }
+
+  async claimSession(id: string, where: SessionLocation): Promise<void> {
+    this.db.prepare('INSERT OR REPLACE INTO sessions (id, node, url, key_id, created_at) VALUES (?,?,?,?,?)').run(id, where.node, where.url, where.key_id, new Date().toISOString());
+  }
+
+  async locateSession(id: string): Promise<SessionLocation | undefined> {
+    return this.db.prepare('SELECT node, url, key_id FROM sessions WHERE id = ?').get(id) as SessionLocation | undefined;
+  }
+
+  async releaseSession(id: string): Promise<void> {
+    this.db.prepare('DELETE FROM sessions WHERE id = ?').run(id);
+  }
+
+  async releaseNode(node: string): Promise<void> {
+    this.db.prepare('DELETE FROM sessions WHERE node = ?').run(node);
+  }
+
+  async nodeSecret(): Promise<string> {
+    this.db.prepare('INSERT OR IGNORE INTO meta (name, value) VALUES (?, ?)').run('node_secret', randomBytes(32).toString('hex'));
+    return String((this.db.prepare('SELECT value FROM meta WHERE name = ?').get('node_secret') as Row).value);
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,85 @@
+import type { AuditBody, AuditRecord, ChainState } from './audit.js';
+import type { Limit } from './limits.js';
+
+/** A key as stored: never the key itself, only its SHA-256. */
+export interface KeyRecord {
+  id: string;
+  name: string;
+  /** The first characters of the key, to recognize it in lists. */
+  prefix: string;
+  scopes: string[];
+  rate: Limit | null;
+  quota: Limit | null;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+/** One counter to bump: `bucket` names the key's window ("rate:minute:1700000000000"). */
+export interface CounterBump {
+  bucket: string;
+  limit: number;
+  /** When the window ends (ms since the epoch): the counter can be dropped after it. */
+  expiresAt: number;
+}
+
+/**
+ * Counts after a bump, in order; the walk stops at the first counter already at its limit and
+ * gives back what the counters before it took (a refused call uses none of its limits).
+ */
+export interface BumpResult {
+  counts: number[];
+  /** Index of the counter that was full (nothing was added to it), or -1. */
+  refused: number;
+}
+
+export interface AuditQuery {
+  since?: string;
+  until?: string;
+  /** Matches the MCP session or the debug session an entry names. */
+  session?: string;
+  keyId?: string;
+  tool?: string;
+  limit?: number;
+}
+
+export interface SessionLocation {
+  node: string;
+  url: string;
+  key_id: string;
+}
+
+/**
+ * Where keys, counters, the audit chain and session locations live: SQLite for one node,
+ * PostgreSQL shared by several. Every method is atomic on its own.
+ */
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Where it is, without credentials (for logs). */
+  readonly location: string;
+  createKey(key: KeyRecord, hash: string): Promise<void>;
+  listKeys(): Promise<KeyRecord[]>;
+  /** Marks a key (by id or name) revoked; returns it, or undefined when there is none. */
+  revokeKey(idOrName: string, at: string): Promise<KeyRecord | undefined>;
+  keyByHash(hash: string): Promise<KeyRecord | undefined>;
+  bump(keyId: string, counters: CounterBump[]): Promise<BumpResult>;
+  peek(keyId: string, buckets: string[]): Promise<number[]>;
+  appendAudit(body: AuditBody): Promise<AuditRecord>;
+  queryAudit(q: AuditQuery): Promise<AuditRecord[]>;
+  /** Walks the whole chain from the first entry. */
+  verifyAudit(): Promise<ChainState>;
+  /** Every entry from `since` on, in order, a batch at a time. */
+  exportAudit(since: string | undefined, each: (r: AuditRecord) => void): Promise<number>;
+  claimSession(id: string, where: SessionLocation): Promise<void>;
+  locateSession(id: string): Promise<SessionLocation | undefined>;
+  releaseSession(id: string): Promise<void>;
+  releaseNode(node: string): Promise<void>;
+  /** A random secret every node sharing this store knows: it marks requests one node forwards to another. */
+  nodeSecret(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export const AUDIT_COLUMNS = [
+  'ts', 'event', 'call_id', 'node', 'key_id', 'client', 'transport', 'session', 'debug_session', 'tool', 'args',
+  'outcome', 'error', 'duration_ms', 'traceparent',
+] as const;

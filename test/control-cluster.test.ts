@@ -1,0 +1,133 @@
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPostgres, type RunningPostgres } from '../src/toolsets/mocks/postgres/testing.js';
+import { connectHttp, connectHttpModern, TestClient } from './helpers/client.js';
+import { callTool, createKey, openMcpSession, rpc, runCli, startNode, tempDataDir, type Node } from './helpers/control.js';
+
+/** Two debugkit nodes on loopback sharing one PostgreSQL store. */
+let pg: RunningPostgres;
+let storeUrl: string;
+let a: Node;
+let b: Node;
+let data: Awaited<ReturnType<typeof tempDataDir>>;
+
+beforeAll(async () => {
+  pg = await startPostgres();
+  data = await tempDataDir();
+  storeUrl = `postgres://${pg.user}:${pg.password}@127.0.0.1:${pg.port}/postgres`;
+  // A key must exist first so the nodes serve stored keys only.
+  await createKey(['--store', storeUrl], 'bootstrap', 'gdb:read');
+  [a, b] = await Promise.all([
+    startNode(['--store', storeUrl, '--node-id', 'node-a', '--data-dir', data.dir]),
+    startNode(['--store', storeUrl, '--node-id', 'node-b', '--data-dir', data.dir]),
+  ]);
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+  await pg?.stop();
+  await data?.cleanup();
+});
+
+describe('several nodes, one PostgreSQL store', () => {
+  it('a key created on one machine works on every node; its rate limit is shared', async () => {
+    const k = await createKey(['--store', storeUrl], 'shared', 'gdb:read', ['--rate', '5/min']);
+    const [sa, sb] = await Promise.all([openMcpSession(a.url, k.key), openMcpSession(b.url, k.key)]);
+    const seen: Array<[string, number, string | null]> = [];
+    for (let i = 0; i < 5; i++) {
+      const [url, sid, name] = i % 2 === 0 ? [a.url, sa, 'a'] : [b.url, sb, 'b'];
+      const r = await callTool(url, k.key, sid, 'list_sessions');
+      seen.push([name, r.status, r.headers.get('x-ratelimit-remaining')]);
+    }
+    expect(seen).toEqual([['a', 200, '4'], ['b', 200, '3'], ['a', 200, '2'], ['b', 200, '1'], ['a', 200, '0']]);
+    for (const [url, sid] of [[a.url, sa], [b.url, sb]] as const) {
+      const over = await callTool(url, k.key, sid, 'list_sessions');
+      expect(over.status).toBe(429);
+      expect(over.body.error).toMatchObject({ code: -32002, data: { limit: 5, used: 5 } });
+    }
+  });
+
+  it('counters are atomic under concurrent calls on both nodes', async () => {
+    const k = await createKey(['--store', storeUrl], 'burst', 'gdb:read', ['--rate', '10/min']);
+    const [sa, sb] = await Promise.all([openMcpSession(a.url, k.key), openMcpSession(b.url, k.key)]);
+    const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => callTool(i % 2 ? a.url : b.url, k.key, i % 2 ? sa : sb, 'list_sessions')));
+    expect(answers.filter((r) => r.status === 200).length).toBe(10);
+    expect(answers.filter((r) => r.status === 429).length).toBe(6);
+  });
+
+  it('a session opened on node A is usable through node B (SDK client and plain requests)', async () => {
+    const k = await createKey(['--store', storeUrl], 'roaming', 'gdb', ['--rate', 'unlimited']);
+    const onA = await connectHttp(a.url, k.key);
+    const sid = (onA.client.transport as StreamableHTTPClientTransport).sessionId!;
+    const { id } = await onA.ok('open');
+    // The same MCP session, reached through node B: B forwards to A, which holds the gdb process.
+    const transport = new StreamableHTTPClientTransport(new URL(b.url), { sessionId: sid, requestInit: { headers: { Authorization: `Bearer ${k.key}` } } });
+    const viaB = new TestClient(new Client({ name: 'via-b', version: '1' }));
+    await viaB.client.connect(transport);
+    const printed = await viaB.ok('call', { id, command: 'print 20+22' });
+    expect(printed.output).toContain('42');
+    const plain = await callTool(b.url, k.key, sid, 'list_sessions');
+    expect(plain.status).toBe(200);
+    expect(JSON.stringify(plain.body.result.structuredContent)).toContain(id);
+    // Another key cannot reach the session through either node.
+    const other = await createKey(['--store', storeUrl], 'other', 'gdb', ['--rate', 'unlimited']);
+    expect((await callTool(b.url, other.key, sid, 'list_sessions')).status).toBe(404);
+    await onA.ok('close', { id });
+    await onA.close();
+  });
+
+  it('a debug session opened statelessly (2026-07-28) on node A is usable through node B by its id', async () => {
+    const k = await createKey(['--store', storeUrl], 'stateless', 'gdb', ['--rate', 'unlimited']);
+    // No MCP session to follow: node A records the gdb session's id with itself when it opens it.
+    const onA = await connectHttpModern(a.url, k.key);
+    const { id } = await onA.ok('open');
+    // A plain JSON-RPC request (the seed's curl form) on node B naming that id is answered by node A.
+    const plain = await rpc(b.url, k.key, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'call', arguments: { id, command: 'print 20+22' } } });
+    expect(plain.status).toBe(200);
+    expect(JSON.stringify(plain.body.result)).toContain('42');
+    // The 2026-07-28 SDK client on node B reaches it too.
+    const onB = await connectHttpModern(b.url, k.key);
+    expect((await onB.ok('call', { id, command: 'print 6*7' })).output).toContain('42');
+    // Another key naming the same id is not forwarded: node B does not know the session.
+    const other = await createKey(['--store', storeUrl], 'stranger', 'gdb', ['--rate', 'unlimited']);
+    const stranger = await rpc(b.url, other.key, { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'call', arguments: { id, command: 'print 1' } } });
+    expect(JSON.stringify(stranger.body)).not.toContain('"$1 = 1');
+    expect(JSON.stringify(stranger.body)).toMatch(/not found|unknown|no session/i);
+    await onA.ok('close', { id });
+    await Promise.all([onA.close(), onB.close()]);
+  });
+
+  it('a key revoked on one machine stops working on every node within a second', async () => {
+    const k = await createKey(['--store', storeUrl], 'leaver', 'gdb:read', ['--rate', 'unlimited']);
+    const [sa, sb] = await Promise.all([openMcpSession(a.url, k.key), openMcpSession(b.url, k.key)]);
+    expect((await runCli(['keys', 'revoke', 'leaver', '--store', storeUrl])).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 1100)); // KEY_CACHE_MS
+    for (const [url, sid] of [[a.url, sa], [b.url, sb]] as const) {
+      const r = await callTool(url, k.key, sid, 'list_sessions');
+      expect(r.status).toBe(401);
+      expect(r.body.error.code).toBe(-32001);
+    }
+  });
+
+  it('the audit chain holds the calls of both nodes and verifies', async () => {
+    const exported = await runCli(['audit', 'export', '--store', storeUrl]);
+    const entries = exported.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(new Set(entries.map((e) => e.node))).toEqual(new Set(['node-a', 'node-b']));
+    expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
+    const verify = await runCli(['audit', 'verify', '--store', storeUrl]);
+    expect(verify.stdout).toMatch(new RegExp(`audit chain OK: ${entries.length} entries verified`));
+    expect(verify.code).toBe(0);
+  });
+
+  it('a call for a session on a node that died is answered with that node, not lost', async () => {
+    const k = await createKey(['--store', storeUrl], 'orphan', 'gdb:read', ['--rate', 'unlimited']);
+    const sid = await openMcpSession(a.url, k.key);
+    const exited = new Promise((r) => a.proc.once('exit', r));
+    a.proc.kill('SIGKILL'); // no clean shutdown: its sessions stay recorded in the store
+    await exited;
+    const r = await callTool(b.url, k.key, sid, 'list_sessions');
+    expect(r.status).toBe(502);
+    expect(r.body.error).toMatchObject({ message: expect.stringMatching(/^Session is held by node node-a \(http:\/\/127\.0\.0\.1:\d+\/mcp\), which did not answer/), data: { node: 'node-a' } });
+  });
+});

@@ -1,0 +1,122 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { CLI } from './client.js';
+
+/** Control-plane test helpers: a private data directory, the CLI, nodes, plain JSON-RPC over fetch. */
+
+export async function tempDataDir(): Promise<{ dir: string; cleanup(): Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'debugkit-control-'));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** stderr with each structured (pino JSON) log line replaced by its message, so tests match the words. */
+export function logText(stderr: string): string {
+  return stderr
+    .split('\n')
+    .map((line) => {
+      try {
+        const entry = JSON.parse(line) as { msg?: unknown };
+        return typeof entry.msg === 'string' ? entry.msg : line;
+      } catch {
+        return line;
+      }
+    })
+    .join('\n');
+}
+
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr: logText(stderr) });
+    });
+  });
+}
+
+/** `debugkit keys create ... --json`: the key and its record. */
+export async function createKey(storeArgs: string[], name: string, scopes: string, extra: string[] = []): Promise<{ key: string; id: string }> {
+  const r = await runCli(['keys', 'create', ...storeArgs, '--name', name, '--scopes', scopes, ...extra, '--json']);
+  if (r.code !== 0) throw new Error(`keys create failed (${r.code}): ${r.stderr}`);
+  return JSON.parse(r.stdout) as { key: string; id: string };
+}
+
+export interface Node {
+  url: string;
+  proc: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** `debugkit serve --port 0 ARGS`, ready when it prints its URL. */
+export async function startNode(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Node> {
+  const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  let out = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (out += d));
+  const deadline = Date.now() + 20_000;
+  while (!/serving MCP \(Streamable HTTP\) at (https?:\S+)[\s\S]*\n(API key|Clients send|WARNING)/.test(out)) {
+    if (proc.exitCode !== null) throw new Error(`debugkit serve exited (${proc.exitCode}): ${out}`);
+    if (Date.now() > deadline) throw new Error(`debugkit serve did not start: ${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url: /at (https?:\S+)/.exec(out)![1]!,
+    proc,
+    output: () => out,
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+export interface RpcAnswer {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+/** One JSON-RPC POST, as curl would send it; SSE answers are read to their first message. */
+export async function rpc(url: string, key: string, message: object, extraHeaders: Record<string, string> = {}): Promise<RpcAnswer> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...extraHeaders },
+    body: JSON.stringify(message),
+  });
+  const text = await res.text();
+  let body: any = undefined;
+  if (text) {
+    const data = /^data: (.*)$/m.exec(text);
+    body = JSON.parse(data ? data[1]! : text);
+  }
+  return { status: res.status, headers: res.headers, body };
+}
+
+/** Opens an MCP session with plain requests; returns its id. */
+export async function openMcpSession(url: string, key: string): Promise<string> {
+  const init = await fetch(url, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'plain-fetch', version: '1' } } }),
+  });
+  await init.text();
+  const sid = init.headers.get('mcp-session-id');
+  if (!sid) throw new Error(`initialize gave no session (HTTP ${init.status})`);
+  const note = await rpc(url, key, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-06-18' });
+  if (note.status !== 202) throw new Error(`notifications/initialized: HTTP ${note.status}`);
+  return sid;
+}
+
+let nextId = 1;
+export function callTool(url: string, key: string, sid: string, name: string, args: object = {}, headers: Record<string, string> = {}): Promise<RpcAnswer> {
+  return rpc(url, key, { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } }, { 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-06-18', ...headers });
+}
