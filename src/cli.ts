@@ -9,6 +9,8 @@ import { createDebugkit, type Debugkit, type ServerHooks } from './server/create
 import { serveHttp } from './server/http.js';
 import { createLogger, guardStdStreams } from './mcp/log.js';
 import { serveStdio } from './server/stdio.js';
+import { debuggerToolsetWith } from './toolsets/debugger/index.js';
+import { planeControl } from './toolsets/debugger/plane.js';
 import { toolsetFactories } from './toolsets/index.js';
 import { VERSION } from './version.js';
 import { registerControlCommands } from './control/commands.js';
@@ -108,10 +110,14 @@ function installShutdown(dk: Debugkit, extra?: () => Promise<void>): (reason: st
   return shutdown;
 }
 
-/** The composition root: the one list of toolsets is handed to the server here. */
-function compose(config: Config, log = createLogger(config.logLevel), hooks?: ServerHooks): Debugkit {
+/**
+ * The composition root: the one list of toolsets is handed to the server here. With a control
+ * plane, the debugger toolset answers quota, license, audit and crash signatures from it.
+ */
+function compose(config: Config, log = createLogger(config.logLevel), hooks?: ServerHooks, plane?: ControlPlane): Debugkit {
   guardStdStreams();
-  return createDebugkit(config, { toolsets: toolsetFactories, log, ...(hooks ? { hooks } : {}) });
+  const toolsets = plane ? toolsetFactories.map((f) => (f.name === 'debugger' ? debuggerToolsetWith(planeControl(plane)) : f)) : toolsetFactories;
+  return createDebugkit(config, { toolsets, log, ...(hooks ? { hooks } : {}) });
 }
 
 async function runStdio(opts: CommonOpts): Promise<void> {
@@ -121,13 +127,15 @@ async function runStdio(opts: CommonOpts): Promise<void> {
   // with --store or --data-dir given, the operator asked for the audit: no start without it.
   const log = createLogger(config.logLevel);
   let hooks: ServerHooks | undefined;
+  let plane: ControlPlane | undefined;
   try {
-    hooks = controlHooks(await openControlPlane(config.control.store, config.control.dataDir, { node: { id: defaultNodeId() } }));
+    plane = await openControlPlane(config.control.store, config.control.dataDir, { node: { id: defaultNodeId() } });
+    hooks = controlHooks(plane);
   } catch (err) {
     if (opts.store || opts.dataDir) throw err;
     log.warn(`the control database cannot be opened, so stdio calls are not audited: ${err instanceof Error ? err.message : String(err)} (give --data-dir DIR, or --store)`);
   }
-  const dk = compose(config, log, hooks);
+  const dk = compose(config, log, hooks, plane);
   const shutdown = installShutdown(dk);
   await serveStdio(dk, (reason) => shutdown(reason));
 }
@@ -181,7 +189,7 @@ async function runHttp(opts: ServeOpts): Promise<void> {
     ...(config.http.apiKey ? { apiKey: config.http.apiKey } : {}),
     warn: (m) => process.stderr.write(`debugkit warn: ${m}\n`),
   });
-  const dk = compose(config, createLogger(config.logLevel), controlHooks(control));
+  const dk = compose(config, createLogger(config.logLevel), controlHooks(control), control);
   const handle = await serveHttp(dk);
   installShutdown(dk, () => handle.close());
   const out = [`debugkit ${VERSION} serving MCP (Streamable HTTP) at ${handle.url}`];

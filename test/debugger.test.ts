@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectHttp, connectStdio, startHttpServer, type TestClient } from './helpers/client.js';
@@ -66,12 +67,14 @@ describe('debugger toolset over stdio', () => {
       expect(names).toContain(`debugger_${n}`);
     }
     expect(names.every((n) => /^[A-Za-z0-9._-]{1,128}$/.test(n))).toBe(true);
+    // Over stdio the caller is the local user: every scope, no limits, and its calls are audited.
     const quota = await call('debugger/quota_status');
     expect(quota.value.limit).toBe('unlimited');
     const license = await call('debugger/license_info');
-    expect(license.value.key.scopes).toContain('debugger:attach');
+    expect(license.value.key).toMatchObject({ id: 'local', scopes: ['*'], expired: false });
     const audit = await call('debugger/get_comprehensive_audit', {});
-    expect(audit.value.configured).toBe(false);
+    expect(audit.value).toMatchObject({ configured: true, verified: true });
+    expect(audit.value.entries.map((e: { tool: string }) => e.tool)).toContain('debugger_license_info');
   });
 
   it('launches recorded, sets breakpoints by line, function (with a condition) and address, and steps both ways', async () => {
@@ -167,8 +170,14 @@ describe('debugger toolset over stdio', () => {
       signatures.push({ id: `old-${i}`, time: '2026-01-01T00:00:00Z', failure, pattern: failure === 'SIGABRT' ? 'logic' : 'crash', frames: f, signature: [failure, ...f].join(' | '), source: `import ${i}` });
     }
     signatures.splice(13, 0, { id: 'the-one', time: '2026-02-02T00:00:00Z', failure: 'SIGSEGV', pattern: 'crash', frames: ['walk', 'main'], signature: 'SIGSEGV | walk | main', source: 'earlier crash' });
-    mkdirSync(dataDir, { recursive: true });
-    writeFileSync(path.join(dataDir, 'signatures.json'), JSON.stringify({ version: 1, signatures }));
+    // Earlier crashes live in the control store (control.db in the data directory).
+    const db = new Database(path.join(dataDir, 'control.db'));
+    try {
+      const insert = db.prepare('INSERT INTO signatures (id, time, body) VALUES (?, ?, ?)');
+      for (const sig of signatures) insert.run(sig.id, sig.time, JSON.stringify(sig));
+    } finally {
+      db.close();
+    }
     // A fresh server reads the store; a core dump of the same crash lies under search_path.
     await dk.close();
     dk = await connectStdio({ root, args: ['--toolsets', 'debugger', '--data-dir', dataDir] });

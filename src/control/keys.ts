@@ -10,6 +10,8 @@ export interface KeyContext {
   scopes: string[];
   rate: Limit | null;
   quota: Limit | null;
+  /** When the key stops working (ISO 8601), if it has an end. */
+  expires_at?: string | null;
 }
 
 export const DEFAULT_RATE = '120/min';

@@ -11,6 +11,7 @@ export const KEY_CACHE_MS = 1000;
 export const AUTH_FAILED = -32001;
 export const QUOTA_EXCEEDED = -32002;
 export const PERMISSION_DENIED = -32003;
+export const LICENSE_EXPIRED = -32010;
 
 /** A refusal in the contract's terms: JSON-RPC code, message, data, and the HTTP status. */
 export interface Refusal {
@@ -111,8 +112,11 @@ export class ControlPlane {
     const record = await this.lookup(hashKey(token));
     if (!record) return fail('invalid API key');
     if (record.revoked_at) return fail(`API key ${record.id} was revoked at ${record.revoked_at}`);
-    if (record.expires_at && Date.parse(record.expires_at) <= Date.now()) return fail(`API key ${record.id} expired at ${record.expires_at}`);
-    return { key: { id: record.id, name: record.name, scopes: record.scopes, rate: record.rate, quota: record.quota } };
+    if (record.expires_at && Date.parse(record.expires_at) <= Date.now()) {
+      // The seed's own code for a key past its end: -32010 "License expired", with when.
+      return { refusal: { code: LICENSE_EXPIRED, message: 'License expired', status: 403, data: { key_id: record.id, expired_at: record.expires_at } } };
+    }
+    return { key: { id: record.id, name: record.name, scopes: record.scopes, rate: record.rate, quota: record.quota, expires_at: record.expires_at } };
   }
 
   /**

@@ -20,6 +20,7 @@ CREATE TABLE IF NOT EXISTS debugkit_audit (
 CREATE INDEX IF NOT EXISTS debugkit_audit_ts ON debugkit_audit (ts);
 CREATE TABLE IF NOT EXISTS debugkit_sessions (id TEXT PRIMARY KEY, node TEXT NOT NULL, url TEXT NOT NULL, key_id TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS debugkit_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS debugkit_signatures (id TEXT PRIMARY KEY, time TEXT NOT NULL, body JSONB NOT NULL);
 
 -- Bumps counters in order and stops at the first one already at its limit: one round trip,
 -- atomic (one transaction, row locks), shared by every node. A refused counter comes back negative.
@@ -207,6 +208,18 @@ export class PostgresStore implements Store {
   async nodeSecret(): Promise<string> {
     await this.rows('INSERT INTO debugkit_meta (name, value) VALUES ($1, $2) ON CONFLICT DO NOTHING', ['node_secret', randomBytes(32).toString('hex')]);
     return String((await this.rows('SELECT value FROM debugkit_meta WHERE name = $1', ['node_secret']))[0]!.value);
+  }
+
+  async addSignature(id: string, time: string, body: unknown): Promise<void> {
+    await this.rows(
+      'INSERT INTO debugkit_signatures (id, time, body) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET time = EXCLUDED.time, body = EXCLUDED.body',
+      [id, time, JSON.stringify(body)],
+    );
+  }
+
+  async listSignatures(limit: number): Promise<unknown[]> {
+    const rows = await this.rows('SELECT body FROM (SELECT body, time, id FROM debugkit_signatures ORDER BY time DESC, id DESC LIMIT $1) s ORDER BY time, id', [limit]);
+    return rows.map((r) => r.body as unknown);
   }
 
   async close(): Promise<void> {

@@ -19,6 +19,7 @@ CREATE TABLE IF NOT EXISTS audit (
 CREATE INDEX IF NOT EXISTS audit_ts ON audit (ts);
 CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, node TEXT NOT NULL, url TEXT NOT NULL, key_id TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS signatures (id TEXT PRIMARY KEY, time TEXT NOT NULL, body TEXT NOT NULL);
 `;
 
 type Row = Record<string, unknown>;
@@ -208,6 +209,15 @@ export class SqliteStore implements Store {
   async nodeSecret(): Promise<string> {
     this.db.prepare('INSERT OR IGNORE INTO meta (name, value) VALUES (?, ?)').run('node_secret', randomBytes(32).toString('hex'));
     return String((this.db.prepare('SELECT value FROM meta WHERE name = ?').get('node_secret') as Row).value);
+  }
+
+  async addSignature(id: string, time: string, body: unknown): Promise<void> {
+    this.db.prepare('INSERT OR REPLACE INTO signatures (id, time, body) VALUES (?, ?, ?)').run(id, time, JSON.stringify(body));
+  }
+
+  async listSignatures(limit: number): Promise<unknown[]> {
+    const rows = this.db.prepare('SELECT body FROM (SELECT body, time, rowid FROM signatures ORDER BY time DESC, rowid DESC LIMIT ?) ORDER BY time, rowid').all(limit) as Row[];
+    return rows.map((r) => JSON.parse(String(r.body)) as unknown);
   }
 
   async close(): Promise<void> {

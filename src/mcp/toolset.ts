@@ -16,6 +16,8 @@ export type ToolServer = McpServerV2 | McpServerV1;
 /** Who is calling: each MCP connection (and the REST API) owns the sessions it opens. */
 export interface ClientContext {
   owner: string;
+  /** Who the client is, as the server's authentication decided (a key's id and what the control plane attached). */
+  principal?: { id: string; [key: string]: unknown };
   /** Sends an MCP log message to this client (no-op for REST and where no channel is open). */
   notify(level: 'debug' | 'info' | 'warning' | 'error', message: string): void;
   /** Set by the server around the toolsets: the result ceiling, authorization, the audit seam. */

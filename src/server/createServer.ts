@@ -201,6 +201,7 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
       };
       const client: ClientContext = {
         owner,
+        principal,
         calls,
         notify(level, message) {
           if (!server.isConnected()) return;

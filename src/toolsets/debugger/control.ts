@@ -4,8 +4,8 @@ import { VERSION } from '../../version.js';
 
 /**
  * What the debugger toolset needs from the control plane (keys, scopes, quotas, audit, crash
- * signatures). The local defaults below make every tool work for one local key; the lead wires
- * these to src/control/ at merge.
+ * signatures). The local defaults below make every tool work for one local key; `planeControl`
+ * (plane.ts) answers from the control plane (keys, quotas, the audit chain, its store).
  */
 export interface QuotaStatus {
   plan: string;
@@ -55,12 +55,18 @@ export interface SignatureStore {
   list(): Promise<CrashSignature[]>;
 }
 
+/** Who calls: the client's owner id and, where the server authenticated it, its principal (the key). */
+export interface Caller {
+  owner: string;
+  principal?: { id: string; [key: string]: unknown };
+}
+
 export interface DebuggerControl {
   /** Called before every tool call; throws a -32002/-32010 DebuggerRpcError to refuse. */
-  check(owner: string, tool: string): Promise<void>;
-  quota(owner: string): Promise<QuotaStatus>;
-  license(owner: string): Promise<LicenseInfo>;
-  audit(owner: string, query: AuditQuery): Promise<AuditAnswer>;
+  check(caller: Caller, tool: string): Promise<void>;
+  quota(caller: Caller): Promise<QuotaStatus>;
+  license(caller: Caller): Promise<LicenseInfo>;
+  audit(caller: Caller, query: AuditQuery): Promise<AuditAnswer>;
   signatures: SignatureStore;
 }
 

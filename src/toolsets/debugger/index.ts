@@ -28,7 +28,7 @@ export class DebuggerToolset implements Toolset {
       const run = spec.run;
       // The control plane may refuse any call (quota, expired key) before it runs.
       spec.run = async (args, call) => {
-        await this.ctx.control.check(call.client.owner, spec.name);
+        await this.ctx.control.check(call.client, spec.name);
         return run(args, call);
       };
       return spec;
@@ -48,8 +48,15 @@ export class DebuggerToolset implements Toolset {
   }
 }
 
+const SUMMARY = 'kindly-debugger\'s process debugger on GDB/MI: attach or launch, breakpoints, real reverse execution (record full), last change, trace export, similar bugs';
+
 export const debuggerToolset: ToolsetFactory = {
   name: 'debugger',
-  summary: 'kindly-debugger\'s process debugger on GDB/MI: attach or launch, breakpoints, real reverse execution (record full), last change, trace export, similar bugs',
+  summary: SUMMARY,
   create: (env) => new DebuggerToolset(env),
 };
+
+/** The debugger toolset answering quota, license, audit and signatures from `control` (the composition root's choice). */
+export function debuggerToolsetWith(control: DebuggerControl): ToolsetFactory {
+  return { name: 'debugger', summary: SUMMARY, create: (env) => new DebuggerToolset(env, control) };
+}

@@ -13,7 +13,7 @@ export const quotaStatusTool: DebuggerTool = (ctx) => defineTool({
   output: { plan: z.string(), limit: z.union([z.number(), z.literal('unlimited')]), used: z.number(), remaining: z.union([z.number(), z.literal('unlimited')]), reset_at: z.string().nullable() },
   annotations: { readOnlyHint: true },
   async run(_args, call) {
-    const q = await ctx.control.quota(call.client.owner);
+    const q = await ctx.control.quota(call.client);
     return withText({ ...q }, `Plan ${q.plan}: ${q.used} used of ${q.limit}${q.reset_at ? `, resets at ${q.reset_at}` : ''}`);
   },
 });
@@ -31,7 +31,7 @@ export const licenseInfoTool: DebuggerTool = (ctx) => defineTool({
   },
   annotations: { readOnlyHint: true },
   async run(_args, call) {
-    const l = await ctx.control.license(call.client.owner);
+    const l = await ctx.control.license(call.client);
     return withText({ ...l }, `${l.product} ${l.version} (${l.license}); key ${l.key.id}: scopes ${l.key.scopes.join(', ')}; ${l.key.expires_at ? `expires ${l.key.expires_at}` : 'no expiry'}`);
   },
 });
@@ -49,7 +49,7 @@ export const auditTool: DebuggerTool = (ctx) => defineTool({
     if (args.start_time) query.start_time = args.start_time;
     if (args.end_time) query.end_time = args.end_time;
     if (args.session_id) query.session_id = args.session_id;
-    const a = await ctx.control.audit(call.client.owner, query);
+    const a = await ctx.control.audit(call.client, query);
     return withText({ ...a }, a.configured ? `${a.entries.length} audit entries; chain ${a.verified ? 'verified' : 'NOT verified'}` : a.note ?? 'no audit store');
   },
 });

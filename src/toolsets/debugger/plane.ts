@@ -1,0 +1,63 @@
+import { keyOf } from '../../control/hooks.js';
+import type { ControlPlane } from '../../control/plane.js';
+import { VERSION } from '../../version.js';
+import type { AuditAnswer, Caller, CrashSignature, DebuggerControl, LicenseInfo, QuotaStatus, SignatureStore } from './control.js';
+
+/** How many stored signatures find_similar_bugs ranks at most (the newest). */
+const MAX_SIGNATURES = 50_000;
+
+/**
+ * The debugger's control-plane needs answered by debugkit's control plane: quota_status from the
+ * key's counters, license_info from the key, get_comprehensive_audit from the audit chain (with its
+ * verification state), and crash signatures kept in the control store (SQLite, or PostgreSQL shared
+ * by every node). Refusals (rate, quota, expiry, scope) happen before a call reaches the toolset.
+ */
+export function planeControl(plane: ControlPlane): DebuggerControl {
+  const keyFor = (caller: Caller) => keyOf((caller.principal ?? { id: 'local' }) as Parameters<typeof keyOf>[0]);
+  const signatures: SignatureStore = {
+    add: (sig: CrashSignature) => plane.store.addSignature(sig.id, sig.time, sig),
+    list: async () => (await plane.store.listSignatures(MAX_SIGNATURES)) as CrashSignature[],
+  };
+  return {
+    check: async () => undefined,
+    async quota(caller): Promise<QuotaStatus> {
+      const status = await plane.quotaStatus(keyFor(caller));
+      // The contract shows one budget: the quota when the key has one, else its rate limit.
+      const limit = status.quota ?? status.rate;
+      if (!limit) return { plan: `key ${status.key_name}`, limit: 'unlimited', used: 0, remaining: 'unlimited', reset_at: null };
+      return { plan: `key ${status.key_name}: ${limit.limit}/${limit.period}`, limit: limit.limit, used: limit.used, remaining: limit.remaining, reset_at: limit.reset_at };
+    },
+    async license(caller): Promise<LicenseInfo> {
+      const key = keyFor(caller);
+      const expires = key.expires_at ?? null;
+      const limits: Record<string, number | string> = {};
+      limits.rate = key.rate ? `${key.rate.limit}/${key.rate.unit}` : 'unlimited';
+      limits.quota = key.quota ? `${key.quota.limit}/${key.quota.unit}` : 'unlimited';
+      return {
+        product: 'debugkit',
+        version: VERSION,
+        license: 'Apache-2.0',
+        key: { id: key.id, scopes: key.scopes, expires_at: expires, expired: expires !== null && Date.parse(expires) <= Date.now() },
+        limits,
+      };
+    },
+    async audit(_caller, query): Promise<AuditAnswer> {
+      const report = await plane.queryAudit({
+        ...(query.start_time ? { since: query.start_time } : {}),
+        ...(query.end_time ? { until: query.end_time } : {}),
+        ...(query.session_id ? { session: query.session_id } : {}),
+        limit: 100,
+      });
+      const state = report.verification;
+      return {
+        configured: true,
+        verified: state.ok,
+        entries: report.entries as unknown as Array<Record<string, unknown>>,
+        note: state.ok
+          ? `the audit chain verifies (${state.checked} entries); the newest 100 matching entries are shown`
+          : `the audit chain is BROKEN at entry ${state.first_broken?.seq}: ${state.first_broken?.reason}`,
+      };
+    },
+    signatures,
+  };
+}
