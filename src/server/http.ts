@@ -212,7 +212,9 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   // whole-request timeout stays off: SSE streams and long tool calls outlive any fixed bound.
   server.headersTimeout = headersTimeout;
   server.requestTimeout = 0;
-  server.keepAliveTimeout = 5_000;
+  // An idle keep-alive connection is closed well before the header timeout could fire on it, and
+  // the Keep-Alive hint makes clients retire it first, so a reused socket never meets a closing one.
+  server.keepAliveTimeout = Math.min(5_000, Math.max(1_000, headersTimeout / 2));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(http.port, http.host, () => resolve());
