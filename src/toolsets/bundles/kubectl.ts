@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { runBounded } from '../../core/run.js';
 import { parseCommand } from './command.js';
 import type { KubectlCommand } from './kubectl-policy.js';
@@ -38,7 +39,15 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
     command: req.kubectl,
     args: argv,
     // describe names itself to the API server (Kubectl-Command), which then dates events as of collection.
-    env: { ...process.env, KUBECONFIG: req.kubeconfig, KUBECTL_COMMAND_HEADERS: policy.verb === 'describe' ? 'true' : 'false' },
+    // KUBECACHEDIR (kubectl 1.25+): discovery is cached beside the kubeconfig, in debugkit's private
+    // directory, so an unwritable HOME never makes every call run cold and ~/.kube gets no entries
+    // for the bundle servers' short-lived ports.
+    env: {
+      ...process.env,
+      KUBECONFIG: req.kubeconfig,
+      KUBECACHEDIR: path.join(path.dirname(req.kubeconfig), 'kube-cache'),
+      KUBECTL_COMMAND_HEADERS: policy.verb === 'describe' ? 'true' : 'false',
+    },
     timeoutMs: req.timeoutSeconds * 1000,
     signal: req.signal,
     maxOutputChars: MAX_RAW_CHARS,
