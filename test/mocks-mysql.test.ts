@@ -31,13 +31,19 @@ describe('mocks: MySQL (a real MariaDB), recorded as byte exchanges and replayed
   it('PyMySQL (text protocol, multi-statement) and mysql2 (prepared statements, binary rows, two result sets): replayed with another password; a changed query is a MySQL error', async () => {
     const command = (password: string, item: string) => `/usr/bin/python3 shop.py ${db!.port} ${password} ${item}`;
     const rec = await tool('keploy_mock_record', { command: command(db!.password, 'plum'), path: 'keploy-mysql' });
-    expect(rec).toMatchObject({ success: true, protocols: ['Generic'] });
+    expect(rec).toMatchObject({ success: true, protocols: ['MySQL'] });
+    const written = readFileSync(path.resolve(root, rec.mockFilePath), 'utf8');
+    expect(written).toMatch(/^kind: MySQL$/m);
+    expect(written).not.toMatch(/^kind: Generic$/m);
+    expect(written).toMatch(/packet_type: COM_QUERY\n\s+message:\n\s+query: INSERT INTO stock VALUES \('plum', 1\)/);
+    expect(written).toMatch(/packet_type: HandshakeV10/);
+    expect(written).toMatch(/^    reqtimestampmock: \d{4}-/m);
     const recorded = readFileSync(path.join(root, 'shop-out.txt'), 'utf8');
     expect(recorded).toBe("rows=(('plum', 1),) count=((1,),)\n");
     const port = db!.port;
     const nodeCommand = `node shop.mjs ${port} ${db!.password} kiwi`;
     const recNode = await tool('keploy_mock_record', { command: nodeCommand, path: 'keploy-mysql-node' });
-    expect(recNode).toMatchObject({ success: true, protocols: ["Generic"] });
+    expect(recNode).toMatchObject({ success: true, protocols: ['MySQL'] });
     const recordedNode = readFileSync(path.join(root, 'shop-node-out.txt'), 'utf8');
     expect(recordedNode).toBe('kiwi qty=1 price=2.50 seen=2026-11-23T10:00:00.000Z n=1 answer=42\n');
     await db!.stop();

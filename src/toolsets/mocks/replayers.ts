@@ -2,6 +2,7 @@ import { connectTcp, HttpMatcher, HttpReplayer, isHttpCandidate, replayIntercept
 import type { MatcherOptions } from './http/matcher.js';
 import type { OnMiss } from './http/replayer.js';
 import { GenericIndex, replayGeneric } from './generic/index.js';
+import { mysqlAsGeneric } from './mysql/keploy.js';
 import type { GenericMock, HttpMock, Mock, PostgresMock, RedisMock } from './keploy/types.js';
 import { ReplayIndex } from './postgres/catalog.js';
 import { replayPostgres } from './postgres/replayer.js';
@@ -53,7 +54,7 @@ const ofKind = <K extends Mock['kind']>(mocks: readonly Mock[], kind: K) => mock
  */
 export function replayersFor(mocks: readonly Mock[], o: ReplayersOptions): ProtocolReplayer[] {
   const h2 = h2Replayer(mocks, o);
-  return [h2, httpReplayer(ofKind(mocks, 'Http'), o, h2.overTls), postgresReplayer(ofKind(mocks, 'Postgres'), o), genericReplayer(ofKind(mocks, 'Generic'), o), redisReplayer(ofKind(mocks, 'Redis'), o)];
+  return [h2, httpReplayer(ofKind(mocks, 'Http'), o, h2.overTls), postgresReplayer(ofKind(mocks, 'Postgres'), o), genericReplayer(genericAndMysql(mocks), o), redisReplayer(ofKind(mocks, 'Redis'), o)];
 }
 
 function counts(): ReplayCounts {
@@ -173,6 +174,23 @@ function redisReplayer(mocks: RedisMock[], o: ReplayersOptions): ProtocolReplaye
     },
     counts: c,
   };
+}
+
+/**
+ * Generic mocks and MySQL mocks as the bytes they hold, in file order: MySQL is served by the
+ * MySQL-aware byte replayer. MySQL mocks with messages that cannot be turned back into bytes
+ * (structured ones Keploy wrote) are left out: a connection needing them misses.
+ */
+function genericAndMysql(mocks: readonly Mock[]): GenericMock[] {
+  const out: GenericMock[] = [];
+  for (const m of mocks) {
+    if (m.kind === 'Generic') out.push(m);
+    else if (m.kind === 'MySQL') {
+      const g = mysqlAsGeneric(m);
+      if (typeof g !== 'string') out.push(g);
+    }
+  }
+  return out;
 }
 
 function genericReplayer(mocks: GenericMock[], o: ReplayersOptions): ProtocolReplayer {
