@@ -40,6 +40,7 @@ describe('mocks: MySQL (a real MariaDB), recorded as Keploy MySQL mocks and repl
     expect(written).not.toMatch(/^kind: Generic$/m);
     expect(written).toMatch(/packet_type: COM_QUERY\n\s+message:\n\s+query: INSERT INTO stock VALUES \('plum', 1\)/);
     expect(written).toMatch(/packet_type: HandshakeV10/);
+    expect(written).toMatch(/packet_type: OK\n\s+message:\n\s+header: 0\n\s+affected_rows: 1\n/);
     expect(written).toMatch(/^    reqtimestampmock: \d{4}-/m);
     const recorded = readFileSync(path.join(root, 'shop-out.txt'), 'utf8');
     expect(recorded).toBe("rows=(('plum', 1),) count=((1,),)\n");

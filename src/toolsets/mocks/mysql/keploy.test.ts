@@ -22,7 +22,8 @@ const exchange = (request: Buffer, response: Buffer): GenericMock =>
 
 const greeting = packet(0, Buffer.concat([Buffer.from('\x0a10.11.18-MariaDB\0', 'latin1'), Buffer.alloc(40, 7), Buffer.from('mysql_native_password\0')]));
 const login = packet(1, Buffer.concat([Buffer.alloc(32, 0), Buffer.from('app\0\x14'), Buffer.alloc(20), Buffer.from('shop\0')]));
-const ok = packet(2, Buffer.from([0, 0, 0, 2, 0, 0, 0]));
+// An OK whose info carries session-state bytes (control characters), as in Keploy's sample.
+const ok = packet(2, Buffer.concat([Buffer.from([0, 0, 0, 2, 0x40, 0, 0]), Buffer.from('\0\v\x01\t\border_db', 'latin1')]));
 const query = packet(0, '\x03SELECT name, qty FROM stock; SELECT COUNT(*) FROM stock');
 const column = (seq: number, name: string) => packet(seq, Buffer.concat([Buffer.from('\x03def\x04shop\x05stock\x05stock'), Buffer.from([name.length]), Buffer.from(name), Buffer.from([name.length]), Buffer.from(name), Buffer.from([0x0c, 0x21, 0, 0xa0, 0, 0, 0, 0xfd, 0, 0, 0, 0, 0])]));
 const eof = (seq: number, status: number) => packet(seq, Buffer.from([0xfe, 0, 0, status & 0xff, status >> 8]));
@@ -62,6 +63,14 @@ describe("MySQL as Keploy's MySQL kind", () => {
     expect(types(mysql[4]!, 'requests')).toEqual(['COM_STMT_EXECUTE']);
     expect(types(mysql[4]!, 'responses')).toEqual(['ColumnCount', 'ColumnDefinition41', 'EOF', 'BinaryRow', 'EOF']);
     expect(types(mysql[5]!, 'responses')).toEqual(['ERR']);
+    const message = (m: Mock, list: 'requests' | 'responses', i: number) => ((m.spec as YamlMap)[list] as YamlMap[])[i]!['message'];
+    expect(message(mysql[1]!, 'responses', 0)).toEqual({ header: 0, affected_rows: 0, last_insert_id: 0, status_flags: 0x4002, warnings: 0, info: '\0\v\x01\t\border_db' });
+    expect(message(mysql[5]!, 'responses', 0)).toEqual({ header: 255, error_code: 1105, sql_state_marker: '#', sql_state: 'HY000', error_message: 'no' });
+    expect(message(mysql[2]!, 'responses', 3)).toEqual({ header: 254, warnings: 0, status_flags: 0x0a });
+    expect(message(mysql[2]!, 'responses', 4)).toBe(Buffer.from('\x04plum\x011', 'latin1').toString('base64'));
+    // An OK whose info is not UTF-8 keeps its bytes.
+    const odd = mysqlMockOf(exchange(packet(0, '\x03DO 1'), packet(1, Buffer.from([0, 0, 0, 2, 0, 0, 0, 0xc3]))));
+    expect(message(odd, 'responses', 0)).toBe(Buffer.from([0, 0, 0, 2, 0, 0, 0, 0xc3]).toString('base64'));
     const text = serializeMockSet(mysql);
     expect(text).toContain(
       'kind: MySQL\nname: mock-2\nspec:\n    metadata:\n        connID: conn-1\n        host: 127.0.0.1:3306\n        requestOperation: COM_QUERY\n        responseOperation: ColumnCount\n        type: config\n    requests:\n        - header:\n            header:\n                payload_length: 56\n                sequence_id: 0\n            packet_type: COM_QUERY\n          message:\n            query: SELECT name, qty FROM stock; SELECT COUNT(*) FROM stock\n',
@@ -103,5 +112,14 @@ describe("MySQL as Keploy's MySQL kind", () => {
     expect(serializeMockSet(parseMockSet(written, 'again.yaml'))).toBe(written);
     expect(written).toContain('    reqtimestampmock: 2025-09-04T11:27:46.15043888Z\n');
     expect(mysqlAsGeneric(parsed[0]!)).toMatch(/MySQL mock mock-0: requests\[0\]: a structured SSLRequest message/);
+    // Its OK packet, in Keploy's fields, gives back a payload of the length Keploy recorded.
+    const spec = parsed[0]!.spec as YamlMap;
+    const okOnly = { ...parsed[0]!, spec: { ...spec, requests: [], responses: [(spec['responses'] as YamlMap[])[2]!] } } as Mock;
+    const g = mysqlAsGeneric(okOnly);
+    if (typeof g === 'string') throw new Error(g);
+    const bytes = payloadBytes(g.spec.genericresponses);
+    expect(bytes.readUIntLE(0, 3)).toBe(20);
+    expect(bytes.length).toBe(24);
+    expect(bytes[3]).toBe(5);
   });
 });

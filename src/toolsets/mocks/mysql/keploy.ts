@@ -27,9 +27,11 @@ import { META_HOST, META_SERVER_CLOSED, messageOf, payloadBytes } from '../gener
  * ColumnCount, ColumnDefinition41, TextRow, BinaryRow), worked out from the packet and its place
  * in the exchange (a label: replay does not depend on it).
  *
- * `message` is modelled field by field for COM_QUERY and COM_STMT_PREPARE (`{query}`), which is
- * what matching and miss messages are about. Every other packet's message is its payload as a
- * base64 string (Keploy itself writes a packet it does not model, e.g. `plain_password`, this
+ * `message` is modelled field by field for COM_QUERY and COM_STMT_PREPARE (`{query}`), OK
+ * (`header, affected_rows, last_insert_id, status_flags, warnings, info`), ERR (`header,
+ * error_code, sql_state_marker, sql_state, error_message`) and EOF (`header, warnings,
+ * status_flags`), each only when its fields give back exactly the recorded bytes (text that is
+ * UTF-8). Every other packet's message is its payload as a base64 string (Keploy itself writes a packet it does not model, e.g. `plain_password`, this
  * way), so replay sends exactly the recorded bytes. Authentication secrets were zeroed before
  * (generic/mysql.ts). Additions Keploy ignores: `metadata.host` (`host:port` of the server) and
  * `metadata.serverClosed`.
@@ -153,14 +155,88 @@ function responseTypes(packets: MysqlPacket[], command: string | undefined): str
   return out;
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** Text that gives back exactly these bytes, else undefined. */
+function text(b: Buffer): string | undefined {
+  try {
+    return utf8.decode(b);
+  } catch {
+    return undefined;
+  }
+}
+
+function readLenenc(b: Buffer, pos: number): [number, number] | undefined {
+  const f = b[pos];
+  if (f === undefined || f === 0xfb || f === 0xff) return undefined;
+  if (f < 0xfb) return [f, pos + 1];
+  const size = f === 0xfc ? 2 : f === 0xfd ? 3 : 8;
+  if (pos + 1 + size > b.length) return undefined;
+  const v = size === 8 ? Number(b.readBigUInt64LE(pos + 1)) : b.readUIntLE(pos + 1, size);
+  return Number.isSafeInteger(v) ? [v, pos + 1 + size] : undefined;
+}
+
+function writeLenenc(v: number): Buffer {
+  if (v < 0xfb) return Buffer.from([v]);
+  if (v < 0x10000) return Buffer.from([0xfc, v & 0xff, v >> 8]);
+  if (v < 0x1000000) return Buffer.from([0xfd, v & 0xff, (v >> 8) & 0xff, v >> 16]);
+  const b = Buffer.alloc(9);
+  b[0] = 0xfe;
+  b.writeBigUInt64LE(BigInt(v), 1);
+  return b;
+}
+
+const u16 = (v: number) => Buffer.from([v & 0xff, (v >> 8) & 0xff]);
+const num = (m: YamlMap, k: string) => (typeof m[k] === 'number' && Number.isSafeInteger(m[k]) && (m[k] as number) >= 0 ? (m[k] as number) : undefined);
+const str = (m: YamlMap, k: string) => (typeof m[k] === 'string' ? (m[k] as string) : m[k] === undefined || m[k] === null ? '' : undefined);
+
+/** Keploy's field names for the packets modelled here (OK, ERR, EOF), read from a payload. */
+function decodeMessage(type: string, b: Buffer): YamlMap | undefined {
+  if (type === 'OK') {
+    const a = readLenenc(b, 1);
+    const l = a && readLenenc(b, a[1]);
+    if (!a || !l || l[1] + 4 > b.length) return undefined;
+    const info = text(b.subarray(l[1] + 4));
+    if (info === undefined) return undefined;
+    return { header: b[0]!, affected_rows: a[0], last_insert_id: l[0], status_flags: b.readUInt16LE(l[1]), warnings: b.readUInt16LE(l[1] + 2), info };
+  }
+  if (type === 'ERR') {
+    if (b.length < 9 || b[3] !== 0x23) return undefined;
+    const sqlState = text(b.subarray(4, 9));
+    const message = text(b.subarray(9));
+    if (sqlState === undefined || message === undefined) return undefined;
+    return { header: b[0]!, error_code: b.readUInt16LE(1), sql_state_marker: '#', sql_state: sqlState, error_message: message };
+  }
+  if (type === 'EOF' && b.length === 5) return { header: b[0]!, warnings: b.readUInt16LE(1), status_flags: b.readUInt16LE(3) };
+  return undefined;
+}
+
+/** The payload of a modelled message, or undefined when its fields do not make one. */
+function encodeMessage(type: string, m: YamlMap): Buffer | undefined {
+  const header = num(m, 'header');
+  if (type === 'OK') {
+    const [a, l, s, w, info] = [num(m, 'affected_rows') ?? 0, num(m, 'last_insert_id') ?? 0, num(m, 'status_flags') ?? 0, num(m, 'warnings') ?? 0, str(m, 'info')];
+    if (info === undefined) return undefined;
+    return Buffer.concat([Buffer.from([header ?? 0]), writeLenenc(a), writeLenenc(l), u16(s), u16(w), Buffer.from(info, 'utf8')]);
+  }
+  if (type === 'ERR') {
+    const [code, marker, state, message] = [num(m, 'error_code') ?? 0, str(m, 'sql_state_marker'), str(m, 'sql_state'), str(m, 'error_message')];
+    if (marker === undefined || state === undefined || message === undefined) return undefined;
+    return Buffer.concat([Buffer.from([header ?? 0xff]), u16(code), Buffer.from(marker + state, 'utf8'), Buffer.from(message, 'utf8')]);
+  }
+  if (type === 'EOF') return Buffer.concat([Buffer.from([header ?? 0xfe]), u16(num(m, 'warnings') ?? 0), u16(num(m, 'status_flags') ?? 0)]);
+  return undefined;
+}
+
 function packetEntry(p: MysqlPacket, type: string): YamlMap {
   const header: YamlMap = { header: { payload_length: p.payload.length, sequence_id: p.seq }, packet_type: type };
   const code = QUERY_COMMANDS[type];
   if (code !== undefined && p.payload[0] === code) {
-    const query = p.payload.subarray(1).toString('utf8');
-    // Modelled only when the text gives back exactly these bytes.
-    if (Buffer.from(query, 'utf8').equals(p.payload.subarray(1))) return { header, message: { query } };
+    const query = text(p.payload.subarray(1));
+    if (query !== undefined) return { header, message: { query } };
   }
+  // Modelled only when the fields give back exactly these bytes.
+  const message = decodeMessage(type, p.payload);
+  if (message && encodeMessage(type, message)?.equals(p.payload)) return { header, message };
   return { header, message: p.payload.toString('base64') };
 }
 
@@ -224,7 +300,8 @@ function entryBytes(entry: YamlValue | undefined, where: string): Buffer | strin
   if (typeof message === 'string') payload = Buffer.from(message, 'base64');
   else if (isMap(message) && typeof message['query'] === 'string' && QUERY_COMMANDS[type] !== undefined) {
     payload = Buffer.concat([Buffer.from([QUERY_COMMANDS[type]!]), Buffer.from(message['query'], 'utf8')]);
-  } else return `${where}: a structured ${type || 'packet'} message (only queries are turned back into bytes; debugkit records other packets as base64)`;
+  } else if (isMap(message) && encodeMessage(type, message)) payload = encodeMessage(type, message)!;
+  else return `${where}: a structured ${type || 'packet'} message (only queries, OK, ERR and EOF are turned back into bytes; debugkit records other packets as base64)`;
   const header4 = Buffer.alloc(4);
   header4.writeUIntLE(payload.length, 0, 3);
   header4[3] = seq;
