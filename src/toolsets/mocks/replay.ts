@@ -58,6 +58,7 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
     ...(req.upstreamCa ? { upstreamCa: req.upstreamCa } : {}),
     missed: (message) => void misses.push(message),
     recorded: keep,
+    warn: req.warn,
   });
   /** Connections no replayer took. */
   const other = { missed: 0, fellBack: 0 };

@@ -7,6 +7,8 @@ import { parseMockSet } from '../keploy/parse.js';
 import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
 import type { GenericMock, Mock, YamlMap } from '../keploy/types.js';
 import { mysqlAsGeneric, mysqlMockOf, toMysqlMock } from './keploy.js';
+import { replayersFor } from '../replayers.js';
+import type { DebugkitCa } from '../tls/index.js';
 
 function packet(seq: number, payload: Buffer | string): Buffer {
   const p = typeof payload === 'string' ? Buffer.from(payload, 'latin1') : payload;
@@ -112,6 +114,10 @@ describe("MySQL as Keploy's MySQL kind", () => {
     expect(serializeMockSet(parseMockSet(written, 'again.yaml'))).toBe(written);
     expect(written).toContain('    reqtimestampmock: 2025-09-04T11:27:46.15043888Z\n');
     expect(mysqlAsGeneric(parsed[0]!)).toMatch(/MySQL mock mock-0: requests\[0\]: a structured SSLRequest message/);
+    // Replay says so rather than dropping it silently.
+    const warnings: string[] = [];
+    replayersFor(parsed, { ca: {} as DebugkitCa, onMiss: 'fail', missed: () => {}, recorded: () => {}, warn: (w) => warnings.push(w) });
+    expect(warnings).toEqual([expect.stringMatching(/^1 MySQL mock\(s\) cannot be replayed and were left out; the first: MySQL mock mock-0: requests\[0\]/)]);
     // Its OK packet, in Keploy's fields, gives back a payload of the length Keploy recorded.
     const spec = parsed[0]!.spec as YamlMap;
     const okOnly = { ...parsed[0]!, spec: { ...spec, requests: [], responses: [(spec['responses'] as YamlMap[])[2]!] } } as Mock;
