@@ -99,6 +99,30 @@ describe("MySQL as Keploy's MySQL kind", () => {
     expect(m.kind === 'match' && m.entry.name).toBe('mock-1');
   });
 
+  it("writes a MySQL 8 greeting in Keploy's HandshakeV10 fields (a MariaDB one, with extended capabilities in the reserved bytes, as bytes)", () => {
+    const scramble = Buffer.from('0123456789abcdefghij\0', 'latin1');
+    const caps = 0xdfffffff;
+    const fixed = Buffer.alloc(31);
+    fixed.writeUInt32LE(9, 0);
+    scramble.copy(fixed, 4, 0, 8);
+    fixed.writeUInt16LE(caps & 0xffff, 13);
+    fixed[15] = 255;
+    fixed.writeUInt16LE(2, 16);
+    fixed.writeUInt16LE(caps >>> 16, 18);
+    fixed[20] = scramble.length;
+    const payload = Buffer.concat([Buffer.from('\x0a8.0.43\0', 'latin1'), fixed, scramble.subarray(8), Buffer.from('caching_sha2_password\0')]);
+    const m = mysqlMockOf(exchange(Buffer.alloc(0), packet(0, payload)));
+    const message = ((m.spec as YamlMap)['responses'] as YamlMap[])[0]!['message'] as YamlMap;
+    expect(message).toMatchObject({ protocol_version: 10, server_version: '8.0.43', connection_id: 9, filler: 0, capability_flags: caps, character_set: 255, status_flags: 2, auth_plugin_name: 'caching_sha2_password' });
+    expect(message['auth_plugin_data']).toEqual([...scramble]);
+    const text = serializeMockSet([m]);
+    expect(text).toContain('auth_plugin_data: [48, 49, 50,');
+    const back = mysqlAsGeneric(parseMockSet(text, 'm.yaml')[0]!);
+    if (typeof back === 'string') throw new Error(back);
+    expect(payloadBytes(back.spec.genericresponses)).toEqual(packet(0, payload));
+    expect(typeof ((mysql[0]!.spec as YamlMap)['responses'] as YamlMap[])[0]!['message']).toBe('string');
+  });
+
   it('keeps bytes that are not whole packets (or a truncated exchange) as a Generic mock', () => {
     expect(toMysqlMock(exchange(Buffer.from('\x05\x00\x00'), ok))).toBeUndefined();
     expect(mysqlMockOf(exchange(Buffer.from('\x05\x00\x00'), ok)).kind).toBe('Generic');
@@ -118,6 +142,13 @@ describe("MySQL as Keploy's MySQL kind", () => {
     const warnings: string[] = [];
     replayersFor(parsed, { ca: {} as DebugkitCa, onMiss: 'fail', missed: () => {}, recorded: () => {}, warn: (w) => warnings.push(w) });
     expect(warnings).toEqual([expect.stringMatching(/^1 MySQL mock\(s\) cannot be replayed and were left out; the first: MySQL mock mock-0: requests\[0\]/)]);
+    // Its greeting, in Keploy's fields, gives back a payload of the length Keploy recorded.
+    const hsOnly = { ...parsed[0]!, spec: { ...(parsed[0]!.spec as YamlMap), requests: [], responses: [((parsed[0]!.spec as YamlMap)['responses'] as YamlMap[])[0]!] } } as Mock;
+    const hs = mysqlAsGeneric(hsOnly);
+    if (typeof hs === 'string') throw new Error(hs);
+    const hsBytes = payloadBytes(hs.spec.genericresponses);
+    expect([hsBytes.readUIntLE(0, 3), hsBytes.length]).toEqual([74, 78]);
+    expect(hsBytes.subarray(4, 12).toString('latin1')).toBe('\x0a8.0.43\0');
     // Its OK packet, in Keploy's fields, gives back a payload of the length Keploy recorded.
     const spec = parsed[0]!.spec as YamlMap;
     const okOnly = { ...parsed[0]!, spec: { ...spec, requests: [], responses: [(spec['responses'] as YamlMap[])[2]!] } } as Mock;

@@ -1,4 +1,5 @@
 import { compareKeys } from '../keploy/emit.js';
+import { markStyle } from '../keploy/style.js';
 import { KEPLOY_MOCK_VERSION, type GenericMock, type Mock, type PassThroughMock, type YamlMap, type YamlValue } from '../keploy/types.js';
 import { META_HOST, META_SERVER_CLOSED, messageOf, payloadBytes } from '../generic/format.js';
 
@@ -27,7 +28,10 @@ import { META_HOST, META_SERVER_CLOSED, messageOf, payloadBytes } from '../gener
  * ColumnCount, ColumnDefinition41, TextRow, BinaryRow), worked out from the packet and its place
  * in the exchange (a label: replay does not depend on it).
  *
- * `message` is modelled field by field for COM_QUERY and COM_STMT_PREPARE (`{query}`), OK
+ * `message` is modelled field by field for COM_QUERY and COM_STMT_PREPARE (`{query}`),
+ * HandshakeV10 (`protocol_version, server_version, connection_id, auth_plugin_data, filler,
+ * capability_flags, character_set, status_flags, auth_plugin_name`; a MariaDB greeting, with
+ * extended capabilities in the reserved bytes, stays bytes), OK
  * (`header, affected_rows, last_insert_id, status_flags, warnings, info`), ERR (`header,
  * error_code, sql_state_marker, sql_state, error_message`) and EOF (`header, warnings,
  * status_flags`), each only when its fields give back exactly the recorded bytes (text that is
@@ -207,6 +211,31 @@ function decodeMessage(type: string, b: Buffer): YamlMap | undefined {
     return { header: b[0]!, error_code: b.readUInt16LE(1), sql_state_marker: '#', sql_state: sqlState, error_message: message };
   }
   if (type === 'EOF' && b.length === 5) return { header: b[0]!, warnings: b.readUInt16LE(1), status_flags: b.readUInt16LE(3) };
+  if (type === 'HandshakeV10') {
+    // protocol 10, version NUL, connection id, scramble part 1 (8), filler, capabilities (low),
+    // charset, status, capabilities (high), scramble length, 10 reserved bytes, scramble part 2,
+    // plugin name NUL. MariaDB's extended capabilities in the reserved bytes do not fit Keploy's
+    // fields: such a greeting stays bytes.
+    const end = b.indexOf(0, 1);
+    if (b[0] !== 0x0a || end < 0 || b.length < end + 1 + 31) return undefined;
+    const version = text(b.subarray(1, end));
+    let pos = end + 1;
+    const connectionId = b.readUInt32LE(pos);
+    const part1 = b.subarray(pos + 4, pos + 12);
+    const filler = b[pos + 12]!;
+    const capabilities = (b.readUInt16LE(pos + 13) | (b.readUInt16LE(pos + 18) << 16)) >>> 0;
+    const charset = b[pos + 15]!;
+    const status = b.readUInt16LE(pos + 16);
+    const dataLength = b[pos + 20]!;
+    pos += 31;
+    const part2Length = Math.max(13, dataLength - 8);
+    const nameEnd = b.indexOf(0, pos + part2Length);
+    if (version === undefined || pos + part2Length > b.length || nameEnd !== b.length - 1) return undefined;
+    const name = text(b.subarray(pos + part2Length, nameEnd));
+    if (name === undefined) return undefined;
+    const data = markStyle([...part1, ...b.subarray(pos, pos + part2Length)], true);
+    return { protocol_version: 10, server_version: version, connection_id: connectionId, auth_plugin_data: data, filler, capability_flags: capabilities, character_set: charset, status_flags: status, auth_plugin_name: name };
+  }
   return undefined;
 }
 
@@ -224,6 +253,30 @@ function encodeMessage(type: string, m: YamlMap): Buffer | undefined {
     return Buffer.concat([Buffer.from([header ?? 0xff]), u16(code), Buffer.from(marker + state, 'utf8'), Buffer.from(message, 'utf8')]);
   }
   if (type === 'EOF') return Buffer.concat([Buffer.from([header ?? 0xfe]), u16(num(m, 'warnings') ?? 0), u16(num(m, 'status_flags') ?? 0)]);
+  if (type === 'HandshakeV10') {
+    const [version, name, data] = [str(m, 'server_version'), str(m, 'auth_plugin_name'), m['auth_plugin_data']];
+    if (version === undefined || name === undefined || !Array.isArray(data) || data.length < 8) return undefined;
+    if (!data.every((x) => typeof x === 'number' && Number.isInteger(x) && x >= 0 && x < 256)) return undefined;
+    const scramble = Buffer.from(data as number[]);
+    const caps = num(m, 'capability_flags') ?? 0;
+    const fixed = Buffer.alloc(4);
+    fixed.writeUInt32LE(num(m, 'connection_id') ?? 0);
+    return Buffer.concat([
+      Buffer.from([num(m, 'protocol_version') ?? 10]),
+      Buffer.from(version + '\0', 'utf8'),
+      fixed,
+      scramble.subarray(0, 8),
+      Buffer.from([num(m, 'filler') ?? 0]),
+      u16(caps & 0xffff),
+      Buffer.from([num(m, 'character_set') ?? 0]),
+      u16(num(m, 'status_flags') ?? 0),
+      u16(caps >>> 16),
+      Buffer.from([scramble.length]),
+      Buffer.alloc(10),
+      scramble.subarray(8),
+      Buffer.from(name + '\0', 'utf8'),
+    ]);
+  }
   return undefined;
 }
 
@@ -301,7 +354,7 @@ function entryBytes(entry: YamlValue | undefined, where: string): Buffer | strin
   else if (isMap(message) && typeof message['query'] === 'string' && QUERY_COMMANDS[type] !== undefined) {
     payload = Buffer.concat([Buffer.from([QUERY_COMMANDS[type]!]), Buffer.from(message['query'], 'utf8')]);
   } else if (isMap(message) && encodeMessage(type, message)) payload = encodeMessage(type, message)!;
-  else return `${where}: a structured ${type || 'packet'} message (only queries, OK, ERR and EOF are turned back into bytes; debugkit records other packets as base64)`;
+  else return `${where}: a structured ${type || 'packet'} message (only queries, HandshakeV10, OK, ERR and EOF are turned back into bytes; debugkit records other packets as base64)`;
   const header4 = Buffer.alloc(4);
   header4.writeUIntLE(payload.length, 0, 3);
   header4[3] = seq;
