@@ -1,7 +1,10 @@
-import { cpSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMariadb, type RunningMariadb } from '../src/toolsets/mocks/mysql/testing.js';
+import { mysqlAsGeneric } from '../src/toolsets/mocks/mysql/keploy.js';
+import { parseMockSet } from '../src/toolsets/mocks/keploy/parse.js';
+import { serializeMockSet } from '../src/toolsets/mocks/keploy/serialize.js';
 import { connectStdio, type TestClient } from './helpers/client.js';
 import { tempDir } from './helpers/programs.js';
 
@@ -27,17 +30,24 @@ afterAll(async () => {
   await db?.stop();
 });
 
-describe('mocks: MySQL (a real MariaDB), recorded as byte exchanges and replayed without the server', () => {
+describe('mocks: MySQL (a real MariaDB), recorded as Keploy MySQL mocks and replayed without the server', () => {
   it('PyMySQL (text protocol, multi-statement) and mysql2 (prepared statements, binary rows, two result sets): replayed with another password; a changed query is a MySQL error', async () => {
     const command = (password: string, item: string) => `/usr/bin/python3 shop.py ${db!.port} ${password} ${item}`;
     const rec = await tool('keploy_mock_record', { command: command(db!.password, 'plum'), path: 'keploy-mysql' });
-    expect(rec).toMatchObject({ success: true, protocols: ['Generic'] });
+    expect(rec).toMatchObject({ success: true, protocols: ['MySQL'] });
+    const written = readFileSync(path.resolve(root, rec.mockFilePath), 'utf8');
+    expect(written).toMatch(/^kind: MySQL$/m);
+    expect(written).not.toMatch(/^kind: Generic$/m);
+    expect(written).toMatch(/packet_type: COM_QUERY\n\s+message:\n\s+query: INSERT INTO stock VALUES \('plum', 1\)/);
+    expect(written).toMatch(/packet_type: HandshakeV10/);
+    expect(written).toMatch(/packet_type: OK\n\s+message:\n\s+header: 0\n\s+affected_rows: 1\n/);
+    expect(written).toMatch(/^    reqtimestampmock: \d{4}-/m);
     const recorded = readFileSync(path.join(root, 'shop-out.txt'), 'utf8');
     expect(recorded).toBe("rows=(('plum', 1),) count=((1,),)\n");
     const port = db!.port;
     const nodeCommand = `node shop.mjs ${port} ${db!.password} kiwi`;
     const recNode = await tool('keploy_mock_record', { command: nodeCommand, path: 'keploy-mysql-node' });
-    expect(recNode).toMatchObject({ success: true, protocols: ["Generic"] });
+    expect(recNode).toMatchObject({ success: true, protocols: ['MySQL'] });
     const recordedNode = readFileSync(path.join(root, 'shop-node-out.txt'), 'utf8');
     expect(recordedNode).toBe('kiwi qty=1 price=2.50 seen=2026-11-23T10:00:00.000Z n=1 answer=42\n');
     await db!.stop();
@@ -47,6 +57,19 @@ describe('mocks: MySQL (a real MariaDB), recorded as byte exchanges and replayed
     // Another password: the client's scramble and its pid (a connection attribute) differ from the recording.
     const replay = await tool('keploy_mock_test', { command: `/usr/bin/python3 shop.py ${port} other-password plum`, path: 'keploy-mysql' });
     expect(replay).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'shop-out.txt'), 'utf8')).toBe(recorded);
+
+    // A set recorded before MySQL was written as Keploy's MySQL kind (the same exchanges as Generic mocks) still replays.
+    const asGeneric = parseMockSet(written, 'mocks.yaml').map((m) => {
+      const g = mysqlAsGeneric(m);
+      if (typeof g === 'string') throw new Error(g);
+      return g;
+    });
+    mkdirSync(path.join(root, 'keploy-mysql-old', 'generic-set'), { recursive: true });
+    writeFileSync(path.join(root, 'keploy-mysql-old', 'generic-set', 'mocks.yaml'), serializeMockSet(asGeneric));
+    writeFileSync(path.join(root, 'shop-out.txt'), '');
+    const old = await tool('keploy_mock_test', { command: `/usr/bin/python3 shop.py ${port} other-password plum`, path: 'keploy-mysql-old' });
+    expect(old).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
     expect(readFileSync(path.join(root, 'shop-out.txt'), 'utf8')).toBe(recorded);
 
     // mysql2: prepared statements with binary rows, and two result sets.

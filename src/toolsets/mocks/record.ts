@@ -4,6 +4,7 @@ import { MockStore } from './keploy/store.js';
 import { nameFor } from './keploy/naming.js';
 import { connectTcp, isHttpCandidate, recordIntercepted } from './http/index.js';
 import { recordGeneric } from './generic/index.js';
+import { mysqlMockOf } from './mysql/keploy.js';
 import { recordPostgres } from './postgres/recorder.js';
 import { recordRedis } from './redis/index.js';
 import { recordH2 } from './h2/index.js';
@@ -95,7 +96,11 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
         }
         if (conn.protocol === 'generic') {
           const upstream = await connectUpstream(conn);
-          const result = await recordGeneric(conn, upstream, { onMock: keep('Generic') });
+          const result = await recordGeneric(conn, upstream, { onMock: keep('Generic'), onMysqlMock: (m) => {
+              const mock = mysqlMockOf(m);
+              keep(mock.kind)(mock);
+            },
+          });
           if (result.error) req.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
           if (result.stoppedRecording) req.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.stoppedRecording}`);
           return;

@@ -2,6 +2,7 @@ import { connectTcp } from './http/index.js';
 import type { MatcherOptions } from './http/matcher.js';
 import type { OnMiss } from './http/replayer.js';
 import { recordGeneric } from './generic/index.js';
+import { mysqlMockOf } from './mysql/keploy.js';
 import type { Mock } from './keploy/types.js';
 import { recordPostgres } from './postgres/recorder.js';
 import { recordRedis } from './redis/index.js';
@@ -57,6 +58,7 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
     ...(req.upstreamCa ? { upstreamCa: req.upstreamCa } : {}),
     missed: (message) => void misses.push(message),
     recorded: keep,
+    warn: req.warn,
   });
   /** Connections no replayer took. */
   const other = { missed: 0, fellBack: 0 };
@@ -76,7 +78,7 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
         ? await recordPostgres(conn, upstream, { onMock: keep })
         : conn.protocol === 'redis'
           ? await recordRedis(conn, upstream, { onMock: keep })
-          : await recordGeneric(conn, upstream, { onMock: keep });
+          : await recordGeneric(conn, upstream, { onMock: keep, onMysqlMock: (m) => keep(mysqlMockOf(m)) });
     if (result.error) req.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
   };
   const proxy = await startCaptureProxy({

@@ -2,6 +2,7 @@ import { connectTcp, HttpMatcher, HttpReplayer, isHttpCandidate, replayIntercept
 import type { MatcherOptions } from './http/matcher.js';
 import type { OnMiss } from './http/replayer.js';
 import { GenericIndex, replayGeneric } from './generic/index.js';
+import { mysqlAsGeneric } from './mysql/keploy.js';
 import type { GenericMock, HttpMock, Mock, PostgresMock, RedisMock } from './keploy/types.js';
 import { ReplayIndex } from './postgres/catalog.js';
 import { replayPostgres } from './postgres/replayer.js';
@@ -42,6 +43,8 @@ export interface ReplayersOptions {
   missed(message: string): void;
   /** A mock captured on a miss (`onMiss: record`). */
   recorded(mock: Mock): void;
+  /** Something about the set the report should say (MySQL mocks that cannot be replayed). */
+  warn?(message: string): void;
 }
 
 const ofKind = <K extends Mock['kind']>(mocks: readonly Mock[], kind: K) => mocks.filter((m) => m.kind === kind) as Array<Extract<Mock, { kind: K }>>;
@@ -53,7 +56,7 @@ const ofKind = <K extends Mock['kind']>(mocks: readonly Mock[], kind: K) => mock
  */
 export function replayersFor(mocks: readonly Mock[], o: ReplayersOptions): ProtocolReplayer[] {
   const h2 = h2Replayer(mocks, o);
-  return [h2, httpReplayer(ofKind(mocks, 'Http'), o, h2.overTls), postgresReplayer(ofKind(mocks, 'Postgres'), o), genericReplayer(ofKind(mocks, 'Generic'), o), redisReplayer(ofKind(mocks, 'Redis'), o)];
+  return [h2, httpReplayer(ofKind(mocks, 'Http'), o, h2.overTls), postgresReplayer(ofKind(mocks, 'Postgres'), o), genericReplayer(genericAndMysql(mocks, o.warn), o), redisReplayer(ofKind(mocks, 'Redis'), o)];
 }
 
 function counts(): ReplayCounts {
@@ -173,6 +176,26 @@ function redisReplayer(mocks: RedisMock[], o: ReplayersOptions): ProtocolReplaye
     },
     counts: c,
   };
+}
+
+/**
+ * Generic mocks and MySQL mocks as the bytes they hold, in file order: MySQL is served by the
+ * MySQL-aware byte replayer. MySQL mocks with messages that cannot be turned back into bytes
+ * (structured ones Keploy wrote) are left out: a connection needing them misses.
+ */
+function genericAndMysql(mocks: readonly Mock[], warn?: (message: string) => void): GenericMock[] {
+  const out: GenericMock[] = [];
+  const unusable: string[] = [];
+  for (const m of mocks) {
+    if (m.kind === 'Generic') out.push(m);
+    else if (m.kind === 'MySQL') {
+      const g = mysqlAsGeneric(m);
+      if (typeof g !== 'string') out.push(g);
+      else unusable.push(g);
+    }
+  }
+  if (unusable.length > 0) warn?.(`${unusable.length} MySQL mock(s) cannot be replayed and were left out; the first: ${unusable[0]}`);
+  return out;
 }
 
 function genericReplayer(mocks: GenericMock[], o: ReplayersOptions): ProtocolReplayer {

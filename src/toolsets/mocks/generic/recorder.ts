@@ -31,6 +31,11 @@ export interface GenericConnection {
 
 export interface RecordGenericOptions {
   onMock(mock: GenericMock): void;
+  /**
+   * When given, the exchanges of a MySQL/MariaDB connection (its greeting said so) go here
+   * instead of `onMock` (record.ts writes them as Keploy MySQL mocks).
+   */
+  onMysqlMock?(mock: GenericMock): void;
   /** Default 1 MiB (request + response of one exchange). */
   maxBytesPerMock?: number;
   /** Mock building or `onMock` failures (the traffic is not affected). */
@@ -162,7 +167,8 @@ class ExchangeGrouper {
         this.options.utcOffsetMinutes,
       );
       this.result.mocks++;
-      this.options.onMock(mock);
+      if (this.mysql && this.options.onMysqlMock) this.options.onMysqlMock(mock);
+      else this.options.onMock(mock);
     } catch (err) {
       this.options.onError?.(err);
     }

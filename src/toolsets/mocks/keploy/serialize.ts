@@ -112,6 +112,12 @@ class Writer {
       default:
         spec = this.value(m.spec, 'spec');
         if (spec.kind !== 'map') this.fail('spec', 'expected an object');
+        // MySQLSpec's timestamps are Go times: written plain, as yaml.v3 writes them.
+        if (m.kind === 'MySQL') {
+          spec.entries = spec.entries.map(([k, v]): [string, ENode] =>
+            (k === 'reqtimestampmock' || k === 'restimestampmock') && v.kind === 'str' && TIMESTAMP.test(v.value) ? [k, { kind: 'raw', text: v.value }] : [k, v],
+          );
+        }
     }
     return this.ordered(
       [

@@ -1,0 +1,162 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildGenericMock, payloadBytes } from '../generic/format.js';
+import { GenericIndex } from '../generic/matcher.js';
+import { parseMockSet } from '../keploy/parse.js';
+import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
+import type { GenericMock, Mock, YamlMap } from '../keploy/types.js';
+import { mysqlAsGeneric, mysqlMockOf, toMysqlMock } from './keploy.js';
+import { replayersFor } from '../replayers.js';
+import type { DebugkitCa } from '../tls/index.js';
+
+function packet(seq: number, payload: Buffer | string): Buffer {
+  const p = typeof payload === 'string' ? Buffer.from(payload, 'latin1') : payload;
+  const head = Buffer.alloc(4);
+  head.writeUIntLE(p.length, 0, 3);
+  head[3] = seq;
+  return Buffer.concat([head, p]);
+}
+
+const at = new Date('2026-11-23T10:00:00.123Z');
+const exchange = (request: Buffer, response: Buffer): GenericMock =>
+  buildGenericMock({ request, response, startedAt: at, endedAt: at, host: '127.0.0.1:3306', connectionId: 'conn-1' }, 0);
+
+const greeting = packet(0, Buffer.concat([Buffer.from('\x0a10.11.18-MariaDB\0', 'latin1'), Buffer.alloc(40, 7), Buffer.from('mysql_native_password\0')]));
+const login = packet(1, Buffer.concat([Buffer.alloc(32, 0), Buffer.from('app\0\x14'), Buffer.alloc(20), Buffer.from('shop\0')]));
+// An OK whose info carries session-state bytes (control characters), as in Keploy's sample.
+const ok = packet(2, Buffer.concat([Buffer.from([0, 0, 0, 2, 0x40, 0, 0]), Buffer.from('\0\v\x01\t\border_db', 'latin1')]));
+const query = packet(0, '\x03SELECT name, qty FROM stock; SELECT COUNT(*) FROM stock');
+const column = (seq: number, name: string) => packet(seq, Buffer.concat([Buffer.from('\x03def\x04shop\x05stock\x05stock'), Buffer.from([name.length]), Buffer.from(name), Buffer.from([name.length]), Buffer.from(name), Buffer.from([0x0c, 0x21, 0, 0xa0, 0, 0, 0, 0xfd, 0, 0, 0, 0, 0])]));
+const eof = (seq: number, status: number) => packet(seq, Buffer.from([0xfe, 0, 0, status & 0xff, status >> 8]));
+const results = Buffer.concat([
+  packet(1, Buffer.from([2])),
+  column(2, 'name'),
+  column(3, 'qty'),
+  eof(4, 0x0a),
+  packet(5, '\x04plum\x011'),
+  eof(6, 0x0a), // SERVER_MORE_RESULTS_EXISTS: a second result set follows
+  packet(7, Buffer.from([1])),
+  column(8, 'COUNT(*)'),
+  eof(9, 2),
+  packet(10, '\x011'),
+  eof(11, 2),
+]);
+const prepare = packet(0, '\x16SELECT price FROM stock WHERE name = ?');
+const prepareOk = Buffer.concat([packet(1, Buffer.from([0, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0])), column(2, '?'), eof(3, 2), column(4, 'price'), eof(5, 2)]);
+const execute = packet(0, Buffer.concat([Buffer.from([0x17, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0xfd, 0, 4]), Buffer.from('kiwi')]));
+const binaryRows = Buffer.concat([packet(1, Buffer.from([1])), column(2, 'price'), eof(3, 2), packet(4, Buffer.from([0, 0, 4, 0x32, 0x2e, 0x35, 0x30])), eof(5, 2)]);
+const miss = exchange(packet(0, '\x03SELECT 1'), packet(1, Buffer.from([0xff, 0x51, 0x04, 0x23, 0x48, 0x59, 0x30, 0x30, 0x30, 0x6e, 0x6f])));
+
+const generic = [exchange(Buffer.alloc(0), greeting), exchange(login, ok), exchange(query, results), exchange(prepare, prepareOk), exchange(execute, binaryRows), miss];
+
+const types = (m: Mock, list: 'requests' | 'responses') => ((m.spec as YamlMap)[list] as YamlMap[]).map((p) => (p['header'] as YamlMap)['packet_type']);
+
+describe("MySQL as Keploy's MySQL kind", () => {
+  const mysql = numberMocks(generic.map(mysqlMockOf));
+
+  it('writes each exchange as a MySQL mock with Keploy field names and packet types', () => {
+    expect(mysql.every((m) => m.kind === 'MySQL')).toBe(true);
+    expect(types(mysql[0]!, 'responses')).toEqual(['HandshakeV10']);
+    expect(types(mysql[1]!, 'requests')).toEqual(['HandshakeResponse41']);
+    expect(types(mysql[2]!, 'requests')).toEqual(['COM_QUERY']);
+    expect(types(mysql[2]!, 'responses')).toEqual(['ColumnCount', 'ColumnDefinition41', 'ColumnDefinition41', 'EOF', 'TextRow', 'EOF', 'ColumnCount', 'ColumnDefinition41', 'EOF', 'TextRow', 'EOF']);
+    expect(types(mysql[3]!, 'responses')).toEqual(['COM_STMT_PREPARE_OK', 'ColumnDefinition41', 'EOF', 'ColumnDefinition41', 'EOF']);
+    expect(types(mysql[4]!, 'requests')).toEqual(['COM_STMT_EXECUTE']);
+    expect(types(mysql[4]!, 'responses')).toEqual(['ColumnCount', 'ColumnDefinition41', 'EOF', 'BinaryRow', 'EOF']);
+    expect(types(mysql[5]!, 'responses')).toEqual(['ERR']);
+    const message = (m: Mock, list: 'requests' | 'responses', i: number) => ((m.spec as YamlMap)[list] as YamlMap[])[i]!['message'];
+    expect(message(mysql[1]!, 'responses', 0)).toEqual({ header: 0, affected_rows: 0, last_insert_id: 0, status_flags: 0x4002, warnings: 0, info: '\0\v\x01\t\border_db' });
+    expect(message(mysql[5]!, 'responses', 0)).toEqual({ header: 255, error_code: 1105, sql_state_marker: '#', sql_state: 'HY000', error_message: 'no' });
+    expect(message(mysql[2]!, 'responses', 3)).toEqual({ header: 254, warnings: 0, status_flags: 0x0a });
+    expect(message(mysql[2]!, 'responses', 4)).toBe(Buffer.from('\x04plum\x011', 'latin1').toString('base64'));
+    // An OK whose info is not UTF-8 keeps its bytes.
+    const odd = mysqlMockOf(exchange(packet(0, '\x03DO 1'), packet(1, Buffer.from([0, 0, 0, 2, 0, 0, 0, 0xc3]))));
+    expect(message(odd, 'responses', 0)).toBe(Buffer.from([0, 0, 0, 2, 0, 0, 0, 0xc3]).toString('base64'));
+    const text = serializeMockSet(mysql);
+    expect(text).toContain(
+      'kind: MySQL\nname: mock-2\nspec:\n    metadata:\n        connID: conn-1\n        host: 127.0.0.1:3306\n        requestOperation: COM_QUERY\n        responseOperation: ColumnCount\n        type: config\n    requests:\n        - header:\n            header:\n                payload_length: 56\n                sequence_id: 0\n            packet_type: COM_QUERY\n          message:\n            query: SELECT name, qty FROM stock; SELECT COUNT(*) FROM stock\n',
+    );
+    expect(text).toContain('    created: 1795428000\n    reqtimestampmock: 2026-11-23T10:00:00.123Z\n    restimestampmock: 2026-11-23T10:00:00.123Z\nconnectionId: conn-1\n');
+  });
+
+  it('parse -> serialize of a MySQL set is byte-identical, and replay gets back the recorded bytes', () => {
+    const text = serializeMockSet(mysql);
+    const parsed = parseMockSet(text, 'mocks.yaml');
+    expect(serializeMockSet(parsed)).toBe(text);
+    parsed.forEach((m, i) => {
+      const g = mysqlAsGeneric(m);
+      if (typeof g === 'string') throw new Error(g);
+      expect(payloadBytes(g.spec.genericrequests)).toEqual(payloadBytes(generic[i]!.spec.genericrequests));
+      expect(payloadBytes(g.spec.genericresponses)).toEqual(payloadBytes(generic[i]!.spec.genericresponses));
+      expect(g.spec.metadata['host']).toBe('127.0.0.1:3306');
+    });
+    // The replay index sees a MySQL server (authentication matched by sequence id).
+    const index = new GenericIndex(parsed.map((m) => mysqlAsGeneric(m) as GenericMock));
+    const view = index.forTarget({ host: '127.0.0.1', port: 3306 })!;
+    expect(view.mysql).toBe(true);
+    const m = view.match(packet(1, Buffer.alloc(60, 9)), false);
+    expect(m.kind === 'match' && m.entry.name).toBe('mock-1');
+  });
+
+  it("writes a MySQL 8 greeting in Keploy's HandshakeV10 fields (a MariaDB one, with extended capabilities in the reserved bytes, as bytes)", () => {
+    const scramble = Buffer.from('0123456789abcdefghij\0', 'latin1');
+    const caps = 0xdfffffff;
+    const fixed = Buffer.alloc(31);
+    fixed.writeUInt32LE(9, 0);
+    scramble.copy(fixed, 4, 0, 8);
+    fixed.writeUInt16LE(caps & 0xffff, 13);
+    fixed[15] = 255;
+    fixed.writeUInt16LE(2, 16);
+    fixed.writeUInt16LE(caps >>> 16, 18);
+    fixed[20] = scramble.length;
+    const payload = Buffer.concat([Buffer.from('\x0a8.0.43\0', 'latin1'), fixed, scramble.subarray(8), Buffer.from('caching_sha2_password\0')]);
+    const m = mysqlMockOf(exchange(Buffer.alloc(0), packet(0, payload)));
+    const message = ((m.spec as YamlMap)['responses'] as YamlMap[])[0]!['message'] as YamlMap;
+    expect(message).toMatchObject({ protocol_version: 10, server_version: '8.0.43', connection_id: 9, filler: 0, capability_flags: caps, character_set: 255, status_flags: 2, auth_plugin_name: 'caching_sha2_password' });
+    expect(message['auth_plugin_data']).toEqual([...scramble]);
+    const text = serializeMockSet([m]);
+    expect(text).toContain('auth_plugin_data: [48, 49, 50,');
+    const back = mysqlAsGeneric(parseMockSet(text, 'm.yaml')[0]!);
+    if (typeof back === 'string') throw new Error(back);
+    expect(payloadBytes(back.spec.genericresponses)).toEqual(packet(0, payload));
+    expect(typeof ((mysql[0]!.spec as YamlMap)['responses'] as YamlMap[])[0]!['message']).toBe('string');
+  });
+
+  it('keeps bytes that are not whole packets (or a truncated exchange) as a Generic mock', () => {
+    expect(toMysqlMock(exchange(Buffer.from('\x05\x00\x00'), ok))).toBeUndefined();
+    expect(mysqlMockOf(exchange(Buffer.from('\x05\x00\x00'), ok)).kind).toBe('Generic');
+  });
+
+  it("round-trips Keploy's own MySQL sample (from Keploy's docs) and says why its structured handshake is not replayed", () => {
+    const sample = readFileSync(path.join(import.meta.dirname, 'fixtures/keploy-docs-mysql.yaml'), 'utf8');
+    const parsed = parseMockSet(sample, 'keploy-docs-mysql.yaml');
+    expect(parsed).toHaveLength(1);
+    expect(parsed[0]!.kind).toBe('MySQL');
+    const written = serializeMockSet(parsed);
+    expect(parseMockSet(written, 'again.yaml')).toEqual(parsed);
+    expect(serializeMockSet(parseMockSet(written, 'again.yaml'))).toBe(written);
+    expect(written).toContain('    reqtimestampmock: 2025-09-04T11:27:46.15043888Z\n');
+    expect(mysqlAsGeneric(parsed[0]!)).toMatch(/MySQL mock mock-0: requests\[0\]: a structured SSLRequest message/);
+    // Replay says so rather than dropping it silently.
+    const warnings: string[] = [];
+    replayersFor(parsed, { ca: {} as DebugkitCa, onMiss: 'fail', missed: () => {}, recorded: () => {}, warn: (w) => warnings.push(w) });
+    expect(warnings).toEqual([expect.stringMatching(/^1 MySQL mock\(s\) cannot be replayed and were left out; the first: MySQL mock mock-0: requests\[0\]/)]);
+    // Its greeting, in Keploy's fields, gives back a payload of the length Keploy recorded.
+    const hsOnly = { ...parsed[0]!, spec: { ...(parsed[0]!.spec as YamlMap), requests: [], responses: [((parsed[0]!.spec as YamlMap)['responses'] as YamlMap[])[0]!] } } as Mock;
+    const hs = mysqlAsGeneric(hsOnly);
+    if (typeof hs === 'string') throw new Error(hs);
+    const hsBytes = payloadBytes(hs.spec.genericresponses);
+    expect([hsBytes.readUIntLE(0, 3), hsBytes.length]).toEqual([74, 78]);
+    expect(hsBytes.subarray(4, 12).toString('latin1')).toBe('\x0a8.0.43\0');
+    // Its OK packet, in Keploy's fields, gives back a payload of the length Keploy recorded.
+    const spec = parsed[0]!.spec as YamlMap;
+    const okOnly = { ...parsed[0]!, spec: { ...spec, requests: [], responses: [(spec['responses'] as YamlMap[])[2]!] } } as Mock;
+    const g = mysqlAsGeneric(okOnly);
+    if (typeof g === 'string') throw new Error(g);
+    const bytes = payloadBytes(g.spec.genericresponses);
+    expect(bytes.readUIntLE(0, 3)).toBe(20);
+    expect(bytes.length).toBe(24);
+    expect(bytes[3]).toBe(5);
+  });
+});

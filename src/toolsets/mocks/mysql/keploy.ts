@@ -1,0 +1,407 @@
+import { compareKeys } from '../keploy/emit.js';
+import { markStyle } from '../keploy/style.js';
+import { KEPLOY_MOCK_VERSION, type GenericMock, type Mock, type PassThroughMock, type YamlMap, type YamlValue } from '../keploy/types.js';
+import { META_HOST, META_SERVER_CLOSED, messageOf, payloadBytes } from '../generic/format.js';
+
+/**
+ * MySQL/MariaDB exchanges as Keploy's `MySQL` mock kind (Keploy `models.MySQLSpec`), one mock
+ * per exchange (the greeting; each authentication step; each command with its whole answer):
+ *
+ *   spec:
+ *     metadata: {connID, host, requestOperation, responseOperation, type: config}
+ *     requests:            # the client's packets, in order
+ *       - header:
+ *           header: {payload_length: 33, sequence_id: 0}
+ *           packet_type: COM_QUERY
+ *         message: {query: SELECT 1}
+ *     responses:           # the server's packets, in order
+ *       - header: {header: {payload_length: 1, sequence_id: 1}, packet_type: ColumnCount}
+ *         message: AQ==
+ *     created: <unix seconds>
+ *     reqtimestampmock / restimestampmock
+ *
+ * Field names are Keploy's (`header.header.payload_length`, `sequence_id`, `packet_type`,
+ * `message`, lowercase timestamps, `connID`/`requestOperation`/`responseOperation` metadata).
+ * `packet_type` uses Keploy's names (HandshakeV10, HandshakeResponse41, SSLRequest,
+ * AuthSwitchRequest, AuthMoreData, AuthSwitchResponse, OK, ERR, EOF, COM_QUERY,
+ * COM_STMT_PREPARE, COM_STMT_PREPARE_OK, COM_STMT_EXECUTE, COM_STMT_CLOSE, COM_QUIT,
+ * ColumnCount, ColumnDefinition41, TextRow, BinaryRow), worked out from the packet and its place
+ * in the exchange (a label: replay does not depend on it).
+ *
+ * `message` is modelled field by field for COM_QUERY and COM_STMT_PREPARE (`{query}`),
+ * HandshakeV10 (`protocol_version, server_version, connection_id, auth_plugin_data, filler,
+ * capability_flags, character_set, status_flags, auth_plugin_name`; a MariaDB greeting, with
+ * extended capabilities in the reserved bytes, stays bytes), OK
+ * (`header, affected_rows, last_insert_id, status_flags, warnings, info`), ERR (`header,
+ * error_code, sql_state_marker, sql_state, error_message`) and EOF (`header, warnings,
+ * status_flags`), each only when its fields give back exactly the recorded bytes (text that is
+ * UTF-8). Every other packet's message is its payload as a base64 string (Keploy itself writes a packet it does not model, e.g. `plain_password`, this
+ * way), so replay sends exactly the recorded bytes. Authentication secrets were zeroed before
+ * (generic/mysql.ts). Additions Keploy ignores: `metadata.host` (`host:port` of the server) and
+ * `metadata.serverClosed`.
+ *
+ * Replay turns each MySQL mock back into the bytes of the exchange and serves it with the
+ * MySQL-aware byte replayer (generic/replayer.ts), so sets recorded before (Generic mocks) and
+ * after replay the same way. A MySQL mock whose messages this module cannot turn into bytes (one
+ * Keploy wrote with a structured handshake or result set) is reported, not replayed.
+ */
+
+export interface MysqlPacket {
+  seq: number;
+  payload: Buffer;
+}
+
+/** Splits bytes into whole packets; undefined when they do not split exactly. */
+export function splitPackets(bytes: Buffer): MysqlPacket[] | undefined {
+  const out: MysqlPacket[] = [];
+  let pos = 0;
+  while (pos < bytes.length) {
+    if (bytes.length - pos < 4) return undefined;
+    const len = bytes.readUIntLE(pos, 3);
+    if (pos + 4 + len > bytes.length) return undefined;
+    out.push({ seq: bytes[pos + 3]!, payload: bytes.subarray(pos + 4, pos + 4 + len) });
+    pos += 4 + len;
+  }
+  return out;
+}
+
+const COMMANDS: Record<number, string> = {
+  0x01: 'COM_QUIT',
+  0x02: 'COM_INIT_DB',
+  0x03: 'COM_QUERY',
+  0x0e: 'COM_PING',
+  0x11: 'COM_CHANGE_USER',
+  0x16: 'COM_STMT_PREPARE',
+  0x17: 'COM_STMT_EXECUTE',
+  0x18: 'COM_STMT_SEND_LONG_DATA',
+  0x19: 'COM_STMT_CLOSE',
+  0x1a: 'COM_STMT_RESET',
+  0x1f: 'COM_RESET_CONNECTION',
+};
+/** Commands whose message is modelled as `{query}`. */
+const QUERY_COMMANDS: Record<string, number> = { COM_QUERY: 0x03, COM_STMT_PREPARE: 0x16 };
+
+function requestTypes(packets: MysqlPacket[], greeting: boolean): string[] {
+  return packets.map((p) => {
+    if (greeting) return 'unknown';
+    if (p.seq === 0) return COMMANDS[p.payload[0] ?? -1] ?? `COM_0x${(p.payload[0] ?? 0).toString(16).padStart(2, '0')}`;
+    if (p.seq === 1) return p.payload.length === 32 ? 'SSLRequest' : 'HandshakeResponse41';
+    return 'AuthSwitchResponse';
+  });
+}
+
+const isEof = (p: Buffer) => p[0] === 0xfe && p.length < 9;
+
+function lenenc(b: Buffer, pos: number): number {
+  const f = b[pos] ?? 0;
+  if (f < 0xfb) return f;
+  if (f === 0xfc) return b.readUInt16LE(pos + 1);
+  if (f === 0xfd) return b.readUIntLE(pos + 1, 3);
+  return Number(b.readBigUInt64LE(pos + 1));
+}
+
+/** Labels of the server's packets, from the request they answer. */
+function responseTypes(packets: MysqlPacket[], command: string | undefined): string[] {
+  const out: string[] = [];
+  if (!command) {
+    // Greeting or authentication.
+    for (const p of packets) {
+      const b = p.payload;
+      out.push(b[0] === 0x0a && p.seq === 0 ? 'HandshakeV10' : b[0] === 0x00 ? 'OK' : b[0] === 0xff ? 'ERR' : b[0] === 0xfe ? 'AuthSwitchRequest' : b[0] === 0x01 ? 'AuthMoreData' : 'unknown');
+    }
+    return out;
+  }
+  const rowType = command === 'COM_STMT_EXECUTE' ? 'BinaryRow' : 'TextRow';
+  // Definition blocks still to come (a prepare's parameters then columns), each closed by an EOF
+  // unless CLIENT_DEPRECATE_EOF was agreed; rows follow a result set's definitions.
+  type State = 'start' | 'defs' | 'defsEof' | 'rows';
+  let state = 'start' as State;
+  let queue: number[] = [];
+  let defs = 0;
+  let rowsAfter = false;
+  const nextBlock = () => {
+    const n = queue.shift();
+    if (n !== undefined) [state, defs] = ['defs', n];
+    else state = rowsAfter ? 'rows' : 'start';
+  };
+  for (let i = 0; i < packets.length; ) {
+    const b = packets[i]!.payload;
+    const now: State = state;
+    if (now === 'start') {
+      if (b[0] === 0xff) out.push('ERR');
+      else if (command === 'COM_STMT_PREPARE' && b[0] === 0x00 && b.length >= 9) {
+        out.push('COM_STMT_PREPARE_OK');
+        queue = [b.readUInt16LE(7), b.readUInt16LE(5)].filter((n) => n > 0);
+        rowsAfter = false;
+        nextBlock();
+      } else if (b[0] === 0x00) out.push('OK');
+      else if (isEof(b)) out.push('EOF');
+      else {
+        out.push('ColumnCount');
+        queue = [lenenc(b, 0)].filter((n) => n > 0);
+        rowsAfter = true;
+        nextBlock();
+      }
+    } else if (now === 'defs') {
+      out.push('ColumnDefinition41');
+      if (--defs <= 0) state = 'defsEof';
+    } else if (now === 'defsEof') {
+      if (isEof(b)) out.push('EOF');
+      nextBlock();
+      if (!isEof(b)) continue; // no EOF: this packet belongs to what follows
+    } else {
+      if (b[0] === 0xff) [out[out.length], state] = ['ERR', 'start'];
+      else if (b[0] === 0xfe && b.length < 0xffffff) [out[out.length], state] = [isEof(b) ? 'EOF' : 'OK', 'start'];
+      else out.push(rowType);
+    }
+    i++;
+  }
+  return out;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** Text that gives back exactly these bytes, else undefined. */
+function text(b: Buffer): string | undefined {
+  try {
+    return utf8.decode(b);
+  } catch {
+    return undefined;
+  }
+}
+
+function readLenenc(b: Buffer, pos: number): [number, number] | undefined {
+  const f = b[pos];
+  if (f === undefined || f === 0xfb || f === 0xff) return undefined;
+  if (f < 0xfb) return [f, pos + 1];
+  const size = f === 0xfc ? 2 : f === 0xfd ? 3 : 8;
+  if (pos + 1 + size > b.length) return undefined;
+  const v = size === 8 ? Number(b.readBigUInt64LE(pos + 1)) : b.readUIntLE(pos + 1, size);
+  return Number.isSafeInteger(v) ? [v, pos + 1 + size] : undefined;
+}
+
+function writeLenenc(v: number): Buffer {
+  if (v < 0xfb) return Buffer.from([v]);
+  if (v < 0x10000) return Buffer.from([0xfc, v & 0xff, v >> 8]);
+  if (v < 0x1000000) return Buffer.from([0xfd, v & 0xff, (v >> 8) & 0xff, v >> 16]);
+  const b = Buffer.alloc(9);
+  b[0] = 0xfe;
+  b.writeBigUInt64LE(BigInt(v), 1);
+  return b;
+}
+
+const u16 = (v: number) => Buffer.from([v & 0xff, (v >> 8) & 0xff]);
+const num = (m: YamlMap, k: string) => (typeof m[k] === 'number' && Number.isSafeInteger(m[k]) && (m[k] as number) >= 0 ? (m[k] as number) : undefined);
+const str = (m: YamlMap, k: string) => (typeof m[k] === 'string' ? (m[k] as string) : m[k] === undefined || m[k] === null ? '' : undefined);
+
+/** Keploy's field names for the packets modelled here (OK, ERR, EOF), read from a payload. */
+function decodeMessage(type: string, b: Buffer): YamlMap | undefined {
+  if (type === 'OK') {
+    const a = readLenenc(b, 1);
+    const l = a && readLenenc(b, a[1]);
+    if (!a || !l || l[1] + 4 > b.length) return undefined;
+    const info = text(b.subarray(l[1] + 4));
+    if (info === undefined) return undefined;
+    return { header: b[0]!, affected_rows: a[0], last_insert_id: l[0], status_flags: b.readUInt16LE(l[1]), warnings: b.readUInt16LE(l[1] + 2), info };
+  }
+  if (type === 'ERR') {
+    if (b.length < 9 || b[3] !== 0x23) return undefined;
+    const sqlState = text(b.subarray(4, 9));
+    const message = text(b.subarray(9));
+    if (sqlState === undefined || message === undefined) return undefined;
+    return { header: b[0]!, error_code: b.readUInt16LE(1), sql_state_marker: '#', sql_state: sqlState, error_message: message };
+  }
+  if (type === 'EOF' && b.length === 5) return { header: b[0]!, warnings: b.readUInt16LE(1), status_flags: b.readUInt16LE(3) };
+  if (type === 'HandshakeV10') {
+    // protocol 10, version NUL, connection id, scramble part 1 (8), filler, capabilities (low),
+    // charset, status, capabilities (high), scramble length, 10 reserved bytes, scramble part 2,
+    // plugin name NUL. MariaDB's extended capabilities in the reserved bytes do not fit Keploy's
+    // fields: such a greeting stays bytes.
+    const end = b.indexOf(0, 1);
+    if (b[0] !== 0x0a || end < 0 || b.length < end + 1 + 31) return undefined;
+    const version = text(b.subarray(1, end));
+    let pos = end + 1;
+    const connectionId = b.readUInt32LE(pos);
+    const part1 = b.subarray(pos + 4, pos + 12);
+    const filler = b[pos + 12]!;
+    const capabilities = (b.readUInt16LE(pos + 13) | (b.readUInt16LE(pos + 18) << 16)) >>> 0;
+    const charset = b[pos + 15]!;
+    const status = b.readUInt16LE(pos + 16);
+    const dataLength = b[pos + 20]!;
+    pos += 31;
+    const part2Length = Math.max(13, dataLength - 8);
+    const nameEnd = b.indexOf(0, pos + part2Length);
+    if (version === undefined || pos + part2Length > b.length || nameEnd !== b.length - 1) return undefined;
+    const name = text(b.subarray(pos + part2Length, nameEnd));
+    if (name === undefined) return undefined;
+    const data = markStyle([...part1, ...b.subarray(pos, pos + part2Length)], true);
+    return { protocol_version: 10, server_version: version, connection_id: connectionId, auth_plugin_data: data, filler, capability_flags: capabilities, character_set: charset, status_flags: status, auth_plugin_name: name };
+  }
+  return undefined;
+}
+
+/** The payload of a modelled message, or undefined when its fields do not make one. */
+function encodeMessage(type: string, m: YamlMap): Buffer | undefined {
+  const header = num(m, 'header');
+  if (type === 'OK') {
+    const [a, l, s, w, info] = [num(m, 'affected_rows') ?? 0, num(m, 'last_insert_id') ?? 0, num(m, 'status_flags') ?? 0, num(m, 'warnings') ?? 0, str(m, 'info')];
+    if (info === undefined) return undefined;
+    return Buffer.concat([Buffer.from([header ?? 0]), writeLenenc(a), writeLenenc(l), u16(s), u16(w), Buffer.from(info, 'utf8')]);
+  }
+  if (type === 'ERR') {
+    const [code, marker, state, message] = [num(m, 'error_code') ?? 0, str(m, 'sql_state_marker'), str(m, 'sql_state'), str(m, 'error_message')];
+    if (marker === undefined || state === undefined || message === undefined) return undefined;
+    return Buffer.concat([Buffer.from([header ?? 0xff]), u16(code), Buffer.from(marker + state, 'utf8'), Buffer.from(message, 'utf8')]);
+  }
+  if (type === 'EOF') return Buffer.concat([Buffer.from([header ?? 0xfe]), u16(num(m, 'warnings') ?? 0), u16(num(m, 'status_flags') ?? 0)]);
+  if (type === 'HandshakeV10') {
+    const [version, name, data] = [str(m, 'server_version'), str(m, 'auth_plugin_name'), m['auth_plugin_data']];
+    if (version === undefined || name === undefined || !Array.isArray(data) || data.length < 8) return undefined;
+    if (!data.every((x) => typeof x === 'number' && Number.isInteger(x) && x >= 0 && x < 256)) return undefined;
+    const scramble = Buffer.from(data as number[]);
+    const caps = num(m, 'capability_flags') ?? 0;
+    const fixed = Buffer.alloc(4);
+    fixed.writeUInt32LE(num(m, 'connection_id') ?? 0);
+    return Buffer.concat([
+      Buffer.from([num(m, 'protocol_version') ?? 10]),
+      Buffer.from(version + '\0', 'utf8'),
+      fixed,
+      scramble.subarray(0, 8),
+      Buffer.from([num(m, 'filler') ?? 0]),
+      u16(caps & 0xffff),
+      Buffer.from([num(m, 'character_set') ?? 0]),
+      u16(num(m, 'status_flags') ?? 0),
+      u16(caps >>> 16),
+      Buffer.from([scramble.length]),
+      Buffer.alloc(10),
+      scramble.subarray(8),
+      Buffer.from(name + '\0', 'utf8'),
+    ]);
+  }
+  return undefined;
+}
+
+function packetEntry(p: MysqlPacket, type: string): YamlMap {
+  const header: YamlMap = { header: { payload_length: p.payload.length, sequence_id: p.seq }, packet_type: type };
+  const code = QUERY_COMMANDS[type];
+  if (code !== undefined && p.payload[0] === code) {
+    const query = text(p.payload.subarray(1));
+    if (query !== undefined) return { header, message: { query } };
+  }
+  // Modelled only when the fields give back exactly these bytes.
+  const message = decodeMessage(type, p.payload);
+  if (message && encodeMessage(type, message)?.equals(p.payload)) return { header, message };
+  return { header, message: p.payload.toString('base64') };
+}
+
+export interface MysqlExchange {
+  request: Buffer;
+  response: Buffer;
+}
+
+/**
+ * The Generic mock of a MySQL exchange as a Keploy MySQL mock, or undefined when its bytes are
+ * not whole packets (then the Generic mock is kept). `created` is the response time.
+ */
+export function toMysqlMock(g: GenericMock): PassThroughMock | undefined {
+  const meta = g.spec.metadata ?? {};
+  if (meta['truncated'] === 'true') return undefined;
+  const request = payloadBytes(g.spec.genericrequests ?? []);
+  const response = payloadBytes(g.spec.genericresponses ?? []);
+  const reqPackets = splitPackets(request);
+  const resPackets = splitPackets(response);
+  if (!reqPackets || !resPackets) return undefined;
+  const greeting = reqPackets.length === 0;
+  const reqTypes = requestTypes(reqPackets, greeting);
+  const command = reqPackets.length > 0 && reqPackets[0]!.seq === 0 ? reqTypes[0] : undefined;
+  const resTypes = responseTypes(resPackets, command);
+  const metadata: Record<string, string> = {
+    connID: g.connectionId ?? '0',
+    requestOperation: greeting ? 'HandshakeV10' : (reqTypes[0] ?? ''),
+    responseOperation: resTypes[0] ?? '',
+    type: 'config',
+  };
+  if (meta[META_HOST]) metadata[META_HOST] = meta[META_HOST];
+  if (meta[META_SERVER_CLOSED]) metadata[META_SERVER_CLOSED] = meta[META_SERVER_CLOSED];
+  const sorted: YamlMap = {};
+  for (const k of Object.keys(metadata).sort(compareKeys)) sorted[k] = metadata[k]!;
+  const created = Math.floor(Date.parse(g.spec.restimestampmock) / 1000);
+  const spec: YamlMap = {
+    metadata: sorted,
+    requests: reqPackets.map((p, i) => packetEntry(p, reqTypes[i]!)),
+    responses: resPackets.map((p, i) => packetEntry(p, resTypes[i]!)),
+    ...(Number.isFinite(created) && created > 0 ? { created } : {}),
+    reqtimestampmock: g.spec.reqtimestampmock,
+    restimestampmock: g.spec.restimestampmock,
+  };
+  const mock: PassThroughMock = { version: KEPLOY_MOCK_VERSION, kind: 'MySQL', name: g.name, spec };
+  if (g.connectionId) mock.connectionId = g.connectionId;
+  return mock;
+}
+
+const isMap = (v: YamlValue | undefined): v is YamlMap => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
+
+/** The bytes of one packet entry, or a reason it has none. */
+function entryBytes(entry: YamlValue | undefined, where: string): Buffer | string {
+  if (!isMap(entry)) return `${where}: not a mapping`;
+  const header = isMap(entry['header']) ? entry['header'] : undefined;
+  const inner = header && isMap(header['header']) ? header['header'] : undefined;
+  const seq = inner?.['sequence_id'];
+  if (typeof seq !== 'number' || !Number.isInteger(seq) || seq < 0 || seq > 255) return `${where}: header.header.sequence_id is not 0-255`;
+  const type = typeof header?.['packet_type'] === 'string' ? header['packet_type'] : '';
+  const message = entry['message'];
+  let payload: Buffer;
+  if (typeof message === 'string') payload = Buffer.from(message, 'base64');
+  else if (isMap(message) && typeof message['query'] === 'string' && QUERY_COMMANDS[type] !== undefined) {
+    payload = Buffer.concat([Buffer.from([QUERY_COMMANDS[type]!]), Buffer.from(message['query'], 'utf8')]);
+  } else if (isMap(message) && encodeMessage(type, message)) payload = encodeMessage(type, message)!;
+  else return `${where}: a structured ${type || 'packet'} message (only queries, HandshakeV10, OK, ERR and EOF are turned back into bytes; debugkit records other packets as base64)`;
+  const header4 = Buffer.alloc(4);
+  header4.writeUIntLE(payload.length, 0, 3);
+  header4[3] = seq;
+  return Buffer.concat([header4, payload]);
+}
+
+function listBytes(list: YamlValue | undefined, where: string): Buffer | string {
+  if (list === undefined || list === null) return Buffer.alloc(0);
+  if (!Array.isArray(list)) return `${where}: not a list`;
+  const parts: Buffer[] = [];
+  for (let i = 0; i < list.length; i++) {
+    const b = entryBytes(list[i], `${where}[${i}]`);
+    if (typeof b === 'string') return b;
+    parts.push(b);
+  }
+  return Buffer.concat(parts);
+}
+
+/** A MySQL mock as the Generic mock of the same exchange (for replay), or why it cannot be. */
+export function mysqlAsGeneric(m: Mock): GenericMock | string {
+  if (m.kind !== 'MySQL') return `mock ${m.name} is not a MySQL mock`;
+  const spec = m.spec as YamlMap;
+  const request = listBytes(spec['requests'], 'requests');
+  if (typeof request === 'string') return `MySQL mock ${m.name}: ${request}`;
+  const response = listBytes(spec['responses'], 'responses');
+  if (typeof response === 'string') return `MySQL mock ${m.name}: ${response}`;
+  const meta = isMap(spec['metadata']) ? spec['metadata'] : {};
+  const metadata: Record<string, string> = { type: 'config' };
+  for (const key of [META_HOST, META_SERVER_CLOSED]) if (typeof meta[key] === 'string') metadata[key] = meta[key] as string;
+  const time = (k: string) => (typeof spec[k] === 'string' ? (spec[k] as string) : '0001-01-01T00:00:00Z');
+  const g: GenericMock = {
+    version: m.version,
+    kind: 'Generic',
+    name: m.name,
+    spec: {
+      metadata,
+      genericrequests: request.length > 0 ? [{ origin: 'client', message: [messageOf(request)] }] : [],
+      genericresponses: response.length > 0 ? [{ origin: 'server', message: [messageOf(response)] }] : [],
+      reqtimestampmock: time('reqtimestampmock'),
+      restimestampmock: time('restimestampmock'),
+    },
+  };
+  if (m.connectionId) g.connectionId = m.connectionId;
+  return g;
+}
+
+/** The MySQL mock of a recorded exchange, or the Generic one itself when its bytes are not whole packets (or were truncated). */
+export function mysqlMockOf(g: GenericMock): Mock {
+  return toMysqlMock(g) ?? g;
+}
