@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { openStore } from '../src/control/open.js';
 import { MiConnection } from '../src/core/mi/connection.js';
 import { RECORD_TUNABLES } from '../src/toolsets/debugger/session.js';
 import { envInt, ms, releaseTempDir, summarize, track, trackTempDir, untrack, withTimeout, type BenchModule, type BenchResult, type Summary } from './util.js';
@@ -121,7 +122,13 @@ async function similarBugs(dir: string, dataDir: string): Promise<Summary> {
     const failure = ['SIGSEGV', 'SIGBUS', 'SIGFPE'][i % 3]!;
     return { id: `s${i}`, time: '2026-01-01T00:00:00Z', failure, pattern: 'crash', frames: f, signature: [failure, ...f].join(' | '), source: `bench ${i}` };
   });
-  writeFileSync(path.join(dataDir, 'signatures.json'), JSON.stringify({ version: 1, signatures }));
+  // Into the control store, where the server keeps them (control.db in the data directory).
+  const store = await openStore(undefined, dataDir);
+  try {
+    for (const sig of signatures) await store.addSignature(sig.id, sig.time, sig);
+  } finally {
+    await store.close();
+  }
   const { client, close } = await connect(dir, dataDir);
   try {
     await client.callTool({ name: 'debugger_find_similar_bugs', arguments: { pattern_type: 'crash' } }); // loads the store
@@ -162,7 +169,7 @@ export const debuggerBench: BenchModule = {
         method: [
           `${STEPS} steps each way on a recorded program (record full from main, debugkit's glibc tunables), debugkit over stdio through the SDK client vs raw \`-exec-next\` / \`-exec-next --reverse\` round trips on MI.`,
           `record full: a ${RECORD_LOOP}-iteration loop run natively, under gdb without recording, and under gdb with record full (unlimited log), wall time including gdb start-up.`,
-          `find_similar_bugs: ${SIGNATURES} signatures in the JSON store, ${LOOKUPS} calls over stdio after one warm-up.`,
+          `find_similar_bugs: ${SIGNATURES} signatures in the control store (SQLite), ${LOOKUPS} calls over stdio after one warm-up.`,
         ],
         tables: [
           {

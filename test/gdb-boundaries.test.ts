@@ -181,16 +181,20 @@ describe('an engine that dies is an error on the call in flight', () => {
       const { id } = await dk.ok('open', { program: 'spin' });
       const inFlight = dk.tool('call', { id, command: 'run', wait: 60 });
       let gdbPid = 0;
+      let spinPid = 0;
       await waitFor(() => gdbPid > 0, 15_000, 100, async () => {
         const tree = descendants(dk.serverPid!);
         const spin = tree.find((p) => p.args.endsWith('/spin'));
         gdbPid = spin ? spin.ppid : 0;
+        spinPid = spin ? spin.pid : 0;
       });
       process.kill(gdbPid, 'SIGKILL');
       const r = await inFlight;
       expect(r.isError).toBe(true);
       expect(r.text).toMatch(/gdb exited unexpectedly \(signal SIGKILL\); this session is closed/);
       expect(r.text).not.toMatch(/"state":"running"/);
+      // The program gdb started does not run on without an owner (a tracee outlives its tracer).
+      expect(await waitFor(() => !isRunning(spinPid), 5000)).toBe(true);
     } finally {
       await dk.close();
     }

@@ -205,12 +205,12 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
         if (heartbeat) clearInterval(heartbeat);
       }
       if (end) {
-        // The outcome entry is written off the answer's path (its failures are logged, not fatal).
+        // The outcome entry is written off the answer's path (its failures are logged, not fatal):
+        // after this turn of the event loop, so a synchronous store (SQLite) writes it only once
+        // the answer has gone out.
         const done = end;
         const outcome = { ok: result.isError !== true, ...(result.isError ? { error: resultText(result) } : {}) };
-        void Promise.resolve()
-          .then(() => done(outcome))
-          .catch(() => undefined);
+        setImmediate(() => void Promise.resolve(done(outcome)).catch(() => undefined));
       }
       if (runtime.onToolCall) {
         const event: ToolCallEvent = {

@@ -345,6 +345,9 @@ export class GdbSession implements SessionResource {
   private onEngineGone(message: string): void {
     if (this.exitMessage) return;
     this.exitMessage = message;
+    // A program gdb started does not die with gdb (a tracee outlives its tracer and runs on):
+    // nobody would own it, so it ends here. Attached processes are left as they were found.
+    for (const inferior of this.inferiors.values()) if (!inferior.attached) killProcessGroup(inferior.pid);
     this.mi.close(new DebugkitError('ENGINE_FAILED', `${message}; this session is closed, open a new one`));
     this.releaseStopWaiters();
     if (!this.disposed) this.options.onEngineExit?.(message);
