@@ -38,7 +38,9 @@ describe('gdb commands that reach outside the session', () => {
     'so /tmp/x', 'eval "shell %s", "id"', 'define x', 'alias s2 = shell', 'make', 'dump memory /tmp/x 0 1', 'cd /', 'compile code 1',
     '-interpreter-exec console "shell id"', '12-interpreter-exec console "bt"', 'set exec-wrapper /bin/sh -c', 'set logging file /tmp/x',
     'set startup-with-shell off', 'run; id', 'run $(id)', 'r `id`', 'start > /etc/x', 'set args a;id', '-exec-arguments $(id)',
-    'set env LD_PRELOAD=/tmp/x.so', 'guile (system "id")', 'file `id`', '-gdb-set exec-wrapper x', 'gcore /tmp/core', 'save breakpoints /tmp/b',
+    // Any variable: a list of dangerous names always misses one (SHELLOPTS=xtrace with PS4='$(id)' runs code in the start-up shell).
+    'set env FOO=bar', 'set env LD_PRELOAD=/tmp/x.so', 'set enviro BASH_ENV=/w/x.sh', 'set environment FOO=1', '-gdb-set environment BASH_ENV=x',
+    'path /tmp', '-environment-path /tmp', 'guile (system "id")', 'file `id`', '-gdb-set exec-wrapper x', 'gcore /tmp/core', 'save breakpoints /tmp/b',
   ];
   for (const cmd of shell) it(`needs gdb:shell: ${cmd}`, () => expect(gdbCommandScopes(cmd)).toContain('gdb:shell'));
 
@@ -48,7 +50,7 @@ describe('gdb commands that reach outside the session', () => {
   const inside = [
     'break main', 'b main', 'run', 'r', 'run arg1 arg2', 'start', 'continue', 'c', 'next', 'step', 's', 'bt', 'info locals', 'print x',
     'p argv[1]', 'set var x = 3', 'set variable y=1', 'x/4x $sp', 'finish', '-exec-run', '-break-insert main', '-stack-list-frames',
-    '12-exec-continue', 'info registers', 'watch x', 'display i', 'frame 1', 'up', 'down', 'list', 'file ./prog', 'set env FOO=bar',
+    '12-exec-continue', 'info registers', 'watch x', 'display i', 'frame 1', 'up', 'down', 'list', 'file ./prog',
     'delete', 'disassemble', 'checkpoint', 'reverse-next', 'record full',
   ];
   for (const cmd of inside) it(`stays inside: ${cmd}`, () => expect(gdbCommandScopes(cmd)).toEqual([]));

@@ -71,10 +71,10 @@ const SHELL_COMMANDS = [
   'shell', 'pipe', 'make', 'python', 'python-interactive', 'guile', 'guile-repl', 'source', 'eval', 'define',
   'define-prefix', 'alias', 'document', 'compile', 'dump', 'append', 'gcore', 'generate-core-file', 'cd',
   'jit-reader-load', 'add-auto-load-safe-path', 'add-auto-load-scripts-directory', 'remote', 'while', 'if',
-  'save', 'restore', 'tty', 'explore', 'plugin',
+  'save', 'restore', 'tty', 'explore', 'plugin', 'path',
 ];
 const SHELL_ALIASES = new Set(['!', '|', 'py', 'pi', 'gu', 'gr', 'pythoni', 'so']);
-const SHELL_MI = /^-(interpreter-exec|target-file-put|target-file-get|target-file-delete|environment-cd|inferior-tty-set|gdb-set\s+(exec-wrapper|startup-with-shell|logging|auto-load|shell|inferior-tty))\b/;
+const SHELL_MI = /^-(interpreter-exec|target-file-put|target-file-get|target-file-delete|environment-cd|inferior-tty-set|environment-path|gdb-set\s+(exec-wrapper|startup-with-shell|logging|auto-load|shell|inferior-tty|environment))\b/;
 const ATTACH_COMMANDS = ['attach', 'target', 'detach-on-fork'];
 const ATTACH_MI = /^-(target-attach|target-select)\b/;
 // `set`/`show` subcommands that point gdb at programs or files outside the session.
@@ -107,7 +107,7 @@ export function gdbCommandScopes(command: string): string[] {
   if (w === 'set' || (w.length >= 2 && 'set'.startsWith(w))) {
     const setting = args.replace(/^variable\s+|^var\s+/, '');
     if (/^args\b/.test(setting) && SHELL_META.test(setting.slice(4))) needs.add('gdb:shell');
-    else if (/^(environment|env)\b/.test(setting) && /^(environment|env)\s+(LD_\w*|PATH|SHELL|BASH_ENV|ENV|PYTHON\w*|NODE_OPTIONS|GCONV_PATH)\b/.test(setting)) needs.add('gdb:shell');
+    else if (/^env\w*(\s|$)/.test(setting)) needs.add('gdb:shell'); // any variable can run code before main (BASH_ENV, LD_PRELOAD, ...)
     else if (SHELL_SETTINGS.test(setting)) needs.add('gdb:shell');
   }
   if (/^(file|exec-file|symbol-file|core-file|core|add-symbol-file|sharedlibrary)$/.test(w) && /[`$]/.test(args)) needs.add('gdb:shell');

@@ -34,6 +34,9 @@ const SHELL = [
   'set sysroot /', 'set data-directory /tmp', 'set python print-stack full', 'set remote exec-file /bin/sh',
   'run $(id)', 'run `id`', 'r ; id', 'run | tee /tmp/x', 'run > /tmp/out', 'start $(id)', 'starti && id',
   'set args $(id)', 'set ar `id`',
+  // The program's environment runs code before main through the start-up shell or the loader.
+  'set environment BASH_ENV=/w/x.sh', 'set env LD_PRELOAD=/w/x.so', 'set enviro FOO=1', '-gdb-set environment BASH_ENV=x',
+  'path /tmp', '-environment-path /tmp',
   '-interpreter-exec console "shell id"', '-interpreter-exec console "python import os"', '-interpreter-exec mi "-interpreter-exec console \\"shell id\\""',
   '-interpreter-exec guile "x"', '-break-commands 1 "shell id"', '-break-commands 1 "print x" "py 1"', '-gdb-set exec-wrapper sh',
   '-gdb-set startup-with-shell on', '-environment-cd /', '-target-select remote | sh', '-target-file-get /etc/passwd x',
