@@ -337,9 +337,10 @@ export function capResult(
   if (size <= maxChars) return result;
   const NOTE_ROOM = 400;
   const budget = Math.max(0, maxChars - NOTE_ROOM);
-  // Each part keeps its share of the budget (a result with only text gives the text all of it).
-  const structuredBudget = Math.floor((budget * structuredLength) / size);
-  const textBudget = budget - structuredBudget;
+  // A short text (a summary line) is kept whole; a long one gets at most half, or all of it when
+  // there is no structured content. The structured content gets the rest.
+  const textBudget = structuredLength === 0 ? budget : Math.min(textLength, Math.floor(budget / 2));
+  const structuredBudget = budget - textBudget;
   const out: CallToolResult = { ...result };
   if (result.structuredContent !== undefined && structuredLength > structuredBudget) {
     out.structuredContent = shrink(structuredClone(result.structuredContent), structuredBudget) as Record<string, unknown>;
