@@ -1,5 +1,7 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileAtomic } from '../../core/files.js';
 import { VERSION } from '../../version.js';
 
 /**
@@ -70,7 +72,8 @@ export interface DebuggerControl {
   signatures: SignatureStore;
 }
 
-const MAX_SIGNATURES = 50_000;
+/** How many signatures are kept and ranked at most (the newest). */
+export const MAX_SIGNATURES = 50_000;
 
 /** Signatures in one JSON file, rewritten atomically (temp file + rename) on every add. */
 export class JsonSignatureStore implements SignatureStore {
@@ -95,14 +98,15 @@ export class JsonSignatureStore implements SignatureStore {
     const all = await this.list();
     all.push(signature);
     if (all.length > MAX_SIGNATURES) all.splice(0, all.length - MAX_SIGNATURES);
-    this.writing = this.writing.then(() => {
-      mkdirSync(path.dirname(this.file), { recursive: true });
-      const temp = `${this.file}.${process.pid}.tmp`;
-      writeFileSync(temp, JSON.stringify({ version: 1, signatures: all }));
-      renameSync(temp, this.file);
+    // One write at a time, each atomic; a failed write does not stop the next one.
+    const write = this.writing.catch(() => undefined).then(async () => {
+      await mkdir(path.dirname(this.file), { recursive: true });
+      await writeFileAtomic(this.file, JSON.stringify({ version: 1, signatures: all }));
     });
-    await this.writing;
+    this.writing = write;
+    await write;
   }
+
 }
 
 /** The single local key: no quota, no expiry, every scope; no audit store. */

@@ -1,10 +1,7 @@
 import { keyOf } from '../../control/hooks.js';
 import type { ControlPlane } from '../../control/plane.js';
 import { VERSION } from '../../version.js';
-import type { AuditAnswer, Caller, CrashSignature, DebuggerControl, LicenseInfo, QuotaStatus, SignatureStore } from './control.js';
-
-/** How many stored signatures find_similar_bugs ranks at most (the newest). */
-const MAX_SIGNATURES = 50_000;
+import { MAX_SIGNATURES, type AuditAnswer, type Caller, type CrashSignature, type DebuggerControl, type LicenseInfo, type QuotaStatus, type SignatureStore } from './control.js';
 
 /**
  * The debugger's control-plane needs answered by debugkit's control plane: quota_status from the

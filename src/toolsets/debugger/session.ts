@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DebugkitError } from '../../core/errors.js';
@@ -153,16 +153,6 @@ export class DebugSession {
 
   get current(): Position | undefined {
     return this.positions.at(-1);
-  }
-
-  /** Text the debuggee wrote (launched programs only). */
-  programOutput(): string {
-    if (this.kind !== 'launched') return '';
-    try {
-      return readFileSync(path.join(this.tempDir, 'output'), 'utf8').replace(/^warning: GDB: Failed to set controlling terminal.*\n/m, '');
-    } catch {
-      return '';
-    }
   }
 
   /** Builds the compact stop for where the target is now and records it as a new position. */

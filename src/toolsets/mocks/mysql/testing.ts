@@ -3,6 +3,7 @@ import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from '../free-port.js';
 
 /**
  * Test helpers: a throwaway MariaDB server (Debian's mariadb-server) on a free 127.0.0.1 port.
@@ -32,16 +33,6 @@ function run(command: string, args: readonly string[], timeoutMs = 60_000): Prom
   });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const asRoot = process.getuid?.() === 0;
 /** The command as the server's user: `runuser -u mysql --` when root. */

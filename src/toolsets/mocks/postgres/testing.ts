@@ -9,6 +9,7 @@ import type { ReplayIndex } from './catalog.js';
 import { recordPostgres, type PostgresConnection } from './recorder.js';
 import { replayPostgres } from './replayer.js';
 import type { ReplayMatch, ReplayMiss } from './session.js';
+import { freePort } from '../free-port.js';
 
 /** Test helpers: a throwaway PostgreSQL server, recording and replaying listeners, psycopg2. */
 
@@ -113,16 +114,6 @@ async function chownToPostgres(file: string): Promise<void> {
   await chown(file, ids[0], ids[1]);
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface Listener {
   port: number;

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from '../free-port.js';
 
 /** Test helpers: a throwaway redis-server on a free 127.0.0.1 port, with a password. */
 
@@ -14,16 +15,6 @@ export interface RunningRedis {
 
 export const REDIS_SERVER = '/usr/bin/redis-server';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Answers once a connection to the port works (bounded). */
 async function waitForPort(port: number, child: ChildProcess, timeoutMs: number, log: () => string): Promise<void> {
