@@ -2,6 +2,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres, type RunningPostgres } from '../src/toolsets/mocks/postgres/testing.js';
+import { PostgresStore } from '../src/control/postgres.js';
 import { connectHttp, connectHttpModern, TestClient } from './helpers/client.js';
 import { callTool, createKey, openMcpSession, rpc, runCli, startNode, tempDataDir, type Node } from './helpers/control.js';
 
@@ -118,6 +119,17 @@ describe('several nodes, one PostgreSQL store', () => {
     const verify = await runCli(['audit', 'verify', '--store', storeUrl]);
     expect(verify.stdout).toMatch(new RegExp(`audit chain OK: ${entries.length} entries verified`));
     expect(verify.code).toBe(0);
+    // Going on from a verified entry walks only what came after it, and re-reads that entry.
+    const store = await PostgresStore.open(storeUrl);
+    try {
+      const whole = await store.verifyAudit();
+      expect(whole).toMatchObject({ ok: true, from_seq: 1, head_seq: entries.length, checked: entries.length });
+      const mid = entries[entries.length - 3];
+      expect(await store.verifyAudit({ seq: mid.seq, hash: mid.hash })).toMatchObject({ ok: true, from_seq: mid.seq + 1, checked: 2, head: whole.head });
+      expect(await store.verifyAudit({ seq: mid.seq, hash: 'f'.repeat(64) })).toMatchObject({ ok: false, first_broken: { seq: mid.seq, reason: expect.stringMatching(/changed/) } });
+    } finally {
+      await store.close();
+    }
   });
 
   it('a call for a session on a node that died is answered with that node, not lost', async () => {

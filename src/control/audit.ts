@@ -58,22 +58,44 @@ export function bodyOf(record: AuditRecord): AuditBody {
 
 export interface ChainState {
   ok: boolean;
+  /** Entries checked in this pass. */
   checked: number;
+  /** The first entry this pass checked from: 1 for the whole chain, more when it went on from an anchor. */
+  from_seq: number;
+  /** The newest entry checked (0 for an empty chain). */
+  head_seq: number;
   /** The first record whose hash or link does not match, and why. */
   first_broken?: { seq: number; reason: string };
   head?: string;
 }
 
-/** Checks records in seq order; `prevHash` is the hash before the first one (GENESIS from the start). */
+/** An entry already verified, with its hash: where a later pass can go on from. */
+export interface ChainAnchor {
+  seq: number;
+  hash: string;
+}
+
+/** Checks records in seq order, from the start of the chain or on from an anchor. */
 export class ChainVerifier {
   private prev: string;
   private expectSeq: number | undefined;
+  private readonly fromSeq: number;
+  private headSeq: number;
   checked = 0;
   broken: ChainState['first_broken'];
 
-  constructor(prevHash = GENESIS, firstSeq?: number) {
-    this.prev = prevHash;
-    this.expectSeq = firstSeq;
+  constructor(anchor?: ChainAnchor) {
+    this.prev = anchor?.hash ?? GENESIS;
+    this.expectSeq = anchor ? anchor.seq + 1 : undefined;
+    this.fromSeq = anchor ? anchor.seq + 1 : 1;
+    this.headSeq = anchor?.seq ?? 0;
+  }
+
+  /** The anchor's own entry, read again: it must still be there with the hash it had. */
+  checkAnchor(anchor: ChainAnchor, stored: AuditRecord | undefined): boolean {
+    if (stored && stored.hash === anchor.hash && entryHashOk(stored)) return true;
+    this.broken = { seq: anchor.seq, reason: stored ? 'the entry changed since it was last verified' : 'the entry was removed since it was last verified' };
+    return false;
   }
 
   add(record: AuditRecord): boolean {
@@ -82,16 +104,29 @@ export class ChainVerifier {
     const fail = (reason: string) => ((this.broken = { seq: record.seq, reason }), false);
     if (this.expectSeq !== undefined && record.seq !== this.expectSeq) return fail(`expected entry ${this.expectSeq} next, found ${record.seq} (entries missing)`);
     if (record.prev_hash !== this.prev) return fail(`prev_hash does not match the hash of the entry before it`);
-    const expected = chainHash(record.prev_hash, record.seq, sha256Hex(canonicalJson(bodyOf(record))));
-    if (record.hash !== expected) return fail('hash does not match the entry (its content was changed)');
+    if (!entryHashOk(record)) return fail(CHANGED);
     this.prev = record.hash;
+    this.headSeq = record.seq;
     this.expectSeq = record.seq + 1;
     return true;
   }
 
   state(): ChainState {
-    return { ok: !this.broken, checked: this.checked, ...(this.broken ? { first_broken: this.broken } : {}), head: this.prev };
+    return { ok: !this.broken, checked: this.checked, from_seq: this.fromSeq, head_seq: this.headSeq, ...(this.broken ? { first_broken: this.broken } : {}), head: this.prev };
   }
+}
+
+const CHANGED = 'hash does not match the entry (its content was changed)';
+
+/** Whether an entry's hash is the hash of its own content and link. */
+export function entryHashOk(record: AuditRecord): boolean {
+  return record.hash === chainHash(record.prev_hash, record.seq, sha256Hex(canonicalJson(bodyOf(record))));
+}
+
+/** The first of these entries whose content does not match its hash, as a broken state's reason. */
+export function firstChangedEntry(records: readonly AuditRecord[]): ChainState['first_broken'] {
+  const bad = records.find((r) => !entryHashOk(r));
+  return bad ? { seq: bad.seq, reason: CHANGED } : undefined;
 }
 
 const SECRET_NAME = /pass(word|wd|phrase)?|secret|token|api[_-]?key|authori[sz]ation|credential|private[_-]?key|cookie|session[_-]?key|^auth$|^key$/i;

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKey } from './keys.js';
-import { ControlPlane } from './plane.js';
+import { ControlPlane, LOCAL_KEY as LOCAL } from './plane.js';
 import { SqliteStore } from './sqlite.js';
 
 let dir: string;
@@ -79,5 +79,42 @@ describe('ControlPlane', () => {
     expect((await plane.queryAudit({ since: new Date(Date.now() + 60_000).toISOString() })).entries).toEqual([]);
     const failed = (await plane.queryAudit({ session: 'http:s2' })).entries.find((e) => e.event === 'result');
     expect(failed).toMatchObject({ outcome: 'error', error: 'boom' });
+  });
+
+  it('an audit query checks on from the last verified entry, re-hashes what it shows, and walks the whole chain when due', async () => {
+    const own = await mkdtemp(path.join(os.tmpdir(), 'debugkit-plane-'));
+    const file = path.join(own, 'control.db');
+    const store = new SqliteStore(file);
+    let fullEvery = 600_000;
+    const p = new ControlPlane({ store, node: { id: 'n1' }, get fullVerifyEveryMs() { return fullEvery; } });
+    try {
+      const call = async (session: string) => (await p.beginCall(LOCAL, { tool: 'call', args: { n: session }, client: 'c/1', transport: 'stdio', session }))({ ok: true });
+      for (let i = 0; i < 5; i++) await call(`s${i}`);
+      expect((await p.queryAudit({})).verification).toMatchObject({ ok: true, checked: 10, from_seq: 1, head_seq: 10 });
+      await call('s5');
+      // Only what was appended since is walked.
+      expect((await p.queryAudit({})).verification).toMatchObject({ ok: true, checked: 2, from_seq: 11, head_seq: 12 });
+
+      // An old entry changed behind debugkit's back: a query that shows it says so at once.
+      const Database = (await import('better-sqlite3')).default;
+      const db = new Database(file);
+      db.prepare("UPDATE audit SET tool = 'forged' WHERE seq = 3").run();
+      const shown = await p.queryAudit({ session: 's1' });
+      expect(shown.verification).toMatchObject({ ok: false, first_broken: { seq: 3, reason: expect.stringMatching(/content was changed/) } });
+      // One that does not show it goes on from the anchor; the next full walk finds it.
+      expect((await p.queryAudit({ session: 's5' })).verification.ok).toBe(true);
+      fullEvery = 0;
+      expect((await p.queryAudit({ session: 's5' })).verification).toMatchObject({ ok: false, from_seq: 1, first_broken: { seq: 3 } });
+      // The anchor entry itself removed: found without a full walk.
+      db.prepare("UPDATE audit SET tool = 'call' WHERE seq = 3").run();
+      fullEvery = 600_000;
+      expect((await p.queryAudit({})).verification).toMatchObject({ ok: true, from_seq: 1, head_seq: 12 });
+      db.prepare('DELETE FROM audit WHERE seq = 12').run();
+      expect((await p.queryAudit({ session: 's0' })).verification).toMatchObject({ ok: false, first_broken: { seq: 12, reason: expect.stringMatching(/removed/) } });
+      db.close();
+    } finally {
+      await p.close();
+      await rm(own, { recursive: true, force: true });
+    }
   });
 });

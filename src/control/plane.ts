@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { cleanTraceparent, debugSessionOf, redact, type AuditRecord, type ChainState } from './audit.js';
+import { cleanTraceparent, debugSessionOf, firstChangedEntry, redact, type AuditRecord, type ChainAnchor, type ChainState } from './audit.js';
 import { bearerToken, hashKey, sameSecret, type KeyContext } from './keys.js';
 import { windowAt, type Limit } from './limits.js';
 import { hasScope, requiredScopes, type ToolInfo } from './scopes.js';
@@ -72,6 +72,8 @@ export interface ControlPlaneOptions {
   apiKey?: string;
   noAuth?: boolean;
   warn?: (message: string) => void;
+  /** How often an audit query walks the whole chain; in between it checks on from the last verified entry. */
+  fullVerifyEveryMs?: number;
 }
 
 /**
@@ -249,10 +251,28 @@ export class ControlPlane {
     });
   }
 
-  /** The audit query API: entries matching the filter (newest `limit`, in order) and the chain's state. */
+  /**
+   * The audit query API: entries matching the filter (newest `limit`, in order) and the chain's
+   * state. The chain is walked whole at most every `fullVerifyEveryMs` (default 10 minutes); in
+   * between, a query checks on from the last verified entry (which must be unchanged) and re-hashes
+   * every entry it returns, so a query costs what was appended since, not the whole history.
+   * `debugkit audit verify` always walks the whole chain.
+   */
   async queryAudit(q: AuditQuery): Promise<AuditReport> {
-    const [entries, verification] = await Promise.all([this.store.queryAudit({ ...q, limit: Math.min(q.limit ?? 100, 1000) }), this.store.verifyAudit()]);
-    return { entries, verification };
+    const [entries, chain] = await Promise.all([this.store.queryAudit({ ...q, limit: Math.min(q.limit ?? 100, 1000) }), this.verifyChain()]);
+    const changed = chain.ok ? firstChangedEntry(entries) : undefined;
+    return { entries, verification: changed ? { ...chain, ok: false, first_broken: changed } : chain };
+  }
+
+  private anchor: (ChainAnchor & { fullAt: number }) | undefined;
+
+  private async verifyChain(): Promise<ChainState> {
+    const now = Date.now();
+    const anchor = this.anchor && now - this.anchor.fullAt < (this.opts.fullVerifyEveryMs ?? 600_000) ? this.anchor : undefined;
+    const state = await this.store.verifyAudit(anchor);
+    // A broken chain is walked whole again next time; a sound one is the next pass's anchor.
+    this.anchor = state.ok && state.head && state.head_seq > 0 ? { seq: state.head_seq, hash: state.head, fullAt: anchor?.fullAt ?? now } : undefined;
+    return state;
   }
 
   async claimSession(id: string, key: KeyContext): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { ChainVerifier, GENESIS, canonicalJson, sha256Hex, type AuditBody, type AuditRecord, type ChainState } from './audit.js';
+import { ChainVerifier, GENESIS, canonicalJson, sha256Hex, type AuditBody, type AuditRecord, type ChainAnchor, type ChainState } from './audit.js';
 import { auditFromRow, keyFromRow, storedBody } from './sqlite.js';
 import type { AuditQuery, BumpResult, CounterBump, KeyRecord, SessionLocation, Store } from './store.js';
 
@@ -156,8 +156,7 @@ export class PostgresStore implements Store {
     return (await this.rows(sql, params)).map(auditFromRow).reverse();
   }
 
-  private async walk(since: string | undefined, each: (r: AuditRecord) => boolean | void): Promise<void> {
-    let after = 0;
+  private async walk(since: string | undefined, each: (r: AuditRecord) => boolean | void, after = 0): Promise<void> {
     for (;;) {
       const rows = await this.rows(
         `SELECT * FROM debugkit_audit WHERE seq > $1 ${since ? 'AND ts >= $2' : ''} ORDER BY seq LIMIT 2000`,
@@ -172,9 +171,13 @@ export class PostgresStore implements Store {
     }
   }
 
-  async verifyAudit(): Promise<ChainState> {
-    const verifier = new ChainVerifier();
-    await this.walk(undefined, (r) => verifier.add(r));
+  async verifyAudit(from?: ChainAnchor): Promise<ChainState> {
+    const verifier = new ChainVerifier(from);
+    if (from) {
+      const [row] = await this.rows('SELECT * FROM debugkit_audit WHERE seq = $1', [from.seq]);
+      if (!verifier.checkAnchor(from, row && auditFromRow(row))) return verifier.state();
+    }
+    await this.walk(undefined, (r) => verifier.add(r), from?.seq ?? 0);
     return verifier.state();
   }
 

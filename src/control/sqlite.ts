@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import { ChainVerifier, GENESIS, canonicalJson, chainHash, sha256Hex, type AuditBody, type AuditRecord, type ChainState } from './audit.js';
+import { ChainVerifier, GENESIS, canonicalJson, chainHash, sha256Hex, type AuditBody, type AuditRecord, type ChainAnchor, type ChainState } from './audit.js';
 import type { AuditQuery, BumpResult, CounterBump, KeyRecord, SessionLocation, Store } from './store.js';
 
 const SCHEMA = `
@@ -175,9 +175,13 @@ export class SqliteStore implements Store {
     return (this.db.prepare(sql).all(...params, q.limit ?? 100) as Row[]).map(auditFromRow).reverse();
   }
 
-  async verifyAudit(): Promise<ChainState> {
-    const verifier = new ChainVerifier();
-    for (const row of this.db.prepare('SELECT * FROM audit ORDER BY seq').iterate() as Iterable<Row>) {
+  async verifyAudit(from?: ChainAnchor): Promise<ChainState> {
+    const verifier = new ChainVerifier(from);
+    if (from) {
+      const row = this.db.prepare('SELECT * FROM audit WHERE seq = ?').get(from.seq) as Row | undefined;
+      if (!verifier.checkAnchor(from, row && auditFromRow(row))) return verifier.state();
+    }
+    for (const row of this.db.prepare('SELECT * FROM audit WHERE seq > ? ORDER BY seq').iterate(from?.seq ?? 0) as Iterable<Row>) {
       if (!verifier.add(auditFromRow(row))) break;
     }
     return verifier.state();

@@ -1,4 +1,4 @@
-import type { AuditBody, AuditRecord, ChainState } from './audit.js';
+import type { AuditBody, AuditRecord, ChainAnchor, ChainState } from './audit.js';
 import type { Limit } from './limits.js';
 
 /** A key as stored: never the key itself, only its SHA-256. */
@@ -66,8 +66,11 @@ export interface Store {
   peek(keyId: string, buckets: string[]): Promise<number[]>;
   appendAudit(body: AuditBody): Promise<AuditRecord>;
   queryAudit(q: AuditQuery): Promise<AuditRecord[]>;
-  /** Walks the whole chain from the first entry. */
-  verifyAudit(): Promise<ChainState>;
+  /**
+   * Walks the chain from the first entry, or on from an anchor (an entry an earlier pass verified:
+   * it is read again and must be unchanged, then every later entry is checked).
+   */
+  verifyAudit(from?: ChainAnchor): Promise<ChainState>;
   /** Every entry from `since` on, in order, a batch at a time. */
   exportAudit(since: string | undefined, each: (r: AuditRecord) => void): Promise<number>;
   claimSession(id: string, where: SessionLocation): Promise<void>;

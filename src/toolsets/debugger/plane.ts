@@ -51,7 +51,7 @@ export function planeControl(plane: ControlPlane): DebuggerControl {
         verified: state.ok,
         entries: report.entries as unknown as Array<Record<string, unknown>>,
         note: state.ok
-          ? `the audit chain verifies (${state.checked} entries); the newest 100 matching entries are shown`
+          ? `the audit chain verifies (${state.from_seq <= 1 ? `all ${state.checked} entries` : `entries 1-${state.head_seq}: ${state.checked} new since the last full check, and each entry shown re-hashed`}); the newest 100 matching entries are shown`
           : `the audit chain is BROKEN at entry ${state.first_broken?.seq}: ${state.first_broken?.reason}`,
       };
     },
