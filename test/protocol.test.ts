@@ -63,6 +63,32 @@ describe("the seed's curl example (plain JSON-RPC over HTTP)", () => {
     expect(closed.result.structuredContent.type).toBe('ok');
   });
 
+  it('keeps concurrent requests apart even when they reuse an id; a client that leaves does not stop the others', async () => {
+    const opened = (await (await curl({ jsonrpc: '2.0', id: 'x', method: 'tools/call', params: { name: 'open', arguments: { program: 'spin' } } })).json()) as any;
+    expect(opened.id).toBe('x');
+    const id = opened.result.structuredContent.content.id;
+    // A long call, while four others with the same id are answered beside it, each its own.
+    const long = curl({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'call', arguments: { id, command: 'run', wait: 3 } } }).then((r) => r.json() as Promise<any>);
+    const same = await Promise.all([1, 2, 3, 4].map(async () => (await (await curl({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'list_sessions', arguments: {} } })).json()) as any));
+    for (const answer of same) expect(answer).toMatchObject({ jsonrpc: '2.0', id: 7, result: { structuredContent: { type: 'ok', content: { sessions: expect.any(Array) } } } });
+    expect(await long).toMatchObject({ id: 7, result: { structuredContent: { type: 'ok', content: { state: 'running' } } } });
+    // A client that leaves mid-call: the server goes on answering.
+    const gone = new AbortController();
+    const left = fetch(server.url, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'python_start_session', arguments: { script: 'x.py' } } }),
+      signal: gone.signal,
+    }).catch(() => 'aborted');
+    gone.abort();
+    expect(await left).toBe('aborted');
+    // Errors keep the client's id; an unknown method is -32601.
+    const unknown = (await (await curl({ jsonrpc: '2.0', id: 'u', method: 'nope/nothing', params: {} })).json()) as any;
+    expect(unknown).toMatchObject({ id: 'u', error: { code: -32601 } });
+    const closed = (await (await curl({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'close', arguments: { id } } })).json()) as any;
+    expect(closed.result.structuredContent.type).toBe('ok');
+  });
+
   it('refuses a missing or wrong key with 401 and -32001, for every protocol version', async () => {
     for (const body of [
       { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },

@@ -182,14 +182,9 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
               hooks.beforeToolCall!({ ...start, client: clientLabel(server), transport: owner.startsWith('http:') ? 'http' : 'stdio' }, principal)
           : undefined,
         onToolCall: async (event) => {
-          log.info('tool call', {
-            requestId: event.requestId,
-            keyId: principal.id,
-            tool: event.tool,
-            durationMs: event.durationMs,
-            isError: event.isError,
-            ...(event.truncated ? { truncated: true } : {}),
-          });
+          // The log line is written once the answer has gone out (a synchronous write to stderr).
+          const line = { requestId: event.requestId, keyId: principal.id, tool: event.tool, durationMs: event.durationMs, isError: event.isError, ...(event.truncated ? { truncated: true } : {}) };
+          setImmediate(() => log.info('tool call', line));
           if (hooks.onToolCall) {
             try {
               await hooks.onToolCall({ ...event, principal: principal.id }, principal);

@@ -11,6 +11,7 @@ import { deniedCall } from './gate.js';
 import { sendDenial, sessionToForward } from './forwarding.js';
 import { BodyTooLargeError, matchRoute, readBody, sendJson, sendRestError } from './rest.js';
 import { collapsibleId, isModernRequest, toRequest, writeResponse } from './web.js';
+import { isPlainRequest, PlainServers } from './plain.js';
 
 interface McpSession {
   transport: WebStandardStreamableHTTPServerTransport;
@@ -106,7 +107,22 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
       const response = await modern.fetch(toRequest(req, res), { parsedBody: body, authInfo: authInfo(principal) });
       return writeResponse(res, response);
     }
+    if (isPlainRequest(body)) return servePlain(req, res, body, principal);
     return serveOnce(req, res, body, principal);
+  };
+
+  /** One plain JSON-RPC request (the common curl case): answered by the key's long-lived server. */
+  const plain = new PlainServers((keyId) => dk.connect(`http:${keyId}`, principals.get(keyId) ?? LOCAL_PRINCIPAL));
+  const principals = new Map<string, Principal>();
+  const servePlain = async (req: IncomingMessage, res: ServerResponse, body: { id: string | number } & Record<string, unknown>, principal: Principal) => {
+    principals.set(principal.id, principal);
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+    const traceparent = header(req, 'traceparent');
+    const extra = { authInfo: authInfo(principal), ...(traceparent ? { request: new Request('http://localhost/mcp', { headers: { traceparent } }) } : {}) };
+    const answer = await plain.answer(principal.id, body, extra, gone.signal);
+    if (res.destroyed) return;
+    sendJson(res, 200, answer);
   };
 
   /** A 2025-era session: `initialize` now, `Mcp-Session-Id` on every later request. */
@@ -240,6 +256,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     async close() {
       clearInterval(sweep);
       await modern.close().catch(() => undefined);
+      await plain.close();
       await Promise.all([...sessions.keys()].map((id) => endSession(id, 'server shutting down')));
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
