@@ -3,7 +3,8 @@ import { formatsFor, type FrontendMessage } from './frontend.js';
 import { requestMessages, responseMessages } from './unpack.js';
 import { closestQuery, parameterDifference, type Closest } from './similar.js';
 import { parameterKey } from './values.js';
-import { codeOf, decodeBackend } from './wire.js';
+import { Auth, Backend } from './protocol.js';
+import { authCodeOf, codeOf, decodeBackend } from './wire.js';
 
 /**
  * What a replayer looks answers up in, built from recorded mocks by walking each recorded
@@ -39,6 +40,8 @@ export interface Description {
 export interface StartupAnswer {
   parameterStatus: Array<[string, string]>;
   backendKey?: { processId: number; secretKey: number };
+  /** The recorded server asked the client for a password (cleartext, MD5 or SASL). */
+  passwordAsked?: boolean;
 }
 
 interface RecordedBind {
@@ -77,26 +80,35 @@ export class ReplayIndex {
   private readonly simple = new Map<string, Cursor<Answer>>();
   /** Every recorded query and the first mock with it, for "closest" diagnostics. */
   private readonly queries = new Map<string, string>();
+  /** Each recorded connection's statements and portals, by connection id. */
+  private readonly connections = new Map<string, Connection>();
 
   constructor(mocks: readonly PostgresMock[]) {
     const unique = new Set(mocks.map((m) => m.name)).size === mocks.length;
-    const connections = new Map<string, Connection>();
-    mocks.forEach((mock, i) => {
-      const name = unique ? mock.name : `mock-${i}`;
-      try {
-        const requests = mock.spec.postgresrequests.flatMap(requestMessages);
-        const responses = mock.spec.postgresresponses.flatMap(responseMessages);
-        const first = requests[0];
-        if (!first || first.type === 'startup' || first.type === 'p') return this.addStartup(responses);
-        const key = mock.connectionId ?? '';
-        if (!connections.has(key)) connections.set(key, { statements: new Map(), portals: new Map() });
-        this.walk(name, requests, responses, connections.get(key)!);
-      } catch (err) {
-        this.problems.push(`${name}: ${(err as Error).message}`);
-      }
-    });
+    mocks.forEach((mock, i) => this.addMock(mock, unique ? mock.name : `mock-${i}`));
     // Parameter keys need the parameter types, which a later mock may be the one to describe.
     for (const b of this.recordedBinds) this.fileBind(b);
+  }
+
+  /** A mock captured during replay (`onMiss: record`): its answers replay from now on. */
+  add(mock: PostgresMock, name: string): void {
+    const before = this.recordedBinds.length;
+    this.addMock(mock, name);
+    for (const b of this.recordedBinds.slice(before)) this.fileBind(b);
+  }
+
+  private addMock(mock: PostgresMock, name: string): void {
+    try {
+      const requests = mock.spec.postgresrequests.flatMap(requestMessages);
+      const responses = mock.spec.postgresresponses.flatMap(responseMessages);
+      const first = requests[0];
+      if (!first || first.type === 'startup' || first.type === 'p') return this.addStartup(responses);
+      const key = mock.connectionId ?? '';
+      if (!this.connections.has(key)) this.connections.set(key, { statements: new Map(), portals: new Map() });
+      this.walk(name, requests, responses, this.connections.get(key)!);
+    } catch (err) {
+      this.problems.push(`${name}: ${(err as Error).message}`);
+    }
   }
 
   knows(query: string): boolean {
@@ -143,8 +155,10 @@ export class ReplayIndex {
     const status = new Map(this.startup.parameterStatus);
     for (const raw of responses) {
       const msg = decodeBackend(raw);
-      if (codeOf(raw) === 'S' && msg) status.set(String(msg.parameterName), String(msg.parameterValue));
-      if (codeOf(raw) === 'K') this.startup.backendKey = { processId: raw.readInt32BE(5), secretKey: raw.readInt32BE(9) };
+      if (codeOf(raw) === Backend.ParameterStatus && msg) status.set(String(msg.parameterName), String(msg.parameterValue));
+      if (codeOf(raw) === Backend.BackendKeyData) this.startup.backendKey = { processId: raw.readInt32BE(5), secretKey: raw.readInt32BE(9) };
+      const auth = codeOf(raw) === Backend.Authentication ? authCodeOf(raw) : -1;
+      if (auth === Auth.CleartextPassword || auth === Auth.MD5Password || auth === Auth.SASL) this.startup.passwordAsked = true;
     }
     this.startup.parameterStatus = [...status];
   }

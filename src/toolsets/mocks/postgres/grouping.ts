@@ -3,6 +3,7 @@ import { keployTime } from '../keploy/http.js';
 import { KEPLOY_MOCK_VERSION, type PostgresMock } from '../keploy/types.js';
 import { decodeTyped, type FrontendMessage, type StartupMessage, type TypedMessage } from './frontend.js';
 import { buildRequestPacket, buildResponsePacket } from './packets.js';
+import { AUTH_NEEDS_ANSWER } from './protocol.js';
 import { authCodeOf, codeOf } from './wire.js';
 
 /**
@@ -23,8 +24,6 @@ export const REDACTED = 'debugkit-redacted';
 /** A group holding more than this (a huge result set) is not recorded. */
 export const DEFAULT_MAX_MOCK_BYTES = 64 * 1024 * 1024;
 
-/** Authentication requests the client must answer with a `p` message (cleartext, MD5, GSS, SSPI, SASL). */
-const NEEDS_ANSWER = new Set([3, 5, 7, 8, 9, 10, 11]);
 
 interface Group {
   config: boolean;
@@ -46,6 +45,8 @@ export interface GrouperOptions {
   host?: string;
   maxMockBytes?: number;
   utcOffsetMinutes?: number;
+  /** The session is past its startup (a replayed one whose misses are recorded): every group is a query group. */
+  afterStartup?: boolean;
 }
 
 export class RequestGrouper {
@@ -56,7 +57,9 @@ export class RequestGrouper {
   private startupLength = 0;
   mocks = 0;
 
-  constructor(private readonly options: GrouperOptions) {}
+  constructor(private readonly options: GrouperOptions) {
+    if (options.afterStartup) this.authenticating = false;
+  }
 
   startup(m: StartupMessage): void {
     this.startupLength = m.raw.length;
@@ -91,7 +94,7 @@ export class RequestGrouper {
     if (this.authenticating) {
       if (c === 'R') this.authCode = authCodeOf(raw);
       if (c === 'Z') this.authenticating = false;
-      if ((c === 'R' && NEEDS_ANSWER.has(this.authCode)) || c === 'Z' || c === 'E') this.finish(group);
+      if ((c === 'R' && AUTH_NEEDS_ANSWER.has(this.authCode)) || c === 'Z' || c === 'E') this.finish(group);
       return;
     }
     if (c === 'Z') this.finish(group);

@@ -30,6 +30,9 @@ export interface SessionEvents {
   onMiss?(miss: ReplayMiss): void;
 }
 
+/** What ends a request group: answered ('done'), or to be sent to the real server ('forward', passthrough/record). */
+export type GroupEnd = 'done' | 'forward';
+
 interface Portal {
   query: string;
   keys: string[];
@@ -49,12 +52,35 @@ export class QuerySession {
   private groupStatus: string | undefined;
   /** COPY FROM STDIN: the recorded answers that follow the client's CopyDone. */
   private afterCopy: Buffer[] | undefined;
+  /** The group missed and misses go to the real server: answer nothing more of it, forward it at its end. */
+  private forwarding: string | undefined;
 
+  /** @param forwardMisses passthrough/record: a miss makes its group 'forward' instead of an error. */
   constructor(
     private readonly index: ReplayIndex,
     private readonly send: (raw: Buffer) => void,
     private readonly events: SessionEvents,
+    private readonly forwardMisses = false,
   ) {}
+
+  /** The first missed query of the group being forwarded. */
+  get forwardedQuery(): string | undefined {
+    return this.forwarding;
+  }
+
+  /** The real server answered the forwarded group: it ended in this transaction status. */
+  forwarded(txStatus: string): void {
+    this.txStatus = txStatus;
+    this.failed = false;
+    this.missedInGroup = false;
+    this.groupStatus = undefined;
+    this.forwarding = undefined;
+  }
+
+  /** The client's transaction status as replay has told it. */
+  get transactionStatus(): string {
+    return this.txStatus;
+  }
 
   get skipping(): boolean {
     return this.failed;
@@ -62,7 +88,12 @@ export class QuerySession {
 
   parse(m: ParseMessage): void {
     const recorded = this.index.parse(m.query);
-    if (!recorded && !this.index.knows(m.query)) return this.miss(m.query);
+    if (!recorded && !this.index.knows(m.query)) {
+      this.miss(m.query);
+      // Forwarded: the real server will know the statement; later Binds to it miss and follow.
+      if (this.forwarding !== undefined) this.statements.set(m.name, { query: m.query, paramTypes: m.paramTypes });
+      return;
+    }
     if (recorded) this.replay(recorded.messages, recorded.txStatus);
     else this.send(backend.parseComplete()); // recorded as a simple query only
     if (!this.failed) this.statements.set(m.name, { query: m.query, paramTypes: m.paramTypes });
@@ -109,7 +140,8 @@ export class QuerySession {
     this.send(backend.closeComplete());
   }
 
-  sync(): void {
+  sync(): GroupEnd {
+    if (this.forwarding !== undefined) return 'forward';
     const base = this.groupStatus ?? this.txStatus;
     // A miss inside a transaction fails it, as any error there would.
     this.txStatus = this.missedInGroup && (base === 'T' || base === 'E') ? 'E' : base;
@@ -117,9 +149,10 @@ export class QuerySession {
     this.failed = false;
     this.missedInGroup = false;
     this.groupStatus = undefined;
+    return 'done';
   }
 
-  query(m: QueryMessage): void {
+  query(m: QueryMessage): GroupEnd {
     const recorded = this.index.simpleQuery(m.query);
     if (!recorded) {
       if (m.query.trim() === '') this.send(backend.emptyQuery());
@@ -134,6 +167,7 @@ export class QuerySession {
     const now = copyIn >= 0 ? recorded.messages.slice(0, copyIn + 1) : recorded.messages;
     if (copyIn >= 0) this.afterCopy = recorded.messages.slice(copyIn + 1);
     for (const raw of now) this.send(raw);
+    return 'done';
   }
 
   /** CopyDone or CopyFail from the client: the recorded end of the COPY. */
@@ -142,9 +176,9 @@ export class QuerySession {
     this.afterCopy = undefined;
   }
 
-  functionCall(): void {
+  functionCall(): GroupEnd {
     this.miss('(FunctionCall message)');
-    this.sync();
+    return this.sync();
   }
 
   /**
@@ -169,6 +203,11 @@ export class QuerySession {
   }
 
   private miss(query: string, parameters?: string[]): void {
+    if (this.forwardMisses) {
+      this.forwarding ??= query;
+      this.failed = true; // nothing more of the group is answered from mocks
+      return;
+    }
     const closest = this.index.closest(query, parameters);
     const where = closest ? `closest: ${closest.mock}: ${closest.difference}` : 'no queries were recorded';
     const message = `debugkit: no recorded mock for query: ${query} (${where})`;
