@@ -65,7 +65,19 @@ class Cursor<T> {
   }
 }
 
-export const normalizeQuery = (q: string): string => q.replace(/\s+/g, ' ').trim();
+/** Normalized texts of the queries seen lately: a client sends the same few texts over and over. */
+const normalized = new Map<string, string>();
+const NORMALIZED_CACHE = 4096;
+
+export function normalizeQuery(q: string): string {
+  let n = normalized.get(q);
+  if (n === undefined) {
+    n = q.replace(/\s+/g, ' ').trim();
+    if (normalized.size >= NORMALIZED_CACHE) normalized.clear();
+    normalized.set(q, n);
+  }
+  return n;
+}
 
 export class ReplayIndex {
   readonly startup: StartupAnswer = { parameterStatus: [] };

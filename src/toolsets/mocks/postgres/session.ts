@@ -44,6 +44,7 @@ export class QuerySession {
   missed = 0;
   private readonly statements = new Map<string, { query: string; paramTypes: number[] }>();
   private readonly portals = new Map<string, Portal>();
+  private readonly descriptions = new Map<string, Buffer>();
   /** Skipping to Sync after an error. */
   private failed = false;
   private missedInGroup = false;
@@ -114,12 +115,10 @@ export class QuerySession {
     if (!target) return this.fail(m.target === 'S' ? '26000' : '34000', `${m.target === 'S' ? 'prepared statement' : 'portal'} "${m.name}" does not exist`);
     const d = this.index.describe(target.query);
     if (!d) return this.miss(target.query);
-    if (m.target === 'S') this.send(backend.parameterDescription(this.paramTypes(target.query, (target as { paramTypes: number[] }).paramTypes)));
+    if (m.target === 'S') this.send(this.parameterDescription(target.query, (target as { paramTypes: number[] }).paramTypes));
     if (!d.row) return this.send(backend.noData());
     // A statement's description reports text format; a portal's the formats its Bind asked for.
-    const fields = rowFields(d.row);
-    const formats = m.target === 'S' ? formatsFor([], fields.length) : formatsFor((target as Portal).resultFormats, fields.length);
-    this.send(backend.rowDescription(fields.map((f, i) => ({ ...f, format: formats[i]! }))));
+    this.send(describeRow(d.row, m.target === 'S' ? [] : (target as Portal).resultFormats));
   }
 
   execute(m: ExecuteMessage): void {
@@ -191,6 +190,14 @@ export class QuerySession {
     return Array.from({ length: count }, (_, i) => known[i] || 25);
   }
 
+  /** The ParameterDescription of a statement, made once per query text and Parse types. */
+  private parameterDescription(query: string, fromParse: readonly number[]): Buffer {
+    const key = fromParse.length === 0 ? query : `${query}\u0000${fromParse.join(',')}`;
+    let raw = this.descriptions.get(key);
+    if (!raw) this.descriptions.set(key, (raw = backend.parameterDescription(this.paramTypes(query, fromParse))));
+    return raw;
+  }
+
   private replay(messages: readonly Buffer[], txStatus: string): void {
     for (const raw of messages) this.send(raw);
     this.groupStatus = txStatus;
@@ -224,6 +231,7 @@ export class QuerySession {
    * give an error naming the column rather than bytes the client would misread.
    */
   private adaptRows(recorded: Execution, portal: Portal): Buffer[] | string {
+    if (sameFormats(recorded.resultFormats, portal.resultFormats)) return recorded.messages;
     const row = this.index.describe(portal.query)?.row;
     const fields = row ? rowFields(row) : [];
     const had = formatsFor(recorded.resultFormats, fields.length);
@@ -248,4 +256,21 @@ export class QuerySession {
     }
     return out;
   }
+}
+
+const sameFormats = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((f, i) => f === b[i]);
+
+const rewritten = new WeakMap<Buffer, Map<string, Buffer>>();
+
+/** A recorded RowDescription with the format codes a client asked for: as recorded when they agree, else rewritten once. */
+function describeRow(row: Buffer, resultFormats: readonly number[]): Buffer {
+  const fields = rowFields(row);
+  const formats = formatsFor(resultFormats, fields.length);
+  if (fields.every((f, i) => f.format === formats[i])) return row;
+  const key = formats.join(',');
+  let byFormats = rewritten.get(row);
+  if (!byFormats) rewritten.set(row, (byFormats = new Map()));
+  let raw = byFormats.get(key);
+  if (!raw) byFormats.set(key, (raw = backend.rowDescription(fields.map((f, i) => ({ ...f, format: formats[i]! })))));
+  return raw;
 }

@@ -235,8 +235,16 @@ function noticeLike(c: 'E' | 'N', fields: ErrorFields): Buffer {
   return w.flush(code(c));
 }
 
-/** The fields of a RowDescription, for rewriting its format codes. */
-export function rowFields(raw: Buffer): FieldSpec[] {
+const fieldsOf = new WeakMap<Buffer, readonly FieldSpec[]>();
+
+/** The fields of a RowDescription, for rewriting its format codes (decoded once per recorded message). */
+export function rowFields(raw: Buffer): readonly FieldSpec[] {
+  let fields = fieldsOf.get(raw);
+  if (!fields) fieldsOf.set(raw, (fields = decodeRowFields(raw)));
+  return fields;
+}
+
+function decodeRowFields(raw: Buffer): FieldSpec[] {
   const msg = decodeBackend(raw) as (TypedBackend & { fields?: Array<Record<string, unknown>> }) | undefined;
   return (msg?.fields ?? []).map((f) => ({
     name: String(f.name),
