@@ -3,7 +3,7 @@ import { formatsFor, type FrontendMessage } from './frontend.js';
 import { requestMessages, responseMessages } from './unpack.js';
 import { closestQuery, parameterDifference, type Closest } from './similar.js';
 import { parameterKey } from './values.js';
-import { Auth, Backend } from './protocol.js';
+import { Auth, Backend, Frontend, Target, TxStatus } from './protocol.js';
 import { authCodeOf, codeOf, decodeBackend } from './wire.js';
 
 /**
@@ -114,7 +114,7 @@ export class ReplayIndex {
       const requests = mock.spec.postgresrequests.flatMap(requestMessages);
       const responses = mock.spec.postgresresponses.flatMap(responseMessages);
       const first = requests[0];
-      if (!first || first.type === 'startup' || first.type === 'p') return this.addStartup(responses);
+      if (!first || first.type === 'startup' || first.type === Frontend.Password) return this.addStartup(responses);
       const key = mock.connectionId ?? '';
       if (!this.connections.has(key)) this.connections.set(key, { statements: new Map(), portals: new Map() });
       this.walk(name, requests, responses, this.connections.get(key)!);
@@ -186,23 +186,23 @@ export class ReplayIndex {
     };
     const made: Answer[] = [];
     const answer = (messages: Buffer[]): Answer => {
-      const a = { mock, messages, txStatus: 'I' };
+      const a = { mock, messages, txStatus: TxStatus.Idle as string };
       made.push(a);
       return a;
     };
-    const isError = (messages: Buffer[]) => codeOf(messages[messages.length - 1]!) === 'E';
+    const isError = (messages: Buffer[]) => codeOf(messages[messages.length - 1]!) === Backend.ErrorResponse;
     let failed = false;
     const closeGroup = () => {
-      const status = String.fromCharCode(until('Z').at(-1)![5]!);
+      const status = String.fromCharCode(until(Backend.ReadyForQuery).at(-1)![5]!);
       for (const a of made) a.txStatus = status;
       failed = false;
     };
     for (const m of requests) {
-      if (failed && m.type !== 'S') continue; // the server skips to Sync after an error
+      if (failed && m.type !== Frontend.Sync) continue; // the server skips to Sync after an error
       switch (m.type) {
-        case 'P': {
+        case Frontend.Parse: {
           const q = normalizeQuery(m.query);
-          const a = answer(until('1', 'E'));
+          const a = answer(until(Backend.ParseComplete, Backend.ErrorResponse));
           if (!this.parses.has(q)) this.parses.set(q, a);
           if (m.paramTypes.some(Boolean) && !this.parseTypes.has(q)) this.parseTypes.set(q, m.paramTypes);
           this.noteQuery(q, mock);
@@ -210,8 +210,8 @@ export class ReplayIndex {
           failed = isError(a.messages);
           break;
         }
-        case 'B': {
-          const a = answer(until('2', 'E'));
+        case Frontend.Bind: {
+          const a = answer(until(Backend.BindComplete, Backend.ErrorResponse));
           const statement = conn.statements.get(m.statement);
           if (!statement) throw new Error(`Bind to statement "${m.statement}", which the recording never prepared`);
           const recorded = { query: statement.query, params: m.params, formats: m.paramFormats, bind: a, resultFormats: m.resultFormats };
@@ -220,45 +220,45 @@ export class ReplayIndex {
           failed = isError(a.messages);
           break;
         }
-        case 'D':
-          failed = this.addDescription(mock, m, until('T', 'n', 'E'), conn);
+        case Frontend.Describe:
+          failed = this.addDescription(mock, m, until(Backend.RowDescription, Backend.NoData, Backend.ErrorResponse), conn);
           break;
-        case 'E': {
+        case Frontend.Execute: {
           const portal = conn.portals.get(m.portal);
-          const execution: Execution = { ...answer(until('C', 'I', 's', 'E')), resultFormats: portal?.resultFormats ?? [] };
+          const execution: Execution = { ...answer(until(Backend.CommandComplete, Backend.EmptyQuery, Backend.PortalSuspended, Backend.ErrorResponse)), resultFormats: portal?.resultFormats ?? [] };
           made[made.length - 1] = execution; // the copy is what gets its txStatus at Sync
           if (portal) portal.execution = execution;
           failed = isError(execution.messages);
           break;
         }
-        case 'C':
-          until('3', 'E');
+        case Frontend.Close:
+          until(Backend.CloseComplete, Backend.ErrorResponse);
           break;
-        case 'S':
+        case Frontend.Sync:
           closeGroup();
           break;
-        case 'Q':
-          this.addSimple(mock, m.query, until('Z'));
+        case Frontend.Query:
+          this.addSimple(mock, m.query, until(Backend.ReadyForQuery));
           break;
-        case 'F':
-          until('Z');
+        case Frontend.FunctionCall:
+          until(Backend.ReadyForQuery);
           break;
       }
     }
     // Keploy's typed packets leave out the final Sync: a trailing ReadyForQuery still closes the group.
-    if (at < responses.length && codeOf(responses[at]!) === 'Z') closeGroup();
+    if (at < responses.length && codeOf(responses[at]!) === Backend.ReadyForQuery) closeGroup();
   }
 
-  private addDescription(mock: string, m: Extract<FrontendMessage, { type: 'D' }>, messages: Buffer[], conn: Connection): boolean {
+  private addDescription(mock: string, m: Extract<FrontendMessage, { type: typeof Frontend.Describe }>, messages: Buffer[], conn: Connection): boolean {
     const last = messages[messages.length - 1]!;
-    if (codeOf(last) === 'E') return true;
-    const query = m.target === 'S' ? conn.statements.get(m.name)?.query : conn.portals.get(m.name)?.query;
+    if (codeOf(last) === Backend.ErrorResponse) return true;
+    const query = m.target === Target.Statement ? conn.statements.get(m.name)?.query : conn.portals.get(m.name)?.query;
     if (query === undefined) return false;
     const q = normalizeQuery(query);
     const d = this.descriptions.get(q) ?? { mock };
-    const t = messages.find((raw) => codeOf(raw) === 't');
+    const t = messages.find((raw) => codeOf(raw) === Backend.ParameterDescription);
     if (t && !d.paramTypes) d.paramTypes = (decodeBackend(t)?.dataTypeIDs as number[] | undefined) ?? [];
-    if (d.row === undefined) d.row = codeOf(last) === 'T' ? last : null;
+    if (d.row === undefined) d.row = codeOf(last) === Backend.RowDescription ? last : null;
     this.descriptions.set(q, d);
     return false;
   }
@@ -270,7 +270,7 @@ export class ReplayIndex {
     this.simple.get(q)!.items.push(a);
     this.noteQuery(q, mock);
     // A single-statement result tells how its rows look, for a client that later prepares it.
-    const row = messages.find((raw) => codeOf(raw) === 'T');
+    const row = messages.find((raw) => codeOf(raw) === Backend.RowDescription);
     if (row && !this.descriptions.has(q)) this.descriptions.set(q, { mock, row });
   }
 

@@ -78,5 +78,12 @@ export const Auth = {
 /** Authentication requests the client must answer with a `p` message. */
 export const AUTH_NEEDS_ANSWER: ReadonlySet<number> = new Set([Auth.CleartextPassword, Auth.MD5Password, Auth.GSS, Auth.GSSContinue, Auth.SSPI, Auth.SASL, Auth.SASLContinue]);
 
+/** What Describe and Close name: a prepared statement or a portal. */
+export const Target = { Statement: 'S', Portal: 'P' } as const;
+export type TargetCode = (typeof Target)[keyof typeof Target];
+
+/** The one byte answering an SSLRequest or GSSENCRequest: no encryption, go on in plaintext. */
+export const ENCRYPTION_REFUSED = 'N';
+
 /** ReadyForQuery transaction status bytes. */
 export const TxStatus = { Idle: 'I', InTransaction: 'T', Failed: 'E' } as const;

@@ -6,7 +6,7 @@ import type { PostgresMock } from '../keploy/types.js';
 import { ReplayIndex } from './catalog.js';
 import { decodeTyped, FrontendParser, PgProtocolError, type BindMessage, type FrontendMessage, type ParseMessage, type StartupMessage, type TypedMessage } from './frontend.js';
 import { RequestGrouper } from './grouping.js';
-import { Auth, Backend, Frontend, TxStatus } from './protocol.js';
+import { Auth, Backend, ENCRYPTION_REFUSED, Frontend, Target, TxStatus } from './protocol.js';
 import type { PostgresConnection } from './recorder.js';
 import { MISS_SQLSTATE, QuerySession, type GroupEnd, type SessionEvents } from './session.js';
 import { PostgresUpstream, UpstreamError } from './upstream.js';
@@ -127,7 +127,7 @@ export function replayPostgres(
   /** Handles one message; false when the rest must wait for the real server. */
   const handle = (m: FrontendMessage): boolean => {
     if (m.type === 'ssl' || m.type === 'gssenc') {
-      held.push(Buffer.from('N'));
+      held.push(Buffer.from(ENCRYPTION_REFUSED));
       write();
       return true;
     }
@@ -304,7 +304,7 @@ class Passthrough {
     }
     for (const m of group) {
       if (m.type === Frontend.Parse) this.upstreamStatements.set(m.name, m.raw);
-      if (m.type === Frontend.Close && m.target === 'S') this.upstreamStatements.delete(m.name);
+      if (m.type === Frontend.Close && m.target === Target.Statement) this.upstreamStatements.delete(m.name);
     }
     // The prelude's own answers (ParseComplete, BindComplete, CloseComplete) are not the client's.
     let skip = 0;
@@ -343,7 +343,7 @@ class Passthrough {
   private define(m: TypedMessage): void {
     if (m.type === Frontend.Parse) this.statements.set(m.name, m);
     else if (m.type === Frontend.Bind) this.portals.set(m.portal, m);
-    else if (m.type === Frontend.Close) (m.target === 'S' ? this.statements : this.portals).delete(m.name);
+    else if (m.type === Frontend.Close) (m.target === Target.Statement ? this.statements : this.portals).delete(m.name);
   }
 
   /** What the real server needs before the group: the statements and portals it uses that mocks defined. */
@@ -357,19 +357,19 @@ class Passthrough {
       const want = this.statements.get(name);
       const have = this.upstreamStatements.get(name);
       if (!want || (have && have.equals(want.raw))) return;
-      if (name !== '' && have) out.push(decodeTyped(serialize.close({ type: 'S', name })));
+      if (name !== '' && have) out.push(decodeTyped(serialize.close({ type: Target.Statement, name })));
       out.push(want);
       this.upstreamStatements.set(name, want.raw);
     };
     for (const m of group) {
       if (m.type === Frontend.Parse) {
-        if (m.name !== '' && this.upstreamStatements.has(m.name) && !parsed.has(m.name)) out.push(decodeTyped(serialize.close({ type: 'S', name: m.name })));
+        if (m.name !== '' && this.upstreamStatements.has(m.name) && !parsed.has(m.name)) out.push(decodeTyped(serialize.close({ type: Target.Statement, name: m.name })));
         parsed.add(m.name);
       } else if (m.type === Frontend.Bind) {
         statement(m.statement);
         bound.add(m.portal);
-      } else if ((m.type === Frontend.Describe && m.target === 'S')) statement(m.name);
-      else if ((m.type === Frontend.Describe && m.target === 'P') || m.type === Frontend.Execute) {
+      } else if ((m.type === Frontend.Describe && m.target === Target.Statement)) statement(m.name);
+      else if ((m.type === Frontend.Describe && m.target === Target.Portal) || m.type === Frontend.Execute) {
         const name = m.type === Frontend.Execute ? m.portal : m.name;
         const bind = this.portals.get(name);
         if (bound.has(name) || !bind) continue;
@@ -394,7 +394,7 @@ function startup(m: StartupMessage, index: ReplayIndex, send: (raw: Buffer) => v
   for (const [name, value] of status) send(backend.parameterStatus(name, value));
   const key = index.startup.backendKey ?? { processId: randomInt(1, 2 ** 31 - 1), secretKey: randomInt(1, 2 ** 31 - 1) };
   send(backend.backendKeyData(key.processId, key.secretKey));
-  send(backend.readyForQuery('I'));
+  send(backend.readyForQuery(TxStatus.Idle));
 }
 
 function dispatch(session: QuerySession, m: FrontendMessage): GroupEnd | undefined {

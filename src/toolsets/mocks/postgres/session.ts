@@ -3,6 +3,7 @@ import { formatsFor, type BindMessage, type DescribeMessage, type ExecuteMessage
 import type { Closest } from './similar.js';
 import { convertValue } from './values.js';
 import { backend, codeOf, dataRowValues, rowFields } from './wire.js';
+import { Backend, Target, TargetCode, TxStatus } from './protocol.js';
 
 /**
  * The query part of a replayed connection: answers each client message the way the recorded
@@ -48,7 +49,7 @@ export class QuerySession {
   /** Skipping to Sync after an error. */
   private failed = false;
   private missedInGroup = false;
-  private txStatus = 'I';
+  private txStatus: string = TxStatus.Idle;
   /** Status of the recorded group whose answers this group replayed. */
   private groupStatus: string | undefined;
   /** COPY FROM STDIN: the recorded answers that follow the client's CopyDone. */
@@ -111,14 +112,14 @@ export class QuerySession {
   }
 
   describe(m: DescribeMessage): void {
-    const target = m.target === 'S' ? this.statements.get(m.name) : this.portals.get(m.name);
-    if (!target) return this.fail(m.target === 'S' ? '26000' : '34000', `${m.target === 'S' ? 'prepared statement' : 'portal'} "${m.name}" does not exist`);
+    const target = m.target === Target.Statement ? this.statements.get(m.name) : this.portals.get(m.name);
+    if (!target) return this.fail(m.target === Target.Statement ? '26000' : '34000', `${m.target === Target.Statement ? 'prepared statement' : 'portal'} "${m.name}" does not exist`);
     const d = this.index.describe(target.query);
     if (!d) return this.miss(target.query);
-    if (m.target === 'S') this.send(this.parameterDescription(target.query, (target as { paramTypes: number[] }).paramTypes));
+    if (m.target === Target.Statement) this.send(this.parameterDescription(target.query, (target as { paramTypes: number[] }).paramTypes));
     if (!d.row) return this.send(backend.noData());
     // A statement's description reports text format; a portal's the formats its Bind asked for.
-    this.send(describeRow(d.row, m.target === 'S' ? [] : (target as Portal).resultFormats));
+    this.send(describeRow(d.row, m.target === Target.Statement ? [] : (target as Portal).resultFormats));
   }
 
   execute(m: ExecuteMessage): void {
@@ -133,8 +134,8 @@ export class QuerySession {
     this.events.onMatch?.({ mock: recorded.mock, query: portal.query });
   }
 
-  close(target: 'S' | 'P', name: string): void {
-    if (target === 'S') this.statements.delete(name);
+  close(target: TargetCode, name: string): void {
+    if (target === Target.Statement) this.statements.delete(name);
     else this.portals.delete(name);
     this.send(backend.closeComplete());
   }
@@ -143,7 +144,7 @@ export class QuerySession {
     if (this.forwarding !== undefined) return 'forward';
     const base = this.groupStatus ?? this.txStatus;
     // A miss inside a transaction fails it, as any error there would.
-    this.txStatus = this.missedInGroup && (base === 'T' || base === 'E') ? 'E' : base;
+    this.txStatus = this.missedInGroup && (base === TxStatus.InTransaction || base === TxStatus.Failed) ? TxStatus.Failed : base;
     this.send(backend.readyForQuery(this.txStatus));
     this.failed = false;
     this.missedInGroup = false;
@@ -162,7 +163,7 @@ export class QuerySession {
     this.events.onMatch?.({ mock: recorded.mock, query: m.query });
     this.txStatus = recorded.txStatus;
     // COPY FROM STDIN: the rest of the answer waits for the client's data to end.
-    const copyIn = recorded.messages.findIndex((raw) => codeOf(raw) === 'G');
+    const copyIn = recorded.messages.findIndex((raw) => codeOf(raw) === Backend.CopyInResponse);
     const now = copyIn >= 0 ? recorded.messages.slice(0, copyIn + 1) : recorded.messages;
     if (copyIn >= 0) this.afterCopy = recorded.messages.slice(copyIn + 1);
     for (const raw of now) this.send(raw);
@@ -201,7 +202,7 @@ export class QuerySession {
   private replay(messages: readonly Buffer[], txStatus: string): void {
     for (const raw of messages) this.send(raw);
     this.groupStatus = txStatus;
-    if (messages.length > 0 && codeOf(messages[messages.length - 1]!) === 'E') this.failed = true;
+    if (messages.length > 0 && codeOf(messages[messages.length - 1]!) === Backend.ErrorResponse) this.failed = true;
   }
 
   private fail(sqlstate: string, message: string): void {
@@ -239,7 +240,7 @@ export class QuerySession {
     if (had.every((f, i) => f === want[i])) return recorded.messages;
     const out: Buffer[] = [];
     for (const raw of recorded.messages) {
-      if (codeOf(raw) !== 'D') {
+      if (codeOf(raw) !== Backend.DataRow) {
         out.push(raw);
         continue;
       }
