@@ -20,11 +20,15 @@ import { backend, codeOf } from './wire.js';
  * - Startup: AuthenticationOk straight away, whatever the client's credentials and whatever
  *   authentication the recording went through (replay has no secrets to check against); then
  *   the recorded ParameterStatus set (defaults when the set has no startup mock), BackendKeyData
- *   and ReadyForQuery 'I'. A client asking for protocol 3.x, x > 0, is told 3.0.
+ *   and ReadyForQuery 'I'. A client asking for protocol 3.x, x > 0, is told 3.0. With `upstream`
+ *   (misses pass through) and a recording whose server asked for a password, the client is first
+ *   asked for its password (cleartext request), for the real server (see upstream.ts).
  * - Queries: matched on their text and parameter values, never on statement names (see
  *   catalog.ts); the same query+parameters recorded several times is replayed in recorded order,
  *   the last answer repeating after that. A miss is an ErrorResponse (SQLSTATE XX000, "debugkit:
- *   no recorded mock for query: ... (closest: mock-N: ...)") then ReadyForQuery, and `onMiss`.
+ *   no recorded mock for query: ... (closest: mock-N: ...)") then ReadyForQuery, and `onMiss`;
+ *   with `upstream`, the request group it is in goes to the real server instead (`Passthrough`).
+ * - Answers are held until the request group ends (Sync, Query, Flush) and written at once.
  * - CancelRequest: ignored (its connection is closed); Terminate closes the connection.
  *
  * Pass a `ReplayIndex` instead of the mocks to share replay order across a client's connections.

@@ -50,6 +50,11 @@ export class PostgresUpstream {
     const out: Buffer[] = [];
     for (;;) {
       const raw = await this.next('an answer');
+      // COPY FROM STDIN: the client was answered by mocks so far and sends no data to this server; refuse the COPY here.
+      if (codeOf(raw) === Backend.CopyInResponse) {
+        this.socket!.write(serialize.copyFail('debugkit: a COPY FROM STDIN that missed the mocks cannot be passed through'));
+        continue;
+      }
       out.push(raw);
       if (codeOf(raw) === Backend.ReadyForQuery) {
         this.status = String.fromCharCode(raw[5]!);
