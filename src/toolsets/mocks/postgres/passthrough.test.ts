@@ -132,6 +132,27 @@ conn.close()
     expect(replay.misses).toEqual([]);
   });
 
+  it('passthrough refuses a COPY FROM STDIN that missed, with an error saying so, and the session goes on', async () => {
+    const replay = await passthroughListener(mocks, db!.port);
+    const script = `
+import io, sys, psycopg2
+conn = psycopg2.connect(host='127.0.0.1', port=int(sys.argv[1]), user='postgres', password=sys.argv[2], dbname='postgres', sslmode='disable')
+conn.autocommit = True
+cur = conn.cursor()
+try:
+    cur.copy_from(io.StringIO('plum\\t5\\n'), 'pt_fruit', columns=('name', 'qty'))
+    print('copied')
+except psycopg2.Error as e:
+    print('error', e.pgcode, str(e).strip().splitlines()[0])
+cur.execute("SELECT name FROM pt_fruit WHERE name = 'apple'")
+print(cur.fetchall())
+conn.close()
+`;
+    const out = await runPython(script, [String(replay.port), db!.password]);
+    await replay.close();
+    expect(out).toBe("error 57014 COPY from stdin failed: debugkit: a COPY FROM STDIN that missed the mocks cannot be passed through\n[('apple',)]\n");
+  });
+
   it('passthrough says plainly what cannot work: no password to give, a wrong one, no server', async () => {
     // A set without its startup mocks: replay does not know a password is needed, so it never asks.
     const noStartup = mocks.filter((m) => m.spec.metadata.type !== 'config');
