@@ -1,5 +1,6 @@
 import net from 'node:net';
 import pg from 'pg';
+import { serialize } from 'pg-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMockSet } from '../keploy/parse.js';
 import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
@@ -98,6 +99,8 @@ describe('misses inside a replayed PostgreSQL session: fail, passthrough, record
     await client.query('COMMIT');
     const again = await client.query("SELECT name FROM pt_fruit WHERE name = 'apple'");
     const fig = await client.query(BY_NAME, ['fig']);
+    // Unnamed, the same text: Parse is answered by a mock, Bind misses; the real server answers the whole group once.
+    const unnamed = await client.query(BY_NAME.text, ['kiwi']);
     await client.end();
     await replay.close();
     expect(hit.rows).toEqual([{ name: 'apple', qty: 1 }]);
@@ -106,9 +109,10 @@ describe('misses inside a replayed PostgreSQL session: fail, passthrough, record
     expect(bad.code).toBe('42703'); // the real server's own error, passed on
     expect(again.rows).toEqual([{ name: 'apple' }]);
     expect(fig.rows).toEqual([{ name: 'fig', qty: 3 }]);
+    expect(unnamed.rows).toEqual([{ name: 'kiwi', qty: 7 }]);
     expect(replay.misses).toEqual([]);
-    expect(replay.forwarded).toEqual([BY_NAME.text, 'SELECT count(*)::int AS n FROM pt_fruit', 'SELECT no_such_column FROM pt_fruit', BY_NAME.text]);
-    expect(replay.results[0]).toMatchObject({ forwarded: 4, matched: 4 });
+    expect(replay.forwarded).toEqual([BY_NAME.text, 'SELECT count(*)::int AS n FROM pt_fruit', 'SELECT no_such_column FROM pt_fruit', BY_NAME.text, BY_NAME.text]);
+    expect(replay.results[0]).toMatchObject({ forwarded: 5, matched: 4 });
   });
 
   it('passthrough (psycopg2): simple queries inside its transaction', async () => {
@@ -151,6 +155,32 @@ conn.close()
     const out = await runPython(script, [String(replay.port), db!.password]);
     await replay.close();
     expect(out).toBe("error 57014 COPY from stdin failed: debugkit: a COPY FROM STDIN that missed the mocks cannot be passed through\n[('apple',)]\n");
+  });
+
+  it('passthrough: a miss the client wants answered before its Sync (Flush) is an error saying why', async () => {
+    const replay = await passthroughListener(mocks, db!.port);
+    const socket = net.connect({ host: '127.0.0.1', port: replay.port });
+    const received: Buffer[] = [];
+    socket.on('data', (d) => received.push(d));
+    const until = async (code: string) => {
+      for (let i = 0; i < 200 && !Buffer.concat(received).includes(code); i++) await new Promise((r) => setTimeout(r, 10));
+    };
+    socket.write(serialize.startup({ user: 'postgres', database: 'postgres' }));
+    await until('R'); // the password request
+    socket.write(serialize.password(db!.password));
+    await until('Z');
+    received.length = 0;
+    socket.write(Buffer.concat([serialize.parse({ name: '', text: 'SELECT 42', types: [] }), serialize.describe({ type: 'S', name: '' }), serialize.flush()]));
+    await until('debugkit');
+    const text = Buffer.concat(received).toString('latin1');
+    expect(text).toContain('debugkit: no recorded mock for query: SELECT 42, and it cannot be passed through: the client asked for answers (Flush) before the end of the request group (Sync)');
+    received.length = 0;
+    socket.write(serialize.sync());
+    await until('Z');
+    expect(Buffer.concat(received).subarray(0, 1).toString()).toBe('Z');
+    socket.end(serialize.end());
+    await replay.close();
+    expect(replay.misses).toHaveLength(1);
   });
 
   it('passthrough says plainly what cannot work: no password to give, a wrong one, no server', async () => {

@@ -106,15 +106,17 @@ export function replayPostgres(
   /** passthrough: waiting for the client's password (see startup). */
   let startupMessage: StartupMessage | undefined;
 
-  const write = () => {
-    if (held.length === 0 || client.destroyed) return;
+  /** Writes what is held; false when the client is to be paused until it drains. */
+  const write = (): boolean => {
+    if (held.length === 0 || client.destroyed) return true;
     const ok = client.write(held.length === 1 ? held[0]! : Buffer.concat(held));
     held = [];
     // Answers only follow requests: holding the requests back is the backpressure.
-    if (!ok && !waiting) {
+    if (!ok) {
       client.pause();
       client.once('drain', () => waiting || client.resume());
     }
+    return ok;
   };
   const end = () => {
     if (ended) return;
@@ -167,18 +169,23 @@ export function replayPostgres(
     passthrough.note(m);
     const groupEnd = dispatch(session, m);
     if (groupEnd === 'forward') {
+      // What mocks answered of this group (since its last Sync or Flush) is answered again by the real server.
+      held = [];
       waiting = true;
       client.pause();
       void passthrough.forward().then(
         () => {
           waiting = false;
-          write();
-          if (!ended) client.resume();
+          if (write() && !ended) client.resume();
           pump();
         },
         (err) => fatal(err),
       );
       return false;
+    }
+    if (m.type === Frontend.Flush && session.forwardedQuery !== undefined) {
+      // The client waits for answers before its Sync: the group cannot go to the real server whole.
+      session.abandonForward('the client asked for answers (Flush) before the end of the request group (Sync); only whole groups can be passed through');
     }
     if (groupEnd === 'done' || m.type === Frontend.Flush) {
       passthrough.answered();
@@ -279,10 +286,7 @@ class Passthrough {
 
   /** The group was answered from mocks: the client's definitions stand, the real server's may be stale. */
   answered(): void {
-    for (const m of this.group) {
-      this.define(m);
-      if (m.type === Frontend.Parse) this.upstreamStatements.delete(m.name);
-    }
+    for (const m of this.group) this.define(m);
     this.group = [];
   }
 

@@ -79,6 +79,18 @@ export class QuerySession {
     this.forwarding = undefined;
   }
 
+  /** The group cannot be forwarded after all: its miss is an error, as with `onMiss: fail`. */
+  abandonForward(why: string): void {
+    const query = this.forwarding ?? '';
+    this.forwarding = undefined;
+    const message = `debugkit: no recorded mock for query: ${query}, and it cannot be passed through: ${why}`;
+    this.send(backend.error({ S: 'ERROR', V: 'ERROR', C: MISS_SQLSTATE, M: message }));
+    this.failed = true;
+    this.missedInGroup = true;
+    this.missed++;
+    this.events.onMiss?.({ query, message });
+  }
+
   /** The client's transaction status as replay has told it. */
   get transactionStatus(): string {
     return this.txStatus;
