@@ -8,6 +8,7 @@ import type { PostgresMock } from '../keploy/types.js';
 import { ReplayIndex } from './catalog.js';
 import { replayPostgres, type ReplayPostgresResult, type UpstreamOptions } from './replayer.js';
 import type { ReplayMiss } from './session.js';
+import { BackendSplitter, codeOf } from './wire.js';
 import { listen, recordingListener, requirePsycopg2, runPython, startPostgres, type RunningPostgres } from './testing.js';
 
 /**
@@ -157,7 +158,7 @@ conn.close()
     expect(out).toBe("error 57014 COPY from stdin failed: debugkit: a COPY FROM STDIN that missed the mocks cannot be passed through\n[('apple',)]\n");
   });
 
-  it('passthrough: a miss the client wants answered before its Sync (Flush) is an error saying why', async () => {
+  it('passthrough on the wire: a miss before a Flush is an error saying why; a forwarded group is answered once, nothing twice', async () => {
     const replay = await passthroughListener(mocks, db!.port);
     const socket = net.connect({ host: '127.0.0.1', port: replay.port });
     const received: Buffer[] = [];
@@ -178,6 +179,18 @@ conn.close()
     socket.write(serialize.sync());
     await until('Z');
     expect(Buffer.concat(received).subarray(0, 1).toString()).toBe('Z');
+    // Parse answered by a mock, Bind missing: the client gets the real server's answers to the group once, nothing twice.
+    received.length = 0;
+    socket.write(
+      Buffer.concat([
+        serialize.parse({ name: '', text: BY_NAME.text, types: [] }),
+        serialize.bind({ statement: '', portal: '', values: ['kiwi'] }),
+        serialize.execute({ portal: '' }),
+        serialize.sync(),
+      ]),
+    );
+    await until('Z');
+    expect(new BackendSplitter().push(Buffer.concat(received)).map(codeOf)).toEqual(['1', '2', 'D', 'C', 'Z']);
     socket.end(serialize.end());
     await replay.close();
     expect(replay.misses).toHaveLength(1);
