@@ -104,7 +104,12 @@ export class PostgresUpstream {
       if (code === Backend.ReadyForQuery) return;
       if (code !== Backend.Authentication) continue; // ParameterStatus, BackendKeyData, NegotiateProtocolVersion: the client already has replayed ones
       const auth = authCodeOf(raw);
-      if (auth === Auth.Ok || auth === Auth.SASLFinal) continue;
+      if (auth === Auth.Ok) continue;
+      if (auth === Auth.SASLFinal) {
+        // The server proves it knows the password too: a server that does not is not the recorded one.
+        if (!scram?.verify(raw.toString('utf8', 9))) throw new UpstreamError(`the real server ${this.where} sent a SCRAM server signature that does not match the password`);
+        continue;
+      }
       if (auth === Auth.CleartextPassword || auth === Auth.MD5Password || auth === Auth.SASL) {
         if (this.password === undefined) {
           throw new UpstreamError(
@@ -158,6 +163,7 @@ const hmac = (key: Buffer, s: string) => createHmac('sha256', key).update(s).dig
 class Scram {
   private readonly nonce = randomBytes(18).toString('base64');
   private readonly bare = `n=*,r=${this.nonce}`;
+  private serverSignature: string | undefined;
   readonly first = `n,,${this.bare}`;
 
   constructor(private readonly password: string) {}
@@ -172,8 +178,16 @@ class Scram {
     const clientKey = hmac(salted, 'Client Key');
     const storedKey = createHash('sha256').update(clientKey).digest();
     const withoutProof = `c=biws,r=${nonce}`;
-    const signature = hmac(storedKey, `${this.bare},${serverFirst},${withoutProof}`);
+    const authMessage = `${this.bare},${serverFirst},${withoutProof}`;
+    const signature = hmac(storedKey, authMessage);
     const proof = Buffer.from(clientKey.map((b, i) => b ^ signature[i]!));
+    this.serverSignature = hmac(hmac(salted, 'Server Key'), authMessage).toString('base64');
     return `${withoutProof},p=${proof.toString('base64')}`;
+  }
+
+  /** The server-final message carries the signature only the password's owner can make. */
+  verify(serverFinal: string): boolean {
+    const v = serverFinal.split(',').find((kv) => kv.startsWith('v='))?.slice(2);
+    return v !== undefined && this.serverSignature !== undefined && v === this.serverSignature;
   }
 }
