@@ -212,6 +212,34 @@ describe('mocks: PostgreSQL, recorded against a real server and replayed without
     db = await startPostgres();
   });
 
+  it('onMiss inside a replayed PostgreSQL session: passthrough asks the real server, record completes the set', async () => {
+    const rec = await tool('keploy_mock_record', { command: `/usr/bin/python3 db.py ${db!.port} ${db!.password} apple`, path: 'keploy-db-inner' });
+    expect(rec).toMatchObject({ success: true, protocols: ['Postgres'] });
+    const setName = rec.mockFilePath.split('/')[1];
+    // pear was never recorded: its INSERT and SELECT miss inside a session whose other queries replay.
+    const pear = `/usr/bin/python3 db.py ${db!.port} ${db!.password} pear`;
+    const failing = await tool('keploy_mock_test', { command: pear, path: 'keploy-db-inner' });
+    expect(failing).toMatchObject({ success: false });
+    expect(failing.misses[0]).toMatch(/^debugkit: no recorded mock for query: INSERT INTO fruit .*'pear'.* \(closest: mock-\d+: query text differs at character \d+/);
+    const passed = await tool('keploy_mock_test', { command: pear, path: 'keploy-db-inner', onMiss: 'passthrough' });
+    expect(passed).toMatchObject({ mocksFellBack: 2, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'db-out.txt'), 'utf8')).toBe("qty=1 rows=[('pear', 1)]\n");
+    const plum = `/usr/bin/python3 db.py ${db!.port} ${db!.password} plum`;
+    const recorded = await tool('keploy_mock_test', { command: plum, path: 'keploy-db-inner', onMiss: 'record' });
+    expect(recorded).toMatchObject({ success: true, mocksMissed: 0, mocksRecorded: 2, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'db-out.txt'), 'utf8')).toBe("qty=1 rows=[('plum', 1)]\n");
+    const yaml = readFileSync(path.join(root, 'keploy-db-inner', setName, 'mocks.yaml'), 'utf8');
+    expect(yaml).toContain('plum');
+    expect(yaml).not.toContain(db!.password);
+    await db!.stop();
+    db = undefined;
+    writeFileSync(path.join(root, 'db-out.txt'), '');
+    const replay = await tool('keploy_mock_test', { command: plum, path: 'keploy-db-inner' });
+    expect(replay).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'db-out.txt'), 'utf8')).toBe("qty=1 rows=[('plum', 1)]\n");
+    db = await startPostgres();
+  });
+
   it('node-postgres: record and replay', async () => {
     const command = `node db.mjs ${db!.port} ${db!.password} kiwi`;
     const rec = await tool('keploy_mock_record', { command, path: 'keploy-db-node' });

@@ -5,7 +5,7 @@ import { GenericIndex, replayGeneric } from './generic/index.js';
 import { mysqlAsGeneric } from './mysql/keploy.js';
 import type { GenericMock, HttpMock, Mock, PostgresMock, RedisMock } from './keploy/types.js';
 import { ReplayIndex } from './postgres/catalog.js';
-import { replayPostgres } from './postgres/replayer.js';
+import { replayPostgres, type UpstreamOptions } from './postgres/replayer.js';
 import type { InterceptedConnection } from './proxy/proxy.js';
 import { RedisIndex, redisFetcher, replayRedis, toRedisMock } from './redis/index.js';
 import { commandArgs, redactArgs } from './redis/resp.js';
@@ -134,7 +134,20 @@ function postgresReplayer(mocks: PostgresMock[], o: ReplayersOptions): ProtocolR
     // Without PostgreSQL mocks a session passes through (or is recorded) unless misses fail.
     accepts: (conn) => conn.protocol === 'postgres' && (mocks.length > 0 || o.onMiss === 'fail'),
     serve: async (conn) => {
-      await replayPostgres(conn, index, { onMatch: () => void c.replayed++, onMiss: (m) => (c.missed++, o.missed(m.message)) });
+      // passthrough / record: a query group no mock answers goes to the real server on this session's own connection.
+      const where = `${conn.target.host}:${conn.target.port}`;
+      const upstream: UpstreamOptions | undefined =
+        o.onMiss === 'fail'
+          ? undefined
+          : {
+              connect: () => connectTcp(conn.target, 10_000),
+              where,
+              connectionId: `${conn.id}-on-miss`,
+              ...(o.onMiss === 'record'
+                ? { record: (mock: PostgresMock) => o.recorded(mock) }
+                : { onForwarded: () => void (c.fellBack++, c.missed++) }),
+            };
+      await replayPostgres(conn, index, { onMatch: () => void c.replayed++, onMiss: (m) => (c.missed++, o.missed(m.message)), ...(upstream ? { upstream } : {}) });
     },
     counts: c,
   };

@@ -3,7 +3,8 @@ import { formatsFor, type FrontendMessage } from './frontend.js';
 import { requestMessages, responseMessages } from './unpack.js';
 import { closestQuery, parameterDifference, type Closest } from './similar.js';
 import { parameterKey } from './values.js';
-import { codeOf, decodeBackend } from './wire.js';
+import { Auth, Backend, Frontend, Target, TxStatus } from './protocol.js';
+import { authCodeOf, codeOf, decodeBackend } from './wire.js';
 
 /**
  * What a replayer looks answers up in, built from recorded mocks by walking each recorded
@@ -39,6 +40,8 @@ export interface Description {
 export interface StartupAnswer {
   parameterStatus: Array<[string, string]>;
   backendKey?: { processId: number; secretKey: number };
+  /** The recorded server asked the client for a password (cleartext, MD5 or SASL). */
+  passwordAsked?: boolean;
 }
 
 interface RecordedBind {
@@ -62,7 +65,19 @@ class Cursor<T> {
   }
 }
 
-export const normalizeQuery = (q: string): string => q.replace(/\s+/g, ' ').trim();
+/** Normalized texts of the queries seen lately: a client sends the same few texts over and over. */
+const normalized = new Map<string, string>();
+const NORMALIZED_CACHE = 4096;
+
+export function normalizeQuery(q: string): string {
+  let n = normalized.get(q);
+  if (n === undefined) {
+    n = q.replace(/\s+/g, ' ').trim();
+    if (normalized.size >= NORMALIZED_CACHE) normalized.clear();
+    normalized.set(q, n);
+  }
+  return n;
+}
 
 export class ReplayIndex {
   readonly startup: StartupAnswer = { parameterStatus: [] };
@@ -77,26 +92,35 @@ export class ReplayIndex {
   private readonly simple = new Map<string, Cursor<Answer>>();
   /** Every recorded query and the first mock with it, for "closest" diagnostics. */
   private readonly queries = new Map<string, string>();
+  /** Each recorded connection's statements and portals, by connection id. */
+  private readonly connections = new Map<string, Connection>();
 
   constructor(mocks: readonly PostgresMock[]) {
     const unique = new Set(mocks.map((m) => m.name)).size === mocks.length;
-    const connections = new Map<string, Connection>();
-    mocks.forEach((mock, i) => {
-      const name = unique ? mock.name : `mock-${i}`;
-      try {
-        const requests = mock.spec.postgresrequests.flatMap(requestMessages);
-        const responses = mock.spec.postgresresponses.flatMap(responseMessages);
-        const first = requests[0];
-        if (!first || first.type === 'startup' || first.type === 'p') return this.addStartup(responses);
-        const key = mock.connectionId ?? '';
-        if (!connections.has(key)) connections.set(key, { statements: new Map(), portals: new Map() });
-        this.walk(name, requests, responses, connections.get(key)!);
-      } catch (err) {
-        this.problems.push(`${name}: ${(err as Error).message}`);
-      }
-    });
+    mocks.forEach((mock, i) => this.addMock(mock, unique ? mock.name : `mock-${i}`));
     // Parameter keys need the parameter types, which a later mock may be the one to describe.
     for (const b of this.recordedBinds) this.fileBind(b);
+  }
+
+  /** A mock captured during replay (`onMiss: record`): its answers replay from now on. */
+  add(mock: PostgresMock, name: string): void {
+    const before = this.recordedBinds.length;
+    this.addMock(mock, name);
+    for (const b of this.recordedBinds.slice(before)) this.fileBind(b);
+  }
+
+  private addMock(mock: PostgresMock, name: string): void {
+    try {
+      const requests = mock.spec.postgresrequests.flatMap(requestMessages);
+      const responses = mock.spec.postgresresponses.flatMap(responseMessages);
+      const first = requests[0];
+      if (!first || first.type === 'startup' || first.type === Frontend.Password) return this.addStartup(responses);
+      const key = mock.connectionId ?? '';
+      if (!this.connections.has(key)) this.connections.set(key, { statements: new Map(), portals: new Map() });
+      this.walk(name, requests, responses, this.connections.get(key)!);
+    } catch (err) {
+      this.problems.push(`${name}: ${(err as Error).message}`);
+    }
   }
 
   knows(query: string): boolean {
@@ -143,8 +167,10 @@ export class ReplayIndex {
     const status = new Map(this.startup.parameterStatus);
     for (const raw of responses) {
       const msg = decodeBackend(raw);
-      if (codeOf(raw) === 'S' && msg) status.set(String(msg.parameterName), String(msg.parameterValue));
-      if (codeOf(raw) === 'K') this.startup.backendKey = { processId: raw.readInt32BE(5), secretKey: raw.readInt32BE(9) };
+      if (codeOf(raw) === Backend.ParameterStatus && msg) status.set(String(msg.parameterName), String(msg.parameterValue));
+      if (codeOf(raw) === Backend.BackendKeyData) this.startup.backendKey = { processId: raw.readInt32BE(5), secretKey: raw.readInt32BE(9) };
+      const auth = codeOf(raw) === Backend.Authentication ? authCodeOf(raw) : -1;
+      if (auth === Auth.CleartextPassword || auth === Auth.MD5Password || auth === Auth.SASL) this.startup.passwordAsked = true;
     }
     this.startup.parameterStatus = [...status];
   }
@@ -160,23 +186,23 @@ export class ReplayIndex {
     };
     const made: Answer[] = [];
     const answer = (messages: Buffer[]): Answer => {
-      const a = { mock, messages, txStatus: 'I' };
+      const a = { mock, messages, txStatus: TxStatus.Idle as string };
       made.push(a);
       return a;
     };
-    const isError = (messages: Buffer[]) => codeOf(messages[messages.length - 1]!) === 'E';
+    const isError = (messages: Buffer[]) => codeOf(messages[messages.length - 1]!) === Backend.ErrorResponse;
     let failed = false;
     const closeGroup = () => {
-      const status = String.fromCharCode(until('Z').at(-1)![5]!);
+      const status = String.fromCharCode(until(Backend.ReadyForQuery).at(-1)![5]!);
       for (const a of made) a.txStatus = status;
       failed = false;
     };
     for (const m of requests) {
-      if (failed && m.type !== 'S') continue; // the server skips to Sync after an error
+      if (failed && m.type !== Frontend.Sync) continue; // the server skips to Sync after an error
       switch (m.type) {
-        case 'P': {
+        case Frontend.Parse: {
           const q = normalizeQuery(m.query);
-          const a = answer(until('1', 'E'));
+          const a = answer(until(Backend.ParseComplete, Backend.ErrorResponse));
           if (!this.parses.has(q)) this.parses.set(q, a);
           if (m.paramTypes.some(Boolean) && !this.parseTypes.has(q)) this.parseTypes.set(q, m.paramTypes);
           this.noteQuery(q, mock);
@@ -184,8 +210,8 @@ export class ReplayIndex {
           failed = isError(a.messages);
           break;
         }
-        case 'B': {
-          const a = answer(until('2', 'E'));
+        case Frontend.Bind: {
+          const a = answer(until(Backend.BindComplete, Backend.ErrorResponse));
           const statement = conn.statements.get(m.statement);
           if (!statement) throw new Error(`Bind to statement "${m.statement}", which the recording never prepared`);
           const recorded = { query: statement.query, params: m.params, formats: m.paramFormats, bind: a, resultFormats: m.resultFormats };
@@ -194,45 +220,45 @@ export class ReplayIndex {
           failed = isError(a.messages);
           break;
         }
-        case 'D':
-          failed = this.addDescription(mock, m, until('T', 'n', 'E'), conn);
+        case Frontend.Describe:
+          failed = this.addDescription(mock, m, until(Backend.RowDescription, Backend.NoData, Backend.ErrorResponse), conn);
           break;
-        case 'E': {
+        case Frontend.Execute: {
           const portal = conn.portals.get(m.portal);
-          const execution: Execution = { ...answer(until('C', 'I', 's', 'E')), resultFormats: portal?.resultFormats ?? [] };
+          const execution: Execution = { ...answer(until(Backend.CommandComplete, Backend.EmptyQuery, Backend.PortalSuspended, Backend.ErrorResponse)), resultFormats: portal?.resultFormats ?? [] };
           made[made.length - 1] = execution; // the copy is what gets its txStatus at Sync
           if (portal) portal.execution = execution;
           failed = isError(execution.messages);
           break;
         }
-        case 'C':
-          until('3', 'E');
+        case Frontend.Close:
+          until(Backend.CloseComplete, Backend.ErrorResponse);
           break;
-        case 'S':
+        case Frontend.Sync:
           closeGroup();
           break;
-        case 'Q':
-          this.addSimple(mock, m.query, until('Z'));
+        case Frontend.Query:
+          this.addSimple(mock, m.query, until(Backend.ReadyForQuery));
           break;
-        case 'F':
-          until('Z');
+        case Frontend.FunctionCall:
+          until(Backend.ReadyForQuery);
           break;
       }
     }
     // Keploy's typed packets leave out the final Sync: a trailing ReadyForQuery still closes the group.
-    if (at < responses.length && codeOf(responses[at]!) === 'Z') closeGroup();
+    if (at < responses.length && codeOf(responses[at]!) === Backend.ReadyForQuery) closeGroup();
   }
 
-  private addDescription(mock: string, m: Extract<FrontendMessage, { type: 'D' }>, messages: Buffer[], conn: Connection): boolean {
+  private addDescription(mock: string, m: Extract<FrontendMessage, { type: typeof Frontend.Describe }>, messages: Buffer[], conn: Connection): boolean {
     const last = messages[messages.length - 1]!;
-    if (codeOf(last) === 'E') return true;
-    const query = m.target === 'S' ? conn.statements.get(m.name)?.query : conn.portals.get(m.name)?.query;
+    if (codeOf(last) === Backend.ErrorResponse) return true;
+    const query = m.target === Target.Statement ? conn.statements.get(m.name)?.query : conn.portals.get(m.name)?.query;
     if (query === undefined) return false;
     const q = normalizeQuery(query);
     const d = this.descriptions.get(q) ?? { mock };
-    const t = messages.find((raw) => codeOf(raw) === 't');
+    const t = messages.find((raw) => codeOf(raw) === Backend.ParameterDescription);
     if (t && !d.paramTypes) d.paramTypes = (decodeBackend(t)?.dataTypeIDs as number[] | undefined) ?? [];
-    if (d.row === undefined) d.row = codeOf(last) === 'T' ? last : null;
+    if (d.row === undefined) d.row = codeOf(last) === Backend.RowDescription ? last : null;
     this.descriptions.set(q, d);
     return false;
   }
@@ -244,7 +270,7 @@ export class ReplayIndex {
     this.simple.get(q)!.items.push(a);
     this.noteQuery(q, mock);
     // A single-statement result tells how its rows look, for a client that later prepares it.
-    const row = messages.find((raw) => codeOf(raw) === 'T');
+    const row = messages.find((raw) => codeOf(raw) === Backend.RowDescription);
     if (row && !this.descriptions.has(q)) this.descriptions.set(q, { mock, row });
   }
 

@@ -1,6 +1,6 @@
 import { DebugkitError } from '../../../core/errors.js';
 import type { BindMessage, FrontendMessage, OpaqueMessage, TypedMessage, UntypedMessage } from './messages.js';
-import { CANCEL_REQUEST_CODE, GSSENC_REQUEST_CODE, MAX_STARTUP_BYTES, SSL_REQUEST_CODE } from './protocol.js';
+import { Auth, CANCEL_REQUEST_CODE, Frontend, GSSENC_REQUEST_CODE, MAX_STARTUP_BYTES, SSL_REQUEST_CODE, Target } from './protocol.js';
 
 /**
  * Incremental parser of what a PostgreSQL client sends (protocol v3, "Message Formats" in the
@@ -26,7 +26,7 @@ export class PgProtocolError extends DebugkitError {
 
 export type * from './messages.js';
 
-const TYPED = new Set(['Q', 'P', 'B', 'D', 'E', 'S', 'H', 'C', 'X', 'p', 'F', 'd', 'c', 'f']);
+const TYPED = new Set<string>(Object.values(Frontend));
 
 /** Reads a message body; every overrun is a protocol error rather than a RangeError. */
 class Reader {
@@ -173,33 +173,33 @@ export function decodeTyped(raw: Buffer): TypedMessage {
   const r = new Reader(raw, 5, `'${type}'`);
   let msg: TypedMessage;
   switch (type) {
-    case 'Q':
+    case Frontend.Query:
       msg = { type, query: r.cstring(), raw };
       break;
-    case 'P': {
+    case Frontend.Parse: {
       const name = r.cstring();
       const query = r.cstring();
       const paramTypes = Array.from({ length: r.int16() }, () => r.uint32());
       msg = { type, name, query, paramTypes, raw };
       break;
     }
-    case 'B':
+    case Frontend.Bind:
       msg = decodeBind(r, raw);
       break;
-    case 'D':
-    case 'C': {
+    case Frontend.Describe:
+    case Frontend.Close: {
       const target = String.fromCharCode(r.bytes(1)[0]!);
-      if (target !== 'S' && target !== 'P') throw new PgProtocolError(`'${type}' message targets '${target}', not S or P`);
+      if (target !== Target.Statement && target !== Target.Portal) throw new PgProtocolError(`'${type}' message targets '${target}', not S or P`);
       msg = { type, target, name: r.cstring(), raw };
       break;
     }
-    case 'E':
+    case Frontend.Execute:
       msg = { type, portal: r.cstring(), maxRows: r.int32(), raw };
       break;
-    case 'S':
-    case 'H':
-    case 'X':
-    case 'c':
+    case Frontend.Sync:
+    case Frontend.Flush:
+    case Frontend.Terminate:
+    case Frontend.CopyDone:
       msg = { type, raw };
       break;
     default:
@@ -218,7 +218,7 @@ function decodeBind(r: Reader, raw: Buffer): BindMessage {
     return len === -1 ? null : r.bytes(len);
   });
   const resultFormats = Array.from({ length: r.int16() }, () => r.int16());
-  return { type: 'B', portal, statement, paramFormats, params, resultFormats, raw };
+  return { type: Frontend.Bind, portal, statement, paramFormats, params, resultFormats, raw };
 }
 
 /** All messages of a complete byte string (a recorded payload); a partial message is an error. */
@@ -239,13 +239,13 @@ export type PasswordBody =
 /** Decodes a `p` body given the server's last AuthenticationRequest code (3/5 password, 10 SASL, 11 SASL continue). */
 export function decodePasswordBody(body: Buffer, authCode: number): PasswordBody {
   const r = new Reader(body, 0, "'p'");
-  if (authCode === 10) {
+  if (authCode === Auth.SASL) {
     const mechanism = r.cstring();
     const len = r.int32();
     return { kind: 'sasl-initial', mechanism, data: len === -1 ? null : r.bytes(len) };
   }
-  if (authCode === 11 || authCode === 12) return { kind: 'sasl', data: body };
-  if (authCode === 7 || authCode === 8 || authCode === 9) return { kind: 'gss', data: body };
+  if (authCode === Auth.SASLContinue || authCode === Auth.SASLFinal) return { kind: 'sasl', data: body };
+  if (authCode === Auth.GSS || authCode === Auth.GSSContinue || authCode === Auth.SSPI) return { kind: 'gss', data: body };
   return { kind: 'password', password: r.cstring() };
 }
 

@@ -3,6 +3,7 @@ import { keployTime } from '../keploy/http.js';
 import { KEPLOY_MOCK_VERSION, type PostgresMock } from '../keploy/types.js';
 import { decodeTyped, type FrontendMessage, type StartupMessage, type TypedMessage } from './frontend.js';
 import { buildRequestPacket, buildResponsePacket } from './packets.js';
+import { Auth, AUTH_NEEDS_ANSWER, Backend, Frontend } from './protocol.js';
 import { authCodeOf, codeOf } from './wire.js';
 
 /**
@@ -23,8 +24,6 @@ export const REDACTED = 'debugkit-redacted';
 /** A group holding more than this (a huge result set) is not recorded. */
 export const DEFAULT_MAX_MOCK_BYTES = 64 * 1024 * 1024;
 
-/** Authentication requests the client must answer with a `p` message (cleartext, MD5, GSS, SSPI, SASL). */
-const NEEDS_ANSWER = new Set([3, 5, 7, 8, 9, 10, 11]);
 
 interface Group {
   config: boolean;
@@ -46,6 +45,8 @@ export interface GrouperOptions {
   host?: string;
   maxMockBytes?: number;
   utcOffsetMinutes?: number;
+  /** The session is past its startup (a replayed one whose misses are recorded): every group is a query group. */
+  afterStartup?: boolean;
 }
 
 export class RequestGrouper {
@@ -56,7 +57,9 @@ export class RequestGrouper {
   private startupLength = 0;
   mocks = 0;
 
-  constructor(private readonly options: GrouperOptions) {}
+  constructor(private readonly options: GrouperOptions) {
+    if (options.afterStartup) this.authenticating = false;
+  }
 
   startup(m: StartupMessage): void {
     this.startupLength = m.raw.length;
@@ -65,18 +68,18 @@ export class RequestGrouper {
 
   frontend(m: TypedMessage): void {
     if (this.authenticating) {
-      if (m.type === 'p') this.waiting.push({ ...newGroup(true, redact(m, this.authCode)), authCode: this.authCode });
+      if (m.type === Frontend.Password) this.waiting.push({ ...newGroup(true, redact(m, this.authCode)), authCode: this.authCode });
       return;
     }
-    if (m.type === 'X') return;
-    if (m.type === 'd' || m.type === 'c' || m.type === 'f') {
+    if (m.type === Frontend.Terminate) return;
+    if (m.type === Frontend.CopyData || m.type === Frontend.CopyDone || m.type === Frontend.CopyFail) {
       const feeding = this.waiting[this.waiting.length - 1] ?? this.open;
       if (feeding) this.add(feeding, m);
       return;
     }
     if (!this.open) this.open = newGroup(false);
     this.add(this.open, m);
-    if (m.type === 'S' || m.type === 'Q' || m.type === 'F') {
+    if (m.type === Frontend.Sync || m.type === Frontend.Query || m.type === Frontend.FunctionCall) {
       this.waiting.push(this.open);
       this.open = undefined;
     }
@@ -89,12 +92,12 @@ export class RequestGrouper {
     this.add(group, raw);
     const c = codeOf(raw);
     if (this.authenticating) {
-      if (c === 'R') this.authCode = authCodeOf(raw);
-      if (c === 'Z') this.authenticating = false;
-      if ((c === 'R' && NEEDS_ANSWER.has(this.authCode)) || c === 'Z' || c === 'E') this.finish(group);
+      if (c === Backend.Authentication) this.authCode = authCodeOf(raw);
+      if (c === Backend.ReadyForQuery) this.authenticating = false;
+      if ((c === Backend.Authentication && AUTH_NEEDS_ANSWER.has(this.authCode)) || c === Backend.ReadyForQuery || c === Backend.ErrorResponse) this.finish(group);
       return;
     }
-    if (c === 'Z') this.finish(group);
+    if (c === Backend.ReadyForQuery) this.finish(group);
   }
 
   private add(group: Group, item: FrontendMessage | Buffer): void {
@@ -156,7 +159,7 @@ function newGroup(config: boolean, first?: FrontendMessage): Group {
 
 /** A `p` message with its secret replaced (SASL's first message only names the mechanism and a nonce). */
 function redact(m: TypedMessage, authCode: number): TypedMessage {
-  if (authCode === 3 || authCode === 5) return decodeTyped(serialize.password(REDACTED));
-  if (authCode === 11) return decodeTyped(serialize.sendSCRAMClientFinalMessage(REDACTED));
+  if (authCode === Auth.CleartextPassword || authCode === Auth.MD5Password) return decodeTyped(serialize.password(REDACTED));
+  if (authCode === Auth.SASLContinue) return decodeTyped(serialize.sendSCRAMClientFinalMessage(REDACTED));
   return m;
 }

@@ -1,3 +1,4 @@
+import type { Frontend, TargetCode } from './protocol.js';
 /**
  * The client's messages as frontend.ts decodes them (protocol v3, "Message Formats" in the
  * PostgreSQL docs). Every one keeps its raw bytes: recorders store them, replayers compare them.
@@ -27,18 +28,18 @@ export interface CancelRequest extends Raw {
 export type UntypedMessage = StartupMessage | SslRequest | GssEncRequest | CancelRequest;
 
 export interface QueryMessage extends Raw {
-  type: 'Q';
+  type: typeof Frontend.Query;
   query: string;
 }
 export interface ParseMessage extends Raw {
-  type: 'P';
+  type: typeof Frontend.Parse;
   name: string;
   query: string;
   /** Parameter type OIDs the client fixed (0 = let the server infer). */
   paramTypes: number[];
 }
 export interface BindMessage extends Raw {
-  type: 'B';
+  type: typeof Frontend.Bind;
   portal: string;
   statement: string;
   /** As sent: [] = all text, [f] = all f, else one per parameter. */
@@ -49,23 +50,23 @@ export interface BindMessage extends Raw {
   resultFormats: number[];
 }
 export interface DescribeMessage extends Raw {
-  type: 'D';
-  target: 'S' | 'P';
+  type: typeof Frontend.Describe;
+  target: TargetCode;
   name: string;
 }
 export interface CloseMessage extends Raw {
-  type: 'C';
-  target: 'S' | 'P';
+  type: typeof Frontend.Close;
+  target: TargetCode;
   name: string;
 }
 export interface ExecuteMessage extends Raw {
-  type: 'E';
+  type: typeof Frontend.Execute;
   portal: string;
   maxRows: number;
 }
 /** Sync, Flush, Terminate, CopyDone: no body. */
 export interface BareMessage extends Raw {
-  type: 'S' | 'H' | 'X' | 'c';
+  type: typeof Frontend.Sync | typeof Frontend.Flush | typeof Frontend.Terminate | typeof Frontend.CopyDone;
 }
 /**
  * Bodies kept undecoded: `p` means PasswordMessage, SASLInitialResponse, SASLResponse or
@@ -73,7 +74,7 @@ export interface BareMessage extends Raw {
  * CopyData/CopyFail, `F` a FunctionCall.
  */
 export interface OpaqueMessage extends Raw {
-  type: 'p' | 'd' | 'f' | 'F';
+  type: typeof Frontend.Password | typeof Frontend.CopyData | typeof Frontend.CopyFail | typeof Frontend.FunctionCall;
   body: Buffer;
 }
 export type TypedMessage = QueryMessage | ParseMessage | BindMessage | DescribeMessage | CloseMessage | ExecuteMessage | BareMessage | OpaqueMessage;

@@ -2,6 +2,7 @@ import { encodeRowValue } from '../keploy/postgres.js';
 import type { Extra, PgMessage, PostgresRequestPacket, PostgresResponsePacket, YamlMap, YamlValue } from '../keploy/types.js';
 import { decodePasswordBody, type FrontendMessage } from './frontend.js';
 import { authCodeOf, codeOf, dataRowValues, decodeBackend, errorFields, rowFields, type ErrorFields } from './wire.js';
+import { Auth, Backend, Frontend } from './protocol.js';
 
 /**
  * Keploy's Postgres packets (`models.Backend` for what the client sent, `models.Frontend` for the
@@ -52,7 +53,7 @@ export function buildRequestPacket(messages: readonly FrontendMessage[], ctx: Pa
     };
   }
   const letters = messages.map((m) => m.type);
-  if (letters.length > 1 && letters[letters.length - 1] === 'S') letters.pop();
+  if (letters.length > 1 && letters[letters.length - 1] === Frontend.Sync) letters.pop();
   const packet: PostgresRequestPacket = { header: letters, identifier: 'ClientRequest', length: ctx.length, payload, auth_type: 0 };
   const extra: Extra = {};
   for (const m of messages) addRequestFields(packet, extra, m, ctx);
@@ -63,10 +64,10 @@ export function buildRequestPacket(messages: readonly FrontendMessage[], ctx: Pa
 
 function addRequestFields(packet: PostgresRequestPacket, extra: Extra, m: FrontendMessage, ctx: PacketContext): void {
   switch (m.type) {
-    case 'P':
+    case Frontend.Parse:
       (packet.parse ??= []).push({ name: m.name, query: m.query, parameter_oids: [...m.paramTypes] });
       break;
-    case 'B': {
+    case Frontend.Bind: {
       const bind: PgMessage = {};
       if (m.portal) bind.destination_portal = m.portal;
       if (m.statement) bind.prepared_statement = m.statement;
@@ -76,23 +77,23 @@ function addRequestFields(packet: PostgresRequestPacket, extra: Extra, m: Fronte
       (packet.bind ??= []).push(bind);
       break;
     }
-    case 'D':
+    case Frontend.Describe:
       packet.describe = { object_type: m.target.charCodeAt(0), name: m.name };
       break;
-    case 'E': {
+    case Frontend.Execute: {
       const execute: PgMessage = {};
       if (m.portal) execute.portal = m.portal;
       if (m.maxRows) execute.max_rows = m.maxRows;
       (packet.execute ??= []).push(execute);
       break;
     }
-    case 'C':
+    case Frontend.Close:
       extra.close = { object_type: m.target.charCodeAt(0), name: m.name };
       break;
-    case 'Q':
+    case Frontend.Query:
       packet.query = { string: m.query };
       break;
-    case 'p':
+    case Frontend.Password:
       addPasswordFields(packet, extra, m.body, ctx.authCode ?? 5);
       break;
   }
@@ -118,39 +119,39 @@ export function buildResponsePacket(messages: readonly Buffer[], ctx: PacketCont
 function addResponseFields(packet: PostgresResponsePacket, extra: Extra, raw: Buffer): void {
   const msg = decodeBackend(raw);
   switch (codeOf(raw)) {
-    case 'R':
+    case Backend.Authentication:
       addAuthFields(packet, extra, raw);
       break;
-    case 'S':
+    case Backend.ParameterStatus:
       (packet.parameter_status ??= []).push({ name: String(msg?.parameterName ?? ''), value: String(msg?.parameterValue ?? '') });
       break;
-    case 'K':
+    case Backend.BackendKeyData:
       packet.backend_key_data = { process_id: raw.readInt32BE(5), secret_key: raw.readInt32BE(9) };
       break;
-    case 'Z':
+    case Backend.ReadyForQuery:
       packet.ready_for_query = { txstatus: raw[5]! };
       break;
-    case 'T':
+    case Backend.RowDescription:
       packet.row_description = { fields: rowFields(raw).map(keployField) };
       break;
-    case 't':
+    case Backend.ParameterDescription:
       packet.parameter_description = { parameteroids: [...((msg?.dataTypeIDs as number[]) ?? [])] };
       break;
-    case 'D':
+    case Backend.DataRow:
       (packet.data_row ??= []).push({ row_values: dataRowValues(raw).map(encodeRowValue) });
       break;
-    case 'C':
+    case Backend.CommandComplete:
       (packet.command_complete ??= []).push({ command_tag_type: String(msg?.text ?? '') });
       break;
-    case 'E':
+    case Backend.ErrorResponse:
       packet.error_response = keployError(errorFields(raw));
       break;
-    case 'N':
+    case Backend.NoticeResponse:
       extra.notice_response = keployError(errorFields(raw));
       break;
-    case '1':
-    case '2':
-      ((extra[codeOf(raw) === '1' ? 'parse_complete' : 'bind_complete'] ??= []) as YamlValue[]).push({});
+    case Backend.ParseComplete:
+    case Backend.BindComplete:
+      ((extra[codeOf(raw) === Backend.ParseComplete ? 'parse_complete' : 'bind_complete'] ??= []) as YamlValue[]).push({});
       break;
   }
 }
@@ -159,10 +160,10 @@ function addAuthFields(packet: PostgresResponsePacket, extra: Extra, raw: Buffer
   const authCode = authCodeOf(raw);
   packet.auth_type = authCode;
   const data = raw.subarray(9);
-  if (authCode === 5) packet.authentication_md5_password = { salt: bytesList(data) };
-  if (authCode === 10) extra.authentication_sasl = { auth_mechanisms: data.toString('utf8').split('\0').filter(Boolean) };
-  if (authCode === 11) extra.authentication_sasl_continue = { data: bytesList(data) };
-  if (authCode === 12) extra.authentication_sasl_final = { data: bytesList(data) };
+  if (authCode === Auth.MD5Password) packet.authentication_md5_password = { salt: bytesList(data) };
+  if (authCode === Auth.SASL) extra.authentication_sasl = { auth_mechanisms: data.toString('utf8').split('\0').filter(Boolean) };
+  if (authCode === Auth.SASLContinue) extra.authentication_sasl_continue = { data: bytesList(data) };
+  if (authCode === Auth.SASLFinal) extra.authentication_sasl_final = { data: bytesList(data) };
 }
 
 function keployField(f: ReturnType<typeof rowFields>[number]): PgMessage {

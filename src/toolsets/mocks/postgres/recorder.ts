@@ -5,6 +5,7 @@ import { decodeUntyped, FrontendParser, untypedLength, type StartupMessage, type
 import { RequestGrouper } from './grouping.js';
 import { BackendSplitter } from './wire.js';
 import { pipeBoth } from '../proxy/pipe.js';
+import { ENCRYPTION_REFUSED } from './protocol.js';
 
 /**
  * Records one PostgreSQL connection while forwarding it. After the opening handshake the bytes
@@ -100,7 +101,7 @@ async function readOpening(client: Duplex, timeoutMs: number): Promise<StartupMe
     const raw = await readFrame(client, (buf) => untypedLength(buf), { timeoutMs, maxBytes: 10_000, what: 'PostgreSQL startup packet' });
     const msg = decodeUntyped(raw);
     if (msg.type === 'startup' || msg.type === 'cancel') return msg;
-    client.write('N');
+    client.write(ENCRYPTION_REFUSED);
   }
 }
 

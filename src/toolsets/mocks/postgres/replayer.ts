@@ -1,10 +1,16 @@
 import { randomInt } from 'node:crypto';
+import { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { serialize } from 'pg-protocol';
 import type { PostgresMock } from '../keploy/types.js';
 import { ReplayIndex } from './catalog.js';
-import { FrontendParser, type FrontendMessage, type StartupMessage } from './frontend.js';
+import { decodeTyped, FrontendParser, PgProtocolError, type BindMessage, type FrontendMessage, type ParseMessage, type StartupMessage, type TypedMessage } from './frontend.js';
+import { RequestGrouper } from './grouping.js';
+import { Auth, Backend, ENCRYPTION_REFUSED, Frontend, Target, TxStatus } from './protocol.js';
 import type { PostgresConnection } from './recorder.js';
-import { QuerySession, type SessionEvents } from './session.js';
-import { backend } from './wire.js';
+import { MISS_SQLSTATE, QuerySession, type GroupEnd, type SessionEvents } from './session.js';
+import { PostgresUpstream, UpstreamError } from './upstream.js';
+import { backend, codeOf } from './wire.js';
 
 /**
  * Serves one client connection from recorded mocks, with no database behind it: a small
@@ -14,11 +20,15 @@ import { backend } from './wire.js';
  * - Startup: AuthenticationOk straight away, whatever the client's credentials and whatever
  *   authentication the recording went through (replay has no secrets to check against); then
  *   the recorded ParameterStatus set (defaults when the set has no startup mock), BackendKeyData
- *   and ReadyForQuery 'I'. A client asking for protocol 3.x, x > 0, is told 3.0.
+ *   and ReadyForQuery 'I'. A client asking for protocol 3.x, x > 0, is told 3.0. With `upstream`
+ *   (misses pass through) and a recording whose server asked for a password, the client is first
+ *   asked for its password (cleartext request), for the real server (see upstream.ts).
  * - Queries: matched on their text and parameter values, never on statement names (see
  *   catalog.ts); the same query+parameters recorded several times is replayed in recorded order,
  *   the last answer repeating after that. A miss is an ErrorResponse (SQLSTATE XX000, "debugkit:
- *   no recorded mock for query: ... (closest: mock-N: ...)") then ReadyForQuery, and `onMiss`.
+ *   no recorded mock for query: ... (closest: mock-N: ...)") then ReadyForQuery, and `onMiss`;
+ *   with `upstream`, the request group it is in goes to the real server instead (`Passthrough`).
+ * - Answers are held until the request group ends (Sync, Query, Flush) and written at once.
  * - CancelRequest: ignored (its connection is closed); Terminate closes the connection.
  *
  * Pass a `ReplayIndex` instead of the mocks to share replay order across a client's connections.
@@ -27,11 +37,33 @@ import { backend } from './wire.js';
 export interface ReplayPostgresOptions extends SessionEvents {
   /** A client that stops speaking the protocol (the connection is closed after a FATAL error). */
   onError?(err: unknown): void;
+  /** passthrough / record: misses go to the real server (see upstream.ts) instead of failing. */
+  upstream?: UpstreamOptions;
+}
+
+export interface UpstreamOptions {
+  /** Opens a connection to the recorded destination. */
+  connect(): Promise<Duplex>;
+  /** `host:port`, for messages and the recorded mocks' metadata. */
+  where: string;
+  /** A missed request group the real server answered. */
+  onForwarded?(forwarded: Forwarded): void;
+  /** record: the exchange as a Keploy mock (it also replays on this index from now on). */
+  record?(mock: PostgresMock): void;
+  /** The connection id written on recorded mocks. */
+  connectionId?: string;
+}
+
+export interface Forwarded {
+  /** The first query of the group no mock answered. */
+  query: string;
 }
 
 export interface ReplayPostgresResult {
   matched: number;
   missed: number;
+  /** Request groups the real server answered (passthrough / record). */
+  forwarded: number;
   error?: Error;
 }
 
@@ -57,53 +89,309 @@ export function replayPostgres(
 ): Promise<ReplayPostgresResult> {
   const index = mocks instanceof ReplayIndex ? mocks : new ReplayIndex(mocks);
   const { client } = conn;
-  const result: ReplayPostgresResult = { matched: 0, missed: 0 };
-  let pending: Buffer[] = [];
-  const session = new QuerySession(index, (raw) => pending.push(raw), options);
+  if (client instanceof Socket) client.setNoDelay(true);
+  const result: ReplayPostgresResult = { matched: 0, missed: 0, forwarded: 0 };
+  /** Answers of the group in progress; written at its end (Sync, Query, Flush), in one write. */
+  let held: Buffer[] = [];
+  const hold = (raw: Buffer) => void held.push(raw);
+  const session = new QuerySession(index, hold, options, options.upstream !== undefined);
   const parser = new FrontendParser();
+  const passthrough = options.upstream ? new Passthrough(options.upstream, session, index, hold, options) : undefined;
   let ended = false;
+  let clientEnded = false;
+  /** Messages not handled yet: they wait while the real server answers a forwarded group. */
+  let queue: FrontendMessage[] = [];
+  let next = 0;
+  let waiting = false;
+  /** passthrough: waiting for the client's password (see startup). */
+  let startupMessage: StartupMessage | undefined;
 
-  const flush = () => {
-    if (pending.length === 0 || client.destroyed) return;
-    const ok = client.write(pending.length === 1 ? pending[0]! : Buffer.concat(pending));
-    pending = [];
+  /** Writes what is held; false when the client is to be paused until it drains. */
+  const write = (): boolean => {
+    if (held.length === 0 || client.destroyed) return true;
+    const ok = client.write(held.length === 1 ? held[0]! : Buffer.concat(held));
+    held = [];
     // Answers only follow requests: holding the requests back is the backpressure.
     if (!ok) {
       client.pause();
-      client.once('drain', () => client.resume());
+      client.once('drain', () => waiting || client.resume());
     }
+    return ok;
   };
   const end = () => {
     if (ended) return;
     ended = true;
-    flush();
+    write();
+    passthrough?.close();
     client.end();
   };
-  const handle = (m: FrontendMessage) => {
-    if (ended) return;
-    if (m.type === 'ssl' || m.type === 'gssenc') return void pending.push(Buffer.from('N'));
-    if (m.type === 'cancel' || m.type === 'X') return end();
-    if (m.type === 'startup') return startup(m, index, (raw) => pending.push(raw));
-    dispatch(session, m);
+  const fatal = (err: unknown) => {
+    options.onError?.(err);
+    held.push(backend.error({ S: 'FATAL', V: 'FATAL', C: '08P01', M: `debugkit: ${(err as Error).message}` }));
+    end();
+  };
+  /** Handles one message; false when the rest must wait for the real server. */
+  const handle = (m: FrontendMessage): boolean => {
+    if (m.type === 'ssl' || m.type === 'gssenc') {
+      held.push(Buffer.from(ENCRYPTION_REFUSED));
+      write();
+      return true;
+    }
+    if (m.type === 'cancel' || m.type === Frontend.Terminate) {
+      end();
+      return true;
+    }
+    if (m.type === 'startup') {
+      // Misses may reach the real server, which asked the recording for a password: ask the program for it.
+      if (passthrough && index.startup.passwordAsked) {
+        startupMessage = m;
+        held.push(backend.authentication(Auth.CleartextPassword));
+      } else {
+        passthrough?.started(m, undefined);
+        startup(m, index, hold);
+      }
+      write();
+      return true;
+    }
+    if (startupMessage) {
+      if (m.type !== Frontend.Password) throw new PgProtocolError(`expected a password message, got '${m.type}'`);
+      const password = m.body.toString('utf8', 0, Math.max(0, m.body.indexOf(0)));
+      passthrough!.started(startupMessage, password);
+      startup(startupMessage, index, hold);
+      startupMessage = undefined;
+      write();
+      return true;
+    }
+    if (!passthrough) {
+      if (dispatch(session, m) === 'done' || m.type === Frontend.Flush) write();
+      return true;
+    }
+    passthrough.note(m);
+    const groupEnd = dispatch(session, m);
+    if (groupEnd === 'forward') {
+      // What mocks answered of this group (since its last Sync or Flush) is answered again by the real server.
+      held = [];
+      waiting = true;
+      client.pause();
+      void passthrough.forward().then(
+        () => {
+          waiting = false;
+          if (write() && !ended) client.resume();
+          pump();
+        },
+        (err) => fatal(err),
+      );
+      return false;
+    }
+    if (m.type === Frontend.Flush && session.forwardedQuery !== undefined) {
+      // The client waits for answers before its Sync: the group cannot go to the real server whole.
+      session.abandonForward('the client asked for answers (Flush) before the end of the request group (Sync); only whole groups can be passed through');
+    }
+    if (groupEnd === 'done' || m.type === Frontend.Flush) {
+      passthrough.answered();
+      write();
+    }
+    return true;
+  };
+  const pump = () => {
+    try {
+      while (!waiting && !ended && next < queue.length) {
+        const m = queue[next++]!;
+        if (!handle(m)) break;
+      }
+    } catch (err) {
+      fatal(err);
+    }
+    if (next >= queue.length) {
+      queue = [];
+      next = 0;
+      if (clientEnded) end();
+    }
   };
 
   client.on('data', (chunk: Buffer) => {
+    let messages: FrontendMessage[];
     try {
-      for (const m of parser.push(chunk)) handle(m);
+      messages = parser.push(chunk);
     } catch (err) {
-      options.onError?.(err);
-      pending.push(backend.error({ S: 'FATAL', V: 'FATAL', C: '08P01', M: `debugkit: ${(err as Error).message}` }));
-      end();
+      return fatal(err);
     }
-    flush();
+    if (queue.length === 0) queue = messages;
+    else queue.push(...messages);
+    pump();
   });
-  client.on('end', end);
+  client.on('end', () => {
+    clientEnded = true;
+    if (!waiting) pump();
+  });
   return new Promise((resolve) => {
     client.on('error', (err) => (result.error ??= err));
-    client.once('close', () => resolve({ ...result, matched: session.matched, missed: session.missed }));
+    client.once('close', () => {
+      passthrough?.close();
+      resolve({ ...result, matched: session.matched, missed: session.missed, forwarded: passthrough?.count ?? 0 });
+    });
     client.resume();
   });
 }
+
+/**
+ * passthrough / record: the client's statements and portals as it defined them (whoever
+ * answered), the messages of the group in progress, and the real server they go to when the
+ * group misses. A forwarded group first gets the Parse (and Bind) of each statement (portal) it
+ * uses that the real server does not have yet, since mocks answered those; their answers are
+ * not the client's and are dropped. The real server runs without the client's transaction (it
+ * began among mocks): its ReadyForQuery status is replaced by the one replay has told the client.
+ */
+class Passthrough {
+  count = 0;
+  private upstream: PostgresUpstream | undefined;
+  private broken: string | undefined;
+  private group: TypedMessage[] = [];
+  private readonly statements = new Map<string, ParseMessage>();
+  private readonly portals = new Map<string, BindMessage>();
+  /** What the real server has: statement name → the Parse it got. */
+  private readonly upstreamStatements = new Map<string, Buffer>();
+  private readonly grouper: RequestGrouper | undefined;
+  private recorded = 0;
+
+  constructor(
+    private readonly options: UpstreamOptions,
+    private readonly session: QuerySession,
+    private readonly index: ReplayIndex,
+    private readonly hold: (raw: Buffer) => void,
+    private readonly events: SessionEvents,
+  ) {
+    const record = options.record;
+    if (record) {
+      this.grouper = new RequestGrouper({
+        afterStartup: true,
+        host: options.where,
+        connectionId: options.connectionId,
+        onMock: (mock) => {
+          this.index.add(mock, `recorded-${++this.recorded}`);
+          record(mock);
+        },
+      });
+    }
+  }
+
+  started(m: StartupMessage, password: string | undefined): void {
+    this.upstream = new PostgresUpstream(this.options.connect, m, password, this.options.where);
+  }
+
+  /** Notes a message of the current group. */
+  note(m: TypedMessage): void {
+    this.group.push(m);
+  }
+
+  /** The group was answered from mocks: the client's definitions stand, the real server's may be stale. */
+  answered(): void {
+    for (const m of this.group) this.define(m);
+    this.group = [];
+  }
+
+  async forward(): Promise<void> {
+    const query = this.session.forwardedQuery ?? '';
+    const group = this.group;
+    this.group = [];
+    if (group.at(-1)?.type === Frontend.Flush) group.pop();
+    const end = group.at(-1)?.type;
+    if (end !== Frontend.Sync && end !== Frontend.Query && end !== Frontend.FunctionCall) group.push(decodeTyped(SYNC));
+    const prelude = this.prelude(group);
+    for (const m of group) this.define(m);
+    const requests = [...prelude, ...group];
+    let answers: Buffer[];
+    try {
+      if (this.broken) throw new UpstreamError(this.broken);
+      answers = await this.upstream!.exchange(requests.map((m) => m.raw));
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      this.broken ??= err.message;
+      this.upstream?.close();
+      return this.failed(query, err.message);
+    }
+    for (const m of group) {
+      if (m.type === Frontend.Parse) this.upstreamStatements.set(m.name, m.raw);
+      if (m.type === Frontend.Close && m.target === Target.Statement) this.upstreamStatements.delete(m.name);
+    }
+    // The prelude's own answers (ParseComplete, BindComplete, CloseComplete) are not the client's.
+    let skip = 0;
+    while (skip < prelude.length && PRELUDE_ANSWERS.has(codeOf(answers[skip]!))) skip++;
+    const errored = answers.some((raw) => codeOf(raw) === Backend.ErrorResponse);
+    const real = this.upstream!.status;
+    const told = this.session.transactionStatus;
+    const status = real !== TxStatus.Idle ? real : errored && told !== TxStatus.Idle ? TxStatus.Failed : told;
+    answers[answers.length - 1] = backend.readyForQuery(status);
+    for (const raw of answers.slice(skip)) this.hold(raw);
+    this.session.forwarded(status);
+    this.count++;
+    this.options.onForwarded?.({ query });
+    if (this.grouper) {
+      for (const m of requests) this.grouper.frontend(m);
+      for (const raw of answers) this.grouper.backend(raw);
+    }
+  }
+
+  close(): void {
+    this.upstream?.close();
+  }
+
+  /** The real server could not answer: the group fails as a miss does, saying why. */
+  private failed(query: string, why: string): void {
+    const message = `debugkit: no recorded mock for query: ${query}, and the real server could not answer it: ${why}`;
+    this.hold(backend.error({ S: 'ERROR', V: 'ERROR', C: MISS_SQLSTATE, M: message }));
+    const told = this.session.transactionStatus;
+    const status = told === TxStatus.Idle ? told : TxStatus.Failed;
+    this.hold(backend.readyForQuery(status));
+    this.session.forwarded(status);
+    this.session.missed++;
+    this.events.onMiss?.({ query, message });
+  }
+
+  private define(m: TypedMessage): void {
+    if (m.type === Frontend.Parse) this.statements.set(m.name, m);
+    else if (m.type === Frontend.Bind) this.portals.set(m.portal, m);
+    else if (m.type === Frontend.Close) (m.target === Target.Statement ? this.statements : this.portals).delete(m.name);
+  }
+
+  /** What the real server needs before the group: the statements and portals it uses that mocks defined. */
+  private prelude(group: readonly TypedMessage[]): TypedMessage[] {
+    const out: TypedMessage[] = [];
+    const parsed = new Set<string>();
+    const bound = new Set<string>();
+    const statement = (name: string) => {
+      if (parsed.has(name)) return;
+      parsed.add(name);
+      const want = this.statements.get(name);
+      const have = this.upstreamStatements.get(name);
+      if (!want || (have && have.equals(want.raw))) return;
+      if (name !== '' && have) out.push(decodeTyped(serialize.close({ type: Target.Statement, name })));
+      out.push(want);
+      this.upstreamStatements.set(name, want.raw);
+    };
+    for (const m of group) {
+      if (m.type === Frontend.Parse) {
+        if (m.name !== '' && this.upstreamStatements.has(m.name) && !parsed.has(m.name)) out.push(decodeTyped(serialize.close({ type: Target.Statement, name: m.name })));
+        parsed.add(m.name);
+      } else if (m.type === Frontend.Bind) {
+        statement(m.statement);
+        bound.add(m.portal);
+      } else if ((m.type === Frontend.Describe && m.target === Target.Statement)) statement(m.name);
+      else if ((m.type === Frontend.Describe && m.target === Target.Portal) || m.type === Frontend.Execute) {
+        const name = m.type === Frontend.Execute ? m.portal : m.name;
+        const bind = this.portals.get(name);
+        if (bound.has(name) || !bind) continue;
+        statement(bind.statement);
+        out.push(bind);
+        bound.add(name);
+      }
+    }
+    return out;
+  }
+}
+
+const SYNC = Buffer.from([Frontend.Sync.charCodeAt(0), 0, 0, 0, 4]);
+const PRELUDE_ANSWERS = new Set<string>([Backend.ParseComplete, Backend.BindComplete, Backend.CloseComplete]);
 
 function startup(m: StartupMessage, index: ReplayIndex, send: (raw: Buffer) => void): void {
   const minor = m.protocolVersion & 0xffff;
@@ -114,32 +402,38 @@ function startup(m: StartupMessage, index: ReplayIndex, send: (raw: Buffer) => v
   for (const [name, value] of status) send(backend.parameterStatus(name, value));
   const key = index.startup.backendKey ?? { processId: randomInt(1, 2 ** 31 - 1), secretKey: randomInt(1, 2 ** 31 - 1) };
   send(backend.backendKeyData(key.processId, key.secretKey));
-  send(backend.readyForQuery('I'));
+  send(backend.readyForQuery(TxStatus.Idle));
 }
 
-function dispatch(session: QuerySession, m: FrontendMessage): void {
-  if (session.skipping && m.type !== 'S') return;
+function dispatch(session: QuerySession, m: FrontendMessage): GroupEnd | undefined {
+  if (session.skipping && m.type !== Frontend.Sync) return;
   switch (m.type) {
-    case 'P':
-      return session.parse(m);
-    case 'B':
-      return session.bind(m);
-    case 'D':
-      return session.describe(m);
-    case 'E':
-      return session.execute(m);
-    case 'C':
-      return session.close(m.target, m.name);
-    case 'S':
+    case Frontend.Parse:
+      session.parse(m);
+      return;
+    case Frontend.Bind:
+      session.bind(m);
+      return;
+    case Frontend.Describe:
+      session.describe(m);
+      return;
+    case Frontend.Execute:
+      session.execute(m);
+      return;
+    case Frontend.Close:
+      session.close(m.target, m.name);
+      return;
+    case Frontend.Sync:
       return session.sync();
-    case 'Q':
+    case Frontend.Query:
       return session.query(m);
-    case 'F':
+    case Frontend.FunctionCall:
       return session.functionCall();
-    case 'c':
-    case 'f':
-      return session.copyEnded();
-    // Flush: answers go out after every chunk anyway. Password/SASL after AuthenticationOk and
-    // COPY data: nothing to answer.
+    case Frontend.CopyDone:
+    case Frontend.CopyFail:
+      session.copyEnded();
+      return 'done';
+    // Flush: the caller writes what is held. Password/SASL after AuthenticationOk and COPY data: nothing to answer.
   }
+  return undefined;
 }

@@ -3,6 +3,7 @@ import { formatsFor, type BindMessage, type DescribeMessage, type ExecuteMessage
 import type { Closest } from './similar.js';
 import { convertValue } from './values.js';
 import { backend, codeOf, dataRowValues, rowFields } from './wire.js';
+import { Backend, Target, TargetCode, TxStatus } from './protocol.js';
 
 /**
  * The query part of a replayed connection: answers each client message the way the recorded
@@ -30,6 +31,9 @@ export interface SessionEvents {
   onMiss?(miss: ReplayMiss): void;
 }
 
+/** What ends a request group: answered ('done'), or to be sent to the real server ('forward', passthrough/record). */
+export type GroupEnd = 'done' | 'forward';
+
 interface Portal {
   query: string;
   keys: string[];
@@ -41,20 +45,56 @@ export class QuerySession {
   missed = 0;
   private readonly statements = new Map<string, { query: string; paramTypes: number[] }>();
   private readonly portals = new Map<string, Portal>();
+  private readonly descriptions = new Map<string, Buffer>();
   /** Skipping to Sync after an error. */
   private failed = false;
   private missedInGroup = false;
-  private txStatus = 'I';
+  private txStatus: string = TxStatus.Idle;
   /** Status of the recorded group whose answers this group replayed. */
   private groupStatus: string | undefined;
   /** COPY FROM STDIN: the recorded answers that follow the client's CopyDone. */
   private afterCopy: Buffer[] | undefined;
+  /** The group missed and misses go to the real server: answer nothing more of it, forward it at its end. */
+  private forwarding: string | undefined;
 
+  /** @param forwardMisses passthrough/record: a miss makes its group 'forward' instead of an error. */
   constructor(
     private readonly index: ReplayIndex,
     private readonly send: (raw: Buffer) => void,
     private readonly events: SessionEvents,
+    private readonly forwardMisses = false,
   ) {}
+
+  /** The first missed query of the group being forwarded. */
+  get forwardedQuery(): string | undefined {
+    return this.forwarding;
+  }
+
+  /** The real server answered the forwarded group: it ended in this transaction status. */
+  forwarded(txStatus: string): void {
+    this.txStatus = txStatus;
+    this.failed = false;
+    this.missedInGroup = false;
+    this.groupStatus = undefined;
+    this.forwarding = undefined;
+  }
+
+  /** The group cannot be forwarded after all: its miss is an error, as with `onMiss: fail`. */
+  abandonForward(why: string): void {
+    const query = this.forwarding ?? '';
+    this.forwarding = undefined;
+    const message = `debugkit: no recorded mock for query: ${query}, and it cannot be passed through: ${why}`;
+    this.send(backend.error({ S: 'ERROR', V: 'ERROR', C: MISS_SQLSTATE, M: message }));
+    this.failed = true;
+    this.missedInGroup = true;
+    this.missed++;
+    this.events.onMiss?.({ query, message });
+  }
+
+  /** The client's transaction status as replay has told it. */
+  get transactionStatus(): string {
+    return this.txStatus;
+  }
 
   get skipping(): boolean {
     return this.failed;
@@ -62,7 +102,12 @@ export class QuerySession {
 
   parse(m: ParseMessage): void {
     const recorded = this.index.parse(m.query);
-    if (!recorded && !this.index.knows(m.query)) return this.miss(m.query);
+    if (!recorded && !this.index.knows(m.query)) {
+      this.miss(m.query);
+      // Forwarded: the real server will know the statement; later Binds to it miss and follow.
+      if (this.forwarding !== undefined) this.statements.set(m.name, { query: m.query, paramTypes: m.paramTypes });
+      return;
+    }
     if (recorded) this.replay(recorded.messages, recorded.txStatus);
     else this.send(backend.parseComplete()); // recorded as a simple query only
     if (!this.failed) this.statements.set(m.name, { query: m.query, paramTypes: m.paramTypes });
@@ -79,16 +124,14 @@ export class QuerySession {
   }
 
   describe(m: DescribeMessage): void {
-    const target = m.target === 'S' ? this.statements.get(m.name) : this.portals.get(m.name);
-    if (!target) return this.fail(m.target === 'S' ? '26000' : '34000', `${m.target === 'S' ? 'prepared statement' : 'portal'} "${m.name}" does not exist`);
+    const target = m.target === Target.Statement ? this.statements.get(m.name) : this.portals.get(m.name);
+    if (!target) return this.fail(m.target === Target.Statement ? '26000' : '34000', `${m.target === Target.Statement ? 'prepared statement' : 'portal'} "${m.name}" does not exist`);
     const d = this.index.describe(target.query);
     if (!d) return this.miss(target.query);
-    if (m.target === 'S') this.send(backend.parameterDescription(this.paramTypes(target.query, (target as { paramTypes: number[] }).paramTypes)));
+    if (m.target === Target.Statement) this.send(this.parameterDescription(target.query, (target as { paramTypes: number[] }).paramTypes));
     if (!d.row) return this.send(backend.noData());
     // A statement's description reports text format; a portal's the formats its Bind asked for.
-    const fields = rowFields(d.row);
-    const formats = m.target === 'S' ? formatsFor([], fields.length) : formatsFor((target as Portal).resultFormats, fields.length);
-    this.send(backend.rowDescription(fields.map((f, i) => ({ ...f, format: formats[i]! }))));
+    this.send(describeRow(d.row, m.target === Target.Statement ? [] : (target as Portal).resultFormats));
   }
 
   execute(m: ExecuteMessage): void {
@@ -103,23 +146,25 @@ export class QuerySession {
     this.events.onMatch?.({ mock: recorded.mock, query: portal.query });
   }
 
-  close(target: 'S' | 'P', name: string): void {
-    if (target === 'S') this.statements.delete(name);
+  close(target: TargetCode, name: string): void {
+    if (target === Target.Statement) this.statements.delete(name);
     else this.portals.delete(name);
     this.send(backend.closeComplete());
   }
 
-  sync(): void {
+  sync(): GroupEnd {
+    if (this.forwarding !== undefined) return 'forward';
     const base = this.groupStatus ?? this.txStatus;
     // A miss inside a transaction fails it, as any error there would.
-    this.txStatus = this.missedInGroup && (base === 'T' || base === 'E') ? 'E' : base;
+    this.txStatus = this.missedInGroup && (base === TxStatus.InTransaction || base === TxStatus.Failed) ? TxStatus.Failed : base;
     this.send(backend.readyForQuery(this.txStatus));
     this.failed = false;
     this.missedInGroup = false;
     this.groupStatus = undefined;
+    return 'done';
   }
 
-  query(m: QueryMessage): void {
+  query(m: QueryMessage): GroupEnd {
     const recorded = this.index.simpleQuery(m.query);
     if (!recorded) {
       if (m.query.trim() === '') this.send(backend.emptyQuery());
@@ -130,10 +175,11 @@ export class QuerySession {
     this.events.onMatch?.({ mock: recorded.mock, query: m.query });
     this.txStatus = recorded.txStatus;
     // COPY FROM STDIN: the rest of the answer waits for the client's data to end.
-    const copyIn = recorded.messages.findIndex((raw) => codeOf(raw) === 'G');
+    const copyIn = recorded.messages.findIndex((raw) => codeOf(raw) === Backend.CopyInResponse);
     const now = copyIn >= 0 ? recorded.messages.slice(0, copyIn + 1) : recorded.messages;
     if (copyIn >= 0) this.afterCopy = recorded.messages.slice(copyIn + 1);
     for (const raw of now) this.send(raw);
+    return 'done';
   }
 
   /** CopyDone or CopyFail from the client: the recorded end of the COPY. */
@@ -142,9 +188,9 @@ export class QuerySession {
     this.afterCopy = undefined;
   }
 
-  functionCall(): void {
+  functionCall(): GroupEnd {
     this.miss('(FunctionCall message)');
-    this.sync();
+    return this.sync();
   }
 
   /**
@@ -157,10 +203,18 @@ export class QuerySession {
     return Array.from({ length: count }, (_, i) => known[i] || 25);
   }
 
+  /** The ParameterDescription of a statement, made once per query text and Parse types. */
+  private parameterDescription(query: string, fromParse: readonly number[]): Buffer {
+    const key = fromParse.length === 0 ? query : `${query}\u0000${fromParse.join(',')}`;
+    let raw = this.descriptions.get(key);
+    if (!raw) this.descriptions.set(key, (raw = backend.parameterDescription(this.paramTypes(query, fromParse))));
+    return raw;
+  }
+
   private replay(messages: readonly Buffer[], txStatus: string): void {
     for (const raw of messages) this.send(raw);
     this.groupStatus = txStatus;
-    if (messages.length > 0 && codeOf(messages[messages.length - 1]!) === 'E') this.failed = true;
+    if (messages.length > 0 && codeOf(messages[messages.length - 1]!) === Backend.ErrorResponse) this.failed = true;
   }
 
   private fail(sqlstate: string, message: string): void {
@@ -169,6 +223,11 @@ export class QuerySession {
   }
 
   private miss(query: string, parameters?: string[]): void {
+    if (this.forwardMisses) {
+      this.forwarding ??= query;
+      this.failed = true; // nothing more of the group is answered from mocks
+      return;
+    }
     const closest = this.index.closest(query, parameters);
     const where = closest ? `closest: ${closest.mock}: ${closest.difference}` : 'no queries were recorded';
     const message = `debugkit: no recorded mock for query: ${query} (${where})`;
@@ -185,6 +244,7 @@ export class QuerySession {
    * give an error naming the column rather than bytes the client would misread.
    */
   private adaptRows(recorded: Execution, portal: Portal): Buffer[] | string {
+    if (sameFormats(recorded.resultFormats, portal.resultFormats)) return recorded.messages;
     const row = this.index.describe(portal.query)?.row;
     const fields = row ? rowFields(row) : [];
     const had = formatsFor(recorded.resultFormats, fields.length);
@@ -192,7 +252,7 @@ export class QuerySession {
     if (had.every((f, i) => f === want[i])) return recorded.messages;
     const out: Buffer[] = [];
     for (const raw of recorded.messages) {
-      if (codeOf(raw) !== 'D') {
+      if (codeOf(raw) !== Backend.DataRow) {
         out.push(raw);
         continue;
       }
@@ -209,4 +269,21 @@ export class QuerySession {
     }
     return out;
   }
+}
+
+const sameFormats = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((f, i) => f === b[i]);
+
+const rewritten = new WeakMap<Buffer, Map<string, Buffer>>();
+
+/** A recorded RowDescription with the format codes a client asked for: as recorded when they agree, else rewritten once. */
+function describeRow(row: Buffer, resultFormats: readonly number[]): Buffer {
+  const fields = rowFields(row);
+  const formats = formatsFor(resultFormats, fields.length);
+  if (fields.every((f, i) => f.format === formats[i])) return row;
+  const key = formats.join(',');
+  let byFormats = rewritten.get(row);
+  if (!byFormats) rewritten.set(row, (byFormats = new Map()));
+  let raw = byFormats.get(key);
+  if (!raw) byFormats.set(key, (raw = backend.rowDescription(fields.map((f, i) => ({ ...f, format: formats[i]! })))));
+  return raw;
 }

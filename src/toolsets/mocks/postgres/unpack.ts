@@ -4,6 +4,7 @@ import type { PostgresRequestPacket, PostgresResponsePacket } from '../keploy/ty
 import { decodeTyped, parseFrontendBytes, PgProtocolError, type FrontendMessage } from './frontend.js';
 import { ERROR_KEYS, NUMERIC_ERROR_KEYS } from './packets.js';
 import { backend, splitBackendBytes, Writer, type ErrorFields } from './wire.js';
+import { Auth, Backend, Frontend, Target, TxStatus, type TargetCode } from './protocol.js';
 
 /**
  * Wire messages read back out of Keploy Postgres packets: the `payload` when there is one (the
@@ -34,31 +35,31 @@ export function requestMessages(packet: PostgresRequestPacket): FrontendMessage[
 }
 
 function requestBytes(letter: string, packet: PostgresRequestPacket, next: (key: string) => Record<string, unknown>): Buffer {
-  const describeLike = (v: unknown) => ({ type: String.fromCharCode(Number(obj(v).object_type ?? 83)) as 'S' | 'P', name: String(obj(v).name ?? '') });
+  const describeLike = (v: unknown) => ({ type: String.fromCharCode(Number(obj(v).object_type ?? Target.Statement.charCodeAt(0))) as TargetCode, name: String(obj(v).name ?? '') });
   switch (letter) {
-    case 'P': {
+    case Frontend.Parse: {
       const p = next('parse');
       return serialize.parse({ name: String(p.name ?? ''), text: String(p.query ?? ''), types: list(p.parameter_oids).map(Number) });
     }
-    case 'B':
+    case Frontend.Bind:
       return bindBytes(next('bind'));
-    case 'D':
+    case Frontend.Describe:
       return serialize.describe(describeLike(field(packet, 'describe')));
-    case 'C':
+    case Frontend.Close:
       return serialize.close(describeLike(field(packet, 'close')));
-    case 'E': {
+    case Frontend.Execute: {
       const e = next('execute');
       return serialize.execute({ portal: String(e.portal ?? ''), rows: Number(e.max_rows ?? 0) });
     }
-    case 'Q':
+    case Frontend.Query:
       return serialize.query(String(obj(field(packet, 'query')).string ?? ''));
-    case 'S':
+    case Frontend.Sync:
       return serialize.sync();
-    case 'H':
+    case Frontend.Flush:
       return serialize.flush();
-    case 'X':
+    case Frontend.Terminate:
       return serialize.end();
-    case 'p':
+    case Frontend.Password:
       return passwordBytes(packet);
     default:
       throw new PgProtocolError(`cannot rebuild a '${letter}' request from Keploy's typed fields (no payload)`);
@@ -106,39 +107,39 @@ export function responseMessages(packet: PostgresResponsePacket): Buffer[] {
 function responseBytes(letter: string, packet: PostgresResponsePacket, next: (key: string) => Record<string, unknown>): Buffer {
   const one = (key: string) => obj(field(packet, key));
   switch (letter) {
-    case 'R':
+    case Backend.Authentication:
       return authBytes(packet);
-    case 'S': {
+    case Backend.ParameterStatus: {
       const s = next('parameter_status');
       return backend.parameterStatus(String(s.name ?? ''), String(s.value ?? ''));
     }
-    case 'K':
+    case Backend.BackendKeyData:
       return backend.backendKeyData(Number(one('backend_key_data').process_id ?? 0), Number(one('backend_key_data').secret_key ?? 0));
-    case 'Z':
-      return backend.readyForQuery(String.fromCharCode(Number(one('ready_for_query').txstatus ?? 73)));
-    case 'T':
+    case Backend.ReadyForQuery:
+      return backend.readyForQuery(String.fromCharCode(Number(one('ready_for_query').txstatus ?? TxStatus.Idle.charCodeAt(0))));
+    case Backend.RowDescription:
       return backend.rowDescription(list(one('row_description').fields).map((f) => fieldSpec(obj(f))));
-    case 't':
+    case Backend.ParameterDescription:
       return backend.parameterDescription(list(one('parameter_description').parameteroids).map(Number));
-    case 'D':
+    case Backend.DataRow:
       return backend.dataRow(list(next('data_row').row_values).map(rowValueBytes));
-    case 'C':
+    case Backend.CommandComplete:
       return backend.commandComplete(String(next('command_complete').command_tag_type ?? ''));
-    case 'E':
+    case Backend.ErrorResponse:
       return backend.error(wireError(one('error_response')));
-    case 'N':
+    case Backend.NoticeResponse:
       return backend.notice(wireError(one('notice_response')));
-    case '1':
+    case Backend.ParseComplete:
       return backend.parseComplete();
-    case '2':
+    case Backend.BindComplete:
       return backend.bindComplete();
-    case '3':
+    case Backend.CloseComplete:
       return backend.closeComplete();
-    case 'n':
+    case Backend.NoData:
       return backend.noData();
-    case 'I':
+    case Backend.EmptyQuery:
       return backend.emptyQuery();
-    case 's':
+    case Backend.PortalSuspended:
       return backend.portalSuspended();
     default:
       throw new PgProtocolError(`cannot rebuild a '${letter}' response from Keploy's typed fields (no payload)`);
@@ -147,13 +148,13 @@ function responseBytes(letter: string, packet: PostgresResponsePacket, next: (ke
 
 function authBytes(packet: PostgresResponsePacket): Buffer {
   const code = packet.auth_type ?? 0;
-  if (code === 5) return backend.authentication(5, bytesOf(obj(field(packet, 'authentication_md5_password')).salt) ?? Buffer.alloc(4));
-  if (code === 10) {
+  if (code === Auth.MD5Password) return backend.authentication(Auth.MD5Password, bytesOf(obj(field(packet, 'authentication_md5_password')).salt) ?? Buffer.alloc(4));
+  if (code === Auth.SASL) {
     const names = list(obj(field(packet, 'authentication_sasl')).auth_mechanisms).map(String);
-    return backend.authentication(10, Buffer.from(names.map((n) => `${n}\0`).join('') + '\0'));
+    return backend.authentication(Auth.SASL, Buffer.from(names.map((n) => `${n}\0`).join('') + '\0'));
   }
-  if (code === 11 || code === 12) {
-    const key = code === 11 ? 'authentication_sasl_continue' : 'authentication_sasl_final';
+  if (code === Auth.SASLContinue || code === Auth.SASLFinal) {
+    const key = code === Auth.SASLContinue ? 'authentication_sasl_continue' : 'authentication_sasl_final';
     return backend.authentication(code, bytesOf(obj(field(packet, key)).data) ?? Buffer.alloc(0));
   }
   return backend.authentication(code);

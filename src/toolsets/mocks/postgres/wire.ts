@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { parse as parseBackend } from 'pg-protocol';
 import { PgProtocolError } from './frontend.js';
+import { Backend, TxStatus } from './protocol.js';
 
 /**
  * The server's side of the wire: splitting a byte stream into whole backend messages (kept as
@@ -183,30 +184,30 @@ export const backend = {
   authentication(authCode: number, data?: Buffer): Buffer {
     const w = new Writer().addInt32(authCode);
     if (data) w.add(data);
-    return w.flush(code('R'));
+    return w.flush(code(Backend.Authentication));
   },
   authenticationOk: (): Buffer => backend.authentication(0),
-  parameterStatus: (name: string, value: string): Buffer => new Writer().addCString(name).addCString(value).flush(code('S')),
-  backendKeyData: (processId: number, secretKey: number): Buffer => new Writer().addInt32(processId).addInt32(secretKey).flush(code('K')),
-  readyForQuery: (status: string): Buffer => new Writer().add(Buffer.from(status.slice(0, 1) || 'I', 'latin1')).flush(code('Z')),
-  parseComplete: (): Buffer => empty('1'),
-  bindComplete: (): Buffer => empty('2'),
-  closeComplete: (): Buffer => empty('3'),
-  noData: (): Buffer => empty('n'),
-  emptyQuery: (): Buffer => empty('I'),
-  portalSuspended: (): Buffer => empty('s'),
-  commandComplete: (tag: string): Buffer => new Writer().addCString(tag).flush(code('C')),
+  parameterStatus: (name: string, value: string): Buffer => new Writer().addCString(name).addCString(value).flush(code(Backend.ParameterStatus)),
+  backendKeyData: (processId: number, secretKey: number): Buffer => new Writer().addInt32(processId).addInt32(secretKey).flush(code(Backend.BackendKeyData)),
+  readyForQuery: (status: string): Buffer => new Writer().add(Buffer.from(status.slice(0, 1) || TxStatus.Idle, 'latin1')).flush(code(Backend.ReadyForQuery)),
+  parseComplete: (): Buffer => empty(Backend.ParseComplete),
+  bindComplete: (): Buffer => empty(Backend.BindComplete),
+  closeComplete: (): Buffer => empty(Backend.CloseComplete),
+  noData: (): Buffer => empty(Backend.NoData),
+  emptyQuery: (): Buffer => empty(Backend.EmptyQuery),
+  portalSuspended: (): Buffer => empty(Backend.PortalSuspended),
+  commandComplete: (tag: string): Buffer => new Writer().addCString(tag).flush(code(Backend.CommandComplete)),
   parameterDescription(oids: readonly number[]): Buffer {
     const w = new Writer().addInt16(oids.length);
     for (const oid of oids) w.addInt32(oid);
-    return w.flush(code('t'));
+    return w.flush(code(Backend.ParameterDescription));
   },
   rowDescription(fields: readonly FieldSpec[]): Buffer {
     const w = new Writer().addInt16(fields.length);
     for (const f of fields) {
       w.addCString(f.name).addInt32(f.tableOid).addInt16(f.column).addInt32(f.typeOid).addInt16(f.typeSize).addInt32(f.typeModifier).addInt16(f.format);
     }
-    return w.flush(code('T'));
+    return w.flush(code(Backend.RowDescription));
   },
   dataRow(values: ReadonlyArray<Buffer | null>): Buffer {
     const w = new Writer().addInt16(values.length);
@@ -214,19 +215,19 @@ export const backend = {
       if (v === null) w.addInt32(-1);
       else w.addInt32(v.length).add(v);
     }
-    return w.flush(code('D'));
+    return w.flush(code(Backend.DataRow));
   },
-  error: (fields: ErrorFields): Buffer => noticeLike('E', fields),
-  notice: (fields: ErrorFields): Buffer => noticeLike('N', fields),
+  error: (fields: ErrorFields): Buffer => noticeLike(Backend.ErrorResponse, fields),
+  notice: (fields: ErrorFields): Buffer => noticeLike(Backend.NoticeResponse, fields),
   /** Tells a client asking for a newer 3.x minor version (or `_pq_.` options) what this server speaks. */
   negotiateProtocolVersion(minor: number, unsupported: readonly string[]): Buffer {
     const w = new Writer().addInt32(minor).addInt32(unsupported.length);
     for (const option of unsupported) w.addCString(option);
-    return w.flush(code('v'));
+    return w.flush(code(Backend.NegotiateProtocolVersion));
   },
 };
 
-function noticeLike(c: 'E' | 'N', fields: ErrorFields): Buffer {
+function noticeLike(c: typeof Backend.ErrorResponse | typeof Backend.NoticeResponse, fields: ErrorFields): Buffer {
   const w = new Writer();
   for (const [key, value] of Object.entries(fields)) {
     if (key.length === 1 && value !== '') w.add(Buffer.from(key, 'latin1')).addCString(value);
@@ -235,8 +236,16 @@ function noticeLike(c: 'E' | 'N', fields: ErrorFields): Buffer {
   return w.flush(code(c));
 }
 
-/** The fields of a RowDescription, for rewriting its format codes. */
-export function rowFields(raw: Buffer): FieldSpec[] {
+const fieldsOf = new WeakMap<Buffer, readonly FieldSpec[]>();
+
+/** The fields of a RowDescription, for rewriting its format codes (decoded once per recorded message). */
+export function rowFields(raw: Buffer): readonly FieldSpec[] {
+  let fields = fieldsOf.get(raw);
+  if (!fields) fieldsOf.set(raw, (fields = decodeRowFields(raw)));
+  return fields;
+}
+
+function decodeRowFields(raw: Buffer): FieldSpec[] {
   const msg = decodeBackend(raw) as (TypedBackend & { fields?: Array<Record<string, unknown>> }) | undefined;
   return (msg?.fields ?? []).map((f) => ({
     name: String(f.name),
