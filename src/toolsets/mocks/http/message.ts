@@ -52,8 +52,12 @@ export interface HttpParserOptions {
 }
 
 export interface HttpParserHandlers {
-  /** A message's head is complete (body empty so far): a request's method is known early. */
-  onHead?: (message: HttpMessage) => void;
+  /**
+   * A message's head is complete (body empty so far): a request's method is known early. `at`:
+   * the head's stream offsets, [start, end), from its first line (or an empty line before it) to
+   * the end of the empty line closing it; a forwarder rewrites those bytes and passes the rest.
+   */
+  onHead?: (message: HttpMessage, at: { start: number; end: number }) => void;
   onMessage: (message: HttpMessage) => void;
   /** Parsing stopped for good: why ('not-http' / 'upgraded' / 'ended') and a reason. */
   onStop?: (state: ParserState, reason: string) => void;
