@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { RequestRewriter } from './http-forward.js';
 import { errorResponse, type HttpProxyError, type HttpTarget } from './http-proxy.js';
+import { HOP_HIGH_WATER_MARK } from './pipe.js';
 
 /** How long the handler of the previous origin may take to finish once it got EOF. */
 const SWITCH_GRACE_MS = 5000;
@@ -32,7 +33,7 @@ export class ForwardedHttpStream extends Duplex {
     initial: Buffer,
     private readonly onSwitch: SwitchHandler,
   ) {
-    super({ allowHalfOpen: true });
+    super({ allowHalfOpen: true, highWaterMark: HOP_HIGH_WATER_MARK });
     this.rewriter = new RequestRewriter(target);
     socket.on('data', this.onData);
     socket.on('end', this.onEnd);
