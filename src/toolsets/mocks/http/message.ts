@@ -75,8 +75,11 @@ export function headerValue(headers: readonly Header[], lowerName: string): stri
   return out;
 }
 
+const SIMPLE_LENGTH = /^\d{1,15}$/;
+
 /** A valid Content-Length: digits, or a list of identical digit strings (RFC 9110 8.6). */
 export function contentLength(value: string): number | undefined {
+  if (SIMPLE_LENGTH.test(value)) return Number(value);
   const parts = value.split(',').map((p) => p.trim());
   if (!parts.every((p) => p === parts[0]) || !/^\d{1,15}$/.test(parts[0]!)) return undefined;
   return Number(parts[0]);
