@@ -1,4 +1,4 @@
-import { HttpParser, type HttpMessage } from '../http/parser.js';
+import { headerValue, HttpParser, type HttpMessage } from '../http/parser.js';
 import { HttpProxyError, MAX_HEAD_BYTES, parseAbsoluteHttpUrl, sameTarget, type HttpTarget } from './http-proxy.js';
 
 /**
@@ -110,11 +110,12 @@ export class RequestRewriter {
       this.parser.stop('ended', 'the client turned to another origin');
       return;
     }
-    this.head = rewriteHead(bytes.toString('latin1'), `${m.method} ${absolute.originForm} HTTP/${m.httpVersion}`, this.target);
+    const proxyHeaders = [...HOP_BY_HOP_PROXY_HEADERS].some((name) => headerValue(m.headers, name) !== undefined);
+    const requestLine = `${m.method} ${absolute.originForm} HTTP/${m.httpVersion}`;
+    this.head = rewriteHead(bytes.toString('latin1'), requestLine, headerValue(m.headers, 'host') === undefined ? this.target : undefined, proxyHeaders);
     this.done = end;
     this.held = [];
-    const header = (name: string) => m.headers.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
-    this.upgradeNext = header('upgrade').length > 0 && header('connection').some((v) => /(^|,)\s*upgrade\s*(,|$)/i.test(v));
+    this.upgradeNext = headerValue(m.headers, 'upgrade') !== undefined && /(^|,)\s*upgrade\s*(,|$)/i.test(headerValue(m.headers, 'connection') ?? '');
   }
 
   /** A request ended: after one that switched protocols, the rest of the connection is not HTTP. */
@@ -140,15 +141,21 @@ export class RequestRewriter {
 
 /**
  * The head in origin form: the request line replaced, the proxy's own headers (and their obs-fold
- * continuations) dropped, a Host header added when the client sent none; every other line kept
- * byte for byte (Latin-1 round-trips any byte).
+ * continuations) dropped, a Host header for `addHost` added when the client sent none; every other
+ * line kept byte for byte (Latin-1 round-trips any byte).
  */
-function rewriteHead(text: string, requestLine: string, target: HttpTarget): Buffer {
+function rewriteHead(text: string, requestLine: string, addHost: HttpTarget | undefined, proxyHeaders: boolean): Buffer {
+  const host = addHost ? `Host: ${hostHeader(addHost)}\r\n` : '';
+  if (!proxyHeaders) {
+    // The usual case: only the request line changes (after any empty lines before it).
+    let from = 0;
+    while (text[from] === '\r' || text[from] === '\n') from++;
+    return Buffer.from(`${requestLine}\r\n${host}${text.slice(text.indexOf('\n', from) + 1)}`, 'latin1');
+  }
   const lines = text.split(/\r?\n/);
   while (lines.length > 0 && lines[0] === '') lines.shift(); // empty lines before the request line
   const kept: string[] = [];
   let dropping = false;
-  let host = false;
   for (const line of lines.slice(1)) {
     if (line === '') break;
     if (line[0] === ' ' || line[0] === '\t') {
@@ -157,11 +164,9 @@ function rewriteHead(text: string, requestLine: string, target: HttpTarget): Buf
     }
     const name = line.slice(0, line.indexOf(':')).toLowerCase();
     dropping = HOP_BY_HOP_PROXY_HEADERS.has(name);
-    if (name === 'host') host = true;
     if (!dropping) kept.push(line);
   }
-  if (!host) kept.unshift(`Host: ${hostHeader(target)}`);
-  return Buffer.from([requestLine, ...kept, '', ''].join('\r\n'), 'latin1');
+  return Buffer.from(`${requestLine}\r\n${host}${kept.map((line) => `${line}\r\n`).join('')}\r\n`, 'latin1');
 }
 
 function hostHeader(t: HttpTarget): string {
