@@ -1188,7 +1188,8 @@ function report({ latency, throughput, pg: pgData, pgVersionLine, setupSeconds, 
         `${pgData.seconds.toFixed(1)} s, starting the server included.`,
       'p50/p99: nearest rank. The children, the PostgreSQL server and the temporary directories are gone at the end. `BENCH_MOCKS_*` ' +
         'variables set the sizes (REQUESTS, WARMUP, ROUND, REPLAY_ROUND, BIG_MB, BIG_RUNS, PARALLEL, PARALLEL_MS, PARALLEL_RUNS, PG_QUERIES, ' +
-        'PG_RUNS); `BENCH_MOCKS_PROFILE_DIR=<dir>` makes the proxy process write a V8 CPU profile there (`--cpu-prof`).',
+        'PG_RUNS); `BENCH_MOCKS_PROFILE_DIR=<dir>` makes the proxy process write a V8 CPU profile there (`--cpu-prof`); ' +
+        '`BENCH_MOCKS_PARTS=throughput` (with `BENCH_NO_WRITE=1`) runs and prints the throughput rows alone.',
     ],
     tables: [latencyTable, throughputTable, pgTable],
     verdicts: [
