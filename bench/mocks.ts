@@ -80,6 +80,12 @@ const PG_STOPPED_RUNS = 3;
 const PG_ROWS = 1000;
 const INSERT_EVERY = 100;
 
+/**
+ * BENCH_MOCKS_PARTS=throughput runs only (2), the recorder's throughput rows, and prints them
+ * (with BENCH_NO_WRITE=1: a partial run must not replace the mocks section of BENCHMARKS.md).
+ */
+const PARTS = process.env.BENCH_MOCKS_PARTS?.split(',').map((p) => p.trim()).filter(Boolean);
+
 const REQUEST_TIMEOUT_MS = 20_000;
 const BIG_TIMEOUT_MS = 60_000;
 const CHILD_START_TIMEOUT_MS = 30_000;
@@ -681,6 +687,9 @@ async function measureThroughput(proxy: Child, s: Setup, routes: Record<Way, Rou
   const bytes = BIG_MB * 1_000_000;
   const big: Record<string, number[]> = {};
   for (const way of THROUGHPUT_WAYS) big[way] = [];
+  // One untimed download per way first: the first one of a process (JIT, buffer pools) ran at a
+  // fraction of the later ones', and always fell to direct, the first way of the rotation.
+  for (const way of THROUGHPUT_WAYS) await get(routes[way], `/big?bytes=${bytes}`, false, BIG_TIMEOUT_MS);
   for (let run = 0; run < BIG_RUNS; run++) {
     for (let k = 0; k < THROUGHPUT_WAYS.length; k++) {
       const way = THROUGHPUT_WAYS[(run + k) % THROUGHPUT_WAYS.length]!;
@@ -690,7 +699,7 @@ async function measureThroughput(proxy: Child, s: Setup, routes: Record<Way, Rou
     }
   }
   const bigMocks = await proxy.call<Record<string, number>>('discard');
-  const recordedBig = 2 * BIG_RUNS;
+  const recordedBig = 2 * (BIG_RUNS + 1);
   if (bigMocks.HTTP !== recordedBig) throw new Error(`the recorder captured ${bigMocks.HTTP} mocks for ${recordedBig} downloads`);
 
   // PARALLEL keep-alive connections per way, each issuing requests back to back for PARALLEL_MS.
@@ -706,6 +715,13 @@ async function measureThroughput(proxy: Child, s: Setup, routes: Record<Way, Rou
       // Open every connection (and warm it) untimed.
       await Promise.all(Array.from({ length: PARALLEL }, async (_, c) => {
         for (let i = 0; i < 20; i++) checkItem(way, c + i, await get(parallel[way], itemPath(c + i), true));
+      }));
+    }
+    // An untimed round per way (the first timed run of direct used to come out at a quarter of the rest).
+    for (const way of THROUGHPUT_WAYS) {
+      const deadline = performance.now() + PARALLEL_MS / 2;
+      await Promise.all(Array.from({ length: PARALLEL }, async (_, c) => {
+        for (let i = c; performance.now() < deadline; i += PARALLEL) await get(parallel[way], itemPath(i), false);
       }));
     }
     await proxy.call('discard');
@@ -912,6 +928,28 @@ async function measurePostgres(proxy: Child, s: Setup): Promise<PgData> {
 
 // ---------------------------------------------------------------- run
 
+/** BENCH_MOCKS_PARTS=throughput: (2) alone, its table and verdict. */
+async function throughputOnly(p: Child, setup: Setup, routes: Partial<Record<Way, Route>>, phase: (what: string) => void, load: number[]): Promise<BenchResult> {
+  if (PARTS!.join(',') !== 'throughput') throw new Error(`BENCH_MOCKS_PARTS=${PARTS!.join(',')}: the only part that runs alone is throughput`);
+  if (process.env.BENCH_NO_WRITE !== '1') throw new Error('BENCH_MOCKS_PARTS runs part of the mocks bench: set BENCH_NO_WRITE=1 too (BENCHMARKS.md keeps whole runs)');
+  for (const way of THROUGHPUT_WAYS) routes[way] = routeFor(way, setup, 1);
+  phase(`(2) throughput: ${BIG_RUNS} downloads of ${BIG_MB} MB per way; ${PARALLEL_RUNS} runs of ${PARALLEL} connections for ${PARALLEL_MS} ms per way`);
+  const throughput = await measureThroughput(p, setup, routes as Record<Way, Route>);
+  const warnings = await p.call<string[]>('warnings');
+  if (warnings.length > 0) throw new Error(`the capture proxy warned: ${warnings.join('\n')}`);
+  const { bigMed, smallMed, table } = throughputReport(throughput);
+  const worst = Math.min(bigMed.record! / bigMed.direct!, smallMed.record! / smallMed.direct!);
+  return {
+    name: 'mocks',
+    date: new Date(),
+    machine: [['load average (1 min) before/after', `${load[0]!.toFixed(2)} / ${load[1]!.toFixed(2)}`]],
+    summary: 'The recorder\'s throughput rows alone (BENCH_MOCKS_PARTS=throughput).',
+    method: [],
+    tables: [table],
+    verdicts: [{ goal: `at least ${THROUGHPUT_GOAL}x of direct through the recorder`, met: worst >= THROUGHPUT_GOAL, detail: `worst ${worst.toFixed(2)}x` }],
+  };
+}
+
 async function run(): Promise<BenchResult> {
   const loadBefore = os.loadavg()[0]!;
   const pgVersionLine = execFileSync(path.join(findPostgresBin(), 'postgres'), ['--version'], { encoding: 'utf8', timeout: 10_000 }).trim();
@@ -929,6 +967,7 @@ async function run(): Promise<BenchResult> {
     const p = proxy.child;
     const none = { socks: 0, http: 0 };
     const setup: Setup = { originPort: origin.ready.port, record: proxy.ready.record, tunnel: proxy.ready.tunnel, replay: none, replayKeys: none, replayNoDelay: none };
+    if (PARTS) return await throughputOnly(p, setup, routes, phase, [loadBefore, os.loadavg()[0]!]);
 
     // The recording the replay way answers from: the latency sequence once through the recorder
     // (SOCKS5, its own connection, like a program run under keploy_mock_record), saved to a file.
@@ -1001,6 +1040,29 @@ const WAY_LABELS: Record<Way, string> = {
   replayNoDelay: 'replay as the row above, TCP_NODELAY set on the intercepted socket first (diagnostic: the proxy now sets it on every accepted socket, so this matches the row above)',
 };
 
+/** The throughput table, and the medians per way (MB/s of the download, requests/s of the small requests). */
+function throughputReport(throughput: ThroughputData): { bigMed: Record<string, number>; smallMed: Record<string, number>; table: Table } {
+  const bigMed = Object.fromEntries(THROUGHPUT_WAYS.map((w) => [w, median(throughput.big[w]!)]));
+  const smallMed = Object.fromEntries(THROUGHPUT_WAYS.map((w) => [w, median(throughput.small[w]!)]));
+  const table: Table = {
+    title: 'Throughput through the recorder',
+    columns: ['way', `${BIG_MB} MB download, MB/s`, 'vs direct', `small requests, ${PARALLEL} connections, req/s`, 'vs direct', 'proxy CPU per small request, µs'],
+    rows: THROUGHPUT_WAYS.map((w) => [
+      WAY_LABELS[w],
+      `${fixed(bigMed[w]!)} (${throughput.big[w]!.map((v) => fixed(v)).join(', ')})`,
+      w === 'direct' ? '—' : ratio(bigMed[w]!, bigMed.direct!),
+      `${fixed(smallMed[w]!)} (${throughput.small[w]!.map((v) => fixed(v)).join(', ')})`,
+      w === 'direct' ? '—' : ratio(smallMed[w]!, smallMed.direct!),
+      w === 'direct' ? '—' : us(throughput.smallCpu[w]!),
+    ]),
+    note:
+      `Medians, each run in parentheses (MB = 10^6 bytes). "vs direct": the way's median over direct's (the goal for the recorder is at least ${THROUGHPUT_GOAL}x). ` +
+      `The client, the proxy and the origin share this machine's ${os.cpus().length} CPUs: direct has two busy processes, the other ways three, so ` +
+      'the proxy\'s CPU per request comes out of the client\'s and the origin\'s share.',
+  };
+  return { bigMed, smallMed, table };
+}
+
 function report({ latency, throughput, pg: pgData, pgVersionLine, setupSeconds, load }: RunData): BenchResult {
   const stats = Object.fromEntries(WAYS.map((w) => [w, summarize(latency.samples[w])])) as Record<Way, Summary>;
   const d = stats.direct;
@@ -1029,24 +1091,7 @@ function report({ latency, throughput, pg: pgData, pgVersionLine, setupSeconds, 
       'with the set: `HttpMatcher.match` scores each request against every mock of the set (compare the proxy CPU of the first two replay rows).',
   };
 
-  const bigMed = Object.fromEntries(THROUGHPUT_WAYS.map((w) => [w, median(throughput.big[w]!)]));
-  const smallMed = Object.fromEntries(THROUGHPUT_WAYS.map((w) => [w, median(throughput.small[w]!)]));
-  const throughputTable: Table = {
-    title: 'Throughput through the recorder',
-    columns: ['way', `${BIG_MB} MB download, MB/s`, 'vs direct', `small requests, ${PARALLEL} connections, req/s`, 'vs direct', 'proxy CPU per small request, µs'],
-    rows: THROUGHPUT_WAYS.map((w) => [
-      WAY_LABELS[w],
-      `${fixed(bigMed[w]!)} (${throughput.big[w]!.map((v) => fixed(v)).join(', ')})`,
-      w === 'direct' ? '—' : ratio(bigMed[w]!, bigMed.direct!),
-      `${fixed(smallMed[w]!)} (${throughput.small[w]!.map((v) => fixed(v)).join(', ')})`,
-      w === 'direct' ? '—' : ratio(smallMed[w]!, smallMed.direct!),
-      w === 'direct' ? '—' : us(throughput.smallCpu[w]!),
-    ]),
-    note:
-      `Medians, each run in parentheses (MB = 10^6 bytes). "vs direct": the way's median over direct's (the goal for the recorder is at least ${THROUGHPUT_GOAL}x). ` +
-      `The client, the proxy and the origin share this machine's ${os.cpus().length} CPUs: direct has two busy processes, the other ways three, so ` +
-      'the proxy\'s CPU per request comes out of the client\'s and the origin\'s share.',
-  };
+  const { bigMed, smallMed, table: throughputTable } = throughputReport(throughput);
 
   const pgWays: Array<[PgWay, string]> = [
     ['direct', 'the real server, directly (baseline)'],
@@ -1125,9 +1170,9 @@ function report({ latency, throughput, pg: pgData, pgVersionLine, setupSeconds, 
         '(one replayer per set for the whole phase, as for one program run); every request replayed, none missed. The replay ways take only the ' +
         `first ${REPLAY_ROUND} requests of each round (after ${REPLAY_WARMUP} untimed), as each costs some 40 ms. The recorder captured one mock ` +
         `per request on both of its ways. Took ${latency.seconds.toFixed(1)} s (set-up, including the recording, ${setupSeconds.toFixed(1)} s).`,
-      `(2) throughput: ${BIG_RUNS} downloads of ${BIG_MB} MB per way on the keep-alive connections of (1), the order rotating, bytes counted; the ` +
+      `(2) throughput: ${BIG_RUNS} downloads of ${BIG_MB} MB per way (after one untimed each) on the keep-alive connections of (1), the order rotating, bytes counted; the ` +
         `recorder keeps 1 MiB of the body in the mock (\`body_skipped\` beyond). Small requests: ${PARALLEL} keep-alive connections per way ` +
-        `(opened and warmed untimed), each issuing \`/items/<k>\` GETs back to back for ${PARALLEL_MS} ms; ${PARALLEL_RUNS} runs per way, the order ` +
+        `(opened and warmed untimed, then an untimed half-run per way), each issuing \`/items/<k>\` GETs back to back for ${PARALLEL_MS} ms; ${PARALLEL_RUNS} runs per way, the order ` +
         'rotating; requests/s = requests completed over the elapsed time. The recorder\'s mocks are counted (one per request) and dropped between ' +
         `runs. Took ${throughput.seconds.toFixed(1)} s.`,
       `(3) PostgreSQL: \`startPostgres()\` (src/toolsets/mocks/postgres/testing.ts: initdb in a temporary directory, fsync off, SCRAM-SHA-256 over ` +
@@ -1143,7 +1188,8 @@ function report({ latency, throughput, pg: pgData, pgVersionLine, setupSeconds, 
         `${pgData.seconds.toFixed(1)} s, starting the server included.`,
       'p50/p99: nearest rank. The children, the PostgreSQL server and the temporary directories are gone at the end. `BENCH_MOCKS_*` ' +
         'variables set the sizes (REQUESTS, WARMUP, ROUND, REPLAY_ROUND, BIG_MB, BIG_RUNS, PARALLEL, PARALLEL_MS, PARALLEL_RUNS, PG_QUERIES, ' +
-        'PG_RUNS); `BENCH_MOCKS_PROFILE_DIR=<dir>` makes the proxy process write a V8 CPU profile there (`--cpu-prof`).',
+        'PG_RUNS); `BENCH_MOCKS_PROFILE_DIR=<dir>` makes the proxy process write a V8 CPU profile there (`--cpu-prof`); ' +
+        '`BENCH_MOCKS_PARTS=throughput` (with `BENCH_NO_WRITE=1`) runs and prints the throughput rows alone.',
     ],
     tables: [latencyTable, throughputTable, pgTable],
     verdicts: [

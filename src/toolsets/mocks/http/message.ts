@@ -52,8 +52,12 @@ export interface HttpParserOptions {
 }
 
 export interface HttpParserHandlers {
-  /** A message's head is complete (body empty so far): a request's method is known early. */
-  onHead?: (message: HttpMessage) => void;
+  /**
+   * A message's head is complete (body empty so far): a request's method is known early. `at`:
+   * the head's stream offsets, [start, end), from its first line (or an empty line before it) to
+   * the end of the empty line closing it; a forwarder rewrites those bytes and passes the rest.
+   */
+  onHead?: (message: HttpMessage, at: { start: number; end: number }) => void;
   onMessage: (message: HttpMessage) => void;
   /** Parsing stopped for good: why ('not-http' / 'upgraded' / 'ended') and a reason. */
   onStop?: (state: ParserState, reason: string) => void;
@@ -71,8 +75,11 @@ export function headerValue(headers: readonly Header[], lowerName: string): stri
   return out;
 }
 
+const SIMPLE_LENGTH = /^\d{1,15}$/;
+
 /** A valid Content-Length: digits, or a list of identical digit strings (RFC 9110 8.6). */
 export function contentLength(value: string): number | undefined {
+  if (SIMPLE_LENGTH.test(value)) return Number(value);
   const parts = value.split(',').map((p) => p.trim());
   if (!parts.every((p) => p === parts[0]) || !/^\d{1,15}$/.test(parts[0]!)) return undefined;
   return Number(parts[0]);

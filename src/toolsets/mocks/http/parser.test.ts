@@ -41,6 +41,29 @@ const req = (m: HttpMessage) => m as HttpRequestMessage;
 const res = (m: HttpMessage) => m as HttpResponseMessage;
 
 describe('HttpParser: requests', () => {
+  it('reports where each head lies in the stream (for a forwarder), at every split and after a held upgrade', () => {
+    const text = 'GET /1 HTTP/1.1\r\nUpgrade: h2c\r\n\r\n\r\nPOST /2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nGET /3 HTTP/1.0\r\n\r\n';
+    const second = text.indexOf('\r\nPOST'); // the empty line before a request line belongs to its head
+    const third = text.indexOf('GET /3');
+    const want = [
+      { start: 0, end: second },
+      { start: second, end: text.indexOf('3\r\nabc') },
+      { start: third, end: text.length },
+    ];
+    for (let cut = 0; cut <= text.length; cut++) {
+      const ranges: Array<{ start: number; end: number }> = [];
+      const starts: Array<number | undefined> = [];
+      const parser = new HttpParser('request', { onMessage: () => {}, onHead: (_m, at) => void ranges.push(at) });
+      for (const piece of [text.slice(0, cut), text.slice(cut)]) {
+        parser.push(Buffer.from(piece, 'latin1'));
+        starts.push(parser.headStart);
+        while (parser.state === 'held') parser.resume();
+      }
+      expect(ranges, `split at ${cut}`).toEqual(want);
+      expect(starts[1]).toBeUndefined();
+    }
+  });
+
   it('reads the request line and keeps header order and case', () => {
     const { messages } = run('request', ['GET /a?b=1 HTTP/1.1\r\nHost: x.test\r\nX-Foo: 1\r\nx-foo:  2 \r\nAccept: */*\r\n\r\n']);
     expect(messages).toHaveLength(1);

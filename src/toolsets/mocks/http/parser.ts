@@ -47,6 +47,8 @@ export class HttpParser {
   state: ParserState = 'http';
   /** Why parsing stopped, when it did. */
   stopReason: string | undefined;
+  /** Parsing stopped because a head, line or pipelined input exceeded a limit (a proxy answers 431), not for bad syntax. */
+  stoppedAtLimit = false;
 
   private readonly maxBody: number;
   private readonly maxHead: number;
@@ -62,6 +64,9 @@ export class HttpParser {
   private held: Buffer[] = [];
   private heldLen = 0;
   private body: BodySink;
+  /** Stream offsets: bytes parsed so far (held bytes count once resumed), and where the head being read began. */
+  private consumed = 0;
+  private headFrom: number | undefined;
 
   constructor(
     readonly mode: 'request' | 'response',
@@ -72,6 +77,14 @@ export class HttpParser {
     this.maxHead = options.maxHeadBytes ?? DEFAULT_MAX_HEAD;
     this.now = options.now ?? Date.now;
     this.body = new BodySink(this.maxBody);
+  }
+
+  /**
+   * The stream offset where the head now being read began (its first line, or an empty line
+   * before it); undefined between messages and inside bodies. A forwarder holds the bytes from here.
+   */
+  get headStart(): number | undefined {
+    return this.headFrom;
   }
 
   /** Feeds the next bytes of this direction. */
@@ -115,6 +128,11 @@ export class HttpParser {
     this.handlers.onStop?.(state, reason);
   }
 
+  private stopAtLimit(reason: string): void {
+    this.stoppedAtLimit = true;
+    this.stop('not-http', reason);
+  }
+
   private hold(chunk: Buffer): void {
     this.heldLen += chunk.length;
     if (this.heldLen > this.maxHead) return this.stop('upgraded', 'the connection switched protocols');
@@ -122,6 +140,19 @@ export class HttpParser {
   }
 
   private parse(buf: Buffer): void {
+    const base = this.consumed;
+    let pos = 0;
+    try {
+      pos = this.parseFrom(buf, base);
+    } finally {
+      this.consumed = base + pos;
+    }
+    // A request that asked to switch protocols ended inside this chunk: the rest waits.
+    if (this.state === 'held' && pos < buf.length) this.hold(buf.subarray(pos));
+  }
+
+  /** Parses `buf` (which starts at stream offset `base`) and returns how far it got. */
+  private parseFrom(buf: Buffer, base: number): number {
     let pos = 0;
     while (pos < buf.length && this.state === 'http') {
       switch (this.phase) {
@@ -129,8 +160,8 @@ export class HttpParser {
         case Phase.Trailers:
         case Phase.ChunkSize:
         case Phase.ChunkEnd: {
-          const next = this.line(buf, pos);
-          if (next < 0) return;
+          const next = this.line(buf, pos, base);
+          if (next < 0) return buf.length;
           pos = next;
           break;
         }
@@ -152,20 +183,22 @@ export class HttpParser {
           break;
       }
     }
-    // A request that asked to switch protocols ended inside this chunk: the rest waits.
-    if (this.state === 'held' && pos < buf.length) this.hold(buf.subarray(pos));
+    return pos;
   }
 
   /** Takes one line (LF-terminated, CR stripped) and handles it; -1 when it is not complete yet. */
-  private line(buf: Buffer, pos: number): number {
-    if (this.phase === Phase.Head && !this.msg && this.stashLen === 0 && !this.canStartMessage(buf[pos]!)) {
-      this.stop('not-http', `not HTTP: starts with byte 0x${buf[pos]!.toString(16).padStart(2, '0')}`);
-      return -1;
+  private line(buf: Buffer, pos: number, base: number): number {
+    if (this.phase === Phase.Head && !this.msg && this.stashLen === 0) {
+      if (!this.canStartMessage(buf[pos]!)) {
+        this.stop('not-http', `not HTTP: starts with byte 0x${buf[pos]!.toString(16).padStart(2, '0')}`);
+        return -1;
+      }
+      this.headFrom ??= base + pos;
     }
     const nl = buf.indexOf(LF, pos);
     if (nl < 0) {
       this.stashLen += buf.length - pos;
-      if (this.stashLen > this.maxHead) this.stop('not-http', `a line longer than ${this.maxHead} bytes`);
+      if (this.stashLen > this.maxHead) this.stopAtLimit(`a line longer than ${this.maxHead} bytes`);
       else this.stash.push(Buffer.from(buf.subarray(pos)));
       return -1;
     }
@@ -183,13 +216,13 @@ export class HttpParser {
     if (this.phase === Phase.Head || this.phase === Phase.Trailers) {
       this.headBytes += to - from + 1;
       if (this.headBytes > this.maxHead) {
-        this.stop('not-http', `a head longer than ${this.maxHead} bytes`);
+        this.stopAtLimit(`a head longer than ${this.maxHead} bytes`);
         return -1;
       }
     }
     // Field lines are decoded piecewise (name, value) by field(); only other lines need the text.
     if (this.phase === Phase.Head && this.msg && end > from) this.field(this.msg.headers, src, from, end);
-    else if (this.phase === Phase.Head) this.headLine(src.toString('latin1', from, end));
+    else if (this.phase === Phase.Head) this.headLine(src.toString('latin1', from, end), base + nl + 1);
     else if (this.phase === Phase.Trailers) this.trailerLine(src, from, end);
     else if (this.phase === Phase.ChunkSize) this.chunkSizeLine(src.toString('latin1', from, end));
     else if (end === from) this.phase = Phase.ChunkSize;
@@ -204,27 +237,35 @@ export class HttpParser {
   }
 
   /** A start line, or the empty line ending the head (field lines go to field()). */
-  private headLine(text: string): void {
+  private headLine(text: string, endOffset: number): void {
     if (!this.msg) {
       // RFC 9112 2.2: empty lines before a request line are ignored.
       if (text !== '') this.startLine(text);
       return;
     }
-    this.handlers.onHead?.(this.msg);
+    const start = this.headFrom ?? endOffset - this.headBytes;
+    this.headFrom = undefined;
+    this.handlers.onHead?.(this.msg, { start, end: endOffset });
     if (this.state === 'http') this.frameBody(this.msg);
   }
 
   private startLine(text: string): void {
     const startedAt = this.now();
-    const base = { headers: [], trailers: [], body: EMPTY, bodyLength: 0, bodyTruncated: false, startedAt, completedAt: startedAt };
+    // Object literals, not a spread of shared fields: one message per request is the hot path.
     if (this.mode === 'request') {
       const m = REQUEST_LINE.exec(text);
       if (!m) return this.stop('not-http', `not an HTTP/1.x request line: ${JSON.stringify(text.slice(0, 80))}`);
-      this.msg = { kind: 'request', method: m[1]!, target: m[2]!, httpVersion: `1.${m[3]}`, ...base };
+      this.msg = {
+        kind: 'request', method: m[1]!, target: m[2]!, httpVersion: m[3] === '1' ? '1.1' : '1.0',
+        headers: [], trailers: [], body: EMPTY, bodyLength: 0, bodyTruncated: false, startedAt, completedAt: startedAt,
+      };
     } else {
       const m = STATUS_LINE.exec(text);
       if (!m) return this.stop('not-http', `not an HTTP/1.x status line: ${JSON.stringify(text.slice(0, 80))}`);
-      this.msg = { kind: 'response', status: Number(m[2]), reason: m[3] ?? '', httpVersion: `1.${m[1]}`, ...base };
+      this.msg = {
+        kind: 'response', status: Number(m[2]), reason: m[3] ?? '', httpVersion: m[1] === '1' ? '1.1' : '1.0',
+        headers: [], trailers: [], body: EMPTY, bodyLength: 0, bodyTruncated: false, startedAt, completedAt: startedAt,
+      };
     }
   }
 
@@ -260,13 +301,19 @@ export class HttpParser {
     if (te !== undefined) {
       const codings = te.split(',').map((c) => c.trim().toLowerCase());
       if (codings[codings.length - 1] === 'chunked') return void (this.phase = Phase.ChunkSize);
-      if (msg.kind === 'request') return this.stop('not-http', `a request body with Transfer-Encoding ${te} but not chunked last`);
+      if (msg.kind === 'request') {
+        return this.stop('not-http', `a request with Transfer-Encoding ${JSON.stringify(te)} has no determinable length (chunked must be the last coding)`);
+      }
       return this.untilClose();
     }
     const cl = headerValue(msg.headers, 'content-length');
     if (cl !== undefined) {
       const n = contentLength(cl);
-      if (n === undefined) return this.stop('not-http', `an invalid Content-Length ${JSON.stringify(cl)}`);
+      if (n === undefined) {
+        const values = new Set(cl.split(',').map((v) => v.trim()));
+        const what = values.size > 1 ? 'conflicting Content-Length values' : 'an invalid Content-Length';
+        return this.stop('not-http', `${what} ${JSON.stringify(cl)} (valid: one decimal length)`);
+      }
       if (n === 0) return this.complete();
       this.remaining = n;
       this.phase = Phase.Length;

@@ -4,7 +4,7 @@ import { buildHttpMock } from '../keploy/http.js';
 import type { HttpMock } from '../keploy/types.js';
 import { DEFAULT_MAX_BODY, headerValue, HttpParser, type HttpMessage, type HttpRequestMessage, type HttpResponseMessage } from './parser.js';
 import { authorityOf, fullUrl, type Scheme } from './url.js';
-import { pipeBoth } from '../proxy/pipe.js';
+import { HOP_CONNECT_OPTIONS, pipeBoth } from '../proxy/pipe.js';
 
 /**
  * Records the HTTP/1.x exchanges of one connection while forwarding it untouched. The bytes go
@@ -74,9 +74,13 @@ export async function recordHttp(conn: RecordableConnection, options: RecordHttp
     result.error = err as Error;
     return result;
   }
-  const pairing = new Pairing(conn, options, result);
-  pairing.observe(conn.client, upstream);
-  return pipeBoth(conn.client, upstream, result);
+  const piped = pipeBoth(conn.client, upstream, result);
+  // After the pipes: each chunk is written on before it is parsed (and a completed response made
+  // into a mock), so recording adds no work between a read and its write. The order of listeners
+  // within one 'data' event cannot reorder the parsers: a response is read in a later event than
+  // the request it answers, so its parser always knows the method (HEAD responses have no body).
+  new Pairing(conn, options, result).observe(conn.client, upstream);
+  return piped;
 }
 
 /** Pairs the parsed requests and responses of one connection, in order, into mocks. */
@@ -197,7 +201,7 @@ class Pairing {
 
 export function connectTcp(target: { host: string; port: number }, timeoutMs: number): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: target.host, port: target.port, allowHalfOpen: true });
+    const socket = net.connect({ host: target.host, port: target.port, ...HOP_CONNECT_OPTIONS });
     socket.setNoDelay(true); // request/response traffic: Nagle + delayed ACK would add 40 ms stalls
     const timer = setTimeout(() => done(new Error(`connecting to ${target.host}:${target.port} took over ${timeoutMs} ms`)), timeoutMs);
     const done = (err?: Error) => {

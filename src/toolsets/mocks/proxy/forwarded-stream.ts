@@ -2,9 +2,12 @@ import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { RequestRewriter } from './http-forward.js';
 import { errorResponse, type HttpProxyError, type HttpTarget } from './http-proxy.js';
+import { HOP_HIGH_WATER_MARK } from './pipe.js';
 
 /** How long the handler of the previous origin may take to finish once it got EOF. */
 const SWITCH_GRACE_MS = 5000;
+/** Forwarded pieces of one read up to this size are joined into one. */
+const COALESCE_BYTES = 64 * 1024;
 
 export type SwitchHandler = (target: HttpTarget, rest: Buffer) => void;
 
@@ -32,7 +35,7 @@ export class ForwardedHttpStream extends Duplex {
     initial: Buffer,
     private readonly onSwitch: SwitchHandler,
   ) {
-    super({ allowHalfOpen: true });
+    super({ allowHalfOpen: true, highWaterMark: HOP_HIGH_WATER_MARK });
     this.rewriter = new RequestRewriter(target);
     socket.on('data', this.onData);
     socket.on('end', this.onEnd);
@@ -43,8 +46,12 @@ export class ForwardedHttpStream extends Duplex {
 
   private readonly onData = (chunk: Buffer): void => {
     const result = this.rewriter.feed(chunk);
+    // A rewritten head and the body bytes after it leave in one write (one segment, as the client
+    // sent them), unless that would copy a large body.
+    const size = result.forward.reduce((n, part) => n + part.length, 0);
+    const parts = result.forward.length > 1 && size <= COALESCE_BYTES ? [Buffer.concat(result.forward, size)] : result.forward;
     let more = true;
-    for (const part of result.forward) {
+    for (const part of parts) {
       this.forwardedAny = true;
       more = this.push(part) && more;
     }

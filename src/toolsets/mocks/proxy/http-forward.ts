@@ -1,26 +1,14 @@
-import {
-  HttpProxyError,
-  MAX_HEAD_BYTES,
-  parseAbsoluteHttpUrl,
-  parseRequestLine,
-  sameTarget,
-  type HttpTarget,
-} from './http-proxy.js';
+import { headerValue, HttpParser, type HttpMessage } from '../http/parser.js';
+import { HttpProxyError, MAX_HEAD_BYTES, parseAbsoluteHttpUrl, sameTarget, type HttpTarget } from './http-proxy.js';
 
 /**
  * Turns a plain-proxy connection (absolute-form requests) into what a direct connection to the
- * origin would carry: the same requests in origin form. Bodies are framed (Content-Length,
- * chunked) only to find where the next request head starts; their bytes pass through untouched.
+ * origin would carry: the same requests in origin form. The framing (Content-Length, chunked,
+ * trailers, pipelining, Upgrade, limits, errors) is the recorder's HTTP/1 parser's
+ * (http/parser.ts), which reports where each request head lies in the stream; only those bytes
+ * are rewritten, everything between them passes through untouched and uncopied.
  */
 
-type State =
-  | { kind: 'head' }
-  | { kind: 'body'; left: number; then: State }
-  | { kind: 'chunk-size' }
-  | { kind: 'trailer' }
-  | { kind: 'raw' };
-
-const MAX_CHUNK_LINE = 4096;
 const HOP_BY_HOP_PROXY_HEADERS = new Set(['proxy-connection', 'proxy-authorization']);
 
 export interface FeedResult {
@@ -30,131 +18,158 @@ export interface FeedResult {
   error?: HttpProxyError;
 }
 
-/** Incremental request framer and rewriter for one origin. */
+/** Incremental request rewriter for one origin. */
 export class RequestRewriter {
-  private pending: Buffer = Buffer.alloc(0);
-  private state: State = { kind: 'head' };
+  private readonly parser: HttpParser;
+  /** Stream offsets: bytes fed so far, and up to where they were forwarded or replaced. */
+  private fed = 0;
+  private done = 0;
+  /** The bytes of an unfinished head, from the parser's headStart (they are forwarded rewritten). */
+  private held: Buffer[] = [];
+  private heldFrom = 0;
+  /** A rewritten head, forwarded once its body framing is known to be valid. */
+  private head: Buffer | undefined;
+  /** From this offset on the connection carries another protocol: bytes pass as they are. */
+  private rawFrom: number | undefined;
+  private upgradeNext = false;
+  private out: Buffer[] = [];
+  private chunk: Buffer = Buffer.alloc(0);
+  private chunkFrom = 0;
+  private switchTo: FeedResult['switchTo'];
+  private error: HttpProxyError | undefined;
 
-  constructor(readonly target: HttpTarget) {}
+  constructor(readonly target: HttpTarget) {
+    this.parser = new HttpParser(
+      'request',
+      {
+        onHead: (m, at) => this.onHead(m, at.start, at.end),
+        onMessage: () => this.onMessage(),
+        onStop: (state, reason) => {
+          if (state !== 'not-http' || this.error || this.switchTo) return;
+          this.head = undefined; // nothing of a refused request is forwarded
+          this.error = new HttpProxyError(this.parser.stoppedAtLimit ? 431 : 400, reason);
+        },
+      },
+      { maxBodyBytes: 0, maxHeadBytes: MAX_HEAD_BYTES },
+    );
+  }
 
   feed(chunk: Buffer): FeedResult {
-    let buf = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
-    this.pending = Buffer.alloc(0);
-    const forward: Buffer[] = [];
-    try {
-      while (buf.length > 0) {
-        const step = this.step(buf, forward);
-        if ('switchTo' in step) return { forward, switchTo: { target: step.switchTo, rest: buf } };
-        if (step.consumed === 0) {
-          this.pending = buf; // an incomplete head or line: wait for more
-          break;
-        }
-        buf = buf.subarray(step.consumed);
-      }
-    } catch (err) {
-      if (err instanceof HttpProxyError) return { forward, error: err };
-      throw err;
+    this.out = [];
+    if (this.rawFrom !== undefined) {
+      this.fed += chunk.length;
+      this.done = this.fed;
+      return { forward: chunk.length > 0 ? [chunk] : [] };
+    }
+    this.chunk = chunk;
+    this.chunkFrom = this.fed;
+    this.fed += chunk.length;
+    this.parser.push(chunk);
+    // An Upgrade request without `Connection: upgrade` switches nothing: the parser goes on.
+    while (this.parser.state === 'held' && this.rawFrom === undefined) this.parser.resume();
+    const forward = this.out;
+    if (this.error) return { forward, error: this.error };
+    if (this.switchTo) return { forward, switchTo: this.switchTo };
+    this.flushHead();
+    const headStart = this.rawFrom === undefined ? this.parser.headStart : undefined;
+    this.pass(headStart ?? this.fed);
+    if (headStart !== undefined) {
+      if (this.held.length === 0) this.heldFrom = headStart;
+      if (this.heldFrom < this.chunkFrom) this.held.push(chunk);
+      else this.held.push(chunk.subarray(headStart - this.chunkFrom));
+    } else {
+      this.held = [];
     }
     return { forward };
   }
 
-  private step(buf: Buffer, out: Buffer[]): { consumed: number } | { switchTo: HttpTarget } {
-    const s = this.state;
-    switch (s.kind) {
-      case 'raw':
-        out.push(buf);
-        return { consumed: buf.length };
-      case 'body': {
-        const n = Math.min(s.left, buf.length);
-        out.push(buf.subarray(0, n));
-        this.state = s.left === n ? s.then : { ...s, left: s.left - n };
-        return { consumed: n };
-      }
-      case 'chunk-size':
-        return this.chunkSize(buf, out);
-      case 'trailer':
-        return this.trailerLine(buf, out);
-      case 'head':
-        return this.head(buf, out);
-    }
+  /** Forwards the fed bytes [done, to) as they are. */
+  private pass(to: number): void {
+    if (to <= this.done) return;
+    const from = Math.max(this.done, this.chunkFrom);
+    this.out.push(this.chunk.subarray(from - this.chunkFrom, to - this.chunkFrom));
+    this.done = to;
   }
 
-  private head(buf: Buffer, out: Buffer[]): { consumed: number } | { switchTo: HttpTarget } {
-    const end = buf.indexOf('\r\n\r\n');
-    if (end < 0) {
-      if (buf.length > MAX_HEAD_BYTES) throw new HttpProxyError(431, `request head longer than ${MAX_HEAD_BYTES} bytes`);
-      return { consumed: 0 };
-    }
-    const lines = buf.toString('latin1', 0, end).split('\r\n');
-    const req = parseRequestLine(lines[0]!);
-    const absolute = parseAbsoluteHttpUrl(req.target);
-    if (req.method === 'CONNECT' || !absolute) {
-      throw new HttpProxyError(400, 'after a proxied request, only absolute http:// requests may follow on the same connection');
-    }
-    if (!sameTarget(absolute.target, this.target)) return { switchTo: absolute.target };
-    const headers = lines.slice(1).filter((l) => !HOP_BY_HOP_PROXY_HEADERS.has(headerName(l)));
-    if (!headers.some((l) => headerName(l) === 'host')) headers.unshift(`Host: ${hostHeader(this.target)}`);
-    const next = bodyState(headers); // may refuse the request: before anything is forwarded
-    out.push(Buffer.from([`${req.method} ${absolute.originForm} ${req.version}`, ...headers, '', ''].join('\r\n'), 'latin1'));
-    this.state = next;
-    return { consumed: end + 4 };
+  private flushHead(): void {
+    if (this.head) this.out.push(this.head);
+    this.head = undefined;
   }
 
-  private chunkSize(buf: Buffer, out: Buffer[]): { consumed: number } {
-    const eol = buf.indexOf('\r\n');
-    if (eol < 0) {
-      if (buf.length > MAX_CHUNK_LINE) throw new HttpProxyError(400, 'chunk size line too long');
-      return { consumed: 0 };
+  private onHead(m: HttpMessage, start: number, end: number): void {
+    if (m.kind !== 'request' || this.error || this.switchTo) return;
+    this.flushHead();
+    this.pass(start);
+    const absolute = parseAbsoluteHttpUrl(m.target);
+    if (m.method === 'CONNECT' || !absolute) {
+      return this.refuse(new HttpProxyError(400, 'after a proxied request, only absolute http:// requests may follow on the same connection'));
     }
-    const m = /^([0-9A-Fa-f]{1,12})(;.*)?$/.exec(buf.toString('latin1', 0, eol));
-    if (!m) throw new HttpProxyError(400, 'malformed chunk size line');
-    const size = parseInt(m[1]!, 16);
-    out.push(buf.subarray(0, eol + 2));
-    // chunk data is followed by CRLF; a zero-size chunk by optional trailers and an empty line
-    this.state = size === 0 ? { kind: 'trailer' } : { kind: 'body', left: size + 2, then: { kind: 'chunk-size' } };
-    return { consumed: eol + 2 };
+    const bytes = this.bytes(start, end);
+    if (!sameTarget(absolute.target, this.target)) {
+      this.switchTo = { target: absolute.target, rest: Buffer.concat([bytes, this.chunk.subarray(end - this.chunkFrom)]) };
+      this.parser.stop('ended', 'the client turned to another origin');
+      return;
+    }
+    const proxyHeaders = [...HOP_BY_HOP_PROXY_HEADERS].some((name) => headerValue(m.headers, name) !== undefined);
+    const requestLine = `${m.method} ${absolute.originForm} HTTP/${m.httpVersion}`;
+    this.head = rewriteHead(bytes.toString('latin1'), requestLine, headerValue(m.headers, 'host') === undefined ? this.target : undefined, proxyHeaders);
+    this.done = end;
+    this.held = [];
+    this.upgradeNext = headerValue(m.headers, 'upgrade') !== undefined && /(^|,)\s*upgrade\s*(,|$)/i.test(headerValue(m.headers, 'connection') ?? '');
   }
 
-  private trailerLine(buf: Buffer, out: Buffer[]): { consumed: number } {
-    const eol = buf.indexOf('\r\n');
-    if (eol < 0) {
-      if (buf.length > MAX_HEAD_BYTES) throw new HttpProxyError(431, 'trailer section too long');
-      return { consumed: 0 };
-    }
-    out.push(buf.subarray(0, eol + 2));
-    if (eol === 0) this.state = { kind: 'head' };
-    return { consumed: eol + 2 };
+  /** A request ended: after one that switched protocols, the rest of the connection is not HTTP. */
+  private onMessage(): void {
+    if (!this.upgradeNext || this.error || this.switchTo) return;
+    this.flushHead();
+    this.rawFrom = this.done;
+    this.parser.stop('upgraded', 'the client asked to switch protocols');
+  }
+
+  private refuse(err: HttpProxyError): void {
+    this.error = err;
+    this.parser.stop('not-http', err.message);
+  }
+
+  /** The fed bytes [start, end): held pieces of an unfinished head, then the current chunk. */
+  private bytes(start: number, end: number): Buffer {
+    if (start >= this.chunkFrom) return this.chunk.subarray(start - this.chunkFrom, end - this.chunkFrom);
+    const pieces = [...this.held, this.chunk.subarray(0, end - this.chunkFrom)];
+    return Buffer.concat(pieces).subarray(start - this.heldFrom);
   }
 }
 
-function headerName(line: string): string {
-  const colon = line.indexOf(':');
-  return (colon < 0 ? line : line.slice(0, colon)).trim().toLowerCase();
-}
-
-function headerValues(headers: string[], name: string): string[] {
-  return headers.filter((l) => headerName(l) === name).map((l) => l.slice(l.indexOf(':') + 1).trim());
+/**
+ * The head in origin form: the request line replaced, the proxy's own headers (and their obs-fold
+ * continuations) dropped, a Host header for `addHost` added when the client sent none; every other
+ * line kept byte for byte (Latin-1 round-trips any byte).
+ */
+function rewriteHead(text: string, requestLine: string, addHost: HttpTarget | undefined, proxyHeaders: boolean): Buffer {
+  const host = addHost ? `Host: ${hostHeader(addHost)}\r\n` : '';
+  if (!proxyHeaders) {
+    // The usual case: only the request line changes (after any empty lines before it).
+    let from = 0;
+    while (text[from] === '\r' || text[from] === '\n') from++;
+    return Buffer.from(`${requestLine}\r\n${host}${text.slice(text.indexOf('\n', from) + 1)}`, 'latin1');
+  }
+  const lines = text.split(/\r?\n/);
+  while (lines.length > 0 && lines[0] === '') lines.shift(); // empty lines before the request line
+  const kept: string[] = [];
+  let dropping = false;
+  for (const line of lines.slice(1)) {
+    if (line === '') break;
+    if (line[0] === ' ' || line[0] === '\t') {
+      if (!dropping) kept.push(line);
+      continue;
+    }
+    const name = line.slice(0, line.indexOf(':')).toLowerCase();
+    dropping = HOP_BY_HOP_PROXY_HEADERS.has(name);
+    if (!dropping) kept.push(line);
+  }
+  return Buffer.from(`${requestLine}\r\n${host}${kept.map((line) => `${line}\r\n`).join('')}\r\n`, 'latin1');
 }
 
 function hostHeader(t: HttpTarget): string {
   const host = t.host.includes(':') ? `[${t.host}]` : t.host;
   return t.port === 80 ? host : `${host}:${t.port}`;
-}
-
-/** RFC 9112 6.3: chunked wins over Content-Length; neither means no body. Upgrades go raw. */
-function bodyState(headers: string[]): State {
-  const upgrade =
-    headerValues(headers, 'upgrade').length > 0 &&
-    headerValues(headers, 'connection').some((v) => /(^|,)\s*upgrade\s*(,|$)/i.test(v));
-  const after: State = upgrade ? { kind: 'raw' } : { kind: 'head' };
-  const te = headerValues(headers, 'transfer-encoding').join(',');
-  if (/(^|,)\s*chunked\s*$/i.test(te)) return { kind: 'chunk-size' };
-  if (te) throw new HttpProxyError(400, `a request with Transfer-Encoding "${te}" has no determinable length`);
-  const lengths = new Set(headerValues(headers, 'content-length').flatMap((v) => v.split(',').map((x) => x.trim())));
-  if (lengths.size > 1) throw new HttpProxyError(400, 'conflicting Content-Length headers');
-  const [len] = [...lengths];
-  if (len === undefined) return after;
-  if (!/^\d{1,15}$/.test(len)) throw new HttpProxyError(400, `invalid Content-Length ${JSON.stringify(len)}`);
-  const n = Number(len);
-  return n === 0 ? after : { kind: 'body', left: n, then: after };
 }

@@ -84,6 +84,36 @@ describe('RequestRewriter (absolute form to origin form)', () => {
     );
   });
 
+  it('keeps framing after an Upgrade header without Connection: upgrade (nothing switches)', () => {
+    const h2c = 'GET http://h/a HTTP/1.1\r\nHost: h\r\nUpgrade: h2c\r\n\r\n';
+    const input = h2c + next;
+    for (let cut = 0; cut <= input.length; cut++) {
+      expect(rewrite(input, cut).text).toBe('GET /a HTTP/1.1\r\nHost: h\r\nUpgrade: h2c\r\n\r\nGET /next HTTP/1.1\r\nHost: h\r\n\r\n');
+    }
+  });
+
+  it('hands back a split head for another origin whole, and drops folded proxy headers', () => {
+    const other = 'POST http://other/z HTTP/1.1\r\nHost: other\r\nContent-Length: 2\r\n\r\nok';
+    const input = `GET http://h/a HTTP/1.1\r\nProxy-Authorization: Basic\r\n  abc\r\nX: 1\r\n\r\n${other}`;
+    for (let cut = 0; cut <= input.length; cut++) {
+      const r = new RequestRewriter({ host: 'h', port: 80 });
+      const a = r.feed(Buffer.from(input.slice(0, cut), 'latin1'));
+      const b = a.switchTo ? a : r.feed(Buffer.from(input.slice(cut), 'latin1'));
+      expect(Buffer.concat([...a.forward, ...(b === a ? [] : b.forward)]).toString('latin1')).toBe('GET /a HTTP/1.1\r\nHost: h\r\nX: 1\r\n\r\n');
+      expect(b.switchTo?.target).toEqual({ host: 'other', port: 80 });
+      // A switch in the first read hands back that read's rest; the second read is the next handler's.
+      expect(b.switchTo!.rest.toString('latin1') + (b === a ? input.slice(cut) : '')).toBe(other);
+    }
+  });
+
+  it('answers 431 to a head over the limit and 400 to bytes that are not HTTP', () => {
+    const long = rewrite(`GET http://h/ HTTP/1.1\r\nX: ${'a'.repeat(20_000)}\r\n\r\n`, 100);
+    expect([long.first.error?.status ?? long.second.error?.status]).toEqual([431]);
+    const binary = rewrite('\x16\x03\x01\x00');
+    expect(binary.first.error?.status).toBe(400);
+    expect(binary.text).toBe('');
+  });
+
   it.each([
     ['conflicting lengths', 'Content-Length: 1\r\nContent-Length: 2', /conflicting Content-Length/],
     ['a bad length', 'Content-Length: -1', /invalid Content-Length/],

@@ -1,5 +1,16 @@
 import type { Duplex } from 'node:stream';
 
+/**
+ * The write buffer of a socket on either side of the hop. Node's default (16 KiB) is below one
+ * socket read (64 KiB), so every chunk a pipe forwarded made `write` return false: the source was
+ * paused and resumed (a readStop/readStart pair of syscalls and a 'drain' tick) once per chunk. With
+ * room for a few reads the pipe keeps flowing; memory stays bounded (this much per direction).
+ */
+export const HOP_HIGH_WATER_MARK = 256 * 1024;
+
+/** For `net.connect` to the far side of the hop: half-close kept, the buffer above (Node reads `highWaterMark`; @types/node omits it). */
+export const HOP_CONNECT_OPTIONS: { allowHalfOpen: true } = { allowHalfOpen: true, highWaterMark: HOP_HIGH_WATER_MARK } as { allowHalfOpen: true };
+
 export interface PipeCounts {
   bytesUp: number;
   bytesDown: number;

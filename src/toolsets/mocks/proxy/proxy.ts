@@ -2,6 +2,7 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ForwardedHttpStream } from './forwarded-stream.js';
 import { acceptHttpProxy, type HttpTarget } from './http-proxy.js';
+import { HOP_HIGH_WATER_MARK } from './pipe.js';
 import { sniff, type SniffedProtocol } from './sniff.js';
 import { acceptSocks5, encodeReply, SocksReply, type SocksAddressType } from './socks5.js';
 import { tunnel } from './tunnel.js';
@@ -103,7 +104,7 @@ export async function startCaptureProxy(options: CaptureProxyOptions): Promise<C
   const serve = (via: InterceptVia, handle: (s: net.Socket) => Promise<void>) =>
     // noDelay: whoever answers on this socket (a recorder, a replayer writing headers and body
     // separately) must not wait on Nagle and the client's delayed ACK, ~40 ms per message.
-    net.createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true }, (socket) => {
+    net.createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true, highWaterMark: HOP_HIGH_WATER_MARK }, (socket) => {
       live.add(socket);
       // A permanent listener: a reset while nobody else listens must not crash the server.
       socket.on('error', () => {});

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TimeoutError } from '../../../core/errors.js';
-import { pipeBoth } from './pipe.js';
+import { HOP_CONNECT_OPTIONS, pipeBoth } from './pipe.js';
 
 export interface TunnelEndpoint {
   host: string;
@@ -33,7 +33,7 @@ export function tunnel(conn: { client: Duplex; target: TunnelEndpoint }, options
   const { client } = conn;
   const dest = options.to ?? conn.target;
   const result: TunnelResult = { bytesUp: 0, bytesDown: 0 };
-  const upstream = net.connect({ host: dest.host, port: dest.port, allowHalfOpen: true });
+  const upstream = net.connect({ host: dest.host, port: dest.port, ...HOP_CONNECT_OPTIONS });
   upstream.setNoDelay(true); // request/response traffic: Nagle + delayed ACK would add 40 ms stalls
   if (client instanceof net.Socket) client.setNoDelay(true);
 
