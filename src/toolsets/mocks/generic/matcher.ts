@@ -1,5 +1,5 @@
 import type { GenericMock } from '../keploy/types.js';
-import { mysqlAuthSeq } from './mysql.js';
+import { mysqlAuthSeq, withoutQueryAttributes } from './mysql.js';
 import { META_HOST, META_REQUEST_BYTES, META_RESPONSE_BYTES, META_SERVER_CLOSED, META_TRUNCATED, payloadBytes } from './format.js';
 
 /**
@@ -97,7 +97,8 @@ export class GenericIndex {
       const entry: GenericEntry = {
         mock,
         name: mock.name,
-        request: payloadBytes(mock.spec.genericrequests ?? []),
+        // MySQL: compared without an empty query-attributes prefix (as the client's bytes are).
+        request: withoutQueryAttributes(payloadBytes(mock.spec.genericrequests ?? [])),
         response: payloadBytes(mock.spec.genericresponses ?? []),
         serverClosed: meta[META_SERVER_CLOSED] === 'true',
         ...(meta[META_TRUNCATED] === 'true'

@@ -6,7 +6,7 @@ import { GenericIndex } from '../generic/matcher.js';
 import { parseMockSet } from '../keploy/parse.js';
 import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
 import type { GenericMock, Mock, YamlMap } from '../keploy/types.js';
-import { mysqlAsGeneric, mysqlMockOf, toMysqlMock } from './keploy.js';
+import { mysqlAsGeneric, mysqlAsGenerics, mysqlMockOf, splitPackets, toMysqlMock } from './keploy.js';
 import { replayersFor } from '../replayers.js';
 import type { DebugkitCa } from '../tls/index.js';
 
@@ -128,7 +128,7 @@ describe("MySQL as Keploy's MySQL kind", () => {
     expect(mysqlMockOf(exchange(Buffer.from('\x05\x00\x00'), ok)).kind).toBe('Generic');
   });
 
-  it("round-trips Keploy's own MySQL sample (from Keploy's docs) and says why its structured handshake is not replayed", () => {
+  it("round-trips Keploy's own MySQL sample (from Keploy's docs) and replays its structured connection phase step by step", () => {
     const sample = readFileSync(path.join(import.meta.dirname, 'fixtures/keploy-docs-mysql.yaml'), 'utf8');
     const parsed = parseMockSet(sample, 'keploy-docs-mysql.yaml');
     expect(parsed).toHaveLength(1);
@@ -137,11 +137,22 @@ describe("MySQL as Keploy's MySQL kind", () => {
     expect(parseMockSet(written, 'again.yaml')).toEqual(parsed);
     expect(serializeMockSet(parseMockSet(written, 'again.yaml'))).toBe(written);
     expect(written).toContain('    reqtimestampmock: 2025-09-04T11:27:46.15043888Z\n');
-    expect(mysqlAsGeneric(parsed[0]!)).toMatch(/MySQL mock mock-0: requests\[0\]: a structured SSLRequest message/);
-    // Replay says so rather than dropping it silently.
+    // The greeting on connect, then each client packet answered by the server packets after it.
+    const steps = mysqlAsGenerics(parsed[0]!);
+    if (typeof steps === 'string') throw new Error(steps);
+    const seqs = (b: Buffer) => (splitPackets(b) ?? []).map((p) => p.seq);
+    expect(steps.map((g) => [seqs(payloadBytes(g.spec.genericrequests)), seqs(payloadBytes(g.spec.genericresponses))])).toEqual([
+      [[], [0]],
+      [[1], []],
+      [[2], [3]],
+      [[4], [5]],
+    ]);
+    // AuthMoreData {status_tag: 1, data: PerformFullAuthentication} is 01 04; plain_password stays the recorded bytes.
+    expect(payloadBytes(steps[2]!.spec.genericresponses)).toEqual(packet(3, Buffer.from([1, 4])));
+    expect(payloadBytes(steps[3]!.spec.genericrequests)).toEqual(packet(4, 'password\0'));
     const warnings: string[] = [];
     replayersFor(parsed, { ca: {} as DebugkitCa, onMiss: 'fail', missed: () => {}, recorded: () => {}, warn: (w) => warnings.push(w) });
-    expect(warnings).toEqual([expect.stringMatching(/^1 MySQL mock\(s\) cannot be replayed and were left out; the first: MySQL mock mock-0: requests\[0\]/)]);
+    expect(warnings).toEqual([]);
     // Its greeting, in Keploy's fields, gives back a payload of the length Keploy recorded.
     const hsOnly = { ...parsed[0]!, spec: { ...(parsed[0]!.spec as YamlMap), requests: [], responses: [((parsed[0]!.spec as YamlMap)['responses'] as YamlMap[])[0]!] } } as Mock;
     const hs = mysqlAsGeneric(hsOnly);

@@ -2,6 +2,9 @@ import { compareKeys } from '../keploy/emit.js';
 import { markStyle } from '../keploy/style.js';
 import { KEPLOY_MOCK_VERSION, type GenericMock, type Mock, type PassThroughMock, type YamlMap, type YamlValue } from '../keploy/types.js';
 import { META_HOST, META_SERVER_CLOSED, messageOf, payloadBytes } from '../generic/format.js';
+import { isMysqlGreeting } from '../generic/matcher.js';
+import { isMap, structuredPackets, writeLenenc } from './structured.js';
+import { lenencAt } from '../generic/mysql.js';
 
 /**
  * MySQL/MariaDB exchanges as Keploy's `MySQL` mock kind (Keploy `models.MySQLSpec`), one mock
@@ -92,13 +95,6 @@ function requestTypes(packets: MysqlPacket[], greeting: boolean): string[] {
 
 const isEof = (p: Buffer) => p[0] === 0xfe && p.length < 9;
 
-function lenenc(b: Buffer, pos: number): number {
-  const f = b[pos] ?? 0;
-  if (f < 0xfb) return f;
-  if (f === 0xfc) return b.readUInt16LE(pos + 1);
-  if (f === 0xfd) return b.readUIntLE(pos + 1, 3);
-  return Number(b.readBigUInt64LE(pos + 1));
-}
 
 /** Labels of the server's packets, from the request they answer. */
 function responseTypes(packets: MysqlPacket[], command: string | undefined): string[] {
@@ -138,7 +134,7 @@ function responseTypes(packets: MysqlPacket[], command: string | undefined): str
       else if (isEof(b)) out.push('EOF');
       else {
         out.push('ColumnCount');
-        queue = [lenenc(b, 0)].filter((n) => n > 0);
+        queue = [lenencAt(b, 0)?.[0] ?? 0].filter((n) => n > 0);
         rowsAfter = true;
         nextBlock();
       }
@@ -169,26 +165,6 @@ function text(b: Buffer): string | undefined {
   }
 }
 
-function readLenenc(b: Buffer, pos: number): [number, number] | undefined {
-  const f = b[pos];
-  if (f === undefined || f === 0xfb || f === 0xff) return undefined;
-  if (f < 0xfb) return [f, pos + 1];
-  const size = f === 0xfc ? 2 : f === 0xfd ? 3 : 8;
-  if (pos + 1 + size > b.length) return undefined;
-  const v = size === 8 ? Number(b.readBigUInt64LE(pos + 1)) : b.readUIntLE(pos + 1, size);
-  return Number.isSafeInteger(v) ? [v, pos + 1 + size] : undefined;
-}
-
-function writeLenenc(v: number): Buffer {
-  if (v < 0xfb) return Buffer.from([v]);
-  if (v < 0x10000) return Buffer.from([0xfc, v & 0xff, v >> 8]);
-  if (v < 0x1000000) return Buffer.from([0xfd, v & 0xff, (v >> 8) & 0xff, v >> 16]);
-  const b = Buffer.alloc(9);
-  b[0] = 0xfe;
-  b.writeBigUInt64LE(BigInt(v), 1);
-  return b;
-}
-
 const u16 = (v: number) => Buffer.from([v & 0xff, (v >> 8) & 0xff]);
 const num = (m: YamlMap, k: string) => (typeof m[k] === 'number' && Number.isSafeInteger(m[k]) && (m[k] as number) >= 0 ? (m[k] as number) : undefined);
 const str = (m: YamlMap, k: string) => (typeof m[k] === 'string' ? (m[k] as string) : m[k] === undefined || m[k] === null ? '' : undefined);
@@ -196,8 +172,8 @@ const str = (m: YamlMap, k: string) => (typeof m[k] === 'string' ? (m[k] as stri
 /** Keploy's field names for the packets modelled here (OK, ERR, EOF), read from a payload. */
 function decodeMessage(type: string, b: Buffer): YamlMap | undefined {
   if (type === 'OK') {
-    const a = readLenenc(b, 1);
-    const l = a && readLenenc(b, a[1]);
+    const a = lenencAt(b, 1);
+    const l = a && lenencAt(b, a[1]);
     if (!a || !l || l[1] + 4 > b.length) return undefined;
     const info = text(b.subarray(l[1] + 4));
     if (info === undefined) return undefined;
@@ -338,10 +314,15 @@ export function toMysqlMock(g: GenericMock): PassThroughMock | undefined {
   return mock;
 }
 
-const isMap = (v: YamlValue | undefined): v is YamlMap => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
 
-/** The bytes of one packet entry, or a reason it has none. */
-function entryBytes(entry: YamlValue | undefined, where: string): Buffer | string {
+/** One packet entry of a MySQL mock: its sequence id, packet type and bytes (whole packets), or a reason it has none. */
+interface EntryBytes {
+  seq: number;
+  type: string;
+  bytes: Buffer;
+}
+
+function entryBytes(entry: YamlValue | undefined, where: string): EntryBytes | string {
   if (!isMap(entry)) return `${where}: not a mapping`;
   const header = isMap(entry['header']) ? entry['header'] : undefined;
   const inner = header && isMap(header['header']) ? header['header'] : undefined;
@@ -349,56 +330,98 @@ function entryBytes(entry: YamlValue | undefined, where: string): Buffer | strin
   if (typeof seq !== 'number' || !Number.isInteger(seq) || seq < 0 || seq > 255) return `${where}: header.header.sequence_id is not 0-255`;
   const type = typeof header?.['packet_type'] === 'string' ? header['packet_type'] : '';
   const message = entry['message'];
-  let payload: Buffer;
-  if (typeof message === 'string') payload = Buffer.from(message, 'base64');
-  else if (isMap(message) && typeof message['query'] === 'string' && QUERY_COMMANDS[type] !== undefined) {
-    payload = Buffer.concat([Buffer.from([QUERY_COMMANDS[type]!]), Buffer.from(message['query'], 'utf8')]);
-  } else if (isMap(message) && encodeMessage(type, message)) payload = encodeMessage(type, message)!;
-  else return `${where}: a structured ${type || 'packet'} message (only queries, HandshakeV10, OK, ERR and EOF are turned back into bytes; debugkit records other packets as base64)`;
-  const header4 = Buffer.alloc(4);
-  header4.writeUIntLE(payload.length, 0, 3);
-  header4[3] = seq;
-  return Buffer.concat([header4, payload]);
+  const whole = (payload: Buffer): EntryBytes => {
+    const header4 = Buffer.alloc(4);
+    header4.writeUIntLE(payload.length, 0, 3);
+    header4[3] = seq;
+    return { seq, type, bytes: Buffer.concat([header4, payload]) };
+  };
+  if (typeof message === 'string') return whole(Buffer.from(message, 'base64'));
+  if (message instanceof Uint8Array) return whole(Buffer.from(message));
+  if (!isMap(message)) return `${where}: a ${type || 'packet'} message that is neither a mapping nor base64 text`;
+  const modelled = encodeMessage(type, message);
+  if (modelled) return whole(modelled);
+  const structured = structuredPackets(type, seq, message);
+  if (typeof structured === 'string') return `${where}: ${structured}`;
+  if (structured) return { seq, type, bytes: structured };
+  return `${where}: a structured ${type || 'packet'} message of a type debugkit does not know (known: ${KNOWN_TYPES})`;
 }
 
-function listBytes(list: YamlValue | undefined, where: string): Buffer | string {
-  if (list === undefined || list === null) return Buffer.alloc(0);
+const KNOWN_TYPES = 'HandshakeV10, HandshakeResponse41, SSLRequest, AuthSwitchRequest, AuthSwitchResponse, AuthMoreData, OK, ERR, EOF, COM_* commands, COM_STMT_PREPARE_OK, TextResultSet, BinaryProtocolResultSet; any packet as base64';
+
+function listBytes(list: YamlValue | undefined, where: string): EntryBytes[] | string {
+  if (list === undefined || list === null) return [];
   if (!Array.isArray(list)) return `${where}: not a list`;
-  const parts: Buffer[] = [];
+  const out: EntryBytes[] = [];
   for (let i = 0; i < list.length; i++) {
     const b = entryBytes(list[i], `${where}[${i}]`);
     if (typeof b === 'string') return b;
-    parts.push(b);
+    out.push(b);
   }
-  return Buffer.concat(parts);
+  return out;
 }
 
-/** A MySQL mock as the Generic mock of the same exchange (for replay), or why it cannot be. */
-export function mysqlAsGeneric(m: Mock): GenericMock | string {
+/**
+ * A MySQL mock as the Generic mocks of the same exchanges (for replay), or why it cannot be.
+ *
+ * Keploy writes the whole connection phase as one mock (the greeting, the client's
+ * HandshakeResponse41 and every authentication step, with the server's answers); debugkit
+ * replays the connection phase step by step: the greeting becomes a mock of its own (sent on
+ * connect) and each client packet of the authentication is answered by the server packets that
+ * follow it in sequence-id order. A command mock stays one exchange.
+ */
+export function mysqlAsGenerics(m: Mock): GenericMock[] | string {
   if (m.kind !== 'MySQL') return `mock ${m.name} is not a MySQL mock`;
   const spec = m.spec as YamlMap;
-  const request = listBytes(spec['requests'], 'requests');
-  if (typeof request === 'string') return `MySQL mock ${m.name}: ${request}`;
-  const response = listBytes(spec['responses'], 'responses');
-  if (typeof response === 'string') return `MySQL mock ${m.name}: ${response}`;
+  const requests = listBytes(spec['requests'], 'requests');
+  if (typeof requests === 'string') return `MySQL mock ${m.name}: ${requests}`;
+  const responses = listBytes(spec['responses'], 'responses');
+  if (typeof responses === 'string') return `MySQL mock ${m.name}: ${responses}`;
   const meta = isMap(spec['metadata']) ? spec['metadata'] : {};
   const metadata: Record<string, string> = { type: 'config' };
   for (const key of [META_HOST, META_SERVER_CLOSED]) if (typeof meta[key] === 'string') metadata[key] = meta[key] as string;
   const time = (k: string) => (typeof spec[k] === 'string' ? (spec[k] as string) : '0001-01-01T00:00:00Z');
-  const g: GenericMock = {
-    version: m.version,
-    kind: 'Generic',
-    name: m.name,
-    spec: {
-      metadata,
-      genericrequests: request.length > 0 ? [{ origin: 'client', message: [messageOf(request)] }] : [],
-      genericresponses: response.length > 0 ? [{ origin: 'server', message: [messageOf(response)] }] : [],
-      reqtimestampmock: time('reqtimestampmock'),
-      restimestampmock: time('restimestampmock'),
-    },
+  const generic = (request: Buffer, response: Buffer, last: boolean): GenericMock => {
+    const md = { ...metadata };
+    if (!last) delete md[META_SERVER_CLOSED];
+    const g: GenericMock = {
+      version: m.version,
+      kind: 'Generic',
+      name: m.name,
+      spec: {
+        metadata: md,
+        genericrequests: request.length > 0 ? [{ origin: 'client', message: [messageOf(request)] }] : [],
+        genericresponses: response.length > 0 ? [{ origin: 'server', message: [messageOf(response)] }] : [],
+        reqtimestampmock: time('reqtimestampmock'),
+        restimestampmock: time('restimestampmock'),
+      },
+    };
+    if (m.connectionId) g.connectionId = m.connectionId;
+    return g;
   };
-  if (m.connectionId) g.connectionId = m.connectionId;
-  return g;
+  const joined = (list: EntryBytes[]) => Buffer.concat(list.map((e) => e.bytes));
+  const greetingFirst = responses.length > 0 && responses[0]!.seq === 0 && isMysqlGreeting(responses[0]!.bytes);
+  if (!greetingFirst || requests.length === 0 || requests[0]!.seq === 0) return [generic(joined(requests), joined(responses), true)];
+  // The connection phase, step by step.
+  const out = [generic(Buffer.alloc(0), responses[0]!.bytes, false)];
+  const rest = responses.slice(1);
+  requests.forEach((req, i) => {
+    const next = requests[i + 1]?.seq ?? 256;
+    const answer = rest.filter((r) => r.seq > req.seq && r.seq < next);
+    out.push(generic(req.bytes, joined(answer), i === requests.length - 1));
+  });
+  return out;
+}
+
+/** A MySQL mock as one Generic mock of the same bytes (the whole exchange), or why it cannot be. */
+export function mysqlAsGeneric(m: Mock): GenericMock | string {
+  const list = mysqlAsGenerics(m);
+  if (typeof list === 'string') return list;
+  if (list.length === 1) return list[0]!;
+  const bytesOf = (which: 'genericrequests' | 'genericresponses') => Buffer.concat(list.map((g) => payloadBytes(g.spec[which] ?? [])));
+  const [request, response] = [bytesOf('genericrequests'), bytesOf('genericresponses')];
+  const g = list.at(-1)!;
+  return { ...g, spec: { ...g.spec, genericrequests: [{ origin: 'client', message: [messageOf(request)] }], genericresponses: [{ origin: 'server', message: [messageOf(response)] }] } };
 }
 
 /** The MySQL mock of a recorded exchange, or the Generic one itself when its bytes are not whole packets (or were truncated). */

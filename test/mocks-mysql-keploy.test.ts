@@ -1,0 +1,54 @@
+import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../src/toolsets/mocks/free-port.js';
+import { connectStdio, type TestClient } from './helpers/client.js';
+import { tempDir } from './helpers/programs.js';
+
+/**
+ * A mock set Keploy itself recorded from MySQL 9.0.1 (caching_sha2_password, Connector/J with
+ * CLIENT_DEPRECATE_EOF and query attributes), replayed by debugkit to PyMySQL and mysql2, which
+ * ask for neither DEPRECATE_EOF framing nor (PyMySQL) query attributes. No server runs.
+ */
+
+const FIXTURE = path.resolve(import.meta.dirname, '../src/toolsets/mocks/mysql/fixtures/keploy-samples-java-spring-mysql-redis.yaml');
+
+let root: string;
+let dk: TestClient;
+
+async function tool(name: string, args: Record<string, unknown>): Promise<any> {
+  const r = await dk.tool(name, args);
+  expect(r.isError).toBe(false);
+  return r.structured;
+}
+
+beforeAll(async () => {
+  root = tempDir('debugkit-mocks-mysql-keploy-');
+  cpSync(path.resolve(import.meta.dirname, 'programs/mocks'), root, { recursive: true });
+  symlinkSync(path.resolve(import.meta.dirname, '../node_modules'), path.join(root, 'node_modules'));
+  // The MySQL mocks of the file as Keploy wrote them (its Redis mocks are another protocol's test).
+  const docs = readFileSync(FIXTURE, 'utf8')
+    .split(/^---\n/m)
+    .filter((d) => /^kind: MySQL$/m.test(d));
+  mkdirSync(path.join(root, 'keploy-java', 'test-set-0'), { recursive: true });
+  writeFileSync(path.join(root, 'keploy-java', 'test-set-0', 'mocks.yaml'), docs.join('---\n'));
+  dk = await connectStdio({ root, args: ['--toolsets', 'mocks'] });
+}, 120_000);
+afterAll(async () => {
+  await dk?.close();
+});
+
+describe('mocks: a MySQL set recorded by Keploy (MySQL 9, caching_sha2_password) replayed to real clients', () => {
+  it('PyMySQL and mysql2 log in (fast auth), read, insert and list from the structured result sets', async () => {
+    const port = await freePort();
+    const py = await tool('keploy_mock_test', { command: `/usr/bin/python3 todo.py ${port} any-password`, path: 'keploy-java' });
+    expect(py).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    const learn = 'Learn Spring Boot';
+    expect(readFileSync(path.join(root, 'todo-py-out.txt'), 'utf8')).toBe(
+      `REPEATABLE-READ id=5 rows=[${[1, 2, 3, 4, 5].map((id) => `(${id}, '00', '${learn}')`).join(', ')}]\n`,
+    );
+    const node = await tool('keploy_mock_test', { command: `node todo.mjs ${port} another-password`, path: 'keploy-java' });
+    expect(node).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(readFileSync(path.join(root, 'todo-node-out.txt'), 'utf8')).toBe(`REPEATABLE-READ id=5 rows=${[1, 2, 3, 4, 5].map((id) => `${id}/00/${learn}`).join(',')}\n`);
+  });
+});
