@@ -60,22 +60,32 @@ describe("MySQL as Keploy's MySQL kind", () => {
     expect(types(mysql[0]!, 'responses')).toEqual(['HandshakeV10']);
     expect(types(mysql[1]!, 'requests')).toEqual(['HandshakeResponse41']);
     expect(types(mysql[2]!, 'requests')).toEqual(['COM_QUERY']);
-    expect(types(mysql[2]!, 'responses')).toEqual(['ColumnCount', 'ColumnDefinition41', 'ColumnDefinition41', 'EOF', 'TextRow', 'EOF', 'ColumnCount', 'ColumnDefinition41', 'EOF', 'TextRow', 'EOF']);
-    expect(types(mysql[3]!, 'responses')).toEqual(['COM_STMT_PREPARE_OK', 'ColumnDefinition41', 'EOF', 'ColumnDefinition41', 'EOF']);
+    expect(types(mysql[2]!, 'responses')).toEqual(['TextResultSet', 'TextResultSet']);
+    expect(types(mysql[3]!, 'responses')).toEqual(['COM_STMT_PREPARE_OK']);
     expect(types(mysql[4]!, 'requests')).toEqual(['COM_STMT_EXECUTE']);
-    expect(types(mysql[4]!, 'responses')).toEqual(['ColumnCount', 'ColumnDefinition41', 'EOF', 'BinaryRow', 'EOF']);
+    expect(types(mysql[4]!, 'responses')).toEqual(['BinaryProtocolResultSet']);
     expect(types(mysql[5]!, 'responses')).toEqual(['ERR']);
     const message = (m: Mock, list: 'requests' | 'responses', i: number) => ((m.spec as YamlMap)[list] as YamlMap[])[i]!['message'];
     expect(message(mysql[1]!, 'responses', 0)).toEqual({ header: 0, affected_rows: 0, last_insert_id: 0, status_flags: 0x4002, warnings: 0, info: '\0\v\x01\t\border_db' });
     expect(message(mysql[5]!, 'responses', 0)).toEqual({ header: 255, error_code: 1105, sql_state_marker: '#', sql_state: 'HY000', error_message: 'no' });
-    expect(message(mysql[2]!, 'responses', 3)).toEqual({ header: 254, warnings: 0, status_flags: 0x0a });
-    expect(message(mysql[2]!, 'responses', 4)).toBe(Buffer.from('\x04plum\x011', 'latin1').toString('base64'));
+    // Keploy's result-set fields: the EOF after the columns and the closing packet as whole packets (header included).
+    const col = (seq: number, name: string) => ({ header: { payload_length: 36 + 2 * name.length, sequence_id: seq }, catalog: 'def', schema: 'shop', table: 'stock', org_table: 'stock', name, org_name: name, fixed_length: 12, character_set: 33, column_length: 160, type: 253, flags: 0, decimals: 0, filler: [0, 0], defaultValue: '' });
+    expect(message(mysql[2]!, 'responses', 0)).toEqual({
+      columnCount: 2,
+      columns: [col(2, 'name'), col(3, 'qty')],
+      eofAfterColumns: [5, 0, 0, 4, 0xfe, 0, 0, 0x0a, 0],
+      rows: [{ header: { payload_length: 7, sequence_id: 5 }, values: [{ type: 253, name: 'name', value: 'plum', unsigned: false }, { type: 253, name: 'qty', value: '1', unsigned: false }] }],
+      FinalResponse: { data: [5, 0, 0, 6, 0xfe, 0, 0, 0x0a, 0], type: 'EOF' },
+    });
+    expect(message(mysql[3]!, 'responses', 0)).toMatchObject({ status: 0, statement_id: 1, num_columns: 1, num_params: 1, filler: 0, warning_available: true, warning_count: 0, meta_follows_available: false, eofAfterParamDefs: [5, 0, 0, 3, 0xfe, 0, 0, 2, 0] });
+    expect(message(mysql[4]!, 'requests', 0)).toEqual({ status: 0x17, statement_id: 1, flags: 0, iteration_count: 1, parameter_count: 1, null_bitmap: [0], new_params_bind_flag: 1, parameters: [{ type: 0xfd, unsigned: false, value: 'kiwi' }] });
+    expect(message(mysql[4]!, 'responses', 0)).toMatchObject({ rows: [{ values: [{ type: 253, name: 'price', value: '2.50', unsigned: false }], okAfterRow: false, rowNullBuffer: [0] }] });
     // An OK whose info is not UTF-8 keeps its bytes.
     const odd = mysqlMockOf(exchange(packet(0, '\x03DO 1'), packet(1, Buffer.from([0, 0, 0, 2, 0, 0, 0, 0xc3]))));
     expect(message(odd, 'responses', 0)).toBe(Buffer.from([0, 0, 0, 2, 0, 0, 0, 0xc3]).toString('base64'));
     const text = serializeMockSet(mysql);
     expect(text).toContain(
-      'kind: MySQL\nname: mock-2\nspec:\n    metadata:\n        connID: conn-1\n        host: 127.0.0.1:3306\n        requestOperation: COM_QUERY\n        responseOperation: ColumnCount\n        type: config\n    requests:\n        - header:\n            header:\n                payload_length: 56\n                sequence_id: 0\n            packet_type: COM_QUERY\n          message:\n            query: SELECT name, qty FROM stock; SELECT COUNT(*) FROM stock\n',
+      'kind: MySQL\nname: mock-2\nspec:\n    metadata:\n        connID: conn-1\n        host: 127.0.0.1:3306\n        requestOperation: COM_QUERY\n        responseOperation: TextResultSet\n        type: config\n    requests:\n        - header:\n            header:\n                payload_length: 56\n                sequence_id: 0\n            packet_type: COM_QUERY\n          message:\n            command: 3\n            query: SELECT name, qty FROM stock; SELECT COUNT(*) FROM stock\n',
     );
     expect(text).toContain('    created: 1795428000\n    reqtimestampmock: 2026-11-23T10:00:00.123Z\n    restimestampmock: 2026-11-23T10:00:00.123Z\nconnectionId: conn-1\n');
   });

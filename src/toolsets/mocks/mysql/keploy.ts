@@ -3,6 +3,7 @@ import { markStyle } from '../keploy/style.js';
 import { KEPLOY_MOCK_VERSION, type GenericMock, type Mock, type PassThroughMock, type YamlMap, type YamlValue } from '../keploy/types.js';
 import { META_HOST, META_SERVER_CLOSED, messageOf, payloadBytes } from '../generic/format.js';
 import { isMysqlGreeting } from '../generic/matcher.js';
+import { executeMessage, structuredAnswer } from './decode.js';
 import { isMap, structuredPackets, writeLenenc } from './structured.js';
 import { lenencAt } from '../generic/mysql.js';
 
@@ -16,37 +17,39 @@ import { lenencAt } from '../generic/mysql.js';
  *       - header:
  *           header: {payload_length: 33, sequence_id: 0}
  *           packet_type: COM_QUERY
- *         message: {query: SELECT 1}
+ *         message: {command: 3, query: SELECT 1}
  *     responses:           # the server's packets, in order
- *       - header: {header: {payload_length: 1, sequence_id: 1}, packet_type: ColumnCount}
- *         message: AQ==
+ *       - header: {header: {payload_length: 1, sequence_id: 1}, packet_type: TextResultSet}
+ *         message: {columnCount: 1, columns: [...], eofAfterColumns: [...], rows: [...], FinalResponse: {data, type}}
  *     created: <unix seconds>
  *     reqtimestampmock / restimestampmock
  *
  * Field names are Keploy's (`header.header.payload_length`, `sequence_id`, `packet_type`,
  * `message`, lowercase timestamps, `connID`/`requestOperation`/`responseOperation` metadata).
- * `packet_type` uses Keploy's names (HandshakeV10, HandshakeResponse41, SSLRequest,
- * AuthSwitchRequest, AuthMoreData, AuthSwitchResponse, OK, ERR, EOF, COM_QUERY,
- * COM_STMT_PREPARE, COM_STMT_PREPARE_OK, COM_STMT_EXECUTE, COM_STMT_CLOSE, COM_QUIT,
- * ColumnCount, ColumnDefinition41, TextRow, BinaryRow), worked out from the packet and its place
- * in the exchange (a label: replay does not depend on it).
  *
- * `message` is modelled field by field for COM_QUERY and COM_STMT_PREPARE (`{query}`),
- * HandshakeV10 (`protocol_version, server_version, connection_id, auth_plugin_data, filler,
- * capability_flags, character_set, status_flags, auth_plugin_name`; a MariaDB greeting, with
- * extended capabilities in the reserved bytes, stays bytes), OK
- * (`header, affected_rows, last_insert_id, status_flags, warnings, info`), ERR (`header,
- * error_code, sql_state_marker, sql_state, error_message`) and EOF (`header, warnings,
- * status_flags`), each only when its fields give back exactly the recorded bytes (text that is
- * UTF-8). Every other packet's message is its payload as a base64 string (Keploy itself writes a packet it does not model, e.g. `plain_password`, this
- * way), so replay sends exactly the recorded bytes. Authentication secrets were zeroed before
- * (generic/mysql.ts). Additions Keploy ignores: `metadata.host` (`host:port` of the server) and
- * `metadata.serverClosed`.
+ * Messages, as Keploy writes them (each kept only when it gives back exactly the recorded bytes):
+ * - COM_QUERY and COM_STMT_PREPARE `{command, query}`; COM_STMT_EXECUTE `{status, statement_id,
+ *   flags, iteration_count, parameter_count, null_bitmap, new_params_bind_flag, parameters}`;
+ * - HandshakeV10 (`protocol_version, server_version, connection_id, auth_plugin_data, filler,
+ *   capability_flags, character_set, status_flags, auth_plugin_name`; a MariaDB greeting, with
+ *   extended capabilities in the reserved bytes, stays bytes), OK (`header, affected_rows,
+ *   last_insert_id, status_flags, warnings, info`), ERR (`header, error_code, sql_state_marker,
+ *   sql_state, error_message`), EOF (`header, warnings, status_flags`);
+ * - a result set as ONE entry `TextResultSet` / `BinaryProtocolResultSet` (`columnCount, columns,
+ *   eofAfterColumns, rows, FinalResponse`), a prepare's answer as one `COM_STMT_PREPARE_OK` entry
+ *   with its definitions (decode.ts records them, structured.ts turns them back into bytes).
+ * Every other packet (or one whose fields would not give back its bytes) is one entry a packet,
+ * labelled (HandshakeResponse41, AuthSwitchRequest, AuthMoreData, ColumnCount, TextRow, ...), its
+ * message the payload as a base64 string, as Keploy itself writes a packet it does not model
+ * (e.g. `plain_password`). Authentication secrets were zeroed before (generic/mysql.ts).
+ * Additions Keploy ignores: `metadata.host` (`host:port` of the server), `metadata.serverClosed`,
+ * and a column's `extended_metadata` (MariaDB's extended type info).
  *
- * Replay turns each MySQL mock back into the bytes of the exchange and serves it with the
- * MySQL-aware byte replayer (generic/replayer.ts), so sets recorded before (Generic mocks) and
- * after replay the same way. A MySQL mock whose messages this module cannot turn into bytes (one
- * Keploy wrote with a structured handshake or result set) is reported, not replayed.
+ * Replay turns each MySQL mock back into bytes (Keploy's structured connection phase, result
+ * sets and prepared statements included) and serves them with the MySQL-aware byte replayer
+ * (generic/replayer.ts), which adapts the framing to the connecting client (CLIENT_DEPRECATE_EOF,
+ * query attributes). A MySQL mock whose messages cannot be turned into bytes is reported, not
+ * replayed.
  */
 
 export interface MysqlPacket {
@@ -261,7 +264,11 @@ function packetEntry(p: MysqlPacket, type: string): YamlMap {
   const code = QUERY_COMMANDS[type];
   if (code !== undefined && p.payload[0] === code) {
     const query = text(p.payload.subarray(1));
-    if (query !== undefined) return { header, message: { query } };
+    if (query !== undefined) return { header, message: { command: code, query } };
+  }
+  if (type === 'COM_STMT_EXECUTE') {
+    const message = executeMessage(p);
+    if (message) return { header, message };
   }
   // Modelled only when the fields give back exactly these bytes.
   const message = decodeMessage(type, p.payload);
@@ -290,10 +297,13 @@ export function toMysqlMock(g: GenericMock): PassThroughMock | undefined {
   const reqTypes = requestTypes(reqPackets, greeting);
   const command = reqPackets.length > 0 && reqPackets[0]!.seq === 0 ? reqTypes[0] : undefined;
   const resTypes = responseTypes(resPackets, command);
+  const single = (p: MysqlPacket) => packetEntry(p, p.payload[0] === 0x00 ? 'OK' : p.payload[0] === 0xff ? 'ERR' : p.payload.length < 9 ? 'EOF' : 'OK');
+  const responses = structuredAnswer(command, resPackets, single) ?? resPackets.map((p, i) => packetEntry(p, resTypes[i]!));
+  const responseOperation = ((responses[0]?.['header'] as YamlMap | undefined)?.['packet_type'] as string | undefined) ?? '';
   const metadata: Record<string, string> = {
     connID: g.connectionId ?? '0',
     requestOperation: greeting ? 'HandshakeV10' : (reqTypes[0] ?? ''),
-    responseOperation: resTypes[0] ?? '',
+    responseOperation,
     type: 'config',
   };
   if (meta[META_HOST]) metadata[META_HOST] = meta[META_HOST];
@@ -304,7 +314,7 @@ export function toMysqlMock(g: GenericMock): PassThroughMock | undefined {
   const spec: YamlMap = {
     metadata: sorted,
     requests: reqPackets.map((p, i) => packetEntry(p, reqTypes[i]!)),
-    responses: resPackets.map((p, i) => packetEntry(p, resTypes[i]!)),
+    responses,
     ...(Number.isFinite(created) && created > 0 ? { created } : {}),
     reqtimestampmock: g.spec.reqtimestampmock,
     restimestampmock: g.spec.restimestampmock,

@@ -11,7 +11,8 @@ import type { YamlMap, YamlValue } from '../keploy/types.js';
  * - result sets: `columnCount`, `columns` (ColumnDefinition41: `header {payload_length,
  *   sequence_id}`, `catalog`, `schema`, `table`, `org_table`, `name`, `org_name`,
  *   `fixed_length`, `character_set`, `column_length`, `type`, `flags`, `decimals`, `filler`,
- *   `defaultValue`), `eofAfterColumns` (the whole EOF packet, header included, as a byte list),
+ *   `defaultValue`; debugkit adds `extended_metadata` after `org_name` for MariaDB's extended type
+ *   info, only when the server sent it), `eofAfterColumns` (the whole EOF packet, header included, as a byte list),
  *   `rows` (`header`, `values: [{type, name, value, unsigned}]`; binary rows add `okAfterRow`,
  *   `rowNullBuffer`), `FinalResponse: {data, type}` (the whole last packet);
  * - COM_STMT_PREPARE_OK: `status, statement_id, num_columns, num_params, filler,
@@ -111,6 +112,8 @@ function column(m: YamlValue, where: string): Buffer {
     lenencString(text(m, 'org_table')),
     lenencString(text(m, 'name')),
     lenencString(text(m, 'org_name')),
+    // MariaDB's extended type info (debugkit's addition; Keploy has no field for it).
+    typeof m['extended_metadata'] === 'string' ? lenencString(m['extended_metadata']) : Buffer.alloc(0),
     Buffer.from([m['fixed_length'] === undefined ? 0x0c : uint(m, 'fixed_length', 255)]),
     u16(uint(m, 'character_set', 0xffff)),
     u32(uint(m, 'column_length', 0xffffffff)),
