@@ -40,6 +40,8 @@ describe('mocks: MySQL (a real MariaDB), recorded as Keploy MySQL mocks and repl
     expect(written).not.toMatch(/^kind: Generic$/m);
     expect(written).toMatch(/packet_type: COM_QUERY\n\s+message:\n\s+command: 3\n\s+query: INSERT INTO stock VALUES \(.plum., 1\)/);
     expect(written).toMatch(/packet_type: HandshakeV10/);
+    // The login in Keploy's HandshakeResponse41 fields, its auth response zeroed.
+    expect(written).toMatch(/packet_type: HandshakeResponse41\n\s+message:\n\s+capability_flags: \d+\n[^]*?username: app\n\s+auth_response: \[0(, 0){19}\]\n\s+database: shop\n\s+auth_plugin_name: mysql_native_password\n/);
     expect(written).toMatch(/packet_type: OK\n\s+message:\n\s+header: 0\n\s+affected_rows: 1\n/);
     expect(written).toMatch(/^    reqtimestampmock: \d{4}-/m);
     const recorded = readFileSync(path.join(root, 'shop-out.txt'), 'utf8');

@@ -1,4 +1,5 @@
 import { lenencAt } from '../generic/mysql.js';
+import { markStyle } from '../keploy/style.js';
 import type { YamlMap, YamlValue } from '../keploy/types.js';
 import { structuredPackets } from './structured.js';
 
@@ -315,4 +316,82 @@ export function executeMessage(p: RawPacket): YamlMap | undefined {
     if (ok && pos === b.length) candidates.push({ ...base, parameter_count: n, null_bitmap: byteList(bitmap), new_params_bind_flag: 1, parameters });
   }
   return candidates.length === 1 && structuredPackets('COM_STMT_EXECUTE', p.seq, candidates[0]!) instanceof Buffer && (structuredPackets('COM_STMT_EXECUTE', p.seq, candidates[0]!) as Buffer).equals(whole(p)) ? candidates[0] : undefined;
+}
+
+const CACHING_SHA2_NAMES: Record<number, string> = { 3: 'FastAuthSuccess', 4: 'PerformFullAuthentication' };
+
+function cString(b: Buffer, pos: number): [string, number] | undefined {
+  const end = b.indexOf(0, pos);
+  if (end < 0) return undefined;
+  const t = textOrBytes(b.subarray(pos, end));
+  return typeof t === 'string' ? [t, end + 1] : undefined;
+}
+
+/** HandshakeResponse41 / SSLRequest in Keploy's fields (connection attributes in the client's order). */
+function handshakeResponse(b: Buffer, ssl: boolean): YamlMap | undefined {
+  if (b.length < 32) return undefined;
+  const caps = b.readUInt32LE(0);
+  const head: YamlMap = { capability_flags: caps, max_packet_size: b.readUInt32LE(4), character_set: b[8]!, filler: markStyle(byteList(b.subarray(9, 32)), true) };
+  if (ssl) return b.length === 32 ? head : undefined;
+  const user = cString(b, 32);
+  if (!user) return undefined;
+  let pos = user[1];
+  let auth: Buffer;
+  if (caps & 0x00200000) {
+    const s = lenencString(b, pos);
+    if (!s) return undefined;
+    [auth, pos] = s;
+  } else if (caps & 0x8000) {
+    const n = b[pos] ?? 0;
+    [auth, pos] = [b.subarray(pos + 1, pos + 1 + n), pos + 1 + n];
+  } else return undefined;
+  const message: YamlMap = { ...head, username: user[0], auth_response: markStyle(byteList(auth), true), database: '', auth_plugin_name: '' };
+  if (caps & 0x08) {
+    const s = cString(b, pos);
+    if (!s) return undefined;
+    [message['database'], pos] = s;
+  }
+  if (caps & 0x00080000) {
+    const s = cString(b, pos);
+    if (!s) return undefined;
+    [message['auth_plugin_name'], pos] = s;
+  }
+  if (caps & 0x00100000) {
+    const all = lenencString(b, pos);
+    if (!all) return undefined;
+    const attrs: YamlMap = {};
+    for (let p = 0; p < all[0].length; ) {
+      const k = lenencString(all[0], p);
+      const v = k && lenencString(all[0], k[1]);
+      const [key, value] = [k && textOrBytes(k[0]), v && textOrBytes(v[0])];
+      if (!v || typeof key !== 'string' || typeof value !== 'string' || key in attrs) return undefined;
+      attrs[key] = value;
+      p = v[1];
+    }
+    message['connection_attributes'] = attrs;
+    pos = all[1];
+  }
+  message['zstdcompressionlevel'] = caps & 0x04000000 ? (b[pos++] ?? 0) : 0;
+  return pos === b.length ? message : undefined;
+}
+
+/**
+ * A connection-phase packet in Keploy's fields (HandshakeResponse41, SSLRequest, AuthMoreData,
+ * AuthSwitchRequest, AuthSwitchResponse), when they give back exactly its bytes; else undefined.
+ */
+export function authMessage(type: string, p: RawPacket): YamlMap | undefined {
+  const b = p.payload;
+  let message: YamlMap | undefined;
+  if (type === 'HandshakeResponse41' || type === 'SSLRequest') message = handshakeResponse(b, type === 'SSLRequest');
+  else if (type === 'AuthMoreData' && b[0] === 0x01 && b.length > 1) {
+    const named = b.length === 2 ? CACHING_SHA2_NAMES[b[1]!] : undefined;
+    const data = named ?? textOrBytes(b.subarray(1));
+    message = typeof data === 'string' ? { status_tag: 1, data } : undefined;
+  } else if (type === 'AuthSwitchRequest' && b[0] === 0xfe) {
+    const name = cString(b, 1);
+    message = name && { status_tag: 0xfe, plugin_name: name[0], plugin_data: b.subarray(name[1]).toString('base64').replace(/=+$/, '') };
+  } else if (type === 'AuthSwitchResponse') message = { data: b.toString('base64') };
+  if (!message) return undefined;
+  const rebuilt = structuredPackets(type, p.seq, message);
+  return Buffer.isBuffer(rebuilt) && rebuilt.equals(whole(p)) ? message : undefined;
 }

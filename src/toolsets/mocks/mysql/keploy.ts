@@ -3,7 +3,7 @@ import { markStyle } from '../keploy/style.js';
 import { KEPLOY_MOCK_VERSION, type GenericMock, type Mock, type PassThroughMock, type YamlMap, type YamlValue } from '../keploy/types.js';
 import { META_HOST, META_SERVER_CLOSED, messageOf, payloadBytes } from '../generic/format.js';
 import { isMysqlGreeting } from '../generic/matcher.js';
-import { executeMessage, structuredAnswer } from './decode.js';
+import { authMessage, executeMessage, structuredAnswer } from './decode.js';
 import { isMap, structuredPackets, writeLenenc } from './structured.js';
 import { lenencAt } from '../generic/mysql.js';
 
@@ -266,10 +266,8 @@ function packetEntry(p: MysqlPacket, type: string): YamlMap {
     const query = text(p.payload.subarray(1));
     if (query !== undefined) return { header, message: { command: code, query } };
   }
-  if (type === 'COM_STMT_EXECUTE') {
-    const message = executeMessage(p);
-    if (message) return { header, message };
-  }
+  const structured = type === 'COM_STMT_EXECUTE' ? executeMessage(p) : authMessage(type, p);
+  if (structured) return { header, message: structured };
   // Modelled only when the fields give back exactly these bytes.
   const message = decodeMessage(type, p.payload);
   if (message && encodeMessage(type, message)?.equals(p.payload)) return { header, message };
