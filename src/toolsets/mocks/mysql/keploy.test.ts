@@ -160,6 +160,11 @@ describe("MySQL as Keploy's MySQL kind", () => {
     // AuthMoreData {status_tag: 1, data: PerformFullAuthentication} is 01 04; plain_password stays the recorded bytes.
     expect(payloadBytes(steps[2]!.spec.genericresponses)).toEqual(packet(3, Buffer.from([1, 4])));
     expect(payloadBytes(steps[3]!.spec.genericrequests)).toEqual(packet(4, 'password\0'));
+    // Keploy 3's COM_QUERY with query attributes: the empty prefix comes back from the recorded length.
+    const k3 = (length: number) => ({ ...parsed[0]!, spec: { requests: [{ header: { header: { payload_length: length, sequence_id: 0 }, packet_type: 'COM_QUERY' }, message: { command: 3, parameter_count: 0, null_bitmap: [], new_params_bind_flag: 0, parameters: [], query: 'SELECT 1' } }], responses: [] } }) as Mock;
+    const k3bytes = (length: number) => payloadBytes((mysqlAsGenerics(k3(length)) as GenericMock[])[0]!.spec.genericrequests);
+    expect(k3bytes(11)).toEqual(packet(0, '\x03\x00\x01SELECT 1'));
+    expect(k3bytes(9)).toEqual(packet(0, '\x03SELECT 1'));
     const warnings: string[] = [];
     replayersFor(parsed, { ca: {} as DebugkitCa, onMiss: 'fail', missed: () => {}, recorded: () => {}, warn: (w) => warnings.push(w) });
     expect(warnings).toEqual([]);

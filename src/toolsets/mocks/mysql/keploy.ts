@@ -4,7 +4,7 @@ import { KEPLOY_MOCK_VERSION, type GenericMock, type Mock, type PassThroughMock,
 import { META_HOST, META_SERVER_CLOSED, messageOf, payloadBytes } from '../generic/format.js';
 import { isMysqlGreeting } from '../generic/matcher.js';
 import { authMessage, executeMessage, structuredAnswer } from './decode.js';
-import { isMap, structuredPackets, writeLenenc } from './structured.js';
+import { isMap, packetOf, structuredPackets, writeLenenc } from './structured.js';
 import { lenencAt } from '../generic/mysql.js';
 
 /**
@@ -351,6 +351,11 @@ function entryBytes(entry: YamlValue | undefined, where: string): EntryBytes | s
   if (modelled) return whole(modelled);
   const structured = structuredPackets(type, seq, message);
   if (typeof structured === 'string') return `${where}: ${structured}`;
+  if (structured && type === 'COM_QUERY' && message['parameter_count'] === 0 && inner?.['payload_length'] === structured.length - 4 + 2) {
+    // Keploy 3 writes a query sent with CLIENT_QUERY_ATTRIBUTES as {parameter_count: 0, ..., query}
+    // without the empty attributes prefix (00 01) the packet had: its recorded length tells.
+    return { seq, type, bytes: packetOf(seq, Buffer.concat([structured.subarray(4, 5), Buffer.from([0, 1]), structured.subarray(5)])) };
+  }
   if (structured) return { seq, type, bytes: structured };
   return `${where}: a structured ${type || 'packet'} message of a type debugkit does not know (known: ${KNOWN_TYPES})`;
 }
