@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { payloadBytes } from '../generic/format.js';
+import { buildGenericMock, payloadBytes } from '../generic/format.js';
+import { GenericIndex } from '../generic/matcher.js';
 import { mysqlFramingFor, withoutQueryAttributes } from '../generic/mysql.js';
 import { parseMockSet } from '../keploy/parse.js';
 import { serializeMockSet } from '../keploy/serialize.js';
@@ -96,6 +97,19 @@ describe('MySQL replay to a client with other capabilities', () => {
     expect(withoutQueryAttributes(query)).toEqual(packet(0, '\x03SELECT 1'));
     expect(withoutQueryAttributes(packet(0, '\x03SELECT 1'))).toEqual(packet(0, '\x03SELECT 1'));
     expect(withoutQueryAttributes(packet(1, '\x03\x00\x01x'))).toEqual(packet(1, '\x03\x00\x01x'));
+  });
+
+  it('matches a query recorded with query attributes to one sent without them, on MySQL targets only', () => {
+    const at = new Date('2026-11-23T10:00:00Z');
+    const greeting = packet(0, '\x0a8.0.1\0' + '\0'.repeat(40));
+    const mocks = (withGreeting: boolean) =>
+      new GenericIndex([
+        ...(withGreeting ? [buildGenericMock({ request: Buffer.alloc(0), response: greeting, startedAt: at, endedAt: at }, 0)] : []),
+        buildGenericMock({ request: query, response: deprecated, startedAt: at, endedAt: at }, 1),
+      ]);
+    const plain = packet(0, '\x03SELECT 1');
+    expect(mocks(true).forTarget({ host: 'db', port: 3306 })!.match(plain, true)).toMatchObject({ kind: 'match' });
+    expect(mocks(false).forTarget({ host: 'db', port: 3306 })!.match(plain, true)).toMatchObject({ kind: 'miss' });
   });
 
   it('rewrites result-set framing between CLIENT_DEPRECATE_EOF and EOF packets, sequence ids renumbered', () => {
