@@ -128,9 +128,9 @@ export function binaryValueAt(type: number, unsigned: boolean, b: Buffer, pos: n
     if (n === undefined || ![0, 8, 12].includes(n) || pos + 1 + n > b.length) return undefined;
     const d = b.subarray(pos + 1, pos + 1 + n);
     if (n === 0) return ['00:00:00', pos + 1];
-    const days = d.readUInt32LE(1);
-    const usec = n === 12 ? `.${pad(d.readUInt32LE(8), 6)}` : '';
-    return [`${d[0] ? '-' : ''}${days ? `${days} ` : ''}${pad(d[5]!)}:${pad(d[6]!)}:${pad(d[7]!)}${usec}`, pos + 1 + n];
+    // As Keploy writes it: `[-]D HH:MM:SS.ffffff`, days and microseconds always.
+    const usec = n === 12 ? d.readUInt32LE(8) : 0;
+    return [`${d[0] ? '-' : ''}${d.readUInt32LE(1)} ${pad(d[5]!)}:${pad(d[6]!)}:${pad(d[7]!)}.${pad(usec, 6)}`, pos + 1 + n];
   }
   const s = lenencString(b, pos);
   return s ? [textOrBytes(s[0]), s[1]] : undefined;
