@@ -65,10 +65,10 @@ export function redactMysqlAuth(packet: Buffer): Buffer {
 const CLIENT_DEPRECATE_EOF = 0x01000000;
 const SERVER_MORE_RESULTS_EXISTS = 0x0008;
 
-/** The capability flags of a HandshakeResponse41 or SSLRequest (a whole packet, sequence 1), else undefined. */
-export function mysqlClientFlags(packet: Buffer): number | undefined {
-  if (packet.length < 4 + 32 || packet[3] !== 1 || packet.readUIntLE(0, 3) + 4 !== packet.length) return undefined;
-  return packet.readUInt32LE(4);
+/** The capability flags of the HandshakeResponse41 or SSLRequest (sequence 1) whole at the start of `bytes`, else undefined. */
+export function mysqlClientFlags(bytes: Buffer): number | undefined {
+  const length = firstPacketLength(bytes);
+  return length !== undefined && length >= 4 + 32 && bytes[3] === 1 ? bytes.readUInt32LE(4) : undefined;
 }
 
 /** The length of the whole packet at the start of `bytes`, or undefined when it is not all there. */

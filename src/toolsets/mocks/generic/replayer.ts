@@ -144,7 +144,7 @@ export function replayGeneric(
     while (!closing && pending.length > 0) {
       if (!view) return miss();
       if (view.mysql) {
-        mysqlFlags ??= mysqlClientFlags(pending.subarray(0, 4 + (pending.length >= 4 ? pending.readUIntLE(0, 3) : 0)));
+        mysqlFlags ??= mysqlClientFlags(pending);
         pending = withoutQueryAttributes(pending);
       }
       const m = view.match(pending, final);
