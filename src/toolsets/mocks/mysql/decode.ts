@@ -395,3 +395,17 @@ export function authMessage(type: string, p: RawPacket): YamlMap | undefined {
   const rebuilt = structuredPackets(type, p.seq, message);
   return Buffer.isBuffer(rebuilt) && rebuilt.equals(whole(p)) ? message : undefined;
 }
+
+/** The other commands in Keploy's fields (`{command}`, `{command, schema}`, `{status, statement_id}`), when exact; else undefined. */
+export function commandMessage(type: string, p: RawPacket): YamlMap | undefined {
+  const b = p.payload;
+  let message: YamlMap | undefined;
+  if (['COM_QUIT', 'COM_PING', 'COM_STATISTICS', 'COM_DEBUG', 'COM_RESET_CONNECTION'].includes(type) && b.length === 1) message = { command: b[0]! };
+  else if (type === 'COM_INIT_DB') {
+    const schema = textOrBytes(b.subarray(1));
+    message = typeof schema === 'string' ? { command: b[0]!, schema } : undefined;
+  } else if ((type === 'COM_STMT_CLOSE' || type === 'COM_STMT_RESET') && b.length === 5) message = { status: b[0]!, statement_id: b.readUInt32LE(1) };
+  if (!message) return undefined;
+  const rebuilt = structuredPackets(type, p.seq, message);
+  return Buffer.isBuffer(rebuilt) && rebuilt.equals(whole(p)) ? message : undefined;
+}

@@ -3,7 +3,7 @@ import { markStyle } from '../keploy/style.js';
 import { KEPLOY_MOCK_VERSION, type GenericMock, type Mock, type PassThroughMock, type YamlMap, type YamlValue } from '../keploy/types.js';
 import { META_HOST, META_SERVER_CLOSED, messageOf, payloadBytes } from '../generic/format.js';
 import { isMysqlGreeting } from '../generic/matcher.js';
-import { authMessage, executeMessage, structuredAnswer } from './decode.js';
+import { authMessage, commandMessage, executeMessage, structuredAnswer } from './decode.js';
 import { isMap, packetOf, structuredPackets, writeLenenc } from './structured.js';
 import { lenencAt } from '../generic/mysql.js';
 
@@ -266,7 +266,7 @@ function packetEntry(p: MysqlPacket, type: string): YamlMap {
     const query = text(p.payload.subarray(1));
     if (query !== undefined) return { header, message: { command: code, query } };
   }
-  const structured = type === 'COM_STMT_EXECUTE' ? executeMessage(p) : authMessage(type, p);
+  const structured = type === 'COM_STMT_EXECUTE' ? executeMessage(p) : type.startsWith('COM_') ? commandMessage(type, p) : authMessage(type, p);
   if (structured) return { header, message: structured };
   // Modelled only when the fields give back exactly these bytes.
   const message = decodeMessage(type, p.payload);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { authMessage, binaryValueAt, executeMessage } from './decode.js';
+import { authMessage, binaryValueAt, commandMessage, executeMessage } from './decode.js';
 import { binaryValue, structuredPackets } from './structured.js';
 
 const packet = (seq: number, payload: Buffer) => Buffer.concat([Buffer.from([payload.length & 0xff, payload.length >> 8, payload.length >> 16, seq]), payload]);
@@ -64,6 +64,14 @@ describe('MySQL binary-protocol values in Keploy fields', () => {
     expect(authMessage('AuthSwitchRequest', { seq: 2, payload: sw })).toEqual({ status_tag: 0xfe, plugin_name: 'mysql_native_password', plugin_data: Buffer.concat([Buffer.alloc(20, 0x41), Buffer.from([0])]).toString('base64').replace(/=+$/, '') });
     expect(structuredPackets('AuthSwitchRequest', 2, authMessage('AuthSwitchRequest', { seq: 2, payload: sw })!)).toEqual(packet(2, sw));
     expect(authMessage('AuthSwitchResponse', { seq: 3, payload: Buffer.alloc(20) })).toEqual({ data: Buffer.alloc(20).toString('base64') });
+  });
+
+  it('reads the other commands in Keploy\'s fields', () => {
+    expect(commandMessage('COM_PING', { seq: 0, payload: Buffer.from([0x0e]) })).toEqual({ command: 14 });
+    expect(commandMessage('COM_QUIT', { seq: 0, payload: Buffer.from([0x01]) })).toEqual({ command: 1 });
+    expect(commandMessage('COM_INIT_DB', { seq: 0, payload: Buffer.from('\x02shop') })).toEqual({ command: 2, schema: 'shop' });
+    expect(commandMessage('COM_STMT_CLOSE', { seq: 0, payload: Buffer.from([0x19, 7, 0, 0, 0]) })).toEqual({ status: 0x19, statement_id: 7 });
+    expect(commandMessage('COM_PING', { seq: 0, payload: Buffer.from([0x0e, 0]) })).toBeUndefined();
   });
 
   it('says what is wrong with a structured message it cannot turn into bytes', () => {
