@@ -46,6 +46,8 @@ export function redactMysqlAuth(packet: Buffer): Buffer {
     payload.fill(0, pos, Math.min(payload.length, pos + len));
     return out;
   }
+  // caching_sha2_password's request for the server's public key (one byte, 2) holds no secret.
+  if (payload.length === 1 && payload[0] === 0x02) return packet;
   // AuthSwitchResponse and later authentication data: all of it is secret.
   payload.fill(0);
   return out;

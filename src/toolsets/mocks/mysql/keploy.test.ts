@@ -165,6 +165,12 @@ describe("MySQL as Keploy's MySQL kind", () => {
     const k3bytes = (length: number) => payloadBytes((mysqlAsGenerics(k3(length)) as GenericMock[])[0]!.spec.genericrequests);
     expect(k3bytes(11)).toEqual(packet(0, '\x03\x00\x01SELECT 1'));
     expect(k3bytes(9)).toEqual(packet(0, '\x03SELECT 1'));
+    // Keploy writes the public key request of a full authentication as the word request_public_key.
+    const keyRequest = { ...parsed[0]!, spec: { requests: [{ header: { header: { payload_length: 1, sequence_id: 3 }, packet_type: 'RequestPublicKey' }, message: 'request_public_key' }], responses: [] } } as Mock;
+    expect(payloadBytes((mysqlAsGenerics(keyRequest) as GenericMock[])[0]!.spec.genericrequests)).toEqual(packet(3, Buffer.from([2])));
+    const recordedKeyRequest = mysqlMockOf(exchange(packet(3, Buffer.from([2])), packet(4, '\x01-----BEGIN PUBLIC KEY-----\n')));
+    expect(((recordedKeyRequest.spec as YamlMap)['requests'] as YamlMap[])[0]).toEqual({ header: { header: { payload_length: 1, sequence_id: 3 }, packet_type: 'RequestPublicKey' }, message: 'request_public_key' });
+    expect(((recordedKeyRequest.spec as YamlMap)['responses'] as YamlMap[])[0]!['message']).toEqual({ status_tag: 1, data: '-----BEGIN PUBLIC KEY-----\n' });
     const warnings: string[] = [];
     replayersFor(parsed, { ca: {} as DebugkitCa, onMiss: 'fail', missed: () => {}, recorded: () => {}, warn: (w) => warnings.push(w) });
     expect(warnings).toEqual([]);

@@ -92,7 +92,8 @@ function requestTypes(packets: MysqlPacket[], greeting: boolean): string[] {
     if (greeting) return 'unknown';
     if (p.seq === 0) return COMMANDS[p.payload[0] ?? -1] ?? `COM_0x${(p.payload[0] ?? 0).toString(16).padStart(2, '0')}`;
     if (p.seq === 1) return p.payload.length === 32 ? 'SSLRequest' : 'HandshakeResponse41';
-    return 'AuthSwitchResponse';
+    // caching_sha2_password's request for the server's RSA key (Keploy: RequestPublicKey).
+    return p.payload.length === 1 && p.payload[0] === 0x02 ? 'RequestPublicKey' : 'AuthSwitchResponse';
   });
 }
 
@@ -266,6 +267,7 @@ function packetEntry(p: MysqlPacket, type: string): YamlMap {
     const query = text(p.payload.subarray(1));
     if (query !== undefined) return { header, message: { command: code, query } };
   }
+  if (type === 'RequestPublicKey' && p.payload.length === 1 && p.payload[0] === 0x02) return { header, message: 'request_public_key' };
   const structured = type === 'COM_STMT_EXECUTE' ? executeMessage(p) : type.startsWith('COM_') ? commandMessage(type, p) : authMessage(type, p);
   if (structured) return { header, message: structured };
   // Modelled only when the fields give back exactly these bytes.
@@ -344,6 +346,8 @@ function entryBytes(entry: YamlValue | undefined, where: string): EntryBytes | s
     header4[3] = seq;
     return { seq, type, bytes: Buffer.concat([header4, payload]) };
   };
+  // Keploy writes caching_sha2_password's public key request as this word.
+  if (type === 'RequestPublicKey' && message === 'request_public_key') return whole(Buffer.from([0x02]));
   if (typeof message === 'string') return whole(Buffer.from(message, 'base64'));
   if (message instanceof Uint8Array) return whole(Buffer.from(message));
   if (!isMap(message)) return `${where}: a ${type || 'packet'} message that is neither a mapping nor base64 text`;
