@@ -38,8 +38,10 @@ describe('mocks: MySQL (a real MariaDB), recorded as Keploy MySQL mocks and repl
     const written = readFileSync(path.resolve(root, rec.mockFilePath), 'utf8');
     expect(written).toMatch(/^kind: MySQL$/m);
     expect(written).not.toMatch(/^kind: Generic$/m);
-    expect(written).toMatch(/packet_type: COM_QUERY\n\s+message:\n\s+query: INSERT INTO stock VALUES \('plum', 1\)/);
+    expect(written).toMatch(/packet_type: COM_QUERY\n\s+message:\n\s+command: 3\n\s+query: INSERT INTO stock VALUES \(.plum., 1\)/);
     expect(written).toMatch(/packet_type: HandshakeV10/);
+    // The login in Keploy's HandshakeResponse41 fields, its auth response zeroed.
+    expect(written).toMatch(/packet_type: HandshakeResponse41\n\s+message:\n\s+capability_flags: \d+\n[^]*?username: app\n\s+auth_response: \[0(, 0){19}\]\n\s+database: shop\n\s+auth_plugin_name: mysql_native_password\n/);
     expect(written).toMatch(/packet_type: OK\n\s+message:\n\s+header: 0\n\s+affected_rows: 1\n/);
     expect(written).toMatch(/^    reqtimestampmock: \d{4}-/m);
     const recorded = readFileSync(path.join(root, 'shop-out.txt'), 'utf8');
@@ -48,6 +50,12 @@ describe('mocks: MySQL (a real MariaDB), recorded as Keploy MySQL mocks and repl
     const nodeCommand = `node shop.mjs ${port} ${db!.password} kiwi`;
     const recNode = await tool('keploy_mock_record', { command: nodeCommand, path: 'keploy-mysql-node' });
     expect(recNode).toMatchObject({ success: true, protocols: ['MySQL'] });
+    // Result sets, the prepare's answer and the execute's parameters in Keploy's structured fields.
+    const writtenNode = readFileSync(path.resolve(root, recNode.mockFilePath), 'utf8');
+    expect(writtenNode).toMatch(/packet_type: COM_STMT_PREPARE_OK\n\s+message:\n\s+status: 0\n\s+statement_id: \d+\n/);
+    expect(writtenNode).toMatch(/packet_type: COM_STMT_EXECUTE\n\s+message:\n\s+status: 23\n[^]*?parameters:\n\s+- type: 253\n\s+unsigned: false\n\s+value: kiwi\n/);
+    expect(writtenNode).toMatch(/packet_type: BinaryProtocolResultSet\n\s+message:\n\s+columnCount: 4\n[^]*?name: seen\n\s+value: "?2026-11-23 10:00:00"?\n/);
+    expect(writtenNode).toMatch(/packet_type: TextResultSet\n\s+message:\n\s+columnCount: 1\n\s+columns:\n/);
     const recordedNode = readFileSync(path.join(root, 'shop-node-out.txt'), 'utf8');
     expect(recordedNode).toBe('kiwi qty=1 price=2.50 seen=2026-11-23T10:00:00.000Z n=1 answer=42\n');
     await db!.stop();

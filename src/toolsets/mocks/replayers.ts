@@ -2,7 +2,7 @@ import { connectTcp, HttpMatcher, HttpReplayer, isHttpCandidate, replayIntercept
 import type { MatcherOptions } from './http/matcher.js';
 import type { OnMiss } from './http/replayer.js';
 import { GenericIndex, replayGeneric } from './generic/index.js';
-import { mysqlAsGeneric } from './mysql/keploy.js';
+import { mysqlAsGenerics } from './mysql/keploy.js';
 import type { GenericMock, HttpMock, Mock, PostgresMock, RedisMock } from './keploy/types.js';
 import { ReplayIndex } from './postgres/catalog.js';
 import { replayPostgres, type UpstreamOptions } from './postgres/replayer.js';
@@ -193,8 +193,8 @@ function redisReplayer(mocks: RedisMock[], o: ReplayersOptions): ProtocolReplaye
 
 /**
  * Generic mocks and MySQL mocks as the bytes they hold, in file order: MySQL is served by the
- * MySQL-aware byte replayer. MySQL mocks with messages that cannot be turned back into bytes
- * (structured ones Keploy wrote) are left out: a connection needing them misses.
+ * MySQL-aware byte replayer (Keploy's connection-phase mock as one mock per step). MySQL mocks
+ * with messages that cannot be turned back into bytes are left out: a connection needing them misses.
  */
 function genericAndMysql(mocks: readonly Mock[], warn?: (message: string) => void): GenericMock[] {
   const out: GenericMock[] = [];
@@ -202,8 +202,8 @@ function genericAndMysql(mocks: readonly Mock[], warn?: (message: string) => voi
   for (const m of mocks) {
     if (m.kind === 'Generic') out.push(m);
     else if (m.kind === 'MySQL') {
-      const g = mysqlAsGeneric(m);
-      if (typeof g !== 'string') out.push(g);
+      const g = mysqlAsGenerics(m);
+      if (typeof g !== 'string') out.push(...g);
       else unusable.push(g);
     }
   }

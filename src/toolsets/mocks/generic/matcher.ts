@@ -1,5 +1,5 @@
 import type { GenericMock } from '../keploy/types.js';
-import { mysqlAuthSeq } from './mysql.js';
+import { mysqlAuthSeq, withoutQueryAttributes } from './mysql.js';
 import { META_HOST, META_REQUEST_BYTES, META_RESPONSE_BYTES, META_SERVER_CLOSED, META_TRUNCATED, payloadBytes } from './format.js';
 
 /**
@@ -83,6 +83,20 @@ class TargetMocks {
     group.entries.push(entry);
     this.requests.set(key, group);
   }
+
+  /** MySQL: COM_QUERY requests compared without an empty query-attributes prefix, as the client's are. */
+  normalizeMysql(): void {
+    if (!this.mysql) return;
+    const before = [...this.requests.values()];
+    this.requests.clear();
+    for (const group of before) {
+      for (const entry of group.entries) entry.request = withoutQueryAttributes(entry.request);
+      const key = keyOf(group.entries[0]!.request);
+      const same = this.requests.get(key);
+      if (same) same.entries.push(...group.entries);
+      else this.requests.set(key, group);
+    }
+  }
 }
 
 export class GenericIndex {
@@ -111,6 +125,7 @@ export class GenericIndex {
         this.byHost.get(host)!.add(entry);
       }
     }
+    for (const mocks of [this.unlabelled, ...this.byHost.values()]) mocks.normalizeMysql();
   }
 
   /** `host:port` of every target with mocks of its own. */

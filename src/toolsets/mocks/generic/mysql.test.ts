@@ -38,5 +38,8 @@ describe('MySQL authentication redaction', () => {
     expect(mysqlAuthSeq(query)).toBeUndefined();
     const ssl = packet(1, Buffer.alloc(32, 1));
     expect(redactMysqlAuth(ssl)).toBe(ssl);
+    // caching_sha2_password's public key request is one byte, 2: no secret.
+    const keyRequest = packet(3, Buffer.from([2]));
+    expect(redactMysqlAuth(keyRequest)).toBe(keyRequest);
   });
 });

@@ -46,7 +46,164 @@ export function redactMysqlAuth(packet: Buffer): Buffer {
     payload.fill(0, pos, Math.min(payload.length, pos + len));
     return out;
   }
+  // caching_sha2_password's request for the server's public key (one byte, 2) holds no secret.
+  if (payload.length === 1 && payload[0] === 0x02) return packet;
   // AuthSwitchResponse and later authentication data: all of it is secret.
   payload.fill(0);
   return out;
+}
+
+/**
+ * Replay to a client other than the recorded one. Two of the client's capabilities change the
+ * bytes of an exchange, and the replayer adapts them per connection:
+ * - CLIENT_QUERY_ATTRIBUTES: a COM_QUERY starts with a parameter count and a parameter set count
+ *   (`00 01` when there are no attributes). Requests are compared without that empty prefix, so
+ *   a query recorded from Connector/J or mysql2 (which send it to MySQL 8) answers PyMySQL.
+ * - CLIENT_DEPRECATE_EOF: result sets and COM_STMT_PREPARE_OK answers end their definition blocks
+ *   with an EOF packet or not, and end rows with an EOF or an OK packet (0xFE). The recorded
+ *   answer is rewritten to the framing the connecting client asked for, sequence ids renumbered.
+ */
+
+const CLIENT_DEPRECATE_EOF = 0x01000000;
+const SERVER_MORE_RESULTS_EXISTS = 0x0008;
+
+/** The capability flags of the HandshakeResponse41 or SSLRequest (sequence 1) whole at the start of `bytes`, else undefined. */
+export function mysqlClientFlags(bytes: Buffer): number | undefined {
+  const length = firstPacketLength(bytes);
+  return length !== undefined && length >= 4 + 32 && bytes[3] === 1 ? bytes.readUInt32LE(4) : undefined;
+}
+
+/** The length of the whole packet at the start of `bytes`, or undefined when it is not all there. */
+function firstPacketLength(bytes: Buffer): number | undefined {
+  if (bytes.length < 4) return undefined;
+  const length = bytes.readUIntLE(0, 3) + 4;
+  return bytes.length >= length ? length : undefined;
+}
+
+/**
+ * `bytes` with the COM_QUERY at its start (sequence 0) without an empty query-attributes prefix
+ * (`00 01`); `bytes` itself when there is none.
+ */
+export function withoutQueryAttributes(bytes: Buffer): Buffer {
+  const length = firstPacketLength(bytes);
+  if (length === undefined || length < 7 || bytes[3] !== 0 || bytes[4] !== 0x03 || bytes[5] !== 0x00 || bytes[6] !== 0x01) return bytes;
+  const head = Buffer.alloc(5);
+  head.writeUIntLE(length - 6, 0, 3);
+  head[3] = 0;
+  head[4] = 0x03;
+  return Buffer.concat([head, bytes.subarray(7)]);
+}
+
+
+function packetsOf(bytes: Buffer): { seq: number; payloads: Buffer[] } | undefined {
+  const payloads: Buffer[] = [];
+  let pos = 0;
+  while (pos < bytes.length) {
+    if (bytes.length - pos < 4) return undefined;
+    const len = bytes.readUIntLE(pos, 3);
+    if (len === 0xffffff || pos + 4 + len > bytes.length) return undefined;
+    payloads.push(bytes.subarray(pos + 4, pos + 4 + len));
+    pos += 4 + len;
+  }
+  return payloads.length > 0 ? { seq: bytes[3]!, payloads } : undefined;
+}
+
+/** A length-encoded integer at `pos` and the position after it; undefined when it is NULL, an error marker, cut short or not a safe integer. */
+export function lenencAt(b: Buffer, pos: number): [number, number] | undefined {
+  const f = b[pos];
+  if (f === undefined || f === 0xfb || f === 0xff) return undefined;
+  if (f < 0xfb) return [f, pos + 1];
+  const size = f === 0xfc ? 2 : f === 0xfd ? 3 : 8;
+  if (pos + 1 + size > b.length) return undefined;
+  const v = size === 8 ? Number(b.readBigUInt64LE(pos + 1)) : b.readUIntLE(pos + 1, size);
+  return Number.isSafeInteger(v) ? [v, pos + 1 + size] : undefined;
+}
+
+/** Status flags and warnings of an EOF packet (5 bytes) or an OK packet. */
+function statusOf(p: Buffer): { status: number; warnings: number } | undefined {
+  if (p.length < 7) return p.length >= 5 ? { warnings: p.readUInt16LE(1), status: p.readUInt16LE(3) } : undefined;
+  const a = lenencAt(p, 1);
+  const l = a && lenencAt(p, a[1]);
+  if (!l || l[1] + 4 > p.length) return undefined;
+  return { status: p.readUInt16LE(l[1]), warnings: p.readUInt16LE(l[1] + 2) };
+}
+
+const eofPacket = (s: { status: number; warnings: number }) => Buffer.from([0xfe, s.warnings & 0xff, s.warnings >> 8, s.status & 0xff, s.status >> 8]);
+const okEofPacket = (s: { status: number; warnings: number }) => Buffer.from([0xfe, 0, 0, s.status & 0xff, s.status >> 8, s.warnings & 0xff, s.warnings >> 8]);
+const isEof = (p: Buffer | undefined) => p !== undefined && p[0] === 0xfe && p.length < 7;
+
+/**
+ * The answer to `request` (whole packets) in the framing a client with capability flags `flags`
+ * expects; `response` itself when it needs no change or is not a result set or prepare answer
+ * this function understands.
+ */
+export function mysqlFramingFor(request: Buffer, response: Buffer, flags: number): Buffer {
+  const command = request[4];
+  if (request[3] !== 0 || (command !== 0x03 && command !== 0x17 && command !== 0x16)) return response;
+  const parsed = packetsOf(response);
+  if (!parsed) return response;
+  const want = (flags & CLIENT_DEPRECATE_EOF) !== 0;
+  const { payloads } = parsed;
+  const out: Buffer[] = [];
+  let i = 0;
+  /** Copies `n` definitions and the EOF after them (or not), as the client wants; false when malformed. */
+  const block = (n: number, status: { status: number; warnings: number }): boolean => {
+    if (n === 0) return true;
+    if (i + n > payloads.length) return false;
+    out.push(...payloads.slice(i, i + n));
+    i += n;
+    const has = isEof(payloads[i]);
+    if (has) i++;
+    if (!want) out.push(has ? payloads[i - 1]! : eofPacket({ ...status, warnings: 0 }));
+    return true;
+  };
+  if (command === 0x16) {
+    const ok = payloads[0]!;
+    if (ok[0] !== 0x00 || ok.length < 12) return response;
+    out.push(ok);
+    i = 1;
+    const fallback = { status: 2, warnings: 0 };
+    if (!block(ok.readUInt16LE(7), fallback) || !block(ok.readUInt16LE(5), fallback) || i !== payloads.length) return response;
+  } else {
+    // One result after another while the server says more exist.
+    for (;;) {
+      const first = payloads[i];
+      if (!first) return response;
+      if (first[0] === 0xff || first[0] === 0x00) {
+        out.push(first);
+        i++;
+        const s = first[0] === 0x00 ? statusOf(first) : undefined;
+        if (s && s.status & SERVER_MORE_RESULTS_EXISTS) continue;
+        break;
+      }
+      const count = lenencAt(first, 0);
+      if (!count || count[1] !== first.length) return response;
+      // Find the terminator after the definitions and rows to learn the status for an added EOF.
+      let end = i + 1 + count[0];
+      if (isEof(payloads[end])) end++;
+      while (end < payloads.length && !(payloads[end]![0] === 0xfe || payloads[end]![0] === 0xff)) end++;
+      const last = payloads[end];
+      if (!last) return response;
+      const s = last[0] === 0xfe ? statusOf(last) : { status: 2, warnings: 0 };
+      if (!s) return response;
+      out.push(first);
+      i++;
+      if (!block(count[0], s)) return response;
+      out.push(...payloads.slice(i, end));
+      i = end + 1;
+      if (last[0] === 0xff) out.push(last);
+      else out.push(want ? (isEof(last) ? okEofPacket(s) : last) : isEof(last) ? last : eofPacket(s));
+      if (last[0] === 0xff || !(s.status & SERVER_MORE_RESULTS_EXISTS)) break;
+    }
+    if (i !== payloads.length) return response;
+  }
+  if (out.length === payloads.length && out.every((p, k) => p === payloads[k])) return response;
+  const packets: Buffer[] = [];
+  out.forEach((p, k) => {
+    const head = Buffer.alloc(4);
+    head.writeUIntLE(p.length, 0, 3);
+    head[3] = (parsed.seq + k) & 0xff;
+    packets.push(head, p);
+  });
+  return Buffer.concat(packets);
 }

@@ -1,6 +1,7 @@
 import type { GenericMock } from '../keploy/types.js';
 import { previewBytes } from './format.js';
 import { GenericIndex, type Closest, type GenericEntry } from './matcher.js';
+import { mysqlClientFlags, mysqlFramingFor, withoutQueryAttributes } from './mysql.js';
 import type { GenericConnection } from './recorder.js';
 
 /**
@@ -69,6 +70,8 @@ export function replayGeneric(
   let pending: Buffer = Buffer.alloc(0);
   let closing = false;
   let timer: NodeJS.Timeout | undefined;
+  /** MySQL: the connecting client's capability flags, once its HandshakeResponse41 came. */
+  let mysqlFlags: number | undefined;
 
   const close = () => {
     if (closing) return;
@@ -86,7 +89,8 @@ export function replayGeneric(
     if (!greeting) pending = pending.subarray(consumed);
     result.matched++;
     options.onMatch?.({ target, mock: entry.name, greeting, reused });
-    if (entry.response.length > 0 && !client.write(entry.response)) {
+    const response = !greeting && view?.mysql && mysqlFlags !== undefined ? mysqlFramingFor(entry.request, entry.response, mysqlFlags) : entry.response;
+    if (response.length > 0 && !client.write(response)) {
       // Answers only follow requests: holding the requests back is the backpressure.
       client.pause();
       client.once('drain', () => client.resume());
@@ -120,6 +124,11 @@ export function replayGeneric(
     if (pending.length < length) return false;
     const packet = pending.subarray(0, length);
     pending = pending.subarray(length);
+    // COM_QUIT that was not recorded (Keploy keeps none): the client is leaving; the server would close.
+    if (length === 5 && packet[3] === 0 && packet[4] === 0x01) {
+      close();
+      return true;
+    }
     result.missed++;
     const command = mysqlCommand(packet);
     const near = closest ? `; closest ${closest.name}: ${mysqlCommand(closest.request)}` : '';
@@ -134,6 +143,10 @@ export function replayGeneric(
     clearTimeout(timer);
     while (!closing && pending.length > 0) {
       if (!view) return miss();
+      if (view.mysql) {
+        mysqlFlags ??= mysqlClientFlags(pending);
+        pending = withoutQueryAttributes(pending);
+      }
       const m = view.match(pending, final);
       if (m.kind === 'partial') {
         const wait = m.complete ? (options.settleMs ?? 30) : (options.partialWaitMs ?? 1000);

@@ -6,7 +6,7 @@ import { GenericIndex } from '../generic/matcher.js';
 import { parseMockSet } from '../keploy/parse.js';
 import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
 import type { GenericMock, Mock, YamlMap } from '../keploy/types.js';
-import { mysqlAsGeneric, mysqlMockOf, toMysqlMock } from './keploy.js';
+import { mysqlAsGeneric, mysqlAsGenerics, mysqlMockOf, splitPackets, toMysqlMock } from './keploy.js';
 import { replayersFor } from '../replayers.js';
 import type { DebugkitCa } from '../tls/index.js';
 
@@ -60,22 +60,32 @@ describe("MySQL as Keploy's MySQL kind", () => {
     expect(types(mysql[0]!, 'responses')).toEqual(['HandshakeV10']);
     expect(types(mysql[1]!, 'requests')).toEqual(['HandshakeResponse41']);
     expect(types(mysql[2]!, 'requests')).toEqual(['COM_QUERY']);
-    expect(types(mysql[2]!, 'responses')).toEqual(['ColumnCount', 'ColumnDefinition41', 'ColumnDefinition41', 'EOF', 'TextRow', 'EOF', 'ColumnCount', 'ColumnDefinition41', 'EOF', 'TextRow', 'EOF']);
-    expect(types(mysql[3]!, 'responses')).toEqual(['COM_STMT_PREPARE_OK', 'ColumnDefinition41', 'EOF', 'ColumnDefinition41', 'EOF']);
+    expect(types(mysql[2]!, 'responses')).toEqual(['TextResultSet', 'TextResultSet']);
+    expect(types(mysql[3]!, 'responses')).toEqual(['COM_STMT_PREPARE_OK']);
     expect(types(mysql[4]!, 'requests')).toEqual(['COM_STMT_EXECUTE']);
-    expect(types(mysql[4]!, 'responses')).toEqual(['ColumnCount', 'ColumnDefinition41', 'EOF', 'BinaryRow', 'EOF']);
+    expect(types(mysql[4]!, 'responses')).toEqual(['BinaryProtocolResultSet']);
     expect(types(mysql[5]!, 'responses')).toEqual(['ERR']);
     const message = (m: Mock, list: 'requests' | 'responses', i: number) => ((m.spec as YamlMap)[list] as YamlMap[])[i]!['message'];
     expect(message(mysql[1]!, 'responses', 0)).toEqual({ header: 0, affected_rows: 0, last_insert_id: 0, status_flags: 0x4002, warnings: 0, info: '\0\v\x01\t\border_db' });
     expect(message(mysql[5]!, 'responses', 0)).toEqual({ header: 255, error_code: 1105, sql_state_marker: '#', sql_state: 'HY000', error_message: 'no' });
-    expect(message(mysql[2]!, 'responses', 3)).toEqual({ header: 254, warnings: 0, status_flags: 0x0a });
-    expect(message(mysql[2]!, 'responses', 4)).toBe(Buffer.from('\x04plum\x011', 'latin1').toString('base64'));
+    // Keploy's result-set fields: the EOF after the columns and the closing packet as whole packets (header included).
+    const col = (seq: number, name: string) => ({ header: { payload_length: 36 + 2 * name.length, sequence_id: seq }, catalog: 'def', schema: 'shop', table: 'stock', org_table: 'stock', name, org_name: name, fixed_length: 12, character_set: 33, column_length: 160, type: 253, flags: 0, decimals: 0, filler: [0, 0], defaultValue: '' });
+    expect(message(mysql[2]!, 'responses', 0)).toEqual({
+      columnCount: 2,
+      columns: [col(2, 'name'), col(3, 'qty')],
+      eofAfterColumns: [5, 0, 0, 4, 0xfe, 0, 0, 0x0a, 0],
+      rows: [{ header: { payload_length: 7, sequence_id: 5 }, values: [{ type: 253, name: 'name', value: 'plum', unsigned: false }, { type: 253, name: 'qty', value: '1', unsigned: false }] }],
+      FinalResponse: { data: [5, 0, 0, 6, 0xfe, 0, 0, 0x0a, 0], type: 'EOF' },
+    });
+    expect(message(mysql[3]!, 'responses', 0)).toMatchObject({ status: 0, statement_id: 1, num_columns: 1, num_params: 1, filler: 0, warning_available: true, warning_count: 0, meta_follows_available: false, eofAfterParamDefs: [5, 0, 0, 3, 0xfe, 0, 0, 2, 0] });
+    expect(message(mysql[4]!, 'requests', 0)).toEqual({ status: 0x17, statement_id: 1, flags: 0, iteration_count: 1, parameter_count: 1, null_bitmap: [0], new_params_bind_flag: 1, parameters: [{ type: 0xfd, unsigned: false, value: 'kiwi' }] });
+    expect(message(mysql[4]!, 'responses', 0)).toMatchObject({ rows: [{ values: [{ type: 253, name: 'price', value: '2.50', unsigned: false }], okAfterRow: false, rowNullBuffer: [0] }] });
     // An OK whose info is not UTF-8 keeps its bytes.
     const odd = mysqlMockOf(exchange(packet(0, '\x03DO 1'), packet(1, Buffer.from([0, 0, 0, 2, 0, 0, 0, 0xc3]))));
     expect(message(odd, 'responses', 0)).toBe(Buffer.from([0, 0, 0, 2, 0, 0, 0, 0xc3]).toString('base64'));
     const text = serializeMockSet(mysql);
     expect(text).toContain(
-      'kind: MySQL\nname: mock-2\nspec:\n    metadata:\n        connID: conn-1\n        host: 127.0.0.1:3306\n        requestOperation: COM_QUERY\n        responseOperation: ColumnCount\n        type: config\n    requests:\n        - header:\n            header:\n                payload_length: 56\n                sequence_id: 0\n            packet_type: COM_QUERY\n          message:\n            query: SELECT name, qty FROM stock; SELECT COUNT(*) FROM stock\n',
+      'kind: MySQL\nname: mock-2\nspec:\n    metadata:\n        connID: conn-1\n        host: 127.0.0.1:3306\n        requestOperation: COM_QUERY\n        responseOperation: TextResultSet\n        type: config\n    requests:\n        - header:\n            header:\n                payload_length: 56\n                sequence_id: 0\n            packet_type: COM_QUERY\n          message:\n            command: 3\n            query: SELECT name, qty FROM stock; SELECT COUNT(*) FROM stock\n',
     );
     expect(text).toContain('    created: 1795428000\n    reqtimestampmock: 2026-11-23T10:00:00.123Z\n    restimestampmock: 2026-11-23T10:00:00.123Z\nconnectionId: conn-1\n');
   });
@@ -128,7 +138,7 @@ describe("MySQL as Keploy's MySQL kind", () => {
     expect(mysqlMockOf(exchange(Buffer.from('\x05\x00\x00'), ok)).kind).toBe('Generic');
   });
 
-  it("round-trips Keploy's own MySQL sample (from Keploy's docs) and says why its structured handshake is not replayed", () => {
+  it("round-trips Keploy's own MySQL sample (from Keploy's docs) and replays its structured connection phase step by step", () => {
     const sample = readFileSync(path.join(import.meta.dirname, 'fixtures/keploy-docs-mysql.yaml'), 'utf8');
     const parsed = parseMockSet(sample, 'keploy-docs-mysql.yaml');
     expect(parsed).toHaveLength(1);
@@ -137,11 +147,33 @@ describe("MySQL as Keploy's MySQL kind", () => {
     expect(parseMockSet(written, 'again.yaml')).toEqual(parsed);
     expect(serializeMockSet(parseMockSet(written, 'again.yaml'))).toBe(written);
     expect(written).toContain('    reqtimestampmock: 2025-09-04T11:27:46.15043888Z\n');
-    expect(mysqlAsGeneric(parsed[0]!)).toMatch(/MySQL mock mock-0: requests\[0\]: a structured SSLRequest message/);
-    // Replay says so rather than dropping it silently.
+    // The greeting on connect, then each client packet answered by the server packets after it.
+    const steps = mysqlAsGenerics(parsed[0]!);
+    if (typeof steps === 'string') throw new Error(steps);
+    const seqs = (b: Buffer) => (splitPackets(b) ?? []).map((p) => p.seq);
+    expect(steps.map((g) => [seqs(payloadBytes(g.spec.genericrequests)), seqs(payloadBytes(g.spec.genericresponses))])).toEqual([
+      [[], [0]],
+      [[1], []],
+      [[2], [3]],
+      [[4], [5]],
+    ]);
+    // AuthMoreData {status_tag: 1, data: PerformFullAuthentication} is 01 04; plain_password stays the recorded bytes.
+    expect(payloadBytes(steps[2]!.spec.genericresponses)).toEqual(packet(3, Buffer.from([1, 4])));
+    expect(payloadBytes(steps[3]!.spec.genericrequests)).toEqual(packet(4, 'password\0'));
+    // Keploy 3's COM_QUERY with query attributes: the empty prefix comes back from the recorded length.
+    const k3 = (length: number) => ({ ...parsed[0]!, spec: { requests: [{ header: { header: { payload_length: length, sequence_id: 0 }, packet_type: 'COM_QUERY' }, message: { command: 3, parameter_count: 0, null_bitmap: [], new_params_bind_flag: 0, parameters: [], query: 'SELECT 1' } }], responses: [] } }) as Mock;
+    const k3bytes = (length: number) => payloadBytes((mysqlAsGenerics(k3(length)) as GenericMock[])[0]!.spec.genericrequests);
+    expect(k3bytes(11)).toEqual(packet(0, '\x03\x00\x01SELECT 1'));
+    expect(k3bytes(9)).toEqual(packet(0, '\x03SELECT 1'));
+    // Keploy writes the public key request of a full authentication as the word request_public_key.
+    const keyRequest = { ...parsed[0]!, spec: { requests: [{ header: { header: { payload_length: 1, sequence_id: 3 }, packet_type: 'RequestPublicKey' }, message: 'request_public_key' }], responses: [] } } as Mock;
+    expect(payloadBytes((mysqlAsGenerics(keyRequest) as GenericMock[])[0]!.spec.genericrequests)).toEqual(packet(3, Buffer.from([2])));
+    const recordedKeyRequest = mysqlMockOf(exchange(packet(3, Buffer.from([2])), packet(4, '\x01-----BEGIN PUBLIC KEY-----\n')));
+    expect(((recordedKeyRequest.spec as YamlMap)['requests'] as YamlMap[])[0]).toEqual({ header: { header: { payload_length: 1, sequence_id: 3 }, packet_type: 'RequestPublicKey' }, message: 'request_public_key' });
+    expect(((recordedKeyRequest.spec as YamlMap)['responses'] as YamlMap[])[0]!['message']).toEqual({ status_tag: 1, data: '-----BEGIN PUBLIC KEY-----\n' });
     const warnings: string[] = [];
     replayersFor(parsed, { ca: {} as DebugkitCa, onMiss: 'fail', missed: () => {}, recorded: () => {}, warn: (w) => warnings.push(w) });
-    expect(warnings).toEqual([expect.stringMatching(/^1 MySQL mock\(s\) cannot be replayed and were left out; the first: MySQL mock mock-0: requests\[0\]/)]);
+    expect(warnings).toEqual([]);
     // Its greeting, in Keploy's fields, gives back a payload of the length Keploy recorded.
     const hsOnly = { ...parsed[0]!, spec: { ...(parsed[0]!.spec as YamlMap), requests: [], responses: [((parsed[0]!.spec as YamlMap)['responses'] as YamlMap[])[0]!] } } as Mock;
     const hs = mysqlAsGeneric(hsOnly);

@@ -2,6 +2,10 @@ import { compareKeys } from '../keploy/emit.js';
 import { markStyle } from '../keploy/style.js';
 import { KEPLOY_MOCK_VERSION, type GenericMock, type Mock, type PassThroughMock, type YamlMap, type YamlValue } from '../keploy/types.js';
 import { META_HOST, META_SERVER_CLOSED, messageOf, payloadBytes } from '../generic/format.js';
+import { isMysqlGreeting } from '../generic/matcher.js';
+import { authMessage, commandMessage, executeMessage, structuredAnswer } from './decode.js';
+import { isMap, packetOf, structuredPackets, writeLenenc } from './structured.js';
+import { lenencAt } from '../generic/mysql.js';
 
 /**
  * MySQL/MariaDB exchanges as Keploy's `MySQL` mock kind (Keploy `models.MySQLSpec`), one mock
@@ -13,37 +17,39 @@ import { META_HOST, META_SERVER_CLOSED, messageOf, payloadBytes } from '../gener
  *       - header:
  *           header: {payload_length: 33, sequence_id: 0}
  *           packet_type: COM_QUERY
- *         message: {query: SELECT 1}
+ *         message: {command: 3, query: SELECT 1}
  *     responses:           # the server's packets, in order
- *       - header: {header: {payload_length: 1, sequence_id: 1}, packet_type: ColumnCount}
- *         message: AQ==
+ *       - header: {header: {payload_length: 1, sequence_id: 1}, packet_type: TextResultSet}
+ *         message: {columnCount: 1, columns: [...], eofAfterColumns: [...], rows: [...], FinalResponse: {data, type}}
  *     created: <unix seconds>
  *     reqtimestampmock / restimestampmock
  *
  * Field names are Keploy's (`header.header.payload_length`, `sequence_id`, `packet_type`,
  * `message`, lowercase timestamps, `connID`/`requestOperation`/`responseOperation` metadata).
- * `packet_type` uses Keploy's names (HandshakeV10, HandshakeResponse41, SSLRequest,
- * AuthSwitchRequest, AuthMoreData, AuthSwitchResponse, OK, ERR, EOF, COM_QUERY,
- * COM_STMT_PREPARE, COM_STMT_PREPARE_OK, COM_STMT_EXECUTE, COM_STMT_CLOSE, COM_QUIT,
- * ColumnCount, ColumnDefinition41, TextRow, BinaryRow), worked out from the packet and its place
- * in the exchange (a label: replay does not depend on it).
  *
- * `message` is modelled field by field for COM_QUERY and COM_STMT_PREPARE (`{query}`),
- * HandshakeV10 (`protocol_version, server_version, connection_id, auth_plugin_data, filler,
- * capability_flags, character_set, status_flags, auth_plugin_name`; a MariaDB greeting, with
- * extended capabilities in the reserved bytes, stays bytes), OK
- * (`header, affected_rows, last_insert_id, status_flags, warnings, info`), ERR (`header,
- * error_code, sql_state_marker, sql_state, error_message`) and EOF (`header, warnings,
- * status_flags`), each only when its fields give back exactly the recorded bytes (text that is
- * UTF-8). Every other packet's message is its payload as a base64 string (Keploy itself writes a packet it does not model, e.g. `plain_password`, this
- * way), so replay sends exactly the recorded bytes. Authentication secrets were zeroed before
- * (generic/mysql.ts). Additions Keploy ignores: `metadata.host` (`host:port` of the server) and
- * `metadata.serverClosed`.
+ * Messages, as Keploy writes them (each kept only when it gives back exactly the recorded bytes):
+ * - COM_QUERY and COM_STMT_PREPARE `{command, query}`; COM_STMT_EXECUTE `{status, statement_id,
+ *   flags, iteration_count, parameter_count, null_bitmap, new_params_bind_flag, parameters}`;
+ * - HandshakeV10 (`protocol_version, server_version, connection_id, auth_plugin_data, filler,
+ *   capability_flags, character_set, status_flags, auth_plugin_name`; a MariaDB greeting, with
+ *   extended capabilities in the reserved bytes, stays bytes), OK (`header, affected_rows,
+ *   last_insert_id, status_flags, warnings, info`), ERR (`header, error_code, sql_state_marker,
+ *   sql_state, error_message`), EOF (`header, warnings, status_flags`);
+ * - a result set as ONE entry `TextResultSet` / `BinaryProtocolResultSet` (`columnCount, columns,
+ *   eofAfterColumns, rows, FinalResponse`), a prepare's answer as one `COM_STMT_PREPARE_OK` entry
+ *   with its definitions (decode.ts records them, structured.ts turns them back into bytes).
+ * Every other packet (or one whose fields would not give back its bytes) is one entry a packet,
+ * labelled (HandshakeResponse41, AuthSwitchRequest, AuthMoreData, ColumnCount, TextRow, ...), its
+ * message the payload as a base64 string, as Keploy itself writes a packet it does not model
+ * (e.g. `plain_password`). Authentication secrets were zeroed before (generic/mysql.ts).
+ * Additions Keploy ignores: `metadata.host` (`host:port` of the server), `metadata.serverClosed`,
+ * and a column's `extended_metadata` (MariaDB's extended type info).
  *
- * Replay turns each MySQL mock back into the bytes of the exchange and serves it with the
- * MySQL-aware byte replayer (generic/replayer.ts), so sets recorded before (Generic mocks) and
- * after replay the same way. A MySQL mock whose messages this module cannot turn into bytes (one
- * Keploy wrote with a structured handshake or result set) is reported, not replayed.
+ * Replay turns each MySQL mock back into bytes (Keploy's structured connection phase, result
+ * sets and prepared statements included) and serves them with the MySQL-aware byte replayer
+ * (generic/replayer.ts), which adapts the framing to the connecting client (CLIENT_DEPRECATE_EOF,
+ * query attributes). A MySQL mock whose messages cannot be turned into bytes is reported, not
+ * replayed.
  */
 
 export interface MysqlPacket {
@@ -86,19 +92,13 @@ function requestTypes(packets: MysqlPacket[], greeting: boolean): string[] {
     if (greeting) return 'unknown';
     if (p.seq === 0) return COMMANDS[p.payload[0] ?? -1] ?? `COM_0x${(p.payload[0] ?? 0).toString(16).padStart(2, '0')}`;
     if (p.seq === 1) return p.payload.length === 32 ? 'SSLRequest' : 'HandshakeResponse41';
-    return 'AuthSwitchResponse';
+    // caching_sha2_password's request for the server's RSA key (Keploy: RequestPublicKey).
+    return p.payload.length === 1 && p.payload[0] === 0x02 ? 'RequestPublicKey' : 'AuthSwitchResponse';
   });
 }
 
 const isEof = (p: Buffer) => p[0] === 0xfe && p.length < 9;
 
-function lenenc(b: Buffer, pos: number): number {
-  const f = b[pos] ?? 0;
-  if (f < 0xfb) return f;
-  if (f === 0xfc) return b.readUInt16LE(pos + 1);
-  if (f === 0xfd) return b.readUIntLE(pos + 1, 3);
-  return Number(b.readBigUInt64LE(pos + 1));
-}
 
 /** Labels of the server's packets, from the request they answer. */
 function responseTypes(packets: MysqlPacket[], command: string | undefined): string[] {
@@ -138,7 +138,7 @@ function responseTypes(packets: MysqlPacket[], command: string | undefined): str
       else if (isEof(b)) out.push('EOF');
       else {
         out.push('ColumnCount');
-        queue = [lenenc(b, 0)].filter((n) => n > 0);
+        queue = [lenencAt(b, 0)?.[0] ?? 0].filter((n) => n > 0);
         rowsAfter = true;
         nextBlock();
       }
@@ -169,26 +169,6 @@ function text(b: Buffer): string | undefined {
   }
 }
 
-function readLenenc(b: Buffer, pos: number): [number, number] | undefined {
-  const f = b[pos];
-  if (f === undefined || f === 0xfb || f === 0xff) return undefined;
-  if (f < 0xfb) return [f, pos + 1];
-  const size = f === 0xfc ? 2 : f === 0xfd ? 3 : 8;
-  if (pos + 1 + size > b.length) return undefined;
-  const v = size === 8 ? Number(b.readBigUInt64LE(pos + 1)) : b.readUIntLE(pos + 1, size);
-  return Number.isSafeInteger(v) ? [v, pos + 1 + size] : undefined;
-}
-
-function writeLenenc(v: number): Buffer {
-  if (v < 0xfb) return Buffer.from([v]);
-  if (v < 0x10000) return Buffer.from([0xfc, v & 0xff, v >> 8]);
-  if (v < 0x1000000) return Buffer.from([0xfd, v & 0xff, (v >> 8) & 0xff, v >> 16]);
-  const b = Buffer.alloc(9);
-  b[0] = 0xfe;
-  b.writeBigUInt64LE(BigInt(v), 1);
-  return b;
-}
-
 const u16 = (v: number) => Buffer.from([v & 0xff, (v >> 8) & 0xff]);
 const num = (m: YamlMap, k: string) => (typeof m[k] === 'number' && Number.isSafeInteger(m[k]) && (m[k] as number) >= 0 ? (m[k] as number) : undefined);
 const str = (m: YamlMap, k: string) => (typeof m[k] === 'string' ? (m[k] as string) : m[k] === undefined || m[k] === null ? '' : undefined);
@@ -196,8 +176,8 @@ const str = (m: YamlMap, k: string) => (typeof m[k] === 'string' ? (m[k] as stri
 /** Keploy's field names for the packets modelled here (OK, ERR, EOF), read from a payload. */
 function decodeMessage(type: string, b: Buffer): YamlMap | undefined {
   if (type === 'OK') {
-    const a = readLenenc(b, 1);
-    const l = a && readLenenc(b, a[1]);
+    const a = lenencAt(b, 1);
+    const l = a && lenencAt(b, a[1]);
     if (!a || !l || l[1] + 4 > b.length) return undefined;
     const info = text(b.subarray(l[1] + 4));
     if (info === undefined) return undefined;
@@ -285,8 +265,11 @@ function packetEntry(p: MysqlPacket, type: string): YamlMap {
   const code = QUERY_COMMANDS[type];
   if (code !== undefined && p.payload[0] === code) {
     const query = text(p.payload.subarray(1));
-    if (query !== undefined) return { header, message: { query } };
+    if (query !== undefined) return { header, message: { command: code, query } };
   }
+  if (type === 'RequestPublicKey' && p.payload.length === 1 && p.payload[0] === 0x02) return { header, message: 'request_public_key' };
+  const structured = type === 'COM_STMT_EXECUTE' ? executeMessage(p) : type.startsWith('COM_') ? commandMessage(type, p) : authMessage(type, p);
+  if (structured) return { header, message: structured };
   // Modelled only when the fields give back exactly these bytes.
   const message = decodeMessage(type, p.payload);
   if (message && encodeMessage(type, message)?.equals(p.payload)) return { header, message };
@@ -314,10 +297,13 @@ export function toMysqlMock(g: GenericMock): PassThroughMock | undefined {
   const reqTypes = requestTypes(reqPackets, greeting);
   const command = reqPackets.length > 0 && reqPackets[0]!.seq === 0 ? reqTypes[0] : undefined;
   const resTypes = responseTypes(resPackets, command);
+  const single = (p: MysqlPacket) => packetEntry(p, p.payload[0] === 0x00 ? 'OK' : p.payload[0] === 0xff ? 'ERR' : p.payload.length < 9 ? 'EOF' : 'OK');
+  const responses = structuredAnswer(command, resPackets, single) ?? resPackets.map((p, i) => packetEntry(p, resTypes[i]!));
+  const responseOperation = ((responses[0]?.['header'] as YamlMap | undefined)?.['packet_type'] as string | undefined) ?? '';
   const metadata: Record<string, string> = {
     connID: g.connectionId ?? '0',
     requestOperation: greeting ? 'HandshakeV10' : (reqTypes[0] ?? ''),
-    responseOperation: resTypes[0] ?? '',
+    responseOperation,
     type: 'config',
   };
   if (meta[META_HOST]) metadata[META_HOST] = meta[META_HOST];
@@ -328,7 +314,7 @@ export function toMysqlMock(g: GenericMock): PassThroughMock | undefined {
   const spec: YamlMap = {
     metadata: sorted,
     requests: reqPackets.map((p, i) => packetEntry(p, reqTypes[i]!)),
-    responses: resPackets.map((p, i) => packetEntry(p, resTypes[i]!)),
+    responses,
     ...(Number.isFinite(created) && created > 0 ? { created } : {}),
     reqtimestampmock: g.spec.reqtimestampmock,
     restimestampmock: g.spec.restimestampmock,
@@ -338,10 +324,15 @@ export function toMysqlMock(g: GenericMock): PassThroughMock | undefined {
   return mock;
 }
 
-const isMap = (v: YamlValue | undefined): v is YamlMap => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
 
-/** The bytes of one packet entry, or a reason it has none. */
-function entryBytes(entry: YamlValue | undefined, where: string): Buffer | string {
+/** One packet entry of a MySQL mock: its sequence id, packet type and bytes (whole packets), or a reason it has none. */
+interface EntryBytes {
+  seq: number;
+  type: string;
+  bytes: Buffer;
+}
+
+function entryBytes(entry: YamlValue | undefined, where: string): EntryBytes | string {
   if (!isMap(entry)) return `${where}: not a mapping`;
   const header = isMap(entry['header']) ? entry['header'] : undefined;
   const inner = header && isMap(header['header']) ? header['header'] : undefined;
@@ -349,56 +340,105 @@ function entryBytes(entry: YamlValue | undefined, where: string): Buffer | strin
   if (typeof seq !== 'number' || !Number.isInteger(seq) || seq < 0 || seq > 255) return `${where}: header.header.sequence_id is not 0-255`;
   const type = typeof header?.['packet_type'] === 'string' ? header['packet_type'] : '';
   const message = entry['message'];
-  let payload: Buffer;
-  if (typeof message === 'string') payload = Buffer.from(message, 'base64');
-  else if (isMap(message) && typeof message['query'] === 'string' && QUERY_COMMANDS[type] !== undefined) {
-    payload = Buffer.concat([Buffer.from([QUERY_COMMANDS[type]!]), Buffer.from(message['query'], 'utf8')]);
-  } else if (isMap(message) && encodeMessage(type, message)) payload = encodeMessage(type, message)!;
-  else return `${where}: a structured ${type || 'packet'} message (only queries, HandshakeV10, OK, ERR and EOF are turned back into bytes; debugkit records other packets as base64)`;
-  const header4 = Buffer.alloc(4);
-  header4.writeUIntLE(payload.length, 0, 3);
-  header4[3] = seq;
-  return Buffer.concat([header4, payload]);
+  const whole = (payload: Buffer): EntryBytes => {
+    const header4 = Buffer.alloc(4);
+    header4.writeUIntLE(payload.length, 0, 3);
+    header4[3] = seq;
+    return { seq, type, bytes: Buffer.concat([header4, payload]) };
+  };
+  // Keploy writes caching_sha2_password's public key request as this word.
+  if (type === 'RequestPublicKey' && message === 'request_public_key') return whole(Buffer.from([0x02]));
+  if (typeof message === 'string') return whole(Buffer.from(message, 'base64'));
+  if (message instanceof Uint8Array) return whole(Buffer.from(message));
+  if (!isMap(message)) return `${where}: a ${type || 'packet'} message that is neither a mapping nor base64 text`;
+  const modelled = encodeMessage(type, message);
+  if (modelled) return whole(modelled);
+  const structured = structuredPackets(type, seq, message);
+  if (typeof structured === 'string') return `${where}: ${structured}`;
+  if (structured && type === 'COM_QUERY' && message['parameter_count'] === 0 && inner?.['payload_length'] === structured.length - 4 + 2) {
+    // Keploy 3 writes a query sent with CLIENT_QUERY_ATTRIBUTES as {parameter_count: 0, ..., query}
+    // without the empty attributes prefix (00 01) the packet had: its recorded length tells.
+    return { seq, type, bytes: packetOf(seq, Buffer.concat([structured.subarray(4, 5), Buffer.from([0, 1]), structured.subarray(5)])) };
+  }
+  if (structured) return { seq, type, bytes: structured };
+  return `${where}: a structured ${type || 'packet'} message of a type debugkit does not know (known: ${KNOWN_TYPES})`;
 }
 
-function listBytes(list: YamlValue | undefined, where: string): Buffer | string {
-  if (list === undefined || list === null) return Buffer.alloc(0);
+const KNOWN_TYPES = 'HandshakeV10, HandshakeResponse41, SSLRequest, AuthSwitchRequest, AuthSwitchResponse, AuthMoreData, OK, ERR, EOF, COM_* commands, COM_STMT_PREPARE_OK, TextResultSet, BinaryProtocolResultSet; any packet as base64';
+
+function listBytes(list: YamlValue | undefined, where: string): EntryBytes[] | string {
+  if (list === undefined || list === null) return [];
   if (!Array.isArray(list)) return `${where}: not a list`;
-  const parts: Buffer[] = [];
+  const out: EntryBytes[] = [];
   for (let i = 0; i < list.length; i++) {
     const b = entryBytes(list[i], `${where}[${i}]`);
     if (typeof b === 'string') return b;
-    parts.push(b);
+    out.push(b);
   }
-  return Buffer.concat(parts);
+  return out;
 }
 
-/** A MySQL mock as the Generic mock of the same exchange (for replay), or why it cannot be. */
-export function mysqlAsGeneric(m: Mock): GenericMock | string {
+/**
+ * A MySQL mock as the Generic mocks of the same exchanges (for replay), or why it cannot be.
+ *
+ * Keploy writes the whole connection phase as one mock (the greeting, the client's
+ * HandshakeResponse41 and every authentication step, with the server's answers); debugkit
+ * replays the connection phase step by step: the greeting becomes a mock of its own (sent on
+ * connect) and each client packet of the authentication is answered by the server packets that
+ * follow it in sequence-id order. A command mock stays one exchange.
+ */
+export function mysqlAsGenerics(m: Mock): GenericMock[] | string {
   if (m.kind !== 'MySQL') return `mock ${m.name} is not a MySQL mock`;
   const spec = m.spec as YamlMap;
-  const request = listBytes(spec['requests'], 'requests');
-  if (typeof request === 'string') return `MySQL mock ${m.name}: ${request}`;
-  const response = listBytes(spec['responses'], 'responses');
-  if (typeof response === 'string') return `MySQL mock ${m.name}: ${response}`;
+  const requests = listBytes(spec['requests'], 'requests');
+  if (typeof requests === 'string') return `MySQL mock ${m.name}: ${requests}`;
+  const responses = listBytes(spec['responses'], 'responses');
+  if (typeof responses === 'string') return `MySQL mock ${m.name}: ${responses}`;
   const meta = isMap(spec['metadata']) ? spec['metadata'] : {};
   const metadata: Record<string, string> = { type: 'config' };
   for (const key of [META_HOST, META_SERVER_CLOSED]) if (typeof meta[key] === 'string') metadata[key] = meta[key] as string;
   const time = (k: string) => (typeof spec[k] === 'string' ? (spec[k] as string) : '0001-01-01T00:00:00Z');
-  const g: GenericMock = {
-    version: m.version,
-    kind: 'Generic',
-    name: m.name,
-    spec: {
-      metadata,
-      genericrequests: request.length > 0 ? [{ origin: 'client', message: [messageOf(request)] }] : [],
-      genericresponses: response.length > 0 ? [{ origin: 'server', message: [messageOf(response)] }] : [],
-      reqtimestampmock: time('reqtimestampmock'),
-      restimestampmock: time('restimestampmock'),
-    },
+  const generic = (request: Buffer, response: Buffer, last: boolean): GenericMock => {
+    const md = { ...metadata };
+    if (!last) delete md[META_SERVER_CLOSED];
+    const g: GenericMock = {
+      version: m.version,
+      kind: 'Generic',
+      name: m.name,
+      spec: {
+        metadata: md,
+        genericrequests: request.length > 0 ? [{ origin: 'client', message: [messageOf(request)] }] : [],
+        genericresponses: response.length > 0 ? [{ origin: 'server', message: [messageOf(response)] }] : [],
+        reqtimestampmock: time('reqtimestampmock'),
+        restimestampmock: time('restimestampmock'),
+      },
+    };
+    if (m.connectionId) g.connectionId = m.connectionId;
+    return g;
   };
-  if (m.connectionId) g.connectionId = m.connectionId;
-  return g;
+  const joined = (list: EntryBytes[]) => Buffer.concat(list.map((e) => e.bytes));
+  const greetingFirst = responses.length > 0 && responses[0]!.seq === 0 && isMysqlGreeting(responses[0]!.bytes);
+  if (!greetingFirst || requests.length === 0 || requests[0]!.seq === 0) return [generic(joined(requests), joined(responses), true)];
+  // The connection phase, step by step.
+  const out = [generic(Buffer.alloc(0), responses[0]!.bytes, false)];
+  const rest = responses.slice(1);
+  requests.forEach((req, i) => {
+    const next = requests[i + 1]?.seq ?? 256;
+    const answer = rest.filter((r) => r.seq > req.seq && r.seq < next);
+    out.push(generic(req.bytes, joined(answer), i === requests.length - 1));
+  });
+  return out;
+}
+
+/** A MySQL mock as one Generic mock of the same bytes (the whole exchange), or why it cannot be. */
+export function mysqlAsGeneric(m: Mock): GenericMock | string {
+  const list = mysqlAsGenerics(m);
+  if (typeof list === 'string') return list;
+  if (list.length === 1) return list[0]!;
+  const bytesOf = (which: 'genericrequests' | 'genericresponses') => Buffer.concat(list.map((g) => payloadBytes(g.spec[which] ?? [])));
+  const [request, response] = [bytesOf('genericrequests'), bytesOf('genericresponses')];
+  const g = list.at(-1)!;
+  return { ...g, spec: { ...g.spec, genericrequests: [{ origin: 'client', message: [messageOf(request)] }], genericresponses: [{ origin: 'server', message: [messageOf(response)] }] } };
 }
 
 /** The MySQL mock of a recorded exchange, or the Generic one itself when its bytes are not whole packets (or were truncated). */

@@ -1,0 +1,411 @@
+import { lenencAt } from '../generic/mysql.js';
+import { markStyle } from '../keploy/style.js';
+import type { YamlMap, YamlValue } from '../keploy/types.js';
+import { structuredPackets } from './structured.js';
+
+/**
+ * Recording: the packets of an answer in Keploy's structured fields (the names are listed in
+ * structured.ts): each result set as one `TextResultSet` / `BinaryProtocolResultSet` entry, a
+ * prepare's answer as one `COM_STMT_PREPARE_OK` entry, COM_STMT_EXECUTE with its parameters.
+ * Every entry is kept only when structured.ts turns it back into exactly the recorded bytes;
+ * otherwise the caller keeps the packets one by one, as base64.
+ */
+
+export interface RawPacket {
+  seq: number;
+  payload: Buffer;
+}
+
+const whole = (p: RawPacket) => {
+  const head = Buffer.alloc(4);
+  head.writeUIntLE(p.payload.length, 0, 3);
+  head[3] = p.seq;
+  return Buffer.concat([head, p.payload]);
+};
+const byteList = (b: Buffer): number[] => [...b];
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** Text when the bytes are UTF-8, else the bytes (written as !!binary). */
+function textOrBytes(b: Buffer): string | Uint8Array {
+  try {
+    return utf8.decode(b);
+  } catch {
+    return new Uint8Array(b);
+  }
+}
+const headerOf = (p: RawPacket): YamlMap => ({ payload_length: p.payload.length, sequence_id: p.seq });
+
+interface Column {
+  map: YamlMap;
+  type: number;
+  flags: number;
+  name: string;
+}
+
+function lenencString(b: Buffer, pos: number): [Buffer, number] | undefined {
+  const n = lenencAt(b, pos);
+  if (!n || n[1] + n[0] > b.length) return undefined;
+  return [b.subarray(n[1], n[1] + n[0]), n[1] + n[0]];
+}
+
+function column(p: RawPacket): Column | undefined {
+  const b = p.payload;
+  const strings: string[] = [];
+  let pos = 0;
+  for (let i = 0; i < 6; i++) {
+    const s = lenencString(b, pos);
+    if (!s) return undefined;
+    const t = textOrBytes(s[0]);
+    if (typeof t !== 'string') return undefined;
+    strings.push(t);
+    pos = s[1];
+  }
+  // MariaDB with MARIADB_CLIENT_EXTENDED_METADATA (mysql2 asks for it): a 7th string, the extended
+  // type info, before the fixed fields (0x0c). Kept as `extended_metadata`, which Keploy ignores.
+  let extended: string | undefined;
+  if (b[pos] !== 0x0c) {
+    const s = lenencString(b, pos);
+    const t = s && b[s[1]] === 0x0c ? textOrBytes(s[0]) : undefined;
+    if (typeof t !== 'string') return undefined;
+    [extended, pos] = [t, s![1]];
+  }
+  if (pos + 13 > b.length) return undefined;
+  let defaultValue = '';
+  if (pos + 13 < b.length) {
+    const s = lenencString(b, pos + 13);
+    const t = s && s[1] === b.length ? textOrBytes(s[0]) : undefined;
+    if (typeof t !== 'string') return undefined;
+    defaultValue = t;
+  }
+  const [catalog, schema, table, orgTable, name, orgName] = strings as [string, string, string, string, string, string];
+  const map: YamlMap = {
+    header: headerOf(p),
+    catalog,
+    schema,
+    table,
+    org_table: orgTable,
+    name,
+    org_name: orgName,
+    ...(extended !== undefined ? { extended_metadata: extended } : {}),
+    fixed_length: b[pos]!,
+    character_set: b.readUInt16LE(pos + 1),
+    column_length: b.readUInt32LE(pos + 3),
+    type: b[pos + 7]!,
+    flags: b.readUInt16LE(pos + 8),
+    decimals: b[pos + 10]!,
+    filler: byteList(b.subarray(pos + 11, pos + 13)),
+    defaultValue,
+  };
+  return { map, type: b[pos + 7]!, flags: b.readUInt16LE(pos + 8), name };
+}
+
+const INT_SIZES: Record<number, number> = { 1: 1, 2: 2, 13: 2, 3: 4, 9: 4, 8: 8 };
+const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+
+/** One binary-protocol value at `pos`: [value, position after], or undefined. */
+export function binaryValueAt(type: number, unsigned: boolean, b: Buffer, pos: number): [YamlValue, number] | undefined {
+  const size = INT_SIZES[type];
+  if (size !== undefined) {
+    if (pos + size > b.length) return undefined;
+    let v = 0n;
+    for (let i = size - 1; i >= 0; i--) v = (v << 8n) | BigInt(b[pos + i]!);
+    if (!unsigned) v = BigInt.asIntN(size * 8, v);
+    return [v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v, pos + size];
+  }
+  if (type === 4) return pos + 4 <= b.length ? [b.readFloatLE(pos), pos + 4] : undefined;
+  if (type === 5) return pos + 8 <= b.length ? [b.readDoubleLE(pos), pos + 8] : undefined;
+  if (type === 6) return [null, pos];
+  if (type === 7 || type === 10 || type === 12 || type === 14) {
+    const n = b[pos];
+    if (n === undefined || ![0, 4, 7, 11].includes(n) || pos + 1 + n > b.length) return undefined;
+    const d = b.subarray(pos + 1, pos + 1 + n);
+    const date = n === 0 ? '0000-00-00' : `${pad(d.readUInt16LE(0), 4)}-${pad(d[2]!)}-${pad(d[3]!)}`;
+    const time = n >= 7 ? ` ${pad(d[4]!)}:${pad(d[5]!)}:${pad(d[6]!)}` : type === 10 || type === 14 ? '' : ' 00:00:00';
+    const usec = n === 11 ? `.${pad(d.readUInt32LE(7), 6)}` : '';
+    return [date + time + usec, pos + 1 + n];
+  }
+  if (type === 11) {
+    const n = b[pos];
+    if (n === undefined || ![0, 8, 12].includes(n) || pos + 1 + n > b.length) return undefined;
+    const d = b.subarray(pos + 1, pos + 1 + n);
+    if (n === 0) return ['00:00:00', pos + 1];
+    // As Keploy writes it: `[-]D HH:MM:SS.ffffff`, days and microseconds always.
+    const usec = n === 12 ? d.readUInt32LE(8) : 0;
+    return [`${d[0] ? '-' : ''}${d.readUInt32LE(1)} ${pad(d[5]!)}:${pad(d[6]!)}:${pad(d[7]!)}.${pad(usec, 6)}`, pos + 1 + n];
+  }
+  const s = lenencString(b, pos);
+  return s ? [textOrBytes(s[0]), s[1]] : undefined;
+}
+
+function textRow(p: RawPacket, columns: Column[]): YamlMap | undefined {
+  const values: YamlMap[] = [];
+  let pos = 0;
+  for (const c of columns) {
+    let value: YamlValue;
+    if (p.payload[pos] === 0xfb) [value, pos] = [null, pos + 1];
+    else {
+      const s = lenencString(p.payload, pos);
+      if (!s) return undefined;
+      [value, pos] = [textOrBytes(s[0]), s[1]];
+    }
+    values.push({ type: c.type, name: c.name, value, unsigned: false });
+  }
+  return pos === p.payload.length ? { header: headerOf(p), values } : undefined;
+}
+
+function binaryRow(p: RawPacket, columns: Column[]): YamlMap | undefined {
+  const b = p.payload;
+  const bitmapLength = (columns.length + 9) >> 3;
+  if (b[0] !== 0x00 || b.length < 1 + bitmapLength) return undefined;
+  const bitmap = b.subarray(1, 1 + bitmapLength);
+  let pos = 1 + bitmapLength;
+  const values: YamlMap[] = [];
+  for (let i = 0; i < columns.length; i++) {
+    const c = columns[i]!;
+    const unsigned = (c.flags & 0x20) !== 0;
+    if ((bitmap[(i + 2) >> 3]! >> ((i + 2) & 7)) & 1) {
+      values.push({ type: c.type, name: c.name, value: null, unsigned });
+      continue;
+    }
+    const v = binaryValueAt(c.type, unsigned, b, pos);
+    if (!v) return undefined;
+    values.push({ type: c.type, name: c.name, value: v[0], unsigned });
+    pos = v[1];
+  }
+  return pos === b.length ? { header: headerOf(p), values, okAfterRow: false, rowNullBuffer: byteList(bitmap) } : undefined;
+}
+
+const isEof = (p: RawPacket | undefined) => p !== undefined && p.payload[0] === 0xfe && p.payload.length < 7;
+
+/** A result set starting at `packets[at]`: its entry and the index after it, or undefined. */
+function resultSet(packets: RawPacket[], at: number, binary: boolean): [YamlMap, number] | undefined {
+  const head = packets[at]!;
+  const count = lenencAt(head.payload, 0);
+  if (!count || count[1] !== head.payload.length || count[0] === 0) return undefined;
+  let i = at + 1;
+  const columns: Column[] = [];
+  for (let k = 0; k < count[0]; k++) {
+    const c = packets[i] && column(packets[i]!);
+    if (!c) return undefined;
+    columns.push(c);
+    i++;
+  }
+  let eofAfterColumns: number[] = [];
+  if (isEof(packets[i])) eofAfterColumns = byteList(whole(packets[i++]!));
+  const rows: YamlMap[] = [];
+  while (i < packets.length && packets[i]!.payload[0] !== 0xfe && packets[i]!.payload[0] !== 0xff) {
+    const row = binary ? binaryRow(packets[i]!, columns) : textRow(packets[i]!, columns);
+    if (!row) return undefined;
+    rows.push(row);
+    i++;
+  }
+  const last = packets[i];
+  if (!last || last.payload[0] !== 0xfe) return undefined;
+  const type = binary ? 'BinaryProtocolResultSet' : 'TextResultSet';
+  const message: YamlMap = {
+    columnCount: count[0],
+    columns: columns.map((c) => c.map),
+    eofAfterColumns,
+    rows,
+    FinalResponse: { data: byteList(whole(last)), type: isEof(last) ? 'EOF' : 'OK' },
+  };
+  return [{ header: { header: headerOf(head), packet_type: type }, message }, i + 1];
+}
+
+function prepareOk(packets: RawPacket[]): YamlMap | undefined {
+  const head = packets[0]!;
+  const b = head.payload;
+  if (b[0] !== 0x00 || b.length < 9 || b.length > 13) return undefined;
+  const [numColumns, numParams] = [b.readUInt16LE(5), b.readUInt16LE(7)];
+  let i = 1;
+  const block = (n: number): [YamlMap[], number[]] | undefined => {
+    const defs: YamlMap[] = [];
+    for (let k = 0; k < n; k++) {
+      const c = packets[i] && column(packets[i]!);
+      if (!c) return undefined;
+      defs.push(c.map);
+      i++;
+    }
+    return [defs, n > 0 && isEof(packets[i]) ? byteList(whole(packets[i++]!)) : []];
+  };
+  const params = block(numParams);
+  const cols = params && block(numColumns);
+  if (!params || !cols || i !== packets.length) return undefined;
+  const message: YamlMap = {
+    status: b[0]!,
+    statement_id: b.readUInt32LE(1),
+    num_columns: numColumns,
+    num_params: numParams,
+    filler: b[9] ?? 0,
+    warning_available: b.length >= 12,
+    warning_count: b.length >= 12 ? b.readUInt16LE(10) : 0,
+    meta_follows_available: b.length >= 13,
+    meta_follows: b[12] ?? 0,
+    param_definitions: params[0],
+    eofAfterParamDefs: params[1],
+    column_definitions: cols[0],
+    eofAfterColumnDefs: cols[1],
+  };
+  return { header: { header: headerOf(head), packet_type: 'COM_STMT_PREPARE_OK' }, message };
+}
+
+/** Whether an entry gives back exactly these packets. */
+function exact(entry: YamlMap, packets: RawPacket[]): boolean {
+  const h = entry['header'] as YamlMap;
+  const rebuilt = structuredPackets(h['packet_type'] as string, (h['header'] as YamlMap)['sequence_id'] as number, entry['message'] as YamlMap);
+  return Buffer.isBuffer(rebuilt) && rebuilt.equals(Buffer.concat(packets.map(whole)));
+}
+
+/**
+ * The answer to `command` in Keploy's structured entries, with `single` for each packet that
+ * stands alone (OK, ERR, EOF); undefined when it has no result set or prepare answer, or when
+ * any part would not give back exactly its bytes.
+ */
+export function structuredAnswer(command: string | undefined, packets: RawPacket[], single: (p: RawPacket) => YamlMap): YamlMap[] | undefined {
+  if (packets.length < 2) return undefined;
+  if (command === 'COM_STMT_PREPARE') {
+    const entry = prepareOk(packets);
+    return entry && exact(entry, packets) ? [entry] : undefined;
+  }
+  if (command !== 'COM_QUERY' && command !== 'COM_STMT_EXECUTE') return undefined;
+  const out: YamlMap[] = [];
+  for (let i = 0; i < packets.length; ) {
+    const first = packets[i]!.payload[0];
+    if (first === 0x00 || first === 0xff || first === 0xfe) {
+      out.push(single(packets[i]!));
+      i++;
+      continue;
+    }
+    const rs = resultSet(packets, i, command === 'COM_STMT_EXECUTE');
+    if (!rs || !exact(rs[0], packets.slice(i, rs[1]))) return undefined;
+    out.push(rs[0]);
+    i = rs[1];
+  }
+  return out;
+}
+
+/** COM_STMT_EXECUTE in Keploy's fields (its parameter count found from the bytes), or undefined. */
+export function executeMessage(p: RawPacket): YamlMap | undefined {
+  const b = p.payload;
+  if (b[0] !== 0x17 || b.length < 10) return undefined;
+  const base: YamlMap = { status: 0x17, statement_id: b.readUInt32LE(1), flags: b[5]!, iteration_count: b.readUInt32LE(6) };
+  const candidates: YamlMap[] = [];
+  if (b.length === 10) candidates.push({ ...base, parameter_count: 0, null_bitmap: [], new_params_bind_flag: 0, parameters: [] });
+  // The count is not in the packet (it came with the prepare): the one whose values fill it exactly.
+  for (let n = 1; n <= 4096 && 10 + ((n + 7) >> 3) + 1 + 2 * n <= b.length; n++) {
+    const bitmap = b.subarray(10, 10 + ((n + 7) >> 3));
+    let pos = 10 + bitmap.length;
+    if (b[pos] !== 1) break;
+    pos++;
+    const types = Array.from({ length: n }, (_, k) => b.readUInt16LE(pos + 2 * k));
+    pos += 2 * n;
+    const parameters: YamlMap[] = [];
+    let ok = true;
+    for (let k = 0; k < n && ok; k++) {
+      const [type, unsigned] = [types[k]! & 0xff, (types[k]! & 0x8000) !== 0];
+      if ((bitmap[k >> 3]! >> (k & 7)) & 1) {
+        parameters.push({ type, unsigned, value: null });
+        continue;
+      }
+      const v = binaryValueAt(type, unsigned, b, pos);
+      if (!v) ok = false;
+      else {
+        parameters.push({ type, unsigned, value: v[0] });
+        pos = v[1];
+      }
+    }
+    if (ok && pos === b.length) candidates.push({ ...base, parameter_count: n, null_bitmap: byteList(bitmap), new_params_bind_flag: 1, parameters });
+  }
+  return candidates.length === 1 && structuredPackets('COM_STMT_EXECUTE', p.seq, candidates[0]!) instanceof Buffer && (structuredPackets('COM_STMT_EXECUTE', p.seq, candidates[0]!) as Buffer).equals(whole(p)) ? candidates[0] : undefined;
+}
+
+const CACHING_SHA2_NAMES: Record<number, string> = { 3: 'FastAuthSuccess', 4: 'PerformFullAuthentication' };
+
+function cString(b: Buffer, pos: number): [string, number] | undefined {
+  const end = b.indexOf(0, pos);
+  if (end < 0) return undefined;
+  const t = textOrBytes(b.subarray(pos, end));
+  return typeof t === 'string' ? [t, end + 1] : undefined;
+}
+
+/** HandshakeResponse41 / SSLRequest in Keploy's fields (connection attributes in the client's order). */
+function handshakeResponse(b: Buffer, ssl: boolean): YamlMap | undefined {
+  if (b.length < 32) return undefined;
+  const caps = b.readUInt32LE(0);
+  const head: YamlMap = { capability_flags: caps, max_packet_size: b.readUInt32LE(4), character_set: b[8]!, filler: markStyle(byteList(b.subarray(9, 32)), true) };
+  if (ssl) return b.length === 32 ? head : undefined;
+  const user = cString(b, 32);
+  if (!user) return undefined;
+  let pos = user[1];
+  let auth: Buffer;
+  if (caps & 0x00200000) {
+    const s = lenencString(b, pos);
+    if (!s) return undefined;
+    [auth, pos] = s;
+  } else if (caps & 0x8000) {
+    const n = b[pos] ?? 0;
+    [auth, pos] = [b.subarray(pos + 1, pos + 1 + n), pos + 1 + n];
+  } else return undefined;
+  const message: YamlMap = { ...head, username: user[0], auth_response: markStyle(byteList(auth), true), database: '', auth_plugin_name: '' };
+  if (caps & 0x08) {
+    const s = cString(b, pos);
+    if (!s) return undefined;
+    [message['database'], pos] = s;
+  }
+  if (caps & 0x00080000) {
+    const s = cString(b, pos);
+    if (!s) return undefined;
+    [message['auth_plugin_name'], pos] = s;
+  }
+  if (caps & 0x00100000) {
+    const all = lenencString(b, pos);
+    if (!all) return undefined;
+    const attrs: YamlMap = {};
+    for (let p = 0; p < all[0].length; ) {
+      const k = lenencString(all[0], p);
+      const v = k && lenencString(all[0], k[1]);
+      const [key, value] = [k && textOrBytes(k[0]), v && textOrBytes(v[0])];
+      if (!v || typeof key !== 'string' || typeof value !== 'string' || key in attrs) return undefined;
+      attrs[key] = value;
+      p = v[1];
+    }
+    message['connection_attributes'] = attrs;
+    pos = all[1];
+  }
+  message['zstdcompressionlevel'] = caps & 0x04000000 ? (b[pos++] ?? 0) : 0;
+  return pos === b.length ? message : undefined;
+}
+
+/**
+ * A connection-phase packet in Keploy's fields (HandshakeResponse41, SSLRequest, AuthMoreData,
+ * AuthSwitchRequest, AuthSwitchResponse), when they give back exactly its bytes; else undefined.
+ */
+export function authMessage(type: string, p: RawPacket): YamlMap | undefined {
+  const b = p.payload;
+  let message: YamlMap | undefined;
+  if (type === 'HandshakeResponse41' || type === 'SSLRequest') message = handshakeResponse(b, type === 'SSLRequest');
+  else if (type === 'AuthMoreData' && b[0] === 0x01 && b.length > 1) {
+    const named = b.length === 2 ? CACHING_SHA2_NAMES[b[1]!] : undefined;
+    const data = named ?? textOrBytes(b.subarray(1));
+    message = typeof data === 'string' ? { status_tag: 1, data } : undefined;
+  } else if (type === 'AuthSwitchRequest' && b[0] === 0xfe) {
+    const name = cString(b, 1);
+    message = name && { status_tag: 0xfe, plugin_name: name[0], plugin_data: b.subarray(name[1]).toString('base64').replace(/=+$/, '') };
+  } else if (type === 'AuthSwitchResponse') message = { data: b.toString('base64') };
+  if (!message) return undefined;
+  const rebuilt = structuredPackets(type, p.seq, message);
+  return Buffer.isBuffer(rebuilt) && rebuilt.equals(whole(p)) ? message : undefined;
+}
+
+/** The other commands in Keploy's fields (`{command}`, `{command, schema}`, `{status, statement_id}`), when exact; else undefined. */
+export function commandMessage(type: string, p: RawPacket): YamlMap | undefined {
+  const b = p.payload;
+  let message: YamlMap | undefined;
+  if (['COM_QUIT', 'COM_PING', 'COM_STATISTICS', 'COM_DEBUG', 'COM_RESET_CONNECTION'].includes(type) && b.length === 1) message = { command: b[0]! };
+  else if (type === 'COM_INIT_DB') {
+    const schema = textOrBytes(b.subarray(1));
+    message = typeof schema === 'string' ? { command: b[0]!, schema } : undefined;
+  } else if ((type === 'COM_STMT_CLOSE' || type === 'COM_STMT_RESET') && b.length === 5) message = { status: b[0]!, statement_id: b.readUInt32LE(1) };
+  if (!message) return undefined;
+  const rebuilt = structuredPackets(type, p.seq, message);
+  return Buffer.isBuffer(rebuilt) && rebuilt.equals(whole(p)) ? message : undefined;
+}
