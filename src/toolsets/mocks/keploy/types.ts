@@ -34,6 +34,7 @@ export const KEPLOY_MOCK_VERSION = 'api.keploy.io/v1beta1';
 export const ZERO_TIME = '0001-01-01T00:00:00Z';
 /** The formats yaml.v3's `parseTimestamp` tries (Go layouts with 1-or-2-digit fields). */
 export const TIMESTAMP = /^\d{4}-\d{1,2}-\d{1,2}(?:(?:[Tt]\d{1,2}:\d{1,2}:\d{1,2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2}))|(?: \d{1,2}:\d{1,2}:\d{1,2}(?:\.\d+)?))?$/;
+const TIME_ERROR = 'expected a timestamp like 2024-06-05T16:53:56.841481379+05:30';
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** The kinds this module models field by field (always counted, see `KindCounts`). */
@@ -99,7 +100,7 @@ const goInt = z.preprocess(
 /** A Go `time.Time` as yaml.v3 writes it, kept as its text (nanoseconds and zone); empty is the zero time. */
 const timestamp = z.preprocess(
   (v) => (text(v) === '' ? ZERO_TIME : text(v)),
-  z.string({ error: 'expected a timestamp' }).regex(TIMESTAMP, 'expected a timestamp like 2024-06-05T16:53:56.841481379+05:30'),
+  z.string({ error: TIME_ERROR }).regex(TIMESTAMP, TIME_ERROR),
 );
 const base64 = z.preprocess(text, z.string({ error: 'expected base64 data' }).regex(BASE64, 'expected base64 data'));
 /** Any YAML data, kept as it is. */
