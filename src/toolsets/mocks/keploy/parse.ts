@@ -41,7 +41,7 @@ export function parseMockSet(text: string, file: string): Mock[] {
     }
     if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) continue; // empty document
     const root = doc.contents as YamlNode;
-    const value = toData(root, [], fail);
+    const value = toData(root, (node, message) => fail(node, pathTo(root, node) ?? [], message));
     if (!isPlainObject(value)) fail(root, [], `expected a mock document (a mapping with version, kind, name and spec), got ${describe(root)}`);
     const kind = value.kind;
     if (kind === undefined) fail(root, ['kind'], `missing; expected one of ${KINDS.join(', ')}`);
@@ -109,33 +109,60 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
  * `Plain` (value and text), integers beyond 2^53 as bigint. Aliases, non-scalar keys, duplicate
  * keys and bad `!!binary` are errors.
  */
-function toData(node: N, path: PropertyKey[], fail: Fail): unknown {
+function toData(node: N, fail: (node: YamlNode, message: string) => never): unknown {
   if (node === null || node === undefined) return null;
   if (isMap(node)) {
     const out: Record<string, unknown> = {};
     for (const pair of node.items) {
       const keyNode = pair.key as N;
-      if (keyNode !== null && keyNode !== undefined && !isScalar(keyNode)) fail(keyNode, path, `a mapping key must be a scalar, got ${describe(keyNode)}`);
-      const raw = toData(keyNode, path, fail);
-      const key = raw === null ? '' : raw instanceof Plain ? raw.source : raw instanceof Uint8Array ? fail(keyNode, path, 'a mapping key must be text') : String(raw);
-      if (Object.hasOwn(out, key)) fail(keyNode, [...path, key], 'duplicate key');
-      defineKey(out, key, toData(pair.value as N, [...path, key], fail));
+      if (keyNode !== null && keyNode !== undefined && !isScalar(keyNode)) fail(keyNode, `a mapping key must be a scalar, got ${describe(keyNode)}`);
+      const key = keyText(keyNode);
+      if (key === undefined) return fail(keyNode as YamlNode, 'a mapping key must be text');
+      if (Object.hasOwn(out, key)) fail(keyNode as YamlNode, 'duplicate key');
+      defineKey(out, key, toData(pair.value as N, fail));
     }
     return markStyle(out, node.flow);
   }
-  if (isSeq(node)) return markStyle(node.items.map((item, i) => toData(item as N, [...path, i], fail)), node.flow);
-  if (isAlias(node)) return fail(node, path, 'YAML aliases are not supported in mock files (Keploy never writes them)');
-  if (!isScalar(node)) return fail(node, path, `unsupported YAML node ${describe(node)}`);
+  if (isSeq(node)) return markStyle(node.items.map((item) => toData(item as N, fail)), node.flow);
+  if (isAlias(node)) return fail(node, 'YAML aliases are not supported in mock files (Keploy never writes them)');
+  if (!isScalar(node)) return fail(node, `unsupported YAML node ${describe(node)}`);
   const v: unknown = node.value;
   const source = node.source ?? '';
   if (v === null || typeof v === 'string') return v;
   if (v instanceof Uint8Array) {
-    if (!BASE64.test(source.replace(/\s+/g, ''))) fail(node, path, '!!binary data is not valid base64');
+    if (!BASE64.test(source.replace(/\s+/g, ''))) fail(node, '!!binary data is not valid base64');
     return new Uint8Array(v);
   }
   if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v) && /^[-+]?[0-9]+$/.test(source)) return new Plain(BigInt(source), source);
   if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return new Plain(v, source);
-  return fail(node, path, `unsupported scalar ${describe(node)}`);
+  return fail(node, `unsupported scalar ${describe(node)}`);
+}
+
+/** A mapping key as text (as toData reads it), undefined for one that has none (bytes). */
+function keyText(key: N): string | undefined {
+  if (!isScalar(key) || key.value === null) return '';
+  if (key.value instanceof Uint8Array) return undefined;
+  return typeof key.value === 'string' ? key.value : (key.source ?? String(key.value));
+}
+
+/** Where `target` is under `node` (for an error's field path; a key's path is its value's). */
+function pathTo(node: unknown, target: unknown, path: PropertyKey[] = []): PropertyKey[] | undefined {
+  if (node === target) return path;
+  if (isMap(node)) {
+    for (const pair of node.items) {
+      const key = keyText(pair.key as N) ?? '';
+      if (pair.key === target) return isScalar(pair.key) ? [...path, key] : path;
+      const found = pathTo(pair.value, target, [...path, key]);
+      if (found) return found;
+    }
+  }
+  if (isSeq(node)) {
+    for (let i = 0; i < node.items.length; i++) {
+      const found = pathTo(node.items[i], target, [...path, i]);
+      if (found) return found;
+    }
+  }
+  return undefined;
 }
 
 function describe(node: N): string {

@@ -2,7 +2,7 @@ import { DebugkitError } from '../../../core/errors.js';
 import { compareKeys, emitDocument, formatNumber, type ENode } from './emit.js';
 import { issueText, pathText } from './parse.js';
 import { collectionStyle, markStyle } from './style.js';
-import { isPlainObject, MOCK_SCHEMAS, TIMESTAMP, ZERO_TIME, type Mock } from './types.js';
+import { defineKey, isPlainObject, MOCK_SCHEMAS, TIMESTAMP, ZERO_TIME, type Mock } from './types.js';
 
 /*
  * Key order of each structure: the field order of Keploy's Go structs (yaml.v3 writes struct
@@ -113,13 +113,15 @@ export function serializeMockSet(mocks: readonly Mock[]): string {
 class Writer {
   /** Keploy's flow tags for the collections laid out under a Postgres packet's keys. */
   private readonly hints = new WeakMap<object, FlowHint>();
+  /** Where the writer is (one stack, pushed and popped, for error messages). */
+  private readonly path: PropertyKey[] = [];
 
   constructor(
     private readonly index: number,
     private readonly mock: Mock,
   ) {}
 
-  fail(path: readonly PropertyKey[], message: string): never {
+  fail(path: readonly PropertyKey[] = this.path, message: string): never {
     const name = typeof this.mock?.name === 'string' ? ` (${this.mock.name})` : '';
     throw new DebugkitError('INVALID_ARGUMENT', `Cannot write mock ${this.index + 1}${name}: ${path.length ? `${pathText(path)}: ` : ''}${message}`);
   }
@@ -129,7 +131,7 @@ class Writer {
     if (!isPlainObject(m)) this.fail([], 'not a mock object');
     const schema = MOCK_SCHEMAS[m.kind as keyof typeof MOCK_SCHEMAS];
     if (!schema) this.fail(['kind'], `unknown kind ${JSON.stringify(m.kind)}`);
-    const doc = this.layout(m, documentLayout(m.kind), []);
+    const doc = this.layout(m, documentLayout(m.kind));
     const result = schema.safeParse(doc);
     if (!result.success) {
       const issue = result.error.issues[0]!;
@@ -137,20 +139,20 @@ class Writer {
       for (const part of issue.path) value = (value as Record<PropertyKey, unknown> | undefined)?.[part];
       this.fail(issue.path, issueText(issue, value === undefined ? undefined : (value as never), () => describe(value)));
     }
-    return this.value(doc, []);
+    return this.value(doc);
   }
 
   /** `v` laid out as Keploy writes it: known fields in Keploy's order, `extra` keys in place, empty ones left out. */
-  private layout(v: unknown, layout: Layout | undefined, path: PropertyKey[]): unknown {
-    if (Array.isArray(v)) return v.map((item, i) => this.layout(item, layout, [...path, i]));
+  private layout(v: unknown, layout: Layout | undefined): unknown {
+    if (Array.isArray(v)) return v.map((item, i) => this.at(i, () => this.layout(item, layout)));
     if (layout === undefined || !isPlainObject(v)) return v;
     const { extra, ...known } = v as Record<string, unknown> & { extra?: unknown };
     const byKey = new Map<string, unknown>(Object.entries({ ...layout.defaults, ...known }).filter(([, value]) => value !== undefined));
     if (extra !== undefined) {
-      if (!isPlainObject(extra)) this.fail([...path, 'extra'], `expected an object, got ${describe(extra)}`);
+      if (!isPlainObject(extra)) this.fail([...this.path, 'extra'], `expected an object, got ${describe(extra)}`);
       for (const [key, value] of Object.entries(extra)) {
         if (value === undefined) continue;
-        if (byKey.has(key)) this.fail([...path, 'extra', key], 'duplicates a modeled field; set the field itself');
+        if (byKey.has(key)) this.fail([...this.path, 'extra', key], 'duplicates a modeled field; set the field itself');
         byKey.set(key, value);
       }
     }
@@ -161,16 +163,23 @@ class Writer {
     const out: Record<string, unknown> = {};
     const keys = [...layout.order.filter((key) => byKey.has(key)), ...[...byKey.keys()].filter((key) => !layout.order.includes(key))];
     for (const key of keys) {
-      let value = this.layout(byKey.get(key), layout.fields?.[key], [...path, key]);
+      let value = this.at(key, () => this.layout(byKey.get(key), layout.fields?.[key]));
       if (layout.goMaps?.includes(key) && isPlainObject(value)) value = goMap(value);
       if (layout.flow?.[key] !== undefined && typeof value === 'object' && value !== null) this.hints.set(value, layout.flow[key]);
-      Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+      defineKey(out, key, value);
     }
     return out;
   }
 
+  private at<T>(key: PropertyKey, f: () => T): T {
+    this.path.push(key);
+    const result = f();
+    this.path.pop();
+    return result;
+  }
+
   /** Plain data as emitter nodes: style as parsed, else from `hint` (Keploy's flow tags). */
-  private value(v: unknown, path: PropertyKey[], hint?: FlowHint, key?: string): ENode {
+  private value(v: unknown, hint?: FlowHint, key?: string): ENode {
     if (typeof v === 'object' && v !== null) hint = this.hints.get(v) ?? hint;
     if (typeof v === 'string') return key !== undefined && TIME_KEYS.has(key) && TIMESTAMP.test(v) ? { kind: 'raw', text: v } : { kind: 'str', value: v };
     if (typeof v === 'number' || typeof v === 'bigint') return { kind: 'raw', text: formatNumber(v) };
@@ -180,26 +189,26 @@ class Writer {
     const flow = (o: object) => (collectionStyle(o) ?? (hint === true ? 'flow' : 'block')) === 'flow';
     if (Array.isArray(v)) {
       const items = v.map((item, i) => {
-        if (item === undefined) this.fail([...path, i], 'undefined in a list');
-        return this.value(item, [...path, i], hint);
+        if (item === undefined) this.fail([...this.path, i], 'undefined in a list');
+        return this.at(i, () => this.value(item, hint));
       });
       return { kind: 'seq', items, flow: flow(v) };
     }
     if (isPlainObject(v)) {
       const entries: Array<[string, ENode]> = [];
       for (const [k, item] of Object.entries(v)) {
-        if (item !== undefined) entries.push([k, this.value(item, [...path, k], hint === true ? true : hint?.[k], k)]);
+        if (item !== undefined) entries.push([k, this.at(k, () => this.value(item, hint === true ? true : hint?.[k], k))]);
       }
       return { kind: 'map', entries, flow: flow(v) };
     }
-    return this.fail(path, `cannot be written as YAML: ${describe(v)}`);
+    return this.fail(undefined, `cannot be written as YAML: ${describe(v)}`);
   }
 }
 
 /** A Go map: keys sorted the way yaml.v3 sorts them (the style it had kept). */
 function goMap(map: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(map).sort(compareKeys)) Object.defineProperty(out, key, { value: map[key], enumerable: true, writable: true, configurable: true });
+  for (const key of Object.keys(map).sort(compareKeys)) defineKey(out, key, map[key]);
   return collectionStyle(map) === 'flow' ? markStyle(out, true) : out;
 }
 

@@ -64,7 +64,8 @@ export class Plain {
 
 /** Sets a key without ever touching a prototype (`__proto__` is just a key here). */
 export function defineKey(target: object, key: string, v: unknown): void {
-  Object.defineProperty(target, key, { value: v, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__') Object.defineProperty(target, key, { value: v, enumerable: true, writable: true, configurable: true });
+  else (target as Record<string, unknown>)[key] = v;
 }
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -146,7 +147,7 @@ function keployObject<S extends z.ZodRawShape>(shape: S, expected: string) {
   return z.preprocess(
     (input) => {
       if (input === null) return {};
-      if (!isPlainObject(input)) return input;
+      if (!isPlainObject(input) || Object.keys(input).every((key) => known.has(key))) return input;
       const out: Record<string, unknown> = {};
       const extra: Extra = {};
       for (const key of Object.keys(input)) defineKey(known.has(key) ? out : extra, key, known.has(key) ? input[key] : plainData(input[key]));
