@@ -146,28 +146,30 @@ class Writer {
   private layout(v: unknown, layout: Layout | undefined): unknown {
     if (Array.isArray(v)) return v.map((item, i) => this.at(i, () => this.layout(item, layout)));
     if (layout === undefined || !isPlainObject(v)) return v;
-    const { extra, ...known } = v as Record<string, unknown> & { extra?: unknown };
-    const byKey = new Map<string, unknown>(Object.entries({ ...layout.defaults, ...known }).filter(([, value]) => value !== undefined));
+    const fields: Record<string, unknown> = { ...layout.defaults };
+    for (const key of Object.keys(v)) if (key !== 'extra' && v[key] !== undefined) defineKey(fields, key, v[key]);
+    const extra = v.extra;
     if (extra !== undefined) {
       if (!isPlainObject(extra)) this.fail([...this.path, 'extra'], `expected an object, got ${describe(extra)}`);
-      for (const [key, value] of Object.entries(extra)) {
-        if (value === undefined) continue;
-        if (byKey.has(key)) this.fail([...this.path, 'extra', key], 'duplicates a modeled field; set the field itself');
-        byKey.set(key, value);
+      for (const key of Object.keys(extra)) {
+        if (extra[key] === undefined) continue;
+        if (Object.hasOwn(fields, key)) this.fail([...this.path, 'extra', key], 'duplicates a modeled field; set the field itself');
+        defineKey(fields, key, extra[key]);
       }
     }
     for (const key of layout.omitEmpty ?? []) {
-      const value = byKey.get(key);
-      if (value === 0 || value === '' || value === ZERO_TIME || (isPlainObject(value) && Object.keys(value).length === 0)) byKey.delete(key);
+      const value = fields[key];
+      if (value === 0 || value === '' || value === ZERO_TIME || (isPlainObject(value) && Object.keys(value).length === 0)) delete fields[key];
     }
     const out: Record<string, unknown> = {};
-    const keys = [...layout.order.filter((key) => byKey.has(key)), ...[...byKey.keys()].filter((key) => !layout.order.includes(key))];
-    for (const key of keys) {
-      let value = this.at(key, () => this.layout(byKey.get(key), layout.fields?.[key]));
+    const put = (key: string) => {
+      let value = this.at(key, () => this.layout(fields[key], layout.fields?.[key]));
       if (layout.goMaps?.includes(key) && isPlainObject(value)) value = goMap(value);
       if (layout.flow?.[key] !== undefined && typeof value === 'object' && value !== null) this.hints.set(value, layout.flow[key]);
       defineKey(out, key, value);
-    }
+    };
+    for (const key of layout.order) if (Object.hasOwn(fields, key)) put(key);
+    for (const key of Object.keys(fields)) if (!Object.hasOwn(out, key)) put(key);
     return out;
   }
 

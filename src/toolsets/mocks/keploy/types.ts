@@ -74,14 +74,23 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-/** Data kept verbatim: `Plain` scalars become their values; the collections keep their style. */
+/** Data kept verbatim: `Plain` scalars become their values (a collection is copied, style and all, only if it holds one). */
 export function plainData(v: unknown): YamlValue {
   if (v instanceof Plain) return v.value;
-  if (Array.isArray(v)) return markStyle(v.map(plainData), collectionStyle(v) === 'flow');
-  if (isPlainObject(v)) {
-    const out: YamlMap = {};
-    for (const key of Object.keys(v)) defineKey(out, key, plainData(v[key]));
-    return markStyle(out, collectionStyle(v) === 'flow');
+  if (Array.isArray(v) || isPlainObject(v)) {
+    let out: Record<string, unknown> | unknown[] | undefined;
+    for (const key of Object.keys(v)) {
+      const item = (v as Record<string, unknown>)[key];
+      const data = plainData(item);
+      if (data === item) continue;
+      if (!out) {
+        out = Array.isArray(v) ? [...v] : {};
+        if (!Array.isArray(v)) for (const k of Object.keys(v)) defineKey(out, k, v[k]);
+        markStyle(out, collectionStyle(v) === 'flow');
+      }
+      defineKey(out, key, data);
+    }
+    return (out ?? v) as YamlValue;
   }
   return v as YamlValue;
 }
