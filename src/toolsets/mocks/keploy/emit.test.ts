@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { compareKeys, emitDocument, formatNumber, plainReadsAsString, type ENode } from './emit.js';
+import { SQL_FILE } from './testkit.js';
 
 const str = (value: string): ENode => ({ kind: 'str', value });
 const doc = (entries: Array<[string, ENode]>) => emitDocument({ kind: 'map', entries });
@@ -163,5 +165,17 @@ describe('numbers and key order', () => {
   it('knows which strings read back as strings when plain', () => {
     expect(['abc', 'b64:x', 'mock-0', '10.5 (Debian)'].every(plainReadsAsString)).toBe(true);
     expect(['', '0', '-1', '1.0', 'true', 'on', 'n', '~', '2024-01-01'].some(plainReadsAsString)).toBe(false);
+  });
+});
+
+describe("why this emitter rather than yaml's document API", () => {
+  it('yaml, even re-writing its own parse of a Keploy file, puts a mapping nested in a list item 2 columns deeper than yaml.v3', () => {
+    const text = readFileSync(SQL_FILE, 'utf8');
+    const options = { indent: 4, indentSeq: true, lineWidth: 0, flowCollectionPadding: false, doubleQuotedMinMultiLineLength: Infinity };
+    const again = parseAllDocuments(text).map((d) => d.toString(options)).join('---\n');
+    expect(text).toContain('        - identifier: StartupRequest\n          length: 102\n');
+    expect(text).toContain('          startup_message:\n            protocolversion: 196608\n');
+    expect(again).toContain('          startup_message:\n              protocolversion: 196608\n');
+    expect(again).not.toBe(text);
   });
 });

@@ -1,7 +1,6 @@
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import { DebugkitError } from '../../../core/errors.js';
-import { TIMESTAMP } from './emit.js';
-import { KEPLOY_MOCK_VERSION, ZERO_TIME, type HttpBody, type HttpMock } from './types.js';
+import { KEPLOY_MOCK_VERSION, TIMESTAMP, ZERO_TIME, type HttpBody, type HttpMock } from './types.js';
 
 /**
  * Building Http mocks the way Keploy's HTTP recorder builds them (keploy `pkg/core/proxy/

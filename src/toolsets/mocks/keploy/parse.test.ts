@@ -253,7 +253,7 @@ describe('parseMockSet on corrupt files: precise errors, never a crash', () => {
     expect(failure(HTTP_DOC.replace('header: {}', 'header: [a, b]')).message).toMatch(/document 1 \(mock-0\), line 12: spec\.req\.header: expected a mapping of strings, got a sequence$/);
     expect(failure(HTTP_DOC.replace('proto_major: 1', 'proto_major: 1.5')).message).toContain('spec.req.proto_major: expected an integer, got the number 1.5');
     expect(failure(HTTP_DOC.replace('timestamp: 0001-01-01T00:00:00Z', 'timestamp: yesterday')).message).toContain(
-      'spec.req.timestamp: expected a timestamp like 2024-06-05T16:53:56.841481379+05:30, got "yesterday"',
+      'spec.req.timestamp: expected a timestamp like 2024-06-05T16:53:56.841481379+05:30, got the string "yesterday"',
     );
     expect(failure(HTTP_DOC.replace('body: ok', 'body: {a: 1}')).message).toContain('spec.resp.body: expected a scalar, got a mapping');
     expect(failure(HTTP_DOC.replace('status_code: 200', 'status_code: 42')).message).toContain('spec.resp.status_code: 42 is not an HTTP status code');
@@ -280,7 +280,7 @@ describe('parseMockSet on corrupt files: precise errors, never a crash', () => {
     expect(failure(HTTP_DOC.replace('method: GET', 'method: &m GET').replace('url: /x', 'url: *m')).message).toContain(
       'spec.req.url: YAML aliases are not supported',
     );
-    expect(failure(HTTP_DOC.replace('url: /x', 'url: /x\n        url: /y')).message).toMatch(/document 1, line 12: not valid YAML: Map keys must be unique/);
+    expect(failure(HTTP_DOC.replace('url: /x', 'url: /x\n        url: /y')).message).toMatch(/document 1 \(mock-0\), line 12: spec\.req\.url: duplicate key$/);
     expect(failure(HTTP_DOC.replace('header: {}', 'header: {1: a, "1": b}')).message).toContain('spec.req.header."1": duplicate key');
   });
 

@@ -1,21 +1,8 @@
 import { DebugkitError } from '../../../core/errors.js';
-import { compareKeys, emitDocument, formatNumber, TIMESTAMP, type ENode } from './emit.js';
-import { collectionStyle } from './style.js';
-import {
-  ZERO_TIME,
-  type Extra,
-  type GenericMessage,
-  type GenericPayload,
-  type GenericSpec,
-  type HttpBody,
-  type HttpRequest,
-  type HttpResponse,
-  type HttpSpec,
-  type Mock,
-  type PostgresRequestPacket,
-  type PostgresResponsePacket,
-  type PostgresSpec,
-} from './types.js';
+import { compareKeys, emitDocument, formatNumber, type ENode } from './emit.js';
+import { issueText, pathText } from './parse.js';
+import { collectionStyle, markStyle } from './style.js';
+import { defineKey, isPlainObject, MOCK_SCHEMAS, TIMESTAMP, ZERO_TIME, type Mock } from './types.js';
 
 /*
  * Key order of each structure: the field order of Keploy's Go structs (yaml.v3 writes struct
@@ -67,307 +54,164 @@ const PG_FLOW: { readonly [key: string]: FlowHint } = {
 };
 
 /**
+ * How Keploy writes one struct: its key order, the fields it omits when empty (`omitempty`), the
+ * Go maps among them (keys sorted as yaml.v3 sorts them), and the layout of nested structs (in
+ * lists: of each item).
+ */
+interface Layout {
+  order: readonly string[];
+  omitEmpty?: readonly string[];
+  goMaps?: readonly string[];
+  defaults?: Readonly<Record<string, unknown>>;
+  fields?: Readonly<Record<string, Layout>>;
+  flow?: { readonly [key: string]: FlowHint };
+}
+
+const payloads: Layout = { order: PAYLOAD_ORDER, fields: { message: { order: MESSAGE_ORDER } } };
+const payloadSpec = (order: readonly string[], prefix: string): Layout => ({
+  order,
+  goMaps: ['metadata'],
+  fields: { [`${prefix}requests`]: payloads, [`${prefix}responses`]: payloads },
+});
+const SPECS: Record<string, Layout> = {
+  Http: {
+    order: HTTP_SPEC_ORDER,
+    omitEmpty: ['created', 'reqTimestampMock', 'resTimestampMock'],
+    goMaps: ['metadata'],
+    defaults: { objects: [] },
+    fields: {
+      req: { order: HTTP_REQ_ORDER, omitEmpty: ['url_params'], goMaps: ['url_params', 'header'] },
+      resp: { order: HTTP_RESP_ORDER, goMaps: ['header'] },
+    },
+  },
+  Postgres: {
+    order: PG_SPEC_ORDER,
+    goMaps: ['metadata'],
+    fields: { postgresrequests: { order: PG_REQUEST_ORDER, flow: PG_FLOW }, postgresresponses: { order: PG_RESPONSE_ORDER, flow: PG_FLOW } },
+  },
+  Generic: payloadSpec(GENERIC_SPEC_ORDER, 'generic'),
+  Redis: payloadSpec(REDIS_SPEC_ORDER, 'redis'),
+};
+const documentLayout = (kind: string): Layout => ({ order: DOC_ORDER, omitEmpty: ['connectionId'], fields: SPECS[kind] ? { spec: SPECS[kind] } : {} });
+
+/** Go time fields (`time.Time`): yaml.v3 writes them plain, where a Go string that looks like a time is quoted. */
+const TIME_KEYS = new Set(['timestamp', 'reqTimestampMock', 'resTimestampMock', 'reqtimestampmock', 'restimestampmock']);
+
+/**
  * Writes mocks the way Keploy writes a `mocks.yaml`: one YAML document per mock, separated by
  * `---` lines (none before the first), in yaml.v3's layout (see emit.ts). Empty list: empty text.
  *
- * Throws `DebugkitError('INVALID_ARGUMENT')` naming the mock and field for a value that cannot be
- * written (a non-integer status code, `undefined` in a list, a function, ...).
+ * Each mock is laid out as Keploy lays it out (key order, `extra` keys in place, empty fields
+ * omitted), checked with the schema of its kind (types.ts, the one parsing uses), then written.
+ * A mock that does not pass throws `DebugkitError('INVALID_ARGUMENT')` naming the mock and the
+ * field (a non-integer status code, `undefined` in a list, a function, ...).
  */
 export function serializeMockSet(mocks: readonly Mock[]): string {
   return mocks.map((mock, i) => emitDocument(new Writer(i, mock).document())).join('---\n');
 }
 
-type Field = [string, ENode | undefined];
-
 class Writer {
+  /** Keploy's flow tags for the collections laid out under a Postgres packet's keys. */
+  private readonly hints = new WeakMap<object, FlowHint>();
+  /** Where the writer is (one stack, pushed and popped, for error messages). */
+  private readonly path: PropertyKey[] = [];
+
   constructor(
     private readonly index: number,
     private readonly mock: Mock,
   ) {}
 
-  fail(path: string, message: string): never {
+  fail(path: readonly PropertyKey[] = this.path, message: string): never {
     const name = typeof this.mock?.name === 'string' ? ` (${this.mock.name})` : '';
-    throw new DebugkitError('INVALID_ARGUMENT', `Cannot write mock ${this.index + 1}${name}: ${path}: ${message}`);
+    throw new DebugkitError('INVALID_ARGUMENT', `Cannot write mock ${this.index + 1}${name}: ${path.length ? `${pathText(path)}: ` : ''}${message}`);
   }
 
   document(): ENode {
     const m = this.mock;
-    if (!m || typeof m !== 'object') this.fail('', 'not a mock object');
-    let spec: ENode;
-    switch (m.kind) {
-      case 'Http':
-        spec = this.httpSpec(m.spec, 'spec');
-        break;
-      case 'Postgres':
-        spec = this.postgresSpec(m.spec, 'spec');
-        break;
-      case 'Generic':
-        spec = this.genericSpec(m.spec, 'spec');
-        break;
-      case 'Redis': {
-        const { redisrequests, redisresponses, ...rest } = m.spec;
-        spec = this.genericSpec({ ...rest, genericrequests: redisrequests, genericresponses: redisresponses }, 'spec', 'redis');
-        break;
-      }
-      default:
-        spec = this.value(m.spec, 'spec');
-        if (spec.kind !== 'map') this.fail('spec', 'expected an object');
-        // MySQLSpec's timestamps are Go times: written plain, as yaml.v3 writes them.
-        if (m.kind === 'MySQL') {
-          spec.entries = spec.entries.map(([k, v]): [string, ENode] =>
-            (k === 'reqtimestampmock' || k === 'restimestampmock') && v.kind === 'str' && TIMESTAMP.test(v.value) ? [k, { kind: 'raw', text: v.value }] : [k, v],
-          );
-        }
+    if (!isPlainObject(m)) this.fail([], 'not a mock object');
+    const schema = MOCK_SCHEMAS[m.kind as keyof typeof MOCK_SCHEMAS];
+    if (!schema) this.fail(['kind'], `unknown kind ${JSON.stringify(m.kind)}`);
+    const doc = this.layout(m, documentLayout(m.kind));
+    const result = schema.safeParse(doc);
+    if (!result.success) {
+      const issue = result.error.issues[0]!;
+      let value: unknown = doc;
+      for (const part of issue.path) value = (value as Record<PropertyKey, unknown> | undefined)?.[part];
+      this.fail(issue.path, issueText(issue, value === undefined ? undefined : (value as never), () => describe(value)));
     }
-    return this.ordered(
-      [
-        ['version', this.str(m.version, 'version')],
-        ['kind', this.str(m.kind, 'kind')],
-        ['name', this.str(m.name, 'name')],
-        ['spec', spec],
-        ['connectionId', m.connectionId ? this.str(m.connectionId, 'connectionId') : undefined],
-      ],
-      m.extra,
-      DOC_ORDER,
-      '',
-    );
+    return this.value(doc);
   }
 
-  // ---------------------------------------------------------------- Http
-
-  private httpSpec(s: HttpSpec, path: string): ENode {
-    this.object(s, path);
-    return this.ordered(
-      [
-        ['metadata', this.goMap(s.metadata ?? {}, `${path}.metadata`)],
-        ['req', this.httpRequest(s.req, `${path}.req`)],
-        ['resp', this.httpResponse(s.resp, `${path}.resp`)],
-        ['objects', this.value(s.objects ?? [], `${path}.objects`)],
-        ['created', s.created ? this.int(s.created, `${path}.created`) : undefined],
-        ['reqTimestampMock', this.optionalTime(s.reqTimestampMock, `${path}.reqTimestampMock`)],
-        ['resTimestampMock', this.optionalTime(s.resTimestampMock, `${path}.resTimestampMock`)],
-      ],
-      s.extra,
-      HTTP_SPEC_ORDER,
-      path,
-    );
-  }
-
-  private httpRequest(r: HttpRequest, path: string): ENode {
-    this.object(r, path);
-    const params = r.url_params && Object.keys(r.url_params).length > 0 ? this.goMap(r.url_params, `${path}.url_params`) : undefined;
-    return this.ordered(
-      [
-        ['method', this.str(r.method, `${path}.method`)],
-        ['proto_major', this.int(r.proto_major ?? 0, `${path}.proto_major`)],
-        ['proto_minor', this.int(r.proto_minor ?? 0, `${path}.proto_minor`)],
-        ['url', this.str(r.url, `${path}.url`)],
-        ['url_params', params],
-        ['header', this.goMap(r.header ?? {}, `${path}.header`)],
-        ['body', this.body(r.body ?? '', `${path}.body`)],
-        ['timestamp', this.time(r.timestamp ?? ZERO_TIME, `${path}.timestamp`)],
-      ],
-      r.extra,
-      HTTP_REQ_ORDER,
-      path,
-    );
-  }
-
-  private httpResponse(r: HttpResponse, path: string): ENode {
-    this.object(r, path);
-    return this.ordered(
-      [
-        ['status_code', this.int(r.status_code, `${path}.status_code`)],
-        ['header', this.goMap(r.header ?? {}, `${path}.header`)],
-        ['body', this.body(r.body ?? '', `${path}.body`)],
-        ['status_message', this.str(r.status_message ?? '', `${path}.status_message`)],
-        ['proto_major', this.int(r.proto_major ?? 0, `${path}.proto_major`)],
-        ['proto_minor', this.int(r.proto_minor ?? 0, `${path}.proto_minor`)],
-        ['timestamp', this.time(r.timestamp ?? ZERO_TIME, `${path}.timestamp`)],
-      ],
-      r.extra,
-      HTTP_RESP_ORDER,
-      path,
-    );
-  }
-
-  // ---------------------------------------------------------------- Postgres
-
-  private postgresSpec(s: PostgresSpec, path: string): ENode {
-    this.object(s, path);
-    return this.ordered(
-      [
-        ['metadata', this.goMap(s.metadata ?? {}, `${path}.metadata`)],
-        ['postgresrequests', this.list(s.postgresrequests ?? [], `${path}.postgresrequests`, (p, pp) => this.pgPacket(p, pp, PG_REQUEST_ORDER))],
-        ['postgresresponses', this.list(s.postgresresponses ?? [], `${path}.postgresresponses`, (p, pp) => this.pgPacket(p, pp, PG_RESPONSE_ORDER))],
-        ['reqtimestampmock', this.time(s.reqtimestampmock ?? ZERO_TIME, `${path}.reqtimestampmock`)],
-        ['restimestampmock', this.time(s.restimestampmock ?? ZERO_TIME, `${path}.restimestampmock`)],
-      ],
-      s.extra,
-      PG_SPEC_ORDER,
-      path,
-    );
-  }
-
-  private pgPacket(packet: PostgresRequestPacket | PostgresResponsePacket, path: string, order: string[]): ENode {
-    this.object(packet, path);
-    const fields: Field[] = [];
-    for (const [key, v] of Object.entries(packet)) {
-      if (key === 'extra' || v === undefined) continue;
-      if (key === 'auth_type') continue;
-      fields.push([key, this.value(v, `${path}.${key}`, PG_FLOW[key])]);
-    }
-    fields.push(['auth_type', this.int(packet.auth_type ?? 0, `${path}.auth_type`)]);
-    return this.ordered(fields, packet.extra, order, path);
-  }
-
-  // ---------------------------------------------------------------- Generic
-
-  /** Generic's spec; Redis writes the same one with `redis` for `generic` in the list keys. */
-  private genericSpec(s: GenericSpec, path: string, prefix: 'generic' | 'redis' = 'generic'): ENode {
-    this.object(s, path);
-    const payloads = (list: GenericPayload[], p: string) => this.list(list, p, (payload, pp) => this.genericPayload(payload, pp));
-    return this.ordered(
-      [
-        ['metadata', this.goMap(s.metadata ?? {}, `${path}.metadata`)],
-        [`${prefix}requests`, payloads(s.genericrequests ?? [], `${path}.${prefix}requests`)],
-        [`${prefix}responses`, payloads(s.genericresponses ?? [], `${path}.${prefix}responses`)],
-        ['reqtimestampmock', this.time(s.reqtimestampmock ?? ZERO_TIME, `${path}.reqtimestampmock`)],
-        ['restimestampmock', this.time(s.restimestampmock ?? ZERO_TIME, `${path}.restimestampmock`)],
-      ],
-      s.extra,
-      prefix === 'generic' ? GENERIC_SPEC_ORDER : REDIS_SPEC_ORDER,
-      path,
-    );
-  }
-
-  private genericPayload(p: GenericPayload, path: string): ENode {
-    this.object(p, path);
-    return this.ordered(
-      [
-        ['origin', this.str(p.origin ?? '', `${path}.origin`)],
-        ['message', this.list(p.message ?? [], `${path}.message`, (m, mp) => this.genericMessage(m, mp))],
-      ],
-      p.extra,
-      PAYLOAD_ORDER,
-      path,
-    );
-  }
-
-  private genericMessage(m: GenericMessage, path: string): ENode {
-    this.object(m, path);
-    return this.ordered(
-      [
-        ['type', this.str(m.type ?? '', `${path}.type`)],
-        ['data', this.str(m.data ?? '', `${path}.data`)],
-      ],
-      m.extra,
-      MESSAGE_ORDER,
-      path,
-    );
-  }
-
-  // ---------------------------------------------------------------- building blocks
-
-  /** Known fields in Keploy's order, then the extra keys not already written, in their order. */
-  private ordered(fields: Field[], extra: Extra | undefined, order: string[], path: string): ENode {
-    const byKey = new Map<string, ENode>();
-    for (const [key, node] of fields) if (node) byKey.set(key, node);
+  /** `v` laid out as Keploy writes it: known fields in Keploy's order, `extra` keys in place, empty ones left out. */
+  private layout(v: unknown, layout: Layout | undefined): unknown {
+    if (Array.isArray(v)) return v.map((item, i) => this.at(i, () => this.layout(item, layout)));
+    if (layout === undefined || !isPlainObject(v)) return v;
+    const fields: Record<string, unknown> = { ...layout.defaults };
+    for (const key of Object.keys(v)) if (key !== 'extra' && v[key] !== undefined) defineKey(fields, key, v[key]);
+    const extra = v.extra;
     if (extra !== undefined) {
-      if (!isPlainObject(extra)) this.fail(`${path}.extra`, 'expected an object');
-      for (const [key, v] of Object.entries(extra)) {
-        if (v === undefined) continue;
-        if (fields.some(([k]) => k === key)) this.fail(`${path}.extra.${key}`, 'duplicates a modeled field; set the field itself');
-        byKey.set(key, this.value(v, path ? `${path}.${key}` : key));
+      if (!isPlainObject(extra)) this.fail([...this.path, 'extra'], `expected an object, got ${describe(extra)}`);
+      for (const key of Object.keys(extra)) {
+        if (extra[key] === undefined) continue;
+        if (Object.hasOwn(fields, key)) this.fail([...this.path, 'extra', key], 'duplicates a modeled field; set the field itself');
+        defineKey(fields, key, extra[key]);
       }
     }
-    const entries: Array<[string, ENode]> = [];
-    for (const key of order) {
-      const node = byKey.get(key);
-      if (node) {
-        entries.push([key, node]);
-        byKey.delete(key);
-      }
+    for (const key of layout.omitEmpty ?? []) {
+      const value = fields[key];
+      if (value === 0 || value === '' || value === ZERO_TIME || (isPlainObject(value) && Object.keys(value).length === 0)) delete fields[key];
     }
-    entries.push(...byKey);
-    return { kind: 'map', entries };
+    const out: Record<string, unknown> = {};
+    const put = (key: string) => {
+      let value = this.at(key, () => this.layout(fields[key], layout.fields?.[key]));
+      if (layout.goMaps?.includes(key) && isPlainObject(value)) value = goMap(value);
+      if (layout.flow?.[key] !== undefined && typeof value === 'object' && value !== null) this.hints.set(value, layout.flow[key]);
+      defineKey(out, key, value);
+    };
+    for (const key of layout.order) if (Object.hasOwn(fields, key)) put(key);
+    for (const key of Object.keys(fields)) if (!Object.hasOwn(out, key)) put(key);
+    return out;
   }
 
-  private list<T>(items: readonly T[], path: string, write: (item: T, path: string) => ENode): ENode {
-    if (!Array.isArray(items)) this.fail(path, 'expected a list');
-    return { kind: 'seq', items: items.map((item, i) => write(item, `${path}[${i}]`)) };
+  private at<T>(key: PropertyKey, f: () => T): T {
+    this.path.push(key);
+    const result = f();
+    this.path.pop();
+    return result;
   }
 
-  /** A Go map: keys sorted the way yaml.v3 sorts them. */
-  private goMap(map: Record<string, string>, path: string): ENode {
-    if (!isPlainObject(map)) this.fail(path, 'expected an object of strings');
-    const entries: Array<[string, ENode]> = Object.keys(map)
-      .sort(compareKeys)
-      .map((key) => [key, this.str(map[key], `${path}.${key}`)]);
-    return { kind: 'map', entries, flow: collectionStyle(map) === 'flow' };
-  }
-
-  private str(v: unknown, path: string): ENode {
-    if (typeof v !== 'string') this.fail(path, `expected a string, got ${describe(v)}`);
-    return { kind: 'str', value: v };
-  }
-
-  private int(v: unknown, path: string): ENode {
-    if (typeof v !== 'number' || !Number.isSafeInteger(v)) this.fail(path, `expected an integer, got ${describe(v)}`);
-    return { kind: 'raw', text: formatNumber(v) };
-  }
-
-  /** A Go `time.Time`: written plain, as yaml.v3 writes times. */
-  private time(v: unknown, path: string): ENode {
-    if (typeof v !== 'string' || !TIMESTAMP.test(v)) this.fail(path, `expected a timestamp like 2024-06-05T16:53:56.841481379+05:30, got ${describe(v)}`);
-    return { kind: 'raw', text: v };
-  }
-
-  /** An omitempty `time.Time`: left out when absent or zero. */
-  private optionalTime(v: unknown, path: string): ENode | undefined {
-    return v === undefined || v === ZERO_TIME ? undefined : this.time(v, path);
-  }
-
-  private body(v: HttpBody, path: string): ENode {
-    if (v instanceof Uint8Array) return { kind: 'binary', value: v };
-    return this.str(v, path);
-  }
-
-  private object(v: unknown, path: string): void {
-    if (!isPlainObject(v)) this.fail(path, `expected an object, got ${describe(v)}`);
-  }
-
-  /** Plain data (parsed pass-through values and pgproto3 messages): style as parsed, else from `hint`. */
-  value(v: unknown, path: string, hint?: FlowHint): ENode {
-    if (typeof v === 'string') return { kind: 'str', value: v };
+  /** Plain data as emitter nodes: style as parsed, else from `hint` (Keploy's flow tags). */
+  private value(v: unknown, hint?: FlowHint, key?: string): ENode {
+    if (typeof v === 'object' && v !== null) hint = this.hints.get(v) ?? hint;
+    if (typeof v === 'string') return key !== undefined && TIME_KEYS.has(key) && TIMESTAMP.test(v) ? { kind: 'raw', text: v } : { kind: 'str', value: v };
     if (typeof v === 'number' || typeof v === 'bigint') return { kind: 'raw', text: formatNumber(v) };
     if (typeof v === 'boolean') return { kind: 'raw', text: String(v) };
     if (v === null) return { kind: 'raw', text: 'null' };
     if (v instanceof Uint8Array) return { kind: 'binary', value: v };
     const flow = (o: object) => (collectionStyle(o) ?? (hint === true ? 'flow' : 'block')) === 'flow';
-    const childHint = (key: string) => (hint === true ? true : hint?.[key]);
     if (Array.isArray(v)) {
       const items = v.map((item, i) => {
-        if (item === undefined) this.fail(`${path}[${i}]`, 'undefined in a list');
-        return this.value(item, `${path}[${i}]`, hint);
+        if (item === undefined) this.fail([...this.path, i], 'undefined in a list');
+        return this.at(i, () => this.value(item, hint));
       });
       return { kind: 'seq', items, flow: flow(v) };
     }
     if (isPlainObject(v)) {
       const entries: Array<[string, ENode]> = [];
-      for (const [key, item] of Object.entries(v)) {
-        if (item !== undefined) entries.push([key, this.value(item, `${path}.${key}`, childHint(key))]);
+      for (const [k, item] of Object.entries(v)) {
+        if (item !== undefined) entries.push([k, this.at(k, () => this.value(item, hint === true ? true : hint?.[k], k))]);
       }
       return { kind: 'map', entries, flow: flow(v) };
     }
-    return this.fail(path, `cannot be written as YAML: ${describe(v)}`);
+    return this.fail(undefined, `cannot be written as YAML: ${describe(v)}`);
   }
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
+/** A Go map: keys sorted the way yaml.v3 sorts them (the style it had kept). */
+function goMap(map: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(map).sort(compareKeys)) defineKey(out, key, map[key]);
+  return collectionStyle(map) === 'flow' ? markStyle(out, true) : out;
 }
 
 function describe(v: unknown): string {

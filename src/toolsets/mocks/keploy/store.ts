@@ -159,17 +159,18 @@ export class MockStore {
 
   /**
    * Writes a new set `name` and returns its file's path. Refuses (INVALID_ARGUMENT) when the set
-   * already has a `mocks.yaml`, or when the mocks would not read back (they are serialized and
-   * parsed again before anything touches the disk).
+   * already has a `mocks.yaml`, or when a mock cannot be written or would not read back (they are
+   * serialized, checked and parsed again before anything touches the disk).
    */
   async write(name: string, mocks: readonly Mock[]): Promise<string> {
     const file = this.pathOf(name);
-    const text = serializeMockSet(mocks);
+    let text: string;
     try {
+      text = serializeMockSet(mocks);
       const back = parseMockSet(text, file);
-      if (back.length !== mocks.length) throw new Error(`${mocks.length} mocks written, ${back.length} read back`);
+      if (back.length !== mocks.length) throw new Error(`the mocks do not read back: ${mocks.length} mocks written, ${back.length} read back`);
     } catch (err) {
-      throw new DebugkitError('INVALID_ARGUMENT', `Mock set '${name}' not written: the mocks do not read back: ${describeError(err)}`, { cause: err });
+      throw new DebugkitError('INVALID_ARGUMENT', `Mock set '${name}' not written: ${describeError(err)}`, { cause: err });
     }
 
     const setDir = path.dirname(file);
