@@ -171,15 +171,27 @@ const TOKEN_CHAR = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /** Go's `textproto.CanonicalMIMEHeaderKey`: `x-request-id` → `X-Request-Id`; names with invalid bytes unchanged. */
 export function canonicalHeaderKey(name: string): string {
-  if (!TOKEN_CHAR.test(name)) return name;
-  let upper = true;
-  let out = '';
-  for (const c of name) {
-    out += upper ? c.toUpperCase() : c.toLowerCase();
-    upper = c === '-';
+  // The same few names come with every request: remember them (a bounded cache).
+  const known = CANONICAL.get(name);
+  if (known !== undefined) return known;
+  let out = name;
+  if (TOKEN_CHAR.test(name)) {
+    out = '';
+    let start = 0;
+    for (let dash = name.indexOf('-'); ; dash = name.indexOf('-', start)) {
+      const end = dash < 0 ? name.length : dash;
+      if (end > start) out += name[start]!.toUpperCase() + name.slice(start + 1, end).toLowerCase();
+      if (dash < 0) break;
+      out += '-';
+      start = dash + 1;
+    }
   }
+  if (CANONICAL.size >= 4096) CANONICAL.clear();
+  CANONICAL.set(name, out);
   return out;
 }
+
+const CANONICAL = new Map<string, string>();
 
 /** The query of a request target as Keploy's `url_params`: each name once, values joined with ", ". */
 export function urlParams(url: string): Record<string, string> {
@@ -256,10 +268,11 @@ export function keployTime(t: Date | string, utcOffsetMinutes?: number): string 
   const offset = utcOffsetMinutes ?? -t.getTimezoneOffset();
   const local = new Date(t.getTime() + offset * 60_000);
   const iso = local.toISOString(); // YYYY-MM-DDTHH:MM:SS.mmmZ, shifted into the zone
-  const ms = iso.slice(20, 23).replace(/0+$/, '');
+  let msEnd = 23;
+  while (msEnd > 20 && iso.charCodeAt(msEnd - 1) === 48 /* 0 */) msEnd--;
   const zone =
     offset === 0 ? 'Z' : `${offset > 0 ? '+' : '-'}${String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0')}:${String(Math.abs(offset) % 60).padStart(2, '0')}`;
-  return `${iso.slice(0, 19)}${ms ? `.${ms}` : ''}${zone}`;
+  return `${iso.slice(0, 19)}${msEnd > 20 ? `.${iso.slice(20, msEnd)}` : ''}${zone}`;
 }
 
 function timeMsOf(t: Date | string): number | undefined {
