@@ -115,7 +115,7 @@ describe('GrpcCallMatch: streams, message by message', () => {
     const index = new GrpcIndex([mock(stream('mock-0', ['a', 'bb', 'c'], [['A', 1], ['B', 2]]))]);
     const m = index.open('/s.S/Chat') as GrpcCallMatch;
     expect(texts(m.push(msg('a')))).toEqual(['A']);
-    expect(texts(m.push(msg('bx')))).toBe('gRPC /s.S/Chat (request message 2, 2 bytes): no mock has this request; closest mock-0 (same method, same first 1, request message 2 2 bytes, 1 bytes differ)');
+    expect(texts(m.push(msg('bx')))).toBe('gRPC /s.S/Chat (request message 2, 2 bytes): no mock has this request; closest mock-0 (same method, same first 1, its message 2: 2 bytes, 1 bytes differ)');
     const short = (new GrpcIndex([mock(stream('mock-0', ['a', 'b'], [['A', undefined]]))]).open('/s.S/Chat') as GrpcCallMatch);
     short.push(msg('a'));
     expect(texts(short.end())).toBe('gRPC /s.S/Chat: the client ended after 1 request message; closest mock-0 (same method, same first 1, 2 request messages)');

@@ -364,6 +364,7 @@ export class GrpcCallMatch {
       if (d < bestD) (best = c), (bestD = d);
     }
     const theirs = best.requestMessages[i]!.data.byteLength;
-    return `gRPC ${this.path} (${what}): no mock has this request; closest ${best.name} (same method${i > 0 ? `, same first ${i}` : ''}, request ${i > 0 ? `message ${i + 1} ` : ''}${theirs} bytes, ${bestD} bytes differ)`;
+    const mine = i > 0 ? `same first ${i}, its message ${i + 1}: ${theirs} bytes` : `request ${theirs} bytes`;
+    return `gRPC ${this.path} (${what}): no mock has this request; closest ${best.name} (same method, ${mine}, ${bestD} bytes differ)`;
   }
 }
