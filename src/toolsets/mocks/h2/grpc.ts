@@ -10,9 +10,11 @@ import { KEPLOY_MOCK_VERSION, type Mock, type PassThroughMock, type YamlMap, typ
  *
  * Keploy writes `decoded_data` as protoscope text (see protoscope.ts), which reads back to the
  * exact bytes; debugkit writes the same text (as Keploy, also for a compressed message; one whose
- * text would not read back stays bytes, written `!!binary`). A stream of several messages keeps
- * the first in `body` and the rest in `additional_messages`, as Keploy does (omitted for one
- * message). A direction with no message at all (a trailers-only error) has a zeroed `body`, which
+ * text would not read back stays bytes, written `!!binary`). Keploy's model
+ * (keploy/keploy pkg/models/grpc.go) has one `body` a direction; a stream of several messages
+ * keeps the first in `body` and the rest in `additional_messages` (omitted for one message), and
+ * a response message of a stream that came before the client's end notes
+ * `debugkit_after_requests` (see GrpcMessage). A direction with no message at all (a trailers-only error) has a zeroed `body`, which
  * Keploy reads as one empty message: debugkit adds `debugkit_no_messages: true` (a key Keploy
  * ignores) to replay it as none.
  */
