@@ -223,4 +223,22 @@ describe('mocks: gRPC client streaming and bidirectional streaming', () => {
     expect(changed.misses[0]).toMatch(/^gRPC \/shop\.Greeter\/Chat \(request message 2, 5 bytes\): no mock has this request; closest mock-1 /);
     expect(readFileSync(path.join(root, 'grpc-stream-out.txt'), 'utf8')).toMatch(/^chat 1: hi ada\nerror: 14 debugkit mocks: gRPC \/shop\.Greeter\/Chat \(request message 2, 5 bytes\)/);
   });
+
+  it('onMiss record completes a set with a bidi call that missed at its first message, relayed live to the server', async () => {
+    await startServer();
+    const before = calls;
+    const command = `node grpc-stream-client.mjs ${modules} ${port} eve,fay chat`;
+    const out = () => readFileSync(path.join(root, 'grpc-stream-out.txt'), 'utf8');
+    writeFileSync(path.join(root, 'grpc-stream-out.txt'), '');
+    const completed = await tool('keploy_mock_test', { command, path: 'keploy-grpc-streams', onMiss: 'record' });
+    expect(completed).toMatchObject({ success: true, mocksMissed: 0, mocksRecorded: 1, appExitCode: 0 });
+    const live = out();
+    expect(live).toBe('chat 1: hi eve\nchat 2: hi fay\nchat 0: bye\n');
+    expect(calls - before).toBe(1);
+    server!.forceShutdown();
+    server = undefined;
+    writeFileSync(path.join(root, 'grpc-stream-out.txt'), '');
+    expect(await tool('keploy_mock_test', { command, path: 'keploy-grpc-streams' })).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(out()).toBe(live);
+  });
 });

@@ -189,6 +189,7 @@ function relay(upstream: http2.ClientHttp2Session, down: http2.ServerHttp2Stream
         });
         up.on('drain', () => live.resume());
         live.once('end', endUp);
+        live.resume();
       }
     }
     up.on('response', (h, flags) => {
@@ -425,6 +426,8 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
       const failed = (miss: string, status: number) => {
         if (done) return;
         finish();
+        // Held until relay() (or the miss answer below) reads on: no chunk may slip by unread.
+        stream.pause();
         const prefix = Buffer.concat(raw);
         void (async () => {
           if (!answering && (await fallBack(stream, headers, miss, { prefix, live: stream }))) return;
