@@ -449,10 +449,14 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
       const reader = new MessageReader();
       const onData = (c: Buffer) => {
         if (done || !(opened instanceof GrpcCallMatch)) return;
-        raw.push(c);
-        size += c.length;
-        if (size > MAX_BODY) return failed(`gRPC ${path}: the request is over ${MAX_BODY} bytes`, GrpcStatus.UNAVAILABLE);
-        for (const m of reader.push(c)) {
+        // The bytes so far are kept for a relay to the real server, possible until a reply went out.
+        if (!answering) {
+          raw.push(c);
+          size += c.length;
+        } else raw.length = 0;
+        const parsed = reader.push(c);
+        if (reader.pending > MAX_BODY || (!answering && size > MAX_BODY)) return failed(`gRPC ${path}: the request is over ${MAX_BODY} bytes`, GrpcStatus.UNAVAILABLE);
+        for (const m of parsed) {
           const r = opened.push(m);
           if ('miss' in r) return failed(r.miss, GrpcStatus.UNAVAILABLE);
           guard(stream, () => send(r.send, r.call));
