@@ -132,3 +132,61 @@ describe('GrpcCallMatch: streams, message by message', () => {
     expect(back[1]!.responseMessages.map((m) => m.afterRequests)).toEqual([undefined]);
   });
 });
+
+describe('a gRPC mock shaped as Keploy writes it (keploy/keploy pkg/models/grpc.go; no Keploy sample file was found)', () => {
+  const yaml = [
+    'version: api.keploy.io/v1beta1',
+    'kind: gRPC',
+    'name: mock-0',
+    'spec:',
+    '    metadata: {}',
+    '    grpcReq:',
+    '        headers:',
+    '            pseudo_headers:',
+    '                :authority: localhost:50051',
+    '                :method: POST',
+    '                :path: /shop.Greeter/Count',
+    '                :scheme: http',
+    '            ordinary_headers:',
+    '                content-type: application/grpc',
+    '        body:',
+    '            compression_flag: 0',
+    '            message_length: 7',
+    '            decoded_data: |',
+    '                1: {"ada"}',
+    '                2: 3',
+    '        timestamp: 0001-01-01T00:00:00Z',
+    '    grpcResp:',
+    '        headers:',
+    '            pseudo_headers:',
+    '                :status: "200"',
+    '            ordinary_headers:',
+    '                content-type: application/grpc',
+    '        body:',
+    '            compression_flag: 0',
+    '            message_length: 11',
+    '            decoded_data: |',
+    '                1: {"ada #1"}',
+    '                2: 1',
+    '        trailers:',
+    '            pseudo_headers: {}',
+    '            ordinary_headers:',
+    '                grpc-message: ""',
+    '                grpc-status: "0"',
+    '        timestamp: 0001-01-01T00:00:00Z',
+    '    created: 0',
+    '    assertions: {}',
+    '',
+  ].join('\n');
+
+  it('reads decoded_data (protoscope text) back to the message bytes and answers the call', () => {
+    const mocks = parseMockSet(yaml, 'mocks.yaml');
+    const call = readGrpcMock(mocks[0]!)!;
+    expect(Buffer.from(call.requestMessages[0]!.data).toString('hex')).toBe('0a036164611003');
+    expect(call.responseMessages.map((m) => Buffer.from(m.data).toString('hex'))).toEqual(['0a066164612023311001']);
+    const m = new GrpcIndex(mocks).match('/shop.Greeter/Count', [{ compressed: false, data: Buffer.from('0a036164611003', 'hex') }]);
+    expect('call' in m && m.call.name).toBe('mock-0');
+    // Written again, the decoded_data blocks are Keploy's text as it was.
+    expect(serializeMockSet(mocks)).toContain('            decoded_data: |\n                1: {"ada"}\n                2: 3\n        timestamp:');
+  });
+});
