@@ -25,7 +25,7 @@ async function tool(name: string, args: Record<string, unknown>): Promise<any> {
 /**
  * A real gRPC server (@grpc/grpc-js): Hello (unary), Count (server streaming), Sum (client
  * streaming) and Chat (bidirectional: a reply to each message as it comes, `bye` after the
- * client's end); TLS with `creds`.
+ * client's end; the word `stop` ends the call with FAILED_PRECONDITION); TLS with `creds`.
  */
 async function startServer(creds = grpc.ServerCredentials.createInsecure()): Promise<void> {
   const def = loader.loadSync(path.join(root, 'greeter.proto'));
@@ -50,7 +50,11 @@ async function startServer(creds = grpc.ServerCredentials.createInsecure()): Pro
     Chat: (call: any) => {
       calls++;
       let n = 0;
-      call.on('data', (r: any) => call.write({ message: `hi ${r.name}`, seq: ++n }));
+      call.on('data', (r: any) => {
+        // 'stop' ends the call at once with an error, the client still sending.
+        if (r.name === 'stop') call.emit('error', { code: grpc.status.FAILED_PRECONDITION, details: `stopped after ${n}` });
+        else call.write({ message: `hi ${r.name}`, seq: ++n });
+      });
       call.on('end', () => {
         call.write({ message: 'bye', seq: 0 });
         call.end();
@@ -240,5 +244,29 @@ describe('mocks: gRPC client streaming and bidirectional streaming', () => {
     writeFileSync(path.join(root, 'grpc-stream-out.txt'), '');
     expect(await tool('keploy_mock_test', { command, path: 'keploy-grpc-streams' })).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
     expect(out()).toBe(live);
+  });
+
+  it('a bidi call the server ended before the client did replays its status at the same message (trailers-only too)', async () => {
+    await startServer();
+    const command = (words: string) => `node grpc-stream-client.mjs ${modules} ${port} ${words} chat`;
+    const out = () => readFileSync(path.join(root, 'grpc-stream-out.txt'), 'utf8');
+    const recorded: string[] = [];
+    for (const [words, set, after] of [['ada,stop,cy', 'keploy-grpc-stop', 2], ['stop,cy', 'keploy-grpc-stop0', 1]] as const) {
+      const rec = await tool('keploy_mock_record', { command: command(words), path: set });
+      expect(rec).toMatchObject({ mockCount: 1, appExitCode: 2 }); // the program saw the error: its exit code 2
+      recorded.push(out());
+      const yaml = readFileSync(path.join(root, rec.mockFilePath), 'utf8');
+      expect(yaml.match(/debugkit_trailers_after_requests: \d/g)).toEqual([`debugkit_trailers_after_requests: ${after}`]);
+    }
+    expect(recorded).toEqual(['chat 1: hi ada\nerror: 9 stopped after 1\n', 'error: 9 stopped after 0\n']);
+    server!.forceShutdown();
+    server = undefined;
+    writeFileSync(path.join(root, 'grpc-stream-out.txt'), '');
+    const first = await tool('keploy_mock_test', { command: command('ada,stop,cy'), path: 'keploy-grpc-stop' });
+    expect(first).toMatchObject({ mocksMissed: 0, mocksReplayed: 1, appExitCode: 2 });
+    expect(out()).toBe(recorded[0]);
+    const second = await tool('keploy_mock_test', { command: command('stop,cy'), path: 'keploy-grpc-stop0' });
+    expect(second).toMatchObject({ mocksMissed: 0, mocksReplayed: 1, appExitCode: 2 });
+    expect(out()).toBe(recorded[1]);
   });
 });

@@ -124,6 +124,16 @@ describe('GrpcCallMatch: streams, message by message', () => {
     expect(texts(long.push(msg('b')))).toBe('gRPC /s.S/Chat (request message 2, 1 bytes): no mock has this request; closest mock-0 (same method, same first 1, no more request messages)');
   });
 
+  it('ends the call where the recorded server ended it, the client still sending (trailers then, not at its end)', () => {
+    const early = { ...stream('mock-0', ['a', 'stop'], [['A', 1]]), trailersAfterRequests: 2 };
+    const yaml = serializeMockSet([mock(early)].map((m) => ({ ...m, spec: { ...m.spec, grpcResp: { ...m.spec.grpcResp, debugkit_trailers_after_requests: 2 } } })));
+    const index = new GrpcIndex(parseMockSet(yaml, 'm.yaml'));
+    const m = index.open('/s.S/Chat') as GrpcCallMatch;
+    expect(m.push(msg('a'))).not.toHaveProperty('end');
+    const r = m.push(msg('stop'));
+    expect('end' in r && r.end).toBe(true);
+  });
+
   it('keeps the step of each response message through the YAML (debugkit_after_requests), none for unary', () => {
     const yaml = serializeMockSet([mock(stream('mock-0', ['a', 'b'], [['A', 1], ['B', undefined]])), call('mock-1', '/s.S/A', 'x', ['y'])]);
     expect(yaml.match(/debugkit_after_requests: 1/g)).toHaveLength(1);

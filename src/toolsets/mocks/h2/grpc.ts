@@ -38,6 +38,8 @@ export interface GrpcExchange {
   responseHeaders: HeaderMap;
   responseMessages: GrpcMessage[];
   trailers: HeaderMap;
+  /** The server ended the call after this many request messages, before the client ended its side. */
+  trailersAfterRequests?: number;
   requestTime: Date;
   responseTime: Date;
 }
@@ -137,7 +139,13 @@ export function buildGrpcMock(ex: GrpcExchange): PassThroughMock {
     name: 'mocks',
     spec: {
       grpcReq: { headers: splitHeaders(ex.requestHeaders), body: reqBody!, ...reqMore },
-      grpcResp: { headers: splitHeaders(ex.responseHeaders), body: respBody!, trailers: splitHeaders(ex.trailers), ...respMore },
+      grpcResp: {
+        headers: splitHeaders(ex.responseHeaders),
+        body: respBody!,
+        trailers: splitHeaders(ex.trailers),
+        ...respMore,
+        ...(ex.trailersAfterRequests !== undefined ? { debugkit_trailers_after_requests: ex.trailersAfterRequests } : {}),
+      },
       reqTimestampMock: keployTime(ex.requestTime),
       resTimestampMock: keployTime(ex.responseTime),
     },
@@ -154,6 +162,8 @@ export interface GrpcCall {
   responseHeaders: HeaderMap;
   responseMessages: GrpcMessage[];
   trailers: HeaderMap;
+  /** The server ended the call once this many request messages had come (the client still sending). */
+  trailersAfterRequests?: number;
 }
 
 const asMap = (v: YamlValue | undefined): YamlMap =>
@@ -213,6 +223,9 @@ export function readGrpcMock(mock: Mock): GrpcCall | undefined {
     responseHeaders: joined(asMap(resp.headers)),
     responseMessages: readMessages(resp),
     trailers: joined(asMap(resp.trailers)),
+    ...(typeof resp.debugkit_trailers_after_requests === 'number' && resp.debugkit_trailers_after_requests >= 0
+      ? { trailersAfterRequests: resp.debugkit_trailers_after_requests }
+      : {}),
   };
 }
 
@@ -327,15 +340,23 @@ export class GrpcCallMatch {
     return out;
   }
 
-  /** The next request message: the response messages to send now, or the miss. */
-  push(msg: GrpcMessage): { send: GrpcMessage[]; call: GrpcCall } | { miss: string } {
+  /**
+   * The next request message: the response messages to send now (with `end` when the recorded
+   * server ended the call here, before the client's end: the trailers go now), or the miss.
+   */
+  push(msg: GrpcMessage): { send: GrpcMessage[]; call: GrpcCall; end?: true } | { miss: string } {
     const i = this.received;
     const fit = this.candidates.filter((c) => c.requestMessages.length > i && sameMessage(c.requestMessages[i]!, msg));
     if (fit.length === 0) return { miss: this.missAt(i, msg) };
     this.candidates = fit;
     this.received++;
     const call = this.pick(fit)!;
-    return { send: this.release(call, false), call };
+    const send = this.release(call, false);
+    if (call.trailersAfterRequests !== undefined && this.received >= call.trailersAfterRequests) {
+      this.used.add(call);
+      return { send: [...send, ...this.release(call, true)], call, end: true };
+    }
+    return { send, call };
   }
 
   /** The client ended its side: the call (marked used) and the rest of its responses, or the miss. */

@@ -131,6 +131,8 @@ function readAll(stream: http2.ServerHttp2Stream): Promise<Buffer> {
 
 interface Relayed {
   requestHeaders: HeaderMap;
+  /** gRPC: the server ended the call after this many request messages, before the program's end. */
+  trailersAfterRequests?: number;
   /** gRPC: the response messages, each with the count of request messages sent before it came. */
   responseMessages: GrpcMessage[];
   requestBody: Buffer;
@@ -195,6 +197,7 @@ function relay(upstream: http2.ClientHttp2Session, down: http2.ServerHttp2Stream
     up.on('response', (h, flags) => {
       responseHeaders = flat(h);
       endedWithHeaders = (flags & END_STREAM) !== 0;
+      if (endedWithHeaders && !clientEnded) trailersAfterRequests = requestsSent;
       // Reading starts only now: node:http2 may deliver DATA before emitting 'response'.
       up.on('data', (c: Buffer) => {
         respChunks.push(c);
@@ -206,7 +209,11 @@ function relay(upstream: http2.ClientHttp2Session, down: http2.ServerHttp2Stream
       guard(down, () => down.respond(forwardable(responseHeaders), endedWithHeaders ? { endStream: true } : { waitForTrailers: true }));
     });
     down.on('wantTrailers', () => guard(down, () => down.sendTrailers(forwardable(trailers))));
-    up.on('trailers', (t) => (trailers = flat(t)));
+    let trailersAfterRequests: number | undefined;
+    up.on('trailers', (t) => {
+      trailers = flat(t);
+      if (!clientEnded) trailersAfterRequests = requestsSent;
+    });
     up.on('end', () => {
       if (!endedWithHeaders && !down.destroyed) down.end();
     });
@@ -217,6 +224,7 @@ function relay(upstream: http2.ClientHttp2Session, down: http2.ServerHttp2Stream
       }
       resolve({
         requestHeaders,
+        ...(trailersAfterRequests !== undefined ? { trailersAfterRequests } : {}),
         responseMessages,
         requestBody: Buffer.concat(reqChunks),
         responseHeaders,
@@ -240,6 +248,7 @@ function toMock(r: Relayed, target: { host: string; port: number }): Mock {
       requestMessages: splitMessages(r.requestBody),
       responseHeaders: r.responseHeaders,
       responseMessages: r.responseMessages,
+      ...(r.trailersAfterRequests !== undefined ? { trailersAfterRequests: r.trailersAfterRequests } : {}),
       trailers: r.trailers,
       requestTime: r.requestTime,
       responseTime: r.responseTime,
@@ -405,15 +414,22 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
     let size = 0;
     let answering: GrpcCall | undefined;
     let trailers: HeaderMap = {};
-    const send = (messages: readonly GrpcMessage[], call: GrpcCall) => {
+    const send = (messages: readonly GrpcMessage[], call: GrpcCall, end = false) => {
       if (!answering) {
         answering = call;
+        const head = forwardable({ ':status': '200', ...call.responseHeaders });
+        if (end && call.responseMessages.length === 0 && 'grpc-status' in head) {
+          // Recorded as a trailers-only answer (the status in the one HEADERS frame): so again.
+          stream.respond(head, { endStream: true });
+          return;
+        }
         // Only now: a miss before this may hand the stream to relay(), which sends its own trailers.
         stream.on('wantTrailers', () => guard(stream, () => stream.sendTrailers(trailers)));
         trailers = forwardable(call.trailers);
-        stream.respond(forwardable({ ':status': '200', ...call.responseHeaders }), { waitForTrailers: true });
+        stream.respond(head, { waitForTrailers: true });
       }
       if (messages.length > 0) stream.write(frameMessages(messages));
+      if (end) stream.end();
     };
     return new Promise<void>((resolve) => {
       let done = false;
@@ -459,6 +475,14 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
         for (const m of parsed) {
           const r = opened.push(m);
           if ('miss' in r) return failed(r.miss, GrpcStatus.UNAVAILABLE);
+          if (r.end) {
+            // The recorded server ended the call here: trailers now, the rest of the client's stream unread.
+            finish();
+            o.counts.replayed++;
+            guard(stream, () => send(r.send, r.call, true));
+            stream.resume();
+            return;
+          }
           guard(stream, () => send(r.send, r.call));
         }
       };
@@ -468,10 +492,7 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
         if ('miss' in r) return failed(r.miss, GrpcStatus.UNAVAILABLE);
         finish();
         o.counts.replayed++;
-        guard(stream, () => {
-          send(r.send, r.call);
-          stream.end();
-        });
+        guard(stream, () => send(r.send, r.call, true));
       };
       stream.once('close', () => {
         if (!done) finish();
