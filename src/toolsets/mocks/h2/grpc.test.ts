@@ -200,3 +200,21 @@ describe('a gRPC mock shaped as Keploy writes it (keploy/keploy pkg/models/grpc.
     expect(serializeMockSet(mocks)).toContain('            decoded_data: |\n                1: {"ada"}\n                2: 3\n        timestamp:');
   });
 });
+
+describe('decoded_data of a large message', () => {
+  it('is the bytes (!!binary) over 1 MiB, and reads back', () => {
+    const big = Buffer.alloc((1 << 20) + 1, 0x61);
+    const mock = buildGrpcMock({
+      requestHeaders: { ':path': '/s.S/Big' },
+      requestMessages: [{ compressed: false, data: big }],
+      responseHeaders: {},
+      responseMessages: [],
+      trailers: {},
+      requestTime: new Date(0),
+      responseTime: new Date(0),
+    });
+    const yaml = serializeMockSet([mock]);
+    expect(yaml).toContain('decoded_data: !!binary');
+    expect(Buffer.from(readGrpcMock(parseMockSet(yaml, 'm.yaml')[0]!)!.requestMessages[0]!.data).equals(big)).toBe(true);
+  });
+});
