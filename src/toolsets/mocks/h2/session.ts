@@ -483,7 +483,8 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
             stream.resume();
             return;
           }
-          guard(stream, () => send(r.send, r.call));
+          // Headers go with the first reply (or at the end): until then a miss can still be relayed.
+          if (r.send.length > 0) guard(stream, () => send(r.send, r.call));
         }
       };
       const onEnd = () => {
