@@ -22,7 +22,11 @@ async function tool(name: string, args: Record<string, unknown>): Promise<any> {
   return r.structured;
 }
 
-/** A real gRPC server (@grpc/grpc-js): Hello (unary) and Count (server streaming); TLS with `creds`. */
+/**
+ * A real gRPC server (@grpc/grpc-js): Hello (unary), Count (server streaming), Sum (client
+ * streaming) and Chat (bidirectional: a reply to each message as it comes, `bye` after the
+ * client's end; the word `stop` ends the call with FAILED_PRECONDITION); TLS with `creds`.
+ */
 async function startServer(creds = grpc.ServerCredentials.createInsecure()): Promise<void> {
   const def = loader.loadSync(path.join(root, 'greeter.proto'));
   const shop = grpc.loadPackageDefinition(def).shop as any;
@@ -36,6 +40,25 @@ async function startServer(creds = grpc.ServerCredentials.createInsecure()): Pro
       calls++;
       for (let i = 1; i <= call.request.n; i++) call.write({ message: `${call.request.name} #${i}`, seq: i });
       call.end();
+    },
+    Sum: (call: any, cb: any) => {
+      calls++;
+      const names: string[] = [];
+      call.on('data', (r: any) => names.push(r.name));
+      call.on('end', () => cb(null, { message: names.join('+'), seq: names.length }));
+    },
+    Chat: (call: any) => {
+      calls++;
+      let n = 0;
+      call.on('data', (r: any) => {
+        // 'stop' ends the call at once with an error, the client still sending.
+        if (r.name === 'stop') call.emit('error', { code: grpc.status.FAILED_PRECONDITION, details: `stopped after ${n}` });
+        else call.write({ message: `hi ${r.name}`, seq: ++n });
+      });
+      call.on('end', () => {
+        call.write({ message: 'bye', seq: 0 });
+        call.end();
+      });
     },
   });
   port = await new Promise<number>((resolve, reject) =>
@@ -159,5 +182,91 @@ describe('mocks: gRPC over TLS (ALPN h2 through the interception)', () => {
     expect(replay).toMatchObject({ success: true, mocksReplayed: 2, mocksMissed: 0, appExitCode: 0 });
     expect(readFileSync(path.join(root, 'grpc-out.txt'), 'utf8')).toBe(recorded);
     expect(calls - before).toBe(2);
+  });
+});
+
+describe('mocks: gRPC client streaming and bidirectional streaming', () => {
+  it('records a client-streaming and a ping-pong bidi call, replays both in step with the server stopped, and a miss in the middle of the stream', async () => {
+    await startServer();
+    const before = calls;
+    const command = (words: string) => `node grpc-stream-client.mjs ${modules} ${port} ${words}`;
+    const out = () => readFileSync(path.join(root, 'grpc-stream-out.txt'), 'utf8');
+    const rec = await tool('keploy_mock_record', { command: command('ada,bob,cy'), path: 'keploy-grpc-streams' });
+    expect(rec).toMatchObject({ success: true, mockCount: 2, protocols: ['gRPC'] });
+    const recorded = out();
+    expect(recorded).toBe('sum: ada+bob+cy (3)\nchat 1: hi ada\nchat 2: hi bob\nchat 3: hi cy\nchat 0: bye\n');
+    expect(calls - before).toBe(2);
+    const yaml = readFileSync(path.join(root, rec.mockFilePath), 'utf8');
+    // Keploy's decoded_data (protoscope text) for HelloRequest{name: "ada"}; each bidi reply notes its step.
+    expect(yaml).toContain('decoded_data: |\n                1: {"ada"}\n');
+    expect(yaml.match(/debugkit_after_requests: \d/g)).toEqual(['debugkit_after_requests: 1', 'debugkit_after_requests: 2', 'debugkit_after_requests: 3']);
+
+    server!.forceShutdown();
+    server = undefined;
+    writeFileSync(path.join(root, 'grpc-stream-out.txt'), '');
+    const replay = await tool('keploy_mock_test', { command: command('ada,bob,cy'), path: 'keploy-grpc-streams' });
+    expect(replay).toMatchObject({ success: true, mocksReplayed: 2, mocksMissed: 0, appExitCode: 0 });
+    expect(out()).toBe(recorded);
+
+    // The second word differs: Sum misses at its second message (the first call the program makes).
+    const changed = await tool('keploy_mock_test', { command: command('ada,zed,cy'), path: 'keploy-grpc-streams' });
+    expect(changed).toMatchObject({ success: false, appExitCode: 2 });
+    expect(changed.misses[0]).toMatch(/^gRPC \/shop\.Greeter\/Sum \(request message 2, 5 bytes\): no mock has this request; closest mock-0 \(same method, same first 1, its message 2: 5 bytes, 3 bytes differ\)/);
+    expect(out()).toMatch(/^error: 14 debugkit mocks: gRPC \/shop\.Greeter\/Sum \(request message 2/);
+    // Fewer messages than recorded: a miss at the client's end.
+    const short = await tool('keploy_mock_test', { command: `${command('ada,bob')} sum`, path: 'keploy-grpc-streams' });
+    expect(short).toMatchObject({ success: false, appExitCode: 2 });
+    expect(short.misses[0]).toBe('gRPC /shop.Greeter/Sum: the client ended after 2 request messages; closest mock-0 (same method, same first 2, 3 request messages)');
+    expect(calls - before).toBe(2); // the replays never reached a server
+  });
+
+  it('a bidi call that misses in the middle gets its earlier replies, then UNAVAILABLE naming the message', async () => {
+    writeFileSync(path.join(root, 'grpc-stream-out.txt'), '');
+    const changed = await tool('keploy_mock_test', { command: `node grpc-stream-client.mjs ${modules} ${port} ada,zed,cy chat`, path: 'keploy-grpc-streams' });
+    expect(changed).toMatchObject({ success: false, appExitCode: 2, mocksMissed: 1 });
+    expect(changed.misses[0]).toMatch(/^gRPC \/shop\.Greeter\/Chat \(request message 2, 5 bytes\): no mock has this request; closest mock-1 /);
+    expect(readFileSync(path.join(root, 'grpc-stream-out.txt'), 'utf8')).toMatch(/^chat 1: hi ada\nerror: 14 debugkit mocks: gRPC \/shop\.Greeter\/Chat \(request message 2, 5 bytes\)/);
+  });
+
+  it('onMiss record completes a set with a bidi call that missed at its first message, relayed live to the server', async () => {
+    await startServer();
+    const before = calls;
+    const command = `node grpc-stream-client.mjs ${modules} ${port} eve,fay chat`;
+    const out = () => readFileSync(path.join(root, 'grpc-stream-out.txt'), 'utf8');
+    writeFileSync(path.join(root, 'grpc-stream-out.txt'), '');
+    const completed = await tool('keploy_mock_test', { command, path: 'keploy-grpc-streams', onMiss: 'record' });
+    expect(completed).toMatchObject({ success: true, mocksMissed: 0, mocksRecorded: 1, appExitCode: 0 });
+    const live = out();
+    expect(live).toBe('chat 1: hi eve\nchat 2: hi fay\nchat 0: bye\n');
+    expect(calls - before).toBe(1);
+    server!.forceShutdown();
+    server = undefined;
+    writeFileSync(path.join(root, 'grpc-stream-out.txt'), '');
+    expect(await tool('keploy_mock_test', { command, path: 'keploy-grpc-streams' })).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(out()).toBe(live);
+  });
+
+  it('a bidi call the server ended before the client did replays its status at the same message (trailers-only too)', async () => {
+    await startServer();
+    const command = (words: string) => `node grpc-stream-client.mjs ${modules} ${port} ${words} chat`;
+    const out = () => readFileSync(path.join(root, 'grpc-stream-out.txt'), 'utf8');
+    const recorded: string[] = [];
+    for (const [words, set, after] of [['ada,stop,cy', 'keploy-grpc-stop', 2], ['stop,cy', 'keploy-grpc-stop0', 1]] as const) {
+      const rec = await tool('keploy_mock_record', { command: command(words), path: set });
+      expect(rec).toMatchObject({ mockCount: 1, appExitCode: 2 }); // the program saw the error: its exit code 2
+      recorded.push(out());
+      const yaml = readFileSync(path.join(root, rec.mockFilePath), 'utf8');
+      expect(yaml.match(/debugkit_trailers_after_requests: \d/g)).toEqual([`debugkit_trailers_after_requests: ${after}`]);
+    }
+    expect(recorded).toEqual(['chat 1: hi ada\nerror: 9 stopped after 1\n', 'error: 9 stopped after 0\n']);
+    server!.forceShutdown();
+    server = undefined;
+    writeFileSync(path.join(root, 'grpc-stream-out.txt'), '');
+    const first = await tool('keploy_mock_test', { command: command('ada,stop,cy'), path: 'keploy-grpc-stop' });
+    expect(first).toMatchObject({ mocksMissed: 0, mocksReplayed: 1, appExitCode: 2 });
+    expect(out()).toBe(recorded[0]);
+    const second = await tool('keploy_mock_test', { command: command('stop,cy'), path: 'keploy-grpc-stop0' });
+    expect(second).toMatchObject({ mocksMissed: 0, mocksReplayed: 1, appExitCode: 2 });
+    expect(out()).toBe(recorded[1]);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseMockSet } from '../keploy/parse.js';
 import { serializeMockSet } from '../keploy/serialize.js';
-import { buildGrpcMock, byteDistance, encodeGrpcMessage, frameMessages, GrpcIndex, readGrpcMock, splitMessages, type GrpcMessage } from './grpc.js';
+import { buildGrpcMock, byteDistance, encodeGrpcMessage, frameMessages, GrpcCallMatch, GrpcIndex, readGrpcMock, splitMessages, type GrpcCall, type GrpcMessage } from './grpc.js';
 
 const msg = (text: string): GrpcMessage => ({ compressed: false, data: Buffer.from(text) });
 
@@ -48,14 +48,15 @@ describe('gRPC mocks in Keploy form', () => {
     expect(yaml).toContain('additional_messages:');
     const back = parseMockSet(yaml, 'mocks.yaml').map(readGrpcMock);
     expect(back[0]).toMatchObject({ path: '/shop.Greeter/Hello', authority: 'svc:50051', trailers: { 'grpc-status': '0' } });
-    expect(Buffer.from(back[0]!.request).equals(frameMessages([msg('\n\x03ada')]))).toBe(true);
+    expect(back[0]!.requestMessages.map((m) => Buffer.from(m.data).toString())).toEqual(['\n\x03ada']);
+    expect(yaml).toContain('decoded_data: |\n                1: {"ada"}\n');
     expect(back[1]!.responseMessages.map((m) => Buffer.from(m.data).toString())).toEqual(['a', 'b', 'c']);
   });
 });
 
 describe('GrpcIndex', () => {
   const index = () => new GrpcIndex([call('mock-0', '/s.S/A', 'one', ['1']), call('mock-1', '/s.S/A', 'two', ['2']), call('mock-2', '/s.S/B', 'one', ['3'])]);
-  const req = (text: string) => frameMessages([msg(text)]);
+  const req = (text: string) => [msg(text)];
 
   it('matches by path and exact request bytes, in recorded order, reusing the last when all are used', () => {
     const i = index();
@@ -71,9 +72,149 @@ describe('GrpcIndex', () => {
   it('a miss names the closest mock: same method with the fewest differing bytes, else another method', () => {
     const i = index();
     const m = i.match('/s.S/A', req('twx'));
-    expect(m).toEqual({ knownPath: true, miss: expect.stringMatching(/^gRPC \/s\.S\/A \(request 8 bytes\): no mock has this request; closest mock-1 .*1 bytes differ/) });
+    expect(m).toEqual({ knownPath: true, miss: expect.stringMatching(/^gRPC \/s\.S\/A \(request 3 bytes\): no mock has this request; closest mock-1 \(same method, request 3 bytes, 1 bytes differ\)$/) });
     expect(i.match('/s.S/C', req('one'))).toEqual({ knownPath: false, miss: 'gRPC /s.S/C: no mock for this method; closest mock-0 (/s.S/A)' });
     expect(new GrpcIndex([]).match('/x/y', req(''))).toMatchObject({ knownPath: false, miss: expect.stringContaining('the set has no gRPC mocks') });
     expect(byteDistance(Buffer.from('abc'), Buffer.from('abd!'))).toBe(2);
+  });
+});
+
+describe('GrpcCallMatch: streams, message by message', () => {
+  const stream = (name: string, requests: string[], replies: [string, number | undefined][]): GrpcCall => ({
+    name,
+    path: '/s.S/Chat',
+    authority: '',
+    requestMessages: requests.map(msg),
+    responseHeaders: { ':status': '200' },
+    responseMessages: replies.map(([t, after]) => ({ ...msg(t), ...(after === undefined ? {} : { afterRequests: after }) })),
+    trailers: { 'grpc-status': '0' },
+  });
+  const mock = (c: GrpcCall) => ({ version: 'api.keploy.io/v1beta1', kind: 'gRPC', name: c.name, spec: buildGrpcMock({ requestHeaders: { ':path': c.path }, requestMessages: c.requestMessages, responseHeaders: c.responseHeaders, responseMessages: c.responseMessages, trailers: c.trailers, requestTime: new Date(0), responseTime: new Date(0) }).spec }) as any;
+  const texts = (r: { send: GrpcMessage[] } | { miss: string }) => ('send' in r ? r.send.map((m) => Buffer.from(m.data).toString()) : r.miss);
+
+  it('answers a ping-pong bidi call step by step: each reply once the requests recorded before it are in', () => {
+    const index = new GrpcIndex([mock(stream('mock-0', ['a', 'b', 'c'], [['A', 1], ['B', 2], ['C', 3], ['bye', undefined]]))]);
+    const m = index.open('/s.S/Chat') as GrpcCallMatch;
+    expect(texts(m.push(msg('a')))).toEqual(['A']);
+    expect(texts(m.push(msg('b')))).toEqual(['B']);
+    expect(texts(m.push(msg('c')))).toEqual(['C']);
+    expect(texts(m.end())).toEqual(['bye']);
+  });
+
+  it('answers client streaming at the end, and tells calls apart by a later message', () => {
+    const index = new GrpcIndex([mock(stream('mock-0', ['a', 'b'], [['sum ab', undefined]])), mock(stream('mock-1', ['a', 'c'], [['sum ac', undefined]]))]);
+    const m = index.open('/s.S/Chat') as GrpcCallMatch;
+    expect(texts(m.push(msg('a')))).toEqual([]);
+    expect(texts(m.push(msg('c')))).toEqual([]);
+    const end = m.end();
+    expect('call' in end && end.call.name).toBe('mock-1');
+    expect(texts(end)).toEqual(['sum ac']);
+  });
+
+  it('a miss in the middle of a stream names the message and the closest mock', () => {
+    const index = new GrpcIndex([mock(stream('mock-0', ['a', 'bb', 'c'], [['A', 1], ['B', 2]]))]);
+    const m = index.open('/s.S/Chat') as GrpcCallMatch;
+    expect(texts(m.push(msg('a')))).toEqual(['A']);
+    expect(texts(m.push(msg('bx')))).toBe('gRPC /s.S/Chat (request message 2, 2 bytes): no mock has this request; closest mock-0 (same method, same first 1, its message 2: 2 bytes, 1 bytes differ)');
+    const short = (new GrpcIndex([mock(stream('mock-0', ['a', 'b'], [['A', undefined]]))]).open('/s.S/Chat') as GrpcCallMatch);
+    short.push(msg('a'));
+    expect(texts(short.end())).toBe('gRPC /s.S/Chat: the client ended after 1 request message; closest mock-0 (same method, same first 1, 2 request messages)');
+    const long = (new GrpcIndex([mock(stream('mock-0', ['a'], [['A', undefined]]))]).open('/s.S/Chat') as GrpcCallMatch);
+    long.push(msg('a'));
+    expect(texts(long.push(msg('b')))).toBe('gRPC /s.S/Chat (request message 2, 1 bytes): no mock has this request; closest mock-0 (same method, same first 1, no more request messages)');
+  });
+
+  it('ends the call where the recorded server ended it, the client still sending (trailers then, not at its end)', () => {
+    const early = { ...stream('mock-0', ['a', 'stop'], [['A', 1]]), trailersAfterRequests: 2 };
+    const yaml = serializeMockSet([mock(early)].map((m) => ({ ...m, spec: { ...m.spec, grpcResp: { ...m.spec.grpcResp, debugkit_trailers_after_requests: 2 } } })));
+    const index = new GrpcIndex(parseMockSet(yaml, 'm.yaml'));
+    const m = index.open('/s.S/Chat') as GrpcCallMatch;
+    expect(m.push(msg('a'))).not.toHaveProperty('end');
+    const r = m.push(msg('stop'));
+    expect('end' in r && r.end).toBe(true);
+  });
+
+  it('keeps the step of each response message through the YAML (debugkit_after_requests), none for unary', () => {
+    const yaml = serializeMockSet([mock(stream('mock-0', ['a', 'b'], [['A', 1], ['B', undefined]])), call('mock-1', '/s.S/A', 'x', ['y'])]);
+    expect(yaml.match(/debugkit_after_requests: 1/g)).toHaveLength(1);
+    const back = parseMockSet(yaml, 'm.yaml').map(readGrpcMock);
+    expect(back[0]!.responseMessages.map((m) => m.afterRequests)).toEqual([1, undefined]);
+    expect(back[1]!.responseMessages.map((m) => m.afterRequests)).toEqual([undefined]);
+  });
+});
+
+describe('a gRPC mock shaped as Keploy writes it (keploy/keploy pkg/models/grpc.go; no Keploy sample file was found)', () => {
+  const yaml = [
+    'version: api.keploy.io/v1beta1',
+    'kind: gRPC',
+    'name: mock-0',
+    'spec:',
+    '    metadata: {}',
+    '    grpcReq:',
+    '        headers:',
+    '            pseudo_headers:',
+    '                :authority: localhost:50051',
+    '                :method: POST',
+    '                :path: /shop.Greeter/Count',
+    '                :scheme: http',
+    '            ordinary_headers:',
+    '                content-type: application/grpc',
+    '        body:',
+    '            compression_flag: 0',
+    '            message_length: 7',
+    '            decoded_data: |',
+    '                1: {"ada"}',
+    '                2: 3',
+    '        timestamp: 0001-01-01T00:00:00Z',
+    '    grpcResp:',
+    '        headers:',
+    '            pseudo_headers:',
+    '                :status: "200"',
+    '            ordinary_headers:',
+    '                content-type: application/grpc',
+    '        body:',
+    '            compression_flag: 0',
+    '            message_length: 11',
+    '            decoded_data: |',
+    '                1: {"ada #1"}',
+    '                2: 1',
+    '        trailers:',
+    '            pseudo_headers: {}',
+    '            ordinary_headers:',
+    '                grpc-message: ""',
+    '                grpc-status: "0"',
+    '        timestamp: 0001-01-01T00:00:00Z',
+    '    created: 0',
+    '    assertions: {}',
+    '',
+  ].join('\n');
+
+  it('reads decoded_data (protoscope text) back to the message bytes and answers the call', () => {
+    const mocks = parseMockSet(yaml, 'mocks.yaml');
+    const call = readGrpcMock(mocks[0]!)!;
+    expect(Buffer.from(call.requestMessages[0]!.data).toString('hex')).toBe('0a036164611003');
+    expect(call.responseMessages.map((m) => Buffer.from(m.data).toString('hex'))).toEqual(['0a066164612023311001']);
+    const m = new GrpcIndex(mocks).match('/shop.Greeter/Count', [{ compressed: false, data: Buffer.from('0a036164611003', 'hex') }]);
+    expect('call' in m && m.call.name).toBe('mock-0');
+    // Written again, the decoded_data blocks are Keploy's text as it was.
+    expect(serializeMockSet(mocks)).toContain('            decoded_data: |\n                1: {"ada"}\n                2: 3\n        timestamp:');
+  });
+});
+
+describe('decoded_data of a large message', () => {
+  it('is the bytes (!!binary) over 1 MiB, and reads back', () => {
+    const big = Buffer.alloc((1 << 20) + 1, 0x61);
+    const mock = buildGrpcMock({
+      requestHeaders: { ':path': '/s.S/Big' },
+      requestMessages: [{ compressed: false, data: big }],
+      responseHeaders: {},
+      responseMessages: [],
+      trailers: {},
+      requestTime: new Date(0),
+      responseTime: new Date(0),
+    });
+    const yaml = serializeMockSet([mock]);
+    expect(yaml).toContain('decoded_data: !!binary');
+    expect(Buffer.from(readGrpcMock(parseMockSet(yaml, 'm.yaml')[0]!)!.requestMessages[0]!.data).equals(big)).toBe(true);
   });
 });

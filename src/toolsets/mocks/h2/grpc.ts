@@ -1,4 +1,5 @@
 import { keployTime } from '../keploy/http.js';
+import { protoscopeBytes, protoscopeText } from './protoscope.js';
 import { KEPLOY_MOCK_VERSION, type Mock, type PassThroughMock, type YamlMap, type YamlValue } from '../keploy/types.js';
 
 /**
@@ -7,10 +8,13 @@ import { KEPLOY_MOCK_VERSION, type Mock, type PassThroughMock, type YamlMap, typ
  * (`compression_flag`, `message_length`, `decoded_data`), the response's `trailers`, and
  * `reqTimestampMock`/`resTimestampMock`.
  *
- * Keploy writes `decoded_data` as a text rendering of the protobuf; debugkit has no .proto, so
- * it keeps the message bytes themselves (written `!!binary`). A stream of several messages keeps
- * the first in `body` and the rest in `additional_messages`, as Keploy does (omitted for one
- * message). A direction with no message at all (a trailers-only error) has a zeroed `body`, which
+ * Keploy writes `decoded_data` as protoscope text (see protoscope.ts), which reads back to the
+ * exact bytes; debugkit writes the same text (as Keploy, also for a compressed message; one whose
+ * text would not read back stays bytes, written `!!binary`). Keploy's model
+ * (keploy/keploy pkg/models/grpc.go) has one `body` a direction; a stream of several messages
+ * keeps the first in `body` and the rest in `additional_messages` (omitted for one message), and
+ * a response message of a stream that came before the client's end notes
+ * `debugkit_after_requests` (see GrpcMessage). A direction with no message at all (a trailers-only error) has a zeroed `body`, which
  * Keploy reads as one empty message: debugkit adds `debugkit_no_messages: true` (a key Keploy
  * ignores) to replay it as none.
  */
@@ -18,6 +22,12 @@ import { KEPLOY_MOCK_VERSION, type Mock, type PassThroughMock, type YamlMap, typ
 export interface GrpcMessage {
   compressed: boolean;
   data: Uint8Array;
+  /**
+   * A response message of a stream: how many request messages had arrived when it came, so a
+   * replay answers it as soon as those have arrived (a bidirectional ping-pong works); undefined
+   * when it came after the client ended its side (then it waits for that end).
+   */
+  afterRequests?: number;
 }
 
 export type HeaderMap = Record<string, string>;
@@ -28,6 +38,8 @@ export interface GrpcExchange {
   responseHeaders: HeaderMap;
   responseMessages: GrpcMessage[];
   trailers: HeaderMap;
+  /** The server ended the call after this many request messages, before the client ended its side. */
+  trailersAfterRequests?: number;
   requestTime: Date;
   responseTime: Date;
 }
@@ -51,6 +63,31 @@ export function splitMessages(body: Uint8Array): GrpcMessage[] {
   return out;
 }
 
+/** Splits a gRPC body into messages as it arrives, chunk by chunk. */
+export class MessageReader {
+  private buf = Buffer.alloc(0);
+
+  /** The messages the chunk completes. */
+  push(chunk: Uint8Array): GrpcMessage[] {
+    this.buf = this.buf.length === 0 ? Buffer.from(chunk) : Buffer.concat([this.buf, chunk]);
+    const out: GrpcMessage[] = [];
+    let at = 0;
+    while (at + 5 <= this.buf.length) {
+      const end = at + 5 + this.buf.readUInt32BE(at + 1);
+      if (end > this.buf.length) break;
+      out.push({ compressed: this.buf[at] === 1, data: new Uint8Array(this.buf.subarray(at + 5, end)) });
+      at = end;
+    }
+    this.buf = this.buf.subarray(at);
+    return out;
+  }
+
+  /** Bytes of a message not complete yet. */
+  get pending(): number {
+    return this.buf.length;
+  }
+}
+
 export function frameMessages(messages: readonly GrpcMessage[]): Buffer {
   return Buffer.concat(
     messages.map((m) => {
@@ -69,8 +106,25 @@ function splitHeaders(headers: HeaderMap): YamlMap {
   return { pseudo_headers: pseudo, ordinary_headers: ordinary };
 }
 
+/** Over this, a message is kept as bytes: its text costs about 0.3 s a MiB on the event loop. */
+const TEXT_LIMIT = 1 << 20;
+
+/** Keploy's decoded text when it reads back to the same bytes (it always should), else the bytes. */
+function decodedData(m: GrpcMessage): string | Uint8Array {
+  if (m.data.byteLength > TEXT_LIMIT) return m.data;
+  const text = protoscopeText(m.data);
+  try {
+    if (Buffer.from(protoscopeBytes(text)).equals(Buffer.from(m.data))) return text;
+  } catch {
+    // fall through to the bytes
+  }
+  return m.data;
+}
+
 function messageYaml(m: GrpcMessage | undefined): YamlMap {
-  return { compression_flag: m?.compressed ? 1 : 0, message_length: m?.data.byteLength ?? 0, decoded_data: m ? m.data : '' };
+  const y: YamlMap = { compression_flag: m?.compressed ? 1 : 0, message_length: m?.data.byteLength ?? 0, decoded_data: m ? decodedData(m) : '' };
+  if (m?.afterRequests !== undefined) y.debugkit_after_requests = m.afterRequests;
+  return y;
 }
 
 function bodyYaml(messages: readonly GrpcMessage[]): YamlMap {
@@ -89,7 +143,13 @@ export function buildGrpcMock(ex: GrpcExchange): PassThroughMock {
     name: 'mocks',
     spec: {
       grpcReq: { headers: splitHeaders(ex.requestHeaders), body: reqBody!, ...reqMore },
-      grpcResp: { headers: splitHeaders(ex.responseHeaders), body: respBody!, trailers: splitHeaders(ex.trailers), ...respMore },
+      grpcResp: {
+        headers: splitHeaders(ex.responseHeaders),
+        body: respBody!,
+        trailers: splitHeaders(ex.trailers),
+        ...respMore,
+        ...(ex.trailersAfterRequests !== undefined ? { debugkit_trailers_after_requests: ex.trailersAfterRequests } : {}),
+      },
       reqTimestampMock: keployTime(ex.requestTime),
       resTimestampMock: keployTime(ex.responseTime),
     },
@@ -102,10 +162,12 @@ export interface GrpcCall {
   name: string;
   path: string;
   authority: string;
-  request: Buffer;
+  requestMessages: GrpcMessage[];
   responseHeaders: HeaderMap;
   responseMessages: GrpcMessage[];
   trailers: HeaderMap;
+  /** The server ended the call once this many request messages had come (the client still sending). */
+  trailersAfterRequests?: number;
 }
 
 const asMap = (v: YamlValue | undefined): YamlMap =>
@@ -117,12 +179,23 @@ function stringMap(v: YamlValue | undefined): HeaderMap {
   return out;
 }
 
+/** Protoscope text (what Keploy writes) as bytes; text that is not protoscope stays its UTF-8 bytes. */
+function textBytes(text: string): Uint8Array {
+  try {
+    return protoscopeBytes(text);
+  } catch {
+    return Buffer.from(text, 'utf8');
+  }
+}
+
 function readMessage(v: YamlValue | undefined): GrpcMessage | undefined {
   const m = asMap(v);
   const data = m.decoded_data;
   const len = Number(m.message_length ?? 0);
-  if (data instanceof Uint8Array) return { compressed: Number(m.compression_flag) === 1, data };
-  if (typeof data === 'string' && (data.length > 0 || len === 0)) return { compressed: Number(m.compression_flag) === 1, data: Buffer.from(data, 'utf8') };
+  const after = m.debugkit_after_requests;
+  const extra = typeof after === 'number' && Number.isInteger(after) && after >= 0 ? { afterRequests: after } : {};
+  if (data instanceof Uint8Array) return { compressed: Number(m.compression_flag) === 1, data, ...extra };
+  if (typeof data === 'string' && (data.length > 0 || len === 0)) return { compressed: Number(m.compression_flag) === 1, data: textBytes(data), ...extra };
   return undefined;
 }
 
@@ -150,10 +223,13 @@ export function readGrpcMock(mock: Mock): GrpcCall | undefined {
     name: mock.name,
     path,
     authority: reqHeaders[':authority'] ?? '',
-    request: frameMessages(readMessages(req)),
+    requestMessages: readMessages(req),
     responseHeaders: joined(asMap(resp.headers)),
     responseMessages: readMessages(resp),
     trailers: joined(asMap(resp.trailers)),
+    ...(typeof resp.debugkit_trailers_after_requests === 'number' && resp.debugkit_trailers_after_requests >= 0
+      ? { trailersAfterRequests: resp.debugkit_trailers_after_requests }
+      : {}),
   };
 }
 
@@ -174,51 +250,148 @@ export function byteDistance(a: Uint8Array, b: Uint8Array): number {
   return d;
 }
 
-/** The set's gRPC calls by path, in recorded order; exact request bytes first, then reuse. */
+const sameMessage = (a: GrpcMessage, b: GrpcMessage) => a.compressed === b.compressed && Buffer.from(a.data).equals(Buffer.from(b.data));
+
+/** The set's gRPC calls by path, in recorded order; a call in progress is matched by `open`. */
 export class GrpcIndex {
-  private readonly calls: GrpcCall[] = [];
+  private readonly byPath = new Map<string, GrpcCall[]>();
   private readonly used = new Set<GrpcCall>();
+  private first: GrpcCall | undefined;
+  private count = 0;
 
   constructor(mocks: readonly Mock[]) {
     for (const m of mocks) {
       const call = readGrpcMock(m);
-      if (call) this.calls.push(call);
+      if (call) this.push(call);
     }
+  }
+
+  private push(call: GrpcCall): void {
+    const list = this.byPath.get(call.path) ?? [];
+    list.push(call);
+    this.byPath.set(call.path, list);
+    this.first ??= call;
+    this.count++;
   }
 
   get size(): number {
-    return this.calls.length;
+    return this.count;
   }
 
+  /** A call recorded during replay (`onMiss: record`): it answers later calls, as used. */
   add(call: GrpcCall): void {
-    this.calls.push(call);
+    this.push(call);
     this.used.add(call);
   }
 
-  match(path: string, request: Uint8Array): { call: GrpcCall } | { miss: string; knownPath: boolean } {
-    const same = this.calls.filter((c) => c.path === path);
-    const exact = same.filter((c) => Buffer.compare(c.request, Buffer.from(request.buffer, request.byteOffset, request.byteLength)) === 0);
-    const pick = exact.find((c) => !this.used.has(c)) ?? exact.at(-1);
-    if (pick) {
-      this.used.add(pick);
-      return { call: pick };
+  /** Starts matching a call to `path`; a method the set does not know is a miss at once. */
+  open(path: string): GrpcCallMatch | { miss: string; knownPath: false } {
+    const same = this.byPath.get(path);
+    if (same) return new GrpcCallMatch(path, same, this.used);
+    const other = this.first;
+    return { knownPath: false, miss: `gRPC ${path}: no mock for this method${other ? `; closest ${other.name} (${other.path})` : ' (the set has no gRPC mocks)'}` };
+  }
+
+  /** A whole call at once (its request messages, then the client's end): the call, or the miss. */
+  match(path: string, requestMessages: readonly GrpcMessage[]): { call: GrpcCall } | { miss: string; knownPath: boolean } {
+    const m = this.open(path);
+    if (!(m instanceof GrpcCallMatch)) return m;
+    for (const msg of requestMessages) {
+      const r = m.push(msg);
+      if ('miss' in r) return { miss: r.miss, knownPath: true };
     }
-    if (same.length > 0) {
-      let best = same[0]!;
-      let bestD = byteDistance(best.request, request);
-      for (const c of same.slice(1)) {
-        const d = byteDistance(c.request, request);
-        if (d < bestD) (best = c), (bestD = d);
-      }
+    const r = m.end();
+    return 'miss' in r ? { miss: r.miss, knownPath: true } : { call: r.call };
+  }
+}
+
+/**
+ * One call being answered: the request messages are matched in order against the recorded
+ * calls of the method (Keploy keeps one call per mock; a stream's messages in order), and each
+ * recorded response message is released as soon as the request messages recorded before it
+ * have arrived. Among calls that still fit, an unused one is preferred, in recorded order; once a
+ * response has been sent the call is fixed.
+ */
+export class GrpcCallMatch {
+  private candidates: GrpcCall[];
+  private received = 0;
+  private sent = 0;
+  private fixed: GrpcCall | undefined;
+
+  constructor(
+    private readonly path: string,
+    calls: readonly GrpcCall[],
+    private readonly used: Set<GrpcCall>,
+  ) {
+    this.candidates = [...calls];
+  }
+
+  /** The call that answers now: the fixed one, else the first unused candidate, else the last. */
+  private pick(among: readonly GrpcCall[]): GrpcCall | undefined {
+    return this.fixed ?? among.find((c) => !this.used.has(c)) ?? among.at(-1);
+  }
+
+  /** The response messages of `call` that may go out once `received` request messages are in. */
+  private release(call: GrpcCall, ended: boolean): GrpcMessage[] {
+    const out: GrpcMessage[] = [];
+    while (this.sent < call.responseMessages.length) {
+      const m = call.responseMessages[this.sent]!;
+      if (!ended && (m.afterRequests === undefined || m.afterRequests > this.received)) break;
+      out.push(m);
+      this.sent++;
+    }
+    if (out.length > 0) this.fixed = call;
+    return out;
+  }
+
+  /**
+   * The next request message: the response messages to send now (with `end` when the recorded
+   * server ended the call here, before the client's end: the trailers go now), or the miss.
+   */
+  push(msg: GrpcMessage): { send: GrpcMessage[]; call: GrpcCall; end?: true } | { miss: string } {
+    const i = this.received;
+    const fit = this.candidates.filter((c) => c.requestMessages.length > i && sameMessage(c.requestMessages[i]!, msg));
+    if (fit.length === 0) return { miss: this.missAt(i, msg) };
+    this.candidates = fit;
+    this.received++;
+    const call = this.pick(fit)!;
+    const send = this.release(call, false);
+    if (call.trailersAfterRequests !== undefined && this.received >= call.trailersAfterRequests) {
+      this.used.add(call);
+      return { send: [...send, ...this.release(call, true)], call, end: true };
+    }
+    return { send, call };
+  }
+
+  /** The client ended its side: the call (marked used) and the rest of its responses, or the miss. */
+  end(): { send: GrpcMessage[]; call: GrpcCall } | { miss: string } {
+    const done = this.candidates.filter((c) => c.requestMessages.length === this.received);
+    const call = this.fixed ? done.find((c) => c === this.fixed) : this.pick(done);
+    if (!call) {
+      const near = this.fixed ?? this.pick(this.candidates)!;
       return {
-        knownPath: true,
-        miss: `gRPC ${path} (request ${request.length} bytes): no mock has this request; closest ${best.name} (same method, request ${best.request.length} bytes, ${bestD} bytes differ)`,
+        miss: `gRPC ${this.path}: the client ended after ${this.received} request message${this.received === 1 ? '' : 's'}; closest ${near.name} (same method, same first ${this.received}, ${near.requestMessages.length} request messages)`,
       };
     }
-    const other = this.calls[0];
-    return {
-      knownPath: false,
-      miss: `gRPC ${path}: no mock for this method${other ? `; closest ${other.name} (${other.path})` : ' (the set has no gRPC mocks)'}`,
-    };
+    this.used.add(call);
+    return { send: this.release(call, true), call };
+  }
+
+  private missAt(i: number, msg: GrpcMessage): string {
+    const what = i === 0 ? `request ${msg.data.byteLength} bytes` : `request message ${i + 1}, ${msg.data.byteLength} bytes`;
+    const longer = this.candidates.filter((c) => c.requestMessages.length > i);
+    if (longer.length === 0) {
+      const near = this.fixed ?? this.pick(this.candidates)!;
+      return `gRPC ${this.path} (${what}): no mock has this request; closest ${near.name} (same method, same first ${i}, no more request messages)`;
+    }
+    let best = longer[0]!;
+    let bestD = byteDistance(best.requestMessages[i]!.data, msg.data);
+    for (const c of longer.slice(1)) {
+      const d = byteDistance(c.requestMessages[i]!.data, msg.data);
+      if (d < bestD) (best = c), (bestD = d);
+    }
+    const theirs = best.requestMessages[i]!.data.byteLength;
+    const mine = i > 0 ? `same first ${i}, its message ${i + 1}: ${theirs} bytes` : `request ${theirs} bytes`;
+    return `gRPC ${this.path} (${what}): no mock has this request; closest ${best.name} (same method, ${mine}, ${bestD} bytes differ)`;
   }
 }

@@ -1,0 +1,609 @@
+/**
+ * Protoscope text for protobuf messages without a schema: what Keploy writes as a gRPC message's
+ * `decoded_data` (it calls `protoscope.Write(bytes, WriterOptions{})` from
+ * github.com/protocolbuffers/protoscope, pinned at 8e7a6aafa2c9, and reads it back with that
+ * package's scanner). `protoscopeText` produces the same text as that writer with default
+ * options; `protoscopeBytes` assembles such text (the subset of the language the writer emits,
+ * plus the explicit forms `N:LEN`, `N:SGROUP`, ...) back into bytes.
+ *
+ * The writer's heuristics, per the protoscope language notes: greedy tags (field 0 or wire type
+ * 6/7 ends decoding, the rest as hex); varints as int64; fixed 32/64-bit values as floats (with
+ * the bits as a `# 0x..iNN` remark) unless the exponent is extreme, then as integers; a
+ * length-delimited field as a nested message if all of it parses, else a quoted string when
+ * valid UTF-8 with at most 30% unprintable runes, else hex; groups as `!{ }`. Blocks of up to
+ * three lines fold onto one (`1: {"ada"}`), remarks on contiguous lines share a column.
+ */
+
+// ------------------------------------------------------------------ the printer
+
+interface Line {
+  text: string;
+  remarks: string[];
+  /** How much the next line is indented relative to this one. */
+  indent: number;
+  folds: number;
+}
+
+interface Block {
+  delimiters: boolean;
+  foldAt: number;
+  unindentAt: number;
+  start: number;
+}
+
+const INDENT = 2;
+const MAX_FOLDS = 3;
+
+class Printer {
+  lines: Line[] = [];
+  blocks: Block[] = [];
+
+  get current(): Line {
+    return this.lines[this.lines.length - 1]!;
+  }
+  newLine(): void {
+    this.lines.push({ text: '', remarks: [], indent: 0, folds: 0 });
+  }
+  discardLine(): void {
+    this.lines.pop();
+  }
+  write(s: string): void {
+    this.current.text += s;
+  }
+  remark(s: string): void {
+    this.current.remarks.push(s);
+  }
+  startBlock(delimiters: boolean, foldAt: number, unindentAt: number): void {
+    this.blocks.push({ delimiters, foldAt, unindentAt, start: this.lines.length - 1 });
+    this.current.indent++;
+  }
+  dropBlock(): Line {
+    const b = this.blocks.pop()!;
+    const start = this.lines[b.start]!;
+    start.indent--;
+    return start;
+  }
+  endBlock(): void {
+    const b = this.blocks.pop()!;
+    const start = this.lines[b.start]!;
+    const height = this.lines.length - b.start;
+    if (height >= 2 && height <= b.foldAt) {
+      const inner = this.lines.slice(b.start);
+      const folds = inner.reduce((n, l) => n + l.folds, 0);
+      const remarked = inner.filter((l) => l.remarks.length > 0).length;
+      if (folds <= MAX_FOLDS && remarked <= 1) {
+        this.lines.slice(b.start + 1).forEach((line, i) => {
+          if ((i !== 0 && i !== height - 2) || !b.delimiters) start.text += ' ';
+          start.text += line.text;
+          if (line.remarks.length > 0) start.remarks = line.remarks;
+        });
+        start.folds = folds;
+        this.lines.length = b.start + 1;
+      }
+    }
+    const h = this.lines.length - b.start;
+    if (h <= b.unindentAt) this.lines[b.start]!.indent--;
+    else this.lines[this.lines.length - 1 - b.unindentAt]!.indent--;
+  }
+
+  finish(): string {
+    const runes = (s: string) => Array.from(s).length;
+    let out = '';
+    let indent = 0;
+    let col = -1;
+    let colUntil = -1;
+    this.lines.forEach((line, i) => {
+      if (line.remarks.length > 0 && colUntil < i) {
+        let indent2 = indent;
+        col = -1;
+        for (let j = 0; i + j < this.lines.length; j++) {
+          const l = this.lines[i + j]!;
+          if (l.remarks.length === 0) {
+            colUntil = i + j;
+            break;
+          }
+          const len = indent2 * INDENT + runes(l.text);
+          indent2 += l.indent;
+          if (len > col) {
+            if (j > 1 && l.indent !== 0) {
+              colUntil = i + j;
+              break;
+            }
+            col = len;
+          }
+        }
+        if (col % INDENT !== 0) col += INDENT - (col % INDENT);
+      }
+      out += ' '.repeat(Math.max(0, indent * INDENT)) + line.text;
+      if (line.remarks.length > 0) {
+        out += ' '.repeat(Math.max(0, col - indent * INDENT - Buffer.byteLength(line.text))) + '  # ' + line.remarks.join(', ');
+      }
+      indent += line.indent;
+      out += '\n';
+    });
+    return out;
+  }
+}
+
+// ------------------------------------------------------------------ the writer
+
+interface Varint {
+  value: bigint;
+  /** Redundant bytes (a non-minimal encoding), written `long-form:N`. */
+  extra: number;
+  next: number;
+}
+
+function readVarint(src: Uint8Array, at: number, end: number): Varint | undefined {
+  let value = 0n;
+  let extra = 0;
+  for (let count = 0; ; count++) {
+    if (at >= end) return undefined;
+    const b = src[at++]!;
+    if (count === 9 && b > 1) return undefined;
+    value |= BigInt(b & 0x7f) << BigInt(count * 7);
+    extra = (b & 0x7f) === 0 ? extra + 1 : 0;
+    if ((b & 0x80) === 0) break;
+  }
+  if (value === 0n) extra--;
+  return { value, extra, next: at };
+}
+
+const int64 = (v: bigint) => BigInt.asIntN(64, v).toString();
+
+/** Go's strconv 'g' with the shortest precision, as protoscope post-processes it. */
+function shortestFloat(value: number, bits: 32 | 64): string {
+  let digits: string;
+  let exp: number;
+  const abs = Math.abs(value);
+  if (bits === 64) {
+    const [m, e] = abs.toExponential().split('e');
+    digits = m!.replace('.', '');
+    exp = Number(e);
+  } else {
+    let p = 1;
+    while (p < 9 && Math.fround(Number(abs.toPrecision(p))) !== abs) p++;
+    const [m, e] = abs.toExponential(p - 1).split('e');
+    digits = m!.replace('.', '').replace(/0+$/, '') || '0';
+    exp = Number(e);
+  }
+  const sign = value < 0 ? '-' : '';
+  let s: string;
+  if (exp < -4 || exp >= 6) {
+    const e = `${exp < 0 ? '-' : ''}${String(Math.abs(exp)).padStart(2, '0')}`;
+    s = `${digits[0]}${digits.length > 1 ? '.' + digits.slice(1) : ''}e${e}`;
+  } else if (exp < 0) {
+    s = `0.${'0'.repeat(-exp - 1)}${digits}`;
+  } else {
+    const intLen = exp + 1;
+    s = digits.length <= intLen ? digits + '0'.repeat(intLen - digits.length) : `${digits.slice(0, intLen)}.${digits.slice(intLen)}`;
+  }
+  if (!s.includes('.')) s = s.includes('e') ? s.replace('e', '.0e') : s + '.0';
+  return sign + s;
+}
+
+/** The float text, or '' when the exponent says this is probably not a float. */
+function floatText(raw: bigint, bits: 32 | 64): string {
+  const mant = bits === 32 ? 23 : 52;
+  const expBits = bits === 32 ? 8 : 11;
+  if (raw === 0n) return '0.0';
+  if (raw === 1n << BigInt(bits - 1)) return '-0.0';
+  const bias = (1 << (expBits - 1)) - 1;
+  const exp = Number((raw >> BigInt(mant)) & BigInt((1 << expBits) - 1)) - bias;
+  if (Math.abs(exp) >= bias) return '';
+  return shortestFloat(toFloat(raw, bits), bits);
+}
+
+function toFloat(raw: bigint, bits: 32 | 64): number {
+  const b = Buffer.alloc(8);
+  if (bits === 32) {
+    b.writeUInt32LE(Number(raw));
+    return b.readFloatLE(0);
+  }
+  b.writeBigUInt64LE(raw);
+  return b.readDoubleLE(0);
+}
+
+function writeFixed(p: Printer, raw: bigint, bits: 32 | 64): void {
+  const value = toFloat(raw, bits);
+  const suffix = String(bits);
+  if (value === Infinity) p.write(`inf${suffix}`);
+  else if (value === -Infinity) p.write(`-inf${suffix}`);
+  else if (Number.isNaN(value)) p.write(`0x${raw.toString(16)}i${suffix}`);
+  else {
+    const s = floatText(raw, bits);
+    if (s) {
+      p.write(bits === 64 ? s : `${s}i${suffix}`);
+      p.remark(`0x${raw.toString(16)}i${suffix}`);
+    } else {
+      p.write(`${BigInt.asIntN(bits, raw).toString()}i${suffix}`);
+    }
+  }
+}
+
+const GRAPHIC = /[\p{L}\p{M}\p{N}\p{P}\p{S}\p{Zs}]/u;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function validUtf8(bytes: Uint8Array): string | undefined {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+class Writer {
+  readonly p = new Printer();
+  groups: number[] = [];
+
+  constructor(private readonly src: Uint8Array) {}
+
+  hex(from: number, to: number): void {
+    if (from >= to) return;
+    const p = this.p;
+    p.newLine();
+    p.write('`');
+    for (let i = from; i < to; i++) {
+      if (i > from && (i - from) % 40 === 0) {
+        p.write('`');
+        p.newLine();
+        p.write('`');
+      }
+      p.write(this.src[i]!.toString(16).padStart(2, '0'));
+    }
+    p.write('`');
+  }
+
+  resetGroup(): void {
+    const start = this.p.dropBlock();
+    start.text = start.text.slice(0, -3) + 'SGROUP';
+  }
+
+  /** One field at `at`; the offset after it, or undefined when it does not parse. */
+  field(at: number, end: number): number | undefined {
+    const p = this.p;
+    const tag = readVarint(this.src, at, end);
+    if (!tag) return undefined;
+    const number = tag.value >> 3n;
+    if (number === 0n) return undefined;
+    at = tag.next;
+    if (tag.extra > 0) p.write(`long-form:${tag.extra} `);
+    p.write(`${number}:`);
+    switch (Number(tag.value & 7n)) {
+      case 0: {
+        p.write(' ');
+        const v = readVarint(this.src, at, end);
+        if (!v) return undefined;
+        if (v.extra > 0) p.write(`long-form:${v.extra} `);
+        p.write(int64(v.value));
+        return v.next;
+      }
+      case 1:
+      case 5: {
+        const size = (tag.value & 7n) === 1n ? 8 : 4;
+        p.write(' ');
+        if (end - at < size) return undefined;
+        const b = Buffer.from(this.src.buffer, this.src.byteOffset + at, size);
+        writeFixed(p, size === 8 ? b.readBigUInt64LE(0) : BigInt(b.readUInt32LE(0)), size === 8 ? 64 : 32);
+        return at + size;
+      }
+      case 3:
+        p.write(' !{');
+        p.startBlock(true, 3, 1);
+        this.groups.push(Number(number));
+        return at;
+      case 4: {
+        if (this.groups.length === 0) {
+          p.write('EGROUP');
+          return at;
+        }
+        const open = this.groups.pop()!;
+        if (open === Number(number)) {
+          p.current.text = '';
+          if (tag.extra > 0) {
+            p.write(`long-form:${tag.extra}`);
+            p.newLine();
+          }
+          p.write('}');
+          p.endBlock();
+        } else {
+          this.resetGroup();
+          p.write('EGROUP');
+        }
+        return at;
+      }
+      case 2:
+        return this.delimited(at, end);
+      default:
+        return undefined;
+    }
+  }
+
+  delimited(at: number, end: number): number | undefined {
+    const p = this.p;
+    p.write(' ');
+    const len = readVarint(this.src, at, end);
+    if (!len || BigInt(end - len.next) < len.value) return undefined;
+    const from = len.next;
+    const to = from + Number(len.value);
+    if (len.extra > 0) p.write(`long-form:${len.extra} `);
+    p.write('{');
+    p.startBlock(true, 3, 1);
+    const close = () => {
+      p.newLine();
+      p.write('}');
+      p.endBlock();
+      return to;
+    };
+
+    // A nested message, if every byte of it parses.
+    const mark = p.lines.length;
+    const outer = this.groups;
+    this.groups = [];
+    let pos = from;
+    while (pos < to) {
+      p.newLine();
+      const next = this.field(pos, to);
+      if (next === undefined) {
+        p.discardLine();
+        break;
+      }
+      pos = next;
+    }
+    for (let i = 0; i < this.groups.length; i++) this.resetGroup();
+    this.groups = outer;
+    if (pos === to) return close();
+    p.lines.length = mark;
+
+    // A string, if it is UTF-8 and mostly printable.
+    const bytes = this.src.subarray(from, to);
+    const text = validUtf8(bytes);
+    if (text !== undefined) {
+      const runes = Array.from(text);
+      const unprintable = runes.filter((r) => !GRAPHIC.test(r)).length;
+      if (unprintable / runes.length <= 0.3) {
+        p.newLine();
+        p.write('"');
+        let offset = 0;
+        for (const r of runes) {
+          if (offset !== 0 && offset % 80 === 0) {
+            p.write('"');
+            p.newLine();
+            p.write('"');
+          }
+          const enc = Buffer.from(r, 'utf8');
+          if (r === '\n') p.write('\\n');
+          else if (r === '\\') p.write('\\\\');
+          else if (r === '"') p.write('\\"');
+          else if (!GRAPHIC.test(r)) p.write(Array.from(enc, (b) => `\\x${b.toString(16).padStart(2, '0')}`).join(''));
+          else p.write(r);
+          offset += enc.length;
+        }
+        p.write('"');
+        return close();
+      }
+    }
+    this.hex(from, to);
+    return close();
+  }
+}
+
+/** The protoscope text Keploy writes as `decoded_data` for these message bytes. */
+export function protoscopeText(src: Uint8Array): string {
+  const w = new Writer(src);
+  let at = 0;
+  while (at < src.length) {
+    w.p.newLine();
+    const next = w.field(at, src.length);
+    if (next === undefined) {
+      w.p.discardLine();
+      break;
+    }
+    at = next;
+  }
+  for (let i = 0; i < w.groups.length; i++) w.resetGroup();
+  w.hex(at, src.length);
+  return w.p.finish();
+}
+
+// ------------------------------------------------------------------ the scanner
+
+export class ProtoscopeError extends Error {}
+
+function varint(value: bigint, extra = 0): number[] {
+  const out: number[] = [];
+  let v = BigInt.asUintN(64, value);
+  do {
+    const b = Number(v & 0x7fn);
+    v >>= 7n;
+    out.push(b);
+  } while (v > 0n);
+  for (let i = 0; i < extra; i++) out.push(0);
+  for (let i = 0; i < out.length - 1; i++) out[i]! |= 0x80;
+  return out;
+}
+
+const INT = /^(-?)(0x[0-9a-f]+|[0-9]+)(z|i32|i64)?$/i;
+const FLOAT = /^(-?)([0-9]+\.[0-9]+(?:e-?[0-9]+)?|0x[0-9a-f]+\.[0-9a-f]+(?:p-?[0-9]+)?)(i32|i64)?$/i;
+const TAG = /^(-?)(0x[0-9a-f]+|[0-9]+)(z?):([\w-]*)$/i;
+const TYPES: Record<string, number> = { VARINT: 0, I64: 1, LEN: 2, SGROUP: 3, EGROUP: 4, I32: 5 };
+
+function parseInt64(sign: string, digits: string): bigint {
+  const v = BigInt(digits.toLowerCase().startsWith('0x') ? digits : digits.replace(/^0+(?=\d)/, ''));
+  return sign ? -v : v;
+}
+
+function parseFloatToken(text: string): number {
+  const neg = text.startsWith('-');
+  const t = neg ? text.slice(1) : text;
+  let v: number;
+  const hex = /^0x([0-9a-f]+)\.([0-9a-f]+)(?:p(-?[0-9]+))?$/i.exec(t);
+  if (hex) {
+    const frac = hex[2]!;
+    v = (parseInt(hex[1]! + frac, 16) / 16 ** frac.length) * 2 ** Number(hex[3] ?? 0);
+  } else v = Number(t);
+  return neg ? -v : v;
+}
+
+function fixed(value: bigint | number, bits: 32 | 64, float: boolean): number[] {
+  const b = Buffer.alloc(bits / 8);
+  if (bits === 32) {
+    if (float) b.writeFloatLE(Number(value));
+    else b.writeUInt32LE(Number(BigInt.asUintN(32, BigInt(value))));
+  } else if (float) b.writeDoubleLE(Number(value));
+  else b.writeBigUInt64LE(BigInt.asUintN(64, BigInt(value)));
+  return [...b];
+}
+
+interface Frame {
+  bytes: number[];
+  /** A group's field number (its closing brace writes the end tag). */
+  group?: bigint;
+  lengthExtra: number;
+}
+
+/** Assembles protoscope text into bytes; throws ProtoscopeError on text it cannot read. */
+export function protoscopeBytes(text: string): Uint8Array {
+  const src = Buffer.from(text, 'utf8');
+  let at = 0;
+  const frames: Frame[] = [{ bytes: [], lengthExtra: 0 }];
+  const out = () => frames[frames.length - 1]!.bytes;
+  let longForm: number | undefined;
+  let lastWasLongForm = false;
+  const fail = (why: string): never => {
+    throw new ProtoscopeError(`protoscope at byte ${at}: ${why}`);
+  };
+
+  const skipSpace = () => {
+    while (at < src.length) {
+      const c = src[at]!;
+      if (c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a) at++;
+      else if (c === 0x23) while (at < src.length && src[at] !== 0x0a) at++;
+      else break;
+    }
+  };
+  const word = () => {
+    const start = at;
+    while (at < src.length && !' \t\r\n{}"`#!'.includes(String.fromCharCode(src[at]!))) at++;
+    return src.subarray(start, at).toString('latin1');
+  };
+  /** The kind of the next token, for a tag without an explicit type. */
+  const inferType = (): number => {
+    const save = at;
+    skipSpace();
+    let type = 0;
+    const c = src[at];
+    if (c === 0x21) type = 3;
+    else if (c === 0x7b) type = 2;
+    else {
+      const w = word();
+      if (/^long-form:/.test(w)) {
+        skipSpace();
+        type = src[at] === 0x7b ? 2 : 0;
+      } else if (/i32$/i.test(w) || /^-?inf32$/.test(w)) type = 5;
+      else if (/i64$/i.test(w) || /^-?inf64$/.test(w) || FLOAT.test(w)) type = 1;
+    }
+    at = save;
+    return type;
+  };
+  const takeLongForm = () => {
+    const n = longForm ?? 0;
+    longForm = undefined;
+    return n;
+  };
+
+  for (;;) {
+    skipSpace();
+    if (at >= src.length) break;
+    const c = src[at]!;
+    const wasLongForm = lastWasLongForm;
+    lastWasLongForm = false;
+    if (c === 0x22) {
+      at++;
+      const bytes: number[] = [];
+      for (;;) {
+        if (at >= src.length) fail('unterminated string');
+        const b = src[at++]!;
+        if (b === 0x22) break;
+        if (b !== 0x5c) {
+          bytes.push(b);
+          continue;
+        }
+        const e = src[at++];
+        if (e === 0x5c || e === 0x22) bytes.push(e);
+        else if (e === 0x6e) bytes.push(0x0a);
+        else if (e === 0x78) {
+          const h = src.subarray(at, at + 2).toString('latin1');
+          if (!/^[0-9a-f]{2}$/i.test(h)) fail(`bad \\x escape`);
+          bytes.push(parseInt(h, 16));
+          at += 2;
+        } else if (e !== undefined && e >= 0x30 && e <= 0x37) {
+          let o = e - 0x30;
+          for (let k = 0; k < 2 && src[at]! >= 0x30 && src[at]! <= 0x37; k++) o = o * 8 + (src[at++]! - 0x30);
+          if (o > 255) fail('octal escape over 255');
+          bytes.push(o);
+        } else fail('unknown escape');
+      }
+      out().push(...bytes);
+    } else if (c === 0x60) {
+      at++;
+      const end = src.indexOf(0x60, at);
+      if (end < 0) fail('unterminated hex literal');
+      const h = src.subarray(at, end).toString('latin1');
+      if (!/^([0-9a-f]{2})*$/i.test(h)) fail('bad hex literal');
+      out().push(...Buffer.from(h, 'hex'));
+      at = end + 1;
+    } else if (c === 0x7b) {
+      at++;
+      frames.push({ bytes: [], lengthExtra: takeLongForm() });
+    } else if (c === 0x21) {
+      fail("'!{' must follow a tag without a type");
+    } else if (c === 0x7d) {
+      at++;
+      if (frames.length < 2) fail("unmatched '}'");
+      const f = frames.pop()!;
+      if (f.group !== undefined) {
+        const extra = wasLongForm ? takeLongForm() : 0;
+        out().push(...f.bytes, ...varint((f.group << 3n) | 4n, extra));
+      } else out().push(...varint(BigInt(f.bytes.length), f.lengthExtra), ...f.bytes);
+    } else {
+      const w = word();
+      let m: RegExpExecArray | null;
+      if ((m = /^long-form:([0-9]+)$/.exec(w))) {
+        longForm = Number(m[1]);
+        lastWasLongForm = true;
+      } else if ((m = TAG.exec(w))) {
+        let n = parseInt64(m[1]!, m[2]!);
+        if (m[3]) n = (n << 1n) ^ (n >> 63n);
+        const t = m[4]!;
+        let type: number;
+        if (t === '') type = inferType();
+        else if (/^[0-7]$/.test(t)) type = Number(t);
+        else if (t in TYPES) type = TYPES[t]!;
+        else fail(`unknown wire type ${t}`);
+        const extra = takeLongForm();
+        out().push(...varint((n << 3n) | BigInt(type!), extra));
+        if (t === '' && type! === 3) {
+          skipSpace();
+          if (src[at] !== 0x21 || src[at + 1] !== 0x7b) fail("expected '!{'");
+          at += 2;
+          frames.push({ bytes: [], group: n, lengthExtra: 0 });
+        }
+      } else if (w === 'true' || w === 'false') out().push(...varint(w === 'true' ? 1n : 0n, takeLongForm()));
+      else if ((m = /^(-?)inf(32|64)$/.exec(w))) out().push(...fixed(m[1] ? -Infinity : Infinity, Number(m[2]) as 32 | 64, true));
+      else if ((m = INT.exec(w))) {
+        let v = parseInt64(m[1]!, m[2]!);
+        const s = m[3]?.toLowerCase();
+        if (s === 'i32' || s === 'i64') out().push(...fixed(v, s === 'i32' ? 32 : 64, false));
+        else {
+          if (s === 'z') v = (v << 1n) ^ (v >> 63n);
+          out().push(...varint(v, takeLongForm()));
+        }
+      } else if ((m = FLOAT.exec(w))) {
+        out().push(...fixed(parseFloatToken(m[1]! + m[2]!), m[3]?.toLowerCase() === 'i32' ? 32 : 64, true));
+      } else fail(`unknown token '${w || String.fromCharCode(c)}'`);
+    }
+  }
+  if (frames.length > 1) fail("unclosed '{'");
+  return Uint8Array.from(frames[0]!.bytes);
+}
