@@ -275,16 +275,25 @@ export class ControlPlane {
     return state;
   }
 
+  /** Sessions this node claimed and has not released: found here without asking the store. */
+  private readonly heldHere = new Set<string>();
+
   async claimSession(id: string, key: KeyContext): Promise<void> {
-    if (this.node.url) await this.store.claimSession(id, { node: this.node.id, url: this.node.url, key_id: key.id });
+    if (!this.node.url) return;
+    await this.store.claimSession(id, { node: this.node.id, url: this.node.url, key_id: key.id });
+    if (this.heldHere.size >= 100_000) this.heldHere.clear(); // a bound: forgetting only costs a lookup
+    this.heldHere.add(id);
   }
 
+  /** The node holding a session, when it is another one. */
   async locateSession(id: string): Promise<SessionLocation | undefined> {
+    if (this.heldHere.has(id)) return undefined;
     const where = await this.store.locateSession(id);
     return where && where.node !== this.node.id ? where : undefined;
   }
 
   async releaseSession(id: string): Promise<void> {
+    this.heldHere.delete(id);
     await this.store.releaseSession(id).catch(() => undefined);
   }
 

@@ -101,6 +101,7 @@ export class SqliteStore implements Store {
           @outcome, @error, @duration_ms, @traceparent, @prev_hash, @hash)`,
       ),
     };
+    this.append = this.makeAppend();
   }
 
   async createKey(key: KeyRecord, hash: string): Promise<void> {
@@ -153,14 +154,21 @@ export class SqliteStore implements Store {
   async appendAudit(input: AuditBody): Promise<AuditRecord> {
     const body = storedBody(input);
     const digest = sha256Hex(canonicalJson(body));
-    return this.db.transaction(() => {
+    return this.append.immediate(body, digest, canonicalJson(body.args));
+  }
+
+  /** Appends one entry after the newest (one transaction, made once: several processes may share the file). */
+  private readonly append: ReturnType<SqliteStore['makeAppend']>;
+
+  private makeAppend() {
+    return this.db.transaction((body: AuditBody, digest: string, argsText: string): AuditRecord => {
       const head = this.stmts.head.get() as { seq: number; hash: string } | undefined;
       const seq = (head?.seq ?? 0) + 1;
       const prev_hash = head?.hash ?? GENESIS;
       const record: AuditRecord = { ...body, seq, prev_hash, hash: chainHash(prev_hash, seq, digest) };
-      this.stmts.insertAudit.run({ ...record, args: canonicalJson(record.args) });
+      this.stmts.insertAudit.run({ ...record, args: argsText });
       return record;
-    }).immediate();
+    });
   }
 
   async queryAudit(q: AuditQuery): Promise<AuditRecord[]> {

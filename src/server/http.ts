@@ -116,11 +116,14 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   const principals = new Map<string, Principal>();
   const servePlain = async (req: IncomingMessage, res: ServerResponse, body: { id: string | number } & Record<string, unknown>, principal: Principal) => {
     principals.set(principal.id, principal);
+    // Aborted only when the client leaves before its answer (an abort builds a DOMException: not per request).
     const gone = new AbortController();
-    res.once('close', () => gone.abort());
+    const onClose = () => gone.abort();
+    res.once('close', onClose);
     const traceparent = header(req, 'traceparent');
     const extra = { authInfo: authInfo(principal), ...(traceparent ? { request: new Request('http://localhost/mcp', { headers: { traceparent } }) } : {}) };
     const answer = await plain.answer(principal.id, body, extra, gone.signal);
+    res.off('close', onClose);
     if (res.destroyed) return;
     sendJson(res, 200, answer);
   };
