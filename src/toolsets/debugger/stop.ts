@@ -1,4 +1,6 @@
+import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { containment } from '../../core/paths.js';
 import path from 'node:path';
 import type { MiTuple, MiValue } from '../../core/mi/parser.js';
 
@@ -79,11 +81,18 @@ const sourceCache = new Map<string, string[]>();
 export async function sourceLines(root: string, fullname: string | undefined, line: number | undefined): Promise<string[] | undefined> {
   if (!fullname || !line) return undefined;
   const resolved = path.resolve(fullname);
-  if (resolved !== root && !resolved.startsWith(root.endsWith(path.sep) ? root : root + path.sep)) return undefined;
   let lines = sourceCache.get(resolved);
   if (!lines) {
+    // Read once per file, through the one containment check: no `..` or symlink leads out of root.
+    let where: ReturnType<typeof containment>;
     try {
-      lines = (await readFile(resolved, 'utf8')).split('\n');
+      where = containment(realpathSync.native(root), resolved);
+    } catch {
+      return undefined;
+    }
+    if (where.kind !== 'inside') return undefined;
+    try {
+      lines = (await readFile(where.real, 'utf8')).split('\n');
     } catch {
       return undefined;
     }
