@@ -124,6 +124,8 @@ describe('debugger toolset over stdio', () => {
     const json = await call('debugger/export_trace', { format: 'json', session_id: 'tt' });
     expect(json.value.positions.length).toBeGreaterThan(5);
     expect(json.value.positions.find((p: any) => p.bookmark === 'third-bump').function).toBe('bump');
+    // Each position's instruction number, asked of gdb without holding up the stop's answer, is there.
+    expect(json.value.positions.filter((p: any) => typeof p.insn !== 'number')).toEqual([]);
     const ranged = await call('debugger_export_trace', { format: 'json', start_snapshot: 'p2', end_snapshot: 'third-bump', session_id: 'tt' });
     expect(ranged.value.positions[0].id).toBe('p2');
     expect(ranged.value.positions.at(-1).bookmark).toBe('third-bump');
@@ -147,6 +149,7 @@ describe('debugger toolset over stdio', () => {
     expect(back.value).toMatchObject({ state: 'stopped', line: 23 });
     expect(back.value.changed.x).toBe('20');
     expect(back.text.length).toBeLessThan(1600); // a compact stop: well under 400 tokens
+    expect(back.text).not.toMatch(/record target|instruction number/); // gdb's `info record` lines stay out of answers
 
     // Back across printf and memcpy: buf is empty again, as before memcpy ran.
     stop = (await call('debugger_step_backward', { session_id: 'tt', count: 2 })).value;
