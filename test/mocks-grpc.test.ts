@@ -1,4 +1,4 @@
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -7,7 +7,7 @@ import * as loader from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DebugkitCa } from '../src/toolsets/mocks/tls/ca.js';
 import { connectStdio, type TestClient } from './helpers/client.js';
-import { tempDir } from './helpers/programs.js';
+import { mocksWorkspace } from './helpers/programs.js';
 
 let root: string;
 let dk: TestClient;
@@ -16,11 +16,7 @@ let port = 0;
 let calls = 0;
 const modules = path.resolve(import.meta.dirname, '../node_modules');
 
-async function tool(name: string, args: Record<string, unknown>): Promise<any> {
-  const r = await dk.tool(name, args);
-  expect(r.isError).toBe(false);
-  return r.structured;
-}
+const tool = (name: string, args: Record<string, unknown>) => dk.structured(name, args);
 
 /**
  * A real gRPC server (@grpc/grpc-js): Hello (unary), Count (server streaming), Sum (client
@@ -67,8 +63,7 @@ async function startServer(creds = grpc.ServerCredentials.createInsecure()): Pro
 }
 
 beforeAll(async () => {
-  root = tempDir('debugkit-mocks-grpc-');
-  cpSync(path.resolve(import.meta.dirname, 'programs/mocks'), root, { recursive: true });
+  root = mocksWorkspace('debugkit-mocks-grpc-');
   await startServer();
   dk = await connectStdio({ root, args: ['--toolsets', 'mocks'] });
 });

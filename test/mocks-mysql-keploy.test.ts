@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../src/toolsets/mocks/free-port.js';
@@ -7,7 +7,7 @@ import { parseMockSet } from '../src/toolsets/mocks/keploy/parse.js';
 import { serializeMockSet } from '../src/toolsets/mocks/keploy/serialize.js';
 import type { Mock, YamlMap } from '../src/toolsets/mocks/keploy/types.js';
 import { connectStdio, type TestClient } from './helpers/client.js';
-import { tempDir } from './helpers/programs.js';
+import { mocksWorkspace } from './helpers/programs.js';
 
 /**
  * A mock set Keploy itself recorded from MySQL 9.0.1 (caching_sha2_password, Connector/J with
@@ -20,16 +20,10 @@ const FIXTURE = path.resolve(import.meta.dirname, '../src/toolsets/mocks/mysql/f
 let root: string;
 let dk: TestClient;
 
-async function tool(name: string, args: Record<string, unknown>): Promise<any> {
-  const r = await dk.tool(name, args);
-  expect(r.isError).toBe(false);
-  return r.structured;
-}
+const tool = (name: string, args: Record<string, unknown>) => dk.structured(name, args);
 
 beforeAll(async () => {
-  root = tempDir('debugkit-mocks-mysql-keploy-');
-  cpSync(path.resolve(import.meta.dirname, 'programs/mocks'), root, { recursive: true });
-  symlinkSync(path.resolve(import.meta.dirname, '../node_modules'), path.join(root, 'node_modules'));
+  root = mocksWorkspace('debugkit-mocks-mysql-keploy-', { nodeModules: true });
   // The MySQL mocks of the file as Keploy wrote them (its Redis mocks are another protocol's test).
   const docs = readFileSync(FIXTURE, 'utf8')
     .split(/^---\n/m)

@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMariadb, type RunningMariadb } from '../src/toolsets/mocks/mysql/testing.js';
@@ -6,22 +6,16 @@ import { mysqlAsGeneric } from '../src/toolsets/mocks/mysql/keploy.js';
 import { parseMockSet } from '../src/toolsets/mocks/keploy/parse.js';
 import { serializeMockSet } from '../src/toolsets/mocks/keploy/serialize.js';
 import { connectStdio, type TestClient } from './helpers/client.js';
-import { tempDir } from './helpers/programs.js';
+import { mocksWorkspace } from './helpers/programs.js';
 
 let root: string;
 let dk: TestClient;
 let db: RunningMariadb | undefined;
 
-async function tool(name: string, args: Record<string, unknown>): Promise<any> {
-  const r = await dk.tool(name, args);
-  expect(r.isError).toBe(false);
-  return r.structured;
-}
+const tool = (name: string, args: Record<string, unknown>) => dk.structured(name, args);
 
 beforeAll(async () => {
-  root = tempDir('debugkit-mocks-mysql-');
-  cpSync(path.resolve(import.meta.dirname, 'programs/mocks'), root, { recursive: true });
-  symlinkSync(path.resolve(import.meta.dirname, '../node_modules'), path.join(root, 'node_modules'));
+  root = mocksWorkspace('debugkit-mocks-mysql-', { nodeModules: true });
   db = await startMariadb();
   dk = await connectStdio({ root, args: ['--toolsets', 'mocks'] });
 }, 120_000);

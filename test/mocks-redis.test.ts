@@ -1,23 +1,18 @@
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type RunningRedis } from '../src/toolsets/mocks/redis/testing.js';
 import { connectStdio, type TestClient } from './helpers/client.js';
-import { tempDir } from './helpers/programs.js';
+import { mocksWorkspace } from './helpers/programs.js';
 
 let root: string;
 let dk: TestClient;
 let redis: RunningRedis | undefined;
 
-async function tool(name: string, args: Record<string, unknown>): Promise<any> {
-  const r = await dk.tool(name, args);
-  expect(r.isError).toBe(false);
-  return r.structured;
-}
+const tool = (name: string, args: Record<string, unknown>) => dk.structured(name, args);
 
 beforeAll(async () => {
-  root = tempDir('debugkit-mocks-redis-');
-  cpSync(path.resolve(import.meta.dirname, 'programs/mocks'), root, { recursive: true });
+  root = mocksWorkspace('debugkit-mocks-redis-');
   redis = await startRedis();
   dk = await connectStdio({ root, args: ['--toolsets', 'mocks'] });
 });

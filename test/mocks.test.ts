@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres, type RunningPostgres } from '../src/toolsets/mocks/postgres/testing.js';
 import { DebugkitCa } from '../src/toolsets/mocks/tls/ca.js';
 import { connectStdio, type TestClient } from './helpers/client.js';
-import { tempDir } from './helpers/programs.js';
+import { mocksWorkspace } from './helpers/programs.js';
 
 let root: string;
 let dk: TestClient;
@@ -50,8 +50,7 @@ async function tool(name: string, args: Record<string, unknown>): Promise<any> {
 }
 
 beforeAll(async () => {
-  root = tempDir('debugkit-mocks-');
-  cpSync(path.resolve(import.meta.dirname, 'programs/mocks'), root, { recursive: true });
+  root = mocksWorkspace('debugkit-mocks-');
   await startServices();
   dk = await connectStdio({ root, args: ['--toolsets', 'mocks'] });
 });

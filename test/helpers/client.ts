@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { expect } from 'vitest';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 
@@ -55,6 +56,13 @@ export class TestClient<C extends ToolCaller = Client> {
     const r = await this.client.callTool({ name, arguments: args });
     const text = (r.content as Array<{ type: string; text?: string }>).map((c) => c.text ?? '').join('');
     return { isError: r.isError === true, structured: r.structuredContent, text };
+  }
+
+  /** Calls a tool that must succeed (a mocks tool, say) and returns its structured content. */
+  async structured(name: string, args: Record<string, unknown> = {}): Promise<any> {
+    const r = await this.tool(name, args);
+    expect(r.isError).toBe(false);
+    return r.structured;
   }
 
   /** Calls a gdb-envelope tool and returns `content`, failing loudly if the envelope says error. */

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, realpathSync } from 'node:fs';
+import { cpSync, mkdtempSync, realpathSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -8,6 +8,17 @@ const SOURCES = path.resolve(import.meta.dirname, '../programs');
 /** A fresh directory under the system temp dir, realpath'd (it becomes a --root). */
 export function tempDir(prefix = 'debugkit-test-'): string {
   return realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));
+}
+
+/**
+ * A fresh --root holding the mocks test programs (test/programs/mocks); `nodeModules`: with the
+ * project's node_modules linked in, for the Node programs among them.
+ */
+export function mocksWorkspace(prefix: string, { nodeModules = false } = {}): string {
+  const root = tempDir(prefix);
+  cpSync(path.join(SOURCES, 'mocks'), root, { recursive: true });
+  if (nodeModules) symlinkSync(path.resolve(SOURCES, '../../node_modules'), path.join(root, 'node_modules'));
+  return root;
 }
 
 /** Compiles test/programs/NAME.c with `gcc -g -O0` into `dir`; returns the executable's path. */
