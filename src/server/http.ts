@@ -112,17 +112,15 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   };
 
   /** One plain JSON-RPC request (the common curl case): answered by the key's long-lived server. */
-  const plain = new PlainServers((keyId) => dk.connect(`http:${keyId}`, principals.get(keyId) ?? LOCAL_PRINCIPAL));
-  const principals = new Map<string, Principal>();
+  const plain = new PlainServers();
   const servePlain = async (req: IncomingMessage, res: ServerResponse, body: { id: string | number } & Record<string, unknown>, principal: Principal) => {
-    principals.set(principal.id, principal);
     // Aborted only when the client leaves before its answer (an abort builds a DOMException: not per request).
     const gone = new AbortController();
     const onClose = () => gone.abort();
     res.once('close', onClose);
     const traceparent = header(req, 'traceparent');
     const extra = { authInfo: authInfo(principal), ...(traceparent ? { request: new Request('http://localhost/mcp', { headers: { traceparent } }) } : {}) };
-    const answer = await plain.answer(principal.id, body, extra, gone.signal);
+    const answer = await plain.answer(principal.id, () => dk.connect(`http:${principal.id}`, principal), body, extra, gone.signal);
     res.off('close', onClose);
     if (res.destroyed) return;
     sendJson(res, 200, answer);

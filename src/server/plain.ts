@@ -69,14 +69,12 @@ class InMemoryTransport implements Transport {
 export class PlainServers {
   private readonly byKey = new Map<string, Promise<{ server: McpServer; transport: InMemoryTransport }>>();
 
-  /** `connect`: a new McpServer for this key (its tools are the key's). */
-  constructor(private readonly connect: (keyId: string) => McpServer) {}
-
-  async answer(keyId: string, request: { id: string | number } & Record<string, unknown>, extra: Parameters<NonNullable<Transport['onmessage']>>[1], gone: AbortSignal): Promise<PlainAnswer> {
+  /** One request of this key's; `connect` makes the key's server (its tools are the key's) on first use. */
+  async answer(keyId: string, connect: () => McpServer, request: { id: string | number } & Record<string, unknown>, extra: Parameters<NonNullable<Transport['onmessage']>>[1], gone: AbortSignal): Promise<PlainAnswer> {
     let entry = this.byKey.get(keyId);
     if (!entry) {
       const transport = new InMemoryTransport();
-      const server = this.connect(keyId);
+      const server = connect();
       entry = server.connect(transport).then(() => ({ server, transport }));
       this.byKey.set(keyId, entry);
       entry.catch(() => this.byKey.delete(keyId));
