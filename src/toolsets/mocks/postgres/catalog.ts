@@ -142,12 +142,16 @@ export class ReplayIndex {
     const formats = formatsFor(formatCodes, params.length);
     return params.map((p, i) => parameterKey(p, formats[i]!, types?.[i] || undefined));
   }
-  bind(query: string, keys: readonly string[]): Answer | undefined {
-    return this.binds.get(execKey(query, keys));
+  /** The key of a query run with these parameters, for `bind` and `execute` (made once per Bind). */
+  runKey(query: string, keys: readonly string[]): string {
+    return execKey(query, keys);
+  }
+  bind(runKey: string): Answer | undefined {
+    return this.binds.get(runKey);
   }
   /** The next recorded execution of this query with these parameters (in recorded order). */
-  execute(query: string, keys: readonly string[]): Execution | undefined {
-    return this.executions.get(execKey(query, keys))?.take();
+  execute(runKey: string): Execution | undefined {
+    return this.executions.get(runKey)?.take();
   }
   simpleQuery(query: string): Answer | undefined {
     return this.simple.get(normalizeQuery(query))?.take();

@@ -126,5 +126,9 @@ describe('FrontendParser refuses what is not the protocol', () => {
     expect(() => fresh().push(Buffer.concat([typed('D', 6), Buffer.from('X\0')]))).toThrow(/targets 'X'/);
     expect(() => fresh().push(Buffer.concat([typed('B', 8), Buffer.from([0, 0, 0, 5])]))).toThrow(/truncated/);
     expect(() => fresh().push(Buffer.concat([typed('Q', 7), Buffer.from('abc')]))).toThrow(/unterminated string/);
+    // Bind: portal "", statement "", then a count of -1 parameter formats.
+    expect(() => fresh().push(Buffer.concat([typed('B', 10), Buffer.from([0, 0, 0xff, 0xff, 0, 0])]))).toThrow(/'B' message has a negative count/);
+    // Parse: name "", query "", then -2 parameter types.
+    expect(() => fresh().push(Buffer.concat([typed('P', 8), Buffer.from([0, 0, 0xff, 0xfe])]))).toThrow(/'P' message has a negative count/);
   });
 });

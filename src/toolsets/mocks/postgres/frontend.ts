@@ -27,6 +27,8 @@ export class PgProtocolError extends DebugkitError {
 export type * from './messages.js';
 
 const TYPED = new Set<string>(Object.values(Frontend));
+/** `'X'` for each message type, as errors name it (made once, not per message). */
+const QUOTED = new Map<string, string>([...TYPED].map((t) => [t, `'${t}'`]));
 
 /** Reads a message body; every overrun is a protocol error rather than a RangeError. */
 class Reader {
@@ -41,6 +43,12 @@ class Reader {
   int16(): number {
     this.need(2);
     return this.buf.readInt16BE((this.pos += 2) - 2);
+  }
+  /** An int16 count of items that follow; negative is malformed. */
+  count(): number {
+    const n = this.int16();
+    if (n < 0) throw new PgProtocolError(`${this.what} message has a negative count`);
+    return n;
   }
   int32(): number {
     this.need(4);
@@ -100,7 +108,9 @@ export class FrontendParser {
   }
 
   private take(): FrontendMessage | undefined {
-    const size = this.untyped ? untypedLength(this.peek(4)) : typedLength(this.peek(5));
+    const head = this.head(this.untyped ? 4 : 5);
+    if (!head) return undefined;
+    const size = this.untyped ? untypedLength(head) : typedLength(head);
     if (size === undefined || this.total < size) return undefined;
     const raw = this.consume(size);
     if (!this.untyped) return decodeTyped(raw);
@@ -110,11 +120,11 @@ export class FrontendParser {
     return msg;
   }
 
-  /** The first n bytes, joining chunks only when the first one is too short. */
-  private peek(n: number): Buffer | undefined {
+  /** The first chunk once it holds at least n bytes (joining chunks only when it is too short). */
+  private head(n: number): Buffer | undefined {
     if (this.total < n) return undefined;
     if (this.chunks[0]!.length < n) this.chunks = [Buffer.concat(this.chunks, this.total)];
-    return this.chunks[0]!.subarray(0, n);
+    return this.chunks[0]!;
   }
 
   private consume(n: number): Buffer {
@@ -129,7 +139,7 @@ export class FrontendParser {
   }
 }
 
-/** Total size of the untyped message `head` starts (undefined: need 4 bytes). */
+/** Total size of the untyped message `head` starts (undefined: need 4 bytes); `head` may run on past it. */
 export function untypedLength(head: Buffer | undefined): number | undefined {
   if (!head || head.length < 4) return undefined;
   const len = head.readUInt32BE(0);
@@ -138,7 +148,7 @@ export function untypedLength(head: Buffer | undefined): number | undefined {
 }
 
 function typedLength(head: Buffer | undefined): number | undefined {
-  if (!head) return undefined;
+  if (!head || head.length < 5) return undefined;
   const type = String.fromCharCode(head[0]!);
   if (!TYPED.has(type)) throw new PgProtocolError(`unknown frontend message type 0x${head[0]!.toString(16).padStart(2, '0')}`);
   const len = head.readUInt32BE(1);
@@ -170,7 +180,7 @@ export function decodeUntyped(raw: Buffer): UntypedMessage {
 
 export function decodeTyped(raw: Buffer): TypedMessage {
   const type = String.fromCharCode(raw[0]!);
-  const r = new Reader(raw, 5, `'${type}'`);
+  const r = new Reader(raw, 5, QUOTED.get(type) ?? `'${type}'`);
   let msg: TypedMessage;
   switch (type) {
     case Frontend.Query:
@@ -179,7 +189,8 @@ export function decodeTyped(raw: Buffer): TypedMessage {
     case Frontend.Parse: {
       const name = r.cstring();
       const query = r.cstring();
-      const paramTypes = Array.from({ length: r.int16() }, () => r.uint32());
+      const paramTypes = new Array<number>(r.count());
+      for (let i = 0; i < paramTypes.length; i++) paramTypes[i] = r.uint32();
       msg = { type, name, query, paramTypes, raw };
       break;
     }
@@ -212,13 +223,21 @@ export function decodeTyped(raw: Buffer): TypedMessage {
 function decodeBind(r: Reader, raw: Buffer): BindMessage {
   const portal = r.cstring();
   const statement = r.cstring();
-  const paramFormats = Array.from({ length: r.int16() }, () => r.int16());
-  const params = Array.from({ length: r.int16() }, () => {
+  const paramFormats = int16s(r);
+  const params = new Array<Buffer | null>(r.count());
+  for (let i = 0; i < params.length; i++) {
     const len = r.int32();
-    return len === -1 ? null : r.bytes(len);
-  });
-  const resultFormats = Array.from({ length: r.int16() }, () => r.int16());
+    params[i] = len === -1 ? null : r.bytes(len);
+  }
+  const resultFormats = int16s(r);
   return { type: Frontend.Bind, portal, statement, paramFormats, params, resultFormats, raw };
+}
+
+/** An int16 count, then that many int16s (Bind's format codes). */
+function int16s(r: Reader): number[] {
+  const out = new Array<number>(r.count());
+  for (let i = 0; i < out.length; i++) out[i] = r.int16();
+  return out;
 }
 
 /** All messages of a complete byte string (a recorded payload); a partial message is an error. */

@@ -37,6 +37,8 @@ export type GroupEnd = 'done' | 'forward';
 interface Portal {
   query: string;
   keys: string[];
+  /** `ReplayIndex.runKey` of the query and keys. */
+  runKey: string;
   resultFormats: number[];
 }
 
@@ -117,10 +119,11 @@ export class QuerySession {
     const statement = this.statements.get(m.statement);
     if (!statement) return this.fail('26000', `prepared statement "${m.statement}" does not exist`);
     const keys = this.index.paramKeys(statement.query, m.params, m.paramFormats);
-    const recorded = this.index.bind(statement.query, keys);
+    const runKey = this.index.runKey(statement.query, keys);
+    const recorded = this.index.bind(runKey);
     if (!recorded) return this.miss(statement.query, keys);
     this.replay(recorded.messages, recorded.txStatus);
-    if (!this.failed) this.portals.set(m.portal, { query: statement.query, keys, resultFormats: m.resultFormats });
+    if (!this.failed) this.portals.set(m.portal, { query: statement.query, keys, runKey, resultFormats: m.resultFormats });
   }
 
   describe(m: DescribeMessage): void {
@@ -137,7 +140,7 @@ export class QuerySession {
   execute(m: ExecuteMessage): void {
     const portal = this.portals.get(m.portal);
     if (!portal) return this.fail('34000', `portal "${m.portal}" does not exist`);
-    const recorded = this.index.execute(portal.query, portal.keys);
+    const recorded = this.index.execute(portal.runKey);
     if (!recorded) return this.miss(portal.query, portal.keys);
     const rows = this.adaptRows(recorded, portal);
     if (typeof rows === 'string') return this.fail(MISS_SQLSTATE, rows);

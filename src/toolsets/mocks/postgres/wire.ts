@@ -179,6 +179,12 @@ export type ErrorFields = Record<string, string>;
 
 const code = (c: string) => c.charCodeAt(0);
 const empty = (c: string) => new Writer().flush(code(c));
+const readyForQuery = (status: string): Buffer => new Writer().add(Buffer.from(status.slice(0, 1) || TxStatus.Idle, 'latin1')).flush(code(Backend.ReadyForQuery));
+const READY: Readonly<Record<string, Buffer>> = Object.freeze({
+  [TxStatus.Idle]: readyForQuery(TxStatus.Idle),
+  [TxStatus.InTransaction]: readyForQuery(TxStatus.InTransaction),
+  [TxStatus.Failed]: readyForQuery(TxStatus.Failed),
+});
 
 export const backend = {
   authentication(authCode: number, data?: Buffer): Buffer {
@@ -189,7 +195,8 @@ export const backend = {
   authenticationOk: (): Buffer => backend.authentication(0),
   parameterStatus: (name: string, value: string): Buffer => new Writer().addCString(name).addCString(value).flush(code(Backend.ParameterStatus)),
   backendKeyData: (processId: number, secretKey: number): Buffer => new Writer().addInt32(processId).addInt32(secretKey).flush(code(Backend.BackendKeyData)),
-  readyForQuery: (status: string): Buffer => new Writer().add(Buffer.from(status.slice(0, 1) || TxStatus.Idle, 'latin1')).flush(code(Backend.ReadyForQuery)),
+  /** One of three constant messages (I, T, E) for every group a replay answers: callers never change the bytes they send. */
+  readyForQuery: (status: string): Buffer => READY[status] ?? readyForQuery(status),
   parseComplete: (): Buffer => empty(Backend.ParseComplete),
   bindComplete: (): Buffer => empty(Backend.BindComplete),
   closeComplete: (): Buffer => empty(Backend.CloseComplete),
