@@ -492,6 +492,7 @@ async function startSpliceRelay(binary: string, cwd: string, originPort: number)
   track(proc.pid, 'mocks bench splice relay', false);
   const log = { text: '' };
   drain(proc.stderr!, log);
+  proc.stdin!.on('error', () => {}); // EPIPE when it is already gone: close() then only waits
   const close = async () => {
     proc.stdin!.end();
     if (!(await waitExit(proc, 5000)) && proc.pid !== undefined) killPid(proc.pid, false);
