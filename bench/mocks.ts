@@ -1125,13 +1125,15 @@ const WAY_LABELS: Record<Way, string> = {
 
 /** The throughput verdict's detail: the recorder against direct, and what even the C relay reaches. */
 function throughputDetail(bigMed: Record<string, number>, smallMed: Record<string, number>): string {
+  const spliceWorst = Math.min(bigMed.splice! / bigMed.direct!, smallMed.splice! / smallMed.direct!);
   return (
     `${ratio(bigMed.record!, bigMed.direct!)} on the ${BIG_MB} MB download (${fixed(bigMed.record!)} vs ${fixed(bigMed.direct!)} MB/s), ` +
     `${ratio(smallMed.record!, smallMed.direct!)} on small requests over ${PARALLEL} connections (${fixed(smallMed.record!)} vs ${fixed(smallMed.direct!)} req/s); ` +
     `via the HTTP proxy port ${ratio(bigMed.recordHttp!, bigMed.direct!)} and ${ratio(smallMed.recordHttp!, smallMed.direct!)}; ` +
     `the pass-through proxy alone ${ratio(bigMed.tunnel!, bigMed.direct!)} and ${ratio(smallMed.tunnel!, smallMed.direct!)}; ` +
-    `even a zero-copy C relay (splice, no SOCKS5, no recording) reaches only ${ratio(bigMed.splice!, bigMed.direct!)} / ${ratio(smallMed.splice!, smallMed.direct!)} ` +
-    `(download / small requests) with ${os.cpus().length} CPUs for three processes`
+    // Worded from this run's figures: the relay does not always stay under the goal.
+    (spliceWorst < THROUGHPUT_GOAL ? 'even a zero-copy C relay (splice, no SOCKS5, no recording) reaches only ' : 'a zero-copy C relay (splice, no SOCKS5, no recording) reaches ') +
+    `${ratio(bigMed.splice!, bigMed.direct!)} / ${ratio(smallMed.splice!, smallMed.direct!)} (download / small requests) with ${os.cpus().length} CPUs for three processes`
   );
 }
 

@@ -59,10 +59,9 @@ static void close_conn(struct conn *c) {
   c->closed = 1;
   close(c->client); /* closing removes the fds from the epoll set */
   close(c->origin);
-  for (int i = 0; i < 2; i++) {
-    close(c->h[i].pipe[0]);
-    close(c->h[i].pipe[1]);
-  }
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++)
+      if (c->h[i].pipe[j] >= 0) close(c->h[i].pipe[j]);
   c->next_dead = dead;
   dead = c;
 }
@@ -130,12 +129,14 @@ static void accept_all(int listener, const struct sockaddr_in *origin) {
     setsockopt(upstream, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     c->client = client;
     c->origin = upstream;
-    c->h[0] = (struct half){.from = client, .to = upstream};
-    c->h[1] = (struct half){.from = upstream, .to = client};
-    for (int i = 0; i < 2; i++) {
-      if (pipe2(c->h[i].pipe, O_NONBLOCK | O_CLOEXEC) < 0) die("pipe2");
-      fcntl(c->h[i].pipe[0], F_SETPIPE_SZ, PIPE_BYTES); /* best effort: the default 64 KiB works too */
+    c->h[0] = (struct half){.from = client, .to = upstream, .pipe = {-1, -1}};
+    c->h[1] = (struct half){.from = upstream, .to = client, .pipe = {-1, -1}};
+    if (pipe2(c->h[0].pipe, O_NONBLOCK | O_CLOEXEC) < 0 || pipe2(c->h[1].pipe, O_NONBLOCK | O_CLOEXEC) < 0) {
+      perror("pipe2"); /* out of descriptors: refuse this connection, keep serving the others */
+      close_conn(c);
+      continue;
     }
+    for (int i = 0; i < 2; i++) fcntl(c->h[i].pipe[0], F_SETPIPE_SZ, PIPE_BYTES); /* best effort: 64 KiB works too */
     if (connect(upstream, (const struct sockaddr *)origin, sizeof *origin) < 0) {
       if (errno != EINPROGRESS) {
         perror("connect to the origin");
