@@ -68,14 +68,12 @@ export function buildHttpMock(ex: HttpExchange, options: BuildHttpMockOptions = 
   }
   const [major, minor] = protoVersion(ex.httpVersion);
 
-  const rawRequestHeaders = keployHeaders(ex.requestHeaders);
-  const host = ex.host ?? rawRequestHeaders.Host;
-  const { Host: _host, 'Transfer-Encoding': _te, ...requestHeader } = rawRequestHeaders;
-
-  const responseHeader = keployHeaders(ex.responseHeaders);
+  // Host and Transfer-Encoding are left out as the headers are collected (one object each, no copy).
+  const requestHeader = keployHeaders(ex.requestHeaders, REQUEST_OMITS);
+  const host = ex.host ?? REQUEST_OMITS.seen.Host;
+  const responseHeader = keployHeaders(ex.responseHeaders, RESPONSE_OMITS);
+  const chunked = RESPONSE_OMITS.seen['Transfer-Encoding'] !== undefined;
   let responseBytes = toBytes(ex.responseBody);
-  const chunked = responseHeader['Transfer-Encoding'] !== undefined;
-  delete responseHeader['Transfer-Encoding'];
   let decoded = false;
   if (options.decodeContentEncoding !== false && responseHeader['Content-Encoding']) {
     const out = decodeBody(responseBytes, responseHeader['Content-Encoding']);
@@ -91,23 +89,20 @@ export function buildHttpMock(ex: HttpExchange, options: BuildHttpMockOptions = 
   const metadata: Record<string, string> = { name: 'Http', operation: ex.method, type: 'HTTP_CLIENT' };
   if (host) metadata.host = host;
 
-  const params = urlParams(ex.url);
+  const params = ex.url.includes('?') ? urlParams(ex.url) : undefined;
+  const requestBody = httpBody(toBytes(ex.requestBody));
+  // Two literals rather than a spread: the same keys in the same order (the YAML follows it).
+  const req: HttpMock['spec']['req'] =
+    params === undefined || Object.keys(params).length === 0
+      ? { method: ex.method, proto_major: major, proto_minor: minor, url: ex.url, header: requestHeader, body: requestBody, timestamp: ZERO_TIME }
+      : { method: ex.method, proto_major: major, proto_minor: minor, url: ex.url, url_params: params, header: requestHeader, body: requestBody, timestamp: ZERO_TIME };
   const mock: HttpMock = {
     version: KEPLOY_MOCK_VERSION,
     kind: 'Http',
     name: options.name ?? 'mocks',
     spec: {
       metadata,
-      req: {
-        method: ex.method,
-        proto_major: major,
-        proto_minor: minor,
-        url: ex.url,
-        ...(Object.keys(params).length > 0 ? { url_params: params } : {}),
-        header: requestHeader,
-        body: httpBody(toBytes(ex.requestBody)),
-        timestamp: ZERO_TIME,
-      },
+      req,
       resp: {
         status_code: ex.statusCode,
         header: responseHeader,
@@ -139,32 +134,53 @@ function protoVersion(v: string | undefined): [number, number] {
  * Headers as Keploy stores them: canonical names, values of one name joined with "," in the
  * order they came (lossy for `Set-Cookie`, exactly as in Keploy).
  */
-export function keployHeaders(input: HeaderInput): Record<string, string> {
-  const values = new Map<string, string[]>();
-  const add = (name: string, value: string) => {
-    const key = canonicalHeaderKey(name);
-    const list = values.get(key);
-    if (list) list.push(value);
-    else values.set(key, [value]);
-  };
+export function keployHeaders(input: HeaderInput, omit?: HeaderOmits): Record<string, string> {
+  // One pass straight into the result (this runs twice per recorded request): a value joins the
+  // ones before it under the same canonical name, in the order they came.
+  const out: Record<string, string> = {};
+  if (omit) for (const name of omit.names) omit.seen[name] = undefined;
   if (Array.isArray(input)) {
     if (input.length > 0 && typeof input[0] === 'string') {
       const flat = input as readonly string[];
       if (flat.length % 2 !== 0) throw new DebugkitError('INVALID_ARGUMENT', 'Raw headers must come in name/value pairs');
-      for (let i = 0; i < flat.length; i += 2) add(flat[i]!, flat[i + 1]!);
+      for (let i = 0; i < flat.length; i += 2) addHeader(out, flat[i]!, flat[i + 1]!, omit);
     } else {
-      for (const [name, value] of input as ReadonlyArray<readonly [string, string]>) add(name, value);
+      const pairs = input as ReadonlyArray<readonly [string, string]>;
+      for (let i = 0; i < pairs.length; i++) addHeader(out, pairs[i]![0], pairs[i]![1], omit);
     }
   } else {
     for (const [name, value] of Object.entries(input as Record<string, string | number | readonly string[] | undefined>)) {
       if (value === undefined) continue;
-      if (Array.isArray(value)) for (const v of value) add(name, String(v));
-      else add(name, String(value));
+      if (Array.isArray(value)) for (const v of value) addHeader(out, name, String(v), omit);
+      else addHeader(out, name, String(value), omit);
     }
   }
-  const out: Record<string, string> = {};
-  for (const [key, list] of values) Object.defineProperty(out, key, { value: list.join(','), enumerable: true, writable: true, configurable: true });
   return out;
+}
+
+/** Canonical names keployHeaders leaves out of its result; their joined values land in `seen` (reset by each call). */
+interface HeaderOmits {
+  readonly names: readonly string[];
+  readonly seen: Record<string, string | undefined>;
+}
+
+/** Go moves `Host` to `req.Host` and consumes `Transfer-Encoding`: neither is a stored header. */
+const REQUEST_OMITS: HeaderOmits = { names: ['Host', 'Transfer-Encoding'], seen: { Host: undefined, 'Transfer-Encoding': undefined } };
+const RESPONSE_OMITS: HeaderOmits = { names: ['Transfer-Encoding'], seen: { 'Transfer-Encoding': undefined } };
+
+function addHeader(out: Record<string, string>, name: string, value: string, omit: HeaderOmits | undefined): void {
+  const key = canonicalHeaderKey(name);
+  if (omit && omit.names.includes(key)) {
+    const prev = omit.seen[key];
+    omit.seen[key] = prev === undefined ? value : `${prev},${value}`;
+  } else if (Object.hasOwn(out, key)) {
+    out[key] = `${out[key]},${value}`;
+  } else if (key === '__proto__') {
+    // A plain assignment would set the prototype: a header by that name is still just a header.
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  } else {
+    out[key] = value;
+  }
 }
 
 const TOKEN_CHAR = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -266,13 +282,43 @@ export function keployTime(t: Date | string, utcOffsetMinutes?: number): string 
   }
   if (!(t instanceof Date) || Number.isNaN(t.getTime())) throw new DebugkitError('INVALID_ARGUMENT', 'Invalid Date');
   const offset = utcOffsetMinutes ?? -t.getTimezoneOffset();
-  const local = new Date(t.getTime() + offset * 60_000);
-  const iso = local.toISOString(); // YYYY-MM-DDTHH:MM:SS.mmmZ, shifted into the zone
+  const local = t.getTime() + offset * 60_000;
+  // Recording writes two times per request, mostly within the same second: the text up to the
+  // second is made once per second (and the zone once per offset) instead of for every time.
+  if (local < YEAR_0 || local >= YEAR_10000) return slowKeployTime(local, offset);
+  const second = Math.floor(local / 1000);
+  if (second !== lastSecond.second) lastSecond = { second, text: new Date(second * 1000).toISOString().slice(0, 19) };
+  let millis = local - second * 1000;
+  let digits = 3;
+  if (millis === 0) return lastSecond.text + zoneText(offset);
+  while (millis % 10 === 0) {
+    millis /= 10;
+    digits--;
+  }
+  return `${lastSecond.text}.${String(millis).padStart(digits, '0')}${zoneText(offset)}`;
+}
+
+/** Where toISOString leaves its 4-digit years (the shortcut above relies on their fixed width). */
+const YEAR_0 = -62_167_219_200_000; // 0000-01-01T00:00:00Z
+const YEAR_10000 = 253_402_300_800_000; // 10000-01-01T00:00:00Z
+let lastSecond = { second: NaN, text: '' };
+let lastZone = { offset: NaN, text: '' };
+
+/** `Z`, or `+05:30` / `-04:00`. */
+function zoneText(offset: number): string {
+  if (offset !== lastZone.offset) {
+    const text = offset === 0 ? 'Z' : `${offset > 0 ? '+' : '-'}${String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0')}:${String(Math.abs(offset) % 60).padStart(2, '0')}`;
+    lastZone = { offset, text };
+  }
+  return lastZone.text;
+}
+
+/** keployTime's general path: the ISO text of the shifted time, milliseconds without trailing zeros. */
+function slowKeployTime(local: number, offset: number): string {
+  const iso = new Date(local).toISOString(); // YYYY-MM-DDTHH:MM:SS.mmmZ, shifted into the zone
   let msEnd = 23;
   while (msEnd > 20 && iso.charCodeAt(msEnd - 1) === 48 /* 0 */) msEnd--;
-  const zone =
-    offset === 0 ? 'Z' : `${offset > 0 ? '+' : '-'}${String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0')}:${String(Math.abs(offset) % 60).padStart(2, '0')}`;
-  return `${iso.slice(0, 19)}${msEnd > 20 ? `.${iso.slice(20, msEnd)}` : ''}${zone}`;
+  return `${iso.slice(0, 19)}${msEnd > 20 ? `.${iso.slice(20, msEnd)}` : ''}${zoneText(offset)}`;
 }
 
 function timeMsOf(t: Date | string): number | undefined {
