@@ -303,4 +303,26 @@ describe('MySQL over TLS, SSLRequest and ClientHello in one chunk', () => {
     near.end();
     await replaying;
   });
+
+  it('replay: an SSLRequest to a set with no login over TLS, and a login in clear to a set with only TLS ones, are misses that say so', async () => {
+    const at = new Date();
+    const mock = (request: Buffer, response: Buffer) => buildGenericMock({ request, response, startedAt: at, endedAt: at, host: '127.0.0.1:3306' });
+    const cases = [
+      { mocks: [mock(Buffer.alloc(0), greeting(FLAGS | CLIENT_SSL)), mock(handshakeResponse(1, FLAGS), OK(2))], send: sslRequest(FLAGS), miss: /asked for TLS \(an SSLRequest\), but no connection phase of 127\.0\.0\.1:3306 was recorded over TLS/ },
+      { mocks: [mock(Buffer.alloc(0), greeting(FLAGS | CLIENT_SSL)), mock(sslRequest(FLAGS), Buffer.alloc(0)), mock(handshakeResponse(2, FLAGS), OK(3))], send: handshakeResponse(1, FLAGS), miss: /logs in in clear, but the connection phase of 127\.0\.0\.1:3306 was recorded over TLS only/ },
+    ];
+    for (const c of cases) {
+      const { near, far } = programPair();
+      const misses: string[] = [];
+      const replaying = replayGeneric({ target: { host: '127.0.0.1', port: 3306 }, client: far }, c.mocks, { ca, onMiss: (m) => misses.push(m.message) });
+      const head = await readBytes(near, 4);
+      await readBytes(near, head.readUIntLE(0, 3));
+      near.write(c.send);
+      near.resume();
+      const result = await replaying;
+      expect(result.missed).toBe(1);
+      expect(misses).toHaveLength(1);
+      expect(misses[0]).toMatch(c.miss);
+    }
+  });
 });
