@@ -10,7 +10,8 @@ import { mocksWorkspace } from './helpers/programs.js';
  * MySQL over TLS: a real MariaDB serving TLS (its own throwaway CA), PyMySQL and mysql2 asking for
  * TLS and verifying the server. Recording terminates the program's TLS with debugkit's CA and
  * opens TLS to MariaDB (verified with upstreamCaFile); replay answers the SSLRequest with TLS
- * (debugkit's leaf) and replays the plaintext, the server stopped. Keploy's own TLS-recorded
+ * (debugkit's leaf) and replays the plaintext, the server stopped. The mariadb command-line client
+ * (TLS whenever offered, not verifying: PREFERRED) is recorded and replayed the same way. Keploy's own TLS-recorded
  * connection phase (keploy-docs-mysql.yaml) is replayed to both clients too.
  */
 
@@ -64,6 +65,13 @@ describe('mocks: MySQL over TLS (a real MariaDB with TLS), recorded decrypted an
     expect(recordedNode).toMatch(/^kiwi qty=1 price=2\.50 seen=2026-11-23T10:00:00\.000Z n=1 answer=42 tls=TLSv1\.3\n$/);
     expect(readFileSync(path.resolve(root, recNode.mockFilePath), 'utf8')).toMatch(/packet_type: SSLRequest\n[^]*?packet_type: HandshakeResponse41\n[^]*?packet_type: COM_STMT_PREPARE\n/);
 
+    // The mariadb command-line client: TLS whenever the server offers it, without verifying (its default).
+    const cli = (password: string) => `/usr/bin/python3 mariadb_cli.py ${port} ${password}`;
+    const recCli = await tool('keploy_mock_record', { command: cli(db!.password), path: 'keploy-tls-cli', upstreamCaFile: 'mariadb-ca.pem' });
+    expect(recCli).toMatchObject({ success: true, protocols: ['MySQL'] });
+    expect(out('cli-out.txt')).toBe('who\tanswer\ncli\t42\n');
+    expect(readFileSync(path.resolve(root, recCli.mockFilePath), 'utf8')).toMatch(/packet_type: SSLRequest\n[^]*?packet_type: HandshakeResponse41\n[^]*?query: SELECT 'cli' AS who, 6 \* 7 AS answer\n/);
+
     // A recording in clear from the same server: its greeting offers TLS (CLIENT_SSL).
     const recClear = await tool('keploy_mock_record', { command: node(db!.password, 'pear', false), path: 'keploy-clear-node' });
     expect(recClear).toMatchObject({ success: true });
@@ -82,6 +90,11 @@ describe('mocks: MySQL over TLS (a real MariaDB with TLS), recorded decrypted an
     const replayNode = await tool('keploy_mock_test', { command: node('other-password', 'kiwi'), path: 'keploy-tls-node' });
     expect(replayNode).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
     expect(out('shop-node-out.txt')).toBe(recordedNode);
+
+    writeFileSync(path.join(root, 'cli-out.txt'), '');
+    const replayCli = await tool('keploy_mock_test', { command: cli('other-password'), path: 'keploy-tls-cli' });
+    expect(replayCli).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(out('cli-out.txt')).toBe('who\tanswer\ncli\t42\n');
 
     // A client in clear against a connection phase recorded over TLS only: a miss that says so.
     const clear = await tool('keploy_mock_test', { command: py('x', 'plum', false), path: 'keploy-tls-py' });
