@@ -1,7 +1,7 @@
+import type { Duplex } from 'node:stream';
 import type { GenericMock } from '../keploy/types.js';
 import { previewBytes } from './format.js';
 import { GenericIndex, type Closest, type GenericEntry } from './matcher.js';
-import type { Duplex } from 'node:stream';
 import { mysqlClientFlags, mysqlFramingFor, greetingWithoutTls, splitSslRequest, withoutQueryAttributes } from './mysql.js';
 import type { GenericConnection } from './recorder.js';
 import { acceptTls } from '../tls/terminate.js';
