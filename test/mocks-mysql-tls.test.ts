@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../src/toolsets/mocks/free-port.js';
 import { startMariadb, type RunningMariadb } from '../src/toolsets/mocks/mysql/testing.js';
@@ -43,9 +44,13 @@ describe('mocks: MySQL over TLS (a real MariaDB with TLS), recorded decrypted an
     const py = (password: string, item: string, tls = true) => `/usr/bin/python3 shop.py ${port} ${password} ${item}${tls ? ' tls' : ''}`;
     const node = (password: string, item: string, tls = true) => `node shop.mjs ${port} ${password} ${item}${tls ? ' tls' : ''}`;
 
-    // The upstream leg is verified: without the server's CA the recording fails the program's connection.
+    // The upstream leg is verified: without the server's CA the recording fails the program's connection, and says why.
+    const warnings: string[] = [];
+    dk.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void warnings.push(String(n.params.data)));
+    await dk.client.setLoggingLevel('warning');
     const unverified = await tool('keploy_mock_record', { command: py(db!.password, 'fig'), path: 'keploy-unverified' });
     expect(unverified).toMatchObject({ success: false });
+    expect(warnings.join('\n')).toMatch(/MySQL at 127\.0\.0\.1:\d+ over TLS: TLS to 127\.0\.0\.1:\d+ failed: .*certificate.*\(the server's certificate is verified against the system CAs, or upstreamCaFile\)/);
 
     const rec = await tool('keploy_mock_record', { command: py(db!.password, 'plum'), path: 'keploy-tls-py', upstreamCaFile: 'mariadb-ca.pem' });
     expect(rec).toMatchObject({ success: true, protocols: ['MySQL'] });
