@@ -304,25 +304,56 @@ describe('MySQL over TLS, SSLRequest and ClientHello in one chunk', () => {
     await replaying;
   });
 
-  it('replay: an SSLRequest to a set with no login over TLS, and a login in clear to a set with only TLS ones, are misses that say so', async () => {
+  it('replay: an SSLRequest to a set with no login over TLS is a miss that says so', async () => {
     const at = new Date();
     const mock = (request: Buffer, response: Buffer) => buildGenericMock({ request, response, startedAt: at, endedAt: at, host: '127.0.0.1:3306' });
-    const cases = [
-      { mocks: [mock(Buffer.alloc(0), greeting(FLAGS | CLIENT_SSL)), mock(handshakeResponse(1, FLAGS), OK(2))], send: sslRequest(FLAGS), miss: /asked for TLS \(an SSLRequest\), but no connection phase of 127\.0\.0\.1:3306 was recorded over TLS/ },
-      { mocks: [mock(Buffer.alloc(0), greeting(FLAGS | CLIENT_SSL)), mock(sslRequest(FLAGS), Buffer.alloc(0)), mock(handshakeResponse(2, FLAGS), OK(3))], send: handshakeResponse(1, FLAGS), miss: /logs in in clear, but the connection phase of 127\.0\.0\.1:3306 was recorded over TLS only/ },
-    ];
-    for (const c of cases) {
+    const { near, far } = programPair();
+    const misses: string[] = [];
+    const mocks = [mock(Buffer.alloc(0), greeting(FLAGS | CLIENT_SSL)), mock(handshakeResponse(1, FLAGS), OK(2))];
+    const replaying = replayGeneric({ target: { host: '127.0.0.1', port: 3306 }, client: far }, mocks, { ca, onMiss: (m) => misses.push(m.message) });
+    const head = await readBytes(near, 4);
+    await readBytes(near, head.readUIntLE(0, 3));
+    near.write(sslRequest(FLAGS));
+    near.resume();
+    const result = await replaying;
+    expect(result.missed).toBe(1);
+    expect(misses).toHaveLength(1);
+    expect(misses[0]).toMatch(/asked for TLS \(an SSLRequest\), but no connection phase of 127\.0\.0\.1:3306 was recorded over TLS/);
+  });
+
+  it('replay: a client logging in in clear to a login recorded over TLS only is answered with the sequence ids it expects; an RSA key request there is a miss that says why', async () => {
+    const at = new Date();
+    const mock = (request: Buffer, response: Buffer) => buildGenericMock({ request, response, startedAt: at, endedAt: at, host: '127.0.0.1:3306' });
+    const g = greeting(FLAGS | CLIENT_SSL);
+    // Fast authentication: AuthMoreData(3) "fast auth success" then OK(4), recorded after an SSLRequest.
+    const fast = [mock(Buffer.alloc(0), g), mock(sslRequest(FLAGS), Buffer.alloc(0)), mock(handshakeResponse(2, FLAGS), Buffer.concat([packet(3, Buffer.from([1, 3])), OK(4)])), mock(QUERY, OK(1))];
+    {
+      const { near, far } = programPair();
+      const replaying = replayGeneric({ target: { host: '127.0.0.1', port: 3306 }, client: far }, fast, { ca });
+      const head = await readBytes(near, 4);
+      expect(Buffer.concat([head, await readBytes(near, head.readUIntLE(0, 3))])).toEqual(g); // TLS still offered, as recorded
+      near.write(handshakeResponse(1, FLAGS));
+      expect(await readBytes(near, 6 + 11)).toEqual(Buffer.concat([packet(2, Buffer.from([1, 3])), OK(3)]));
+      near.write(QUERY);
+      expect(await readBytes(near, 11)).toEqual(OK(1));
+      near.end();
+      expect(await replaying).toMatchObject({ matched: 3, missed: 0 });
+    }
+    // Full authentication over TLS: the password went in clear inside TLS; a client in clear asks for the RSA key instead.
+    const full = [mock(Buffer.alloc(0), g), mock(sslRequest(FLAGS), Buffer.alloc(0)), mock(handshakeResponse(2, FLAGS), packet(3, Buffer.from([1, 4]))), mock(packet(4, Buffer.from('secret\0')), OK(5))];
+    {
       const { near, far } = programPair();
       const misses: string[] = [];
-      const replaying = replayGeneric({ target: { host: '127.0.0.1', port: 3306 }, client: far }, c.mocks, { ca, onMiss: (m) => misses.push(m.message) });
+      const replaying = replayGeneric({ target: { host: '127.0.0.1', port: 3306 }, client: far }, full, { ca, onMiss: (m) => misses.push(m.message) });
       const head = await readBytes(near, 4);
       await readBytes(near, head.readUIntLE(0, 3));
-      near.write(c.send);
+      near.write(handshakeResponse(1, FLAGS));
+      expect(await readBytes(near, 6)).toEqual(packet(2, Buffer.from([1, 4])));
+      near.write(packet(3, Buffer.from([2])));
       near.resume();
       const result = await replaying;
       expect(result.missed).toBe(1);
-      expect(misses).toHaveLength(1);
-      expect(misses[0]).toMatch(c.miss);
+      expect(misses[0]).toMatch(/asks for the server's RSA key .* recorded over TLS/);
     }
   });
 });

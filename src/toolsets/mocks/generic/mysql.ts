@@ -106,6 +106,18 @@ export function splitSslRequest(bytes: Buffer): { kind: 'more' } | { kind: 'plai
   return { kind: 'tls', request: bytes.subarray(0, SSL_REQUEST_LENGTH), rest: bytes.subarray(SSL_REQUEST_LENGTH) };
 }
 
+/** A copy of whole packets with every sequence id moved by `delta` (`bytes` itself when 0 or not whole packets). */
+export function shiftSequenceIds(bytes: Buffer, delta: number): Buffer {
+  if (delta === 0) return bytes;
+  const out = Buffer.from(bytes);
+  for (let pos = 0; pos < out.length; ) {
+    if (out.length - pos < 4) return bytes;
+    out[pos + 3] = (out[pos + 3]! + delta) & 0xff;
+    pos += 4 + out.readUIntLE(pos, 3);
+  }
+  return out;
+}
+
 /** Where the low two bytes of a greeting's capability flags are, or undefined when `greeting` is not one whole greeting packet. */
 function greetingFlagsAt(greeting: Buffer): number | undefined {
   if (greeting.length < 6 || greeting[3] !== 0 || greeting[4] !== 0x0a || greeting.readUIntLE(0, 3) + 4 !== greeting.length) return undefined;

@@ -2,7 +2,7 @@ import type { Duplex } from 'node:stream';
 import type { GenericMock } from '../keploy/types.js';
 import { previewBytes } from './format.js';
 import { GenericIndex, type Closest, type GenericEntry } from './matcher.js';
-import { mysqlClientFlags, mysqlFramingFor, greetingWithoutTls, splitSslRequest, withoutQueryAttributes } from './mysql.js';
+import { mysqlClientFlags, mysqlFramingFor, greetingWithoutTls, shiftSequenceIds, splitSslRequest, withoutQueryAttributes } from './mysql.js';
 import type { GenericConnection } from './recorder.js';
 import { acceptTls } from '../tls/terminate.js';
 import type { DebugkitCa } from '../tls/ca.js';
@@ -79,6 +79,12 @@ export function replayGeneric(
   let client: Duplex = raw;
   /** MySQL: the connection went to TLS (or is on its way): no second SSLRequest. */
   let upgraded = false;
+  /**
+   * MySQL: a client logging in in clear to a connection phase recorded over TLS only numbers its
+   * authentication packets one lower (it sends no SSLRequest): they are matched one higher, and
+   * the recorded answers sent one lower.
+   */
+  let authShift = 0;
   const target = `${conn.target.host}:${conn.target.port}`;
   const view = index.forTarget(conn.target);
   const result: ReplayGenericResult = { matched: 0, missed: 0 };
@@ -96,7 +102,7 @@ export function replayGeneric(
     // Nothing more is read: once our side is flushed, the connection goes.
     client.once('finish', () => client.destroy());
   };
-  const send = (entry: GenericEntry, greeting: boolean, reused: boolean, consumed = entry.request.length) => {
+  const send = (entry: GenericEntry, greeting: boolean, reused: boolean, consumed = entry.request.length, shift = 0) => {
     if (entry.truncated) {
       const { requestBytes, responseBytes } = entry.truncated;
       return miss(`mock ${entry.name} matched, but its exchange (${requestBytes} + ${responseBytes} bytes) went over the recording limit and was not kept`);
@@ -105,9 +111,7 @@ export function replayGeneric(
     result.matched++;
     options.onMatch?.({ target, mock: entry.name, greeting, reused });
     const response = !greeting
-      ? view?.mysql && mysqlFlags !== undefined
-        ? mysqlFramingFor(entry.request, entry.response, mysqlFlags)
-        : entry.response
+      ? shiftSequenceIds(view?.mysql && mysqlFlags !== undefined ? mysqlFramingFor(entry.request, entry.response, mysqlFlags) : entry.response, -shift)
       : // A greeting offering TLS (CLIENT_SSL) when no connection phase was recorded over TLS: sent
         // without it, so a client that would use TLS if offered (PREFERRED) stays in clear, as recorded.
         view?.mysql && !view.mysqlLogins.tls
@@ -174,10 +178,7 @@ export function replayGeneric(
     if (pending.length < pending.readUIntLE(0, 3) + 4 && split.kind === 'plain') return false;
     const logins = view.mysqlLogins;
     if (split.kind === 'plain') {
-      if (logins.tls && !logins.clear) {
-        miss(`the client logs in in clear, but the connection phase of ${target} was recorded over TLS only (an SSLRequest): let the client use TLS (trusting debugkit's CA), or record again with TLS off`);
-        return true;
-      }
+      if (logins.tls && !logins.clear) authShift = 1;
       return false;
     }
     if (!logins.tls) {
@@ -234,7 +235,18 @@ export function replayGeneric(
         mysqlFlags ??= mysqlClientFlags(pending);
         pending = withoutQueryAttributes(pending);
       }
-      const m = view.match(pending, final);
+      const shifted = authShift !== 0 && view.mysql && pending.length >= 4 && pending[3] !== 0;
+      let asked = pending;
+      if (shifted) {
+        asked = Buffer.from(pending);
+        asked[3] = (asked[3]! + authShift) & 0xff;
+      }
+      const m = view.match(asked, final);
+      if (shifted && m.kind === 'match' && isPublicKeyRequest(pending) && !isPublicKeyRequest(m.entry.request)) {
+        return miss(
+          `the client logs in in clear and asks for the server's RSA key (caching_sha2_password's full authentication), but the connection phase of ${target} was recorded over TLS, where the password went inside TLS and no key was recorded: let the client use TLS (trusting debugkit's CA)`,
+        );
+      }
       if (m.kind === 'partial') {
         const wait = m.complete ? (options.settleMs ?? 30) : (options.partialWaitMs ?? 1000);
         timer = setTimeout(() => serve(true), wait);
@@ -245,7 +257,7 @@ export function replayGeneric(
         if (view.mysql && mysqlMiss(m.closest)) continue;
         return miss(undefined, m.closest);
       }
-      send(m.entry, false, m.reused, m.consumed);
+      send(m.entry, false, m.reused, m.consumed, shifted && m.consumed !== undefined ? authShift : 0);
     }
     if (final && client.readableEnded) close();
   };
@@ -276,6 +288,9 @@ export function replayGeneric(
     client.resume();
   });
 }
+
+/** caching_sha2_password's request for the server's RSA key: one byte, 2, as an authentication packet. */
+const isPublicKeyRequest = (b: Buffer) => b.length >= 5 && b.readUIntLE(0, 3) === 1 && b[3] !== 0 && b[4] === 0x02;
 
 /** A MySQL command packet for messages: `COM_QUERY "SELECT ..."`, else its command byte. */
 export function mysqlCommand(packet: Buffer): string {
