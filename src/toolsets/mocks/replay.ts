@@ -78,7 +78,7 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
         ? await recordPostgres(conn, upstream, { onMock: keep })
         : conn.protocol === 'redis'
           ? await recordRedis(conn, upstream, { onMock: keep })
-          : await recordGeneric(conn, upstream, { onMock: keep, onMysqlMock: (m) => keep(mysqlMockOf(m)) });
+          : await recordGeneric(conn, upstream, { onMock: keep, onMysqlMock: (m) => keep(mysqlMockOf(m)), tls: { ca: req.ca, upstream: req.upstreamCa ? { ca: req.upstreamCa } : {} } });
     if (result.error) req.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
   };
   const proxy = await startCaptureProxy({

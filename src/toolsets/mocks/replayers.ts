@@ -220,7 +220,7 @@ function genericReplayer(mocks: GenericMock[], o: ReplayersOptions): ProtocolRep
     kind: 'Generic',
     accepts: (conn) => (conn.protocol === 'generic' && (known(conn) || o.onMiss === 'fail')) || (conn.protocol === 'redis' && known(conn)),
     serve: async (conn) => {
-      await replayGeneric(conn, index, { onMatch: () => void c.replayed++, onMiss: (m) => (c.missed++, o.missed(m.message)) });
+      await replayGeneric(conn, index, { ca: o.ca, onMatch: () => void c.replayed++, onMiss: (m) => (c.missed++, o.missed(m.message)) });
     },
     counts: c,
   };

@@ -1,5 +1,5 @@
 import type { GenericMock } from '../keploy/types.js';
-import { mysqlAuthSeq, withoutQueryAttributes } from './mysql.js';
+import { mysqlAuthSeq, SSL_REQUEST_LENGTH, startsWithSslRequest, withoutQueryAttributes } from './mysql.js';
 import { META_HOST, META_REQUEST_BYTES, META_RESPONSE_BYTES, META_SERVER_CLOSED, META_TRUNCATED, payloadBytes } from './format.js';
 
 /**
@@ -58,6 +58,11 @@ export function isMysqlGreeting(b: Buffer): boolean {
 }
 
 
+/** The key of the SSLRequests among the authentication groups (sequence 1, like a HandshakeResponse41 sent in clear). */
+const SSL_REQUEST_KEY = 0x100;
+/** A MySQL authentication packet's group: its sequence id, or SSL_REQUEST_KEY for an SSLRequest. */
+const authKey = (packet: Buffer, seq: number | undefined) => (seq === 1 && packet.length === SSL_REQUEST_LENGTH && startsWithSslRequest(packet) ? SSL_REQUEST_KEY : seq);
+
 class TargetMocks {
   readonly greetings: Group = { entries: [], next: 0 };
   readonly requests = new Map<string, Group>();
@@ -72,7 +77,7 @@ class TargetMocks {
       if (isMysqlGreeting(entry.response)) this.mysql = true;
       return void this.greetings.entries.push(entry);
     }
-    const seq = mysqlAuthSeq(entry.request);
+    const seq = authKey(entry.request, mysqlAuthSeq(entry.request));
     if (seq !== undefined) {
       const auth = this.mysqlAuth.get(seq) ?? { entries: [], next: 0 };
       auth.entries.push(entry);
@@ -154,6 +159,11 @@ export class TargetView {
     return this.mocks.mysql;
   }
 
+  /** MySQL: which connection phases were recorded, over TLS (an SSLRequest) and in clear (a HandshakeResponse41 as sequence 1). */
+  get mysqlLogins(): { tls: boolean; clear: boolean } {
+    return { tls: this.mocks.mysqlAuth.has(SSL_REQUEST_KEY), clear: this.mocks.mysqlAuth.has(1) };
+  }
+
   /** Matches the start of `bytes`; `final`: no more bytes will come (the client ended or went quiet). */
   match(bytes: Buffer, final: boolean): GenericMatch {
     // MySQL authentication (packets after the greeting with a sequence id other than 0) differs on
@@ -162,7 +172,7 @@ export class TargetView {
     if (this.mocks.mysql && bytes.length >= 4 && bytes[3] !== 0) {
       const length = bytes.readUIntLE(0, 3) + 4;
       if (bytes.length < length) return final ? { kind: 'miss' } : { kind: 'partial' };
-      const group = this.mocks.mysqlAuth.get(bytes[3]!);
+      const group = this.mocks.mysqlAuth.get(authKey(bytes.subarray(0, length), bytes[3])!);
       const taken = group ? take(group) : undefined;
       if (taken) return { kind: 'match', entry: taken.entry, reused: taken.reused, consumed: length };
     }

@@ -14,15 +14,18 @@ export function mysqlAuthSeq(b: Buffer): number | undefined {
   return b.readUIntLE(0, 3) + 4 === b.length ? b[3] : undefined;
 }
 
-/** The packet with its secrets zeroed (a copy), or the packet itself when it holds none. */
-export function redactMysqlAuth(packet: Buffer): Buffer {
+/**
+ * The packet with its secrets zeroed (a copy), or the packet itself when it holds none.
+ * `afterSslRequest`: the packet follows an SSLRequest, so sequence 2 is the HandshakeResponse41.
+ */
+export function redactMysqlAuth(packet: Buffer, afterSslRequest = false): Buffer {
   const seq = mysqlAuthSeq(packet);
   if (seq === undefined) return packet;
   const out = Buffer.from(packet);
   const payload = out.subarray(4);
   // SSLRequest (32 bytes) carries no secret.
   if (seq === 1 && payload.length === 32) return packet;
-  if (seq === 1 && payload.length > 32) {
+  if ((seq === 1 || (seq === 2 && afterSslRequest)) && payload.length > 32) {
     // HandshakeResponse41: flags(4) max-packet(4) charset(1) filler(23) user NUL, then the auth response.
     const flags = payload.readUInt32LE(0);
     const userEnd = payload.indexOf(0, 32);
@@ -50,6 +53,92 @@ export function redactMysqlAuth(packet: Buffer): Buffer {
   if (payload.length === 1 && payload[0] === 0x02) return packet;
   // AuthSwitchResponse and later authentication data: all of it is secret.
   payload.fill(0);
+  return out;
+}
+
+/**
+ * The client's bytes of a connection-phase exchange with every packet redacted (a TLS connection
+ * phase records the SSLRequest and the HandshakeResponse41 in one exchange); the bytes themselves
+ * when the first packet is a command (sequence 0: a command's continuation packets hold no secret)
+ * or they are not whole packets.
+ */
+export function redactMysqlRequest(bytes: Buffer): Buffer {
+  if (bytes.length < 4 || bytes[3] === 0) return bytes;
+  const packets: Buffer[] = [];
+  let afterSslRequest = false;
+  for (let pos = 0; pos < bytes.length; ) {
+    if (bytes.length - pos < 4) return bytes;
+    const end = pos + 4 + bytes.readUIntLE(pos, 3);
+    if (end > bytes.length) return bytes;
+    const packet = bytes.subarray(pos, end);
+    packets.push(redactMysqlAuth(packet, afterSslRequest));
+    afterSslRequest = startsWithSslRequest(packet);
+    pos = end;
+  }
+  return packets.length === 1 ? packets[0]! : Buffer.concat(packets);
+}
+
+/**
+ * MySQL over TLS: a client that wants TLS answers a greeting offering CLIENT_SSL with an
+ * SSLRequest (sequence 1, the 32 fixed bytes of a HandshakeResponse41 with CLIENT_SSL set), then
+ * starts the TLS handshake straight away (no answer comes) and sends its HandshakeResponse41
+ * (sequence 2) inside TLS.
+ */
+export const CLIENT_SSL = 0x0800;
+export const SSL_REQUEST_LENGTH = 4 + 32;
+
+/** `bytes` begin with an SSLRequest packet. */
+export function startsWithSslRequest(bytes: Buffer): boolean {
+  return bytes.length >= SSL_REQUEST_LENGTH && bytes.readUIntLE(0, 3) === 32 && bytes[3] === 1 && (bytes.readUInt32LE(4) & CLIENT_SSL) !== 0;
+}
+
+/**
+ * The client's first packet after the greeting, seen so far in `bytes`: `more` while it is not
+ * whole, `tls` with the SSLRequest and the bytes after it (the start of the ClientHello when both
+ * came in one chunk, which go to TLS, not to the server in clear), or `plain` when it is anything
+ * else (a HandshakeResponse41: the connection stays in clear).
+ */
+export function splitSslRequest(bytes: Buffer): { kind: 'more' } | { kind: 'plain' } | { kind: 'tls'; request: Buffer; rest: Buffer } {
+  if (bytes.length < 4) return { kind: 'more' };
+  if (bytes[3] !== 1 || bytes.readUIntLE(0, 3) !== 32) return { kind: 'plain' };
+  if (bytes.length < SSL_REQUEST_LENGTH) return { kind: 'more' };
+  if (!startsWithSslRequest(bytes)) return { kind: 'plain' };
+  return { kind: 'tls', request: bytes.subarray(0, SSL_REQUEST_LENGTH), rest: bytes.subarray(SSL_REQUEST_LENGTH) };
+}
+
+/** A copy of whole packets with every sequence id moved by `delta` (`bytes` itself when 0 or not whole packets). */
+export function shiftSequenceIds(bytes: Buffer, delta: number): Buffer {
+  if (delta === 0) return bytes;
+  const out = Buffer.from(bytes);
+  for (let pos = 0; pos < out.length; ) {
+    if (out.length - pos < 4) return bytes;
+    out[pos + 3] = (out[pos + 3]! + delta) & 0xff;
+    pos += 4 + out.readUIntLE(pos, 3);
+  }
+  return out;
+}
+
+/** Where the low two bytes of a greeting's capability flags are, or undefined when `greeting` is not one whole greeting packet. */
+function greetingFlagsAt(greeting: Buffer): number | undefined {
+  if (greeting.length < 6 || greeting[3] !== 0 || greeting[4] !== 0x0a || greeting.readUIntLE(0, 3) + 4 !== greeting.length) return undefined;
+  const end = greeting.indexOf(0, 5);
+  // version NUL, connection id (4), scramble part 1 (8), filler (1), then the flags.
+  const at = end + 1 + 4 + 8 + 1;
+  return end > 0 && at + 2 <= greeting.length ? at : undefined;
+}
+
+/** The greeting offers TLS (CLIENT_SSL). */
+export function greetingOffersTls(greeting: Buffer): boolean {
+  const at = greetingFlagsAt(greeting);
+  return at !== undefined && (greeting.readUInt16LE(at) & CLIENT_SSL) !== 0;
+}
+
+/** A copy of the greeting without CLIENT_SSL (the greeting itself when it has none). */
+export function greetingWithoutTls(greeting: Buffer): Buffer {
+  const at = greetingFlagsAt(greeting);
+  if (at === undefined || (greeting.readUInt16LE(at) & CLIENT_SSL) === 0) return greeting;
+  const out = Buffer.from(greeting);
+  out.writeUInt16LE(out.readUInt16LE(at) & ~CLIENT_SSL, at);
   return out;
 }
 

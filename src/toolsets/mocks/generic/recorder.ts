@@ -3,7 +3,9 @@ import type { GenericMock } from '../keploy/types.js';
 import { buildGenericMock } from './format.js';
 import { pipeBoth } from '../proxy/pipe.js';
 import { isMysqlGreeting } from './matcher.js';
-import { redactMysqlAuth } from './mysql.js';
+import { greetingOffersTls, redactMysqlRequest, splitSslRequest } from './mysql.js';
+import { acceptTls, connectUpstream, type UpstreamTlsOptions } from '../tls/terminate.js';
+import type { DebugkitCa } from '../tls/ca.js';
 
 /**
  * Records a connection of a protocol debugkit does not parse, while forwarding it unchanged:
@@ -41,6 +43,14 @@ export interface RecordGenericOptions {
   /** Mock building or `onMock` failures (the traffic is not affected). */
   onError?(err: unknown): void;
   utcOffsetMinutes?: number;
+  /**
+   * MySQL over TLS: when the server's greeting offers TLS and the client answers with an
+   * SSLRequest, the SSLRequest goes to the server, then debugkit is the TLS server to the client
+   * (a leaf for the target from `ca`) and a TLS client to the server over the same connection
+   * (verified as `upstream` says), and the plaintext in between is what is recorded. Without it,
+   * such a connection is forwarded as it is and its TLS records are recorded as bytes.
+   */
+  tls?: { ca: DebugkitCa; upstream: UpstreamTlsOptions; handshakeTimeoutMs?: number };
 }
 
 export interface RecordGenericResult {
@@ -69,10 +79,15 @@ interface Exchange {
 }
 
 /** Forwards and records one connection; resolves once both sides are closed. */
-export function recordGeneric(conn: GenericConnection, upstream: Duplex, options: RecordGenericOptions): Promise<RecordGenericResult> {
+export async function recordGeneric(conn: GenericConnection, upstream: Duplex, options: RecordGenericOptions): Promise<RecordGenericResult> {
   const result: RecordGenericResult = { mocks: 0, bytesUp: 0, bytesDown: 0 };
   const grouper = new ExchangeGrouper(conn, options, result);
-  const { client } = conn;
+  let client = conn.client;
+  if (options.tls) {
+    const secured = await mysqlTls(conn, upstream, grouper, result, options.tls);
+    if (secured === 'failed') return result;
+    if (secured) [client, upstream] = [secured.client, secured.upstream];
+  }
   client.on('data', (chunk: Buffer) => grouper.client(chunk));
   upstream.on('data', (chunk: Buffer) => grouper.server(chunk));
   // The server closing while the client still talks: its last answer ends the conversation.
@@ -81,6 +96,125 @@ export function recordGeneric(conn: GenericConnection, upstream: Duplex, options
   client.once('close', () => grouper.finish());
   upstream.once('close', () => grouper.finish());
   return pipeBoth(client, upstream, result);
+}
+
+/** What `readFirst` saw: the bytes of `from`, and why it stopped before they were `enough`. */
+interface FirstBytes {
+  bytes: Buffer;
+  /**
+   * `other`: the other side spoke first (its bytes were put back); `ended`: a side ended or closed;
+   * `quiet`: `from` stopped sending before its bytes were enough (a short banner of another protocol).
+   */
+  stopped?: 'other' | 'ended' | 'quiet';
+}
+
+/** How long a first packet may stay incomplete before the bytes so far are passed on as they are. */
+const FIRST_PACKET_WAIT_MS = 500;
+
+/**
+ * Reads `from` until `enough(bytes)`, the other side speaks, either ends, or `from` goes quiet
+ * with too few bytes for `FIRST_PACKET_WAIT_MS`; both are left paused.
+ */
+function readFirst(from: Duplex, other: Duplex, enough: (bytes: Buffer) => boolean): Promise<FirstBytes> {
+  return new Promise((resolve) => {
+    let bytes: Buffer = Buffer.alloc(0);
+    let timer: NodeJS.Timeout | undefined;
+    const done = (stopped?: FirstBytes['stopped']) => {
+      clearTimeout(timer);
+      from.pause();
+      other.pause();
+      from.off('data', onData);
+      other.off('data', onOther);
+      for (const s of [from, other]) for (const e of ['end', 'close']) s.off(e, onEnd);
+      resolve(stopped ? { bytes, stopped } : { bytes });
+    };
+    const onData = (chunk: Buffer) => {
+      bytes = bytes.length === 0 ? chunk : Buffer.concat([bytes, chunk]);
+      clearTimeout(timer);
+      if (enough(bytes)) done();
+      else timer = setTimeout(() => done('quiet'), FIRST_PACKET_WAIT_MS);
+    };
+    const onOther = (chunk: Buffer) => {
+      other.pause();
+      other.unshift(chunk);
+      done('other');
+    };
+    const onEnd = () => done('ended');
+    if (from.destroyed || other.destroyed || from.readableEnded || other.readableEnded) return done('ended');
+    from.on('data', onData);
+    other.on('data', onOther);
+    for (const s of [from, other]) for (const e of ['end', 'close']) s.once(e, onEnd);
+    from.resume();
+    other.resume();
+  });
+}
+
+/** A whole first packet (or enough of it to know it is not a MySQL greeting). */
+const greetingRead = (b: Buffer) => b.length >= 5 && (b[3] !== 0 || b[4] !== 0x0a || b.length >= b.readUIntLE(0, 3) + 4);
+
+/**
+ * MySQL over TLS (see `RecordGenericOptions.tls`): reads the greeting and the client's first
+ * packet before the pipes start. Undefined when the connection stays in clear (what was read has
+ * been forwarded and recorded); the TLS sides to pipe and record otherwise; `failed` when a TLS
+ * handshake failed (both connections are closed, `result.error` says why).
+ */
+async function mysqlTls(
+  conn: GenericConnection,
+  upstream: Duplex,
+  grouper: ExchangeGrouper,
+  result: RecordGenericResult,
+  tls: NonNullable<RecordGenericOptions['tls']>,
+): Promise<{ client: Duplex; upstream: Duplex } | 'failed' | undefined> {
+  const { client } = conn;
+  // The pipes add their own listeners later; until then an error here must not go unhandled.
+  const fail = (err: Error) => {
+    result.error ??= err;
+    client.destroy();
+    upstream.destroy();
+  };
+  client.on('error', fail);
+  upstream.on('error', fail);
+  const toClient = (b: Buffer) => {
+    if (b.length === 0) return;
+    grouper.server(b);
+    result.bytesDown += b.length;
+    client.write(b);
+  };
+  const toServer = (b: Buffer) => {
+    if (b.length === 0) return;
+    grouper.client(b);
+    result.bytesUp += b.length;
+    upstream.write(b);
+  };
+  const greeting = await readFirst(upstream, client, greetingRead);
+  toClient(greeting.bytes);
+  if (greeting.stopped || !greetingOffersTls(greeting.bytes)) return undefined;
+  const first = await readFirst(client, upstream, (b) => splitSslRequest(b).kind !== 'more');
+  const split = splitSslRequest(first.bytes);
+  if (first.stopped || split.kind !== 'tls') return void toServer(first.bytes);
+  toServer(split.request);
+  // The ClientHello may have come in the same chunk as the SSLRequest: it is TLS's first bytes.
+  if (split.rest.length > 0) client.unshift(split.rest);
+  const where = `${conn.target.host}:${conn.target.port}`;
+  let server: Duplex;
+  try {
+    // The server first, as for HTTPS: a server that fails TLS fails the program's handshake too.
+    server = await connectUpstream(conn.target, undefined, { ...tls.upstream, over: upstream, alpn: [] });
+  } catch (err) {
+    fail(new Error(`MySQL at ${where} over TLS: ${(err as Error).message} (the server's certificate is verified against the system CAs, or upstreamCaFile)`));
+    return 'failed';
+  }
+  let secure: Duplex;
+  try {
+    secure = await acceptTls(client, tls.ca, conn.target.host, tls.handshakeTimeoutMs ?? 10_000);
+  } catch (err) {
+    server.destroy();
+    fail(new Error(`MySQL at ${where} over TLS: ${(err as Error).message} (the program must trust debugkit's CA)`));
+    return 'failed';
+  }
+  secure.once('close', () => client.destroy());
+  server.once('close', () => upstream.destroy());
+  return { client: secure, upstream: server };
 }
 
 class ExchangeGrouper {
@@ -147,7 +281,7 @@ class ExchangeGrouper {
     const ex = this.current!;
     this.current = undefined;
     if (ex.requestBytes === 0 && isMysqlGreeting(Buffer.concat(ex.response))) this.mysql = true;
-    if (this.mysql && ex.request.length > 0 && !ex.truncated) ex.request = [redactMysqlAuth(Buffer.concat(ex.request))];
+    if (this.mysql && ex.request.length > 0 && !ex.truncated) ex.request = [redactMysqlRequest(Buffer.concat(ex.request))];
     if (ex.truncated) {
       this.stopped = true;
       this.result.stoppedRecording = `an exchange of ${ex.requestBytes + ex.responseBytes} bytes went over the ${this.max}-byte limit per mock; it was recorded truncated and the rest of the connection was not recorded`;

@@ -1,8 +1,11 @@
+import type { Duplex } from 'node:stream';
 import type { GenericMock } from '../keploy/types.js';
 import { previewBytes } from './format.js';
 import { GenericIndex, type Closest, type GenericEntry } from './matcher.js';
-import { mysqlClientFlags, mysqlFramingFor, withoutQueryAttributes } from './mysql.js';
+import { mysqlClientFlags, mysqlFramingFor, greetingWithoutTls, shiftSequenceIds, splitSslRequest, withoutQueryAttributes } from './mysql.js';
 import type { GenericConnection } from './recorder.js';
+import { acceptTls } from '../tls/terminate.js';
+import type { DebugkitCa } from '../tls/ca.js';
 
 /**
  * Serves one connection of an unparsed protocol from recorded Generic mocks, with no server
@@ -48,6 +51,14 @@ export interface ReplayGenericOptions {
   settleMs?: number;
   /** Wait for the rest of a request when the bytes so far only begin a recorded one (default 1000 ms). */
   partialWaitMs?: number;
+  /**
+   * MySQL over TLS: a client's SSLRequest, when the recorded connection phase had one, upgrades the
+   * connection to TLS with a leaf for the target from this CA; the plaintext inside is replayed as
+   * recorded. Without it such a client misses.
+   */
+  ca?: DebugkitCa;
+  /** The program's TLS handshake (MySQL) must end within this (default 10 s). */
+  handshakeTimeoutMs?: number;
 }
 
 export interface ReplayGenericResult {
@@ -63,7 +74,17 @@ export function replayGeneric(
   options: ReplayGenericOptions = {},
 ): Promise<ReplayGenericResult> {
   const index = mocks instanceof GenericIndex ? mocks : new GenericIndex(mocks);
-  const { client } = conn;
+  /** The program's connection: `raw` until a MySQL SSLRequest upgrades it to TLS. */
+  const raw = conn.client;
+  let client: Duplex = raw;
+  /** MySQL: the connection went to TLS (or is on its way): no second SSLRequest. */
+  let upgraded = false;
+  /**
+   * MySQL: a client logging in in clear to a connection phase recorded over TLS only numbers its
+   * authentication packets one lower (it sends no SSLRequest): they are matched one higher, and
+   * the recorded answers sent one lower.
+   */
+  let authShift = 0;
   const target = `${conn.target.host}:${conn.target.port}`;
   const view = index.forTarget(conn.target);
   const result: ReplayGenericResult = { matched: 0, missed: 0 };
@@ -81,7 +102,7 @@ export function replayGeneric(
     // Nothing more is read: once our side is flushed, the connection goes.
     client.once('finish', () => client.destroy());
   };
-  const send = (entry: GenericEntry, greeting: boolean, reused: boolean, consumed = entry.request.length) => {
+  const send = (entry: GenericEntry, greeting: boolean, reused: boolean, consumed = entry.request.length, shift = 0) => {
     if (entry.truncated) {
       const { requestBytes, responseBytes } = entry.truncated;
       return miss(`mock ${entry.name} matched, but its exchange (${requestBytes} + ${responseBytes} bytes) went over the recording limit and was not kept`);
@@ -89,7 +110,13 @@ export function replayGeneric(
     if (!greeting) pending = pending.subarray(consumed);
     result.matched++;
     options.onMatch?.({ target, mock: entry.name, greeting, reused });
-    const response = !greeting && view?.mysql && mysqlFlags !== undefined ? mysqlFramingFor(entry.request, entry.response, mysqlFlags) : entry.response;
+    const response = !greeting
+      ? shiftSequenceIds(view?.mysql && mysqlFlags !== undefined ? mysqlFramingFor(entry.request, entry.response, mysqlFlags) : entry.response, -shift)
+      : // A greeting offering TLS (CLIENT_SSL) when no connection phase was recorded over TLS: sent
+        // without it, so a client that would use TLS if offered (PREFERRED) stays in clear, as recorded.
+        view?.mysql && !view.mysqlLogins.tls
+        ? greetingWithoutTls(entry.response)
+        : entry.response;
     if (response.length > 0 && !client.write(response)) {
       // Answers only follow requests: holding the requests back is the backpressure.
       client.pause();
@@ -138,16 +165,88 @@ export function replayGeneric(
     return true;
   };
 
+  /**
+   * MySQL: the client's first packet after the greeting (sequence 1) when it is whole. An SSLRequest
+   * is answered by going to TLS, when a connection phase was recorded over TLS; a client asking TLS
+   * of a recording without, or logging in in clear to a recording made over TLS only, misses.
+   * True when the packet was dealt with here (or the connection closed).
+   */
+  const mysqlLogin = (): boolean => {
+    if (!view || upgraded || pending.length < 4 || pending[3] !== 1) return false;
+    const split = splitSslRequest(pending);
+    if (split.kind === 'more') return false;
+    if (pending.length < pending.readUIntLE(0, 3) + 4 && split.kind === 'plain') return false;
+    const logins = view.mysqlLogins;
+    if (split.kind === 'plain') {
+      if (logins.tls && !logins.clear) authShift = 1;
+      return false;
+    }
+    if (!logins.tls) {
+      miss(`the client asked for TLS (an SSLRequest), but no connection phase of ${target} was recorded over TLS (the greeting was sent without CLIENT_SSL): let the client connect in clear (ssl PREFERRED or off), or record again with TLS`);
+      return true;
+    }
+    if (!options.ca) {
+      miss('the client asked for TLS (an SSLRequest), and this replay has no CA to answer it');
+      return true;
+    }
+    const m = view.match(split.request, true);
+    if (m.kind !== 'match') return false;
+    upgraded = true;
+    // The SSLRequest holds the capability flags the HandshakeResponse41 inside TLS will repeat.
+    mysqlFlags ??= split.request.readUInt32LE(4);
+    // `send` drops the SSLRequest from `pending`: what is left (the ClientHello's start, when it came in the same chunk) is TLS's.
+    send(m.entry, false, m.reused, split.request.length);
+    if (closing) return true;
+    upgrade(options.ca);
+    return true;
+  };
+
+  /** Goes on inside TLS: bytes already read after the SSLRequest (the ClientHello's start) are its first. */
+  const upgrade = (ca: DebugkitCa) => {
+    raw.off('data', onData);
+    raw.off('end', onEnd);
+    raw.pause();
+    if (pending.length > 0) raw.unshift(pending);
+    pending = Buffer.alloc(0);
+    acceptTls(raw, ca, conn.target.host, options.handshakeTimeoutMs ?? 10_000).then(
+      (secure) => {
+        if (closing) return void secure.destroy();
+        client = secure;
+        secure.on('data', onData);
+        secure.on('end', onEnd);
+        secure.on('error', onError);
+        secure.once('close', () => raw.destroy());
+      },
+      (err: Error) => {
+        if (closing) return;
+        miss(`the client asked for TLS (an SSLRequest) and ${err.message} (the program must trust debugkit's CA)`);
+        raw.destroy();
+      },
+    );
+  };
+
   /** Answers every complete request at the start of `pending`. */
   const serve = (final: boolean) => {
     clearTimeout(timer);
     while (!closing && pending.length > 0) {
       if (!view) return miss();
+      if (view.mysql && mysqlLogin()) return;
       if (view.mysql) {
         mysqlFlags ??= mysqlClientFlags(pending);
         pending = withoutQueryAttributes(pending);
       }
-      const m = view.match(pending, final);
+      const shifted = authShift !== 0 && view.mysql && pending.length >= 4 && pending[3] !== 0;
+      let asked = pending;
+      if (shifted) {
+        asked = Buffer.from(pending);
+        asked[3] = (asked[3]! + authShift) & 0xff;
+      }
+      const m = view.match(asked, final);
+      if (shifted && m.kind === 'match' && isPublicKeyRequest(pending) && !isPublicKeyRequest(m.entry.request)) {
+        return miss(
+          `the client logs in in clear and asks for the server's RSA key (caching_sha2_password's full authentication), but the connection phase of ${target} was recorded over TLS, where the password went inside TLS and no key was recorded: let the client use TLS (trusting debugkit's CA)`,
+        );
+      }
       if (m.kind === 'partial') {
         const wait = m.complete ? (options.settleMs ?? 30) : (options.partialWaitMs ?? 1000);
         timer = setTimeout(() => serve(true), wait);
@@ -158,23 +257,27 @@ export function replayGeneric(
         if (view.mysql && mysqlMiss(m.closest)) continue;
         return miss(undefined, m.closest);
       }
-      send(m.entry, false, m.reused, m.consumed);
+      send(m.entry, false, m.reused, m.consumed, shifted && m.consumed !== undefined ? authShift : 0);
     }
     if (final && client.readableEnded) close();
   };
 
-  client.on('data', (chunk: Buffer) => {
+  const onData = (chunk: Buffer) => {
     if (closing) return;
     pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
     serve(false);
-  });
-  client.on('end', () => serve(true));
+  };
+  const onEnd = () => serve(true);
+  const onError = (err: Error) => {
+    result.error ??= err;
+    client.destroy();
+    raw.destroy();
+  };
+  client.on('data', onData);
+  client.on('end', onEnd);
   return new Promise((resolve) => {
-    client.on('error', (err: Error) => {
-      result.error ??= err;
-      client.destroy();
-    });
-    client.once('close', () => {
+    raw.on('error', onError);
+    raw.once('close', () => {
       clearTimeout(timer);
       resolve(result);
     });
@@ -185,6 +288,9 @@ export function replayGeneric(
     client.resume();
   });
 }
+
+/** caching_sha2_password's request for the server's RSA key: one byte, 2, as an authentication packet. */
+const isPublicKeyRequest = (b: Buffer) => b.length >= 5 && b.readUIntLE(0, 3) === 1 && b[3] !== 0 && b[4] === 0x02;
 
 /** A MySQL command packet for messages: `COM_QUERY "SELECT ..."`, else its command byte. */
 export function mysqlCommand(packet: Buffer): string {

@@ -88,10 +88,12 @@ const COMMANDS: Record<number, string> = {
 const QUERY_COMMANDS: Record<string, number> = { COM_QUERY: 0x03, COM_STMT_PREPARE: 0x16 };
 
 function requestTypes(packets: MysqlPacket[], greeting: boolean): string[] {
-  return packets.map((p) => {
+  return packets.map((p, i) => {
     if (greeting) return 'unknown';
     if (p.seq === 0) return COMMANDS[p.payload[0] ?? -1] ?? `COM_0x${(p.payload[0] ?? 0).toString(16).padStart(2, '0')}`;
     if (p.seq === 1) return p.payload.length === 32 ? 'SSLRequest' : 'HandshakeResponse41';
+    // Over TLS the HandshakeResponse41 follows the SSLRequest, as sequence 2.
+    if (p.seq === 2 && i > 0 && packets[i - 1]!.seq === 1 && packets[i - 1]!.payload.length === 32) return 'HandshakeResponse41';
     // caching_sha2_password's request for the server's RSA key (Keploy: RequestPublicKey).
     return p.payload.length === 1 && p.payload[0] === 0x02 ? 'RequestPublicKey' : 'AuthSwitchResponse';
   });
@@ -418,10 +420,12 @@ export function mysqlAsGenerics(m: Mock): GenericMock[] | string {
   };
   const joined = (list: EntryBytes[]) => Buffer.concat(list.map((e) => e.bytes));
   const greetingFirst = responses.length > 0 && responses[0]!.seq === 0 && isMysqlGreeting(responses[0]!.bytes);
-  if (!greetingFirst || requests.length === 0 || requests[0]!.seq === 0) return [generic(joined(requests), joined(responses), true)];
+  // A connection phase without its greeting (debugkit records the greeting as a mock of its own,
+  // then the SSLRequest and the HandshakeResponse41 sent inside TLS in one mock) is split too.
+  if (requests.length === 0 || requests[0]!.seq === 0 || (!greetingFirst && requests.length === 1)) return [generic(joined(requests), joined(responses), true)];
   // The connection phase, step by step.
-  const out = [generic(Buffer.alloc(0), responses[0]!.bytes, false)];
-  const rest = responses.slice(1);
+  const out = greetingFirst ? [generic(Buffer.alloc(0), responses[0]!.bytes, false)] : [];
+  const rest = greetingFirst ? responses.slice(1) : responses;
   requests.forEach((req, i) => {
     const next = requests[i + 1]?.seq ?? 256;
     const answer = rest.filter((r) => r.seq > req.seq && r.seq < next);

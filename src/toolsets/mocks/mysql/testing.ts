@@ -1,9 +1,11 @@
 import { execFile, spawn } from 'node:child_process';
-import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { generateKeyPairSync } from 'node:crypto';
+import { chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../free-port.js';
+import { createCertificate } from '../tls/x509.js';
 
 /**
  * Test helpers: a throwaway MariaDB server (Debian's mariadb-server) on a free 127.0.0.1 port.
@@ -21,7 +23,31 @@ export interface RunningMariadb {
   user: string;
   password: string;
   database: string;
+  /** With `tls`: the PEM of the CA that issued the server's certificate (for 127.0.0.1). */
+  caPem?: string;
   stop(): Promise<void>;
+}
+
+export interface MariadbOptions {
+  /** Serve TLS (a throwaway CA and a server certificate for 127.0.0.1, made in the server's directory). */
+  tls?: boolean;
+}
+
+/** A CA and a server certificate for 127.0.0.1 (ECDSA P-256), written into `dir`; the options that make mariadbd use them. */
+async function serverTls(dir: string, owner?: { u: number; g: number }): Promise<{ args: string[]; caPem: string }> {
+  const day = 86_400_000;
+  const [notBefore, notAfter] = [new Date(Date.now() - day), new Date(Date.now() + 30 * day)];
+  const caKeys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const caName = 'debugkit test MariaDB CA';
+  const caPem = createCertificate({ subjectCommonName: caName, issuerCommonName: caName, issuerKey: caKeys.privateKey, publicKey: caKeys.publicKey, notBefore, notAfter, ca: true });
+  const keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const cert = createCertificate({ subjectCommonName: '127.0.0.1', issuerCommonName: caName, issuerKey: caKeys.privateKey, publicKey: keys.publicKey, notBefore, notAfter, ca: false, altNames: ['127.0.0.1'] });
+  const files = { ca: path.join(dir, 'ca.pem'), cert: path.join(dir, 'server-cert.pem'), key: path.join(dir, 'server-key.pem') };
+  await writeFile(files.ca, caPem);
+  await writeFile(files.cert, cert);
+  await writeFile(files.key, keys.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, { mode: 0o600 });
+  if (owner) for (const f of Object.values(files)) await chown(f, owner.u, owner.g);
+  return { args: [`--ssl-ca=${files.ca}`, `--ssl-cert=${files.cert}`, `--ssl-key=${files.key}`], caPem };
 }
 
 function run(command: string, args: readonly string[], timeoutMs = 60_000): Promise<string> {
@@ -38,13 +64,16 @@ const asRoot = process.getuid?.() === 0;
 /** The command as the server's user: `runuser -u mysql --` when root. */
 const asServer = (command: string, args: string[]): [string, string[]] => (asRoot ? ['/usr/sbin/runuser', ['-u', 'mysql', '--', command, ...args]] : [command, args]);
 
-export async function startMariadb(password = 'maria-test-secret'): Promise<RunningMariadb> {
+export async function startMariadb(password = 'maria-test-secret', options: MariadbOptions = {}): Promise<RunningMariadb> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'debugkit-mariadb-'));
+  let owner: { u: number; g: number } | undefined;
   if (asRoot) {
     const u = Number((await run('/usr/bin/id', ['-u', 'mysql'])).trim());
     const g = Number((await run('/usr/bin/id', ['-g', 'mysql'])).trim());
     await chown(dir, u, g);
+    owner = { u, g };
   }
+  const tls = options.tls ? await serverTls(dir, owner) : undefined;
   const data = path.join(dir, 'data');
   const socket = path.join(dir, 'sock');
   try {
@@ -64,6 +93,7 @@ export async function startMariadb(password = 'maria-test-secret'): Promise<Runn
     '--skip-log-bin',
     '--innodb-buffer-pool-size=16M',
     '--skip-name-resolve',
+    ...(tls?.args ?? []),
   ]);
   const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
@@ -112,5 +142,5 @@ export async function startMariadb(password = 'maria-test-secret'): Promise<Runn
     await stop();
     throw err;
   }
-  return { port, user: 'app', password, database: 'shop', stop };
+  return { port, user: 'app', password, database: 'shop', ...(tls ? { caPem: tls.caPem } : {}), stop };
 }

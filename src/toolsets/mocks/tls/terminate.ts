@@ -28,6 +28,8 @@ export interface UpstreamTlsOptions {
   to?: { host: string; port: number };
   /** ALPN protocols to offer the server (default `http/1.1` only). */
   alpn?: string[];
+  /** Start TLS over this connection already open to the server (MySQL's SSLRequest) instead of connecting. */
+  over?: Duplex;
 }
 
 export interface TerminateOptions {
@@ -91,6 +93,25 @@ export async function terminateTls(conn: InterceptedTls, options: TerminateOptio
   }
 }
 
+/**
+ * TLS as the server over a connection the program already opened (MySQL after its SSLRequest):
+ * the leaf is issued for the SNI the program sends, else for `host`. No ALPN.
+ */
+export function acceptTls(raw: Duplex, ca: DebugkitCa, host: string, timeoutMs = 10_000): Promise<tls.TLSSocket> {
+  const socket = new tls.TLSSocket(raw, {
+    isServer: true,
+    secureContext: ca.secureContextFor(host),
+    SNICallback: (name, done) => {
+      try {
+        done(null, ca.secureContextFor(name));
+      } catch (err) {
+        done(err as Error);
+      }
+    },
+  });
+  return settle(socket, 'secure', timeoutMs, 'the program’s TLS handshake');
+}
+
 function acceptClient(raw: Duplex, secureContext: tls.SecureContext, timeoutMs: number, alpn: string[]): Promise<tls.TLSSocket> {
   // TLSSocket feeds bytes already buffered in `raw` (the sniffed ClientHello) to OpenSSL first.
   const socket = new tls.TLSSocket(raw, { isServer: true, secureContext, ALPNProtocols: alpn });
@@ -103,8 +124,7 @@ export function connectUpstream(target: { host: string; port: number }, sni: str
   const name = sni ?? target.host;
   // allowHalfOpen is honored by tls.connect (passed to its TLSSocket) but missing from the types.
   const connectOptions: tls.ConnectionOptions & { allowHalfOpen: boolean } = {
-    host: dest.host,
-    port: dest.port,
+    ...(options.over ? { socket: options.over } : { host: dest.host, port: dest.port }),
     // RFC 6066 forbids IP addresses as SNI; the certificate is then checked against the IP.
     servername: net.isIP(name) ? undefined : name,
     checkServerIdentity: (_host, cert) => tls.checkServerIdentity(name, cert),
@@ -114,7 +134,7 @@ export function connectUpstream(target: { host: string; port: number }, sni: str
     allowHalfOpen: true,
   };
   const socket = tls.connect(connectOptions);
-  socket.setNoDelay(true);
+  if (!options.over) socket.setNoDelay(true);
   return settle(socket, 'secureConnect', options.connectTimeoutMs ?? 10_000, `TLS to ${name}:${target.port}`);
 }
 
