@@ -50,7 +50,7 @@ describe('mocks: MySQL over TLS (a real MariaDB with TLS), recorded decrypted an
     await dk.client.setLoggingLevel('warning');
     const unverified = await tool('keploy_mock_record', { command: py(db!.password, 'fig'), path: 'keploy-unverified' });
     expect(unverified).toMatchObject({ success: false });
-    expect(warnings.join('\n')).toMatch(/MySQL at 127\.0\.0\.1:\d+ over TLS: TLS to 127\.0\.0\.1:\d+ failed: .*certificate.*\(the server's certificate is verified against the system CAs, or upstreamCaFile\)/);
+    expect(warnings.join('\n')).toMatch(/MySQL at 127\.0\.0\.1:\d+ over TLS: TLS to 127\.0\.0\.1:\d+ failed: .*certificate.*\(the server's certificate is verified against the system CAs, or upstreamCaFile; insecureUpstream: true skips the check\)/);
 
     const rec = await tool('keploy_mock_record', { command: py(db!.password, 'plum'), path: 'keploy-tls-py', upstreamCaFile: 'mariadb-ca.pem' });
     expect(rec).toMatchObject({ success: true, protocols: ['MySQL'] });
@@ -76,6 +76,10 @@ describe('mocks: MySQL over TLS (a real MariaDB with TLS), recorded decrypted an
     expect(recCli).toMatchObject({ success: true, protocols: ['MySQL'] });
     expect(out('cli-out.txt')).toBe('who\tanswer\ncli\t42\n');
     expect(readFileSync(path.resolve(root, recCli.mockFilePath), 'utf8')).toMatch(/packet_type: SSLRequest\n[^]*?packet_type: HandshakeResponse41\n[^]*?query: SELECT 'cli' AS who, 6 \* 7 AS answer\n/);
+    // insecureUpstream: recorded without the server's CA (the recorder's leg to the server verifies nothing).
+    const recInsecure = await tool('keploy_mock_record', { command: cli(db!.password), path: 'keploy-insecure-cli', insecureUpstream: true });
+    expect(recInsecure).toMatchObject({ success: true, protocols: ['MySQL'] });
+    expect(readFileSync(path.resolve(root, recInsecure.mockFilePath), 'utf8')).toMatch(/packet_type: SSLRequest\n[^]*?query: SELECT 'cli' AS who, 6 \* 7 AS answer\n/);
 
     // A recording in clear from the same server: its greeting offers TLS (CLIENT_SSL).
     const recClear = await tool('keploy_mock_record', { command: node(db!.password, 'pear', false), path: 'keploy-clear-node' });

@@ -201,7 +201,7 @@ async function mysqlTls(
     // The server first, as for HTTPS: a server that fails TLS fails the program's handshake too.
     server = await connectUpstream(conn.target, undefined, { ...tls.upstream, over: upstream, alpn: [] });
   } catch (err) {
-    fail(new Error(`MySQL at ${where} over TLS: ${(err as Error).message} (the server's certificate is verified against the system CAs, or upstreamCaFile)`));
+    fail(new Error(`MySQL at ${where} over TLS: ${(err as Error).message} (the server's certificate is verified against the system CAs, or upstreamCaFile; insecureUpstream: true skips the check)`));
     return 'failed';
   }
   let secure: Duplex;

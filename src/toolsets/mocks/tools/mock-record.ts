@@ -13,6 +13,12 @@ const input = {
   path: z.string().optional().describe('Path to store mock files (default: ./keploy)'),
   timeout: z.number().int().min(1).max(3600).optional().describe('Seconds the command may run before it is stopped (default 300)'),
   upstreamCaFile: z.string().optional().describe('A PEM file of CAs to trust for the real servers instead of the system ones (for servers with private certificates)'),
+  insecureUpstream: z
+    .boolean()
+    .optional()
+    .describe(
+      "Do not verify the real servers' TLS certificates while recording (default false): for test servers whose certificates cannot verify, such as MySQL's auto-generated ones that name no host",
+    ),
 };
 const output = {
   success: z.boolean(),
@@ -55,6 +61,7 @@ export function mockRecordTool(config: Config, warn: (m: string) => void): ToolS
           timeoutMs: (args.timeout ?? 300) * 1000,
           ownPorts: [config.http.port],
           ...(upstreamCa ? { upstreamCa: await readPem(upstreamCa) } : {}),
+          ...(args.insecureUpstream ? { insecureUpstream: true } : {}),
           signal: call.signal,
           onTick: (ms, mocks) => void call.progress(Math.round(ms / 1000), undefined, `recording: ${mocks} calls captured after ${Math.round(ms / 1000)} s`),
           warn,
