@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type { GenericMock } from '../keploy/types.js';
 import { buildGenericMock } from './format.js';
-import { pipeBoth } from '../proxy/pipe.js';
+import { failTogether, pipeBoth } from '../proxy/pipe.js';
 import { isMysqlGreeting } from './matcher.js';
 import { greetingOffersTls, redactMysqlRequest, splitSslRequest } from './mysql.js';
 import { acceptTls, connectUpstream, type UpstreamTlsOptions } from '../tls/terminate.js';
@@ -167,13 +167,7 @@ async function mysqlTls(
 ): Promise<{ client: Duplex; upstream: Duplex } | 'failed' | undefined> {
   const { client } = conn;
   // The pipes add their own listeners later; until then an error here must not go unhandled.
-  const fail = (err: Error) => {
-    result.error ??= err;
-    client.destroy();
-    upstream.destroy();
-  };
-  client.on('error', fail);
-  upstream.on('error', fail);
+  const fail = failTogether(result, client, upstream);
   const toClient = (b: Buffer) => {
     if (b.length === 0) return;
     grouper.server(b);

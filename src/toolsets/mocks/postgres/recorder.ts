@@ -4,7 +4,7 @@ import { readFrame } from '../proxy/peek.js';
 import { decodeUntyped, FrontendParser, untypedLength, type StartupMessage, type TypedMessage, type UntypedMessage } from './frontend.js';
 import { RequestGrouper } from './grouping.js';
 import { BackendSplitter } from './wire.js';
-import { pipeBoth } from '../proxy/pipe.js';
+import { failTogether, pipeBoth } from '../proxy/pipe.js';
 import { ENCRYPTION_REFUSED } from './protocol.js';
 
 /**
@@ -56,13 +56,7 @@ export async function recordPostgres(conn: PostgresConnection, upstream: Duplex,
   const result: RecordPostgresResult = { mocks: 0, bytesUp: 0, bytesDown: 0 };
   const { client } = conn;
   // Until the pipes are set up: a failure on either side takes both down (and is not an uncaught 'error').
-  const early = (err: Error) => {
-    result.error ??= err;
-    client.destroy();
-    upstream.destroy();
-  };
-  client.on('error', early);
-  upstream.on('error', early);
+  const early = failTogether(result, client, upstream);
   let opening: StartupMessage | UntypedMessage;
   try {
     opening = await readOpening(client, options.startupTimeoutMs ?? 10_000);

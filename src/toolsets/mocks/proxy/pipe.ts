@@ -18,19 +18,28 @@ export interface PipeCounts {
 }
 
 /**
+ * An error on either side takes both down and is kept in `result.error` (the first one); the
+ * handler is attached to both, so no 'error' goes uncaught. Returns the handler.
+ */
+export function failTogether(result: { error?: Error }, a: Duplex, b: Duplex): (err: Error) => void {
+  const fail = (err: Error) => {
+    result.error ??= err;
+    a.destroy();
+    b.destroy();
+  };
+  a.on('error', fail);
+  b.on('error', fail);
+  return fail;
+}
+
+/**
  * Pipes both ways until both sides are closed. `pipe` gives backpressure and turns one side's
  * EOF into the other's FIN (half-close, which needs allowHalfOpen on sockets); a side that closes
  * before finishing both directions was reset or destroyed, and takes the other down with it; an
  * error on either destroys both and is kept in `result.error`. Resolves with `result`.
  */
 export function pipeBoth<R extends PipeCounts>(client: Duplex, upstream: Duplex, result: R): Promise<R> {
-  const fail = (err: Error) => {
-    result.error ??= err;
-    client.destroy();
-    upstream.destroy();
-  };
-  client.on('error', fail);
-  upstream.on('error', fail);
+  failTogether(result, client, upstream);
   client.on('data', (chunk: Buffer) => void (result.bytesUp += chunk.length));
   upstream.on('data', (chunk: Buffer) => void (result.bytesDown += chunk.length));
   const closedEarly = (s: Duplex) => !(s.readableEnded && s.writableFinished);
