@@ -8,6 +8,7 @@
  *   mkdir -p .bench-tmp/base && git archive <rev> src | tar -x -C .bench-tmp/base
  *   VARIANTS=base,new ROUNDS=9 node --import tsx bench/pg-replay-compare.ts
  * PROF=1 writes the replaying process's CPU profile (node --cpu-prof) to .bench-tmp/prof.
+ * STOPPED=1 then stops PostgreSQL and replays ROUNDS more times per variant (the bench's last row).
  */
 import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -59,6 +60,14 @@ for (const n of names) await workload(ways[n]!);
 for (let r = 0; r < ROUNDS; r++) for (let k = 0; k < names.length; k++) { const n = names[(r + k) % names.length]!; await new Promise((r) => { child.once('message', r); child.send('reset'); }); const c0 = await childCpu(); qps[n]!.push(await workload(ways[n]!)); cpu[n]!.push(((await childCpu()) - c0) / 2020); }
 const med = (a: number[]) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor(s.length / 2)]!; };
 for (const n of names) console.log(n.padEnd(8), 'median q/s', med(qps[n]!).toFixed(0), (med(qps[n]!) / med(qps.direct!)).toFixed(2) + 'x', 'child CPU us/query', med(cpu[n]!).toFixed(1), qps[n]!.map((x) => x.toFixed(0)).join(' '));
+if (process.env.STOPPED) {
+  // The replays again with the server stopped (as `npm run bench` ends its PostgreSQL part).
+  await db.stop();
+  const after: Record<string, number[]> = {};
+  const afterCpu: Record<string, number[]> = {};
+  for (let r = 0; r < ROUNDS; r++) for (const n of names.filter((x) => x !== 'direct')) { await new Promise((r) => { child.once('message', r); child.send('reset'); }); const c0 = await childCpu(); (after[n] ??= []).push(await workload(ways[n]!)); (afterCpu[n] ??= []).push(((await childCpu()) - c0) / 2020); }
+  for (const n of Object.keys(after)) console.log(`${n} (server stopped)`.padEnd(8), 'median q/s', med(after[n]!).toFixed(0), 'child CPU us/query', med(afterCpu[n]!).toFixed(1), after[n]!.map((x) => x.toFixed(0)).join(' '));
+}
 child.send('exit');
 await new Promise((r) => setTimeout(r, 500));
-await db.stop();
+if (!process.env.STOPPED) await db.stop();
