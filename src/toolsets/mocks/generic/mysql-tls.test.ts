@@ -357,3 +357,52 @@ describe('MySQL over TLS, SSLRequest and ClientHello in one chunk', () => {
     }
   });
 });
+
+describe('MySQL over TLS, failures while recording', () => {
+  it('a server that resets its TLS connection while the program has not begun its handshake: an error of the recording, not of the process', async () => {
+    const keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const now = Date.now();
+    const cert = createCertificate({
+      subjectCommonName: '127.0.0.1',
+      issuerCommonName: '127.0.0.1',
+      issuerKey: keys.privateKey,
+      publicKey: keys.publicKey,
+      ca: false,
+      altNames: ['127.0.0.1'],
+      notBefore: new Date(now - 86_400_000),
+      notAfter: new Date(now + 86_400_000),
+    });
+    const context = tls.createSecureContext({ key: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, cert });
+    let reset = false;
+    const server = net.createServer(async (socket) => {
+      socket.on('error', () => {});
+      socket.write(greeting(FLAGS | CLIENT_SSL));
+      await readBytes(socket, 36);
+      const secure = new tls.TLSSocket(socket, { isServer: true, secureContext: context });
+      secure.on('error', () => {});
+      // TLS with debugkit is up: reset while debugkit still waits for the program's ClientHello.
+      secure.once('secure', () => setTimeout(() => ((reset = true), socket.resetAndDestroy()), 100));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      const upstream = net.connect({ host: '127.0.0.1', port, allowHalfOpen: true });
+      await new Promise((r) => upstream.once('connect', r));
+      const { near, far } = programPair();
+      near.on('error', () => {});
+      const recording = recordGeneric({ target: { host: '127.0.0.1', port }, client: far }, upstream, {
+        onMock: () => {},
+        onMysqlMock: () => {},
+        tls: { ca, upstream: { insecure: true }, handshakeTimeoutMs: 5000 },
+      });
+      const head = await readBytes(near, 4);
+      await readBytes(near, head.readUIntLE(0, 3));
+      near.write(sslRequest(FLAGS)); // and no ClientHello
+      const result = await recording;
+      expect(reset).toBe(true);
+      expect(result.error?.message).toMatch(/ECONNRESET|socket hang up|closed|handshake/i);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});

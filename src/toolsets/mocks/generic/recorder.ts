@@ -198,6 +198,8 @@ async function mysqlTls(
     fail(new Error(`MySQL at ${where} over TLS: ${(err as Error).message} (the server's certificate is verified against the system CAs, or upstreamCaFile; insecureUpstream: true skips the check)`));
     return 'failed';
   }
+  // The TLS socket emits its own errors (a reset while the program's handshake is awaited): no crash.
+  server.on('error', fail);
   let secure: Duplex;
   try {
     secure = await acceptTls(client, tls.ca, conn.target.host, tls.handshakeTimeoutMs ?? 10_000);

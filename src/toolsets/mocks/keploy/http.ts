@@ -282,7 +282,8 @@ export function keployTime(t: Date | string, utcOffsetMinutes?: number): string 
   }
   if (!(t instanceof Date) || Number.isNaN(t.getTime())) throw new DebugkitError('INVALID_ARGUMENT', 'Invalid Date');
   const offset = utcOffsetMinutes ?? -t.getTimezoneOffset();
-  const local = t.getTime() + offset * 60_000;
+  // Whole milliseconds, as toISOString shows them (a fractional offset must not leak digits).
+  const local = Math.trunc(t.getTime() + offset * 60_000);
   // Recording writes two times per request, mostly within the same second: the text up to the
   // second is made once per second (and the zone once per offset) instead of for every time.
   if (local < YEAR_0 || local >= YEAR_10000) return slowKeployTime(local, offset);

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HttpCandidate } from '../http/intercept.js';
@@ -124,5 +125,22 @@ describe('terminateTls', () => {
     await expect(connect(l.port, { ca: ca.certPem, servername: 'localhost' })).rejects.toThrow();
     await expect(results[0]).rejects.toThrow(/ECONNREFUSED|closed/);
     await l.close();
+  });
+
+  it('survives an upstream that resets while the program has not sent its ClientHello yet (the wait ends at its bound)', async () => {
+    const leaf = originCa.leafFor('localhost');
+    let reset = false;
+    const resetting = tls.createServer({ key: leaf.key, cert: leaf.cert }, (s) => {
+      s.on('error', () => {});
+      setTimeout(() => ((reset = true), (s as tls.TLSSocket & { _parent?: net.Socket })._parent?.resetAndDestroy() ?? s.destroy()), 100);
+    });
+    const port = await listen(resetting);
+    // The program's side: connected, silent.
+    const client = new Duplex({ read() {}, write(_c, _e, done) { done(); } });
+    const started = Date.now();
+    await expect(terminateTls({ target: { host: '127.0.0.1', port }, sni: 'localhost', client }, { ca, upstream: { ca: originCa.certPem }, handshakeTimeoutMs: 1500 })).rejects.toThrow();
+    expect(reset).toBe(true);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await closeServer(resetting);
   });
 });

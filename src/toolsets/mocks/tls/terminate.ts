@@ -75,6 +75,10 @@ export async function terminateTls(conn: InterceptedTls, options: TerminateOptio
     try {
       const alpn = wantsH2 ? (conn.alpn ?? []).filter((p) => H2_ALPN.includes(p)) : ALPN;
       upstream = await connectUpstream(conn.target, conn.sni, { ...options.upstream, alpn });
+      // Until the caller pipes it: an error (the server resetting while the program's handshake
+      // is awaited) must not go unhandled; the socket is destroyed and the caller sees it closed.
+      const early = () => upstream?.destroy();
+      upstream.on('error', early);
       // The program gets exactly what the server chose (an ALPN-less server: http/1.1, as before).
       offer = upstream.alpnProtocol === 'h2' ? ['h2'] : ALPN;
     } catch (err) {
