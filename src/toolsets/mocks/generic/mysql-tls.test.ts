@@ -406,3 +406,39 @@ describe('MySQL over TLS, failures while recording', () => {
     }
   });
 });
+
+describe('recording with MySQL TLS support on: the greeting read is bounded', () => {
+  it('a first packet claiming megabytes, then trickling, is passed on at once (not held until it is whole)', async () => {
+    let ticker: NodeJS.Timeout | undefined;
+    let answered: Buffer | undefined;
+    const server = net.createServer((socket) => {
+      socket.on('error', () => {});
+      // Looks like a MySQL greeting's header, claims 16 MB, then one byte every 200 ms.
+      socket.write(Buffer.from([0xf0, 0xff, 0xff, 0x00, 0x0a, 0x61, 0x62, 0x63]));
+      ticker = setInterval(() => socket.write('x'), 200);
+      socket.once('data', (d) => {
+        answered = d;
+        clearInterval(ticker);
+        socket.end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      const upstream = net.connect({ host: '127.0.0.1', port, allowHalfOpen: true });
+      await new Promise((r) => upstream.once('connect', r));
+      const { near, far } = programPair();
+      const recording = recordGeneric({ target: { host: '127.0.0.1', port }, client: far }, upstream, { onMock: () => {}, tls: { ca, upstream: {} } });
+      // Held until whole, these 8 bytes would never come (the trickle keeps the quiet timer from firing).
+      const first = await readBytes(near, 8);
+      expect(first).toEqual(Buffer.from([0xf0, 0xff, 0xff, 0x00, 0x0a, 0x61, 0x62, 0x63]));
+      near.write('ok');
+      near.end();
+      await recording;
+      expect(answered?.toString()).toBe('ok');
+    } finally {
+      clearInterval(ticker);
+      await new Promise((r) => server.close(r));
+    }
+  });
+});

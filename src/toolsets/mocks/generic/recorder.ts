@@ -92,9 +92,12 @@ export async function recordGeneric(conn: GenericConnection, upstream: Duplex, o
   upstream.on('data', (chunk: Buffer) => grouper.server(chunk));
   // The server closing while the client still talks: its last answer ends the conversation.
   upstream.once('end', () => !client.readableEnded && grouper.serverEnded());
-  // The first side to close ends the last exchange: no byte can reach the other after that.
-  client.once('close', () => grouper.finish());
-  upstream.once('close', () => grouper.finish());
+  // The first side to close ends the last exchange: no byte can reach the other after that
+  // (a side may have closed already, while the greeting was read).
+  for (const side of [client, upstream]) {
+    if (side.closed || side.destroyed) grouper.finish();
+    else side.once('close', () => grouper.finish());
+  }
   return pipeBoth(client, upstream, result);
 }
 
@@ -110,6 +113,8 @@ interface FirstBytes {
 
 /** How long a first packet may stay incomplete before the bytes so far are passed on as they are. */
 const FIRST_PACKET_WAIT_MS = 500;
+/** However the bytes trickle in, the first packet is waited for this long at most. */
+const FIRST_PACKET_MAX_WAIT_MS = 2000;
 
 /**
  * Reads `from` until `enough(bytes)`, the other side speaks, either ends, or `from` goes quiet
@@ -119,8 +124,10 @@ function readFirst(from: Duplex, other: Duplex, enough: (bytes: Buffer) => boole
   return new Promise((resolve) => {
     let bytes: Buffer = Buffer.alloc(0);
     let timer: NodeJS.Timeout | undefined;
+    const deadline = setTimeout(() => done('quiet'), FIRST_PACKET_MAX_WAIT_MS);
     const done = (stopped?: FirstBytes['stopped']) => {
       clearTimeout(timer);
+      clearTimeout(deadline);
       from.pause();
       other.pause();
       from.off('data', onData);
@@ -150,7 +157,13 @@ function readFirst(from: Duplex, other: Duplex, enough: (bytes: Buffer) => boole
 }
 
 /** A whole first packet (or enough of it to know it is not a MySQL greeting). */
-const greetingRead = (b: Buffer) => b.length >= 5 && (b[3] !== 0 || b[4] !== 0x0a || b.length >= b.readUIntLE(0, 3) + 4);
+const greetingRead = (b: Buffer) => {
+  if (b.length < 5) return false;
+  const length = b.readUIntLE(0, 3);
+  // A MySQL greeting is some hundred bytes: a longer claim is another protocol's bytes, passed on at once.
+  return b[3] !== 0 || b[4] !== 0x0a || length > MAX_GREETING_BYTES || b.length >= length + 4;
+};
+const MAX_GREETING_BYTES = 4096;
 
 /**
  * MySQL over TLS (see `RecordGenericOptions.tls`): reads the greeting and the client's first
