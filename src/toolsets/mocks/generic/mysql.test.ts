@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mysqlAuthSeq, redactMysqlAuth } from './mysql.js';
+import { mysqlAuthSeq, redactMysqlAuth, redactMysqlRequest } from './mysql.js';
 
 function packet(seq: number, payload: Buffer): Buffer {
   const head = Buffer.alloc(4);
@@ -41,5 +41,30 @@ describe('MySQL authentication redaction', () => {
     // caching_sha2_password's public key request is one byte, 2: no secret.
     const keyRequest = packet(3, Buffer.from([2]));
     expect(redactMysqlAuth(keyRequest)).toBe(keyRequest);
+  });
+
+  it('zeroes the auth response of a COM_CHANGE_USER (a login sent as a command)', () => {
+    const secret = Buffer.from('my-clear-password');
+    const change = packet(0, Buffer.concat([Buffer.from([0x11]), Buffer.from('admin\0'), Buffer.from([secret.length]), secret, Buffer.from('shop\0'), Buffer.from([45, 0]), Buffer.from('mysql_clear_password\0')]));
+    const r = redactMysqlRequest(change);
+    expect(r.length).toBe(change.length);
+    expect(r.includes(secret)).toBe(false);
+    expect(r.toString('latin1')).toContain('admin\0\x11' + '\0'.repeat(secret.length) + 'shop\0');
+    // A length byte that overruns the packet: everything after the user is zeroed.
+    const odd = packet(0, Buffer.concat([Buffer.from([0x11]), Buffer.from('admin\0'), Buffer.from([200]), secret]));
+    expect(redactMysqlRequest(odd).includes(secret)).toBe(false);
+    const query = packet(0, Buffer.from('\x03SELECT 1'));
+    expect(redactMysqlRequest(query)).toBe(query);
+  });
+
+  it('fails closed on a connection-phase exchange cut inside a packet (the recording limit)', () => {
+    const secret = Buffer.alloc(20, 0xab);
+    const login = handshakeResponse(0x8000 | 0x0200, secret, false);
+    const later = packet(3, Buffer.from('cleartext-password\0'));
+    const cut = Buffer.concat([login, later.subarray(0, 12)]);
+    const r = redactMysqlRequest(cut);
+    expect(r.length).toBe(cut.length);
+    expect(r.includes(secret)).toBe(false);
+    expect(r.includes(Buffer.from('cleartext'))).toBe(false);
   });
 });

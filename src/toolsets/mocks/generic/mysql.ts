@@ -6,6 +6,26 @@
  */
 
 const CLIENT_SECURE_CONNECTION = 0x8000;
+const COM_CHANGE_USER = 0x11;
+
+/**
+ * COM_CHANGE_USER (a command, sequence 0) carries a login: command byte, user NUL, then the auth
+ * response (a length byte and the data, as every client since 4.1 sends it). The auth response is
+ * zeroed; when the length byte does not fit the packet, everything after the user is. A copy.
+ */
+function redactChangeUser(bytes: Buffer): Buffer {
+  const out = Buffer.from(bytes);
+  const end = Math.min(out.length, 4 + out.readUIntLE(0, 3));
+  const userEnd = out.indexOf(0, 5);
+  if (userEnd < 0 || userEnd + 1 >= end) {
+    out.fill(0, 5, end);
+    return out;
+  }
+  const len = out[userEnd + 1]!;
+  if (userEnd + 2 + len > end) out.fill(0, userEnd + 1, end);
+  else out.fill(0, userEnd + 2, userEnd + 2 + len);
+  return out;
+}
 const CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA = 0x00200000;
 
 /** A whole packet with sequence id `seq` != 0 (authentication, not a command), else undefined. */
@@ -57,19 +77,25 @@ export function redactMysqlAuth(packet: Buffer, afterSslRequest = false): Buffer
 }
 
 /**
- * The client's bytes of a connection-phase exchange with every packet redacted (a TLS connection
- * phase records the SSLRequest and the HandshakeResponse41 in one exchange); the bytes themselves
- * when the first packet is a command (sequence 0: a command's continuation packets hold no secret)
- * or they are not whole packets.
+ * The client's bytes of an exchange with every secret zeroed: each packet of a connection-phase
+ * exchange (a TLS connection phase records the SSLRequest and the HandshakeResponse41 in one
+ * exchange), and the auth response of a COM_CHANGE_USER. Bytes that do not end in a whole packet
+ * (an exchange cut at the recording limit) fail closed: the partial packet's payload is zeroed.
+ * Other commands (sequence 0) hold no secret and are returned as they are.
  */
 export function redactMysqlRequest(bytes: Buffer): Buffer {
-  if (bytes.length < 4 || bytes[3] === 0) return bytes;
+  if (bytes.length < 4) return bytes;
+  if (bytes[3] === 0) return bytes[4] === COM_CHANGE_USER ? redactChangeUser(bytes) : bytes;
   const packets: Buffer[] = [];
   let afterSslRequest = false;
   for (let pos = 0; pos < bytes.length; ) {
-    if (bytes.length - pos < 4) return bytes;
-    const end = pos + 4 + bytes.readUIntLE(pos, 3);
-    if (end > bytes.length) return bytes;
+    const end = bytes.length - pos < 4 ? bytes.length + 1 : pos + 4 + bytes.readUIntLE(pos, 3);
+    if (end > bytes.length) {
+      const partial = Buffer.from(bytes.subarray(pos));
+      partial.fill(0, Math.min(4, partial.length));
+      packets.push(partial);
+      break;
+    }
     const packet = bytes.subarray(pos, end);
     packets.push(redactMysqlAuth(packet, afterSslRequest));
     afterSslRequest = startsWithSslRequest(packet);

@@ -290,7 +290,8 @@ class ExchangeGrouper {
     const ex = this.current!;
     this.current = undefined;
     if (ex.requestBytes === 0 && isMysqlGreeting(Buffer.concat(ex.response))) this.mysql = true;
-    if (this.mysql && ex.request.length > 0 && !ex.truncated) ex.request = [redactMysqlRequest(Buffer.concat(ex.request))];
+    // Truncated exchanges too: redaction fails closed on a cut packet.
+    if (this.mysql && ex.request.length > 0) ex.request = [redactMysqlRequest(Buffer.concat(ex.request))];
     if (ex.truncated) {
       this.stopped = true;
       this.result.stoppedRecording = `an exchange of ${ex.requestBytes + ex.responseBytes} bytes went over the ${this.max}-byte limit per mock; it was recorded truncated and the rest of the connection was not recorded`;
