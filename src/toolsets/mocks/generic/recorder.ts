@@ -267,6 +267,7 @@ class ExchangeGrouper {
   /** Ends the open exchange (idempotent: the other side's close finds nothing). */
   finish(): void {
     if (!this.stopped && this.current) this.emit();
+    if (this.phase) this.endPhase();
     this.stopped = true;
   }
 
@@ -285,13 +286,54 @@ class ExchangeGrouper {
 
   /** The server is MySQL/MariaDB (its greeting said so): authentication is redacted. */
   private mysql = false;
+  /**
+   * MySQL, written as MySQL mocks: the connection phase's exchanges so far (the greeting, each
+   * authentication step). It becomes ONE mock when the first command comes or the connection
+   * ends, as Keploy writes it (its `config` mock: the greeting and every server packet of the
+   * login in `responses`, the client's in `requests`).
+   */
+  private phase: Exchange[] | undefined;
 
   private emit(): void {
     const ex = this.current!;
     this.current = undefined;
-    if (ex.requestBytes === 0 && isMysqlGreeting(Buffer.concat(ex.response))) this.mysql = true;
+    if (ex.requestBytes === 0 && !this.mysql && isMysqlGreeting(Buffer.concat(ex.response))) {
+      this.mysql = true;
+      if (this.options.onMysqlMock && !ex.truncated) {
+        this.phase = [ex];
+        return;
+      }
+    }
     // Truncated exchanges too: redaction fails closed on a cut packet.
     if (this.mysql && ex.request.length > 0) ex.request = [redactMysqlRequest(Buffer.concat(ex.request))];
+    if (this.phase) {
+      // A request whose first packet has sequence 0 is a command: the login is over.
+      const command = ex.request.length === 0 || ex.request[0]![3] === 0;
+      if (!command && !ex.truncated) return void this.phase.push(ex);
+      this.endPhase();
+    }
+    this.write(ex);
+  }
+
+  /** Writes the connection phase gathered so far as one exchange. */
+  private endPhase(): void {
+    const list = this.phase!;
+    this.phase = undefined;
+    const last = list[list.length - 1]!;
+    this.write({
+      request: list.flatMap((e) => e.request),
+      response: list.flatMap((e) => e.response),
+      requestBytes: list.reduce((n, e) => n + e.requestBytes, 0),
+      responseBytes: list.reduce((n, e) => n + e.responseBytes, 0),
+      kept: list.reduce((n, e) => n + e.kept, 0),
+      startedAt: list[0]!.startedAt,
+      endedAt: last.endedAt,
+      truncated: false,
+      serverClosed: last.serverClosed,
+    });
+  }
+
+  private write(ex: Exchange): void {
     if (ex.truncated) {
       this.stopped = true;
       this.result.stoppedRecording = `an exchange of ${ex.requestBytes + ex.responseBytes} bytes went over the ${this.max}-byte limit per mock; it was recorded truncated and the rest of the connection was not recorded`;

@@ -85,9 +85,25 @@ describe("MySQL as Keploy's MySQL kind", () => {
     expect(message(odd, 'responses', 0)).toBe(Buffer.from([0, 0, 0, 2, 0, 0, 0, 0xc3]).toString('base64'));
     const text = serializeMockSet(mysql);
     expect(text).toContain(
-      'kind: MySQL\nname: mock-2\nspec:\n    metadata:\n        connID: conn-1\n        host: 127.0.0.1:3306\n        requestOperation: COM_QUERY\n        responseOperation: TextResultSet\n        type: config\n    requests:\n        - header:\n            header:\n                payload_length: 56\n                sequence_id: 0\n            packet_type: COM_QUERY\n          message:\n            command: 3\n            query: SELECT name, qty FROM stock; SELECT COUNT(*) FROM stock\n',
+      'kind: MySQL\nname: mock-2\nspec:\n    metadata:\n        connID: conn-1\n        host: 127.0.0.1:3306\n        requestOperation: COM_QUERY\n        responseOperation: TextResultSet\n        type: mocks\n    requests:\n        - header:\n            header:\n                payload_length: 56\n                sequence_id: 0\n            packet_type: COM_QUERY\n          message:\n            command: 3\n            query: SELECT name, qty FROM stock; SELECT COUNT(*) FROM stock\n',
     );
     expect(text).toContain('    created: 1795428000\n    reqtimestampmock: 2026-11-23T10:00:00.123Z\n    restimestampmock: 2026-11-23T10:00:00.123Z\nconnectionId: conn-1\n');
+  });
+
+  it("the connection phase as one mock, as Keploy writes it: config, greeting first in responses, labelled HandshakeV10 -> OK; commands are 'mocks'", () => {
+    const phase = mysqlMockOf(exchange(login, Buffer.concat([greeting, ok])));
+    const meta = (m: Mock) => (m.spec as YamlMap)['metadata'] as YamlMap;
+    expect(meta(phase)).toMatchObject({ requestOperation: 'HandshakeV10', responseOperation: 'OK', type: 'config' });
+    expect(types(phase, 'requests')).toEqual(['HandshakeResponse41']);
+    expect(types(phase, 'responses')).toEqual(['HandshakeV10', 'OK']);
+    expect(meta(mysql[2]!)).toMatchObject({ requestOperation: 'COM_QUERY', responseOperation: 'TextResultSet', type: 'mocks' });
+    // Replay serves it step by step: the greeting on connect, then the login's answer.
+    const steps = mysqlAsGenerics(phase);
+    if (typeof steps === 'string') throw new Error(steps);
+    expect(steps.map((g) => [payloadBytes(g.spec.genericrequests), payloadBytes(g.spec.genericresponses)])).toEqual([
+      [Buffer.alloc(0), greeting],
+      [login, ok],
+    ]);
   });
 
   it('parse -> serialize of a MySQL set is byte-identical, and replay gets back the recorded bytes', () => {

@@ -9,10 +9,12 @@ import { lenencAt } from '../generic/mysql.js';
 
 /**
  * MySQL/MariaDB exchanges as Keploy's `MySQL` mock kind (Keploy `models.MySQLSpec`), one mock
- * per exchange (the greeting; each authentication step; each command with its whole answer):
+ * per exchange: the whole connection phase in one (`type: config`: the greeting and the login's
+ * server packets in `responses`, the client's in `requests`, as Keploy writes it), then each
+ * command with its whole answer (`type: mocks`):
  *
  *   spec:
- *     metadata: {connID, host, requestOperation, responseOperation, type: config}
+ *     metadata: {connID, host, requestOperation, responseOperation, type: mocks}
  *     requests:            # the client's packets, in order
  *       - header:
  *           header: {payload_length: 33, sequence_id: 0}
@@ -301,12 +303,15 @@ export function toMysqlMock(g: GenericMock): PassThroughMock | undefined {
   const resTypes = responseTypes(resPackets, command);
   const single = (p: MysqlPacket) => packetEntry(p, p.payload[0] === 0x00 ? 'OK' : p.payload[0] === 0xff ? 'ERR' : p.payload.length < 9 ? 'EOF' : 'OK');
   const responses = structuredAnswer(command, resPackets, single) ?? resPackets.map((p, i) => packetEntry(p, resTypes[i]!));
-  const responseOperation = ((responses[0]?.['header'] as YamlMap | undefined)?.['packet_type'] as string | undefined) ?? '';
+  const typeOf = (entry: YamlMap | undefined) => ((entry?.['header'] as YamlMap | undefined)?.['packet_type'] as string | undefined) ?? '';
+  // As Keploy labels them: the connection phase (its config mock, the greeting first) by the
+  // greeting and the login's last answer; a command by itself and its answer's first packet.
+  const login = command === undefined;
   const metadata: Record<string, string> = {
     connID: g.connectionId ?? '0',
-    requestOperation: greeting ? 'HandshakeV10' : (reqTypes[0] ?? ''),
-    responseOperation,
-    type: 'config',
+    requestOperation: greeting || (login && typeOf(responses[0]) === 'HandshakeV10') ? 'HandshakeV10' : (reqTypes[0] ?? ''),
+    responseOperation: typeOf(login ? responses[responses.length - 1] : responses[0]),
+    type: login ? 'config' : 'mocks',
   };
   if (meta[META_HOST]) metadata[META_HOST] = meta[META_HOST];
   if (meta[META_SERVER_CLOSED]) metadata[META_SERVER_CLOSED] = meta[META_SERVER_CLOSED];
