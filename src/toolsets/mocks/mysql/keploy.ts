@@ -425,7 +425,7 @@ export function mysqlAsGenerics(m: Mock): GenericMock[] | string {
   };
   const joined = (list: EntryBytes[]) => Buffer.concat(list.map((e) => e.bytes));
   const greetingFirst = responses.length > 0 && responses[0]!.seq === 0 && isMysqlGreeting(responses[0]!.bytes);
-  // A connection phase without its greeting (debugkit records the greeting as a mock of its own,
+  // A connection phase without its greeting (sets debugkit wrote earlier: the greeting a mock of its own,
   // then the SSLRequest and the HandshakeResponse41 sent inside TLS in one mock) is split too.
   if (requests.length === 0 || requests[0]!.seq === 0 || (!greetingFirst && requests.length === 1)) return [generic(joined(requests), joined(responses), true)];
   // The connection phase, step by step.
