@@ -209,6 +209,7 @@ async function mysqlTls(
     server = await connectUpstream(conn.target, undefined, { ...tls.upstream, over: upstream, alpn: [] });
   } catch (err) {
     fail(new Error(`MySQL at ${where} over TLS: ${(err as Error).message} (the server's certificate is verified against the system CAs, or upstreamCaFile; insecureUpstream: true skips the check)`));
+    grouper.discard();
     return 'failed';
   }
   // The TLS socket emits its own errors (a reset while the program's handshake is awaited): no crash.
@@ -219,6 +220,7 @@ async function mysqlTls(
   } catch (err) {
     server.destroy();
     fail(new Error(`MySQL at ${where} over TLS: ${(err as Error).message} (the program must trust debugkit's CA)`));
+    grouper.discard();
     return 'failed';
   }
   secure.once('close', () => client.destroy());
@@ -262,6 +264,13 @@ class ExchangeGrouper {
   serverEnded(): void {
     if (this.stopped) return;
     (this.current ??= newExchange()).serverClosed = true;
+  }
+
+  /** Nothing of this connection is written (its TLS login failed: a greeting alone replays nothing). */
+  discard(): void {
+    this.current = undefined;
+    this.phase = undefined;
+    this.stopped = true;
   }
 
   /** Ends the open exchange (idempotent: the other side's close finds nothing). */
