@@ -63,6 +63,9 @@ describe('gdb stays in its box (--no-allow-gdb-shell --no-allow-attach over stdi
     await closed.ok('call', { id, command: 'break add' });
     const run = await closed.ok('call', { id, command: 'run' });
     expect(run.stopped.reason).toBe('breakpoint-hit');
+    // Its own program's /proc is fine; the host's process table is not.
+    expect((await closed.ok('call', { id, command: 'info proc' })).output).toMatch(/^process \d+\n/);
+    expect(await closed.fails('call', { id, command: 'info os processes' })).toMatch(/^refused: "info os processes": it reads the host's process, file and socket tables.*--allow-gdb-shell/s);
     await closed.ok('call', { id, command: 'dump value inside.bin a' });
     expect(existsSync(path.join(root, 'inside.bin'))).toBe(true);
     await closed.ok('close', { id });
@@ -71,7 +74,8 @@ describe('gdb stays in its box (--no-allow-gdb-shell --no-allow-attach over stdi
   it('refuses attach to a process the session did not start, naming --allow-attach, and leaves it alone', async () => {
     const stray = startStray();
     const { id } = await closed.ok('open', {});
-    for (const command of [`attach ${stray.pid}`, `att ${stray.pid}`, `-target-attach ${stray.pid}`]) {
+    // Attaching, and reading its /proc through gdb (command line, environment, maps).
+    for (const command of [`attach ${stray.pid}`, `att ${stray.pid}`, `-target-attach ${stray.pid}`, `info proc cmdline ${stray.pid}`, `i proc mappings ${stray.pid}`]) {
       const err = await closed.fails('call', { id, command });
       expect(err).toMatch(/^refused: .*did not start/);
       expect(err).toContain('--allow-attach');

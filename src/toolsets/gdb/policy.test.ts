@@ -40,7 +40,9 @@ const SHELL = [
   '-interpreter-exec console "shell id"', '-interpreter-exec console "python import os"', '-interpreter-exec mi "-interpreter-exec console \\"shell id\\""',
   '-interpreter-exec guile "x"', '-break-commands 1 "shell id"', '-break-commands 1 "print x" "py 1"', '-gdb-set exec-wrapper sh',
   '-gdb-set startup-with-shell on', '-environment-cd /', '-target-select remote | sh', '-target-file-get /etc/passwd x',
-  '-exec-arguments $(id)', '-gdb-set --thread 1 exec-wrapper sh', 'print $_shell("id")', '-break-insert -c "$_shell(\\"id\\")==0" main', '12-interpreter-exec console "shell id"', '-interpreter-exec --thread 1 console "she id"',
+  '-exec-arguments $(id)', '-gdb-set --thread 1 exec-wrapper sh',
+  // The host's process, file and socket tables.
+  'info os processes', 'info os', 'i os files', 'info o sockets', 'inf os', '-info-os processes', 'thread apply all info os', 'print $_shell("id")', '-break-insert -c "$_shell(\\"id\\")==0" main', '12-interpreter-exec console "shell id"', '-interpreter-exec --thread 1 console "she id"',
 ];
 
 const FILES = [
@@ -63,6 +65,8 @@ const ALLOWED = [
   '-break-insert main', '-exec-run', '-exec-continue', '-stack-list-frames', '-data-evaluate-expression x',
   '-interpreter-exec console "bt"', '-break-commands 1 "print x" "continue"', '-gdb-set print pretty on',
   '-exec-arguments a b c', '-file-exec-and-symbols prog', 'set args a b', 'echo hi\\n', 'printf "%d\\n", 1', 'call f(1)',
+  // The session's own program: no PID, or one it started.
+  'info proc', 'info proc mappings', 'i proc cmdline', 'info proc 4242', 'info proc cmdline 4242', 'info program', 'info probes',
 ];
 
 describe('gdb command policy (closed: the HTTP default)', () => {
@@ -81,6 +85,16 @@ describe('gdb command policy (closed: the HTTP default)', () => {
   it.each(ALLOWED)('allows %j', (command) => {
     expect(verdict(command)).toBe('allowed');
   });
+
+  it.each(['info proc 1', 'info proc cmdline 1', 'i proc mappings 1', 'inf proc 77', 'info proc all 1', 'info proc cwd 01', '-interpreter-exec console "info proc environ 1"', 'thread apply all info proc exe 1'])(
+    'refuses %j (another process\'s /proc), naming --allow-attach',
+    (command) => {
+      const message = verdict(command);
+      expect(message).toMatch(/^refused: "info proc .*reads \/proc of process \d+, which this session did not start/);
+      expect(message).toContain('--allow-attach');
+      expect(verdict(command, open)).toBe('allowed');
+    },
+  );
 
   it.each(['attach 1', 'att 1', 'at 1', '-target-attach 1', '-interpreter-exec console "attach 1"', 'thread apply all attach 1'])(
     'refuses %j, naming --allow-attach',

@@ -104,6 +104,8 @@ const MI_RULES: Record<string, Rule | 'interpreter' | 'break-commands'> = {
   '-file-exec-file': 'file',
   '-file-symbol-file': 'file',
   '-add-inferior': 'file',
+  // The host's process, file, socket and IPC tables (what `info os` shows).
+  '-info-os': 'shell',
 };
 
 const SHELL_FLAG = '--allow-gdb-shell';
@@ -124,6 +126,8 @@ function checkCli(text: string, policy: GdbPolicy, depth: number): void {
   if (depth > 8) refuse(`"${text}" nests commands too deeply`);
   const { word, rest } = splitCommand(text);
   if (!word) return;
+  // "info" and its aliases: "i", "inf" (GDB's own alias), "info".
+  if (word === 'i' || word === 'inf' || word === 'info') return checkInfo(rest, policy);
   const [name, rule] = resolve(word);
   if (!rule) return;
   switch (rule) {
@@ -218,6 +222,28 @@ function checkArgs(name: string, args: string, policy: GdbPolicy): void {
       'Pass arguments with open {"args": [...]}, which quotes each one',
     SHELL_FLAG,
   );
+}
+
+/**
+ * `info os` reads the host's tables (every process with its command line, open files, sockets);
+ * `info proc [what] PID` reads another process's /proc entries (command line, cwd, exe, maps,
+ * status). Without a PID it shows the session's own program, which is allowed, as is a PID of a
+ * program the session started.
+ */
+function checkInfo(rest: string, policy: GdbPolicy): void {
+  const tokens = rest.split(/\s+/).filter(Boolean);
+  const sub = (tokens[0] ?? '').toLowerCase();
+  // GDB resolves "info o" and "info os" to `info os`; "proc" needs at least "proc" (pr/pro are ambiguous there).
+  if (sub !== '' && 'os'.startsWith(sub)) {
+    const what = `info os ${tokens.slice(1).join(' ')}`.trim();
+    if (!policy.allowShell) refuse(`"${what}": it reads the host's process, file and socket tables`, SHELL_FLAG);
+    return;
+  }
+  if (!(sub.length >= 4 && 'proc'.startsWith(sub))) return;
+  if (policy.allowAttach) return;
+  const pid = tokens.slice(1).find((t) => /^\d+$/.test(t));
+  if (pid === undefined || policy.ownPids?.has(Number(pid))) return;
+  refuse(`"info proc ${tokens.slice(1).join(' ')}": it reads /proc of process ${pid}, which this session did not start`, ATTACH_FLAG);
 }
 
 function checkAttach(rest: string, policy: GdbPolicy): void {
