@@ -17,6 +17,8 @@ import { mocksWorkspace } from './helpers/programs.js';
  */
 
 const DOCS_FIXTURE = path.resolve(import.meta.dirname, '../src/toolsets/mocks/mysql/fixtures/keploy-docs-mysql.yaml');
+/** A set with HTTP mocks only (Keploy's, for Elasticsearch): no replayer takes a MySQL connection. */
+const HTTP_ONLY_FIXTURE = path.resolve(import.meta.dirname, '../../shared/fixtures/keploy/mux-elasticsearch/mocks.yaml');
 
 let root: string;
 let dk: TestClient;
@@ -87,6 +89,20 @@ describe('mocks: MySQL over TLS (a real MariaDB with TLS), recorded decrypted an
     expect(readFileSync(path.resolve(root, recClear.mockFilePath), 'utf8')).not.toMatch(/SSLRequest/);
     const recClearPy = await tool('keploy_mock_record', { command: py(db!.password, 'pear', false), path: 'keploy-clear-py' });
     expect(recClearPy).toMatchObject({ success: true });
+
+    // onMiss record: a set with no MySQL mocks is completed by a TLS connection to the real server,
+    // recorded decrypted (the upstream leg verified with upstreamCaFile).
+    mkdirSync(path.join(root, 'keploy-complete', 'test-set-0'), { recursive: true });
+    const completedSet = path.join(root, 'keploy-complete', 'test-set-0', 'mocks.yaml');
+    writeFileSync(completedSet, readFileSync(HTTP_ONLY_FIXTURE, 'utf8'));
+    const completed = await tool('keploy_mock_test', { command: cli(db!.password), path: 'keploy-complete', onMiss: 'record', upstreamCaFile: 'mariadb-ca.pem' });
+    expect(completed).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(completed.mocksRecorded).toBeGreaterThanOrEqual(2); // the connection phase, the query
+    expect(out('cli-out.txt')).toBe('who\tanswer\ncli\t42\n');
+    const completedYaml = readFileSync(completedSet, 'utf8');
+    expect(completedYaml).toMatch(/^kind: Http$/m);
+    expect(completedYaml).toMatch(/packet_type: SSLRequest\n[^]*?packet_type: HandshakeResponse41\n[^]*?query: SELECT 'cli' AS who, 6 \* 7 AS answer\n/);
+    expect(completedYaml).not.toContain(db!.password);
     await db!.stop();
     db = undefined;
 
@@ -103,6 +119,11 @@ describe('mocks: MySQL over TLS (a real MariaDB with TLS), recorded decrypted an
     writeFileSync(path.join(root, 'cli-out.txt'), '');
     const replayCli = await tool('keploy_mock_test', { command: cli('other-password'), path: 'keploy-tls-cli' });
     expect(replayCli).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
+    expect(out('cli-out.txt')).toBe('who\tanswer\ncli\t42\n');
+    // The set completed with onMiss record replays with the server gone.
+    writeFileSync(path.join(root, 'cli-out.txt'), '');
+    const replayCompleted = await tool('keploy_mock_test', { command: cli('other-password'), path: 'keploy-complete' });
+    expect(replayCompleted).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
     expect(out('cli-out.txt')).toBe('who\tanswer\ncli\t42\n');
 
     // A client in clear against a connection phase recorded over TLS only: answered in clear.
