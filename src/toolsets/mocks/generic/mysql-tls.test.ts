@@ -8,6 +8,8 @@ import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DebugkitCa } from '../tls/ca.js';
 import { createCertificate } from '../tls/x509.js';
+import { connectTcp } from '../http/recorder.js';
+import { listen } from '../http/test-support.js';
 import type { GenericMock } from '../keploy/types.js';
 import { buildGenericMock, payloadBytes } from './format.js';
 import { CLIENT_SSL, greetingOffersTls, greetingWithoutTls, redactMysqlRequest, splitSslRequest } from './mysql.js';
@@ -224,11 +226,10 @@ describe('MySQL over TLS, SSLRequest and ClientHello in one chunk', () => {
       secure.write(OK(1));
       secure.on('end', () => secure.end());
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as net.AddressInfo).port;
+    const port = await listen(server);
     try {
-      const upstream = net.connect({ host: '127.0.0.1', port, allowHalfOpen: true });
-      await new Promise((r) => upstream.once('connect', r));
+      // As record.ts reaches the real server.
+      const upstream = await connectTcp({ host: '127.0.0.1', port }, 5000);
       const { near, far, chunks } = programPair();
       const mocks: GenericMock[] = [];
       const recording = recordGeneric({ target: { host: '127.0.0.1', port }, client: far }, upstream, {
@@ -384,11 +385,10 @@ describe('MySQL over TLS, failures while recording', () => {
       // TLS with debugkit is up: reset while debugkit still waits for the program's ClientHello.
       secure.once('secure', () => setTimeout(() => ((reset = true), socket.resetAndDestroy()), 100));
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as net.AddressInfo).port;
+    const port = await listen(server);
     try {
-      const upstream = net.connect({ host: '127.0.0.1', port, allowHalfOpen: true });
-      await new Promise((r) => upstream.once('connect', r));
+      // As record.ts reaches the real server.
+      const upstream = await connectTcp({ host: '127.0.0.1', port }, 5000);
       const { near, far } = programPair();
       near.on('error', () => {});
       const recording = recordGeneric({ target: { host: '127.0.0.1', port }, client: far }, upstream, {
@@ -423,11 +423,10 @@ describe('recording with MySQL TLS support on: the greeting read is bounded', ()
         socket.end();
       });
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as net.AddressInfo).port;
+    const port = await listen(server);
     try {
-      const upstream = net.connect({ host: '127.0.0.1', port, allowHalfOpen: true });
-      await new Promise((r) => upstream.once('connect', r));
+      // As record.ts reaches the real server.
+      const upstream = await connectTcp({ host: '127.0.0.1', port }, 5000);
       const { near, far } = programPair();
       const recording = recordGeneric({ target: { host: '127.0.0.1', port }, client: far }, upstream, { onMock: () => {}, tls: { ca, upstream: {} } });
       // Held until whole, these 8 bytes would never come (the trickle keeps the quiet timer from firing).
