@@ -14,6 +14,8 @@
  * three lines fold onto one (`1: {"ada"}`), remarks on contiguous lines share a column.
  */
 
+import { exactUtf8 } from '../keploy/utf8.js';
+
 // ------------------------------------------------------------------ the printer
 
 interface Line {
@@ -222,15 +224,6 @@ function writeFixed(p: Printer, raw: bigint, bits: 32 | 64): void {
 }
 
 const GRAPHIC = /[\p{L}\p{M}\p{N}\p{P}\p{S}\p{Zs}]/u;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-function validUtf8(bytes: Uint8Array): string | undefined {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
 
 class Writer {
   readonly p = new Printer();
@@ -357,7 +350,7 @@ class Writer {
 
     // A string, if it is UTF-8 and mostly printable.
     const bytes = this.src.subarray(from, to);
-    const text = validUtf8(bytes);
+    const text = exactUtf8(bytes);
     if (text !== undefined) {
       const runes = Array.from(text);
       const unprintable = runes.filter((r) => !GRAPHIC.test(r)).length;

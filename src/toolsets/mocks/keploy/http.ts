@@ -1,6 +1,7 @@
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import { DebugkitError } from '../../../core/errors.js';
 import { KEPLOY_MOCK_VERSION, TIMESTAMP, ZERO_TIME, type HttpBody, type HttpMock } from './types.js';
+import { exactUtf8 } from './utf8.js';
 
 /**
  * Building Http mocks the way Keploy's HTTP recorder builds them (keploy `pkg/core/proxy/
@@ -222,15 +223,9 @@ export function urlParams(url: string): Record<string, string> {
   return out;
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
 /** A body as Keploy stores it: the text when the bytes are UTF-8, the bytes otherwise. */
 export function httpBody(bytes: Uint8Array): HttpBody {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return new Uint8Array(bytes);
-  }
+  return exactUtf8(bytes) ?? new Uint8Array(bytes);
 }
 
 /** The bytes of a stored body (for replay). */

@@ -24,6 +24,9 @@ describe('Postgres helpers on the mux-sql fixture', () => {
     expect(encodeRowValue(new Uint8Array([0, 0, 0, 2]))).toBe('b64:AAAAAg==');
     expect(encodeRowValue(new TextEncoder().encode('123.00'))).toBe('123.00');
     expect(encodeRowValue(null)).toBeNull();
+    // A text value that starts with a byte-order mark keeps it (TextDecoder drops it by default).
+    const bom = Buffer.from('\ufeffplum', 'utf8');
+    expect(Buffer.from(decodeRowValue(encodeRowValue(bom)) as string, 'utf8')).toEqual(bom);
   });
 
   it('gives a packet\'s raw bytes: the startup message of mock-0 is 102 bytes, protocol 3.0', () => {

@@ -1,4 +1,5 @@
 import type { PostgresMock, PostgresRequestPacket, PostgresResponsePacket } from './types.js';
+import { exactUtf8 } from './utf8.js';
 
 /**
  * Small readers for Keploy's Postgres (v1) mocks. The packets themselves are kept as Keploy
@@ -15,7 +16,6 @@ export function decodeRowValue(v: string | null | undefined): string | Uint8Arra
   return v;
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * A column value as a `row_values` entry: printable UTF-8 text as is, anything else (binary-format
@@ -23,13 +23,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  */
 export function encodeRowValue(bytes: Uint8Array | null): string | null {
   if (bytes === null) return null;
-  try {
-    const text = utf8.decode(bytes);
-    // eslint-disable-next-line no-control-regex
-    if (!/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text) && !text.startsWith(ROW_B64_PREFIX)) return text;
-  } catch {
-    // not UTF-8
-  }
+  const text = exactUtf8(bytes);
+  // eslint-disable-next-line no-control-regex
+  if (text !== undefined && !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text) && !text.startsWith(ROW_B64_PREFIX)) return text;
   return ROW_B64_PREFIX + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }
 

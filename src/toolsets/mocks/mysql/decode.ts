@@ -2,6 +2,7 @@ import { lenencAt } from '../generic/mysql.js';
 import { markStyle } from '../keploy/style.js';
 import type { YamlMap, YamlValue } from '../keploy/types.js';
 import { structuredPackets } from './structured.js';
+import { exactUtf8 } from '../keploy/utf8.js';
 
 /**
  * Recording: the packets of an answer in Keploy's structured fields (the names are listed in
@@ -23,15 +24,8 @@ const whole = (p: RawPacket) => {
   return Buffer.concat([head, p.payload]);
 };
 const byteList = (b: Buffer): number[] => [...b];
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** Text when the bytes are UTF-8, else the bytes (written as !!binary). */
-function textOrBytes(b: Buffer): string | Uint8Array {
-  try {
-    return utf8.decode(b);
-  } catch {
-    return new Uint8Array(b);
-  }
-}
+const textOrBytes = (b: Buffer): string | Uint8Array => exactUtf8(b) ?? new Uint8Array(b);
 const headerOf = (p: RawPacket): YamlMap => ({ payload_length: p.payload.length, sequence_id: p.seq });
 
 interface Column {

@@ -6,6 +6,7 @@ import { isMysqlGreeting } from '../generic/matcher.js';
 import { authMessage, commandMessage, executeMessage, structuredAnswer } from './decode.js';
 import { isMap, packetOf, structuredPackets, writeLenenc } from './structured.js';
 import { lenencAt } from '../generic/mysql.js';
+import { exactUtf8 } from '../keploy/utf8.js';
 
 /**
  * MySQL/MariaDB exchanges as Keploy's `MySQL` mock kind (Keploy `models.MySQLSpec`), one mock
@@ -163,15 +164,8 @@ function responseTypes(packets: MysqlPacket[], command: string | undefined): str
   return out;
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** Text that gives back exactly these bytes, else undefined. */
-function text(b: Buffer): string | undefined {
-  try {
-    return utf8.decode(b);
-  } catch {
-    return undefined;
-  }
-}
+const text = exactUtf8;
 
 const u16 = (v: number) => Buffer.from([v & 0xff, (v >> 8) & 0xff]);
 const num = (m: YamlMap, k: string) => (typeof m[k] === 'number' && Number.isSafeInteger(m[k]) && (m[k] as number) >= 0 ? (m[k] as number) : undefined);
