@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseMockSet } from '../keploy/parse.js';
 import { serializeMockSet } from '../keploy/serialize.js';
-import { buildGrpcMock, byteDistance, encodeGrpcMessage, frameMessages, GrpcCallMatch, GrpcIndex, readGrpcMock, splitMessages, type GrpcCall, type GrpcMessage } from './grpc.js';
+import { buildGrpcMock, byteDistance, encodeGrpcMessage, frameMessages, GrpcCallMatch, GrpcIndex, MessageReader, readGrpcMock, splitMessages, type GrpcCall, type GrpcMessage } from './grpc.js';
 
 const msg = (text: string): GrpcMessage => ({ compressed: false, data: Buffer.from(text) });
 
@@ -31,6 +31,23 @@ describe('gRPC length-prefixed messages', () => {
     ]);
     expect(splitMessages(framed.subarray(0, 13)).map((m) => Buffer.from(m.data).toString())).toEqual(['ab', 'x']);
     expect(splitMessages(Buffer.alloc(3))).toEqual([]);
+  });
+
+  it('reads messages as they arrive, whatever the cuts: byte by byte, at every boundary, and all at once', () => {
+    const messages = [msg('ab'), { compressed: true, data: Buffer.alloc(70_000, 7) }, msg(''), msg('tail')];
+    const framed = frameMessages(messages);
+    const same = (got: GrpcMessage[]) => got.map((m) => [m.compressed, Buffer.from(m.data).toString('hex')]);
+    const want = same(messages);
+    const cuts = [[framed], [...framed].map((b) => Buffer.from([b])), [framed.subarray(0, 3), framed.subarray(3, 9), framed.subarray(9, 40_000), framed.subarray(40_000)]];
+    for (const chunks of cuts) {
+      const reader = new MessageReader();
+      const got = chunks.flatMap((c) => reader.push(c));
+      expect(same(got)).toEqual(want);
+      expect(reader.pending).toBe(0);
+    }
+    const reader = new MessageReader();
+    expect(reader.push(framed.subarray(0, 8))).toHaveLength(1);
+    expect(reader.pending).toBe(1); // the second message's first byte
   });
 
   it('percent-encodes grpc-message outside printable ASCII', () => {

@@ -63,28 +63,42 @@ export function splitMessages(body: Uint8Array): GrpcMessage[] {
   return out;
 }
 
-/** Splits a gRPC body into messages as it arrives, chunk by chunk. */
+/**
+ * Splits a gRPC body into messages as it arrives, chunk by chunk. Chunks are joined only once the
+ * message at the front is whole (no copy of a growing buffer per DATA frame).
+ */
 export class MessageReader {
-  private buf = Buffer.alloc(0);
+  private chunks: Buffer[] = [];
+  private total = 0;
 
   /** The messages the chunk completes. */
   push(chunk: Uint8Array): GrpcMessage[] {
-    this.buf = this.buf.length === 0 ? Buffer.from(chunk) : Buffer.concat([this.buf, chunk]);
-    const out: GrpcMessage[] = [];
-    let at = 0;
-    while (at + 5 <= this.buf.length) {
-      const end = at + 5 + this.buf.readUInt32BE(at + 1);
-      if (end > this.buf.length) break;
-      out.push({ compressed: this.buf[at] === 1, data: new Uint8Array(this.buf.subarray(at + 5, end)) });
-      at = end;
+    if (chunk.byteLength > 0) {
+      this.chunks.push(Buffer.from(chunk)); // a copy: the caller may reuse its buffer
+      this.total += chunk.byteLength;
     }
-    this.buf = this.buf.subarray(at);
+    const out: GrpcMessage[] = [];
+    while (this.total >= 5) {
+      const end = 5 + this.front(5).readUInt32BE(1);
+      if (this.total < end) break;
+      const buf = this.front(end);
+      out.push({ compressed: buf[0] === 1, data: new Uint8Array(buf.subarray(5, end)) });
+      if (buf.length === end) this.chunks.shift();
+      else this.chunks[0] = buf.subarray(end);
+      this.total -= end;
+    }
     return out;
+  }
+
+  /** The first chunk, holding at least n bytes (the chunks are joined when it is shorter). */
+  private front(n: number): Buffer {
+    if (this.chunks[0]!.length < n) this.chunks = [Buffer.concat(this.chunks, this.total)];
+    return this.chunks[0]!;
   }
 
   /** Bytes of a message not complete yet. */
   get pending(): number {
-    return this.buf.length;
+    return this.total;
   }
 }
 
@@ -114,7 +128,7 @@ function decodedData(m: GrpcMessage): string | Uint8Array {
   if (m.data.byteLength > TEXT_LIMIT) return m.data;
   const text = protoscopeText(m.data);
   try {
-    if (Buffer.from(protoscopeBytes(text)).equals(Buffer.from(m.data))) return text;
+    if (Buffer.compare(protoscopeBytes(text), m.data) === 0) return text;
   } catch {
     // fall through to the bytes
   }
@@ -250,7 +264,7 @@ export function byteDistance(a: Uint8Array, b: Uint8Array): number {
   return d;
 }
 
-const sameMessage = (a: GrpcMessage, b: GrpcMessage) => a.compressed === b.compressed && Buffer.from(a.data).equals(Buffer.from(b.data));
+const sameMessage = (a: GrpcMessage, b: GrpcMessage) => a.compressed === b.compressed && Buffer.compare(a.data, b.data) === 0;
 
 /** The set's gRPC calls by path, in recorded order; a call in progress is matched by `open`. */
 export class GrpcIndex {
