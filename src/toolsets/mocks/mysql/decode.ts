@@ -1,7 +1,7 @@
 import { lenencAt } from '../generic/mysql.js';
 import { markStyle } from '../keploy/style.js';
 import type { YamlMap, YamlValue } from '../keploy/types.js';
-import { structuredPackets } from './structured.js';
+import { packetOf, structuredPackets } from './structured.js';
 import { exactUtf8 } from '../keploy/utf8.js';
 
 /**
@@ -17,12 +17,7 @@ export interface RawPacket {
   payload: Buffer;
 }
 
-const whole = (p: RawPacket) => {
-  const head = Buffer.alloc(4);
-  head.writeUIntLE(p.payload.length, 0, 3);
-  head[3] = p.seq;
-  return Buffer.concat([head, p.payload]);
-};
+const whole = (p: RawPacket) => packetOf(p.seq, p.payload);
 const byteList = (b: Buffer): number[] => [...b];
 /** Text when the bytes are UTF-8, else the bytes (written as !!binary). */
 const textOrBytes = (b: Buffer): string | Uint8Array => exactUtf8(b) ?? new Uint8Array(b);
@@ -309,7 +304,9 @@ export function executeMessage(p: RawPacket): YamlMap | undefined {
     }
     if (ok && pos === b.length) candidates.push({ ...base, parameter_count: n, null_bitmap: byteList(bitmap), new_params_bind_flag: 1, parameters });
   }
-  return candidates.length === 1 && structuredPackets('COM_STMT_EXECUTE', p.seq, candidates[0]!) instanceof Buffer && (structuredPackets('COM_STMT_EXECUTE', p.seq, candidates[0]!) as Buffer).equals(whole(p)) ? candidates[0] : undefined;
+  if (candidates.length !== 1) return undefined;
+  const rebuilt = structuredPackets('COM_STMT_EXECUTE', p.seq, candidates[0]!);
+  return Buffer.isBuffer(rebuilt) && rebuilt.equals(whole(p)) ? candidates[0] : undefined;
 }
 
 const CACHING_SHA2_NAMES: Record<number, string> = { 3: 'FastAuthSuccess', 4: 'PerformFullAuthentication' };

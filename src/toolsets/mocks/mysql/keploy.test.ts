@@ -1,14 +1,25 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildGenericMock, payloadBytes } from '../generic/format.js';
+import { buildGenericMock, messageOf, payloadBytes } from '../generic/format.js';
 import { GenericIndex } from '../generic/matcher.js';
 import { parseMockSet } from '../keploy/parse.js';
 import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
 import type { GenericMock, Mock, YamlMap } from '../keploy/types.js';
-import { mysqlAsGeneric, mysqlAsGenerics, mysqlMockOf, splitPackets, toMysqlMock } from './keploy.js';
+import { mysqlAsGenerics, mysqlMockOf, splitPackets, toMysqlMock } from './keploy.js';
 import { replayersFor } from '../replayers.js';
 import type { DebugkitCa } from '../tls/index.js';
+
+/** A MySQL mock as one Generic mock of the same bytes (the whole exchange), or why it cannot be. */
+function mysqlAsGeneric(m: Mock): GenericMock | string {
+  const list = mysqlAsGenerics(m);
+  if (typeof list === 'string') return list;
+  if (list.length === 1) return list[0]!;
+  const bytesOf = (which: 'genericrequests' | 'genericresponses') => Buffer.concat(list.map((g) => payloadBytes(g.spec[which] ?? [])));
+  const g = list.at(-1)!;
+  return { ...g, spec: { ...g.spec, genericrequests: [{ origin: 'client', message: [messageOf(bytesOf('genericrequests'))] }], genericresponses: [{ origin: 'server', message: [messageOf(bytesOf('genericresponses'))] }] } };
+}
+
 
 function packet(seq: number, payload: Buffer | string): Buffer {
   const p = typeof payload === 'string' ? Buffer.from(payload, 'latin1') : payload;

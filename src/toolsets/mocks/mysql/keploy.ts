@@ -433,17 +433,6 @@ export function mysqlAsGenerics(m: Mock): GenericMock[] | string {
   return out;
 }
 
-/** A MySQL mock as one Generic mock of the same bytes (the whole exchange), or why it cannot be. */
-export function mysqlAsGeneric(m: Mock): GenericMock | string {
-  const list = mysqlAsGenerics(m);
-  if (typeof list === 'string') return list;
-  if (list.length === 1) return list[0]!;
-  const bytesOf = (which: 'genericrequests' | 'genericresponses') => Buffer.concat(list.map((g) => payloadBytes(g.spec[which] ?? [])));
-  const [request, response] = [bytesOf('genericrequests'), bytesOf('genericresponses')];
-  const g = list.at(-1)!;
-  return { ...g, spec: { ...g.spec, genericrequests: [{ origin: 'client', message: [messageOf(request)] }], genericresponses: [{ origin: 'server', message: [messageOf(response)] }] } };
-}
-
 /** The MySQL mock of a recorded exchange, or the Generic one itself when its bytes are not whole packets (or were truncated). */
 export function mysqlMockOf(g: GenericMock): Mock {
   return toMysqlMock(g) ?? g;
