@@ -1,6 +1,6 @@
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import { DebugkitError } from '../../../core/errors.js';
-import { KEPLOY_MOCK_VERSION, TIMESTAMP, ZERO_TIME, type HttpBody, type HttpMock } from './types.js';
+import { defineKey, KEPLOY_MOCK_VERSION, TIMESTAMP, ZERO_TIME, type HttpBody, type HttpMock } from './types.js';
 import { exactUtf8 } from './utf8.js';
 
 /**
@@ -70,10 +70,12 @@ export function buildHttpMock(ex: HttpExchange, options: BuildHttpMockOptions = 
   const [major, minor] = protoVersion(ex.httpVersion);
 
   // Host and Transfer-Encoding are left out as the headers are collected (one object each, no copy).
-  const requestHeader = keployHeaders(ex.requestHeaders, REQUEST_OMITS);
-  const host = ex.host ?? REQUEST_OMITS.seen.Host;
-  const responseHeader = keployHeaders(ex.responseHeaders, RESPONSE_OMITS);
-  const chunked = RESPONSE_OMITS.seen['Transfer-Encoding'] !== undefined;
+  const requestOmitted = omits(['Host', 'Transfer-Encoding']);
+  const requestHeader = keployHeaders(ex.requestHeaders, requestOmitted);
+  const host = ex.host ?? requestOmitted.seen.Host;
+  const responseOmitted = omits(['Transfer-Encoding']);
+  const responseHeader = keployHeaders(ex.responseHeaders, responseOmitted);
+  const chunked = responseOmitted.seen['Transfer-Encoding'] !== undefined;
   let responseBytes = toBytes(ex.responseBody);
   let decoded = false;
   if (options.decodeContentEncoding !== false && responseHeader['Content-Encoding']) {
@@ -139,7 +141,6 @@ export function keployHeaders(input: HeaderInput, omit?: HeaderOmits): Record<st
   // One pass straight into the result (this runs twice per recorded request): a value joins the
   // ones before it under the same canonical name, in the order they came.
   const out: Record<string, string> = {};
-  if (omit) for (const name of omit.names) omit.seen[name] = undefined;
   if (Array.isArray(input)) {
     if (input.length > 0 && typeof input[0] === 'string') {
       const flat = input as readonly string[];
@@ -159,15 +160,14 @@ export function keployHeaders(input: HeaderInput, omit?: HeaderOmits): Record<st
   return out;
 }
 
-/** Canonical names keployHeaders leaves out of its result; their joined values land in `seen` (reset by each call). */
+/** Canonical names keployHeaders leaves out of its result; their joined values land in `seen`. */
 interface HeaderOmits {
   readonly names: readonly string[];
   readonly seen: Record<string, string | undefined>;
 }
 
 /** Go moves `Host` to `req.Host` and consumes `Transfer-Encoding`: neither is a stored header. */
-const REQUEST_OMITS: HeaderOmits = { names: ['Host', 'Transfer-Encoding'], seen: { Host: undefined, 'Transfer-Encoding': undefined } };
-const RESPONSE_OMITS: HeaderOmits = { names: ['Transfer-Encoding'], seen: { 'Transfer-Encoding': undefined } };
+const omits = (names: readonly string[]): HeaderOmits => ({ names, seen: {} });
 
 function addHeader(out: Record<string, string>, name: string, value: string, omit: HeaderOmits | undefined): void {
   const key = canonicalHeaderKey(name);
@@ -176,11 +176,8 @@ function addHeader(out: Record<string, string>, name: string, value: string, omi
     omit.seen[key] = prev === undefined ? value : `${prev},${value}`;
   } else if (Object.hasOwn(out, key)) {
     out[key] = `${out[key]},${value}`;
-  } else if (key === '__proto__') {
-    // A plain assignment would set the prototype: a header by that name is still just a header.
-    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
   } else {
-    out[key] = value;
+    defineKey(out, key, value); // `__proto__` is a header like any other
   }
 }
 

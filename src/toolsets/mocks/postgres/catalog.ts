@@ -3,7 +3,7 @@ import { formatsFor, type FrontendMessage } from './frontend.js';
 import { requestMessages, responseMessages } from './unpack.js';
 import { closestQuery, parameterDifference, type Closest } from './similar.js';
 import { parameterKey } from './values.js';
-import { Auth, Backend, Frontend, Target, TxStatus } from './protocol.js';
+import { Auth, AUTH_ASKS_PASSWORD, Backend, Frontend, Target, TxStatus } from './protocol.js';
 import { authCodeOf, codeOf, decodeBackend } from './wire.js';
 
 /**
@@ -174,7 +174,7 @@ export class ReplayIndex {
       if (codeOf(raw) === Backend.ParameterStatus && msg) status.set(String(msg.parameterName), String(msg.parameterValue));
       if (codeOf(raw) === Backend.BackendKeyData) this.startup.backendKey = { processId: raw.readInt32BE(5), secretKey: raw.readInt32BE(9) };
       const auth = codeOf(raw) === Backend.Authentication ? authCodeOf(raw) : -1;
-      if (auth === Auth.CleartextPassword || auth === Auth.MD5Password || auth === Auth.SASL) this.startup.passwordAsked = true;
+      if (AUTH_ASKS_PASSWORD.has(auth)) this.startup.passwordAsked = true;
     }
     this.startup.parameterStatus = [...status];
   }

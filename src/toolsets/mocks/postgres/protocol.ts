@@ -58,9 +58,6 @@ export const Backend = {
   NotificationResponse: 'A',
 } as const;
 
-/** The same type bytes as numbers, for comparing a raw message's first byte without a string. */
-export const BackendByte = Object.fromEntries(Object.entries(Backend).map(([k, v]) => [k, v.charCodeAt(0)])) as { readonly [K in keyof typeof Backend]: number };
-
 /** Authentication request codes (the int32 after an 'R'). */
 export const Auth = {
   Ok: 0,
@@ -77,6 +74,8 @@ export const Auth = {
 
 /** Authentication requests the client must answer with a `p` message. */
 export const AUTH_NEEDS_ANSWER: ReadonlySet<number> = new Set([Auth.CleartextPassword, Auth.MD5Password, Auth.GSS, Auth.GSSContinue, Auth.SSPI, Auth.SASL, Auth.SASLContinue]);
+/** The requests that want the user's password (in clear, MD5-hashed, or through SCRAM). */
+export const AUTH_ASKS_PASSWORD: ReadonlySet<number> = new Set([Auth.CleartextPassword, Auth.MD5Password, Auth.SASL]);
 
 /** What Describe and Close name: a prepared statement or a portal. */
 export const Target = { Statement: 'S', Portal: 'P' } as const;

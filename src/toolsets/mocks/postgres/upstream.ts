@@ -2,7 +2,7 @@ import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { serialize } from 'pg-protocol';
 import type { StartupMessage } from './frontend.js';
-import { Auth, Backend } from './protocol.js';
+import { Auth, AUTH_ASKS_PASSWORD, Backend } from './protocol.js';
 import { authCodeOf, BackendSplitter, codeOf, errorFields } from './wire.js';
 
 /**
@@ -110,7 +110,7 @@ export class PostgresUpstream {
         if (!scram?.verify(raw.toString('utf8', 9))) throw new UpstreamError(`the real server ${this.where} sent a SCRAM server signature that does not match the password`);
         continue;
       }
-      if (auth === Auth.CleartextPassword || auth === Auth.MD5Password || auth === Auth.SASL) {
+      if (AUTH_ASKS_PASSWORD.has(auth)) {
         if (this.password === undefined) {
           throw new UpstreamError(
             `the real server ${this.where} asks for a password, and this replayed session has none (the recording needed no password, so replay did not ask the program for one)`,
