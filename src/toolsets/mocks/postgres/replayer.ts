@@ -8,7 +8,7 @@ import { decodeTyped, FrontendParser, PgProtocolError, type BindMessage, type Fr
 import { RequestGrouper } from './grouping.js';
 import { Auth, Backend, ENCRYPTION_REFUSED, Frontend, Target, TxStatus } from './protocol.js';
 import type { PostgresConnection } from './recorder.js';
-import { MISS_SQLSTATE, QuerySession, type GroupEnd, type SessionEvents } from './session.js';
+import { QuerySession, type GroupEnd, type SessionEvents } from './session.js';
 import { PostgresUpstream, UpstreamError } from './upstream.js';
 import { backend, codeOf } from './wire.js';
 
@@ -96,7 +96,7 @@ export function replayPostgres(
   const hold = (raw: Buffer) => void held.push(raw);
   const session = new QuerySession(index, hold, options, options.upstream !== undefined);
   const parser = new FrontendParser();
-  const passthrough = options.upstream ? new Passthrough(options.upstream, session, index, hold, options) : undefined;
+  const passthrough = options.upstream ? new Passthrough(options.upstream, session, index, hold) : undefined;
   let ended = false;
   let clientEnded = false;
   /** Messages not handled yet: they wait while the real server answers a forwarded group. */
@@ -259,7 +259,6 @@ class Passthrough {
     private readonly session: QuerySession,
     private readonly index: ReplayIndex,
     private readonly hold: (raw: Buffer) => void,
-    private readonly events: SessionEvents,
   ) {
     const record = options.record;
     if (record) {
@@ -308,7 +307,7 @@ class Passthrough {
       if (!(err instanceof UpstreamError)) throw err;
       this.broken ??= err.message;
       this.upstream?.close();
-      return this.failed(query, err.message);
+      return this.session.forwardFailed(query, err.message);
     }
     for (const m of group) {
       if (m.type === Frontend.Parse) this.upstreamStatements.set(m.name, m.raw);
@@ -334,18 +333,6 @@ class Passthrough {
 
   close(): void {
     this.upstream?.close();
-  }
-
-  /** The real server could not answer: the group fails as a miss does, saying why. */
-  private failed(query: string, why: string): void {
-    const message = `debugkit: no recorded mock for query: ${query}, and the real server could not answer it: ${why}`;
-    this.hold(backend.error({ S: 'ERROR', V: 'ERROR', C: MISS_SQLSTATE, M: message }));
-    const told = this.session.transactionStatus;
-    const status = told === TxStatus.Idle ? told : TxStatus.Failed;
-    this.hold(backend.readyForQuery(status));
-    this.session.forwarded(status);
-    this.session.missed++;
-    this.events.onMiss?.({ query, message });
   }
 
   private define(m: TypedMessage): void {

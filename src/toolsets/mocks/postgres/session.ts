@@ -85,10 +85,25 @@ export class QuerySession {
   abandonForward(why: string): void {
     const query = this.forwarding ?? '';
     this.forwarding = undefined;
-    const message = `debugkit: no recorded mock for query: ${query}, and it cannot be passed through: ${why}`;
-    this.send(backend.error({ S: 'ERROR', V: 'ERROR', C: MISS_SQLSTATE, M: message }));
+    this.reportMiss(query, `debugkit: no recorded mock for query: ${query}, and it cannot be passed through: ${why}`);
     this.failed = true;
     this.missedInGroup = true;
+  }
+
+  /**
+   * The real server could not answer the forwarded group: it fails as a miss does, saying why,
+   * and ends (a transaction the client is in fails).
+   */
+  forwardFailed(query: string, why: string): void {
+    this.reportMiss(query, `debugkit: no recorded mock for query: ${query}, and the real server could not answer it: ${why}`);
+    const status = this.txStatus === TxStatus.Idle ? TxStatus.Idle : TxStatus.Failed;
+    this.send(backend.readyForQuery(status));
+    this.forwarded(status);
+  }
+
+  /** A miss the client is told of: the error, counted and reported. */
+  private reportMiss(query: string, message: string): void {
+    this.send(backend.error({ S: 'ERROR', V: 'ERROR', C: MISS_SQLSTATE, M: message }));
     this.missed++;
     this.events.onMiss?.({ query, message });
   }

@@ -1,6 +1,7 @@
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { serialize } from 'pg-protocol';
+import { waitBounded } from '../../../core/wait.js';
 import type { StartupMessage } from './frontend.js';
 import { Auth, AUTH_ASKS_PASSWORD, Backend } from './protocol.js';
 import { authCodeOf, BackendSplitter, codeOf, errorFields } from './wire.js';
@@ -143,14 +144,14 @@ export class PostgresUpstream {
       if (this.closed) throw new UpstreamError(`the real server ${this.where} closed the connection while replay waited for ${what}: ${this.closed.message}`);
       const left = deadline - Date.now();
       if (left <= 0) throw new UpstreamError(`the real server ${this.where} sent no ${what} within ${UPSTREAM_TIMEOUT_MS / 1000} s`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.wake = () => {
-          clearTimeout(timer);
-          this.wake = undefined;
-          resolve();
-        };
-      });
+      await waitBounded<void>(
+        (settle) => {
+          const wake = () => settle();
+          this.wake = wake;
+          return () => void (this.wake === wake && (this.wake = undefined));
+        },
+        { timeoutMs: left },
+      );
     }
     return this.inbox.shift()!;
   }
