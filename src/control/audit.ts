@@ -80,7 +80,6 @@ export class ChainVerifier {
   private prev: string;
   private expectSeq: number | undefined;
   private readonly fromSeq: number;
-  private headSeq: number;
   checked = 0;
   broken: ChainState['first_broken'];
 
@@ -88,7 +87,6 @@ export class ChainVerifier {
     this.prev = anchor?.hash ?? GENESIS;
     this.expectSeq = anchor ? anchor.seq + 1 : undefined;
     this.fromSeq = anchor ? anchor.seq + 1 : 1;
-    this.headSeq = anchor?.seq ?? 0;
   }
 
   /** The anchor's own entry, read again: it must still be there with the hash it had. */
@@ -106,13 +104,12 @@ export class ChainVerifier {
     if (record.prev_hash !== this.prev) return fail(`prev_hash does not match the hash of the entry before it`);
     if (!entryHashOk(record)) return fail(CHANGED);
     this.prev = record.hash;
-    this.headSeq = record.seq;
     this.expectSeq = record.seq + 1;
     return true;
   }
 
   state(): ChainState {
-    return { ok: !this.broken, checked: this.checked, from_seq: this.fromSeq, head_seq: this.headSeq, ...(this.broken ? { first_broken: this.broken } : {}), head: this.prev };
+    return { ok: !this.broken, checked: this.checked, from_seq: this.fromSeq, head_seq: (this.expectSeq ?? 1) - 1, ...(this.broken ? { first_broken: this.broken } : {}), head: this.prev };
   }
 }
 
