@@ -210,17 +210,32 @@ export function withoutQueryAttributes(bytes: Buffer): Buffer {
 }
 
 
-function packetsOf(bytes: Buffer): { seq: number; payloads: Buffer[] } | undefined {
-  const payloads: Buffer[] = [];
+/** One MySQL packet: its sequence id and payload. */
+export interface MysqlPacket {
+  seq: number;
+  payload: Buffer;
+}
+
+/** Splits bytes into whole packets; undefined when they do not split exactly. */
+export function splitPackets(bytes: Buffer): MysqlPacket[] | undefined {
+  const out: MysqlPacket[] = [];
   let pos = 0;
   while (pos < bytes.length) {
     if (bytes.length - pos < 4) return undefined;
     const len = bytes.readUIntLE(pos, 3);
-    if (len === 0xffffff || pos + 4 + len > bytes.length) return undefined;
-    payloads.push(bytes.subarray(pos + 4, pos + 4 + len));
+    if (pos + 4 + len > bytes.length) return undefined;
+    out.push({ seq: bytes[pos + 3]!, payload: bytes.subarray(pos + 4, pos + 4 + len) });
     pos += 4 + len;
   }
-  return payloads.length > 0 ? { seq: bytes[3]!, payloads } : undefined;
+  return out;
+}
+
+/** A whole packet: 3-byte length, sequence id, payload. */
+export function packetOf(seq: number, payload: Buffer): Buffer {
+  const head = Buffer.alloc(4);
+  head.writeUIntLE(payload.length, 0, 3);
+  head[3] = seq & 0xff;
+  return Buffer.concat([head, payload]);
 }
 
 /** A length-encoded integer at `pos` and the position after it; undefined when it is NULL, an error marker, cut short or not a safe integer. */
@@ -255,7 +270,9 @@ const isEof = (p: Buffer | undefined) => p !== undefined && p[0] === 0xfe && p.l
 export function mysqlFramingFor(request: Buffer, response: Buffer, flags: number): Buffer {
   const command = request[4];
   if (request[3] !== 0 || (command !== 0x03 && command !== 0x17 && command !== 0x16)) return response;
-  const parsed = packetsOf(response);
+  const split = splitPackets(response);
+  // Whole packets, none split over several (a 16 MiB payload continues in the next packet).
+  const parsed = split && split.length > 0 && split.every((p) => p.payload.length !== 0xffffff) ? { seq: split[0]!.seq, payloads: split.map((p) => p.payload) } : undefined;
   if (!parsed) return response;
   const want = (flags & CLIENT_DEPRECATE_EOF) !== 0;
   const { payloads } = parsed;
@@ -313,12 +330,5 @@ export function mysqlFramingFor(request: Buffer, response: Buffer, flags: number
     if (i !== payloads.length) return response;
   }
   if (out.length === payloads.length && out.every((p, k) => p === payloads[k])) return response;
-  const packets: Buffer[] = [];
-  out.forEach((p, k) => {
-    const head = Buffer.alloc(4);
-    head.writeUIntLE(p.length, 0, 3);
-    head[3] = (parsed.seq + k) & 0xff;
-    packets.push(head, p);
-  });
-  return Buffer.concat(packets);
+  return Buffer.concat(out.map((p, k) => packetOf(parsed.seq + k, p)));
 }

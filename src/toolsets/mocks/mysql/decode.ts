@@ -1,7 +1,7 @@
-import { lenencAt } from '../generic/mysql.js';
+import { lenencAt, packetOf, type MysqlPacket } from '../generic/mysql.js';
 import { markStyle } from '../keploy/style.js';
 import type { YamlMap, YamlValue } from '../keploy/types.js';
-import { packetOf, structuredPackets } from './structured.js';
+import { structuredPackets } from './structured.js';
 import { exactUtf8 } from '../keploy/utf8.js';
 
 /**
@@ -12,16 +12,12 @@ import { exactUtf8 } from '../keploy/utf8.js';
  * otherwise the caller keeps the packets one by one, as base64.
  */
 
-export interface RawPacket {
-  seq: number;
-  payload: Buffer;
-}
 
-const whole = (p: RawPacket) => packetOf(p.seq, p.payload);
+const whole = (p: MysqlPacket) => packetOf(p.seq, p.payload);
 const byteList = (b: Buffer): number[] => [...b];
 /** Text when the bytes are UTF-8, else the bytes (written as !!binary). */
 const textOrBytes = (b: Buffer): string | Uint8Array => exactUtf8(b) ?? new Uint8Array(b);
-const headerOf = (p: RawPacket): YamlMap => ({ payload_length: p.payload.length, sequence_id: p.seq });
+const headerOf = (p: MysqlPacket): YamlMap => ({ payload_length: p.payload.length, sequence_id: p.seq });
 
 interface Column {
   map: YamlMap;
@@ -36,7 +32,7 @@ function lenencString(b: Buffer, pos: number): [Buffer, number] | undefined {
   return [b.subarray(n[1], n[1] + n[0]), n[1] + n[0]];
 }
 
-function column(p: RawPacket): Column | undefined {
+function column(p: MysqlPacket): Column | undefined {
   const b = p.payload;
   const strings: string[] = [];
   let pos = 0;
@@ -125,7 +121,7 @@ export function binaryValueAt(type: number, unsigned: boolean, b: Buffer, pos: n
   return s ? [textOrBytes(s[0]), s[1]] : undefined;
 }
 
-function textRow(p: RawPacket, columns: Column[]): YamlMap | undefined {
+function textRow(p: MysqlPacket, columns: Column[]): YamlMap | undefined {
   const values: YamlMap[] = [];
   let pos = 0;
   for (const c of columns) {
@@ -141,7 +137,7 @@ function textRow(p: RawPacket, columns: Column[]): YamlMap | undefined {
   return pos === p.payload.length ? { header: headerOf(p), values } : undefined;
 }
 
-function binaryRow(p: RawPacket, columns: Column[]): YamlMap | undefined {
+function binaryRow(p: MysqlPacket, columns: Column[]): YamlMap | undefined {
   const b = p.payload;
   const bitmapLength = (columns.length + 9) >> 3;
   if (b[0] !== 0x00 || b.length < 1 + bitmapLength) return undefined;
@@ -163,10 +159,10 @@ function binaryRow(p: RawPacket, columns: Column[]): YamlMap | undefined {
   return pos === b.length ? { header: headerOf(p), values, okAfterRow: false, rowNullBuffer: byteList(bitmap) } : undefined;
 }
 
-const isEof = (p: RawPacket | undefined) => p !== undefined && p.payload[0] === 0xfe && p.payload.length < 7;
+const isEof = (p: MysqlPacket | undefined) => p !== undefined && p.payload[0] === 0xfe && p.payload.length < 7;
 
 /** A result set starting at `packets[at]`: its entry and the index after it, or undefined. */
-function resultSet(packets: RawPacket[], at: number, binary: boolean): [YamlMap, number] | undefined {
+function resultSet(packets: MysqlPacket[], at: number, binary: boolean): [YamlMap, number] | undefined {
   const head = packets[at]!;
   const count = lenencAt(head.payload, 0);
   if (!count || count[1] !== head.payload.length || count[0] === 0) return undefined;
@@ -200,7 +196,7 @@ function resultSet(packets: RawPacket[], at: number, binary: boolean): [YamlMap,
   return [{ header: { header: headerOf(head), packet_type: type }, message }, i + 1];
 }
 
-function prepareOk(packets: RawPacket[]): YamlMap | undefined {
+function prepareOk(packets: MysqlPacket[]): YamlMap | undefined {
   const head = packets[0]!;
   const b = head.payload;
   if (b[0] !== 0x00 || b.length < 9 || b.length > 13) return undefined;
@@ -238,7 +234,7 @@ function prepareOk(packets: RawPacket[]): YamlMap | undefined {
 }
 
 /** Whether an entry gives back exactly these packets. */
-function exact(entry: YamlMap, packets: RawPacket[]): boolean {
+function exact(entry: YamlMap, packets: MysqlPacket[]): boolean {
   const h = entry['header'] as YamlMap;
   const rebuilt = structuredPackets(h['packet_type'] as string, (h['header'] as YamlMap)['sequence_id'] as number, entry['message'] as YamlMap);
   return Buffer.isBuffer(rebuilt) && rebuilt.equals(Buffer.concat(packets.map(whole)));
@@ -249,7 +245,7 @@ function exact(entry: YamlMap, packets: RawPacket[]): boolean {
  * stands alone (OK, ERR, EOF); undefined when it has no result set or prepare answer, or when
  * any part would not give back exactly its bytes.
  */
-export function structuredAnswer(command: string | undefined, packets: RawPacket[], single: (p: RawPacket) => YamlMap): YamlMap[] | undefined {
+export function structuredAnswer(command: string | undefined, packets: MysqlPacket[], single: (p: MysqlPacket) => YamlMap): YamlMap[] | undefined {
   if (packets.length < 2) return undefined;
   if (command === 'COM_STMT_PREPARE') {
     const entry = prepareOk(packets);
@@ -273,7 +269,7 @@ export function structuredAnswer(command: string | undefined, packets: RawPacket
 }
 
 /** COM_STMT_EXECUTE in Keploy's fields (its parameter count found from the bytes), or undefined. */
-export function executeMessage(p: RawPacket): YamlMap | undefined {
+export function executeMessage(p: MysqlPacket): YamlMap | undefined {
   const b = p.payload;
   if (b[0] !== 0x17 || b.length < 10) return undefined;
   const base: YamlMap = { status: 0x17, statement_id: b.readUInt32LE(1), flags: b[5]!, iteration_count: b.readUInt32LE(6) };
@@ -370,7 +366,7 @@ function handshakeResponse(b: Buffer, ssl: boolean): YamlMap | undefined {
  * A connection-phase packet in Keploy's fields (HandshakeResponse41, SSLRequest, AuthMoreData,
  * AuthSwitchRequest, AuthSwitchResponse), when they give back exactly its bytes; else undefined.
  */
-export function authMessage(type: string, p: RawPacket): YamlMap | undefined {
+export function authMessage(type: string, p: MysqlPacket): YamlMap | undefined {
   const b = p.payload;
   let message: YamlMap | undefined;
   if (type === 'HandshakeResponse41' || type === 'SSLRequest') message = handshakeResponse(b, type === 'SSLRequest');
@@ -388,7 +384,7 @@ export function authMessage(type: string, p: RawPacket): YamlMap | undefined {
 }
 
 /** The other commands in Keploy's fields (`{command}`, `{command, schema}`, `{status, statement_id}`), when exact; else undefined. */
-export function commandMessage(type: string, p: RawPacket): YamlMap | undefined {
+export function commandMessage(type: string, p: MysqlPacket): YamlMap | undefined {
   const b = p.payload;
   let message: YamlMap | undefined;
   if (['COM_QUIT', 'COM_PING', 'COM_STATISTICS', 'COM_DEBUG', 'COM_RESET_CONNECTION'].includes(type) && b.length === 1) message = { command: b[0]! };

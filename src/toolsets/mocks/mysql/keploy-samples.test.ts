@@ -7,7 +7,8 @@ import { mysqlFramingFor, withoutQueryAttributes } from '../generic/mysql.js';
 import { parseMockSet } from '../keploy/parse.js';
 import { serializeMockSet } from '../keploy/serialize.js';
 import type { YamlMap, YamlValue } from '../keploy/types.js';
-import { mysqlAsGenerics, splitPackets } from './keploy.js';
+import { splitPackets } from '../generic/mysql.js';
+import { mysqlAsGenerics } from './keploy.js';
 
 /** The MySQL documents of a mock set Keploy recorded (keploy/samples-java, spring-mysql-redis), unchanged. */
 const text = readFileSync(path.join(import.meta.dirname, 'fixtures/keploy-samples-java-spring-mysql-redis.yaml'), 'utf8');

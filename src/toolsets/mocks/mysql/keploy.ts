@@ -4,8 +4,8 @@ import { KEPLOY_MOCK_VERSION, type GenericMock, type Mock, type PassThroughMock,
 import { META_HOST, META_SERVER_CLOSED, messageOf, payloadBytes } from '../generic/format.js';
 import { isMysqlGreeting } from '../generic/matcher.js';
 import { authMessage, commandMessage, executeMessage, structuredAnswer } from './decode.js';
-import { isMap, packetOf, structuredPackets, writeLenenc } from './structured.js';
-import { lenencAt } from '../generic/mysql.js';
+import { isMap, structuredPackets, writeLenenc } from './structured.js';
+import { lenencAt, packetOf, splitPackets, type MysqlPacket } from '../generic/mysql.js';
 import { exactUtf8 } from '../keploy/utf8.js';
 
 /**
@@ -54,25 +54,6 @@ import { exactUtf8 } from '../keploy/utf8.js';
  * query attributes). A MySQL mock whose messages cannot be turned into bytes is reported, not
  * replayed.
  */
-
-export interface MysqlPacket {
-  seq: number;
-  payload: Buffer;
-}
-
-/** Splits bytes into whole packets; undefined when they do not split exactly. */
-export function splitPackets(bytes: Buffer): MysqlPacket[] | undefined {
-  const out: MysqlPacket[] = [];
-  let pos = 0;
-  while (pos < bytes.length) {
-    if (bytes.length - pos < 4) return undefined;
-    const len = bytes.readUIntLE(pos, 3);
-    if (pos + 4 + len > bytes.length) return undefined;
-    out.push({ seq: bytes[pos + 3]!, payload: bytes.subarray(pos + 4, pos + 4 + len) });
-    pos += 4 + len;
-  }
-  return out;
-}
 
 const COMMANDS: Record<number, string> = {
   0x01: 'COM_QUIT',

@@ -1,3 +1,4 @@
+import { packetOf } from '../generic/mysql.js';
 import type { YamlMap, YamlValue } from '../keploy/types.js';
 
 /**
@@ -29,13 +30,6 @@ import type { YamlMap, YamlValue } from '../keploy/types.js';
 
 export const isMap = (v: YamlValue | undefined): v is YamlMap => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
 
-/** A whole packet: 3-byte length, sequence id, payload. */
-export function packetOf(seq: number, payload: Buffer): Buffer {
-  const head = Buffer.alloc(4);
-  head.writeUIntLE(payload.length, 0, 3);
-  head[3] = seq & 0xff;
-  return Buffer.concat([head, payload]);
-}
 
 export function writeLenenc(v: number | bigint): Buffer {
   const n = BigInt(v);
