@@ -86,7 +86,7 @@ describe('gdb command policy (closed: the HTTP default)', () => {
     expect(verdict(command)).toBe('allowed');
   });
 
-  it.each(['info proc 1', 'info proc cmdline 1', 'i proc mappings 1', 'inf proc 77', 'info proc all 1', 'info proc cwd 01', '-interpreter-exec console "info proc environ 1"', 'thread apply all info proc exe 1'])(
+  it.each(['info proc 1', 'info proc cmdline 1', 'i proc mappings 1', 'inf proc 77', 'info proc all 1', 'info proc cwd 01', 'INFO PROC 1', 'info\tproc  1', 'i proc stat 1 ', 'with print pretty -- info proc 1', '-interpreter-exec console "info proc environ 1"', 'thread apply all info proc exe 1'])(
     'refuses %j (another process\'s /proc), naming --allow-attach',
     (command) => {
       const message = verdict(command);
