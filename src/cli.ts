@@ -30,6 +30,7 @@ function commonOptions(cmd: Command): Command {
     .option('--root <dir>', 'workspace root: client paths are resolved and contained here', process.cwd())
     .option('--max-sessions <n>', 'most sessions one client (MCP session or REST key) may have open at once, per toolset', intArg('--max-sessions', 1, 1000), 16)
     .option('--max-sessions-total <n>', 'most sessions open at once over all clients, per toolset', intArg('--max-sessions-total', 1, 10000), 64)
+    .option('--max-sessions-per-key <n>', 'most sessions all clients of one API key may have open at once, per toolset', intArg('--max-sessions-per-key', 1, 10000), 32)
     .option('--allow-gdb-shell', 'let gdb commands leave the debugger: shell, !, pipe, python, source, cd, target, define, files outside --root (default: on for stdio, off for serve)')
     .option('--no-allow-gdb-shell', 'refuse gdb commands that leave the debugger, also over stdio')
     .option('--allow-attach', 'let gdb attach to processes a session did not start (default: on for stdio, off for serve)')
@@ -49,6 +50,7 @@ interface CommonOpts {
   root: string;
   maxSessions: number;
   maxSessionsTotal: number;
+  maxSessionsPerKey: number;
   allowGdbShell?: boolean;
   allowAttach?: boolean;
   gdb: string;
@@ -71,6 +73,7 @@ function baseConfig(opts: CommonOpts, permissive = true): Config {
   });
   config.maxResultTokens = opts.maxResultTokens;
   config.maxSessionsTotal = opts.maxSessionsTotal;
+  config.maxSessionsPerKey = opts.maxSessionsPerKey;
   config.gdb = { path: opts.gdb, allowShell: opts.allowGdbShell ?? permissive, allowAttach: opts.allowAttach ?? permissive };
   config.bundles = { dir: opts.bundleDir ?? config.bundles.dir, kubectl: opts.kubectl };
   if (opts.bundleUrlHost) config.bundles.urlHosts = opts.bundleUrlHost;

@@ -10,6 +10,11 @@ export interface Config {
   maxSessions: number;
   /** Most sessions open at once over all clients, per toolset (--max-sessions-total). */
   maxSessionsTotal: number;
+  /**
+   * Most sessions open at once over all clients of one key (API key id; 'local' on stdio and under
+   * the one --api-key), per toolset (--max-sessions-per-key): one key cannot fill the server's cap.
+   */
+  maxSessionsPerKey: number;
   http: {
     host: string;
     port: number;
@@ -78,6 +83,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     root: process.cwd(),
     maxSessions: 16,
     maxSessionsTotal: 64,
+    maxSessionsPerKey: 32,
     http: {
       host: '127.0.0.1',
       port: 7412,

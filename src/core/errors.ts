@@ -29,7 +29,11 @@ export class DebugkitError extends Error {
 
 export class SessionNotFoundError extends DebugkitError {
   override name = 'SessionNotFoundError';
-  constructor(id: string, endedBecause?: string) {
+  constructor(
+    id: string,
+    /** Why the session ended, when it existed and ended recently. */
+    readonly endedBecause?: string,
+  ) {
     super('SESSION_NOT_FOUND', `Session not found: ${id}${endedBecause ? ` (it ended: ${endedBecause})` : ''}`);
   }
 }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DebugkitError, SessionNotFoundError } from './errors.js';
-import { SessionRegistry, type SessionInfo, type SessionResource } from './sessions.js';
+import { clientKey, SessionRegistry, type SessionInfo, type SessionResource } from './sessions.js';
 
 class FakeSession implements SessionResource {
   readonly disposeCalls: string[] = [];
@@ -621,5 +621,279 @@ describe('SessionRegistry closeAll', () => {
     await registry.closeAll('first');
     await registry.closeAll('second');
     expect(session.disposeCalls).toEqual(['first']);
+  });
+});
+
+describe('SessionRegistry chosen ids (unique per owner)', () => {
+  const TAKEN = (id: string, session: FakeSession | undefined) => (session ? `"${id}" is held by ${session.id}` : `"${id}" is starting`);
+  const chosenRegistry = (maxSessions = 4) =>
+    new SessionRegistry<FakeSession>({ kind: 'debugger session', maxSessions, describeTaken: TAKEN, onExpire: (info) => expired.push(info) });
+  const named = (registry: SessionRegistry<FakeSession>, owner: string, id: string, make = factory, timeoutMs = 0) =>
+    registry.create(owner, timeoutMs, make, { id });
+
+  it('creates with the id the caller chose, passes it to the factory, and finds the session by it', async () => {
+    const registry = chosenRegistry();
+    const seen: string[] = [];
+    const info = await named(registry, 'alice', 'default', async (id) => {
+      seen.push(id);
+      return factory(id);
+    });
+    expect(info).toEqual({ id: 'default', created: T0, lastUsed: T0, owner: 'alice', timeoutMs: 0 });
+    expect(seen).toEqual(['default']);
+    expect(registry.get('alice', 'default')).toBe(sessions.get('default'));
+    await expect(registry.use('alice', 'default', async (s) => s.id)).resolves.toBe('default');
+    expect(registry.list('alice').map((s) => s.id)).toEqual(['default']);
+  });
+
+  it('two owners may both have "default"; neither sees, uses or closes the other\'s', async () => {
+    const registry = chosenRegistry();
+    const a = new FakeSession('alice-default');
+    const b = new FakeSession('bob-default');
+    await named(registry, 'alice', 'default', async () => a);
+    await named(registry, 'bob', 'default', async () => b);
+    expect(registry.size).toBe(2);
+    expect(registry.get('alice', 'default')).toBe(a);
+    expect(registry.get('bob', 'default')).toBe(b);
+    await registry.close('bob', 'default', 'bob is done');
+    expect(b.disposeCalls).toEqual(['bob is done']);
+    expect(a.disposeCalls).toEqual([]);
+    expect(registry.get('alice', 'default')).toBe(a);
+    await expectNotFound(() => registry.get('carol', 'default'), 'default');
+  });
+
+  it('refuses an id the owner already holds, with describeTaken\'s message, without calling the factory', async () => {
+    const registry = chosenRegistry();
+    const first = new FakeSession('first');
+    await named(registry, 'alice', 'tt', async () => first);
+    const fn = vi.fn(factory);
+    const err = await caught(() => named(registry, 'alice', 'tt', fn));
+    expect(err.code).toBe('INVALID_ARGUMENT');
+    expect(err.message).toBe('"tt" is held by first');
+    expect(fn).not.toHaveBeenCalled();
+    expect(registry.get('alice', 'tt')).toBe(first);
+  });
+
+  it('says so in its own words without describeTaken', async () => {
+    const registry = new SessionRegistry<FakeSession>({ kind: 'debugger session', maxSessions: 4 });
+    await named(registry, 'alice', 'tt');
+    expect((await caught(() => named(registry, 'alice', 'tt'))).message).toBe('debugger session "tt" already exists: close it first, or choose another id');
+    const slow = deferred<FakeSession>();
+    const starting = named(registry, 'alice', 'other', () => slow.promise);
+    expect((await caught(() => named(registry, 'alice', 'other'))).message).toBe('debugger session "other" is starting: close it first, or choose another id');
+    slow.resolve(new FakeSession('other'));
+    await starting;
+  });
+
+  it('reserves the id before the factory awaits: a concurrent create of it is refused at once, and only one engine starts', async () => {
+    const registry = chosenRegistry();
+    const slow = deferred<FakeSession>();
+    const factoryCalls: string[] = [];
+    const first = named(registry, 'alice', 'default', (id) => {
+      factoryCalls.push(id);
+      return slow.promise;
+    });
+    const err = await caught(() =>
+      named(registry, 'alice', 'default', async (id) => {
+        factoryCalls.push(id);
+        return factory(id);
+      }),
+    );
+    expect(err.code).toBe('INVALID_ARGUMENT');
+    expect(err.message).toBe('"default" is starting');
+    expect(factoryCalls).toEqual(['default']);
+    // Still starting: not listed or found yet, but another owner's "default" is its own.
+    expect(registry.list('alice')).toEqual([]);
+    await expectNotFound(() => registry.get('alice', 'default'), 'default');
+    await expect(named(registry, 'bob', 'default')).resolves.toMatchObject({ id: 'default', owner: 'bob' });
+    const won = new FakeSession('won');
+    slow.resolve(won);
+    await first;
+    expect(registry.get('alice', 'default')).toBe(won);
+    expect((await caught(() => named(registry, 'alice', 'default'))).message).toBe('"default" is held by won');
+  });
+
+  it('frees the id when the factory fails, so it can be created again', async () => {
+    const registry = chosenRegistry();
+    const slow = deferred<FakeSession>();
+    const first = named(registry, 'alice', 'default', () => slow.promise);
+    slow.reject(new Error('gdb could not start'));
+    await expect(first).rejects.toThrow('gdb could not start');
+    expect(registry.size).toBe(0);
+    await expect(named(registry, 'alice', 'default')).resolves.toMatchObject({ id: 'default' });
+  });
+
+  it('frees the id when the session is closed or expires, and the next one of that id starts clean', async () => {
+    const registry = chosenRegistry();
+    await named(registry, 'alice', 'default', factory, 1000);
+    vi.advanceTimersByTime(1000);
+    await flush();
+    expect(expired.map((e) => [e.owner, e.id])).toEqual([['alice', 'default']]);
+    await expectNotFound(() => registry.get('alice', 'default'), 'default', 'idle for 1 s (session timeout)');
+    const again = new FakeSession('again');
+    await named(registry, 'alice', 'default', async () => again);
+    expect(registry.get('alice', 'default')).toBe(again);
+    await registry.close('alice', 'default');
+    expect(again.disposeCalls).toEqual(['closed by client']);
+    await expectNotFound(() => registry.get('alice', 'default'), 'default', 'closed by client');
+  });
+
+  it('tells why a chosen id ended only to its owner: another owner\'s "default" reads as never seen', async () => {
+    const registry = chosenRegistry();
+    await named(registry, 'alice', 'default');
+    await registry.close('alice', 'default', 'alice detached');
+    await expectNotFound(() => registry.get('alice', 'default'), 'default', 'alice detached');
+    await expectNotFound(() => registry.get('bob', 'default'), 'default');
+    await expectNotFound(() => registry.use('bob', 'default', async () => 1), 'default');
+  });
+
+  it('an id spelled like another owner\'s map key finds nothing', async () => {
+    const registry = chosenRegistry();
+    await named(registry, 'alice', 'default');
+    await registry.close('alice', 'default', 'gone');
+    await named(registry, 'alice', 'live');
+    for (const probe of [JSON.stringify(['alice', 'live']), JSON.stringify(['alice', 'default'])]) {
+      await expectNotFound(() => registry.get('alice', probe), probe);
+      await expectNotFound(() => registry.get('bob', probe), probe);
+    }
+  });
+
+  it('chosen and random ids live side by side', async () => {
+    const registry = chosenRegistry();
+    const random = await open(registry, 'alice');
+    await named(registry, 'alice', 'default');
+    expect(registry.list('alice').map((s) => s.id)).toEqual([random.id, 'default']);
+    expect(registry.get('alice', random.id)).toBe(random.session);
+    // A chosen id equal to someone's random id is still the chooser's own.
+    const mine = new FakeSession('mine');
+    await named(registry, 'bob', random.id, async () => mine);
+    expect(registry.get('bob', random.id)).toBe(mine);
+    expect(registry.get('alice', random.id)).toBe(random.session);
+  });
+
+  it('forget names a chosen id with its owner', async () => {
+    const registry = chosenRegistry();
+    const a = new FakeSession('a');
+    const b = new FakeSession('b');
+    await named(registry, 'alice', 'default', async () => a);
+    await named(registry, 'bob', 'default', async () => b);
+    registry.forget('default', 'gdb exited', 'bob');
+    expect(registry.get('alice', 'default')).toBe(a);
+    await expectNotFound(() => registry.get('bob', 'default'), 'default', 'gdb exited');
+    registry.forget('default', 'without an owner: not a random id, nothing happens');
+    expect(registry.get('alice', 'default')).toBe(a);
+    expect(a.disposeCalls).toEqual([]);
+    expect(b.disposeCalls).toEqual([]);
+  });
+
+  it('a chosen id counts against the caps like any other, while starting too', async () => {
+    const registry = chosenRegistry(1);
+    const slow = deferred<FakeSession>();
+    const first = named(registry, 'alice', 'one', () => slow.promise);
+    expect((await caught(() => named(registry, 'alice', 'two'))).message).toBe(
+      'too many debugger sessions for this client: it has 1 open, the per-client limit (--max-sessions). Close one with its close tool first.',
+    );
+    slow.resolve(new FakeSession('one'));
+    await first;
+  });
+});
+
+describe('SessionRegistry per-key cap', () => {
+  const KEY_MESSAGE = (n: number) =>
+    `too many gdb sessions for this key: its clients have ${n} open together, the per-key limit (--max-sessions-per-key). Close one (its close tool, in the MCP session that opened it), or end an MCP session of this key that holds some.`;
+  const keyed = (maxSessions: number, maxSessionsPerKey: number, maxSessionsTotal?: number) =>
+    new SessionRegistry<FakeSession>({ kind: 'gdb session', maxSessions, maxSessionsPerKey, maxSessionsTotal });
+  const openAs = (registry: SessionRegistry<FakeSession>, owner: string, key: string, make: (id: string) => Promise<FakeSession> = factory) =>
+    registry.create(owner, 0, make, { key });
+
+  it('counts the sessions of every client of one key together, and names the cap', async () => {
+    const registry = keyed(2, 3, 10);
+    await openAs(registry, 'http:mcp-1', 'key-a');
+    await openAs(registry, 'http:mcp-1', 'key-a');
+    await openAs(registry, 'http:mcp-2', 'key-a');
+    const fn = vi.fn(factory);
+    const err = await caught(() => openAs(registry, 'http:mcp-2', 'key-a', fn));
+    expect(err.code).toBe('SESSION_LIMIT');
+    expect(err.message).toBe(KEY_MESSAGE(3));
+    expect(fn).not.toHaveBeenCalled();
+    // A third MCP session of the same key is refused too; another key is not.
+    expect((await caught(() => openAs(registry, 'http:mcp-3', 'key-a'))).message).toBe(KEY_MESSAGE(3));
+    await expect(openAs(registry, 'http:mcp-4', 'key-b')).resolves.toMatchObject({ owner: 'http:mcp-4' });
+  });
+
+  it('names the per-client cap first when both are hit', async () => {
+    const registry = keyed(1, 1);
+    await openAs(registry, 'c1', 'k');
+    expect((await caught(() => openAs(registry, 'c1', 'k'))).message).toBe(LIMIT_MESSAGE(1));
+    expect((await caught(() => openAs(registry, 'c2', 'k'))).message).toBe(KEY_MESSAGE(1));
+  });
+
+  it('counts the key\'s creations still in flight', async () => {
+    const registry = keyed(5, 1);
+    const slow = deferred<FakeSession>();
+    const first = openAs(registry, 'c1', 'k', () => slow.promise);
+    expect((await caught(() => openAs(registry, 'c2', 'k'))).message).toBe(KEY_MESSAGE(1));
+    slow.reject(new Error('spawn failed'));
+    await expect(first).rejects.toThrow('spawn failed');
+    await expect(openAs(registry, 'c2', 'k')).resolves.toBeDefined();
+  });
+
+  it('frees the key\'s slot when one of its sessions ends', async () => {
+    const registry = keyed(5, 2);
+    const one = await openAs(registry, 'c1', 'k');
+    await openAs(registry, 'c2', 'k');
+    expect((await caught(() => openAs(registry, 'c3', 'k'))).code).toBe('SESSION_LIMIT');
+    await registry.close('c1', one.id);
+    await expect(openAs(registry, 'c3', 'k')).resolves.toBeDefined();
+    await registry.closeOwnedBy('c2', 'the client disconnected');
+    await expect(openAs(registry, 'c3', 'k')).resolves.toBeDefined();
+  });
+
+  it('without a key, a session counts as its owner\'s own key', async () => {
+    const registry = keyed(5, 1);
+    await open(registry, 'alice');
+    expect((await caught(() => open(registry, 'alice'))).message).toBe(KEY_MESSAGE(1));
+    await expect(open(registry, 'bob')).resolves.toBeDefined();
+  });
+
+  it('still applies the server-wide cap over all keys', async () => {
+    const registry = keyed(5, 5, 2);
+    await openAs(registry, 'c1', 'k1');
+    await openAs(registry, 'c2', 'k2');
+    expect((await caught(() => openAs(registry, 'c3', 'k3'))).message).toBe(TOTAL_MESSAGE(2));
+  });
+
+  it('clientKey is the principal\'s id, and "local" without one', () => {
+    expect(clientKey({ principal: { id: 'k_123' } })).toBe('k_123');
+    expect(clientKey({})).toBe('local');
+  });
+});
+
+describe('SessionRegistry closeOwnedBy while a session starts', () => {
+  it('ends the session as soon as it exists, refuses the create, and frees the slot', async () => {
+    const registry = makeRegistry(1);
+    const slow = deferred<FakeSession>();
+    const creating = registry.create('alice', 1000, () => slow.promise);
+    await registry.closeOwnedBy('alice', 'the client disconnected');
+    const late = new FakeSession('late');
+    slow.resolve(late);
+    const err = await caught(() => creating);
+    expect(err.code).toBe('SESSION_CLOSED');
+    expect(err.message).toBe('the gdb session was ended while it started: the client disconnected');
+    expect(late.disposeCalls).toEqual(['the client disconnected']);
+    expect(registry.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+    await expect(open(registry, 'alice')).resolves.toBeDefined();
+  });
+
+  it('leaves other owners\' starting sessions alone', async () => {
+    const registry = makeRegistry(1);
+    const slow = deferred<FakeSession>();
+    const creating = registry.create('bob', 0, () => slow.promise);
+    await registry.closeOwnedBy('alice', 'bye');
+    const bobs = new FakeSession('bobs');
+    slow.resolve(bobs);
+    await creating;
+    expect(bobs.disposeCalls).toEqual([]);
+    expect(registry.list('bob')).toHaveLength(1);
   });
 });

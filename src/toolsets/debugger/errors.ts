@@ -33,5 +33,5 @@ export class DebuggerRpcError extends DebugkitError {
   }
 }
 
-export const notAttached = (sessionId: string) =>
-  new DebuggerRpcError('NOT_ATTACHED', `no process in session "${sessionId}": call debugger_attach {pid} or debugger_launch {program} first`);
+export const notAttached = (sessionId: string, endedBecause?: string) =>
+  new DebuggerRpcError('NOT_ATTACHED', `no process in session "${sessionId}"${endedBecause ? ` (it ended: ${endedBecause})` : ''}: call debugger_attach {pid} or debugger_launch {program} first`);

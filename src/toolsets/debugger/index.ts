@@ -3,7 +3,9 @@ import { registerToolAlias } from '../../mcp/rpc-hooks.js';
 import { registerTool, type ToolSpec } from '../../mcp/tools.js';
 import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../mcp/toolset.js';
 import { localControl, type DebuggerControl } from './control.js';
-import { debuggerFormat, SessionTable, type DebuggerContext } from './tools/common.js';
+import { SessionRegistry } from '../../core/sessions.js';
+import type { DebugSession } from './session.js';
+import { debuggerFormat, findSession, sessionTaken, type DebuggerContext } from './tools/common.js';
 import { debuggerTools } from './tools/index.js';
 
 export class DebuggerToolset implements Toolset {
@@ -14,7 +16,15 @@ export class DebuggerToolset implements Toolset {
   /** `control` is the control plane's implementation; without one, the local single-key defaults. */
   constructor(env: ToolsetEnv, control?: DebuggerControl) {
     this.ctx = {
-      sessions: new SessionTable(env.config.maxSessions),
+      // The one registry: caps per client, per key and per server, idle expiry, atomic creation.
+      sessions: new SessionRegistry<DebugSession>({
+        kind: 'debugger session',
+        maxSessions: env.config.maxSessions,
+        maxSessionsTotal: env.config.maxSessionsTotal,
+        maxSessionsPerKey: env.config.maxSessionsPerKey,
+        onExpire: (info) => env.log.info(`debugger session "${info.id}" of ${info.owner} ended after ${info.timeoutMs / 1000} s idle`),
+        describeTaken: sessionTaken,
+      }),
       config: env.config,
       control: control ?? localControl(env.config.debugger.dataDir),
       log: env.log,
@@ -29,6 +39,10 @@ export class DebuggerToolset implements Toolset {
       // The control plane may refuse any call (quota, expired key) before it runs.
       spec.run = async (args, call) => {
         await this.ctx.control.check(call.client, spec.name);
+        // A call naming one of the caller's sessions holds it: it cannot expire while the call
+        // runs (a long continue), and its idle time starts again when the call ends.
+        const id = (args as { session_id?: unknown }).session_id;
+        if (typeof id === 'string' && findSession(this.ctx, call, id)) return this.ctx.sessions.use(call.client.owner, id, () => run(args, call));
         return run(args, call);
       };
       return spec;
@@ -40,11 +54,11 @@ export class DebuggerToolset implements Toolset {
   }
 
   releaseClient(owner: string): Promise<void> {
-    return this.ctx.sessions.removeOwner(owner);
+    return this.ctx.sessions.closeOwnedBy(owner, 'the client disconnected');
   }
 
   dispose(): Promise<void> {
-    return this.ctx.sessions.removeAll();
+    return this.ctx.sessions.closeAll('the server is shutting down');
   }
 }
 

@@ -25,6 +25,7 @@ class GdbToolset implements Toolset {
       kind: 'gdb session',
       maxSessions: env.config.maxSessions,
       maxSessionsTotal: env.config.maxSessionsTotal,
+      maxSessionsPerKey: env.config.maxSessionsPerKey,
       onExpire: (info) => env.log.info(`gdb session ${info.id} closed after ${info.timeoutMs / 1000} s idle`),
     });
     this.ctx = {

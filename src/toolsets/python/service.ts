@@ -33,11 +33,13 @@ export class PythonService {
       kind: 'python session',
       maxSessions: config.maxSessions,
       maxSessionsTotal: config.maxSessionsTotal,
+      maxSessionsPerKey: config.maxSessionsPerKey,
       onExpire: (info) => log.info(`python session ${info.id} closed after ${info.timeoutMs / 1000} s idle`),
     });
   }
 
-  async start(owner: string, req: StartRequest): Promise<{ sessionId: string }> {
+  /** Starts a session for `owner`, counted against the per-key cap of `key` (see core/sessions clientKey). */
+  async start(owner: string, req: StartRequest, key?: string): Promise<{ sessionId: string }> {
     const program = this.pythonFile(req.entry, 'entry');
     if (req.pythonPath !== undefined && !path.isAbsolute(req.pythonPath)) {
       throw new DebugkitError('INVALID_ARGUMENT', `pythonPath must be an absolute path to a Python interpreter, not ${req.pythonPath}`);
@@ -53,6 +55,7 @@ export class PythonService {
         interpreter,
         stopOnRaised: req.stopOnRaisedExceptions ?? false,
       }),
+      { key },
     );
     return { sessionId: info.id };
   }

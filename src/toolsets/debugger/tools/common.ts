@@ -1,7 +1,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { z, type ZodRawShape } from 'zod';
 import type { Config } from '../../../config.js';
-import { DebugkitError, describeError } from '../../../core/errors.js';
+import { DebugkitError, SessionNotFoundError, describeError } from '../../../core/errors.js';
+import type { SessionRegistry } from '../../../core/sessions.js';
 import type { Logger } from '../../../mcp/log.js';
 import { rpcErrorResult } from '../../../mcp/rpc-hooks.js';
 import type { CallContext, ResultFormat, ToolSpec } from '../../../mcp/tools.js';
@@ -12,56 +13,32 @@ import type { MiTuple } from '../../../core/mi/parser.js';
 import { renderStop, str, type CompactStop } from '../stop.js';
 import { recordCrash } from '../similar/record.js';
 
-/** The sessions of every client: owner -> session_id -> session. */
-export class SessionTable {
-  private readonly byOwner = new Map<string, Map<string, DebugSession>>();
+/** How long a debugger session may stay without calls before it ends with its gdb, by default (seconds). */
+export const DEFAULT_IDLE_SECONDS = 1800;
 
-  constructor(private readonly maxPerOwner: number) {}
+/** The refusal of a session_id the client already uses, or is launching or attaching right now. */
+export function sessionTaken(id: string, session: DebugSession | undefined): string {
+  return session
+    ? `session "${id}" already has process ${session.pid}: call debugger_detach {session_id: "${id}"} first, or pass another session_id`
+    : `session "${id}" is starting (another debugger_launch or debugger_attach of it is under way): wait for it and call debugger_detach {session_id: "${id}"}, or pass another session_id`;
+}
 
-  get(owner: string, id: string): DebugSession | undefined {
-    return this.byOwner.get(owner)?.get(id);
-  }
-
-  require(owner: string, id: string): DebugSession {
-    const s = this.get(owner, id);
-    if (!s) throw notAttached(id);
-    return s;
-  }
-
-  add(owner: string, session: DebugSession): void {
-    let mine = this.byOwner.get(owner);
-    if (!mine) this.byOwner.set(owner, (mine = new Map()));
-    mine.set(session.id, session);
-  }
-
-  assertFree(owner: string, id: string): void {
-    const mine = this.byOwner.get(owner);
-    if (mine?.has(id)) {
-      throw new DebugkitError('INVALID_ARGUMENT', `session "${id}" already has process ${mine.get(id)!.pid}: call debugger_detach {session_id: "${id}"} first, or pass another session_id`);
-    }
-    if ((mine?.size ?? 0) >= this.maxPerOwner) throw new DebugkitError('SESSION_LIMIT', `at most ${this.maxPerOwner} debugger sessions per client: detach one first`);
-  }
-
-  async remove(owner: string, id: string): Promise<void> {
-    const s = this.byOwner.get(owner)?.get(id);
-    if (!s) return;
-    this.byOwner.get(owner)!.delete(id);
-    await s.dispose();
-  }
-
-  async removeOwner(owner: string): Promise<void> {
-    const mine = this.byOwner.get(owner);
-    this.byOwner.delete(owner);
-    await Promise.all([...(mine?.values() ?? [])].map((s) => s.dispose()));
-  }
-
-  async removeAll(): Promise<void> {
-    await Promise.all([...this.byOwner.keys()].map((o) => this.removeOwner(o)));
+/** The caller's session `id`, or undefined (`required`: -32005, naming why it ended if it did). */
+export function findSession(ctx: DebuggerContext, call: CallContext, id: string, required: true): DebugSession;
+export function findSession(ctx: DebuggerContext, call: CallContext, id: string, required?: boolean): DebugSession | undefined;
+export function findSession(ctx: DebuggerContext, call: CallContext, id: string, required = false): DebugSession | undefined {
+  try {
+    return ctx.sessions.get(call.client.owner, id);
+  } catch (err) {
+    if (!(err instanceof SessionNotFoundError)) throw err;
+    if (required) throw notAttached(id, err.endedBecause);
+    return undefined;
   }
 }
 
 export interface DebuggerContext {
-  sessions: SessionTable;
+  /** The debugger's sessions, in the one registry every toolset uses: keyed by owner and session_id. */
+  sessions: SessionRegistry<DebugSession>;
   config: Config;
   control: DebuggerControl;
   log: Logger;

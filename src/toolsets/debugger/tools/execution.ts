@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { withText } from '../../../mcp/tools.js';
 import { DebuggerRpcError } from '../errors.js';
 import type { CompactStop } from '../stop.js';
-import { execToStop, finishStop, renderStopValue, sessionId, stopShape, waitSeconds, type DebuggerContext, type DebuggerTool, defineTool } from './common.js';
+import { execToStop, findSession, finishStop, renderStopValue, sessionId, stopShape, waitSeconds, type DebuggerContext, type DebuggerTool, defineTool } from './common.js';
 import type { DebugSession } from '../session.js';
 
 /** A location gdb accepts: hex address, function name, or file:line (no spaces, quotes or options). */
@@ -24,7 +24,7 @@ export const setBreakpointTool: DebuggerTool = (ctx) => defineTool({
   },
   output: { number: z.number(), location: z.string(), function: z.string().optional(), file: z.string().optional(), line: z.number().optional(), condition: z.string().optional() },
   async run({ address, condition, session_id }, call) {
-    const session = ctx.sessions.require(call.client.owner, session_id);
+    const session = findSession(ctx, call, session_id, true);
     if (!LOCATION.test(address)) {
       throw new DebuggerRpcError('BREAKPOINT_FAILED', `"${address}" is not a location: give a hex address (0x401136), a function name (main) or file:line (prog.c:12)`, { address });
     }
@@ -96,7 +96,7 @@ const stopTool = (name: string, contractName: string | undefined, title: string,
   render: renderStopValue,
   async run(raw, call) {
     const args = raw as Record<string, unknown> & { session_id: string; wait: number };
-    const session = ctx.sessions.require(call.client.owner, args.session_id);
+    const session = findSession(ctx, call, args.session_id, true);
     const { commands, note } = build(args, session);
     return drive(ctx, session, commands, args.wait, call, note);
   },
@@ -133,7 +133,7 @@ export const stepBackwardTool: DebuggerTool = (ctx) => defineTool({
   output: stopShape,
   render: renderStopValue,
   async run({ count, to, into, session_id, wait }, call) {
-    const session = ctx.sessions.require(call.client.owner, session_id);
+    const session = findSession(ctx, call, session_id, true);
     if (session.mode === 'none') throw historyUnavailable(session, 'no history to step back through');
     if (to !== undefined || session.mode === 'checkpoint') {
       return session.engine.serial(async () => {
@@ -163,7 +163,7 @@ export const interruptTool: DebuggerTool = (ctx) => defineTool({
   output: stopShape,
   render: renderStopValue,
   async run({ session_id }, call) {
-    const session = ctx.sessions.require(call.client.owner, session_id);
+    const session = findSession(ctx, call, session_id, true);
     if (!session.engine.running) return finishStop(ctx, session, session.engine.latestStop, '', 'it was not running');
     await session.engine.interrupt(5000);
     return session.engine.serial(() => finishStop(ctx, session, session.engine.latestStop, session.engine.takeOutput()));

@@ -6,7 +6,7 @@ import { withText } from '../../../mcp/tools.js';
 import { DebuggerRpcError } from '../errors.js';
 import type { Position } from '../session.js';
 import { clip, str } from '../stop.js';
-import { BLOB, execToStop, sessionId, stopShape, waitSeconds, type DebuggerTool, defineTool } from './common.js';
+import { BLOB, execToStop, findSession, sessionId, stopShape, waitSeconds, type DebuggerTool, defineTool } from './common.js';
 import { CALL, historyUnavailable } from './execution.js';
 
 /** C expressions an agent watches: names, members, indexing, pointers; no quotes, no commands. */
@@ -20,7 +20,7 @@ export const lastChangeTool: DebuggerTool = (ctx) => defineTool({
   input: { expression: z.string().min(1).max(200), session_id: sessionId, wait: waitSeconds.default(30) },
   output: { expression: z.string(), found: z.boolean(), old_value: z.string().optional(), new_value: z.string(), stop: z.object(stopShape) },
   async run({ expression, session_id, wait }, call) {
-    const session = ctx.sessions.require(call.client.owner, session_id);
+    const session = findSession(ctx, call, session_id, true);
     if (!EXPRESSION.test(expression) || CALL.test(expression)) throw new DebuggerRpcError('HISTORY_UNAVAILABLE', `"${expression}" is not a watchable expression: use names, members, [index], * and & (no function calls)`, { expression });
     if (session.mode !== 'record') throw historyUnavailable(session, 'finding the last write needs a recorded session');
     return session.engine.serial(async () => {
@@ -56,7 +56,7 @@ export const bookmarkTool: DebuggerTool = (ctx) => defineTool({
   input: { name: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,40}$/), session_id: sessionId },
   output: { name: z.string(), position: z.string() },
   async run({ name, session_id }, call) {
-    const session = ctx.sessions.require(call.client.owner, session_id);
+    const session = findSession(ctx, call, session_id, true);
     const current = session.current;
     if (!current) throw new DebuggerRpcError('HISTORY_UNAVAILABLE', 'no position yet', { session_id });
     for (const p of session.positions) if (p.bookmark === name) delete p.bookmark;
@@ -85,7 +85,7 @@ export const exportTraceTool: DebuggerTool = (ctx) => defineTool({
     note: z.string().optional(),
   },
   async run({ format, start_snapshot, end_snapshot, session_id }, call) {
-    const session = ctx.sessions.require(call.client.owner, session_id);
+    const session = findSession(ctx, call, session_id, true);
     const all = session.positions;
     if (all.length === 0) throw new DebuggerRpcError('HISTORY_UNAVAILABLE', 'no positions yet', { session_id });
     const from = start_snapshot ? all.indexOf(session.position(start_snapshot)) : 0;

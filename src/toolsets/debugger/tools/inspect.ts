@@ -3,7 +3,7 @@ import type { MiTuple } from '../../../core/mi/parser.js';
 import { isInside } from '../../../core/paths.js';
 import { withText } from '../../../mcp/tools.js';
 import { clip, str, toFrame } from '../stop.js';
-import { sessionId, type DebuggerTool, defineTool } from './common.js';
+import { findSession, sessionId, type DebuggerTool, defineTool } from './common.js';
 
 const MAX_VARIABLES = 100;
 
@@ -19,7 +19,7 @@ export const stackTraceTool: DebuggerTool = (ctx) => defineTool({
   },
   annotations: { readOnlyHint: true },
   async run({ max_frames, session_id }, call) {
-    const session = ctx.sessions.require(call.client.owner, session_id);
+    const session = findSession(ctx, call, session_id, true);
     return session.engine.serial(async () => {
       const depth = Number(str((await session.engine.mi_(`-stack-info-depth ${max_frames + 1}`)).depth) ?? 0);
       const r = await session.engine.mi_(`-stack-list-frames 0 ${max_frames - 1}`);
@@ -48,7 +48,7 @@ export const variablesTool: DebuggerTool = (ctx) => defineTool({
   },
   annotations: { readOnlyHint: true },
   async run({ scope, filter, session_id }, call) {
-    const session = ctx.sessions.require(call.client.owner, session_id);
+    const session = findSession(ctx, call, session_id, true);
     return session.engine.serial(async () => {
       const vars: Array<{ name: string; scope: 'local' | 'global'; type?: string; value: string }> = [];
       if (scope !== 'global') {

@@ -4,9 +4,18 @@ import { resolveContained } from '../../../core/paths.js';
 import { withText } from '../../../mcp/tools.js';
 import { DebuggerRpcError } from '../errors.js';
 import { DebugSession } from '../session.js';
-import { finishStop, sessionId, stopShape, waitSeconds, type DebuggerTool, defineTool } from './common.js';
+import { clientKey } from '../../../core/sessions.js';
+import { DEFAULT_IDLE_SECONDS, findSession, finishStop, sessionId, stopShape, waitSeconds, type DebuggerTool, defineTool } from './common.js';
 
 const REPLY_TIMEOUT_MS = 30_000;
+
+const idleTimeout = z
+  .number()
+  .int()
+  .min(1)
+  .max(86_400)
+  .default(DEFAULT_IDLE_SECONDS)
+  .describe(`seconds the session may stay without calls before it ends (a launched program is killed, an attached one detached); default ${DEFAULT_IDLE_SECONDS}`);
 
 /** May this server attach to `pid`? -32004 when it does not exist, -32003 when not allowed. */
 export function checkAttachable(pid: number, rule: 'same-user' | 'any' | 'none'): void {
@@ -29,26 +38,28 @@ export const attachTool: DebuggerTool = (ctx) => defineTool({
   contractName: 'debugger/attach',
   title: 'Attach to a running process',
   description: 'Attach to a running process by pid (it stops; debugger_detach lets it run on). History comes from fork checkpoints taken at each stop.',
-  input: { pid: z.number().int().positive().describe('Process ID to attach to'), session_id: sessionId },
+  input: { pid: z.number().int().positive().describe('Process ID to attach to'), session_id: sessionId, timeout: idleTimeout },
   output: { pid: z.number(), session_id: z.string(), history: z.string(), program: z.string(), stop: z.object(stopShape) },
-  async run({ pid, session_id }, call) {
+  async run({ pid, session_id, timeout }, call) {
     checkAttachable(pid, ctx.config.debugger.allowAttach);
-    ctx.sessions.assertFree(call.client.owner, session_id);
-    let session: DebugSession;
-    try {
-      session = await DebugSession.attach(session_id, pid, { gdbPath: ctx.config.gdb.path, root: ctx.config.root, replyTimeoutMs: REPLY_TIMEOUT_MS });
-    } catch (err) {
-      const msg = (err as Error).message;
-      if (/No such process/i.test(msg)) throw new DebuggerRpcError('PROCESS_NOT_FOUND', `process ${pid} ended before it could be attached`, { pid });
-      if (/not permitted|ptrace/i.test(msg)) throw new DebuggerRpcError('PERMISSION_DENIED', `the system refused to let gdb trace ${pid}: ${msg}`, { pid });
-      throw err;
-    }
-    ctx.sessions.add(call.client.owner, session);
-    const stop = await finishStop(ctx, session, session.engine.latestStop, '');
-    return withText(
-      { pid, session_id, history: session.mode, program: session.program, stop },
-      `Successfully attached to process ${pid}\n${session.modeNote}`,
-    );
+    // The registry reserves session_id before gdb starts: a concurrent attach or launch of it is refused.
+    await ctx.sessions.create(call.client.owner, timeout * 1000, async () => {
+      try {
+        return await DebugSession.attach(session_id, pid, { gdbPath: ctx.config.gdb.path, root: ctx.config.root, replyTimeoutMs: REPLY_TIMEOUT_MS });
+      } catch (err) {
+        const msg = (err as Error).message;
+        if (/No such process/i.test(msg)) throw new DebuggerRpcError('PROCESS_NOT_FOUND', `process ${pid} ended before it could be attached`, { pid });
+        if (/not permitted|ptrace/i.test(msg)) throw new DebuggerRpcError('PERMISSION_DENIED', `the system refused to let gdb trace ${pid}: ${msg}`, { pid });
+        throw err;
+      }
+    }, { id: session_id, key: clientKey(call.client) });
+    return ctx.sessions.use(call.client.owner, session_id, async (session) => {
+      const stop = await finishStop(ctx, session, session.engine.latestStop, '');
+      return withText(
+        { pid, session_id, history: session.mode, program: session.program, stop },
+        `Successfully attached to process ${pid}\n${session.modeNote}`,
+      );
+    });
   },
 });
 
@@ -61,18 +72,25 @@ export const launchTool: DebuggerTool = (ctx) => defineTool({
     args: z.array(z.string().max(4096)).max(256).default([]).describe('its arguments (never seen by a shell)'),
     session_id: sessionId,
     wait: waitSeconds,
+    timeout: idleTimeout,
   },
   output: { pid: z.number(), session_id: z.string(), history: z.string(), program: z.string(), stop: z.object(stopShape) },
-  async run({ program, args, session_id, wait }, call) {
+  async run({ program, args, session_id, wait, timeout }, call) {
     const file = resolveContained(ctx.config.root, program, { what: 'program' });
-    ctx.sessions.assertFree(call.client.owner, session_id);
-    const session = await DebugSession.launch(session_id, file, args, { gdbPath: ctx.config.gdb.path, root: ctx.config.root, replyTimeoutMs: REPLY_TIMEOUT_MS }, wait * 1000);
-    ctx.sessions.add(call.client.owner, session);
-    const stop = await finishStop(ctx, session, session.engine.latestStop, '');
-    return withText(
-      { pid: session.pid, session_id, history: session.mode, program: file, stop },
-      `Launched ${file} as process ${session.pid}, stopped at main; history: ${session.modeNote}`,
+    // The registry reserves session_id before gdb starts: a concurrent launch or attach of it is refused.
+    await ctx.sessions.create(
+      call.client.owner,
+      timeout * 1000,
+      () => DebugSession.launch(session_id, file, args, { gdbPath: ctx.config.gdb.path, root: ctx.config.root, replyTimeoutMs: REPLY_TIMEOUT_MS }, wait * 1000),
+      { id: session_id, key: clientKey(call.client) },
     );
+    return ctx.sessions.use(call.client.owner, session_id, async (session) => {
+      const stop = await finishStop(ctx, session, session.engine.latestStop, '');
+      return withText(
+        { pid: session.pid, session_id, history: session.mode, program: file, stop },
+        `Launched ${file} as process ${session.pid}, stopped at main; history: ${session.modeNote}`,
+      );
+    });
   },
 });
 
@@ -83,8 +101,8 @@ export const detachTool: DebuggerTool = (ctx) => defineTool({
   input: { session_id: sessionId },
   output: { session_id: z.string(), pid: z.number(), action: z.enum(['detached', 'killed']) },
   async run({ session_id }, call) {
-    const session = ctx.sessions.require(call.client.owner, session_id);
-    await ctx.sessions.remove(call.client.owner, session_id);
+    const session = findSession(ctx, call, session_id, true);
+    await ctx.sessions.close(call.client.owner, session_id, 'detached by the client');
     const action: 'detached' | 'killed' = session.kind === 'attached' ? 'detached' : 'killed';
     return withText({ session_id, pid: session.pid, action }, `${action === 'detached' ? 'Detached from' : 'Ended'} process ${session.pid}`);
   },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DebugkitError } from '../../../core/errors.js';
 import { resolveContained } from '../../../core/paths.js';
+import { clientKey } from '../../../core/sessions.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import { quoteMiString } from '../mi/connection.js';
 import { GdbSession } from '../session.js';
@@ -55,7 +56,7 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
           throw err;
         }
         return session;
-      });
+      }, { key: clientKey(call.client) });
       return { id: info.id };
     },
   };

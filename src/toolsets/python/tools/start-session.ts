@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { clientKey } from '../../../core/sessions.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import type { PythonService } from '../service.js';
 import { startInput } from '../schemas.js';
@@ -20,6 +21,6 @@ export function startSessionTool(service: PythonService): ToolSpec<typeof input,
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
-    run: (args, call) => service.start(call.client.owner, args),
+    run: (args, call) => service.start(call.client.owner, args, clientKey(call.client)),
   };
 }
