@@ -34,7 +34,7 @@ async function makePlane(store: Store): Promise<{ plane: ControlPlane; key: stri
   await store.createKey(made.record, made.hash);
   const plane = new ControlPlane({ store, node: { id: 'bench' } });
   // createDebugkit sets the full catalog later; the direct measurement needs the one tool it calls.
-  plane.setCatalog([{ name: 'list_sessions', toolset: 'gdb', readOnly: true }]);
+  plane.setCatalog([{ name: 'list_sessions', toolset: 'gdb', readOnly: true, scopes: [] }]);
   return { plane, key: made.secret };
 }
 
@@ -43,7 +43,7 @@ async function planeWork(plane: ControlPlane, key: string): Promise<number> {
   const started = performance.now();
   const auth = await plane.authenticate(`Bearer ${key}`);
   if (!('key' in auth)) throw new Error('bench key refused');
-  if (plane.authorizeTool(auth.key, 'list_sessions', {})) throw new Error('bench key not authorized');
+  if (plane.authorizeTool(auth.key, 'list_sessions')) throw new Error('bench key not authorized');
   const admission = await plane.admit(auth.key, { consume: true });
   if (!admission.ok) throw new Error('bench key limited');
   const finish = await plane.beginCall(auth.key, { tool: 'list_sessions', args: {}, client: 'bench/1', transport: 'http', session: 'http:bench' });

@@ -51,7 +51,15 @@ export function controlHooks(plane: ControlPlane): ServerHooks {
     authorize(principal, tool) {
       const key = keyOf(principal);
       if (plane.visibleTools(key, [tool]).length > 0) return true;
-      return denial(plane.authorizeTool(key, tool, {}) ?? { code: -32003, message: `Permission denied: ${tool}`, status: 403 });
+      return denial(plane.authorizeTool(key, tool) ?? { code: -32003, message: `Permission denied: ${tool}`, status: 403 });
+    },
+    async authorizeCall(principal, call, scopes) {
+      const key = keyOf(principal);
+      const refusal = plane.authorizeScopes(key, call.tool, scopes);
+      if (!refusal) return true;
+      const info = { tool: call.tool, args: call.args, client: call.client, transport: call.transport, session: call.owner, ...(call.traceparent ? { traceparent: call.traceparent } : {}) };
+      await plane.recordDenied(key, info, refusal).catch(() => undefined);
+      return denial(refusal);
     },
     catalog(tools) {
       plane.setCatalog(tools);

@@ -51,7 +51,7 @@ export class HttpGate {
     const calls = req.method === 'POST' ? toolCallsIn(body) : [];
     const info = (c: ToolCall) => ({ tool: c.name, args: c.args, client: httpClientLabel(req), transport: 'http' as const, session: session ?? null, traceparent: headerOf(req, 'traceparent') });
     for (const call of calls) {
-      const refusal = this.plane.authorizeTool(key, call.name, call.args);
+      const refusal = this.plane.authorizeTool(key, call.name);
       if (refusal) {
         await this.plane.recordDenied(key, info(call), refusal).catch(() => undefined);
         // 200: the JSON-RPC error is the answer, so MCP clients show the code and the scope it needs.

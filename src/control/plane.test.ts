@@ -13,9 +13,10 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'debugkit-plane-'));
   plane = new ControlPlane({ store: new SqliteStore(path.join(dir, 'control.db')), node: { id: 'n1' }, apiKey: 'the-api-key' });
   plane.setCatalog([
-    { name: 'list_sessions', toolset: 'gdb', readOnly: true },
-    { name: 'open', toolset: 'gdb', readOnly: false },
-    { name: 'call', toolset: 'gdb', readOnly: false },
+    { name: 'list_sessions', toolset: 'gdb', readOnly: true, scopes: [] },
+    { name: 'open', toolset: 'gdb', readOnly: false, scopes: [] },
+    { name: 'call', toolset: 'gdb', readOnly: false, scopes: [] },
+    { name: 'keploy_mock_record', toolset: 'mocks', readOnly: false, scopes: ['mocks:run'] },
   ]);
 });
 afterAll(async () => {
@@ -43,13 +44,18 @@ describe('ControlPlane', () => {
 
   it('authorizes by scope and filters the tool list', async () => {
     const key = await stored('gdb:read');
-    expect(plane.authorizeTool(key, 'list_sessions', {})).toBeNull();
-    expect(plane.authorizeTool(key, 'open', {})).toMatchObject({ code: -32003, data: { required_scope: 'gdb' } });
+    expect(plane.authorizeTool(key, 'list_sessions')).toBeNull();
+    expect(plane.authorizeTool(key, 'open')).toMatchObject({ code: -32003, data: { required_scope: 'gdb' } });
     expect(plane.visibleTools(key, ['list_sessions', 'open', 'call'])).toEqual(['list_sessions']);
-    expect(plane.authorizeTool(key, 'no_such_tool', {})).toMatchObject({ code: -32602, message: expect.stringMatching(/^Unknown tool: no_such_tool/) });
+    expect(plane.authorizeTool(key, 'no_such_tool')).toMatchObject({ code: -32602, message: expect.stringMatching(/^Unknown tool: no_such_tool/) });
     const dev = await stored('gdb');
-    expect(plane.authorizeTool(dev, 'call', { id: '1', command: 'shell ls' })).toMatchObject({ data: { required_scope: 'gdb:shell' } });
+    // What a call's arguments reach for is read by its toolset and asked here as scopes.
+    expect(plane.authorizeScopes(dev, 'call', ['gdb:shell'])).toMatchObject({ code: -32003, data: { required_scope: 'gdb:shell' } });
+    expect(plane.authorizeScopes(await stored('gdb,gdb:shell'), 'call', ['gdb:shell'])).toBeNull();
     expect(plane.visibleTools(dev, ['list_sessions', 'open', 'call'])).toEqual(['list_sessions', 'open', 'call']);
+    // A capability every call of a tool needs hides the tool from a key without it.
+    expect(plane.visibleTools(await stored('mocks'), ['keploy_mock_record'])).toEqual([]);
+    expect(plane.authorizeTool(await stored('mocks,mocks:run'), 'keploy_mock_record')).toBeNull();
   });
 
   it('quota_status reports used, limit and reset_at per key', async () => {

@@ -136,14 +136,23 @@ export class ControlPlane {
     return record;
   }
 
-  /** Null when the key may make this call; otherwise -32003 naming the scope it lacks (-32602 for an unknown tool). */
-  authorizeTool(key: KeyContext, toolName: string, args: unknown): Refusal | null {
+  /** Null when the key may call this tool at all; otherwise -32003 naming the scope it lacks (-32602 for an unknown tool). */
+  authorizeTool(key: KeyContext, toolName: string): Refusal | null {
     const info = this.tool(toolName);
     // Fail closed: a name the catalog does not know is never passed on to be resolved elsewhere.
     if (!info) {
       return { code: -32602, message: `Unknown tool: ${toolName.slice(0, 200)} (tools/list names the tools this key may call)`, data: { tool: toolName.slice(0, 200) }, status: 200 };
     }
-    const missing = requiredScopes(info, args).filter((s) => !hasScope(key.scopes, s));
+    return this.authorizeScopes(key, toolName, requiredScopes(info));
+  }
+
+  /**
+   * Null when the key holds every scope in `needed`; otherwise -32003 naming the ones it lacks.
+   * The one refusal for scopes: a tool's own (authorizeTool) and the capability scopes a call's
+   * arguments reach for, as its toolset reads them.
+   */
+  authorizeScopes(key: KeyContext, toolName: string, needed: readonly string[]): Refusal | null {
+    const missing = needed.filter((s) => !hasScope(key.scopes, s));
     if (missing.length === 0) return null;
     return {
       code: PERMISSION_DENIED,
@@ -157,7 +166,7 @@ export class ControlPlane {
   visibleTools(key: KeyContext, names: string[]): string[] {
     return names.filter((name) => {
       const info = this.tool(name);
-      return !info || requiredScopes(info, {}).every((s) => hasScope(key.scopes, s));
+      return !info || requiredScopes(info).every((s) => hasScope(key.scopes, s));
     });
   }
 

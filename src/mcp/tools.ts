@@ -2,6 +2,7 @@ import type { CallToolResult, McpServer, ServerContext, StandardSchemaWithJSON, 
 import { z, type ZodRawShape } from 'zod';
 import { DebugkitError, describeError } from '../core/errors.js';
 import { formatZodIssues } from './input-errors.js';
+import { rpcErrorResult } from './rpc-hooks.js';
 import type { ClientContext, ToolServer } from './toolset.js';
 
 const HEARTBEAT_MS = 1000;
@@ -37,6 +38,16 @@ export interface ToolSpec<I extends ZodRawShape, O extends ZodRawShape> {
   input: I;
   output: O;
   annotations?: ToolAnnotations;
+  /**
+   * Capability scopes a call needs beyond the tool's base scope (`<toolset>:read` for read-only
+   * tools, `<toolset>` otherwise): `always`, known before any call (a key without them is not
+   * shown the tool), and `of`, what this call's arguments reach for (a URL to download, a gdb
+   * command that leaves the debugger). The one route by which every toolset declares them.
+   */
+  scopes?: {
+    always?: readonly string[];
+    of?(args: z.infer<z.ZodObject<I>>, ctx: CallContext): string[];
+  };
   /** The text content, when the contract prescribes one; default: the value as JSON. */
   render?(value: z.infer<z.ZodObject<O>>): string;
   run(args: z.infer<z.ZodObject<I>>, ctx: CallContext): Promise<z.infer<z.ZodObject<O>>>;
@@ -117,6 +128,20 @@ export interface ToolCallStart {
 /** What a pre-call seam hands back: called once the call ended (its errors are swallowed). */
 export type EndToolCall = (outcome: { ok: boolean; error?: string }) => void | Promise<void>;
 
+/** A tool as the control plane sees it: its name, whether it only looks, the capability scopes it always needs. */
+export interface ToolDescription {
+  name: string;
+  readOnly: boolean;
+  scopes: readonly string[];
+}
+
+/** A refused call: the JSON-RPC error the client gets (-32003 permission denied, with the scope in `data`). */
+export interface CallDenial {
+  code?: number;
+  message: string;
+  data?: unknown;
+}
+
 /**
  * What the registration wrapper needs from the server around it, set per MCP server instance on
  * its ClientContext (`calls`). Absent: defaults (the ceiling, no audit, no log).
@@ -126,6 +151,13 @@ export interface CallRuntime {
   maxResultTokens?: number;
   /** May this caller call this tool? Tools it may not are never registered (so never listed). */
   mayCall?(tool: string): boolean;
+  /** Told each tool as it registers (the server's catalog of tools for the control plane). */
+  describe?(tool: ToolDescription): void;
+  /**
+   * May this caller make this call, which needs these capability scopes (never empty)? Asked
+   * before the audit entry is written; a denial is answered as a JSON-RPC error and the call never runs.
+   */
+  authorize?(start: ToolCallStart, scopes: string[]): Promise<true | CallDenial>;
   /**
    * Called before every tool call, once its arguments are valid. Throwing refuses the call (it
    * never runs; the client gets an error result naming why), e.g. when the audit cannot be written.
@@ -143,6 +175,7 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
   spec: ToolSpec<I, O>,
 ): void {
   const runtime = client.calls ?? {};
+  runtime.describe?.({ name: spec.name, readOnly: spec.annotations?.readOnlyHint === true, scopes: spec.scopes?.always ?? [] });
   if (runtime.mayCall && !runtime.mayCall(spec.name)) return;
   const { outputSchema, listedInput, listedOutput } = schemasFor(format, spec);
   const maxChars = (runtime.maxResultTokens ?? DEFAULT_RESULT_MAX_TOKENS) * CHARS_PER_TOKEN;
@@ -179,15 +212,15 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
       heartbeat?.unref();
       let result: CallToolResult;
       let end: EndToolCall | void = undefined;
+      const start: ToolCallStart = { owner: client.owner, tool: spec.name, args, requestId: extra.mcpReq.id, traceparent: traceparentOf(extra) };
+      const denial = await deniedScopes(spec, args, ctx, start, runtime);
+      if (denial) {
+        if (heartbeat) clearInterval(heartbeat);
+        return rpcErrorResult({ code: denial.code ?? PERMISSION_DENIED, message: denial.message, ...(denial.data === undefined ? {} : { data: denial.data }) });
+      }
       if (runtime.beforeToolCall) {
         try {
-          end = await runtime.beforeToolCall({
-            owner: client.owner,
-            tool: spec.name,
-            args,
-            requestId: extra.mcpReq.id,
-            traceparent: traceparentOf(extra),
-          });
+          end = await runtime.beforeToolCall(start);
         } catch (err) {
           if (heartbeat) clearInterval(heartbeat);
           return checkedError(format.error(new DebugkitError('INTERNAL', `call refused: ${describeError(err)}`)), outputSchema);
@@ -232,6 +265,24 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
       return result;
     },
   );
+}
+
+/** JSON-RPC error: the caller's key may not do this (the kindly contract's -32003). */
+export const PERMISSION_DENIED = -32003;
+
+/** The denial for a call whose capability scopes the caller lacks; undefined when it may go on. */
+async function deniedScopes(
+  spec: ToolSpec<ZodRawShape, ZodRawShape>,
+  args: unknown,
+  ctx: CallContext,
+  start: ToolCallStart,
+  runtime: CallRuntime,
+): Promise<CallDenial | undefined> {
+  if (!runtime.authorize || !spec.scopes) return undefined;
+  const needed = [...new Set([...(spec.scopes.always ?? []), ...(spec.scopes.of?.(args as never, ctx) ?? [])])];
+  if (needed.length === 0) return undefined;
+  const verdict = await runtime.authorize(start, needed);
+  return verdict === true ? undefined : verdict;
 }
 
 function resultText(result: CallToolResult): string {

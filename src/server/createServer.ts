@@ -26,11 +26,12 @@ export interface Denial {
   headers?: Record<string, string>;
 }
 
-/** One tool as the toolsets register it: for scope checks (which toolset, read-only or not). */
+/** One tool as the toolsets register it: for scope checks (which toolset, read-only or not, the capability scopes it always needs). */
 export interface ToolCatalogEntry {
   name: string;
   toolset: string;
   readOnly: boolean;
+  scopes: readonly string[];
 }
 
 /** Where another node holds an MCP session or a debug session (multi-node). */
@@ -55,6 +56,13 @@ export interface ServerHooks {
    * tools/call of one is answered with the Denial (default -32003) before any toolset runs.
    */
   authorize?(principal: Principal, tool: string): true | Denial;
+  /**
+   * A call that needs capability scopes (its tool's `scopes`: fixed, or read from its arguments by
+   * the toolset, e.g. a gdb command that leaves the debugger): may this principal make it? Runs on
+   * every transport before the audit entry; a Denial is the call's JSON-RPC error (default -32003).
+   * Absent: every call may (the local user, the single --api-key).
+   */
+  authorizeCall?(principal: Principal, call: ToolCallStart & { client: string; transport: 'http' | 'stdio' }, scopes: string[]): Promise<true | Denial>;
   /** After every tool call, over HTTP and stdio (audit, quotas). Errors are logged, not thrown. */
   onToolCall?(event: ToolCallEvent, principal: Principal): void | Promise<void>;
   /**
@@ -174,12 +182,15 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
         { name: 'debugkit', title: 'debugkit', version: VERSION },
         { capabilities: { logging: {}, tools: {}, resources: {} }, instructions },
       );
+      const transport = owner.startsWith('http:') ? ('http' as const) : ('stdio' as const);
       const calls: CallRuntime = {
         maxResultTokens,
         mayCall: hooks.authorize ? (tool) => hooks.authorize!(principal, tool) === true : undefined,
+        authorize: hooks.authorizeCall
+          ? (start, scopes) => hooks.authorizeCall!(principal, { ...start, client: clientLabel(server), transport }, scopes)
+          : undefined,
         beforeToolCall: hooks.beforeToolCall
-          ? (start) =>
-              hooks.beforeToolCall!({ ...start, client: clientLabel(server), transport: owner.startsWith('http:') ? 'http' : 'stdio' }, principal)
+          ? (start) => hooks.beforeToolCall!({ ...start, client: clientLabel(server), transport }, principal)
           : undefined,
         onToolCall: async (event) => {
           // The log line is written once the answer has gone out (a synchronous write to stderr).
@@ -222,17 +233,13 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
   };
 }
 
-/** Every tool the toolsets register, learnt by registering them once on a scratch server. */
+/** Every tool the toolsets register, as the registration wrapper describes it, learnt by registering them once on a scratch server. */
 function toolCatalog(toolsets: Toolset[]): ToolCatalogEntry[] {
   const tools: ToolCatalogEntry[] = [];
   for (const toolset of toolsets) {
     const scratch = new McpServer({ name: 'debugkit-catalog', version: VERSION }, { capabilities: { tools: {}, resources: {} } });
-    const original = scratch.registerTool.bind(scratch);
-    scratch.registerTool = ((name: string, config: { annotations?: { readOnlyHint?: boolean } }, ...rest: unknown[]) => {
-      tools.push({ name, toolset: toolset.name, readOnly: config.annotations?.readOnlyHint === true });
-      return (original as (...a: unknown[]) => unknown)(name, config, ...rest);
-    }) as typeof scratch.registerTool;
-    toolset.register(scratch, { owner: 'catalog', notify: () => undefined });
+    const describe = (tool: { name: string; readOnly: boolean; scopes: readonly string[] }) => tools.push({ ...tool, toolset: toolset.name });
+    toolset.register(scratch, { owner: 'catalog', notify: () => undefined, calls: { describe } });
   }
   return tools;
 }

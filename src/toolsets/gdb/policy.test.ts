@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkCommand, isAttachCommand, isDetachCommand, type GdbPolicy } from './policy.js';
+import { capabilityScopes, checkCommand, classifyCommand, gdbArgv, isAttachCommand, isDetachCommand, type GdbPolicy } from './policy.js';
+import { ALLOWED, FILES, SHELL } from './test-support.js';
 
 const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'debugkit-policy-')));
 mkdirSync(path.join(root, 'sub'));
@@ -18,56 +19,6 @@ function verdict(command: string, policy = closed): string {
     return (err as Error).message;
   }
 }
-
-const SHELL = [
-  'shell id', 'she id', 'shel id', '!id', '! id', 'pipe print 1 | sh', 'pip p 1 | sh', '| p 1 | sh', '|p 1|sh',
-  'python import os', 'py import os', 'pyt import os', 'pi', 'python-interactive', 'PYTHON import os',
-  'guile (system "id")', 'gu 1', 'guile-repl', 'gr', 'source /tmp/x.gdb', 'sou x.gdb', 'so x', 'eval "shell id"', 'ev "she"',
-  'make', 'mak all', 'edit main', 'compile code system("id")', 'define evil', 'def evil', 'document x', 'commands 1',
-  'comm', 'if 1', 'while 1', 'alias x = shell', 'cd /', 'cd sub', 'target remote | sh -c id', 'tar ext :1234',
-  'targ remote 10.0.0.1:1', 'new-ui mi /dev/pts/1', 'interpreter-exec console "shell id"', 'maintenance print msymbols /tmp/x',
-  'mt print x', 'jit-reader-load /tmp/x.so', 'add-auto-load-safe-path /', 'remote put /etc/passwd x', 'load',
-  'thread apply all shell id', 't a all she id', 'thread apply 1-3 -q python 1', 'frame apply all -s shell id',
-  'f apply level 1 py 1', 'faas shell id', 'taas -q shell id', 'tfaas !id', 'with print pretty -- shell id',
-  'w print pretty -- python 1', 'thread apply all thread apply all shell id',
-  'set exec-wrapper /bin/sh -c id', 'set startup-with-shell on', 'set auto-load safe-path /', 'set debuginfod enabled on',
-  'set sysroot /', 'set data-directory /tmp', 'set python print-stack full', 'set remote exec-file /bin/sh',
-  'run $(id)', 'run `id`', 'r ; id', 'run | tee /tmp/x', 'run > /tmp/out', 'start $(id)', 'starti && id',
-  'set args $(id)', 'set ar `id`',
-  // The program's environment runs code before main through the start-up shell or the loader.
-  'set environment BASH_ENV=/w/x.sh', 'set env LD_PRELOAD=/w/x.so', 'set enviro FOO=1', '-gdb-set environment BASH_ENV=x',
-  'path /tmp', '-environment-path /tmp',
-  '-interpreter-exec console "shell id"', '-interpreter-exec console "python import os"', '-interpreter-exec mi "-interpreter-exec console \\"shell id\\""',
-  '-interpreter-exec guile "x"', '-break-commands 1 "shell id"', '-break-commands 1 "print x" "py 1"', '-gdb-set exec-wrapper sh',
-  '-gdb-set startup-with-shell on', '-environment-cd /', '-target-select remote | sh', '-target-file-get /etc/passwd x',
-  '-exec-arguments $(id)', '-gdb-set --thread 1 exec-wrapper sh',
-  // The host's process, file and socket tables.
-  'info os processes', 'info os', 'i os files', 'info o sockets', 'inf os', '-info-os processes', 'thread apply all info os', 'print $_shell("id")', '-break-insert -c "$_shell(\\"id\\")==0" main', '12-interpreter-exec console "shell id"', '-interpreter-exec --thread 1 console "she id"',
-];
-
-const FILES = [
-  'dump memory /tmp/x 0 10', 'dump binary value /tmp/x y', 'append binary memory /tmp/x 0 1', 'restore /etc/passwd binary 0',
-  'save breakpoints /tmp/x', 'gcore /tmp/core', 'generate-core-file /tmp/core', 'tsave /tmp/t', 'record save /tmp/r',
-  'file /bin/sh', 'exec-file /bin/bash', 'symbol-file /usr/lib/x', 'core-file /tmp/core', 'add-symbol-file /x 0',
-  'directory /etc', 'dir /etc:/root', 'tty /dev/pts/0', 'add-inferior -exec /bin/sh', 'set logging file /tmp/log',
-  'set logg f /tmp/log', 'set history filename /root/.x', 'set cwd /', 'set inferior-tty /dev/tty', 'dump memory ../x 0 1',
-  'with logging file /tmp/x -- print 1', '-gdb-set logging file /tmp/x', '-file-exec-and-symbols /bin/sh',
-  '-environment-directory /etc', 'file ~/x', 'dump memory sub/../../x 0 1',
-];
-
-const ALLOWED = [
-  'break main', 'b main', 'run', 'r', 'run arg1 arg2', 'run &', 'c', 'continue', 'next', 'n', 's', 'step', 'p x', 'print x + 1',
-  'bt', 'info locals', 'i r', 'info functions', 'x/4x &x', 'finish', 'frame 1', 'f 0', 'thread 1', 'thread apply all bt',
-  'frame apply all p x', 'faas p x', 'with print pretty -- p s', 'set var x = 3', 'set print pretty on', 'set logging on',
-  'set logging file log.txt', 'dump memory out.bin 0 10', 'save breakpoints sub/bp.txt', 'record', 'record full',
-  'record stop', 'file prog', 'display x', 'delete 1', 'd 1', 'do', 'down', 'info sharedlibrary', 'show version',
-  'disassemble main', 'detach', 'kill', 'attach 4242', 'list main', 'l', 'j 10', 'ptype x', 'watch x', 'tbreak f',
-  '-break-insert main', '-exec-run', '-exec-continue', '-stack-list-frames', '-data-evaluate-expression x',
-  '-interpreter-exec console "bt"', '-break-commands 1 "print x" "continue"', '-gdb-set print pretty on',
-  '-exec-arguments a b c', '-file-exec-and-symbols prog', 'set args a b', 'echo hi\\n', 'printf "%d\\n", 1', 'call f(1)',
-  // The session's own program: no PID, or one it started.
-  'info proc', 'info proc mappings', 'i proc cmdline', 'info proc 4242', 'info proc cmdline 4242', 'info program', 'info probes',
-];
 
 describe('gdb command policy (closed: the HTTP default)', () => {
   it.each(SHELL)('refuses %j, naming --allow-gdb-shell', (command) => {
@@ -118,6 +69,49 @@ describe('gdb command policy (closed: the HTTP default)', () => {
     expect(['break attach', 'p attach', '-target-detach'].some(isAttachCommand)).toBe(false);
     expect(['detach', 'det', 'deta', '-target-detach'].every(isDetachCommand)).toBe(true);
     expect(['delete', 'de', 'display'].some(isDetachCommand)).toBe(false);
+  });
+});
+
+describe('one classifier for the flags and the scopes', () => {
+  it.each([...SHELL, ...FILES])('%j needs gdb:shell (and the flag)', (command) => {
+    expect(classifyCommand(command, closed).map((n) => n.capability)).toContain('shell');
+    expect(capabilityScopes(command, closed)).toContain('gdb:shell');
+    expect(capabilityScopes(command, closed)).not.toContain('gdb:attach');
+  });
+
+  it.each(['attach 1', 'at 1', '-target-attach 1', 'info proc 1', 'thread apply all attach 1', '-interpreter-exec console "attach 1"'])(
+    '%j needs gdb:attach (and the flag)',
+    (command) => {
+      expect(capabilityScopes(command, closed)).toEqual(['gdb:attach']);
+      expect(verdict(command)).toContain('--allow-attach');
+    },
+  );
+
+  it.each(ALLOWED)('%j needs no capability', (command) => {
+    expect(classifyCommand(command, closed)).toEqual([]);
+    expect(capabilityScopes(command, open)).toEqual([]);
+  });
+
+  it('quit needs no scope: it is refused whatever the key', () => {
+    expect(classifyCommand('quit', open)).toEqual([{ capability: 'quit', what: expect.stringContaining('use the close tool') }]);
+    expect(capabilityScopes('quit', open)).toEqual([]);
+  });
+
+  it('splits arguments as gdb_argv does: quotes group and go, a backslash takes the next character', () => {
+    expect(gdbArgv(`'/bin/sh' "a b" c\\ d 'it''s' \\'x e\\"`)).toEqual(['/bin/sh', 'a b', 'c d', 'its', "'x", 'e"']);
+    expect(gdbArgv(`  one\ttwo  `)).toEqual(['one', 'two']);
+    expect(gdbArgv(`'a\\'b'`)).toEqual(["a'b"]);
+  });
+});
+
+describe('the classifier reads file arguments as the real gdb does', () => {
+  // What gdb itself loads for each spelling: the classifier must see the same path.
+  const loaded = (command: string) =>
+    execFileSync('gdb', ['-nx', '-batch', '-ex', command, '-ex', 'info inferiors'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+  it.each(["file '/bin/true'", 'file \\/bin/true', 'file "/bin/true"', "file '/bin'/true", "exec-file '/bin/true'"])('%j: gdb loads /bin/true, and the policy refuses it', (command) => {
+    expect(loaded(command)).toMatch(/\/bin\/true/);
+    expect(verdict(command)).toMatch(/^refused: .*outside the workspace root/);
   });
 });
 

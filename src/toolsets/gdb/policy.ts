@@ -2,18 +2,43 @@ import path from 'node:path';
 import { DebugkitError } from '../../core/errors.js';
 import { resolveContained } from '../../core/paths.js';
 
-/** What the operator lets a gdb session reach beyond the debugger itself. */
-export interface GdbPolicy {
-  /** Workspace root: files gdb reads or writes must be inside it unless allowShell. */
+/**
+ * What one gdb command reaches beyond the debugger. Each capability has one operator flag and one
+ * key scope; a command runs only when the calling key holds the scope AND the flag is on. The
+ * classifier below is the one place gdb syntax is read for this: the flag check (checkCommand)
+ * and the scope check (capabilityScopes, asked by the call tool) both use it.
+ */
+export type Capability = 'shell' | 'attach';
+
+/** The operator flag and the key scope that open each capability. */
+export const CAPABILITIES: Record<Capability, { flag: string; scope: string }> = {
+  shell: { flag: '--allow-gdb-shell', scope: 'gdb:shell' },
+  attach: { flag: '--allow-attach', scope: 'gdb:attach' },
+};
+
+/** One thing a command needs: a capability, or `quit` (never allowed: the close tool ends sessions). */
+export interface Need {
+  capability: Capability | 'quit';
+  /** What was found, for the refusal ("\"shell\" runs outside the debugger ..."). */
+  what: string;
+}
+
+/** Where a session stands, for judging paths and pids. */
+export interface CommandContext {
+  /** Workspace root: files gdb reads or writes must be inside it, or the command needs `shell`. */
   root: string;
   /** gdb's working directory (inside root); relative file arguments resolve against it. */
   cwd: string;
+  /** Pids of programs this session started itself (attaching back to them needs nothing). */
+  ownPids?: ReadonlySet<number>;
+}
+
+/** What the operator lets a gdb session reach beyond the debugger itself. */
+export interface GdbPolicy extends CommandContext {
   /** --allow-gdb-shell: shell, python, source, files outside root, remote targets, ... */
   allowShell: boolean;
   /** --allow-attach: attach to processes this session did not start. */
   allowAttach: boolean;
-  /** Pids of programs this session started itself (attaching back to them is always allowed). */
-  ownPids?: ReadonlySet<number>;
 }
 
 export class CommandRefusedError extends DebugkitError {
@@ -21,6 +46,42 @@ export class CommandRefusedError extends DebugkitError {
   constructor(message: string) {
     super('INVALID_ARGUMENT', message);
   }
+}
+
+/** Everything `command` (one CLI or MI line) needs, in the order found; empty when it stays in the debugger. */
+export function classifyCommand(command: string, context: CommandContext): Need[] {
+  const c = new Classifier(context);
+  const text = command.trim().replace(/^\d+(?=-)/, '');
+  // GDB 14 and later evaluate $_shell("cmd") in any expression (print, condition, set var, ...).
+  if (/\$_shell\b/.test(text)) c.need('shell', '"$_shell" runs a host command from an expression');
+  if (text.startsWith('-')) c.mi(text, 0);
+  else c.cli(text, 0);
+  return c.needs;
+}
+
+/** Throws CommandRefusedError when the operator's flags do not allow `command`: the first need they do not open. */
+export function checkCommand(command: string, policy: GdbPolicy): void {
+  for (const need of classifyCommand(command, policy)) {
+    if (need.capability === 'quit') throw new CommandRefusedError(`refused: ${need.what}`);
+    if (!flagAllows(policy, need.capability)) {
+      throw new CommandRefusedError(`refused: ${need.what}; the operator can allow this by starting debugkit with ${CAPABILITIES[need.capability].flag}`);
+    }
+  }
+}
+
+/**
+ * The key scopes `command` needs, sorted, without repeats. They are checked before the flags (a
+ * key without the scope is refused -32003 whatever the flags, and the attempt is audited as
+ * denied); a key with them still needs the operator's flag (checkCommand).
+ */
+export function capabilityScopes(command: string, context: CommandContext): string[] {
+  const scopes = new Set<string>();
+  for (const need of classifyCommand(command, context)) if (need.capability !== 'quit') scopes.add(CAPABILITIES[need.capability].scope);
+  return [...scopes].sort();
+}
+
+function flagAllows(policy: GdbPolicy, capability: Capability): boolean {
+  return capability === 'shell' ? policy.allowShell : policy.allowAttach;
 }
 
 /**
@@ -82,6 +143,10 @@ const SETTINGS: Array<{ words: string[]; rule: 'shell' | 'file' | 'args' }> = [
   { words: ['script-extension'], rule: 'shell' },
   { words: ['substitute-path'], rule: 'shell' },
   { words: ['directories'], rule: 'file' },
+  // Files gdb writes or reads where the setting says.
+  { words: ['index-cache', 'directory'], rule: 'file' },
+  { words: ['remotelogfile'], rule: 'file' },
+  { words: ['tdesc', 'filename'], rule: 'file' },
 ];
 
 /** MI commands that need more than "allowed"; MI names are exact (no abbreviations). */
@@ -108,50 +173,207 @@ const MI_RULES: Record<string, Rule | 'interpreter' | 'break-commands'> = {
   '-info-os': 'shell',
 };
 
-const SHELL_FLAG = '--allow-gdb-shell';
-const ATTACH_FLAG = '--allow-attach';
 /** What /bin/sh would treat as more than words when gdb starts the program through it. */
-const SHELL_SYNTAX = /[`$;|&<>()\n]/;
+const SHELL_SYNTAX = /[`$;|&<>()\n\r]/;
 
-/** Throws CommandRefusedError when the operator's policy does not allow `command` (one CLI or MI line). */
-export function checkCommand(command: string, policy: GdbPolicy): void {
-  const text = command.trim().replace(/^\d+(?=-)/, '');
-  // GDB 14 and later evaluate $_shell("cmd") in any expression (print, condition, set var, ...).
-  if (!policy.allowShell && /\$_shell\b/.test(text)) refuse('"$_shell" runs a host command from an expression', SHELL_FLAG);
-  if (text.startsWith('-')) checkMi(text, policy, 0);
-  else checkCli(text, policy, 0);
-}
+/** A pure option word ("-exec", "--readnow"): never a path. */
+const OPTION_WORD = /^--?[A-Za-z][A-Za-z0-9-]*$/;
 
-function checkCli(text: string, policy: GdbPolicy, depth: number): void {
-  if (depth > 8) refuse(`"${text}" nests commands too deeply`);
-  const { word, rest } = splitCommand(text);
-  if (!word) return;
-  // "info" and its aliases: "i", "inf" (GDB's own alias), "info".
-  if (word === 'i' || word === 'inf' || word === 'info') return checkInfo(rest, policy);
-  const [name, rule] = resolve(word);
-  if (!rule) return;
-  switch (rule) {
-    case 'shell':
-      if (!policy.allowShell) refuse(`"${name}" runs outside the debugger (host commands, scripts or other machines)`, SHELL_FLAG);
+/**
+ * Reads one command the way gdb does and collects what it needs. Nothing here depends on the
+ * operator's flags or the key's scopes: those decide afterwards, from the needs.
+ */
+class Classifier {
+  readonly needs: Need[] = [];
+
+  constructor(private readonly context: CommandContext) {}
+
+  need(capability: Need['capability'], what: string): void {
+    this.needs.push({ capability, what });
+  }
+
+  cli(text: string, depth: number): void {
+    if (depth > 8) return this.need('shell', `"${text.slice(0, 80)}" nests commands too deeply`);
+    const { word, rest } = splitCommand(text);
+    if (!word) return;
+    // "info" and its aliases: "i", "inf" (GDB's own alias), "info".
+    if (word === 'i' || word === 'inf' || word === 'info') return this.info(rest);
+    const [name, rule] = resolve(word);
+    if (!rule) return;
+    switch (rule) {
+      case 'shell':
+        if (name === 'interpreter-exec') return this.interpreterExec(gdbArgv(rest), depth);
+        return this.need('shell', `"${name}" runs outside the debugger (host commands, scripts or other machines)`);
+      case 'quit':
+        return this.need('quit', `"${name}" would end gdb behind the session's back: use the close tool to end the session`);
+      case 'attach':
+        return this.attach(rest);
+      case 'args':
+        return this.args(name, rest.replace(/\s*&\s*$/, ''));
+      case 'file':
+        return this.fileCommand(name, rest, 'cli');
+      case 'set':
+        return this.setting(rest, 'set');
+      case 'nested':
+        return this.nested(name, rest, depth);
+    }
+  }
+
+  mi(text: string, depth: number): void {
+    if (depth > 8) return this.need('shell', `"${text.slice(0, 80)}" nests commands too deeply`);
+    const name = /^-[A-Za-z0-9_-]+/.exec(text)?.[0] ?? text;
+    const rest = text.slice(name.length).trim();
+    const rule = MI_RULES[name];
+    if (!rule) return;
+    // Options MI allows on any command ("--thread 1", "--frame 0") come first: skip them.
+    let args = splitArgs(rest);
+    while (/^--(thread|frame|thread-group|language)$/.test(args[0] ?? '')) args = args.slice(2);
+    switch (rule) {
+      case 'interpreter':
+        return this.interpreterExec(args, depth);
+      case 'break-commands':
+        // -break-commands NUMBER "command" ...: each runs when the breakpoint is hit.
+        for (const c of args.slice(1)) {
+          if (c.trimStart().startsWith('-')) this.mi(c.trim(), depth + 1);
+          else this.cli(c, depth + 1);
+        }
+        return;
+      case 'set':
+        return this.setting(args.join(' '), '-gdb-set');
+      case 'shell':
+        return this.need('shell', `"${name}" reaches outside the debugger`);
+      case 'attach':
+        return this.attach(args.filter((a) => !a.startsWith('--')).join(' '));
+      case 'quit':
+        return this.need('quit', `"${name}" would end gdb behind the session's back: use the close tool to end the session`);
+      case 'args':
+        return this.args(name, rest);
+      case 'file':
+        return this.fileCommand(name, rest, 'mi');
+      default:
+        return;
+    }
+  }
+
+  /** `interpreter-exec INTERP CMD...` (CLI, arguments split as gdb's buildargv does) and MI `-interpreter-exec`. */
+  private interpreterExec([interp, ...commands]: string[], depth: number): void {
+    const target = (interp ?? '').toLowerCase();
+    if (target === 'console') for (const c of commands) this.cli(c, depth + 1);
+    else if (/^mi\d?$/.test(target)) for (const c of commands) this.mi(c.trim(), depth + 1);
+    else this.need('shell', `"interpreter-exec ${interp ?? ''}": only the console and mi interpreters are served`);
+  }
+
+  private nested(name: string, rest: string, depth: number): void {
+    if (name === 'with' || name === 'w') {
+      // gdb splits at the first "--" anywhere in the line, as here.
+      const sep = rest.indexOf('--');
+      this.setting(sep === -1 ? rest : rest.slice(0, sep), 'with');
+      if (sep !== -1) this.cli(rest.slice(sep + 2), depth + 1);
       return;
-    case 'quit':
-      refuse(`"${name}" would end gdb behind the session's back: use the close tool to end the session`);
-      return;
-    case 'attach':
-      checkAttach(rest, policy);
-      return;
-    case 'args':
-      checkArgs(name, rest.replace(/\s*&\s*$/, ''), policy);
-      return;
-    case 'file':
-      checkFileCommand(name, rest, policy);
-      return;
-    case 'set':
-      checkSetting(rest, policy, 'set');
-      return;
-    case 'nested':
-      checkNested(name, rest, policy, depth);
-      return;
+    }
+    const words = wordsWithOffsets(rest);
+    let i = 0;
+    if (name === 'thread' || name === 't' || name === 'frame' || name === 'f') {
+      // Only "apply" runs a command; "thread 2", "frame 1", "frame function f" do not.
+      if (words.length === 0 || !'apply'.startsWith(words[0]!.word.toLowerCase())) return;
+      i = 1;
+      // The thread/frame selection: ids, ranges, "all", "level 1-3", counts, and options.
+      while (i < words.length && /^(all|level|-?\d[\d.\-]*|\$\w+|-\S+)$/i.test(words[i]!.word)) i++;
+    } else {
+      while (i < words.length && words[i]!.word.startsWith('-')) i++;
+    }
+    // The nested command is the rest of the line as written (its quoting intact).
+    if (i < words.length) this.cli(rest.slice(words[i]!.at), depth + 1);
+  }
+
+  private setting(rest: string, via: string): void {
+    const words = wordsWithOffsets(rest);
+    for (const setting of SETTINGS) {
+      const n = setting.words.length;
+      if (words.length < n) continue;
+      // GDB takes unique prefixes of each word ("set logg f"); a prefix is taken as the setting.
+      if (!setting.words.every((w, k) => w.startsWith(words[k]!.word.toLowerCase()))) continue;
+      const name = `${via} ${setting.words.join(' ')}`;
+      const value = words.length > n ? rest.slice(words[n]!.at).trim() : '';
+      if (setting.rule === 'shell') this.need('shell', `"${name}" reaches outside the debugger`);
+      if (setting.rule === 'file') this.paths(name, [value, ...pathWords(value, 'cli')], setting.words[0] === 'directories');
+      if (setting.rule === 'args') this.args(name, value);
+    }
+  }
+
+  /** Program arguments go through /bin/sh: plain words pass; expansions, redirections and command lists need `shell`. */
+  private args(name: string, args: string): void {
+    if (!SHELL_SYNTAX.test(args)) return;
+    this.need(
+      'shell',
+      `"${name}" with shell syntax in the program arguments (${JSON.stringify(args)}): gdb starts the program through /bin/sh, which would run it. ` +
+        'Pass arguments with open {"args": [...]}, which quotes each one',
+    );
+  }
+
+  /**
+   * `info os` reads the host's tables (every process with its command line, open files, sockets);
+   * `info proc [what] PID` reads another process's /proc entries (command line, cwd, exe, maps,
+   * status). Without a PID it shows the session's own program, as does a PID the session started.
+   */
+  private info(rest: string): void {
+    const tokens = rest.split(/\s+/).filter(Boolean);
+    const sub = (tokens[0] ?? '').toLowerCase();
+    // GDB resolves "info o" and "info os" to `info os`; "proc" needs at least "proc" (pr/pro are ambiguous there).
+    if (sub !== '' && 'os'.startsWith(sub)) {
+      return this.need('shell', `"${`info os ${tokens.slice(1).join(' ')}`.trim()}": it reads the host's process, file and socket tables`);
+    }
+    if (!(sub.length >= 4 && 'proc'.startsWith(sub))) return;
+    const pid = tokens.slice(1).find((t) => /^\d+$/.test(t));
+    if (pid === undefined || this.context.ownPids?.has(Number(pid))) return;
+    this.need('attach', `"info proc ${tokens.slice(1).join(' ')}": it reads /proc of process ${pid}, which this session did not start`);
+  }
+
+  private attach(rest: string): void {
+    const pid = Number(rest.trim().split(/\s+/)[0]);
+    if (Number.isInteger(pid) && this.context.ownPids?.has(pid)) return;
+    this.need('attach', `"attach ${rest.trim()}": attaching to a process this session did not start`);
+  }
+
+  /**
+   * Commands that take host paths. Every word that could be a path, as gdb's argument splitter
+   * reads it (quotes and backslashes removed) and as written, must stay inside the root: which
+   * word is the file differs by command and subcommand, and the other words (subcommands, numbers,
+   * expressions) are relative names that pass.
+   */
+  private fileCommand(name: string, rest: string, syntax: 'cli' | 'mi'): void {
+    const words = pathWords(rest, syntax);
+    if (name === 'record' || name === 'rec') {
+      // Only "record save FILE" writes a file; other record subcommands ("record instruction-history /m") stay in the debugger.
+      const sub = rest.trim().split(/\s+/)[0] ?? '';
+      if (!(sub.length >= 2 && 'save'.startsWith(sub.toLowerCase()))) return;
+      return this.paths('record save', words.slice(1), false);
+    }
+    const directories = name === 'directory' || name === 'dir' || name === '-environment-directory';
+    this.paths(name, words, directories);
+  }
+
+  private paths(name: string, candidates: string[], colonLists: boolean): void {
+    for (const word of candidates) {
+      if (word === '' || OPTION_WORD.test(word)) continue;
+      for (const part of colonLists ? word.split(':') : [word]) {
+        if (part !== '' && !this.inside(name, part)) {
+          return this.need('shell', `"${name} ${word}": the file is outside the workspace root ${this.context.root}`);
+        }
+      }
+    }
+  }
+
+  private inside(name: string, file: string): boolean {
+    // gdb expands "~" and "~user" to a home directory: never the root's.
+    if (file.startsWith('~')) return false;
+    try {
+      resolveContained(this.context.root, path.resolve(this.context.cwd, file), { mustExist: false, what: `"${name}" file` });
+      return true;
+    } catch (err) {
+      if (err instanceof DebugkitError && err.code === 'PATH_OUTSIDE_ROOT') return false;
+      throw err;
+    }
   }
 }
 
@@ -177,169 +399,54 @@ function splitCommand(text: string): { word: string; rest: string } {
   return { word: m[0].toLowerCase(), rest: trimmed.slice(m[0].length).trim() };
 }
 
-function checkNested(name: string, rest: string, policy: GdbPolicy, depth: number): void {
-  if (name === 'with' || name === 'w') {
-    const sep = rest.indexOf('--');
-    checkSetting(sep === -1 ? rest : rest.slice(0, sep), policy, 'with');
-    if (sep !== -1) checkCli(rest.slice(sep + 2), policy, depth + 1);
-    return;
-  }
-  const tokens = rest.split(/\s+/).filter(Boolean);
-  let i = 0;
-  if (name === 'thread' || name === 't' || name === 'frame' || name === 'f') {
-    // Only "apply" runs a command; "thread 2", "frame 1", "frame function f" do not.
-    if (tokens.length === 0 || !'apply'.startsWith(tokens[0]!.toLowerCase()) || tokens[0]!.length < 1) return;
-    i = 1;
-    // The thread/frame selection: ids, ranges, "all", "level 1-3", counts, and options.
-    while (i < tokens.length && /^(all|level|-?\d[\d.\-]*|\$\w+|-\S+)$/i.test(tokens[i]!)) i++;
-  } else {
-    while (i < tokens.length && tokens[i]!.startsWith('-')) i++;
-  }
-  const inner = tokens.slice(i).join(' ');
-  if (inner) checkCli(inner, policy, depth + 1);
+/** Whitespace-separated words with where each starts, so the rest of a line can be taken as written. */
+function wordsWithOffsets(text: string): Array<{ word: string; at: number }> {
+  return [...text.matchAll(/\S+/g)].map((m) => ({ word: m[0], at: m.index! }));
 }
 
-function checkSetting(rest: string, policy: GdbPolicy, via: string): void {
-  const tokens = rest.split(/\s+/).filter(Boolean);
-  for (const setting of SETTINGS) {
-    const n = setting.words.length;
-    if (tokens.length < n) continue;
-    // GDB takes unique prefixes of each word ("set logg f"); a prefix is taken as the setting.
-    if (!setting.words.every((w, k) => tokens[k]!.length > 0 && w.startsWith(tokens[k]!.toLowerCase()))) continue;
-    const name = `${via} ${setting.words.join(' ')}`;
-    const value = tokens.slice(n).join(' ');
-    if (setting.rule === 'shell' && !policy.allowShell) refuse(`"${name}" reaches outside the debugger`, SHELL_FLAG);
-    if (setting.rule === 'file') checkPath(name, value, policy);
-    if (setting.rule === 'args') checkArgs(name, value, policy);
-  }
-}
-
-/** Program arguments go through /bin/sh: plain words pass; expansions, redirections and command lists need the flag. */
-function checkArgs(name: string, args: string, policy: GdbPolicy): void {
-  if (policy.allowShell || !SHELL_SYNTAX.test(args)) return;
-  refuse(
-    `"${name}" with shell syntax in the program arguments (${JSON.stringify(args)}): gdb starts the program through /bin/sh, which would run it. ` +
-      'Pass arguments with open {"args": [...]}, which quotes each one',
-    SHELL_FLAG,
-  );
+/** The words of a file command's arguments under every reading gdb may give them: split as written, and dequoted. */
+function pathWords(text: string, syntax: 'cli' | 'mi'): string[] {
+  const raw = text.split(/\s+/).filter(Boolean);
+  return [...new Set([...raw, ...gdbArgv(text), ...(syntax === 'mi' ? splitArgs(text) : [])])];
 }
 
 /**
- * `info os` reads the host's tables (every process with its command line, open files, sockets);
- * `info proc [what] PID` reads another process's /proc entries (command line, cwd, exe, maps,
- * status). Without a PID it shows the session's own program, which is allowed, as is a PID of a
- * program the session started.
+ * Splits a CLI command's arguments as gdb's `gdb_argv` (libiberty's buildargv) does, which `file`,
+ * `exec-file`, `symbol-file`, `core-file`, `add-symbol-file`, `directory` and `interpreter-exec`
+ * use: whitespace separates; a backslash takes the next character as it is, inside quotes too;
+ * single and double quotes group and are removed.
  */
-function checkInfo(rest: string, policy: GdbPolicy): void {
-  const tokens = rest.split(/\s+/).filter(Boolean);
-  const sub = (tokens[0] ?? '').toLowerCase();
-  // GDB resolves "info o" and "info os" to `info os`; "proc" needs at least "proc" (pr/pro are ambiguous there).
-  if (sub !== '' && 'os'.startsWith(sub)) {
-    const what = `info os ${tokens.slice(1).join(' ')}`.trim();
-    if (!policy.allowShell) refuse(`"${what}": it reads the host's process, file and socket tables`, SHELL_FLAG);
-    return;
-  }
-  if (!(sub.length >= 4 && 'proc'.startsWith(sub))) return;
-  if (policy.allowAttach) return;
-  const pid = tokens.slice(1).find((t) => /^\d+$/.test(t));
-  if (pid === undefined || policy.ownPids?.has(Number(pid))) return;
-  refuse(`"info proc ${tokens.slice(1).join(' ')}": it reads /proc of process ${pid}, which this session did not start`, ATTACH_FLAG);
-}
-
-function checkAttach(rest: string, policy: GdbPolicy): void {
-  if (policy.allowAttach) return;
-  const pid = Number(rest.trim().split(/\s+/)[0]);
-  if (Number.isInteger(pid) && policy.ownPids?.has(pid)) return;
-  refuse(`"attach ${rest.trim()}": attaching to a process this session did not start`, ATTACH_FLAG);
-}
-
-/** Commands whose argument is a host path; the path is the first word that is not a subcommand or option. */
-const FILE_SUBCOMMANDS = new Set(['binary', 'ihex', 'srec', 'tekhex', 'verilog', 'value', 'memory', 'breakpoints', 'gdb-index', 'tracepoints', 'save', 'full', '-r', '-readnow', '-dwarf-5', '-no-copy', '-exec', '--exec', '-copies', '-no-connection', '-o']);
-
-function checkFileCommand(name: string, rest: string, policy: GdbPolicy): void {
-  const tokens = splitArgs(rest);
-  if (name === 'record' || name === 'rec') {
-    // Only "record save FILE" writes a file; other record subcommands stay in the debugger.
-    if (tokens.length === 0 || !(tokens[0]!.length >= 2 && 'save'.startsWith(tokens[0]!))) return;
-    return checkPath('record save', tokens[1] ?? '', policy);
-  }
-  if (name === 'add-inferior' || name === '-add-inferior') {
-    const at = tokens.findIndex((t) => t === '-exec' || t === '--exec');
-    if (at !== -1) checkPath(name, tokens[at + 1] ?? '', policy);
-    return;
-  }
-  if (name === 'save') {
-    if (tokens.length === 0) return;
-    return checkPath(`save ${tokens[0]}`, tokens[1] ?? '', policy);
-  }
-  if (name === 'directory' || name === 'dir' || name === '-environment-directory') {
-    for (const dir of tokens.filter((t) => !t.startsWith('-'))) for (const part of dir.split(':')) checkPath(name, part, policy);
-    return;
-  }
-  const file = tokens.find((t) => !FILE_SUBCOMMANDS.has(t.toLowerCase()) && !/^-/.test(t));
-  if (file !== undefined) checkPath(name, file, policy);
-}
-
-function checkPath(name: string, file: string, policy: GdbPolicy): void {
-  if (policy.allowShell || file === '') return;
-  const expanded = file.startsWith('~') ? path.join('/nonexistent-home', file.slice(1)) : file;
-  try {
-    resolveContained(policy.root, path.resolve(policy.cwd, expanded), { mustExist: false, what: `"${name}" file` });
-  } catch (err) {
-    if (err instanceof DebugkitError && err.code === 'PATH_OUTSIDE_ROOT') {
-      refuse(`"${name} ${file}": the file is outside the workspace root ${policy.root}`, SHELL_FLAG);
+export function gdbArgv(text: string): string[] {
+  const out: string[] = [];
+  const space = (ch: string) => ch === ' ' || ch === '\t' || ch === '\n' || ch === '\r' || ch === '\v' || ch === '\f';
+  let i = 0;
+  while (i < text.length) {
+    while (i < text.length && space(text[i]!)) i++;
+    if (i >= text.length) break;
+    let arg = '';
+    let single = false;
+    let double = false;
+    let escaped = false;
+    for (; i < text.length; i++) {
+      const ch = text[i]!;
+      if (space(ch) && !single && !double && !escaped) break;
+      if (escaped) {
+        escaped = false;
+        arg += ch;
+      } else if (ch === '\\') escaped = true;
+      else if (single) {
+        if (ch === "'") single = false;
+        else arg += ch;
+      } else if (double) {
+        if (ch === '"') double = false;
+        else arg += ch;
+      } else if (ch === "'") single = true;
+      else if (ch === '"') double = true;
+      else arg += ch;
     }
-    throw err;
+    out.push(arg);
   }
-}
-
-function checkMi(text: string, policy: GdbPolicy, depth: number): void {
-  if (depth > 8) refuse(`"${text}" nests commands too deeply`);
-  const name = /^-[A-Za-z0-9_-]+/.exec(text)?.[0] ?? text;
-  const rest = text.slice(name.length).trim();
-  const rule = MI_RULES[name];
-  if (!rule) return;
-  // Options MI allows on any command ("--thread 1", "--frame 0") come first: skip them.
-  let all = splitArgs(rest);
-  while (/^--(thread|frame|thread-group|language)$/.test(all[0] ?? '')) all = all.slice(2);
-  const args = all;
-  switch (rule) {
-    case 'interpreter': {
-      const [interp, ...commands] = args;
-      const target = (interp ?? '').toLowerCase();
-      if (target === 'console') for (const c of commands) checkCli(c, policy, depth + 1);
-      else if (/^mi\d?$/.test(target)) for (const c of commands) checkMi(c.trim(), policy, depth + 1);
-      else if (!policy.allowShell) refuse(`"-interpreter-exec ${interp ?? ''}": only the console and mi interpreters are served`, SHELL_FLAG);
-      return;
-    }
-    case 'break-commands':
-      // -break-commands NUMBER "command" ...: each runs when the breakpoint is hit.
-      for (const c of args.slice(1)) {
-        if (c.startsWith('-')) checkMi(c, policy, depth + 1);
-        else checkCli(c, policy, depth + 1);
-      }
-      return;
-    case 'set':
-      checkSetting(args.join(' '), policy, '-gdb-set');
-      return;
-    case 'shell':
-      if (!policy.allowShell) refuse(`"${name}" reaches outside the debugger`, SHELL_FLAG);
-      return;
-    case 'attach':
-      checkAttach(args.filter((a) => !a.startsWith('--')).join(' '), policy);
-      return;
-    case 'quit':
-      refuse(`"${name}" would end gdb behind the session's back: use the close tool to end the session`);
-      return;
-    case 'args':
-      checkArgs(name, rest, policy);
-      return;
-    case 'file':
-      checkFileCommand(name, rest, policy);
-      return;
-    default:
-      return;
-  }
+  return out;
 }
 
 /** Splits MI/CLI arguments: words, and C strings in double quotes with backslash escapes. */
@@ -384,9 +491,4 @@ export function isDetachCommand(command: string): boolean {
   if (text.startsWith('-')) return /^-target-detach\b/.test(text);
   const { word } = splitCommand(text);
   return word.length >= 3 && 'detach'.startsWith(word);
-}
-
-function refuse(what: string, flag?: string): never {
-  const how = flag ? `; the operator can allow this by starting debugkit with ${flag}` : '';
-  throw new CommandRefusedError(`refused: ${what}${how}`);
 }

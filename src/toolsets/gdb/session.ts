@@ -8,7 +8,7 @@ import type { MiRecord, MiTuple } from './mi/parser.js';
 import { boundPromise, waitBounded } from '../../core/wait.js';
 import { toMiCommand } from './command.js';
 import { CallCollector } from './collector.js';
-import { checkCommand, isAttachCommand, isDetachCommand, type GdbPolicy } from './policy.js';
+import { capabilityScopes, checkCommand, isAttachCommand, isDetachCommand, type GdbPolicy } from './policy.js';
 
 export type TargetState = 'not started' | 'running' | 'stopped' | 'exited';
 
@@ -177,9 +177,18 @@ export class GdbSession implements SessionResource {
     await terminate(this.proc, { graceMs: 1000 });
   }
 
+  /** The key scopes `command` needs in this session (what it reaches beyond the debugger). */
+  capabilityScopes(command: string): string[] {
+    return capabilityScopes(command, { root: this.options.policy?.root ?? this.options.cwd, cwd: this.options.cwd, ownPids: this.ownPids });
+  }
+
+  private commandPolicy(): GdbPolicy {
+    return { ...this.options.policy!, cwd: this.options.cwd, ownPids: this.ownPids };
+  }
+
   private async runCall(command: string, options: CallOptions): Promise<CallOutcome> {
     this.assertAlive();
-    if (this.options.policy && !options.trusted) checkCommand(command, { ...this.options.policy, cwd: this.options.cwd, ownPids: this.ownPids });
+    if (this.options.policy && !options.trusted) checkCommand(command, this.commandPolicy());
     const { mi, interrupt } = toMiCommand(command);
     this.command = command;
     const wasRunning = this.state === 'running';

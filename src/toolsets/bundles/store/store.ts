@@ -141,6 +141,7 @@ export class BundleStore {
     return this.describe(name);
   }
 
+  /** Adds a bundle from `source`: a URL (downloaded: see isUrlSource), a local archive or directory, or a stored bundle's name. */
   add(source: string, options: AddOptions = {}): Promise<AddResult> {
     const run = this.chain.then(() => this.addNow(source, options));
     this.chain = run.catch(() => {});
@@ -156,7 +157,7 @@ export class BundleStore {
     } catch (err) {
       throw storageError(`Cannot create the bundle store ${this.dir}`, err);
     }
-    if (/^https?:\/\//i.test(source)) return this.addUrl(source, options);
+    if (isUrlSource(source)) return this.addUrl(source, options);
 
     const abs = await this.localSource(source);
     const st = abs === null ? null : await stat(abs).catch(() => null);
@@ -461,4 +462,9 @@ function storageError(what: string, err: unknown): BundleError {
   const e = err as NodeJS.ErrnoException;
   if (e?.code === 'ENOSPC' || e?.code === 'EDQUOT') return new BundleError('StorageError', `Insufficient disk space for the bundle store (${e.message})`, { cause: err });
   return new BundleError('StorageError', `${what}: ${e?.message ?? String(err)}`, { cause: err });
+}
+
+/** True when `add` downloads `source` (an http(s) URL) rather than reading a local path or a stored name. */
+export function isUrlSource(source: string): boolean {
+  return /^https?:\/\//i.test(source);
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
+import { isUrlSource } from '../store/index.js';
 import type { BundleWorkspace } from '../workspace.js';
 
 const input = {
@@ -33,6 +34,8 @@ export function initializeBundleTool(workspace: BundleWorkspace): ToolSpec<typeo
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    // A source that is a URL is downloaded: that reaches other machines.
+    scopes: { of: (args) => (isUrlSource(args.source) ? ['bundles:download'] : []) },
     async run(args, call) {
       const bundle = await workspace.initialize(call.client.owner, args.source, {
         force: args.force,

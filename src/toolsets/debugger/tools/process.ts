@@ -40,6 +40,7 @@ export const attachTool: DebuggerTool = (ctx) => defineTool({
   description: 'Attach to a running process by pid (it stops; debugger_detach lets it run on). History comes from fork checkpoints taken at each stop.',
   input: { pid: z.number().int().positive().describe('Process ID to attach to'), session_id: sessionId, timeout: idleTimeout },
   output: { pid: z.number(), session_id: z.string(), history: z.string(), program: z.string(), stop: z.object(stopShape) },
+  scopes: { always: ['debugger:attach'] },
   async run({ pid, session_id, timeout }, call) {
     checkAttachable(pid, ctx.config.debugger.allowAttach);
     // The registry reserves session_id before gdb starts: a concurrent attach or launch of it is refused.

@@ -23,6 +23,11 @@ export function callTool(ctx: GdbContext): ToolSpec<typeof input, typeof callOut
     input,
     output: callOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+    // What the command reaches (a shell, files outside the root, another process) is read by the
+    // session's policy, the same classifier that applies the operator's flags when it runs.
+    scopes: {
+      of: (args, call) => ctx.registry.find(call.client.owner, args.id)?.capabilityScopes(args.command) ?? [],
+    },
     run: (args, call) =>
       ctx.registry.use(call.client.owner, args.id, (session) =>
         session.call(args.command, { waitMs: waitMs(args.wait), signal: call.signal }),

@@ -44,6 +44,8 @@ export function mockRecordTool(config: Config, warn: (m: string) => void): ToolS
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
+    // It runs the command it is given.
+    scopes: { always: ['mocks:run'] },
     async run(args, call) {
       const shownPath = args.path ?? './keploy';
       const configuration = { command: args.command, path: shownPath };

@@ -77,6 +77,8 @@ export function mockTestTool(config: Config, warn: (m: string) => void): ToolSpe
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
+    // It runs the command it is given.
+    scopes: { always: ['mocks:run'] },
     async run(args, call) {
       const onMiss = args.onMiss ?? (args.fallBackOnMiss ? 'passthrough' : 'fail');
       const fallBackOnMiss = onMiss !== 'fail';
