@@ -74,17 +74,23 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-describe('default flags: refused', () => {
-  it('a key without the scope gets -32003 naming it, for every spelling', async () => {
-    const id = await openSession(closed, closed.gdb);
-    for (const [scope, commands] of [['gdb:shell', [...SHELL, ...FILES]], ['gdb:attach', ATTACH(pid)]] as const) {
-      for (const command of commands) {
-        const answer = await call(closed, closed.gdb, 'call', { id, command });
-        expect(answer.error?.code, command).toBe(-32003);
-        expect(answer.error?.data, command).toMatchObject({ required_scope: scope, tool: 'call' });
-      }
+/** Every spelling of every family, sent by a `gdb` key: each is -32003 naming the scope it needs. */
+async function expectScopeRefusals(s: Server): Promise<void> {
+  const id = await openSession(s, s.gdb);
+  for (const [scope, commands] of [['gdb:shell', [...SHELL, ...FILES]], ['gdb:attach', ATTACH(pid)]] as const) {
+    for (const command of commands) {
+      const answer = await call(s, s.gdb, 'call', { id, command });
+      expect(answer.error?.code, command).toBe(-32003);
+      expect(answer.error?.message, command).toContain(`needs scope ${scope}`);
+      expect(answer.error?.data, command).toMatchObject({ required_scope: scope, tool: 'call' });
     }
-  });
+  }
+  // What it may do, it does.
+  expect(text(await call(s, s.gdb, 'call', { id, command: 'print 6*7' }))).toContain('42');
+}
+
+describe('default flags: refused', () => {
+  it('a key without the scope gets -32003 naming it, for every spelling', () => expectScopeRefusals(closed));
 
   it('a key with every scope is refused by the flag, which the error names', async () => {
     const id = await openSession(closed, closed.full);
@@ -101,18 +107,7 @@ describe('default flags: refused', () => {
 });
 
 describe('--allow-gdb-shell --allow-attach', () => {
-  it('a gdb key gets -32003 naming the scope, for every spelling', async () => {
-    const id = await openSession(open, open.gdb);
-    for (const [scope, commands] of [['gdb:shell', [...SHELL, ...FILES]], ['gdb:attach', ATTACH(pid)]] as const) {
-      for (const command of commands) {
-        const answer = await call(open, open.gdb, 'call', { id, command });
-        expect(answer.error?.code, command).toBe(-32003);
-        expect(answer.error?.message, command).toContain(`needs scope ${scope}`);
-      }
-    }
-    // What it may do, it does.
-    expect(text(await call(open, open.gdb, 'call', { id, command: 'print 6*7' }))).toContain('42');
-  });
+  it('a gdb key gets -32003 naming the scope, for every spelling', () => expectScopeRefusals(open));
 
   it('a key with the scope is let through to gdb, which runs the command', async () => {
     const id = await openSession(open, open.full);
