@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { bearerChallenge, KEY_HINT } from '../server/auth.js';
 import { cleanTraceparent, debugSessionOf, firstChangedEntry, redact, type AuditRecord, type ChainAnchor, type ChainState } from './audit.js';
 import { bearerToken, hashKey, sameSecret, type KeyContext } from './keys.js';
 import { windowAt, type Limit } from './limits.js';
@@ -103,17 +104,17 @@ export class ControlPlane {
   }
 
   async authenticate(authorization: string | undefined): Promise<{ key: KeyContext } | { refusal: Refusal }> {
-    const fail = (detail: string): { refusal: Refusal } => ({
-      // The body stays the seed's; the reason goes in the RFC 6750 challenge.
-      refusal: { code: AUTH_FAILED, message: 'Authentication failed', status: 401, headers: { 'WWW-Authenticate': `Bearer realm="debugkit", error="invalid_token", error_description="${detail.replace(/["\\]/g, "'")}"` } },
+    const fail = (error: 'invalid_request' | 'invalid_token', detail?: string): { refusal: Refusal } => ({
+      // The body stays the seed's; the reason, and how to authenticate, go in the RFC 6750 challenge.
+      refusal: { code: AUTH_FAILED, message: 'Authentication failed', status: 401, headers: { 'WWW-Authenticate': bearerChallenge(error, detail ? `${detail}: ${KEY_HINT}` : KEY_HINT) } },
     });
     if (this.opts.noAuth) return { key: { ...LOCAL_KEY, id: 'anonymous', name: 'anonymous (--no-auth)' } };
     const token = bearerToken(authorization);
-    if (!token) return fail('send the API key as "Authorization: Bearer KEY"');
+    if (!token) return fail('invalid_request');
     if (this.opts.apiKey && sameSecret(token, this.opts.apiKey)) return { key: { id: 'api-key', name: '--api-key', scopes: ['*'], rate: null, quota: null } };
     const record = await this.lookup(hashKey(token));
-    if (!record) return fail('invalid API key');
-    if (record.revoked_at) return fail(`API key ${record.id} was revoked at ${record.revoked_at}`);
+    if (!record) return fail('invalid_token', 'invalid API key');
+    if (record.revoked_at) return fail('invalid_token', `API key ${record.id} was revoked at ${record.revoked_at}`);
     if (record.expires_at && Date.parse(record.expires_at) <= Date.now()) {
       // The seed's own code for a key past its end: -32010 "License expired", with when.
       return { refusal: { code: LICENSE_EXPIRED, message: 'License expired', status: 403, data: { key_id: record.id, expired_at: record.expires_at } } };

@@ -2,6 +2,7 @@ import type { CallToolResult, McpServer, ServerContext, StandardSchemaWithJSON, 
 import { z, type ZodRawShape } from 'zod';
 import { DebugkitError, describeError } from '../core/errors.js';
 import { formatZodIssues } from './input-errors.js';
+import { withCallLog } from './request-log.js';
 import { rpcErrorResult } from './rpc-hooks.js';
 import type { ClientContext, ToolServer } from './toolset.js';
 
@@ -227,7 +228,7 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
         }
       }
       try {
-        const { [RENDERED_TEXT]: rendered, ...value } = (await spec.run(args as never, ctx)) as Record<string, unknown> & {
+        const { [RENDERED_TEXT]: rendered, ...value } = (await withCallLog(client, extra, () => spec.run(args as never, ctx))) as Record<string, unknown> & {
           [RENDERED_TEXT]?: string;
         };
         const text = spec.render?.(value as never) ?? rendered;

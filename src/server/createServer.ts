@@ -6,6 +6,7 @@ import { DEFAULT_RESULT_MAX_TOKENS, type CallRuntime, type EndToolCall, type Too
 import type { ClientContext, RestRoute, Toolset, ToolsetFactory } from '../mcp/toolset.js';
 import { VERSION } from '../version.js';
 import { installRpcHooks } from '../mcp/rpc-hooks.js';
+import { callLogOf } from '../mcp/request-log.js';
 
 /** Who is calling, as the authentication seam decided. */
 export interface Principal {
@@ -211,6 +212,13 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
         calls,
         notify(level, message) {
           if (!server.isConnected()) return;
+          if (servesModernEra(server)) {
+            // 2026-07-28 has no connection to send on: a log message goes out only with the tool
+            // call it belongs to, and only when that request asked for logs (its _meta logLevel).
+            // Anything else (a gdb that died after its call returned) is never sent.
+            callLogOf(client)?.(level, message);
+            return;
+          }
           void server.sendLoggingMessage({ level, logger: 'debugkit', data: message }).catch(() => undefined);
         },
       };
@@ -242,6 +250,14 @@ function toolCatalog(toolsets: Toolset[]): ToolCatalogEntry[] {
     toolset.register(scratch, { owner: 'catalog', notify: () => undefined, calls: { describe } });
   }
   return tools;
+}
+
+/** Whether this server instance serves protocol 2026-07-28 or later (per-request, no connection). */
+function servesModernEra(server: McpServer): boolean {
+  // The SDK keeps the revision the instance serves here (deprecated for reading a request's
+  // revision, which is not what this asks): 2026-07-28 once a modern request bound it.
+  const version = server.server.getNegotiatedProtocolVersion();
+  return version !== undefined && version >= '2026-07-28';
 }
 
 function clientLabel(server: McpServer): string {

@@ -5,7 +5,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, isInitializeRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo, type McpServer } from '@modelcontextprotocol/server';
 import { DebugkitError } from '../core/errors.js';
-import { allowedHostHeaders, keyMatches, originAllowed } from './auth.js';
+import { allowedHostRules, authorizationFields, bearerChallenge, hostAllowed, isOAuthProbe, keyMatches, KEY_HINT, NO_OAUTH, originAllowed, sameOrigin } from './auth.js';
 import { LOCAL_PRINCIPAL, type Debugkit, type Denial, type Principal } from './createServer.js';
 import { deniedCall } from './gate.js';
 import { sendDenial, sessionToForward } from './forwarding.js';
@@ -43,7 +43,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   const { http } = dk.config;
   const sessions = new Map<string, McpSession>();
   const routes = dk.routes();
-  let allowedHosts = allowedHostHeaders(http.host, http.port, http.allowedHosts);
+  const hostRules = allowedHostRules(http.host, http.allowedHosts);
   const authenticate =
     dk.hooks.authenticate ?? ((req: IncomingMessage) => (http.noAuth || keyMatches(req.headers.authorization, http.apiKey) ? LOCAL_PRINCIPAL : undefined));
 
@@ -169,22 +169,33 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const host = (req.headers.host ?? '').toLowerCase();
-    if (!allowedHosts.has(host) || !originAllowed(header(req, 'origin'), allowedHosts)) {
+    const host = req.headers.host ?? '';
+    const origin = header(req, 'origin');
+    if (!hostAllowed(host, hostRules) || !originAllowed(origin, hostRules) || (http.noAuth && !sameOrigin(origin, host))) {
       return jsonRpcError(res, 403, -32000, `Forbidden: Host "${host}" or Origin is not allowed (DNS-rebinding protection; use --allowed-host to add a name)`);
+    }
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    // What OAuth clients probe after a 401 is answered without a key: no OAuth here (auth.ts isOAuthProbe).
+    if (isOAuthProbe(url.pathname) && !matchRoute(routes, req.method ?? 'GET', url.pathname)) return sendJson(res, 404, NO_OAUTH);
+    const fields = authorizationFields(req);
+    if (fields > 1) {
+      res.setHeader('WWW-Authenticate', bearerChallenge('invalid_request', `send one Authorization header, not ${fields}: ${KEY_HINT}`));
+      return jsonRpcError(res, 401, AUTH_FAILED, `Authentication failed: the request has ${fields} Authorization headers; send exactly one (Authorization: Bearer KEY)`);
     }
     let principal: Principal | undefined;
     try {
       principal = await authenticate(req);
     } catch (err) {
-      if (isDenial(err)) return sendDenial(res, err, undefined, err.status ?? statusFor(err.code));
-      throw err;
+      if (!isDenial(err)) throw err;
+      const status = err.status ?? statusFor(err.code);
+      // Every 401 says how to authenticate (the denial's own challenge, when it has one, wins).
+      if (status === 401) res.setHeader('WWW-Authenticate', bearerChallenge(fields === 0 ? 'invalid_request' : 'invalid_token'));
+      return sendDenial(res, err, undefined, status);
     }
     if (!principal) {
-      res.setHeader('WWW-Authenticate', 'Bearer realm="debugkit"');
+      res.setHeader('WWW-Authenticate', bearerChallenge(fields === 0 ? 'invalid_request' : 'invalid_token'));
       return jsonRpcError(res, 401, AUTH_FAILED, 'Authentication failed');
     }
-    const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname === '/mcp') return handleMcp(req, res, principal);
     const found = matchRoute(routes, req.method ?? 'GET', url.pathname);
     if (found) {
@@ -237,7 +248,6 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     server.listen(http.port, http.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  allowedHosts = allowedHostHeaders(http.host, port, http.allowedHosts);
 
   const sweep = setInterval(() => {
     const now = Date.now();
