@@ -44,7 +44,7 @@ async function planeWork(plane: ControlPlane, key: string): Promise<number> {
   const auth = await plane.authenticate(`Bearer ${key}`);
   if (!('key' in auth)) throw new Error('bench key refused');
   if (plane.authorizeTool(auth.key, 'list_sessions')) throw new Error('bench key not authorized');
-  const admission = await plane.admit(auth.key, { consume: true });
+  const admission = await plane.admit(auth.key, { rate: true, quota: true });
   if (!admission.ok) throw new Error('bench key limited');
   const finish = await plane.beginCall(auth.key, { tool: 'list_sessions', args: {}, client: 'bench/1', transport: 'http', session: 'http:bench' });
   await finish({ ok: true });

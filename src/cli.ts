@@ -151,6 +151,9 @@ interface ServeOpts extends CommonOpts {
   allowedHost: string[];
   maxBody: number;
   sessionIdle: number;
+  sessionInitIdle: number;
+  maxMcpSessions: number;
+  maxMcpSessionsPerKey: number;
   headerTimeout: number;
   bodyTimeout: number;
   tlsCert?: string;
@@ -172,6 +175,9 @@ async function runHttp(opts: ServeOpts): Promise<void> {
     allowedHosts: opts.allowedHost,
     maxBodyBytes: opts.maxBody,
     sessionIdleMs: opts.sessionIdle * 1000,
+    sessionInitIdleMs: opts.sessionInitIdle * 1000,
+    maxMcpSessions: opts.maxMcpSessions,
+    maxMcpSessionsPerKey: opts.maxMcpSessionsPerKey,
     headersTimeoutMs: opts.headerTimeout * 1000,
     bodyTimeoutMs: opts.bodyTimeout * 1000,
   };
@@ -231,6 +237,9 @@ export function buildProgram(): Command {
       .option('--allowed-host <name>', 'extra Host header value to accept (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
       .option('--max-body <bytes>', 'largest request body accepted', intArg('--max-body', 1024, 1 << 30), 4 * 1024 * 1024)
       .option('--session-idle <seconds>', 'close an MCP session after this long without requests', intArg('--session-idle', 1, 604_800), 1800)
+      .option('--session-init-idle <seconds>', 'close an MCP session that sends nothing after initialize (not even notifications/initialized) after this long', intArg('--session-init-idle', 1, 604_800), 120)
+      .option('--max-mcp-sessions <n>', 'most MCP sessions (initialize, Mcp-Session-Id) open at once on this server', intArg('--max-mcp-sessions', 1, 100_000), 256)
+      .option('--max-mcp-sessions-per-key <n>', 'most MCP sessions one API key may have open at once on this server', intArg('--max-mcp-sessions-per-key', 1, 100_000), 32)
       .option('--header-timeout <seconds>', 'drop a request whose headers are not complete after this long', intArg('--header-timeout', 1, 3600), 15)
       .option('--body-timeout <seconds>', 'drop a request whose body stalls this long (SSE streams and long calls are not affected)', intArg('--body-timeout', 1, 3600), 30)
       .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM; with --tls-key)')

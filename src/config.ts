@@ -27,6 +27,12 @@ export interface Config {
     maxBodyBytes: number;
     /** An MCP HTTP session with no request for this long is closed with its debug sessions. */
     sessionIdleMs: number;
+    /** An MCP HTTP session that sent nothing after `initialize` is closed after this long (--session-init-idle). */
+    sessionInitIdleMs: number;
+    /** Most MCP HTTP sessions (2025-era, `initialize`) open at once on this server (--max-mcp-sessions). */
+    maxMcpSessions: number;
+    /** Most MCP HTTP sessions one key may have open at once on this server (--max-mcp-sessions-per-key). */
+    maxMcpSessionsPerKey: number;
     /** A request whose headers are not complete after this long is dropped (slowloris). */
     headersTimeoutMs?: number;
     /** A request body that stalls this long between chunks is dropped (SSE and long calls are not). */
@@ -93,6 +99,9 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
       allowedHosts: [],
       maxBodyBytes: 4 * 1024 * 1024,
       sessionIdleMs: 30 * 60 * 1000,
+      sessionInitIdleMs: 120 * 1000,
+      maxMcpSessions: 256,
+      maxMcpSessionsPerKey: 32,
       headersTimeoutMs: 15_000,
       bodyTimeoutMs: 30_000,
     },

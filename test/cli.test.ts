@@ -12,7 +12,7 @@ describe('the debugkit command', () => {
     const top = (await cli(['--help'])).stdout;
     for (const text of ['serve', 'doctor', '--toolsets', '--root', '--max-sessions']) expect(top).toContain(text);
     const serve = (await cli(['serve', '--help'])).stdout;
-    for (const text of ['--host', '--port', '--api-key', '--no-auth', '--allowed-host', '--max-body', '--session-idle']) {
+    for (const text of ['--host', '--port', '--api-key', '--no-auth', '--allowed-host', '--max-body', '--session-idle', '--session-init-idle', '--max-mcp-sessions', '--max-mcp-sessions-per-key']) {
       expect(serve).toContain(text);
     }
   });

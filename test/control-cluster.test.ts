@@ -33,7 +33,8 @@ afterAll(async () => {
 
 describe('several nodes, one PostgreSQL store', () => {
   it('a key created on one machine works on every node; its rate limit is shared', async () => {
-    const k = await createKey(['--store', storeUrl], 'shared', 'gdb:read', ['--rate', '5/min']);
+    const k = await createKey(['--store', storeUrl], 'shared', 'gdb:read', ['--rate', '8/min']);
+    // Each initialize is a request: 2 of 8.
     const [sa, sb] = await Promise.all([openMcpSession(a.url, k.key), openMcpSession(b.url, k.key)]);
     const seen: Array<[string, number, string | null]> = [];
     for (let i = 0; i < 5; i++) {
@@ -41,17 +42,20 @@ describe('several nodes, one PostgreSQL store', () => {
       const r = await callTool(url, k.key, sid, 'list_sessions');
       seen.push([name, r.status, r.headers.get('x-ratelimit-remaining')]);
     }
-    expect(seen).toEqual([['a', 200, '4'], ['b', 200, '3'], ['a', 200, '2'], ['b', 200, '1'], ['a', 200, '0']]);
+    expect(seen).toEqual([['a', 200, '5'], ['b', 200, '4'], ['a', 200, '3'], ['b', 200, '2'], ['a', 200, '1']]);
+    // A call for A's session sent to B is forwarded to A and counted once, where it is served.
+    const forwarded = await callTool(b.url, k.key, sa, 'list_sessions');
+    expect([forwarded.status, forwarded.headers.get('x-ratelimit-remaining')]).toEqual([200, '0']);
     for (const [url, sid] of [[a.url, sa], [b.url, sb]] as const) {
       const over = await callTool(url, k.key, sid, 'list_sessions');
       expect(over.status).toBe(429);
-      expect(over.body.error).toMatchObject({ code: -32002, data: { limit: 5, used: 5 } });
+      expect(over.body.error).toMatchObject({ code: -32002, data: { limit: 8, used: 8 } });
     }
   });
 
   it('counters are atomic under concurrent calls on both nodes', async () => {
-    const k = await createKey(['--store', storeUrl], 'burst', 'gdb:read', ['--rate', '10/min']);
-    const [sa, sb] = await Promise.all([openMcpSession(a.url, k.key), openMcpSession(b.url, k.key)]);
+    const k = await createKey(['--store', storeUrl], 'burst', 'gdb:read', ['--rate', '12/min']);
+    const [sa, sb] = await Promise.all([openMcpSession(a.url, k.key), openMcpSession(b.url, k.key)]); // 2 of 12
     const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => callTool(i % 2 ? a.url : b.url, k.key, i % 2 ? sa : sb, 'list_sessions')));
     expect(answers.filter((r) => r.status === 200).length).toBe(10);
     expect(answers.filter((r) => r.status === 429).length).toBe(6);

@@ -49,15 +49,15 @@ describe('the control plane on MCP SDK v2', () => {
     expect(names).toContain('list_sessions');
     expect(names).not.toContain('open'); // gdb:read: read-only tools only
     expect(names.some((n: string) => n.startsWith('python_'))).toBe(false);
-    // The rate fields are on every answer, a listing too (not counted).
+    // The rate fields are on every answer; a listing is a request, and counts.
     expect(list.headers.get('x-ratelimit-limit')).toBe('50');
-    expect(list.headers.get('x-ratelimit-remaining')).toBe('50');
+    expect(list.headers.get('x-ratelimit-remaining')).toBe('49');
     expect(list.headers.get('ratelimit-policy')).toMatch(/"rate";q=50;w=60/);
     const call = await curl(k.key, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_sessions', arguments: {} } }, { traceparent: TRACEPARENT });
     expect(call.status).toBe(200);
     expect(call.body.result.isError).toBeFalsy();
-    expect(call.headers.get('x-ratelimit-remaining')).toBe('49');
-    expect(call.headers.get('ratelimit')).toMatch(/"rate";r=49;t=\d+/);
+    expect(call.headers.get('x-ratelimit-remaining')).toBe('48');
+    expect(call.headers.get('ratelimit')).toMatch(/"rate";r=48;t=\d+/);
     // Outside the key's scopes: -32003 naming the scope, nothing runs.
     const denied = await curl(k.key, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'open', arguments: {} } });
     expect(denied.body).toMatchObject({ id: 3, error: { code: -32003, data: { required_scope: 'gdb' } } });
@@ -89,18 +89,18 @@ describe('the control plane on MCP SDK v2', () => {
   });
 
   it('over the limit: 429, Retry-After and -32002 on stateless requests and 2025 sessions alike', async () => {
-    const k = await createKey(store, 'tight', 'gdb:read', ['--rate', '2/min']);
+    const k = await createKey(store, 'tight', 'gdb:read', ['--rate', '3/min']);
     const call = (id: number, headers: Record<string, string> = {}) =>
       curl(k.key, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'list_sessions', arguments: {} } }, headers);
     expect((await call(1)).status).toBe(200);
-    const sid = await openMcpSession(node.url, k.key);
+    const sid = await openMcpSession(node.url, k.key); // initialize counts too
     const inSession = await call(2, { 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-06-18', Accept: 'application/json, text/event-stream' });
     expect(inSession.status).toBe(200);
     const over = await call(3);
     expect(over.status).toBe(429);
     expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(over.headers.get('x-ratelimit-remaining')).toBe('0');
-    expect(over.body).toMatchObject({ id: 3, error: { code: -32002, data: { limit: 2, used: 2, reset_at: expect.any(String) } } });
+    expect(over.body).toMatchObject({ id: 3, error: { code: -32002, data: { limit: 3, used: 3, reset_at: expect.any(String) } } });
   });
 
   it('an MCP session is bound to the key that opened it', async () => {

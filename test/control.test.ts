@@ -103,18 +103,19 @@ describe('scopes (SDK client)', () => {
 });
 
 describe('rate limits and quotas (plain HTTP)', () => {
-  it('counts tool calls, reports them on every answer, and answers 429 + -32002 over the limit', async () => {
-    const k = await createKey(store, 'limited', 'gdb:read', ['--rate', '3/min']);
-    const sid = await openMcpSession(node.url, k.key);
+  it('counts every request (initialize, tools/list, tool calls), reports them on every answer, and answers 429 + -32002 over the limit', async () => {
+    const k = await createKey(store, 'limited', 'gdb:read', ['--rate', '5/min']);
+    const sid = await openMcpSession(node.url, k.key); // initialize: 1 of 5 (notifications/initialized is not counted)
     const list = await rpc(node.url, k.key, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, { 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-06-18' });
     expect(list.status).toBe(200);
-    expect(list.headers.get('x-ratelimit-limit')).toBe('3');
+    expect(list.headers.get('x-ratelimit-limit')).toBe('5');
+    expect(list.headers.get('x-ratelimit-remaining')).toBe('3');
     const remaining: string[] = [];
     for (let i = 0; i < 3; i++) {
       const r = await callTool(node.url, k.key, sid, 'list_sessions');
       expect(r.status).toBe(200);
       remaining.push(r.headers.get('x-ratelimit-remaining')!);
-      expect(r.headers.get('ratelimit-policy')).toBe('"rate";q=3;w=60');
+      expect(r.headers.get('ratelimit-policy')).toBe('"rate";q=5;w=60');
       expect(r.headers.get('ratelimit')).toMatch(/^"rate";r=\d;t=\d+$/);
       expect(Number(r.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000);
     }
@@ -122,7 +123,7 @@ describe('rate limits and quotas (plain HTTP)', () => {
     const over = await callTool(node.url, k.key, sid, 'list_sessions');
     expect(over.status).toBe(429);
     expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(over.body.error).toMatchObject({ code: -32002, data: { limit: 3, used: 3, reset_at: expect.stringMatching(/Z$/) } });
+    expect(over.body.error).toMatchObject({ code: -32002, data: { limit: 5, used: 5, reset_at: expect.stringMatching(/Z$/) } });
   });
 
   it('a quota ends at its period with the seed\'s error data', async () => {
@@ -154,6 +155,7 @@ describe('REST routes (the Python OpenAPI contract)', () => {
     expect(missing.headers.get('x-ratelimit-remaining')).toBe('49');
     const start = await get('/sessions', { method: 'POST', body: JSON.stringify({ entry: 'x.py' }) });
     expect(start.status).toBe(403);
+    expect(start.headers.get('x-ratelimit-remaining')).toBe('48'); // a refused call is a request all the same
     expect(((await start.json()) as any).error).toMatchObject({ code: -32003, data: { required_scope: 'python' } });
     const entries = (await auditLines()).filter((e) => e.key_id === k.id);
     expect(entries.map((e) => [e.event, e.tool, e.transport])).toEqual([

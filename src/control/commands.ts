@@ -52,8 +52,8 @@ export function registerControlCommands(program: Command): void {
       .description('Create an API key and print it (once)')
       .requiredOption('--name <name>', 'who or what the key is for')
       .requiredOption('--scopes <list>', `comma-separated scopes: ${knownScopes().join(', ')}`)
-      .option('--rate <n/unit>', `rate limit, e.g. 60/min, or "unlimited" (default ${DEFAULT_RATE})`)
-      .option('--quota <n/period>', 'calls per period, e.g. 10000/month or 500/day (default: none)')
+      .option('--rate <n/unit>', `rate limit on every request (JSON-RPC requests and REST calls), e.g. 60/min, or "unlimited" (default ${DEFAULT_RATE})`)
+      .option('--quota <n/period>', 'tool calls (and REST calls) per period, e.g. 10000/month or 500/day (default: none)')
       .option('--expires <when>', 'expiry: a duration (30d, 12h) or a date (2027-01-31)')
       .option('--json', 'print the key and its record as JSON'),
   ).action(async (opts: StoreOpts & { name: string; scopes: string; rate?: string; quota?: string; expires?: string; json?: boolean }) => {

@@ -37,8 +37,8 @@ const OPENS_SESSION = /(^|_)(open|start|start_session|initialize|create|launch|a
 /**
  * The control plane on the server's seams: keys (authenticate), scopes (authorize, and per call
  * with its arguments at the HTTP edge), rate limits and quotas with their header fields on every
- * /mcp answer (admitRequest), the audit entry written before each call, which refuses the call
- * when it cannot be written (beforeToolCall), REST routes, and sessions held by other nodes.
+ * /mcp answer (admitRequest, message by message), the audit entry written before each call,
+ * which refuses the call when it cannot be written (beforeToolCall), REST routes, and sessions held by other nodes.
  */
 export function controlHooks(plane: ControlPlane): ServerHooks {
   const gate = new HttpGate(plane);
@@ -65,8 +65,8 @@ export function controlHooks(plane: ControlPlane): ServerHooks {
       plane.setCatalog(tools);
     },
     async admitRequest(principal, req, res, body, session) {
-      const refusal = await gate.admit(keyOf(principal), req, res, body, session);
-      return refusal ? denial(refusal) : true;
+      const verdicts = await gate.admit(keyOf(principal), req, res, body, session);
+      return verdicts.map((refusal) => (refusal ? denial(refusal) : undefined));
     },
     async admitRoute(principal, req, res, route, params) {
       const result = await gate.admitRoute(keyOf(principal), req, res, route.toolset, route.path, params);

@@ -6,22 +6,26 @@ import { hasScope } from './scopes.js';
 /** The header a node puts on a request it forwards to the node holding the session. */
 export const FORWARDED_HEADER = 'x-debugkit-forwarded';
 
-interface ToolCall {
-  id: string | number | null;
-  name: string;
-  args: unknown;
+/** A JSON-RPC request in a /mcp body: what the rate limit counts (a tool call counts on the quota too). */
+interface RequestMessage {
+  id: string | number;
+  method: string;
+  /** tools/call: the tool and its arguments. */
+  call?: { name: string; args: unknown };
 }
 
-/** The tools/call requests in a POST body (one message or a batch). */
-export function toolCallsIn(body: unknown): ToolCall[] {
-  const messages = Array.isArray(body) ? body : [body];
-  const calls: ToolCall[] = [];
-  for (const m of messages) {
-    if (!m || typeof m !== 'object' || (m as { method?: unknown }).method !== 'tools/call') continue;
-    const msg = m as { id?: string | number; params?: { name?: unknown; arguments?: unknown } };
-    calls.push({ id: msg.id ?? null, name: String(msg.params?.name ?? ''), args: msg.params?.arguments ?? {} });
-  }
-  return calls;
+/** The messages of a POST body, in order: one message is a batch of one. */
+export function messagesOf(body: unknown): unknown[] {
+  return body === undefined ? [] : Array.isArray(body) ? body : [body];
+}
+
+/** A message that is a request (a method and an id); notifications and responses are not. */
+function requestOf(m: unknown): RequestMessage | undefined {
+  if (!m || typeof m !== 'object') return undefined;
+  const msg = m as { id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown } };
+  if (typeof msg.method !== 'string' || (typeof msg.id !== 'string' && typeof msg.id !== 'number')) return undefined;
+  if (msg.method !== 'tools/call') return { id: msg.id, method: msg.method };
+  return { id: msg.id, method: msg.method, call: { name: String(msg.params?.name ?? ''), args: msg.params?.arguments ?? {} } };
 }
 
 function headerOf(req: IncomingMessage, name: string): string | undefined {
@@ -44,49 +48,75 @@ export class HttpGate {
   constructor(readonly plane: ControlPlane) {}
 
   /**
-   * One /mcp request: scopes first (a forbidden call is not counted), then rate limit and quota.
-   * Sets the rate-limit fields on `res` (every answer carries them); returns the refusal, if any.
+   * One /mcp request, message by message (a single message is a batch of one): each JSON-RPC
+   * request is judged, counted and, when refused, audited on its own. Every request takes a unit
+   * of rate (tools/list, initialize, ping, a call the key may not make, ...); a tool call the key
+   * may make takes a unit of quota too. Over the rate limit a request gets -32002; otherwise a
+   * forbidden call gets -32003 naming the scope, and an allowed call over its quota -32002.
+   * Notifications and responses are not counted. Returns one verdict per message, in order:
+   * undefined serves it, a refusal answers it instead while the others are served. Sets the
+   * rate-limit fields on `res` (every answer carries them, as they stand after the last message).
    */
-  async admit(key: KeyContext, req: IncomingMessage, res: ServerResponse, body: unknown, session?: string): Promise<Refusal | undefined> {
-    const calls = req.method === 'POST' ? toolCallsIn(body) : [];
-    const info = (c: ToolCall) => ({ tool: c.name, args: c.args, client: httpClientLabel(req), transport: 'http' as const, session: session ?? null, traceparent: headerOf(req, 'traceparent') });
-    for (const call of calls) {
-      const refusal = this.plane.authorizeTool(key, call.name);
-      if (refusal) {
-        await this.plane.recordDenied(key, info(call), refusal).catch(() => undefined);
-        // 200: the JSON-RPC error is the answer, so MCP clients show the code and the scope it needs.
-        return { ...refusal, status: 200 };
+  async admit(key: KeyContext, req: IncomingMessage, res: ServerResponse, body: unknown, session?: string): Promise<Array<Refusal | undefined>> {
+    const messages = req.method === 'POST' ? messagesOf(body) : [];
+    const client = httpClientLabel(req);
+    const traceparent = headerOf(req, 'traceparent');
+    const verdicts: Array<Refusal | undefined> = [];
+    let headers: Record<string, string> | undefined;
+    // Once the rate limit (or, for tool calls, the quota) refused one message, the later ones in
+    // the same body are refused with it without asking the store again.
+    let overRate: Refusal | undefined;
+    let overQuota: Refusal | undefined;
+    for (const m of messages) {
+      const request = requestOf(m);
+      if (!request) {
+        verdicts.push(undefined);
+        continue;
       }
+      const forbidden = request.call ? this.plane.authorizeTool(key, request.call.name) : null;
+      const quota = request.call !== undefined && !forbidden;
+      let refusal = overRate ?? (quota ? overQuota : undefined);
+      if (!refusal) {
+        const admission = await this.plane.admit(key, { rate: true, quota });
+        headers = { ...headers, ...admission.headers };
+        if (!admission.ok && admission.refusal) {
+          refusal = admission.refusal;
+          if (refusal.data?.kind === 'quota') overQuota = refusal;
+          else overRate = refusal;
+        }
+      }
+      // 200: the JSON-RPC error is the answer, so MCP clients show the code and the scope it needs.
+      if (!refusal && forbidden) refusal = { ...forbidden, status: 200 };
+      if (refusal) {
+        const call = { tool: request.call?.name ?? request.method, args: request.call?.args ?? {}, client, transport: 'http' as const, session: session ?? null, traceparent };
+        await this.plane.recordDenied(key, call, refusal).catch(() => undefined);
+      }
+      verdicts.push(refusal);
     }
-    // A request one node forwarded to another was counted where it came in.
-    const forwarded = await this.plane.isForwarded(headerOf(req, FORWARDED_HEADER));
-    const admission = await this.plane.admit(key, { consume: calls.length > 0 && !forwarded });
-    for (const [k, v] of Object.entries(admission.headers)) res.setHeader(k, v);
-    if (!admission.ok && admission.refusal) {
-      for (const call of calls) await this.plane.recordDenied(key, info(call), admission.refusal).catch(() => undefined);
-      return admission.refusal;
-    }
-    return undefined;
+    // A body with no request (notifications, GET, DELETE) is not counted: the fields say where the key stands.
+    headers ??= (await this.plane.admit(key, { rate: false, quota: false })).headers;
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    return verdicts;
   }
 
   /**
-   * A REST route of toolset `toolset`: GET needs `<toolset>:read`, other methods `<toolset>`; it
-   * counts as a call and is audited before it runs. Gives the function that records its end.
+   * A REST route of toolset `toolset`: GET needs `<toolset>:read`, other methods `<toolset>`. It is
+   * a request (a unit of rate, whether or not the key has the scope) and, when allowed, the REST
+   * form of a tool call (a unit of quota); it is audited before it runs. Gives the function that
+   * records its end.
    */
   async admitRoute(key: KeyContext, req: IncomingMessage, res: ServerResponse, toolset: string, route: string, params: unknown): Promise<{ finish: FinishCall } | { refusal: Refusal }> {
     const scope = req.method === 'GET' ? `${toolset}:read` : toolset;
     const tool = `${req.method} ${route}`;
     const call = { tool, args: params, client: httpClientLabel(req), transport: 'rest' as const, traceparent: headerOf(req, 'traceparent') };
-    if (!hasScope(key.scopes, scope)) {
-      const refusal: Refusal = { code: -32003, message: `Permission denied: ${tool} needs scope ${scope}`, data: { required_scope: scope, key_id: key.id }, status: 403 };
+    const allowed = hasScope(key.scopes, scope);
+    const admission = await this.plane.admit(key, { rate: true, quota: allowed });
+    for (const [k, v] of Object.entries(admission.headers)) res.setHeader(k, v);
+    const refusal: Refusal | undefined =
+      admission.refusal ?? (allowed ? undefined : { code: -32003, message: `Permission denied: ${tool} needs scope ${scope}`, data: { required_scope: scope, key_id: key.id }, status: 403 });
+    if (refusal) {
       await this.plane.recordDenied(key, call, refusal).catch(() => undefined);
       return { refusal };
-    }
-    const admission = await this.plane.admit(key, { consume: true });
-    for (const [k, v] of Object.entries(admission.headers)) res.setHeader(k, v);
-    if (!admission.ok && admission.refusal) {
-      await this.plane.recordDenied(key, call, admission.refusal).catch(() => undefined);
-      return { refusal: admission.refusal };
     }
     try {
       return { finish: await this.plane.beginCall(key, call) };

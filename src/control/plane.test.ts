@@ -60,16 +60,29 @@ describe('ControlPlane', () => {
 
   it('quota_status reports used, limit and reset_at per key', async () => {
     const key = await stored('gdb:read', { rate: '100/min', quota: '3/day' });
-    for (let i = 0; i < 2; i++) expect((await plane.admit(key, { consume: true })).ok).toBe(true);
+    const call = { rate: true, quota: true };
+    for (let i = 0; i < 2; i++) expect((await plane.admit(key, call)).ok).toBe(true);
     const status = await plane.quotaStatus(key);
     expect(status).toMatchObject({ key_id: key.id, rate: { limit: 100, used: 2, remaining: 98, period: 'minute' }, quota: { limit: 3, used: 2, remaining: 1, period: 'day' } });
     expect(Date.parse(status.quota!.reset_at)).toBeGreaterThan(Date.now());
-    expect((await plane.admit(key, { consume: true })).ok).toBe(true);
-    const over = await plane.admit(key, { consume: true });
+    expect((await plane.admit(key, call)).ok).toBe(true);
+    const over = await plane.admit(key, call);
     expect(over).toMatchObject({ ok: false, refusal: { code: -32002, data: { limit: 3, used: 3, kind: 'quota' } } });
-    // The refused call took nothing from the rate limit, and peeking does not count.
-    expect((await plane.admit(key, { consume: false })).headers['X-RateLimit-Remaining']).toBe('97');
+    // The call refused by its quota was still a request (a unit of rate); reporting counts nothing.
+    expect((await plane.admit(key, { rate: false, quota: false })).headers['X-RateLimit-Remaining']).toBe('96');
     expect((await plane.quotaStatus(key)).quota).toMatchObject({ used: 3, remaining: 0 });
+  });
+
+  it('counts every request on the rate limit and only tool calls on the quota', async () => {
+    const key = await stored('gdb:read', { rate: '3/min', quota: '10/day' });
+    // tools/list, initialize, ...: the rate only.
+    expect((await plane.admit(key, { rate: true, quota: false })).headers).toMatchObject({ 'X-RateLimit-Remaining': '2', RateLimit: expect.stringMatching(/"rate";r=2;t=\d+, "quota";r=10;t=\d+/) });
+    expect((await plane.admit(key, { rate: true, quota: true })).headers.RateLimit).toMatch(/"rate";r=1;t=\d+, "quota";r=9;t=\d+/);
+    expect((await plane.admit(key, { rate: true, quota: false })).ok).toBe(true);
+    // Over the rate: refused, and the quota is not touched.
+    const over = await plane.admit(key, { rate: true, quota: true });
+    expect(over).toMatchObject({ ok: false, refusal: { code: -32002, message: expect.stringMatching(/^Rate limit exceeded: 3 requests per minute/), data: { limit: 3, used: 3, kind: 'rate' } } });
+    expect(await plane.quotaStatus(key)).toMatchObject({ rate: { used: 3 }, quota: { used: 1 } });
   });
 
   it('the audit query API filters by time and session and reports the chain state', async () => {

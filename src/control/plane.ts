@@ -172,27 +172,33 @@ export class ControlPlane {
   }
 
   /**
-   * Rate limit and quota for one request. `consume`: a tool call (counted); otherwise the fields
-   * report the state without counting. Counters are atomic in the store, shared by every node.
+   * Rate limit and quota for one request. `count.rate`: count it on the rate limit (every
+   * authenticated request); `count.quota`: count it on the quota too (a tool call, or a REST route).
+   * A counter not asked for is only reported. The rate is counted first and on its own: a request
+   * refused by the rate limit uses nothing, and a tool call refused by its quota still used its unit
+   * of rate (it was a request). Counters are atomic in the store, shared by every node.
    */
-  async admit(key: KeyContext, { consume }: { consume: boolean }): Promise<Admission> {
+  async admit(key: KeyContext, count: { rate: boolean; quota: boolean }): Promise<Admission> {
     const now = Date.now();
     const limits = ([['rate', key.rate], ['quota', key.quota]] as const).filter((l): l is readonly ['rate' | 'quota', Limit] => l[1] !== null);
     if (limits.length === 0) return { ok: true, headers: {} };
     const windows = limits.map(([kind, l]) => ({ kind, l, w: windowAt(l.unit, now), bucket: `${kind}:${windowAt(l.unit, now).id}` }));
-    let counts: number[];
+    const counts: Array<number | undefined> = windows.map(() => undefined);
     let refused = -1;
-    if (consume) {
-      const r = await this.store.bump(key.id, windows.map((x) => ({ bucket: x.bucket, limit: x.l.limit, expiresAt: x.w.end })));
-      counts = windows.map((_, i) => r.counts[i] ?? 0);
-      // Counters after the refused one were not touched: show what they hold.
-      if (r.refused >= 0 && r.refused < windows.length - 1) {
-        const rest = await this.store.peek(key.id, windows.slice(r.refused + 1).map((x) => x.bucket));
-        rest.forEach((n, i) => (counts[r.refused + 1 + i] = n));
+    for (const [i, x] of windows.entries()) {
+      if (!count[x.kind]) continue;
+      const r = await this.store.bump(key.id, [{ bucket: x.bucket, limit: x.l.limit, expiresAt: x.w.end }]);
+      counts[i] = r.counts[0] ?? 0;
+      if (r.refused >= 0) {
+        refused = i;
+        break;
       }
-      refused = r.refused;
-    } else {
-      counts = await this.store.peek(key.id, windows.map((x) => x.bucket));
+    }
+    // Counters not counted (not asked for, or after the refused one): show what they hold.
+    const rest = windows.map((x, i) => (counts[i] === undefined ? i : -1)).filter((i) => i >= 0);
+    if (rest.length > 0) {
+      const held = await this.store.peek(key.id, rest.map((i) => windows[i]!.bucket));
+      rest.forEach((i, j) => (counts[i] = held[j] ?? 0));
     }
     const headers = rateHeaders(windows.map((x, i) => ({ kind: x.kind, limit: x.l.limit, used: counts[i]!, start: x.w.start, end: x.w.end })), now);
     if (refused < 0) return { ok: true, headers };
@@ -204,7 +210,7 @@ export class ControlPlane {
       headers: { ...headers, 'Retry-After': String(retryAfter) },
       refusal: {
         code: QUOTA_EXCEEDED,
-        message: hit.kind === 'rate' ? `Rate limit exceeded: ${hit.l.limit} calls per ${hit.l.unit}; retry after ${retryAfter} s` : `Quota exceeded: ${hit.l.limit} calls per ${hit.l.unit}, resets at ${resetAt}`,
+        message: hit.kind === 'rate' ? `Rate limit exceeded: ${hit.l.limit} requests per ${hit.l.unit}; retry after ${retryAfter} s` : `Quota exceeded: ${hit.l.limit} calls per ${hit.l.unit}, resets at ${resetAt}`,
         data: { limit: hit.l.limit, used: counts[refused]!, reset_at: resetAt, kind: hit.kind, retry_after: retryAfter },
         status: 429,
       },

@@ -72,11 +72,15 @@ export interface ServerHooks {
    */
   beforeToolCall?(start: ToolCallStart & { client: string; transport: 'http' | 'stdio' }, principal: Principal): Promise<EndToolCall | void>;
   /**
-   * HTTP edge: each /mcp request once its body is read, before it is served or forwarded. May set
-   * header fields on `res` (rate-limit fields go on every answer); returns a Denial to refuse it
-   * (answered with the Denial's status and headers, one JSON-RPC error per request in the body).
+   * HTTP edge: each /mcp request this node serves, once its body is read (a request for a session
+   * or debug session another node holds is forwarded whole, and admitted there). Judges the body
+   * message by message (a single message is a batch of one; a GET or DELETE has none) and returns
+   * one verdict per message, in order: undefined serves it; a Denial answers it instead with that
+   * JSON-RPC error (and the Denial's header fields) while the other messages are served. When no
+   * message is left to serve, the answer has the Denial's status. May set header fields on `res`
+   * (rate-limit fields go on every answer).
    */
-  admitRequest?(principal: Principal, req: IncomingMessage, res: ServerResponse, body: unknown, session: string | undefined): Promise<true | Denial>;
+  admitRequest?(principal: Principal, req: IncomingMessage, res: ServerResponse, body: unknown, session: string | undefined): Promise<Array<Denial | undefined>>;
   /**
    * HTTP edge: a toolset's REST route (e.g. the debugger's). Returns the function that records its
    * end, or a Denial to refuse it.

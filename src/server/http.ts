@@ -7,7 +7,7 @@ import { createMcpHandler, isInitializeRequest, WebStandardStreamableHTTPServerT
 import { DebugkitError } from '../core/errors.js';
 import { allowedHostRules, authorizationFields, bearerChallenge, hostAllowed, isOAuthProbe, keyMatches, KEY_HINT, NO_OAUTH, originAllowed, sameOrigin } from './auth.js';
 import { LOCAL_PRINCIPAL, type Debugkit, type Denial, type Principal } from './createServer.js';
-import { deniedCall } from './gate.js';
+import { admitBody, MAX_BATCH, statusFor } from './gate.js';
 import { sendDenial, sessionToForward } from './forwarding.js';
 import { BodyTooLargeError, matchRoute, readBody, sendJson, sendRestError } from './rest.js';
 import { collapsibleId, isModernRequest, toRequest, writeResponse } from './web.js';
@@ -18,6 +18,8 @@ interface McpSession {
   server: McpServer;
   principal: Principal;
   lastSeen: number;
+  /** Whether a request came after `initialize` (until then the session has the short idle bound). */
+  active: boolean;
 }
 
 export interface HttpHandle {
@@ -42,6 +44,8 @@ const AUTH_FAILED = -32001;
 export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   const { http } = dk.config;
   const sessions = new Map<string, McpSession>();
+  /** MCP sessions being initialized, per key: they count against the caps before they are in `sessions`. */
+  const starting = new Map<string, number>();
   const routes = dk.routes();
   const hostRules = allowedHostRules(http.host, http.allowedHosts);
   const authenticate =
@@ -70,45 +74,56 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   const handleMcp = async (req: IncomingMessage, res: ServerResponse, principal: Principal) => {
     const id = header(req, 'mcp-session-id');
     const body = req.method === 'POST' ? await readBody(req, http.maxBodyBytes, { stallMs: http.bodyTimeoutMs }) : undefined;
-    // Control plane: scopes with the call's arguments, rate limit and quota (header fields on every answer).
-    if (dk.hooks.admitRequest) {
-      const verdict = await dk.hooks.admitRequest(principal, req, res, body, id);
-      if (verdict !== true) return sendDenial(res, verdict, body, verdict.status ?? statusFor(verdict.code));
-    }
-    const denied = body === undefined ? undefined : deniedCall(dk, principal, body);
-    if (denied) return sendJson(res, 403, denied);
-    // Multi-node: a request for a session another node holds is forwarded there (once).
+    // Each message of a batch is judged and counted on its own: a bound before anything is counted.
+    if (Array.isArray(body) && body.length > MAX_BATCH) return jsonRpcError(res, 400, -32600, `Invalid Request: a batch holds at most ${MAX_BATCH} messages, this one ${body.length}`);
+    // Multi-node: a request for a session another node holds is forwarded there whole (once); that
+    // node admits, counts and serves it (the counters are shared). So is a stateless request
+    // (2026-07-28, plain JSON-RPC) whose tools/call names a debug session another node holds.
     const forwarding = dk.hooks.sessions;
     const forwarded = forwarding ? await forwarding.isForwarded(req) : true;
+    if (!forwarded) {
+      const where =
+        id !== undefined
+          ? sessions.has(id)
+            ? undefined
+            : await forwarding!.locate(id, principal)
+          : req.method === 'POST' && !isInitializeRequest(body)
+            ? await sessionToForward(forwarding!, body, principal)
+            : undefined;
+      if (where) return forwarding!.forward(where, req, res, body);
+    }
+    // Control plane, message by message (a single message is a batch of one): scopes with each
+    // call's arguments, rate limit and quota (header fields on every answer). Refused requests get
+    // their own error; the rest are served, and the errors go out with their answers.
+    const { body: served, refusals, status } = await admitBody(dk, principal, req, res, body, id);
+    // Nothing left to serve: the refusals are the answer.
+    const refusedWhole = served === undefined && refusals.length > 0;
+    const answerRefusals = () => sendJson(res, status, Array.isArray(body) ? refusals : refusals[0]);
     if (id !== undefined) {
       const session = sessions.get(id);
       if (!session || session.principal.id !== principal.id) {
         // An MCP session is bound to the key that opened it: another key never reaches it.
-        const where = !session && !forwarded ? await forwarding!.locate(id, principal) : undefined;
-        if (where) return forwarding!.forward(where, req, res, body);
         return jsonRpcError(res, 404, -32001, `Session not found: ${id} (it ended or never existed; initialize a new one)`);
       }
       session.lastSeen = Date.now();
-      const response = await session.transport.handleRequest(toRequest(req, res), { parsedBody: body, authInfo: authInfo(principal) });
-      await writeResponse(res, response, collapsibleId(body));
+      session.active = true;
+      if (refusedWhole) return answerRefusals();
+      const response = await session.transport.handleRequest(toRequest(req, res), { parsedBody: served, authInfo: authInfo(principal) });
+      await writeResponse(res, response, collapsibleId(served), refusals);
       if (req.method === 'DELETE') await endSession(id, 'closed by the client (DELETE)');
       return;
     }
+    if (refusedWhole) return answerRefusals();
     if (req.method !== 'POST') {
       return jsonRpcError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header; POST a request (2026-07-28), or initialize a session first');
     }
-    if (isInitializeRequest(body)) return startSession(req, res, body, principal);
-    // Stateless requests (2026-07-28, plain JSON-RPC): a tools/call naming a debug session another node holds.
-    if (!forwarded) {
-      const where = await sessionToForward(forwarding!, body, principal);
-      if (where) return forwarding!.forward(where, req, res, body);
+    if (isInitializeRequest(served)) return startSession(req, res, served, principal);
+    if (isModernRequest(req, served)) {
+      const response = await modern.fetch(toRequest(req, res), { parsedBody: served, authInfo: authInfo(principal) });
+      return writeResponse(res, response, undefined, refusals);
     }
-    if (isModernRequest(req, body)) {
-      const response = await modern.fetch(toRequest(req, res), { parsedBody: body, authInfo: authInfo(principal) });
-      return writeResponse(res, response);
-    }
-    if (isPlainRequest(body)) return servePlain(req, res, body, principal);
-    return serveOnce(req, res, body, principal);
+    if (isPlainRequest(served)) return servePlain(req, res, served, principal);
+    return serveOnce(req, res, served, principal, refusals);
   };
 
   /** One plain JSON-RPC request (the common curl case): answered by the key's long-lived server. */
@@ -126,26 +141,76 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     sendJson(res, 200, answer);
   };
 
+  /** The MCP sessions of one key open on this node. */
+  const sessionsOf = (keyId: string): string[] => [...sessions].filter(([, s]) => s.principal.id === keyId).map(([sid]) => sid);
+
+  /**
+   * `initialize` past a cap on open MCP sessions (--max-mcp-sessions-per-key, --max-mcp-sessions;
+   * sessions being initialized count too): the JSON-RPC error says which cap, how many are open,
+   * the key's own sessions, and how to free one.
+   */
+  const sessionCapRefusal = (principal: Principal): { status: number; error: { code: number; message: string; data: Record<string, unknown> } } | undefined => {
+    const mine = sessionsOf(principal.id);
+    const mineOpen = mine.length + (starting.get(principal.id) ?? 0);
+    let total = sessions.size;
+    for (const n of starting.values()) total += n;
+    const perKey = mineOpen >= http.maxMcpSessionsPerKey;
+    if (!perKey && total < http.maxMcpSessions) return undefined;
+    const [cap, option, limit, open] = perKey
+      ? (['per-key', '--max-mcp-sessions-per-key', http.maxMcpSessionsPerKey, mineOpen] as const)
+      : (['per-server', '--max-mcp-sessions', http.maxMcpSessions, total] as const);
+    const what = perKey ? `Too many open MCP sessions for this key: ${open} of the ${limit} one key may hold are open` : `Too many open MCP sessions on this server: ${open} of the ${limit} it holds are open, ${mineOpen} of them this key's`;
+    const message =
+      `${what} (${option}). Free one by closing a session you no longer need: an HTTP DELETE to this endpoint with its Mcp-Session-Id header ` +
+      `(MCP clients send it when they terminate a session). A session closes by itself after ${Math.round(http.sessionIdleMs / 1000)} s without requests, ` +
+      `or ${Math.round(http.sessionInitIdleMs / 1000)} s when nothing followed its initialize.`;
+    return {
+      // The key's own cap is the client's to free (429); the server's is the server being full (503).
+      status: perKey ? 429 : 503,
+      error: { code: -32000, message, data: { cap, option, limit, open, key_id: principal.id, open_for_key: mineOpen, sessions: mine } },
+    };
+  };
+
   /** A 2025-era session: `initialize` now, `Mcp-Session-Id` on every later request. */
   const startSession = async (req: IncomingMessage, res: ServerResponse, body: unknown, principal: Principal) => {
-    // The id is chosen here so the McpServer's tools know their owner before the transport exists.
-    const sid = randomUUID();
-    const server = dk.connect(`http:${sid}`, principal);
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => sid,
-      onsessioninitialized: async (sid) => {
-        sessions.set(sid, { transport, server, principal, lastSeen: Date.now() });
-        dk.log.info(`MCP session ${sid} started`, { keyId: principal.id });
-        // Multi-node: record that this node holds the session before the client learns its id.
-        await dk.hooks.sessions?.claim(sid, principal).catch((err: unknown) => dk.log.warn(`could not record session ${sid} in the store: ${String(err)}`));
-      },
-    });
-    transport.onclose = () => {
-      if (transport.sessionId) void endSession(transport.sessionId, 'transport closed');
+    const refused = sessionCapRefusal(principal);
+    if (refused) {
+      dk.log.info(`MCP session refused: ${refused.error.data.cap} cap`, { keyId: principal.id, open: refused.error.data.open });
+      return sendJson(res, refused.status, { jsonrpc: '2.0', id: (body as { id?: unknown }).id ?? null, error: refused.error });
+    }
+    // The check above and this reservation happen in one turn: concurrent initializes cannot pass the cap together.
+    starting.set(principal.id, (starting.get(principal.id) ?? 0) + 1);
+    let reserved = true;
+    const unreserve = () => {
+      if (!reserved) return;
+      reserved = false;
+      const n = (starting.get(principal.id) ?? 1) - 1;
+      if (n > 0) starting.set(principal.id, n);
+      else starting.delete(principal.id);
     };
-    await server.connect(transport);
-    const response = await transport.handleRequest(toRequest(req, res), { parsedBody: body, authInfo: authInfo(principal) });
-    await writeResponse(res, response, collapsibleId(body));
+    try {
+      // The id is chosen here so the McpServer's tools know their owner before the transport exists.
+      const sid = randomUUID();
+      const server = dk.connect(`http:${sid}`, principal);
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => sid,
+        onsessioninitialized: async (sid) => {
+          unreserve();
+          sessions.set(sid, { transport, server, principal, lastSeen: Date.now(), active: false });
+          dk.log.info(`MCP session ${sid} started`, { keyId: principal.id });
+          // Multi-node: record that this node holds the session before the client learns its id.
+          await dk.hooks.sessions?.claim(sid, principal).catch((err: unknown) => dk.log.warn(`could not record session ${sid} in the store: ${String(err)}`));
+        },
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) void endSession(transport.sessionId, 'transport closed');
+      };
+      await server.connect(transport);
+      const response = await transport.handleRequest(toRequest(req, res), { parsedBody: body, authInfo: authInfo(principal) });
+      await writeResponse(res, response, collapsibleId(body));
+    } finally {
+      unreserve();
+    }
   };
 
   /**
@@ -153,7 +218,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
    * server instance of its own, as plain JSON. Sessions it opens belong to the key (`http:<id>`),
    * as 2026-07-28 requests' do.
    */
-  const serveOnce = async (req: IncomingMessage, res: ServerResponse, body: unknown, principal: Principal) => {
+  const serveOnce = async (req: IncomingMessage, res: ServerResponse, body: unknown, principal: Principal, refusals: readonly unknown[] = []) => {
     const server = dk.connect(`http:${principal.id}`, principal);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.once('close', () => {
@@ -165,7 +230,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     if (!req.headers['content-type']) req.headers['content-type'] = 'application/json';
     await server.connect(transport);
     const response = await transport.handleRequest(toRequest(req, res), { parsedBody: body, authInfo: authInfo(principal) });
-    await writeResponse(res, response);
+    await writeResponse(res, response, undefined, refusals);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -249,12 +314,15 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   });
   const port = (server.address() as AddressInfo).port;
 
+  // A session is closed after --session-idle without requests, and after --session-init-idle when
+  // nothing came after its initialize (not even notifications/initialized).
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const [id, s] of sessions) {
-      if (now - s.lastSeen > http.sessionIdleMs) void endSession(id, `idle for ${Math.round(http.sessionIdleMs / 1000)} s`);
+      if (s.active && now - s.lastSeen > http.sessionIdleMs) void endSession(id, `idle for ${Math.round(http.sessionIdleMs / 1000)} s`);
+      if (!s.active && now - s.lastSeen > http.sessionInitIdleMs) void endSession(id, `nothing sent within ${Math.round(http.sessionInitIdleMs / 1000)} s of initialize`);
     }
-  }, Math.min(60_000, Math.max(1000, http.sessionIdleMs / 4)));
+  }, Math.min(60_000, Math.max(1000, Math.min(http.sessionIdleMs, http.sessionInitIdleMs) / 4)));
   sweep.unref();
 
   const hostForUrl = http.host.includes(':') ? `[${http.host}]` : http.host;
@@ -277,11 +345,6 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
 
 function isDenial(err: unknown): err is Denial {
   return typeof err === 'object' && err !== null && typeof (err as Denial).message === 'string' && typeof (err as Denial).code === 'number';
-}
-
-/** HTTP status for the seed's error codes: -32001 401, -32002 429, -32003 403. */
-function statusFor(code: number | undefined): number {
-  return code === AUTH_FAILED ? 401 : code === -32002 ? 429 : 403;
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

@@ -20,12 +20,14 @@ export function toRequest(req: IncomingMessage, res: ServerResponse): Request {
 }
 
 /**
- * Writes a web Response to a Node response. `collapse`: the id of the one request this exchange
+ * Writes a web Response to a Node response. `extra`: JSON-RPC answers given outside the server (the
+ * errors of a batch's refused requests) that go out with it. `collapse`: the id of the one request this exchange
  * answers, when the client did not ask for progress; an SSE answer is then turned into a plain JSON
  * answer holding just that response (one write instead of a stream; notifications related to the
  * request are dropped, as a JSON-answering server drops them).
  */
-export async function writeResponse(res: ServerResponse, response: Response, collapse?: string | number): Promise<void> {
+export async function writeResponse(res: ServerResponse, response: Response, collapse?: string | number, extra: readonly unknown[] = []): Promise<void> {
+  if (extra.length > 0) response = await withMessages(response, extra);
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
     headers[name] = value;
@@ -70,6 +72,47 @@ export async function writeResponse(res: ServerResponse, response: Response, col
     if (!res.write(value)) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
   }
   res.end();
+}
+
+/**
+ * A Response that also carries `extra` JSON-RPC messages: a JSON answer becomes the array of its
+ * messages and them, an SSE stream sends them first, and an answer with no body (202: only
+ * notifications were served) becomes the array of them.
+ */
+async function withMessages(response: Response, extra: readonly unknown[]): Promise<Response> {
+  const headers = new Headers(response.headers);
+  headers.delete('content-length');
+  const type = headers.get('content-type') ?? '';
+  if (response.body && type.startsWith('text/event-stream')) {
+    const reader = response.body.getReader();
+    const first = new TextEncoder().encode(extra.map((m) => `event: message\ndata: ${JSON.stringify(m)}\n\n`).join(''));
+    let sent = false;
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (!sent) {
+          sent = true;
+          return controller.enqueue(first);
+        }
+        const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason).catch(() => undefined),
+    });
+    return new Response(stream, { status: response.status, headers });
+  }
+  let served: unknown[] = [];
+  if (response.body) {
+    const text = await response.text();
+    try {
+      const parsed = text ? (JSON.parse(text) as unknown) : undefined;
+      served = parsed === undefined ? [] : Array.isArray(parsed) ? parsed : [parsed];
+    } catch {
+      // not JSON: nothing of it can be joined; the extra messages are the answer
+    }
+  }
+  headers.set('content-type', 'application/json');
+  return new Response(JSON.stringify([...served, ...extra]), { status: response.status === 202 || !response.body ? 200 : response.status, headers });
 }
 
 /** Reads SSE events until the JSON-RPC response with this id; its JSON text, or undefined at the end. */
