@@ -24,17 +24,31 @@ export interface ClientContext {
   calls?: CallRuntime;
 }
 
+/**
+ * Who calls a REST route, as the server's authentication decided: `owner` is the key's REST
+ * client (`rest:<key id>`), which owns the sessions the route opens; `principal.id` is the key id.
+ */
+export interface RouteClient {
+  owner: string;
+  principal: { id: string; [key: string]: unknown };
+}
+
 /** A plain HTTP route a toolset serves beside /mcp (for contracts that are REST APIs). */
 export interface RestRoute {
   method: 'GET' | 'POST' | 'DELETE';
   /** Path pattern with `:name` parameters, e.g. `/sessions/:id`. */
   path: string;
-  handle(params: Record<string, string>, body: unknown, req: IncomingMessage, res: ServerResponse): Promise<void>;
+  handle(params: Record<string, string>, body: unknown, req: IncomingMessage, res: ServerResponse, client: RouteClient): Promise<void>;
 }
 
 export interface ToolsetEnv {
   config: Config;
   log: Logger;
+  /**
+   * A toolset calls this when one of its sessions ended by itself (idle expiry), so the server can
+   * forget what it recorded for it elsewhere (the row that routes it between nodes).
+   */
+  sessionExpired?(owner: string, id: string): void;
 }
 
 /** One toolset instance lives for the whole server; `register` runs once per MCP server instance. */

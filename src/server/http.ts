@@ -265,13 +265,15 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     const found = matchRoute(routes, req.method ?? 'GET', url.pathname);
     if (found) {
       const body = req.method === 'POST' ? await readBody(req, http.maxBodyBytes, { emptyAs: {}, stallMs: http.bodyTimeoutMs }) : undefined;
-      if (!dk.hooks.admitRoute) return found.route.handle(found.params, body, req, res);
+      // The key owns what its REST calls open (sessions): another key's id answers as an unknown one.
+      const client = { owner: `rest:${principal.id}`, principal };
+      if (!dk.hooks.admitRoute) return found.route.handle(found.params, body, req, res, client);
       // Control plane: a REST route needs its toolset's scope, counts as a call and is audited first.
       const params = { ...found.params, ...(body && typeof body === 'object' && !Array.isArray(body) ? body : {}) };
       const admitted = await dk.hooks.admitRoute(principal, req, res, { toolset: found.route.toolset, path: found.route.path }, params);
       if (typeof admitted !== 'function') return sendDenial(res, admitted, undefined, admitted.status ?? statusFor(admitted.code));
       try {
-        await found.route.handle(found.params, body, req, res);
+        await found.route.handle(found.params, body, req, res, client);
         void Promise.resolve(admitted({ ok: res.statusCode < 400 })).catch(() => undefined);
       } catch (err) {
         void Promise.resolve(admitted({ ok: false, error: String(err) })).catch(() => undefined);

@@ -2,13 +2,10 @@ import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { DebugkitError } from '../../core/errors.js';
 import { sendJson, sendRestError } from '../../server/rest.js';
-import type { RestRoute } from '../../mcp/toolset.js';
+import type { RestRoute, RouteClient } from '../../mcp/toolset.js';
 import { line, projectFile, startInput } from './schemas.js';
 import type { PythonService } from './service.js';
 import type { RunOutcome } from './session.js';
-
-/** REST sessions belong to the API key holder, apart from any MCP client's. */
-const OWNER = 'rest';
 
 const startBody = z.object(startInput);
 const breakpointBody = z.object({ file: projectFile, line });
@@ -18,25 +15,27 @@ const breakpointBody = z.object({ file: projectFile, line });
  * exact response shapes (run answers carry only hit, frameInfo, locals, completed, error).
  */
 export function pythonRoutes(service: PythonService): RestRoute[] {
+  // REST sessions belong to the calling key (owner `rest:<key id>`), apart from any MCP client's:
+  // another key's session id answers exactly like an unknown one, and the caps count per key.
   const handle =
-    (fn: (params: Record<string, string>, body: unknown) => Promise<unknown>) =>
-    async (params: Record<string, string>, body: unknown, _req: unknown, res: ServerResponse) => {
+    (fn: (owner: string, params: Record<string, string>, body: unknown, client: RouteClient) => Promise<unknown>) =>
+    async (params: Record<string, string>, body: unknown, _req: unknown, res: ServerResponse, client: RouteClient) => {
       try {
-        sendJson(res, 200, await fn(params, body));
+        sendJson(res, 200, await fn(client.owner, params, body, client));
       } catch (err) {
         sendRestError(res, err);
       }
     };
-  const run = async (id: string, body: unknown) => {
+  const run = async (owner: string, id: string, body: unknown) => {
     const { file, line: at } = parse(breakpointBody, body);
-    return contractShape(await service.runTo(OWNER, id, file, { line: at }, { timeoutMs: 30_000 }));
+    return contractShape(await service.runTo(owner, id, file, { line: at }, { timeoutMs: 30_000 }));
   };
   return [
-    { method: 'POST', path: '/sessions', handle: handle((_p, body) => service.start(OWNER, parse(startBody, body))) },
-    { method: 'POST', path: '/sessions/:id/breakpoint', handle: handle((p, body) => run(p.id!, body)) },
-    { method: 'POST', path: '/sessions/:id/continue', handle: handle((p, body) => run(p.id!, body)) },
-    { method: 'GET', path: '/sessions/:id', handle: handle(async (p) => service.registry.get(OWNER, p.id!).state()) },
-    { method: 'DELETE', path: '/sessions/:id', handle: handle((p) => service.end(OWNER, p.id!)) },
+    { method: 'POST', path: '/sessions', handle: handle((owner, _p, body, client) => service.start(owner, parse(startBody, body), client.principal.id)) },
+    { method: 'POST', path: '/sessions/:id/breakpoint', handle: handle((owner, p, body) => run(owner, p.id!, body)) },
+    { method: 'POST', path: '/sessions/:id/continue', handle: handle((owner, p, body) => run(owner, p.id!, body)) },
+    { method: 'GET', path: '/sessions/:id', handle: handle(async (owner, p) => service.registry.get(owner, p.id!).state()) },
+    { method: 'DELETE', path: '/sessions/:id', handle: handle((owner, p) => service.end(owner, p.id!)) },
   ];
 }
 
