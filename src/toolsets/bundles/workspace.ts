@@ -4,7 +4,7 @@ import path from 'node:path';
 import { writeFileAtomic } from '../../core/files.js';
 import { startBundleApiServer, type BundleApiServer } from './apiserver/server.js';
 import { BundleError } from './errors.js';
-import { BundleStore, type AddProgress, type BundleEntry } from './store/store.js';
+import { BundleStore, LOCAL_OWNER, type AddProgress, type BundleEntry } from './store/store.js';
 
 export interface ActiveBundle {
   name: string;
@@ -25,6 +25,11 @@ interface Served {
   users: Set<string>;
 }
 
+/** The key a client acts for, which owns the bundles it adds: its principal's id ('local' on stdio). */
+export function keyIdOf(client: { principal?: { id: string } }): string {
+  return client.principal?.id ?? LOCAL_OWNER;
+}
+
 /**
  * Which bundle each client works on, and the API servers behind them: one per bundle, shared by
  * the clients using it and closed when the last one lets go.
@@ -35,15 +40,19 @@ export class BundleWorkspace {
 
   constructor(readonly store: BundleStore) {}
 
+  /**
+   * Opens `source` for the client `owner`; `key` (the caller's key id) owns what it adds to the
+   * store, and only its own bundles and the shared ones can be opened by name or path.
+   */
   async initialize(
     owner: string,
     source: string,
-    options: { force: boolean; signal?: AbortSignal; onProgress?: (p: AddProgress) => void },
+    options: { key: string; force: boolean; signal?: AbortSignal; onProgress?: (p: AddProgress) => void },
   ): Promise<ActiveBundle> {
-    const added = await this.store.add(source, { force: options.force, signal: options.signal, onProgress: options.onProgress });
+    const added = await this.store.add(source, { owner: options.key, force: options.force, signal: options.signal, onProgress: options.onProgress });
     if (!added.valid) {
       // A failed initialization leaves nothing behind: a bundle it just added goes again.
-      if (!added.reused) await this.store.remove(added.name);
+      if (!added.reused) await this.store.remove(added.name, options.key);
       throw new BundleError('BundleExtractionError', `Failed to extract bundle: ${added.reason ?? 'it holds no cluster data'} (${added.path})`);
     }
     // A forced re-extraction replaced the files under a running server: start a fresh one.

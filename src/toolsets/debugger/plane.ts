@@ -38,8 +38,12 @@ export function planeControl(plane: ControlPlane): DebuggerControl {
         limits,
       };
     },
-    async audit(_caller, query): Promise<AuditAnswer> {
+    async audit(caller, query): Promise<AuditAnswer> {
+      // A key reads its own entries only (another key's arguments, sessions and commands are not
+      // its to see); the whole chain's verification state is reported. The operator reads every
+      // key's entries with `debugkit audit export`.
       const report = await plane.queryAudit({
+        keyId: keyFor(caller).id,
         ...(query.start_time ? { since: query.start_time } : {}),
         ...(query.end_time ? { until: query.end_time } : {}),
         ...(query.session_id ? { session: query.session_id } : {}),
@@ -51,7 +55,7 @@ export function planeControl(plane: ControlPlane): DebuggerControl {
         verified: state.ok,
         entries: report.entries as unknown as Array<Record<string, unknown>>,
         note: state.ok
-          ? `the audit chain verifies (${state.from_seq <= 1 ? `all ${state.checked} entries` : `entries 1-${state.head_seq}: ${state.checked} new since the last full check, and each entry shown re-hashed`}); the newest 100 matching entries are shown`
+          ? `the audit chain verifies (${state.from_seq <= 1 ? `all ${state.checked} entries` : `entries 1-${state.head_seq}: ${state.checked} new since the last full check, and each entry shown re-hashed`}); the newest 100 matching entries of this key (${keyFor(caller).id}) are shown; the operator exports every key's with debugkit audit export`
           : `the audit chain is BROKEN at entry ${state.first_broken?.seq}: ${state.first_broken?.reason}`,
       };
     },

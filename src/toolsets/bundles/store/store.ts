@@ -6,7 +6,7 @@ import path from 'node:path';
 import { isInside } from '../../../core/paths.js';
 import { writeFileAtomic } from '../../../core/files.js';
 import { BundleError } from '../errors.js';
-import { download, tokenFromEnv, vendorPortalSlug, type DownloadOptions } from './download.js';
+import { download, redact, tokenFromEnv, vendorPortalSlug, type DownloadOptions } from './download.js';
 import { containment } from './contain.js';
 import { extractBundle, type ExtractOptions } from './extract.js';
 import type { UrlPolicy } from './fetch.js';
@@ -20,8 +20,18 @@ export interface BundleMetadata {
   version: 1;
   name: string;
   kind: BundleKind;
-  /** The archive's real path, the URL as given, or the directory's real path. */
+  /**
+   * The archive's real path, the directory's real path, or the URL with its query string and
+   * credentials redacted (signed URLs carry credentials: they are never written down or shown).
+   */
   source: string;
+  /** kind 'url': SHA-256 of the URL as given, to recognize the same source again. */
+  source_sha256?: string;
+  /**
+   * The key that added the bundle (its principal id). Only that key sees it; a bundle without an
+   * owner (placed in the store by the operator, or added before owners were recorded) is shared.
+   */
+  owner?: string;
   added_at: string;
   /** Bytes of file data in the bundle. */
   size_bytes: number;
@@ -56,6 +66,8 @@ export interface AddProgress {
 }
 
 export interface AddOptions {
+  /** The key adding the bundle (see BundleOwner); default: none (the operator's, shared). */
+  owner?: BundleOwner;
   /** Extract (or download) again even if the same source is already in the store. */
   force?: boolean;
   /** Replicated API token; default SBCTL_TOKEN (else REPLICATED_TOKEN) from the environment. */
@@ -76,9 +88,31 @@ export interface AddResult extends BundleEntry {
 const NO_CLUSTER_DIR = 'no cluster-resources/ or cluster-info/ directory within two levels of the bundle directory';
 
 /**
+ * Whose bundles: the id of the key that adds them (the principal id: a stored key's id, `api-key`
+ * for --api-key, `local` for the stdio user). Undefined: the operator, using the store directly.
+ */
+export type BundleOwner = string | undefined;
+
+/** The stdio user: its bundles are kept at the top of the store, as every bundle was before owners. */
+export const LOCAL_OWNER = 'local';
+
+/** Each key's bundles are kept apart, in `<store>/.keys/<key id>/<name>`. */
+export const KEYS_DIR = '.keys';
+
+/** Where a path lies in the store for one owner (see placeInStore). */
+type StorePlace = 'outside' | 'hidden' | { dir: string; name?: string };
+
+/**
  * The bundle store: one directory holding a subdirectory per bundle, named after its source
  * (`support-bundle-2025-04-11T14_05_31`, `bundle-<slug>` for Vendor Portal URLs), each with a
  * `.debugkit-bundle.json` written (atomically) once the bundle is complete.
+ *
+ * Owners: a bundle belongs to the key that added it (`owner` in its metadata). Each key's bundles
+ * live in a directory of their own (`.keys/<key id>/`; the stdio user's at the top of the store),
+ * so names, listing, lookups by name or path and reuse by source only ever meet the key's own
+ * bundles and the shared ones: bundles at the top of the store with no owner recorded (put there
+ * by the operator, or added before owners were recorded). Another key's bundle, by name or by a
+ * path into the store, is "not found" exactly as a missing one is.
  *
  * Sources: a local .tar.gz/.tgz (extracted safely, see extract.ts), an http(s) URL (downloaded,
  * then extracted; Vendor Portal URLs resolved through the Replicated API), or an extracted bundle
@@ -110,35 +144,78 @@ export class BundleStore {
    * metadata; the directory itself is never touched). Used when an initialization fails, so that
    * nothing is left behind.
    */
-  async remove(name: string): Promise<void> {
+  async remove(name: string, owner?: BundleOwner): Promise<void> {
     if (!isPlainName(name)) return;
-    await rm(path.join(this.dir, name), { recursive: true, force: true }).catch(() => {});
+    await rm(path.join(this.home(owner), name), { recursive: true, force: true }).catch(() => {});
   }
 
-  /** Every bundle directory in the store, valid or not, newest first. */
-  async list(): Promise<BundleEntry[]> {
-    let dirents: Dirent[];
-    try {
-      dirents = await readdir(this.dir, { withFileTypes: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw storageError(`Cannot read the bundle store ${this.dir}`, err);
-    }
+  /** Every bundle directory `owner` may see (its own and the shared ones), valid or not, newest first. */
+  async list(owner?: BundleOwner): Promise<BundleEntry[]> {
+    const home = this.home(owner);
     const entries: BundleEntry[] = [];
-    for (const d of dirents) {
-      if (d.name.startsWith('.') || !d.isDirectory()) continue;
-      const entry = await this.describe(d.name).catch(() => null);
-      if (entry) entries.push(entry);
+    for (const dir of home === this.dir ? [home] : [home, this.dir]) {
+      let dirents: Dirent[];
+      try {
+        dirents = await readdir(dir, { withFileTypes: true });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw storageError(`Cannot read the bundle store ${this.dir}`, err);
+      }
+      for (const d of dirents) {
+        if (d.name.startsWith('.') || !d.isDirectory()) continue;
+        if (!this.visible(await readMetadata(path.join(dir, d.name)), owner)) continue;
+        const entry = await this.describe(dir, d.name).catch(() => null);
+        if (entry) entries.push(entry);
+      }
     }
     return entries.sort((a, b) => (a.added_at === b.added_at ? a.name.localeCompare(b.name) : a.added_at < b.added_at ? 1 : -1));
   }
 
-  /** One bundle by name, or null. */
-  async get(name: string): Promise<BundleEntry | null> {
+  /** One bundle by name that `owner` may see (its own first, then a shared one), or null. */
+  async get(name: string, owner?: BundleOwner): Promise<BundleEntry | null> {
     if (!isPlainName(name)) return null;
-    const st = await lstat(path.join(this.dir, name)).catch(() => null);
-    if (!st?.isDirectory()) return null;
-    return this.describe(name);
+    const home = this.home(owner);
+    for (const dir of home === this.dir ? [home] : [home, this.dir]) {
+      const st = await lstat(path.join(dir, name)).catch(() => null);
+      if (!st?.isDirectory()) continue;
+      if (!this.visible(await readMetadata(path.join(dir, name)), owner)) continue;
+      return this.describe(dir, name);
+    }
+    return null;
+  }
+
+  /** Where `owner`'s bundles are kept: the top of the store (the stdio user, the operator) or `.keys/<id>/`. */
+  private home(owner: BundleOwner): string {
+    if (owner === undefined || owner === LOCAL_OWNER) return this.dir;
+    return path.join(this.dir, KEYS_DIR, ownerDirName(owner));
+  }
+
+  /** May `owner` see a bundle with this metadata? Its own, and those without an owner (shared). */
+  private visible(meta: BundleMetadata | null, owner: BundleOwner): boolean {
+    return owner === undefined || meta?.owner === undefined || meta.owner === owner;
+  }
+
+  /**
+   * Where a local source's real path lies in the store, for `owner`: 'outside' the store,
+   * 'hidden' (another key's bundle or directory, or the store's own files: answered as missing),
+   * or the bundle directory it is in (`name` undefined for the store itself or the owner's home).
+   */
+  private async placeInStore(real: string, owner: BundleOwner): Promise<StorePlace> {
+    const storeReal = await realpath(this.dir).catch(() => null);
+    if (storeReal === null || !isInside(storeReal, real)) return 'outside';
+    const parts = path.relative(storeReal, real).split(path.sep).filter(Boolean);
+    let base = this.dir;
+    if (parts[0] === KEYS_DIR) {
+      const home = this.home(owner);
+      if (home === this.dir || parts[1] !== path.basename(home)) return 'hidden';
+      base = home;
+      parts.splice(0, 2);
+    }
+    const name = parts[0];
+    if (name === undefined) return { dir: base };
+    if (name.startsWith('.')) return 'hidden';
+    if (!this.visible(await readMetadata(path.join(base, name)), owner)) return 'hidden';
+    return { dir: base, name };
   }
 
   /** Adds a bundle from `source`: a URL (downloaded: see isUrlSource), a local archive or directory, or a stored bundle's name. */
@@ -153,28 +230,30 @@ export class BundleStore {
       throw new BundleError('BundleNotFoundError', 'Bundle source is empty: give a .tar.gz/.tgz file, an extracted bundle directory or an http(s) URL');
     }
     try {
-      await mkdir(this.dir, { recursive: true });
+      await mkdir(this.home(options.owner), { recursive: true });
     } catch (err) {
       throw storageError(`Cannot create the bundle store ${this.dir}`, err);
     }
     if (isUrlSource(source)) return this.addUrl(source, options);
 
-    const abs = await this.localSource(source);
-    const st = abs === null ? null : await stat(abs).catch(() => null);
-    if (!st) {
-      const stored = await this.get(source);
+    const local = await this.localSource(source, options.owner);
+    const st = local === null ? null : await stat(local.abs).catch(() => null);
+    if (!local || !st) {
+      const stored = await this.get(source, options.owner);
       if (stored?.source && stored.kind) return { ...stored, source: stored.source, kind: stored.kind, reused: true };
+      // A bundle directory the operator put in the store (no metadata) opens by its name too.
+      if (stored?.valid && stored.kind === null) return { ...stored, source: stored.path, kind: 'directory', reused: true };
       throw new BundleError(
         'BundleNotFoundError',
         `Bundle '${source}' not found: give a .tar.gz/.tgz file, an extracted bundle directory, an http(s) URL, or the name of a bundle in ${this.dir}`,
       );
     }
-    const real = await realpath(abs!);
+    const real = await realpath(local.abs);
     if (st.isDirectory()) {
-      if (real === path.parse(real).root || real === (await realpath(this.dir))) {
+      if (real === path.parse(real).root || (typeof local.place === 'object' && local.place.name === undefined)) {
         throw new BundleError('SecurityError', `Bundle source ${source} is not a bundle directory: give the directory an extracted bundle is in`);
       }
-      return this.addDirectory(real, options);
+      return this.addDirectory(real, typeof local.place === 'object' ? local.place : undefined, options);
     }
     if (st.isFile()) return this.addArchive(real, st, options);
     throw new BundleError('BundleNotFoundError', `Bundle source ${source} is neither a file nor a directory`);
@@ -182,13 +261,19 @@ export class BundleStore {
 
   /**
    * The absolute path of a local source, contained: inside the workspace root or the store (by
-   * real path, so links cannot lead out); null when it does not exist there (it may still be the
-   * name of a bundle in the store). Outside both, missing or not, is a SecurityError.
+   * real path, so links cannot lead out), and inside the store only in the owner's own or a shared
+   * bundle; null when it does not exist there, or is another key's (it may still be the name of a
+   * bundle in the store). Outside both, missing or not, is a SecurityError.
    */
-  private async localSource(source: string): Promise<string | null> {
+  private async localSource(source: string, owner: BundleOwner): Promise<{ abs: string; place: StorePlace } | null> {
     if (source.includes('\0')) throw new BundleError('SecurityError', 'Bundle source contains a NUL byte');
     const expanded = source.startsWith('~/') ? path.join(os.homedir(), source.slice(2)) : source;
-    if (this.policy.root === undefined) return path.resolve(expanded);
+    const place = async (abs: string) => {
+      const real = await realpath(abs).catch(() => null);
+      const where = real === null ? 'outside' : await this.placeInStore(real, owner);
+      return where === 'hidden' ? null : { abs, place: where };
+    };
+    if (this.policy.root === undefined) return place(path.resolve(expanded));
     const abs = path.resolve(this.policy.root, expanded);
     const roots: string[] = [];
     for (const r of [this.policy.root, this.dir]) {
@@ -198,7 +283,7 @@ export class BundleStore {
     let missing = false;
     for (const r of roots) {
       const where = containment(r, abs);
-      if (where.kind === 'inside') return abs;
+      if (where.kind === 'inside') return place(abs);
       if (where.kind === 'missing') missing = true;
     }
     if (missing) return null;
@@ -209,14 +294,16 @@ export class BundleStore {
   }
 
   private async addArchive(archive: string, st: Stats, options: AddOptions): Promise<AddResult> {
-    const existing = await this.findBySource('archive', archive);
+    const { owner } = options;
+    const existing = await this.findBySource(owner, 'archive', archive);
     const unchanged = existing && existing.meta.archive_size === st.size && existing.meta.archive_mtime_ms === st.mtimeMs;
-    if (existing && unchanged && !options.force) return this.result(existing.name, true);
-    const name = existing?.name ?? (await this.uniqueName(nameFromFile(path.basename(archive))));
+    if (existing && unchanged && !options.force) return this.result(owner, existing.name, true);
+    const name = existing?.name ?? (await this.uniqueName(owner, nameFromFile(path.basename(archive))));
     const extracted = await this.extract(archive, name, options);
-    await this.writeMetadata(name, {
+    await this.writeMetadata(owner, name, {
       version: 1,
       name,
+      ...ownerOf(existing, owner),
       kind: 'archive',
       source: archive,
       added_at: new Date().toISOString(),
@@ -225,14 +312,15 @@ export class BundleStore {
       archive_size: st.size,
       archive_mtime_ms: st.mtimeMs,
     });
-    return this.result(name, false);
+    return this.result(owner, name, false);
   }
 
   private async addUrl(url: string, options: AddOptions): Promise<AddResult> {
-    const existing = await this.findBySource('url', url);
-    if (existing && !options.force) return this.result(existing.name, true);
-    const name = existing?.name ?? (await this.uniqueName(nameFromUrl(url)));
-    const file = path.join(this.dir, `.download-${name}-${randomBytes(4).toString('hex')}.tar.gz`);
+    const { owner } = options;
+    const existing = await this.findBySource(owner, 'url', url);
+    if (existing && !options.force) return this.result(owner, existing.name, true);
+    const name = existing?.name ?? (await this.uniqueName(owner, nameFromUrl(url)));
+    const file = path.join(this.home(owner), `.download-${name}-${randomBytes(4).toString('hex')}.tar.gz`);
     try {
       await download(url, file, {
         ...(this.policy.urls ? { policy: this.policy.urls } : {}),
@@ -242,11 +330,13 @@ export class BundleStore {
         onProgress: options.onProgress && ((bytes, total) => options.onProgress!({ phase: 'download', bytes, total })),
       });
       const extracted = await this.extract(file, name, options);
-      await this.writeMetadata(name, {
+      await this.writeMetadata(owner, name, {
         version: 1,
         name,
+        ...ownerOf(existing, owner),
         kind: 'url',
-        source: url,
+        source: shownSource(url),
+        source_sha256: sha256(url),
         added_at: new Date().toISOString(),
         size_bytes: extracted.bytes,
         entries: extracted.entries,
@@ -254,38 +344,38 @@ export class BundleStore {
     } finally {
       await rm(file, { force: true }).catch(() => {});
     }
-    return this.result(name, false);
+    return this.result(owner, name, false);
   }
 
-  private async addDirectory(dir: string, options: AddOptions): Promise<AddResult> {
-    const storeReal = await realpath(this.dir);
-    if (isInside(storeReal, dir) && dir !== storeReal) {
-      // A directory inside the store: the bundle it belongs to.
-      const name = path.relative(storeReal, dir).split(path.sep)[0]!;
-      const stored = await this.get(name);
-      if (stored?.source && stored.kind) return { ...stored, source: stored.source, kind: stored.kind, reused: true };
+  private async addDirectory(dir: string, inStore: { dir: string; name?: string } | undefined, options: AddOptions): Promise<AddResult> {
+    const { owner } = options;
+    if (inStore?.name !== undefined) {
+      // A directory inside the store (in a bundle the owner may see): the bundle it belongs to.
+      const stored = await this.describe(inStore.dir, inStore.name);
+      if (stored.source && stored.kind) return { ...stored, source: stored.source, kind: stored.kind, reused: true };
     }
-    const existing = await this.findBySource('directory', dir);
-    if (existing && !options.force) return this.result(existing.name, true);
-    const name = existing?.name ?? (await this.uniqueName(nameFromFile(path.basename(dir))));
-    await mkdir(path.join(this.dir, name), { recursive: true });
-    await this.writeMetadata(name, {
+    const existing = await this.findBySource(owner, 'directory', dir);
+    if (existing && !options.force) return this.result(owner, existing.name, true);
+    const name = existing?.name ?? (await this.uniqueName(owner, nameFromFile(path.basename(dir))));
+    await mkdir(path.join(this.home(owner), name), { recursive: true });
+    await this.writeMetadata(owner, name, {
       version: 1,
       name,
+      ...ownerOf(existing, owner),
       kind: 'directory',
       source: dir,
       path: dir,
       added_at: new Date().toISOString(),
       size_bytes: await treeSize(dir),
     });
-    return this.result(name, false);
+    return this.result(owner, name, false);
   }
 
   private async extract(archive: string, name: string, options: AddOptions) {
     try {
       return await extractBundle(
         archive,
-        path.join(this.dir, name),
+        path.join(this.home(options.owner), name),
         { ...options.limits, signal: options.signal },
         options.onProgress && ((bytes, entries) => options.onProgress!({ phase: 'extract', bytes, total: null, entries })),
       );
@@ -295,19 +385,21 @@ export class BundleStore {
     }
   }
 
-  private async result(name: string, reused: boolean): Promise<AddResult> {
-    const entry = await this.describe(name);
+  private async result(owner: BundleOwner, name: string, reused: boolean): Promise<AddResult> {
+    const entry = await this.describe(this.home(owner), name);
     return { ...entry, source: entry.source ?? '', kind: entry.kind ?? 'archive', reused };
   }
 
-  private async describe(name: string): Promise<BundleEntry> {
-    const dir = path.join(this.dir, name);
+  /** The bundle `name` in the directory `home` (the top of the store or a key's). */
+  private async describe(home: string, name: string): Promise<BundleEntry> {
+    const dir = path.join(home, name);
     const meta = await readMetadata(dir);
     const bundlePath = meta?.kind === 'directory' && meta.path ? meta.path : dir;
     const base = {
       name,
       path: bundlePath,
-      source: meta?.source ?? null,
+      // Metadata written before sources were redacted may still hold a signed URL: never shown.
+      source: meta?.source === undefined ? null : shownSource(meta.source),
       kind: meta?.kind ?? null,
       size_bytes: meta?.size_bytes ?? 0,
       added_at: meta?.added_at ?? (await stat(dir)).mtime.toISOString(),
@@ -322,30 +414,45 @@ export class BundleStore {
     return { ...base, root: await bundleRoot(bundlePath), valid: false, reason: NO_CLUSTER_DIR };
   }
 
-  private async findBySource(kind: BundleKind, source: string): Promise<{ name: string; meta: BundleMetadata } | null> {
+  /** The owner's bundle (in its own directory) added from this source, if any. */
+  private async findBySource(owner: BundleOwner, kind: BundleKind, source: string): Promise<{ name: string; meta: BundleMetadata } | null> {
+    const home = this.home(owner);
     let dirents: Dirent[];
     try {
-      dirents = await readdir(this.dir, { withFileTypes: true });
+      dirents = await readdir(home, { withFileTypes: true });
     } catch {
       return null;
     }
+    const hash = kind === 'url' ? sha256(source) : undefined;
     for (const d of dirents) {
       if (d.name.startsWith('.') || !d.isDirectory()) continue;
-      const meta = await readMetadata(path.join(this.dir, d.name));
-      if (meta && meta.kind === kind && meta.source === source) return { name: d.name, meta };
+      const meta = await readMetadata(path.join(home, d.name));
+      if (!meta || meta.kind !== kind || !this.visible(meta, owner)) continue;
+      if (hash !== undefined ? meta.source_sha256 === hash || (meta.source_sha256 === undefined && meta.source === source) : meta.source === source) return { name: d.name, meta };
     }
     return null;
   }
 
-  private async uniqueName(base: string): Promise<string> {
+  /**
+   * A free name in the owner's directory, also unlike the shared bundles it sees (never unlike
+   * another key's: the name it gets tells nothing about what other keys hold).
+   */
+  private async uniqueName(owner: BundleOwner, base: string): Promise<string> {
+    const home = this.home(owner);
+    const taken = async (name: string) => {
+      if (await lstat(path.join(home, name)).catch(() => null)) return true;
+      if (home === this.dir) return false;
+      const shared = await lstat(path.join(this.dir, name)).catch(() => null);
+      return shared?.isDirectory() === true && this.visible(await readMetadata(path.join(this.dir, name)), owner);
+    };
     for (let i = 1; ; i++) {
       const candidate = i === 1 ? base : `${base}-${i}`;
-      if (!(await lstat(path.join(this.dir, candidate)).catch(() => null))) return candidate;
+      if (!(await taken(candidate))) return candidate;
     }
   }
 
-  private async writeMetadata(name: string, meta: BundleMetadata): Promise<void> {
-    const file = path.join(this.dir, name, METADATA_FILE);
+  private async writeMetadata(owner: BundleOwner, name: string, meta: BundleMetadata): Promise<void> {
+    const file = path.join(this.home(owner), name, METADATA_FILE);
     try {
       await writeFileAtomic(file, `${JSON.stringify(meta, null, 2)}\n`);
     } catch (err) {
@@ -423,6 +530,34 @@ async function treeSize(dir: string): Promise<number> {
     }
   }
   return total;
+}
+
+/**
+ * A source as answers show it: a URL without its query string, fragment and credentials (a
+ * signed URL's query is a credential: `?…` marks that there was one); a path as it is.
+ */
+export function shownSource(source: string): string {
+  if (!isUrlSource(source)) return source;
+  try {
+    return redact(new URL(source));
+  } catch {
+    return source.replace(/[?#].*$/s, '?…');
+  }
+}
+
+/** The owner a bundle's metadata records: the existing bundle's (re-extracted in place), else the adder's. */
+function ownerOf(existing: { meta: BundleMetadata } | null, owner: BundleOwner): { owner?: string } {
+  const recorded = existing ? existing.meta.owner : owner;
+  return recorded === undefined ? {} : { owner: recorded };
+}
+
+/** A key's directory name in `.keys/`: its id when that is a plain name, else a hash of it. */
+function ownerDirName(owner: string): string {
+  return /^[A-Za-z0-9_-]{1,64}$/.test(owner) ? owner : `~${sha256(owner).slice(0, 32)}`;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }
 
 /** `support-bundle-2025-04-11T14_05_31.tar.gz` -> `support-bundle-2025-04-11T14_05_31`. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import { isUrlSource } from '../store/index.js';
-import type { BundleWorkspace } from '../workspace.js';
+import { keyIdOf, type BundleWorkspace } from '../workspace.js';
 
 const input = {
   source: z
@@ -38,6 +38,7 @@ export function initializeBundleTool(workspace: BundleWorkspace): ToolSpec<typeo
     scopes: { of: (args) => (isUrlSource(args.source) ? ['bundles:download'] : []) },
     async run(args, call) {
       const bundle = await workspace.initialize(call.client.owner, args.source, {
+        key: keyIdOf(call.client),
         force: args.force,
         signal: call.signal,
         onProgress: (p) => void call.progress(p.bytes, p.total ?? undefined, `${p.phase}: ${p.bytes} bytes${p.entries ? `, ${p.entries} files` : ''}`),

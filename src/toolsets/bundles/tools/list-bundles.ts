@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import type { BundleWorkspace } from '../workspace.js';
+import { keyIdOf, type BundleWorkspace } from '../workspace.js';
 
 const input = {};
 const output = {
@@ -23,13 +23,15 @@ export function listBundlesTool(workspace: BundleWorkspace): ToolSpec<typeof inp
   return {
     name: 'list_available_bundles',
     title: 'List the bundles in the store',
-    description: 'Lists the support bundles in the bundle store, newest first, valid or not, with size and when they were added.',
+    description:
+      'Lists the support bundles in the bundle store this key may open (its own, and those the operator shares), newest first, ' +
+      'valid or not, with size and when they were added.',
     input,
     output,
     annotations: { readOnlyHint: true, openWorldHint: false },
     async run(_args, call) {
       const active = workspace.activeName(call.client.owner);
-      const entries = await workspace.store.list();
+      const entries = await workspace.store.list(keyIdOf(call.client));
       const bundles = entries.map(({ name, path, source, size_bytes, added_at, valid, reason }) => ({
         name,
         path,

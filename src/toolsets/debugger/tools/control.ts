@@ -40,7 +40,7 @@ export const auditTool: DebuggerTool = (ctx) => defineTool({
   name: 'debugger_get_comprehensive_audit',
   contractName: 'debugger/get_comprehensive_audit',
   title: 'Audit log',
-  description: 'Entries of the audit chain, filtered by time and session, with the chain\'s verification state.',
+  description: 'The calling key\'s own entries of the audit chain, filtered by time and session, with the whole chain\'s verification state.',
   input: { start_time: iso.optional(), end_time: iso.optional(), session_id: z.string().max(64).optional() },
   output: { configured: z.boolean(), verified: z.boolean().nullable(), entries: z.array(z.record(z.string(), z.unknown())), note: z.string().optional() },
   annotations: { readOnlyHint: true },
