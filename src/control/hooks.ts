@@ -30,9 +30,26 @@ function headerOf(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
+/** Tools that end the debug session their arguments name (gdb close, python_end_session, debugger_detach, ...): its row goes. */
+const CLOSES_SESSION = /(^|_)(close|close_session|stop|stop_session|terminate|end|end_session|detach)$/;
 /** Tools whose answer names a new debug session (its id is recorded with this node for forwarding). */
-const CLOSES_SESSION = /(^|_)(close|close_session|stop|stop_session|terminate)$/;
 const OPENS_SESSION = /(^|_)(open|start|start_session|initialize|create|launch|attach)(_|$)/;
+
+/** How the server names a debug session in `SessionHooks` (forwarding.ts): `debug:<id>`. */
+const DEBUG_PREFIX = 'debug:';
+
+/**
+ * The store row that routes a key's debug session: per key as well as per id, since the id may be
+ * the client's choice (the debugger's "default"): one key's session never takes another's row.
+ */
+function debugRow(key: KeyContext, id: string): string {
+  return `${DEBUG_PREFIX}${key.id}:${id}`;
+}
+
+/** A row name as the server gives it: a debug session's is made the key's own; an MCP session's id is kept. */
+function rowFor(id: string, key: KeyContext): string {
+  return id.startsWith(DEBUG_PREFIX) ? debugRow(key, id.slice(DEBUG_PREFIX.length)) : id;
+}
 
 /**
  * The control plane on the server's seams: keys (authenticate), scopes (authorize, and per call
@@ -42,6 +59,11 @@ const OPENS_SESSION = /(^|_)(open|start|start_session|initialize|create|launch|a
  */
 export function controlHooks(plane: ControlPlane): ServerHooks {
   const gate = new HttpGate(plane);
+  // The debug-session rows this node claimed, by the client that owns the session and its id, so a
+  // session that ends by itself (idle) drops its row. Bounded: forgetting one only leaves a row
+  // that sends the key's calls for that id here, where they are answered "not found".
+  const claimed = new Map<string, { row: string; key: KeyContext }>();
+  const slot = (owner: string, id: string) => `${owner}\u0000${id}`;
   return {
     async authenticate(req) {
       const result = await plane.authenticate(headerOf(req, 'authorization'));
@@ -87,25 +109,41 @@ export function controlHooks(plane: ControlPlane): ServerHooks {
       }
     },
     async onToolCall(event, principal) {
-      // A debug session opened over HTTP by a stateless request (2026-07-28, plain JSON-RPC) has no
-      // MCP session to follow: record its id with this node so the other nodes forward calls for it.
-      if (event.isError || !event.owner.startsWith('http:')) return;
+      // A debug session opened over HTTP by a stateless request (2026-07-28, plain JSON-RPC) belongs
+      // to the key (the server's owner `http:<key id>`) and has no MCP session to follow: record it
+      // with this node, in the key's own row, so the other nodes forward the key's calls for it here;
+      // closing it drops the row. A session an MCP session opened follows that session's row.
+      const key = keyOf(principal);
+      if (event.isError || event.owner !== `http:${key.id}`) return;
       if (CLOSES_SESSION.test(event.tool)) {
-        const id = debugSessionOf(event.args);
-        if (id) await plane.releaseSession(`debug:${id}`);
+        const id = debugSessionOf(event.args) ?? debugSessionOf(event.result);
+        if (!id) return;
+        claimed.delete(slot(event.owner, id));
+        await plane.releaseSession(debugRow(key, id), key);
         return;
       }
       if (!OPENS_SESSION.test(event.tool)) return;
       const id = debugSessionOf(event.result) ?? debugSessionOf((event.result as { content?: unknown } | undefined)?.content);
-      if (id) await plane.claimSession(`debug:${id}`, keyOf(principal));
+      if (!id) return;
+      if (claimed.size >= 100_000) claimed.clear();
+      claimed.set(slot(event.owner, id), { row: debugRow(key, id), key });
+      await plane.claimSession(debugRow(key, id), key);
     },
     sessions: {
-      claim: (id, principal) => plane.claimSession(id, keyOf(principal)),
+      claim: (id, principal) => plane.claimSession(rowFor(id, keyOf(principal)), keyOf(principal)),
       async locate(id, principal) {
-        const where = await plane.locateSession(id);
-        return where && where.key_id === keyOf(principal).id ? { node: where.node, url: where.url } : undefined;
+        // Only the key's own rows: a key is never forwarded into another key's session.
+        const key = keyOf(principal);
+        const where = await plane.locateSession(rowFor(id, key));
+        return where && where.key_id === key.id ? { node: where.node, url: where.url } : undefined;
       },
       release: (id) => plane.releaseSession(id),
+      async expired(owner, id) {
+        const held = claimed.get(slot(owner, id));
+        if (!held) return;
+        claimed.delete(slot(owner, id));
+        await plane.releaseSession(held.row, held.key);
+      },
       isForwarded: (req) => plane.isForwarded(headerOf(req, FORWARDED_HEADER)),
       async forward(target, req, res, body) {
         await forwardRequest(target, req, res, body, await plane.forwardToken(), plane.node.id);

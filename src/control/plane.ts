@@ -294,6 +294,7 @@ export class ControlPlane {
   /** Sessions this node claimed and has not released: found here without asking the store. */
   private readonly heldHere = new Set<string>();
 
+  /** Records that this node holds session `id` for `key`; a row another key holds is never taken over. */
   async claimSession(id: string, key: KeyContext): Promise<void> {
     if (!this.node.url) return;
     await this.store.claimSession(id, { node: this.node.id, url: this.node.url, key_id: key.id });
@@ -308,9 +309,10 @@ export class ControlPlane {
     return where && where.node !== this.node.id ? where : undefined;
   }
 
-  async releaseSession(id: string): Promise<void> {
+  /** Drops the row of session `id` (only `key`'s row, when a key is given). */
+  async releaseSession(id: string, key?: KeyContext): Promise<void> {
     this.heldHere.delete(id);
-    await this.store.releaseSession(id).catch(() => undefined);
+    await this.store.releaseSession(id, key?.id).catch(() => undefined);
   }
 
   /** The value a forwarded request carries so the receiving node trusts it. */

@@ -190,7 +190,7 @@ export class PostgresStore implements Store {
   async claimSession(id: string, where: SessionLocation): Promise<void> {
     await this.rows(
       `INSERT INTO debugkit_sessions (id, node, url, key_id, created_at) VALUES ($1,$2,$3,$4,$5)
-       ON CONFLICT (id) DO UPDATE SET node = EXCLUDED.node, url = EXCLUDED.url, key_id = EXCLUDED.key_id`,
+       ON CONFLICT (id) DO UPDATE SET node = EXCLUDED.node, url = EXCLUDED.url WHERE debugkit_sessions.key_id = EXCLUDED.key_id`,
       [id, where.node, where.url, where.key_id, new Date().toISOString()],
     );
   }
@@ -200,8 +200,9 @@ export class PostgresStore implements Store {
     return rows[0] as unknown as SessionLocation | undefined;
   }
 
-  async releaseSession(id: string): Promise<void> {
-    await this.rows('DELETE FROM debugkit_sessions WHERE id = $1', [id]);
+  async releaseSession(id: string, keyId?: string): Promise<void> {
+    if (keyId === undefined) await this.rows('DELETE FROM debugkit_sessions WHERE id = $1', [id]);
+    else await this.rows('DELETE FROM debugkit_sessions WHERE id = $1 AND key_id = $2', [id, keyId]);
   }
 
   async releaseNode(node: string): Promise<void> {

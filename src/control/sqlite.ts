@@ -203,15 +203,21 @@ export class SqliteStore implements Store {
   }
 
   async claimSession(id: string, where: SessionLocation): Promise<void> {
-    this.db.prepare('INSERT OR REPLACE INTO sessions (id, node, url, key_id, created_at) VALUES (?,?,?,?,?)').run(id, where.node, where.url, where.key_id, new Date().toISOString());
+    this.db
+      .prepare(
+        `INSERT INTO sessions (id, node, url, key_id, created_at) VALUES (?,?,?,?,?)
+         ON CONFLICT (id) DO UPDATE SET node = excluded.node, url = excluded.url WHERE sessions.key_id = excluded.key_id`,
+      )
+      .run(id, where.node, where.url, where.key_id, new Date().toISOString());
   }
 
   async locateSession(id: string): Promise<SessionLocation | undefined> {
     return this.db.prepare('SELECT node, url, key_id FROM sessions WHERE id = ?').get(id) as SessionLocation | undefined;
   }
 
-  async releaseSession(id: string): Promise<void> {
-    this.db.prepare('DELETE FROM sessions WHERE id = ?').run(id);
+  async releaseSession(id: string, keyId?: string): Promise<void> {
+    if (keyId === undefined) this.db.prepare('DELETE FROM sessions WHERE id = ?').run(id);
+    else this.db.prepare('DELETE FROM sessions WHERE id = ? AND key_id = ?').run(id, keyId);
   }
 
   async releaseNode(node: string): Promise<void> {

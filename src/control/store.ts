@@ -73,9 +73,11 @@ export interface Store {
   verifyAudit(from?: ChainAnchor): Promise<ChainState>;
   /** Every entry from `since` on, in order, a batch at a time. */
   exportAudit(since: string | undefined, each: (r: AuditRecord) => void): Promise<number>;
+  /** Records where session `id` lives; a row held by another key is left as it is (never taken over). */
   claimSession(id: string, where: SessionLocation): Promise<void>;
   locateSession(id: string): Promise<SessionLocation | undefined>;
-  releaseSession(id: string): Promise<void>;
+  /** Drops the row of session `id`; with `keyId`, only if that key holds it. */
+  releaseSession(id: string, keyId?: string): Promise<void>;
   releaseNode(node: string): Promise<void>;
   /** A random secret every node sharing this store knows: it marks requests one node forwards to another. */
   nodeSecret(): Promise<string>;

@@ -108,6 +108,8 @@ export interface SessionHooks {
   /** The node holding session `id` for this principal, when it is another node. */
   locate(id: string, principal: Principal): Promise<SessionLocation | undefined>;
   release(id: string): Promise<void>;
+  /** A debug session of client `owner` ended by itself (idle): what this node recorded for it goes. */
+  expired?(owner: string, id: string): Promise<void>;
   /** True when this request was forwarded here by another node (never forwarded again, counted once). */
   isForwarded(req: IncomingMessage): Promise<boolean>;
   /** Sends the request on to `target` and streams its answer back. */
@@ -170,7 +172,11 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
     throw new Error(`unknown toolset ${unknown.join(', ')}: valid toolsets are ${valid}`);
   }
   const chosen = config.toolsets.length > 0 ? factories.filter((f) => config.toolsets.includes(f.name)) : factories;
-  const toolsets = chosen.map((factory) => factory.create({ config, log }));
+  // A debug session that ended idle: the control plane drops what routes it (multi-node).
+  const sessionExpired = (owner: string, id: string) => {
+    hooks.sessions?.expired?.(owner, id).catch((err: unknown) => log.warn(`forgetting expired session ${id}: ${err instanceof Error ? err.message : String(err)}`));
+  };
+  const toolsets = chosen.map((factory) => factory.create({ config, log, sessionExpired }));
   const instructions = instructionsFor(chosen);
   const maxResultTokens = config.maxResultTokens ?? DEFAULT_RESULT_MAX_TOKENS;
   let closing: Promise<void> | undefined;

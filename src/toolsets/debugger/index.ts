@@ -22,7 +22,10 @@ export class DebuggerToolset implements Toolset {
         maxSessions: env.config.maxSessions,
         maxSessionsTotal: env.config.maxSessionsTotal,
         maxSessionsPerKey: env.config.maxSessionsPerKey,
-        onExpire: (info) => env.log.info(`debugger session "${info.id}" of ${info.owner} ended after ${info.timeoutMs / 1000} s idle`),
+        onExpire: (info) => {
+          env.log.info(`debugger session "${info.id}" of ${info.owner} ended after ${info.timeoutMs / 1000} s idle`);
+          env.sessionExpired?.(info.owner, info.id);
+        },
         describeTaken: sessionTaken,
       }),
       config: env.config,

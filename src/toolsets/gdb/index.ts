@@ -26,7 +26,10 @@ class GdbToolset implements Toolset {
       maxSessions: env.config.maxSessions,
       maxSessionsTotal: env.config.maxSessionsTotal,
       maxSessionsPerKey: env.config.maxSessionsPerKey,
-      onExpire: (info) => env.log.info(`gdb session ${info.id} closed after ${info.timeoutMs / 1000} s idle`),
+      onExpire: (info) => {
+        env.log.info(`gdb session ${info.id} closed after ${info.timeoutMs / 1000} s idle`);
+        env.sessionExpired?.(info.owner, info.id);
+      },
     });
     this.ctx = {
       registry: this.registry,

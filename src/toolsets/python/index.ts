@@ -36,7 +36,7 @@ class PythonToolset implements Toolset {
   private readonly service: PythonService;
 
   constructor(env: ToolsetEnv) {
-    this.service = new PythonService(env.config, env.log);
+    this.service = new PythonService(env.config, env.log, env.sessionExpired?.bind(env));
   }
 
   register(server: McpServer, client: ClientContext): void {

@@ -25,16 +25,21 @@ const DEFAULT_IDLE_MS = 30 * 60 * 1000;
 export class PythonService {
   readonly registry: SessionRegistry<PythonSession>;
 
+  /** `expired`: told of each session that ended idle (see ToolsetEnv.sessionExpired). */
   constructor(
     readonly config: Config,
     log: Logger,
+    expired?: (owner: string, id: string) => void,
   ) {
     this.registry = new SessionRegistry<PythonSession>({
       kind: 'python session',
       maxSessions: config.maxSessions,
       maxSessionsTotal: config.maxSessionsTotal,
       maxSessionsPerKey: config.maxSessionsPerKey,
-      onExpire: (info) => log.info(`python session ${info.id} closed after ${info.timeoutMs / 1000} s idle`),
+      onExpire: (info) => {
+        log.info(`python session ${info.id} closed after ${info.timeoutMs / 1000} s idle`);
+        expired?.(info.owner, info.id);
+      },
     });
   }
 
