@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeyContext } from './keys.js';
 import type { ControlPlane, FinishCall, Refusal } from './plane.js';
-import { hasScope } from './scopes.js';
 
 /** The header a node puts on a request it forwards to the node holding the session. */
 export const FORWARDED_HEADER = 'x-debugkit-forwarded';
@@ -109,11 +108,10 @@ export class HttpGate {
     const scope = req.method === 'GET' ? `${toolset}:read` : toolset;
     const tool = `${req.method} ${route}`;
     const call = { tool, args: params, client: httpClientLabel(req), transport: 'rest' as const, traceparent: headerOf(req, 'traceparent') };
-    const allowed = hasScope(key.scopes, scope);
-    const admission = await this.plane.admit(key, { rate: true, quota: allowed });
+    const forbidden = this.plane.authorizeScopes(key, tool, [scope]);
+    const admission = await this.plane.admit(key, { rate: true, quota: forbidden === null });
     for (const [k, v] of Object.entries(admission.headers)) res.setHeader(k, v);
-    const refusal: Refusal | undefined =
-      admission.refusal ?? (allowed ? undefined : { code: -32003, message: `Permission denied: ${tool} needs scope ${scope}`, data: { required_scope: scope, key_id: key.id }, status: 403 });
+    const refusal: Refusal | undefined = admission.refusal ?? forbidden ?? undefined;
     if (refusal) {
       await this.plane.recordDenied(key, call, refusal).catch(() => undefined);
       return { refusal };

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Denial, Principal, SessionHooks, SessionLocation } from './createServer.js';
+import { PERMISSION_DENIED } from '../mcp/tools.js';
 
 /** Argument names by which tools name the debug session they act on (gdb `id`, python `sessionId`, ...). */
 const SESSION_ARGS = ['session_id', 'sessionId', 'id'];
@@ -34,7 +35,7 @@ export async function sessionToForward(sessions: SessionHooks, body: unknown, pr
 /** Answers a Denial as JSON-RPC (one error per request in the body) with its status and header fields. */
 export function sendDenial(res: ServerResponse, denial: Denial, body: unknown, status: number): void {
   for (const [k, v] of Object.entries(denial.headers ?? {})) res.setHeader(k, v);
-  const error = { code: denial.code ?? -32003, message: denial.message, ...(denial.data === undefined ? {} : { data: denial.data }) };
+  const error = { code: denial.code ?? PERMISSION_DENIED, message: denial.message, ...(denial.data === undefined ? {} : { data: denial.data }) };
   const messages = body === undefined ? [] : Array.isArray(body) ? body : [body];
   const ids = messages.filter((m) => m && typeof m === 'object' && 'id' in m).map((m) => (m as { id: string | number | null }).id);
   const answer = Array.isArray(body) ? ids.map((id) => ({ jsonrpc: '2.0', id, error })) : { jsonrpc: '2.0', id: ids[0] ?? null, error };

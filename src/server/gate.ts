@@ -1,10 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { resolveToolAlias } from '../mcp/rpc-hooks.js';
+import { PERMISSION_DENIED } from '../mcp/tools.js';
 import type { Debugkit, Principal } from './createServer.js';
-
-/** JSON-RPC error: the caller's key may not do this (the seed's -32003). */
-export const PERMISSION_DENIED = -32003;
 
 /**
  * The authorization seam on the wire: a tools/call of a tool the principal may not call is
