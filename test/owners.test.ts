@@ -100,6 +100,9 @@ describe('Python REST sessions belong to the key that started them', () => {
     for (const [key, s] of [[a.key, id], [a.key, second.json.sessionId], [b.key, theirs.json.sessionId]] as const) {
       expect((await rest(key, 'DELETE', `/sessions/${s}`)).status).toBe(200);
     }
+    // Ended, it is still A's: A learns why; to B it reads like an id that never was.
+    expect((await rest(a.key, 'GET', `/sessions/${id}`)).json.error.message).toBe(`Session not found: ${id} (it ended: ended by the client)`);
+    expect(shape(await rest(b.key, 'GET', `/sessions/${id}`), id)).toBe(shape(await rest(b.key, 'GET', `/sessions/${missing}`), missing));
   });
 });
 

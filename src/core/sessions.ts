@@ -232,12 +232,13 @@ export class SessionRegistry<S extends SessionResource> {
     return entry;
   }
 
-  /** Why the owner's session `id` ended, if it did recently; a chosen id's reason only to its owner. */
+  /**
+   * Why the owner's session `id` ended, if it did recently: only to its owner. To anyone else an
+   * ended session reads exactly like one that never existed (ids are not an oracle, even of the past).
+   */
   private endedReason(owner: string, id: string): string | undefined {
-    const mine = this.ended.get(slotOf(owner, id, true));
-    if (mine && mine.owner === owner && mine.id === id) return mine.reason;
-    const random = this.ended.get(id);
-    return random && !random.chosen && random.id === id ? random.reason : undefined;
+    const ended = this.ended.get(slotOf(owner, id, true)) ?? this.ended.get(id);
+    return ended && ended.owner === owner && ended.id === id ? ended.reason : undefined;
   }
 
   private async end(entry: Entry<S>, reason: string): Promise<void> {
