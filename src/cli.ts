@@ -10,7 +10,7 @@ import { serveHttp } from './server/http.js';
 import { createLogger, guardStdStreams } from './mcp/log.js';
 import { serveStdio } from './server/stdio.js';
 import { debuggerToolsetWith } from './toolsets/debugger/index.js';
-import { planeControl } from './toolsets/debugger/plane.js';
+import { planeControl } from './control/debugger.js';
 import { toolsetFactories } from './toolsets/index.js';
 import { VERSION } from './version.js';
 import { registerControlCommands } from './control/commands.js';

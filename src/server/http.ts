@@ -9,7 +9,8 @@ import { allowedHostRules, authorizationFields, bearerChallenge, hostAllowed, is
 import { LOCAL_PRINCIPAL, type Debugkit, type Denial, type Principal } from './createServer.js';
 import { admitBody, MAX_BATCH, statusFor } from './gate.js';
 import { sendDenial, sessionToForward } from './forwarding.js';
-import { BodyTooLargeError, matchRoute, readBody, sendJson, sendRestError } from './rest.js';
+import { sendJson, sendRestError } from '../mcp/rest.js';
+import { BodyTooLargeError, matchRoute, readBody } from './rest.js';
 import { collapsibleId, isModernRequest, toRequest, writeResponse } from './web.js';
 import { isPlainRequest, PlainServers } from './plain.js';
 

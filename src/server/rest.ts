@@ -1,38 +1,12 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { DebugkitError, describeError } from '../core/errors.js';
-import type { RestRoute } from './toolset.js';
-
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-const STATUS: Partial<Record<DebugkitError['code'], number>> = {
-  // (BodyTooLargeError is INVALID_ARGUMENT too; sendRestError answers it 413 by type.)
-  INVALID_ARGUMENT: 400,
-  PATH_OUTSIDE_ROOT: 400,
-  SESSION_NOT_FOUND: 404,
-  NOT_FOUND: 404,
-  SESSION_BUSY: 409,
-  SESSION_LIMIT: 429,
-  ENGINE_MISSING: 503,
-  TIMEOUT: 504,
-};
-
-/** A REST error body: `{"error": {"code", "message"}}` with the status the code implies. */
-export function sendRestError(res: ServerResponse, err: unknown): void {
-  if (err instanceof DebugkitError) {
-    const status = err instanceof BodyTooLargeError ? 413 : (STATUS[err.code] ?? 500);
-    sendJson(res, status, { error: { code: err.code, message: err.message } });
-    return;
-  }
-  sendJson(res, 500, { error: { code: 'INTERNAL', message: describeError(err) } });
-}
+import type { RestRoute } from '../mcp/toolset.js';
 
 /** A request body over the configured limit: HTTP 413. */
 export class BodyTooLargeError extends DebugkitError {
   override name = 'BodyTooLargeError';
+  /** sendRestError answers it 413 (its code, INVALID_ARGUMENT, would be 400). */
+  readonly httpStatus = 413;
   constructor(message: string) {
     super('INVALID_ARGUMENT', message);
   }

@@ -7,7 +7,7 @@ import { VERSION } from '../../version.js';
 /**
  * What the debugger toolset needs from the control plane (keys, scopes, quotas, audit, crash
  * signatures). The local defaults below make every tool work for one local key; `planeControl`
- * (plane.ts) answers from the control plane (keys, quotas, the audit chain, its store).
+ * (src/control/debugger.ts) answers from the control plane (keys, quotas, the audit chain, its store).
  */
 export interface QuotaStatus {
   plan: string;

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { DebugkitError } from '../../core/errors.js';
-import { sendJson, sendRestError } from '../../server/rest.js';
+import { sendJson, sendRestError } from '../../mcp/rest.js';
 import type { RestRoute, RouteClient } from '../../mcp/toolset.js';
 import { line, projectFile, startInput } from './schemas.js';
 import type { PythonService } from './service.js';

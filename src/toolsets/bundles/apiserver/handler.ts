@@ -8,7 +8,8 @@ import { parseLogQuery, serveLog } from './logs.js';
 import { groupVersion, type ResourceType } from './resources.js';
 import { route, type ResourceRoute } from './router.js';
 import { labelsOf, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
-import { badRequest, failure, methodNotAllowed, notFound, pathNotFound, sendJson, sendStatus } from './status.js';
+import { sendJson } from '../../../mcp/rest.js';
+import { badRequest, failure, methodNotAllowed, notFound, pathNotFound, sendStatus } from './status.js';
 import { buildTable, parseIncludeObject, partialObjectMetadata, wantsPartialMetadata, wantsTable } from './table.js';
 
 export interface ServerContext {

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { sendJson } from '../../../mcp/rest.js';
 
 /**
  * Kubernetes `Status` objects. kubectl turns these into its familiar one-line errors
@@ -45,12 +46,6 @@ export function internalError(message: string): Status {
 
 export function timeout(): Status {
   return failure(504, 'Timeout', 'the request did not complete in time on this support-bundle API server');
-}
-
-export function sendJson(res: ServerResponse, code: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
 }
 
 export function sendStatus(res: ServerResponse, status: Status): void {

@@ -1,7 +1,7 @@
-import { keyOf } from '../../control/hooks.js';
-import type { ControlPlane } from '../../control/plane.js';
-import { VERSION } from '../../version.js';
-import { MAX_SIGNATURES, type AuditAnswer, type Caller, type CrashSignature, type DebuggerControl, type LicenseInfo, type QuotaStatus, type SignatureStore } from './control.js';
+import { keyOf } from './hooks.js';
+import type { ControlPlane } from './plane.js';
+import { VERSION } from '../version.js';
+import { MAX_SIGNATURES, type AuditAnswer, type Caller, type CrashSignature, type DebuggerControl, type LicenseInfo, type QuotaStatus, type SignatureStore } from '../toolsets/debugger/control.js';
 
 /**
  * The debugger's control-plane needs answered by debugkit's control plane: quota_status from the

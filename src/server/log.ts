@@ -1,2 +1,0 @@
-// The logger lives in src/mcp/ (below both server/ and toolsets/); this path stays for old imports.
-export * from '../mcp/log.js';

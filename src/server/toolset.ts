@@ -1,2 +1,0 @@
-// The toolset interfaces live in src/mcp/ (below both server/ and toolsets/); this path stays for old imports.
-export * from '../mcp/toolset.js';
