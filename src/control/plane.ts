@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { PERMISSION_DENIED } from '../mcp/tools.js';
 import { bearerChallenge, KEY_HINT } from '../server/auth.js';
 import { cleanTraceparent, debugSessionOf, firstChangedEntry, redact, type AuditRecord, type ChainAnchor, type ChainState } from './audit.js';
 import { bearerToken, hashKey, sameSecret, type KeyContext } from './keys.js';
@@ -11,7 +12,8 @@ export const KEY_CACHE_MS = 1000;
 
 export const AUTH_FAILED = -32001;
 export const QUOTA_EXCEEDED = -32002;
-export const PERMISSION_DENIED = -32003;
+// -32003: one constant, the tool wrapper's (a capability refusal is answered there too).
+export { PERMISSION_DENIED };
 export const LICENSE_EXPIRED = -32010;
 
 /** A refusal in the contract's terms: JSON-RPC code, message, data, and the HTTP status. */
