@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { capabilityScopes, checkCommand, classifyCommand, gdbArgv, isAttachCommand, isDetachCommand, type GdbPolicy } from './policy.js';
+import { capabilityScopes, checkCommand, classifyCommand, gdbArgv, isAttachCommand, isDetachCommand, MI_SAFE, splitArgs, type GdbPolicy } from './policy.js';
 import { ALLOWED, FILES, SHELL } from './test-support.js';
 
 const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'debugkit-policy-')));
@@ -139,3 +139,92 @@ describe('the classifier resolves command words as the real gdb does', () => {
     }
   });
 });
+
+describe('the classifier knows every command of the installed gdb', () => {
+  /** `help all`: "name, alias, alias -- doc" for every command and subcommand gdb has. */
+  const entries = execFileSync('gdb', ['-nx', '-batch', '-ex', 'help all'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+    .split('\n')
+    .filter((line) => line.includes(' -- '))
+    .map((line) => line.slice(0, line.indexOf(' -- ')).split(', ').map((n) => n.trim()));
+  const topLevel = entries.filter((names) => !names[0]!.includes(' '));
+  const needs = (command: string) => classifyCommand(command, closed).map((n) => n.capability);
+  /** Whether the classifier restricts a command word, whatever its arguments (a path outside the root, shell syntax). */
+  const restricted = (word: string) => needs(`${word} /outside/x $(id)`).length > 0;
+
+  // Top-level commands read and found to stay in the debugger (or only to act on its program).
+  // A gdb that adds a command fails this test until the command has been read and placed.
+  const REVIEWED_SAFE = new Set([
+    '+', '-', '<', '>', 'add-symbol-file-from-memory', 'advance', 'agent-printf', 'apropos', 'awatch', 'backtrace', 'break',
+    'break-range', 'call', 'catch', 'checkpoint', 'clear', 'clone-inferior', 'collect', 'compare-sections', 'complete',
+    'condition', 'continue', 'delete', 'demangle', 'detach', 'disable', 'disassemble', 'disconnect', 'display', 'dont-repeat',
+    'down', 'down-silently', 'dprintf', 'echo', 'enable', 'end', 'find', 'finish', 'forward-search', 'ftrace', 'function',
+    'handle', 'hbreak', 'help', 'ignore', 'inferior', 'info', 'init-if-undefined', 'interrupt', 'jit-reader-unload', 'jump',
+    'kill', 'list', 'macro', 'mem', 'memory-tag', 'next', 'nexti', 'nosharedlibrary', 'output', 'overlay', 'passcount', 'print',
+    'print-object', 'printf', 'ptype', 'pwd', 'queue-signal', 'rbreak', 'remove-inferiors', 'remove-symbol-file', 'restart',
+    'return', 'reverse-continue', 'reverse-finish', 'reverse-next', 'reverse-nexti', 'reverse-search', 'reverse-step',
+    'reverse-stepi', 'rwatch', 'section', 'select-frame', 'sharedlibrary', 'show', 'signal', 'skip', 'start', 'starti', 'step',
+    'stepi', 'stop', 'strace', 'task', 'tbreak', 'tcatch', 'tdump', 'teval', 'tfind', 'thbreak', 'trace', 'tstart', 'tstatus',
+    'tstop', 'tui', 'tvariable', 'undisplay', 'unset', 'until', 'up', 'up-silently', 'update', 'watch', 'whatis', 'x',
+  ]);
+
+  it('every top-level command is restricted or has been read and found safe', () => {
+    // run/start take arguments (restricted when they hold shell syntax); set/with/thread/frame/faas/... are read through.
+    const readThrough = ['set', 'with', 'thread', 'frame', 'faas', 'taas', 'tfaas', 'record'];
+    const unread = topLevel.map((names) => names[0]!).filter((name) => !REVIEWED_SAFE.has(name) && !readThrough.includes(name) && !restricted(name));
+    expect(unread, 'commands neither restricted nor reviewed').toEqual([]);
+  });
+
+  it('every alias of a restricted command is restricted too', () => {
+    const missed: string[] = [];
+    for (const names of topLevel) {
+      const [name, ...aliases] = names;
+      if (REVIEWED_SAFE.has(name!)) continue;
+      if (!restricted(name!)) continue;
+      for (const alias of aliases) if (!restricted(alias)) missed.push(`${alias} (alias of ${name})`);
+    }
+    expect(missed).toEqual([]);
+  });
+
+  it('a safe command, or its alias, is never mistaken for a restricted one', () => {
+    const refused = topLevel
+      .filter((names) => REVIEWED_SAFE.has(names[0]!))
+      .flat()
+      .filter((word) => /^[a-z]/.test(word) && !['info', 'show'].includes(word) && needs(`${word} 1`).length > 0);
+    expect(refused).toEqual([]);
+  });
+
+  it('every alias of a restricted setting is restricted too, and no alias of a safe one is', () => {
+    const wrong: string[] = [];
+    for (const names of entries.filter((n) => n[0]!.startsWith('set ') && n.length > 1)) {
+      const canonical = needs(`${names[0]} /outside/x`).length > 0;
+      for (const alias of names.slice(1)) if ((needs(`${alias} /outside/x`).length > 0) !== canonical) wrong.push(`${alias} (alias of ${names[0]})`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('every MI command gdb has is ruled or known to stay inside; the lists name only real commands', () => {
+    // The MI table is not listed by gdb: its names are found in the binary and confirmed one by one.
+    const gdbPath = execFileSync('sh', ['-c', 'command -v gdb'], { encoding: 'utf8' }).trim();
+    const inBinary = execFileSync('sh', ['-c', `strings -n 6 ${gdbPath} | grep -E '^[a-z]+(-[a-z]+)+$' | sort -u`], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+      .split('\n')
+      .filter(Boolean)
+      .map((n) => `-${n}`);
+    const candidates = [...new Set([...inBinary, ...MI_SAFE])];
+    const script = [...candidates.map((c) => `-info-gdb-mi-command ${c.slice(1)}`), '-gdb-exit'].join('\n');
+    const answers = execFileSync('gdb', ['--interpreter=mi3', '-nx', '-q'], { input: `${script}\n`, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+      .split('\n')
+      .filter((l) => l.startsWith('^'));
+    const exists = new Set(candidates.filter((_, i) => answers[i]?.includes('exists="true"')));
+    expect([...MI_SAFE].filter((c) => !exists.has(c)), 'MI_SAFE names a command gdb does not have').toEqual([]);
+    const unknown = [...exists].filter((c) => !MI_SAFE.has(c) && classifyCommand(c, closed).every((n) => !n.what.includes('not an MI command')));
+    // Every real command is either in MI_SAFE, or ruled (classified by its rule, never as unknown).
+    expect(unknown.filter((c) => !MI_SAFE.has(c) && classifyCommand(c, closed).some((n) => n.what.includes('not an MI command')))).toEqual([]);
+    expect(exists.size).toBeGreaterThan(100);
+  });
+
+  it('MI strings are read with gdb\'s escapes: octal, the C letters, any other character as itself', () => {
+    expect(splitArgs('"\\163hell id" "\\041id" "a\\"b" "\\e\\q\\\\" \\163 "\\1011"')).toEqual(['shell id', '!id', 'a"b', 'eq\\', '\\163', 'A1']);
+    expect(splitArgs('"\\n\\t\\a"')).toEqual(['\n\t\x07']);
+  });
+});
+

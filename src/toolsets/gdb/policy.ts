@@ -29,8 +29,11 @@ export interface CommandContext {
   root: string;
   /** gdb's working directory (inside root); relative file arguments resolve against it. */
   cwd: string;
-  /** Pids of programs this session started itself (attaching back to them needs nothing). */
-  ownPids?: ReadonlySet<number>;
+  /**
+   * The programs this session started itself (attaching back to them needs nothing): `has(pid)`
+   * is true only while that pid is still the process the session started, never one that reused it.
+   */
+  ownPids?: { has(pid: number): boolean };
 }
 
 /** What the operator lets a gdb session reach beyond the debugger itself. */
@@ -52,8 +55,6 @@ export class CommandRefusedError extends DebugkitError {
 export function classifyCommand(command: string, context: CommandContext): Need[] {
   const c = new Classifier(context);
   const text = command.trim().replace(/^\d+(?=-)/, '');
-  // GDB 14 and later evaluate $_shell("cmd") in any expression (print, condition, set var, ...).
-  if (/\$_shell\b/.test(text)) c.need('shell', '"$_shell" runs a host command from an expression');
   if (text.startsWith('-')) c.mi(text, 0);
   else c.cli(text, 0);
   return c.needs;
@@ -102,7 +103,11 @@ const CLI_RULES: Record<string, Rule> = {
   shell: 'shell', '!': 'shell', pipe: 'shell', '|': 'shell',
   python: 'shell', py: 'shell', 'python-interactive': 'shell', pi: 'shell',
   guile: 'shell', gu: 'shell', 'guile-repl': 'shell', gr: 'shell',
-  source: 'shell', eval: 'shell', make: 'shell', edit: 'shell', compile: 'shell',
+  source: 'shell', eval: 'shell', make: 'shell', edit: 'shell', compile: 'shell', expression: 'shell',
+  // Read the lines that follow as commands or answers (they would take debugkit's next commands), or run Python.
+  actions: 'shell', 'while-stepping': 'shell', stepping: 'shell', ws: 'shell', explore: 'shell',
+  // Talk to a remote target's monitor or flash.
+  monitor: 'shell', 'flash-erase': 'shell',
   define: 'shell', 'define-prefix': 'shell', document: 'shell', commands: 'shell', if: 'shell', while: 'shell', alias: 'shell',
   cd: 'shell', target: 'shell', 'new-ui': 'shell', 'interpreter-exec': 'shell', maintenance: 'shell', mt: 'shell',
   'jit-reader-load': 'shell', 'add-auto-load-safe-path': 'shell', 'add-auto-load-scripts-directory': 'shell',
@@ -118,9 +123,9 @@ const CLI_RULES: Record<string, Rule> = {
 };
 
 /** Exact GDB commands and aliases that are prefixes of a name above but are themselves harmless. */
-const SAFE_EXACT = new Set(['c', 'd', 'do', 'i', 'j', 'l', 'n', 'p', 's']);
+const SAFE_EXACT = new Set(['c', 'd', 'do', 'i', 'j', 'l', 'n', 'p', 's', 'step']);
 
-/** Settings that reach the host: [words of the setting, rule, index of the file argument]. */
+/** Settings that reach the host: the words of the setting (each may be given as a prefix) and its rule. */
 const SETTINGS: Array<{ words: string[]; rule: 'shell' | 'file' | 'args' }> = [
   { words: ['logging', 'file'], rule: 'file' },
   { words: ['history', 'filename'], rule: 'file' },
@@ -135,6 +140,9 @@ const SETTINGS: Array<{ words: string[]; rule: 'shell' | 'file' | 'args' }> = [
   { words: ['debuginfod'], rule: 'shell' },
   { words: ['remote'], rule: 'shell' },
   { words: ['sysroot'], rule: 'shell' },
+  { words: ['solib-absolute-prefix'], rule: 'shell' },
+  // Where gdb looks for libthread_db, which it loads into itself.
+  { words: ['libthread-db-search-path'], rule: 'shell' },
   { words: ['solib-search-path'], rule: 'shell' },
   { words: ['debug-file-directory'], rule: 'shell' },
   { words: ['data-directory'], rule: 'shell' },
@@ -149,8 +157,11 @@ const SETTINGS: Array<{ words: string[]; rule: 'shell' | 'file' | 'args' }> = [
   { words: ['tdesc', 'filename'], rule: 'file' },
 ];
 
+/** gdb's exact aliases of settings that would otherwise read as a prefix of a restricted one. */
+const SETTING_ALIASES: Record<string, string> = { c: 'check', ch: 'check', g: 'gnutarget', p: 'print', pr: 'print' };
+
 /** MI commands that need more than "allowed"; MI names are exact (no abbreviations). */
-const MI_RULES: Record<string, Rule | 'interpreter' | 'break-commands'> = {
+const MI_RULES: Record<string, Rule | 'interpreter' | 'break-commands' | 'thread-groups'> = {
   '-interpreter-exec': 'interpreter',
   '-break-commands': 'break-commands',
   '-gdb-set': 'set',
@@ -171,7 +182,42 @@ const MI_RULES: Record<string, Rule | 'interpreter' | 'break-commands'> = {
   '-add-inferior': 'file',
   // The host's process, file, socket and IPC tables (what `info os` shows).
   '-info-os': 'shell',
+  '-list-thread-groups': 'thread-groups',
+  // The program's terminal: its output goes to that file.
+  '-inferior-tty-set': 'file',
+  // Writes the trace data to a file or (-ctf) a directory.
+  '-trace-save': 'file',
+  // Takes a Python expression that gdb evaluates.
+  '-var-set-visualizer': 'shell',
+  '-target-flash-erase': 'shell',
 };
+
+/**
+ * GDB 13's other MI commands (every one `-info-gdb-mi-command` knows, less those above): they act
+ * on the debugger and its program only. An MI command in neither table needs `shell`, so one a
+ * later gdb adds is refused until it has been read (policy.test.ts checks this list against gdb).
+ */
+export const MI_SAFE = new Set([
+  '-ada-task-info', '-break-after', '-break-condition', '-break-delete', '-break-disable', '-break-enable', '-break-info',
+  '-break-insert', '-break-list', '-break-passcount', '-break-watch', '-catch-assert', '-catch-exception', '-catch-handlers',
+  '-catch-load', '-catch-unload', '-catch-throw', '-catch-catch', '-catch-rethrow', '-complete', '-data-disassemble',
+  '-data-evaluate-expression', '-data-list-changed-registers', '-data-list-register-names', '-data-list-register-values',
+  '-data-read-memory', '-data-read-memory-bytes', '-data-write-memory', '-data-write-memory-bytes', '-data-write-register-values',
+  '-dprintf-insert', '-enable-frame-filters', '-enable-pretty-printing', '-enable-timings', '-environment-pwd',
+  '-exec-continue', '-exec-finish', '-exec-interrupt', '-exec-jump', '-exec-next', '-exec-next-instruction', '-exec-return',
+  '-exec-run', '-exec-step', '-exec-step-instruction', '-exec-until', '-file-list-exec-source-file',
+  '-file-list-exec-source-files', '-file-list-shared-libraries', '-fix-breakpoint-script-output',
+  '-fix-multi-location-breakpoint-output', '-gdb-show', '-gdb-version', '-inferior-tty-show', '-info-ada-exceptions',
+  '-info-gdb-mi-command', '-list-features', '-list-target-features', '-remove-inferior', '-stack-info-depth',
+  '-stack-info-frame', '-stack-list-arguments', '-stack-list-frames', '-stack-list-locals', '-stack-list-variables',
+  '-stack-select-frame', '-symbol-info-functions', '-symbol-info-module-functions', '-symbol-info-module-variables',
+  '-symbol-info-modules', '-symbol-info-types', '-symbol-info-variables', '-symbol-list-lines', '-target-detach',
+  '-target-disconnect', '-thread-info', '-thread-list-ids', '-thread-select', '-trace-define-variable', '-trace-find',
+  '-trace-frame-collected', '-trace-list-variables', '-trace-start', '-trace-status', '-trace-stop', '-var-assign',
+  '-var-create', '-var-delete', '-var-evaluate-expression', '-var-info-expression', '-var-info-num-children',
+  '-var-info-path-expression', '-var-info-type', '-var-list-children', '-var-set-format', '-var-set-frozen',
+  '-var-set-update-range', '-var-show-attributes', '-var-show-format', '-var-update',
+]);
 
 /** What /bin/sh would treat as more than words when gdb starts the program through it. */
 const SHELL_SYNTAX = /[`$;|&<>()\n\r]/;
@@ -192,8 +238,14 @@ class Classifier {
     this.needs.push({ capability, what });
   }
 
+  /** GDB 14 and later evaluate $_shell("cmd") in any expression (print, condition, set var, ...). */
+  private expressions(text: string): void {
+    if (/\$_shell\b/.test(text)) this.need('shell', '"$_shell" runs a host command from an expression');
+  }
+
   cli(text: string, depth: number): void {
     if (depth > 8) return this.need('shell', `"${text.slice(0, 80)}" nests commands too deeply`);
+    this.expressions(text);
     const { word, rest } = splitCommand(text);
     if (!word) return;
     // "info" and its aliases: "i", "inf" (GDB's own alias), "info".
@@ -223,11 +275,14 @@ class Classifier {
     if (depth > 8) return this.need('shell', `"${text.slice(0, 80)}" nests commands too deeply`);
     const name = /^-[A-Za-z0-9_-]+/.exec(text)?.[0] ?? text;
     const rest = text.slice(name.length).trim();
-    const rule = MI_RULES[name];
-    if (!rule) return;
     // Options MI allows on any command ("--thread 1", "--frame 0") come first: skip them.
     let args = splitArgs(rest);
+    for (const arg of args) this.expressions(arg);
     while (/^--(thread|frame|thread-group|language)$/.test(args[0] ?? '')) args = args.slice(2);
+    // MI commands are an allowlist: one this table does not know may do anything.
+    if (MI_SAFE.has(name)) return;
+    const rule = MI_RULES[name];
+    if (!rule) return this.need('shell', `"${name}" is not an MI command debugkit knows to stay inside the debugger`);
     switch (rule) {
       case 'interpreter':
         return this.interpreterExec(args, depth);
@@ -250,6 +305,10 @@ class Classifier {
         return this.args(name, rest);
       case 'file':
         return this.fileCommand(name, rest, 'mi');
+      case 'thread-groups':
+        // --available lists every process on the host with its command line (what `info os` shows).
+        if (args.includes('--available')) this.need('shell', `"${name} --available" reads the host's process table`);
+        return;
       default:
         return;
     }
@@ -277,8 +336,9 @@ class Classifier {
       // Only "apply" runs a command; "thread 2", "frame 1", "frame function f" do not.
       if (words.length === 0 || !'apply'.startsWith(words[0]!.word.toLowerCase())) return;
       i = 1;
-      // The thread/frame selection: ids, ranges, "all", "level 1-3", counts, and options.
-      while (i < words.length && /^(all|level|-?\d[\d.\-]*|\$\w+|-\S+)$/i.test(words[i]!.word)) i++;
+      // The thread/frame selection: "all", "level", and every word that cannot start a command (ids,
+      // ranges, "1.*", "$var.*", counts, options): a command starts with a letter, "!" or "|".
+      while (i < words.length && (/^(all|level)$/i.test(words[i]!.word) || !/^[A-Za-z!|]/.test(words[i]!.word))) i++;
     } else {
       while (i < words.length && words[i]!.word.startsWith('-')) i++;
     }
@@ -288,11 +348,14 @@ class Classifier {
 
   private setting(rest: string, via: string): void {
     const words = wordsWithOffsets(rest);
+    // An exact alias wins over prefixes in gdb ("set p" is "set print", not "set python").
+    const first = SETTING_ALIASES[words[0]?.word.toLowerCase() ?? ''];
+    const word = (k: number) => (k === 0 && first ? first : words[k]!.word.toLowerCase());
     for (const setting of SETTINGS) {
       const n = setting.words.length;
       if (words.length < n) continue;
       // GDB takes unique prefixes of each word ("set logg f"); a prefix is taken as the setting.
-      if (!setting.words.every((w, k) => w.startsWith(words[k]!.word.toLowerCase()))) continue;
+      if (!setting.words.every((w, k) => w.startsWith(word(k)))) continue;
       const name = `${via} ${setting.words.join(' ')}`;
       const value = words.length > n ? rest.slice(words[n]!.at).trim() : '';
       if (setting.rule === 'shell') this.need('shell', `"${name}" reaches outside the debugger`);
@@ -344,10 +407,12 @@ class Classifier {
   private fileCommand(name: string, rest: string, syntax: 'cli' | 'mi'): void {
     const words = pathWords(rest, syntax);
     if (name === 'record' || name === 'rec') {
-      // Only "record save FILE" writes a file; other record subcommands ("record instruction-history /m") stay in the debugger.
-      const sub = rest.trim().split(/\s+/)[0] ?? '';
-      if (!(sub.length >= 2 && 'save'.startsWith(sub.toLowerCase()))) return;
-      return this.paths('record save', words.slice(1), false);
+      // "record [full] save FILE" writes a file and "record full restore FILE" reads one; other
+      // record subcommands ("record instruction-history /m") stay in the debugger.
+      const subs = rest.trim().split(/\s+/);
+      const at = subs.findIndex((w) => (w.length >= 2 && 'save'.startsWith(w.toLowerCase())) || (w.length >= 3 && 'restore'.startsWith(w.toLowerCase())));
+      if (at === -1) return;
+      return this.paths(`record ${subs.slice(0, at + 1).join(' ')}`, pathWords(subs.slice(at + 1).join(' '), syntax), false);
     }
     const directories = name === 'directory' || name === 'dir' || name === '-environment-directory';
     this.paths(name, words, directories);
@@ -449,31 +514,49 @@ export function gdbArgv(text: string): string[] {
   return out;
 }
 
-/** Splits MI/CLI arguments: words, and C strings in double quotes with backslash escapes. */
+/**
+ * Splits MI arguments as gdb's MI parser (mi_parse_argv) does: an unquoted word runs to the next
+ * white space as written; a quoted one is a C string whose backslash escapes gdb decodes with
+ * mi_parse_escape: up to three octal digits ("\163" is "s"), \a \b \f \n \r \t \v, and any other
+ * character taken as itself ("\"", "\\", "\e" is "e"). Read any other way, "\163hell" would hide
+ * "shell" from the classifier.
+ */
 export function splitArgs(text: string): string[] {
   const out: string[] = [];
+  const space = (ch: string) => ch === ' ' || ch === '\t' || ch === '\n' || ch === '\r' || ch === '\v' || ch === '\f';
   let i = 0;
   while (i < text.length) {
-    while (i < text.length && /\s/.test(text[i]!)) i++;
+    while (i < text.length && space(text[i]!)) i++;
     if (i >= text.length) break;
     let word = '';
     if (text[i] === '"') {
       i++;
       while (i < text.length && text[i] !== '"') {
-        if (text[i] === '\\' && i + 1 < text.length) {
-          const next = text[i + 1]!;
-          word += next === 'n' ? '\n' : next === 't' ? '\t' : next;
-          i += 2;
-        } else word += text[i++];
+        if (text[i] !== '\\' || i + 1 >= text.length) {
+          word += text[i++];
+          continue;
+        }
+        i++;
+        const ch = text[i]!;
+        if (ch >= '0' && ch <= '7') {
+          const digits = /^[0-7]{1,3}/.exec(text.slice(i))![0];
+          word += String.fromCharCode(parseInt(digits, 8));
+          i += digits.length;
+          continue;
+        }
+        word += MI_ESCAPES[ch] ?? ch;
+        i++;
       }
       i++;
     } else {
-      while (i < text.length && !/\s/.test(text[i]!)) word += text[i++];
+      while (i < text.length && !space(text[i]!)) word += text[i++];
     }
     out.push(word);
   }
   return out;
 }
+
+const MI_ESCAPES: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
 
 /** True for "attach PID" (any spelling GDB takes) and -target-attach: they answer with a stop. */
 export function isAttachCommand(command: string): boolean {
