@@ -125,7 +125,8 @@ async function similarBugs(dir: string, dataDir: string): Promise<Summary> {
   // Into the control store, where the server keeps them (control.db in the data directory).
   const store = await openStore(undefined, dataDir);
   try {
-    for (const sig of signatures) await store.addSignature(sig.id, sig.time, sig);
+    // The stdio user's own (the key 'local'): a key sees only its own signatures.
+    for (const sig of signatures) await store.addSignature('local', sig.id, sig.time, sig);
   } finally {
     await store.close();
   }

@@ -1,34 +1,23 @@
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type RunningPostgres } from '../src/toolsets/mocks/postgres/testing.js';
 import { PostgresStore } from '../src/control/postgres.js';
 import { connectHttp, connectHttpModern, TestClient } from './helpers/client.js';
-import { callTool, createKey, openMcpSession, rpc, runCli, startNode, tempDataDir, type Node } from './helpers/control.js';
+import { callTool, createKey, openMcpSession, rpc, runCli, startCluster, type Cluster, type Node } from './helpers/control.js';
 
 /** Two debugkit nodes on loopback sharing one PostgreSQL store. */
-let pg: RunningPostgres;
+let cluster: Cluster;
 let storeUrl: string;
 let a: Node;
 let b: Node;
-let data: Awaited<ReturnType<typeof tempDataDir>>;
 
 beforeAll(async () => {
-  pg = await startPostgres();
-  data = await tempDataDir();
-  storeUrl = `postgres://${pg.user}:${pg.password}@127.0.0.1:${pg.port}/postgres`;
-  // A key must exist first so the nodes serve stored keys only.
-  await createKey(['--store', storeUrl], 'bootstrap', 'gdb:read');
-  [a, b] = await Promise.all([
-    startNode(['--store', storeUrl, '--node-id', 'node-a', '--data-dir', data.dir]),
-    startNode(['--store', storeUrl, '--node-id', 'node-b', '--data-dir', data.dir]),
-  ]);
+  cluster = await startCluster();
+  ({ storeUrl, a, b } = cluster);
 }, 180_000);
 
 afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop()]);
-  await pg?.stop();
-  await data?.cleanup();
+  await cluster?.stop();
 });
 
 describe('several nodes, one PostgreSQL store', () => {

@@ -173,11 +173,12 @@ describe('debugger toolset over stdio', () => {
       signatures.push({ id: `old-${i}`, time: '2026-01-01T00:00:00Z', failure, pattern: failure === 'SIGABRT' ? 'logic' : 'crash', frames: f, signature: [failure, ...f].join(' | '), source: `import ${i}` });
     }
     signatures.splice(13, 0, { id: 'the-one', time: '2026-02-02T00:00:00Z', failure: 'SIGSEGV', pattern: 'crash', frames: ['walk', 'main'], signature: 'SIGSEGV | walk | main', source: 'earlier crash' });
-    // Earlier crashes live in the control store (control.db in the data directory).
+    // Earlier crashes live in the control store (control.db in the data directory), each the key's
+    // that had it: these are the stdio user's ('local').
     const db = new Database(path.join(dataDir, 'control.db'));
     try {
-      const insert = db.prepare('INSERT INTO signatures (id, time, body) VALUES (?, ?, ?)');
-      for (const sig of signatures) insert.run(sig.id, sig.time, JSON.stringify(sig));
+      const insert = db.prepare('INSERT INTO signatures (id, time, body, key_id) VALUES (?, ?, ?, ?)');
+      for (const sig of signatures) insert.run(sig.id, sig.time, JSON.stringify(sig), 'local');
     } finally {
       db.close();
     }

@@ -5,40 +5,30 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../src/control/postgres.js';
-import { startPostgres, type RunningPostgres } from '../src/toolsets/mocks/postgres/testing.js';
-import { createKey, rpc, startNode, tempDataDir, type Node } from './helpers/control.js';
+import { createKey, rpc, startCluster, type Cluster, type Node } from './helpers/control.js';
 import { waitFor } from './helpers/procs.js';
 import { compileC, tempDir } from './helpers/programs.js';
 import { PY_ROOT } from './helpers/python.js';
 
-let pg: RunningPostgres;
+let cluster: Cluster;
 let storeUrl: string;
 let store: PostgresStore;
 let a: Node;
 let b: Node;
-let data: Awaited<ReturnType<typeof tempDataDir>>;
 
 beforeAll(async () => {
   const root = tempDir('debugkit-owners-cluster-');
   compileC(root, 'dbg_loop');
   mkdirSync(path.join(root, 'src'));
   copyFileSync(path.join(PY_ROOT, 'src/calculator.py'), path.join(root, 'src/calculator.py'));
-  pg = await startPostgres();
-  data = await tempDataDir();
-  storeUrl = `postgres://${pg.user}:${pg.password}@127.0.0.1:${pg.port}/postgres`;
-  await createKey(['--store', storeUrl], 'bootstrap', 'gdb:read');
-  [a, b] = await Promise.all([
-    startNode(['--store', storeUrl, '--node-id', 'node-a', '--data-dir', data.dir, '--root', root]),
-    startNode(['--store', storeUrl, '--node-id', 'node-b', '--data-dir', data.dir, '--root', root]),
-  ]);
+  cluster = await startCluster(['--root', root]);
+  ({ storeUrl, a, b } = cluster);
   store = await PostgresStore.open(storeUrl);
 }, 180_000);
 
 afterAll(async () => {
   await store?.close();
-  await Promise.all([a?.stop(), b?.stop()]);
-  await pg?.stop();
-  await data?.cleanup();
+  await cluster?.stop();
 });
 
 let nextId = 1;

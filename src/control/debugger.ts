@@ -12,8 +12,8 @@ import { MAX_SIGNATURES, type AuditAnswer, type Caller, type CrashSignature, typ
 export function planeControl(plane: ControlPlane): DebuggerControl {
   const keyFor = (caller: Caller) => keyOf((caller.principal ?? { id: 'local' }) as Parameters<typeof keyOf>[0]);
   const signatures: SignatureStore = {
-    add: (sig: CrashSignature) => plane.store.addSignature(sig.id, sig.time, sig),
-    list: async () => (await plane.store.listSignatures(MAX_SIGNATURES)) as CrashSignature[],
+    add: (key: string, sig: CrashSignature) => plane.store.addSignature(key, sig.id, sig.time, sig),
+    list: async (key: string) => (await plane.store.listSignatures(key, MAX_SIGNATURES)) as CrashSignature[],
   };
   return {
     check: async () => undefined,

@@ -21,6 +21,9 @@ CREATE INDEX IF NOT EXISTS debugkit_audit_ts ON debugkit_audit (ts);
 CREATE TABLE IF NOT EXISTS debugkit_sessions (id TEXT PRIMARY KEY, node TEXT NOT NULL, url TEXT NOT NULL, key_id TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS debugkit_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS debugkit_signatures (id TEXT PRIMARY KEY, time TEXT NOT NULL, body JSONB NOT NULL);
+-- Crash signatures belong to a key (old rows, whose key is unknown, are shown to no key).
+ALTER TABLE debugkit_signatures ADD COLUMN IF NOT EXISTS key_id TEXT NOT NULL DEFAULT '';
+CREATE INDEX IF NOT EXISTS debugkit_signatures_key_time ON debugkit_signatures (key_id, time);
 
 -- Bumps counters in order and stops at the first one already at its limit: one round trip,
 -- atomic (one transaction, row locks), shared by every node. A refused counter comes back negative.
@@ -214,15 +217,19 @@ export class PostgresStore implements Store {
     return String((await this.rows('SELECT value FROM debugkit_meta WHERE name = $1', ['node_secret']))[0]!.value);
   }
 
-  async addSignature(id: string, time: string, body: unknown): Promise<void> {
+  async addSignature(keyId: string, id: string, time: string, body: unknown): Promise<void> {
+    // A signature id is new each time (a UUID): the conflict arm only keeps a retried insert harmless, never another key's row.
     await this.rows(
-      'INSERT INTO debugkit_signatures (id, time, body) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET time = EXCLUDED.time, body = EXCLUDED.body',
-      [id, time, JSON.stringify(body)],
+      'INSERT INTO debugkit_signatures (id, time, body, key_id) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO UPDATE SET time = EXCLUDED.time, body = EXCLUDED.body WHERE debugkit_signatures.key_id = EXCLUDED.key_id',
+      [id, time, JSON.stringify(body), keyId],
     );
   }
 
-  async listSignatures(limit: number): Promise<unknown[]> {
-    const rows = await this.rows('SELECT body FROM (SELECT body, time, id FROM debugkit_signatures ORDER BY time DESC, id DESC LIMIT $1) s ORDER BY time, id', [limit]);
+  async listSignatures(keyId: string, limit: number): Promise<unknown[]> {
+    const rows = await this.rows(
+      'SELECT body FROM (SELECT body, time, id FROM debugkit_signatures WHERE key_id = $1 ORDER BY time DESC, id DESC LIMIT $2) s ORDER BY time, id',
+      [keyId, limit],
+    );
     return rows.map((r) => r.body as unknown);
   }
 

@@ -84,6 +84,11 @@ export class SqliteStore implements Store {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.exec(SCHEMA);
+    // Crash signatures belong to a key (stores made before that have the column added; their old
+    // signatures, whose key is unknown, are shown to no key).
+    const columns = (this.db.prepare('PRAGMA table_info(signatures)').all() as Row[]).map((c) => String(c.name));
+    if (!columns.includes('key_id')) this.db.exec("ALTER TABLE signatures ADD COLUMN key_id TEXT NOT NULL DEFAULT ''");
+    this.db.exec('CREATE INDEX IF NOT EXISTS signatures_key_time ON signatures (key_id, time)');
     const db = this.db;
     this.stmts = {
       keyByHash: db.prepare('SELECT * FROM keys WHERE hash = ?'),
@@ -229,12 +234,14 @@ export class SqliteStore implements Store {
     return String((this.db.prepare('SELECT value FROM meta WHERE name = ?').get('node_secret') as Row).value);
   }
 
-  async addSignature(id: string, time: string, body: unknown): Promise<void> {
-    this.db.prepare('INSERT OR REPLACE INTO signatures (id, time, body) VALUES (?, ?, ?)').run(id, time, JSON.stringify(body));
+  async addSignature(keyId: string, id: string, time: string, body: unknown): Promise<void> {
+    this.db.prepare('INSERT OR REPLACE INTO signatures (id, time, body, key_id) VALUES (?, ?, ?, ?)').run(id, time, JSON.stringify(body), keyId);
   }
 
-  async listSignatures(limit: number): Promise<unknown[]> {
-    const rows = this.db.prepare('SELECT body FROM (SELECT body, time, rowid FROM signatures ORDER BY time DESC, rowid DESC LIMIT ?) ORDER BY time, rowid').all(limit) as Row[];
+  async listSignatures(keyId: string, limit: number): Promise<unknown[]> {
+    const rows = this.db
+      .prepare('SELECT body FROM (SELECT body, time, rowid FROM signatures WHERE key_id = ? ORDER BY time DESC, rowid DESC LIMIT ?) ORDER BY time, rowid')
+      .all(keyId, limit) as Row[];
     return rows.map((r) => JSON.parse(String(r.body)) as unknown);
   }
 

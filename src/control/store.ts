@@ -82,9 +82,9 @@ export interface Store {
   /** A random secret every node sharing this store knows: it marks requests one node forwards to another. */
   nodeSecret(): Promise<string>;
   /** Crash signatures (the debugger toolset's similar-bug search), as JSON documents by id. */
-  addSignature(id: string, time: string, body: unknown): Promise<void>;
-  /** The newest `limit` signatures, oldest first. */
-  listSignatures(limit: number): Promise<unknown[]>;
+  addSignature(keyId: string, id: string, time: string, body: unknown): Promise<void>;
+  /** The newest `limit` signatures of key `keyId`, oldest first. */
+  listSignatures(keyId: string, limit: number): Promise<unknown[]>;
   close(): Promise<void>;
 }
 

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { DebugkitError } from './errors.js';
 import { boundPromise } from './wait.js';
 
@@ -20,9 +21,23 @@ export interface OwnedChild {
   exited: Promise<ChildExit>;
 }
 
+/**
+ * Variables of debugkit's own environment that hold its secrets (the full-scope `--api-key`, the
+ * store's connection string with its password): never handed to a child. A debuggee, gdb (`show
+ * environment`) or a recorded command runs code of the key holder's choosing and would read them.
+ */
+const SECRET_ENV = ['DEBUGKIT_API_KEY', 'DEBUGKIT_STORE'] as const;
+
+/** The environment a child gets: `env` (default: debugkit's own) without debugkit's secrets. */
+export function childEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const out = { ...env };
+  for (const name of SECRET_ENV) delete out[name];
+  return out;
+}
+
 export function spawnChild(command: string, args: readonly string[], options: SpawnOptions = {}): Promise<OwnedChild> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { ...options, detached: true, shell: false });
+    const child = spawn(command, args, { ...options, env: childEnv(options.env), detached: true, shell: false });
     const exited = new Promise<ChildExit>((done) => {
       child.once('exit', (code, signal) => {
         live.delete(child);
@@ -94,4 +109,26 @@ export function killAllChildrenSync(): void {
 
 export function liveChildCount(): number {
   return live.size;
+}
+
+/**
+ * The fields of /proc/PID/stat after the command name (state is [0], ppid [1], ..., starttime
+ * [19]), or undefined when the process is gone. The name is skipped by its last ")": it may hold
+ * spaces and parentheses.
+ */
+export function procStat(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * When process `pid` started (clock ticks since boot), or undefined when there is none: with the
+ * pid, it names one process, never another that later reuses the pid.
+ */
+export function processStartTime(pid: number): string | undefined {
+  return procStat(pid)?.[19];
 }

@@ -2,6 +2,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { startPostgres } from '../../src/toolsets/mocks/postgres/testing.js';
 import { CLI } from './client.js';
 
 /** Control-plane test helpers: a private data directory, the CLI, nodes, plain JSON-RPC over fetch. */
@@ -120,3 +121,39 @@ let nextId = 1;
 export function callTool(url: string, key: string, sid: string, name: string, args: object = {}, headers: Record<string, string> = {}): Promise<RpcAnswer> {
   return rpc(url, key, { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } }, { 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-06-18', ...headers });
 }
+
+export interface Cluster {
+  /** The shared store's connection string (for `keys create --store`, `audit export --store`). */
+  storeUrl: string;
+  a: Node;
+  b: Node;
+  stop(): Promise<void>;
+}
+
+/**
+ * Two debugkit nodes on loopback (`node-a`, `node-b`) sharing one PostgreSQL store started for
+ * them; a bootstrap key exists first, so the nodes serve stored keys only. `args` go to both.
+ */
+export async function startCluster(args: string[] = []): Promise<Cluster> {
+  const pg = await startPostgres();
+  const data = await tempDataDir();
+  const storeUrl = `postgres://${pg.user}:${pg.password}@127.0.0.1:${pg.port}/postgres`;
+  const nodes: Node[] = [];
+  const stop = async () => {
+    await Promise.all(nodes.map((n) => n.stop()));
+    await pg.stop();
+    await data.cleanup();
+  };
+  try {
+    await createKey(['--store', storeUrl], 'bootstrap', 'gdb:read');
+    const started = await Promise.allSettled(['node-a', 'node-b'].map((id) => startNode(['--store', storeUrl, '--node-id', id, '--data-dir', data.dir, ...args])));
+    for (const s of started) if (s.status === 'fulfilled') nodes.push(s.value);
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { storeUrl, a: nodes[0]!, b: nodes[1]!, stop };
+}
+

@@ -42,9 +42,12 @@ describe('the control-plane interface', () => {
   it('keeps signatures in a JSON file written atomically, across instances', async () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'debugkit-sig-')), 'sub', 'signatures.json');
     const store = new JsonSignatureStore(file);
-    await store.add(makeSignature('SIGSEGV', ['walk', 'main'], 'test'));
-    await store.add(makeSignature('SIGFPE', ['divide', 'main'], 'test'));
-    expect(JSON.parse(readFileSync(file, 'utf8')).signatures).toHaveLength(2);
-    expect((await new JsonSignatureStore(file).list()).map((s) => s.signature)).toEqual(['SIGSEGV | walk | main', 'SIGFPE | divide | main']);
+    await store.add('local', makeSignature('SIGSEGV', ['walk', 'main'], 'test'));
+    await store.add('local', makeSignature('SIGFPE', ['divide', 'main'], 'test'));
+    await store.add('other', makeSignature('SIGABRT', ['explode', 'main'], 'test'));
+    expect(JSON.parse(readFileSync(file, 'utf8')).signatures).toHaveLength(3);
+    expect((await new JsonSignatureStore(file).list('local')).map((s) => s.signature)).toEqual(['SIGSEGV | walk | main', 'SIGFPE | divide | main']);
+    // Each key sees only its own.
+    expect((await new JsonSignatureStore(file).list('other')).map((s) => s.signature)).toEqual(['SIGABRT | explode | main']);
   });
 });

@@ -52,9 +52,10 @@ export interface CrashSignature {
   source: string;
 }
 
+/** Crash signatures by API key: a key adds its own and lists only its own (another key's crashes, programs and session names are not its to see). */
 export interface SignatureStore {
-  add(signature: CrashSignature): Promise<void>;
-  list(): Promise<CrashSignature[]>;
+  add(key: string, signature: CrashSignature): Promise<void>;
+  list(key: string): Promise<CrashSignature[]>;
 }
 
 /** Who calls: the client's owner id and, where the server authenticated it, its principal (the key). */
@@ -77,12 +78,17 @@ export const MAX_SIGNATURES = 50_000;
 
 /** Signatures in one JSON file, rewritten atomically (temp file + rename) on every add. */
 export class JsonSignatureStore implements SignatureStore {
-  private cache: CrashSignature[] | undefined;
+  private cache: Array<CrashSignature & { key?: string }> | undefined;
   private writing: Promise<void> = Promise.resolve();
 
   constructor(private readonly file: string) {}
 
-  async list(): Promise<CrashSignature[]> {
+  async list(key: string): Promise<CrashSignature[]> {
+    // A signature recorded before keys were kept with them is the local user's.
+    return (await this.all()).filter((s) => (s.key ?? 'local') === key).map(({ key: _key, ...sig }) => sig);
+  }
+
+  private async all(): Promise<Array<CrashSignature & { key?: string }>> {
     if (!this.cache) {
       try {
         const parsed = JSON.parse(readFileSync(this.file, 'utf8')) as { signatures?: CrashSignature[] };
@@ -94,9 +100,9 @@ export class JsonSignatureStore implements SignatureStore {
     return this.cache;
   }
 
-  async add(signature: CrashSignature): Promise<void> {
-    const all = await this.list();
-    all.push(signature);
+  async add(key: string, signature: CrashSignature): Promise<void> {
+    const all = await this.all();
+    all.push({ ...signature, key });
     if (all.length > MAX_SIGNATURES) all.splice(0, all.length - MAX_SIGNATURES);
     // One write at a time, each atomic; a failed write does not stop the next one.
     const write = this.writing.catch(() => undefined).then(async () => {

@@ -37,6 +37,8 @@ export interface SessionOptions {
   gdbPath: string;
   root: string;
   replyTimeoutMs: number;
+  /** The API key the session belongs to (its crash signatures are that key's). */
+  key: string;
 }
 
 const MAX_POSITIONS = 10_000;
@@ -64,7 +66,7 @@ export class DebugSession {
     readonly pid: number,
     readonly program: string,
     readonly engine: Engine,
-    private readonly options: SessionOptions,
+    readonly options: SessionOptions,
     tempDir: string,
   ) {
     this.tempDir = tempDir;

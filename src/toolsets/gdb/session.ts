@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { DebugkitError } from '../../core/errors.js';
-import { killProcessGroup, spawnChild, terminate, type OwnedChild } from '../../core/process.js';
+import { killProcessGroup, processStartTime, spawnChild, terminate, type OwnedChild } from '../../core/process.js';
 import { OutputRing, readPage, readTail, type RingPage } from '../../core/ring.js';
 import type { SessionResource } from '../../core/sessions.js';
 import { MiConnection, quoteMiString, type ResultRecord } from './mi/connection.js';
@@ -75,7 +75,8 @@ export class GdbSession implements SessionResource {
   /** Inferior pids by thread group ("i1"), and which of them were attached rather than started. */
   private readonly inferiors = new Map<string, { pid: number; attached: boolean }>();
   /** Every pid this session started (attaching back to one is not "another process"). */
-  private readonly ownPids = new Set<number>();
+  /** The programs this session started: pid -> its start time, so a pid reused by another process is not taken for ours. */
+  private readonly ownPids = new OwnProcesses();
   private attaching = false;
   private notes: string[] = [];
   /** The command of the call in flight, for hints when its output is cut. */
@@ -377,4 +378,22 @@ export class GdbSession implements SessionResource {
 
 function describeExit({ code, signal }: { code: number | null; signal: NodeJS.Signals | null }): string {
   return `gdb exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`})`;
+}
+
+/**
+ * Processes a session started, each known by its pid and start time: once the process is gone and
+ * its pid reused by another, `has` is false for it (a pid alone would make the stranger ours).
+ */
+class OwnProcesses {
+  private readonly started = new Map<number, string | undefined>();
+
+  add(pid: number): void {
+    this.started.set(pid, processStartTime(pid));
+  }
+
+  has(pid: number): boolean {
+    if (!this.started.has(pid)) return false;
+    const when = this.started.get(pid);
+    return when !== undefined && processStartTime(pid) === when;
+  }
 }

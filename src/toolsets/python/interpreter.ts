@@ -1,9 +1,9 @@
-import { execFile } from 'node:child_process';
 import { mkdirSync, renameSync, rmSync, symlinkSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DebugkitError } from '../../core/errors.js';
+import { runBounded } from '../../core/run.js';
 
 export interface Interpreter {
   /** What to execute: the user's choice, as given (absolute path or a command on PATH). */
@@ -96,11 +96,14 @@ interface RunResult {
   lines: string[];
 }
 
-function run(command: string, args: string[], env: Record<string, string>): Promise<RunResult> {
-  return new Promise((resolve) => {
-    execFile(command, args, { timeout: 10_000, env: { ...process.env, ...env } }, (err, stdout) => {
-      const code = (err as NodeJS.ErrnoException | null)?.code;
-      resolve({ ok: !err, missing: code === 'ENOENT' || code === 'EACCES', lines: stdout.trim().split('\n') });
-    });
-  });
+/** Runs a probe through the one bounded runner (so it gets debugkit's child environment and bounds). */
+async function run(command: string, args: string[], env: Record<string, string>): Promise<RunResult> {
+  try {
+    const r = await runBounded({ command, args, env: { ...process.env, ...env }, timeoutMs: 10_000 });
+    return { ok: r.code === 0 && !r.timedOut, missing: false, lines: r.stdout.trim().split('\n') };
+  } catch (err) {
+    // The interpreter could not be started (missing, not executable).
+    if (err instanceof DebugkitError && err.code === 'ENGINE_MISSING') return { ok: false, missing: true, lines: [] };
+    throw err;
+  }
 }

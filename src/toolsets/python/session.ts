@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DebugkitError } from '../../core/errors.js';
+import { procStat } from '../../core/process.js';
 import type { SessionResource } from '../../core/sessions.js';
 import { readTail } from '../../core/ring.js';
 import { DebugpyAdapter } from './adapter.js';
@@ -353,14 +353,10 @@ export class PythonSession implements SessionResource {
   private sampleCpu(): void {
     const pid = this.adapter?.debuggeePid;
     if (pid === undefined) return;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      this.cpuMs = ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-    } catch {
-      /* the process has ended: keep the last sample */
-    }
+    // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
+    const fields = procStat(pid);
+    if (fields) this.cpuMs = ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+    // (none: the process has ended; the last sample stands)
   }
 
   private assertStopped(what: string): void {

@@ -7,6 +7,6 @@ export async function recordCrash(control: DebuggerControl, session: DebugSessio
   const crash = session.lastCrash;
   if (!crash) return;
   const sig = makeSignature(crash.signal, crash.frames.map((f) => f.function), `session ${session.id}`, session.program);
-  await control.signatures.add(sig);
+  await control.signatures.add(session.options.key, sig);
   session.lastCrashSignatureId = sig.id;
 }

@@ -6,6 +6,7 @@ import { DebuggerRpcError } from '../errors.js';
 import { scanArtefacts } from '../similar/artefacts.js';
 import { distance, explain, makeSignature } from '../similar/signature.js';
 import { findSession, sessionId, type DebuggerTool, defineTool } from './common.js';
+import { clientKey } from '../../../core/sessions.js';
 
 const MAX_MATCHES = 10;
 const SCAN_BUDGET_MS = 20_000;
@@ -28,7 +29,7 @@ export const findSimilarBugsTool: DebuggerTool = (ctx) => defineTool({
   },
   annotations: { readOnlyHint: true },
   async run({ pattern_type, search_path, session_id }, call) {
-    const stored = await ctx.control.signatures.list();
+    const stored = await ctx.control.signatures.list(clientKey(call.client));
     const session = findSession(ctx, call, session_id);
     let reference: CrashSignature | undefined;
     if (session?.lastCrash) reference = makeSignature(session.lastCrash.signal, session.lastCrash.frames.map((f) => f.function), `session ${session_id}`, session.program);

@@ -8,9 +8,12 @@ import type { DebugSession } from '../session.js';
 /** A location gdb accepts: hex address, function name, or file:line (no spaces, quotes or options). */
 const LOCATION = /^(0x[0-9a-fA-F]{1,16}|[A-Za-z_~][A-Za-z0-9_:<>~.]{0,200}|[A-Za-z0-9_./+-]{1,400}:\d{1,7})$/;
 
-/** A function call in an expression (gdb would run it inside the debuggee). */
-/** A function call: a name, `]` or `)` before `(` (so `(*&system)(x)` is one; a cast followed by `(` is refused too). */
-export const CALL = /[A-Za-z0-9_\])]\s*\(/;
+/**
+ * A function call in an expression (gdb would run it inside the debuggee): a name, `]` or `)`
+ * before `(` (so `(*&system)(x)` is one; a cast followed by `(` is refused too), or a template
+ * instantiation, `name<args>(...)` (a comparison spelled `a < b > (c)` is refused with it).
+ */
+export const CALL = /[A-Za-z0-9_\])]\s*\(|<[\w\s:*&,]*>\s*\(/;
 
 export const setBreakpointTool: DebuggerTool = (ctx) => defineTool({
   name: 'debugger_set_breakpoint',

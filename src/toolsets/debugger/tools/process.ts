@@ -46,7 +46,7 @@ export const attachTool: DebuggerTool = (ctx) => defineTool({
     // The registry reserves session_id before gdb starts: a concurrent attach or launch of it is refused.
     await ctx.sessions.create(call.client.owner, timeout * 1000, async () => {
       try {
-        return await DebugSession.attach(session_id, pid, { gdbPath: ctx.config.gdb.path, root: ctx.config.root, replyTimeoutMs: REPLY_TIMEOUT_MS });
+        return await DebugSession.attach(session_id, pid, { gdbPath: ctx.config.gdb.path, root: ctx.config.root, replyTimeoutMs: REPLY_TIMEOUT_MS, key: clientKey(call.client) });
       } catch (err) {
         const msg = (err as Error).message;
         if (/No such process/i.test(msg)) throw new DebuggerRpcError('PROCESS_NOT_FOUND', `process ${pid} ended before it could be attached`, { pid });
@@ -82,7 +82,7 @@ export const launchTool: DebuggerTool = (ctx) => defineTool({
     await ctx.sessions.create(
       call.client.owner,
       timeout * 1000,
-      () => DebugSession.launch(session_id, file, args, { gdbPath: ctx.config.gdb.path, root: ctx.config.root, replyTimeoutMs: REPLY_TIMEOUT_MS }, wait * 1000),
+      () => DebugSession.launch(session_id, file, args, { gdbPath: ctx.config.gdb.path, root: ctx.config.root, replyTimeoutMs: REPLY_TIMEOUT_MS, key: clientKey(call.client) }, wait * 1000),
       { id: session_id, key: clientKey(call.client) },
     );
     return ctx.sessions.use(call.client.owner, session_id, async (session) => {
