@@ -55,7 +55,8 @@ export function planeControl(plane: ControlPlane): DebuggerControl {
         verified: state.ok,
         entries: report.entries as unknown as Array<Record<string, unknown>>,
         note: state.ok
-          ? `the audit chain verifies (${state.from_seq <= 1 ? `all ${state.checked} entries` : `entries 1-${state.head_seq}: ${state.checked} new since the last full check, and each entry shown re-hashed`}); the newest 100 matching entries of this key (${keyFor(caller).id}) are shown; the operator exports every key's with debugkit audit export`
+          ? // How long the whole chain is (every key's activity) is the operator's to know, not a key's.
+            `the audit chain verifies (${state.from_seq <= 1 ? 'walked whole' : 'checked on from the last full walk, each entry shown re-hashed'}); the newest 100 matching entries of this key (${keyFor(caller).id}) are shown; the operator exports every key's with debugkit audit export`
           : `the audit chain is BROKEN at entry ${state.first_broken?.seq}: ${state.first_broken?.reason}`,
       };
     },
