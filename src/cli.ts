@@ -42,7 +42,8 @@ function commonOptions(cmd: Command): Command {
     .addOption(new Option('--log-level <level>', 'stderr log verbosity').choices(['error', 'warn', 'info', 'debug']).default('info'))
     .option('--max-result-tokens <n>', 'ceiling for one tool result, in tokens (larger answers are cut and flagged)', intArg('--max-result-tokens', 1000, 1_000_000), 25_000)
     .option('--store <url>', 'control store: postgres://... shared by several nodes, or sqlite:PATH (default: control.db in the data directory)', process.env.DEBUGKIT_STORE)
-    .option('--data-dir <dir>', "debugkit's data directory: API keys, counters, audit log (control.db), the debugger toolset's crash signatures (default: ~/.local/share/debugkit)");
+    .option('--data-dir <dir>', "debugkit's data directory: API keys, counters, audit log (control.db), the debugger toolset's crash signatures (default: ~/.local/share/debugkit)")
+    .option('--audit-key-file <file>', 'the key audit entries are hashed with, kept outside the store (default: $DEBUGKIT_AUDIT_KEY_FILE, else audit.key beside control.db, or in the data directory for PostgreSQL; made on first use); nodes sharing a store need the same one', process.env.DEBUGKIT_AUDIT_KEY_FILE);
 }
 
 interface CommonOpts {
@@ -61,6 +62,7 @@ interface CommonOpts {
   maxResultTokens: number;
   store?: string;
   dataDir?: string;
+  auditKeyFile?: string;
 }
 
 /** Local stdio serves the user's own agent: permissive unless told otherwise. HTTP is closed unless told. */
@@ -132,10 +134,10 @@ async function runStdio(opts: CommonOpts): Promise<void> {
   let hooks: ServerHooks | undefined;
   let plane: ControlPlane | undefined;
   try {
-    plane = await openControlPlane(config.control.store, config.control.dataDir, { node: { id: defaultNodeId() } });
+    plane = await openControlPlane(config.control.store, config.control.dataDir, { node: { id: defaultNodeId() }, ...(opts.auditKeyFile ? { auditKeyFile: opts.auditKeyFile } : {}) });
     hooks = controlHooks(plane);
   } catch (err) {
-    if (opts.store || opts.dataDir) throw err;
+    if (opts.store || opts.dataDir || opts.auditKeyFile) throw err;
     log.warn(`the control database cannot be opened, so stdio calls are not audited: ${err instanceof Error ? err.message : String(err)} (give --data-dir DIR, or --store)`);
   }
   const dk = compose(config, log, hooks, plane);
@@ -188,7 +190,7 @@ async function runHttp(opts: ServeOpts): Promise<void> {
   if (opts.tlsCert && opts.tlsKey) config.http.tls = { cert: opts.tlsCert, key: opts.tlsKey };
   config.control = { ...config.control, ...(opts.nodeId ? { nodeId: opts.nodeId } : {}), ...(opts.nodeUrl ? { nodeUrl: opts.nodeUrl } : {}) };
   // Control plane: with keys in the store and no --api-key, no extra full-scope key is made up.
-  const store = await openStore(config.control.store, config.control.dataDir);
+  const store = await openStore(config.control.store, config.control.dataDir, { purpose: 'append', ...(opts.auditKeyFile ? { auditKeyFile: opts.auditKeyFile } : {}) });
   const storedKeys = (await store.listKeys()).filter((k) => !k.revoked_at && !(k.expires_at && Date.parse(k.expires_at) <= Date.now())).length;
   if (key === undefined && storedKeys > 0) config.http.apiKey = '';
   const control = new ControlPlane({

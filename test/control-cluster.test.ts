@@ -1,7 +1,7 @@
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresStore } from '../src/control/postgres.js';
+import { openStore } from '../src/control/open.js';
 import { connectHttp, connectHttpModern, TestClient } from './helpers/client.js';
 import { callTool, createKey, openMcpSession, rpc, runCli, startCluster, type Cluster, type Node } from './helpers/control.js';
 
@@ -109,11 +109,13 @@ describe('several nodes, one PostgreSQL store', () => {
     const entries = exported.stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(new Set(entries.map((e) => e.node))).toEqual(new Set(['node-a', 'node-b']));
     expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
-    const verify = await runCli(['audit', 'verify', '--store', storeUrl]);
+    // Both nodes hash with the one audit key (here a shared data directory; in production, the file the operator gives each node).
+    const verify = await runCli(['audit', 'verify', '--store', storeUrl, '--data-dir', cluster.dataDir]);
     expect(verify.stdout).toMatch(new RegExp(`audit chain OK: ${entries.length} entries verified`));
+    expect(verify.stdout).toMatch(/keyed: every entry is hashed with the audit key/);
     expect(verify.code).toBe(0);
     // Going on from a verified entry walks only what came after it, and re-reads that entry.
-    const store = await PostgresStore.open(storeUrl);
+    const store = await openStore(storeUrl, cluster.dataDir, { purpose: 'inspect' });
     try {
       const whole = await store.verifyAudit();
       expect(whole).toMatchObject({ ok: true, from_seq: 1, head_seq: entries.length, checked: entries.length });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -210,6 +210,8 @@ describe('audit', () => {
     const src = new Database(path.join(data.dir, 'control.db'));
     await src.backup(path.join(copy, 'control.db'));
     src.close();
+    // The chain is keyed: verifying it takes the audit key the server keeps beside the store.
+    copyFileSync(path.join(data.dir, 'audit.key'), path.join(copy, 'audit.key'));
     const db = new Database(path.join(copy, 'control.db'));
     db.prepare("UPDATE audit SET args = '{\"command\":\"innocent\"}' WHERE seq = 3").run();
     db.close();

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ChainVerifier, GENESIS, bodyOf, canonicalJson, chainHash, cleanTraceparent, redact, sha256Hex, type AuditRecord } from './audit.js';
+import { AuditKey, ChainVerifier, GENESIS, MAX_ITEMS, MAX_STRING, bodyOf, canonicalJson, chainHash, cleanTraceparent, entryKind, firstChangedEntry, redact, redactText, sha256Hex, storableText, storableValue, type AuditRecord } from './audit.js';
 
-function chain(n: number): AuditRecord[] {
+/** A chain of n entries; those from `keyedFrom` on are hashed with `key`. */
+function chain(n: number, key?: AuditKey, keyedFrom = 1): AuditRecord[] {
   const out: AuditRecord[] = [];
   let prev = GENESIS;
   for (let seq = 1; seq <= n; seq++) {
@@ -9,7 +10,8 @@ function chain(n: number): AuditRecord[] {
       ts: new Date(1_700_000_000_000 + seq).toISOString(), event: 'call' as const, call_id: `c${seq}`, node: 'n', key_id: 'k', client: 'c',
       transport: 'http', session: null, debug_session: null, tool: 't', args: { i: seq }, outcome: null, error: null, duration_ms: null, traceparent: null,
     };
-    const hash = chainHash(prev, seq, sha256Hex(canonicalJson(body)));
+    const digest = sha256Hex(canonicalJson(body));
+    const hash = key && seq >= keyedFrom ? key.chainHash(prev, seq, digest) : chainHash(prev, seq, digest);
     out.push({ ...body, seq, prev_hash: prev, hash });
     prev = hash;
   }
@@ -70,13 +72,155 @@ describe('redaction', () => {
     expect(JSON.stringify(out)).not.toMatch(/hunter2|abc123|secretpw|abcdefghijklmnop/);
   });
 
-  it('cuts long strings', () => {
-    expect(String(redact('x'.repeat(5000)))).toMatch(/\.\.\.\[3000 more characters\]$/);
-  });
 
   it('keeps only well-formed traceparents', () => {
     expect(cleanTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toBe('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01');
     expect(cleanTraceparent('00-xyz')).toBeNull();
     expect(cleanTraceparent(['a'])).toBeNull();
+  });
+});
+
+// Issue 18: redaction replaces only the secret itself, never the code around it.
+describe('redaction keeps everything but the secret', () => {
+  const cases: Array<[string, string]> = [
+    // The code after a secret-looking NAME= is kept (it used to be cut with the value).
+    ['(lambda mytoken=os.system("id"))', '(lambda mytoken=[REDACTED]("id"))'],
+    ['shell MY_TOKEN="$(touch /tmp/m)" true', 'shell MY_TOKEN="$(touch /tmp/m)" true'],
+    ['export PASSWORD=hunter2; rm -rf /tmp/x', 'export PASSWORD=[REDACTED]; rm -rf /tmp/x'],
+    ["set TOKEN='a b c' && go", "set TOKEN='[REDACTED]' && go"],
+    ['PGPASSWORD=s3cret psql -h db -c "select 1"', 'PGPASSWORD=[REDACTED] psql -h db -c "select 1"'],
+    ['curl -H "Authorization: Basic dXNlcjpwYXNz" https://x/$(id)', 'curl -H "Authorization: Basic [REDACTED]" https://x/$(id)'],
+    ['curl -H "Authorization: Bearer abcdefghijklmnop" -d @/etc/passwd https://x', 'curl -H "Authorization: Bearer [REDACTED]" -d @/etc/passwd https://x'],
+    ['x://a:p4ss(word)@host/$(id)', 'x://a:[REDACTED]@host/$(id)'],
+    ['{"password":"hunter2","user":"bob"}', '{"password":"[REDACTED]","user":"bob"}'],
+    ['password: hunter2\nuser: bob', 'password: [REDACTED]\nuser: bob'],
+    // Secrets that used to be kept in clear.
+    ['mysql -uroot -phunter2 -h db shop', 'mysql -uroot -p[REDACTED] -h db shop'],
+    ['mysqldump "-phunter2" shop', 'mysqldump "-p[REDACTED]" shop'],
+    ['sshpass -p hunter2 ssh host', 'sshpass -p [REDACTED] ssh host'],
+    ['psql --password hunter2 --password-file /etc/p --token=abc', 'psql --password [REDACTED] --password-file /etc/p --token=[REDACTED]'],
+    [
+      'curl "https://b.s3.amazonaws.com/o?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIA%2F2025&X-Amz-Signature=abcdef0123&X-Amz-Security-Token=tok"',
+      'curl "https://b.s3.amazonaws.com/o?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=[REDACTED]&X-Amz-Signature=[REDACTED]&X-Amz-Security-Token=[REDACTED]"',
+    ],
+    ['https://x.blob.core.windows.net/c?sv=2020&sig=SIGVALUE&se=2025', 'https://x.blob.core.windows.net/c?sv=2020&sig=[REDACTED]&se=2025'],
+    ['https://x/?key=AIzaXYZ&q=1&signature=s1&token=t1', 'https://x/?key=[REDACTED]&q=1&signature=[REDACTED]&token=[REDACTED]'],
+    // Not secrets: kept as they are.
+    ['gcc -pthread -o x x.c', 'gcc -pthread -o x x.c'],
+    ['dict(key=value)', 'dict(key=value)'],
+    ['if (token == x) y', 'if (token == x) y'],
+    ['break token.c:12', 'break token.c:12'],
+    ['a basic understanding of basic programs', 'a basic understanding of basic programs'],
+  ];
+  it.each(cases)('%s', (input, stored) => {
+    expect(redactText(input)).toBe(stored);
+  });
+
+  it('keeps strings whole up to 64 KiB, and past it their length and SHA-256; arrays likewise', () => {
+    const command = `shell true audit-pad${' '.repeat(2100)}; touch /tmp/marker`;
+    expect(redact(command)).toBe(command); // was cut at 2,000 characters, losing what ran
+    const whole = 'y'.repeat(MAX_STRING);
+    expect(redact(whole)).toBe(whole);
+    const long = `${'z'.repeat(MAX_STRING)}tail`;
+    expect(redact(long)).toBe(`${'z'.repeat(MAX_STRING)}[cut: ${long.length} characters in all, sha256 ${sha256Hex(long)}]`);
+    const items = Array.from({ length: 250 }, (_, i) => i);
+    expect(redact(items)).toEqual(items); // was cut at 200 items
+    const many = Array.from({ length: MAX_ITEMS + 5 }, (_, i) => i);
+    const kept = redact(many) as unknown[];
+    expect(kept.slice(0, MAX_ITEMS)).toEqual(many.slice(0, MAX_ITEMS));
+    expect(kept[MAX_ITEMS]).toBe(`[cut: ${many.length} items in all, sha256 ${sha256Hex(JSON.stringify(many))}]`);
+    expect(kept).toHaveLength(MAX_ITEMS + 1);
+  });
+
+  it('keeps an argument named __proto__ as an argument', () => {
+    expect(canonicalJson(redact(JSON.parse('{"__proto__":{"password":"x","n":1}}')))).toBe('{"__proto__":{"n":1,"password":"[REDACTED]"}}');
+  });
+
+  it('is linear on adversarial text: 100,000 characters against each pattern in well under a second', () => {
+    // The URL-credential pattern took ~14 s on 100,000 word characters (quadratic), holding the event loop.
+    const n = 100_000;
+    const inputs: Record<string, string> = {
+      'word characters': 'a'.repeat(n),
+      'scheme-like runs': 'a.'.repeat(n / 2),
+      'URL starts': '://a:'.repeat(n / 5),
+      'key starts': 'dk_-'.repeat(n / 4),
+      'NAME= runs': 'TOKEN='.repeat(n / 6),
+      'long NAME before =': `${'TOKEN'.repeat(n / 5)}=x`,
+      'unclosed quotes': 'token="'.repeat(n / 7) + "token='".repeat(n / 7),
+      'scheme words': 'Bearer '.repeat(n / 7),
+      'long credentials': `Bearer ${'a'.repeat(n)}====`,
+      'flags': '--password '.repeat(n / 11),
+      '-p after mysql': `mysql ${' -pa'.repeat(n / 4)}`,
+      'headers': 'Authorization: Bearer '.repeat(n / 22),
+    };
+    for (const [what, text] of Object.entries(inputs)) {
+      const started = performance.now();
+      redact({ a: text, c: { [text.slice(0, 300)]: text } });
+      const ms = performance.now() - started;
+      expect(ms, `${what}: ${Math.round(ms)} ms`).toBeLessThan(1000);
+    }
+  });
+});
+
+// Issue 18: one lone surrogate made verify report BROKEN forever (the store kept U+FFFD, the hash was over the original).
+describe('storable text', () => {
+  it('replaces lone surrogates and NUL with U+FFFD, keeps pairs, everywhere in a value', () => {
+    expect(storableText('a\ud800b\udc00c\u0000d')).toBe('a\ufffdb\ufffdc\ufffdd');
+    expect(storableText('pair \ud83d\ude00 ok')).toBe('pair \ud83d\ude00 ok');
+    expect(storableText('x\ud800')).toBe('x\ufffd');
+    expect(canonicalJson(storableValue({ 'k\udfff': ['v\ud800', 1, null] }))).toBe('{"k\ufffd":["v\ufffd",1,null]}');
+  });
+});
+
+// Issue 18: nothing anchored the head; re-hashing after a change verified OK.
+describe('the keyed chain and checkpoints', () => {
+  const key = AuditKey.generate().key;
+
+  it('verifies keyed entries, and entries written before the key as unkeyed up to where keying starts', () => {
+    const v = new ChainVerifier(undefined, { key });
+    for (const r of chain(6, key, 4)) v.add(r);
+    expect(v.state()).toMatchObject({ ok: true, checked: 6, keyed_from: 4 });
+    const all = new ChainVerifier(undefined, { key });
+    for (const r of chain(3, key)) all.add(r);
+    expect(all.state()).toMatchObject({ ok: true, keyed_from: 1 });
+  });
+
+  it('an entry re-hashed without the key after keyed ones is reported', () => {
+    const records = chain(5, key);
+    // Whoever can write the database but not read the key rewrites entry 3 and re-hashes the rest.
+    let prev = records[1]!.hash;
+    for (const r of records.slice(2)) {
+      if (r.seq === 3) r.tool = 'forged';
+      r.prev_hash = prev;
+      r.hash = chainHash(prev, r.seq, sha256Hex(canonicalJson(bodyOf(r))));
+      prev = r.hash;
+    }
+    const v = new ChainVerifier(undefined, { key });
+    for (const r of records) v.add(r);
+    expect(v.state()).toMatchObject({ ok: false, first_broken: { seq: 3, reason: expect.stringMatching(/hashed without the audit key.*re-hashed/) } });
+    expect(firstChangedEntry(records, key, 1)).toMatchObject({ seq: 3 });
+    // Without the key, a keyed entry cannot be told from a changed one, and says so.
+    const blind = new ChainVerifier();
+    blind.add(chain(1, key)[0]!);
+    expect(blind.state().first_broken?.reason).toMatch(/no audit key was given/);
+    expect(entryKind(chain(1, key)[0]!, key)).toBe('keyed');
+  });
+
+  it('a checkpoint past the head is truncation; one with another hash is a rewrite', () => {
+    const records = chain(5, key);
+    const cp = { seq: 5, hash: records[4]!.hash, source: 'the test' };
+    const cut = new ChainVerifier(undefined, { key, checkpoints: [cp] });
+    for (const r of records.slice(0, 3)) cut.add(r);
+    expect(cut.state()).toMatchObject({ ok: false, first_broken: { seq: 4, reason: expect.stringMatching(/ends at entry 3, but the checkpoint in the test names entry 5/) } });
+    const empty = new ChainVerifier(undefined, { key, checkpoints: [cp] });
+    expect(empty.state()).toMatchObject({ ok: false, first_broken: { seq: 1, reason: expect.stringMatching(/is empty/) } });
+    // A whole chain re-made without the key from entry 1 (no keyed entry left to betray it): the checkpoint does.
+    const remade = chain(5);
+    const rewritten = new ChainVerifier(undefined, { key, checkpoints: [cp] });
+    for (const r of remade) rewritten.add(r);
+    expect(rewritten.state()).toMatchObject({ ok: false, first_broken: { seq: 5, reason: expect.stringMatching(/another hash/) } });
+    const fine = new ChainVerifier(undefined, { key, checkpoints: [cp] });
+    for (const r of records) fine.add(r);
+    expect(fine.state()).toMatchObject({ ok: true, checkpoints: [{ seq: 5, source: 'the test' }] });
   });
 });

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 
 /** One audit record as stored. `hash` links it to the record before it. */
 export interface AuditRecord {
@@ -43,17 +43,102 @@ export function sha256Hex(text: string): string {
 }
 
 /**
- * A record's hash: SHA-256 over "prev_hash:seq:digest", where digest is SHA-256 over the
- * canonical JSON of the body. The same formula runs inside PostgreSQL (sha256()), so a node
- * appends with one round trip.
+ * Text exactly as both stores keep it, so that what is hashed is what reads back: a lone UTF-16
+ * surrogate (SQLite stores U+FFFD for it, PostgreSQL refuses it in JSON) and NUL (PostgreSQL text
+ * cannot hold it) become U+FFFD.
+ */
+export function storableText(text: string): string {
+  const t = text as string & { isWellFormed(): boolean; toWellFormed(): string };
+  const well = t.isWellFormed() ? text : t.toWellFormed();
+  return well.includes('\u0000') ? well.replace(/\u0000/g, '\uFFFD') : well;
+}
+
+/** A copy of `value` whose every string, object keys included, is storable text. */
+export function storableValue(value: unknown): unknown {
+  if (typeof value === 'string') return storableText(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(storableValue);
+  const out: Record<string, unknown> = Object.create(null);
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[storableText(k)] = storableValue(v);
+  return out;
+}
+
+/**
+ * A record's hash without the audit key: SHA-256 over "prev_hash:seq:digest", where digest is
+ * SHA-256 over the canonical JSON of the body. Entries written before the store had an audit key
+ * are hashed so (and stay verifiable).
  */
 export function chainHash(prevHash: string, seq: number, bodyDigest: string): string {
   return sha256Hex(`${prevHash}:${seq}:${bodyDigest}`);
 }
 
+/**
+ * The audit key: 32 random bytes the server holds outside the database. Entries are hashed with
+ * HMAC-SHA256 under it, so whoever can write the database but not read the key cannot re-hash
+ * entries they changed.
+ */
+export class AuditKey {
+  private constructor(private readonly secret: Buffer) {}
+
+  /** The key as kept in its file: 64 hexadecimal characters. */
+  static fromText(text: string, source: string): AuditKey {
+    const hex = text.length <= 4096 ? text.trim() : '';
+    if (!/^(?:[0-9a-fA-F]{2}){32,64}$/.test(hex)) {
+      throw new Error(`${source} is not an audit key: it must hold 64 hexadecimal characters (32 random bytes; debugkit writes one on first use)`);
+    }
+    return new AuditKey(Buffer.from(hex, 'hex'));
+  }
+
+  static generate(): { key: AuditKey; text: string } {
+    const secret = randomBytes(32);
+    return { key: new AuditKey(secret), text: `${secret.toString('hex')}\n` };
+  }
+
+  /** Names the key without revealing it: kept in the store, to tell a node with another key. */
+  get id(): string {
+    return createHmac('sha256', this.secret).update('debugkit audit key id').digest('hex').slice(0, 16);
+  }
+
+  /** A keyed record's hash: HMAC-SHA256 over "prev_hash:seq:digest". */
+  chainHash(prevHash: string, seq: number, bodyDigest: string): string {
+    return createHmac('sha256', this.secret).update(`${prevHash}:${seq}:${bodyDigest}`).digest('hex');
+  }
+}
+
 export function bodyOf(record: AuditRecord): AuditBody {
   const { seq: _s, prev_hash: _p, hash: _h, ...body } = record;
   return body;
+}
+
+/** How an entry's hash was made from its content and link: with the audit key, without it, or neither (changed). */
+export function entryKind(record: AuditRecord, key?: AuditKey): 'keyed' | 'plain' | undefined {
+  const digest = sha256Hex(canonicalJson(bodyOf(record)));
+  if (key && record.hash === key.chainHash(record.prev_hash, record.seq, digest)) return 'keyed';
+  if (record.hash === chainHash(record.prev_hash, record.seq, digest)) return 'plain';
+  return undefined;
+}
+
+/**
+ * The head of the chain as known outside the database: an entry and its hash. The server keeps
+ * one in a file beside the store (updated as it appends); `debugkit audit checkpoint` prints one
+ * for the operator to keep elsewhere.
+ */
+export interface Checkpoint {
+  seq: number;
+  hash: string;
+  /** Where it came from (a file, or the command line), for reports. */
+  source: string;
+}
+
+/** A checkpoint as the operator keeps it: "SEQ:HASH". */
+export function formatCheckpoint(seq: number, hash: string): string {
+  return `${seq}:${hash}`;
+}
+
+export function parseCheckpoint(text: string, source: string): Checkpoint {
+  const m = /^\s*(\d{1,15}):([0-9a-f]{64})\s*$/.exec(text.length <= 200 ? text : '');
+  if (!m || Number(m[1]) < 1) throw new Error(`${source} is not an audit checkpoint: expected SEQ:HASH as printed by debugkit audit checkpoint`);
+  return { seq: Number(m[1]), hash: m[2]!, source };
 }
 
 export interface ChainState {
@@ -64,36 +149,75 @@ export interface ChainState {
   from_seq: number;
   /** The newest entry checked (0 for an empty chain). */
   head_seq: number;
-  /** The first record whose hash or link does not match, and why. */
+  /** The first record whose hash or link does not match (or the first one missing), and why. */
   first_broken?: { seq: number; reason: string };
   head?: string;
+  /**
+   * The first entry hashed with the audit key: entries before it were written before the store
+   * had a key (hashed without it, still linked). Absent when no entry checked is keyed.
+   */
+  keyed_from?: number;
+  /** The checkpoints this pass found their entry for (each matched, or the pass is broken). */
+  checkpoints?: Array<{ seq: number; source: string }>;
 }
 
 /** An entry already verified, with its hash: where a later pass can go on from. */
 export interface ChainAnchor {
   seq: number;
   hash: string;
+  /** The first keyed entry at or before it, when there is one: no entry after may be unkeyed. */
+  keyed_from?: number;
 }
 
-/** Checks records in seq order, from the start of the chain or on from an anchor. */
+export interface VerifyOptions {
+  /** The audit key: without it, keyed entries cannot be told from changed ones. */
+  key?: AuditKey;
+  /** Heads known outside the database: each must still be in the chain with the same hash. */
+  checkpoints?: readonly Checkpoint[];
+}
+
+const CHANGED = 'hash does not match the entry (its content was changed)';
+
+/**
+ * Checks records in seq order, from the start of the chain or on from an anchor: each link, each
+ * hash (keyed or, before the first keyed entry, unkeyed), and the checkpoints held outside the
+ * database (an entry they name changed, or gone from the end).
+ */
 export class ChainVerifier {
   private prev: string;
   private expectSeq: number | undefined;
   private readonly fromSeq: number;
+  private keyedFrom: number | undefined;
+  private readonly key: AuditKey | undefined;
+  private readonly checkpoints: readonly Checkpoint[];
   checked = 0;
   broken: ChainState['first_broken'];
 
-  constructor(anchor?: ChainAnchor) {
+  constructor(anchor?: ChainAnchor, opts: VerifyOptions = {}) {
     this.prev = anchor?.hash ?? GENESIS;
     this.expectSeq = anchor ? anchor.seq + 1 : undefined;
     this.fromSeq = anchor ? anchor.seq + 1 : 1;
+    this.keyedFrom = anchor?.keyed_from;
+    this.key = opts.key;
+    this.checkpoints = opts.checkpoints ?? [];
   }
 
   /** The anchor's own entry, read again: it must still be there with the hash it had. */
   checkAnchor(anchor: ChainAnchor, stored: AuditRecord | undefined): boolean {
-    if (stored && stored.hash === anchor.hash && entryHashOk(stored)) return true;
+    const kind = stored && stored.hash === anchor.hash ? this.kindOf(stored) : undefined;
+    if (kind) {
+      if (kind === 'keyed') this.keyedFrom ??= stored!.seq;
+      return true;
+    }
     this.broken = { seq: anchor.seq, reason: stored ? 'the entry changed since it was last verified' : 'the entry was removed since it was last verified' };
     return false;
+  }
+
+  /** 'keyed', 'plain' (and allowed there), or undefined with `why` set. */
+  private kindOf(record: AuditRecord): 'keyed' | 'plain' | undefined {
+    const kind = entryKind(record, this.key);
+    if (kind === 'plain' && this.keyedFrom !== undefined && record.seq > this.keyedFrom) return undefined;
+    return kind;
   }
 
   add(record: AuditRecord): boolean {
@@ -102,61 +226,282 @@ export class ChainVerifier {
     const fail = (reason: string) => ((this.broken = { seq: record.seq, reason }), false);
     if (this.expectSeq !== undefined && record.seq !== this.expectSeq) return fail(`expected entry ${this.expectSeq} next, found ${record.seq} (entries missing)`);
     if (record.prev_hash !== this.prev) return fail(`prev_hash does not match the hash of the entry before it`);
-    if (!entryHashOk(record)) return fail(CHANGED);
+    const kind = entryKind(record, this.key);
+    if (!kind) return fail(this.key ? CHANGED : `${CHANGED}, or it is keyed and no audit key was given`);
+    if (kind === 'plain' && this.keyedFrom !== undefined) {
+      return fail(`hashed without the audit key, after entries hashed with it from entry ${this.keyedFrom}: the chain was re-hashed from here`);
+    }
+    if (kind === 'keyed') this.keyedFrom ??= record.seq;
+    const differs = this.checkpoints.find((cp) => cp.seq === record.seq && cp.hash !== record.hash);
+    if (differs) return fail(`the checkpoint in ${differs.source} holds another hash for this entry: the chain was rewritten up to here`);
     this.prev = record.hash;
     this.expectSeq = record.seq + 1;
     return true;
   }
 
   state(): ChainState {
-    return { ok: !this.broken, checked: this.checked, from_seq: this.fromSeq, head_seq: (this.expectSeq ?? 1) - 1, ...(this.broken ? { first_broken: this.broken } : {}), head: this.prev };
+    const headSeq = (this.expectSeq ?? 1) - 1;
+    let broken = this.broken;
+    if (!broken) {
+      // A checkpoint past the head: entries were removed from the end (or every entry).
+      const lost = [...this.checkpoints].filter((cp) => cp.seq > headSeq).sort((a, b) => b.seq - a.seq)[0];
+      if (lost) {
+        broken = {
+          seq: headSeq + 1,
+          reason: `entries missing from the end: the chain ${headSeq === 0 ? 'is empty' : `ends at entry ${headSeq}`}, but the checkpoint in ${lost.source} names entry ${lost.seq} (truncated)`,
+        };
+      }
+    }
+    const seen = this.checkpoints.filter((cp) => cp.seq >= this.fromSeq && cp.seq <= headSeq).map((cp) => ({ seq: cp.seq, source: cp.source }));
+    return {
+      ok: !broken,
+      checked: this.checked,
+      from_seq: this.fromSeq,
+      head_seq: headSeq,
+      ...(broken ? { first_broken: broken } : {}),
+      head: this.prev,
+      ...(this.keyedFrom !== undefined ? { keyed_from: this.keyedFrom } : {}),
+      ...(seen.length ? { checkpoints: seen } : {}),
+    };
   }
 }
-
-const CHANGED = 'hash does not match the entry (its content was changed)';
-
-/** Whether an entry's hash is the hash of its own content and link. */
-export function entryHashOk(record: AuditRecord): boolean {
-  return record.hash === chainHash(record.prev_hash, record.seq, sha256Hex(canonicalJson(bodyOf(record))));
-}
-
-/** The first of these entries whose content does not match its hash, as a broken state's reason. */
-export function firstChangedEntry(records: readonly AuditRecord[]): ChainState['first_broken'] {
-  const bad = records.find((r) => !entryHashOk(r));
-  return bad ? { seq: bad.seq, reason: CHANGED } : undefined;
-}
-
-const SECRET_NAME = /pass(word|wd|phrase)?|secret|token|api[_-]?key|authori[sz]ation|credential|private[_-]?key|cookie|session[_-]?key|^auth$|^key$/i;
-const SECRET_IN_TEXT = [
-  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi,
-  /\bdk_[A-Za-z0-9_-]{16,}/g,
-  /\b([A-Z0-9_]*(PASS(WORD)?|SECRET|TOKEN|API_?KEY|CREDENTIALS?|PRIVATE_?KEY)[A-Z0-9_]*)=("[^"]*"|'[^']*'|[^\s"']+)/gi,
-  /(\w+:\/\/[^/\s:@]+:)[^@\s/]+@/g,
-];
-const MAX_STRING = 2000;
-const MAX_DEPTH = 8;
 
 /**
- * A copy of tool arguments safe to keep: values under secret-looking names, bearer keys,
- * NAME=secret pairs and URL passwords become "[REDACTED]"; long strings are cut.
+ * The first of these entries whose content does not match its hash (or, past the first keyed
+ * entry, that is hashed without the key), as a broken state's reason.
  */
-export function redact(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') {
-    let text = value;
-    text = text.replace(SECRET_IN_TEXT[0]!, '$1 [REDACTED]');
-    text = text.replace(SECRET_IN_TEXT[1]!, '[REDACTED]');
-    text = text.replace(SECRET_IN_TEXT[2]!, '$1=[REDACTED]');
-    text = text.replace(SECRET_IN_TEXT[3]!, '$1[REDACTED]@');
-    return text.length > MAX_STRING ? `${text.slice(0, MAX_STRING)}...[${text.length - MAX_STRING} more characters]` : text;
+export function firstChangedEntry(records: readonly AuditRecord[], key?: AuditKey, keyedFrom?: number): ChainState['first_broken'] {
+  for (const r of records) {
+    const kind = entryKind(r, key);
+    if (!kind) return { seq: r.seq, reason: CHANGED };
+    if (kind === 'plain' && keyedFrom !== undefined && r.seq > keyedFrom) return { seq: r.seq, reason: 'hashed without the audit key, after keyed entries: the entry was re-hashed' };
   }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Redaction. Every argument is bounded before any pattern runs on it (MAX_STRING per string,
+// MAX_TEXT per record), and every pattern is linear: each either starts only at a literal (`://`,
+// `dk_`, `Bearer`, `--`) or a hand-written scan, and no quantifier is both unbounded and followed
+// by one that can match the same characters. Only the secret itself is replaced, never the text
+// around it.
+// ---------------------------------------------------------------------------------------------
+
+/** Characters of one string kept whole; past it the string is kept up to here, with its length and SHA-256. */
+export const MAX_STRING = 64 * 1024;
+/** Items of one array (entries of one object) kept; past it, the rest is counted and hashed. */
+export const MAX_ITEMS = 1000;
+/** Characters of text one record keeps in all; strings past it are kept as their length and SHA-256 only. */
+export const MAX_TEXT = 256 * 1024;
+const MAX_KEY = 256;
+const MAX_DEPTH = 16;
+export const REDACTED = '[REDACTED]';
+
+/** Argument names whose whole value is a secret. */
+const SECRET_NAME = /pass(word|wd|phrase)?|secret|token|api[_-]?key|authori[sz]ation|credential|private[_-]?key|cookie|session[_-]?key|signature|[_-]pwd$|^auth$|^key$|^sig$/i;
+/** Names (in text: NAME=value, "NAME": value, --NAME value) whose value is a secret. */
+const SECRET_WORD = /pass(?:word|wd|phrase)?|secret|token|api[_-]?key|credential|private[_-]?key|signature|authori[sz]ation|cookie|[_-]pwd$/i;
+/** Names that are a secret only as a URL query parameter (?sig=, &key=). */
+const QUERY_SECRET = /^(?:sig|key|auth|apikey|code)$/i;
+/** A flag that names where a secret is, not the secret (--password-file FILE). */
+const NOT_A_VALUE = /(?:file|path|env|stdin|prompt|dir)$/i;
+const NAME_CHAR = /[A-Za-z0-9_.-]/;
+/** Characters that end an unquoted value: blanks, quotes, and shell or code punctuation. */
+const VALUE_END = new Set([...' \t\r\n\f\v"\'`$;&|<>(){}[],\\']);
+const AUTH_SCHEME = /^(?:Bearer|Basic|Digest|Token|Negotiate)$/i;
+
+type Span = [start: number, end: number];
+
+/**
+ * The span of the secret value starting at `at`, if there is one: the content of single quotes
+ * (nothing in them is expanded), the literal part of double quotes (`$(...)`, `${...}` and
+ * backquotes are code, kept), or an unquoted word (up to a blank, a quote or shell or code
+ * punctuation). Each scan stops at the first character that ends it, and callers go on after the
+ * span they keep, so no character is scanned twice.
+ */
+function valueAt(text: string, at: number): Span | undefined {
+  const q = text[at];
+  let i = at + (q === "'" || q === '"' ? 1 : 0);
+  if (q === "'") {
+    while (i < text.length && text[i] !== "'" && text[i] !== '\n') i++;
+    return text[i] === "'" && i > at + 1 ? [at + 1, i] : undefined;
+  }
+  if (q === '"') {
+    while (i < text.length && !'"$`\\\n'.includes(text[i]!)) i++;
+    return i > at + 1 ? [at + 1, i] : undefined;
+  }
+  while (i < text.length && !VALUE_END.has(text[i]!)) i++;
+  return i > at ? [at, i] : undefined;
+}
+
+/** NAME=value, NAME="value", "NAME": "value", NAME: value, with a secret-looking NAME: the value. */
+function nameValueSpans(text: string, spans: Span[]): void {
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c !== '=' && c !== ':') continue;
+    // Comparisons (==, !=, <=, >=) and URLs (://) are not assignments.
+    if (c === '=' && (text[i + 1] === '=' || '=!<>'.includes(text[i - 1] ?? ''))) continue;
+    if (c === ':' && text[i + 1] === '/') continue;
+    let end = i;
+    const quoted = text[end - 1] === '"' || text[end - 1] === "'";
+    if (quoted) end--;
+    let start = end;
+    while (start > 0 && end - start < 128 && NAME_CHAR.test(text[start - 1]!)) start--;
+    if (start === end) continue;
+    const name = text.slice(start, end);
+    const inQuery = !quoted && (text[start - 1] === '?' || text[start - 1] === '&');
+    if (!SECRET_WORD.test(name) && !(inQuery && QUERY_SECRET.test(name))) continue;
+    let at = i + 1;
+    if (c === ':') {
+      // "name": value (JSON, YAML, headers): a quoted name, or a blank after the colon.
+      const blanks = /^[ \t]{0,8}/.exec(text.slice(at, at + 8))![0].length;
+      if (!quoted && blanks === 0) continue;
+      at += blanks;
+    }
+    let value = valueAt(text, at);
+    // Authorization: Bearer xyz: the secret is the word after the scheme.
+    if (value && /authori[sz]ation/i.test(name) && AUTH_SCHEME.test(text.slice(value[0], value[1]))) {
+      const next = value[1] + (/^[ \t]{1,8}/.exec(text.slice(value[1], value[1] + 8))?.[0].length ?? 0);
+      value = next > value[1] ? valueAt(text, next) : undefined;
+    }
+    if (value) {
+      spans.push(value);
+      i = value[1] - 1; // on after the value: it is not scanned again
+    }
+  }
+}
+
+/** --password VALUE, --api-token VALUE (a flag naming a secret, then its value as the next word). */
+function flagValueSpans(text: string, spans: Span[]): void {
+  const flag = /(?<![A-Za-z0-9_-])--([A-Za-z0-9][A-Za-z0-9_-]{0,63})[ \t]{1,8}/g;
+  for (let m = flag.exec(text); m; m = flag.exec(text)) {
+    const name = m[1]!;
+    const at = m.index + m[0].length;
+    if (!SECRET_WORD.test(name) || NOT_A_VALUE.test(name) || text[at] === '-') continue;
+    const value = valueAt(text, at);
+    if (value) spans.push(value);
+  }
+}
+
+/** -pSECRET for the MySQL clients (mysql, mysqldump, mariadb, ...) and sshpass -p SECRET. */
+function shortPasswordSpans(text: string, spans: Span[]): void {
+  const program = /(?<![A-Za-z0-9_.-])(mysql[a-z_]{0,16}|mariadb[a-z_-]{0,16}|sshpass)(?![A-Za-z0-9_.-])/.exec(text);
+  if (!program) return;
+  const p = program[1] === 'sshpass' ? /(?<![^\s"'])-p[ \t]{0,8}(?=[^\s-])/g : /(?<![^\s"'])-p(?=[^\s])/g;
+  p.lastIndex = program.index;
+  for (let m = p.exec(text); m; m = p.exec(text)) {
+    const value = valueAt(text, m.index + m[0].length);
+    if (value) spans.push(value);
+  }
+}
+
+/** A URL's password: scheme://user:PASSWORD@host. */
+function urlPasswordSpans(text: string, spans: Span[]): void {
+  const url = /:\/\/([^/\s:@]*):([^@\s/]+)@/g;
+  for (let m = url.exec(text); m; m = url.exec(text)) {
+    const start = m.index + 3 + m[1]!.length + 1;
+    spans.push([start, start + m[2]!.length]);
+  }
+}
+
+/** Bearer TOKEN, Basic BASE64: the credential after the scheme. */
+function authSchemeSpans(text: string, spans: Span[]): void {
+  const scheme = /\b(Bearer|Basic)[ \t]{1,8}([A-Za-z0-9._~+/-]{8,}={0,2})(?![A-Za-z0-9._~+/=-])/gi;
+  for (let m = scheme.exec(text); m; m = scheme.exec(text)) {
+    const token = m[2]!;
+    // Basic carries base64 of "user:pass": a word in prose after "basic" is not that.
+    if (m[1]!.toLowerCase() === 'basic' && (token.length % 4 !== 0 || /[._~-]/.test(token) || !Buffer.from(token, 'base64').includes(0x3a))) continue;
+    const start = m.index + m[0].length - token.length;
+    spans.push([start, start + token.length]);
+  }
+}
+
+/** debugkit's own API keys, anywhere. */
+function apiKeySpans(text: string, spans: Span[]): void {
+  const key = /(?<![A-Za-z0-9_-])dk_[A-Za-z0-9_-]{16,}/g;
+  for (let m = key.exec(text); m; m = key.exec(text)) spans.push([m.index, m.index + m[0].length]);
+}
+
+/** Text with every secret value found replaced by [REDACTED]; everything around it kept. */
+export function redactText(text: string): string {
+  const spans: Span[] = [];
+  nameValueSpans(text, spans);
+  flagValueSpans(text, spans);
+  shortPasswordSpans(text, spans);
+  urlPasswordSpans(text, spans);
+  authSchemeSpans(text, spans);
+  apiKeySpans(text, spans);
+  if (spans.length === 0) return text;
+  spans.sort((a, b) => a[0] - b[0]);
+  let out = '';
+  let at = 0;
+  for (const [start, end] of spans) {
+    if (end <= at) continue;
+    out += text.slice(at, Math.max(at, start)) + (start >= at ? REDACTED : '');
+    at = end;
+  }
+  return out + text.slice(at);
+}
+
+/** What stands for a value not kept: its size and SHA-256 (over its JSON for a value that is not text). */
+function digestNote(what: string, text: string | undefined): string {
+  return `[${what}${text === undefined ? '' : `, sha256 ${sha256Hex(text)}`}]`;
+}
+
+function jsonOf(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value) ?? 'null';
+  } catch {
+    return undefined; // nested past what JSON.stringify can walk
+  }
+}
+
+interface Budget {
+  left: number;
+}
+
+function redactString(text: string, budget: Budget): string {
+  const keep = Math.min(text.length, MAX_STRING, Math.max(0, budget.left));
+  budget.left -= keep;
+  if (keep === text.length) return redactText(text);
+  const head = keep > 0 ? redactText(text.slice(0, keep)) : '';
+  return `${head}${digestNote(`${keep > 0 ? 'cut: ' : ''}${text.length} characters in all`, text)}`;
+}
+
+function redactValue(value: unknown, depth: number, budget: Budget): unknown {
+  if (typeof value === 'string') return redactString(value, budget);
   if (value === null || typeof value !== 'object') return value;
-  if (depth >= MAX_DEPTH) return '[nested too deep]';
-  if (Array.isArray(value)) return value.slice(0, 200).map((v) => redact(v, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    out[k] = SECRET_NAME.test(k) && v !== null && v !== undefined && v !== '' ? '[REDACTED]' : redact(v, depth + 1);
+  if (depth >= MAX_DEPTH) return digestNote('nested too deep', jsonOf(value));
+  if (Array.isArray(value)) {
+    const out = value.slice(0, MAX_ITEMS).map((v) => redactValue(v, depth + 1, budget));
+    if (value.length > MAX_ITEMS) out.push(digestNote(`cut: ${value.length} items in all`, jsonOf(value)));
+    return out;
   }
+  const out: Record<string, unknown> = Object.create(null);
+  const entries = Object.entries(value as Record<string, unknown>);
+  for (const [k, v] of entries.slice(0, MAX_ITEMS)) {
+    const name = k.length > MAX_KEY ? digestNote(`name of ${k.length} characters`, k) : redactString(k, budget);
+    out[name] = k.length <= MAX_KEY && SECRET_NAME.test(k) && v !== null && v !== undefined && v !== '' ? REDACTED : redactValue(v, depth + 1, budget);
+  }
+  if (entries.length > MAX_ITEMS) out['[cut]'] = digestNote(`${entries.length} entries in all`, jsonOf(value));
   return out;
+}
+
+/**
+ * A copy of tool arguments safe to keep: values under secret-looking names become "[REDACTED]",
+ * and in text only the secret itself does (the value of NAME=value and "NAME": value for a
+ * secret-looking NAME, of --password VALUE, a MySQL client's -pVALUE, a URL's password, signature
+ * and token query parameters, Bearer/Basic credentials, debugkit keys). Strings are kept whole up
+ * to MAX_STRING characters, arrays and objects up to MAX_ITEMS; past that, and past MAX_TEXT
+ * characters for the whole record, what is left out is stated with its size and SHA-256.
+ */
+export function redact(value: unknown): unknown {
+  return redactValue(value, 0, { left: MAX_TEXT });
+}
+
+/** A short field (tool name, client name, session id) bounded, its length and SHA-256 stated when cut. */
+export function boundField(text: string, max = 512): string {
+  return text.length <= max ? text : `${text.slice(0, max)}${digestNote(`cut: ${text.length} characters in all`, text)}`;
 }
 
 /** The debug session an argument list names (gdb `id`, python `session_id`, ...), if any. */

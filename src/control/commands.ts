@@ -1,26 +1,30 @@
 import { createWriteStream } from 'node:fs';
-import { rename } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { canonicalJson } from './audit.js';
+import { canonicalJson, formatCheckpoint, parseCheckpoint, type ChainState, type Checkpoint } from './audit.js';
+import { readCheckpointFile } from './anchor.js';
 import { DEFAULT_RATE, makeKey } from './keys.js';
 import { formatLimit } from './limits.js';
-import { openStore } from './open.js';
+import { openStore, type OpenStoreOptions } from './open.js';
 import { knownScopes } from './scopes.js';
 import type { KeyRecord, Store } from './store.js';
 
 interface StoreOpts {
   store?: string;
   dataDir?: string;
+  auditKeyFile?: string;
 }
 
-function storeOptions(cmd: Command): Command {
-  return cmd
+function storeOptions(cmd: Command, audit = false): Command {
+  cmd
     .option('--store <url>', 'postgres://USER:PASSWORD@HOST:PORT/DB shared by several nodes, or sqlite:PATH (default: control.db in the data directory)', process.env.DEBUGKIT_STORE)
     .option('--data-dir <dir>', "debugkit's data directory (default: $XDG_DATA_HOME/debugkit or ~/.local/share/debugkit)");
+  if (audit) cmd.option('--audit-key-file <file>', 'the audit key the chain is hashed with (default: $DEBUGKIT_AUDIT_KEY_FILE, else audit.key beside control.db, or in the data directory for PostgreSQL)', process.env.DEBUGKIT_AUDIT_KEY_FILE);
+  return cmd;
 }
 
-async function withStore<T>(opts: StoreOpts, fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore(opts.store, opts.dataDir);
+async function withStore<T>(opts: StoreOpts, fn: (store: Store) => Promise<T>, purpose: NonNullable<OpenStoreOptions['purpose']> = 'admin'): Promise<T> {
+  const store = await openStore(opts.store, opts.dataDir, { purpose, ...(opts.auditKeyFile ? { auditKeyFile: opts.auditKeyFile } : {}) });
   try {
     return await fn(store);
   } finally {
@@ -85,11 +89,34 @@ export function registerControlCommands(program: Command): void {
   );
 
   const audit = program.command('audit').description('Check and export the tamper-evident audit log');
-  storeOptions(audit.command('verify').description('Check the hash chain; names the first broken entry (exit 1 when broken)')).action(async (opts: StoreOpts) => {
-    const state = await withStore(opts, (store) => store.verifyAudit());
-    if (state.ok) return void process.stdout.write(`audit chain OK: ${state.checked} entries verified, head ${state.head}\n`);
-    process.stdout.write(`audit chain BROKEN at entry ${state.first_broken!.seq}: ${state.first_broken!.reason} (${state.checked - 1} entries before it verified)\n`);
-    process.exitCode = 1;
+  storeOptions(
+    audit
+      .command('verify')
+      .description(
+        'Check the hash chain with the audit key, against the checkpoint file beside the store and the checkpoints given; names the first broken or missing entry (exit 1 when broken)',
+      )
+      .option('--checkpoint <value>', 'a checkpoint kept outside the server: SEQ:HASH as printed by debugkit audit checkpoint, or a checkpoint file (repeatable)', (v: string, all: string[] = []) => [...all, v]),
+    true,
+  ).action(async (opts: StoreOpts & { checkpoint?: string[] }) => {
+    const given = (opts.checkpoint ?? []).map(checkpointArg);
+    const { state, keyFile, keyed } = await withStore(opts, async (store) => ({ state: await verifyWhole(store, given), keyFile: store.auditAnchor?.keyFile, keyed: Boolean(store.auditAnchor?.key) }), 'inspect');
+    process.stdout.write(describeChain(state, keyFile, keyed));
+    if (!state.ok) process.exitCode = 1;
+  });
+  storeOptions(
+    audit
+      .command('checkpoint')
+      .description('Verify the chain and print its head as SEQ:HASH, a checkpoint to keep outside the server (later: debugkit audit verify --checkpoint SEQ:HASH)'),
+    true,
+  ).action(async (opts: StoreOpts) => {
+    const state = await withStore(opts, (store) => verifyWhole(store, []), 'inspect');
+    if (!state.ok) {
+      process.stdout.write(describeChain(state, undefined, false));
+      process.exitCode = 1;
+      return;
+    }
+    if (state.head_seq === 0) throw new Error('the audit chain is empty: there is no head to checkpoint yet');
+    process.stdout.write(`${formatCheckpoint(state.head_seq, state.head!)}\n`);
   });
   storeOptions(
     audit
@@ -100,12 +127,59 @@ export function registerControlCommands(program: Command): void {
   ).action(async (opts: StoreOpts & { since?: string; output?: string }) => {
     const since = opts.since ? parseTime(opts.since, '--since') : undefined;
     const tmp = opts.output ? `${opts.output}.tmp-${process.pid}` : undefined;
-    const out = tmp ? createWriteStream(tmp, { mode: 0o600 }) : process.stdout;
-    const n = await withStore(opts, (store) => store.exportAudit(since, (r) => void out.write(`${canonicalJson(r)}\n`)));
+    // The store is opened first: a missing one leaves no file behind.
+    const n = await withStore(
+      opts,
+      async (store) => {
+        const out = tmp ? createWriteStream(tmp, { mode: 0o600 }) : process.stdout;
+        try {
+          const count = await store.exportAudit(since, (r) => void out.write(`${canonicalJson(r)}\n`));
+          if (tmp) await new Promise<void>((resolve, reject) => (out as ReturnType<typeof createWriteStream>).end((err?: Error | null) => (err ? reject(err) : resolve())));
+          return count;
+        } catch (err) {
+          if (tmp) (out as ReturnType<typeof createWriteStream>).destroy(), await rm(tmp, { force: true });
+          throw err;
+        }
+      },
+      'inspect',
+    );
     if (tmp && opts.output) {
-      await new Promise<void>((resolve, reject) => (out as ReturnType<typeof createWriteStream>).end((err?: Error | null) => (err ? reject(err) : resolve())));
       await rename(tmp, opts.output);
       process.stderr.write(`wrote ${n} audit entries to ${opts.output}\n`);
     }
   });
+}
+
+/** A --checkpoint value: SEQ:HASH, or the path of a checkpoint file. */
+function checkpointArg(value: string): Checkpoint {
+  if (/^\s*\d+:[0-9a-f]+\s*$/.test(value)) return parseCheckpoint(value, `--checkpoint ${value.trim()}`);
+  const read = readCheckpointFile(value);
+  if (!read) throw new Error(`--checkpoint ${value}: no such file, and not SEQ:HASH (as printed by debugkit audit checkpoint)`);
+  return read;
+}
+
+/** The whole chain, checked with the audit key; a keyed chain without its key is an error, not a broken chain. */
+async function verifyWhole(store: Store, checkpoints: Checkpoint[]): Promise<ChainState> {
+  if (store.auditAnchor?.keyProblem) throw new Error(store.auditAnchor.keyProblem);
+  return store.verifyAudit(undefined, checkpoints);
+}
+
+/** `audit verify`'s report: OK or BROKEN on the first line, then how the chain is anchored. */
+export function describeChain(state: ChainState, keyFile: string | undefined, keyed: boolean): string {
+  if (!state.ok) {
+    const at = state.first_broken!;
+    return `audit chain BROKEN at entry ${at.seq}: ${at.reason} (${Math.max(0, at.seq - state.from_seq)} entries before it verified)\n`;
+  }
+  const lines = [`audit chain OK: ${state.checked} entries verified, head ${state.head}`];
+  if (state.keyed_from === 1) lines.push(`  keyed: every entry is hashed with the audit key (${keyFile})`);
+  else if (state.keyed_from !== undefined) {
+    lines.push(`  keyed: entries ${state.keyed_from}-${state.head_seq} are hashed with the audit key (${keyFile}); entries 1-${state.keyed_from - 1} were written before the store had one (linked, hashed without it)`);
+  } else if (state.head_seq > 0) {
+    lines.push(keyed ? '  keyed: no entry is hashed with the audit key yet (all were written before the store had one)' : '  keyed: no (no audit key: entries are linked, hashed without one)');
+  }
+  for (const cp of state.checkpoints ?? []) lines.push(`  checkpoint: entry ${cp.seq} matches ${cp.source}`);
+  if (!state.checkpoints?.length && state.head_seq > 0) {
+    lines.push('  no checkpoint: entries removed from the end could not be told; keep the value of debugkit audit checkpoint outside the server and give it with --checkpoint');
+  }
+  return `${lines.join('\n')}\n`;
 }

@@ -4,7 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeKey } from './keys.js';
 import { ControlPlane, LOCAL_KEY as LOCAL } from './plane.js';
-import { SqliteStore } from './sqlite.js';
+import { bodyOf, canonicalJson, chainHash, sha256Hex } from './audit.js';
+import { openStore } from './open.js';
+import { SqliteStore, auditFromRow } from './sqlite.js';
 
 let dir: string;
 let plane: ControlPlane;
@@ -131,6 +133,27 @@ describe('ControlPlane', () => {
       db.prepare('DELETE FROM audit WHERE seq = 12').run();
       expect((await p.queryAudit({ session: 's0' })).verification).toMatchObject({ ok: false, first_broken: { seq: 12, reason: expect.stringMatching(/removed/) } });
       db.close();
+    } finally {
+      await p.close();
+      await rm(own, { recursive: true, force: true });
+    }
+  });
+
+  it('on a keyed store, a query that shows an entry re-hashed without the key says so, between full walks too', async () => {
+    const own = await mkdtemp(path.join(os.tmpdir(), 'debugkit-plane-'));
+    const store = await openStore(undefined, own);
+    const p = new ControlPlane({ store, node: { id: 'n1' } });
+    try {
+      for (let i = 0; i < 3; i++) await (await p.beginCall(LOCAL, { tool: 'call', args: { i }, client: 'c/1', transport: 'stdio', session: `k${i}` }))({ ok: true });
+      expect((await p.queryAudit({})).verification).toMatchObject({ ok: true, keyed_from: 1, head_seq: 6 });
+      // Entry 3 rewritten and re-hashed without the key (its link to entry 4 is left: the next full walk finds that).
+      const Database = (await import('better-sqlite3')).default;
+      const db = new Database(path.join(own, 'control.db'));
+      const row = auditFromRow(db.prepare('SELECT * FROM audit WHERE seq = 3').get() as Record<string, unknown>);
+      row.tool = 'forged';
+      db.prepare('UPDATE audit SET tool = ?, hash = ? WHERE seq = 3').run(row.tool, chainHash(row.prev_hash, 3, sha256Hex(canonicalJson(bodyOf(row)))));
+      db.close();
+      expect((await p.queryAudit({ session: 'k1' })).verification).toMatchObject({ ok: false, first_broken: { seq: 3, reason: expect.stringMatching(/without the audit key/) } });
     } finally {
       await p.close();
       await rm(own, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PERMISSION_DENIED } from '../mcp/tools.js';
 import { bearerChallenge, KEY_HINT } from '../server/auth.js';
-import { cleanTraceparent, debugSessionOf, firstChangedEntry, redact, type AuditRecord, type ChainAnchor, type ChainState } from './audit.js';
+import { boundField, cleanTraceparent, debugSessionOf, firstChangedEntry, redact, type AuditRecord, type ChainAnchor, type ChainState } from './audit.js';
 import { bearerToken, hashKey, sameSecret, type KeyContext } from './keys.js';
 import { windowAt, type Limit } from './limits.js';
 import { hasScope, requiredScopes, type ToolInfo } from './scopes.js';
@@ -237,18 +237,9 @@ export class ControlPlane {
   async beginCall(key: KeyContext, call: CallInfo): Promise<FinishCall> {
     const callId = randomUUID();
     const started = performance.now();
-    const base = {
-      call_id: callId,
-      node: this.node.id,
-      key_id: key.id,
-      client: call.client,
-      transport: call.transport,
-      session: call.session ?? null,
-      debug_session: debugSessionOf(call.args),
-      tool: call.tool,
-      traceparent: cleanTraceparent(call.traceparent),
-    };
+    const base = { call_id: callId, node: this.node.id, key_id: key.id, ...this.callFields(call) };
     await this.store.appendAudit({ ...base, ts: new Date().toISOString(), event: 'call', args: redact(call.args ?? {}), outcome: null, error: null, duration_ms: null });
+    this.warnAnchor();
     return async (outcome) => {
       const duration = Math.round((performance.now() - started) * 1000) / 1000;
       try {
@@ -259,14 +250,45 @@ export class ControlPlane {
     };
   }
 
+  /**
+   * What an entry says of the caller, every client-chosen text bounded (a tool name, a client
+   * name or a session id past 512 characters is kept cut, with its length and SHA-256).
+   */
+  private callFields(call: CallInfo) {
+    const session = debugSessionOf(call.args);
+    return {
+      client: boundField(call.client),
+      transport: call.transport,
+      session: call.session == null ? null : boundField(call.session),
+      debug_session: session === null ? null : boundField(session),
+      tool: boundField(call.tool),
+      traceparent: cleanTraceparent(call.traceparent),
+    };
+  }
+
+  private readonly anchorWarned = new Set<string>();
+
+  /** Says once when the checkpoint file shows the chain was cut or rewritten behind the server's back, and once when it cannot be written. */
+  private warnAnchor(): void {
+    const checkpoint = this.store.auditAnchor?.checkpoint;
+    if (checkpoint?.problem && !this.anchorWarned.has('problem')) {
+      this.anchorWarned.add('problem');
+      this.opts.warn?.(`audit: ${checkpoint.problem}; the checkpoint file is left as it is, for debugkit audit verify to report`);
+    }
+    if (checkpoint?.writeError && !this.anchorWarned.has('write')) {
+      this.anchorWarned.add('write');
+      this.opts.warn?.(`audit: ${checkpoint.writeError}`);
+    }
+  }
+
   /** Records a call refused before it ran (scope, rate limit, quota). */
   async recordDenied(key: KeyContext, call: CallInfo, refusal: Refusal): Promise<void> {
     await this.store.appendAudit({
-      ts: new Date().toISOString(), event: 'denied', call_id: randomUUID(), node: this.node.id, key_id: key.id, client: call.client,
-      transport: call.transport, session: call.session ?? null, debug_session: debugSessionOf(call.args), tool: call.tool,
-      args: redact(call.args ?? {}), outcome: refusal.code === PERMISSION_DENIED ? 'permission_denied' : refusal.code === QUOTA_EXCEEDED ? 'limited' : 'refused', error: refusal.message,
-      duration_ms: 0, traceparent: cleanTraceparent(call.traceparent),
+      ts: new Date().toISOString(), event: 'denied', call_id: randomUUID(), node: this.node.id, key_id: key.id, ...this.callFields(call),
+      args: redact(call.args ?? {}), outcome: refusal.code === PERMISSION_DENIED ? 'permission_denied' : refusal.code === QUOTA_EXCEEDED ? 'limited' : 'refused', error: boundField(refusal.message, 2000),
+      duration_ms: 0,
     });
+    this.warnAnchor();
   }
 
   /**
@@ -278,7 +300,7 @@ export class ControlPlane {
    */
   async queryAudit(q: AuditQuery): Promise<AuditReport> {
     const [entries, chain] = await Promise.all([this.store.queryAudit({ ...q, limit: Math.min(q.limit ?? 100, 1000) }), this.verifyChain()]);
-    const changed = chain.ok ? firstChangedEntry(entries) : undefined;
+    const changed = chain.ok ? firstChangedEntry(entries, this.store.auditAnchor?.key, chain.keyed_from) : undefined;
     return { entries, verification: changed ? { ...chain, ok: false, first_broken: changed } : chain };
   }
 
@@ -289,7 +311,9 @@ export class ControlPlane {
     const anchor = this.anchor && now - this.anchor.fullAt < (this.opts.fullVerifyEveryMs ?? 600_000) ? this.anchor : undefined;
     const state = await this.store.verifyAudit(anchor);
     // A broken chain is walked whole again next time; a sound one is the next pass's anchor.
-    this.anchor = state.ok && state.head && state.head_seq > 0 ? { seq: state.head_seq, hash: state.head, fullAt: anchor?.fullAt ?? now } : undefined;
+    this.anchor = state.ok && state.head && state.head_seq > 0
+      ? { seq: state.head_seq, hash: state.head, ...(state.keyed_from !== undefined ? { keyed_from: state.keyed_from } : {}), fullAt: anchor?.fullAt ?? now }
+      : undefined;
     return state;
   }
 

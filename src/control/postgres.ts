@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { ChainVerifier, GENESIS, canonicalJson, sha256Hex, type AuditBody, type AuditRecord, type ChainAnchor, type ChainState } from './audit.js';
-import { auditFromRow, keyFromRow, storedBody } from './sqlite.js';
+import { ChainVerifier, GENESIS, canonicalJson, chainHash, sha256Hex, type AuditBody, type AuditRecord, type ChainAnchor, type ChainState, type Checkpoint } from './audit.js';
+import type { AuditAnchor } from './anchor.js';
+import { auditFromRow, checkpointsFor, keyFromRow, storedBody } from './sqlite.js';
 import type { AuditQuery, BumpResult, CounterBump, KeyRecord, SessionLocation, Store } from './store.js';
 
 // One advisory lock id for the audit chain: every node appends under it, so there is one chain.
@@ -49,40 +50,50 @@ BEGIN
   RETURN result;
 END $$;
 
--- Appends one audit entry under the chain's advisory lock: hash = sha256(prev_hash:seq:digest),
--- the formula audit.ts verifies.
-CREATE OR REPLACE FUNCTION debugkit_audit_append(p JSONB, p_args TEXT, p_digest TEXT)
-RETURNS TABLE (o_seq BIGINT, o_prev TEXT, o_hash TEXT) LANGUAGE plpgsql AS $$
-DECLARE h_seq BIGINT; h_hash TEXT; n BIGINT; nh TEXT;
+-- Takes the audit chain's advisory lock for the rest of the transaction and returns the head
+-- (seq, hash) and the hash of entry p_check (the one the node's checkpoint file names). The node
+-- hashes the next entry itself (with the audit key, which never reaches the database) and inserts it
+-- in the same transaction.
+CREATE OR REPLACE FUNCTION debugkit_audit_head(p_check BIGINT)
+RETURNS TABLE (o_seq BIGINT, o_hash TEXT, o_check TEXT) LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_advisory_xact_lock(${AUDIT_LOCK});
-  SELECT a.seq, a.hash INTO h_seq, h_hash FROM debugkit_audit a ORDER BY a.seq DESC LIMIT 1;
-  n := coalesce(h_seq, 0) + 1;
-  h_hash := coalesce(h_hash, '${GENESIS}');
-  nh := encode(sha256(convert_to(h_hash || ':' || n || ':' || p_digest, 'UTF8')), 'hex');
-  INSERT INTO debugkit_audit (seq, ts, event, call_id, node, key_id, client, transport, session, debug_session, tool, args,
-      outcome, error, duration_ms, traceparent, prev_hash, hash)
-    VALUES (n, p->>'ts', p->>'event', p->>'call_id', p->>'node', p->>'key_id', p->>'client', p->>'transport', p->>'session',
-      p->>'debug_session', p->>'tool', p_args, p->>'outcome', p->>'error', (p->>'duration_ms')::double precision,
-      p->>'traceparent', h_hash, nh);
-  RETURN QUERY SELECT n, h_hash, nh;
+  RETURN QUERY SELECT h.seq, h.hash, (SELECT c.hash FROM debugkit_audit c WHERE c.seq = p_check)
+    FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT a.seq, a.hash FROM debugkit_audit a ORDER BY a.seq DESC LIMIT 1) h ON true;
 END $$;
 `;
+
+export interface PostgresOptions {
+  /** Open an existing store only: nothing is created (no table, no function). */
+  mustExist?: boolean;
+}
 
 /** The shared store for several nodes: every counter and the audit chain are atomic in PostgreSQL. */
 export class PostgresStore implements Store {
   readonly kind = 'postgres';
   readonly location: string;
+  auditAnchor: AuditAnchor | undefined;
   private constructor(private readonly pool: pg.Pool, url: string) {
     const u = new URL(url);
     u.password = u.password ? '***' : '';
     this.location = u.toString();
   }
 
-  static async open(url: string): Promise<PostgresStore> {
+  static async open(url: string, opts: PostgresOptions = {}): Promise<PostgresStore> {
     const pool = new pg.Pool({ connectionString: url, max: 8, connectionTimeoutMillis: 10_000 });
     pool.on('error', () => undefined); // an idle client dropped by the server is replaced on next use
     const store = new PostgresStore(pool, url);
+    if (opts.mustExist) {
+      const found = await pool.query("SELECT to_regclass('debugkit_audit') IS NOT NULL AS present").catch(async (err) => {
+        await pool.end().catch(() => undefined);
+        throw err;
+      });
+      if (!found.rows[0]?.present) {
+        await pool.end().catch(() => undefined);
+        throw new Error(`${store.location} holds no debugkit store (no debugkit_audit table)`);
+      }
+      return store;
+    }
     const client = await pool.connect();
     try {
       // Two nodes starting together must not both run CREATE OR REPLACE FUNCTION at once.
@@ -136,13 +147,55 @@ export class PostgresStore implements Store {
     return buckets.map((b) => Number(rows.find((r) => r.bucket === b)?.count ?? 0));
   }
 
+  useAudit(anchor: AuditAnchor): void {
+    this.auditAnchor = anchor;
+  }
+
+  async auditKeyId(id?: string): Promise<string | undefined> {
+    if (id) await this.rows('INSERT INTO debugkit_meta (name, value) VALUES ($1, $2) ON CONFLICT DO NOTHING', ['audit_key_id', id]);
+    const [row] = await this.rows('SELECT value FROM debugkit_meta WHERE name = $1', ['audit_key_id']);
+    return row ? String(row.value) : undefined;
+  }
+
+  /**
+   * Appends one entry in one transaction under the chain's advisory lock (so every node appends to
+   * one chain): the head is read, the entry hashed here (with the audit key when there is one:
+   * the key never goes to the database) and inserted. The entry the checkpoint file names is
+   * checked on the way.
+   */
   async appendAudit(input: AuditBody): Promise<AuditRecord> {
     const body = storedBody(input);
     const args = canonicalJson(body.args);
     const digest = sha256Hex(canonicalJson(body));
-    const rows = await this.rows('SELECT * FROM debugkit_audit_append($1, $2, $3)', [JSON.stringify({ ...body, args: null }), args, digest]);
-    const r = rows[0]!;
-    return { ...body, seq: Number(r.o_seq), prev_hash: String(r.o_prev), hash: String(r.o_hash) };
+    const checkpoint = this.auditAnchor?.checkpoint;
+    const key = this.auditAnchor?.key;
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      try {
+        const expected = checkpoint?.expected();
+        const head = (await client.query('SELECT * FROM debugkit_audit_head($1)', [expected?.seq ?? 0])).rows[0] as { o_seq: string | null; o_hash: string | null; o_check: string | null };
+        if (expected) checkpoint!.check(expected, head.o_check ?? undefined);
+        const seq = Number(head.o_seq ?? 0) + 1;
+        const prev_hash = head.o_hash ?? GENESIS;
+        const record: AuditRecord = { ...body, seq, prev_hash, hash: key ? key.chainHash(prev_hash, seq, digest) : chainHash(prev_hash, seq, digest) };
+        await client.query(
+          `INSERT INTO debugkit_audit (seq, ts, event, call_id, node, key_id, client, transport, session, debug_session, tool, args,
+             outcome, error, duration_ms, traceparent, prev_hash, hash) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18)`,
+          [seq, record.ts, record.event, record.call_id, record.node, record.key_id, record.client, record.transport, record.session, record.debug_session,
+            record.tool, args, record.outcome, record.error, record.duration_ms, record.traceparent, prev_hash, record.hash],
+        );
+        await client.query('COMMIT');
+        checkpoint?.appended(seq, record.hash);
+        return record;
+      } catch (err) {
+        await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+        throw err;
+      }
+    } finally {
+      client.release(broken);
+    }
   }
 
   async queryAudit(q: AuditQuery): Promise<AuditRecord[]> {
@@ -174,8 +227,8 @@ export class PostgresStore implements Store {
     }
   }
 
-  async verifyAudit(from?: ChainAnchor): Promise<ChainState> {
-    const verifier = new ChainVerifier(from);
+  async verifyAudit(from?: ChainAnchor, checkpoints?: readonly Checkpoint[]): Promise<ChainState> {
+    const verifier = new ChainVerifier(from, { ...(this.auditAnchor?.key ? { key: this.auditAnchor.key } : {}), checkpoints: checkpointsFor(this.auditAnchor, checkpoints) });
     if (from) {
       const [row] = await this.rows('SELECT * FROM debugkit_audit WHERE seq = $1', [from.seq]);
       if (!verifier.checkAnchor(from, row && auditFromRow(row))) return verifier.state();
@@ -234,6 +287,7 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.auditAnchor?.checkpoint?.flush();
     await this.pool.end().catch(() => undefined);
   }
 }

@@ -1,9 +1,10 @@
-import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import { ChainVerifier, GENESIS, canonicalJson, chainHash, sha256Hex, type AuditBody, type AuditRecord, type ChainAnchor, type ChainState } from './audit.js';
+import { ChainVerifier, GENESIS, canonicalJson, chainHash, sha256Hex, storableValue, type AuditBody, type AuditRecord, type ChainAnchor, type ChainState, type Checkpoint } from './audit.js';
+import { readCheckpointFile, type AuditAnchor } from './anchor.js';
 import type { AuditQuery, BumpResult, CounterBump, KeyRecord, SessionLocation, Store } from './store.js';
 
 const SCHEMA = `
@@ -61,9 +62,25 @@ export function auditFromRow(row: Row): AuditRecord {
   };
 }
 
-/** Normalizes a body so that what is hashed is exactly what reads back from the store. */
+/**
+ * Normalizes a body so that what is hashed is exactly what reads back from either store: every
+ * text (tool, client, session ids, arguments and their names) as the stores keep it (lone
+ * surrogates and NUL as U+FFFD), and the arguments as their canonical JSON parses back.
+ */
 export function storedBody(body: AuditBody): AuditBody {
-  return { ...body, args: JSON.parse(canonicalJson(body.args ?? null)) };
+  const b = storableValue(body) as AuditBody;
+  return { ...b, args: JSON.parse(canonicalJson(b.args ?? null)) };
+}
+
+/** The checkpoints a verification checks: the store's checkpoint file (read now) and the ones given. */
+export function checkpointsFor(anchor: AuditAnchor | undefined, given: readonly Checkpoint[] = []): Checkpoint[] {
+  const own = anchor?.checkpoint ? readCheckpointFile(anchor.checkpoint.file) : undefined;
+  return own ? [own, ...given] : [...given];
+}
+
+export interface SqliteOptions {
+  /** Open an existing store only: nothing is created (no directory, file or table). */
+  mustExist?: boolean;
 }
 
 /** The embedded store: one SQLite file (WAL) in debugkit's data directory. */
@@ -72,23 +89,34 @@ export class SqliteStore implements Store {
   private readonly db: BetterSqlite3.Database;
   private readonly stmts;
   private bumps = 0;
+  /** The audit key and checkpoint file appends are made with (none: unkeyed, as stores before them). */
+  auditAnchor: AuditAnchor | undefined;
 
-  constructor(readonly location: string) {
-    mkdirSync(path.dirname(location), { recursive: true, mode: 0o700 });
+  constructor(readonly location: string, opts: SqliteOptions = {}) {
     // A plain require: better-sqlite3 is CommonJS with a native addon.
     const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
-    // Key hashes and the audit log are for this user only (SQLite gives -wal/-shm the same mode).
-    closeSync(openSync(location, 'a', 0o600));
-    chmodSync(location, 0o600);
-    this.db = new Database(location, { timeout: 5000 });
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.exec(SCHEMA);
-    // Crash signatures belong to a key (stores made before that have the column added; their old
-    // signatures, whose key is unknown, are shown to no key).
-    const columns = (this.db.prepare('PRAGMA table_info(signatures)').all() as Row[]).map((c) => String(c.name));
-    if (!columns.includes('key_id')) this.db.exec("ALTER TABLE signatures ADD COLUMN key_id TEXT NOT NULL DEFAULT ''");
-    this.db.exec('CREATE INDEX IF NOT EXISTS signatures_key_time ON signatures (key_id, time)');
+    if (opts.mustExist) {
+      if (!existsSync(location)) throw new Error(`there is no control database at ${location} (give --data-dir or --store where the server keeps it)`);
+      this.db = new Database(location, { timeout: 5000, fileMustExist: true });
+      if (!this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit'").get()) {
+        this.db.close();
+        throw new Error(`${location} is not a debugkit control database (it has no audit table)`);
+      }
+    } else {
+      mkdirSync(path.dirname(location), { recursive: true, mode: 0o700 });
+      // Key hashes and the audit log are for this user only (SQLite gives -wal/-shm the same mode).
+      closeSync(openSync(location, 'a', 0o600));
+      chmodSync(location, 0o600);
+      this.db = new Database(location, { timeout: 5000 });
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+      this.db.exec(SCHEMA);
+      // Crash signatures belong to a key (stores made before that have the column added; their old
+      // signatures, whose key is unknown, are shown to no key).
+      const columns = (this.db.prepare('PRAGMA table_info(signatures)').all() as Row[]).map((c) => String(c.name));
+      if (!columns.includes('key_id')) this.db.exec("ALTER TABLE signatures ADD COLUMN key_id TEXT NOT NULL DEFAULT ''");
+      this.db.exec('CREATE INDEX IF NOT EXISTS signatures_key_time ON signatures (key_id, time)');
+    }
     const db = this.db;
     this.stmts = {
       keyByHash: db.prepare('SELECT * FROM keys WHERE hash = ?'),
@@ -99,6 +127,7 @@ export class SqliteStore implements Store {
       count: db.prepare('SELECT count FROM counters WHERE key_id = ? AND bucket = ?'),
       unbump: db.prepare('UPDATE counters SET count = count - 1 WHERE key_id = ? AND bucket = ?'),
       head: db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1'),
+      hashAt: db.prepare('SELECT hash FROM audit WHERE seq = ?'),
       insertAudit: db.prepare(
         `INSERT INTO audit (seq, ts, event, call_id, node, key_id, client, transport, session, debug_session, tool, args,
           outcome, error, duration_ms, traceparent, prev_hash, hash)
@@ -156,21 +185,41 @@ export class SqliteStore implements Store {
     return buckets.map((b) => Number((this.stmts.count.get(keyId, b) as { count: number } | undefined)?.count ?? 0));
   }
 
+  useAudit(anchor: AuditAnchor): void {
+    this.auditAnchor = anchor;
+  }
+
+  async auditKeyId(id?: string): Promise<string | undefined> {
+    if (id) this.db.prepare('INSERT OR IGNORE INTO meta (name, value) VALUES (?, ?)').run('audit_key_id', id);
+    const row = this.db.prepare('SELECT value FROM meta WHERE name = ?').get('audit_key_id') as Row | undefined;
+    return row ? String(row.value) : undefined;
+  }
+
   async appendAudit(input: AuditBody): Promise<AuditRecord> {
     const body = storedBody(input);
     const digest = sha256Hex(canonicalJson(body));
-    return this.append.immediate(body, digest, canonicalJson(body.args));
+    const record = this.append.immediate(body, digest, canonicalJson(body.args));
+    this.auditAnchor?.checkpoint?.appended(record.seq, record.hash);
+    return record;
   }
 
-  /** Appends one entry after the newest (one transaction, made once: several processes may share the file). */
+  /**
+   * Appends one entry after the newest (one transaction, made once: several processes may share
+   * the file), hashed with the audit key when the store has one; first checks that the entry the
+   * checkpoint file names is still there, unchanged.
+   */
   private readonly append: ReturnType<SqliteStore['makeAppend']>;
 
   private makeAppend() {
     return this.db.transaction((body: AuditBody, digest: string, argsText: string): AuditRecord => {
       const head = this.stmts.head.get() as { seq: number; hash: string } | undefined;
+      const checkpoint = this.auditAnchor?.checkpoint;
+      const expected = checkpoint?.expected();
+      if (expected) checkpoint!.check(expected, (this.stmts.hashAt.get(expected.seq) as { hash: string } | undefined)?.hash);
       const seq = (head?.seq ?? 0) + 1;
       const prev_hash = head?.hash ?? GENESIS;
-      const record: AuditRecord = { ...body, seq, prev_hash, hash: chainHash(prev_hash, seq, digest) };
+      const key = this.auditAnchor?.key;
+      const record: AuditRecord = { ...body, seq, prev_hash, hash: key ? key.chainHash(prev_hash, seq, digest) : chainHash(prev_hash, seq, digest) };
       this.stmts.insertAudit.run({ ...record, args: argsText });
       return record;
     });
@@ -188,8 +237,8 @@ export class SqliteStore implements Store {
     return (this.db.prepare(sql).all(...params, q.limit ?? 100) as Row[]).map(auditFromRow).reverse();
   }
 
-  async verifyAudit(from?: ChainAnchor): Promise<ChainState> {
-    const verifier = new ChainVerifier(from);
+  async verifyAudit(from?: ChainAnchor, checkpoints?: readonly Checkpoint[]): Promise<ChainState> {
+    const verifier = new ChainVerifier(from, { ...(this.auditAnchor?.key ? { key: this.auditAnchor.key } : {}), checkpoints: checkpointsFor(this.auditAnchor, checkpoints) });
     if (from) {
       const row = this.db.prepare('SELECT * FROM audit WHERE seq = ?').get(from.seq) as Row | undefined;
       if (!verifier.checkAnchor(from, row && auditFromRow(row))) return verifier.state();
@@ -246,6 +295,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.auditAnchor?.checkpoint?.flush();
     if (this.db.open) this.db.close();
   }
 }

@@ -1,4 +1,5 @@
-import type { AuditBody, AuditRecord, ChainAnchor, ChainState } from './audit.js';
+import type { AuditBody, AuditRecord, ChainAnchor, ChainState, Checkpoint } from './audit.js';
+import type { AuditAnchor } from './anchor.js';
 import type { Limit } from './limits.js';
 
 /** A key as stored: never the key itself, only its SHA-256. */
@@ -64,13 +65,24 @@ export interface Store {
   keyByHash(hash: string): Promise<KeyRecord | undefined>;
   bump(keyId: string, counters: CounterBump[]): Promise<BumpResult>;
   peek(keyId: string, buckets: string[]): Promise<number[]>;
+  /** The audit key and checkpoint file the chain is appended and verified with (see anchor.ts); none: unkeyed. */
+  readonly auditAnchor: AuditAnchor | undefined;
+  useAudit(anchor: AuditAnchor): void;
+  /** The id of the audit key the chain is keyed with, as the store records it; given `id`, records it when none is yet. */
+  auditKeyId(id?: string): Promise<string | undefined>;
+  /**
+   * Appends one entry: its text stored as given after storedBody (what is hashed is what reads
+   * back), hashed with the audit key when there is one.
+   */
   appendAudit(body: AuditBody): Promise<AuditRecord>;
   queryAudit(q: AuditQuery): Promise<AuditRecord[]>;
   /**
    * Walks the chain from the first entry, or on from an anchor (an entry an earlier pass verified:
-   * it is read again and must be unchanged, then every later entry is checked).
+   * it is read again and must be unchanged, then every later entry is checked), with the audit key
+   * and against the checkpoint file and the `checkpoints` given (each entry they name must be there
+   * with their hash).
    */
-  verifyAudit(from?: ChainAnchor): Promise<ChainState>;
+  verifyAudit(from?: ChainAnchor, checkpoints?: readonly Checkpoint[]): Promise<ChainState>;
   /** Every entry from `since` on, in order, a batch at a time. */
   exportAudit(since: string | undefined, each: (r: AuditRecord) => void): Promise<number>;
   /** Records where session `id` lives; a row held by another key is left as it is (never taken over). */

@@ -125,6 +125,11 @@ export function callTool(url: string, key: string, sid: string, name: string, ar
 export interface Cluster {
   /** The shared store's connection string (for `keys create --store`, `audit export --store`). */
   storeUrl: string;
+  /**
+   * The nodes' data directory (one, shared): the audit key they hash with (audit.key, made by the
+   * first to start) and their checkpoint file. `audit verify --data-dir` it.
+   */
+  dataDir: string;
   a: Node;
   b: Node;
   stop(): Promise<void>;
@@ -154,6 +159,6 @@ export async function startCluster(args: string[] = []): Promise<Cluster> {
     await stop();
     throw err;
   }
-  return { storeUrl, a: nodes[0]!, b: nodes[1]!, stop };
+  return { storeUrl, dataDir: data.dir, a: nodes[0]!, b: nodes[1]!, stop };
 }
 

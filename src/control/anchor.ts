@@ -1,0 +1,196 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { AuditKey, type Checkpoint } from './audit.js';
+
+/**
+ * What anchors the audit chain outside the database: the audit key (entries are hashed with
+ * HMAC-SHA256 under it) and the checkpoint file (the newest entry this server appended, and its
+ * hash). Whoever can write the database but not these files can neither re-hash entries they
+ * changed nor remove entries from the end unseen.
+ */
+export interface AuditAnchor {
+  /** Absent when the store is only read and the chain is not keyed, or the key could not be used (`keyProblem`). */
+  key?: AuditKey;
+  keyFile: string;
+  checkpoint?: CheckpointFile;
+  /** Why the key cannot be used to verify (missing, or not the chain's): verify refuses with it. */
+  keyProblem?: string;
+}
+
+function errCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException)?.code;
+}
+
+/** The audit key in `file`, or undefined when there is no such file. */
+export function readAuditKey(file: string): AuditKey | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if (errCode(err) === 'ENOENT') return undefined;
+    throw new Error(`cannot read the audit key ${file}: ${(err as Error).message}`, { cause: err });
+  }
+  return AuditKey.fromText(text, `the audit key file ${file}`);
+}
+
+/**
+ * The audit key in `file`, made on first use: 32 random bytes written to a private temporary file
+ * (mode 0600), flushed, then linked into place, so the key file is never seen half-written and two
+ * processes starting together end up with the one key that was linked first.
+ */
+export function loadOrCreateAuditKey(file: string): { key: AuditKey; created: boolean } {
+  const existing = readAuditKey(file);
+  if (existing) return { key: existing, created: false };
+  const dir = path.dirname(file);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const fd = openSync(tmp, 'wx', 0o600);
+  try {
+    writeSync(fd, AuditKey.generate().text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  let created = true;
+  try {
+    linkSync(tmp, file);
+  } catch (err) {
+    if (errCode(err) !== 'EEXIST') throw new Error(`cannot create the audit key ${file}: ${(err as Error).message}`, { cause: err });
+    created = false; // another process made it first: use theirs
+  } finally {
+    unlinkSync(tmp);
+  }
+  try {
+    const dirFd = openSync(dir, 'r');
+    try {
+      fsyncSync(dirFd);
+    } finally {
+      closeSync(dirFd);
+    }
+  } catch {
+    /* a directory that cannot be flushed: the key file is still complete */
+  }
+  return { key: readAuditKey(file)!, created };
+}
+
+function parseCheckpointFile(text: string, file: string): Checkpoint {
+  let value: { seq?: unknown; hash?: unknown };
+  try {
+    value = JSON.parse(text) as typeof value;
+  } catch {
+    throw new Error(`the audit checkpoint file ${file} is not valid JSON (it was changed: debugkit writes it whole, atomically)`);
+  }
+  if (!Number.isSafeInteger(value?.seq) || (value.seq as number) < 1 || typeof value.hash !== 'string' || !/^[0-9a-f]{64}$/.test(value.hash)) {
+    throw new Error(`the audit checkpoint file ${file} does not hold {"seq": N, "hash": "..."} (it was changed: debugkit writes it whole, atomically)`);
+  }
+  return { seq: value.seq as number, hash: value.hash, source: file };
+}
+
+/** The checkpoint in `file`, or undefined when there is none; throws when the file is not one. */
+export function readCheckpointFile(file: string): Checkpoint | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if (errCode(err) === 'ENOENT') return undefined;
+    throw new Error(`cannot read the audit checkpoint ${file}: ${(err as Error).message}`, { cause: err });
+  }
+  return parseCheckpointFile(text, file);
+}
+
+/**
+ * The checkpoint file beside a store: the newest entry appended (by this process or another one
+ * sharing the file) and its hash, rewritten atomically (a temporary file renamed over it) after
+ * appends, at most one write at a time (later appends are folded into the next write). It only
+ * moves forward: before each append the store checks that the entry it names is still there with
+ * that hash; if not, the chain was cut or rewritten behind the server's back, and the file is
+ * left as it is, the evidence `audit verify` reports.
+ */
+export class CheckpointFile {
+  private known: { seq: number; hash: string } | undefined;
+  /** Why the file is no longer moved (the entry it names changed or went away, or the file is not valid). */
+  problem: string | undefined;
+  /** The last write that failed (disk full, permissions), if the next one has not succeeded since. */
+  writeError: string | undefined;
+  private writing: Promise<void> | undefined;
+  private again = false;
+  private n = 0;
+
+  constructor(readonly file: string) {
+    try {
+      this.known = readCheckpointFile(file);
+    } catch (err) {
+      this.problem = (err as Error).message;
+    }
+  }
+
+  /** The entry the store must still hold, with this hash, before it appends. */
+  expected(): { seq: number; hash: string } | undefined {
+    return this.problem ? undefined : this.known;
+  }
+
+  /** Inside the append's transaction: the hash the store holds for the expected entry (undefined: no such entry). */
+  check(expected: { seq: number; hash: string }, stored: string | undefined): void {
+    if (stored === expected.hash || this.problem) return;
+    this.problem = stored === undefined
+      ? `entry ${expected.seq}, the checkpoint in ${this.file}, is no longer in the store (entries were removed)`
+      : `entry ${expected.seq} no longer has the hash the checkpoint in ${this.file} holds (the chain was rewritten)`;
+  }
+
+  /** After an append committed. */
+  appended(seq: number, hash: string): void {
+    if (this.problem || (this.known && seq <= this.known.seq)) return;
+    this.known = { seq, hash };
+    if (this.writing) {
+      this.again = true;
+      return;
+    }
+    this.writing = this.writeLoop().finally(() => (this.writing = undefined));
+  }
+
+  private async writeLoop(): Promise<void> {
+    do {
+      this.again = false;
+      try {
+        await this.writeOnce();
+        this.writeError = undefined;
+      } catch (err) {
+        this.writeError = `the audit checkpoint ${this.file} cannot be written: ${(err as Error).message}`;
+      }
+    } while (this.again && !this.problem);
+  }
+
+  private async writeOnce(): Promise<void> {
+    const want = this.known;
+    if (!want || this.problem) return;
+    // Another process sharing the file may be ahead: then its checkpoint stays (and is the one checked next).
+    let onDisk: Checkpoint | undefined;
+    try {
+      onDisk = parseCheckpointFile(await readFile(this.file, 'utf8'), this.file);
+    } catch (err) {
+      if (errCode(err) !== 'ENOENT') {
+        this.problem = (err as Error).message;
+        return;
+      }
+    }
+    if (onDisk && onDisk.seq >= want.seq) {
+      if (onDisk.seq > want.seq && (!this.known || this.known.seq < onDisk.seq)) this.known = { seq: onDisk.seq, hash: onDisk.hash };
+      return;
+    }
+    const tmp = `${this.file}.tmp-${process.pid}-${++this.n}`;
+    try {
+      await writeFile(tmp, `${JSON.stringify({ seq: want.seq, hash: want.hash, written_at: new Date().toISOString() })}\n`, { mode: 0o600 });
+      await rename(tmp, this.file);
+    } catch (err) {
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Waits for the write in progress (and the ones folded into it). */
+  async flush(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+}
