@@ -1,6 +1,9 @@
 #!/usr/bin/env node
+import { realpathSync } from 'node:fs';
+import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { defaultConfig, generateApiKey, type Config } from './config.js';
+import { containment } from './core/paths.js';
 import { killAllChildrenSync } from './core/process.js';
 import { boundPromise } from './core/wait.js';
 import { checkEngines, renderDoctor } from './doctor.js';
@@ -14,7 +17,7 @@ import { planeControl } from './control/debugger.js';
 import { toolsetFactories } from './toolsets/index.js';
 import { VERSION } from './version.js';
 import { registerControlCommands } from './control/commands.js';
-import { ControlPlane, defaultNodeId, openControlPlane, openStore } from './control/index.js';
+import { ControlPlane, defaultDataDir, defaultNodeId, openControlPlane, openStore } from './control/index.js';
 import { controlHooks } from './control/hooks.js';
 
 const intArg = (name: string, min: number, max: number) => (value: string) => {
@@ -190,6 +193,8 @@ async function runHttp(opts: ServeOpts): Promise<void> {
   if (opts.tlsCert && opts.tlsKey) config.http.tls = { cert: opts.tlsCert, key: opts.tlsKey };
   config.control = { ...config.control, ...(opts.nodeId ? { nodeId: opts.nodeId } : {}), ...(opts.nodeUrl ? { nodeUrl: opts.nodeUrl } : {}) };
   // Control plane: with keys in the store and no --api-key, no extra full-scope key is made up.
+  // The keys and the audit must not lie where every key's tools may read them.
+  checkDataOutsideRoot(config);
   const store = await openStore(config.control.store, config.control.dataDir, { purpose: 'append', ...(opts.auditKeyFile ? { auditKeyFile: opts.auditKeyFile } : {}) });
   const storedKeys = (await store.listKeys()).filter((k) => !k.revoked_at && !(k.expires_at && Date.parse(k.expires_at) <= Date.now())).length;
   if (key === undefined && storedKeys > 0) config.http.apiKey = '';
@@ -217,6 +222,25 @@ async function runHttp(opts: ServeOpts): Promise<void> {
     out.push(`NOTE: other nodes forward calls for this node's sessions to ${handle.url}; give --node-url with an address they can reach.`);
   }
   process.stdout.write(`${out.join('\n')}\n`);
+}
+
+/**
+ * Refuses to serve when debugkit's own data (API keys, the audit, the audit key) lies inside the
+ * workspace root, where every key's tools read and write files: `debugkit serve` run in $HOME with
+ * the defaults would put ~/.local/share/debugkit there.
+ */
+function checkDataOutsideRoot(config: Config): void {
+  const realRoot = realpathSync(config.root);
+  const places = [config.control.dataDir ?? defaultDataDir()];
+  if (config.control.store?.startsWith('sqlite:')) places.push(config.control.store.slice('sqlite:'.length));
+  for (const place of places) {
+    const abs = path.resolve(place);
+    if (containment(realRoot, abs).kind === 'outside') continue;
+    throw new Error(
+      `${abs} (debugkit's API keys and audit) is inside --root ${realRoot}, where every key's tools can read and write files: ` +
+        'give --data-dir (or --store) outside the root, or a narrower --root',
+    );
+  }
 }
 
 export function buildProgram(): Command {

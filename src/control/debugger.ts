@@ -53,7 +53,8 @@ export function planeControl(plane: ControlPlane): DebuggerControl {
       return {
         configured: true,
         verified: state.ok,
-        entries: report.entries as unknown as Array<Record<string, unknown>>,
+        // The chain's own fields (seq, hashes) say how many calls every key made in between: not a key's to know.
+        entries: report.entries.map(({ seq: _seq, prev_hash: _prev, hash: _hash, ...entry }) => entry as Record<string, unknown>),
         note: state.ok
           ? // How long the whole chain is (every key's activity) is the operator's to know, not a key's.
             `the audit chain verifies (${state.from_seq <= 1 ? 'walked whole' : 'checked on from the last full walk, each entry shown re-hashed'}); the newest 100 matching entries of this key (${keyFor(caller).id}) are shown; the operator exports every key's with debugkit audit export`

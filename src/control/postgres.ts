@@ -4,6 +4,7 @@ import { ChainVerifier, GENESIS, canonicalJson, chainHash, sha256Hex, type Audit
 import type { AuditAnchor } from './anchor.js';
 import { auditFromRow, checkpointsFor, keyFromRow, storedBody } from './sqlite.js';
 import type { AuditQuery, BumpResult, CounterBump, KeyRecord, SessionLocation, Store } from './store.js';
+import { keepFromChildren } from '../core/process.js';
 
 // One advisory lock id for the audit chain: every node appends under it, so there is one chain.
 const AUDIT_LOCK = 0x646b6175; // "dkau"
@@ -80,6 +81,8 @@ export class PostgresStore implements Store {
   }
 
   static async open(url: string, opts: PostgresOptions = {}): Promise<PostgresStore> {
+    // A password libpq takes from PGPASSWORD (the URL has none) is the store's: no child gets it.
+    if (process.env.PGPASSWORD && !passwordIn(url)) keepFromChildren('PGPASSWORD');
     const pool = new pg.Pool({ connectionString: url, max: 8, connectionTimeoutMillis: 10_000 });
     pool.on('error', () => undefined); // an idle client dropped by the server is replaced on next use
     const store = new PostgresStore(pool, url);
@@ -289,5 +292,14 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     await this.auditAnchor?.checkpoint?.flush();
     await this.pool.end().catch(() => undefined);
+  }
+}
+
+/** Whether a postgres:// URL carries its password (else libpq looks in PGPASSWORD and ~/.pgpass). */
+function passwordIn(url: string): boolean {
+  try {
+    return new URL(url).password !== '';
+  } catch {
+    return false;
   }
 }

@@ -26,7 +26,15 @@ export interface OwnedChild {
  * store's connection string with its password): never handed to a child. A debuggee, gdb (`show
  * environment`) or a recorded command runs code of the key holder's choosing and would read them.
  */
-const SECRET_ENV = ['DEBUGKIT_API_KEY', 'DEBUGKIT_STORE'] as const;
+const SECRET_ENV = new Set(['DEBUGKIT_API_KEY', 'DEBUGKIT_STORE']);
+
+/**
+ * Marks another variable of debugkit's environment as its secret: e.g. PGPASSWORD when the store's
+ * connection string leaves its password to libpq's variable.
+ */
+export function keepFromChildren(name: string): void {
+  SECRET_ENV.add(name);
+}
 
 /** The environment a child gets: `env` (default: debugkit's own) without debugkit's secrets. */
 export function childEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {

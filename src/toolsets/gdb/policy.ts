@@ -96,7 +96,7 @@ function flagAllows(policy: GdbPolicy, capability: Capability): boolean {
  * - args: program arguments, which gdb hands to /bin/sh: shell syntax needs --allow-gdb-shell.
  * - set: a setting: classified by the setting's name.
  */
-type Rule = 'shell' | 'file' | 'attach' | 'quit' | 'nested' | 'args' | 'set';
+type Rule = 'shell' | 'file' | 'attach' | 'quit' | 'nested' | 'args' | 'set' | 'complete';
 
 /** GDB 13's top-level commands (and their aliases) that need more than "allowed". */
 const CLI_RULES: Record<string, Rule> = {
@@ -118,6 +118,8 @@ const CLI_RULES: Record<string, Rule> = {
   attach: 'attach',
   quit: 'quit', exit: 'quit', q: 'quit',
   thread: 'nested', t: 'nested', frame: 'nested', f: 'nested', faas: 'nested', taas: 'nested', tfaas: 'nested', with: 'nested', w: 'nested',
+  // Completing a command's arguments reads what the command would (file names list host directories).
+  complete: 'complete',
   run: 'args', r: 'args', start: 'args', starti: 'args',
   set: 'set',
 };
@@ -152,7 +154,8 @@ const SETTINGS: Array<{ words: string[]; rule: 'shell' | 'file' | 'args' }> = [
   { words: ['substitute-path'], rule: 'shell' },
   { words: ['directories'], rule: 'file' },
   // Files gdb writes or reads where the setting says.
-  { words: ['index-cache', 'directory'], rule: 'file' },
+  // The index cache is written to a directory (by default ~/.cache/gdb) as soon as it is on.
+  { words: ['index-cache'], rule: 'shell' },
   { words: ['remotelogfile'], rule: 'file' },
   { words: ['tdesc', 'filename'], rule: 'file' },
 ];
@@ -161,7 +164,7 @@ const SETTINGS: Array<{ words: string[]; rule: 'shell' | 'file' | 'args' }> = [
 const SETTING_ALIASES: Record<string, string> = { c: 'check', ch: 'check', g: 'gnutarget', p: 'print', pr: 'print' };
 
 /** MI commands that need more than "allowed"; MI names are exact (no abbreviations). */
-const MI_RULES: Record<string, Rule | 'interpreter' | 'break-commands' | 'thread-groups'> = {
+const MI_RULES: Record<string, Exclude<Rule, 'nested'> | 'interpreter' | 'break-commands' | 'thread-groups'> = {
   '-interpreter-exec': 'interpreter',
   '-break-commands': 'break-commands',
   '-gdb-set': 'set',
@@ -190,6 +193,8 @@ const MI_RULES: Record<string, Rule | 'interpreter' | 'break-commands' | 'thread
   // Takes a Python expression that gdb evaluates.
   '-var-set-visualizer': 'shell',
   '-target-flash-erase': 'shell',
+  // Completes a CLI command: read as that command (completing file names lists host directories).
+  '-complete': 'complete',
 };
 
 /**
@@ -200,7 +205,7 @@ const MI_RULES: Record<string, Rule | 'interpreter' | 'break-commands' | 'thread
 export const MI_SAFE = new Set([
   '-ada-task-info', '-break-after', '-break-condition', '-break-delete', '-break-disable', '-break-enable', '-break-info',
   '-break-insert', '-break-list', '-break-passcount', '-break-watch', '-catch-assert', '-catch-exception', '-catch-handlers',
-  '-catch-load', '-catch-unload', '-catch-throw', '-catch-catch', '-catch-rethrow', '-complete', '-data-disassemble',
+  '-catch-load', '-catch-unload', '-catch-throw', '-catch-catch', '-catch-rethrow', '-data-disassemble',
   '-data-evaluate-expression', '-data-list-changed-registers', '-data-list-register-names', '-data-list-register-values',
   '-data-read-memory', '-data-read-memory-bytes', '-data-write-memory', '-data-write-memory-bytes', '-data-write-register-values',
   '-dprintf-insert', '-enable-frame-filters', '-enable-pretty-printing', '-enable-timings', '-environment-pwd',
@@ -231,6 +236,8 @@ const OPTION_WORD = /^--?[A-Za-z][A-Za-z0-9-]*$/;
  */
 class Classifier {
   readonly needs: Need[] = [];
+  /** CLI texts already read (the nested command scan reads suffixes of one line: each once). */
+  private readonly read = new Set<string>();
 
   constructor(private readonly context: CommandContext) {}
 
@@ -245,6 +252,8 @@ class Classifier {
 
   cli(text: string, depth: number): void {
     if (depth > 8) return this.need('shell', `"${text.slice(0, 80)}" nests commands too deeply`);
+    if (this.read.has(text)) return;
+    this.read.add(text);
     this.expressions(text);
     const { word, rest } = splitCommand(text);
     if (!word) return;
@@ -268,6 +277,8 @@ class Classifier {
         return this.setting(rest, 'set');
       case 'nested':
         return this.nested(name, rest, depth);
+      case 'complete':
+        return this.cli(rest, depth + 1);
     }
   }
 
@@ -278,7 +289,12 @@ class Classifier {
     // Options MI allows on any command ("--thread 1", "--frame 0") come first: skip them.
     let args = splitArgs(rest);
     for (const arg of args) this.expressions(arg);
-    while (/^--(thread|frame|thread-group|language)$/.test(args[0] ?? '')) args = args.slice(2);
+    // MI's own options, taken before any command's arguments: --all alone, the others with a value.
+    for (;;) {
+      if (args[0] === '--all') args = args.slice(1);
+      else if (/^--(thread|frame|thread-group|language)$/.test(args[0] ?? '')) args = args.slice(2);
+      else break;
+    }
     // MI commands are an allowlist: one this table does not know may do anything.
     if (MI_SAFE.has(name)) return;
     const rule = MI_RULES[name];
@@ -305,6 +321,9 @@ class Classifier {
         return this.args(name, rest);
       case 'file':
         return this.fileCommand(name, rest, 'mi');
+      case 'complete':
+        for (const c of args) this.cli(c, depth + 1);
+        return;
       case 'thread-groups':
         // --available lists every process on the host with its command line (what `info os` shows).
         if (args.includes('--available')) this.need('shell', `"${name} --available" reads the host's process table`);
@@ -330,20 +349,21 @@ class Classifier {
       if (sep !== -1) this.cli(rest.slice(sep + 2), depth + 1);
       return;
     }
-    const words = wordsWithOffsets(rest);
-    let i = 0;
+    let selection = rest;
     if (name === 'thread' || name === 't' || name === 'frame' || name === 'f') {
       // Only "apply" runs a command; "thread 2", "frame 1", "frame function f" do not.
-      if (words.length === 0 || !'apply'.startsWith(words[0]!.word.toLowerCase())) return;
-      i = 1;
-      // The thread/frame selection: "all", "level", and every word that cannot start a command (ids,
-      // ranges, "1.*", "$var.*", counts, options): a command starts with a letter, "!" or "|".
-      while (i < words.length && (/^(all|level)$/i.test(words[i]!.word) || !/^[A-Za-z!|]/.test(words[i]!.word))) i++;
-    } else {
-      while (i < words.length && words[i]!.word.startsWith('-')) i++;
+      const sub = /^[A-Za-z0-9_.-]*/.exec(rest)![0].toLowerCase();
+      if (sub === '' || !'apply'.startsWith(sub)) return;
+      selection = rest.slice(sub.length);
     }
-    // The nested command is the rest of the line as written (its quoting intact).
-    if (i < words.length) this.cli(rest.slice(words[i]!.at), depth + 1);
+    // What comes before the nested command (thread ids and lists like "1.*", "all", "level" and
+    // its prefixes, options and their values, in any spelling gdb takes, glued or not) is not
+    // parsed: the command may start at any place a command word can, and each is read as one.
+    const starts = commandStarts(selection);
+    if (starts.length > MAX_NESTED_STARTS) {
+      return this.need('shell', `"${name} ${rest.slice(0, 80)}" is too long to read for the command it runs`);
+    }
+    for (const at of starts) this.cli(selection.slice(at), depth + 1);
   }
 
   private setting(rest: string, via: string): void {
@@ -387,15 +407,23 @@ class Classifier {
       return this.need('shell', `"${`info os ${tokens.slice(1).join(' ')}`.trim()}": it reads the host's process, file and socket tables`);
     }
     if (!(sub.length >= 4 && 'proc'.startsWith(sub))) return;
-    const pid = tokens.slice(1).find((t) => /^\d+$/.test(t));
-    if (pid === undefined || this.context.ownPids?.has(Number(pid))) return;
+    // Any word starting with a digit may be a pid to gdb (in decimal, octal "0..." or hex "0x...").
+    const pid = tokens.slice(1).find((t) => /^\d/.test(t));
+    if (pid === undefined || this.isOwn(pid)) return;
     this.need('attach', `"info proc ${tokens.slice(1).join(' ')}": it reads /proc of process ${pid}, which this session did not start`);
   }
 
   private attach(rest: string): void {
-    const pid = Number(rest.trim().split(/\s+/)[0]);
-    if (Number.isInteger(pid) && this.context.ownPids?.has(pid)) return;
+    if (this.isOwn(rest.trim().split(/\s+/)[0] ?? '')) return;
     this.need('attach', `"attach ${rest.trim()}": attaching to a process this session did not start`);
+  }
+
+  /**
+   * Whether `word` names a program this session started. Only a plain decimal pid is taken: gdb
+   * reads "0..." as octal and "0x..." as hex (strtol base 0), another process than the digits say.
+   */
+  private isOwn(word: string): boolean {
+    return /^[1-9]\d{0,9}$/.test(word) && this.context.ownPids?.has(Number(word)) === true;
   }
 
   /**
@@ -451,7 +479,7 @@ function resolve(word: string): [string, Rule | undefined] {
   // either way it is treated as the listed command, the strictest rule first.
   const matches = Object.keys(CLI_RULES).filter((name) => name.startsWith(word));
   if (matches.length === 0) return [word, undefined];
-  const order: Rule[] = ['shell', 'quit', 'attach', 'file', 'args', 'set', 'nested'];
+  const order: Rule[] = ['shell', 'quit', 'attach', 'file', 'args', 'set', 'nested', 'complete'];
   matches.sort((a, b) => order.indexOf(CLI_RULES[a]!) - order.indexOf(CLI_RULES[b]!));
   return [matches[0]!, CLI_RULES[matches[0]!]];
 }
@@ -462,6 +490,24 @@ function splitCommand(text: string): { word: string; rest: string } {
   if (trimmed.startsWith('!') || trimmed.startsWith('|')) return { word: trimmed[0]!, rest: trimmed.slice(1).trim() };
   const m = /^[A-Za-z0-9_.-]*/.exec(trimmed)!;
   return { word: m[0].toLowerCase(), rest: trimmed.slice(m[0].length).trim() };
+}
+
+/** At most this many places are read as a possible nested command of one thread/frame apply (or faas, ...). */
+const MAX_NESTED_STARTS = 256;
+
+/**
+ * Every place in `text` where gdb could find a command word: a "!" or "|" anywhere (one-character
+ * commands, which gdb reads even glued to a word: "all!id"), and a letter not inside a word (gdb's
+ * command words are letters, digits, "-", "_" and "."; a letter after a digit, ".", "*", "$" or
+ * punctuation may start one; after "-" it is an option's name).
+ */
+function commandStarts(text: string): number[] {
+  const starts: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (ch === '!' || ch === '|' || (/[A-Za-z]/.test(ch) && (i === 0 || !/[A-Za-z_-]/.test(text[i - 1]!)))) starts.push(i);
+  }
+  return starts;
 }
 
 /** Whitespace-separated words with where each starts, so the rest of a line can be taken as written. */
@@ -540,7 +586,8 @@ export function splitArgs(text: string): string[] {
         const ch = text[i]!;
         if (ch >= '0' && ch <= '7') {
           const digits = /^[0-7]{1,3}/.exec(text.slice(i))![0];
-          word += String.fromCharCode(parseInt(digits, 8));
+          // gdb stores the value as a char: "\400" (256) is a NUL, which ends the string for gdb.
+          word += String.fromCharCode(parseInt(digits, 8) & 0xff);
           i += digits.length;
           continue;
         }
@@ -551,7 +598,9 @@ export function splitArgs(text: string): string[] {
     } else {
       while (i < text.length && !space(text[i]!)) word += text[i++];
     }
-    out.push(word);
+    // What gdb reads of an argument ends at its first NUL (a C string).
+    const nul = word.indexOf('\0');
+    out.push(nul === -1 ? word : word.slice(0, nul));
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { DebugkitError } from '../../core/errors.js';
-import { killProcessGroup, processStartTime, spawnChild, terminate, type OwnedChild } from '../../core/process.js';
+import { killProcessGroup, processStartTime, procStat, spawnChild, terminate, type OwnedChild } from '../../core/process.js';
 import { OutputRing, readPage, readTail, type RingPage } from '../../core/ring.js';
 import type { SessionResource } from '../../core/sessions.js';
 import { MiConnection, quoteMiString, type ResultRecord } from './mi/connection.js';
@@ -195,7 +195,8 @@ export class GdbSession implements SessionResource {
     const wasRunning = this.state === 'running';
     const attach = isAttachCommand(command);
     const detach = isDetachCommand(command);
-    const launchedBefore = [...this.inferiors.values()].filter((i) => !i.attached).map((i) => i.pid);
+    // Only a program this session really started is ended at detach (never a pid gdb was told of, e.g. by a core file).
+    const launchedBefore = [...this.inferiors.values()].filter((i) => !i.attached && this.ownPids.has(i.pid)).map((i) => i.pid);
     // Stops are counted, not just flagged: "^running" and "*stopped" can arrive in one chunk, so
     // the stop may be handled before this call even sees the reply.
     const stopsBefore = this.stops;
@@ -340,7 +341,9 @@ export class GdbSession implements SessionResource {
     if (asyncClass === 'thread-group-started') {
       const pid = Number(results.pid);
       this.inferiors.set(group, { pid, attached: this.attaching });
-      if (!this.attaching) this.ownPids.add(pid);
+      // A program gdb started is gdb's child (or a fork of one of ours); a pid gdb reports for a
+      // core file or an attach is not, and never becomes "ours" to attach to or kill.
+      if (!this.attaching) this.ownPids.addIfChildOf(pid, [this.proc.child.pid!]);
     }
     if (asyncClass === 'thread-group-exited') {
       const inferior = this.inferiors.get(group);
@@ -357,7 +360,7 @@ export class GdbSession implements SessionResource {
     this.exitMessage = message;
     // A program gdb started does not die with gdb (a tracee outlives its tracer and runs on):
     // nobody would own it, so it ends here. Attached processes are left as they were found.
-    for (const inferior of this.inferiors.values()) if (!inferior.attached) killProcessGroup(inferior.pid);
+    for (const inferior of this.inferiors.values()) if (!inferior.attached && this.ownPids.has(inferior.pid)) killProcessGroup(inferior.pid);
     this.mi.close(new DebugkitError('ENGINE_FAILED', `${message}; this session is closed, open a new one`));
     this.releaseStopWaiters();
     if (!this.disposed) this.options.onEngineExit?.(message);
@@ -387,8 +390,10 @@ function describeExit({ code, signal }: { code: number | null; signal: NodeJS.Si
 class OwnProcesses {
   private readonly started = new Map<number, string | undefined>();
 
-  add(pid: number): void {
-    this.started.set(pid, processStartTime(pid));
+  /** Records `pid` as ours when its parent is one of `parents` or a process already ours. */
+  addIfChildOf(pid: number, parents: number[]): void {
+    const ppid = Number(procStat(pid)?.[1]);
+    if (parents.includes(ppid) || this.has(ppid)) this.started.set(pid, processStartTime(pid));
   }
 
   has(pid: number): boolean {

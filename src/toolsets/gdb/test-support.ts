@@ -28,6 +28,7 @@ export const SHELL = [
   '-gdb-set startup-with-shell on', '-environment-cd /', '-target-select remote | sh', '-target-file-get /etc/passwd x',
   '-exec-arguments $(id)', '-gdb-set --thread 1 exec-wrapper sh',
   // The host's process, file and socket tables.
+  'set index-cache directory /tmp', 'set index-cache enabled on',
   'info os processes', 'info os', 'i os files', 'info o sockets', 'inf os', '-info-os processes', 'thread apply all info os', 'print $_shell("id")', '-break-insert -c "$_shell(\\"id\\")==0" main', '12-interpreter-exec console "shell id"', '-interpreter-exec --thread 1 console "she id"',
 ];
 
@@ -44,8 +45,7 @@ export const FILES = [
   'symbol-file \\/usr/lib/x', "add-inferior -exec '/bin/sh'", 'add-inferior -copies 1 -exec \\/bin/sh', "directory '/etc'",
   'dir "/etc":sub', "core-file '/tmp/core'", "add-symbol-file '/x' 0", '-interpreter-exec console "file \'/bin/sh\'"',
   "thread apply all file '/bin/sh'", 'with print pretty -- file \\/bin/sh', '-file-exec-and-symbols "/bin/sh"',
-  "interpreter-exec console \"file '/bin/sh'\"", "set logging file '/tmp/x'", 'set index-cache directory /tmp',
-  'set remotelogfile /tmp/x', 'set tdesc filename /etc/passwd', "file -readnow '/bin/sh'", 'file sub/../../x',
+  "interpreter-exec console \"file '/bin/sh'\"", "set logging file '/tmp/x'",   'set remotelogfile /tmp/x', 'set tdesc filename /etc/passwd', "file -readnow '/bin/sh'", 'file sub/../../x',
 ];
 
 export const ALLOWED = [
