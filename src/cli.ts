@@ -41,6 +41,7 @@ function commonOptions(cmd: Command): Command {
     .option('--gdb <path>', 'gdb binary', 'gdb')
     .option('--bundle-dir <dir>', 'where support bundles are extracted and kept (default: ~/.cache/debugkit/bundles)')
     .option('--kubectl <path>', 'kubectl binary for the bundles toolset', 'kubectl')
+    .option('--grep-timeout <seconds>', 'stop a grep_files search whose pattern runs this long on one line without finishing it', intArg('--grep-timeout', 1, 3600), 10)
     .option('--bundle-url-host <host>', 'a host bundle URLs may be downloaded from, with its subdomains (repeatable; default: replicated.com); a loopback or private address only from a host listed exactly, e.g. 127.0.0.1:8080', (v: string, all: string[] = []) => [...all, v])
     .addOption(new Option('--log-level <level>', 'stderr log verbosity').choices(['error', 'warn', 'info', 'debug']).default('info'))
     .option('--max-result-tokens <n>', 'ceiling for one tool result, in tokens (larger answers are cut and flagged)', intArg('--max-result-tokens', 1000, 1_000_000), 25_000)
@@ -61,6 +62,7 @@ interface CommonOpts {
   bundleDir?: string;
   kubectl: string;
   bundleUrlHost?: string[];
+  grepTimeout: number;
   logLevel: Config['logLevel'];
   maxResultTokens: number;
   store?: string;
@@ -80,7 +82,7 @@ function baseConfig(opts: CommonOpts, permissive = true): Config {
   config.maxSessionsTotal = opts.maxSessionsTotal;
   config.maxSessionsPerKey = opts.maxSessionsPerKey;
   config.gdb = { path: opts.gdb, allowShell: opts.allowGdbShell ?? permissive, allowAttach: opts.allowAttach ?? permissive };
-  config.bundles = { dir: opts.bundleDir ?? config.bundles.dir, kubectl: opts.kubectl };
+  config.bundles = { dir: opts.bundleDir ?? config.bundles.dir, kubectl: opts.kubectl, grepTimeoutMs: opts.grepTimeout * 1000 };
   if (opts.bundleUrlHost) config.bundles.urlHosts = opts.bundleUrlHost;
   // One --allow-attach for gdb and the debugger toolset; the debugger then attaches only to this user's processes.
   config.debugger = { allowAttach: (opts.allowAttach ?? permissive) ? 'same-user' : 'none', dataDir: opts.dataDir ?? config.debugger.dataDir };
@@ -161,6 +163,9 @@ interface ServeOpts extends CommonOpts {
   maxMcpSessionsPerKey: number;
   headerTimeout: number;
   bodyTimeout: number;
+  bodyDeadline: number;
+  maxPendingBodiesPerKey: number;
+  maxPendingBodies: number;
   tlsCert?: string;
   tlsKey?: string;
   nodeId?: string;
@@ -185,6 +190,9 @@ async function runHttp(opts: ServeOpts): Promise<void> {
     maxMcpSessionsPerKey: opts.maxMcpSessionsPerKey,
     headersTimeoutMs: opts.headerTimeout * 1000,
     bodyTimeoutMs: opts.bodyTimeout * 1000,
+    bodyDeadlineMs: opts.bodyDeadline * 1000,
+    maxPendingBodiesPerKey: opts.maxPendingBodiesPerKey,
+    maxPendingBodies: opts.maxPendingBodies,
   };
   if (config.http.noAuth && !isLoopbackHost(config.http.host)) {
     throw new Error(`--no-auth is allowed only on a loopback address, not ${config.http.host}: give an --api-key instead`);
@@ -268,6 +276,9 @@ export function buildProgram(): Command {
       .option('--max-mcp-sessions-per-key <n>', 'most MCP sessions one API key may have open at once on this server', intArg('--max-mcp-sessions-per-key', 1, 100_000), 32)
       .option('--header-timeout <seconds>', 'drop a request whose headers are not complete after this long', intArg('--header-timeout', 1, 3600), 15)
       .option('--body-timeout <seconds>', 'drop a request whose body stalls this long (SSE streams and long calls are not affected)', intArg('--body-timeout', 1, 3600), 30)
+      .option('--body-deadline <seconds>', 'drop a request whose body is not complete this long after its headers, however steadily it arrives', intArg('--body-deadline', 1, 3600), 60)
+      .option('--max-pending-bodies-per-key <n>', 'most request bodies one API key may have still arriving at once (more: HTTP 429)', intArg('--max-pending-bodies-per-key', 1, 100_000), 16)
+      .option('--max-pending-bodies <n>', 'most request bodies still arriving at once on this server (more: HTTP 503)', intArg('--max-pending-bodies', 1, 1_000_000), 256)
       .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM; with --tls-key)')
       .option('--tls-key <file>', 'the private key of --tls-cert (PEM)')
       .option('--node-id <id>', 'this node\'s name in a shared store (default: hostname and a random suffix)')

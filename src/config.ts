@@ -37,6 +37,12 @@ export interface Config {
     headersTimeoutMs?: number;
     /** A request body that stalls this long between chunks is dropped (SSE and long calls are not). */
     bodyTimeoutMs?: number;
+    /** A request body not complete this long after its headers is dropped, however steadily it arrives (--body-deadline). */
+    bodyDeadlineMs?: number;
+    /** Most request bodies one key may have still arriving at once (--max-pending-bodies-per-key); more are refused, 429. */
+    maxPendingBodiesPerKey?: number;
+    /** Most request bodies still arriving at once on the server (--max-pending-bodies); more are refused, 503. */
+    maxPendingBodies?: number;
     /** Serve HTTPS with this certificate and key (PEM files). */
     tls?: { cert: string; key: string };
   };
@@ -66,6 +72,8 @@ export interface Config {
     kubectl: string;
     /** Hosts bundle URLs may be downloaded from (and their subdomains); a private address only from a host listed exactly. Default: replicated.com. */
     urlHosts?: string[];
+    /** grep_files: a pattern running this long on one line (without progress) is stopped (--grep-timeout; default 10 s). */
+    grepTimeoutMs?: number;
   };
   debugger: {
     /** Which processes debugger_attach may attach to: the server's own user's, any, or none. */
@@ -104,6 +112,9 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
       maxMcpSessionsPerKey: 32,
       headersTimeoutMs: 15_000,
       bodyTimeoutMs: 30_000,
+      bodyDeadlineMs: 60_000,
+      maxPendingBodiesPerKey: 16,
+      maxPendingBodies: 256,
     },
     gdb: { path: 'gdb', allowShell: false, allowAttach: false },
     control: {},

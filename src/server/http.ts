@@ -10,7 +10,7 @@ import { LOCAL_PRINCIPAL, type Debugkit, type Denial, type Principal } from './c
 import { admitBody, MAX_BATCH, statusFor } from './gate.js';
 import { sendDenial, sessionToForward } from './forwarding.js';
 import { sendJson, sendRestError } from '../mcp/rest.js';
-import { BodyTooLargeError, matchRoute, readBody } from './rest.js';
+import { BodyTooLargeError, matchRoute, PendingBodies, readBody, TooManyBodiesError } from './rest.js';
 import { collapsibleId, isModernRequest, toRequest, writeResponse } from './web.js';
 import { isPlainRequest, PlainServers } from './plain.js';
 
@@ -48,6 +48,14 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   /** MCP sessions being initialized, per key: they count against the caps before they are in `sessions`. */
   const starting = new Map<string, number>();
   const routes = dk.routes();
+  // Bodies still arriving, per key and in all: each bounded in time (--body-timeout between bytes,
+  // --body-deadline in all) and in number (--max-pending-bodies-per-key, --max-pending-bodies).
+  const bodyDeadlineMs = http.bodyDeadlineMs ?? 60_000;
+  const pendingBodies = new PendingBodies({ perKey: http.maxPendingBodiesPerKey ?? 16, total: http.maxPendingBodies ?? 256 });
+  const receiveBody = (req: IncomingMessage, principal: Principal, emptyAs?: unknown) =>
+    pendingBodies.receive(principal.id, () =>
+      readBody(req, http.maxBodyBytes, { ...(emptyAs !== undefined ? { emptyAs } : {}), stallMs: http.bodyTimeoutMs, deadlineMs: bodyDeadlineMs }),
+    );
   const hostRules = allowedHostRules(http.host, http.allowedHosts);
   const authenticate =
     dk.hooks.authenticate ?? ((req: IncomingMessage) => (http.noAuth || keyMatches(req.headers.authorization, http.apiKey) ? LOCAL_PRINCIPAL : undefined));
@@ -74,7 +82,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse, principal: Principal) => {
     const id = header(req, 'mcp-session-id');
-    const body = req.method === 'POST' ? await readBody(req, http.maxBodyBytes, { stallMs: http.bodyTimeoutMs }) : undefined;
+    const body = req.method === 'POST' ? await receiveBody(req, principal) : undefined;
     // Each message of a batch is judged and counted on its own: a bound before anything is counted.
     if (Array.isArray(body) && body.length > MAX_BATCH) return jsonRpcError(res, 400, -32600, `Invalid Request: a batch holds at most ${MAX_BATCH} messages, this one ${body.length}`);
     // Multi-node: a request for a session another node holds is forwarded there whole (once); that
@@ -265,7 +273,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     if (url.pathname === '/mcp') return handleMcp(req, res, principal);
     const found = matchRoute(routes, req.method ?? 'GET', url.pathname);
     if (found) {
-      const body = req.method === 'POST' ? await readBody(req, http.maxBodyBytes, { emptyAs: {}, stallMs: http.bodyTimeoutMs }) : undefined;
+      const body = req.method === 'POST' ? await receiveBody(req, principal, {}) : undefined;
       // The key owns what its REST calls open (sessions): another key's id answers as an unknown one.
       const client = { owner: `rest:${principal.id}`, principal };
       if (!dk.hooks.admitRoute) return found.route.handle(found.params, body, req, res, client);
@@ -291,6 +299,12 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     handle(req, res)
       .catch((err: unknown) => {
         if (res.headersSent) return void res.end();
+        if (err instanceof TooManyBodiesError) {
+          // The body was not read: the connection closes after the answer rather than wait for it.
+          res.setHeader('Connection', 'close');
+          if (req.url?.startsWith('/mcp')) return jsonRpcError(res, err.httpStatus, -32000, err.message);
+          return sendRestError(res, err);
+        }
         if (err instanceof DebugkitError && err.code === 'INVALID_ARGUMENT' && req.url?.startsWith('/mcp')) {
           return jsonRpcError(res, err instanceof BodyTooLargeError ? 413 : 400, -32700, err.message);
         }
@@ -304,10 +318,12 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   const server: Server = http.tls
     ? (createHttpsServer({ ...serverOptions, cert: readFileSync(http.tls.cert), key: readFileSync(http.tls.key) }, onRequest) as unknown as Server)
     : createServer(serverOptions, onRequest);
-  // Headers must arrive in time (slowloris); bodies are bounded by a stall timer in readBody. A
-  // whole-request timeout stays off: SSE streams and long tool calls outlive any fixed bound.
+  // Headers must arrive in time (slowloris); bodies are bounded in readBody, by a stall timer and a
+  // total deadline. Node's requestTimeout bounds only the receiving of a request (never its answer:
+  // SSE streams and long tool calls are not cut), so it backs the deadline up for bodies no
+  // handler reads (one sent with a refused request): answered 408, the connection closed.
   server.headersTimeout = headersTimeout;
-  server.requestTimeout = 0;
+  server.requestTimeout = headersTimeout + bodyDeadlineMs + 1_000;
   // An idle keep-alive connection is closed well before the header timeout could fire on it, and
   // the Keep-Alive hint makes clients retire it first, so a reused socket never meets a closing one.
   server.keepAliveTimeout = Math.min(5_000, Math.max(1_000, headersTimeout / 2));

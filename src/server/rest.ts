@@ -20,17 +20,70 @@ export class BodyStalledError extends DebugkitError {
   }
 }
 
-/** Reads and parses a JSON body, refusing more than `limit` bytes. */
+/**
+ * A body refused before it is read: the key (or the server) already has as many bodies still
+ * arriving as it may (--max-pending-bodies-per-key, --max-pending-bodies). HTTP 429 for the key's
+ * bound, 503 for the server's; the connection is closed after the answer.
+ */
+export class TooManyBodiesError extends DebugkitError {
+  override name = 'TooManyBodiesError';
+  constructor(
+    message: string,
+    readonly httpStatus: 429 | 503,
+  ) {
+    super('SESSION_LIMIT', message);
+  }
+}
+
+/**
+ * Counts the request bodies still arriving, per key and in all, and refuses one past either bound
+ * (TooManyBodiesError) before reading it. `receive` returns what `read` returned.
+ */
+export class PendingBodies {
+  private readonly perKey = new Map<string, number>();
+  private total = 0;
+
+  constructor(private readonly bounds: { perKey: number; total: number }) {}
+
+  async receive<T>(keyId: string, read: () => Promise<T>): Promise<T> {
+    const mine = this.perKey.get(keyId) ?? 0;
+    if (mine >= this.bounds.perKey) {
+      throw new TooManyBodiesError(
+        `Too many request bodies still arriving for this key: ${mine} of the ${this.bounds.perKey} one key may send at once (--max-pending-bodies-per-key); ` +
+          'send each body whole, at once, and wait for earlier requests to be read',
+        429,
+      );
+    }
+    if (this.total >= this.bounds.total) {
+      throw new TooManyBodiesError(`Too many request bodies still arriving on this server: ${this.total} of ${this.bounds.total} (--max-pending-bodies); retry shortly`, 503);
+    }
+    this.perKey.set(keyId, mine + 1);
+    this.total++;
+    try {
+      return await read();
+    } finally {
+      this.total--;
+      const left = (this.perKey.get(keyId) ?? 1) - 1;
+      if (left > 0) this.perKey.set(keyId, left);
+      else this.perKey.delete(keyId);
+    }
+  }
+}
+
+/**
+ * Reads and parses a JSON body, refusing more than `limit` bytes. A body that stalls (no bytes for
+ * `stallMs`) or is not complete within `deadlineMs` of this call (however steadily it drips) is
+ * dropped: the connection is closed, nothing answered.
+ */
 export async function readBody(
   req: IncomingMessage,
   limit: number,
-  { emptyAs, stallMs }: { emptyAs?: unknown; stallMs?: number } = {},
+  { emptyAs, stallMs, deadlineMs }: { emptyAs?: unknown; stallMs?: number; deadlineMs?: number } = {},
 ): Promise<unknown> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) throw new BodyTooLargeError(`request body too large: ${declared} bytes, the limit is ${limit}`);
   const chunks: Buffer[] = [];
   let size = 0;
-  // A body that stalls (no bytes for stallMs) is dropped: the connection is closed, nothing answered.
   let timer: NodeJS.Timeout | undefined;
   const arm = () => {
     if (!stallMs) return;
@@ -38,6 +91,11 @@ export async function readBody(
     timer = setTimeout(() => req.destroy(new BodyStalledError(`request body stalled for ${stallMs} ms`)), stallMs);
     timer.unref();
   };
+  // The stall timer restarts on every byte; the deadline does not.
+  const deadline = deadlineMs
+    ? setTimeout(() => req.destroy(new BodyStalledError(`request body not complete within ${deadlineMs} ms (${size} bytes arrived)`)), deadlineMs)
+    : undefined;
+  deadline?.unref();
   arm();
   try {
     for await (const chunk of req) {
@@ -48,6 +106,7 @@ export async function readBody(
     }
   } finally {
     clearTimeout(timer);
+    clearTimeout(deadline);
   }
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') return emptyAs;

@@ -220,6 +220,65 @@ describe('grepFiles: limits and errors', () => {
   });
 });
 
+describe('grepFiles: time bounds (the search runs on a worker thread)', () => {
+  /** Ticks of a 5 ms timer on this thread while `p` is pending: the event loop is free meanwhile. */
+  async function ticksWhile<T>(p: Promise<T>): Promise<{ value: T | Error; ticks: number }> {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    try {
+      return { value: await p.catch((err: Error) => err), ticks };
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  it('a catastrophic pattern is stopped after stallMs on one line and answered as such; the event loop runs meanwhile', async () => {
+    put('cat/app.log', `starting\n${'a'.repeat(40)}!ab\ndone\n`);
+    // Line by line (a lookahead), and through rg (which proposes the line JavaScript then checks), and a directory and a file.
+    for (const [pattern, where] of [['(?=a)(a+)+$', '/cat'], ['(a+)+b', '/cat'], ['(a+)+$', '/cat/app.log']] as const) {
+      const { value, ticks } = await ticksWhile(grepFiles(root, { pattern, path: where }, { stallMs: 500 }));
+      expect(value).toBeInstanceOf(BundleError);
+      expect((value as BundleError).name).toBe('InvalidPatternError');
+      expect((value as BundleError).message).toMatch(/^The pattern '.*' took longer than 0\.5 s on one line \(or one piece of text\) and was stopped: simplify it\. Nested quantifiers/);
+      expect(ticks).toBeGreaterThan(5);
+    }
+    // The thread that was ended is replaced: the same files answer normal patterns as before.
+    const r = await grepFiles(root, { pattern: 'a+!', path: '/cat', case_sensitive: true });
+    expect(r.matches).toEqual([{ path: '/cat/app.log', line_number: 2, line: `${'a'.repeat(40)}!ab` }]);
+  });
+
+  it('a search that keeps progressing but runs past totalMs is stopped too', async () => {
+    // Each line costs the pattern some milliseconds of backtracking; thousands of them cost far more than the bound.
+    put('slow/app.log', `${'a'.repeat(18)}!\n`.repeat(5000));
+    const err = await failure(grepFiles(root, { pattern: '(?=a)(a+)+$', path: '/slow' }, { stallMs: 60_000, totalMs: 500 }));
+    expect(err.name).toBe('InvalidPatternError');
+    expect(err.message).toBe("The search for '(?=a)(a+)+$' took longer than 0.5 s in all and was stopped: simplify the pattern, or narrow the search with path or glob_pattern.");
+  });
+
+  it("one owner's queue of slow searches does not starve another owner's search", async () => {
+    const order: string[] = [];
+    const slow = [1, 2, 3, 4].map((i) =>
+      grepFiles(root, { pattern: '(?=a)(a+)+$', path: '/cat' }, { stallMs: 1000, owner: 'key-a' }).then(
+        () => order.push(`a${i}`),
+        () => order.push(`a${i}`),
+      ),
+    );
+    const other = grepFiles(root, { pattern: 'starting', path: '/cat' }, { owner: 'key-b' }).then((r) => order.push(`b:${r.matches.length}`));
+    await Promise.all([...slow, other]);
+    // b took the first thread a freed, before a's later searches: first come, first served would have run it last.
+    expect(order.indexOf('b:1')).toBeGreaterThan(-1);
+    expect(order.indexOf('b:1')).toBeLessThan(order.indexOf('a4'));
+  });
+
+  it('a cancelled search ends its thread', async () => {
+    const abort = new AbortController();
+    const pending = grepFiles(root, { pattern: '(?=a)(a+)+$', path: '/cat' }, { signal: abort.signal });
+    abort.abort(new Error('the client cancelled'));
+    await expect(pending).rejects.toThrow('the client cancelled');
+    expect((await grepFiles(root, { pattern: 'starting', path: '/cat' })).matches).toHaveLength(1);
+  });
+});
+
 describe('grepFiles on the real fixture bundles', () => {
   let work: string;
   beforeAll(() => {

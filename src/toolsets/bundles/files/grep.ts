@@ -1,9 +1,11 @@
 import { isAscii } from 'node:buffer';
 import { closeSync, openSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs';
+import { DebugkitError } from '../../../core/errors.js';
 import { isInside } from '../../../core/paths.js';
-import { BundleError } from '../errors.js';
+import { workerEntry, WorkerJobError, WorkerPool, WorkerStalledError } from '../../../core/workers.js';
+import { BundleError, type BundleErrorType } from '../errors.js';
 import { compileGlob, type GlobMatcher } from './glob.js';
-import { findRipgrep, scanWithRipgrep, toRustRegex, type FileCandidates } from './ripgrep.js';
+import { findRipgrep, ripgrepOutput, toRustRegex, type FileCandidates, type RipgrepLimits, type RipgrepScan } from './ripgrep.js';
 import { childDisplay, looksBinary, resolveBundlePath, SNIFF_BYTES } from './resolve.js';
 
 export interface GrepOptions {
@@ -66,22 +68,154 @@ const CHUNK = 1024 * 1024;
  * out only around matches (a match spanning lines is re-checked on its own line). A case-sensitive
  * plain string is searched as bytes without decoding; other patterns skip chunks lacking a literal
  * every match must contain, and decode as latin1 (a copy) when that cannot change the result.
- * Patterns with lookarounds run line by line. The regex is V8's: a catastrophic pattern can still
- * take long on a long line.
+ * Patterns with lookarounds run line by line.
+ *
+ * The client's regex is V8's, a backtracking engine: a catastrophic pattern (nested quantifiers,
+ * `(?=a)(a+)+$`) can run for hours on one short line. So the whole search runs on a worker thread
+ * (grep-worker.ts; a pool of up to two, reused across calls), never on the event loop, and is
+ * bounded: a pattern that runs `stallMs` (default 10 s, --grep-timeout) without finishing one
+ * line or chunk, or a search that runs GREP_TOTAL_MS in all, is stopped (the thread is ended) and
+ * answered with an InvalidPatternError saying so. rg itself (a child process, owned by the main
+ * thread's process registry) is run by the main thread at the worker's request.
  */
-export async function grepFiles(root: string, options: GrepOptions): Promise<GrepResult> {
-  return (await grepFilesWith(root, options, 'auto')).result;
+export async function grepFiles(root: string, options: GrepOptions, limits: GrepLimits = {}): Promise<GrepResult> {
+  return (await grepFilesWith(root, options, 'auto', limits)).result;
 }
 
 /** Which engine scans: ripgrep when installed and the pattern translates (see ripgrep.ts), else the built-in search. */
 export type GrepEngine = 'auto' | 'ripgrep' | 'builtin';
 
+export interface GrepLimits {
+  /** The pattern may run this long without finishing one line or chunk (default GREP_STALL_MS). */
+  stallMs?: number;
+  /** The whole search (default GREP_TOTAL_MS). */
+  totalMs?: number;
+  signal?: AbortSignal;
+  /** Whose search (an API key's id): threads are shared fairly between owners (core/workers.ts). */
+  owner?: string;
+}
+
+/** Default bound on one regex run (one line, or one chunk of lines): --grep-timeout. */
+export const GREP_STALL_MS = 10_000;
+/** Bound on a whole search (ripgrep's own scan, run for the worker, not counted). */
+export const GREP_TOTAL_MS = 120_000;
+
+let pool: WorkerPool | null = null;
+
+/** The threads grep_files runs on (started on first use, kept for the next calls). */
+function grepPool(): WorkerPool {
+  pool ??= new WorkerPool({ name: 'grep_files', entry: workerEntry(import.meta.url, 'grep-worker'), resourceLimits: { maxOldGenerationSizeMb: 1024 } });
+  return pool;
+}
+
+/** One grep job for the worker: what searchBundle takes. */
+export interface GrepJob {
+  root: string;
+  options: GrepOptions;
+  engine: GrepEngine;
+}
+
+/** What the worker asks the main thread for: an rg scan of `dir`. */
+export interface RipgrepRequest {
+  dir: string;
+  rustPattern: string;
+  options: { caseSensitive: boolean; recursive: boolean };
+  limits: Omit<RipgrepLimits, 'signal'>;
+}
+
 /**
  * grepFiles, choosing the engine, and saying which one answered ('ripgrep' only when rg ran to
  * completion and its candidates were used). The answer is the same either way: rg only proposes
- * lines, each checked with the JavaScript regex as the built-in search checks it.
+ * lines, each checked with the JavaScript regex as the built-in search checks it. Runs on a
+ * worker thread, within `limits` (see grepFiles).
  */
-export async function grepFilesWith(root: string, options: GrepOptions, engine: GrepEngine): Promise<{ result: GrepResult; engine: 'ripgrep' | 'builtin' }> {
+export async function grepFilesWith(root: string, options: GrepOptions, engine: GrepEngine, limits: GrepLimits = {}): Promise<{ result: GrepResult; engine: 'ripgrep' | 'builtin' }> {
+  if (typeof options.pattern !== 'string' || options.pattern === '') throw new BundleError('InvalidPatternError', 'Invalid pattern: the pattern is empty');
+  const stallMs = limits.stallMs ?? GREP_STALL_MS;
+  const totalMs = limits.totalMs ?? GREP_TOTAL_MS;
+  const job: GrepJob = { root, options, engine };
+  try {
+    return await grepPool().run(job, {
+      stallMs,
+      timeoutMs: totalMs,
+      ...(limits.signal ? { signal: limits.signal } : {}),
+      ...(limits.owner !== undefined ? { owner: limits.owner } : {}),
+      onRequest: async (request, signal) => {
+        const r = request as RipgrepRequest;
+        const rg = findRipgrep();
+        const data = rg ? await ripgrepOutput(rg, r.dir, r.rustPattern, r.options, { ...r.limits, signal }) : null;
+        if (!data) return { value: null };
+        // The output moves to the worker (read there: parseScan) when the memory is its own, not a slice of Node's shared pool.
+        const own = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
+        return { value: data, transfer: own ? [data.buffer as ArrayBuffer] : [] };
+      },
+    });
+  } catch (err) {
+    throw grepError(err, options.pattern);
+  }
+}
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+
+/** What a failed search is answered with: the worker's own error, or why the search was stopped. */
+function grepError(err: unknown, pattern: string): Error {
+  if (err instanceof WorkerStalledError) {
+    const shown = pattern.length > 200 ? `${pattern.slice(0, 200)}…` : pattern;
+    return new BundleError(
+      'InvalidPatternError',
+      err.bound === 'stall'
+        ? `The pattern '${shown}' took longer than ${seconds(err.limitMs)} on one line (or one piece of text) and was stopped: simplify it. ` +
+            'Nested quantifiers such as (a+)+, (\\w+\\s?)* or (a|aa)* backtrack exponentially on text that almost matches; ' +
+            'use one quantifier per run of characters, anchor the pattern, or search for a literal part of the text first.'
+        : `The search for '${shown}' took longer than ${seconds(err.limitMs)} in all and was stopped: simplify the pattern, or narrow the search with path or glob_pattern.`,
+      { cause: err },
+    );
+  }
+  if (err instanceof WorkerJobError) {
+    if (isBundleErrorType(err.name)) return new BundleError(err.name, err.message);
+    return new DebugkitError('INTERNAL', `grep_files failed: ${err.message}`, { cause: err });
+  }
+  if (err instanceof Error && err.name === 'WorkerDiedError') return new DebugkitError('INTERNAL', `grep_files stopped: ${err.message}; narrow the search with path, glob_pattern or a smaller max_results`, { cause: err });
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+const BUNDLE_ERROR_TYPES = new Set<string>([
+  'NoBundleInitializedError',
+  'PathNotFoundError',
+  'NotADirectoryError',
+  'FileNotFoundError',
+  'NotAFileError',
+  'SecurityError',
+  'KubectlError',
+  'CommandNotSupportedError',
+  'BundleNotFoundError',
+  'BundleExtractionError',
+  'StorageError',
+  'AuthenticationError',
+  'InvalidPatternError',
+  'ApiError',
+] satisfies BundleErrorType[]);
+
+function isBundleErrorType(name: string): name is BundleErrorType {
+  return BUNDLE_ERROR_TYPES.has(name);
+}
+
+/** How the search asks for an rg scan (from the worker: the main thread runs rg). */
+export type RipgrepScanner = (request: RipgrepRequest) => Promise<RipgrepScan | null>;
+
+/** Called once per regex run, line or file: the worker counts it as progress (see grepFiles' time bounds). */
+let progress: () => void = () => undefined;
+
+/** Where progress goes (the worker's counter). */
+export function reportProgressTo(tick: () => void): void {
+  progress = tick;
+}
+
+/**
+ * The search itself, on the calling thread (grep-worker.ts calls it; never the event loop of the
+ * server). `scan` runs rg when the engine may use it.
+ */
+export async function searchBundle(root: string, options: GrepOptions, engine: GrepEngine, scan: RipgrepScanner | null): Promise<{ result: GrepResult; engine: 'ripgrep' | 'builtin' }> {
   const pattern = options.pattern;
   const recursive = options.recursive ?? true;
   const caseSensitive = options.case_sensitive ?? false;
@@ -108,9 +242,9 @@ export async function grepFilesWith(root: string, options: GrepOptions, engine: 
   if (target.stats.isFile()) {
     searchFile(searcher, target.abs, target.display, state);
   } else if (target.stats.isDirectory()) {
-    const rg = engine === 'builtin' || matcher ? null : findRipgrep();
+    const rg = engine === 'builtin' || matcher || !scan ? null : findRipgrep();
     const rustPattern = rg ? toRustRegex(pattern) : null;
-    if (rg && rustPattern !== null && (await searchWithRipgrep(rg, rustPattern, searcher, target, recursive, caseSensitive, state))) {
+    if (rg && scan && rustPattern !== null && (await searchWithRipgrep(scan, rustPattern, searcher, target, recursive, caseSensitive, state))) {
       used = 'ripgrep';
     } else {
       await walk(target.root, target.abs, target.display, recursive, matcher, (abs, display) => searchFile(searcher, abs, display, state), () => state.truncated);
@@ -154,7 +288,7 @@ const RG_TIMEOUT_MS = 120_000;
  * nothing recorded) when rg fails or exceeds its bounds, or reports a file the walk did not see.
  */
 async function searchWithRipgrep(
-  rg: string,
+  scanner: RipgrepScanner,
   rustPattern: string,
   searcher: Searcher,
   target: { root: string; abs: string; display: string },
@@ -163,7 +297,7 @@ async function searchWithRipgrep(
   state: SearchState,
 ): Promise<boolean> {
   const maxLines = Math.max(RG_MIN_LINES, Math.min(state.maxResults, 1_000_000) * 2);
-  const scan = scanWithRipgrep(rg, target.abs, rustPattern, { caseSensitive, recursive }, { maxBytes: RG_MAX_OUTPUT, maxLines, timeoutMs: RG_TIMEOUT_MS });
+  const scan = scanner({ dir: target.abs, rustPattern, options: { caseSensitive, recursive }, limits: { maxBytes: RG_MAX_OUTPUT, maxLines, timeoutMs: RG_TIMEOUT_MS } });
   const listing = await listFiles(target, recursive);
   const result = await scan;
   if (!result) return false;
@@ -294,6 +428,7 @@ function recordCandidates(searcher: Searcher, data: Buffer, c: FileCandidates, d
   const file: FileScan = { display, lineBase: 0, inFile: 0, lastLine: -1 };
   for (let k = 0; k < c.lines.length; k++) {
     const line = data.toString('utf8', c.starts[k]!, c.ends[k]!);
+    progress();
     const lm = searcher.lineRe.exec(line);
     if (lm === null) continue;
     if (record(file, state, c.lines[k]! - 1, line, lm.index)) return;
@@ -461,6 +596,7 @@ function searchFile(searcher: Searcher, abs: string, display: string, state: Sea
     let carryBytes = 0;
     let position = 0;
     for (let first = true; ; first = false) {
+      progress();
       const bytesRead = readSync(fd, buf, 0, buf.length, position);
       position += bytesRead;
       // A short read of a regular file is its end: no extra read to hear it.
@@ -573,7 +709,7 @@ function searchText(searcher: Searcher, data: Buffer, text: string, bytewise: bo
   let counted = 0; // offset up to which newlines are counted into lineNo
   let lineNo = file.lineBase;
   let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) {
+  for (; progress(), (m = re.exec(text)) !== null; ) {
     const idx = m.index;
     if (idx >= text.length && endsWithNewline) break; // after the last newline: no line there
     const ls = idx === 0 ? 0 : text.lastIndexOf('\n', idx - 1) + 1;
@@ -585,6 +721,7 @@ function searchText(searcher: Searcher, data: Buffer, text: string, bytewise: bo
     const lineEnd = le > ls && text.charCodeAt(le - 1) === 13 ? le - 1 : le; // without a CR
     if (le < idx + m[0].length) {
       // The match runs past its line (or may look past it): check the line on its own.
+      progress();
       const lm = searcher.lineRe.exec(text.slice(ls, lineEnd));
       if (lm === null) {
         if (le >= text.length) break;
@@ -617,6 +754,7 @@ function searchLines(searcher: Searcher, data: Buffer, text: string, bytewise: b
     const terminated = le !== -1;
     if (!terminated) le = text.length;
     const lineEnd = le > ls && text.charCodeAt(le - 1) === 13 ? le - 1 : le;
+    progress();
     const lm = searcher.lineRe.exec(text.slice(ls, lineEnd));
     if (lm !== null) {
       let at = lm.index;
@@ -685,6 +823,7 @@ async function walk(
     const task = stack.pop()!;
     if ('files' in task) {
       for (const f of task.files) {
+        progress();
         visited.add(f.abs);
         visit(f.abs, f.display, false);
         if (stop()) return;
@@ -696,6 +835,7 @@ async function walk(
       continue;
     }
     let dirents;
+    progress();
     onDir?.(task.dir);
     try {
       dirents = readdirSync(task.dir, { withFileTypes: true });
@@ -729,6 +869,7 @@ async function walk(
     for (let i = subdirs.length - 1; i >= 0; i--) stack.push(subdirs[i]!);
   }
   for (const l of linked) {
+    progress();
     if (visited.has(l.real)) continue;
     visited.add(l.real);
     visit(l.real, l.display, true);

@@ -263,6 +263,8 @@ export interface RipgrepLimits {
   /** Most candidate lines; more ends the scan. */
   maxLines: number;
   timeoutMs: number;
+  /** Ends the scan (rg is killed); the answer is then null. */
+  signal?: AbortSignal;
 }
 
 /** rg's options for every scan: no config file, no ignore files, hidden files included, links not followed, every file read as text, bytes as they are (no BOM sniffing: rg would drop a UTF-8 BOM and transcode UTF-16, JavaScript does not). */
@@ -284,10 +286,19 @@ export async function scanWithRipgrep(
   options: { caseSensitive: boolean; recursive: boolean },
   limits: RipgrepLimits,
 ): Promise<RipgrepScan | null> {
+  const data = await ripgrepOutput(rg, dir, rustPattern, options, limits);
+  return data ? parseScan(data) : null;
+}
+
+/** scanWithRipgrep's first half: rg's raw output (null as there), for parseScan to read elsewhere (a worker thread). */
+export function ripgrepOutput(rg: string, dir: string, rustPattern: string, options: { caseSensitive: boolean; recursive: boolean }, limits: RipgrepLimits): Promise<Buffer | null> {
   const args = [...baseArgs(options.recursive), '--line-number', '--no-heading', options.caseSensitive ? '--case-sensitive' : '--ignore-case'];
   args.push('--regexp', rustPattern, '--', dir);
-  const data = await runRipgrep(rg, args, limits);
-  if (!data) return null;
+  return runRipgrep(rg, args, limits);
+}
+
+/** scanWithRipgrep's second half: the candidate lines per file in rg's output; null when it does not parse. */
+export function parseScan(data: Buffer): RipgrepScan | null {
   const byFile = parseOutput(data);
   return byFile ? { data, byFile } : null;
 }
@@ -342,11 +353,19 @@ async function runRipgrep(rg: string, args: string[], limits: RipgrepLimits): Pr
     timedOut = true;
     stop();
   }, limits.timeoutMs);
+  let aborted = false;
+  const onAbort = () => {
+    aborted = true;
+    stop();
+  };
+  if (limits.signal?.aborted) onAbort();
+  else limits.signal?.addEventListener('abort', onAbort, { once: true });
   const exit = await owned.exited;
   await closed;
   clearTimeout(timer);
+  limits.signal?.removeEventListener('abort', onAbort);
   // 0: matches, 1: none; 2: an error (a file it could not read is also 2, with --no-messages silent).
-  if (over || timedOut || exit.signal !== null || (exit.code !== 0 && exit.code !== 1)) return null;
+  if (over || timedOut || aborted || exit.signal !== null || (exit.code !== 0 && exit.code !== 1)) return null;
   return Buffer.concat(chunks, bytes);
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Config } from '../../../config.js';
 import { withText, type ToolSpec } from '../../../mcp/tools.js';
 import { grepFiles } from '../files/grep.js';
 import { listFiles } from '../files/list.js';
@@ -105,7 +106,8 @@ const grepOutput = {
   binary_files_skipped: z.number(),
 };
 
-export function grepFilesTool(workspace: BundleWorkspace): ToolSpec<typeof grepInput, typeof grepOutput> {
+export function grepFilesTool(workspace: BundleWorkspace, config?: Config): ToolSpec<typeof grepInput, typeof grepOutput> {
+  const stallMs = config?.bundles.grepTimeoutMs;
   return {
     name: 'grep_files',
     title: 'Search the bundle',
@@ -115,7 +117,17 @@ export function grepFilesTool(workspace: BundleWorkspace): ToolSpec<typeof grepI
     input: grepInput,
     output: grepOutput,
     annotations: { readOnlyHint: true, openWorldHint: false },
-    run: async (args, call) => split(fitGrep(await grepFiles(workspace.current(call.client.owner).root, args))),
+    // Off the event loop, within a time bound (grep.ts): a pattern that runs too long is answered as such.
+    run: async (args, call) =>
+      split(
+        fitGrep(
+          await grepFiles(workspace.current(call.client.owner).root, args, {
+            ...(stallMs ? { stallMs } : {}),
+            signal: call.signal,
+            owner: call.client.principal?.id ?? call.client.owner,
+          }),
+        ),
+      ),
   };
 }
 

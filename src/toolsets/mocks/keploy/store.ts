@@ -3,6 +3,7 @@ import { link, lstat, mkdir, open, readdir, readFile, rename, rmdir, unlink } fr
 import path from 'node:path';
 import { DebugkitError, describeError } from '../../../core/errors.js';
 import { cacheDir, cachedMocks, cacheMocks } from './cache.js';
+import { describeSet } from './describe.js';
 import { validateSetName } from './naming.js';
 import { parseMockSet } from './parse.js';
 import { serializeMockSet } from './serialize.js';
@@ -78,9 +79,12 @@ export class MockStore {
   /**
    * Every mock set, newest first (ties by name). A set whose file cannot be read or parsed is
    * listed with `error` set and no mocks, so one corrupt set never hides the others. A missing
-   * `dir` has no sets.
+   * `dir` has no sets. Each set is described on a worker thread, bounded (describe.ts, scan.ts): a
+   * big set is counted by a scan rather than parsed (`note` says so), and one that takes too long
+   * or too much memory is listed with an error saying that. `owner`: whose listing (an API key's
+   * id), for sharing the threads fairly.
    */
-  async list(): Promise<MockSetInfo[]> {
+  async list(owner?: string): Promise<MockSetInfo[]> {
     let entries;
     try {
       entries = await readdir(this.dir, { withFileTypes: true });
@@ -100,7 +104,7 @@ export class MockStore {
       } catch {
         continue; // a directory without mocks.yaml (reports/, a test set with tests only) is no mock set
       }
-      infos.push(await this.describe(entry.name, file, mtime));
+      infos.push(await this.describe(entry.name, file, mtime, owner));
     }
     return infos.sort((a, b) => (a.created === b.created ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : a.created < b.created ? 1 : -1));
   }
@@ -110,15 +114,17 @@ export class MockStore {
     return (await this.list()).find((info) => info.error === undefined && info.mocks > 0);
   }
 
-  private async describe(name: string, file: string, mtime: Date): Promise<MockSetInfo> {
-    const kinds = emptyCounts();
-    try {
-      const mocks = await this.readFile(file);
-      for (const mock of mocks) kinds[mock.kind] = (kinds[mock.kind] ?? 0) + 1;
-      return { name, path: file, mocks: mocks.length, kinds, created: createdOf(mocks) ?? mtime.toISOString() };
-    } catch (err) {
-      return { name, path: file, mocks: 0, kinds, created: mtime.toISOString(), error: describeError(err) };
-    }
+  private async describe(name: string, file: string, mtime: Date, owner?: string): Promise<MockSetInfo> {
+    const d = await describeSet(file, MAX_MOCKSET_BYTES, owner);
+    return {
+      name,
+      path: file,
+      mocks: d.mocks,
+      kinds: d.kinds,
+      created: (d.error === undefined ? d.created : undefined) ?? mtime.toISOString(),
+      ...(d.error !== undefined ? { error: d.error } : {}),
+      ...(d.note !== undefined ? { note: d.note } : {}),
+    };
   }
 
   /** The mocks of set `name`; NOT_FOUND (naming the sets there are) when it does not exist. */

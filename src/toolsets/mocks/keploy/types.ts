@@ -413,4 +413,6 @@ export interface MockSetInfo {
   created: string;
   /** Set when the file could not be read or parsed: the reason (the set is still listed). */
   error?: string;
+  /** Set when the set was counted by a scan rather than parsed (too big to parse when listing): why. */
+  note?: string;
 }

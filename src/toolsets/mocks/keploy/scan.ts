@@ -1,0 +1,201 @@
+import { closeSync, fstatSync, openSync, readSync, constants } from 'node:fs';
+import { describeError } from '../../../core/errors.js';
+import { cachedMocks } from './cache.js';
+import { parseMockSet } from './parse.js';
+import { createdOf, timeMs } from './store.js';
+import { MODELED_KINDS, type KindCounts, type Mock } from './types.js';
+
+/**
+ * What listing a mock set needs to know of it (MockStore.list): how many mocks of which kinds,
+ * when it was recorded, and whether it reads. Worked out on a worker thread (describe-worker.ts),
+ * never on the server's event loop, and bounded:
+ *
+ * - a set of at most PARSE_MAX_BYTES and PARSE_MAX_DOCS documents is parsed as replay would parse
+ *   it (or taken from the cache of parsed sets), so a corrupt set is listed with its error;
+ * - a bigger set is not parsed: a streaming scan of its lines (1 MiB at a time, only the first
+ *   bytes of each line looked at, so one 100 MB scalar costs what 100 MB of reading costs) counts
+ *   its documents and their kinds and finds its times; the description says so (`note`);
+ * - a set over MAX_MOCKSET_BYTES is not read at all (`error`), as replay would refuse it.
+ */
+
+/** Sets up to this size are parsed when listed (about half a second per MB of YAML); bigger ones are scanned. */
+export const PARSE_MAX_BYTES = 8 * 1024 * 1024;
+/** Sets with more documents than this are scanned, not parsed, whatever their size. */
+export const PARSE_MAX_DOCS = 20_000;
+
+export interface SetDescription {
+  mocks: number;
+  kinds: KindCounts;
+  /** ISO time from the mocks (see createdOf); absent when they carry none (the caller uses the file's time). */
+  created?: string;
+  /** The set could not be read: why. */
+  error?: string;
+  /** The set was counted by a scan, not parsed: why (its mocks were not checked). */
+  note?: string;
+}
+
+const CHUNK = 1024 * 1024;
+/** Bytes of a line that are looked at: `kind: ...`, `    created: ...` and the timestamps fit. */
+const HEAD = 200;
+
+export function emptyCounts(): KindCounts {
+  const counts = {} as KindCounts;
+  for (const kind of MODELED_KINDS) counts[kind] = 0;
+  return counts;
+}
+
+const mb = (bytes: number) => `${Number((bytes / (1024 * 1024)).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0))} MiB`;
+
+/**
+ * Describes the set in `file` (a regular file: links are not followed), within the bounds above.
+ * `maxBytes`: the size past which a set is not read at all. `progress` is called once per chunk.
+ */
+export async function describeSetFile(
+  file: string,
+  maxBytes: number,
+  progress: () => void = () => undefined,
+  parseBounds: { bytes: number; documents: number } = { bytes: PARSE_MAX_BYTES, documents: PARSE_MAX_DOCS },
+): Promise<SetDescription> {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    return { mocks: 0, kinds: emptyCounts(), error: describeError(err) };
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return { mocks: 0, kinds: emptyCounts(), error: `${file} is not a regular file` };
+    if (st.size > maxBytes) return { mocks: 0, kinds: emptyCounts(), error: `${file} is ${st.size} bytes; mock sets over ${maxBytes} bytes are not read` };
+    const scan = scanSet(fd, progress);
+    if (st.size <= parseBounds.bytes && scan.documents <= parseBounds.documents) {
+      const buf = Buffer.allocUnsafe(st.size);
+      let got = 0;
+      while (got < buf.length) {
+        const n = readSync(fd, buf, got, buf.length - got, got);
+        if (n === 0) break;
+        got += n;
+      }
+      const text = buf.toString('utf8', 0, got);
+      try {
+        const mocks = (await cachedMocks(text)) ?? parseMockSet(text, file);
+        return { mocks: mocks.length, kinds: countKinds(mocks), ...optionalCreated(createdOf(mocks)) };
+      } catch (err) {
+        return { mocks: 0, kinds: emptyCounts(), error: describeError(err) };
+      }
+    }
+    const why =
+      scan.documents > parseBounds.documents
+        ? `${scan.documents} documents, over the ${parseBounds.documents} a listed set is parsed to`
+        : `${mb(st.size)}, over the ${mb(parseBounds.bytes)} a listed set is parsed to`;
+    return {
+      mocks: scan.mocks,
+      kinds: scan.kinds,
+      ...optionalCreated(scan.newestCreated ?? scan.newestTimestamp),
+      note: `counted by a scan of its lines, not parsed (${why}); its mocks were not checked`,
+    };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function optionalCreated(ms: number | string | undefined): { created?: string } {
+  if (ms === undefined) return {};
+  return { created: typeof ms === 'string' ? ms : new Date(ms).toISOString() };
+}
+
+function countKinds(mocks: readonly Mock[]): KindCounts {
+  const kinds = emptyCounts();
+  for (const mock of mocks) kinds[mock.kind] = (kinds[mock.kind] ?? 0) + 1;
+  return kinds;
+}
+
+interface Scan {
+  /** Documents (separated by `---` lines) holding anything but blank lines and comments. */
+  documents: number;
+  /** Documents with a top-level `kind:`. */
+  mocks: number;
+  kinds: KindCounts;
+  /** The newest Http `created` (ms), as createdOf reads it. */
+  newestCreated?: number;
+  /** The newest response (else request) timestamp, as createdOf reads it when no mock has `created`. */
+  newestTimestamp?: number;
+}
+
+/**
+ * One pass over the file, line by line, looking only at each line's first HEAD bytes: `---`
+ * starts a document, a top-level `kind: X` names its kind, and spec-level (indented 2 or 4)
+ * `created:` and timestamp lines give its time, the way Keploy writes them.
+ */
+function scanSet(fd: number, progress: () => void): Scan {
+  const scan: Scan = { documents: 0, mocks: 0, kinds: emptyCounts() };
+  const buf = Buffer.allocUnsafe(CHUNK);
+  const head = Buffer.allocUnsafe(HEAD);
+  let headLen = 0;
+  let lineLen = 0;
+  let kind: string | null = null;
+  let content = false;
+  let docCreated: number | undefined;
+  const stamps: Record<string, string | undefined> = {};
+  const endDocument = () => {
+    if (kind !== null) {
+      scan.mocks++;
+      scan.kinds[kind as keyof KindCounts] = (scan.kinds[kind as keyof KindCounts] ?? 0) + 1;
+      if (kind === 'Http' && docCreated !== undefined) scan.newestCreated = Math.max(scan.newestCreated ?? -Infinity, docCreated);
+      const stamp =
+        kind === 'Http' ? (stamps.resTimestampMock ?? stamps.reqTimestampMock) : ['Postgres', 'Generic', 'Redis'].includes(kind) ? stamps.restimestampmock : undefined;
+      const ms = timeMs(stamp);
+      if (ms !== undefined) scan.newestTimestamp = Math.max(scan.newestTimestamp ?? -Infinity, ms);
+    }
+    if (content) scan.documents++;
+    content = false;
+    kind = null;
+    docCreated = undefined;
+    for (const k of Object.keys(stamps)) delete stamps[k];
+  };
+  const endLine = () => {
+    const line = head.toString('utf8', 0, headLen).replace(/\r$/, '');
+    headLen = 0;
+    lineLen = 0;
+    if (line === '---' || line.startsWith('--- ') || line.startsWith('---\t')) {
+      endDocument();
+      return;
+    }
+    if (!content && line.trim() !== '' && !line.trimStart().startsWith('#') && line !== '...') content = true;
+    const top = /^kind:[ \t]*["']?([A-Za-z0-9]+)["']?[ \t]*$/.exec(line);
+    if (top) {
+      kind = top[1]!;
+      return;
+    }
+    const spec = /^ {2}(?: {2})?(created|resTimestampMock|reqTimestampMock|restimestampmock):[ \t]*["']?([^"'#]*?)["']?[ \t]*$/.exec(line);
+    if (!spec) return;
+    if (spec[1] === 'created') {
+      const n = Number(spec[2]);
+      if (n > 0 && /^\d+$/.test(spec[2]!)) docCreated = n > 1e11 ? n : n * 1000;
+    } else {
+      stamps[spec[1]!] = spec[2];
+    }
+  };
+  for (let position = 0; ; ) {
+    progress();
+    const n = readSync(fd, buf, 0, CHUNK, position);
+    if (n === 0) break;
+    position += n;
+    let from = 0;
+    while (from < n) {
+      const nl = buf.indexOf(10, from);
+      const end = nl === -1 || nl >= n ? n : nl;
+      const take = Math.min(end - from, HEAD - headLen);
+      if (take > 0) {
+        buf.copy(head, headLen, from, from + take);
+        headLen += take;
+      }
+      lineLen += end - from;
+      if (end === n) break;
+      endLine();
+      from = end + 1;
+    }
+  }
+  if (lineLen > 0 || headLen > 0) endLine();
+  endDocument();
+  return scan;
+}
