@@ -1,14 +1,38 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { DebugkitError } from './errors.js';
 import { boundPromise } from './wait.js';
 
 /**
- * Every child process debugkit starts goes through `spawnChild`: it runs in its own process group
- * (so its own children go with it) and is tracked until it exits, so server shutdown can end
- * whatever is left, even from a synchronous exit handler.
+ * Every child process debugkit starts goes through `spawnChild`, and so does everything that child
+ * starts in turn: forks, background jobs, `setsid` and double-forking daemons. Each child is the
+ * root of a tree that ends as a whole, when the child exits (a recorded command's background job
+ * dies when the command does) or is terminated (a session's gdb and whatever its program forked),
+ * and at server exit. The tree is found in one of two ways (`processTracking`):
+ *
+ * - **cgroup**: where debugkit may create cgroup v2 groups below its own (root, or a delegated
+ *   subtree; Linux >= 5.14 for `cgroup.kill`), the child enters a group of its own before it runs
+ *   its program (a `/bin/sh` stub writes itself into `cgroup.procs`, then execs it). Everything it
+ *   starts is born in that group whatever it does with sessions and process groups, and
+ *   `cgroup.kill` ends them all at once. Cost: the stub (~15 ms before the program starts, off the
+ *   event loop) and a few ms to kill and remove the group.
+ * - **environment**: otherwise every child gets `DEBUGKIT_OWNER=<random token>`, which its
+ *   descendants inherit through forks, `setsid` and exec; ending the tree scans every
+ *   `/proc/PID/environ` (readable for processes of debugkit's own user) for the token, SIGKILLs
+ *   what carries it and scans again until nothing does. A process that clears or rewrites its own
+ *   environment is not found this way (the cgroup finds it). Cost: one scan when a tree ends (two
+ *   when it left processes to end), ~15-35 us per process on the machine (bench/process-tracking.ts),
+ *   in slices of 2 ms so the event loop never waits on it longer; no periodic scan.
+ *
+ * The token is set in both modes; gdb's exec-wrapper adds `DEBUGKIT_INFERIOR=<pid>` so one
+ * debuggee's processes can be ended apart from its session (`endMarkedProcesses`).
+ * `DEBUGKIT_CGROUP=off` in debugkit's environment chooses the environment mode.
  */
-const live = new Set<ChildProcess>();
+
+/** The variable that marks every process of one child's tree. */
+export const OWNER_VAR = 'DEBUGKIT_OWNER';
 
 export interface ChildExit {
   code: number | null;
@@ -19,7 +43,28 @@ export interface OwnedChild {
   child: ChildProcess;
   /** Settles once the process has exited (never rejects). */
   exited: Promise<ChildExit>;
+  /** Settles once the process has exited and every process of its tree is gone (never rejects). */
+  ended: Promise<ChildExit>;
 }
+
+/** How the trees of child processes are found and ended on this machine. */
+export type ProcessTracking = { kind: 'cgroup'; dir: string } | { kind: 'environment'; reason: string };
+
+/** One child and everything it starts. */
+interface Tree {
+  /** The value of OWNER_VAR in the tree's environments. */
+  token: string;
+  /** The tree's cgroup directory (cgroup mode). */
+  cgroup?: string;
+  /** The child's process group, signalled too (it costs nothing). */
+  pgid?: number;
+  /** Set once the tree is being ended. */
+  ending?: Promise<void>;
+}
+
+/** Trees not yet known to be empty: server exit ends whatever is left, even from a synchronous handler. */
+const live = new Set<Tree>();
+const treeOf = new WeakMap<ChildProcess, Tree>();
 
 /**
  * Variables of debugkit's own environment that hold its secrets (the full-scope `--api-key`, the
@@ -43,25 +88,373 @@ export function childEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEn
   return out;
 }
 
-export function spawnChild(command: string, args: readonly string[], options: SpawnOptions = {}): Promise<OwnedChild> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { ...options, env: childEnv(options.env), detached: true, shell: false });
+// --- how trees are tracked ------------------------------------------------------------------
+
+/** Run by /bin/sh as `sh -c ENTER_CGROUP <cgroup dir> <program> <args...>`: join the group, then become the program. */
+const ENTER_CGROUP = 'echo 0 > "$0/cgroup.procs" || exit 126; exec "$@"';
+let tracking: Promise<ProcessTracking> | undefined;
+/** The same, once known (for the synchronous exit path). */
+let trackingKnown: ProcessTracking | undefined;
+let groups = 0;
+
+/** How this server tracks its children's trees; decided once, at the first spawn. */
+export function processTracking(): Promise<ProcessTracking> {
+  tracking ??= detectTracking().then((t) => (trackingKnown = t));
+  return tracking;
+}
+
+async function detectTracking(): Promise<ProcessTracking> {
+  const env = (reason: string): ProcessTracking => ({ kind: 'environment', reason });
+  if (process.env.DEBUGKIT_CGROUP === 'off') return env('cgroups turned off (DEBUGKIT_CGROUP=off)');
+  const own = ownCgroupDir();
+  if (!own) return env('no cgroup v2 hierarchy is mounted');
+  const namespace = pidNamespace();
+  const dir = path.join(own, `debugkit-${namespace}-${process.pid}-${processStartTime(process.pid)}`);
+  try {
+    mkdirSync(dir);
+  } catch (err) {
+    return env(`cannot create a cgroup in ${own} (${(err as NodeJS.ErrnoException).code}): it is not delegated to this user`);
+  }
+  if (!existsSync(path.join(dir, 'cgroup.kill'))) {
+    removeDir(dir);
+    return env('cgroup.kill is missing (Linux before 5.14)');
+  }
+  // A child must be able to move itself in (write access to the common ancestor's cgroup.procs too).
+  const probe = path.join(dir, 'probe');
+  const ok = await new Promise<boolean>((resolve) => {
+    try {
+      mkdirSync(probe);
+      const child = spawn('/bin/sh', ['-c', ENTER_CGROUP, probe, '/bin/sh', '-c', 'exit 0'], { stdio: 'ignore', env: childEnv() });
+      child.once('error', () => resolve(false));
+      child.once('exit', (code) => resolve(code === 0));
+    } catch {
+      resolve(false);
+    }
+  });
+  removeDir(probe);
+  if (!ok) {
+    removeDir(dir);
+    return env(`a child cannot move itself into a cgroup below ${own}`);
+  }
+  await endLeftovers(own, namespace);
+  return { kind: 'cgroup', dir };
+}
+
+/**
+ * A server that was SIGKILLed ran no code to end its trees: what they left is still in its
+ * groups. Those of a server of this pid namespace that no longer runs (no process with its pid and
+ * start time) are ended and removed here, when the next server starts tracking.
+ */
+async function endLeftovers(own: string, namespace: string): Promise<void> {
+  let names: string[];
+  try {
+    names = readdirSync(own);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = /^debugkit-(\d+)-(\d+)-(\d+)$/.exec(name);
+    if (!m || m[1] !== namespace || processStartTime(Number(m[2])) === m[3]) continue;
+    const dir = path.join(own, name);
+    if (await endCgroup(dir, false)) removeTree(dir);
+  }
+}
+
+/** Removes a cgroup and the groups below it (each must be empty of processes). */
+function removeTree(dir: string): boolean {
+  try {
+    for (const sub of readdirSync(dir, { withFileTypes: true })) if (sub.isDirectory()) removeTree(path.join(dir, sub.name));
+  } catch {
+    /* gone */
+  }
+  return removeDir(dir);
+}
+
+/** The inode of this process's pid namespace: pids name processes only within one. */
+function pidNamespace(): string {
+  try {
+    return /\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))?.[1] ?? '0';
+  } catch {
+    return '0';
+  }
+}
+
+/** debugkit's own cgroup v2 directory, from /proc/self/cgroup and the cgroup2 mount. */
+export function ownCgroupDir(): string | undefined {
+  try {
+    const line = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((l) => l.startsWith('0::'));
+    if (!line) return undefined;
+    const cgroup = line.slice(3);
+    for (const mount of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+      const [left, right] = mount.split(' - ');
+      if (!left || !right?.startsWith('cgroup2 ')) continue;
+      const fields = left.split(' ');
+      const root = unescapeMount(fields[3]!);
+      const point = unescapeMount(fields[4]!);
+      if (cgroup !== root && !cgroup.startsWith(root === '/' ? '/' : `${root}/`)) continue;
+      const dir = path.join(point, cgroup.slice(root === '/' ? 0 : root.length));
+      if (statSync(dir).isDirectory()) return dir;
+    }
+  } catch {
+    /* no /proc, or no cgroup2 */
+  }
+  return undefined;
+}
+
+function unescapeMount(field: string): string {
+  return field.replace(/\\([0-7]{3})/g, (_: string, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+}
+
+function removeDir(dir: string): boolean {
+  try {
+    rmdirSync(dir);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+}
+
+/**
+ * What `spawn` would run for `command`: a name is looked up on the child's PATH (the default path
+ * when it has none, as Node does), a path with a slash is taken relative to `cwd`. Failing the way
+ * spawn fails (ENOENT, EACCES), so a missing engine is still ENGINE_MISSING.
+ */
+function resolveCommand(command: string, envPath: string | undefined, cwd: string | undefined): string {
+  const executable = (file: string) => {
+    try {
+      accessSync(file, constants.X_OK);
+      return statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (command.includes('/')) {
+    const file = path.resolve(cwd ?? process.cwd(), command);
+    if (executable(file)) return file;
+    throw spawnError(command, existsSync(file) ? 'EACCES' : 'ENOENT');
+  }
+  for (const dir of (envPath ?? '/usr/bin:/bin').split(':')) {
+    const file = path.resolve(cwd ?? process.cwd(), dir || '.', command);
+    if (executable(file)) return file;
+  }
+  throw spawnError(command, 'ENOENT');
+}
+
+function spawnError(command: string, code: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`spawn ${command} ${code}`), { code, syscall: `spawn ${command}`, path: command });
+}
+
+// --- spawning -------------------------------------------------------------------------------
+
+export async function spawnChild(command: string, args: readonly string[], options: SpawnOptions = {}): Promise<OwnedChild> {
+  const mode = await processTracking();
+  const token = randomBytes(16).toString('hex');
+  const base = childEnv(options.env);
+  delete base[OWNER_VAR];
+  const env: NodeJS.ProcessEnv = { [OWNER_VAR]: token, ...base };
+  const tree: Tree = { token };
+  const failed = (err: NodeJS.ErrnoException) => {
+    if (tree.cgroup) removeDir(tree.cgroup);
+    const hint = err.code === 'ENOENT' ? ` (is ${command} installed and on PATH?)` : '';
+    return new DebugkitError('ENGINE_MISSING', `cannot start ${command}: ${err.message}${hint}`, { cause: err });
+  };
+  let file = command;
+  let argv: readonly string[] = args;
+  if (mode.kind === 'cgroup') {
+    try {
+      // The stub's exec finds the program as spawn would (argv[0] stays as given); a missing one
+      // is refused here, as spawn refuses it, rather than by the stub's exit code.
+      resolveCommand(command, env.PATH, options.cwd?.toString());
+      tree.cgroup = path.join(mode.dir, String(++groups));
+      mkdirSync(tree.cgroup, { recursive: true });
+      file = '/bin/sh';
+      argv = ['-c', ENTER_CGROUP, tree.cgroup, command, ...args];
+    } catch (err) {
+      throw failed(err as NodeJS.ErrnoException);
+    }
+  }
+  return new Promise<OwnedChild>((resolve, reject) => {
+    const child = spawn(file, argv, { ...options, env, detached: true, shell: false });
     const exited = new Promise<ChildExit>((done) => {
-      child.once('exit', (code, signal) => {
-        live.delete(child);
-        done({ code, signal });
-      });
+      child.once('exit', (code, signal) => done({ code, signal }));
+    });
+    const ended = exited.then(async (exit) => {
+      await endTree(tree);
+      return exit;
     });
     child.once('error', (err: NodeJS.ErrnoException) => {
-      live.delete(child);
-      const hint = err.code === 'ENOENT' ? ` (is ${command} installed and on PATH?)` : '';
-      reject(new DebugkitError('ENGINE_MISSING', `cannot start ${command}: ${err.message}${hint}`, { cause: err }));
+      live.delete(tree);
+      reject(failed(err));
     });
     child.once('spawn', () => {
-      live.add(child);
-      resolve({ child, exited });
+      tree.pgid = child.pid;
+      live.add(tree);
+      treeOf.set(child, tree);
+      resolve({ child, exited, ended });
     });
   });
+}
+
+// --- ending ---------------------------------------------------------------------------------
+
+/** Ends every process of the tree; resolves once none is left (bounded: a process stuck in the kernel is given up on after 5 s). */
+function endTree(tree: Tree): Promise<void> {
+  tree.ending ??= (async () => {
+    if (tree.pgid !== undefined) killQuietly(-tree.pgid);
+    const empty = tree.cgroup ? await endCgroup(tree.cgroup) : await endMarked((env) => hasEntry(env, entry(OWNER_VAR, tree.token)));
+    if (empty) live.delete(tree);
+  })();
+  return tree.ending;
+}
+
+/** cgroup.kill, then waits (bounded) until the group is empty and removes it (unless `remove` is false). */
+async function endCgroup(dir: string, remove = true): Promise<boolean> {
+  try {
+    writeFileSync(path.join(dir, 'cgroup.kill'), '1');
+  } catch {
+    return !remove || removeDir(dir);
+  }
+  const deadline = Date.now() + 5000;
+  while (populated(dir)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return !remove || removeDir(dir);
+}
+
+function populated(dir: string): boolean {
+  try {
+    return /^populated 1$/m.test(readFileSync(path.join(dir, 'cgroup.events'), 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * SIGKILLs every process whose environment `matches` (among the members of `cgroup` when given,
+ * else every process on the machine), again and again until a scan finds none: one forked between
+ * two scans is found by the next. A process that has exited has no environment left to match.
+ */
+async function endMarked(matches: (env: Buffer) => boolean, cgroup?: string): Promise<boolean> {
+  const deadline = Date.now() + 5000;
+  const killed = new Set<number>();
+  for (;;) {
+    const found = await scanProcesses(matches, cgroup);
+    if (found.length === 0) return true;
+    if (Date.now() > deadline) return false;
+    const fresh = found.filter((pid) => !killed.has(pid));
+    for (const pid of found) {
+      killQuietly(pid);
+      killed.add(pid);
+    }
+    // Only processes already killed are left: they are on their way out.
+    if (fresh.length === 0) await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/**
+ * Ends the processes of `owned`'s tree whose environment holds `name=value` (a subtree a program
+ * marked, such as the debuggee gdb's exec-wrapper starts), leaving the rest of the tree alone.
+ * Resolves once they are gone.
+ */
+export async function endMarkedProcesses(owned: OwnedChild, name: string, value: string): Promise<void> {
+  const tree = treeOf.get(owned.child);
+  if (!tree) return;
+  const own = entry(OWNER_VAR, tree.token);
+  const mark = entry(name, value);
+  await endMarked((env) => hasEntry(env, own) && hasEntry(env, mark), tree.cgroup);
+}
+
+/** The longest a scan holds the event loop before it yields. */
+const SCAN_SLICE_MS = 2;
+const environBuffer = Buffer.alloc(64 * 1024);
+
+/** Pids whose environment `matches`; yields to the event loop every SCAN_SLICE_MS. */
+async function scanProcesses(matches: (env: Buffer) => boolean, cgroup?: string): Promise<number[]> {
+  const pids = cgroup ? cgroupMembers(cgroup) : allPids();
+  const found: number[] = [];
+  let slice = performance.now();
+  for (const pid of pids) {
+    if (performance.now() - slice > SCAN_SLICE_MS) {
+      await new Promise((r) => setImmediate(r));
+      slice = performance.now();
+    }
+    const env = readEnviron(pid);
+    if (env && matches(env)) found.push(pid);
+  }
+  return found;
+}
+
+function scanProcessesSync(matches: (env: Buffer) => boolean): number[] {
+  return allPids().filter((pid) => {
+    const env = readEnviron(pid);
+    return env !== undefined && matches(env);
+  });
+}
+
+function allPids(): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid) pids.push(pid);
+  }
+  return pids;
+}
+
+/** Members of a cgroup and of the groups below it. */
+function cgroupMembers(dir: string): number[] {
+  const pids: number[] = [];
+  try {
+    for (const line of readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n')) if (line) pids.push(Number(line));
+    for (const sub of readdirSync(dir, { withFileTypes: true })) if (sub.isDirectory()) pids.push(...cgroupMembers(path.join(dir, sub.name)));
+  } catch {
+    /* removed meanwhile */
+  }
+  return pids;
+}
+
+/** /proc/PID/environ (NUL-separated NAME=VALUE entries), or undefined when it cannot be read. */
+function readEnviron(pid: number): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(`/proc/${pid}/environ`, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const n = readSync(fd, environBuffer, 0, environBuffer.length, 0);
+    if (n < environBuffer.length) return environBuffer.subarray(0, n);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    return readFileSync(`/proc/${pid}/environ`);
+  } catch {
+    return undefined;
+  }
+}
+
+function entry(name: string, value: string): Buffer {
+  return Buffer.from(`${name}=${value}`);
+}
+
+/** Whether the NUL-separated environment holds exactly the entry `wanted`. */
+function hasEntry(env: Buffer, wanted: Buffer): boolean {
+  for (let at = env.indexOf(wanted); at !== -1; at = env.indexOf(wanted, at + 1)) {
+    const end = at + wanted.length;
+    if ((at === 0 || env[at - 1] === 0) && (end === env.length || env[end] === 0)) return true;
+  }
+  return false;
+}
+
+function killQuietly(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    /* gone */
+  }
 }
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
@@ -88,8 +481,9 @@ function hasExited(child: ChildProcess): boolean {
 }
 
 /**
- * Ends a child and its process group: close stdin (polite tools quit on EOF), then SIGTERM, then
- * SIGKILL, each after a grace period. Resolves once the process is gone.
+ * Ends a child and its whole tree: close stdin (polite tools quit on EOF), then SIGTERM, then
+ * SIGKILL to its process group, each after a grace period; then everything else it started
+ * (SIGKILL). Resolves once all of it is gone.
  */
 export async function terminate(owned: OwnedChild, { graceMs = 1000 }: { graceMs?: number } = {}): Promise<ChildExit> {
   const { child, exited } = owned;
@@ -106,13 +500,43 @@ export async function terminate(owned: OwnedChild, { graceMs = 1000 }: { graceMs
   }
   // The leader may be gone while members of its group live on (a debuggee gdb left behind).
   signalGroup(child, 'SIGKILL');
-  return exited;
+  return owned.ended;
 }
 
-/** Synchronous last resort for process exit: SIGKILL every group still alive. */
+/**
+ * Synchronous last resort for process exit: every tree still alive is SIGKILLed (its cgroup, its
+ * process group, every process carrying its token), and the cgroups are removed once empty.
+ */
 export function killAllChildrenSync(): void {
-  for (const child of live) signalGroup(child, 'SIGKILL');
+  const trees = [...live];
   live.clear();
+  for (const tree of trees) {
+    if (tree.pgid !== undefined) killQuietly(-tree.pgid);
+    if (tree.cgroup) {
+      try {
+        writeFileSync(path.join(tree.cgroup, 'cgroup.kill'), '1');
+      } catch {
+        /* already removed */
+      }
+    }
+  }
+  const tokens = trees.filter((t) => !t.cgroup).map((t) => entry(OWNER_VAR, t.token));
+  for (let round = 0; tokens.length > 0 && round < 20; round++) {
+    const found = scanProcessesSync((env) => tokens.some((t) => hasEntry(env, t)));
+    if (found.length === 0) break;
+    for (const pid of found) killQuietly(pid);
+    sleepSync(5);
+  }
+  const cgroups = trees.flatMap((t) => (t.cgroup ? [t.cgroup] : []));
+  const deadline = Date.now() + 2000;
+  while (cgroups.some(populated) && Date.now() < deadline) sleepSync(5);
+  for (const dir of cgroups) removeDir(dir);
+  // The server's own group goes too once it holds no groups (rmdir refuses one that does).
+  if (trackingKnown?.kind === 'cgroup') removeDir(trackingKnown.dir);
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 export function liveChildCount(): number {

@@ -3,7 +3,7 @@ import { spawnChild, terminate, type ChildExit } from './process.js';
 import { OutputRing } from './ring.js';
 import { boundPromise } from './wait.js';
 
-/** One bounded run of a program: argv (never a shell), its own process group, time and output bounds. */
+/** One bounded run of a program: argv (never a shell), its own process tree, time and output bounds. */
 export interface BoundedRun {
   command: string;
   args: readonly string[];
@@ -11,7 +11,7 @@ export interface BoundedRun {
   env?: NodeJS.ProcessEnv;
   /** Text written to stdin, then closed; without it stdin reads EOF. */
   input?: string;
-  /** The run is ended (its whole process group) after this long. */
+  /** The run is ended (with every process it started) after this long. */
   timeoutMs: number;
   /** Ends the run early (a cancelled tool call). */
   signal?: AbortSignal;
@@ -69,9 +69,10 @@ class Tail {
 }
 
 /**
- * Runs a program to its end, bounded: the timeout and the AbortSignal end its whole process
- * group (SIGTERM, then SIGKILL); output beyond the bound is cut, keeping its head or its tail.
- * Never rejects for what the program does; only for failing to start it (ENGINE_MISSING).
+ * Runs a program to its end, bounded: the timeout and the AbortSignal end it (SIGTERM, then
+ * SIGKILL); whatever it started (a background job, a daemon) ends when it does, so nothing outlives
+ * the run. Output beyond the bound is cut, keeping its head or its tail. Never rejects for what the
+ * program does; only for failing to start it (ENGINE_MISSING).
  */
 export async function runBounded(run: BoundedRun): Promise<BoundedResult> {
   const max = run.maxOutputChars ?? 64 * 1024;
@@ -88,9 +89,8 @@ export async function runBounded(run: BoundedRun): Promise<BoundedResult> {
     proc.child.stdin!.end(run.input);
   }
   const outcome = await boundPromise(proc.exited, { timeoutMs: run.timeoutMs, signal: run.signal });
-  let exit: ChildExit;
-  if (outcome.kind === 'value') exit = outcome.value;
-  else exit = await terminate(proc, { graceMs: run.graceMs ?? 500 });
+  // Ended or not, the run's tree ends with it: a background job, a daemon it forked.
+  const exit: ChildExit = await terminate(proc, { graceMs: run.graceMs ?? 500 });
   // Output still in the pipes is read before the streams end.
   await Promise.all([proc.child.stdout, proc.child.stderr].map((s) => (s && !s.readableEnded ? boundPromise(new Promise((r) => s.once('close', r)), { timeoutMs: 1000 }) : undefined)));
   return {

@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
+import path from 'node:path';
 
 export interface Proc {
   pid: number;
@@ -51,5 +53,61 @@ export async function waitFor(check: () => boolean, timeoutMs = 10_000, everyMs 
     if (check()) return true;
     if (Date.now() > deadline) return false;
     await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/**
+ * Whether `pid` still runs code: it exists, is not a zombie, and still has its memory (a process
+ * that is exiting has released it). A process whose parent died stays a zombie for good when the
+ * machine's init does not reap (a container's): kill(pid, 0) would call that alive.
+ */
+export function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    if (state === 'Z' || state === 'X' || state === 'x') return false;
+    return readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[0] !== '0';
+  } catch {
+    return false;
+  }
+}
+
+/** The pid a test program wrote to `file` (test/programs/escape.c), once the file is there. */
+export async function pidFrom(file: string, timeoutMs = 15_000): Promise<number> {
+  if (!(await waitFor(() => existsSync(file), timeoutMs, 25))) throw new Error(`no pid was written to ${file} in ${timeoutMs} ms`);
+  const pid = Number(readFileSync(file, 'utf8').trim());
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`${file} holds no pid`);
+  return pid;
+}
+
+/** The cgroup v2 path `pid` is in ("/debugkit-.../3"), or undefined. */
+export function cgroupOf(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').find((l) => l.startsWith('0::'))?.slice(3);
+  } catch {
+    return undefined;
+  }
+}
+
+/** This process's cgroup v2 directory (its path in /proc/self/cgroup under the cgroup2 mount point). */
+function ownCgroupDir(): string | undefined {
+  const own = cgroupOf(process.pid);
+  const mount = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .find((l) => / - cgroup2 /.test(l) && l.split(' ')[3] === '/');
+  return own !== undefined && mount ? path.join(mount.split(' ')[4]!, own) : undefined;
+}
+
+/** Whether this process may create cgroup v2 groups below its own (what debugkit's cgroup tracking needs). */
+export function cgroupsWritable(): boolean {
+  const own = ownCgroupDir();
+  if (!own) return false;
+  const probe = path.join(own, `debugkit-test-probe-${process.pid}`);
+  try {
+    mkdirSync(probe);
+    rmdirSync(probe);
+    return true;
+  } catch {
+    return false;
   }
 }

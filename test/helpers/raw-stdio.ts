@@ -12,8 +12,8 @@ export class RawStdioServer {
   private waiting = new Map<number, (msg: any) => void>();
   stderr = '';
 
-  constructor(args: string[]) {
-    this.proc = spawn(process.execPath, [CLI, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  constructor(args: string[], env: NodeJS.ProcessEnv = {}) {
+    this.proc = spawn(process.execPath, [CLI, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     this.proc.stderr!.on('data', (d) => (this.stderr += d));
     this.proc.stdout!.setEncoding('utf8');
     this.proc.stdout!.on('data', (chunk: string) => {

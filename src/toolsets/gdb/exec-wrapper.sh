@@ -12,4 +12,8 @@ if [ -e /proc/$$/fd/3 ] && [ -e /proc/$$/fd/4 ]; then
   if inherited 2; then exec 2>&4; fi
   exec 3>&- 4>&-
 fi
+# Everything the debuggee starts inherits this (forks, setsid, daemons): detaching a program the
+# session started ends those processes with it, and leaves the session's other processes alone.
+DEBUGKIT_INFERIOR=$$
+export DEBUGKIT_INFERIOR
 exec "$@"

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { DebugkitError } from '../../core/errors.js';
-import { killProcessGroup, processStartTime, procStat, spawnChild, terminate, type OwnedChild } from '../../core/process.js';
+import { endMarkedProcesses, killProcessGroup, processStartTime, procStat, spawnChild, terminate, type OwnedChild } from '../../core/process.js';
 import { OutputRing, readPage, readTail, type RingPage } from '../../core/ring.js';
 import type { SessionResource } from '../../core/sessions.js';
 import { MiConnection, quoteMiString, type ResultRecord } from './mi/connection.js';
@@ -231,15 +231,19 @@ export class GdbSession implements SessionResource {
       // What the program wrote before stopping is already in its pipe; let one poll phase read it.
       await new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
     }
-    if (detach) this.afterDetach(launchedBefore);
+    if (detach) await this.afterDetach(launchedBefore);
     return this.finish({ class: reply.resultClass, ...reply.results });
   }
 
-  /** A program gdb started does not outlive its detach (nobody would own it); an attached one does. */
-  private afterDetach(launchedBefore: number[]): void {
+  /**
+   * A program gdb started does not outlive its detach (nobody would own it), nor does anything it
+   * started (forks, daemons: marked by the exec-wrapper with its pid); an attached one does.
+   */
+  private async afterDetach(launchedBefore: number[]): Promise<void> {
     for (const pid of launchedBefore) {
       if ([...this.inferiors.values()].some((i) => i.pid === pid)) continue;
       killProcessGroup(pid);
+      await endMarkedProcesses(this.proc, 'DEBUGKIT_INFERIOR', String(pid));
       this.notes.push(`[debugkit: process ${pid} was started by this session, so it was ended at detach rather than left running without an owner]`);
     }
   }
