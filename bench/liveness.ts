@@ -1,0 +1,266 @@
+// Whether one key's input can hold the server's event loop (issue 18): another client's ping
+// latency while each input is sent, side by side with the idle baseline in the same run, against
+// a real `debugkit serve` in a child process. The inputs: a catastrophic grep_files pattern on a
+// bundle of five log lines, keploy_list_mocks over a workspace with a 100 MB-scalar set and a
+// 200,000-document set, a request body dripping one byte at a time, and 100,000-character
+// arguments (the audit redactor reads every argument).
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { drain, envInt, killPid, ms, releaseTempDir, summarize, track, trackTempDir, untrack, waitExit, type BenchModule, type BenchResult } from './util.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const CLI = path.join(ROOT, 'dist/cli.js');
+/** Milliseconds between one ping's answer and the next ping. */
+const PING_GAP_MS = 10;
+/** The idle baseline and the slow body each last this long. */
+const WINDOW_MS = envInt('BENCH_LIVENESS_WINDOW_MS', 5000);
+/** Rounds of each input (each measured separately, the pings pooled). */
+const ROUNDS = envInt('BENCH_LIVENESS_ROUNDS', 2);
+const GOAL_MS = 50;
+const KEY = 'bench-liveness-key';
+const BODY_DEADLINE_S = 5;
+const GREP_TIMEOUT_S = 5;
+const CATASTROPHIC = '(?=a)(a+)+$';
+/** Calls with a 100,000-character argument per round. */
+const LONG_CALLS = 50;
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+
+/** One plain JSON-RPC POST (keep-alive); the parsed answer and its round trip. */
+function post(port: number, message: object): Promise<{ ms: number; status: number; body: any }> {
+  const text = JSON.stringify(message);
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, path: '/mcp', method: 'POST', agent, headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) } },
+      (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (data += d));
+        res.on('end', () => {
+          let body: unknown;
+          try {
+            body = JSON.parse(data);
+          } catch {
+            body = data;
+          }
+          resolve({ ms: performance.now() - started, status: res.statusCode ?? 0, body });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+let nextId = 1;
+const call = (port: number, name: string, args: object) => post(port, { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } });
+
+/** Pings (one at a time, PING_GAP_MS apart) until `until` resolves; every round trip. */
+async function pingWhile(port: number, until: Promise<unknown>): Promise<number[]> {
+  let done = false;
+  void until.finally(() => (done = true)).catch(() => undefined);
+  const samples: number[] = [];
+  while (!done) {
+    const r = await post(port, { jsonrpc: '2.0', id: nextId++, method: 'ping' });
+    if (r.status !== 200) throw new Error(`ping answered HTTP ${r.status}: ${JSON.stringify(r.body).slice(0, 200)}`);
+    samples.push(r.ms);
+    if (!done) await new Promise((resolve) => setTimeout(resolve, PING_GAP_MS));
+  }
+  return samples;
+}
+
+const after = (msecs: number) => new Promise<void>((resolve) => setTimeout(resolve, msecs));
+
+/** A request body of `length` bytes sent one byte every 100 ms; resolves when the server closes the connection. */
+function drip(port: number, length: number): Promise<{ sent: number; ms: number }> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let sent = 0;
+    let timer: NodeJS.Timeout | undefined;
+    socket.once('connect', () => {
+      socket.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`);
+      timer = setInterval(() => {
+        if (sent < length && !socket.destroyed) {
+          socket.write(' ');
+          sent++;
+        }
+      }, 100);
+    });
+    socket.on('error', () => undefined);
+    socket.once('close', () => {
+      clearInterval(timer);
+      resolve({ sent, ms: performance.now() - started });
+    });
+  });
+}
+
+/** A temporary directory holding the workspace root (`root/`) and the server's own directories beside it. */
+function workspace(): { base: string; root: string } {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'debugkit-bench-liveness-'));
+  trackTempDir(base);
+  const root = path.join(base, 'root');
+  mkdirSync(path.join(root, 'five', 'logs'), { recursive: true });
+  mkdirSync(path.join(root, 'five', 'cluster-resources', 'pods'), { recursive: true });
+  writeFileSync(path.join(root, 'five', 'cluster-resources', 'pods', 'default.json'), '{"kind": "PodList", "items": []}\n');
+  writeFileSync(path.join(root, 'five', 'logs', 'app.log'), ['starting', `${'a'.repeat(40)}!`, 'ready', 'serving', 'done'].join('\n') + '\n');
+  execFileSync('tar', ['-czf', path.join(root, 'five.tar.gz'), '-C', root, 'five']);
+  for (const name of ['normal', 'huge', 'many']) mkdirSync(path.join(root, 'keploy', name), { recursive: true });
+  writeFileSync(path.join(root, 'keploy', 'normal', 'mocks.yaml'), 'version: api.keploy.io/v1beta1\nkind: Generic\nname: mock-0\nspec:\n  metadata: {}\n');
+  let fd = openSync(path.join(root, 'keploy', 'huge', 'mocks.yaml'), 'w');
+  writeSync(fd, 'version: api.keploy.io/v1beta1\nkind: Generic\nname: mock-0\nspec:\n  metadata:\n    note: ');
+  const block = Buffer.alloc(1024 * 1024, 'A');
+  for (let i = 0; i < 100; i++) writeSync(fd, block);
+  writeSync(fd, '\n');
+  closeSync(fd);
+  fd = openSync(path.join(root, 'keploy', 'many', 'mocks.yaml'), 'w');
+  const doc = (i: number) => `version: api.keploy.io/v1beta1\nkind: Generic\nname: mock-${i}\nspec:\n  metadata: {}\n---\n`;
+  for (let i = 0; i < 200_000; i += 1000) writeSync(fd, Array.from({ length: 1000 }, (_, k) => doc(i + k)).join(''));
+  closeSync(fd);
+  return { base, root };
+}
+
+async function startServer({ base, root }: { base: string; root: string }): Promise<{ proc: ChildProcess; port: number; out: { text: string } }> {
+  const args = [
+    CLI, 'serve', '--port', '0', '--api-key', KEY, '--root', root, '--toolsets', 'bundles,mocks', '--bundle-dir', path.join(base, 'store'),
+    '--data-dir', path.join(base, 'data'), '--log-level', 'error', '--body-deadline', String(BODY_DEADLINE_S), '--grep-timeout', String(GREP_TIMEOUT_S),
+  ];
+  const proc = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DEBUGKIT_STORE: '' } });
+  track(proc.pid, 'debugkit serve', false);
+  const out = { text: '' };
+  drain(proc.stderr, out);
+  let stdout = '';
+  proc.stdout!.setEncoding('utf8');
+  proc.stdout!.on('data', (d: string) => (stdout += d));
+  const deadline = Date.now() + 20_000;
+  while (!/serving MCP \(Streamable HTTP\) at http:\/\/127\.0\.0\.1:(\d+)\/mcp/.test(stdout)) {
+    if (proc.exitCode !== null) throw new Error(`debugkit serve exited: ${out.text}`);
+    if (Date.now() > deadline) throw new Error(`debugkit serve did not start: ${out.text}`);
+    await after(50);
+  }
+  return { proc, port: Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(stdout)![1]), out };
+}
+
+interface Row {
+  input: string;
+  pings: number[];
+  answered: number[];
+  outcome: string;
+}
+
+export const livenessBench: BenchModule = {
+  name: 'liveness',
+  async run(): Promise<BenchResult> {
+    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
+    const dirs = workspace();
+    const { proc, port } = await startServer(dirs);
+    try {
+      const init = await call(port, 'initialize_bundle', { source: 'five.tar.gz' });
+      if (init.body?.result?.isError) throw new Error(`initialize_bundle failed: ${JSON.stringify(init.body).slice(0, 300)}`);
+      // Warm up: the worker threads start, the connections open.
+      await call(port, 'grep_files', { pattern: 'ready' });
+      await call(port, 'keploy_list_mocks', { path: 'keploy-none' });
+      for (let i = 0; i < 20; i++) await post(port, { jsonrpc: '2.0', id: nextId++, method: 'ping' });
+
+      const rows: Row[] = [
+        { input: 'idle (no other request)', pings: [], answered: [], outcome: '' },
+        { input: `grep_files \`${CATASTROPHIC}\` on five log lines`, pings: [], answered: [], outcome: '' },
+        { input: 'keploy_list_mocks: a 100 MB scalar + 200,000 documents', pings: [], answered: [], outcome: '' },
+        { input: 'a body dripping 1 byte / 100 ms', pings: [], answered: [], outcome: '' },
+        { input: `100,000-character arguments (x${LONG_CALLS} per round)`, pings: [], answered: [], outcome: '' },
+      ];
+      const text = (r: { body: any }) => String(r.body?.result?.content?.[0]?.text ?? r.body?.error?.message ?? '');
+      for (let round = 0; round < ROUNDS; round++) {
+        // Idle baseline.
+        rows[0]!.pings.push(...(await pingWhile(port, after(WINDOW_MS))));
+        // A catastrophic pattern: the server stops it at --grep-timeout.
+        const grepStarted = performance.now();
+        const grep = call(port, 'grep_files', { pattern: CATASTROPHIC });
+        rows[1]!.pings.push(...(await pingWhile(port, grep)));
+        rows[1]!.answered.push(performance.now() - grepStarted);
+        rows[1]!.outcome = text(await grep).slice(0, 80);
+        // Listing the huge sets (a few times: each takes about a second).
+        const listStarted = performance.now();
+        const listing = (async () => {
+          let last;
+          for (let i = 0; i < 3; i++) last = await call(port, 'keploy_list_mocks', {});
+          return last!;
+        })();
+        rows[2]!.pings.push(...(await pingWhile(port, listing)));
+        rows[2]!.answered.push((performance.now() - listStarted) / 3);
+        rows[2]!.outcome = `${(await listing).body?.result?.structuredContent?.count} sets listed`;
+        // A body that never finishes: dropped at --body-deadline.
+        const body = drip(port, 100_000);
+        rows[3]!.pings.push(...(await pingWhile(port, body)));
+        const dropped = await body;
+        rows[3]!.answered.push(dropped.ms);
+        rows[3]!.outcome = `dropped after ${dropped.sent} bytes`;
+        // Long arguments, refused or not, are audited.
+        const longStarted = performance.now();
+        const long = (async () => {
+          let last;
+          for (let i = 0; i < LONG_CALLS; i++) last = await call(port, 'read_file', { path: `/${'a'.repeat(100_000)}` });
+          return last!;
+        })();
+        rows[4]!.pings.push(...(await pingWhile(port, long)));
+        rows[4]!.answered.push((performance.now() - longStarted) / LONG_CALLS);
+        rows[4]!.outcome = text(await long).slice(0, 60);
+      }
+
+      const stats = rows.map((r) => ({ row: r, s: summarize(r.pings), a: r.answered.length ? summarize(r.answered) : undefined }));
+      const idle = stats[0]!.s;
+      const maxOf = (xs: number[]) => (xs.length ? Math.max(...xs) : Number.NaN);
+      const table = {
+        title: "Another client's ping while the input is sent, ms",
+        columns: ['input', 'pings', 'p50', 'p99', 'max', '+p99 vs idle', 'input answered in (ms)', 'answer'],
+        rows: stats.map(({ row, s, a }) => [
+          row.input,
+          String(s.n),
+          ms(s.p50),
+          ms(s.p99),
+          ms(maxOf(row.pings)),
+          ms(s.p99 - idle.p99, true),
+          a ? ms(a.p50) : '',
+          row.outcome.replace(/\|/g, '\\|').replace(/\n/g, ' '),
+        ]),
+        note: 'The inputs are sent by one client (plain JSON-RPC POSTs, one API key) while another connection pings (`ping`, one at a time, 10 ms apart) until the input is answered; the idle row pings alone, in the same run.',
+      };
+      const verdicts = stats.slice(1).map(({ row, s }) => ({
+        goal: `another client's ping p99 under ${GOAL_MS} ms while sending: ${row.input}`,
+        met: s.p99 < GOAL_MS,
+        detail: `${ms(s.p99)} ms (idle ${ms(idle.p99)} ms)`,
+      }));
+      const cpu = os.cpus();
+      return {
+        name: 'liveness',
+        date: new Date(),
+        machine: [
+          ['CPU', `${cpu[0]?.model.trim() ?? 'unknown'}, ${cpu.length} cores`],
+          ['Node', process.version],
+          ['load average (1 min)', os.loadavg()[0]!.toFixed(2)],
+        ],
+        summary:
+          "Whether one key's input can hold the server's event loop: another client's ping latency while each input is sent, " +
+          'side by side with the idle baseline in the same run (goal: p99 under 50 ms).',
+        method: [
+          `A real \`debugkit serve\` (dist/cli.js, one --api-key, toolsets bundles and mocks, --grep-timeout ${GREP_TIMEOUT_S}, --body-deadline ${BODY_DEADLINE_S}) in a child process; the bench process is both clients.`,
+          `${ROUNDS} rounds, each: ${WINDOW_MS} ms idle; grep_files \`${CATASTROPHIC}\` over a bundle of five log lines (one of them 40 a's and a !), answered when the server stops it; keploy_list_mocks three times over ./keploy holding a set of one 100 MB scalar, a set of 200,000 small documents and a normal set; a POST /mcp announcing 100,000 bytes and sending one every 100 ms, until the server drops it; read_file ${LONG_CALLS} times in a row with a 100,000-character path.`,
+          'Pings are plain JSON-RPC `ping` POSTs over a keep-alive connection, timed from request to the end of the answer; percentiles nearest rank over the rounds pooled.',
+        ],
+        tables: [table],
+        verdicts,
+      };
+    } finally {
+      proc.kill('SIGTERM');
+      if (!(await waitExit(proc, 5000)) && proc.pid !== undefined) killPid(proc.pid, false);
+      untrack(proc.pid);
+      agent.destroy();
+      releaseTempDir(dirs.base);
+    }
+  },
+};
