@@ -223,7 +223,8 @@ describe('gdb, a `gdb` key without gdb:attach: another process read or attached 
       let own = 0;
       // Run until the program gets a pid written with octal digits only (about one run in three).
       for (let i = 0; i < 40; i++) {
-        await gdbText(s, key, id, 'run');
+        // A loaded machine may take a while to reach main: wait for the stop, not the default bound.
+        await call(s, key, 'call', { id, command: 'run', wait: 60 });
         own = Number(/process (\d+)/.exec(await gdbText(s, key, id, 'info inferiors'))?.[1] ?? 0);
         if (own > 0 && !/[89]/.test(String(own))) break;
         await gdbText(s, key, id, 'kill');
