@@ -140,7 +140,11 @@ async function startServer({ base, root }: { base: string; root: string }): Prom
   const deadline = Date.now() + 20_000;
   while (!/serving MCP \(Streamable HTTP\) at http:\/\/127\.0\.0\.1:(\d+)\/mcp/.test(stdout)) {
     if (proc.exitCode !== null) throw new Error(`debugkit serve exited: ${out.text}`);
-    if (Date.now() > deadline) throw new Error(`debugkit serve did not start: ${out.text}`);
+    if (Date.now() > deadline) {
+      if (proc.pid !== undefined) killPid(proc.pid, false);
+      untrack(proc.pid);
+      throw new Error(`debugkit serve did not start: ${out.text}`);
+    }
     await after(50);
   }
   return { proc, port: Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(stdout)![1]), out };
@@ -158,7 +162,14 @@ export const livenessBench: BenchModule = {
   async run(): Promise<BenchResult> {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
     const dirs = workspace();
-    const { proc, port } = await startServer(dirs);
+    let started;
+    try {
+      started = await startServer(dirs);
+    } catch (err) {
+      releaseTempDir(dirs.base);
+      throw err;
+    }
+    const { proc, port } = started;
     try {
       const init = await call(port, 'initialize_bundle', { source: 'five.tar.gz' });
       if (init.body?.result?.isError) throw new Error(`initialize_bundle failed: ${JSON.stringify(init.body).slice(0, 300)}`);
