@@ -1,9 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DebugkitError } from './errors.js';
-import { isInside, resolveContained } from './paths.js';
+import { CheckedProgram, isInside, onlyOwnUserWrites, openContainedDirectory, openedPath, openInside, openVerified, resolveContained } from './paths.js';
 
 /**
  * A real tree in a temp dir:
@@ -457,5 +458,161 @@ describe('isInside', () => {
   it('works with "/" as the root', () => {
     expect(isInside('/', '/')).toBe(true);
     expect(isInside('/', '/anything/at/all')).toBe(true);
+  });
+});
+
+/** This process's open descriptors: what a refusal must not leave behind. */
+function openFds(): number {
+  return fs.readdirSync('/proc/self/fd').length;
+}
+
+describe('openInside / openVerified: open, then judge what was opened (issue 18)', () => {
+  const opened = (abs: string, type?: 'file' | 'directory' | 'any') => {
+    const r = openInside(root, abs, type ? { type } : {});
+    if (r.kind === 'inside') fs.closeSync(r.fd);
+    return r.kind === 'inside' ? { kind: r.kind, real: r.real } : { kind: r.kind };
+  };
+
+  it('a file inside is opened; a link inside opens its target; links out and dangling links are never opened', () => {
+    const before = openFds();
+    expect(opened(path.join(root, 'file.txt'))).toEqual({ kind: 'inside', real: path.join(root, 'file.txt') });
+    expect(opened(path.join(root, 'link-file-in'))).toEqual({ kind: 'inside', real: path.join(root, 'file.txt') });
+    expect(opened(path.join(root, 'link-in', 'inner.txt'))).toEqual({ kind: 'inside', real: path.join(root, 'sub', 'inner.txt') });
+    expect(opened(path.join(root, 'link-file-out'))).toEqual({ kind: 'outside' });
+    expect(opened(path.join(root, 'link-out', 'secret.txt'))).toEqual({ kind: 'outside' });
+    expect(opened(path.join(root, 'dangling-in'))).toEqual({ kind: 'missing' });
+    expect(opened(path.join(root, 'loop-a'))).toEqual({ kind: 'missing' });
+    expect(openFds()).toBe(before);
+  });
+
+  it('type: a directory is not a file and a file not a directory; the descriptor reads what was checked', () => {
+    expect(opened(path.join(root, 'sub'), 'file')).toEqual({ kind: 'missing' });
+    expect(opened(path.join(root, 'file.txt'), 'directory')).toEqual({ kind: 'missing' });
+    expect(opened(path.join(root, 'sub'), 'directory')).toEqual({ kind: 'inside', real: path.join(root, 'sub') });
+    const r = openInside(root, path.join(root, 'ünïcödé', '日本語.txt'), { type: 'file' });
+    if (r.kind !== 'inside') throw new Error(`expected inside, got ${r.kind}`);
+    try {
+      expect(fs.readFileSync(r.fd, 'utf8')).toBe('x');
+      expect(r.stats.isFile()).toBe(true);
+    } finally {
+      fs.closeSync(r.fd);
+    }
+  });
+
+  it('a FIFO is not opened (opening one waits for a writer)', () => {
+    const fifo = path.join(root, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    try {
+      expect(opened(fifo)).toEqual({ kind: 'missing' });
+      // Handed to openVerified directly (a name a listing gave): opened without waiting, then refused.
+      expect(openVerified(root, fifo)).toEqual({ kind: 'missing' });
+    } finally {
+      fs.rmSync(fifo);
+    }
+  });
+
+  it('openVerified: a link at the end is a change; a parent that leads out is judged by what was opened, and closed', () => {
+    const before = openFds();
+    expect(openVerified(root, path.join(root, 'link-file-in'))).toBe('changed');
+    expect(openVerified(root, path.join(root, 'link-out', 'secret.txt'))).toEqual({ kind: 'outside' });
+    expect(openVerified(root, path.join(root, 'nope.txt'))).toBe('changed');
+    expect(openFds()).toBe(before);
+  });
+
+  it('openedPath names the open file itself, wherever its old name leads by now', () => {
+    const dir = fs.mkdtempSync(path.join(base, 'moved-'));
+    write(path.join(dir, 'a.txt'), 'A');
+    const fd = fs.openSync(path.join(dir, 'a.txt'), 'r');
+    try {
+      fs.renameSync(path.join(dir, 'a.txt'), path.join(dir, 'b.txt'));
+      fs.symlinkSync(path.join(outsideDir, 'secret.txt'), path.join(dir, 'a.txt'));
+      expect(openedPath(fd)).toBe(path.join(dir, 'b.txt'));
+    } finally {
+      fs.closeSync(fd);
+    }
+  });
+});
+
+describe('CheckedProgram and openContainedDirectory: what another process is handed (issue 18)', () => {
+  it('the program is a private copy of the checked file, under its own name, unchanged when the workspace file is swapped', () => {
+    const bin = path.join(root, 'bin-dir');
+    write(path.join(bin, 'tool'), 'original');
+    const program = CheckedProgram.open(root, 'bin-dir/tool');
+    try {
+      expect(program.real).toBe(path.join(bin, 'tool'));
+      expect(path.basename(program.path)).toBe('tool');
+      expect(isInside(root, program.path)).toBe(false);
+      fs.rmSync(path.join(bin, 'tool'));
+      fs.symlinkSync(path.join(outsideDir, 'secret.txt'), path.join(bin, 'tool'));
+      expect(fs.readFileSync(program.path, 'utf8')).toBe('original');
+      expect(fs.statSync(path.dirname(program.path)).mode & 0o777).toBe(0o700);
+    } finally {
+      program.close();
+    }
+    expect(fs.existsSync(path.dirname(program.path))).toBe(false);
+  });
+
+  it('refuses what resolveContained refuses, with the same codes', () => {
+    expect(failure(() => CheckedProgram.open(root, 'link-file-out')).code).toBe('PATH_OUTSIDE_ROOT');
+    expect(failure(() => CheckedProgram.open(root, '../outside/secret.txt')).code).toBe('PATH_OUTSIDE_ROOT');
+    expect(failure(() => CheckedProgram.open(root, 'dangling-out')).code).toBe('PATH_OUTSIDE_ROOT');
+    expect(failure(() => CheckedProgram.open(root, 'missing-program')).code).toBe('NOT_FOUND');
+    expect(failure(() => CheckedProgram.open(root, 'sub')).code).toBe('NOT_FOUND');
+    expect(failure(() => CheckedProgram.open(root, 'a\0b')).code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('a child started in the checked directory is in it, however the path is swapped afterwards', () => {
+    const dir = openContainedDirectory(root, 'link-in');
+    try {
+      expect(dir.real).toBe(path.join(root, 'sub'));
+      expect(execFileSync('pwd', ['-P'], { cwd: dir.path, encoding: 'utf8' }).trim()).toBe(path.join(root, 'sub'));
+    } finally {
+      dir.close();
+    }
+    expect(failure(() => openContainedDirectory(root, 'link-out')).code).toBe('PATH_OUTSIDE_ROOT');
+    expect(failure(() => openContainedDirectory(root, 'file.txt')).code).toBe('NOT_FOUND');
+  });
+});
+
+describe('onlyOwnUserWrites: may rg walk a tree itself (issue 18)', () => {
+  it('a tree of this user\'s directories, closed to group and others, under a sticky /tmp: yes', async () => {
+    const tree = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'debugkit-own-')));
+    try {
+      fs.mkdirSync(path.join(tree, 'a', 'b'), { recursive: true });
+      write(path.join(tree, 'a', 'b', 'f.log'));
+      fs.chmodSync(tree, 0o755);
+      expect(await onlyOwnUserWrites(tree, true)).toBe(true);
+      // A subdirectory anyone may write to: not for a recursive walk, still for the top level alone.
+      fs.chmodSync(path.join(tree, 'a', 'b'), 0o777);
+      expect(await onlyOwnUserWrites(tree, true)).toBe(false);
+      expect(await onlyOwnUserWrites(tree, false)).toBe(true);
+      fs.chmodSync(path.join(tree, 'a', 'b'), 0o775);
+      expect(await onlyOwnUserWrites(tree, true)).toBe(false);
+      fs.chmodSync(path.join(tree, 'a', 'b'), 0o755);
+      // The tree itself, or a directory above it that is not sticky, writable by others: no.
+      fs.chmodSync(tree, 0o777);
+      expect(await onlyOwnUserWrites(path.join(tree, 'a'), true)).toBe(false);
+      fs.chmodSync(tree, 0o1777);
+      expect(await onlyOwnUserWrites(path.join(tree, 'a'), true)).toBe(true);
+      expect(await onlyOwnUserWrites(tree, true)).toBe(false);
+      // Missing, or not a directory: no.
+      expect(await onlyOwnUserWrites(path.join(tree, 'nope'), true)).toBe(false);
+      expect(await onlyOwnUserWrites(path.join(tree, 'a', 'b', 'f.log'), true)).toBe(false);
+    } finally {
+      fs.rmSync(tree, { recursive: true, force: true });
+    }
+  });
+
+  it.runIf(process.geteuid?.() === 0)('a directory another user owns: no (it may rename what is in it)', async () => {
+    const tree = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'debugkit-own-')));
+    try {
+      fs.mkdirSync(path.join(tree, 'theirs', 'sub'), { recursive: true });
+      fs.chmodSync(tree, 0o755);
+      fs.chownSync(path.join(tree, 'theirs'), 65534, 65534);
+      expect(await onlyOwnUserWrites(tree, true)).toBe(false);
+      expect(await onlyOwnUserWrites(path.join(tree, 'theirs', 'sub'), true)).toBe(false);
+    } finally {
+      fs.rmSync(tree, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,6 @@
-import { readlinkSync, realpathSync } from 'node:fs';
+import { chmodSync, closeSync, constants, copyFileSync, fstatSync, lstatSync, mkdtempSync, openSync, readlinkSync, realpathSync, rmSync, type Stats } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DebugkitError } from './errors.js';
 
@@ -9,12 +11,7 @@ import { DebugkitError } from './errors.js';
  * is resolved instead (see `leads`).
  */
 export function resolveContained(root: string, userPath: string, { mustExist = true, what = 'path' } = {}): string {
-  if (typeof userPath !== 'string' || userPath.length === 0) {
-    throw new DebugkitError('INVALID_ARGUMENT', `${what} is empty: give a path relative to the workspace root ${root}`);
-  }
-  if (userPath.includes('\0')) throw new DebugkitError('INVALID_ARGUMENT', `${what} contains a NUL byte`);
-  const realRoot = realpathSync.native(root);
-  const candidate = path.resolve(realRoot, userPath);
+  const { realRoot, candidate } = clientPath(root, userPath, what);
   const where = leads(candidate);
   const real = where.real;
   if (!where.exists) {
@@ -27,6 +24,16 @@ export function resolveContained(root: string, userPath: string, { mustExist = t
   }
   if (!isInside(realRoot, real)) throw outside(what, userPath, realRoot);
   return real;
+}
+
+/** A client path's absolute form under the root's real path; empty paths and NUL bytes refused. */
+function clientPath(root: string, userPath: string, what: string): { realRoot: string; candidate: string } {
+  if (typeof userPath !== 'string' || userPath.length === 0) {
+    throw new DebugkitError('INVALID_ARGUMENT', `${what} is empty: give a path relative to the workspace root ${root}`);
+  }
+  if (userPath.includes('\0')) throw new DebugkitError('INVALID_ARGUMENT', `${what} contains a NUL byte`);
+  const realRoot = realpathSync.native(root);
+  return { realRoot, candidate: path.resolve(realRoot, userPath) };
 }
 
 export function isInside(root: string, target: string): boolean {
@@ -95,6 +102,240 @@ function realpathError(p: string): unknown {
     return undefined;
   } catch (err) {
     return err;
+  }
+}
+
+/**
+ * A file or directory opened and then proven inside a root: what the kernel says the descriptor
+ * names (`/proc/self/fd/N`) is inside, so a link swapped in after the check cannot have been
+ * followed. Read through `fd` (never the path again) and close it.
+ */
+export interface OpenedInside {
+  kind: 'inside';
+  fd: number;
+  /** The opened file's real path, as the kernel names it now. */
+  real: string;
+  /** fstat of the descriptor: what was opened, not what the path names now. */
+  stats: Stats;
+}
+
+export type OpenContainment = OpenedInside | { kind: 'outside' } | { kind: 'missing' };
+
+export interface OpenInsideOptions {
+  /** 'file': only a regular file; 'directory': only a directory; 'any' (default): either. */
+  type?: 'file' | 'directory' | 'any';
+}
+
+/** Opens without following a link at the end, without waiting on a FIFO, closed on exec (libuv adds O_CLOEXEC). */
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+/** How often a path that changed between the check and the open is checked again. */
+const OPEN_ATTEMPTS = 3;
+
+/**
+ * Check, open, then check what was opened: the one way a file under `realRoot` (a real path) is
+ * opened for a client. `containment` finds where `abs` leads; its real path is opened with
+ * O_NOFOLLOW (a last component swapped for a link fails), and the descriptor's own path, read from
+ * /proc/self/fd, must be inside the root (a parent directory swapped for a link after the check
+ * shows there). 'outside' when the path, or what was opened, leads out; 'missing' when it does not
+ * resolve, is not of the asked `type`, or kept changing between check and open. Other open errors
+ * (EACCES, EMFILE) are thrown.
+ */
+export function openInside(realRoot: string, abs: string, { type = 'any' }: OpenInsideOptions = {}): OpenContainment {
+  for (let attempt = 0; attempt < OPEN_ATTEMPTS; attempt++) {
+    const where = containment(realRoot, abs);
+    if (where.kind !== 'inside') return where;
+    // Not opened at all when it is something else (a FIFO, a device): opening has effects.
+    const before = lstatSync(where.real, { throwIfNoEntry: false });
+    if (!before) continue;
+    if (!before.isSymbolicLink() && !fitsType(before, type)) return { kind: 'missing' };
+    const opened = openVerified(realRoot, where.real, { type });
+    // A link or a missing component where the check saw none: the path changed, check again.
+    if (opened !== 'changed') return opened;
+  }
+  return { kind: 'missing' };
+}
+
+/**
+ * The second half of openInside, for a path already known to name a file (or directory) without
+ * links (a real path; a name a directory listing gave): opened without following a link at its
+ * end (O_NOFOLLOW), without waiting on a FIFO, then judged by what the kernel says the descriptor
+ * names (/proc/self/fd/N), which a parent directory swapped for a link cannot hide. 'changed' when
+ * the open met a link, a missing name or a non-directory on the way.
+ */
+export function openVerified(realRoot: string, abs: string, { type = 'any' }: OpenInsideOptions = {}): OpenContainment | 'changed' {
+  let fd: number;
+  try {
+    fd = openSync(abs, OPEN_FLAGS | (type === 'directory' ? constants.O_DIRECTORY : 0));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' || code === 'ENOENT' || code === 'ENOTDIR') return 'changed';
+    throw err;
+  }
+  let opened: { real: string; stats: Stats };
+  try {
+    opened = { real: openedPath(fd), stats: fstatSync(fd) };
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+  if (!isInside(realRoot, opened.real)) {
+    closeSync(fd);
+    return { kind: 'outside' };
+  }
+  if (!fitsType(opened.stats, type)) {
+    closeSync(fd);
+    return { kind: 'missing' };
+  }
+  return { kind: 'inside', fd, ...opened };
+}
+
+function fitsType(stats: Stats, type: 'file' | 'directory' | 'any'): boolean {
+  return type === 'file' ? stats.isFile() : type === 'directory' ? stats.isDirectory() : stats.isFile() || stats.isDirectory();
+}
+
+/**
+ * The path the kernel gives an open descriptor (readlink of /proc/self/fd/N): where the opened
+ * file is, not where a path leads now. A file deleted since ends in " (deleted)".
+ */
+export function openedPath(fd: number): string {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch (err) {
+    throw new DebugkitError('INTERNAL', `cannot read /proc/self/fd/${fd}: debugkit needs /proc to prove that what it opened is inside the root`, { cause: err });
+  }
+}
+
+/**
+ * A path that names the file open on `fd` in this process, for another process of the same user:
+ * /proc/<pid>/fd/N. Opening it (or chdir to it) reaches the opened file itself (the kernel follows
+ * the descriptor, not a name), so nothing swapped at the old path can be reached through it. Only
+ * for a process that uses it as it is: one that canonicalizes paths with realpath(3) (gdb) reads
+ * it back to the workspace path; see CheckedProgram.
+ */
+export function descriptorPath(fd: number): string {
+  return `/proc/${process.pid}/fd/${fd}`;
+}
+
+/**
+ * `openInside` for a client path: resolved against `root` as `resolveContained` does (same
+ * errors: PATH_OUTSIDE_ROOT, NOT_FOUND, INVALID_ARGUMENT), then opened and checked.
+ */
+export function openContained(root: string, userPath: string, { what = 'path', type = 'any' }: { what?: string } & OpenInsideOptions = {}): OpenedInside {
+  const { realRoot, candidate } = clientPath(root, userPath, what);
+  const opened = openInside(realRoot, candidate, { type });
+  if (opened.kind === 'inside') return opened;
+  // As resolveContained: an escape is "outside" whether or not its end exists, so probing reveals nothing.
+  if (opened.kind === 'outside' || !isInside(realRoot, candidate)) throw outside(what, userPath, realRoot);
+  const kind = type === 'file' ? 'a file' : type === 'directory' ? 'a directory' : 'a file or directory';
+  throw new DebugkitError('NOT_FOUND', `${what} not found: ${userPath} (resolved against ${realRoot}; it must be ${kind})`);
+}
+
+/**
+ * A program checked and opened inside the root, for another process to load and run (gdb): `path`
+ * is a private copy of the opened file (made from the descriptor, so it is the checked file
+ * whatever the workspace path names by then), in a directory of its own (mode 0700), under the
+ * program's own file name. gdb cannot be handed the descriptor itself: it canonicalizes what it is
+ * given with realpath(3), which reads /proc/<pid>/fd/N back to the workspace path, and opens that
+ * name again (strace shows it; under a racing writer it then reads one file's symbols and runs
+ * another), so a link swapped in there would be what it reads and runs. Cost: one in-kernel copy
+ * of the program per session (about 3 ms for 1 MB, 15 ms for 10 MB, 90 ms for 100 MB); the
+ * program's argv[0] and /proc/self/exe name the copy. `close()` once the loading process is gone.
+ */
+export class CheckedProgram {
+  private closed = false;
+
+  private constructor(
+    /** The real path that was checked and opened (what to show the client). */
+    readonly real: string,
+    /** What to hand the other process: the private copy. */
+    readonly path: string,
+    private readonly dir: string,
+  ) {}
+
+  static open(root: string, userPath: string, what = 'program'): CheckedProgram {
+    const opened = openContained(root, userPath, { what, type: 'file' });
+    let dir: string | undefined;
+    try {
+      dir = mkdtempSync(path.join(tmpdir(), 'debugkit-prog-'));
+      const copy = path.join(dir, path.basename(opened.real));
+      // /proc/self/fd/N is the opened file itself: the kernel follows the descriptor, not a name.
+      copyFileSync(`/proc/self/fd/${opened.fd}`, copy);
+      chmodSync(copy, (opened.stats.mode & 0o777) | 0o500);
+      return new CheckedProgram(opened.real, copy, dir);
+    } catch (err) {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      throw err;
+    } finally {
+      closeSync(opened.fd);
+    }
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A directory opened and checked inside the root, for a child process's working directory:
+ * `path` (/proc/<pid>/fd/N) names the checked directory, so the child's chdir cannot be sent out
+ * of the root by a link swapped in after the check. Close it once the child has started.
+ */
+export function openContainedDirectory(root: string, userPath: string, what = 'cwd'): { real: string; path: string; close: () => void } {
+  const opened = openContained(root, userPath, { what, type: 'directory' });
+  let closed = false;
+  return {
+    real: opened.real,
+    path: descriptorPath(opened.fd),
+    close: () => {
+      if (!closed) closeSync(opened.fd);
+      closed = true;
+    },
+  };
+}
+
+/**
+ * True when no user but this process's own (or root) can change a name anywhere on the way to the
+ * files under `dir` (its own only, without `recursive`): `dir` and every directory under it (links
+ * to directories are not followed) belong to this user or root and are writable by neither group
+ * nor others, and so is every directory above it, except a sticky one (such as /tmp) whose entry on
+ * the way belongs to this user or root. Then whoever could swap a file or directory there for a
+ * link already runs as this user or as root, and can read anything debugkit could read through the
+ * link: racing a check gains it nothing. Ownership and modes can only be changed by their owner or
+ * root, so the answer cannot be turned by another user meanwhile. The tree is read by path.
+ */
+export async function onlyOwnUserWrites(dir: string, recursive: boolean): Promise<boolean> {
+  const me = process.geteuid?.() ?? -1;
+  const ours = (st: Stats) => st.uid === me || st.uid === 0;
+  const closed = (st: Stats) => ours(st) && (st.mode & 0o022) === 0;
+  try {
+    // Above `dir`: each directory, and the entry of it on the way down.
+    let child = lstatSync(dir);
+    if (!child.isDirectory() || !closed(child)) return false;
+    for (let at = dir, up = path.dirname(dir); up !== at; at = up, up = path.dirname(up)) {
+      const parent = lstatSync(up);
+      const sticky = (parent.mode & 0o1000) !== 0;
+      if (!ours(parent) || ((parent.mode & 0o022) !== 0 && !(sticky && ours(child)))) return false;
+      child = parent;
+    }
+    if (!recursive) return true;
+    // Below it: every directory, a level at a time (the levels' directories are read in parallel).
+    for (let level = [dir]; level.length > 0; ) {
+      const listed = await Promise.all(level.map((here) => readdir(here, { withFileTypes: true }).then((entries) => ({ here, entries }))));
+      level = [];
+      for (const { here, entries } of listed) {
+        for (const entry of entries) {
+          if (!entry.isDirectory()) continue;
+          const sub = path.join(here, entry.name);
+          if (!closed(lstatSync(sub))) return false;
+          level.push(sub);
+        }
+      }
+    }
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -81,6 +81,11 @@ export class Engine {
     return this.proc.child.pid;
   }
 
+  /** Settles once gdb itself has exited (what a checked program handed to it waits for before it is closed). */
+  get ended(): Promise<unknown> {
+    return this.proc.exited;
+  }
+
   /** Runs `fn` after every earlier command on this engine has finished. */
   serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.queue.then(fn);

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DebugkitError } from '../../core/errors.js';
+import { openContainedDirectory, type CheckedProgram } from '../../core/paths.js';
 import type { MiTuple } from '../../core/mi/parser.js';
 import { Engine } from './engine.js';
 import { DebuggerRpcError } from './errors.js';
@@ -72,13 +73,26 @@ export class DebugSession {
     this.tempDir = tempDir;
   }
 
-  /** Starts `program` under gdb, runs it to main and starts recording there. */
-  static async launch(id: string, program: string, args: string[], options: SessionOptions, waitMs: number): Promise<DebugSession> {
+  /**
+   * Starts `program` under gdb, runs it to main and starts recording there. gdb loads and runs the
+   * checked file (its private copy, CheckedProgram) and starts in the checked directory holding it,
+   * never a workspace path a writer could swap for a link meanwhile; the copy is removed when gdb
+   * has exited.
+   */
+  static async launch(id: string, checked: CheckedProgram, args: string[], options: SessionOptions, waitMs: number): Promise<DebugSession> {
+    const program = checked.real;
+    const dir = openContainedDirectory(options.root, path.dirname(program), 'program directory');
     const tempDir = mkdtempSync(path.join(tmpdir(), 'debugkit-dbg-'));
     const tty = path.join(tempDir, 'output');
     writeFileSync(tty, '');
     const env = { ...process.env, GLIBC_TUNABLES: RECORD_TUNABLES };
-    const engine = await Engine.start({ gdbPath: options.gdbPath, cwd: path.dirname(program), args: [program, ...args], env, replyTimeoutMs: options.replyTimeoutMs });
+    let engine: Engine;
+    try {
+      engine = await Engine.start({ gdbPath: options.gdbPath, cwd: dir.path, args: [checked.path, ...args], env, replyTimeoutMs: options.replyTimeoutMs });
+    } finally {
+      dir.close();
+    }
+    void engine.ended.then(() => checked.close());
     try {
       await engine.mi_(`-inferior-tty-set ${tty}`);
       await engine.mi_('-break-insert -t main');

@@ -15,6 +15,8 @@ export type TargetState = 'not started' | 'running' | 'stopped' | 'exited';
 export interface GdbSessionOptions {
   gdbPath: string;
   cwd: string;
+  /** Where gdb is started when not at `cwd` itself: a checked directory's descriptor path (core/paths openContainedDirectory), which names `cwd`. */
+  startIn?: string;
   /** Script gdb runs debuggees through (see exec-wrapper.sh). */
   execWrapper: string;
   /** Bound on gdb's answer to one command. */
@@ -108,7 +110,7 @@ export class GdbSession implements SessionResource {
     // A UTF-8 locale makes gdb print non-ASCII text as text rather than octal escapes; the
     // debuggee gets the caller's own LC_ALL back (see ENV_RESTORE).
     const proc = await spawnChild(options.gdbPath, ['--interpreter=mi3', '-q', '-nx'], {
-      cwd: options.cwd,
+      cwd: options.startIn ?? options.cwd,
       env: { ...process.env, LC_ALL: 'C.UTF-8' },
       stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
     });
@@ -133,6 +135,11 @@ export class GdbSession implements SessionResource {
 
   get pid(): number | undefined {
     return this.proc.child.pid;
+  }
+
+  /** Settles once gdb has exited (what the checked program handed to it waits for before it is closed). */
+  get exited(): Promise<unknown> {
+    return this.proc.exited;
   }
 
   /** Runs one CLI or MI command; calls on one session never overlap. */

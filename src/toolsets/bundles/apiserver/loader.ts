@@ -1,6 +1,8 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { closeSync, readFile as readFd, type Stats } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { containment } from '../../../core/paths.js';
+import { promisify } from 'node:util';
+import { openInside } from '../../../core/paths.js';
 import { at, isRecord, type K8sObject } from './json.js';
 
 /** What one bundle file holds once parsed. */
@@ -57,13 +59,23 @@ export class FileCache {
   constructor(private readonly realRoot?: string) {}
 
   /**
-   * The real path of a bundle file when it is inside the bundle, else undefined: the same
-   * containment as read_file, so a link to a host file is never served.
+   * A bundle file or directory opened and checked inside the bundle (core/paths openInside), or
+   * undefined: what was checked is what is read, through `fd` (close it), never the path again.
    */
-  inside(file: string): string | undefined {
-    if (this.realRoot === undefined) return file;
-    const where = containment(this.realRoot, file);
-    return where.kind === 'inside' ? where.real : undefined;
+  open(file: string, type: 'file' | 'directory' | 'any' = 'any'): { fd: number; stats: Stats } | undefined {
+    const opened = openInside(this.realRoot ?? '/', file, { type });
+    return opened.kind === 'inside' ? { fd: opened.fd, stats: opened.stats } : undefined;
+  }
+
+  /** A bundle file's text, read through a checked descriptor; throws when it is missing or leads out. */
+  private async readText(file: string): Promise<string> {
+    const opened = this.open(file, 'file');
+    if (opened === undefined) throw new Error('it is missing, or a link leading out of the bundle');
+    try {
+      return await readFdText(opened.fd, 'utf8');
+    } finally {
+      closeSync(opened.fd);
+    }
   }
 
   load(file: string): Promise<LoadedFile> {
@@ -77,9 +89,7 @@ export class FileCache {
 
   private async parse(file: string): Promise<LoadedFile> {
     try {
-      const real = this.inside(file);
-      if (real === undefined) throw new Error('it is missing, or a link leading out of the bundle');
-      const text = await readFile(real, 'utf8');
+      const text = await this.readText(file);
       if (file.endsWith('.json')) return toLoadedFile(JSON.parse(text));
       const parse = await loadYamlParser();
       if (!parse) {
@@ -95,9 +105,7 @@ export class FileCache {
 
   /** A JSON file's parsed content as is (not as a list), or undefined when absent or invalid. */
   loadRaw(file: string): Promise<unknown> {
-    const real = this.inside(file);
-    if (real === undefined) return Promise.resolve(undefined);
-    return readFile(real, 'utf8').then(
+    return this.readText(file).then(
       (text) => JSON.parse(text) as unknown,
       () => undefined,
     ).catch(() => undefined);
@@ -107,16 +115,19 @@ export class FileCache {
   listDir(dir: string): Promise<string[]> {
     let p = this.dirs.get(dir);
     if (!p) {
-      const real = this.inside(dir);
-      p = real === undefined ? Promise.resolve([]) : readdir(real, { withFileTypes: true }).then(
+      const opened = this.open(dir, 'directory');
+      // Read through the checked descriptor (/proc/self/fd/N is the directory that was checked).
+      p = opened === undefined ? Promise.resolve([]) : readdir(`/proc/self/fd/${opened.fd}`, { withFileTypes: true }).then(
         (entries) => entries.filter((e) => e.isFile()).map((e) => e.name).sort(),
         () => [],
-      );
+      ).finally(() => closeSync(opened.fd));
       this.dirs.set(dir, p);
     }
     return p;
   }
 }
+
+const readFdText = promisify(readFd) as (fd: number, encoding: 'utf8') => Promise<string>;
 
 export async function isDirectory(p: string): Promise<boolean> {
   return stat(p).then((s) => s.isDirectory(), () => false);

@@ -1,3 +1,4 @@
+import { closeSync, openSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,7 +16,12 @@ afterAll(async () => {
 async function tail(content: string, lines: number): Promise<string> {
   const file = path.join(dir, `f${Math.random()}.log`);
   await writeFile(file, content);
-  return (await readTail(file, Buffer.byteLength(content), lines)).toString();
+  const fd = openSync(file, 'r');
+  try {
+    return (await readTail(fd, Buffer.byteLength(content), lines)).toString();
+  } finally {
+    closeSync(fd);
+  }
 }
 
 describe('readTail', () => {

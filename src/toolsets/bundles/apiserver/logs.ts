@@ -1,8 +1,8 @@
-import { createReadStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { closeSync, createReadStream, read } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
 import type { Bundle } from './bundle.js';
 import { at, list, str } from './json.js';
 import { badRequest, failure, notFound, sendStatus } from './status.js';
@@ -13,7 +13,8 @@ import { badRequest, failure, notFound, sendStatus } from './status.js';
  * Honours container, previous, tailLines and limitBytes; follow just returns what was
  * collected (a snapshot never grows); timestamps and since* cannot be honoured because
  * collected logs carry no per-line times, so they are refused (400), never ignored. The log file
- * is read only when it leads to a file inside the bundle (the containment read_file uses).
+ * is read only when it leads to a file inside the bundle (the containment read_file uses), through
+ * the descriptor that was checked (a log swapped for a link after the check is never read).
  */
 export interface LogQuery {
   container?: string;
@@ -80,9 +81,8 @@ export async function serveLog(bundle: Bundle, namespace: string, podName: strin
   if (!SAFE_NAME.test(container)) return sendStatus(res, badRequest(`container ${container} is not valid for pod ${podName}`));
 
   // The same containment as read_file: a log that is a link out of the bundle was not collected.
-  const file = bundle.cache.inside(path.join(dir, `${container}${query.previous ? '-previous' : ''}.log`));
-  const info = file === undefined ? undefined : await stat(file).catch(() => undefined);
-  if (!info?.isFile()) {
+  const opened = bundle.cache.open(path.join(dir, `${container}${query.previous ? '-previous' : ''}.log`), 'file');
+  if (!opened) {
     if (query.previous) return sendStatus(res, badRequest(`previous terminated container "${container}" in pod "${podName}" not found`));
     return sendStatus(
       res,
@@ -92,47 +92,51 @@ export async function serveLog(bundle: Bundle, namespace: string, podName: strin
       }),
     );
   }
-  res.writeHead(200, { 'Content-Type': 'text/plain' });
-  if (query.tailLines !== undefined) {
-    const tail = await readTail(file!, info.size, query.tailLines);
-    res.end(query.limitBytes !== undefined ? tail.subarray(0, query.limitBytes) : tail);
-    return;
+  const { fd, stats: info } = opened;
+  let streaming = false;
+  try {
+    res.writeHead(200, { 'Content-Type': 'text/plain' });
+    if (query.tailLines !== undefined) {
+      const tail = await readTail(fd, info.size, query.tailLines);
+      res.end(query.limitBytes !== undefined ? tail.subarray(0, query.limitBytes) : tail);
+      return;
+    }
+    if (query.limitBytes === 0 || info.size === 0) return void res.end();
+    const end = query.limitBytes !== undefined ? Math.min(query.limitBytes, info.size) - 1 : undefined;
+    streaming = true;
+    await pipeline(createReadStream('', { fd, start: 0, end, autoClose: true }), res);
+  } finally {
+    if (!streaming) closeSync(fd);
   }
-  if (query.limitBytes === 0 || info.size === 0) return void res.end();
-  const end = query.limitBytes !== undefined ? Math.min(query.limitBytes, info.size) - 1 : undefined;
-  await pipeline(createReadStream(file!, { end }), res);
 }
+
+const readAt = promisify(read);
 
 const CHUNK = 64 * 1024;
 
 /**
- * The last `lines` lines of a file, read backwards in chunks so a tail of a large log does
- * not load all of it.
+ * The last `lines` lines of the file open on `fd` (`size` bytes), read backwards in chunks so a
+ * tail of a large log does not load all of it.
  */
-export async function readTail(file: string, size: number, lines: number): Promise<Buffer> {
+export async function readTail(fd: number, size: number, lines: number): Promise<Buffer> {
   if (lines === 0 || size === 0) return Buffer.alloc(0);
-  const fh = await open(file, 'r');
-  try {
-    const chunks: Buffer[] = [];
-    let pos = size;
-    let found = 0;
-    while (pos > 0) {
-      const len = Math.min(CHUNK, pos);
-      pos -= len;
-      const buf = Buffer.alloc(len);
-      await fh.read(buf, 0, len, pos);
-      for (let i = len - 1; i >= 0; i--) {
-        // A newline as the file's last byte ends the last line rather than starting an empty one.
-        if (buf[i] !== 0x0a || pos + i === size - 1) continue;
-        if (++found === lines) {
-          chunks.unshift(buf.subarray(i + 1));
-          return Buffer.concat(chunks);
-        }
+  const chunks: Buffer[] = [];
+  let pos = size;
+  let found = 0;
+  while (pos > 0) {
+    const len = Math.min(CHUNK, pos);
+    pos -= len;
+    const buf = Buffer.alloc(len);
+    await readAt(fd, buf, 0, len, pos);
+    for (let i = len - 1; i >= 0; i--) {
+      // A newline as the file's last byte ends the last line rather than starting an empty one.
+      if (buf[i] !== 0x0a || pos + i === size - 1) continue;
+      if (++found === lines) {
+        chunks.unshift(buf.subarray(i + 1));
+        return Buffer.concat(chunks);
       }
-      chunks.unshift(buf);
     }
-    return Buffer.concat(chunks);
-  } finally {
-    await fh.close();
+    chunks.unshift(buf);
   }
+  return Buffer.concat(chunks);
 }

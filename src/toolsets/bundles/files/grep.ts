@@ -1,7 +1,7 @@
 import { isAscii } from 'node:buffer';
-import { closeSync, openSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs';
 import { DebugkitError } from '../../../core/errors.js';
-import { isInside } from '../../../core/paths.js';
+import { isInside, openVerified } from '../../../core/paths.js';
 import { workerEntry, WorkerJobError, WorkerPool, WorkerStalledError } from '../../../core/workers.js';
 import { BundleError, type BundleErrorType } from '../errors.js';
 import { compileGlob, type GlobMatcher } from './glob.js';
@@ -236,6 +236,7 @@ export async function searchBundle(root: string, options: GrepOptions, engine: G
     maxResults,
     maxPerFile,
     buf: Buffer.allocUnsafe(CHUNK),
+    root: target.root,
   };
 
   let used: 'ripgrep' | 'builtin' = 'builtin';
@@ -369,7 +370,7 @@ async function listFiles(target: { root: string; abs: string; display: string },
         listing.files.push({ abs, display });
         return;
       }
-      const kind = sniff(abs, head);
+      const kind = sniff(target.root, abs, head);
       if (kind) listing.files.push({ rel: abs.slice(prefix), kind });
     },
     () => false,
@@ -387,14 +388,10 @@ function unchanged(d: { abs: string; mtimeMs: number; ino: number }): boolean {
   return st !== undefined && st.mtimeMs === d.mtimeMs && st.ino === d.ino;
 }
 
-/** Text or binary by the first SNIFF_BYTES, as searchFile decides; null when unreadable (skipped, not counted). */
-function sniff(abs: string, head: Buffer): 'text' | 'binary' | null {
-  let fd: number;
-  try {
-    fd = openSync(abs, 'r');
-  } catch {
-    return null;
-  }
+/** Text or binary by the first SNIFF_BYTES, as searchFile decides; null when unreadable or not inside the bundle (skipped, not counted). */
+function sniff(root: string, abs: string, head: Buffer): 'text' | 'binary' | null {
+  const fd = openChecked(root, abs);
+  if (fd === null) return null;
   try {
     const n = readSync(fd, head, 0, head.length, 0);
     return looksBinary(head.subarray(0, n)) ? 'binary' : 'text';
@@ -453,6 +450,8 @@ interface SearchState {
   maxPerFile: number;
   /** One read buffer for every file (files are searched one at a time). */
   buf: Buffer;
+  /** The bundle's real path: every file searched is opened and checked inside it. */
+  root: string;
 }
 
 /**
@@ -577,17 +576,27 @@ export function requiredLiteral(pattern: string): string {
   return best;
 }
 
+/**
+ * A file to search, opened and checked inside the bundle (core/paths openVerified): a file or
+ * directory swapped for a link out of the bundle after the walk saw it is never read. Null when it
+ * cannot be read or is no longer a file inside.
+ */
+function openChecked(root: string, abs: string): number | null {
+  try {
+    const opened = openVerified(root, abs, { type: 'file' });
+    return opened !== 'changed' && opened.kind === 'inside' ? opened.fd : null;
+  } catch {
+    return null;
+  }
+}
+
 /** A line longer than this is searched in pieces (its matches may then repeat the line number). */
 const MAX_CARRY = 16 * 1024 * 1024;
 
 /** Searches one file, synchronously (small reads cost far less than a trip through the thread pool). */
 function searchFile(searcher: Searcher, abs: string, display: string, state: SearchState): void {
-  let fd: number;
-  try {
-    fd = openSync(abs, 'r');
-  } catch {
-    return; // unreadable: skipped
-  }
+  const fd = openChecked(state.root, abs);
+  if (fd === null) return; // unreadable, or no longer a file inside the bundle: skipped
   try {
     const buf = state.buf;
     const file: FileScan = { display, lineBase: 0, inFile: 0, lastLine: -1 };

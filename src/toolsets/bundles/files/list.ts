@@ -1,7 +1,7 @@
-import type { Dirent, Stats } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { closeSync, type Dirent, type Stats } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { isInside } from '../../../core/paths.js';
+import { openInside } from '../../../core/paths.js';
 import { BundleError } from '../errors.js';
 import { childDisplay, isBinaryFile, isoSeconds, mapLimit, resolveBundlePath } from './resolve.js';
 
@@ -43,7 +43,9 @@ export const DEFAULT_LIST_MAX_ENTRIES = 150;
  * list_files: the entries of a bundle directory (or of its whole subtree with `recursive`):
  * directories first, then files, each by name; a recursive listing goes level by level, like
  * os.walk. Symlinks are shown as what they point to when that is inside the bundle and left out
- * otherwise; symlinked directories are listed but not descended into.
+ * otherwise; symlinked directories are listed but not descended into. Every directory is read,
+ * and every file sniffed, through a descriptor checked inside the bundle (core/paths openInside):
+ * a directory or file swapped for a link after the check shows nothing from outside.
  */
 export async function listFiles(root: string, dirPath = '/', recursive = false, options: ListOptions = {}): Promise<ListResult> {
   const max = options.maxEntries ?? DEFAULT_LIST_MAX_ENTRIES;
@@ -58,14 +60,14 @@ export async function listFiles(root: string, dirPath = '/', recursive = false, 
   const queue: { abs: string; display: string }[] = [{ abs: target.abs, display: target.display }];
   while (queue.length > 0 && !truncated) {
     const dir = queue.shift()!;
-    const children = await readChildren(target.root, dir.abs);
+    const { real, children } = await readChildren(target.root, dir.abs);
     for (const child of children) {
       if (entries.length >= max) {
         truncated = true;
         break;
       }
       const display = childDisplay(dir.display, child.name);
-      const abs = path.join(dir.abs, child.name);
+      const abs = path.join(real, child.name);
       const entry: FileEntry = {
         name: child.name,
         path: display,
@@ -82,7 +84,7 @@ export async function listFiles(root: string, dirPath = '/', recursive = false, 
   }
   // Sniff files for binary content, a few at a time.
   await mapLimit(files, 32, async ({ entry, abs }) => {
-    entry.is_binary = await isBinaryFile(abs);
+    entry.is_binary = await isBinaryFile(target.root, abs);
   });
 
   const metadata: ListMetadata = {
@@ -109,26 +111,36 @@ interface Child {
   isLink: boolean;
 }
 
-async function readChildren(realRoot: string, dir: string): Promise<Child[]> {
-  let dirents: Dirent[];
+async function readChildren(realRoot: string, dir: string): Promise<{ real: string; children: Child[] }> {
+  const opened = openInside(realRoot, dir, { type: 'directory' });
+  if (opened.kind !== 'inside') return { real: dir, children: [] };
+  // The checked directory itself, through its descriptor: entries are looked up in it, not by a path that may lead elsewhere by now.
+  const here = `/proc/self/fd/${opened.fd}`;
   try {
-    dirents = await readdir(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  const children = await mapLimit(dirents, 32, async (d): Promise<Child | null> => {
-    const abs = path.join(dir, d.name);
-    const isLink = d.isSymbolicLink();
-    if (isLink) {
-      // Only links that stay inside the bundle are shown, as what they point to.
-      const real = await realpath(abs).catch(() => null);
-      if (real === null || !isInside(realRoot, real)) return null;
+    let dirents: Dirent[];
+    try {
+      dirents = await readdir(here, { withFileTypes: true });
+    } catch {
+      return { real: opened.real, children: [] };
     }
-    const st = await stat(abs).catch(() => null);
-    if (!st) return null;
-    return { name: d.name, stats: st, isDir: st.isDirectory(), isLink };
-  });
-  return children
-    .filter((c): c is Child => c !== null)
-    .sort((a, b) => (a.isDir !== b.isDir ? (a.isDir ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const children = await mapLimit(dirents, 32, async (d): Promise<Child | null> => {
+      let st = await lstat(`${here}/${d.name}`).catch(() => null);
+      if (!st) return null;
+      const isLink = st.isSymbolicLink();
+      if (isLink) {
+        // Only links that stay inside the bundle are shown, as what they point to (opened and checked).
+        const target = openInside(realRoot, path.join(opened.real, d.name));
+        if (target.kind !== 'inside') return null;
+        closeSync(target.fd);
+        st = target.stats;
+      }
+      return { name: d.name, stats: st, isDir: st.isDirectory(), isLink };
+    });
+    const kept = children
+      .filter((c): c is Child => c !== null)
+      .sort((a, b) => (a.isDir !== b.isDir ? (a.isDir ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return { real: opened.real, children: kept };
+  } finally {
+    closeSync(opened.fd);
+  }
 }

@@ -1,6 +1,6 @@
-import { open } from 'node:fs/promises';
+import { closeSync } from 'node:fs';
 import { BundleError } from '../errors.js';
-import { looksBinary, resolveBundlePath, SNIFF_BYTES } from './resolve.js';
+import { looksBinary, openResolved, readAt, resolveBundlePath, SNIFF_BYTES } from './resolve.js';
 
 export interface ReadResult {
   path: string;
@@ -41,19 +41,27 @@ const CHUNK = 1024 * 1024;
 export async function readFile(root: string, filePath: string, startLine = 1, endLine: number | null = null, options: ReadOptions = {}): Promise<ReadResult> {
   const maxLines = Math.max(1, options.maxLines ?? DEFAULT_READ_MAX_LINES);
   const maxBytes = Math.max(1, options.maxBytes ?? DEFAULT_READ_MAX_BYTES);
-  const target = resolveBundlePath(root, filePath, (d) => new BundleError('FileNotFoundError', `File '${d}' not found`));
+  const notFound = (d: string) => new BundleError('FileNotFoundError', `File '${d}' not found`);
+  const target = resolveBundlePath(root, filePath, notFound);
   const display = target.display;
-  if (target.stats.isDirectory()) throw new BundleError('NotAFileError', `Path '${display}' is a directory, not a file`);
-  if (!target.stats.isFile()) throw new BundleError('NotAFileError', `Path '${display}' is not a regular file`);
+  const notAFile = (stats: typeof target.stats) => {
+    if (stats.isDirectory()) return new BundleError('NotAFileError', `Path '${display}' is a directory, not a file`);
+    return stats.isFile() ? undefined : new BundleError('NotAFileError', `Path '${display}' is not a regular file`);
+  };
+  const refused = notAFile(target.stats);
+  if (refused) throw refused;
   // 0-based inside: `start` and `end` index lines from 0.
   const start = Math.max(1, Math.floor(startLine ?? 1)) - 1;
   const end = endLine === null || endLine === undefined ? Infinity : Math.max(1, Math.floor(endLine)) - 1;
 
-  const fh = await open(target.abs, 'r');
+  // Read through the descriptor that was checked inside the bundle, never the path again.
+  const { fd, stats } = openResolved(target, notFound);
   try {
+    const changed = notAFile(stats);
+    if (changed) throw changed;
     const buf = Buffer.allocUnsafe(CHUNK);
-    let { bytesRead } = await fh.read(buf, 0, CHUNK, 0);
-    const size = target.stats.size;
+    let { bytesRead } = await readAt(fd, buf, 0, CHUNK, 0);
+    const size = stats.size;
     if (looksBinary(buf.subarray(0, Math.min(bytesRead, SNIFF_BYTES)))) {
       return binaryResult(display, buf.subarray(0, Math.min(bytesRead, BINARY_DUMP_BYTES)), Math.max(size, bytesRead), start);
     }
@@ -113,7 +121,7 @@ export async function readFile(root: string, filePath: string, startLine = 1, en
         pos = nl + 1;
       }
       position += bytesRead;
-      ({ bytesRead } = await fh.read(buf, 0, CHUNK, position));
+      ({ bytesRead } = await readAt(fd, buf, 0, CHUNK, position));
     }
     if (partial) {
       if (wanted()) finishLine();
@@ -122,7 +130,7 @@ export async function readFile(root: string, filePath: string, startLine = 1, en
     const total = line;
     return textResult(display, size, start, end, total, lines, maxLines, maxBytes);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 

@@ -1,8 +1,8 @@
 import { isAscii, isUtf8 } from 'node:buffer';
-import { realpathSync, statSync, type Stats } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { closeSync, read, realpathSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { isInside } from '../../../core/paths.js';
+import { promisify } from 'node:util';
+import { isInside, openInside, openVerified } from '../../../core/paths.js';
 import { BundleError } from '../errors.js';
 import { containment } from '../store/contain.js';
 
@@ -66,6 +66,24 @@ export function resolveBundlePath(root: string, userPath: string | undefined | n
   return { abs, display, stats, root: realRoot };
 }
 
+/**
+ * Opens what `resolveBundlePath` found, and proves what was opened is inside the bundle
+ * (core/paths openVerified, openInside): a file or directory swapped for a link after the check
+ * is a SecurityError (or not found), never read. Read through `fd` only, then close it. `stats` is
+ * the fstat of what was opened.
+ */
+export function openResolved(target: BundlePath, notFound: (display: string) => BundleError): { fd: number; stats: Stats } {
+  // target.abs is the real path the check found: open it as it is, and check again only when it changed meanwhile.
+  const first = openVerified(target.root, target.abs);
+  const opened = first === 'changed' ? openInside(target.root, target.abs) : first;
+  if (opened.kind === 'outside') throw outside(target.display);
+  if (opened.kind === 'missing') throw notFound(target.display);
+  return { fd: opened.fd, stats: opened.stats };
+}
+
+/** fs.read on a descriptor, awaited. */
+export const readAt = promisify(read);
+
 function outside(given: string): BundleError {
   return new BundleError('SecurityError', `${OUTSIDE_MESSAGE}: ${given}`);
 }
@@ -95,18 +113,23 @@ function completeUtf8End(buf: Buffer): number {
   return buf.length;
 }
 
-/** Sniffs the first 8 KiB of a regular file; unreadable files count as not binary. */
-export async function isBinaryFile(abs: string): Promise<boolean> {
-  let fh;
+/**
+ * Sniffs the first 8 KiB of a regular file of the bundle at `realRoot`, opened and checked inside
+ * it (openInside); unreadable files, and files that are no longer inside, count as not binary.
+ */
+export async function isBinaryFile(realRoot: string, abs: string): Promise<boolean> {
+  let fd: number | undefined;
   try {
-    fh = await open(abs, 'r');
+    const opened = openInside(realRoot, abs, { type: 'file' });
+    if (opened.kind !== 'inside') return false;
+    fd = opened.fd;
     const buf = Buffer.alloc(SNIFF_BYTES);
-    const { bytesRead } = await fh.read(buf, 0, SNIFF_BYTES, 0);
+    const { bytesRead } = await readAt(fd, buf, 0, SNIFF_BYTES, 0);
     return looksBinary(buf.subarray(0, bytesRead));
   } catch {
     return false;
   } finally {
-    await fh?.close().catch(() => {});
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

@@ -1,5 +1,7 @@
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, statSync, type Dirent } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { descriptorPath, onlyOwnUserWrites, openVerified } from '../../../core/paths.js';
 import { killProcessGroup, spawnChild } from '../../../core/process.js';
 
 /**
@@ -290,11 +292,188 @@ export async function scanWithRipgrep(
   return data ? parseScan(data) : null;
 }
 
-/** scanWithRipgrep's first half: rg's raw output (null as there), for parseScan to read elsewhere (a worker thread). */
-export function ripgrepOutput(rg: string, dir: string, rustPattern: string, options: { caseSensitive: boolean; recursive: boolean }, limits: RipgrepLimits): Promise<Buffer | null> {
-  const args = [...baseArgs(options.recursive), '--line-number', '--no-heading', options.caseSensitive ? '--case-sensitive' : '--ignore-case'];
-  args.push('--regexp', rustPattern, '--', dir);
-  return runRipgrep(rg, args, limits);
+/**
+ * scanWithRipgrep's first half: rg's raw output (null as there), for parseScan to read elsewhere (a
+ * worker thread). It is what `rg ... -- dir` prints, and rg never reads through a link another
+ * user swapped in after the check. When no other user can write anywhere on the way to the files
+ * (core/paths onlyOwnUserWrites: the bundle store's own tree, as debugkit extracts it), rg walks
+ * `dir` itself, as fast as it goes (started while the directories are checked; its output is
+ * dropped unread when they are not): whoever could swap a link in there can read what rg would.
+ * Otherwise rg opens nothing by name: `dir` is walked here as rg walks it (regular files, hidden
+ * ones too, directories but not links to them), each directory and file is opened and checked
+ * inside `dir` (core/paths openVerified), and rg reads the opened files themselves through this
+ * process's descriptors (/proc/<pid>/fd/N), RG_BATCH at a time; the names in its output are put
+ * back, and a file or directory swapped for a link is not searched. That costs about 4x rg's own
+ * time on a tree of many small files (per file: an open, a readlink and an fstat here, and rg
+ * handles a list of paths more slowly than a directory).
+ */
+export async function ripgrepOutput(rg: string, dir: string, rustPattern: string, options: { caseSensitive: boolean; recursive: boolean }, limits: RipgrepLimits): Promise<Buffer | null> {
+  // --with-filename: rg names the file even when a batch holds one.
+  const args = [...baseArgs(options.recursive), '--line-number', '--no-heading', '--with-filename', options.caseSensitive ? '--case-sensitive' : '--ignore-case', '--regexp', rustPattern, '--'];
+  // rg starts on `dir` while its directories are checked; its output is used only if no other user can write there.
+  const speculative = new AbortController();
+  const direct = runRipgrep(rg, [...args, dir], { ...limits, signal: limits.signal ? AbortSignal.any([limits.signal, speculative.signal]) : speculative.signal });
+  if (await onlyOwnUserWrites(dir, options.recursive)) return direct;
+  speculative.abort();
+  await direct;
+  const deadline = Date.now() + limits.timeoutMs;
+  const left = () => deadline - Date.now();
+  const names = await filesUnder(dir, options.recursive);
+  // Batches are opened while rg reads the one before (at most two batches' descriptors open at once).
+  const runs: Array<Promise<{ data: Buffer; names: Map<string, string> } | null>> = [];
+  let running: Promise<unknown> = Promise.resolve();
+  let failed = false;
+  let short = false;
+  for (let at = 0; at < names.length && !failed; ) {
+    // Descriptors ran out last time: the run in flight gives its own back first.
+    if (short) await running;
+    const batch = await openBatch(dir, names, at);
+    at = batch.next;
+    short = batch.full;
+    if (batch.fds.length === 0) {
+      if (at < names.length) return null; // not one descriptor to spare
+      break;
+    }
+    await running;
+    if (failed || left() <= 0 || limits.signal?.aborted) {
+      for (const fd of batch.fds) closeSync(fd);
+      return null;
+    }
+    const run = runRipgrep(rg, [...args, ...batch.names.keys()], { ...limits, timeoutMs: left() })
+      .then((data) => {
+        if (!data) failed = true;
+        return data ? { data, names: batch.names } : null;
+      })
+      .finally(() => {
+        for (const fd of batch.fds) closeSync(fd);
+      });
+    runs.push(run);
+    running = run;
+  }
+  const outputs: Buffer[] = [];
+  let bytes = 0;
+  let lines = 0;
+  for (const result of await Promise.all(runs)) {
+    if (!result) return null;
+    bytes += result.data.length;
+    for (let k = result.data.indexOf(10); k !== -1; k = result.data.indexOf(10, k + 1)) lines++;
+    if (bytes > limits.maxBytes || lines > limits.maxLines) return null;
+    const named = renamePaths(result.data, result.names);
+    if (!named) return null;
+    outputs.push(named);
+  }
+  return Buffer.concat(outputs);
+}
+
+/** Files rg reads in one run, each through a descriptor held open until the run ends. */
+const RG_BATCH = 8192;
+/** Files opened between two turns of the event loop (~3 ms). */
+const OPEN_SLICE = 256;
+
+/**
+ * Opens the files of `names` from `at` on, up to RG_BATCH of them, each checked inside `dir`:
+ * their descriptors, the descriptor paths rg gets with the names to put back, where the next
+ * batch starts, and whether it stopped early because descriptors ran out. Files that are no
+ * longer files inside `dir` are left out; the event loop runs every OPEN_SLICE files.
+ */
+async function openBatch(dir: string, names: string[], at: number): Promise<{ fds: number[]; names: Map<string, string>; next: number; full: boolean }> {
+  const fds: number[] = [];
+  const byDescriptor = new Map<string, string>();
+  let i = at;
+  let full = false;
+  for (; i < names.length && fds.length < RG_BATCH; i++) {
+    if ((i - at) % OPEN_SLICE === OPEN_SLICE - 1) await new Promise<void>((resolve) => setImmediate(resolve));
+    const opened = openFile(dir, names[i]!);
+    if (opened === 'full') {
+      full = true;
+      break;
+    }
+    if (opened === null) continue;
+    fds.push(opened);
+    byDescriptor.set(descriptorPath(opened), names[i]!);
+  }
+  return { fds, names: byDescriptor, next: i, full };
+}
+
+/**
+ * The regular files under `dir` (only its own with `recursive` false), as rg's walk finds them:
+ * hidden ones too, no ignore files, directories descended into but not links to them. Each
+ * directory is read through a descriptor checked inside `dir`, so one swapped for a link out of
+ * it lists nothing; the event loop runs between directories.
+ */
+async function filesUnder(dir: string, recursive: boolean): Promise<string[]> {
+  const files: string[] = [];
+  const queue = [dir];
+  while (queue.length > 0) {
+    const here = queue.shift()!;
+    let opened;
+    try {
+      opened = openVerified(dir, here, { type: 'directory' });
+    } catch {
+      continue;
+    }
+    if (opened === 'changed' || opened.kind !== 'inside') continue;
+    let entries: Dirent[];
+    try {
+      entries = await readdir(`/proc/self/fd/${opened.fd}`, { withFileTypes: true });
+    } catch {
+      continue;
+    } finally {
+      closeSync(opened.fd);
+    }
+    for (const e of entries) {
+      if (e.isFile()) files.push(`${here}/${e.name}`);
+      else if (recursive && e.isDirectory()) queue.push(`${here}/${e.name}`);
+    }
+  }
+  return files;
+}
+
+/** A file to hand rg, opened and checked inside `dir`: its descriptor; null when it is not (any more) a file inside; 'full' when descriptors ran out. */
+function openFile(dir: string, name: string): number | null | 'full' {
+  try {
+    const opened = openVerified(dir, name, { type: 'file' });
+    return opened !== 'changed' && opened.kind === 'inside' ? opened.fd : null;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'EMFILE' || code === 'ENFILE' ? 'full' : null;
+  }
+}
+
+/**
+ * rg's `path\0number:line\n` records with each descriptor path replaced by the file's name; null
+ * when a record names something else. One pass, one allocation (records of one file are together,
+ * so the name is looked up once per file).
+ */
+function renamePaths(data: Buffer, names: Map<string, string>): Buffer | null {
+  const records: Array<{ name: Buffer; from: number; to: number }> = [];
+  let size = 0;
+  let name: Buffer | undefined;
+  let nameAt = -1;
+  let nameEnd = -1;
+  for (let off = 0; off < data.length; ) {
+    const nul = data.indexOf(0, off);
+    if (nul === -1) return null;
+    const nl = data.indexOf(10, nul + 1);
+    const end = nl === -1 ? data.length : nl + 1;
+    if (!name || data.compare(data, nameAt, nameEnd, off, nul) !== 0) {
+      const found = names.get(data.toString('utf8', off, nul));
+      if (found === undefined) return null;
+      name = Buffer.from(found, 'utf8');
+      nameAt = off;
+      nameEnd = nul;
+    }
+    records.push({ name, from: nul, to: end });
+    size += name.length + end - nul;
+    off = end;
+  }
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const r of records) {
+    at += r.name.copy(out, at);
+    at += data.copy(out, at, r.from, r.to);
+  }
+  return out;
 }
 
 /** scanWithRipgrep's second half: the candidate lines per file in rg's output; null when it does not parse. */

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { z } from 'zod';
-import { resolveContained } from '../../../core/paths.js';
+import { CheckedProgram } from '../../../core/paths.js';
 import { withText } from '../../../mcp/tools.js';
 import { DebuggerRpcError } from '../errors.js';
 import { DebugSession } from '../session.js';
@@ -77,14 +77,21 @@ export const launchTool: DebuggerTool = (ctx) => defineTool({
   },
   output: { pid: z.number(), session_id: z.string(), history: z.string(), program: z.string(), stop: z.object(stopShape) },
   async run({ program, args, session_id, wait, timeout }, call) {
-    const file = resolveContained(ctx.config.root, program, { what: 'program' });
+    // Checked and opened here; gdb gets a private copy of the opened file (CheckedProgram), removed when gdb exits.
+    const checked = CheckedProgram.open(ctx.config.root, program);
+    const file = checked.real;
     // The registry reserves session_id before gdb starts: a concurrent launch or attach of it is refused.
-    await ctx.sessions.create(
-      call.client.owner,
-      timeout * 1000,
-      () => DebugSession.launch(session_id, file, args, { gdbPath: ctx.config.gdb.path, root: ctx.config.root, replyTimeoutMs: REPLY_TIMEOUT_MS, key: clientKey(call.client) }, wait * 1000),
-      { id: session_id, key: clientKey(call.client) },
-    );
+    try {
+      await ctx.sessions.create(
+        call.client.owner,
+        timeout * 1000,
+        () => DebugSession.launch(session_id, checked, args, { gdbPath: ctx.config.gdb.path, root: ctx.config.root, replyTimeoutMs: REPLY_TIMEOUT_MS, key: clientKey(call.client) }, wait * 1000),
+        { id: session_id, key: clientKey(call.client) },
+      );
+    } catch (err) {
+      checked.close();
+      throw err;
+    }
     return ctx.sessions.use(call.client.owner, session_id, async (session) => {
       const stop = await finishStop(ctx, session, session.engine.latestStop, '');
       return withText(

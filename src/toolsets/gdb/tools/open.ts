@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DebugkitError } from '../../../core/errors.js';
-import { resolveContained } from '../../../core/paths.js';
+import { CheckedProgram, openContainedDirectory } from '../../../core/paths.js';
 import { clientKey } from '../../../core/sessions.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import { quoteMiString } from '../mi/connection.js';
@@ -33,42 +33,68 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     async run(args, call) {
       const root = ctx.config.root;
-      const cwd = args.cwd ? resolveContained(root, args.cwd, { what: 'cwd' }) : root;
-      const program = args.program ? resolveContained(root, args.program, { what: 'program' }) : undefined;
-      const info = await ctx.registry.create(call.client.owner, args.timeout * 1000, async (id) => {
-        const session = await GdbSession.start({
-          gdbPath: ctx.config.gdb.path,
-          cwd,
-          execWrapper: ctx.execWrapper,
-          replyTimeoutMs: 60_000,
-          policy: { root, allowShell: ctx.config.gdb.allowShell, allowAttach: ctx.config.gdb.allowAttach },
-          onEngineExit: (message) => {
-            ctx.log.warn(`gdb session ${id}: ${message}`);
-            call.client.notify('warning', `gdb session ${id}: ${message}`);
-            ctx.registry.forget(id, message);
-          },
-        });
-        call.client.notify('info', `gdb session ${id} started (gdb pid ${session.pid}, cwd ${cwd})`);
-        try {
-          if (program) await load(session, program, args.args ?? []);
-        } catch (err) {
-          await session.dispose('loading the program failed');
-          throw err;
-        }
-        return session;
-      }, { key: clientKey(call.client) });
+      // What gdb loads, and the directory it starts in, are opened here and checked inside the root;
+      // gdb gets a private copy of the opened program and starts in the opened directory, never a
+      // workspace path a writer could swap for a link meanwhile.
+      const program = args.program ? CheckedProgram.open(root, args.program) : undefined;
+      let dir;
+      try {
+        dir = args.cwd ? openContainedDirectory(root, args.cwd) : undefined;
+      } catch (err) {
+        program?.close();
+        throw err;
+      }
+      const cwd = dir?.real ?? root;
+      let info;
+      try {
+        info = await ctx.registry.create(call.client.owner, args.timeout * 1000, async (id) => {
+          const session = await GdbSession.start({
+            gdbPath: ctx.config.gdb.path,
+            cwd,
+            ...(dir ? { startIn: dir.path } : {}),
+            execWrapper: ctx.execWrapper,
+            replyTimeoutMs: 60_000,
+            policy: { root, allowShell: ctx.config.gdb.allowShell, allowAttach: ctx.config.gdb.allowAttach },
+            onEngineExit: (message) => {
+              ctx.log.warn(`gdb session ${id}: ${message}`);
+              call.client.notify('warning', `gdb session ${id}: ${message}`);
+              ctx.registry.forget(id, message);
+            },
+          });
+          // The program's copy stays while gdb runs: each `run` executes it again.
+          if (program) void session.exited.then(() => program.close());
+          call.client.notify('info', `gdb session ${id} started (gdb pid ${session.pid}, cwd ${cwd})`);
+          try {
+            if (program) await loadProgram(session, program, args.args ?? []);
+          } catch (err) {
+            await session.dispose('loading the program failed');
+            throw err;
+          }
+          return session;
+        }, { key: clientKey(call.client) });
+      } catch (err) {
+        program?.close();
+        throw err;
+      } finally {
+        dir?.close();
+      }
       return { id: info.id };
     },
   };
 }
 
-async function load(session: GdbSession, program: string, args: string[]): Promise<void> {
+/**
+ * Loads a checked program (CheckedProgram.open: checked and opened inside the root) into gdb: gdb
+ * reads, and every `run` executes, the private copy of the checked file, never the workspace path,
+ * which a writer could have swapped for a link by then.
+ */
+export async function loadProgram(session: GdbSession, program: CheckedProgram, args: string[]): Promise<void> {
   const opts = { waitMs: 0, trusted: true };
   try {
-    await session.call(`-file-exec-and-symbols ${quoteMiString(program)}`, opts);
+    await session.call(`-file-exec-and-symbols ${quoteMiString(program.path)}`, opts);
     if (args.length > 0) await session.call(`-exec-arguments ${args.map(shellQuote).join(' ')}`, opts);
   } catch (err) {
-    throw new DebugkitError('INVALID_ARGUMENT', `cannot load program ${program}: ${(err as Error).message}`, { cause: err });
+    throw new DebugkitError('INVALID_ARGUMENT', `cannot load program ${program.real}: ${(err as Error).message}`, { cause: err });
   }
 }
 

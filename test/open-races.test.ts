@@ -1,0 +1,309 @@
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CheckedProgram } from '../src/core/paths.js';
+import { startBundleApiServer, type BundleApiServer } from '../src/toolsets/bundles/apiserver/server.js';
+import { grepFilesWith, type GrepEngine } from '../src/toolsets/bundles/files/grep.js';
+import { listFiles } from '../src/toolsets/bundles/files/list.js';
+import { readFile } from '../src/toolsets/bundles/files/read.js';
+import { DebugSession } from '../src/toolsets/debugger/session.js';
+import { GdbSession } from '../src/toolsets/gdb/session.js';
+import { loadProgram } from '../src/toolsets/gdb/tools/open.js';
+import { connectStdio } from './helpers/client.js';
+import { race, type Outcome } from './helpers/flipper.js';
+import { waitFor } from './helpers/procs.js';
+import { compileC, tempDir } from './helpers/programs.js';
+
+const EXEC_WRAPPER = path.resolve(import.meta.dirname, '../src/toolsets/gdb/exec-wrapper.sh');
+
+/**
+ * Issue 18, "Open what was checked": a writer inside the root swaps a file, or its parent
+ * directory, for a link out of the root (renameat2 RENAME_EXCHANGE, see test/programs/flipper.c
+ * and race() in test/helpers/flipper.ts) while a tool checks the path and reads it. What the tool
+ * answers must come from inside the root every time: 1,000 tries each, 0 leaks. Each test also
+ * sees both sides (answers from inside, refusals), so the race really ran.
+ */
+const TRIES = 1000;
+/** A launch starts gdb and runs to main (~0.5 s): fewer tries, the same mechanism as gdb's 1,000 loads. */
+const DEBUGGER_TRIES = 40;
+const SECRET = 'OUTSIDE-SECRET-e1f0';
+const INSIDE = 'inside-text-7c2a';
+
+let base: string;
+let root: string;
+
+/**
+ *   base/outside/secret.log           SECRET
+ *   base/outside/dir/app.log          SECRET (the same name as inside)
+ *   base/outside/dir/secret-name.log  SECRET
+ *   base/bundle/                      the root
+ *     app.log                         INSIDE    <-> app.log.swap -> outside/secret.log
+ *     d/app.log                       INSIDE    d <-> d.swap -> outside/dir
+ *     cluster-resources/pods/ns.json            pods "pod" and "pod2", container "c"
+ *     cluster-resources/pods/logs/ns/pod/c.log   INSIDE <-> c.log.swap -> outside/secret.log
+ *     cluster-resources/pods/logs/ns/pod2/c.log  INSIDE; pod2 <-> pod2.swap -> outside/dir2 (c.log: SECRET)
+ * Every directory of the bundle is writable by anyone (mode 0777).
+ */
+beforeAll(() => {
+  base = tempDir('debugkit-races-');
+  root = path.join(base, 'bundle');
+  const put = (file: string, text: string) => {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, text);
+  };
+  put(path.join(base, 'outside/secret.log'), `${SECRET} root:x:0:0\n`);
+  put(path.join(base, 'outside/dir/app.log'), `${SECRET} in a directory\n`);
+  put(path.join(base, 'outside/dir/secret-name.log'), `${SECRET}\n`);
+  put(path.join(base, 'outside/dir2/c.log'), `${SECRET} pod log\n`);
+  put(path.join(root, 'app.log'), `${INSIDE}\n`);
+  symlinkSync(path.join(base, 'outside/secret.log'), path.join(root, 'app.log.swap'));
+  put(path.join(root, 'd/app.log'), `${INSIDE}\n`);
+  symlinkSync(path.join(base, 'outside/dir'), path.join(root, 'd.swap'));
+  const pod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns' }, spec: { containers: [{ name: 'c', image: 'x' }] } });
+  put(path.join(root, 'cluster-resources/pods/ns.json'), JSON.stringify({ kind: 'PodList', apiVersion: 'v1', items: [pod('pod'), pod('pod2')] }));
+  const logs = path.join(root, 'cluster-resources/pods/logs/ns');
+  put(path.join(logs, 'pod/c.log'), `${INSIDE}\n`);
+  symlinkSync(path.join(base, 'outside/secret.log'), path.join(logs, 'pod/c.log.swap'));
+  put(path.join(logs, 'pod2/c.log'), `${INSIDE}\n`);
+  symlinkSync(path.join(base, 'outside/dir2'), path.join(logs, 'pod2.swap'));
+  // The writer need not be debugkit's user: the bundle's directories are writable by anyone.
+  // (grep_files' ripgrep engine lets rg walk a tree itself only when no other user can write in it.)
+  for (let level = [root]; level.length > 0; ) {
+    for (const dir of level) chmodSync(dir, 0o777);
+    level = level.flatMap((dir) => readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => path.join(dir, e.name)));
+  }
+});
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+/** An answer's text: a leak when it holds the secret, inside when it holds the inside text. */
+function judge(text: string): Outcome {
+  if (text.includes(SECRET) || text.includes('secret-name')) return 'leak';
+  return text.includes(INSIDE) ? 'inside' : 'refused';
+}
+
+async function judged(answer: () => Promise<string>): Promise<Outcome> {
+  try {
+    return judge(await answer());
+  } catch (err) {
+    // A refusal may name the path, never what is behind it.
+    return judge((err as Error).message) === 'leak' ? 'leak' : 'refused';
+  }
+}
+
+function expectNoLeak(counts: Record<Outcome, number>): void {
+  const seen = JSON.stringify(counts);
+  expect(counts.leak, seen).toBe(0);
+  expect(counts.inside, seen).toBeGreaterThan(0);
+  expect(counts.refused, seen).toBeGreaterThan(0);
+}
+
+describe('bundle files: a file or its directory swapped for a link out of the root, 1,000 tries, 0 leaks', () => {
+  it('read_file, the file swapped', async () => {
+    const counts = await race(path.join(root, 'app.log'), path.join(root, 'app.log.swap'), TRIES, () => judged(async () => (await readFile(root, '/app.log')).text));
+    expectNoLeak(counts);
+  });
+
+  it('read_file, its parent directory swapped', async () => {
+    const counts = await race(path.join(root, 'd'), path.join(root, 'd.swap'), TRIES, () => judged(async () => (await readFile(root, '/d/app.log')).text));
+    expectNoLeak(counts);
+  });
+
+  it('list_files, the directory listed swapped (names and sizes)', async () => {
+    const counts = await race(path.join(root, 'd'), path.join(root, 'd.swap'), TRIES, () =>
+      judged(async () => {
+        const r = await listFiles(root, '/d');
+        // The outside directory's own file name, or the size of its app.log (larger than the inside one), is a leak.
+        const app = r.entries.find((e) => e.name === 'app.log');
+        if (r.text.includes('secret-name') || (app && app.size !== INSIDE.length + 1)) return SECRET;
+        return app ? INSIDE : r.text;
+      }),
+    );
+    expectNoLeak(counts);
+  });
+
+  it('list_files, a file in the directory swapped (its size and kind)', async () => {
+    const counts = await race(path.join(root, 'app.log'), path.join(root, 'app.log.swap'), TRIES, () =>
+      judged(async () => {
+        const app = (await listFiles(root, '/')).entries.find((e) => e.name === 'app.log');
+        if (!app) return 'not listed';
+        return app.size === INSIDE.length + 1 ? INSIDE : SECRET;
+      }),
+    );
+    expectNoLeak(counts);
+  });
+
+  for (const engine of ['builtin', 'ripgrep'] as GrepEngine[]) {
+    /** Answers the ripgrep engine gave (it may hand a search to the built-in one when its listing and rg's disagree). */
+    let byRipgrep = 0;
+    /** Searches at once: each rg search waits ~20 ms on starting rg. */
+    const CONCURRENCY = engine === 'ripgrep' ? 4 : 1;
+    const grep = async (p: string) => {
+      const { result, engine: used } = await grepFilesWith(root, { pattern: 'e1f0|7c2a', path: p }, engine === 'ripgrep' ? 'auto' : 'builtin');
+      if (used === 'ripgrep') byRipgrep++;
+      return result.matches.length > 0 ? result.text : 'no match';
+    };
+    it(`grep_files (${engine}), a file swapped: searched by name and in its directory`, async () => {
+      byRipgrep = 0;
+      const counts = await race(path.join(root, 'app.log'), path.join(root, 'app.log.swap'), TRIES, async (i) => judged(() => grep(i % 2 ? '/app.log' : '/')), { concurrency: CONCURRENCY });
+      expectNoLeak(counts);
+      if (engine === 'ripgrep') expect(byRipgrep).toBeGreaterThan(TRIES / 10);
+    });
+
+    it(`grep_files (${engine}), the directory swapped: searched in it and in its parent`, async () => {
+      byRipgrep = 0;
+      const counts = await race(path.join(root, 'd'), path.join(root, 'd.swap'), TRIES, async (i) => judged(() => grep(i % 2 ? '/d' : '/')), { concurrency: CONCURRENCY });
+      expectNoLeak(counts);
+      if (engine === 'ripgrep') expect(byRipgrep).toBeGreaterThan(TRIES / 10);
+    });
+  }
+});
+
+describe('pod logs (the bundle API server): the log file or the pod\'s directory swapped, 1,000 tries, 0 leaks', () => {
+  let server: BundleApiServer;
+  beforeAll(async () => {
+    server = await startBundleApiServer({ root });
+  });
+  afterAll(async () => server?.close());
+
+  const get = (p: string) =>
+    new Promise<string>((resolve, reject) => {
+      http.get(`${server.url}${p}`, (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve(body));
+      }).on('error', reject);
+    });
+
+  const logs = () => path.join(root, 'cluster-resources/pods/logs/ns');
+  it('the log file swapped, whole and tailed', async () => {
+    const counts = await race(path.join(logs(), 'pod/c.log'), path.join(logs(), 'pod/c.log.swap'), TRIES, (i) =>
+      judged(() => get(`/api/v1/namespaces/ns/pods/pod/log?container=c${i % 2 ? '&tailLines=5' : ''}`)),
+    );
+    expectNoLeak(counts);
+  });
+
+  it('the pod\'s log directory swapped', async () => {
+    const counts = await race(path.join(logs(), 'pod2'), path.join(logs(), 'pod2.swap'), TRIES, (i) =>
+      judged(() => get(`/api/v1/namespaces/ns/pods/pod2/log?container=c${i % 2 ? '&tailLines=5' : ''}`)),
+    );
+    expectNoLeak(counts);
+  });
+});
+
+describe('gdb: the program swapped for a link out of the root while it is checked and loaded, 1,000 tries, 0 leaks', () => {
+  let session: GdbSession;
+  let groot: string;
+  beforeAll(async () => {
+    groot = path.join(base, 'gdbroot');
+    const outsideDir = path.join(base, 'outside-bin');
+    mkdirSync(path.join(groot, 'bin'), { recursive: true });
+    mkdirSync(outsideDir, { recursive: true });
+    // Inside: basic.c (main in basic.c); outside, under the same names: spin.c.
+    compileC(groot, 'basic');
+    compileC(path.join(groot, 'bin'), 'basic');
+    compileC(outsideDir, 'spin');
+    renameSync(path.join(outsideDir, 'spin'), path.join(outsideDir, 'basic'));
+    symlinkSync(path.join(outsideDir, 'basic'), path.join(groot, 'basic.swap'));
+    symlinkSync(outsideDir, path.join(groot, 'bin.swap'));
+    session = await GdbSession.start({ gdbPath: 'gdb', cwd: groot, execWrapper: EXEC_WRAPPER, replyTimeoutMs: 60_000 });
+  });
+  afterAll(async () => session?.dispose('test over'));
+
+  /** Loads the program as `open` does and asks gdb where its main is. */
+  const load = async (program: string): Promise<Outcome> => {
+    let loaded: CheckedProgram;
+    try {
+      loaded = CheckedProgram.open(groot, program);
+      await loadProgram(session, loaded, []);
+    } catch (err) {
+      return judgeProgram((err as Error).message) === 'leak' ? 'leak' : 'refused';
+    }
+    try {
+      return judgeProgram((await session.call('info line main', { waitMs: 0, trusted: true })).output ?? '');
+    } catch (err) {
+      return judgeProgram((err as Error).message) === 'leak' ? 'leak' : 'refused';
+    } finally {
+      loaded.close();
+    }
+  };
+
+  it('the program file swapped', async () => {
+    const counts = await race(path.join(groot, 'basic'), path.join(groot, 'basic.swap'), TRIES, () => load('basic'), { holdUs: 2000 });
+    expectNoLeak(counts);
+  });
+
+  it('its directory swapped', async () => {
+    const counts = await race(path.join(groot, 'bin'), path.join(groot, 'bin.swap'), TRIES, () => load('bin/basic'), { holdUs: 2000 });
+    expectNoLeak(counts);
+  });
+});
+
+/** gdb's `info line main`: in basic.c (inside) or spin.c (the program outside). */
+function judgeProgram(text: string): Outcome {
+  if (text.includes('spin.c')) return 'leak';
+  return text.includes('basic.c') ? 'inside' : 'refused';
+}
+
+describe('debugger_launch: the program swapped for a link out of the root while it is checked and launched, 0 leaks', () => {
+  let droot: string;
+  let insideProgram: Buffer;
+  beforeAll(() => {
+    droot = path.join(base, 'dbgroot');
+    const outsideDir = path.join(base, 'outside-dbg');
+    mkdirSync(droot, { recursive: true });
+    mkdirSync(outsideDir, { recursive: true });
+    insideProgram = readFileSync(compileC(droot, 'basic'));
+    compileC(outsideDir, 'spin');
+    renameSync(path.join(outsideDir, 'spin'), path.join(outsideDir, 'basic'));
+    symlinkSync(path.join(outsideDir, 'basic'), path.join(droot, 'basic.swap'));
+  });
+
+  it(`${DEBUGGER_TRIES} launches: what runs is always the checked file`, async () => {
+    const counts = await race(path.join(droot, 'basic'), path.join(droot, 'basic.swap'), DEBUGGER_TRIES, async () => {
+      let checked: CheckedProgram;
+      try {
+        checked = CheckedProgram.open(droot, 'basic');
+      } catch {
+        return 'refused';
+      }
+      let session: DebugSession;
+      try {
+        session = await DebugSession.launch('race', checked, [], { gdbPath: 'gdb', root: droot, replyTimeoutMs: 30_000, key: 'test' }, 10_000);
+      } catch (err) {
+        checked.close();
+        return judgeProgram((err as Error).message) === 'leak' ? 'leak' : 'refused';
+      }
+      try {
+        // What the kernel executed (the launched program's own image): the inside program's bytes, or a leak.
+        return readFileSync(`/proc/${session.pid}/exe`).equals(insideProgram) ? 'inside' : 'leak';
+      } finally {
+        await session.dispose();
+      }
+    }, { holdUs: 20_000 });
+    expectNoLeak(counts);
+  });
+});
+
+describe('the tools hand gdb the checked file', () => {
+  it('gdb open: gdb loads and runs a private copy under the program\'s name, starts in the checked cwd, and the copy goes with the session', async () => {
+    const wroot = tempDir('debugkit-open-');
+    mkdirSync(path.join(wroot, 'work'));
+    compileC(wroot, 'basic');
+    const client = await connectStdio({ root: wroot });
+    try {
+      const { id } = await client.ok('open', { program: 'basic', cwd: 'work' });
+      const exe = /(\/\S*debugkit-prog-[^/\s]+)\/basic\b/.exec((await client.ok('call', { id, command: 'info inferiors' })).output)?.[1];
+      expect(exe, 'gdb\'s executable is the private copy').toBeDefined();
+      expect(existsSync(path.join(exe!, 'basic'))).toBe(true);
+      expect((await client.ok('call', { id, command: 'pwd' })).output).toContain(path.join(wroot, 'work'));
+      const run = await client.ok('call', { id, command: 'run' });
+      expect(run.program_output?.stdout ?? '').toContain('total=3');
+      await client.ok('close', { id });
+      expect(await waitFor(() => !existsSync(exe!), 10_000, 20)).toBe(true);
+    } finally {
+      await client.close();
+      rmSync(wroot, { recursive: true, force: true });
+    }
+  });
+});
