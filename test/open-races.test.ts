@@ -286,7 +286,7 @@ describe('debugger_launch: the program swapped for a link out of the root while 
 });
 
 describe('the tools hand gdb the checked file', () => {
-  it('gdb open: gdb loads and runs a private copy under the program\'s name, starts in the checked cwd, and the copy goes with the session', async () => {
+  it('gdb open: gdb loads and runs a private copy under the program\'s name, starts in the checked cwd, and the copy goes with the session or the server', async () => {
     const wroot = tempDir('debugkit-open-');
     mkdirSync(path.join(wroot, 'work'));
     compileC(wroot, 'basic');
@@ -301,6 +301,14 @@ describe('the tools hand gdb the checked file', () => {
       expect(run.program_output?.stdout ?? '').toContain('total=3');
       await client.ok('close', { id });
       expect(await waitFor(() => !existsSync(exe!), 10_000, 20)).toBe(true);
+      // A copy still in use when the server is stopped goes with it, even when a second signal
+      // (SIGTERM, then SIGHUP) makes it exit at once without closing its sessions.
+      const second = await client.ok('open', { program: 'basic' });
+      const copy = /(\/\S*debugkit-prog-[^/\s]+)\/basic\b/.exec((await client.ok('call', { id: second.id, command: 'info inferiors' })).output)?.[1];
+      expect(copy && existsSync(copy)).toBe(true);
+      process.kill(client.serverPid!, 'SIGTERM');
+      process.kill(client.serverPid!, 'SIGHUP');
+      expect(await waitFor(() => !existsSync(copy!), 10_000, 20)).toBe(true);
     } finally {
       await client.close();
       rmSync(wroot, { recursive: true, force: true });

@@ -261,9 +261,13 @@ export class CheckedProgram {
       // /proc/self/fd/N is the opened file itself: the kernel follows the descriptor, not a name.
       copyFileSync(`/proc/self/fd/${opened.fd}`, copy);
       chmodSync(copy, (opened.stats.mode & 0o777) | 0o500);
+      keepUntilExit(dir);
       return new CheckedProgram(opened.real, copy, dir);
     } catch (err) {
-      if (dir) rmSync(dir, { recursive: true, force: true });
+      if (dir) {
+        rmSync(dir, { recursive: true, force: true });
+        copies.delete(dir);
+      }
       throw err;
     } finally {
       closeSync(opened.fd);
@@ -274,8 +278,23 @@ export class CheckedProgram {
     if (this.closed) return;
     this.closed = true;
     rmSync(this.dir, { recursive: true, force: true });
+    copies.delete(this.dir);
   }
 }
+
+/** Directories of copies not yet closed: removed when the process exits (a SIGKILL leaves them). */
+const copies = new Set<string>();
+
+function keepUntilExit(dir: string): void {
+  if (copies.size === 0 && !exitHooked) {
+    exitHooked = true;
+    process.on('exit', () => {
+      for (const d of copies) rmSync(d, { recursive: true, force: true });
+    });
+  }
+  copies.add(dir);
+}
+let exitHooked = false;
 
 /**
  * A directory opened and checked inside the root, for a child process's working directory:
