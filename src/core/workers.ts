@@ -116,10 +116,13 @@ export class WorkerPool {
   private readonly lastServed = new Map<string, number>();
   private started = 0;
   private readonly size: number;
+  /** Most threads one owner's jobs hold at once: one is always left for the other owners (with 2 threads, 1 each). */
+  private readonly perOwner: number;
   private closed = false;
 
   constructor(private readonly options: WorkerPoolOptions) {
     this.size = Math.max(1, options.size ?? Math.min(2, availableParallelism()));
+    this.perOwner = Math.max(1, this.size - 1);
   }
 
   /** Runs `job` on a thread of the pool; resolves with what the worker's handler returned. */
@@ -146,7 +149,10 @@ export class WorkerPool {
         if (this.slots.length >= this.size) return;
         slot = this.spawn();
       }
-      const next = this.queue.splice(this.fairest(), 1)[0]!;
+      const fairest = this.fairest();
+      // Every waiting owner already holds its share of threads: the free one waits for another owner.
+      if (fairest === -1) return;
+      const next = this.queue.splice(fairest, 1)[0]!;
       if (next.options.signal?.aborted) {
         next.reject(next.options.signal.reason ?? new Error('cancelled'));
         continue;
@@ -155,7 +161,10 @@ export class WorkerPool {
     }
   }
 
-  /** The next job to run: its owner has the fewest jobs running, then was served least recently; then the oldest. */
+  /**
+   * The next job to run: its owner has the fewest jobs running, then was served least recently;
+   * then the oldest. -1 when every waiting job's owner already holds `perOwner` threads.
+   */
   private fairest(): number {
     let best = 0;
     let bestRunning = Infinity;
@@ -170,7 +179,7 @@ export class WorkerPool {
         bestServed = served;
       }
     }
-    return best;
+    return bestRunning < this.perOwner ? best : -1;
   }
 
   private spawn(): Slot {

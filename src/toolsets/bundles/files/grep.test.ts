@@ -270,6 +270,21 @@ describe('grepFiles: time bounds (the search runs on a worker thread)', () => {
     expect(order.indexOf('b:1')).toBeLessThan(order.indexOf('a4'));
   });
 
+  it("one owner never holds every thread: another owner's search runs while its slow searches do", async () => {
+    const order: string[] = [];
+    // Two slow searches of key-a, started first: with two threads, it gets one of them.
+    const slow = [1, 2].map((i) =>
+      grepFiles(root, { pattern: '(?=a)(a+)+$', path: '/cat' }, { stallMs: 1000, owner: 'key-a' }).then(
+        () => order.push(`a${i}`),
+        () => order.push(`a${i}`),
+      ),
+    );
+    const other = grepFiles(root, { pattern: 'starting', path: '/cat' }, { owner: 'key-b' }).then((r) => order.push(`b:${r.matches.length}`));
+    await Promise.all([...slow, other]);
+    // b ran on the thread a was not allowed to take, before either of a's searches ended.
+    expect(order[0]).toBe('b:1');
+  });
+
   it('a cancelled search ends its thread', async () => {
     const abort = new AbortController();
     const pending = grepFiles(root, { pattern: '(?=a)(a+)+$', path: '/cat' }, { signal: abort.signal });
