@@ -110,6 +110,10 @@ export async function readBody(
   }
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') return emptyAs;
+  // Before JSON.parse and the schemas behind it: a body's shape is bounded (a few MiB nested a
+  // million levels deep, or one object of 300,000 keys, held the event loop for seconds).
+  const shape = jsonShapeProblem(text);
+  if (shape) throw new DebugkitError('INVALID_ARGUMENT', `request body refused: ${shape}`);
   try {
     return JSON.parse(text);
   } catch (err) {
@@ -144,3 +148,37 @@ function decodePathPart(part: string): string {
     throw new DebugkitError('INVALID_ARGUMENT', `malformed percent-escape in the path segment "${part.slice(0, 100)}"`);
   }
 }
+
+/** The deepest nesting a JSON body may have, and the most members one of its arrays or objects may hold. */
+export const MAX_JSON_DEPTH = 64;
+export const MAX_JSON_MEMBERS = 10_000;
+
+/**
+ * What is wrong with the shape of JSON text (too deep, a container with too many members), or
+ * undefined. One linear pass over the characters, strings skipped; it judges shape only (JSON.parse
+ * still judges the syntax).
+ */
+export function jsonShapeProblem(text: string): string | undefined {
+  const members: number[] = [];
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash takes the next character
+      else if (c === 0x22) inString = false;
+      continue;
+    }
+    if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      members.push(1);
+      if (members.length > MAX_JSON_DEPTH) return `JSON nested deeper than ${MAX_JSON_DEPTH} levels`;
+    } else if (c === 0x5d || c === 0x7d) members.pop();
+    else if (c === 0x2c && members.length > 0) {
+      const n = members[members.length - 1]! + 1;
+      members[members.length - 1] = n;
+      if (n > MAX_JSON_MEMBERS) return `a JSON array or object with more than ${MAX_JSON_MEMBERS.toLocaleString('en')} members`;
+    }
+  }
+  return undefined;
+}
+

@@ -1,11 +1,9 @@
 // PENDING (issue 18, still open): the attack on the finished issue-18 change (branch attack-18,
-// c3dac82). Four findings succeeded and their tests fail today: (A) deeply nested JSON bodies are
-// parsed on the event loop before the rate limit; (B) wide objects cost seconds in the SDK's zod
-// catch-all; (C) one key can hold every grep worker; (D) the redactor still hides code after a
-// secret-looking name (token=os.system:...), merges argument names that redact alike, and hides
-// GIT_ASKPASS/BYPASS_*. The held cases pass. This file is not run (not *.test.ts) so CI stays true:
-// rename it to test/attack-18.test.ts (and attack-18.unit.ts to src/control/attack18.test.ts, its
-// import back to './audit.js') as the findings are fixed.
+// c3dac82), its redaction finding (D), whose tests fail today: the redactor still hides code after
+// a secret-looking name (token=os.system:...), merges argument names that redact alike, and hides
+// GIT_ASKPASS/BYPASS_*. (A, B, C are fixed: test/attack-18.test.ts.) The held cases pass. This file
+// is not run (not *.test.ts), so CI stays true: move it to src/control/attack18.test.ts (its import
+// back to './audit.js') once D is fixed.
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, redact, redactText, storableValue } from '../../src/control/audit.js';
 
