@@ -297,10 +297,13 @@ const MAX_KEY = 256;
 const MAX_DEPTH = 16;
 export const REDACTED = '[REDACTED]';
 
-/** Argument names whose whole value is a secret. */
-const SECRET_NAME = /pass(word|wd|phrase)?|secret|token|api[_-]?key|authori[sz]ation|credential|private[_-]?key|cookie|session[_-]?key|signature|[_-]pwd$|^auth$|^key$|^sig$/i;
+/**
+ * Argument names whose whole value is a secret. "pass" counts as a word of the name (DB_PASS,
+ * pass), not inside another (GIT_ASKPASS names a program, BYPASS_CHECKS a switch: both are kept).
+ */
+const SECRET_NAME = /password|passwd|passphrase|(?:^|[_-])pass(?:$|[_-])|secret|token|api[_-]?key|authori[sz]ation|credential|private[_-]?key|cookie|session[_-]?key|signature|[_-]pwd$|^auth$|^key$|^sig$/i;
 /** Names (in text: NAME=value, "NAME": value, --NAME value) whose value is a secret. */
-const SECRET_WORD = /pass(?:word|wd|phrase)?|secret|token|api[_-]?key|credential|private[_-]?key|signature|authori[sz]ation|cookie|[_-]pwd$/i;
+const SECRET_WORD = /password|passwd|passphrase|(?:^|[_-])pass(?:$|[_-])|secret|token|api[_-]?key|credential|private[_-]?key|signature|authori[sz]ation|cookie|[_-]pwd$/i;
 /** Names that are a secret only as a URL query parameter (?sig=, &key=). */
 const QUERY_SECRET = /^(?:sig|key|auth|apikey|code)$/i;
 /** A flag that names where a secret is, not the secret (--password-file FILE). */
@@ -480,7 +483,9 @@ function redactValue(value: unknown, depth: number, budget: Budget): unknown {
   const out: Record<string, unknown> = Object.create(null);
   const entries = Object.entries(value as Record<string, unknown>);
   for (const [k, v] of entries.slice(0, MAX_ITEMS)) {
-    const name = k.length > MAX_KEY ? digestNote(`name of ${k.length} characters`, k) : redactString(k, budget);
+    let name = k.length > MAX_KEY ? digestNote(`name of ${k.length} characters`, k) : redactString(k, budget);
+    // Two names that read alike once redacted both stay (one value must never replace the other).
+    for (let n = 2; Object.prototype.hasOwnProperty.call(out, name); n++) name = `${name.replace(/ \(\d+\)$/, '')} (${n})`;
     out[name] = k.length <= MAX_KEY && SECRET_NAME.test(k) && v !== null && v !== undefined && v !== '' ? REDACTED : redactValue(v, depth + 1, budget);
   }
   if (entries.length > MAX_ITEMS) out['[cut]'] = digestNote(`${entries.length} entries in all`, jsonOf(value));
