@@ -521,6 +521,11 @@ function pathWords(text: string, syntax: 'cli' | 'mi'): string[] {
   return [...new Set([...raw, ...gdbArgv(text), ...(syntax === 'mi' ? splitArgs(text) : [])])];
 }
 
+/** White space as C's isspace sees it (what gdb's argument splitters skip). */
+function space(ch: string): boolean {
+  return ch === ' ' || ch === '\t' || ch === '\n' || ch === '\r' || ch === '\v' || ch === '\f';
+}
+
 /**
  * Splits a CLI command's arguments as gdb's `gdb_argv` (libiberty's buildargv) does, which `file`,
  * `exec-file`, `symbol-file`, `core-file`, `add-symbol-file`, `directory` and `interpreter-exec`
@@ -529,7 +534,6 @@ function pathWords(text: string, syntax: 'cli' | 'mi'): string[] {
  */
 export function gdbArgv(text: string): string[] {
   const out: string[] = [];
-  const space = (ch: string) => ch === ' ' || ch === '\t' || ch === '\n' || ch === '\r' || ch === '\v' || ch === '\f';
   let i = 0;
   while (i < text.length) {
     while (i < text.length && space(text[i]!)) i++;
@@ -569,7 +573,6 @@ export function gdbArgv(text: string): string[] {
  */
 export function splitArgs(text: string): string[] {
   const out: string[] = [];
-  const space = (ch: string) => ch === ' ' || ch === '\t' || ch === '\n' || ch === '\r' || ch === '\v' || ch === '\f';
   let i = 0;
   while (i < text.length) {
     while (i < text.length && space(text[i]!)) i++;
