@@ -221,8 +221,10 @@ describe('gdb, a `gdb` key without gdb:attach: another process read or attached 
       const id = await gdbSession(s, key, 'basic');
       await gdbText(s, key, id, 'break main');
       let own = 0;
-      // Run until the program gets a pid written with octal digits only (about one run in three).
+      // Run until the program gets a pid written with octal digits only: the next pid is steered to
+      // one (ns_last_pid, as root), since pids climb slowly and a range like 18xxx has none for long.
       for (let i = 0; i < 40; i++) {
+        writeFileSync('/proc/sys/kernel/ns_last_pid', String(nextOctalOnly(Number(readFileSync('/proc/sys/kernel/ns_last_pid', 'utf8'))) - 1));
         // A loaded machine may take a while to reach main: wait for the stop, not the default bound.
         await call(s, key, 'call', { id, command: 'run', wait: 60 });
         own = Number(/process (\d+)/.exec(await gdbText(s, key, id, 'info inferiors'))?.[1] ?? 0);
@@ -504,3 +506,10 @@ describe('held: what this attack tried that stayed shut (regression)', () => {
     await call(closed, a, 'close', { id });
   });
 });
+
+/** The smallest pid above `after` written with the digits 0-7 only (below pid_max), or `after` + 1 past it. */
+function nextOctalOnly(after: number): number {
+  const max = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
+  for (let n = after + 1; n < max; n++) if (!/[89]/.test(String(n))) return n;
+  return after + 1;
+}
