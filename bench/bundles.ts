@@ -36,7 +36,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const CLI = path.join(ROOT, 'dist/cli.js');
 
 /** The bundle that is enlarged (never modified: it is extracted into the run's temporary directory). */
-const FIXTURE = process.env.BENCH_BUNDLE_FIXTURE || '/work/shared/fixtures/support-bundles/support-bundle-2025-04-11T14_05_31.tar.gz';
+const FIXTURE = process.env.BENCH_BUNDLE_FIXTURE || new URL('../test/fixtures/support-bundles/support-bundle-2025-04-11T14_05_31.tar.gz', import.meta.url).pathname;
 const KUBECTL = process.env.BENCH_KUBECTL || 'kubectl';
 
 /** Bytes of file data the enlarged bundle reaches (at least), in MB of 10^6 bytes. */

@@ -6,6 +6,7 @@ import { freePort } from '../src/toolsets/mocks/free-port.js';
 import { startMariadb, type RunningMariadb } from '../src/toolsets/mocks/mysql/testing.js';
 import { connectStdio, type TestClient } from './helpers/client.js';
 import { mocksWorkspace } from './helpers/programs.js';
+import { KEPLOY_FIXTURES } from './helpers/fixtures.js';
 
 /**
  * MySQL over TLS: a real MariaDB serving TLS (its own throwaway CA), PyMySQL and mysql2 asking for
@@ -18,7 +19,7 @@ import { mocksWorkspace } from './helpers/programs.js';
 
 const DOCS_FIXTURE = path.resolve(import.meta.dirname, '../src/toolsets/mocks/mysql/fixtures/keploy-docs-mysql.yaml');
 /** A set with HTTP mocks only (Keploy's, for Elasticsearch): no replayer takes a MySQL connection. */
-const HTTP_ONLY_FIXTURE = path.resolve(import.meta.dirname, '../../shared/fixtures/keploy/mux-elasticsearch/mocks.yaml');
+const HTTP_ONLY_FIXTURE = path.join(KEPLOY_FIXTURES, 'mux-elasticsearch/mocks.yaml');
 
 let root: string;
 let dk: TestClient;

@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { SUPPORT_BUNDLES } from './fixtures.js';
 
-export const FIXTURES = path.resolve(import.meta.dirname, '../../../shared/fixtures/support-bundles');
+export const FIXTURES = SUPPORT_BUNDLES;
 export const BUNDLE_2025 = path.join(FIXTURES, 'support-bundle-2025-04-11T14_05_31.tar.gz');
 export const BUNDLE_K3S = path.join(FIXTURES, 'support-bundle.tar.gz');
 export const BUNDLE_EMPTY = path.join(FIXTURES, 'missing-version.tar.gz');

@@ -3,8 +3,8 @@ import { accessSync, constants } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startBundleApiServer, type BundleApiServer } from './server.js';
+import { SUPPORT_BUNDLES } from '../../../../test/helpers/fixtures.js';
 
 /**
  * Test support for the bundle API server: fixture bundles extracted to temp dirs, a
@@ -12,7 +12,7 @@ import { startBundleApiServer, type BundleApiServer } from './server.js';
  * Not used at run time.
  */
 
-export const FIXTURES = fileURLToPath(new URL('../../../../../shared/fixtures/support-bundles/', import.meta.url));
+export const FIXTURES = `${SUPPORT_BUNDLES}/`;
 export const BUNDLE_2022 = 'support-bundle.tar.gz';
 export const BUNDLE_2025 = 'support-bundle-2025-04-11T14_05_31.tar.gz';
 export const BUNDLE_NO_RESOURCES = 'missing-version.tar.gz';

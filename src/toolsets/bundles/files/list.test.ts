@@ -6,8 +6,9 @@ import { BundleError } from '../errors.js';
 import { extractBundle } from '../store/extract.js';
 import { bundleRoot } from '../store/store.js';
 import { listFiles } from './list.js';
+import { SUPPORT_BUNDLES } from '../../../../test/helpers/fixtures.js';
 
-const FIXTURES = path.resolve(__dirname, '../../../../../shared/fixtures/support-bundles');
+const FIXTURES = SUPPORT_BUNDLES;
 
 /** The list_files response text of the contract (seed 003), verbatim. */
 const SEED_LIST_TEXT =

@@ -7,8 +7,9 @@ import { extractBundle } from '../store/extract.js';
 import { bundleRoot } from '../store/store.js';
 import { grepFilesWith, type GrepOptions } from './grep.js';
 import { findRipgrep, toRustRegex } from './ripgrep.js';
+import { SUPPORT_BUNDLES } from '../../../../test/helpers/fixtures.js';
 
-const FIXTURES = path.resolve(__dirname, '../../../../../shared/fixtures/support-bundles');
+const FIXTURES = SUPPORT_BUNDLES;
 
 describe('ripgrep is installed (scripts/install-deps.sh installs the Debian package ripgrep)', () => {
   it('finds rg on PATH', () => {

@@ -5,8 +5,9 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BundleError } from '../errors.js';
 import { extractBundle } from './extract.js';
+import { SUPPORT_BUNDLES } from '../../../../test/helpers/fixtures.js';
 
-const FIXTURES = path.resolve(__dirname, '../../../../../shared/fixtures/support-bundles');
+const FIXTURES = SUPPORT_BUNDLES;
 
 // ---- a tiny tar writer, so each test builds exactly the archive it needs ----
 

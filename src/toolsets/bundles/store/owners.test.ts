@@ -4,9 +4,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BundleError } from '../errors.js';
 import { BundleStore, KEYS_DIR, LOCAL_OWNER, METADATA_FILE, shownSource } from './store.js';
+import { SUPPORT_BUNDLES } from '../../../../test/helpers/fixtures.js';
 
 // Bundles belong to the key that added them (issue 17); test/owners.test.ts holds it end to end.
-const FIXTURES = path.resolve(__dirname, '../../../../../shared/fixtures/support-bundles');
+const FIXTURES = SUPPORT_BUNDLES;
 const BUNDLE = path.join(FIXTURES, 'support-bundle.tar.gz');
 
 let work: string;

@@ -7,8 +7,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BundleError } from '../errors.js';
 import { download, tokenFromEnv, vendorPortalSlug } from './download.js';
 import { bundleRoot, BundleStore, METADATA_FILE, nameFromFile, nameFromUrl } from './store.js';
+import { SUPPORT_BUNDLES } from '../../../../test/helpers/fixtures.js';
 
-const FIXTURES = path.resolve(__dirname, '../../../../../shared/fixtures/support-bundles');
+const FIXTURES = SUPPORT_BUNDLES;
 const BUNDLE_2025 = path.join(FIXTURES, 'support-bundle-2025-04-11T14_05_31.tar.gz');
 const BUNDLE_2022 = path.join(FIXTURES, 'support-bundle.tar.gz');
 const MISSING_VERSION = path.join(FIXTURES, 'missing-version.tar.gz');

@@ -1,8 +1,9 @@
 import path from 'node:path';
 import type { HttpMock } from './types.js';
+import { KEPLOY_FIXTURES } from '../../../../test/helpers/fixtures.js';
 
 /** The real Keploy files (never modified: tests copy them when they need a directory). */
-export const FIXTURES = path.resolve(import.meta.dirname, '../../../../../shared/fixtures/keploy');
+export const FIXTURES = KEPLOY_FIXTURES;
 export const SQL_FILE = path.join(FIXTURES, 'mux-sql/mocks.yaml');
 export const ES_FILE = path.join(FIXTURES, 'mux-elasticsearch/mocks.yaml');
 
