@@ -26,7 +26,7 @@ const BODY_DEADLINE_S = 5;
 const GREP_TIMEOUT_S = 5;
 const CATASTROPHIC = '(?=a)(a+)+$';
 /** Calls with a 100,000-character argument per round. */
-const LONG_CALLS = 50;
+const LONG_CALLS = envInt('BENCH_LIVENESS_LONG_CALLS', 200);
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 

@@ -1,7 +1,7 @@
 // The attack on the finished issue-18 change (branch attack-18, c3dac82): the redactor on adversarial
 // text (held: linear), and what an entry records. Fixed since: argument names that redact alike both
-// stay, and "pass" inside another word (GIT_ASKPASS, BYPASS_CHECKS) is no secret name. Still open,
-// kept in test/pending/attack-18.unit.ts: code after a secret-looking name (token=os.system:...).
+// stay, "pass" inside another word (GIT_ASKPASS, BYPASS_CHECKS) is no secret name, and code after a
+// secret-looking name (token=os.system:...) is kept.
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, redact, redactText, storableValue } from './audit.js';
 
@@ -82,5 +82,28 @@ describe('attack 18: an entry records what ran', () => {
     expect(redactText('MY_TOKEN="$(touch m)"')).toContain('$(touch m)');
     expect(redactText('mysql -p$(touch m)')).toContain('$(touch m)');
     expect(redactText('f(password=__import__("os").system("id"))')).toContain('("os").system("id")');
+  });
+});
+
+describe('attack 18: code after a secret-looking name is kept, the secret literal is not', () => {
+  it('a lambda default, a keyword argument or a call that is code is kept', () => {
+    expect(redactText('(lambda token=os.system:token("rm -rf ~"))()')).toBe('(lambda token=os.system:token("rm -rf ~"))()');
+    expect(redactText('x = dict(token=os.system)["token"]("rm -rf ~")')).toBe('x = dict(token=os.system)["token"]("rm -rf ~")');
+    expect(redactText('f(token=getattr(os, "system"))')).toBe('f(token=getattr(os, "system"))');
+    expect(redactText('{"password": self.vault.read}')).toBe('{"password": self.vault.read}');
+  });
+
+  it('a secret literal stays hidden: quoted in code, a shell word, a query parameter, a config line', () => {
+    expect(redactText('connect(password="hunter2")')).toBe('connect(password="[REDACTED]")');
+    expect(redactText("connect(password='hunter2', user=u)")).toBe("connect(password='[REDACTED]', user=u)");
+    expect(redactText('PASSWORD=hunter2 ./run')).toBe('PASSWORD=[REDACTED] ./run');
+    expect(redactText('export TOKEN=abc123; ./run')).toBe('export TOKEN=[REDACTED]; ./run');
+    expect(redactText('password: hunter2\nuser: me')).toBe('password: [REDACTED]\nuser: me');
+    // In a URL query a value followed by ")" (a link in prose) is still the secret.
+    expect(redactText('[x](https://b/o?X-Amz-Signature=abcdef)')).toBe('[x](https://b/o?X-Amz-Signature=[REDACTED])');
+    expect(redactText('https://b/o?sig=abc)')).toBe('https://b/o?sig=[REDACTED])');
+    // Not a name: starts with a digit, or runs past the bound of a name part.
+    expect(redactText('f(token=1234abcd)')).toBe('f(token=[REDACTED])');
+    expect(redactText(`f(token=${'a'.repeat(80)})`)).toBe('f(token=[REDACTED])');
   });
 });

@@ -312,6 +312,13 @@ const NAME_CHAR = /[A-Za-z0-9_.-]/;
 /** Characters that end an unquoted value: blanks, quotes, and shell or code punctuation. */
 const VALUE_END = new Set([...' \t\r\n\f\v"\'`$;&|<>(){}[],\\']);
 const AUTH_SCHEME = /^(?:Bearer|Basic|Digest|Token|Negotiate)$/i;
+/**
+ * A name in code (`os.system`, `getattr`, `self.key`): an identifier or a dotted path of them,
+ * each part bounded. Sticky, run at the start of an unquoted value.
+ */
+const CODE_NAME = /[A-Za-z_$][\w$]{0,63}(?:\.[A-Za-z_$][\w$]{0,63}){0,15}/y;
+/** What follows a name in code and never a secret literal in a shell word, an URL or a config line: a call, an index, the end of an argument. */
+const AFTER_CODE_NAME = new Set([...'()[]{},:']);
 
 type Span = [start: number, end: number];
 
@@ -367,11 +374,25 @@ function nameValueSpans(text: string, spans: Span[]): void {
       const next = value[1] + (/^[ \t]{1,8}/.exec(text.slice(value[1], value[1] + 8))?.[0].length ?? 0);
       value = next > value[1] ? valueAt(text, next) : undefined;
     }
-    if (value) {
+    if (value && (inQuery || !isCodeName(text, value))) {
       spans.push(value);
       i = value[1] - 1; // on after the value: it is not scanned again
     }
   }
+}
+
+/**
+ * Whether an unquoted value is code rather than a secret literal: a name (an identifier or a dotted
+ * path) followed at once by a call, an index, a closing bracket, a comma or a colon, as a keyword
+ * argument, a lambda default or a dict value is (`dict(token=os.system)`, `lambda token=eval: ...`,
+ * `token=getattr(os, "system")`). A secret written in code is a quoted literal (redacted); one in a
+ * shell word, a URL or a config line ends at a blank, `&`, `;` or the end of the line (redacted).
+ */
+function isCodeName(text: string, [start]: Span): boolean {
+  if (text[start] === '"' || text[start] === "'" || text[start - 1] === '"' || text[start - 1] === "'") return false;
+  CODE_NAME.lastIndex = start;
+  const m = CODE_NAME.exec(text);
+  return m !== null && AFTER_CODE_NAME.has(text[start + m[0].length] ?? '');
 }
 
 /** --password VALUE, --api-token VALUE (a flag naming a secret, then its value as the next word). */
@@ -388,6 +409,8 @@ function flagValueSpans(text: string, spans: Span[]): void {
 
 /** -pSECRET for the MySQL clients (mysql, mysqldump, mariadb, ...) and sshpass -p SECRET. */
 function shortPasswordSpans(text: string, spans: Span[]): void {
+  // The programs' names as plain substrings first: far cheaper than the pattern's lookbehind at every position.
+  if (!text.includes('mysql') && !text.includes('mariadb') && !text.includes('sshpass')) return;
   const program = /(?<![A-Za-z0-9_.-])(mysql[a-z_]{0,16}|mariadb[a-z_-]{0,16}|sshpass)(?![A-Za-z0-9_.-])/.exec(text);
   if (!program) return;
   const p = program[1] === 'sshpass' ? /(?<![^\s"'])-p[ \t]{0,8}(?=[^\s-])/g : /(?<![^\s"'])-p(?=[^\s])/g;

@@ -15,4 +15,14 @@ describe('jsonShapeProblem (a body judged before JSON.parse and the schemas)', (
     const wide = `{${Array.from({ length: MAX_JSON_MEMBERS + 1 }, (_, i) => `"k${i}":1`).join(',')}}`;
     expect(jsonShapeProblem(wide)).toBe('a JSON array or object with more than 10,000 members');
   });
+
+  it('tells a string\'s closing quote by the run of backslashes before it', () => {
+    const deep = `${'['.repeat(MAX_JSON_DEPTH + 1)}${']'.repeat(MAX_JSON_DEPTH + 1)}`;
+    // "a\\" ends after an even run: the brackets after it are structure.
+    expect(jsonShapeProblem(`["a\\\\",${deep}]`)).toMatch(/nested deeper/);
+    // "a\\\"...": an odd run escapes the quote, so the brackets are still inside the string.
+    expect(jsonShapeProblem(`["a\\\\\\"${deep}"]`)).toBeUndefined();
+    expect(jsonShapeProblem(`["\\"${deep}"]`)).toBeUndefined();
+    expect(jsonShapeProblem(`["${'\\\\'.repeat(50_000)}",${deep}]`)).toMatch(/nested deeper/);
+  });
 });

@@ -160,16 +160,20 @@ export const MAX_JSON_MEMBERS = 10_000;
  */
 export function jsonShapeProblem(text: string): string | undefined {
   const members: number[] = [];
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // a backslash takes the next character
-      else if (c === 0x22) inString = false;
-      continue;
-    }
-    if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
+    if (c === 0x22) {
+      // A string: on to its closing quote (one not escaped by an odd run of backslashes before it).
+      let q = text.indexOf('"', i + 1);
+      for (;;) {
+        if (q === -1) return undefined; // unterminated: JSON.parse says so
+        let b = q - 1;
+        while (b > i && text.charCodeAt(b) === 0x5c) b--;
+        if ((q - 1 - b) % 2 === 0) break;
+        q = text.indexOf('"', q + 1);
+      }
+      i = q;
+    } else if (c === 0x5b || c === 0x7b) {
       members.push(1);
       if (members.length > MAX_JSON_DEPTH) return `JSON nested deeper than ${MAX_JSON_DEPTH} levels`;
     } else if (c === 0x5d || c === 0x7d) members.pop();
