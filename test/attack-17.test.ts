@@ -6,11 +6,12 @@
 // ran, belong to issue 18, the audit that cannot be made to lie.) Two nodes: test/attack-17-cluster.test.ts. The classifier's
 // own cases: src/toolsets/gdb/policy.attack17.test.ts.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODERN_PROTOCOL } from './helpers/client.js';
-import { callTool, createKey, openMcpSession, rpc, runCli, startNode, tempDataDir, type Node } from './helpers/control.js';
+import { answerText, expectNoEffect, gdbSession, modernCall, nextRequestId, plainCall, refused, runGdbAttack, startKeyedServer, stopKeyedServers, type Answer, type GdbAttack, type KeyedServer } from './helpers/attack.js';
+import { callTool, createKey, openMcpSession, rpc, runCli, startNode, tempDataDir } from './helpers/control.js';
 import { compileC, tempDir } from './helpers/programs.js';
 import { RawStdioServer } from './helpers/raw-stdio.js';
 
@@ -20,15 +21,8 @@ const host = tempDir('debugkit-attack17-host-');
 /** The operator's full-scope key, given the documented way: in the environment. */
 const MASTER = 'master-key-attack17-0123456789abcdef';
 
-interface Server {
-  node: Node;
-  data: Awaited<ReturnType<typeof tempDataDir>>;
-  store: string[];
-  keys: Record<string, { key: string; id: string }>;
-}
-
-let closed: Server;
-let open: Server;
+let closed: KeyedServer;
+let open: KeyedServer;
 
 const SCOPES: Record<string, string> = {
   gdb: 'gdb',
@@ -43,61 +37,25 @@ const SCOPES: Record<string, string> = {
   debugger2: 'debugger',
 };
 
-async function server(flags: string[], env: NodeJS.ProcessEnv = {}): Promise<Server> {
-  const data = await tempDataDir();
-  const store = ['--data-dir', data.dir];
-  const keys: Server['keys'] = {};
-  for (const [name, scopes] of Object.entries(SCOPES)) keys[name] = await createKey(store, name, scopes, ['--rate', 'unlimited']);
-  const node = await startNode([...store, '--root', root, ...flags], env);
-  return { node, data, store, keys };
-}
-
 beforeAll(async () => {
   compileC(root, 'basic');
   compileC(root, 'dbg_crash');
-  [closed, open] = await Promise.all([server([], { DEBUGKIT_API_KEY: MASTER }), server(['--allow-gdb-shell', '--allow-attach'])]);
+  [closed, open] = await Promise.all([startKeyedServer(root, SCOPES, [], { DEBUGKIT_API_KEY: MASTER }), startKeyedServer(root, SCOPES, ['--allow-gdb-shell', '--allow-attach'])]);
 }, 120_000);
 
 afterAll(async () => {
-  for (const s of [closed, open]) {
-    await s?.node.stop();
-    await s?.data.cleanup();
-  }
+  await stopKeyedServers([closed, open]);
   rmSync(root, { recursive: true, force: true });
   rmSync(host, { recursive: true, force: true });
 });
-
-let nextId = 1;
-type Answer = { error?: { code: number; message: string; data?: any }; result?: any };
-
-/** A plain JSON-RPC tools/call (no MCP session): the key's stateless client. */
-async function call(s: Server, key: string, name: string, args: object): Promise<Answer> {
-  return (await rpc(s.node.url, key, { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } })).body;
-}
-
-function text(answer: Answer): string {
-  return answer.error ? answer.error.message : (answer.result?.content ?? []).map((c: { text?: string }) => c.text ?? '').join('');
-}
 
 /** An answer (without its JSON-RPC id) with `id` written as ID: another key's thing must answer as a missing one does. */
 function shape(answer: Answer, id: string): string {
   return JSON.stringify({ error: answer.error, result: answer.result }).split(id).join('ID');
 }
 
-/** Refused: -32003 for the scope, or the policy's "refused:" for the flag. */
-function refused(answer: Answer): boolean {
-  return answer.error?.code === -32003 || /refused: /.test(text(answer));
-}
-
-async function gdbSession(s: Server, key: string, program?: string): Promise<string> {
-  const answer = await call(s, key, 'open', program ? { program } : {});
-  const id = answer.result?.structuredContent?.content?.id;
-  if (typeof id !== 'string') throw new Error(`open failed: ${JSON.stringify(answer)}`);
-  return id;
-}
-
 /** Every audit entry of the store, as the operator exports them. */
-async function auditOf(s: Server): Promise<any[]> {
+async function auditOf(s: KeyedServer): Promise<any[]> {
   const r = await runCli(['audit', 'export', ...s.store]);
   return r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
@@ -108,55 +66,22 @@ async function auditOf(s: Server): Promise<any[]> {
 // checks the effect, not only the answer.
 // ---------------------------------------------------------------------------------------------
 
-interface GdbAttack {
-  name: string;
-  /** Commands the attacker may legitimately send first (a breakpoint, a run). */
-  before?: string[];
-  attack: (marker: string, victim: string) => string;
-  /** Commands after the attack that make gdb act on it (a run reaching the breakpoint). */
-  after?: string[];
-  /** What must not happen on the host. */
-  effect: 'marker' | 'victim' | 'none';
-  program?: boolean;
-}
-
 const GDB_ATTACKS: GdbAttack[] = [
   { name: 'MI octal escape: "\\163hell" is "shell"', attack: (m) => `-interpreter-exec console "\\163hell touch ${m}"`, effect: 'marker' },
   { name: 'MI octal escape: "\\041" is "!"', attack: (m) => `-interpreter-exec console "\\041touch ${m}"`, effect: 'marker' },
   { name: 'CLI interpreter-exec nesting MI with an octal escape', attack: (m) => `interpreter-exec mi "-interpreter-exec console \\"\\\\163hell touch ${m}\\""`, effect: 'marker' },
-  { name: '-break-commands with an octal escape, run at the stop', program: true, before: ['break add'], attack: (m) => `-break-commands 1 "\\163hell touch ${m}"`, after: ['run'], effect: 'marker' },
+  { name: '-break-commands with an octal escape, run at the stop', program: true, before: ['break add'], attack: (m) => `-break-commands 1 "\\163hell touch ${m}"`, after: () => ['run'], effect: 'marker' },
   { name: 'thread apply with the thread ID list "1.*"', program: true, before: ['break add', 'run'], attack: (m) => `thread apply 1.* shell touch ${m}`, effect: 'marker' },
-  { name: '-inferior-tty-set: the program\'s output overwrites a file outside the root', program: true, attack: (_m, v) => `-inferior-tty-set ${v}`, after: ['run'], effect: 'victim' },
+  { name: '-inferior-tty-set: the program\'s output overwrites a file outside the root', program: true, attack: (_m, v) => `-inferior-tty-set ${v}`, after: () => ['run'], effect: 'victim' },
   { name: '-trace-save: truncates a file outside the root', attack: (_m, v) => `-trace-save ${v}`, effect: 'victim' },
   { name: '"expression" (gdb\'s alias of compile: runs gcc, injects code)', program: true, before: ['break add', 'run'], attack: () => 'expression code int x = 0;', effect: 'none' },
   { name: '"set solib-absolute-prefix" (gdb\'s alias of sysroot)', attack: () => 'set solib-absolute-prefix /', effect: 'none' },
   { name: '"record full restore" opens a file outside the root', attack: () => 'record full restore /etc/passwd', effect: 'none' },
 ];
 
-let attackNo = 0;
-async function runAttack(s: Server, key: string, a: GdbAttack, send?: (id: string, command: string) => Promise<Answer>): Promise<{ answer: Answer; marker: string; victim: string; original: string }> {
-  const n = ++attackNo;
-  const marker = path.join(host, `marker-${n}`);
-  const victim = path.join(host, `victim-${n}`);
-  const original = `precious data of victim ${n}, outside the root\n`;
-  writeFileSync(victim, original);
-  const id = await gdbSession(s, key, a.program ? 'basic' : undefined);
-  const sendOne = send ?? ((sid: string, command: string) => call(s, key, 'call', { id: sid, command }));
-  for (const c of a.before ?? []) await sendOne(id, c);
-  const answer = await sendOne(id, a.attack(marker, victim));
-  for (const c of a.after ?? []) await sendOne(id, c);
-  await call(s, key, 'close', { id });
-  return { answer, marker, victim, original };
-}
-
-function expectNoEffect(a: GdbAttack, r: { marker: string; victim: string; original: string }): void {
-  if (a.effect === 'marker') expect(existsSync(r.marker), `${a.name}: gdb ran a host command`).toBe(false);
-  if (a.effect === 'victim') expect(readFileSync(r.victim, 'utf8'), `${a.name}: a file outside the root was changed`).toBe(r.original);
-}
-
 describe('gdb, default flags, a `gdb` key: spellings the classifier misreads', () => {
   it.each(GDB_ATTACKS.map((a) => [a.name, a] as const))('%s: refused, and nothing happens on the host', async (_name, a) => {
-    const r = await runAttack(closed, closed.keys.gdb!.key, a);
+    const r = await runGdbAttack(closed, closed.keys.gdb!.key, host, a);
     expectNoEffect(a, r);
     expect(refused(r.answer), `${a.name}: ${JSON.stringify(r.answer).slice(0, 400)}`).toBe(true);
   });
@@ -164,7 +89,7 @@ describe('gdb, default flags, a `gdb` key: spellings the classifier misreads', (
 
 describe('gdb, --allow-gdb-shell --allow-attach, a `gdb` key (no gdb:shell): the same spellings', () => {
   it.each(GDB_ATTACKS.map((a) => [a.name, a] as const))('%s: -32003 naming gdb:shell, and nothing happens on the host', async (_name, a) => {
-    const r = await runAttack(open, open.keys.gdb!.key, a);
+    const r = await runGdbAttack(open, open.keys.gdb!.key, host, a);
     expectNoEffect(a, r);
     expect(r.answer.error?.code, `${a.name}: ${JSON.stringify(r.answer).slice(0, 400)}`).toBe(-32003);
     expect(r.answer.error?.message).toContain('gdb:shell');
@@ -175,11 +100,8 @@ describe('the MI octal escape through the other ways in', () => {
   const octal = GDB_ATTACKS[0]!;
 
   it('a 2026-07-28 request (the _meta envelope), default flags', async () => {
-    const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL, 'io.modelcontextprotocol/clientInfo': { name: 'attack', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
     const key = closed.keys.gdb!.key;
-    const modern = async (name: string, args: object): Promise<Answer> =>
-      (await rpc(closed.node.url, key, { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args, _meta: envelope } }, { 'MCP-Protocol-Version': MODERN_PROTOCOL, 'Mcp-Method': 'tools/call', 'Mcp-Name': name })).body;
-    const r = await runAttack(closed, key, octal, (id, command) => modern('call', { id, command }));
+    const r = await runGdbAttack(closed, key, host, octal, (id, command) => modernCall(closed, key, 'call', { id, command }));
     expectNoEffect(octal, r);
     expect(refused(r.answer), JSON.stringify(r.answer)).toBe(true);
   });
@@ -225,11 +147,11 @@ describe('gdb: what the classifier holds (regression)', () => {
       `-interpreter-exec mi "-interpreter-exec console \\"shell touch ${marker}\\""`, `tty ${marker}`, `set inferior-tty ${marker}`, `tsave ${marker}`,
       `dump binary value ${marker} 1`, `set logging file ${marker}`, `file '${marker}'`, 'info os processes', 'info proc 1',
     ]) {
-      const answer = await call(closed, key, 'call', { id, command });
+      const answer = await plainCall(closed, key, 'call', { id, command });
       expect(refused(answer), command).toBe(true);
     }
     expect(existsSync(marker)).toBe(false);
-    await call(closed, key, 'close', { id });
+    await plainCall(closed, key, 'close', { id });
   });
 
   it('a batch mixing allowed calls and a forbidden one: only the forbidden one is -32003, it is audited as denied, the others run', async () => {
@@ -245,12 +167,12 @@ describe('gdb: what the classifier holds (regression)', () => {
     const r = await rpc(s.node.url, key, batch);
     const byId = new Map((r.body as any[]).map((m) => [m.id, m]));
     expect(byId.get('b').error.code).toBe(-32003);
-    expect(text(byId.get('a'))).toContain('1');
-    expect(text(byId.get('c'))).toContain('2');
+    expect(answerText(byId.get('a'))).toContain('1');
+    expect(answerText(byId.get('c'))).toContain('2');
     expect(existsSync(marker)).toBe(false);
     const denied = (await auditOf(s)).filter((e) => e.key_id === s.keys.gdb!.id && e.event === 'denied' && JSON.stringify(e.args).includes('marker-batch'));
     expect(denied.length).toBe(1);
-    await call(s, key, 'close', { id });
+    await plainCall(s, key, 'close', { id });
   });
 
   it('a gdb:read key neither sees nor calls "call" or "open", by any path (plain, batch, session)', async () => {
@@ -261,7 +183,7 @@ describe('gdb: what the classifier holds (regression)', () => {
     expect(names).toContain('list_sessions');
     expect(names).not.toContain('call');
     expect(names).not.toContain('open');
-    expect((await call(s, key, 'open', {})).error?.code).toBe(-32003);
+    expect((await plainCall(s, key, 'open', {})).error?.code).toBe(-32003);
     const batch = await rpc(s.node.url, key, [
       { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_sessions', arguments: {} } },
       { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'open', arguments: {} } },
@@ -274,10 +196,10 @@ describe('gdb: what the classifier holds (regression)', () => {
   it('a tools/call sent as a notification (no id) runs nothing and is not counted', async () => {
     const s = closed;
     const key = s.keys.gdb!.key;
-    const before = (await call(s, key, 'list_sessions', {})).result.structuredContent.content.sessions.length;
+    const before = (await plainCall(s, key, 'list_sessions', {})).result.structuredContent.content.sessions.length;
     const r = await rpc(s.node.url, key, { jsonrpc: '2.0', method: 'tools/call', params: { name: 'open', arguments: {} } });
     expect(r.status).toBeGreaterThanOrEqual(200);
-    const after = (await call(s, key, 'list_sessions', {})).result.structuredContent.content.sessions.length;
+    const after = (await plainCall(s, key, 'list_sessions', {})).result.structuredContent.content.sessions.length;
     expect(after).toBe(before);
   });
 });
@@ -291,7 +213,7 @@ describe('capability scopes of the other toolsets (regression)', () => {
     const s = open;
     const key = s.keys.debugger!.key;
     for (const name of ['debugger/attach', 'debugger_attach']) {
-      const single = await call(s, key, name, { pid: process.pid, session_id: 'x' });
+      const single = await plainCall(s, key, name, { pid: process.pid, session_id: 'x' });
       expect(single.error?.code, name).toBe(-32003);
       expect(single.error?.message, name).toContain('debugger:attach');
     }
@@ -308,9 +230,9 @@ describe('capability scopes of the other toolsets (regression)', () => {
 
   it('bundles:read cannot add a bundle; mocks without mocks:run cannot run a command; python:read cannot start a REST session', async () => {
     const s = closed;
-    expect((await call(s, s.keys.bundlesRead!.key, 'initialize_bundle', { source: 'x.tar.gz' })).error?.code).toBe(-32003);
+    expect((await plainCall(s, s.keys.bundlesRead!.key, 'initialize_bundle', { source: 'x.tar.gz' })).error?.code).toBe(-32003);
     const marker = path.join(host, 'marker-mocks');
-    const rec = await call(s, s.keys.mocks!.key, 'keploy_mock_record', { command: `touch ${marker}` });
+    const rec = await plainCall(s, s.keys.mocks!.key, 'keploy_mock_record', { command: `touch ${marker}` });
     expect(rec.error?.code).toBe(-32003);
     expect(rec.error?.message).toContain('mocks:run');
     expect(existsSync(marker)).toBe(false);
@@ -329,14 +251,14 @@ describe('owners', () => {
     const a = s.keys.gdb!.key;
     const b = s.keys.gdbFull!.key;
     const id = await gdbSession(s, a);
-    const theirs = await call(s, b, 'call', { id, command: 'print 1' });
-    const none = await call(s, b, 'call', { id: '00000000-0000-4000-8000-000000000000', command: 'print 1' });
+    const theirs = await plainCall(s, b, 'call', { id, command: 'print 1' });
+    const none = await plainCall(s, b, 'call', { id: '00000000-0000-4000-8000-000000000000', command: 'print 1' });
     expect(shape(theirs, id)).toBe(shape(none, '00000000-0000-4000-8000-000000000000'));
-    const listed = (await call(s, b, 'list_sessions', {})).result.structuredContent.content.sessions.map((x: { id: string }) => x.id);
+    const listed = (await plainCall(s, b, 'list_sessions', {})).result.structuredContent.content.sessions.map((x: { id: string }) => x.id);
     expect(listed).not.toContain(id);
-    expect((await call(s, b, 'close', { id })).result?.isError).toBe(true);
-    expect(text(await call(s, a, 'call', { id, command: 'print 6*7' }))).toContain('42');
-    await call(s, a, 'close', { id });
+    expect((await plainCall(s, b, 'close', { id })).result?.isError).toBe(true);
+    expect(answerText(await plainCall(s, a, 'call', { id, command: 'print 6*7' }))).toContain('42');
+    await plainCall(s, a, 'close', { id });
   });
 
   it('another key cannot POST to, stream from or DELETE an MCP session; the owner keeps it', async () => {
@@ -369,14 +291,14 @@ describe('owners', () => {
     const s = closed;
     const a = s.keys.debugger!.key;
     const b = s.keys.debugger2!.key;
-    const launched = await call(s, a, 'debugger_launch', { program: 'basic', session_id: 'default' });
+    const launched = await plainCall(s, a, 'debugger_launch', { program: 'basic', session_id: 'default' });
     expect(launched.result?.isError, JSON.stringify(launched)).toBeFalsy();
-    const theirs = await call(s, b, 'debugger_get_stack_trace', { session_id: 'default' });
-    const none = await call(s, b, 'debugger_get_stack_trace', { session_id: 'never' });
+    const theirs = await plainCall(s, b, 'debugger_get_stack_trace', { session_id: 'default' });
+    const none = await plainCall(s, b, 'debugger_get_stack_trace', { session_id: 'never' });
     expect(shape(theirs, 'default')).toBe(shape(none, 'never'));
-    const detachB = await call(s, b, 'debugger_detach', { session_id: 'default' });
+    const detachB = await plainCall(s, b, 'debugger_detach', { session_id: 'default' });
     expect(detachB.error ?? detachB.result?.isError).toBeTruthy();
-    const mine = await call(s, a, 'debugger_detach', { session_id: 'default' });
+    const mine = await plainCall(s, a, 'debugger_detach', { session_id: 'default' });
     expect(mine.result?.structuredContent?.session_id).toBe('default');
   });
 
@@ -384,13 +306,13 @@ describe('owners', () => {
     const s = closed;
     const a = s.keys.debugger!.key;
     // Key A's crash, in a session whose name says what it works on.
-    const launched = await call(s, a, 'debugger_launch', { program: 'dbg_crash', session_id: 'acme-secret-project' });
+    const launched = await plainCall(s, a, 'debugger_launch', { program: 'dbg_crash', session_id: 'acme-secret-project' });
     expect(launched.result?.isError, JSON.stringify(launched)).toBeFalsy();
-    const crashed = await call(s, a, 'debugger_continue', { session_id: 'acme-secret-project' });
-    expect(text(crashed)).toMatch(/SIGSEGV|signal/);
-    await call(s, a, 'debugger_detach', { session_id: 'acme-secret-project' });
+    const crashed = await plainCall(s, a, 'debugger_continue', { session_id: 'acme-secret-project' });
+    expect(answerText(crashed)).toMatch(/SIGSEGV|signal/);
+    await plainCall(s, a, 'debugger_detach', { session_id: 'acme-secret-project' });
     // Key B holds only debugger:read.
-    const seen = await call(s, s.keys.debuggerRead!.key, 'debugger_find_similar_bugs', {});
+    const seen = await plainCall(s, s.keys.debuggerRead!.key, 'debugger_find_similar_bugs', {});
     const shown = JSON.stringify(seen);
     expect(shown, 'key B reads key A\'s crash').not.toContain('acme-secret-project');
     expect(shown, 'key B reads key A\'s program path').not.toContain(path.join(root, 'dbg_crash'));
@@ -398,8 +320,8 @@ describe('owners', () => {
 
   it('debugger_get_comprehensive_audit answers with the caller\'s own entries only (regression)', async () => {
     const s = closed;
-    await call(s, s.keys.gdb!.key, 'list_sessions', {});
-    const answer = await call(s, s.keys.debuggerRead!.key, 'debugger_get_comprehensive_audit', {});
+    await plainCall(s, s.keys.gdb!.key, 'list_sessions', {});
+    const answer = await plainCall(s, s.keys.debuggerRead!.key, 'debugger_get_comprehensive_audit', {});
     const entries = answer.result.structuredContent.entries as Array<{ key_id: string }>;
     expect(entries.length).toBeGreaterThan(0);
     expect(new Set(entries.map((e) => e.key_id))).toEqual(new Set([s.keys.debuggerRead!.id]));
@@ -419,11 +341,11 @@ describe('the server\'s own secrets', () => {
     const s = closed;
     const key = s.keys.gdb!.key;
     const id = await gdbSession(s, key);
-    const shown = text(await call(s, key, 'call', { id, command: 'show environment' }));
-    await call(s, key, 'close', { id });
+    const shown = answerText(await plainCall(s, key, 'call', { id, command: 'show environment' }));
+    await plainCall(s, key, 'close', { id });
     expect(shown, 'DEBUGKIT_API_KEY is in the environment gdb and every debuggee inherit').not.toContain(MASTER);
     // What it would give: every scope.
-    const license = await call(s, MASTER, 'debugger_license_info', {});
+    const license = await plainCall(s, MASTER, 'debugger_license_info', {});
     expect(license.result.structuredContent.key.scopes).toEqual(['*']);
   });
 });
@@ -459,7 +381,7 @@ describe('gdb: a recycled pid is not the session\'s own', () => {
     const s = closed;
     const key = s.keys.gdb!.key;
     const id = await gdbSession(s, key, 'basic');
-    const ran = text(await call(s, key, 'call', { id, command: 'run' }));
+    const ran = answerText(await plainCall(s, key, 'call', { id, command: 'run' }));
     const pid = Number(/process (\d+)\) exited/.exec(ran)?.[1]);
     expect(pid, ran).toBeGreaterThan(1);
     // Another tenant's process (here: a sleep whose command line carries its secret) gets that pid;
@@ -467,17 +389,17 @@ describe('gdb: a recycled pid is not the session\'s own', () => {
     const victim = await spawnAt(pid, 'victim-secret-cmdline-4711');
     expect(victim !== undefined || existsSync(`/proc/${pid}`), `no process holds pid ${pid} and none could be placed there`).toBe(true);
     try {
-      const read = await call(s, key, 'call', { id, command: `info proc cmdline ${pid}` });
-      const attach = await call(s, key, 'call', { id, command: `attach ${pid}` });
+      const read = await plainCall(s, key, 'call', { id, command: `info proc cmdline ${pid}` });
+      const attach = await plainCall(s, key, 'call', { id, command: `attach ${pid}` });
       const attached = !refused(attach);
-      if (attached) await call(s, key, 'call', { id, command: 'detach' });
+      if (attached) await plainCall(s, key, 'call', { id, command: 'detach' });
       const breaches: string[] = [];
-      if (!refused(read)) breaches.push(`info proc cmdline ${pid} read another process's command line: ${text(read).slice(0, 200)}`);
-      if (attached) breaches.push(`attach ${pid} attached to a process the session did not start: ${text(attach).slice(0, 200)}`);
+      if (!refused(read)) breaches.push(`info proc cmdline ${pid} read another process's command line: ${answerText(read).slice(0, 200)}`);
+      if (attached) breaches.push(`attach ${pid} attached to a process the session did not start: ${answerText(attach).slice(0, 200)}`);
       expect(breaches).toEqual([]);
     } finally {
       victim?.kill('SIGKILL');
-      await call(s, key, 'close', { id });
+      await plainCall(s, key, 'close', { id });
     }
   });
 });
@@ -497,7 +419,7 @@ describe('limits (regression)', () => {
       const sids: string[] = [];
       const statuses: number[] = [];
       for (const headers of [{}, { 'MCP-Protocol-Version': MODERN_PROTOCOL }, {}] as Array<Record<string, string>>) {
-        const r = await rpc(node.url, capped.key, init(nextId++), headers);
+        const r = await rpc(node.url, capped.key, init(nextRequestId()), headers);
         statuses.push(r.status);
         const sid = r.headers.get('mcp-session-id');
         if (sid) sids.push(sid);
@@ -507,7 +429,7 @@ describe('limits (regression)', () => {
       // A batch of initializes opens no session, and each of them is a request on the rate limit (3 + 5 of 8/min).
       const batch = await rpc(node.url, capped.key, [init(901), init(902), init(903), init(904), init(905)]);
       expect(batch.headers.get('mcp-session-id')).toBeNull();
-      const after = await rpc(node.url, capped.key, { jsonrpc: '2.0', id: nextId++, method: 'tools/list', params: {} });
+      const after = await rpc(node.url, capped.key, { jsonrpc: '2.0', id: nextRequestId(), method: 'tools/list', params: {} });
       expect(after.body.error?.code, JSON.stringify(after.body)).toBe(-32002);
     } finally {
       await node.stop();

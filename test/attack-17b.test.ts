@@ -7,15 +7,15 @@
 // against the code this attack was made on (refused since); the others held. Two findings are the
 // debugger's by-design code execution and are documented in SECURITY.md instead: a debuggee reading
 // the server's own /proc/PID/environ, and `list` printing a host file named in debug info.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashKey, newKeySecret } from '../src/control/keys.js';
 import { startPostgres, type RunningPostgres } from '../src/toolsets/mocks/postgres/testing.js';
-import { MODERN_PROTOCOL } from './helpers/client.js';
-import { createKey, rpc, runCli, startNode, tempDataDir, type Node } from './helpers/control.js';
+import { answerText, expectNoEffect, gdbSession, modernCall, plainCall, refused as isRefused, runGdbAttack, startKeyedServer, stopKeyedServers, type Answer, type GdbAttack, type KeyedServer } from './helpers/attack.js';
+import { rpc, runCli, startNode, type Node } from './helpers/control.js';
 import { compileC, tempDir } from './helpers/programs.js';
 
 /** The workspace root, and a directory outside it standing for the rest of the host. */
@@ -27,15 +27,8 @@ const up = (p: string) => '../'.repeat(p.split('/').filter(Boolean).length);
 /** The operator's full-scope key, given the documented way: in the environment. */
 const MASTER = 'master-key-attack17b-0123456789abcdef';
 
-interface Server {
-  node: Node;
-  data: Awaited<ReturnType<typeof tempDataDir>>;
-  store: string[];
-  keys: Record<string, { key: string; id: string }>;
-}
-
-let closed: Server;
-let open: Server;
+let closed: KeyedServer;
+let open: KeyedServer;
 
 const SCOPES: Record<string, string> = {
   gdb: 'gdb',
@@ -44,15 +37,6 @@ const SCOPES: Record<string, string> = {
   debuggerRead: 'debugger:read',
   mocksRead: 'mocks:read',
 };
-
-async function server(flags: string[], env: NodeJS.ProcessEnv = {}): Promise<Server> {
-  const data = await tempDataDir();
-  const store = ['--data-dir', data.dir];
-  const keys: Server['keys'] = {};
-  for (const [name, scopes] of Object.entries(SCOPES)) keys[name] = await createKey(store, name, scopes, ['--rate', 'unlimited']);
-  const node = await startNode([...store, '--root', root, ...flags], env);
-  return { node, data, store, keys };
-}
 
 /** Processes this test started as victims (never system processes): ended in afterAll. */
 const victims: ChildProcess[] = [];
@@ -64,69 +48,28 @@ function victim(secretArg: string): ChildProcess {
 
 beforeAll(async () => {
   compileC(root, 'basic');
-  [closed, open] = await Promise.all([server([], { DEBUGKIT_API_KEY: MASTER }), server(['--allow-gdb-shell', '--allow-attach'])]);
+  [closed, open] = await Promise.all([startKeyedServer(root, SCOPES, [], { DEBUGKIT_API_KEY: MASTER }), startKeyedServer(root, SCOPES, ['--allow-gdb-shell', '--allow-attach'])]);
 }, 120_000);
 
 afterAll(async () => {
   for (const v of victims) v.kill('SIGKILL');
-  for (const s of [closed, open]) {
-    await s?.node.stop();
-    await s?.data.cleanup();
-  }
+  await stopKeyedServers([closed, open]);
   rmSync(root, { recursive: true, force: true });
   rmSync(host, { recursive: true, force: true });
 });
 
-let nextId = 1;
-type Answer = { error?: { code: number; message: string; data?: any }; result?: any };
-
-/** A plain JSON-RPC tools/call (no MCP session): the key's stateless client. */
-async function call(s: Server, key: string, name: string, args: object): Promise<Answer> {
-  return (await rpc(s.node.url, key, { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } })).body;
-}
-
-/** The same as a 2026-07-28 request (the _meta envelope). */
-async function modernCall(s: Server, key: string, name: string, args: object): Promise<Answer> {
-  const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL, 'io.modelcontextprotocol/clientInfo': { name: 'attack17b', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
-  return (await rpc(s.node.url, key, { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args, _meta: envelope } }, { 'MCP-Protocol-Version': MODERN_PROTOCOL, 'Mcp-Method': 'tools/call', 'Mcp-Name': name })).body;
-}
-
 /** Everything an answer says: the error, or the text content and the program's output. */
-function text(answer: Answer): string {
-  if (answer.error) return answer.error.message;
-  const content = (answer.result?.content ?? []).map((c: { text?: string }) => c.text ?? '').join('');
-  return `${content}\n${JSON.stringify(answer.result?.structuredContent ?? {})}`;
-}
-
-/** Refused: -32003 for the scope, or the policy's "refused:" for the flag. */
-function refused(answer: Answer): boolean {
-  return answer.error?.code === -32003 || /refused: /.test(text(answer));
-}
-
-async function gdbSession(s: Server, key: string, program?: string): Promise<string> {
-  const answer = await call(s, key, 'open', program ? { program } : {});
-  const id = answer.result?.structuredContent?.content?.id;
-  if (typeof id !== 'string') throw new Error(`open failed: ${JSON.stringify(answer)}`);
-  return id;
-}
+const text = (answer: Answer) => answerText(answer, { structured: true });
+const refused = (answer: Answer) => isRefused(answer, { structured: true });
 
 /** A gdb call's console output (throws on an MCP error, returns the refusal text otherwise). */
-async function gdbText(s: Server, key: string, id: string, command: string): Promise<string> {
-  return text(await call(s, key, 'call', { id, command }));
+async function gdbText(s: KeyedServer, key: string, id: string, command: string): Promise<string> {
+  return text(await plainCall(s, key, 'call', { id, command }));
 }
 
 // ---------------------------------------------------------------------------------------------
 // gdb, a `gdb` key: command spellings the classifier misreads (found by the attack).
 // ---------------------------------------------------------------------------------------------
-
-interface GdbAttack {
-  name: string;
-  before?: string[];
-  attack: (marker: string, victim: string) => string;
-  after?: (marker: string, victim: string) => string[];
-  effect: 'marker' | 'victim' | 'none';
-  program?: boolean;
-}
 
 const GDB_ATTACKS: GdbAttack[] = [
   {
@@ -155,30 +98,9 @@ const GDB_ATTACKS: GdbAttack[] = [
   },
 ];
 
-let attackNo = 0;
-async function runAttack(s: Server, key: string, a: GdbAttack, send?: (id: string, command: string) => Promise<Answer>) {
-  const n = ++attackNo;
-  const marker = path.join(host, `marker-${n}`);
-  const victimFile = path.join(host, `victim-${n}`);
-  const original = `precious data of victim ${n}, outside the root\n`;
-  writeFileSync(victimFile, original);
-  const id = await gdbSession(s, key, a.program ? 'basic' : undefined);
-  const sendOne = send ?? ((sid: string, command: string) => call(s, key, 'call', { id: sid, command }));
-  for (const c of a.before ?? []) await sendOne(id, c);
-  const answer = await sendOne(id, a.attack(marker, victimFile));
-  for (const c of a.after?.(marker, victimFile) ?? []) await sendOne(id, c);
-  await call(s, key, 'close', { id });
-  return { answer, marker, victimFile, original };
-}
-
-function expectNoEffect(a: GdbAttack, r: { marker: string; victimFile: string; original: string }): void {
-  if (a.effect === 'marker') expect(existsSync(r.marker), `${a.name}: gdb ran a host command`).toBe(false);
-  if (a.effect === 'victim') expect(readFileSync(r.victimFile, 'utf8'), `${a.name}: a file outside the root was changed`).toBe(r.original);
-}
-
 describe('gdb, default flags, a `gdb` key: spellings the classifier misreads (found by the attack)', () => {
   it.each(GDB_ATTACKS.map((a) => [a.name, a] as const))('%s: refused, and nothing happens on the host', async (_name, a) => {
-    const r = await runAttack(closed, closed.keys.gdb!.key, a);
+    const r = await runGdbAttack(closed, closed.keys.gdb!.key, host, a);
     expectNoEffect(a, r);
     expect(refused(r.answer), `${a.name}: ${JSON.stringify(r.answer).slice(0, 400)}`).toBe(true);
   });
@@ -186,7 +108,7 @@ describe('gdb, default flags, a `gdb` key: spellings the classifier misreads (fo
   it('the same through a 2026-07-28 request ("thread apply all!")', async () => {
     const a = GDB_ATTACKS[1]!;
     const key = closed.keys.gdb!.key;
-    const r = await runAttack(closed, key, a, (id, command) => modernCall(closed, key, 'call', { id, command }));
+    const r = await runGdbAttack(closed, key, host, a, (id, command) => modernCall(closed, key, 'call', { id, command }));
     expectNoEffect(a, r);
     expect(refused(r.answer), JSON.stringify(r.answer).slice(0, 400)).toBe(true);
   });
@@ -194,7 +116,7 @@ describe('gdb, default flags, a `gdb` key: spellings the classifier misreads (fo
 
 describe('gdb, --allow-gdb-shell --allow-attach, a `gdb` key (no gdb:shell): the same spellings (found by the attack)', () => {
   it.each(GDB_ATTACKS.map((a) => [a.name, a] as const))('%s: -32003 naming gdb:shell, and nothing happens on the host', async (_name, a) => {
-    const r = await runAttack(open, open.keys.gdb!.key, a);
+    const r = await runGdbAttack(open, open.keys.gdb!.key, host, a);
     expectNoEffect(a, r);
     expect(r.answer.error?.code, `${a.name}: ${JSON.stringify(r.answer).slice(0, 400)}`).toBe(-32003);
     expect(r.answer.error?.message).toContain('gdb:shell');
@@ -208,8 +130,8 @@ describe('gdb, a `gdb` key without gdb:attach: another process read or attached 
     for (const s of [closed, open]) {
       const key = s.keys.gdb!.key;
       const id = await gdbSession(s, key);
-      const answer = await call(s, key, 'call', { id, command: `-interpreter-exec console "info proc cmdline ${v.pid}\\400"` });
-      await call(s, key, 'close', { id });
+      const answer = await plainCall(s, key, 'call', { id, command: `-interpreter-exec console "info proc cmdline ${v.pid}\\400"` });
+      await plainCall(s, key, 'close', { id });
       expect(text(answer), 'another process\'s command line was read').not.toContain(secret);
       expect(refused(answer), JSON.stringify(answer).slice(0, 300)).toBe(true);
     }
@@ -226,15 +148,15 @@ describe('gdb, a `gdb` key without gdb:attach: another process read or attached 
       for (let i = 0; i < 40; i++) {
         writeFileSync('/proc/sys/kernel/ns_last_pid', String(nextOctalOnly(Number(readFileSync('/proc/sys/kernel/ns_last_pid', 'utf8'))) - 1));
         // A loaded machine may take a while to reach main: wait for the stop, not the default bound.
-        await call(s, key, 'call', { id, command: 'run', wait: 60 });
+        await plainCall(s, key, 'call', { id, command: 'run', wait: 60 });
         own = Number(/process (\d+)/.exec(await gdbText(s, key, id, 'info inferiors'))?.[1] ?? 0);
         if (own > 0 && !/[89]/.test(String(own))) break;
         await gdbText(s, key, id, 'kill');
       }
       expect(/[89]/.test(String(own))).toBe(false);
       const other = parseInt(String(own), 8);
-      const answer = await call(s, key, 'call', { id, command: `attach 0${own}` });
-      await call(s, key, 'close', { id });
+      const answer = await plainCall(s, key, 'call', { id, command: `attach 0${own}` });
+      await plainCall(s, key, 'close', { id });
       expect(text(answer), `gdb tried to attach to process ${other}, which this session did not start`).not.toMatch(new RegExp(`process ${other}\\b`));
       expect(refused(answer), JSON.stringify(answer).slice(0, 300)).toBe(true);
     }
@@ -263,8 +185,8 @@ describe('gdb, a `gdb` key without gdb:attach: another process read or attached 
       // Loading it tells debugkit (=thread-group-started) that process v.pid is the session's.
       await gdbText(s, key, id, `core-file ${forged}`);
       await gdbText(s, key, id, 'core-file');
-      const answer = await call(s, key, 'call', { id, command: `info proc cmdline ${v.pid}` });
-      await call(s, key, 'close', { id });
+      const answer = await plainCall(s, key, 'call', { id, command: `info proc cmdline ${v.pid}` });
+      await plainCall(s, key, 'close', { id });
       expect(text(answer), 'another process\'s command line was read').not.toContain(secret);
       expect(refused(answer), JSON.stringify(answer).slice(0, 300)).toBe(true);
     }
@@ -295,7 +217,7 @@ describe('gdb, default flags, a `gdb` key: any process killed (found by the atta
     await gdbText(s, key, id, `dump binary memory forged-kill.core ${addr} ${addr}+${bytes.length}`);
     await gdbText(s, key, id, 'core-file forged-kill.core');
     const detached = await gdbText(s, key, id, 'detach');
-    await call(s, key, 'close', { id });
+    await plainCall(s, key, 'close', { id });
     await new Promise((r) => setTimeout(r, 300));
     expect(detached, 'debugkit took another process for its own').not.toMatch(new RegExp(`process ${v.pid} was started by this session`));
     expect(alive(), `process ${v.pid}, which the session never started, was killed`).toBe(true);
@@ -332,7 +254,7 @@ describe('gdb, default flags, a `gdb` key: host files read without leaving the d
     const id = await gdbSession(closed, key);
     const cli = await gdbText(closed, key, id, `complete file ${host}/`);
     const mi = await gdbText(closed, key, id, `-complete "file ${host}/"`);
-    await call(closed, key, 'close', { id });
+    await plainCall(closed, key, 'close', { id });
     expect(cli, 'a directory outside the root was listed').not.toContain('listed-secret-name');
     expect(mi, 'a directory outside the root was listed').not.toContain('listed-secret-name');
   });
@@ -356,10 +278,10 @@ describe('the server\'s secrets, a `gdb` key with default flags (found by the at
       expect(made.code, made.stderr).toBe(0);
       const gdbKey = JSON.parse(made.stdout).key as string;
       node = await startNode(['--store', storeUrl, '--data-dir', data, '--root', root], env);
-      const s: Server = { node, data: { dir: data, cleanup: async () => rmSync(data, { recursive: true, force: true }) }, store: [], keys: {} };
+      const s: KeyedServer = { node, data: { dir: data, cleanup: async () => rmSync(data, { recursive: true, force: true }) }, store: [], keys: {} };
       const id = await gdbSession(s, gdbKey);
       const shown = await gdbText(s, gdbKey, id, 'show environment PGPASSWORD');
-      await call(s, gdbKey, 'close', { id });
+      await plainCall(s, gdbKey, 'close', { id });
       const leaked = /PGPASSWORD = ([^\s\\"]+)/.exec(shown)?.[1];
       if (leaked) {
         // What the leak is worth: a key of every scope, made by the gdb key holder.
@@ -419,12 +341,12 @@ describe('the audit, a `debugger:read` key (found by the attack)', () => {
     const s = closed;
     const reader = s.keys.debuggerRead!.key;
     const seqOf = async () => {
-      const a = await call(s, reader, 'debugger_get_comprehensive_audit', {});
+      const a = await plainCall(s, reader, 'debugger_get_comprehensive_audit', {});
       const entries = a.result.structuredContent.entries as Array<{ seq?: number }>;
       return entries.at(-1)?.seq;
     };
     // The entries carry no chain position (seq) nor hashes: the gaps would count another key's calls.
-    const answer = await call(s, reader, 'debugger_get_comprehensive_audit', {});
+    const answer = await plainCall(s, reader, 'debugger_get_comprehensive_audit', {});
     const entries = answer.result.structuredContent.entries as Array<Record<string, unknown>>;
     expect(entries.length).toBeGreaterThan(0);
     for (const e of entries) expect(Object.keys(e)).not.toEqual(expect.arrayContaining(['seq']));
@@ -451,10 +373,10 @@ describe('held: what this attack tried that stayed shut (regression)', () => {
       `-file-exec-and-symbols --all /bin/sh`, '-list-thread-groups --all --available', `-interpreter-exec console "\\163\\150\\145\\154\\154 touch ${marker}"`,
       'attach 1', 'info proc environ 1', '-target-attach 0x1',
     ]) {
-      const answer = await call(closed, key, 'call', { id, command });
+      const answer = await plainCall(closed, key, 'call', { id, command });
       expect(refused(answer), `${command}: ${JSON.stringify(answer).slice(0, 300)}`).toBe(true);
     }
-    await call(closed, key, 'close', { id });
+    await plainCall(closed, key, 'close', { id });
     expect(existsSync(marker)).toBe(false);
   });
 
@@ -465,11 +387,11 @@ describe('held: what this attack tried that stayed shut (regression)', () => {
     await gdbText(closed, key, id, 'run');
     const marker = path.join(host, 'marker-gdb-refuses-17b');
     for (const command of [`set exec-wrapper'sh' -c 'touch ${marker}'`, `set logging file${marker}`, `thread apply 1!touch ${marker}`, `frame apply 1!touch ${marker}`, `thread apply all -q!touch ${marker}`]) {
-      const answer = await call(closed, key, 'call', { id, command });
+      const answer = await plainCall(closed, key, 'call', { id, command });
       expect(answer.result?.isError || answer.error, command).toBeTruthy();
     }
     await gdbText(closed, key, id, 'run');
-    await call(closed, key, 'close', { id });
+    await plainCall(closed, key, 'close', { id });
     expect(existsSync(marker)).toBe(false);
   });
 
@@ -480,7 +402,7 @@ describe('held: what this attack tried that stayed shut (regression)', () => {
       const key = closed.keys.gdb!.key;
       const id = await gdbSession(closed, key);
       const loaded = await gdbText(closed, key, id, 'file basic');
-      await call(closed, key, 'close', { id });
+      await plainCall(closed, key, 'close', { id });
       expect(loaded).toMatch(/declined/);
       expect(existsSync(marker)).toBe(false);
     } finally {
@@ -489,21 +411,21 @@ describe('held: what this attack tried that stayed shut (regression)', () => {
   });
 
   it('the other toolsets keep their paths inside the root for read keys (find_similar_bugs search_path, keploy_list_mocks path)', async () => {
-    const bugs = await call(closed, closed.keys.debuggerRead!.key, 'debugger_find_similar_bugs', { search_path: host });
+    const bugs = await plainCall(closed, closed.keys.debuggerRead!.key, 'debugger_find_similar_bugs', { search_path: host });
     expect(text(bugs)).toMatch(/outside|root/i);
     expect(text(bugs)).not.toContain('considered');
-    const mocks = await call(closed, closed.keys.mocksRead!.key, 'keploy_list_mocks', { path: host });
+    const mocks = await plainCall(closed, closed.keys.mocksRead!.key, 'keploy_list_mocks', { path: host });
     expect(text(mocks)).toMatch(/outside|root/i);
   });
 
   it('gdb call on another key\'s session: the scope check does not tell it exists (not found, not -32003)', async () => {
     const a = closed.keys.gdbFull!.key;
     const id = await gdbSession(closed, a);
-    const theirs = await call(closed, closed.keys.gdb!.key, 'call', { id, command: 'shell id' });
-    const none = await call(closed, closed.keys.gdb!.key, 'call', { id: '00000000-0000-4000-8000-000000000000', command: 'shell id' });
+    const theirs = await plainCall(closed, closed.keys.gdb!.key, 'call', { id, command: 'shell id' });
+    const none = await plainCall(closed, closed.keys.gdb!.key, 'call', { id: '00000000-0000-4000-8000-000000000000', command: 'shell id' });
     const shape = (answer: Answer, sid: string) => JSON.stringify({ error: answer.error, result: answer.result }).split(sid).join('ID');
     expect(shape(theirs, id)).toBe(shape(none, '00000000-0000-4000-8000-000000000000'));
-    await call(closed, a, 'close', { id });
+    await plainCall(closed, a, 'close', { id });
   });
 });
 
