@@ -256,6 +256,8 @@ export function buildProgram(): Command {
     new Command('debugkit')
       .description('An MCP server with real debuggers for AI agents. With no command: serve MCP over stdio.')
       .version(VERSION)
+      // commander's own mistakes (an unknown flag, a bad value) read like ours: "debugkit: ...", one line.
+      .configureOutput({ outputError: (text, write) => write(`${text.trim().replace(/^error: /, 'debugkit: ').replace(/\s*\n\s*/g, ' ')}\n`) })
       // Options after a subcommand belong to it: "serve --root X" must not set the parent's --root.
       .enablePositionalOptions(),
   ).action((opts: CommonOpts) => runStdio(opts));
@@ -297,9 +299,15 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** A command-line mistake or a failure to start, as one line a person reads (not a JSON log line). */
+function humanError(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return `debugkit: ${message.replace(/\s+/g, ' ').trim()}`;
+}
+
 buildProgram()
   .parseAsync(process.argv)
   .catch((err: unknown) => {
-    createLogger('error').error(err instanceof Error ? err.message : String(err));
+    process.stderr.write(`${humanError(err)}\n`);
     process.exit(2);
   });
