@@ -6,7 +6,7 @@ import { defaultConfig, generateApiKey, type Config } from './config.js';
 import { containment } from './core/paths.js';
 import { killAllChildrenSync } from './core/process.js';
 import { boundPromise } from './core/wait.js';
-import { checkEngines, renderDoctor } from './doctor.js';
+import { checkEngines, doctorExitCode, renderClientConfig, renderDoctor } from './doctor.js';
 import { isLoopbackHost } from './server/auth.js';
 import { createDebugkit, type Debugkit, type ServerHooks } from './server/createServer.js';
 import { serveHttp } from './server/http.js';
@@ -290,11 +290,12 @@ export function buildProgram(): Command {
 
   program
     .command('doctor')
-    .description('Report which engines (gdb, python3 + debugpy, kubectl, proxychains4, ...) are present, and how to install the rest')
-    .action(async () => {
+    .description('Report which engines (gdb, python3 + debugpy, kubectl, proxychains4, ...) are present, and how to install the rest; print a client configuration for this machine. Exits 1 only when something debugkit needs is missing (not for test-only tools)')
+    .option('--root <dir>', 'the workspace root the printed client configuration names', process.cwd())
+    .action(async (opts: { root: string }) => {
       const checks = await checkEngines();
-      process.stdout.write(`${renderDoctor(checks)}\n`);
-      process.exitCode = checks.some((c) => !c.found) ? 1 : 0;
+      process.stdout.write(`${renderDoctor(checks)}\n\n${renderClientConfig(path.resolve(opts.root))}\n`);
+      process.exitCode = doctorExitCode(checks);
     });
   return program;
 }

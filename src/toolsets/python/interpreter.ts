@@ -14,6 +14,8 @@ export interface Interpreter {
    */
   pythonPath: string;
   debugpyVersion: string;
+  /** The interpreter's own version (3.11.2). */
+  pythonVersion: string;
 }
 
 /** Holds sitecustomize.py; see it for why. */
@@ -44,7 +46,7 @@ export function resolveInterpreter(python = 'python3'): Promise<Interpreter> {
 async function probeInterpreter(python: string): Promise<Interpreter> {
   if (python.startsWith('-')) throw new DebugkitError('INVALID_ARGUMENT', `pythonPath must be an interpreter path, not an option: ${python}`);
   const direct = await run(python, ['-c', PROBE], {});
-  if (direct.ok) return { python, pythonPath: searchPath(BOOT_DIR), debugpyVersion: direct.lines[0]! };
+  if (direct.ok) return { python, pythonPath: searchPath(BOOT_DIR), debugpyVersion: direct.lines[0]!, pythonVersion: direct.lines[1] ?? '' };
   if (direct.missing) {
     throw new DebugkitError('ENGINE_MISSING', `Python interpreter not found: ${python} (give an absolute path to python3, or install python3)`);
   }
@@ -52,7 +54,7 @@ async function probeInterpreter(python: string): Promise<Interpreter> {
   if (shim) {
     const pythonPath = searchPath(BOOT_DIR, shim);
     const viaShim = await run(python, ['-c', PROBE], { PYTHONPATH: pythonPath });
-    if (viaShim.ok) return { python, pythonPath, debugpyVersion: viaShim.lines[0]! };
+    if (viaShim.ok) return { python, pythonPath, debugpyVersion: viaShim.lines[0]!, pythonVersion: viaShim.lines[1] ?? '' };
   }
   throw new DebugkitError('ENGINE_MISSING', `debugpy is not importable by ${python}: ${INSTALL_HINT}`);
 }

@@ -1,8 +1,8 @@
-import { accessSync, closeSync, constants, statSync, type Dirent } from 'node:fs';
+import { closeSync, type Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import path from 'node:path';
 import { descriptorPath, onlyOwnUserWrites, openVerified } from '../../../core/paths.js';
 import { killProcessGroup, spawnChild } from '../../../core/process.js';
+import { findOnPath, isExecutableFile } from '../../../core/which.js';
 
 /**
  * ripgrep as grep_files' scanner. It never decides an answer: it proposes candidate lines (a
@@ -223,28 +223,10 @@ export function findRipgrep(): string | null {
   const chosen = process.env.DEBUGKIT_RG;
   let found: string | null = null;
   if (chosen === 'off' || chosen === '0') found = null;
-  else if (chosen) found = executable(chosen) ? chosen : null;
-  else {
-    for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-      if (!dir || !path.isAbsolute(dir)) continue;
-      const candidate = path.join(dir, 'rg');
-      if (executable(candidate)) {
-        found = candidate;
-        break;
-      }
-    }
-  }
+  else if (chosen) found = isExecutableFile(chosen) ? chosen : null;
+  else found = findOnPath('rg');
   cached = { path: found };
   return found;
-}
-
-function executable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /** Lines rg reported for one file: 1-based numbers and where each line's bytes are in `data`. */
