@@ -1,5 +1,8 @@
-// Copies the non-TypeScript files the server reads at run time (docs, scripts) into dist/.
-import { chmodSync, cpSync, existsSync } from 'node:fs';
+// Copies the non-TypeScript files the server reads at run time (docs, scripts) into dist/, and
+// removes compiled files whose source is gone (tsc never deletes), so dist/ and the npm tarball
+// hold only what the sources make.
+import { chmodSync, cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
 
 const assets = [
   ['src/toolsets/gdb/docs', 'dist/toolsets/gdb/docs'],
@@ -12,3 +15,11 @@ for (const [from, to] of assets) {
 }
 chmodSync('dist/toolsets/gdb/exec-wrapper.sh', 0o755);
 chmodSync('dist/cli.js', 0o755);
+
+const compiled = /\.(js|d\.ts)(\.map)?$/;
+for (const entry of readdirSync('dist', { recursive: true, withFileTypes: true })) {
+  if (!entry.isFile() || !compiled.test(entry.name)) continue;
+  const file = path.join(entry.parentPath ?? entry.path, entry.name);
+  const source = path.join('src', path.relative('dist', file)).replace(compiled, '.ts');
+  if (!existsSync(source)) rmSync(file);
+}
