@@ -21,6 +21,8 @@ export interface Interpreter {
 /** Holds sitecustomize.py; see it for why. */
 const BOOT_DIR = fileURLToPath(new URL('./boot', import.meta.url));
 
+/** The interpreter a session that names none runs with, and the one doctor checks: python3 on PATH. */
+const DEFAULT_PYTHON = 'python3';
 const SYSTEM_PYTHON = '/usr/bin/python3';
 const PROBE = 'import debugpy, sys; print(debugpy.__version__); print(sys.version.split()[0])';
 const INSTALL_HINT = 'install it with "apt-get install -y python3-debugpy" (for /usr/bin/python3) or "<python> -m pip install debugpy"';
@@ -33,7 +35,7 @@ const cache = new Map<string, Promise<Interpreter>>();
  * PYTHONPATH holding links to it and to the `bytecode` package Debian unvendored from it.
  * Without this, a launch with such an interpreter hangs ~15 s and then fails vaguely.
  */
-export function resolveInterpreter(python = 'python3'): Promise<Interpreter> {
+export function resolveInterpreter(python = DEFAULT_PYTHON): Promise<Interpreter> {
   let found = cache.get(python);
   if (!found) {
     found = probeInterpreter(python);

@@ -49,7 +49,7 @@ export class PythonService {
     if (req.pythonPath !== undefined && !path.isAbsolute(req.pythonPath)) {
       throw new DebugkitError('INVALID_ARGUMENT', `pythonPath must be an absolute path to a Python interpreter, not ${req.pythonPath}`);
     }
-    const interpreter = await resolveInterpreter(req.pythonPath ?? 'python3');
+    const interpreter = await resolveInterpreter(req.pythonPath);
     const timeoutMs = req.idleTimeout !== undefined ? req.idleTimeout * 1000 : DEFAULT_IDLE_MS;
     const info = await this.registry.create(owner, timeoutMs, async () =>
       new PythonSession({
