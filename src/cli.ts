@@ -2,7 +2,7 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { defaultConfig, generateApiKey, type Config } from './config.js';
+import { defaultConfig, generateApiKey, parseToolPrefix, type Config } from './config.js';
 import { containment } from './core/paths.js';
 import { killAllChildrenSync } from './core/process.js';
 import { boundPromise } from './core/wait.js';
@@ -26,6 +26,14 @@ const intArg = (name: string, min: number, max: number) => (value: string) => {
   return n;
 };
 
+const toolPrefixArg = (value: string) => {
+  try {
+    return parseToolPrefix(value, toolsetFactories.map((f) => f.name));
+  } catch (err) {
+    throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
+  }
+};
+
 function commonOptions(cmd: Command): Command {
   const names = toolsetFactories.map((f) => f.name).join(',');
   return cmd
@@ -45,6 +53,8 @@ function commonOptions(cmd: Command): Command {
     .option('--bundle-url-host <host>', 'a host bundle URLs may be downloaded from, with its subdomains (repeatable; default: replicated.com); a loopback or private address only from a host listed exactly, e.g. 127.0.0.1:8080', (v: string, all: string[] = []) => [...all, v])
     .addOption(new Option('--log-level <level>', 'stderr log verbosity').choices(['error', 'warn', 'info', 'debug']).default('info'))
     .option('--max-result-tokens <n>', 'ceiling for one tool result, in tokens (larger answers are cut and flagged)', intArg('--max-result-tokens', 1000, 1_000_000), 25_000)
+    .option('--tool-prefix <prefixes>', "prefix tool names, for clients that refuse two servers' tools of one name: PREFIX for every toolset, or TOOLSET=PREFIX,... (e.g. bundles=k8s_); default: the contracts' names", toolPrefixArg)
+    .option('--output-schemas', "list each tool's output schema in tools/list (default: not listed, to keep tools/list small; results are the same)")
     .option('--store <url>', 'control store: postgres://... shared by several nodes, or sqlite:PATH (default: control.db in the data directory)', process.env.DEBUGKIT_STORE)
     .option('--data-dir <dir>', "debugkit's data directory: API keys, counters, audit log (control.db), the debugger toolset's crash signatures (default: ~/.local/share/debugkit)")
     .option('--audit-key-file <file>', 'the key audit entries are hashed with, kept outside the store (default: $DEBUGKIT_AUDIT_KEY_FILE, else audit.key beside control.db, or in the data directory for PostgreSQL; made on first use); nodes sharing a store need the same one', process.env.DEBUGKIT_AUDIT_KEY_FILE);
@@ -65,6 +75,8 @@ interface CommonOpts {
   grepTimeout: number;
   logLevel: Config['logLevel'];
   maxResultTokens: number;
+  toolPrefix?: Record<string, string>;
+  outputSchemas?: boolean;
   store?: string;
   dataDir?: string;
   auditKeyFile?: string;
@@ -79,6 +91,8 @@ function baseConfig(opts: CommonOpts, permissive = true): Config {
     logLevel: opts.logLevel,
   });
   config.maxResultTokens = opts.maxResultTokens;
+  if (opts.toolPrefix) config.toolPrefix = opts.toolPrefix;
+  if (opts.outputSchemas) config.outputSchemas = true;
   config.maxSessionsTotal = opts.maxSessionsTotal;
   config.maxSessionsPerKey = opts.maxSessionsPerKey;
   config.gdb = { path: opts.gdb, allowShell: opts.allowGdbShell ?? permissive, allowAttach: opts.allowAttach ?? permissive };

@@ -85,6 +85,31 @@ export interface Config {
   logLevel: 'error' | 'warn' | 'info' | 'debug';
   /** The ceiling for one tool result, in tokens (default 25,000). */
   maxResultTokens?: number;
+  /**
+   * `--tool-prefix`: what each toolset's tool names start with, by toolset name (`*`: every toolset
+   * not named). Unset: the contracts' names, as they are.
+   */
+  toolPrefix?: Record<string, string>;
+  /** `--output-schemas`: list each tool's output schema in tools/list (default: not listed). */
+  outputSchemas?: boolean;
+}
+
+/**
+ * Reads `--tool-prefix`: `PREFIX` for every toolset, `TOOLSET=PREFIX,...` for some, or both
+ * (`dk_,bundles=k8s_`). A prefix keeps tool names within MCP's name rule (letters, digits, `_`, `-`, `.`).
+ */
+export function parseToolPrefix(spec: string, toolsets: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of spec.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const eq = part.indexOf('=');
+    const [toolset, prefix] = eq < 0 ? ['*', part] : [part.slice(0, eq).trim(), part.slice(eq + 1).trim()];
+    if (toolset !== '*' && !toolsets.includes(toolset)) throw new Error(`--tool-prefix: unknown toolset "${toolset}" (toolsets: ${toolsets.join(', ')})`);
+    if (!/^[A-Za-z0-9._-]{1,64}$/.test(prefix)) throw new Error(`--tool-prefix: "${prefix}" is not a prefix: 1 to 64 letters, digits, "_", "-" or "."`);
+    if (toolset in out) throw new Error(`--tool-prefix: ${toolset === '*' ? 'the prefix for every toolset' : `toolset "${toolset}"`} is given twice`);
+    out[toolset] = prefix;
+  }
+  if (Object.keys(out).length === 0) throw new Error('--tool-prefix: give a prefix, e.g. dk_ or gdb=gdb_,bundles=k8s_');
+  return out;
 }
 
 export function generateApiKey(): string {

@@ -29,6 +29,16 @@ export interface RpcErrorBody {
   data?: unknown;
 }
 
+/** The names tools are listed under on a server, by contract name, where they differ (--tool-prefix). */
+const listedNames = new WeakMap<object, Map<string, string>>();
+
+/** Tool `name` is listed on `server` as `listed` (the registration wrapper says so once per tool). */
+export function noteListedName(server: object, name: string, listed: string): void {
+  let names = listedNames.get(server);
+  if (!names) listedNames.set(server, (names = new Map()));
+  names.set(name, listed);
+}
+
 /** `tools/call` with `alias` runs the tool registered as `target`; the alias is never listed. */
 export function registerToolAlias(_server: unknown, alias: string, target: string): void {
   ALIASES.set(alias, target);
@@ -46,8 +56,28 @@ export function rpcErrorResult(body: RpcErrorBody): CallToolResult {
 
 type Handler = (request: { params?: { name?: unknown } }, ctx: unknown) => Promise<unknown>;
 
+/** How tools/list shows the tools. */
+export interface ListingOptions {
+  /**
+   * List each tool's output schema (`--output-schemas`). Off by default: they were 42% of
+   * tools/list, which an agent reads on every turn, and no client shows them to the model. The
+   * tools still answer with structuredContent, valid against the schema they are registered with.
+   */
+  outputSchemas?: boolean;
+}
+
+/** Annotation values MCP gives a tool that says nothing (the spec's defaults): listing them says nothing either. */
+const ANNOTATION_DEFAULTS: Record<string, unknown> = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+
+/** A tool's annotations less the spec's defaults and a title the tool's own `title` already gives; none when nothing is left. */
+function shownAnnotations(annotations: Record<string, unknown> | undefined, title: unknown): { annotations?: Record<string, unknown> } {
+  if (!annotations) return {};
+  const shown = Object.entries(annotations).filter(([k, v]) => ANNOTATION_DEFAULTS[k] !== v && !(k === 'title' && v === title));
+  return shown.length ? { annotations: Object.fromEntries(shown) } : {};
+}
+
 /** Call once per McpServer, after every toolset has registered its tools. */
-export function installRpcHooks(server: McpServer): void {
+export function installRpcHooks(server: McpServer, options: ListingOptions = {}): void {
   const handlers = (server.server as unknown as { _requestHandlers?: Map<string, Handler> })._requestHandlers;
   const original = handlers?.get('tools/call');
   if (!handlers || !original) return;
@@ -55,21 +85,24 @@ export function installRpcHooks(server: McpServer): void {
   if (list) {
     // Every tools/list is read by the agent: the schemas lose what costs tokens and says nothing.
     handlers.set('tools/list', async (request, ctx) => {
-      const result = (await list(request, ctx)) as { tools?: Array<{ inputSchema?: unknown; outputSchema?: unknown }> };
+      const result = (await list(request, ctx)) as { tools?: Array<{ inputSchema?: unknown; outputSchema?: unknown; annotations?: Record<string, unknown> }> };
       if (!Array.isArray(result?.tools)) return result;
       return {
         ...result,
-        tools: result.tools.map((t) => ({
+        tools: result.tools.map(({ outputSchema, annotations, ...t }) => ({
           ...t,
           ...(t.inputSchema === undefined ? {} : { inputSchema: compactSchema(t.inputSchema, false) }),
-          ...(t.outputSchema === undefined ? {} : { outputSchema: compactSchema(t.outputSchema, true) }),
+          ...(outputSchema === undefined || !options.outputSchemas ? {} : { outputSchema: compactSchema(outputSchema, true) }),
+          ...shownAnnotations(annotations, (t as { title?: unknown }).title),
         })),
       };
     });
   }
   handlers.set('tools/call', async (request, ctx) => {
     const name = request.params?.name;
-    const target = typeof name === 'string' ? ALIASES.get(name) : undefined;
+    const alias = typeof name === 'string' ? ALIASES.get(name) : undefined;
+    // Under --tool-prefix the alias's tool is listed under its prefixed name, if this server serves it.
+    const target = alias === undefined ? undefined : (listedNames.get(server)?.get(alias) ?? alias);
     const result = (await original(target ? { ...request, params: { ...request.params, name: target } } : request, ctx)) as CallToolResult;
     const rpc = result?._meta?.[RPC_ERROR] as RpcErrorBody | undefined;
     if (rpc) throw Object.assign(new Error(rpc.message), { code: rpc.code, data: { [WIRE_CODE]: rpc.code, [WIRE_DATA]: rpc.data } });

@@ -2,8 +2,9 @@ import type { CallToolResult, McpServer, ServerContext, StandardSchemaWithJSON, 
 import { z, type ZodRawShape } from 'zod';
 import { DebugkitError, describeError } from '../core/errors.js';
 import { formatZodIssues } from './input-errors.js';
+import { portableInputSchema, withoutAbsentNulls } from './schemas.js';
 import { withCallLog } from './request-log.js';
-import { rpcErrorResult } from './rpc-hooks.js';
+import { noteListedName, rpcErrorResult } from './rpc-hooks.js';
 import type { ClientContext, ToolServer } from './toolset.js';
 
 const HEARTBEAT_MS = 1000;
@@ -150,6 +151,11 @@ export interface CallDenial {
 export interface CallRuntime {
   /** The ceiling for one result, in tokens. */
   maxResultTokens?: number;
+  /**
+   * The name a tool is listed and called by (`--tool-prefix`); default: its contract name. Every
+   * other name here (mayCall, describe, the audit's `tool`) is this one, as clients see it.
+   */
+  toolName?(tool: string): string;
   /** May this caller call this tool? Tools it may not are never registered (so never listed). */
   mayCall?(tool: string): boolean;
   /** Told each tool as it registers (the server's catalog of tools for the control plane). */
@@ -176,12 +182,15 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
   spec: ToolSpec<I, O>,
 ): void {
   const runtime = client.calls ?? {};
-  runtime.describe?.({ name: spec.name, readOnly: spec.annotations?.readOnlyHint === true, scopes: spec.scopes?.always ?? [] });
-  if (runtime.mayCall && !runtime.mayCall(spec.name)) return;
+  // The one place a tool gets the name it is listed, called, authorized and audited by.
+  const name = runtime.toolName?.(spec.name) ?? spec.name;
+  runtime.describe?.({ name, readOnly: spec.annotations?.readOnlyHint === true, scopes: spec.scopes?.always ?? [] });
+  if (runtime.mayCall && !runtime.mayCall(name)) return;
+  if (name !== spec.name) noteListedName(server, spec.name, name);
   const { outputSchema, listedInput, listedOutput } = schemasFor(format, spec);
   const maxChars = (runtime.maxResultTokens ?? DEFAULT_RESULT_MAX_TOKENS) * CHARS_PER_TOKEN;
   (server as McpServer).registerTool(
-    spec.name,
+    name,
     {
       title: spec.title,
       description: spec.description,
@@ -208,12 +217,12 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
           ? undefined
           : setInterval(() => {
               const seconds = Math.round((performance.now() - started) / 1000);
-              void ctx.progress(seconds, undefined, `${spec.name}: still working after ${seconds} s`);
+              void ctx.progress(seconds, undefined, `${name}: still working after ${seconds} s`);
             }, HEARTBEAT_MS);
       heartbeat?.unref();
       let result: CallToolResult;
       let end: EndToolCall | void = undefined;
-      const start: ToolCallStart = { owner: client.owner, tool: spec.name, args, requestId: extra.mcpReq.id, traceparent: traceparentOf(extra) };
+      const start: ToolCallStart = { owner: client.owner, tool: name, args, requestId: extra.mcpReq.id, traceparent: traceparentOf(extra) };
       const denial = await deniedScopes(spec, args, ctx, start, runtime);
       if (denial) {
         if (heartbeat) clearInterval(heartbeat);
@@ -249,7 +258,7 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
       if (runtime.onToolCall) {
         const event: ToolCallEvent = {
           owner: client.owner,
-          tool: spec.name,
+          tool: name,
           args,
           isError: result.isError === true,
           durationMs: Math.round((performance.now() - started) * 1000) / 1000,
@@ -336,15 +345,15 @@ function schemasFor(format: ResultFormat, spec: ToolSpec<ZodRawShape, ZodRawShap
   return built;
 }
 
-/** A standard schema whose JSON Schema conversions are computed once. */
-function memoizedJson(schema: z.ZodType, validate: (value: unknown) => unknown): StandardSchemaWithJSON {
+/** A standard schema whose JSON Schema conversions are computed once (and rewritten by `shown`, when given). */
+function memoizedJson(schema: z.ZodType, validate: (value: unknown) => unknown, shown: (json: unknown) => unknown = (json) => json): StandardSchemaWithJSON {
   const std = schema['~standard'] as unknown as {
     jsonSchema: { input(o?: unknown): unknown; output(o?: unknown): unknown };
   };
   const memo = new Map<string, unknown>();
   const once = (io: 'input' | 'output') => (options?: { target?: string }) => {
     const key = `${io}:${options?.target ?? ''}`;
-    if (!memo.has(key)) memo.set(key, std.jsonSchema[io](options));
+    if (!memo.has(key)) memo.set(key, shown(std.jsonSchema[io](options)));
     return memo.get(key);
   };
   return {
@@ -361,15 +370,21 @@ function checkedError(result: CallToolResult, schema: z.ZodType): CallToolResult
 }
 
 /**
- * The input schema as listed (the zod object's JSON Schema) with a validator whose errors name
- * each field and what it accepts, instead of zod's raw issue list.
+ * The input schema as listed (the zod object's JSON Schema, in the form every LLM stack takes:
+ * see schemas.ts) with a validator whose errors name each field and what it accepts, instead of
+ * zod's raw issue list. The one place arguments are read: an optional argument sent as `null`
+ * is absent, for every tool of every toolset (a toolset's REST routes parse their own bodies).
  */
 function friendlyInput(schema: z.ZodObject<ZodRawShape>): StandardSchemaWithJSON {
-  return memoizedJson(schema, (value) => {
-    const parsed = schema.safeParse(value ?? {});
-    if (parsed.success) return { value: parsed.data };
-    return { issues: [{ message: formatZodIssues(parsed.error.issues, schema) }] };
-  });
+  return memoizedJson(
+    schema,
+    (value) => {
+      const parsed = schema.safeParse(withoutAbsentNulls(value ?? {}, schema));
+      if (parsed.success) return { value: parsed.data };
+      return { issues: [{ message: formatZodIssues(parsed.error.issues, schema) }] };
+    },
+    (json) => (json && typeof json === 'object' && (json as { type?: unknown }).type === 'object' ? portableInputSchema(json) : json),
+  );
 }
 
 /**

@@ -177,11 +177,14 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
     hooks.sessions?.expired?.(owner, id).catch((err: unknown) => log.warn(`forgetting expired session ${id}: ${err instanceof Error ? err.message : String(err)}`));
   };
   const toolsets = chosen.map((factory) => factory.create({ config, log, sessionExpired }));
-  const instructions = instructionsFor(chosen);
   const maxResultTokens = config.maxResultTokens ?? DEFAULT_RESULT_MAX_TOKENS;
   let closing: Promise<void> | undefined;
-  // Control plane: learn every tool's toolset and read-only flag once, for the scope checks.
-  hooks.catalog?.(toolCatalog(toolsets));
+  // --tool-prefix: each tool's listed name, from the toolset the catalog finds it in (learnt only when asked for).
+  const catalog = config.toolPrefix || hooks.catalog ? toolCatalog(toolsets) : [];
+  const toolName = config.toolPrefix ? prefixedNames(config.toolPrefix, catalog) : undefined;
+  const instructions = instructionsFor(chosen) + (config.toolPrefix ? prefixNote(config.toolPrefix, chosen) : '');
+  // Control plane: learn every tool's toolset and read-only flag once, for the scope checks (by listed name).
+  hooks.catalog?.(toolName ? catalog.map((t) => ({ ...t, name: toolName(t.name) })) : catalog);
 
   return {
     config,
@@ -196,6 +199,7 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
       const transport = owner.startsWith('http:') ? ('http' as const) : ('stdio' as const);
       const calls: CallRuntime = {
         maxResultTokens,
+        ...(toolName ? { toolName } : {}),
         mayCall: hooks.authorize ? (tool) => hooks.authorize!(principal, tool) === true : undefined,
         authorize: hooks.authorizeCall
           ? (start, scopes) => hooks.authorizeCall!(principal, { ...start, client: clientLabel(server), transport }, scopes)
@@ -233,7 +237,7 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
         },
       };
       for (const toolset of toolsets) toolset.register(server, client);
-      installRpcHooks(server); // contract aliases and JSON-RPC error codes (debugger toolset)
+      installRpcHooks(server, { outputSchemas: config.outputSchemas === true }); // contract aliases and JSON-RPC error codes (debugger toolset), the listing
       return server;
     },
     async release(owner) {
@@ -260,6 +264,25 @@ function toolCatalog(toolsets: Toolset[]): ToolCatalogEntry[] {
     toolset.register(scratch, { owner: 'catalog', notify: () => undefined, calls: { describe } });
   }
   return tools;
+}
+
+/** The listed name of each tool: its toolset's prefix (or the one for every toolset), then its contract name. */
+function prefixedNames(prefixes: Record<string, string>, catalog: ToolCatalogEntry[]): (tool: string) => string {
+  const toolsetOf = new Map(catalog.map((t) => [t.name, t.toolset]));
+  return (tool) => {
+    const toolset = toolsetOf.get(tool);
+    const prefix = (toolset === undefined ? undefined : prefixes[toolset]) ?? prefixes['*'] ?? '';
+    return prefix + tool;
+  };
+}
+
+/** Tells the agent that the tool names the instructions and descriptions give carry a prefix. */
+function prefixNote(prefixes: Record<string, string>, factories: ToolsetFactory[]): string {
+  const parts = factories.flatMap((f) => {
+    const prefix = prefixes[f.name] ?? prefixes['*'];
+    return prefix ? [`${f.name} tools start with "${prefix}"`] : [];
+  });
+  return parts.length ? ` Tool names here and in tool descriptions are given without their prefix: ${parts.join(', ')}.` : '';
 }
 
 /** Whether this server instance serves protocol 2026-07-28 or later (per-request, no connection). */

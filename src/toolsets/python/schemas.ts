@@ -12,8 +12,8 @@ export const startInput = {
 };
 
 export const runLimits = {
-  timeout: z.number().min(0.1).max(3600).optional().describe('Seconds the program may run before it is paused and a TimeoutError returned (default 30)'),
-  maxReprLength: z.number().int().min(10).max(100_000).optional().describe('Longest value repr returned (default 200; longer ones are cut, isTruncated: true)'),
+  timeout: z.number().min(0.1).max(3600).optional().describe('Seconds to run before the program is paused with a TimeoutError (default 30)'),
+  maxReprLength: z.number().int().min(10).max(100_000).optional().describe('Longest repr shown (default 200; a longer one is cut, isTruncated: true)'),
   maxLocals: z.number().int().min(1).max(1000).optional().describe('Most locals returned (default 50)'),
 };
 

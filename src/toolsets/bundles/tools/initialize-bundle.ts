@@ -8,8 +8,8 @@ const input = {
     .string()
     .min(1)
     .describe(
-      'A .tar.gz/.tgz support bundle or an extracted bundle directory inside the workspace root (relative paths start there) or the bundle store, ' +
-        'a bundle name from list_available_bundles, or an http(s) URL from a host the operator allows (default Replicated\'s; token from SBCTL_TOKEN)',
+      'A support bundle: a .tar.gz/.tgz or extracted directory in the workspace root (relative paths start there) or the bundle store, ' +
+        'a name from list_available_bundles, or an http(s) URL from a host the operator allows (default Replicated\'s; token from SBCTL_TOKEN)',
     ),
   force: z.boolean().default(false).describe('Extract (or download) again even if this bundle is already in the store'),
 };

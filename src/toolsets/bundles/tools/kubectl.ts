@@ -10,7 +10,7 @@ import type { BundleWorkspace } from '../workspace.js';
 const input = {
   command: z.string().min(1).describe('A read-only kubectl command without "kubectl", e.g. "get pods -A", "describe pod x -n ns", "logs x -n ns --tail 50"'),
   timeout: z.number().int().min(1).max(600).default(30).describe('Seconds before kubectl is stopped'),
-  json_output: z.boolean().default(false).describe('true adds "-o json" to a get that chooses no output format (the contract\'s example passes true); default false: a table'),
+  json_output: z.boolean().default(false).describe('true adds "-o json" to a get that chooses no output format; default false: a table'),
 };
 const output = {
   output: z.string(),
@@ -28,7 +28,7 @@ export function kubectlTool(workspace: BundleWorkspace, config: Config): ToolSpe
       'Runs the real kubectl against the initialized bundle, as if its cluster were still there: get, describe, logs, ' +
       'api-resources, api-versions, version, cluster-info, events. Commands that change a cluster (exec, apply, delete, ' +
       'edit, patch, ...), flags that point kubectl elsewhere or at host files, and shell syntax are refused. Output is a table ' +
-      'unless json_output is true (the contract\'s example passes json_output: true) or -o chooses a format. Long output is cut ' +
+      'unless json_output is true or -o chooses a format. Long output is cut ' +
       '(logs keep their newest lines) with a hint naming the argument to narrow or page.',
     input,
     output,

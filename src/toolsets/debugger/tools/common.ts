@@ -54,13 +54,28 @@ export function defineTool<I extends ZodRawShape, O extends ZodRawShape>(spec: T
   return spec as unknown as AnySpec;
 }
 
+const SESSION_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+const SESSION_RULE = 'session_id: 1 to 64 letters, digits, ".", "_" or "-"';
+
+/**
+ * The debuggee a call is about. Told in full once, where a debuggee is named (`newSessionId`, on
+ * launch and attach); here in a few words, as 14 tools carry it. Its rule is checked all the same
+ * (a refinement, not shown in the schema).
+ */
 export const sessionId = z
   .string()
-  .regex(/^[A-Za-z0-9._-]{1,64}$/, 'session_id: 1 to 64 letters, digits, ".", "_" or "-"')
+  .refine((v) => SESSION_NAME.test(v), SESSION_RULE)
   .default('default')
-  .describe('which of this client\'s debuggees (default "default"); one client may drive several');
+  .describe('the debuggee (default "default")');
 
-export const waitSeconds = z.number().min(0).max(300).default(10).describe('longest wait for the target to stop, in seconds; after it the answer is "running"');
+/** The name a launch or attach gives its debuggee. */
+export const newSessionId = z
+  .string()
+  .regex(SESSION_NAME, SESSION_RULE)
+  .default('default')
+  .describe('a name for this debuggee (default "default"); one client may drive several');
+
+export const waitSeconds = z.number().min(0).max(300).default(10).describe('seconds to wait for a stop, then answer "running"');
 
 const frameShape = z.object({ function: z.string(), file: z.string().optional(), line: z.number().optional(), addr: z.string().optional() });
 export const stopShape = {

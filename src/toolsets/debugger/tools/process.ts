@@ -5,7 +5,7 @@ import { withText } from '../../../mcp/tools.js';
 import { DebuggerRpcError } from '../errors.js';
 import { DebugSession } from '../session.js';
 import { clientKey } from '../../../core/sessions.js';
-import { DEFAULT_IDLE_SECONDS, findSession, finishStop, sessionId, stopShape, waitSeconds, type DebuggerTool, defineTool } from './common.js';
+import { DEFAULT_IDLE_SECONDS, findSession, finishStop, newSessionId, sessionId, stopShape, waitSeconds, type DebuggerTool, defineTool } from './common.js';
 
 const REPLY_TIMEOUT_MS = 30_000;
 
@@ -15,7 +15,7 @@ const idleTimeout = z
   .min(1)
   .max(86_400)
   .default(DEFAULT_IDLE_SECONDS)
-  .describe(`seconds the session may stay without calls before it ends (a launched program is killed, an attached one detached); default ${DEFAULT_IDLE_SECONDS}`);
+  .describe(`seconds without calls before the session ends (a launched program is killed, an attached one detached); default ${DEFAULT_IDLE_SECONDS}`);
 
 /** May this server attach to `pid`? -32004 when it does not exist, -32003 when not allowed. */
 export function checkAttachable(pid: number, rule: 'same-user' | 'any' | 'none'): void {
@@ -38,7 +38,7 @@ export const attachTool: DebuggerTool = (ctx) => defineTool({
   contractName: 'debugger/attach',
   title: 'Attach to a running process',
   description: 'Attach to a running process by pid (it stops; debugger_detach lets it run on). History comes from fork checkpoints taken at each stop.',
-  input: { pid: z.number().int().positive().describe('Process ID to attach to'), session_id: sessionId, timeout: idleTimeout },
+  input: { pid: z.number().int().positive().describe('Process ID to attach to'), session_id: newSessionId, timeout: idleTimeout },
   output: { pid: z.number(), session_id: z.string(), history: z.string(), program: z.string(), stop: z.object(stopShape) },
   scopes: { always: ['debugger:attach'] },
   async run({ pid, session_id, timeout }, call) {
@@ -71,7 +71,7 @@ export const launchTool: DebuggerTool = (ctx) => defineTool({
   input: {
     program: z.string().min(1).describe('executable, relative to the workspace root'),
     args: z.array(z.string().max(4096)).max(256).default([]).describe('its arguments (never seen by a shell)'),
-    session_id: sessionId,
+    session_id: newSessionId,
     wait: waitSeconds,
     timeout: idleTimeout,
   },

@@ -10,7 +10,7 @@ const input = {
     .number()
     .int()
     .default(0)
-    .describe('Position to read from: 0 for the oldest kept text, the cursor a previous read returned, or negative to count back from the end (-2000: the last 2,000 characters)'),
+    .describe('0 for the oldest kept text, the cursor a previous read returned, or negative to count back from the end (-2000: the last 2,000 characters)'),
   tail: z.number().int().min(1).max(100_000).optional().describe('Read the last N characters instead (same as cursor -N)'),
   max_chars: z.number().int().min(1).max(100_000).default(16_000),
 };

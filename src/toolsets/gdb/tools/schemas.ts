@@ -20,7 +20,7 @@ export const waitSeconds = z
   .min(0)
   .max(600)
   .optional()
-  .describe('Seconds to wait for a resumed target to stop before answering with state "running" (default 10)');
+  .describe('Seconds to wait for a resumed program to stop, then answer state "running" (default 10)');
 
 export function waitMs(seconds: number | undefined): number {
   return Math.round((seconds ?? 10) * 1000);

@@ -17,7 +17,7 @@ const input = {
     .boolean()
     .optional()
     .describe(
-      "Do not verify the real servers' TLS certificates while recording (default false): for test servers whose certificates cannot verify, such as MySQL's auto-generated ones that name no host",
+      "Do not verify the real servers' TLS certificates while recording (default false), e.g. MySQL's auto-generated ones that name no host",
     ),
 };
 const output = {

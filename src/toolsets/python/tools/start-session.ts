@@ -4,8 +4,20 @@ import type { ToolSpec } from '../../../mcp/tools.js';
 import type { PythonService } from '../service.js';
 import { startInput } from '../schemas.js';
 
+/**
+ * `env` as `["NAME=value", ...]`, the form every LLM stack can be shown (a map of free keys is not:
+ * Gemini's schemas and OpenAI's strict mode have no way to say one); the REST contract's map
+ * (`{"NAME": "value"}`) is taken too. The REST route keeps the contract's map alone.
+ */
+const envEntry = z.string().regex(/^[^=\s][^=]*=/, 'an entry is NAME=value');
+const env = z
+  .union([z.array(envEntry).max(1000), startInput.env.unwrap()])
+  .optional()
+  .describe('Extra environment variables, as ["NAME=value", ...]');
+
 const input = {
   ...startInput,
+  env,
   stopOnRaisedExceptions: z.boolean().optional().describe('Also stop where an exception is raised, even if it is caught (default: only uncaught ones)'),
   idleTimeout: z.number().int().min(1).max(86_400).optional().describe('Seconds without calls before the session is ended (default 1800)'),
 };
@@ -21,6 +33,11 @@ export function startSessionTool(service: PythonService): ToolSpec<typeof input,
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
-    run: (args, call) => service.start(call.client.owner, args, clientKey(call.client)),
+    run: ({ env: vars, ...args }, call) => service.start(call.client.owner, { ...args, env: envMap(vars) }, clientKey(call.client)),
   };
+}
+
+function envMap(vars: z.infer<typeof env>): Record<string, string> | undefined {
+  if (!Array.isArray(vars)) return vars;
+  return Object.fromEntries(vars.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
 }
