@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundlesBench } from './bundles.js';
+import { catalogBench } from './catalog.js';
 import { controlBench } from './control.js';
 import { debuggerBench } from './debugger.js';
 import { gdbBench } from './gdb.js';
@@ -13,7 +14,7 @@ import { mocksBench } from './mocks.js';
 import { pythonBench } from './python.js';
 import { killTrackedSync, type BenchModule, type BenchResult } from './util.js';
 
-const MODULES: BenchModule[] = [gdbBench, pythonBench, bundlesBench, mocksBench, debuggerBench, controlBench, livenessBench];
+const MODULES: BenchModule[] = [gdbBench, pythonBench, bundlesBench, mocksBench, debuggerBench, controlBench, livenessBench, catalogBench];
 const OUTPUT = path.resolve(import.meta.dirname, '..', 'BENCHMARKS.md');
 /**
  * The whole run (every module: gdb takes some 15 s, python some 2.5 min, bundles some 2 to 4 min,

@@ -2,6 +2,7 @@
 // results object every benchmark module returns (bench/index.ts renders it).
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readlinkSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import type { Readable } from 'node:stream';
 
 /** A table of a benchmark's results; cells are already formatted. */
@@ -38,6 +39,16 @@ export interface BenchResult {
 export interface BenchModule {
   name: string;
   run(): Promise<BenchResult>;
+}
+
+/** The machine lines a section starts with: CPU and cores, OS, Node. */
+export function machineBasics(): Array<[string, string]> {
+  const cpu = os.cpus();
+  return [
+    ['CPU', `${cpu[0]?.model.trim() ?? 'unknown'}, ${cpu.length} cores`],
+    ['OS', `${os.type()} ${os.release()} ${os.arch()}`],
+    ['Node', process.version],
+  ];
 }
 
 // ---------------------------------------------------------------- statistics
