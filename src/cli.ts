@@ -9,7 +9,6 @@ import { boundPromise } from './core/wait.js';
 import { checkEngines, doctorExitCode, renderClientConfig, renderDoctor } from './doctor.js';
 import { isLoopbackHost } from './server/auth.js';
 import { createDebugkit, type Debugkit, type ServerHooks } from './server/createServer.js';
-import { serveHttp } from './server/http.js';
 import { createLogger, guardStdStreams } from './mcp/log.js';
 import { serveStdio } from './server/stdio.js';
 import { debuggerToolsetWith } from './toolsets/debugger/index.js';
@@ -19,6 +18,8 @@ import { VERSION } from './version.js';
 import { registerControlCommands } from './control/commands.js';
 import { ControlPlane, defaultDataDir, defaultNodeId, openControlPlane, openStore } from './control/index.js';
 import { controlHooks } from './control/hooks.js';
+import { deferredControl } from './control/deferred.js';
+import type { DebuggerControl } from './toolsets/debugger/control.js';
 
 const intArg = (name: string, min: number, max: number) => (value: string) => {
   const n = Number(value);
@@ -138,9 +139,9 @@ function installShutdown(dk: Debugkit, extra?: () => Promise<void>): (reason: st
  * The composition root: the one list of toolsets is handed to the server here. With a control
  * plane, the debugger toolset answers quota, license, audit and crash signatures from it.
  */
-function compose(config: Config, log = createLogger(config.logLevel), hooks?: ServerHooks, plane?: ControlPlane): Debugkit {
+function compose(config: Config, log = createLogger(config.logLevel), hooks?: ServerHooks, control?: DebuggerControl): Debugkit {
   guardStdStreams();
-  const toolsets = plane ? toolsetFactories.map((f) => (f.name === 'debugger' ? debuggerToolsetWith(planeControl(plane)) : f)) : toolsetFactories;
+  const toolsets = control ? toolsetFactories.map((f) => (f.name === 'debugger' ? debuggerToolsetWith(control) : f)) : toolsetFactories;
   return createDebugkit(config, { toolsets, log, ...(hooks ? { hooks } : {}) });
 }
 
@@ -150,19 +151,32 @@ async function runStdio(opts: CommonOpts): Promise<void> {
   // default data directory unusable, stdio still serves the local user (no audit, a warning);
   // with --store or --data-dir given, the operator asked for the audit: no start without it.
   const log = createLogger(config.logLevel);
-  let hooks: ServerHooks | undefined;
-  let plane: ControlPlane | undefined;
-  try {
-    plane = await openControlPlane(config.control.store, config.control.dataDir, { node: { id: defaultNodeId() }, ...(opts.auditKeyFile ? { auditKeyFile: opts.auditKeyFile } : {}) });
-    hooks = controlHooks(plane);
-  } catch (err) {
-    if (opts.store || opts.dataDir || opts.auditKeyFile) throw err;
-    log.warn(`the control database cannot be opened, so stdio calls are not audited: ${err instanceof Error ? err.message : String(err)} (give --data-dir DIR, or --store)`);
+  const open = () => openControlPlane(config.control.store, config.control.dataDir, { node: { id: defaultNodeId() }, ...(opts.auditKeyFile ? { auditKeyFile: opts.auditKeyFile } : {}) });
+  if (opts.store || opts.dataDir || opts.auditKeyFile) {
+    const plane = await open();
+    const dk = compose(config, log, controlHooks(plane), planeControl(plane));
+    const shutdown = installShutdown(dk);
+    await serveStdio(dk, (reason) => shutdown(reason));
+    return;
   }
-  const dk = compose(config, log, hooks, plane);
+  // The default store opens after start (issue 19: not on the way to the first tools/list): when
+  // the first call needs it, or once the server has answered its opening; calls wait for it.
+  const deferred = deferredControl(
+    () =>
+      open().catch((err: unknown) => {
+        log.warn(`the control database cannot be opened, so stdio calls are not audited: ${err instanceof Error ? err.message : String(err)} (give --data-dir DIR, or --store)`);
+        return undefined;
+      }),
+    config.debugger.dataDir,
+  );
+  const dk = compose(config, log, deferred.hooks, deferred.debugger);
   const shutdown = installShutdown(dk);
   await serveStdio(dk, (reason) => shutdown(reason));
+  setTimeout(() => void deferred.ready(), OPEN_STORE_AFTER_MS);
 }
+
+/** How long after start a stdio server opens its default control store if no call asked for it first. */
+const OPEN_STORE_AFTER_MS = 100;
 
 interface ServeOpts extends CommonOpts {
   host: string;
@@ -227,7 +241,9 @@ async function runHttp(opts: ServeOpts): Promise<void> {
     ...(config.http.apiKey ? { apiKey: config.http.apiKey } : {}),
     warn: (m) => process.stderr.write(`debugkit warn: ${m}\n`),
   });
-  const dk = compose(config, createLogger(config.logLevel), controlHooks(control), control);
+  const dk = compose(config, createLogger(config.logLevel), controlHooks(control), planeControl(control));
+  // The HTTP server's modules load only for `serve`.
+  const { serveHttp } = await import('./server/http.js');
   const handle = await serveHttp(dk);
   installShutdown(dk, () => handle.close());
   const out = [`debugkit ${VERSION} serving MCP (Streamable HTTP) at ${handle.url}`];

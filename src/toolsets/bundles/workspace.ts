@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeFileAtomic } from '../../core/files.js';
-import { startBundleApiServer, type BundleApiServer } from './apiserver/server.js';
+import type { BundleApiServer } from './apiserver/server.js';
 import { BundleError } from './errors.js';
 import { BundleStore, LOCAL_OWNER, type AddProgress, type BundleEntry } from './store/store.js';
 
@@ -107,7 +107,8 @@ export class BundleWorkspace {
   private serve(entry: BundleEntry): Served {
     let served = this.served.get(entry.root);
     if (!served) {
-      const server = startBundleApiServer({ root: entry.root });
+      // The bundle's API server (resources, tables, kubectl's columns) loads when the first bundle is served.
+      const server = import('./apiserver/server.js').then(({ startBundleApiServer }) => startBundleApiServer({ root: entry.root }));
       const kubeconfigPath = server.then((s) => writeKubeconfig(entry.name, s.url));
       served = { server, kubeconfigPath, users: new Set() };
       this.served.set(entry.root, served);

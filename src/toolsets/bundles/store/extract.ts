@@ -6,7 +6,7 @@ import { createGunzip, type ZlibOptions } from 'node:zlib';
 import { DebugkitError } from '../../../core/errors.js';
 import { BundleError } from '../errors.js';
 import { containment } from './contain.js';
-import { Parser, type ReadEntry } from 'tar';
+import type { ReadEntry } from 'tar';
 
 export const GiB = 1024 * 1024 * 1024;
 
@@ -124,6 +124,8 @@ async function extractInto(archive: string, root: string, limits: Limits, signal
   const fail = (err: unknown): void => {
     failure ??= err;
   };
+  // The tar package loads with the first archive extracted, not at start.
+  const { Parser } = await import('tar');
   const parser = new Parser({
     onwarn: (code: string, message: string | Error) => fail(tarFormatError(code, message, extractor.entries)),
   });

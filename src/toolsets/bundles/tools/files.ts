@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../../../config.js';
 import { withText, type ToolSpec } from '../../../mcp/tools.js';
-import { grepFiles } from '../files/grep.js';
-import { listFiles } from '../files/list.js';
-import { readFile } from '../files/read.js';
+import type { grepFiles } from '../files/grep.js';
 import type { BundleWorkspace } from '../workspace.js';
 
 const bundlePath = z.string().describe('A path inside the bundle, from its root: "/", "/cluster-resources/pods"');
@@ -47,7 +45,10 @@ export function listFilesTool(workspace: BundleWorkspace): ToolSpec<typeof listI
     input: listInput,
     output: listOutput,
     annotations: { readOnlyHint: true, openWorldHint: false },
-    run: async (args, call) => split(await listFiles(workspace.current(call.client.owner).root, args.path, args.recursive)),
+    run: async (args, call) => {
+      const { listFiles } = await import('../files/list.js');
+      return split(await listFiles(workspace.current(call.client.owner).root, args.path, args.recursive));
+    },
   };
 }
 
@@ -77,7 +78,10 @@ export function readFileTool(workspace: BundleWorkspace): ToolSpec<typeof readIn
     input: readInput,
     output: readOutput,
     annotations: { readOnlyHint: true, openWorldHint: false },
-    run: async (args, call) => split(await readFile(workspace.current(call.client.owner).root, args.path, args.start_line, args.end_line)),
+    run: async (args, call) => {
+      const { readFile } = await import('../files/read.js');
+      return split(await readFile(workspace.current(call.client.owner).root, args.path, args.start_line, args.end_line));
+    },
   };
 }
 
@@ -118,8 +122,9 @@ export function grepFilesTool(workspace: BundleWorkspace, config?: Config): Tool
     output: grepOutput,
     annotations: { readOnlyHint: true, openWorldHint: false },
     // Off the event loop, within a time bound (grep.ts): a pattern that runs too long is answered as such.
-    run: async (args, call) =>
-      split(
+    run: async (args, call) => {
+      const { grepFiles } = await import('../files/grep.js');
+      return split(
         fitGrep(
           await grepFiles(workspace.current(call.client.owner).root, args, {
             ...(stallMs ? { stallMs } : {}),
@@ -127,7 +132,8 @@ export function grepFilesTool(workspace: BundleWorkspace, config?: Config): Tool
             owner: call.client.principal?.id ?? call.client.owner,
           }),
         ),
-      ),
+      );
+    },
   };
 }
 

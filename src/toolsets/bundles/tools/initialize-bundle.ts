@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import { isUrlSource } from '../store/index.js';
+import { isUrlSource } from '../store/store.js';
 import { keyIdOf, type BundleWorkspace } from '../workspace.js';
 
 const input = {

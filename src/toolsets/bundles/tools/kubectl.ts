@@ -3,7 +3,6 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../../../config.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import { renderKubectl, runKubectl } from '../kubectl.js';
 import type { KubectlCommand } from '../kubectl-policy.js';
 import type { BundleWorkspace } from '../workspace.js';
 
@@ -21,6 +20,8 @@ const output = {
 };
 
 export function kubectlTool(workspace: BundleWorkspace, config: Config): ToolSpec<typeof input, typeof output> {
+  // kubectl's runner and policy load on the first call, not at start; render runs after a call, once loaded.
+  let engine: typeof import('../kubectl.js') | undefined;
   return {
     name: 'kubectl',
     title: 'Run kubectl against the bundle',
@@ -35,7 +36,8 @@ export function kubectlTool(workspace: BundleWorkspace, config: Config): ToolSpe
     annotations: { readOnlyHint: true, openWorldHint: false },
     async run(args, call) {
       const bundle = workspace.current(call.client.owner);
-      return runKubectl({
+      engine ??= await import('../kubectl.js');
+      return engine.runKubectl({
         kubectl: config.bundles.kubectl,
         kubeconfig: bundle.kubeconfigPath,
         command: args.command,
@@ -45,7 +47,7 @@ export function kubectlTool(workspace: BundleWorkspace, config: Config): ToolSpe
         logFile: (policy) => logFileOf(bundle.root, policy),
       });
     },
-    render: renderKubectl,
+    render: (value) => engine!.renderKubectl(value),
   };
 }
 

@@ -3,7 +3,6 @@ import { resolveContained } from '../../../core/paths.js';
 import { withText } from '../../../mcp/tools.js';
 import type { CrashSignature } from '../control.js';
 import { DebuggerRpcError } from '../errors.js';
-import { scanArtefacts } from '../similar/artefacts.js';
 import { distance, explain, makeSignature } from '../similar/signature.js';
 import { findSession, sessionId, type DebuggerTool, defineTool } from './common.js';
 import { clientKey } from '../../../core/sessions.js';
@@ -37,6 +36,8 @@ export const findSimilarBugsTool: DebuggerTool = (ctx) => defineTool({
     let truncated: string | undefined;
     if (search_path !== undefined) {
       const dir = resolveContained(ctx.config.root, search_path, { what: 'search_path' });
+      // The artefact scanner (core files, gdb batch runs) loads on the first search of a path.
+      const { scanArtefacts } = await import('../similar/artefacts.js');
       const scan = await scanArtefacts(dir, ctx.config.root, ctx.config.gdb.path, Date.now() + SCAN_BUDGET_MS);
       candidates.push(...scan.signatures);
       if (scan.cut) truncated = `stopped after ${scan.scanned} files or ${SCAN_BUDGET_MS / 1000} s: give a narrower search_path`;

@@ -3,11 +3,13 @@ import { z } from 'zod';
 import { CheckedProgram } from '../../../core/paths.js';
 import { withText } from '../../../mcp/tools.js';
 import { DebuggerRpcError } from '../errors.js';
-import { DebugSession } from '../session.js';
 import { clientKey } from '../../../core/sessions.js';
 import { DEFAULT_IDLE_SECONDS, findSession, finishStop, newSessionId, sessionId, stopShape, waitSeconds, type DebuggerTool, defineTool } from './common.js';
 
 const REPLY_TIMEOUT_MS = 30_000;
+
+/** The debugger engine (GDB/MI session, record full, checkpoints) loads on the first attach or launch, not at start. */
+const loadEngine = () => import('../session.js');
 
 const idleTimeout = z
   .number()
@@ -46,6 +48,7 @@ export const attachTool: DebuggerTool = (ctx) => defineTool({
     // The registry reserves session_id before gdb starts: a concurrent attach or launch of it is refused.
     await ctx.sessions.create(call.client.owner, timeout * 1000, async () => {
       try {
+        const { DebugSession } = await loadEngine();
         return await DebugSession.attach(session_id, pid, { gdbPath: ctx.config.gdb.path, root: ctx.config.root, replyTimeoutMs: REPLY_TIMEOUT_MS, key: clientKey(call.client) });
       } catch (err) {
         const msg = (err as Error).message;
@@ -85,7 +88,7 @@ export const launchTool: DebuggerTool = (ctx) => defineTool({
       await ctx.sessions.create(
         call.client.owner,
         timeout * 1000,
-        () => DebugSession.launch(session_id, checked, args, { gdbPath: ctx.config.gdb.path, root: ctx.config.root, replyTimeoutMs: REPLY_TIMEOUT_MS, key: clientKey(call.client) }, wait * 1000),
+        async () => (await loadEngine()).DebugSession.launch(session_id, checked, args, { gdbPath: ctx.config.gdb.path, root: ctx.config.root, replyTimeoutMs: REPLY_TIMEOUT_MS, key: clientKey(call.client) }, wait * 1000),
         { id: session_id, key: clientKey(call.client) },
       );
     } catch (err) {

@@ -3,8 +3,7 @@ import { DebugkitError } from '../../../core/errors.js';
 import { CheckedProgram, openContainedDirectory } from '../../../core/paths.js';
 import { clientKey } from '../../../core/sessions.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import { quoteMiString } from '../mi/connection.js';
-import { GdbSession } from '../session.js';
+import type { GdbSession } from '../session.js';
 import type { GdbContext } from './index.js';
 
 const input = {
@@ -48,6 +47,8 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
       let info;
       try {
         info = await ctx.registry.create(call.client.owner, args.timeout * 1000, async (id) => {
+          // The gdb engine (MI session, command policy, output collector) loads on the first open, not at start.
+          const { GdbSession } = await import('../session.js');
           const session = await GdbSession.start({
             gdbPath: ctx.config.gdb.path,
             cwd,
@@ -90,6 +91,7 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
  */
 export async function loadProgram(session: GdbSession, program: CheckedProgram, args: string[]): Promise<void> {
   const opts = { waitMs: 0, trusted: true };
+  const { quoteMiString } = await import('../mi/connection.js');
   try {
     await session.call(`-file-exec-and-symbols ${quoteMiString(program.path)}`, opts);
     if (args.length > 0) await session.call(`-exec-arguments ${args.map(shellQuote).join(' ')}`, opts);

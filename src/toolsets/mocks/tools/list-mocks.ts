@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../../../config.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import { MockStore } from '../keploy/store.js';
 import { mocksDir } from '../paths.js';
 
 const input = { path: z.string().optional().describe('Path to search for mock files (default: ./keploy)') };
@@ -27,6 +26,8 @@ export function listMocksTool(config: Config): ToolSpec<typeof input, typeof out
       const shown = args.path ?? './keploy';
       try {
         const dir = mocksDir(config.root, args.path);
+        // The Keploy reader (YAML) loads on the first call, not at start.
+        const { MockStore } = await import('../keploy/store.js');
         // Sets are described off the event loop and bounded (keploy/describe.ts): big ones are counted, not parsed.
         const sets = await new MockStore(dir).list(call.client.principal?.id ?? call.client.owner);
         const names = sets.map((s) => s.name);

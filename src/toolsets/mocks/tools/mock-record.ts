@@ -4,9 +4,6 @@ import type { Config } from '../../../config.js';
 import { resolveContained } from '../../../core/paths.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import { mocksDir } from '../paths.js';
-import { recordMocks } from '../record.js';
-import { appOutput } from '../runner.js';
-import { loadCa } from '../session.js';
 
 const input = {
   command: z.string().describe("Application command to run (e.g. 'go run main.go' or 'npm start')"),
@@ -52,6 +49,8 @@ export function mockRecordTool(config: Config, warn: (m: string) => void): ToolS
       const failed = (message: string) => ({ success: false, mockFilePath: '', mockCount: 0, protocols: null, message, configuration });
       if (!args.command.trim()) return failed('Command is required');
       try {
+        // The recording engine (proxies, protocol parsers, TLS) loads on the first call, not at start.
+        const [{ recordMocks }, { appOutput }, { loadCa }] = await Promise.all([import('../record.js'), import('../runner.js'), import('../session.js')]);
         const { ca, env } = await loadCa(warn);
         const upstreamCa = args.upstreamCaFile ? resolveContained(config.root, args.upstreamCaFile, { what: 'upstreamCaFile' }) : undefined;
         const outcome = await recordMocks({

@@ -3,12 +3,8 @@ import { z } from 'zod';
 import { resolveContained } from '../../../core/paths.js';
 import type { Config } from '../../../config.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import { MockStore } from '../keploy/store.js';
 import { mocksDir } from '../paths.js';
-import { replayMocks } from '../replay.js';
-import { appOutput } from '../runner.js';
 import { DebugkitError } from '../../../core/errors.js';
-import { loadCa } from '../session.js';
 
 const input = {
   command: z.string().describe("Test command to run (e.g. 'go test -v' or 'npm test')"),
@@ -93,6 +89,13 @@ export function mockTestTool(config: Config, warn: (m: string) => void): ToolSpe
         return failed((err as Error).message);
       }
       try {
+        // The replay engine (Keploy reader, proxies, protocol replayers, TLS) loads on the first call, not at start.
+        const [{ MockStore }, { replayMocks }, { appOutput }, { loadCa }] = await Promise.all([
+          import('../keploy/store.js'),
+          import('../replay.js'),
+          import('../runner.js'),
+          import('../session.js'),
+        ]);
         const store = new MockStore(mocksDir(config.root, args.path));
         const name = args.mockName ?? (await store.latest())?.name;
         if (!name) return failed('No mock sets found. Run keploy_mock_record first');
