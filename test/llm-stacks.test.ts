@@ -262,6 +262,22 @@ describe('--tool-prefix', () => {
     expect(tools).toContain('k8s_list_available_bundles');
   });
 
+  it('over stdio too, where a contract alias (debugger/...) calls the prefixed tool', async () => {
+    const prefixed = await connectStdio({ args: ['--tool-prefix', 'dk_', '--toolsets', 'gdb,debugger'] });
+    try {
+      const names = (await prefixed.client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain('dk_open');
+      expect(names).toContain('dk_debugger_license_info');
+      expect(names.filter((n) => !n.startsWith('dk_'))).toEqual([]);
+      expect((await prefixed.tool('dk_list_sessions')).isError).toBe(false);
+      const viaAlias = await prefixed.tool('debugger/license_info');
+      expect(viaAlias.isError, viaAlias.text).toBe(false);
+      await expect(prefixed.tool('list_sessions')).rejects.toThrow(/-32602|not found/i);
+    } finally {
+      await prefixed.close();
+    }
+  });
+
   it('a bad --tool-prefix is one sentence on stderr and a non-zero exit', async () => {
     const { runCli } = await import('./helpers/control.js');
     const r = await runCli(['--tool-prefix', 'nosuch=x_', '--version']);
