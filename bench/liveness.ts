@@ -2,10 +2,11 @@
 // latency while each input is sent, side by side with the idle baseline in the same run, against
 // a real `debugkit serve` in a child process. The inputs: a catastrophic grep_files pattern on a
 // bundle of five log lines, keploy_list_mocks over a workspace with a 100 MB-scalar set and a
-// 200,000-document set, a request body dripping one byte at a time, and 100,000-character
-// arguments (the audit redactor reads every argument).
+// 200,000-document set, keploy_mock_test loading each of those sets (refused: past the bounds)
+// and a 20,000-document set (at the bound: parsed and replayed), a request body dripping one
+// byte at a time, and 100,000-character arguments (the audit redactor reads every argument).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -27,6 +28,8 @@ const GREP_TIMEOUT_S = 5;
 const CATASTROPHIC = '(?=a)(a+)+$';
 /** Calls with a 100,000-character argument per round. */
 const LONG_CALLS = envInt('BENCH_LIVENESS_LONG_CALLS', 200);
+/** Documents of the set keploy_mock_test replays at its bound (scan.ts PARSE_MAX_DOCS). */
+const BOUND_DOCS = 20_000;
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
@@ -101,7 +104,7 @@ function drip(port: number, length: number): Promise<{ sent: number; ms: number 
 }
 
 /** A temporary directory holding the workspace root (`root/`) and the server's own directories beside it. */
-function workspace(): { base: string; root: string } {
+function workspace(): { base: string; root: string; cache: string } {
   const base = mkdtempSync(path.join(os.tmpdir(), 'debugkit-bench-liveness-'));
   trackTempDir(base);
   const root = path.join(base, 'root');
@@ -118,19 +121,25 @@ function workspace(): { base: string; root: string } {
   for (let i = 0; i < 100; i++) writeSync(fd, block);
   writeSync(fd, '\n');
   closeSync(fd);
-  fd = openSync(path.join(root, 'keploy', 'many', 'mocks.yaml'), 'w');
   const doc = (i: number) => `version: api.keploy.io/v1beta1\nkind: Generic\nname: mock-${i}\nspec:\n  metadata: {}\n---\n`;
-  for (let i = 0; i < 200_000; i += 1000) writeSync(fd, Array.from({ length: 1000 }, (_, k) => doc(i + k)).join(''));
-  closeSync(fd);
-  return { base, root };
+  const documents = (file: string, count: number) => {
+    fd = openSync(file, 'w');
+    for (let i = 0; i < count; i += 1000) writeSync(fd, Array.from({ length: 1000 }, (_, k) => doc(i + k)).join(''));
+    closeSync(fd);
+  };
+  documents(path.join(root, 'keploy', 'many', 'mocks.yaml'), 200_000);
+  // Apart from ./keploy (the listing row lists that): a set at keploy_mock_test's bound.
+  mkdirSync(path.join(root, 'keploy-replay', 'bound'), { recursive: true });
+  documents(path.join(root, 'keploy-replay', 'bound', 'mocks.yaml'), BOUND_DOCS);
+  return { base, root, cache: path.join(base, 'cache') };
 }
 
-async function startServer({ base, root }: { base: string; root: string }): Promise<{ proc: ChildProcess; port: number; out: { text: string } }> {
+async function startServer({ base, root, cache }: { base: string; root: string; cache: string }): Promise<{ proc: ChildProcess; port: number; out: { text: string } }> {
   const args = [
     CLI, 'serve', '--port', '0', '--api-key', KEY, '--root', root, '--toolsets', 'bundles,mocks', '--bundle-dir', path.join(base, 'store'),
     '--data-dir', path.join(base, 'data'), '--log-level', 'error', '--body-deadline', String(BODY_DEADLINE_S), '--grep-timeout', String(GREP_TIMEOUT_S),
   ];
-  const proc = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DEBUGKIT_STORE: '' } });
+  const proc = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DEBUGKIT_STORE: '', XDG_CACHE_HOME: cache } });
   track(proc.pid, 'debugkit serve', false);
   const out = { text: '' };
   drain(proc.stderr, out);
@@ -182,6 +191,8 @@ export const livenessBench: BenchModule = {
         { input: 'idle (no other request)', pings: [], answered: [], outcome: '' },
         { input: `grep_files \`${CATASTROPHIC}\` on five log lines`, pings: [], answered: [], outcome: '' },
         { input: 'keploy_list_mocks: a 100 MB scalar + 200,000 documents', pings: [], answered: [], outcome: '' },
+        { input: 'keploy_mock_test: a 100 MB scalar, then 200,000 documents', pings: [], answered: [], outcome: '' },
+        { input: `keploy_mock_test: ${BOUND_DOCS.toLocaleString('en-US')} documents (parsed, replayed)`, pings: [], answered: [], outcome: '' },
         { input: 'a body dripping 1 byte / 100 ms', pings: [], answered: [], outcome: '' },
         { input: `100,000-character arguments (x${LONG_CALLS} per round)`, pings: [], answered: [], outcome: '' },
       ];
@@ -205,12 +216,30 @@ export const livenessBench: BenchModule = {
         rows[2]!.pings.push(...(await pingWhile(port, listing)));
         rows[2]!.answered.push((performance.now() - listStarted) / 3);
         rows[2]!.outcome = `${(await listing).body?.result?.structuredContent?.count} sets listed`;
+        // Replaying the huge sets: each refused, past keploy_mock_test's bounds.
+        const replayStarted = performance.now();
+        const replays = (async () => {
+          const answers = [];
+          for (const mockName of ['huge', 'many']) answers.push(await call(port, 'keploy_mock_test', { command: '/usr/bin/true', mockName }));
+          return answers;
+        })();
+        rows[3]!.pings.push(...(await pingWhile(port, replays)));
+        rows[3]!.answered.push((performance.now() - replayStarted) / 2);
+        rows[3]!.outcome = (await replays).map((r) => text(r).replace(/^.*?was not loaded: /, 'refused: ').replace(/\. keploy_mock_test .*$/, '')).join('; ');
+        // Replaying the set at the bound: parsed (not from the cache of parsed sets: emptied first), then replayed.
+        rmSync(dirs.cache, { recursive: true, force: true });
+        const boundStarted = performance.now();
+        const bound = call(port, 'keploy_mock_test', { command: '/usr/bin/true', mockName: 'bound', path: 'keploy-replay' });
+        rows[4]!.pings.push(...(await pingWhile(port, bound)));
+        rows[4]!.answered.push(performance.now() - boundStarted);
+        const boundAnswer = await bound;
+        rows[4]!.outcome = String(boundAnswer.body?.result?.structuredContent?.message ?? text(boundAnswer)).slice(0, 80);
         // A body that never finishes: dropped at --body-deadline.
         const body = drip(port, 100_000);
-        rows[3]!.pings.push(...(await pingWhile(port, body)));
+        rows[5]!.pings.push(...(await pingWhile(port, body)));
         const dropped = await body;
-        rows[3]!.answered.push(dropped.ms);
-        rows[3]!.outcome = `dropped after ${dropped.sent} bytes`;
+        rows[5]!.answered.push(dropped.ms);
+        rows[5]!.outcome = `dropped after ${dropped.sent} bytes`;
         // Long arguments, refused or not, are audited.
         const longStarted = performance.now();
         const long = (async () => {
@@ -218,9 +247,9 @@ export const livenessBench: BenchModule = {
           for (let i = 0; i < LONG_CALLS; i++) last = await call(port, 'read_file', { path: `/${'a'.repeat(100_000)}` });
           return last!;
         })();
-        rows[4]!.pings.push(...(await pingWhile(port, long)));
-        rows[4]!.answered.push((performance.now() - longStarted) / LONG_CALLS);
-        rows[4]!.outcome = text(await long).slice(0, 60);
+        rows[6]!.pings.push(...(await pingWhile(port, long)));
+        rows[6]!.answered.push((performance.now() - longStarted) / LONG_CALLS);
+        rows[6]!.outcome = text(await long).slice(0, 60);
       }
 
       const stats = rows.map((r) => ({ row: r, s: summarize(r.pings), a: r.answered.length ? summarize(r.answered) : undefined }));
@@ -260,7 +289,7 @@ export const livenessBench: BenchModule = {
           'side by side with the idle baseline in the same run (goal: p99 under 50 ms).',
         method: [
           `A real \`debugkit serve\` (dist/cli.js, one --api-key, toolsets bundles and mocks, --grep-timeout ${GREP_TIMEOUT_S}, --body-deadline ${BODY_DEADLINE_S}) in a child process; the bench process is both clients.`,
-          `${ROUNDS} rounds, each: ${WINDOW_MS} ms idle; grep_files \`${CATASTROPHIC}\` over a bundle of five log lines (one of them 40 a's and a !), answered when the server stops it; keploy_list_mocks three times over ./keploy holding a set of one 100 MB scalar, a set of 200,000 small documents and a normal set; a POST /mcp announcing 100,000 bytes and sending one every 100 ms, until the server drops it; read_file ${LONG_CALLS} times in a row with a 100,000-character path.`,
+          `${ROUNDS} rounds, each: ${WINDOW_MS} ms idle; grep_files \`${CATASTROPHIC}\` over a bundle of five log lines (one of them 40 a's and a !), answered when the server stops it; keploy_list_mocks three times over ./keploy holding a set of one 100 MB scalar, a set of 200,000 small documents and a normal set; keploy_mock_test (command /usr/bin/true) on the 100 MB set then the 200,000-document set (answered in: the mean of the two); keploy_mock_test on a set of ${BOUND_DOCS} small Generic documents, parsed (the cache of parsed sets emptied first) and replayed; a POST /mcp announcing 100,000 bytes and sending one every 100 ms, until the server drops it; read_file ${LONG_CALLS} times in a row with a 100,000-character path.`,
           'Pings are plain JSON-RPC `ping` POSTs over a keep-alive connection, timed from request to the end of the answer; percentiles nearest rank over the rounds pooled.',
         ],
         tables: [table],

@@ -3,13 +3,14 @@
 // (refused since, before JSON.parse, by the body's shape: src/server/rest.ts jsonShapeProblem);
 // (C) one key held every grep worker (one owner may hold all threads but one since). The held
 // cases stay as regression tests. Its redaction findings (D) are in test/pending/attack-18.unit.ts.
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectHttp, type TestClient } from './helpers/client.js';
 import { createKey, rpc, runCli, startNode, tempDataDir, type Node } from './helpers/control.js';
 import { tempDir } from './helpers/programs.js';
+import { stopHard, track } from './helpers/stall.js';
 
 /**
  * The attack on the issue-18 change (audit, event loop, process lifetime), as a key holder of each
@@ -17,23 +18,6 @@ import { tempDir } from './helpers/programs.js';
  * still stall, outlive or blind as tests that fail until they are fixed. Each measures another
  * client (another key) while the attacking request is pending: relative, never a wall-clock bound.
  */
-
-function track<T>(p: Promise<T>): { promise: Promise<T>; done: () => boolean } {
-  let settled = false;
-  const promise = p.finally(() => {
-    settled = true;
-  });
-  return { promise, done: () => settled };
-}
-
-async function stopHard(proc: ChildProcess | undefined): Promise<void> {
-  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise((resolve) => proc.once('exit', resolve));
-  proc.kill('SIGTERM');
-  const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
 
 /** A raw POST of `body` (text, sent as is). */
 async function post(url: string, key: string, body: string): Promise<{ status: number; text: string }> {

@@ -1,5 +1,5 @@
-import { execFileSync, type ChildProcess } from 'node:child_process';
-import { closeSync, copyFileSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { ES_FILE } from '../src/toolsets/mocks/keploy/testkit.js';
 import { connectHttp, startHttpServer, type HttpServer, type TestClient } from './helpers/client.js';
 import { createKey, rpc, startNode, tempDataDir, type Node } from './helpers/control.js';
 import { tempDir } from './helpers/programs.js';
+import { hugeScalar, manyDocuments, stopHard, track } from './helpers/stall.js';
 
 /**
  * Issue 18, "no request can hold the event loop": inputs one key sends that used to stop the
@@ -15,45 +16,8 @@ import { tempDir } from './helpers/programs.js';
  * before it is done, against a real `debugkit serve`.
  */
 
-/** Resolves when `p` settles; `done()` says whether it has. */
-function track<T>(p: Promise<T>): { promise: Promise<T>; done: () => boolean } {
-  let settled = false;
-  const promise = p.finally(() => {
-    settled = true;
-  });
-  return { promise, done: () => settled };
-}
-
-/** SIGTERM, and SIGKILL if the server has not exited 10 s later (one whose event loop is held cannot run its SIGTERM handler). */
-async function stopHard(proc: ChildProcess | undefined): Promise<void> {
-  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise((resolve) => proc.once('exit', resolve));
-  proc.kill('SIGTERM');
-  const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 /** A line on which `(a+)+` backtracks exponentially before failing (and `(a+)+b` before finding the `ab` at its end). */
 const BAD_LINE = `${'a'.repeat(40)}!ab`;
-
-/** A set of `count` small documents (each a valid Generic mock). */
-function manyDocuments(file: string, count: number): void {
-  const fd = openSync(file, 'w');
-  const one = (i: number) => `version: api.keploy.io/v1beta1\nkind: Generic\nname: mock-${i}\nspec:\n  metadata: {}\n---\n`;
-  for (let i = 0; i < count; i += 1000) writeSync(fd, Array.from({ length: Math.min(1000, count - i) }, (_, k) => one(i + k)).join(''));
-  closeSync(fd);
-}
-
-/** A set of one mock whose one scalar is `mb` MiB. */
-function hugeScalar(file: string, mb: number): void {
-  const fd = openSync(file, 'w');
-  writeSync(fd, 'version: api.keploy.io/v1beta1\nkind: Generic\nname: mock-0\nspec:\n  metadata:\n    note: ');
-  const block = Buffer.alloc(1024 * 1024, 'A');
-  for (let i = 0; i < mb; i++) writeSync(fd, block);
-  writeSync(fd, '\n');
-  closeSync(fd);
-}
 
 describe('grep_files and keploy_list_mocks never hold the event loop', () => {
   let server: HttpServer;

@@ -1,5 +1,10 @@
 import { serveJobs } from '../../../core/workers-side.js';
+import { appendSetText, loadSetFile, type AppendJob, type LoadJob } from './load.js';
 import { describeSetFile } from './scan.js';
 
-/** The worker thread of describe.ts: one mock set described per job (scan.ts). */
-serveJobs(async (job: { file: string; maxBytes: number }, ctx) => ({ value: await describeSetFile(job.file, job.maxBytes, ctx.progress) }));
+/** The worker thread of describe.ts: one mock set per job, described for a listing (scan.ts), or loaded or extended for replay (load.ts). */
+serveJobs(async (job: { op: 'describe'; file: string; maxBytes: number } | LoadJob | AppendJob, ctx) => {
+  if (job.op === 'load') return { value: await loadSetFile(job, ctx) };
+  if (job.op === 'append') return { value: await appendSetText(job, ctx) };
+  return { value: await describeSetFile(job.file, job.maxBytes, ctx.progress) };
+});

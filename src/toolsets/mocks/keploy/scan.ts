@@ -10,18 +10,30 @@ import { MODELED_KINDS, type KindCounts, type Mock } from './types.js';
  * when it was recorded, and whether it reads. Worked out on a worker thread (describe-worker.ts),
  * never on the server's event loop, and bounded:
  *
- * - a set of at most PARSE_MAX_BYTES and PARSE_MAX_DOCS documents is parsed as replay would parse
- *   it (or taken from the cache of parsed sets), so a corrupt set is listed with its error;
+ * - a set within PARSE_BOUNDS (at most PARSE_MAX_BYTES and PARSE_MAX_DOCS documents) is parsed as
+ *   replay parses it (or taken from the cache of parsed sets), so a corrupt set is listed with its
+ *   error;
  * - a bigger set is not parsed: a streaming scan of its lines (1 MiB at a time, only the first
  *   bytes of each line looked at, so one 100 MB scalar costs what 100 MB of reading costs) counts
- *   its documents and their kinds and finds its times; the description says so (`note`);
- * - a set over MAX_MOCKSET_BYTES is not read at all (`error`), as replay would refuse it.
+ *   its documents and their kinds and finds its times; the description says so (`note`). Replay
+ *   refuses such a set (load.ts): the same bounds say what is parsed at all;
+ * - a set over MAX_MOCKSET_BYTES is not read at all (`error`).
  */
 
-/** Sets up to this size are parsed when listed (about half a second per MB of YAML); bigger ones are scanned. */
+/**
+ * The most a mock set is parsed to, for listing and for replay (about half a second of a worker
+ * thread per MB of YAML, and as much again to hand the mocks to the main thread): a bigger set is
+ * only scanned when listed, and refused for replay.
+ */
 export const PARSE_MAX_BYTES = 8 * 1024 * 1024;
-/** Sets with more documents than this are scanned, not parsed, whatever their size. */
+/** The most documents a mock set is parsed to, whatever its size (a document costs more than its bytes). */
 export const PARSE_MAX_DOCS = 20_000;
+
+export interface ParseBounds {
+  bytes: number;
+  documents: number;
+}
+export const PARSE_BOUNDS: ParseBounds = { bytes: PARSE_MAX_BYTES, documents: PARSE_MAX_DOCS };
 
 export interface SetDescription {
   mocks: number;
@@ -44,58 +56,72 @@ export function emptyCounts(): KindCounts {
   return counts;
 }
 
-const mb = (bytes: number) => `${Number((bytes / (1024 * 1024)).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0))} MiB`;
+export const mb = (bytes: number) => `${Number((bytes / (1024 * 1024)).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0))} MiB`;
+
+/** Which bound a set of `bytes` and `documents` is past, as "200000 documents, over the 20000" (documents first); undefined within them. */
+export function pastBounds(bytes: number, documents: number, bounds: ParseBounds = PARSE_BOUNDS): string | undefined {
+  if (documents > bounds.documents) return `${documents} documents, over the ${bounds.documents}`;
+  if (bytes > bounds.bytes) return `${mb(bytes)}, over the ${mb(bounds.bytes)}`;
+  return undefined;
+}
+
+/** A set file as bounded reading finds it: unreadable, past the parse bounds (scanned only), or its text. */
+export type BoundedSet = { error: string } | { past: string; scan: Scan } | { text: string; scan: Scan };
+
+/**
+ * Opens `file` (a regular file: links are not followed), refuses it over `maxBytes`, scans it
+ * (documents, kinds, times: `progress` is called once per chunk) and reads its text when it is
+ * within `bounds`.
+ */
+export function readBounded(file: string, maxBytes: number, progress: () => void, bounds: ParseBounds = PARSE_BOUNDS): BoundedSet {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    return { error: describeError(err) };
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return { error: `${file} is not a regular file` };
+    if (st.size > maxBytes) return { error: `${file} is ${st.size} bytes; mock sets over ${maxBytes} bytes are not read` };
+    const scan = scanSet(fd, progress);
+    const past = pastBounds(st.size, scan.documents, bounds);
+    if (past !== undefined) return { past, scan };
+    const buf = Buffer.allocUnsafe(st.size);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    return { text: buf.toString('utf8', 0, got), scan };
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /**
  * Describes the set in `file` (a regular file: links are not followed), within the bounds above.
  * `maxBytes`: the size past which a set is not read at all. `progress` is called once per chunk.
  */
-export async function describeSetFile(
-  file: string,
-  maxBytes: number,
-  progress: () => void = () => undefined,
-  parseBounds: { bytes: number; documents: number } = { bytes: PARSE_MAX_BYTES, documents: PARSE_MAX_DOCS },
-): Promise<SetDescription> {
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (err) {
-    return { mocks: 0, kinds: emptyCounts(), error: describeError(err) };
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return { mocks: 0, kinds: emptyCounts(), error: `${file} is not a regular file` };
-    if (st.size > maxBytes) return { mocks: 0, kinds: emptyCounts(), error: `${file} is ${st.size} bytes; mock sets over ${maxBytes} bytes are not read` };
-    const scan = scanSet(fd, progress);
-    if (st.size <= parseBounds.bytes && scan.documents <= parseBounds.documents) {
-      const buf = Buffer.allocUnsafe(st.size);
-      let got = 0;
-      while (got < buf.length) {
-        const n = readSync(fd, buf, got, buf.length - got, got);
-        if (n === 0) break;
-        got += n;
-      }
-      const text = buf.toString('utf8', 0, got);
-      try {
-        const mocks = (await cachedMocks(text)) ?? parseMockSet(text, file);
-        return { mocks: mocks.length, kinds: countKinds(mocks), ...optionalCreated(createdOf(mocks)) };
-      } catch (err) {
-        return { mocks: 0, kinds: emptyCounts(), error: describeError(err) };
-      }
+export async function describeSetFile(file: string, maxBytes: number, progress: () => void = () => undefined, parseBounds: ParseBounds = PARSE_BOUNDS): Promise<SetDescription> {
+  const set = readBounded(file, maxBytes, progress, parseBounds);
+  if ('error' in set) return { mocks: 0, kinds: emptyCounts(), error: set.error };
+  if ('text' in set) {
+    try {
+      const mocks = (await cachedMocks(set.text)) ?? parseMockSet(set.text, file);
+      return { mocks: mocks.length, kinds: countKinds(mocks), ...optionalCreated(createdOf(mocks)) };
+    } catch (err) {
+      return { mocks: 0, kinds: emptyCounts(), error: describeError(err) };
     }
-    const why =
-      scan.documents > parseBounds.documents
-        ? `${scan.documents} documents, over the ${parseBounds.documents} a listed set is parsed to`
-        : `${mb(st.size)}, over the ${mb(parseBounds.bytes)} a listed set is parsed to`;
-    return {
-      mocks: scan.mocks,
-      kinds: scan.kinds,
-      ...optionalCreated(scan.newestCreated ?? scan.newestTimestamp),
-      note: `counted by a scan of its lines, not parsed (${why}); its mocks were not checked`,
-    };
-  } finally {
-    closeSync(fd);
   }
+  const { scan } = set;
+  return {
+    mocks: scan.mocks,
+    kinds: scan.kinds,
+    ...optionalCreated(scan.newestCreated ?? scan.newestTimestamp),
+    note: `counted by a scan of its lines, not parsed (${set.past} a listed set is parsed to); its mocks were not checked`,
+  };
 }
 
 function optionalCreated(ms: number | string | undefined): { created?: string } {
@@ -109,7 +135,7 @@ function countKinds(mocks: readonly Mock[]): KindCounts {
   return kinds;
 }
 
-interface Scan {
+export interface Scan {
   /** Documents (separated by `---` lines) holding anything but blank lines and comments. */
   documents: number;
   /** Documents with a top-level `kind:`. */

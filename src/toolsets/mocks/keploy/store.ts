@@ -3,7 +3,7 @@ import { link, lstat, mkdir, open, readdir, readFile, rename, rmdir, unlink } fr
 import path from 'node:path';
 import { DebugkitError, describeError } from '../../../core/errors.js';
 import { cacheDir, cachedMocks, cacheMocks } from './cache.js';
-import { describeSet } from './describe.js';
+import { appendedText, describeSet, loadSet, type SetJobOptions } from './describe.js';
 import { validateSetName } from './naming.js';
 import { parseMockSet } from './parse.js';
 import { serializeMockSet } from './serialize.js';
@@ -109,9 +109,9 @@ export class MockStore {
     return infos.sort((a, b) => (a.created === b.created ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : a.created < b.created ? 1 : -1));
   }
 
-  /** The newest set that reads without error and holds mocks (what replay uses when no set is named). */
-  async latest(): Promise<MockSetInfo | undefined> {
-    return (await this.list()).find((info) => info.error === undefined && info.mocks > 0);
+  /** The newest set that reads without error and holds mocks (what replay uses when no set is named). `owner` as for list. */
+  async latest(owner?: string): Promise<MockSetInfo | undefined> {
+    return (await this.list(owner)).find((info) => info.error === undefined && info.mocks > 0);
   }
 
   private async describe(name: string, file: string, mtime: Date, owner?: string): Promise<MockSetInfo> {
@@ -127,11 +127,11 @@ export class MockStore {
     };
   }
 
-  /** The mocks of set `name`; NOT_FOUND (naming the sets there are) when it does not exist. */
   /**
-   * The mocks of set `name`. `cached`: for replay, the parsed set may come from the cache of
-   * parsed sets (keploy/cache.ts: same bytes, no YAML parsing); it lacks style marks, so it is not
-   * for rewriting the file.
+   * The mocks of set `name`, parsed on the calling thread (tests, the bench; the server's request
+   * paths use `load`); NOT_FOUND (naming the sets there are) when it does not exist. `cached`: the
+   * parsed set may come from the cache of parsed sets (keploy/cache.ts: same bytes, no YAML
+   * parsing); it lacks style marks, so it is not for rewriting the file.
    */
   async read(name: string, options: { cached?: boolean } = {}): Promise<Mock[]> {
     const file = this.pathOf(name);
@@ -139,13 +139,33 @@ export class MockStore {
     try {
       return await this.readFile(file, options.cached === true);
     } catch (err) {
-      if (errno(err) === 'ENOENT' || errno(err) === 'ENOTDIR') {
-        const names = (await this.list().catch(() => [])).map((s) => s.name);
-        const available = names.length ? `available: ${names.slice(0, 20).join(', ')}${names.length > 20 ? ', ...' : ''}` : 'there are none';
-        throw new DebugkitError('NOT_FOUND', `Mock set '${name}' not found in ${this.dir} (${available})`, { cause: err });
-      }
-      throw err;
+      throw await this.notFound(name, err);
     }
+  }
+
+  /**
+   * The mocks of set `name` for replay, parsed on the mock-set worker threads (or taken from the
+   * cache of parsed sets) and within their bounds (describe.ts): never on the event loop. A set
+   * past them is refused with MockSetBoundError, naming the bound; NOT_FOUND as for `read`.
+   * `owner`: whose replay (an API key's id), for sharing the threads fairly; `signal` cancels it.
+   */
+  async load(name: string, options: SetJobOptions = {}): Promise<Mock[]> {
+    const file = this.pathOf(name);
+    await this.refuseLinks(name, file);
+    try {
+      if (!(await lstat(file)).isFile()) throw new DebugkitError('INVALID_ARGUMENT', `${file} is not a regular file`);
+    } catch (err) {
+      throw await this.notFound(name, err);
+    }
+    return loadSet(name, file, this.cacheDir, options);
+  }
+
+  /** NOT_FOUND naming the sets there are, for a set that does not exist (`err` from reading it); other errors as they are. */
+  private async notFound(name: string, err: unknown): Promise<unknown> {
+    if (errno(err) !== 'ENOENT' && errno(err) !== 'ENOTDIR') return err;
+    const names = (await this.list().catch(() => [])).map((s) => s.name);
+    const available = names.length ? `available: ${names.slice(0, 20).join(', ')}${names.length > 20 ? ', ...' : ''}` : 'there are none';
+    return new DebugkitError('NOT_FOUND', `Mock set '${name}' not found in ${this.dir} (${available})`, { cause: err });
   }
 
   private async readFile(file: string, cached = false): Promise<Mock[]> {
@@ -223,39 +243,29 @@ export class MockStore {
 
   /**
    * Adds mocks to the end of an existing set (`onMiss: record` completing a set), named on from
-   * the set's count (`mock-N`). The file's existing text is kept byte for byte; the new file is
-   * written beside it, checked to read back, flushed, and renamed over the old one (atomic: a
-   * reader sees the old set or the new one, never a part). Returns the new number of mocks.
+   * the set's count (`mock-N`). The file's existing text is kept byte for byte; the new text is
+   * worked out and checked to read back on the mock-set worker threads (describe.ts, within their
+   * bounds: a set that would grow past them is refused, MockSetBoundError), then written beside
+   * the old file, flushed, and renamed over it (atomic: a reader sees the old set or the new one,
+   * never a part). Returns the new number of mocks. `options` as for `load`.
    */
-  async append(name: string, mocks: readonly Mock[]): Promise<number> {
+  async append(name: string, mocks: readonly Mock[], options: SetJobOptions = {}): Promise<number> {
     const file = this.pathOf(name);
     await this.refuseLinks(name, file);
-    const old = await this.readText(file);
-    const before = parseMockSet(old, file).length;
-    const added = mocks.map((mock, i) => ({ ...mock, name: `mock-${before + i}` }));
-    const text = `${old}${old === '' || old.endsWith('\n') ? '' : '\n'}${old === '' ? '' : '---\n'}${serializeMockSet(added)}`;
-    const parsed = parseMockSet(text, file);
-    const total = parsed.length;
-    if (total !== before + mocks.length) throw new DebugkitError('INVALID_ARGUMENT', `Mock set '${name}' not extended: ${total} mocks would read back, expected ${before + mocks.length}`);
+    await lstat(file).catch((err: unknown) => {
+      throw new DebugkitError('INVALID_ARGUMENT', `Mock set not found: ${file} (${describeError(err)})`);
+    });
+    const { text, total } = await appendedText(name, file, mocks, this.cacheDir, options);
     const temp = path.join(path.dirname(file), `.${MOCKS_FILE}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
     try {
       await this.io.writeNew(temp, text);
       await this.io.rename(temp, file);
       await syncDir(path.dirname(file));
-      await cacheMocks(text, parsed, this.cacheDir);
       return total;
     } catch (err) {
       await this.io.unlink(temp).catch(() => {});
       throw storageError(`cannot write ${file}`, err);
     }
-  }
-
-  private async readText(file: string): Promise<string> {
-    const info = await lstat(file).catch((err: unknown) => {
-      throw new DebugkitError('INVALID_ARGUMENT', `Mock set not found: ${file} (${describeError(err)})`);
-    });
-    if (info.size > MAX_MOCKSET_BYTES) throw new DebugkitError('INVALID_ARGUMENT', `Mock set ${file} is over ${MAX_MOCKSET_BYTES} bytes`);
-    return readFile(file, 'utf8');
   }
 
   /** `base` if no set (or other entry) of that name exists in `dir`, else `base-2`, `base-3`, ... */

@@ -97,10 +97,12 @@ export function mockTestTool(config: Config, warn: (m: string) => void): ToolSpe
           import('../session.js'),
         ]);
         const store = new MockStore(mocksDir(config.root, args.path));
-        const name = args.mockName ?? (await store.latest())?.name;
+        // The set is parsed on the mock-set worker threads, within their bounds (keploy/describe.ts): never on the event loop.
+        const onPool = { owner: call.client.principal?.id ?? call.client.owner, signal: call.signal };
+        const name = args.mockName ?? (await store.latest(onPool.owner))?.name;
         if (!name) return failed('No mock sets found. Run keploy_mock_record first');
         configuration.mockName = name;
-        const mocks = await store.read(name, { cached: true });
+        const mocks = await store.load(name, onPool);
         const { ca, env } = await loadCa(warn);
         const upstreamCa = args.upstreamCaFile ? await readFile(resolveContained(config.root, args.upstreamCaFile, { what: 'upstreamCaFile' }), 'utf8') : undefined;
         const outcome = await replayMocks({
@@ -124,7 +126,7 @@ export function mockTestTool(config: Config, warn: (m: string) => void): ToolSpe
         if (missed > 0) parts.push(`${missed} mocks missed`);
         if (outcome.recorded.length > 0) {
           try {
-            const total = await store.append(name, outcome.recorded);
+            const total = await store.append(name, outcome.recorded, { owner: onPool.owner });
             parts.push(`recorded ${outcome.recorded.length} missing calls into '${name}' (now ${total} mocks)`);
           } catch (err) {
             parts.push(`the ${outcome.recorded.length} calls recorded on a miss could not be added to '${name}': ${(err as Error).message}`);
@@ -146,6 +148,8 @@ export function mockTestTool(config: Config, warn: (m: string) => void): ToolSpe
           ...(success ? {} : { appOutput: appOutput(run) }),
         };
       } catch (err) {
+        // A set past the bounds (keploy/describe.ts MockSetBoundError) is an error result, naming the bound and what is valid.
+        if (err instanceof DebugkitError && err.name === 'MockSetBoundError') throw err;
         return failed(`Failed to load mocks: ${(err as Error).message}`);
       }
     },

@@ -1,0 +1,129 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DebugkitError } from '../../../core/errors.js';
+import { MockSetBoundError } from './describe.js';
+import { PARSE_MAX_BYTES, PARSE_MAX_DOCS } from './scan.js';
+import { serializeMockSet } from './serialize.js';
+import { MockStore } from './store.js';
+import { ES_FILE, httpMock, SQL_FILE } from './testkit.js';
+import type { GenericMock, HttpMock } from './types.js';
+
+/** MockStore.load and append for replay: on the mock-set worker threads (describe.ts, load.ts), within the parse bounds. */
+
+let base: string;
+let dir: string;
+let store: MockStore;
+beforeAll(() => {
+  base = fs.mkdtempSync(path.join(os.tmpdir(), 'dk-keploy-load-'));
+  dir = path.join(base, 'keploy');
+  store = new MockStore(dir, { cacheDir: path.join(base, 'cache') });
+});
+afterAll(() => fs.rmSync(base, { recursive: true, force: true }));
+
+function set(name: string, text: string): void {
+  fs.mkdirSync(path.join(dir, name), { recursive: true });
+  fs.writeFileSync(path.join(dir, name, 'mocks.yaml'), text);
+}
+
+const HTTP_DOC = httpMock();
+/** A document with what a structured clone could lose: bytes (!!binary), an integer past 2^53 (bigint), a key named __proto__. */
+const TRICKY =
+  serializeMockSet([HTTP_DOC]).replace(`body: '{"ok":true}'`, 'body: !!binary //79AAE=').replace("Accept: '*/*'", "Accept: '*/*'\n            __proto__: polluted") +
+  '    app_port: 18446744073709551615\n';
+
+async function refused(p: Promise<unknown>): Promise<MockSetBoundError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(MockSetBoundError);
+  expect((err as DebugkitError).code).toBe('INVALID_ARGUMENT');
+  return err as MockSetBoundError;
+}
+
+describe('MockStore.load', () => {
+  it('gives the mocks read gives, intact through the threads: bytes stay Uint8Array, bigint stays bigint, __proto__ stays a key', async () => {
+    set('sql', fs.readFileSync(SQL_FILE, 'utf8'));
+    set('es', fs.readFileSync(ES_FILE, 'utf8'));
+    expect(TRICKY).toContain('!!binary');
+    expect(TRICKY).toContain('__proto__');
+    set('tricky', TRICKY);
+    for (const name of ['sql', 'es', 'tricky']) {
+      const loaded = await store.load(name);
+      expect(loaded.length).toBeGreaterThan(0);
+      expect(loaded).toStrictEqual(await store.read(name));
+    }
+    const [mock] = (await store.load('tricky')) as HttpMock[];
+    expect(mock!.spec.resp.body).toBeInstanceOf(Uint8Array);
+    expect(mock!.spec.resp.body).toEqual(new Uint8Array([0xff, 0xfe, 0xfd, 0x00, 0x01]));
+    expect(mock!.spec.extra!.app_port).toBe(18446744073709551615n);
+    expect(Object.getOwnPropertyNames(mock!.spec.req.header)).toContain('__proto__');
+    expect(Object.getPrototypeOf(mock!.spec.req.header)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('hands over a set bigger than one batch whole and in order; a second load comes from the cache, the same', async () => {
+    const note = 'x'.repeat(300 * 1024);
+    const mocks = Array.from({ length: 12 }, (_, i) => ({ version: 'api.keploy.io/v1beta1', kind: 'Generic', name: `mock-${i}`, spec: { metadata: { note: `${i}${note}` } } }) as unknown as GenericMock);
+    set('batches', serializeMockSet(mocks));
+    const first = await store.load('batches');
+    expect(first.map((m) => m.name)).toEqual(mocks.map((m) => m.name));
+    expect(first).toStrictEqual(await store.read('batches'));
+    expect(fs.readdirSync(path.join(base, 'cache')).filter((f) => f.endsWith('.json'))).not.toHaveLength(0);
+    expect(await store.load('batches')).toStrictEqual(first);
+  });
+
+  it('refuses a set past the bounds, naming the bound and what is valid, without parsing it', async () => {
+    set('huge', `version: api.keploy.io/v1beta1\nkind: Generic\nname: mock-0\nspec:\n  metadata:\n    note: ${'A'.repeat(PARSE_MAX_BYTES + 10)}\n`);
+    expect((await refused(store.load('huge'))).message).toBe(
+      "Mock set 'huge' was not loaded: 8 MiB, over the 8 MiB a set is parsed to for replay. keploy_mock_test replays sets of at most 8 MiB and 20000 documents, " +
+        "loaded within 20 s and 768 MB: split a bigger set into smaller ones (Keploy's test sets), or leave out the mocks it does not need",
+    );
+    set('many', 'version: api.keploy.io/v1beta1\nkind: Mongo\nname: m\nspec: {}\n---\n'.repeat(PARSE_MAX_DOCS + 1));
+    expect((await refused(store.load('many'))).message).toMatch(/^Mock set 'many' was not loaded: 20001 documents, over the 20000 a set is parsed to for replay\. /);
+  });
+
+  it('a corrupt set fails as read fails; a missing one is NOT_FOUND naming the sets there are', async () => {
+    set('broken', 'version: x\nkind: [Http\n');
+    const broken = await store.load('broken').catch((e: unknown) => e as DebugkitError);
+    expect(broken).toBeInstanceOf(DebugkitError);
+    expect(broken).not.toBeInstanceOf(MockSetBoundError);
+    expect((broken as DebugkitError).code).toBe('INVALID_ARGUMENT');
+    expect((broken as DebugkitError).message).toContain('document 1, line 3: not valid YAML');
+    const missing = await store.load('nope').catch((e: unknown) => e as DebugkitError);
+    expect((missing as DebugkitError).code).toBe('NOT_FOUND');
+    expect((missing as DebugkitError).message).toMatch(/^Mock set 'nope' not found in .* \(available: .*sql/);
+  });
+});
+
+describe('MockStore.append', () => {
+  it('adds recorded mocks (bytes included) named on from the count, the old text kept byte for byte', async () => {
+    const old = fs.readFileSync(ES_FILE, 'utf8');
+    set('grow', old);
+    const before = (await store.load('grow')).length;
+    const recorded: GenericMock = {
+      version: 'api.keploy.io/v1beta1',
+      kind: 'Generic',
+      name: 'ignored',
+      spec: { metadata: {}, genericrequests: [{ origin: 'client', message: [{ type: 'binary', data: 'AAEC' }] }], genericresponses: [], reqtimestampmock: '', restimestampmock: '' },
+    };
+    const withBytes = httpMock({ resp: { ...HTTP_DOC.spec.resp, body: Buffer.from([0, 0xff, 7]) as unknown as string } });
+    expect(await store.append('grow', [recorded, withBytes])).toBe(before + 2);
+    const text = fs.readFileSync(path.join(dir, 'grow', 'mocks.yaml'), 'utf8');
+    expect(text.startsWith(old)).toBe(true);
+    const after = await store.load('grow');
+    expect(after.slice(before).map((m) => m.name)).toEqual([`mock-${before}`, `mock-${before + 1}`]);
+    expect((after[before + 1] as HttpMock).spec.resp.body).toEqual(new Uint8Array([0, 0xff, 7]));
+    expect(after).toStrictEqual(await store.read('grow'));
+  });
+
+  it('refuses to grow a set past the bounds (it could not be replayed again), leaving it as it was', async () => {
+    const big = `version: api.keploy.io/v1beta1\nkind: Generic\nname: mock-0\nspec:\n  metadata:\n    note: ${'A'.repeat(PARSE_MAX_BYTES - 100)}\n`;
+    set('full', big);
+    const err = await refused(store.append('full', [httpMock()]));
+    expect(err.message).toMatch(/^Mock set 'full' was not extended: 8 MiB, over the 8 MiB a set is parsed to for replay\. /);
+    expect(fs.readFileSync(path.join(dir, 'full', 'mocks.yaml'), 'utf8')).toBe(big);
+  });
+});

@@ -1,0 +1,41 @@
+import type { ChildProcess } from 'node:child_process';
+import { closeSync, openSync, writeSync } from 'node:fs';
+
+/** The liveness tests of issue 18 ("no request can hold the event loop"): what they share. */
+
+/** Resolves when `p` settles; `done()` says whether it has. */
+export function track<T>(p: Promise<T>): { promise: Promise<T>; done: () => boolean } {
+  let settled = false;
+  const promise = p.finally(() => {
+    settled = true;
+  });
+  return { promise, done: () => settled };
+}
+
+/** SIGTERM, and SIGKILL if the server has not exited 10 s later (one whose event loop is held cannot run its SIGTERM handler). */
+export async function stopHard(proc: ChildProcess | undefined): Promise<void> {
+  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise((resolve) => proc.once('exit', resolve));
+  proc.kill('SIGTERM');
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** A set of `count` small documents (each a valid mock of `kind`, Generic by default), named `<prefix><i>`. */
+export function manyDocuments(file: string, count: number, { kind = 'Generic', prefix = 'mock-' } = {}): void {
+  const fd = openSync(file, 'w');
+  const one = (i: number) => `version: api.keploy.io/v1beta1\nkind: ${kind}\nname: ${prefix}${i}\nspec:\n  metadata: {}\n---\n`;
+  for (let i = 0; i < count; i += 1000) writeSync(fd, Array.from({ length: Math.min(1000, count - i) }, (_, k) => one(i + k)).join(''));
+  closeSync(fd);
+}
+
+/** A set of one mock whose one scalar is `mb` MiB. */
+export function hugeScalar(file: string, mb: number): void {
+  const fd = openSync(file, 'w');
+  writeSync(fd, 'version: api.keploy.io/v1beta1\nkind: Generic\nname: mock-0\nspec:\n  metadata:\n    note: ');
+  const block = Buffer.alloc(1024 * 1024, 'A');
+  for (let i = 0; i < mb; i++) writeSync(fd, block);
+  writeSync(fd, '\n');
+  closeSync(fd);
+}
