@@ -257,9 +257,15 @@ describe('--tool-prefix', () => {
     const denied = await callTool(node.url, key.key, sid, 'dk_open', {});
     expect(denied.body.error?.code).toBe(-32003);
 
+    // A contract alias calls the prefixed tool, judged (scopes, audit) as that tool.
+    const viaAlias = await callTool(node.url, key.key, sid, 'debugger/quota_status');
+    expect(viaAlias.body.error, JSON.stringify(viaAlias.body)).toBeUndefined();
+    expect(viaAlias.body.result.structuredContent).toMatchObject({ plan: expect.any(String) });
+
     const audit = await callTool(node.url, key.key, sid, 'dk_debugger_get_comprehensive_audit');
     const tools = audit.body.result.structuredContent.entries.map((e: { tool: string }) => e.tool);
     expect(tools).toContain('k8s_list_available_bundles');
+    expect(tools).toContain('dk_debugger_quota_status');
   });
 
   it('over stdio too, where a contract alias (debugger/...) calls the prefixed tool', async () => {

@@ -44,6 +44,11 @@ export function registerToolAlias(_server: unknown, alias: string, target: strin
   ALIASES.set(alias, target);
 }
 
+/** Every alias and the tool it calls (by contract name). */
+export function toolAliases(): Array<[alias: string, target: string]> {
+  return [...ALIASES];
+}
+
 /** The tool a name calls: the target of an alias, or the name itself. */
 export function resolveToolAlias(name: string): string {
   return ALIASES.get(name) ?? name;

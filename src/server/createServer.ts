@@ -5,7 +5,7 @@ import { createLogger, type Logger } from '../mcp/log.js';
 import { DEFAULT_RESULT_MAX_TOKENS, type CallRuntime, type EndToolCall, type ToolCallEvent, type ToolCallStart } from '../mcp/tools.js';
 import type { ClientContext, RestRoute, Toolset, ToolsetFactory } from '../mcp/toolset.js';
 import { VERSION } from '../version.js';
-import { installRpcHooks } from '../mcp/rpc-hooks.js';
+import { installRpcHooks, toolAliases } from '../mcp/rpc-hooks.js';
 import { callLogOf } from '../mcp/request-log.js';
 
 /** Who is calling, as the authentication seam decided. */
@@ -131,6 +131,8 @@ export interface Debugkit {
   log: Logger;
   hooks: ServerHooks;
   toolsets: Toolset[];
+  /** `--tool-prefix`: the name a tool (by contract name) is listed and called by; absent without a prefix. */
+  toolName?(tool: string): string;
   /** A new McpServer for one client (a connection, a legacy session or one stateless request). */
   connect(owner: string, principal?: Principal): McpServer;
   /** Ends everything a client opened; called when its connection goes away. */
@@ -183,14 +185,16 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
   const catalog = config.toolPrefix || hooks.catalog ? toolCatalog(toolsets) : [];
   const toolName = config.toolPrefix ? prefixedNames(config.toolPrefix, catalog) : undefined;
   const instructions = instructionsFor(chosen) + (config.toolPrefix ? prefixNote(config.toolPrefix, chosen) : '');
-  // Control plane: learn every tool's toolset and read-only flag once, for the scope checks (by listed name).
-  hooks.catalog?.(toolName ? catalog.map((t) => ({ ...t, name: toolName(t.name) })) : catalog);
+  // Control plane: learn every tool's toolset and read-only flag once, for the scope checks (by
+  // listed name; a contract alias such as debugger/attach is judged as the tool it calls).
+  hooks.catalog?.(toolName ? listedCatalog(catalog, toolName) : catalog);
 
   return {
     config,
     log,
     hooks,
     toolsets,
+    ...(toolName ? { toolName } : {}),
     connect(owner, principal = LOCAL_PRINCIPAL) {
       const server = new McpServer(
         { name: 'debugkit', title: 'debugkit', version: VERSION },
@@ -274,6 +278,16 @@ function prefixedNames(prefixes: Record<string, string>, catalog: ToolCatalogEnt
     const prefix = (toolset === undefined ? undefined : prefixes[toolset]) ?? prefixes['*'] ?? '';
     return prefix + tool;
   };
+}
+
+/** The catalog by listed name, with an entry for each contract alias of a listed tool (the HTTP edge judges a call by the name it was sent). */
+function listedCatalog(catalog: ToolCatalogEntry[], toolName: (tool: string) => string): ToolCatalogEntry[] {
+  const listed = catalog.map((t) => ({ ...t, name: toolName(t.name) }));
+  for (const [alias, target] of toolAliases()) {
+    const entry = catalog.find((t) => t.name === target);
+    if (entry) listed.push({ ...entry, name: alias });
+  }
+  return listed;
 }
 
 /** Tells the agent that the tool names the instructions and descriptions give carry a prefix. */

@@ -13,7 +13,9 @@ export function deniedCall(dk: Debugkit, principal: Principal, message: unknown)
   if (!authorize) return undefined;
   const m = message as { id?: string | number; method?: unknown; params?: { name?: unknown } };
   if (m.method !== 'tools/call' || m.id === undefined || typeof m.params?.name !== 'string') return undefined;
-  const verdict = authorize(principal, resolveToolAlias(m.params.name)); // a contract alias is judged as the tool it calls
+  // A contract alias is judged as the tool it calls, by that tool's listed name (--tool-prefix).
+  const target = resolveToolAlias(m.params.name);
+  const verdict = authorize(principal, target === m.params.name ? target : (dk.toolName?.(target) ?? target));
   if (verdict === true) return undefined;
   const error = { code: verdict.code ?? PERMISSION_DENIED, message: verdict.message, ...(verdict.data === undefined ? {} : { data: verdict.data }) };
   return { jsonrpc: '2.0', id: m.id, error } as unknown as JSONRPCMessage;
