@@ -49,7 +49,7 @@ describe('keploy_mock_test loads its set off the event loop, within bounds', () 
 
   beforeAll(async () => {
     root = mocksWorkspace('debugkit-nostall-replay-');
-    // Past the bounds: one 100 MB scalar (over 8 MiB), 200,000 small documents (over 20,000).
+    // Past the bounds: one 100 MB scalar (over 32 MiB), 200,000 small documents (over 20,000).
     for (const name of ['huge', 'many']) mkdirSync(path.join(root, 'keploy', name), { recursive: true });
     hugeScalar(path.join(root, 'keploy', 'huge', 'mocks.yaml'), 100);
     manyDocuments(path.join(root, 'keploy', 'many', 'mocks.yaml'), 200_000);
@@ -91,9 +91,9 @@ describe('keploy_mock_test loads its set off the event loop, within bounds', () 
   });
 
   it('sets past the bounds are refused with an error naming the bound and what is valid; another client is answered meanwhile', async () => {
-    const valid = 'keploy_mock_test replays sets of at most 8 MiB and 20000 documents';
+    const valid = 'keploy_mock_test replays sets of at most 32 MiB and 20000 documents';
     for (const [name, bound] of [
-      ['huge', '100 MiB, over the 8 MiB'],
+      ['huge', '100 MiB, over the 32 MiB'],
       ['many', '200000 documents, over the 20000'],
     ] as const) {
       const replay = track(a.tool('keploy_mock_test', { command: '/usr/bin/python3 -c "pass"', mockName: name }));

@@ -81,7 +81,7 @@ describe('grep_files and keploy_list_mocks never hold the event loop', () => {
     const message: string = r.structured.message;
     expect(message).toMatch(/Could not read 1 of them: 'broken' \(Invalid Keploy mock set \.\/keploy\/broken\/mocks\.yaml: document 1, line 3: not valid YAML/);
     expect(message).toMatch(/Listed without parsing 2 of them: /);
-    expect(message).toContain("'huge' (counted by a scan of its lines, not parsed (100 MiB, over the 8 MiB a listed set is parsed to); its mocks were not checked)");
+    expect(message).toContain("'huge' (counted by a scan of its lines, not parsed (100 MiB, over the 32 MiB a listed set is parsed to); its mocks were not checked)");
     expect(message).toContain("'many' (counted by a scan of its lines, not parsed (200000 documents, over the 20000 a listed set is parsed to); its mocks were not checked)");
     // No absolute path of the server's leaks into the answer.
     expect(message).not.toContain(root);

@@ -78,7 +78,7 @@ describe('MockStore.load', () => {
   it('refuses a set past the bounds, naming the bound and what is valid, without parsing it', async () => {
     set('huge', `version: api.keploy.io/v1beta1\nkind: Generic\nname: mock-0\nspec:\n  metadata:\n    note: ${'A'.repeat(PARSE_MAX_BYTES + 10)}\n`);
     expect((await refused(store.load('huge'))).message).toBe(
-      "Mock set 'huge' was not loaded: 8 MiB, over the 8 MiB a set is parsed to for replay. keploy_mock_test replays sets of at most 8 MiB and 20000 documents, " +
+      "Mock set 'huge' was not loaded: 32 MiB, over the 32 MiB a set is parsed to for replay. keploy_mock_test replays sets of at most 32 MiB and 20000 documents, " +
         "loaded within 20 s and 768 MB: split a bigger set into smaller ones (Keploy's test sets), or leave out the mocks it does not need",
     );
     set('many', 'version: api.keploy.io/v1beta1\nkind: Mongo\nname: m\nspec: {}\n---\n'.repeat(PARSE_MAX_DOCS + 1));
@@ -123,7 +123,7 @@ describe('MockStore.append', () => {
     const big = `version: api.keploy.io/v1beta1\nkind: Generic\nname: mock-0\nspec:\n  metadata:\n    note: ${'A'.repeat(PARSE_MAX_BYTES - 100)}\n`;
     set('full', big);
     const err = await refused(store.append('full', [httpMock()]));
-    expect(err.message).toMatch(/^Mock set 'full' was not extended: 8 MiB, over the 8 MiB a set is parsed to for replay\. /);
+    expect(err.message).toMatch(/^Mock set 'full' was not extended: 32 MiB, over the 32 MiB a set is parsed to for replay\. /);
     expect(fs.readFileSync(path.join(dir, 'full', 'mocks.yaml'), 'utf8')).toBe(big);
   });
 });

@@ -45,7 +45,7 @@ describe('describeSetFile', () => {
     expect(await describeSetFile(huge, MAX_MOCKSET_BYTES)).toMatchObject({
       mocks: 1,
       kinds: { Http: 0, Postgres: 0, Generic: 1 },
-      note: 'counted by a scan of its lines, not parsed (8 MiB, over the 8 MiB a listed set is parsed to); its mocks were not checked',
+      note: 'counted by a scan of its lines, not parsed (32 MiB, over the 32 MiB a listed set is parsed to); its mocks were not checked',
     });
     const many = path.join(dir, 'many.yaml');
     fs.writeFileSync(many, 'version: api.keploy.io/v1beta1\nkind: Mongo\nname: m\nspec: {}\n---\n'.repeat(30));

@@ -25,7 +25,7 @@ import { MODELED_KINDS, type KindCounts, type Mock } from './types.js';
  * thread per MB of YAML, and as much again to hand the mocks to the main thread): a bigger set is
  * only scanned when listed, and refused for replay.
  */
-export const PARSE_MAX_BYTES = 8 * 1024 * 1024;
+export const PARSE_MAX_BYTES = 32 * 1024 * 1024;
 /** The most documents a mock set is parsed to, whatever its size (a document costs more than its bytes). */
 export const PARSE_MAX_DOCS = 20_000;
 
