@@ -1,5 +1,4 @@
 import { writeSync } from 'node:fs';
-import { pino, type Logger as Pino } from 'pino';
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
@@ -13,8 +12,8 @@ export interface LogFields {
 }
 
 /**
- * Logs go to stderr only (on stdio, stdout carries JSON-RPC and nothing else), as JSON lines
- * from pino. A failing stderr (closed pipe: EPIPE) is never fatal: the line is dropped and logging
+ * Logs go to stderr only (on stdio, stdout carries JSON-RPC and nothing else), as JSON lines in
+ * pino's layout: {"level":30,"time":"<ISO>","name":"debugkit",<fields>,"msg":"..."}. A failing stderr (closed pipe: EPIPE) is never fatal: the line is dropped and logging
  * stops, so the server never spins on its own error reports.
  */
 export interface Logger {
@@ -43,17 +42,33 @@ export class StderrSink {
 /** One sink per process: a closed stderr stays closed for every logger. */
 const stderrSink = new StderrSink();
 
+/** pino's level numbers, which the lines carry. */
+const LEVELS: Record<LogLevel, number> = { error: 50, warn: 40, info: 30, debug: 20 };
+
+/**
+ * The logger: a JSON line per message, written synchronously to `sink`, as pino wrote them
+ * (pino itself, some twenty modules, was a measurable part of start-up: issue 19).
+ */
 export function createLogger(level: LogLevel, sink: { write(line: string): void } = stderrSink): Logger {
-  return wrap(pino({ level, base: { name: 'debugkit' }, timestamp: pino.stdTimeFunctions.isoTime }, sink));
+  return lineLogger(LEVELS[level], { name: 'debugkit' }, sink);
 }
 
-function wrap(p: Pino): Logger {
+function lineLogger(threshold: number, bindings: LogFields, sink: { write(line: string): void }): Logger {
   const at =
     (lvl: LogLevel) =>
     (msg: string, fields?: LogFields): void => {
+      if (LEVELS[lvl] < threshold) return;
+      const head = { level: LEVELS[lvl], time: new Date().toISOString(), ...bindings };
+      let line: string;
       try {
-        if (fields) p[lvl](fields, msg);
-        else p[lvl](msg);
+        line = JSON.stringify({ ...head, ...fields, msg });
+      } catch {
+        // Fields that do not serialise (a cycle, a BigInt) are left out; the message is kept.
+        line = JSON.stringify({ ...head, msg });
+      }
+      try {
+        sink.write(`${line}
+`);
       } catch {
         // A logger must never throw into the code that logs.
       }
@@ -63,7 +78,7 @@ function wrap(p: Pino): Logger {
     warn: at('warn'),
     info: at('info'),
     debug: at('debug'),
-    child: (fields) => wrap(p.child(fields)),
+    child: (fields) => lineLogger(threshold, { ...bindings, ...fields }, sink),
   };
 }
 
