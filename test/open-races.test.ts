@@ -2,7 +2,10 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultConfig } from '../src/config.js';
 import { CheckedProgram } from '../src/core/paths.js';
+import { readTail } from '../src/core/ring.js';
+import { createLogger } from '../src/mcp/log.js';
 import { startBundleApiServer, type BundleApiServer } from '../src/toolsets/bundles/apiserver/server.js';
 import { grepFilesWith, type GrepEngine } from '../src/toolsets/bundles/files/grep.js';
 import { listFiles } from '../src/toolsets/bundles/files/list.js';
@@ -10,6 +13,7 @@ import { readFile } from '../src/toolsets/bundles/files/read.js';
 import { DebugSession } from '../src/toolsets/debugger/session.js';
 import { GdbSession } from '../src/toolsets/gdb/session.js';
 import { loadProgram } from '../src/toolsets/gdb/tools/open.js';
+import { PythonService } from '../src/toolsets/python/service.js';
 import { connectStdio } from './helpers/client.js';
 import { race, type Outcome } from './helpers/flipper.js';
 import { waitFor } from './helpers/procs.js';
@@ -27,6 +31,8 @@ const EXEC_WRAPPER = path.resolve(import.meta.dirname, '../src/toolsets/gdb/exec
 const TRIES = 1000;
 /** A launch starts gdb and runs to main (~0.5 s): fewer tries, the same mechanism as gdb's 1,000 loads. */
 const DEBUGGER_TRIES = 40;
+/** A python session starts debugpy's adapter, launcher and program (~1 s): as few. */
+const PYTHON_TRIES = 40;
 const SECRET = 'OUTSIDE-SECRET-e1f0';
 const INSIDE = 'inside-text-7c2a';
 
@@ -282,6 +288,106 @@ describe('debugger_launch: the program swapped for a link out of the root while 
       }
     }, { holdUs: 20_000 });
     expectNoLeak(counts);
+  });
+});
+
+describe('python: the entry swapped for a link out of the root while it is checked and run, 0 leaks', () => {
+  let proot: string;
+  let service: PythonService;
+  beforeAll(() => {
+    proot = path.join(base, 'pyroot');
+    const outsideDir = path.join(base, 'outside-py');
+    mkdirSync(path.join(proot, 'pkg'), { recursive: true });
+    mkdirSync(outsideDir, { recursive: true });
+    const script = (text: string) => `print(${JSON.stringify(text)})\n`;
+    writeFileSync(path.join(proot, 'app.py'), script(INSIDE));
+    writeFileSync(path.join(proot, 'pkg/app.py'), script(INSIDE));
+    writeFileSync(path.join(outsideDir, 'app.py'), script(SECRET));
+    symlinkSync(path.join(outsideDir, 'app.py'), path.join(proot, 'app.py.swap'));
+    symlinkSync(outsideDir, path.join(proot, 'pkg.swap'));
+    for (const dir of [proot, path.join(proot, 'pkg')]) chmodSync(dir, 0o777);
+    service = new PythonService(defaultConfig({ root: proot, maxSessions: 8, maxSessionsPerKey: 8, maxSessionsTotal: 8 }), createLogger('error'));
+  });
+  afterAll(async () => service?.registry.closeAll('test over'));
+
+  /** Starts a session on `entry`, lets it run to its end and judges what it printed. */
+  const run = async (entry: string): Promise<Outcome> => {
+    let id: string;
+    try {
+      id = (await service.start('race', { entry })).sessionId;
+    } catch (err) {
+      return judge((err as Error).message) === 'leak' ? 'leak' : 'refused';
+    }
+    try {
+      return await judged(() =>
+        service.use('race', id, async (session) => {
+          const end = await session.continue({ timeoutMs: 20_000 });
+          const stdout = session.output ? readTail(session.output.stdout, 0, 4096).text : '';
+          return `${stdout} ${end.completed ? '' : `(not completed: ${JSON.stringify(end.error)})`}`;
+        }),
+      );
+    } finally {
+      await service.end('race', id);
+    }
+  };
+
+  it(`the entry file swapped, ${PYTHON_TRIES} sessions`, async () => {
+    const counts = await race(path.join(proot, 'app.py'), path.join(proot, 'app.py.swap'), PYTHON_TRIES, () => run('app.py'), { holdUs: 20_000, concurrency: 2 });
+    expectNoLeak(counts);
+  });
+
+  it(`its directory swapped, ${PYTHON_TRIES} sessions`, async () => {
+    const counts = await race(path.join(proot, 'pkg'), path.join(proot, 'pkg.swap'), PYTHON_TRIES, () => run('pkg/app.py'), { holdUs: 20_000, concurrency: 2 });
+    expectNoLeak(counts);
+  });
+});
+
+describe('python runs the checked entry as python runs a script', () => {
+  it('breakpoints in the entry and in a module beside it, __main__, __file__, sys.argv[0], sys.path[0] and tracebacks name the real files', async () => {
+    const wroot = tempDir('debugkit-pyentry-');
+    writeFileSync(
+      path.join(wroot, 'main.py'),
+      [
+        'import json, os, sys',
+        'import helper',
+        '',
+        'def main():',
+        '    seen = [__name__, __file__, sys.argv[0], sys.argv[1:], sys.path[0], [k for k in os.environ if k.startswith("DEBUGKIT_ENTRY")]]',
+        '    total = helper.twice(21)',
+        '    print(json.dumps(seen), total)',
+        '    helper.fail()',
+        '',
+        'main()',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(path.join(wroot, 'helper.py'), ['def twice(x):', '    y = x * 2', '    return y', '', 'def fail():', '    raise ValueError("from helper")', ''].join('\n'));
+    const service = new PythonService(defaultConfig({ root: wroot }), createLogger('error'));
+    try {
+      const { sessionId: id } = await service.start('me', { entry: 'main.py', args: ['a1'] });
+      const inHelper = await service.runTo('me', id, 'helper.py', { line: 3 }, { timeoutMs: 20_000 });
+      expect(inHelper).toMatchObject({ hit: true, frameInfo: { file: path.join(wroot, 'helper.py'), line: 3 } });
+      expect(inHelper.stack).toEqual([
+        { index: 0, name: 'twice', file: 'helper.py', line: 3 },
+        { index: 1, name: 'main', file: 'main.py', line: 6 },
+        { index: 2, name: '<module>', file: 'main.py', line: 10 },
+      ]);
+      const inMain = await service.runTo('me', id, 'main.py', { line: 7 }, { timeoutMs: 20_000 });
+      expect(inMain).toMatchObject({ hit: true, frameInfo: { file: path.join(wroot, 'main.py'), line: 7 } });
+      expect(inMain.source).toContain('-> 7      print(json.dumps(seen), total)');
+      const failed = await service.use('me', id, (session) => session.continue({ timeoutMs: 20_000 }));
+      const main = path.join(wroot, 'main.py');
+      const printed = await service.use('me', id, async (session) => readTail(session.output!.stdout, 0, 4096).text);
+      // No DEBUGKIT_ENTRY* is left in the program's environment (its children never see them).
+      expect(printed).toBe(`${JSON.stringify(['__main__', main, main, ['a1'], wroot, []]).replace(/,/g, ', ')} 42\n`);
+      const frames = [[main, 10, '<module>', 'main()'], [main, 8, 'main', 'helper.fail()'], [path.join(wroot, 'helper.py'), 6, 'fail', 'raise ValueError("from helper")']];
+      const traceback = frames.flatMap(([file, line, fn, code]) => [`  File "${file}", line ${line}, in ${fn}`, `    ${code}`]);
+      expect(failed.error?.traceback).toBe(['Traceback (most recent call last):', ...traceback, 'ValueError: from helper'].join('\n'));
+      await service.end('me', id);
+    } finally {
+      await service.registry.closeAll('test over');
+      rmSync(wroot, { recursive: true, force: true });
+    }
   });
 });
 

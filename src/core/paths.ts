@@ -296,22 +296,44 @@ function keepUntilExit(dir: string): void {
 }
 let exitHooked = false;
 
+/** A file or directory checked and opened inside the root, named for another process by its descriptor. */
+export interface HandedOpen {
+  /** The real path that was checked and opened. */
+  real: string;
+  /** /proc/<pid>/fd/N: the opened file itself for a process of this user (see descriptorPath). */
+  path: string;
+  /** fstat of what was opened. */
+  stats: Stats;
+  /** Closes the descriptor (once; `path` names nothing after). */
+  close: () => void;
+}
+
 /**
- * A directory opened and checked inside the root, for a child process's working directory:
- * `path` (/proc/<pid>/fd/N) names the checked directory, so the child's chdir cannot be sent out
- * of the root by a link swapped in after the check. Close it once the child has started.
+ * `openContained` for another process of this user to use by `path` (/proc/<pid>/fd/N), which
+ * names the checked file or directory whatever the workspace path names by then. Keep it open
+ * until that process has opened it (or has started in it), then close it.
  */
-export function openContainedDirectory(root: string, userPath: string, what = 'cwd'): { real: string; path: string; close: () => void } {
-  const opened = openContained(root, userPath, { what, type: 'directory' });
+export function openContainedHandle(root: string, userPath: string, options: { what?: string } & OpenInsideOptions = {}): HandedOpen {
+  const opened = openContained(root, userPath, options);
   let closed = false;
   return {
     real: opened.real,
     path: descriptorPath(opened.fd),
+    stats: opened.stats,
     close: () => {
       if (!closed) closeSync(opened.fd);
       closed = true;
     },
   };
+}
+
+/**
+ * A directory opened and checked inside the root, for a child process's working directory:
+ * `path` (/proc/<pid>/fd/N) names the checked directory, so the child's chdir cannot be sent out
+ * of the root by a link swapped in after the check. Close it once the child has started.
+ */
+export function openContainedDirectory(root: string, userPath: string, what = 'cwd'): HandedOpen {
+  return openContainedHandle(root, userPath, { what, type: 'directory' });
 }
 
 /**

@@ -6,9 +6,18 @@ import { OutputRing } from '../../core/ring.js';
 import { boundPromise, waitBounded } from '../../core/wait.js';
 import type { Interpreter } from './interpreter.js';
 
+/** The entry script, checked and opened inside the root (core/paths openContainedHandle). */
+export interface EntryFile {
+  /** Its real path: what the program, breakpoints and tracebacks know it by. */
+  real: string;
+  /** /proc/<pid>/fd/N: the opened file, what debugpy is given to run. */
+  path: string;
+  close(): void;
+}
+
 export interface LaunchSpec {
   interpreter: Interpreter;
-  program: string;
+  program: EntryFile;
   args: string[];
   env: Record<string, string>;
   cwd: string;
@@ -135,13 +144,22 @@ export class DebugpyAdapter {
       supportsRunInTerminalRequest: false,
     });
     const initialized = dap.waitForEvent('initialized', { timeoutMs: spec.timeoutMs });
+    // debugpy runs the opened entry (its descriptor path), never the workspace path, which a
+    // writer could have swapped for a link by then; boot/sitecustomize.py runs it under its real
+    // name (DEBUGKIT_ENTRY), so __file__, sys.path[0], breakpoints and tracebacks are as before.
+    const { program } = spec;
     const launched = dap.request(
       'launch',
       {
-        program: spec.program,
+        program: program.path,
         args: spec.args,
         cwd: spec.cwd,
-        env: { ...spec.env, PYTHONPATH: [spec.interpreter.pythonPath, spec.env.PYTHONPATH].filter(Boolean).join(':') },
+        env: {
+          ...spec.env,
+          PYTHONPATH: [spec.interpreter.pythonPath, spec.env.PYTHONPATH].filter(Boolean).join(':'),
+          DEBUGKIT_ENTRY: program.real,
+          DEBUGKIT_ENTRY_FD: program.path,
+        },
         python: [spec.interpreter.python],
         console: 'internalConsole',
         justMyCode: true,

@@ -1,14 +1,14 @@
-import { statSync } from 'node:fs';
+import { closeSync, readFile } from 'node:fs';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import type { Config } from '../../config.js';
 import { DebugkitError } from '../../core/errors.js';
-import { resolveContained } from '../../core/paths.js';
+import { openContained, openContainedHandle, type HandedOpen } from '../../core/paths.js';
 import { SessionRegistry } from '../../core/sessions.js';
 import type { Logger } from '../../mcp/log.js';
 import type { BreakpointSpec } from './breakpoints.js';
 import { resolveInterpreter } from './interpreter.js';
 import { PythonSession, type RunOptions, type RunOutcome } from './session.js';
-import { readLines } from './snapshot.js';
 
 export interface StartRequest {
   entry: string;
@@ -20,6 +20,8 @@ export interface StartRequest {
 }
 
 const DEFAULT_IDLE_MS = 30 * 60 * 1000;
+/** fs.readFile on a descriptor (fs/promises takes only a FileHandle). */
+const readFd = promisify(readFile);
 
 /** What the MCP tools and the REST routes share: validation, sessions, and path handling. */
 export class PythonService {
@@ -45,24 +47,32 @@ export class PythonService {
 
   /** Starts a session for `owner`, counted against the per-key cap of `key` (see core/sessions clientKey). */
   async start(owner: string, req: StartRequest, key?: string): Promise<{ sessionId: string }> {
-    const program = this.pythonFile(req.entry, 'entry');
     if (req.pythonPath !== undefined && !path.isAbsolute(req.pythonPath)) {
       throw new DebugkitError('INVALID_ARGUMENT', `pythonPath must be an absolute path to a Python interpreter, not ${req.pythonPath}`);
     }
     const interpreter = await resolveInterpreter(req.pythonPath);
     const timeoutMs = req.idleTimeout !== undefined ? req.idleTimeout * 1000 : DEFAULT_IDLE_MS;
-    const info = await this.registry.create(owner, timeoutMs, async () =>
-      new PythonSession({
-        root: this.root(),
-        program,
-        args: req.args ?? [],
-        env: req.env ?? {},
-        interpreter,
-        stopOnRaised: req.stopOnRaisedExceptions ?? false,
-      }),
-      { key },
-    );
-    return { sessionId: info.id };
+    // The entry is opened here and stays open with the session: the program runs the opened file
+    // (see the entry hook in boot/sitecustomize.py), never what the path names when it starts.
+    const program = this.openEntry(req.entry);
+    let session: PythonSession | undefined;
+    try {
+      const info = await this.registry.create(owner, timeoutMs, async () => {
+        session = new PythonSession({
+          root: this.root(),
+          program,
+          args: req.args ?? [],
+          env: req.env ?? {},
+          interpreter,
+          stopOnRaised: req.stopOnRaisedExceptions ?? false,
+        });
+        return session;
+      }, { key });
+      return { sessionId: info.id };
+    } finally {
+      // A session that was made owns the entry and closes it when it ends.
+      if (!session) program.close();
+    }
   }
 
   /** Validates file and line (inside the root, a file, a line that exists) and runs to it. */
@@ -84,13 +94,20 @@ export class PythonService {
 
   /** Resolves a breakpoint file (contained, a file) and checks each line exists; returns its absolute path. */
   async breakpointTarget(file: string, ...lines: number[]): Promise<string> {
-    const absolute = this.pythonFile(file, 'file');
-    const text = await readLines(absolute);
-    const count = text ? (text.at(-1) === '' ? text.length - 1 : text.length) : 0;
+    // The lines are counted in the file that was checked (read through its descriptor).
+    const opened = openContained(this.root(), file, { what: 'file' });
+    let text: string[];
+    try {
+      if (!opened.stats.isFile()) throw notAFile('file', file);
+      text = (await readFd(opened.fd, 'utf8')).split(/\r?\n/);
+    } finally {
+      closeSync(opened.fd);
+    }
+    const count = text.at(-1) === '' ? text.length - 1 : text.length;
     for (const line of lines) {
       if (line > count) throw new DebugkitError('INVALID_ARGUMENT', `line ${line} is past the end of ${file}, which has ${count} lines`);
     }
-    return absolute;
+    return opened.real;
   }
 
   /** Stack paths inside the workspace are shown relative to it: shorter, and what the agent passed. */
@@ -104,13 +121,19 @@ export class PythonService {
     return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
   }
 
-  private pythonFile(userPath: string, what: string): string {
-    const absolute = resolveContained(this.root(), userPath, { what });
-    if (!statSync(absolute).isFile()) throw new DebugkitError('INVALID_ARGUMENT', `${what} ${userPath} is not a file`);
-    return absolute;
+  /** The entry script, checked and opened inside the root, named for debugpy by its descriptor. */
+  private openEntry(userPath: string): HandedOpen {
+    const entry = openContainedHandle(this.root(), userPath, { what: 'entry' });
+    if (entry.stats.isFile()) return entry;
+    entry.close();
+    throw notAFile('entry', userPath);
   }
 
   private root(): string {
     return this.config.root;
   }
+}
+
+function notAFile(what: string, userPath: string): DebugkitError {
+  return new DebugkitError('INVALID_ARGUMENT', `${what} ${userPath} is not a file`);
 }

@@ -4,7 +4,7 @@ import { DebugkitError } from '../../core/errors.js';
 import { procStat } from '../../core/process.js';
 import type { SessionResource } from '../../core/sessions.js';
 import { readTail } from '../../core/ring.js';
-import { DebugpyAdapter } from './adapter.js';
+import { DebugpyAdapter, type EntryFile } from './adapter.js';
 import { conditionErrors, undefinedFunctions } from './checks.js';
 import { describeExit, evaluationError, killedBy, uncaughtFromStderr } from './ends.js';
 import { BreakpointBook, type BreakpointReport, type BreakpointSpec } from './breakpoints.js';
@@ -16,7 +16,8 @@ export type Status = 'idle' | 'running' | 'paused' | 'completed' | 'error';
 
 export interface SessionSpec {
   root: string;
-  program: string;
+  /** The entry, checked and opened (core/paths openContainedHandle): the session closes it when it ends. */
+  program: EntryFile;
   args: string[];
   env: Record<string, string>;
   interpreter: Interpreter;
@@ -206,7 +207,11 @@ export class PythonSession implements SessionResource {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    await this.adapter?.dispose();
+    try {
+      await this.adapter?.dispose();
+    } finally {
+      this.spec.program.close();
+    }
   }
 
   private async launch(options: RunOptions): Promise<RunOutcome> {
