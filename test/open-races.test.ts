@@ -11,7 +11,7 @@ import { grepFilesWith, type GrepEngine } from '../src/toolsets/bundles/files/gr
 import { listFiles } from '../src/toolsets/bundles/files/list.js';
 import { readFile } from '../src/toolsets/bundles/files/read.js';
 import { DebugSession } from '../src/toolsets/debugger/session.js';
-import { GdbSession } from '../src/toolsets/gdb/session.js';
+import { GdbSession, type CallOptions } from '../src/toolsets/gdb/session.js';
 import { loadProgram } from '../src/toolsets/gdb/tools/open.js';
 import { PythonService } from '../src/toolsets/python/service.js';
 import { connectStdio } from './helpers/client.js';
@@ -202,16 +202,7 @@ describe('gdb: the program swapped for a link out of the root while it is checke
   let groot: string;
   beforeAll(async () => {
     groot = path.join(base, 'gdbroot');
-    const outsideDir = path.join(base, 'outside-bin');
-    mkdirSync(path.join(groot, 'bin'), { recursive: true });
-    mkdirSync(outsideDir, { recursive: true });
-    // Inside: basic.c (main in basic.c); outside, under the same names: spin.c.
-    compileC(groot, 'basic');
-    compileC(path.join(groot, 'bin'), 'basic');
-    compileC(outsideDir, 'spin');
-    renameSync(path.join(outsideDir, 'spin'), path.join(outsideDir, 'basic'));
-    symlinkSync(path.join(outsideDir, 'basic'), path.join(groot, 'basic.swap'));
-    symlinkSync(outsideDir, path.join(groot, 'bin.swap'));
+    programsAndSwaps(groot, path.join(base, 'outside-bin'));
     session = await GdbSession.start({ gdbPath: 'gdb', cwd: groot, execWrapper: EXEC_WRAPPER, replyTimeoutMs: 60_000 });
   });
   afterAll(async () => session?.dispose('test over'));
@@ -250,6 +241,106 @@ function judgeProgram(text: string): Outcome {
   if (text.includes('spin.c')) return 'leak';
   return text.includes('basic.c') ? 'inside' : 'refused';
 }
+
+/**
+ * `dir` with programs of basic.c at basic and bin/basic, and beside them what a writer swaps in:
+ * basic.swap and bin.swap, links to `outsideDir`, which holds spin.c's program under the same name.
+ */
+function programsAndSwaps(dir: string, outsideDir: string): void {
+  mkdirSync(path.join(dir, 'bin'), { recursive: true });
+  mkdirSync(outsideDir, { recursive: true });
+  compileC(dir, 'basic');
+  compileC(path.join(dir, 'bin'), 'basic');
+  compileC(outsideDir, 'spin');
+  renameSync(path.join(outsideDir, 'spin'), path.join(outsideDir, 'basic'));
+  symlinkSync(path.join(outsideDir, 'basic'), path.join(dir, 'basic.swap'));
+  symlinkSync(outsideDir, path.join(dir, 'bin.swap'));
+}
+
+/** The i-th of three commands that load `program` through `call`. */
+const loadCommand = (i: number, program: string) => [`file ${program}`, `-file-exec-and-symbols ${program}`, `symbol-file -readnow ${program}`][i % 3]!;
+
+/** Sends `command` (one that loads a program) as a client's, then asks gdb where its main is. */
+async function loadedBy(session: GdbSession, command: string, options: CallOptions = { waitMs: 0 }): Promise<Outcome> {
+  try {
+    await session.call(command, options);
+    return judgeProgram((await session.call('info line main', { waitMs: 0, trusted: true })).output ?? '');
+  } catch (err) {
+    return judgeProgram((err as Error).message) === 'leak' ? 'leak' : 'refused';
+  }
+}
+
+describe('gdb commands naming files: a file or its directory swapped for a link out of the root while gdb is sent the command, 1,000 tries, 0 leaks', () => {
+  let session: GdbSession;
+  let croot: string;
+  let target: string;
+  const ORIGINAL = 'ORIGINAL-outside-0b7d';
+  beforeAll(async () => {
+    // Every directory of this root is writable by anyone: a name in it can be swapped by another
+    // user, so gdb may not be sent it to open by name.
+    croot = path.join(base, 'gdbcmds');
+    const outsideDir = path.join(base, 'outside-cmds');
+    programsAndSwaps(croot, outsideDir);
+    target = path.join(outsideDir, 'target.bin');
+    writeFileSync(target, ORIGINAL);
+    writeFileSync(path.join(croot, 'out.bin'), '');
+    symlinkSync(target, path.join(croot, 'out.bin.swap'));
+    for (const dir of [croot, path.join(croot, 'bin')]) chmodSync(dir, 0o777);
+    session = await GdbSession.start({
+      gdbPath: 'gdb',
+      cwd: croot,
+      execWrapper: EXEC_WRAPPER,
+      replyTimeoutMs: 60_000,
+      policy: { root: croot, allowShell: false, allowAttach: false },
+    });
+  });
+  afterAll(async () => session?.dispose('test over'));
+
+  it('file, -file-exec-and-symbols, symbol-file: the file swapped', async () => {
+    const counts = await race(path.join(croot, 'basic'), path.join(croot, 'basic.swap'), TRIES, (i) => loadedBy(session, loadCommand(i, 'basic')), { holdUs: 2000 });
+    expectNoLeak(counts);
+  });
+
+  it('file, -file-exec-and-symbols, symbol-file: its directory swapped', async () => {
+    const counts = await race(path.join(croot, 'bin'), path.join(croot, 'bin.swap'), TRIES, (i) => loadedBy(session, loadCommand(i, 'bin/basic')), { holdUs: 2000 });
+    expectNoLeak(counts);
+  });
+
+  it('with --allow-gdb-shell, for a key without gdb:shell: the file swapped between the scope check and the sending', async () => {
+    const open = await GdbSession.start({
+      gdbPath: 'gdb',
+      cwd: croot,
+      execWrapper: EXEC_WRAPPER,
+      replyTimeoutMs: 60_000,
+      policy: { root: croot, allowShell: true, allowAttach: false },
+    });
+    try {
+      const counts = await race(path.join(croot, 'basic'), path.join(croot, 'basic.swap'), TRIES, async (i) => {
+        // As the call tool does: the key's scopes are checked first (it holds none beyond gdb), then the command is sent.
+        const command = loadCommand(i, 'basic');
+        const scopes = open.capabilityScopes(command);
+        return scopes.length > 0 ? 'refused' : loadedBy(open, command, { waitMs: 0, checkedScopes: scopes });
+      }, { holdUs: 2000 });
+      expectNoLeak(counts);
+    } finally {
+      await open.dispose('test over');
+    }
+  });
+
+  it('dump: the file written swapped (every write is refused: the directory is open to other users)', async () => {
+    const counts = await race(path.join(croot, 'out.bin'), path.join(croot, 'out.bin.swap'), TRIES, async (i) => {
+      try {
+        await session.call(`dump binary value out.bin ${i + 1}`, { waitMs: 0 });
+      } catch {
+        return 'refused';
+      }
+      if (readFileSync(target, 'utf8') === ORIGINAL) return 'inside';
+      writeFileSync(target, ORIGINAL);
+      return 'leak';
+    });
+    expect(counts).toEqual({ inside: 0, refused: TRIES, leak: 0 });
+  });
+});
 
 describe('debugger_launch: the program swapped for a link out of the root while it is checked and launched, 0 leaks', () => {
   let droot: string;
@@ -392,6 +483,55 @@ describe('python runs the checked entry as python runs a script', () => {
 });
 
 describe('the tools hand gdb the checked file', () => {
+  it('gdb commands naming files: sent as written where only debugkit\'s user can write; where others can, file, symbol-file and core-file read a private copy of the checked file, writes are refused, and the copies go with gdb', async () => {
+    const wroot = tempDir('debugkit-gdbfiles-');
+    compileC(wroot, 'basic');
+    const session = await GdbSession.start({ gdbPath: 'gdb', cwd: wroot, execWrapper: EXEC_WRAPPER, replyTimeoutMs: 60_000, policy: { root: wroot, allowShell: false, allowAttach: false } });
+    const call = (command: string) => session.call(command, { waitMs: 20_000 });
+    const files = async () => (await call('info files')).output;
+    const at = (file: string) => path.join(wroot, file);
+    try {
+      // The root (mode 0700) and every directory above it: only debugkit's user (or root) can write there.
+      await call('file basic');
+      expect(await files()).toContain(`\`${at('basic')}'`);
+      await call('break main');
+      expect((await call('run')).stopped).toMatchObject({ reason: 'breakpoint-hit' });
+      await call('gcore basic.core');
+      await call('dump binary value out.bin 0x41424344');
+      expect(readFileSync(at('out.bin'), 'latin1')).toBe('DCBA');
+      for (const command of ['set logging file log.txt', 'set logging enabled on', 'echo logged\\n', 'set logging enabled off']) await call(command);
+      expect(readFileSync(at('log.txt'), 'utf8')).toContain('logged');
+      await call('kill');
+      await call('delete');
+
+      // Now anyone may write in the root: a name there could be swapped between the check and gdb's open.
+      chmodSync(wroot, 0o777);
+      await call('file basic');
+      const loaded = await files();
+      const copy = /`(\/\S*debugkit-prog-[^/\s]+)\/basic'/.exec(loaded)?.[1];
+      expect(copy, loaded).toBeDefined();
+      expect(loaded).not.toContain(`\`${at('basic')}'`);
+      expect((await call('run')).program_output?.stdout).toContain('total=3');
+      await call('-file-exec-and-symbols basic');
+      await call('symbol-file -readnow basic');
+      expect((await call('info line main')).output).toContain('basic.c');
+      await call('core-file basic.core');
+      const core = /Local core dump file:\s*`(\/\S*debugkit-prog-[^/\s]+)\/basic\.core'/.exec(await files())?.[1];
+      expect(core).toBeDefined();
+      // The copy `file basic` made is gone once gdb's program and symbols are other copies.
+      expect(existsSync(copy!)).toBe(false);
+      for (const command of ['dump binary value out.bin 1', 'set logging enabled on', 'gcore', 'directory .', 'set logging file log2.txt', "file 'basic'"]) {
+        await expect(call(command), command).rejects.toThrow(/can be written by users other than debugkit's.*--allow-gdb-shell/);
+      }
+      expect(readFileSync(at('out.bin'), 'latin1')).toBe('DCBA');
+      await session.dispose('test over');
+      expect(await waitFor(() => !existsSync(core!), 10_000, 20)).toBe(true);
+    } finally {
+      await session.dispose('test over');
+      rmSync(wroot, { recursive: true, force: true });
+    }
+  });
+
   it('gdb open: gdb loads and runs a private copy under the program\'s name, starts in the checked cwd, and the copy goes with the session or the server', async () => {
     const wroot = tempDir('debugkit-open-');
     mkdirSync(path.join(wroot, 'work'));

@@ -347,19 +347,8 @@ export function openContainedDirectory(root: string, userPath: string, what = 'c
  * root, so the answer cannot be turned by another user meanwhile. The tree is read by path.
  */
 export async function onlyOwnUserWrites(dir: string, recursive: boolean): Promise<boolean> {
-  const me = process.geteuid?.() ?? -1;
-  const ours = (st: Stats) => st.uid === me || st.uid === 0;
-  const closed = (st: Stats) => ours(st) && (st.mode & 0o022) === 0;
   try {
-    // Above `dir`: each directory, and the entry of it on the way down.
-    let child = lstatSync(dir);
-    if (!child.isDirectory() || !closed(child)) return false;
-    for (let at = dir, up = path.dirname(dir); up !== at; at = up, up = path.dirname(up)) {
-      const parent = lstatSync(up);
-      const sticky = (parent.mode & 0o1000) !== 0;
-      if (!ours(parent) || ((parent.mode & 0o022) !== 0 && !(sticky && ours(child)))) return false;
-      child = parent;
-    }
+    if (!ownUserWay(dir)) return false;
     if (!recursive) return true;
     // Below it: every directory, a level at a time (the levels' directories are read in parallel).
     for (let level = [dir]; level.length > 0; ) {
@@ -369,7 +358,7 @@ export async function onlyOwnUserWrites(dir: string, recursive: boolean): Promis
         for (const entry of entries) {
           if (!entry.isDirectory()) continue;
           const sub = path.join(here, entry.name);
-          if (!closed(lstatSync(sub))) return false;
+          if (!closedToOthers(lstatSync(sub))) return false;
           level.push(sub);
         }
       }
@@ -378,6 +367,47 @@ export async function onlyOwnUserWrites(dir: string, recursive: boolean): Promis
   } catch {
     return false;
   }
+}
+
+const ownedByUs = (st: Stats) => st.uid === (process.geteuid?.() ?? -1) || st.uid === 0;
+const closedToOthers = (st: Stats) => ownedByUs(st) && (st.mode & 0o022) === 0;
+
+/** onlyOwnUserWrites(dir, false), synchronous: `dir` and the way down to it. Throws when `dir` cannot be read. */
+function ownUserWay(dir: string): boolean {
+  // Above `dir`: each directory, and the entry of it on the way down.
+  let child = lstatSync(dir);
+  if (!child.isDirectory() || !closedToOthers(child)) return false;
+  for (let at = dir, up = path.dirname(dir); up !== at; at = up, up = path.dirname(up)) {
+    const parent = lstatSync(up);
+    const sticky = (parent.mode & 0o1000) !== 0;
+    if (!ownedByUs(parent) || ((parent.mode & 0o022) !== 0 && !(sticky && ownedByUs(child)))) return false;
+    child = parent;
+  }
+  return true;
+}
+
+/**
+ * Why a user other than this process's own (or root) could make `abs` lead somewhere else
+ * between a check and another process's open of the same name; undefined when none can, so the
+ * name may be handed over as it is (racing gains such a writer nothing: see onlyOwnUserWrites).
+ * `abs` is read as the kernel walks it (a `..` after a link goes up from where the link leads).
+ * It must lead where it reads, through no link (a check that reads the name lexically and the
+ * open would disagree, and each link is one more name to swap), and the directory that holds it
+ * (a directory: itself; missing: its nearest existing ancestor) and every one above it must be
+ * closed to other users as onlyOwnUserWrites requires.
+ */
+export function swappable(abs: string): string | undefined {
+  const where = leads(abs);
+  if (where.real !== path.resolve(abs)) return `${abs} leads through a link`;
+  let dir = where.real;
+  if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) dir = path.dirname(dir);
+  while (!lstatSync(dir, { throwIfNoEntry: false }) && dir !== path.dirname(dir)) dir = path.dirname(dir);
+  try {
+    if (ownUserWay(dir)) return undefined;
+  } catch {
+    // unreadable: judged as open to others
+  }
+  return `${dir}, or a directory above it, can be written by users other than debugkit's`;
 }
 
 function outside(what: string, userPath: string, root: string): DebugkitError {

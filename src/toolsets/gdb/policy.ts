@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { DebugkitError } from '../../core/errors.js';
-import { resolveContained } from '../../core/paths.js';
+import { CheckedProgram, resolveContained, swappable } from '../../core/paths.js';
+import { quoteMiString } from './mi/connection.js';
 
 /**
  * What one gdb command reaches beyond the debugger. Each capability has one operator flag and one
@@ -53,16 +54,79 @@ export class CommandRefusedError extends DebugkitError {
 
 /** Everything `command` (one CLI or MI line) needs, in the order found; empty when it stays in the debugger. */
 export function classifyCommand(command: string, context: CommandContext): Need[] {
+  return classify(command, context).needs;
+}
+
+function classify(command: string, context: CommandContext): Classifier {
   const c = new Classifier(context);
   const text = command.trim().replace(/^\d+(?=-)/, '');
   if (text.startsWith('-')) c.mi(text, 0);
   else c.cli(text, 0);
-  return c.needs;
+  return c;
+}
+
+/**
+ * Which of gdb's files a copy stands for (file, exec-file, symbol-file, core-file and their MI
+ * forms): the program it runs, the main symbol file, the core. A copy is needed while one of them is it.
+ */
+export type FileSlot = 'exec' | 'symbols' | 'core';
+
+/** The command to send gdb, and the private copy it reads instead of a workspace file (see prepareCommand). */
+export interface PreparedCommand {
+  command: string;
+  /** Close `program` once gdb has no use for it: once the `slots` it fills hold other files, or gdb has exited. */
+  copy?: { program: CheckedProgram; slots: FileSlot[] };
+}
+
+/**
+ * Open what was checked (issue 18): the classifier judges a file argument by its name, and gdb
+ * opens that name itself later, so a writer who swaps the file or a directory on its way for a
+ * link out of the root in between would have gdb use the file outside. The classifier therefore
+ * also asks, of every file argument inside the root, whether any user other than debugkit's own
+ * could make the name lead elsewhere (core/paths `swappable`: a link on the way, or a directory
+ * on the way that others may write). When none can, the command goes to gdb as written: a writer
+ * who could swap the file runs as debugkit's user or root and could read or write it anyway, so
+ * racing gains nothing (onlyOwnUserWrites). When one can:
+ * - a file gdb reads, given as the one plain argument of file, exec-file, symbol-file, core-file,
+ *   -file-exec-and-symbols, -file-exec-file or -file-symbol-file sent as a command of its own, is
+ *   opened here (checked inside the root, then judged by what was opened) and copied to a private
+ *   directory (core/paths CheckedProgram), and gdb is sent the same command naming the copy: it
+ *   reads, and each `run` executes, the checked file whatever the name leads to by then. The copy
+ *   is needed as long as gdb uses that file (`copy.slots`);
+ * - any other file use (files gdb writes: dump, append, save, gcore, tsave, record save, set
+ *   logging/history/remotelogfile; directories it searches or works in: directory, set
+ *   directories, set cwd, tty, complete; a read nested in another command or spelled with quotes,
+ *   options with values or several files; and a file gdb writes under a default name in its
+ *   working directory: gcore, record save, set logging enabled) needs `shell`, like a file outside
+ *   the root: it is refused unless the operator gives --allow-gdb-shell and the key gdb:shell.
+ *   A command run later (-break-commands) is judged when it is set: no other user can turn a
+ *   directory closed to them into one they can write.
+ * Throws CommandRefusedError as checkCommand does (this is checkCommand, for a command to send),
+ * and for a need beyond `checkedScopes` (what the caller's key was checked for, when it was);
+ * NOT_FOUND or PATH_OUTSIDE_ROOT when the file to copy cannot be opened inside the root.
+ * Held by test/open-races.test.ts ("gdb commands naming files").
+ */
+export function prepareCommand(command: string, policy: GdbPolicy, checkedScopes?: readonly string[]): PreparedCommand {
+  // One reading for both: judged twice, a file swapped in between could pass the flags as a plain
+  // file and then be sent by name, unjudged, as a link.
+  const { needs, copy: read } = classify(command, policy);
+  refuseUnopened(needs, policy);
+  // The key's scopes were checked on an earlier reading (capabilityScopes): a file swapped since may
+  // make the command reach further, which that check did not allow, whatever the flags say.
+  const beyond = checkedScopes && needs.find((n) => n.capability !== 'quit' && !checkedScopes.includes(CAPABILITIES[n.capability].scope));
+  if (beyond) throw new CommandRefusedError(`refused: ${beyond.what}; it reaches further than when the call's scopes were checked (a file changed meanwhile)`);
+  if (!read) return { command };
+  const program = CheckedProgram.open(policy.root, path.resolve(policy.cwd, read.file), `"${read.name}" file`);
+  return { command: read.command(program.path), copy: { program, slots: read.slots } };
 }
 
 /** Throws CommandRefusedError when the operator's flags do not allow `command`: the first need they do not open. */
 export function checkCommand(command: string, policy: GdbPolicy): void {
-  for (const need of classifyCommand(command, policy)) {
+  refuseUnopened(classifyCommand(command, policy), policy);
+}
+
+function refuseUnopened(needs: Need[], policy: GdbPolicy): void {
+  for (const need of needs) {
     if (need.capability === 'quit') throw new CommandRefusedError(`refused: ${need.what}`);
     if (!flagAllows(policy, need.capability)) {
       throw new CommandRefusedError(`refused: ${need.what}; the operator can allow this by starting debugkit with ${CAPABILITIES[need.capability].flag}`);
@@ -128,8 +192,11 @@ const CLI_RULES: Record<string, Rule> = {
 const SAFE_EXACT = new Set(['c', 'd', 'do', 'i', 'j', 'l', 'n', 'p', 's', 'step']);
 
 /** Settings that reach the host: the words of the setting (each may be given as a prefix) and its rule. */
-const SETTINGS: Array<{ words: string[]; rule: 'shell' | 'file' | 'args' }> = [
+const SETTINGS: Array<{ words: string[]; rule: 'shell' | 'file' | 'args' | 'cwd-file' }> = [
   { words: ['logging', 'file'], rule: 'file' },
+  // Logging writes gdb.txt in gdb's working directory unless a file was set (checked when it was).
+  { words: ['logging', 'enabled'], rule: 'cwd-file' },
+  { words: ['logging', 'on'], rule: 'cwd-file' },
   { words: ['history', 'filename'], rule: 'file' },
   { words: ['cwd'], rule: 'file' },
   { words: ['inferior-tty'], rule: 'file' },
@@ -236,6 +303,8 @@ const OPTION_WORD = /^--?[A-Za-z][A-Za-z0-9-]*$/;
  */
 class Classifier {
   readonly needs: Need[] = [];
+  /** The file a command of its own reads, where other users could swap it: what to send instead (prepareCommand). */
+  copy: CopyableRead | undefined;
   /** CLI texts already read (the nested command scan reads suffixes of one line: each once). */
   private readonly read = new Set<string>();
 
@@ -272,7 +341,7 @@ class Classifier {
       case 'args':
         return this.args(name, rest.replace(/\s*&\s*$/, ''));
       case 'file':
-        return this.fileCommand(name, rest, 'cli');
+        return this.fileCommand(name, rest, 'cli', depth);
       case 'set':
         return this.setting(rest, 'set');
       case 'nested':
@@ -320,7 +389,7 @@ class Classifier {
       case 'args':
         return this.args(name, rest);
       case 'file':
-        return this.fileCommand(name, rest, 'mi');
+        return this.fileCommand(name, rest, 'mi', depth);
       case 'complete':
         for (const c of args) this.cli(c, depth + 1);
         return;
@@ -379,8 +448,9 @@ class Classifier {
       const name = `${via} ${setting.words.join(' ')}`;
       const value = words.length > n ? rest.slice(words[n]!.at).trim() : '';
       if (setting.rule === 'shell') this.need('shell', `"${name}" reaches outside the debugger`);
-      if (setting.rule === 'file') this.paths(name, [value, ...pathWords(value, 'cli')], setting.words[0] === 'directories');
+      if (setting.rule === 'file') this.paths(name, [value, ...pathWords(value, 'cli')], setting.words[0] === 'directories', undefined, value);
       if (setting.rule === 'args') this.args(name, value);
+      if (setting.rule === 'cwd-file' && !/^(off|0|no|disable)$/i.test(value)) this.workingDirectoryFile(name, 'gdb.txt');
     }
   }
 
@@ -432,7 +502,7 @@ class Classifier {
    * word is the file differs by command and subcommand, and the other words (subcommands, numbers,
    * expressions) are relative names that pass.
    */
-  private fileCommand(name: string, rest: string, syntax: 'cli' | 'mi'): void {
+  private fileCommand(name: string, rest: string, syntax: 'cli' | 'mi', depth: number): void {
     const words = pathWords(rest, syntax);
     if (name === 'record' || name === 'rec') {
       // "record [full] save FILE" writes a file and "record full restore FILE" reads one; other
@@ -440,21 +510,48 @@ class Classifier {
       const subs = rest.trim().split(/\s+/);
       const at = subs.findIndex((w) => (w.length >= 2 && 'save'.startsWith(w.toLowerCase())) || (w.length >= 3 && 'restore'.startsWith(w.toLowerCase())));
       if (at === -1) return;
-      return this.paths(`record ${subs.slice(0, at + 1).join(' ')}`, pathWords(subs.slice(at + 1).join(' '), syntax), false);
+      const sub = `record ${subs.slice(0, at + 1).join(' ')}`;
+      const files = pathWords(subs.slice(at + 1).join(' '), syntax);
+      // Without a file, "record save" writes gdb_record.PID in gdb's working directory.
+      if (!files.some((w) => !OPTION_WORD.test(w)) && subs[at]!.toLowerCase().startsWith('s')) return this.workingDirectoryFile(sub, 'gdb_record.PID');
+      return this.paths(sub, files, false, undefined, subs.slice(at + 1).join(' '));
     }
+    // Without a file, gcore writes core.PID in gdb's working directory.
+    if ((name === 'gcore' || name === 'generate-core-file') && !words.some((w) => !OPTION_WORD.test(w))) return this.workingDirectoryFile(name, 'core.PID');
     const directories = name === 'directory' || name === 'dir' || name === '-environment-directory';
-    this.paths(name, words, directories);
+    this.paths(name, words, directories, depth === 0 ? copyableRead(name, rest, syntax) : undefined, rest.trim());
   }
 
-  private paths(name: string, candidates: string[], colonLists: boolean): void {
+  /**
+   * Every word that may be a path must be inside the root, and lead there steadily (prepareCommand):
+   * otherwise the command needs `shell`, unless `read` names the one file it reads, which a copy can stand for.
+   */
+  private paths(name: string, candidates: string[], colonLists: boolean, read?: CopyableRead, shown = candidates.join(' ')): void {
+    let swapped: string | undefined;
+    // Option words too: for some commands ("core-file -x", MI file commands) they are file names.
     for (const word of candidates) {
-      if (word === '' || OPTION_WORD.test(word)) continue;
       for (const part of colonLists ? word.split(':') : [word]) {
-        if (part !== '' && !this.inside(name, part)) {
+        if (part === '') continue;
+        if (!this.inside(name, part)) {
           return this.need('shell', `"${name} ${word}": the file is outside the workspace root ${this.context.root}`);
         }
+        swapped ??= this.swappable(part);
       }
     }
+    if (!swapped) return;
+    if (read) this.copy = read;
+    else this.need('shell', `"${name} ${shown}": ${swapped}, so a writer there could swap a file it names for a link out of the workspace root between debugkit's check and gdb's use`);
+  }
+
+  /** A file gdb writes under a name of its own in its working directory: the directory must be steady. */
+  private workingDirectoryFile(name: string, file: string): void {
+    const swapped = this.swappable('.');
+    if (swapped) this.need('shell', `"${name}" writes ${file} in gdb's working directory, and ${swapped}, so a writer there could put a link out of the workspace root in its place`);
+  }
+
+  /** Why another user could make `file` (as gdb reads it, against its working directory) lead elsewhere before gdb opens it. */
+  private swappable(file: string): string | undefined {
+    return swappable(path.isAbsolute(file) ? file : `${this.context.cwd}/${file}`);
   }
 
   private inside(name: string, file: string): boolean {
@@ -490,6 +587,51 @@ function splitCommand(text: string): { word: string; rest: string } {
   if (trimmed.startsWith('!') || trimmed.startsWith('|')) return { word: trimmed[0]!, rest: trimmed.slice(1).trim() };
   const m = /^[A-Za-z0-9_.-]*/.exec(trimmed)!;
   return { word: m[0].toLowerCase(), rest: trimmed.slice(m[0].length).trim() };
+}
+
+/** A read a private copy can stand for: the file (as gdb reads it) and the command naming the copy instead. */
+interface CopyableRead {
+  name: string;
+  file: string;
+  command: (copy: string) => string;
+  slots: FileSlot[];
+}
+
+/** Commands that read one file, and which of gdb's files it becomes. */
+const READS: Record<string, FileSlot[]> = {
+  file: ['exec', 'symbols'],
+  'exec-file': ['exec'],
+  'symbol-file': ['symbols'],
+  'core-file': ['core'],
+  '-file-exec-and-symbols': ['exec', 'symbols'],
+  '-file-exec-file': ['exec'],
+  '-file-symbol-file': ['symbols'],
+};
+
+/**
+ * The one file a reading command names, when it is unambiguous under every reading: the MI forms
+ * with one argument; the CLI forms with one plain word (no quotes or backslashes, which gdb's
+ * splitter and core-file, which takes its whole argument as written, would read differently)
+ * besides options without values (-readnow, -readnever). Otherwise undefined: no copy.
+ */
+function copyableRead(name: string, rest: string, syntax: 'cli' | 'mi'): CopyableRead | undefined {
+  const slots = READS[name];
+  if (!slots) return undefined;
+  if (syntax === 'mi') {
+    // These take exactly one argument, the file name, whatever it looks like.
+    const args = splitArgs(rest);
+    if (args.length !== 1 || args[0] === '') return undefined;
+    return { name, file: args[0]!, slots, command: (copy) => `${name} ${quoteMiString(copy)}` };
+  }
+  if (/['"\\]/.test(rest)) return undefined;
+  const words = rest.split(/\s+/).filter(Boolean);
+  // core-file has no options: "-x" is a file; for the others it is an option, and -o takes a value.
+  const files = name === 'core-file' ? words : words.filter((w) => !OPTION_WORD.test(w) || w === '-o');
+  if (files.length !== 1 || (name !== 'core-file' && OPTION_WORD.test(files[0]!))) return undefined;
+  const file = files[0]!;
+  // core-file takes its argument as written; the others split it as gdb_argv does (a backslash keeps the next character).
+  const quote = (copy: string) => (name === 'core-file' ? copy : copy.replace(/[\s'"\\]/g, '\\$&'));
+  return { name, file, slots, command: (copy) => [name, ...words.map((w) => (w === file ? quote(copy) : w))].join(' ') };
 }
 
 /** At most this many places are read as a possible nested command of one thread/frame apply (or faas, ...). */

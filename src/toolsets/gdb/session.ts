@@ -8,7 +8,8 @@ import type { MiRecord, MiTuple } from './mi/parser.js';
 import { boundPromise, waitBounded } from '../../core/wait.js';
 import { toMiCommand } from './command.js';
 import { CallCollector } from './collector.js';
-import { capabilityScopes, checkCommand, isAttachCommand, isDetachCommand, type GdbPolicy } from './policy.js';
+import type { CheckedProgram } from '../../core/paths.js';
+import { capabilityScopes, isAttachCommand, isDetachCommand, prepareCommand, type FileSlot, type GdbPolicy, type PreparedCommand } from './policy.js';
 
 export type TargetState = 'not started' | 'running' | 'stopped' | 'exited';
 
@@ -33,6 +34,11 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** debugkit's own commands (loading the program from open): not checked against the policy. */
   trusted?: boolean;
+  /**
+   * The capability scopes the caller's key was checked for (capabilityScopes, before the call ran):
+   * a command that needs more by the time it is sent (a file swapped meanwhile) is refused.
+   */
+  checkedScopes?: readonly string[];
 }
 
 export interface ProgramOutput {
@@ -83,6 +89,8 @@ export class GdbSession implements SessionResource {
   private notes: string[] = [];
   /** The command of the call in flight, for hints when its output is cut. */
   private command = '';
+  /** Private copies gdb reads instead of workspace files (policy prepareCommand), by the file of gdb's each is. */
+  private readonly copies = new Map<FileSlot, CheckedProgram>();
 
   private constructor(
     private readonly proc: OwnedChild,
@@ -103,7 +111,10 @@ export class GdbSession implements SessionResource {
     }
     proc.child.stderr?.setEncoding('utf8');
     proc.child.stderr?.on('data', (text: string) => this.collector.addOutput(text));
-    void proc.exited.then((exit) => this.onEngineGone(describeExit(exit)));
+    void proc.exited.then((exit) => {
+      this.onEngineGone(describeExit(exit));
+      for (const copy of this.copies.values()) copy.close();
+    });
   }
 
   static async start(options: GdbSessionOptions): Promise<GdbSession> {
@@ -196,9 +207,34 @@ export class GdbSession implements SessionResource {
 
   private async runCall(command: string, options: CallOptions): Promise<CallOutcome> {
     this.assertAlive();
-    if (this.options.policy && !options.trusted) checkCommand(command, this.commandPolicy());
+    let prepared: PreparedCommand = { command };
+    // The operator's flags, and a file it reads that other users could swap read from a checked private copy.
+    if (this.options.policy && !options.trusted) prepared = prepareCommand(command, this.commandPolicy(), options.checkedScopes);
+    try {
+      return await this.sendCall(prepared.command, command, options);
+    } finally {
+      if (prepared.copy) this.keepCopy(prepared.copy);
+    }
+  }
+
+  /**
+   * A copy gdb was sent stays while it is one of gdb's files (`slots`) and goes with gdb; the copy
+   * it replaced there goes at once, so a session holds at most three. So does it when gdb refused
+   * the command, which may have been half done (a `file` whose symbols failed): a file gdb kept
+   * may then be gone when gdb next reads it (an error), never another file in its place.
+   */
+  private keepCopy({ program, slots }: NonNullable<PreparedCommand['copy']>): void {
+    if (this.exitMessage) return program.close();
+    for (const slot of slots) {
+      const old = this.copies.get(slot);
+      this.copies.set(slot, program);
+      if (old && ![...this.copies.values()].includes(old)) old.close();
+    }
+  }
+
+  private async sendCall(command: string, asked: string, options: CallOptions): Promise<CallOutcome> {
     const { mi, interrupt } = toMiCommand(command);
-    this.command = command;
+    this.command = asked;
     const wasRunning = this.state === 'running';
     const attach = isAttachCommand(command);
     const detach = isDetachCommand(command);

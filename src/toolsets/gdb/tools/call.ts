@@ -11,6 +11,9 @@ const input = {
   wait: waitSeconds,
 };
 
+/** The scopes each call's key was checked for, by its arguments: the command must not need more when it is sent. */
+const checkedScopes = new WeakMap<object, string[]>();
+
 export function callTool(ctx: GdbContext): ToolSpec<typeof input, typeof callOutput> {
   return {
     name: 'call',
@@ -25,12 +28,18 @@ export function callTool(ctx: GdbContext): ToolSpec<typeof input, typeof callOut
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     // What the command reaches (a shell, files outside the root, another process) is read by the
     // session's policy, the same classifier that applies the operator's flags when it runs.
+    // A file swapped between this check and the command's sending could make it reach further: the
+    // session refuses a command that needs more scopes then than were checked here (issue 18).
     scopes: {
-      of: (args, call) => ctx.registry.find(call.client.owner, args.id)?.capabilityScopes(args.command) ?? [],
+      of: (args, call) => {
+        const scopes = ctx.registry.find(call.client.owner, args.id)?.capabilityScopes(args.command) ?? [];
+        checkedScopes.set(args, scopes);
+        return scopes;
+      },
     },
     run: (args, call) =>
       ctx.registry.use(call.client.owner, args.id, (session) =>
-        session.call(args.command, { waitMs: waitMs(args.wait), signal: call.signal }),
+        session.call(args.command, { waitMs: waitMs(args.wait), signal: call.signal, checkedScopes: checkedScopes.get(args) }),
       ),
   };
 }
