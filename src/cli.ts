@@ -12,12 +12,10 @@ import { createDebugkit, type Debugkit, type ServerHooks } from './server/create
 import { createLogger, guardStdStreams } from './mcp/log.js';
 import { serveStdio } from './server/stdio.js';
 import { debuggerToolsetWith } from './toolsets/debugger/index.js';
-import { planeControl } from './control/debugger.js';
 import { toolsetFactories } from './toolsets/index.js';
 import { VERSION } from './version.js';
 import { registerControlCommands } from './control/commands.js';
 import { ControlPlane, defaultDataDir, defaultNodeId, openControlPlane, openStore } from './control/index.js';
-import { controlHooks } from './control/hooks.js';
 import { deferredControl } from './control/deferred.js';
 import type { DebuggerControl } from './toolsets/debugger/control.js';
 
@@ -145,6 +143,12 @@ function compose(config: Config, log = createLogger(config.logLevel), hooks?: Se
   return createDebugkit(config, { toolsets, log, ...(hooks ? { hooks } : {}) });
 }
 
+/** The control plane on the server's seams, and the debugger's view of it: loaded once a plane is open, not at start. */
+async function planeSeams(plane: ControlPlane): Promise<{ hooks: ServerHooks; control: DebuggerControl }> {
+  const [{ controlHooks }, { planeControl }] = await Promise.all([import('./control/hooks.js'), import('./control/debugger.js')]);
+  return { hooks: controlHooks(plane), control: planeControl(plane) };
+}
+
 async function runStdio(opts: CommonOpts): Promise<void> {
   const config = baseConfig(opts);
   // Control plane: stdio calls act as the local user (every scope) and are audited too. With the
@@ -154,7 +158,8 @@ async function runStdio(opts: CommonOpts): Promise<void> {
   const open = () => openControlPlane(config.control.store, config.control.dataDir, { node: { id: defaultNodeId() }, ...(opts.auditKeyFile ? { auditKeyFile: opts.auditKeyFile } : {}) });
   if (opts.store || opts.dataDir || opts.auditKeyFile) {
     const plane = await open();
-    const dk = compose(config, log, controlHooks(plane), planeControl(plane));
+    const { hooks, control } = await planeSeams(plane);
+    const dk = compose(config, log, hooks, control);
     const shutdown = installShutdown(dk);
     await serveStdio(dk, (reason) => shutdown(reason));
     return;
@@ -241,7 +246,8 @@ async function runHttp(opts: ServeOpts): Promise<void> {
     ...(config.http.apiKey ? { apiKey: config.http.apiKey } : {}),
     warn: (m) => process.stderr.write(`debugkit warn: ${m}\n`),
   });
-  const dk = compose(config, createLogger(config.logLevel), controlHooks(control), planeControl(control));
+  const seams = await planeSeams(control);
+  const dk = compose(config, createLogger(config.logLevel), seams.hooks, seams.control);
   // The HTTP server's modules load only for `serve`.
   const { serveHttp } = await import('./server/http.js');
   const handle = await serveHttp(dk);

@@ -1,8 +1,6 @@
 import type { ServerHooks } from '../server/createServer.js';
 import type { ToolCatalogEntry } from '../server/createServer.js';
 import { localControl, type DebuggerControl } from '../toolsets/debugger/control.js';
-import { planeControl } from './debugger.js';
-import { controlHooks } from './hooks.js';
 import type { ControlPlane } from './plane.js';
 
 /** The control plane of a stdio server, opened after start: its hooks, the debugger's control, and the opening. */
@@ -34,12 +32,16 @@ export function deferredControl(open: () => Promise<ControlPlane | undefined>, d
   let catalog: ToolCatalogEntry[] | undefined;
   let debuggerControl: DebuggerControl | undefined;
   const ready = (): Promise<ControlPlane | undefined> => {
-    opening ??= open().then((plane) => {
+    opening ??= open().then(async (plane) => {
       if (plane) {
+        // The plane's seams load with it, not at start.
+        const [{ controlHooks }, { planeControl }] = await Promise.all([import('./hooks.js'), import('./debugger.js')]);
         hooks = controlHooks(plane);
         if (catalog) hooks.catalog?.(catalog);
+        debuggerControl = planeControl(plane);
+      } else {
+        debuggerControl = localControl(dataDir);
       }
-      debuggerControl = plane ? planeControl(plane) : localControl(dataDir);
       return plane;
     });
     return opening;
