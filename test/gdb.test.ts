@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectStdio, type TestClient } from './helpers/client.js';
 import { isAlive, processTable, waitFor } from './helpers/procs.js';
@@ -254,5 +257,45 @@ describe('gdb toolset over stdio', () => {
     } finally {
       await limited.close();
     }
+  });
+});
+
+describe('a program rebuilt while its session is open', () => {
+  /** Builds ROOT/version printing `v`, with a breakpoint-worthy function. */
+  function build(v: number): void {
+    const src = path.join(root, 'version.c');
+    writeFileSync(src, `#include <stdio.h>\nint version(void) { return ${v}; }\nint main(void) { printf("version %d\\n", version()); return 0; }\n`);
+    execFileSync('gcc', ['-g', '-O0', '-o', path.join(root, 'version'), src]);
+  }
+
+  it('the next run starts the new build, says so, and keeps the breakpoints (as gdb does with a program it runs by name)', async () => {
+    build(1);
+    const id = await openWith('version');
+    const first = await dk.ok('call', { id, command: 'run' });
+    expect(first.program_output.stdout).toBe('version 1\n');
+    expect(first.output).not.toContain('changed since it was loaded');
+
+    // Unchanged: the same build runs, nothing said.
+    const again = await dk.ok('call', { id, command: 'run' });
+    expect(again.program_output.stdout).toBe('version 1\n');
+    expect(again.output).not.toContain('changed since it was loaded');
+
+    build(2);
+    await dk.ok('call', { id, command: 'break version' });
+    const rebuilt = await dk.ok('call', { id, command: 'run' });
+    expect(rebuilt.output).toContain('changed since it was loaded (rebuilt?)');
+    expect(rebuilt.stopped).toMatchObject({ reason: 'breakpoint-hit' });
+    expect(rebuilt.stopped.frame.func).toBe('version');
+    const finish = await dk.ok('call', { id, command: 'continue' });
+    expect(finish.program_output.stdout).toBe('version 2\n');
+
+    // Rebuilt while stopped in the old build: the restart runs the newest (-exec-run, MI).
+    build(3);
+    await dk.ok('call', { id, command: 'delete' });
+    const mi = await dk.ok('call', { id, command: '-exec-run' });
+    expect(mi.output).toContain('changed since it was loaded');
+    const out = await dk.ok('gdb_program_output', { id, stream: 'stdout' });
+    expect(out.text).toContain('version 3\n');
+    await dk.ok('close', { id });
   });
 });

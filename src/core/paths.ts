@@ -250,7 +250,31 @@ export class CheckedProgram {
     /** What to hand the other process: the private copy. */
     readonly path: string,
     private readonly dir: string,
+    private readonly root: string,
+    /** The copied file as it was: device, inode, size, change and modification times. */
+    private readonly stamp: string,
   ) {}
+
+  /**
+   * Whether the file at `real` is no longer the one copied (rebuilt, replaced): checked and opened
+   * inside the root again, as when it was copied. False when it cannot be opened there any more
+   * (removed, or leading out of the root now): the copy is still the checked program.
+   */
+  changed(): boolean {
+    let opened: OpenedInside;
+    try {
+      opened = openContained(this.root, this.real, { type: 'file' });
+    } catch {
+      return false;
+    }
+    closeSync(opened.fd);
+    return stampOf(opened.stats) !== this.stamp;
+  }
+
+  /** A fresh copy of the file at `real` as it is now, checked and opened inside the root again. */
+  reopen(): CheckedProgram {
+    return CheckedProgram.open(this.root, this.real);
+  }
 
   static open(root: string, userPath: string, what = 'program'): CheckedProgram {
     const opened = openContained(root, userPath, { what, type: 'file' });
@@ -262,7 +286,7 @@ export class CheckedProgram {
       copyFileSync(`/proc/self/fd/${opened.fd}`, copy);
       chmodSync(copy, (opened.stats.mode & 0o777) | 0o500);
       keepUntilExit(dir);
-      return new CheckedProgram(opened.real, copy, dir);
+      return new CheckedProgram(opened.real, copy, dir, root, stampOf(opened.stats));
     } catch (err) {
       if (dir) {
         rmSync(dir, { recursive: true, force: true });
@@ -280,6 +304,10 @@ export class CheckedProgram {
     rmSync(this.dir, { recursive: true, force: true });
     copies.delete(this.dir);
   }
+}
+
+function stampOf(st: Stats): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 }
 
 /** Directories of copies not yet closed: removed when the process exits (a SIGKILL leaves them). */

@@ -762,6 +762,19 @@ export function isAttachCommand(command: string): boolean {
   return word.length > 0 && resolve(word)[1] === 'attach';
 }
 
+/**
+ * True for a command that starts the program (again): "run", "start", "starti" (their aliases and
+ * prefixes), -exec-run, and those sent through -interpreter-exec console.
+ */
+export function isStartCommand(command: string): boolean {
+  const text = command.trim().replace(/^\d+(?=-)/, '');
+  const inner = /^-interpreter-exec\s+console\s+/.exec(text);
+  if (inner) return splitArgs(text.slice(inner[0].length)).some((c) => isStartCommand(c));
+  if (text.startsWith('-')) return /^-exec-run\b/.test(text);
+  const { word } = splitCommand(text);
+  return word.length > 0 && ['run', 'r', 'start', 'starti'].includes(resolve(word)[0]);
+}
+
 /** True for "detach" (and its unique prefixes) and -target-detach. */
 export function isDetachCommand(command: string): boolean {
   const text = command.trim().replace(/^\d+(?=-)/, '');

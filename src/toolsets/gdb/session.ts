@@ -9,7 +9,7 @@ import { boundPromise, waitBounded } from '../../core/wait.js';
 import { toMiCommand } from './command.js';
 import { CallCollector } from './collector.js';
 import type { CheckedProgram } from '../../core/paths.js';
-import { capabilityScopes, isAttachCommand, isDetachCommand, prepareCommand, type FileSlot, type GdbPolicy, type PreparedCommand } from './policy.js';
+import { capabilityScopes, isAttachCommand, isDetachCommand, isStartCommand, prepareCommand, type FileSlot, type GdbPolicy, type PreparedCommand } from './policy.js';
 
 export type TargetState = 'not started' | 'running' | 'stopped' | 'exited';
 
@@ -210,11 +210,47 @@ export class GdbSession implements SessionResource {
     let prepared: PreparedCommand = { command };
     // The operator's flags, and a file it reads that other users could swap read from a checked private copy.
     if (this.options.policy && !options.trusted) prepared = prepareCommand(command, this.commandPolicy(), options.checkedScopes);
+    if (this.copies.has('exec') && isStartCommand(command)) await this.reloadIfChanged();
     try {
       return await this.sendCall(prepared.command, command, options);
     } finally {
       if (prepared.copy) this.keepCopy(prepared.copy);
     }
+  }
+
+  /** The program `open` loaded (its private copy): gdb's program file and symbols, kept and removed as a copy a command named. */
+  adoptProgram(program: CheckedProgram): void {
+    this.keepCopy({ program, slots: ['exec', 'symbols'] });
+  }
+
+  /**
+   * Before a run: when the file gdb's program was copied from has changed since (rebuilt), gdb
+   * loads a fresh copy first, as it re-reads a changed program file it runs by name; otherwise
+   * every run would start the build that was loaded, silently. Only while gdb's program is still
+   * that copy (a `file` since may have named another).
+   */
+  private async reloadIfChanged(): Promise<void> {
+    const copy = this.copies.get('exec')!;
+    if (!copy.changed()) return;
+    const groups = (await this.send('-list-thread-groups')).results.groups;
+    const loaded = Array.isArray(groups) && groups.some((g) => typeof g === 'object' && g !== null && (g as MiTuple).executable === copy.path);
+    if (!loaded) return;
+    let fresh: CheckedProgram;
+    try {
+      fresh = copy.reopen();
+    } catch (err) {
+      this.notes.push(`[debugkit: ${copy.real} changed since it was loaded, but it cannot be loaded again (${(err as Error).message}): running the build loaded before]`);
+      return;
+    }
+    const reply = await this.send(`-file-exec-and-symbols ${quoteMiString(fresh.path)}`);
+    if (reply.resultClass === 'error') {
+      fresh.close();
+      this.notes.push(`[debugkit: ${copy.real} changed since it was loaded, but gdb could not load it again (${String(reply.results.msg ?? 'an error')}): running the build loaded before]`);
+      return;
+    }
+    const slots = [...this.copies].filter(([, c]) => c === copy).map(([slot]) => slot);
+    this.keepCopy({ program: fresh, slots });
+    this.notes.push(`[debugkit: ${copy.real} changed since it was loaded (rebuilt?): this run starts the new build, its symbols re-read]`);
   }
 
   /**

@@ -62,8 +62,9 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
               ctx.registry.forget(id, message);
             },
           });
-          // The program's copy stays while gdb runs: each `run` executes it again.
-          if (program) void session.exited.then(() => program.close());
+          // The program's copy stays while it is gdb's program, and goes with gdb; a run after the
+          // file was rebuilt loads a fresh copy first.
+          if (program) session.adoptProgram(program);
           call.client.notify('info', `gdb session ${id} started (gdb pid ${session.pid}, cwd ${cwd})`);
           try {
             if (program) await loadProgram(session, program, args.args ?? []);
