@@ -81,6 +81,18 @@ function shownAnnotations(annotations: Record<string, unknown> | undefined, titl
   return shown.length ? { annotations: Object.fromEntries(shown) } : {};
 }
 
+/** True while the SDK builds a tools/list answer whose output schemas installRpcHooks then drops. */
+let droppingOutputSchemas = false;
+
+/**
+ * Is a tools/list being built that will not show output schemas? The SDK converts each tool's
+ * output schema to JSON Schema for every listing; an output schema the listing drops need not be
+ * converted for it (tools.ts hands the SDK a stand-in then, and converts it when a call needs it).
+ */
+export function outputSchemasDropped(): boolean {
+  return droppingOutputSchemas;
+}
+
 /** Call once per McpServer, after every toolset has registered its tools. */
 export function installRpcHooks(server: McpServer, options: ListingOptions = {}): void {
   const handlers = (server.server as unknown as { _requestHandlers?: Map<string, Handler> })._requestHandlers;
@@ -90,7 +102,15 @@ export function installRpcHooks(server: McpServer, options: ListingOptions = {})
   if (list) {
     // Every tools/list is read by the agent: the schemas lose what costs tokens and says nothing.
     handlers.set('tools/list', async (request, ctx) => {
-      const result = (await list(request, ctx)) as { tools?: Array<{ inputSchema?: unknown; outputSchema?: unknown; annotations?: Record<string, unknown> }> };
+      // The SDK builds the listing as it is called (synchronously): the flag covers its conversions.
+      droppingOutputSchemas = !options.outputSchemas;
+      let listing: Promise<unknown>;
+      try {
+        listing = list(request, ctx);
+      } finally {
+        droppingOutputSchemas = false;
+      }
+      const result = (await listing) as { tools?: Array<{ inputSchema?: unknown; outputSchema?: unknown; annotations?: Record<string, unknown> }> };
       if (!Array.isArray(result?.tools)) return result;
       return {
         ...result,
