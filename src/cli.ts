@@ -6,7 +6,6 @@ import { defaultConfig, generateApiKey, parseToolPrefix, type Config } from './c
 import { containment } from './core/paths.js';
 import { killAllChildrenSync } from './core/process.js';
 import { boundPromise } from './core/wait.js';
-import { checkEngines, doctorExitCode, renderClientConfig, renderDoctor } from './doctor.js';
 import { isLoopbackHost } from './server/auth.js';
 import { createDebugkit, type Debugkit, type ServerHooks } from './server/createServer.js';
 import { createLogger, guardStdStreams } from './mcp/log.js';
@@ -329,6 +328,8 @@ export function buildProgram(): Command {
     .description('Report which engines (gdb, python3 + debugpy, kubectl, proxychains4, ...) are present, and how to install the rest; print a client configuration for this machine. Exits 1 only when something debugkit needs is missing (not for test-only tools)')
     .option('--root <dir>', 'the workspace root the printed client configuration names', process.cwd())
     .action(async (opts: { root: string }) => {
+      // The engine checks load for `doctor` only.
+      const { checkEngines, doctorExitCode, renderClientConfig, renderDoctor } = await import('./doctor.js');
       const checks = await checkEngines();
       process.stdout.write(`${renderDoctor(checks)}\n\n${renderClientConfig(path.resolve(opts.root))}\n`);
       process.exitCode = doctorExitCode(checks);
