@@ -14,7 +14,7 @@ import { debuggerToolsetWith } from './toolsets/debugger/index.js';
 import { toolsetFactories } from './toolsets/index.js';
 import { VERSION } from './version.js';
 import { registerControlCommands } from './control/commands.js';
-import { ControlPlane, defaultDataDir, defaultNodeId, openControlPlane, openStore } from './control/index.js';
+import type { ControlPlane } from './control/index.js';
 import { deferredControl } from './control/deferred.js';
 import type { DebuggerControl } from './toolsets/debugger/control.js';
 
@@ -154,7 +154,11 @@ async function runStdio(opts: CommonOpts): Promise<void> {
   // default data directory unusable, stdio still serves the local user (no audit, a warning);
   // with --store or --data-dir given, the operator asked for the audit: no start without it.
   const log = createLogger(config.logLevel);
-  const open = () => openControlPlane(config.control.store, config.control.dataDir, { node: { id: defaultNodeId() }, ...(opts.auditKeyFile ? { auditKeyFile: opts.auditKeyFile } : {}) });
+  const open = async () => {
+    // The control plane's modules (store, audit chain, keys) load with the plane, not at start.
+    const { defaultNodeId, openControlPlane } = await import('./control/index.js');
+    return openControlPlane(config.control.store, config.control.dataDir, { node: { id: defaultNodeId() }, ...(opts.auditKeyFile ? { auditKeyFile: opts.auditKeyFile } : {}) });
+  };
   if (opts.store || opts.dataDir || opts.auditKeyFile) {
     const plane = await open();
     const { hooks, control } = await planeSeams(plane);
@@ -234,7 +238,8 @@ async function runHttp(opts: ServeOpts): Promise<void> {
   config.control = { ...config.control, ...(opts.nodeId ? { nodeId: opts.nodeId } : {}), ...(opts.nodeUrl ? { nodeUrl: opts.nodeUrl } : {}) };
   // Control plane: with keys in the store and no --api-key, no extra full-scope key is made up.
   // The keys and the audit must not lie where every key's tools may read them.
-  checkDataOutsideRoot(config);
+  const { ControlPlane, defaultDataDir, defaultNodeId, openStore } = await import('./control/index.js');
+  checkDataOutsideRoot(config, defaultDataDir());
   const store = await openStore(config.control.store, config.control.dataDir, { purpose: 'append', ...(opts.auditKeyFile ? { auditKeyFile: opts.auditKeyFile } : {}) });
   const storedKeys = (await store.listKeys()).filter((k) => !k.revoked_at && !(k.expires_at && Date.parse(k.expires_at) <= Date.now())).length;
   if (key === undefined && storedKeys > 0) config.http.apiKey = '';
@@ -272,9 +277,9 @@ async function runHttp(opts: ServeOpts): Promise<void> {
  * workspace root, where every key's tools read and write files: `debugkit serve` run in $HOME with
  * the defaults would put ~/.local/share/debugkit there.
  */
-function checkDataOutsideRoot(config: Config): void {
+function checkDataOutsideRoot(config: Config, defaultDataDir: string): void {
   const realRoot = realpathSync(config.root);
-  const places = [config.control.dataDir ?? defaultDataDir()];
+  const places = [config.control.dataDir ?? defaultDataDir];
   if (config.control.store?.startsWith('sqlite:')) places.push(config.control.store.slice('sqlite:'.length));
   for (const place of places) {
     const abs = path.resolve(place);

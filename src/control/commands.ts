@@ -1,11 +1,10 @@
 import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { canonicalJson, formatCheckpoint, parseCheckpoint, type ChainState, type Checkpoint } from './audit.js';
-import { readCheckpointFile } from './anchor.js';
+import type { ChainState, Checkpoint } from './audit.js';
 import { DEFAULT_RATE, makeKey } from './keys.js';
 import { formatLimit } from './limits.js';
-import { openStore, type OpenStoreOptions } from './open.js';
+import type { OpenStoreOptions } from './open.js';
 import { knownScopes } from './scopes.js';
 import type { KeyRecord, Store } from './store.js';
 
@@ -24,6 +23,8 @@ function storeOptions(cmd: Command, audit = false): Command {
 }
 
 async function withStore<T>(opts: StoreOpts, fn: (store: Store) => Promise<T>, purpose: NonNullable<OpenStoreOptions['purpose']> = 'admin'): Promise<T> {
+  // The store and the audit chain's modules load with the command that uses them, not with every start.
+  const { openStore } = await import('./open.js');
   const store = await openStore(opts.store, opts.dataDir, { purpose, ...(opts.auditKeyFile ? { auditKeyFile: opts.auditKeyFile } : {}) });
   try {
     return await fn(store);
@@ -98,7 +99,7 @@ export function registerControlCommands(program: Command): void {
       .option('--checkpoint <value>', 'a checkpoint kept outside the server: SEQ:HASH as printed by debugkit audit checkpoint, or a checkpoint file (repeatable)', (v: string, all: string[] = []) => [...all, v]),
     true,
   ).action(async (opts: StoreOpts & { checkpoint?: string[] }) => {
-    const given = (opts.checkpoint ?? []).map(checkpointArg);
+    const given = await Promise.all((opts.checkpoint ?? []).map(checkpointArg));
     const { state, keyFile, keyed } = await withStore(opts, async (store) => ({ state: await verifyWhole(store, given), keyFile: store.auditAnchor?.keyFile, keyed: Boolean(store.auditAnchor?.key) }), 'inspect');
     process.stdout.write(describeChain(state, keyFile, keyed));
     if (!state.ok) process.exitCode = 1;
@@ -116,6 +117,7 @@ export function registerControlCommands(program: Command): void {
       return;
     }
     if (state.head_seq === 0) throw new Error('the audit chain is empty: there is no head to checkpoint yet');
+    const { formatCheckpoint } = await import('./audit.js');
     process.stdout.write(`${formatCheckpoint(state.head_seq, state.head!)}\n`);
   });
   storeOptions(
@@ -127,6 +129,7 @@ export function registerControlCommands(program: Command): void {
   ).action(async (opts: StoreOpts & { since?: string; output?: string }) => {
     const since = opts.since ? parseTime(opts.since, '--since') : undefined;
     const tmp = opts.output ? `${opts.output}.tmp-${process.pid}` : undefined;
+    const { canonicalJson } = await import('./audit.js');
     // The store is opened first: a missing one leaves no file behind.
     const n = await withStore(
       opts,
@@ -151,7 +154,8 @@ export function registerControlCommands(program: Command): void {
 }
 
 /** A --checkpoint value: SEQ:HASH, or the path of a checkpoint file. */
-function checkpointArg(value: string): Checkpoint {
+async function checkpointArg(value: string): Promise<Checkpoint> {
+  const [{ parseCheckpoint }, { readCheckpointFile }] = await Promise.all([import('./audit.js'), import('./anchor.js')]);
   if (/^\s*\d+:[0-9a-f]+\s*$/.test(value)) return parseCheckpoint(value, `--checkpoint ${value.trim()}`);
   const read = readCheckpointFile(value);
   if (!read) throw new Error(`--checkpoint ${value}: no such file, and not SEQ:HASH (as printed by debugkit audit checkpoint)`);
