@@ -7,9 +7,9 @@ import { pipeline } from 'node:stream/promises';
 import { BundleError } from '../errors.js';
 import { GiB, formatBytes } from './extract.js';
 import { DEFAULT_BUNDLE_URL_HOSTS, guardedGet, type UrlPolicy } from './fetch.js';
+import { redact, vendorPortalSlug } from './urls.js';
 
-/** `https://vendor.replicated.com/troubleshoot/analyze/<slug>`: a bundle on the Replicated Vendor Portal. */
-export const VENDOR_PORTAL_URL = /^https:\/\/vendor\.replicated\.com\/troubleshoot\/analyze\/([^/?#]+)\/?(?:[?#].*)?$/;
+export { VENDOR_PORTAL_URL, redact, vendorPortalSlug } from './urls.js';
 export const REPLICATED_API_BASE = 'https://api.replicated.com';
 
 export interface DownloadOptions {
@@ -45,11 +45,6 @@ export const DEFAULT_DOWNLOAD_MAX_BYTES = 4 * GiB;
 /** The token for the Replicated API: SBCTL_TOKEN, else REPLICATED_TOKEN. */
 export function tokenFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
   return env.SBCTL_TOKEN || env.REPLICATED_TOKEN || undefined;
-}
-
-export function vendorPortalSlug(url: string): string | null {
-  const m = VENDOR_PORTAL_URL.exec(url);
-  return m ? decodeURIComponent(m[1]!) : null;
 }
 
 /**
@@ -221,11 +216,6 @@ function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
 function hostAllowed(host: string, allowed: string[]): boolean {
   const h = host.toLowerCase();
   return allowed.some((a) => h === a.toLowerCase() || h.endsWith(`.${a.toLowerCase()}`));
-}
-
-/** The URL without credentials or query string (a signed URL's query is a credential). */
-export function redact(u: URL): string {
-  return `${u.protocol}//${u.host}${u.pathname}${u.search ? '?…' : ''}`;
 }
 
 function causeMessage(err: unknown): string {

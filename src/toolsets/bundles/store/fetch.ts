@@ -21,8 +21,7 @@ export interface UrlPolicy {
   implicitHosts?: string[];
 }
 
-/** Replicated's vendor hosts: vendor.replicated.com (Vendor Portal links) and api.replicated.com. */
-export const DEFAULT_BUNDLE_URL_HOSTS = ['replicated.com'];
+export { DEFAULT_BUNDLE_URL_HOSTS } from './urls.js';
 export const MAX_REDIRECTS = 5;
 
 interface HostEntry {

@@ -6,10 +6,11 @@ import path from 'node:path';
 import { isInside } from '../../../core/paths.js';
 import { writeFileAtomic } from '../../../core/files.js';
 import { BundleError } from '../errors.js';
-import { download, redact, tokenFromEnv, vendorPortalSlug, type DownloadOptions } from './download.js';
+import type { DownloadOptions } from './download.js';
 import { containment } from './contain.js';
-import { extractBundle, type ExtractOptions } from './extract.js';
+import type { ExtractOptions } from './extract.js';
 import type { UrlPolicy } from './fetch.js';
+import { redact, vendorPortalSlug } from './urls.js';
 
 /** Written into each bundle's directory in the store once the bundle is complete. */
 export const METADATA_FILE = '.debugkit-bundle.json';
@@ -322,6 +323,8 @@ export class BundleStore {
     const name = existing?.name ?? (await this.uniqueName(owner, nameFromUrl(url)));
     const file = path.join(this.home(owner), `.download-${name}-${randomBytes(4).toString('hex')}.tar.gz`);
     try {
+      // Downloading (with the HTTP client) loads with the first URL, not at start.
+      const { download, tokenFromEnv } = await import('./download.js');
       await download(url, file, {
         ...(this.policy.urls ? { policy: this.policy.urls } : {}),
         ...options.download,
@@ -373,6 +376,8 @@ export class BundleStore {
 
   private async extract(archive: string, name: string, options: AddOptions) {
     try {
+      // Extraction (with tar) loads with the first archive, not at start.
+      const { extractBundle } = await import('./extract.js');
       return await extractBundle(
         archive,
         path.join(this.home(options.owner), name),
