@@ -39,6 +39,28 @@ describe('attack 18: the redactor on adversarial text (held: linear)', () => {
     'name chars then = every 127': (n) => `${'x'.repeat(127)}=`.repeat(n / 128),
     'authorization: Bearer Bearer ...': (n) => `authorization: ${'Bearer '.repeat(n / 7)}`,
     'dk_ keys': (n) => 'dk_aaaaaaaaaaaaaaaa '.repeat(n / 20),
+    // Finding F4's spellings (attack 18b) and the rules that hide them.
+    'token=x:token=x:... (code after a name, then more)': (n) => 'token=x:'.repeat(n / 8),
+    'password = password = ...': (n) => 'password = '.repeat(n / 11),
+    'token, 8 blanks, = ...': (n) => `token${' '.repeat(8)}=`.repeat(n / 14),
+    '["token"] = ["token"] = ...': (n) => '["token"] = '.repeat(n / 12),
+    'token = a.b then more': (n) => 'token = a.b '.repeat(n / 12),
+    'token := token := ...': (n) => 'token := '.repeat(n / 9),
+    'password = f" f" ...': (n) => 'password = f"'.repeat(n / 13),
+    'curl -u -u ...': (n) => `curl ${' -u '.repeat(n / 4)}`,
+    'curl -u a then no colon': (n) => `curl -u ${'a'.repeat(n)}`,
+    'curl curl ... (programs)': (n) => 'curl '.repeat(n / 5),
+    'curl then a long command': (n) => `curl ${'x'.repeat(n)};`.repeat(4),
+    'MYSQL.EXE -p -p ...': (n) => `MYSQL.EXE ${' -p'.repeat(n / 3)}`,
+    'redis-cli -a -a ...': (n) => `redis-cli ${' -a '.repeat(n / 4)}`,
+    'docker login login ...': (n) => `docker ${'login '.repeat(n / 6)}`,
+    'docker login -p -p ...': (n) => `docker login ${' -p '.repeat(n / 4)}`,
+    '://a:b/b/... then no @': (n) => `://a:${'b/'.repeat(n / 2)}`,
+    '://a:@/@/...': (n) => `://a:${'@/'.repeat(n / 2)}`,
+    '://a:@@@... then the end': (n) => `://a:${'@'.repeat(n)}`,
+    '://a:b@://a:b@...': (n) => '://a:b@'.repeat(n / 7),
+    'Digest a= Digest a= ...': (n) => 'Digest a= '.repeat(n / 10),
+    'Digest a= then response= ...': (n) => `Digest a= ${'response= '.repeat(n / 10)}`,
   };
   for (const [name, make] of Object.entries(shapes)) {
     it(`${name} is linear`, () => {
@@ -105,5 +127,20 @@ describe('attack 18: code after a secret-looking name is kept, the secret litera
     // Not a name: starts with a digit, or runs past the bound of a name part.
     expect(redactText('f(token=1234abcd)')).toBe('f(token=[REDACTED])');
     expect(redactText(`f(token=${'a'.repeat(80)})`)).toBe('f(token=[REDACTED])');
+  });
+
+  // Attack 18b (F4): blanks around "=". Code assigns with blanks, the shell never does; a config line may.
+  it('with blanks around "=": a dotted name, a call or a constant is code and kept; a literal or a bare word is hidden', () => {
+    expect(redactText('token = os.system\ntoken("rm -rf ~")')).toBe('token = os.system\ntoken("rm -rf ~")');
+    expect(redactText('token = getattr(os, "system")')).toBe('token = getattr(os, "system")');
+    expect(redactText('os.environ["TOKEN"] = os.environ["X"]')).toBe('os.environ["TOKEN"] = os.environ["X"]');
+    expect(redactText('password = None')).toBe('password = None');
+    expect(redactText('password = "x"')).toBe('password = "[REDACTED]"');
+    expect(redactText('PASSWORD = hunter2')).toBe('PASSWORD = [REDACTED]');
+    expect(redactText('password = Summer.2024')).toBe('password = [REDACTED]');
+    // Without blanks a dotted word ending the value is a shell word, hidden as before.
+    expect(redactText('TOKEN=abc.def ./run')).toBe('TOKEN=[REDACTED] ./run');
+    // The shell's NAME= cmd: cmd runs, and is kept.
+    expect(redactText('TOKEN= ./run')).toBe('TOKEN= ./run');
   });
 });

@@ -162,6 +162,66 @@ describe('redaction keeps everything but the secret', () => {
   });
 });
 
+// Attack 18b, finding F4: secrets in common spellings were stored verbatim. Each is hidden now, and
+// the code around it is kept.
+describe('redaction of secrets in common spellings (attack 18b, finding F4)', () => {
+  const cases: Array<[string, string]> = [
+    // NAME = value, with blanks (code, config files); := (Go, Python).
+    ['m; password = "hunter2"; connect()', 'm; password = "[REDACTED]"; connect()'],
+    ['psycopg2.connect(host="db", password = "hunter2", port=5432)', 'psycopg2.connect(host="db", password = "[REDACTED]", port=5432)'],
+    ["password = 'hunter2'\nprint(password)", "password = '[REDACTED]'\nprint(password)"],
+    ['password = f"hunter2"', 'password = f"[REDACTED]"'],
+    ['password := "hunter2"', 'password := "[REDACTED]"'],
+    ['PASSWORD = hunter2\nUSER = bob', 'PASSWORD = [REDACTED]\nUSER = bob'],
+    ['[default]\naws_access_key_id = AKIAX\naws_secret_access_key = wJalr/K7MDENG+bPxR\n', '[default]\naws_access_key_id = AKIAX\naws_secret_access_key = [REDACTED]\n'],
+    ['open("c","w").write("aws_secret_access_key = s3cr3t")', 'open("c","w").write("aws_secret_access_key = [REDACTED]")'],
+    // A quoted or bracketed name, then = or :.
+    ['os.environ["PGPASSWORD"] = "hunter2"; os.system("psql")', 'os.environ["PGPASSWORD"] = "[REDACTED]"; os.system("psql")'],
+    ["config['api_key']='abc123'", "config['api_key']='[REDACTED]'"],
+    ['{"password" : "hunter2", "user" : "bob"}', '{"password" : "[REDACTED]", "user" : "bob"}'],
+    // curl's -u/--user user:PASSWORD (the user kept).
+    ['shell curl -u alice:hunter2 https://x/ -o out', 'shell curl -u alice:[REDACTED] https://x/ -o out'],
+    ['shell curl --user alice:hunter2 https://x/', 'shell curl --user alice:[REDACTED] https://x/'],
+    ['curl -ualice:hunter2 -U proxy:pw2 https://x/', 'curl -ualice:[REDACTED] -U proxy:[REDACTED] https://x/'],
+    ['curl --user-agent "x y" -u "alice:hunter2" https://x/', 'curl --user-agent "x y" -u "alice:[REDACTED]" https://x/'],
+    // redis-cli -a, docker/podman login -p.
+    ['shell redis-cli -a hunter2 ping; ls -a /tmp', 'shell redis-cli -a [REDACTED] ping; ls -a /tmp'],
+    ['shell docker login -u alice -p hunter2 registry.invalid', 'shell docker login -u alice -p [REDACTED] registry.invalid'],
+    ['podman.exe login --username alice -phunter2 quay.io', 'podman.exe login --username alice -p[REDACTED] quay.io'],
+    // URL userinfo up to the last @ before the host.
+    ['psql postgres://u:pa/ss@h/db', 'psql postgres://u:[REDACTED]@h/db'],
+    ['redis://:p@ss@cache:6379/0', 'redis://:[REDACTED]@cache:6379/0'],
+    ['connect("postgres://u:pw@h/db", email="a@b.c")', 'connect("postgres://u:[REDACTED]@h/db", email="a@b.c")'],
+    // Digest's response=.
+    ['Authorization: Digest username=u, response=X', 'Authorization: Digest username=u, response=[REDACTED]'],
+    [
+      'curl -H \'Authorization: Digest username="u", realm="r", nonce="n", uri="/", response="6629fae49393a053", opaque="o"\' https://x/',
+      'curl -H \'Authorization: Digest username="u", realm="r", nonce="n", uri="/", response="[REDACTED]", opaque="o"\' https://x/',
+    ],
+    // Program names in any case, with .exe, with a path.
+    ['mysql.exe -pX', 'mysql.exe -p[REDACTED]'],
+    ['MySQL -pX', 'MySQL -p[REDACTED]'],
+    ['C:\\mysql\\bin\\MYSQLDUMP.EXE -uroot -phunter2 shop', 'C:\\mysql\\bin\\MYSQLDUMP.EXE -uroot -p[REDACTED] shop'],
+    ['docker exec db mysql -uroot -phunter2 shop', 'docker exec db mysql -uroot -p[REDACTED] shop'],
+    // Kept: code, and what only looks like those spellings.
+    ['token = os.system\ntoken("id")', 'token = os.system\ntoken("id")'],
+    ['password = getpass.getpass(); token = None', 'password = getpass.getpass(); token = None'],
+    ['os.environ["PGPASSWORD"] = os.environ["X"]', 'os.environ["PGPASSWORD"] = os.environ["X"]'],
+    ['PASSWORD= ./run --fast', 'PASSWORD= ./run --fast'],
+    ['print(f"token = {token}")', 'print(f"token = {token}")'],
+    ['if token == "x" or password != y: pass', 'if token == "x" or password != y: pass'],
+    ['mysql -pX; gcc -pthread -o x x.c', 'mysql -p[REDACTED]; gcc -pthread -o x x.c'],
+    ['docker run -p 8080:80 -u 1000:1000 img', 'docker run -p 8080:80 -u 1000:1000 img'],
+    ['curl -u alice https://x/', 'curl -u alice https://x/'],
+    ['https://registry.npmjs.org:443/@scope/pkg', 'https://registry.npmjs.org:443/@scope/pkg'],
+    ['http://[::1]:8080/x@y', 'http://[::1]:8080/x@y'],
+    ['the digest of response=ok', 'the digest of response=ok'],
+  ];
+  it.each(cases)('%s', (input, stored) => {
+    expect(redactText(input)).toBe(stored);
+  });
+});
+
 // Issue 18: one lone surrogate made verify report BROKEN forever (the store kept U+FFFD, the hash was over the original).
 describe('storable text', () => {
   it('replaces lone surrogates and NUL with U+FFFD, keeps pairs, everywhere in a value', () => {

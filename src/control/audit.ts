@@ -282,9 +282,10 @@ export function firstChangedEntry(records: readonly AuditRecord[], key?: AuditKe
 // ---------------------------------------------------------------------------------------------
 // Redaction. Every argument is bounded before any pattern runs on it (MAX_STRING per string,
 // MAX_TEXT per record), and every pattern is linear: each either starts only at a literal (`://`,
-// `dk_`, `Bearer`, `--`) or a hand-written scan, and no quantifier is both unbounded and followed
-// by one that can match the same characters. Only the secret itself is replaced, never the text
-// around it.
+// `dk_`, `Bearer`, `Digest`, `--`, a program's name) or a hand-written scan, no quantifier is both
+// unbounded and followed by one that can match the same characters, and a scan that finds nothing
+// goes on from where it stopped, not from where it started. Only the secret itself is replaced,
+// never the text around it.
 // ---------------------------------------------------------------------------------------------
 
 /** Characters of one string kept whole; past it the string is kept up to here, with its length and SHA-256. */
@@ -319,8 +320,17 @@ const AUTH_SCHEME = /^(?:Bearer|Basic|Digest|Token|Negotiate)$/i;
 const CODE_NAME = /[A-Za-z_$][\w$]{0,63}(?:\.[A-Za-z_$][\w$]{0,63}){0,15}/y;
 /** What follows a name in code and never a secret literal in a shell word, an URL or a config line: a call, an index, the end of an argument. */
 const AFTER_CODE_NAME = new Set([...'()[]{},:']);
+/** Whole values that are a constant of code or config, not a secret (`password = None`). */
+const CONSTANT = new Set(['None', 'True', 'False', 'null', 'nil', 'undefined', 'true', 'false']);
 
 type Span = [start: number, end: number];
+
+/** The number of blanks (spaces, tabs; at most 8) at `at`. */
+function blanksAt(text: string, at: number): number {
+  let i = at;
+  while (i < text.length && i - at < 8 && (text[i] === ' ' || text[i] === '\t')) i++;
+  return i - at;
+}
 
 /**
  * The span of the secret value starting at `at`, if there is one: the content of single quotes
@@ -344,55 +354,84 @@ function valueAt(text: string, at: number): Span | undefined {
   return i > at ? [at, i] : undefined;
 }
 
-/** NAME=value, NAME="value", "NAME": "value", NAME: value, with a secret-looking NAME: the value. */
+/**
+ * Whether the unquoted value at `at` is code rather than a secret literal: a name (an identifier
+ * or a dotted path) followed at once by a call, an index, a closing bracket, a comma or a colon, as
+ * a keyword argument, a lambda default or a dict value is (`dict(token=os.system)`,
+ * `lambda token=eval: ...`, `token=getattr(os, "system")`); a whole value that is a constant
+ * (`None`, `true`, ...); and, after `=` with blanks on both sides (an assignment in code, never in
+ * the shell), a whole value that is a dotted path (`token = os.system`). A secret written in code is
+ * a quoted literal (redacted); one in a shell word, a URL or a config line ends at a blank, `&`, `;`
+ * or the end of the line (redacted), and so does a bare name after `NAME = ` (`PASSWORD = hunter2`).
+ * Bounded: the name is at most 16 parts of 64 characters, and it is checked before the value is
+ * scanned, so a value that is code costs no scan.
+ */
+function isCodeAt(text: string, at: number, spaced: boolean): boolean {
+  if (text[at] === '"' || text[at] === "'") return false;
+  CODE_NAME.lastIndex = at;
+  const m = CODE_NAME.exec(text);
+  if (m === null) return false;
+  const after = text[at + m[0].length];
+  if (after !== undefined && AFTER_CODE_NAME.has(after)) return true;
+  if (after !== undefined && !VALUE_END.has(after)) return false; // the value goes on: not a name
+  return CONSTANT.has(m[0]) || (spaced && m[0].includes('.'));
+}
+
+/**
+ * NAME=value, NAME = value, NAME := value, NAME="value", "NAME": value, NAME: value, and a quoted or
+ * bracketed name before `=` or `:` (`os.environ["PGPASSWORD"] = ...`, `{'token' : ...}`), with a
+ * secret-looking NAME: the value. Blanks after `=` count only when there are blanks before it too:
+ * in the shell `NAME= cmd` runs cmd with NAME empty, and cmd is code.
+ */
 function nameValueSpans(text: string, spans: Span[]): void {
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (c !== '=' && c !== ':') continue;
-    // Comparisons (==, !=, <=, >=) and URLs (://) are not assignments.
+    // Comparisons (==, !=, <=, >=) and URLs (://) are not assignments; in := the = is.
     if (c === '=' && (text[i + 1] === '=' || '=!<>'.includes(text[i - 1] ?? ''))) continue;
-    if (c === ':' && text[i + 1] === '/') continue;
+    if (c === ':' && (text[i + 1] === '/' || text[i + 1] === '=')) continue;
     let end = i;
+    if (c === '=' && text[end - 1] === ':') end--;
+    const beforeBlanks = end;
+    while (end > 0 && beforeBlanks - end < 8 && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--;
+    const spaced = end < beforeBlanks;
+    const bracketed = text[end - 1] === ']';
+    if (bracketed) end--;
     const quoted = text[end - 1] === '"' || text[end - 1] === "'";
     if (quoted) end--;
+    // A bracket holds a quoted name (["PGPASSWORD"]); a blank before a colon follows only a quoted one.
+    if ((bracketed && !quoted) || (spaced && c === ':' && !quoted)) continue;
     let start = end;
     while (start > 0 && end - start < 128 && NAME_CHAR.test(text[start - 1]!)) start--;
     if (start === end) continue;
     const name = text.slice(start, end);
-    const inQuery = !quoted && (text[start - 1] === '?' || text[start - 1] === '&');
+    const inQuery = !quoted && !spaced && (text[start - 1] === '?' || text[start - 1] === '&');
     if (!SECRET_WORD.test(name) && !(inQuery && QUERY_SECRET.test(name))) continue;
     let at = i + 1;
+    const blanks = blanksAt(text, at);
     if (c === ':') {
       // "name": value (JSON, YAML, headers): a quoted name, or a blank after the colon.
-      const blanks = /^[ \t]{0,8}/.exec(text.slice(at, at + 8))![0].length;
       if (!quoted && blanks === 0) continue;
       at += blanks;
-    }
+    } else if (spaced) at += blanks;
+    // A string literal's prefix in code (f"...", b'...', r"..."): the secret is inside the quotes.
+    const prefix = /^[rRbBuUfF]{1,2}(?=["'])/.exec(text.slice(at, at + 3));
+    if (prefix) at += prefix[0].length;
+    const assigned = c === '=' && spaced && blanks > 0;
+    if (!inQuery && isCodeAt(text, at, assigned)) continue;
     let value = valueAt(text, at);
-    // Authorization: Bearer xyz: the secret is the word after the scheme.
+    // Authorization: Bearer xyz: the secret is the word after the scheme. Digest's parameters
+    // (username=, realm=, ...) are not secret; its response= is (digestSpans).
     if (value && /authori[sz]ation/i.test(name) && AUTH_SCHEME.test(text.slice(value[0], value[1]))) {
-      const next = value[1] + (/^[ \t]{1,8}/.exec(text.slice(value[1], value[1] + 8))?.[0].length ?? 0);
-      value = next > value[1] ? valueAt(text, next) : undefined;
+      const digest = /^digest$/i.test(text.slice(value[0], value[1]));
+      const next = value[1] + blanksAt(text, value[1]);
+      value = !digest && next > value[1] && !isCodeAt(text, next, false) ? valueAt(text, next) : undefined;
     }
-    if (value && (inQuery || !isCodeName(text, value))) {
+    if (value) {
       spans.push(value);
       i = value[1] - 1; // on after the value: it is not scanned again
     }
   }
-}
-
-/**
- * Whether an unquoted value is code rather than a secret literal: a name (an identifier or a dotted
- * path) followed at once by a call, an index, a closing bracket, a comma or a colon, as a keyword
- * argument, a lambda default or a dict value is (`dict(token=os.system)`, `lambda token=eval: ...`,
- * `token=getattr(os, "system")`). A secret written in code is a quoted literal (redacted); one in a
- * shell word, a URL or a config line ends at a blank, `&`, `;` or the end of the line (redacted).
- */
-function isCodeName(text: string, [start]: Span): boolean {
-  if (text[start] === '"' || text[start] === "'" || text[start - 1] === '"' || text[start - 1] === "'") return false;
-  CODE_NAME.lastIndex = start;
-  const m = CODE_NAME.exec(text);
-  return m !== null && AFTER_CODE_NAME.has(text[start + m[0].length] ?? '');
 }
 
 /** --password VALUE, --api-token VALUE (a flag naming a secret, then its value as the next word). */
@@ -407,26 +446,130 @@ function flagValueSpans(text: string, spans: Span[]): void {
   }
 }
 
-/** -pSECRET for the MySQL clients (mysql, mysqldump, mariadb, ...) and sshpass -p SECRET. */
-function shortPasswordSpans(text: string, spans: Span[]): void {
-  // The programs' names as plain substrings first: far cheaper than the pattern's lookbehind at every position.
-  if (!text.includes('mysql') && !text.includes('mariadb') && !text.includes('sshpass')) return;
-  const program = /(?<![A-Za-z0-9_.-])(mysql[a-z_]{0,16}|mariadb[a-z_-]{0,16}|sshpass)(?![A-Za-z0-9_.-])/.exec(text);
-  if (!program) return;
-  const p = program[1] === 'sshpass' ? /(?<![^\s"'])-p[ \t]{0,8}(?=[^\s-])/g : /(?<![^\s"'])-p(?=[^\s])/g;
-  p.lastIndex = program.index;
-  for (let m = p.exec(text); m; m = p.exec(text)) {
-    const value = valueAt(text, m.index + m[0].length);
-    if (value) spans.push(value);
+/**
+ * Programs that take a password in an option of their own, in any case and with or without `.exe`
+ * (MySQL.exe): the MySQL clients (mysql, mysqldump, mariadb, ...), sshpass, the Redis clients,
+ * curl, and the programs with a `login` command that takes `-p` (docker, podman, helm, oc, az, ...).
+ */
+const PASSWORD_PROGRAM = /(?<![A-Za-z0-9_.-])(mysql[a-z_]{0,16}|mariadb[a-z_-]{0,16}|sshpass|redis-cli|valkey-cli|keydb-cli|curl|docker|podman|nerdctl|buildah|skopeo|helm|oras|oc|az|cf)(?:\.exe)?(?![A-Za-z0-9_.-])/gi;
+/** The programs' names (or login) as plain text, checked first: far cheaper than the pattern's lookbehind at every position. */
+const PASSWORD_PROGRAM_HINT = /mysql|mariadb|sshpass|-cli|curl|login/i;
+/** A MySQL client's -pPASSWORD (attached: a lone -p asks for it, and the next word is the database). */
+const MYSQL_P = /(?<![^\s"'])-p(?=[^\s])/g;
+/** sshpass -p PASSWORD, docker login -p PASSWORD (attached or the next word). */
+const SPACED_P = /(?<![^\s"'])-p[ \t]{0,8}(?=[^\s-])/g;
+/** redis-cli -a PASSWORD. */
+const REDIS_A = /(?<![^\s"'])-a[ \t]{0,8}(?=[^\s-])/g;
+/** curl -u user:PASSWORD, --user user:PASSWORD, and the proxy's -U, --proxy-user. */
+const CURL_USER = /(?<![^\s"'])(?:-[uU][ \t]{0,8}|--(?:proxy-)?user(?:[ \t]{1,8}|=))(?=[^\s-])/g;
+const LOGIN = /(?<![^\s"'])login(?![^\s"'])/;
+
+/**
+ * Where the command that a program's name at `from` starts ends: a line's end, `;`, `|` or `&&`
+ * (a single `&` may be part of a URL's query, so it does not end one).
+ */
+function commandEnd(text: string, from: number): number {
+  let i = from;
+  while (i < text.length) {
+    const ch = text[i];
+    if (ch === '\n' || ch === '\r' || ch === ';' || ch === '|' || (ch === '&' && text[i + 1] === '&')) break;
+    i++;
+  }
+  return i;
+}
+
+/**
+ * A password given to a program as an option of its own (PASSWORD_PROGRAM): only in that program's
+ * own arguments, from its name to the next such program's name or the end of the command
+ * (`redis-cli -a PW ping; ls -a /tmp` keeps `/tmp`; `docker exec db mysql -pPW` hides PW). Each
+ * character is in one program's arguments at most, so the scan is linear.
+ */
+function programPasswordSpans(text: string, spans: Span[]): void {
+  if (!PASSWORD_PROGRAM_HINT.test(text)) return;
+  const found: Array<[start: number, end: number, program: string]> = [];
+  PASSWORD_PROGRAM.lastIndex = 0;
+  for (let m = PASSWORD_PROGRAM.exec(text); m; m = PASSWORD_PROGRAM.exec(text)) found.push([m.index, m.index + m[0].length, m[1]!.toLowerCase()]);
+  let cmdEnd = -1;
+  for (let k = 0; k < found.length; k++) {
+    const [, from, program] = found[k]!;
+    // The end of the command is the same for every program name before it: scanned once.
+    if (from > cmdEnd) cmdEnd = commandEnd(text, from);
+    const to = Math.min(cmdEnd, found[k + 1]?.[0] ?? text.length);
+    if (to <= from) continue;
+    const args = text.slice(from, to);
+    let option: RegExp;
+    let start = 0;
+    if (program.startsWith('mysql') || program.startsWith('mariadb')) option = MYSQL_P;
+    else if (program === 'sshpass') option = SPACED_P;
+    else if (program.endsWith('-cli')) option = REDIS_A;
+    else if (program === 'curl') option = CURL_USER;
+    else {
+      const login = LOGIN.exec(args);
+      if (!login) continue;
+      option = SPACED_P;
+      start = login.index + login[0].length;
+    }
+    option.lastIndex = start;
+    for (let m = option.exec(args); m; m = option.exec(args)) {
+      const value = valueAt(text, from + m.index + m[0].length);
+      if (!value) continue;
+      if (option === CURL_USER) {
+        // user:PASSWORD: the password is after the first colon (a lone user makes curl ask).
+        const colon = text.slice(value[0], value[1]).indexOf(':');
+        if (colon >= 0 && value[0] + colon + 1 < value[1]) spans.push([value[0] + colon + 1, value[1]]);
+      } else spans.push(value);
+    }
   }
 }
 
-/** A URL's password: scheme://user:PASSWORD@host. */
+/** What ends the scan of a URL's userinfo: blanks, quotes, angle brackets. */
+const URL_END = new Set([...' \t\r\n\f\v"\'`<>']);
+
+/**
+ * A URL's password: scheme://user:PASSWORD@host. The password runs to the last `@` before the host
+ * (a password may hold `/` or `@`: postgres://u:pa/ss@h), the host ending at the first `/`, `?` or
+ * `#` after an `@`, a blank, a quote or the end. `host:port/...` (a port of digits, then `/`, `?` or
+ * `#`) has no userinfo. A scan that finds no `@` goes on from where it stopped, one that does from
+ * that `@`: no character is scanned twice.
+ */
 function urlPasswordSpans(text: string, spans: Span[]): void {
-  const url = /:\/\/([^/\s:@]*):([^@\s/]+)@/g;
+  const url = /:\/\/[^/\s:@[\]]*:/g;
   for (let m = url.exec(text); m; m = url.exec(text)) {
-    const start = m.index + 3 + m[1]!.length + 1;
-    spans.push([start, start + m[2]!.length]);
+    const start = m.index + m[0].length;
+    let at = -1;
+    let i = start;
+    for (; i < text.length && !URL_END.has(text[i]!); i++) {
+      const ch = text[i]!;
+      if (ch === '@') at = i;
+      else if (ch === '/' || ch === '?' || ch === '#') {
+        if (at >= 0) break;
+        if (i > start && i - start <= 5 && /^\d+$/.test(text.slice(start, i))) break; // host:port/
+      }
+    }
+    if (at > start) {
+      spans.push([start, at]);
+      url.lastIndex = at + 1;
+    } else url.lastIndex = Math.max(url.lastIndex, i);
+  }
+}
+
+/**
+ * HTTP Digest's response=VALUE (the credential of a Digest Authorization header; its username=,
+ * realm=, nonce=, uri= are kept), on the line of a `Digest name=` scheme. One scan per line.
+ */
+function digestSpans(text: string, spans: Span[]): void {
+  if (!/digest/i.test(text)) return;
+  const digest = /(?<![A-Za-z0-9_-])Digest[ \t]{1,8}(?=[A-Za-z][A-Za-z0-9_-]{0,31}[ \t]{0,8}=)/gi;
+  for (let m = digest.exec(text); m; m = digest.exec(text)) {
+    const newline = text.indexOf('\n', m.index);
+    const end = newline < 0 ? text.length : newline;
+    const params = text.slice(m.index, end);
+    const response = /(?<![A-Za-z0-9_-])response[ \t]{0,8}=[ \t]{0,8}/gi;
+    for (let r = response.exec(params); r; r = response.exec(params)) {
+      const value = valueAt(text, m.index + r.index + r[0].length);
+      if (value) spans.push(value);
+    }
+    digest.lastIndex = end;
   }
 }
 
@@ -453,8 +596,9 @@ export function redactText(text: string): string {
   const spans: Span[] = [];
   nameValueSpans(text, spans);
   flagValueSpans(text, spans);
-  shortPasswordSpans(text, spans);
+  programPasswordSpans(text, spans);
   urlPasswordSpans(text, spans);
+  digestSpans(text, spans);
   authSchemeSpans(text, spans);
   apiKeySpans(text, spans);
   if (spans.length === 0) return text;
@@ -517,9 +661,11 @@ function redactValue(value: unknown, depth: number, budget: Budget): unknown {
 
 /**
  * A copy of tool arguments safe to keep: values under secret-looking names become "[REDACTED]",
- * and in text only the secret itself does (the value of NAME=value and "NAME": value for a
- * secret-looking NAME, of --password VALUE, a MySQL client's -pVALUE, a URL's password, signature
- * and token query parameters, Bearer/Basic credentials, debugkit keys). Strings are kept whole up
+ * and in text only the secret itself does (the value of NAME=value, NAME = value, "NAME": value and
+ * ["NAME"] = value for a secret-looking NAME, of --password VALUE, a MySQL client's -pVALUE,
+ * sshpass -p, redis-cli -a, curl -u user:PASSWORD, docker/podman/... login -p, a URL's password,
+ * signature and token query parameters, Bearer/Basic credentials, Digest's response=, debugkit
+ * keys). Strings are kept whole up
  * to MAX_STRING characters, arrays and objects up to MAX_ITEMS; past that, and past MAX_TEXT
  * characters for the whole record, what is left out is stated with its size and SHA-256.
  */
