@@ -17,6 +17,8 @@ import { isOwnServer } from './session.js';
 export interface RecordRequest {
   command: string;
   dir: string;
+  /** The workspace root `dir` was resolved in: the set is written through directories opened from it, no link followed (keploy/setdir.ts). */
+  root?: string;
   cwd: string;
   ca: DebugkitCa;
   caEnv: Record<string, string>;
@@ -134,7 +136,7 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
   const protocols = [...new Set(captured.map((c) => c.protocol))];
   // No set without mocks: an empty set would become the latest and a default replay would test against nothing.
   if (mocks.length === 0) return { name: '', file: '', mockCount: 0, protocols, run };
-  const store = new MockStore(req.dir);
+  const store = new MockStore(req.dir, req.root !== undefined ? { root: req.root } : {});
   const name = await store.uniqueName(nameFor(req.command, protocols, new Date(), req.cwd));
   const file = await store.write(name, mocks);
   return { name, file, mockCount: mocks.length, protocols, run };

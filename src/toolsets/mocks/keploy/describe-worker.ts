@@ -3,8 +3,8 @@ import { appendSetText, loadSetFile, type AppendJob, type LoadJob } from './load
 import { describeSetFile } from './scan.js';
 
 /** The worker thread of describe.ts: one mock set per job, described for a listing (scan.ts), or loaded or extended for replay (load.ts). */
-serveJobs(async (job: { op: 'describe'; file: string; maxBytes: number } | LoadJob | AppendJob, ctx) => {
+serveJobs(async (job: { op: 'describe'; file: string; shown?: string; maxBytes: number } | LoadJob | AppendJob, ctx) => {
   if (job.op === 'load') return { value: await loadSetFile(job, ctx) };
   if (job.op === 'append') return { value: await appendSetText(job, ctx) };
-  return { value: await describeSetFile(job.file, job.maxBytes, ctx.progress) };
+  return { value: await describeSetFile(job.file, job.maxBytes, ctx.progress, undefined, job.shown ?? job.file) };
 });

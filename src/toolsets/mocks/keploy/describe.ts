@@ -30,13 +30,18 @@ function poolBoundHit(err: unknown): string | undefined {
   return undefined;
 }
 
-/** `owner`: whose listing (an API key's id); the threads are shared fairly between owners. */
-export async function describeSet(file: string, maxBytes: number, owner?: string): Promise<SetDescription> {
+/**
+ * `owner`: whose listing (an API key's id); the threads are shared fairly between owners. `file`:
+ * what the worker opens (for a MockStore's set, `/proc/self/fd/N/mocks.yaml`, N the set's
+ * directory opened and checked by the caller, who keeps it open until this returns: setdir.ts);
+ * `shown`: its name in messages.
+ */
+export async function describeSet(file: string, maxBytes: number, owner?: string, shown: string = file): Promise<SetDescription> {
   try {
-    return await setPool().run<SetDescription>({ op: 'describe', file, maxBytes }, { timeoutMs: DESCRIBE_TIMEOUT_MS, ...(owner !== undefined ? { owner } : {}) });
+    return await setPool().run<SetDescription>({ op: 'describe', file, shown, maxBytes }, { timeoutMs: DESCRIBE_TIMEOUT_MS, ...(owner !== undefined ? { owner } : {}) });
   } catch (err) {
     const bound = poolBoundHit(err);
-    return { mocks: 0, kinds: emptyCounts(), error: `${file} was not read: ${bound ? `reading it ${bound}` : describeError(err)}` };
+    return { mocks: 0, kinds: emptyCounts(), error: `${shown} was not read: ${bound ? `reading it ${bound}` : describeError(err).split(file).join(shown)}` };
   }
 }
 
@@ -97,19 +102,21 @@ async function runSetJob<T>(name: string, job: LoadJob | AppendJob, options: Set
 
 /**
  * Set `name` (its `file`) parsed for replay on the pool, or from the cache of parsed sets in
- * `cacheDir`. The mocks come back in batches (load.ts), each deserialized as it arrives, so no
+ * `cacheDir`. `file` is what the worker opens (for a MockStore's set, `/proc/self/fd/N/mocks.yaml`,
+ * N the set's directory, opened and checked by the caller and kept open until this settles:
+ * setdir.ts); `shown` its name in messages. The mocks come back in batches (load.ts), each deserialized as it arrives, so no
  * one step holds the event loop long; they are plain data (Uint8Array bytes, bigint), as parsed.
  */
-export async function loadSet(name: string, file: string, cacheDir: string, options: SetJobOptions = {}): Promise<Mock[]> {
+export async function loadSet(name: string, file: string, cacheDir: string, options: SetJobOptions = {}, shown: string = file): Promise<Mock[]> {
   const mocks: Mock[] = [];
-  const { mocks: count } = await runSetJob<{ mocks: number }>(name, { op: 'load', file, cacheDir }, options, ({ bytes }) => {
+  const { mocks: count } = await runSetJob<{ mocks: number }>(name, { op: 'load', file, shown, cacheDir }, options, ({ bytes }) => {
     for (const mock of deserialize(bytes) as Mock[]) mocks.push(mock);
   });
   if (mocks.length !== count) throw new DebugkitError('INTERNAL', `Mock set '${name}': ${count} mocks parsed, ${mocks.length} received`);
   return mocks;
 }
 
-/** The text of set `name` with `mocks` added (load.ts appendSetText), worked out on the pool. */
-export function appendedText(name: string, file: string, mocks: readonly Mock[], cacheDir: string, options: SetJobOptions = {}): Promise<{ text: string; total: number }> {
-  return runSetJob<{ text: string; total: number }>(name, { op: 'append', name, file, cacheDir, mocks: [...mocks] }, options);
+/** The text of set `name` with `mocks` added (load.ts appendSetText), worked out on the pool. `file` and `shown` as for loadSet. */
+export function appendedText(name: string, file: string, mocks: readonly Mock[], cacheDir: string, options: SetJobOptions = {}, shown: string = file): Promise<{ text: string; total: number }> {
+  return runSetJob<{ text: string; total: number }>(name, { op: 'append', name, file, shown, cacheDir, mocks: [...mocks] }, options);
 }

@@ -18,7 +18,10 @@ import type { Mock } from './types.js';
 /** Load `file` for replay: its mocks go to the main thread in batches (`MockBatch` requests), then the count. */
 export interface LoadJob {
   op: 'load';
+  /** What is opened: `/proc/self/fd/N/mocks.yaml`, N the set's directory opened and checked by the main thread (setdir.ts). */
   file: string;
+  /** The file's name in messages (default `file`). */
+  shown?: string;
   /** The cache of parsed sets (cache.ts) the store uses. */
   cacheDir: string;
 }
@@ -27,7 +30,9 @@ export interface LoadJob {
 export interface AppendJob {
   op: 'append';
   name: string;
+  /** As LoadJob's. */
   file: string;
+  shown?: string;
   cacheDir: string;
   mocks: Mock[];
 }
@@ -51,12 +56,13 @@ const BATCH_BYTES = 512 * 1024;
 const BATCH_MOCKS = 2000;
 
 export async function loadSetFile(job: LoadJob, ctx: JobContext): Promise<{ mocks: number } | PastBounds> {
-  const set = readBounded(job.file, MAX_MOCKSET_BYTES, ctx.progress);
+  const shown = job.shown ?? job.file;
+  const set = readBounded(job.file, MAX_MOCKSET_BYTES, ctx.progress, undefined, shown);
   if ('error' in set) throw new Error(set.error);
   if ('past' in set) return { past: set.past };
   let mocks = await cachedMocks(set.text, job.cacheDir);
   if (!mocks) {
-    mocks = parseMockSet(set.text, job.file);
+    mocks = parseMockSet(set.text, shown);
     await cacheMocks(set.text, mocks, job.cacheDir);
   }
   await handOver(mocks, ctx);
@@ -86,16 +92,17 @@ async function handOver(mocks: readonly Mock[], ctx: JobContext): Promise<void> 
  * (a set past them could not be replayed again). The parsed result goes into the cache.
  */
 export async function appendSetText(job: AppendJob, ctx: JobContext): Promise<{ text: string; total: number } | PastBounds> {
-  const set = readBounded(job.file, MAX_MOCKSET_BYTES, ctx.progress);
+  const shown = job.shown ?? job.file;
+  const set = readBounded(job.file, MAX_MOCKSET_BYTES, ctx.progress, undefined, shown);
   if ('error' in set) throw new Error(set.error);
   if ('past' in set) return { past: set.past };
   const old = set.text;
-  const before = ((await cachedMocks(old, job.cacheDir)) ?? parseMockSet(old, job.file)).length;
+  const before = ((await cachedMocks(old, job.cacheDir)) ?? parseMockSet(old, shown)).length;
   const added = job.mocks.map((mock, i) => ({ ...mock, name: `mock-${before + i}` }));
   const text = `${old}${old === '' || old.endsWith('\n') ? '' : '\n'}${old === '' ? '' : '---\n'}${serializeMockSet(added)}`;
   const past = pastBounds(Buffer.byteLength(text), set.scan.documents + added.length);
   if (past !== undefined) return { past };
-  const parsed = parseMockSet(text, job.file);
+  const parsed = parseMockSet(text, shown);
   const total = parsed.length;
   if (total !== before + added.length) throw new DebugkitError('INVALID_ARGUMENT', `Mock set '${job.name}' not extended: ${total} mocks would read back, expected ${before + added.length}`);
   await cacheMocks(text, parsed, job.cacheDir);

@@ -71,19 +71,22 @@ export type BoundedSet = { error: string } | { past: string; scan: Scan } | { te
 /**
  * Opens `file` (a regular file: links are not followed), refuses it over `maxBytes`, scans it
  * (documents, kinds, times: `progress` is called once per chunk) and reads its text when it is
- * within `bounds`.
+ * within `bounds`. `file` is what is opened: for a set of a MockStore, `/proc/self/fd/N/mocks.yaml`
+ * with N the set's directory, opened and checked by the main thread (setdir.ts), so only the last
+ * component is looked up by name, and not followed if it is a link; `shown` is the name messages
+ * give it.
  */
-export function readBounded(file: string, maxBytes: number, progress: () => void, bounds: ParseBounds = PARSE_BOUNDS): BoundedSet {
+export function readBounded(file: string, maxBytes: number, progress: () => void, bounds: ParseBounds = PARSE_BOUNDS, shown: string = file): BoundedSet {
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
-    return { error: describeError(err) };
+    return { error: describeError(err).split(file).join(shown) };
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) return { error: `${file} is not a regular file` };
-    if (st.size > maxBytes) return { error: `${file} is ${st.size} bytes; mock sets over ${maxBytes} bytes are not read` };
+    if (!st.isFile()) return { error: `${shown} is not a regular file` };
+    if (st.size > maxBytes) return { error: `${shown} is ${st.size} bytes; mock sets over ${maxBytes} bytes are not read` };
     const scan = scanSet(fd, progress);
     const past = pastBounds(st.size, scan.documents, bounds);
     if (past !== undefined) return { past, scan };
@@ -103,13 +106,14 @@ export function readBounded(file: string, maxBytes: number, progress: () => void
 /**
  * Describes the set in `file` (a regular file: links are not followed), within the bounds above.
  * `maxBytes`: the size past which a set is not read at all. `progress` is called once per chunk.
+ * `shown`: the name messages give the file (readBounded).
  */
-export async function describeSetFile(file: string, maxBytes: number, progress: () => void = () => undefined, parseBounds: ParseBounds = PARSE_BOUNDS): Promise<SetDescription> {
-  const set = readBounded(file, maxBytes, progress, parseBounds);
+export async function describeSetFile(file: string, maxBytes: number, progress: () => void = () => undefined, parseBounds: ParseBounds = PARSE_BOUNDS, shown: string = file): Promise<SetDescription> {
+  const set = readBounded(file, maxBytes, progress, parseBounds, shown);
   if ('error' in set) return { mocks: 0, kinds: emptyCounts(), error: set.error };
   if ('text' in set) {
     try {
-      const mocks = (await cachedMocks(set.text)) ?? parseMockSet(set.text, file);
+      const mocks = (await cachedMocks(set.text)) ?? parseMockSet(set.text, shown);
       return { mocks: mocks.length, kinds: countKinds(mocks), ...optionalCreated(createdOf(mocks)) };
     } catch (err) {
       return { mocks: 0, kinds: emptyCounts(), error: describeError(err) };

@@ -274,3 +274,75 @@ describe('when a set was recorded', () => {
     expect(timeMs('nonsense')).toBeUndefined();
   });
 });
+
+describe('a set directory swapped for a link out of the root (SECURITY.md, "Open what was checked")', () => {
+  /** A workspace root with a mocks directory, and a directory outside it. */
+  function workspace(): { root: string; keploy: string; outside: string } {
+    const root = path.join(base, `t${n}`, 'root');
+    const keploy = path.join(root, 'keploy');
+    const outside = path.join(base, `t${n}`, 'outside');
+    fs.mkdirSync(keploy, { recursive: true });
+    fs.mkdirSync(outside, { recursive: true });
+    return { root, keploy, outside };
+  }
+  /** Swaps `setDir` for a link to `outside` (the set directory moved aside to `setDir.moved`). */
+  const swap = (setDir: string, outside: string) => {
+    fs.renameSync(setDir, `${setDir}.moved`);
+    fs.symlinkSync(outside, setDir);
+  };
+  /** A store in `root` whose writes swap set `name`'s directory for a link to `outside` once the temporary file is written. */
+  const swappingStore = (root: string, keploy: string, outside: string, name: string) =>
+    new MockStore(keploy, {
+      root,
+      io: {
+        async writeNew(file, data) {
+          fs.writeFileSync(file, data, { flag: 'wx' });
+          swap(path.join(keploy, name), outside);
+        },
+      },
+    });
+
+  it('write: the file is linked into the directory that was opened, never through the link swapped in', async () => {
+    const { root, keploy, outside } = workspace();
+    const store = swappingStore(root, keploy, outside, 'rec');
+    await store.write('rec', [httpMock()]);
+    expect(fs.readdirSync(outside)).toEqual([]);
+    expect(parseMockSet(fs.readFileSync(path.join(keploy, 'rec.moved', 'mocks.yaml'), 'utf8'), 'x')).toEqual([httpMock()]);
+    expect(leftovers(path.join(keploy, 'rec.moved'))).toEqual([]);
+  });
+
+  it('append: read, written and renamed in the directory that was opened; the file outside is left as it was', async () => {
+    const { root, keploy, outside } = workspace();
+    fs.mkdirSync(path.join(keploy, 'grow'));
+    fs.copyFileSync(ES_FILE, path.join(keploy, 'grow', 'mocks.yaml'));
+    fs.writeFileSync(path.join(outside, 'mocks.yaml'), 'theirs');
+    const store = swappingStore(root, keploy, outside, 'grow');
+    expect(await store.append('grow', [httpMock()])).toBe(4);
+    expect(fs.readdirSync(outside)).toEqual(['mocks.yaml']);
+    expect(fs.readFileSync(path.join(outside, 'mocks.yaml'), 'utf8')).toBe('theirs');
+    expect(fs.readFileSync(path.join(keploy, 'grow.moved', 'mocks.yaml'), 'utf8').startsWith(fs.readFileSync(ES_FILE, 'utf8'))).toBe(true);
+  });
+
+  it('a mocks directory (or a set directory) that is a link after it was resolved is refused, not followed: nothing is read or made outside', async () => {
+    const { root, keploy, outside } = workspace();
+    fs.mkdirSync(path.join(outside, 'secret'));
+    fs.copyFileSync(ES_FILE, path.join(outside, 'secret', 'mocks.yaml'));
+    fs.rmSync(keploy, { recursive: true });
+    fs.symlinkSync(outside, keploy);
+    // `keploy` as mocks/paths.ts resolved it before the swap: a plain directory in the root.
+    const store = new MockStore(keploy, { root });
+    expect((await failure(store.write('new', [httpMock()]), 'INVALID_ARGUMENT')).message).toContain('is a symbolic link now');
+    expect((await failure(store.read('secret'), 'INVALID_ARGUMENT')).message).toContain('is a symbolic link now');
+    expect((await failure(store.load('secret'), 'INVALID_ARGUMENT')).message).toContain('is a symbolic link now');
+    await failure(store.list(), 'INVALID_ARGUMENT');
+    expect(fs.readdirSync(outside)).toEqual(['secret']);
+    // A set directory that is a link: not listed, refused.
+    fs.rmSync(keploy);
+    fs.mkdirSync(keploy);
+    fs.symlinkSync(path.join(outside, 'secret'), path.join(keploy, 'secret'));
+    expect(await store.list()).toEqual([]);
+    expect((await failure(store.load('secret'), 'INVALID_ARGUMENT')).message).toContain('is a symbolic link');
+    expect((await failure(store.append('secret', [httpMock()]), 'INVALID_ARGUMENT')).message).toContain('is a symbolic link');
+    expect(fs.readFileSync(path.join(outside, 'secret', 'mocks.yaml'), 'utf8')).toBe(fs.readFileSync(ES_FILE, 'utf8'));
+  });
+});

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { link, lstat, mkdir, open, readdir, readFile, rename, rmdir, unlink } from 'node:fs/promises';
+import { constants, fsyncSync, realpathSync } from 'node:fs';
+import { link, lstat, mkdir, open, readdir, rename, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { DebugkitError, describeError } from '../../../core/errors.js';
 import { cacheDir, cachedMocks, cacheMocks } from './cache.js';
@@ -7,6 +8,7 @@ import { appendedText, describeSet, loadSet, type SetJobOptions } from './descri
 import { validateSetName } from './naming.js';
 import { parseMockSet } from './parse.js';
 import { serializeMockSet } from './serialize.js';
+import { openChildDir, openDirAsGiven, openDirFromRoot, type OpenDir } from './setdir.js';
 import { MODELED_KINDS, ZERO_TIME, type KindCounts, type Mock, type MockSetInfo } from './types.js';
 
 export { nameFor, validateSetName } from './naming.js';
@@ -55,7 +57,13 @@ const errno = (err: unknown) => (err as NodeJS.ErrnoException | undefined)?.code
  * other); on any failure the temporary file (and a set directory this call created) is removed.
  *
  * Symbolic links are not followed inside `dir`: a set whose directory or `mocks.yaml` is a link is
- * not listed, and reading or writing it is refused.
+ * not listed, and reading or writing it is refused. What is checked is what is used (SECURITY.md,
+ * "Open what was checked"; setdir.ts): `dir` is opened from `root` one component at a time without
+ * following a link, each set's directory is opened from `dir`'s descriptor the same way, both are
+ * judged inside the root by what the kernel says they are, and the set's files are read, written
+ * and renamed only through the set directory's descriptor (`/proc/self/fd/N/mocks.yaml`, on the
+ * worker threads too), so a directory swapped for a link out of the root meanwhile is never
+ * followed. Without `root` (tests, the bench), `dir` is trusted as given.
  */
 export class MockStore {
   private readonly io: StoreIo;
@@ -63,12 +71,76 @@ export class MockStore {
   /** Where parsed sets are cached (keploy/cache.ts). */
   private readonly cacheDir: string;
 
+  /** The workspace root `dir` was resolved in (a real path: mocks/paths.ts), walked from when `dir` is opened. */
+  private readonly root: string | undefined;
+
   constructor(
     readonly dir: string,
-    options: { io?: Partial<StoreIo>; cacheDir?: string } = {},
+    options: { io?: Partial<StoreIo>; cacheDir?: string; root?: string } = {},
   ) {
     this.io = { ...defaultIo, ...options.io };
     this.cacheDir = options.cacheDir ?? cacheDir();
+    this.root = options.root;
+  }
+
+  /**
+   * `dir` opened and checked (setdir.ts); undefined when it does not exist (and `create` is not
+   * set). `within`: where its sets' directories must be, as the kernel names them.
+   */
+  private openDir(create: boolean): { dir: OpenDir; within: string } | undefined {
+    if (this.root !== undefined) {
+      const realRoot = realpathSync.native(this.root);
+      const dir = openDirFromRoot(realRoot, this.dir, { create });
+      return dir === 'missing' ? undefined : { dir, within: realRoot };
+    }
+    const dir = openDirAsGiven(this.dir, { create });
+    if (dir === 'missing') return undefined;
+    try {
+      return { dir, within: realpathSync.native(dir.at) };
+    } catch (err) {
+      dir.close();
+      throw err;
+    }
+  }
+
+  /** Set `name`'s directory, opened from `opened` without following a link and checked; undefined when it is not there (or no directory). */
+  private openSet(name: string, opened: { dir: OpenDir; within: string }): OpenDir | undefined {
+    const set = openChildDir(opened.dir, name, opened.within);
+    if (set === 'missing') return undefined;
+    if (set === 'link') throw linkError(name, path.join(this.dir, name));
+    if (set === 'outside') throw new DebugkitError('INVALID_ARGUMENT', `Mock set '${name}': ${path.join(this.dir, name)} leads out of ${opened.within} now (it changed after it was checked)`);
+    return set;
+  }
+
+  /**
+   * Runs `use` with set `name`'s `mocks.yaml` as `/proc/self/fd/N/mocks.yaml` (N: the set's
+   * directory, opened and checked, closed once `use` has settled); the file is a regular file
+   * then (a link is refused). NOT_FOUND (naming the sets there are) when the set does not exist.
+   */
+  private async withSet<T>(name: string, use: (file: string, set: OpenDir, shown: string) => Promise<T>): Promise<T> {
+    const shown = this.pathOf(name);
+    const opened = this.openDir(false);
+    if (!opened) throw await this.notFound(name, missing(this.dir));
+    try {
+      const set = this.openSet(name, opened);
+      if (!set) throw await this.notFound(name, missing(path.dirname(shown)));
+      try {
+        const file = `${set.at}/${MOCKS_FILE}`;
+        let st;
+        try {
+          st = await lstat(file);
+        } catch (err) {
+          throw await this.notFound(name, err);
+        }
+        if (st.isSymbolicLink()) throw linkError(name, shown);
+        if (!st.isFile()) throw new DebugkitError('INVALID_ARGUMENT', `${shown} is not a regular file`);
+        return await use(file, set, shown);
+      } finally {
+        set.close();
+      }
+    } finally {
+      opened.dir.close();
+    }
   }
 
   /** `<dir>/<name>/mocks.yaml` (the name is validated). */
@@ -85,26 +157,41 @@ export class MockStore {
    * id), for sharing the threads fairly.
    */
   async list(owner?: string): Promise<MockSetInfo[]> {
+    let opened;
     let entries;
     try {
-      entries = await readdir(this.dir, { withFileTypes: true });
+      opened = this.openDir(false);
+      if (!opened) return [];
+      entries = await readdir(opened.dir.at, { withFileTypes: true });
     } catch (err) {
-      if (errno(err) === 'ENOENT' || errno(err) === 'ENOTDIR') return [];
+      opened?.dir.close();
+      if (err instanceof DebugkitError) throw err;
       throw new DebugkitError('INTERNAL', `Cannot list mock sets in ${this.dir}: ${describeError(err)}`, { cause: err });
     }
     const infos: MockSetInfo[] = [];
-    for (const entry of entries) {
-      if (!entry.isDirectory() || !isSetName(entry.name)) continue;
-      const file = path.join(this.dir, entry.name, MOCKS_FILE);
-      let mtime: Date;
-      try {
-        const st = await lstat(file);
-        if (!st.isFile()) continue;
-        mtime = st.mtime;
-      } catch {
-        continue; // a directory without mocks.yaml (reports/, a test set with tests only) is no mock set
+    try {
+      for (const entry of entries) {
+        if (!entry.isDirectory() || !isSetName(entry.name)) continue;
+        // Opened from the listed directory's descriptor, no link followed; gone or a link by now: not listed.
+        const set = openChildDir(opened.dir, entry.name, opened.within);
+        if (typeof set === 'string') continue;
+        try {
+          const file = `${set.at}/${MOCKS_FILE}`;
+          let mtime: Date;
+          try {
+            const st = await lstat(file);
+            if (!st.isFile()) continue;
+            mtime = st.mtime;
+          } catch {
+            continue; // a directory without mocks.yaml (reports/, a test set with tests only) is no mock set
+          }
+          infos.push(await this.describe(entry.name, file, mtime, owner));
+        } finally {
+          set.close();
+        }
       }
-      infos.push(await this.describe(entry.name, file, mtime, owner));
+    } finally {
+      opened.dir.close();
     }
     return infos.sort((a, b) => (a.created === b.created ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : a.created < b.created ? 1 : -1));
   }
@@ -114,11 +201,13 @@ export class MockStore {
     return (await this.list(owner)).find((info) => info.error === undefined && info.mocks > 0);
   }
 
+  /** `file`: the set's `/proc/self/fd/N/mocks.yaml` (its directory kept open by the caller until this returns). */
   private async describe(name: string, file: string, mtime: Date, owner?: string): Promise<MockSetInfo> {
-    const d = await describeSet(file, MAX_MOCKSET_BYTES, owner);
+    const shown = path.join(this.dir, name, MOCKS_FILE);
+    const d = await describeSet(file, MAX_MOCKSET_BYTES, owner, shown);
     return {
       name,
-      path: file,
+      path: shown,
       mocks: d.mocks,
       kinds: d.kinds,
       created: (d.error === undefined ? d.created : undefined) ?? mtime.toISOString(),
@@ -134,13 +223,7 @@ export class MockStore {
    * parsing); it lacks style marks, so it is not for rewriting the file.
    */
   async read(name: string, options: { cached?: boolean } = {}): Promise<Mock[]> {
-    const file = this.pathOf(name);
-    await this.refuseLinks(name, file);
-    try {
-      return await this.readFile(file, options.cached === true);
-    } catch (err) {
-      throw await this.notFound(name, err);
-    }
+    return this.withSet(name, (file, _set, shown) => this.readFile(file, shown, options.cached === true));
   }
 
   /**
@@ -150,14 +233,8 @@ export class MockStore {
    * `owner`: whose replay (an API key's id), for sharing the threads fairly; `signal` cancels it.
    */
   async load(name: string, options: SetJobOptions = {}): Promise<Mock[]> {
-    const file = this.pathOf(name);
-    await this.refuseLinks(name, file);
-    try {
-      if (!(await lstat(file)).isFile()) throw new DebugkitError('INVALID_ARGUMENT', `${file} is not a regular file`);
-    } catch (err) {
-      throw await this.notFound(name, err);
-    }
-    return loadSet(name, file, this.cacheDir, options);
+    // The worker opens `/proc/self/fd/N/mocks.yaml` (O_NOFOLLOW); N stays open until the job has ended, timed out or been cancelled.
+    return this.withSet(name, (file, _set, shown) => loadSet(name, file, this.cacheDir, options, shown));
   }
 
   /** NOT_FOUND naming the sets there are, for a set that does not exist (`err` from reading it); other errors as they are. */
@@ -168,17 +245,24 @@ export class MockStore {
     return new DebugkitError('NOT_FOUND', `Mock set '${name}' not found in ${this.dir} (${available})`, { cause: err });
   }
 
-  private async readFile(file: string, cached = false): Promise<Mock[]> {
-    const st = await lstat(file);
-    if (!st.isFile()) throw new DebugkitError('INVALID_ARGUMENT', `${file} is not a regular file`);
-    if (st.size > MAX_MOCKSET_BYTES) {
-      throw new DebugkitError('INVALID_ARGUMENT', `${file} is ${st.size} bytes; mock sets over ${MAX_MOCKSET_BYTES} bytes are not read`);
+  /** `file` (a set's `/proc/self/fd/N/mocks.yaml`) opened without following a link and read through its descriptor. */
+  private async readFile(file: string, shown: string, cached = false): Promise<Mock[]> {
+    const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    let text: string;
+    try {
+      const st = await handle.stat();
+      if (!st.isFile()) throw new DebugkitError('INVALID_ARGUMENT', `${shown} is not a regular file`);
+      if (st.size > MAX_MOCKSET_BYTES) {
+        throw new DebugkitError('INVALID_ARGUMENT', `${shown} is ${st.size} bytes; mock sets over ${MAX_MOCKSET_BYTES} bytes are not read`);
+      }
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
     }
-    const text = await readFile(file, 'utf8');
-    if (!cached) return parseMockSet(text, file);
+    if (!cached) return parseMockSet(text, shown);
     const hit = await cachedMocks(text, this.cacheDir);
     if (hit) return hit;
-    const mocks = parseMockSet(text, file);
+    const mocks = parseMockSet(text, shown);
     await cacheMocks(text, mocks, this.cacheDir);
     return mocks;
   }
@@ -200,44 +284,58 @@ export class MockStore {
     }
 
     const setDir = path.dirname(file);
+    // The mocks directory made and opened from the root, no link followed (setdir.ts); the set's
+    // directory made and opened from its descriptor; the file written and linked into place only
+    // through the set directory's descriptor (`/proc/self/fd/N/...`).
+    let opened;
     try {
-      await mkdir(this.dir, { recursive: true });
-    } catch (err) {
-      throw storageError(`cannot create ${this.dir}`, err);
-    }
-    let createdDir = false;
-    try {
-      await mkdir(setDir);
-      createdDir = true;
-    } catch (err) {
-      if (errno(err) !== 'EEXIST') throw storageError(`cannot create ${setDir}`, err);
-    }
-    await this.refuseLinks(name, file);
-    if (await exists(file)) throw alreadyExists(name, file);
-
-    const temp = path.join(setDir, `.${MOCKS_FILE}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-    let committed = false;
-    try {
-      await this.io.writeNew(temp, text);
-      try {
-        await this.io.link(temp, file);
-      } catch (err) {
-        if (errno(err) === 'EEXIST') throw alreadyExists(name, file);
-        if (!['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', 'EMLINK'].includes(errno(err) ?? '')) throw err;
-        // No hard links on this file system: check, then rename (atomic, but not race-free).
-        if (await exists(file)) throw alreadyExists(name, file);
-        await this.io.rename(temp, file);
-      }
-      committed = true;
-      await syncDir(setDir);
-      await cacheMocks(text, mocks, this.cacheDir);
-      return file;
+      opened = this.openDir(true);
     } catch (err) {
       if (err instanceof DebugkitError) throw err;
-      throw storageError(`cannot write ${file}`, err);
+      throw storageError(`cannot create ${this.dir}`, err);
+    }
+    if (!opened) throw storageError(`cannot create ${this.dir}`, new Error('a component of it is not a directory'));
+    try {
+      let createdDir = false;
+      try {
+        await mkdir(`${opened.dir.at}/${name}`);
+        createdDir = true;
+      } catch (err) {
+        if (errno(err) !== 'EEXIST') throw storageError(`cannot create ${setDir}`, err);
+      }
+      let set: OpenDir | undefined;
+      let temp: string | undefined;
+      let committed = false;
+      try {
+        set = this.openSet(name, opened);
+        if (!set) throw storageError(`cannot create ${setDir}`, new Error('it is not a directory'));
+        const target = `${set.at}/${MOCKS_FILE}`;
+        if (await exists(target, file)) throw alreadyExists(name, file);
+        temp = `${set.at}/.${MOCKS_FILE}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+        await this.io.writeNew(temp, text);
+        try {
+          await this.io.link(temp, target);
+        } catch (err) {
+          if (errno(err) === 'EEXIST') throw alreadyExists(name, file);
+          if (!['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', 'EMLINK'].includes(errno(err) ?? '')) throw err;
+          // No hard links on this file system: check, then rename (atomic, but not race-free).
+          if (await exists(target, file)) throw alreadyExists(name, file);
+          await this.io.rename(temp, target);
+        }
+        committed = true;
+        syncDir(set);
+        await cacheMocks(text, mocks, this.cacheDir);
+        return file;
+      } catch (err) {
+        if (err instanceof DebugkitError) throw err;
+        throw storageError(`cannot write ${file}`, err);
+      } finally {
+        if (temp !== undefined) await this.io.unlink(temp).catch(() => {});
+        set?.close();
+        if (!committed && createdDir) await rmdir(`${opened.dir.at}/${name}`).catch(() => {});
+      }
     } finally {
-      await this.io.unlink(temp).catch(() => {});
-      if (!committed && createdDir) await rmdir(setDir).catch(() => {});
+      opened.dir.close();
     }
   }
 
@@ -250,22 +348,20 @@ export class MockStore {
    * never a part). Returns the new number of mocks. `options` as for `load`.
    */
   async append(name: string, mocks: readonly Mock[], options: SetJobOptions = {}): Promise<number> {
-    const file = this.pathOf(name);
-    await this.refuseLinks(name, file);
-    await lstat(file).catch((err: unknown) => {
-      throw new DebugkitError('INVALID_ARGUMENT', `Mock set not found: ${file} (${describeError(err)})`);
+    // Read (on the worker), written and renamed only through the set directory's descriptor, opened and checked.
+    return this.withSet(name, async (file, set, shown) => {
+      const { text, total } = await appendedText(name, file, mocks, this.cacheDir, options, shown);
+      const temp = `${set.at}/.${MOCKS_FILE}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+      try {
+        await this.io.writeNew(temp, text);
+        await this.io.rename(temp, file);
+        syncDir(set);
+        return total;
+      } catch (err) {
+        await this.io.unlink(temp).catch(() => {});
+        throw storageError(`cannot write ${shown}`, err);
+      }
     });
-    const { text, total } = await appendedText(name, file, mocks, this.cacheDir, options);
-    const temp = path.join(path.dirname(file), `.${MOCKS_FILE}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-    try {
-      await this.io.writeNew(temp, text);
-      await this.io.rename(temp, file);
-      await syncDir(path.dirname(file));
-      return total;
-    } catch (err) {
-      await this.io.unlink(temp).catch(() => {});
-      throw storageError(`cannot write ${file}`, err);
-    }
   }
 
   /** `base` if no set (or other entry) of that name exists in `dir`, else `base-2`, `base-3`, ... */
@@ -279,29 +375,21 @@ export class MockStore {
     throw new DebugkitError('INVALID_ARGUMENT', `No free mock set name for '${base}' in ${this.dir}`);
   }
 
-  private async refuseLinks(name: string, file: string): Promise<void> {
-    for (const p of [path.dirname(file), file]) {
-      try {
-        if ((await lstat(p)).isSymbolicLink()) {
-          throw new DebugkitError('INVALID_ARGUMENT', `Mock set '${name}': ${p} is a symbolic link; mock sets must be plain directories and files`);
-        }
-      } catch (err) {
-        if (err instanceof DebugkitError) throw err;
-        // missing: nothing to refuse
-      }
-    }
-  }
+}
+
+function linkError(name: string, p: string): DebugkitError {
+  return new DebugkitError('INVALID_ARGUMENT', `Mock set '${name}': ${p} is a symbolic link; mock sets must be plain directories and files`);
+}
+
+/** An ENOENT for `p`, for notFound. */
+function missing(p: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`ENOENT: no such file or directory, ${p}`), { code: 'ENOENT' });
 }
 
 /** Makes the new directory entry durable (best effort: not every platform can fsync a directory). */
-async function syncDir(dir: string): Promise<void> {
+function syncDir(dir: OpenDir): void {
   try {
-    const handle = await open(dir, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+    fsyncSync(dir.fd);
   } catch {
     // not supported here: the data itself was already flushed
   }
@@ -316,13 +404,14 @@ function isSetName(name: string): boolean {
   }
 }
 
-async function exists(p: string): Promise<boolean> {
+/** Whether `p` exists (a link counts); `shown`: its name in an error. */
+async function exists(p: string, shown: string = p): Promise<boolean> {
   try {
     await lstat(p);
     return true;
   } catch (err) {
     if (errno(err) === 'ENOENT') return false;
-    throw storageError(`cannot check ${p}`, err);
+    throw storageError(`cannot check ${shown}`, err);
   }
 }
 

@@ -29,7 +29,7 @@ export function listMocksTool(config: Config): ToolSpec<typeof input, typeof out
         // The Keploy reader (YAML) loads on the first call, not at start.
         const { MockStore } = await import('../keploy/store.js');
         // Sets are described off the event loop and bounded (keploy/describe.ts): big ones are counted, not parsed.
-        const sets = await new MockStore(dir).list(call.client.principal?.id ?? call.client.owner);
+        const sets = await new MockStore(dir, { root: config.root }).list(call.client.principal?.id ?? call.client.owner);
         const names = sets.map((s) => s.name);
         let message =
           names.length === 0

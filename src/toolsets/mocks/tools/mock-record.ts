@@ -56,6 +56,7 @@ export function mockRecordTool(config: Config, warn: (m: string) => void): ToolS
         const outcome = await recordMocks({
           command: args.command,
           dir: mocksDir(config.root, args.path),
+          root: config.root,
           cwd: config.root,
           ca,
           caEnv: env,

@@ -96,7 +96,7 @@ export function mockTestTool(config: Config, warn: (m: string) => void): ToolSpe
           import('../runner.js'),
           import('../session.js'),
         ]);
-        const store = new MockStore(mocksDir(config.root, args.path));
+        const store = new MockStore(mocksDir(config.root, args.path), { root: config.root });
         // The set is parsed on the mock-set worker threads, within their bounds (keploy/describe.ts): never on the event loop.
         const onPool = { owner: call.client.principal?.id ?? call.client.owner, signal: call.signal };
         const name = args.mockName ?? (await store.latest(onPool.owner))?.name;
