@@ -203,6 +203,9 @@ describe('gdb: the program swapped for a link out of the root while it is checke
   beforeAll(async () => {
     groot = path.join(base, 'gdbroot');
     programsAndSwaps(groot, path.join(base, 'outside-bin'));
+    // Writable by anyone: a user other than debugkit's could swap the names (in a root only
+    // debugkit's user writes, gdb is handed the file itself: racing gains that writer nothing).
+    for (const dir of [groot, path.join(groot, 'bin')]) chmodSync(dir, 0o777);
     session = await GdbSession.start({ gdbPath: 'gdb', cwd: groot, execWrapper: EXEC_WRAPPER, replyTimeoutMs: 60_000 });
   });
   afterAll(async () => session?.dispose('test over'));
@@ -211,7 +214,7 @@ describe('gdb: the program swapped for a link out of the root while it is checke
   const load = async (program: string): Promise<Outcome> => {
     let loaded: CheckedProgram;
     try {
-      loaded = CheckedProgram.open(groot, program);
+      loaded = await CheckedProgram.open(groot, program);
       await loadProgram(session, loaded, []);
     } catch (err) {
       return judgeProgram((err as Error).message) === 'leak' ? 'leak' : 'refused';
@@ -354,13 +357,14 @@ describe('debugger_launch: the program swapped for a link out of the root while 
     compileC(outsideDir, 'spin');
     renameSync(path.join(outsideDir, 'spin'), path.join(outsideDir, 'basic'));
     symlinkSync(path.join(outsideDir, 'basic'), path.join(droot, 'basic.swap'));
+    chmodSync(droot, 0o777); // a user other than debugkit's could swap the name (else the file itself is launched)
   });
 
   it(`${DEBUGGER_TRIES} launches: what runs is always the checked file`, async () => {
     const counts = await race(path.join(droot, 'basic'), path.join(droot, 'basic.swap'), DEBUGGER_TRIES, async () => {
       let checked: CheckedProgram;
       try {
-        checked = CheckedProgram.open(droot, 'basic');
+        checked = await CheckedProgram.open(droot, 'basic');
       } catch {
         return 'refused';
       }
@@ -532,10 +536,11 @@ describe('the tools hand gdb the checked file', () => {
     }
   });
 
-  it('gdb open: gdb loads and runs a private copy under the program\'s name, starts in the checked cwd, and the copy goes with the session or the server', async () => {
+  it('gdb open where others can write: gdb loads and runs a private copy under the program\'s name, starts in the checked cwd, and the copy goes with the session or the server', async () => {
     const wroot = tempDir('debugkit-open-');
     mkdirSync(path.join(wroot, 'work'));
     compileC(wroot, 'basic');
+    chmodSync(wroot, 0o777);
     const client = await connectStdio({ root: wroot });
     try {
       const { id } = await client.ok('open', { program: 'basic', cwd: 'work' });

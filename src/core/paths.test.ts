@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DebugkitError } from './errors.js';
-import { CheckedProgram, isInside, onlyOwnUserWrites, openContainedDirectory, openedPath, openInside, openVerified, resolveContained } from './paths.js';
+import { CheckedProgram, isInside, MAX_PROGRAM_COPY_BYTES, onlyOwnUserWrites, openContainedDirectory, openedPath, openInside, openVerified, resolveContained } from './paths.js';
 
 /**
  * A real tree in a temp dir:
@@ -534,11 +534,22 @@ describe('openInside / openVerified: open, then judge what was opened (issue 18)
 });
 
 describe('CheckedProgram and openContainedDirectory: what another process is handed (issue 18)', () => {
-  it('the program is a private copy of the checked file, under its own name, unchanged when the workspace file is swapped', () => {
-    const bin = path.join(root, 'bin-dir');
+  it('where only debugkit\'s user can write, the program is the checked file itself (gdb runs it by its own name)', async () => {
+    write(path.join(root, 'bin-dir', 'tool'), 'original');
+    const program = await CheckedProgram.open(root, 'bin-dir/tool');
+    expect(program.copied).toBe(false);
+    expect(program.path).toBe(path.join(root, 'bin-dir', 'tool'));
+    program.close();
+    expect(fs.existsSync(program.path)).toBe(true);
+  });
+
+  it('where other users can write, the program is a private copy of the checked file, under its own name, unchanged when the workspace file is swapped', async () => {
+    const bin = path.join(root, 'shared-bin');
     write(path.join(bin, 'tool'), 'original');
-    const program = CheckedProgram.open(root, 'bin-dir/tool');
+    fs.chmodSync(bin, 0o777);
+    const program = await CheckedProgram.open(root, 'shared-bin/tool');
     try {
+      expect(program.copied).toBe(true);
       expect(program.real).toBe(path.join(bin, 'tool'));
       expect(path.basename(program.path)).toBe('tool');
       expect(isInside(root, program.path)).toBe(false);
@@ -546,19 +557,38 @@ describe('CheckedProgram and openContainedDirectory: what another process is han
       fs.symlinkSync(path.join(outsideDir, 'secret.txt'), path.join(bin, 'tool'));
       expect(fs.readFileSync(program.path, 'utf8')).toBe('original');
       expect(fs.statSync(path.dirname(program.path)).mode & 0o777).toBe(0o700);
+      expect(program.changed()).toBe(false); // a link out of the root is not a rebuild
+      fs.rmSync(path.join(bin, 'tool'));
+      write(path.join(bin, 'tool'), 'rebuilt');
+      expect(program.changed()).toBe(true);
+      const fresh = await program.reopen();
+      expect(fs.readFileSync(fresh.path, 'utf8')).toBe('rebuilt');
+      fresh.close();
     } finally {
       program.close();
     }
     expect(fs.existsSync(path.dirname(program.path))).toBe(false);
   });
 
-  it('refuses what resolveContained refuses, with the same codes', () => {
-    expect(failure(() => CheckedProgram.open(root, 'link-file-out')).code).toBe('PATH_OUTSIDE_ROOT');
-    expect(failure(() => CheckedProgram.open(root, '../outside/secret.txt')).code).toBe('PATH_OUTSIDE_ROOT');
-    expect(failure(() => CheckedProgram.open(root, 'dangling-out')).code).toBe('PATH_OUTSIDE_ROOT');
-    expect(failure(() => CheckedProgram.open(root, 'missing-program')).code).toBe('NOT_FOUND');
-    expect(failure(() => CheckedProgram.open(root, 'sub')).code).toBe('NOT_FOUND');
-    expect(failure(() => CheckedProgram.open(root, 'a\0b')).code).toBe('INVALID_ARGUMENT');
+  it('a copy past MAX_PROGRAM_COPY_BYTES is refused at once, saying how to avoid the copy (a sparse file: no disk used)', async () => {
+    const bin = path.join(root, 'shared-big');
+    fs.mkdirSync(bin, { recursive: true });
+    fs.chmodSync(bin, 0o777);
+    fs.writeFileSync(path.join(bin, 'huge'), '');
+    fs.truncateSync(path.join(bin, 'huge'), MAX_PROGRAM_COPY_BYTES + 1);
+    const err = await CheckedProgram.open(root, 'shared-big/huge').then(() => undefined, (e: DebugkitError) => e);
+    expect(err?.code).toBe('INVALID_ARGUMENT');
+    expect(err?.message).toMatch(/is 1025 MiB: debugkit hands gdb a private copy .* of at most 1024 MiB; close the directories on its way to other users \(chmod go-w\)/);
+  });
+
+  it('refuses what resolveContained refuses, with the same codes', async () => {
+    const code = (userPath: string) => CheckedProgram.open(root, userPath).then(() => 'opened', (e: DebugkitError) => e.code);
+    expect(await code('link-file-out')).toBe('PATH_OUTSIDE_ROOT');
+    expect(await code('../outside/secret.txt')).toBe('PATH_OUTSIDE_ROOT');
+    expect(await code('dangling-out')).toBe('PATH_OUTSIDE_ROOT');
+    expect(await code('missing-program')).toBe('NOT_FOUND');
+    expect(await code('sub')).toBe('NOT_FOUND');
+    expect(await code('a\0b')).toBe('INVALID_ARGUMENT');
   });
 
   it('a child started in the checked directory is in it, however the path is swapped afterwards', () => {

@@ -1,5 +1,5 @@
-import { chmodSync, closeSync, constants, copyFileSync, fstatSync, lstatSync, mkdtempSync, openSync, readlinkSync, realpathSync, rmSync, type Stats } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { chmodSync, closeSync, constants, fstatSync, lstatSync, mkdtempSync, openSync, readlinkSync, realpathSync, rmSync, type Stats } from 'node:fs';
+import { copyFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DebugkitError } from './errors.js';
@@ -230,16 +230,23 @@ export function openContained(root: string, userPath: string, { what = 'path', t
   throw new DebugkitError('NOT_FOUND', `${what} not found: ${userPath} (resolved against ${realRoot}; it must be ${kind})`);
 }
 
+/** The biggest program debugkit copies for gdb (see CheckedProgram): past it, the operator closes the root to other users instead. */
+export const MAX_PROGRAM_COPY_BYTES = 1024 * 1024 * 1024;
+
 /**
- * A program checked and opened inside the root, for another process to load and run (gdb): `path`
- * is a private copy of the opened file (made from the descriptor, so it is the checked file
+ * A program checked and opened inside the root, for another process to load and run (gdb), by
+ * `path`. When no user other than debugkit's own could make the file's name lead elsewhere
+ * (`swappable`: no link on the way, no directory on it that others may write), `path` is the file
+ * itself: whoever could swap it runs as debugkit's user and gains nothing by racing, and gdb runs
+ * the program by its own name (argv[0], /proc/self/exe, a rebuild re-read at `run`). Otherwise
+ * `path` is a private copy of the opened file (made from the descriptor, so it is the checked file
  * whatever the workspace path names by then), in a directory of its own (mode 0700), under the
- * program's own file name. gdb cannot be handed the descriptor itself: it canonicalizes what it is
- * given with realpath(3), which reads /proc/<pid>/fd/N back to the workspace path, and opens that
- * name again (strace shows it; under a racing writer it then reads one file's symbols and runs
- * another), so a link swapped in there would be what it reads and runs. Cost: one in-kernel copy
- * of the program per session (about 3 ms for 1 MB, 15 ms for 10 MB, 90 ms for 100 MB); the
- * program's argv[0] and /proc/self/exe name the copy. `close()` once the loading process is gone.
+ * program's own file name, copied in the thread pool (the event loop goes on meanwhile) and at
+ * most MAX_PROGRAM_COPY_BYTES. gdb cannot be handed the descriptor itself: it canonicalizes what
+ * it is given with realpath(3), which reads /proc/<pid>/fd/N back to the workspace path, and opens
+ * that name again (strace shows it; under a racing writer it then reads one file's symbols and
+ * runs another). A copy costs one in-kernel copy per session (about 3 ms for 1 MB, 90 ms for
+ * 100 MB); the program's argv[0] and /proc/self/exe name it. `close()` once the loading process is gone.
  */
 export class CheckedProgram {
   private closed = false;
@@ -247,18 +254,56 @@ export class CheckedProgram {
   private constructor(
     /** The real path that was checked and opened (what to show the client). */
     readonly real: string,
-    /** What to hand the other process: the private copy. */
+    /** What to hand the other process: the file itself, or its private copy. */
     readonly path: string,
-    private readonly dir: string,
+    /** The copy's directory; undefined when `path` is the file itself. */
+    private readonly dir: string | undefined,
     private readonly root: string,
-    /** The copied file as it was: device, inode, size, change and modification times. */
+    /** The opened file as it was: device, inode, size, change and modification times. */
     private readonly stamp: string,
   ) {}
 
+  static async open(root: string, userPath: string, what = 'program'): Promise<CheckedProgram> {
+    const opened = openContained(root, userPath, { what, type: 'file' });
+    let dir: string | undefined;
+    try {
+      const stamp = stampOf(opened.stats);
+      const why = swappable(opened.real);
+      if (!why) return new CheckedProgram(opened.real, opened.real, undefined, root, stamp);
+      if (opened.stats.size > MAX_PROGRAM_COPY_BYTES) {
+        throw new DebugkitError(
+          'INVALID_ARGUMENT',
+          `${what} ${userPath} is ${Math.ceil(opened.stats.size / 2 ** 20)} MiB: debugkit hands gdb a private copy of a program whose name other users could swap (${why}), ` +
+            `of at most ${MAX_PROGRAM_COPY_BYTES / 2 ** 20} MiB; close the directories on its way to other users (chmod go-w) and gdb is handed the file itself`,
+        );
+      }
+      dir = mkdtempSync(path.join(tmpdir(), 'debugkit-prog-'));
+      keepUntilExit(dir);
+      const copy = path.join(dir, path.basename(opened.real));
+      // /proc/self/fd/N is the opened file itself: the kernel follows the descriptor, not a name.
+      await copyFile(`/proc/self/fd/${opened.fd}`, copy);
+      chmodSync(copy, (opened.stats.mode & 0o777) | 0o500);
+      return new CheckedProgram(opened.real, copy, dir, root, stamp);
+    } catch (err) {
+      if (dir) {
+        rmSync(dir, { recursive: true, force: true });
+        copies.delete(dir);
+      }
+      throw err;
+    } finally {
+      closeSync(opened.fd);
+    }
+  }
+
+  /** Whether `path` is a private copy, not the file itself. */
+  get copied(): boolean {
+    return this.dir !== undefined;
+  }
+
   /**
-   * Whether the file at `real` is no longer the one copied (rebuilt, replaced): checked and opened
-   * inside the root again, as when it was copied. False when it cannot be opened there any more
-   * (removed, or leading out of the root now): the copy is still the checked program.
+   * Whether the file at `real` is no longer the one opened (rebuilt, replaced): checked and opened
+   * inside the root again, as when it was opened. False when it cannot be opened there any more
+   * (removed, or leading out of the root now): a copy is still the checked program.
    */
   changed(): boolean {
     let opened: OpenedInside;
@@ -271,35 +316,13 @@ export class CheckedProgram {
     return stampOf(opened.stats) !== this.stamp;
   }
 
-  /** A fresh copy of the file at `real` as it is now, checked and opened inside the root again. */
-  reopen(): CheckedProgram {
+  /** The file at `real` as it is now, checked and opened inside the root again (and copied if it must be). */
+  reopen(): Promise<CheckedProgram> {
     return CheckedProgram.open(this.root, this.real);
   }
 
-  static open(root: string, userPath: string, what = 'program'): CheckedProgram {
-    const opened = openContained(root, userPath, { what, type: 'file' });
-    let dir: string | undefined;
-    try {
-      dir = mkdtempSync(path.join(tmpdir(), 'debugkit-prog-'));
-      const copy = path.join(dir, path.basename(opened.real));
-      // /proc/self/fd/N is the opened file itself: the kernel follows the descriptor, not a name.
-      copyFileSync(`/proc/self/fd/${opened.fd}`, copy);
-      chmodSync(copy, (opened.stats.mode & 0o777) | 0o500);
-      keepUntilExit(dir);
-      return new CheckedProgram(opened.real, copy, dir, root, stampOf(opened.stats));
-    } catch (err) {
-      if (dir) {
-        rmSync(dir, { recursive: true, force: true });
-        copies.delete(dir);
-      }
-      throw err;
-    } finally {
-      closeSync(opened.fd);
-    }
-  }
-
   close(): void {
-    if (this.closed) return;
+    if (this.closed || !this.dir) return;
     this.closed = true;
     rmSync(this.dir, { recursive: true, force: true });
     copies.delete(this.dir);

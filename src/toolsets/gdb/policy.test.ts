@@ -245,9 +245,9 @@ describe('files another user could swap before gdb opens them (issue 18; the rac
   });
 
   /** What prepareCommand sends gdb (the copy closed at once), or its refusal. */
-  function sent(command: string, policy = inShared): string {
+  async function sent(command: string, policy = inShared): Promise<string> {
     try {
-      const prepared = prepareCommand(command, policy);
+      const prepared = await prepareCommand(command, policy);
       prepared.copy?.program.close();
       return prepared.command;
     } catch (err) {
@@ -255,59 +255,59 @@ describe('files another user could swap before gdb opens them (issue 18; the rac
     }
   }
 
-  it('where only debugkit\'s user can write, file commands go to gdb as written', () => {
+  it('where only debugkit\'s user can write, file commands go to gdb as written', async () => {
     for (const command of ['file prog', 'core-file prog', 'dump memory out.bin 0 1', 'set logging enabled on', 'gcore', 'record save', 'directory sub', '-file-exec-and-symbols "prog"', 'with print pretty -- file prog', '-break-commands 1 "dump memory out.bin 0 1"']) {
-      expect(sent(command, closed), command).toBe(command);
+      expect(await sent(command, closed), command).toBe(command);
     }
   });
 
-  it('a file gdb reads, named plainly by a command of its own, is read from a private copy of the checked file', () => {
+  it('a file gdb reads, named plainly by a command of its own, is read from a private copy of the checked file', async () => {
     const copy = String.raw`/\S*debugkit-prog-[^/\s]+/prog`;
-    expect(sent('file prog')).toMatch(new RegExp(`^file ${copy}$`));
-    expect(sent('fil prog')).toMatch(new RegExp(`^file ${copy}$`));
-    expect(sent('exec-file prog')).toMatch(new RegExp(`^exec-file ${copy}$`));
-    expect(sent('symbol-file -readnow prog')).toMatch(new RegExp(`^symbol-file -readnow ${copy}$`));
-    expect(sent('core prog')).toMatch(new RegExp(`^core-file ${copy}$`));
-    expect(sent(`file ${shared}/sub/../prog`)).toMatch(new RegExp(`^file ${copy}$`));
-    expect(sent('-file-exec-and-symbols "prog"')).toMatch(new RegExp(`^-file-exec-and-symbols "${copy}"$`));
-    expect(sent('12-file-symbol-file prog')).toMatch(new RegExp(`^-file-symbol-file "${copy}"$`));
-    const prepared = prepareCommand('file prog', inShared);
+    expect(await sent('file prog')).toMatch(new RegExp(`^file ${copy}$`));
+    expect(await sent('fil prog')).toMatch(new RegExp(`^file ${copy}$`));
+    expect(await sent('exec-file prog')).toMatch(new RegExp(`^exec-file ${copy}$`));
+    expect(await sent('symbol-file -readnow prog')).toMatch(new RegExp(`^symbol-file -readnow ${copy}$`));
+    expect(await sent('core prog')).toMatch(new RegExp(`^core-file ${copy}$`));
+    expect(await sent(`file ${shared}/sub/../prog`)).toMatch(new RegExp(`^file ${copy}$`));
+    expect(await sent('-file-exec-and-symbols "prog"')).toMatch(new RegExp(`^-file-exec-and-symbols "${copy}"$`));
+    expect(await sent('12-file-symbol-file prog')).toMatch(new RegExp(`^-file-symbol-file "${copy}"$`));
+    const prepared = await prepareCommand('file prog', inShared);
     try {
       expect(prepared.copy?.slots).toEqual(['exec', 'symbols']);
       expect(existsSync(prepared.copy!.program.path)).toBe(true);
     } finally {
       prepared.copy?.program.close();
     }
-    expect(sent('file nope')).toMatch(/"file" file not found/);
+    expect(await sent('file nope')).toMatch(/"file" file not found/);
   });
 
-  it('every other file use there is refused without --allow-gdb-shell, naming why', () => {
+  it('every other file use there is refused without --allow-gdb-shell, naming why', async () => {
     for (const command of [
       "file 'prog'", 'file -o 0x10 prog', 'add-symbol-file prog 0', 'with print pretty -- file prog', 'complete file pr', '-interpreter-exec console "file prog"',
       'dump memory out.bin 0 1', 'append binary value out.bin 1', 'save breakpoints bp.txt', 'gcore', 'gcore core.1', 'record save', 'record full restore r',
       'set logging file log.txt', 'set logging enabled on', 'set logg en on', 'set logging on', 'with logging enabled on -- p 1', 'directory sub', 'dir sub:.', 'set cwd sub', 'tty t',
       '-break-commands 1 "dump memory out.bin 0 1"', '-trace-save t',
     ]) {
-      expect(sent(command), command).toMatch(/can be written by users other than debugkit's.*--allow-gdb-shell/);
+      expect(await sent(command), command).toMatch(/can be written by users other than debugkit's.*--allow-gdb-shell/);
       expect(capabilityScopes(command, inShared), command).toEqual(['gdb:shell']);
     }
-    expect(sent('set logging enabled off')).toBe('set logging enabled off');
-    expect(sent('record stop')).toBe('record stop');
+    expect(await sent('set logging enabled off')).toBe('set logging enabled off');
+    expect(await sent('record stop')).toBe('record stop');
   });
 
-  it('a name is judged where the kernel leads it: a ".." after a link, or an option-like file name, cannot lead out', () => {
+  it('a name is judged where the kernel leads it: a ".." after a link, or an option-like file name, cannot lead out', async () => {
     // out-link -> outside/a/b: "out-link/../x" reads as root/x but leads to outside/a/x.
-    expect(sent('dump memory out-link/../x 0 1', closed)).toMatch(/leads through a link.*--allow-gdb-shell/);
-    // A read there is read from a copy of what debugkit checked (root/prog), not what gdb would reach.
-    expect(sent('file out-link/../prog', closed)).toMatch(/^file \/\S*debugkit-prog-[^/\s]+\/prog$/);
+    expect(await sent('dump memory out-link/../x 0 1', closed)).toMatch(/leads through a link.*--allow-gdb-shell/);
+    // A read there is read from what debugkit checked (root/prog, which no other user can swap), not what gdb would reach.
+    expect(await sent('file out-link/../prog', closed)).toBe(`file ${path.join(realpathSync(closed.root), 'prog')}`);
     // core-file takes "-x" as a file name: here a link to /etc/passwd.
-    expect(sent('core-file -x', closed)).toMatch(/outside the workspace root/);
-    expect(sent('-file-exec-and-symbols -x', closed)).toMatch(/outside the workspace root/);
+    expect(await sent('core-file -x', closed)).toMatch(/outside the workspace root/);
+    expect(await sent('-file-exec-and-symbols -x', closed)).toMatch(/outside the workspace root/);
   });
 
-  it('a command that reaches further when sent than when the key\'s scopes were checked is refused, whatever the flags', () => {
-    expect(() => prepareCommand('file /bin/sh', open, [])).toThrow(/reaches further than when the call's scopes were checked/);
-    expect(prepareCommand('file /bin/sh', open, ['gdb:shell']).command).toBe('file /bin/sh');
-    expect(prepareCommand('file /bin/sh', open).command).toBe('file /bin/sh');
+  it('a command that reaches further when sent than when the key\'s scopes were checked is refused, whatever the flags', async () => {
+    await expect(prepareCommand('file /bin/sh', open, [])).rejects.toThrow(/reaches further than when the call's scopes were checked/);
+    expect((await prepareCommand('file /bin/sh', open, ['gdb:shell'])).command).toBe('file /bin/sh');
+    expect((await prepareCommand('file /bin/sh', open)).command).toBe('file /bin/sh');
   });
 });

@@ -106,7 +106,7 @@ export interface PreparedCommand {
  * NOT_FOUND or PATH_OUTSIDE_ROOT when the file to copy cannot be opened inside the root.
  * Held by test/open-races.test.ts ("gdb commands naming files").
  */
-export function prepareCommand(command: string, policy: GdbPolicy, checkedScopes?: readonly string[]): PreparedCommand {
+export async function prepareCommand(command: string, policy: GdbPolicy, checkedScopes?: readonly string[]): Promise<PreparedCommand> {
   // One reading for both: judged twice, a file swapped in between could pass the flags as a plain
   // file and then be sent by name, unjudged, as a link.
   const { needs, copy: read } = classify(command, policy);
@@ -116,7 +116,7 @@ export function prepareCommand(command: string, policy: GdbPolicy, checkedScopes
   const beyond = checkedScopes && needs.find((n) => n.capability !== 'quit' && !checkedScopes.includes(CAPABILITIES[n.capability].scope));
   if (beyond) throw new CommandRefusedError(`refused: ${beyond.what}; it reaches further than when the call's scopes were checked (a file changed meanwhile)`);
   if (!read) return { command };
-  const program = CheckedProgram.open(policy.root, path.resolve(policy.cwd, read.file), `"${read.name}" file`);
+  const program = await CheckedProgram.open(policy.root, path.resolve(policy.cwd, read.file), `"${read.name}" file`);
   return { command: read.command(program.path), copy: { program, slots: read.slots } };
 }
 

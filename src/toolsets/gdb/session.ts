@@ -209,7 +209,7 @@ export class GdbSession implements SessionResource {
     this.assertAlive();
     let prepared: PreparedCommand = { command };
     // The operator's flags, and a file it reads that other users could swap read from a checked private copy.
-    if (this.options.policy && !options.trusted) prepared = prepareCommand(command, this.commandPolicy(), options.checkedScopes);
+    if (this.options.policy && !options.trusted) prepared = await prepareCommand(command, this.commandPolicy(), options.checkedScopes);
     if (this.copies.has('exec') && isStartCommand(command)) await this.reloadIfChanged();
     try {
       return await this.sendCall(prepared.command, command, options);
@@ -231,13 +231,14 @@ export class GdbSession implements SessionResource {
    */
   private async reloadIfChanged(): Promise<void> {
     const copy = this.copies.get('exec')!;
-    if (!copy.changed()) return;
+    // gdb re-reads a program it runs by its own name itself.
+    if (!copy.copied || !copy.changed()) return;
     const groups = (await this.send('-list-thread-groups')).results.groups;
     const loaded = Array.isArray(groups) && groups.some((g) => typeof g === 'object' && g !== null && (g as MiTuple).executable === copy.path);
     if (!loaded) return;
     let fresh: CheckedProgram;
     try {
-      fresh = copy.reopen();
+      fresh = await copy.reopen();
     } catch (err) {
       this.notes.push(`[debugkit: ${copy.real} changed since it was loaded, but it cannot be loaded again (${(err as Error).message}): running the build loaded before]`);
       return;

@@ -80,8 +80,8 @@ export const launchTool: DebuggerTool = (ctx) => defineTool({
   },
   output: { pid: z.number(), session_id: z.string(), history: z.string(), program: z.string(), stop: z.object(stopShape) },
   async run({ program, args, session_id, wait, timeout }, call) {
-    // Checked and opened here; gdb gets a private copy of the opened file (CheckedProgram), removed when gdb exits.
-    const checked = CheckedProgram.open(ctx.config.root, program);
+    // Checked and opened here; gdb gets the file, or a private copy of it where others could swap its name (CheckedProgram), removed when gdb exits.
+    const checked = await CheckedProgram.open(ctx.config.root, program);
     const file = checked.real;
     // The registry reserves session_id before gdb starts: a concurrent launch or attach of it is refused.
     try {

@@ -35,7 +35,7 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
       // What gdb loads, and the directory it starts in, are opened here and checked inside the root;
       // gdb gets a private copy of the opened program and starts in the opened directory, never a
       // workspace path a writer could swap for a link meanwhile.
-      const program = args.program ? CheckedProgram.open(root, args.program) : undefined;
+      const program = args.program ? await CheckedProgram.open(root, args.program) : undefined;
       let dir;
       try {
         dir = args.cwd ? openContainedDirectory(root, args.cwd) : undefined;
