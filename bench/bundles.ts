@@ -143,7 +143,7 @@ function versionLine(command: string, args: string[]): string {
   try {
     return execFileSync(command, args, { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'pipe'] }).split('\n')[0]!.trim();
   } catch (err) {
-    throw new Error(`${command} is needed for this benchmark: ${(err as Error).message}`);
+    throw new Error(`${command} is needed for this benchmark: ${(err as Error).message}`, { cause: err });
   }
 }
 
@@ -186,7 +186,7 @@ class Debugkit {
       const pid = transport.pid ?? undefined;
       await withTimeout(client.close(), 5000, 'closing the client').catch(() => undefined);
       if (pid !== undefined && isAlive(pid)) killPid(pid, false);
-      throw new Error(`${String(err)}\n${log.text}`);
+      throw new Error(`${String(err)}\n${log.text}`, { cause: err });
     }
     track(transport.pid ?? undefined, 'debugkit (stdio)', false);
     return new Debugkit(client, transport.pid ?? undefined, log);

@@ -319,7 +319,7 @@ async function startStdio(root: string): Promise<DebugkitWay> {
   } catch (err) {
     pid = transport.pid ?? undefined;
     await shutdown();
-    throw new Error(`${String(err)}\n${log.text}`);
+    throw new Error(`${String(err)}\n${log.text}`, { cause: err });
   }
   return new DebugkitWay('stdio', 'debugkit stdio', (p, timeout) => client.callTool(p, undefined, { timeout }), shutdown);
 }
@@ -415,7 +415,7 @@ async function startHttp(root: string, mode: 'session' | 'modern' | 'plain' = 's
     return new DebugkitWay('http', 'debugkit HTTP', (p, timeout) => c.callTool(p, undefined, { timeout }), shutdown);
   } catch (err) {
     await shutdown();
-    throw new Error(`${String(err)}\n${out.text}`);
+    throw new Error(`${String(err)}\n${out.text}`, { cause: err });
   }
 }
 
@@ -450,7 +450,7 @@ function gdbVersion(): string {
   try {
     return execFileSync('gdb', ['--version'], { encoding: 'utf8', timeout: 10_000 }).split('\n')[0]!.trim();
   } catch (err) {
-    throw new Error(`gdb is needed for this benchmark: ${(err as Error).message}`);
+    throw new Error(`gdb is needed for this benchmark: ${(err as Error).message}`, { cause: err });
   }
 }
 

@@ -430,7 +430,7 @@ class Child {
       return { child, ready: await withTimeout(ready, CHILD_START_TIMEOUT_MS, `starting the ${role} process`) };
     } catch (err) {
       await child.close();
-      throw new Error(`${String(err)}\n${log.text.slice(-2000)}`);
+      throw new Error(`${String(err)}\n${log.text.slice(-2000)}`, { cause: err });
     }
   }
 
@@ -472,9 +472,9 @@ function buildSpliceRelay(dir: string): string {
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: Buffer };
     if (e.code === 'ENOENT') {
-      throw new Error('the mocks bench compiles bench/splice-relay.c (its zero-copy relay row) with gcc, and gcc is not on PATH: install it (scripts/install-deps.sh, or apt-get install gcc)');
+      throw new Error('the mocks bench compiles bench/splice-relay.c (its zero-copy relay row) with gcc, and gcc is not on PATH: install it (scripts/install-deps.sh, or apt-get install gcc)', { cause: err });
     }
-    throw new Error(`gcc could not compile ${SPLICE_RELAY_C}: ${e.stderr?.toString() ?? e.message}`);
+    throw new Error(`gcc could not compile ${SPLICE_RELAY_C}: ${e.stderr?.toString() ?? e.message}`, { cause: err });
   }
   return out;
 }

@@ -442,7 +442,7 @@ class Debugkit {
       const pid = transport.pid ?? undefined;
       await withTimeout(client.close(), 5000, 'closing the client').catch(() => undefined);
       if (pid !== undefined && isAlive(pid)) killPid(pid, false);
-      throw new Error(`${String(err)}\n${log.text}`);
+      throw new Error(`${String(err)}\n${log.text}`, { cause: err });
     }
     track(transport.pid ?? undefined, 'debugkit (stdio)', false);
     return new Debugkit(client, transport.pid ?? undefined, log);
@@ -583,7 +583,10 @@ async function measureStart(variants: Variant[], root: string, settled: () => Pr
   const ways: Array<(record: boolean) => Promise<void>> = variants.flatMap((v) => [
     async (record: boolean) => {
       const t = await directStartOnce(v.py, root);
-      if (record) data[v.key].stopped.push(t.stopped), data[v.key].snapshot.push(t.snapshot);
+      if (record) {
+        data[v.key].stopped.push(t.stopped);
+        data[v.key].snapshot.push(t.snapshot);
+      }
     },
     async (record: boolean) => {
       const t = await debugkitStartOnce(v.dk, v.py);
@@ -746,7 +749,10 @@ async function directStepper(py: Python, root: string, into: StepSamples): Promi
       const snap = await directSnapshot(dap, threadId);
       const snapshotMs = performance.now() - started;
       if (stopped.body?.reason === 'exception' || !STEP_LINES.has(snap.line)) throw new Error(`debugpy direct stepped out of the loop, to line ${snap.line}`);
-      if (record) into.stopped.push(stoppedMs), into.snapshot.push(snapshotMs);
+      if (record) {
+        into.stopped.push(stoppedMs);
+        into.snapshot.push(snapshotMs);
+      }
     },
     async evaluate(expression) {
       const { stackFrames } = await dap.request('stackTrace', { threadId, startFrame: 0, levels: 1 });

@@ -8,7 +8,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectHttp, type TestClient } from './helpers/client.js';
-import { createKey, rpc, runCli, startNode, tempDataDir, type Node } from './helpers/control.js';
+import { createKey, runCli, startNode, tempDataDir, type Node } from './helpers/control.js';
 import { tempDir } from './helpers/programs.js';
 import { stopHard, track } from './helpers/stall.js';
 

@@ -240,10 +240,10 @@ describe('bundles: a real bundle, through the real kubectl', () => {
     const listed = await text('list_files', { path: '/cluster-info' });
     expect(listed).toMatch(/^Listed files in \/cluster-info non-recursively:\n```json\n/);
     expect(JSON.parse(fenced(listed)).map((e: { name: string }) => e.name)).toContain('cluster_version.json');
-    expect(listed).toMatch(/Directory metadata:\n```json\n\{\n  "path": "\/cluster-info",\n  "recursive": false,/);
+    expect(listed).toMatch(/Directory metadata:\n```json\n\{\n {2}"path": "\/cluster-info",\n {2}"recursive": false,/);
 
     const read = await text('read_file', { path: '/cluster-info/cluster_version.json' });
-    expect(read).toMatch(/^Read text file \/cluster-info\/cluster_version.json \(lines 1-14 of 14\):\n```\n   1 \| \{\n/);
+    expect(read).toMatch(/^Read text file \/cluster-info\/cluster_version.json \(lines 1-14 of 14\):\n```\n {3}1 \| \{\n/);
 
     const grep = await text('grep_files', { pattern: 'GOMAXPROCS', path: '/cluster-resources/pods/logs', glob_pattern: '*.log' });
     expect(grep).toMatch(/^Found 1 match for case-insensitive pattern 'GOMAXPROCS' in \/cluster-resources\/pods\/logs \(matching \*\.log\):/);

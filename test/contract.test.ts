@@ -147,7 +147,7 @@ async function check(tool: ListedTool, args: Args) {
     if (tool.name.startsWith('debugger_') && typeof code === 'number' && code <= -32002 && code >= -32010) {
       return { isError: true, structured: undefined, text: `${code} ${(err as Error).message}` };
     }
-    throw new Error(`${tool.name} ${JSON.stringify(args)}: the SDK client rejected the result: ${err instanceof Error ? err.message : err}`);
+    throw new Error(`${tool.name} ${JSON.stringify(args)}: the SDK client rejected the result: ${err instanceof Error ? err.message : err}`, { cause: err });
   }
   const text = (result.content as Array<{ type: string; text?: string }>).map((c) => c.text ?? '').join('');
   expect(text.length, `${tool.name}: a result always has text`).toBeGreaterThan(0);

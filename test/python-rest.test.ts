@@ -89,7 +89,7 @@ describe('the OpenAPI contract over REST, example by example', () => {
     expect(run.json).toMatchObject({ hit: false, frameInfo: null, locals: null, completed: false });
     expect(run.json.error).toMatchObject({ type: 'ZeroDivisionError', message: 'division by zero' });
     expect(run.json.error.traceback).toMatch(/^Traceback \(most recent call last\):\n/);
-    expect(run.json.error.traceback).toMatch(/line 6, in divide\n    return a \/ b\nZeroDivisionError: division by zero$/);
+    expect(run.json.error.traceback).toMatch(/line 6, in divide\n {4}return a \/ b\nZeroDivisionError: division by zero$/);
     expect((await api('GET', `/sessions/${id}`)).json.status).toBe('error');
     await api('DELETE', `/sessions/${id}`);
   });

@@ -50,7 +50,7 @@ export function sha256Hex(text: string): string {
 export function storableText(text: string): string {
   const t = text as string & { isWellFormed(): boolean; toWellFormed(): string };
   const well = t.isWellFormed() ? text : t.toWellFormed();
-  return well.includes('\u0000') ? well.replace(/\u0000/g, '\uFFFD') : well;
+  return well.includes('\u0000') ? well.replaceAll('\u0000', '\uFFFD') : well;
 }
 
 /** A copy of `value` whose every string, object keys included, is storable text. */

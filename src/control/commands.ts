@@ -140,7 +140,10 @@ export function registerControlCommands(program: Command): void {
           if (tmp) await new Promise<void>((resolve, reject) => (out as ReturnType<typeof createWriteStream>).end((err?: Error | null) => (err ? reject(err) : resolve())));
           return count;
         } catch (err) {
-          if (tmp) (out as ReturnType<typeof createWriteStream>).destroy(), await rm(tmp, { force: true });
+          if (tmp) {
+            (out as ReturnType<typeof createWriteStream>).destroy();
+            await rm(tmp, { force: true });
+          }
           throw err;
         }
       },

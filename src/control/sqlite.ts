@@ -228,11 +228,26 @@ export class SqliteStore implements Store {
   async queryAudit(q: AuditQuery): Promise<AuditRecord[]> {
     const where: string[] = [];
     const params: unknown[] = [];
-    if (q.since) (where.push('ts >= ?'), params.push(q.since));
-    if (q.until) (where.push('ts <= ?'), params.push(q.until));
-    if (q.session) (where.push('(session = ? OR debug_session = ?)'), params.push(q.session, q.session));
-    if (q.keyId) (where.push('key_id = ?'), params.push(q.keyId));
-    if (q.tool) (where.push('tool = ?'), params.push(q.tool));
+    if (q.since) {
+      where.push('ts >= ?');
+      params.push(q.since);
+    }
+    if (q.until) {
+      where.push('ts <= ?');
+      params.push(q.until);
+    }
+    if (q.session) {
+      where.push('(session = ? OR debug_session = ?)');
+      params.push(q.session, q.session);
+    }
+    if (q.keyId) {
+      where.push('key_id = ?');
+      params.push(q.keyId);
+    }
+    if (q.tool) {
+      where.push('tool = ?');
+      params.push(q.tool);
+    }
     const sql = `SELECT * FROM audit ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`;
     return (this.db.prepare(sql).all(...params, q.limit ?? 100) as Row[]).map(auditFromRow).reverse();
   }
@@ -252,7 +267,10 @@ export class SqliteStore implements Store {
   async exportAudit(since: string | undefined, each: (r: AuditRecord) => void): Promise<number> {
     let n = 0;
     const rows = since ? this.db.prepare('SELECT * FROM audit WHERE ts >= ? ORDER BY seq').iterate(since) : this.db.prepare('SELECT * FROM audit ORDER BY seq').iterate();
-    for (const row of rows as Iterable<Row>) (each(auditFromRow(row)), n++);
+    for (const row of rows as Iterable<Row>) {
+      each(auditFromRow(row));
+      n++;
+    }
     return n;
   }
 

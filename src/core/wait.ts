@@ -24,7 +24,10 @@ export function waitBounded<T>(
 ): Promise<WaitOutcome<T>> {
   return new Promise((resolve) => {
     let done = false;
+    // Both are set after finish() is made, which reads them: let, not const.
+    // eslint-disable-next-line prefer-const
     let cleanup: (() => void) | void;
+    // eslint-disable-next-line prefer-const
     let timer: NodeJS.Timeout | undefined;
     const finish = (outcome: WaitOutcome<T>) => {
       if (done) return;

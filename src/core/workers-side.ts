@@ -14,6 +14,7 @@ export interface JobContext {
   request(request: unknown): Promise<unknown>;
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each worker module reads its own job shape
 export type JobHandler = (job: any, ctx: JobContext) => Promise<{ value: unknown; transfer?: Transferable[] }>;
 
 export function serveJobs(handle: JobHandler): void {

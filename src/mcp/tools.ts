@@ -470,9 +470,12 @@ function shrink(value: unknown, maxChars: number): unknown {
   return value;
 }
 
-function largestPart(root: unknown): { parent: any; key: string | number; part: unknown } | undefined {
-  let best: { parent: any; key: string | number; part: unknown; size: number } | undefined;
-  const visit = (parent: any, key: string | number, node: unknown) => {
+/** An array or object holding a part, indexed by the part's key. */
+type Container = Record<string | number, unknown>;
+
+function largestPart(root: unknown): { parent: Container; key: string | number; part: unknown } | undefined {
+  let best: { parent: Container; key: string | number; part: unknown; size: number } | undefined;
+  const visit = (parent: Container, key: string | number, node: unknown) => {
     if (typeof node === 'string') {
       if (node.length > 64 && (!best || node.length > best.size)) best = { parent, key, part: node, size: node.length };
       return;
@@ -480,11 +483,11 @@ function largestPart(root: unknown): { parent: any; key: string | number; part: 
     if (Array.isArray(node)) {
       const size = JSON.stringify(node).length;
       if (node.length > 0 && (!best || size > best.size)) best = { parent, key, part: node, size };
-      node.forEach((child, i) => visit(node, i, child));
+      node.forEach((child, i) => visit(node as unknown as Container, i, child));
       return;
     }
-    if (node && typeof node === 'object') for (const [k, child] of Object.entries(node)) visit(node, k, child);
+    if (node && typeof node === 'object') for (const [k, child] of Object.entries(node)) visit(node as Container, k, child);
   };
-  if (root && typeof root === 'object') for (const [k, child] of Object.entries(root)) visit(root, k, child);
+  if (root && typeof root === 'object') for (const [k, child] of Object.entries(root)) visit(root as Container, k, child);
   return best;
 }

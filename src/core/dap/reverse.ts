@@ -2,6 +2,7 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import { TimeoutError, describeError } from '../errors.js';
 import { boundPromise } from '../wait.js';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each reverse request has its own arguments
 export type ReverseHandler = (args: any, request: DebugProtocol.Request) => unknown;
 
 /** The response to a reverse request, minus the `seq` the connection assigns when it sends it. */

@@ -21,6 +21,7 @@ const TOOLS: Array<(workspace: BundleWorkspace, config: Config) => ToolSpec<any,
 ];
 
 class BundlesToolset implements Toolset {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools of different argument and result types
   private specs: ToolSpec<any, any>[] | undefined;
   readonly name = 'bundles';
   private readonly workspace: BundleWorkspace;

@@ -9,6 +9,7 @@ import { debuggerFormat, findSession, sessionTaken, type DebuggerContext } from 
 import { debuggerTools } from './tools/index.js';
 
 export class DebuggerToolset implements Toolset {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools of different argument and result types
   private specs: Array<ToolSpec<any, any> & { contractName?: string }> | undefined;
   readonly name = 'debugger';
   private readonly ctx: DebuggerContext;

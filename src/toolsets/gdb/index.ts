@@ -15,6 +15,7 @@ const DOCS = [
 ] as const;
 
 class GdbToolset implements Toolset {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools of different argument and result types
   private specs: ToolSpec<any, any>[] | undefined;
   readonly name = 'gdb';
   private readonly registry: SessionRegistry<GdbSession>;

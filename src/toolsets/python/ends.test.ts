@@ -17,8 +17,8 @@ describe('uncaughtFromStderr', () => {
     expect(error.type).toBe('KeyboardInterrupt');
     expect(error.message).toBe('');
     expect(error.traceback!.length).toBeLessThan(4200);
-    expect(error.traceback).toMatch(/^Traceback \(most recent call last\):\n  \[\.\.\. \d+ characters cut/);
-    expect(error.traceback).toMatch(/line 499, in depth\n    return depth\(n \+ 1\)\nKeyboardInterrupt$/);
+    expect(error.traceback).toMatch(/^Traceback \(most recent call last\):\n {2}\[\.\.\. \d+ characters cut/);
+    expect(error.traceback).toMatch(/line 499, in depth\n {4}return depth\(n \+ 1\)\nKeyboardInterrupt$/);
   });
 
   it('is null without a traceback', () => {

@@ -31,6 +31,7 @@ const TOOLS: Array<(service: PythonService) => ToolSpec<any, any>> = [
 ];
 
 class PythonToolset implements Toolset {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools of different argument and result types
   private specs: ToolSpec<any, any>[] | undefined;
   readonly name = 'python';
   /**

@@ -495,6 +495,7 @@ class Searcher {
  * flag. Then searching UTF-8 bytes decoded as latin1 finds exactly the same lines.
  */
 export function matchesOnlyAscii(pattern: string): boolean {
+  // eslint-disable-next-line no-control-regex -- every character outside ASCII, NUL to DEL
   if (/[^\x00-\x7f]/.test(pattern)) return false;
   let inClass = false;
   for (let i = 0; i < pattern.length; i++) {

@@ -178,7 +178,7 @@ describe('readFile on the real fixture bundles', () => {
     await extractBundle(path.join(FIXTURES, 'support-bundle.tar.gz'), path.join(work, 'a'));
     const root = await bundleRoot(path.join(work, 'a'));
     const version = await readFile(root, '/version.yaml');
-    expect(version.text).toMatch(/^Read text file \/version\.yaml \(lines 1-\d+ of \d+\):\n```\n   1 | apiVersion: troubleshoot\.sh\/v1beta2\n/);
+    expect(version.text).toMatch(/^Read text file \/version\.yaml \(lines 1-\d+ of \d+\):\n```\n {3}1 | apiVersion: troubleshoot\.sh\/v1beta2\n/);
     const viaLink = await readFile(root, '/all-logs/coredns-b96499967-tncf4/coredns.log', 1, 2);
     expect(viaLink.text).toBe(
       'Read text file /all-logs/coredns-b96499967-tncf4/coredns.log (lines 1-2 of ' +
@@ -190,7 +190,7 @@ describe('readFile on the real fixture bundles', () => {
     await extractBundle(path.join(FIXTURES, 'support-bundle-2025-04-11T14_05_31.tar.gz'), path.join(work, 'b'));
     const root = await bundleRoot(path.join(work, 'b'));
     const r = await readFile(root, '/cluster-resources/statefulsets-errors.json/wg-easy.json', 0, 0);
-    expect(r.text).toMatch(/^Read text file \/cluster-resources\/statefulsets-errors\.json\/wg-easy\.json \(lines 1-1 of \d+\):\n```\n   1 | /);
+    expect(r.text).toMatch(/^Read text file \/cluster-resources\/statefulsets-errors\.json\/wg-easy\.json \(lines 1-1 of \d+\):\n```\n {3}1 | /);
     expect((await readFile(root, '/cluster-resources/custom-resource-definitions.json')).truncated).toBe(true);
   });
 });

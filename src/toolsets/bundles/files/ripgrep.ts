@@ -221,7 +221,7 @@ let cached: { path: string | null } | null = null;
 export function findRipgrep(): string | null {
   if (cached) return cached.path;
   const chosen = process.env.DEBUGKIT_RG;
-  let found: string | null = null;
+  let found: string | null;
   if (chosen === 'off' || chosen === '0') found = null;
   else if (chosen) found = isExecutableFile(chosen) ? chosen : null;
   else found = findOnPath('rg');

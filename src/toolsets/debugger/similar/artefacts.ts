@@ -39,7 +39,7 @@ export async function scanArtefacts(dir: string, root: string, gdbPath: string, 
         continue;
       }
       if (!/\.(log|txt|out|err|asan|valgrind|report)$/i.test(e.name) && !/^(asan|ubsan|valgrind|crash)/i.test(e.name)) continue;
-      let size = 0;
+      let size: number;
       try { size = statSync(file).size; } catch { continue; }
       if (size > MAX_TEXT_BYTES) continue;
       signatures.push(...parseReports(readFileSync(file, 'utf8'), path.relative(root, file)));
@@ -99,7 +99,7 @@ export function parseReports(text: string, source: string): CrashSignature[] {
     const frames = [...m[2]!.matchAll(/(?:at|by) 0x[0-9A-F]+: ([^\s(]+)/gi)].map((f) => f[1]!);
     out.push(makeSignature(m[1]!.replace(/ of size \d+/, ''), frames, source, undefined, 'memory'));
   }
-  for (const m of text.matchAll(/Traceback \(most recent call last\):\n((?:  [^\n]*\n)+)([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b)/g)) {
+  for (const m of text.matchAll(/Traceback \(most recent call last\):\n((?: {2}[^\n]*\n)+)([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b)/g)) {
     const frames = [...m[1]!.matchAll(/File "[^"]*", line \d+, in ([^\s]+)/g)].map((f) => f[1]!).reverse();
     out.push(makeSignature(m[2]!, frames, source, undefined, 'logic'));
   }

@@ -10,7 +10,7 @@ import { BLOB, execToStop, findSession, sessionId, stopShape, waitSeconds, type 
 import { CALL, historyUnavailable } from './execution.js';
 
 /** C expressions an agent watches: names, members, indexing, pointers; no quotes, no commands. */
-const EXPRESSION = /^[A-Za-z_][A-Za-z0-9_.\[\]>*&() +-]{0,200}$/;
+const EXPRESSION = /^[A-Za-z_][A-Za-z0-9_.[\]>*&() +-]{0,200}$/;
 const MAX_BLOB = 32 * 1024 * 1024;
 
 export const lastChangeTool: DebuggerTool = (ctx) => defineTool({

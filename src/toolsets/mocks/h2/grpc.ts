@@ -402,7 +402,10 @@ export class GrpcCallMatch {
     let bestD = byteDistance(best.requestMessages[i]!.data, msg.data);
     for (const c of longer.slice(1)) {
       const d = byteDistance(c.requestMessages[i]!.data, msg.data);
-      if (d < bestD) (best = c), (bestD = d);
+      if (d < bestD) {
+        best = c;
+        bestD = d;
+      }
     }
     const theirs = best.requestMessages[i]!.data.byteLength;
     const mine = i > 0 ? `same first ${i}, its message ${i + 1}: ${theirs} bytes` : `request ${theirs} bytes`;

@@ -75,7 +75,10 @@ describe('protoscope text (what Keploy writes as decoded_data)', () => {
   it('reads every text it writes back to the same bytes (random messages)', () => {
     for (let i = 0; i < 3000; i++) {
       const b = randomBytes(1 + (i % 48));
-      if (i % 2 === 0) (b[0] = 0x0a), (b[1] = b.length - 2);
+      if (i % 2 === 0) {
+        b[0] = 0x0a;
+        b[1] = b.length - 2;
+      }
       expect(bytes(protoscopeText(b)).toString('hex')).toBe(b.toString('hex'));
     }
   });

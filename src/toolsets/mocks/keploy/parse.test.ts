@@ -271,7 +271,7 @@ describe('parseMockSet on corrupt files: precise errors, never a crash', () => {
   });
 
   it('missing required parts, a document that is not a mapping, aliases, duplicate keys', () => {
-    expect(failure(HTTP_DOC.replace(/    resp:[\s\S]*?objects/, '    objects')).message).toMatch(/document 1 \(mock-0\), line 5: spec\.resp: missing$/);
+    expect(failure(HTTP_DOC.replace(/ {4}resp:[\s\S]*?objects/, '    objects')).message).toMatch(/document 1 \(mock-0\), line 5: spec\.resp: missing$/);
     expect(failure(HTTP_DOC.replace('name: mock-0\n', '')).message).toMatch(/document 1, line 1: name: missing$/);
     expect(failure(HTTP_DOC.replace('method: GET', 'method: ""')).message).toContain('spec.req.method: must not be empty');
     expect(failure('- a\n- b\n').message).toBe(

@@ -120,8 +120,8 @@ describe('serializeMockSet writes mocks built in code as Keploy would', () => {
     mock.spec.req.extra = { form: [{ key: 'a', values: ['1'] }] };
     const text = serializeMockSet([mock]);
     expect(text.split('\n').filter((l) => /^\S/.test(l))).toEqual(['version: api.keploy.io/v1beta1', 'kind: Http', 'name: mock-0', 'spec:', 'curl: curl x', 'connectionId: "7"', 'zzz: 1']);
-    expect(text).toMatch(/    objects: \[\]\n    assertions:\n        noise:\n            - a\n    created: 1704153600\n[\s\S]*resTimestampMock: .*\n    app_port: 8080\n/);
-    expect(text).toMatch(/        body: ""\n        form:\n            - key: a\n              values:\n                - "1"\n        timestamp:/);
+    expect(text).toMatch(/ {4}objects: \[\]\n {4}assertions:\n {8}noise:\n {12}- a\n {4}created: 1704153600\n[\s\S]*resTimestampMock: .*\n {4}app_port: 8080\n/);
+    expect(text).toMatch(/ {8}body: ""\n {8}form:\n {12}- key: a\n {14}values:\n {16}- "1"\n {8}timestamp:/);
     expect(parseMockSet(text, 'f')).toEqual([mock]);
 
     const dup = httpMock();

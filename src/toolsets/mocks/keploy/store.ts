@@ -9,7 +9,7 @@ import { validateSetName } from './naming.js';
 import { parseMockSet } from './parse.js';
 import { serializeMockSet } from './serialize.js';
 import { openChildDir, openDirAsGiven, openDirFromRoot, type OpenDir } from './setdir.js';
-import { MODELED_KINDS, ZERO_TIME, type KindCounts, type Mock, type MockSetInfo } from './types.js';
+import { ZERO_TIME, type Mock, type MockSetInfo } from './types.js';
 
 export { nameFor, validateSetName } from './naming.js';
 
@@ -424,12 +424,6 @@ function alreadyExists(name: string, file: string): DebugkitError {
 
 function storageError(what: string, err: unknown): DebugkitError {
   return new DebugkitError('INTERNAL', `Mock store: ${what}: ${describeError(err)}`, { cause: err });
-}
-
-function emptyCounts(): KindCounts {
-  const counts = {} as KindCounts;
-  for (const kind of MODELED_KINDS) counts[kind] = 0;
-  return counts;
 }
 
 /**

@@ -1,7 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../free-port.js';
@@ -80,7 +79,7 @@ export async function startMariadb(password = 'maria-test-secret', options: Mari
     await run(...asServer(INSTALL_DB, ['--no-defaults', `--datadir=${data}`, '--auth-root-authentication-method=socket', '--skip-test-db']));
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
-    throw new Error(`MariaDB could not be set up (apt-get install -y mariadb-server): ${(err as Error).message}`);
+    throw new Error(`MariaDB could not be set up (apt-get install -y mariadb-server): ${(err as Error).message}`, { cause: err });
   }
   const port = await freePort();
   const [cmd, args] = asServer(MARIADBD, [
@@ -132,7 +131,7 @@ export async function startMariadb(password = 'maria-test-secret', options: Mari
         await run(CLIENT, ['--no-defaults', '-S', socket, '-u', 'root', '-e', 'SELECT 1'], 5000);
         break;
       } catch (err) {
-        if (Date.now() > deadline) throw new Error(`mariadbd did not start within 30 s: ${(err as Error).message}\n${log}`);
+        if (Date.now() > deadline) throw new Error(`mariadbd did not start within 30 s: ${(err as Error).message}\n${log}`, { cause: err });
         await new Promise((r) => setTimeout(r, 200));
       }
     }

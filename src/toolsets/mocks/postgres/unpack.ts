@@ -85,7 +85,10 @@ function bindBytes(b: Record<string, unknown>): Buffer {
   w.addInt16(formats.length);
   for (const f of formats) w.addInt16(f);
   w.addInt16(params.length);
-  for (const p of params) (p === null ? w.addInt32(-1) : w.addInt32(p.length).add(p));
+  for (const p of params) {
+    if (p === null) w.addInt32(-1);
+    else w.addInt32(p.length).add(p);
+  }
   const results = list(b.result_format_codes).map(Number);
   w.addInt16(results.length);
   for (const f of results) w.addInt16(f);
