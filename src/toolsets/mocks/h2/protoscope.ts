@@ -449,18 +449,29 @@ function fixed(value: bigint | number, bits: 32 | 64, float: boolean): number[] 
 }
 
 interface Frame {
-  bytes: number[];
+  /** Where the frame's bytes begin in the output (length prefixes not counted). */
+  start: number;
   /** A group's field number (its closing brace writes the end tag). */
   group?: bigint;
   lengthExtra: number;
+  /** Bytes of the length prefixes of the frames closed inside it (inserted at the end). */
+  inserted: number;
+  /** A length-delimited frame's entry in the prefixes (in the order frames open). */
+  prefix?: { at: number; bytes: number[] };
 }
 
 /** Assembles protoscope text into bytes; throws ProtoscopeError on text it cannot read. */
 export function protoscopeBytes(text: string): Uint8Array {
   const src = Buffer.from(text, 'utf8');
   let at = 0;
-  const frames: Frame[] = [{ bytes: [], lengthExtra: 0 }];
-  const out = () => frames[frames.length - 1]!.bytes;
+  // One output for all frames: a length-delimited frame notes its length prefix at its closing
+  // brace, inserted when the output is assembled (copying each frame's bytes into its parent
+  // there was quadratic in the nesting depth). The prefixes are listed in the order frames open,
+  // which is the order of their positions, outer before inner and earlier before later.
+  const written: number[] = [];
+  const prefixes: Array<{ at: number; bytes: number[] }> = [];
+  const frames: Frame[] = [{ start: 0, lengthExtra: 0, inserted: 0 }];
+  const out = () => written;
   let longForm: number | undefined;
   let lastWasLongForm = false;
   const fail = (why: string): never => {
@@ -548,17 +559,24 @@ export function protoscopeBytes(text: string): Uint8Array {
       at = end + 1;
     } else if (c === 0x7b) {
       at++;
-      frames.push({ bytes: [], lengthExtra: takeLongForm() });
+      const prefix = { at: written.length, bytes: [] as number[] };
+      prefixes.push(prefix);
+      frames.push({ start: written.length, lengthExtra: takeLongForm(), inserted: 0, prefix });
     } else if (c === 0x21) {
       fail("'!{' must follow a tag without a type");
     } else if (c === 0x7d) {
       at++;
       if (frames.length < 2) fail("unmatched '}'");
       const f = frames.pop()!;
+      const parent = frames[frames.length - 1]!;
       if (f.group !== undefined) {
         const extra = wasLongForm ? takeLongForm() : 0;
-        out().push(...f.bytes, ...varint((f.group << 3n) | 4n, extra));
-      } else out().push(...varint(BigInt(f.bytes.length), f.lengthExtra), ...f.bytes);
+        out().push(...varint((f.group << 3n) | 4n, extra));
+        parent.inserted += f.inserted;
+      } else {
+        f.prefix!.bytes = varint(BigInt(written.length - f.start + f.inserted), f.lengthExtra);
+        parent.inserted += f.inserted + f.prefix!.bytes.length;
+      }
     } else {
       const w = word();
       let m: RegExpExecArray | null;
@@ -580,7 +598,7 @@ export function protoscopeBytes(text: string): Uint8Array {
           skipSpace();
           if (src[at] !== 0x21 || src[at + 1] !== 0x7b) fail("expected '!{'");
           at += 2;
-          frames.push({ bytes: [], group: n, lengthExtra: 0 });
+          frames.push({ start: written.length, group: n, lengthExtra: 0, inserted: 0 });
         }
       } else if (w === 'true' || w === 'false') out().push(...varint(w === 'true' ? 1n : 0n, takeLongForm()));
       else if ((m = /^(-?)inf(32|64)$/.exec(w))) out().push(...fixed(m[1] ? -Infinity : Infinity, Number(m[2]) as 32 | 64, true));
@@ -598,5 +616,19 @@ export function protoscopeBytes(text: string): Uint8Array {
     }
   }
   if (frames.length > 1) fail("unclosed '{'");
-  return Uint8Array.from(frames[0]!.bytes);
+  return withPrefixes(written, prefixes);
+}
+
+/** The output with the length prefixes (in the order of their positions) inserted. */
+function withPrefixes(bytes: readonly number[], prefixes: ReadonlyArray<{ at: number; bytes: number[] }>): Uint8Array {
+  if (prefixes.length === 0) return Uint8Array.from(bytes);
+  const out = new Uint8Array(bytes.length + prefixes.reduce((n, p) => n + p.bytes.length, 0));
+  let w = 0;
+  let r = 0;
+  for (const p of prefixes) {
+    while (r < p.at) out[w++] = bytes[r++]!;
+    for (const b of p.bytes) out[w++] = b;
+  }
+  while (r < bytes.length) out[w++] = bytes[r++]!;
+  return out;
 }

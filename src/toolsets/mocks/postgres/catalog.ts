@@ -196,61 +196,70 @@ export class ReplayIndex {
     };
     const isError = (messages: Buffer[]) => codeOf(messages[messages.length - 1]!) === Backend.ErrorResponse;
     let failed = false;
+    // Each group's end gives every answer made so far (made[0..closed)) its status, the last end
+    // winning: noted here and applied once when the walk ends (rewriting them all at every Sync
+    // was quadratic in the number of groups a mock holds).
+    let closed = 0;
+    let closedStatus = TxStatus.Idle as string;
     const closeGroup = () => {
-      const status = String.fromCharCode(until(Backend.ReadyForQuery).at(-1)![5]!);
-      for (const a of made) a.txStatus = status;
+      closedStatus = String.fromCharCode(until(Backend.ReadyForQuery).at(-1)![5]!);
+      closed = made.length;
       failed = false;
     };
-    for (const m of requests) {
-      if (failed && m.type !== Frontend.Sync) continue; // the server skips to Sync after an error
-      switch (m.type) {
-        case Frontend.Parse: {
-          const q = normalizeQuery(m.query);
-          const a = answer(until(Backend.ParseComplete, Backend.ErrorResponse));
-          if (!this.parses.has(q)) this.parses.set(q, a);
-          if (m.paramTypes.some(Boolean) && !this.parseTypes.has(q)) this.parseTypes.set(q, m.paramTypes);
-          this.noteQuery(q, mock);
-          conn.statements.set(m.name, { query: m.query, paramTypes: m.paramTypes });
-          failed = isError(a.messages);
-          break;
+    try {
+      for (const m of requests) {
+        if (failed && m.type !== Frontend.Sync) continue; // the server skips to Sync after an error
+        switch (m.type) {
+          case Frontend.Parse: {
+            const q = normalizeQuery(m.query);
+            const a = answer(until(Backend.ParseComplete, Backend.ErrorResponse));
+            if (!this.parses.has(q)) this.parses.set(q, a);
+            if (m.paramTypes.some(Boolean) && !this.parseTypes.has(q)) this.parseTypes.set(q, m.paramTypes);
+            this.noteQuery(q, mock);
+            conn.statements.set(m.name, { query: m.query, paramTypes: m.paramTypes });
+            failed = isError(a.messages);
+            break;
+          }
+          case Frontend.Bind: {
+            const a = answer(until(Backend.BindComplete, Backend.ErrorResponse));
+            const statement = conn.statements.get(m.statement);
+            if (!statement) throw new Error(`Bind to statement "${m.statement}", which the recording never prepared`);
+            const recorded = { query: statement.query, params: m.params, formats: m.paramFormats, bind: a, resultFormats: m.resultFormats };
+            this.recordedBinds.push(recorded);
+            conn.portals.set(m.portal, recorded);
+            failed = isError(a.messages);
+            break;
+          }
+          case Frontend.Describe:
+            failed = this.addDescription(mock, m, until(Backend.RowDescription, Backend.NoData, Backend.ErrorResponse), conn);
+            break;
+          case Frontend.Execute: {
+            const portal = conn.portals.get(m.portal);
+            const execution: Execution = { ...answer(until(Backend.CommandComplete, Backend.EmptyQuery, Backend.PortalSuspended, Backend.ErrorResponse)), resultFormats: portal?.resultFormats ?? [] };
+            made[made.length - 1] = execution; // the copy is what gets its txStatus at Sync
+            if (portal) portal.execution = execution;
+            failed = isError(execution.messages);
+            break;
+          }
+          case Frontend.Close:
+            until(Backend.CloseComplete, Backend.ErrorResponse);
+            break;
+          case Frontend.Sync:
+            closeGroup();
+            break;
+          case Frontend.Query:
+            this.addSimple(mock, m.query, until(Backend.ReadyForQuery));
+            break;
+          case Frontend.FunctionCall:
+            until(Backend.ReadyForQuery);
+            break;
         }
-        case Frontend.Bind: {
-          const a = answer(until(Backend.BindComplete, Backend.ErrorResponse));
-          const statement = conn.statements.get(m.statement);
-          if (!statement) throw new Error(`Bind to statement "${m.statement}", which the recording never prepared`);
-          const recorded = { query: statement.query, params: m.params, formats: m.paramFormats, bind: a, resultFormats: m.resultFormats };
-          this.recordedBinds.push(recorded);
-          conn.portals.set(m.portal, recorded);
-          failed = isError(a.messages);
-          break;
-        }
-        case Frontend.Describe:
-          failed = this.addDescription(mock, m, until(Backend.RowDescription, Backend.NoData, Backend.ErrorResponse), conn);
-          break;
-        case Frontend.Execute: {
-          const portal = conn.portals.get(m.portal);
-          const execution: Execution = { ...answer(until(Backend.CommandComplete, Backend.EmptyQuery, Backend.PortalSuspended, Backend.ErrorResponse)), resultFormats: portal?.resultFormats ?? [] };
-          made[made.length - 1] = execution; // the copy is what gets its txStatus at Sync
-          if (portal) portal.execution = execution;
-          failed = isError(execution.messages);
-          break;
-        }
-        case Frontend.Close:
-          until(Backend.CloseComplete, Backend.ErrorResponse);
-          break;
-        case Frontend.Sync:
-          closeGroup();
-          break;
-        case Frontend.Query:
-          this.addSimple(mock, m.query, until(Backend.ReadyForQuery));
-          break;
-        case Frontend.FunctionCall:
-          until(Backend.ReadyForQuery);
-          break;
       }
+      // Keploy's typed packets leave out the final Sync: a trailing ReadyForQuery still closes the group.
+      if (at < responses.length && codeOf(responses[at]!) === Backend.ReadyForQuery) closeGroup();
+    } finally {
+      for (let i = 0; i < closed; i++) made[i]!.txStatus = closedStatus;
     }
-    // Keploy's typed packets leave out the final Sync: a trailing ReadyForQuery still closes the group.
-    if (at < responses.length && codeOf(responses[at]!) === Backend.ReadyForQuery) closeGroup();
   }
 
   private addDescription(mock: string, m: Extract<FrontendMessage, { type: typeof Frontend.Describe }>, messages: Buffer[], conn: Connection): boolean {

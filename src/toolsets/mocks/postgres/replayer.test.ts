@@ -2,6 +2,7 @@ import net from 'node:net';
 import { serialize } from 'pg-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KEPLOY_MOCK_VERSION, ZERO_TIME, type PostgresMock } from '../keploy/types.js';
+import { cpuTimes, linearMessage } from '../testing.js';
 import { ReplayIndex } from './catalog.js';
 import { parseFrontendBytes } from './frontend.js';
 import { buildRequestPacket, buildResponsePacket } from './packets.js';
@@ -188,5 +189,53 @@ describe('replayPostgres as a server', () => {
     const refused = await c.untilReady();
     expect(codes(refused)).toBe('2EZ');
     expect(errorFields(refused[1]!).M).toMatch(/column "price" \(type oid 1700\) in text format and cannot convert it to the binary format/);
+  });
+});
+
+// Finding F1 of attack 18b, the pattern in the PostgreSQL replayer's index build: every group end
+// (Sync) of a mock rewrote the status of every answer made before it, so a mock of n groups cost
+// n^2 (40,000 Parse/Sync groups: 2.3 s). Timed at n and 4n groups in CPU time (../testing.ts):
+// linear ~4x, quadratic ~16x.
+
+/** One mock of n extended-protocol groups: Parse, Sync. */
+const groups = (n: number) =>
+  mock(
+    'mock-0',
+    Array.from({ length: n }, (_, i) => [serialize.parse({ text: `SELECT ${i}` }), serialize.sync()]).flat(),
+    Array.from({ length: n }, () => [backend.parseComplete(), backend.readyForQuery('I')]).flat(),
+  );
+
+describe('ReplayIndex on one mock of many groups (F1: linear)', () => {
+  it('building the index over a mock of Parse/Sync groups is linear in their number', () => {
+    const small = groups(10_000);
+    const big = groups(40_000);
+    new ReplayIndex([big]); // warm up
+    const t = cpuTimes(() => new ReplayIndex([small]), () => new ReplayIndex([big]), 3);
+    expect(t.big, linearMessage('10,000 groups (n), 40,000 (4n)', t)).toBeLessThan(Math.max(10 * t.small, 20));
+  });
+
+  it('the answers of a mock take the status of its last group end, as before the change', () => {
+    // Recorded behaviour (not a claim that it is right): every answer made before a group's
+    // ReadyForQuery takes its status, so the last group end decides them all.
+    const index = new ReplayIndex([
+      mock(
+        'mock-0',
+        [serialize.parse({ text: 'BEGIN' }), serialize.sync(), serialize.parse({ text: 'SELECT 1' }), serialize.sync(), serialize.parse({ text: 'SELECT 2' })],
+        [backend.parseComplete(), backend.readyForQuery('T'), backend.parseComplete(), backend.readyForQuery('E'), backend.parseComplete()],
+      ),
+    ]);
+    expect(index.parse('BEGIN')?.txStatus).toBe('E');
+    expect(index.parse('SELECT 1')?.txStatus).toBe('E');
+    expect(index.parse('SELECT 2')?.txStatus).toBe('I'); // after the last group end: never closed
+    expect(index.problems).toEqual([]);
+  });
+
+  it('a group whose answer ends early keeps the statuses of the group ends before it', () => {
+    const index = new ReplayIndex([
+      mock('mock-0', [serialize.parse({ text: 'A' }), serialize.sync(), serialize.parse({ text: 'B' }), serialize.sync()], [backend.parseComplete(), backend.readyForQuery('T'), backend.parseComplete()]),
+    ]);
+    expect(index.parse('A')?.txStatus).toBe('T');
+    expect(index.parse('B')?.txStatus).toBe('I');
+    expect(index.problems).toHaveLength(1);
   });
 });

@@ -1,0 +1,63 @@
+// Finding F1 of attack 18b, the same pattern in the gRPC replayer's index build: GrpcIndex reads
+// each mock's `decoded_data` with protoscopeBytes on the event loop, and every closing brace
+// copied the frame's bytes into its parent, so nesting cost depth x size (`{` x 8,000 then `}`
+// x 8,000: 2.1 s; at 4x the size 70 s). Each shape is timed at n and 4n characters: linear ~4x,
+// quadratic ~16x (relative, so a loaded machine does not decide it).
+import { describe, expect, it } from 'vitest';
+import { cpuTimes, linearMessage } from '../testing.js';
+import { protoscopeBytes, protoscopeText } from './protoscope.js';
+
+const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+
+describe('protoscopeBytes on deeply nested text (F1: linear)', () => {
+  const shapes: Record<string, (n: number) => string> = {
+    '{ x n/2 then } x n/2': (n) => `${'{'.repeat(n / 2)}${'}'.repeat(n / 2)}`,
+    '1: { x n/4 then }': (n) => `${'1: {'.repeat(n / 4)}${'}'.repeat(n / 4)}`,
+    '1: !{ (groups) x n/6 then }': (n) => `${'1: !{'.repeat(n / 6)}${'}'.repeat(n / 6)}`,
+    '{ "a" x n/5 then }': (n) => `${'{"a"'.repeat(n / 5)}${'}'.repeat(n / 5)}`,
+  };
+  for (const [name, make] of Object.entries(shapes)) {
+    it(`${name} reads in linear time`, () => {
+      const small = make(16_000);
+      const big = make(64_000);
+      protoscopeBytes(big); // warm up
+      const t = cpuTimes(() => protoscopeBytes(small), () => protoscopeBytes(big));
+      expect(t.big, linearMessage(name, t)).toBeLessThan(Math.max(10 * t.small, 20));
+    });
+  }
+
+  it('length prefixes land where their frames open: outer before inner, earlier before later', () => {
+    // (The bytes the reader gave before the change.)
+    expect(hex(protoscopeBytes('{}{1}'))).toBe('000101');
+    expect(hex(protoscopeBytes('{{}}'))).toBe('0100');
+    expect(hex(protoscopeBytes('{{1}{}2}'))).toBe('0401010002');
+    expect(hex(protoscopeBytes('1: {2: {3: 1} 4: !{5: 2}}'))).toBe('0a08' + '1202' + '1801' + '23' + '2802' + '24');
+    expect(hex(protoscopeBytes('long-form:2 {1} long-form:1 {}'))).toBe('818000' + '01' + '8000');
+    // 300 nested frames: prefixes of more than one byte
+    expect(hex(protoscopeBytes(`{${'{'.repeat(300)}${'}'.repeat(300)}}`)).slice(0, 8)).toBe('d803d603');
+  });
+
+  it('reads back what protoscopeText writes, for nested messages', () => {
+    let seed = 18;
+    const random = (k: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % k;
+    };
+    const message = (depth: number): Buffer => {
+      const parts: Buffer[] = [];
+      for (let i = random(4); i >= 0; i--) {
+        const field = 1 + random(20);
+        if (depth < 6 && random(2) === 0) {
+          const inner = message(depth + 1);
+          parts.push(Buffer.from([(field << 3) | 2, inner.length]), inner);
+        } else parts.push(Buffer.from([(field << 3) | 0, random(128)]));
+      }
+      const out = Buffer.concat(parts);
+      return out.length < 128 ? out : Buffer.from([0x08, 1]);
+    };
+    for (let i = 0; i < 2000; i++) {
+      const bytes = message(0);
+      expect(hex(protoscopeBytes(protoscopeText(bytes)))).toBe(hex(bytes));
+    }
+  });
+});

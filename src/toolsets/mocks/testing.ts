@@ -1,0 +1,24 @@
+/**
+ * For the mocks' linearity tests (finding F1 of attack 18b): the least CPU time (user + system,
+ * ms) of `runs` runs of each of `small` and `big`, taken in turn. CPU time, not wall time: on a
+ * loaded machine a long run is stretched by other processes' turns and a short one is not, which
+ * would make a linear build look quadratic. A build at 4n characters takes ~4x a linear one's time
+ * at n, a quadratic one's ~16x: tests bound the ratio at 10x.
+ */
+export function cpuTimes(small: () => unknown, big: () => unknown, runs = 5): { small: number; big: number } {
+  const best = { small: Infinity, big: Infinity };
+  for (let i = 0; i < runs; i++) {
+    for (const which of ['small', 'big'] as const) {
+      const before = process.cpuUsage();
+      (which === 'small' ? small : big)();
+      const used = process.cpuUsage(before);
+      best[which] = Math.min(best[which], (used.user + used.system) / 1000);
+    }
+  }
+  return best;
+}
+
+/** The failure message of a linearity test: both CPU times. */
+export function linearMessage(name: string, t: { small: number; big: number }): string {
+  return `${name}: ${t.small.toFixed(2)} ms CPU at n, ${t.big.toFixed(2)} ms at 4n`;
+}
