@@ -3,7 +3,7 @@ import { formatsFor, type FrontendMessage } from './frontend.js';
 import { requestMessages, responseMessages } from './unpack.js';
 import { closestQuery, parameterDifference, type Closest } from './similar.js';
 import { parameterKey } from './values.js';
-import { Auth, AUTH_ASKS_PASSWORD, Backend, Frontend, Target, TxStatus } from './protocol.js';
+import { AUTH_ASKS_PASSWORD, Backend, Frontend, Target, TxStatus } from './protocol.js';
 import { authCodeOf, codeOf, decodeBackend } from './wire.js';
 
 /**

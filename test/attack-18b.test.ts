@@ -1,0 +1,394 @@
+// Attack 18b on issue 18 (nothing one key sends stalls the server for others, outlives its call,
+// races a path check or blinds the audit), after 58b6052 (keploy_mock_test loads sets on the
+// worker pool) and 5af1ecb (gdb commands naming files). Each test measures the real effect. Found
+// by it, and fixed since: F1, one Http mock whose replay index took quadratic time on the main
+// thread (a repeated query key, blanks in Content-Type, an AWS4 credential); F2, a 3 GiB program
+// copied on the event loop for gdb and the debugger; F3, a mock set's directory swapped for a link
+// out of the root while listed or loaded; F4, secrets in common spellings stored in the audit. The
+// attacks that held (a python program's forks and daemons, the spellings the redactor knew, the
+// program's own pathological requests) stay as regression tests.
+import { chmodSync, mkdirSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { answerText, plainCall, startKeyedServer, stopKeyedServers, type Answer, type KeyedServer } from './helpers/attack.js';
+import { rpc, runCli } from './helpers/control.js';
+import { race, type Outcome } from './helpers/flipper.js';
+import { isRunning, pidFrom, waitFor } from './helpers/procs.js';
+import { mocksWorkspace, tempDir } from './helpers/programs.js';
+import { stopHard, track } from './helpers/stall.js';
+
+/** One ping of `key`, its round trip in ms (a ping the server drops counts as the time until it was dropped, and is noted). */
+const dropped: string[] = [];
+async function ping(s: KeyedServer, key: string): Promise<number> {
+  const t = performance.now();
+  try {
+    const r = await rpc(s.node.url, key, { jsonrpc: '2.0', id: 1, method: 'ping' });
+    if (r.status !== 200) dropped.push(`status ${r.status}`);
+  } catch (err) {
+    dropped.push(`${String(err)} (${String((err as { cause?: unknown }).cause)}) after ${(performance.now() - t).toFixed(0)} ms`);
+  }
+  return performance.now() - t;
+}
+
+/** The idle baseline: the slowest of 10 pings after 3 warm-up ones. */
+async function idleBaseline(s: KeyedServer, key: string): Promise<number> {
+  dropped.length = 0;
+  for (let i = 0; i < 3; i++) await ping(s, key);
+  const rtts: number[] = [];
+  for (let i = 0; i < 10; i++) rtts.push(await ping(s, key));
+  return Math.max(...rtts);
+}
+
+/** Pings with `key` until `pending` settles (10 ms apart); the slowest round trip. */
+async function slowestPingWhile(s: KeyedServer, key: string, pending: { promise: Promise<unknown>; done: () => boolean }): Promise<{ slowest: number; count: number }> {
+  const rtts: number[] = [];
+  const settled = pending.promise.catch(() => undefined);
+  while (!pending.done()) {
+    rtts.push(await ping(s, key));
+    await Promise.race([settled, new Promise((r) => setTimeout(r, 10))]);
+  }
+  return { slowest: Math.max(0, ...rtts), count: rtts.length };
+}
+
+/** A Keploy set of one Http mock (GET on `url` with `headers`), as keploy writes it. */
+function httpMockSet(url: string, headers: Record<string, string>): string {
+  const header = Object.entries(headers)
+    .map(([k, v]) => `            ${k}: ${JSON.stringify(v)}\n`)
+    .join('');
+  return (
+    'version: api.keploy.io/v1beta1\nkind: Http\nname: mock-0\nspec:\n    metadata:\n        name: Http\n        operation: GET\n        type: HTTP_CLIENT\n' +
+    `    req:\n        method: GET\n        proto_major: 1\n        proto_minor: 1\n        url: ${JSON.stringify(url)}\n        header:\n${header || '            Accept: "*/*"\n'}        body: ""\n        timestamp: 0001-01-01T00:00:00Z\n` +
+    '    resp:\n        status_code: 200\n        header:\n            Content-Type: text/plain\n        body: "ok"\n        status_message: ""\n        proto_major: 0\n        proto_minor: 0\n        timestamp: 0001-01-01T00:00:00Z\n' +
+    '    objects: []\n    created: 1722941810\n'
+  );
+}
+
+describe('attack 18b: mock sets whose one mock costs the replayer\'s index build (main thread) quadratic time', () => {
+  let s: KeyedServer;
+  let root: string;
+
+  beforeAll(async () => {
+    root = mocksWorkspace('debugkit-attack18b-mocks-');
+    const set = (name: string, text: string) => {
+      mkdirSync(path.join(root, 'keploy', name), { recursive: true });
+      writeFileSync(path.join(root, 'keploy', name, 'mocks.yaml'), text);
+    };
+    // 40,000 repetitions of one query key: a 160 KB URL (the set is 160 KB, one document).
+    set('query', httpMockSet(`http://127.0.0.1:9/x?${'a=1&'.repeat(40_000)}`, {}));
+    // A Content-Type of 60,000 inner spaces: 60 KB.
+    set('ctype', httpMockSet('http://127.0.0.1:9/x', { 'Content-Type': `a${' '.repeat(60_000)}b` }));
+    // An Authorization header of 'AWS4-' and 20,000 'Credential=': 220 KB.
+    set('aws', httpMockSet('http://127.0.0.1:9/x', { Authorization: `AWS4-${'Credential='.repeat(20_000)}` }));
+    // A small ordinary set, for a program whose own request carries the repetitions.
+    set('small', httpMockSet('http://127.0.0.1:9/x', {}));
+    writeFileSync(
+      path.join(root, 'ask.py'),
+      'import http.client, sys\n' +
+        'c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=120)\n' +
+        'n = int(sys.argv[2]); how = sys.argv[3] if len(sys.argv) > 3 else "query"\n' +
+        'if how == "query": c.request("GET", "/x?" + "a&" * n)\n' +
+        'else: c.request("GET", "/x", headers={"Content-Type": "a" + " " * n + "b"})\n' +
+        'r = c.getresponse(); print(r.status); r.read()\n',
+    );
+    // A control: the same size, flat.
+    set('flat', httpMockSet(`http://127.0.0.1:9/x?${'a'.repeat(160_000)}=1`, {}));
+    s = await startKeyedServer(root, { attacker: 'mocks,mocks:run', other: 'mocks:read' }, ['--toolsets', 'mocks']);
+  }, 60_000);
+  afterAll(async () => {
+    await stopHard(s?.node.proc);
+    await stopKeyedServers([s]);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  async function replayWhilePinging(mockName: string): Promise<{ answer: Answer; slowest: number; baseline: number; count: number }> {
+    const baseline = await idleBaseline(s, s.keys.other!.key);
+    const replay = track(plainCall(s, s.keys.attacker!.key, 'keploy_mock_test', { command: '/usr/bin/python3 -c pass', mockName }));
+    try {
+      const { slowest, count } = await slowestPingWhile(s, s.keys.other!.key, replay);
+      return { answer: await replay.promise, slowest, baseline, count };
+    } finally {
+      await replay.promise.catch(() => undefined);
+    }
+  }
+
+  it('control: a flat 160 KB Http mock replays without holding another key\'s ping', async () => {
+    const r = await replayWhilePinging('flat');
+    expect(answerText(r.answer)).not.toMatch(/not loaded/);
+    expect(r.slowest, `baseline ${r.baseline.toFixed(1)} ms`).toBeLessThan(Math.max(500, 20 * r.baseline));
+  }, 120_000);
+
+  for (const name of ['query', 'ctype', 'aws']) {
+    it(`keploy_mock_test of set "${name}" (one Http mock) does not hold another key's ping`, async () => {
+      const r = await replayWhilePinging(name);
+      expect(r.slowest, `slowest ping ${r.slowest.toFixed(0)} ms, idle ${r.baseline.toFixed(1)} ms; answer: ${answerText(r.answer).slice(0, 300)}`).toBeLessThan(Math.max(500, 20 * r.baseline));
+      expect(dropped.splice(0), 'pings the server dropped meanwhile').toEqual([]);
+    }, 180_000);
+  }
+
+  it('control: the program\'s request with a flat 160 KB URL does not hold another key\'s ping', async () => {
+    const baseline = await idleBaseline(s, s.keys.other!.key);
+    const replay = track(plainCall(s, s.keys.attacker!.key, 'keploy_mock_test', { command: '/usr/bin/python3 ask.py 9 1', mockName: 'small' }));
+    const { slowest } = await slowestPingWhile(s, s.keys.other!.key, replay);
+    const answer = await replay.promise;
+    expect(answerText(answer)).toContain('"appOutput":"502"');
+    expect(slowest, `idle ${baseline.toFixed(1)} ms; answer: ${answerText(answer).slice(0, 300)}`).toBeLessThan(Math.max(500, 20 * baseline));
+    expect(dropped.splice(0)).toEqual([]);
+  }, 180_000);
+
+  for (const [how, n, what] of [
+    ['query', 30_000, 'GET /x?a&a&... (30,000 times, 60 KB)'],
+    ['ctype', 60_000, 'a Content-Type of 60,000 inner spaces'],
+  ] as const) {
+    it(`the program's own request (${what}) replayed against an ordinary set does not hold another key's ping`, async () => {
+      const baseline = await idleBaseline(s, s.keys.other!.key);
+      const replay = track(plainCall(s, s.keys.attacker!.key, 'keploy_mock_test', { command: `/usr/bin/python3 ask.py 9 ${n} ${how}`, mockName: 'small' }));
+      const { slowest } = await slowestPingWhile(s, s.keys.other!.key, replay);
+      const answer = await replay.promise;
+      // (Held: a request head this big is not taken as HTTP by the proxy, so the matcher never sees it.)
+      expect(slowest, `slowest ping ${slowest.toFixed(0)} ms, idle ${baseline.toFixed(1)} ms; answer: ${answerText(answer).slice(0, 400)}`).toBeLessThan(Math.max(500, 20 * baseline));
+      expect(dropped.splice(0)).toEqual([]);
+    }, 180_000);
+  }
+});
+
+describe('attack 18b: secrets in common spellings, sent as tool arguments, read back from the audit', () => {
+  let s: KeyedServer;
+  let root: string;
+
+  beforeAll(async () => {
+    root = tempDir('debugkit-attack18b-audit-');
+    s = await startKeyedServer(root, { gdb: 'gdb', python: 'python' }, ['--toolsets', 'gdb,python']);
+  }, 60_000);
+  afterAll(async () => {
+    await stopHard(s?.node.proc);
+    await stopKeyedServers([s]);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  async function exported(): Promise<string> {
+    const r = await runCli(['audit', 'export', ...s.store]);
+    expect(r.code, r.stderr).toBe(0);
+    return r.stdout;
+  }
+
+  // Each spelling carries a distinct secret; the gdb ones go as commands to a session that is not
+  // there, the python ones as an expression to one that is not there: the call is audited either way.
+  const spellings: Array<{ tool: 'call' | 'python_evaluate'; text: (secret: string) => string; what: string }> = [
+    { tool: 'python_evaluate', what: 'a Python assignment with blanks around "="', text: (x) => `password = "${x}"` },
+    { tool: 'python_evaluate', what: 'a keyword argument with blanks', text: (x) => `psycopg2.connect(host="db", password = "${x}")` },
+    { tool: 'python_evaluate', what: 'os.environ["PGPASSWORD"] = ...', text: (x) => `os.environ["PGPASSWORD"] = "${x}"` },
+    { tool: 'python_evaluate', what: 'an AWS credentials file line', text: (x) => `open("c","w").write("aws_secret_access_key = ${x}")` },
+    { tool: 'call', what: 'curl -u user:password', text: (x) => `shell curl -u alice:${x} https://example.invalid/` },
+    { tool: 'call', what: 'curl --user user:password', text: (x) => `shell curl --user alice:${x} https://example.invalid/` },
+    { tool: 'call', what: 'redis-cli -a password', text: (x) => `shell redis-cli -a ${x} ping` },
+    { tool: 'call', what: 'docker login -p password', text: (x) => `shell docker login -u alice -p ${x} registry.invalid` },
+  ];
+
+  it('held (regression): the spellings the redaction knows (NAME=value, -pVALUE, --password VALUE, Bearer, a URL\'s password) are not stored', async () => {
+    const held = ['PGPASSWORD=held0secret psql', 'mysql -uroot -pheld1secret db', 'mysql --password held2secret', 'curl -H "Authorization: Bearer held3secret0000"', 'psql postgresql://u:held4secret@h/db'];
+    for (const text of held) await plainCall(s, s.keys.gdb!.key, 'call', { id: 'no-such-session', command: `shell ${text}` });
+    const audit = await exported();
+    for (let i = 0; i < held.length; i++) expect(audit, held[i]).not.toContain(`held${i}secret`);
+  }, 60_000);
+
+  for (const [i, sp] of spellings.entries()) {
+    it(`${sp.what} (${sp.tool}) is stored without its secret`, async () => {
+      const secret = `s3cr3t${i}Xq`;
+      const tag = `m18b${i}`;
+      const text = sp.tool === 'call' ? `${sp.text(secret)} # ${tag}` : `${tag}; ${sp.text(secret)}`;
+      const args = sp.tool === 'call' ? { id: 'no-such-session', command: text } : { sessionId: 'no-such-session', expression: text };
+      await plainCall(s, s.keys[sp.tool === 'call' ? 'gdb' : 'python']!.key, sp.tool, args);
+      const audit = await exported();
+      // The call was audited (its entry is there) ...
+      const line = audit.split('\n').find((l) => l.includes(tag)) ?? '';
+      expect(line, 'the call\'s entry').not.toBe('');
+      // ... and the secret is not in it.
+      expect(line.includes(secret), `stored: ${line.slice(0, 400)}`).toBe(false);
+    }, 60_000);
+  }
+});
+
+// A Python program (a python key's entry) that leaves a process behind in the ways a daemon does.
+const DAEMON_PY = `import os, sys, time
+pidfile, how = sys.argv[1], sys.argv[2]
+def daemon():
+    devnull = os.open('/dev/null', os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    with open(pidfile + '.tmp', 'w') as f:
+        f.write(str(os.getpid()))
+    os.rename(pidfile + '.tmp', pidfile)
+    if how == 'exec':
+        os.execv('/bin/sleep', ['sleep', '600'])
+    time.sleep(600)
+    os._exit(0)
+if how == 'fork':
+    if os.fork() == 0:
+        daemon()
+else:
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            daemon()
+        os._exit(0)
+while not os.path.exists(pidfile):
+    time.sleep(0.01)
+print('started')
+while True:
+    time.sleep(0.05)
+`;
+
+describe('attack 18b: a python program\'s forked and daemonized children', () => {
+  let s: KeyedServer;
+  let root: string;
+  const leftovers: number[] = [];
+
+  beforeAll(async () => {
+    root = tempDir('debugkit-attack18b-py-');
+    writeFileSync(path.join(root, 'daemon.py'), DAEMON_PY);
+    s = await startKeyedServer(root, { py: 'python' }, ['--toolsets', 'python']);
+  }, 60_000);
+  afterAll(async () => {
+    for (const pid of leftovers) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+    await stopHard(s?.node.proc);
+    await stopKeyedServers([s]);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  let n = 0;
+  async function started(how: string, extra: object = {}, server = s): Promise<{ id: string; pid: number; run: Promise<Answer> }> {
+    const pidfile = path.join(root, `pid-${how}-${++n}`);
+    const r = await plainCall(server, server.keys.py!.key, 'python_start_session', { entry: 'daemon.py', args: [pidfile, how], timeout: 120, ...extra });
+    const id = r.result?.structuredContent?.sessionId;
+    expect(typeof id, JSON.stringify(r).slice(0, 400)).toBe('string');
+    // Let it run (no breakpoints): it forks, then sleeps.
+    const run = plainCall(server, server.keys.py!.key, 'python_continue', { sessionId: id });
+    const pid = await pidFrom(pidfile);
+    leftovers.push(pid);
+    void run.catch(() => undefined);
+    return { id, pid, run };
+  }
+
+  for (const how of ['fork', 'daemon', 'exec']) {
+    it(`${how}: the child is gone once python_end_session returns`, async () => {
+      const { id, pid } = await started(how);
+      expect(isRunning(pid)).toBe(true);
+      await plainCall(s, s.keys.py!.key, 'python_end_session', { sessionId: id });
+      expect(await waitFor(() => !isRunning(pid), 10_000), `pid ${pid} (${how}) outlived python_end_session`).toBe(true);
+    }, 60_000);
+  }
+
+  it('daemon: the child is gone after the session\'s idle timeout', async () => {
+    // The program is paused after 1 s (timeout), so no call of the session is pending: it is idle.
+    const { pid, run } = await started('daemon', { idleTimeout: 3, timeout: 1 });
+    expect(JSON.stringify(await run)).toMatch(/TimeoutError/);
+    expect(isRunning(pid)).toBe(true);
+    expect(await waitFor(() => !isRunning(pid), 20_000), `pid ${pid} outlived the idle timeout`).toBe(true);
+  }, 60_000);
+
+  it('daemon: the child is gone after the server gets SIGTERM', async () => {
+    const other = await startKeyedServer(root, { py: 'python' }, ['--toolsets', 'python']);
+    const { pid } = await started('daemon', {}, other);
+    await stopKeyedServers([other]);
+    expect(await waitFor(() => !isRunning(pid), 10_000), `pid ${pid} outlived the server`).toBe(true);
+  }, 60_000);
+});
+
+describe('attack 18b: a mock set directory swapped for a link out of the root while keploy_list_mocks (mocks:read) describes it', () => {
+  let s: KeyedServer;
+  let base: string;
+  let root: string;
+  const SECRET = 'OUTSIDE-SECRET-7f3a';
+
+  beforeAll(async () => {
+    base = tempDir('debugkit-attack18b-race-');
+    root = path.join(base, 'root');
+    mkdirSync(path.join(root, 'keploy', 'race'), { recursive: true });
+    writeFileSync(path.join(root, 'keploy', 'race', 'mocks.yaml'), 'version: api.keploy.io/v1beta1\nkind: Generic\nname: mock-0\nspec:\n  metadata: {}\n');
+    mkdirSync(path.join(base, 'outside'), { recursive: true });
+    // A kind Keploy does not have: the error names it.
+    writeFileSync(path.join(base, 'outside', 'mocks.yaml'), `version: api.keploy.io/v1beta1\nkind: ${SECRET}\nname: mock-0\nspec:\n  metadata: {}\n`);
+    symlinkSync(path.join(base, 'outside'), path.join(root, 'keploy', 'race.swap'));
+    for (const dir of [root, path.join(root, 'keploy'), path.join(root, 'keploy', 'race')]) chmodSync(dir, 0o777);
+    s = await startKeyedServer(root, { reader: 'mocks:read', runner: 'mocks,mocks:run' }, ['--toolsets', 'mocks']);
+  }, 60_000);
+  afterAll(async () => {
+    await stopHard(s?.node.proc);
+    await stopKeyedServers([s]);
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  it('the judge sees a leak: the same file, inside the root, is listed with an error quoting it', async () => {
+    mkdirSync(path.join(root, 'probe', 'bad'), { recursive: true });
+    writeFileSync(path.join(root, 'probe', 'bad', 'mocks.yaml'), `version: api.keploy.io/v1beta1\nkind: ${SECRET}\nname: mock-0\nspec:\n  metadata: {}\n`);
+    const r = await plainCall(s, s.keys.reader!.key, 'keploy_list_mocks', { path: 'probe' });
+    expect(JSON.stringify(r)).toContain(SECRET);
+  });
+
+  it('400 listings while the directory is swapped: none describes the file outside', async () => {
+    let example = '';
+    const judge = (text: string): Outcome => (text.includes(SECRET) ? ((example ||= text), 'leak') : /"mockSets":\[[^\]]*"race"/.test(text) && !/'race' \(/.test(text) ? 'inside' : 'refused');
+    const counts = await race(path.join(root, 'keploy', 'race'), path.join(root, 'keploy', 'race.swap'), 400, async () =>
+      judge(JSON.stringify((await plainCall(s, s.keys.reader!.key, 'keploy_list_mocks', {})).result?.structuredContent ?? {})),
+    );
+    expect(counts.leak, `${JSON.stringify(counts)}; a leak: ${example.slice(0, 700)}`).toBe(0);
+    expect(counts.inside, JSON.stringify(counts)).toBeGreaterThan(0);
+  }, 300_000);
+
+  it('100 keploy_mock_test loads of the set while its directory is swapped: none loads the file outside', async () => {
+    let example = '';
+    const judge = (text: string): Outcome => (text.includes(SECRET) ? ((example ||= text), 'leak') : /"success":true/.test(text) ? 'inside' : 'refused');
+    const counts = await race(path.join(root, 'keploy', 'race'), path.join(root, 'keploy', 'race.swap'), 100, async () =>
+      judge(JSON.stringify(await plainCall(s, s.keys.runner!.key, 'keploy_mock_test', { command: '/bin/true', mockName: 'race' }))),
+    );
+    expect(counts.leak, `${JSON.stringify(counts)}; a leak: ${example.slice(0, 700)}`).toBe(0);
+    expect(counts.inside, JSON.stringify(counts)).toBeGreaterThan(0);
+  }, 300_000);
+});
+
+describe('attack 18b: a program file of 3 GiB (sparse) in the root, copied on open (CheckedProgram.open, copyFileSync on the event loop)', () => {
+  let s: KeyedServer;
+  let root: string;
+
+  beforeAll(async () => {
+    root = tempDir('debugkit-attack18b-big-');
+    // A sparse file: 3 GiB long, no blocks on disk (a core or data file would do the same).
+    writeFileSync(path.join(root, 'big.bin'), '');
+    truncateSync(path.join(root, 'big.bin'), 3 * 1024 ** 3);
+    // The same where other users can write: gdb is handed a private copy there (refused past 1 GiB).
+    mkdirSync(path.join(root, 'shared'));
+    chmodSync(path.join(root, 'shared'), 0o777);
+    writeFileSync(path.join(root, 'shared', 'big.bin'), '');
+    truncateSync(path.join(root, 'shared', 'big.bin'), 3 * 1024 ** 3);
+    s = await startKeyedServer(root, { gdb: 'gdb', debugger: 'debugger', other: 'gdb:read' }, ['--toolsets', 'gdb,debugger']);
+  }, 60_000);
+  afterAll(async () => {
+    await stopHard(s?.node.proc);
+    await stopKeyedServers([s]);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  for (const [tool, key, args] of [
+    ['open', 'gdb', { program: 'big.bin' }],
+    ['debugger_launch', 'debugger', { program: 'big.bin' }],
+    ['open', 'gdb', { program: 'shared/big.bin' }],
+    ['debugger_launch', 'debugger', { program: 'shared/big.bin' }],
+  ] as const) {
+    it(`${tool} {program: "${args.program}"} (a ${key} key) does not hold another key's ping`, async () => {
+      const baseline = await idleBaseline(s, s.keys.other!.key);
+      const call = track(plainCall(s, s.keys[key]!.key, tool, args));
+      const { slowest } = await slowestPingWhile(s, s.keys.other!.key, call);
+      const answer = await call.promise;
+      const id = answer.result?.structuredContent?.content?.id ?? answer.result?.structuredContent?.session_id;
+      if (typeof id === 'string') await plainCall(s, s.keys[key]!.key, tool === 'open' ? 'close' : 'debugger_detach', tool === 'open' ? { id } : { session_id: id });
+      expect(slowest, `slowest ping ${slowest.toFixed(0)} ms, idle ${baseline.toFixed(1)} ms; answer: ${answerText(answer).slice(0, 300)}`).toBeLessThan(Math.max(500, 20 * baseline));
+      expect(dropped.splice(0)).toEqual([]);
+    }, 180_000);
+  }
+});
