@@ -141,7 +141,9 @@ async function mustRun(command: string, args: string[], opts: { cwd: string; env
 
 function versionLine(command: string, args: string[]): string {
   try {
-    return execFileSync(command, args, { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'pipe'] }).split('\n')[0]!.trim();
+    return execFileSync(command, args, { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'pipe'] })
+      .split('\n')[0]!
+      .trim();
   } catch (err) {
     throw new Error(`${command} is needed for this benchmark: ${(err as Error).message}`, { cause: err });
   }
@@ -299,7 +301,10 @@ async function buildBundle(root: string): Promise<BigBundle> {
     base: realpathSync(base),
     fixtureFiles: all.length,
     fixtureBytes,
-    fixtureKinds: [...kinds].sort((a, b) => b[1] - a[1]).map(([ext, n]) => `${n} ${ext}`).join(', '),
+    fixtureKinds: [...kinds]
+      .sort((a, b) => b[1] - a[1])
+      .map(([ext, n]) => `${n} ${ext}`)
+      .join(', '),
     copies,
     files: all.length + copies * text.length,
     bytes: fixtureBytes + copies * copyBytes,
@@ -699,7 +704,9 @@ async function measureInit(root: string, big: BigBundle): Promise<InitData> {
 /** CPU seconds (user + system) of the children this process has waited for (tar and the gzip it runs). */
 function childCpu(): number {
   // /proc/self/stat fields 16 and 17: cutime, cstime (clock ticks) of waited-for children.
-  const f = readFileSync('/proc/self/stat', 'utf8').slice(readFileSync('/proc/self/stat', 'utf8').lastIndexOf(')') + 2).split(' ');
+  const f = readFileSync('/proc/self/stat', 'utf8')
+    .slice(readFileSync('/proc/self/stat', 'utf8').lastIndexOf(')') + 2)
+    .split(' ');
   return (Number(f[13]) + Number(f[14])) / CLOCK_TICKS;
 }
 
@@ -809,12 +816,35 @@ async function measureMemory(root: string, big: BigBundle): Promise<MemoryReport
     worst = peakRss(pid);
     await step('`initialize_bundle {source: <archive>}`', 'initialize_bundle', { source: archive, force: false }, (v) => `${v.path ? 'extracted' : ''}`, BIG_TIMEOUT_MS);
     await step('`kubectl get pods -A`', 'kubectl', { command: 'get pods -A', json_output: false }, (v) => `${String(v.output ?? '').split('\n').length - 1} pods`);
-    await step('`grep_files OOMKilled` (case-sensitive, found nowhere: every byte read)', 'grep_files', { pattern: 'OOMKilled', case_sensitive: true }, (v) => `${v.metadata.total_matches} matches, ${v.metadata.files_searched} files`, BIG_TIMEOUT_MS);
-    await step('`grep_files error` (default max_results 1000)', 'grep_files', { pattern: 'error' }, (v) => `${v.metadata.total_matches} matches${v.metadata.truncated ? ', truncated' : ''}`, BIG_TIMEOUT_MS);
+    await step(
+      '`grep_files OOMKilled` (case-sensitive, found nowhere: every byte read)',
+      'grep_files',
+      { pattern: 'OOMKilled', case_sensitive: true },
+      (v) => `${v.metadata.total_matches} matches, ${v.metadata.files_searched} files`,
+      BIG_TIMEOUT_MS,
+    );
+    await step(
+      '`grep_files error` (default max_results 1000)',
+      'grep_files',
+      { pattern: 'error' },
+      (v) => `${v.metadata.total_matches} matches${v.metadata.truncated ? ', truncated' : ''}`,
+      BIG_TIMEOUT_MS,
+    );
     // 10,000: answers over 10 MiB end the stdio connection (the SDK's line limit), and 100,000 matches of this line length would be ~20 MB.
-    await step('`grep_files fail(ed|ure)` (max_results 10,000)', 'grep_files', { pattern: 'fail(ed|ure)', case_sensitive: true, max_results: 10_000 }, (v) => `${v.metadata.total_matches} matches${v.metadata.truncated ? ', truncated' : ''}`, BIG_TIMEOUT_MS);
+    await step(
+      '`grep_files fail(ed|ure)` (max_results 10,000)',
+      'grep_files',
+      { pattern: 'fail(ed|ure)', case_sensitive: true, max_results: 10_000 },
+      (v) => `${v.metadata.total_matches} matches${v.metadata.truncated ? ', truncated' : ''}`,
+      BIG_TIMEOUT_MS,
+    );
     const deep = Math.max(0, Math.floor(largest.size / 200));
-    await step(`\`read_file\` of 100 lines deep in the largest file (${mb(largest.size)} MB)`, 'read_file', { path: `/${largest.rel}`, start_line: deep, end_line: deep + 100 }, (v) => `${String(v.content ?? '').length} characters`);
+    await step(
+      `\`read_file\` of 100 lines deep in the largest file (${mb(largest.size)} MB)`,
+      'read_file',
+      { path: `/${largest.rel}`, start_line: deep, end_line: deep + 100 },
+      (v) => `${String(v.content ?? '').length} characters`,
+    );
   } finally {
     await dk.close();
     rmSync(dir, { recursive: true, force: true });
@@ -826,7 +856,7 @@ async function measureMemory(root: string, big: BigBundle): Promise<MemoryReport
       columns: ['step', 's', 'peak RSS, MB', 'answer'],
       rows,
       note: resets
-        ? 'Peak RSS: VmHWM from /proc/<pid>/status, reset before each step (clear_refs 5), so each row is that step\'s own peak. rg and kubectl are separate processes, not counted.'
+        ? "Peak RSS: VmHWM from /proc/<pid>/status, reset before each step (clear_refs 5), so each row is that step's own peak. rg and kubectl are separate processes, not counted."
         : 'Peak RSS: VmHWM from /proc/<pid>/status; the kernel refused to reset it, so each row is the peak so far. rg and kubectl are separate processes, not counted.',
     },
     verdict: {
@@ -946,7 +976,7 @@ const sec = (msecs: number) => (msecs / 1000).toFixed(2);
 const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
 const kb = (bytes: number) => (bytes < 10_000 ? `${(bytes / 1e3).toFixed(2)} kB` : bytes < 1e6 ? `${(bytes / 1e3).toFixed(0)} kB` : `${(bytes / 1e6).toFixed(1)} MB`);
 /** MB/s of `bytes` searched in `msecs`. */
-const rate = (bytes: number, msecs: number) => ((bytes / 1e6) / (msecs / 1000)).toFixed(0);
+const rate = (bytes: number, msecs: number) => (bytes / 1e6 / (msecs / 1000)).toFixed(0);
 
 interface RunData {
   big: BigBundle;
@@ -1024,7 +1054,7 @@ function report({ big, versions, grep, kubectl, init, memory, seconds, load }: R
     note:
       `The bundle's ${kubectl.pods} pods (the copies are outside cluster-resources/, so the API server serves the fixture's objects). ` +
       `The tool's default answer (\`-o json\`): ${kubectl.toolJson.chars} characters of output` +
-      (kubectl.toolJson.truncated ? ', over the tool\'s 32,000-character budget (so the item names, not JSON)' : `, ${kubectl.toolJson.items} pods`) +
+      (kubectl.toolJson.truncated ? ", over the tool's 32,000-character budget (so the item names, not JSON)" : `, ${kubectl.toolJson.items} pods`) +
       `; the tool result is ${kb(kubectl.toolJson.bytes)} as JSON.`,
   };
   const serverTable: Table = {
@@ -1036,7 +1066,7 @@ function report({ big, versions, grep, kubectl, init, memory, seconds, load }: R
     }),
     note:
       'Timed in the bench from writing the request to the end of the answer, over one keep-alive connection to the API server debugkit runs ' +
-      '(in its own process): the bench\'s HTTP client is included, as `/version` shows.',
+      "(in its own process): the bench's HTTP client is included, as `/version` shows.",
   };
 
   // (3)
@@ -1076,18 +1106,18 @@ function report({ big, versions, grep, kubectl, init, memory, seconds, load }: R
     ],
     summary:
       `The bundles toolset on a support bundle enlarged to ${mb(big.bytes)} MB: grep_files against \`grep -rn\` on the same tree (as a library ` +
-      'call and through the MCP tool); the whole-process time of `kubectl get pods -A` against the bundle\'s API server next to kubectl\'s own floor, ' +
-      'and the server\'s own time for each request kubectl makes; and initialize_bundle on the enlarged .tar.gz against `tar -xzf` of it.',
+      "call and through the MCP tool); the whole-process time of `kubectl get pods -A` against the bundle's API server next to kubectl's own floor, " +
+      "and the server's own time for each request kubectl makes; and initialize_bundle on the enlarged .tar.gz against `tar -xzf` of it.",
     method: [
       `Bundle: \`${path.basename(FIXTURE)}\` (${big.fixtureFiles} files, ${mb(big.fixtureBytes)} MB: ${big.fixtureKinds}) extracted into a temporary ` +
         `directory, then its text files copied ${big.copies} times into \`copies/001/\`... under the bundle's directory, relative paths kept: ` +
         `${big.files} files, ${mb(big.bytes)} MB (MB = 10^6 bytes). Archived with \`tar -I 'gzip -${GZIP_LEVEL}'\` to ${mb(big.archiveBytes)} MB. ` +
         `Building took ${sec(big.buildMs)} s, archiving ${sec(big.archiveMs)} s (set-up in all ${seconds[0].toFixed(1)} s). \`BENCH_BUNDLE_MB\` sets the size. ` +
         `Everything the run writes (this tree, the archive, every extraction, the store) is in ${versions.fs}; the default is /dev/shm ` +
-        '(`BENCH_BUNDLE_TMPDIR` picks another place), since on this VM\'s disk creating and removing ~19,000 files took from 2 to 20 s of kernel ' +
+        "(`BENCH_BUNDLE_TMPDIR` picks another place), since on this VM's disk creating and removing ~19,000 files took from 2 to 20 s of kernel " +
         'time from one run of the same `tar -xzf` to the next.',
       '**debugkit**: MCP SDK `Client` + `StdioClientTransport` running `node dist/cli.js --toolsets bundles --bundle-dir <tmp>/store` (HOME and TMPDIR ' +
-        'inside the run\'s directory, so kubectl\'s cache and the kubeconfig stay there), started before any measurement; `initialize_bundle` with the ' +
+        "inside the run's directory, so kubectl's cache and the kubeconfig stay there), started before any measurement; `initialize_bundle` with the " +
         'enlarged directory as the source (used in place). The debugkit figures include the MCP client side.',
       `(1) grep: ${PATTERNS.map((p) => `\`${p.pattern}\` (${grepLabel(p)})`).join(', ')}, each run by: \`grep\` in the bundle's directory (\`.\`), its ` +
         'output read through a pipe and its lines counted; `rg -n --no-ignore --hidden` the same way; `grepFiles()` from src/ in the bench process ' +
@@ -1098,7 +1128,7 @@ function report({ big, versions, grep, kubectl, init, memory, seconds, load }: R
         `candidate lines; a first search of a bundle also walks and sniffs every file, alongside rg. Took ${seconds[1].toFixed(1)} s.`,
       `(2) kubectl: \`${KUBECTL}\` with KUBECONFIG set to the kubeconfig debugkit wrote, a private empty HOME and KUBECTL_COMMAND_HEADERS=false (as the ` +
         '`kubectl` tool runs it). Cold: `--cache-dir` a new empty directory each run; warm: one cache directory filled by an untimed run. The tool runs ' +
-        'kubectl with the server\'s HOME, whose cache the untimed call fills. Timed from spawn to the end of the output; each run\'s output is checked ' +
+        "kubectl with the server's HOME, whose cache the untimed call fills. Timed from spawn to the end of the output; each run's output is checked " +
         `equal. 1 untimed + ${KUBECTL_RUNS} runs per way, the order rotating. Requests of a cold run (recorded through a pass-through proxy): ` +
         `${requestsCold.join(', ')}; warm: ${kubectl.warmRequests.map((r) => `\`${r.path.replace(/\?timeout=[^&]*$/, '')}\``).join(', ')}.`,
       `(2) server: each distinct request of the cold run replayed with kubectl's own headers (Accept, User-Agent, Authorization), ${REPLAY_WARMUP} untimed ` +

@@ -44,7 +44,16 @@ function row(way: string, tools: Listed[]): string[] {
   const inputs = sum((t) => t.inputSchema);
   const descriptions = sum((t) => t.description);
   const outputs = sum((t) => t.outputSchema);
-  return [way, String(tools.length), total.toLocaleString('en-US'), Math.round(total / 4).toLocaleString('en-US'), pct(inputs), pct(descriptions), pct(outputs), `${((100 * total) / BEFORE_CHARS).toFixed(0)}%`];
+  return [
+    way,
+    String(tools.length),
+    total.toLocaleString('en-US'),
+    Math.round(total / 4).toLocaleString('en-US'),
+    pct(inputs),
+    pct(descriptions),
+    pct(outputs),
+    `${((100 * total) / BEFORE_CHARS).toFixed(0)}%`,
+  ];
 }
 
 export const catalogBench: BenchModule = {
@@ -57,7 +66,7 @@ export const catalogBench: BenchModule = {
       title: 'tools/list, every toolset (43 tools), characters',
       columns: ['listing', 'tools', 'characters', '~tokens', 'input schemas', 'descriptions', 'output schemas', 'vs before (64,357)'],
       rows: [row('default', listed), row('`--output-schemas`', full)],
-      note: 'Shares are of the listing\'s characters; the rest is names, titles, annotations and JSON keys.',
+      note: "Shares are of the listing's characters; the rest is names, titles, annotations and JSON keys.",
     };
     return {
       name: 'catalog',

@@ -59,7 +59,13 @@ async function openSession(url: string, key: string): Promise<string> {
   });
   await res.text();
   const sid = res.headers.get('mcp-session-id')!;
-  await (await fetch(url, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-06-18' }, body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' })).text();
+  await (
+    await fetch(url, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-06-18' },
+      body: '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    })
+  ).text();
   return sid;
 }
 
@@ -85,7 +91,11 @@ export const controlBench: BenchModule = {
     try {
       const sqlite = await makePlane(new SqliteStore(path.join(dir, 'control.db')));
       const postgres = await makePlane(await PostgresStore.open(`postgres://${pg.user}:${pg.password}@127.0.0.1:${pg.port}/postgres`));
-      const variants: Variant[] = [{ name: 'no control plane', key: 'bench-api-key' }, { name: 'SQLite', ...sqlite }, { name: 'PostgreSQL', ...postgres }];
+      const variants: Variant[] = [
+        { name: 'no control plane', key: 'bench-api-key' },
+        { name: 'SQLite', ...sqlite },
+        { name: 'PostgreSQL', ...postgres },
+      ];
 
       // (1) The control plane's own work per call.
       const own = new Map<string, number[]>();
@@ -151,8 +161,16 @@ export const controlBench: BenchModule = {
         ],
         tables,
         verdicts: [
-          { goal: 'under 0.5 ms added per call at p50 with SQLite', met: sqliteOwn < 0.5, detail: `${ms(sqliteOwn)} ms (control plane work); ${ms(e2e.get('SQLite')!.p50 - base.p50, true)} ms on a whole HTTP call` },
-          { goal: 'under 2 ms added per call at p50 with PostgreSQL', met: pgOwn < 2, detail: `${ms(pgOwn)} ms (control plane work); ${ms(e2e.get('PostgreSQL')!.p50 - base.p50, true)} ms on a whole HTTP call` },
+          {
+            goal: 'under 0.5 ms added per call at p50 with SQLite',
+            met: sqliteOwn < 0.5,
+            detail: `${ms(sqliteOwn)} ms (control plane work); ${ms(e2e.get('SQLite')!.p50 - base.p50, true)} ms on a whole HTTP call`,
+          },
+          {
+            goal: 'under 2 ms added per call at p50 with PostgreSQL',
+            met: pgOwn < 2,
+            detail: `${ms(pgOwn)} ms (control plane work); ${ms(e2e.get('PostgreSQL')!.p50 - base.p50, true)} ms on a whole HTTP call`,
+          },
         ],
       };
     } finally {

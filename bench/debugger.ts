@@ -47,7 +47,9 @@ async function rawSteps(program: string): Promise<{ forward: Summary; backward: 
   track(gdb.pid, 'gdb (raw MI)', false);
   const mi = new MiConnection(gdb.stdin!, gdb.stdout!);
   let stopped: (() => void) | undefined;
-  mi.on('record', (r) => { if (r.kind === 'exec' && r.asyncClass === 'stopped') stopped?.(); });
+  mi.on('record', (r) => {
+    if (r.kind === 'exec' && r.asyncClass === 'stopped') stopped?.();
+  });
   const exec = async (command: string) => {
     const done = new Promise<void>((resolve) => (stopped = resolve));
     await mi.send(command, TIMEOUT_MS);
@@ -81,7 +83,13 @@ async function connect(dir: string, dataDir: string): Promise<{ client: Client; 
   const client = new Client({ name: 'bench', version: '1' });
   await client.connect(transport);
   track(transport.pid ?? undefined, 'debugkit', false);
-  return { client, close: async () => { untrack(transport.pid ?? undefined); await client.close(); } };
+  return {
+    client,
+    close: async () => {
+      untrack(transport.pid ?? undefined);
+      await client.close();
+    },
+  };
 }
 
 async function debugkitSteps(dir: string, dataDir: string): Promise<{ forward: Summary; backward: Summary; tokens: number }> {
@@ -157,16 +165,44 @@ export const debuggerBench: BenchModule = {
       const raw = await rawSteps(program);
       const dk = await debugkitSteps(dir, dataDir);
       const native = timeRun([program, String(RECORD_LOOP)], process.env);
-      const recorded = timeRun(['gdb', '-batch', '-nx', '-ex', 'break main', '-ex', 'run', '-ex', 'record full', '-ex', 'set record full insn-number-max unlimited', '-ex', 'continue', '--args', program, String(RECORD_LOOP)], { ...process.env, GLIBC_TUNABLES: RECORD_TUNABLES });
-      const plainGdb = timeRun(['gdb', '-batch', '-nx', '-ex', 'break main', '-ex', 'run', '-ex', 'continue', '--args', program, String(RECORD_LOOP)], { ...process.env, GLIBC_TUNABLES: RECORD_TUNABLES });
+      const recorded = timeRun(
+        [
+          'gdb',
+          '-batch',
+          '-nx',
+          '-ex',
+          'break main',
+          '-ex',
+          'run',
+          '-ex',
+          'record full',
+          '-ex',
+          'set record full insn-number-max unlimited',
+          '-ex',
+          'continue',
+          '--args',
+          program,
+          String(RECORD_LOOP),
+        ],
+        { ...process.env, GLIBC_TUNABLES: RECORD_TUNABLES },
+      );
+      const plainGdb = timeRun(['gdb', '-batch', '-nx', '-ex', 'break main', '-ex', 'run', '-ex', 'continue', '--args', program, String(RECORD_LOOP)], {
+        ...process.env,
+        GLIBC_TUNABLES: RECORD_TUNABLES,
+      });
       const similar = await similarBugs(dir, dataDir);
       const addedF = dk.forward.p50 - raw.forward.p50;
       const addedB = dk.backward.p50 - raw.backward.p50;
       return {
         name: 'debugger',
         date: new Date(),
-        machine: [['CPU cores', String(os.cpus().length)], ['Node', process.version], ['gdb', execFileSync('gdb', ['--version'], { encoding: 'utf8' }).split('\n')[0]!]],
-        summary: 'Time debugkit adds to one step forward and one step backward (the compact stop: frames, changed locals, source lines, position id) over the same gdb/MI command sent directly; the cost of GDB record full over a native run; find_similar_bugs over 10,000 stored signatures.',
+        machine: [
+          ['CPU cores', String(os.cpus().length)],
+          ['Node', process.version],
+          ['gdb', execFileSync('gdb', ['--version'], { encoding: 'utf8' }).split('\n')[0]!],
+        ],
+        summary:
+          'Time debugkit adds to one step forward and one step backward (the compact stop: frames, changed locals, source lines, position id) over the same gdb/MI command sent directly; the cost of GDB record full over a native run; find_similar_bugs over 10,000 stored signatures.',
         method: [
           `${STEPS} steps each way on a recorded program (record full from main, debugkit's glibc tunables), debugkit over stdio through the SDK client vs raw \`-exec-next\` / \`-exec-next --reverse\` round trips on MI.`,
           `record full: a ${RECORD_LOOP}-iteration loop run natively, under gdb without recording, and under gdb with record full (unlimited log), wall time including gdb start-up.`,

@@ -53,14 +53,7 @@ const COMMANDS = ['-exec-continue', '-stack-list-frames', '-stack-list-variables
 const resumes = (command: string) => command.startsWith('-exec-');
 
 /** debugkit's own gdb settings (src/toolsets/gdb/session.ts), so both sides drive the same gdb. */
-const GDB_SETTINGS = [
-  '-gdb-set mi-async on',
-  '-gdb-set pagination off',
-  '-gdb-set confirm off',
-  '-gdb-set width 0',
-  '-gdb-set height 0',
-  '-enable-pretty-printing',
-];
+const GDB_SETTINGS = ['-gdb-set mi-async on', '-gdb-set pagination off', '-gdb-set confirm off', '-gdb-set width 0', '-gdb-set height 0', '-enable-pretty-printing'];
 
 const PROGRAM = 'bench_loop';
 const SOURCE = `#include <stdio.h>
@@ -148,12 +141,7 @@ class DirectGdb implements Way {
     );
     const gdb = new DirectGdb(child);
     const restoreLocale = process.env.LC_ALL === undefined ? 'unset environment LC_ALL' : `set environment LC_ALL=${process.env.LC_ALL}`;
-    const setup = [
-      ...GDB_SETTINGS,
-      `-gdb-set exec-wrapper '${EXEC_WRAPPER}'`,
-      `-interpreter-exec console "${restoreLocale}"`,
-      `-file-exec-and-symbols "${program}"`,
-    ];
+    const setup = [...GDB_SETTINGS, `-gdb-set exec-wrapper '${EXEC_WRAPPER}'`, `-interpreter-exec console "${restoreLocale}"`, `-file-exec-and-symbols "${program}"`];
     for (const command of setup) {
       const reply = gdb.check(command, await gdb.send(command));
       if (!reply.ok) throw new Error(`gdb refused "${command}": ${reply.text}`);
@@ -286,7 +274,10 @@ class DebugkitWay implements Way {
 }
 
 function text(r: ToolReply): string {
-  return (r.content ?? []).map((c) => c.text ?? '').join('').slice(0, 2000);
+  return (r.content ?? [])
+    .map((c) => c.text ?? '')
+    .join('')
+    .slice(0, 2000);
 }
 
 /** Extra node flags for the debugkit servers: BENCH_CPU_PROF=<dir> writes a CPU profile of each. */
@@ -374,8 +365,15 @@ async function startHttp(root: string, mode: 'session' | 'modern' | 'plain' = 's
         new Promise<unknown>((resolve, reject) => {
           const body = JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: p });
           const req = http.request(
-            { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, timeout,
-              headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+            {
+              host: target.hostname,
+              port: target.port,
+              path: target.pathname,
+              method: 'POST',
+              agent,
+              timeout,
+              headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+            },
             (res) => {
               const chunks: Buffer[] = [];
               res.on('data', (c: Buffer) => chunks.push(c));
@@ -533,8 +531,23 @@ function report({ gdb, gcc, samples, seconds, sum, load }: RunData): BenchResult
   const latency: Table = {
     title: 'Round trip per call, ms',
     columns: [
-      'command', 'n', 'direct p50', 'direct p99', 'direct mean', 'stdio p50', 'stdio p99', 'stdio mean',
-      'HTTP p50', 'HTTP p99', 'HTTP mean', 'HTTP 2026 p50', 'HTTP 2026 p99', 'HTTP 2026 mean', 'plain p50', 'plain p99', 'plain mean',
+      'command',
+      'n',
+      'direct p50',
+      'direct p99',
+      'direct mean',
+      'stdio p50',
+      'stdio p99',
+      'stdio mean',
+      'HTTP p50',
+      'HTTP p99',
+      'HTTP mean',
+      'HTTP 2026 p50',
+      'HTTP 2026 p99',
+      'HTTP 2026 mean',
+      'plain p50',
+      'plain p99',
+      'plain mean',
     ],
     rows: kinds.map(({ label, commands }) => {
       const all = (['direct', 'stdio', 'http', 'http26', 'plain'] as const).map((w) => stat(w, commands));
@@ -544,8 +557,19 @@ function report({ gdb, gcc, samples, seconds, sum, load }: RunData): BenchResult
   const added: Table = {
     title: 'Added by debugkit (debugkit minus direct), ms',
     columns: [
-      'command', 'stdio +p50', 'stdio +p99', 'stdio +mean', 'HTTP +p50', 'HTTP +p99', 'HTTP +mean',
-      'HTTP 2026 +p50', 'HTTP 2026 +p99', 'HTTP 2026 +mean', 'plain +p50', 'plain +p99', 'plain +mean',
+      'command',
+      'stdio +p50',
+      'stdio +p99',
+      'stdio +mean',
+      'HTTP +p50',
+      'HTTP +p99',
+      'HTTP +mean',
+      'HTTP 2026 +p50',
+      'HTTP 2026 +p99',
+      'HTTP 2026 +mean',
+      'plain +p50',
+      'plain +p99',
+      'plain +mean',
     ],
     rows: kinds.map(({ label, commands }) => {
       const d = stat('direct', commands);
@@ -581,8 +605,8 @@ function report({ gdb, gcc, samples, seconds, sum, load }: RunData): BenchResult
     method: [
       `Program: a C loop (\`gcc -g -O0\`) calling \`add()\` ${LOOP_COUNT} times; a breakpoint on \`add\`; \`-exec-run\` once, untimed.`,
       `One iteration, each command timed on its own: ${COMMANDS.map((c) => `\`${c}\``).join(', ')}. ` +
-        '`-exec-continue` runs to the next breakpoint hit and counts until the `*stopped` record (debugkit\'s `call` answers after the stop).',
-      '**direct**: `gdb --interpreter=mi3 -q -nx` spawned by the bench with debugkit\'s settings (mi-async on, pagination off, confirm off, ' +
+        "`-exec-continue` runs to the next breakpoint hit and counts until the `*stopped` record (debugkit's `call` answers after the stop).",
+      "**direct**: `gdb --interpreter=mi3 -q -nx` spawned by the bench with debugkit's settings (mi-async on, pagination off, confirm off, " +
         'width/height 0, pretty printing, its exec-wrapper and fd 3/4 pipes); writes `<token><command>\\n`, waits for the `<token>^` line ' +
         '(and `*stopped`), no other parsing.',
       '**stdio**: MCP SDK `Client` + `StdioClientTransport` running `node dist/cli.js --root <tmp>`; `open {program}` then `call {id, command}`.',

@@ -38,7 +38,9 @@ async function main(): Promise<number> {
   process.once('SIGTERM', () => abort('terminated', 143));
 
   // BENCH_ONLY=python (or gdb,python) runs only those modules; other sections of BENCHMARKS.md are kept.
-  const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+  const only = process.env.BENCH_ONLY?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = only?.filter((name) => !MODULES.some((m) => m.name === name)) ?? [];
   if (unknown.length > 0) {
     process.stderr.write(`bench: BENCH_ONLY names no module ${unknown.join(', ')} (there are: ${MODULES.map((m) => m.name).join(', ')})\n`);

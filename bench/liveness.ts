@@ -136,8 +136,26 @@ function workspace(): { base: string; root: string; cache: string } {
 
 async function startServer({ base, root, cache }: { base: string; root: string; cache: string }): Promise<{ proc: ChildProcess; port: number; out: { text: string } }> {
   const args = [
-    CLI, 'serve', '--port', '0', '--api-key', KEY, '--root', root, '--toolsets', 'bundles,mocks', '--bundle-dir', path.join(base, 'store'),
-    '--data-dir', path.join(base, 'data'), '--log-level', 'error', '--body-deadline', String(BODY_DEADLINE_S), '--grep-timeout', String(GREP_TIMEOUT_S),
+    CLI,
+    'serve',
+    '--port',
+    '0',
+    '--api-key',
+    KEY,
+    '--root',
+    root,
+    '--toolsets',
+    'bundles,mocks',
+    '--bundle-dir',
+    path.join(base, 'store'),
+    '--data-dir',
+    path.join(base, 'data'),
+    '--log-level',
+    'error',
+    '--body-deadline',
+    String(BODY_DEADLINE_S),
+    '--grep-timeout',
+    String(GREP_TIMEOUT_S),
   ];
   const proc = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DEBUGKIT_STORE: '', XDG_CACHE_HOME: cache } });
   track(proc.pid, 'debugkit serve', false);
@@ -225,7 +243,13 @@ export const livenessBench: BenchModule = {
         })();
         rows[3]!.pings.push(...(await pingWhile(port, replays)));
         rows[3]!.answered.push((performance.now() - replayStarted) / 2);
-        rows[3]!.outcome = (await replays).map((r) => text(r).replace(/^.*?was not loaded: /, 'refused: ').replace(/\. keploy_mock_test .*$/, '')).join('; ');
+        rows[3]!.outcome = (await replays)
+          .map((r) =>
+            text(r)
+              .replace(/^.*?was not loaded: /, 'refused: ')
+              .replace(/\. keploy_mock_test .*$/, ''),
+          )
+          .join('; ');
         // Replaying the set at the bound: parsed (not from the cache of parsed sets: emptied first), then replayed.
         rmSync(dirs.cache, { recursive: true, force: true });
         const boundStarted = performance.now();

@@ -88,7 +88,9 @@ const INSERT_EVERY = 100;
  * BENCH_MOCKS_PARTS=throughput runs only (2), the recorder's throughput rows, and prints them
  * (with BENCH_NO_WRITE=1: a partial run must not replace the mocks section of BENCHMARKS.md).
  */
-const PARTS = process.env.BENCH_MOCKS_PARTS?.split(',').map((p) => p.trim()).filter(Boolean);
+const PARTS = process.env.BENCH_MOCKS_PARTS?.split(',')
+  .map((p) => p.trim())
+  .filter(Boolean);
 
 const REQUEST_TIMEOUT_MS = 20_000;
 const BIG_TIMEOUT_MS = 60_000;
@@ -120,9 +122,7 @@ interface Ports {
 
 /** A message between the bench and a child: a call, its answer, or the child's first word. */
 type ChildMessage =
-  | { type: 'ready'; value: unknown }
-  | { type: 'call'; id: number; op: string; args: Record<string, unknown> }
-  | { type: 'answer'; id: number; ok: boolean; value?: unknown; error?: string };
+  { type: 'ready'; value: unknown } | { type: 'call'; id: number; op: string; args: Record<string, unknown> } | { type: 'answer'; id: number; ok: boolean; value?: unknown; error?: string };
 
 // ---------------------------------------------------------------- child: the origin server
 
@@ -472,7 +472,9 @@ function buildSpliceRelay(dir: string): string {
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: Buffer };
     if (e.code === 'ENOENT') {
-      throw new Error('the mocks bench compiles bench/splice-relay.c (its zero-copy relay row) with gcc, and gcc is not on PATH: install it (scripts/install-deps.sh, or apt-get install gcc)', { cause: err });
+      throw new Error('the mocks bench compiles bench/splice-relay.c (its zero-copy relay row) with gcc, and gcc is not on PATH: install it (scripts/install-deps.sh, or apt-get install gcc)', {
+        cause: err,
+      });
     }
     throw new Error(`gcc could not compile ${SPLICE_RELAY_C}: ${e.stderr?.toString() ?? e.message}`, { cause: err });
   }
@@ -781,16 +783,20 @@ async function measureThroughput(proxy: Child, s: Setup, routes: Record<Way, Rou
   try {
     for (const way of THROUGHPUT_WAYS) {
       // Open every connection (and warm it) untimed.
-      await Promise.all(Array.from({ length: PARALLEL }, async (_, c) => {
-        for (let i = 0; i < 20; i++) checkItem(way, c + i, await get(parallel[way], itemPath(c + i), true));
-      }));
+      await Promise.all(
+        Array.from({ length: PARALLEL }, async (_, c) => {
+          for (let i = 0; i < 20; i++) checkItem(way, c + i, await get(parallel[way], itemPath(c + i), true));
+        }),
+      );
     }
     // An untimed round per way (the first timed run of direct used to come out at a quarter of the rest).
     for (const way of THROUGHPUT_WAYS) {
       const deadline = performance.now() + PARALLEL_MS / 2;
-      await Promise.all(Array.from({ length: PARALLEL }, async (_, c) => {
-        for (let i = c; performance.now() < deadline; i += PARALLEL) await get(parallel[way], itemPath(i), false);
-      }));
+      await Promise.all(
+        Array.from({ length: PARALLEL }, async (_, c) => {
+          for (let i = c; performance.now() < deadline; i += PARALLEL) await get(parallel[way], itemPath(i), false);
+        }),
+      );
     }
     await proxy.call('discard');
     for (let run = 0; run < PARALLEL_RUNS; run++) {
@@ -1013,7 +1019,7 @@ async function throughputOnly(p: Child, setup: Setup, routes: Partial<Record<Way
     name: 'mocks',
     date: new Date(),
     machine: [['load average (1 min) before/after', `${load[0]!.toFixed(2)} / ${load[1]!.toFixed(2)}`]],
-    summary: 'The recorder\'s throughput rows alone (BENCH_MOCKS_PARTS=throughput).',
+    summary: "The recorder's throughput rows alone (BENCH_MOCKS_PARTS=throughput).",
     method: [],
     tables: [table],
     verdicts: [{ goal: `at least ${THROUGHPUT_GOAL}x of direct through the recorder`, met: worst >= THROUGHPUT_GOAL, detail: `worst ${worst.toFixed(2)}x: ${throughputDetail(bigMed, smallMed)}` }],
@@ -1064,7 +1070,11 @@ async function run(): Promise<BenchResult> {
     const keys = await p.call<{ bytes: number; counts: Record<string, number> }>('saveFirst', { from: 'http-latency', name: 'http-keys', count: KEYS });
     const readMs = { replay: 0, replayKeys: 0, replayNoDelay: 0 };
     const parseMs = { replay: 0, replayKeys: 0, replayNoDelay: 0 };
-    for (const [way, set] of [['replay', 'http-latency'], ['replayKeys', 'http-keys'], ['replayNoDelay', 'http-keys']] as const) {
+    for (const [way, set] of [
+      ['replay', 'http-latency'],
+      ['replayKeys', 'http-keys'],
+      ['replayNoDelay', 'http-keys'],
+    ] as const) {
       const replay = await p.call<{ socks: number; http: number; readMs: number; parseMs: number }>('replayStart', { name: way, set, noDelay: way === 'replayNoDelay' });
       parseMs[way] = replay.parseMs;
       setup[way] = { socks: replay.socks, http: replay.http };
@@ -1097,7 +1107,11 @@ async function run(): Promise<BenchResult> {
 
 // ---------------------------------------------------------------- report
 
-const median = (samples: number[]) => percentile([...samples].sort((a, b) => a - b), 50);
+const median = (samples: number[]) =>
+  percentile(
+    [...samples].sort((a, b) => a - b),
+    50,
+  );
 const sum = (values: number[]) => values.reduce((s, v) => s + v, 0);
 const ratio = (a: number, b: number) => (Number.isFinite(a / b) ? `${(a / b).toFixed(2)}x` : 'n/a');
 const us = (micros: number) => (Number.isFinite(micros) ? micros.toFixed(0) : 'n/a');
@@ -1155,7 +1169,7 @@ function throughputReport(throughput: ThroughputData): { bigMed: Record<string, 
     note:
       `Medians, each run in parentheses (MB = 10^6 bytes). "vs direct": the way's median over direct's (the goal for the recorder is at least ${THROUGHPUT_GOAL}x). ` +
       `The client, the proxy and the origin share this machine's ${os.cpus().length} CPUs: direct has two busy processes, the other ways three, so ` +
-      'the proxy\'s CPU per request comes out of the client\'s and the origin\'s share.',
+      "the proxy's CPU per request comes out of the client's and the origin's share.",
   };
   return { bigMed, smallMed, table };
 }
@@ -1181,10 +1195,10 @@ function report({ latency, throughput, pg: pgData, pgVersionLine, setupSeconds, 
       'Each "+" figure is a difference of the two distributions\' percentiles (or means), not a percentile of per-request differences. ' +
       '"proxy CPU": user + system CPU time of the capture-proxy process (debugkit\'s side) over the timed requests of that way, per request. ' +
       `p99 is the slowest 1% (${Math.ceil(stats.direct.n / 100)} of ${stats.direct.n} requests, ${Math.ceil(stats.replay.n / 100)} of ${stats.replay.n} replayed): ` +
-      'on this VM scheduling stalls dominate it, and a negative figure means the way\'s tail happened to be quieter than direct\'s. ' +
-      'Replay: the replayer\'s node:http answer leaves through the StreamBridge in separate writes (head, then body), and replay.ts leaves ' +
-      'Nagle\'s algorithm on the intercepted socket (`tunnel()` and `connectTcp` set TCP_NODELAY on theirs), so the body waits for the ' +
-      'client\'s delayed ACK of the head, some 40 ms on Linux; the TCP_NODELAY row is the same replay without that wait. The rest grows ' +
+      "on this VM scheduling stalls dominate it, and a negative figure means the way's tail happened to be quieter than direct's. " +
+      "Replay: the replayer's node:http answer leaves through the StreamBridge in separate writes (head, then body), and replay.ts leaves " +
+      "Nagle's algorithm on the intercepted socket (`tunnel()` and `connectTcp` set TCP_NODELAY on theirs), so the body waits for the " +
+      "client's delayed ACK of the head, some 40 ms on Linux; the TCP_NODELAY row is the same replay without that wait. The rest grows " +
       'with the set: `HttpMatcher.match` scores each request against every mock of the set (compare the proxy CPU of the first two replay rows).',
   };
 
@@ -1227,7 +1241,7 @@ function report({ latency, throughput, pg: pgData, pgVersionLine, setupSeconds, 
       '"queries/s": the run\'s queries over the time from the first query to the last answer (connecting is apart, in "connect"); medians over the runs. ' +
       '"query p50/p99": each query\'s round trip in node-postgres (`await client.query`), pooled over the runs. ' +
       '"CPU per query": the capture-proxy process\'s CPU time during the workload, per query (median over the runs); for direct, the ' +
-      'PostgreSQL backend\'s (the process serving the connection, from /proc in 10 ms clock ticks, summed over the runs).',
+      "PostgreSQL backend's (the process serving the connection, from /proc in 10 ms clock ticks, summed over the runs).",
   };
 
   const rec = stats.record;
@@ -1262,7 +1276,7 @@ function report({ latency, throughput, pg: pgData, pgVersionLine, setupSeconds, 
         'requests (`GET http://127.0.0.1:<port>/items/1`) there, which the proxy rewrites to origin form for the recorder.',
       `(1) latency: node:http with a keep-alive Agent (maxSockets 1) per way, ${WARMUP} untimed then ${REQUESTS} timed sequential GETs ` +
         `\`/items/<k>\` (${KEYS} distinct URLs in a fixed order), timed from \`http.request\` to the end of the body; in rounds of ${ROUND} per way, ` +
-        'the order rotating each round. Every answer is checked equal to the origin\'s. The replay sets: the same request sequence recorded once ' +
+        "the order rotating each round. Every answer is checked equal to the origin's. The replay sets: the same request sequence recorded once " +
         `(untimed, before the rounds) through the recorder and written with \`MockStore\` as record.ts does (${latency.sets.replay.mocks} mocks, ` +
         `${(latency.sets.replay.bytes / 1e6).toFixed(1)} MB of YAML, read back in ${(latency.sets.replay.readMs / 1000).toFixed(2)} s), and a set of ` +
         `its first ${latency.sets.replayKeys.mocks} mocks (${(latency.sets.replayKeys.bytes / 1e3).toFixed(0)} kB); each answered by ` +
@@ -1273,9 +1287,9 @@ function report({ latency, throughput, pg: pgData, pgVersionLine, setupSeconds, 
       `(2) throughput: ${BIG_RUNS} downloads of ${BIG_MB} MB per way (after one untimed each) on the keep-alive connections of (1), the order rotating, bytes counted; the ` +
         `recorder keeps 1 MiB of the body in the mock (\`body_skipped\` beyond). Small requests: ${PARALLEL} keep-alive connections per way ` +
         `(opened and warmed untimed, then an untimed half-run per way), each issuing \`/items/<k>\` GETs back to back for ${PARALLEL_MS} ms; ${PARALLEL_RUNS} runs per way, the order ` +
-        'rotating; requests/s = requests completed over the elapsed time. The recorder\'s mocks are counted (one per request) and dropped between ' +
+        "rotating; requests/s = requests completed over the elapsed time. The recorder's mocks are counted (one per request) and dropped between " +
         `runs. Took ${throughput.seconds.toFixed(1)} s.`,
-      '(2) also goes through a diagnostic hop: bench/splice-relay.c, compiled with gcc (-O2) into the run\'s temporary directory at start, ' +
+      "(2) also goes through a diagnostic hop: bench/splice-relay.c, compiled with gcc (-O2) into the run's temporary directory at start, " +
         'a fourth process (C, one thread, edge-triggered epoll, nonblocking sockets with TCP_NODELAY, each direction moved socket → pipe → socket ' +
         'with splice(2), so the bytes never enter user space; no SOCKS5: the client connects to it directly, and it connects to the origin; ' +
         'nothing parsed or recorded). It is the least any out-of-process hop costs here: client, hop and origin are three busy processes ' +
@@ -1285,7 +1299,7 @@ function report({ latency, throughput, pg: pgData, pgVersionLine, setupSeconds, 
         `new connection, then ${PG_SELECTS} \`SELECT id, name, price FROM items WHERE id = $1\` (ids in a fixed order) and an ` +
         `\`INSERT INTO events (item, note) VALUES ($1, $2)\` after every ${INSERT_EVERY}, one at a time, each answer checked. Through a proxy ` +
         'node-postgres gets the socket after the SOCKS5 handshake as its `stream`; a direct run first asks `SELECT pg_backend_pid()` (untimed) ' +
-        'to read its backend\'s CPU time. The replay set: one run recorded through the recorder, saved as ' +
+        "to read its backend's CPU time. The replay set: one run recorded through the recorder, saved as " +
         `a set (${pgData.set.mocks} mocks, ${(pgData.set.bytes / 1e6).toFixed(1)} MB of YAML) and read back (in ${(pgData.set.readMs / 1000).toFixed(2)} s, ` +
         'once); each replay run gets a fresh `ReplayIndex`, as ' +
         `each \`keploy_mock_test\` run does (${pgData.replayed} queries replayed in all, none missed). One untimed run per way, then ${PG_RUNS} ` +

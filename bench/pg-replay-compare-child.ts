@@ -21,4 +21,15 @@ for (const v of variants) {
   ports[v] = (server.address() as net.AddressInfo).port;
 }
 process.send!({ ports });
-process.on('message', (m: string) => { if (m === 'exit') process.exit(0); if (m === 'reset') { resets.forEach((r) => r()); process.send!({ reset: true }); return; } if (m === 'cpu') { const u = process.cpuUsage(); process.send!({ cpu: u.user + u.system }); } });
+process.on('message', (m: string) => {
+  if (m === 'exit') process.exit(0);
+  if (m === 'reset') {
+    resets.forEach((r) => r());
+    process.send!({ reset: true });
+    return;
+  }
+  if (m === 'cpu') {
+    const u = process.cpuUsage();
+    process.send!({ cpu: u.user + u.system });
+  }
+});

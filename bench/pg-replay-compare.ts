@@ -38,7 +38,10 @@ async function workload(port: number) {
     const r = await c.query('SELECT id, name, price FROM items WHERE id = $1', [id]);
     n++;
     if (r.rows[0]?.name !== `item-${id}`) throw new Error('bad row');
-    if (i % 100 === 99) { await c.query('INSERT INTO events (item, note) VALUES ($1, $2)', [id, `n-${i}`]); n++; }
+    if (i % 100 === 99) {
+      await c.query('INSERT INTO events (item, note) VALUES ($1, $2)', [id, `n-${i}`]);
+      n++;
+    }
   }
   const ms = performance.now() - t;
   await c.end();
@@ -49,24 +52,63 @@ await workload(rec.port);
 await rec.close();
 const setFile = path.join(TMP, 'pg-replay-compare-set.json');
 writeFileSync(setFile, JSON.stringify(rec.mocks));
-const child = fork(path.join(import.meta.dirname, 'pg-replay-compare-child.ts'), [setFile, ...variants], { execArgv: ['--import', 'tsx', ...(process.env.PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.join(TMP, 'prof')}`] : [])], cwd: TMP });
+const child = fork(path.join(import.meta.dirname, 'pg-replay-compare-child.ts'), [setFile, ...variants], {
+  execArgv: ['--import', 'tsx', ...(process.env.PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.join(TMP, 'prof')}`] : [])],
+  cwd: TMP,
+});
 const ports: Record<string, number> = await new Promise((r) => child.once('message', (m: any) => r(m.ports)));
 const ways: Record<string, number> = { direct: db.port, ...ports };
 const names = Object.keys(ways);
 const qps: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
 const cpu: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
-const childCpu = () => new Promise<number>((r) => { child.once('message', (m: any) => r(m.cpu)); child.send('cpu'); });
+const childCpu = () =>
+  new Promise<number>((r) => {
+    child.once('message', (m: any) => r(m.cpu));
+    child.send('cpu');
+  });
 for (const n of names) await workload(ways[n]!);
-for (let r = 0; r < ROUNDS; r++) for (let k = 0; k < names.length; k++) { const n = names[(r + k) % names.length]!; await new Promise((r) => { child.once('message', r); child.send('reset'); }); const c0 = await childCpu(); qps[n]!.push(await workload(ways[n]!)); cpu[n]!.push(((await childCpu()) - c0) / 2020); }
-const med = (a: number[]) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor(s.length / 2)]!; };
-for (const n of names) console.log(n.padEnd(8), 'median q/s', med(qps[n]!).toFixed(0), (med(qps[n]!) / med(qps.direct!)).toFixed(2) + 'x', 'child CPU us/query', med(cpu[n]!).toFixed(1), qps[n]!.map((x) => x.toFixed(0)).join(' '));
+for (let r = 0; r < ROUNDS; r++)
+  for (let k = 0; k < names.length; k++) {
+    const n = names[(r + k) % names.length]!;
+    await new Promise((r) => {
+      child.once('message', r);
+      child.send('reset');
+    });
+    const c0 = await childCpu();
+    qps[n]!.push(await workload(ways[n]!));
+    cpu[n]!.push(((await childCpu()) - c0) / 2020);
+  }
+const med = (a: number[]) => {
+  const s = [...a].sort((x, y) => x - y);
+  return s[Math.floor(s.length / 2)]!;
+};
+for (const n of names)
+  console.log(
+    n.padEnd(8),
+    'median q/s',
+    med(qps[n]!).toFixed(0),
+    (med(qps[n]!) / med(qps.direct!)).toFixed(2) + 'x',
+    'child CPU us/query',
+    med(cpu[n]!).toFixed(1),
+    qps[n]!.map((x) => x.toFixed(0)).join(' '),
+  );
 if (process.env.STOPPED) {
   // The replays again with the server stopped (as `npm run bench` ends its PostgreSQL part).
   await db.stop();
   const after: Record<string, number[]> = {};
   const afterCpu: Record<string, number[]> = {};
-  for (let r = 0; r < ROUNDS; r++) for (const n of names.filter((x) => x !== 'direct')) { await new Promise((r) => { child.once('message', r); child.send('reset'); }); const c0 = await childCpu(); (after[n] ??= []).push(await workload(ways[n]!)); (afterCpu[n] ??= []).push(((await childCpu()) - c0) / 2020); }
-  for (const n of Object.keys(after)) console.log(`${n} (server stopped)`.padEnd(8), 'median q/s', med(after[n]!).toFixed(0), 'child CPU us/query', med(afterCpu[n]!).toFixed(1), after[n]!.map((x) => x.toFixed(0)).join(' '));
+  for (let r = 0; r < ROUNDS; r++)
+    for (const n of names.filter((x) => x !== 'direct')) {
+      await new Promise((r) => {
+        child.once('message', r);
+        child.send('reset');
+      });
+      const c0 = await childCpu();
+      (after[n] ??= []).push(await workload(ways[n]!));
+      (afterCpu[n] ??= []).push(((await childCpu()) - c0) / 2020);
+    }
+  for (const n of Object.keys(after))
+    console.log(`${n} (server stopped)`.padEnd(8), 'median q/s', med(after[n]!).toFixed(0), 'child CPU us/query', med(afterCpu[n]!).toFixed(1), after[n]!.map((x) => x.toFixed(0)).join(' '));
 }
 child.send('exit');
 await new Promise((r) => setTimeout(r, 500));

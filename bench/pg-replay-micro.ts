@@ -52,7 +52,13 @@ const groups = Array.from({ length: N }, (_, i) => group(((i * 37) % 1000) + 1))
 let best = Infinity;
 for (let round = 0; round < 5; round++) {
   let answers = 0;
-  const socket = new Duplex({ read() {}, write(_c, _e, cb) { answers++; cb(); } });
+  const socket = new Duplex({
+    read() {},
+    write(_c, _e, cb) {
+      answers++;
+      cb();
+    },
+  });
   const index = new ReplayIndex(mocks);
   const done = replayPostgres({ id: 'c', target: { host: '127.0.0.1', port: 1 }, client: socket as never }, index, {});
   socket.push(startup);

@@ -43,7 +43,10 @@ async function measure(once: () => Promise<unknown>): Promise<{ median: number; 
 }
 
 async function main(): Promise<void> {
-  const targets = process.argv.slice(2).map(Number).filter((n) => n > 0);
+  const targets = process.argv
+    .slice(2)
+    .map(Number)
+    .filter((n) => n > 0);
   const tracking = await processTracking();
   process.stdout.write(`tracking: ${tracking.kind}${tracking.kind === 'environment' ? ` (${tracking.reason})` : ` (${tracking.dir})`}\n`);
   process.stdout.write(

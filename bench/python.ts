@@ -164,16 +164,13 @@ function resolvePython(root: string): Python {
     if (out === undefined) throw new Error(`${PYTHON} cannot import debugpy, even through a shim of ${site}`);
   }
   const [debugpy, version] = out.split('\n');
-  const cythonProbe =
-    'import os, sys, debugpy; sys.path.insert(0, os.path.join(os.path.dirname(debugpy.__file__), "_vendored", "pydevd")); ' +
-    'from _pydevd_bundle import pydevd_cython; print("ok")';
+  const cythonProbe = 'import os, sys, debugpy; sys.path.insert(0, os.path.join(os.path.dirname(debugpy.__file__), "_vendored", "pydevd")); ' + 'from _pydevd_bundle import pydevd_cython; print("ok")';
   const cython = pyRun(PYTHON, cythonProbe, pythonPath ? { PYTHONPATH: pythonPath } : {}) === 'ok';
   return { python: PYTHON, pythonPath, version: version ?? '?', debugpy: debugpy ?? '?', cython };
 }
 
 /** Evaluated in a paused debuggee: which of pydevd's compiled speed-ups are loaded there. */
-const SPEEDUPS_EXPRESSION =
-  "' '.join(sorted(m for m in __import__('sys').modules if m.startswith(('_pydevd_bundle.pydevd_cython', '_pydevd_frame_eval.pydevd_frame_evaluator')))) or 'none'";
+const SPEEDUPS_EXPRESSION = "' '.join(sorted(m for m in __import__('sys').modules if m.startswith(('_pydevd_bundle.pydevd_cython', '_pydevd_frame_eval.pydevd_frame_evaluator')))) or 'none'";
 
 // ---------------------------------------------------------------- the minimal DAP client
 
@@ -452,7 +449,10 @@ class Debugkit {
   async call(name: string, args: Record<string, unknown>, timeoutMs = REQUEST_TIMEOUT_MS): Promise<any> {
     const r = (await this.client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs })) as ToolReply;
     if (r.isError || r.structuredContent === undefined) {
-      const text = (r.content ?? []).map((c) => c.text ?? '').join('').slice(0, 2000);
+      const text = (r.content ?? [])
+        .map((c) => c.text ?? '')
+        .join('')
+        .slice(0, 2000);
       throw new Error(`debugkit ${name} failed: ${text}\n${this.log.text.slice(-2000)}`);
     }
     return r.structuredContent;
@@ -683,8 +683,17 @@ async function debugkitCpuOnce(dk: Debugkit, py: Python, n: number, line: number
 async function measureCpu(py: Python, root: string, dk: Debugkit, settled: () => Promise<void>): Promise<CpuScenario[]> {
   const n = CPU_N;
   const all: CpuWay[] = ['plain', 'traced', 'direct', 'debugkit'];
-  const scenario = (key: CpuScenario['key'], ways: CpuWay[], label: string, size: number, line: number): CpuScenario =>
-    ({ key, ways, label, n: size, line, plain: [], traced: [], direct: [], debugkit: [] });
+  const scenario = (key: CpuScenario['key'], ways: CpuWay[], label: string, size: number, line: number): CpuScenario => ({
+    key,
+    ways,
+    label,
+    n: size,
+    line,
+    plain: [],
+    traced: [],
+    direct: [],
+    debugkit: [],
+  });
   const scenarios = [
     scenario('fixed', all, 'no loop: the fixed cost', 0, CPU_LINE_ELSEWHERE),
     scenario('elsewhere', all, 'breakpoint in a function never called', n, CPU_LINE_ELSEWHERE),
@@ -845,10 +854,7 @@ async function run(): Promise<BenchResult> {
     const settled = async () => void leftovers.push(...(await settle(root, keep)));
 
     const phase = (what: string) => process.stdout.write(`python: ${what}\n`);
-    phase(
-      `${py.python} (${py.version}), debugpy ${py.debugpy}${py.pythonPath ? ' through a PYTHONPATH shim' : ''}; ` +
-        `pydevd's Cython module ${py.cython ? 'imports' : 'does NOT import'}`,
-    );
+    phase(`${py.python} (${py.version}), debugpy ${py.debugpy}${py.pythonPath ? ' through a PYTHONPATH shim' : ''}; ` + `pydevd's Cython module ${py.cython ? 'imports' : 'does NOT import'}`);
     let t = performance.now();
     phase(`(1) start to the first hit: 1 + ${STARTS} starts per way`);
     const start = await measureStart(variants, root, settled);
@@ -906,7 +912,7 @@ function report({ py, variants, start, cpu, steps, speedups, seconds, leftovers,
         return [label, String(x.n), ms(x.median), ms(x.p90), ms(x.min), ms(x.max), ratio(x.median, base)];
       });
     }),
-    note: 'TCP_NODELAY rows: the same debugpy with TCP_NODELAY set on its sockets by a sitecustomize (see Method). debugkit sets it itself on debugpy\'s own sockets, so its plain rows already include the fix; compare them with the direct TCP_NODELAY rows.',
+    note: "TCP_NODELAY rows: the same debugpy with TCP_NODELAY set on its sockets by a sitecustomize (see Method). debugkit sets it itself on debugpy's own sockets, so its plain rows already include the fix; compare them with the direct TCP_NODELAY rows.",
   };
 
   // (2)
@@ -1009,7 +1015,7 @@ function report({ py, variants, start, cpu, steps, speedups, seconds, leftovers,
       '**TCP_NODELAY** rows: pydevd sends every message as two `sendall`s (header, body) on a TCP socket without TCP_NODELAY, so Nagle holds the body ' +
         'until the adapter ACKs the header, which Linux delays up to 40 ms (microsoft/debugpy#2054). These rows run the same debugpy with a ' +
         '`sitecustomize.py` on PYTHONPATH that sets TCP_NODELAY on every TCP connection its processes open: a second minimal client and a second debugkit ' +
-        'server (PYTHONPATH in its environment), measured interleaved with the others. debugkit applies the same fix itself to debugpy\'s own sockets ' +
+        "server (PYTHONPATH in its environment), measured interleaved with the others. debugkit applies the same fix itself to debugpy's own sockets " +
         '(src/toolsets/python/boot/sitecustomize.py), so its two rows measure the same thing, and the fair baseline for it is the direct TCP_NODELAY row.',
       `(1) \`start.py\` (a 15-line script), breakpoint on line ${START_LINE} inside a function. Direct: from spawning the adapter to the \`stopped\` event. ` +
         'debugkit: from calling `python_start_session` to `python_run_to_breakpoint` answering `hit: true` at that line. ' +

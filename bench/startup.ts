@@ -101,7 +101,11 @@ async function startOnce(args: string[], env: NodeJS.ProcessEnv, cwd: string): P
   }
 }
 
-const p50 = (samples: number[]) => percentile([...samples].sort((a, b) => a - b), 50);
+const p50 = (samples: number[]) =>
+  percentile(
+    [...samples].sort((a, b) => a - b),
+    50,
+  );
 
 /** A table row: n, p50, p90, min, max, and the p50's difference from `base`'s. */
 const row = (s: Server, samples: number[], base: number[]) => {

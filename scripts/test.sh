@@ -5,4 +5,5 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 npm run build
 npm run typecheck
+npm run lint
 npx vitest run "$@"

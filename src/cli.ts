@@ -26,7 +26,10 @@ const intArg = (name: string, min: number, max: number) => (value: string) => {
 
 const toolPrefixArg = (value: string) => {
   try {
-    return parseToolPrefix(value, toolsetFactories.map((f) => f.name));
+    return parseToolPrefix(
+      value,
+      toolsetFactories.map((f) => f.name),
+    );
   } catch (err) {
     throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
   }
@@ -48,14 +51,26 @@ function commonOptions(cmd: Command): Command {
     .option('--bundle-dir <dir>', 'where support bundles are extracted and kept (default: ~/.cache/debugkit/bundles)')
     .option('--kubectl <path>', 'kubectl binary for the bundles toolset', 'kubectl')
     .option('--grep-timeout <seconds>', 'stop a grep_files search whose pattern runs this long on one line without finishing it', intArg('--grep-timeout', 1, 3600), 10)
-    .option('--bundle-url-host <host>', 'a host bundle URLs may be downloaded from, with its subdomains (repeatable; default: replicated.com); a loopback or private address only from a host listed exactly, e.g. 127.0.0.1:8080', (v: string, all: string[] = []) => [...all, v])
+    .option(
+      '--bundle-url-host <host>',
+      'a host bundle URLs may be downloaded from, with its subdomains (repeatable; default: replicated.com); a loopback or private address only from a host listed exactly, e.g. 127.0.0.1:8080',
+      (v: string, all: string[] = []) => [...all, v],
+    )
     .addOption(new Option('--log-level <level>', 'stderr log verbosity').choices(['error', 'warn', 'info', 'debug']).default('info'))
     .option('--max-result-tokens <n>', 'ceiling for one tool result, in tokens (larger answers are cut and flagged)', intArg('--max-result-tokens', 1000, 1_000_000), 25_000)
-    .option('--tool-prefix <prefixes>', "prefix tool names, for clients that refuse two servers' tools of one name: PREFIX for every toolset, or TOOLSET=PREFIX,... (e.g. bundles=k8s_); default: the contracts' names", toolPrefixArg)
+    .option(
+      '--tool-prefix <prefixes>',
+      "prefix tool names, for clients that refuse two servers' tools of one name: PREFIX for every toolset, or TOOLSET=PREFIX,... (e.g. bundles=k8s_); default: the contracts' names",
+      toolPrefixArg,
+    )
     .option('--output-schemas', "list each tool's output schema in tools/list (default: not listed, to keep tools/list small; results are the same)")
     .option('--store <url>', 'control store: postgres://... shared by several nodes, or sqlite:PATH (default: control.db in the data directory)', process.env.DEBUGKIT_STORE)
     .option('--data-dir <dir>', "debugkit's data directory: API keys, counters, audit log (control.db), the debugger toolset's crash signatures (default: ~/.local/share/debugkit)")
-    .option('--audit-key-file <file>', 'the key audit entries are hashed with, kept outside the store (default: $DEBUGKIT_AUDIT_KEY_FILE, else audit.key beside control.db, or in the data directory for PostgreSQL; made on first use); nodes sharing a store need the same one', process.env.DEBUGKIT_AUDIT_KEY_FILE);
+    .option(
+      '--audit-key-file <file>',
+      'the key audit entries are hashed with, kept outside the store (default: $DEBUGKIT_AUDIT_KEY_FILE, else audit.key beside control.db, or in the data directory for PostgreSQL; made on first use); nodes sharing a store need the same one',
+      process.env.DEBUGKIT_AUDIT_KEY_FILE,
+    );
 }
 
 interface CommonOpts {
@@ -83,7 +98,12 @@ interface CommonOpts {
 /** Local stdio serves the user's own agent: permissive unless told otherwise. HTTP is closed unless told. */
 function baseConfig(opts: CommonOpts, permissive = true): Config {
   const config = defaultConfig({
-    toolsets: opts.toolsets ? opts.toolsets.split(',').map((s) => s.trim()).filter(Boolean) : [],
+    toolsets: opts.toolsets
+      ? opts.toolsets
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [],
     root: opts.root,
     maxSessions: opts.maxSessions,
     logLevel: opts.logLevel,
@@ -114,10 +134,12 @@ function installShutdown(dk: Debugkit, extra?: () => Promise<void>): (reason: st
     started = true;
     dk.log.info(`shutting down: ${reason}`);
     const done = Promise.all([extra?.(), dk.close()]);
-    void boundPromise(done, { timeoutMs: 5000 }).catch(() => undefined).finally(() => {
-      killAllChildrenSync();
-      process.exit(code);
-    });
+    void boundPromise(done, { timeoutMs: 5000 })
+      .catch(() => undefined)
+      .finally(() => {
+        killAllChildrenSync();
+        process.exit(code);
+      });
   };
   // Handlers stay installed: with `once`, a second SIGTERM (a process group signalled twice) would
   // take the default action and kill the server before it ended its children.
@@ -285,8 +307,7 @@ function checkDataOutsideRoot(config: Config, defaultDataDir: string): void {
     const abs = path.resolve(place);
     if (containment(realRoot, abs).kind === 'outside') continue;
     throw new Error(
-      `${abs} (debugkit's API keys and audit) is inside --root ${realRoot}, where every key's tools can read and write files: ` +
-        'give --data-dir (or --store) outside the root, or a narrower --root',
+      `${abs} (debugkit's API keys and audit) is inside --root ${realRoot}, where every key's tools can read and write files: ` + 'give --data-dir (or --store) outside the root, or a narrower --root',
     );
   }
 }
@@ -297,7 +318,15 @@ export function buildProgram(): Command {
       .description('An MCP server with real debuggers for AI agents. With no command: serve MCP over stdio.')
       .version(VERSION)
       // commander's own mistakes (an unknown flag, a bad value) read like ours: "debugkit: ...", one line.
-      .configureOutput({ outputError: (text, write) => write(`${text.trim().replace(/^error: /, 'debugkit: ').replace(/\s*\n\s*/g, ' ')}\n`) })
+      .configureOutput({
+        outputError: (text, write) =>
+          write(
+            `${text
+              .trim()
+              .replace(/^error: /, 'debugkit: ')
+              .replace(/\s*\n\s*/g, ' ')}\n`,
+          ),
+      })
       // Options after a subcommand belong to it: "serve --root X" must not set the parent's --root.
       .enablePositionalOptions(),
   ).action((opts: CommonOpts) => runStdio(opts));
@@ -313,7 +342,12 @@ export function buildProgram(): Command {
       .option('--allowed-host <name>', 'extra Host header value to accept (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
       .option('--max-body <bytes>', 'largest request body accepted', intArg('--max-body', 1024, 1 << 30), 4 * 1024 * 1024)
       .option('--session-idle <seconds>', 'close an MCP session after this long without requests', intArg('--session-idle', 1, 604_800), 1800)
-      .option('--session-init-idle <seconds>', 'close an MCP session that sends nothing after initialize (not even notifications/initialized) after this long', intArg('--session-init-idle', 1, 604_800), 120)
+      .option(
+        '--session-init-idle <seconds>',
+        'close an MCP session that sends nothing after initialize (not even notifications/initialized) after this long',
+        intArg('--session-init-idle', 1, 604_800),
+        120,
+      )
       .option('--max-mcp-sessions <n>', 'most MCP sessions (initialize, Mcp-Session-Id) open at once on this server', intArg('--max-mcp-sessions', 1, 100_000), 256)
       .option('--max-mcp-sessions-per-key <n>', 'most MCP sessions one API key may have open at once on this server', intArg('--max-mcp-sessions-per-key', 1, 100_000), 32)
       .option('--header-timeout <seconds>', 'drop a request whose headers are not complete after this long', intArg('--header-timeout', 1, 3600), 15)
@@ -323,14 +357,16 @@ export function buildProgram(): Command {
       .option('--max-pending-bodies <n>', 'most request bodies still arriving at once on this server (more: HTTP 503)', intArg('--max-pending-bodies', 1, 1_000_000), 256)
       .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM; with --tls-key)')
       .option('--tls-key <file>', 'the private key of --tls-cert (PEM)')
-      .option('--node-id <id>', 'this node\'s name in a shared store (default: hostname and a random suffix)')
+      .option('--node-id <id>', "this node's name in a shared store (default: hostname and a random suffix)")
       .option('--node-url <url>', 'the URL other nodes reach this one at, to forward calls for its sessions (default: the URL it serves)'),
   ).action((opts: ServeOpts) => runHttp(opts));
   registerControlCommands(program);
 
   program
     .command('doctor')
-    .description('Report which engines (gdb, python3 + debugpy, kubectl, proxychains4, ...) are present, and how to install the rest; print a client configuration for this machine. Exits 1 only when something debugkit needs is missing (not for test-only tools)')
+    .description(
+      'Report which engines (gdb, python3 + debugpy, kubectl, proxychains4, ...) are present, and how to install the rest; print a client configuration for this machine. Exits 1 only when something debugkit needs is missing (not for test-only tools)',
+    )
     .option('--root <dir>', 'the workspace root the printed client configuration names', process.cwd())
     .action(async (opts: { root: string }) => {
       // The engine checks load for `doctor` only.

@@ -100,7 +100,10 @@ export interface Config {
  */
 export function parseToolPrefix(spec: string, toolsets: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const part of spec.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of spec
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const eq = part.indexOf('=');
     const [toolset, prefix] = eq < 0 ? ['*', part] : [part.slice(0, eq).trim(), part.slice(eq + 1).trim()];
     if (toolset !== '*' && !toolsets.includes(toolset)) throw new Error(`--tool-prefix: unknown toolset "${toolset}" (toolsets: ${toolsets.join(', ')})`);

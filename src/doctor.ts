@@ -32,7 +32,11 @@ interface Probe {
   version(out: string): string | undefined;
 }
 
-const firstLine = (out: string) => out.split('\n').find((l) => l.trim())?.trim();
+const firstLine = (out: string) =>
+  out
+    .split('\n')
+    .find((l) => l.trim())
+    ?.trim();
 
 function postgresBin(): string | undefined {
   const base = '/usr/lib/postgresql';
@@ -49,8 +53,7 @@ const onPath = (name: string, args: string[]) => (): [string, string[]] | undefi
 };
 
 /** A file that exists, asked for its version. */
-const atFile = (file: string | undefined, args: string[]) => (): [string, string[]] | undefined =>
-  file && existsSync(file) ? [file, args] : undefined;
+const atFile = (file: string | undefined, args: string[]) => (): [string, string[]] | undefined => (file && existsSync(file) ? [file, args] : undefined);
 
 const PROBES: Probe[] = [
   { engine: 'gdb', neededBy: 'gdb, debugger', need: 'debugkit', install: 'apt-get install -y gdb', command: onPath('gdb', ['--version']), version: firstLine },

@@ -102,24 +102,14 @@ describe('the layering checker', () => {
       "import H = require('../../control/open.js');",
       "import '../../server/web.js';",
       '// import { x } from "../../server/commented.js";',
-      "const s = 'import { y } from \"../../server/in-a-string.js\"';",
+      'const s = \'import { y } from "../../server/in-a-string.js"\';',
       "import { ok } from '../../mcp/tools.js';",
       "import { alsoOk } from '../../core/errors.js';",
       "import { sibling } from './control.js';",
       "import { pkg } from '@modelcontextprotocol/server';",
     ].join('\n');
     const targets = violationsOf('toolsets/gdb/x.ts', source).map((v) => v.target);
-    expect(targets).toEqual([
-      'server/http.js',
-      'control/plane.js',
-      'server/rest.js',
-      'control/keys.js',
-      'server/log.js',
-      'control/store.js',
-      'server/gate.js',
-      'control/open.js',
-      'server/web.js',
-    ]);
+    expect(targets).toEqual(['server/http.js', 'control/plane.js', 'server/rest.js', 'control/keys.js', 'server/log.js', 'control/store.js', 'server/gate.js', 'control/open.js', 'server/web.js']);
   });
 
   it('resolves specifiers against the importing file, not by their text', () => {

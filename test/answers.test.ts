@@ -47,7 +47,10 @@ async function measure(client: TestClient, kind: Row['kind'], tool: string, what
   const r = await client.client.callTool({ name: tool, arguments: args });
   const tokens = Math.round(JSON.stringify({ content: r.content, structuredContent: r.structuredContent }).length / 4);
   const text = (r.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('\n');
-  const cut = JSON.stringify(r.structuredContent ?? {}).includes('"truncated":true') || r._meta?.['debugkit/truncated'] !== undefined || /"isTruncated":true|membersTruncated":true/.test(JSON.stringify(r.structuredContent ?? {}));
+  const cut =
+    JSON.stringify(r.structuredContent ?? {}).includes('"truncated":true') ||
+    r._meta?.['debugkit/truncated'] !== undefined ||
+    /"isTruncated":true|membersTruncated":true/.test(JSON.stringify(r.structuredContent ?? {}));
   rows.push({ tool, what, kind, tokens, cut });
   expect(tokens, `${tool} ${what}`).toBeLessThanOrEqual(kind === 'typical' ? TYPICAL_TOKENS : CEILING_TOKENS);
   return { result: r, text, tokens };

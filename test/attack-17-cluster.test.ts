@@ -38,7 +38,7 @@ function shape(answer: Answer, id: string): string {
 const keys = (scopes: string, ...names: string[]) => Promise.all(names.map((n) => createKey(['--store', storeUrl], n, scopes, ['--rate', 'unlimited'])));
 
 describe('two nodes: what one key left on one node, another key tries through the other', () => {
-  it('another key\'s stateless gdb session, named through the other node, answers as an unknown id (regression)', async () => {
+  it("another key's stateless gdb session, named through the other node, answers as an unknown id (regression)", async () => {
     const [ka, kb] = await keys('gdb', 'c-gdb-a', 'c-gdb-b');
     const opened = await call(a, ka!.key, 'open', {});
     const id = opened.result.structuredContent.content.id as string;
@@ -53,7 +53,7 @@ describe('two nodes: what one key left on one node, another key tries through th
     await call(b, ka!.key, 'close', { id });
   });
 
-  it('another key\'s MCP session id, sent to the other node, with or without a forged forwarding header: 404 (regression)', async () => {
+  it("another key's MCP session id, sent to the other node, with or without a forged forwarding header: 404 (regression)", async () => {
     const [ka, kb] = await keys('gdb', 'c-mcp-a', 'c-mcp-b');
     const sid = await openMcpSession(a.url, ka!.key);
     for (const headers of [{}, { 'X-Debugkit-Forwarded': 'forged', 'X-Debugkit-Via': 'node-a' }] as Array<Record<string, string>>) {
@@ -95,7 +95,7 @@ describe('two nodes: what one key left on one node, another key tries through th
     await call(a, ka!.key, 'debugger_continue', { session_id: 'acme-cluster-secret' });
     await call(a, ka!.key, 'debugger_detach', { session_id: 'acme-cluster-secret' });
     const seen = JSON.stringify(await call(b, kb!.key, 'debugger_find_similar_bugs', {}));
-    expect(seen, 'key B on node b reads key A\'s crash from node a').not.toContain('acme-cluster-secret');
+    expect(seen, "key B on node b reads key A's crash from node a").not.toContain('acme-cluster-secret');
     expect(seen).not.toContain(path.join(root, 'dbg_crash'));
   });
 });

@@ -10,7 +10,21 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODERN_PROTOCOL } from './helpers/client.js';
-import { answerText, expectNoEffect, gdbSession, modernCall, nextRequestId, plainCall, refused, runGdbAttack, startKeyedServer, stopKeyedServers, type Answer, type GdbAttack, type KeyedServer } from './helpers/attack.js';
+import {
+  answerText,
+  expectNoEffect,
+  gdbSession,
+  modernCall,
+  nextRequestId,
+  plainCall,
+  refused,
+  runGdbAttack,
+  startKeyedServer,
+  stopKeyedServers,
+  type Answer,
+  type GdbAttack,
+  type KeyedServer,
+} from './helpers/attack.js';
 import { callTool, createKey, openMcpSession, rpc, runCli, startNode, tempDataDir } from './helpers/control.js';
 import { compileC, tempDir } from './helpers/programs.js';
 import { RawStdioServer } from './helpers/raw-stdio.js';
@@ -57,7 +71,11 @@ function shape(answer: Answer, id: string): string {
 /** Every audit entry of the store, as the operator exports them. */
 async function auditOf(s: KeyedServer): Promise<any[]> {
   const r = await runCli(['audit', 'export', ...s.store]);
-  return r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -70,9 +88,16 @@ const GDB_ATTACKS: GdbAttack[] = [
   { name: 'MI octal escape: "\\163hell" is "shell"', attack: (m) => `-interpreter-exec console "\\163hell touch ${m}"`, effect: 'marker' },
   { name: 'MI octal escape: "\\041" is "!"', attack: (m) => `-interpreter-exec console "\\041touch ${m}"`, effect: 'marker' },
   { name: 'CLI interpreter-exec nesting MI with an octal escape', attack: (m) => `interpreter-exec mi "-interpreter-exec console \\"\\\\163hell touch ${m}\\""`, effect: 'marker' },
-  { name: '-break-commands with an octal escape, run at the stop', program: true, before: ['break add'], attack: (m) => `-break-commands 1 "\\163hell touch ${m}"`, after: () => ['run'], effect: 'marker' },
+  {
+    name: '-break-commands with an octal escape, run at the stop',
+    program: true,
+    before: ['break add'],
+    attack: (m) => `-break-commands 1 "\\163hell touch ${m}"`,
+    after: () => ['run'],
+    effect: 'marker',
+  },
   { name: 'thread apply with the thread ID list "1.*"', program: true, before: ['break add', 'run'], attack: (m) => `thread apply 1.* shell touch ${m}`, effect: 'marker' },
-  { name: '-inferior-tty-set: the program\'s output overwrites a file outside the root', program: true, attack: (_m, v) => `-inferior-tty-set ${v}`, after: () => ['run'], effect: 'victim' },
+  { name: "-inferior-tty-set: the program's output overwrites a file outside the root", program: true, attack: (_m, v) => `-inferior-tty-set ${v}`, after: () => ['run'], effect: 'victim' },
   { name: '-trace-save: truncates a file outside the root', attack: (_m, v) => `-trace-save ${v}`, effect: 'victim' },
   { name: '"expression" (gdb\'s alias of compile: runs gcc, injects code)', program: true, before: ['break add', 'run'], attack: () => 'expression code int x = 0;', effect: 'none' },
   { name: '"set solib-absolute-prefix" (gdb\'s alias of sysroot)', attack: () => 'set solib-absolute-prefix /', effect: 'none' },
@@ -142,10 +167,22 @@ describe('gdb: what the classifier holds (regression)', () => {
     const id = await gdbSession(closed, key);
     const marker = path.join(host, 'marker-held');
     for (const command of [
-      `shell touch ${marker}`, `!touch ${marker}`, `pipe p 1 | touch ${marker}`, `-interpreter-exec console "shell touch ${marker}"`,
-      `-interpreter-exec console "print 1" "shell touch ${marker}"`, `with print pretty -- shell touch ${marker}`, `thread apply all shell touch ${marker}`,
-      `-interpreter-exec mi "-interpreter-exec console \\"shell touch ${marker}\\""`, `tty ${marker}`, `set inferior-tty ${marker}`, `tsave ${marker}`,
-      `dump binary value ${marker} 1`, `set logging file ${marker}`, `file '${marker}'`, 'info os processes', 'info proc 1',
+      `shell touch ${marker}`,
+      `!touch ${marker}`,
+      `pipe p 1 | touch ${marker}`,
+      `-interpreter-exec console "shell touch ${marker}"`,
+      `-interpreter-exec console "print 1" "shell touch ${marker}"`,
+      `with print pretty -- shell touch ${marker}`,
+      `thread apply all shell touch ${marker}`,
+      `-interpreter-exec mi "-interpreter-exec console \\"shell touch ${marker}\\""`,
+      `tty ${marker}`,
+      `set inferior-tty ${marker}`,
+      `tsave ${marker}`,
+      `dump binary value ${marker} 1`,
+      `set logging file ${marker}`,
+      `file '${marker}'`,
+      'info os processes',
+      'info proc 1',
     ]) {
       const answer = await plainCall(closed, key, 'call', { id, command });
       expect(refused(answer), command).toBe(true);
@@ -223,8 +260,17 @@ describe('capability scopes of the other toolsets (regression)', () => {
     ]);
     const two = (batch.body as any[]).find((m) => m.id === 2);
     expect(two.error.code).toBe(-32003);
-    const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL, 'io.modelcontextprotocol/clientInfo': { name: 'attack', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
-    const modern = await rpc(s.node.url, key, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'debugger/attach', arguments: { pid: process.pid }, _meta: envelope } }, { 'MCP-Protocol-Version': MODERN_PROTOCOL, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'debugger/attach' });
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL,
+      'io.modelcontextprotocol/clientInfo': { name: 'attack', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    const modern = await rpc(
+      s.node.url,
+      key,
+      { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'debugger/attach', arguments: { pid: process.pid }, _meta: envelope } },
+      { 'MCP-Protocol-Version': MODERN_PROTOCOL, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'debugger/attach' },
+    );
     expect(modern.body.error?.code ?? modern.body.result?.isError, JSON.stringify(modern.body)).toBe(-32003);
   });
 
@@ -236,7 +282,11 @@ describe('capability scopes of the other toolsets (regression)', () => {
     expect(rec.error?.code).toBe(-32003);
     expect(rec.error?.message).toContain('mocks:run');
     expect(existsSync(marker)).toBe(false);
-    const res = await fetch(new URL('/sessions', s.node.url), { method: 'POST', headers: { Authorization: `Bearer ${s.keys.pythonRead!.key}`, 'Content-Type': 'application/json' }, body: '{"entry":"x.py"}' });
+    const res = await fetch(new URL('/sessions', s.node.url), {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${s.keys.pythonRead!.key}`, 'Content-Type': 'application/json' },
+      body: '{"entry":"x.py"}',
+    });
     expect(res.status).toBe(403);
   });
 });
@@ -246,7 +296,7 @@ describe('capability scopes of the other toolsets (regression)', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('owners', () => {
-  it('another key\'s gdb session (stateless) answers exactly as an unknown id; list_sessions shows only the key\'s own', async () => {
+  it("another key's gdb session (stateless) answers exactly as an unknown id; list_sessions shows only the key's own", async () => {
     const s = closed;
     const a = s.keys.gdb!.key;
     const b = s.keys.gdbFull!.key;
@@ -302,7 +352,7 @@ describe('owners', () => {
     expect(mine.result?.structuredContent?.session_id).toBe('default');
   });
 
-  it('debugger_find_similar_bugs shows a key only its own crashes (found by the attack: every key\'s crash signatures, their session ids and program paths)', async () => {
+  it("debugger_find_similar_bugs shows a key only its own crashes (found by the attack: every key's crash signatures, their session ids and program paths)", async () => {
     const s = closed;
     const a = s.keys.debugger!.key;
     // Key A's crash, in a session whose name says what it works on.
@@ -314,11 +364,11 @@ describe('owners', () => {
     // Key B holds only debugger:read.
     const seen = await plainCall(s, s.keys.debuggerRead!.key, 'debugger_find_similar_bugs', {});
     const shown = JSON.stringify(seen);
-    expect(shown, 'key B reads key A\'s crash').not.toContain('acme-secret-project');
-    expect(shown, 'key B reads key A\'s program path').not.toContain(path.join(root, 'dbg_crash'));
+    expect(shown, "key B reads key A's crash").not.toContain('acme-secret-project');
+    expect(shown, "key B reads key A's program path").not.toContain(path.join(root, 'dbg_crash'));
   });
 
-  it('debugger_get_comprehensive_audit answers with the caller\'s own entries only (regression)', async () => {
+  it("debugger_get_comprehensive_audit answers with the caller's own entries only (regression)", async () => {
     const s = closed;
     await plainCall(s, s.keys.gdb!.key, 'list_sessions', {});
     const answer = await plainCall(s, s.keys.debuggerRead!.key, 'debugger_get_comprehensive_audit', {});
@@ -336,8 +386,8 @@ describe('owners', () => {
 // Secrets of the server reach a key through gdb.
 // ---------------------------------------------------------------------------------------------
 
-describe('the server\'s own secrets', () => {
-  it('a `gdb` key does not read the operator\'s full-scope key from the server\'s environment (found by the attack: `show environment`)', async () => {
+describe("the server's own secrets", () => {
+  it("a `gdb` key does not read the operator's full-scope key from the server's environment (found by the attack: `show environment`)", async () => {
     const s = closed;
     const key = s.keys.gdb!.key;
     const id = await gdbSession(s, key);
@@ -376,7 +426,7 @@ async function spawnAt(pid: number, name: string): Promise<ChildProcess | undefi
   return undefined;
 }
 
-describe('gdb: a recycled pid is not the session\'s own', () => {
+describe("gdb: a recycled pid is not the session's own", () => {
   it('a `gdb` key, default flags: after its program exited, the process now holding that pid is neither read nor attached (found by the attack)', async () => {
     const s = closed;
     const key = s.keys.gdb!.key;

@@ -14,7 +14,20 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashKey, newKeySecret } from '../src/control/keys.js';
 import { startPostgres, type RunningPostgres } from '../src/toolsets/mocks/postgres/testing.js';
-import { answerText, expectNoEffect, gdbSession, modernCall, plainCall, refused as isRefused, runGdbAttack, startKeyedServer, stopKeyedServers, type Answer, type GdbAttack, type KeyedServer } from './helpers/attack.js';
+import {
+  answerText,
+  expectNoEffect,
+  gdbSession,
+  modernCall,
+  plainCall,
+  refused as isRefused,
+  runGdbAttack,
+  startKeyedServer,
+  stopKeyedServers,
+  type Answer,
+  type GdbAttack,
+  type KeyedServer,
+} from './helpers/attack.js';
 import { rpc, runCli, startNode, type Node } from './helpers/control.js';
 import { compileC, tempDir } from './helpers/programs.js';
 
@@ -82,7 +95,13 @@ const GDB_ATTACKS: GdbAttack[] = [
   { name: '"thread apply all!CMD": "all" glued to "!"', program: true, before: ['break add', 'run'], attack: (m) => `thread apply all!touch ${m}`, effect: 'marker' },
   { name: '"frame apply all|p 1|CMD": "all" glued to "|"', program: true, before: ['break add', 'run'], attack: (m) => `frame apply all|p 1|touch ${m}`, effect: 'marker' },
   { name: '"frame apply lev 0 shell": a prefix of "level"', program: true, before: ['break add', 'run'], attack: (m) => `frame apply lev 0 shell touch ${m}`, effect: 'marker' },
-  { name: '"faas -past-main on shell": a boolean option value read as the command', program: true, before: ['break add', 'run'], attack: (m) => `faas -past-main on shell touch ${m}`, effect: 'marker' },
+  {
+    name: '"faas -past-main on shell": a boolean option value read as the command',
+    program: true,
+    before: ['break add', 'run'],
+    attack: (m) => `faas -past-main on shell touch ${m}`,
+    effect: 'marker',
+  },
   {
     name: 'MI "\\400" is NUL to gdb: "file /bin/sh\\400/../../ROOT/x" loads /bin/sh, then "run -c ..." runs a host command',
     attack: () => `-interpreter-exec console "file /bin/sh\\400/../../${rootRel}/x"`,
@@ -132,7 +151,7 @@ describe('gdb, a `gdb` key without gdb:attach: another process read or attached 
       const id = await gdbSession(s, key);
       const answer = await plainCall(s, key, 'call', { id, command: `-interpreter-exec console "info proc cmdline ${v.pid}\\400"` });
       await plainCall(s, key, 'close', { id });
-      expect(text(answer), 'another process\'s command line was read').not.toContain(secret);
+      expect(text(answer), "another process's command line was read").not.toContain(secret);
       expect(refused(answer), JSON.stringify(answer).slice(0, 300)).toBe(true);
     }
   });
@@ -187,7 +206,7 @@ describe('gdb, a `gdb` key without gdb:attach: another process read or attached 
       await gdbText(s, key, id, 'core-file');
       const answer = await plainCall(s, key, 'call', { id, command: `info proc cmdline ${v.pid}` });
       await plainCall(s, key, 'close', { id });
-      expect(text(answer), 'another process\'s command line was read').not.toContain(secret);
+      expect(text(answer), "another process's command line was read").not.toContain(secret);
       expect(refused(answer), JSON.stringify(answer).slice(0, 300)).toBe(true);
     }
   });
@@ -234,7 +253,7 @@ function pidOffsets(core: Buffer): number[] {
     if (core.readUInt32LE(ph) !== 4) continue;
     const offset = Number(core.readBigUInt64LE(ph + 8));
     const size = Number(core.readBigUInt64LE(ph + 32));
-    for (let j = offset; j < offset + size; ) {
+    for (let j = offset; j < offset + size;) {
       const namesz = core.readUInt32LE(j);
       const descsz = core.readUInt32LE(j + 4);
       const type = core.readUInt32LE(j + 8);
@@ -264,7 +283,7 @@ describe('gdb, default flags, a `gdb` key: host files read without leaving the d
 // The server's secrets (found by the attack).
 // ---------------------------------------------------------------------------------------------
 
-describe('the server\'s secrets, a `gdb` key with default flags (found by the attack)', () => {
+describe("the server's secrets, a `gdb` key with default flags (found by the attack)", () => {
   it('PG* variables (PGPASSWORD) reach every child: a gdb key reads the store password and makes itself a "*" key', async () => {
     let pgs: RunningPostgres | undefined;
     let node: Node | undefined;
@@ -288,10 +307,14 @@ describe('the server\'s secrets, a `gdb` key with default flags (found by the at
         const client = new pg.Client({ connectionString: `postgres://${pgs.user}:${encodeURIComponent(leaked)}@127.0.0.1:${pgs.port}/postgres` });
         await client.connect();
         const secret = newKeySecret();
-        await client.query(
-          'INSERT INTO debugkit_keys (id, name, prefix, hash, scopes, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
-          ['k_forged17b', 'forged', secret.slice(0, 10), hashKey(secret), JSON.stringify(['*']), new Date().toISOString()],
-        );
+        await client.query('INSERT INTO debugkit_keys (id, name, prefix, hash, scopes, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+          'k_forged17b',
+          'forged',
+          secret.slice(0, 10),
+          hashKey(secret),
+          JSON.stringify(['*']),
+          new Date().toISOString(),
+        ]);
         await client.end();
         const forged = await rpc(node.url, secret, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'debugger_license_info', arguments: {} } });
         expect(JSON.stringify(forged.body), 'a forged "*" key works').toContain('"*"');
@@ -306,7 +329,7 @@ describe('the server\'s secrets, a `gdb` key with default flags (found by the at
 });
 
 describe('the data directory inside --root, the defaults run from $HOME (found by the attack)', () => {
-  it('`debugkit serve` in $HOME (--root $HOME, control.db under it) is refused: a gdb key could read every key\'s audit there', async () => {
+  it("`debugkit serve` in $HOME (--root $HOME, control.db under it) is refused: a gdb key could read every key's audit there", async () => {
     // Nothing but defaults: the operator runs `debugkit serve` in their home directory (--root
     // defaults to the cwd, the data directory to ~/.local/share/debugkit). Nothing warns that the
     // control database, every key's audit, lies inside the workspace every key may read.
@@ -337,7 +360,7 @@ describe('the data directory inside --root, the defaults run from $HOME (found b
 // ---------------------------------------------------------------------------------------------
 
 describe('the audit, a `debugger:read` key (found by the attack)', () => {
-  it('the entries a key reads carry the chain-wide seq: the gaps count every other key\'s calls', async () => {
+  it("the entries a key reads carry the chain-wide seq: the gaps count every other key's calls", async () => {
     const s = closed;
     const reader = s.keys.debuggerRead!.key;
     const seqOf = async () => {
@@ -367,11 +390,21 @@ describe('held: what this attack tried that stayed shut (regression)', () => {
     await gdbText(closed, key, id, 'run');
     const marker = path.join(host, 'marker-held-17b');
     for (const command of [
-      `faas!touch ${marker}`, `taas!touch ${marker}`, `tfaas|p 1|touch ${marker}`, `with print pretty --!touch ${marker}`,
-      `thread apply al shell touch ${marker}`, `frame apply 1 -past-main 1 !touch ${marker}`, `-gdb-set --language c exec-wrapper sh -c 'touch ${marker}'`,
-      `-interpreter-exec --all console "shell touch ${marker}"`, `-break-commands --all 1 "shell touch ${marker}"`,
-      `-file-exec-and-symbols --all /bin/sh`, '-list-thread-groups --all --available', `-interpreter-exec console "\\163\\150\\145\\154\\154 touch ${marker}"`,
-      'attach 1', 'info proc environ 1', '-target-attach 0x1',
+      `faas!touch ${marker}`,
+      `taas!touch ${marker}`,
+      `tfaas|p 1|touch ${marker}`,
+      `with print pretty --!touch ${marker}`,
+      `thread apply al shell touch ${marker}`,
+      `frame apply 1 -past-main 1 !touch ${marker}`,
+      `-gdb-set --language c exec-wrapper sh -c 'touch ${marker}'`,
+      `-interpreter-exec --all console "shell touch ${marker}"`,
+      `-break-commands --all 1 "shell touch ${marker}"`,
+      `-file-exec-and-symbols --all /bin/sh`,
+      '-list-thread-groups --all --available',
+      `-interpreter-exec console "\\163\\150\\145\\154\\154 touch ${marker}"`,
+      'attach 1',
+      'info proc environ 1',
+      '-target-attach 0x1',
     ]) {
       const answer = await plainCall(closed, key, 'call', { id, command });
       expect(refused(answer), `${command}: ${JSON.stringify(answer).slice(0, 300)}`).toBe(true);
@@ -380,13 +413,19 @@ describe('held: what this attack tried that stayed shut (regression)', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
-  it('spellings gdb refuses by itself run nothing (set X\'...\', set logging file/x, thread apply 1!...)', async () => {
+  it("spellings gdb refuses by itself run nothing (set X'...', set logging file/x, thread apply 1!...)", async () => {
     const key = closed.keys.gdb!.key;
     const id = await gdbSession(closed, key, 'basic');
     await gdbText(closed, key, id, 'break add');
     await gdbText(closed, key, id, 'run');
     const marker = path.join(host, 'marker-gdb-refuses-17b');
-    for (const command of [`set exec-wrapper'sh' -c 'touch ${marker}'`, `set logging file${marker}`, `thread apply 1!touch ${marker}`, `frame apply 1!touch ${marker}`, `thread apply all -q!touch ${marker}`]) {
+    for (const command of [
+      `set exec-wrapper'sh' -c 'touch ${marker}'`,
+      `set logging file${marker}`,
+      `thread apply 1!touch ${marker}`,
+      `frame apply 1!touch ${marker}`,
+      `thread apply all -q!touch ${marker}`,
+    ]) {
       const answer = await plainCall(closed, key, 'call', { id, command });
       expect(answer.result?.isError || answer.error, command).toBeTruthy();
     }
@@ -418,7 +457,7 @@ describe('held: what this attack tried that stayed shut (regression)', () => {
     expect(text(mocks)).toMatch(/outside|root/i);
   });
 
-  it('gdb call on another key\'s session: the scope check does not tell it exists (not found, not -32003)', async () => {
+  it("gdb call on another key's session: the scope check does not tell it exists (not found, not -32003)", async () => {
     const a = closed.keys.gdbFull!.key;
     const id = await gdbSession(closed, a);
     const theirs = await plainCall(closed, closed.keys.gdb!.key, 'call', { id, command: 'shell id' });

@@ -85,7 +85,7 @@ describe('attack 18: request bodies a key sends (any scope, over its rate limit)
   // flat body of the same size (~0.45 s for 3.8 MB of `[[[...]]]`), and a key may have 16 bodies
   // in flight (--max-pending-bodies-per-key): each refused 429, each still parsed. Another key's
   // ping waits for all of them (seconds), again and again, for as long as the key sends.
-  it('15 deeply nested 3.8 MB bodies from a key over its rate limit do not hold another key\'s ping for as long as a flat burst would not', async () => {
+  it("15 deeply nested 3.8 MB bodies from a key over its rate limit do not hold another key's ping for as long as a flat burst would not", async () => {
     const deep = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":${deepArray(1_900_000)}}}`;
     const flat = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":[${Array(950_000).fill('1').join(',')}]}}`;
     expect(deep.length).toBeLessThan(4 * 1024 * 1024);
@@ -94,7 +94,10 @@ describe('attack 18: request bodies a key sends (any scope, over its rate limit)
     const baseline = await burst(node.url, limited, other, Array(15).fill(flat));
     const attack = await burst(node.url, limited, other, Array(15).fill(deep));
     // Every one was refused (the key is over its rate limit): the server still parsed them all first.
-    expect(attack.statuses.every((s) => s === 429 || s === 400), attack.statuses.join(',')).toBe(true);
+    expect(
+      attack.statuses.every((s) => s === 429 || s === 400),
+      attack.statuses.join(','),
+    ).toBe(true);
     // Relative: the same burst shape, same size, same key, flat vs. nested. Nested costs the main
     // thread an order of magnitude more; another key's ping must not pay for it.
     expect(attack.slowestPing, `slowest ping ${Math.round(attack.slowestPing)} ms under nested bodies vs ${Math.round(baseline.slowestPing)} ms under flat ones`).toBeLessThan(
@@ -124,7 +127,10 @@ describe('attack 18: request bodies a key sends (any scope, over its rate limit)
       expect(Math.abs(body.length - flat.length) / flat.length).toBeLessThan(0.2);
       const r = await burst(node.url, other, other, [body, body]);
       // Refused before JSON.parse and the schemas (a container of over 10,000 members): 400, -32700.
-      expect(r.statuses.every((s) => s === 400), `${name}: ${r.statuses.join(',')}`).toBe(true);
+      expect(
+        r.statuses.every((s) => s === 400),
+        `${name}: ${r.statuses.join(',')}`,
+      ).toBe(true);
       if (r.slowestPing >= Math.max(4 * baseline.slowestPing, 250)) slow.push(`${name}: ${Math.round(r.slowestPing)} ms`);
     }
     expect(slow, `slowest ping under flat bodies of the same size: ${Math.round(baseline.slowestPing)} ms`).toEqual([]);
@@ -139,7 +145,13 @@ describe('attack 18: request bodies a key sends (any scope, over its rate limit)
       'wide under x': call('{"x":{' + Array.from({ length: 300_000 }, (_, i) => `"k${i}":1`).join(',') + '}}'),
       'secret-named keys under x': call('{"x":{' + Array.from({ length: 150_000 }, (_, i) => `"password${i}":"x"`).join(',') + '}}'),
       'small strings': call('{"x":[' + Array(600_000).fill('"a=b"').join(',') + ']}'),
-      'nested token strings': call('{"x":[' + Array(900).fill('[' + Array(400).fill('"token=x"').join(',') + ']').join(',') + ']}'),
+      'nested token strings': call(
+        '{"x":[' +
+          Array(900)
+            .fill('[' + Array(400).fill('"token=x"').join(',') + ']')
+            .join(',') +
+          ']}',
+      ),
     };
     const flat = call(`{"x":[${Array(950_000).fill('1').join(',')}]}`);
     const baseline = await burst(node.url, other, other, [flat, flat]);
@@ -165,7 +177,12 @@ describe('attack 18: the grep worker pool, one key against another (bundles)', (
     root = tempDir('debugkit-attack18-grep-');
     // A bundle of 30 lines on each of which `(?=a)(a+)+$` backtracks ~1 s (under --grep-timeout 10).
     mkdirSync(path.join(root, 'slow', 'logs'), { recursive: true });
-    writeFileSync(path.join(root, 'slow', 'logs', 'app.log'), Array(30).fill(`${'a'.repeat(26)}!`).join('\n') + '\nready\n');
+    writeFileSync(
+      path.join(root, 'slow', 'logs', 'app.log'),
+      Array(30)
+        .fill(`${'a'.repeat(26)}!`)
+        .join('\n') + '\nready\n',
+    );
     mkdirSync(path.join(root, 'slow', 'cluster-resources', 'pods'), { recursive: true });
     writeFileSync(path.join(root, 'slow', 'cluster-resources', 'pods', 'default.json'), '{"kind": "PodList", "items": []}\n');
     execFileSync('tar', ['-czf', path.join(root, 'slow.tar.gz'), '-C', root, 'slow']);
@@ -188,7 +205,7 @@ describe('attack 18: the grep worker pool, one key against another (bundles)', (
   // jobs; fairness only orders the queue. Two searches from key A that each make progress (one
   // line a second, never --grep-timeout on one line) hold both threads for up to 120 s (plus any
   // rg time, which is not counted), and key B's trivial search waits behind them.
-  it('two slow searches of one key do not make another key\'s trivial search wait for them', async () => {
+  it("two slow searches of one key do not make another key's trivial search wait for them", async () => {
     const pattern = '(?=a)(a+)+$';
     let t = performance.now();
     expect((await b.tool('grep_files', { pattern: 'ready', case_sensitive: true })).isError).toBe(false);

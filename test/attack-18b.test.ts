@@ -63,7 +63,7 @@ function httpMockSet(url: string, headers: Record<string, string>): string {
   );
 }
 
-describe('attack 18b: mock sets whose one mock costs the replayer\'s index build (main thread) quadratic time', () => {
+describe("attack 18b: mock sets whose one mock costs the replayer's index build (main thread) quadratic time", () => {
   let s: KeyedServer;
   let root: string;
 
@@ -111,7 +111,7 @@ describe('attack 18b: mock sets whose one mock costs the replayer\'s index build
     }
   }
 
-  it('control: a flat 160 KB Http mock replays without holding another key\'s ping', async () => {
+  it("control: a flat 160 KB Http mock replays without holding another key's ping", async () => {
     const r = await replayWhilePinging('flat');
     expect(answerText(r.answer)).not.toMatch(/not loaded/);
     expect(r.slowest, `baseline ${r.baseline.toFixed(1)} ms`).toBeLessThan(Math.max(500, 20 * r.baseline));
@@ -125,7 +125,7 @@ describe('attack 18b: mock sets whose one mock costs the replayer\'s index build
     }, 180_000);
   }
 
-  it('control: the program\'s request with a flat 160 KB URL does not hold another key\'s ping', async () => {
+  it("control: the program's request with a flat 160 KB URL does not hold another key's ping", async () => {
     const baseline = await idleBaseline(s, s.keys.other!.key);
     const replay = track(plainCall(s, s.keys.attacker!.key, 'keploy_mock_test', { command: '/usr/bin/python3 ask.py 9 1', mockName: 'small' }));
     const { slowest } = await slowestPingWhile(s, s.keys.other!.key, replay);
@@ -184,8 +184,14 @@ describe('attack 18b: secrets in common spellings, sent as tool arguments, read 
     { tool: 'call', what: 'docker login -p password', text: (x) => `shell docker login -u alice -p ${x} registry.invalid` },
   ];
 
-  it('held (regression): the spellings the redaction knows (NAME=value, -pVALUE, --password VALUE, Bearer, a URL\'s password) are not stored', async () => {
-    const held = ['PGPASSWORD=held0secret psql', 'mysql -uroot -pheld1secret db', 'mysql --password held2secret', 'curl -H "Authorization: Bearer held3secret0000"', 'psql postgresql://u:held4secret@h/db'];
+  it("held (regression): the spellings the redaction knows (NAME=value, -pVALUE, --password VALUE, Bearer, a URL's password) are not stored", async () => {
+    const held = [
+      'PGPASSWORD=held0secret psql',
+      'mysql -uroot -pheld1secret db',
+      'mysql --password held2secret',
+      'curl -H "Authorization: Bearer held3secret0000"',
+      'psql postgresql://u:held4secret@h/db',
+    ];
     for (const text of held) await plainCall(s, s.keys.gdb!.key, 'call', { id: 'no-such-session', command: `shell ${text}` });
     const audit = await exported();
     for (let i = 0; i < held.length; i++) expect(audit, held[i]).not.toContain(`held${i}secret`);
@@ -201,7 +207,7 @@ describe('attack 18b: secrets in common spellings, sent as tool arguments, read 
       const audit = await exported();
       // The call was audited (its entry is there) ...
       const line = audit.split('\n').find((l) => l.includes(tag)) ?? '';
-      expect(line, 'the call\'s entry').not.toBe('');
+      expect(line, "the call's entry").not.toBe('');
       // ... and the secret is not in it.
       expect(line.includes(secret), `stored: ${line.slice(0, 400)}`).toBe(false);
     }, 60_000);
@@ -238,7 +244,7 @@ while True:
     time.sleep(0.05)
 `;
 
-describe('attack 18b: a python program\'s forked and daemonized children', () => {
+describe("attack 18b: a python program's forked and daemonized children", () => {
   let s: KeyedServer;
   let root: string;
   const leftovers: number[] = [];
@@ -284,7 +290,7 @@ describe('attack 18b: a python program\'s forked and daemonized children', () =>
     }, 60_000);
   }
 
-  it('daemon: the child is gone after the session\'s idle timeout', async () => {
+  it("daemon: the child is gone after the session's idle timeout", async () => {
     // The program is paused after 1 s (timeout), so no call of the session is pending: it is idle.
     const { pid, run } = await started('daemon', { idleTimeout: 3, timeout: 1 });
     expect(JSON.stringify(await run)).toMatch(/TimeoutError/);

@@ -64,7 +64,11 @@ async function call(key: string, name: string, args: object, url = node.url): Pr
 async function auditOf(args = store): Promise<any[]> {
   const r = await runCli(['audit', 'export', ...args]);
   expect(r.code, r.stderr).toBe(0);
-  return r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
@@ -163,7 +167,7 @@ describe('the audit records what a call ran', () => {
     expect(await recorded(shell.id, 'audit-pad')).toContain(`touch ${marker}`);
   });
 
-  it('a password after -p and a signed URL\'s signature are not stored; the command around them is', async () => {
+  it("a password after -p and a signed URL's signature are not stored; the command around them is", async () => {
     const id = await gdbSession(shell.key);
     await call(shell.key, 'call', { id, command: 'shell true mysql -uroot -phunter2 shop # audit-mysql-p' });
     await call(shell.key, 'call', { id, command: 'shell true curl "https://b.s3.amazonaws.com/o?X-Amz-Signature=f00dfeed&X-Amz-Date=1" # audit-sig' });
@@ -276,7 +280,9 @@ describe('the head is anchored outside the database', () => {
     tamper(cut, (db) => db.prepare('DELETE FROM audit WHERE seq > ?').run(head.seq - 2));
     const v1 = await runCli(['audit', 'verify', '--data-dir', cut]);
     expect(v1.code).toBe(1);
-    expect(v1.stdout).toMatch(new RegExp(`BROKEN at entry ${head.seq - 1}: entries missing from the end: the chain ends at entry ${head.seq - 2}, but the checkpoint in .* names entry ${head.seq} \\(truncated\\)`));
+    expect(v1.stdout).toMatch(
+      new RegExp(`BROKEN at entry ${head.seq - 1}: entries missing from the end: the chain ends at entry ${head.seq - 2}, but the checkpoint in .* names entry ${head.seq} \\(truncated\\)`),
+    );
 
     const emptied = await copyOfStore('emptied', true);
     tamper(emptied, (db) => db.prepare('DELETE FROM audit').run());
@@ -294,7 +300,9 @@ describe('the head is anchored outside the database', () => {
         db.prepare('UPDATE audit SET tool = ?, prev_hash = ?, hash = ? WHERE seq = ?').run(r.tool, r.prev_hash, r.hash, r.seq);
       }
     });
-    expect((await runCli(['audit', 'verify', '--data-dir', rehashed])).stdout).toMatch(/BROKEN at entry 3: hashed without the audit key, after entries hashed with it from entry 1: the chain was re-hashed from here/);
+    expect((await runCli(['audit', 'verify', '--data-dir', rehashed])).stdout).toMatch(
+      /BROKEN at entry 3: hashed without the audit key, after entries hashed with it from entry 1: the chain was re-hashed from here/,
+    );
   });
 
   it('audit checkpoint prints the head for the operator to keep; verify --checkpoint finds entries removed from the end of a copy with no checkpoint file', async () => {
@@ -310,7 +318,9 @@ describe('the head is anchored outside the database', () => {
     expect(blind.stdout).toMatch(/no checkpoint: entries removed from the end could not be told/);
     const anchored = await runCli(['audit', 'verify', '--data-dir', copy, '--checkpoint', value]);
     expect(anchored.code).toBe(1);
-    expect(anchored.stdout).toMatch(new RegExp(`BROKEN at entry ${seq - 2}: entries missing from the end: the chain ends at entry ${seq - 3}, but the checkpoint in --checkpoint ${value} names entry ${seq}`));
+    expect(anchored.stdout).toMatch(
+      new RegExp(`BROKEN at entry ${seq - 2}: entries missing from the end: the chain ends at entry ${seq - 3}, but the checkpoint in --checkpoint ${value} names entry ${seq}`),
+    );
     // Without its key, a keyed chain is not verified as if it were unkeyed: verify says what it needs.
     rmSync(path.join(copy, 'audit.key'));
     const keyless = await runCli(['audit', 'verify', '--data-dir', copy]);

@@ -115,7 +115,7 @@ describe('bundles: before a bundle is open', () => {
     expect(readdirSync(store).filter((f) => !f.startsWith('.'))).toEqual([]);
   });
 
-  it('resolves relative sources against the workspace root, not the server\'s working directory', async () => {
+  it("resolves relative sources against the workspace root, not the server's working directory", async () => {
     const r = await dk.tool('initialize_bundle', { source: path.basename(BUNDLE_K3S) });
     expect(r.isError).toBe(false);
     expect(r.structured.source).toBe(BUNDLE_K3S);
@@ -148,7 +148,11 @@ describe('bundles: a real bundle, through the real kubectl', () => {
     const out = await kubectl('get pods -A');
     const lines = out.split('\n');
     expect(lines[0]).toMatch(/^NAMESPACE\s+NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$/);
-    const shown = lines.slice(1).map((l) => l.split(/\s+/)).map(([ns, name]) => `${ns}/${name}`).sort();
+    const shown = lines
+      .slice(1)
+      .map((l) => l.split(/\s+/))
+      .map(([ns, name]) => `${ns}/${name}`)
+      .sort();
     expect(shown).toEqual(podsInBundle(root));
     expect(out).toMatch(/kube-system\s+coredns-ff8999cc5-6rpll\s+1\/1\s+Running\s+0\s+\d+m/);
   });
@@ -306,7 +310,10 @@ describe('bundles: a real bundle, through the real kubectl', () => {
     expect(r.structured.truncated).toBe(true);
     expect(r.structured.output.endsWith('Hello from k3s (Evans Secret): Wed Dec 21 16:44:43 UTC 2022')).toBe(true);
     expect(r.structured.output.length).toBeLessThanOrEqual(32_000);
-    const m = /Showing the last (\d+) of 4571 lines \(lines (\d+)-4571;.*read_file \{"path": "(\/cluster-resources\/pods\/logs\/default\/nginx-deployment-7986654d4-ztx2g\/hello\.log)", "start_line": 1, "end_line": (\d+)\}/.exec(r.text);
+    const m =
+      /Showing the last (\d+) of 4571 lines \(lines (\d+)-4571;.*read_file \{"path": "(\/cluster-resources\/pods\/logs\/default\/nginx-deployment-7986654d4-ztx2g\/hello\.log)", "start_line": 1, "end_line": (\d+)\}/.exec(
+        r.text,
+      );
     expect(m).not.toBeNull();
     expect(Number(m![2])).toBe(Number(m![4]) + 1);
     // The hint works as written: the line before the first one shown.

@@ -4,8 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { CLI, connectStdio } from './helpers/client.js';
 
 const run = promisify(execFile);
-const cli = (args: string[]) =>
-  run(process.execPath, [CLI, ...args], { timeout: 30_000 }).catch((err: { code: number; stdout: string; stderr: string }) => err);
+const cli = (args: string[]) => run(process.execPath, [CLI, ...args], { timeout: 30_000 }).catch((err: { code: number; stdout: string; stderr: string }) => err);
 
 describe('the debugkit command', () => {
   it('documents every command and option in --help', async () => {

@@ -8,15 +8,7 @@ const run = promisify(execFile);
 const BIN = path.resolve(import.meta.dirname, '../node_modules/.bin');
 
 /** The generic scenarios of @modelcontextprotocol/conformance that fit any server. */
-const SCENARIOS = [
-  'server-initialize',
-  'ping',
-  'tools-list',
-  'logging-set-level',
-  'resources-list',
-  'server-sse-multiple-streams',
-  'dns-rebinding-protection',
-];
+const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'logging-set-level', 'resources-list', 'server-sse-multiple-streams', 'dns-rebinding-protection'];
 
 describe('MCP conformance suite against debugkit serve', () => {
   let server: HttpServer;

@@ -115,10 +115,11 @@ beforeAll(async () => {
   compileC(root, 'basic');
   copyFileSync(path.join(PY_ROOT, 'src/calculator.py'), CALC());
   copyFileSync(BUNDLE_2025, path.join(root, 'bundle.tar.gz'));
-  writeFileSync(path.join(root, 'fetch.mjs'), "const r = await fetch(process.argv[2]); console.log(r.status, await r.text());\n");
+  writeFileSync(path.join(root, 'fetch.mjs'), 'const r = await fetch(process.argv[2]); console.log(r.status, await r.text());\n');
   mkdirSync(path.join(root, 'bundles'));
   mkdirSync(path.join(root, 'artefacts'));
-  const traceback = 'Traceback (most recent call last):\n  File "app.py", line 9, in <module>\n    main()\n  File "app.py", line 6, in main\n    ratio(0)\n  File "app.py", line 3, in ratio\n    return 1 / n\nZeroDivisionError: division by zero\n';
+  const traceback =
+    'Traceback (most recent call last):\n  File "app.py", line 9, in <module>\n    main()\n  File "app.py", line 6, in main\n    ratio(0)\n  File "app.py", line 3, in ratio\n    return 1 / n\nZeroDivisionError: division by zero\n';
   writeFileSync(path.join(root, 'artefacts', 'app.log'), `started\n${traceback}restarted\n${traceback}`);
   upstream = createServer((_req, res) => res.end('hello from upstream')).listen(0, '127.0.0.1');
   await new Promise((r) => upstream.once('listening', r));
@@ -193,7 +194,14 @@ describe('the tool contract, walked from tools/list', () => {
   it('a tool with no arguments refuses arguments of the wrong shape at the protocol level, and the server goes on', async () => {
     await expect(dk.client.callTool({ name: 'list_sessions', arguments: 'all' as never })).rejects.toThrow(/-32602|Invalid/);
     await expect(dk.client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/-32602|not found/);
-    expect((await check(tools.find((t) => t.name === 'list_sessions')!, {})).isError).toBe(false);
+    expect(
+      (
+        await check(
+          tools.find((t) => t.name === 'list_sessions')!,
+          {},
+        )
+      ).isError,
+    ).toBe(false);
   });
 
   it('tools/list, every toolset on, as a client gets it by default: under 32,000 characters (about 8,000 tokens)', async () => {

@@ -31,11 +31,20 @@ describe('several nodes, one PostgreSQL store', () => {
       const r = await callTool(url, k.key, sid, 'list_sessions');
       seen.push([name, r.status, r.headers.get('x-ratelimit-remaining')]);
     }
-    expect(seen).toEqual([['a', 200, '5'], ['b', 200, '4'], ['a', 200, '3'], ['b', 200, '2'], ['a', 200, '1']]);
+    expect(seen).toEqual([
+      ['a', 200, '5'],
+      ['b', 200, '4'],
+      ['a', 200, '3'],
+      ['b', 200, '2'],
+      ['a', 200, '1'],
+    ]);
     // A call for A's session sent to B is forwarded to A and counted once, where it is served.
     const forwarded = await callTool(b.url, k.key, sa, 'list_sessions');
     expect([forwarded.status, forwarded.headers.get('x-ratelimit-remaining')]).toEqual([200, '0']);
-    for (const [url, sid] of [[a.url, sa], [b.url, sb]] as const) {
+    for (const [url, sid] of [
+      [a.url, sa],
+      [b.url, sb],
+    ] as const) {
       const over = await callTool(url, k.key, sid, 'list_sessions');
       expect(over.status).toBe(429);
       expect(over.body.error).toMatchObject({ code: -32002, data: { limit: 8, used: 8 } });
@@ -97,7 +106,10 @@ describe('several nodes, one PostgreSQL store', () => {
     const [sa, sb] = await Promise.all([openMcpSession(a.url, k.key), openMcpSession(b.url, k.key)]);
     expect((await runCli(['keys', 'revoke', 'leaver', '--store', storeUrl])).code).toBe(0);
     await new Promise((r) => setTimeout(r, 1100)); // KEY_CACHE_MS
-    for (const [url, sid] of [[a.url, sa], [b.url, sb]] as const) {
+    for (const [url, sid] of [
+      [a.url, sa],
+      [b.url, sb],
+    ] as const) {
       const r = await callTool(url, k.key, sid, 'list_sessions');
       expect(r.status).toBe(401);
       expect(r.body.error.code).toBe(-32001);
@@ -106,7 +118,10 @@ describe('several nodes, one PostgreSQL store', () => {
 
   it('the audit chain holds the calls of both nodes and verifies', async () => {
     const exported = await runCli(['audit', 'export', '--store', storeUrl]);
-    const entries = exported.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const entries = exported.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(new Set(entries.map((e) => e.node))).toEqual(new Set(['node-a', 'node-b']));
     expect(entries.map((e) => e.seq)).toEqual(entries.map((_, i) => i + 1));
     // Both nodes hash with the one audit key (here a shared data directory; in production, the file the operator gives each node).

@@ -27,7 +27,12 @@ const list = (id: number | string) => ({ jsonrpc: '2.0', id, method: 'tools/call
 
 async function audit(keyId: string): Promise<any[]> {
   const r = await runCli(['audit', 'export', ...store]);
-  return r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.key_id === keyId);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.key_id === keyId);
 }
 
 /** `initialize` alone (no notifications/initialized): the answer and the session id, if one was made. */
@@ -87,7 +92,13 @@ describe('a JSON-RPC batch is limited message by message', () => {
       .split('\n')
       .filter((l) => l.startsWith('data: '))
       .map((l) => JSON.parse(l.slice(6)));
-    expect(messages.map((m) => [m.id, m.error?.code ?? 'served']).sort()).toEqual([[1, 'served'], [2, 'served'], [3, 'served'], [4, -32002], [5, -32002]]);
+    expect(messages.map((m) => [m.id, m.error?.code ?? 'served']).sort()).toEqual([
+      [1, 'served'],
+      [2, 'served'],
+      [3, 'served'],
+      [4, -32002],
+      [5, -32002],
+    ]);
     expect(messages.find((m) => m.id === 4).error.data).toMatchObject({ limit: 4, used: 4 });
   });
 });

@@ -37,7 +37,11 @@ async function curl(key: string, message: object, headers: Record<string, string
 
 async function audit(): Promise<any[]> {
   const r = await runCli(['audit', 'export', ...store]);
-  return r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 describe('the control plane on MCP SDK v2', () => {
@@ -90,8 +94,7 @@ describe('the control plane on MCP SDK v2', () => {
 
   it('over the limit: 429, Retry-After and -32002 on stateless requests and 2025 sessions alike', async () => {
     const k = await createKey(store, 'tight', 'gdb:read', ['--rate', '3/min']);
-    const call = (id: number, headers: Record<string, string> = {}) =>
-      curl(k.key, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'list_sessions', arguments: {} } }, headers);
+    const call = (id: number, headers: Record<string, string> = {}) => curl(k.key, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'list_sessions', arguments: {} } }, headers);
     expect((await call(1)).status).toBe(200);
     const sid = await openMcpSession(node.url, k.key); // initialize counts too
     const inSession = await call(2, { 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-06-18', Accept: 'application/json, text/event-stream' });
@@ -107,18 +110,27 @@ describe('the control plane on MCP SDK v2', () => {
     const owner = await createKey(store, 'owner', 'gdb:read', ['--rate', 'unlimited']);
     const other = await createKey(store, 'intruder', 'gdb:read', ['--rate', 'unlimited']);
     const sid = await openMcpSession(node.url, owner.key);
-    const r = await curl(other.key, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_sessions', arguments: {} } }, {
-      'Mcp-Session-Id': sid,
-      'MCP-Protocol-Version': '2025-06-18',
-      Accept: 'application/json, text/event-stream',
-    });
+    const r = await curl(
+      other.key,
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_sessions', arguments: {} } },
+      {
+        'Mcp-Session-Id': sid,
+        'MCP-Protocol-Version': '2025-06-18',
+        Accept: 'application/json, text/event-stream',
+      },
+    );
     expect(r.status).toBe(404);
     expect(r.body.error.message).toMatch(/Session not found/);
   });
 
   it('stdio still serves the local user when the default data directory cannot be created (a warning, no audit)', async () => {
     // /dev/null is a file: nothing can be created below it, whoever runs the test.
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI], env: { ...process.env, XDG_DATA_HOME: '/dev/null/debugkit-test', DEBUGKIT_STORE: '' } as Record<string, string>, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI],
+      env: { ...process.env, XDG_DATA_HOME: '/dev/null/debugkit-test', DEBUGKIT_STORE: '' } as Record<string, string>,
+      stderr: 'pipe',
+    });
     let stderr = '';
     transport.stderr!.on('data', (d) => (stderr += d));
     const client = new Client({ name: 'no-data-dir', version: '1' });

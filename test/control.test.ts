@@ -25,7 +25,13 @@ afterAll(async () => {
 });
 
 function auditLines(): Promise<any[]> {
-  return runCli(['audit', 'export', ...store]).then((r) => r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)));
+  return runCli(['audit', 'export', ...store]).then((r) =>
+    r.stdout
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l)),
+  );
 }
 
 describe('keys', () => {
@@ -126,7 +132,7 @@ describe('rate limits and quotas (plain HTTP)', () => {
     expect(over.body.error).toMatchObject({ code: -32002, data: { limit: 5, used: 5, reset_at: expect.stringMatching(/Z$/) } });
   });
 
-  it('a quota ends at its period with the seed\'s error data', async () => {
+  it("a quota ends at its period with the seed's error data", async () => {
     const k = await createKey(store, 'quota', 'gdb:read', ['--rate', 'unlimited', '--quota', '2/month']);
     const sid = await openMcpSession(node.url, k.key);
     expect((await callTool(node.url, k.key, sid, 'list_sessions')).status).toBe(200);
@@ -213,7 +219,7 @@ describe('audit', () => {
     // The chain is keyed: verifying it takes the audit key the server keeps beside the store.
     copyFileSync(path.join(data.dir, 'audit.key'), path.join(copy, 'audit.key'));
     const db = new Database(path.join(copy, 'control.db'));
-    db.prepare("UPDATE audit SET args = '{\"command\":\"innocent\"}' WHERE seq = 3").run();
+    db.prepare('UPDATE audit SET args = \'{"command":"innocent"}\' WHERE seq = 3').run();
     db.close();
     const verify = await runCli(['audit', 'verify', '--data-dir', copy]);
     expect(verify.code).toBe(1);
@@ -246,18 +252,26 @@ describe('--api-key and TLS', () => {
   it('--api-key is one full-scope key, served over HTTPS with --tls-cert/--tls-key', async () => {
     const cert = path.join(data.dir, 'cert.pem');
     const key = path.join(data.dir, 'key.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'],
+      { stdio: 'ignore' },
+    );
     const tls = await startNode([...store, '--api-key', 'team-secret-key-123', '--tls-cert', cert, '--tls-key', key]);
     try {
       expect(tls.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/mcp$/);
       const ca = readFileSync(cert);
       const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'tls', version: '1' } } });
       const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const req = httpsRequest(tls.url, { method: 'POST', ca, headers: { Authorization: 'Bearer team-secret-key-123', 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' } }, (res) => {
-          let text = '';
-          res.on('data', (d) => (text += d));
-          res.on('end', () => resolve({ status: res.statusCode!, text }));
-        });
+        const req = httpsRequest(
+          tls.url,
+          { method: 'POST', ca, headers: { Authorization: 'Bearer team-secret-key-123', 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' } },
+          (res) => {
+            let text = '';
+            res.on('data', (d) => (text += d));
+            res.on('end', () => resolve({ status: res.statusCode!, text }));
+          },
+        );
         req.on('error', reject);
         req.end(body);
       });

@@ -33,7 +33,7 @@ afterAll(async () => {
 });
 
 describe('debugger toolset on the control plane', () => {
-  it('quota_status and license_info are the key\'s own', async () => {
+  it("quota_status and license_info are the key's own", async () => {
     const quota = await call('debugger/quota_status');
     expect(quota.status).toBe(200);
     expect(quota.body.result.structuredContent).toMatchObject({ limit: 500, plan: expect.stringContaining('500/day') });

@@ -82,9 +82,7 @@ describe('debugger sessions in the one registry', () => {
     expect((await dk.tool('debugger_launch', { program: 'dbg_timetravel', session_id: 'a' })).isError).toBe(false);
     const refused = await dk.tool('debugger_launch', { program: 'dbg_timetravel', session_id: 'b' });
     expect(refused.isError).toBe(true);
-    expect(refused.text).toContain(
-      'too many debugger sessions on this server: 1 are open over all clients, the server-wide limit (--max-sessions-total)',
-    );
+    expect(refused.text).toContain('too many debugger sessions on this server: 1 are open over all clients, the server-wide limit (--max-sessions-total)');
     expect(gdbsOf(dk)).toHaveLength(1);
     await dk.tool('debugger_detach', { session_id: 'a' });
     expect((await dk.tool('debugger_launch', { program: 'dbg_timetravel', session_id: 'b' })).isError).toBe(false);

@@ -33,9 +33,7 @@ async function rpcError(name: string, args: Record<string, unknown> = {}): Promi
 }
 
 function startLoop(uid?: number): ChildProcess {
-  const child = uid === undefined
-    ? spawn(path.join(root, 'dbg_loop'), [], { stdio: ['ignore', 'ignore', 'pipe'] })
-    : spawn('sleep', ['120'], { stdio: 'ignore', uid, gid: uid });
+  const child = uid === undefined ? spawn(path.join(root, 'dbg_loop'), [], { stdio: ['ignore', 'ignore', 'pipe'] }) : spawn('sleep', ['120'], { stdio: 'ignore', uid, gid: uid });
   children.push(child);
   return child;
 }
@@ -63,7 +61,20 @@ describe('debugger toolset over stdio', () => {
   it('lists SEP-986 names and accepts the contract names in tools/call', async () => {
     const { tools } = await dk.client.listTools();
     const names = tools.map((t) => t.name);
-    for (const n of ['attach', 'set_breakpoint', 'continue', 'step_forward', 'step_backward', 'get_stack_trace', 'get_variables', 'find_similar_bugs', 'export_trace', 'quota_status', 'license_info', 'get_comprehensive_audit']) {
+    for (const n of [
+      'attach',
+      'set_breakpoint',
+      'continue',
+      'step_forward',
+      'step_backward',
+      'get_stack_trace',
+      'get_variables',
+      'find_similar_bugs',
+      'export_trace',
+      'quota_status',
+      'license_info',
+      'get_comprehensive_audit',
+    ]) {
       expect(names).toContain(`debugger_${n}`);
     }
     expect(names.every((n) => /^[A-Za-z0-9._-]{1,128}$/.test(n))).toBe(true);
@@ -136,7 +147,10 @@ describe('debugger toolset over stdio', () => {
     expect(blob.mimeType).toBe('application/octet-stream');
     const file = path.join(root, 'trace.gdbrec');
     writeFileSync(file, Buffer.from(blob.blob!, 'base64'));
-    const restored = execFileSync('gdb', ['-batch', '-nx', '-ex', `target core ${file}`, '-ex', `record restore ${file}`, '-ex', 'info record', path.join(root, 'dbg_timetravel')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const restored = execFileSync('gdb', ['-batch', '-nx', '-ex', `target core ${file}`, '-ex', `record restore ${file}`, '-ex', 'info record', path.join(root, 'dbg_timetravel')], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     expect(restored).toMatch(/Log contains \d+ instructions/);
 
     // x = 30 overwrites 20; stepping back over it really restores 20.
@@ -161,18 +175,39 @@ describe('debugger toolset over stdio', () => {
     await call('debugger_detach', { session_id: 'tt' });
   });
 
-  it('shows a segfault\'s stack and finds the right earlier crash among 24 and in a core dump', async () => {
+  it("shows a segfault's stack and finds the right earlier crash among 24 and in a core dump", async () => {
     const others = [
-      ['SIGSEGV', ['parse_header', 'read_request', 'main']], ['SIGSEGV', ['walk_tree', 'main']], ['SIGFPE', ['divide', 'main']],
-      ['SIGBUS', ['walk', 'main']], ['SIGSEGV', ['main']], ['SIGABRT', ['check', 'main']], ['SIGSEGV', ['lookup', 'walk', 'run']],
+      ['SIGSEGV', ['parse_header', 'read_request', 'main']],
+      ['SIGSEGV', ['walk_tree', 'main']],
+      ['SIGFPE', ['divide', 'main']],
+      ['SIGBUS', ['walk', 'main']],
+      ['SIGSEGV', ['main']],
+      ['SIGABRT', ['check', 'main']],
+      ['SIGSEGV', ['lookup', 'walk', 'run']],
     ] as const;
     const signatures = [];
     for (let i = 0; i < 24; i++) {
       const [failure, frames] = others[i % others.length]!;
       const f = i === 0 ? frames : [...frames.slice(0, 1), `helper_${i}`, ...frames.slice(1)];
-      signatures.push({ id: `old-${i}`, time: '2026-01-01T00:00:00Z', failure, pattern: failure === 'SIGABRT' ? 'logic' : 'crash', frames: f, signature: [failure, ...f].join(' | '), source: `import ${i}` });
+      signatures.push({
+        id: `old-${i}`,
+        time: '2026-01-01T00:00:00Z',
+        failure,
+        pattern: failure === 'SIGABRT' ? 'logic' : 'crash',
+        frames: f,
+        signature: [failure, ...f].join(' | '),
+        source: `import ${i}`,
+      });
     }
-    signatures.splice(13, 0, { id: 'the-one', time: '2026-02-02T00:00:00Z', failure: 'SIGSEGV', pattern: 'crash', frames: ['walk', 'main'], signature: 'SIGSEGV | walk | main', source: 'earlier crash' });
+    signatures.splice(13, 0, {
+      id: 'the-one',
+      time: '2026-02-02T00:00:00Z',
+      failure: 'SIGSEGV',
+      pattern: 'crash',
+      frames: ['walk', 'main'],
+      signature: 'SIGSEGV | walk | main',
+      source: 'earlier crash',
+    });
     // Earlier crashes live in the control store (control.db in the data directory), each the key's
     // that had it: these are the stdio user's ('local').
     const db = new Database(path.join(dataDir, 'control.db'));
@@ -186,7 +221,10 @@ describe('debugger toolset over stdio', () => {
     await dk.close();
     dk = await connectStdio({ root, args: ['--toolsets', 'debugger', '--data-dir', dataDir] });
     mkdirSync(path.join(root, 'cores'));
-    execFileSync('gdb', ['-batch', '-nx', '-ex', 'run', '-ex', `gcore ${path.join(root, 'cores', 'core.1234')}`, '--args', path.join(root, 'dbg_crash'), 'walk'], { stdio: 'ignore', env: { ...process.env, GLIBC_TUNABLES: '' } });
+    execFileSync('gdb', ['-batch', '-nx', '-ex', 'run', '-ex', `gcore ${path.join(root, 'cores', 'core.1234')}`, '--args', path.join(root, 'dbg_crash'), 'walk'], {
+      stdio: 'ignore',
+      env: { ...process.env, GLIBC_TUNABLES: '' },
+    });
 
     await call('debugger_launch', { program: 'dbg_crash', args: ['walk'], session_id: 'crash' });
     const stop = (await call('debugger_continue', { session_id: 'crash' })).value;
@@ -204,7 +242,7 @@ describe('debugger toolset over stdio', () => {
     await call('debugger_detach', { session_id: 'crash' });
   });
 
-  it('attaches to a running process, records until glibc\'s EVEX string code, falls back to checkpoints, and detaches leaving it running', async () => {
+  it("attaches to a running process, records until glibc's EVEX string code, falls back to checkpoints, and detaches leaving it running", async () => {
     const loop = startLoop();
     await waitFor(() => isAlive(loop.pid!), 5000);
     await new Promise((r) => setTimeout(r, 300));
@@ -250,7 +288,7 @@ describe('debugger toolset over stdio', () => {
     await call('debugger_detach', { session_id: 'long' });
   });
 
-  it('answers the contract\'s error codes', async () => {
+  it("answers the contract's error codes", async () => {
     let err = await rpcError('debugger/attach', { pid: 4_000_000 });
     expect(err.code).toBe(-32004);
     expect(err.message).toContain('Process not found');
@@ -298,7 +336,7 @@ describe('debugger toolset over HTTP with a key', () => {
       const at24 = await http.client.callTool({ name: 'debugger/continue', arguments: {} });
       expect((at24.structuredContent as any).changed.x).toBe('30');
       const back = await http.client.callTool({ name: 'debugger/step_backward', arguments: {} });
-      expect((back.structuredContent as any)).toMatchObject({ line: 23, changed: { x: '20' } });
+      expect(back.structuredContent as any).toMatchObject({ line: 23, changed: { x: '20' } });
       // Forward again: replay reaches the breakpoint at the end of the recording, then recording
       // goes on live past it (GDB needs debugkit to step off the breakpoint first).
       const again = await http.client.callTool({ name: 'debugger/continue', arguments: {} });

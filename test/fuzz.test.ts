@@ -30,7 +30,7 @@ const METHODS = ['initialize', 'tools/list', 'tools/call', 'resources/read', 'se
 const VALUES: unknown[] = [null, true, 0, -1, 1e308, 'x', '', [], {}, [1, [2, [3]]], { a: { b: { c: {} } } }, '\u0000\ud800', 'A'.repeat(5000), NaN];
 
 function malformed(random: () => number): string {
-  const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const message: Record<string, unknown> = {};
   if (random() < 0.8) message.jsonrpc = random() < 0.8 ? '2.0' : pick(VALUES);
   if (random() < 0.7) message.id = random() < 0.5 ? Math.floor(random() * 1e6) : pick(VALUES);
@@ -45,8 +45,10 @@ function malformed(random: () => number): string {
   }
   let text = JSON.stringify(message);
   const r = random();
-  if (r < 0.15) text = text.slice(0, Math.floor(random() * text.length)); // cut short
-  else if (r < 0.25) text = text.replace(/[{}[\]":,]/, () => pick(['', '{', ']', "'", '\\', '\u0000'])); // broken syntax
+  if (r < 0.15)
+    text = text.slice(0, Math.floor(random() * text.length)); // cut short
+  else if (r < 0.25)
+    text = text.replace(/[{}[\]":,]/, () => pick(['', '{', ']', "'", '\\', '\u0000'])); // broken syntax
   else if (r < 0.3) text = Buffer.from(Array.from({ length: 1 + Math.floor(random() * 64) }, () => Math.floor(random() * 256))).toString('latin1');
   else if (r < 0.33) text = `[${text},${text}]`; // a batch
   return text;

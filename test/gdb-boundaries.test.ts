@@ -45,13 +45,31 @@ describe('gdb stays in its box (--no-allow-gdb-shell --no-allow-attach over stdi
     const { id } = await closed.ok('open', { program: 'basic' });
     const file = marker();
     const hostile = [
-      `shell touch ${file}`, `she touch ${file}`, `!touch ${file}`, `pipe print 1 | touch ${file}`, `| print 1 | touch ${file}`,
-      `python import os; os.system("touch ${file}")`, `pyt import os`, `pi`, `source ${file}`, `cd /`,
-      `dump memory /tmp/debugkit-dump-${Date.now()} 0 1`, `set logging file /tmp/debugkit-log`, `define evil`, `commands 1`,
-      `eval "shell touch ${file}"`, `thread apply all shell touch ${file}`, `with print pretty -- shell touch ${file}`,
-      `target remote | touch ${file}`, `run $(touch ${file})`, `file /bin/sh`,
-      `-interpreter-exec console "shell touch ${file}"`, `-environment-cd /`, `-gdb-set exec-wrapper touch ${file}`,
-      `-break-commands 1 "shell touch ${file}"`, `-target-select remote | touch ${file}`,
+      `shell touch ${file}`,
+      `she touch ${file}`,
+      `!touch ${file}`,
+      `pipe print 1 | touch ${file}`,
+      `| print 1 | touch ${file}`,
+      `python import os; os.system("touch ${file}")`,
+      `pyt import os`,
+      `pi`,
+      `source ${file}`,
+      `cd /`,
+      `dump memory /tmp/debugkit-dump-${Date.now()} 0 1`,
+      `set logging file /tmp/debugkit-log`,
+      `define evil`,
+      `commands 1`,
+      `eval "shell touch ${file}"`,
+      `thread apply all shell touch ${file}`,
+      `with print pretty -- shell touch ${file}`,
+      `target remote | touch ${file}`,
+      `run $(touch ${file})`,
+      `file /bin/sh`,
+      `-interpreter-exec console "shell touch ${file}"`,
+      `-environment-cd /`,
+      `-gdb-set exec-wrapper touch ${file}`,
+      `-break-commands 1 "shell touch ${file}"`,
+      `-target-select remote | touch ${file}`,
     ];
     for (const command of hostile) {
       const err = await closed.fails('call', { id, command });
@@ -164,10 +182,15 @@ describe('attach, detach and close leave processes as they should', () => {
     const { id } = await dk.ok('open', { program: 'spin' });
     await dk.ok('call', { id, command: 'run', wait: 0.5 });
     let pid = 0;
-    await waitFor(() => pid > 0, 15_000, 100, async () => {
-      const text = (await dk.ok('gdb_program_output', { id, stream: 'stderr' })).text as string;
-      pid = Number(/started pid (\d+)/.exec(text)?.[1] ?? 0);
-    });
+    await waitFor(
+      () => pid > 0,
+      15_000,
+      100,
+      async () => {
+        const text = (await dk.ok('gdb_program_output', { id, stream: 'stderr' })).text as string;
+        pid = Number(/started pid (\d+)/.exec(text)?.[1] ?? 0);
+      },
+    );
     await dk.ok('call', { id, command: '-exec-interrupt' });
     const detached = await dk.ok('call', { id, command: 'detach' });
     expect(detached.output).toMatch(new RegExp(`process ${pid} was started by this session.*ended`));
@@ -186,12 +209,17 @@ describe('an engine that dies is an error on the call in flight', () => {
       const inFlight = dk.tool('call', { id, command: 'run', wait: 60 });
       let gdbPid = 0;
       let spinPid = 0;
-      await waitFor(() => gdbPid > 0, 15_000, 100, async () => {
-        const tree = descendants(dk.serverPid!);
-        const spin = tree.find((p) => p.args.endsWith('/spin'));
-        gdbPid = spin ? spin.ppid : 0;
-        spinPid = spin ? spin.pid : 0;
-      });
+      await waitFor(
+        () => gdbPid > 0,
+        15_000,
+        100,
+        async () => {
+          const tree = descendants(dk.serverPid!);
+          const spin = tree.find((p) => p.args.endsWith('/spin'));
+          gdbPid = spin ? spin.ppid : 0;
+          spinPid = spin ? spin.pid : 0;
+        },
+      );
       process.kill(gdbPid, 'SIGKILL');
       const r = await inFlight;
       expect(r.isError).toBe(true);

@@ -55,8 +55,16 @@ function text(answer: { result?: any }): string {
 
 /** Spellings that reach another process: attach and /proc of a process the session did not start. */
 const ATTACH = (p: number) => [
-  `attach ${p}`, `att ${p}`, `at ${p}`, `-target-attach ${p}`, `info proc ${p}`, `i proc cmdline ${p}`, `thread apply all attach ${p}`,
-  `-interpreter-exec console "attach ${p}"`, `with print pretty -- info proc ${p}`, `interpreter-exec console "info proc ${p}"`,
+  `attach ${p}`,
+  `att ${p}`,
+  `at ${p}`,
+  `-target-attach ${p}`,
+  `info proc ${p}`,
+  `i proc cmdline ${p}`,
+  `thread apply all attach ${p}`,
+  `-interpreter-exec console "attach ${p}"`,
+  `with print pretty -- info proc ${p}`,
+  `interpreter-exec console "info proc ${p}"`,
 ];
 
 beforeAll(async () => {
@@ -77,7 +85,10 @@ afterAll(async () => {
 /** Every spelling of every family, sent by a `gdb` key: each is -32003 naming the scope it needs. */
 async function expectScopeRefusals(s: Server): Promise<void> {
   const id = await openSession(s, s.gdb);
-  for (const [scope, commands] of [['gdb:shell', [...SHELL, ...FILES]], ['gdb:attach', ATTACH(pid)]] as const) {
+  for (const [scope, commands] of [
+    ['gdb:shell', [...SHELL, ...FILES]],
+    ['gdb:attach', ATTACH(pid)],
+  ] as const) {
     for (const command of commands) {
       const answer = await call(s, s.gdb, 'call', { id, command });
       expect(answer.error?.code, command).toBe(-32003);
@@ -94,7 +105,10 @@ describe('default flags: refused', () => {
 
   it('a key with every scope is refused by the flag, which the error names', async () => {
     const id = await openSession(closed, closed.full);
-    for (const [flag, commands] of [['--allow-gdb-shell', [...SHELL, ...FILES]], ['--allow-attach', ATTACH(pid)]] as const) {
+    for (const [flag, commands] of [
+      ['--allow-gdb-shell', [...SHELL, ...FILES]],
+      ['--allow-attach', ATTACH(pid)],
+    ] as const) {
       for (const command of commands) {
         const answer = await call(closed, closed.full, 'call', { id, command });
         expect(answer.error, command).toBeUndefined();
@@ -111,7 +125,15 @@ describe('--allow-gdb-shell --allow-attach', () => {
 
   it('a key with the scope is let through to gdb, which runs the command', async () => {
     const id = await openSession(open, open.full);
-    const marks = ['shell touch m1', '!touch m2', 'she touch m3', 'with print pretty -- shell touch m4', '-interpreter-exec console "shell touch m5"', 'interpreter-exec console "shell touch m6"', 'thread apply all shell touch m7'];
+    const marks = [
+      'shell touch m1',
+      '!touch m2',
+      'she touch m3',
+      'with print pretty -- shell touch m4',
+      '-interpreter-exec console "shell touch m5"',
+      'interpreter-exec console "shell touch m6"',
+      'thread apply all shell touch m7',
+    ];
     for (const command of marks) {
       const answer = await call(open, open.full, 'call', { id, command });
       expect(answer.error, command).toBeUndefined();

@@ -23,9 +23,14 @@ async function runSpinner(id: string) {
   const run = await dk.ok('call', { id, command: 'run', wait: 0.5 });
   expect(run.state).toBe('running');
   let text = '';
-  await waitFor(() => /started pid \d+/.test(text), 15_000, 50, async () => {
-    text = (await dk.ok('gdb_program_output', { id, stream: 'stderr' })).text;
-  });
+  await waitFor(
+    () => /started pid \d+/.test(text),
+    15_000,
+    50,
+    async () => {
+      text = (await dk.ok('gdb_program_output', { id, stream: 'stderr' })).text;
+    },
+  );
   const pid = Number(/started pid (\d+)/.exec(text)?.[1]);
   const proc = processTable().find((p) => p.pid === pid);
   if (!proc) throw new Error(`spin did not report a live pid: ${JSON.stringify(text)}`);
@@ -168,9 +173,14 @@ describe('gdb toolset over stdio', () => {
     const counter = await dk.ok('call', { id, command: '-data-evaluate-expression counter' });
     expect(Number(counter.result.value)).toBeGreaterThan(0);
     let err = { text: '' };
-    await waitFor(() => err.text.length > 0, 15_000, 50, async () => {
-      err = await dk.ok('gdb_program_output', { id, stream: 'stderr' });
-    });
+    await waitFor(
+      () => err.text.length > 0,
+      15_000,
+      50,
+      async () => {
+        err = await dk.ok('gdb_program_output', { id, stream: 'stderr' });
+      },
+    );
     expect(err.text).toMatch(/^spin: started pid \d+\n$/);
     await dk.ok('close', { id });
   });
@@ -179,10 +189,7 @@ describe('gdb toolset over stdio', () => {
     const a = await openWith('basic');
     const b = await openWith('segv');
     await dk.ok('call', { id: a, command: 'break add' });
-    const [ra, rb] = await Promise.all([
-      dk.ok('call', { id: a, command: 'run' }),
-      dk.ok('call', { id: b, command: 'run' }),
-    ]);
+    const [ra, rb] = await Promise.all([dk.ok('call', { id: a, command: 'run' }), dk.ok('call', { id: b, command: 'run' })]);
     expect(ra.stopped.frame.func).toBe('add');
     expect(rb.stopped['signal-name']).toBe('SIGSEGV');
     const pa = await dk.ok('call', { id: a, command: 'info breakpoints' });
@@ -303,7 +310,7 @@ describe('a program rebuilt while its session is open', () => {
     await dk.ok('close', { id });
   }
 
-  it('where only debugkit\'s user can write, gdb runs the file itself and re-reads a rebuild at run, breakpoints kept', async () => {
+  it("where only debugkit's user can write, gdb runs the file itself and re-reads a rebuild at run, breakpoints kept", async () => {
     await rebuildBetweenRuns('own');
   });
 

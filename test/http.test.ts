@@ -74,13 +74,10 @@ describe('HTTP transport', () => {
     // fetch() may not set Host, so this one goes through node:http.
     const evilHost = await new Promise<number>((resolve, reject) => {
       const url = new URL(server.url);
-      const req = request(
-        { host: url.hostname, port: url.port, path: '/mcp', method: 'POST', headers: { ...auth, Host: 'evil.example.com', 'Content-Type': 'application/json' } },
-        (res) => {
-          res.resume();
-          resolve(res.statusCode!);
-        },
-      );
+      const req = request({ host: url.hostname, port: url.port, path: '/mcp', method: 'POST', headers: { ...auth, Host: 'evil.example.com', 'Content-Type': 'application/json' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
       req.on('error', reject);
       req.end(JSON.stringify(INIT));
     });

@@ -76,7 +76,9 @@ function runtimeFiles(dir = path.join(repo, 'src')): string[] {
     if (!entry.name.endsWith('.ts') || entry.name.endsWith('.test.ts')) continue;
     const shipped = path.join('dist', path.relative(path.join(repo, 'src'), full)).replace(/\.ts$/, '.js');
     // Code only: a comment may show the pattern without reading anything.
-    const text = readFileSync(full, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+    const text = readFileSync(full, 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/^\s*\/\/.*$/gm, '');
     // The literal part of the URL (a template's text before its first ${...}: a directory).
     for (const [, , url] of text.matchAll(/new URL\(\s*(['`])([^'`]+)\1\s*,\s*import\.meta\.url\s*\)/g)) {
       const literal = url!.split('${')[0]!;
@@ -95,7 +97,10 @@ describe('the packed tarball', () => {
     expect(needed).toEqual(expect.arrayContaining(['dist/toolsets/gdb/exec-wrapper.sh', 'dist/toolsets/gdb/docs/', 'dist/toolsets/python/boot', 'package.json']));
     for (const file of needed) {
       const inside = file.endsWith('/') ? file : `${file}/`;
-      expect(paths.some((p) => p === file || p.startsWith(inside)), `${file} is read at run time but not in the tarball`).toBe(true);
+      expect(
+        paths.some((p) => p === file || p.startsWith(inside)),
+        `${file} is read at run time but not in the tarball`,
+      ).toBe(true);
     }
     expect(paths).toContain('dist/toolsets/python/boot/sitecustomize.py');
     const wrapper = packed.find((f) => f.path === 'dist/toolsets/gdb/exec-wrapper.sh')!;
@@ -107,7 +112,6 @@ describe('the packed tarball', () => {
       .filter((p) => !existsSync(path.join(repo, 'src', p.slice('dist/'.length).replace(/\.(js|d\.ts)(\.map)?$/, '.ts'))));
     expect(orphans).toEqual([]);
   });
-
 });
 
 describe('the tarball installed with npm install -g', () => {
@@ -160,9 +164,7 @@ describe('the tarball installed with npm install -g', () => {
   });
 
   it('its doctor names the installed debugkit command in the client configuration it prints', async () => {
-    const result = await run(path.join(bin, 'debugkit'), ['doctor', '--root', '/srv/project'], { env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } }).catch(
-      (err: { stdout: string }) => err,
-    );
+    const result = await run(path.join(bin, 'debugkit'), ['doctor', '--root', '/srv/project'], { env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } }).catch((err: { stdout: string }) => err);
     expect(result.stdout).toMatch(/"command": "debugkit",\s*"args": \[\s*"--root",\s*"\/srv\/project"\s*\]/);
   });
 });

@@ -17,9 +17,14 @@ afterAll(() => {
 /** The pid the spin program printed to its stderr (it may take a moment on a loaded machine). */
 async function spinnerPid(server: RawStdioServer, id: string): Promise<number> {
   let text = '';
-  await waitFor(() => /started pid \d+/.test(text), 15_000, 50, async () => {
-    text = (await server.tool('gdb_program_output', { id, stream: 'stderr' })).text;
-  });
+  await waitFor(
+    () => /started pid \d+/.test(text),
+    15_000,
+    50,
+    async () => {
+      text = (await server.tool('gdb_program_output', { id, stream: 'stderr' })).text;
+    },
+  );
   const pid = Number(/started pid (\d+)/.exec(text)?.[1]);
   if (!pid) throw new Error(`spin printed no pid: ${JSON.stringify(text)}`);
   return pid;
@@ -65,7 +70,7 @@ describe('no process outlives the server', () => {
     });
   }
 
-  it('on close: that session\'s gdb and program end, the other session lives on', async () => {
+  it("on close: that session's gdb and program end, the other session lives on", async () => {
     const server = new RawStdioServer(['--root', root]);
     servers.push(server);
     await server.initialize();

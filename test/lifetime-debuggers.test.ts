@@ -111,7 +111,7 @@ for (const { mode, env, available } of MODES) {
       server = await stdioServer(env);
     });
 
-    it('gdb: close ends the program\'s children', async () => {
+    it("gdb: close ends the program's children", async () => {
       const { id, pids } = await gdbForker(server);
       await server.tool('close', { id });
       expect(running(pids)).toEqual([]);
@@ -126,7 +126,7 @@ for (const { mode, env, available } of MODES) {
       await server.tool('close', { id });
     });
 
-    it('gdb: the idle timeout ends the program\'s children', async () => {
+    it("gdb: the idle timeout ends the program's children", async () => {
       const { pids } = await gdbForker(server, 2);
       expect(await waitFor(() => running(pids).length === 0, 15_000)).toBe(true);
     });
@@ -147,7 +147,7 @@ for (const { mode, env, available } of MODES) {
       expect(running(pids)).toEqual([]);
     });
 
-    it('debugger: the idle timeout ends the program\'s children', async () => {
+    it("debugger: the idle timeout ends the program's children", async () => {
       const pids = await debuggerForker(server, 'idle', 2);
       expect(await waitFor(() => running(pids).length === 0, 15_000)).toBe(true);
     });
@@ -159,7 +159,7 @@ for (const { mode, env, available } of MODES) {
       expect(running([stray.pid, ...stray.pids])).toEqual([stray.pid, ...stray.pids]);
     });
 
-    it('gdb and the debugger: MCP DELETE of the client\'s session ends the programs\' children', async () => {
+    it("gdb and the debugger: MCP DELETE of the client's session ends the programs' children", async () => {
       const http = await startHttpServer(['--root', root, '--toolsets', 'gdb,debugger', '--api-key', 'lifetime-key-0123456789'], env);
       httpServers.push(http);
       const client: TestClient = await connectHttp(http.url, http.key);
@@ -176,7 +176,7 @@ for (const { mode, env, available } of MODES) {
       await client.close().catch(() => undefined);
     });
 
-    it('gdb and the debugger: server SIGTERM ends the programs\' children', async () => {
+    it("gdb and the debugger: server SIGTERM ends the programs' children", async () => {
       const doomed = await stdioServer(env);
       const { pids: viaGdb } = await gdbForker(doomed);
       const viaDebugger = await debuggerForker(doomed, 'default');
@@ -189,15 +189,16 @@ for (const { mode, env, available } of MODES) {
     // SIGKILL runs no code in the server: gdb ends its program on EOF, but what the program forked
     // is ended by the next server on the machine, from the dead server's cgroups. Without cgroups
     // nothing names them (SECURITY.md), so the environment mode has no such test (none skipped).
-    if (mode === 'cgroup') it('gdb: after a server SIGKILL, the next server to start ends what the programs left', async () => {
-      const killed = await stdioServer(env);
-      const { pids } = await gdbForker(killed);
-      killed.proc.kill('SIGKILL');
-      await killed.exited();
-      const next = await stdioServer(env);
-      const { id } = await next.tool('open', {});
-      expect(await waitFor(() => running(pids).length === 0, 10_000)).toBe(true);
-      await next.tool('close', { id });
-    });
+    if (mode === 'cgroup')
+      it('gdb: after a server SIGKILL, the next server to start ends what the programs left', async () => {
+        const killed = await stdioServer(env);
+        const { pids } = await gdbForker(killed);
+        killed.proc.kill('SIGKILL');
+        await killed.exited();
+        const next = await stdioServer(env);
+        const { id } = await next.tool('open', {});
+        expect(await waitFor(() => running(pids).length === 0, 10_000)).toBe(true);
+        await next.tool('close', { id });
+      });
   });
 }

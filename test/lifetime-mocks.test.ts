@@ -99,8 +99,7 @@ for (const { mode, env, available, spellings } of MODES) {
     });
 
     for (const tool of ['keploy_mock_record', 'keploy_mock_test'] as const) {
-      const args = async (cmd: string, timeout: number) =>
-        tool === 'keploy_mock_record' ? { command: cmd, timeout } : { command: cmd, timeout, mockName: await ensureMockSet(server) };
+      const args = async (cmd: string, timeout: number) => (tool === 'keploy_mock_record' ? { command: cmd, timeout } : { command: cmd, timeout, mockName: await ensureMockSet(server) });
 
       it(`${tool}: every spelling's process is gone when the call returns`, async () => {
         const survivors = await Promise.all(
@@ -131,7 +130,7 @@ for (const { mode, env, available, spellings } of MODES) {
       });
     }
 
-    it('keploy_mock_record and keploy_mock_test: every spelling\'s process is gone after the server gets SIGTERM', async () => {
+    it("keploy_mock_record and keploy_mock_test: every spelling's process is gone after the server gets SIGTERM", async () => {
       const doomed = await startServer(env);
       const name = await ensureMockSet(server);
       const started = spellings.flatMap((spelling) =>

@@ -29,9 +29,28 @@ type Schema = Record<string, unknown>;
  * @google/genai's mcpToTool sends an MCP input schema as `parametersJsonSchema` (JSON Schema).
  */
 const GEMINI_FIELDS = new Set([
-  'type', 'format', 'title', 'description', 'nullable', 'enum', 'maxItems', 'minItems', 'properties', 'required',
-  'minProperties', 'maxProperties', 'minLength', 'maxLength', 'pattern', 'example', 'anyOf', 'propertyOrdering',
-  'default', 'items', 'minimum', 'maximum',
+  'type',
+  'format',
+  'title',
+  'description',
+  'nullable',
+  'enum',
+  'maxItems',
+  'minItems',
+  'properties',
+  'required',
+  'minProperties',
+  'maxProperties',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'example',
+  'anyOf',
+  'propertyOrdering',
+  'default',
+  'items',
+  'minimum',
+  'maximum',
 ]);
 const GEMINI_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object']);
 const GEMINI_FORMATS: Record<string, string[]> = { string: ['enum', 'date-time'], number: ['float', 'double'], integer: ['int32', 'int64'] };
@@ -81,9 +100,25 @@ function geminiProblems(root: Schema): string[] {
  * - `$ref` that does not resolve locally (debugkit lists none).
  */
 const STRICT_REFUSED = [
-  'allOf', 'oneOf', 'not', 'if', 'then', 'else', 'patternProperties', 'propertyNames', 'prefixItems', 'contains',
-  'dependentSchemas', 'dependentRequired', 'dependencies', 'unevaluatedProperties', 'unevaluatedItems', 'additionalItems',
-  '$dynamicRef', '$recursiveRef', '$ref',
+  'allOf',
+  'oneOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  'patternProperties',
+  'propertyNames',
+  'prefixItems',
+  'contains',
+  'dependentSchemas',
+  'dependentRequired',
+  'dependencies',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'additionalItems',
+  '$dynamicRef',
+  '$recursiveRef',
+  '$ref',
 ];
 const ANYOF_SIBLINGS = new Set(['anyOf', 'description', 'title', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly', '$comment']);
 
@@ -134,8 +169,12 @@ afterAll(async () => {
 describe('input schemas every LLM stack takes as they are', () => {
   it('the rules catch what broke LangChain + Gemini and OpenAI Agents strict mode before', () => {
     // Before: debugger_attach, grep_files, python_start_session and the tools without arguments.
-    expect(geminiProblems({ type: 'object', properties: { pid: { type: 'integer', exclusiveMinimum: 0 } }, required: ['pid'] })).toEqual(['input.pid: "exclusiveMinimum" is not a field of Gemini\'s Schema']);
-    expect(geminiProblems({ type: 'object', properties: { glob_pattern: { default: null, type: ['string', 'null'] } } })).toEqual(['input.glob_pattern: type ["string","null"] is not one Gemini type']);
+    expect(geminiProblems({ type: 'object', properties: { pid: { type: 'integer', exclusiveMinimum: 0 } }, required: ['pid'] })).toEqual([
+      'input.pid: "exclusiveMinimum" is not a field of Gemini\'s Schema',
+    ]);
+    expect(geminiProblems({ type: 'object', properties: { glob_pattern: { default: null, type: ['string', 'null'] } } })).toEqual([
+      'input.glob_pattern: type ["string","null"] is not one Gemini type',
+    ]);
     expect(geminiProblems({ type: 'object', properties: { env: { type: 'object', propertyNames: { type: 'string' }, additionalProperties: { type: 'string' } } } })).toEqual([
       'input.env: "propertyNames" is not a field of Gemini\'s Schema',
       'input.env: "additionalProperties" is not a field of Gemini\'s Schema',
@@ -159,7 +198,7 @@ describe('input schemas every LLM stack takes as they are', () => {
     expect(problems).toEqual([]);
   });
 
-  it('a tool without arguments is listed in MCP\'s recommended form', () => {
+  it("a tool without arguments is listed in MCP's recommended form", () => {
     expect(tools.find((t) => t.name === 'list_sessions')!.inputSchema).toEqual({ type: 'object', additionalProperties: false });
   });
 
@@ -206,7 +245,7 @@ describe('an optional argument sent as null is absent', () => {
       await server?.stop();
     });
 
-    it('a null where the contract has no null is still refused, the contract\'s map env still taken', async () => {
+    it("a null where the contract has no null is still refused, the contract's map env still taken", async () => {
       const post = (body: unknown) =>
         fetch(`${new URL(server.url).origin}/sessions`, {
           method: 'POST',
@@ -247,7 +286,9 @@ describe('--tool-prefix', () => {
     expect(names).not.toContain('read_file');
     // The key has no gdb scope: gdb's tools are not shown, prefixed or not.
     expect(names.some((n) => n === 'dk_open' || n === 'open')).toBe(false);
-    const instructions = (await rpc(node.url, key.key, { jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })).body.result?.instructions;
+    const instructions = (
+      await rpc(node.url, key.key, { jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })
+    ).body.result?.instructions;
     expect(instructions).toMatch(/bundles tools start with "k8s_"/);
 
     const bundles = await callTool(node.url, key.key, sid, 'k8s_list_available_bundles');

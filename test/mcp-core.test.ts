@@ -65,9 +65,7 @@ describe('MCP protocol features', () => {
       const abort = new AbortController();
       const started = Date.now();
       setTimeout(() => abort.abort('enough'), 500);
-      await expect(
-        dk.client.callTool({ name: 'call', arguments: { id, command: 'run', wait: 60 } }, undefined, { signal: abort.signal }),
-      ).rejects.toThrow();
+      await expect(dk.client.callTool({ name: 'call', arguments: { id, command: 'run', wait: 60 } }, undefined, { signal: abort.signal })).rejects.toThrow();
       expect(Date.now() - started).toBeLessThan(10_000);
       // The interrupt answers at the stop; a loaded machine may take longer than the default bound to deliver it.
       const stop = await dk.ok('call', { id, command: '-exec-interrupt', wait: 30 });

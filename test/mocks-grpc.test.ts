@@ -57,9 +57,7 @@ async function startServer(creds = grpc.ServerCredentials.createInsecure()): Pro
       });
     },
   });
-  port = await new Promise<number>((resolve, reject) =>
-    server!.bindAsync('127.0.0.1:0', creds, (err, p) => (err ? reject(err) : resolve(p))),
-  );
+  port = await new Promise<number>((resolve, reject) => server!.bindAsync('127.0.0.1:0', creds, (err, p) => (err ? reject(err) : resolve(p))));
 }
 
 beforeAll(async () => {
@@ -124,10 +122,12 @@ describe('mocks: HTTP/2 over TLS (ALPN h2), recorded as Keploy Http2 mocks', () 
     const h2 = http2.createSecureServer({ key: leaf.key, cert: leaf.cert }, (req, res) => {
       hits++;
       let body = '';
-      req.on('data', (d) => (body += d)).on('end', () => {
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify(req.method === 'GET' ? { path: req.url, version: req.httpVersion } : { accepted: JSON.parse(body), id: 9 }));
-      });
+      req
+        .on('data', (d) => (body += d))
+        .on('end', () => {
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify(req.method === 'GET' ? { path: req.url, version: req.httpVersion } : { accepted: JSON.parse(body), id: 9 }));
+        });
     });
     const port = await new Promise<number>((r) => h2.listen(0, '127.0.0.1', () => r((h2.address() as AddressInfo).port)));
     const command = (item: string) => `node h2-client.mjs ${port} ${item}`;
@@ -147,9 +147,7 @@ describe('mocks: HTTP/2 over TLS (ALPN h2), recorded as Keploy Http2 mocks', () 
     writeFileSync(path.join(root, 'h2-out.txt'), '');
     const replay = await tool('keploy_mock_test', { command: command('fig'), path: 'keploy-h2' });
     expect(replay).toMatchObject({ success: true, mocksReplayed: 2, mocksMissed: 0, appExitCode: 0 });
-    expect(readFileSync(path.join(root, 'h2-out.txt'), 'utf8')).toBe(
-      'protocol: h2\n200 {"path":"/stock/fig","version":"2.0"}\n200 {"accepted":{"item":"fig","qty":2},"id":9}\n',
-    );
+    expect(readFileSync(path.join(root, 'h2-out.txt'), 'utf8')).toBe('protocol: h2\n200 {"path":"/stock/fig","version":"2.0"}\n200 {"accepted":{"item":"fig","qty":2},"id":9}\n');
     const changed = await tool('keploy_mock_test', { command: command('kiwi'), path: 'keploy-h2' });
     expect(changed).toMatchObject({ success: false });
     expect(changed.misses[0]).toMatch(/^GET \/stock\/kiwi \(HTTP\/2\); closest mock-0/);
@@ -206,7 +204,9 @@ describe('mocks: gRPC client streaming and bidirectional streaming', () => {
     // The second word differs: Sum misses at its second message (the first call the program makes).
     const changed = await tool('keploy_mock_test', { command: command('ada,zed,cy'), path: 'keploy-grpc-streams' });
     expect(changed).toMatchObject({ success: false, appExitCode: 2 });
-    expect(changed.misses[0]).toMatch(/^gRPC \/shop\.Greeter\/Sum \(request message 2, 5 bytes\): no mock has this request; closest mock-0 \(same method, same first 1, its message 2: 5 bytes, 3 bytes differ\)/);
+    expect(changed.misses[0]).toMatch(
+      /^gRPC \/shop\.Greeter\/Sum \(request message 2, 5 bytes\): no mock has this request; closest mock-0 \(same method, same first 1, its message 2: 5 bytes, 3 bytes differ\)/,
+    );
     expect(out()).toMatch(/^error: 14 debugkit mocks: gRPC \/shop\.Greeter\/Sum \(request message 2/);
     // Fewer messages than recorded: a miss at the client's end.
     const short = await tool('keploy_mock_test', { command: `${command('ada,bob')} sum`, path: 'keploy-grpc-streams' });
@@ -246,7 +246,10 @@ describe('mocks: gRPC client streaming and bidirectional streaming', () => {
     const command = (words: string) => `node grpc-stream-client.mjs ${modules} ${port} ${words} chat`;
     const out = () => readFileSync(path.join(root, 'grpc-stream-out.txt'), 'utf8');
     const recorded: string[] = [];
-    for (const [words, set, after] of [['ada,stop,cy', 'keploy-grpc-stop', 2], ['stop,cy', 'keploy-grpc-stop0', 1]] as const) {
+    for (const [words, set, after] of [
+      ['ada,stop,cy', 'keploy-grpc-stop', 2],
+      ['stop,cy', 'keploy-grpc-stop0', 1],
+    ] as const) {
       const rec = await tool('keploy_mock_record', { command: command(words), path: set });
       expect(rec).toMatchObject({ mockCount: 1, appExitCode: 2 }); // the program saw the error: its exit code 2
       recorded.push(out());

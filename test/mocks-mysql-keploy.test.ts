@@ -68,9 +68,7 @@ describe('mocks: a MySQL set recorded by Keploy (MySQL 9, caching_sha2_password)
     const py = await tool('keploy_mock_test', { command: `/usr/bin/python3 todo.py ${port} any-password`, path: 'keploy-java' });
     expect(py).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
     const learn = 'Learn Spring Boot';
-    expect(readFileSync(path.join(root, 'todo-py-out.txt'), 'utf8')).toBe(
-      `REPEATABLE-READ id=5 rows=[${[1, 2, 3, 4, 5].map((id) => `(${id}, '00', '${learn}')`).join(', ')}]\n`,
-    );
+    expect(readFileSync(path.join(root, 'todo-py-out.txt'), 'utf8')).toBe(`REPEATABLE-READ id=5 rows=[${[1, 2, 3, 4, 5].map((id) => `(${id}, '00', '${learn}')`).join(', ')}]\n`);
     const node = await tool('keploy_mock_test', { command: `node todo.mjs ${port} another-password`, path: 'keploy-java' });
     expect(node).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
     expect(readFileSync(path.join(root, 'todo-node-out.txt'), 'utf8')).toBe(`REPEATABLE-READ id=5 rows=${[1, 2, 3, 4, 5].map((id) => `${id}/00/${learn}`).join(',')}\n`);

@@ -53,7 +53,9 @@ describe('mocks: MySQL over TLS (a real MariaDB with TLS), recorded decrypted an
     await dk.client.setLoggingLevel('warning');
     const unverified = await tool('keploy_mock_record', { command: py(db!.password, 'fig'), path: 'keploy-unverified' });
     expect(unverified).toMatchObject({ success: false, mockCount: 0 }); // nothing kept of a login that failed
-    expect(warnings.join('\n')).toMatch(/MySQL at 127\.0\.0\.1:\d+ over TLS: TLS to 127\.0\.0\.1:\d+ failed: .*certificate.*\(the server's certificate is verified against the system CAs, or upstreamCaFile; insecureUpstream: true skips the check\)/);
+    expect(warnings.join('\n')).toMatch(
+      /MySQL at 127\.0\.0\.1:\d+ over TLS: TLS to 127\.0\.0\.1:\d+ failed: .*certificate.*\(the server's certificate is verified against the system CAs, or upstreamCaFile; insecureUpstream: true skips the check\)/,
+    );
 
     const rec = await tool('keploy_mock_record', { command: py(db!.password, 'plum'), path: 'keploy-tls-py', upstreamCaFile: 'mariadb-ca.pem' });
     expect(rec).toMatchObject({ success: true, protocols: ['MySQL'] });
@@ -78,7 +80,9 @@ describe('mocks: MySQL over TLS (a real MariaDB with TLS), recorded decrypted an
     const recCli = await tool('keploy_mock_record', { command: cli(db!.password), path: 'keploy-tls-cli', upstreamCaFile: 'mariadb-ca.pem' });
     expect(recCli).toMatchObject({ success: true, protocols: ['MySQL'] });
     expect(out('cli-out.txt')).toBe('who\tanswer\ncli\t42\n');
-    expect(readFileSync(path.resolve(root, recCli.mockFilePath), 'utf8')).toMatch(/packet_type: SSLRequest\n[^]*?packet_type: HandshakeResponse41\n[^]*?query: SELECT 'cli' AS who, 6 \* 7 AS answer\n/);
+    expect(readFileSync(path.resolve(root, recCli.mockFilePath), 'utf8')).toMatch(
+      /packet_type: SSLRequest\n[^]*?packet_type: HandshakeResponse41\n[^]*?query: SELECT 'cli' AS who, 6 \* 7 AS answer\n/,
+    );
     // insecureUpstream: recorded without the server's CA (the recorder's leg to the server verifies nothing).
     const recInsecure = await tool('keploy_mock_record', { command: cli(db!.password), path: 'keploy-insecure-cli', insecureUpstream: true });
     expect(recInsecure).toMatchObject({ success: true, protocols: ['MySQL'] });

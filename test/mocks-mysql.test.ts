@@ -35,13 +35,17 @@ describe('mocks: MySQL (a real MariaDB), recorded as Keploy MySQL mocks and repl
     expect(written).toMatch(/packet_type: COM_QUERY\n\s+message:\n\s+command: 3\n\s+query: INSERT INTO stock VALUES \(.plum., 1\)/);
     expect(written).toMatch(/packet_type: HandshakeV10/);
     // The login in Keploy's HandshakeResponse41 fields, its auth response zeroed.
-    expect(written).toMatch(/packet_type: HandshakeResponse41\n\s+message:\n\s+capability_flags: \d+\n[^]*?username: app\n\s+auth_response: \[0(, 0){19}\]\n\s+database: shop\n\s+auth_plugin_name: mysql_native_password\n/);
+    expect(written).toMatch(
+      /packet_type: HandshakeResponse41\n\s+message:\n\s+capability_flags: \d+\n[^]*?username: app\n\s+auth_response: \[0(, 0){19}\]\n\s+database: shop\n\s+auth_plugin_name: mysql_native_password\n/,
+    );
     expect(written).toMatch(/packet_type: OK\n\s+message:\n\s+header: 0\n\s+affected_rows: 1\n/);
     expect(written).toMatch(/^ {4}reqtimestampmock: \d{4}-/m);
     // As Keploy writes it: the whole connection phase in one config mock (greeting first in its
     // responses), then one `mocks` mock per command.
     expect(written.match(/type: config/g)).toHaveLength(1);
-    expect(written).toMatch(/^name: mock-0\nspec:\n {4}metadata:\n[^]*?requestOperation: HandshakeV10\n\s+responseOperation: OK\n\s+type: config\n\s+requests:\n\s+- header:\n\s+header:\n\s+payload_length: \d+\n\s+sequence_id: 1\n\s+packet_type: HandshakeResponse41\n[^]*?\n {4}responses:\n\s+- header:\n\s+header:\n\s+payload_length: \d+\n\s+sequence_id: 0\n\s+packet_type: HandshakeV10\n/m);
+    expect(written).toMatch(
+      /^name: mock-0\nspec:\n {4}metadata:\n[^]*?requestOperation: HandshakeV10\n\s+responseOperation: OK\n\s+type: config\n\s+requests:\n\s+- header:\n\s+header:\n\s+payload_length: \d+\n\s+sequence_id: 1\n\s+packet_type: HandshakeResponse41\n[^]*?\n {4}responses:\n\s+- header:\n\s+header:\n\s+payload_length: \d+\n\s+sequence_id: 0\n\s+packet_type: HandshakeV10\n/m,
+    );
     expect(written).toMatch(/requestOperation: COM_QUERY\n\s+responseOperation: \w+\n\s+type: mocks\n/);
     const recorded = readFileSync(path.join(root, 'shop-out.txt'), 'utf8');
     expect(recorded).toBe("rows=(('plum', 1),) count=((1,),)\n");

@@ -28,10 +28,12 @@ async function startServices(): Promise<void> {
   const orders = createHttpsServer({ key: leaf.key, cert: leaf.cert }, (req, res) => {
     hits++;
     let body = '';
-    req.on('data', (d) => (body += d)).on('end', () => {
-      res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify({ accepted: JSON.parse(body), id: 41 }));
-    });
+    req
+      .on('data', (d) => (body += d))
+      .on('end', () => {
+        res.setHeader('Content-Type', 'application/json');
+        res.end(JSON.stringify({ accepted: JSON.parse(body), id: 41 }));
+      });
   });
   const listen = (s: Server) => new Promise<number>((r) => s.listen(0, '127.0.0.1', () => r((s.address() as AddressInfo).port)));
   ports = { http: await listen(api), https: await listen(orders) };

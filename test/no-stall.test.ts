@@ -97,7 +97,9 @@ function drip(url: string, key: string, length: number, everyMs: number): { clos
   let timer: NodeJS.Timeout | undefined;
   const started = new Promise<void>((resolve) =>
     socket.once('connect', () => {
-      socket.write(`POST /mcp HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${length}\r\n\r\n`);
+      socket.write(
+        `POST /mcp HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${length}\r\n\r\n`,
+      );
       timer = setInterval(() => {
         if (sent < length && !socket.destroyed) {
           socket.write(' ');
@@ -151,7 +153,7 @@ describe('a body that drips is dropped at --body-deadline; bodies still arriving
     expect(answer).toBe('');
   });
 
-  it('past --max-pending-bodies-per-key, a key\'s next body is refused (429, connection closed); another key is not affected', async () => {
+  it("past --max-pending-bodies-per-key, a key's next body is refused (429, connection closed); another key is not affected", async () => {
     const drips = [0, 1, 2].map(() => drip(node.url, keyA, 10_000, 100));
     try {
       await Promise.all(drips.map((d) => d.started));
@@ -163,7 +165,10 @@ describe('a body that drips is dropped at --body-deadline; bodies still arriving
         else expect(probe.status).toBe(200);
       }
       expect(refused.headers.get('connection')).toBe('close');
-      expect(refused.body.error).toMatchObject({ code: -32000, message: expect.stringMatching(/^Too many request bodies still arriving for this key: 3 of the 3 one key may send at once \(--max-pending-bodies-per-key\)/) });
+      expect(refused.body.error).toMatchObject({
+        code: -32000,
+        message: expect.stringMatching(/^Too many request bodies still arriving for this key: 3 of the 3 one key may send at once \(--max-pending-bodies-per-key\)/),
+      });
       expect((await ping(keyB)).status).toBe(200);
     } finally {
       for (const d of drips) d.stop();

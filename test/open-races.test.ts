@@ -75,9 +75,13 @@ beforeAll(() => {
   symlinkSync(path.join(base, 'outside/dir2'), path.join(logs, 'pod2.swap'));
   // The writer need not be debugkit's user: the bundle's directories are writable by anyone.
   // (grep_files' ripgrep engine lets rg walk a tree itself only when no other user can write in it.)
-  for (let level = [root]; level.length > 0; ) {
+  for (let level = [root]; level.length > 0;) {
     for (const dir of level) chmodSync(dir, 0o777);
-    level = level.flatMap((dir) => readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => path.join(dir, e.name)));
+    level = level.flatMap((dir) =>
+      readdirSync(dir, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => path.join(dir, e.name)),
+    );
   }
 });
 afterAll(() => rmSync(base, { recursive: true, force: true }));
@@ -165,7 +169,7 @@ describe('bundle files: a file or its directory swapped for a link out of the ro
   }
 });
 
-describe('pod logs (the bundle API server): the log file or the pod\'s directory swapped, 1,000 tries, 0 leaks', () => {
+describe("pod logs (the bundle API server): the log file or the pod's directory swapped, 1,000 tries, 0 leaks", () => {
   let server: BundleApiServer;
   beforeAll(async () => {
     server = await startBundleApiServer({ root });
@@ -174,11 +178,13 @@ describe('pod logs (the bundle API server): the log file or the pod\'s directory
 
   const get = (p: string) =>
     new Promise<string>((resolve, reject) => {
-      http.get(`${server.url}${p}`, (res) => {
-        let body = '';
-        res.on('data', (d: Buffer) => (body += d.toString()));
-        res.on('end', () => resolve(body));
-      }).on('error', reject);
+      http
+        .get(`${server.url}${p}`, (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve(body));
+        })
+        .on('error', reject);
     });
 
   const logs = () => path.join(root, 'cluster-resources/pods/logs/ns');
@@ -189,7 +195,7 @@ describe('pod logs (the bundle API server): the log file or the pod\'s directory
     expectNoLeak(counts);
   });
 
-  it('the pod\'s log directory swapped', async () => {
+  it("the pod's log directory swapped", async () => {
     const counts = await race(path.join(logs(), 'pod2'), path.join(logs(), 'pod2.swap'), TRIES, (i) =>
       judged(() => get(`/api/v1/namespaces/ns/pods/pod2/log?container=c${i % 2 ? '&tailLines=5' : ''}`)),
     );
@@ -318,12 +324,18 @@ describe('gdb commands naming files: a file or its directory swapped for a link 
       policy: { root: croot, allowShell: true, allowAttach: false },
     });
     try {
-      const counts = await race(path.join(croot, 'basic'), path.join(croot, 'basic.swap'), TRIES, async (i) => {
-        // As the call tool does: the key's scopes are checked first (it holds none beyond gdb), then the command is sent.
-        const command = loadCommand(i, 'basic');
-        const scopes = open.capabilityScopes(command);
-        return scopes.length > 0 ? 'refused' : loadedBy(open, command, { waitMs: 0, checkedScopes: scopes });
-      }, { holdUs: 2000 });
+      const counts = await race(
+        path.join(croot, 'basic'),
+        path.join(croot, 'basic.swap'),
+        TRIES,
+        async (i) => {
+          // As the call tool does: the key's scopes are checked first (it holds none beyond gdb), then the command is sent.
+          const command = loadCommand(i, 'basic');
+          const scopes = open.capabilityScopes(command);
+          return scopes.length > 0 ? 'refused' : loadedBy(open, command, { waitMs: 0, checkedScopes: scopes });
+        },
+        { holdUs: 2000 },
+      );
       expectNoLeak(counts);
     } finally {
       await open.dispose('test over');
@@ -361,27 +373,33 @@ describe('debugger_launch: the program swapped for a link out of the root while 
   });
 
   it(`${DEBUGGER_TRIES} launches: what runs is always the checked file`, async () => {
-    const counts = await race(path.join(droot, 'basic'), path.join(droot, 'basic.swap'), DEBUGGER_TRIES, async () => {
-      let checked: CheckedProgram;
-      try {
-        checked = await CheckedProgram.open(droot, 'basic');
-      } catch {
-        return 'refused';
-      }
-      let session: DebugSession;
-      try {
-        session = await DebugSession.launch('race', checked, [], { gdbPath: 'gdb', root: droot, replyTimeoutMs: 30_000, key: 'test' }, 10_000);
-      } catch (err) {
-        checked.close();
-        return judgeProgram((err as Error).message) === 'leak' ? 'leak' : 'refused';
-      }
-      try {
-        // What the kernel executed (the launched program's own image): the inside program's bytes, or a leak.
-        return readFileSync(`/proc/${session.pid}/exe`).equals(insideProgram) ? 'inside' : 'leak';
-      } finally {
-        await session.dispose();
-      }
-    }, { holdUs: 20_000 });
+    const counts = await race(
+      path.join(droot, 'basic'),
+      path.join(droot, 'basic.swap'),
+      DEBUGGER_TRIES,
+      async () => {
+        let checked: CheckedProgram;
+        try {
+          checked = await CheckedProgram.open(droot, 'basic');
+        } catch {
+          return 'refused';
+        }
+        let session: DebugSession;
+        try {
+          session = await DebugSession.launch('race', checked, [], { gdbPath: 'gdb', root: droot, replyTimeoutMs: 30_000, key: 'test' }, 10_000);
+        } catch (err) {
+          checked.close();
+          return judgeProgram((err as Error).message) === 'leak' ? 'leak' : 'refused';
+        }
+        try {
+          // What the kernel executed (the launched program's own image): the inside program's bytes, or a leak.
+          return readFileSync(`/proc/${session.pid}/exe`).equals(insideProgram) ? 'inside' : 'leak';
+        } finally {
+          await session.dispose();
+        }
+      },
+      { holdUs: 20_000 },
+    );
     expectNoLeak(counts);
   });
 });
@@ -475,7 +493,11 @@ describe('python runs the checked entry as python runs a script', () => {
       const printed = await service.use('me', id, async (session) => readTail(session.output!.stdout, 0, 4096).text);
       // No DEBUGKIT_ENTRY* is left in the program's environment (its children never see them).
       expect(printed).toBe(`${JSON.stringify(['__main__', main, main, ['a1'], wroot, []]).replace(/,/g, ', ')} 42\n`);
-      const frames = [[main, 10, '<module>', 'main()'], [main, 8, 'main', 'helper.fail()'], [path.join(wroot, 'helper.py'), 6, 'fail', 'raise ValueError("from helper")']];
+      const frames = [
+        [main, 10, '<module>', 'main()'],
+        [main, 8, 'main', 'helper.fail()'],
+        [path.join(wroot, 'helper.py'), 6, 'fail', 'raise ValueError("from helper")'],
+      ];
       const traceback = frames.flatMap(([file, line, fn, code]) => [`  File "${file}", line ${line}, in ${fn}`, `    ${code}`]);
       expect(failed.error?.traceback).toBe(['Traceback (most recent call last):', ...traceback, 'ValueError: from helper'].join('\n'));
       await service.end('me', id);
@@ -487,7 +509,7 @@ describe('python runs the checked entry as python runs a script', () => {
 });
 
 describe('the tools hand gdb the checked file', () => {
-  it('gdb commands naming files: sent as written where only debugkit\'s user can write; where others can, file, symbol-file and core-file read a private copy of the checked file, writes are refused, and the copies go with gdb', async () => {
+  it("gdb commands naming files: sent as written where only debugkit's user can write; where others can, file, symbol-file and core-file read a private copy of the checked file, writes are refused, and the copies go with gdb", async () => {
     const wroot = tempDir('debugkit-gdbfiles-');
     compileC(wroot, 'basic');
     const session = await GdbSession.start({ gdbPath: 'gdb', cwd: wroot, execWrapper: EXEC_WRAPPER, replyTimeoutMs: 60_000, policy: { root: wroot, allowShell: false, allowAttach: false } });
@@ -536,7 +558,7 @@ describe('the tools hand gdb the checked file', () => {
     }
   });
 
-  it('gdb open where others can write: gdb loads and runs a private copy under the program\'s name, starts in the checked cwd, and the copy goes with the session or the server', async () => {
+  it("gdb open where others can write: gdb loads and runs a private copy under the program's name, starts in the checked cwd, and the copy goes with the session or the server", async () => {
     const wroot = tempDir('debugkit-open-');
     mkdirSync(path.join(wroot, 'work'));
     compileC(wroot, 'basic');
@@ -545,7 +567,7 @@ describe('the tools hand gdb the checked file', () => {
     try {
       const { id } = await client.ok('open', { program: 'basic', cwd: 'work' });
       const exe = /(\/\S*debugkit-prog-[^/\s]+)\/basic\b/.exec((await client.ok('call', { id, command: 'info inferiors' })).output)?.[1];
-      expect(exe, 'gdb\'s executable is the private copy').toBeDefined();
+      expect(exe, "gdb's executable is the private copy").toBeDefined();
       expect(existsSync(path.join(exe!, 'basic'))).toBe(true);
       expect((await client.ok('call', { id, command: 'pwd' })).output).toContain(path.join(wroot, 'work'));
       const run = await client.ok('call', { id, command: 'run' });

@@ -48,7 +48,12 @@ async function rowsFor(id: string): Promise<string[]> {
 /** Waits until the rows naming `id` are `nodes`; answers what they were last. */
 async function rowsBecome(id: string, nodes: string[]): Promise<string[]> {
   let seen: string[] = [];
-  await waitFor(() => JSON.stringify(seen) === JSON.stringify(nodes), 10_000, 100, async () => void (seen = await rowsFor(id)));
+  await waitFor(
+    () => JSON.stringify(seen) === JSON.stringify(nodes),
+    10_000,
+    100,
+    async () => void (seen = await rowsFor(id)),
+  );
   return seen;
 }
 
@@ -79,7 +84,7 @@ describe('debug sessions across nodes belong to the key', () => {
     expect(await rowsBecome('default', [])).toEqual([]);
   });
 
-  it('the store never lets a claim take over another key\'s row, nor a release drop it', async () => {
+  it("the store never lets a claim take over another key's row, nor a release drop it", async () => {
     await store.claimSession('row-test', { node: 'node-a', url: a.url, key_id: 'key_first' });
     await store.claimSession('row-test', { node: 'node-b', url: b.url, key_id: 'key_second' });
     expect(await store.locateSession('row-test')).toEqual({ node: 'node-a', url: a.url, key_id: 'key_first' });

@@ -97,7 +97,11 @@ describe('Python REST sessions belong to the key that started them', () => {
     expect(third.json.error.code).toBe('SESSION_LIMIT');
     const theirs = await rest(b.key, 'POST', '/sessions', { entry: CALC });
     expect(theirs.status).toBe(200);
-    for (const [key, s] of [[a.key, id], [a.key, second.json.sessionId], [b.key, theirs.json.sessionId]] as const) {
+    for (const [key, s] of [
+      [a.key, id],
+      [a.key, second.json.sessionId],
+      [b.key, theirs.json.sessionId],
+    ] as const) {
       expect((await rest(key, 'DELETE', `/sessions/${s}`)).status).toBe(200);
     }
     // Ended, it is still A's: A learns why; to B it reads like an id that never was.
@@ -106,7 +110,7 @@ describe('Python REST sessions belong to the key that started them', () => {
   });
 });
 
-describe('bundles belong to the key that added them; sources never show a signed URL\'s query', () => {
+describe("bundles belong to the key that added them; sources never show a signed URL's query", () => {
   it('another key neither lists nor opens them (by name or by path), reading or not', async () => {
     const owner = await createKey(store, 'bundles-owner', 'bundles,bundles:download', ['--rate', 'unlimited']);
     const other = await createKey(store, 'bundles-other', 'bundles', ['--rate', 'unlimited']);
@@ -132,7 +136,13 @@ describe('bundles belong to the key that added them; sources never show a signed
     const probes: Array<[string, string]> = [
       ['support-bundle', 'no-such-bundle'],
       [bundlePath, path.join(path.dirname(bundlePath), 'no-such-bundle')],
-      [path.join(bundlePath, readdirSync(bundlePath).find((f) => !f.startsWith('.'))!), path.join(bundlePath, 'no-such-dir')],
+      [
+        path.join(
+          bundlePath,
+          readdirSync(bundlePath).find((f) => !f.startsWith('.'))!,
+        ),
+        path.join(bundlePath, 'no-such-dir'),
+      ],
       [path.dirname(bundlePath), path.join(bundleDir, '.keys', 'key_000000000000')],
     ];
     for (const [theirs, missing] of probes) {
@@ -150,7 +160,7 @@ describe('bundles belong to the key that added them; sources never show a signed
     expect((await tool(owner.key, 'list_available_bundles')).structured.bundles.map((b: { name: string }) => b.name)).toEqual(['support-bundle']);
   });
 
-  it('bundles with no owner recorded (the operator\'s, or added before owners) are shared, their sources redacted', async () => {
+  it("bundles with no owner recorded (the operator's, or added before owners) are shared, their sources redacted", async () => {
     const first = await createKey(store, 'shared-1', 'bundles', ['--rate', 'unlimited']);
     const second = await createKey(store, 'shared-2', 'bundles:read', ['--rate', 'unlimited']);
     mkdirSync(path.join(bundleDir, 'operator-bundle', 'cluster-resources'), { recursive: true });
@@ -173,8 +183,8 @@ describe('bundles belong to the key that added them; sources never show a signed
   });
 });
 
-describe('the debugger\'s audit answers with the caller\'s own entries', () => {
-  it('debugger_get_comprehensive_audit with debugger:read never shows another key\'s calls', async () => {
+describe("the debugger's audit answers with the caller's own entries", () => {
+  it("debugger_get_comprehensive_audit with debugger:read never shows another key's calls", async () => {
     const other = await createKey(store, 'audit-other', 'debugger:read', ['--rate', 'unlimited']);
     const auditor = await createKey(store, 'auditor', 'debugger:read', ['--rate', 'unlimited']);
     // The other key's calls carry arguments of its own (a session id, here).

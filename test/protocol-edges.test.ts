@@ -111,8 +111,12 @@ describe('2026-07-28: no notification the request did not ask for', () => {
     });
   }
 
-  it('raw HTTP: without a log level the answer is one JSON object; with one, the message comes first on the request\'s own stream', async () => {
-    const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+  it("raw HTTP: without a log level the answer is one JSON object; with one, the message comes first on the request's own stream", async () => {
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL,
+      'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
     const call = (meta: Record<string, unknown>) =>
       raw('/mcp', [host(), bearer(), ['Accept', 'application/json, text/event-stream'], ['MCP-Protocol-Version', MODERN_PROTOCOL], ['Mcp-Method', 'tools/call'], ['Mcp-Name', 'open']], {
         jsonrpc: '2.0',
@@ -126,7 +130,10 @@ describe('2026-07-28: no notification the request did not ask for', () => {
     expect(plain.body).not.toContain('notifications/message');
     const asked = await call({ ...envelope, [LOG_LEVEL]: 'debug', progressToken: 'p' });
     expect(asked.headers['content-type']).toMatch(/^text\/event-stream/);
-    const events = asked.body.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+    const events = asked.body
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => JSON.parse(l.slice(6)));
     expect(events[0]).toMatchObject({ method: 'notifications/message', params: { level: 'info', logger: 'debugkit', data: expect.stringMatching(/gdb session \S+ started/) } });
     expect(events.at(-1)).toMatchObject({ id: 5, result: { structuredContent: { type: 'ok' } } });
     for (const answer of [plain, asked]) {
@@ -147,7 +154,9 @@ describe('Authorization: exactly one', () => {
     const res = await raw('/mcp', [host(), ...(auth as Array<[string, string]>)], LIST);
     expect(res.status).toBe(401);
     expect(JSON.parse(res.body).error).toEqual({ code: -32001, message: 'Authentication failed: the request has 2 Authorization headers; send exactly one (Authorization: Bearer KEY)' });
-    expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="debugkit", error="invalid_request", error_description="send one Authorization header, not 2: send the API key as Authorization: Bearer KEY"$/);
+    expect(res.headers['www-authenticate']).toMatch(
+      /^Bearer realm="debugkit", error="invalid_request", error_description="send one Authorization header, not 2: send the API key as Authorization: Bearer KEY"$/,
+    );
   });
 
   it('one header with the key is served', async () => {
@@ -195,8 +204,7 @@ describe('Host and Origin: loopback names on any port, other names only when all
     const open = await startHttpServer(['--root', root, '--no-auth', '--toolsets', 'gdb']);
     try {
       const url = new URL(open.url);
-      const post = (origin: string) =>
-        fetch(open.url, { method: 'POST', headers: { 'Content-Type': 'text/plain', Origin: origin }, body: JSON.stringify(LIST) }).then((r) => r.status);
+      const post = (origin: string) => fetch(open.url, { method: 'POST', headers: { 'Content-Type': 'text/plain', Origin: origin }, body: JSON.stringify(LIST) }).then((r) => r.status);
       expect(await post('http://localhost:3000')).toBe(403);
       expect(await post('http://evil.com')).toBe(403);
       expect(await post(`http://${url.host}`)).toBe(200);

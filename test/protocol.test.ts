@@ -1,15 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  CLI,
-  MODERN_PROTOCOL,
-  connectHttp,
-  connectHttpModern,
-  connectStdio,
-  connectStdioModern,
-  startHttpServer,
-  type HttpServer,
-} from './helpers/client.js';
+import { CLI, MODERN_PROTOCOL, connectHttp, connectHttpModern, connectStdio, connectStdioModern, startHttpServer, type HttpServer } from './helpers/client.js';
 import { compileC, tempDir } from './helpers/programs.js';
 import { RawStdioServer } from './helpers/raw-stdio.js';
 
@@ -232,7 +223,10 @@ describe('stdio robustness', () => {
       const answered = raw.request('ping', {}); // registers nothing for id 77; read it below
       const tooLong = new Promise<any>((resolve) => {
         const onData = (d: Buffer) => {
-          const m = d.toString().split('\n').find((l) => l.includes('"id":77'));
+          const m = d
+            .toString()
+            .split('\n')
+            .find((l) => l.includes('"id":77'));
           if (m) {
             raw.proc.stdout!.off('data', onData);
             resolve(JSON.parse(m));

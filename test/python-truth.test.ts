@@ -51,15 +51,20 @@ describe('python answers that are true', () => {
 
   it('says at once that a breakpoint condition does not compile, and a function breakpoint that cannot bind', async () => {
     const id = await start('src/recursion.py');
-    const set = await pyOk(dk, 'python_set_breakpoints', { sessionId: id, file: 'src/recursion.py', breakpoints: [{ line: 5, condition: 'n >>> 3' }, { line: 10, condition: 'len(items) > 1' }] });
+    const set = await pyOk(dk, 'python_set_breakpoints', {
+      sessionId: id,
+      file: 'src/recursion.py',
+      breakpoints: [
+        { line: 5, condition: 'n >>> 3' },
+        { line: 10, condition: 'len(items) > 1' },
+      ],
+    });
     expect(set.breakpoints[0]).toMatchObject({ line: 5, verified: false });
     expect(set.breakpoints[0].message).toMatch(/condition "n >>> 3" does not compile: SyntaxError/);
     expect(set.breakpoints[1]).toMatchObject({ line: 10 });
     expect(set.breakpoints[1].message ?? '').not.toMatch(/compile/);
     // run_to_breakpoint refuses such a condition outright.
-    expect(await pyFails(dk, 'python_run_to_breakpoint', { sessionId: id, file: 'src/recursion.py', line: 5, condition: 'n >>> 3' })).toMatch(
-      /condition "n >>> 3" does not compile: SyntaxError/,
-    );
+    expect(await pyFails(dk, 'python_run_to_breakpoint', { sessionId: id, file: 'src/recursion.py', line: 5, condition: 'n >>> 3' })).toMatch(/condition "n >>> 3" does not compile: SyntaxError/);
     await pyOk(dk, 'python_run_to_breakpoint', { sessionId: id, file: 'src/recursion.py', line: 10 });
     const fns = await pyOk(dk, 'python_set_function_breakpoints', { sessionId: id, names: ['no_such_function', 'depth'] });
     expect(fns.breakpoints[0]).toMatchObject({ name: 'no_such_function', verified: false });

@@ -118,7 +118,10 @@ describe('python toolset: beyond the contract', () => {
     const set = await pyOk(dk, 'python_set_breakpoints', {
       sessionId: id,
       file: FEATURES,
-      breakpoints: [{ line: 16, condition: 'i == 7' }, { line: 17, logMessage: 'squares done: {len(out)}' }],
+      breakpoints: [
+        { line: 16, condition: 'i == 7' },
+        { line: 17, logMessage: 'squares done: {len(out)}' },
+      ],
     });
     expect(set.breakpoints).toEqual([
       { file: FEATURES, line: 16, verified: false, message: 'set when the program starts' },
@@ -206,9 +209,7 @@ describe('python toolset: beyond the contract', () => {
   it('reports a breakpoint that debugpy moves, loudly', async () => {
     const id = await start(CALC);
     const run = await pyOk(dk, 'python_run_to_breakpoint', { sessionId: id, file: CALC, line: 12 });
-    expect(run.breakpointWarnings).toEqual([
-      expect.objectContaining({ file: `${PY_ROOT}/${CALC}`, line: 12, message: expect.stringMatching(/moved this breakpoint from line 12|could not verify/) }),
-    ]);
+    expect(run.breakpointWarnings).toEqual([expect.objectContaining({ file: `${PY_ROOT}/${CALC}`, line: 12, message: expect.stringMatching(/moved this breakpoint from line 12|could not verify/) })]);
     await pyOk(dk, 'python_end_session', { sessionId: id });
   });
 });
@@ -255,7 +256,9 @@ describe('python toolset: errors, interpreters and processes', () => {
     expect(rb.hit).toBe(true);
     const busyPid = Number(/busy: pid (\d+)/.exec((await pyOk(dk, 'python_get_output', { sessionId: a })).text)?.[1]);
     expect(isAlive(busyPid)).toBe(true);
-    const before = processTable().filter((p) => /debugpy/.test(p.args)).map((p) => p.pid);
+    const before = processTable()
+      .filter((p) => /debugpy/.test(p.args))
+      .map((p) => p.pid);
     await pyOk(dk, 'python_continue', { sessionId: a, timeout: 0.5 }); // running again, then paused by the bound
     expect(await pyOk(dk, 'python_end_session', { sessionId: a })).toEqual({ ended: true });
     expect(await waitFor(() => !isAlive(busyPid), 5000)).toBe(true);

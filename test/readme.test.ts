@@ -46,7 +46,9 @@ describe('README: installing', () => {
   });
 
   it('gives the commands that work today: pack, install -g of the tarball, the installed command', () => {
-    const install = blocks('sh').map((b) => b.text).join('\n');
+    const install = blocks('sh')
+      .map((b) => b.text)
+      .join('\n');
     expect(install).toMatch(/^npm pack\b/m);
     expect(install).toMatch(/^npm install -g \.\/debugkit-\d+\.\d+\.\d+\.tgz/m);
     const version = (JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')) as { version: string }).version;
@@ -57,7 +59,7 @@ describe('README: installing', () => {
   });
 });
 
-describe('README: client configuration, each against its client\'s format', () => {
+describe("README: client configuration, each against its client's format", () => {
   const json = blocks('json').filter((b) => clientSection.includes(b.text));
   const parsed = json.map((b) => ({ ...b, config: JSON.parse(b.text) as { mcpServers?: Record<string, Server>; servers?: Record<string, Server>; inputs?: Array<{ id: string; type: string }> } }));
 
@@ -66,7 +68,7 @@ describe('README: client configuration, each against its client\'s format', () =
     for (const { config } of parsed) expect(Boolean(config.mcpServers) !== Boolean(config.servers)).toBe(true);
   });
 
-  it('mcpServers entries are stdio {command, args, env} or Cursor\'s {url, headers}; the Claude Desktop HTTP one goes through mcp-remote', () => {
+  it("mcpServers entries are stdio {command, args, env} or Cursor's {url, headers}; the Claude Desktop HTTP one goes through mcp-remote", () => {
     for (const { config, before } of parsed.filter((p) => p.config.mcpServers)) {
       for (const server of Object.values(config.mcpServers!)) {
         const keys = Object.keys(server).sort();

@@ -81,7 +81,12 @@ describe('--max-sessions-per-key', () => {
     // One gdb per debugger session that was let in, none for the refused one.
     const debuggerGdbs = () => descendants(node!.proc.pid!).filter((p) => /\bgdb\b.*--interpreter=mi3.*--args .*dbg_timetravel/.test(p.args)).length;
     expect(debuggerGdbs()).toBe(4);
-    for (const [c, id] of [[a1, 'x'], [a1, 'y'], [a2, 'x'], [b, 'x']] as const) {
+    for (const [c, id] of [
+      [a1, 'x'],
+      [a1, 'y'],
+      [a2, 'x'],
+      [b, 'x'],
+    ] as const) {
       expect((await c.tool('debugger_detach', { session_id: id })).isError).toBe(false);
     }
     expect(await waitFor(() => debuggerGdbs() === 0, 10_000)).toBe(true);

@@ -102,17 +102,7 @@ describe('stdio start-up with toolsets loaded on first use (issue 19)', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as { event: string; tool: string });
     const called = entries.filter((e) => e.event === 'call').map((e) => e.tool);
-    expect(called).toEqual([
-      'open',
-      'list_sessions',
-      'close',
-      'python_get_session',
-      'initialize_bundle',
-      'list_files',
-      'keploy_list_mocks',
-      'debugger_quota_status',
-      'debugger_find_similar_bugs',
-    ]);
+    expect(called).toEqual(['open', 'list_sessions', 'close', 'python_get_session', 'initialize_bundle', 'list_files', 'keploy_list_mocks', 'debugger_quota_status', 'debugger_find_similar_bugs']);
     await run(process.execPath, [CLI, 'audit', 'verify'], { env, timeout: 30_000 });
   });
 });

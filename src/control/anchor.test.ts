@@ -110,8 +110,22 @@ const postgresKind: Kind = {
 
 function body(i: number, extra: Partial<AuditBody> = {}): AuditBody {
   return {
-    ts: new Date(1_700_000_000_000 + i).toISOString(), event: 'call', call_id: `c${i}`, node: 'n1', key_id: 'k1', client: 'test/1', transport: 'http',
-    session: null, debug_session: null, tool: 'list_sessions', args: { i }, outcome: null, error: null, duration_ms: null, traceparent: null, ...extra,
+    ts: new Date(1_700_000_000_000 + i).toISOString(),
+    event: 'call',
+    call_id: `c${i}`,
+    node: 'n1',
+    key_id: 'k1',
+    client: 'test/1',
+    transport: 'http',
+    session: null,
+    debug_session: null,
+    tool: 'list_sessions',
+    args: { i },
+    outcome: null,
+    error: null,
+    duration_ms: null,
+    traceparent: null,
+    ...extra,
   };
 }
 
@@ -152,8 +166,12 @@ describe.each([sqlite, postgresKind])('the audit on $name', (kind) => {
     const store = await openStore(at.spec, at.dataDir);
     try {
       const odd = {
-        tool: 'list_sessions\ud800', client: 'client\udc00/1', session: 'http:s\ud83d', debug_session: 'dbg\u0000x',
-        args: { 'na\udfffme': ['v\ud800', 'nul\u0000', 'pair \ud83d\ude00'], id: 'dbg\u0000x' }, error: 'err\ud800',
+        tool: 'list_sessions\ud800',
+        client: 'client\udc00/1',
+        session: 'http:s\ud83d',
+        debug_session: 'dbg\u0000x',
+        args: { 'na\udfffme': ['v\ud800', 'nul\u0000', 'pair \ud83d\ude00'], id: 'dbg\u0000x' },
+        error: 'err\ud800',
       };
       const written = await store.appendAudit(body(1, odd));
       await store.appendAudit(body(2));

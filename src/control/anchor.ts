@@ -134,9 +134,10 @@ export class CheckpointFile {
   /** Inside the append's transaction: the hash the store holds for the expected entry (undefined: no such entry). */
   check(expected: { seq: number; hash: string }, stored: string | undefined): void {
     if (stored === expected.hash || this.problem) return;
-    this.problem = stored === undefined
-      ? `entry ${expected.seq}, the checkpoint in ${this.file}, is no longer in the store (entries were removed)`
-      : `entry ${expected.seq} no longer has the hash the checkpoint in ${this.file} holds (the chain was rewritten)`;
+    this.problem =
+      stored === undefined
+        ? `entry ${expected.seq}, the checkpoint in ${this.file}, is no longer in the store (entries were removed)`
+        : `entry ${expected.seq} no longer has the hash the checkpoint in ${this.file} holds (the chain was rewritten)`;
   }
 
   /** After an append committed. */

@@ -76,7 +76,10 @@ describe('attack 18: the redactor on adversarial text (held: linear)', () => {
       const small = make(16_000);
       const big = make(128_000);
       redactText(big); // warm up
-      const [ts, tb] = fastestPair(() => redactText(small), () => redactText(big));
+      const [ts, tb] = fastestPair(
+        () => redactText(small),
+        () => redactText(big),
+      );
       expect(tb, `${name}: ${ts.toFixed(2)} ms at 16k, ${tb.toFixed(2)} ms at 128k`).toBeLessThan(Math.max(24 * ts, 10));
     });
   }
@@ -89,8 +92,6 @@ describe('attack 18: the redactor on adversarial text (held: linear)', () => {
 });
 
 describe('attack 18: an entry records what ran', () => {
-
-
   // Found by the attack (fixed). Object keys are redacted text too, so two keys that differ only in
   // their secret part become one key, and one of the values is silently dropped from the entry.
   it('two argument names that redact alike both stay in the entry', () => {

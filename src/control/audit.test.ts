@@ -1,5 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { AuditKey, ChainVerifier, GENESIS, MAX_ITEMS, MAX_STRING, bodyOf, canonicalJson, chainHash, cleanTraceparent, entryKind, firstChangedEntry, redact, redactText, sha256Hex, storableText, storableValue, type AuditRecord } from './audit.js';
+import {
+  AuditKey,
+  ChainVerifier,
+  GENESIS,
+  MAX_ITEMS,
+  MAX_STRING,
+  bodyOf,
+  canonicalJson,
+  chainHash,
+  cleanTraceparent,
+  entryKind,
+  firstChangedEntry,
+  redact,
+  redactText,
+  sha256Hex,
+  storableText,
+  storableValue,
+  type AuditRecord,
+} from './audit.js';
 
 /** A chain of n entries; those from `keyedFrom` on are hashed with `key`. */
 function chain(n: number, key?: AuditKey, keyedFrom = 1): AuditRecord[] {
@@ -7,8 +25,21 @@ function chain(n: number, key?: AuditKey, keyedFrom = 1): AuditRecord[] {
   let prev = GENESIS;
   for (let seq = 1; seq <= n; seq++) {
     const body = {
-      ts: new Date(1_700_000_000_000 + seq).toISOString(), event: 'call' as const, call_id: `c${seq}`, node: 'n', key_id: 'k', client: 'c',
-      transport: 'http', session: null, debug_session: null, tool: 't', args: { i: seq }, outcome: null, error: null, duration_ms: null, traceparent: null,
+      ts: new Date(1_700_000_000_000 + seq).toISOString(),
+      event: 'call' as const,
+      call_id: `c${seq}`,
+      node: 'n',
+      key_id: 'k',
+      client: 'c',
+      transport: 'http',
+      session: null,
+      debug_session: null,
+      tool: 't',
+      args: { i: seq },
+      outcome: null,
+      error: null,
+      duration_ms: null,
+      traceparent: null,
     };
     const digest = sha256Hex(canonicalJson(body));
     const hash = key && seq >= keyedFrom ? key.chainHash(prev, seq, digest) : chainHash(prev, seq, digest);
@@ -57,8 +88,13 @@ describe('audit chain', () => {
 describe('redaction', () => {
   it('hides secrets by name and in text', () => {
     const out = redact({
-      password: 'hunter2', apiKey: 'x', nested: { token: 't', keep: 'visible' }, env: { DB_PASSWORD: 'p', HOME: '/root' },
-      command: 'API_TOKEN=abc123 npm start --pass', header: 'Authorization: Bearer abcdefghijklmnop', url: 'postgres://u:secretpw@h/db',
+      password: 'hunter2',
+      apiKey: 'x',
+      nested: { token: 't', keep: 'visible' },
+      env: { DB_PASSWORD: 'p', HOME: '/root' },
+      command: 'API_TOKEN=abc123 npm start --pass',
+      header: 'Authorization: Bearer abcdefghijklmnop',
+      url: 'postgres://u:secretpw@h/db',
       list: ['dk_abcdefghijklmnopqrstuvwxyz'],
     }) as Record<string, any>;
     expect(out.password).toBe('[REDACTED]');
@@ -71,7 +107,6 @@ describe('redaction', () => {
     expect(out.list).toEqual(['[REDACTED]']);
     expect(JSON.stringify(out)).not.toMatch(/hunter2|abc123|secretpw|abcdefghijklmnop/);
   });
-
 
   it('keeps only well-formed traceparents', () => {
     expect(cleanTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toBe('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01');
@@ -149,9 +184,9 @@ describe('redaction keeps everything but the secret', () => {
       'unclosed quotes': 'token="'.repeat(n / 7) + "token='".repeat(n / 7),
       'scheme words': 'Bearer '.repeat(n / 7),
       'long credentials': `Bearer ${'a'.repeat(n)}====`,
-      'flags': '--password '.repeat(n / 11),
+      flags: '--password '.repeat(n / 11),
       '-p after mysql': `mysql ${' -pa'.repeat(n / 4)}`,
-      'headers': 'Authorization: Bearer '.repeat(n / 22),
+      headers: 'Authorization: Bearer '.repeat(n / 22),
     };
     for (const [what, text] of Object.entries(inputs)) {
       const started = performance.now();

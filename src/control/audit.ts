@@ -302,7 +302,8 @@ export const REDACTED = '[REDACTED]';
  * Argument names whose whole value is a secret. "pass" counts as a word of the name (DB_PASS,
  * pass), not inside another (GIT_ASKPASS names a program, BYPASS_CHECKS a switch: both are kept).
  */
-const SECRET_NAME = /password|passwd|passphrase|(?:^|[_-])pass(?:$|[_-])|secret|token|api[_-]?key|authori[sz]ation|credential|private[_-]?key|cookie|session[_-]?key|signature|[_-]pwd$|^auth$|^key$|^sig$/i;
+const SECRET_NAME =
+  /password|passwd|passphrase|(?:^|[_-])pass(?:$|[_-])|secret|token|api[_-]?key|authori[sz]ation|credential|private[_-]?key|cookie|session[_-]?key|signature|[_-]pwd$|^auth$|^key$|^sig$/i;
 /** Names (in text: NAME=value, "NAME": value, --NAME value) whose value is a secret. */
 const SECRET_WORD = /password|passwd|passphrase|(?:^|[_-])pass(?:$|[_-])|secret|token|api[_-]?key|credential|private[_-]?key|signature|authori[sz]ation|cookie|[_-]pwd$/i;
 /** Names that are a secret only as a URL query parameter (?sig=, &key=). */
@@ -451,7 +452,8 @@ function flagValueSpans(text: string, spans: Span[]): void {
  * (MySQL.exe): the MySQL clients (mysql, mysqldump, mariadb, ...), sshpass, the Redis clients,
  * curl, and the programs with a `login` command that takes `-p` (docker, podman, helm, oc, az, ...).
  */
-const PASSWORD_PROGRAM = /(?<![A-Za-z0-9_.-])(mysql[a-z_]{0,16}|mariadb[a-z_-]{0,16}|sshpass|redis-cli|valkey-cli|keydb-cli|curl|docker|podman|nerdctl|buildah|skopeo|helm|oras|oc|az|cf)(?:\.exe)?(?![A-Za-z0-9_.-])/gi;
+const PASSWORD_PROGRAM =
+  /(?<![A-Za-z0-9_.-])(mysql[a-z_]{0,16}|mariadb[a-z_-]{0,16}|sshpass|redis-cli|valkey-cli|keydb-cli|curl|docker|podman|nerdctl|buildah|skopeo|helm|oras|oc|az|cf)(?:\.exe)?(?![A-Za-z0-9_.-])/gi;
 /** The programs' names (or login) as plain text, checked first: far cheaper than the pattern's lookbehind at every position. */
 const PASSWORD_PROGRAM_HINT = /mysql|mariadb|sshpass|-cli|curl|login/i;
 /** A MySQL client's -pPASSWORD (attached: a lone -p asks for it, and the next word is the database). */

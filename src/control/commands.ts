@@ -18,7 +18,12 @@ function storeOptions(cmd: Command, audit = false): Command {
   cmd
     .option('--store <url>', 'postgres://USER:PASSWORD@HOST:PORT/DB shared by several nodes, or sqlite:PATH (default: control.db in the data directory)', process.env.DEBUGKIT_STORE)
     .option('--data-dir <dir>', "debugkit's data directory (default: $XDG_DATA_HOME/debugkit or ~/.local/share/debugkit)");
-  if (audit) cmd.option('--audit-key-file <file>', 'the audit key the chain is hashed with (default: $DEBUGKIT_AUDIT_KEY_FILE, else audit.key beside control.db, or in the data directory for PostgreSQL)', process.env.DEBUGKIT_AUDIT_KEY_FILE);
+  if (audit)
+    cmd.option(
+      '--audit-key-file <file>',
+      'the audit key the chain is hashed with (default: $DEBUGKIT_AUDIT_KEY_FILE, else audit.key beside control.db, or in the data directory for PostgreSQL)',
+      process.env.DEBUGKIT_AUDIT_KEY_FILE,
+    );
   return cmd;
 }
 
@@ -79,35 +84,47 @@ export function registerControlCommands(program: Command): void {
     const rows = all.map((k) => [k.id, k.name, `${k.prefix}...`, k.scopes.join(','), formatLimit(k.rate), formatLimit(k.quota), keyState(k)]);
     const head = ['ID', 'NAME', 'PREFIX', 'SCOPES', 'RATE', 'QUOTA', 'STATE'];
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-    process.stdout.write([head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n');
+    process.stdout.write(
+      [head, ...rows]
+        .map((r) =>
+          r
+            .map((c, i) => c.padEnd(widths[i]!))
+            .join('  ')
+            .trimEnd(),
+        )
+        .join('\n') + '\n',
+    );
   });
-  storeOptions(keys.command('revoke').description('Revoke an API key, by id or name; refused at once (within a second on the other nodes of a shared store)').argument('<key>', 'key id (key_...) or name')).action(
-    async (id: string, opts: StoreOpts) => {
-      const revoked = await withStore(opts, (store) => store.revokeKey(id, new Date().toISOString()));
-      if (!revoked) throw new Error(`no key with id or name "${id}" (see debugkit keys list)`);
-      process.stdout.write(`Revoked ${revoked.id} (${revoked.name}) at ${revoked.revoked_at}\n`);
-    },
-  );
+  storeOptions(
+    keys.command('revoke').description('Revoke an API key, by id or name; refused at once (within a second on the other nodes of a shared store)').argument('<key>', 'key id (key_...) or name'),
+  ).action(async (id: string, opts: StoreOpts) => {
+    const revoked = await withStore(opts, (store) => store.revokeKey(id, new Date().toISOString()));
+    if (!revoked) throw new Error(`no key with id or name "${id}" (see debugkit keys list)`);
+    process.stdout.write(`Revoked ${revoked.id} (${revoked.name}) at ${revoked.revoked_at}\n`);
+  });
 
   const audit = program.command('audit').description('Check and export the tamper-evident audit log');
   storeOptions(
     audit
       .command('verify')
-      .description(
-        'Check the hash chain with the audit key, against the checkpoint file beside the store and the checkpoints given; names the first broken or missing entry (exit 1 when broken)',
-      )
-      .option('--checkpoint <value>', 'a checkpoint kept outside the server: SEQ:HASH as printed by debugkit audit checkpoint, or a checkpoint file (repeatable)', (v: string, all: string[] = []) => [...all, v]),
+      .description('Check the hash chain with the audit key, against the checkpoint file beside the store and the checkpoints given; names the first broken or missing entry (exit 1 when broken)')
+      .option('--checkpoint <value>', 'a checkpoint kept outside the server: SEQ:HASH as printed by debugkit audit checkpoint, or a checkpoint file (repeatable)', (v: string, all: string[] = []) => [
+        ...all,
+        v,
+      ]),
     true,
   ).action(async (opts: StoreOpts & { checkpoint?: string[] }) => {
     const given = await Promise.all((opts.checkpoint ?? []).map(checkpointArg));
-    const { state, keyFile, keyed } = await withStore(opts, async (store) => ({ state: await verifyWhole(store, given), keyFile: store.auditAnchor?.keyFile, keyed: Boolean(store.auditAnchor?.key) }), 'inspect');
+    const { state, keyFile, keyed } = await withStore(
+      opts,
+      async (store) => ({ state: await verifyWhole(store, given), keyFile: store.auditAnchor?.keyFile, keyed: Boolean(store.auditAnchor?.key) }),
+      'inspect',
+    );
     process.stdout.write(describeChain(state, keyFile, keyed));
     if (!state.ok) process.exitCode = 1;
   });
   storeOptions(
-    audit
-      .command('checkpoint')
-      .description('Verify the chain and print its head as SEQ:HASH, a checkpoint to keep outside the server (later: debugkit audit verify --checkpoint SEQ:HASH)'),
+    audit.command('checkpoint').description('Verify the chain and print its head as SEQ:HASH, a checkpoint to keep outside the server (later: debugkit audit verify --checkpoint SEQ:HASH)'),
     true,
   ).action(async (opts: StoreOpts) => {
     const state = await withStore(opts, (store) => verifyWhole(store, []), 'inspect');
@@ -180,7 +197,9 @@ export function describeChain(state: ChainState, keyFile: string | undefined, ke
   const lines = [`audit chain OK: ${state.checked} entries verified, head ${state.head}`];
   if (state.keyed_from === 1) lines.push(`  keyed: every entry is hashed with the audit key (${keyFile})`);
   else if (state.keyed_from !== undefined) {
-    lines.push(`  keyed: entries ${state.keyed_from}-${state.head_seq} are hashed with the audit key (${keyFile}); entries 1-${state.keyed_from - 1} were written before the store had one (linked, hashed without it)`);
+    lines.push(
+      `  keyed: entries ${state.keyed_from}-${state.head_seq} are hashed with the audit key (${keyFile}); entries 1-${state.keyed_from - 1} were written before the store had one (linked, hashed without it)`,
+    );
   } else if (state.head_seq > 0) {
     lines.push(keyed ? '  keyed: no entry is hashed with the audit key yet (all were written before the store had one)' : '  keyed: no (no audit key: entries are linked, hashed without one)');
   }

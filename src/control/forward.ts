@@ -10,14 +10,7 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * Sends an MCP request on to the node that holds its session and streams the answer back
  * (JSON or SSE). When that node does not answer, the client learns which node holds the session.
  */
-export function forwardRequest(
-  target: { node: string; url: string },
-  req: IncomingMessage,
-  res: ServerResponse,
-  body: unknown,
-  token: string,
-  via: string,
-): Promise<void> {
+export function forwardRequest(target: { node: string; url: string }, req: IncomingMessage, res: ServerResponse, body: unknown, token: string, via: string): Promise<void> {
   return new Promise<void>((resolve) => {
     const url = new URL(target.url);
     const headers: Record<string, string> = { [FORWARDED_HEADER]: token, 'x-debugkit-via': via };

@@ -21,10 +21,13 @@ describe('limits', () => {
 
   it('headers: the seed fields and the IETF fields', () => {
     const now = Date.UTC(2026, 10, 23, 17, 30, 15);
-    const h = rateHeaders([
-      { kind: 'rate', limit: 60, used: 10, start: Date.UTC(2026, 10, 23, 17, 30), end: Date.UTC(2026, 10, 23, 17, 31) },
-      { kind: 'quota', limit: 1000, used: 1000, start: Date.UTC(2026, 10, 1), end: Date.UTC(2026, 11, 1) },
-    ], now);
+    const h = rateHeaders(
+      [
+        { kind: 'rate', limit: 60, used: 10, start: Date.UTC(2026, 10, 23, 17, 30), end: Date.UTC(2026, 10, 23, 17, 31) },
+        { kind: 'quota', limit: 1000, used: 1000, start: Date.UTC(2026, 10, 1), end: Date.UTC(2026, 11, 1) },
+      ],
+      now,
+    );
     expect(h['X-RateLimit-Limit']).toBe('60');
     expect(h['X-RateLimit-Remaining']).toBe('50');
     expect(h['X-RateLimit-Reset']).toBe(String(Date.UTC(2026, 10, 23, 17, 31) / 1000));

@@ -9,12 +9,21 @@ export interface Limit {
 type Unit = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month';
 
 const UNITS: Record<string, Unit> = {
-  s: 'second', sec: 'second', second: 'second',
-  m: 'minute', min: 'minute', minute: 'minute',
-  h: 'hour', hr: 'hour', hour: 'hour',
-  d: 'day', day: 'day',
-  w: 'week', week: 'week',
-  mo: 'month', month: 'month',
+  s: 'second',
+  sec: 'second',
+  second: 'second',
+  m: 'minute',
+  min: 'minute',
+  minute: 'minute',
+  h: 'hour',
+  hr: 'hour',
+  hour: 'hour',
+  d: 'day',
+  day: 'day',
+  w: 'week',
+  week: 'week',
+  mo: 'month',
+  month: 'month',
 };
 const MS: Record<Exclude<Unit, 'month'>, number> = { second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 };
 

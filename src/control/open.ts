@@ -37,7 +37,10 @@ function isPostgres(spec: string | undefined): boolean {
 export function auditFiles(spec: string | undefined, dataDir = defaultDataDir(), keyFile?: string): { keyFile: string; checkpointFile: string } {
   if (isPostgres(spec)) {
     const u = new URL(spec!);
-    const id = createHash('sha256').update(`${u.hostname}:${u.port || '5432'}${u.pathname}`).digest('hex').slice(0, 12);
+    const id = createHash('sha256')
+      .update(`${u.hostname}:${u.port || '5432'}${u.pathname}`)
+      .digest('hex')
+      .slice(0, 12);
     return { keyFile: keyFile ?? path.join(dataDir, 'audit.key'), checkpointFile: path.join(dataDir, `audit-head-${id}.json`) };
   }
   const file = sqliteFile(spec, dataDir);
@@ -101,8 +104,10 @@ async function inspectAnchor(store: Store, keyFile: string, checkpointFile: stri
     anchor.keyProblem = (err as Error).message; // export needs no key; verify says this
     return anchor;
   }
-  if (recorded && !key) anchor.keyProblem = `the audit chain is keyed (audit key ${recorded}), but there is no key file ${keyFile}: give it with --audit-key-file FILE (or --data-dir where the server keeps it)`;
-  else if (recorded && key && key.id !== recorded) anchor.keyProblem = `the audit key ${keyFile} (key ${key.id}) is not the one the chain is keyed with (key ${recorded}): give that one with --audit-key-file FILE`;
+  if (recorded && !key)
+    anchor.keyProblem = `the audit chain is keyed (audit key ${recorded}), but there is no key file ${keyFile}: give it with --audit-key-file FILE (or --data-dir where the server keeps it)`;
+  else if (recorded && key && key.id !== recorded)
+    anchor.keyProblem = `the audit key ${keyFile} (key ${key.id}) is not the one the chain is keyed with (key ${recorded}): give that one with --audit-key-file FILE`;
   else if (key) anchor.key = key;
   return anchor;
 }

@@ -107,7 +107,13 @@ describe('ControlPlane', () => {
     const file = path.join(own, 'control.db');
     const store = new SqliteStore(file);
     let fullEvery = 600_000;
-    const p = new ControlPlane({ store, node: { id: 'n1' }, get fullVerifyEveryMs() { return fullEvery; } });
+    const p = new ControlPlane({
+      store,
+      node: { id: 'n1' },
+      get fullVerifyEveryMs() {
+        return fullEvery;
+      },
+    });
     try {
       const call = async (session: string) => (await p.beginCall(LOCAL, { tool: 'call', args: { n: session }, client: 'c/1', transport: 'stdio', session }))({ ok: true });
       for (let i = 0; i < 5; i++) await call(`s${i}`);

@@ -182,7 +182,12 @@ export class ControlPlane {
    */
   async admit(key: KeyContext, count: { rate: boolean; quota: boolean }): Promise<Admission> {
     const now = Date.now();
-    const limits = ([['rate', key.rate], ['quota', key.quota]] as const).filter((l): l is readonly ['rate' | 'quota', Limit] => l[1] !== null);
+    const limits = (
+      [
+        ['rate', key.rate],
+        ['quota', key.quota],
+      ] as const
+    ).filter((l): l is readonly ['rate' | 'quota', Limit] => l[1] !== null);
     if (limits.length === 0) return { ok: true, headers: {} };
     const windows = limits.map(([kind, l]) => ({ kind, l, w: windowAt(l.unit, now), bucket: `${kind}:${windowAt(l.unit, now).id}` }));
     const counts: Array<number | undefined> = windows.map(() => undefined);
@@ -199,10 +204,16 @@ export class ControlPlane {
     // Counters not counted (not asked for, or after the refused one): show what they hold.
     const rest = windows.map((x, i) => (counts[i] === undefined ? i : -1)).filter((i) => i >= 0);
     if (rest.length > 0) {
-      const held = await this.store.peek(key.id, rest.map((i) => windows[i]!.bucket));
+      const held = await this.store.peek(
+        key.id,
+        rest.map((i) => windows[i]!.bucket),
+      );
       rest.forEach((i, j) => (counts[i] = held[j] ?? 0));
     }
-    const headers = rateHeaders(windows.map((x, i) => ({ kind: x.kind, limit: x.l.limit, used: counts[i]!, start: x.w.start, end: x.w.end })), now);
+    const headers = rateHeaders(
+      windows.map((x, i) => ({ kind: x.kind, limit: x.l.limit, used: counts[i]!, start: x.w.start, end: x.w.end })),
+      now,
+    );
     if (refused < 0) return { ok: true, headers };
     const hit = windows[refused]!;
     const retryAfter = Math.max(1, Math.ceil((hit.w.end - now) / 1000));
@@ -212,7 +223,10 @@ export class ControlPlane {
       headers: { ...headers, 'Retry-After': String(retryAfter) },
       refusal: {
         code: QUOTA_EXCEEDED,
-        message: hit.kind === 'rate' ? `Rate limit exceeded: ${hit.l.limit} requests per ${hit.l.unit}; retry after ${retryAfter} s` : `Quota exceeded: ${hit.l.limit} calls per ${hit.l.unit}, resets at ${resetAt}`,
+        message:
+          hit.kind === 'rate'
+            ? `Rate limit exceeded: ${hit.l.limit} requests per ${hit.l.unit}; retry after ${retryAfter} s`
+            : `Quota exceeded: ${hit.l.limit} calls per ${hit.l.unit}, resets at ${resetAt}`,
         data: { limit: hit.l.limit, used: counts[refused]!, reset_at: resetAt, kind: hit.kind, retry_after: retryAfter },
         status: 429,
       },
@@ -243,7 +257,15 @@ export class ControlPlane {
     return async (outcome) => {
       const duration = Math.round((performance.now() - started) * 1000) / 1000;
       try {
-        await this.store.appendAudit({ ...base, ts: new Date().toISOString(), event: 'result', args: {}, outcome: outcome.ok ? 'ok' : 'error', error: outcome.error ? String(redact(outcome.error.slice(0, 500))) : null, duration_ms: duration });
+        await this.store.appendAudit({
+          ...base,
+          ts: new Date().toISOString(),
+          event: 'result',
+          args: {},
+          outcome: outcome.ok ? 'ok' : 'error',
+          error: outcome.error ? String(redact(outcome.error.slice(0, 500))) : null,
+          duration_ms: duration,
+        });
       } catch (err) {
         this.opts.warn?.(`audit: the result of call ${callId} (${call.tool}) could not be recorded: ${String(err)}`);
       }
@@ -284,8 +306,15 @@ export class ControlPlane {
   /** Records a call refused before it ran (scope, rate limit, quota). */
   async recordDenied(key: KeyContext, call: CallInfo, refusal: Refusal): Promise<void> {
     await this.store.appendAudit({
-      ts: new Date().toISOString(), event: 'denied', call_id: randomUUID(), node: this.node.id, key_id: key.id, ...this.callFields(call),
-      args: redact(call.args ?? {}), outcome: refusal.code === PERMISSION_DENIED ? 'permission_denied' : refusal.code === QUOTA_EXCEEDED ? 'limited' : 'refused', error: boundField(refusal.message, 2000),
+      ts: new Date().toISOString(),
+      event: 'denied',
+      call_id: randomUUID(),
+      node: this.node.id,
+      key_id: key.id,
+      ...this.callFields(call),
+      args: redact(call.args ?? {}),
+      outcome: refusal.code === PERMISSION_DENIED ? 'permission_denied' : refusal.code === QUOTA_EXCEEDED ? 'limited' : 'refused',
+      error: boundField(refusal.message, 2000),
       duration_ms: 0,
     });
     this.warnAnchor();
@@ -311,9 +340,10 @@ export class ControlPlane {
     const anchor = this.anchor && now - this.anchor.fullAt < (this.opts.fullVerifyEveryMs ?? 600_000) ? this.anchor : undefined;
     const state = await this.store.verifyAudit(anchor);
     // A broken chain is walked whole again next time; a sound one is the next pass's anchor.
-    this.anchor = state.ok && state.head && state.head_seq > 0
-      ? { seq: state.head_seq, hash: state.head, ...(state.keyed_from !== undefined ? { keyed_from: state.keyed_from } : {}), fullAt: anchor?.fullAt ?? now }
-      : undefined;
+    this.anchor =
+      state.ok && state.head && state.head_seq > 0
+        ? { seq: state.head_seq, hash: state.head, ...(state.keyed_from !== undefined ? { keyed_from: state.keyed_from } : {}), fullAt: anchor?.fullAt ?? now }
+        : undefined;
     return state;
   }
 

@@ -74,7 +74,10 @@ export class PostgresStore implements Store {
   readonly kind = 'postgres';
   readonly location: string;
   auditAnchor: AuditAnchor | undefined;
-  private constructor(private readonly pool: pg.Pool, url: string) {
+  private constructor(
+    private readonly pool: pg.Pool,
+    url: string,
+  ) {
     const u = new URL(url);
     u.password = u.password ? '***' : '';
     this.location = u.toString();
@@ -114,10 +117,18 @@ export class PostgresStore implements Store {
   }
 
   async createKey(key: KeyRecord, hash: string): Promise<void> {
-    await this.rows(
-      'INSERT INTO debugkit_keys (id, name, prefix, hash, scopes, rate, quota, created_at, expires_at, revoked_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)',
-      [key.id, key.name, key.prefix, hash, JSON.stringify(key.scopes), key.rate && JSON.stringify(key.rate), key.quota && JSON.stringify(key.quota), key.created_at, key.expires_at, key.revoked_at],
-    );
+    await this.rows('INSERT INTO debugkit_keys (id, name, prefix, hash, scopes, rate, quota, created_at, expires_at, revoked_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)', [
+      key.id,
+      key.name,
+      key.prefix,
+      hash,
+      JSON.stringify(key.scopes),
+      key.rate && JSON.stringify(key.rate),
+      key.quota && JSON.stringify(key.quota),
+      key.created_at,
+      key.expires_at,
+      key.revoked_at,
+    ]);
   }
 
   async listKeys(): Promise<KeyRecord[]> {
@@ -186,8 +197,26 @@ export class PostgresStore implements Store {
         await client.query(
           `INSERT INTO debugkit_audit (seq, ts, event, call_id, node, key_id, client, transport, session, debug_session, tool, args,
              outcome, error, duration_ms, traceparent, prev_hash, hash) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18)`,
-          [seq, record.ts, record.event, record.call_id, record.node, record.key_id, record.client, record.transport, record.session, record.debug_session,
-            record.tool, args, record.outcome, record.error, record.duration_ms, record.traceparent, prev_hash, record.hash],
+          [
+            seq,
+            record.ts,
+            record.event,
+            record.call_id,
+            record.node,
+            record.key_id,
+            record.client,
+            record.transport,
+            record.session,
+            record.debug_session,
+            record.tool,
+            args,
+            record.outcome,
+            record.error,
+            record.duration_ms,
+            record.traceparent,
+            prev_hash,
+            record.hash,
+          ],
         );
         await client.query('COMMIT');
         checkpoint?.appended(seq, record.hash);
@@ -217,10 +246,7 @@ export class PostgresStore implements Store {
 
   private async walk(since: string | undefined, each: (r: AuditRecord) => boolean | void, after = 0): Promise<void> {
     for (;;) {
-      const rows = await this.rows(
-        `SELECT * FROM debugkit_audit WHERE seq > $1 ${since ? 'AND ts >= $2' : ''} ORDER BY seq LIMIT 2000`,
-        since ? [after, since] : [after],
-      );
+      const rows = await this.rows(`SELECT * FROM debugkit_audit WHERE seq > $1 ${since ? 'AND ts >= $2' : ''} ORDER BY seq LIMIT 2000`, since ? [after, since] : [after]);
       for (const row of rows) {
         const record = auditFromRow(row);
         after = record.seq;
@@ -282,10 +308,7 @@ export class PostgresStore implements Store {
   }
 
   async listSignatures(keyId: string, limit: number): Promise<unknown[]> {
-    const rows = await this.rows(
-      'SELECT body FROM (SELECT body, time, id FROM debugkit_signatures WHERE key_id = $1 ORDER BY time DESC, id DESC LIMIT $2) s ORDER BY time, id',
-      [keyId, limit],
-    );
+    const rows = await this.rows('SELECT body FROM (SELECT body, time, id FROM debugkit_signatures WHERE key_id = $1 ORDER BY time DESC, id DESC LIMIT $2) s ORDER BY time, id', [keyId, limit]);
     return rows.map((r) => r.body as unknown);
   }
 

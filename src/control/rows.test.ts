@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 describe('SqliteStore session rows', () => {
-  it('a claim never takes over another key\'s row, nor does a release with another key drop it', async () => {
+  it("a claim never takes over another key's row, nor does a release with another key drop it", async () => {
     await store.claimSession('debug:x', { node: 'n1', url: 'http://n1/mcp', key_id: 'key_first' });
     await store.claimSession('debug:x', { node: 'n2', url: 'http://n2/mcp', key_id: 'key_second' });
     expect(await store.locateSession('debug:x')).toEqual({ node: 'n1', url: 'http://n1/mcp', key_id: 'key_first' });

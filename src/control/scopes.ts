@@ -16,7 +16,10 @@ export function knownScopes(): string[] {
 
 /** Parses "gdb,python:read" into a sorted, de-duplicated list; throws naming the bad scope. */
 export function parseScopes(text: string): string[] {
-  const scopes = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const scopes = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (scopes.length === 0) throw new Error(`no scopes given: valid scopes are ${knownScopes().join(', ')}`);
   const valid = new Set(knownScopes());
   for (const scope of scopes) {

@@ -92,7 +92,10 @@ export class SqliteStore implements Store {
   /** The audit key and checkpoint file appends are made with (none: unkeyed, as stores before them). */
   auditAnchor: AuditAnchor | undefined;
 
-  constructor(readonly location: string, opts: SqliteOptions = {}) {
+  constructor(
+    readonly location: string,
+    opts: SqliteOptions = {},
+  ) {
     // A plain require: better-sqlite3 is CommonJS with a native addon.
     const Database = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
     if (opts.mustExist) {
@@ -141,7 +144,18 @@ export class SqliteStore implements Store {
   async createKey(key: KeyRecord, hash: string): Promise<void> {
     this.db
       .prepare('INSERT INTO keys (id, name, prefix, hash, scopes, rate, quota, created_at, expires_at, revoked_at) VALUES (?,?,?,?,?,?,?,?,?,?)')
-      .run(key.id, key.name, key.prefix, hash, JSON.stringify(key.scopes), key.rate && JSON.stringify(key.rate), key.quota && JSON.stringify(key.quota), key.created_at, key.expires_at, key.revoked_at);
+      .run(
+        key.id,
+        key.name,
+        key.prefix,
+        hash,
+        JSON.stringify(key.scopes),
+        key.rate && JSON.stringify(key.rate),
+        key.quota && JSON.stringify(key.quota),
+        key.created_at,
+        key.expires_at,
+        key.revoked_at,
+      );
   }
 
   async listKeys(): Promise<KeyRecord[]> {
@@ -149,12 +163,14 @@ export class SqliteStore implements Store {
   }
 
   async revokeKey(idOrName: string, at: string): Promise<KeyRecord | undefined> {
-    return this.db.transaction(() => {
-      const row = this.db.prepare('SELECT * FROM keys WHERE id = ? OR (name = ? AND revoked_at IS NULL) ORDER BY created_at DESC LIMIT 1').get(idOrName, idOrName) as Row | undefined;
-      if (!row) return undefined;
-      this.db.prepare('UPDATE keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(at, row.id);
-      return keyFromRow(this.db.prepare('SELECT * FROM keys WHERE id = ?').get(row.id) as Row);
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const row = this.db.prepare('SELECT * FROM keys WHERE id = ? OR (name = ? AND revoked_at IS NULL) ORDER BY created_at DESC LIMIT 1').get(idOrName, idOrName) as Row | undefined;
+        if (!row) return undefined;
+        this.db.prepare('UPDATE keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(at, row.id);
+        return keyFromRow(this.db.prepare('SELECT * FROM keys WHERE id = ?').get(row.id) as Row);
+      })
+      .immediate();
   }
 
   async keyByHash(hash: string): Promise<KeyRecord | undefined> {
@@ -164,21 +180,23 @@ export class SqliteStore implements Store {
 
   async bump(keyId: string, counters: CounterBump[]): Promise<BumpResult> {
     if (++this.bumps % 1000 === 0) this.db.prepare('DELETE FROM counters WHERE expires_at < ?').run(Date.now());
-    return this.db.transaction(() => {
-      const counts: number[] = [];
-      for (const [i, c] of counters.entries()) {
-        const row = this.stmts.bump.get(keyId, c.bucket, c.expiresAt, c.limit) as { count: number } | undefined;
-        if (!row) {
-          // A refused call uses none of its limits: give back what the earlier counters took.
-          for (const earlier of counters.slice(0, i)) this.stmts.unbump.run(keyId, earlier.bucket);
-          counts.forEach((n, j) => (counts[j] = n - 1));
-          counts.push(Number((this.stmts.count.get(keyId, c.bucket) as { count: number }).count));
-          return { counts, refused: i };
+    return this.db
+      .transaction(() => {
+        const counts: number[] = [];
+        for (const [i, c] of counters.entries()) {
+          const row = this.stmts.bump.get(keyId, c.bucket, c.expiresAt, c.limit) as { count: number } | undefined;
+          if (!row) {
+            // A refused call uses none of its limits: give back what the earlier counters took.
+            for (const earlier of counters.slice(0, i)) this.stmts.unbump.run(keyId, earlier.bucket);
+            counts.forEach((n, j) => (counts[j] = n - 1));
+            counts.push(Number((this.stmts.count.get(keyId, c.bucket) as { count: number }).count));
+            return { counts, refused: i };
+          }
+          counts.push(Number(row.count));
         }
-        counts.push(Number(row.count));
-      }
-      return { counts, refused: -1 };
-    }).immediate();
+        return { counts, refused: -1 };
+      })
+      .immediate();
   }
 
   async peek(keyId: string, buckets: string[]): Promise<number[]> {
@@ -306,9 +324,7 @@ export class SqliteStore implements Store {
   }
 
   async listSignatures(keyId: string, limit: number): Promise<unknown[]> {
-    const rows = this.db
-      .prepare('SELECT body FROM (SELECT body, time, rowid FROM signatures WHERE key_id = ? ORDER BY time DESC, rowid DESC LIMIT ?) ORDER BY time, rowid')
-      .all(keyId, limit) as Row[];
+    const rows = this.db.prepare('SELECT body FROM (SELECT body, time, rowid FROM signatures WHERE key_id = ? ORDER BY time DESC, rowid DESC LIMIT ?) ORDER BY time, rowid').all(keyId, limit) as Row[];
     return rows.map((r) => JSON.parse(String(r.body)) as unknown);
   }
 

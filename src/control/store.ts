@@ -100,7 +100,4 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export const AUDIT_COLUMNS = [
-  'ts', 'event', 'call_id', 'node', 'key_id', 'client', 'transport', 'session', 'debug_session', 'tool', 'args',
-  'outcome', 'error', 'duration_ms', 'traceparent',
-] as const;
+export const AUDIT_COLUMNS = ['ts', 'event', 'call_id', 'node', 'key_id', 'client', 'transport', 'session', 'debug_session', 'tool', 'args', 'outcome', 'error', 'duration_ms', 'traceparent'] as const;

@@ -230,17 +230,12 @@ describe('resolveContained: ".." escapes', () => {
 });
 
 describe('resolveContained: absolute paths', () => {
-  it.each([
-    () => path.join(base, 'outside', 'secret.txt'),
-    () => outsideDir,
-    () => base,
-    () => '/',
-    () => '/etc',
-    () => path.join(base, 'root-evil', 'x.txt'),
-    () => path.join(base, 'root-evil'),
-  ])('refuses an existing absolute path outside the root (%#)', (make) => {
-    expectOutside(make());
-  });
+  it.each([() => path.join(base, 'outside', 'secret.txt'), () => outsideDir, () => base, () => '/', () => '/etc', () => path.join(base, 'root-evil', 'x.txt'), () => path.join(base, 'root-evil')])(
+    'refuses an existing absolute path outside the root (%#)',
+    (make) => {
+      expectOutside(make());
+    },
+  );
 
   it('refuses a nonexistent absolute path outside the root', () => {
     expectOutside(path.join(outsideDir, 'nope.txt'));
@@ -386,15 +381,12 @@ describe('resolveContained: mustExist false', () => {
     expect(resolveContained(root, 'link-in/x/y.txt', { mustExist: false })).toBe(path.join(root, 'sub', 'x', 'y.txt'));
   });
 
-  it.each([
-    'link-out/new.txt',
-    'link-out/deeper/new.txt',
-    'rel-link-out/new.txt',
-    'sub/up-out/new.txt',
-    'link-in/up-out/new.txt',
-  ])('refuses %j: a new file under a symlinked dir pointing outside', (userPath) => {
-    expectOutside(userPath, { mustExist: false });
-  });
+  it.each(['link-out/new.txt', 'link-out/deeper/new.txt', 'rel-link-out/new.txt', 'sub/up-out/new.txt', 'link-in/up-out/new.txt'])(
+    'refuses %j: a new file under a symlinked dir pointing outside',
+    (userPath) => {
+      expectOutside(userPath, { mustExist: false });
+    },
+  );
 
   it.each(['dangling-out', 'rel-dangling-out', 'dangling-out-dir/new.txt', 'dangling-out-dir/a/b.txt'])(
     'refuses %j: a dangling symlink pointing outside (writing through it would escape)',
@@ -534,7 +526,7 @@ describe('openInside / openVerified: open, then judge what was opened (issue 18)
 });
 
 describe('CheckedProgram and openContainedDirectory: what another process is handed (issue 18)', () => {
-  it('where only debugkit\'s user can write, the program is the checked file itself (gdb runs it by its own name)', async () => {
+  it("where only debugkit's user can write, the program is the checked file itself (gdb runs it by its own name)", async () => {
     write(path.join(root, 'bin-dir', 'tool'), 'original');
     const program = await CheckedProgram.open(root, 'bin-dir/tool');
     expect(program.copied).toBe(false);
@@ -576,13 +568,20 @@ describe('CheckedProgram and openContainedDirectory: what another process is han
     fs.chmodSync(bin, 0o777);
     fs.writeFileSync(path.join(bin, 'huge'), '');
     fs.truncateSync(path.join(bin, 'huge'), MAX_PROGRAM_COPY_BYTES + 1);
-    const err = await CheckedProgram.open(root, 'shared-big/huge').then(() => undefined, (e: DebugkitError) => e);
+    const err = await CheckedProgram.open(root, 'shared-big/huge').then(
+      () => undefined,
+      (e: DebugkitError) => e,
+    );
     expect(err?.code).toBe('INVALID_ARGUMENT');
     expect(err?.message).toMatch(/is 1025 MiB: debugkit hands gdb a private copy .* of at most 1024 MiB; close the directories on its way to other users \(chmod go-w\)/);
   });
 
   it('refuses what resolveContained refuses, with the same codes', async () => {
-    const code = (userPath: string) => CheckedProgram.open(root, userPath).then(() => 'opened', (e: DebugkitError) => e.code);
+    const code = (userPath: string) =>
+      CheckedProgram.open(root, userPath).then(
+        () => 'opened',
+        (e: DebugkitError) => e.code,
+      );
     expect(await code('link-file-out')).toBe('PATH_OUTSIDE_ROOT');
     expect(await code('../outside/secret.txt')).toBe('PATH_OUTSIDE_ROOT');
     expect(await code('dangling-out')).toBe('PATH_OUTSIDE_ROOT');
@@ -605,7 +604,7 @@ describe('CheckedProgram and openContainedDirectory: what another process is han
 });
 
 describe('onlyOwnUserWrites: may rg walk a tree itself (issue 18)', () => {
-  it('a tree of this user\'s directories, closed to group and others, under a sticky /tmp: yes', async () => {
+  it("a tree of this user's directories, closed to group and others, under a sticky /tmp: yes", async () => {
     const tree = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'debugkit-own-')));
     try {
       fs.mkdirSync(path.join(tree, 'a', 'b'), { recursive: true });

@@ -402,7 +402,7 @@ export async function onlyOwnUserWrites(dir: string, recursive: boolean): Promis
     if (!ownUserWay(dir)) return false;
     if (!recursive) return true;
     // Below it: every directory, a level at a time (the levels' directories are read in parallel).
-    for (let level = [dir]; level.length > 0; ) {
+    for (let level = [dir]; level.length > 0;) {
       const listed = await Promise.all(level.map((here) => readdir(here, { withFileTypes: true }).then((entries) => ({ here, entries }))));
       level = [];
       for (const { here, entries } of listed) {

@@ -44,13 +44,7 @@ describe('spawnChild: every process a child starts belongs to it', () => {
   });
 
   it('a background job, a setsid daemon and a process group of its own end with the child', async () => {
-    const script = [
-      'sleep 1000 & echo $!',
-      "setsid -f sh -c 'echo $$; exec sleep 1001'",
-      'set -m',
-      "sh -c 'echo $$; exec sleep 1002' &",
-      'read -r _ || true',
-    ].join('\n');
+    const script = ['sleep 1000 & echo $!', "setsid -f sh -c 'echo $$; exec sleep 1001'", 'set -m', "sh -c 'echo $$; exec sleep 1002' &", 'read -r _ || true'].join('\n');
     const child = await spawnChild('bash', ['-c', script], { stdio: ['pipe', 'pipe', 'ignore'] });
     const pids = (await lines(child.child.stdout!, 3)).map(Number);
     expect(pids.filter(isRunning)).toEqual(pids);

@@ -182,7 +182,9 @@ function pidNamespace(): string {
 /** debugkit's own cgroup v2 directory, from /proc/self/cgroup and the cgroup2 mount. */
 export function ownCgroupDir(): string | undefined {
   try {
-    const line = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((l) => l.startsWith('0::'));
+    const line = readFileSync('/proc/self/cgroup', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('0::'));
     if (!line) return undefined;
     const cgroup = line.slice(3);
     for (const mount of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {

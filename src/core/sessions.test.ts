@@ -4,7 +4,10 @@ import { clientKey, SessionRegistry, type SessionInfo, type SessionResource } fr
 
 class FakeSession implements SessionResource {
   readonly disposeCalls: string[] = [];
-  constructor(readonly id: string, private readonly failDispose = false) {}
+  constructor(
+    readonly id: string,
+    private readonly failDispose = false,
+  ) {}
   async dispose(reason: string): Promise<void> {
     this.disposeCalls.push(reason);
     if (this.failDispose) throw new Error(`dispose of ${this.id} failed`);
@@ -29,10 +32,8 @@ function deferred<T>(): Deferred<T> {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const T0 = new Date('2030-01-02T03:04:05.000Z');
-const LIMIT_MESSAGE = (n: number) =>
-  `too many gdb sessions for this client: it has ${n} open, the per-client limit (--max-sessions). Close one with its close tool first.`;
-const TOTAL_MESSAGE = (n: number) =>
-  `too many gdb sessions on this server: ${n} are open over all clients, the server-wide limit (--max-sessions-total). Close one of yours, or try again later.`;
+const LIMIT_MESSAGE = (n: number) => `too many gdb sessions for this client: it has ${n} open, the per-client limit (--max-sessions). Close one with its close tool first.`;
+const TOTAL_MESSAGE = (n: number) => `too many gdb sessions on this server: ${n} are open over all clients, the server-wide limit (--max-sessions-total). Close one of yours, or try again later.`;
 const CLOSED_MESSAGE = 'the server is shutting down; no new sessions';
 
 let sessions: Map<string, FakeSession>;
@@ -122,7 +123,7 @@ describe('SessionRegistry create/list/get', () => {
     expect(registry.get('alice', id)).toBe(session);
   });
 
-  it('lists only the owner\'s sessions, in creation order', async () => {
+  it("lists only the owner's sessions, in creation order", async () => {
     const registry = makeRegistry();
     const a1 = await open(registry, 'alice', 1000);
     const b1 = await open(registry, 'bob');
@@ -163,7 +164,7 @@ describe('SessionRegistry create/list/get', () => {
 });
 
 describe('SessionRegistry owner isolation', () => {
-  it('reports another owner\'s session exactly like a missing one', async () => {
+  it("reports another owner's session exactly like a missing one", async () => {
     const registry = makeRegistry();
     const { id, session } = await open(registry, 'alice');
     await expectNotFound(() => registry.get('mallory', id), id);
@@ -183,7 +184,7 @@ describe('SessionRegistry owner isolation', () => {
     expect(fn).not.toHaveBeenCalled();
   });
 
-  it('closeOwnedBy only ends the given owner\'s sessions', async () => {
+  it("closeOwnedBy only ends the given owner's sessions", async () => {
     const registry = makeRegistry();
     const a1 = await open(registry, 'alice');
     const a2 = await open(registry, 'alice');
@@ -433,7 +434,7 @@ describe('SessionRegistry idle timeout', () => {
 });
 
 describe('SessionRegistry use()', () => {
-  it('passes the session, returns the callback\'s value and updates lastUsed', async () => {
+  it("passes the session, returns the callback's value and updates lastUsed", async () => {
     const registry = makeRegistry();
     const { id, session } = await open(registry, 'alice', 10_000);
     vi.advanceTimersByTime(3000);
@@ -626,10 +627,8 @@ describe('SessionRegistry closeAll', () => {
 
 describe('SessionRegistry chosen ids (unique per owner)', () => {
   const TAKEN = (id: string, session: FakeSession | undefined) => (session ? `"${id}" is held by ${session.id}` : `"${id}" is starting`);
-  const chosenRegistry = (maxSessions = 4) =>
-    new SessionRegistry<FakeSession>({ kind: 'debugger session', maxSessions, describeTaken: TAKEN, onExpire: (info) => expired.push(info) });
-  const named = (registry: SessionRegistry<FakeSession>, owner: string, id: string, make = factory, timeoutMs = 0) =>
-    registry.create(owner, timeoutMs, make, { id });
+  const chosenRegistry = (maxSessions = 4) => new SessionRegistry<FakeSession>({ kind: 'debugger session', maxSessions, describeTaken: TAKEN, onExpire: (info) => expired.push(info) });
+  const named = (registry: SessionRegistry<FakeSession>, owner: string, id: string, make = factory, timeoutMs = 0) => registry.create(owner, timeoutMs, make, { id });
 
   it('creates with the id the caller chose, passes it to the factory, and finds the session by it', async () => {
     const registry = chosenRegistry();
@@ -661,7 +660,7 @@ describe('SessionRegistry chosen ids (unique per owner)', () => {
     await expectNotFound(() => registry.get('carol', 'default'), 'default');
   });
 
-  it('refuses an id the owner already holds, with describeTaken\'s message, without calling the factory', async () => {
+  it("refuses an id the owner already holds, with describeTaken's message, without calling the factory", async () => {
     const registry = chosenRegistry();
     const first = new FakeSession('first');
     await named(registry, 'alice', 'tt', async () => first);
@@ -746,7 +745,7 @@ describe('SessionRegistry chosen ids (unique per owner)', () => {
     await expectNotFound(() => registry.use('bob', 'default', async () => 1), 'default');
   });
 
-  it('an id spelled like another owner\'s map key finds nothing', async () => {
+  it("an id spelled like another owner's map key finds nothing", async () => {
     const registry = chosenRegistry();
     await named(registry, 'alice', 'default');
     await registry.close('alice', 'default', 'gone');
@@ -802,8 +801,7 @@ describe('SessionRegistry per-key cap', () => {
     `too many gdb sessions for this key: its clients have ${n} open together, the per-key limit (--max-sessions-per-key). Close one (its close tool, in the MCP session that opened it), or end an MCP session of this key that holds some.`;
   const keyed = (maxSessions: number, maxSessionsPerKey: number, maxSessionsTotal?: number) =>
     new SessionRegistry<FakeSession>({ kind: 'gdb session', maxSessions, maxSessionsPerKey, maxSessionsTotal });
-  const openAs = (registry: SessionRegistry<FakeSession>, owner: string, key: string, make: (id: string) => Promise<FakeSession> = factory) =>
-    registry.create(owner, 0, make, { key });
+  const openAs = (registry: SessionRegistry<FakeSession>, owner: string, key: string, make: (id: string) => Promise<FakeSession> = factory) => registry.create(owner, 0, make, { key });
 
   it('counts the sessions of every client of one key together, and names the cap', async () => {
     const registry = keyed(2, 3, 10);
@@ -827,7 +825,7 @@ describe('SessionRegistry per-key cap', () => {
     expect((await caught(() => openAs(registry, 'c2', 'k'))).message).toBe(KEY_MESSAGE(1));
   });
 
-  it('counts the key\'s creations still in flight', async () => {
+  it("counts the key's creations still in flight", async () => {
     const registry = keyed(5, 1);
     const slow = deferred<FakeSession>();
     const first = openAs(registry, 'c1', 'k', () => slow.promise);
@@ -837,7 +835,7 @@ describe('SessionRegistry per-key cap', () => {
     await expect(openAs(registry, 'c2', 'k')).resolves.toBeDefined();
   });
 
-  it('frees the key\'s slot when one of its sessions ends', async () => {
+  it("frees the key's slot when one of its sessions ends", async () => {
     const registry = keyed(5, 2);
     const one = await openAs(registry, 'c1', 'k');
     await openAs(registry, 'c2', 'k');
@@ -848,7 +846,7 @@ describe('SessionRegistry per-key cap', () => {
     await expect(openAs(registry, 'c3', 'k')).resolves.toBeDefined();
   });
 
-  it('without a key, a session counts as its owner\'s own key', async () => {
+  it("without a key, a session counts as its owner's own key", async () => {
     const registry = keyed(5, 1);
     await open(registry, 'alice');
     expect((await caught(() => open(registry, 'alice'))).message).toBe(KEY_MESSAGE(1));
@@ -885,7 +883,7 @@ describe('SessionRegistry closeOwnedBy while a session starts', () => {
     await expect(open(registry, 'alice')).resolves.toBeDefined();
   });
 
-  it('leaves other owners\' starting sessions alone', async () => {
+  it("leaves other owners' starting sessions alone", async () => {
     const registry = makeRegistry(1);
     const slow = deferred<FakeSession>();
     const creating = registry.create('bob', 0, () => slow.promise);

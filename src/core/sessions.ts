@@ -127,9 +127,7 @@ export class SessionRegistry<S extends SessionResource> {
   private checkFree(slot: string, id: string): void {
     const existing = this.entries.get(slot);
     if (!existing && !this.pending.has(slot)) return;
-    const message =
-      this.options.describeTaken?.(id, existing?.session) ??
-      `${this.options.kind} "${id}" ${existing ? 'already exists' : 'is starting'}: close it first, or choose another id`;
+    const message = this.options.describeTaken?.(id, existing?.session) ?? `${this.options.kind} "${id}" ${existing ? 'already exists' : 'is starting'}: close it first, or choose another id`;
     throw new DebugkitError('INVALID_ARGUMENT', message);
   }
 
@@ -143,10 +141,7 @@ export class SessionRegistry<S extends SessionResource> {
       if (held.key === key) ofKey++;
     }
     if (mine >= maxSessions) {
-      throw new DebugkitError(
-        'SESSION_LIMIT',
-        `too many ${kind}s for this client: it has ${maxSessions} open, the per-client limit (--max-sessions). Close one with its close tool first.`,
-      );
+      throw new DebugkitError('SESSION_LIMIT', `too many ${kind}s for this client: it has ${maxSessions} open, the per-client limit (--max-sessions). Close one with its close tool first.`);
     }
     if (ofKey >= maxSessionsPerKey) {
       throw new DebugkitError(

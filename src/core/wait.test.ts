@@ -6,13 +6,16 @@ describe('waitBounded', () => {
   it('settles with the value and runs the cleanup once', async () => {
     const events = new EventEmitter();
     let cleanups = 0;
-    const waiting = waitBounded<number>((settle) => {
-      events.on('v', settle);
-      return () => {
-        cleanups++;
-        events.off('v', settle);
-      };
-    }, { timeoutMs: 10_000 });
+    const waiting = waitBounded<number>(
+      (settle) => {
+        events.on('v', settle);
+        return () => {
+          cleanups++;
+          events.off('v', settle);
+        };
+      },
+      { timeoutMs: 10_000 },
+    );
     events.emit('v', 7);
     events.emit('v', 8);
     expect(await waiting).toEqual({ kind: 'value', value: 7 });
@@ -23,10 +26,13 @@ describe('waitBounded', () => {
 
   it('settles synchronously inside subscribe and still cleans up', async () => {
     let cleaned = false;
-    const outcome = await waitBounded<string>((settle) => {
-      settle('now');
-      return () => (cleaned = true);
-    }, { timeoutMs: 0 });
+    const outcome = await waitBounded<string>(
+      (settle) => {
+        settle('now');
+        return () => (cleaned = true);
+      },
+      { timeoutMs: 0 },
+    );
     expect(outcome).toEqual({ kind: 'value', value: 'now' });
     await sleep(0);
     expect(cleaned).toBe(true);

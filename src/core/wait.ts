@@ -18,10 +18,7 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
  * Waits until `subscribe` calls `settle`, the bound passes, or `signal` aborts. `subscribe` may
  * return a cleanup (remove a listener); it runs exactly once, after the outcome is decided.
  */
-export function waitBounded<T>(
-  subscribe: (settle: (value: T) => void) => (() => void) | void,
-  { timeoutMs, signal }: BoundOptions,
-): Promise<WaitOutcome<T>> {
+export function waitBounded<T>(subscribe: (settle: (value: T) => void) => (() => void) | void, { timeoutMs, signal }: BoundOptions): Promise<WaitOutcome<T>> {
   return new Promise((resolve) => {
     let done = false;
     // Both are set after finish() is made, which reads them: let, not const.

@@ -272,19 +272,21 @@ export class WorkerPool {
         if (!onRequest) return worker.postMessage({ type: 'reply', rid: msg.rid, error: 'this job takes no requests' });
         // The clocks stop while this thread works for the worker.
         if (outstanding++ === 0) ran += performance.now() - runningSince;
-        onRequest(msg.request, requests.signal).then(
-          (answer) => {
-            if (!settled) worker.postMessage({ type: 'reply', rid: msg.rid, value: answer.value }, answer.transfer ?? []);
-          },
-          (err: unknown) => {
-            if (!settled) worker.postMessage({ type: 'reply', rid: msg.rid, error: err instanceof Error ? err.message : String(err) });
-          },
-        ).finally(() => {
-          if (--outstanding === 0) {
-            runningSince = performance.now();
-            lastChange = runningSince;
-          }
-        });
+        onRequest(msg.request, requests.signal)
+          .then(
+            (answer) => {
+              if (!settled) worker.postMessage({ type: 'reply', rid: msg.rid, value: answer.value }, answer.transfer ?? []);
+            },
+            (err: unknown) => {
+              if (!settled) worker.postMessage({ type: 'reply', rid: msg.rid, error: err instanceof Error ? err.message : String(err) });
+            },
+          )
+          .finally(() => {
+            if (--outstanding === 0) {
+              runningSince = performance.now();
+              lastChange = runningSince;
+            }
+          });
       }
     };
     const check = () => {

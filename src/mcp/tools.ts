@@ -175,12 +175,7 @@ export interface CallRuntime {
 }
 
 /** Registers one tool: zod does the parsing, thrown errors become tool results, never crashes. */
-export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
-  server: ToolServer,
-  client: ClientContext,
-  format: ResultFormat,
-  spec: ToolSpec<I, O>,
-): void {
+export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(server: ToolServer, client: ClientContext, format: ResultFormat, spec: ToolSpec<I, O>): void {
   const runtime = client.calls ?? {};
   // The one place a tool gets the name it is listed, called, authorized and audited by.
   const name = runtime.toolName?.(spec.name) ?? spec.name;
@@ -205,9 +200,7 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
         signal: extra.mcpReq.signal,
         progress: async (progress, total, message) => {
           if (token === undefined) return;
-          await extra.mcpReq
-            .notify({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } })
-            .catch(() => undefined);
+          await extra.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } }).catch(() => undefined);
         },
       };
       // Long calls (a program running to its next stop) report progress each second when asked to.
@@ -281,13 +274,7 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(
 export const PERMISSION_DENIED = -32003;
 
 /** The denial for a call whose capability scopes the caller lacks; undefined when it may go on. */
-async function deniedScopes(
-  spec: ToolSpec<ZodRawShape, ZodRawShape>,
-  args: unknown,
-  ctx: CallContext,
-  start: ToolCallStart,
-  runtime: CallRuntime,
-): Promise<CallDenial | undefined> {
+async function deniedScopes(spec: ToolSpec<ZodRawShape, ZodRawShape>, args: unknown, ctx: CallContext, start: ToolCallStart, runtime: CallRuntime): Promise<CallDenial | undefined> {
   if (!runtime.authorize || !spec.scopes) return undefined;
   const needed = [...new Set([...(spec.scopes.always ?? []), ...(spec.scopes.of?.(args as never, ctx) ?? [])])];
   if (needed.length === 0) return undefined;
@@ -336,10 +323,15 @@ function schemasFor(format: ResultFormat, spec: ToolSpec<ZodRawShape, ZodRawShap
     inputKeys,
     outputSchema,
     listedInput: friendlyInput(z.object(spec.input)),
-    listedOutput: memoizedJson(outputSchema, (value) => {
-      const r = outputSchema.safeParse(value);
-      return r.success ? { value: r.data } : { issues: r.error.issues.map((i) => ({ message: i.message, path: i.path })) };
-    }, undefined, { output: true }),
+    listedOutput: memoizedJson(
+      outputSchema,
+      (value) => {
+        const r = outputSchema.safeParse(value);
+        return r.success ? { value: r.data } : { issues: r.error.issues.map((i) => ({ message: i.message, path: i.path })) };
+      },
+      undefined,
+      { output: true },
+    ),
   };
   byName.set(spec.name, built);
   return built;
@@ -404,11 +396,7 @@ function friendlyInput(schema: z.ZodObject<ZodRawShape>): StandardSchemaWithJSON
  * `debugkit/truncated`, and followed by a text note saying how to get the rest. Both parts count:
  * a client may show the model either or both. Per-tool limits sit below it; this catches what they miss.
  */
-export function capResult(
-  result: CallToolResult,
-  maxChars: number,
-  rerender?: (value: Record<string, unknown>) => CallToolResult['content'],
-): CallToolResult {
+export function capResult(result: CallToolResult, maxChars: number, rerender?: (value: Record<string, unknown>) => CallToolResult['content']): CallToolResult {
   const textLength = (result.content ?? []).reduce((n, c) => n + (c.type === 'text' ? c.text.length : 0), 0);
   const structuredLength = result.structuredContent === undefined ? 0 : JSON.stringify(result.structuredContent).length;
   const size = textLength + structuredLength;
@@ -427,9 +415,7 @@ export function capResult(
   const texts = (out.content ?? []).filter((c) => c.type === 'text');
   const renderedLength = texts.reduce((n, c) => n + (c.type === 'text' ? c.text.length : 0), 0);
   if (renderedLength > textBudget) {
-    out.content = (out.content ?? []).map((c) =>
-      c.type === 'text' ? { ...c, text: cutText(c.text, Math.floor((textBudget * c.text.length) / renderedLength)) } : c,
-    );
+    out.content = (out.content ?? []).map((c) => (c.type === 'text' ? { ...c, text: cutText(c.text, Math.floor((textBudget * c.text.length) / renderedLength)) } : c));
   }
   const originalTokens = Math.ceil(size / CHARS_PER_TOKEN);
   const limitTokens = Math.floor(maxChars / CHARS_PER_TOKEN);
@@ -462,7 +448,7 @@ function shrink(value: unknown, maxChars: number): unknown {
       parent[key] = `${part.slice(0, keep)}...[cut]`;
     } else if (Array.isArray(part)) {
       const size = JSON.stringify(part).length;
-      const keep = Math.max(0, Math.floor(part.length * Math.max(0, size - excess) / size) - (part.length > 1 ? 1 : 0));
+      const keep = Math.max(0, Math.floor((part.length * Math.max(0, size - excess)) / size) - (part.length > 1 ? 1 : 0));
       if (keep >= part.length) part.length = Math.max(0, part.length - 1);
       else part.length = keep;
     }

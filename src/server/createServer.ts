@@ -85,13 +85,7 @@ export interface ServerHooks {
    * HTTP edge: a toolset's REST route (e.g. the debugger's). Returns the function that records its
    * end, or a Denial to refuse it.
    */
-  admitRoute?(
-    principal: Principal,
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: { toolset: string; path: string },
-    params: Record<string, unknown>,
-  ): Promise<EndToolCall | Denial>;
+  admitRoute?(principal: Principal, req: IncomingMessage, res: ServerResponse, route: { toolset: string; path: string }, params: Record<string, unknown>): Promise<EndToolCall | Denial>;
   /** Once at start: every tool the toolsets register, with its toolset and read-only flag. */
   catalog?(tools: ToolCatalogEntry[]): void;
   /** Multi-node: where sessions live, and forwarding to the node that holds one. */
@@ -152,8 +146,7 @@ const TOOLSET_INSTRUCTIONS: Record<string, string> = {
     'python: python_start_session on a script (with breakpoints), then python_run_to_breakpoint / python_continue / python_step; ' +
     'each stop shows the frame and locals; python_evaluate runs an expression in a frame; python_get_output reads the program output.',
   bundles:
-    'bundles: initialize_bundle with a support bundle (path or URL), then kubectl (a read-only kubectl against the bundle: get, describe, logs), ' +
-    'list_files, read_file and grep_files inside it.',
+    'bundles: initialize_bundle with a support bundle (path or URL), then kubectl (a read-only kubectl against the bundle: get, describe, logs), ' + 'list_files, read_file and grep_files inside it.',
   mocks:
     'mocks: keploy_mock_record runs a command and records its outgoing HTTP(S), PostgreSQL and TCP calls into a mock set; ' +
     'keploy_mock_test replays them while the tests run; keploy_list_mocks lists the sets.',
@@ -196,21 +189,14 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
     toolsets,
     ...(toolName ? { toolName } : {}),
     connect(owner, principal = LOCAL_PRINCIPAL) {
-      const server = new McpServer(
-        { name: 'debugkit', title: 'debugkit', version: VERSION },
-        { capabilities: { logging: {}, tools: {}, resources: {} }, instructions },
-      );
+      const server = new McpServer({ name: 'debugkit', title: 'debugkit', version: VERSION }, { capabilities: { logging: {}, tools: {}, resources: {} }, instructions });
       const transport = owner.startsWith('http:') ? ('http' as const) : ('stdio' as const);
       const calls: CallRuntime = {
         maxResultTokens,
         ...(toolName ? { toolName } : {}),
         mayCall: hooks.authorize ? (tool) => hooks.authorize!(principal, tool) === true : undefined,
-        authorize: hooks.authorizeCall
-          ? (start, scopes) => hooks.authorizeCall!(principal, { ...start, client: clientLabel(server), transport }, scopes)
-          : undefined,
-        beforeToolCall: hooks.beforeToolCall
-          ? (start) => hooks.beforeToolCall!({ ...start, client: clientLabel(server), transport }, principal)
-          : undefined,
+        authorize: hooks.authorizeCall ? (start, scopes) => hooks.authorizeCall!(principal, { ...start, client: clientLabel(server), transport }, scopes) : undefined,
+        beforeToolCall: hooks.beforeToolCall ? (start) => hooks.beforeToolCall!({ ...start, client: clientLabel(server), transport }, principal) : undefined,
         onToolCall: async (event) => {
           // The log line is written once the answer has gone out (a synchronous write to stderr).
           const line = { requestId: event.requestId, keyId: principal.id, tool: event.tool, durationMs: event.durationMs, isError: event.isError, ...(event.truncated ? { truncated: true } : {}) };

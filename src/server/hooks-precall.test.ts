@@ -96,12 +96,20 @@ describe('beforeToolCall and admitRequest', () => {
     const some = await batch({ 'x-test-refuse-id': '2' });
     expect(some.status).toBe(200);
     const answers = ((await some.json()) as any[]).sort((a, b) => a.id - b.id);
-    expect(answers.map((a) => [a.id, a.error?.code ?? 'result'])).toEqual([[1, 'result'], [2, -32002], [3, 'result']]);
+    expect(answers.map((a) => [a.id, a.error?.code ?? 'result'])).toEqual([
+      [1, 'result'],
+      [2, -32002],
+      [3, 'result'],
+    ]);
     expect(answers[1].error.data).toEqual({ limit: 10, used: 10, reset_at: 'soon' });
     // Nothing left to serve: the refusals alone, with the refusal's status.
     const none = await batch({ 'x-test-refuse': '1' });
     expect(none.status).toBe(429);
-    expect(((await none.json()) as any[]).map((a) => [a.id, a.error.code])).toEqual([[1, -32002], [2, -32002], [3, -32002]]);
+    expect(((await none.json()) as any[]).map((a) => [a.id, a.error.code])).toEqual([
+      [1, -32002],
+      [2, -32002],
+      [3, -32002],
+    ]);
     // A notification is served (answered 202 alone); with a refused request beside it, the refusal is the answer.
     const note = { jsonrpc: '2.0', method: 'notifications/initialized' };
     const mixed = await batch({ 'x-test-refuse-id': '1' }, [note, calls[0]!]);
@@ -109,7 +117,7 @@ describe('beforeToolCall and admitRequest', () => {
     expect(await mixed.json()).toEqual([{ jsonrpc: '2.0', id: 1, error: { code: -32002, message: 'Rate limit exceeded', data: { limit: 10, used: 10, reset_at: 'soon' } } }]);
   });
 
-  it('in a 2025 session, an SSE answer to a batch carries the refused requests\' errors too', async () => {
+  it("in a 2025 session, an SSE answer to a batch carries the refused requests' errors too", async () => {
     const post = (body: unknown, headers: Record<string, string> = {}) =>
       fetch(http.url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
     const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'batch', version: '1' } } });
@@ -123,7 +131,13 @@ describe('beforeToolCall and admitRequest', () => {
     );
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/text\/event-stream/);
-    const messages = (await r.text()).split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
-    expect(messages.map((m) => [m.id, m.error?.code ?? 'result']).sort()).toEqual([[1, -32002], [2, 'result']]);
+    const messages = (await r.text())
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => JSON.parse(l.slice(6)));
+    expect(messages.map((m) => [m.id, m.error?.code ?? 'result']).sort()).toEqual([
+      [1, -32002],
+      [2, 'result'],
+    ]);
   });
 });

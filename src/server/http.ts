@@ -53,12 +53,9 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   const bodyDeadlineMs = http.bodyDeadlineMs ?? 60_000;
   const pendingBodies = new PendingBodies({ perKey: http.maxPendingBodiesPerKey ?? 16, total: http.maxPendingBodies ?? 256 });
   const receiveBody = (req: IncomingMessage, principal: Principal, emptyAs?: unknown) =>
-    pendingBodies.receive(principal.id, () =>
-      readBody(req, http.maxBodyBytes, { ...(emptyAs !== undefined ? { emptyAs } : {}), stallMs: http.bodyTimeoutMs, deadlineMs: bodyDeadlineMs }),
-    );
+    pendingBodies.receive(principal.id, () => readBody(req, http.maxBodyBytes, { ...(emptyAs !== undefined ? { emptyAs } : {}), stallMs: http.bodyTimeoutMs, deadlineMs: bodyDeadlineMs }));
   const hostRules = allowedHostRules(http.host, http.allowedHosts);
-  const authenticate =
-    dk.hooks.authenticate ?? ((req: IncomingMessage) => (http.noAuth || keyMatches(req.headers.authorization, http.apiKey) ? LOCAL_PRINCIPAL : undefined));
+  const authenticate = dk.hooks.authenticate ?? ((req: IncomingMessage) => (http.noAuth || keyMatches(req.headers.authorization, http.apiKey) ? LOCAL_PRINCIPAL : undefined));
 
   const modern = createMcpHandler(
     ({ authInfo }) => {
@@ -168,7 +165,9 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     const [cap, option, limit, open] = perKey
       ? (['per-key', '--max-mcp-sessions-per-key', http.maxMcpSessionsPerKey, mineOpen] as const)
       : (['per-server', '--max-mcp-sessions', http.maxMcpSessions, total] as const);
-    const what = perKey ? `Too many open MCP sessions for this key: ${open} of the ${limit} one key may hold are open` : `Too many open MCP sessions on this server: ${open} of the ${limit} it holds are open, ${mineOpen} of them this key's`;
+    const what = perKey
+      ? `Too many open MCP sessions for this key: ${open} of the ${limit} one key may hold are open`
+      : `Too many open MCP sessions on this server: ${open} of the ${limit} it holds are open, ${mineOpen} of them this key's`;
     const message =
       `${what} (${option}). Free one by closing a session you no longer need: an HTTP DELETE to this endpoint with its Mcp-Session-Id header ` +
       `(MCP clients send it when they terminate a session). A session closes by itself after ${Math.round(http.sessionIdleMs / 1000)} s without requests, ` +
@@ -335,13 +334,16 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
 
   // A session is closed after --session-idle without requests, and after --session-init-idle when
   // nothing came after its initialize (not even notifications/initialized).
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const [id, s] of sessions) {
-      if (s.active && now - s.lastSeen > http.sessionIdleMs) void endSession(id, `idle for ${Math.round(http.sessionIdleMs / 1000)} s`);
-      if (!s.active && now - s.lastSeen > http.sessionInitIdleMs) void endSession(id, `nothing sent within ${Math.round(http.sessionInitIdleMs / 1000)} s of initialize`);
-    }
-  }, Math.min(60_000, Math.max(1000, Math.min(http.sessionIdleMs, http.sessionInitIdleMs) / 4)));
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, s] of sessions) {
+        if (s.active && now - s.lastSeen > http.sessionIdleMs) void endSession(id, `idle for ${Math.round(http.sessionIdleMs / 1000)} s`);
+        if (!s.active && now - s.lastSeen > http.sessionInitIdleMs) void endSession(id, `nothing sent within ${Math.round(http.sessionInitIdleMs / 1000)} s of initialize`);
+      }
+    },
+    Math.min(60_000, Math.max(1000, Math.min(http.sessionIdleMs, http.sessionInitIdleMs) / 4)),
+  );
   sweep.unref();
 
   const hostForUrl = http.host.includes(':') ? `[${http.host}]` : http.host;

@@ -33,7 +33,9 @@ class InMemoryTransport implements Transport {
       // A request to the client: there is no stream to ask it on.
       if (m.id !== undefined) {
         const id = m.id as string | number;
-        queueMicrotask(() => this.onmessage?.({ jsonrpc: '2.0', id, error: { code: -32601, message: 'this request was made without a session or stream: the client cannot be asked anything' } } as JSONRPCMessage));
+        queueMicrotask(() =>
+          this.onmessage?.({ jsonrpc: '2.0', id, error: { code: -32601, message: 'this request was made without a session or stream: the client cannot be asked anything' } } as JSONRPCMessage),
+        );
       }
       return;
     }
@@ -70,7 +72,13 @@ export class PlainServers {
   private readonly byKey = new Map<string, Promise<{ server: McpServer; transport: InMemoryTransport }>>();
 
   /** One request of this key's; `connect` makes the key's server (its tools are the key's) on first use. */
-  async answer(keyId: string, connect: () => McpServer, request: { id: string | number } & Record<string, unknown>, extra: Parameters<NonNullable<Transport['onmessage']>>[1], gone: AbortSignal): Promise<PlainAnswer> {
+  async answer(
+    keyId: string,
+    connect: () => McpServer,
+    request: { id: string | number } & Record<string, unknown>,
+    extra: Parameters<NonNullable<Transport['onmessage']>>[1],
+    gone: AbortSignal,
+  ): Promise<PlainAnswer> {
     let entry = this.byKey.get(keyId);
     if (!entry) {
       const transport = new InMemoryTransport();

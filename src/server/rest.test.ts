@@ -16,7 +16,7 @@ describe('jsonShapeProblem (a body judged before JSON.parse and the schemas)', (
     expect(jsonShapeProblem(wide)).toBe('a JSON array or object with more than 10,000 members');
   });
 
-  it('tells a string\'s closing quote by the run of backslashes before it', () => {
+  it("tells a string's closing quote by the run of backslashes before it", () => {
     const deep = `${'['.repeat(MAX_JSON_DEPTH + 1)}${']'.repeat(MAX_JSON_DEPTH + 1)}`;
     // "a\\" ends after an even run: the brackets after it are structure.
     expect(jsonShapeProblem(`["a\\\\",${deep}]`)).toMatch(/nested deeper/);

@@ -75,11 +75,7 @@ export class PendingBodies {
  * `stallMs`) or is not complete within `deadlineMs` of this call (however steadily it drips) is
  * dropped: the connection is closed, nothing answered.
  */
-export async function readBody(
-  req: IncomingMessage,
-  limit: number,
-  { emptyAs, stallMs, deadlineMs }: { emptyAs?: unknown; stallMs?: number; deadlineMs?: number } = {},
-): Promise<unknown> {
+export async function readBody(req: IncomingMessage, limit: number, { emptyAs, stallMs, deadlineMs }: { emptyAs?: unknown; stallMs?: number; deadlineMs?: number } = {}): Promise<unknown> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) throw new BodyTooLargeError(`request body too large: ${declared} bytes, the limit is ${limit}`);
   const chunks: Buffer[] = [];
@@ -92,9 +88,7 @@ export async function readBody(
     timer.unref();
   };
   // The stall timer restarts on every byte; the deadline does not.
-  const deadline = deadlineMs
-    ? setTimeout(() => req.destroy(new BodyStalledError(`request body not complete within ${deadlineMs} ms (${size} bytes arrived)`)), deadlineMs)
-    : undefined;
+  const deadline = deadlineMs ? setTimeout(() => req.destroy(new BodyStalledError(`request body not complete within ${deadlineMs} ms (${size} bytes arrived)`)), deadlineMs) : undefined;
   deadline?.unref();
   arm();
   try {
@@ -185,4 +179,3 @@ export function jsonShapeProblem(text: string): string | undefined {
   }
   return undefined;
 }
-

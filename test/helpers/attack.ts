@@ -46,7 +46,11 @@ export async function plainCall(s: KeyedServer, key: string, name: string, args:
 
 /** The same as a 2026-07-28 request (the _meta envelope and its headers). */
 export async function modernCall(s: KeyedServer, key: string, name: string, args: object): Promise<Answer> {
-  const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL, 'io.modelcontextprotocol/clientInfo': { name: 'attack', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+  const envelope = {
+    'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL,
+    'io.modelcontextprotocol/clientInfo': { name: 'attack', version: '1' },
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
   const headers = { 'MCP-Protocol-Version': MODERN_PROTOCOL, 'Mcp-Method': 'tools/call', 'Mcp-Name': name };
   return (await rpc(s.node.url, key, { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args, _meta: envelope } }, headers)).body;
 }

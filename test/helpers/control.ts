@@ -161,4 +161,3 @@ export async function startCluster(args: string[] = []): Promise<Cluster> {
   }
   return { storeUrl, dataDir: data.dir, a: nodes[0]!, b: nodes[1]!, stop };
 }
-

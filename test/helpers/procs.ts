@@ -83,7 +83,10 @@ export async function pidFrom(file: string, timeoutMs = 15_000): Promise<number>
 /** The cgroup v2 path `pid` is in ("/debugkit-.../3"), or undefined. */
 export function cgroupOf(pid: number): string | undefined {
   try {
-    return readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').find((l) => l.startsWith('0::'))?.slice(3);
+    return readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('0::'))
+      ?.slice(3);
   } catch {
     return undefined;
   }

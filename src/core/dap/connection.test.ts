@@ -150,9 +150,7 @@ describe('DapConnection requests', () => {
       error: { id: 2001, format: 'cannot find {path} ({_reason}); {missing} {constructor}', variables: { path: '/nope.py', _reason: 'ENOENT' } },
     });
     const err = (await rejection(reply)) as DapRequestError;
-    expect(err.message).toBe(
-      'fake failed the "launch" request: cannot find /nope.py (ENOENT); {missing} {constructor} (launch failed)',
-    );
+    expect(err.message).toBe('fake failed the "launch" request: cannot find /nope.py (ENOENT); {missing} {constructor} (launch failed)');
     expect(err.errorId).toBe(2001);
     expect(err.command).toBe('launch');
   });
@@ -487,7 +485,7 @@ describe('DapConnection framing', () => {
     const data = encodeMessage({ seq: 9, type: 'response', request_seq: sent.seq, command: 'source', success: true, body: { content } } as DebugProtocol.Response);
     expect(data.length).toBeGreaterThan(10_000_000);
     let seed = 42;
-    for (let pos = 0; pos < data.length; ) {
+    for (let pos = 0; pos < data.length;) {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
       const end = Math.min(data.length, pos + 1 + (seed % 100_000));
       adapter.toClient.write(data.subarray(pos, end));

@@ -8,24 +8,11 @@ import { DapDecoder, DapProtocolError, encodeMessage } from './codec.js';
 import { DapRequestError } from './request-error.js';
 import { answerReverseRequest, type ReverseHandler } from './reverse.js';
 import { checkTimeout, onAbort } from './bounds.js';
-import type {
-  DapArgs,
-  DapConnectionOptions,
-  DapBody,
-  DapCommand,
-  DapEventMap,
-  DapEventName,
-  DapReverseRequestMap,
-  Untyped,
-  WaitForEventOptions,
-  WaitOptions,
-} from './types.js';
+import type { DapArgs, DapConnectionOptions, DapBody, DapCommand, DapEventMap, DapEventName, DapReverseRequestMap, Untyped, WaitForEventOptions, WaitOptions } from './types.js';
 
 export const DEFAULT_DAP_TIMEOUT_MS = 30_000;
 
-type ArgsAndOptions<C extends DapCommand> = undefined extends DapArgs<C>
-  ? [args?: DapArgs<C>, options?: WaitOptions]
-  : [args: DapArgs<C>, options?: WaitOptions];
+type ArgsAndOptions<C extends DapCommand> = undefined extends DapArgs<C> ? [args?: DapArgs<C>, options?: WaitOptions] : [args: DapArgs<C>, options?: WaitOptions];
 type EventHandler = (event: DebugProtocol.Event) => void;
 type ReverseArgs<C extends keyof DapReverseRequestMap> = DapReverseRequestMap[C]['args'];
 type ReverseBody<C extends keyof DapReverseRequestMap> = DapReverseRequestMap[C]['body'];
@@ -126,32 +113,32 @@ export class DapConnection extends EventEmitter<{ event: [DebugProtocol.Event]; 
    * sending the request that triggers the event: events are delivered as they arrive, not kept.
    */
   waitForEvent<E extends DapEventName>(name: E, options?: WaitForEventOptions<DapEventMap[E]>): Promise<DapEventMap[E]>;
-  waitForEvent<S extends string>(
-    name: Untyped<S, DapEventName>,
-    options?: WaitForEventOptions<DebugProtocol.Event>,
-  ): Promise<DebugProtocol.Event>;
+  waitForEvent<S extends string>(name: Untyped<S, DapEventName>, options?: WaitForEventOptions<DebugProtocol.Event>): Promise<DebugProtocol.Event>;
   async waitForEvent(name: string, options: WaitForEventOptions<DebugProtocol.Event> = {}): Promise<DebugProtocol.Event> {
     const label = `waiting for the "${name}" event from ${this.name}`;
     const started = this.checkStart(label, options);
     if (started) return started;
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     type Settled = { event: DebugProtocol.Event } | { error: unknown };
-    const outcome = await waitBounded<Settled>((settle) => {
-      const onClose = (reason: Error) => settle({ error: reason });
-      this.closeHooks.add(onClose);
-      const unsubscribe = this.onEvent(name as Untyped<string, DapEventName>, (event) => {
-        const { predicate } = options;
-        try {
-          if (!predicate || predicate(event)) settle({ event });
-        } catch (err) {
-          settle({ error: err });
-        }
-      });
-      return () => {
-        this.closeHooks.delete(onClose);
-        unsubscribe();
-      };
-    }, { timeoutMs, signal: options.signal });
+    const outcome = await waitBounded<Settled>(
+      (settle) => {
+        const onClose = (reason: Error) => settle({ error: reason });
+        this.closeHooks.add(onClose);
+        const unsubscribe = this.onEvent(name as Untyped<string, DapEventName>, (event) => {
+          const { predicate } = options;
+          try {
+            if (!predicate || predicate(event)) settle({ event });
+          } catch (err) {
+            settle({ error: err });
+          }
+        });
+        return () => {
+          this.closeHooks.delete(onClose);
+          unsubscribe();
+        };
+      },
+      { timeoutMs, signal: options.signal },
+    );
     if (outcome.kind === 'timeout') throw new TimeoutError(`no "${name}" event from ${this.name} within ${timeoutMs} ms`);
     if (outcome.kind === 'aborted') throw new CancelledError(`${label} was cancelled`);
     if ('error' in outcome.value) throw outcome.value.error;
@@ -162,14 +149,8 @@ export class DapConnection extends EventEmitter<{ event: [DebugProtocol.Event]; 
    * Answers the adapter's `command` requests (e.g. runInTerminal) with what `handler` returns;
    * a throw or a timeout becomes `success: false`. Requests without a handler are refused at once.
    */
-  onReverseRequest<C extends keyof DapReverseRequestMap>(
-    command: C,
-    handler: (args: ReverseArgs<C>, request: DebugProtocol.Request) => ReverseBody<C> | Promise<ReverseBody<C>>,
-  ): () => void;
-  onReverseRequest<S extends string>(
-    command: Untyped<S, keyof DapReverseRequestMap>,
-    handler: (args: unknown, request: DebugProtocol.Request) => unknown,
-  ): () => void;
+  onReverseRequest<C extends keyof DapReverseRequestMap>(command: C, handler: (args: ReverseArgs<C>, request: DebugProtocol.Request) => ReverseBody<C> | Promise<ReverseBody<C>>): () => void;
+  onReverseRequest<S extends string>(command: Untyped<S, keyof DapReverseRequestMap>, handler: (args: unknown, request: DebugProtocol.Request) => unknown): () => void;
   onReverseRequest(command: string, handler: ReverseHandler): () => void {
     if (this.reverseHandlers.has(command)) {
       throw new DebugkitError('INTERNAL', `a handler for the "${command}" reverse request is already registered`);

@@ -144,22 +144,14 @@ describe('parseMiLine: stream records', () => {
       kind: 'console',
       text: 'Reading symbols from ./a...\n',
     });
-    expect(textOf(String.raw`~"Using host libthread_db library \"/lib/x86_64-linux-gnu/libthread_db.so.1\".\n"`)).toBe(
-      'Using host libthread_db library "/lib/x86_64-linux-gnu/libthread_db.so.1".\n',
-    );
-    expect(textOf(String.raw`~"Thread 1 \"a\" hit Breakpoint 2.1, helper (v=1) at a.c:5\n"`)).toBe(
-      'Thread 1 "a" hit Breakpoint 2.1, helper (v=1) at a.c:5\n',
-    );
+    expect(textOf(String.raw`~"Using host libthread_db library \"/lib/x86_64-linux-gnu/libthread_db.so.1\".\n"`)).toBe('Using host libthread_db library "/lib/x86_64-linux-gnu/libthread_db.so.1".\n');
+    expect(textOf(String.raw`~"Thread 1 \"a\" hit Breakpoint 2.1, helper (v=1) at a.c:5\n"`)).toBe('Thread 1 "a" hit Breakpoint 2.1, helper (v=1) at a.c:5\n');
   });
 
   it('parses log output (CLI command echo and error text)', () => {
     expect(parseMiLine(String.raw`&"info locals\n"`)).toEqual({ kind: 'log', text: 'info locals\n' });
-    expect(textOf(String.raw`&"No symbol \"nosuchvar\" in current context.\n"`)).toBe(
-      'No symbol "nosuchvar" in current context.\n',
-    );
-    expect(textOf(String.raw`&"44\t./nptl/pthread_kill.c: No such file or directory.\n"`)).toBe(
-      '44\t./nptl/pthread_kill.c: No such file or directory.\n',
-    );
+    expect(textOf(String.raw`&"No symbol \"nosuchvar\" in current context.\n"`)).toBe('No symbol "nosuchvar" in current context.\n');
+    expect(textOf(String.raw`&"44\t./nptl/pthread_kill.c: No such file or directory.\n"`)).toBe('44\t./nptl/pthread_kill.c: No such file or directory.\n');
   });
 
   it('parses target output (hand-made: GDB 13 only emits @ for remote targets)', () => {
@@ -170,28 +162,20 @@ describe('parseMiLine: stream records', () => {
   it('decodes octal-escaped UTF-8 in console output', () => {
     expect(textOf(String.raw`&"print \"h\303\251llo\"\n"`)).toBe('print "héllo"\n');
     expect(textOf(String.raw`~"$1 = \"h\303\251llo\"\n"`)).toBe('$1 = "héllo"\n');
-    expect(textOf(String.raw`~"s = 0x555555556015 \"h\303\251llo w\303\266rld \342\234\223\"\n"`)).toBe(
-      's = 0x555555556015 "héllo wörld ✓"\n',
-    );
+    expect(textOf(String.raw`~"s = 0x555555556015 \"h\303\251llo w\303\266rld \342\234\223\"\n"`)).toBe('s = 0x555555556015 "héllo wörld ✓"\n');
   });
 
   it('keeps GDB value-level escapes (double backslashes on the wire) as text', () => {
     // In the C locale GDB's value printer itself escapes non-ASCII bytes; MI then escapes the backslashes.
     expect(textOf(String.raw`~"$1 = \"h\\303\\251llo\"\n"`)).toBe(String.raw`$1 = "h\303\251llo"` + '\n');
     expect(textOf(String.raw`~"esc = \"\\a\\b\\f\\v\\r\\n\\\\\"\n"`)).toBe(String.raw`esc = "\a\b\f\v\r\n\\"` + '\n');
-    expect(textOf(String.raw`~"10\t  struct point p = { 1, 2, \"h\303\251llo \\\"q\\\"\\t\\x1b end\" };\n"`)).toBe(
-      '10\t  struct point p = { 1, 2, "héllo \\"q\\"\\t\\x1b end" };\n',
-    );
+    expect(textOf(String.raw`~"10\t  struct point p = { 1, 2, \"h\303\251llo \\\"q\\\"\\t\\x1b end\" };\n"`)).toBe('10\t  struct point p = { 1, 2, "héllo \\"q\\"\\t\\x1b end" };\n');
   });
 
   it('decodes the escapes GDB uses for raw control bytes (CLI `echo`)', () => {
     // Output of: echo \033[1mbold\033[0m\a\b\f\v\r\001\177\n  -- note GDB writes ESC as \e and VT as \013.
-    expect(textOf(String.raw`~"\e[1mbold\e[0m\a\b\f\013\r\001\177\n"`)).toBe(
-      '\x1b[1mbold\x1b[0m\x07\b\f\v\r\x01\x7f\n',
-    );
-    expect(textOf(String.raw`&"echo \\033[1mbold\\033[0m\\a\\b\\f\\v\\r\\001\\177\\n\n"`)).toBe(
-      String.raw`echo \033[1mbold\033[0m\a\b\f\v\r\001\177\n` + '\n',
-    );
+    expect(textOf(String.raw`~"\e[1mbold\e[0m\a\b\f\013\r\001\177\n"`)).toBe('\x1b[1mbold\x1b[0m\x07\b\f\v\r\x01\x7f\n');
+    expect(textOf(String.raw`&"echo \\033[1mbold\\033[0m\\a\\b\\f\\v\\r\\001\\177\\n\n"`)).toBe(String.raw`echo \033[1mbold\033[0m\a\b\f\v\r\001\177\n` + '\n');
   });
 
   it('parses console output split across several records', () => {
@@ -278,8 +262,7 @@ describe('parseMiLine: result records', () => {
   });
 
   it('parses a pending breakpoint', () => {
-    const line =
-      '2^done,bkpt={number="1",type="breakpoint",disp="keep",enabled="y",addr="<PENDING>",pending="nosuch",times="0",original-location="nosuch"}';
+    const line = '2^done,bkpt={number="1",type="breakpoint",disp="keep",enabled="y",addr="<PENDING>",pending="nosuch",times="0",original-location="nosuch"}';
     expect(resultsOf(line)).toEqual({
       bkpt: {
         number: '1',
@@ -348,8 +331,7 @@ describe('parseMiLine: result records', () => {
   });
 
   it('parses -stack-list-frames (list of results -> array of values)', () => {
-    const line =
-      '6^done,stack=[frame={level="0",addr="0x000055555555524b",func="main",file="a.c",fullname="/tmp/mi/a.c",line="18",arch="i386:x86-64"}]';
+    const line = '6^done,stack=[frame={level="0",addr="0x000055555555524b",func="main",file="a.c",fullname="/tmp/mi/a.c",line="18",arch="i386:x86-64"}]';
     expect(resultsOf(line)).toEqual({
       stack: [
         {
@@ -366,8 +348,7 @@ describe('parseMiLine: result records', () => {
   });
 
   it('parses a multi-frame stack (hand-made from the same shape)', () => {
-    const line =
-      '^done,stack=[frame={level="0",addr="0x0000555555555180",func="helper",file="a.c",line="5"},frame={level="1",addr="0x000055555555526b",func="main",file="a.c",line="20"}]';
+    const line = '^done,stack=[frame={level="0",addr="0x0000555555555180",func="helper",file="a.c",line="5"},frame={level="1",addr="0x000055555555526b",func="main",file="a.c",line="20"}]';
     const stack = resultsOf(line).stack as MiTuple[];
     expect(stack.map((f) => [f.level, f.func])).toEqual([
       ['0', 'helper'],
@@ -415,9 +396,14 @@ describe('parseMiLine: result records', () => {
   });
 
   it('parses -var-create and -var-list-children', () => {
-    expect(
-      resultsOf('11^done,name="var1",numchild="3",value="{...}",type="struct point",thread-id="1",has_more="0"'),
-    ).toEqual({ name: 'var1', numchild: '3', value: '{...}', type: 'struct point', 'thread-id': '1', has_more: '0' });
+    expect(resultsOf('11^done,name="var1",numchild="3",value="{...}",type="struct point",thread-id="1",has_more="0"')).toEqual({
+      name: 'var1',
+      numchild: '3',
+      value: '{...}',
+      type: 'struct point',
+      'thread-id': '1',
+      has_more: '0',
+    });
     const line = String.raw`12^done,numchild="3",children=[child={name="var1.x",exp="x",numchild="0",value="1",type="int",thread-id="1"},child={name="var1.y",exp="y",numchild="0",value="2",type="int",thread-id="1"},child={name="var1.label",exp="label",numchild="1",value="0x555555556004 \"h\303\251llo \\\"q\\\"\\t\\033 end\"",type="const char *",thread-id="1"}],has_more="0"`;
     const r = resultsOf(line);
     expect(r.numchild).toBe('3');
@@ -481,11 +467,7 @@ describe('parseMiLine: result records', () => {
     ).features;
     expect(features).toHaveLength(12);
     expect(features).toContain('undefined-command-error-code');
-    expect(
-      resultsOf(
-        '9^done,frame={level="0",addr="0x0000555555555216",func="main",file="c.c",fullname="/tmp/mi/c.c",line="14",arch="i386:x86-64"}',
-      ),
-    ).toEqual({
+    expect(resultsOf('9^done,frame={level="0",addr="0x0000555555555216",func="main",file="c.c",fullname="/tmp/mi/c.c",line="14",arch="i386:x86-64"}')).toEqual({
       frame: {
         level: '0',
         addr: '0x0000555555555216',
@@ -652,11 +634,9 @@ describe('parseMiLine: async records', () => {
         '=breakpoint-created,bkpt={number="3",type="breakpoint",disp="keep",enabled="y",addr="0x0000555555555180",func="square",file="c.c",fullname="/tmp/mi/c.c",line="6",thread-groups=["i1"],times="0",original-location="square"}',
       ),
     ).toMatchObject({ kind: 'notify', asyncClass: 'breakpoint-created', results: { bkpt: { number: '3', func: 'square' } } });
-    expect(
-      resultsOf(
-        '=breakpoint-modified,bkpt={number="2",type="hw watchpoint",disp="keep",enabled="y",what="counter",thread-groups=["i1"],times="1",original-location="counter"}',
-      ),
-    ).toMatchObject({ bkpt: { type: 'hw watchpoint', what: 'counter', times: '1' } });
+    expect(resultsOf('=breakpoint-modified,bkpt={number="2",type="hw watchpoint",disp="keep",enabled="y",what="counter",thread-groups=["i1"],times="1",original-location="counter"}')).toMatchObject({
+      bkpt: { type: 'hw watchpoint', what: 'counter', times: '1' },
+    });
     // mi2 form of a multi-location breakpoint update.
     const mi2 =
       '=breakpoint-modified,bkpt={number="1",type="breakpoint",disp="keep",enabled="y",addr="<MULTIPLE>",times="0",original-location="helper"},{number="1.1",enabled="y",addr="0x0000555555555180",func="helper",file="a.c",fullname="/tmp/mi/a.c",line="5",thread-groups=["i1"]},{number="1.2",enabled="y",addr="0x00005555555552c4",func="helper",file="b.c",fullname="/tmp/mi/b.c",line="1",thread-groups=["i1"]}';
@@ -862,8 +842,7 @@ describe('parseMiLine: non-MI and malformed lines', () => {
 // Speed is measured in bench/; these check that ~1 MB lines parse correctly.
 describe('parseMiLine: large lines', () => {
   // Real frame shape from -stack-list-frames, repeated to build ~1 MB lines.
-  const frame =
-    'frame={level="0",addr="0x00007ffff7e5feec",func="__pthread_kill_implementation",file="./nptl/pthread_kill.c",fullname="./nptl/./nptl/pthread_kill.c",line="44",arch="i386:x86-64"}';
+  const frame = 'frame={level="0",addr="0x00007ffff7e5feec",func="__pthread_kill_implementation",file="./nptl/pthread_kill.c",fullname="./nptl/./nptl/pthread_kill.c",line="44",arch="i386:x86-64"}';
 
   it('parses a ~1 MB -stack-list-frames line', () => {
     const n = Math.ceil(1_000_000 / frame.length);

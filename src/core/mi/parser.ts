@@ -20,7 +20,9 @@
  */
 
 export type MiValue = string | MiTuple | MiValue[];
-export interface MiTuple { [key: string]: MiValue }
+export interface MiTuple {
+  [key: string]: MiValue;
+}
 
 export type MiAsyncKind = 'exec' | 'status' | 'notify';
 export type MiStreamKind = 'console' | 'target' | 'log';
@@ -35,15 +37,28 @@ export type MiRecord =
 /** Thrown by parseCString (and used internally) for malformed input. */
 export class MiSyntaxError extends Error {
   override name = 'MiSyntaxError';
-  constructor(message: string, readonly index: number) { super(`${message} at index ${index}`); }
+  constructor(
+    message: string,
+    readonly index: number,
+  ) {
+    super(`${message} at index ${index}`);
+  }
 }
 
 // Real MI nests < 100 deep; the cap keeps hostile input from blowing the stack.
 const MAX_DEPTH = 1000;
 const PROMPT = /^\(gdb\) *$/; // GDB 13 prints "(gdb) " with a trailing space.
 const RESULT_CLASSES = new Set(['done', 'running', 'connected', 'error', 'exit']);
-const ASYNC_KINDS = new Map<string, MiAsyncKind>([['*', 'exec'], ['+', 'status'], ['=', 'notify']]);
-const STREAM_KINDS = new Map<string, MiStreamKind>([['~', 'console'], ['@', 'target'], ['&', 'log']]);
+const ASYNC_KINDS = new Map<string, MiAsyncKind>([
+  ['*', 'exec'],
+  ['+', 'status'],
+  ['=', 'notify'],
+]);
+const STREAM_KINDS = new Map<string, MiStreamKind>([
+  ['~', 'console'],
+  ['@', 'target'],
+  ['&', 'log'],
+]);
 // Escape letter (char code) -> byte; indexed by char code for speed on escape-heavy values.
 const SIMPLE_ESCAPES: (number | undefined)[] = [];
 for (const [letter, byte] of Object.entries({ n: 10, t: 9, r: 13, '"': 34, '\\': 92, a: 7, b: 8, f: 12, v: 11, e: 27 })) {
@@ -56,7 +71,10 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
 /** Parse position in one line; the parse functions below advance `i`. */
-interface Cursor { readonly s: string; i: number }
+interface Cursor {
+  readonly s: string;
+  i: number;
+}
 
 /**
  * Parses one MI output line (without its "\n"; a trailing "\r" is stripped).
@@ -312,10 +330,8 @@ function skipSpaces(c: Cursor): void {
 
 const isDigit = (ch: number): boolean => ch >= 0x30 && ch <= 0x39;
 const isLetter = (ch: number): boolean => (ch | 0x20) >= 0x61 && (ch | 0x20) <= 0x7a;
-const hexValue = (ch: number): number =>
-  isDigit(ch) ? ch - 0x30 : (ch | 0x20) >= 0x61 && (ch | 0x20) <= 0x66 ? (ch | 0x20) - 0x57 : -1;
+const hexValue = (ch: number): number => (isDigit(ch) ? ch - 0x30 : (ch | 0x20) >= 0x61 && (ch | 0x20) <= 0x66 ? (ch | 0x20) - 0x57 : -1);
 const isClassChar = (ch: number): boolean => isLetter(ch) || isDigit(ch) || ch === 0x2d || ch === 0x5f;
 const isValueStart = (ch: number): boolean => ch === QUOTE || ch === 0x7b || ch === 0x5b; // " { [
 // = , { } [ ] " : characters that end a variable name
-const isStructural = (ch: number): boolean =>
-  ch === 0x3d || ch === 0x2c || ch === 0x7b || ch === 0x7d || ch === 0x5b || ch === 0x5d || ch === QUOTE;
+const isStructural = (ch: number): boolean => ch === 0x3d || ch === 0x2c || ch === 0x7b || ch === 0x7d || ch === 0x5b || ch === 0x5d || ch === QUOTE;

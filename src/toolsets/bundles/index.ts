@@ -11,14 +11,7 @@ import { listBundlesTool } from './tools/list-bundles.js';
 import { BundleWorkspace } from './workspace.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const TOOLS: Array<(workspace: BundleWorkspace, config: Config) => ToolSpec<any, any>> = [
-  initializeBundleTool,
-  listBundlesTool,
-  kubectlTool,
-  listFilesTool,
-  readFileTool,
-  grepFilesTool,
-];
+const TOOLS: Array<(workspace: BundleWorkspace, config: Config) => ToolSpec<any, any>> = [initializeBundleTool, listBundlesTool, kubectlTool, listFilesTool, readFileTool, grepFilesTool];
 
 class BundlesToolset implements Toolset {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools of different argument and result types

@@ -57,9 +57,22 @@ const SORT_BY = f('sort-by', 'value');
 export const VERBS: Record<string, VerbSpec> = {
   get: {
     flags: [
-      ALL_NS, CHUNK, f('field-selector', 'value'), f('ignore-not-found', 'bool'), f('label-columns', 'value', 'L'), NO_HEADERS, OUTPUT,
-      SELECTOR, f('server-print', 'bool'), f('show-kind', 'bool'), f('show-labels', 'bool'), MANAGED, SORT_BY, f('subresource', 'value'),
-      TEMPLATE, MISSING_KEYS,
+      ALL_NS,
+      CHUNK,
+      f('field-selector', 'value'),
+      f('ignore-not-found', 'bool'),
+      f('label-columns', 'value', 'L'),
+      NO_HEADERS,
+      OUTPUT,
+      SELECTOR,
+      f('server-print', 'bool'),
+      f('show-kind', 'bool'),
+      f('show-labels', 'bool'),
+      MANAGED,
+      SORT_BY,
+      f('subresource', 'value'),
+      TEMPLATE,
+      MISSING_KEYS,
     ],
     outputs: [...PRINT_FORMATS, 'wide'],
     templates: true,
@@ -67,9 +80,18 @@ export const VERBS: Record<string, VerbSpec> = {
   describe: { flags: [ALL_NS, CHUNK, SELECTOR, f('show-events', 'bool')] },
   logs: {
     flags: [
-      f('all-containers', 'bool'), f('all-pods', 'bool'), f('container', 'value', 'c'), f('follow', 'bool', 'f'), f('ignore-errors', 'bool'),
-      f('limit-bytes', 'int'), f('max-log-requests', 'int'), f('pod-running-timeout', 'value'), f('prefix', 'bool'), f('previous', 'bool', 'p'),
-      SELECTOR, f('tail', 'int'),
+      f('all-containers', 'bool'),
+      f('all-pods', 'bool'),
+      f('container', 'value', 'c'),
+      f('follow', 'bool', 'f'),
+      f('ignore-errors', 'bool'),
+      f('limit-bytes', 'int'),
+      f('max-log-requests', 'int'),
+      f('pod-running-timeout', 'value'),
+      f('prefix', 'bool'),
+      f('previous', 'bool', 'p'),
+      SELECTOR,
+      f('tail', 'int'),
     ],
     maxArgs: 2,
   },
@@ -98,13 +120,51 @@ export const VERBS: Record<string, VerbSpec> = {
 /** Why some flags kubectl knows are refused: named in the error, so the agent knows it is not a typo. */
 const REFUSED: Array<[string[], string]> = [
   [
-    ['kubeconfig', 'server', 's', 'token', 'context', 'cluster', 'user', 'as', 'as-group', 'as-uid', 'certificate-authority', 'client-certificate',
-      'client-key', 'username', 'password', 'insecure-skip-tls-verify', 'tls-server-name', 'proxy-url', 'insecure-skip-tls-verify-backend'],
+    [
+      'kubeconfig',
+      'server',
+      's',
+      'token',
+      'context',
+      'cluster',
+      'user',
+      'as',
+      'as-group',
+      'as-uid',
+      'certificate-authority',
+      'client-certificate',
+      'client-key',
+      'username',
+      'password',
+      'insecure-skip-tls-verify',
+      'tls-server-name',
+      'proxy-url',
+      'insecure-skip-tls-verify-backend',
+    ],
     'it would point kubectl away from the bundle (debugkit connects kubectl to the bundle itself)',
   ],
-  [['filename', 'f', 'kustomize', 'k', 'recursive', 'R', 'raw'], 'it would make kubectl read files or raw URLs instead of the bundle\'s resources'],
-  [['profile', 'profile-output', 'log-file', 'log-dir', 'log-file-max-size', 'cache-dir', 'output-directory', 'log-backtrace-at', 'vmodule', 'add-dir-header',
-    'alsologtostderr', 'logtostderr', 'one-output', 'skip-headers', 'skip-log-headers', 'stderrthreshold'], 'it would make kubectl write files or change its logging'],
+  [['filename', 'f', 'kustomize', 'k', 'recursive', 'R', 'raw'], "it would make kubectl read files or raw URLs instead of the bundle's resources"],
+  [
+    [
+      'profile',
+      'profile-output',
+      'log-file',
+      'log-dir',
+      'log-file-max-size',
+      'cache-dir',
+      'output-directory',
+      'log-backtrace-at',
+      'vmodule',
+      'add-dir-header',
+      'alsologtostderr',
+      'logtostderr',
+      'one-output',
+      'skip-headers',
+      'skip-log-headers',
+      'stderrthreshold',
+    ],
+    'it would make kubectl write files or change its logging',
+  ],
   [['watch', 'w', 'watch-only', 'output-watch-events'], 'a bundle is a snapshot: nothing changes, so there is nothing to watch'],
   [['since', 'since-time', 'timestamps'], 'the logs in a support bundle carry no per-line times: use --tail N (the newest lines) or read_file on the log file'],
 ];
@@ -150,7 +210,9 @@ function unknownFlag(flag: string, name: string, verb: string | undefined, word 
   const reason = refusedReason(name);
   const where = verb ? `'kubectl ${verb}'` : 'the command';
   if (!verb && !reason) {
-    refuse(`Flag ${shown} is not supported before the command in bundle context: write the command first, then its flags (e.g. "get pods -A"). Flags allowed before the command: ${allowedFlags(undefined)}`);
+    refuse(
+      `Flag ${shown} is not supported before the command in bundle context: write the command first, then its flags (e.g. "get pods -A"). Flags allowed before the command: ${allowedFlags(undefined)}`,
+    );
   }
   const why = reason ? `: ${reason}` : '';
   refuse(`Flag ${shown} is not supported by ${where} in bundle context${why}. Flags ${verb ? `'kubectl ${verb}'` : 'kubectl'} accepts: ${allowedFlags(verb)}`);

@@ -44,11 +44,7 @@ export class BundleWorkspace {
    * Opens `source` for the client `owner`; `key` (the caller's key id) owns what it adds to the
    * store, and only its own bundles and the shared ones can be opened by name or path.
    */
-  async initialize(
-    owner: string,
-    source: string,
-    options: { key: string; force: boolean; signal?: AbortSignal; onProgress?: (p: AddProgress) => void },
-  ): Promise<ActiveBundle> {
+  async initialize(owner: string, source: string, options: { key: string; force: boolean; signal?: AbortSignal; onProgress?: (p: AddProgress) => void }): Promise<ActiveBundle> {
     const added = await this.store.add(source, { owner: options.key, force: options.force, signal: options.signal, onProgress: options.onProgress });
     if (!added.valid) {
       // A failed initialization leaves nothing behind: a bundle it just added goes again.

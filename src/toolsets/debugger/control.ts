@@ -105,14 +105,15 @@ export class JsonSignatureStore implements SignatureStore {
     all.push({ ...signature, key });
     if (all.length > MAX_SIGNATURES) all.splice(0, all.length - MAX_SIGNATURES);
     // One write at a time, each atomic; a failed write does not stop the next one.
-    const write = this.writing.catch(() => undefined).then(async () => {
-      await mkdir(path.dirname(this.file), { recursive: true });
-      await writeFileAtomic(this.file, JSON.stringify({ version: 1, signatures: all }));
-    });
+    const write = this.writing
+      .catch(() => undefined)
+      .then(async () => {
+        await mkdir(path.dirname(this.file), { recursive: true });
+        await writeFileAtomic(this.file, JSON.stringify({ version: 1, signatures: all }));
+      });
     this.writing = write;
     await write;
   }
-
 }
 
 /** The single local key: no quota, no expiry, every scope; no audit store. */

@@ -66,7 +66,7 @@ export class DebuggerToolset implements Toolset {
   }
 }
 
-const SUMMARY = 'kindly-debugger\'s process debugger on GDB/MI: attach or launch, breakpoints, real reverse execution (record full), last change, trace export, similar bugs';
+const SUMMARY = "kindly-debugger's process debugger on GDB/MI: attach or launch, breakpoints, real reverse execution (record full), last change, trace export, similar bugs";
 
 export const debuggerToolset: ToolsetFactory = {
   name: 'debugger',

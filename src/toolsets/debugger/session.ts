@@ -13,8 +13,7 @@ import { changedLocals, localsOf, sourceLines, str, toFrame, type CompactStop, t
  * (0x62) or VEX (0xc5) instructions, so glibc must pick its SSE2 string functions, and it must not
  * register rseq (syscall 334, which record cannot replay). Measured: see DESIGN.md.
  */
-export const RECORD_TUNABLES =
-  'glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX2,-EVEX,-AVX,-AVX_Fast_Unaligned_Load,-ERMS:glibc.pthread.rseq=0';
+export const RECORD_TUNABLES = 'glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX2,-EVEX,-AVX,-AVX_Fast_Unaligned_Load,-ERMS:glibc.pthread.rseq=0';
 
 /** How the session goes back in time. */
 export type HistoryMode = 'record' | 'checkpoint' | 'none';
@@ -188,10 +187,13 @@ export class DebugSession {
       note = [note, 'the program is about to exit: record full stopped it at its exit call; step back to inspect, or debugger_detach to end it'].filter(Boolean).join('; ');
       reason = 'exit-pending';
     }
-    const frameTuple = (stopped.frame && typeof stopped.frame === 'object' && !Array.isArray(stopped.frame)) ? stopped.frame : {};
+    const frameTuple = stopped.frame && typeof stopped.frame === 'object' && !Array.isArray(stopped.frame) ? stopped.frame : {};
     const top = toFrame(frameTuple);
     const stop: CompactStop = { state: 'stopped', reason, function: top.function };
-    if (top.file) { stop.file = top.file; stop.line = top.line; }
+    if (top.file) {
+      stop.file = top.file;
+      stop.line = top.line;
+    }
     // One round trip's worth of waiting: gdb answers these in order, but none waits for another's reply.
     const [source, frames, now, recordInfo] = await Promise.all([
       sourceLines(this.options.root, str(frameTuple.fullname), top.line),
@@ -237,7 +239,10 @@ export class DebugSession {
   private async addPosition(top: Frame, changed: Record<string, string>, info: string): Promise<Position> {
     const position: Position = { id: `p${++this.seq}`, time: new Date().toISOString(), function: top.function, changed };
     if (top.addr) position.pc = top.addr;
-    if (top.file) { position.file = top.file; position.line = top.line; }
+    if (top.file) {
+      position.file = top.file;
+      position.line = top.line;
+    }
     if (this.mode === 'record') {
       // Replaying: the current instruction; at the end of the log, the last one recorded (which is
       // what "record goto" takes for the live end); nothing logged yet: 0, the beginning.
@@ -275,7 +280,10 @@ export class DebugSession {
   async stepOffBreakpointWhileReplaying(): Promise<{ stopped?: MiTuple; before: MiTuple } | undefined> {
     if (this.mode !== 'record' || this.breakpoints.size === 0) return undefined;
     const [frame, info] = await Promise.all([
-      this.engine.mi_('-stack-info-frame').then((r) => (r.frame ?? {}) as MiTuple, () => ({}) as MiTuple),
+      this.engine.mi_('-stack-info-frame').then(
+        (r) => (r.frame ?? {}) as MiTuple,
+        () => ({}) as MiTuple,
+      ),
       this.engine.cli('info record').catch(() => ''),
     ]);
     const pc = str(frame.addr);

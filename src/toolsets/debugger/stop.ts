@@ -117,7 +117,11 @@ export function renderStop(stop: CompactStop): string {
     lines.push(`frames: ${stop.frames.map((f) => `${f.function}${f.file ? ` ${path.basename(f.file)}:${f.line}` : ''}`).join(' <- ')}`);
   }
   if (stop.changed && Object.keys(stop.changed).length > 0) {
-    lines.push(`changed: ${Object.entries(stop.changed).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+    lines.push(
+      `changed: ${Object.entries(stop.changed)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')}`,
+    );
   }
   if (stop.truncated) lines.push(`[truncated: ${stop.truncated}]`);
   if (stop.note) lines.push(stop.note);

@@ -221,14 +221,7 @@ describe('toMiCommand: invalid input', () => {
     expect(invalid(raw).message).toBe(EMPTY_MESSAGE);
   });
 
-  it.each([
-    'print x\nprint y',
-    'print x\rprint y',
-    'print x\r\nprint y',
-    '-break-insert main\n-exec-run',
-    'print "a\nb"',
-    '12-break-insert main\nquit',
-  ])('refuses multi-line %j', (raw) => {
+  it.each(['print x\nprint y', 'print x\rprint y', 'print x\r\nprint y', '-break-insert main\n-exec-run', 'print "a\nb"', '12-break-insert main\nquit'])('refuses multi-line %j', (raw) => {
     expect(invalid(raw).message).toBe(MULTILINE_MESSAGE);
   });
 
@@ -256,10 +249,7 @@ describe('toMiCommand: interrupt detection', () => {
     expect(isExecCliCommand('interrupt')).toBe(false);
   });
 
-  it.each(['interrupted', 'interrupts', 'info interrupt', 'print interrupt', '-exec-interrupted', '-exec-continue', 'echo interrupt', '-interrupt'])(
-    '%j is not an interrupt',
-    (raw) => {
-      expect(toMiCommand(raw).interrupt).toBe(false);
-    },
-  );
+  it.each(['interrupted', 'interrupts', 'info interrupt', 'print interrupt', '-exec-interrupted', '-exec-continue', 'echo interrupt', '-interrupt'])('%j is not an interrupt', (raw) => {
+    expect(toMiCommand(raw).interrupt).toBe(false);
+  });
 });

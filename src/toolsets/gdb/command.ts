@@ -11,8 +11,24 @@ const INTERRUPT = /^(-exec-interrupt\b|interrupt\b)/;
  */
 const EXEC_ALIASES = new Set(['r', 'c', 'n', 's', 'si', 'ni', 'fin', 'u', 'j', 'fg', 'rc', 'rn', 'rs', 'rsi', 'rni']);
 const EXEC_COMMANDS = [
-  'run', 'start', 'starti', 'continue', 'next', 'step', 'stepi', 'nexti', 'finish', 'until', 'advance', 'jump',
-  'reverse-continue', 'reverse-next', 'reverse-step', 'reverse-stepi', 'reverse-nexti', 'reverse-finish',
+  'run',
+  'start',
+  'starti',
+  'continue',
+  'next',
+  'step',
+  'stepi',
+  'nexti',
+  'finish',
+  'until',
+  'advance',
+  'jump',
+  'reverse-continue',
+  'reverse-next',
+  'reverse-step',
+  'reverse-stepi',
+  'reverse-nexti',
+  'reverse-finish',
 ];
 
 export function isExecCliCommand(command: string): boolean {

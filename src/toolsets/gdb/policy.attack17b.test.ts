@@ -209,19 +209,35 @@ describe('attack 17b: spellings the classifier misread (refused since)', () => {
 
 const HELD_SHELL = [
   // Glued forms the classifier reads right (the command word is split as gdb splits it).
-  'faas!id', 'taas!id', 'tfaas|p 1|sh', 'faas -q !id', 'with print pretty --!id', 'with print pretty --|p 1|sh',
+  'faas!id',
+  'taas!id',
+  'tfaas|p 1|sh',
+  'faas -q !id',
+  'with print pretty --!id',
+  'with print pretty --|p 1|sh',
   // "al" and "a" (gdb: "all") read as prefixes of alias/attach...: refused by luck, refused all the same.
-  'thread apply al shell id', 'frame apply al shell id', 'thread apply a !id',
+  'thread apply al shell id',
+  'frame apply al shell id',
+  'thread apply a !id',
   // frame apply: a boolean value that does not start with a letter is skipped and the command read.
   'frame apply 1 -past-main 1 !id',
   // MI options on other MI commands.
-  '-gdb-set --language c exec-wrapper sh', '-gdb-set --thread-group i1 exec-wrapper sh', '-interpreter-exec --all console "shell id"',
-  '-break-commands --all 1 "shell id"', '-exec-arguments --all $(id)', '-file-exec-and-symbols --all /bin/sh', '-list-thread-groups --all --available',
-  '-inferior-tty-set --all /tmp/x', '-list-thread-groups "\\055-available"',
+  '-gdb-set --language c exec-wrapper sh',
+  '-gdb-set --thread-group i1 exec-wrapper sh',
+  '-interpreter-exec --all console "shell id"',
+  '-break-commands --all 1 "shell id"',
+  '-exec-arguments --all $(id)',
+  '-file-exec-and-symbols --all /bin/sh',
+  '-list-thread-groups --all --available',
+  '-inferior-tty-set --all /tmp/x',
+  '-list-thread-groups "\\055-available"',
   // Escapes that decode to the same byte for gdb and the classifier.
-  '-interpreter-exec console "\\163\\150\\145\\154\\154 id"', '-interpreter-exec console "file \\057bin/sh"',
+  '-interpreter-exec console "\\163\\150\\145\\154\\154 id"',
+  '-interpreter-exec console "file \\057bin/sh"',
   // Interpreter names gdb does not know are refused (gdb: case-sensitive, no abbreviation).
-  '-interpreter-exec Console "shell id"', '-interpreter-exec cons "print 1"', 'interpreter-exec mi2 "-gdb-set exec-wrapper sh"',
+  '-interpreter-exec Console "shell id"',
+  '-interpreter-exec cons "print 1"',
+  'interpreter-exec mi2 "-gdb-set exec-wrapper sh"',
 ];
 
 const HELD_ATTACH = ['attach 0x1', 'attach 1', '-target-attach --thread-group i1 1', 'info proc 0001', 'info proc environ\t1', 'i proc cmdline 1'];
@@ -273,9 +289,15 @@ describe('attack 17b: the real gdb 13 (driven as debugkit drives it)', () => {
   const marker = () => path.join(host, `gdb-marker-${++n}`);
 
   it.each([
-    ['thread apply all!touch M'], ['frame apply all!touch M'], ['thread apply all|p 1|touch M'], ['frame apply lev 0 shell touch M'],
-    ['frame apply l 0 shell touch M'], ['frame apply all -past-main on shell touch M'], ['faas -past-entry off shell touch M'],
-    ['tfaas -past-main yes shell touch M'], ['faas -past-main 0 shell touch M'],
+    ['thread apply all!touch M'],
+    ['frame apply all!touch M'],
+    ['thread apply all|p 1|touch M'],
+    ['frame apply lev 0 shell touch M'],
+    ['frame apply l 0 shell touch M'],
+    ['frame apply all -past-main on shell touch M'],
+    ['faas -past-entry off shell touch M'],
+    ['tfaas -past-main yes shell touch M'],
+    ['faas -past-main 0 shell touch M'],
   ])('gdb runs %j (the classifier needs nothing for it today)', async (spelling) => {
     const m = marker();
     const command = spelling.replace('M', m);
@@ -339,5 +361,4 @@ describe('attack 17b: the real gdb 13 (driven as debugkit drives it)', () => {
     const listed = await gdb(`complete file ${host}/`);
     expect(listed.text).toContain('secret-name.txt');
   });
-
 });

@@ -37,24 +37,31 @@ describe('gdb command policy (closed: the HTTP default)', () => {
     expect(verdict(command)).toBe('allowed');
   });
 
-  it.each(['info proc 1', 'info proc cmdline 1', 'i proc mappings 1', 'inf proc 77', 'info proc all 1', 'info proc cwd 01', 'INFO PROC 1', 'info\tproc  1', 'i proc stat 1 ', 'with print pretty -- info proc 1', '-interpreter-exec console "info proc environ 1"', 'thread apply all info proc exe 1'])(
-    'refuses %j (another process\'s /proc), naming --allow-attach',
-    (command) => {
-      const message = verdict(command);
-      expect(message).toMatch(/^refused: "info proc .*reads \/proc of process \d+, which this session did not start/);
-      expect(message).toContain('--allow-attach');
-      expect(verdict(command, open)).toBe('allowed');
-    },
-  );
+  it.each([
+    'info proc 1',
+    'info proc cmdline 1',
+    'i proc mappings 1',
+    'inf proc 77',
+    'info proc all 1',
+    'info proc cwd 01',
+    'INFO PROC 1',
+    'info\tproc  1',
+    'i proc stat 1 ',
+    'with print pretty -- info proc 1',
+    '-interpreter-exec console "info proc environ 1"',
+    'thread apply all info proc exe 1',
+  ])("refuses %j (another process's /proc), naming --allow-attach", (command) => {
+    const message = verdict(command);
+    expect(message).toMatch(/^refused: "info proc .*reads \/proc of process \d+, which this session did not start/);
+    expect(message).toContain('--allow-attach');
+    expect(verdict(command, open)).toBe('allowed');
+  });
 
-  it.each(['attach 1', 'att 1', 'at 1', '-target-attach 1', '-interpreter-exec console "attach 1"', 'thread apply all attach 1'])(
-    'refuses %j, naming --allow-attach',
-    (command) => {
-      const message = verdict(command);
-      expect(message).toMatch(/^refused: .*attach/);
-      expect(message).toContain('--allow-attach');
-    },
-  );
+  it.each(['attach 1', 'att 1', 'at 1', '-target-attach 1', '-interpreter-exec console "attach 1"', 'thread apply all attach 1'])('refuses %j, naming --allow-attach', (command) => {
+    const message = verdict(command);
+    expect(message).toMatch(/^refused: .*attach/);
+    expect(message).toContain('--allow-attach');
+  });
 
   it.each(['quit', 'q', 'exit', 'qui', '-gdb-exit', '-interpreter-exec console "quit"'])('refuses %j with "use close", even when open', (command) => {
     expect(verdict(command, open)).toMatch(/use the close tool/);
@@ -79,13 +86,10 @@ describe('one classifier for the flags and the scopes', () => {
     expect(capabilityScopes(command, closed)).not.toContain('gdb:attach');
   });
 
-  it.each(['attach 1', 'at 1', '-target-attach 1', 'info proc 1', 'thread apply all attach 1', '-interpreter-exec console "attach 1"'])(
-    '%j needs gdb:attach (and the flag)',
-    (command) => {
-      expect(capabilityScopes(command, closed)).toEqual(['gdb:attach']);
-      expect(verdict(command)).toContain('--allow-attach');
-    },
-  );
+  it.each(['attach 1', 'at 1', '-target-attach 1', 'info proc 1', 'thread apply all attach 1', '-interpreter-exec console "attach 1"'])('%j needs gdb:attach (and the flag)', (command) => {
+    expect(capabilityScopes(command, closed)).toEqual(['gdb:attach']);
+    expect(verdict(command)).toContain('--allow-attach');
+  });
 
   it.each(ALLOWED)('%j needs no capability', (command) => {
     expect(classifyCommand(command, closed)).toEqual([]);
@@ -106,8 +110,7 @@ describe('one classifier for the flags and the scopes', () => {
 
 describe('the classifier reads file arguments as the real gdb does', () => {
   // What gdb itself loads for each spelling: the classifier must see the same path.
-  const loaded = (command: string) =>
-    execFileSync('gdb', ['-nx', '-batch', '-ex', command, '-ex', 'info inferiors'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const loaded = (command: string) => execFileSync('gdb', ['-nx', '-batch', '-ex', command, '-ex', 'info inferiors'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
   it.each(["file '/bin/true'", 'file \\/bin/true', 'file "/bin/true"', "file '/bin'/true", "exec-file '/bin/true'"])('%j: gdb loads /bin/true, and the policy refuses it', (command) => {
     expect(loaded(command)).toMatch(/\/bin\/true/);
@@ -118,8 +121,7 @@ describe('the classifier reads file arguments as the real gdb does', () => {
 describe('the classifier resolves command words as the real gdb does', () => {
   // Every prefix of a command the policy restricts: gdb must resolve it to that command, call it
   // ambiguous, or resolve it to a command the policy knows is harmless (allowed above).
-  const gdbHelp = (word: string) =>
-    execFileSync('gdb', ['-nx', '-batch', '-ex', `help ${word}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split('\n')[0]!;
+  const gdbHelp = (word: string) => execFileSync('gdb', ['-nx', '-batch', '-ex', `help ${word}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split('\n')[0]!;
 
   it('no prefix of shell, python, pipe, source, eval, define, attach or quit reaches gdb as something else', () => {
     const restricted = ['shell', 'pipe', 'python', 'source', 'eval', 'define', 'attach', 'quit', 'target', 'guile', 'make'];
@@ -145,7 +147,12 @@ describe('the classifier knows every command of the installed gdb', () => {
   const entries = execFileSync('gdb', ['-nx', '-batch', '-ex', 'help all'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
     .split('\n')
     .filter((line) => line.includes(' -- '))
-    .map((line) => line.slice(0, line.indexOf(' -- ')).split(', ').map((n) => n.trim()));
+    .map((line) =>
+      line
+        .slice(0, line.indexOf(' -- '))
+        .split(', ')
+        .map((n) => n.trim()),
+    );
   const topLevel = entries.filter((names) => !names[0]!.includes(' '));
   const needs = (command: string) => classifyCommand(command, closed).map((n) => n.capability);
   /** Whether the classifier restricts a command word, whatever its arguments (a path outside the root, shell syntax). */
@@ -154,17 +161,121 @@ describe('the classifier knows every command of the installed gdb', () => {
   // Top-level commands read and found to stay in the debugger (or only to act on its program).
   // A gdb that adds a command fails this test until the command has been read and placed.
   const REVIEWED_SAFE = new Set([
-    '+', '-', '<', '>', 'add-symbol-file-from-memory', 'advance', 'agent-printf', 'apropos', 'awatch', 'backtrace', 'break',
-    'break-range', 'call', 'catch', 'checkpoint', 'clear', 'clone-inferior', 'collect', 'compare-sections', 'complete',
-    'condition', 'continue', 'delete', 'demangle', 'detach', 'disable', 'disassemble', 'disconnect', 'display', 'dont-repeat',
-    'down', 'down-silently', 'dprintf', 'echo', 'enable', 'end', 'find', 'finish', 'forward-search', 'ftrace', 'function',
-    'handle', 'hbreak', 'help', 'ignore', 'inferior', 'info', 'init-if-undefined', 'interrupt', 'jit-reader-unload', 'jump',
-    'kill', 'list', 'macro', 'mem', 'memory-tag', 'next', 'nexti', 'nosharedlibrary', 'output', 'overlay', 'passcount', 'print',
-    'print-object', 'printf', 'ptype', 'pwd', 'queue-signal', 'rbreak', 'remove-inferiors', 'remove-symbol-file', 'restart',
-    'return', 'reverse-continue', 'reverse-finish', 'reverse-next', 'reverse-nexti', 'reverse-search', 'reverse-step',
-    'reverse-stepi', 'rwatch', 'section', 'select-frame', 'sharedlibrary', 'show', 'signal', 'skip', 'start', 'starti', 'step',
-    'stepi', 'stop', 'strace', 'task', 'tbreak', 'tcatch', 'tdump', 'teval', 'tfind', 'thbreak', 'trace', 'tstart', 'tstatus',
-    'tstop', 'tui', 'tvariable', 'undisplay', 'unset', 'until', 'up', 'up-silently', 'update', 'watch', 'whatis', 'x',
+    '+',
+    '-',
+    '<',
+    '>',
+    'add-symbol-file-from-memory',
+    'advance',
+    'agent-printf',
+    'apropos',
+    'awatch',
+    'backtrace',
+    'break',
+    'break-range',
+    'call',
+    'catch',
+    'checkpoint',
+    'clear',
+    'clone-inferior',
+    'collect',
+    'compare-sections',
+    'complete',
+    'condition',
+    'continue',
+    'delete',
+    'demangle',
+    'detach',
+    'disable',
+    'disassemble',
+    'disconnect',
+    'display',
+    'dont-repeat',
+    'down',
+    'down-silently',
+    'dprintf',
+    'echo',
+    'enable',
+    'end',
+    'find',
+    'finish',
+    'forward-search',
+    'ftrace',
+    'function',
+    'handle',
+    'hbreak',
+    'help',
+    'ignore',
+    'inferior',
+    'info',
+    'init-if-undefined',
+    'interrupt',
+    'jit-reader-unload',
+    'jump',
+    'kill',
+    'list',
+    'macro',
+    'mem',
+    'memory-tag',
+    'next',
+    'nexti',
+    'nosharedlibrary',
+    'output',
+    'overlay',
+    'passcount',
+    'print',
+    'print-object',
+    'printf',
+    'ptype',
+    'pwd',
+    'queue-signal',
+    'rbreak',
+    'remove-inferiors',
+    'remove-symbol-file',
+    'restart',
+    'return',
+    'reverse-continue',
+    'reverse-finish',
+    'reverse-next',
+    'reverse-nexti',
+    'reverse-search',
+    'reverse-step',
+    'reverse-stepi',
+    'rwatch',
+    'section',
+    'select-frame',
+    'sharedlibrary',
+    'show',
+    'signal',
+    'skip',
+    'start',
+    'starti',
+    'step',
+    'stepi',
+    'stop',
+    'strace',
+    'task',
+    'tbreak',
+    'tcatch',
+    'tdump',
+    'teval',
+    'tfind',
+    'thbreak',
+    'trace',
+    'tstart',
+    'tstatus',
+    'tstop',
+    'tui',
+    'tvariable',
+    'undisplay',
+    'unset',
+    'until',
+    'up',
+    'up-silently',
+    'update',
+    'watch',
+    'whatis',
+    'x',
   ]);
 
   it('every top-level command is restricted or has been read and found safe', () => {
@@ -197,7 +308,7 @@ describe('the classifier knows every command of the installed gdb', () => {
     const wrong: string[] = [];
     for (const names of entries.filter((n) => n[0]!.startsWith('set ') && n.length > 1)) {
       const canonical = needs(`${names[0]} /outside/x`).length > 0;
-      for (const alias of names.slice(1)) if ((needs(`${alias} /outside/x`).length > 0) !== canonical) wrong.push(`${alias} (alias of ${names[0]})`);
+      for (const alias of names.slice(1)) if (needs(`${alias} /outside/x`).length > 0 !== canonical) wrong.push(`${alias} (alias of ${names[0]})`);
     }
     expect(wrong).toEqual([]);
   });
@@ -215,19 +326,21 @@ describe('the classifier knows every command of the installed gdb', () => {
       .split('\n')
       .filter((l) => l.startsWith('^'));
     const exists = new Set(candidates.filter((_, i) => answers[i]?.includes('exists="true"')));
-    expect([...MI_SAFE].filter((c) => !exists.has(c)), 'MI_SAFE names a command gdb does not have').toEqual([]);
+    expect(
+      [...MI_SAFE].filter((c) => !exists.has(c)),
+      'MI_SAFE names a command gdb does not have',
+    ).toEqual([]);
     const unknown = [...exists].filter((c) => !MI_SAFE.has(c) && classifyCommand(c, closed).every((n) => !n.what.includes('not an MI command')));
     // Every real command is either in MI_SAFE, or ruled (classified by its rule, never as unknown).
     expect(unknown.filter((c) => !MI_SAFE.has(c) && classifyCommand(c, closed).some((n) => n.what.includes('not an MI command')))).toEqual([]);
     expect(exists.size).toBeGreaterThan(100);
   });
 
-  it('MI strings are read with gdb\'s escapes: octal, the C letters, any other character as itself', () => {
+  it("MI strings are read with gdb's escapes: octal, the C letters, any other character as itself", () => {
     expect(splitArgs('"\\163hell id" "\\041id" "a\\"b" "\\e\\q\\\\" \\163 "\\1011"')).toEqual(['shell id', '!id', 'a"b', 'eq\\', '\\163', 'A1']);
     expect(splitArgs('"\\n\\t\\a"')).toEqual(['\n\t\x07']);
   });
 });
-
 
 describe('files another user could swap before gdb opens them (issue 18; the races: test/open-races.test.ts)', () => {
   // `root` (mode 0700 under a sticky /tmp): only debugkit's user can write on the way. `shared`: anyone can.
@@ -255,8 +368,19 @@ describe('files another user could swap before gdb opens them (issue 18; the rac
     }
   }
 
-  it('where only debugkit\'s user can write, file commands go to gdb as written', async () => {
-    for (const command of ['file prog', 'core-file prog', 'dump memory out.bin 0 1', 'set logging enabled on', 'gcore', 'record save', 'directory sub', '-file-exec-and-symbols "prog"', 'with print pretty -- file prog', '-break-commands 1 "dump memory out.bin 0 1"']) {
+  it("where only debugkit's user can write, file commands go to gdb as written", async () => {
+    for (const command of [
+      'file prog',
+      'core-file prog',
+      'dump memory out.bin 0 1',
+      'set logging enabled on',
+      'gcore',
+      'record save',
+      'directory sub',
+      '-file-exec-and-symbols "prog"',
+      'with print pretty -- file prog',
+      '-break-commands 1 "dump memory out.bin 0 1"',
+    ]) {
       expect(await sent(command, closed), command).toBe(command);
     }
   });
@@ -283,10 +407,30 @@ describe('files another user could swap before gdb opens them (issue 18; the rac
 
   it('every other file use there is refused without --allow-gdb-shell, naming why', async () => {
     for (const command of [
-      "file 'prog'", 'file -o 0x10 prog', 'add-symbol-file prog 0', 'with print pretty -- file prog', 'complete file pr', '-interpreter-exec console "file prog"',
-      'dump memory out.bin 0 1', 'append binary value out.bin 1', 'save breakpoints bp.txt', 'gcore', 'gcore core.1', 'record save', 'record full restore r',
-      'set logging file log.txt', 'set logging enabled on', 'set logg en on', 'set logging on', 'with logging enabled on -- p 1', 'directory sub', 'dir sub:.', 'set cwd sub', 'tty t',
-      '-break-commands 1 "dump memory out.bin 0 1"', '-trace-save t',
+      "file 'prog'",
+      'file -o 0x10 prog',
+      'add-symbol-file prog 0',
+      'with print pretty -- file prog',
+      'complete file pr',
+      '-interpreter-exec console "file prog"',
+      'dump memory out.bin 0 1',
+      'append binary value out.bin 1',
+      'save breakpoints bp.txt',
+      'gcore',
+      'gcore core.1',
+      'record save',
+      'record full restore r',
+      'set logging file log.txt',
+      'set logging enabled on',
+      'set logg en on',
+      'set logging on',
+      'with logging enabled on -- p 1',
+      'directory sub',
+      'dir sub:.',
+      'set cwd sub',
+      'tty t',
+      '-break-commands 1 "dump memory out.bin 0 1"',
+      '-trace-save t',
     ]) {
       expect(await sent(command), command).toMatch(/can be written by users other than debugkit's.*--allow-gdb-shell/);
       expect(capabilityScopes(command, inShared), command).toEqual(['gdb:shell']);
@@ -305,7 +449,7 @@ describe('files another user could swap before gdb opens them (issue 18; the rac
     expect(await sent('-file-exec-and-symbols -x', closed)).toMatch(/outside the workspace root/);
   });
 
-  it('a command that reaches further when sent than when the key\'s scopes were checked is refused, whatever the flags', async () => {
+  it("a command that reaches further when sent than when the key's scopes were checked is refused, whatever the flags", async () => {
     await expect(prepareCommand('file /bin/sh', open, [])).rejects.toThrow(/reaches further than when the call's scopes were checked/);
     expect((await prepareCommand('file /bin/sh', open, ['gdb:shell'])).command).toBe('file /bin/sh');
     expect((await prepareCommand('file /bin/sh', open)).command).toBe('file /bin/sh');

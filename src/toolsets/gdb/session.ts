@@ -57,14 +57,7 @@ export interface CallOutcome {
   truncated?: boolean;
 }
 
-const STARTUP_COMMANDS = [
-  '-gdb-set mi-async on',
-  '-gdb-set pagination off',
-  '-gdb-set confirm off',
-  '-gdb-set width 0',
-  '-gdb-set height 0',
-  '-enable-pretty-printing',
-];
+const STARTUP_COMMANDS = ['-gdb-set mi-async on', '-gdb-set pagination off', '-gdb-set confirm off', '-gdb-set width 0', '-gdb-set height 0', '-enable-pretty-printing'];
 const PROGRAM_OUTPUT_PER_CALL = 4096;
 
 /** One gdb process in MI mode, its debuggee's output, and the commands sent to it, one at a time. */
@@ -104,7 +97,10 @@ export class GdbSession implements SessionResource {
         this.onEngineGone(o.kind === 'value' ? describeExit(o.value) : 'gdb closed its output');
       });
     });
-    for (const [fd, ring] of [[3, this.programStdout], [4, this.programStderr]] as const) {
+    for (const [fd, ring] of [
+      [3, this.programStdout],
+      [4, this.programStderr],
+    ] as const) {
       const stream = proc.child.stdio[fd] as Readable;
       stream.setEncoding('utf8');
       stream.on('data', (text: string) => ring.append(text));
@@ -289,9 +285,7 @@ export class GdbSession implements SessionResource {
     }
     if (reply.resultClass === 'error') {
       const msg = String(reply.results.msg ?? 'gdb reported an error');
-      const hint = this.state === 'running'
-        ? ' (the target is running: send "-exec-interrupt" to stop it, or gdb_wait to wait for it to stop)'
-        : '';
+      const hint = this.state === 'running' ? ' (the target is running: send "-exec-interrupt" to stop it, or gdb_wait to wait for it to stop)' : '';
       // What gdb printed before it failed (a partial listing, a warning) belongs to the error.
       // gdb echoes the message on its log stream too: keep what came before it.
       let printed = this.collector.take().output.trimEnd();
@@ -353,18 +347,24 @@ export class GdbSession implements SessionResource {
   /** Waits until a stop newer than `stopsBefore` arrives, the bound passes, or the call is cancelled. */
   private async waitForStop(stopsBefore: number, { waitMs, signal }: CallOptions, force = false): Promise<void> {
     if (this.stops !== stopsBefore || (!force && this.state !== 'running') || waitMs <= 0) return;
-    await waitBounded<void>((settle) => {
-      const waiter = () => settle();
-      this.stopWaiters.push(waiter);
-      return () => (this.stopWaiters = this.stopWaiters.filter((w) => w !== waiter));
-    }, { timeoutMs: waitMs, signal });
+    await waitBounded<void>(
+      (settle) => {
+        const waiter = () => settle();
+        this.stopWaiters.push(waiter);
+        return () => (this.stopWaiters = this.stopWaiters.filter((w) => w !== waiter));
+      },
+      { timeoutMs: waitMs, signal },
+    );
   }
 
   private finish(result: CallOutcome['result']): CallOutcome {
     const collected = this.collector.take(this.command);
     this.command = '';
     this.collector = new CallCollector();
-    const notes = this.notes.splice(0).map((n) => `${n}\n`).join('');
+    const notes = this.notes
+      .splice(0)
+      .map((n) => `${n}\n`)
+      .join('');
     const outcome: CallOutcome = { result, output: collected.output + notes, state: this.state };
     if (collected.truncated) outcome.truncated = true;
     if (collected.stopped) outcome.stopped = collected.stopped;

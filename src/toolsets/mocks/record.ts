@@ -99,7 +99,10 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
         if (conn.protocol === 'generic') {
           const upstream = await connectUpstream(conn);
           const tls = { ca: req.ca, upstream: { insecure: req.insecureUpstream, ...(req.upstreamCa ? { ca: req.upstreamCa } : {}) } };
-          const result = await recordGeneric(conn, upstream, { onMock: keep('Generic'), tls, onMysqlMock: (m) => {
+          const result = await recordGeneric(conn, upstream, {
+            onMock: keep('Generic'),
+            tls,
+            onMysqlMock: (m) => {
               const mock = mysqlMockOf(m);
               keep(mock.kind)(mock);
             },

@@ -56,7 +56,13 @@ const ofKind = <K extends Mock['kind']>(mocks: readonly Mock[], kind: K) => mock
  */
 export function replayersFor(mocks: readonly Mock[], o: ReplayersOptions): ProtocolReplayer[] {
   const h2 = h2Replayer(mocks, o);
-  return [h2, httpReplayer(ofKind(mocks, 'Http'), o, h2.overTls), postgresReplayer(ofKind(mocks, 'Postgres'), o), genericReplayer(genericAndMysql(mocks, o.warn), o), redisReplayer(ofKind(mocks, 'Redis'), o)];
+  return [
+    h2,
+    httpReplayer(ofKind(mocks, 'Http'), o, h2.overTls),
+    postgresReplayer(ofKind(mocks, 'Postgres'), o),
+    genericReplayer(genericAndMysql(mocks, o.warn), o),
+    redisReplayer(ofKind(mocks, 'Redis'), o),
+  ];
 }
 
 function counts(): ReplayCounts {
@@ -110,15 +116,17 @@ function h2Replayer(mocks: readonly Mock[], o: ReplayersOptions): ProtocolReplay
   return {
     kind: 'Http2',
     accepts: (conn) => conn.protocol === 'h2',
-    serve: (conn) => replayH2(conn, options('http', () => connectTcp(conn.target, 10_000))),
+    serve: (conn) =>
+      replayH2(
+        conn,
+        options('http', () => connectTcp(conn.target, 10_000)),
+      ),
     ...(hasH2
       ? {
           overTls: (conn: H2OverTls) =>
             replayH2(
               conn,
-              options('https', () =>
-                connectUpstream(conn.target, conn.serverName, { alpn: ['h2'], ...(o.upstreamCa ? { ca: o.upstreamCa } : {}) }),
-              ),
+              options('https', () => connectUpstream(conn.target, conn.serverName, { alpn: ['h2'], ...(o.upstreamCa ? { ca: o.upstreamCa } : {}) })),
             ),
         }
       : {}),
@@ -143,9 +151,7 @@ function postgresReplayer(mocks: PostgresMock[], o: ReplayersOptions): ProtocolR
               connect: () => connectTcp(conn.target, 10_000),
               where,
               connectionId: `${conn.id}-on-miss`,
-              ...(o.onMiss === 'record'
-                ? { record: (mock: PostgresMock) => o.recorded(mock) }
-                : { onForwarded: () => void (c.fellBack++, c.missed++) }),
+              ...(o.onMiss === 'record' ? { record: (mock: PostgresMock) => o.recorded(mock) } : { onForwarded: () => void (c.fellBack++, c.missed++) }),
             };
       await replayPostgres(conn, index, { onMatch: () => void c.replayed++, onMiss: (m) => (c.missed++, o.missed(m.message)), ...(upstream ? { upstream } : {}) });
     },

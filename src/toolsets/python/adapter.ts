@@ -83,16 +83,19 @@ export class DebugpyAdapter {
 
   /** The next stop, or "ended" when the program is gone, or "timeout" after `timeoutMs`. */
   async nextStop(timeoutMs: number, signal?: AbortSignal): Promise<DebugProtocol.StoppedEvent | 'ended' | 'timeout' | 'cancelled'> {
-    const outcome = await waitBounded<DebugProtocol.StoppedEvent | 'ended'>((settle) => {
-      const check = () => {
-        const stop = this.stops.shift();
-        if (stop) settle(stop);
-        else if (this.hasEnded) settle('ended');
-      };
-      this.wake.add(check);
-      check();
-      return () => this.wake.delete(check);
-    }, { timeoutMs, signal });
+    const outcome = await waitBounded<DebugProtocol.StoppedEvent | 'ended'>(
+      (settle) => {
+        const check = () => {
+          const stop = this.stops.shift();
+          if (stop) settle(stop);
+          else if (this.hasEnded) settle('ended');
+        };
+        this.wake.add(check);
+        check();
+        return () => this.wake.delete(check);
+      },
+      { timeoutMs, signal },
+    );
     if (outcome.kind === 'value') return outcome.value;
     return outcome.kind === 'timeout' ? 'timeout' : 'cancelled';
   }

@@ -57,17 +57,22 @@ export class PythonService {
     const program = this.openEntry(req.entry);
     let session: PythonSession | undefined;
     try {
-      const info = await this.registry.create(owner, timeoutMs, async () => {
-        session = new PythonSession({
-          root: this.root(),
-          program,
-          args: req.args ?? [],
-          env: req.env ?? {},
-          interpreter,
-          stopOnRaised: req.stopOnRaisedExceptions ?? false,
-        });
-        return session;
-      }, { key });
+      const info = await this.registry.create(
+        owner,
+        timeoutMs,
+        async () => {
+          session = new PythonSession({
+            root: this.root(),
+            program,
+            args: req.args ?? [],
+            env: req.env ?? {},
+            interpreter,
+            stopOnRaised: req.stopOnRaisedExceptions ?? false,
+          });
+          return session;
+        },
+        { key },
+      );
       return { sessionId: info.id };
     } finally {
       // A session that was made owns the entry and closes it when it ends.

@@ -387,4 +387,3 @@ export class PythonSession implements SessionResource {
     }
   }
 }
-

@@ -10,10 +10,7 @@ const grpc = require('@grpc/grpc-js');
 const loader = require('@grpc/proto-loader');
 const def = loader.loadSync(path.join(import.meta.dirname, 'greeter.proto'));
 const { Greeter } = grpc.loadPackageDefinition(def).shop;
-const client =
-  secure === 'tls'
-    ? new Greeter(`localhost:${port}`, grpc.credentials.createSsl())
-    : new Greeter(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+const client = secure === 'tls' ? new Greeter(`localhost:${port}`, grpc.credentials.createSsl()) : new Greeter(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
 const lines = [];
 const deadline = () => new Date(Date.now() + 20_000);
 try {

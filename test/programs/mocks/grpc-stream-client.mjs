@@ -24,18 +24,19 @@ try {
     });
     lines.push(`sum: ${sum.message} (${sum.seq})`);
   }
-  if (only !== 'sum') await new Promise((resolve, reject) => {
-    const call = client.Chat({ deadline: deadline() });
-    let next = 0;
-    const send = () => (next < names.length ? call.write({ name: names[next++] }) : call.end());
-    call.on('data', (r) => {
-      lines.push(`chat ${r.seq}: ${r.message}`);
-      if (r.seq > 0) send();
+  if (only !== 'sum')
+    await new Promise((resolve, reject) => {
+      const call = client.Chat({ deadline: deadline() });
+      let next = 0;
+      const send = () => (next < names.length ? call.write({ name: names[next++] }) : call.end());
+      call.on('data', (r) => {
+        lines.push(`chat ${r.seq}: ${r.message}`);
+        if (r.seq > 0) send();
+      });
+      call.on('error', reject);
+      call.on('end', resolve);
+      send();
     });
-    call.on('error', reject);
-    call.on('end', resolve);
-    send();
-  });
 } catch (err) {
   lines.push(`error: ${err.code} ${err.details}`);
   process.exitCode = 2;

@@ -14,4 +14,7 @@ const [rows] = await conn.execute('SELECT name, qty, price, seen FROM stock_node
 const [sets] = await conn.query('SELECT COUNT(*) AS n FROM stock_node; SELECT 41 + 1 AS answer');
 await conn.end();
 const row = rows[0];
-writeFileSync('shop-node-out.txt', `${row.name} qty=${row.qty} price=${row.price} seen=${row.seen.toISOString()} n=${sets[0][0].n} answer=${sets[1][0].answer}${tls === 'tls' ? ` tls=${version}` : ''}\n`);
+writeFileSync(
+  'shop-node-out.txt',
+  `${row.name} qty=${row.qty} price=${row.price} seen=${row.seen.toISOString()} n=${sets[0][0].n} answer=${sets[1][0].answer}${tls === 'tls' ? ` tls=${version}` : ''}\n`,
+);

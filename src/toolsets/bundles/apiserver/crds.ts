@@ -23,8 +23,12 @@ export function customResourceTypes(crds: K8sObject[]): ResourceType[] {
         plural,
         singular: str(at(crd, 'spec', 'names', 'singular')) || kind.toLowerCase(),
         namespaced,
-        shortNames: list(at(crd, 'spec', 'names', 'shortNames')).map((s) => str(s)).filter(Boolean),
-        categories: list(at(crd, 'spec', 'names', 'categories')).map((s) => str(s)).filter(Boolean),
+        shortNames: list(at(crd, 'spec', 'names', 'shortNames'))
+          .map((s) => str(s))
+          .filter(Boolean),
+        categories: list(at(crd, 'spec', 'names', 'categories'))
+          .map((s) => str(s))
+          .filter(Boolean),
         // A cluster-scoped kind is one file; a directory is accepted too in case a bundle nests it.
         sources: namespaced ? [{ dir: base }] : [{ file: base }, { dir: base }],
         printerColumns: v.columns,

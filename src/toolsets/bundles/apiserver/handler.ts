@@ -85,14 +85,7 @@ async function handleResource(ctx: ServerContext, r: ResourceRoute, q: URLSearch
   return sendObjects(ctx, t, [obj], false, req, q, res);
 }
 
-async function handleList(
-  ctx: ServerContext,
-  t: ResourceType,
-  namespace: string | undefined,
-  q: URLSearchParams,
-  req: IncomingMessage,
-  res: ServerResponse,
-): Promise<void> {
+async function handleList(ctx: ServerContext, t: ResourceType, namespace: string | undefined, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
   let objects: K8sObject[];
   try {
     const labels = parseLabelSelector(q.get('labelSelector') ?? '');
@@ -112,15 +105,7 @@ function warningHeader(text: string): string {
   return `299 - ${JSON.stringify(text.replace(/[^\x20-\x7e]/g, '?'))}`;
 }
 
-async function sendObjects(
-  ctx: ServerContext,
-  t: ResourceType,
-  objects: K8sObject[],
-  isList: boolean,
-  req: IncomingMessage,
-  q: URLSearchParams,
-  res: ServerResponse,
-): Promise<void> {
+async function sendObjects(ctx: ServerContext, t: ResourceType, objects: K8sObject[], isList: boolean, req: IncomingMessage, q: URLSearchParams, res: ServerResponse): Promise<void> {
   const accept = req.headers.accept;
   const tableVersion = wantsTable(accept);
   if (tableVersion) {
@@ -141,4 +126,3 @@ async function sendObjects(
     items: objects,
   });
 }
-

@@ -6,11 +6,7 @@ import { isRecord } from './json.js';
  * optionally wrapped in `{...}`. Anything else is rejected so a column shows `<none>`
  * instead of a wrong value.
  */
-type Step =
-  | { kind: 'field'; name: string }
-  | { kind: 'index'; index: number }
-  | { kind: 'wildcard' }
-  | { kind: 'filter'; path: string[]; negate: boolean; value: string | number | boolean };
+type Step = { kind: 'field'; name: string } | { kind: 'index'; index: number } | { kind: 'wildcard' } | { kind: 'filter'; path: string[]; negate: boolean; value: string | number | boolean };
 
 export class JsonPathError extends Error {}
 

@@ -68,7 +68,7 @@ describe('kubectl against the 2025 bundle', () => {
     expect(t.rows.map((row) => row[0]).sort()).toEqual(['coredns', 'local-path-provisioner', 'metrics-server']);
   });
 
-  it("describe pod shows the pod and its events", async () => {
+  it('describe pod shows the pod and its events', async () => {
     const r = await h.kubectl(['describe', 'pod', 'coredns-ff8999cc5-6rpll', '-n', 'kube-system']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^Name:\s+coredns-ff8999cc5-6rpll$/m);
@@ -176,9 +176,7 @@ describe('kubectl against the 2022 bundle', () => {
     const t = table((await h.kubectl(['get', 'pods', '-A'])).stdout);
     const want = (await bundleItems(h, 'pods')).map(expectedPodRow).sort();
     expect(t.rows.map((row) => row.slice(0, 4)).sort()).toEqual(want);
-    expect(t.rows.find((row) => row[1] === 'nginx-deployment-7986654d4-ztx2g')).toEqual([
-      'default', 'nginx-deployment-7986654d4-ztx2g', '2/2', 'Running', '50 (7h ago)', '20d',
-    ]);
+    expect(t.rows.find((row) => row[1] === 'nginx-deployment-7986654d4-ztx2g')).toEqual(['default', 'nginx-deployment-7986654d4-ztx2g', '2/2', 'Running', '50 (7h ago)', '20d']);
   });
 
   it('logs -c picks one of several containers, --previous the earlier run', async () => {

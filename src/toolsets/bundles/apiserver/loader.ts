@@ -105,10 +105,12 @@ export class FileCache {
 
   /** A JSON file's parsed content as is (not as a list), or undefined when absent or invalid. */
   loadRaw(file: string): Promise<unknown> {
-    return this.readText(file).then(
-      (text) => JSON.parse(text) as unknown,
-      () => undefined,
-    ).catch(() => undefined);
+    return this.readText(file)
+      .then(
+        (text) => JSON.parse(text) as unknown,
+        () => undefined,
+      )
+      .catch(() => undefined);
   }
 
   /** Regular files of a directory (no subdirectories), or [] when it is absent. */
@@ -117,10 +119,19 @@ export class FileCache {
     if (!p) {
       const opened = this.open(dir, 'directory');
       // Read through the checked descriptor (/proc/self/fd/N is the directory that was checked).
-      p = opened === undefined ? Promise.resolve([]) : readdir(`/proc/self/fd/${opened.fd}`, { withFileTypes: true }).then(
-        (entries) => entries.filter((e) => e.isFile()).map((e) => e.name).sort(),
-        () => [],
-      ).finally(() => closeSync(opened.fd));
+      p =
+        opened === undefined
+          ? Promise.resolve([])
+          : readdir(`/proc/self/fd/${opened.fd}`, { withFileTypes: true })
+              .then(
+                (entries) =>
+                  entries
+                    .filter((e) => e.isFile())
+                    .map((e) => e.name)
+                    .sort(),
+                () => [],
+              )
+              .finally(() => closeSync(opened.fd));
       this.dirs.set(dir, p);
     }
     return p;
@@ -130,5 +141,8 @@ export class FileCache {
 const readFdText = promisify(readFd) as (fd: number, encoding: 'utf8') => Promise<string>;
 
 export async function isDirectory(p: string): Promise<boolean> {
-  return stat(p).then((s) => s.isDirectory(), () => false);
+  return stat(p).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 }

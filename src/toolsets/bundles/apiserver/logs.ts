@@ -48,7 +48,10 @@ export function parseLogQuery(q: URLSearchParams): LogQuery | string {
 /** Containers of a pod object, or (when the pod object was not collected) those with log files. */
 async function containerNames(bundle: Bundle, pod: unknown, dir: string): Promise<{ app: string[]; init: string[] }> {
   if (pod !== undefined) {
-    const names = (key: string) => list(at(pod, 'spec', key)).map((c) => str(at(c, 'name'))).filter(Boolean);
+    const names = (key: string) =>
+      list(at(pod, 'spec', key))
+        .map((c) => str(at(c, 'name')))
+        .filter(Boolean);
     return { app: [...names('containers'), ...names('ephemeralContainers')], init: names('initContainers') };
   }
   const files = await bundle.cache.listDir(dir);

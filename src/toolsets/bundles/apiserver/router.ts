@@ -29,7 +29,10 @@ export type Route =
 
 function segments(pathname: string): string[] | undefined {
   try {
-    const parts = pathname.split('/').filter((s) => s !== '').map(decodeURIComponent);
+    const parts = pathname
+      .split('/')
+      .filter((s) => s !== '')
+      .map(decodeURIComponent);
     // A decoded segment must still be one segment: no "a%2Fb", no "." or "..".
     return parts.some((p) => p.includes('/') || p === '.' || p === '..') ? undefined : parts;
   } catch {

@@ -1,13 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  formatLabelMap,
-  formatLabelSelector,
-  matchesFields,
-  matchesLabels,
-  parseFieldSelector,
-  parseLabelSelector,
-  SelectorError,
-} from './selectors.js';
+import { formatLabelMap, formatLabelSelector, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
 
 const labels = { app: 'nginx', tier: 'web', 'app.kubernetes.io/name': 'traefik', rev: '7' };
 const match = (sel: string) => matchesLabels(labels, parseLabelSelector(sel));

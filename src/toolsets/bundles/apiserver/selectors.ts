@@ -156,11 +156,7 @@ export function formatLabelSelector(selector: unknown): string {
     const key = String(at(e, 'key') ?? '');
     const values = (Array.isArray(at(e, 'values')) ? (at(e, 'values') as unknown[]) : []).map(String).sort();
     const op = String(at(e, 'operator') ?? '');
-    const text =
-      op === 'In' ? `${key} in (${values.join(',')})`
-      : op === 'NotIn' ? `${key} notin (${values.join(',')})`
-      : op === 'DoesNotExist' ? `!${key}`
-      : key;
+    const text = op === 'In' ? `${key} in (${values.join(',')})` : op === 'NotIn' ? `${key} notin (${values.join(',')})` : op === 'DoesNotExist' ? `!${key}` : key;
     parts.push({ key, text });
   }
   parts.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));

@@ -154,7 +154,7 @@ describe('bundle API server over the 2025 bundle', () => {
     expect((await get(h, '/api/v1/namespaces/kube-system/pods/nope/log')).body).toMatchObject({ code: 404, message: 'pods "nope" not found' });
   });
 
-  it('refuses since and timestamps (a bundle\'s logs carry no times) rather than ignoring them', async () => {
+  it("refuses since and timestamps (a bundle's logs carry no times) rather than ignoring them", async () => {
     for (const q of ['sinceSeconds=3600', 'sinceTime=2025-04-11T00:00:00Z', 'timestamps=true']) {
       const r = await get(h, `/api/v1/namespaces/kube-system/pods/coredns-ff8999cc5-6rpll/log?${q}`);
       expect(r.status).toBe(400);

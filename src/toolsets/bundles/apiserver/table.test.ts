@@ -60,7 +60,13 @@ describe('buildTable', () => {
   it('turns a failing cell into <unknown> and a missing one into null', () => {
     const printer: Printer = {
       columns: [
-        { name: 'Boom', type: 'string', cell: () => { throw new Error('x'); } },
+        {
+          name: 'Boom',
+          type: 'string',
+          cell: () => {
+            throw new Error('x');
+          },
+        },
         { name: 'Missing', type: 'string', cell: () => undefined },
       ],
     };
@@ -72,12 +78,26 @@ describe('printers', () => {
   it('prints a LoadBalancer service like kubectl', () => {
     const svc = {
       metadata: { name: 'traefik', creationTimestamp: '2025-04-11T18:47:00Z' },
-      spec: { type: 'LoadBalancer', clusterIP: '10.43.0.5', clusterIPs: ['10.43.0.5'], ports: [{ port: 80, nodePort: 30080, protocol: 'TCP' }, { port: 443, protocol: 'TCP' }], selector: { app: 't' } },
+      spec: {
+        type: 'LoadBalancer',
+        clusterIP: '10.43.0.5',
+        clusterIPs: ['10.43.0.5'],
+        ports: [
+          { port: 80, nodePort: 30080, protocol: 'TCP' },
+          { port: 443, protocol: 'TCP' },
+        ],
+        selector: { app: 't' },
+      },
       status: { loadBalancer: { ingress: [{ ip: '172.19.0.2' }] } },
     };
     expect(cells(servicePrinter, svc)).toEqual({
-      Name: 'traefik', Type: 'LoadBalancer', 'Cluster-IP': '10.43.0.5', 'External-IP': '172.19.0.2',
-      'Port(s)': '80:30080/TCP,443/TCP', Age: '19m', Selector: 'app=t',
+      Name: 'traefik',
+      Type: 'LoadBalancer',
+      'Cluster-IP': '10.43.0.5',
+      'External-IP': '172.19.0.2',
+      'Port(s)': '80:30080/TCP,443/TCP',
+      Age: '19m',
+      Selector: 'app=t',
     });
     expect(cells(servicePrinter, { metadata: { name: 'x' }, spec: { type: 'LoadBalancer' } })['External-IP']).toBe('<pending>');
   });
@@ -88,11 +108,26 @@ describe('printers', () => {
       spec: { unschedulable: true },
       status: { conditions: [{ type: 'Ready', status: 'False' }], nodeInfo: { kubeletVersion: 'v1.32.2' }, addresses: [{ type: 'InternalIP', address: '10.0.0.1' }] },
     };
-    expect(cells(nodePrinter, node)).toMatchObject({ Status: 'NotReady,SchedulingDisabled', Roles: 'control-plane,master', Age: '49m', Version: 'v1.32.2', 'Internal-IP': '10.0.0.1', 'External-IP': '<none>' });
+    expect(cells(nodePrinter, node)).toMatchObject({
+      Status: 'NotReady,SchedulingDisabled',
+      Roles: 'control-plane,master',
+      Age: '49m',
+      Version: 'v1.32.2',
+      'Internal-IP': '10.0.0.1',
+      'External-IP': '<none>',
+    });
   });
 
   it('prints events with a fallback to eventTime', () => {
-    const ev = { metadata: { name: 'e' }, type: 'Normal', reason: 'Scheduled', involvedObject: { kind: 'Pod', name: 'web' }, message: ' hi ', eventTime: '2025-04-11T19:06:00.5Z', reportingComponent: 'default-scheduler' };
+    const ev = {
+      metadata: { name: 'e' },
+      type: 'Normal',
+      reason: 'Scheduled',
+      involvedObject: { kind: 'Pod', name: 'web' },
+      message: ' hi ',
+      eventTime: '2025-04-11T19:06:00.5Z',
+      reportingComponent: 'default-scheduler',
+    };
     expect(cells(eventPrinter, ev)).toMatchObject({ 'Last Seen': '17s', Object: 'pod/web', Message: 'hi', Source: 'default-scheduler', Count: 1 });
   });
 

@@ -12,7 +12,7 @@ const FIXTURES = SUPPORT_BUNDLES;
 
 /** The grep_files response text of the contract (seed 003), verbatim. */
 const SEED_GREP_TEXT =
-  "Found 3 matches for case-insensitive pattern 'OOMKilled' in /kubernetes/logs (matching *.log):\n\n**File: /kubernetes/logs/kube-system/mysql-backup-78945d95b-abcde.log**\n```\n  15 | Container was OOMKilled due to memory pressure\n```\n\n**File: /kubernetes/logs/monitoring/prometheus-server-558874d9c-fghij.log**\n```\n 278 | Previous container was OOMKilled, restarting with increased memory limits\n```\n\n**File: /kubernetes/events.log**\n```\n  42 | Pod monitoring/grafana-6584c8d677-abcde was evicted due to OOMKilled\n```\n\nSearch metadata:\n```json\n{\n  \"pattern\": \"OOMKilled\",\n  \"path\": \"/kubernetes/logs\",\n  \"glob_pattern\": \"*.log\",\n  \"total_matches\": 3,\n  \"files_searched\": 32,\n  \"recursive\": true,\n  \"case_sensitive\": false,\n  \"truncated\": false\n}\n```";
+  'Found 3 matches for case-insensitive pattern \'OOMKilled\' in /kubernetes/logs (matching *.log):\n\n**File: /kubernetes/logs/kube-system/mysql-backup-78945d95b-abcde.log**\n```\n  15 | Container was OOMKilled due to memory pressure\n```\n\n**File: /kubernetes/logs/monitoring/prometheus-server-558874d9c-fghij.log**\n```\n 278 | Previous container was OOMKilled, restarting with increased memory limits\n```\n\n**File: /kubernetes/events.log**\n```\n  42 | Pod monitoring/grafana-6584c8d677-abcde was evicted due to OOMKilled\n```\n\nSearch metadata:\n```json\n{\n  "pattern": "OOMKilled",\n  "path": "/kubernetes/logs",\n  "glob_pattern": "*.log",\n  "total_matches": 3,\n  "files_searched": 32,\n  "recursive": true,\n  "case_sensitive": false,\n  "truncated": false\n}\n```';
 
 let base: string;
 let root: string;
@@ -75,7 +75,7 @@ describe('grepFiles: the contract rendering', () => {
   it('one match, no glob, case-sensitive wording', async () => {
     const result = await grepFiles(root, { pattern: 'grafana', path: '/kubernetes/events.log', case_sensitive: true });
     expect(result.text).toBe(
-      "Found 1 match for case-sensitive pattern 'grafana' in /kubernetes/events.log:\n\n**File: /kubernetes/events.log**\n```\n  42 | Pod monitoring/grafana-6584c8d677-abcde was evicted due to OOMKilled\n```\n\nSearch metadata:\n```json\n{\n  \"pattern\": \"grafana\",\n  \"path\": \"/kubernetes/events.log\",\n  \"glob_pattern\": null,\n  \"total_matches\": 1,\n  \"files_searched\": 1,\n  \"recursive\": true,\n  \"case_sensitive\": true,\n  \"truncated\": false\n}\n```",
+      'Found 1 match for case-sensitive pattern \'grafana\' in /kubernetes/events.log:\n\n**File: /kubernetes/events.log**\n```\n  42 | Pod monitoring/grafana-6584c8d677-abcde was evicted due to OOMKilled\n```\n\nSearch metadata:\n```json\n{\n  "pattern": "grafana",\n  "path": "/kubernetes/events.log",\n  "glob_pattern": null,\n  "total_matches": 1,\n  "files_searched": 1,\n  "recursive": true,\n  "case_sensitive": true,\n  "truncated": false\n}\n```',
     );
   });
 
@@ -172,7 +172,11 @@ describe('grepFiles: limits and errors', () => {
     const r = await grepFiles(root, { pattern: 'match', path: '/t', max_results: 10 });
     expect(r.matches).toHaveLength(10);
     expect(r.metadata).toMatchObject({ total_matches: 10, truncated: true });
-    expect(r.text.endsWith('  "truncated": true\n}\n```\n\nThe results stopped at max_results (10) matches (truncated): narrow the search with a more specific pattern, a path or a glob_pattern, or raise max_results.')).toBe(true);
+    expect(
+      r.text.endsWith(
+        '  "truncated": true\n}\n```\n\nThe results stopped at max_results (10) matches (truncated): narrow the search with a more specific pattern, a path or a glob_pattern, or raise max_results.',
+      ),
+    ).toBe(true);
     // Exactly max_results matches in all is not truncated.
     const exact = await grepFiles(root, { pattern: 'match', path: '/t', max_results: 50 });
     expect(exact.metadata).toMatchObject({ total_matches: 50, truncated: false });
@@ -236,7 +240,11 @@ describe('grepFiles: time bounds (the search runs on a worker thread)', () => {
   it('a catastrophic pattern is stopped after stallMs on one line and answered as such; the event loop runs meanwhile', async () => {
     put('cat/app.log', `starting\n${'a'.repeat(40)}!ab\ndone\n`);
     // Line by line (a lookahead), and through rg (which proposes the line JavaScript then checks), and a directory and a file.
-    for (const [pattern, where] of [['(?=a)(a+)+$', '/cat'], ['(a+)+b', '/cat'], ['(a+)+$', '/cat/app.log']] as const) {
+    for (const [pattern, where] of [
+      ['(?=a)(a+)+$', '/cat'],
+      ['(a+)+b', '/cat'],
+      ['(a+)+$', '/cat/app.log'],
+    ] as const) {
       const { value, ticks } = await ticksWhile(grepFiles(root, { pattern, path: where }, { stallMs: 500 }));
       expect(value).toBeInstanceOf(BundleError);
       expect((value as BundleError).name).toBe('InvalidPatternError');

@@ -175,7 +175,8 @@ function grepError(err: unknown, pattern: string): Error {
     if (isBundleErrorType(err.name)) return new BundleError(err.name, err.message);
     return new DebugkitError('INTERNAL', `grep_files failed: ${err.message}`, { cause: err });
   }
-  if (err instanceof Error && err.name === 'WorkerDiedError') return new DebugkitError('INTERNAL', `grep_files stopped: ${err.message}; narrow the search with path, glob_pattern or a smaller max_results`, { cause: err });
+  if (err instanceof Error && err.name === 'WorkerDiedError')
+    return new DebugkitError('INTERNAL', `grep_files stopped: ${err.message}; narrow the search with path, glob_pattern or a smaller max_results`, { cause: err });
   return err instanceof Error ? err : new Error(String(err));
 }
 
@@ -248,7 +249,15 @@ export async function searchBundle(root: string, options: GrepOptions, engine: G
     if (rg && scan && rustPattern !== null && (await searchWithRipgrep(scan, rustPattern, searcher, target, recursive, caseSensitive, state))) {
       used = 'ripgrep';
     } else {
-      await walk(target.root, target.abs, target.display, recursive, matcher, (abs, display) => searchFile(searcher, abs, display, state), () => state.truncated);
+      await walk(
+        target.root,
+        target.abs,
+        target.display,
+        recursive,
+        matcher,
+        (abs, display) => searchFile(searcher, abs, display, state),
+        () => state.truncated,
+      );
     }
   } else {
     throw new BundleError('PathNotFoundError', `Path '${target.display}' is neither a file nor a directory`);
@@ -689,7 +698,7 @@ function record(file: FileScan, state: SearchState, lineNo: number, line: string
 function searchLiteral(needle: Buffer, data: Buffer, file: FileScan, state: SearchState, last: boolean): boolean {
   let counted = 0;
   let lineNo = file.lineBase;
-  for (let idx = data.indexOf(needle); idx !== -1; ) {
+  for (let idx = data.indexOf(needle); idx !== -1;) {
     const ls = idx === 0 ? 0 : data.lastIndexOf(10, idx - 1) + 1;
     let le = data.indexOf(10, idx);
     if (le === -1) le = data.length;
@@ -719,7 +728,7 @@ function searchText(searcher: Searcher, data: Buffer, text: string, bytewise: bo
   let counted = 0; // offset up to which newlines are counted into lineNo
   let lineNo = file.lineBase;
   let m: RegExpExecArray | null;
-  for (; progress(), (m = re.exec(text)) !== null; ) {
+  for (; progress(), (m = re.exec(text)) !== null;) {
     const idx = m.index;
     if (idx >= text.length && endsWithNewline) break; // after the last newline: no line there
     const ls = idx === 0 ? 0 : text.lastIndexOf('\n', idx - 1) + 1;
@@ -911,9 +920,7 @@ function render(meta: GrepMetadata, state: SearchState): string {
   }
   parts.push(`Search metadata:\n\`\`\`json\n${JSON.stringify(meta, null, 2)}\n\`\`\``);
   if (state.truncated) {
-    parts.push(
-      `The results stopped at max_results (${state.maxResults}) matches (truncated): narrow the search with a more specific pattern, a path or a glob_pattern, or raise max_results.`,
-    );
+    parts.push(`The results stopped at max_results (${state.maxResults}) matches (truncated): narrow the search with a more specific pattern, a path or a glob_pattern, or raise max_results.`);
   }
   return parts.join('\n\n');
 }

@@ -64,12 +64,7 @@ describe('listFiles: the contract rendering', () => {
 
   it('recursive listings walk level by level and say "recursively"', async () => {
     const result = await listFiles(root, '/kubernetes', true);
-    expect(result.entries.map((e) => e.path)).toEqual([
-      '/kubernetes/pods',
-      '/kubernetes/pods/default',
-      '/kubernetes/pods/kube-system',
-      '/kubernetes/pods/kube-apiserver-master1.yaml',
-    ]);
+    expect(result.entries.map((e) => e.path)).toEqual(['/kubernetes/pods', '/kubernetes/pods/default', '/kubernetes/pods/kube-system', '/kubernetes/pods/kube-apiserver-master1.yaml']);
     expect(result.text.startsWith('Listed files in /kubernetes recursively:\n```json\n[\n')).toBe(true);
     expect(result.text.endsWith('Directory metadata:\n```json\n{\n  "path": "/kubernetes",\n  "recursive": true,\n  "total_files": 1,\n  "total_dirs": 3\n}\n```')).toBe(true);
   });
@@ -125,7 +120,23 @@ describe('listFiles on the real fixture bundles', () => {
     ['support-bundle.tar.gz', ['all-logs', 'cluster-info', 'cluster-resources', 'analysis.json', 'static-hi.log', 'version.yaml']],
     [
       'support-bundle-2025-04-11T14_05_31.tar.gz',
-      ['cluster-info', 'cluster-resources', 'configmaps', 'configmaps-errors', 'execution-data', 'kots', 'logs', 'node-metrics', 'rqlite-nodes', 'rqlite-status', 'secrets', 'secrets-errors', 'analysis.json', 'replicated.app-health-check.json', 'version.yaml'],
+      [
+        'cluster-info',
+        'cluster-resources',
+        'configmaps',
+        'configmaps-errors',
+        'execution-data',
+        'kots',
+        'logs',
+        'node-metrics',
+        'rqlite-nodes',
+        'rqlite-status',
+        'secrets',
+        'secrets-errors',
+        'analysis.json',
+        'replicated.app-health-check.json',
+        'version.yaml',
+      ],
     ],
     ['missing-version.tar.gz', ['analysis.json']],
   ])('%s: lists /', async (name, expected) => {

@@ -136,9 +136,7 @@ async function readChildren(realRoot: string, dir: string): Promise<{ real: stri
       }
       return { name: d.name, stats: st, isDir: st.isDirectory(), isLink };
     });
-    const kept = children
-      .filter((c): c is Child => c !== null)
-      .sort((a, b) => (a.isDir !== b.isDir ? (a.isDir ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const kept = children.filter((c): c is Child => c !== null).sort((a, b) => (a.isDir !== b.isDir ? (a.isDir ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     return { real: opened.real, children: kept };
   } finally {
     closeSync(opened.fd);

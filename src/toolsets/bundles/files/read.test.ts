@@ -59,7 +59,15 @@ describe('readFile: the contract rendering', () => {
   it('renders exactly like the seed (start_line 0, end_line null: the whole file, numbered from 1)', async () => {
     const result = await readFile(root, '/kubernetes/pods/kube-system/coredns-558bd4d5db-abcde.yaml', 0, null);
     expect(result.text).toBe(SEED_READ_TEXT);
-    expect(result).toMatchObject({ path: '/kubernetes/pods/kube-system/coredns-558bd4d5db-abcde.yaml', binary: false, start_line: 1, end_line: 17, total_lines: 17, truncated: false, content: COREDNS_YAML });
+    expect(result).toMatchObject({
+      path: '/kubernetes/pods/kube-system/coredns-558bd4d5db-abcde.yaml',
+      binary: false,
+      start_line: 1,
+      end_line: 17,
+      total_lines: 17,
+      truncated: false,
+      content: COREDNS_YAML,
+    });
   });
 
   it('start_line and end_line are 1-based and inclusive, the numbers grep_files gives; 0 reads as 1', async () => {
@@ -135,9 +143,7 @@ describe('readFile: binary files', () => {
   });
 
   it('small binary and invalid UTF-8', async () => {
-    expect((await readFile(root, '/bin/small.bin')).text).toBe(
-      'Read binary file /bin/small.bin (4 bytes):\n```\n00000000  00 01 41 42                                       |..AB|\n```',
-    );
+    expect((await readFile(root, '/bin/small.bin')).text).toBe('Read binary file /bin/small.bin (4 bytes):\n```\n00000000  00 01 41 42                                       |..AB|\n```');
     expect((await readFile(root, '/bin/latin1.txt')).binary).toBe(true);
   });
 

@@ -92,7 +92,10 @@ describe('security: every tool refuses paths leading out of the bundle', () => {
   });
 
   it.each(ESCAPES)('list_files and grep_files: %s', async (_what, raw) => {
-    const p = raw.replace('<base>', base).replace('<root>', root).replace(/\/secret\.txt$/, '');
+    const p = raw
+      .replace('<base>', base)
+      .replace('<root>', root)
+      .replace(/\/secret\.txt$/, '');
     const isDirLike = !p.endsWith('/out-rel') && !p.endsWith('/out-abs') && !p.endsWith('/dangling-out');
     if (isDirLike) expect((await failure(listFiles(root, p))).name).toBe('SecurityError');
     expect((await failure(grepFiles(root, { pattern: SECRET, path: p }))).name).toBe('SecurityError');

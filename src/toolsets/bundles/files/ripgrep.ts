@@ -263,13 +263,7 @@ function baseArgs(recursive: boolean): string[] {
  * lines per file. Null when rg fails, exceeds a limit or the time bound: the caller then searches
  * without it. rg is an owned child process (core/process.ts), killed on every early end.
  */
-export async function scanWithRipgrep(
-  rg: string,
-  dir: string,
-  rustPattern: string,
-  options: { caseSensitive: boolean; recursive: boolean },
-  limits: RipgrepLimits,
-): Promise<RipgrepScan | null> {
+export async function scanWithRipgrep(rg: string, dir: string, rustPattern: string, options: { caseSensitive: boolean; recursive: boolean }, limits: RipgrepLimits): Promise<RipgrepScan | null> {
   const data = await ripgrepOutput(rg, dir, rustPattern, options, limits);
   return data ? parseScan(data) : null;
 }
@@ -306,7 +300,7 @@ export async function ripgrepOutput(rg: string, dir: string, rustPattern: string
   let running: Promise<unknown> = Promise.resolve();
   let failed = false;
   let short = false;
-  for (let at = 0; at < names.length && !failed; ) {
+  for (let at = 0; at < names.length && !failed;) {
     // Descriptors ran out last time: the run in flight gives its own back first.
     if (short) await running;
     const batch = await openBatch(dir, names, at);
@@ -433,7 +427,7 @@ function renamePaths(data: Buffer, names: Map<string, string>): Buffer | null {
   let name: Buffer | undefined;
   let nameAt = -1;
   let nameEnd = -1;
-  for (let off = 0; off < data.length; ) {
+  for (let off = 0; off < data.length;) {
     const nul = data.indexOf(0, off);
     if (nul === -1) return null;
     const nl = data.indexOf(10, nul + 1);
@@ -473,7 +467,7 @@ export async function filesNotPlainAscii(rg: string, dir: string, recursive: boo
   const data = await runRipgrep(rg, args, { maxBytes: 256 * 1024 * 1024, maxLines: Number.MAX_SAFE_INTEGER, timeoutMs });
   if (!data) return null;
   const out = new Set<string>();
-  for (let off = 0; off < data.length; ) {
+  for (let off = 0; off < data.length;) {
     const nul = data.indexOf(0, off);
     if (nul === -1) return null;
     out.add(data.toString('utf8', off, nul));
@@ -535,7 +529,7 @@ function parseOutput(data: Buffer): Map<string, FileCandidates> | null {
   const byFile = new Map<string, FileCandidates>();
   let lastPath = '';
   let last: FileCandidates | null = null;
-  for (let off = 0; off < data.length; ) {
+  for (let off = 0; off < data.length;) {
     const nul = data.indexOf(0, off);
     if (nul === -1) return null;
     const colon = data.indexOf(0x3a, nul + 1);

@@ -138,17 +138,9 @@ export async function download(url: string, dest: string, options: DownloadOptio
   return { bytes, url: shown };
 }
 
-async function resolveVendorPortal(
-  slug: string,
-  options: DownloadOptions,
-  signal: AbortSignal,
-  failed: (what: string, err: unknown) => BundleError,
-): Promise<URL> {
+async function resolveVendorPortal(slug: string, options: DownloadOptions, signal: AbortSignal, failed: (what: string, err: unknown) => BundleError): Promise<URL> {
   if (!options.token) {
-    throw new BundleError(
-      'AuthenticationError',
-      'Authentication failed: Invalid or missing token (set SBCTL_TOKEN to a Replicated API token to download bundles from the Vendor Portal)',
-    );
+    throw new BundleError('AuthenticationError', 'Authentication failed: Invalid or missing token (set SBCTL_TOKEN to a Replicated API token to download bundles from the Vendor Portal)');
   }
   const base = (options.replicatedApiBase ?? REPLICATED_API_BASE).replace(/\/+$/, '');
   const api = `${base}/vendor/v3/supportbundle/${encodeURIComponent(slug)}`;

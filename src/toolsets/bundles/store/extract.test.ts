@@ -328,14 +328,28 @@ describe('extractBundle: modes and the tar package', () => {
 
   it('refuses a pax record over the 1 MiB the tar package reads', async () => {
     const big = paxRecord('comment', 'x'.repeat(2 * 1024 * 1024));
-    const err = await failure(extractBundle(archive([{ name: 'PaxHeader', type: 'x', data: big }, { name: 'a.txt', data: 'a' }]), path.join(work, 'dest')));
+    const err = await failure(
+      extractBundle(
+        archive([
+          { name: 'PaxHeader', type: 'x', data: big },
+          { name: 'a.txt', data: 'a' },
+        ]),
+        path.join(work, 'dest'),
+      ),
+    );
     expect(err.message).toMatch(/^Failed to extract bundle: a pax record of \d+ bytes is too large$/);
     expectClean();
   });
 
   it('a later entry of the same name replaces the earlier one, as tar does', async () => {
     const dest = path.join(work, 'dest');
-    await extractBundle(archive([{ name: 'a.txt', data: 'first' }, { name: 'a.txt', data: 'second' }]), dest);
+    await extractBundle(
+      archive([
+        { name: 'a.txt', data: 'first' },
+        { name: 'a.txt', data: 'second' },
+      ]),
+      dest,
+    );
     expect(fs.readFileSync(path.join(dest, 'a.txt'), 'utf8')).toBe('second');
   });
 });
@@ -377,7 +391,10 @@ describe('extractBundle: broken input', () => {
   });
 
   it('a corrupted tar header checksum', async () => {
-    const t = tar([{ name: 'a.txt', data: 'one' }, { name: 'b.txt', data: 'two' }]);
+    const t = tar([
+      { name: 'a.txt', data: 'one' },
+      { name: 'b.txt', data: 'two' },
+    ]);
     t[1024 + 10] ^= 0xff; // inside the second header's name
     const err = await failure(extractBundle(archive(t), path.join(work, 'dest')));
     expect(err.message).toBe('Failed to extract bundle: corrupt tar header after 1 entries (bad checksum)');
@@ -413,7 +430,9 @@ describe('extractBundle: the real fixture bundles', () => {
     expect(fs.readFileSync(link, 'utf8')).toContain('plugin/ready: Still waiting on: "kubernetes"');
     const links = fs.readdirSync(path.join(dest, 'support-bundle/all-logs'), { recursive: true }).filter((p) => isLink(path.join(dest, 'support-bundle/all-logs', String(p))));
     expect(links).toHaveLength(18);
-    expect(fs.readFileSync(path.join(dest, 'support-bundle/static-hi.log'), 'utf8')).toBe(fs.readFileSync(path.join(dest, 'support-bundle/cluster-resources/pods/logs/default/static-hi/static-hi.log'), 'utf8'));
+    expect(fs.readFileSync(path.join(dest, 'support-bundle/static-hi.log'), 'utf8')).toBe(
+      fs.readFileSync(path.join(dest, 'support-bundle/cluster-resources/pods/logs/default/static-hi/static-hi.log'), 'utf8'),
+    );
   });
 });
 

@@ -59,12 +59,7 @@ const MAX_SKIPPED_LISTED = 100;
  * Errors: BundleNotFoundError (no archive), BundleExtractionError ("Failed to extract bundle: ..."),
  * StorageError (disk full).
  */
-export async function extractBundle(
-  archive: string,
-  dest: string,
-  options: ExtractOptions = {},
-  onProgress?: ExtractProgress,
-): Promise<ExtractResult> {
+export async function extractBundle(archive: string, dest: string, options: ExtractOptions = {}, onProgress?: ExtractProgress): Promise<ExtractResult> {
   const limits = {
     maxBytes: options.maxBytes ?? DEFAULT_EXTRACT_LIMITS.maxBytes,
     maxEntries: options.maxEntries ?? DEFAULT_EXTRACT_LIMITS.maxEntries,
@@ -364,7 +359,7 @@ class Extractor {
     // (Dangling links that stay are harmless: the file tools resolve every path when used.)
     const realRoot = await realpath(this.root);
     let live = created;
-    for (let changed = true; changed; ) {
+    for (let changed = true; changed;) {
       changed = false;
       const next: string[] = [];
       for (const rel of live) {
@@ -454,7 +449,7 @@ function openForWrite(abs: string, mode: number): number | null {
 }
 
 function writeAll(fd: number, chunk: Buffer): void {
-  for (let off = 0; off < chunk.length; ) off += writeSync(fd, chunk, off, chunk.length - off);
+  for (let off = 0; off < chunk.length;) off += writeSync(fd, chunk, off, chunk.length - off);
 }
 
 /**
@@ -515,7 +510,10 @@ function mapError(err: unknown): Error {
   if (err instanceof BundleError) return err;
   if (err instanceof DebugkitError) return extractionError(err.message, err);
   const e = err as NodeJS.ErrnoException;
-  if (typeof e?.code === 'string' && (e.code.startsWith('Z_') || e.code === 'ERR_ZLIB_INITIALIZATION_FAILED' || /incorrect header check|unexpected end of file|invalid (block|distance|stored|code)/.test(e.message))) {
+  if (
+    typeof e?.code === 'string' &&
+    (e.code.startsWith('Z_') || e.code === 'ERR_ZLIB_INITIALIZATION_FAILED' || /incorrect header check|unexpected end of file|invalid (block|distance|stored|code)/.test(e.message))
+  ) {
     return extractionError(`corrupt gzip data (${e.message})`, err);
   }
   if (e?.code === 'ENOSPC' || e?.code === 'EDQUOT') {

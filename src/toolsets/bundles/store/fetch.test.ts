@@ -5,13 +5,34 @@ import { checkUrl, guardedGet, isPrivateAddress } from './fetch.js';
 
 describe('isPrivateAddress', () => {
   it.each([
-    '127.0.0.1', '127.9.9.9', '10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
-    '224.0.0.1', '255.255.255.255', '198.18.0.1', '::1', '::', 'fe80::1', 'fd00::1', 'fc00::1', 'ff02::1', '::ffff:127.0.0.1',
-    '::ffff:169.254.169.254', '::ffff:7f00:1', '0:0:0:0:0:ffff:a00:1', '64:ff9b::a00:1', '2002:7f00:1::', 'fe80::1%eth0', 'not-an-ip',
+    '127.0.0.1',
+    '127.9.9.9',
+    '10.0.0.1',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '198.18.0.1',
+    '::1',
+    '::',
+    'fe80::1',
+    'fd00::1',
+    'fc00::1',
+    'ff02::1',
+    '::ffff:127.0.0.1',
+    '::ffff:169.254.169.254',
+    '::ffff:7f00:1',
+    '0:0:0:0:0:ffff:a00:1',
+    '64:ff9b::a00:1',
+    '2002:7f00:1::',
+    'fe80::1%eth0',
+    'not-an-ip',
   ])('%s is private', (a) => expect(isPrivateAddress(a)).toBe(true));
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '192.169.0.1', '100.128.0.1', '2606:4700::1111', '2a00:1450:4001::'])('%s is public', (a) =>
-    expect(isPrivateAddress(a)).toBe(false),
-  );
+  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '192.169.0.1', '100.128.0.1', '2606:4700::1111', '2a00:1450:4001::'])('%s is public', (a) => expect(isPrivateAddress(a)).toBe(false));
 });
 
 describe('checkUrl', () => {
@@ -58,7 +79,10 @@ describe('guardedGet', () => {
 
   it('refuses loopback unless that exact host is listed', async () => {
     const port = new URL(origin).port;
-    await expect(guardedGet(new URL(`${origin}/ok`), { hosts: ['example.com'] })).rejects.toMatchObject({ name: 'SecurityError', message: expect.stringMatching(/not allowed: bundle URLs may come from example\.com/) });
+    await expect(guardedGet(new URL(`${origin}/ok`), { hosts: ['example.com'] })).rejects.toMatchObject({
+      name: 'SecurityError',
+      message: expect.stringMatching(/not allowed: bundle URLs may come from example\.com/),
+    });
     (await guardedGet(new URL(`http://localhost:${port}/ok`), { hosts: ['localhost'] })).res.resume();
     // Allowed but not listed exactly: the name's addresses are checked when connecting.
     await expect(guardedGet(new URL(`http://localhost:${port}/ok`), { hosts: [], implicitHosts: [`localhost:${port}`] })).rejects.toMatchObject({

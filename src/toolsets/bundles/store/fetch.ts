@@ -39,7 +39,10 @@ function parseEntry(entry: string): HostEntry {
 }
 
 function hostOf(url: URL): string {
-  return url.hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  return url.hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
 }
 
 function portOf(url: URL): string {
@@ -77,7 +80,10 @@ export function checkUrl(url: URL, policy: UrlPolicy): { explicit: boolean } {
 
 /** Loopback, link-local, private, shared, unspecified, multicast and reserved addresses, IPv4 and IPv6. */
 export function isPrivateAddress(address: string): boolean {
-  const a = address.toLowerCase().replace(/^\[|\]$/g, '').split('%')[0]!;
+  const a = address
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .split('%')[0]!;
   if (isIP(a) === 4) return privateV4(a.split('.').map(Number));
   if (isIP(a) !== 6) return true;
   const mapped = /^(?:0*:)*(?:0*:)?ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(a) ?? /^::(\d+\.\d+\.\d+\.\d+)$/.exec(a);
@@ -92,14 +98,17 @@ export function isPrivateAddress(address: string): boolean {
     (first & 0xffc0) === 0xfec0 || // site-local
     (first & 0xfe00) === 0xfc00 || // unique local
     (first & 0xff00) === 0xff00 || // multicast
-    first === 0x64 && words[1] === 0xff9b || // NAT64 to any IPv4
+    (first === 0x64 && words[1] === 0xff9b) || // NAT64 to any IPv4
     first === 0x2002 // 6to4 wraps an IPv4 address
   );
 }
 
 function privateV4([a, b]: number[]): boolean {
   return (
-    a === 0 || a === 10 || a === 127 || a! >= 224 ||
+    a === 0 ||
+    a === 10 ||
+    a === 127 ||
+    a! >= 224 ||
     (a === 100 && b! >= 64 && b! <= 127) ||
     (a === 169 && b === 254) ||
     (a === 172 && b! >= 16 && b! <= 31) ||
@@ -111,7 +120,13 @@ function privateV4([a, b]: number[]): boolean {
 
 function expandV6(a: string): number[] {
   const [head, tail] = a.includes('::') ? a.split('::') : [a, undefined];
-  const parse = (s: string | undefined) => (s ? s.split(':').filter(Boolean).map((w) => parseInt(w, 16)) : []);
+  const parse = (s: string | undefined) =>
+    s
+      ? s
+          .split(':')
+          .filter(Boolean)
+          .map((w) => parseInt(w, 16))
+      : [];
   const h = parse(head);
   const t = parse(tail);
   if (tail === undefined) return h;

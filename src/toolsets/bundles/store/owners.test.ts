@@ -46,7 +46,11 @@ describe('bundle owners', () => {
     const b = await store.add('support-bundle.tar.gz', { owner: 'key_b' });
     expect(b.path).toBe(path.join(dir, KEYS_DIR, 'key_b', 'support-bundle'));
     expect(JSON.parse(fs.readFileSync(path.join(a.path, METADATA_FILE), 'utf8'))).toMatchObject({ owner: 'key_a' });
-    for (const [owner, where] of [[LOCAL_OWNER, local.path], ['key_a', a.path], ['key_b', b.path]] as const) {
+    for (const [owner, where] of [
+      [LOCAL_OWNER, local.path],
+      ['key_a', a.path],
+      ['key_b', b.path],
+    ] as const) {
       expect((await store.list(owner)).map((e) => e.path)).toEqual([where]);
       expect((await store.get('support-bundle', owner))?.path).toBe(where);
     }
@@ -54,7 +58,7 @@ describe('bundle owners', () => {
     expect(await store.get('support-bundle', 'key_c')).toBeNull();
   });
 
-  it('another key\'s bundle, by name or by a path into the store, is not found exactly as a missing one', async () => {
+  it("another key's bundle, by name or by a path into the store, is not found exactly as a missing one", async () => {
     const a = (await store.get('support-bundle', 'key_a'))!;
     const inner = fs.readdirSync(a.path).find((f) => !f.startsWith('.'))!;
     const probes: Array<[string, string]> = [

@@ -136,7 +136,10 @@ export class BundleStore {
   readonly dir: string;
   private chain: Promise<unknown> = Promise.resolve();
 
-  constructor(dir: string, private readonly policy: SourcePolicy = {}) {
+  constructor(
+    dir: string,
+    private readonly policy: SourcePolicy = {},
+  ) {
     this.dir = path.resolve(dir);
   }
 
@@ -244,10 +247,7 @@ export class BundleStore {
       if (stored?.source && stored.kind) return { ...stored, source: stored.source, kind: stored.kind, reused: true };
       // A bundle directory the operator put in the store (no metadata) opens by its name too.
       if (stored?.valid && stored.kind === null) return { ...stored, source: stored.path, kind: 'directory', reused: true };
-      throw new BundleError(
-        'BundleNotFoundError',
-        `Bundle '${source}' not found: give a .tar.gz/.tgz file, an extracted bundle directory, an http(s) URL, or the name of a bundle in ${this.dir}`,
-      );
+      throw new BundleError('BundleNotFoundError', `Bundle '${source}' not found: give a .tar.gz/.tgz file, an extracted bundle directory, an http(s) URL, or the name of a bundle in ${this.dir}`);
     }
     const real = await realpath(local.abs);
     if (st.isDirectory()) {
@@ -499,7 +499,10 @@ async function findClusterRoot(dir: string): Promise<string | null> {
   } catch {
     return null;
   }
-  const subdirs = dirents.filter((d) => d.isDirectory() && !d.name.startsWith('.')).map((d) => d.name).sort();
+  const subdirs = dirents
+    .filter((d) => d.isDirectory() && !d.name.startsWith('.'))
+    .map((d) => d.name)
+    .sort();
   for (const name of subdirs) {
     if (await hasClusterDir(path.join(dir, name))) return path.join(dir, name);
   }

@@ -116,7 +116,7 @@ export function grepFilesTool(workspace: BundleWorkspace, config?: Config): Tool
     name: 'grep_files',
     title: 'Search the bundle',
     description:
-      'Finds lines matching a pattern in the bundle\'s files (like grep -rn), optionally only in files matching a glob. Binary files are skipped. ' +
+      "Finds lines matching a pattern in the bundle's files (like grep -rn), optionally only in files matching a glob. Binary files are skipped. " +
       'Line numbers are 1-based, the numbers read_file takes as start_line. Results are capped (max_results, default 200, and ~32,000 characters) with truncated: true.',
     input: grepInput,
     output: grepOutput,

@@ -9,7 +9,7 @@ const input = {
     .min(1)
     .describe(
       'A support bundle: a .tar.gz/.tgz or extracted directory in the workspace root (relative paths start there) or the bundle store, ' +
-        'a name from list_available_bundles, or an http(s) URL from a host the operator allows (default Replicated\'s; token from SBCTL_TOKEN)',
+        "a name from list_available_bundles, or an http(s) URL from a host the operator allows (default Replicated's; token from SBCTL_TOKEN)",
     ),
   force: z.boolean().default(false).describe('Extract (or download) again even if this bundle is already in the store'),
 };

@@ -23,9 +23,7 @@ export function listBundlesTool(workspace: BundleWorkspace): ToolSpec<typeof inp
   return {
     name: 'list_available_bundles',
     title: 'List the bundles in the store',
-    description:
-      'Lists the support bundles in the bundle store this key may open (its own, and those the operator shares), newest first, ' +
-      'valid or not, with size and when they were added.',
+    description: 'Lists the support bundles in the bundle store this key may open (its own, and those the operator shares), newest first, ' + 'valid or not, with size and when they were added.',
     input,
     output,
     annotations: { readOnlyHint: true, openWorldHint: false },

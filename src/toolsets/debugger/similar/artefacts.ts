@@ -25,9 +25,15 @@ export async function scanArtefacts(dir: string, root: string, gdbPath: string, 
       continue;
     }
     for (const e of entries) {
-      if (scanned >= MAX_FILES || Date.now() > deadline) { cut = true; return { signatures, scanned, cut }; }
+      if (scanned >= MAX_FILES || Date.now() > deadline) {
+        cut = true;
+        return { signatures, scanned, cut };
+      }
       const file = path.join(current, e.name);
-      if (e.isDirectory()) { stack.push(file); continue; }
+      if (e.isDirectory()) {
+        stack.push(file);
+        continue;
+      }
       if (!e.isFile()) continue;
       scanned++;
       const head = readHead(file, 20);
@@ -40,7 +46,11 @@ export async function scanArtefacts(dir: string, root: string, gdbPath: string, 
       }
       if (!/\.(log|txt|out|err|asan|valgrind|report)$/i.test(e.name) && !/^(asan|ubsan|valgrind|crash)/i.test(e.name)) continue;
       let size: number;
-      try { size = statSync(file).size; } catch { continue; }
+      try {
+        size = statSync(file).size;
+      } catch {
+        continue;
+      }
       if (size > MAX_TEXT_BYTES) continue;
       signatures.push(...parseReports(readFileSync(file, 'utf8'), path.relative(root, file)));
     }

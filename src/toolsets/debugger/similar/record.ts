@@ -6,7 +6,12 @@ import { makeSignature } from './signature.js';
 export async function recordCrash(control: DebuggerControl, session: DebugSession): Promise<void> {
   const crash = session.lastCrash;
   if (!crash) return;
-  const sig = makeSignature(crash.signal, crash.frames.map((f) => f.function), `session ${session.id}`, session.program);
+  const sig = makeSignature(
+    crash.signal,
+    crash.frames.map((f) => f.function),
+    `session ${session.id}`,
+    session.program,
+  );
   await control.signatures.add(session.options.key, sig);
   session.lastCrashSignatureId = sig.id;
 }

@@ -4,7 +4,9 @@ import { parseReports } from './artefacts.js';
 
 describe('crash signatures', () => {
   it('skips allocator, abort, libc string and sanitizer frames', () => {
-    expect(normalizeFrames(['__pthread_kill_implementation', 'raise', 'abort', '__libc_message', 'malloc_printerr', '_int_free', 'free', 'destroy_node', 'main', '__libc_start_call_main', '_start'])).toEqual(['destroy_node', 'main']);
+    expect(
+      normalizeFrames(['__pthread_kill_implementation', 'raise', 'abort', '__libc_message', 'malloc_printerr', '_int_free', 'free', 'destroy_node', 'main', '__libc_start_call_main', '_start']),
+    ).toEqual(['destroy_node', 'main']);
     expect(normalizeFrames(['__memcpy_avx_unaligned_erms', 'copy_header', 'parse', 'main'])).toEqual(['copy_header', 'parse', 'main']);
     expect(normalizeFrames(['__asan_memcpy', '__interceptor_strcpy', 'f', '??', 'g'])).toEqual(['f', 'g']);
   });
@@ -39,7 +41,7 @@ describe('artefact reports', () => {
       '    #1 0x4d in copy_header /src/h.c:10',
       '    #2 0x4e in main /src/m.c:3',
       '',
-      'h.c:7:5: runtime error: signed integer overflow: 2147483647 + 1 cannot be represented in type \'int\'',
+      "h.c:7:5: runtime error: signed integer overflow: 2147483647 + 1 cannot be represented in type 'int'",
       '    #0 0x1 in add /src/h.c:7',
       '',
       '==99== Invalid read of size 4',
@@ -59,7 +61,7 @@ describe('artefact reports', () => {
     const sigs = parseReports(text, 'r.log');
     expect(sigs.map((s) => s.signature)).toEqual([
       'heap-buffer-overflow | copy_header | main',
-      'ubsan: signed integer overflow: 2147483647 + 1 cannot be represented in type \'int\' | add',
+      "ubsan: signed integer overflow: 2147483647 + 1 cannot be represented in type 'int' | add",
       'Invalid read | walk | main',
       'AssertionError | check | main | <module>',
     ]);

@@ -17,7 +17,10 @@ const SKIP = [
 ];
 
 export function normalizeFrame(name: string): string {
-  return name.replace(/\(.*\)$/, '').replace(/^(__GI_|__libc_)/, '').trim();
+  return name
+    .replace(/\(.*\)$/, '')
+    .replace(/^(__GI_|__libc_)/, '')
+    .trim();
 }
 
 /** The top `max` meaningful frames, innermost first. */
@@ -58,9 +61,11 @@ export function makeSignature(failure: string, rawFrames: string[], source: stri
  * (top frames weigh more), plus a penalty when the failure classes differ.
  */
 export function distance(a: CrashSignature, b: CrashSignature): number {
-  const x = a.frames, y = b.frames;
+  const x = a.frames,
+    y = b.frames;
   const weight = (i: number) => 1 / (1 + i * 0.5);
-  const rows = x.length + 1, cols = y.length + 1;
+  const rows = x.length + 1,
+    cols = y.length + 1;
   let prev = new Array<number>(cols);
   prev[0] = 0;
   for (let j = 1; j < cols; j++) prev[j] = prev[j - 1]! + weight(j - 1);

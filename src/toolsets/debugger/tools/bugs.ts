@@ -10,63 +10,77 @@ import { clientKey } from '../../../core/sessions.js';
 const MAX_MATCHES = 10;
 const SCAN_BUDGET_MS = 20_000;
 
-export const findSimilarBugsTool: DebuggerTool = (ctx) => defineTool({
-  name: 'debugger_find_similar_bugs',
-  contractName: 'debugger/find_similar_bugs',
-  title: 'Find similar bugs',
-  description: 'Rank earlier crashes (every crash debugkit saw) and artefacts under search_path (core dumps, ASan/UBSan/valgrind reports, Python tracebacks in logs) by how close their signature is to the current crash. pattern_type: crash (signals), memory (sanitizer and heap errors), logic (assertions, aborts, exceptions).',
-  input: {
-    pattern_type: z.enum(['crash', 'memory', 'logic']).default('crash'),
-    search_path: z.string().max(4096).optional().describe('a directory under the workspace root to search for artefacts'),
-    session_id: sessionId,
-  },
-  output: {
-    reference: z.object({ signature: z.string(), source: z.string() }),
-    matches: z.array(z.object({ signature: z.string(), source: z.string(), time: z.string(), distance: z.number(), why: z.string(), program: z.string().optional() })),
-    considered: z.number(),
-    truncated: z.string().optional(),
-  },
-  annotations: { readOnlyHint: true },
-  async run({ pattern_type, search_path, session_id }, call) {
-    const stored = await ctx.control.signatures.list(clientKey(call.client));
-    const session = findSession(ctx, call, session_id);
-    let reference: CrashSignature | undefined;
-    if (session?.lastCrash) reference = makeSignature(session.lastCrash.signal, session.lastCrash.frames.map((f) => f.function), `session ${session_id}`, session.program);
-    const candidates = [...stored];
-    let truncated: string | undefined;
-    if (search_path !== undefined) {
-      const dir = resolveContained(ctx.config.root, search_path, { what: 'search_path' });
-      // The artefact scanner (core files, gdb batch runs) loads on the first search of a path.
-      const { scanArtefacts } = await import('../similar/artefacts.js');
-      const scan = await scanArtefacts(dir, ctx.config.root, ctx.config.gdb.path, Date.now() + SCAN_BUDGET_MS);
-      candidates.push(...scan.signatures);
-      if (scan.cut) truncated = `stopped after ${scan.scanned} files or ${SCAN_BUDGET_MS / 1000} s: give a narrower search_path`;
-    }
-    if (!reference) {
-      if (session) {
-        throw new DebuggerRpcError('HISTORY_UNAVAILABLE', `session "${session_id}" has not crashed: continue to the crash first, then ask for similar bugs`, { session_id });
+export const findSimilarBugsTool: DebuggerTool = (ctx) =>
+  defineTool({
+    name: 'debugger_find_similar_bugs',
+    contractName: 'debugger/find_similar_bugs',
+    title: 'Find similar bugs',
+    description:
+      'Rank earlier crashes (every crash debugkit saw) and artefacts under search_path (core dumps, ASan/UBSan/valgrind reports, Python tracebacks in logs) by how close their signature is to the current crash. pattern_type: crash (signals), memory (sanitizer and heap errors), logic (assertions, aborts, exceptions).',
+    input: {
+      pattern_type: z.enum(['crash', 'memory', 'logic']).default('crash'),
+      search_path: z.string().max(4096).optional().describe('a directory under the workspace root to search for artefacts'),
+      session_id: sessionId,
+    },
+    output: {
+      reference: z.object({ signature: z.string(), source: z.string() }),
+      matches: z.array(z.object({ signature: z.string(), source: z.string(), time: z.string(), distance: z.number(), why: z.string(), program: z.string().optional() })),
+      considered: z.number(),
+      truncated: z.string().optional(),
+    },
+    annotations: { readOnlyHint: true },
+    async run({ pattern_type, search_path, session_id }, call) {
+      const stored = await ctx.control.signatures.list(clientKey(call.client));
+      const session = findSession(ctx, call, session_id);
+      let reference: CrashSignature | undefined;
+      if (session?.lastCrash)
+        reference = makeSignature(
+          session.lastCrash.signal,
+          session.lastCrash.frames.map((f) => f.function),
+          `session ${session_id}`,
+          session.program,
+        );
+      const candidates = [...stored];
+      let truncated: string | undefined;
+      if (search_path !== undefined) {
+        const dir = resolveContained(ctx.config.root, search_path, { what: 'search_path' });
+        // The artefact scanner (core files, gdb batch runs) loads on the first search of a path.
+        const { scanArtefacts } = await import('../similar/artefacts.js');
+        const scan = await scanArtefacts(dir, ctx.config.root, ctx.config.gdb.path, Date.now() + SCAN_BUDGET_MS);
+        candidates.push(...scan.signatures);
+        if (scan.cut) truncated = `stopped after ${scan.scanned} files or ${SCAN_BUDGET_MS / 1000} s: give a narrower search_path`;
       }
-      reference = candidates.at(-1);
-      if (!reference) throw new DebuggerRpcError('NOT_ATTACHED', 'no crash to compare: attach or launch a program and run it to a crash', { session_id });
-    }
-    const ref = reference;
-    const ranked = candidates
-      .filter((c) => c !== ref && c.id !== ref.id && c.id !== session?.lastCrashSignatureId && c.pattern === pattern_type && !(c.source === ref.source && c.time === ref.time))
-      .map((c) => ({ c, d: distance(ref, c) }))
-      .sort((a, b) => a.d - b.d);
-    const matches = ranked.slice(0, MAX_MATCHES).map(({ c, d }) => {
-      const m: { signature: string; source: string; time: string; distance: number; why: string; program?: string } = {
-        signature: c.signature, source: c.source, time: c.time, distance: Math.round(d * 1000) / 1000, why: explain(ref, c),
+      if (!reference) {
+        if (session) {
+          throw new DebuggerRpcError('HISTORY_UNAVAILABLE', `session "${session_id}" has not crashed: continue to the crash first, then ask for similar bugs`, { session_id });
+        }
+        reference = candidates.at(-1);
+        if (!reference) throw new DebuggerRpcError('NOT_ATTACHED', 'no crash to compare: attach or launch a program and run it to a crash', { session_id });
+      }
+      const ref = reference;
+      const ranked = candidates
+        .filter((c) => c !== ref && c.id !== ref.id && c.id !== session?.lastCrashSignatureId && c.pattern === pattern_type && !(c.source === ref.source && c.time === ref.time))
+        .map((c) => ({ c, d: distance(ref, c) }))
+        .sort((a, b) => a.d - b.d);
+      const matches = ranked.slice(0, MAX_MATCHES).map(({ c, d }) => {
+        const m: { signature: string; source: string; time: string; distance: number; why: string; program?: string } = {
+          signature: c.signature,
+          source: c.source,
+          time: c.time,
+          distance: Math.round(d * 1000) / 1000,
+          why: explain(ref, c),
+        };
+        if (c.program) m.program = c.program;
+        return m;
+      });
+      if (ranked.length > MAX_MATCHES) truncated = [truncated, `${ranked.length - MAX_MATCHES} weaker matches not shown`].filter(Boolean).join('; ');
+      const out: { reference: { signature: string; source: string }; matches: typeof matches; considered: number; truncated?: string } = {
+        reference: { signature: ref.signature, source: ref.source },
+        matches,
+        considered: candidates.length,
       };
-      if (c.program) m.program = c.program;
-      return m;
-    });
-    if (ranked.length > MAX_MATCHES) truncated = [truncated, `${ranked.length - MAX_MATCHES} weaker matches not shown`].filter(Boolean).join('; ');
-    const out: { reference: { signature: string; source: string }; matches: typeof matches; considered: number; truncated?: string } = {
-      reference: { signature: ref.signature, source: ref.source }, matches, considered: candidates.length,
-    };
-    if (truncated) out.truncated = truncated;
-    const text = [`reference: ${ref.signature}`, ...matches.map((m, i) => `${i + 1}. d=${m.distance} ${m.signature} (${m.source}): ${m.why}`)].join('\n');
-    return withText(out, matches.length ? text : `${text}\nno earlier ${pattern_type} bug to compare with`);
-  },
-});
+      if (truncated) out.truncated = truncated;
+      const text = [`reference: ${ref.signature}`, ...matches.map((m, i) => `${i + 1}. d=${m.distance} ${m.signature} (${m.source}): ${m.why}`)].join('\n');
+      return withText(out, matches.length ? text : `${text}\nno earlier ${pattern_type} bug to compare with`);
+    },
+  });

@@ -69,11 +69,7 @@ export const sessionId = z
   .describe('the debuggee (default "default")');
 
 /** The name a launch or attach gives its debuggee. */
-export const newSessionId = z
-  .string()
-  .regex(SESSION_NAME, SESSION_RULE)
-  .default('default')
-  .describe('a name for this debuggee (default "default"); one client may drive several');
+export const newSessionId = z.string().regex(SESSION_NAME, SESSION_RULE).default('default').describe('a name for this debuggee (default "default"); one client may drive several');
 
 export const waitSeconds = z.number().min(0).max(300).default(10).describe('seconds to wait for a stop, then answer "running"');
 

@@ -7,72 +7,74 @@ import { findSession, sessionId, type DebuggerTool, defineTool } from './common.
 
 const MAX_VARIABLES = 100;
 
-export const stackTraceTool: DebuggerTool = (ctx) => defineTool({
-  name: 'debugger_get_stack_trace',
-  contractName: 'debugger/get_stack_trace',
-  title: 'Get the stack trace',
-  description: 'The call stack of the stopped thread, innermost first.',
-  input: { max_frames: z.number().int().min(1).max(1000).default(20), session_id: sessionId },
-  output: {
-    frames: z.array(z.object({ level: z.number(), function: z.string(), file: z.string().optional(), line: z.number().optional(), addr: z.string().optional() })),
-    truncated: z.string().optional(),
-  },
-  annotations: { readOnlyHint: true },
-  async run({ max_frames, session_id }, call) {
-    const session = findSession(ctx, call, session_id, true);
-    return session.engine.serial(async () => {
-      const depth = Number(str((await session.engine.mi_(`-stack-info-depth ${max_frames + 1}`)).depth) ?? 0);
-      const r = await session.engine.mi_(`-stack-list-frames 0 ${max_frames - 1}`);
-      const frames = (Array.isArray(r.stack) ? r.stack : []).map((f, level) => ({ level, ...toFrame(f as MiTuple) }));
-      const out: { frames: typeof frames; truncated?: string } = { frames };
-      if (depth > max_frames) out.truncated = `more frames exist: call again with a larger max_frames`;
-      const text = frames.map((f) => `#${f.level} ${f.function}${f.file ? ` at ${f.file}:${f.line}` : ` (${f.addr ?? '?'})`}`).join('\n');
-      return withText(out, out.truncated ? `${text}\n[${out.truncated}]` : text);
-    });
-  },
-});
+export const stackTraceTool: DebuggerTool = (ctx) =>
+  defineTool({
+    name: 'debugger_get_stack_trace',
+    contractName: 'debugger/get_stack_trace',
+    title: 'Get the stack trace',
+    description: 'The call stack of the stopped thread, innermost first.',
+    input: { max_frames: z.number().int().min(1).max(1000).default(20), session_id: sessionId },
+    output: {
+      frames: z.array(z.object({ level: z.number(), function: z.string(), file: z.string().optional(), line: z.number().optional(), addr: z.string().optional() })),
+      truncated: z.string().optional(),
+    },
+    annotations: { readOnlyHint: true },
+    async run({ max_frames, session_id }, call) {
+      const session = findSession(ctx, call, session_id, true);
+      return session.engine.serial(async () => {
+        const depth = Number(str((await session.engine.mi_(`-stack-info-depth ${max_frames + 1}`)).depth) ?? 0);
+        const r = await session.engine.mi_(`-stack-list-frames 0 ${max_frames - 1}`);
+        const frames = (Array.isArray(r.stack) ? r.stack : []).map((f, level) => ({ level, ...toFrame(f as MiTuple) }));
+        const out: { frames: typeof frames; truncated?: string } = { frames };
+        if (depth > max_frames) out.truncated = `more frames exist: call again with a larger max_frames`;
+        const text = frames.map((f) => `#${f.level} ${f.function}${f.file ? ` at ${f.file}:${f.line}` : ` (${f.addr ?? '?'})`}`).join('\n');
+        return withText(out, out.truncated ? `${text}\n[${out.truncated}]` : text);
+      });
+    },
+  });
 
-export const variablesTool: DebuggerTool = (ctx) => defineTool({
-  name: 'debugger_get_variables',
-  contractName: 'debugger/get_variables',
-  title: 'Get variables',
-  description: 'Variables of the current frame (local: locals and arguments), the program\'s globals (global), or both; filter keeps names containing it.',
-  input: {
-    scope: z.enum(['local', 'global', 'all']).default('local'),
-    filter: z.string().max(100).optional().describe('keep names containing this text'),
-    session_id: sessionId,
-  },
-  output: {
-    variables: z.array(z.object({ name: z.string(), scope: z.enum(['local', 'global']), type: z.string().optional(), value: z.string() })),
-    truncated: z.string().optional(),
-  },
-  annotations: { readOnlyHint: true },
-  async run({ scope, filter, session_id }, call) {
-    const session = findSession(ctx, call, session_id, true);
-    return session.engine.serial(async () => {
-      const vars: Array<{ name: string; scope: 'local' | 'global'; type?: string; value: string }> = [];
-      if (scope !== 'global') {
-        const r = await session.engine.mi_('-stack-list-variables --all-values');
-        for (const v of Array.isArray(r.variables) ? (r.variables as MiTuple[]) : []) {
-          vars.push({ name: str(v.name) ?? '?', scope: 'local', value: clip(str(v.value) ?? '', 400) });
+export const variablesTool: DebuggerTool = (ctx) =>
+  defineTool({
+    name: 'debugger_get_variables',
+    contractName: 'debugger/get_variables',
+    title: 'Get variables',
+    description: "Variables of the current frame (local: locals and arguments), the program's globals (global), or both; filter keeps names containing it.",
+    input: {
+      scope: z.enum(['local', 'global', 'all']).default('local'),
+      filter: z.string().max(100).optional().describe('keep names containing this text'),
+      session_id: sessionId,
+    },
+    output: {
+      variables: z.array(z.object({ name: z.string(), scope: z.enum(['local', 'global']), type: z.string().optional(), value: z.string() })),
+      truncated: z.string().optional(),
+    },
+    annotations: { readOnlyHint: true },
+    async run({ scope, filter, session_id }, call) {
+      const session = findSession(ctx, call, session_id, true);
+      return session.engine.serial(async () => {
+        const vars: Array<{ name: string; scope: 'local' | 'global'; type?: string; value: string }> = [];
+        if (scope !== 'global') {
+          const r = await session.engine.mi_('-stack-list-variables --all-values');
+          for (const v of Array.isArray(r.variables) ? (r.variables as MiTuple[]) : []) {
+            vars.push({ name: str(v.name) ?? '?', scope: 'local', value: clip(str(v.value) ?? '', 400) });
+          }
         }
-      }
-      if (scope !== 'local') {
-        const names = globalNames(await session.engine.mi_('-symbol-info-variables'), ctx.config.root);
-        for (const name of names.slice(0, MAX_VARIABLES)) {
-          if (filter && !name.includes(filter)) continue;
-          const r = await session.engine.mi_(`-data-evaluate-expression ${name}`).catch(() => undefined);
-          if (r) vars.push({ name, scope: 'global', value: clip(str(r.value) ?? '', 400) });
+        if (scope !== 'local') {
+          const names = globalNames(await session.engine.mi_('-symbol-info-variables'), ctx.config.root);
+          for (const name of names.slice(0, MAX_VARIABLES)) {
+            if (filter && !name.includes(filter)) continue;
+            const r = await session.engine.mi_(`-data-evaluate-expression ${name}`).catch(() => undefined);
+            if (r) vars.push({ name, scope: 'global', value: clip(str(r.value) ?? '', 400) });
+          }
         }
-      }
-      const kept = vars.filter((v) => !filter || v.name.includes(filter));
-      const out: { variables: typeof kept; truncated?: string } = { variables: kept.slice(0, MAX_VARIABLES) };
-      if (kept.length > MAX_VARIABLES) out.truncated = `${kept.length - MAX_VARIABLES} more: narrow with filter`;
-      const text = out.variables.map((v) => `${v.scope === 'global' ? '::' : ''}${v.name} = ${v.value}`).join('\n') || 'no variables';
-      return withText(out, out.truncated ? `${text}\n[${out.truncated}]` : text);
-    });
-  },
-});
+        const kept = vars.filter((v) => !filter || v.name.includes(filter));
+        const out: { variables: typeof kept; truncated?: string } = { variables: kept.slice(0, MAX_VARIABLES) };
+        if (kept.length > MAX_VARIABLES) out.truncated = `${kept.length - MAX_VARIABLES} more: narrow with filter`;
+        const text = out.variables.map((v) => `${v.scope === 'global' ? '::' : ''}${v.name} = ${v.value}`).join('\n') || 'no variables';
+        return withText(out, out.truncated ? `${text}\n[${out.truncated}]` : text);
+      });
+    },
+  });
 
 /** Globals defined in the program's own sources (files under the workspace root). */
 function globalNames(info: MiTuple, root: string): string[] {

@@ -5,9 +5,7 @@ import { callOutput, sessionId, waitMs, waitSeconds } from './schemas.js';
 
 const input = {
   id: sessionId,
-  command: z
-    .string()
-    .describe('One GDB command: CLI ("break main", "run", "bt", "print x", "info locals") or MI ("-break-insert main", "-stack-list-frames")'),
+  command: z.string().describe('One GDB command: CLI ("break main", "run", "bt", "print x", "info locals") or MI ("-break-insert main", "-stack-list-frames")'),
   wait: waitSeconds,
 };
 
@@ -38,8 +36,6 @@ export function callTool(ctx: GdbContext): ToolSpec<typeof input, typeof callOut
       },
     },
     run: (args, call) =>
-      ctx.registry.use(call.client.owner, args.id, (session) =>
-        session.call(args.command, { waitMs: waitMs(args.wait), signal: call.signal, checkedScopes: checkedScopes.get(args) }),
-      ),
+      ctx.registry.use(call.client.owner, args.id, (session) => session.call(args.command, { waitMs: waitMs(args.wait), signal: call.signal, checkedScopes: checkedScopes.get(args) })),
   };
 }

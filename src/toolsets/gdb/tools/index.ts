@@ -19,11 +19,4 @@ export interface GdbContext {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const gdbTools: Array<(ctx: GdbContext) => ToolSpec<any, any>> = [
-  openTool,
-  callTool,
-  closeTool,
-  listSessionsTool,
-  waitTool,
-  programOutputTool,
-];
+export const gdbTools: Array<(ctx: GdbContext) => ToolSpec<any, any>> = [openTool, callTool, closeTool, listSessionsTool, waitTool, programOutputTool];

@@ -7,13 +7,7 @@ import type { GdbSession } from '../session.js';
 import type { GdbContext } from './index.js';
 
 const input = {
-  timeout: z
-    .number()
-    .int()
-    .min(1)
-    .max(86_400)
-    .default(300)
-    .describe('Seconds the session may stay idle before it is closed with its gdb and program (default 300)'),
+  timeout: z.number().int().min(1).max(86_400).default(300).describe('Seconds the session may stay idle before it is closed with its gdb and program (default 300)'),
   program: z.string().optional().describe('Executable to load (like "file PROGRAM"), relative to the workspace root'),
   args: z.array(z.string()).optional().describe('Arguments for the program (like "set args")'),
   cwd: z.string().optional().describe('Working directory for gdb and the program, relative to the workspace root (default: the root)'),
@@ -46,34 +40,39 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
       const cwd = dir?.real ?? root;
       let info;
       try {
-        info = await ctx.registry.create(call.client.owner, args.timeout * 1000, async (id) => {
-          // The gdb engine (MI session, command policy, output collector) loads on the first open, not at start.
-          const { GdbSession } = await import('../session.js');
-          const session = await GdbSession.start({
-            gdbPath: ctx.config.gdb.path,
-            cwd,
-            ...(dir ? { startIn: dir.path } : {}),
-            execWrapper: ctx.execWrapper,
-            replyTimeoutMs: 60_000,
-            policy: { root, allowShell: ctx.config.gdb.allowShell, allowAttach: ctx.config.gdb.allowAttach },
-            onEngineExit: (message) => {
-              ctx.log.warn(`gdb session ${id}: ${message}`);
-              call.client.notify('warning', `gdb session ${id}: ${message}`);
-              ctx.registry.forget(id, message);
-            },
-          });
-          // The program's copy stays while it is gdb's program, and goes with gdb; a run after the
-          // file was rebuilt loads a fresh copy first.
-          if (program) session.adoptProgram(program);
-          call.client.notify('info', `gdb session ${id} started (gdb pid ${session.pid}, cwd ${cwd})`);
-          try {
-            if (program) await loadProgram(session, program, args.args ?? []);
-          } catch (err) {
-            await session.dispose('loading the program failed');
-            throw err;
-          }
-          return session;
-        }, { key: clientKey(call.client) });
+        info = await ctx.registry.create(
+          call.client.owner,
+          args.timeout * 1000,
+          async (id) => {
+            // The gdb engine (MI session, command policy, output collector) loads on the first open, not at start.
+            const { GdbSession } = await import('../session.js');
+            const session = await GdbSession.start({
+              gdbPath: ctx.config.gdb.path,
+              cwd,
+              ...(dir ? { startIn: dir.path } : {}),
+              execWrapper: ctx.execWrapper,
+              replyTimeoutMs: 60_000,
+              policy: { root, allowShell: ctx.config.gdb.allowShell, allowAttach: ctx.config.gdb.allowAttach },
+              onEngineExit: (message) => {
+                ctx.log.warn(`gdb session ${id}: ${message}`);
+                call.client.notify('warning', `gdb session ${id}: ${message}`);
+                ctx.registry.forget(id, message);
+              },
+            });
+            // The program's copy stays while it is gdb's program, and goes with gdb; a run after the
+            // file was rebuilt loads a fresh copy first.
+            if (program) session.adoptProgram(program);
+            call.client.notify('info', `gdb session ${id} started (gdb pid ${session.pid}, cwd ${cwd})`);
+            try {
+              if (program) await loadProgram(session, program, args.args ?? []);
+            } catch (err) {
+              await session.dispose('loading the program failed');
+              throw err;
+            }
+            return session;
+          },
+          { key: clientKey(call.client) },
+        );
       } catch (err) {
         program?.close();
         throw err;

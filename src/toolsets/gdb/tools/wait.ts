@@ -14,7 +14,6 @@ export function waitTool(ctx: GdbContext): ToolSpec<typeof input, typeof callOut
     input,
     output: callOutput,
     annotations: { readOnlyHint: true, openWorldHint: false },
-    run: (args, call) =>
-      ctx.registry.use(call.client.owner, args.id, (session) => session.wait({ waitMs: waitMs(args.timeout), signal: call.signal })),
+    run: (args, call) => ctx.registry.use(call.client.owner, args.id, (session) => session.wait({ waitMs: waitMs(args.timeout), signal: call.signal })),
   };
 }

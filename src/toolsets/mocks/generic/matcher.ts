@@ -57,7 +57,6 @@ export function isMysqlGreeting(b: Buffer): boolean {
   return len + 4 === b.length && b.indexOf(0, 5) > 5 && b.indexOf(0, 5) < 4 + len;
 }
 
-
 /** The key of the SSLRequests among the authentication groups (sequence 1, like a HandshakeResponse41 sent in clear). */
 const SSL_REQUEST_KEY = 0x100;
 /** A MySQL authentication packet's group: its sequence id, or SSL_REQUEST_KEY for an SSLRequest. */
@@ -119,9 +118,7 @@ export class GenericIndex {
         request: payloadBytes(mock.spec.genericrequests ?? []),
         response: payloadBytes(mock.spec.genericresponses ?? []),
         serverClosed: meta[META_SERVER_CLOSED] === 'true',
-        ...(meta[META_TRUNCATED] === 'true'
-          ? { truncated: { requestBytes: Number(meta[META_REQUEST_BYTES] ?? 0), responseBytes: Number(meta[META_RESPONSE_BYTES] ?? 0) } }
-          : {}),
+        ...(meta[META_TRUNCATED] === 'true' ? { truncated: { requestBytes: Number(meta[META_REQUEST_BYTES] ?? 0), responseBytes: Number(meta[META_RESPONSE_BYTES] ?? 0) } } : {}),
       };
       const host = meta[META_HOST]?.toLowerCase();
       if (!host) this.unlabelled.add(entry);
@@ -209,8 +206,7 @@ function closestTo(bytes: Buffer, entries: readonly GenericEntry[]): { closest: 
   for (const entry of entries) {
     if (entry.request.length === 0) continue;
     const prefix = commonPrefix(bytes, entry.request);
-    const better =
-      !best || prefix > best.prefix || (prefix === best.prefix && Math.abs(entry.request.length - bytes.length) < Math.abs(best.entry.request.length - bytes.length));
+    const better = !best || prefix > best.prefix || (prefix === best.prefix && Math.abs(entry.request.length - bytes.length) < Math.abs(best.entry.request.length - bytes.length));
     if (better) best = { entry, prefix };
   }
   return best ? { closest: { name: best.entry.name, samePrefix: best.prefix, request: best.entry.request } } : {};

@@ -210,7 +210,15 @@ describe('MySQL over TLS, SSLRequest and ClientHello in one chunk', () => {
     const now = Date.now();
     const times = { notBefore: new Date(now - 86_400_000), notAfter: new Date(now + 86_400_000) };
     const serverCa = createCertificate({ subjectCommonName: 'test db CA', issuerCommonName: 'test db CA', issuerKey: caKeys.privateKey, publicKey: caKeys.publicKey, ca: true, ...times });
-    const cert = createCertificate({ subjectCommonName: '127.0.0.1', issuerCommonName: 'test db CA', issuerKey: caKeys.privateKey, publicKey: keys.publicKey, ca: false, altNames: ['127.0.0.1'], ...times });
+    const cert = createCertificate({
+      subjectCommonName: '127.0.0.1',
+      issuerCommonName: 'test db CA',
+      issuerKey: caKeys.privateKey,
+      publicKey: keys.publicKey,
+      ca: false,
+      altNames: ['127.0.0.1'],
+      ...times,
+    });
     const context = tls.createSecureContext({ key: keys.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, cert });
     const seen: { clear?: Buffer; login?: Buffer; query?: Buffer } = {};
     const server = net.createServer(async (socket) => {
@@ -265,11 +273,7 @@ describe('MySQL over TLS, SSLRequest and ClientHello in one chunk', () => {
   it('replay: the SSLRequest is answered with TLS (debugkit’s leaf), the bytes after it are TLS’s, the login and query replay inside', async () => {
     const at = new Date();
     const mock = (request: Buffer, response: Buffer) => buildGenericMock({ request, response, startedAt: at, endedAt: at, host: '127.0.0.1:3306' });
-    const mocks = [
-      mock(Buffer.alloc(0), greeting(FLAGS | CLIENT_SSL)),
-      mock(Buffer.concat([sslRequest(FLAGS), handshakeResponse(2, FLAGS)]), OK(3)),
-      mock(QUERY, OK(1)),
-    ];
+    const mocks = [mock(Buffer.alloc(0), greeting(FLAGS | CLIENT_SSL)), mock(Buffer.concat([sslRequest(FLAGS), handshakeResponse(2, FLAGS)]), OK(3)), mock(QUERY, OK(1))];
     // As recorded (Keploy MySQL mocks, SSLRequest and HandshakeResponse41 in one), then as replayers.ts hands them over.
     const split = mocks.flatMap((m) => {
       const generics = mysqlAsGenerics(toMysqlMock(m)!);
@@ -295,7 +299,9 @@ describe('MySQL over TLS, SSLRequest and ClientHello in one chunk', () => {
     const at = new Date();
     const mock = (request: Buffer, response: Buffer) => buildGenericMock({ request, response, startedAt: at, endedAt: at, host: '127.0.0.1:3306' });
     const { near, far } = programPair();
-    const replaying = replayGeneric({ target: { host: '127.0.0.1', port: 3306 }, client: far }, [mock(Buffer.alloc(0), greeting(FLAGS | CLIENT_SSL)), mock(handshakeResponse(1, FLAGS), OK(2))], { ca });
+    const replaying = replayGeneric({ target: { host: '127.0.0.1', port: 3306 }, client: far }, [mock(Buffer.alloc(0), greeting(FLAGS | CLIENT_SSL)), mock(handshakeResponse(1, FLAGS), OK(2))], {
+      ca,
+    });
     const head = await readBytes(near, 4);
     const g = Buffer.concat([head, await readBytes(near, head.readUIntLE(0, 3))]);
     expect(g).toEqual(greetingWithoutTls(greeting(FLAGS | CLIENT_SSL)));
@@ -342,7 +348,12 @@ describe('MySQL over TLS, SSLRequest and ClientHello in one chunk', () => {
       expect(await replaying).toMatchObject({ matched: 3, missed: 0 });
     }
     // Full authentication over TLS: the password went in clear inside TLS; a client in clear asks for the RSA key instead.
-    const full = [mock(Buffer.alloc(0), g), mock(sslRequest(FLAGS), Buffer.alloc(0)), mock(handshakeResponse(2, FLAGS), packet(3, Buffer.from([1, 4]))), mock(packet(4, Buffer.from('secret\0')), OK(5))];
+    const full = [
+      mock(Buffer.alloc(0), g),
+      mock(sslRequest(FLAGS), Buffer.alloc(0)),
+      mock(handshakeResponse(2, FLAGS), packet(3, Buffer.from([1, 4]))),
+      mock(packet(4, Buffer.from('secret\0')), OK(5)),
+    ];
     {
       const { near, far } = programPair();
       const misses: string[] = [];

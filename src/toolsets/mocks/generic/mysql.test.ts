@@ -20,7 +20,10 @@ function handshakeResponse(flags: number, auth: Buffer, lenenc: boolean): Buffer
 describe('MySQL authentication redaction', () => {
   it('zeroes the auth response of a HandshakeResponse41 and nothing else', () => {
     const secret = Buffer.alloc(20, 0xab);
-    for (const [flags, lenenc] of [[0x00200000 | 0x8000 | 0x0200, true], [0x8000 | 0x0200, false]] as const) {
+    for (const [flags, lenenc] of [
+      [0x00200000 | 0x8000 | 0x0200, true],
+      [0x8000 | 0x0200, false],
+    ] as const) {
       const p = handshakeResponse(flags, secret, lenenc);
       const r = redactMysqlAuth(p);
       expect(r.length).toBe(p.length);
@@ -32,7 +35,11 @@ describe('MySQL authentication redaction', () => {
 
   it('zeroes later authentication packets whole, and leaves commands and SSLRequest alone', () => {
     const switchResponse = packet(3, Buffer.from('cleartext-password\0'));
-    expect(redactMysqlAuth(switchResponse).subarray(4).every((b) => b === 0)).toBe(true);
+    expect(
+      redactMysqlAuth(switchResponse)
+        .subarray(4)
+        .every((b) => b === 0),
+    ).toBe(true);
     const query = packet(0, Buffer.from('\x03SELECT 1'));
     expect(redactMysqlAuth(query)).toBe(query);
     expect(mysqlAuthSeq(query)).toBeUndefined();
@@ -45,7 +52,10 @@ describe('MySQL authentication redaction', () => {
 
   it('zeroes the auth response of a COM_CHANGE_USER (a login sent as a command)', () => {
     const secret = Buffer.from('my-clear-password');
-    const change = packet(0, Buffer.concat([Buffer.from([0x11]), Buffer.from('admin\0'), Buffer.from([secret.length]), secret, Buffer.from('shop\0'), Buffer.from([45, 0]), Buffer.from('mysql_clear_password\0')]));
+    const change = packet(
+      0,
+      Buffer.concat([Buffer.from([0x11]), Buffer.from('admin\0'), Buffer.from([secret.length]), secret, Buffer.from('shop\0'), Buffer.from([45, 0]), Buffer.from('mysql_clear_password\0')]),
+    );
     const r = redactMysqlRequest(change);
     expect(r.length).toBe(change.length);
     expect(r.includes(secret)).toBe(false);

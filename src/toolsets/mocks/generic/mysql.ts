@@ -88,7 +88,7 @@ export function redactMysqlRequest(bytes: Buffer): Buffer {
   if (bytes[3] === 0) return bytes[4] === COM_CHANGE_USER ? redactChangeUser(bytes) : bytes;
   const packets: Buffer[] = [];
   let afterSslRequest = false;
-  for (let pos = 0; pos < bytes.length; ) {
+  for (let pos = 0; pos < bytes.length;) {
     const end = bytes.length - pos < 4 ? bytes.length + 1 : pos + 4 + bytes.readUIntLE(pos, 3);
     if (end > bytes.length) {
       const partial = Buffer.from(bytes.subarray(pos));
@@ -136,7 +136,7 @@ export function splitSslRequest(bytes: Buffer): { kind: 'more' } | { kind: 'plai
 export function shiftSequenceIds(bytes: Buffer, delta: number): Buffer {
   if (delta === 0) return bytes;
   const out = Buffer.from(bytes);
-  for (let pos = 0; pos < out.length; ) {
+  for (let pos = 0; pos < out.length;) {
     if (out.length - pos < 4) return bytes;
     out[pos + 3] = (out[pos + 3]! + delta) & 0xff;
     pos += 4 + out.readUIntLE(pos, 3);
@@ -208,7 +208,6 @@ export function withoutQueryAttributes(bytes: Buffer): Buffer {
   head[4] = 0x03;
   return Buffer.concat([head, bytes.subarray(7)]);
 }
-
 
 /** One MySQL packet: its sequence id and payload. */
 export interface MysqlPacket {

@@ -374,4 +374,3 @@ function newExchange(): Exchange {
   const now = new Date();
   return { request: [], response: [], requestBytes: 0, responseBytes: 0, kept: 0, startedAt: now, endedAt: now, truncated: false, serverClosed: false };
 }
-

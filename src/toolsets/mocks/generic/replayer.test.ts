@@ -115,9 +115,7 @@ describe('replayGeneric', () => {
     expect(miss).toMatchObject({ target: `127.0.0.1:${targets.kv.port}`, bytes: 6, preview: '"GET z\\n"', closest: { samePrefix: 4 } });
     const getX = mocks.find((m) => m.spec.genericrequests[0]?.message[0]?.data === 'GET x\n')!;
     expect(miss.closest!.name).toBe(getX.name);
-    expect(miss.message).toBe(
-      `generic connection to 127.0.0.1:${targets.kv.port}: no recorded request matches 6 bytes "GET z\\n"; closest ${getX.name} (same first 4 bytes): "GET x\\n"`,
-    );
+    expect(miss.message).toBe(`generic connection to 127.0.0.1:${targets.kv.port}: no recorded request matches 6 bytes "GET z\\n"; closest ${getX.name} (same first 4 bytes): "GET x\\n"`);
   });
 
   it('shows bytes that are not text as hex', async () => {
@@ -166,7 +164,9 @@ describe('replayGeneric', () => {
     c.send(`BIG ${BIG}\n`);
     expect((await c.closed()).length).toBe(0);
     expect(misses[before]).toMatchObject({ bytes: 12, preview: `"BIG ${BIG}\\n"` });
-    expect(misses[before]!.message).toMatch(new RegExp(`^generic connection to 127\\.0\\.0\\.1:${targets.kv.port}: mock mock-\\d+ matched, but its exchange \\(12 \\+ ${BIG} bytes\\) went over the recording limit`));
+    expect(misses[before]!.message).toMatch(
+      new RegExp(`^generic connection to 127\\.0\\.0\\.1:${targets.kv.port}: mock mock-\\d+ matched, but its exchange \\(12 \\+ ${BIG} bytes\\) went over the recording limit`),
+    );
   });
 
   it('answers a target only from its own mocks: one with none is a miss at connect', async () => {
@@ -195,7 +195,14 @@ describe('replaying a set Keploy wrote (no target recorded, requests in several 
 
   it('matches on the concatenated bytes, and waits briefly when a longer recorded request could follow', async () => {
     const set = [
-      keploy([['string', 'PING'], ['binary', Buffer.from('\r\n').toString('base64')]], '+PONG\r\n', 'mock-0'),
+      keploy(
+        [
+          ['string', 'PING'],
+          ['binary', Buffer.from('\r\n').toString('base64')],
+        ],
+        '+PONG\r\n',
+        'mock-0',
+      ),
       keploy([['string', 'PING\r\nPING\r\n']], '+PONG\r\n+PONG2\r\n', 'mock-1'),
     ];
     const l = await replayingListener({ host: 'redis.internal', port: 6379 }, new GenericIndex(set), { settleMs: 30 });

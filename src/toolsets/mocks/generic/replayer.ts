@@ -68,11 +68,7 @@ export interface ReplayGenericResult {
 }
 
 /** Replays one connection; resolves once it is closed. */
-export function replayGeneric(
-  conn: GenericConnection,
-  mocks: readonly GenericMock[] | GenericIndex,
-  options: ReplayGenericOptions = {},
-): Promise<ReplayGenericResult> {
+export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMock[] | GenericIndex, options: ReplayGenericOptions = {}): Promise<ReplayGenericResult> {
   const index = mocks instanceof GenericIndex ? mocks : new GenericIndex(mocks);
   /** The program's connection: `raw` until a MySQL SSLRequest upgrades it to TLS. */
   const raw = conn.client;
@@ -182,7 +178,9 @@ export function replayGeneric(
       return false;
     }
     if (!logins.tls) {
-      miss(`the client asked for TLS (an SSLRequest), but no connection phase of ${target} was recorded over TLS (the greeting was sent without CLIENT_SSL): let the client connect in clear (ssl PREFERRED or off), or record again with TLS`);
+      miss(
+        `the client asked for TLS (an SSLRequest), but no connection phase of ${target} was recorded over TLS (the greeting was sent without CLIENT_SSL): let the client connect in clear (ssl PREFERRED or off), or record again with TLS`,
+      );
       return true;
     }
     if (!options.ca) {

@@ -76,10 +76,7 @@ export function startGreeterServer(): Promise<LineServer> {
 }
 
 /** Plays the capture proxy while recording: each connection goes to the real server at `target`. */
-export function recordingListener(
-  target: { host: string; port: number },
-  options: Omit<RecordGenericOptions, 'onMock'>,
-): Promise<Closable & { mocks: GenericMock[]; results: RecordGenericResult[] }> {
+export function recordingListener(target: { host: string; port: number }, options: Omit<RecordGenericOptions, 'onMock'>): Promise<Closable & { mocks: GenericMock[]; results: RecordGenericResult[] }> {
   const mocks: GenericMock[] = [];
   const results: RecordGenericResult[] = [];
   return interceptingListener(target, async (conn) => {
@@ -89,15 +86,9 @@ export function recordingListener(
 }
 
 /** Plays the capture proxy while replaying: each connection, intercepted for `target`, is answered from `index`. */
-export function replayingListener(
-  target: { host: string; port: number },
-  index: GenericIndex,
-  options: ReplayGenericOptions = {},
-): Promise<Closable & { results: ReplayGenericResult[] }> {
+export function replayingListener(target: { host: string; port: number }, index: GenericIndex, options: ReplayGenericOptions = {}): Promise<Closable & { results: ReplayGenericResult[] }> {
   const results: ReplayGenericResult[] = [];
-  return interceptingListener(target, async (conn) => void results.push(await replayGeneric(conn, index, options))).then((l) =>
-    Object.assign(l, { results }),
-  );
+  return interceptingListener(target, async (conn) => void results.push(await replayGeneric(conn, index, options))).then((l) => Object.assign(l, { results }));
 }
 
 /** A client reading lines or byte counts from one connection. */

@@ -89,7 +89,10 @@ describe('GrpcIndex', () => {
   it('a miss names the closest mock: same method with the fewest differing bytes, else another method', () => {
     const i = index();
     const m = i.match('/s.S/A', req('twx'));
-    expect(m).toEqual({ knownPath: true, miss: expect.stringMatching(/^gRPC \/s\.S\/A \(request 3 bytes\): no mock has this request; closest mock-1 \(same method, request 3 bytes, 1 bytes differ\)$/) });
+    expect(m).toEqual({
+      knownPath: true,
+      miss: expect.stringMatching(/^gRPC \/s\.S\/A \(request 3 bytes\): no mock has this request; closest mock-1 \(same method, request 3 bytes, 1 bytes differ\)$/),
+    });
     expect(i.match('/s.S/C', req('one'))).toEqual({ knownPath: false, miss: 'gRPC /s.S/C: no mock for this method; closest mock-0 (/s.S/A)' });
     expect(new GrpcIndex([]).match('/x/y', req(''))).toMatchObject({ knownPath: false, miss: expect.stringContaining('the set has no gRPC mocks') });
     expect(byteDistance(Buffer.from('abc'), Buffer.from('abd!'))).toBe(2);
@@ -106,11 +109,38 @@ describe('GrpcCallMatch: streams, message by message', () => {
     responseMessages: replies.map(([t, after]) => ({ ...msg(t), ...(after === undefined ? {} : { afterRequests: after }) })),
     trailers: { 'grpc-status': '0' },
   });
-  const mock = (c: GrpcCall) => ({ version: 'api.keploy.io/v1beta1', kind: 'gRPC', name: c.name, spec: buildGrpcMock({ requestHeaders: { ':path': c.path }, requestMessages: c.requestMessages, responseHeaders: c.responseHeaders, responseMessages: c.responseMessages, trailers: c.trailers, requestTime: new Date(0), responseTime: new Date(0) }).spec }) as any;
+  const mock = (c: GrpcCall) =>
+    ({
+      version: 'api.keploy.io/v1beta1',
+      kind: 'gRPC',
+      name: c.name,
+      spec: buildGrpcMock({
+        requestHeaders: { ':path': c.path },
+        requestMessages: c.requestMessages,
+        responseHeaders: c.responseHeaders,
+        responseMessages: c.responseMessages,
+        trailers: c.trailers,
+        requestTime: new Date(0),
+        responseTime: new Date(0),
+      }).spec,
+    }) as any;
   const texts = (r: { send: GrpcMessage[] } | { miss: string }) => ('send' in r ? r.send.map((m) => Buffer.from(m.data).toString()) : r.miss);
 
   it('answers a ping-pong bidi call step by step: each reply once the requests recorded before it are in', () => {
-    const index = new GrpcIndex([mock(stream('mock-0', ['a', 'b', 'c'], [['A', 1], ['B', 2], ['C', 3], ['bye', undefined]]))]);
+    const index = new GrpcIndex([
+      mock(
+        stream(
+          'mock-0',
+          ['a', 'b', 'c'],
+          [
+            ['A', 1],
+            ['B', 2],
+            ['C', 3],
+            ['bye', undefined],
+          ],
+        ),
+      ),
+    ]);
     const m = index.open('/s.S/Chat') as GrpcCallMatch;
     expect(texts(m.push(msg('a')))).toEqual(['A']);
     expect(texts(m.push(msg('b')))).toEqual(['B']);
@@ -129,14 +159,25 @@ describe('GrpcCallMatch: streams, message by message', () => {
   });
 
   it('a miss in the middle of a stream names the message and the closest mock', () => {
-    const index = new GrpcIndex([mock(stream('mock-0', ['a', 'bb', 'c'], [['A', 1], ['B', 2]]))]);
+    const index = new GrpcIndex([
+      mock(
+        stream(
+          'mock-0',
+          ['a', 'bb', 'c'],
+          [
+            ['A', 1],
+            ['B', 2],
+          ],
+        ),
+      ),
+    ]);
     const m = index.open('/s.S/Chat') as GrpcCallMatch;
     expect(texts(m.push(msg('a')))).toEqual(['A']);
     expect(texts(m.push(msg('bx')))).toBe('gRPC /s.S/Chat (request message 2, 2 bytes): no mock has this request; closest mock-0 (same method, same first 1, its message 2: 2 bytes, 1 bytes differ)');
-    const short = (new GrpcIndex([mock(stream('mock-0', ['a', 'b'], [['A', undefined]]))]).open('/s.S/Chat') as GrpcCallMatch);
+    const short = new GrpcIndex([mock(stream('mock-0', ['a', 'b'], [['A', undefined]]))]).open('/s.S/Chat') as GrpcCallMatch;
     short.push(msg('a'));
     expect(texts(short.end())).toBe('gRPC /s.S/Chat: the client ended after 1 request message; closest mock-0 (same method, same first 1, 2 request messages)');
-    const long = (new GrpcIndex([mock(stream('mock-0', ['a'], [['A', undefined]]))]).open('/s.S/Chat') as GrpcCallMatch);
+    const long = new GrpcIndex([mock(stream('mock-0', ['a'], [['A', undefined]]))]).open('/s.S/Chat') as GrpcCallMatch;
     long.push(msg('a'));
     expect(texts(long.push(msg('b')))).toBe('gRPC /s.S/Chat (request message 2, 1 bytes): no mock has this request; closest mock-0 (same method, same first 1, no more request messages)');
   });
@@ -152,7 +193,19 @@ describe('GrpcCallMatch: streams, message by message', () => {
   });
 
   it('keeps the step of each response message through the YAML (debugkit_after_requests), none for unary', () => {
-    const yaml = serializeMockSet([mock(stream('mock-0', ['a', 'b'], [['A', 1], ['B', undefined]])), call('mock-1', '/s.S/A', 'x', ['y'])]);
+    const yaml = serializeMockSet([
+      mock(
+        stream(
+          'mock-0',
+          ['a', 'b'],
+          [
+            ['A', 1],
+            ['B', undefined],
+          ],
+        ),
+      ),
+      call('mock-1', '/s.S/A', 'x', ['y']),
+    ]);
     expect(yaml.match(/debugkit_after_requests: 1/g)).toHaveLength(1);
     const back = parseMockSet(yaml, 'm.yaml').map(readGrpcMock);
     expect(back[0]!.responseMessages.map((m) => m.afterRequests)).toEqual([1, undefined]);

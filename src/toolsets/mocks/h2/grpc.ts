@@ -184,8 +184,7 @@ export interface GrpcCall {
   trailersAfterRequests?: number;
 }
 
-const asMap = (v: YamlValue | undefined): YamlMap =>
-  v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array) ? (v as YamlMap) : {};
+const asMap = (v: YamlValue | undefined): YamlMap => (v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array) ? (v as YamlMap) : {});
 
 function stringMap(v: YamlValue | undefined): HeaderMap {
   const out: HeaderMap = {};
@@ -241,9 +240,7 @@ export function readGrpcMock(mock: Mock): GrpcCall | undefined {
     responseHeaders: joined(asMap(resp.headers)),
     responseMessages: readMessages(resp),
     trailers: joined(asMap(resp.trailers)),
-    ...(typeof resp.debugkit_trailers_after_requests === 'number' && resp.debugkit_trailers_after_requests >= 0
-      ? { trailersAfterRequests: resp.debugkit_trailers_after_requests }
-      : {}),
+    ...(typeof resp.debugkit_trailers_after_requests === 'number' && resp.debugkit_trailers_after_requests >= 0 ? { trailersAfterRequests: resp.debugkit_trailers_after_requests } : {}),
   };
 }
 

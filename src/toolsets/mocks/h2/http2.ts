@@ -58,8 +58,7 @@ export function buildHttp2Mock(ex: Http2Exchange): PassThroughMock {
   };
 }
 
-const asMap = (v: YamlValue | undefined): YamlMap =>
-  v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array) ? (v as YamlMap) : {};
+const asMap = (v: YamlValue | undefined): YamlMap => (v && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array) ? (v as YamlMap) : {});
 
 function strings(v: YamlValue | undefined): Record<string, string> {
   const out: Record<string, string> = {};

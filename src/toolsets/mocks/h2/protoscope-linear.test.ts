@@ -21,7 +21,10 @@ describe('protoscopeBytes on deeply nested text (F1: linear)', () => {
       const small = make(16_000);
       const big = make(64_000);
       protoscopeBytes(big); // warm up
-      const t = cpuTimes(() => protoscopeBytes(small), () => protoscopeBytes(big));
+      const t = cpuTimes(
+        () => protoscopeBytes(small),
+        () => protoscopeBytes(big),
+      );
       expect(t.big, linearMessage(name, t)).toBeLessThan(Math.max(10 * t.small, 20));
     });
   }

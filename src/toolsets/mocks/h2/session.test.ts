@@ -23,7 +23,10 @@ async function replaying(o: Partial<ReplayH2Options>) {
   const port = await new Promise<number>((r) => server.listen(0, '127.0.0.1', () => r((server.address() as net.AddressInfo).port)));
   const client = http2.connect(`http://127.0.0.1:${port}`);
   client.on('error', () => {});
-  closers.push(() => client.destroy(), () => server.close());
+  closers.push(
+    () => client.destroy(),
+    () => server.close(),
+  );
   return { client, counts, misses };
 }
 

@@ -34,13 +34,7 @@ export interface ForwardedAnswer {
 /** Answer bodies kept for recording a fallback (beyond this the exchange is passed through unrecorded). */
 const KEEP_ANSWER_MAX = 16 * 1024 * 1024;
 
-export function forwardRequest(
-  req: http.IncomingMessage,
-  body: Buffer,
-  res: http.ServerResponse,
-  to: FallbackTarget,
-  onAnswer?: (answer: ForwardedAnswer) => void,
-): Promise<string | undefined> {
+export function forwardRequest(req: http.IncomingMessage, body: Buffer, res: http.ServerResponse, to: FallbackTarget, onAnswer?: (answer: ForwardedAnswer) => void): Promise<string | undefined> {
   return new Promise((resolve) => {
     const dest = to.tls?.to ?? to.target;
     const name = to.serverName ?? to.target.host;

@@ -69,11 +69,7 @@ export async function recordIntercepted(conn: HttpCandidate, options: RecordInte
 }
 
 /** Serves an intercepted `http` or `tls` connection from the replayer's mocks. */
-export async function replayIntercepted(
-  conn: HttpCandidate,
-  replayer: HttpReplayer,
-  options: { ca: DebugkitCa; h2?: (conn: H2OverTls) => Promise<void> },
-): Promise<void> {
+export async function replayIntercepted(conn: HttpCandidate, replayer: HttpReplayer, options: { ca: DebugkitCa; h2?: (conn: H2OverTls) => Promise<void> }): Promise<void> {
   if (conn.protocol === 'http') return replayer.serve(conn, { scheme: 'http' });
   if (conn.protocol !== 'tls') throw new Error(`replayIntercepted: ${conn.protocol} is not HTTP`);
   const t = await terminateTls(conn, { ca: options.ca, h2: options.h2 !== undefined });

@@ -54,7 +54,10 @@ interface Rules {
 export function compilePath(spec: string): RegExp {
   let p = spec.trim().replace(/^body\./, '');
   if (!p.startsWith('$')) p = `$.${p}`;
-  const parts = p.slice(1).split(/(\.\.|\.|\[[^\]]*\])/).filter((s) => s !== '');
+  const parts = p
+    .slice(1)
+    .split(/(\.\.|\.|\[[^\]]*\])/)
+    .filter((s) => s !== '');
   let re = '^\\$';
   for (const part of parts) {
     if (part === '.') continue;

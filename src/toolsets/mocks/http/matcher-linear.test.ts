@@ -40,7 +40,10 @@ describe('HttpMatcher on adversarial mock and request text (F1: linear)', () => 
       const small = mock(...make(16_000));
       const big = mock(...make(64_000));
       new HttpMatcher([big]); // warm up
-      const t = cpuTimes(() => new HttpMatcher([small]), () => new HttpMatcher([big]));
+      const t = cpuTimes(
+        () => new HttpMatcher([small]),
+        () => new HttpMatcher([big]),
+      );
       expect(t.big, linearMessage(name, t)).toBeLessThan(Math.max(10 * t.small, 20));
     });
 
@@ -49,7 +52,10 @@ describe('HttpMatcher on adversarial mock and request text (F1: linear)', () => 
       const small = request(...make(16_000));
       const big = request(...make(64_000));
       matcher.match(big); // warm up
-      const t = cpuTimes(() => matcher.match(small), () => matcher.match(big));
+      const t = cpuTimes(
+        () => matcher.match(small),
+        () => matcher.match(big),
+      );
       expect(t.big, linearMessage(name, t)).toBeLessThan(Math.max(10 * t.small, 20));
     });
   }
@@ -63,7 +69,10 @@ describe('HttpMatcher on adversarial mock and request text (F1: linear)', () => 
 
 /** The header normalization before F1, the reference the linear one must equal. */
 function normalizeBefore(name: string, value: string): string {
-  let v = value.split(',').map((s) => s.trim()).join(',');
+  let v = value
+    .split(',')
+    .map((s) => s.trim())
+    .join(',');
   if (name === 'content-type') v = v.toLowerCase().replace(/\s*;\s*/g, ';');
   if (name === 'authorization' && v.startsWith('AWS4-')) v = v.replace(/(Credential=[^/]*\/)\d{8}/, '$1*').replace(/Signature=[0-9a-f]+/, 'Signature=*');
   return v;

@@ -42,19 +42,59 @@ describe('HttpMatcher', () => {
   });
 
   it('ignores volatile headers but not the others', () => {
-    const headers: Array<[string, string]> = [['Accept', 'application/json'], ['User-Agent', 'lib/1.0'], ['traceparent', '00-aaa-bbb-01'], ['X-Api-Version', '2']];
+    const headers: Array<[string, string]> = [
+      ['Accept', 'application/json'],
+      ['User-Agent', 'lib/1.0'],
+      ['traceparent', '00-aaa-bbb-01'],
+      ['X-Api-Version', '2'],
+    ];
     const m = new HttpMatcher([mock('GET', 'https://api.test/v', { headers })]);
-    const same = request('GET', '/v', { headers: [['accept', 'application/json'], ['user-agent', 'lib/2.0'], ['traceparent', '00-ccc-ddd-01'], ['x-api-version', '2'], ['Date', 'now']] });
+    const same = request('GET', '/v', {
+      headers: [
+        ['accept', 'application/json'],
+        ['user-agent', 'lib/2.0'],
+        ['traceparent', '00-ccc-ddd-01'],
+        ['x-api-version', '2'],
+        ['Date', 'now'],
+      ],
+    });
     expect(m.match(same).miss).toBe(false);
-    const other = m.match(request('GET', '/v', { headers: [['Accept', 'application/json'], ['X-Api-Version', '3']] }));
+    const other = m.match(
+      request('GET', '/v', {
+        headers: [
+          ['Accept', 'application/json'],
+          ['X-Api-Version', '3'],
+        ],
+      }),
+    );
     expect(other).toEqual({ miss: true, closest: { name: expect.any(String), index: 0, differences: ['header x-api-version: recorded "2", got "3"'] } });
-    expect(new HttpMatcher([mock('GET', 'https://api.test/v', { headers })], { ignoreHeaders: ['x-api-*'] }).match(request('GET', '/v', { headers: [['Accept', 'application/json']] })).miss).toBe(false);
+    expect(new HttpMatcher([mock('GET', 'https://api.test/v', { headers })], { ignoreHeaders: ['x-api-*'] }).match(request('GET', '/v', { headers: [['Accept', 'application/json']] })).miss).toBe(
+      false,
+    );
   });
 
   it('treats repeated headers as Keploy joins them and normalizes AWS signatures', () => {
     const auth = (date: string, sig: string) => `AWS4-HMAC-SHA256 Credential=AKID/${date}/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=${sig}`;
-    const m = new HttpMatcher([mock('GET', 'https://api.test/s3', { headers: [['Accept', 'a'], ['Accept', 'b'], ['Authorization', auth('20240101', 'abc123')]] })]);
-    expect(m.match(request('GET', '/s3', { headers: [['accept', 'a, b'], ['authorization', auth('20250202', 'def456')], ['x-amz-date', '20250202T000000Z']] })).miss).toBe(false);
+    const m = new HttpMatcher([
+      mock('GET', 'https://api.test/s3', {
+        headers: [
+          ['Accept', 'a'],
+          ['Accept', 'b'],
+          ['Authorization', auth('20240101', 'abc123')],
+        ],
+      }),
+    ]);
+    expect(
+      m.match(
+        request('GET', '/s3', {
+          headers: [
+            ['accept', 'a, b'],
+            ['authorization', auth('20250202', 'def456')],
+            ['x-amz-date', '20250202T000000Z'],
+          ],
+        }),
+      ).miss,
+    ).toBe(false);
   });
 
   it('compares JSON bodies by structure, skipping volatile fields', () => {
@@ -84,10 +124,7 @@ describe('HttpMatcher', () => {
   });
 
   it('names the closest mock and its differences on a miss, hiding credentials', () => {
-    const m = new HttpMatcher([
-      mock('GET', 'https://api.test/users/1', { headers: [['Authorization', 'Bearer secret-one']] }),
-      mock('DELETE', 'https://api.test/users/2'),
-    ]);
+    const m = new HttpMatcher([mock('GET', 'https://api.test/users/1', { headers: [['Authorization', 'Bearer secret-one']] }), mock('DELETE', 'https://api.test/users/2')]);
     const miss = m.match(request('GET', '/users/1?verbose=1', { headers: [['Authorization', 'Bearer secret-two']] }));
     expect(miss).toEqual({
       miss: true,
@@ -118,7 +155,16 @@ describe('HttpMatcher', () => {
   });
 
   it('compares binary bodies as bytes', () => {
-    const bin = buildHttpMock({ method: 'POST', url: 'https://api.test/b', requestHeaders: [], requestBody: Buffer.from([0xff, 0x00, 0xfe]), statusCode: 200, responseHeaders: [], requestTime: new Date(0), responseTime: new Date(0) });
+    const bin = buildHttpMock({
+      method: 'POST',
+      url: 'https://api.test/b',
+      requestHeaders: [],
+      requestBody: Buffer.from([0xff, 0x00, 0xfe]),
+      statusCode: 200,
+      responseHeaders: [],
+      requestTime: new Date(0),
+      responseTime: new Date(0),
+    });
     const m = new HttpMatcher([bin]);
     expect(m.match({ ...request('POST', '/b'), body: Buffer.from([0xff, 0x00, 0xfe]) }).miss).toBe(false);
     const miss = m.match({ ...request('POST', '/b'), body: Buffer.from([0xff, 0x01]) });

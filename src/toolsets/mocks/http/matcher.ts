@@ -21,13 +21,42 @@ import { hostPort, splitUrl, type Scheme } from './url.js';
 /** Headers that never decide a match (lower case; `*` ends a prefix). */
 export const VOLATILE_HEADERS: readonly string[] = [
   // framing and hop-by-hop (the body is compared itself; Host is compared as the URL's host)
-  'host', 'content-length', 'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade',
+  'host',
+  'content-length',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
   // differ between runs or library versions without changing the answer
-  'date', 'user-agent', 'accept-encoding', 'x-amz-date', 'x-amz-user-agent', 'amz-sdk-invocation-id', 'amz-sdk-request',
-  'x-amz-content-sha256', 'idempotency-key', 'x-stainless-*',
+  'date',
+  'user-agent',
+  'accept-encoding',
+  'x-amz-date',
+  'x-amz-user-agent',
+  'amz-sdk-invocation-id',
+  'amz-sdk-request',
+  'x-amz-content-sha256',
+  'idempotency-key',
+  'x-stainless-*',
   // tracing and correlation ids
-  'traceparent', 'tracestate', 'baggage', 'sentry-trace', 'x-request-id', 'x-correlation-id', 'request-id', 'x-amzn-trace-id',
-  'x-cloud-trace-context', 'uber-trace-id', 'b3', 'x-b3-*', 'x-datadog-*', 'keploy-test-id', 'keploy-test-set-id',
+  'traceparent',
+  'tracestate',
+  'baggage',
+  'sentry-trace',
+  'x-request-id',
+  'x-correlation-id',
+  'request-id',
+  'x-amzn-trace-id',
+  'x-cloud-trace-context',
+  'uber-trace-id',
+  'b3',
+  'x-b3-*',
+  'x-datadog-*',
+  'keploy-test-id',
+  'keploy-test-set-id',
 ];
 
 /** Query parameters of presigned URLs (AWS SigV4) that change with the time of signing. */
@@ -64,9 +93,7 @@ export interface MatchRequest {
   bodyLength?: number;
 }
 
-export type MatchResult =
-  | { miss: false; mock: HttpMock; index: number; how: 'exact' | 'json'; reused: boolean }
-  | { miss: true; closest?: { name: string; index: number; differences: string[] } };
+export type MatchResult = { miss: false; mock: HttpMock; index: number; how: 'exact' | 'json'; reused: boolean } | { miss: true; closest?: { name: string; index: number; differences: string[] } };
 
 interface Prepared {
   method: string;
@@ -304,7 +331,10 @@ function headerFilter(patterns: readonly string[]): (name: string) => boolean {
 // `(Credential=[^/]*\/)\d{8}` were quadratic on blanks without `;` and on repeated `Credential=`
 // without `/`).
 export function normalizeValue(name: string, value: string): string {
-  let v = value.split(',').map((s) => s.trim()).join(',');
+  let v = value
+    .split(',')
+    .map((s) => s.trim())
+    .join(',');
   if (name === 'content-type') v = blanksAroundSemicolons(v.toLowerCase());
   // AWS SigV4 signs the time: the credential scope date and the signature change on every run.
   if (name === 'authorization' && v.startsWith('AWS4-')) v = credentialDate(v).replace(/Signature=[0-9a-f]+/, 'Signature=*');

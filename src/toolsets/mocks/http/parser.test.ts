@@ -10,19 +10,14 @@ interface Run {
 
 function run(mode: 'request' | 'response', pieces: Array<string | Buffer>, options: HttpParserOptions = {}, end = false): Run {
   const out: Run = { messages: [], heads: 0, parser: undefined as unknown as HttpParser, stops: [] };
-  out.parser = new HttpParser(
-    mode,
-    { onMessage: (m) => out.messages.push(m), onHead: () => void out.heads++, onStop: (s, r) => out.stops.push(`${s}: ${r}`) },
-    options,
-  );
+  out.parser = new HttpParser(mode, { onMessage: (m) => out.messages.push(m), onHead: () => void out.heads++, onStop: (s, r) => out.stops.push(`${s}: ${r}`) }, options);
   for (const p of pieces) out.parser.push(typeof p === 'string' ? Buffer.from(p, 'latin1') : p);
   if (end) out.parser.end();
   return out;
 }
 
 /** Comparable view of messages (times differ between runs). */
-const view = (messages: HttpMessage[]) =>
-  messages.map(({ startedAt: _s, completedAt: _c, body, ...rest }) => ({ ...rest, body: body.toString('latin1') }));
+const view = (messages: HttpMessage[]) => messages.map(({ startedAt: _s, completedAt: _c, body, ...rest }) => ({ ...rest, body: body.toString('latin1') }));
 
 /** Feeds `text` split at every byte boundary (and one byte at a time) and expects the same messages. */
 function expectSplitInvariant(mode: 'request' | 'response', text: string, options: HttpParserOptions = {}, end = false): HttpMessage[] {
@@ -69,7 +64,12 @@ describe('HttpParser: requests', () => {
     expect(messages).toHaveLength(1);
     const m = req(messages[0]!);
     expect([m.method, m.target, m.httpVersion]).toEqual(['GET', '/a?b=1', '1.1']);
-    expect(m.headers).toEqual([['Host', 'x.test'], ['X-Foo', '1'], ['x-foo', '2'], ['Accept', '*/*']]);
+    expect(m.headers).toEqual([
+      ['Host', 'x.test'],
+      ['X-Foo', '1'],
+      ['x-foo', '2'],
+      ['Accept', '*/*'],
+    ]);
     expect(m.body.length).toBe(0);
   });
 
@@ -83,7 +83,10 @@ describe('HttpParser: requests', () => {
     const text = 'POST /c HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5;ext=1\r\nhello\r\n6 ; x\r\n world\r\n0\r\nX-Checksum: abc\r\nX-More: 1\r\n\r\n';
     const [m] = expectSplitInvariant('request', text);
     expect(m!.body.toString()).toBe('hello world');
-    expect(m!.trailers).toEqual([['X-Checksum', 'abc'], ['X-More', '1']]);
+    expect(m!.trailers).toEqual([
+      ['X-Checksum', 'abc'],
+      ['X-More', '1'],
+    ]);
   });
 
   it('parses pipelined requests in one chunk and across chunks', () => {
@@ -95,7 +98,10 @@ describe('HttpParser: requests', () => {
   it('accepts leading empty lines, bare LF line ends and folded headers', () => {
     const { messages, parser } = run('request', ['\r\n\nGET / HTTP/1.1\nHost: a\nX-Long: one\n  two\n\n']);
     expect(parser.state).toBe('http');
-    expect(messages[0]!.headers).toEqual([['Host', 'a'], ['X-Long', 'one two']]);
+    expect(messages[0]!.headers).toEqual([
+      ['Host', 'a'],
+      ['X-Long', 'one two'],
+    ]);
   });
 
   it('holds bytes after an Upgrade request until told what the server did', () => {
@@ -143,10 +149,7 @@ describe('HttpParser: requests', () => {
 
 describe('HttpParser: responses', () => {
   it('reads Content-Length and chunked responses, pipelined, at every split', () => {
-    const text =
-      'HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello' +
-      'HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n' +
-      'HTTP/1.1 404\r\nContent-Length: 0\r\n\r\n';
+    const text = 'HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello' + 'HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n' + 'HTTP/1.1 404\r\nContent-Length: 0\r\n\r\n';
     const messages = expectSplitInvariant('response', text);
     expect(messages.map((m) => [res(m).status, res(m).reason, m.body.toString()])).toEqual([
       [200, 'OK', 'hello'],

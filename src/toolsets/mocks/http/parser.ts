@@ -256,15 +256,33 @@ export class HttpParser {
       const m = REQUEST_LINE.exec(text);
       if (!m) return this.stop('not-http', `not an HTTP/1.x request line: ${JSON.stringify(text.slice(0, 80))}`);
       this.msg = {
-        kind: 'request', method: m[1]!, target: m[2]!, httpVersion: m[3] === '1' ? '1.1' : '1.0',
-        headers: [], trailers: [], body: EMPTY, bodyLength: 0, bodyTruncated: false, startedAt, completedAt: startedAt,
+        kind: 'request',
+        method: m[1]!,
+        target: m[2]!,
+        httpVersion: m[3] === '1' ? '1.1' : '1.0',
+        headers: [],
+        trailers: [],
+        body: EMPTY,
+        bodyLength: 0,
+        bodyTruncated: false,
+        startedAt,
+        completedAt: startedAt,
       };
     } else {
       const m = STATUS_LINE.exec(text);
       if (!m) return this.stop('not-http', `not an HTTP/1.x status line: ${JSON.stringify(text.slice(0, 80))}`);
       this.msg = {
-        kind: 'response', status: Number(m[2]), reason: m[3] ?? '', httpVersion: m[1] === '1' ? '1.1' : '1.0',
-        headers: [], trailers: [], body: EMPTY, bodyLength: 0, bodyTruncated: false, startedAt, completedAt: startedAt,
+        kind: 'response',
+        status: Number(m[2]),
+        reason: m[3] ?? '',
+        httpVersion: m[1] === '1' ? '1.1' : '1.0',
+        headers: [],
+        trailers: [],
+        body: EMPTY,
+        bodyLength: 0,
+        bodyTruncated: false,
+        startedAt,
+        completedAt: startedAt,
       };
     }
   }

@@ -114,11 +114,7 @@ class Pairing {
       this.exchanges.clear();
     };
     this.requests = new HttpParser('request', { onHead: (m) => this.onRequestHead(m), onMessage: (m) => this.onRequest(m), onStop }, limits);
-    this.replies = new HttpParser(
-      'response',
-      { onMessage: (m) => this.onResponse(m), onStop: onRepliesStop },
-      { ...limits, requestMethod: (i) => this.exchanges.get(i)?.head.method },
-    );
+    this.replies = new HttpParser('response', { onMessage: (m) => this.onResponse(m), onStop: onRepliesStop }, { ...limits, requestMethod: (i) => this.exchanges.get(i)?.head.method });
   }
 
   observe(client: Duplex, upstream: Duplex): void {

@@ -120,7 +120,10 @@ describe('HttpReplayer', () => {
       url: `http://${plainHost.host}/file`,
       requestHeaders: [],
       statusCode: 200,
-      responseHeaders: [['Content-Length', '1234'], ['Content-Type', 'application/zip']],
+      responseHeaders: [
+        ['Content-Length', '1234'],
+        ['Content-Type', 'application/zip'],
+      ],
       requestTime: new Date(),
       responseTime: new Date(),
     });
@@ -175,7 +178,18 @@ describe('HttpReplayer', () => {
 
   it('serves curl over HTTPS with the debugkit bundle', async () => {
     const r = await startReplay();
-    const out = await curl(['-sS', '--cacert', bundle, '--connect-to', `localhost:${secureHost.port}:127.0.0.1:${r.secure.port}`, '-H', 'Content-Type: application/json', '-d', '{"n":1,"q":"first"}', `https://${secureHost.host}/echo`]);
+    const out = await curl([
+      '-sS',
+      '--cacert',
+      bundle,
+      '--connect-to',
+      `localhost:${secureHost.port}:127.0.0.1:${r.secure.port}`,
+      '-H',
+      'Content-Type: application/json',
+      '-d',
+      '{"n":1,"q":"first"}',
+      `https://${secureHost.host}/echo`,
+    ]);
     expect(out.stderr).toBe('');
     expect(JSON.parse(out.stdout)).toEqual({ method: 'POST', received: '{"q":"first","n":1}', length: 19 });
     await r.close();

@@ -65,7 +65,7 @@ describe('scalar styles as yaml.v3 writes a Go string', () => {
     expect(doc([['k', { kind: 'seq', items: [str('a\nb'), str(' x\ny')] }]])).toBe('k:\n    - |-\n      a\n      b\n    - " x\\ny"\n');
   });
 
-  it('in flow context, indicators force quotes (the fixture\'s data_row)', () => {
+  it("in flow context, indicators force quotes (the fixture's data_row)", () => {
     const rows: ENode = {
       kind: 'seq',
       flow: true,
@@ -75,7 +75,13 @@ describe('scalar styles as yaml.v3 writes a Go string', () => {
   });
 
   it('keys are quoted by the same rules, and a key over 128 characters becomes an explicit ? key', () => {
-    expect(doc([['1', str('x')], ['', str('y')], ['a: b', str('z')]])).toBe(`"1": x\n"": "y"\n'a: b': z\n`);
+    expect(
+      doc([
+        ['1', str('x')],
+        ['', str('y')],
+        ['a: b', str('z')],
+      ]),
+    ).toBe(`"1": x\n"": "y"\n'a: b': z\n`);
     const long = 'k'.repeat(130);
     const text = doc([[long, str('v')]]);
     expect(text).toBe(`? "${long}"\n: v\n`);
@@ -84,11 +90,79 @@ describe('scalar styles as yaml.v3 writes a Go string', () => {
 
   it('tricky strings read back identically as values, list items, flow items and keys', () => {
     const tricky = [
-      '', ' ', '  ', 'a', '-', '--', '---', '...', '?', ':', '#', '@', '`', '!', '&a', '*a', '|', '>', '%', ',', '[', ']', '{', '}',
-      '"', "'", '\\', 'a:b', 'a: b', 'a :b', 'a#b', 'a #b', 'yes', 'No', 'OFF', 'null', 'NULL', 'true', 'False', '0', '-0', '+1', '0o17',
-      '017', '0b101', '1.', '.5', '-.inf', '.NaN', '1e-3', '3:25:45', '2024-06-05T16:53:56.841481379+05:30', '2024-6-5 1:2:3',
-      'a\nb', 'a\n', '\n', '\na', 'a\n\n', ' a\nb', 'a \nb', 'a\n b', '\t', 'x\u0085y', '\uFEFFbom', 'é', '😀', 'a\u0000b', '\u007f',
-      'key: value\n- item\n', 'multi\r\nline\r\n', '<<', '=', 'a\u00a0b',
+      '',
+      ' ',
+      '  ',
+      'a',
+      '-',
+      '--',
+      '---',
+      '...',
+      '?',
+      ':',
+      '#',
+      '@',
+      '`',
+      '!',
+      '&a',
+      '*a',
+      '|',
+      '>',
+      '%',
+      ',',
+      '[',
+      ']',
+      '{',
+      '}',
+      '"',
+      "'",
+      '\\',
+      'a:b',
+      'a: b',
+      'a :b',
+      'a#b',
+      'a #b',
+      'yes',
+      'No',
+      'OFF',
+      'null',
+      'NULL',
+      'true',
+      'False',
+      '0',
+      '-0',
+      '+1',
+      '0o17',
+      '017',
+      '0b101',
+      '1.',
+      '.5',
+      '-.inf',
+      '.NaN',
+      '1e-3',
+      '3:25:45',
+      '2024-06-05T16:53:56.841481379+05:30',
+      '2024-6-5 1:2:3',
+      'a\nb',
+      'a\n',
+      '\n',
+      '\na',
+      'a\n\n',
+      ' a\nb',
+      'a \nb',
+      'a\n b',
+      '\t',
+      'x\u0085y',
+      '\uFEFFbom',
+      'é',
+      '😀',
+      'a\u0000b',
+      '\u007f',
+      'key: value\n- item\n',
+      'multi\r\nline\r\n',
+      '<<',
+      '=',
+      'a\u00a0b',
     ];
     for (const s of tricky) {
       const entries: Array<[string, ENode]> = [
@@ -112,12 +186,39 @@ describe('layout as yaml.v3 lays it out', () => {
       kind: 'map',
       entries: [
         ['identifier', str('ClientRequest')],
-        ['parse', { kind: 'seq', items: [{ kind: 'map', entries: [['name', str('')], ['query', str('SELECT 1')]] }] }],
+        [
+          'parse',
+          {
+            kind: 'seq',
+            items: [
+              {
+                kind: 'map',
+                entries: [
+                  ['name', str('')],
+                  ['query', str('SELECT 1')],
+                ],
+              },
+            ],
+          },
+        ],
         ['startup', { kind: 'map', entries: [['parameters', { kind: 'map', entries: [['user', str('postgres')]] }]] }],
         ['empty', { kind: 'seq', items: [{ kind: 'map', entries: [] }] }],
       ],
     };
-    expect(doc([['spec', { kind: 'map', entries: [['requests', { kind: 'seq', items: [packet] }], ['none', { kind: 'seq', items: [] }]] }]])).toBe(
+    expect(
+      doc([
+        [
+          'spec',
+          {
+            kind: 'map',
+            entries: [
+              ['requests', { kind: 'seq', items: [packet] }],
+              ['none', { kind: 'seq', items: [] }],
+            ],
+          },
+        ],
+      ]),
+    ).toBe(
       [
         'spec:',
         '    requests:',
@@ -148,18 +249,34 @@ describe('layout as yaml.v3 lays it out', () => {
 describe('numbers and key order', () => {
   it('formats numbers like Go (ints as ints, floats with strconv g)', () => {
     expect([0, -3, 100, 2100181801, 1.5, 0.25, 1234567.5, 0.00001, 1e21, 123456789012345678901234567890n].map(formatNumber)).toEqual([
-      '0', '-3', '100', '2100181801', '1.5', '0.25', '1.2345675e+06', '1e-05', '1e+21', '123456789012345678901234567890',
+      '0',
+      '-3',
+      '100',
+      '2100181801',
+      '1.5',
+      '0.25',
+      '1.2345675e+06',
+      '1e-05',
+      '1e+21',
+      '123456789012345678901234567890',
     ]);
     expect([NaN, Infinity, -Infinity].map(formatNumber)).toEqual(['.nan', '.inf', '-.inf']);
   });
 
   it('sorts map keys like yaml.v3: digits by value, non-letters before letters', () => {
     expect(['b', 'a10', 'a2', 'a', 'B', 'a-b', 'ab', 'Content-Type', 'Content-Length', 'Content-Encoding'].sort(compareKeys)).toEqual([
-      'B', 'Content-Encoding', 'Content-Length', 'Content-Type', 'a', 'a-b', 'a2', 'a10', 'ab', 'b',
+      'B',
+      'Content-Encoding',
+      'Content-Length',
+      'Content-Type',
+      'a',
+      'a-b',
+      'a2',
+      'a10',
+      'ab',
+      'b',
     ]);
-    expect(['client_encoding', 'user', 'datestyle', 'database', 'extra_float_digits'].sort(compareKeys)).toEqual([
-      'client_encoding', 'database', 'datestyle', 'extra_float_digits', 'user',
-    ]);
+    expect(['client_encoding', 'user', 'datestyle', 'database', 'extra_float_digits'].sort(compareKeys)).toEqual(['client_encoding', 'database', 'datestyle', 'extra_float_digits', 'user']);
   });
 
   it('knows which strings read back as strings when plain', () => {
@@ -172,7 +289,9 @@ describe("why this emitter rather than yaml's document API", () => {
   it('yaml, even re-writing its own parse of a Keploy file, puts a mapping nested in a list item 2 columns deeper than yaml.v3', () => {
     const text = readFileSync(SQL_FILE, 'utf8');
     const options = { indent: 4, indentSeq: true, lineWidth: 0, flowCollectionPadding: false, doubleQuotedMinMultiLineLength: Infinity };
-    const again = parseAllDocuments(text).map((d) => d.toString(options)).join('---\n');
+    const again = parseAllDocuments(text)
+      .map((d) => d.toString(options))
+      .join('---\n');
     expect(text).toContain('        - identifier: StartupRequest\n          length: 102\n');
     expect(text).toContain('          startup_message:\n            protocolversion: 196608\n');
     expect(again).toContain('          startup_message:\n              protocolversion: 196608\n');

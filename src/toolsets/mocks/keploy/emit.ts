@@ -207,14 +207,7 @@ const isBreak = (c: string) => c === '\r' || c === '\n' || c === '\u0085' || c =
 const isBlankz = (c: string | undefined) => c === undefined || c === ' ' || c === '\t' || isBreak(c) || c === '\0';
 
 function isPrintable(cp: number): boolean {
-  return (
-    cp === 0x0a ||
-    (cp >= 0x20 && cp <= 0x7e) ||
-    cp === 0x85 ||
-    (cp >= 0xa0 && cp <= 0xd7ff) ||
-    (cp >= 0xe000 && cp <= 0xfffd && cp !== 0xfeff) ||
-    (cp >= 0x10000 && cp <= 0x10ffff)
-  );
+  return cp === 0x0a || (cp >= 0x20 && cp <= 0x7e) || cp === 0x85 || (cp >= 0xa0 && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd && cp !== 0xfeff) || (cp >= 0x10000 && cp <= 0x10ffff);
 }
 
 /** libyaml's `yaml_emitter_analyze_scalar` (unicode output on, as yaml.v3 sets it). */
@@ -293,9 +286,29 @@ function analyze(s: string): Analysis {
 // ---------------------------------------------------------------- yaml.v3 resolve()
 
 const RESOLVES_TO_NON_STRING = new Set([
-  '', '~', 'null', 'Null', 'NULL',
-  'true', 'True', 'TRUE', 'false', 'False', 'FALSE',
-  '.inf', '.Inf', '.INF', '+.inf', '+.Inf', '+.INF', '-.inf', '-.Inf', '-.INF', '.nan', '.NaN', '.NAN',
+  '',
+  '~',
+  'null',
+  'Null',
+  'NULL',
+  'true',
+  'True',
+  'TRUE',
+  'false',
+  'False',
+  'FALSE',
+  '.inf',
+  '.Inf',
+  '.INF',
+  '+.inf',
+  '+.Inf',
+  '+.INF',
+  '-.inf',
+  '-.Inf',
+  '-.INF',
+  '.nan',
+  '.NaN',
+  '.NAN',
   '<<',
 ]);
 /** YAML 1.1 booleans: yaml.v3 reads them as strings but quotes them so YAML 1.1 readers do too. */
@@ -336,21 +349,51 @@ function doubleQuoted(s: string): string {
       continue;
     }
     switch (cp) {
-      case 0x00: out += '\\0'; break;
-      case 0x07: out += '\\a'; break;
-      case 0x08: out += '\\b'; break;
-      case 0x09: out += '\\t'; break;
-      case 0x0a: out += '\\n'; break;
-      case 0x0b: out += '\\v'; break;
-      case 0x0c: out += '\\f'; break;
-      case 0x0d: out += '\\r'; break;
-      case 0x1b: out += '\\e'; break;
-      case 0x22: out += '\\"'; break;
-      case 0x5c: out += '\\\\'; break;
-      case 0x85: out += '\\N'; break;
-      case 0xa0: out += '\\_'; break;
-      case 0x2028: out += '\\L'; break;
-      case 0x2029: out += '\\P'; break;
+      case 0x00:
+        out += '\\0';
+        break;
+      case 0x07:
+        out += '\\a';
+        break;
+      case 0x08:
+        out += '\\b';
+        break;
+      case 0x09:
+        out += '\\t';
+        break;
+      case 0x0a:
+        out += '\\n';
+        break;
+      case 0x0b:
+        out += '\\v';
+        break;
+      case 0x0c:
+        out += '\\f';
+        break;
+      case 0x0d:
+        out += '\\r';
+        break;
+      case 0x1b:
+        out += '\\e';
+        break;
+      case 0x22:
+        out += '\\"';
+        break;
+      case 0x5c:
+        out += '\\\\';
+        break;
+      case 0x85:
+        out += '\\N';
+        break;
+      case 0xa0:
+        out += '\\_';
+        break;
+      case 0x2028:
+        out += '\\L';
+        break;
+      case 0x2029:
+        out += '\\P';
+        break;
       default:
         if (cp <= 0xff) out += '\\x' + hex(cp, 2);
         else if (cp <= 0xffff) out += '\\u' + hex(cp, 4);

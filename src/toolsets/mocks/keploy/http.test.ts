@@ -18,12 +18,18 @@ function esExchange(): HttpExchange {
     url: '/documents/_doc',
     httpVersion: '1.1',
     requestHeaders: [
-      'Host', 'localhost:9200',
-      'User-Agent', 'go-elasticsearch/8.14.0 (linux amd64; Go 1.22.5)',
-      'Content-Length', '50',
-      'content-type', 'application/json',
-      'x-elastic-client-meta', 'es=8.14.0,go=1.22.5,t=8.6.0,hc=1.22.5',
-      'Accept-Encoding', 'gzip',
+      'Host',
+      'localhost:9200',
+      'User-Agent',
+      'go-elasticsearch/8.14.0 (linux amd64; Go 1.22.5)',
+      'Content-Length',
+      '50',
+      'content-type',
+      'application/json',
+      'x-elastic-client-meta',
+      'es=8.14.0,go=1.22.5,t=8.6.0,hc=1.22.5',
+      'Accept-Encoding',
+      'gzip',
     ],
     requestBody: '{"title":"somethingTitle","content":"something22"}',
     statusCode: 201,
@@ -41,7 +47,7 @@ function esExchange(): HttpExchange {
 }
 
 describe('buildHttpMock builds what Keploy recorded', () => {
-  it('reproduces the elasticsearch fixture\'s mock-1 (decoded gzip body, Content-Length rewritten, no Host header)', () => {
+  it("reproduces the elasticsearch fixture's mock-1 (decoded gzip body, Content-Length rewritten, no Host header)", () => {
     const fixture = (parseMockSet(fs.readFileSync(ES_FILE, 'utf8'), ES_FILE) as HttpMock[])[1]!;
     const mock = buildHttpMock(esExchange());
     expect(mock.name).toBe('mocks');
@@ -49,7 +55,7 @@ describe('buildHttpMock builds what Keploy recorded', () => {
     expect({ ...mock, name: fixture.name, spec: { ...mock.spec, metadata: fixture.spec.metadata } }).toEqual(fixture);
   });
 
-  it('serializes to the fixture\'s document, plus the host line', () => {
+  it("serializes to the fixture's document, plus the host line", () => {
     const fixtureDoc = fs.readFileSync(ES_FILE, 'utf8').split('---\n')[1]!;
     const [numbered] = numberMocks([buildHttpMock(esExchange())]);
     const text = serializeMockSet([{ ...numbered!, name: 'mock-1' }]);
@@ -72,7 +78,11 @@ describe('buildHttpMock builds what Keploy recorded', () => {
   });
 
   it('decodes deflate and br bodies; keeps an undecodable body and its headers as they were', () => {
-    for (const [encoding, data] of [['deflate', deflateSync(RESPONSE)], ['br', brotliCompressSync(RESPONSE)], ['x-gzip', gzipSync(RESPONSE)]] as const) {
+    for (const [encoding, data] of [
+      ['deflate', deflateSync(RESPONSE)],
+      ['br', brotliCompressSync(RESPONSE)],
+      ['x-gzip', gzipSync(RESPONSE)],
+    ] as const) {
       const mock = buildHttpMock({ ...esExchange(), responseHeaders: { 'Content-Encoding': encoding }, responseBody: data });
       expect(mock.spec.resp.body).toBe(RESPONSE);
       expect(mock.spec.resp.header['Content-Length']).toBe(String(RESPONSE.length));
@@ -121,12 +131,24 @@ describe('buildHttpMock builds what Keploy recorded', () => {
 describe('the Keploy encodings of headers, queries, bodies and times', () => {
   it('canonicalizes header names like Go', () => {
     expect(['content-type', 'X-REQUEST-ID', 'www-authenticate', 'x', 'a--b', 'bad header', 'ümlaut'].map(canonicalHeaderKey)).toEqual([
-      'Content-Type', 'X-Request-Id', 'Www-Authenticate', 'X', 'A--B', 'bad header', 'ümlaut',
+      'Content-Type',
+      'X-Request-Id',
+      'Www-Authenticate',
+      'X',
+      'A--B',
+      'bad header',
+      'ümlaut',
     ]);
   });
 
   it('joins repeated headers with "," in arrival order, whatever the input shape', () => {
-    expect(keployHeaders([['set-cookie', 'a=1'], ['Set-Cookie', 'b=2; Path=/'], ['accept', '*/*']])).toEqual({ 'Set-Cookie': 'a=1,b=2; Path=/', Accept: '*/*' });
+    expect(
+      keployHeaders([
+        ['set-cookie', 'a=1'],
+        ['Set-Cookie', 'b=2; Path=/'],
+        ['accept', '*/*'],
+      ]),
+    ).toEqual({ 'Set-Cookie': 'a=1,b=2; Path=/', Accept: '*/*' });
     expect(keployHeaders(['X-A', '1', 'x-a', '2'])).toEqual({ 'X-A': '1,2' });
     expect(keployHeaders({ 'x-n': 5, skipped: undefined, 'x-l': ['p', 'q'] })).toEqual({ 'X-N': '5', 'X-L': 'p,q' });
     expect(() => keployHeaders(['a'])).toThrow(DebugkitError);

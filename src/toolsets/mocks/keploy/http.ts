@@ -26,10 +26,7 @@ import { exactUtf8 } from './utf8.js';
  */
 
 /** Header input: an object (Node's `IncomingMessage.headers`), `[name, value]` pairs, or Node's flat `rawHeaders`. */
-export type HeaderInput =
-  | Readonly<Record<string, string | number | readonly string[] | undefined>>
-  | ReadonlyArray<readonly [string, string]>
-  | readonly string[];
+export type HeaderInput = Readonly<Record<string, string | number | readonly string[] | undefined>> | ReadonlyArray<readonly [string, string]> | readonly string[];
 
 export interface HttpExchange {
   method: string;
@@ -239,7 +236,10 @@ function toBytes(body: Uint8Array | string | undefined): Uint8Array {
 function decodeBody(bytes: Uint8Array, encoding: string): Uint8Array | null {
   if (bytes.byteLength === 0) return null;
   let out: Buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const codings = encoding.split(',').map((c) => c.trim().toLowerCase()).filter((c) => c && c !== 'identity');
+  const codings = encoding
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c && c !== 'identity');
   try {
     for (const coding of codings.reverse()) {
       if (coding === 'gzip' || coding === 'x-gzip') out = gunzipSync(out);

@@ -7,16 +7,5 @@ export { parseMockSet } from './parse.js';
 export { numberMocks, serializeMockSet } from './serialize.js';
 export { createdOf, MAX_MOCKSET_BYTES, MockStore, MOCKS_FILE, timeMs, type StoreIo } from './store.js';
 export { appName, MAX_SET_NAME, nameFor, SET_NAME, shellWords, slug, validateSetName } from './naming.js';
-export {
-  bodyBytes,
-  buildHttpMock,
-  canonicalHeaderKey,
-  httpBody,
-  keployHeaders,
-  keployTime,
-  urlParams,
-  type BuildHttpMockOptions,
-  type HeaderInput,
-  type HttpExchange,
-} from './http.js';
+export { bodyBytes, buildHttpMock, canonicalHeaderKey, httpBody, keployHeaders, keployTime, urlParams, type BuildHttpMockOptions, type HeaderInput, type HttpExchange } from './http.js';
 export { decodeRowValue, encodeRowValue, packetBytes, queriesOf, ROW_B64_PREFIX } from './postgres.js';

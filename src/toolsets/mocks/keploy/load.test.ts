@@ -66,7 +66,10 @@ describe('MockStore.load', () => {
 
   it('hands over a set bigger than one batch whole and in order; a second load comes from the cache, the same', async () => {
     const note = 'x'.repeat(300 * 1024);
-    const mocks = Array.from({ length: 12 }, (_, i) => ({ version: 'api.keploy.io/v1beta1', kind: 'Generic', name: `mock-${i}`, spec: { metadata: { note: `${i}${note}` } } }) as unknown as GenericMock);
+    const mocks = Array.from(
+      { length: 12 },
+      (_, i) => ({ version: 'api.keploy.io/v1beta1', kind: 'Generic', name: `mock-${i}`, spec: { metadata: { note: `${i}${note}` } } }) as unknown as GenericMock,
+    );
     set('batches', serializeMockSet(mocks));
     const first = await store.load('batches');
     expect(first.map((m) => m.name)).toEqual(mocks.map((m) => m.name));

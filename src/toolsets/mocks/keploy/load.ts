@@ -76,7 +76,7 @@ export async function loadSetFile(job: LoadJob, ctx: JobContext): Promise<{ mock
  */
 async function handOver(mocks: readonly Mock[], ctx: JobContext): Promise<void> {
   let take = 64;
-  for (let at = 0; at < mocks.length; ) {
+  for (let at = 0; at < mocks.length;) {
     const batch = mocks.slice(at, at + take);
     const bytes = serialize(batch);
     await ctx.request({ bytes } satisfies MockBatch);

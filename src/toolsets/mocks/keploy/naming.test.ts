@@ -4,7 +4,7 @@ import { appName, nameFor, shellWords, validateSetName } from './naming.js';
 
 const NOW = new Date(1704153600_000); // the contract's example: mock-1704153600
 
-describe('nameFor: the contract\'s names', () => {
+describe("nameFor: the contract's names", () => {
   it('<app>-<protocols> for a recording that captured traffic', () => {
     expect(nameFor('go run main.go', ['HTTP'], NOW, '/home/dev/my-app')).toBe('my-app-http');
     expect(nameFor('npm start', ['HTTP'], NOW, '/srv/user-service')).toBe('user-service-http');

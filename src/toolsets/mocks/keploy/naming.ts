@@ -20,8 +20,7 @@ export function validateSetName(name: unknown, what = 'mock set name'): string {
   if (name.length > MAX_SET_NAME || !SET_NAME.test(name) || name.includes('..') || name.startsWith('.')) {
     throw new DebugkitError(
       'INVALID_ARGUMENT',
-      `Invalid ${what} ${JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}...` : name)}: use letters, digits, '.', '_' and '-' ` +
-        `(at most ${MAX_SET_NAME}, no '..', not starting with '.')`,
+      `Invalid ${what} ${JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}...` : name)}: use letters, digits, '.', '_' and '-' ` + `(at most ${MAX_SET_NAME}, no '..', not starting with '.')`,
     );
   }
   return name;
@@ -63,8 +62,35 @@ export function slug(s: string): string {
 
 /** Names that say nothing about which application it is. */
 const GENERIC = new Set([
-  '', '.', '..', 'main', 'index', 'app', 'server', 'start', 'run', 'cmd', 'src', 'dist', 'build', 'bin', '__main__', 'manage', 'wsgi', 'asgi',
-  'out', 'target', 'uvicorn', 'gunicorn', 'hypercorn', 'flask', 'pytest', 'jest', 'vitest', 'mocha', 'make',
+  '',
+  '.',
+  '..',
+  'main',
+  'index',
+  'app',
+  'server',
+  'start',
+  'run',
+  'cmd',
+  'src',
+  'dist',
+  'build',
+  'bin',
+  '__main__',
+  'manage',
+  'wsgi',
+  'asgi',
+  'out',
+  'target',
+  'uvicorn',
+  'gunicorn',
+  'hypercorn',
+  'flask',
+  'pytest',
+  'jest',
+  'vitest',
+  'mocha',
+  'make',
 ]);
 const WRAPPERS = new Set(['sudo', 'env', 'time', 'nohup', 'exec', 'nice', 'timeout', 'command']);
 /** Options of wrappers that take a value (`sudo -u user`, `nice -n 5`). */

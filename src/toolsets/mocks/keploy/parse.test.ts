@@ -5,7 +5,6 @@ import { parseMockSet } from './parse.js';
 import { ES_FILE, SQL_FILE } from './testkit.js';
 import type { HttpMock, Mock, PostgresMock } from './types.js';
 
-
 const read = (file: string) => fs.readFileSync(file, 'utf8');
 
 function failure(text: string, file = 'set/mocks.yaml'): DebugkitError {
@@ -102,11 +101,25 @@ describe('parseMockSet on the Postgres fixture (mux-sql)', () => {
     expect(described.header).toEqual(['1', 't', 'T', 'Z']);
     expect(described.parameter_description).toEqual({ parameteroids: [25, 1700] });
     expect(described.row_description!.fields![0]).toEqual({
-      field_name: 'id', table_oid: 16386, table_attribute_number: 1, data_type_oid: 23, data_type_size: 4, type_modifier: -1, format: 0,
+      field_name: 'id',
+      table_oid: 16386,
+      table_attribute_number: 1,
+      data_type_oid: 23,
+      data_type_size: 4,
+      type_modifier: -1,
+      format: 0,
     });
 
     const bind = mocks[3]!.spec.postgresrequests[0]!;
-    expect(bind.bind).toEqual([{ parameters: [[66, 117, 98, 98, 108, 101, 115], [49, 50, 51]], result_format_codes: [1] }]);
+    expect(bind.bind).toEqual([
+      {
+        parameters: [
+          [66, 117, 98, 98, 108, 101, 115],
+          [49, 50, 51],
+        ],
+        result_format_codes: [1],
+      },
+    ]);
     expect(bind.execute).toEqual([{}]);
     const rows = mocks[5]!.spec.postgresresponses[0]!;
     expect(rows.header).toEqual(['2', 'D', 'D', 'C', 'Z']);
@@ -265,21 +278,15 @@ describe('parseMockSet on corrupt files: precise errors, never a crash', () => {
     expect(failure(bad).message).toMatch(/document 6 \(mock-5\), line \d+: spec\.postgresresponses\[0\]\.command_complete\[0\]\.command_tag_type: expected a scalar, got a sequence$/);
     expect(failure(sql.replace('payload: QgAAACAAAAAAAAIA', 'payload: Qg!!AACAAAAAAAAIA')).message).toContain('document 4 (mock-3)');
     const generic = 'version: v\nkind: Generic\nname: g\nspec:\n  genericrequests:\n    - origin: client\n      message:\n        - type: binary\n          data: "not base64!"\n';
-    expect(failure(generic).message).toBe(
-      'Invalid Keploy mock set set/mocks.yaml: document 1 (g), line 9: spec.genericrequests[0].message[0].data: expected base64 data',
-    );
+    expect(failure(generic).message).toBe('Invalid Keploy mock set set/mocks.yaml: document 1 (g), line 9: spec.genericrequests[0].message[0].data: expected base64 data');
   });
 
   it('missing required parts, a document that is not a mapping, aliases, duplicate keys', () => {
     expect(failure(HTTP_DOC.replace(/ {4}resp:[\s\S]*?objects/, '    objects')).message).toMatch(/document 1 \(mock-0\), line 5: spec\.resp: missing$/);
     expect(failure(HTTP_DOC.replace('name: mock-0\n', '')).message).toMatch(/document 1, line 1: name: missing$/);
     expect(failure(HTTP_DOC.replace('method: GET', 'method: ""')).message).toContain('spec.req.method: must not be empty');
-    expect(failure('- a\n- b\n').message).toBe(
-      'Invalid Keploy mock set set/mocks.yaml: document 1, line 1: expected a mock document (a mapping with version, kind, name and spec), got a sequence',
-    );
-    expect(failure(HTTP_DOC.replace('method: GET', 'method: &m GET').replace('url: /x', 'url: *m')).message).toContain(
-      'spec.req.url: YAML aliases are not supported',
-    );
+    expect(failure('- a\n- b\n').message).toBe('Invalid Keploy mock set set/mocks.yaml: document 1, line 1: expected a mock document (a mapping with version, kind, name and spec), got a sequence');
+    expect(failure(HTTP_DOC.replace('method: GET', 'method: &m GET').replace('url: /x', 'url: *m')).message).toContain('spec.req.url: YAML aliases are not supported');
     expect(failure(HTTP_DOC.replace('url: /x', 'url: /x\n        url: /y')).message).toMatch(/document 1 \(mock-0\), line 12: spec\.req\.url: duplicate key$/);
     expect(failure(HTTP_DOC.replace('header: {}', 'header: {1: a, "1": b}')).message).toContain('spec.req.header."1": duplicate key');
   });

@@ -53,7 +53,7 @@ export function parseMockSet(text: string, file: string): Mock[] {
       const issue = result.error.issues[0]!;
       const node = nodeAt(doc, issue.path);
       let at = node;
-      for (let n = issue.path.length; at === undefined && n > 0; ) at = nodeAt(doc, issue.path.slice(0, --n));
+      for (let n = issue.path.length; at === undefined && n > 0;) at = nodeAt(doc, issue.path.slice(0, --n));
       fail(at ?? root, issue.path, issueText(issue, node));
     }
     mocks.push(result.data as Mock);
@@ -123,7 +123,11 @@ function toData(node: N, fail: (node: YamlNode, message: string) => never): unkn
     }
     return markStyle(out, node.flow);
   }
-  if (isSeq(node)) return markStyle(node.items.map((item) => toData(item as N, fail)), node.flow);
+  if (isSeq(node))
+    return markStyle(
+      node.items.map((item) => toData(item as N, fail)),
+      node.flow,
+    );
   if (isAlias(node)) return fail(node, 'YAML aliases are not supported in mock files (Keploy never writes them)');
   if (!isScalar(node)) return fail(node, `unsupported YAML node ${describe(node)}`);
   const v: unknown = node.value;

@@ -29,7 +29,7 @@ describe('Postgres helpers on the mux-sql fixture', () => {
     expect(Buffer.from(decodeRowValue(encodeRowValue(bom)) as string, 'utf8')).toEqual(bom);
   });
 
-  it('gives a packet\'s raw bytes: the startup message of mock-0 is 102 bytes, protocol 3.0', () => {
+  it("gives a packet's raw bytes: the startup message of mock-0 is 102 bytes, protocol 3.0", () => {
     const bytes = packetBytes(mocks[0]!.spec.postgresrequests[0]!);
     expect(bytes.byteLength).toBe(102);
     const view = new DataView(bytes.buffer, bytes.byteOffset);

@@ -16,7 +16,6 @@ export function decodeRowValue(v: string | null | undefined): string | Uint8Arra
   return v;
 }
 
-
 /**
  * A column value as a `row_values` entry: printable UTF-8 text as is, anything else (binary-format
  * values, control characters, text that itself starts with `b64:`) as `b64:<base64>`.

@@ -171,8 +171,7 @@ function scanSet(fd: number, progress: () => void): Scan {
       scan.mocks++;
       scan.kinds[kind as keyof KindCounts] = (scan.kinds[kind as keyof KindCounts] ?? 0) + 1;
       if (kind === 'Http' && docCreated !== undefined) scan.newestCreated = Math.max(scan.newestCreated ?? -Infinity, docCreated);
-      const stamp =
-        kind === 'Http' ? (stamps.resTimestampMock ?? stamps.reqTimestampMock) : ['Postgres', 'Generic', 'Redis'].includes(kind) ? stamps.restimestampmock : undefined;
+      const stamp = kind === 'Http' ? (stamps.resTimestampMock ?? stamps.reqTimestampMock) : ['Postgres', 'Generic', 'Redis'].includes(kind) ? stamps.restimestampmock : undefined;
       const ms = timeMs(stamp);
       if (ms !== undefined) scan.newestTimestamp = Math.max(scan.newestTimestamp ?? -Infinity, ms);
     }
@@ -205,7 +204,7 @@ function scanSet(fd: number, progress: () => void): Scan {
       stamps[spec[1]!] = spec[2];
     }
   };
-  for (let position = 0; ; ) {
+  for (let position = 0; ;) {
     progress();
     const n = readSync(fd, buf, 0, CHUNK, position);
     if (n === 0) break;

@@ -70,7 +70,7 @@ describe('serializeMockSet writes mocks built in code as Keploy would', () => {
         '        url_params:',
         '            limit: "3"',
         '        header:',
-        '            Accept: \'*/*\'',
+        "            Accept: '*/*'",
         '        body: ""',
         '        timestamp: 0001-01-01T00:00:00Z',
         '    resp:',
@@ -129,7 +129,7 @@ describe('serializeMockSet writes mocks built in code as Keploy would', () => {
     expect(failure([dup]).message).toBe('Cannot write mock 1 (mock-0): spec.req.extra.method: duplicates a modeled field; set the field itself');
   });
 
-  it('writes Postgres packets built in code with Keploy\'s flow fields', () => {
+  it("writes Postgres packets built in code with Keploy's flow fields", () => {
     const mock: PostgresMock = {
       version: 'api.keploy.io/v1beta1',
       kind: 'Postgres',
@@ -188,7 +188,7 @@ describe('serializeMockSet writes mocks built in code as Keploy would', () => {
     expect(back).toEqual(mock);
   });
 
-  it('writes Generic mocks with Keploy\'s lowercase keys', () => {
+  it("writes Generic mocks with Keploy's lowercase keys", () => {
     const mock: GenericMock = {
       version: 'api.keploy.io/v1beta1',
       kind: 'Generic',

@@ -11,26 +11,78 @@ import { defineKey, isPlainObject, MOCK_SCHEMAS, TIMESTAMP, ZERO_TIME, type Mock
 const DOC_ORDER = ['version', 'kind', 'name', 'spec', 'async', 'noise', 'last_updated', 'curl', 'connectionId'];
 const HTTP_SPEC_ORDER = ['metadata', 'req', 'resp', 'objects', 'assertions', 'created', 'reqTimestampMock', 'resTimestampMock', 'app_port'];
 const HTTP_REQ_ORDER = ['method', 'proto_major', 'proto_minor', 'url', 'url_params', 'header', 'body', 'body_ref', 'binary', 'form', 'timestamp'];
-const HTTP_RESP_ORDER = [
-  'status_code', 'header', 'body', 'body_skipped', 'body_size', 'stream_type', 'stream_events',
-  'status_message', 'proto_major', 'proto_minor', 'binary', 'timestamp',
-];
+const HTTP_RESP_ORDER = ['status_code', 'header', 'body', 'body_skipped', 'body_size', 'stream_type', 'stream_events', 'status_message', 'proto_major', 'proto_minor', 'binary', 'timestamp'];
 const PG_SPEC_ORDER = ['metadata', 'postgresrequests', 'postgresresponses', 'reqtimestampmock', 'restimestampmock'];
 /** `models.Backend`. */
 const PG_REQUEST_ORDER = [
-  'header', 'identifier', 'length', 'payload', 'bind', 'cancel_request', 'close', 'copy_fail', 'copy_data', 'copy_done',
-  'describe', 'execute', 'flush', 'function_call', 'gss_enc_request', 'parse', 'query', 'ssl_request', 'startup_message',
-  'sync', 'terminate', 'sasl_initial_response', 'sasl_response', 'password_message', 'msg_type', 'partial_msg', 'auth_type', 'body_len',
+  'header',
+  'identifier',
+  'length',
+  'payload',
+  'bind',
+  'cancel_request',
+  'close',
+  'copy_fail',
+  'copy_data',
+  'copy_done',
+  'describe',
+  'execute',
+  'flush',
+  'function_call',
+  'gss_enc_request',
+  'parse',
+  'query',
+  'ssl_request',
+  'startup_message',
+  'sync',
+  'terminate',
+  'sasl_initial_response',
+  'sasl_response',
+  'password_message',
+  'msg_type',
+  'partial_msg',
+  'auth_type',
+  'body_len',
 ];
 /** `models.Frontend`. */
 const PG_RESPONSE_ORDER = [
-  'header', 'identifier', 'length', 'payload', 'authentication_ok', 'authentication_cleartext_password',
-  'authentication_md5_password', 'authentication_gss', 'authentication_gss_continue', 'authentication_sasl',
-  'authentication_sasl_continue', 'authentication_sasl_final', 'backend_key_data', 'bind_complete', 'close_complete',
-  'command_complete', 'copy_both_response', 'copy_data', 'copy_in_response', 'copy_out_response', 'copy_done', 'data_row',
-  'empty_query_response', 'error_response', 'function_call_response', 'no_data', 'notice_response', 'notification_response',
-  'parameter_description', 'parameter_status', 'parse_complete', 'ready_for_query', 'row_description', 'portal_suspended',
-  'msg_type', 'auth_type', 'body_len',
+  'header',
+  'identifier',
+  'length',
+  'payload',
+  'authentication_ok',
+  'authentication_cleartext_password',
+  'authentication_md5_password',
+  'authentication_gss',
+  'authentication_gss_continue',
+  'authentication_sasl',
+  'authentication_sasl_continue',
+  'authentication_sasl_final',
+  'backend_key_data',
+  'bind_complete',
+  'close_complete',
+  'command_complete',
+  'copy_both_response',
+  'copy_data',
+  'copy_in_response',
+  'copy_out_response',
+  'copy_done',
+  'data_row',
+  'empty_query_response',
+  'error_response',
+  'function_call_response',
+  'no_data',
+  'notice_response',
+  'notification_response',
+  'parameter_description',
+  'parameter_status',
+  'parse_complete',
+  'ready_for_query',
+  'row_description',
+  'portal_suspended',
+  'msg_type',
+  'auth_type',
+  'body_len',
 ];
 const GENERIC_SPEC_ORDER = ['metadata', 'noise', 'genericrequests', 'genericresponses', 'reqtimestampmock', 'restimestampmock'];
 const REDIS_SPEC_ORDER = ['metadata', 'redisrequests', 'redisresponses', 'reqtimestampmock', 'restimestampmock'];
@@ -137,7 +189,10 @@ class Writer {
       const issue = result.error.issues[0]!;
       let value: unknown = doc;
       for (const part of issue.path) value = (value as Record<PropertyKey, unknown> | undefined)?.[part];
-      this.fail(issue.path, issueText(issue, value === undefined ? undefined : (value as never), () => describe(value)));
+      this.fail(
+        issue.path,
+        issueText(issue, value === undefined ? undefined : (value as never), () => describe(value)),
+      );
     }
     return this.value(doc);
   }

@@ -87,7 +87,10 @@ export function openDirFromRoot(realRoot: string, abs: string, { create = false 
   if (!isInside(realRoot, abs)) {
     throw new DebugkitError('PATH_OUTSIDE_ROOT', `${abs} is outside the workspace root ${realRoot}`);
   }
-  const parts = path.relative(realRoot, abs).split(path.sep).filter((p) => p !== '');
+  const parts = path
+    .relative(realRoot, abs)
+    .split(path.sep)
+    .filter((p) => p !== '');
   let dir: OpenDir | undefined = handle(openSync(realRoot, constants.O_RDONLY | constants.O_DIRECTORY));
   try {
     let at = realRoot;
@@ -103,7 +106,10 @@ export function openDirFromRoot(realRoot: string, abs: string, { create = false 
       const next = openChildDir(dir, part, realRoot);
       if (next === 'missing') return 'missing';
       if (next === 'link' || next === 'outside') {
-        throw new DebugkitError('INVALID_ARGUMENT', `${at} ${next === 'link' ? 'is a symbolic link now' : 'leads out of the workspace root now'} (it changed after it was checked); mock sets must be in plain directories`);
+        throw new DebugkitError(
+          'INVALID_ARGUMENT',
+          `${at} ${next === 'link' ? 'is a symbolic link now' : 'leads out of the workspace root now'} (it changed after it was checked); mock sets must be in plain directories`,
+        );
       }
       dir.close();
       dir = next;

@@ -23,7 +23,10 @@ beforeEach(() => {
 
 /** A keploy directory as a real project has it: the two fixture sets plus things that are not sets. */
 function populate(): void {
-  for (const [name, file] of [['mux-sql', SQL_FILE], ['mux-elasticsearch', ES_FILE]] as const) {
+  for (const [name, file] of [
+    ['mux-sql', SQL_FILE],
+    ['mux-elasticsearch', ES_FILE],
+  ] as const) {
     fs.mkdirSync(path.join(dir, name), { recursive: true });
     fs.copyFileSync(file, path.join(dir, name, 'mocks.yaml'));
   }
@@ -224,9 +227,7 @@ describe('MockStore.write', () => {
     expect((await failure(store.write('bad', [bad]), 'INVALID_ARGUMENT')).message).toContain('spec.resp.status_code: expected an integer');
     const unreadable = httpMock();
     unreadable.spec.req.method = '';
-    expect((await failure(store.write('bad', [unreadable]), 'INVALID_ARGUMENT')).message).toMatch(
-      /^Mock set 'bad' not written: Cannot write mock 1 \(mock-0\): spec\.req\.method: must not be empty$/,
-    );
+    expect((await failure(store.write('bad', [unreadable]), 'INVALID_ARGUMENT')).message).toMatch(/^Mock set 'bad' not written: Cannot write mock 1 \(mock-0\): spec\.req\.method: must not be empty$/);
     for (const name of ['../escape', 'a/b', '.tmp', '']) await failure(store.write(name, [httpMock()]), 'INVALID_ARGUMENT');
     expect(fs.existsSync(dir)).toBe(false);
   });

@@ -374,7 +374,6 @@ export class MockStore {
     }
     throw new DebugkitError('INVALID_ARGUMENT', `No free mock set name for '${base}' in ${this.dir}`);
   }
-
 }
 
 function linkError(name: string, p: string): DebugkitError {
@@ -416,10 +415,7 @@ async function exists(p: string, shown: string = p): Promise<boolean> {
 }
 
 function alreadyExists(name: string, file: string): DebugkitError {
-  return new DebugkitError(
-    'INVALID_ARGUMENT',
-    `Mock set '${name}' already exists (${file}); mock sets are never overwritten: pick a new name (MockStore.uniqueName)`,
-  );
+  return new DebugkitError('INVALID_ARGUMENT', `Mock set '${name}' already exists (${file}); mock sets are never overwritten: pick a new name (MockStore.uniqueName)`);
 }
 
 function storageError(what: string, err: unknown): DebugkitError {

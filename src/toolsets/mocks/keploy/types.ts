@@ -108,10 +108,7 @@ const goInt = z.preprocess(
   z.int({ error: (iss) => (iss.code === 'too_big' || iss.code === 'too_small' ? 'integer too large (the limit is 2^53)' : 'expected an integer') }),
 );
 /** A Go `time.Time` as yaml.v3 writes it, kept as its text (nanoseconds and zone); empty is the zero time. */
-const timestamp = z.preprocess(
-  (v) => (text(v) === '' ? ZERO_TIME : text(v)),
-  z.string({ error: TIME_ERROR }).regex(TIMESTAMP, TIME_ERROR),
-);
+const timestamp = z.preprocess((v) => (text(v) === '' ? ZERO_TIME : text(v)), z.string({ error: TIME_ERROR }).regex(TIMESTAMP, TIME_ERROR));
 const base64 = z.preprocess(text, z.string({ error: 'expected base64 data' }).regex(BASE64, 'expected base64 data'));
 /** Any YAML data, kept as it is. */
 const data = z.any().transform(plainData);

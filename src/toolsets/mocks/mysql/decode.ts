@@ -12,7 +12,6 @@ import { exactUtf8 } from '../keploy/utf8.js';
  * otherwise the caller keeps the packets one by one, as base64.
  */
 
-
 const whole = (p: MysqlPacket) => packetOf(p.seq, p.payload);
 const byteList = (b: Buffer): number[] => [...b];
 /** Text when the bytes are UTF-8, else the bytes (written as !!binary). */
@@ -253,7 +252,7 @@ export function structuredAnswer(command: string | undefined, packets: MysqlPack
   }
   if (command !== 'COM_QUERY' && command !== 'COM_STMT_EXECUTE') return undefined;
   const out: YamlMap[] = [];
-  for (let i = 0; i < packets.length; ) {
+  for (let i = 0; i < packets.length;) {
     const first = packets[i]!.payload[0];
     if (first === 0x00 || first === 0xff || first === 0xfe) {
       out.push(single(packets[i]!));
@@ -347,7 +346,7 @@ function handshakeResponse(b: Buffer, ssl: boolean): YamlMap | undefined {
     const all = lenencString(b, pos);
     if (!all) return undefined;
     const attrs: YamlMap = {};
-    for (let p = 0; p < all[0].length; ) {
+    for (let p = 0; p < all[0].length;) {
       const k = lenencString(all[0], p);
       const v = k && lenencString(all[0], k[1]);
       const [key, value] = [k && textOrBytes(k[0]), v && textOrBytes(v[0])];

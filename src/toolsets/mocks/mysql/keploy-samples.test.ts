@@ -119,7 +119,17 @@ describe('MySQL replay to a client with other capabilities', () => {
     expect(mysqlFramingFor(query, classic, 0)).toBe(classic);
     expect(mysqlFramingFor(query, deprecated, 0x01000000)).toBe(deprecated);
     // Two result sets (SERVER_MORE_RESULTS_EXISTS), and an OK answer, are kept apart.
-    const two = Buffer.concat([packet(1, [1]), column(2), packet(3, [0xfe, 0, 0, 0x0a, 0]), packet(4, '\x011'), packet(5, [0xfe, 0, 0, 0x0a, 0]), packet(6, [1]), column(7), packet(8, [0xfe, 0, 0, 2, 0]), packet(9, [0xfe, 0, 0, 2, 0])]);
+    const two = Buffer.concat([
+      packet(1, [1]),
+      column(2),
+      packet(3, [0xfe, 0, 0, 0x0a, 0]),
+      packet(4, '\x011'),
+      packet(5, [0xfe, 0, 0, 0x0a, 0]),
+      packet(6, [1]),
+      column(7),
+      packet(8, [0xfe, 0, 0, 2, 0]),
+      packet(9, [0xfe, 0, 0, 2, 0]),
+    ]);
     const twoDeprecated = Buffer.concat([packet(1, [1]), column(2), packet(3, '\x011'), packet(4, [0xfe, 0, 0, 0x0a, 0, 0, 0]), packet(5, [1]), column(6), packet(7, [0xfe, 0, 0, 2, 0, 0, 0])]);
     expect(mysqlFramingFor(query, two, 0x01000000)).toEqual(twoDeprecated);
     expect(mysqlFramingFor(query, twoDeprecated, 0)).toEqual(two);

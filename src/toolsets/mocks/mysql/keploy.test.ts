@@ -18,9 +18,15 @@ function mysqlAsGeneric(m: Mock): GenericMock | string {
   if (list.length === 1) return list[0]!;
   const bytesOf = (which: 'genericrequests' | 'genericresponses') => Buffer.concat(list.map((g) => payloadBytes(g.spec[which] ?? [])));
   const g = list.at(-1)!;
-  return { ...g, spec: { ...g.spec, genericrequests: [{ origin: 'client', message: [messageOf(bytesOf('genericrequests'))] }], genericresponses: [{ origin: 'server', message: [messageOf(bytesOf('genericresponses'))] }] } };
+  return {
+    ...g,
+    spec: {
+      ...g.spec,
+      genericrequests: [{ origin: 'client', message: [messageOf(bytesOf('genericrequests'))] }],
+      genericresponses: [{ origin: 'server', message: [messageOf(bytesOf('genericresponses'))] }],
+    },
+  };
 }
-
 
 function packet(seq: number, payload: Buffer | string): Buffer {
   const p = typeof payload === 'string' ? Buffer.from(payload, 'latin1') : payload;
@@ -31,15 +37,25 @@ function packet(seq: number, payload: Buffer | string): Buffer {
 }
 
 const at = new Date('2026-11-23T10:00:00.123Z');
-const exchange = (request: Buffer, response: Buffer): GenericMock =>
-  buildGenericMock({ request, response, startedAt: at, endedAt: at, host: '127.0.0.1:3306', connectionId: 'conn-1' }, 0);
+const exchange = (request: Buffer, response: Buffer): GenericMock => buildGenericMock({ request, response, startedAt: at, endedAt: at, host: '127.0.0.1:3306', connectionId: 'conn-1' }, 0);
 
 const greeting = packet(0, Buffer.concat([Buffer.from('\x0a10.11.18-MariaDB\0', 'latin1'), Buffer.alloc(40, 7), Buffer.from('mysql_native_password\0')]));
 const login = packet(1, Buffer.concat([Buffer.alloc(32, 0), Buffer.from('app\0\x14'), Buffer.alloc(20), Buffer.from('shop\0')]));
 // An OK whose info carries session-state bytes (control characters), as in Keploy's sample.
 const ok = packet(2, Buffer.concat([Buffer.from([0, 0, 0, 2, 0x40, 0, 0]), Buffer.from('\0\v\x01\t\border_db', 'latin1')]));
 const query = packet(0, '\x03SELECT name, qty FROM stock; SELECT COUNT(*) FROM stock');
-const column = (seq: number, name: string) => packet(seq, Buffer.concat([Buffer.from('\x03def\x04shop\x05stock\x05stock'), Buffer.from([name.length]), Buffer.from(name), Buffer.from([name.length]), Buffer.from(name), Buffer.from([0x0c, 0x21, 0, 0xa0, 0, 0, 0, 0xfd, 0, 0, 0, 0, 0])]));
+const column = (seq: number, name: string) =>
+  packet(
+    seq,
+    Buffer.concat([
+      Buffer.from('\x03def\x04shop\x05stock\x05stock'),
+      Buffer.from([name.length]),
+      Buffer.from(name),
+      Buffer.from([name.length]),
+      Buffer.from(name),
+      Buffer.from([0x0c, 0x21, 0, 0xa0, 0, 0, 0, 0xfd, 0, 0, 0, 0, 0]),
+    ]),
+  );
 const eof = (seq: number, status: number) => packet(seq, Buffer.from([0xfe, 0, 0, status & 0xff, status >> 8]));
 const results = Buffer.concat([
   packet(1, Buffer.from([2])),
@@ -81,16 +97,59 @@ describe("MySQL as Keploy's MySQL kind", () => {
     expect(message(mysql[1]!, 'responses', 0)).toEqual({ header: 0, affected_rows: 0, last_insert_id: 0, status_flags: 0x4002, warnings: 0, info: '\0\v\x01\t\border_db' });
     expect(message(mysql[5]!, 'responses', 0)).toEqual({ header: 255, error_code: 1105, sql_state_marker: '#', sql_state: 'HY000', error_message: 'no' });
     // Keploy's result-set fields: the EOF after the columns and the closing packet as whole packets (header included).
-    const col = (seq: number, name: string) => ({ header: { payload_length: 36 + 2 * name.length, sequence_id: seq }, catalog: 'def', schema: 'shop', table: 'stock', org_table: 'stock', name, org_name: name, fixed_length: 12, character_set: 33, column_length: 160, type: 253, flags: 0, decimals: 0, filler: [0, 0], defaultValue: '' });
+    const col = (seq: number, name: string) => ({
+      header: { payload_length: 36 + 2 * name.length, sequence_id: seq },
+      catalog: 'def',
+      schema: 'shop',
+      table: 'stock',
+      org_table: 'stock',
+      name,
+      org_name: name,
+      fixed_length: 12,
+      character_set: 33,
+      column_length: 160,
+      type: 253,
+      flags: 0,
+      decimals: 0,
+      filler: [0, 0],
+      defaultValue: '',
+    });
     expect(message(mysql[2]!, 'responses', 0)).toEqual({
       columnCount: 2,
       columns: [col(2, 'name'), col(3, 'qty')],
       eofAfterColumns: [5, 0, 0, 4, 0xfe, 0, 0, 0x0a, 0],
-      rows: [{ header: { payload_length: 7, sequence_id: 5 }, values: [{ type: 253, name: 'name', value: 'plum', unsigned: false }, { type: 253, name: 'qty', value: '1', unsigned: false }] }],
+      rows: [
+        {
+          header: { payload_length: 7, sequence_id: 5 },
+          values: [
+            { type: 253, name: 'name', value: 'plum', unsigned: false },
+            { type: 253, name: 'qty', value: '1', unsigned: false },
+          ],
+        },
+      ],
       FinalResponse: { data: [5, 0, 0, 6, 0xfe, 0, 0, 0x0a, 0], type: 'EOF' },
     });
-    expect(message(mysql[3]!, 'responses', 0)).toMatchObject({ status: 0, statement_id: 1, num_columns: 1, num_params: 1, filler: 0, warning_available: true, warning_count: 0, meta_follows_available: false, eofAfterParamDefs: [5, 0, 0, 3, 0xfe, 0, 0, 2, 0] });
-    expect(message(mysql[4]!, 'requests', 0)).toEqual({ status: 0x17, statement_id: 1, flags: 0, iteration_count: 1, parameter_count: 1, null_bitmap: [0], new_params_bind_flag: 1, parameters: [{ type: 0xfd, unsigned: false, value: 'kiwi' }] });
+    expect(message(mysql[3]!, 'responses', 0)).toMatchObject({
+      status: 0,
+      statement_id: 1,
+      num_columns: 1,
+      num_params: 1,
+      filler: 0,
+      warning_available: true,
+      warning_count: 0,
+      meta_follows_available: false,
+      eofAfterParamDefs: [5, 0, 0, 3, 0xfe, 0, 0, 2, 0],
+    });
+    expect(message(mysql[4]!, 'requests', 0)).toEqual({
+      status: 0x17,
+      statement_id: 1,
+      flags: 0,
+      iteration_count: 1,
+      parameter_count: 1,
+      null_bitmap: [0],
+      new_params_bind_flag: 1,
+      parameters: [{ type: 0xfd, unsigned: false, value: 'kiwi' }],
+    });
     expect(message(mysql[4]!, 'responses', 0)).toMatchObject({ rows: [{ values: [{ type: 253, name: 'price', value: '2.50', unsigned: false }], okAfterRow: false, rowNullBuffer: [0] }] });
     // An OK whose info is not UTF-8 keeps its bytes.
     const odd = mysqlMockOf(exchange(packet(0, '\x03DO 1'), packet(1, Buffer.from([0, 0, 0, 2, 0, 0, 0, 0xc3]))));
@@ -151,7 +210,16 @@ describe("MySQL as Keploy's MySQL kind", () => {
     const payload = Buffer.concat([Buffer.from('\x0a8.0.43\0', 'latin1'), fixed, scramble.subarray(8), Buffer.from('caching_sha2_password\0')]);
     const m = mysqlMockOf(exchange(Buffer.alloc(0), packet(0, payload)));
     const message = ((m.spec as YamlMap)['responses'] as YamlMap[])[0]!['message'] as YamlMap;
-    expect(message).toMatchObject({ protocol_version: 10, server_version: '8.0.43', connection_id: 9, filler: 0, capability_flags: caps, character_set: 255, status_flags: 2, auth_plugin_name: 'caching_sha2_password' });
+    expect(message).toMatchObject({
+      protocol_version: 10,
+      server_version: '8.0.43',
+      connection_id: 9,
+      filler: 0,
+      capability_flags: caps,
+      character_set: 255,
+      status_flags: 2,
+      auth_plugin_name: 'caching_sha2_password',
+    });
     expect(message['auth_plugin_data']).toEqual([...scramble]);
     const text = serializeMockSet([m]);
     expect(text).toContain('auth_plugin_data: [48, 49, 50,');
@@ -189,15 +257,33 @@ describe("MySQL as Keploy's MySQL kind", () => {
     expect(payloadBytes(steps[2]!.spec.genericresponses)).toEqual(packet(3, Buffer.from([1, 4])));
     expect(payloadBytes(steps[3]!.spec.genericrequests)).toEqual(packet(4, 'password\0'));
     // Keploy 3's COM_QUERY with query attributes: the empty prefix comes back from the recorded length.
-    const k3 = (length: number) => ({ ...parsed[0]!, spec: { requests: [{ header: { header: { payload_length: length, sequence_id: 0 }, packet_type: 'COM_QUERY' }, message: { command: 3, parameter_count: 0, null_bitmap: [], new_params_bind_flag: 0, parameters: [], query: 'SELECT 1' } }], responses: [] } }) as Mock;
+    const k3 = (length: number) =>
+      ({
+        ...parsed[0]!,
+        spec: {
+          requests: [
+            {
+              header: { header: { payload_length: length, sequence_id: 0 }, packet_type: 'COM_QUERY' },
+              message: { command: 3, parameter_count: 0, null_bitmap: [], new_params_bind_flag: 0, parameters: [], query: 'SELECT 1' },
+            },
+          ],
+          responses: [],
+        },
+      }) as Mock;
     const k3bytes = (length: number) => payloadBytes((mysqlAsGenerics(k3(length)) as GenericMock[])[0]!.spec.genericrequests);
     expect(k3bytes(11)).toEqual(packet(0, '\x03\x00\x01SELECT 1'));
     expect(k3bytes(9)).toEqual(packet(0, '\x03SELECT 1'));
     // Keploy writes the public key request of a full authentication as the word request_public_key.
-    const keyRequest = { ...parsed[0]!, spec: { requests: [{ header: { header: { payload_length: 1, sequence_id: 3 }, packet_type: 'RequestPublicKey' }, message: 'request_public_key' }], responses: [] } } as Mock;
+    const keyRequest = {
+      ...parsed[0]!,
+      spec: { requests: [{ header: { header: { payload_length: 1, sequence_id: 3 }, packet_type: 'RequestPublicKey' }, message: 'request_public_key' }], responses: [] },
+    } as Mock;
     expect(payloadBytes((mysqlAsGenerics(keyRequest) as GenericMock[])[0]!.spec.genericrequests)).toEqual(packet(3, Buffer.from([2])));
     const recordedKeyRequest = mysqlMockOf(exchange(packet(3, Buffer.from([2])), packet(4, '\x01-----BEGIN PUBLIC KEY-----\n')));
-    expect(((recordedKeyRequest.spec as YamlMap)['requests'] as YamlMap[])[0]).toEqual({ header: { header: { payload_length: 1, sequence_id: 3 }, packet_type: 'RequestPublicKey' }, message: 'request_public_key' });
+    expect(((recordedKeyRequest.spec as YamlMap)['requests'] as YamlMap[])[0]).toEqual({
+      header: { header: { payload_length: 1, sequence_id: 3 }, packet_type: 'RequestPublicKey' },
+      message: 'request_public_key',
+    });
     expect(((recordedKeyRequest.spec as YamlMap)['responses'] as YamlMap[])[0]!['message']).toEqual({ status_tag: 1, data: '-----BEGIN PUBLIC KEY-----\n' });
     const warnings: string[] = [];
     replayersFor(parsed, { ca: {} as DebugkitCa, onMiss: 'fail', missed: () => {}, recorded: () => {}, warn: (w) => warnings.push(w) });

@@ -85,7 +85,6 @@ function requestTypes(packets: MysqlPacket[], greeting: boolean): string[] {
 
 const isEof = (p: Buffer) => p[0] === 0xfe && p.length < 9;
 
-
 /** Labels of the server's packets, from the request they answer. */
 function responseTypes(packets: MysqlPacket[], command: string | undefined): string[] {
   const out: string[] = [];
@@ -110,7 +109,7 @@ function responseTypes(packets: MysqlPacket[], command: string | undefined): str
     if (n !== undefined) [state, defs] = ['defs', n];
     else state = rowsAfter ? 'rows' : 'start';
   };
-  for (let i = 0; i < packets.length; ) {
+  for (let i = 0; i < packets.length;) {
     const b = packets[i]!.payload;
     const now: State = state;
     if (now === 'start') {
@@ -193,7 +192,17 @@ function decodeMessage(type: string, b: Buffer): YamlMap | undefined {
     const name = text(b.subarray(pos + part2Length, nameEnd));
     if (name === undefined) return undefined;
     const data = markStyle([...part1, ...b.subarray(pos, pos + part2Length)], true);
-    return { protocol_version: 10, server_version: version, connection_id: connectionId, auth_plugin_data: data, filler, capability_flags: capabilities, character_set: charset, status_flags: status, auth_plugin_name: name };
+    return {
+      protocol_version: 10,
+      server_version: version,
+      connection_id: connectionId,
+      auth_plugin_data: data,
+      filler,
+      capability_flags: capabilities,
+      character_set: charset,
+      status_flags: status,
+      auth_plugin_name: name,
+    };
   }
   return undefined;
 }
@@ -306,7 +315,6 @@ export function toMysqlMock(g: GenericMock): PassThroughMock | undefined {
   return mock;
 }
 
-
 /** One packet entry of a MySQL mock: its sequence id, packet type and bytes (whole packets), or a reason it has none. */
 interface EntryBytes {
   seq: number;
@@ -346,7 +354,8 @@ function entryBytes(entry: YamlValue | undefined, where: string): EntryBytes | s
   return `${where}: a structured ${type || 'packet'} message of a type debugkit does not know (known: ${KNOWN_TYPES})`;
 }
 
-const KNOWN_TYPES = 'HandshakeV10, HandshakeResponse41, SSLRequest, AuthSwitchRequest, AuthSwitchResponse, AuthMoreData, OK, ERR, EOF, COM_* commands, COM_STMT_PREPARE_OK, TextResultSet, BinaryProtocolResultSet; any packet as base64';
+const KNOWN_TYPES =
+  'HandshakeV10, HandshakeResponse41, SSLRequest, AuthSwitchRequest, AuthSwitchResponse, AuthMoreData, OK, ERR, EOF, COM_* commands, COM_STMT_PREPARE_OK, TextResultSet, BinaryProtocolResultSet; any packet as base64';
 
 function listBytes(list: YamlValue | undefined, where: string): EntryBytes[] | string {
   if (list === undefined || list === null) return [];

@@ -61,12 +61,18 @@ describe('MySQL binary-protocol values in Keploy fields', () => {
     const fast = authMessage('AuthMoreData', { seq: 2, payload: Buffer.from([1, 3]) });
     expect(fast).toEqual({ status_tag: 1, data: 'FastAuthSuccess' });
     const sw = Buffer.concat([Buffer.from('\xfemysql_native_password\0', 'latin1'), Buffer.alloc(20, 0x41), Buffer.from([0])]);
-    expect(authMessage('AuthSwitchRequest', { seq: 2, payload: sw })).toEqual({ status_tag: 0xfe, plugin_name: 'mysql_native_password', plugin_data: Buffer.concat([Buffer.alloc(20, 0x41), Buffer.from([0])]).toString('base64').replace(/=+$/, '') });
+    expect(authMessage('AuthSwitchRequest', { seq: 2, payload: sw })).toEqual({
+      status_tag: 0xfe,
+      plugin_name: 'mysql_native_password',
+      plugin_data: Buffer.concat([Buffer.alloc(20, 0x41), Buffer.from([0])])
+        .toString('base64')
+        .replace(/=+$/, ''),
+    });
     expect(structuredPackets('AuthSwitchRequest', 2, authMessage('AuthSwitchRequest', { seq: 2, payload: sw })!)).toEqual(packet(2, sw));
     expect(authMessage('AuthSwitchResponse', { seq: 3, payload: Buffer.alloc(20) })).toEqual({ data: Buffer.alloc(20).toString('base64') });
   });
 
-  it('reads the other commands in Keploy\'s fields', () => {
+  it("reads the other commands in Keploy's fields", () => {
     expect(commandMessage('COM_PING', { seq: 0, payload: Buffer.from([0x0e]) })).toEqual({ command: 14 });
     expect(commandMessage('COM_QUIT', { seq: 0, payload: Buffer.from([0x01]) })).toEqual({ command: 1 });
     expect(commandMessage('COM_INIT_DB', { seq: 0, payload: Buffer.from('\x02shop') })).toEqual({ command: 2, schema: 'shop' });

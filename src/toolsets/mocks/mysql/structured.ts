@@ -30,7 +30,6 @@ import type { YamlMap, YamlValue } from '../keploy/types.js';
 
 export const isMap = (v: YamlValue | undefined): v is YamlMap => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
 
-
 export function writeLenenc(v: number | bigint): Buffer {
   const n = BigInt(v);
   if (n < 0xfbn) return Buffer.from([Number(n)]);
@@ -254,7 +253,13 @@ function resultSet(seq: number, m: YamlMap, binary: boolean): Buffer {
 }
 
 function prepareOk(seq: number, m: YamlMap): Buffer {
-  const head = [Buffer.from([uint(m, 'status', 255)]), u32(uint(m, 'statement_id', 0xffffffff)), u16(uint(m, 'num_columns', 0xffff)), u16(uint(m, 'num_params', 0xffff)), Buffer.from([uint(m, 'filler', 255)])];
+  const head = [
+    Buffer.from([uint(m, 'status', 255)]),
+    u32(uint(m, 'statement_id', 0xffffffff)),
+    u16(uint(m, 'num_columns', 0xffff)),
+    u16(uint(m, 'num_params', 0xffff)),
+    Buffer.from([uint(m, 'filler', 255)]),
+  ];
   if (m['warning_available'] === true) head.push(u16(uint(m, 'warning_count', 0xffff)));
   if (m['meta_follows_available'] === true) head.push(Buffer.from([uint(m, 'meta_follows', 255)]));
   const parts: Buffer[] = [packetOf(seq, Buffer.concat(head))];

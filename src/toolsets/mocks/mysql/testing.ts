@@ -40,7 +40,16 @@ async function serverTls(dir: string, owner?: { u: number; g: number }): Promise
   const caName = 'debugkit test MariaDB CA';
   const caPem = createCertificate({ subjectCommonName: caName, issuerCommonName: caName, issuerKey: caKeys.privateKey, publicKey: caKeys.publicKey, notBefore, notAfter, ca: true });
   const keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const cert = createCertificate({ subjectCommonName: '127.0.0.1', issuerCommonName: caName, issuerKey: caKeys.privateKey, publicKey: keys.publicKey, notBefore, notAfter, ca: false, altNames: ['127.0.0.1'] });
+  const cert = createCertificate({
+    subjectCommonName: '127.0.0.1',
+    issuerCommonName: caName,
+    issuerKey: caKeys.privateKey,
+    publicKey: keys.publicKey,
+    notBefore,
+    notAfter,
+    ca: false,
+    altNames: ['127.0.0.1'],
+  });
   const files = { ca: path.join(dir, 'ca.pem'), cert: path.join(dir, 'server-cert.pem'), key: path.join(dir, 'server-key.pem') };
   await writeFile(files.ca, caPem);
   await writeFile(files.cert, cert);
@@ -57,7 +66,6 @@ function run(command: string, args: readonly string[], timeoutMs = 60_000): Prom
     });
   });
 }
-
 
 const asRoot = process.getuid?.() === 0;
 /** The command as the server's user: `runuser -u mysql --` when root. */

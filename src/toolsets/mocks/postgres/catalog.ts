@@ -163,7 +163,10 @@ export class ReplayIndex {
     if (same === undefined) return closestQuery(q, this.queries);
     if (!keys) return { mock: same, difference: 'the query was recorded, but not this step of it (e.g. never described)' };
     const candidates = this.recordedBinds.filter((b) => normalizeQuery(b.query) === q && b.bind);
-    const found = parameterDifference(keys, candidates.map((b) => ({ mock: b.bind!.mock, keys: this.paramKeys(b.query, b.params, b.formats) })));
+    const found = parameterDifference(
+      keys,
+      candidates.map((b) => ({ mock: b.bind!.mock, keys: this.paramKeys(b.query, b.params, b.formats) })),
+    );
     return found ?? { mock: same, difference: 'the query was recorded, but never run with parameters (prepared only, or as a simple query)' };
   }
 

@@ -119,7 +119,13 @@ describe('record against PostgreSQL 15, then replay without it', () => {
     expect(recordedNode[3]).toMatchObject({ rows: [{ id: 1 }] });
     expect(recordedNode[8]).toMatchObject({ error: '23505' });
     expect(recordedNode[11]).toMatchObject({ error: '25P02' });
-    expect(recordedNode.at(-1)).toMatchObject({ rows: [{ name: 'apple', data: Buffer.from([0, 1, 2, 255]), note: null }, { name: 'pear', price: '3.00' }, { name: 'plum', data: Buffer.alloc(0) }] });
+    expect(recordedNode.at(-1)).toMatchObject({
+      rows: [
+        { name: 'apple', data: Buffer.from([0, 1, 2, 255]), note: null },
+        { name: 'pear', price: '3.00' },
+        { name: 'plum', data: Buffer.alloc(0) },
+      ],
+    });
   });
 
   it('wrote Keploy-shaped mocks: config mocks for the SCRAM exchange, one mock per request group', () => {

@@ -69,7 +69,11 @@ describe('replaying the Keploy mux-sql fixture to node-postgres', () => {
       { id: 1, name: 'Bubbles', price: '123.00' },
       { id: 2, name: 'Bubbles', price: '123.00' },
     ]);
-    expect(res.fields.map((f) => [f.name, f.dataTypeID])).toEqual([['id', 23], ['name', 25], ['price', 1700]]);
+    expect(res.fields.map((f) => [f.name, f.dataTypeID])).toEqual([
+      ['id', 23],
+      ['name', 25],
+      ['price', 1700],
+    ]);
   });
 
   it('matches query text with whitespace runs collapsed (the typed field and the payload of mock-4 differ in one space)', async () => {

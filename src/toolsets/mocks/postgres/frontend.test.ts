@@ -64,7 +64,14 @@ describe('FrontendParser on what node-postgres sends', () => {
     const bytes = await captureNodePg();
     const whole = shapes(parseInPieces(bytes, []));
     for (let cut = 1; cut < bytes.length; cut++) expect(shapes(parseInPieces(bytes, [cut]))).toEqual(whole);
-    expect(shapes(parseInPieces(bytes, Array.from({ length: bytes.length - 1 }, (_, i) => i + 1)))).toEqual(whole);
+    expect(
+      shapes(
+        parseInPieces(
+          bytes,
+          Array.from({ length: bytes.length - 1 }, (_, i) => i + 1),
+        ),
+      ),
+    ).toEqual(whole);
   });
 });
 

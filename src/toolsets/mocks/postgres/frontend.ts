@@ -249,11 +249,7 @@ export function parseFrontendBytes(bytes: Buffer, { startup = false }: { startup
 }
 
 /** Which message a `p` answers: the authentication request code the server sent before it. */
-export type PasswordBody =
-  | { kind: 'password'; password: string }
-  | { kind: 'sasl-initial'; mechanism: string; data: Buffer | null }
-  | { kind: 'sasl'; data: Buffer }
-  | { kind: 'gss'; data: Buffer };
+export type PasswordBody = { kind: 'password'; password: string } | { kind: 'sasl-initial'; mechanism: string; data: Buffer | null } | { kind: 'sasl'; data: Buffer } | { kind: 'gss'; data: Buffer };
 
 /** Decodes a `p` body given the server's last AuthenticationRequest code (3/5 password, 10 SASL, 11 SASL continue). */
 export function decodePasswordBody(body: Buffer, authCode: number): PasswordBody {

@@ -45,7 +45,10 @@ describe('RequestGrouper', () => {
     h.server(backend.authentication(5, Buffer.from([1, 2, 3, 4])));
     h.client(serialize.password('md5secrethash'));
     h.server(backend.authenticationOk(), backend.backendKeyData(1, 2), ready());
-    expect(h.headers()).toEqual([[['startup'], ['R']], [['p'], ['R', 'K', 'Z']]]);
+    expect(h.headers()).toEqual([
+      [['startup'], ['R']],
+      [['p'], ['R', 'K', 'Z']],
+    ]);
     expect(h.mocks[0]!.spec.postgresresponses[0]).toMatchObject({ auth_type: 5, authentication_md5_password: { salt: [1, 2, 3, 4] } });
     const password = h.mocks[1]!.spec.postgresrequests[0]!;
     expect(password.password_message).toEqual({ password: REDACTED });
@@ -79,7 +82,10 @@ describe('RequestGrouper', () => {
     h.server(backend.parseComplete(), backend.parameterDescription([23]), backend.noData());
     h.client(serialize.sync());
     h.server(ready());
-    expect(h.headers()[1]).toEqual([['P', 'D', 'H'], ['1', 't', 'n', 'Z']]);
+    expect(h.headers()[1]).toEqual([
+      ['P', 'D', 'H'],
+      ['1', 't', 'n', 'Z'],
+    ]);
   });
 
   it('puts COPY data in the group of its COPY, drops Terminate and messages outside any request', () => {
@@ -94,7 +100,10 @@ describe('RequestGrouper', () => {
     h.client(serialize.end());
     expect(h.headers()).toEqual([
       [['startup'], ['R', 'Z']],
-      [['Q', 'd', 'c'], ['G', 'C', 'Z']],
+      [
+        ['Q', 'd', 'c'],
+        ['G', 'C', 'Z'],
+      ],
     ]);
   });
 

@@ -24,7 +24,6 @@ export const REDACTED = 'debugkit-redacted';
 /** A group holding more than this (a huge result set) is not recorded. */
 export const DEFAULT_MAX_MOCK_BYTES = 64 * 1024 * 1024;
 
-
 interface Group {
   config: boolean;
   requests: FrontendMessage[];

@@ -21,10 +21,24 @@ import { Auth, Backend, Frontend } from './protocol.js';
 
 /** Keploy's ErrorResponse/NoticeResponse yaml keys and their wire field codes. */
 export const ERROR_KEYS: ReadonlyArray<readonly [string, string]> = [
-  ['severity', 'S'], ['severity_unlocalized', 'V'], ['code', 'C'], ['message', 'M'], ['detail', 'D'], ['hint', 'H'],
-  ['position', 'P'], ['internal_position', 'p'], ['internal_query', 'q'], ['where', 'W'], ['schema_name', 's'],
-  ['table_name', 't'], ['column_name', 'c'], ['data_type_name', 'd'], ['constraint_name', 'n'], ['file', 'F'],
-  ['line', 'L'], ['routine', 'R'],
+  ['severity', 'S'],
+  ['severity_unlocalized', 'V'],
+  ['code', 'C'],
+  ['message', 'M'],
+  ['detail', 'D'],
+  ['hint', 'H'],
+  ['position', 'P'],
+  ['internal_position', 'p'],
+  ['internal_query', 'q'],
+  ['where', 'W'],
+  ['schema_name', 's'],
+  ['table_name', 't'],
+  ['column_name', 'c'],
+  ['data_type_name', 'd'],
+  ['constraint_name', 'n'],
+  ['file', 'F'],
+  ['line', 'L'],
+  ['routine', 'R'],
 ];
 export const NUMERIC_ERROR_KEYS = new Set(['position', 'internal_position', 'line']);
 

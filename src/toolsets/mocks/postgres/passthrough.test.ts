@@ -30,10 +30,11 @@ async function passthroughListener(mocks: PostgresMock[] | ReplayIndex, dbPort: 
       dbPort === undefined
         ? undefined
         : {
-            connect: () => new Promise((resolve, reject) => {
-              const s = net.connect({ host: '127.0.0.1', port: dbPort }, () => resolve(s));
-              s.once('error', reject);
-            }),
+            connect: () =>
+              new Promise((resolve, reject) => {
+                const s = net.connect({ host: '127.0.0.1', port: dbPort }, () => resolve(s));
+                s.once('error', reject);
+              }),
             where: `127.0.0.1:${dbPort}`,
             connectionId: `${conn.id}-on-miss`,
             onForwarded: (f) => forwarded.push(f.query),

@@ -117,4 +117,3 @@ function observe(client: Duplex, upstream: Duplex, grouper: RequestGrouper, resu
   client.on('data', (chunk: Buffer) => guard('client', () => frontend.push(chunk).forEach((m) => grouper.frontend(m as TypedMessage))));
   upstream.on('data', (chunk: Buffer) => guard('server', () => backend.push(chunk).forEach((raw) => grouper.backend(raw))));
 }
-

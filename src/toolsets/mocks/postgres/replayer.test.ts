@@ -38,7 +38,14 @@ const MOCKS = [
   mock(
     'mock-3',
     [serialize.parse({ text: 'SELECT id, price FROM t WHERE id = $1', types: [23] }), serialize.bind({ values: ['7'] }), serialize.describe({ type: 'P' }), serialize.execute(), serialize.sync()],
-    [backend.parseComplete(), backend.bindComplete(), backend.rowDescription([field('id', 23), field('price', 1700)]), row('7', '1.50'), backend.commandComplete('SELECT 1'), backend.readyForQuery('I')],
+    [
+      backend.parseComplete(),
+      backend.bindComplete(),
+      backend.rowDescription([field('id', 23), field('price', 1700)]),
+      row('7', '1.50'),
+      backend.commandComplete('SELECT 1'),
+      backend.readyForQuery('I'),
+    ],
   ),
 ];
 
@@ -165,7 +172,9 @@ describe('replayPostgres as a server', () => {
     c.send(serialize.parse({ text: 'SELECT n' }), serialize.bind({ values: ['1'] }), serialize.execute(), serialize.sync());
     const answer = await c.untilReady();
     expect(codes(answer)).toBe('1EZ');
-    expect(errorFields(answer[1]!).M).toBe('debugkit: no recorded mock for query: SELECT n (closest: mock-0: the query was recorded, but never run with parameters (prepared only, or as a simple query))');
+    expect(errorFields(answer[1]!).M).toBe(
+      'debugkit: no recorded mock for query: SELECT n (closest: mock-0: the query was recorded, but never run with parameters (prepared only, or as a simple query))',
+    );
   });
 
   it('serves a statement description from a recording that only described its portal, and converts result formats', async () => {
@@ -210,7 +219,11 @@ describe('ReplayIndex on one mock of many groups (F1: linear)', () => {
     const small = groups(10_000);
     const big = groups(40_000);
     new ReplayIndex([big]); // warm up
-    const t = cpuTimes(() => new ReplayIndex([small]), () => new ReplayIndex([big]), 3);
+    const t = cpuTimes(
+      () => new ReplayIndex([small]),
+      () => new ReplayIndex([big]),
+      3,
+    );
     expect(t.big, linearMessage('10,000 groups (n), 40,000 (4n)', t)).toBeLessThan(Math.max(10 * t.small, 20));
   });
 
@@ -232,7 +245,11 @@ describe('ReplayIndex on one mock of many groups (F1: linear)', () => {
 
   it('a group whose answer ends early keeps the statuses of the group ends before it', () => {
     const index = new ReplayIndex([
-      mock('mock-0', [serialize.parse({ text: 'A' }), serialize.sync(), serialize.parse({ text: 'B' }), serialize.sync()], [backend.parseComplete(), backend.readyForQuery('T'), backend.parseComplete()]),
+      mock(
+        'mock-0',
+        [serialize.parse({ text: 'A' }), serialize.sync(), serialize.parse({ text: 'B' }), serialize.sync()],
+        [backend.parseComplete(), backend.readyForQuery('T'), backend.parseComplete()],
+      ),
     ]);
     expect(index.parse('A')?.txStatus).toBe('T');
     expect(index.parse('B')?.txStatus).toBe('I');

@@ -82,11 +82,7 @@ export const DEFAULT_PARAMETER_STATUS: ReadonlyArray<readonly [string, string]> 
 ];
 
 /** Replays one connection; resolves once it is closed. */
-export function replayPostgres(
-  conn: PostgresConnection,
-  mocks: readonly PostgresMock[] | ReplayIndex,
-  options: ReplayPostgresOptions = {},
-): Promise<ReplayPostgresResult> {
+export function replayPostgres(conn: PostgresConnection, mocks: readonly PostgresMock[] | ReplayIndex, options: ReplayPostgresOptions = {}): Promise<ReplayPostgresResult> {
   const index = mocks instanceof ReplayIndex ? mocks : new ReplayIndex(mocks);
   const { client } = conn;
   if (client instanceof Socket) client.setNoDelay(true);
@@ -363,7 +359,7 @@ class Passthrough {
       } else if (m.type === Frontend.Bind) {
         statement(m.statement);
         bound.add(m.portal);
-      } else if ((m.type === Frontend.Describe && m.target === Target.Statement)) statement(m.name);
+      } else if (m.type === Frontend.Describe && m.target === Target.Statement) statement(m.name);
       else if ((m.type === Frontend.Describe && m.target === Target.Portal) || m.type === Frontend.Execute) {
         const name = m.type === Frontend.Execute ? m.portal : m.name;
         const bind = this.portals.get(name);

@@ -109,11 +109,12 @@ async function chownToPostgres(file: string): Promise<void> {
   try {
     ids = [Number((await run('id', ['-u', 'postgres'])).stdout.trim()), Number((await run('id', ['-g', 'postgres'])).stdout.trim())];
   } catch {
-    throw new Error("initdb refuses to run as root and there is no 'postgres' user to run it as; install the server with: apt-get install -y postgresql (it creates the user), or run the tests as a non-root user");
+    throw new Error(
+      "initdb refuses to run as root and there is no 'postgres' user to run it as; install the server with: apt-get install -y postgresql (it creates the user), or run the tests as a non-root user",
+    );
   }
   await chown(file, ids[0], ids[1]);
 }
-
 
 export interface Listener {
   port: number;

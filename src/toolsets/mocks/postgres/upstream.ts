@@ -188,7 +188,10 @@ class Scram {
 
   /** The server-final message carries the signature only the password's owner can make. */
   verify(serverFinal: string): boolean {
-    const v = serverFinal.split(',').find((kv) => kv.startsWith('v='))?.slice(2);
+    const v = serverFinal
+      .split(',')
+      .find((kv) => kv.startsWith('v='))
+      ?.slice(2);
     return v !== undefined && this.serverSignature !== undefined && v === this.serverSignature;
   }
 }

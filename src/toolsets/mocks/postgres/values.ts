@@ -44,7 +44,19 @@ export function binaryToText(oid: number, bin: Buffer): Buffer | undefined {
 
 function binaryToString(oid: number, b: Buffer): string | undefined {
   if (SAME_BYTES.has(oid)) return b.toString('utf8');
-  const fixed: Record<number, number> = { [OID.bool]: 1, [OID.int2]: 2, [OID.int4]: 4, [OID.oid]: 4, [OID.int8]: 8, [OID.float4]: 4, [OID.float8]: 8, [OID.date]: 4, [OID.timestamp]: 8, [OID.timestamptz]: 8, [OID.uuid]: 16 };
+  const fixed: Record<number, number> = {
+    [OID.bool]: 1,
+    [OID.int2]: 2,
+    [OID.int4]: 4,
+    [OID.oid]: 4,
+    [OID.int8]: 8,
+    [OID.float4]: 4,
+    [OID.float8]: 8,
+    [OID.date]: 4,
+    [OID.timestamp]: 8,
+    [OID.timestamptz]: 8,
+    [OID.uuid]: 16,
+  };
   if (fixed[oid] !== undefined && b.length !== fixed[oid]) return undefined;
   switch (oid) {
     case OID.bool:

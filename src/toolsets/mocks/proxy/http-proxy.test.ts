@@ -48,9 +48,7 @@ describe('RequestRewriter (absolute form to origin form)', () => {
   });
 
   it('adds a Host header when the client sent none', () => {
-    expect(rewrite('GET http://h:8080/ HTTP/1.0\r\n\r\n', undefined, { host: 'h', port: 8080 }).text).toBe(
-      'GET / HTTP/1.0\r\nHost: h:8080\r\n\r\n',
-    );
+    expect(rewrite('GET http://h:8080/ HTTP/1.0\r\n\r\n', undefined, { host: 'h', port: 8080 }).text).toBe('GET / HTTP/1.0\r\nHost: h:8080\r\n\r\n');
   });
 
   const post = 'POST http://h/up HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\nhello\r\nGET ';

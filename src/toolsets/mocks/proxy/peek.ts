@@ -18,11 +18,7 @@ export interface PeekOptions {
  * Each look is `read(n)` followed by `unshift` in the same tick, so the stream is never seen empty
  * and cannot emit 'end' under our feet; whoever reads or pipes the stream next gets every byte.
  */
-export function peekUntil<T>(
-  stream: Readable,
-  decide: (buf: Buffer, event: PeekEvent) => T | undefined,
-  { timeoutMs, maxBytes }: PeekOptions,
-): Promise<T> {
+export function peekUntil<T>(stream: Readable, decide: (buf: Buffer, event: PeekEvent) => T | undefined, { timeoutMs, maxBytes }: PeekOptions): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let seen = -1;
     let current: Buffer = Buffer.alloc(0);
@@ -83,11 +79,7 @@ export function peekUntil<T>(
  * consuming exactly that many bytes; anything the peer sent beyond it stays buffered for the next
  * reader. A peer that closes or stalls mid-message gets a clear error instead of a hang.
  */
-export async function readFrame(
-  stream: Readable,
-  frameLength: (buf: Buffer) => number | undefined,
-  { timeoutMs, maxBytes, what }: PeekOptions & { what: string },
-): Promise<Buffer> {
+export async function readFrame(stream: Readable, frameLength: (buf: Buffer) => number | undefined, { timeoutMs, maxBytes, what }: PeekOptions & { what: string }): Promise<Buffer> {
   const n = await peekUntil(
     stream,
     (buf, event) => {

@@ -318,4 +318,3 @@ describe('proxy lifecycle', () => {
     await expect(connectLocal(own.socksPort)).rejects.toThrow();
   });
 });
-

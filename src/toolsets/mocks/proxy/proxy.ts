@@ -63,8 +63,7 @@ export async function startCaptureProxy(options: CaptureProxyOptions): Promise<C
   const ports = { socks: 0, http: 0 };
   const report = options.onError ?? (() => {});
 
-  const excluded = (t: HttpTarget) =>
-    (LOOPBACK.test(t.host) && (t.port === ports.socks || t.port === ports.http)) || (options.exclude?.(t.host, t.port) ?? false);
+  const excluded = (t: HttpTarget) => (LOOPBACK.test(t.host) && (t.port === ports.socks || t.port === ports.http)) || (options.exclude?.(t.host, t.port) ?? false);
 
   /** Sniffs (unless the protocol is known) and hands the connection over; excluded ones just tunnel. */
   const dispatch = async (client: Duplex, target: HttpTarget, via: InterceptVia, known?: SniffedProtocol) => {

@@ -17,10 +17,7 @@ describe('writeProxychainsConfig', () => {
       expect(lines).toContain(line);
     }
     // Only our own ports bypass the chain; loopback as a whole is captured.
-    expect(lines.filter((l) => l.startsWith('localnet'))).toEqual([
-      'localnet 127.0.0.1:40001/255.255.255.255',
-      'localnet 127.0.0.1:40002/255.255.255.255',
-    ]);
+    expect(lines.filter((l) => l.startsWith('localnet'))).toEqual(['localnet 127.0.0.1:40001/255.255.255.255', 'localnet 127.0.0.1:40002/255.255.255.255']);
     expect(lines.slice(lines.indexOf('[ProxyList]'))).toEqual(['[ProxyList]', 'socks5 127.0.0.1 40001', '']);
   });
 

@@ -46,16 +46,9 @@ export interface ProxychainsConfigOptions {
  */
 export function writeProxychainsConfig(dir: string, socksPort: number, options: ProxychainsConfigOptions = {}): string {
   checkPort(socksPort, 'socksPort');
-  const lines = [
-    '# written by debugkit: route every TCP connection through its capture proxy',
-    'strict_chain',
-    'quiet_mode',
-  ];
+  const lines = ['# written by debugkit: route every TCP connection through its capture proxy', 'strict_chain', 'quiet_mode'];
   if (options.proxyDns ?? true) lines.push('proxy_dns', 'remote_dns_subnet 224');
-  lines.push(
-    `tcp_connect_time_out ${bounded(options.connectTimeoutMs ?? 5000)}`,
-    `tcp_read_time_out ${bounded(options.readTimeoutMs ?? 10_000)}`,
-  );
+  lines.push(`tcp_connect_time_out ${bounded(options.connectTimeoutMs ?? 5000)}`, `tcp_read_time_out ${bounded(options.readTimeoutMs ?? 10_000)}`);
   if (options.httpPort !== undefined) checkPort(options.httpPort, 'httpPort');
   for (const port of [socksPort, options.httpPort]) {
     if (port !== undefined) lines.push(`localnet 127.0.0.1:${port}/255.255.255.255`);

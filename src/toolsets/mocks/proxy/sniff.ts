@@ -28,7 +28,6 @@ export interface SniffOptions {
   maxWaitMs?: number;
 }
 
-
 const SNIFF_MAX_BYTES = MAX_RECORD;
 const HTTP_MAX_LINE = 8192;
 const GENERIC: SniffResult = { protocol: 'generic' };

@@ -137,7 +137,7 @@ export function formatIpv6(bytes: Buffer): string {
   for (let i = 0; i < 16; i += 2) groups.push(bytes.readUInt16BE(i));
   let bestStart = -1;
   let bestLen = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     let j = i;
     while (j < 8 && groups[j] === 0) j++;
     if (j - i > bestLen) [bestStart, bestLen] = [i, j - i];

@@ -14,11 +14,7 @@ export interface RunResult {
   stderr: string;
 }
 
-export async function runProgram(
-  command: string,
-  args: readonly string[],
-  { env, timeoutMs = 30_000 }: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
-): Promise<RunResult> {
+export async function runProgram(command: string, args: readonly string[], { env, timeoutMs = 30_000 }: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunResult> {
   const owned = await spawnChild(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const closed = new Promise<void>((resolve) => owned.child.once('close', () => resolve()));
   let stdout = '';

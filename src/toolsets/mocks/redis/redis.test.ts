@@ -122,8 +122,7 @@ describe('Redis mocks: recorded against a real redis-server, replayed without it
     const misses: string[] = [];
     let matched = 0;
     const replayer = await listen(
-      (socket) =>
-        void replayRedis({ target: { host: '127.0.0.1', port: 6379 }, client: socket }, index, { onMatch: () => void matched++, onMiss: (m) => misses.push(m.message) }),
+      (socket) => void replayRedis({ target: { host: '127.0.0.1', port: 6379 }, client: socket }, index, { onMatch: () => void matched++, onMiss: (m) => misses.push(m.message) }),
     );
     try {
       // Another password: replay needs none.

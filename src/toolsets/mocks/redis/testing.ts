@@ -15,7 +15,6 @@ export interface RunningRedis {
 
 export const REDIS_SERVER = '/usr/bin/redis-server';
 
-
 /** Answers once a connection to the port works (bounded). */
 async function waitForPort(port: number, child: ChildProcess, timeoutMs: number, log: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -136,7 +136,12 @@ describe('terminateTls', () => {
     });
     const port = await listen(resetting);
     // The program's side: connected, silent.
-    const client = new Duplex({ read() {}, write(_c, _e, done) { done(); } });
+    const client = new Duplex({
+      read() {},
+      write(_c, _e, done) {
+        done();
+      },
+    });
     const started = Date.now();
     await expect(terminateTls({ target: { host: '127.0.0.1', port }, sni: 'localhost', client }, { ca, upstream: { ca: originCa.certPem }, handshakeTimeoutMs: 1500 })).rejects.toThrow();
     expect(reset).toBe(true);

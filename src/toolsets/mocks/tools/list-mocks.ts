@@ -31,16 +31,16 @@ export function listMocksTool(config: Config): ToolSpec<typeof input, typeof out
         // Sets are described off the event loop and bounded (keploy/describe.ts): big ones are counted, not parsed.
         const sets = await new MockStore(dir, { root: config.root }).list(call.client.principal?.id ?? call.client.owner);
         const names = sets.map((s) => s.name);
-        let message =
-          names.length === 0
-            ? 'No mock sets found. Use keploy_mock_record to create mocks first.'
-            : `Found ${names.length} mock set(s). The latest is '${names[0]}'.`;
+        let message = names.length === 0 ? 'No mock sets found. Use keploy_mock_record to create mocks first.' : `Found ${names.length} mock set(s). The latest is '${names[0]}'.`;
         // What could not be read, or was only counted, and why (paths as the client gave them).
         const local = (text: string) => text.split(dir).join(shown.replace(/\/+$/, '')).slice(0, 400);
         const unread = sets.filter((s) => s.error !== undefined);
         const scanned = sets.filter((s) => s.note !== undefined);
         const some = <T extends { name: string }>(list: T[], why: (s: T) => string) =>
-          `${list.slice(0, 10).map((s) => `'${s.name}' (${local(why(s))})`).join('; ')}${list.length > 10 ? `; and ${list.length - 10} more` : ''}`;
+          `${list
+            .slice(0, 10)
+            .map((s) => `'${s.name}' (${local(why(s))})`)
+            .join('; ')}${list.length > 10 ? `; and ${list.length - 10} more` : ''}`;
         if (unread.length > 0) message += ` Could not read ${unread.length} of them: ${some(unread, (s) => s.error!)}.`;
         if (scanned.length > 0) message += ` Listed without parsing ${scanned.length} of them: ${some(scanned, (s) => s.note!)}.`;
         return { success: true, mockSets: names, count: names.length, path: shown, message };
@@ -50,4 +50,3 @@ export function listMocksTool(config: Config): ToolSpec<typeof input, typeof out
     },
   };
 }
-

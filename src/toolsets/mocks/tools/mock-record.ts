@@ -10,12 +10,7 @@ const input = {
   path: z.string().optional().describe('Path to store mock files (default: ./keploy)'),
   timeout: z.number().int().min(1).max(3600).optional().describe('Seconds the command may run before it is stopped (default 300)'),
   upstreamCaFile: z.string().optional().describe('A PEM file of CAs to trust for the real servers instead of the system ones (for servers with private certificates)'),
-  insecureUpstream: z
-    .boolean()
-    .optional()
-    .describe(
-      "Do not verify the real servers' TLS certificates while recording (default false), e.g. MySQL's auto-generated ones that name no host",
-    ),
+  insecureUpstream: z.boolean().optional().describe("Do not verify the real servers' TLS certificates while recording (default false), e.g. MySQL's auto-generated ones that name no host"),
 };
 const output = {
   success: z.boolean(),
@@ -35,7 +30,7 @@ export function mockRecordTool(config: Config, warn: (m: string) => void): ToolS
     description:
       'Record outgoing calls (HTTP APIs, databases, message queues, etc.) from your application. This captures all ' +
       'external dependencies while running your application command, creating mock files that can be replayed during ' +
-      'testing. No root needed: the command runs under proxychains4 through debugkit\'s capture proxy; HTTPS is ' +
+      "testing. No root needed: the command runs under proxychains4 through debugkit's capture proxy; HTTPS is " +
       'decrypted with a CA debugkit makes once and hands to the program. The command is split like a shell would ' +
       'split it but run without a shell (no pipes or redirections).',
     input,

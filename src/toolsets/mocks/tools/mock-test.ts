@@ -8,15 +8,12 @@ import { DebugkitError } from '../../../core/errors.js';
 
 const input = {
   command: z.string().describe("Test command to run (e.g. 'go test -v' or 'npm test')"),
-  mockName: z
-    .string()
-    .optional()
-    .describe('Name of the mock set to replay. Use keploy_list_mocks to see available mocks. If not provided, the latest mock set will be used.'),
+  mockName: z.string().optional().describe('Name of the mock set to replay. Use keploy_list_mocks to see available mocks. If not provided, the latest mock set will be used.'),
   fallBackOnMiss: z.boolean().optional().describe('Whether to fall back to real calls when no mock matches (default: false)'),
   onMiss: z
     .enum(['fail', 'passthrough', 'record'])
     .optional()
-    .describe("What a call no mock matches does: fail (default), passthrough (the real destination; same as fallBackOnMiss), record (the real destination, and the exchange is added to the mock set)"),
+    .describe('What a call no mock matches does: fail (default), passthrough (the real destination; same as fallBackOnMiss), record (the real destination, and the exchange is added to the mock set)'),
   ignore: z
     .array(z.string().min(1).max(200))
     .max(100)
@@ -90,12 +87,7 @@ export function mockTestTool(config: Config, warn: (m: string) => void): ToolSpe
       }
       try {
         // The replay engine (Keploy reader, proxies, protocol replayers, TLS) loads on the first call, not at start.
-        const [{ MockStore }, { replayMocks }, { appOutput }, { loadCa }] = await Promise.all([
-          import('../keploy/store.js'),
-          import('../replay.js'),
-          import('../runner.js'),
-          import('../session.js'),
-        ]);
+        const [{ MockStore }, { replayMocks }, { appOutput }, { loadCa }] = await Promise.all([import('../keploy/store.js'), import('../replay.js'), import('../runner.js'), import('../session.js')]);
         const store = new MockStore(mocksDir(config.root, args.path), { root: config.root });
         // The set is parsed on the mock-set worker threads, within their bounds (keploy/describe.ts): never on the event loop.
         const onPool = { owner: call.client.principal?.id ?? call.client.owner, signal: call.signal };

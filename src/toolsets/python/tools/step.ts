@@ -17,7 +17,6 @@ export function stepTool(service: PythonService): ToolSpec<typeof input, typeof 
     input,
     output: runOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
-    run: (args, call) =>
-      service.use(call.client.owner, args.sessionId, async (s) => service.relativize(await s.step(args.kind, runOptions(args, call.signal)))),
+    run: (args, call) => service.use(call.client.owner, args.sessionId, async (s) => service.relativize(await s.step(args.kind, runOptions(args, call.signal)))),
   };
 }

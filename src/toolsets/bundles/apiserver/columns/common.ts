@@ -46,8 +46,16 @@ function templateContainers(o: K8sObject, path: string[]): unknown[] {
 
 export function containerColumns(path: string[] = ['spec', 'template', 'spec']): Column[] {
   return [
-    wide('Containers', (o) => templateContainers(o, path).map((c) => str(at(c, 'name'))).join(',')),
-    wide('Images', (o) => templateContainers(o, path).map((c) => str(at(c, 'image'))).join(',')),
+    wide('Containers', (o) =>
+      templateContainers(o, path)
+        .map((c) => str(at(c, 'name')))
+        .join(','),
+    ),
+    wide('Images', (o) =>
+      templateContainers(o, path)
+        .map((c) => str(at(c, 'image')))
+        .join(','),
+    ),
   ];
 }
 

@@ -174,7 +174,9 @@ const ACCESS_MODES: Record<string, string> = {
 };
 
 function accessModes(modes: unknown): string {
-  return list(modes).map((m) => ACCESS_MODES[str(m)] ?? str(m)).join(',');
+  return list(modes)
+    .map((m) => ACCESS_MODES[str(m)] ?? str(m))
+    .join(',');
 }
 
 function storageClassOf(o: K8sObject): string {

@@ -29,15 +29,7 @@ import {
   volumeAttachmentPrinter,
 } from './other.js';
 import { podPrinter } from './pods.js';
-import {
-  cronJobPrinter,
-  daemonSetPrinter,
-  deploymentPrinter,
-  jobPrinter,
-  replicaSetPrinter,
-  replicationControllerPrinter,
-  statefulSetPrinter,
-} from './workloads.js';
+import { cronJobPrinter, daemonSetPrinter, deploymentPrinter, jobPrinter, replicaSetPrinter, replicationControllerPrinter, statefulSetPrinter } from './workloads.js';
 
 /** Keyed by `group/plural` (core group empty), matching the built-in resource table. */
 const PRINTERS: Record<string, Printer> = {

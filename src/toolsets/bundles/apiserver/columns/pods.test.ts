@@ -30,10 +30,7 @@ describe('summarizePod (kubectl READY/STATUS/RESTARTS)', () => {
   });
 
   it('sums restarts and says how long ago the last one was', () => {
-    const p = pod(
-      { containers: ['a', 'b'] },
-      { phase: 'Running', containerStatuses: [running('a', 3, '2025-04-11T09:00:00Z'), running('b', 2, '2025-04-11T11:15:00Z')] },
-    );
+    const p = pod({ containers: ['a', 'b'] }, { phase: 'Running', containerStatuses: [running('a', 3, '2025-04-11T09:00:00Z'), running('b', 2, '2025-04-11T11:15:00Z')] });
     expect(summarizePod(p, now).restarts).toBe('5 (45m ago)');
   });
 
@@ -75,10 +72,7 @@ describe('summarizePod (kubectl READY/STATUS/RESTARTS)', () => {
       { phase: 'Pending', initContainerStatuses: [{ name: 'migrate', state: { running: {} } }], containerStatuses: [{ name: 'app', state: { waiting: { reason: 'PodInitializing' } } }] },
     );
     expect(summarizePod(waiting, now).status).toBe('Init:0/1');
-    const crashing = pod(
-      { init: ['migrate'] },
-      { phase: 'Pending', initContainerStatuses: [{ name: 'migrate', restartCount: 4, state: { waiting: { reason: 'CrashLoopBackOff' } } }] },
-    );
+    const crashing = pod({ init: ['migrate'] }, { phase: 'Pending', initContainerStatuses: [{ name: 'migrate', restartCount: 4, state: { waiting: { reason: 'CrashLoopBackOff' } } }] });
     expect(summarizePod(crashing, now)).toMatchObject({ status: 'Init:CrashLoopBackOff', restarts: '4' });
     const failed = pod({ init: ['migrate'] }, { phase: 'Pending', initContainerStatuses: [{ name: 'migrate', state: { terminated: { exitCode: 3 } } }] });
     expect(summarizePod(failed, now).status).toBe('Init:ExitCode:3');

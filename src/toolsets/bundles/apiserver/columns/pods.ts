@@ -71,9 +71,7 @@ export function summarizePod(pod: K8sObject, now: Date): PodSummary {
   const total = list(at(pod, 'spec', 'containers')).length + sidecarCount;
   const counts = { ready: 0 };
   let reason = str(at(pod, 'status', 'reason')) || str(at(pod, 'status', 'phase'));
-  const gated = list(at(pod, 'status', 'conditions')).some(
-    (c) => str(at(c, 'type')) === 'PodScheduled' && str(at(c, 'reason')) === 'SchedulingGated',
-  );
+  const gated = list(at(pod, 'status', 'conditions')).some((c) => str(at(c, 'type')) === 'PodScheduled' && str(at(c, 'reason')) === 'SchedulingGated');
   if (gated) reason = 'SchedulingGated';
 
   const all: Tally = { restarts: 0, lastRestart: undefined };

@@ -31,19 +31,11 @@ export const replicaSetPrinter: Printer = {
 };
 
 export const replicationControllerPrinter: Printer = {
-  columns: [
-    ...replicaSetPrinter.columns.slice(0, -1),
-    wide('Selector', (o) => formatLabelMap(stringMap(at(o, 'spec', 'selector')))),
-  ],
+  columns: [...replicaSetPrinter.columns.slice(0, -1), wide('Selector', (o) => formatLabelMap(stringMap(at(o, 'spec', 'selector'))))],
 };
 
 export const statefulSetPrinter: Printer = {
-  columns: [
-    nameColumn,
-    col('Ready', 'string', (o) => `${int(at(o, 'status', 'readyReplicas'))}/${int(at(o, 'spec', 'replicas'))}`),
-    ageColumn,
-    ...containerColumns(),
-  ],
+  columns: [nameColumn, col('Ready', 'string', (o) => `${int(at(o, 'status', 'readyReplicas'))}/${int(at(o, 'spec', 'replicas'))}`), ageColumn, ...containerColumns()],
 };
 
 export const daemonSetPrinter: Printer = {
@@ -108,9 +100,7 @@ export const cronJobPrinter: Printer = {
     col('Timezone', 'string', (o) => orNone(str(at(o, 'spec', 'timeZone')))),
     col('Suspend', 'boolean', (o) => at(o, 'spec', 'suspend') === true),
     col('Active', 'integer', (o) => list(at(o, 'status', 'active')).length),
-    col('Last Schedule', 'string', (o, ctx) =>
-      at(o, 'status', 'lastScheduleTime') ? since(at(o, 'status', 'lastScheduleTime'), ctx.now) : '<none>',
-    ),
+    col('Last Schedule', 'string', (o, ctx) => (at(o, 'status', 'lastScheduleTime') ? since(at(o, 'status', 'lastScheduleTime'), ctx.now) : '<none>')),
     ageColumn,
     ...containerColumns(['spec', 'jobTemplate', 'spec', 'template', 'spec']),
     wide('Selector', (o) => formatLabelSelector(at(o, 'spec', 'jobTemplate', 'spec', 'selector')) || '<none>'),
