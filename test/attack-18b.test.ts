@@ -10,45 +10,12 @@
 import { chmodSync, mkdirSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerText, plainCall, startKeyedServer, stopKeyedServers, type Answer, type KeyedServer } from './helpers/attack.js';
-import { rpc, runCli } from './helpers/control.js';
+import { answerText, plainCall, startKeyedServer, stopKeyedServers, type Answer, type KeyedServer, dropped, idleBaseline, slowestPingWhile } from './helpers/attack.js';
+import { runCli } from './helpers/control.js';
 import { race, type Outcome } from './helpers/flipper.js';
 import { isRunning, pidFrom, waitFor } from './helpers/procs.js';
 import { mocksWorkspace, tempDir } from './helpers/programs.js';
 import { stopHard, track } from './helpers/stall.js';
-
-/** One ping of `key`, its round trip in ms (a ping the server drops counts as the time until it was dropped, and is noted). */
-const dropped: string[] = [];
-async function ping(s: KeyedServer, key: string): Promise<number> {
-  const t = performance.now();
-  try {
-    const r = await rpc(s.node.url, key, { jsonrpc: '2.0', id: 1, method: 'ping' });
-    if (r.status !== 200) dropped.push(`status ${r.status}`);
-  } catch (err) {
-    dropped.push(`${String(err)} (${String((err as { cause?: unknown }).cause)}) after ${(performance.now() - t).toFixed(0)} ms`);
-  }
-  return performance.now() - t;
-}
-
-/** The idle baseline: the slowest of 10 pings after 3 warm-up ones. */
-async function idleBaseline(s: KeyedServer, key: string): Promise<number> {
-  dropped.length = 0;
-  for (let i = 0; i < 3; i++) await ping(s, key);
-  const rtts: number[] = [];
-  for (let i = 0; i < 10; i++) rtts.push(await ping(s, key));
-  return Math.max(...rtts);
-}
-
-/** Pings with `key` until `pending` settles (10 ms apart); the slowest round trip. */
-async function slowestPingWhile(s: KeyedServer, key: string, pending: { promise: Promise<unknown>; done: () => boolean }): Promise<{ slowest: number; count: number }> {
-  const rtts: number[] = [];
-  const settled = pending.promise.catch(() => undefined);
-  while (!pending.done()) {
-    rtts.push(await ping(s, key));
-    await Promise.race([settled, new Promise((r) => setTimeout(r, 10))]);
-  }
-  return { slowest: Math.max(0, ...rtts), count: rtts.length };
-}
 
 /** A Keploy set of one Http mock (GET on `url` with `headers`), as keploy writes it. */
 function httpMockSet(url: string, headers: Record<string, string>): string {

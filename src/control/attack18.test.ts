@@ -153,3 +153,38 @@ describe('attack 18: code after a secret-looking name is kept, the secret litera
     expect(redactText('TOKEN= ./run')).toBe('TOKEN= ./run');
   });
 });
+
+// The third attack (test/attack-18c.test.ts, finding F3 and F4): the code-name rule hid code in
+// f-strings and behind `name (`, and kept shell secrets whose word went on with `:`, `[`, `,` or `(`.
+describe('attack 18c: code in f-strings and calls is kept; a shell word is a secret to its end', () => {
+  it("an f-string's {...} and a call with a blank before its parenthesis are code", () => {
+    const f = `str(dict(password=f"{__import__('os').system('touch M')}"))`;
+    expect(redactText(f)).toBe(f);
+    const g = `str(dict(token=f'{__import__("os").system("touch M")}'))`;
+    expect(redactText(g)).toBe(g);
+    const h = 'str(dict(token=getattr (__import__("os"), "system")("touch M")))';
+    expect(redactText(h)).toBe(h);
+    // The literal part of an f-string is still the secret.
+    expect(redactText('connect(password=f"hunter2{suffix}")')).toBe('connect(password=f"[REDACTED]{suffix}")');
+  });
+
+  it('outside code (no `(`, `,`, `{` or lambda before the name) the value is a shell word, hidden whole', () => {
+    expect(redactText('shell PGPASSWORD=Tr0ub4dor0Zk:9q psql -h db')).toBe('shell PGPASSWORD=[REDACTED] psql -h db');
+    expect(redactText('shell MYSQL_PWD=Tr0ub4dor1Zk[9q] mysql -h db')).toBe('shell MYSQL_PWD=[REDACTED] mysql -h db');
+    expect(redactText('shell export API_TOKEN=Tr0ub4dor2Zk,9q; ./deploy')).toBe('shell export API_TOKEN=[REDACTED]; ./deploy');
+    expect(redactText('shell DB_PASSWORD=Tr0ub4dor3Zk(9q) ./migrate')).toBe('shell DB_PASSWORD=[REDACTED] ./migrate');
+    expect(redactText('TOKEN=abc:def')).toBe('TOKEN=[REDACTED]');
+  });
+
+  it('in code the names stay code, as before', () => {
+    for (const code of [
+      '(lambda token=os.system:token("x"))()',
+      'x = dict(token=os.system)["token"]("x")',
+      'f(a, token=getattr(os, "system"))',
+      '{"password": self.vault.read}',
+      'password = os.getcwd',
+    ]) {
+      expect(redactText(code), code).toBe(code);
+    }
+  });
+});

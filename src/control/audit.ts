@@ -313,6 +313,8 @@ const NOT_A_VALUE = /(?:file|path|env|stdin|prompt|dir)$/i;
 const NAME_CHAR = /[A-Za-z0-9_.-]/;
 /** Characters that end an unquoted value: blanks, quotes, and shell or code punctuation. */
 const VALUE_END = new Set([...' \t\r\n\f\v"\'`$;&|<>(){}[],\\']);
+/** Characters that end an unquoted value in a shell word or a config line: brackets and commas are part of it there. */
+const SHELL_VALUE_END = new Set([...' \t\r\n\f\v"\'`$;&|<>\\']);
 const AUTH_SCHEME = /^(?:Bearer|Basic|Digest|Token|Negotiate)$/i;
 /**
  * A name in code (`os.system`, `getattr`, `self.key`): an identifier or a dotted path of them,
@@ -340,18 +342,20 @@ function blanksAt(text: string, at: number): number {
  * punctuation). Each scan stops at the first character that ends it, and callers go on after the
  * span they keep, so no character is scanned twice.
  */
-function valueAt(text: string, at: number): Span | undefined {
+function valueAt(text: string, at: number, fString = false, shellWord = false): Span | undefined {
   const q = text[at];
   let i = at + (q === "'" || q === '"' ? 1 : 0);
+  // In an f-string, `{...}` is code that runs: the secret is the literal part before it.
   if (q === "'") {
-    while (i < text.length && text[i] !== "'" && text[i] !== '\n') i++;
-    return text[i] === "'" && i > at + 1 ? [at + 1, i] : undefined;
+    while (i < text.length && text[i] !== "'" && text[i] !== '\n' && !(fString && text[i] === '{')) i++;
+    return (text[i] === "'" || (fString && text[i] === '{')) && i > at + 1 ? [at + 1, i] : undefined;
   }
   if (q === '"') {
-    while (i < text.length && !'"$`\\\n'.includes(text[i]!)) i++;
+    while (i < text.length && !'"$`\\\n'.includes(text[i]!) && !(fString && text[i] === '{')) i++;
     return i > at + 1 ? [at + 1, i] : undefined;
   }
-  while (i < text.length && !VALUE_END.has(text[i]!)) i++;
+  const ends = shellWord ? SHELL_VALUE_END : VALUE_END;
+  while (i < text.length && !ends.has(text[i]!)) i++;
   return i > at ? [at, i] : undefined;
 }
 
@@ -374,6 +378,11 @@ function isCodeAt(text: string, at: number, spaced: boolean): boolean {
   if (m === null) return false;
   const after = text[at + m[0].length];
   if (after !== undefined && AFTER_CODE_NAME.has(after)) return true;
+  // A call with blanks before its parenthesis (`getattr (os, "system")`).
+  if (after === ' ' || after === '\t') {
+    const k = at + m[0].length + blanksAt(text, at + m[0].length);
+    if (text[k] === '(') return true;
+  }
   if (after !== undefined && !VALUE_END.has(after)) return false; // the value goes on: not a name
   return CONSTANT.has(m[0]) || (spaced && m[0].includes('.'));
 }
@@ -419,8 +428,13 @@ function nameValueSpans(text: string, spans: Span[]): void {
     const prefix = /^[rRbBuUfF]{1,2}(?=["'])/.exec(text.slice(at, at + 3));
     if (prefix) at += prefix[0].length;
     const assigned = c === '=' && spaced && blanks > 0;
-    if (!inQuery && isCodeAt(text, at, assigned)) continue;
-    let value = valueAt(text, at);
+    // A name is code only where code is written: an argument or a dict entry (after `(`, `,` or
+    // `{`), a lambda's default, an item assigned (`x["k"] = ...`), or an assignment with blanks. A
+    // shell word (`PGPASSWORD=abc:def psql`, `export TOKEN=a,b`) is never code, whatever follows.
+    const before = text.slice(Math.max(0, start - (quoted ? 1 : 0) - 16), start - (quoted ? 1 : 0));
+    const inCode = assigned || bracketed || /[(,{][ \t]*$/.test(before) || /\blambda[ \t]+(?:[\w, \t=]*,[ \t]*)?$/.test(before);
+    if (!inQuery && inCode && isCodeAt(text, at, assigned)) continue;
+    let value = valueAt(text, at, prefix !== null && /f/i.test(prefix[0]), !inCode && !inQuery && c === '=');
     // Authorization: Bearer xyz: the secret is the word after the scheme. Digest's parameters
     // (username=, realm=, ...) are not secret; its response= is (digestSpans).
     if (value && /authori[sz]ation/i.test(name) && AUTH_SCHEME.test(text.slice(value[0], value[1]))) {

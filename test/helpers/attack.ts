@@ -121,3 +121,38 @@ export function expectNoEffect(a: GdbAttack, r: AttackRun): void {
   if (a.effect === 'marker') expect(existsSync(r.marker), `${a.name}: gdb ran a host command`).toBe(false);
   if (a.effect === 'victim') expect(readFileSync(r.victim, 'utf8'), `${a.name}: a file outside the root was changed`).toBe(r.original);
 }
+
+// Liveness as another key sees it: its pings while an attacker's request is pending (attack-18b, 18c).
+
+/** One ping of `key`, its round trip in ms (a ping the server drops counts as the time until it was dropped, and is noted). */
+export const dropped: string[] = [];
+export async function ping(s: KeyedServer, key: string): Promise<number> {
+  const t = performance.now();
+  try {
+    const r = await rpc(s.node.url, key, { jsonrpc: '2.0', id: 1, method: 'ping' });
+    if (r.status !== 200) dropped.push(`status ${r.status}`);
+  } catch (err) {
+    dropped.push(`${String(err)} (${String((err as { cause?: unknown }).cause)}) after ${(performance.now() - t).toFixed(0)} ms`);
+  }
+  return performance.now() - t;
+}
+
+/** The idle baseline: the slowest of 10 pings after 3 warm-up ones. */
+export async function idleBaseline(s: KeyedServer, key: string): Promise<number> {
+  dropped.length = 0;
+  for (let i = 0; i < 3; i++) await ping(s, key);
+  const rtts: number[] = [];
+  for (let i = 0; i < 10; i++) rtts.push(await ping(s, key));
+  return Math.max(...rtts);
+}
+
+/** Pings with `key` until `pending` settles (10 ms apart); the slowest round trip. */
+export async function slowestPingWhile(s: KeyedServer, key: string, pending: { promise: Promise<unknown>; done: () => boolean }): Promise<{ slowest: number; count: number }> {
+  const rtts: number[] = [];
+  const settled = pending.promise.catch(() => undefined);
+  while (!pending.done()) {
+    rtts.push(await ping(s, key));
+    await Promise.race([settled, new Promise((r) => setTimeout(r, 10))]);
+  }
+  return { slowest: Math.max(0, ...rtts), count: rtts.length };
+}
