@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { ChainVerifier, GENESIS, canonicalJson, chainHash, sha256Hex, type AuditBody, type AuditRecord, type ChainAnchor, type ChainState, type Checkpoint } from './audit.js';
 import type { AuditAnchor } from './anchor.js';
-import { auditFromRow, checkpointsFor, keyFromRow, storedBody } from './sqlite.js';
+import { auditFromRow, checkpointsFor, keyFromRow, keyRowValues, storedBody } from './sqlite.js';
 import type { AuditQuery, BumpResult, CounterBump, KeyRecord, SessionLocation, Store } from './store.js';
 import { keepFromChildren } from '../core/process.js';
 
@@ -117,18 +117,7 @@ export class PostgresStore implements Store {
   }
 
   async createKey(key: KeyRecord, hash: string): Promise<void> {
-    await this.rows('INSERT INTO debugkit_keys (id, name, prefix, hash, scopes, rate, quota, created_at, expires_at, revoked_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)', [
-      key.id,
-      key.name,
-      key.prefix,
-      hash,
-      JSON.stringify(key.scopes),
-      key.rate && JSON.stringify(key.rate),
-      key.quota && JSON.stringify(key.quota),
-      key.created_at,
-      key.expires_at,
-      key.revoked_at,
-    ]);
+    await this.rows('INSERT INTO debugkit_keys (id, name, prefix, hash, scopes, rate, quota, created_at, expires_at, revoked_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)', keyRowValues(key, hash));
   }
 
   async listKeys(): Promise<KeyRecord[]> {

@@ -39,6 +39,11 @@ export function keyFromRow(row: Row): KeyRecord {
   };
 }
 
+/** A key's columns as both stores write them (keyFromRow reads them back): id, name, prefix, hash, scopes, rate, quota, created_at, expires_at, revoked_at. */
+export function keyRowValues(key: KeyRecord, hash: string): unknown[] {
+  return [key.id, key.name, key.prefix, hash, JSON.stringify(key.scopes), key.rate && JSON.stringify(key.rate), key.quota && JSON.stringify(key.quota), key.created_at, key.expires_at, key.revoked_at];
+}
+
 export function auditFromRow(row: Row): AuditRecord {
   return {
     seq: Number(row.seq),
@@ -142,20 +147,7 @@ export class SqliteStore implements Store {
   }
 
   async createKey(key: KeyRecord, hash: string): Promise<void> {
-    this.db
-      .prepare('INSERT INTO keys (id, name, prefix, hash, scopes, rate, quota, created_at, expires_at, revoked_at) VALUES (?,?,?,?,?,?,?,?,?,?)')
-      .run(
-        key.id,
-        key.name,
-        key.prefix,
-        hash,
-        JSON.stringify(key.scopes),
-        key.rate && JSON.stringify(key.rate),
-        key.quota && JSON.stringify(key.quota),
-        key.created_at,
-        key.expires_at,
-        key.revoked_at,
-      );
+    this.db.prepare('INSERT INTO keys (id, name, prefix, hash, scopes, rate, quota, created_at, expires_at, revoked_at) VALUES (?,?,?,?,?,?,?,?,?,?)').run(...keyRowValues(key, hash));
   }
 
   async listKeys(): Promise<KeyRecord[]> {
