@@ -3,6 +3,7 @@
 // stay, "pass" inside another word (GIT_ASKPASS, BYPASS_CHECKS) is no secret name, and code after a
 // secret-looking name (token=os.system:...) is kept.
 import { describe, expect, it } from 'vitest';
+import { cpuTimes } from '../core/cputime.js';
 import { canonicalJson, redact, redactText, storableValue } from './audit.js';
 
 /**
@@ -10,25 +11,6 @@ import { canonicalJson, redact, redactText, storableValue } from './audit.js';
  * Held ones are regression tests; the ones that still record something other than what ran fail
  * until fixed.
  */
-
-/**
- * The least CPU time (user + system, ms) of `runs` runs of each of `a` and `b`, taken in turn. CPU
- * time, not wall time: on a loaded machine a run longer than the scheduler's slice is stretched by
- * the other processes' turns and a short one is not, which would make a linear scan look
- * quadratic.
- */
-function fastestPair(a: () => void, b: () => void, runs = 7): [number, number] {
-  const best: [number, number] = [Infinity, Infinity];
-  for (let i = 0; i < runs; i++) {
-    [a, b].forEach((fn, k) => {
-      const before = process.cpuUsage();
-      fn();
-      const used = process.cpuUsage(before);
-      best[k] = Math.min(best[k]!, (used.user + used.system) / 1000);
-    });
-  }
-  return best;
-}
 
 describe('attack 18: the redactor on adversarial text (held: linear)', () => {
   const shapes: Record<string, (n: number) => string> = {
@@ -76,9 +58,10 @@ describe('attack 18: the redactor on adversarial text (held: linear)', () => {
       const small = make(16_000);
       const big = make(128_000);
       redactText(big); // warm up
-      const [ts, tb] = fastestPair(
+      const { small: ts, big: tb } = cpuTimes(
         () => redactText(small),
         () => redactText(big),
+        7,
       );
       expect(tb, `${name}: ${ts.toFixed(2)} ms at 16k, ${tb.toFixed(2)} ms at 128k`).toBeLessThan(Math.max(24 * ts, 10));
     });

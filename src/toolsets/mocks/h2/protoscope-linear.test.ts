@@ -4,7 +4,7 @@
 // x 8,000: 2.1 s; at 4x the size 70 s). Each shape is timed at n and 4n characters: linear ~4x,
 // quadratic ~16x (relative, so a loaded machine does not decide it); the nesting shapes at n and 16n (below).
 import { describe, expect, it } from 'vitest';
-import { cpuTimes, linearMessage } from '../testing.js';
+import { cpuTimes, linearMessage } from '../../../core/cputime.js';
 import { protoscopeBytes, protoscopeText } from './protoscope.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildHttpMock } from '../keploy/http.js';
 import type { HttpMock } from '../keploy/types.js';
-import { cpuTimes, linearMessage } from '../testing.js';
+import { cpuTimes, linearMessage } from '../../../core/cputime.js';
 import { HttpMatcher, normalizeValue, type MatchRequest } from './matcher.js';
 
 function mock(url: string, headers: Array<[string, string]>): HttpMock {

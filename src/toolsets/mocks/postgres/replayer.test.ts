@@ -2,7 +2,7 @@ import net from 'node:net';
 import { serialize } from 'pg-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KEPLOY_MOCK_VERSION, ZERO_TIME, type PostgresMock } from '../keploy/types.js';
-import { cpuTimes, linearMessage } from '../testing.js';
+import { cpuTimes, linearMessage } from '../../../core/cputime.js';
 import { ReplayIndex } from './catalog.js';
 import { parseFrontendBytes } from './frontend.js';
 import { buildRequestPacket, buildResponsePacket } from './packets.js';

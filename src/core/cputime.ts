@@ -1,9 +1,9 @@
 /**
- * For the mocks' linearity tests (finding F1 of attack 18b): the least CPU time (user + system,
+ * For the linearity tests (the audit redactor, the mocks' index builds: attacks 18b and 18c): the least CPU time (user + system,
  * ms) of `runs` runs of each of `small` and `big`, taken in turn. CPU time, not wall time: on a
  * loaded machine a long run is stretched by other processes' turns and a short one is not, which
  * would make a linear build look quadratic. A build at 4n characters takes ~4x a linear one's time
- * at n, a quadratic one's ~16x: tests bound the ratio at 10x.
+ * at n, a quadratic one's ~16x (tests bound the ratio accordingly).
  */
 export function cpuTimes(small: () => unknown, big: () => unknown, runs = 5): { small: number; big: number } {
   const best = { small: Infinity, big: Infinity };
