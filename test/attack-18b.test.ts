@@ -7,15 +7,15 @@
 // out of the root while listed or loaded; F4, secrets in common spellings stored in the audit. The
 // attacks that held (a python program's forks and daemons, the spellings the redactor knew, the
 // program's own pathological requests) stay as regression tests.
-import { chmodSync, mkdirSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerText, plainCall, startKeyedServer, stopKeyedServers, type Answer, type KeyedServer, dropped, idleBaseline, slowestPingWhile } from './helpers/attack.js';
+import { answerText, plainCall, startKeyedServer, stopAttackServer, stopKeyedServers, type Answer, type KeyedServer, dropped, idleBaseline, slowestPingWhile } from './helpers/attack.js';
 import { runCli } from './helpers/control.js';
 import { race, type Outcome } from './helpers/flipper.js';
 import { isRunning, pidFrom, waitFor } from './helpers/procs.js';
 import { mocksWorkspace, tempDir } from './helpers/programs.js';
-import { stopHard, track } from './helpers/stall.js';
+import { track } from './helpers/stall.js';
 
 /** A Keploy set of one Http mock (GET on `url` with `headers`), as keploy writes it. */
 function httpMockSet(url: string, headers: Record<string, string>): string {
@@ -61,11 +61,7 @@ describe("attack 18b: mock sets whose one mock costs the replayer's index build 
     set('flat', httpMockSet(`http://127.0.0.1:9/x?${'a'.repeat(160_000)}=1`, {}));
     s = await startKeyedServer(root, { attacker: 'mocks,mocks:run', other: 'mocks:read' }, ['--toolsets', 'mocks']);
   }, 60_000);
-  afterAll(async () => {
-    await stopHard(s?.node.proc);
-    await stopKeyedServers([s]);
-    rmSync(root, { recursive: true, force: true });
-  });
+  afterAll(() => stopAttackServer(s, root));
 
   async function replayWhilePinging(mockName: string): Promise<{ answer: Answer; slowest: number; baseline: number; count: number }> {
     const baseline = await idleBaseline(s, s.keys.other!.key);
@@ -126,11 +122,7 @@ describe('attack 18b: secrets in common spellings, sent as tool arguments, read 
     root = tempDir('debugkit-attack18b-audit-');
     s = await startKeyedServer(root, { gdb: 'gdb', python: 'python' }, ['--toolsets', 'gdb,python']);
   }, 60_000);
-  afterAll(async () => {
-    await stopHard(s?.node.proc);
-    await stopKeyedServers([s]);
-    rmSync(root, { recursive: true, force: true });
-  });
+  afterAll(() => stopAttackServer(s, root));
 
   async function exported(): Promise<string> {
     const r = await runCli(['audit', 'export', ...s.store]);
@@ -229,9 +221,7 @@ describe("attack 18b: a python program's forked and daemonized children", () => 
         /* gone */
       }
     }
-    await stopHard(s?.node.proc);
-    await stopKeyedServers([s]);
-    rmSync(root, { recursive: true, force: true });
+    await stopAttackServer(s, root);
   });
 
   let n = 0;
@@ -291,11 +281,7 @@ describe('attack 18b: a mock set directory swapped for a link out of the root wh
     for (const dir of [root, path.join(root, 'keploy'), path.join(root, 'keploy', 'race')]) chmodSync(dir, 0o777);
     s = await startKeyedServer(root, { reader: 'mocks:read', runner: 'mocks,mocks:run' }, ['--toolsets', 'mocks']);
   }, 60_000);
-  afterAll(async () => {
-    await stopHard(s?.node.proc);
-    await stopKeyedServers([s]);
-    rmSync(base, { recursive: true, force: true });
-  });
+  afterAll(() => stopAttackServer(s, base));
 
   it('the judge sees a leak: the same file, inside the root, is listed with an error quoting it', async () => {
     mkdirSync(path.join(root, 'probe', 'bad'), { recursive: true });
@@ -341,11 +327,7 @@ describe('attack 18b: a program file of 3 GiB (sparse) in the root, copied on op
     truncateSync(path.join(root, 'shared', 'big.bin'), 3 * 1024 ** 3);
     s = await startKeyedServer(root, { gdb: 'gdb', debugger: 'debugger', other: 'gdb:read' }, ['--toolsets', 'gdb,debugger']);
   }, 60_000);
-  afterAll(async () => {
-    await stopHard(s?.node.proc);
-    await stopKeyedServers([s]);
-    rmSync(root, { recursive: true, force: true });
-  });
+  afterAll(() => stopAttackServer(s, root));
 
   for (const [tool, key, args] of [
     ['open', 'gdb', { program: 'big.bin' }],

@@ -2,18 +2,19 @@
 // races a path check or blinds the audit), after 37fd217. New inputs and code paths only. Found,
 // and fixed since: the audit redactor hid code that ran (a Python f-string, or a callee followed by
 // a blank, under a secret-looking keyword) and kept secrets that read as code (a shell word with
-// `:`, `[`, `,` or `(` after a word). Found and still open (failing tests parked in
-// test/pending/attack-18c.unit.ts): a Redis set's misses and a Generic set's matches each scan every
-// recorded command on the main thread. Held (regression tests): the code spellings the redactor
+// `:`, `[`, `,` or `(` after a word); a Redis set's misses and a Generic set's matches each scanned
+// every recorded command on the main thread, a pipelined burst answered in one synchronous loop
+// (20,000 against 19,000 mocks held another key's ping 28-38 s and 75-95 s): the recorded commands
+// are now indexed, and a burst is answered in 10 ms slices. Held (regression tests): the code spellings the redactor
 // keeps, huge python_evaluate values, and an Http mock with a 30 MB JSON body a request misses.
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerText, plainCall, startKeyedServer, stopKeyedServers, type KeyedServer, dropped, idleBaseline, slowestPingWhile } from './helpers/attack.js';
+import { answerText, plainCall, startKeyedServer, stopAttackServer, type KeyedServer, dropped, idleBaseline, slowestPingWhile } from './helpers/attack.js';
 import { runCli } from './helpers/control.js';
 import { waitFor } from './helpers/procs.js';
 import { mocksWorkspace, tempDir } from './helpers/programs.js';
-import { stopHard, track } from './helpers/stall.js';
+import { track, writeDocuments } from './helpers/stall.js';
 
 async function exported(s: KeyedServer): Promise<string> {
   const r = await runCli(['audit', 'export', ...s.store]);
@@ -33,9 +34,7 @@ describe('attack 18c: code hidden from the audit, and secrets kept, by the redac
     s = await startKeyedServer(root, { gdb: 'gdb', python: 'python' }, ['--toolsets', 'gdb,python']);
   }, 60_000);
   afterAll(async () => {
-    await stopHard(s?.node.proc);
-    await stopKeyedServers([s]);
-    rmSync(root, { recursive: true, force: true });
+    await stopAttackServer(s, root);
     rmSync(host, { recursive: true, force: true });
   });
 
@@ -114,11 +113,7 @@ describe("attack 18c: a python_evaluate whose value is huge (debugpy's answer pa
     writeFileSync(path.join(root, 'prog.py'), 'x = 1\ny = 2\nprint(x + y)\n');
     s = await startKeyedServer(root, { python: 'python', other: 'python:read' }, ['--toolsets', 'python']);
   }, 60_000);
-  afterAll(async () => {
-    await stopHard(s?.node.proc);
-    await stopKeyedServers([s]);
-    rmSync(root, { recursive: true, force: true });
-  });
+  afterAll(() => stopAttackServer(s, root));
 
   for (const [expression, what] of [
     ["'a' * 1000", 'control: a 1 KB string'],
@@ -180,11 +175,7 @@ describe("attack 18c: an Http mock whose 30 MB JSON body is parsed on the main t
     writeFileSync(path.join(root, 'post.py'), POST_PY);
     s = await startKeyedServer(root, { attacker: 'mocks,mocks:run', other: 'mocks:read' }, ['--toolsets', 'mocks']);
   }, 60_000);
-  afterAll(async () => {
-    await stopHard(s?.node.proc);
-    await stopKeyedServers([s]);
-    rmSync(root, { recursive: true, force: true });
-  });
+  afterAll(() => stopAttackServer(s, root));
 
   for (const [mockName, what] of [
     ['text-big', 'control: a 28 MB text body'],
@@ -205,4 +196,107 @@ describe("attack 18c: an Http mock whose 30 MB JSON body is parsed on the main t
       expect(dropped.splice(0), 'pings the server dropped meanwhile').toEqual([]);
     }, 300_000);
   }
+});
+
+/** A Keploy mock of `kind` whose request is `request` and response `response` (YAML-escaped). */
+const mockYaml = (kind: 'Redis' | 'Generic', i: number, request: string, response: string) => {
+  const field = kind === 'Redis' ? 'redis' : 'generic';
+  return (
+    `version: api.keploy.io/v1beta1\nkind: ${kind}\nname: mock-${i}\nspec:\n    metadata:\n        type: config\n` +
+    `    ${field}requests:\n        - origin: client\n          message:\n            - type: string\n              data: "${request}"\n` +
+    `    ${field}responses:\n        - origin: server\n          message:\n            - type: string\n              data: "${response}"\n` +
+    `    reqtimestampmock: 2024-08-02T22:15:10.6084523Z\n    restimestampmock: 2024-08-02T22:15:10.608930466Z\n---\n`
+  );
+};
+
+/**
+ * One describe: a set of 19,000 mocks and a control set of one, and a program that sends N
+ * requests pipelined in one write on one connection and reads the N answers; a `keploy_mock_test`
+ * of it (a `mocks:run` key) must not hold another key's ping.
+ */
+function pipelinedBurst(o: {
+  title: string;
+  kind: 'Redis' | 'Generic';
+  request: (i: number) => string;
+  response: string;
+  what: string;
+  /** What the report must count. */
+  counted: RegExp;
+  /** What the program sends N times to 127.0.0.1:`port` (a Python bytes literal's text), and what it counts in the answers. */
+  send: { port: number; request: string; counted: string };
+}): void {
+  const program = `import socket, sys
+n = int(sys.argv[1])
+s = socket.create_connection(("127.0.0.1", ${o.send.port}), timeout=300)
+s.sendall(b"${o.send.request}" * n)
+got = 0
+while got < n:
+    b = s.recv(1 << 20)
+    if not b:
+        break
+    got += b.count(b"${o.send.counted}")
+print("answers", got)
+`;
+  describe(o.title, () => {
+    let s: KeyedServer;
+    let root: string;
+
+    beforeAll(async () => {
+      root = mocksWorkspace(`debugkit-attack18c-${o.kind.toLowerCase()}-`);
+      for (const [name, count] of [
+        ['big', 19_000],
+        ['one', 1],
+      ] as const) {
+        mkdirSync(path.join(root, 'keploy', name), { recursive: true });
+        writeDocuments(path.join(root, 'keploy', name, 'mocks.yaml'), count, (i) => mockYaml(o.kind, i, o.request(i), o.response));
+      }
+      writeFileSync(path.join(root, 'burst.py'), program);
+      s = await startKeyedServer(root, { attacker: 'mocks,mocks:run', other: 'mocks:read' }, ['--toolsets', 'mocks']);
+    }, 60_000);
+    afterAll(() => stopAttackServer(s, root));
+
+    for (const [mockName, what] of [
+      ['one', `control: 20,000 pipelined ${o.what} against a set of one`],
+      ['big', `20,000 pipelined ${o.what} against a set of 19,000`],
+    ] as const) {
+      it(`${what} do not hold another key's ping`, async () => {
+        const baseline = await idleBaseline(s, s.keys.other!.key);
+        const t = performance.now();
+        const replay = track(plainCall(s, s.keys.attacker!.key, 'keploy_mock_test', { command: '/usr/bin/python3 burst.py 20000', mockName, timeout: 600 }));
+        const { slowest, count } = await slowestPingWhile(s, s.keys.other!.key, replay);
+        const answer = await replay.promise;
+        const took = performance.now() - t;
+        const text = answerText(answer, { structured: true });
+        expect(text, 'the report counts each request, and the program read every answer').toMatch(o.counted);
+        expect(slowest, `slowest of ${count} pings ${slowest.toFixed(0)} ms, idle ${baseline.toFixed(1)} ms, call ${took.toFixed(0)} ms; answer: ${text.slice(0, 400)}`).toBeLessThan(
+          Math.max(500, 20 * baseline),
+        );
+        expect(dropped.splice(0), 'pings the server dropped meanwhile').toEqual([]);
+      }, 900_000);
+    }
+  });
+}
+
+// Redis: each mock `SET k<i> v` answered +OK (as redis-py records them); the program's `SET x v` is
+// recorded in neither set, so each is a miss whose closest is looked for.
+pipelinedBurst({
+  title: "attack 18c: a Redis set's misses, each scanning every recorded command of its name on the main thread (RedisIndex.closest)",
+  kind: 'Redis',
+  request: (i) => `*3\\r\\n$3\\r\\nSET\\r\\n$${`k${i}`.length}\\r\\nk${i}\\r\\n$1\\r\\nv\\r\\n`,
+  response: '+OK\\r\\n',
+  what: 'misses',
+  counted: /"mocksReplayed":0,"mocksMissed":20000,"appExitCode":0,[^]*answers 20000/,
+  send: { port: 6379, request: '*3\\r\\n$3\\r\\nSET\\r\\n$1\\r\\nx\\r\\n$1\\r\\nv\\r\\n', counted: '\\r\\n' },
+});
+
+// Generic: mocks with no host (they answer any target), each request `Q<i, 6 digits>\n` answered
+// `A\n`; the program sends the first recorded request N times (each a hit).
+pipelinedBurst({
+  title: 'attack 18c: a Generic set whose every match scans every recorded request on the main thread (TargetView.match)',
+  kind: 'Generic',
+  request: (i) => `Q${String(i).padStart(6, '0')}\\n`,
+  response: 'A\\n',
+  what: 'hits',
+  counted: /"mocksReplayed":20000,"mocksMissed":0,"appExitCode":0,/,
+  send: { port: 7777, request: 'Q000000\\n', counted: 'A' },
 });

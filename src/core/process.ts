@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DebugkitError } from './errors.js';
-import { boundPromise } from './wait.js';
+import { boundPromise, TimeSlice } from './wait.js';
 
 /**
  * Every child process debugkit starts goes through `spawnChild`, and so does everything that child
@@ -375,12 +375,9 @@ const environBuffer = Buffer.alloc(64 * 1024);
 async function scanProcesses(matches: (env: Buffer) => boolean, cgroup?: string): Promise<number[]> {
   const pids = cgroup ? cgroupMembers(cgroup) : allPids();
   const found: number[] = [];
-  let slice = performance.now();
+  const slice = new TimeSlice(SCAN_SLICE_MS);
   for (const pid of pids) {
-    if (performance.now() - slice > SCAN_SLICE_MS) {
-      await new Promise((r) => setImmediate(r));
-      slice = performance.now();
-    }
+    await slice.pause();
     const env = readEnviron(pid);
     if (env && matches(env)) found.push(pid);
   }

@@ -67,3 +67,34 @@ const FAILED: unique symbol = Symbol('failed');
 export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   await waitBounded(() => undefined, { timeoutMs: ms, signal });
 }
+
+/** Lets the event loop run what is waiting (I/O, timers, other clients' calls) before going on. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * A budget of main-thread time for long synchronous work done in steps: `over()` once `ms` has
+ * been spent since the slice began, `pause()` hands the loop to others when it has (and begins the
+ * next slice). Work that can take long per call keeps the server answering everyone else this way.
+ */
+export class TimeSlice {
+  private began = performance.now();
+  constructor(private readonly ms: number) {}
+
+  over(): boolean {
+    return performance.now() - this.began >= this.ms;
+  }
+
+  /** Begins a new slice now. */
+  restart(): void {
+    this.began = performance.now();
+  }
+
+  /** Yields to the event loop if this slice is spent. */
+  async pause(): Promise<void> {
+    if (!this.over()) return;
+    await nextTurn();
+    this.restart();
+  }
+}

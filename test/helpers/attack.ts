@@ -1,10 +1,11 @@
 // What the attack tests share (test/attack-17*.test.ts): a node with one key per scope, a key
 // holder's plain JSON-RPC call, and gdb attacks checked by their effect on the host.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { MODERN_PROTOCOL } from './client.js';
 import { createKey, rpc, startNode, tempDataDir, type Node } from './control.js';
+import { stopHard } from './stall.js';
 
 /** A node started on its own store, with one key per named scope list. */
 export interface KeyedServer {
@@ -30,6 +31,13 @@ export async function stopKeyedServers(servers: Array<KeyedServer | undefined>):
     await s?.node.stop();
     await s?.data.cleanup();
   }
+}
+
+/** Stops a keyed server the hard way (its loop may be held) and removes its workspace. */
+export async function stopAttackServer(s: KeyedServer | undefined, root: string | undefined): Promise<void> {
+  await stopHard(s?.node.proc);
+  await stopKeyedServers([s]);
+  if (root) rmSync(root, { recursive: true, force: true });
 }
 
 export type Answer = { error?: { code: number; message: string; data?: any }; result?: any };

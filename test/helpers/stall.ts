@@ -22,12 +22,16 @@ export async function stopHard(proc: ChildProcess | undefined): Promise<void> {
   clearTimeout(timer);
 }
 
-/** A set of `count` small documents (each a valid mock of `kind`, Generic by default), named `<prefix><i>`. */
-export function manyDocuments(file: string, count: number, { kind = 'Generic', prefix = 'mock-' } = {}): void {
+/** Writes a set of `count` documents, the i-th as `one(i)` gives it (in writes of 1,000). */
+export function writeDocuments(file: string, count: number, one: (i: number) => string): void {
   const fd = openSync(file, 'w');
-  const one = (i: number) => `version: api.keploy.io/v1beta1\nkind: ${kind}\nname: ${prefix}${i}\nspec:\n  metadata: {}\n---\n`;
   for (let i = 0; i < count; i += 1000) writeSync(fd, Array.from({ length: Math.min(1000, count - i) }, (_, k) => one(i + k)).join(''));
   closeSync(fd);
+}
+
+/** A set of `count` small documents (each a valid mock of `kind`, Generic by default), named `<prefix><i>`. */
+export function manyDocuments(file: string, count: number, { kind = 'Generic', prefix = 'mock-' } = {}): void {
+  writeDocuments(file, count, (i) => `version: api.keploy.io/v1beta1\nkind: ${kind}\nname: ${prefix}${i}\nspec:\n  metadata: {}\n---\n`);
 }
 
 /** A set of one mock whose one scalar is `mb` MiB. */

@@ -51,7 +51,7 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
   const recorded: Array<{ at: number; order: number; mock: Mock }> = [];
   let order = 0;
   const keep = (mock: Mock) => void recorded.push({ at: Date.now(), order: order++, mock });
-  const replayers = replayersFor(req.mocks, {
+  const replayers = await replayersFor(req.mocks, {
     ca: req.ca,
     onMiss,
     ...(req.ignore ? { ignore: req.ignore } : {}),

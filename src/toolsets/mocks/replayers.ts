@@ -3,7 +3,7 @@ import type { MatcherOptions } from './http/matcher.js';
 import type { OnMiss } from './http/replayer.js';
 import { GenericIndex, replayGeneric } from './generic/index.js';
 import { mysqlAsGenerics } from './mysql/keploy.js';
-import type { GenericMock, HttpMock, Mock, PostgresMock, RedisMock } from './keploy/types.js';
+import type { GenericMock, HttpMock, Mock, PostgresMock } from './keploy/types.js';
 import { ReplayIndex } from './postgres/catalog.js';
 import { replayPostgres, type UpstreamOptions } from './postgres/replayer.js';
 import type { InterceptedConnection } from './proxy/proxy.js';
@@ -13,6 +13,7 @@ import type { DebugkitCa } from './tls/index.js';
 import { GrpcIndex, http2AsHttp, replayH2, type H2Dial } from './h2/index.js';
 import type { H2OverTls } from './http/intercept.js';
 import { connectUpstream } from './tls/terminate.js';
+import { TimeSlice } from '../../core/wait.js';
 
 /**
  * What every protocol's replay is to replay.ts: one object per protocol, built over the set's
@@ -54,16 +55,21 @@ const ofKind = <K extends Mock['kind']>(mocks: readonly Mock[], kind: K) => mock
  * PostgreSQL, then Generic before Redis (a Redis connection to a target with Generic mocks, from a
  * set recorded before Redis was modeled, is answered by those).
  */
-export function replayersFor(mocks: readonly Mock[], o: ReplayersOptions): ProtocolReplayer[] {
+export async function replayersFor(mocks: readonly Mock[], o: ReplayersOptions): Promise<ProtocolReplayer[]> {
+  // A large set's indexes are built in slices: the server answers others meanwhile.
+  const slice = new TimeSlice(SLICE_MS);
   const h2 = h2Replayer(mocks, o);
   return [
     h2,
     httpReplayer(ofKind(mocks, 'Http'), o, h2.overTls),
     postgresReplayer(ofKind(mocks, 'Postgres'), o),
-    genericReplayer(genericAndMysql(mocks, o.warn), o),
-    redisReplayer(ofKind(mocks, 'Redis'), o),
+    genericReplayer(await GenericIndex.build(genericAndMysql(mocks, o.warn), slice), o),
+    redisReplayer(await RedisIndex.build(ofKind(mocks, 'Redis'), slice), o),
   ];
 }
+
+/** Index building runs for about this long at a time. */
+const SLICE_MS = 10;
 
 function counts(): ReplayCounts {
   return { replayed: 0, missed: 0, fellBack: 0 };
@@ -159,8 +165,7 @@ function postgresReplayer(mocks: PostgresMock[], o: ReplayersOptions): ProtocolR
   };
 }
 
-function redisReplayer(mocks: RedisMock[], o: ReplayersOptions): ProtocolReplayer {
-  const index = new RedisIndex(mocks);
+function redisReplayer(index: RedisIndex, o: ReplayersOptions): ProtocolReplayer {
   const c = counts();
   return {
     kind: 'Redis',
@@ -217,8 +222,7 @@ function genericAndMysql(mocks: readonly Mock[], warn?: (message: string) => voi
   return out;
 }
 
-function genericReplayer(mocks: GenericMock[], o: ReplayersOptions): ProtocolReplayer {
-  const index = new GenericIndex(mocks);
+function genericReplayer(index: GenericIndex, o: ReplayersOptions): ProtocolReplayer {
   const c = counts();
   // Sets recorded before Redis was modeled hold Generic mocks for it: those answer Redis too.
   const known = (conn: InterceptedConnection) => index.forTarget(conn.target) !== undefined;

@@ -3,6 +3,7 @@ import { closeSync, readdirSync, readSync, realpathSync, statSync } from 'node:f
 import { DebugkitError } from '../../../core/errors.js';
 import { isInside, openVerified } from '../../../core/paths.js';
 import { workerEntry, WorkerJobError, WorkerPool, WorkerStalledError } from '../../../core/workers.js';
+import { TimeSlice } from '../../../core/wait.js';
 import { BundleError, type BundleErrorType } from '../errors.js';
 import { compileGlob, type GlobMatcher } from './glob.js';
 import { findRipgrep, ripgrepOutput, toRustRegex, type FileCandidates, type RipgrepLimits, type RipgrepScan } from './ripgrep.js';
@@ -837,7 +838,7 @@ async function walk(
   const linked: { real: string; display: string }[] = [];
   type Task = { dir: string; display: string; rel: string } | { files: { abs: string; display: string }[] };
   const stack: Task[] = [{ dir, display, rel: '' }];
-  let sliceStart = performance.now();
+  const slice = new TimeSlice(SLICE_MS);
   while (stack.length > 0) {
     const task = stack.pop()!;
     if ('files' in task) {
@@ -846,10 +847,7 @@ async function walk(
         visited.add(f.abs);
         visit(f.abs, f.display, false);
         if (stop()) return;
-        if (performance.now() - sliceStart >= SLICE_MS) {
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          sliceStart = performance.now();
-        }
+        await slice.pause();
       }
       continue;
     }
@@ -893,10 +891,7 @@ async function walk(
     visited.add(l.real);
     visit(l.real, l.display, true);
     if (stop()) return;
-    if (performance.now() - sliceStart >= SLICE_MS) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      sliceStart = performance.now();
-    }
+    await slice.pause();
   }
 }
 

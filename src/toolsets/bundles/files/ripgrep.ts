@@ -3,6 +3,7 @@ import { readdir } from 'node:fs/promises';
 import { descriptorPath, onlyOwnUserWrites, openVerified } from '../../../core/paths.js';
 import { killProcessGroup, spawnChild } from '../../../core/process.js';
 import { findOnPath, isExecutableFile } from '../../../core/which.js';
+import { nextTurn } from '../../../core/wait.js';
 
 /**
  * ripgrep as grep_files' scanner. It never decides an answer: it proposes candidate lines (a
@@ -358,7 +359,7 @@ async function openBatch(dir: string, names: string[], at: number): Promise<{ fd
   let i = at;
   let full = false;
   for (; i < names.length && fds.length < RG_BATCH; i++) {
-    if ((i - at) % OPEN_SLICE === OPEN_SLICE - 1) await new Promise<void>((resolve) => setImmediate(resolve));
+    if ((i - at) % OPEN_SLICE === OPEN_SLICE - 1) await nextTurn();
     const opened = openFile(dir, names[i]!);
     if (opened === 'full') {
       full = true;

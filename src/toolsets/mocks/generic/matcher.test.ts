@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { GenericMock } from '../keploy/types.js';
 import { buildGenericMock } from './format.js';
-import { GenericIndex, type GenericMatch } from './matcher.js';
+import { cpuTimes, linearMessage } from '../../../core/cputime.js';
+import { commonPrefix, GenericIndex, type GenericMatch, type TargetView } from './matcher.js';
 
 const at = new Date('2024-01-02T00:00:00Z');
 let n = 0;
@@ -71,5 +72,57 @@ describe('GenericIndex', () => {
     const view = new GenericIndex([closing, big]).forTarget(kv)!;
     expect(view.match(Buffer.from('QUIT\n'), false)).toMatchObject({ kind: 'match', entry: { serverClosed: true, response: Buffer.alloc(0) } });
     expect(view.match(Buffer.from('BIG\n'), false)).toMatchObject({ kind: 'match', entry: { truncated: { requestBytes: 4, responseBytes: 5000 } } });
+  });
+
+  it('agrees with a scan of every recorded request on random sets and bytes (its indexes change how it looks, not what it finds)', () => {
+    // A small alphabet, so that prefixes are shared, requests begin one another and ties happen.
+    let seed = 7;
+    const rand = (k: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8) % k;
+    const word = (max: number) => Array.from({ length: 1 + rand(max) }, () => 'ab\n'[rand(3)]).join('');
+    for (let round = 0; round < 60; round++) {
+      const requests = Array.from({ length: 1 + rand(40) }, () => word(8));
+      const view = new GenericIndex(requests.map((r, i) => mock(r, `${i}\n`))).forTarget(kv)!;
+      for (let q = 0; q < 40; q++) {
+        const bytes = Buffer.from(word(12), 'latin1');
+        const final = rand(2) === 0;
+        // The rules of matcher.ts, over every request in recorded order.
+        const starts = requests.filter((r) => bytes.toString('latin1').startsWith(r));
+        const longest = starts.reduce<string | undefined>((a, r) => (a === undefined || r.length > a.length ? r : a), undefined);
+        const longer = requests.some((r) => r.length > bytes.length && r.startsWith(bytes.toString('latin1')));
+        const m = view.match(bytes, final);
+        const what = `requests ${JSON.stringify(requests)}, bytes ${JSON.stringify(bytes.toString())}, final ${final}`;
+        if (longer && !final) {
+          expect(m.kind, what).toBe('partial');
+          if (m.kind === 'partial') expect(m.complete?.request.toString('latin1'), what).toBe(longest);
+        } else if (longest !== undefined) {
+          expect(m.kind === 'match' && m.entry.request.toString('latin1'), what).toBe(longest);
+        } else {
+          let best: { r: string; prefix: number } | undefined;
+          for (const r of requests) {
+            const prefix = commonPrefix(bytes, Buffer.from(r, 'latin1'));
+            const d = (x: string) => Math.abs(x.length - bytes.length);
+            if (!best || prefix > best.prefix || (prefix === best.prefix && d(r) < d(best.r))) best = { r, prefix };
+          }
+          expect(m.kind, what).toBe('miss');
+          if (m.kind === 'miss') expect({ request: m.closest?.request.toString('latin1'), samePrefix: m.closest?.samePrefix }, what).toEqual({ request: best!.r, samePrefix: best!.prefix });
+        }
+      }
+    }
+  });
+});
+
+describe('GenericIndex at scale', () => {
+  const setOf = (n: number) => new GenericIndex(Array.from({ length: n }, (_, i) => mock(`Q${String(i).padStart(6, '0')}\n`, 'A\n'))).forTarget(kv)!;
+
+  it('a match and a miss cost the same in a set 16 times larger (indexed, not a scan of every request)', () => {
+    const [small, big] = [setOf(1000), setOf(16_000)];
+    const hits = Array.from({ length: 2000 }, (_, i) => Buffer.from(`Q${String(i % 1000).padStart(6, '0')}\nQ000001\n`));
+    const misses = Array.from({ length: 2000 }, (_, i) => Buffer.from(`R${i}\n`));
+    const ask = (view: TargetView) => () => [...hits, ...misses].map((b) => view.match(b, false));
+    const t = cpuTimes(ask(small), ask(big));
+    expect(t.big, linearMessage('4,000 matches against 1,000 and 16,000 recorded requests', t, 16)).toBeLessThan(4 * t.small + 5);
+    expect(big.match(Buffer.from('Q015999\n'), false)).toMatchObject({ kind: 'match', entry: { request: Buffer.from('Q015999\n') } });
+    expect(big.match(Buffer.from('Q01599'), false)).toMatchObject({ kind: 'partial' });
+    expect(big.match(Buffer.from('Q0159990\n'), false)).toMatchObject({ kind: 'miss', closest: { samePrefix: 7 } });
   });
 });

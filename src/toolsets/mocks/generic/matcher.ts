@@ -1,3 +1,4 @@
+import type { TimeSlice } from '../../../core/wait.js';
 import type { GenericMock } from '../keploy/types.js';
 import { mysqlAuthSeq, SSL_REQUEST_LENGTH, startsWithSslRequest, withoutQueryAttributes } from './mysql.js';
 import { META_HOST, META_REQUEST_BYTES, META_RESPONSE_BYTES, META_SERVER_CLOSED, META_TRUNCATED, payloadBytes } from './format.js';
@@ -69,8 +70,15 @@ class TargetMocks {
   /** MySQL: the recorded authentication exchanges by the client packet's sequence id. */
   readonly mysqlAuth = new Map<number, Group>();
   mysql = false;
+  private index?: RequestIndex;
+
+  /** The requests indexed for matching (built on first use, after MySQL normalization). */
+  get lookup(): RequestIndex {
+    return (this.index ??= new RequestIndex([...this.requests.values()]));
+  }
 
   add(entry: GenericEntry): void {
+    this.index = undefined;
     this.entries.push(entry);
     if (entry.request.length === 0) {
       if (isMysqlGreeting(entry.response)) this.mysql = true;
@@ -91,6 +99,7 @@ class TargetMocks {
   /** MySQL: COM_QUERY requests compared without an empty query-attributes prefix, as the client's are. */
   normalizeMysql(): void {
     if (!this.mysql) return;
+    this.index = undefined;
     const before = [...this.requests.values()];
     this.requests.clear();
     for (const group of before) {
@@ -106,27 +115,50 @@ class TargetMocks {
 export class GenericIndex {
   private readonly byHost = new Map<string, TargetMocks>();
   private readonly unlabelled = new TargetMocks();
-  readonly size: number;
+  /** How many mocks it holds. */
+  size = 0;
 
-  constructor(mocks: readonly GenericMock[]) {
-    this.size = mocks.length;
+  constructor(mocks: readonly GenericMock[] = []) {
+    for (const mock of mocks) this.addMock(mock);
+    this.seal();
+  }
+
+  /** The index of a large set, built in slices that leave the event loop to others' work. */
+  static async build(mocks: readonly GenericMock[], slice: TimeSlice): Promise<GenericIndex> {
+    const index = new GenericIndex();
     for (const mock of mocks) {
-      const meta = mock.spec.metadata ?? {};
-      const entry: GenericEntry = {
-        mock,
-        name: mock.name,
-        request: payloadBytes(mock.spec.genericrequests ?? []),
-        response: payloadBytes(mock.spec.genericresponses ?? []),
-        serverClosed: meta[META_SERVER_CLOSED] === 'true',
-        ...(meta[META_TRUNCATED] === 'true' ? { truncated: { requestBytes: Number(meta[META_REQUEST_BYTES] ?? 0), responseBytes: Number(meta[META_RESPONSE_BYTES] ?? 0) } } : {}),
-      };
-      const host = meta[META_HOST]?.toLowerCase();
-      if (!host) this.unlabelled.add(entry);
-      else {
-        if (!this.byHost.has(host)) this.byHost.set(host, new TargetMocks());
-        this.byHost.get(host)!.add(entry);
-      }
+      await slice.pause();
+      index.addMock(mock);
     }
+    index.seal();
+    for (const target of [index.unlabelled, ...index.byHost.values()]) {
+      await slice.pause();
+      void target.lookup;
+    }
+    return index;
+  }
+
+  private addMock(mock: GenericMock): void {
+    this.size++;
+    const meta = mock.spec.metadata ?? {};
+    const entry: GenericEntry = {
+      mock,
+      name: mock.name,
+      request: payloadBytes(mock.spec.genericrequests ?? []),
+      response: payloadBytes(mock.spec.genericresponses ?? []),
+      serverClosed: meta[META_SERVER_CLOSED] === 'true',
+      ...(meta[META_TRUNCATED] === 'true' ? { truncated: { requestBytes: Number(meta[META_REQUEST_BYTES] ?? 0), responseBytes: Number(meta[META_RESPONSE_BYTES] ?? 0) } } : {}),
+    };
+    const host = meta[META_HOST]?.toLowerCase();
+    if (!host) this.unlabelled.add(entry);
+    else {
+      if (!this.byHost.has(host)) this.byHost.set(host, new TargetMocks());
+      this.byHost.get(host)!.add(entry);
+    }
+  }
+
+  /** Once every mock is in: MySQL requests compared as clients send them. */
+  private seal(): void {
     for (const mocks of [this.unlabelled, ...this.byHost.values()]) mocks.normalizeMysql();
   }
 
@@ -173,20 +205,116 @@ export class TargetView {
       const taken = group ? take(group) : undefined;
       if (taken) return { kind: 'match', entry: taken.entry, reused: taken.reused, consumed: length };
     }
-    let longest: Group | undefined;
-    let partial = false;
-    for (const [, group] of this.mocks.requests) {
-      const request = group.entries[0]!.request;
-      if (request.length <= bytes.length) {
-        if (bytes.subarray(0, request.length).equals(request) && request.length > (longest?.entries[0]!.request.length ?? 0)) longest = group;
-      } else if (!partial && request.subarray(0, bytes.length).equals(bytes)) partial = true;
-    }
-    if (partial && !final) return { kind: 'partial', ...(longest ? { complete: peek(longest) } : {}) };
+    const lookup = this.mocks.lookup;
+    const longest = lookup.longestPrefixOf(bytes);
+    if (!final && lookup.extends(bytes)) return { kind: 'partial', ...(longest ? { complete: peek(longest) } : {}) };
     if (longest) {
       const taken = take(longest)!;
       return { kind: 'match', entry: taken.entry, reused: taken.reused };
     }
-    return { kind: 'miss', ...closestTo(bytes, this.mocks.entries) };
+    const closest = lookup.closestTo(bytes);
+    return closest ? { kind: 'miss', closest } : { kind: 'miss' };
+  }
+}
+
+/** How many recorded requests sharing the longest start with a miss are compared for the closest in length. */
+const CLOSEST_SCAN = 256;
+const FNV_PRIME = 0x01000193;
+
+/**
+ * One target's distinct recorded requests, indexed for the three questions replay asks of each
+ * burst of client bytes, each answered without looking at every request:
+ * - the longest request the bytes begin with: a hash of each request by its length, and the
+ *   bytes' prefix hashed once up to each recorded length (seeded at random, checked byte for byte);
+ * - whether a longer request begins with the bytes, and which request shares the longest start
+ *   with them: the requests in byte order, where both are found next to the bytes' place.
+ */
+class RequestIndex {
+  /** The distinct request lengths, ascending, each with its groups by hash. */
+  private readonly lengths: Array<{ length: number; byHash: Map<number, Group[]> }> = [];
+  /** The groups in byte order of their request, each with its place in recorded order. */
+  private readonly sorted: Array<{ group: Group; request: Buffer; order: number }>;
+  private readonly maxLength: number;
+  private readonly seed = (Math.random() * 0x100000000) >>> 0;
+
+  constructor(groups: readonly Group[]) {
+    const byLength = new Map<number, Map<number, Group[]>>();
+    this.sorted = groups.map((group, order) => ({ group, request: group.entries[0]!.request, order }));
+    for (const { group, request } of this.sorted) {
+      let byHash = byLength.get(request.length);
+      if (!byHash) byLength.set(request.length, (byHash = new Map()));
+      const h = this.hash(request, 0, request.length, this.seed);
+      const list = byHash.get(h);
+      if (list) list.push(group);
+      else byHash.set(h, [group]);
+    }
+    this.lengths = [...byLength].map(([length, byHash]) => ({ length, byHash })).sort((a, b) => a.length - b.length);
+    this.maxLength = this.lengths.at(-1)?.length ?? 0;
+    this.sorted.sort((a, b) => Buffer.compare(a.request, b.request));
+  }
+
+  /** FNV-1a over `bytes[from, to)`, continuing from `h`. */
+  private hash(bytes: Buffer, from: number, to: number, h: number): number {
+    for (let i = from; i < to; i++) h = Math.imul(h ^ bytes[i]!, FNV_PRIME);
+    return h >>> 0;
+  }
+
+  /** The group of the longest recorded request that `bytes` begins with. */
+  longestPrefixOf(bytes: Buffer): Group | undefined {
+    let longest: Group | undefined;
+    let h = this.seed;
+    let hashed = 0;
+    for (const { length, byHash } of this.lengths) {
+      if (length > bytes.length) break;
+      h = this.hash(bytes, hashed, length, h);
+      hashed = length;
+      for (const group of byHash.get(h) ?? []) if (group.entries[0]!.request.compare(bytes, 0, length) === 0) longest = group;
+    }
+    return longest;
+  }
+
+  /** Where `bytes` would go in byte order: the first request not below them. */
+  private place(bytes: Buffer): number {
+    let [lo, hi] = [0, this.sorted.length];
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (Buffer.compare(this.sorted[mid]!.request, bytes) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** A recorded request longer than `bytes` begins with them (more bytes could still match it). */
+  extends(bytes: Buffer): boolean {
+    if (bytes.length >= this.maxLength) return false;
+    // Those beginning with `bytes` come right after their place (after `bytes` itself, if recorded).
+    for (let i = this.place(bytes); i < this.sorted.length; i++) {
+      const { request } = this.sorted[i]!;
+      if (request.length < bytes.length || request.compare(bytes, 0, bytes.length, 0, bytes.length) !== 0) return false;
+      if (request.length > bytes.length) return true;
+    }
+    return false;
+  }
+
+  /**
+   * The recorded request sharing the longest start with `bytes`; among those, the closest in
+   * length (of the CLOSEST_SCAN nearest in byte order), then the first recorded.
+   */
+  closestTo(bytes: Buffer): Closest | undefined {
+    const at = this.place(bytes);
+    const shared = (i: number) => commonPrefix(bytes, this.sorted[i]!.request);
+    // The longest shared start is found beside the bytes' place in byte order; those sharing as much lie around it.
+    const best = Math.max(at > 0 ? shared(at - 1) : -1, at < this.sorted.length ? shared(at) : -1);
+    if (best < 0) return undefined;
+    const distance = (i: number) => Math.abs(this.sorted[i]!.request.length - bytes.length);
+    let pick = -1;
+    const consider = (i: number) => {
+      if (pick < 0 || distance(i) < distance(pick) || (distance(i) === distance(pick) && this.sorted[i]!.order < this.sorted[pick]!.order)) pick = i;
+    };
+    for (let i = at - 1, n = 0; i >= 0 && n < CLOSEST_SCAN && shared(i) === best; i--, n++) consider(i);
+    for (let i = at, n = 0; i < this.sorted.length && n < CLOSEST_SCAN && shared(i) === best; i++, n++) consider(i);
+    const entry = this.sorted[pick]!.group.entries[0]!;
+    return { name: entry.name, samePrefix: best, request: entry.request };
   }
 }
 
@@ -198,18 +326,6 @@ function take(group: Group): { entry: GenericEntry; reused: boolean } | undefine
 
 function peek(group: Group): GenericEntry {
   return group.entries[Math.min(group.next, group.entries.length - 1)]!;
-}
-
-/** The recorded request sharing the longest prefix with `bytes` (ties: the closest in length). */
-function closestTo(bytes: Buffer, entries: readonly GenericEntry[]): { closest: Closest } | Record<string, never> {
-  let best: { entry: GenericEntry; prefix: number } | undefined;
-  for (const entry of entries) {
-    if (entry.request.length === 0) continue;
-    const prefix = commonPrefix(bytes, entry.request);
-    const better = !best || prefix > best.prefix || (prefix === best.prefix && Math.abs(entry.request.length - bytes.length) < Math.abs(best.entry.request.length - bytes.length));
-    if (better) best = { entry, prefix };
-  }
-  return best ? { closest: { name: best.entry.name, samePrefix: best.prefix, request: best.entry.request } } : {};
 }
 
 export function commonPrefix(a: Buffer, b: Buffer): number {

@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream';
 import type { GenericMock } from '../keploy/types.js';
+import { TimeSlice } from '../../../core/wait.js';
 import { previewBytes } from './format.js';
 import { GenericIndex, type Closest, type GenericEntry } from './matcher.js';
 import { mysqlClientFlags, mysqlFramingFor, greetingWithoutTls, shiftSequenceIds, splitSslRequest, withoutQueryAttributes } from './mysql.js';
@@ -87,6 +88,17 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
   let pending: Buffer = Buffer.alloc(0);
   let closing = false;
   let timer: NodeJS.Timeout | undefined;
+  /** The next slice of a long pipelined burst, queued behind others' work. */
+  let nextSlice: NodeJS.Immediate | undefined;
+  /** Why reading from the client is stopped (a write not yet drained; a burst being answered): it reads again when none is left. */
+  const holds = new Set<'drain' | 'burst'>();
+  const hold = (why: 'drain' | 'burst') => {
+    if (holds.size === 0) client.pause();
+    holds.add(why);
+  };
+  const release = (why: 'drain' | 'burst') => {
+    if (holds.delete(why) && holds.size === 0) client.resume();
+  };
   /** MySQL: the connecting client's capability flags, once its HandshakeResponse41 came. */
   let mysqlFlags: number | undefined;
 
@@ -94,6 +106,7 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
     if (closing) return;
     closing = true;
     clearTimeout(timer);
+    clearImmediate(nextSlice);
     client.end();
     // Nothing more is read: once our side is flushed, the connection goes.
     client.once('finish', () => client.destroy());
@@ -113,10 +126,10 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
         view?.mysql && !view.mysqlLogins.tls
         ? greetingWithoutTls(entry.response)
         : entry.response;
-    if (response.length > 0 && !client.write(response)) {
+    if (response.length > 0 && !client.write(response) && !holds.has('drain')) {
       // Answers only follow requests: holding the requests back is the backpressure.
-      client.pause();
-      client.once('drain', () => client.resume());
+      hold('drain');
+      client.once('drain', () => release('drain'));
     }
     if (entry.serverClosed) close();
   };
@@ -201,6 +214,8 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
 
   /** Goes on inside TLS: bytes already read after the SSLRequest (the ClientHello's start) are its first. */
   const upgrade = (ca: DebugkitCa) => {
+    // Reading goes to the TLS socket from now on: nothing here may resume the raw one.
+    holds.clear();
     raw.off('data', onData);
     raw.off('end', onEnd);
     raw.pause();
@@ -223,12 +238,29 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
     );
   };
 
-  /** Answers every complete request at the start of `pending`. */
+  /**
+   * Answers every complete request at the start of `pending`, for SLICE_MS at a time: a long
+   * pipelined burst goes on in the next turn of the event loop, reading paused meanwhile.
+   */
   const serve = (final: boolean) => {
     clearTimeout(timer);
+    clearImmediate(nextSlice);
+    if (serveSlice(final)) hold('burst');
+    else release('burst');
+  };
+  /** True when the slice ran out with requests left (the next one queued). */
+  const serveSlice = (final: boolean): boolean => {
+    const slice = new TimeSlice(SLICE_MS);
     while (!closing && pending.length > 0) {
-      if (!view) return miss();
-      if (view.mysql && mysqlLogin()) return;
+      if (slice.over()) {
+        nextSlice = setImmediate(() => serve(final));
+        return true;
+      }
+      if (!view) {
+        miss();
+        return false;
+      }
+      if (view.mysql && mysqlLogin()) return false;
       if (view.mysql) {
         mysqlFlags ??= mysqlClientFlags(pending);
         pending = withoutQueryAttributes(pending);
@@ -241,23 +273,26 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
       }
       const m = view.match(asked, final);
       if (shifted && m.kind === 'match' && isPublicKeyRequest(pending) && !isPublicKeyRequest(m.entry.request)) {
-        return miss(
+        miss(
           `the client logs in in clear and asks for the server's RSA key (caching_sha2_password's full authentication), but the connection phase of ${target} was recorded over TLS, where the password went inside TLS and no key was recorded: let the client use TLS (trusting debugkit's CA)`,
         );
+        return false;
       }
       if (m.kind === 'partial') {
         const wait = m.complete ? (options.settleMs ?? 30) : (options.partialWaitMs ?? 1000);
         timer = setTimeout(() => serve(true), wait);
-        return;
+        return false;
       }
       if (m.kind === 'miss') {
         // MySQL: a command no mock answers gets an ERR packet naming the closest; the connection stays usable.
         if (view.mysql && mysqlMiss(m.closest)) continue;
-        return miss(undefined, m.closest);
+        miss(undefined, m.closest);
+        return false;
       }
       send(m.entry, false, m.reused, m.consumed, shifted && m.consumed !== undefined ? authShift : 0);
     }
     if (final && client.readableEnded) close();
+    return false;
   };
 
   const onData = (chunk: Buffer) => {
@@ -286,6 +321,9 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
     client.resume();
   });
 }
+
+/** Replay answers a burst for about this long at a time before letting the event loop run others' work. */
+const SLICE_MS = 10;
 
 /** caching_sha2_password's request for the server's RSA key: one byte, 2, as an authentication packet. */
 const isPublicKeyRequest = (b: Buffer) => b.length >= 5 && b.readUIntLE(0, 3) === 1 && b[3] !== 0 && b[4] === 0x02;

@@ -234,7 +234,7 @@ describe("MySQL as Keploy's MySQL kind", () => {
     expect(mysqlMockOf(exchange(Buffer.from('\x05\x00\x00'), ok)).kind).toBe('Generic');
   });
 
-  it("round-trips Keploy's own MySQL sample (from Keploy's docs) and replays its structured connection phase step by step", () => {
+  it("round-trips Keploy's own MySQL sample (from Keploy's docs) and replays its structured connection phase step by step", async () => {
     const sample = readFileSync(path.join(import.meta.dirname, 'fixtures/keploy-docs-mysql.yaml'), 'utf8');
     const parsed = parseMockSet(sample, 'keploy-docs-mysql.yaml');
     expect(parsed).toHaveLength(1);
@@ -286,7 +286,7 @@ describe("MySQL as Keploy's MySQL kind", () => {
     });
     expect(((recordedKeyRequest.spec as YamlMap)['responses'] as YamlMap[])[0]!['message']).toEqual({ status_tag: 1, data: '-----BEGIN PUBLIC KEY-----\n' });
     const warnings: string[] = [];
-    replayersFor(parsed, { ca: {} as DebugkitCa, onMiss: 'fail', missed: () => {}, recorded: () => {}, warn: (w) => warnings.push(w) });
+    await replayersFor(parsed, { ca: {} as DebugkitCa, onMiss: 'fail', missed: () => {}, recorded: () => {}, warn: (w) => warnings.push(w) });
     expect(warnings).toEqual([]);
     // Its greeting, in Keploy's fields, gives back a payload of the length Keploy recorded.
     const hsOnly = { ...parsed[0]!, spec: { ...(parsed[0]!.spec as YamlMap), requests: [], responses: [((parsed[0]!.spec as YamlMap)['responses'] as YamlMap[])[0]!] } } as Mock;

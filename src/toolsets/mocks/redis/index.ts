@@ -2,6 +2,8 @@ import type { Duplex } from 'node:stream';
 import { buildGenericMock, payloadBytes, previewBytes } from '../generic/format.js';
 import type { GenericConnection } from '../generic/recorder.js';
 import type { RedisMock } from '../keploy/types.js';
+import { ByteQueue } from '../../../core/byte-queue.js';
+import { TimeSlice } from '../../../core/wait.js';
 import { pipeBoth } from '../proxy/pipe.js';
 import { commandArgs, commandEnd, describeCommand, encodeCommand, errorReply, isPush, redactArgs, respEnd, RespError } from './resp.js';
 
@@ -58,15 +60,16 @@ export function toRedisMock(request: Buffer, response: Buffer, startedAt: Date, 
 export function recordRedis(conn: GenericConnection, upstream: Duplex, options: RecordRedisOptions): Promise<RecordRedisResult> {
   const result: RecordRedisResult = { mocks: 0, bytesUp: 0, bytesDown: 0 };
   const host = `${conn.target.host}:${conn.target.port}`;
-  let up: Buffer = Buffer.alloc(0);
-  let down: Buffer = Buffer.alloc(0);
+  const up = new ByteQueue();
+  const down = new ByteQueue();
   const waiting: Array<{ bytes: Buffer; at: Date }> = [];
   let open: { request: Buffer; replies: Buffer[]; at: Date; endedAt: Date } | undefined;
   let stopped = false;
   const stop = (why: string) => {
     stopped = true;
     result.stoppedRecording ??= why;
-    up = down = Buffer.alloc(0);
+    up.clear();
+    down.clear();
   };
   const emit = () => {
     if (!open) return;
@@ -81,16 +84,17 @@ export function recordRedis(conn: GenericConnection, upstream: Duplex, options: 
   };
   conn.client.on('data', (chunk: Buffer) => {
     if (stopped) return;
-    up = up.length === 0 ? chunk : Buffer.concat([up, chunk]);
+    up.push(chunk);
     try {
+      const held = up.view();
       let at = 0;
-      for (let end = commandEnd(up, 0); end > 0; end = commandEnd(up, at)) {
-        const raw = up.subarray(at, end);
+      for (let end = commandEnd(held, 0); end > 0; end = commandEnd(held, at)) {
+        const raw = held.subarray(at, end);
         const { args, redacted } = redactArgs(commandArgs(raw));
         waiting.push({ bytes: redacted ? encodeCommand(args) : Buffer.from(raw), at: new Date() });
         at = end;
       }
-      up = up.subarray(at);
+      up.consume(at);
       if (up.length > MAX_BUFFERED) stop('a command over 64 MiB');
     } catch (err) {
       stop(`the client sent bytes that are not RESP (${(err as Error).message}); the rest of the connection was not recorded`);
@@ -98,11 +102,12 @@ export function recordRedis(conn: GenericConnection, upstream: Duplex, options: 
   });
   upstream.on('data', (chunk: Buffer) => {
     if (stopped) return;
-    down = down.length === 0 ? chunk : Buffer.concat([down, chunk]);
+    down.push(chunk);
     try {
+      const held = down.view();
       let at = 0;
-      for (let end = respEnd(down, 0); end > 0; end = respEnd(down, at)) {
-        const reply = Buffer.from(down.subarray(at, end));
+      for (let end = respEnd(held, 0); end > 0; end = respEnd(held, at)) {
+        const reply = Buffer.from(held.subarray(at, end));
         at = end;
         const cmd = isPush(reply) && open ? undefined : waiting.shift();
         if (cmd) {
@@ -116,7 +121,7 @@ export function recordRedis(conn: GenericConnection, upstream: Duplex, options: 
           open = { request: Buffer.alloc(0), replies: [reply], at: new Date(), endedAt: new Date() };
         }
       }
-      down = down.subarray(at);
+      down.consume(at);
       if (down.length > MAX_BUFFERED) stop('a reply over 64 MiB');
     } catch (err) {
       stop(`the server sent bytes that are not RESP (${(err as Error).message}); the rest of the connection was not recorded`);
@@ -136,29 +141,44 @@ interface Entry {
   response: Buffer;
 }
 
+/** How many recorded commands a miss compares with at most, to name the closest. */
+const CLOSEST_SCAN = 512;
+
 /** Recorded replies by command (passwords ignored), shared by a program's connections. */
 export class RedisIndex {
   private readonly byKey = new Map<string, { entries: Entry[]; next: number }>();
-  private readonly byName = new Map<string, Entry[]>();
+  /** By command name: every recorded command, and those by their first argument (the key, or a subcommand). */
+  private readonly byName = new Map<string, { all: Entry[]; byFirst: Map<string, Entry[]> }>();
   readonly problems: string[] = [];
-  readonly size: number;
+  /** How many recorded commands it holds. */
+  size = 0;
 
-  constructor(mocks: readonly RedisMock[]) {
-    let n = 0;
+  constructor(mocks: readonly RedisMock[] = []) {
+    for (const mock of mocks) this.addMock(mock);
+  }
+
+  /** The index of a large set, built in slices that leave the event loop to others' work. */
+  static async build(mocks: readonly RedisMock[], slice: TimeSlice): Promise<RedisIndex> {
+    const index = new RedisIndex();
     for (const mock of mocks) {
-      try {
-        const request = payloadBytes(mock.spec.redisrequests);
-        if (request.length === 0) continue; // a greeting: Redis servers send none
-        const end = commandEnd(request, 0);
-        if (end !== request.length) throw new RespError('the request is not exactly one command');
-        const args = redactArgs(commandArgs(request)).args;
-        this.add({ name: mock.name, args, response: payloadBytes(mock.spec.redisresponses) });
-        n++;
-      } catch (err) {
-        this.problems.push(`${mock.name}: ${(err as Error).message}`);
-      }
+      await slice.pause();
+      index.addMock(mock);
     }
-    this.size = n;
+    return index;
+  }
+
+  private addMock(mock: RedisMock): void {
+    try {
+      const request = payloadBytes(mock.spec.redisrequests);
+      if (request.length === 0) return; // a greeting: Redis servers send none
+      const end = commandEnd(request, 0);
+      if (end !== request.length) throw new RespError('the request is not exactly one command');
+      const args = redactArgs(commandArgs(request)).args;
+      this.add({ name: mock.name, args, response: payloadBytes(mock.spec.redisresponses) });
+      this.size++;
+    } catch (err) {
+      this.problems.push(`${mock.name}: ${(err as Error).message}`);
+    }
   }
 
   /** Adds an answer (a mock recorded during replay); it answers the next repeats. */
@@ -168,9 +188,15 @@ export class RedisIndex {
     if (slot) slot.entries.push(entry);
     else this.byKey.set(key, { entries: [entry], next: 0 });
     const name = entry.args[0]?.toString('latin1').toUpperCase() ?? '';
-    const list = this.byName.get(name);
-    if (list) list.push(entry);
-    else this.byName.set(name, [entry]);
+    let same = this.byName.get(name);
+    if (!same) this.byName.set(name, (same = { all: [], byFirst: new Map() }));
+    same.all.push(entry);
+    const first = entry.args[1]?.toString('latin1');
+    if (first !== undefined) {
+      const list = same.byFirst.get(first);
+      if (list) list.push(entry);
+      else same.byFirst.set(first, [entry]);
+    }
   }
 
   /** The next recorded answer to `args` (the last one again once all were used). */
@@ -183,13 +209,20 @@ export class RedisIndex {
     return { entry, reused };
   }
 
-  /** The recorded command most like `args`: same name, most equal arguments. */
+  /**
+   * The recorded command most like `args`: the same name, then the same first argument (the key)
+   * when one was recorded, then the most equal arguments in the same places (the first recorded
+   * wins a tie). Looked for among at most CLOSEST_SCAN commands, so that a miss costs the same
+   * whatever the size of the set.
+   */
   closest(args: readonly Buffer[]): Entry | undefined {
     const same = this.byName.get(args[0]?.toString('latin1').toUpperCase() ?? '');
     if (!same) return undefined;
+    const candidates = (args[1] !== undefined ? same.byFirst.get(args[1].toString('latin1')) : undefined) ?? same.all;
     let best: Entry | undefined;
     let bestScore = -1;
-    for (const e of same) {
+    for (let c = 0; c < Math.min(candidates.length, CLOSEST_SCAN); c++) {
+      const e = candidates[c]!;
       let score = e.args.length === args.length ? 1 : 0;
       for (let i = 1; i < Math.min(e.args.length, args.length); i++) if (e.args[i]!.equals(args[i]!)) score += 2;
       if (score > bestScore) [best, bestScore] = [e, score];
@@ -216,42 +249,58 @@ export interface ReplayRedisOptions {
 }
 
 const STATE_COMMANDS = new Set(['AUTH', 'HELLO', 'SELECT', 'CLIENT']);
+/** Replay answers for about this long at a time before letting the event loop run others' work. */
+const SLICE_MS = 10;
+/** Unanswered bytes past this, while commands are being answered, stop reading until they are. */
+const HOLD_BYTES = 1 << 20;
 
 /** Serves one connection from recorded Redis mocks; resolves once it is closed. */
 export function replayRedis(conn: GenericConnection, index: RedisIndex, options: ReplayRedisOptions = {}): Promise<void> {
   const { client } = conn;
   const target = `${conn.target.host}:${conn.target.port}`;
-  let buf: Buffer = Buffer.alloc(0);
+  const queue = new ByteQueue();
   /** The commands that set this session up, as sent (a fetch replays them on the real server first). */
   const state: Buffer[] = [];
   let busy = false;
   let quit = false;
+  /** Reading stopped while a backlog of pipelined commands is answered. */
+  let held = false;
+  let peerEnded = false;
   const write = (out: Buffer[]) => {
     if (out.length > 0 && !client.destroyed) client.write(out.length === 1 ? out[0]! : Buffer.concat(out));
   };
-  /** Answers every complete command in order; waits for a fetch before the next (replies stay in order). */
+  /**
+   * Answers every complete command in order; waits for a fetch before the next (replies stay in
+   * order). A long pipelined burst is answered in slices, the event loop free between them.
+   */
   const pump = async () => {
     if (busy) return;
     busy = true;
     try {
       const out: Buffer[] = [];
+      const slice = new TimeSlice(SLICE_MS);
       while (!quit) {
+        if (slice.over()) {
+          write(out.splice(0));
+          await slice.pause();
+          if (client.destroyed) break;
+        }
         let end: number;
         let args: Buffer[];
         let raw: Buffer;
         try {
-          end = commandEnd(buf, 0);
+          end = commandEnd(queue.view(), 0);
           if (end <= 0) break;
-          raw = Buffer.from(buf.subarray(0, end));
+          raw = Buffer.from(queue.view().subarray(0, end));
           args = commandArgs(raw);
         } catch (err) {
-          const message = `redis ${target}: the client sent bytes that are not RESP (${(err as Error).message}): ${previewBytes(buf)}`;
+          const message = `redis ${target}: the client sent bytes that are not RESP (${(err as Error).message}): ${previewBytes(queue.view())}`;
           options.onMiss?.({ command: '', message });
           out.push(errorReply(`ERR debugkit: ${message}`));
           quit = true;
           break;
         }
-        buf = buf.subarray(end);
+        queue.consume(end);
         if (args.length === 0) continue;
         const name = args[0]!.toString('latin1').toUpperCase();
         const redacted = redactArgs(args).args;
@@ -284,18 +333,42 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
         if (STATE_COMMANDS.has(name) && (name !== 'CLIENT' || args[1]?.toString('latin1').toUpperCase() === 'SETNAME')) state.push(raw);
         if (name === 'QUIT') quit = true;
       }
+      if (!quit && queue.length > MAX_BUFFERED) {
+        const message = `redis ${target}: the client sent a command over ${MAX_BUFFERED / (1 << 20)} MiB (${queue.length} bytes and not yet whole): ${previewBytes(queue.view())}`;
+        options.onMiss?.({ command: '', message });
+        out.push(errorReply(`ERR debugkit: ${message}`));
+        quit = true;
+      }
       write(out);
-      if (quit) client.end();
+      if (quit) {
+        queue.clear();
+        client.end();
+      }
     } finally {
       busy = false;
+      if (held && !client.destroyed) {
+        held = false;
+        client.resume();
+      }
     }
-    if (!quit && commandEnd(buf, 0) > 0) void pump();
+    if (!quit && commandEnd(queue.view(), 0) > 0) void pump();
+    else if (peerEnded && !quit) client.end();
   };
   client.on('data', (chunk: Buffer) => {
-    buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+    if (quit) return;
+    queue.push(chunk);
+    // A backlog waits in the client's socket, not here (a command still arriving is read on).
+    if (busy && queue.length > HOLD_BYTES && !held) {
+      held = true;
+      client.pause();
+    }
     void pump().catch(() => client.destroy());
   });
-  client.on('end', () => client.end());
+  // The client is done sending: once what it sent is answered, so are we.
+  client.on('end', () => {
+    peerEnded = true;
+    if (!busy) client.end();
+  });
   client.on('error', () => {});
   return new Promise((resolve) => {
     if (client.destroyed) return resolve();

@@ -8,6 +8,7 @@ import type { RedisMock } from '../keploy/types.js';
 import { detectProtocol } from '../proxy/sniff.js';
 import { RedisIndex, recordRedis, replayRedis } from './index.js';
 import { commandArgs, encodeCommand, respEnd } from './resp.js';
+import { cpuTimes, linearMessage } from '../../../core/cputime.js';
 import { startRedis, type RunningRedis } from './testing.js';
 
 const FIXTURE = path.join(import.meta.dirname, 'fixtures', 'keploy-flask-redis.yaml');
@@ -71,6 +72,45 @@ describe('Redis mocks: Keploy format', () => {
     }
   });
 
+  /** Writes `bytes`, half-closes, and reads everything until the server ends (bounded). */
+  const sendAll = (port: number, bytes: Buffer) =>
+    new Promise<Buffer>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1', () => socket.end(bytes));
+      const got: Buffer[] = [];
+      const timer = setTimeout(() => (socket.destroy(), reject(new Error(`no end within 60 s; ${Buffer.concat(got).length} bytes read`))), 60_000);
+      socket.on('data', (b: Buffer) => got.push(b));
+      socket.on('end', () => (clearTimeout(timer), resolve(Buffer.concat(got))));
+      socket.on('error', reject);
+    });
+
+  it('answers a long pipelined burst (in slices) in order, every reply before the end, whether the commands match or not', async () => {
+    const index = new RedisIndex(parseMockSet(readFileSync(FIXTURE, 'utf8'), FIXTURE) as RedisMock[]);
+    const server = await listen((socket) => void replayRedis({ target: { host: 'redis', port: 6379 }, client: socket }, index));
+    try {
+      const hit = cmd('CLIENT', 'SETINFO', 'LIB-NAME', 'redis-py');
+      const burst = Buffer.concat(Array.from({ length: 60_000 }, (_, i) => (i % 3 === 2 ? cmd('GET', `absent${i}`) : hit)));
+      const replies = (await sendAll(server.port, burst)).toString('latin1').split('\r\n').slice(0, -1);
+      expect(replies).toHaveLength(60_000);
+      expect(replies.map((r, i) => (i % 3 === 2 ? r.startsWith(`-ERR debugkit: redis redis:6379: no recorded mock for GET "absent${i}"`) : r === '+OK')).every(Boolean)).toBe(true);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('refuses a command still not whole past 64 MiB, saying so, instead of holding all of it', async () => {
+    const index = new RedisIndex([]);
+    const misses: string[] = [];
+    const server = await listen((socket) => void replayRedis({ target: { host: 'redis', port: 6379 }, client: socket }, index, { onMiss: (m) => misses.push(m.message) }));
+    try {
+      const header = Buffer.from('*2\r\n$3\r\nSET\r\n$100000000\r\n');
+      const reply = (await sendAll(server.port, Buffer.concat([header, Buffer.alloc(65 << 20, 0x61)]))).toString('latin1');
+      expect(reply).toMatch(/^-ERR debugkit: redis redis:6379: the client sent a command over 64 MiB \(\d+ bytes and not yet whole\): /);
+      expect(misses).toHaveLength(1);
+    } finally {
+      server.close();
+    }
+  });
+
   it('detects Redis commands by their first bytes, and leaves other text alone', () => {
     expect(detectProtocol(cmd('PING'), false)).toEqual({ protocol: 'redis' });
     expect(detectProtocol(Buffer.from('*1\r'), false)).toBeUndefined();
@@ -104,7 +144,8 @@ describe('Redis mocks: recorded against a real redis-server, replayed without it
     });
     const recorded = await exchange(recorder.port, steps(pw));
     recorder.close();
-    await new Promise((r) => setTimeout(r, 100));
+    // The last exchange is written once the connections close.
+    for (const deadline = Date.now() + 5000; mocks.length < 11 && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 5));
     expect(recorded.slice(0, 6)).toEqual(['+OK\r\n', '+OK\r\n', '$5\r\napple\r\n', ':1\r\n', ':2\r\n', '*0\r\n']);
     expect(recorded[6]).toMatch(/^%7\r\n\$6\r\nserver\r\n\$5\r\nredis\r\n/); // RESP3 from here on
     expect(recorded.slice(7)).toEqual([':1\r\n', '%1\r\n$1\r\na\r\n$1\r\n1\r\n', '_\r\n', ':3\r\n']);
@@ -136,5 +177,32 @@ describe('Redis mocks: recorded against a real redis-server, replayed without it
     } finally {
       replayer.close();
     }
+  });
+});
+
+describe('RedisIndex at scale', () => {
+  /** `n` recorded `SET k<i> v`, as mocks. */
+  const setOf = (n: number): RedisMock[] =>
+    Array.from({ length: n }, (_, i) => ({
+      version: 'api.keploy.io/v1beta1',
+      kind: 'Redis',
+      name: `mock-${i}`,
+      spec: {
+        metadata: {},
+        redisrequests: [{ origin: 'client', message: [{ type: 'string', data: cmd('SET', `k${i}`, 'v').toString('latin1') }] }],
+        redisresponses: [{ origin: 'server', message: [{ type: 'string', data: '+OK\r\n' }] }],
+      },
+    })) as unknown as RedisMock[];
+
+  it("a miss costs the same in a set 16 times larger (it looks among the commands of the miss's name and key, not at all of them)", () => {
+    const [small, big] = [new RedisIndex(setOf(1000)), new RedisIndex(setOf(16_000))];
+    const misses = Array.from({ length: 2000 }, (_, i) => commandArgs(cmd('SET', `x${i}`, 'v')));
+    const near = (index: RedisIndex) => () => misses.map((m) => index.closest(m));
+    const t = cpuTimes(near(small), near(big));
+    expect(t.big, linearMessage('2,000 misses against 1,000 and 16,000 recorded commands', t, 16)).toBeLessThan(4 * t.small + 5);
+    // The closest is still the same command with most equal arguments; the same key first, when recorded.
+    expect(big.closest(commandArgs(cmd('SET', 'k15999', 'w')))?.name).toBe('mock-15999');
+    expect(big.closest(commandArgs(cmd('SET', 'zz', 'v')))?.name).toBe('mock-0');
+    expect(big.closest(commandArgs(cmd('GET', 'k1')))).toBeUndefined();
   });
 });
