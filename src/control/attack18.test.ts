@@ -49,6 +49,9 @@ describe('attack 18: the redactor on adversarial text (held: linear)', () => {
     '://a:b@://a:b@...': (n) => '://a:b@'.repeat(n / 7),
     'Digest a= Digest a= ...': (n) => 'Digest a= '.repeat(n / 10),
     'Digest a= then response= ...': (n) => `Digest a= ${'response= '.repeat(n / 10)}`,
+    // A name called further on keeps its value (CalledNames: one scan per distinct name, at most 16).
+    'token=a.b; token=a.b; ... then token(': (n) => `${'token=a.b;'.repeat(n / 10)}token(1)`,
+    'tok<i>=a.b; ... (many names)': (n) => `${Array.from({ length: n / 14 }, (_, i) => `tok${i % 5000}en=a.b;`).join('')}token(1)`,
   };
   // Each shape at n and 8n characters: a linear scan takes ~8x as long, a quadratic one ~64x. The
   // bound (24x, or 10 ms) leaves a linear one three times its due for noise and still fails a
@@ -157,6 +160,26 @@ describe('attack 18c: code in f-strings and calls is kept; a shell word is a sec
     expect(redactText('shell export API_TOKEN=Tr0ub4dor2Zk,9q; ./deploy')).toBe('shell export API_TOKEN=[REDACTED]; ./deploy');
     expect(redactText('shell DB_PASSWORD=Tr0ub4dor3Zk(9q) ./migrate')).toBe('shell DB_PASSWORD=[REDACTED] ./migrate');
     expect(redactText('TOKEN=abc:def')).toBe('TOKEN=[REDACTED]');
+  });
+
+  // Limits of attack 18c, closed since: a subshell's `(` is not a call's, and a name called later holds code.
+  it("a subshell's or a group's `(` is not a call: the value is a shell word there, hidden whole", () => {
+    expect(redactText('(PGPASSWORD=a:b psql)')).toBe('(PGPASSWORD=[REDACTED] psql)');
+    expect(redactText('$(PGPASSWORD=a,b psql)')).toBe('$(PGPASSWORD=[REDACTED] psql)');
+    expect(redactText('f(a, token=x:y)')).toBe('f(a, token=[REDACTED])');
+    expect(redactText('x["TOKEN"]=a:b')).toBe('x["TOKEN"]=[REDACTED]');
+    // A call's `(` still begins code: after a callee, a call's result, or blanks.
+    for (const code of ['print (token=os.system)', 'g()(token=os.system)', 'h[0](token=os.system)', '(lambda a, token=eval: token("1"))()']) expect(redactText(code), code).toBe(code);
+  });
+
+  it('a name called further on holds code: its value (a name) is kept; a name never called is a secret', () => {
+    expect(redactText('x=1;token=os.system;token("rm -rf ~")')).toBe('x=1;token=os.system;token("rm -rf ~")');
+    expect(redactText('token=os.system\ntoken ("id")')).toBe('token=os.system\ntoken ("id")');
+    expect(redactText('token=abc; mytoken("x")')).toBe('token=[REDACTED]; mytoken("x")');
+    expect(redactText('token=os.system; x.token("x")')).toBe('token=[REDACTED]; x.token("x")');
+    // Called before, not after; and a literal is never code.
+    expect(redactText('token("x"); token=abc')).toBe('token("x"); token=[REDACTED]');
+    expect(redactText('token="abc"; token("x")')).toBe('token="[REDACTED]"; token("x")');
   });
 
   it('in code the names stay code, as before', () => {

@@ -322,7 +322,7 @@ const AUTH_SCHEME = /^(?:Bearer|Basic|Digest|Token|Negotiate)$/i;
  */
 const CODE_NAME = /[A-Za-z_$][\w$]{0,63}(?:\.[A-Za-z_$][\w$]{0,63}){0,15}/y;
 /** What follows a name in code and never a secret literal in a shell word, an URL or a config line: a call, an index, the end of an argument. */
-const AFTER_CODE_NAME = new Set([...'()[]{},:']);
+const AFTER_CODE_NAME = new Set([...'()[]{},']);
 /** Whole values that are a constant of code or config, not a secret (`password = None`). */
 const CONSTANT = new Set(['None', 'True', 'False', 'null', 'nil', 'undefined', 'true', 'false']);
 
@@ -371,12 +371,15 @@ function valueAt(text: string, at: number, fString = false, shellWord = false): 
  * Bounded: the name is at most 16 parts of 64 characters, and it is checked before the value is
  * scanned, so a value that is code costs no scan.
  */
-function isCodeAt(text: string, at: number, spaced: boolean): boolean {
+function isCodeAt(text: string, at: number, spaced: boolean, lambdaDefault = false): boolean {
   if (text[at] === '"' || text[at] === "'") return false;
   CODE_NAME.lastIndex = at;
   const m = CODE_NAME.exec(text);
   if (m === null) return false;
   const after = text[at + m[0].length];
+  // A colon ends a value in code only as a lambda's body begins (`lambda token=eval: ...`): a
+  // keyword argument or an item never has one after it, a shell word may (`(PGPASSWORD=a:b psql)`).
+  if (after === ':') return lambdaDefault;
   if (after !== undefined && AFTER_CODE_NAME.has(after)) return true;
   // A call with blanks before its parenthesis (`getattr (os, "system")`).
   if (after === ' ' || after === '\t') {
@@ -387,6 +390,40 @@ function isCodeAt(text: string, at: number, spaced: boolean): boolean {
   return CONSTANT.has(m[0]) || (spaced && m[0].includes('.'));
 }
 
+/** The unquoted value at `at` is a name in code and nothing more (a dotted path, then its end). */
+function isWholeName(text: string, at: number): boolean {
+  CODE_NAME.lastIndex = at;
+  const m = CODE_NAME.exec(text);
+  if (m === null || CONSTANT.has(m[0])) return false;
+  const after = text[at + m[0].length];
+  return after === undefined || after === ';' || after === '\n' || after === ' ' || after === '\t';
+}
+
+/**
+ * Whether a name is called (`name(`) after a place in the text: where each name is last called
+ * is found once (one scan of the text per distinct name, for at most MAX_CALLED names; past that,
+ * names are taken as not called and their values stay hidden), so a text of many assignments
+ * costs no more than a few scans.
+ */
+class CalledNames {
+  private static readonly MAX_CALLED = 16;
+  private readonly lastCall = new Map<string, number>();
+  constructor(private readonly text: string) {}
+
+  later(name: string, after: number): boolean {
+    let last = this.lastCall.get(name);
+    if (last === undefined) {
+      if (this.lastCall.size >= CalledNames.MAX_CALLED) return false;
+      last = -1;
+      // The last `name(` (or `name (`) not inside a longer name.
+      const call = new RegExp(`(?<![\\w.$])${name.replace(/[.$-]/g, (ch) => `\\${ch}`)}[ \\t]{0,8}\\(`, 'g');
+      for (let m = call.exec(this.text); m; m = call.exec(this.text)) last = m.index;
+      this.lastCall.set(name, last);
+    }
+    return last > after;
+  }
+}
+
 /**
  * NAME=value, NAME = value, NAME := value, NAME="value", "NAME": value, NAME: value, and a quoted or
  * bracketed name before `=` or `:` (`os.environ["PGPASSWORD"] = ...`, `{'token' : ...}`), with a
@@ -394,6 +431,7 @@ function isCodeAt(text: string, at: number, spaced: boolean): boolean {
  * in the shell `NAME= cmd` runs cmd with NAME empty, and cmd is code.
  */
 function nameValueSpans(text: string, spans: Span[]): void {
+  const called = new CalledNames(text);
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (c !== '=' && c !== ':') continue;
@@ -431,9 +469,14 @@ function nameValueSpans(text: string, spans: Span[]): void {
     // A name is code only where code is written: an argument or a dict entry (after `(`, `,` or
     // `{`), a lambda's default, an item assigned (`x["k"] = ...`), or an assignment with blanks. A
     // shell word (`PGPASSWORD=abc:def psql`, `export TOKEN=a,b`) is never code, whatever follows.
+    // A `(` begins arguments after a callee (`f(`, `g()(`, `print (`); elsewhere it is a subshell
+    // or a group (`(PGPASSWORD=x psql)`), where the value is a shell word.
     const before = text.slice(Math.max(0, start - (quoted ? 1 : 0) - 16), start - (quoted ? 1 : 0));
-    const inCode = assigned || bracketed || /[(,{][ \t]*$/.test(before) || /\blambda[ \t]+(?:[\w, \t=]*,[ \t]*)?$/.test(before);
-    if (!inQuery && inCode && isCodeAt(text, at, assigned)) continue;
+    const lambdaDefault = /\blambda[ \t]+(?:[\w, \t=]*,[ \t]*)?$/.test(before);
+    const inCode = assigned || bracketed || /[,{][ \t]*$/.test(before) || /[\w)\]][ \t]{0,8}\([ \t]*$/.test(before) || lambdaDefault;
+    if (!inQuery && inCode && isCodeAt(text, at, assigned, lambdaDefault)) continue;
+    // A name called further on (`token=os.system;token("id")`) holds code, not a secret: its value is kept.
+    if (!inQuery && !quoted && c === '=' && isWholeName(text, at) && called.later(name, i)) continue;
     let value = valueAt(text, at, prefix !== null && /f/i.test(prefix[0]), !inCode && !inQuery && c === '=');
     // Authorization: Bearer xyz: the secret is the word after the scheme. Digest's parameters
     // (username=, realm=, ...) are not secret; its response= is (digestSpans).
