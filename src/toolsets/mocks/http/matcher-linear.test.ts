@@ -4,10 +4,12 @@
 // 4n characters (CPU time, see ../testing.ts): a linear build takes ~4x, a quadratic one ~16x
 // (before the fix: seconds at 4n). Relative, so a loaded machine does not decide it.
 import { describe, expect, it } from 'vitest';
+import { TimeSlice } from '../../../core/wait.js';
 import { buildHttpMock } from '../keploy/http.js';
 import type { HttpMock } from '../keploy/types.js';
 import { cpuTimes, linearMessage } from '../../../core/cputime.js';
 import { HttpMatcher, normalizeValue, type MatchRequest } from './matcher.js';
+import { watchTurns } from './test-support.js';
 
 function mock(url: string, headers: Array<[string, string]>): HttpMock {
   return buildHttpMock(
@@ -39,10 +41,10 @@ describe('HttpMatcher on adversarial mock and request text (F1: linear)', () => 
     it(`the index build over one mock with ${name} is linear`, () => {
       const small = mock(...make(16_000));
       const big = mock(...make(64_000));
-      new HttpMatcher([big]); // warm up
+      new HttpMatcher([big]).build(); // warm up
       const t = cpuTimes(
-        () => new HttpMatcher([small]),
-        () => new HttpMatcher([big]),
+        () => new HttpMatcher([small]).build(),
+        () => new HttpMatcher([big]).build(),
       );
       expect(t.big, linearMessage(name, t)).toBeLessThan(Math.max(10 * t.small, 20));
     });
@@ -112,5 +114,44 @@ describe('normalizeValue equals the regex version it replaced', () => {
       }
     }
     expect(bad).toEqual([]);
+  });
+});
+
+// Attack 18d: a miss scored every recorded mock (130 ms against 19,000), and a burst of pipelined
+// misses held the event loop for minutes. Now it scores those of the request's method and path and
+// of the nearest method+path pairs: its cost does not grow with the set (CPU time, n against 16n).
+describe('HttpMatcher misses against a big set (attack 18d)', () => {
+  const set = (n: number) => new HttpMatcher(Array.from({ length: n }, (_, i) => mock(`http://h/item/${i}`, [['Accept', 'application/json']])));
+  const misses = Array.from({ length: 50 }, (_, i) => request(`/missing/${i}`, [['Accept', 'application/json']]));
+
+  it('a miss against 16,000 mocks costs about what it costs against 1,000', () => {
+    const small = set(1_000);
+    const big = set(16_000);
+    const ask = (m: HttpMatcher) => () => misses.forEach((r) => m.match(r));
+    ask(small)();
+    ask(big)(); // the keys are sorted once, on the first miss
+    const t = cpuTimes(ask(small), ask(big));
+    expect(t.big, `50 misses: ${t.small.toFixed(2)} ms CPU against 1,000 mocks, ${t.big.toFixed(2)} ms against 16,000`).toBeLessThan(Math.max(4 * t.small, 20));
+  });
+
+  it('matchSliced prepares a big set in slices, giving the event loop turns meanwhile', async () => {
+    const m = set(20_000);
+    const watch = watchTurns();
+    const hit = await m.matchSliced(request('/item/19999', [['Accept', 'application/json']]), new TimeSlice(5));
+    expect(watch.stop().turns, 'turns of the event loop while 20,000 mocks were prepared in slices of 5 ms').toBeGreaterThan(3);
+    expect(hit.miss || hit.index).toBe(19_999);
+  });
+
+  it('still names the mock that differs least: the same path with another method, a neighbouring path, a differing header', () => {
+    const m = set(16_000);
+    const post = m.match({ ...request('/item/4321', [['Accept', 'application/json']]), method: 'POST' });
+    expect(post.miss && post.closest).toMatchObject({ index: 4321, differences: ['method: recorded GET, got POST'] });
+    const header = m.match(request('/item/77', [['Accept', 'text/plain']]));
+    expect(header.miss && header.closest).toMatchObject({ index: 77, differences: ['header accept: recorded "application/json", got "text/plain"'] });
+    const path = m.match(request('/item/123456', [['Accept', 'application/json']]));
+    expect(path.miss && path.closest?.differences).toEqual([expect.stringMatching(/^path: recorded \/item\/\d+, got \/item\/123456$/)]);
+    m.add(mock('http://h/other', []));
+    const other = m.match(request('/other', [['Accept', 'application/json']]));
+    expect(other.miss && other.closest).toMatchObject({ index: 16_000, differences: ['header accept: recorded nothing, got "application/json"'] });
   });
 });

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildHttpMock } from '../keploy/http.js';
@@ -7,9 +8,10 @@ import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
 import type { HttpMock } from '../keploy/types.js';
 import { DebugkitCa } from '../tls/ca.js';
 import { recordIntercepted, replayIntercepted } from './intercept.js';
-import { HttpMatcher } from './matcher.js';
+import { HttpMatcher, type MatchRequest } from './matcher.js';
+import type { TimeSlice } from '../../../core/wait.js';
 import { HttpReplayer, splitSetCookie, type ReplayEvent } from './replayer.js';
-import { curl, fetchVia, rawExchange, interceptingListener, startOrigin, tempDir, type Closable, type Fetched, type FetchOptions } from './test-support.js';
+import { closeServer, curl, fetchVia, interceptingListener, listen, rawExchange, startOrigin, tempDir, watchTurns, type Closable, type Fetched, type FetchOptions } from './test-support.js';
 
 let ca: DebugkitCa;
 let originCa: DebugkitCa;
@@ -247,5 +249,68 @@ describe('HttpReplayer', () => {
     expect(sockets).toBe(1);
     expect(r.replayer.counters.replayed).toBe(3);
     await r.close();
+  });
+});
+
+// Attack 18d: pipelined requests on one connection were matched back to back on the event loop.
+// Now they are matched one at a time in arrival order, and a match waits for the next turn of the
+// event loop once SLICE_MS of this one is used.
+describe('HttpReplayer under a burst of pipelined requests (attack 18d)', () => {
+  /** A matcher whose every match (either way) burns `ms` of CPU first. */
+  class SlowMatcher extends HttpMatcher {
+    constructor(
+      mocks: HttpMock[],
+      private readonly ms: number,
+    ) {
+      super(mocks);
+    }
+    override match(request: MatchRequest) {
+      this.burn();
+      return super.match(request);
+    }
+    override matchSliced(request: MatchRequest, slice: TimeSlice) {
+      this.burn();
+      return super.matchSliced(request, slice);
+    }
+    private burn(): void {
+      const start = process.cpuUsage();
+      for (;;) {
+        const used = process.cpuUsage(start);
+        if ((used.user + used.system) / 1000 >= this.ms) break;
+      }
+    }
+  }
+  const poll = (answer: string) =>
+    buildHttpMock({
+      method: 'GET',
+      url: 'http://h/poll',
+      requestHeaders: [],
+      requestBody: '',
+      statusCode: 200,
+      responseHeaders: [],
+      responseBody: answer,
+      requestTime: new Date(0),
+      responseTime: new Date(0),
+    });
+
+  /** Serves `matcher`'s replay on a local port; half-open connections as the capture proxy keeps them. */
+  async function serve(matcher: HttpMatcher) {
+    const replayer = new HttpReplayer({ matcher });
+    const server = net.createServer({ allowHalfOpen: true }, (socket) => void replayer.serve({ target: { host: 'h', port: 80 }, client: socket }, { scheme: 'http' }));
+    const port = await listen(server);
+    cleanups.push(() => closeServer(server));
+    return port;
+  }
+
+  it('answers them in order, in slices: the event loop gets a turn every few milliseconds of CPU', async () => {
+    const port = await serve(new SlowMatcher([poll('pending'), poll('running'), poll('done')], 2));
+    const watch = watchTurns();
+    const n = 200;
+    const answers = (await rawExchange(port, 'GET /poll HTTP/1.1\r\nHost: h\r\n\r\n'.repeat(n))).toString('latin1');
+    const { longest } = watch.stop();
+    const bodies = [...answers.matchAll(/\r\n\r\n(pending|running|done)/g)].map((m) => m[1]);
+    expect(bodies).toEqual(['pending', 'running', ...Array<string>(n - 2).fill('done')]);
+    // 200 matches of 2 ms: 400 ms in one go before.
+    expect(longest, `${longest.toFixed(1)} ms of CPU between two turns of the event loop`).toBeLessThan(100);
   });
 });

@@ -1,11 +1,12 @@
 import http from 'node:http';
+import { TimeSlice } from '../../../core/wait.js';
 import type { Duplex } from 'node:stream';
 import { bodyBytes, buildHttpMock } from '../keploy/http.js';
 import type { HttpMock } from '../keploy/types.js';
 import type { UpstreamTlsOptions } from '../tls/terminate.js';
 import { StreamBridge } from './bridge.js';
 import { forwardRequest, type ForwardedAnswer } from './fallback.js';
-import type { HttpMatcher, MatchRequest } from './matcher.js';
+import type { HttpMatcher, MatchRequest, MatchResult } from './matcher.js';
 import type { Header } from './parser.js';
 import { encodeForClient } from './encoding.js';
 import { authorityOf, type Scheme } from './url.js';
@@ -16,6 +17,10 @@ import { authorityOf, type Scheme } from './url.js';
  * body; `Content-Length` is recomputed and the framing headers (Transfer-Encoding, Connection) are
  * Node's own. A miss is answered 502 with a JSON body naming the closest mock and how it differs,
  * or, with `fallBackOnMiss`, forwarded to the real destination.
+ *
+ * Requests are matched one at a time in the order they arrived, in slices of SLICE_MS: once a
+ * turn of the event loop has been used that long, the match (or the next one) waits for the next
+ * turn, so a burst of pipelined requests against a big set does not hold the server's other clients.
  */
 
 export interface ReplayCounters {
@@ -70,6 +75,8 @@ export interface ServeOptions {
   serverName?: string;
 }
 
+/** Matching goes on for this long (ms) before it lets the event loop take a turn. */
+export const SLICE_MS = 10;
 const DEFAULT_MAX_BODY = 1024 * 1024;
 /** A fallback needs the whole request body to forward it; beyond this it answers 502 instead. */
 const FALLBACK_MAX_BODY = 64 * 1024 * 1024;
@@ -78,6 +85,9 @@ const NOT_REPLAYED = new Set(['connection', 'keep-alive', 'proxy-connection', 't
 export class HttpReplayer {
   readonly counters: ReplayCounters = { replayed: 0, missed: 0, fellBack: 0, recorded: 0 };
   private readonly onMiss: OnMiss;
+  /** The matches asked for so far, run one after the other, and the slice of the event loop they share. */
+  private turn: Promise<unknown> = Promise.resolve();
+  private readonly slice = new TimeSlice(SLICE_MS);
 
   constructor(private readonly options: ReplayerOptions) {
     this.onMiss = options.onMiss ?? (options.fallBackOnMiss ? 'passthrough' : 'fail');
@@ -91,10 +101,23 @@ export class HttpReplayer {
         else res.destroy(err);
       });
     });
+    // A client that half-closes after its pipelined requests still gets every answer (node:http's
+    // own field: by default it ends the connection at once, dropping the requests still being matched).
+    (server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     const stream = new StreamBridge(conn.client);
     stream.on('error', () => {}); // a client reset ends the connection; nothing to report
     server.emit('connection', stream);
     return new Promise((resolve) => (stream.destroyed ? resolve() : stream.once('close', () => resolve())));
+  }
+
+  /** The request matched after those asked before it; on a later turn of the event loop once this one has run SLICE_MS. */
+  private match(request: MatchRequest): Promise<MatchResult> {
+    const result = this.turn.then(async () => {
+      await this.slice.pause();
+      return this.options.matcher.matchSliced(request, this.slice);
+    });
+    this.turn = result.catch(() => undefined);
+    return result;
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse, conn: ServedConnection, opts: ServeOptions): Promise<void> {
@@ -111,7 +134,7 @@ export class HttpReplayer {
       body: body.bytes,
       bodyLength: body.length,
     };
-    const result = this.options.matcher.match(request);
+    const result = await this.match(request);
     if (!result.miss && result.mock.spec.resp.extra?.body_skipped !== true) {
       this.counters.replayed++;
       this.options.onEvent?.({ kind: 'replayed', method, url, mock: result.mock.name, how: result.how, reused: result.reused });

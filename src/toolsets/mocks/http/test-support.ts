@@ -233,3 +233,29 @@ export function curl(args: string[]): Promise<{ stdout: string; stderr: string }
     execFile('curl', args, { encoding: 'utf8', timeout: 20_000 }, (_err, stdout, stderr) => resolve({ stdout, stderr }));
   });
 }
+
+/**
+ * Watches the event loop's turns until `stop()`: how many there were, and the most CPU time (ms)
+ * spent between two of them (CPU time: a loaded machine does not stretch it). The replay tests of
+ * attack 18d check with it that long work is done in slices.
+ */
+export function watchTurns(): { stop(): { turns: number; longest: number } } {
+  let turns = 0;
+  let longest = 0;
+  let last = process.cpuUsage();
+  let done = false;
+  const turn = () => {
+    const used = process.cpuUsage(last);
+    longest = Math.max(longest, (used.user + used.system) / 1000);
+    last = process.cpuUsage();
+    turns++;
+    if (!done) setImmediate(turn);
+  };
+  setImmediate(turn);
+  return {
+    stop: () => {
+      done = true;
+      return { turns, longest };
+    },
+  };
+}

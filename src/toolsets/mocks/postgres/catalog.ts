@@ -1,7 +1,8 @@
+import type { TimeSlice } from '../../../core/wait.js';
 import type { PostgresMock } from '../keploy/types.js';
 import { formatsFor, type FrontendMessage } from './frontend.js';
 import { requestMessages, responseMessages } from './unpack.js';
-import { closestQuery, parameterDifference, type Closest } from './similar.js';
+import { parameterDifference, QueryNeighbors, type Closest } from './similar.js';
 import { parameterKey } from './values.js';
 import { AUTH_ASKS_PASSWORD, Backend, Frontend, Target, TxStatus } from './protocol.js';
 import { authCodeOf, codeOf, decodeBackend } from './wire.js';
@@ -68,11 +69,15 @@ class Cursor<T> {
 /** Normalized texts of the queries seen lately: a client sends the same few texts over and over. */
 const normalized = new Map<string, string>();
 const NORMALIZED_CACHE = 4096;
+/** Only texts this short are kept in the caches (4,096 texts of up to 64 MiB each would be a lot of memory). */
+const CACHED_TEXT = 4096;
+const CLOSEST_CACHE = 1024;
 
 export function normalizeQuery(q: string): string {
   let n = normalized.get(q);
   if (n === undefined) {
     n = q.replace(/\s+/g, ' ').trim();
+    if (q.length > CACHED_TEXT) return n;
     if (normalized.size >= NORMALIZED_CACHE) normalized.clear();
     normalized.set(q, n);
   }
@@ -80,9 +85,10 @@ export function normalizeQuery(q: string): string {
 }
 
 export class ReplayIndex {
-  readonly startup: StartupAnswer = { parameterStatus: [] };
-  /** Mocks that could not be used, and why. */
-  readonly problems: string[] = [];
+  private readonly startupAnswer: StartupAnswer = { parameterStatus: [] };
+  private readonly problemList: string[] = [];
+  /** The mocks not filed yet, and the recorded Binds not filed yet (see `build`). */
+  private pending: { mocks: readonly PostgresMock[]; unique: boolean; next: number; nextBind: number } | undefined;
   private readonly parses = new Map<string, Answer>();
   private readonly descriptions = new Map<string, Description>();
   private readonly parseTypes = new Map<string, number[]>();
@@ -92,19 +98,67 @@ export class ReplayIndex {
   private readonly simple = new Map<string, Cursor<Answer>>();
   /** Every recorded query and the first mock with it, for "closest" diagnostics. */
   private readonly queries = new Map<string, string>();
+  private readonly neighbors = new QueryNeighbors(this.queries);
+  /** The recorded Binds of each query (normalized text), with their parameter keys, in recorded order. */
+  private readonly bindsOf = new Map<string, Array<{ mock: string; keys: string[] }>>();
+  /** Misses seen lately and their closest mock: a client repeats the same few. */
+  private readonly closestSeen = new Map<string, Closest | undefined>();
   /** Each recorded connection's statements and portals, by connection id. */
   private readonly connections = new Map<string, Connection>();
 
+  /** The mocks are filed at the first question, or in slices by `ready`. */
   constructor(mocks: readonly PostgresMock[]) {
     const unique = new Set(mocks.map((m) => m.name)).size === mocks.length;
-    mocks.forEach((mock, i) => this.addMock(mock, unique ? mock.name : `mock-${i}`));
+    this.pending = { mocks, unique, next: 0, nextBind: 0 };
+  }
+
+  get startup(): StartupAnswer {
+    this.build();
+    return this.startupAnswer;
+  }
+  /** Mocks that could not be used, and why. */
+  get problems(): string[] {
+    this.build();
+    return this.problemList;
+  }
+
+  /** Files every mock not filed yet. */
+  build(): void {
+    this.buildUntil(() => false);
+  }
+
+  /**
+   * Files the mocks in slices, giving the event loop a turn between them: 19,000 mocks take
+   * 200 ms and more, which would hold the server's other clients.
+   */
+  async ready(slice: TimeSlice): Promise<void> {
+    while (!this.buildUntil(() => slice.over())) await slice.pause();
+  }
+
+  /** Files mocks until `late()`; true once all are. */
+  private buildUntil(late: () => boolean): boolean {
+    const p = this.pending;
+    if (!p) return true;
+    while (p.next < p.mocks.length) {
+      const mock = p.mocks[p.next]!;
+      this.addMock(mock, p.unique ? mock.name : `mock-${p.next}`);
+      p.next++;
+      if (late()) return false;
+    }
     // Parameter keys need the parameter types, which a later mock may be the one to describe.
-    for (const b of this.recordedBinds) this.fileBind(b);
+    while (p.nextBind < this.recordedBinds.length) {
+      this.fileBind(this.recordedBinds[p.nextBind++]!);
+      if (late()) return false;
+    }
+    this.pending = undefined;
+    return true;
   }
 
   /** A mock captured during replay (`onMiss: record`): its answers replay from now on. */
   add(mock: PostgresMock, name: string): void {
+    this.build();
     const before = this.recordedBinds.length;
+    this.closestSeen.clear();
     this.addMock(mock, name);
     for (const b of this.recordedBinds.slice(before)) this.fileBind(b);
   }
@@ -119,26 +173,37 @@ export class ReplayIndex {
       if (!this.connections.has(key)) this.connections.set(key, { statements: new Map(), portals: new Map() });
       this.walk(name, requests, responses, this.connections.get(key)!);
     } catch (err) {
-      this.problems.push(`${name}: ${(err as Error).message}`);
+      this.problemList.push(`${name}: ${(err as Error).message}`);
     }
   }
 
   knows(query: string): boolean {
+    this.build();
     return this.queries.has(normalizeQuery(query));
   }
   parse(query: string): Answer | undefined {
+    this.build();
     return this.parses.get(normalizeQuery(query));
   }
   describe(query: string): Description | undefined {
+    this.build();
     return this.descriptions.get(normalizeQuery(query));
   }
   /** Parameter types: recorded ParameterDescription, else the recorded Parse's explicit ones. */
   paramTypes(query: string): number[] | undefined {
+    this.build();
+    return this.typesOf(query);
+  }
+  paramKeys(query: string, params: ReadonlyArray<Buffer | null>, formatCodes: readonly number[]): string[] {
+    this.build();
+    return this.keysOf(query, params, formatCodes);
+  }
+  private typesOf(query: string): number[] | undefined {
     const q = normalizeQuery(query);
     return this.descriptions.get(q)?.paramTypes ?? this.parseTypes.get(q);
   }
-  paramKeys(query: string, params: ReadonlyArray<Buffer | null>, formatCodes: readonly number[]): string[] {
-    const types = this.paramTypes(query);
+  private keysOf(query: string, params: ReadonlyArray<Buffer | null>, formatCodes: readonly number[]): string[] {
+    const types = this.typesOf(query);
     const formats = formatsFor(formatCodes, params.length);
     return params.map((p, i) => parameterKey(p, formats[i]!, types?.[i] || undefined));
   }
@@ -147,39 +212,46 @@ export class ReplayIndex {
     return execKey(query, keys);
   }
   bind(runKey: string): Answer | undefined {
+    this.build();
     return this.binds.get(runKey);
   }
   /** The next recorded execution of this query with these parameters (in recorded order). */
   execute(runKey: string): Execution | undefined {
+    this.build();
     return this.executions.get(runKey)?.take();
   }
   simpleQuery(query: string): Answer | undefined {
+    this.build();
     return this.simple.get(normalizeQuery(query))?.take();
   }
   /** The recorded request nearest to a missed one, and how they differ. */
   closest(query: string, keys?: readonly string[]): Closest | undefined {
+    this.build();
     const q = normalizeQuery(query);
     const same = this.queries.get(q);
-    if (same === undefined) return closestQuery(q, this.queries);
+    if (same === undefined) {
+      if (this.closestSeen.has(q)) return this.closestSeen.get(q);
+      const found = this.neighbors.closest(q);
+      if (q.length > CACHED_TEXT) return found;
+      if (this.closestSeen.size >= CLOSEST_CACHE) this.closestSeen.clear();
+      this.closestSeen.set(q, found);
+      return found;
+    }
     if (!keys) return { mock: same, difference: 'the query was recorded, but not this step of it (e.g. never described)' };
-    const candidates = this.recordedBinds.filter((b) => normalizeQuery(b.query) === q && b.bind);
-    const found = parameterDifference(
-      keys,
-      candidates.map((b) => ({ mock: b.bind!.mock, keys: this.paramKeys(b.query, b.params, b.formats) })),
-    );
+    const found = parameterDifference(keys, this.bindsOf.get(q) ?? []);
     return found ?? { mock: same, difference: 'the query was recorded, but never run with parameters (prepared only, or as a simple query)' };
   }
 
   private addStartup(responses: Buffer[]): void {
-    const status = new Map(this.startup.parameterStatus);
+    const status = new Map(this.startupAnswer.parameterStatus);
     for (const raw of responses) {
       const msg = decodeBackend(raw);
       if (codeOf(raw) === Backend.ParameterStatus && msg) status.set(String(msg.parameterName), String(msg.parameterValue));
-      if (codeOf(raw) === Backend.BackendKeyData) this.startup.backendKey = { processId: raw.readInt32BE(5), secretKey: raw.readInt32BE(9) };
+      if (codeOf(raw) === Backend.BackendKeyData) this.startupAnswer.backendKey = { processId: raw.readInt32BE(5), secretKey: raw.readInt32BE(9) };
       const auth = codeOf(raw) === Backend.Authentication ? authCodeOf(raw) : -1;
-      if (AUTH_ASKS_PASSWORD.has(auth)) this.startup.passwordAsked = true;
+      if (AUTH_ASKS_PASSWORD.has(auth)) this.startupAnswer.passwordAsked = true;
     }
-    this.startup.parameterStatus = [...status];
+    this.startupAnswer.parameterStatus = [...status];
   }
 
   /** Pairs one recorded group's client messages with the server messages that answered them. */
@@ -291,8 +363,14 @@ export class ReplayIndex {
   }
 
   private fileBind(b: RecordedBind): void {
-    const key = execKey(b.query, this.paramKeys(b.query, b.params, b.formats));
-    if (b.bind && !this.binds.has(key)) this.binds.set(key, b.bind);
+    const keys = this.keysOf(b.query, b.params, b.formats);
+    const key = execKey(b.query, keys);
+    if (b.bind) {
+      if (!this.binds.has(key)) this.binds.set(key, b.bind);
+      const q = normalizeQuery(b.query);
+      if (!this.bindsOf.has(q)) this.bindsOf.set(q, []);
+      this.bindsOf.get(q)!.push({ mock: b.bind.mock, keys });
+    }
     if (!b.execution) return;
     if (!this.executions.has(key)) this.executions.set(key, new Cursor([]));
     this.executions.get(key)!.items.push(b.execution);

@@ -3,10 +3,12 @@ import { serialize } from 'pg-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KEPLOY_MOCK_VERSION, ZERO_TIME, type PostgresMock } from '../keploy/types.js';
 import { cpuTimes, linearMessage } from '../../../core/cputime.js';
+import { TimeSlice } from '../../../core/wait.js';
 import { ReplayIndex } from './catalog.js';
 import { parseFrontendBytes } from './frontend.js';
 import { buildRequestPacket, buildResponsePacket } from './packets.js';
 import { DEFAULT_PARAMETER_STATUS } from './replayer.js';
+import { watchTurns } from '../http/test-support.js';
 import { replayingListener, type Listener } from './testing.js';
 import { backend, BackendSplitter, codeOf, dataRowValues, decodeBackend, errorFields, rowFields, Writer } from './wire.js';
 
@@ -218,10 +220,10 @@ describe('ReplayIndex on one mock of many groups (F1: linear)', () => {
   it('building the index over a mock of Parse/Sync groups is linear in their number', () => {
     const small = groups(10_000);
     const big = groups(40_000);
-    new ReplayIndex([big]); // warm up
+    new ReplayIndex([big]).build(); // warm up
     const t = cpuTimes(
-      () => new ReplayIndex([small]),
-      () => new ReplayIndex([big]),
+      () => new ReplayIndex([small]).build(),
+      () => new ReplayIndex([big]).build(),
       3,
     );
     expect(t.big, linearMessage('10,000 groups (n), 40,000 (4n)', t)).toBeLessThan(Math.max(10 * t.small, 20));
@@ -254,5 +256,82 @@ describe('ReplayIndex on one mock of many groups (F1: linear)', () => {
     expect(index.parse('A')?.txStatus).toBe('T');
     expect(index.parse('B')?.txStatus).toBe('I');
     expect(index.problems).toHaveLength(1);
+  });
+});
+
+// Attack 18d: a pipelined burst was answered in one synchronous loop per chunk (2,600 misses
+// of a 64 KB chunk, each compared with every recorded query), and answers were held until the
+// group's Sync whatever their size. Now a burst is answered in slices of SLICE_MS that yield to
+// the event loop, and MAX_HELD_BYTES of answers are written without waiting for the Sync.
+describe('replayPostgres under a burst (attack 18d)', () => {
+  const opened: Array<{ close(): Promise<void> }> = [];
+  afterEach(async () => {
+    for (const socket of sockets) socket.destroy();
+    sockets.clear();
+    for (const l of opened.splice(0)) await l.close();
+  });
+
+  /** A started raw client of a replaying listener over `mocks`, and every backend message it receives from now on. */
+  async function started(mocks: PostgresMock[]) {
+    const server = await replayingListener(mocks);
+    opened.push(server);
+    const c = await rawClient(server.port);
+    c.send(startupMsg);
+    await c.untilReady();
+    const messages: Buffer[] = [];
+    const splitter = new BackendSplitter();
+    let bytes = 0;
+    const waiters: Array<() => void> = [];
+    c.socket.on('data', (d: Buffer) => {
+      bytes += d.length;
+      messages.push(...splitter.push(d));
+      waiters.splice(0).forEach((w) => w());
+    });
+    const until = async (done: () => boolean) => {
+      while (!done()) await new Promise<void>((r) => waiters.push(r));
+    };
+    return { c, messages, until, bytes: () => bytes };
+  }
+
+  it('answers a pipelined burst of misses in slices: the event loop gets a turn every few milliseconds of CPU', async () => {
+    const set = Array.from({ length: 2_000 }, (_, i) => simple(`mock-${i}`, `SELECT name FROM items WHERE id = ${i}`, 'SELECT 1'));
+    const { c, messages, until } = await started(set);
+    const n = 5_000;
+    // The longest stretch of CPU time between two turns of the event loop while the burst is answered.
+    const watch = watchTurns();
+    c.send(Buffer.concat(Array.from({ length: n }, (_, i) => serialize.query(`SELECT name FROM things WHERE id = ${i}`))));
+    await until(() => messages.filter((m) => codeOf(m) === 'Z').length >= n);
+    const { longest } = watch.stop();
+    expect(messages.filter((m) => codeOf(m) === 'E')).toHaveLength(n);
+    expect(errorFields(messages[0]!).M).toMatch(/^debugkit: no recorded mock for query: SELECT name FROM things WHERE id = 0 \(closest: mock-0: /);
+    // One slice is SLICE_MS (10 ms) of work; before, a 64 KB chunk of misses ran in one go (seconds).
+    expect(longest, `${longest.toFixed(1)} ms of CPU between two turns of the event loop`).toBeLessThan(250);
+  }, 120_000);
+
+  it('builds the index of a big set in slices, giving the event loop turns meanwhile', async () => {
+    const index = new ReplayIndex(Array.from({ length: 20_000 }, (_, i) => simple(`mock-${i}`, `SELECT ${i}`, 'SELECT 1')));
+    const watch = watchTurns();
+    await index.ready(new TimeSlice(5));
+    expect(watch.stop().turns, 'turns of the event loop while 20,000 mocks were filed in slices of 5 ms').toBeGreaterThan(3);
+    expect(index.simpleQuery('SELECT 19999')?.mock).toBe('mock-19999');
+  });
+
+  it('writes the answers of a group without a Sync once MAX_HELD_BYTES of them are held', async () => {
+    const big = 'x'.repeat(10_000);
+    const set = [
+      mock(
+        'mock-0',
+        [serialize.parse({ text: 'SELECT big' }), serialize.bind(), serialize.execute(), serialize.sync()],
+        [backend.parseComplete(), backend.bindComplete(), row(big), backend.commandComplete('SELECT 1'), backend.readyForQuery('I')],
+      ),
+    ];
+    const { c, messages, until, bytes } = await started(set);
+    // 300 Executes of a 10 KB answer (3 MB), no Sync: before, nothing came until the Sync.
+    c.send(serialize.parse({ text: 'SELECT big' }), serialize.bind(), ...Array.from({ length: 300 }, () => serialize.execute()));
+    await until(() => bytes() >= 2 * 1024 * 1024);
+    expect(messages.some((m) => codeOf(m) === 'Z')).toBe(false);
+    c.send(serialize.sync());
+    await until(() => messages.some((m) => codeOf(m) === 'Z'));
+    expect(messages.filter((m) => codeOf(m) === 'C')).toHaveLength(300);
   });
 });

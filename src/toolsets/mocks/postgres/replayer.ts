@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { serialize } from 'pg-protocol';
+import { nextTurn, TimeSlice } from '../../../core/wait.js';
 import type { PostgresMock } from '../keploy/types.js';
 import { ReplayIndex } from './catalog.js';
 import { decodeTyped, FrontendParser, PgProtocolError, type BindMessage, type FrontendMessage, type ParseMessage, type StartupMessage, type TypedMessage } from './frontend.js';
@@ -28,7 +29,11 @@ import { backend, codeOf } from './wire.js';
  *   the last answer repeating after that. A miss is an ErrorResponse (SQLSTATE XX000, "debugkit:
  *   no recorded mock for query: ... (closest: mock-N: ...)") then ReadyForQuery, and `onMiss`;
  *   with `upstream`, the request group it is in goes to the real server instead (`Passthrough`).
- * - Answers are held until the request group ends (Sync, Query, Flush) and written at once.
+ * - Answers are held until the request group ends (Sync, Query, Flush) and written at once, or
+ *   once MAX_HELD_BYTES of them are held (as a server writes when its output buffer is full).
+ * - A burst of requests (a pipelined client) is answered in slices of SLICE_MS, yielding to the
+ *   event loop between them (the client is paused meanwhile): other clients are not held. The
+ *   index of a big set is built in such slices too, before the client is read.
  * - CancelRequest: ignored (its connection is closed); Terminate closes the connection.
  *
  * Pass a `ReplayIndex` instead of the mocks to share replay order across a client's connections.
@@ -81,6 +86,11 @@ export const DEFAULT_PARAMETER_STATUS: ReadonlyArray<readonly [string, string]> 
   ['TimeZone', 'UTC'],
 ];
 
+/** Answers held beyond this are written before their group ends (a Bind/Execute stream with no Sync). */
+export const MAX_HELD_BYTES = 1024 * 1024;
+/** Requests of a burst are answered for this long (ms) before the event loop gets a turn. */
+export const SLICE_MS = 10;
+
 /** Replays one connection; resolves once it is closed. */
 export function replayPostgres(conn: PostgresConnection, mocks: readonly PostgresMock[] | ReplayIndex, options: ReplayPostgresOptions = {}): Promise<ReplayPostgresResult> {
   const index = mocks instanceof ReplayIndex ? mocks : new ReplayIndex(mocks);
@@ -89,7 +99,11 @@ export function replayPostgres(conn: PostgresConnection, mocks: readonly Postgre
   const result: ReplayPostgresResult = { matched: 0, missed: 0, forwarded: 0 };
   /** Answers of the group in progress; written at its end (Sync, Query, Flush), in one write. */
   let held: Buffer[] = [];
-  const hold = (raw: Buffer) => void held.push(raw);
+  let heldBytes = 0;
+  const hold = (raw: Buffer) => {
+    held.push(raw);
+    heldBytes += raw.length;
+  };
   const session = new QuerySession(index, hold, options, options.upstream !== undefined);
   const parser = new FrontendParser();
   const passthrough = options.upstream ? new Passthrough(options.upstream, session, index, hold) : undefined;
@@ -99,6 +113,12 @@ export function replayPostgres(conn: PostgresConnection, mocks: readonly Postgre
   let queue: FrontendMessage[] = [];
   let next = 0;
   let waiting = false;
+  /** The client is paused until what it wrote has been read (`drain`). */
+  let draining = false;
+  /** A burst is being answered in slices: the next one is scheduled. */
+  let slicing = false;
+  /** The index is being built (in slices): nothing is read from the client meanwhile. */
+  let building = true;
   /** passthrough: waiting for the client's password (see startup). */
   let startupMessage: StartupMessage | undefined;
 
@@ -107,12 +127,21 @@ export function replayPostgres(conn: PostgresConnection, mocks: readonly Postgre
     if (held.length === 0 || client.destroyed) return true;
     const ok = client.write(held.length === 1 ? held[0]! : Buffer.concat(held));
     held = [];
+    heldBytes = 0;
     // Answers only follow requests: holding the requests back is the backpressure.
-    if (!ok) {
+    if (!ok && !draining) {
+      draining = true;
       client.pause();
-      client.once('drain', () => waiting || client.resume());
+      client.once('drain', () => {
+        draining = false;
+        resume();
+      });
     }
     return ok;
+  };
+  /** Reads from the client again, unless something else holds it. */
+  const resume = () => {
+    if (!building && !waiting && !draining && !slicing && !ended) client.resume();
   };
   const end = () => {
     if (ended) return;
@@ -159,7 +188,7 @@ export function replayPostgres(conn: PostgresConnection, mocks: readonly Postgre
       return true;
     }
     if (!passthrough) {
-      if (dispatch(session, m) === 'done' || m.type === Frontend.Flush) write();
+      if (dispatch(session, m) === 'done' || m.type === Frontend.Flush || heldBytes >= MAX_HELD_BYTES) write();
       return true;
     }
     passthrough.note(m);
@@ -167,12 +196,14 @@ export function replayPostgres(conn: PostgresConnection, mocks: readonly Postgre
     if (groupEnd === 'forward') {
       // What mocks answered of this group (since its last Sync or Flush) is answered again by the real server.
       held = [];
+      heldBytes = 0;
       waiting = true;
       client.pause();
       void passthrough.forward().then(
         () => {
           waiting = false;
-          if (write() && !ended) client.resume();
+          write();
+          resume();
           pump();
         },
         (err) => fatal(err),
@@ -183,15 +214,29 @@ export function replayPostgres(conn: PostgresConnection, mocks: readonly Postgre
       // The client waits for answers before its Sync: the group cannot go to the real server whole.
       session.abandonForward('the client asked for answers (Flush) before the end of the request group (Sync); only whole groups can be passed through');
     }
-    if (groupEnd === 'done' || m.type === Frontend.Flush) {
+    // Too much held before the group's end (and no miss yet to forward): written as at a Flush.
+    const full = heldBytes >= MAX_HELD_BYTES && session.forwardedQuery === undefined;
+    if (groupEnd === 'done' || m.type === Frontend.Flush || full) {
       passthrough.answered();
       write();
     }
     return true;
   };
   const pump = () => {
+    if (slicing) return; // the scheduled slice goes on, in order
+    const slice = new TimeSlice(SLICE_MS);
     try {
       while (!waiting && !ended && next < queue.length) {
+        if (slice.over()) {
+          // The rest of the burst waits for the next turn of the event loop, and the client with it.
+          slicing = true;
+          client.pause();
+          void nextTurn().then(() => {
+            slicing = false;
+            pump();
+          });
+          return;
+        }
         const m = queue[next++]!;
         if (!handle(m)) break;
       }
@@ -202,6 +247,7 @@ export function replayPostgres(conn: PostgresConnection, mocks: readonly Postgre
       queue = [];
       next = 0;
       if (clientEnded) end();
+      else resume();
     }
   };
 
@@ -226,7 +272,17 @@ export function replayPostgres(conn: PostgresConnection, mocks: readonly Postgre
       passthrough?.close();
       resolve({ ...result, matched: session.matched, missed: session.missed, forwarded: passthrough?.count ?? 0 });
     });
-    client.resume();
+    // A big set's index is built in slices first (19,000 mocks: 200 ms), the client waiting meanwhile.
+    index.ready(new TimeSlice(SLICE_MS)).then(
+      () => {
+        building = false;
+        resume();
+      },
+      (err: unknown) => {
+        building = false;
+        fatal(err);
+      },
+    );
   });
 }
 

@@ -13,6 +13,10 @@ import { Backend, Target, TargetCode, TxStatus } from './protocol.js';
 
 /** SQLSTATE of a replay miss: XX000 (internal_error), which every driver surfaces as a plain error. */
 export const MISS_SQLSTATE = 'XX000';
+/** A missed query is quoted in its error up to this many characters (a query may be 64 MiB). */
+export const QUOTED_QUERY = 2000;
+
+const quoted = (query: string) => (query.length > QUOTED_QUERY ? `${query.slice(0, QUOTED_QUERY)}... (${query.length} characters)` : query);
 
 export interface ReplayMatch {
   mock: string;
@@ -85,7 +89,7 @@ export class QuerySession {
   abandonForward(why: string): void {
     const query = this.forwarding ?? '';
     this.forwarding = undefined;
-    this.reportMiss(query, `debugkit: no recorded mock for query: ${query}, and it cannot be passed through: ${why}`);
+    this.reportMiss(query, `debugkit: no recorded mock for query: ${quoted(query)}, and it cannot be passed through: ${why}`);
     this.failed = true;
     this.missedInGroup = true;
   }
@@ -95,7 +99,7 @@ export class QuerySession {
    * and ends (a transaction the client is in fails).
    */
   forwardFailed(query: string, why: string): void {
-    this.reportMiss(query, `debugkit: no recorded mock for query: ${query}, and the real server could not answer it: ${why}`);
+    this.reportMiss(query, `debugkit: no recorded mock for query: ${quoted(query)}, and the real server could not answer it: ${why}`);
     const status = this.txStatus === TxStatus.Idle ? TxStatus.Idle : TxStatus.Failed;
     this.send(backend.readyForQuery(status));
     this.forwarded(status);
@@ -248,7 +252,7 @@ export class QuerySession {
     }
     const closest = this.index.closest(query, parameters);
     const where = closest ? `closest: ${closest.mock}: ${closest.difference}` : 'no queries were recorded';
-    const message = `debugkit: no recorded mock for query: ${query} (${where})`;
+    const message = `debugkit: no recorded mock for query: ${quoted(query)} (${where})`;
     this.send(backend.error({ S: 'ERROR', V: 'ERROR', C: MISS_SQLSTATE, M: message, H: 'Record the program again, or edit the mock set.' }));
     this.failed = true;
     this.missedInGroup = true;
