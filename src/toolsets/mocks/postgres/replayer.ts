@@ -251,6 +251,8 @@ export function replayPostgres(conn: PostgresConnection, mocks: readonly Postgre
     }
   };
 
+  // Nothing is read before the index is built: a 'data' listener alone would start the flow.
+  client.pause();
   client.on('data', (chunk: Buffer) => {
     let messages: FrontendMessage[];
     try {

@@ -133,17 +133,20 @@ export function describeTextDifference(actual: string, recorded: string): string
   return `query text differs at character ${i + 1}: ${JSON.stringify(cut(actual, a))} here, ${JSON.stringify(cut(recorded, r))} recorded`;
 }
 
-/** Parameter cells (recordings x parameters) compared at most for one miss. */
+/** Parameter cells (recordings x parameters) compared at most for one miss, and recordings at most. */
 export const MAX_PARAMETER_CELLS = 100_000;
+export const MAX_PARAMETER_RECORDINGS = 4096;
 
 /**
  * Among recordings of the same query, the one whose parameters differ least, and the first
- * difference; the first MAX_PARAMETER_CELLS / parameters recordings are looked at (at least 16).
+ * difference; the first MAX_PARAMETER_CELLS / parameters recordings are looked at (at least 16,
+ * at most MAX_PARAMETER_RECORDINGS).
  */
 export function parameterDifference(keys: readonly string[], candidates: ReadonlyArray<{ mock: string; keys: readonly string[] }>): Closest | undefined {
   let best: { mock: string; keys: readonly string[]; diffs: number } | undefined;
-  const most = Math.max(16, Math.floor(MAX_PARAMETER_CELLS / Math.max(1, keys.length)));
-  for (const c of candidates.slice(0, most)) {
+  const most = Math.min(MAX_PARAMETER_RECORDINGS, Math.max(16, Math.floor(MAX_PARAMETER_CELLS / Math.max(1, keys.length))));
+  for (let k = 0; k < Math.min(most, candidates.length); k++) {
+    const c = candidates[k]!;
     const n = Math.max(keys.length, c.keys.length);
     let diffs = 0;
     for (let i = 0; i < n; i++) if (keys[i] !== c.keys[i]) diffs++;
