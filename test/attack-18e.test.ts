@@ -1,0 +1,219 @@
+// Attack 18e on issue 18 (nothing one key sends stalls the server for others, outlives its call,
+// races a path check or blinds the audit), after 60b72d9: new inputs and code paths only. What
+// held is here, each a regression test; what succeeded (Redis replay's framing and answering, the
+// gRPC index built on the main thread, a connection flood) is parked, failing, with its numbers, in
+// test/pending/attack-18e.unit.ts. Held:
+// - Generic replay in MySQL mode, a flood of missed COM_QUERY packets never read (each answered
+//   with an ERR packet written without backpressure): 1,000,000 sent, some 20,000 answered within
+//   the call (each miss costs ~170 us, in 10 ms slices), the server's RSS grew < 256 MiB, pings held.
+// - Redis replay, 200,000 pipelined GETs then SHUT_WR: every answer, in order, and the connection
+//   closed after them (the 10 ms slices keep order across a half-close).
+// - Generic replay, an 8 MiB request arriving in 128 pieces, each a prefix of the recorded one
+//   (re-concatenated and matched again per piece): pings held.
+// - keploy_mock_test calls abandoned by their client 0-600 ms in, while a 20,000-document set's
+//   directory is swapped for a link out of the root (renameat2): no load read the file outside,
+//   and every descriptor the abandoned calls opened was closed.
+// - keploy_mock_test and keploy_mock_record of a program with a double-forked setsid daemon,
+//   the call ended by its client leaving (a plain call) or by MCP DELETE of its session: the
+//   program and the daemon are gone.
+import { chmodSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { plainCall, startKeyedServer, stopAttackServer, type KeyedServer } from './helpers/attack.js';
+import { race, type Outcome } from './helpers/flipper.js';
+import { isRunning, pidFrom, waitFor } from './helpers/procs.js';
+import { callTool, openMcpSession } from './helpers/control.js';
+import { tempDir } from './helpers/programs.js';
+import { bulk, MB, mockYaml, redisCommand, replayAttacks } from './helpers/replay-attack.js';
+import { manyDocuments } from './helpers/stall.js';
+
+/** A MySQL greeting (protocol 10, server 8.0) and a recorded COM_QUERY of 120 characters. */
+const MYSQL_GREETING = `\\x19\\x00\\x00\\x00\\x0a8.0\\x00${'a'.repeat(20)}`;
+const MYSQL_QUERY = `\\x79\\x00\\x00\\x00\\x03SELECT ${'c'.repeat(113)}`;
+const mysqlSet = (f: string) => writeFileSync(f, mockYaml('Generic', 0, '', MYSQL_GREETING) + mockYaml('Generic', 1, MYSQL_QUERY, '\\x07\\x00\\x00\\x01\\x00\\x00\\x00\\x02\\x00\\x00\\x00'));
+
+/** A program that reads the greeting, sends `n` one-letter COM_QUERY packets (each a miss; 10,000 at a time, 10 ms apart, so no packet is split between reads), never reads, and stays 3 s. */
+const MYSQL_MISSES_UNREAD = `import socket, sys, time
+n = int(sys.argv[1])
+s = socket.create_connection(("127.0.0.1", 3306), timeout=600)
+s.recv(1024)
+batch = b"\\x02\\x00\\x00\\x00\\x03x" * 10000
+for i in range(n // 10000):
+    s.sendall(batch)
+    time.sleep(0.01)
+print("sent", n, flush=True)
+time.sleep(3)
+`;
+
+replayAttacks(
+  'attack 18e: Generic replay in MySQL mode answers each missed command with an ERR packet, written whether or not the client reads',
+  'debugkit-attack18e-mysqlunread-',
+  { mysql: mysqlSet },
+  [
+    { what: 'control: 10,000 missed queries, unread', set: 'mysql', program: MYSQL_MISSES_UNREAD, args: '10000', counted: /"mocksMissed":\d+,"appExitCode":0/, rssGrowthMiB: 256 },
+    { what: '1,000,000 missed queries (6 MB sent), unread', set: 'mysql', program: MYSQL_MISSES_UNREAD, args: '1000000', counted: /"mocksMissed":\d+,"appExitCode":0/, rssGrowthMiB: 256 },
+  ],
+);
+
+/** A program that sends `n` GET k pipelined, half-closes at once (SHUT_WR), and counts the answers, which must come in order. */
+const HALF_CLOSE = `import socket, sys
+n = int(sys.argv[1])
+s = socket.create_connection(("127.0.0.1", 6379), timeout=300)
+s.sendall(b"".join(b"*2\\r\\n$3\\r\\nGET\\r\\n$%d\\r\\nk%d\\r\\n" % (len(str(i % 3)) + 1, i % 3) for i in range(n)))
+s.shutdown(socket.SHUT_WR)
+data = b""
+while True:
+    b = s.recv(1 << 20)
+    if not b:
+        break
+    data += b
+want = b"".join(b"$2\\r\\nv%d\\r\\n" % (i % 3) for i in range(n))
+print("answers in order" if data == want else "wrong answers: %d bytes of %d" % (len(data), len(want)))
+sys.exit(0 if data == want else 3)
+`;
+
+replayAttacks(
+  'attack 18e: Redis replay of a pipelined burst whose client half-closes before it is answered (answers in 10 ms slices)',
+  'debugkit-attack18e-redishalf-',
+  { three: (f) => writeFileSync(f, [0, 1, 2].map((i) => mockYaml('Redis', i, redisCommand('GET', `k${i}`), bulk(`v${i}`))).join('')) },
+  [
+    { what: '30 GETs of three keys, then SHUT_WR: every answer, in order', set: 'three', program: HALF_CLOSE, args: '30', counted: /"mocksReplayed":30,"mocksMissed":0,"appExitCode":0/ },
+    { what: '200,000 GETs of three keys, then SHUT_WR: every answer, in order', set: 'three', program: HALF_CLOSE, args: '200000', counted: /"mocksReplayed":200000,"mocksMissed":0,"appExitCode":0/ },
+  ],
+);
+
+/** A program that sends an 8 MiB Generic request in 64 KiB writes (each a prefix of the recorded one: held as partial) and reads the answer. */
+const LONG_REQUEST = `import socket, sys, time
+s = socket.create_connection(("127.0.0.1", 7777), timeout=300)
+body = b"Q" + b"a" * (8 * 1024 * 1024 - 1) + b"\\n"
+for i in range(0, len(body), 65536):
+    s.sendall(body[i:i + 65536])
+got = s.recv(16)
+print("answer", got)
+sys.exit(0 if got == b"A\\n" else 3)
+`;
+
+replayAttacks(
+  'attack 18e: Generic replay of an 8 MiB request arriving in 64 KiB pieces (each piece a prefix of the recorded one, the bytes so far concatenated and matched again)',
+  'debugkit-attack18e-genericlong-',
+  {
+    long: (f) => writeFileSync(f, mockYaml('Generic', 0, `Q${'a'.repeat(8 * MB - 1)}\\n`, 'A\\n')),
+  },
+  [{ what: 'one 8 MiB request in 128 pieces', set: 'long', program: LONG_REQUEST, counted: /"mocksReplayed":1,"mocksMissed":0,"appExitCode":0/ }],
+);
+
+describe("attack 18e: keploy_mock_test calls abandoned (the client leaves) while a large set's directory is opened and swapped for a link out of the root", () => {
+  let s: KeyedServer;
+  let base: string;
+  let root: string;
+  const SECRET = 'OUTSIDE-SECRET-18e';
+
+  beforeAll(async () => {
+    base = tempDir('debugkit-attack18e-abandon-');
+    root = path.join(base, 'root');
+    mkdirSync(path.join(root, 'keploy', 'race'), { recursive: true });
+    // 20,000 documents: loading takes long enough on the worker threads to be abandoned midway.
+    manyDocuments(path.join(root, 'keploy', 'race', 'mocks.yaml'), 20_000);
+    mkdirSync(path.join(base, 'outside'), { recursive: true });
+    writeFileSync(path.join(base, 'outside', 'mocks.yaml'), `version: api.keploy.io/v1beta1\nkind: ${SECRET}\nname: mock-0\nspec:\n  metadata: {}\n`);
+    symlinkSync(path.join(base, 'outside'), path.join(root, 'keploy', 'race.swap'));
+    for (const dir of [root, path.join(root, 'keploy'), path.join(root, 'keploy', 'race')]) chmodSync(dir, 0o777);
+    s = await startKeyedServer(root, { runner: 'mocks,mocks:run' }, ['--toolsets', 'mocks']);
+  }, 60_000);
+  afterAll(() => stopAttackServer(s, base));
+
+  const fds = () => readdirSync(`/proc/${s.node.proc.pid}/fd`).length;
+
+  it('60 calls abandoned after 0-600 ms, then 40 awaited: no load reads the file outside, and no descriptor is left open', async () => {
+    // Warm up (the replay engine loads on the first call), then count the server's descriptors.
+    await plainCall(s, s.keys.runner!.key, 'keploy_mock_test', { command: '/bin/true', mockName: 'race' });
+    const before = fds();
+    let example = '';
+    const judge = (text: string): Outcome => (text.includes(SECRET) ? ((example ||= text), 'leak') : /"success":true/.test(text) ? 'inside' : 'refused');
+    let n = 0;
+    const counts = await race(path.join(root, 'keploy', 'race'), path.join(root, 'keploy', 'race.swap'), 100, async () => {
+      const i = n++;
+      const request = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'keploy_mock_test', arguments: { command: '/bin/true', mockName: 'race' } } };
+      if (i % 5 >= 2) {
+        // The client leaves before the answer: the call is cancelled wherever it is.
+        const left: string = await fetch(s.node.url, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${s.keys.runner!.key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+          body: JSON.stringify(request),
+          signal: AbortSignal.timeout((i * 37) % 600),
+        })
+          .then((r) => r.text())
+          .catch(() => 'abandoned');
+        return left === 'abandoned' ? 'refused' : judge(left);
+      }
+      return judge(JSON.stringify(await plainCall(s, s.keys.runner!.key, 'keploy_mock_test', { command: '/bin/true', mockName: 'race' })));
+    });
+    expect(counts.leak, `${JSON.stringify(counts)}; a leak: ${example.slice(0, 700)}`).toBe(0);
+    expect(counts.inside, `the set was loaded at all: ${JSON.stringify(counts)}`).toBeGreaterThan(0);
+    // Every abandoned call's directories are closed once it has ended (its worker job included).
+    expect(await waitFor(() => fds() <= before + 4, 30_000), `the server held ${before} descriptors before, ${fds()} after`).toBe(true);
+  }, 300_000);
+});
+
+/** A program that starts a double-forked setsid daemon (its pid in daemon.pid), writes its own pid to main.pid, and sleeps. */
+const DAEMON = `import os, sys, time
+tag = sys.argv[1]
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        open(tag + ".daemon.pid", "w").write(str(os.getpid()))
+        time.sleep(120)
+    os._exit(0)
+open(tag + ".main.pid", "w").write(str(os.getpid()))
+time.sleep(120)
+`;
+
+describe('attack 18e: a mocks program with a setsid daemon, its call ended by the client leaving or by MCP DELETE', () => {
+  let s: KeyedServer;
+  let root: string;
+
+  beforeAll(async () => {
+    root = tempDir('debugkit-attack18e-daemon-');
+    mkdirSync(path.join(root, 'keploy', 'one'), { recursive: true });
+    writeFileSync(path.join(root, 'keploy', 'one', 'mocks.yaml'), mockYaml('Redis', 0, redisCommand('GET', 'k'), bulk('v')));
+    writeFileSync(path.join(root, 'daemon.py'), DAEMON);
+    s = await startKeyedServer(root, { runner: 'mocks,mocks:run' }, ['--toolsets', 'mocks']);
+  }, 60_000);
+  afterAll(() => stopAttackServer(s, root));
+
+  const tools = [
+    { tool: 'keploy_mock_test', args: { mockName: 'one', timeout: 120 } },
+    { tool: 'keploy_mock_record', args: { timeout: 120 } },
+  ];
+  for (const { tool, args } of tools) {
+    for (const ending of ['the client leaves (plain call)', 'MCP DELETE of its session'] as const) {
+      it(`${tool}: when ${ending}, the program and its daemon are gone`, async () => {
+        const tag = `${tool}-${ending.startsWith('MCP') ? 'delete' : 'leave'}`;
+        const command = `/usr/bin/python3 daemon.py ${tag}`;
+        const headers = { Authorization: `Bearer ${s.keys.runner!.key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+        const leave = new AbortController();
+        let sid: string | undefined;
+        let call: Promise<unknown>;
+        const request = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: tool, arguments: { command, ...args } } };
+        if (ending.startsWith('MCP')) {
+          sid = await openMcpSession(s.node.url, s.keys.runner!.key);
+          call = callTool(s.node.url, s.keys.runner!.key, sid, tool, { command, ...args }).catch(() => undefined);
+        } else {
+          call = fetch(s.node.url, { method: 'POST', headers, body: JSON.stringify(request), signal: leave.signal })
+            .then((r) => r.text())
+            .catch(() => undefined);
+        }
+        const main = await pidFrom(path.join(root, `${tag}.main.pid`), 30_000);
+        const daemon = await pidFrom(path.join(root, `${tag}.daemon.pid`), 30_000);
+        expect(isRunning(main) && isRunning(daemon), 'both run while the call does').toBe(true);
+        if (sid) {
+          const del = await fetch(s.node.url, { method: 'DELETE', headers: { ...headers, 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-06-18' } });
+          expect(del.status, 'DELETE of the session').toBeLessThan(300);
+        } else leave.abort();
+        const gone = await waitFor(() => !isRunning(main) && !isRunning(daemon), 20_000);
+        expect(gone, `still running 20 s after: main ${isRunning(main)}, daemon ${isRunning(daemon)}`).toBe(true);
+        await call;
+      }, 90_000);
+    }
+  }
+});
