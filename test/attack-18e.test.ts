@@ -6,6 +6,8 @@
 // - Generic replay in MySQL mode, a flood of missed COM_QUERY packets never read (each answered
 //   with an ERR packet written without backpressure): 1,000,000 sent, some 20,000 answered within
 //   the call (each miss costs ~170 us, in 10 ms slices), the server's RSS grew < 256 MiB, pings held.
+// - Generic replay in MySQL mode, 20,000 missed queries (1,000 at a time) against a set of 19,000
+//   recorded ones, each ERR naming the closest: 7.8 s in all, pings held (the control of one: 1.3 s).
 // - Redis replay, 200,000 pipelined GETs then SHUT_WR: every answer, in order, and the connection
 //   closed after them (the 10 ms slices keep order across a half-close).
 // - Generic replay, an 8 MiB request arriving in 128 pieces, each a prefix of the recorded one
@@ -25,7 +27,7 @@ import { isRunning, pidFrom, waitFor } from './helpers/procs.js';
 import { callTool, openMcpSession } from './helpers/control.js';
 import { tempDir } from './helpers/programs.js';
 import { bulk, MB, mockYaml, redisCommand, replayAttacks } from './helpers/replay-attack.js';
-import { manyDocuments } from './helpers/stall.js';
+import { manyDocuments, writeDocuments } from './helpers/stall.js';
 
 /** A MySQL greeting (protocol 10, server 8.0) and a recorded COM_QUERY of 120 characters. */
 const MYSQL_GREETING = `\\x19\\x00\\x00\\x00\\x0a8.0\\x00${'a'.repeat(20)}`;
@@ -217,3 +219,45 @@ describe('attack 18e: a mocks program with a setsid daemon, its call ended by th
     }
   }
 });
+
+/** A program that reads the greeting and sends `n` COM_QUERY packets no mock has (1,000 at a time, 10 ms apart), reading the ERR packets as they come. */
+const MYSQL_MISSES = `import socket, sys, time, threading
+n = int(sys.argv[1])
+s = socket.create_connection(("127.0.0.1", 3306), timeout=600)
+s.recv(1024)
+got = [0]
+def reader():
+    while True:
+        b = s.recv(1 << 20)
+        if not b:
+            break
+        got[0] += b.count(b"\\xff\\x51\\x04")
+t = threading.Thread(target=reader, daemon=True); t.start()
+batch = b"".join(b"\\x08\\x00\\x00\\x00\\x03X%06d" % i for i in range(1000))
+for i in range(n // 1000):
+    s.sendall(batch)
+    time.sleep(0.01)
+deadline = time.time() + 300
+while got[0] < n and time.time() < deadline:
+    time.sleep(0.05)
+print("errors", got[0])
+sys.exit(0 if got[0] == n else 3)
+`;
+
+replayAttacks(
+  'attack 18e: Generic replay in MySQL mode, 20,000 missed queries against a set of 19,000 recorded ones (each miss names the closest)',
+  'debugkit-attack18e-mysqlmany-',
+  {
+    one: mysqlSet,
+    big: (f) =>
+      writeDocuments(f, 19_001, (i) =>
+        i === 0
+          ? mockYaml('Generic', 0, '', MYSQL_GREETING)
+          : mockYaml('Generic', i, `\\x08\\x00\\x00\\x00\\x03Q${String(i).padStart(6, '0')}`, '\\x07\\x00\\x00\\x01\\x00\\x00\\x00\\x02\\x00\\x00\\x00'),
+      ),
+  },
+  [
+    { what: 'control: 20,000 misses against a set of one query', set: 'one', program: MYSQL_MISSES, args: '20000', counted: /"mocksMissed":20000,"appExitCode":0/ },
+    { what: '20,000 misses against a set of 19,000 queries', set: 'big', program: MYSQL_MISSES, args: '20000', counted: /"mocksMissed":20000,"appExitCode":0/ },
+  ],
+);
