@@ -158,7 +158,7 @@ export const startupBench: BenchModule = {
       summary:
         'How long an MCP client waits from spawning debugkit over stdio to its first tools/list answer (every toolset), side by side with a bare ' +
         'server made with the same SDK package and one tool, spawned the same way in the same run. Toolsets load their engines on first use; ' +
-        'the catalog (names, descriptions, input schemas) is listed at once.',
+        'the catalog (names, descriptions, input schemas) is listed at once. dist/ is bundled (scripts/bundle.mjs), so a start loads some thirty modules, not two hundred.',
       method: [
         `${RUNS} starts of each server after ${WARMUP} warm-up starts of each; the servers take turns, the order rotating each round.`,
         'Each start: spawn `node <server>`, write initialize at once, on its answer write notifications/initialized and tools/list; timed from spawn to each answer; then SIGTERM.',
