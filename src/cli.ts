@@ -220,6 +220,7 @@ interface ServeOpts extends CommonOpts {
   maxMcpSessions: number;
   maxMcpSessionsPerKey: number;
   headerTimeout: number;
+  maxConnections?: number;
   bodyTimeout: number;
   bodyDeadline: number;
   maxPendingBodiesPerKey: number;
@@ -247,6 +248,7 @@ async function runHttp(opts: ServeOpts): Promise<void> {
     maxMcpSessions: opts.maxMcpSessions,
     maxMcpSessionsPerKey: opts.maxMcpSessionsPerKey,
     headersTimeoutMs: opts.headerTimeout * 1000,
+    ...(opts.maxConnections !== undefined ? { maxConnections: opts.maxConnections } : {}),
     bodyTimeoutMs: opts.bodyTimeout * 1000,
     bodyDeadlineMs: opts.bodyDeadline * 1000,
     maxPendingBodiesPerKey: opts.maxPendingBodiesPerKey,
@@ -351,6 +353,11 @@ export function buildProgram(): Command {
       .option('--max-mcp-sessions <n>', 'most MCP sessions (initialize, Mcp-Session-Id) open at once on this server', intArg('--max-mcp-sessions', 1, 100_000), 256)
       .option('--max-mcp-sessions-per-key <n>', 'most MCP sessions one API key may have open at once on this server', intArg('--max-mcp-sessions-per-key', 1, 100_000), 32)
       .option('--header-timeout <seconds>', 'drop a request whose headers are not complete after this long', intArg('--header-timeout', 1, 3600), 15)
+      .option(
+        '--max-connections <n>',
+        'most connections open at once (default: half the open-files limit, 64 to 16384); past it the one idle longest (no request in progress) is closed',
+        intArg('--max-connections', 2, 1_000_000),
+      )
       .option('--body-timeout <seconds>', 'drop a request whose body stalls this long (SSE streams and long calls are not affected)', intArg('--body-timeout', 1, 3600), 30)
       .option('--body-deadline <seconds>', 'drop a request whose body is not complete this long after its headers, however steadily it arrives', intArg('--body-deadline', 1, 3600), 60)
       .option('--max-pending-bodies-per-key <n>', 'most request bodies one API key may have still arriving at once (more: HTTP 429)', intArg('--max-pending-bodies-per-key', 1, 100_000), 16)

@@ -35,6 +35,8 @@ export interface Config {
     maxMcpSessionsPerKey: number;
     /** A request whose headers are not complete after this long is dropped (slowloris). */
     headersTimeoutMs?: number;
+    /** Most connections open at once (--max-connections; default: half the descriptor limit, 64 to 16,384); past it the longest idle one is closed. */
+    maxConnections?: number;
     /** A request body that stalls this long between chunks is dropped (SSE and long calls are not). */
     bodyTimeoutMs?: number;
     /** A request body not complete this long after its headers is dropped, however steadily it arrives (--body-deadline). */

@@ -2,7 +2,7 @@
 // grep worker pool: (A) deeply nested bodies and (B) wide objects held the event loop for seconds
 // (refused since, before JSON.parse, by the body's shape: src/server/rest.ts jsonShapeProblem);
 // (C) one key held every grep worker (one owner may hold all threads but one since). The held
-// cases stay as regression tests. Its redaction findings (D) are in test/pending/attack-18.unit.ts.
+// cases stay as regression tests. Its redaction findings (D), fixed since, are in src/control/attack18.test.ts.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

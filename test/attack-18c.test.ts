@@ -14,6 +14,7 @@ import { answerText, plainCall, startKeyedServer, stopAttackServer, type KeyedSe
 import { runCli } from './helpers/control.js';
 import { waitFor } from './helpers/procs.js';
 import { mocksWorkspace, tempDir } from './helpers/programs.js';
+import { mockYaml } from './helpers/replay-attack.js';
 import { track, writeDocuments } from './helpers/stall.js';
 
 async function exported(s: KeyedServer): Promise<string> {
@@ -197,17 +198,6 @@ describe("attack 18c: an Http mock whose 30 MB JSON body is parsed on the main t
     }, 300_000);
   }
 });
-
-/** A Keploy mock of `kind` whose request is `request` and response `response` (YAML-escaped). */
-const mockYaml = (kind: 'Redis' | 'Generic', i: number, request: string, response: string) => {
-  const field = kind === 'Redis' ? 'redis' : 'generic';
-  return (
-    `version: api.keploy.io/v1beta1\nkind: ${kind}\nname: mock-${i}\nspec:\n    metadata:\n        type: config\n` +
-    `    ${field}requests:\n        - origin: client\n          message:\n            - type: string\n              data: "${request}"\n` +
-    `    ${field}responses:\n        - origin: server\n          message:\n            - type: string\n              data: "${response}"\n` +
-    `    reqtimestampmock: 2024-08-02T22:15:10.6084523Z\n    restimestampmock: 2024-08-02T22:15:10.608930466Z\n---\n`
-  );
-};
 
 /**
  * One describe: a set of 19,000 mocks and a control set of one, and a program that sends N

@@ -1,8 +1,8 @@
 // Attack 18e on issue 18 (nothing one key sends stalls the server for others, outlives its call,
 // races a path check or blinds the audit), after 60b72d9: new inputs and code paths only. What
 // held is here, each a regression test; what succeeded (Redis replay's framing and answering, the
-// gRPC index built on the main thread, a connection flood) is parked, failing, with its numbers, in
-// test/pending/attack-18e.unit.ts. Held:
+// gRPC index built on the main thread, a connection flood), fixed since, is in
+// test/attack-18e-found.test.ts with its numbers. Held:
 // - Generic replay in MySQL mode, a flood of missed COM_QUERY packets never read (each answered
 //   with an ERR packet written without backpressure): 1,000,000 sent, some 20,000 answered within
 //   the call (each miss costs ~170 us, in 10 ms slices), the server's RSS grew < 256 MiB, pings held.

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, isInitializeRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo, type McpServer } from '@modelcontextprotocol/server';
+import { defaultMaxConnections, limitConnections } from './connections.js';
 import { DebugkitError } from '../core/errors.js';
 import { allowedHostRules, authorizationFields, bearerChallenge, hostAllowed, isOAuthProbe, keyMatches, KEY_HINT, NO_OAUTH, originAllowed, sameOrigin } from './auth.js';
 import { LOCAL_PRINCIPAL, type Debugkit, type Denial, type Principal } from './createServer.js';
@@ -326,6 +327,8 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   // An idle keep-alive connection is closed well before the header timeout could fire on it, and
   // the Keep-Alive hint makes clients retire it first, so a reused socket never meets a closing one.
   server.keepAliveTimeout = Math.min(5_000, Math.max(1_000, headersTimeout / 2));
+  // Connections held open with nothing whole sent cannot take every descriptor.
+  limitConnections(server, http.maxConnections ?? defaultMaxConnections());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(http.port, http.host, () => resolve());

@@ -1,4 +1,4 @@
-// The replay attacks of attack 18e (test/attack-18e.test.ts, test/pending/attack-18e.unit.ts): a
+// The replay attacks of attack 18e (test/attack-18e.test.ts, test/attack-18e-found.test.ts): a
 // set written into a mocks workspace, a program `keploy_mock_test` runs against it as a `mocks:run`
 // key, and another key's pings (and the server's memory) meanwhile.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';

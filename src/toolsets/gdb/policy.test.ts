@@ -3,7 +3,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, realpathSy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { capabilityScopes, checkCommand, classifyCommand, gdbArgv, isAttachCommand, isDetachCommand, MI_SAFE, prepareCommand, splitArgs, type GdbPolicy } from './policy.js';
+import { capabilityScopes, checkCommand, classifyCommand, gdbArgv, isAttachCommand, isDetachCommand, isStartCommand, MI_SAFE, prepareCommand, splitArgs, type GdbPolicy } from './policy.js';
 import { ALLOWED, FILES, SHELL } from './test-support.js';
 
 const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'debugkit-policy-')));
@@ -453,5 +453,26 @@ describe('files another user could swap before gdb opens them (issue 18; the rac
     await expect(prepareCommand('file /bin/sh', open, [])).rejects.toThrow(/reaches further than when the call's scopes were checked/);
     expect((await prepareCommand('file /bin/sh', open, ['gdb:shell'])).command).toBe('file /bin/sh');
     expect((await prepareCommand('file /bin/sh', open)).command).toBe('file /bin/sh');
+  });
+});
+
+describe('the commands that start the program (a rebuilt program is reloaded before them)', () => {
+  it('knows run, start and starti in every spelling the policy lets through, nested ones included', () => {
+    for (const c of [
+      'run',
+      'r',
+      'ru a b',
+      'start',
+      'starti',
+      '-exec-run',
+      '-exec-run --start',
+      '12-exec-run',
+      '-interpreter-exec console "run"',
+      'with print pretty -- run',
+      'w print pretty on -- r 1 2',
+      'with print pretty -- start',
+    ])
+      expect(isStartCommand(c), c).toBe(true);
+    for (const c of ['print 1', 'with print pretty -- print 1', 'with print pretty', 'continue', '-exec-continue', 'rwatch x', 'stepi']) expect(isStartCommand(c), c).toBe(false);
   });
 });

@@ -914,7 +914,14 @@ export function isStartCommand(command: string): boolean {
   if (inner) return splitArgs(text.slice(inner[0].length)).some((c) => isStartCommand(c));
   if (text.startsWith('-')) return /^-exec-run\b/.test(text);
   const { word } = splitCommand(text);
-  return word.length > 0 && ['run', 'r', 'start', 'starti'].includes(resolve(word)[0]);
+  if (word.length === 0) return false;
+  const name = resolve(word)[0];
+  // `with SETTING [VALUE] -- COMMAND` runs COMMAND with the setting changed for it (split at the first "--", as gdb and the policy do).
+  if (name === 'with' || name === 'w') {
+    const sep = text.indexOf('--', word.length);
+    return sep !== -1 && isStartCommand(text.slice(sep + 2));
+  }
+  return ['run', 'r', 'start', 'starti'].includes(name);
 }
 
 /** True for "detach" (and its unique prefixes) and -target-detach. */

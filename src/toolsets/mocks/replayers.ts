@@ -58,7 +58,7 @@ const ofKind = <K extends Mock['kind']>(mocks: readonly Mock[], kind: K) => mock
 export async function replayersFor(mocks: readonly Mock[], o: ReplayersOptions): Promise<ProtocolReplayer[]> {
   // A large set's indexes are built in slices: the server answers others meanwhile.
   const slice = new TimeSlice(SLICE_MS);
-  const h2 = h2Replayer(mocks, o);
+  const h2 = h2Replayer(mocks, await GrpcIndex.build(mocks, slice), o);
   return [
     h2,
     httpReplayer(ofKind(mocks, 'Http'), o, h2.overTls),
@@ -103,8 +103,7 @@ function httpReplayer(mocks: HttpMock[], o: ReplayersOptions, h2?: (conn: H2Over
  * which offers h2 only when the set holds HTTP/2 exchanges). gRPC calls are answered from the
  * `gRPC` mocks, other requests from the `Http2` ones (and `Http` ones).
  */
-function h2Replayer(mocks: readonly Mock[], o: ReplayersOptions): ProtocolReplayer & { overTls?: (conn: H2OverTls) => Promise<void> } {
-  const grpc = new GrpcIndex(mocks);
+function h2Replayer(mocks: readonly Mock[], grpc: GrpcIndex, o: ReplayersOptions): ProtocolReplayer & { overTls?: (conn: H2OverTls) => Promise<void> } {
   const httpMocks = [...ofKind(mocks, 'Http'), ...mocks.map(http2AsHttp).filter((m): m is HttpMock => m !== undefined)];
   const http = new HttpMatcher(httpMocks, o.ignore ?? {});
   const c = counts();

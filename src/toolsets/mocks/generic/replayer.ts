@@ -284,6 +284,11 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
         return false;
       }
       if (m.kind === 'miss') {
+        // MySQL: a packet not whole yet is waited for (it came in several reads), as a partial request is.
+        if (view.mysql && !final && (pending.length < 4 || pending.length < pending.readUIntLE(0, 3) + 4)) {
+          timer = setTimeout(() => serve(true), options.partialWaitMs ?? 1000);
+          return false;
+        }
         // MySQL: a command no mock answers gets an ERR packet naming the closest; the connection stays usable.
         if (view.mysql && mysqlMiss(m.closest)) continue;
         miss(undefined, m.closest);

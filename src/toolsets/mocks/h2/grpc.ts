@@ -1,3 +1,4 @@
+import type { TimeSlice } from '../../../core/wait.js';
 import { keployTime } from '../keploy/http.js';
 import { protoscopeBytes, protoscopeText } from './protoscope.js';
 import { KEPLOY_MOCK_VERSION, type Mock, type PassThroughMock, type YamlMap, type YamlValue } from '../keploy/types.js';
@@ -270,11 +271,23 @@ export class GrpcIndex {
   private first: GrpcCall | undefined;
   private count = 0;
 
-  constructor(mocks: readonly Mock[]) {
+  constructor(mocks: readonly Mock[] = []) {
+    for (const m of mocks) this.read(m);
+  }
+
+  /** The index of a large set, built in slices that leave the event loop to others' work (each mock's messages are decoded). */
+  static async build(mocks: readonly Mock[], slice: TimeSlice): Promise<GrpcIndex> {
+    const index = new GrpcIndex();
     for (const m of mocks) {
-      const call = readGrpcMock(m);
-      if (call) this.push(call);
+      await slice.pause();
+      index.read(m);
     }
+    return index;
+  }
+
+  private read(m: Mock): void {
+    const call = readGrpcMock(m);
+    if (call) this.push(call);
   }
 
   private push(call: GrpcCall): void {

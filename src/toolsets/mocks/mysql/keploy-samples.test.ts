@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Duplex } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { buildGenericMock, payloadBytes } from '../generic/format.js';
 import { GenericIndex } from '../generic/matcher.js';
+import { replayGeneric } from '../generic/replayer.js';
+import { nextTurn } from '../../../core/wait.js';
 import { mysqlFramingFor, withoutQueryAttributes } from '../generic/mysql.js';
 import { parseMockSet } from '../keploy/parse.js';
 import { serializeMockSet } from '../keploy/serialize.js';
@@ -111,6 +114,38 @@ describe('MySQL replay to a client with other capabilities', () => {
     const plain = packet(0, '\x03SELECT 1');
     expect(mocks(true).forTarget({ host: 'db', port: 3306 })!.match(plain, true)).toMatchObject({ kind: 'match' });
     expect(mocks(false).forTarget({ host: 'db', port: 3306 })!.match(plain, true)).toMatchObject({ kind: 'miss' });
+  });
+
+  it('a command packet that comes in two reads is waited for, then answered (a miss: an ERR packet naming the closest), not taken for a miss at its first half', async () => {
+    const at = new Date('2026-11-23T10:00:00Z');
+    const greeting = packet(0, '\x0a8.0.1\0' + '\0'.repeat(40));
+    const index = new GenericIndex([
+      buildGenericMock({ request: Buffer.alloc(0), response: greeting, startedAt: at, endedAt: at }, 0),
+      buildGenericMock({ request: packet(0, '\x03SELECT 1'), response: deprecated, startedAt: at, endedAt: at }, 1),
+    ]);
+    const written: Buffer[] = [];
+    const client = new Duplex({
+      read() {},
+      write(chunk: Buffer, _enc, done) {
+        written.push(chunk);
+        done();
+      },
+    });
+    const misses: string[] = [];
+    void replayGeneric({ target: { host: 'db', port: 3306 }, client }, index, { onMiss: (m) => misses.push(m.message) });
+    const asked = packet(0, `\x03SELECT ${'2'.repeat(100)}`);
+    client.push(asked.subarray(0, 30));
+    await nextTurn();
+    expect(misses, 'nothing missed at the first half').toEqual([]);
+    expect(client.writableEnded, 'the connection stays open').toBe(false);
+    client.push(asked.subarray(30));
+    await nextTurn();
+    expect(misses).toHaveLength(1);
+    expect(misses[0]).toMatch(/^mysql connection to db:3306: no recorded mock for COM_QUERY "SELECT 2{100}"; closest \S+: COM_QUERY "SELECT 1"$/);
+    const answer = Buffer.concat(written.slice(1));
+    expect(answer[4]).toBe(0xff); // an ERR packet
+    expect(client.writableEnded).toBe(false);
+    client.destroy();
   });
 
   it('rewrites result-set framing between CLIENT_DEPRECATE_EOF and EOF packets, sequence ids renumbered', () => {

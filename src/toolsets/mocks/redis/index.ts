@@ -5,7 +5,7 @@ import type { RedisMock } from '../keploy/types.js';
 import { ByteQueue } from '../../../core/byte-queue.js';
 import { TimeSlice } from '../../../core/wait.js';
 import { pipeBoth } from '../proxy/pipe.js';
-import { commandArgs, commandEnd, describeCommand, encodeCommand, errorReply, isPush, redactArgs, respEnd, RespError } from './resp.js';
+import { CommandFramer, commandArgs, commandEnd, describeCommand, encodeCommand, errorReply, isPush, redactArgs, RespError, RespFramer } from './resp.js';
 
 /**
  * Redis as Keploy's `Redis` kind: one mock per command and its reply (`redisrequests` holds the
@@ -62,6 +62,8 @@ export function recordRedis(conn: GenericConnection, upstream: Duplex, options: 
   const host = `${conn.target.host}:${conn.target.port}`;
   const up = new ByteQueue();
   const down = new ByteQueue();
+  const commands = new CommandFramer();
+  const replies = new RespFramer();
   const waiting: Array<{ bytes: Buffer; at: Date }> = [];
   let open: { request: Buffer; replies: Buffer[]; at: Date; endedAt: Date } | undefined;
   let stopped = false;
@@ -86,15 +88,12 @@ export function recordRedis(conn: GenericConnection, upstream: Duplex, options: 
     if (stopped) return;
     up.push(chunk);
     try {
-      const held = up.view();
-      let at = 0;
-      for (let end = commandEnd(held, 0); end > 0; end = commandEnd(held, at)) {
-        const raw = held.subarray(at, end);
+      for (let end = commands.end(up.view()); end > 0; end = commands.end(up.view())) {
+        const raw = up.view().subarray(0, end);
         const { args, redacted } = redactArgs(commandArgs(raw));
         waiting.push({ bytes: redacted ? encodeCommand(args) : Buffer.from(raw), at: new Date() });
-        at = end;
+        up.consume(end);
       }
-      up.consume(at);
       if (up.length > MAX_BUFFERED) stop('a command over 64 MiB');
     } catch (err) {
       stop(`the client sent bytes that are not RESP (${(err as Error).message}); the rest of the connection was not recorded`);
@@ -104,11 +103,9 @@ export function recordRedis(conn: GenericConnection, upstream: Duplex, options: 
     if (stopped) return;
     down.push(chunk);
     try {
-      const held = down.view();
-      let at = 0;
-      for (let end = respEnd(held, 0); end > 0; end = respEnd(held, at)) {
-        const reply = Buffer.from(held.subarray(at, end));
-        at = end;
+      for (let end = replies.end(down.view()); end > 0; end = replies.end(down.view())) {
+        const reply = Buffer.from(down.view().subarray(0, end));
+        down.consume(end);
         const cmd = isPush(reply) && open ? undefined : waiting.shift();
         if (cmd) {
           emit();
@@ -121,7 +118,6 @@ export function recordRedis(conn: GenericConnection, upstream: Duplex, options: 
           open = { request: Buffer.alloc(0), replies: [reply], at: new Date(), endedAt: new Date() };
         }
       }
-      down.consume(at);
       if (down.length > MAX_BUFFERED) stop('a reply over 64 MiB');
     } catch (err) {
       stop(`the server sent bytes that are not RESP (${(err as Error).message}); the rest of the connection was not recorded`);
@@ -253,50 +249,89 @@ const STATE_COMMANDS = new Set(['AUTH', 'HELLO', 'SELECT', 'CLIENT']);
 const SLICE_MS = 10;
 /** Unanswered bytes past this, while commands are being answered, stop reading until they are. */
 const HOLD_BYTES = 1 << 20;
+/** Answers are written once this many bytes of them are ready (and at each slice's end). */
+const FLUSH_BYTES = 1 << 20;
 
 /** Serves one connection from recorded Redis mocks; resolves once it is closed. */
 export function replayRedis(conn: GenericConnection, index: RedisIndex, options: ReplayRedisOptions = {}): Promise<void> {
   const { client } = conn;
   const target = `${conn.target.host}:${conn.target.port}`;
   const queue = new ByteQueue();
+  const framer = new CommandFramer();
   /** The commands that set this session up, as sent (a fetch replays them on the real server first). */
   const state: Buffer[] = [];
   let busy = false;
+  /** Bytes came while the pump was busy: it looks again once done. */
+  let more = false;
   let quit = false;
-  /** Reading stopped while a backlog of pipelined commands is answered. */
+  /** Reading stopped while a backlog of pipelined commands is answered, or the client has not read what it was sent. */
   let held = false;
   let peerEnded = false;
-  const write = (out: Buffer[]) => {
-    if (out.length > 0 && !client.destroyed) client.write(out.length === 1 ? out[0]! : Buffer.concat(out));
+  const hold = () => {
+    if (held) return;
+    held = true;
+    client.pause();
+  };
+  /** Answers not yet written, and their size. */
+  const out: Buffer[] = [];
+  let outBytes = 0;
+  /** Writes the answers so far, each as it is (no copy into one); waits while the client has not read them. */
+  const flush = async () => {
+    if (out.length > 0 && !client.destroyed) {
+      client.cork();
+      for (const b of out) client.write(b);
+      client.uncork();
+    }
+    out.length = 0;
+    outBytes = 0;
+    if (client.writableNeedDrain && !client.destroyed) {
+      // Answers only follow commands: not reading more commands is the backpressure.
+      hold();
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          client.off('drain', done);
+          client.off('close', done);
+          resolve();
+        };
+        client.on('drain', done);
+        client.on('close', done);
+      });
+    }
+  };
+  const answer = (reply: Buffer) => {
+    out.push(reply);
+    outBytes += reply.length;
   };
   /**
    * Answers every complete command in order; waits for a fetch before the next (replies stay in
-   * order). A long pipelined burst is answered in slices, the event loop free between them.
+   * order). A long pipelined burst is answered in slices, the event loop free between them, and
+   * its answers written every FLUSH_BYTES.
    */
   const pump = async () => {
     if (busy) return;
     busy = true;
+    more = false;
     try {
-      const out: Buffer[] = [];
       const slice = new TimeSlice(SLICE_MS);
       while (!quit) {
+        if (outBytes >= FLUSH_BYTES) await flush();
         if (slice.over()) {
-          write(out.splice(0));
+          await flush();
           await slice.pause();
-          if (client.destroyed) break;
         }
+        if (client.destroyed) break;
         let end: number;
         let args: Buffer[];
         let raw: Buffer;
         try {
-          end = commandEnd(queue.view(), 0);
+          end = framer.end(queue.view());
           if (end <= 0) break;
           raw = Buffer.from(queue.view().subarray(0, end));
           args = commandArgs(raw);
         } catch (err) {
           const message = `redis ${target}: the client sent bytes that are not RESP (${(err as Error).message}): ${previewBytes(queue.view())}`;
           options.onMiss?.({ command: '', message });
-          out.push(errorReply(`ERR debugkit: ${message}`));
+          answer(errorReply(`ERR debugkit: ${message}`));
           quit = true;
           break;
         }
@@ -306,12 +341,12 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
         const redacted = redactArgs(args).args;
         const hit = index.answer(redacted);
         if (hit) {
-          out.push(hit.entry.response);
+          answer(hit.entry.response);
           options.onMatch?.({ mock: hit.entry.name, reused: hit.reused });
         } else if (name === 'QUIT') {
-          out.push(Buffer.from('+OK\r\n'));
+          answer(Buffer.from('+OK\r\n'));
         } else if (options.fetch) {
-          write(out.splice(0));
+          await flush();
           const startedAt = new Date();
           let reply: Buffer;
           try {
@@ -322,13 +357,13 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
             options.onMiss?.({ command: describeCommand(redacted), message });
             reply = errorReply(`ERR debugkit: ${message}`);
           }
-          out.push(reply);
+          answer(reply);
         } else {
           const near = index.closest(redacted);
           const command = describeCommand(redacted);
           const message = `redis ${target}: no recorded mock for ${command}${near ? `; closest ${near.name}: ${describeCommand(near.args)}` : index.size === 0 ? '; no Redis mocks were recorded' : ''}`;
           options.onMiss?.({ command, message });
-          out.push(errorReply(`ERR debugkit: ${message}`));
+          answer(errorReply(`ERR debugkit: ${message}`));
         }
         if (STATE_COMMANDS.has(name) && (name !== 'CLIENT' || args[1]?.toString('latin1').toUpperCase() === 'SETNAME')) state.push(raw);
         if (name === 'QUIT') quit = true;
@@ -336,10 +371,10 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
       if (!quit && queue.length > MAX_BUFFERED) {
         const message = `redis ${target}: the client sent a command over ${MAX_BUFFERED / (1 << 20)} MiB (${queue.length} bytes and not yet whole): ${previewBytes(queue.view())}`;
         options.onMiss?.({ command: '', message });
-        out.push(errorReply(`ERR debugkit: ${message}`));
+        answer(errorReply(`ERR debugkit: ${message}`));
         quit = true;
       }
-      write(out);
+      await flush();
       if (quit) {
         queue.clear();
         client.end();
@@ -351,17 +386,16 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
         client.resume();
       }
     }
-    if (!quit && commandEnd(queue.view(), 0) > 0) void pump();
-    else if (peerEnded && !quit) client.end();
+    if (quit || client.destroyed) return;
+    if (more) void pump().catch(() => client.destroy());
+    else if (peerEnded) client.end();
   };
   client.on('data', (chunk: Buffer) => {
     if (quit) return;
     queue.push(chunk);
+    more = true;
     // A backlog waits in the client's socket, not here (a command still arriving is read on).
-    if (busy && queue.length > HOLD_BYTES && !held) {
-      held = true;
-      client.pause();
-    }
+    if (busy && queue.length > HOLD_BYTES) hold();
     void pump().catch(() => client.destroy());
   });
   // The client is done sending: once what it sent is answered, so are we.
@@ -384,15 +418,16 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
  */
 export function redisFetcher(connect: () => Promise<Duplex>, timeoutMs = 10_000): { fetch: (command: Buffer, state: readonly Buffer[]) => Promise<Buffer>; close: () => void } {
   let socket: Duplex | undefined;
-  let buf: Buffer = Buffer.alloc(0);
+  const buf = new ByteQueue();
+  const replies = new RespFramer();
   let waiting: { skip: number; resolve: (b: Buffer) => void; reject: (e: Error) => void } | undefined;
   let sent = 0;
   const onData = (chunk: Buffer) => {
-    buf = Buffer.concat([buf, chunk]);
+    buf.push(chunk);
     try {
-      for (let end = respEnd(buf, 0); end > 0 && waiting; end = respEnd(buf, 0)) {
-        const reply = Buffer.from(buf.subarray(0, end));
-        buf = buf.subarray(end);
+      for (let end = waiting ? replies.end(buf.view()) : -1; end > 0 && waiting; end = waiting ? replies.end(buf.view()) : -1) {
+        const reply = Buffer.from(buf.view().subarray(0, end));
+        buf.consume(end);
         if (waiting.skip > 0) waiting.skip--;
         else {
           const w = waiting;

@@ -111,6 +111,58 @@ describe('Redis mocks: Keploy format', () => {
     }
   });
 
+  it('answers a client that does not read only as fast as it reads (backpressure), then everything in order once it does', async () => {
+    const big = Buffer.concat([Buffer.from(`$${1 << 20}\r\n`), Buffer.alloc(1 << 20, 0x62), Buffer.from('\r\n')]);
+    const index = new RedisIndex([
+      {
+        version: 'api.keploy.io/v1beta1',
+        kind: 'Redis',
+        name: 'mock-big',
+        spec: {
+          metadata: {},
+          redisrequests: [{ origin: 'client', message: [{ type: 'string', data: cmd('GET', 'k').toString('latin1') }] }],
+          redisresponses: [{ origin: 'server', message: [{ type: 'binary', data: big.toString('base64') }] }],
+        },
+      } as unknown as RedisMock,
+    ]);
+    let answered = 0;
+    let served: net.Socket | undefined;
+    const server = await listen((socket) => {
+      served = socket;
+      void replayRedis({ target: { host: 'redis', port: 6379 }, client: socket }, index, { onMatch: () => void answered++ });
+    });
+    const client = net.connect(server.port, '127.0.0.1');
+    try {
+      client.pause(); // reads nothing yet
+      await new Promise((r) => client.once('connect', r));
+      client.write(Buffer.concat(Array.from({ length: 1200 }, () => cmd('GET', 'k'))));
+      // The replayer stops reading commands once the client's socket is full.
+      for (const deadline = Date.now() + 20_000; !(served?.isPaused() && served.writableNeedDrain);) {
+        if (Date.now() > deadline) throw new Error(`the replayer never held: ${answered} answered, ${served?.writableLength} bytes waiting`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      expect(answered, 'answered before the client read anything').toBeLessThan(64);
+      expect(served!.writableLength, 'bytes waiting to be written').toBeLessThan(64 << 20);
+      // Reading now, the client gets all 1,200 answers in order.
+      let got = 0;
+      let bytes = 0;
+      await new Promise<void>((resolve, reject) => {
+        client.on('data', (b: Buffer) => {
+          bytes += b.length;
+          got = Math.floor(bytes / big.length);
+          if (got === 1200) resolve();
+        });
+        client.on('error', reject);
+        client.resume();
+      });
+      expect(bytes).toBe(1200 * big.length);
+      expect(answered).toBe(1200);
+    } finally {
+      client.destroy();
+      server.close();
+    }
+  }, 60_000);
+
   it('detects Redis commands by their first bytes, and leaves other text alone', () => {
     expect(detectProtocol(cmd('PING'), false)).toEqual({ protocol: 'redis' });
     expect(detectProtocol(Buffer.from('*1\r'), false)).toBeUndefined();

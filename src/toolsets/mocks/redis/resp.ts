@@ -33,62 +33,180 @@ function intOf(buf: Buffer, start: number, end: number): number {
  * The offset just past the RESP value that starts at `at`, or -1 when `buf` does not hold all of
  * it yet. Throws RespError on bytes that are not RESP.
  */
-export function respEnd(buf: Buffer, at: number, depth = 0): number {
-  if (at >= buf.length) return -1;
-  if (depth > MAX_DEPTH) throw new RespError('RESP nested too deep');
-  const type = buf[at]!;
-  const eol = lineEnd(buf, at + 1);
-  if (eol < 0) return -1;
-  const next = eol + 2;
-  switch (type) {
-    case 0x2b: // +
-    case 0x2d: // -
-    case 0x3a: // :
-    case 0x5f: // _
-    case 0x2c: // ,
-    case 0x23: // #
-    case 0x28: // (
-      return next;
-    case 0x24: // $
-    case 0x21: // !
-    case 0x3d: {
-      // =
-      const len = intOf(buf, at + 1, eol);
-      if (len < 0) return next;
-      const end = next + len + 2;
-      if (end > buf.length) return -1;
-      if (buf[end - 2] !== 0x0d || buf[end - 1] !== 0x0a) throw new RespError('a RESP bulk string does not end with CRLF');
-      return end;
-    }
-    case 0x2a: // *
-    case 0x7e: // ~
-    case 0x3e: // >
-    case 0x25: // %
-    case 0x7c: {
-      // |
-      let count = intOf(buf, at + 1, eol);
-      if (count < 0) return next;
-      if (count > MAX_COUNT) throw new RespError('RESP aggregate too large');
-      if (type === 0x25 || type === 0x7c) count *= 2;
-      let pos = next;
-      for (let i = 0; i < count; i++) {
-        pos = respEnd(buf, pos, depth + 1);
-        if (pos < 0) return -1;
+export function respEnd(buf: Buffer, at: number): number {
+  const end = new RespFramer().end(at === 0 ? buf : buf.subarray(at));
+  return end < 0 ? -1 : at + end;
+}
+
+/**
+ * Frames RESP values (a server's replies) from a stream: where the value at the start of the
+ * bytes ends. A value still arriving is framed on from where the last call stopped, aggregates
+ * through a stack of what each still holds, so each byte is read once however many chunks it
+ * comes in (respEnd, from the start each time, is quadratic on a large reply). Throws RespError
+ * on bytes that are not RESP.
+ */
+export class RespFramer {
+  /** Where framing goes on in the value at the start. */
+  private at = 0;
+  /** Where the search for the end of the line at `at` goes on. */
+  private scan = 0;
+  /** A bulk string whose length line is read: where it ends (0: none). */
+  private bulkEnd = 0;
+  /** Values each open aggregate still holds, innermost last. */
+  private readonly open: number[] = [];
+
+  /** The end of the value at the start of `buf` (the same start as the last call, more bytes after), or -1 when not whole yet. */
+  end(buf: Buffer): number {
+    for (;;) {
+      if (this.bulkEnd > 0) {
+        const end = this.bulkEnd;
+        if (end > buf.length) return -1;
+        if (buf[end - 2] !== 0x0d || buf[end - 1] !== 0x0a) throw new RespError('a RESP bulk string does not end with CRLF');
+        this.bulkEnd = 0;
+        if (this.done(end)) return end;
+        continue;
       }
-      // An attribute describes the value that follows it: both are one reply.
-      return type === 0x7c ? respEnd(buf, pos, depth + 1) : pos;
+      if (this.at >= buf.length) return -1;
+      const type = buf[this.at]!;
+      const lf = buf.indexOf(CRLF, Math.max(this.scan, this.at + 1));
+      if (lf < 0) {
+        this.scan = buf.length;
+        return -1;
+      }
+      if (lf - 1 <= this.at || buf[lf - 1] !== 0x0d) throw new RespError('a RESP line does not end with CRLF');
+      const eol = lf - 1;
+      const next = lf + 1;
+      this.scan = 0;
+      switch (type) {
+        case 0x2b: // +
+        case 0x2d: // -
+        case 0x3a: // :
+        case 0x5f: // _
+        case 0x2c: // ,
+        case 0x23: // #
+        case 0x28: // (
+          if (this.done(next)) return next;
+          break;
+        case 0x24: // $
+        case 0x21: // !
+        case 0x3d: {
+          // =
+          const len = intOf(buf, this.at + 1, eol);
+          if (len < 0) {
+            if (this.done(next)) return next;
+          } else {
+            this.at = next;
+            this.bulkEnd = next + len + 2;
+          }
+          break;
+        }
+        case 0x2a: // *
+        case 0x7e: // ~
+        case 0x3e: // >
+        case 0x25: // %
+        case 0x7c: {
+          // |
+          const count = intOf(buf, this.at + 1, eol);
+          if (count > MAX_COUNT) throw new RespError('RESP aggregate too large');
+          // A map's pairs count twice; an attribute describes the value that follows it: both are one value.
+          const holds = count < 0 ? 0 : (type === 0x25 || type === 0x7c ? 2 * count : count) + (type === 0x7c ? 1 : 0);
+          if (holds === 0) {
+            if (this.done(next)) return next;
+          } else {
+            if (this.open.length >= MAX_DEPTH) throw new RespError('RESP nested too deep');
+            this.open.push(holds);
+            this.at = next;
+          }
+          break;
+        }
+        default:
+          throw new RespError(`not a RESP value: first byte 0x${type.toString(16)}`);
+      }
     }
-    default:
-      throw new RespError(`not a RESP value: first byte 0x${type.toString(16)}`);
+  }
+
+  /** A value ended at `end`: it counts in each aggregate it closes. True when that ends the value at the start (framing begins anew). */
+  private done(end: number): boolean {
+    this.at = end;
+    while (this.open.length > 0) {
+      const top = this.open.length - 1;
+      if (--this.open[top]! > 0) return false;
+      this.open.pop();
+    }
+    this.at = 0;
+    return true;
   }
 }
 
 /** The end of one client command at `at` (RESP array or inline line), or -1 when incomplete. */
 export function commandEnd(buf: Buffer, at: number): number {
-  if (at >= buf.length) return -1;
-  if (buf[at] === 0x2a) return respEnd(buf, at);
-  const lf = buf.indexOf(CRLF, at);
-  return lf < 0 ? -1 : lf + 1;
+  const framer = new CommandFramer();
+  const end = framer.end(at === 0 ? buf : buf.subarray(at));
+  return end < 0 ? -1 : at + end;
+}
+
+/** Arguments of one command at most (a real Redis refuses more than 1,048,576 before AUTH). */
+export const MAX_COMMAND_ARGS = 1 << 20;
+/** An inline command's line at most, as a real Redis (PROTO_INLINE_MAX_SIZE). */
+export const MAX_INLINE_BYTES = 64 * 1024;
+
+/**
+ * Frames client commands from a stream: where the command at the start of the bytes ends. A
+ * command still arriving is framed on from where the last call stopped (each byte is read once,
+ * however many chunks it comes in), and is bounded as a real Redis bounds it: arguments are bulk
+ * strings, at most MAX_COMMAND_ARGS of them, and an inline command is one line of at most
+ * MAX_INLINE_BYTES. Throws RespError on anything else.
+ */
+export class CommandFramer {
+  /** Where framing goes on in the command at the start (0: not begun). */
+  private at = 0;
+  /** Arguments still to frame (-1: the array's header not read yet). */
+  private left = -1;
+
+  /** The end of the command at the start of `buf` (the same start as the last call, more bytes after), or -1 when not whole yet. */
+  end(buf: Buffer): number {
+    if (buf.length === 0) return -1;
+    if (buf[0] !== 0x2a) {
+      const lf = buf.indexOf(CRLF, this.at);
+      if (lf < 0 ? buf.length > MAX_INLINE_BYTES : lf >= MAX_INLINE_BYTES) throw new RespError(`an inline command over ${MAX_INLINE_BYTES / 1024} KiB`);
+      if (lf < 0) {
+        this.at = buf.length;
+        return -1;
+      }
+      return this.done(lf + 1);
+    }
+    if (this.left < 0) {
+      const eol = lineEnd(buf, 1);
+      if (eol < 0) {
+        if (buf.length > 32) throw new RespError('a RESP array header longer than a count');
+        return -1;
+      }
+      const count = intOf(buf, 1, eol);
+      if (count > MAX_COMMAND_ARGS) throw new RespError(`a command of ${count} arguments (at most ${MAX_COMMAND_ARGS})`);
+      this.left = Math.max(0, count);
+      this.at = eol + 2;
+    }
+    while (this.left > 0) {
+      if (this.at >= buf.length) return -1;
+      if (buf[this.at] !== 0x24) throw new RespError('a command argument is not a bulk string');
+      const end = respEnd(buf, this.at);
+      if (end < 0) return -1;
+      this.at = end;
+      this.left--;
+    }
+    return this.done(this.at);
+  }
+
+  /** Forgets a command half framed (its bytes were dropped). */
+  reset(): void {
+    this.at = 0;
+    this.left = -1;
+  }
+
+  private done(end: number): number {
+    this.reset();
+    return end;
+  }
 }
 
 /** A command's arguments (bulk strings of an array, or the words of an inline line). */

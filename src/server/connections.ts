@@ -1,0 +1,105 @@
+import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+
+/**
+ * A bound on the connections `debugkit serve` holds open, so that no one (with a key or without)
+ * can take every file descriptor by opening connections and sending nothing whole: with the
+ * server at its descriptor limit, other clients' connections are refused and nothing can be
+ * opened, spawned or read.
+ *
+ * At the bound, a new connection makes room by closing the connection that has waited longest
+ * without a request in progress: one whose request's headers never came whole, or one idle
+ * between keep-alive requests. A connection answering a request (an SSE stream, a long tool call)
+ * is never closed for room; when every one is, the new connection is closed at once. So a client
+ * that connects and sends a request at once is answered however many half-open connections
+ * someone holds, and those are the ones that go.
+ */
+
+interface Tracked {
+  /** Requests on it not yet answered. */
+  requests: number;
+}
+
+/** The soft limit on this process's open files (RLIMIT_NOFILE), from /proc; undefined where it cannot be read. */
+export function openFilesLimit(): number | undefined {
+  try {
+    const line = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1];
+    return line === undefined || line === 'unlimited' ? undefined : Number(line);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The default bound: half the descriptor limit (the rest for sessions' processes, files and pipes), at least 64, at most 16,384. */
+export function defaultMaxConnections(): number {
+  const limit = openFilesLimit() ?? 4096;
+  return Math.max(64, Math.min(16_384, Math.floor(limit / 2)));
+}
+
+/** The TCP socket under a request's socket (under TLS, the socket the TLS one wraps). */
+const rawSocket = (s: Socket): Socket => (s as Socket & { _parent?: Socket })._parent ?? s;
+
+export interface ConnectionLimit {
+  /** Connections open now. */
+  readonly open: number;
+  /** Connections closed to make room, and connections refused, since the start. */
+  readonly evicted: number;
+  readonly refused: number;
+}
+
+/** Holds `server` to at most `max` open connections (see above). */
+export function limitConnections(server: Server, max: number): ConnectionLimit {
+  // In order of when each was last busy: the first idle one has waited longest.
+  const open = new Map<Socket, Tracked>();
+  const counts = { evicted: 0, refused: 0 };
+  const touch = (socket: Socket, t: Tracked) => {
+    open.delete(socket);
+    open.set(socket, t);
+  };
+  server.on('connection', (socket: Socket) => {
+    if (open.size >= max) {
+      let victim: Socket | undefined;
+      for (const [s, t] of open) {
+        if (t.requests === 0) {
+          victim = s;
+          break;
+        }
+      }
+      if (!victim) {
+        counts.refused++;
+        return void socket.destroy();
+      }
+      counts.evicted++;
+      open.delete(victim);
+      victim.destroy();
+    }
+    const t: Tracked = { requests: 0 };
+    open.set(socket, t);
+    socket.once('close', () => {
+      if (open.get(socket) === t) open.delete(socket);
+    });
+  });
+  server.on('request', (req, res) => {
+    const socket = rawSocket(req.socket);
+    const t = open.get(socket);
+    if (!t) return;
+    t.requests++;
+    touch(socket, t);
+    res.once('close', () => {
+      t.requests--;
+      if (open.get(socket) === t) touch(socket, t);
+    });
+  });
+  return {
+    get open() {
+      return open.size;
+    },
+    get evicted() {
+      return counts.evicted;
+    },
+    get refused() {
+      return counts.refused;
+    },
+  };
+}
