@@ -3,7 +3,8 @@
 // a real `debugkit serve` in a child process. The inputs: a catastrophic grep_files pattern on a
 // bundle of five log lines, keploy_list_mocks over a workspace with a 100 MB-scalar set and a
 // 200,000-document set, keploy_mock_test loading each of those sets (refused: past the bounds)
-// and a 20,000-document set (at the bound: parsed and replayed), a request body dripping one
+// and a 20,000-document set (at the bound: parsed and replayed), 20,000 pipelined Redis misses and
+// Generic hits against sets of 19,000 (answered in slices), a request body dripping one
 // byte at a time, and 100,000-character arguments (the audit redactor reads every argument).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
@@ -30,6 +31,21 @@ const CATASTROPHIC = '(?=a)(a+)+$';
 const LONG_CALLS = envInt('BENCH_LIVENESS_LONG_CALLS', 200);
 /** Documents of the set keploy_mock_test replays at its bound (scan.ts PARSE_MAX_DOCS). */
 const BOUND_DOCS = 20_000;
+/** Recorded exchanges of the pipelined-burst sets, and requests the program sends in one write. */
+const BURST_MOCKS = 19_000;
+const BURST_REQUESTS = 20_000;
+/** Pipelined bursts replayed (attack 18c): each request a Redis miss, or a Generic hit. Each answer ends with one newline. */
+const BURSTS = [
+  {
+    set: 'redis-burst',
+    kind: 'Redis',
+    port: 6379,
+    recorded: (i: number) => [`*3\r\n$3\r\nSET\r\n$${String(i).length + 1}\r\nk${i}\r\n$1\r\nv\r\n`, '+OK\r\n'],
+    send: '*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$1\r\nv\r\n',
+    what: 'Redis misses',
+  },
+  { set: 'generic-burst', kind: 'Generic', port: 7777, recorded: (i: number) => [`Q${String(i).padStart(6, '0')}\n`, 'A\n'], send: 'Q000000\n', what: 'Generic hits' },
+] as const;
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
@@ -121,16 +137,32 @@ function workspace(): { base: string; root: string; cache: string } {
   for (let i = 0; i < 100; i++) writeSync(fd, block);
   writeSync(fd, '\n');
   closeSync(fd);
-  const doc = (i: number) => `version: api.keploy.io/v1beta1\nkind: Generic\nname: mock-${i}\nspec:\n  metadata: {}\n---\n`;
-  const documents = (file: string, count: number) => {
+  const empty = (i: number) => `version: api.keploy.io/v1beta1\nkind: Generic\nname: mock-${i}\nspec:\n  metadata: {}\n---\n`;
+  const documents = (file: string, count: number, doc = empty) => {
     fd = openSync(file, 'w');
-    for (let i = 0; i < count; i += 1000) writeSync(fd, Array.from({ length: 1000 }, (_, k) => doc(i + k)).join(''));
+    for (let i = 0; i < count; i += 1000) writeSync(fd, Array.from({ length: Math.min(1000, count - i) }, (_, k) => doc(i + k)).join(''));
     closeSync(fd);
   };
   documents(path.join(root, 'keploy', 'many', 'mocks.yaml'), 200_000);
   // Apart from ./keploy (the listing row lists that): a set at keploy_mock_test's bound.
   mkdirSync(path.join(root, 'keploy-replay', 'bound'), { recursive: true });
   documents(path.join(root, 'keploy-replay', 'bound', 'mocks.yaml'), BOUND_DOCS);
+  // Pipelined bursts: recorded exchanges (Redis `SET k<i> v`, Generic `Q<i>`) and a program sending one request N times in one write.
+  for (const burst of BURSTS) {
+    mkdirSync(path.join(root, 'keploy-replay', burst.set), { recursive: true });
+    documents(path.join(root, 'keploy-replay', burst.set, 'mocks.yaml'), BURST_MOCKS, (i) => {
+      const [request, response] = burst.recorded(i);
+      const field = burst.kind === 'Redis' ? 'redis' : 'generic';
+      const message = (origin: string, data: string) => `        - origin: ${origin}\n          message:\n            - type: string\n              data: ${JSON.stringify(data)}\n`;
+      return `version: api.keploy.io/v1beta1\nkind: ${burst.kind}\nname: mock-${i}\nspec:\n    metadata: {}\n    ${field}requests:\n${message('client', request)}    ${field}responses:\n${message('server', response)}---\n`;
+    });
+  }
+  writeFileSync(
+    path.join(root, 'burst.py'),
+    'import socket, sys\nport, n, payload = int(sys.argv[1]), int(sys.argv[2]), bytes.fromhex(sys.argv[3])\n' +
+      's = socket.create_connection(("127.0.0.1", port), timeout=300)\ns.sendall(payload * n)\ngot = 0\n' +
+      'while got < n:\n    b = s.recv(1 << 20)\n    if not b:\n        break\n    got += b.count(b"\\n")\nprint("answers", got)\n',
+  );
   return { base, root, cache: path.join(base, 'cache') };
 }
 
@@ -211,6 +243,12 @@ export const livenessBench: BenchModule = {
         { input: 'keploy_list_mocks: a 100 MB scalar + 200,000 documents', pings: [], answered: [], outcome: '' },
         { input: 'keploy_mock_test: a 100 MB scalar, then 200,000 documents', pings: [], answered: [], outcome: '' },
         { input: `keploy_mock_test: ${BOUND_DOCS.toLocaleString('en-US')} documents (parsed, replayed)`, pings: [], answered: [], outcome: '' },
+        ...BURSTS.map((b) => ({
+          input: `keploy_mock_test: ${BURST_REQUESTS.toLocaleString('en-US')} pipelined ${b.what} against ${BURST_MOCKS.toLocaleString('en-US')} recorded`,
+          pings: [] as number[],
+          answered: [] as number[],
+          outcome: '',
+        })),
         { input: 'a body dripping 1 byte / 100 ms', pings: [], answered: [], outcome: '' },
         { input: `100,000-character arguments (x${LONG_CALLS} per round)`, pings: [], answered: [], outcome: '' },
       ];
@@ -258,12 +296,23 @@ export const livenessBench: BenchModule = {
         rows[4]!.answered.push(performance.now() - boundStarted);
         const boundAnswer = await bound;
         rows[4]!.outcome = String(boundAnswer.body?.result?.structuredContent?.message ?? text(boundAnswer)).slice(0, 80);
+        // Pipelined bursts against large sets: answered in slices.
+        for (const [i, b] of BURSTS.entries()) {
+          const row = rows[5 + i]!;
+          const burstStarted = performance.now();
+          const command = `/usr/bin/python3 burst.py ${b.port} ${BURST_REQUESTS} ${Buffer.from(b.send).toString('hex')}`;
+          const burst = call(port, 'keploy_mock_test', { command, mockName: b.set, path: 'keploy-replay', timeout: 600 });
+          row.pings.push(...(await pingWhile(port, burst)));
+          row.answered.push(performance.now() - burstStarted);
+          const answer = (await burst).body?.result?.structuredContent;
+          row.outcome = `${answer?.mocksReplayed} replayed, ${answer?.mocksMissed} missed, exit ${answer?.appExitCode}`;
+        }
         // A body that never finishes: dropped at --body-deadline.
         const body = drip(port, 100_000);
-        rows[5]!.pings.push(...(await pingWhile(port, body)));
+        rows[7]!.pings.push(...(await pingWhile(port, body)));
         const dropped = await body;
-        rows[5]!.answered.push(dropped.ms);
-        rows[5]!.outcome = `dropped after ${dropped.sent} bytes`;
+        rows[7]!.answered.push(dropped.ms);
+        rows[7]!.outcome = `dropped after ${dropped.sent} bytes`;
         // Long arguments, refused or not, are audited.
         const longStarted = performance.now();
         const long = (async () => {
@@ -271,9 +320,9 @@ export const livenessBench: BenchModule = {
           for (let i = 0; i < LONG_CALLS; i++) last = await call(port, 'read_file', { path: `/${'a'.repeat(100_000)}` });
           return last!;
         })();
-        rows[6]!.pings.push(...(await pingWhile(port, long)));
-        rows[6]!.answered.push((performance.now() - longStarted) / LONG_CALLS);
-        rows[6]!.outcome = text(await long).slice(0, 60);
+        rows[8]!.pings.push(...(await pingWhile(port, long)));
+        rows[8]!.answered.push((performance.now() - longStarted) / LONG_CALLS);
+        rows[8]!.outcome = text(await long).slice(0, 60);
       }
 
       const stats = rows.map((r) => ({ row: r, s: summarize(r.pings), a: r.answered.length ? summarize(r.answered) : undefined }));
@@ -313,7 +362,7 @@ export const livenessBench: BenchModule = {
           'side by side with the idle baseline in the same run (goal: p99 under 50 ms).',
         method: [
           `A real \`debugkit serve\` (dist/cli.js, one --api-key, toolsets bundles and mocks, --grep-timeout ${GREP_TIMEOUT_S}, --body-deadline ${BODY_DEADLINE_S}) in a child process; the bench process is both clients.`,
-          `${ROUNDS} rounds, each: ${WINDOW_MS} ms idle; grep_files \`${CATASTROPHIC}\` over a bundle of five log lines (one of them 40 a's and a !), answered when the server stops it; keploy_list_mocks three times over ./keploy holding a set of one 100 MB scalar, a set of 200,000 small documents and a normal set; keploy_mock_test (command /usr/bin/true) on the 100 MB set then the 200,000-document set (answered in: the mean of the two); keploy_mock_test on a set of ${BOUND_DOCS} small Generic documents, parsed (the cache of parsed sets emptied first) and replayed; a POST /mcp announcing 100,000 bytes and sending one every 100 ms, until the server drops it; read_file ${LONG_CALLS} times in a row with a 100,000-character path.`,
+          `${ROUNDS} rounds, each: ${WINDOW_MS} ms idle; grep_files \`${CATASTROPHIC}\` over a bundle of five log lines (one of them 40 a's and a !), answered when the server stops it; keploy_list_mocks three times over ./keploy holding a set of one 100 MB scalar, a set of 200,000 small documents and a normal set; keploy_mock_test (command /usr/bin/true) on the 100 MB set then the 200,000-document set (answered in: the mean of the two); keploy_mock_test on a set of ${BOUND_DOCS} small Generic documents, parsed (the cache of parsed sets emptied first) and replayed; keploy_mock_test of a Python program sending ${BURST_REQUESTS} requests pipelined in one write on one connection, against a set of ${BURST_MOCKS} recorded exchanges: Redis \`SET x v\` (each a miss, its closest looked for) and Generic \`Q000000\` (each a hit); a POST /mcp announcing 100,000 bytes and sending one every 100 ms, until the server drops it; read_file ${LONG_CALLS} times in a row with a 100,000-character path.`,
           'Pings are plain JSON-RPC `ping` POSTs over a keep-alive connection, timed from request to the end of the answer; percentiles nearest rank over the rounds pooled.',
         ],
         tables: [table],
