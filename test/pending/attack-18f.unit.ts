@@ -33,6 +33,21 @@
 //       export TOKEN=hunter2\nTOKEN (x)                                  -> hunter2 kept
 //     Each is a shell word (SECURITY.md: "A shell word ... is never code, whatever follows"); the
 //     value of `NAME=value` followed by a command or `;` is not code whatever comes later.
+//
+// F3. Pipelined requests on new connections, no key needed (STALL: new clients wait seconds or are
+//     never answered). One Python process opens connections as fast as they are accepted (about 60
+//     a second, 200 kept open, the oldest closed), each sending 1,000 pipelined `POST /mcp` of 72
+//     bytes with no key (72 KB in one write) and reading nothing (SO_RCVBUF 1 KiB). The server
+//     answers each request 401 before it reads the next, some 1,000 per connection until the
+//     unread answers fill the socket: tens of ms of the main thread per connection, so it accepts
+//     a dozen connections a second, the listen queue (511) stays full and the kernel drops new
+//     SYNs (TcpExtListenOverflows grew). Another key's pings on its open keep-alive connection
+//     stay fast (slowest 50-202 ms), but a ping on a new connection took 4.2-5.8 s, and the next
+//     one got no answer in 15 s; with the default bound and with --max-connections 64 alike. The
+//     test below (default bound): fresh pings of 317, 1,494 and 7,686 ms, then none in 10 s.
+//     Without the attack a fresh ping takes 2-8 ms. (Node's `server.maxRequestsPerSocket`, or
+//     answering a connection's pipelined requests only as its answers are read, would bound a
+//     connection's share.)
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
@@ -164,4 +179,73 @@ describe('attack 18f F2: a name followed by a parenthesis later keeps a shell wo
       expect(redactText(text)).not.toContain(secret);
     });
   }
+});
+
+/** New connections, each with `k` pipelined keyless requests sent at once and never read; `keep` kept open, the oldest closed. */
+const CHURN = `import collections, socket, sys, time
+port = int(sys.argv[1]); keep = int(sys.argv[2]); k = int(sys.argv[3]); hold = float(sys.argv[4])
+req = b"POST /mcp HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nContent-Length: 2\\r\\n\\r\\n{}" * k
+q = collections.deque(); opened = 0
+end = time.time() + hold
+while time.time() < end:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    try:
+        s.connect(("127.0.0.1", port)); s.setblocking(False)
+        try: s.send(req)
+        except OSError: pass
+        q.append(s); opened += 1
+        if opened == 1: print("started", flush=True)
+    except OSError:
+        s.close()
+    while len(q) > keep: q.popleft().close()
+    time.sleep(0.005)
+print("opened", opened, flush=True)
+`;
+
+/** A ping on a new connection: its status (or error) and round trip. */
+function timedFreshPing(s: KeyedServer, key: string, timeoutMs: number): Promise<{ status: string; ms: number }> {
+  const t = performance.now();
+  return new Promise((resolve) => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const req = http.request(s.node.url, { method: 'POST', agent: false, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: String(res.statusCode), ms: performance.now() - t }));
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer in ${timeoutMs} ms`)));
+    req.on('error', (e) => resolve({ status: `error: ${e.message}`, ms: performance.now() - t }));
+    req.end(body);
+  });
+}
+
+describe('attack 18f F3: keyless pipelined requests on new connections keep new clients out', () => {
+  let s: KeyedServer;
+  let root: string;
+  let churn: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    root = tempDir('debugkit-attack18f-churn-');
+    writeFileSync(path.join(root, 'churn.py'), CHURN);
+    s = await startKeyedServer(root, { other: 'bundles:read' }, ['--toolsets', 'bundles']);
+  }, 60_000);
+  afterAll(async () => {
+    churn?.kill('SIGKILL');
+    await stopAttackServer(s, root);
+  });
+
+  it("another key's pings on new connections are answered within a second", async () => {
+    const other = s.keys.other!.key;
+    const before = await timedFreshPing(s, other, 5_000);
+    expect(before.status, 'control: a fresh ping before').toBe('200');
+    const said: string[] = [];
+    churn = spawn('python3', [path.join(root, 'churn.py'), new URL(s.node.url).port, '200', '1000', '25'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    churn.stdout!.on('data', (d) => said.push(String(d)));
+    expect(await waitFor(() => said.join('').includes('started'), 10_000), said.join('')).toBe(true);
+    const pings: Array<{ status: string; ms: number }> = [];
+    const t = performance.now();
+    while (performance.now() - t < 12_000) pings.push(await timedFreshPing(s, other, 10_000));
+    const bad = pings.filter((p) => p.status !== '200' || p.ms > 1_000);
+    expect(bad, `${pings.length} fresh pings (idle ${before.ms.toFixed(0)} ms): ${pings.map((p) => `${p.status}/${p.ms.toFixed(0)}`).join(', ')}`).toEqual([]);
+  }, 90_000);
 });
