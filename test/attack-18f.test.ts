@@ -10,11 +10,15 @@
 // - the redactor: a call before the assignment, a call of a name in another case, a method
 //   (`obj.token(`), a longer name (`mytoken(`) or a `$name(` do not keep the value; past 16 distinct
 //   called names the values are hidden; 32,000 assignments (550 KB, far past the 64 KiB an
-//   argument is cut to) are redacted in well under a second, with every called name or none.
+//   argument is cut to) are redacted in well under a second, with every called name or none;
+// - the byte queue Redis replay frames from: 4,000,000 one-byte chunks (130 ms), and 1,000,000
+//   chunks of which all but one byte is consumed each time, so the queue is never empty (68 ms):
+//   linear, where appending by copying what is held would be quadratic.
 import { connect, type Socket } from 'node:net';
 import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redactText } from '../src/control/audit.js';
+import { ByteQueue } from '../src/core/byte-queue.js';
 import { openMcpSession } from './helpers/control.js';
 import { startKeyedServer, stopAttackServer, type KeyedServer } from './helpers/attack.js';
 import { waitFor } from './helpers/procs.js';
@@ -129,5 +133,26 @@ describe("attack 18f: the redactor's called-name rule keeps only what the text c
       redactText(text);
       expect(performance.now() - t, `${names} names`).toBeLessThan(1_000);
     }
+  });
+});
+
+describe('attack 18f: the byte queue with many tiny chunks', () => {
+  it('4,000,000 one-byte chunks, and 1,000,000 chunks leaving one byte each behind, are appended in linear time', () => {
+    let t = performance.now();
+    const q = new ByteQueue();
+    const one = Buffer.from('x');
+    for (let i = 0; i < 4_000_000; i++) q.push(one);
+    expect(q.length).toBe(4_000_000);
+    expect(performance.now() - t, 'one-byte chunks').toBeLessThan(3_000);
+    t = performance.now();
+    const r = new ByteQueue();
+    const chunk = Buffer.alloc(100, 1);
+    for (let i = 0; i < 1_000_000; i++) {
+      r.push(chunk);
+      r.consume(99);
+    }
+    expect(r.length).toBe(1_000_000);
+    expect(r.view().every((b) => b === 1)).toBe(true);
+    expect(performance.now() - t, 'a queue never empty').toBeLessThan(3_000);
   });
 });
