@@ -63,10 +63,9 @@
 //     10,300 connections, 0 of 1,012 (the flood did not churn fast enough there). Closing first
 //     the connections whose headers never came whole, or sparing a connection that finished a
 //     request within the last moment, would keep a live client's socket.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redactText } from '../../src/control/audit.js';
