@@ -221,6 +221,7 @@ interface ServeOpts extends CommonOpts {
   maxMcpSessionsPerKey: number;
   headerTimeout: number;
   maxConnections?: number;
+  maxRequestsPerKey?: number;
   bodyTimeout: number;
   bodyDeadline: number;
   maxPendingBodiesPerKey: number;
@@ -249,6 +250,7 @@ async function runHttp(opts: ServeOpts): Promise<void> {
     maxMcpSessionsPerKey: opts.maxMcpSessionsPerKey,
     headersTimeoutMs: opts.headerTimeout * 1000,
     ...(opts.maxConnections !== undefined ? { maxConnections: opts.maxConnections } : {}),
+    ...(opts.maxRequestsPerKey !== undefined ? { maxRequestsPerKey: opts.maxRequestsPerKey } : {}),
     bodyTimeoutMs: opts.bodyTimeout * 1000,
     bodyDeadlineMs: opts.bodyDeadline * 1000,
     maxPendingBodiesPerKey: opts.maxPendingBodiesPerKey,
@@ -357,6 +359,11 @@ export function buildProgram(): Command {
         '--max-connections <n>',
         'most connections open at once (default: half the open-files limit, 64 to 16384); past it the one idle longest (no request in progress) is closed',
         intArg('--max-connections', 2, 1_000_000),
+      )
+      .option(
+        '--max-requests-per-key <n>',
+        'most requests one API key may have in progress at once, an open SSE stream included (default: a quarter of --max-connections, 4 to 256; more: HTTP 429)',
+        intArg('--max-requests-per-key', 1, 1_000_000),
       )
       .option('--body-timeout <seconds>', 'drop a request whose body stalls this long (SSE streams and long calls are not affected)', intArg('--body-timeout', 1, 3600), 30)
       .option('--body-deadline <seconds>', 'drop a request whose body is not complete this long after its headers, however steadily it arrives', intArg('--body-deadline', 1, 3600), 60)

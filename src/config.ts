@@ -37,6 +37,8 @@ export interface Config {
     headersTimeoutMs?: number;
     /** Most connections open at once (--max-connections; default: half the descriptor limit, 64 to 16,384); past it the longest idle one is closed. */
     maxConnections?: number;
+    /** Most requests one key may have in progress at once (--max-requests-per-key; default a quarter of --max-connections, 4 to 256); more are refused, 429. */
+    maxRequestsPerKey?: number;
     /** A request body that stalls this long between chunks is dropped (SSE and long calls are not). */
     bodyTimeoutMs?: number;
     /** A request body not complete this long after its headers is dropped, however steadily it arrives (--body-deadline). */

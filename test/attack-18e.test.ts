@@ -153,7 +153,7 @@ describe("attack 18e: keploy_mock_test calls abandoned (the client leaves) while
     expect(counts.leak, `${JSON.stringify(counts)}; a leak: ${example.slice(0, 700)}`).toBe(0);
     expect(counts.inside, `the set was loaded at all: ${JSON.stringify(counts)}`).toBeGreaterThan(0);
     // Every abandoned call's directories are closed once it has ended (its worker job included).
-    expect(await waitFor(() => fds() <= before + 4, 30_000), `the server held ${before} descriptors before, ${fds()} after`).toBe(true);
+    expect(await waitFor(() => fds() <= before + 4, 120_000), `the server held ${before} descriptors before, ${fds()} after`).toBe(true);
   }, 300_000);
 });
 

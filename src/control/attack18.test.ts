@@ -174,7 +174,17 @@ describe('attack 18c: code in f-strings and calls is kept; a shell word is a sec
 
   it('a name called further on holds code: its value (a name) is kept; a name never called is a secret', () => {
     expect(redactText('x=1;token=os.system;token("rm -rf ~")')).toBe('x=1;token=os.system;token("rm -rf ~")');
-    expect(redactText('token=os.system\ntoken ("id")')).toBe('token=os.system\ntoken ("id")');
+    expect(redactText('token=os.system\ntoken("id")')).toBe('token=os.system\ntoken("id")');
+    // Attack 18f (F2): only a dotted path ending its statement, called as `NAME(` (no blank, not in a longer word), is kept.
+    for (const [text, kept] of [
+      ['token=ghp_abc123 ./deploy.sh  # the token (from vault)', 'token=[REDACTED] ./deploy.sh  # the token (from vault)'],
+      ['PGPASSWORD=hunter2 psql -c "select 1"  # PGPASSWORD (see docs)', 'PGPASSWORD=[REDACTED] psql -c "select 1"  # PGPASSWORD (see docs)'],
+      ['password=hunter2 ./run.sh --header=x-password(1)', 'password=[REDACTED] ./run.sh --header=x-password(1)'],
+      ['token=hunter2; token=os.system; token("id")', 'token=[REDACTED]; token=os.system; token("id")'],
+      ['export TOKEN=hunter2\nTOKEN (x)', 'export TOKEN=[REDACTED]\nTOKEN (x)'],
+      ['TOKEN=a.b ./run # TOKEN(x)', 'TOKEN=[REDACTED] ./run # TOKEN(x)'],
+    ])
+      expect(redactText(text), text).toBe(kept);
     expect(redactText('token=abc; mytoken("x")')).toBe('token=[REDACTED]; mytoken("x")');
     expect(redactText('token=os.system; x.token("x")')).toBe('token=[REDACTED]; x.token("x")');
     // Called before, not after; and a literal is never code.

@@ -390,18 +390,23 @@ function isCodeAt(text: string, at: number, spaced: boolean, lambdaDefault = fal
   return CONSTANT.has(m[0]) || (spaced && m[0].includes('.'));
 }
 
-/** The unquoted value at `at` is a name in code and nothing more (a dotted path, then its end). */
-function isWholeName(text: string, at: number): boolean {
+/**
+ * The unquoted value at `at` is a dotted path in code and nothing more (`os.system`), ending its
+ * statement (at `;`, a line's end or the text's end). A shell word followed by a command
+ * (`NAME=value cmd`) or a word without a dot is never taken for one.
+ */
+function isDottedStatement(text: string, at: number): boolean {
   CODE_NAME.lastIndex = at;
   const m = CODE_NAME.exec(text);
-  if (m === null || CONSTANT.has(m[0])) return false;
+  if (m === null || !m[0].includes('.')) return false;
   const after = text[at + m[0].length];
-  return after === undefined || after === ';' || after === '\n' || after === ' ' || after === '\t';
+  return after === undefined || after === ';' || after === '\n' || after === '\r';
 }
 
 /**
- * Whether a name is called (`name(`) after a place in the text: where each name is last called
- * is found once (one scan of the text per distinct name, for at most MAX_CALLED names; past that,
+ * Whether a name is called (`name(`, the parenthesis right after it, not inside a longer name or
+ * word: `x-name(`, `my_name(` and `name (` in prose are not calls) after a place in the text:
+ * where each name is last called is found once (one scan of the text per distinct name, for at most MAX_CALLED names; past that,
  * names are taken as not called and their values stay hidden), so a text of many assignments
  * costs no more than a few scans.
  */
@@ -416,7 +421,7 @@ class CalledNames {
       if (this.lastCall.size >= CalledNames.MAX_CALLED) return false;
       last = -1;
       // The last `name(` (or `name (`) not inside a longer name.
-      const call = new RegExp(`(?<![\\w.$])${name.replace(/[.$-]/g, (ch) => `\\${ch}`)}[ \\t]{0,8}\\(`, 'g');
+      const call = new RegExp(`(?<![\\w.$-])${name.replace(/[.$-]/g, (ch) => `\\${ch}`)}\\(`, 'g');
       for (let m = call.exec(this.text); m; m = call.exec(this.text)) last = m.index;
       this.lastCall.set(name, last);
     }
@@ -476,7 +481,7 @@ function nameValueSpans(text: string, spans: Span[]): void {
     const inCode = assigned || bracketed || /[,{][ \t]*$/.test(before) || /[\w)\]][ \t]{0,8}\([ \t]*$/.test(before) || lambdaDefault;
     if (!inQuery && inCode && isCodeAt(text, at, assigned, lambdaDefault)) continue;
     // A name called further on (`token=os.system;token("id")`) holds code, not a secret: its value is kept.
-    if (!inQuery && !quoted && c === '=' && isWholeName(text, at) && called.later(name, i)) continue;
+    if (!inQuery && !quoted && c === '=' && isDottedStatement(text, at) && called.later(name, i)) continue;
     let value = valueAt(text, at, prefix !== null && /f/i.test(prefix[0]), !inCode && !inQuery && c === '=');
     // Authorization: Bearer xyz: the secret is the word after the scheme. Digest's parameters
     // (username=, realm=, ...) are not secret; its response= is (digestSpans).

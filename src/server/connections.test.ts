@@ -1,4 +1,4 @@
-import { createServer, request, type Server } from 'node:http';
+import { Agent, createServer, request, type Server } from 'node:http';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultMaxConnections, limitConnections, openFilesLimit } from './connections.js';
@@ -12,7 +12,10 @@ afterEach(async () => {
 });
 
 async function serve(max: number, handler: (res: import('node:http').ServerResponse) => void) {
-  const server = createServer((_req, res) => handler(res));
+  const server = createServer((req, res) => {
+    limit.admit(req, res);
+    handler(res);
+  });
   servers.push(server);
   const limit = limitConnections(server, max);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -69,6 +72,28 @@ describe('the bound on open connections', () => {
     expect(newer.every((s) => !s.destroyed)).toBe(true);
     expect((await get(port)).status).toBe(200);
     for (const s of newer) s.destroy();
+  });
+
+  it("half-open connections never push out a working client's kept-alive connection (attack 18f F4)", async () => {
+    const { port, limit } = await serve(8, (res) => res.end('ok'));
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const ask = () =>
+      new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/', agent, method: 'POST' }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        req.end('x');
+      });
+    expect(await ask()).toBe(200);
+    const flood = [];
+    for (let i = 0; i < 40; i++) flood.push(await halfOpen(port));
+    expect(limit.evicted).toBe(40 - 7);
+    // Its next request goes on the same connection, which is still there.
+    expect(await ask()).toBe(200);
+    agent.destroy();
+    for (const s of flood) s.destroy();
   });
 
   it('a connection answering a request is never closed for room: with all of them busy, a new one is refused', async () => {

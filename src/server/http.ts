@@ -11,7 +11,7 @@ import { LOCAL_PRINCIPAL, type Debugkit, type Denial, type Principal } from './c
 import { admitBody, MAX_BATCH, statusFor } from './gate.js';
 import { sendDenial, sessionToForward } from './forwarding.js';
 import { sendJson, sendRestError } from '../mcp/rest.js';
-import { BodyTooLargeError, matchRoute, PendingBodies, readBody, TooManyBodiesError } from './rest.js';
+import { BodyTooLargeError, KeyedSlots, matchRoute, PendingBodies, readBody, TooManyAtOnceError } from './rest.js';
 import { collapsibleId, isModernRequest, toRequest, writeResponse } from './web.js';
 import { isPlainRequest, PlainServers } from './plain.js';
 
@@ -53,6 +53,17 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   // --body-deadline in all) and in number (--max-pending-bodies-per-key, --max-pending-bodies).
   const bodyDeadlineMs = http.bodyDeadlineMs ?? 60_000;
   const pendingBodies = new PendingBodies({ perKey: http.maxPendingBodiesPerKey ?? 16, total: http.maxPendingBodies ?? 256 });
+  // Requests in progress per key (an SSE stream counts while open): one key's waiting calls cannot
+  // hold every connection --max-connections allows (at most a quarter of them by default).
+  const maxRequestsPerKey = http.maxRequestsPerKey ?? Math.max(4, Math.min(256, Math.floor((http.maxConnections ?? defaultMaxConnections()) / 4)));
+  const inProgress = new KeyedSlots(
+    { perKey: maxRequestsPerKey, total: Number.POSITIVE_INFINITY },
+    (_over, held) =>
+      new TooManyAtOnceError(
+        `Too many requests in progress for this key: ${held} of the ${maxRequestsPerKey} one key may have at once (--max-requests-per-key; an open SSE stream counts); wait for earlier answers`,
+        429,
+      ),
+  );
   const receiveBody = (req: IncomingMessage, principal: Principal, emptyAs?: unknown) =>
     pendingBodies.receive(principal.id, () => readBody(req, http.maxBodyBytes, { ...(emptyAs !== undefined ? { emptyAs } : {}), stallMs: http.bodyTimeoutMs, deadlineMs: bodyDeadlineMs }));
   const hostRules = allowedHostRules(http.host, http.allowedHosts);
@@ -270,6 +281,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
       res.setHeader('WWW-Authenticate', bearerChallenge(fields === 0 ? 'invalid_request' : 'invalid_token'));
       return jsonRpcError(res, 401, AUTH_FAILED, 'Authentication failed');
     }
+    res.once('close', inProgress.take(principal.id));
     if (url.pathname === '/mcp') return handleMcp(req, res, principal);
     const found = matchRoute(routes, req.method ?? 'GET', url.pathname);
     if (found) {
@@ -295,11 +307,12 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
 
   const headersTimeout = http.headersTimeoutMs ?? 15_000;
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    connections.admit(req, res);
     const started = performance.now();
     handle(req, res)
       .catch((err: unknown) => {
         if (res.headersSent) return void res.end();
-        if (err instanceof TooManyBodiesError) {
+        if (err instanceof TooManyAtOnceError) {
           // The body was not read: the connection closes after the answer rather than wait for it.
           res.setHeader('Connection', 'close');
           if (req.url?.startsWith('/mcp')) return jsonRpcError(res, err.httpStatus, -32000, err.message);
@@ -327,8 +340,8 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   // An idle keep-alive connection is closed well before the header timeout could fire on it, and
   // the Keep-Alive hint makes clients retire it first, so a reused socket never meets a closing one.
   server.keepAliveTimeout = Math.min(5_000, Math.max(1_000, headersTimeout / 2));
-  // Connections held open with nothing whole sent cannot take every descriptor.
-  limitConnections(server, http.maxConnections ?? defaultMaxConnections());
+  // Connections held open with nothing whole sent cannot take every descriptor (onRequest counts each request in).
+  const connections = limitConnections(server, http.maxConnections ?? defaultMaxConnections());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(http.port, http.host, () => resolve());

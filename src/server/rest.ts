@@ -21,12 +21,13 @@ export class BodyStalledError extends DebugkitError {
 }
 
 /**
- * A body refused before it is read: the key (or the server) already has as many bodies still
- * arriving as it may (--max-pending-bodies-per-key, --max-pending-bodies). HTTP 429 for the key's
- * bound, 503 for the server's; the connection is closed after the answer.
+ * A request refused before it is served: the key (or the server) already has as many of something
+ * at once as it may: bodies still arriving (--max-pending-bodies-per-key, --max-pending-bodies) or
+ * requests in progress (--max-requests-per-key). HTTP 429 for a key's bound, 503 for the server's;
+ * the connection is closed after the answer.
  */
-export class TooManyBodiesError extends DebugkitError {
-  override name = 'TooManyBodiesError';
+export class TooManyAtOnceError extends DebugkitError {
+  override name = 'TooManyAtOnceError';
   constructor(
     message: string,
     readonly httpStatus: 429 | 503,
@@ -36,36 +37,59 @@ export class TooManyBodiesError extends DebugkitError {
 }
 
 /**
- * Counts the request bodies still arriving, per key and in all, and refuses one past either bound
- * (TooManyBodiesError) before reading it. `receive` returns what `read` returned.
+ * Slots counted per key and in all: `take` one, or be refused past either bound (the error
+ * `refuse` makes); the function it returns gives the slot back (once, however often called).
  */
-export class PendingBodies {
+export class KeyedSlots {
   private readonly perKey = new Map<string, number>();
   private total = 0;
 
-  constructor(private readonly bounds: { perKey: number; total: number }) {}
+  constructor(
+    private readonly bounds: { perKey: number; total: number },
+    private readonly refuse: (over: 'key' | 'server', held: number) => Error,
+  ) {}
 
-  async receive<T>(keyId: string, read: () => Promise<T>): Promise<T> {
+  take(keyId: string): () => void {
     const mine = this.perKey.get(keyId) ?? 0;
-    if (mine >= this.bounds.perKey) {
-      throw new TooManyBodiesError(
-        `Too many request bodies still arriving for this key: ${mine} of the ${this.bounds.perKey} one key may send at once (--max-pending-bodies-per-key); ` +
-          'send each body whole, at once, and wait for earlier requests to be read',
-        429,
-      );
-    }
-    if (this.total >= this.bounds.total) {
-      throw new TooManyBodiesError(`Too many request bodies still arriving on this server: ${this.total} of ${this.bounds.total} (--max-pending-bodies); retry shortly`, 503);
-    }
+    if (mine >= this.bounds.perKey) throw this.refuse('key', mine);
+    if (this.total >= this.bounds.total) throw this.refuse('server', this.total);
     this.perKey.set(keyId, mine + 1);
     this.total++;
-    try {
-      return await read();
-    } finally {
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
       this.total--;
       const left = (this.perKey.get(keyId) ?? 1) - 1;
       if (left > 0) this.perKey.set(keyId, left);
       else this.perKey.delete(keyId);
+    };
+  }
+}
+
+/** The request bodies still arriving, per key and in all: one past either bound is refused (TooManyAtOnceError) before it is read. */
+export class PendingBodies {
+  private readonly slots: KeyedSlots;
+
+  constructor(bounds: { perKey: number; total: number }) {
+    this.slots = new KeyedSlots(bounds, (over, held) =>
+      over === 'key'
+        ? new TooManyAtOnceError(
+            `Too many request bodies still arriving for this key: ${held} of the ${bounds.perKey} one key may send at once (--max-pending-bodies-per-key); ` +
+              'send each body whole, at once, and wait for earlier requests to be read',
+            429,
+          )
+        : new TooManyAtOnceError(`Too many request bodies still arriving on this server: ${held} of ${bounds.total} (--max-pending-bodies); retry shortly`, 503),
+    );
+  }
+
+  /** What `read` returned, the body counted while it arrives. */
+  async receive<T>(keyId: string, read: () => Promise<T>): Promise<T> {
+    const release = this.slots.take(keyId);
+    try {
+      return await read();
+    } finally {
+      release();
     }
   }
 }

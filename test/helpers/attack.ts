@@ -1,6 +1,7 @@
 // What the attack tests share (test/attack-17*.test.ts): a node with one key per scope, a key
 // holder's plain JSON-RPC call, and gdb attacks checked by their effect on the host.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { MODERN_PROTOCOL } from './client.js';
@@ -163,4 +164,19 @@ export async function slowestPingWhile(s: KeyedServer, key: string, pending: { p
     await Promise.race([settled, new Promise((r) => setTimeout(r, 10))]);
   }
   return { slowest: Math.max(0, ...rtts), count: rtts.length };
+}
+
+/** One ping of `key` on a connection of its own (no keep-alive): its status, or how it failed (bounded by `timeoutMs`). */
+export function freshPing(s: KeyedServer, key: string, timeoutMs = 10_000): Promise<string> {
+  return new Promise((resolve) => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const req = http.request(s.node.url, { method: 'POST', agent: false, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(String(res.statusCode)));
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer in ${timeoutMs / 1000} s`)));
+    req.on('error', (e) => resolve(`error: ${e.message}`));
+    req.end(body);
+  });
 }

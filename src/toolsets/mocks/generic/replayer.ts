@@ -111,6 +111,13 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
     // Nothing more is read: once our side is flushed, the connection goes.
     client.once('finish', () => client.destroy());
   };
+  /** Writes an answer; past what the client's socket takes, no more requests are read until it drains (answers only follow requests: holding the requests back is the backpressure). */
+  const write = (bytes: Buffer) => {
+    if (!client.write(bytes) && !holds.has('drain')) {
+      hold('drain');
+      client.once('drain', () => release('drain'));
+    }
+  };
   const send = (entry: GenericEntry, greeting: boolean, reused: boolean, consumed = entry.request.length, shift = 0) => {
     if (entry.truncated) {
       const { requestBytes, responseBytes } = entry.truncated;
@@ -126,11 +133,7 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
         view?.mysql && !view.mysqlLogins.tls
         ? greetingWithoutTls(entry.response)
         : entry.response;
-    if (response.length > 0 && !client.write(response) && !holds.has('drain')) {
-      // Answers only follow requests: holding the requests back is the backpressure.
-      hold('drain');
-      client.once('drain', () => release('drain'));
-    }
+    if (response.length > 0) write(response);
     if (entry.serverClosed) close();
   };
   const miss = (why?: string, closest?: Closest) => {
@@ -170,7 +173,7 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
     const near = closest ? `; closest ${closest.name}: ${mysqlCommand(closest.request)}` : '';
     const message = `mysql connection to ${target}: no recorded mock for ${command}${near}`;
     options.onMiss?.({ target, bytes: packet.length, preview: previewBytes(packet), ...(closest ? { closest: { name: closest.name, samePrefix: closest.samePrefix } } : {}), message });
-    client.write(mysqlError(packet[3]! + 1, `debugkit: ${message}`));
+    write(mysqlError(packet[3]! + 1, `debugkit: ${message}`));
     return true;
   };
 
