@@ -30,9 +30,14 @@ export interface ReplayAttack {
   rssGrowthMiB?: number;
 }
 
-/** The server's resident memory, in MiB (VmRSS). */
+/** The server's resident memory, in MiB (VmRSS); 0 once it has exited. */
 export function rssMiB(s: KeyedServer): number {
-  const status = readFileSync(`/proc/${s.node.proc.pid}/status`, 'utf8');
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${s.node.proc.pid}/status`, 'utf8');
+  } catch {
+    return 0;
+  }
   return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
 }
 
@@ -61,9 +66,14 @@ export function replayAttacks(title: string, prefix: string, sets: Record<string
         const rssBefore = rssMiB(s);
         let rssMax = rssBefore;
         const sampler = setInterval(() => (rssMax = Math.max(rssMax, rssMiB(s))), 20);
-        const { slowest, count } = await slowestPingWhile(s, s.keys.other!.key, replay);
-        const answer = await replay.promise;
-        clearInterval(sampler);
+        let slowest: number, count: number, answer: Awaited<typeof replay.promise>;
+        try {
+          ({ slowest, count } = await slowestPingWhile(s, s.keys.other!.key, replay));
+          answer = await replay.promise;
+        } finally {
+          // Never left sampling a server that is gone (a failed call stops it).
+          clearInterval(sampler);
+        }
         const took = performance.now() - t;
         const text = answerText(answer, { structured: true });
         expect(a.counted.test(text), `the program ran as meant: ${text.slice(0, 600)} ... ${text.slice(-1200)}`).toBe(true);
