@@ -55,7 +55,8 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   const pendingBodies = new PendingBodies({ perKey: http.maxPendingBodiesPerKey ?? 16, total: http.maxPendingBodies ?? 256 });
   // Requests in progress per key (an SSE stream counts while open): one key's waiting calls cannot
   // hold every connection --max-connections allows (at most a quarter of them by default).
-  const maxRequestsPerKey = http.maxRequestsPerKey ?? Math.max(4, Math.min(256, Math.floor((http.maxConnections ?? defaultMaxConnections()) / 4)));
+  const maxConnections = http.maxConnections ?? defaultMaxConnections();
+  const maxRequestsPerKey = http.maxRequestsPerKey ?? Math.max(4, Math.min(256, Math.floor(maxConnections / 4)));
   const inProgress = new KeyedSlots(
     { perKey: maxRequestsPerKey, total: Number.POSITIVE_INFINITY },
     (_over, held) =>
@@ -341,7 +342,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
   // the Keep-Alive hint makes clients retire it first, so a reused socket never meets a closing one.
   server.keepAliveTimeout = Math.min(5_000, Math.max(1_000, headersTimeout / 2));
   // Connections held open with nothing whole sent cannot take every descriptor (onRequest counts each request in).
-  const connections = limitConnections(server, http.maxConnections ?? defaultMaxConnections());
+  const connections = limitConnections(server, maxConnections);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(http.port, http.host, () => resolve());

@@ -91,8 +91,9 @@ export const bulk = (s: string) => `$${s.length}\\r\\n${s}\\r\\n`;
 export const redisCommand = (...words: string[]) => `*${words.length}\\r\\n${words.map(bulk).join('')}`;
 
 /** A Keploy gRPC mock whose request and response messages are `decoded` (protoscope text, one line). */
-export const grpcYaml = (i: number, decoded: string) =>
-  [
+export const grpcYaml = (i: number, decoded: string) => {
+  const body = ['        body:', '            compression_flag: 0', '            message_length: 0', '            decoded_data: |', `                ${decoded}`];
+  return [
     'version: api.keploy.io/v1beta1',
     'kind: gRPC',
     `name: mock-${i}`,
@@ -107,11 +108,7 @@ export const grpcYaml = (i: number, decoded: string) =>
     '                :scheme: http',
     '            ordinary_headers:',
     '                content-type: application/grpc',
-    '        body:',
-    '            compression_flag: 0',
-    '            message_length: 0',
-    '            decoded_data: |',
-    `                ${decoded}`,
+    ...body,
     '        timestamp: 0001-01-01T00:00:00Z',
     '    grpcResp:',
     '        headers:',
@@ -119,11 +116,7 @@ export const grpcYaml = (i: number, decoded: string) =>
     '                :status: "200"',
     '            ordinary_headers:',
     '                content-type: application/grpc',
-    '        body:',
-    '            compression_flag: 0',
-    '            message_length: 0',
-    '            decoded_data: |',
-    `                ${decoded}`,
+    ...body,
     '        trailers:',
     '            pseudo_headers: {}',
     '            ordinary_headers:',
@@ -133,5 +126,6 @@ export const grpcYaml = (i: number, decoded: string) =>
     '---',
     '',
   ].join('\n');
+};
 
 export const MB = 1 << 20;
