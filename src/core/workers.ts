@@ -107,6 +107,32 @@ type FromWorker =
   | { type: 'failed'; error: { name: string; message: string; fields: Record<string, unknown> } }
   | { type: 'request'; rid: number; request: unknown };
 
+/**
+ * Ends a worker thread. One still loading its modules (`loaded` false) is ended once it has
+ * loaded them (it says 'started' as it takes its job, or it exits), at most STARTUP_MS later: a
+ * thread ended while its module loader reads files leaves those descriptors open for good (Node
+ * closes what the thread's own code opened, not its loader's reads in flight).
+ */
+function endThreadOnceLoaded(worker: Worker, loaded: boolean): void {
+  if (loaded) return void worker.terminate().catch(() => undefined);
+  const end = () => {
+    clearTimeout(bound);
+    worker.off('message', onMessage);
+    void worker.terminate().catch(() => undefined);
+  };
+  const onMessage = (msg: FromWorker) => {
+    if (msg.type === 'started') end();
+  };
+  const bound = setTimeout(end, STARTUP_MS);
+  bound.unref();
+  worker.unref();
+  worker.on('message', onMessage);
+  worker.once('exit', () => {
+    clearTimeout(bound);
+    worker.off('message', onMessage);
+  });
+}
+
 export class WorkerPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Queued[] = [];
@@ -227,6 +253,8 @@ export class WorkerPool {
     // The clocks start when the thread has the job (a new thread loads its modules first).
     const posted = performance.now();
     let begun = false;
+    /** The thread did not load within STARTUP_MS: it is ended as it is. */
+    let loadFailed = false;
 
     const finish = (err: unknown, value?: unknown, endThread = false) => {
       if (settled) return;
@@ -244,7 +272,7 @@ export class WorkerPool {
       if (left <= 0 && !this.queue.some((j) => (j.options.owner ?? '') === owner)) this.lastServed.delete(owner);
       if (endThread) {
         this.drop(slot);
-        void worker.terminate().catch(() => undefined);
+        endThreadOnceLoaded(worker, begun || loadFailed);
       } else {
         slot.busy = false;
         worker.unref();
@@ -292,7 +320,10 @@ export class WorkerPool {
     const check = () => {
       const now = performance.now();
       if (!begun) {
-        if (now - posted >= STARTUP_MS) finish(new WorkerDiedError(`${this.options.name}: the worker thread did not start within ${STARTUP_MS} ms`), undefined, true);
+        if (now - posted >= STARTUP_MS) {
+          loadFailed = true;
+          finish(new WorkerDiedError(`${this.options.name}: the worker thread did not start within ${STARTUP_MS} ms`), undefined, true);
+        }
         return;
       }
       if (outstanding > 0) return;

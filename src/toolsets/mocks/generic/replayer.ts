@@ -326,7 +326,8 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
     if (!view) miss();
     const greeting = view?.greeting();
     if (greeting) send(greeting.entry, true, greeting.reused);
-    client.resume();
+    // Reading starts unless the greeting's write is held for the client to drain.
+    if (holds.size === 0) client.resume();
   });
 }
 

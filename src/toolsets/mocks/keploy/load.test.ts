@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DebugkitError } from '../../../core/errors.js';
 import { MockSetBoundError } from './describe.js';
 import { PARSE_MAX_BYTES, PARSE_MAX_DOCS } from './scan.js';
@@ -129,4 +129,55 @@ describe('MockStore.append', () => {
     expect(err.message).toMatch(/^Mock set 'full' was not extended: 32 MiB, over the 32 MiB a set is parsed to for replay\. /);
     expect(fs.readFileSync(path.join(dir, 'full', 'mocks.yaml'), 'utf8')).toBe(big);
   });
+});
+
+describe('cancelled loads', () => {
+  /** This process's descriptors that name a file `which` accepts (the worker threads share them). */
+  const openOn = (which: (name: string) => boolean) =>
+    fs.readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return which(fs.readlinkSync(`/proc/self/fd/${fd}`));
+      } catch {
+        return false; // closed meanwhile
+      }
+    });
+
+  it('leave no descriptor of the set open, wherever the cancel lands (the worker thread ended mid-scan included)', async () => {
+    // 40 MiB of short lines: past the parse bounds, so the worker scans it line by line, 1 MiB read at a time (where the cancels land), and refuses it.
+    fs.mkdirSync(path.join(dir, 'cancelled'), { recursive: true });
+    const file = path.join(dir, 'cancelled', 'mocks.yaml');
+    const fd = fs.openSync(file, 'w');
+    fs.writeSync(fd, 'version: api.keploy.io/v1beta1\nkind: Generic\nname: mock-0\nspec:\n  metadata:\n');
+    for (let i = 0; i < 40; i++) fs.writeSync(fd, Buffer.from('    k: v\n'.repeat((1024 * 1024) / 9)));
+    fs.closeSync(fd);
+    const outcomes = new Set<string>();
+    for (let i = 0; i < 12; i++) {
+      const cancel = new AbortController();
+      const load = store.load('cancelled', { signal: cancel.signal }).then(
+        () => 'loaded',
+        (err: unknown) => (err instanceof MockSetBoundError ? 'refused' : 'cancelled'),
+      );
+      setTimeout(() => cancel.abort(new Error('the client left')), i * 50);
+      outcomes.add(await load);
+    }
+    expect(outcomes.has('cancelled'), [...outcomes].join()).toBe(true);
+    // The descriptor is closed once each cancelled job's thread has ended (a moment after the call failed).
+    await vi.waitFor(() => expect(openOn((name) => name === file)).toEqual([]), { timeout: 10_000, interval: 50 });
+  }, 60_000);
+
+  it('leave no module file open when they land while a fresh thread is still loading its modules', async () => {
+    set('booting', serializeMockSet([httpMock()]));
+    // Each cancelled job ends its thread, so the next one starts a fresh thread: every cancel lands in its loading.
+    const modules = (name: string) => /\.(?:[cm]?[jt]s|json)$/.test(name) && !name.startsWith('/proc/');
+    const before = new Set(openOn(modules));
+    for (let i = 0; i < 12; i++) {
+      const cancel = new AbortController();
+      const load = store.load('booting', { signal: cancel.signal }).catch(() => undefined);
+      setTimeout(() => cancel.abort(new Error('the client left')), i * 15);
+      await load;
+    }
+    await vi.waitFor(() => expect(openOn(modules).filter((fd) => !before.has(fd))).toEqual([]), { timeout: 30_000, interval: 100 });
+    // And the pool still works.
+    expect(await store.load('booting')).toHaveLength(1);
+  }, 60_000);
 });
