@@ -14,9 +14,9 @@
 // - Generic replay, an 8 MiB request arriving in 128 pieces, each a prefix of the recorded one
 //   (re-concatenated and matched again per piece): pings held.
 // - keploy_mock_test calls abandoned by their client 0-600 ms in, while a 20,000-document set's
-//   directory is swapped for a link out of the root (renameat2): no load read the file outside;
-//   that every descriptor is closed after did not hold in two of four full runs (parked in
-//   test/pending/attack-18e-abandon.unit.ts).
+//   directory is swapped for a link out of the root (renameat2): no load read the file outside,
+//   and every descriptor is closed after (test/attack-18e-abandon.test.ts; it did not hold in two
+//   of four full runs until worker threads were no longer ended while loading their modules).
 // - keploy_mock_test and keploy_mock_record of a program with a double-forked setsid daemon,
 //   the call ended by its client leaving (a plain call) or by MCP DELETE of its session: the
 //   program and the daemon are gone.

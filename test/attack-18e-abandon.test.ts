@@ -1,19 +1,17 @@
-// PENDING (issue 18, open): attack 18e's abandoned-loads test, which held in the attacker's runs
-// and in two of four fresh-clone full runs, and failed in two: once under load 8 (28 descriptors
-// before, 106 after, 30 s), once on an otherwise idle machine with a 120 s wait. Every abandoned
-// keploy_mock_test call's set descriptors should be closed once it has ended; sometimes they are
-// not (a cancel racing the set directory's open, keploy/setdir.ts, or a worker job, is the
-// suspect). No read outside the root was ever seen. Not run by CI (not *.test.ts): copy it to
-// test/pending/x.test.ts and `npx vitest run` that file; move it back to test/attack-18e.test.ts
-// once the leak is found.
+// Attack 18e: keploy_mock_test calls abandoned while a large set's directory is swapped for a link
+// out of the root. No load may read the file outside, and every abandoned call's descriptors are
+// closed once it has ended. This held in the attacker's runs and failed in two of four fresh-clone
+// full runs (28 descriptors before, 106 after under load 8; 48 after 120 s idle): every leaked one
+// was a module file of a worker thread ended while still loading its modules (core/workers.ts now
+// ends such a thread once it has loaded; src/toolsets/mocks/keploy/load.test.ts "cancelled loads").
 import { chmodSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { plainCall, startKeyedServer, stopAttackServer, type KeyedServer } from '../helpers/attack.js';
-import { race, type Outcome } from '../helpers/flipper.js';
-import { waitFor } from '../helpers/procs.js';
-import { tempDir } from '../helpers/programs.js';
-import { manyDocuments } from '../helpers/stall.js';
+import { plainCall, startKeyedServer, stopAttackServer, type KeyedServer } from './helpers/attack.js';
+import { race, type Outcome } from './helpers/flipper.js';
+import { waitFor } from './helpers/procs.js';
+import { tempDir } from './helpers/programs.js';
+import { manyDocuments } from './helpers/stall.js';
 
 describe("attack 18e: keploy_mock_test calls abandoned (the client leaves) while a large set's directory is opened and swapped for a link out of the root", () => {
   let s: KeyedServer;
