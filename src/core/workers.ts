@@ -135,6 +135,8 @@ function endThreadOnceLoaded(worker: Worker, loaded: boolean): void {
 
 export class WorkerPool {
   private readonly slots: Slot[] = [];
+  /** Every thread not yet exited (a thread ended for good leaves `slots` at once, this at its exit). */
+  private readonly alive = new Set<Worker>();
   private readonly queue: Queued[] = [];
   /** Jobs running per owner. */
   private readonly running = new Map<string, number>();
@@ -159,6 +161,11 @@ export class WorkerPool {
       this.queue.push({ job, options, resolve: resolve as (v: unknown) => void, reject });
       this.pump();
     });
+  }
+
+  /** Threads alive now, those still being ended included (never more than the pool's size). */
+  get threads(): number {
+    return this.alive.size;
   }
 
   /** Ends every thread; queued jobs fail. */
@@ -226,7 +233,12 @@ export class WorkerPool {
     this.slots.push(slot);
     // A thread that dies while idle is simply dropped; one that dies mid-job fails that job (start()).
     worker.on('error', () => undefined);
-    worker.once('exit', () => this.drop(slot));
+    this.alive.add(worker);
+    worker.once('exit', () => {
+      this.alive.delete(worker);
+      this.drop(slot);
+      this.pump();
+    });
     return slot;
   }
 
@@ -271,7 +283,9 @@ export class WorkerPool {
       // Owners with nothing running or waiting are forgotten (the map stays as small as the queue).
       if (left <= 0 && !this.queue.some((j) => (j.options.owner ?? '') === owner)) this.lastServed.delete(owner);
       if (endThread) {
-        this.drop(slot);
+        // A thread still loading its modules keeps its place (busy) until it has loaded and ended
+        // (spawn's exit handler frees it), so cancels at start-up never pile up threads.
+        if (begun || loadFailed) this.drop(slot);
         endThreadOnceLoaded(worker, begun || loadFailed);
       } else {
         slot.busy = false;

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DebugkitError } from '../../../core/errors.js';
+import { workerEntry, WorkerPool } from '../../../core/workers.js';
 import { MockSetBoundError } from './describe.js';
 import { PARSE_MAX_BYTES, PARSE_MAX_DOCS } from './scan.js';
 import { serializeMockSet } from './serialize.js';
@@ -179,5 +180,31 @@ describe('cancelled loads', () => {
     await vi.waitFor(() => expect(openOn(modules).filter((fd) => !before.has(fd))).toEqual([]), { timeout: 30_000, interval: 100 });
     // And the pool still works.
     expect(await store.load('booting')).toHaveLength(1);
+  }, 60_000);
+
+  it('many at once never hold more threads than the pool has: a thread still loading keeps its place until it has loaded and ended', async () => {
+    set('many-at-once', serializeMockSet([httpMock()]));
+    const pool = new WorkerPool({ name: 'test', size: 2, entry: workerEntry(new URL('./describe.ts', import.meta.url).href, 'describe-worker') });
+    let most = 0;
+    const sample = setInterval(() => (most = Math.max(most, pool.threads)), 2);
+    try {
+      const job = { op: 'load', file: path.join(dir, 'many-at-once', 'mocks.yaml'), shown: 'many-at-once', cacheDir: path.join(base, 'cache') };
+      const runs = Array.from({ length: 20 }, (_, i) => {
+        const cancel = new AbortController();
+        setTimeout(() => cancel.abort(new Error('the client left')), i % 4);
+        return pool.run(job, { signal: cancel.signal, onRequest: async () => ({ value: null }) }).then(
+          () => 'done',
+          () => 'cancelled',
+        );
+      });
+      expect(new Set(await Promise.all(runs)).has('cancelled')).toBe(true);
+      // Once the cancelled threads have loaded and ended, the pool runs jobs again.
+      expect(await pool.run(job, { onRequest: async () => ({ value: null }) })).toEqual({ mocks: 1 });
+    } finally {
+      clearInterval(sample);
+      await pool.close();
+    }
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(2);
   }, 60_000);
 });
