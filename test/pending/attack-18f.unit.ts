@@ -8,10 +8,15 @@
 //     (511) stays full and the kernel drops new SYNs. Another key's pings on its open keep-alive
 //     connection stay fast (slowest 50-202 ms), but a ping on a new connection took 0.3-7.7 s, then
 //     none in 10 s. The same churn with 1 or 100 requests per connection leaves fresh pings at
-//     2-41 ms. Tried since, not enough: serving at most 100 (or 16) requests per connection
-//     (fresh pings 88 ms to 7.2 s): the cost is not the answers but what Node does per pipelined
-//     request and per connection before any handler runs. Next: profile the flood; bound new
-//     connections and pipelined depth per address in front of the HTTP parser (or a proxy's).
+//     2-41 ms. Not held by debugkit itself (SECURITY.md, "Not held by debugkit itself: pipelined
+//     floods"): a CPU profile of the flood puts the time in Node's HTTP/1 server before any handler
+//     (parsing every request of a 64 KiB read, a request and a response object each, and on close an
+//     'aborted' error with its stack for each one never answered), and a bare Node server whose
+//     handler only answers 401 is held as long (fresh pings 4.1-6.5 s; 1.26 million requests parsed
+//     in 14 s, about 11 us each). Serving at most 16 or 100 requests per connection, or closing the
+//     connection at the first refusal, changes nothing: Node has parsed the whole read by then. The
+//     README's "Behind a proxy" section gives the bound in front. Kept to measure a future change
+//     (e.g. a connection layer of debugkit's own that hands Node's parser one request at a time).
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { writeFileSync } from 'node:fs';
