@@ -1,4 +1,4 @@
-import type { MiTuple } from './mi/parser.js';
+import type { MiTuple } from '../../core/mi/parser.js';
 
 /** Stream text beyond this is cut from one call's `output`: about 6k tokens, sent twice (text and structured content), well below the 25k ceiling. */
 export const MAX_OUTPUT_CHARS = 24_000;

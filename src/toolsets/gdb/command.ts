@@ -1,5 +1,5 @@
 import { DebugkitError } from '../../core/errors.js';
-import { quoteMiString } from './mi/connection.js';
+import { quoteMiString } from '../../core/mi/connection.js';
 
 const USER_TOKEN = /^\d+(?=-)/;
 const INTERRUPT = /^(-exec-interrupt\b|interrupt\b)/;

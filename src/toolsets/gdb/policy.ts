@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { DebugkitError } from '../../core/errors.js';
 import { CheckedProgram, resolveContained, swappable } from '../../core/paths.js';
-import { quoteMiString } from './mi/connection.js';
+import { quoteMiString } from '../../core/mi/connection.js';
 
 /**
  * What one gdb command reaches beyond the debugger. Each capability has one operator flag and one

@@ -91,7 +91,7 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
  */
 export async function loadProgram(session: GdbSession, program: CheckedProgram, args: string[]): Promise<void> {
   const opts = { waitMs: 0, trusted: true };
-  const { quoteMiString } = await import('../mi/connection.js');
+  const { quoteMiString } = await import('../../../core/mi/connection.js');
   try {
     await session.call(`-file-exec-and-symbols ${quoteMiString(program.path)}`, opts);
     if (args.length > 0) await session.call(`-exec-arguments ${args.map(shellQuote).join(' ')}`, opts);
