@@ -2,7 +2,8 @@ import type { Mock } from './keploy/types.js';
 import { numberMocks } from './keploy/serialize.js';
 import { MockStore } from './keploy/store.js';
 import { nameFor } from './keploy/naming.js';
-import { connectTcp, isHttpCandidate, recordIntercepted } from './http/index.js';
+import { isHttpCandidate, recordIntercepted } from './http/index.js';
+import { dialFor } from './dial.js';
 import { recordGeneric } from './generic/index.js';
 import { mysqlMockOf } from './mysql/keploy.js';
 import { recordPostgres } from './postgres/recorder.js';
@@ -40,16 +41,6 @@ export interface RecordOutcome {
   run: RunResult;
 }
 
-/** The real destination; the program's socket is closed if it cannot be reached, not left hanging. */
-async function connectUpstream(conn: { target: { host: string; port: number }; client: { destroy(): void } }) {
-  try {
-    return await connectTcp(conn.target, 10_000);
-  } catch (err) {
-    conn.client.destroy();
-    throw err;
-  }
-}
-
 /** Runs the command with its outgoing calls captured, then writes them as a new mock set. */
 export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
   const captured: Array<{ at: number; order: number; mock: Mock; protocol: string }> = [];
@@ -80,24 +71,24 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
         }
         if (conn.protocol === 'h2') {
           const onMock = (mock: Mock) => keep(mock.kind === 'gRPC' ? 'gRPC' : 'HTTP2')(mock);
-          await recordH2(conn, { scheme: 'http', dial: () => connectUpstream(conn), onMock, warn: req.warn });
+          await recordH2(conn, { scheme: 'http', dial: () => dialFor(conn), onMock, warn: req.warn });
           return;
         }
         if (conn.protocol === 'postgres') {
-          const upstream = await connectUpstream(conn);
+          const upstream = await dialFor(conn);
           const result = await recordPostgres(conn, upstream, { onMock: keep('Postgres') });
           if (result.error) req.warn(`recording PostgreSQL at ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
           return;
         }
         if (conn.protocol === 'redis') {
-          const upstream = await connectUpstream(conn);
+          const upstream = await dialFor(conn);
           const result = await recordRedis(conn, upstream, { onMock: keep('Redis') });
           if (result.error) req.warn(`recording Redis at ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
           if (result.stoppedRecording) req.warn(`recording Redis at ${conn.target.host}:${conn.target.port}: ${result.stoppedRecording}`);
           return;
         }
         if (conn.protocol === 'generic') {
-          const upstream = await connectUpstream(conn);
+          const upstream = await dialFor(conn);
           const tls = { ca: req.ca, upstream: { insecure: req.insecureUpstream, ...(req.upstreamCa ? { ca: req.upstreamCa } : {}) } };
           const result = await recordGeneric(conn, upstream, {
             onMock: keep('Generic'),

@@ -1,4 +1,4 @@
-import { connectTcp } from './http/index.js';
+import { dialFor } from './dial.js';
 import type { MatcherOptions } from './http/matcher.js';
 import type { OnMiss } from './http/replayer.js';
 import { recordGeneric } from './generic/index.js';
@@ -68,9 +68,8 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
       other.fellBack++;
       return void (await tunnel(conn));
     }
-    const upstream = await connectTcp(conn.target, 10_000).catch((err: unknown) => {
+    const upstream = await dialFor(conn).catch((err: unknown) => {
       other.fellBack++;
-      conn.client.destroy();
       throw err;
     });
     const result =

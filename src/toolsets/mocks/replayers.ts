@@ -1,4 +1,4 @@
-import { connectTcp, HttpMatcher, HttpReplayer, isHttpCandidate, replayIntercepted, type ReplayEvent } from './http/index.js';
+import { HttpMatcher, HttpReplayer, isHttpCandidate, replayIntercepted, type ReplayEvent } from './http/index.js';
 import type { MatcherOptions } from './http/matcher.js';
 import type { OnMiss } from './http/replayer.js';
 import { GenericIndex, replayGeneric } from './generic/index.js';
@@ -14,6 +14,7 @@ import { GrpcIndex, http2AsHttp, replayH2, type H2Dial } from './h2/index.js';
 import type { H2OverTls } from './http/intercept.js';
 import { connectUpstream } from './tls/terminate.js';
 import { TimeSlice } from '../../core/wait.js';
+import { dial, DIAL_TIMEOUT_MS } from './dial.js';
 
 /**
  * What every protocol's replay is to replay.ts: one object per protocol, built over the set's
@@ -124,7 +125,7 @@ function h2Replayer(mocks: readonly Mock[], grpc: GrpcIndex, o: ReplayersOptions
     serve: (conn) =>
       replayH2(
         conn,
-        options('http', () => connectTcp(conn.target, 10_000)),
+        options('http', () => dial(conn.target, DIAL_TIMEOUT_MS)),
       ),
     ...(hasH2
       ? {
@@ -153,7 +154,7 @@ function postgresReplayer(mocks: PostgresMock[], o: ReplayersOptions): ProtocolR
         o.onMiss === 'fail'
           ? undefined
           : {
-              connect: () => connectTcp(conn.target, 10_000),
+              connect: () => dial(conn.target, DIAL_TIMEOUT_MS),
               where,
               connectionId: `${conn.id}-on-miss`,
               ...(o.onMiss === 'record' ? { record: (mock: PostgresMock) => o.recorded(mock) } : { onForwarded: () => void (c.fellBack++, c.missed++) }),
@@ -172,7 +173,7 @@ function redisReplayer(index: RedisIndex, o: ReplayersOptions): ProtocolReplayer
     serve: async (conn) => {
       const host = `${conn.target.host}:${conn.target.port}`;
       // passthrough / record: a command no mock answers goes to the real server on this session's own connection.
-      const upstream = o.onMiss === 'fail' ? undefined : redisFetcher(() => connectTcp(conn.target, 10_000));
+      const upstream = o.onMiss === 'fail' ? undefined : redisFetcher(() => dial(conn.target, DIAL_TIMEOUT_MS));
       try {
         await replayRedis(conn, index, {
           onMatch: () => void c.replayed++,

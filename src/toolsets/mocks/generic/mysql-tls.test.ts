@@ -8,7 +8,7 @@ import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DebugkitCa } from '../tls/ca.js';
 import { createCertificate } from '../tls/x509.js';
-import { connectTcp } from '../http/recorder.js';
+import { dial } from '../dial.js';
 import { listen } from '../http/test-support.js';
 import type { GenericMock } from '../keploy/types.js';
 import { buildGenericMock, payloadBytes } from './format.js';
@@ -237,7 +237,7 @@ describe('MySQL over TLS, SSLRequest and ClientHello in one chunk', () => {
     const port = await listen(server);
     try {
       // As record.ts reaches the real server.
-      const upstream = await connectTcp({ host: '127.0.0.1', port }, 5000);
+      const upstream = await dial({ host: '127.0.0.1', port }, 5000);
       const { near, far, chunks } = programPair();
       const mocks: GenericMock[] = [];
       const recording = recordGeneric({ target: { host: '127.0.0.1', port }, client: far }, upstream, {
@@ -399,7 +399,7 @@ describe('MySQL over TLS, failures while recording', () => {
     const port = await listen(server);
     try {
       // As record.ts reaches the real server.
-      const upstream = await connectTcp({ host: '127.0.0.1', port }, 5000);
+      const upstream = await dial({ host: '127.0.0.1', port }, 5000);
       const { near, far } = programPair();
       near.on('error', () => {});
       const recording = recordGeneric({ target: { host: '127.0.0.1', port }, client: far }, upstream, {
@@ -437,7 +437,7 @@ describe('recording with MySQL TLS support on: the greeting read is bounded', ()
     const port = await listen(server);
     try {
       // As record.ts reaches the real server.
-      const upstream = await connectTcp({ host: '127.0.0.1', port }, 5000);
+      const upstream = await dial({ host: '127.0.0.1', port }, 5000);
       const { near, far } = programPair();
       const recording = recordGeneric({ target: { host: '127.0.0.1', port }, client: far }, upstream, { onMock: () => {}, tls: { ca, upstream: {} } });
       // Held until whole, these 8 bytes would never come (the trickle keeps the quiet timer from firing).

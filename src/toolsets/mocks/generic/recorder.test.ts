@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectTcp } from '../http/recorder.js';
+import { dial } from '../dial.js';
 import { pattern, sha256, type Closable } from '../http/test-support.js';
 import { parseMockSet } from '../keploy/parse.js';
 import { serializeMockSet } from '../keploy/serialize.js';
@@ -111,7 +111,7 @@ describe('recordGeneric', () => {
   it('closes the server connection of a program that gave up before it was made', async () => {
     const gone = new PassThrough();
     gone.destroy();
-    const upstream = await connectTcp({ host: '127.0.0.1', port: kv.port }, 5000);
+    const upstream = await dial({ host: '127.0.0.1', port: kv.port }, 5000);
     const result = await recordGeneric({ target: { host: '127.0.0.1', port: kv.port }, client: gone }, upstream, { onMock: () => {} });
     expect(result).toMatchObject({ mocks: 0, bytesUp: 0, bytesDown: 0 });
     expect(upstream.destroyed).toBe(true);

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { connectTcp } from '../http/recorder.js';
+import { dial } from '../dial.js';
 import { closeServer, interceptingListener, listen, pattern, type Closable } from '../http/test-support.js';
 import type { GenericMock } from '../keploy/types.js';
 import type { GenericIndex } from './matcher.js';
@@ -80,7 +80,7 @@ export function recordingListener(target: { host: string; port: number }, option
   const mocks: GenericMock[] = [];
   const results: RecordGenericResult[] = [];
   return interceptingListener(target, async (conn) => {
-    const upstream = await connectTcp(conn.target, 5000);
+    const upstream = await dial(conn.target, 5000);
     results.push(await recordGeneric(conn, upstream, { ...options, onMock: (m) => mocks.push(m) }));
   }).then((l) => Object.assign(l, { mocks, results }));
 }

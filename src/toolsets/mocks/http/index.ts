@@ -15,7 +15,7 @@ export {
   type HttpResponseMessage,
   type ParserState,
 } from './parser.js';
-export { recordHttp, connectTcp, type RecordableConnection, type RecordHttpOptions, type RecordHttpResult } from './recorder.js';
+export { recordHttp, type RecordableConnection, type RecordHttpOptions, type RecordHttpResult } from './recorder.js';
 export { HttpMatcher, VOLATILE_HEADERS, VOLATILE_JSON_FIELDS, VOLATILE_QUERY, type MatcherOptions, type MatchRequest, type MatchResult } from './matcher.js';
 export { HttpReplayer, splitSetCookie, type ReplayCounters, type ReplayerOptions, type ReplayEvent, type ServedConnection, type ServeOptions } from './replayer.js';
 export { isHttpCandidate, recordIntercepted, replayIntercepted, type HttpCandidate, type RecordInterceptedOptions } from './intercept.js';

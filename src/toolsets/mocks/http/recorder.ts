@@ -1,10 +1,10 @@
-import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { buildHttpMock } from '../keploy/http.js';
 import type { HttpMock } from '../keploy/types.js';
 import { DEFAULT_MAX_BODY, headerValue, HttpParser, type HttpMessage, type HttpRequestMessage, type HttpResponseMessage } from './parser.js';
 import { authorityOf, fullUrl, type Scheme } from './url.js';
-import { HOP_CONNECT_OPTIONS, pipeBoth } from '../proxy/pipe.js';
+import { pipeBoth } from '../proxy/pipe.js';
+import { dial } from '../dial.js';
 
 /**
  * Records the HTTP/1.x exchanges of one connection while forwarding it untouched. The bytes go
@@ -68,7 +68,7 @@ export async function recordHttp(conn: RecordableConnection, options: RecordHttp
   const result: RecordHttpResult = { mocks: 0, bytesUp: 0, bytesDown: 0 };
   let upstream: Duplex;
   try {
-    upstream = options.upstream ?? (await connectTcp(options.connectTo ?? conn.target, options.connectTimeoutMs ?? 10_000));
+    upstream = options.upstream ?? (await dial(options.connectTo ?? conn.target, options.connectTimeoutMs ?? 10_000));
   } catch (err) {
     conn.client.destroy();
     result.error = err as Error;
@@ -193,21 +193,4 @@ class Pairing {
     }
     return mock;
   }
-}
-
-export function connectTcp(target: { host: string; port: number }, timeoutMs: number): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: target.host, port: target.port, ...HOP_CONNECT_OPTIONS });
-    socket.setNoDelay(true); // request/response traffic: Nagle + delayed ACK would add 40 ms stalls
-    const timer = setTimeout(() => done(new Error(`connecting to ${target.host}:${target.port} took over ${timeoutMs} ms`)), timeoutMs);
-    const done = (err?: Error) => {
-      clearTimeout(timer);
-      socket.off('error', done);
-      if (!err) return resolve(socket);
-      socket.destroy();
-      reject(err);
-    };
-    socket.once('connect', () => done());
-    socket.once('error', done);
-  });
 }
