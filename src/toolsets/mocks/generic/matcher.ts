@@ -1,6 +1,6 @@
 import type { TimeSlice } from '../../../core/wait.js';
 import type { GenericMock } from '../keploy/types.js';
-import { mysqlAuthSeq, SSL_REQUEST_LENGTH, startsWithSslRequest, withoutQueryAttributes } from './mysql.js';
+import { isMysqlGreeting, mysqlAuthSeq, SSL_REQUEST_LENGTH, startsWithSslRequest, withoutQueryAttributes } from '../mysql/wire.js';
 import { META_HOST, META_REQUEST_BYTES, META_RESPONSE_BYTES, META_SERVER_CLOSED, META_TRUNCATED, payloadBytes } from './format.js';
 
 /**
@@ -50,13 +50,6 @@ interface Group {
 
 /** Request bytes as a Map key. */
 const keyOf = (b: Buffer) => b.toString('latin1');
-
-/** A MySQL/MariaDB server greeting: one packet, sequence 0, protocol version 10, a NUL-terminated version. */
-export function isMysqlGreeting(b: Buffer): boolean {
-  if (b.length < 6 || b[3] !== 0 || b[4] !== 0x0a) return false;
-  const len = b.readUIntLE(0, 3);
-  return len + 4 === b.length && b.indexOf(0, 5) > 5 && b.indexOf(0, 5) < 4 + len;
-}
 
 /** The key of the SSLRequests among the authentication groups (sequence 1, like a HandshakeResponse41 sent in clear). */
 const SSL_REQUEST_KEY = 0x100;

@@ -2,8 +2,7 @@ import type { Duplex } from 'node:stream';
 import type { GenericMock } from '../keploy/types.js';
 import { buildGenericMock } from './format.js';
 import { failTogether, pipeBoth } from '../proxy/pipe.js';
-import { isMysqlGreeting } from './matcher.js';
-import { greetingOffersTls, redactMysqlRequest, splitSslRequest } from './mysql.js';
+import { greetingOffersTls, isMysqlGreeting, redactMysqlRequest, splitSslRequest } from '../mysql/wire.js';
 import { acceptTls, connectUpstream, type UpstreamTlsOptions } from '../tls/terminate.js';
 import type { DebugkitCa } from '../tls/ca.js';
 

@@ -3,7 +3,7 @@ import type { GenericMock } from '../keploy/types.js';
 import { TimeSlice } from '../../../core/wait.js';
 import { previewBytes } from './format.js';
 import { GenericIndex, type Closest, type GenericEntry } from './matcher.js';
-import { mysqlClientFlags, mysqlFramingFor, greetingWithoutTls, shiftSequenceIds, splitSslRequest, withoutQueryAttributes } from './mysql.js';
+import { mysqlClientFlags, mysqlCommand, mysqlError, mysqlFramingFor, greetingWithoutTls, shiftSequenceIds, splitSslRequest, withoutQueryAttributes } from '../mysql/wire.js';
 import type { GenericConnection } from './recorder.js';
 import { acceptTls } from '../tls/terminate.js';
 import type { DebugkitCa } from '../tls/ca.js';
@@ -336,25 +336,3 @@ const SLICE_MS = 10;
 
 /** caching_sha2_password's request for the server's RSA key: one byte, 2, as an authentication packet. */
 const isPublicKeyRequest = (b: Buffer) => b.length >= 5 && b.readUIntLE(0, 3) === 1 && b[3] !== 0 && b[4] === 0x02;
-
-/** A MySQL command packet for messages: `COM_QUERY "SELECT ..."`, else its command byte. */
-export function mysqlCommand(packet: Buffer): string {
-  const code = packet[4];
-  const body = packet.subarray(5);
-  const text = (b: Buffer) => JSON.stringify(b.toString('utf8').slice(0, 200));
-  if (code === 0x03) return `COM_QUERY ${text(body)}`;
-  if (code === 0x16) return `COM_STMT_PREPARE ${text(body)}`;
-  if (code === 0x17) return `COM_STMT_EXECUTE (statement ${body.length >= 4 ? body.readUInt32LE(0) : '?'}, ${body.length} bytes)`;
-  if (code === 0x02) return `COM_INIT_DB ${text(body)}`;
-  return `command 0x${(code ?? 0).toString(16).padStart(2, '0')} (${packet.length} bytes)`;
-}
-
-/** An ERR packet (error 1105, SQLSTATE HY000) with sequence id `seq`. */
-export function mysqlError(seq: number, message: string): Buffer {
-  const text = Buffer.from(message.slice(0, 1000), 'utf8');
-  const payload = Buffer.concat([Buffer.from([0xff, 0x51, 0x04]), Buffer.from('#HY000', 'latin1'), text]);
-  const header = Buffer.alloc(4);
-  header.writeUIntLE(payload.length, 0, 3);
-  header[3] = seq & 0xff;
-  return Buffer.concat([header, payload]);
-}

@@ -1,4 +1,4 @@
-import { lenencAt, packetOf, type MysqlPacket } from '../generic/mysql.js';
+import { lenencAt, packetOf, type MysqlPacket } from './wire.js';
 import { markStyle } from '../keploy/style.js';
 import type { YamlMap, YamlValue } from '../keploy/types.js';
 import { structuredPackets } from './structured.js';

@@ -6,11 +6,11 @@ import { buildGenericMock, payloadBytes } from '../generic/format.js';
 import { GenericIndex } from '../generic/matcher.js';
 import { replayGeneric } from '../generic/replayer.js';
 import { nextTurn } from '../../../core/wait.js';
-import { mysqlFramingFor, withoutQueryAttributes } from '../generic/mysql.js';
+import { mysqlFramingFor, withoutQueryAttributes } from './wire.js';
 import { parseMockSet } from '../keploy/parse.js';
 import { serializeMockSet } from '../keploy/serialize.js';
 import type { YamlMap, YamlValue } from '../keploy/types.js';
-import { splitPackets } from '../generic/mysql.js';
+import { splitPackets } from './wire.js';
 import { mysqlAsGenerics } from './keploy.js';
 
 /** The MySQL documents of a mock set Keploy recorded (keploy/samples-java, spring-mysql-redis), unchanged. */

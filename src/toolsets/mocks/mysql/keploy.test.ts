@@ -6,7 +6,7 @@ import { GenericIndex } from '../generic/matcher.js';
 import { parseMockSet } from '../keploy/parse.js';
 import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
 import type { GenericMock, Mock, YamlMap } from '../keploy/types.js';
-import { splitPackets } from '../generic/mysql.js';
+import { splitPackets } from './wire.js';
 import { mysqlAsGenerics, mysqlMockOf, toMysqlMock } from './keploy.js';
 import { replayersFor } from '../replayers.js';
 import type { DebugkitCa } from '../tls/index.js';

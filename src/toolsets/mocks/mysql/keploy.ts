@@ -2,10 +2,9 @@ import { compareKeys } from '../keploy/emit.js';
 import { markStyle } from '../keploy/style.js';
 import { KEPLOY_MOCK_VERSION, type GenericMock, type Mock, type PassThroughMock, type YamlMap, type YamlValue } from '../keploy/types.js';
 import { META_HOST, META_SERVER_CLOSED, messageOf, payloadBytes } from '../generic/format.js';
-import { isMysqlGreeting } from '../generic/matcher.js';
 import { authMessage, commandMessage, executeMessage, structuredAnswer } from './decode.js';
 import { isMap, structuredPackets, writeLenenc } from './structured.js';
-import { lenencAt, packetOf, splitPackets, type MysqlPacket } from '../generic/mysql.js';
+import { isMysqlGreeting, lenencAt, packetOf, splitPackets, type MysqlPacket } from './wire.js';
 import { exactUtf8 } from '../keploy/utf8.js';
 
 /**
@@ -44,7 +43,7 @@ import { exactUtf8 } from '../keploy/utf8.js';
  * Every other packet (or one whose fields would not give back its bytes) is one entry a packet,
  * labelled (HandshakeResponse41, AuthSwitchRequest, AuthMoreData, ColumnCount, TextRow, ...), its
  * message the payload as a base64 string, as Keploy itself writes a packet it does not model
- * (e.g. `plain_password`). Authentication secrets were zeroed before (generic/mysql.ts).
+ * (e.g. `plain_password`). Authentication secrets were zeroed before (mysql/wire.ts).
  * Additions Keploy ignores: `metadata.host` (`host:port` of the server), `metadata.serverClosed`,
  * and a column's `extended_metadata` (MariaDB's extended type info).
  *

@@ -1,4 +1,4 @@
-import { packetOf } from '../generic/mysql.js';
+import { packetOf } from './wire.js';
 import type { YamlMap, YamlValue } from '../keploy/types.js';
 
 /**

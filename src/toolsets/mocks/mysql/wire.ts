@@ -1,4 +1,8 @@
 /**
+ * The MySQL/MariaDB wire format as the byte recorder and replayer (generic/) need it: packets and
+ * sequence ids, the SSLRequest and the greeting's TLS flag, length-encoded integers, the
+ * greeting, commands and ERR packets for messages.
+ *
  * MySQL/MariaDB authentication, redacted before it is written: the HandshakeResponse41's auth
  * response (a password scramble, or the password itself with mysql_clear_password) and every
  * later authentication packet's payload are overwritten with zeros, lengths kept. Replay matches
@@ -330,4 +334,33 @@ export function mysqlFramingFor(request: Buffer, response: Buffer, flags: number
   }
   if (out.length === payloads.length && out.every((p, k) => p === payloads[k])) return response;
   return Buffer.concat(out.map((p, k) => packetOf(parsed.seq + k, p)));
+}
+
+/** A MySQL/MariaDB server greeting: one packet, sequence 0, protocol version 10, a NUL-terminated version. */
+export function isMysqlGreeting(b: Buffer): boolean {
+  if (b.length < 6 || b[3] !== 0 || b[4] !== 0x0a) return false;
+  const len = b.readUIntLE(0, 3);
+  return len + 4 === b.length && b.indexOf(0, 5) > 5 && b.indexOf(0, 5) < 4 + len;
+}
+
+/** A MySQL command packet for messages: `COM_QUERY "SELECT ..."`, else its command byte. */
+export function mysqlCommand(packet: Buffer): string {
+  const code = packet[4];
+  const body = packet.subarray(5);
+  const text = (b: Buffer) => JSON.stringify(b.toString('utf8').slice(0, 200));
+  if (code === 0x03) return `COM_QUERY ${text(body)}`;
+  if (code === 0x16) return `COM_STMT_PREPARE ${text(body)}`;
+  if (code === 0x17) return `COM_STMT_EXECUTE (statement ${body.length >= 4 ? body.readUInt32LE(0) : '?'}, ${body.length} bytes)`;
+  if (code === 0x02) return `COM_INIT_DB ${text(body)}`;
+  return `command 0x${(code ?? 0).toString(16).padStart(2, '0')} (${packet.length} bytes)`;
+}
+
+/** An ERR packet (error 1105, SQLSTATE HY000) with sequence id `seq`. */
+export function mysqlError(seq: number, message: string): Buffer {
+  const text = Buffer.from(message.slice(0, 1000), 'utf8');
+  const payload = Buffer.concat([Buffer.from([0xff, 0x51, 0x04]), Buffer.from('#HY000', 'latin1'), text]);
+  const header = Buffer.alloc(4);
+  header.writeUIntLE(payload.length, 0, 3);
+  header[3] = seq & 0xff;
+  return Buffer.concat([header, payload]);
 }

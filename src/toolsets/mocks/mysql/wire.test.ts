@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mysqlAuthSeq, redactMysqlAuth, redactMysqlRequest } from './mysql.js';
+import { mysqlAuthSeq, redactMysqlAuth, redactMysqlRequest } from './wire.js';
 
 function packet(seq: number, payload: Buffer): Buffer {
   const head = Buffer.alloc(4);

@@ -11,11 +11,11 @@ import { createCertificate } from '../tls/x509.js';
 import { dial } from '../dial.js';
 import { listen } from '../http/test-support.js';
 import type { GenericMock } from '../keploy/types.js';
-import { buildGenericMock, payloadBytes } from './format.js';
-import { CLIENT_SSL, greetingOffersTls, greetingWithoutTls, redactMysqlRequest, splitSslRequest } from './mysql.js';
-import { recordGeneric } from './recorder.js';
-import { replayGeneric } from './replayer.js';
-import { mysqlAsGenerics, toMysqlMock } from '../mysql/keploy.js';
+import { buildGenericMock, payloadBytes } from '../generic/format.js';
+import { CLIENT_SSL, greetingOffersTls, greetingWithoutTls, redactMysqlRequest, splitSslRequest } from './wire.js';
+import { recordGeneric } from '../generic/recorder.js';
+import { replayGeneric } from '../generic/replayer.js';
+import { mysqlAsGenerics, toMysqlMock } from './keploy.js';
 
 /**
  * MySQL over TLS at the byte boundary: the client's SSLRequest and the start of its ClientHello
