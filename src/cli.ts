@@ -3,6 +3,7 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { defaultConfig, generateApiKey, parseToolPrefix, type Config } from './config.js';
+import { debugkitDataDir } from './core/dirs.js';
 import { containment } from './core/paths.js';
 import { killAllChildrenSync } from './core/process.js';
 import { boundPromise } from './core/wait.js';
@@ -264,8 +265,8 @@ async function runHttp(opts: ServeOpts): Promise<void> {
   config.control = { ...config.control, ...(opts.nodeId ? { nodeId: opts.nodeId } : {}), ...(opts.nodeUrl ? { nodeUrl: opts.nodeUrl } : {}) };
   // Control plane: with keys in the store and no --api-key, no extra full-scope key is made up.
   // The keys and the audit must not lie where every key's tools may read them.
-  const { ControlPlane, defaultDataDir, defaultNodeId, openStore } = await import('./control/index.js');
-  checkDataOutsideRoot(config, defaultDataDir());
+  const { ControlPlane, defaultNodeId, openStore } = await import('./control/index.js');
+  checkDataOutsideRoot(config, debugkitDataDir());
   const store = await openStore(config.control.store, config.control.dataDir, { purpose: 'append', ...(opts.auditKeyFile ? { auditKeyFile: opts.auditKeyFile } : {}) });
   const storedKeys = (await store.listKeys()).filter((k) => !k.revoked_at && !(k.expires_at && Date.parse(k.expires_at) <= Date.now())).length;
   if (key === undefined && storedKeys > 0) config.http.apiKey = '';

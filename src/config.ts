@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { homedir } from 'node:os';
-import path from 'node:path';
+import { debugkitCacheDir, debugkitDataDir } from './core/dirs.js';
 
 export interface Config {
   /** Toolsets to serve, by name. */
@@ -150,21 +149,9 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     },
     gdb: { path: 'gdb', allowShell: false, allowAttach: false },
     control: {},
-    bundles: { dir: defaultBundleDir(), kubectl: 'kubectl' },
-    debugger: { allowAttach: 'same-user', dataDir: defaultDataDir() },
+    bundles: { dir: debugkitCacheDir('bundles'), kubectl: 'kubectl' },
+    debugger: { allowAttach: 'same-user', dataDir: debugkitDataDir() },
     logLevel: 'info',
     ...overrides,
   };
-}
-
-/** The user's cache directory (XDG), where bundles live unless --bundle-dir says otherwise. */
-export function defaultBundleDir(): string {
-  const cache = process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache');
-  return path.join(cache, 'debugkit', 'bundles');
-}
-
-/** The user's data directory (XDG), where the debugger toolset keeps crash signatures. */
-export function defaultDataDir(): string {
-  const data = process.env.XDG_DATA_HOME || path.join(homedir(), '.local', 'share');
-  return path.join(data, 'debugkit');
 }

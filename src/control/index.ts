@@ -4,4 +4,4 @@ export type { KeyContext } from './keys.js';
 export type { ToolInfo } from './scopes.js';
 export type { AuditQuery } from './store.js';
 export type { AuditRecord, ChainState } from './audit.js';
-export { openControlPlane, openStore, defaultDataDir, defaultNodeId } from './open.js';
+export { openControlPlane, openStore, defaultNodeId } from './open.js';

@@ -19,7 +19,7 @@ describe('limits', () => {
     expect(new Date(windowAt('week', now).start).getUTCDay()).toBe(1);
   });
 
-  it('headers: the seed fields and the IETF fields', () => {
+  it('headers: the kindly-debugger contract fields and the IETF fields', () => {
     const now = Date.UTC(2026, 10, 23, 17, 30, 15);
     const h = rateHeaders(
       [

@@ -1,15 +1,10 @@
-import { homedir, hostname } from 'node:os';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
+import { debugkitDataDir } from '../core/dirs.js';
 import { CheckpointFile, loadOrCreateAuditKey, readAuditKey, type AuditAnchor } from './anchor.js';
 import { ControlPlane, type ControlPlaneOptions } from './plane.js';
 import type { Store } from './store.js';
-
-/** debugkit's data directory (XDG): where the embedded control database lives. */
-export function defaultDataDir(): string {
-  const data = process.env.XDG_DATA_HOME || path.join(homedir(), '.local', 'share');
-  return path.join(data, 'debugkit');
-}
 
 export interface OpenStoreOptions {
   /**
@@ -34,7 +29,7 @@ function isPostgres(spec: string | undefined): boolean {
  * (audit.key, control.db-audit-head); for PostgreSQL in this node's data directory, the checkpoint
  * named after the database (host, port and name), so one data directory can serve several.
  */
-export function auditFiles(spec: string | undefined, dataDir = defaultDataDir(), keyFile?: string): { keyFile: string; checkpointFile: string } {
+export function auditFiles(spec: string | undefined, dataDir = debugkitDataDir(), keyFile?: string): { keyFile: string; checkpointFile: string } {
   if (isPostgres(spec)) {
     const u = new URL(spec!);
     const id = createHash('sha256')
@@ -116,7 +111,7 @@ async function inspectAnchor(store: Store, keyFile: string, checkpointFile: stri
  * Opens the store `spec` names: "postgres://..." (or postgresql://), "sqlite:PATH", or nothing
  * for control.db in the data directory; with its audit key and checkpoint file as `purpose` needs.
  */
-export async function openStore(spec: string | undefined, dataDir = defaultDataDir(), opts: OpenStoreOptions = {}): Promise<Store> {
+export async function openStore(spec: string | undefined, dataDir = debugkitDataDir(), opts: OpenStoreOptions = {}): Promise<Store> {
   const purpose = opts.purpose ?? 'append';
   const store = await openRaw(spec, dataDir, purpose === 'inspect');
   if (purpose === 'admin') return store;

@@ -107,7 +107,7 @@ export class ControlPlane {
 
   async authenticate(authorization: string | undefined): Promise<{ key: KeyContext } | { refusal: Refusal }> {
     const fail = (error: 'invalid_request' | 'invalid_token', detail?: string): { refusal: Refusal } => ({
-      // The body stays the seed's; the reason, and how to authenticate, go in the RFC 6750 challenge.
+      // The body stays kindly-debugger's; the reason, and how to authenticate, go in the RFC 6750 challenge.
       refusal: { code: AUTH_FAILED, message: 'Authentication failed', status: 401, headers: { 'WWW-Authenticate': bearerChallenge(error, detail ? `${detail}: ${KEY_HINT}` : KEY_HINT) } },
     });
     if (this.opts.noAuth) return { key: { ...LOCAL_KEY, id: 'anonymous', name: 'anonymous (--no-auth)' } };
@@ -118,7 +118,7 @@ export class ControlPlane {
     if (!record) return fail('invalid_token', 'invalid API key');
     if (record.revoked_at) return fail('invalid_token', `API key ${record.id} was revoked at ${record.revoked_at}`);
     if (record.expires_at && Date.parse(record.expires_at) <= Date.now()) {
-      // The seed's own code for a key past its end: -32010 "License expired", with when.
+      // kindly-debugger's own code for a key past its end: -32010 "License expired", with when.
       return { refusal: { code: LICENSE_EXPIRED, message: 'License expired', status: 403, data: { key_id: record.id, expired_at: record.expires_at } } };
     }
     return { key: { id: record.id, name: record.name, scopes: record.scopes, rate: record.rate, quota: record.quota, expires_at: record.expires_at } };
@@ -396,7 +396,7 @@ interface WindowUse {
 }
 
 /**
- * The seed's X-RateLimit-* fields (for the first policy: the rate limit when there is one) and the
+ * kindly-debugger's X-RateLimit-* fields (for the first policy: the rate limit when there is one) and the
  * IETF RateLimit-Policy / RateLimit fields for every policy.
  */
 export function rateHeaders(uses: WindowUse[], now: number): Record<string, string> {

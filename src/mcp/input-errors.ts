@@ -12,6 +12,15 @@ export function formatZodIssues(issues: readonly Issue[], schema?: z.ZodObject):
   return parts.join('; ');
 }
 
+/**
+ * zod's own wording, field by field (`entry: Invalid input: expected string, received undefined`),
+ * `whole` naming an issue of the value itself: REST bodies are answered with it (the Python
+ * OpenAPI routes' 400s, which their end-to-end test reads).
+ */
+export function formatZodIssuesPlain(issues: readonly Issue[], whole: string): string {
+  return issues.map((i) => `${i.path.join('.') || whole}: ${i.message}`).join('; ');
+}
+
 function field(path: readonly PropertyKey[]): string {
   if (path.length === 0) return 'arguments';
   return `"${path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i > 0 ? '.' : ''}${String(p)}`)).join('')}"`;

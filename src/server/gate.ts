@@ -75,7 +75,7 @@ function requestIdOf(message: unknown): string | number | undefined {
   return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }
 
-/** HTTP status for the seed's error codes: -32001 401, -32002 429, -32003 403. */
+/** HTTP status for kindly-debugger's error codes: -32001 401, -32002 429, -32003 403. */
 export function statusFor(code: number | undefined): number {
   return code === -32001 ? 401 : code === -32002 ? 429 : 403;
 }

@@ -40,7 +40,7 @@ const AUTH_FAILED = -32001;
  *   stateless handler, one server instance per request, a plain JSON answer unless the call
  *   streams progress;
  * - 2025-era sessions (`initialize`, then `Mcp-Session-Id`): one server per session, as before;
- * - a plain JSON-RPC request with neither (the seed's curl example): served statelessly with a
+ * - a plain JSON-RPC request with neither (kindly-debugger's curl example): served statelessly with a
  *   plain JSON answer, no Accept header or session needed.
  */
 export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {

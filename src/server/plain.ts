@@ -1,7 +1,7 @@
 import { isJSONRPCRequest, type JSONRPCMessage, type McpServer, type Transport } from '@modelcontextprotocol/server';
 
 /**
- * Plain JSON-RPC over HTTP (the seed's curl form: one request per POST, no initialize, no session,
+ * Plain JSON-RPC over HTTP (the curl form of kindly-debugger's contract: one request per POST, no initialize, no session,
  * no 2026 envelope), answered without the web-standard transport: one McpServer per key, kept
  * for the server's life and connected to an in-memory transport that hands each request to the
  * server under an id of its own (clients reuse ids across concurrent POSTs) and gives back the

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { DebugkitError } from '../../core/errors.js';
+import { formatZodIssuesPlain } from '../../mcp/input-errors.js';
 import { sendJson, sendRestError } from '../../mcp/rest.js';
 import type { RestRoute, RouteClient } from '../../mcp/toolset.js';
 import { line, projectFile, startInput } from './schemas.js';
@@ -47,6 +48,5 @@ function contractShape(o: RunOutcome) {
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body ?? {});
   if (result.success) return result.data;
-  const issues = result.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
-  throw new DebugkitError('INVALID_ARGUMENT', `invalid request body: ${issues}`);
+  throw new DebugkitError('INVALID_ARGUMENT', `invalid request body: ${formatZodIssuesPlain(result.error.issues, 'body')}`);
 }

@@ -2,34 +2,15 @@ import { closeSync, readFile as readFd, type Stats } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { parse as parseYaml } from 'yaml';
 import { openInside } from '../../../core/paths.js';
-import { at, isRecord, type K8sObject } from './json.js';
+import { isRecord, type K8sObject } from './json.js';
 
 /** What one bundle file holds once parsed. */
 export interface LoadedFile {
   /** The list's own `kind` (e.g. "PodList") when it has one; older bundles omit it. */
   listKind?: string;
   items: K8sObject[];
-}
-
-/** A parse function with the `yaml` package's signature. */
-type YamlParse = (text: string) => unknown;
-
-// Kept in a variable so TypeScript does not require the package at compile time: `yaml` is
-// only a transitive dev dependency of this project today, and custom resources in older
-// bundles exist only as .yaml. Without it those files are skipped and the list says so.
-const YAML_MODULE: string = 'yaml';
-let yamlParse: Promise<YamlParse | undefined> | undefined;
-
-export function loadYamlParser(): Promise<YamlParse | undefined> {
-  yamlParse ??= import(YAML_MODULE).then(
-    (m: unknown) => {
-      const parse = at(m, 'parse') ?? at(m, 'default', 'parse');
-      return typeof parse === 'function' ? (parse as YamlParse) : undefined;
-    },
-    () => undefined,
-  );
-  return yamlParse;
 }
 
 /** Turns whatever a bundle file contains into items: a List, a bare array, one object, or nothing. */
@@ -52,7 +33,7 @@ export function toLoadedFile(data: unknown): LoadedFile {
 export class FileCache {
   private readonly files = new Map<string, Promise<LoadedFile>>();
   private readonly dirs = new Map<string, Promise<string[]>>();
-  /** Why a file yielded nothing (parse error, no YAML parser), by path: sent to clients as warnings. */
+  /** Why a file yielded nothing (a parse error), by path: sent to clients as warnings. */
   readonly problems = new Map<string, string>();
 
   /** `realRoot`: the bundle's real path; files whose path leads out of it (links) are never read. */
@@ -91,12 +72,8 @@ export class FileCache {
     try {
       const text = await this.readText(file);
       if (file.endsWith('.json')) return toLoadedFile(JSON.parse(text));
-      const parse = await loadYamlParser();
-      if (!parse) {
-        this.problems.set(file, `${path.basename(file)} skipped: no YAML parser (the "yaml" package is not installed)`);
-        return { items: [] };
-      }
-      return toLoadedFile(parse(text));
+      // Custom resources in older bundles exist only as .yaml.
+      return toLoadedFile(parseYaml(text));
     } catch (err) {
       this.problems.set(file, `${path.basename(file)} skipped: ${err instanceof Error ? err.message : String(err)}`);
       return { items: [] };

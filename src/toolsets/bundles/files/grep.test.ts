@@ -10,8 +10,8 @@ import { SUPPORT_BUNDLES } from '../../../../test/helpers/fixtures.js';
 
 const FIXTURES = SUPPORT_BUNDLES;
 
-/** The grep_files response text of the contract (seed 003), verbatim. */
-const SEED_GREP_TEXT =
+/** The grep_files response text of the support-bundle contract, verbatim. */
+const CONTRACT_GREP_TEXT =
   'Found 3 matches for case-insensitive pattern \'OOMKilled\' in /kubernetes/logs (matching *.log):\n\n**File: /kubernetes/logs/kube-system/mysql-backup-78945d95b-abcde.log**\n```\n  15 | Container was OOMKilled due to memory pressure\n```\n\n**File: /kubernetes/logs/monitoring/prometheus-server-558874d9c-fghij.log**\n```\n 278 | Previous container was OOMKilled, restarting with increased memory limits\n```\n\n**File: /kubernetes/events.log**\n```\n  42 | Pod monitoring/grafana-6584c8d677-abcde was evicted due to OOMKilled\n```\n\nSearch metadata:\n```json\n{\n  "pattern": "OOMKilled",\n  "path": "/kubernetes/logs",\n  "glob_pattern": "*.log",\n  "total_matches": 3,\n  "files_searched": 32,\n  "recursive": true,\n  "case_sensitive": false,\n  "truncated": false\n}\n```';
 
 let base: string;
@@ -48,9 +48,9 @@ async function failure(p: Promise<unknown>): Promise<BundleError> {
 }
 
 describe('grepFiles: the contract rendering', () => {
-  it('renders exactly like the seed (searching /kubernetes, which holds all three files)', async () => {
+  it('renders exactly like the contract (searching /kubernetes, which holds all three files)', async () => {
     const result = await grepFiles(root, { pattern: 'OOMKilled', path: '/kubernetes', recursive: true, glob_pattern: '*.log', case_sensitive: false, max_results: 1000 });
-    const expected = SEED_GREP_TEXT.replace('in /kubernetes/logs (matching', 'in /kubernetes (matching').replace('"path": "/kubernetes/logs"', '"path": "/kubernetes"');
+    const expected = CONTRACT_GREP_TEXT.replace('in /kubernetes/logs (matching', 'in /kubernetes (matching').replace('"path": "/kubernetes/logs"', '"path": "/kubernetes"');
     expect(result.text).toBe(expected);
     expect(result.metadata).toEqual({
       pattern: 'OOMKilled',
@@ -66,7 +66,7 @@ describe('grepFiles: the contract rendering', () => {
     expect(result.binary_files_skipped).toBe(1);
   });
 
-  it('the seed request as given (path /kubernetes/logs) finds the two files there', async () => {
+  it('the contract request as given (path /kubernetes/logs) finds the two files there', async () => {
     const result = await grepFiles(root, { pattern: 'OOMKilled', path: '/kubernetes/logs', glob_pattern: '*.log' });
     expect(result.text.startsWith("Found 2 matches for case-insensitive pattern 'OOMKilled' in /kubernetes/logs (matching *.log):\n\n**File: /kubernetes/logs/kube-system/")).toBe(true);
     expect(result.metadata.files_searched).toBe(31);

@@ -10,8 +10,8 @@ import { SUPPORT_BUNDLES } from '../../../../test/helpers/fixtures.js';
 
 const FIXTURES = SUPPORT_BUNDLES;
 
-/** The list_files response text of the contract (seed 003), verbatim. */
-const SEED_LIST_TEXT =
+/** The list_files response text of the support-bundle contract, verbatim. */
+const CONTRACT_LIST_TEXT =
   'Listed files in /kubernetes/pods non-recursively:\n```json\n[\n  {\n    "name": "kube-system",\n    "path": "/kubernetes/pods/kube-system",\n    "type": "directory",\n    "size": null,\n    "modified": "2025-04-10T15:30:00Z",\n    "accessed": "2025-04-11T12:45:30Z",\n    "is_binary": false\n  },\n  {\n    "name": "default",\n    "path": "/kubernetes/pods/default",\n    "type": "directory",\n    "size": null,\n    "modified": "2025-04-10T15:30:00Z",\n    "accessed": "2025-04-11T12:45:30Z",\n    "is_binary": false\n  },\n  {\n    "name": "kube-apiserver-master1.yaml",\n    "path": "/kubernetes/pods/kube-apiserver-master1.yaml",\n    "type": "file",\n    "size": 2456,\n    "modified": "2025-04-10T15:30:00Z",\n    "accessed": "2025-04-11T12:45:30Z",\n    "is_binary": false\n  }\n]\n```\n\nDirectory metadata:\n```json\n{\n  "path": "/kubernetes/pods",\n  "recursive": false,\n  "total_files": 1,\n  "total_dirs": 2\n}\n```';
 
 const MODIFIED = new Date('2025-04-10T15:30:00Z');
@@ -49,13 +49,13 @@ async function failure(p: Promise<unknown>): Promise<BundleError> {
 }
 
 describe('listFiles: the contract rendering', () => {
-  it('renders exactly like the seed (entries: directories first, then files, by name)', async () => {
+  it('renders exactly like the contract (entries: directories first, then files, by name)', async () => {
     const result = await listFiles(root, '/kubernetes/pods', false);
-    // The seed's text with its two directories in our order (default before kube-system).
-    const seedEntries = JSON.parse(SEED_LIST_TEXT.slice(SEED_LIST_TEXT.indexOf('['), SEED_LIST_TEXT.indexOf(']\n```') + 1));
-    expect(JSON.stringify(seedEntries, null, 2)).toBe(SEED_LIST_TEXT.slice(SEED_LIST_TEXT.indexOf('['), SEED_LIST_TEXT.indexOf(']\n```') + 1));
-    const reordered = [seedEntries[1], seedEntries[0], seedEntries[2]];
-    const expected = SEED_LIST_TEXT.replace(JSON.stringify(seedEntries, null, 2), JSON.stringify(reordered, null, 2));
+    // The contract's text with its two directories in our order (default before kube-system).
+    const contractEntries = JSON.parse(CONTRACT_LIST_TEXT.slice(CONTRACT_LIST_TEXT.indexOf('['), CONTRACT_LIST_TEXT.indexOf(']\n```') + 1));
+    expect(JSON.stringify(contractEntries, null, 2)).toBe(CONTRACT_LIST_TEXT.slice(CONTRACT_LIST_TEXT.indexOf('['), CONTRACT_LIST_TEXT.indexOf(']\n```') + 1));
+    const reordered = [contractEntries[1], contractEntries[0], contractEntries[2]];
+    const expected = CONTRACT_LIST_TEXT.replace(JSON.stringify(contractEntries, null, 2), JSON.stringify(reordered, null, 2));
     expect(result.text).toBe(expected);
     expect(result.entries).toEqual(reordered);
     expect(result.metadata).toEqual({ path: '/kubernetes/pods', recursive: false, total_files: 1, total_dirs: 2 });

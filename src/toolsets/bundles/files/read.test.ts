@@ -10,11 +10,11 @@ import { SUPPORT_BUNDLES } from '../../../../test/helpers/fixtures.js';
 
 const FIXTURES = SUPPORT_BUNDLES;
 
-/** The read_file response text of the contract (seed 003), verbatim. */
-const SEED_READ_TEXT =
+/** The read_file response text of the support-bundle contract, verbatim. */
+const CONTRACT_READ_TEXT =
   'Read text file /kubernetes/pods/kube-system/coredns-558bd4d5db-abcde.yaml (lines 1-17 of 17):\n```\n   1 | apiVersion: v1\n   2 | kind: Pod\n   3 | metadata:\n   4 |   name: coredns-558bd4d5db-abcde\n   5 |   namespace: kube-system\n   6 | spec:\n   7 |   containers:\n   8 |   - name: coredns\n   9 |     image: k8s.gcr.io/coredns:1.8.0\n  10 |     ports:\n  11 |     - containerPort: 53\n  12 |       name: dns\n  13 |       protocol: UDP\n  14 |     - containerPort: 53\n  15 |       name: dns-tcp\n  16 |       protocol: TCP\n  17 | status:\n```';
 
-const COREDNS_YAML = SEED_READ_TEXT.split('\n')
+const COREDNS_YAML = CONTRACT_READ_TEXT.split('\n')
   .slice(2, -1)
   .map((l) => l.slice(7))
   .join('\n');
@@ -56,9 +56,9 @@ async function failure(p: Promise<unknown>): Promise<BundleError> {
 }
 
 describe('readFile: the contract rendering', () => {
-  it('renders exactly like the seed (start_line 0, end_line null: the whole file, numbered from 1)', async () => {
+  it('renders exactly like the contract (start_line 0, end_line null: the whole file, numbered from 1)', async () => {
     const result = await readFile(root, '/kubernetes/pods/kube-system/coredns-558bd4d5db-abcde.yaml', 0, null);
-    expect(result.text).toBe(SEED_READ_TEXT);
+    expect(result.text).toBe(CONTRACT_READ_TEXT);
     expect(result).toMatchObject({
       path: '/kubernetes/pods/kube-system/coredns-558bd4d5db-abcde.yaml',
       binary: false,

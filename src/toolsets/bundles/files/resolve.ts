@@ -2,9 +2,8 @@ import { isAscii, isUtf8 } from 'node:buffer';
 import { closeSync, read, realpathSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { isInside, openInside, openVerified } from '../../../core/paths.js';
+import { containment, isInside, openInside, openVerified } from '../../../core/paths.js';
 import { BundleError } from '../errors.js';
-import { containment } from '../store/contain.js';
 
 export interface BundlePath {
   /** Real path on disk (inside the bundle root). */

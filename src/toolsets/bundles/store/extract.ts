@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream';
 import { createGunzip, type ZlibOptions } from 'node:zlib';
 import { DebugkitError } from '../../../core/errors.js';
 import { BundleError } from '../errors.js';
-import { containment } from './contain.js';
+import { containment } from '../../../core/paths.js';
 import type { ReadEntry } from 'tar';
 
 export const GiB = 1024 * 1024 * 1024;
