@@ -1,7 +1,7 @@
 import { DebugkitError } from '../../core/errors.js';
-import { MiConnection, quoteMiString, type ResultRecord } from '../../core/mi/connection.js';
+import { quoteMiString, type ResultRecord } from '../../core/mi/connection.js';
+import { MI_SETUP, MiEngine } from '../../core/mi/engine.js';
 import type { MiRecord, MiTuple } from '../../core/mi/parser.js';
-import { spawnChild, terminate, type OwnedChild } from '../../core/process.js';
 
 export interface EngineOptions {
   gdbPath: string;
@@ -21,11 +21,7 @@ export interface ExecOutcome {
 }
 
 const SETUP = [
-  '-gdb-set mi-async on',
-  '-gdb-set pagination off',
-  '-gdb-set confirm off',
-  '-gdb-set width 0',
-  '-gdb-set height 0',
+  ...MI_SETUP,
   // Client arguments must never meet a shell.
   '-gdb-set startup-with-shell off',
   // Software watchpoints fire in reverse; hardware ones do not (DESIGN.md).
@@ -36,61 +32,54 @@ const SETUP = [
 const MAX_OUTPUT = 64 * 1024;
 
 /**
- * One gdb in MI mode for the debugger toolset: commands one at a time, stream text collected per
- * command, exec commands waited for (bounded) until their `*stopped`.
+ * The debugger toolset's commands over one gdb (core/mi MiEngine: one command at a time, stops
+ * counted and waited for): stream text collected per command, gdb's `^error` as an error, exec
+ * commands waited for (bounded) until their `*stopped`.
  */
 export class Engine {
-  running = false;
   exited = false;
   private output: string[] = [];
   private outputSize = 0;
-  private lastStop: MiTuple | undefined;
-  private stops = 0;
-  private stopWaiters: Array<() => void> = [];
-  private queue: Promise<unknown> = Promise.resolve();
   private gone: string | undefined;
 
-  private constructor(
-    private readonly proc: OwnedChild,
-    private readonly mi: MiConnection,
-    private readonly options: EngineOptions,
-  ) {
-    mi.on('record', (r) => this.onRecord(r));
-    mi.on('close', (err) => this.onGone(err.message));
-    proc.child.stderr?.on('data', () => undefined);
-    void proc.exited.then(({ code, signal }) => this.onGone(`gdb exited (${signal ?? `code ${code}`})`));
+  private constructor(private readonly gdb: MiEngine) {
+    gdb.on('record', (r) => this.onRecord(r));
+    gdb.on('close', (err) => this.onGone(err.message));
+    gdb.proc.child.stderr?.on('data', () => undefined);
+    void gdb.proc.exited.then(({ code, signal }) => this.onGone(`gdb exited (${signal ?? `code ${code}`})`));
   }
 
-  static async start(options: EngineOptions): Promise<Engine> {
-    const proc = await spawnChild(options.gdbPath, ['--interpreter=mi3', '-q', '-nx', ...(options.args.length ? ['--args', ...options.args] : [])], {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const engine = new Engine(proc, new MiConnection(proc.child.stdin!, proc.child.stdout!), options);
-    try {
-      for (const command of SETUP) await engine.mi_(command);
-    } catch (err) {
-      await engine.dispose();
-      throw err;
-    }
-    return engine;
+  static start(options: EngineOptions): Promise<Engine> {
+    return MiEngine.start(
+      {
+        gdbPath: options.gdbPath,
+        args: options.args.length ? ['--args', ...options.args] : [],
+        cwd: options.cwd,
+        env: options.env,
+        setup: SETUP,
+        replyTimeoutMs: options.replyTimeoutMs,
+      },
+      (gdb) => new Engine(gdb),
+      (engine) => engine.dispose(),
+    );
   }
 
   get pid(): number | undefined {
-    return this.proc.child.pid;
+    return this.gdb.pid;
+  }
+
+  get running(): boolean {
+    return this.gdb.state === 'running';
   }
 
   /** Settles once gdb itself has exited (what a checked program handed to it waits for before it is closed). */
   get ended(): Promise<unknown> {
-    return this.proc.exited;
+    return this.gdb.proc.exited;
   }
 
   /** Runs `fn` after every earlier command on this engine has finished. */
   serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(fn);
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.gdb.serial(fn);
   }
 
   /** One MI command; gdb's `^error` becomes a DebugkitError carrying gdb's message. */
@@ -113,46 +102,32 @@ export class Engine {
    */
   async exec(command: string, waitMs: number, signal?: AbortSignal): Promise<ExecOutcome> {
     this.takeOutput();
-    const before = this.stops;
+    const before = this.gdb.stopCount;
     const reply = await this.send(command);
     if (reply.resultClass === 'error') {
       throw new DebugkitError('INVALID_ARGUMENT', String(reply.results.msg ?? 'gdb reported an error'));
     }
-    if (reply.resultClass === 'running' && this.stops === before) {
-      this.running = true;
-      await this.waitForStop(before, waitMs, signal);
-    }
-    return { stopped: this.stops !== before ? this.lastStop : undefined, output: this.takeOutput() };
+    if (reply.resultClass === 'running') await this.gdb.awaitResumed(before, { waitMs, signal });
+    return { stopped: this.gdb.stopCount !== before ? this.gdb.latestStop : undefined, output: this.takeOutput() };
   }
 
   /** Waits (bounded) for the running target's next stop. */
-  async waitForStop(before: number, waitMs: number, signal?: AbortSignal): Promise<void> {
-    if (this.stops !== before || !this.running || this.gone) return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        this.stopWaiters = this.stopWaiters.filter((w) => w !== done);
-        resolve();
-      };
-      const timer = setTimeout(done, waitMs);
-      signal?.addEventListener('abort', done, { once: true });
-      this.stopWaiters.push(done);
-    });
+  waitForStop(before: number, waitMs: number, signal?: AbortSignal): Promise<void> {
+    return this.gdb.waitForStop(before, { waitMs, signal });
   }
 
   get stopCount(): number {
-    return this.stops;
+    return this.gdb.stopCount;
   }
 
   get latestStop(): MiTuple | undefined {
-    return this.lastStop;
+    return this.gdb.latestStop;
   }
 
   /** Interrupts a running target; resolves once it stopped (or after `waitMs`). */
   async interrupt(waitMs: number): Promise<void> {
     if (!this.running) return;
-    const before = this.stops;
+    const before = this.gdb.stopCount;
     await this.send('-exec-interrupt');
     await this.waitForStop(before, waitMs);
   }
@@ -166,12 +141,12 @@ export class Engine {
 
   async dispose(): Promise<void> {
     this.onGone('the session was closed');
-    await terminate(this.proc, { graceMs: 500 });
+    await this.gdb.end(new DebugkitError('SESSION_CLOSED', this.gone!), 500);
   }
 
   private send(command: string): Promise<ResultRecord> {
     if (this.gone) return Promise.reject(new DebugkitError('SESSION_CLOSED', `gdb is gone: ${this.gone}`));
-    return this.mi.send(command, this.options.replyTimeoutMs);
+    return this.gdb.send(command);
   }
 
   private onRecord(record: MiRecord): void {
@@ -186,14 +161,8 @@ export class Engine {
         }
         return;
       case 'exec':
-        if (record.asyncClass === 'running') this.running = true;
-        if (record.asyncClass === 'stopped') {
-          this.running = false;
-          this.lastStop = record.results;
-          if (String(record.results.reason ?? '').startsWith('exited')) this.exited = true;
-          this.stops++;
-          this.release();
-        }
+        // The engine has counted the stop (and cleared "running") already.
+        if (record.asyncClass === 'stopped' && String(record.results.reason ?? '').startsWith('exited')) this.exited = true;
         return;
       default:
         return;
@@ -203,13 +172,6 @@ export class Engine {
   private onGone(message: string): void {
     if (this.gone) return;
     this.gone = message;
-    this.mi.close(new DebugkitError('SESSION_CLOSED', message));
-    this.release();
-  }
-
-  private release(): void {
-    const waiters = this.stopWaiters;
-    this.stopWaiters = [];
-    for (const w of waiters) w();
+    this.gdb.close(new DebugkitError('SESSION_CLOSED', message));
   }
 }

@@ -1,17 +1,18 @@
 import type { Readable } from 'node:stream';
 import { DebugkitError } from '../../core/errors.js';
-import { endMarkedProcesses, killProcessGroup, processStartTime, procStat, spawnChild, terminate, type OwnedChild } from '../../core/process.js';
+import { endMarkedProcesses, killProcessGroup, processStartTime, procStat } from '../../core/process.js';
 import { OutputRing, readPage, readTail, type RingPage } from '../../core/ring.js';
 import type { SessionResource } from '../../core/sessions.js';
-import { MiConnection, quoteMiString, type ResultRecord } from '../../core/mi/connection.js';
+import { quoteMiString, type ResultRecord } from '../../core/mi/connection.js';
+import { MI_SETUP, MiEngine, type TargetState } from '../../core/mi/engine.js';
 import type { MiRecord, MiTuple } from '../../core/mi/parser.js';
-import { boundPromise, waitBounded } from '../../core/wait.js';
+import { boundPromise } from '../../core/wait.js';
 import { toMiCommand } from './command.js';
 import { CallCollector } from './collector.js';
 import type { CheckedProgram } from '../../core/paths.js';
 import { capabilityScopes, isAttachCommand, isDetachCommand, isStartCommand, prepareCommand, type FileSlot, type GdbPolicy, type PreparedCommand } from './policy.js';
 
-export type TargetState = 'not started' | 'running' | 'stopped' | 'exited';
+export type { TargetState };
 
 export interface GdbSessionOptions {
   gdbPath: string;
@@ -57,17 +58,11 @@ export interface CallOutcome {
   truncated?: boolean;
 }
 
-const STARTUP_COMMANDS = ['-gdb-set mi-async on', '-gdb-set pagination off', '-gdb-set confirm off', '-gdb-set width 0', '-gdb-set height 0', '-enable-pretty-printing'];
 const PROGRAM_OUTPUT_PER_CALL = 4096;
 
 /** One gdb process in MI mode, its debuggee's output, and the commands sent to it, one at a time. */
 export class GdbSession implements SessionResource {
-  state: TargetState = 'not started';
-  /** How many times the target has stopped (or exited) so far. */
-  private stops = 0;
-  private queue: Promise<unknown> = Promise.resolve();
   private collector = new CallCollector();
-  private stopWaiters: Array<() => void> = [];
   private readonly programStdout = new OutputRing();
   private readonly programStderr = new OutputRing();
   private delivered = { stdout: 0, stderr: 0 };
@@ -86,13 +81,13 @@ export class GdbSession implements SessionResource {
   private readonly copies = new Map<FileSlot, CheckedProgram>();
 
   private constructor(
-    private readonly proc: OwnedChild,
-    private readonly mi: MiConnection,
+    private readonly engine: MiEngine,
     private readonly options: GdbSessionOptions,
   ) {
-    mi.on('record', (record) => this.onRecord(record));
+    const proc = engine.proc;
+    engine.on('record', (record) => this.onRecord(record));
     // gdb's output closing and gdb exiting come close together: the exit says how it died.
-    mi.on('close', () => {
+    engine.on('close', () => {
       void boundPromise(proc.exited, { timeoutMs: 1000 }).then((o) => {
         this.onEngineGone(o.kind === 'value' ? describeExit(o.value) : 'gdb closed its output');
       });
@@ -114,58 +109,53 @@ export class GdbSession implements SessionResource {
   }
 
   static async start(options: GdbSessionOptions): Promise<GdbSession> {
+    const wrapper = `'${options.execWrapper.replace(/'/g, `'\\''`)}'`;
+    const lcAll = process.env.LC_ALL;
+    const restoreLocale = lcAll === undefined ? 'unset environment LC_ALL' : `set environment LC_ALL=${lcAll}`;
     // A UTF-8 locale makes gdb print non-ASCII text as text rather than octal escapes; the
     // debuggee gets the caller's own LC_ALL back (see ENV_RESTORE).
-    const proc = await spawnChild(options.gdbPath, ['--interpreter=mi3', '-q', '-nx'], {
-      cwd: options.startIn ?? options.cwd,
-      env: { ...process.env, LC_ALL: 'C.UTF-8' },
-      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
-    });
-    const mi = new MiConnection(proc.child.stdin!, proc.child.stdout!);
-    const session = new GdbSession(proc, mi, options);
-    try {
-      const wrapper = `'${options.execWrapper.replace(/'/g, `'\\''`)}'`;
-      const lcAll = process.env.LC_ALL;
-      const restoreLocale = lcAll === undefined ? 'unset environment LC_ALL' : `set environment LC_ALL=${lcAll}`;
-      const setup = [...STARTUP_COMMANDS, `-gdb-set exec-wrapper ${wrapper}`, `-interpreter-exec console ${quoteMiString(restoreLocale)}`];
-      for (const command of setup) {
-        const reply = await mi.send(command, options.replyTimeoutMs);
-        if (reply.resultClass === 'error') throw new DebugkitError('ENGINE_FAILED', `gdb refused "${command}": ${String(reply.results.msg)}`);
-      }
-      session.collector = new CallCollector();
-    } catch (err) {
-      await session.dispose('gdb failed to start');
-      throw err instanceof DebugkitError ? err : new DebugkitError('ENGINE_FAILED', `gdb failed to start: ${String(err)}`, { cause: err });
-    }
+    const session = await MiEngine.start(
+      {
+        gdbPath: options.gdbPath,
+        cwd: options.startIn ?? options.cwd,
+        env: { ...process.env, LC_ALL: 'C.UTF-8' },
+        stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+        setup: [...MI_SETUP, '-enable-pretty-printing', `-gdb-set exec-wrapper ${wrapper}`, `-interpreter-exec console ${quoteMiString(restoreLocale)}`],
+        replyTimeoutMs: options.replyTimeoutMs,
+      },
+      (engine) => new GdbSession(engine, options),
+      (session) => session.dispose('gdb failed to start'),
+    );
+    session.collector = new CallCollector();
     return session;
   }
 
   get pid(): number | undefined {
-    return this.proc.child.pid;
+    return this.engine.pid;
+  }
+
+  get state(): TargetState {
+    return this.engine.state;
   }
 
   /** Settles once gdb has exited (what the checked program handed to it waits for before it is closed). */
   get exited(): Promise<unknown> {
-    return this.proc.exited;
+    return this.engine.proc.exited;
   }
 
   /** Runs one CLI or MI command; calls on one session never overlap. */
   call(command: string, options: CallOptions): Promise<CallOutcome> {
-    const run = this.queue.then(() => this.runCall(command, options));
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.engine.serial(() => this.runCall(command, options));
   }
 
   /** Waits (bounded) for a running target to stop and reports what happened meanwhile. */
   wait(options: CallOptions): Promise<CallOutcome> {
-    const run = this.queue.then(async () => {
+    return this.engine.serial(async () => {
       this.assertAlive();
-      if (this.state === 'running') await this.waitForStop(this.stops, options);
+      if (this.engine.state === 'running') await this.engine.waitForStop(this.engine.stopCount, options);
       this.assertAlive();
       return this.finish({ class: 'done' });
     });
-    this.queue = run.catch(() => undefined);
-    return run;
   }
 
   /** A page of the program's output; a negative cursor counts back from the end. */
@@ -177,19 +167,17 @@ export class GdbSession implements SessionResource {
     if (this.disposed) return;
     this.disposed = true;
     // An attached process is left as it was found: running, without gdb.
-    if (!this.exitMessage && !this.mi.isClosed && [...this.inferiors.values()].some((i) => i.attached)) {
+    if (!this.exitMessage && !this.engine.isClosed && [...this.inferiors.values()].some((i) => i.attached)) {
       // Detaching needs a stopped target: gdb takes its breakpoints out of the process on the way.
-      if (this.state === 'running') {
-        const stopsBefore = this.stops;
-        await this.mi.send('-exec-interrupt', 2000).catch(() => undefined);
-        await this.waitForStop(stopsBefore, { waitMs: 2000 });
+      if (this.engine.state === 'running') {
+        const stopsBefore = this.engine.stopCount;
+        await this.engine.send('-exec-interrupt', { timeoutMs: 2000 }).catch(() => undefined);
+        await this.engine.waitForStop(stopsBefore, { waitMs: 2000 });
       }
-      await this.mi.send('-target-detach', 5000).catch(() => undefined);
+      await this.engine.send('-target-detach', { timeoutMs: 5000 }).catch(() => undefined);
     }
     this.exitMessage ??= `the session was closed (${reason})`;
-    this.mi.close(new DebugkitError('SESSION_CLOSED', `the gdb session ended: ${reason}`));
-    this.releaseStopWaiters();
-    await terminate(this.proc, { graceMs: 1000 });
+    await this.engine.end(new DebugkitError('SESSION_CLOSED', `the gdb session ended: ${reason}`), 1000);
   }
 
   /** The key scopes `command` needs in this session (what it reaches beyond the debugger). */
@@ -268,14 +256,14 @@ export class GdbSession implements SessionResource {
   private async sendCall(command: string, asked: string, options: CallOptions): Promise<CallOutcome> {
     const { mi, interrupt } = toMiCommand(command);
     this.command = asked;
-    const wasRunning = this.state === 'running';
+    const wasRunning = this.engine.state === 'running';
     const attach = isAttachCommand(command);
     const detach = isDetachCommand(command);
     // Only a program this session really started is ended at detach (never a pid gdb was told of, e.g. by a core file).
     const launchedBefore = [...this.inferiors.values()].filter((i) => !i.attached && this.ownPids.has(i.pid)).map((i) => i.pid);
     // Stops are counted, not just flagged: "^running" and "*stopped" can arrive in one chunk, so
     // the stop may be handled before this call even sees the reply.
-    const stopsBefore = this.stops;
+    const stopsBefore = this.engine.stopCount;
     this.attaching = attach;
     let reply: ResultRecord;
     try {
@@ -285,7 +273,7 @@ export class GdbSession implements SessionResource {
     }
     if (reply.resultClass === 'error') {
       const msg = String(reply.results.msg ?? 'gdb reported an error');
-      const hint = this.state === 'running' ? ' (the target is running: send "-exec-interrupt" to stop it, or gdb_wait to wait for it to stop)' : '';
+      const hint = this.engine.state === 'running' ? ' (the target is running: send "-exec-interrupt" to stop it, or gdb_wait to wait for it to stop)' : '';
       // What gdb printed before it failed (a partial listing, a warning) belongs to the error.
       // gdb echoes the message on its log stream too: keep what came before it.
       let printed = this.collector.take().output.trimEnd();
@@ -297,10 +285,7 @@ export class GdbSession implements SessionResource {
       return this.finish({ class: 'exit' });
     }
     if (reply.resultClass === 'running' || (interrupt && wasRunning) || attach) {
-      if (this.stops === stopsBefore) {
-        if (!attach) this.state = 'running';
-        await this.waitForStop(stopsBefore, options, attach);
-      }
+      await this.engine.awaitResumed(stopsBefore, options, attach);
       this.assertAlive();
       // What the program wrote before stopping is already in its pipe; let one poll phase read it.
       await new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
@@ -317,44 +302,22 @@ export class GdbSession implements SessionResource {
     for (const pid of launchedBefore) {
       if ([...this.inferiors.values()].some((i) => i.pid === pid)) continue;
       killProcessGroup(pid);
-      await endMarkedProcesses(this.proc, 'DEBUGKIT_INFERIOR', String(pid));
+      await endMarkedProcesses(this.engine.proc, 'DEBUGKIT_INFERIOR', String(pid));
       this.notes.push(`[debugkit: process ${pid} was started by this session, so it was ended at detach rather than left running without an owner]`);
     }
   }
 
   private async send(command: string, signal?: AbortSignal): Promise<ResultRecord> {
     try {
-      return await this.sendOnce(command, signal);
+      return await this.engine.send(command, { signal });
     } catch (err) {
       // The channel closing first says only "closed": how gdb ended comes with its exit.
-      if (this.mi.isClosed) {
-        await boundPromise(this.proc.exited, { timeoutMs: 2000 });
+      if (this.engine.isClosed) {
+        await boundPromise(this.engine.proc.exited, { timeoutMs: 2000 });
         this.assertAlive();
       }
       throw err;
     }
-  }
-
-  private async sendOnce(command: string, signal?: AbortSignal): Promise<ResultRecord> {
-    const reply = this.mi.send(command, this.options.replyTimeoutMs);
-    if (!signal) return reply;
-    const outcome = await boundPromise(reply, { timeoutMs: this.options.replyTimeoutMs + 1000, signal });
-    if (outcome.kind === 'value') return outcome.value;
-    if (outcome.kind === 'aborted') throw new DebugkitError('CANCELLED', 'the call was cancelled; gdb may still finish the command');
-    return reply;
-  }
-
-  /** Waits until a stop newer than `stopsBefore` arrives, the bound passes, or the call is cancelled. */
-  private async waitForStop(stopsBefore: number, { waitMs, signal }: CallOptions, force = false): Promise<void> {
-    if (this.stops !== stopsBefore || (!force && this.state !== 'running') || waitMs <= 0) return;
-    await waitBounded<void>(
-      (settle) => {
-        const waiter = () => settle();
-        this.stopWaiters.push(waiter);
-        return () => (this.stopWaiters = this.stopWaiters.filter((w) => w !== waiter));
-      },
-      { timeoutMs: waitMs, signal },
-    );
   }
 
   private finish(result: CallOutcome['result']): CallOutcome {
@@ -365,7 +328,7 @@ export class GdbSession implements SessionResource {
       .splice(0)
       .map((n) => `${n}\n`)
       .join('');
-    const outcome: CallOutcome = { result, output: collected.output + notes, state: this.state };
+    const outcome: CallOutcome = { result, output: collected.output + notes, state: this.engine.state };
     if (collected.truncated) outcome.truncated = true;
     if (collected.stopped) outcome.stopped = collected.stopped;
     const programOutput = this.takeProgramOutput();
@@ -399,14 +362,8 @@ export class GdbSession implements SessionResource {
         this.collector.addOutput(record.text);
         return;
       case 'exec':
-        if (record.asyncClass === 'running') this.state = 'running';
-        if (record.asyncClass === 'stopped') {
-          const reason = String(record.results.reason ?? '');
-          this.state = reason.startsWith('exited') ? 'exited' : 'stopped';
-          this.stops++;
-          this.collector.setStopped(record.results);
-          this.releaseStopWaiters();
-        }
+        // The engine has counted the stop (and set the state) already.
+        if (record.asyncClass === 'stopped') this.collector.setStopped(record.results);
         return;
       case 'notify':
         this.onNotify(record.asyncClass, record.results);
@@ -427,7 +384,7 @@ export class GdbSession implements SessionResource {
       this.inferiors.set(group, { pid, attached: this.attaching });
       // A program gdb started is gdb's child (or a fork of one of ours); a pid gdb reports for a
       // core file or an attach is not, and never becomes "ours" to attach to or kill.
-      if (!this.attaching) this.ownPids.addIfChildOf(pid, [this.proc.child.pid!]);
+      if (!this.attaching) this.ownPids.addIfChildOf(pid, [this.engine.pid!]);
     }
     if (asyncClass === 'thread-group-exited') {
       const inferior = this.inferiors.get(group);
@@ -435,7 +392,7 @@ export class GdbSession implements SessionResource {
       if (inferior?.attached) {
         this.notes.push(`[debugkit: process ${inferior.pid} was attached, not started by this session: it is left running as it was found]`);
       }
-      if (this.state !== 'running') this.state = 'exited';
+      if (this.engine.state !== 'running') this.engine.state = 'exited';
     }
   }
 
@@ -445,19 +402,12 @@ export class GdbSession implements SessionResource {
     // A program gdb started does not die with gdb (a tracee outlives its tracer and runs on):
     // nobody would own it, so it ends here. Attached processes are left as they were found.
     for (const inferior of this.inferiors.values()) if (!inferior.attached && this.ownPids.has(inferior.pid)) killProcessGroup(inferior.pid);
-    this.mi.close(new DebugkitError('ENGINE_FAILED', `${message}; this session is closed, open a new one`));
-    this.releaseStopWaiters();
+    this.engine.close(new DebugkitError('ENGINE_FAILED', `${message}; this session is closed, open a new one`));
     if (!this.disposed) this.options.onEngineExit?.(message);
   }
 
-  private releaseStopWaiters(): void {
-    const waiters = this.stopWaiters;
-    this.stopWaiters = [];
-    for (const w of waiters) w();
-  }
-
   private assertAlive(): void {
-    if (this.exitMessage || this.mi.isClosed) {
+    if (this.exitMessage || this.engine.isClosed) {
       throw new DebugkitError('ENGINE_FAILED', `${this.exitMessage ?? 'gdb is no longer running'}; this session is closed, open a new one`);
     }
   }
