@@ -48,7 +48,7 @@ const REPLAYS = envInt('BENCH_BUNDLE_REPLAYS', 200);
 const REPLAY_WARMUP = 10;
 const INIT_RUNS = envInt('BENCH_BUNDLE_INIT_RUNS', 3);
 
-/** grep_files' own ceiling on max_results (src/toolsets/bundles/tools/files.ts). */
+/** grep_files' own ceiling on max_results (src/toolsets/bundles/tools/grep-files.ts). */
 const TOOL_MAX_RESULTS = 100_000;
 /** The library call has no ceiling: large enough never to stop early. */
 const LIBRARY_MAX_RESULTS = 100_000_000;

@@ -4,7 +4,9 @@ import { registerTool, typedErrorFormat, type ToolSpec } from '../../mcp/tools.j
 import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../mcp/toolset.js';
 import { DEFAULT_BUNDLE_URL_HOSTS } from './store/urls.js';
 import { BundleStore } from './store/store.js';
-import { grepFilesTool, listFilesTool, readFileTool } from './tools/files.js';
+import { grepFilesTool } from './tools/grep-files.js';
+import { listFilesTool } from './tools/list-files.js';
+import { readFileTool } from './tools/read-file.js';
 import { initializeBundleTool } from './tools/initialize-bundle.js';
 import { kubectlTool } from './tools/kubectl.js';
 import { listBundlesTool } from './tools/list-bundles.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fitGrep } from './files.js';
+import { fitGrep } from './grep-files.js';
 
 function answer(n: number, lineLength: number) {
   const matches = Array.from({ length: n }, (_, i) => ({ path: `/f${Math.floor(i / 10)}.log`, line_number: i + 1, line: 'x'.repeat(lineLength) }));

@@ -1,89 +1,9 @@
 import { z } from 'zod';
 import type { Config } from '../../../config.js';
-import { withText, type ToolSpec } from '../../../mcp/tools.js';
+import type { ToolSpec } from '../../../mcp/tools.js';
 import type { grepFiles } from '../files/grep.js';
 import type { BundleWorkspace } from '../workspace.js';
-
-const bundlePath = z.string().describe('A path inside the bundle, from its root: "/", "/cluster-resources/pods"');
-
-/** The contract's text goes to the text content; the rest is the structured result. */
-function split<T extends { text: string }>(result: T): Omit<T, 'text'> {
-  const { text, ...rest } = result;
-  return withText(rest, text);
-}
-
-const listInput = { path: bundlePath.default('/'), recursive: z.boolean().default(false) };
-const listOutput = {
-  entries: z.array(
-    z.object({
-      name: z.string(),
-      path: z.string(),
-      type: z.enum(['file', 'directory']),
-      size: z.number().nullable(),
-      modified: z.string(),
-      accessed: z.string(),
-      is_binary: z.boolean(),
-    }),
-  ),
-  metadata: z.object({
-    path: z.string(),
-    recursive: z.boolean(),
-    total_files: z.number(),
-    total_dirs: z.number(),
-    truncated: z.literal(true).optional(),
-  }),
-  truncated: z.boolean(),
-};
-
-export function listFilesTool(workspace: BundleWorkspace): ToolSpec<typeof listInput, typeof listOutput> {
-  return {
-    name: 'list_files',
-    title: 'List files in the bundle',
-    description:
-      'Lists a directory of the bundle (or its whole subtree with recursive), with type, size, times and whether each file is binary. ' +
-      'At most 150 entries per answer (truncated: true, then list a subdirectory).',
-    input: listInput,
-    output: listOutput,
-    annotations: { readOnlyHint: true, openWorldHint: false },
-    run: async (args, call) => {
-      const { listFiles } = await import('../files/list.js');
-      return split(await listFiles(workspace.current(call.client.owner).root, args.path, args.recursive));
-    },
-  };
-}
-
-const readInput = {
-  path: bundlePath,
-  start_line: z.number().int().min(0).default(1).describe('First line to show, 1-based as grep_files numbers lines (0 reads as 1)'),
-  end_line: z.number().int().min(0).nullable().default(null).describe('Last line to show, 1-based and inclusive; null: to the end, as far as one answer holds'),
-};
-const readOutput = {
-  path: z.string(),
-  binary: z.boolean(),
-  size_bytes: z.number(),
-  start_line: z.number(),
-  end_line: z.number().nullable(),
-  total_lines: z.number().nullable(),
-  truncated: z.boolean(),
-  content: z.string(),
-};
-
-export function readFileTool(workspace: BundleWorkspace): ToolSpec<typeof readInput, typeof readOutput> {
-  return {
-    name: 'read_file',
-    title: 'Read a file in the bundle',
-    description:
-      'Reads lines of a bundle file, numbered from 1 (the numbers grep_files gives: start_line 42 reads the line grep found at 42). ' +
-      'One answer holds about 1000 lines or 32 KiB; a longer file is cut and the answer names the start_line to read on. Binary files are shown as a hex dump.',
-    input: readInput,
-    output: readOutput,
-    annotations: { readOnlyHint: true, openWorldHint: false },
-    run: async (args, call) => {
-      const { readFile } = await import('../files/read.js');
-      return split(await readFile(workspace.current(call.client.owner).root, args.path, args.start_line, args.end_line));
-    },
-  };
-}
+import { bundlePath, split } from './common.js';
 
 const grepInput = {
   pattern: z.string().min(1).describe('A regular expression (JavaScript syntax), matched line by line'),

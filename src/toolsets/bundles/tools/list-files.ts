@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import type { ToolSpec } from '../../../mcp/tools.js';
+import type { BundleWorkspace } from '../workspace.js';
+import { bundlePath, split } from './common.js';
+
+const listInput = { path: bundlePath.default('/'), recursive: z.boolean().default(false) };
+const listOutput = {
+  entries: z.array(
+    z.object({
+      name: z.string(),
+      path: z.string(),
+      type: z.enum(['file', 'directory']),
+      size: z.number().nullable(),
+      modified: z.string(),
+      accessed: z.string(),
+      is_binary: z.boolean(),
+    }),
+  ),
+  metadata: z.object({
+    path: z.string(),
+    recursive: z.boolean(),
+    total_files: z.number(),
+    total_dirs: z.number(),
+    truncated: z.literal(true).optional(),
+  }),
+  truncated: z.boolean(),
+};
+
+export function listFilesTool(workspace: BundleWorkspace): ToolSpec<typeof listInput, typeof listOutput> {
+  return {
+    name: 'list_files',
+    title: 'List files in the bundle',
+    description:
+      'Lists a directory of the bundle (or its whole subtree with recursive), with type, size, times and whether each file is binary. ' +
+      'At most 150 entries per answer (truncated: true, then list a subdirectory).',
+    input: listInput,
+    output: listOutput,
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    run: async (args, call) => {
+      const { listFiles } = await import('../files/list.js');
+      return split(await listFiles(workspace.current(call.client.owner).root, args.path, args.recursive));
+    },
+  };
+}
