@@ -7,7 +7,7 @@ import { dialFor } from './dial.js';
 import { recordGeneric } from './generic/index.js';
 import { mysqlMockOf } from './mysql/keploy.js';
 import { recordPostgres } from './postgres/recorder.js';
-import { recordRedis } from './redis/index.js';
+import { recordRedis } from './redis/recorder.js';
 import { recordH2 } from './h2/index.js';
 import type { DebugkitCa } from './tls/index.js';
 import { startCaptureProxy } from './proxy/proxy.js';

@@ -5,7 +5,7 @@ import { recordGeneric } from './generic/index.js';
 import { mysqlMockOf } from './mysql/keploy.js';
 import type { Mock } from './keploy/types.js';
 import { recordPostgres } from './postgres/recorder.js';
-import { recordRedis } from './redis/index.js';
+import { recordRedis } from './redis/recorder.js';
 import { replayersFor } from './replayers.js';
 import { startCaptureProxy, type InterceptedConnection } from './proxy/proxy.js';
 import { tunnel } from './proxy/tunnel.js';

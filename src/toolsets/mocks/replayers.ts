@@ -7,8 +7,10 @@ import type { GenericMock, HttpMock, Mock, PostgresMock } from './keploy/types.j
 import { ReplayIndex } from './postgres/catalog.js';
 import { replayPostgres, type UpstreamOptions } from './postgres/replayer.js';
 import type { InterceptedConnection } from './proxy/proxy.js';
-import { RedisIndex, redisFetcher, replayRedis, toRedisMock } from './redis/index.js';
-import { commandArgs, redactArgs } from './redis/resp.js';
+import { RedisIndex } from './redis/matcher.js';
+import { redisFetcher, replayRedis } from './redis/replayer.js';
+import { toRedisMock } from './redis/keploy.js';
+import { commandArgs, redactArgs } from './redis/wire.js';
 import type { DebugkitCa } from './tls/index.js';
 import { GrpcIndex, http2AsHttp, replayH2, type H2Dial } from './h2/index.js';
 import type { H2OverTls } from './http/intercept.js';

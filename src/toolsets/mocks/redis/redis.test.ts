@@ -6,8 +6,10 @@ import { parseMockSet } from '../keploy/parse.js';
 import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
 import type { RedisMock } from '../keploy/types.js';
 import { detectProtocol } from '../proxy/sniff.js';
-import { RedisIndex, recordRedis, replayRedis } from './index.js';
-import { commandArgs, encodeCommand, respEnd } from './resp.js';
+import { RedisIndex } from './matcher.js';
+import { recordRedis } from './recorder.js';
+import { replayRedis } from './replayer.js';
+import { commandArgs, encodeCommand, respEnd } from './wire.js';
 import { cpuTimes, linearMessage } from '../../../core/cputime.js';
 import { startRedis, type RunningRedis } from './testing.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cpuTimes, linearMessage } from '../../../core/cputime.js';
-import { CommandFramer, MAX_COMMAND_ARGS, MAX_INLINE_BYTES, RespError, RespFramer, respEnd } from './resp.js';
+import { CommandFramer, MAX_COMMAND_ARGS, MAX_INLINE_BYTES, RespError, RespFramer, respEnd } from './wire.js';
 
 let seed = 11;
 const rand = (k: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8) % k;

@@ -15,6 +15,9 @@ const MAX_COUNT = 1 << 24;
 
 export class RespError extends Error {}
 
+/** A command or reply still incomplete past this many bytes stops a recording and ends a replayed connection. */
+export const MAX_BUFFERED = 64 * 1024 * 1024;
+
 /** The line ending at or after `from` (index of its CR), or -1 when not yet received. */
 function lineEnd(buf: Buffer, from: number): number {
   const lf = buf.indexOf(CRLF, from);

@@ -1,0 +1,101 @@
+import type { Duplex } from 'node:stream';
+import type { GenericConnection } from '../generic/recorder.js';
+import type { RedisMock } from '../keploy/types.js';
+import { ByteQueue } from '../../../core/byte-queue.js';
+import { pipeBoth } from '../proxy/pipe.js';
+import { toRedisMock } from './keploy.js';
+import { CommandFramer, commandArgs, encodeCommand, isPush, MAX_BUFFERED, redactArgs, RespFramer } from './wire.js';
+
+/**
+ * Recording forwards the bytes unchanged and pairs replies with commands in order (Redis answers
+ * in order). RESP3 pushes that arrive with no command waiting (pub/sub messages, invalidations)
+ * join the previous mock's reply. Passwords (AUTH, HELLO ... AUTH, MIGRATE ... AUTH) are
+ * written as `(redacted)`. Bytes that are not RESP stop the recording of that connection (the
+ * traffic goes on).
+ */
+
+export interface RecordRedisOptions {
+  onMock(mock: RedisMock): void;
+  onError?(err: unknown): void;
+}
+
+export interface RecordRedisResult {
+  mocks: number;
+  bytesUp: number;
+  bytesDown: number;
+  stoppedRecording?: string;
+  error?: Error;
+}
+
+/** Forwards and records one Redis connection; resolves once both sides are closed. */
+export function recordRedis(conn: GenericConnection, upstream: Duplex, options: RecordRedisOptions): Promise<RecordRedisResult> {
+  const result: RecordRedisResult = { mocks: 0, bytesUp: 0, bytesDown: 0 };
+  const host = `${conn.target.host}:${conn.target.port}`;
+  const up = new ByteQueue();
+  const down = new ByteQueue();
+  const commands = new CommandFramer();
+  const replies = new RespFramer();
+  const waiting: Array<{ bytes: Buffer; at: Date }> = [];
+  let open: { request: Buffer; replies: Buffer[]; at: Date; endedAt: Date } | undefined;
+  let stopped = false;
+  const stop = (why: string) => {
+    stopped = true;
+    result.stoppedRecording ??= why;
+    up.clear();
+    down.clear();
+  };
+  const emit = () => {
+    if (!open) return;
+    const o = open;
+    open = undefined;
+    try {
+      options.onMock(toRedisMock(o.request, Buffer.concat(o.replies), o.at, o.endedAt, host, conn.id));
+      result.mocks++;
+    } catch (err) {
+      options.onError?.(err);
+    }
+  };
+  conn.client.on('data', (chunk: Buffer) => {
+    if (stopped) return;
+    up.push(chunk);
+    try {
+      for (let end = commands.end(up.view()); end > 0; end = commands.end(up.view())) {
+        const raw = up.view().subarray(0, end);
+        const { args, redacted } = redactArgs(commandArgs(raw));
+        waiting.push({ bytes: redacted ? encodeCommand(args) : Buffer.from(raw), at: new Date() });
+        up.consume(end);
+      }
+      if (up.length > MAX_BUFFERED) stop('a command over 64 MiB');
+    } catch (err) {
+      stop(`the client sent bytes that are not RESP (${(err as Error).message}); the rest of the connection was not recorded`);
+    }
+  });
+  upstream.on('data', (chunk: Buffer) => {
+    if (stopped) return;
+    down.push(chunk);
+    try {
+      for (let end = replies.end(down.view()); end > 0; end = replies.end(down.view())) {
+        const reply = Buffer.from(down.view().subarray(0, end));
+        down.consume(end);
+        const cmd = isPush(reply) && open ? undefined : waiting.shift();
+        if (cmd) {
+          emit();
+          open = { request: cmd.bytes, replies: [reply], at: cmd.at, endedAt: new Date() };
+        } else if (open) {
+          open.replies.push(reply);
+          open.endedAt = new Date();
+        } else {
+          // A reply before any command (a server greeting): an exchange with no request.
+          open = { request: Buffer.alloc(0), replies: [reply], at: new Date(), endedAt: new Date() };
+        }
+      }
+      if (down.length > MAX_BUFFERED) stop('a reply over 64 MiB');
+    } catch (err) {
+      stop(`the server sent bytes that are not RESP (${(err as Error).message}); the rest of the connection was not recorded`);
+    }
+  });
+  const finish = () => emit();
+  conn.client.once('close', finish);
+  upstream.once('close', finish);
+  return pipeBoth(conn.client, upstream, result);
+}
