@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/control/open.js';
 import { connectHttp, connectHttpModern, TestClient } from './helpers/client.js';
 import { callTool, createKey, openMcpSession, rpc, runCli, startCluster, type Cluster, type Node } from './helpers/control.js';
+import { waitFor } from './helpers/procs.js';
 
 /** Two debugkit nodes on loopback sharing one PostgreSQL store. */
 let cluster: Cluster;
@@ -105,12 +106,18 @@ describe('several nodes, one PostgreSQL store', () => {
     const k = await createKey(['--store', storeUrl], 'leaver', 'gdb:read', ['--rate', 'unlimited']);
     const [sa, sb] = await Promise.all([openMcpSession(a.url, k.key), openMcpSession(b.url, k.key)]);
     expect((await runCli(['keys', 'revoke', 'leaver', '--store', storeUrl])).code).toBe(0);
-    await new Promise((r) => setTimeout(r, 1100)); // KEY_CACHE_MS
     for (const [url, sid] of [
       [a.url, sa],
       [b.url, sb],
     ] as const) {
-      const r = await callTool(url, k.key, sid, 'list_sessions');
+      // Refused once the node's cache of the key (KEY_CACHE_MS, a second) has lapsed.
+      let r = await callTool(url, k.key, sid, 'list_sessions');
+      await waitFor(
+        () => r.status === 401,
+        3_000,
+        50,
+        async () => void (r = await callTool(url, k.key, sid, 'list_sessions')),
+      );
       expect(r.status).toBe(401);
       expect(r.body.error.code).toBe(-32001);
     }

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectHttp, connectStdio, startHttpServer, type TestClient } from './helpers/client.js';
-import { descendants, isAlive, waitFor } from './helpers/procs.js';
+import { descendants, isAlive, procState, runsAgain, waitFor } from './helpers/procs.js';
 import { tempDir } from './helpers/programs.js';
 
 let root: string;
@@ -36,10 +36,6 @@ function startLoop(uid?: number): ChildProcess {
   const child = uid === undefined ? spawn(path.join(root, 'dbg_loop'), [], { stdio: ['ignore', 'ignore', 'pipe'] }) : spawn('sleep', ['120'], { stdio: 'ignore', uid, gid: uid });
   children.push(child);
   return child;
-}
-
-function procState(pid: number): string {
-  return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.charAt(0);
 }
 
 beforeAll(async () => {
@@ -244,8 +240,8 @@ describe('debugger toolset over stdio', () => {
 
   it("attaches to a running process, records until glibc's EVEX string code, falls back to checkpoints, and detaches leaving it running", async () => {
     const loop = startLoop();
-    await waitFor(() => isAlive(loop.pid!), 5000);
-    await new Promise((r) => setTimeout(r, 300));
+    // Attached once it runs its loop.
+    expect(await runsAgain(loop.pid!)).toBe(true);
     const attached = await call('debugger/attach', { pid: loop.pid, session_id: 'live' });
     expect(attached.text).toContain(`Successfully attached to process ${loop.pid}`);
     expect(attached.value.history).toBe('record');
@@ -268,8 +264,8 @@ describe('debugger toolset over stdio', () => {
     expect(err.code).toBe(-32007);
     expect((err.data as any).details).toMatch(/debugger_launch/);
     await call('debugger_detach', { session_id: 'live' });
-    await new Promise((r) => setTimeout(r, 200));
-    expect(isAlive(loop.pid!)).toBe(true);
+    // Detached, it runs on (its CPU time grows).
+    expect(await runsAgain(loop.pid!)).toBe(true);
     expect(procState(loop.pid!)).not.toMatch(/[Tt]/);
     // The checkpoint forks (children of the process) ended with the session.
     await waitFor(() => descendants(loop.pid!).length === 0, 5000);

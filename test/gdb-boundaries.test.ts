@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectHttp, connectStdio, startHttpServer, type HttpServer, type TestClient } from './helpers/client.js';
-import { descendants, isAlive, waitFor } from './helpers/procs.js';
+import { descendants, isAlive, runsAgain, waitFor } from './helpers/procs.js';
 import { compileC, tempDir } from './helpers/programs.js';
 
 let root: string;
@@ -239,8 +239,10 @@ describe('an engine that dies is an error on the call in flight', () => {
       await dk.ok('call', { id, command: 'break main' });
       expect((await dk.ok('call', { id, command: 'run' })).state).toBe('stopped');
       const gdbPid = descendants(dk.serverPid!).find((p) => p.args.startsWith('gdb --interpreter=mi3'))!.pid;
+      const spinPid = descendants(gdbPid).find((p) => p.args.includes('spin'))!.pid;
       const inFlight = dk.tool('call', { id, command: 'continue', wait: 60 });
-      await new Promise((r) => setTimeout(r, 500));
+      // gdb is killed with the continue in flight: once the program runs again.
+      expect(await runsAgain(spinPid)).toBe(true);
       process.kill(gdbPid, 'SIGTERM');
       const r = await inFlight;
       expect(r.isError).toBe(true);

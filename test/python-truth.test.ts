@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectStdio, type TestClient } from './helpers/client.js';
-import { descendants, isAlive, waitFor } from './helpers/procs.js';
+import { descendants, isAlive, runsAgain, waitFor } from './helpers/procs.js';
 import { PY_ROOT, pyFails, pyOk } from './helpers/python.js';
 
 let dk: TestClient;
@@ -29,8 +29,8 @@ async function busyRunning(): Promise<{ id: string; debuggee: number; adapter: n
   const adapter = descendants(dk.serverPid!).find((p) => p.args.includes('debugpy.adapter'))?.pid ?? 0;
   expect(adapter).toBeGreaterThan(0);
   const run = dk.tool('python_continue', { sessionId: id, timeout: 60 });
-  // Let the continue reach debugpy and the program run again.
-  await new Promise((r) => setTimeout(r, 500));
+  // The continue has reached debugpy once the program runs again.
+  expect(await runsAgain(debuggee)).toBe(true);
   return { id, debuggee, adapter, run };
 }
 
@@ -102,7 +102,7 @@ describe('a python engine that dies is an error on the call in flight', () => {
     process.kill(adapter, 'SIGKILL');
     const r = await run;
     expect(r.isError).toBe(true);
-    expect(r.text).toMatch(/debugpy adapter died \(killed by signal SIGKILL\).*session has ended/);
+    expect(r.text, r.text).toMatch(/debugpy adapter died \(killed by signal SIGKILL\).*session has ended/);
     expect(r.text).not.toMatch(/"completed":true/);
     // The program does not run on without its debugger, and the session says why it ended.
     expect(await waitFor(() => !isAlive(debuggee), 10_000)).toBe(true);

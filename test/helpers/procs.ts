@@ -72,6 +72,33 @@ export function isRunning(pid: number): boolean {
   }
 }
 
+/** The one-letter state of `pid` in /proc (R running, S sleeping, t stopped by a tracer, ...); '' when it is gone. */
+export function procState(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.charAt(stat.lastIndexOf(')') + 2);
+  } catch {
+    return '';
+  }
+}
+
+/** CPU time `pid` has used (user + system, in clock ticks); -1 when it is gone. */
+export function cpuTicks(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return -1;
+  }
+}
+
+/** Whether `pid` (a program that keeps the CPU busy) runs code again within `timeoutMs`: its CPU time grows from now. */
+export async function runsAgain(pid: number, timeoutMs = 10_000): Promise<boolean> {
+  const from = cpuTicks(pid);
+  return from >= 0 && waitFor(() => cpuTicks(pid) > from, timeoutMs, 20);
+}
+
 /** The pid a test program wrote to `file` (test/programs/escape.c), once the file is there. */
 export async function pidFrom(file: string, timeoutMs = 15_000): Promise<number> {
   if (!(await waitFor(() => existsSync(file), timeoutMs, 25))) throw new Error(`no pid was written to ${file} in ${timeoutMs} ms`);

@@ -3,6 +3,7 @@ import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DebugkitError } from '../../core/errors.js';
 import { procStat } from '../../core/process.js';
 import type { SessionResource } from '../../core/sessions.js';
+import { boundPromise } from '../../core/wait.js';
 import { readTail } from '../../core/ring.js';
 import { DebugpyAdapter, type EntryFile } from './adapter.js';
 import { conditionErrors, undefinedFunctions } from './checks.js';
@@ -244,7 +245,14 @@ export class PythonSession implements SessionResource {
     this.snapshot = undefined;
     this.status = 'running';
     const started = Date.now();
-    await start();
+    try {
+      await start();
+    } catch (err) {
+      // The adapter died before it answered (the program may have resumed): once its end is known
+      // (bounded), the answer says how it ended, as when it dies while the program runs.
+      if ((await boundPromise(adapter.ended, { timeoutMs: 2000 })).kind !== 'value' || (adapter.exitCode === undefined && !adapter.adapterExit)) throw err;
+      return this.describeEnd();
+    }
     return this.awaitStop(started, options);
   }
 
