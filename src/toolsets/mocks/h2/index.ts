@@ -1,3 +1,5 @@
 export { buildGrpcMock, GrpcCallMatch, GrpcIndex, isGrpc, readGrpcMock, splitMessages, frameMessages, type GrpcCall, type GrpcMessage } from './grpc.js';
-export { recordH2, replayH2, type H2Connection, type H2Dial, type RecordH2Options, type ReplayH2Options } from './session.js';
-export { buildHttp2Mock, http2AsHttp } from './http2.js';
+export { recordH2, type RecordH2Options } from './recorder.js';
+export { replayH2, type ReplayH2Options } from './replayer.js';
+export type { H2Connection, H2Dial } from './wire.js';
+export { buildHttp2Mock, http2AsHttp } from './keploy.js';

@@ -3,7 +3,7 @@ import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpMatcher } from '../http/matcher.js';
 import { frameMessages, GrpcIndex } from './grpc.js';
-import { replayH2, type ReplayH2Options } from './session.js';
+import { replayH2, type ReplayH2Options } from './replayer.js';
 
 const closers: Array<() => void> = [];
 afterEach(() => {

@@ -1,0 +1,142 @@
+import http2 from 'node:http2';
+import type { Mock } from '../keploy/types.js';
+import { buildHttp2Mock } from './keploy.js';
+import { buildGrpcMock, isGrpc, MessageReader, splitMessages, type GrpcMessage, type HeaderMap } from './grpc.js';
+import { END_STREAM, flat, forwardable, guard } from './wire.js';
+
+export interface Relayed {
+  requestHeaders: HeaderMap;
+  /** gRPC: the server ended the call after this many request messages, before the program's end. */
+  trailersAfterRequests?: number;
+  /** gRPC: the response messages, each with the count of request messages sent before it came. */
+  responseMessages: GrpcMessage[];
+  requestBody: Buffer;
+  responseHeaders: HeaderMap;
+  responseBody: Buffer;
+  trailers: HeaderMap;
+  requestTime: Date;
+  responseTime: Date;
+}
+
+/** The program's request body: bytes already read (`prefix`), then the rest of `live` as it comes. */
+export type RequestBody = Buffer | { prefix?: Buffer; live: http2.ServerHttp2Stream };
+
+/**
+ * Sends one request upstream and relays the answer to the program as it comes (headers, data,
+ * trailers). `body` is the program's stream (forwarded live) or its buffered bytes. For gRPC each
+ * response message notes how many request messages had gone up before it came (none noted once
+ * the program had ended its side), so a replay can answer a bidirectional stream in step.
+ */
+export function relay(upstream: http2.ClientHttp2Session, down: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, body: RequestBody): Promise<Relayed> {
+  return new Promise((resolve, reject) => {
+    const requestTime = new Date();
+    const requestHeaders = flat(headers);
+    const reqChunks: Buffer[] = [];
+    const respChunks: Buffer[] = [];
+    const reqReader = new MessageReader();
+    const respReader = new MessageReader();
+    const responseMessages: GrpcMessage[] = [];
+    let requestsSent = 0;
+    let clientEnded = false;
+    const sendUp = (c: Buffer) => {
+      reqChunks.push(c);
+      requestsSent += reqReader.push(c).length;
+      return up.write(c);
+    };
+    let responseHeaders: HeaderMap = {};
+    let trailers: HeaderMap = {};
+    let endedWithHeaders = false;
+    let responded = false;
+    const up = upstream.request(forwardable(requestHeaders), { endStream: false });
+    const endUp = () => {
+      clientEnded = true;
+      up.end();
+    };
+    if (Buffer.isBuffer(body)) {
+      sendUp(body);
+      endUp();
+    } else {
+      const live = body.live;
+      if (body.prefix && body.prefix.length > 0) sendUp(body.prefix);
+      if (live.readableEnded) endUp();
+      else {
+        // Not pipe(): piping a server stream makes node:http2 send a default response on it.
+        live.on('data', (c: Buffer) => {
+          if (!sendUp(c)) live.pause();
+        });
+        up.on('drain', () => live.resume());
+        live.once('end', endUp);
+        live.resume();
+      }
+    }
+    up.on('response', (h, flags) => {
+      responseHeaders = flat(h);
+      endedWithHeaders = (flags & END_STREAM) !== 0;
+      if (endedWithHeaders && !clientEnded) trailersAfterRequests = requestsSent;
+      // Reading starts only now: node:http2 may deliver DATA before emitting 'response'.
+      up.on('data', (c: Buffer) => {
+        respChunks.push(c);
+        for (const m of respReader.push(c)) responseMessages.push(clientEnded ? m : { ...m, afterRequests: requestsSent });
+        if (!down.destroyed) down.write(c);
+      });
+      if (down.destroyed || responded) return;
+      responded = true;
+      guard(down, () => down.respond(forwardable(responseHeaders), endedWithHeaders ? { endStream: true } : { waitForTrailers: true }));
+    });
+    down.on('wantTrailers', () => guard(down, () => down.sendTrailers(forwardable(trailers))));
+    let trailersAfterRequests: number | undefined;
+    up.on('trailers', (t) => {
+      trailers = flat(t);
+      if (!clientEnded) trailersAfterRequests = requestsSent;
+    });
+    up.on('end', () => {
+      if (!endedWithHeaders && !down.destroyed) down.end();
+    });
+    up.once('close', () => {
+      if (!responded && !down.destroyed) {
+        responded = true;
+        down.respond({ ':status': 502 }, { endStream: true });
+      }
+      resolve({
+        requestHeaders,
+        ...(trailersAfterRequests !== undefined ? { trailersAfterRequests } : {}),
+        responseMessages,
+        requestBody: Buffer.concat(reqChunks),
+        responseHeaders,
+        responseBody: Buffer.concat(respChunks),
+        trailers,
+        requestTime,
+        responseTime: new Date(),
+      });
+    });
+    up.once('error', (err) => {
+      if (!down.destroyed) down.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+      reject(err);
+    });
+  });
+}
+
+export function toMock(r: Relayed, target: { host: string; port: number }): Mock {
+  if (isGrpc(r.requestHeaders)) {
+    return buildGrpcMock({
+      requestHeaders: r.requestHeaders,
+      requestMessages: splitMessages(r.requestBody),
+      responseHeaders: r.responseHeaders,
+      responseMessages: r.responseMessages,
+      ...(r.trailersAfterRequests !== undefined ? { trailersAfterRequests: r.trailersAfterRequests } : {}),
+      trailers: r.trailers,
+      requestTime: r.requestTime,
+      responseTime: r.responseTime,
+    });
+  }
+  return buildHttp2Mock({
+    requestHeaders: r.requestHeaders,
+    requestBody: r.requestBody,
+    responseHeaders: r.responseHeaders,
+    responseBody: r.responseBody,
+    trailers: r.trailers,
+    requestTime: r.requestTime,
+    responseTime: r.responseTime,
+    fallbackAuthority: `${target.host}:${target.port}`,
+  });
+}

@@ -1,0 +1,200 @@
+import http2 from 'node:http2';
+import { bodyBytes } from '../keploy/http.js';
+import type { HttpMock, Mock } from '../keploy/types.js';
+import type { HttpMatcher } from '../http/matcher.js';
+import type { OnMiss } from '../http/replayer.js';
+import { encodeGrpcMessage, frameMessages, GrpcCallMatch, GrpcStatus, isGrpc, MessageReader, readGrpcMock, type GrpcCall, type GrpcIndex, type GrpcMessage, type HeaderMap } from './grpc.js';
+import { relay, toMock, type Relayed, type RequestBody } from './relay.js';
+import { flat, forwardable, guard, HOP, MAX_BODY, readAll, serveClient, upstreamOf, type H2Connection, type H2Dial } from './wire.js';
+
+export interface ReplayH2Options {
+  scheme: 'http' | 'https';
+  grpc: GrpcIndex;
+  http: HttpMatcher;
+  onMiss: OnMiss;
+  /** The real server, for misses with `passthrough`/`record`. */
+  dial?: H2Dial;
+  counts: { replayed: number; missed: number; fellBack: number };
+  missed(message: string): void;
+  recorded(mock: Mock): void;
+}
+
+/** Answers every stream of the program's HTTP/2 connection from the set's mocks. */
+export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<void> {
+  const upstream = o.dial ? upstreamOf(o.dial, o.scheme, conn.target) : undefined;
+  try {
+    await serveClient(conn, (stream, headers) => {
+      void answer(stream, headers).catch(() => {
+        if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+      });
+    });
+  } finally {
+    upstream?.close();
+  }
+
+  async function answer(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) {
+    if (isGrpc(headers as Record<string, unknown>)) return answerGrpc(stream, headers);
+    const body = await readAll(stream);
+    const path = String(headers[':path'] ?? '/');
+    const method = String(headers[':method'] ?? 'GET');
+    const r = o.http.match({
+      method,
+      url: path,
+      scheme: o.scheme,
+      host: String(headers[':authority'] ?? `${conn.target.host}:${conn.target.port}`),
+      headers: Object.entries(flat(headers)).filter(([k]) => !k.startsWith(':')),
+      body,
+    });
+    if (!r.miss) {
+      o.counts.replayed++;
+      respondHttp(stream, r.mock);
+      return;
+    }
+    const miss = `${method} ${path} (HTTP/2)${r.closest ? `; closest ${r.closest.name}: ${r.closest.differences.slice(0, 3).join('; ')}` : ''}`;
+    if (await fallBack(stream, headers, miss, body)) return;
+    o.counts.missed++;
+    o.missed(miss);
+    stream.respond({ ':status': 502, 'content-type': 'text/plain; charset=utf-8' });
+    stream.end(`debugkit mocks: no mock matches ${miss}\n`);
+  }
+
+  /** A miss with `passthrough`/`record` and the real server known: relays it; false when not. */
+  async function fallBack(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, miss: string, body: RequestBody): Promise<boolean> {
+    if (!upstream || o.onMiss === 'fail') return false;
+    let relayed: Relayed;
+    try {
+      relayed = await relay(await upstream.get(), stream, headers, body);
+    } catch (err) {
+      // The real server could not answer either: a miss like any other.
+      o.counts.missed++;
+      o.missed(`${miss}; the real server failed too: ${err instanceof Error ? err.message : String(err)}`);
+      if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+      return true;
+    }
+    const mock = toMock(relayed, conn.target);
+    if (o.onMiss === 'record') {
+      o.recorded(mock);
+      const call = readGrpcMock(mock);
+      if (call) o.grpc.add(call);
+    } else {
+      o.counts.fellBack++;
+      o.counts.missed++;
+    }
+    return true;
+  }
+
+  /**
+   * A gRPC call, answered as its request messages arrive: each recorded response message goes
+   * out once the request messages recorded before it have come (see GrpcCallMatch), the trailers
+   * when the client ends its side. A miss before anything was sent can still go to the real
+   * server; after, the call ends with UNAVAILABLE naming the closest mock.
+   */
+  function answerGrpc(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): Promise<void> {
+    const path = String(headers[':path'] ?? '/');
+    const opened = o.grpc.open(path);
+    const raw: Buffer[] = [];
+    let size = 0;
+    let answering: GrpcCall | undefined;
+    let trailers: HeaderMap = {};
+    const send = (messages: readonly GrpcMessage[], call: GrpcCall, end = false) => {
+      if (!answering) {
+        answering = call;
+        const head = forwardable({ ':status': '200', ...call.responseHeaders });
+        if (end && call.responseMessages.length === 0 && 'grpc-status' in head) {
+          // Recorded as a trailers-only answer (the status in the one HEADERS frame): so again.
+          stream.respond(head, { endStream: true });
+          return;
+        }
+        // Only now: a miss before this may hand the stream to relay(), which sends its own trailers.
+        stream.on('wantTrailers', () => guard(stream, () => stream.sendTrailers(trailers)));
+        trailers = forwardable(call.trailers);
+        stream.respond(head, { waitForTrailers: true });
+      }
+      if (messages.length > 0) stream.write(frameMessages(messages));
+      if (end) stream.end();
+    };
+    return new Promise<void>((resolve) => {
+      let done = false;
+      const finish = () => {
+        done = true;
+        stream.off('data', onData);
+        stream.off('end', onEnd);
+        resolve();
+      };
+      const failed = (miss: string, status: number) => {
+        if (done) return;
+        finish();
+        // Held until relay() (or the miss answer below) reads on: no chunk may slip by unread.
+        stream.pause();
+        const prefix = Buffer.concat(raw);
+        void (async () => {
+          if (!answering && (await fallBack(stream, headers, miss, { prefix, live: stream }))) return;
+          o.counts.missed++;
+          o.missed(miss);
+          if (stream.destroyed) return;
+          const text = encodeGrpcMessage(`debugkit mocks: ${miss}`);
+          if (answering) {
+            trailers = { 'grpc-status': String(GrpcStatus.UNAVAILABLE), 'grpc-message': text };
+            stream.end();
+          } else {
+            stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(status), 'grpc-message': text }, { endStream: true });
+          }
+          stream.resume();
+        })().catch(() => {
+          if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+        });
+      };
+      const reader = new MessageReader();
+      const onData = (c: Buffer) => {
+        if (done || !(opened instanceof GrpcCallMatch)) return;
+        // The bytes so far are kept for a relay to the real server, possible until a reply went out.
+        if (!answering) {
+          raw.push(c);
+          size += c.length;
+        } else raw.length = 0;
+        const parsed = reader.push(c);
+        if (reader.pending > MAX_BODY || (!answering && size > MAX_BODY)) return failed(`gRPC ${path}: the request is over ${MAX_BODY} bytes`, GrpcStatus.UNAVAILABLE);
+        for (const m of parsed) {
+          const r = opened.push(m);
+          if ('miss' in r) return failed(r.miss, GrpcStatus.UNAVAILABLE);
+          if (r.end) {
+            // The recorded server ended the call here: trailers now, the rest of the client's stream unread.
+            finish();
+            o.counts.replayed++;
+            guard(stream, () => send(r.send, r.call, true));
+            stream.resume();
+            return;
+          }
+          // Headers go with the first reply (or at the end): until then a miss can still be relayed.
+          if (r.send.length > 0) guard(stream, () => send(r.send, r.call));
+        }
+      };
+      const onEnd = () => {
+        if (done || !(opened instanceof GrpcCallMatch)) return;
+        const r = opened.end();
+        if ('miss' in r) return failed(r.miss, GrpcStatus.UNAVAILABLE);
+        finish();
+        o.counts.replayed++;
+        guard(stream, () => send(r.send, r.call, true));
+      };
+      stream.once('close', () => {
+        if (!done) finish();
+      });
+      if (!(opened instanceof GrpcCallMatch)) return failed(opened.miss, GrpcStatus.UNIMPLEMENTED);
+      stream.on('data', onData);
+      stream.once('end', onEnd);
+    });
+  }
+}
+
+function respondHttp(stream: http2.ServerHttp2Stream, mock: HttpMock) {
+  const headers: Record<string, string | number> = { ':status': mock.spec.resp.status_code };
+  for (const [k, v] of Object.entries(mock.spec.resp.header)) {
+    const name = k.toLowerCase();
+    // Http mocks store bodies decoded (Keploy's HTTP recorder); Http2 ones as received.
+    if (HOP.has(name) || name === 'content-length' || (name === 'content-encoding' && mock.spec.req.proto_major !== 2)) continue;
+    headers[name] = v;
+  }
+  stream.respond(headers);
+  stream.end(Buffer.from(bodyBytes(mock.spec.resp.body)));
+}

@@ -1,0 +1,140 @@
+import http2 from 'node:http2';
+import { Duplex } from 'node:stream';
+import type { HeaderMap } from './grpc.js';
+
+/**
+ * HTTP/2 between the program and debugkit: node:http2's server side on the intercepted (and, for
+ * TLS, decrypted) connection, its client side to the real server when recording or on a miss.
+ * node:http2 does the framing; this is how debugkit holds it: serving the program's connection,
+ * one lazily opened session upstream, the headers each side may be sent.
+ */
+
+export const MAX_BODY = 16 * 1024 * 1024;
+const CONNECT_TIMEOUT_MS = 10_000;
+/** Connection-specific headers HTTP/2 forbids. */
+export const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'http2-settings', 'host']);
+export const END_STREAM = http2.constants.NGHTTP2_FLAG_END_STREAM;
+
+export interface H2Connection {
+  id: string;
+  target: { host: string; port: number };
+  client: Duplex;
+}
+
+/** Opens the socket to the real server (plain for h2c, TLS with ALPN h2 for https). */
+export type H2Dial = () => Promise<Duplex>;
+
+export function flat(headers: http2.IncomingHttpHeaders | http2.OutgoingHttpHeaders): HeaderMap {
+  const out: HeaderMap = {};
+  for (const [k, v] of Object.entries(headers)) {
+    if (v === undefined || HOP.has(k)) continue;
+    out[k] = Array.isArray(v) ? v.join(', ') : String(v);
+  }
+  return out;
+}
+
+/** Runs a stream operation from an event handler: a failure resets that stream, never the server. */
+export function guard(stream: http2.Http2Stream, op: () => void): void {
+  try {
+    op();
+  } catch {
+    if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+  }
+}
+
+export function forwardable(headers: HeaderMap): HeaderMap {
+  const out: HeaderMap = {};
+  for (const [k, v] of Object.entries(headers)) if (!HOP.has(k) && k !== 'content-length') out[k] = v;
+  return out;
+}
+
+/**
+ * The socket seen through a plain JS stream. node:http2 reads a socket's native handle directly
+ * and would miss bytes already buffered on the JS side (the sniffed preface, or what a TLS socket
+ * decrypted during its handshake); through a JS stream it gets every byte.
+ */
+function jsDuplex(socket: Duplex): Duplex {
+  const d = new Duplex({
+    read() {
+      socket.resume();
+    },
+    write(chunk: Buffer, _enc, cb) {
+      socket.write(chunk, (err) => cb(err ?? null));
+    },
+    final(cb) {
+      socket.end();
+      cb();
+    },
+    destroy(err, cb) {
+      socket.destroy();
+      cb(err);
+    },
+  });
+  socket.on('data', (c: Buffer) => {
+    if (!d.push(c)) socket.pause();
+  });
+  socket.on('end', () => d.push(null));
+  socket.on('close', () => d.destroy());
+  socket.on('error', () => d.destroy());
+  return d;
+}
+
+/** Serves the program's HTTP/2 connection, each stream to `onStream`; resolves when it closes. */
+export function serveClient(conn: H2Connection, onStream: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void): Promise<void> {
+  return new Promise((resolve) => {
+    const server = http2.createServer();
+    server.on('stream', (stream, headers) => {
+      stream.on('error', () => {});
+      onStream(stream, headers);
+    });
+    server.on('session', (session) => {
+      session.on('error', () => {});
+      session.once('close', () => resolve());
+    });
+    conn.client.once('close', () => resolve());
+    server.emit('connection', jsDuplex(conn.client));
+  });
+}
+
+export function readAll(stream: http2.ServerHttp2Stream): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= MAX_BODY) chunks.push(c);
+    });
+    stream.once('end', () => resolve(Buffer.concat(chunks)));
+    stream.once('error', reject);
+    stream.once('close', () => resolve(Buffer.concat(chunks)));
+  });
+}
+
+/** One lazily opened client session to the real server. */
+export function upstreamOf(dial: H2Dial, scheme: 'http' | 'https', target: { host: string; port: number }) {
+  let session: Promise<http2.ClientHttp2Session> | undefined;
+  return {
+    get: () =>
+      (session ??= dial().then(
+        (socket) =>
+          new Promise<http2.ClientHttp2Session>((resolve, reject) => {
+            const s = http2.connect(`${scheme}://${target.host}:${target.port}`, { createConnection: () => jsDuplex(socket) });
+            // A server that never sends its SETTINGS (not HTTP/2 after all) must not hang the call.
+            const timer = setTimeout(() => {
+              s.destroy();
+              reject(new Error(`HTTP/2 to ${target.host}:${target.port}: no SETTINGS within ${CONNECT_TIMEOUT_MS} ms`));
+            }, CONNECT_TIMEOUT_MS);
+            s.once('connect', () => {
+              clearTimeout(timer);
+              resolve(s);
+            });
+            s.once('error', (err) => {
+              clearTimeout(timer);
+              reject(err);
+            });
+            s.on('error', () => {});
+          }),
+      )),
+    close: () => void session?.then((s) => s.close()).catch(() => {}),
+  };
+}
