@@ -4,7 +4,7 @@
 // does not look for, so `debugger_set_breakpoint {condition: "mark<int>(1) == 0"}` passes and gdb
 // called mark<int> in the debuggee at every hit (found by the attack; CALL now sees it). The other spellings tried are refused.
 import { describe, expect, it } from 'vitest';
-import { CALL } from './execution.js';
+import { CALL } from './common.js';
 
 describe('CALL (attack 17)', () => {
   it.each(['mark<int>(1) == 0', 'ns::run<char>(0)', 'std::max<int> (1, 2) > 0'])('refuses a call of a template instantiation: %s (found by the attack)', (text) => {

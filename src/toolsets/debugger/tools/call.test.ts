@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CALL } from './execution.js';
+import { CALL } from './common.js';
 
 // Conditions and watched expressions may not call functions in the debuggee (system("id")).
 describe('CALL: a function call in a condition or expression', () => {

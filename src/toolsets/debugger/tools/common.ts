@@ -163,6 +163,82 @@ export const debuggerFormat: ResultFormat = {
   },
 };
 
+export const REPLY_TIMEOUT_MS = 30_000;
+
+/** The debugger engine (GDB/MI session, record full, checkpoints) loads on the first attach or launch, not at start. */
+export const loadEngine = () => import('../session.js');
+
+export const idleTimeout = z
+  .number()
+  .int()
+  .min(1)
+  .max(86_400)
+  .default(DEFAULT_IDLE_SECONDS)
+  .describe(`seconds without calls before the session ends (a launched program is killed, an attached one detached); default ${DEFAULT_IDLE_SECONDS}`);
+
+/**
+ * A function call in an expression (gdb would run it inside the debuggee): a name, `]` or `)`
+ * before `(` (so `(*&system)(x)` is one; a cast followed by `(` is refused too), or a template
+ * instantiation, `name<args>(...)` (a comparison spelled `a < b > (c)` is refused with it).
+ */
+export const CALL = /[A-Za-z0-9_\])]\s*\(|<[\w\s:*&,]*>\s*\(/;
+
+export function historyUnavailable(session: DebugSession, why: string): DebuggerRpcError {
+  return new DebuggerRpcError(
+    'HISTORY_UNAVAILABLE',
+    `${why}: ${session.modeNote || 'this session keeps no history'}. What works: start the program with debugger_launch, which records it with GDB record full from main.`,
+    { session_id: session.id, mode: session.mode },
+  );
+}
+
+/** Runs `command` (count times) as one serialized execution-control call. */
+export async function drive(ctx: DebuggerContext, session: DebugSession, commands: string[], wait: number, call: Parameters<ReturnType<DebuggerTool>['run']>[1], note?: string): Promise<CompactStop> {
+  return session.engine.serial(async () => {
+    const engine = session.engine;
+    if (engine.running) {
+      // A previous call left it running: keep waiting for that run instead of starting another.
+      await engine.waitForStop(engine.stopCount, wait * 1000, call.signal);
+      if (engine.running) return finishStop(ctx, session, undefined, '');
+      return finishStop(ctx, session, engine.latestStop, engine.takeOutput(), 'the earlier run stopped; nothing new was started');
+    }
+    let stop: CompactStop | undefined;
+    const deadline = Date.now() + wait * 1000;
+    for (let i = 0; i < commands.length; i++) {
+      if (i > 0) await call.progress(i, commands.length, `${i}/${commands.length} steps`);
+      stop = await execToStop(ctx, session, commands[i]!, Math.max(0, (deadline - Date.now()) / 1000), call, note);
+      if (stop.state !== 'stopped' || stop.reason === 'breakpoint-hit' || stop.reason === 'signal-received' || stop.note?.includes('start of the recorded')) break;
+      if (call.signal.aborted) break;
+    }
+    return stop!;
+  });
+}
+
+export const stopTool =
+  (
+    name: string,
+    contractName: string | undefined,
+    title: string,
+    description: string,
+    input: Record<string, z.ZodType>,
+    build: (args: Record<string, unknown>, session: DebugSession) => { commands: string[]; note?: string },
+  ): DebuggerTool =>
+  (ctx) =>
+    defineTool({
+      name,
+      ...(contractName ? { contractName } : {}),
+      title,
+      description,
+      input: { ...input, session_id: sessionId, wait: waitSeconds },
+      output: stopShape,
+      render: renderStopValue,
+      async run(raw, call) {
+        const args = raw as Record<string, unknown> & { session_id: string; wait: number };
+        const session = findSession(ctx, call, args.session_id, true);
+        const { commands, note } = build(args, session);
+        return drive(ctx, session, commands, args.wait, call, note);
+      },
+    });
+
 function frameLine(stop: MiTuple | undefined): [string | undefined, string | undefined] {
   const frame = stop?.frame as MiTuple | undefined;
   return [str(frame?.func), str(frame?.line)];

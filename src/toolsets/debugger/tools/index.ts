@@ -1,9 +1,20 @@
-import { setBreakpointTool, continueTool, stepForwardTool, stepBackwardTool, interruptTool } from './execution.js';
-import { attachTool, detachTool, launchTool } from './process.js';
-import { stackTraceTool, variablesTool } from './inspect.js';
-import { bookmarkTool, exportTraceTool, lastChangeTool } from './history.js';
-import { findSimilarBugsTool } from './bugs.js';
-import { auditTool, licenseInfoTool, quotaStatusTool } from './control.js';
+import { attachTool } from './attach.js';
+import { setBreakpointTool } from './set-breakpoint.js';
+import { continueTool } from './continue.js';
+import { stepForwardTool } from './step-forward.js';
+import { stepBackwardTool } from './step-backward.js';
+import { stackTraceTool } from './get-stack-trace.js';
+import { variablesTool } from './get-variables.js';
+import { findSimilarBugsTool } from './find-similar-bugs.js';
+import { exportTraceTool } from './export-trace.js';
+import { quotaStatusTool } from './quota-status.js';
+import { licenseInfoTool } from './license-info.js';
+import { auditTool } from './get-comprehensive-audit.js';
+import { launchTool } from './launch.js';
+import { detachTool } from './detach.js';
+import { interruptTool } from './interrupt.js';
+import { lastChangeTool } from './last-change.js';
+import { bookmarkTool } from './bookmark.js';
 import type { DebuggerTool } from './common.js';
 
 /** kindly-debugger's twelve tools first (in its order), then debugkit's additions. */

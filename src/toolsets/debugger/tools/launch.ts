@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { CheckedProgram } from '../../../core/paths.js';
+import { withText } from '../../../mcp/tools.js';
+import { clientKey } from '../../../core/sessions.js';
+import { REPLY_TIMEOUT_MS, finishStop, idleTimeout, loadEngine, newSessionId, stopShape, waitSeconds, type DebuggerTool, defineTool } from './common.js';
+
+export const launchTool: DebuggerTool = (ctx) =>
+  defineTool({
+    name: 'debugger_launch',
+    title: 'Launch a program under the debugger, recorded',
+    description: 'Start a program (a path under the workspace root) with arguments; it stops at main with GDB record full on, so debugger_step_backward really executes backwards.',
+    input: {
+      program: z.string().min(1).describe('executable, relative to the workspace root'),
+      args: z.array(z.string().max(4096)).max(256).default([]).describe('its arguments (never seen by a shell)'),
+      session_id: newSessionId,
+      wait: waitSeconds,
+      timeout: idleTimeout,
+    },
+    output: { pid: z.number(), session_id: z.string(), history: z.string(), program: z.string(), stop: z.object(stopShape) },
+    async run({ program, args, session_id, wait, timeout }, call) {
+      // Checked and opened here; gdb gets the file, or a private copy of it where others could swap its name (CheckedProgram), removed when gdb exits.
+      const checked = await CheckedProgram.open(ctx.config.root, program);
+      const file = checked.real;
+      // The registry reserves session_id before gdb starts: a concurrent launch or attach of it is refused.
+      try {
+        await ctx.sessions.create(
+          call.client.owner,
+          timeout * 1000,
+          async () =>
+            (await loadEngine()).DebugSession.launch(
+              session_id,
+              checked,
+              args,
+              { gdbPath: ctx.config.gdb.path, root: ctx.config.root, replyTimeoutMs: REPLY_TIMEOUT_MS, key: clientKey(call.client) },
+              wait * 1000,
+            ),
+          { id: session_id, key: clientKey(call.client) },
+        );
+      } catch (err) {
+        checked.close();
+        throw err;
+      }
+      return ctx.sessions.use(call.client.owner, session_id, async (session) => {
+        const stop = await finishStop(ctx, session, session.engine.latestStop, '');
+        return withText({ pid: session.pid, session_id, history: session.mode, program: file, stop }, `Launched ${file} as process ${session.pid}, stopped at main; history: ${session.modeNote}`);
+      });
+    },
+  });
