@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PERMISSION_DENIED } from '../mcp/tools.js';
+import { PERMISSION_DENIED } from '../mcp/call-runtime.js';
 import { bearerChallenge, KEY_HINT } from '../server/auth.js';
 import { boundField, cleanTraceparent, debugSessionOf, firstChangedEntry, redact, type AuditRecord, type ChainAnchor, type ChainState } from './audit.js';
 import { bearerToken, hashKey, sameSecret, type KeyContext } from './keys.js';

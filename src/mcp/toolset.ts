@@ -3,7 +3,7 @@ import type { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import type { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Config } from '../config.js';
 import type { Logger } from './log.js';
-import type { CallRuntime } from './tools.js';
+import type { CallRuntime } from './call-runtime.js';
 
 /**
  * The server a toolset registers its tools and resources on: an SDK v2 `McpServer` at run time.

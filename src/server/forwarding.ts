@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Denial, Principal, SessionHooks, SessionLocation } from './createServer.js';
-import { PERMISSION_DENIED } from '../mcp/tools.js';
+import { PERMISSION_DENIED } from '../mcp/call-runtime.js';
 
 /** Argument names by which tools name the debug session they act on (gdb `id`, python `sessionId`, ...). */
 const SESSION_ARGS = ['session_id', 'sessionId', 'id'];

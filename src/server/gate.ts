@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { resolveToolAlias } from '../mcp/rpc-hooks.js';
-import { PERMISSION_DENIED } from '../mcp/tools.js';
+import { PERMISSION_DENIED } from '../mcp/call-runtime.js';
 import type { Debugkit, Principal } from './createServer.js';
 
 /**

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../config.js';
 import { createLogger } from '../mcp/log.js';
-import type { ToolCallEvent } from '../mcp/tools.js';
+import type { ToolCallEvent } from '../mcp/call-runtime.js';
 import { toolsetFactories } from '../toolsets/index.js';
 import { createDebugkit, type Debugkit, type Principal } from './createServer.js';
 import { serveHttp, type HttpHandle } from './http.js';

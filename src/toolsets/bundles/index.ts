@@ -1,6 +1,7 @@
 import type { McpServer } from '../../mcp/toolset.js';
 import type { Config } from '../../config.js';
-import { registerTool, typedErrorFormat, type ToolSpec } from '../../mcp/tools.js';
+import { typedErrorFormat } from '../../mcp/result-formats.js';
+import { registerTool, type ToolSpec } from '../../mcp/tools.js';
 import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../mcp/toolset.js';
 import { DEFAULT_BUNDLE_URL_HOSTS } from './store/urls.js';
 import { BundleStore } from './store/store.js';

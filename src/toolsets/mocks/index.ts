@@ -1,6 +1,7 @@
 import type { McpServer } from '../../mcp/toolset.js';
 import type { Config } from '../../config.js';
-import { plainFormat, registerTool, type ToolSpec } from '../../mcp/tools.js';
+import { plainFormat } from '../../mcp/result-formats.js';
+import { registerTool, type ToolSpec } from '../../mcp/tools.js';
 import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../mcp/toolset.js';
 import { listMocksTool } from './tools/list-mocks.js';
 import { mockRecordTool } from './tools/mock-record.js';

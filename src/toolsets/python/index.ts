@@ -1,5 +1,6 @@
 import type { McpServer } from '../../mcp/toolset.js';
-import { plainFormat, registerTool, type ToolSpec } from '../../mcp/tools.js';
+import { plainFormat } from '../../mcp/result-formats.js';
+import { registerTool, type ToolSpec } from '../../mcp/tools.js';
 import type { ClientContext, RestRoute, Toolset, ToolsetEnv, ToolsetFactory } from '../../mcp/toolset.js';
 import { pythonRoutes } from './rest.js';
 import type { PythonService } from './service.js';

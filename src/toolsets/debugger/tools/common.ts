@@ -5,7 +5,8 @@ import { DebugkitError, SessionNotFoundError, describeError } from '../../../cor
 import type { SessionRegistry } from '../../../core/sessions.js';
 import type { Logger } from '../../../mcp/log.js';
 import { rpcErrorResult } from '../../../mcp/rpc-hooks.js';
-import type { CallContext, ResultFormat, ToolSpec } from '../../../mcp/tools.js';
+import type { ResultFormat } from '../../../mcp/result-formats.js';
+import type { CallContext, ToolSpec } from '../../../mcp/tools.js';
 import type { DebuggerControl } from '../control.js';
 import { DebuggerRpcError, notAttached } from '../errors.js';
 import type { DebugSession } from '../session.js';
