@@ -2,13 +2,9 @@ import type { Mock } from './keploy/types.js';
 import { numberMocks } from './keploy/serialize.js';
 import { MockStore } from './keploy/store.js';
 import { nameFor } from './keploy/naming.js';
-import { isHttpCandidate, recordIntercepted } from './http/index.js';
 import { dialFor } from './dial.js';
-import { recordGeneric } from './generic/index.js';
-import { mysqlMockOf } from './mysql/keploy.js';
-import { recordPostgres } from './postgres/recorder.js';
-import { recordRedis } from './redis/recorder.js';
-import { recordH2 } from './h2/index.js';
+import type { RecordOptions } from './protocol.js';
+import { PROTOCOLS } from './protocols.js';
 import type { DebugkitCa } from './tls/index.js';
 import { startCaptureProxy } from './proxy/proxy.js';
 import { tunnel } from './proxy/tunnel.js';
@@ -45,63 +41,21 @@ export interface RecordOutcome {
 export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
   const captured: Array<{ at: number; order: number; mock: Mock; protocol: string }> = [];
   let order = 0;
-  const keep = (protocol: string) => (mock: Mock) => captured.push({ at: Date.now(), order: order++, mock, protocol });
   const pending = new Set<Promise<unknown>>();
+  const options: RecordOptions = {
+    ca: req.ca,
+    ...(req.upstreamCa ? { upstreamCa: req.upstreamCa } : {}),
+    insecureUpstream: req.insecureUpstream,
+    dial: dialFor,
+    onMock: (mock, protocol) => void captured.push({ at: Date.now(), order: order++, mock, protocol }),
+    warn: req.warn,
+  };
   const proxy = await startCaptureProxy({
     exclude: (host, port) => isOwnServer(host, port, req.ownPorts),
     onConnection: (conn) => {
       const work = (async () => {
-        if (isHttpCandidate(conn)) {
-          const result = await recordIntercepted(conn, {
-            ca: req.ca,
-            onMock: keep('HTTP'),
-            // ALPN h2: each stream becomes a gRPC mock (gRPC calls) or an Http mock (proto_major 2).
-            h2: (c) =>
-              recordH2(c, {
-                scheme: 'https',
-                dial: async () => c.upstream!,
-                onMock: (mock) => keep(mock.kind === 'gRPC' ? 'gRPC' : 'HTTP2')(mock),
-                warn: req.warn,
-              }),
-            insecureUpstream: req.insecureUpstream,
-            ...(req.upstreamCa ? { upstreamCa: req.upstreamCa } : {}),
-          });
-          if (result.error) req.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
-          return;
-        }
-        if (conn.protocol === 'h2') {
-          const onMock = (mock: Mock) => keep(mock.kind === 'gRPC' ? 'gRPC' : 'HTTP2')(mock);
-          await recordH2(conn, { scheme: 'http', dial: () => dialFor(conn), onMock, warn: req.warn });
-          return;
-        }
-        if (conn.protocol === 'postgres') {
-          const upstream = await dialFor(conn);
-          const result = await recordPostgres(conn, upstream, { onMock: keep('Postgres') });
-          if (result.error) req.warn(`recording PostgreSQL at ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
-          return;
-        }
-        if (conn.protocol === 'redis') {
-          const upstream = await dialFor(conn);
-          const result = await recordRedis(conn, upstream, { onMock: keep('Redis') });
-          if (result.error) req.warn(`recording Redis at ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
-          if (result.stoppedRecording) req.warn(`recording Redis at ${conn.target.host}:${conn.target.port}: ${result.stoppedRecording}`);
-          return;
-        }
-        if (conn.protocol === 'generic') {
-          const upstream = await dialFor(conn);
-          const tls = { ca: req.ca, upstream: { insecure: req.insecureUpstream, ...(req.upstreamCa ? { ca: req.upstreamCa } : {}) } };
-          const result = await recordGeneric(conn, upstream, {
-            onMock: keep('Generic'),
-            tls,
-            onMysqlMock: (m) => {
-              const mock = mysqlMockOf(m);
-              keep(mock.kind)(mock);
-            },
-          });
-          if (result.error) req.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
-          if (result.stoppedRecording) req.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.stoppedRecording}`);
-          return;
-        }
+        const protocol = PROTOCOLS.find((p) => p.recorder.accepts(conn));
+        if (protocol) return await protocol.recorder.record(conn, options);
         await tunnel(conn);
       })().catch((err: unknown) => req.warn(`recording ${conn.target.host}:${conn.target.port}: ${String(err)}`));
       pending.add(work);

@@ -1,11 +1,8 @@
 import { dialFor } from './dial.js';
 import type { MatcherOptions } from './http/matcher.js';
 import type { OnMiss } from './http/replayer.js';
-import { recordGeneric } from './generic/index.js';
-import { mysqlMockOf } from './mysql/keploy.js';
 import type { Mock } from './keploy/types.js';
-import { recordPostgres } from './postgres/recorder.js';
-import { recordRedis } from './redis/recorder.js';
+import { PROTOCOLS } from './protocols.js';
 import { replayersFor } from './replayers.js';
 import { startCaptureProxy, type InterceptedConnection } from './proxy/proxy.js';
 import { tunnel } from './proxy/tunnel.js';
@@ -62,23 +59,27 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
   });
   /** Connections no replayer took. */
   const other = { missed: 0, fellBack: 0 };
-  /** A connection no recorded mock can answer: to the real destination, captured when recording. */
+  /**
+   * A connection no replayer took (HTTP and HTTP/2 ones always are): to the real destination,
+   * recorded by its protocol with `onMiss: record`.
+   */
   const passOn = async (conn: InterceptedConnection) => {
-    if (onMiss !== 'record' || !['postgres', 'redis', 'generic'].includes(conn.protocol)) {
+    const protocol = onMiss === 'record' ? PROTOCOLS.find((p) => p.recorder.accepts(conn)) : undefined;
+    if (!protocol) {
       other.fellBack++;
       return void (await tunnel(conn));
     }
-    const upstream = await dialFor(conn).catch((err: unknown) => {
-      other.fellBack++;
-      throw err;
+    await protocol.recorder.record(conn, {
+      ca: req.ca,
+      ...(req.upstreamCa ? { upstreamCa: req.upstreamCa } : {}),
+      dial: (c) =>
+        dialFor(c).catch((err: unknown) => {
+          other.fellBack++;
+          throw err;
+        }),
+      onMock: keep,
+      warn: req.warn,
     });
-    const result =
-      conn.protocol === 'postgres'
-        ? await recordPostgres(conn, upstream, { onMock: keep })
-        : conn.protocol === 'redis'
-          ? await recordRedis(conn, upstream, { onMock: keep })
-          : await recordGeneric(conn, upstream, { onMock: keep, onMysqlMock: (m) => keep(mysqlMockOf(m)), tls: { ca: req.ca, upstream: req.upstreamCa ? { ca: req.upstreamCa } : {} } });
-    if (result.error) req.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
   };
   const proxy = await startCaptureProxy({
     exclude: (host, port) => isOwnServer(host, port, req.ownPorts),

@@ -37,3 +37,6 @@ export async function recordH2(conn: H2Connection, o: RecordH2Options): Promise<
     upstream.close();
   }
 }
+
+/** The protocol a recorded HTTP/2 stream counts under in the set's name. */
+export const h2Label = (mock: Mock) => (mock.kind === 'gRPC' ? 'gRPC' : 'HTTP2');

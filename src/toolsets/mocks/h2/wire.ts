@@ -1,5 +1,6 @@
 import http2 from 'node:http2';
 import { Duplex } from 'node:stream';
+import type { Verdict } from '../protocol.js';
 import type { HeaderMap } from './grpc.js';
 
 /**
@@ -137,4 +138,14 @@ export function upstreamOf(dial: H2Dial, scheme: 'http' | 'https', target: { hos
       )),
     close: () => void session?.then((s) => s.close()).catch(() => {}),
   };
+}
+
+/** The HTTP/2 client connection preface (RFC 9113 3.4). */
+export const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+
+/** h2c: HTTP/2 in clear with prior knowledge, recognized by its connection preface. */
+export function detect(buf: Buffer): Verdict {
+  const n = Math.min(buf.length, H2_PREFACE.length);
+  if (buf.compare(H2_PREFACE, 0, n, 0, n) !== 0) return 'no';
+  return n === H2_PREFACE.length ? { protocol: 'h2' } : 'maybe';
 }

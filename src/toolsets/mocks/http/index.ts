@@ -1,21 +1,64 @@
+import { h2Label, recordH2 } from '../h2/recorder.js';
+import type { HttpMock } from '../keploy/types.js';
+import { ofKind, type ProtocolRecorder, type ProtocolReplayer, type ReplayerFactory, type ReplayersOptions } from '../protocol.js';
+import { isHttpCandidate, recordIntercepted, replayIntercepted, type H2OverTls } from './intercept.js';
+import { HttpMatcher } from './matcher.js';
+import { HttpReplayer, type ReplayEvent } from './replayer.js';
+
 /**
- * HTTP(S) recording and replay for the mocks toolset: a passive HTTP/1.x parser, the recorder
- * (tunnel + Keploy Http mocks), the matcher and the replayer, and the glue for connections
- * handed over by the capture proxy.
+ * HTTP(S): HTTP/1.x in clear, and TLS connections (terminated with a debugkit leaf), whose
+ * HTTP/1.1 is recorded and replayed here and whose h2 (by ALPN) goes to the HTTP/2 protocol.
  */
-export {
-  HttpParser,
-  headerValue,
-  DEFAULT_MAX_BODY,
-  DEFAULT_MAX_HEAD,
-  type Header,
-  type HttpMessage,
-  type HttpParserOptions,
-  type HttpRequestMessage,
-  type HttpResponseMessage,
-  type ParserState,
-} from './parser.js';
-export { recordHttp, type RecordableConnection, type RecordHttpOptions, type RecordHttpResult } from './recorder.js';
-export { HttpMatcher, VOLATILE_HEADERS, VOLATILE_JSON_FIELDS, VOLATILE_QUERY, type MatcherOptions, type MatchRequest, type MatchResult } from './matcher.js';
-export { HttpReplayer, splitSetCookie, type ReplayCounters, type ReplayerOptions, type ReplayEvent, type ServedConnection, type ServeOptions } from './replayer.js';
-export { isHttpCandidate, recordIntercepted, replayIntercepted, type HttpCandidate, type RecordInterceptedOptions } from './intercept.js';
+export { detect } from './wire.js';
+
+export const recorder: ProtocolRecorder = {
+  accepts: (conn) => isHttpCandidate(conn),
+  async record(conn, o) {
+    const result = await recordIntercepted(conn, {
+      ca: o.ca,
+      onMock: (mock) => o.onMock(mock, 'HTTP'),
+      // ALPN h2: each stream becomes a gRPC mock (gRPC calls) or an Http mock (proto_major 2).
+      h2: (c) =>
+        recordH2(c, {
+          scheme: 'https',
+          dial: async () => c.upstream!,
+          onMock: (mock) => o.onMock(mock, h2Label(mock)),
+          warn: o.warn,
+        }),
+      insecureUpstream: o.insecureUpstream,
+      ...(o.upstreamCa ? { upstreamCa: o.upstreamCa } : {}),
+    });
+    if (result.error) o.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
+  },
+};
+
+/** TLS connections that negotiated h2 go to the HTTP/2 replayer built before this one. */
+export const replayer: ReplayerFactory = (mocks, o, { built }) => httpReplayer(ofKind(mocks, 'Http'), o, built.find((r) => r.overTls)?.overTls);
+
+function httpReplayer(mocks: HttpMock[], o: ReplayersOptions, h2?: (conn: H2OverTls) => Promise<void>): ProtocolReplayer {
+  const replayer = new HttpReplayer({
+    matcher: new HttpMatcher(mocks, o.ignore ?? {}),
+    onMiss: o.onMiss,
+    ...(o.upstreamCa ? { upstream: { ca: o.upstreamCa } } : {}),
+    onEvent: (event) => {
+      if (event.kind === 'missed') o.missed(describeMiss(event));
+      if (event.kind === 'recorded' && event.recorded) o.recorded(event.recorded);
+    },
+  });
+  return {
+    kind: 'Http',
+    // HTTP and TLS connections always go to the HTTP replayer: it answers misses itself (502, passthrough, record).
+    accepts: (conn) => isHttpCandidate(conn),
+    serve: (conn) => replayIntercepted(conn, replayer, { ca: o.ca, ...(h2 ? { h2 } : {}) }),
+    get counts() {
+      const c = replayer.counters;
+      // A fallback is still a miss of the set (the contract's counting).
+      return { replayed: c.replayed, missed: c.missed + c.fellBack, fellBack: c.fellBack };
+    },
+  };
+}
+
+function describeMiss(event: ReplayEvent): string {
+  const closest = event.mock ? `; closest ${event.mock}: ${(event.differences ?? []).slice(0, 3).join('; ')}` : '';
+  return `${event.method} ${event.url}${closest}`;
+}

@@ -2,7 +2,7 @@ import type { TimeSlice } from '../../../core/wait.js';
 import { bodyBytes } from '../keploy/http.js';
 import type { HttpMock } from '../keploy/types.js';
 import { compilePath, jsonDifferences, parseJsonBody, preview, type Json, type JsonIgnore } from './json-diff.js';
-import type { Header } from './parser.js';
+import type { Header } from './wire.js';
 import { hostPort, splitUrl, type Scheme } from './url.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import { buildHttpMock } from '../keploy/http.js';
 import type { HttpMock } from '../keploy/types.js';
-import { DEFAULT_MAX_BODY, headerValue, HttpParser, type HttpMessage, type HttpRequestMessage, type HttpResponseMessage } from './parser.js';
+import { DEFAULT_MAX_BODY, headerValue, HttpParser, type HttpMessage, type HttpRequestMessage, type HttpResponseMessage } from './wire.js';
 import { authorityOf, fullUrl, type Scheme } from './url.js';
 import { pipeBoth } from '../proxy/pipe.js';
 import { dial } from '../dial.js';

@@ -7,7 +7,7 @@ import type { UpstreamTlsOptions } from '../tls/terminate.js';
 import { StreamBridge } from './bridge.js';
 import { forwardRequest, type ForwardedAnswer } from './fallback.js';
 import type { HttpMatcher, MatchRequest, MatchResult } from './matcher.js';
-import type { Header } from './parser.js';
+import type { Header } from './wire.js';
 import { encodeForClient } from './encoding.js';
 import { authorityOf, type Scheme } from './url.js';
 

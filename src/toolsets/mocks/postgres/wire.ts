@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { parse as parseBackend } from 'pg-protocol';
 import { PgProtocolError } from './frontend.js';
-import { Backend, TxStatus } from './protocol.js';
+import type { Verdict } from '../protocol.js';
+import { Backend, CANCEL_REQUEST_CODE, GSSENC_REQUEST_CODE, MAX_STARTUP_BYTES, SSL_REQUEST_CODE, TxStatus } from './protocol.js';
 
 /**
  * The server's side of the wire: splitting a byte stream into whole backend messages (kept as
@@ -280,4 +281,18 @@ export function errorFields(raw: Buffer): ErrorFields {
     pos = end + 1;
   }
   return out;
+}
+
+/** Every Postgres first message is int32 length + int32 code; the codes are distinctive. */
+export function detect(buf: Buffer): Verdict {
+  // The length is below 2^24, so its first byte is 0 (in ASCII protocols it never is).
+  if (buf[0] !== 0) return 'no';
+  if (buf.length < 8) return 'maybe';
+  const len = buf.readUInt32BE(0);
+  const code = buf.readUInt32BE(4);
+  if (len === 8 && (code === SSL_REQUEST_CODE || code === GSSENC_REQUEST_CODE)) return { protocol: 'postgres' };
+  if (len === 16 && code === CANCEL_REQUEST_CODE) return { protocol: 'postgres' };
+  // StartupMessage: protocol major version 3 (196608 = 3.0; 3.2 is 196610).
+  if (code >>> 16 === 3 && len > 8 && len <= MAX_STARTUP_BYTES) return { protocol: 'postgres' };
+  return 'no';
 }

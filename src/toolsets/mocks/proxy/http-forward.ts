@@ -1,4 +1,4 @@
-import { headerValue, HttpParser, type HttpMessage } from '../http/parser.js';
+import { headerValue, HttpParser, type HttpMessage } from '../http/wire.js';
 import { HttpProxyError, MAX_HEAD_BYTES, parseAbsoluteHttpUrl, sameTarget, type HttpTarget } from './http-proxy.js';
 
 /**

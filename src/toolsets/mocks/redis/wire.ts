@@ -1,3 +1,5 @@
+import type { Verdict } from '../protocol.js';
+
 /**
  * RESP framing (Redis serialization protocol, RESP2 and RESP3): where one value ends, a command's
  * arguments, and a command written back. Only framing: values are never interpreted beyond that.
@@ -298,4 +300,17 @@ export function describeCommand(args: readonly Buffer[]): string {
     return s;
   });
   return shown.join(' ') + (args.length > 6 ? ` ... (${args.length} arguments)` : '');
+}
+
+/**
+ * A Redis command as clients send it: a RESP array of bulk strings (`*2\r\n$3\r\nGET...`).
+ * Inline commands (`PING\r\n`) stay generic: too much like other line protocols.
+ */
+export function detect(buf: Buffer, final: boolean): Verdict {
+  if (buf[0] !== 0x2a) return 'no'; // '*'
+  const text = buf.toString('latin1', 0, Math.min(buf.length, 32));
+  if (/^\*[1-9]\d{0,6}\r\n\$\d{1,9}\r\n/.test(text)) return { protocol: 'redis' };
+  if (final) return 'no';
+  // Still a prefix of `*<n>\r\n$<len>\r\n`?
+  return /^\*(\d{0,7}(\r(\n(\$(\d{0,10}\r?)?)?)?)?)?$/.test(text) ? 'maybe' : 'no';
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HttpParser, type HttpMessage, type HttpParserOptions, type HttpRequestMessage, type HttpResponseMessage } from './parser.js';
+import { HttpParser, type HttpMessage, type HttpParserOptions, type HttpRequestMessage, type HttpResponseMessage } from './wire.js';
 
 interface Run {
   messages: HttpMessage[];

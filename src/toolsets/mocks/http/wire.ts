@@ -9,6 +9,8 @@
  * retained (bytes are copied out; partial lines are copied, capped by the head limit).
  */
 
+import type { Verdict } from '../protocol.js';
+import { clientHelloInfo, tlsRecordLength } from '../proxy/client-hello.js';
 import {
   BodySink,
   contentLength,
@@ -387,4 +389,35 @@ export class HttpParser {
     }
     if (msg.method === 'CONNECT' || headerValue(msg.headers, 'upgrade') !== undefined) this.state = 'held';
   }
+}
+
+const HTTP_MAX_LINE = 8192;
+
+/** The first bytes of a connection the HTTP protocol takes: a TLS ClientHello (HTTP/1.1 or h2 inside, by ALPN) or an HTTP/1.x request line. */
+export function detect(buf: Buffer, final: boolean): Verdict {
+  const tls = detectTls(buf, final);
+  return tls === 'no' ? detectHttp(buf, final) : tls;
+}
+
+function detectTls(buf: Buffer, final: boolean): Verdict {
+  const len = tlsRecordLength(buf);
+  if (len === 'no') return 'no';
+  if (len === 'maybe') return final && buf.length >= 3 ? { protocol: 'tls' } : 'maybe';
+  if (buf.length < len && !final) return 'maybe';
+  const { sni, alpn } = clientHelloInfo(buf);
+  return { protocol: 'tls', ...(sni ? { sni } : {}), ...(alpn ? { alpn } : {}) };
+}
+
+/** An HTTP/1.x request line: METHOD SP request-target SP HTTP/1.x CRLF. */
+function detectHttp(buf: Buffer, final: boolean): Verdict {
+  const text = buf.toString('latin1', 0, Math.min(buf.length, HTTP_MAX_LINE));
+  const eol = text.indexOf('\r\n');
+  if (eol >= 0) return /^[A-Z][A-Z_-]{0,23} \S+ HTTP\/1\.[01]$/.test(text.slice(0, eol)) ? { protocol: 'http' } : 'no';
+  if (text.length >= HTTP_MAX_LINE) return 'no';
+  if (final) return /^(GET|HEAD|POST|PUT|DELETE|OPTIONS|PATCH|TRACE|CONNECT) \S/.test(text) ? { protocol: 'http' } : 'no';
+  // Still a prefix of a request line? (a method, then maybe a target, then maybe part of HTTP/1.x)
+  const m = /^[A-Z][A-Z_-]{0,23}(?: \S*(?: (.*))?)?$/.exec(text);
+  if (!m) return 'no';
+  const version = m[1];
+  return version === undefined || 'HTTP/1.1'.startsWith(version) || 'HTTP/1.0'.startsWith(version) ? 'maybe' : 'no';
 }

@@ -1,0 +1,59 @@
+import { dial, DIAL_TIMEOUT_MS } from '../dial.js';
+import { counts, ofKind, type ProtocolRecorder, type ProtocolReplayer, type ReplayerFactory, type ReplayersOptions } from '../protocol.js';
+import { toRedisMock } from './keploy.js';
+import { RedisIndex } from './matcher.js';
+import { recordRedis } from './recorder.js';
+import { redisFetcher, replayRedis } from './replayer.js';
+import { commandArgs, redactArgs } from './wire.js';
+
+/** Redis: one `Redis` mock per command and its reply, framed by RESP (wire.ts). */
+export { detect } from './wire.js';
+
+export const recorder: ProtocolRecorder = {
+  accepts: (conn) => conn.protocol === 'redis',
+  async record(conn, o) {
+    const upstream = await o.dial(conn);
+    const result = await recordRedis(conn, upstream, { onMock: (mock) => o.onMock(mock, 'Redis') });
+    if (result.error) o.warn(`recording Redis at ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
+    if (result.stoppedRecording) o.warn(`recording Redis at ${conn.target.host}:${conn.target.port}: ${result.stoppedRecording}`);
+  },
+};
+
+export const replayer: ReplayerFactory = async (mocks, o, { slice }) => redisReplayer(await RedisIndex.build(ofKind(mocks, 'Redis'), slice), o);
+
+function redisReplayer(index: RedisIndex, o: ReplayersOptions): ProtocolReplayer {
+  const c = counts();
+  return {
+    kind: 'Redis',
+    accepts: (conn) => conn.protocol === 'redis' && (index.size > 0 || o.onMiss === 'fail'),
+    serve: async (conn) => {
+      const host = `${conn.target.host}:${conn.target.port}`;
+      // passthrough / record: a command no mock answers goes to the real server on this session's own connection.
+      const upstream = o.onMiss === 'fail' ? undefined : redisFetcher(() => dial(conn.target, DIAL_TIMEOUT_MS));
+      try {
+        await replayRedis(conn, index, {
+          onMatch: () => void c.replayed++,
+          onMiss: (m) => (c.missed++, o.missed(m.message)),
+          ...(upstream
+            ? {
+                fetch: upstream.fetch,
+                onFetched: (f) => {
+                  if (o.onMiss === 'record') {
+                    const mock = toRedisMock(f.request, f.reply, f.startedAt, new Date(), host, conn.id);
+                    index.add({ name: `recorded ${f.command}`, args: redactArgs(commandArgs(f.request)).args, response: f.reply });
+                    o.recorded(mock);
+                  } else {
+                    c.fellBack++;
+                    c.missed++;
+                  }
+                },
+              }
+            : {}),
+        });
+      } finally {
+        upstream?.close();
+      }
+    },
+    counts: c,
+  };
+}
