@@ -1,5 +1,7 @@
 import { serveJobs } from '../../../core/workers-side.js';
-import { reportProgressTo, searchBundle, type GrepJob, type RipgrepRequest } from './grep.js';
+import type { GrepJob, RipgrepRequest } from './grep.js';
+import { reportProgressTo } from './grep-scan.js';
+import { searchBundle } from './grep-search.js';
 import { parseScan, type RipgrepScan } from './ripgrep.js';
 
 /**

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BundleError } from '../errors.js';
 import { extractBundle } from '../store/extract.js';
 import { bundleRoot } from '../store/store.js';
-import { grepFiles, matchesOnlyAscii, requiredLiteral } from './grep.js';
+import { grepFiles } from './grep.js';
+import { matchesOnlyAscii, requiredLiteral } from './grep-pattern.js';
 import { SUPPORT_BUNDLES } from '../../../../test/helpers/fixtures.js';
 
 const FIXTURES = SUPPORT_BUNDLES;

@@ -7,7 +7,7 @@ import { nextTurn } from '../../../core/wait.js';
 
 /**
  * ripgrep as grep_files' scanner. It never decides an answer: it proposes candidate lines (a
- * superset of the lines the JavaScript search would report) and grep.ts checks each candidate with
+ * superset of the lines the JavaScript search would report) and grep-candidates.ts checks each candidate with
  * the JavaScript regex, so the answers are the built-in search's, whichever engine ran.
  *
  * The JavaScript pattern is translated into a Rust regex that matches at least every line the
