@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { runBounded } from './core/run.js';
 import { findOnPath } from './core/which.js';
 import { resolveInterpreter } from './toolsets/python/interpreter.js';
 
@@ -89,10 +89,14 @@ const PROBES: Probe[] = [
   },
 ];
 
-function run(cmd: string, args: string[]): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    execFile(cmd, args, { timeout: 10_000 }, (err, stdout, stderr) => resolve(err ? undefined : `${stdout}${stderr}`));
-  });
+/** A probe's output (stdout, then stderr), through the one bounded runner; undefined when it could not start, failed or ran over 10 s. */
+async function run(cmd: string, args: string[]): Promise<string | undefined> {
+  try {
+    const r = await runBounded({ command: cmd, args, timeoutMs: 10_000 });
+    return r.code === 0 && !r.timedOut ? `${r.stdout}${r.stderr}` : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

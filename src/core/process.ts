@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DebugkitError } from './errors.js';
-import { boundPromise, TimeSlice } from './wait.js';
+import { boundPromise, pollUntil, sleep, TimeSlice } from './wait.js';
 
 /**
  * Every child process debugkit starts goes through `spawnChild`, and so does everything that child
@@ -316,11 +316,7 @@ async function endCgroup(dir: string, remove = true): Promise<boolean> {
   } catch {
     return !remove || removeDir(dir);
   }
-  const deadline = Date.now() + 5000;
-  while (populated(dir)) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  if (!(await pollUntil(() => !populated(dir), { timeoutMs: 5000, intervalMs: 5 }))) return false;
   return !remove || removeDir(dir);
 }
 
@@ -350,7 +346,7 @@ async function endMarked(matches: (env: Buffer) => boolean, cgroup?: string): Pr
       killed.add(pid);
     }
     // Only processes already killed are left: they are on their way out.
-    if (fresh.length === 0) await new Promise((r) => setTimeout(r, 5));
+    if (fresh.length === 0) await sleep(5, undefined, { keepAlive: true });
   }
 }
 

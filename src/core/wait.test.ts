@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { boundPromise, sleep, waitBounded } from './wait.js';
+import { boundPromise, pollUntil, sleep, waitBounded } from './wait.js';
 
 describe('waitBounded', () => {
   it('settles with the value and runs the cleanup once', async () => {
@@ -70,5 +70,42 @@ describe('boundPromise', () => {
     expect(await boundPromise(late, { timeoutMs: 5 })).toEqual({ kind: 'timeout' });
     reject(new Error('late'));
     await sleep(5);
+  });
+});
+
+describe('pollUntil', () => {
+  it('checks until the condition holds, or gives up after the bound (checking at least once)', async () => {
+    let checks = 0;
+    expect(await pollUntil(() => ++checks >= 3, { timeoutMs: 1000, intervalMs: 1 })).toBe(true);
+    expect(checks).toBe(3);
+    expect(await pollUntil(() => true, { timeoutMs: 0, intervalMs: 1 })).toBe(true);
+    const started = Date.now();
+    expect(await pollUntil(() => false, { timeoutMs: 30, intervalMs: 5 })).toBe(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(30);
+  });
+});
+
+describe('keepAlive', () => {
+  it("a wait's timer is unref'd unless the wait keeps the process alive", async () => {
+    const refs: boolean[] = [];
+    const real = globalThis.setTimeout;
+    const spy = ((fn: () => void, ms: number) => {
+      const timer = real(fn, ms);
+      const unref = timer.unref.bind(timer);
+      refs.push(true);
+      timer.unref = () => {
+        refs[refs.length - 1] = false;
+        return unref();
+      };
+      return timer;
+    }) as unknown as typeof setTimeout;
+    globalThis.setTimeout = spy;
+    try {
+      await sleep(1);
+      await sleep(1, undefined, { keepAlive: true });
+    } finally {
+      globalThis.setTimeout = real;
+    }
+    expect(refs).toEqual([false, true]);
   });
 });

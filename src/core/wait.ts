@@ -9,6 +9,11 @@ export interface BoundOptions {
   /** How long to wait; <= 0 gives up at once unless the value is already there. */
   timeoutMs: number;
   signal?: AbortSignal;
+  /**
+   * Keep the process alive while waiting (a ref'd timer). Default false: a wait never holds the
+   * process up; a wait that must finish whatever else is left (ending a process tree) sets it.
+   */
+  keepAlive?: boolean;
 }
 
 /** setTimeout fires at once for larger delays, which would turn a long bound into none. */
@@ -18,7 +23,7 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
  * Waits until `subscribe` calls `settle`, the bound passes, or `signal` aborts. `subscribe` may
  * return a cleanup (remove a listener); it runs exactly once, after the outcome is decided.
  */
-export function waitBounded<T>(subscribe: (settle: (value: T) => void) => (() => void) | void, { timeoutMs, signal }: BoundOptions): Promise<WaitOutcome<T>> {
+export function waitBounded<T>(subscribe: (settle: (value: T) => void) => (() => void) | void, { timeoutMs, signal, keepAlive = false }: BoundOptions): Promise<WaitOutcome<T>> {
   return new Promise((resolve) => {
     let done = false;
     // Both are set after finish() is made, which reads them: let, not const.
@@ -42,7 +47,7 @@ export function waitBounded<T>(subscribe: (settle: (value: T) => void) => (() =>
     if (done) return;
     if (timeoutMs <= 0) return finish({ kind: 'timeout' });
     timer = setTimeout(() => finish({ kind: 'timeout' }), Math.min(timeoutMs, MAX_TIMEOUT_MS));
-    timer.unref();
+    if (!keepAlive) timer.unref();
   });
 }
 
@@ -63,9 +68,23 @@ export function boundPromise<T>(promise: Promise<T>, options: BoundOptions): Pro
 
 const FAILED: unique symbol = Symbol('failed');
 
-/** Sleeps `ms` (unref'd: never keeps the process alive), or less if `signal` aborts. */
-export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  await waitBounded(() => undefined, { timeoutMs: ms, signal });
+/** Sleeps `ms` (unref'd: never keeps the process alive, unless `keepAlive`), or less if `signal` aborts. */
+export async function sleep(ms: number, signal?: AbortSignal, { keepAlive = false }: { keepAlive?: boolean } = {}): Promise<void> {
+  await waitBounded(() => undefined, { timeoutMs: ms, signal, keepAlive });
+}
+
+/**
+ * The one poll loop: checks `done` every `intervalMs` until it holds (true) or `timeoutMs` has
+ * passed (false; `done` is checked at least once). Its pauses keep the process alive: what is
+ * polled for this way (a process tree to be gone) must be seen through even at exit.
+ */
+export async function pollUntil(done: () => boolean, { timeoutMs, intervalMs }: { timeoutMs: number; intervalMs: number }): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) return false;
+    await sleep(intervalMs, undefined, { keepAlive: true });
+  }
+  return true;
 }
 
 /** Lets the event loop run what is waiting (I/O, timers, other clients' calls) before going on. */

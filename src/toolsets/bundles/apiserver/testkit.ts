@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { runBounded } from '../../../core/run.js';
 import { startBundleApiServer, type BundleApiServer } from './server.js';
 import { SUPPORT_BUNDLES } from '../../../../test/helpers/fixtures.js';
 
@@ -20,13 +20,14 @@ export const BUNDLE_NO_RESOURCES = 'missing-version.tar.gz';
 export const SYSTEM_KUBECTL = '/usr/bin/kubectl';
 export const SDK_KUBECTL = (minor: number) => `/usr/lib/google-cloud-sdk/bin/kubectl.1.${minor}`;
 
-function run(file: string, args: string[], env?: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(file, args, { env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-    });
-  });
+/** Runs a program through the one bounded runner: its exit code (-1 when it could not start, was killed or ran over `timeoutMs`) and output. */
+async function run(file: string, args: string[], env?: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const r = await runBounded({ command: file, args, ...(env ? { env } : {}), timeoutMs, maxOutputChars: 64 * 1024 * 1024 });
+    return { code: r.timedOut ? -1 : (r.code ?? -1), stdout: r.stdout, stderr: r.stderr };
+  } catch {
+    return { code: -1, stdout: '', stderr: '' };
+  }
 }
 
 /** Fails (never skips) when a kubectl binary is missing, naming how to install one. */

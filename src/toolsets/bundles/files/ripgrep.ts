@@ -3,7 +3,7 @@ import { readdir } from 'node:fs/promises';
 import { descriptorPath, onlyOwnUserWrites, openVerified } from '../../../core/paths.js';
 import { killProcessGroup, spawnChild } from '../../../core/process.js';
 import { findOnPath, isExecutableFile } from '../../../core/which.js';
-import { nextTurn } from '../../../core/wait.js';
+import { boundPromise, nextTurn } from '../../../core/wait.js';
 
 /**
  * ripgrep as grep_files' scanner. It never decides an answer: it proposes candidate lines (a
@@ -504,24 +504,13 @@ async function runRipgrep(rg: string, args: string[], limits: RipgrepLimits): Pr
     chunks.push(b);
   });
   const closed = new Promise<void>((resolve) => owned.child.stdout!.once('close', () => resolve()));
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    stop();
-  }, limits.timeoutMs);
-  let aborted = false;
-  const onAbort = () => {
-    aborted = true;
-    stop();
-  };
-  if (limits.signal?.aborted) onAbort();
-  else limits.signal?.addEventListener('abort', onAbort, { once: true });
+  // Past the time bound, or cancelled: rg is stopped, and its end awaited all the same.
+  const outcome = await boundPromise(owned.exited, { timeoutMs: limits.timeoutMs, ...(limits.signal ? { signal: limits.signal } : {}) });
+  if (outcome.kind !== 'value') stop();
   const exit = await owned.exited;
   await closed;
-  clearTimeout(timer);
-  limits.signal?.removeEventListener('abort', onAbort);
   // 0: matches, 1: none; 2: an error (a file it could not read is also 2, with --no-messages silent).
-  if (over || timedOut || aborted || exit.signal !== null || (exit.code !== 0 && exit.code !== 1)) return null;
+  if (over || outcome.kind !== 'value' || exit.signal !== null || (exit.code !== 0 && exit.code !== 1)) return null;
   return Buffer.concat(chunks, bytes);
 }
 
