@@ -25,7 +25,7 @@ import { dial as connectTcp } from '../src/toolsets/mocks/dial.js';
 import { numberMocks } from '../src/toolsets/mocks/keploy/serialize.js';
 import { MockStore } from '../src/toolsets/mocks/keploy/store.js';
 import type { HttpMock, Mock, PostgresMock } from '../src/toolsets/mocks/keploy/types.js';
-import { ReplayIndex } from '../src/toolsets/mocks/postgres/catalog.js';
+import { ReplayIndex } from '../src/toolsets/mocks/postgres/matcher.js';
 import { recordPostgres } from '../src/toolsets/mocks/postgres/recorder.js';
 import { replayPostgres } from '../src/toolsets/mocks/postgres/replayer.js';
 import { findPostgresBin, startPostgres, type RunningPostgres } from '../src/toolsets/mocks/postgres/testing.js';

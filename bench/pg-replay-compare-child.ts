@@ -9,7 +9,7 @@ const resets: Array<() => unknown> = [];
 for (const v of variants) {
   const root = v === 'new' ? path.resolve(import.meta.dirname, '../src') : path.resolve(import.meta.dirname, '../.bench-tmp', v, 'src');
   const { replayPostgres } = await import(`${root}/toolsets/mocks/postgres/replayer.ts`);
-  const { ReplayIndex } = await import(`${root}/toolsets/mocks/postgres/catalog.ts`);
+  const { ReplayIndex } = await import(`${root}/toolsets/mocks/postgres/matcher.ts`).catch(() => import(`${root}/toolsets/mocks/postgres/catalog.ts`)); // catalog.ts before the move
   let index = new ReplayIndex(mocks);
   resets.push(() => (index = new ReplayIndex(mocks)));
   const server = net.createServer({ pauseOnConnect: true, allowHalfOpen: true }, (socket) => {

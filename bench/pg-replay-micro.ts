@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Duplex } from 'node:stream';
-import { ReplayIndex } from '../src/toolsets/mocks/postgres/catalog.js';
+import { ReplayIndex } from '../src/toolsets/mocks/postgres/matcher.js';
 import { replayPostgres } from '../src/toolsets/mocks/postgres/replayer.js';
 
 const mocks = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../.bench-tmp/pg-replay-compare-set.json'), 'utf8'));

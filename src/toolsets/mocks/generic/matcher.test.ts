@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { GenericMock } from '../keploy/types.js';
-import { buildGenericMock } from './format.js';
+import { buildGenericMock } from './keploy.js';
 import { cpuTimes, linearMessage } from '../../../core/cputime.js';
 import { commonPrefix, GenericIndex, type GenericMatch, type TargetView } from './matcher.js';
 

@@ -1,7 +1,7 @@
 import type { TimeSlice } from '../../../core/wait.js';
 import type { GenericMock } from '../keploy/types.js';
 import { isMysqlGreeting, mysqlAuthSeq, SSL_REQUEST_LENGTH, startsWithSslRequest, withoutQueryAttributes } from '../mysql/wire.js';
-import { META_HOST, META_REQUEST_BYTES, META_RESPONSE_BYTES, META_SERVER_CLOSED, META_TRUNCATED, payloadBytes } from './format.js';
+import { META_HOST, META_REQUEST_BYTES, META_RESPONSE_BYTES, META_SERVER_CLOSED, META_TRUNCATED, payloadBytes } from './keploy.js';
 
 /**
  * The recorded exchanges of a mock set, for replay. Shared by every connection of a run, so a

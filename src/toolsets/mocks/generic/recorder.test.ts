@@ -5,7 +5,7 @@ import { pattern, sha256, type Closable } from '../http/test-support.js';
 import { parseMockSet } from '../keploy/parse.js';
 import { serializeMockSet } from '../keploy/serialize.js';
 import type { GenericMock } from '../keploy/types.js';
-import { buildGenericMock, messageBytes, payloadBytes } from './format.js';
+import { buildGenericMock, messageBytes, payloadBytes } from './keploy.js';
 import { recordGeneric } from './recorder.js';
 import { Client, eventually, recordingListener, startGreeterServer, startKvServer, type LineServer } from './testing.js';
 

@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import type { GenericMock } from '../keploy/types.js';
-import { buildGenericMock } from './format.js';
+import { buildGenericMock } from './keploy.js';
 import { failTogether, pipeBoth } from '../proxy/pipe.js';
 import { greetingOffersTls, isMysqlGreeting, redactMysqlRequest, splitSslRequest } from '../mysql/wire.js';
 import { acceptTls, connectUpstream, type UpstreamTlsOptions } from '../tls/terminate.js';

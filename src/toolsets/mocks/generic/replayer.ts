@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type { GenericMock } from '../keploy/types.js';
 import { TimeSlice } from '../../../core/wait.js';
-import { previewBytes } from './format.js';
+import { previewBytes } from './keploy.js';
 import { GenericIndex, type Closest, type GenericEntry } from './matcher.js';
 import { mysqlClientFlags, mysqlCommand, mysqlError, mysqlFramingFor, greetingWithoutTls, shiftSequenceIds, splitSslRequest, withoutQueryAttributes } from '../mysql/wire.js';
 import type { GenericConnection } from './recorder.js';

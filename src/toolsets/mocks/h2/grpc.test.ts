@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { parseMockSet } from '../keploy/parse.js';
 import { serializeMockSet } from '../keploy/serialize.js';
-import { buildGrpcMock, byteDistance, encodeGrpcMessage, frameMessages, GrpcCallMatch, GrpcIndex, MessageReader, readGrpcMock, splitMessages, type GrpcCall, type GrpcMessage } from './grpc.js';
+import { encodeGrpcMessage, frameMessages, MessageReader, splitMessages, type GrpcMessage } from './grpc.js';
+import { buildGrpcMock, readGrpcMock, type GrpcCall } from './keploy.js';
+import { byteDistance, GrpcCallMatch, GrpcIndex } from './matcher.js';
 
 const msg = (text: string): GrpcMessage => ({ compressed: false, data: Buffer.from(text) });
 

@@ -4,7 +4,7 @@ import { HttpMatcher } from '../http/matcher.js';
 import type { HttpMock, Mock } from '../keploy/types.js';
 import { counts, ofKind, type ProtocolRecorder, type ProtocolReplayer, type ReplayerFactory, type ReplayersOptions } from '../protocol.js';
 import { connectUpstream } from '../tls/terminate.js';
-import { GrpcIndex } from './grpc.js';
+import { GrpcIndex } from './matcher.js';
 import { http2AsHttp } from './keploy.js';
 import { h2Label, recordH2 } from './recorder.js';
 import { replayH2 } from './replayer.js';

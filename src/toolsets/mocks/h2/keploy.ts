@@ -1,6 +1,7 @@
 import { httpBody, keployTime } from '../keploy/http.js';
 import { KEPLOY_MOCK_VERSION, ZERO_TIME, type HttpBody, type HttpMock, type Mock, type PassThroughMock, type YamlMap, type YamlValue } from '../keploy/types.js';
-import type { HeaderMap } from './grpc.js';
+import type { GrpcMessage, HeaderMap } from './grpc.js';
+import { protoscopeBytes, protoscopeText } from './protoscope.js';
 
 /**
  * A plain (non-gRPC) HTTP/2 exchange as Keploy's `Http2` kind (`models.HTTP2Schema`):
@@ -94,5 +95,165 @@ export function http2AsHttp(mock: Mock): HttpMock | undefined {
       },
       objects: [],
     },
+  };
+}
+
+// ------------------------------------------------------------------ gRPC
+
+/**
+ * gRPC as Keploy stores it (`models.GrpcSpec`, kind `gRPC`): `grpcReq` and `grpcResp`, each with
+ * `headers.pseudo_headers`/`headers.ordinary_headers`, one length-prefixed message as `body`
+ * (`compression_flag`, `message_length`, `decoded_data`), the response's `trailers`, and
+ * `reqTimestampMock`/`resTimestampMock`.
+ *
+ * Keploy writes `decoded_data` as protoscope text (see protoscope.ts), which reads back to the
+ * exact bytes; debugkit writes the same text (as Keploy, also for a compressed message; one whose
+ * text would not read back stays bytes, written `!!binary`). Keploy's model
+ * (keploy/keploy pkg/models/grpc.go) has one `body` a direction; a stream of several messages
+ * keeps the first in `body` and the rest in `additional_messages` (omitted for one message), and
+ * a response message of a stream that came before the client's end notes
+ * `debugkit_after_requests` (see GrpcMessage). A direction with no message at all (a trailers-only error) has a zeroed `body`, which
+ * Keploy reads as one empty message: debugkit adds `debugkit_no_messages: true` (a key Keploy
+ * ignores) to replay it as none.
+ */
+
+export interface GrpcExchange {
+  requestHeaders: HeaderMap;
+  requestMessages: GrpcMessage[];
+  responseHeaders: HeaderMap;
+  responseMessages: GrpcMessage[];
+  trailers: HeaderMap;
+  /** The server ended the call after this many request messages, before the client ended its side. */
+  trailersAfterRequests?: number;
+  requestTime: Date;
+  responseTime: Date;
+}
+
+function splitHeaders(headers: HeaderMap): YamlMap {
+  const pseudo: YamlMap = {};
+  const ordinary: YamlMap = {};
+  for (const [k, v] of Object.entries(headers)) (k.startsWith(':') ? pseudo : ordinary)[k] = v;
+  return { pseudo_headers: pseudo, ordinary_headers: ordinary };
+}
+
+/** Over this, a message is kept as bytes: its text costs about 0.3 s a MiB on the event loop. */
+const TEXT_LIMIT = 1 << 20;
+
+/** Keploy's decoded text when it reads back to the same bytes (it always should), else the bytes. */
+function decodedData(m: GrpcMessage): string | Uint8Array {
+  if (m.data.byteLength > TEXT_LIMIT) return m.data;
+  const text = protoscopeText(m.data);
+  try {
+    if (Buffer.compare(protoscopeBytes(text), m.data) === 0) return text;
+  } catch {
+    // fall through to the bytes
+  }
+  return m.data;
+}
+
+function messageYaml(m: GrpcMessage | undefined): YamlMap {
+  const y: YamlMap = { compression_flag: m?.compressed ? 1 : 0, message_length: m?.data.byteLength ?? 0, decoded_data: m ? decodedData(m) : '' };
+  if (m?.afterRequests !== undefined) y.debugkit_after_requests = m.afterRequests;
+  return y;
+}
+
+function bodyYaml(messages: readonly GrpcMessage[]): YamlMap {
+  const body: YamlMap = { body: messageYaml(messages[0]) };
+  if (messages.length > 1) body.additional_messages = messages.slice(1).map(messageYaml);
+  if (messages.length === 0) body.debugkit_no_messages = true;
+  return body;
+}
+
+export function buildGrpcMock(ex: GrpcExchange): PassThroughMock {
+  const { body: reqBody, ...reqMore } = bodyYaml(ex.requestMessages);
+  const { body: respBody, ...respMore } = bodyYaml(ex.responseMessages);
+  return {
+    version: KEPLOY_MOCK_VERSION,
+    kind: 'gRPC',
+    name: 'mocks',
+    spec: {
+      grpcReq: { headers: splitHeaders(ex.requestHeaders), body: reqBody!, ...reqMore },
+      grpcResp: {
+        headers: splitHeaders(ex.responseHeaders),
+        body: respBody!,
+        trailers: splitHeaders(ex.trailers),
+        ...respMore,
+        ...(ex.trailersAfterRequests !== undefined ? { debugkit_trailers_after_requests: ex.trailersAfterRequests } : {}),
+      },
+      reqTimestampMock: keployTime(ex.requestTime),
+      resTimestampMock: keployTime(ex.responseTime),
+    },
+  };
+}
+
+// ------------------------------------------------------------------ reading a mock back
+
+export interface GrpcCall {
+  name: string;
+  path: string;
+  authority: string;
+  requestMessages: GrpcMessage[];
+  responseHeaders: HeaderMap;
+  responseMessages: GrpcMessage[];
+  trailers: HeaderMap;
+  /** The server ended the call once this many request messages had come (the client still sending). */
+  trailersAfterRequests?: number;
+}
+
+function stringMap(v: YamlValue | undefined): HeaderMap {
+  const out: HeaderMap = {};
+  for (const [k, x] of Object.entries(asMap(v))) if (x !== null && typeof x !== 'object') out[k] = String(x);
+  return out;
+}
+
+/** Protoscope text (what Keploy writes) as bytes; text that is not protoscope stays its UTF-8 bytes. */
+function textBytes(text: string): Uint8Array {
+  try {
+    return protoscopeBytes(text);
+  } catch {
+    return Buffer.from(text, 'utf8');
+  }
+}
+
+function readMessage(v: YamlValue | undefined): GrpcMessage | undefined {
+  const m = asMap(v);
+  const data = m.decoded_data;
+  const len = Number(m.message_length ?? 0);
+  const after = m.debugkit_after_requests;
+  const extra = typeof after === 'number' && Number.isInteger(after) && after >= 0 ? { afterRequests: after } : {};
+  if (data instanceof Uint8Array) return { compressed: Number(m.compression_flag) === 1, data, ...extra };
+  if (typeof data === 'string' && (data.length > 0 || len === 0)) return { compressed: Number(m.compression_flag) === 1, data: textBytes(data), ...extra };
+  return undefined;
+}
+
+function readMessages(side: YamlMap): GrpcMessage[] {
+  if (side.debugkit_no_messages === true) return [];
+  const first = readMessage(side.body) ?? { compressed: false, data: new Uint8Array(0) };
+  const rest = Array.isArray(side.additional_messages) ? side.additional_messages.map(readMessage) : [];
+  return [first, ...rest.filter((m): m is GrpcMessage => m !== undefined)];
+}
+
+function joined(headers: YamlMap): HeaderMap {
+  return { ...stringMap(headers.pseudo_headers), ...stringMap(headers.ordinary_headers) };
+}
+
+/** A `gRPC` mock as a call to answer; undefined when it lacks a path. */
+export function readGrpcMock(mock: Mock): GrpcCall | undefined {
+  if (mock.kind !== 'gRPC') return undefined;
+  const spec = asMap(mock.spec as YamlValue);
+  const req = asMap(spec.grpcReq);
+  const resp = asMap(spec.grpcResp);
+  const reqHeaders = joined(asMap(req.headers));
+  const path = reqHeaders[':path'];
+  if (!path) return undefined;
+  return {
+    name: mock.name,
+    path,
+    authority: reqHeaders[':authority'] ?? '',
+    requestMessages: readMessages(req),
+    responseHeaders: joined(asMap(resp.headers)),
+    responseMessages: readMessages(resp),
+    trailers: joined(asMap(resp.trailers)),
+    ...(typeof resp.debugkit_trailers_after_requests === 'number' && resp.debugkit_trailers_after_requests >= 0 ? { trailersAfterRequests: resp.debugkit_trailers_after_requests } : {}),
   };
 }

@@ -1,7 +1,7 @@
 import http2 from 'node:http2';
 import type { Mock } from '../keploy/types.js';
-import { buildHttp2Mock } from './keploy.js';
-import { buildGrpcMock, isGrpc, MessageReader, splitMessages, type GrpcMessage, type HeaderMap } from './grpc.js';
+import { isGrpc, MessageReader, splitMessages, type GrpcMessage, type HeaderMap } from './grpc.js';
+import { buildGrpcMock, buildHttp2Mock } from './keploy.js';
 import { END_STREAM, flat, forwardable, guard } from './wire.js';
 
 export interface Relayed {

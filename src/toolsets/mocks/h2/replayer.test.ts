@@ -2,7 +2,8 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpMatcher } from '../http/matcher.js';
-import { frameMessages, GrpcIndex } from './grpc.js';
+import { frameMessages } from './grpc.js';
+import { GrpcIndex } from './matcher.js';
 import { replayH2, type ReplayH2Options } from './replayer.js';
 
 const closers: Array<() => void> = [];

@@ -3,7 +3,9 @@ import { bodyBytes } from '../keploy/http.js';
 import type { HttpMock, Mock } from '../keploy/types.js';
 import type { HttpMatcher } from '../http/matcher.js';
 import type { OnMiss } from '../http/replayer.js';
-import { encodeGrpcMessage, frameMessages, GrpcCallMatch, GrpcStatus, isGrpc, MessageReader, readGrpcMock, type GrpcCall, type GrpcIndex, type GrpcMessage, type HeaderMap } from './grpc.js';
+import { encodeGrpcMessage, frameMessages, GrpcStatus, isGrpc, MessageReader, type GrpcMessage, type HeaderMap } from './grpc.js';
+import { readGrpcMock, type GrpcCall } from './keploy.js';
+import { GrpcCallMatch, type GrpcIndex } from './matcher.js';
 import { relay, toMock, type Relayed, type RequestBody } from './relay.js';
 import { flat, forwardable, guard, HOP, MAX_BODY, readAll, serveClient, upstreamOf, type H2Connection, type H2Dial } from './wire.js';
 

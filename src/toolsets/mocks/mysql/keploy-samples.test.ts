@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Duplex } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { buildGenericMock, payloadBytes } from '../generic/format.js';
+import { buildGenericMock, payloadBytes } from '../generic/keploy.js';
 import { GenericIndex } from '../generic/matcher.js';
 import { replayGeneric } from '../generic/replayer.js';
 import { nextTurn } from '../../../core/wait.js';

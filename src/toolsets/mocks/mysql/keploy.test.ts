@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildGenericMock, messageOf, payloadBytes } from '../generic/format.js';
+import { buildGenericMock, messageOf, payloadBytes } from '../generic/keploy.js';
 import { GenericIndex } from '../generic/matcher.js';
 import { parseMockSet } from '../keploy/parse.js';
 import { numberMocks, serializeMockSet } from '../keploy/serialize.js';

@@ -1,7 +1,7 @@
 import { compareKeys } from '../keploy/emit.js';
 import { markStyle } from '../keploy/style.js';
 import { KEPLOY_MOCK_VERSION, type GenericMock, type Mock, type PassThroughMock, type YamlMap, type YamlValue } from '../keploy/types.js';
-import { META_HOST, META_SERVER_CLOSED, messageOf, payloadBytes } from '../generic/format.js';
+import { META_HOST, META_SERVER_CLOSED, messageOf, payloadBytes } from '../generic/keploy.js';
 import { authMessage, commandMessage, executeMessage, structuredAnswer } from './decode.js';
 import { isMap, structuredPackets, writeLenenc } from './structured.js';
 import { isMysqlGreeting, lenencAt, packetOf, splitPackets, type MysqlPacket } from './wire.js';

@@ -11,7 +11,7 @@ import { createCertificate } from '../tls/x509.js';
 import { dial } from '../dial.js';
 import { listen } from '../http/test-support.js';
 import type { GenericMock } from '../keploy/types.js';
-import { buildGenericMock, payloadBytes } from '../generic/format.js';
+import { buildGenericMock, payloadBytes } from '../generic/keploy.js';
 import { CLIENT_SSL, greetingOffersTls, greetingWithoutTls, redactMysqlRequest, splitSslRequest } from './wire.js';
 import { recordGeneric } from '../generic/recorder.js';
 import { replayGeneric } from '../generic/replayer.js';

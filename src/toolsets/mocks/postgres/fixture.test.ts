@@ -5,7 +5,7 @@ import { parseMockSet } from '../keploy/parse.js';
 import { decodeRowValue } from '../keploy/postgres.js';
 import { SQL_FILE } from '../keploy/testkit.js';
 import type { PostgresMock } from '../keploy/types.js';
-import { ReplayIndex } from './catalog.js';
+import { ReplayIndex } from './matcher.js';
 import { replayingListener } from './testing.js';
 
 /**

@@ -2,7 +2,7 @@ import { serialize } from 'pg-protocol';
 import { keployTime } from '../keploy/http.js';
 import { KEPLOY_MOCK_VERSION, type PostgresMock } from '../keploy/types.js';
 import { decodeTyped, type FrontendMessage, type StartupMessage, type TypedMessage } from './frontend.js';
-import { buildRequestPacket, buildResponsePacket } from './packets.js';
+import { buildRequestPacket, buildResponsePacket } from './keploy.js';
 import { Auth, AUTH_NEEDS_ANSWER, Backend, Frontend } from './protocol.js';
 import { authCodeOf, codeOf } from './wire.js';
 

@@ -1,7 +1,7 @@
 import { dial, DIAL_TIMEOUT_MS } from '../dial.js';
 import type { PostgresMock } from '../keploy/types.js';
 import { counts, ofKind, type ProtocolRecorder, type ProtocolReplayer, type ReplayerFactory, type ReplayersOptions } from '../protocol.js';
-import { ReplayIndex } from './catalog.js';
+import { ReplayIndex } from './matcher.js';
 import { recordPostgres } from './recorder.js';
 import { replayPostgres, type UpstreamOptions } from './replayer.js';
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMockSet } from '../keploy/parse.js';
 import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
 import type { PostgresMock } from '../keploy/types.js';
-import { ReplayIndex } from './catalog.js';
+import { ReplayIndex } from './matcher.js';
 import { replayPostgres, type ReplayPostgresResult, type UpstreamOptions } from './replayer.js';
 import type { ReplayMiss } from './session.js';
 import { BackendSplitter, codeOf } from './wire.js';

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { serialize } from 'pg-protocol';
 import { nextTurn, TimeSlice } from '../../../core/wait.js';
 import type { PostgresMock } from '../keploy/types.js';
-import { ReplayIndex } from './catalog.js';
+import { ReplayIndex } from './matcher.js';
 import { decodeTyped, FrontendParser, PgProtocolError, type BindMessage, type FrontendMessage, type ParseMessage, type StartupMessage, type TypedMessage } from './frontend.js';
 import { RequestGrouper } from './grouping.js';
 import { Auth, Backend, ENCRYPTION_REFUSED, Frontend, Target, TxStatus } from './protocol.js';
@@ -25,7 +25,7 @@ import { backend, codeOf } from './wire.js';
  *   (misses pass through) and a recording whose server asked for a password, the client is first
  *   asked for its password (cleartext request), for the real server (see upstream.ts).
  * - Queries: matched on their text and parameter values, never on statement names (see
- *   catalog.ts); the same query+parameters recorded several times is replayed in recorded order,
+ *   matcher.ts); the same query+parameters recorded several times is replayed in recorded order,
  *   the last answer repeating after that. A miss is an ErrorResponse (SQLSTATE XX000, "debugkit:
  *   no recorded mock for query: ... (closest: mock-N: ...)") then ReadyForQuery, and `onMiss`;
  *   with `upstream`, the request group it is in goes to the real server instead (`Passthrough`).

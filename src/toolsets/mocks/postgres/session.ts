@@ -1,4 +1,4 @@
-import type { ReplayIndex, Execution } from './catalog.js';
+import type { ReplayIndex, Execution } from './matcher.js';
 import { formatsFor, type BindMessage, type DescribeMessage, type ExecuteMessage, type ParseMessage, type QueryMessage } from './frontend.js';
 import type { Closest } from './similar.js';
 import { convertValue } from './values.js';
@@ -7,7 +7,7 @@ import { Backend, Target, TargetCode, TxStatus } from './protocol.js';
 
 /**
  * The query part of a replayed connection: answers each client message the way the recorded
- * server answered the same query (see catalog.ts), tracking the client's own statements and
+ * server answered the same query (see matcher.ts), tracking the client's own statements and
  * portals so their names never matter. After an error it skips to Sync, as a server does.
  */
 

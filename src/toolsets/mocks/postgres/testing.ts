@@ -5,7 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { PostgresMock } from '../keploy/types.js';
-import type { ReplayIndex } from './catalog.js';
+import type { ReplayIndex } from './matcher.js';
 import { recordPostgres, type PostgresConnection } from './recorder.js';
 import { replayPostgres } from './replayer.js';
 import type { ReplayMatch, ReplayMiss } from './session.js';

@@ -1,4 +1,4 @@
-import { buildGenericMock } from '../generic/format.js';
+import { buildGenericMock } from '../generic/keploy.js';
 import type { RedisMock } from '../keploy/types.js';
 
 /**

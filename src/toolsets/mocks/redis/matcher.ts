@@ -1,4 +1,4 @@
-import { payloadBytes } from '../generic/format.js';
+import { payloadBytes } from '../generic/keploy.js';
 import type { RedisMock } from '../keploy/types.js';
 import type { TimeSlice } from '../../../core/wait.js';
 import { commandArgs, commandEnd, redactArgs, RespError } from './wire.js';

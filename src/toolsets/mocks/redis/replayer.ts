@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { previewBytes } from '../generic/format.js';
+import { previewBytes } from '../generic/keploy.js';
 import type { GenericConnection } from '../generic/recorder.js';
 import { ByteQueue } from '../../../core/byte-queue.js';
 import { TimeSlice } from '../../../core/wait.js';

@@ -1,7 +1,7 @@
 import type { TimeSlice } from '../../../core/wait.js';
 import type { PostgresMock } from '../keploy/types.js';
 import { formatsFor, type FrontendMessage } from './frontend.js';
-import { requestMessages, responseMessages } from './unpack.js';
+import { requestMessages, responseMessages } from './keploy.js';
 import { parameterDifference, QueryNeighbors, type Closest } from './similar.js';
 import { parameterKey } from './values.js';
 import { AUTH_ASKS_PASSWORD, Backend, Frontend, Target, TxStatus } from './protocol.js';

@@ -5,8 +5,7 @@ import { parseMockSet } from '../keploy/parse.js';
 import { SQL_FILE } from '../keploy/testkit.js';
 import type { PostgresMock, PostgresResponsePacket } from '../keploy/types.js';
 import { parseFrontendBytes } from './frontend.js';
-import { buildRequestPacket, buildResponsePacket } from './packets.js';
-import { requestMessages, responseMessages } from './unpack.js';
+import { buildRequestPacket, buildResponsePacket, requestMessages, responseMessages } from './keploy.js';
 import { binaryToText, convertValue, OID, parameterKey, textToBinary } from './values.js';
 import { backend, codeOf } from './wire.js';
 
