@@ -17,7 +17,7 @@ export interface BoundOptions {
 }
 
 /** setTimeout fires at once for larger delays, which would turn a long bound into none. */
-const MAX_TIMEOUT_MS = 2_147_483_647;
+export const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /**
  * Waits until `subscribe` calls `settle`, the bound passes, or `signal` aborts. `subscribe` may

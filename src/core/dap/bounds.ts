@@ -1,7 +1,5 @@
 import { DebugkitError } from '../errors.js';
-
-/** setTimeout fires at once for larger delays, which would turn a long bound into none. */
-export const MAX_TIMEOUT_MS = 2_147_483_647;
+import { MAX_TIMEOUT_MS } from '../wait.js';
 
 /** Every wait needs a real bound: no timeout would let a silent adapter hang a tool call. */
 export function checkTimeout(ms: number, what: string): number {
