@@ -1,4 +1,4 @@
-import { keployTime } from '../keploy/http.js';
+import { keployTime } from '../keploy/time.js';
 import { KEPLOY_MOCK_VERSION, type GenericMessage, type GenericMock, type GenericPayload } from '../keploy/types.js';
 
 /**

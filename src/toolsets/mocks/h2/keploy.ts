@@ -1,4 +1,5 @@
-import { httpBody, keployTime } from '../keploy/http.js';
+import { httpBody } from '../http/keploy.js';
+import { keployTime } from '../keploy/time.js';
 import { KEPLOY_MOCK_VERSION, ZERO_TIME, type HttpBody, type HttpMock, type Mock, type PassThroughMock, type YamlMap, type YamlValue } from '../keploy/types.js';
 import type { GrpcMessage, HeaderMap } from './grpc.js';
 import { protoscopeBytes, protoscopeText } from './protoscope.js';

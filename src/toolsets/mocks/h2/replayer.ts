@@ -1,5 +1,5 @@
 import http2 from 'node:http2';
-import { bodyBytes } from '../keploy/http.js';
+import { bodyBytes } from '../http/keploy.js';
 import type { HttpMock, Mock } from '../keploy/types.js';
 import type { HttpMatcher } from '../http/matcher.js';
 import type { OnMiss } from '../http/replayer.js';

@@ -1,7 +1,7 @@
 import zlib from 'node:zlib';
 
 /**
- * Content-Encoding on replay. Keploy (and keploy/http.ts) stores a compressed response body
+ * Content-Encoding on replay. Keploy (and keploy.ts) stores a compressed response body
  * DECODED while keeping its `Content-Encoding` header, so the stored body cannot be sent as is
  * under that header. On replay:
  * - a body that still decodes with the named codings was stored encoded: sent unchanged;

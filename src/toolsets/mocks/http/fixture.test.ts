@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bodyBytes } from '../keploy/http.js';
+import { bodyBytes } from './keploy.js';
 import { parseMockSet } from '../keploy/parse.js';
 import { ES_FILE } from '../keploy/testkit.js';
 import type { HttpMock } from '../keploy/types.js';

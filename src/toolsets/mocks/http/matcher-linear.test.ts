@@ -5,7 +5,7 @@
 // (before the fix: seconds at 4n). Relative, so a loaded machine does not decide it.
 import { describe, expect, it } from 'vitest';
 import { TimeSlice } from '../../../core/wait.js';
-import { buildHttpMock } from '../keploy/http.js';
+import { buildHttpMock } from './keploy.js';
 import type { HttpMock } from '../keploy/types.js';
 import { cpuTimes, linearMessage } from '../../../core/cputime.js';
 import { HttpMatcher, normalizeValue, type MatchRequest } from './matcher.js';

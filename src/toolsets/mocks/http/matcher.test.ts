@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildHttpMock } from '../keploy/http.js';
+import { buildHttpMock } from './keploy.js';
 import type { HttpMock } from '../keploy/types.js';
 import { HttpMatcher, type MatchRequest, type MatchResult } from './matcher.js';
 

@@ -1,5 +1,5 @@
 import type { TimeSlice } from '../../../core/wait.js';
-import { bodyBytes } from '../keploy/http.js';
+import { bodyBytes } from './keploy.js';
 import type { HttpMock } from '../keploy/types.js';
 import { compilePath, jsonDifferences, parseJsonBody, preview, type Json, type JsonIgnore } from './json-diff.js';
 import type { Header } from './wire.js';

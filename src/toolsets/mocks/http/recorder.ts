@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { buildHttpMock } from '../keploy/http.js';
+import { buildHttpMock } from './keploy.js';
 import type { HttpMock } from '../keploy/types.js';
 import { DEFAULT_MAX_BODY, headerValue, HttpParser, type HttpMessage, type HttpRequestMessage, type HttpResponseMessage } from './wire.js';
 import { authorityOf, fullUrl, type Scheme } from './url.js';
@@ -13,7 +13,7 @@ import { dial } from '../dial.js';
  * response becomes one Keploy Http mock. Nothing the parser thinks can alter or stall the traffic:
  * a connection that stops looking like HTTP simply stops producing mocks.
  *
- * Mock contents (see keploy/http.ts for the Keploy conventions): `url` is the full URL
+ * Mock contents (see keploy.ts for the Keploy conventions): `url` is the full URL
  * `scheme://host[:port]/path?query` (Host header, else the target); `metadata.host` the authority;
  * the connection id as `connectionId`. A body over `maxBodyBytes` is not stored: `body` is empty
  * and the side's `extra` says `body_skipped: true, body_size: <bytes>` (Keploy's own marker for

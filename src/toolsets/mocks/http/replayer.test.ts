@@ -2,7 +2,7 @@ import http from 'node:http';
 import net from 'node:net';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildHttpMock } from '../keploy/http.js';
+import { buildHttpMock } from './keploy.js';
 import { parseMockSet } from '../keploy/parse.js';
 import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
 import type { HttpMock } from '../keploy/types.js';

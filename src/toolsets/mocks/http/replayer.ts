@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { TimeSlice } from '../../../core/wait.js';
 import type { Duplex } from 'node:stream';
-import { bodyBytes, buildHttpMock } from '../keploy/http.js';
+import { bodyBytes, buildHttpMock } from './keploy.js';
 import type { HttpMock } from '../keploy/types.js';
 import type { UpstreamTlsOptions } from '../tls/terminate.js';
 import { StreamBridge } from './bridge.js';

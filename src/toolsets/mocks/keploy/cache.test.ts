@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildHttpMock } from './http.js';
+import { buildHttpMock } from '../http/keploy.js';
 import { numberMocks } from './serialize.js';
 import { MockStore } from './store.js';
 

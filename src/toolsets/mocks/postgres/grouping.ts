@@ -1,5 +1,5 @@
 import { serialize } from 'pg-protocol';
-import { keployTime } from '../keploy/http.js';
+import { keployTime } from '../keploy/time.js';
 import { KEPLOY_MOCK_VERSION, type PostgresMock } from '../keploy/types.js';
 import { decodeTyped, type FrontendMessage, type StartupMessage, type TypedMessage } from './frontend.js';
 import { buildRequestPacket, buildResponsePacket } from './keploy.js';

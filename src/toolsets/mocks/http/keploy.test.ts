@@ -2,11 +2,12 @@ import fs from 'node:fs';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { DebugkitError } from '../../../core/errors.js';
-import { bodyBytes, buildHttpMock, canonicalHeaderKey, httpBody, keployHeaders, keployTime, urlParams, type HttpExchange } from './http.js';
-import { parseMockSet } from './parse.js';
-import { numberMocks, serializeMockSet } from './serialize.js';
-import { ES_FILE } from './testkit.js';
-import type { HttpMock } from './types.js';
+import { bodyBytes, buildHttpMock, canonicalHeaderKey, httpBody, keployHeaders, urlParams, type HttpExchange } from './keploy.js';
+import { keployTime } from '../keploy/time.js';
+import { parseMockSet } from '../keploy/parse.js';
+import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
+import { ES_FILE } from '../keploy/testkit.js';
+import type { HttpMock } from '../keploy/types.js';
 
 const RESPONSE = '{"_index":"documents","_id":"1L5WJ5EBIPW7ZBPsPO8T","_version":1,"result":"created","_shards":{"total":2,"successful":1,"failed":0},"_seq_no":6,"_primary_term":1}';
 
