@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Worker, type ResourceLimits, type Transferable } from 'node:worker_threads';
+import { waitBounded } from './wait.js';
 
 /**
  * Work on client input that may take unbounded CPU (a client's backtracking regex, parsing a
@@ -115,21 +116,24 @@ type FromWorker =
  */
 function endThreadOnceLoaded(worker: Worker, loaded: boolean): void {
   if (loaded) return void worker.terminate().catch(() => undefined);
-  const end = () => {
-    clearTimeout(bound);
-    worker.off('message', onMessage);
-    void worker.terminate().catch(() => undefined);
-  };
-  const onMessage = (msg: FromWorker) => {
-    if (msg.type === 'started') end();
-  };
-  const bound = setTimeout(end, STARTUP_MS);
-  bound.unref();
   worker.unref();
-  worker.on('message', onMessage);
-  worker.once('exit', () => {
-    clearTimeout(bound);
-    worker.off('message', onMessage);
+  const started = waitBounded<'started' | 'exited'>(
+    (settle) => {
+      const onMessage = (msg: FromWorker) => {
+        if (msg.type === 'started') settle('started');
+      };
+      const onExit = () => settle('exited');
+      worker.on('message', onMessage);
+      worker.once('exit', onExit);
+      return () => {
+        worker.off('message', onMessage);
+        worker.off('exit', onExit);
+      };
+    },
+    { timeoutMs: STARTUP_MS },
+  );
+  void started.then((outcome) => {
+    if (outcome.kind !== 'value' || outcome.value === 'started') void worker.terminate().catch(() => undefined);
   });
 }
 
