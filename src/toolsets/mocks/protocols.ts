@@ -15,14 +15,18 @@ import * as redis from './redis/index.js';
  * answered by those). Detection and recording do not depend on the order.
  *
  * A new protocol is a folder copied from redis/ and filled in:
- *   1. wire.ts: the framing (where a message ends, its parts), and `detect(buf, final)` for the
- *      connection's first bytes ('maybe' while a prefix; none when the server speaks first, as
- *      MySQL, which generic/ then takes). Add its name to `SniffedProtocol` (proxy/sniff.ts).
- *   2. keploy.ts: its mocks to and from Keploy's YAML (a `kind` in keploy/types.ts).
- *   3. recorder.ts: forwards a connection to the real server (pipeBoth) and emits one mock per exchange.
- *   4. matcher.ts (when lookups need an index) and replayer.ts: answer a connection from the mocks.
- *   5. index.ts: `detect`, `recorder` (a ProtocolRecorder) and `replayer` (a ReplayerFactory), as
- *      redis/index.ts does; reach real servers with dial() (dial.ts).
- *   6. One line here, and its unit tests beside its files (redis/redis.test.ts is the model).
+ *   1. wire.ts: the framing (where a message ends, its parts) and `detect(buf, final)` for a
+ *      connection's first bytes ('maybe' while they are only a prefix). A protocol whose client
+ *      waits for the server to speak has none: generic/ takes it (as MySQL, whose framing is in
+ *      mysql/wire.ts). Name it in `SniffedProtocol` (proxy/sniff.ts).
+ *   2. keploy.ts: its mocks to and from Keploy's YAML; its kind in keploy/types.ts (a schema, or
+ *      one of PASS_THROUGH_KINDS kept as read).
+ *   3. recorder.ts: forwards the connection to the real server (pipeBoth in proxy/pipe.ts) and
+ *      emits one mock per exchange.
+ *   4. matcher.ts (an index of the set's mocks, built in TimeSlice slices) and replayer.ts
+ *      (answers a connection from it; a miss reaches the real server through dial() in dial.ts).
+ *   5. index.ts: `detect`, `recorder` (a ProtocolRecorder) and `replayer` (a ReplayerFactory, its
+ *      kind added to ProtocolReplayer's), as redis/index.ts does.
+ *   6. One line in PROTOCOLS below; unit tests beside the files (redis/wire.test.ts, redis.test.ts).
  */
 export const PROTOCOLS: readonly Protocol[] = [h2, http, postgres, generic, redis];
