@@ -2,7 +2,7 @@ import type { Duplex } from 'node:stream';
 import type { GenericMock } from '../keploy/types.js';
 import { buildGenericMock } from './keploy.js';
 import { failTogether, pipeBoth } from '../proxy/pipe.js';
-import { greetingOffersTls, isMysqlGreeting, redactMysqlRequest, splitSslRequest } from '../mysql/wire.js';
+import { greetingOffersTls, greetingRead, isMysqlGreeting, redactMysqlRequest, splitSslRequest } from '../mysql/wire.js';
 import { acceptTls, connectUpstream, type UpstreamTlsOptions } from '../tls/terminate.js';
 import type { DebugkitCa } from '../tls/ca.js';
 
@@ -154,15 +154,6 @@ function readFirst(from: Duplex, other: Duplex, enough: (bytes: Buffer) => boole
     other.resume();
   });
 }
-
-/** A whole first packet (or enough of it to know it is not a MySQL greeting). */
-const greetingRead = (b: Buffer) => {
-  if (b.length < 5) return false;
-  const length = b.readUIntLE(0, 3);
-  // A MySQL greeting is some hundred bytes: a longer claim is another protocol's bytes, passed on at once.
-  return b[3] !== 0 || b[4] !== 0x0a || length > MAX_GREETING_BYTES || b.length >= length + 4;
-};
-const MAX_GREETING_BYTES = 4096;
 
 /**
  * MySQL over TLS (see `RecordGenericOptions.tls`): reads the greeting and the client's first

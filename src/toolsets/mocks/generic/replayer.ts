@@ -3,7 +3,7 @@ import type { GenericMock } from '../keploy/types.js';
 import { TimeSlice } from '../../../core/wait.js';
 import { previewBytes } from './keploy.js';
 import { GenericIndex, type Closest, type GenericEntry } from './matcher.js';
-import { mysqlClientFlags, mysqlCommand, mysqlError, mysqlFramingFor, greetingWithoutTls, shiftSequenceIds, splitSslRequest, withoutQueryAttributes } from '../mysql/wire.js';
+import { isPublicKeyRequest, mysqlClientFlags, mysqlCommand, mysqlError, mysqlFramingFor, greetingWithoutTls, shiftSequenceIds, splitSslRequest, withoutQueryAttributes } from '../mysql/wire.js';
 import type { GenericConnection } from './recorder.js';
 import { acceptTls } from '../tls/terminate.js';
 import type { DebugkitCa } from '../tls/ca.js';
@@ -333,6 +333,3 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
 
 /** Replay answers a burst for about this long at a time before letting the event loop run others' work. */
 const SLICE_MS = 10;
-
-/** caching_sha2_password's request for the server's RSA key: one byte, 2, as an authentication packet. */
-const isPublicKeyRequest = (b: Buffer) => b.length >= 5 && b.readUIntLE(0, 3) === 1 && b[3] !== 0 && b[4] === 0x02;

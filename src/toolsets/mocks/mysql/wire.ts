@@ -364,3 +364,15 @@ export function mysqlError(seq: number, message: string): Buffer {
   header[3] = seq & 0xff;
   return Buffer.concat([header, payload]);
 }
+
+/** A whole first packet (or enough of it to know it is not a MySQL greeting). */
+export const greetingRead = (b: Buffer) => {
+  if (b.length < 5) return false;
+  const length = b.readUIntLE(0, 3);
+  // A MySQL greeting is some hundred bytes: a longer claim is another protocol's bytes, passed on at once.
+  return b[3] !== 0 || b[4] !== 0x0a || length > MAX_GREETING_BYTES || b.length >= length + 4;
+};
+const MAX_GREETING_BYTES = 4096;
+
+/** caching_sha2_password's request for the server's RSA key: one byte, 2, as an authentication packet. */
+export const isPublicKeyRequest = (b: Buffer) => b.length >= 5 && b.readUIntLE(0, 3) === 1 && b[3] !== 0 && b[4] === 0x02;
