@@ -5,7 +5,7 @@ import { HttpProxyError, MAX_HEAD_BYTES, parseAbsoluteHttpUrl, sameTarget, type 
  * Turns a plain-proxy connection (absolute-form requests) into what a direct connection to the
  * origin would carry: the same requests in origin form. The framing (Content-Length, chunked,
  * trailers, pipelining, Upgrade, limits, errors) is the recorder's HTTP/1 parser's
- * (http/parser.ts), which reports where each request head lies in the stream; only those bytes
+ * (http/wire.ts), which reports where each request head lies in the stream; only those bytes
  * are rewritten, everything between them passes through untouched and uncopied.
  */
 
