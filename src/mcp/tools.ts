@@ -46,6 +46,14 @@ export interface ToolSpec<I extends ZodRawShape, O extends ZodRawShape> {
     always?: readonly string[];
     of?(args: z.infer<z.ZodObject<I>>, ctx: CallContext): string[];
   };
+  /** The name its contract gives it, when that is not `name` (kindly-debugger's `debugger/attach`): callable by that name too. */
+  contractName?: string;
+  /**
+   * The argument naming the session the call acts on (`id`, `sessionId`, `session_id`), when it
+   * has one: a call is routed to the node that holds that session. defineToolset sets it from the
+   * toolset's `sessionArg`.
+   */
+  sessionArg?: string;
   /** The text content, when the contract prescribes one; default: the value as JSON. */
   render?(value: z.infer<z.ZodObject<O>>): string;
   run(args: z.infer<z.ZodObject<I>>, ctx: CallContext): Promise<z.infer<z.ZodObject<O>>>;

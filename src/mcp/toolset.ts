@@ -4,6 +4,7 @@ import type { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/
 import type { Config } from '../config.js';
 import type { Logger } from './log.js';
 import type { CallRuntime } from './call-runtime.js';
+import type { AnyToolSpec } from './define.js';
 
 /**
  * The server a toolset registers its tools and resources on: an SDK v2 `McpServer` at run time.
@@ -54,6 +55,8 @@ export interface ToolsetEnv {
 /** One toolset instance lives for the whole server; `register` runs once per MCP server instance. */
 export interface Toolset {
   readonly name: string;
+  /** Its tools' specs (made once): the catalog other layers read (scopes, read-only, session argument, contract name). */
+  tools(): readonly AnyToolSpec[];
   register(server: ToolServer, client: ClientContext): void;
   /** Ends the sessions a disconnected client left open. */
   releaseClient(owner: string): Promise<void>;

@@ -6,7 +6,7 @@ import type { CallRuntime, EndToolCall, ToolCallEvent, ToolCallStart } from '../
 import { DEFAULT_RESULT_MAX_TOKENS } from '../mcp/result-ceiling.js';
 import type { ClientContext, RestRoute, Toolset, ToolsetFactory } from '../mcp/toolset.js';
 import { VERSION } from '../version.js';
-import { installRpcHooks, toolAliases } from '../mcp/rpc-hooks.js';
+import { installRpcHooks } from '../mcp/rpc-hooks.js';
 import { callLogOf } from '../mcp/request-log.js';
 
 /** Who is calling, as the authentication seam decided. */
@@ -34,6 +34,8 @@ export interface ToolCatalogEntry {
   toolset: string;
   readOnly: boolean;
   scopes: readonly string[];
+  /** The argument naming the session a call acts on (ToolSpec.sessionArg). */
+  sessionArg?: string;
 }
 
 /** Where another node holds an MCP session or a debug session (multi-node). */
@@ -128,6 +130,8 @@ export interface Debugkit {
   toolsets: Toolset[];
   /** `--tool-prefix`: the name a tool (by contract name) is listed and called by; absent without a prefix. */
   toolName?(tool: string): string;
+  /** The argument naming the session a call of `tool` (by the name it is called) acts on, if it has one. */
+  sessionArgOf(tool: string): string | undefined;
   /** A new McpServer for one client (a connection, a legacy session or one stateless request). */
   connect(owner: string, principal?: Principal): McpServer;
   /** Ends everything a client opened; called when its connection goes away. */
@@ -137,24 +141,8 @@ export interface Debugkit {
   close(): Promise<void>;
 }
 
-/** What the server tells an agent about each toolset it serves (the MCP `instructions`). */
-const TOOLSET_INSTRUCTIONS: Record<string, string> = {
-  gdb:
-    'gdb: "open" a session, then "call" GDB CLI or MI commands ("file ./prog", "break main", "run", "bt", "info locals"); ' +
-    'execution commands return at the next stop or after a bounded wait with state "running" (then gdb_wait or "-exec-interrupt"). ' +
-    'Read gdb://commands/reference for a guide.',
-  python:
-    'python: python_start_session on a script (with breakpoints), then python_run_to_breakpoint / python_continue / python_step; ' +
-    'each stop shows the frame and locals; python_evaluate runs an expression in a frame; python_get_output reads the program output.',
-  bundles:
-    'bundles: initialize_bundle with a support bundle (path or URL), then kubectl (a read-only kubectl against the bundle: get, describe, logs), ' + 'list_files, read_file and grep_files inside it.',
-  mocks:
-    'mocks: keploy_mock_record runs a command and records its outgoing HTTP(S), PostgreSQL and TCP calls into a mock set; ' +
-    'keploy_mock_test replays them while the tests run; keploy_list_mocks lists the sets.',
-};
-
 export function instructionsFor(factories: ToolsetFactory[]): string {
-  const parts = factories.map((f) => f.instructions ?? TOOLSET_INSTRUCTIONS[f.name] ?? `${f.name}: ${f.summary}.`);
+  const parts = factories.map((f) => f.instructions ?? `${f.name}: ${f.summary}.`);
   return `debugkit gives you real debuggers. ${parts.join(' ')} Close sessions you no longer need; answers that were cut say how to get the rest.`;
 }
 
@@ -175,13 +163,15 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
   const toolsets = chosen.map((factory) => factory.create({ config, log, sessionExpired }));
   const maxResultTokens = config.maxResultTokens ?? DEFAULT_RESULT_MAX_TOKENS;
   let closing: Promise<void> | undefined;
-  // --tool-prefix: each tool's listed name, from the toolset the catalog finds it in (learnt only when asked for).
-  const catalog = config.toolPrefix || hooks.catalog ? toolCatalog(toolsets) : [];
+  // Every tool as its spec says (--tool-prefix's names, the control plane's scope checks, which argument names a session).
+  const catalog = toolCatalog(toolsets);
   const toolName = config.toolPrefix ? prefixedNames(config.toolPrefix, catalog) : undefined;
   const instructions = instructionsFor(chosen) + (config.toolPrefix ? prefixNote(config.toolPrefix, chosen) : '');
   // Control plane: learn every tool's toolset and read-only flag once, for the scope checks (by
   // listed name; a contract alias such as debugger/attach is judged as the tool it calls).
-  hooks.catalog?.(toolName ? listedCatalog(catalog, toolName) : catalog);
+  const callable = callableCatalog(catalog, toolName);
+  hooks.catalog?.(callable);
+  const sessionArgs = new Map(callable.flatMap((t) => (t.sessionArg !== undefined ? [[t.name, t.sessionArg] as const] : [])));
 
   return {
     config,
@@ -189,6 +179,7 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
     hooks,
     toolsets,
     ...(toolName ? { toolName } : {}),
+    sessionArgOf: (tool) => sessionArgs.get(tool),
     connect(owner, principal = LOCAL_PRINCIPAL) {
       const server = new McpServer({ name: 'debugkit', title: 'debugkit', version: VERSION }, { capabilities: { logging: {}, tools: {}, resources: {} }, instructions });
       const transport = owner.startsWith('http:') ? ('http' as const) : ('stdio' as const);
@@ -246,15 +237,18 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
   };
 }
 
-/** Every tool the toolsets register, as the registration wrapper describes it, learnt by registering them once on a scratch server. */
-function toolCatalog(toolsets: Toolset[]): ToolCatalogEntry[] {
-  const tools: ToolCatalogEntry[] = [];
-  for (const toolset of toolsets) {
-    const scratch = new McpServer({ name: 'debugkit-catalog', version: VERSION }, { capabilities: { tools: {}, resources: {} } });
-    const describe = (tool: { name: string; readOnly: boolean; scopes: readonly string[] }) => tools.push({ ...tool, toolset: toolset.name });
-    toolset.register(scratch, { owner: 'catalog', notify: () => undefined, calls: { describe } });
-  }
-  return tools;
+/** Every tool of the toolsets, from its spec (by contract name), with its contract alias if it has one. */
+function toolCatalog(toolsets: Toolset[]): Array<ToolCatalogEntry & { contractName?: string }> {
+  return toolsets.flatMap((toolset) =>
+    toolset.tools().map((spec) => ({
+      name: spec.name,
+      toolset: toolset.name,
+      readOnly: spec.annotations?.readOnlyHint === true,
+      scopes: spec.scopes?.always ?? [],
+      ...(spec.sessionArg !== undefined ? { sessionArg: spec.sessionArg } : {}),
+      ...(spec.contractName !== undefined ? { contractName: spec.contractName } : {}),
+    })),
+  );
 }
 
 /** The listed name of each tool: its toolset's prefix (or the one for every toolset), then its contract name. */
@@ -267,14 +261,10 @@ function prefixedNames(prefixes: Record<string, string>, catalog: ToolCatalogEnt
   };
 }
 
-/** The catalog by listed name, with an entry for each contract alias of a listed tool (the HTTP edge judges a call by the name it was sent). */
-function listedCatalog(catalog: ToolCatalogEntry[], toolName: (tool: string) => string): ToolCatalogEntry[] {
-  const listed = catalog.map((t) => ({ ...t, name: toolName(t.name) }));
-  for (const [alias, target] of toolAliases()) {
-    const entry = catalog.find((t) => t.name === target);
-    if (entry) listed.push({ ...entry, name: alias });
-  }
-  return listed;
+/** The catalog by the names a call may be sent by: listed names, and each tool's contract alias (the HTTP edge judges a call by the name it was sent). */
+function callableCatalog(catalog: Array<ToolCatalogEntry & { contractName?: string }>, toolName: (tool: string) => string = (tool) => tool): ToolCatalogEntry[] {
+  const entry = ({ contractName: _alias, ...t }: ToolCatalogEntry & { contractName?: string }, name: string): ToolCatalogEntry => ({ ...t, name });
+  return [...catalog.map((t) => entry(t, toolName(t.name))), ...catalog.flatMap((t) => (t.contractName !== undefined ? [entry(t, t.contractName)] : []))];
 }
 
 /** Tells the agent that the tool names the instructions and descriptions give carry a prefix. */

@@ -2,29 +2,24 @@ import type { ServerResponse } from 'node:http';
 import type { Denial, Principal, SessionHooks, SessionLocation } from './createServer.js';
 import { PERMISSION_DENIED } from '../mcp/call-runtime.js';
 
-/** Argument names by which tools name the debug session they act on (gdb `id`, python `sessionId`, ...). */
-const SESSION_ARGS = ['session_id', 'sessionId', 'id'];
-
-/** The debug session a tools/call names in its arguments, if any. */
-export function debugSessionArg(args: unknown): string | undefined {
-  if (!args || typeof args !== 'object') return undefined;
-  const a = args as Record<string, unknown>;
-  for (const name of SESSION_ARGS) {
-    const v = a[name];
-    if (typeof v === 'string' || typeof v === 'number') return String(v);
-  }
-  return undefined;
+/** The debug session a tools/call names in its arguments (by its tool's session argument, ToolSpec.sessionArg), if any. */
+export function debugSessionArg(params: { name?: unknown; arguments?: unknown } | undefined, sessionArgOf: (tool: string) => string | undefined): string | undefined {
+  const args = params?.arguments;
+  if (typeof params?.name !== 'string' || !args || typeof args !== 'object') return undefined;
+  const arg = sessionArgOf(params.name);
+  const v = arg === undefined ? undefined : (args as Record<string, unknown>)[arg];
+  return typeof v === 'string' || typeof v === 'number' ? String(v) : undefined;
 }
 
 /**
  * A stateless request (2026-07-28 or plain JSON-RPC) has no MCP session to follow: when one of
  * its tools/calls names a debug session another node recorded (`debug:<id>`), that node answers.
  */
-export async function sessionToForward(sessions: SessionHooks, body: unknown, principal: Principal): Promise<SessionLocation | undefined> {
+export async function sessionToForward(sessions: SessionHooks, body: unknown, principal: Principal, sessionArgOf: (tool: string) => string | undefined): Promise<SessionLocation | undefined> {
   const messages = Array.isArray(body) ? body : [body];
   for (const m of messages) {
     if (!m || typeof m !== 'object' || (m as { method?: unknown }).method !== 'tools/call') continue;
-    const id = debugSessionArg((m as { params?: { arguments?: unknown } }).params?.arguments);
+    const id = debugSessionArg((m as { params?: { name?: unknown; arguments?: unknown } }).params, sessionArgOf);
     if (id === undefined) continue;
     const where = await sessions.locate(`debug:${id}`, principal);
     if (where) return where;

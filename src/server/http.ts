@@ -107,7 +107,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
             ? undefined
             : await forwarding!.locate(id, principal)
           : req.method === 'POST' && !isInitializeRequest(body)
-            ? await sessionToForward(forwarding!, body, principal)
+            ? await sessionToForward(forwarding!, body, principal, dk.sessionArgOf)
             : undefined;
       if (where) return forwarding!.forward(where, req, res, body);
     }

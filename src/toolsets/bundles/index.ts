@@ -1,8 +1,6 @@
-import type { McpServer } from '../../mcp/toolset.js';
 import type { Config } from '../../config.js';
+import { defineToolset } from '../../mcp/define.js';
 import { typedErrorFormat } from '../../mcp/result-formats.js';
-import { registerTool, type ToolSpec } from '../../mcp/tools.js';
-import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../mcp/toolset.js';
 import { DEFAULT_BUNDLE_URL_HOSTS } from './store/urls.js';
 import { BundleStore } from './store/store.js';
 import { grepFilesTool } from './tools/grep-files.js';
@@ -13,37 +11,23 @@ import { kubectlTool } from './tools/kubectl.js';
 import { listBundlesTool } from './tools/list-bundles.js';
 import { BundleWorkspace } from './workspace.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const TOOLS: Array<(workspace: BundleWorkspace, config: Config) => ToolSpec<any, any>> = [initializeBundleTool, listBundlesTool, kubectlTool, listFilesTool, readFileTool, grepFilesTool];
-
-class BundlesToolset implements Toolset {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools of different argument and result types
-  private specs: ToolSpec<any, any>[] | undefined;
-  readonly name = 'bundles';
-  private readonly workspace: BundleWorkspace;
-
-  constructor(private readonly env: ToolsetEnv) {
-    const { dir, urlHosts } = env.config.bundles;
-    this.workspace = new BundleWorkspace(new BundleStore(dir, { root: env.config.root, urls: { hosts: urlHosts ?? DEFAULT_BUNDLE_URL_HOSTS } }));
-  }
-
-  register(server: McpServer, client: ClientContext): void {
-    // Specs (and their zod schemas) are built once: a stateless 2026-07-28 request registers them anew.
-    this.specs ??= TOOLS.map((tool) => tool(this.workspace, this.env.config));
-    for (const spec of this.specs) registerTool(server, client, typedErrorFormat, spec);
-  }
-
-  releaseClient(owner: string): Promise<void> {
-    return this.workspace.release(owner);
-  }
-
-  dispose(): Promise<void> {
-    return this.workspace.dispose();
-  }
+/** What the bundles tools share: the workspace (the store and each client's bundle) and the config. */
+export interface BundlesContext {
+  workspace: BundleWorkspace;
+  config: Config;
 }
 
-export const bundlesToolset: ToolsetFactory = {
+export const bundlesToolset = defineToolset<BundlesContext>({
   name: 'bundles',
   summary: 'Kubernetes support bundles: the real kubectl against the bundle, and safe file listing, reading and searching',
-  create: (env) => new BundlesToolset(env),
-};
+  instructions:
+    'bundles: initialize_bundle with a support bundle (path or URL), then kubectl (a read-only kubectl against the bundle: get, describe, logs), ' + 'list_files, read_file and grep_files inside it.',
+  context: (env) => {
+    const { dir, urlHosts } = env.config.bundles;
+    return { workspace: new BundleWorkspace(new BundleStore(dir, { root: env.config.root, urls: { hosts: urlHosts ?? DEFAULT_BUNDLE_URL_HOSTS } })), config: env.config };
+  },
+  tools: [initializeBundleTool, listBundlesTool, kubectlTool, listFilesTool, readFileTool, grepFilesTool].map((tool) => (ctx: BundlesContext) => tool(ctx.workspace, ctx.config)),
+  format: typedErrorFormat,
+  releaseClient: (ctx, owner) => ctx.workspace.release(owner),
+  dispose: (ctx) => ctx.workspace.dispose(),
+});

@@ -11,12 +11,12 @@ import { createLogger } from '../../mcp/log.js';
 import { installRpcHooks } from '../../mcp/rpc-hooks.js';
 import { JsonSignatureStore, localControl, type DebuggerControl } from './control.js';
 import { DebuggerRpcError } from './errors.js';
-import { DebuggerToolset } from './index.js';
+import { debuggerToolsetWith } from './index.js';
 import { makeSignature } from './similar/signature.js';
 
 async function clientWith(control: DebuggerControl): Promise<Client> {
   const dir = mkdtempSync(path.join(tmpdir(), 'debugkit-ctl-'));
-  const toolset = new DebuggerToolset({ config: defaultConfig({ root: dir }), log: createLogger('error') }, control);
+  const toolset = debuggerToolsetWith(control).create({ config: defaultConfig({ root: dir }), log: createLogger('error') });
   const server = new McpServer({ name: 't', version: '1' });
   toolset.register(server, { owner: 'o', notify: () => undefined });
   installRpcHooks(server);

@@ -1,10 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { McpServer } from '../../mcp/toolset.js';
 import { SessionRegistry } from '../../core/sessions.js';
+import { defineToolset } from '../../mcp/define.js';
 import { envelopeFormat } from '../../mcp/result-formats.js';
-import { registerTool, type ToolSpec } from '../../mcp/tools.js';
-import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../mcp/toolset.js';
 import type { GdbSession } from './session.js';
 import { gdbTools, type GdbContext } from './tools/index.js';
 
@@ -15,15 +13,15 @@ const DOCS = [
   { name: 'mapping', title: 'CLI to MI Mapping', description: 'Correspondence between CLI and MI commands' },
 ] as const;
 
-class GdbToolset implements Toolset {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools of different argument and result types
-  private specs: ToolSpec<any, any>[] | undefined;
-  readonly name = 'gdb';
-  private readonly registry: SessionRegistry<GdbSession>;
-  private readonly ctx: GdbContext;
-
-  constructor(env: ToolsetEnv) {
-    this.registry = new SessionRegistry<GdbSession>({
+export const gdbToolset = defineToolset<GdbContext>({
+  name: 'gdb',
+  summary: 'GDB sessions in MI mode: open, call (CLI or MI commands), close, list_sessions',
+  instructions:
+    'gdb: "open" a session, then "call" GDB CLI or MI commands ("file ./prog", "break main", "run", "bt", "info locals"); ' +
+    'execution commands return at the next stop or after a bounded wait with state "running" (then gdb_wait or "-exec-interrupt"). ' +
+    'Read gdb://commands/reference for a guide.',
+  context: (env) => ({
+    registry: new SessionRegistry<GdbSession>({
       kind: 'gdb session',
       maxSessions: env.config.maxSessions,
       maxSessionsTotal: env.config.maxSessionsTotal,
@@ -32,35 +30,25 @@ class GdbToolset implements Toolset {
         env.log.info(`gdb session ${info.id} closed after ${info.timeoutMs / 1000} s idle`);
         env.sessionExpired?.(info.owner, info.id);
       },
-    });
-    this.ctx = {
-      registry: this.registry,
-      config: env.config,
-      execWrapper: fileURLToPath(new URL('./exec-wrapper.sh', import.meta.url)),
-      log: env.log,
-    };
-  }
-
-  register(server: McpServer, client: ClientContext): void {
-    // Specs (and their zod schemas) are built once: a stateless 2026-07-28 request registers them anew.
-    this.specs ??= gdbTools.map((tool) => tool(this.ctx));
-    for (const spec of this.specs) registerTool(server, client, envelopeFormat, spec);
+    }),
+    config: env.config,
+    execWrapper: fileURLToPath(new URL('./exec-wrapper.sh', import.meta.url)),
+    log: env.log,
+  }),
+  tools: gdbTools,
+  format: envelopeFormat,
+  sessionArg: 'id',
+  resources(server) {
     for (const doc of DOCS) {
       const uri = `gdb://commands/${doc.name}`;
       server.registerResource(doc.name, uri, { title: doc.title, description: doc.description, mimeType: 'text/markdown' }, async () => ({
         contents: [{ uri, mimeType: 'text/markdown', text: await readDoc(doc.name) }],
       }));
     }
-  }
-
-  releaseClient(owner: string): Promise<void> {
-    return this.registry.closeOwnedBy(owner, 'the client disconnected');
-  }
-
-  dispose(): Promise<void> {
-    return this.registry.closeAll('the server is shutting down');
-  }
-}
+  },
+  releaseClient: (ctx, owner) => ctx.registry.closeOwnedBy(owner, 'the client disconnected'),
+  dispose: (ctx) => ctx.registry.closeAll('the server is shutting down'),
+});
 
 const docCache = new Map<string, Promise<string>>();
 function readDoc(name: string): Promise<string> {
@@ -71,9 +59,3 @@ function readDoc(name: string): Promise<string> {
   }
   return text;
 }
-
-export const gdbToolset: ToolsetFactory = {
-  name: 'gdb',
-  summary: 'GDB sessions in MI mode: open, call (CLI or MI commands), close, list_sessions',
-  create: (env) => new GdbToolset(env),
-};

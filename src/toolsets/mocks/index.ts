@@ -1,36 +1,20 @@
-import type { McpServer } from '../../mcp/toolset.js';
-import type { Config } from '../../config.js';
+import { defineToolset } from '../../mcp/define.js';
 import { plainFormat } from '../../mcp/result-formats.js';
-import { registerTool, type ToolSpec } from '../../mcp/tools.js';
-import type { ClientContext, Toolset, ToolsetEnv, ToolsetFactory } from '../../mcp/toolset.js';
+import type { MocksContext } from './tools/context.js';
 import { listMocksTool } from './tools/list-mocks.js';
 import { mockRecordTool } from './tools/mock-record.js';
 import { mockTestTool } from './tools/mock-test.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const TOOLS: Array<(config: Config, warn: (m: string) => void) => ToolSpec<any, any>> = [listMocksTool, mockRecordTool, mockTestTool];
-
-class MocksToolset implements Toolset {
-  readonly name = 'mocks';
-
-  constructor(private readonly env: ToolsetEnv) {}
-
-  register(server: McpServer, client: ClientContext): void {
-    const warn = (message: string) => {
-      this.env.log.warn(`mocks: ${message}`);
-      client.notify('warning', message);
-    };
-    for (const tool of TOOLS) registerTool(server, client, plainFormat, tool(this.env.config, warn));
-  }
-
-  // Recording and replay live inside one call: its processes end with it (cancellation too).
-  async releaseClient(): Promise<void> {}
-
-  async dispose(): Promise<void> {}
-}
-
-export const mocksToolset: ToolsetFactory = {
+export const mocksToolset = defineToolset<MocksContext>({
   name: 'mocks',
   summary: "Record a program's outgoing HTTP(S), PostgreSQL and TCP calls into Keploy mock sets and replay them while its tests run",
-  create: (env) => new MocksToolset(env),
-};
+  instructions:
+    'mocks: keploy_mock_record runs a command and records its outgoing HTTP(S), PostgreSQL and TCP calls into a mock set; ' +
+    'keploy_mock_test replays them while the tests run; keploy_list_mocks lists the sets.',
+  context: (env) => ({ config: env.config, log: env.log }),
+  tools: [listMocksTool, mockRecordTool, mockTestTool],
+  format: plainFormat,
+  // Recording and replay live inside one call: its processes end with it (cancellation too).
+  releaseClient: async () => undefined,
+  dispose: async () => undefined,
+});

@@ -1,7 +1,6 @@
-import type { McpServer } from '../../mcp/toolset.js';
 import { plainFormat } from '../../mcp/result-formats.js';
-import { registerTool, type ToolSpec } from '../../mcp/tools.js';
-import type { ClientContext, RestRoute, Toolset, ToolsetEnv, ToolsetFactory } from '../../mcp/toolset.js';
+import { defineToolset } from '../../mcp/define.js';
+import type { RestRoute, ToolsetEnv } from '../../mcp/toolset.js';
 import { pythonRoutes } from './rest.js';
 import type { PythonService } from './service.js';
 import { continueTool } from './tools/continue.js';
@@ -16,87 +15,68 @@ import { setFunctionBreakpointsTool } from './tools/set-function-breakpoints.js'
 import { startSessionTool } from './tools/start-session.js';
 import { stepTool } from './tools/step.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const TOOLS: Array<(service: PythonService) => ToolSpec<any, any>> = [
-  startSessionTool,
-  runToBreakpointTool,
-  continueTool,
-  getSessionTool,
-  endSessionTool,
-  stepTool,
-  evaluateTool,
-  inspectTool,
-  setBreakpointsTool,
-  setFunctionBreakpointsTool,
-  getOutputTool,
-];
-
-class PythonToolset implements Toolset {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools of different argument and result types
-  private specs: ToolSpec<any, any>[] | undefined;
-  readonly name = 'python';
-  /**
-   * The service (sessions, the DAP adapter, debugpy's launch) loads with the first call or REST
-   * request, not at start. The tools and routes are given `view`, which stands for it: every call
-   * awaits `load()` before it runs, so the view is only used once the service is there.
-   */
-  private service: PythonService | undefined;
-  private loading: Promise<PythonService> | undefined;
-  private readonly view: PythonService;
-
-  constructor(private readonly env: ToolsetEnv) {
-    this.view = new Proxy({} as PythonService, {
-      get: (_target, key) => {
-        if (!this.service) throw new Error('the python service is used before it was loaded');
-        const value: unknown = Reflect.get(this.service, key);
-        return typeof value === 'function' ? value.bind(this.service) : value;
-      },
-    });
-  }
-
-  private load(): Promise<PythonService> {
-    this.loading ??= import('./service.js').then(({ PythonService }) => {
-      this.service = new PythonService(this.env.config, this.env.log, this.env.sessionExpired?.bind(this.env));
-      return this.service;
-    });
-    return this.loading;
-  }
-
-  register(server: McpServer, client: ClientContext): void {
-    // Specs (and their zod schemas) are built once: a stateless 2026-07-28 request registers them anew.
-    this.specs ??= TOOLS.map((tool) => {
-      const spec = tool(this.view);
-      const run = spec.run;
-      spec.run = async (args, call) => {
-        await this.load();
-        return run(args, call);
-      };
-      return spec;
-    });
-    for (const spec of this.specs) registerTool(server, client, plainFormat, spec);
-  }
-
-  routes(): RestRoute[] {
-    return pythonRoutes(this.view).map((route) => ({
-      ...route,
-      handle: async (...args: Parameters<RestRoute['handle']>) => {
-        await this.load();
-        return route.handle(...args);
-      },
-    }));
-  }
-
-  async releaseClient(owner: string): Promise<void> {
-    await this.service?.registry.closeOwnedBy(owner, 'the client disconnected');
-  }
-
-  async dispose(): Promise<void> {
-    await this.service?.registry.closeAll('the server is shutting down');
-  }
+/**
+ * What the python tools share. The service (sessions, the DAP adapter, debugpy's launch) loads
+ * with the first call or REST request, not at start. The tools and routes are given `view`, which
+ * stands for it: every call awaits `load()` before it runs, so the view is only used once the
+ * service is there.
+ */
+interface PythonContext {
+  view: PythonService;
+  load(): Promise<PythonService>;
+  /** The service once loaded. */
+  loaded(): PythonService | undefined;
 }
 
-export const pythonToolset: ToolsetFactory = {
+function pythonContext(env: ToolsetEnv): PythonContext {
+  let service: PythonService | undefined;
+  let loading: Promise<PythonService> | undefined;
+  const view = new Proxy({} as PythonService, {
+    get: (_target, key) => {
+      if (!service) throw new Error('the python service is used before it was loaded');
+      const value: unknown = Reflect.get(service, key);
+      return typeof value === 'function' ? value.bind(service) : value;
+    },
+  });
+  return {
+    view,
+    load: () =>
+      (loading ??= import('./service.js').then(({ PythonService }) => {
+        service = new PythonService(env.config, env.log, env.sessionExpired?.bind(env));
+        return service;
+      })),
+    loaded: () => service,
+  };
+}
+
+export const pythonToolset = defineToolset<PythonContext>({
   name: 'python',
   summary: 'Python debugging through debugpy (DAP): run to breakpoints, locals, stepping, evaluate; also as a REST API',
-  create: (env) => new PythonToolset(env),
-};
+  instructions:
+    'python: python_start_session on a script (with breakpoints), then python_run_to_breakpoint / python_continue / python_step; ' +
+    'each stop shows the frame and locals; python_evaluate runs an expression in a frame; python_get_output reads the program output.',
+  context: pythonContext,
+  tools: [startSessionTool, runToBreakpointTool, continueTool, getSessionTool, endSessionTool, stepTool, evaluateTool, inspectTool, setBreakpointsTool, setFunctionBreakpointsTool, getOutputTool].map(
+    (tool) => (ctx: PythonContext) => tool(ctx.view),
+  ),
+  format: plainFormat,
+  sessionArg: 'sessionId',
+  around: (ctx, _spec, run) => async (args, call) => {
+    await ctx.load();
+    return run(args, call);
+  },
+  routes: (ctx) =>
+    pythonRoutes(ctx.view).map((route) => ({
+      ...route,
+      handle: async (...args: Parameters<RestRoute['handle']>) => {
+        await ctx.load();
+        return route.handle(...args);
+      },
+    })),
+  releaseClient: async (ctx, owner) => {
+    await ctx.loaded()?.registry.closeOwnedBy(owner, 'the client disconnected');
+  },
+  dispose: async (ctx) => {
+    await ctx.loaded()?.registry.closeAll('the server is shutting down');
+  },
+});

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Config } from '../../../config.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
+import type { MocksContext } from './context.js';
 import { mocksDir } from '../paths.js';
 
 const input = { path: z.string().optional().describe('Path to search for mock files (default: ./keploy)') };
@@ -12,7 +12,7 @@ const output = {
   message: z.string(),
 };
 
-export function listMocksTool(config: Config): ToolSpec<typeof input, typeof output> {
+export function listMocksTool({ config }: MocksContext): ToolSpec<typeof input, typeof output> {
   return {
     name: 'keploy_list_mocks',
     title: 'List mock sets',

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import type { Config } from '../../../config.js';
 import { resolveContained } from '../../../core/paths.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
+import { warnFor, type MocksContext } from './context.js';
 import { mocksDir } from '../paths.js';
 
 const input = {
@@ -23,7 +23,8 @@ const output = {
   appOutput: z.string().optional().describe("The end of the program's output (stderr, else stdout) when it failed"),
 };
 
-export function mockRecordTool(config: Config, warn: (m: string) => void): ToolSpec<typeof input, typeof output> {
+export function mockRecordTool(ctx: MocksContext): ToolSpec<typeof input, typeof output> {
+  const { config } = ctx;
   return {
     name: 'keploy_mock_record',
     title: 'Record outgoing calls into mocks',
@@ -39,6 +40,7 @@ export function mockRecordTool(config: Config, warn: (m: string) => void): ToolS
     // It runs the command it is given.
     scopes: { always: ['mocks:run'] },
     async run(args, call) {
+      const warn = warnFor(ctx, call);
       const shownPath = args.path ?? './keploy';
       const configuration = { command: args.command, path: shownPath };
       const failed = (message: string) => ({ success: false, mockFilePath: '', mockCount: 0, protocols: null, message, configuration });

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { resolveContained } from '../../../core/paths.js';
-import type { Config } from '../../../config.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
+import { warnFor, type MocksContext } from './context.js';
 import { mocksDir } from '../paths.js';
 import { DebugkitError } from '../../../core/errors.js';
 
@@ -58,7 +58,8 @@ export function parseIgnore(fields: readonly string[]): { ignoreHeaders: string[
   return out;
 }
 
-export function mockTestTool(config: Config, warn: (m: string) => void): ToolSpec<typeof input, typeof output> {
+export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof output> {
+  const { config } = ctx;
   return {
     name: 'keploy_mock_test',
     title: 'Run tests against recorded mocks',
@@ -73,6 +74,7 @@ export function mockTestTool(config: Config, warn: (m: string) => void): ToolSpe
     // It runs the command it is given.
     scopes: { always: ['mocks:run'] },
     async run(args, call) {
+      const warn = warnFor(ctx, call);
       const onMiss = args.onMiss ?? (args.fallBackOnMiss ? 'passthrough' : 'fail');
       const fallBackOnMiss = onMiss !== 'fail';
       const configuration = { command: args.command, mockName: args.mockName ?? '', fallBackOnMiss };
