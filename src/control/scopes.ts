@@ -5,13 +5,11 @@
  * scope of one toolset. A call needs all the scopes `requiredScopes` names and those its
  * toolset reads from its arguments.
  */
+import { toolsetFactories } from '../toolsets/index.js';
 
-export const TOOLSETS = ['gdb', 'python', 'bundles', 'mocks', 'debugger'] as const;
-export const CAPABILITY_SCOPES = ['gdb:shell', 'gdb:attach', 'bundles:download', 'mocks:run', 'debugger:attach'] as const;
-
-/** Every scope a key may be given, for help texts and validation. */
+/** Every scope a key may be given, for help texts and validation: from the toolsets' definitions (their names and capabilities). */
 export function knownScopes(): string[] {
-  return ['*', ...TOOLSETS.flatMap((t) => [t, `${t}:read`, `${t}:*`]), ...CAPABILITY_SCOPES];
+  return ['*', ...toolsetFactories.flatMap((t) => [t.name, `${t.name}:read`, `${t.name}:*`]), ...toolsetFactories.flatMap((t) => t.capabilities ?? [])];
 }
 
 /** Parses "gdb,python:read" into a sorted, de-duplicated list; throws naming the bad scope. */

@@ -22,6 +22,8 @@ export interface ToolsetDefinition<C> {
   summary: string;
   /** A few sentences for the server's instructions: how an agent uses this toolset. */
   instructions?: string;
+  /** Capability scopes its tools ask for (ToolSpec.scopes) besides `<name>` and `<name>:read`: what keys may be given. */
+  capabilities?: readonly string[];
   /** What the tools share, made once when the server starts. */
   context(env: ToolsetEnv): C;
   /** The tools, in the order they are listed. */
@@ -48,11 +50,12 @@ export interface ToolsetDefinition<C> {
 
 /** The toolset `definition` describes, as the server creates and registers toolsets. */
 export function defineToolset<C>(definition: ToolsetDefinition<C>): ToolsetFactory {
-  const { name, summary, instructions } = definition;
+  const { name, summary, instructions, capabilities } = definition;
   return {
     name,
     summary,
     ...(instructions !== undefined ? { instructions } : {}),
+    ...(capabilities !== undefined ? { capabilities } : {}),
     create(env: ToolsetEnv): Toolset {
       const context = definition.context(env);
       let specs: AnyToolSpec[] | undefined;

@@ -67,6 +67,8 @@ export interface Toolset {
 export interface ToolsetFactory {
   name: string;
   summary: string;
+  /** Capability scopes its tools may ask for besides `<name>` and `<name>:read` (`gdb:shell`, `mocks:run`), for keys to be given. */
+  capabilities?: readonly string[];
   /** A few sentences for the server's instructions: how an agent uses this toolset. */
   instructions?: string;
   create(env: ToolsetEnv): Toolset;

@@ -19,6 +19,7 @@ export interface BundlesContext {
 
 export const bundlesToolset = defineToolset<BundlesContext>({
   name: 'bundles',
+  capabilities: ['bundles:download'],
   summary: 'Kubernetes support bundles: the real kubectl against the bundle, and safe file listing, reading and searching',
   instructions:
     'bundles: initialize_bundle with a support bundle (path or URL), then kubectl (a read-only kubectl against the bundle: get, describe, logs), ' + 'list_files, read_file and grep_files inside it.',

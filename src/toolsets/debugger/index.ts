@@ -12,6 +12,7 @@ const SUMMARY = "kindly-debugger's process debugger on GDB/MI: attach or launch,
 export function debuggerToolsetWith(control?: DebuggerControl): ToolsetFactory {
   return defineToolset<DebuggerContext>({
     name: 'debugger',
+    capabilities: ['debugger:attach'],
     summary: SUMMARY,
     context: (env) => ({
       // The one registry: caps per client, per key and per server, idle expiry, atomic creation.

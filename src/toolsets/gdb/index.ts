@@ -15,6 +15,7 @@ const DOCS = [
 
 export const gdbToolset = defineToolset<GdbContext>({
   name: 'gdb',
+  capabilities: ['gdb:shell', 'gdb:attach'],
   summary: 'GDB sessions in MI mode: open, call (CLI or MI commands), close, list_sessions',
   instructions:
     'gdb: "open" a session, then "call" GDB CLI or MI commands ("file ./prog", "break main", "run", "bt", "info locals"); ' +

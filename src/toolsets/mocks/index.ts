@@ -7,6 +7,7 @@ import { mockTestTool } from './tools/mock-test.js';
 
 export const mocksToolset = defineToolset<MocksContext>({
   name: 'mocks',
+  capabilities: ['mocks:run'],
   summary: "Record a program's outgoing HTTP(S), PostgreSQL and TCP calls into Keploy mock sets and replay them while its tests run",
   instructions:
     'mocks: keploy_mock_record runs a command and records its outgoing HTTP(S), PostgreSQL and TCP calls into a mock set; ' +
