@@ -1,6 +1,7 @@
 import { dialFor } from './dial.js';
 import type { MatcherOptions } from './http/matcher.js';
 import type { OnMiss } from './http/replayer.js';
+import { PARSE_MAX_BYTES, PARSE_MAX_DOCS } from './keploy/scan.js';
 import type { Mock } from './keploy/types.js';
 import { PROTOCOLS } from './protocols.js';
 import { replayersFor } from './replayers.js';
@@ -34,26 +35,47 @@ export interface ReplayOutcome {
   replayed: number;
   missed: number;
   fellBack: number;
-  /** Exchanges captured on a miss (`onMiss: record`), in the order they happened. */
+  /** Exchanges captured on a miss (`onMiss: record`), in the order they happened: as many as a set may hold (RECORDED_MAX_*). */
   recorded: Mock[];
-  /** One line per miss: what was asked, and the closest mock. */
+  /** Exchanges captured on a miss past what a set may hold: counted, not kept. */
+  recordedDropped: number;
+  /** One line per miss, for the first MISS_LINES misses: what was asked, and the closest mock (`missed` counts them all). */
   misses: string[];
   run: RunResult;
 }
+
+/**
+ * The miss lines kept (the answer shows them; the rest are counted): a program that misses
+ * millions of times must not hold millions of lines in the server until its run ends.
+ */
+export const MISS_LINES = 50;
+/** What is kept of the calls recorded on a miss: no more than a set is parsed to (keploy/scan.ts PARSE_BOUNDS), since they are added to the set. */
+export const RECORDED_MAX_MOCKS = PARSE_MAX_DOCS;
+export const RECORDED_MAX_BYTES = PARSE_MAX_BYTES;
 
 /** Runs the command with every outgoing call answered from the mock set. */
 export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
   const onMiss: OnMiss = req.onMiss ?? (req.fallBackOnMiss ? 'passthrough' : 'fail');
   const misses: string[] = [];
+  const miss = (message: string) => {
+    if (misses.length < MISS_LINES) misses.push(message);
+  };
   const recorded: Array<{ at: number; order: number; mock: Mock }> = [];
   let order = 0;
-  const keep = (mock: Mock) => void recorded.push({ at: Date.now(), order: order++, mock });
+  let recordedBytes = 0;
+  let recordedDropped = 0;
+  const keep = (mock: Mock) => {
+    const bytes = mockBytes(mock);
+    if (recorded.length >= RECORDED_MAX_MOCKS || recordedBytes + bytes > RECORDED_MAX_BYTES) return void recordedDropped++;
+    recordedBytes += bytes;
+    recorded.push({ at: Date.now(), order: order++, mock });
+  };
   const replayers = await replayersFor(req.mocks, {
     ca: req.ca,
     onMiss,
     ...(req.ignore ? { ignore: req.ignore } : {}),
     ...(req.upstreamCa ? { upstreamCa: req.upstreamCa } : {}),
-    missed: (message) => void misses.push(message),
+    missed: miss,
     recorded: keep,
     warn: req.warn,
   });
@@ -89,7 +111,7 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
         if (replayer) return await replayer.serve(conn);
         if (onMiss !== 'fail') return void (await passOn(conn));
         other.missed++;
-        misses.push(`${conn.protocol} connection to ${conn.target.host}:${conn.target.port}: no ${conn.protocol} mocks can answer it`);
+        miss(`${conn.protocol} connection to ${conn.target.host}:${conn.target.port}: no ${conn.protocol} mocks can answer it`);
         conn.client.destroy();
       } catch (err) {
         req.warn(`replaying ${conn.target.host}:${conn.target.port}: ${String(err)}`);
@@ -124,5 +146,20 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
     await proxy.close();
   }
   const captured = recorded.sort((a, b) => a.at - b.at || a.order - b.order).map((r) => r.mock);
-  return { ...counts(), recorded: captured, misses, run };
+  return { ...counts(), recorded: captured, recordedDropped, misses, run };
+}
+
+/** About how many bytes `mock` holds: its strings and byte arrays (plain data, as parsed or recorded). */
+function mockBytes(mock: Mock): number {
+  let bytes = 0;
+  const stack: unknown[] = [mock];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') bytes += v.length;
+    else if (v instanceof Uint8Array) bytes += v.byteLength;
+    else if (Array.isArray(v)) for (const item of v) stack.push(item);
+    else if (v && typeof v === 'object') for (const item of Object.values(v)) stack.push(item);
+    else bytes += 8;
+  }
+  return bytes;
 }

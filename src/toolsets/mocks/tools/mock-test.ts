@@ -89,7 +89,12 @@ export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof o
       }
       try {
         // The replay engine (Keploy reader, proxies, protocol replayers, TLS) loads on the first call, not at start.
-        const [{ MockStore }, { replayMocks }, { appOutput }, { loadCa }] = await Promise.all([import('../keploy/store.js'), import('../replay.js'), import('../runner.js'), import('../session.js')]);
+        const [{ MockStore }, { replayMocks, RECORDED_MAX_MOCKS, RECORDED_MAX_BYTES }, { appOutput }, { loadCa }] = await Promise.all([
+          import('../keploy/store.js'),
+          import('../replay.js'),
+          import('../runner.js'),
+          import('../session.js'),
+        ]);
         const store = new MockStore(mocksDir(config.root, args.path), { root: config.root });
         // The set is parsed on the mock-set worker threads, within their bounds (keploy/describe.ts): never on the event loop.
         const onPool = { owner: call.client.principal?.id ?? call.client.owner, signal: call.signal };
@@ -117,7 +122,7 @@ export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof o
         });
         const { replayed, missed, run } = outcome;
         const parts = [`Replayed ${replayed} mocks`];
-        if (missed > 0) parts.push(`${missed} mocks missed`);
+        if (missed > 0) parts.push(`${missed} mocks missed${missed > outcome.misses.length ? ` (\`misses\` lists the first ${outcome.misses.length})` : ''}`);
         if (outcome.recorded.length > 0) {
           try {
             const total = await store.append(name, outcome.recorded, { owner: onPool.owner });
@@ -125,6 +130,9 @@ export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof o
           } catch (err) {
             parts.push(`the ${outcome.recorded.length} calls recorded on a miss could not be added to '${name}': ${(err as Error).message}`);
           }
+        }
+        if (outcome.recordedDropped > 0) {
+          parts.push(`${outcome.recordedDropped} more calls missed and were not recorded: a set holds at most ${RECORDED_MAX_MOCKS} mocks and ${RECORDED_MAX_BYTES / (1024 * 1024)} MiB`);
         }
         if (run.timedOut) parts.push(`the command was stopped after ${args.timeout ?? 300} s`);
         else if (run.exitCode !== 0) parts.push(`app exited with code ${run.exitCode}`);
@@ -136,7 +144,7 @@ export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof o
           appExitCode: run.exitCode,
           message: parts.join(', '),
           configuration,
-          ...(outcome.misses.length > 0 ? { misses: outcome.misses.slice(0, 50) } : {}),
+          ...(outcome.misses.length > 0 ? { misses: outcome.misses } : {}),
           ...(outcome.fellBack > 0 ? { mocksFellBack: outcome.fellBack } : {}),
           ...(outcome.recorded.length > 0 ? { mocksRecorded: outcome.recorded.length } : {}),
           ...(success ? {} : { appOutput: appOutput(run) }),
