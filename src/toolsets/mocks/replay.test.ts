@@ -58,6 +58,7 @@ describe('replayMocks', () => {
     const outcome = await replayMocks({
       command: `/usr/bin/python3 misser.py ${n}`,
       mocks: parseMockSet(SET, 'mocks.yaml'),
+      fallBackOnMiss: false,
       cwd: dir,
       ca,
       caEnv: env,
@@ -95,6 +96,7 @@ describe('replayMocks', () => {
       const outcome = await replayMocks({
         command: `/usr/bin/python3 setter.py ${redis.port} ${redis.password}`,
         mocks: parseMockSet(SET, 'mocks.yaml'),
+      fallBackOnMiss: false,
         onMiss: 'record',
         cwd: dir,
         ca,
