@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { boundPromise, pollUntil, sleep, waitBounded } from './wait.js';
+import { boundPromise, pollUntil, sleep, TimeSlice, TURN_MS, waitBounded } from './wait.js';
 
 describe('waitBounded', () => {
   it('settles with the value and runs the cleanup once', async () => {
@@ -107,5 +107,45 @@ describe('keepAlive', () => {
       globalThis.setTimeout = real;
     }
     expect(refs).toEqual([false, true]);
+  });
+});
+
+describe('TimeSlice: one share of the loop for all long work', () => {
+  /** Spins for `ms` of wall time (a step of synchronous work). */
+  const spin = (ms: number) => {
+    const end = performance.now() + ms;
+    while (performance.now() < end);
+  };
+
+  it('many busy workers cost the loop one turn budget between I/O callbacks, not one each, and each gets its turn', async () => {
+    const WORKERS = 40;
+    const STEP_MS = 1;
+    const steps = new Array<number>(WORKERS).fill(0);
+    let stop = false;
+    // "I/O": a timer callback, which runs in every turn of the loop; how many steps ran since the last one.
+    let sinceTick = 0;
+    const between: number[] = [];
+    const tick = setInterval(() => {
+      between.push(sinceTick);
+      sinceTick = 0;
+    }, 1);
+    const worker = async (i: number) => {
+      const slice = new TimeSlice(10);
+      while (!stop) {
+        if (slice.over()) await slice.pause();
+        spin(STEP_MS);
+        steps[i]!++;
+        sinceTick++;
+      }
+    };
+    const running = Array.from({ length: WORKERS }, (_, i) => worker(i));
+    await pollUntil(() => between.length >= 30, { timeoutMs: 20_000, intervalMs: 5 });
+    stop = true;
+    clearInterval(tick);
+    await Promise.all(running);
+    // Without the shared budget each worker took its own 10 ms per turn: 400 steps between ticks.
+    const most = Math.max(...between.slice(1));
+    expect(most, `steps between I/O callbacks: ${between.join(' ')}`).toBeLessThanOrEqual(3 * (TURN_MS / STEP_MS) + 2);
+    expect(Math.min(...steps), `steps per worker: ${steps.join(' ')}`).toBeGreaterThan(0);
   });
 });

@@ -93,16 +93,73 @@ export function nextTurn(): Promise<void> {
 }
 
 /**
+ * The main thread's time for long work done in steps (TimeSlice), shared by all of it: together
+ * the slices run at most TURN_MS per turn of the event loop, then I/O (other clients' requests)
+ * goes first. A slice that has to wait gets the next share in turn: those the turn's budget cut
+ * short go first, then those that used their own time, each in the order they came (round robin).
+ * So a hundred busy connections cost others one share per turn, not a hundred.
+ */
+export const TURN_MS = 10;
+
+/** When the open turn's budget is spent (performance.now()); undefined when no turn is open. */
+let turnEnds: number | undefined;
+/** Work waiting for its share: cut short by the turn first, then the rest. */
+const cutShort: Array<() => void> = [];
+const usedOwn: Array<() => void> = [];
+let turnScheduled = false;
+
+/** The open turn's end, opening a turn (and its end, in this turn's check phase) when none is. */
+function turnEnd(): number {
+  if (turnEnds === undefined) {
+    turnEnds = performance.now() + TURN_MS;
+    scheduleTurnEnd();
+  }
+  return turnEnds;
+}
+
+function scheduleTurnEnd(): void {
+  if (turnScheduled) return;
+  turnScheduled = true;
+  setImmediate(endTurn);
+}
+
+/** Closes the turn (I/O ran before it): the first waiting work gets the new one. */
+function endTurn(): void {
+  turnScheduled = false;
+  turnEnds = undefined;
+  wakeNext();
+}
+
+/** Wakes the first waiting work (the turn's budget goes to it, then on from it, TimeSlice.next); the rest wait for theirs. */
+function wakeNext(): void {
+  const wake = cutShort.shift() ?? usedOwn.shift();
+  if (cutShort.length + usedOwn.length > 0) scheduleTurnEnd();
+  wake?.();
+}
+
+/** Resolves when this work's share of the loop comes (`cutShort`: the turn's budget stopped it before its own). */
+export function nextShare(cutShortByTurn = false): Promise<void> {
+  return new Promise((resolve) => {
+    (cutShortByTurn ? cutShort : usedOwn).push(resolve);
+    scheduleTurnEnd();
+  });
+}
+
+/**
  * A budget of main-thread time for long synchronous work done in steps: `over()` once `ms` has
- * been spent since the slice began, `pause()` hands the loop to others when it has (and begins the
- * next slice). Work that can take long per call keeps the server answering everyone else this way.
+ * been spent since the slice began, or the turn's shared budget (TURN_MS, above) is; `pause()`
+ * waits for the next share when it is (and begins the next slice); `next()` only waits. Work that
+ * can take long per call keeps the server answering everyone else this way. Work is woken one at
+ * a time: what is left of a turn when one stops goes to the next in line, so no work is woken
+ * only to find the turn spent by the others woken with it.
  */
 export class TimeSlice {
   private began = performance.now();
   constructor(private readonly ms: number) {}
 
   over(): boolean {
-    return performance.now() - this.began >= this.ms;
+    const now = performance.now();
+    return now - this.began >= this.ms || now >= turnEnd();
   }
 
   /** Begins a new slice now. */
@@ -110,10 +167,26 @@ export class TimeSlice {
     this.began = performance.now();
   }
 
-  /** Yields to the event loop if this slice is spent. */
+  /**
+   * Waits for this work's next share of the loop if this slice is spent, then begins the next
+   * slice (waiting again while the turn is spent: what was woken with others gets no work in
+   * before its turn).
+   */
   async pause(): Promise<void> {
-    if (!this.over()) return;
-    await nextTurn();
-    this.restart();
+    while (this.over()) {
+      await this.next();
+      this.restart();
+    }
+  }
+
+  /**
+   * Waits for this work's next share of the loop: first in line when the turn, not its own time,
+   * stopped it. What is left of the turn goes to the next in line (this work itself, when none).
+   */
+  next(): Promise<void> {
+    const now = performance.now();
+    const share = nextShare(now - this.began < this.ms);
+    if (turnEnds !== undefined && now < turnEnds) wakeNext();
+    return share;
   }
 }

@@ -88,8 +88,8 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
   let pending: Buffer = Buffer.alloc(0);
   let closing = false;
   let timer: NodeJS.Timeout | undefined;
-  /** The next slice of a long pipelined burst, queued behind others' work. */
-  let nextSlice: NodeJS.Immediate | undefined;
+  /** Which wait for the next share of the loop (a long pipelined burst's next slice) still counts: a later serve() makes earlier ones moot. */
+  let sliceWait = 0;
   /** Why reading from the client is stopped (a write not yet drained; a burst being answered): it reads again when none is left. */
   const holds = new Set<'drain' | 'burst'>();
   const hold = (why: 'drain' | 'burst') => {
@@ -106,7 +106,7 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
     if (closing) return;
     closing = true;
     clearTimeout(timer);
-    clearImmediate(nextSlice);
+    sliceWait++;
     client.end();
     // Nothing more is read: once our side is flushed, the connection goes.
     client.once('finish', () => client.destroy());
@@ -247,7 +247,7 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
    */
   const serve = (final: boolean) => {
     clearTimeout(timer);
-    clearImmediate(nextSlice);
+    sliceWait++;
     if (serveSlice(final)) hold('burst');
     else release('burst');
   };
@@ -256,7 +256,10 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
     const slice = new TimeSlice(SLICE_MS);
     while (!closing && pending.length > 0) {
       if (slice.over()) {
-        nextSlice = setImmediate(() => serve(final));
+        const wait = ++sliceWait;
+        void slice.next().then(() => {
+          if (wait === sliceWait && !closing) serve(final);
+        });
         return true;
       }
       if (!view) {

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { serialize } from 'pg-protocol';
-import { nextTurn, TimeSlice } from '../../../core/wait.js';
+import { TimeSlice } from '../../../core/wait.js';
 import type { PostgresMock } from '../keploy/types.js';
 import { ReplayIndex } from './matcher.js';
 import { decodeTyped, FrontendParser, PgProtocolError, type BindMessage, type FrontendMessage, type ParseMessage, type StartupMessage, type TypedMessage } from './frontend.js';
@@ -231,7 +231,7 @@ export function replayPostgres(conn: PostgresConnection, mocks: readonly Postgre
           // The rest of the burst waits for the next turn of the event loop, and the client with it.
           slicing = true;
           client.pause();
-          void nextTurn().then(() => {
+          void slice.next().then(() => {
             slicing = false;
             pump();
           });
