@@ -20,7 +20,7 @@ export type JobHandler = (job: any, ctx: JobContext) => Promise<{ value: unknown
 export function serveJobs(handle: JobHandler): void {
   const port = parentPort;
   if (!port) throw new Error('serveJobs runs in a worker thread');
-  lowerPriority();
+  const tid = lowerPriority();
   const counter = (workerData as { progress: Int32Array }).progress;
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let nextRid = 1;
@@ -42,7 +42,7 @@ export function serveJobs(handle: JobHandler): void {
       else p.resolve(msg.value);
       return;
     }
-    port.postMessage({ type: 'started' });
+    port.postMessage({ type: 'started', tid });
     handle(msg.job, ctx).then(
       ({ value, transfer }) => port.postMessage({ type: 'done', value }, transfer ?? []),
       (err: unknown) => port.postMessage({ type: 'failed', error: describe(err) }),
@@ -65,12 +65,16 @@ const WORKER_NICE = 10;
  * Lowers this thread's CPU priority (Linux: a thread's own nice value, set through its kernel
  * thread id), so a job burning a core (a regex backtracking until its bound) slows the server's
  * event loop as little as the machine allows. Best effort: elsewhere the thread keeps its priority.
+ * Its kernel thread id, which the pool reads the job's CPU time by; undefined without /proc.
  */
-function lowerPriority(): void {
+function lowerPriority(): number | undefined {
+  let tid: number | undefined;
   try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, WORKER_NICE);
+    tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (!Number.isInteger(tid) || tid <= 0) return undefined;
+    setPriority(tid, WORKER_NICE);
   } catch {
     // no /proc/thread-self, or not allowed: the thread runs at the process's priority
   }
+  return tid;
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
@@ -103,10 +104,39 @@ interface Queued {
 }
 
 type FromWorker =
-  | { type: 'started' }
+  | { type: 'started'; tid?: number }
   | { type: 'done'; value: unknown }
   | { type: 'failed'; error: { name: string; message: string; fields: Record<string, unknown> } }
   | { type: 'request'; rid: number; request: unknown };
+
+/**
+ * CPU time (ms) thread `tid` of this process has used (Linux /proc; clock ticks of 10 ms);
+ * undefined when it cannot be read (no /proc, the thread is gone).
+ */
+function threadCpuMs(tid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A job running this long wall time is past its bound whatever its CPU time says (a thread held off the CPU for good). */
+const WALL_FACTOR = 4;
+
+/**
+ * Whether a job has run out of `timeoutMs`: of its thread's own CPU time where it can be read
+ * (a busy machine, where the niced thread waits for the CPU, does not make a set "too slow to
+ * load"), else of wall time (`wall`: the job's running time, requests to this thread left out);
+ * and at WALL_FACTOR times the bound of wall time in any case.
+ */
+function jobTimeSpent(wall: number, tid: number | undefined, cpuAtStart: number | undefined, timeoutMs: number): boolean {
+  if (wall >= WALL_FACTOR * timeoutMs) return true;
+  const cpu = tid === undefined || cpuAtStart === undefined ? undefined : threadCpuMs(tid);
+  return (cpu === undefined ? wall : cpu - cpuAtStart!) >= timeoutMs;
+}
 
 /**
  * Ends a worker thread. One still loading its modules (`loaded` false) is ended once it has
@@ -269,6 +299,9 @@ export class WorkerPool {
     // The clocks start when the thread has the job (a new thread loads its modules first).
     const posted = performance.now();
     let begun = false;
+    /** The thread's kernel id and its CPU time (ms) when it took the job: the job's time is the thread's own CPU time. */
+    let tid: number | undefined;
+    let cpuAtStart: number | undefined;
     /** The thread did not load within STARTUP_MS: it is ended as it is. */
     let loadFailed = false;
 
@@ -308,6 +341,8 @@ export class WorkerPool {
     const onMessage = (msg: FromWorker) => {
       if (msg.type === 'started') {
         begun = true;
+        tid = msg.tid;
+        cpuAtStart = tid === undefined ? undefined : threadCpuMs(tid);
         lastSeen = Atomics.load(progress, 0);
         lastChange = runningSince = performance.now();
         return;
@@ -352,7 +387,7 @@ export class WorkerPool {
       }
       if (stallMs !== undefined && now - lastChange >= stallMs) {
         finish(new WorkerStalledError(`${this.options.name}: no progress for ${stallMs} ms`, 'stall', stallMs), undefined, true);
-      } else if (timeoutMs !== undefined && ran + (now - runningSince) >= timeoutMs) {
+      } else if (timeoutMs !== undefined && jobTimeSpent(ran + (now - runningSince), tid, cpuAtStart, timeoutMs)) {
         finish(new WorkerStalledError(`${this.options.name}: still running after ${timeoutMs} ms`, 'timeout', timeoutMs), undefined, true);
       }
     };
