@@ -25,13 +25,6 @@ export interface ToolCallStart {
 /** What a pre-call seam hands back: called once the call ended (its errors are swallowed). */
 export type EndToolCall = (outcome: { ok: boolean; error?: string }) => void | Promise<void>;
 
-/** A tool as the control plane sees it: its name, whether it only looks, the capability scopes it always needs. */
-export interface ToolDescription {
-  name: string;
-  readOnly: boolean;
-  scopes: readonly string[];
-}
-
 /** A refused call: the JSON-RPC error the client gets (-32003 permission denied, with the scope in `data`). */
 export interface CallDenial {
   code?: number;
@@ -48,13 +41,11 @@ export interface CallRuntime {
   maxResultTokens?: number;
   /**
    * The name a tool is listed and called by (`--tool-prefix`); default: its contract name. Every
-   * other name here (mayCall, describe, the audit's `tool`) is this one, as clients see it.
+   * other name here (mayCall, the audit's `tool`) is this one, as clients see it.
    */
   toolName?(tool: string): string;
   /** May this caller call this tool? Tools it may not are never registered (so never listed). */
   mayCall?(tool: string): boolean;
-  /** Told each tool as it registers (the server's catalog of tools for the control plane). */
-  describe?(tool: ToolDescription): void;
   /**
    * May this caller make this call, which needs these capability scopes (never empty)? Asked
    * before the audit entry is written; a denial is answered as a JSON-RPC error and the call never runs.

@@ -2,7 +2,7 @@ import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { DebugkitError } from '../core/errors.js';
-import { PERMISSION_DENIED, type CallRuntime, type ToolCallEvent, type ToolCallStart, type ToolDescription } from './call-runtime.js';
+import { PERMISSION_DENIED, type CallRuntime, type ToolCallEvent, type ToolCallStart } from './call-runtime.js';
 import { TRUNCATED_META_KEY } from './result-ceiling.js';
 import { envelopeFormat, plainFormat } from './result-formats.js';
 import { registerTool, withText, type ToolSpec } from './tools.js';
@@ -70,23 +70,21 @@ function text(result: CallToolResult): string {
 }
 
 describe('registerTool', () => {
-  it('registers the tool under its listed name, with its title, description and annotations, and tells the runtime about it', () => {
+  it('registers the tool under its listed name, with its title, description and annotations', () => {
     const { server, tools } = fakeServer();
-    const described: ToolDescription[] = [];
-    registerTool(server, client({ toolName: (n) => `dk_${n}`, describe: (d) => void described.push(d) }), plainFormat, echo({ scopes: { always: ['extra'] } }));
+    registerTool(server, client({ toolName: (n) => `dk_${n}` }), plainFormat, echo({ scopes: { always: ['extra'] } }));
     const tool = tools.get('dk_echo')!;
     expect(tool.config.title).toBe('Echo');
     expect(tool.config.description).toBe('Says it back');
     expect(tool.config.annotations).toEqual({ title: 'Echo', readOnlyHint: true });
-    expect(described).toEqual([{ name: 'dk_echo', readOnly: true, scopes: ['extra'] }]);
   });
 
-  it('does not register a tool the caller may not call (it is still described)', () => {
+  it('does not register a tool the caller may not call', () => {
     const { server, tools } = fakeServer();
-    const described: string[] = [];
-    registerTool(server, client({ mayCall: () => false, describe: (d) => void described.push(d.name) }), plainFormat, echo());
+    const asked: string[] = [];
+    registerTool(server, client({ mayCall: (name) => (asked.push(name), false) }), plainFormat, echo());
     expect(tools.size).toBe(0);
-    expect(described).toEqual(['echo']);
+    expect(asked).toEqual(['echo']);
   });
 
   it('lists an input schema whose errors name each field, and reads null as absent', () => {

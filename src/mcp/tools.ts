@@ -64,7 +64,6 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(serve
   const runtime = client.calls ?? {};
   // The one place a tool gets the name it is listed, called, authorized and audited by.
   const name = runtime.toolName?.(spec.name) ?? spec.name;
-  runtime.describe?.({ name, readOnly: spec.annotations?.readOnlyHint === true, scopes: spec.scopes?.always ?? [] });
   if (runtime.mayCall && !runtime.mayCall(name)) return;
   if (name !== spec.name) noteListedName(server, spec.name, name);
   const { outputSchema, listedInput, listedOutput } = schemasFor(format, spec);
