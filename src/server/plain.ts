@@ -23,6 +23,11 @@ class InMemoryTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   private readonly waiting = new Map<number, (message: JSONRPCMessage) => void>();
+
+  /** Requests handed to the server and not yet answered (or given up: their client left). */
+  get pending(): number {
+    return this.waiting.size;
+  }
   private next = 0;
 
   async start(): Promise<void> {}
@@ -56,7 +61,13 @@ class InMemoryTransport implements Transport {
   exchange(request: { id: string | number } & Record<string, unknown>, extra: Parameters<NonNullable<Transport['onmessage']>>[1], gone: AbortSignal): Promise<PlainAnswer> {
     const own = ++this.next;
     return new Promise<PlainAnswer>((resolve) => {
-      const onGone = () => this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: own, reason: 'the HTTP client closed the connection' } } as JSONRPCMessage);
+      // The client left: the call is cancelled, and its answer is not waited for (the SDK sends
+      // none for a cancelled request, so the entry, the request and its body would stay for good).
+      const onGone = () => {
+        this.waiting.delete(own);
+        resolve({ jsonrpc: '2.0', id: request.id, error: { code: -32800, message: 'Request cancelled: the HTTP client closed the connection' } });
+        this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: own, reason: 'the HTTP client closed the connection' } } as JSONRPCMessage);
+      };
       this.waiting.set(own, (response) => {
         gone.removeEventListener('abort', onGone);
         resolve({ ...(response as unknown as PlainAnswer), id: request.id });
@@ -88,6 +99,12 @@ export class PlainServers {
       entry.catch(() => this.byKey.delete(keyId));
     }
     return (await entry).transport.exchange(request, extra, gone);
+  }
+
+  /** Requests of this key's handed to its server and not yet answered or given up. */
+  async pending(keyId: string): Promise<number> {
+    const entry = this.byKey.get(keyId);
+    return entry ? (await entry).transport.pending : 0;
   }
 
   async close(): Promise<void> {
