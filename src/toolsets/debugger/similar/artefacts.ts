@@ -1,75 +1,101 @@
-import { openSync, readSync, closeSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, readFile, readSync, realpathSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { containment } from '../../../core/paths.js';
+import { promisify } from 'node:util';
+import { containment, descriptorPath, openVerified } from '../../../core/paths.js';
 import { runBounded } from '../../../core/run.js';
+import { TimeSlice } from '../../../core/wait.js';
 import type { CrashSignature } from '../control.js';
 import { makeSignature } from './signature.js';
 
 const MAX_FILES = 2000;
 const MAX_TEXT_BYTES = 2 * 1024 * 1024;
 const MAX_CORES = 8;
+const readFd = promisify(readFile);
 
-/** Crash signatures found in files under `dir`: core dumps, sanitizer/valgrind reports, Python tracebacks. */
+/**
+ * Crash signatures found in files under `dir`: core dumps, sanitizer/valgrind reports, Python
+ * tracebacks. Everything is opened the way debugkit opens what it checked (core/paths.ts
+ * openVerified: no link followed at the end, no wait on a FIFO, the descriptor's own path inside
+ * the root, a regular file or a directory as listed) and read through its descriptor, without
+ * holding the event loop (reads are asynchronous, parsing goes in TimeSlice steps): a writer in the
+ * root swapping a name for a FIFO, a device or a link out of the root reaches nothing.
+ */
 export async function scanArtefacts(dir: string, root: string, gdbPath: string, deadline: number): Promise<{ signatures: CrashSignature[]; scanned: number; cut: boolean }> {
+  const realRoot = realpathSync.native(root);
   const signatures: CrashSignature[] = [];
+  const slice = new TimeSlice(10);
   let scanned = 0;
   let cores = 0;
-  let cut = false;
   const stack = [dir];
   while (stack.length > 0) {
     const current = stack.pop()!;
-    let entries;
-    try {
-      entries = readdirSync(current, { withFileTypes: true });
-    } catch {
-      continue;
-    }
+    const entries = await listDirectory(realRoot, current);
     for (const e of entries) {
-      if (scanned >= MAX_FILES || Date.now() > deadline) {
-        cut = true;
-        return { signatures, scanned, cut };
-      }
+      if (scanned >= MAX_FILES || Date.now() > deadline) return { signatures, scanned, cut: true };
+      await slice.pause();
       const file = path.join(current, e.name);
       if (e.isDirectory()) {
         stack.push(file);
         continue;
       }
       if (!e.isFile()) continue;
+      const reportName = /\.(log|txt|out|err|asan|valgrind|report)$/i.test(e.name) || /^(asan|ubsan|valgrind|crash)/i.test(e.name);
+      const opened = openFile(realRoot, file);
+      if (!opened) continue;
       scanned++;
-      const head = readHead(file, 20);
-      if (head.length >= 18 && head[0] === 0x7f && head.toString('latin1', 1, 4) === 'ELF' && head.readUInt16LE(16) === 4) {
-        if (cores++ < MAX_CORES) {
-          const sig = await analyseCore(file, root, gdbPath, deadline);
-          if (sig) signatures.push(sig);
-        }
-        continue;
-      }
-      if (!/\.(log|txt|out|err|asan|valgrind|report)$/i.test(e.name) && !/^(asan|ubsan|valgrind|crash)/i.test(e.name)) continue;
-      let size: number;
+      let text: string | undefined;
       try {
-        size = statSync(file).size;
+        const head = Buffer.alloc(20);
+        const got = readSync(opened.fd, head, 0, head.length, 0);
+        if (got >= 18 && head[0] === 0x7f && head.toString('latin1', 1, 4) === 'ELF' && head.readUInt16LE(16) === 4) {
+          if (cores++ < MAX_CORES) {
+            const sig = await analyseCore({ read: descriptorPath(opened.fd), real: opened.real }, realRoot, gdbPath, deadline);
+            if (sig) signatures.push(sig);
+          }
+          continue;
+        }
+        if (!reportName || opened.size > MAX_TEXT_BYTES) continue;
+        text = (await readFd(opened.fd)).toString('utf8');
       } catch {
         continue;
+      } finally {
+        closeSync(opened.fd);
       }
-      if (size > MAX_TEXT_BYTES) continue;
-      signatures.push(...parseReports(readFileSync(file, 'utf8'), path.relative(root, file)));
+      signatures.push(...parseReports(text, path.relative(root, file)));
     }
   }
-  return { signatures, scanned, cut };
+  return { signatures, scanned, cut: false };
 }
 
-function readHead(file: string, n: number): Buffer {
-  const buf = Buffer.alloc(n);
-  let fd: number | undefined;
+/** Directory `dir`'s entries, listed through a descriptor checked inside the root; none when it is not a directory inside it (now). */
+async function listDirectory(realRoot: string, dir: string): Promise<import('node:fs').Dirent[]> {
+  let opened;
   try {
-    fd = openSync(file, 'r');
-    const got = readSync(fd, buf, 0, n, 0);
-    return buf.subarray(0, got);
+    opened = openVerified(realRoot, dir, { type: 'directory' });
   } catch {
-    return Buffer.alloc(0);
-  } finally {
-    if (fd !== undefined) closeSync(fd);
+    return [];
   }
+  if (opened === 'changed' || opened.kind !== 'inside') return [];
+  try {
+    return await readdir(`/proc/self/fd/${opened.fd}`, { withFileTypes: true });
+  } catch {
+    return [];
+  } finally {
+    closeSync(opened.fd);
+  }
+}
+
+/** File `file` (a name a listing gave) opened and checked: a regular file inside the root, or undefined. */
+export function openFile(realRoot: string, file: string): { fd: number; real: string; size: number } | undefined {
+  let opened;
+  try {
+    opened = openVerified(realRoot, file, { type: 'file' });
+  } catch {
+    return undefined;
+  }
+  if (opened === 'changed' || opened.kind !== 'inside') return undefined;
+  return { fd: opened.fd, real: opened.real, size: opened.stats.size };
 }
 
 /** gdb in batch mode, bounded in time and output; its whole process group ends with the bound. */
@@ -78,20 +104,24 @@ async function gdbBatch(gdbPath: string, args: string[], timeoutMs: number): Pro
   return `${run.stdout}\n${run.stderr}`;
 }
 
-/** Reads a core dump with gdb in batch mode; the executable is used when it lies inside the root. */
-async function analyseCore(core: string, root: string, gdbPath: string, deadline: number): Promise<CrashSignature | undefined> {
+/**
+ * Reads a core dump with gdb in batch mode: `core.read` is what gdb opens (the descriptor debugkit
+ * opened and checked, /proc/<pid>/fd/N), `core.real` where it is. The executable is used when it
+ * lies inside the root (`root`, a real path).
+ */
+async function analyseCore(core: { read: string; real: string }, root: string, gdbPath: string, deadline: number): Promise<CrashSignature | undefined> {
   const budget = Math.max(1000, Math.min(10_000, deadline - Date.now()));
-  let text = await gdbBatch(gdbPath, ['-ex', 'bt 32', '-c', core], budget);
+  let text = await gdbBatch(gdbPath, ['-ex', 'bt 32', '-c', core.read], budget);
   const program = /Core was generated by `([^'` ]+)/.exec(text)?.[1];
   if (program) {
     // Only an executable that really lies inside the root (links resolved) is read for symbols.
-    const where = containment(realpathSync.native(root), path.resolve(path.dirname(core), program));
-    if (where.kind === 'inside') text = await gdbBatch(gdbPath, ['-ex', 'bt 32', where.real, core], budget);
+    const where = containment(root, path.resolve(path.dirname(core.real), program));
+    if (where.kind === 'inside') text = await gdbBatch(gdbPath, ['-ex', 'bt 32', where.real, core.read], budget);
   }
   const signal = /terminated with signal (SIG[A-Z]+)/.exec(text)?.[1] ?? 'SIGNAL';
   const frames = [...text.matchAll(/^#\d+\s+(?:0x[0-9a-f]+ in )?([^\s(]+)/gm)].map((m) => m[1]!);
   if (frames.length === 0) return undefined;
-  return makeSignature(signal, frames, `core ${path.relative(root, core)}`, program);
+  return makeSignature(signal, frames, `core ${path.relative(root, core.real)}`, program);
 }
 
 /** AddressSanitizer, UBSan and valgrind reports and Python tracebacks in one text. */
@@ -109,7 +139,9 @@ export function parseReports(text: string, source: string): CrashSignature[] {
     const frames = [...m[2]!.matchAll(/(?:at|by) 0x[0-9A-F]+: ([^\s(]+)/gi)].map((f) => f[1]!);
     out.push(makeSignature(m[1]!.replace(/ of size \d+/, ''), frames, source, undefined, 'memory'));
   }
-  for (const m of text.matchAll(/Traceback \(most recent call last\):\n((?: {2}[^\n]*\n)+)([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b)/g)) {
+  // The header at the start of a line, its indented frames at most 400 lines: each line is
+  // looked at a bounded number of times (a file of headers alone was quadratic).
+  for (const m of text.matchAll(/^Traceback \(most recent call last\):\n((?: {2}[^\n]*\n){1,400})([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b)/gm)) {
     const frames = [...m[1]!.matchAll(/File "[^"]*", line \d+, in ([^\s]+)/g)].map((f) => f[1]!).reverse();
     out.push(makeSignature(m[2]!, frames, source, undefined, 'logic'));
   }

@@ -1,0 +1,54 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cpuTimes, linearMessage } from '../../../core/cputime.js';
+import { openFile, parseReports, scanArtefacts } from './artefacts.js';
+
+let base: string;
+let root: string;
+beforeAll(() => {
+  base = mkdtempSync(path.join(os.tmpdir(), 'dk-artefacts-'));
+  root = path.join(base, 'root');
+  mkdirSync(path.join(root, 'logs'), { recursive: true });
+});
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+const TRACEBACK = 'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\n    main()\n  File "app.py", line 2, in main\n    1 / 0\nZeroDivisionError: division by zero\n';
+
+describe('parseReports', () => {
+  it('finds a Python traceback, and reads a text of headers alone in linear time (it was quadratic: 8,000 lines took 2 s)', () => {
+    expect(parseReports(`log line\n${TRACEBACK}`, 'app.log').map((s) => s.signature)).toEqual(['ZeroDivisionError | main | <module>']);
+    const headers = (n: number) => '  Traceback (most recent call last):\n'.repeat(n) + '1\n';
+    const indented = (n: number) => 'Traceback (most recent call last):\n' + '  x\n'.repeat(n) + '1\n';
+    for (const [name, make] of [
+      ['indented headers', headers],
+      ['one header and its frames', indented],
+    ] as const) {
+      const small = make(2_000);
+      const big = make(8_000);
+      const t = cpuTimes(
+        () => parseReports(small, 'a.log'),
+        () => parseReports(big, 'a.log'),
+      );
+      expect(t.big, linearMessage(name, t)).toBeLessThan(8 * t.small + 5);
+    }
+  });
+});
+
+describe('scanArtefacts', () => {
+  it('opens no FIFO (a name swapped for one held the event loop for good) and follows no link out of the root', async () => {
+    writeFileSync(path.join(root, 'logs', 'app.log'), TRACEBACK);
+    execFileSync('mkfifo', [path.join(root, 'logs', 'zz.log')]);
+    writeFileSync(path.join(base, 'outside.log'), TRACEBACK.replace('ZeroDivisionError', 'OutsideError'));
+    symlinkSync(path.join(base, 'outside.log'), path.join(root, 'logs', 'link.log'));
+    mkdirSync(path.join(base, 'outside-dir'));
+    writeFileSync(path.join(base, 'outside-dir', 'x.log'), TRACEBACK.replace('ZeroDivisionError', 'OutsideDirError'));
+    symlinkSync(path.join(base, 'outside-dir'), path.join(root, 'logs', 'dir'));
+    // A FIFO handed to the opener as a name a listing called a file (the swap's outcome): not opened for reading, not waited on.
+    expect(openFile(root, path.join(root, 'logs', 'zz.log'))).toBeUndefined();
+    const scan = await scanArtefacts(path.join(root, 'logs'), root, 'gdb', Date.now() + 20_000);
+    expect(scan.signatures.map((s) => s.signature)).toEqual(['ZeroDivisionError | main | <module>']);
+  });
+});
