@@ -87,7 +87,7 @@ const PLANS: Record<string, Plan> = {
     fail: [() => ({ command: `node fetch.mjs ${state.url}`, path: 'keploy', mockName: 'no-such-set' })],
   },
 
-  // kindly-debugger answers its own failures as JSON-RPC errors with the seed's codes (-32004 ...).
+  // kindly-debugger answers its own failures as JSON-RPC errors with its contract's codes (-32004 ...).
   debugger_launch: { ok: () => ({ program: 'basic' }), fail: [() => ({ program: 'no-such-program' }), () => ({ program: 'basic', args: 'x' })] },
   debugger_set_breakpoint: { ok: () => ({ address: 'add' }), fail: [() => ({ address: 'no_such_function_xyz' }), () => ({ address: 'add', session_id: 'nope' })] },
   debugger_continue: { ok: () => ({}), fail: [() => ({ session_id: 'nope' })] },

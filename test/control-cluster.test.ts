@@ -86,7 +86,7 @@ describe('several nodes, one PostgreSQL store', () => {
     // No MCP session to follow: node A records the gdb session's id with itself when it opens it.
     const onA = await connectHttpModern(a.url, k.key);
     const { id } = await onA.ok('open');
-    // A plain JSON-RPC request (the seed's curl form) on node B naming that id is answered by node A.
+    // A plain JSON-RPC request (kindly-debugger's curl form) on node B naming that id is answered by node A.
     const plain = await rpc(b.url, k.key, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'call', arguments: { id, command: 'print 20+22' } } });
     expect(plain.status).toBe(200);
     expect(JSON.stringify(plain.body.result)).toContain('42');

@@ -1,4 +1,4 @@
-// The control plane on both protocol generations: the seed's curl form (no initialize, no Accept,
+// The control plane on both protocol generations: kindly-debugger's curl form (no initialize, no Accept,
 // no session), the 2026-07-28 SDK client, and 2025 sessions, all through the same keys, scopes,
 // limits and audit.
 import { execFile } from 'node:child_process';
@@ -45,7 +45,7 @@ async function audit(): Promise<any[]> {
 }
 
 describe('the control plane on MCP SDK v2', () => {
-  it("the seed's curl example: tools/list and tools/call with a key, its scopes, its rate fields, audited", async () => {
+  it("kindly-debugger's curl example: tools/list and tools/call with a key, its scopes, its rate fields, audited", async () => {
     const k = await createKey(store, 'curl', 'gdb:read', ['--rate', '50/min']);
     const list = await curl(k.key, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
     expect(list.status).toBe(200);

@@ -132,7 +132,7 @@ describe('rate limits and quotas (plain HTTP)', () => {
     expect(over.body.error).toMatchObject({ code: -32002, data: { limit: 5, used: 5, reset_at: expect.stringMatching(/Z$/) } });
   });
 
-  it("a quota ends at its period with the seed's error data", async () => {
+  it("a quota ends at its period with the contract's error data", async () => {
     const k = await createKey(store, 'quota', 'gdb:read', ['--rate', 'unlimited', '--quota', '2/month']);
     const sid = await openMcpSession(node.url, k.key);
     expect((await callTool(node.url, k.key, sid, 'list_sessions')).status).toBe(200);

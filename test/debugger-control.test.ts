@@ -1,6 +1,6 @@
 // The debugger toolset on the control plane: quota_status, license_info and
 // get_comprehensive_audit answer from the key and the audit chain, crash signatures are kept in
-// the control store, and an expired key gets the seed's -32010 "License expired".
+// the control store, and an expired key gets the contract's -32010 "License expired".
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ let node: Node;
 let key: { key: string; id: string };
 
 let nextId = 1;
-/** A plain JSON-RPC tools/call, the seed's curl form (no session, no envelope). */
+/** A plain JSON-RPC tools/call, kindly-debugger's curl form (no session, no envelope). */
 async function call(name: string, args: object = {}, bearer = key.key) {
   const r = await rpc(node.url, bearer, { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } });
   return r;

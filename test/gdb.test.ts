@@ -66,7 +66,7 @@ describe('gdb toolset over stdio', () => {
     }
   });
 
-  it('follows the seed flow: file, break, run, print, with the ok envelope', async () => {
+  it('follows the gdb contract flow: file, break, run, print, with the ok envelope', async () => {
     const { id } = await dk.ok('open', {});
     const file = await dk.ok('call', { id, command: `file ${root}/basic` });
     expect(file.output).toContain('Reading symbols from');

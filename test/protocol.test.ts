@@ -24,7 +24,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** A bare POST as the seed's curl example sends it: no Accept header, no session, no initialize. */
+/** A bare POST as kindly-debugger's curl example sends it: no Accept header, no session, no initialize. */
 function curl(body: unknown, headers: Record<string, string> = {}) {
   return fetch(server.url, {
     method: 'POST',
@@ -33,7 +33,7 @@ function curl(body: unknown, headers: Record<string, string> = {}) {
   });
 }
 
-describe("the seed's curl example (plain JSON-RPC over HTTP)", () => {
+describe("kindly-debugger's curl example (plain JSON-RPC over HTTP)", () => {
   it('answers tools/list with the tool list as plain JSON', async () => {
     const res = await curl({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
     expect(res.status).toBe(200);

@@ -16,7 +16,6 @@ export function planeControl(plane: ControlPlane): DebuggerControl {
     list: async (key: string) => (await plane.store.listSignatures(key, MAX_SIGNATURES)) as CrashSignature[],
   };
   return {
-    check: async () => undefined,
     async quota(caller): Promise<QuotaStatus> {
       const status = await plane.quotaStatus(keyFor(caller));
       // The contract shows one budget: the quota when the key has one, else its rate limit.

@@ -82,7 +82,6 @@ export function deferredControl(open: () => Promise<ControlPlane | undefined>, d
       },
     },
     debugger: {
-      check: async (caller, tool) => (await control()).check(caller, tool),
       quota: async (caller) => (await control()).quota(caller),
       license: async (caller) => (await control()).license(caller),
       audit: async (caller, query) => (await control()).audit(caller, query),

@@ -27,11 +27,11 @@ async function clientWith(control: DebuggerControl): Promise<Client> {
 }
 
 describe('the control-plane interface', () => {
-  it("refuses calls with the contract's quota and license errors, with their data", async () => {
+  it("answers the contract's quota and license errors as JSON-RPC errors, with their data", async () => {
     const base = localControl(mkdtempSync(path.join(tmpdir(), 'debugkit-ctl-')));
     const quota: DebuggerControl = {
       ...base,
-      check: async () => {
+      quota: async () => {
         throw new DebuggerRpcError('QUOTA_EXCEEDED', 'the key used its 10000 requests', { limit: 10000, used: 10000, reset_at: '2024-12-01T00:00:00Z' });
       },
     };
@@ -41,11 +41,11 @@ describe('the control-plane interface', () => {
     expect((err as McpError).data).toMatchObject({ limit: 10000, used: 10000, reset_at: '2024-12-01T00:00:00Z' });
     const expired: DebuggerControl = {
       ...base,
-      check: async () => {
+      license: async () => {
         throw new DebuggerRpcError('LICENSE_EXPIRED', 'the key expired on 2026-01-01', { expires_at: '2026-01-01T00:00:00Z' });
       },
     };
-    err = await (await clientWith(expired)).callTool({ name: 'debugger_attach', arguments: { pid: 1 } }).catch((e: unknown) => e);
+    err = await (await clientWith(expired)).callTool({ name: 'debugger/license_info', arguments: {} }).catch((e: unknown) => e);
     expect((err as McpError).code).toBe(-32010);
   });
 

@@ -65,8 +65,6 @@ export interface Caller {
 }
 
 export interface DebuggerControl {
-  /** Called before every tool call; throws a -32002/-32010 DebuggerRpcError to refuse. */
-  check(caller: Caller, tool: string): Promise<void>;
   quota(caller: Caller): Promise<QuotaStatus>;
   license(caller: Caller): Promise<LicenseInfo>;
   audit(caller: Caller, query: AuditQuery): Promise<AuditAnswer>;
@@ -119,7 +117,6 @@ export class JsonSignatureStore implements SignatureStore {
 /** The single local key: no quota, no expiry, every scope; no audit store. */
 export function localControl(dataDir: string): DebuggerControl {
   return {
-    check: async () => undefined,
     quota: async () => ({ plan: 'local', limit: 'unlimited', used: 0, remaining: 'unlimited', reset_at: null }),
     license: async () => ({
       product: 'debugkit',

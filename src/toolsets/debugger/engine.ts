@@ -24,7 +24,7 @@ const SETUP = [
   ...MI_SETUP,
   // Client arguments must never meet a shell.
   '-gdb-set startup-with-shell off',
-  // Software watchpoints fire in reverse; hardware ones do not (DESIGN.md).
+  // Software watchpoints fire in reverse; hardware ones do not (GDB 13 under record full, measured).
   '-gdb-set can-use-hw-watchpoints 0',
   '-gdb-set print elements 64',
   '-gdb-set print repeats 16',

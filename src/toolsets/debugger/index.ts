@@ -34,11 +34,10 @@ export function debuggerToolsetWith(control?: DebuggerControl): ToolsetFactory {
     tools: debuggerTools,
     format: debuggerFormat,
     sessionArg: 'session_id',
-    // The control plane may refuse any call (quota, expired key) before it runs. A call naming one
-    // of the caller's sessions holds it: it cannot expire while the call runs (a long continue),
-    // and its idle time starts again when the call ends.
+    // A call naming one of the caller's sessions holds it: it cannot expire while the call runs
+    // (a long continue), and its idle time starts again when the call ends. (Refusals: rate,
+    // quota, expiry and scope are the control plane's, before a call reaches the toolset.)
     around: (ctx, spec, run) => async (args, call) => {
-      await ctx.control.check(call.client, spec.name);
       const id = spec.sessionArg === undefined ? undefined : (args as Record<string, unknown>)[spec.sessionArg];
       if (typeof id === 'string' && findSession(ctx, call, id)) return ctx.sessions.use(call.client.owner, id, () => run(args, call));
       return run(args, call);

@@ -11,7 +11,8 @@ import { changedLocals, localsOf, sourceLines, str, toFrame, type CompactStop, t
 /**
  * glibc tunables that keep `record full` working on this CPU: GDB 13 cannot record AVX-512/EVEX
  * (0x62) or VEX (0xc5) instructions, so glibc must pick its SSE2 string functions, and it must not
- * register rseq (syscall 334, which record cannot replay). Measured: see DESIGN.md.
+ * register rseq (syscall 334, which record cannot replay). Measured on GDB 13 and this machine's
+ * glibc; test/debugger.test.ts ("records until glibc's EVEX string code") holds it.
  */
 export const RECORD_TUNABLES = 'glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX2,-EVEX,-AVX,-AVX_Fast_Unaligned_Load,-ERMS:glibc.pthread.rseq=0';
 
