@@ -101,8 +101,12 @@ export async function runsAgain(pid: number, timeoutMs = 10_000): Promise<boolea
 
 /** The pid a test program wrote to `file` (test/programs/escape.c), once the file is there. */
 export async function pidFrom(file: string, timeoutMs = 15_000): Promise<number> {
-  if (!(await waitFor(() => existsSync(file), timeoutMs, 25))) throw new Error(`no pid was written to ${file} in ${timeoutMs} ms`);
-  const pid = Number(readFileSync(file, 'utf8').trim());
+  // The file exists before the pid is in it (created, then written in one write): wait for the digits.
+  const read = () => (existsSync(file) ? /^\s*(\d+)\s*$/.exec(readFileSync(file, 'utf8'))?.[1] : undefined);
+  if (!(await waitFor(() => read() !== undefined, timeoutMs, 25))) {
+    throw new Error(`no pid was written to ${file} in ${timeoutMs} ms${existsSync(file) ? ` (it holds ${JSON.stringify(readFileSync(file, 'utf8').slice(0, 40))})` : ''}`);
+  }
+  const pid = Number(read());
   if (!Number.isInteger(pid) || pid <= 0) throw new Error(`${file} holds no pid`);
   return pid;
 }

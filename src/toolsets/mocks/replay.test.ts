@@ -96,7 +96,7 @@ describe('replayMocks', () => {
       const outcome = await replayMocks({
         command: `/usr/bin/python3 setter.py ${redis.port} ${redis.password}`,
         mocks: parseMockSet(SET, 'mocks.yaml'),
-      fallBackOnMiss: false,
+        fallBackOnMiss: false,
         onMiss: 'record',
         cwd: dir,
         ca,

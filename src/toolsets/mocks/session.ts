@@ -1,11 +1,9 @@
-import { homedir } from 'node:os';
-import path from 'node:path';
+import { debugkitDataDir } from '../../core/dirs.js';
 import { DebugkitCa, tlsEnv } from './tls/index.js';
 
 /** Where the debugkit CA lives: private to this user, made once per install. */
 export function defaultCaDir(): string {
-  const data = process.env.XDG_DATA_HOME || path.join(homedir(), '.local', 'share');
-  return path.join(data, 'debugkit', 'ca');
+  return debugkitDataDir('ca');
 }
 
 let caPromise: Promise<{ ca: DebugkitCa; env: Record<string, string> }> | undefined;

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
+import { debugkitCacheDir } from '../../../core/dirs.js';
 import path from 'node:path';
 import type { Mock } from './types.js';
 
@@ -18,8 +18,7 @@ const MAX_ENTRIES = 32;
 const FORMAT = 1;
 
 export function cacheDir(): string {
-  const base = process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache');
-  return path.join(base, 'debugkit', 'mock-sets');
+  return debugkitCacheDir('mock-sets');
 }
 
 export function contentKey(text: string): string {
