@@ -1,5 +1,5 @@
-import type { Config } from '../../config.js';
 import { defineToolset } from '../../mcp/define.js';
+import type { BundlesContext } from './context.js';
 import { typedErrorFormat } from '../../mcp/result-formats.js';
 import { DEFAULT_BUNDLE_URL_HOSTS } from './store/urls.js';
 import { BundleStore } from './store/store.js';
@@ -8,14 +8,8 @@ import { listFilesTool } from './tools/list-files.js';
 import { readFileTool } from './tools/read-file.js';
 import { initializeBundleTool } from './tools/initialize-bundle.js';
 import { kubectlTool } from './tools/kubectl.js';
-import { listBundlesTool } from './tools/list-bundles.js';
+import { listBundlesTool } from './tools/list-available-bundles.js';
 import { BundleWorkspace } from './workspace.js';
-
-/** What the bundles tools share: the workspace (the store and each client's bundle) and the config. */
-export interface BundlesContext {
-  workspace: BundleWorkspace;
-  config: Config;
-}
 
 export const bundlesToolset = defineToolset<BundlesContext>({
   name: 'bundles',
@@ -27,7 +21,7 @@ export const bundlesToolset = defineToolset<BundlesContext>({
     const { dir, urlHosts } = env.config.bundles;
     return { workspace: new BundleWorkspace(new BundleStore(dir, { root: env.config.root, urls: { hosts: urlHosts ?? DEFAULT_BUNDLE_URL_HOSTS } })), config: env.config };
   },
-  tools: [initializeBundleTool, listBundlesTool, kubectlTool, listFilesTool, readFileTool, grepFilesTool].map((tool) => (ctx: BundlesContext) => tool(ctx.workspace, ctx.config)),
+  tools: [initializeBundleTool, listBundlesTool, kubectlTool, listFilesTool, readFileTool, grepFilesTool],
   format: typedErrorFormat,
   releaseClient: (ctx, owner) => ctx.workspace.release(owner),
   dispose: (ctx) => ctx.workspace.dispose(),

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import type { Config } from '../../../config.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
+import type { BundlesContext } from '../context.js';
 import type { grepFiles } from '../files/grep.js';
-import type { BundleWorkspace } from '../workspace.js';
 import { bundlePath, split } from './common.js';
 
 const grepInput = {
@@ -30,7 +29,7 @@ const grepOutput = {
   binary_files_skipped: z.number(),
 };
 
-export function grepFilesTool(workspace: BundleWorkspace, config?: Config): ToolSpec<typeof grepInput, typeof grepOutput> {
+export function grepFilesTool({ workspace, config }: BundlesContext): ToolSpec<typeof grepInput, typeof grepOutput> {
   const stallMs = config?.bundles.grepTimeoutMs;
   return {
     name: 'grep_files',

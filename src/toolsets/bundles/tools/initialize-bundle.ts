@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
+import type { BundlesContext } from '../context.js';
+import { keyIdOf } from '../workspace.js';
 import { isUrlSource } from '../store/store.js';
-import { keyIdOf, type BundleWorkspace } from '../workspace.js';
 
 const input = {
   source: z
@@ -23,7 +24,7 @@ const output = {
   reused: z.boolean().describe('True when the bundle was already in the store and was not extracted again'),
 };
 
-export function initializeBundleTool(workspace: BundleWorkspace): ToolSpec<typeof input, typeof output> {
+export function initializeBundleTool({ workspace }: BundlesContext): ToolSpec<typeof input, typeof output> {
   return {
     name: 'initialize_bundle',
     title: 'Open a support bundle',

@@ -1,10 +1,9 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import type { Config } from '../../../config.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
+import type { BundlesContext } from '../context.js';
 import type { KubectlCommand } from '../kubectl-policy.js';
-import type { BundleWorkspace } from '../workspace.js';
 
 const input = {
   command: z.string().min(1).describe('A read-only kubectl command without "kubectl", e.g. "get pods -A", "describe pod x -n ns", "logs x -n ns --tail 50"'),
@@ -19,7 +18,7 @@ const output = {
   metadata: z.object({ command: z.string(), exit_code: z.number(), duration_ms: z.number() }),
 };
 
-export function kubectlTool(workspace: BundleWorkspace, config: Config): ToolSpec<typeof input, typeof output> {
+export function kubectlTool({ workspace, config }: BundlesContext): ToolSpec<typeof input, typeof output> {
   // kubectl's runner and policy load on the first call, not at start; render runs after a call, once loaded.
   let engine: typeof import('../kubectl.js') | undefined;
   return {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import type { BundleWorkspace } from '../workspace.js';
+import type { BundlesContext } from '../context.js';
 import { bundlePath, split } from './common.js';
 
 const listInput = { path: bundlePath.default('/'), recursive: z.boolean().default(false) };
@@ -26,7 +26,7 @@ const listOutput = {
   truncated: z.boolean(),
 };
 
-export function listFilesTool(workspace: BundleWorkspace): ToolSpec<typeof listInput, typeof listOutput> {
+export function listFilesTool({ workspace }: BundlesContext): ToolSpec<typeof listInput, typeof listOutput> {
   return {
     name: 'list_files',
     title: 'List files in the bundle',

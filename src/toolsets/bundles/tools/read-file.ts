@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import type { BundleWorkspace } from '../workspace.js';
+import type { BundlesContext } from '../context.js';
 import { bundlePath, split } from './common.js';
 
 const readInput = {
@@ -19,7 +19,7 @@ const readOutput = {
   content: z.string(),
 };
 
-export function readFileTool(workspace: BundleWorkspace): ToolSpec<typeof readInput, typeof readOutput> {
+export function readFileTool({ workspace }: BundlesContext): ToolSpec<typeof readInput, typeof readOutput> {
   return {
     name: 'read_file',
     title: 'Read a file in the bundle',

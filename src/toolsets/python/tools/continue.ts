@@ -1,6 +1,6 @@
 import { DebugkitError } from '../../../core/errors.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import type { PythonService } from '../service.js';
+import type { PythonContext } from '../context.js';
 import { line, projectFile, runLimits, runOptions, runOutput, sessionId } from '../schemas.js';
 
 const input = {
@@ -10,7 +10,7 @@ const input = {
   ...runLimits,
 };
 
-export function continueTool(service: PythonService): ToolSpec<typeof input, typeof runOutput> {
+export function continueTool({ service }: PythonContext): ToolSpec<typeof input, typeof runOutput> {
   return {
     name: 'python_continue',
     title: 'Continue to the next breakpoint',

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import type { PythonService } from '../service.js';
+import type { PythonContext } from '../context.js';
 import { sessionId } from '../schemas.js';
 
 const input = { sessionId };
 const output = { ended: z.boolean() };
 
-export function endSessionTool(service: PythonService): ToolSpec<typeof input, typeof output> {
+export function endSessionTool({ service }: PythonContext): ToolSpec<typeof input, typeof output> {
   return {
     name: 'python_end_session',
     title: 'End the session',

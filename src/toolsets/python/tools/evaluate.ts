@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import type { PythonService } from '../service.js';
+import type { PythonContext } from '../context.js';
 import { sessionId } from '../schemas.js';
 
 const input = {
@@ -38,7 +38,7 @@ const output = {
   hint: z.string().optional().describe('How to ask for the part that was left out'),
 };
 
-export function evaluateTool(service: PythonService): ToolSpec<typeof input, typeof output> {
+export function evaluateTool({ service }: PythonContext): ToolSpec<typeof input, typeof output> {
   return {
     name: 'python_evaluate',
     title: 'Evaluate an expression',

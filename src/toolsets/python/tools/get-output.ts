@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { readPage } from '../../../core/ring.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import type { PythonService } from '../service.js';
+import type { PythonContext } from '../context.js';
 import { sessionId } from '../schemas.js';
 
 const input = {
@@ -19,7 +19,7 @@ const output = {
   more: z.boolean().describe('True when more output is available after this read (read again from cursor)'),
 };
 
-export function getOutputTool(service: PythonService): ToolSpec<typeof input, typeof output> {
+export function getOutputTool({ service }: PythonContext): ToolSpec<typeof input, typeof output> {
   return {
     name: 'python_get_output',
     title: "Read the program's output",

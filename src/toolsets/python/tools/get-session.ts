@@ -1,10 +1,10 @@
 import type { ToolSpec } from '../../../mcp/tools.js';
-import type { PythonService } from '../service.js';
+import type { PythonContext } from '../context.js';
 import { sessionId, stateOutput } from '../schemas.js';
 
 const input = { sessionId };
 
-export function getSessionTool(service: PythonService): ToolSpec<typeof input, typeof stateOutput> {
+export function getSessionTool({ service }: PythonContext): ToolSpec<typeof input, typeof stateOutput> {
   return {
     name: 'python_get_session',
     title: 'Get the session state',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import type { PythonService } from '../service.js';
+import type { PythonContext } from '../context.js';
 import { runOutput, sessionId } from '../schemas.js';
 
 const input = {
@@ -10,7 +10,7 @@ const input = {
   maxLocals: z.number().int().min(1).max(1000).optional(),
 };
 
-export function inspectTool(service: PythonService): ToolSpec<typeof input, typeof runOutput> {
+export function inspectTool({ service }: PythonContext): ToolSpec<typeof input, typeof runOutput> {
   return {
     name: 'python_inspect',
     title: 'Inspect a stack frame',

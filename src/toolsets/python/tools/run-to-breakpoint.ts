@@ -1,10 +1,10 @@
 import type { ToolSpec } from '../../../mcp/tools.js';
-import type { PythonService } from '../service.js';
+import type { PythonContext } from '../context.js';
 import { breakpointFields, line, projectFile, runLimits, runOptions, runOutput, sessionId } from '../schemas.js';
 
 const input = { sessionId, file: projectFile, line, ...breakpointFields, ...runLimits };
 
-export function runToBreakpointTool(service: PythonService): ToolSpec<typeof input, typeof runOutput> {
+export function runToBreakpointTool({ service }: PythonContext): ToolSpec<typeof input, typeof runOutput> {
   return {
     name: 'python_run_to_breakpoint',
     title: 'Run to a breakpoint',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import type { PythonService } from '../service.js';
+import type { PythonContext } from '../context.js';
 import { breakpointFields, breakpointReports, line, projectFile, sessionId } from '../schemas.js';
 
 const input = {
@@ -9,7 +9,7 @@ const input = {
   breakpoints: z.array(z.object({ line, ...breakpointFields })).describe('All breakpoints of this file (replaces its previous ones; [] clears)'),
 };
 
-export function setBreakpointsTool(service: PythonService): ToolSpec<typeof input, typeof breakpointReports> {
+export function setBreakpointsTool({ service }: PythonContext): ToolSpec<typeof input, typeof breakpointReports> {
   return {
     name: 'python_set_breakpoints',
     title: 'Set the breakpoints of a file',

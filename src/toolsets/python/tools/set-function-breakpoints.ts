@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import type { PythonService } from '../service.js';
+import type { PythonContext } from '../context.js';
 import { sessionId } from '../schemas.js';
 
 const input = {
@@ -9,7 +9,7 @@ const input = {
 };
 const output = { breakpoints: z.array(z.object({ name: z.string(), verified: z.boolean(), message: z.string().optional() })) };
 
-export function setFunctionBreakpointsTool(service: PythonService): ToolSpec<typeof input, typeof output> {
+export function setFunctionBreakpointsTool({ service }: PythonContext): ToolSpec<typeof input, typeof output> {
   return {
     name: 'python_set_function_breakpoints',
     title: 'Break when functions are called',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { clientKey } from '../../../core/sessions.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import type { PythonService } from '../service.js';
+import type { PythonContext } from '../context.js';
 import { startInput } from '../schemas.js';
 
 /**
@@ -23,7 +23,7 @@ const input = {
 };
 const output = { sessionId: z.string() };
 
-export function startSessionTool(service: PythonService): ToolSpec<typeof input, typeof output> {
+export function startSessionTool({ service }: PythonContext): ToolSpec<typeof input, typeof output> {
   return {
     name: 'python_start_session',
     title: 'Start a Python debug session',

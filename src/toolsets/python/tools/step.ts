@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import type { PythonService } from '../service.js';
+import type { PythonContext } from '../context.js';
 import { runLimits, runOptions, runOutput, sessionId } from '../schemas.js';
 
 const input = {
@@ -9,7 +9,7 @@ const input = {
   ...runLimits,
 };
 
-export function stepTool(service: PythonService): ToolSpec<typeof input, typeof runOutput> {
+export function stepTool({ service }: PythonContext): ToolSpec<typeof input, typeof runOutput> {
   return {
     name: 'python_step',
     title: 'Step over, into or out',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import { keyIdOf, type BundleWorkspace } from '../workspace.js';
+import type { BundlesContext } from '../context.js';
+import { keyIdOf } from '../workspace.js';
 
 const input = {};
 const output = {
@@ -19,7 +20,7 @@ const output = {
   store: z.string(),
 };
 
-export function listBundlesTool(workspace: BundleWorkspace): ToolSpec<typeof input, typeof output> {
+export function listBundlesTool({ workspace }: BundlesContext): ToolSpec<typeof input, typeof output> {
   return {
     name: 'list_available_bundles',
     title: 'List the bundles in the store',
