@@ -8,7 +8,7 @@ import { PROTOCOLS } from './protocols.js';
 import type { DebugkitCa } from './tls/index.js';
 import { startCaptureProxy } from './proxy/proxy.js';
 import { tunnel } from './proxy/tunnel.js';
-import { runUnderProxy, type RunResult } from './runner.js';
+import { runThroughProxy, type RunResult } from './runner.js';
 import { isOwnServer } from './session.js';
 
 export interface RecordRequest {
@@ -65,16 +65,7 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
   });
   let run: RunResult;
   try {
-    run = await runUnderProxy({
-      command: req.command,
-      cwd: req.cwd,
-      socksPort: proxy.socksPort,
-      httpPort: proxy.httpPort,
-      env: req.caEnv,
-      timeoutMs: req.timeoutMs,
-      signal: req.signal,
-      onTick: (ms) => req.onTick?.(ms, captured.length),
-    });
+    run = await runThroughProxy(req, proxy, (ms) => req.onTick?.(ms, captured.length));
     // Exchanges still in flight when the program ended (a response being written) finish first.
     await Promise.race([Promise.allSettled([...pending]), new Promise((r) => setTimeout(r, 2000).unref())]);
   } finally {

@@ -7,7 +7,7 @@ import { PROTOCOLS } from './protocols.js';
 import { replayersFor } from './replayers.js';
 import { startCaptureProxy, type InterceptedConnection } from './proxy/proxy.js';
 import { tunnel } from './proxy/tunnel.js';
-import { runUnderProxy, type RunResult } from './runner.js';
+import { runThroughProxy, type RunResult } from './runner.js';
 import { isOwnServer } from './session.js';
 import type { DebugkitCa } from './tls/index.js';
 
@@ -129,18 +129,9 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
   };
   let run: RunResult;
   try {
-    run = await runUnderProxy({
-      command: req.command,
-      cwd: req.cwd,
-      socksPort: proxy.socksPort,
-      httpPort: proxy.httpPort,
-      env: req.caEnv,
-      timeoutMs: req.timeoutMs,
-      signal: req.signal,
-      onTick: (ms) => {
-        const c = counts();
-        req.onTick?.(ms, c.replayed, c.missed);
-      },
+    run = await runThroughProxy(req, proxy, (ms) => {
+      const c = counts();
+      req.onTick?.(ms, c.replayed, c.missed);
     });
   } finally {
     await proxy.close();

@@ -30,6 +30,29 @@ export interface RunResult {
 
 const TAIL = 4096;
 
+/** What recording and replay pass on of their request: the command, where it runs, the CA's environment, its bounds. */
+export interface ProxiedCommand {
+  command: string;
+  cwd: string;
+  caEnv: Record<string, string>;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/** Runs `req`'s command through the capture proxy `proxy` (runUnderProxy), `onTick` once a second. */
+export function runThroughProxy(req: ProxiedCommand, proxy: { socksPort: number; httpPort: number }, onTick: (elapsedMs: number) => void): Promise<RunResult> {
+  return runUnderProxy({
+    command: req.command,
+    cwd: req.cwd,
+    socksPort: proxy.socksPort,
+    httpPort: proxy.httpPort,
+    env: req.caEnv,
+    timeoutMs: req.timeoutMs,
+    ...(req.signal ? { signal: req.signal } : {}),
+    onTick,
+  });
+}
+
 /** Parses the command; refuses what would need a shell. */
 export function commandArgv(command: string): string[] {
   const argv = splitShellWords(command.trim());

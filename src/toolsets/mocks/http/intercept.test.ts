@@ -6,7 +6,7 @@ import { DebugkitCa } from '../tls/ca.js';
 import { isHttpCandidate, recordIntercepted, replayIntercepted } from './intercept.js';
 import { HttpMatcher } from './matcher.js';
 import { HttpReplayer } from './replayer.js';
-import { curl, startOrigin, tempDir, type Origin } from './test-support.js';
+import { curl, startOrigins, type Origin } from './test-support.js';
 
 /** The whole path: curl -> debugkit's capture proxy (SOCKS5, CONNECT, plain proxy) -> recorder / replayer. */
 
@@ -15,22 +15,13 @@ let originCa: DebugkitCa;
 let bundle: string;
 let plain: Origin;
 let secure: Origin;
-const cleanups: Array<() => Promise<void>> = [];
+let origins: Awaited<ReturnType<typeof startOrigins>>;
 
 beforeAll(async () => {
-  const a = await tempDir();
-  const b = await tempDir();
-  cleanups.push(a.cleanup, b.cleanup);
-  ca = await DebugkitCa.load(a.dir);
-  originCa = await DebugkitCa.load(b.dir);
-  bundle = (await ca.caBundle()).bundle;
-  plain = await startOrigin();
-  secure = await startOrigin(originCa.leafFor('localhost'));
+  origins = await startOrigins();
+  ({ ca, originCa, bundle, plain, secure } = origins);
 });
-afterAll(async () => {
-  await Promise.all([plain.close(), secure.close()]);
-  for (const c of cleanups) await c();
-});
+afterAll(() => origins.close());
 
 async function withProxy<T>(onConnection: Parameters<typeof startCaptureProxy>[0]['onConnection'], body: (proxy: CaptureProxy) => Promise<T>): Promise<T> {
   const proxy = await startCaptureProxy({ onConnection });

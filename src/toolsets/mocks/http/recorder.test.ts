@@ -5,7 +5,7 @@ import type { HttpMock } from '../keploy/types.js';
 import { DebugkitCa } from '../tls/ca.js';
 import { recordIntercepted } from './intercept.js';
 import type { RecordHttpResult } from './recorder.js';
-import { closeServer, curl, fetchVia, interceptingListener, listen, pattern, rawExchange, sha256, startOrigin, tempDir, type Closable, type Origin } from './test-support.js';
+import { closeServer, curl, fetchVia, interceptingListener, listen, pattern, rawExchange, sha256, startOrigins, type Closable, type Origin } from './test-support.js';
 
 let ca: DebugkitCa;
 let originCa: DebugkitCa;
@@ -16,17 +16,11 @@ let secureL: Closable;
 let bundle: string;
 const mocks: HttpMock[] = [];
 const results: Array<Promise<RecordHttpResult>> = [];
-const cleanups: Array<() => Promise<void>> = [];
+let origins: Awaited<ReturnType<typeof startOrigins>>;
 
 beforeAll(async () => {
-  const a = await tempDir();
-  const b = await tempDir();
-  cleanups.push(a.cleanup, b.cleanup);
-  ca = await DebugkitCa.load(a.dir);
-  originCa = await DebugkitCa.load(b.dir);
-  bundle = (await ca.caBundle()).bundle;
-  plain = await startOrigin();
-  secure = await startOrigin(originCa.leafFor('localhost'));
+  origins = await startOrigins();
+  ({ ca, originCa, bundle, plain, secure } = origins);
   const record = (conn: Parameters<typeof recordIntercepted>[0]) => {
     const p = recordIntercepted(conn, { ca, upstreamCa: originCa.certPem, onMock: (m) => mocks.push(m) });
     results.push(p);
@@ -36,8 +30,8 @@ beforeAll(async () => {
   secureL = await interceptingListener({ host: '127.0.0.1', port: secure.port }, record);
 });
 afterAll(async () => {
-  await Promise.all([plainL.close(), secureL.close(), plain.close(), secure.close()]);
-  for (const c of cleanups) await c();
+  await Promise.all([plainL.close(), secureL.close()]);
+  await origins.close();
 });
 
 /** Mocks recorded from now on (recording is asynchronous to the client: wait for them). */

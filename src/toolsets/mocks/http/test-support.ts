@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { sniff } from '../proxy/sniff.js';
+import { DebugkitCa } from '../tls/ca.js';
 import type { HttpCandidate } from './intercept.js';
 
 /** Test helpers: a local origin server, a listener that plays the capture proxy, a client. */
@@ -38,6 +39,33 @@ export function pattern(offset: number, length: number): Buffer {
 }
 
 export const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+/**
+ * What the interception tests start: debugkit's CA (`ca`, its trust `bundle`) and an origin CA
+ * (`originCa`), an origin in clear (`plain`) and one over TLS with a certificate for localhost
+ * (`secure`); `close()` stops both origins and removes the CAs' directories.
+ */
+export async function startOrigins(): Promise<{ ca: DebugkitCa; originCa: DebugkitCa; bundle: string; plain: Origin; secure: Origin; close(): Promise<void> }> {
+  const a = await tempDir();
+  const b = await tempDir();
+  const ca = await DebugkitCa.load(a.dir);
+  const originCa = await DebugkitCa.load(b.dir);
+  const bundle = (await ca.caBundle()).bundle;
+  const plain = await startOrigin();
+  const secure = await startOrigin(originCa.leafFor('localhost'));
+  return {
+    ca,
+    originCa,
+    bundle,
+    plain,
+    secure,
+    async close() {
+      await Promise.all([plain.close(), secure.close()]);
+      await a.cleanup();
+      await b.cleanup();
+    },
+  };
+}
 
 /** The origin: fixed Date so responses are byte-for-byte repeatable. */
 export async function startOrigin(tls?: { key: string; cert: string }): Promise<Origin> {
