@@ -24,6 +24,15 @@ interface McpSession {
   active: boolean;
 }
 
+/** The ids of the requests (not notifications or answers) in a parsed JSON-RPC body. */
+function requestIds(body: unknown): Array<string | number> {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.flatMap((m) => {
+    const msg = m as { id?: unknown; method?: unknown } | null;
+    return msg && typeof msg.method === 'string' && (typeof msg.id === 'string' || typeof msg.id === 'number') ? [msg.id] : [];
+  });
+}
+
 export interface HttpHandle {
   url: string;
   port: number;
@@ -127,6 +136,16 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
       session.lastSeen = Date.now();
       session.active = true;
       if (refusedWhole) return answerRefusals();
+      // The client leaving before its answers cancels its calls, as on the other paths: the SDK's
+      // session transport does not, and each call would run on (holding its arguments and whatever
+      // it started) until it ended by itself.
+      const cancelOnLeave = () => {
+        if (res.writableFinished) return;
+        for (const requestId of requestIds(served)) {
+          session.transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the HTTP client closed the connection' } });
+        }
+      };
+      res.once('close', cancelOnLeave);
       const response = await session.transport.handleRequest(toRequest(req, res), { parsedBody: served, authInfo: authInfo(principal) });
       await writeResponse(res, response, collapsibleId(served), refusals);
       if (req.method === 'DELETE') await endSession(id, 'closed by the client (DELETE)');

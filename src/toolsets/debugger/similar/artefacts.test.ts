@@ -22,9 +22,17 @@ describe('parseReports', () => {
     expect(parseReports(`log line\n${TRACEBACK}`, 'app.log').map((s) => s.signature)).toEqual(['ZeroDivisionError | main | <module>']);
     const headers = (n: number) => '  Traceback (most recent call last):\n'.repeat(n) + '1\n';
     const indented = (n: number) => 'Traceback (most recent call last):\n' + '  x\n'.repeat(n) + '1\n';
+    const noEnd = (n: number) => `ERROR: AddressSanitizer: ${'a'.repeat(15 * n)}`;
+    const separators = (n: number) => `ERROR: AddressSanitizer: x\n${'\u2028'.repeat(8 * n)}y\n`;
+    const ubsan = (n: number) => `x runtime error: a\n${'\u2028'.repeat(8 * n)}y\n`;
+    const repeated = (n: number) => 'runtime error: '.repeat(n) + '==1== Conditional jump '.repeat(n);
     for (const [name, make] of [
       ['indented headers', headers],
       ['one header and its frames', indented],
+      ['a sanitizer line with no end', noEnd],
+      ['line separators after a sanitizer header', separators],
+      ['line separators after a UBSan line', ubsan],
+      ['report openings repeated on one line', repeated],
     ] as const) {
       const small = make(2_000);
       const big = make(8_000);
@@ -50,5 +58,14 @@ describe('scanArtefacts', () => {
     expect(openFile(root, path.join(root, 'logs', 'zz.log'))).toBeUndefined();
     const scan = await scanArtefacts(path.join(root, 'logs'), root, 'gdb', Date.now() + 20_000);
     expect(scan.signatures.map((s) => s.signature)).toEqual(['ZeroDivisionError | main | <module>']);
+  });
+});
+
+describe('parseReports and scanArtefacts keep little', () => {
+  it('at most 20 signatures from one text, their strings copied out of it', () => {
+    const report = '==1== Invalid free() x\n==1==    at 0x1: f\n\n';
+    const sigs = parseReports(report.repeat(1000), 'many.log');
+    expect(sigs).toHaveLength(20);
+    expect(sigs[0]!.signature).toBe('Invalid free() x | f');
   });
 });

@@ -1,4 +1,4 @@
-import { closeSync, readFile, readSync, realpathSync } from 'node:fs';
+import { closeSync, read, readSync, realpathSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -11,7 +11,12 @@ import { makeSignature } from './signature.js';
 const MAX_FILES = 2000;
 const MAX_TEXT_BYTES = 2 * 1024 * 1024;
 const MAX_CORES = 8;
-const readFd = promisify(readFile);
+const readAt = promisify(read);
+/** Lines are read to this many characters (a report's lines are short; a longer one is cut). */
+const MAX_LINE = 1024;
+/** Signatures kept from one file, and from one scan. */
+const MAX_PER_FILE = 20;
+const MAX_PER_SCAN = 500;
 
 /**
  * Crash signatures found in files under `dir`: core dumps, sanitizer/valgrind reports, Python
@@ -56,16 +61,30 @@ export async function scanArtefacts(dir: string, root: string, gdbPath: string, 
           continue;
         }
         if (!reportName || opened.size > MAX_TEXT_BYTES) continue;
-        text = (await readFd(opened.fd)).toString('utf8');
+        // To the size checked at open: a file grown since is read no further.
+        text = (await readUpTo(opened.fd, opened.size)).toString('utf8');
       } catch {
         continue;
       } finally {
         closeSync(opened.fd);
       }
-      signatures.push(...parseReports(text, path.relative(root, file)));
+      for (const sig of parseReports(text, path.relative(root, file))) signatures.push(sig);
+      if (signatures.length >= MAX_PER_SCAN) return { signatures: signatures.slice(0, MAX_PER_SCAN), scanned, cut: true };
     }
   }
   return { signatures, scanned, cut: false };
+}
+
+/** At most `size` bytes of `fd` from its start. */
+async function readUpTo(fd: number, size: number): Promise<Buffer> {
+  const buf = Buffer.alloc(size);
+  let got = 0;
+  while (got < size) {
+    const { bytesRead } = await readAt(fd, buf, got, size - got, got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+  }
+  return buf.subarray(0, got);
 }
 
 /** Directory `dir`'s entries, listed through a descriptor checked inside the root; none when it is not a directory inside it (now). */
@@ -124,29 +143,51 @@ async function analyseCore(core: { read: string; real: string }, root: string, g
   return makeSignature(signal, frames, `core ${path.relative(root, core.real)}`, program);
 }
 
-/** AddressSanitizer, UBSan and valgrind reports and Python tracebacks in one text. */
-export function parseReports(text: string, source: string): CrashSignature[] {
+/**
+ * AddressSanitizer, UBSan and valgrind reports and Python tracebacks in one text, at most
+ * MAX_PER_FILE. The text is read with every line cut at MAX_LINE characters and line and paragraph
+ * separators (U+2028, U+2029, which patterns read as line starts and blanks) as spaces, and blanks
+ * within a line are [ \t]: every pattern looks at each line a bounded number of times (a line
+ * with no end, or one of separators, was quadratic). What a signature keeps is copied out of the
+ * text, so no signature holds a file's whole text alive.
+ */
+export function parseReports(whole: string, source: string): CrashSignature[] {
+  const text = readableText(whole);
   const out: CrashSignature[] = [];
-  for (const m of text.matchAll(/ERROR: (?:Address|Leak|Memory|Thread)Sanitizer: ([\w-]+)[^\n]*\n((?:[^\n]*\n){0,60})/g)) {
-    const frames = [...firstBlock(m[2]!).matchAll(/^\s*#\d+ 0x[0-9a-f]+ in ([^\s(]+)/gm)].map((f) => f[1]!);
-    if (frames.length) out.push(makeSignature(m[1]!, frames, source, undefined, 'memory'));
+  const add = (failure: string, frames: string[], pattern: CrashSignature['pattern']) => {
+    if (out.length < MAX_PER_FILE) out.push(makeSignature(own(failure), frames.map(own), source, undefined, pattern));
+  };
+  for (const m of text.matchAll(/ERROR: (?:Address|Leak|Memory|Thread)Sanitizer: (?=([\w-]+))\1[^\n]*\n((?:[^\n]*\n){0,60})/g)) {
+    const frames = [...firstBlock(m[2]!).matchAll(/^[ \t]*#\d+ 0x[0-9a-f]+ in ([^\s(]+)/gm)].map((f) => f[1]!);
+    if (frames.length) add(m[1]!, frames, 'memory');
   }
   for (const m of text.matchAll(/runtime error: ([^\n]*)\n((?:[^\n]*\n){0,40})/g)) {
-    const frames = [...firstBlock(m[2]!).matchAll(/^\s*#\d+ 0x[0-9a-f]+ in ([^\s(]+)/gm)].map((f) => f[1]!);
-    out.push(makeSignature(`ubsan: ${m[1]!.split(/ (?:of|for) /)[0]}`, frames, source, undefined, /overflow|alignment|null pointer/.test(m[1]!) ? 'memory' : 'logic'));
+    const frames = [...firstBlock(m[2]!).matchAll(/^[ \t]*#\d+ 0x[0-9a-f]+ in ([^\s(]+)/gm)].map((f) => f[1]!);
+    add(`ubsan: ${m[1]!.split(/ (?:of|for) /)[0]}`, frames, /overflow|alignment|null pointer/.test(m[1]!) ? 'memory' : 'logic');
   }
-  for (const m of text.matchAll(/==\d+== (Invalid (?:read|write) of size \d+|Invalid free\(\)[^\n]*|Conditional jump[^\n]*|Use of uninitialised[^\n]*)\n((?:==\d+==\s+(?:at|by) [^\n]*\n)+)/g)) {
+  for (const m of text.matchAll(/==\d+== (Invalid (?:read|write) of size \d+|Invalid free\(\)[^\n]*|Conditional jump[^\n]*|Use of uninitialised[^\n]*)\n((?:==\d+==[ \t]+(?:at|by) [^\n]*\n)+)/g)) {
     const frames = [...m[2]!.matchAll(/(?:at|by) 0x[0-9A-F]+: ([^\s(]+)/gi)].map((f) => f[1]!);
-    out.push(makeSignature(m[1]!.replace(/ of size \d+/, ''), frames, source, undefined, 'memory'));
+    add(m[1]!.replace(/ of size \d+/, ''), frames, 'memory');
   }
-  // The header at the start of a line, its indented frames at most 400 lines: each line is
-  // looked at a bounded number of times (a file of headers alone was quadratic).
+  // The header at the start of a line, its indented frames at most 400 lines.
   for (const m of text.matchAll(/^Traceback \(most recent call last\):\n((?: {2}[^\n]*\n){1,400})([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b)/gm)) {
     const frames = [...m[1]!.matchAll(/File "[^"]*", line \d+, in ([^\s]+)/g)].map((f) => f[1]!).reverse();
-    out.push(makeSignature(m[2]!, frames, source, undefined, 'logic'));
+    add(m[2]!, frames, 'logic');
   }
   return out;
 }
+
+/** `text` as parseReports reads it: lines cut at MAX_LINE, each ended by a newline, U+2028/U+2029 and CR as spaces. */
+function readableText(text: string): string {
+  return `${text
+    .replace(/[\u2028\u2029\r]/g, ' ')
+    .split('\n')
+    .map((line) => (line.length > MAX_LINE ? line.slice(0, MAX_LINE) : line))
+    .join('\n')}\n`;
+}
+
+/** A copy of `s` that shares no memory with the text it was cut from (V8 keeps a slice's whole parent alive). */
+const own = (s: string): string => Buffer.from(s, 'utf8').toString('utf8');
 
 /** A report's stack ends at the first blank line after it began. */
 function firstBlock(text: string): string {

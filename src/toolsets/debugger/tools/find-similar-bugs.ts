@@ -47,8 +47,8 @@ export const findSimilarBugsTool: DebuggerTool = (ctx) =>
         // The artefact scanner (core files, gdb batch runs) loads on the first search of a path.
         const { scanArtefacts } = await import('../similar/artefacts.js');
         const scan = await scanArtefacts(dir, ctx.config.root, ctx.config.gdb.path, Date.now() + SCAN_BUDGET_MS);
-        candidates.push(...scan.signatures);
-        if (scan.cut) truncated = `stopped after ${scan.scanned} files or ${SCAN_BUDGET_MS / 1000} s: give a narrower search_path`;
+        for (const sig of scan.signatures) candidates.push(sig);
+        if (scan.cut) truncated = `stopped after ${scan.scanned} files, ${scan.signatures.length} signatures or ${SCAN_BUDGET_MS / 1000} s: give a narrower search_path`;
       }
       if (!reference) {
         if (session) {
