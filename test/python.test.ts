@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectStdio, type TestClient } from './helpers/client.js';
-import { isAlive, processTable, waitFor } from './helpers/procs.js';
+import { descendants, isAlive, waitFor } from './helpers/procs.js';
 import { PY_ROOT, pyFails, pyOk } from './helpers/python.js';
 
 let dk: TestClient;
@@ -256,9 +256,11 @@ describe('python toolset: errors, interpreters and processes', () => {
     expect(rb.hit).toBe(true);
     const busyPid = Number(/busy: pid (\d+)/.exec((await pyOk(dk, 'python_get_output', { sessionId: a })).text)?.[1]);
     expect(isAlive(busyPid)).toBe(true);
-    const before = processTable()
+    // This server's debugpy processes (not another test's, running at the same time).
+    const before = descendants(dk.serverPid!)
       .filter((p) => /debugpy/.test(p.args))
       .map((p) => p.pid);
+    expect(before.length).toBeGreaterThan(0);
     await pyOk(dk, 'python_continue', { sessionId: a, timeout: 0.5 }); // running again, then paused by the bound
     expect(await pyOk(dk, 'python_end_session', { sessionId: a })).toEqual({ ended: true });
     expect(await waitFor(() => !isAlive(busyPid), 5000)).toBe(true);
