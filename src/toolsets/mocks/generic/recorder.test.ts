@@ -4,6 +4,7 @@ import { dial } from '../dial.js';
 import { pattern, sha256, type Closable } from '../http/test-support.js';
 import { parseMockSet } from '../keploy/parse.js';
 import { serializeMockSet } from '../keploy/serialize.js';
+import { GENERIC_HEAD } from '../keploy/testkit.js';
 import type { GenericMock } from '../keploy/types.js';
 import { buildGenericMock, messageBytes, payloadBytes } from './keploy.js';
 import { recordGeneric } from './recorder.js';
@@ -143,16 +144,7 @@ describe('Generic mock format', () => {
 
   it('reads Keploy-written mocks: several payloads, string and binary messages', () => {
     const yaml = [
-      'version: api.keploy.io/v1beta1',
-      'kind: Generic',
-      'name: mock-0',
-      'spec:',
-      '    metadata:',
-      '        type: config',
-      '    genericrequests:',
-      '        - origin: client',
-      '          message:',
-      '            - type: string',
+      ...GENERIC_HEAD,
       '              data: "PING\\r\\n"',
       '        - origin: client',
       '          message:',

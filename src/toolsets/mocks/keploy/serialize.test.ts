@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DebugkitError } from '../../../core/errors.js';
 import { parseMockSet } from './parse.js';
 import { numberMocks, serializeMockSet } from './serialize.js';
-import { ES_FILE, httpMock, SQL_FILE } from './testkit.js';
+import { ES_FILE, GENERIC_HEAD, httpMock, SQL_FILE } from './testkit.js';
 import type { GenericMock, HttpMock, Mock, PostgresMock } from './types.js';
 
 const read = (file: string) => fs.readFileSync(file, 'utf8');
@@ -204,16 +204,7 @@ describe('serializeMockSet writes mocks built in code as Keploy would', () => {
     const text = serializeMockSet([mock]);
     expect(text).toBe(
       [
-        'version: api.keploy.io/v1beta1',
-        'kind: Generic',
-        'name: mock-0',
-        'spec:',
-        '    metadata:',
-        '        type: config',
-        '    genericrequests:',
-        '        - origin: client',
-        '          message:',
-        '            - type: string',
+        ...GENERIC_HEAD,
         '              data: "*1\\r\\n$4\\r\\nping\\r\\n"',
         '    genericresponses:',
         '        - origin: server',

@@ -33,3 +33,17 @@ export function httpMock(overrides: Partial<HttpMock['spec']> = {}, name = 'mock
     },
   };
 }
+
+/** The lines of a Generic mock-0 as Keploy writes it, up to its first request message's type (a string). */
+export const GENERIC_HEAD: readonly string[] = [
+  'version: api.keploy.io/v1beta1',
+  'kind: Generic',
+  'name: mock-0',
+  'spec:',
+  '    metadata:',
+  '        type: config',
+  '    genericrequests:',
+  '        - origin: client',
+  '          message:',
+  '            - type: string',
+];
