@@ -69,3 +69,15 @@ describe('parseReports and scanArtefacts keep little', () => {
     expect(sigs[0]!.signature).toBe('Invalid free() x | f');
   });
 });
+
+describe('scanArtefacts ends with its call', () => {
+  it('a cancelled scan stops at once (its client left: nothing runs on for no one)', async () => {
+    mkdirSync(path.join(root, 'cancelled'));
+    for (let i = 0; i < 50; i++) writeFileSync(path.join(root, 'cancelled', `r${i}.log`), TRACEBACK);
+    const cancel = new AbortController();
+    cancel.abort();
+    const scan = await scanArtefacts(path.join(root, 'cancelled'), root, 'gdb', Date.now() + 20_000, cancel.signal);
+    expect(scan).toMatchObject({ scanned: 0, cut: true, signatures: [] });
+    expect((await scanArtefacts(path.join(root, 'cancelled'), root, 'gdb', Date.now() + 20_000)).signatures).toHaveLength(50);
+  });
+});

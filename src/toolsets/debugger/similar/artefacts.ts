@@ -1,5 +1,5 @@
 import { closeSync, read, readSync, realpathSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { opendir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { containment, descriptorPath, openVerified } from '../../../core/paths.js';
@@ -9,6 +9,10 @@ import type { CrashSignature } from '../control.js';
 import { makeSignature } from './signature.js';
 
 const MAX_FILES = 2000;
+/** Directory entries looked at in one scan, directories and files that are no artefact included. */
+const MAX_ENTRIES = 20_000;
+/** Frames read of one report (the first ones: a signature keeps five). */
+const MAX_FRAMES = 64;
 const MAX_TEXT_BYTES = 2 * 1024 * 1024;
 const MAX_CORES = 8;
 const readAt = promisify(read);
@@ -26,18 +30,18 @@ const MAX_PER_SCAN = 500;
  * holding the event loop (reads are asynchronous, parsing goes in TimeSlice steps): a writer in the
  * root swapping a name for a FIFO, a device or a link out of the root reaches nothing.
  */
-export async function scanArtefacts(dir: string, root: string, gdbPath: string, deadline: number): Promise<{ signatures: CrashSignature[]; scanned: number; cut: boolean }> {
+export async function scanArtefacts(dir: string, root: string, gdbPath: string, deadline: number, signal?: AbortSignal): Promise<{ signatures: CrashSignature[]; scanned: number; cut: boolean }> {
   const realRoot = realpathSync.native(root);
   const signatures: CrashSignature[] = [];
   const slice = new TimeSlice(10);
   let scanned = 0;
   let cores = 0;
+  let seen = 0;
   const stack = [dir];
   while (stack.length > 0) {
     const current = stack.pop()!;
-    const entries = await listDirectory(realRoot, current);
-    for (const e of entries) {
-      if (scanned >= MAX_FILES || Date.now() > deadline) return { signatures, scanned, cut: true };
+    for await (const e of listDirectory(realRoot, current)) {
+      if (scanned >= MAX_FILES || ++seen > MAX_ENTRIES || Date.now() > deadline || signal?.aborted) return { signatures, scanned, cut: true };
       await slice.pause();
       const file = path.join(current, e.name);
       if (e.isDirectory()) {
@@ -55,7 +59,7 @@ export async function scanArtefacts(dir: string, root: string, gdbPath: string, 
         const got = readSync(opened.fd, head, 0, head.length, 0);
         if (got >= 18 && head[0] === 0x7f && head.toString('latin1', 1, 4) === 'ELF' && head.readUInt16LE(16) === 4) {
           if (cores++ < MAX_CORES) {
-            const sig = await analyseCore({ read: descriptorPath(opened.fd), real: opened.real }, realRoot, gdbPath, deadline);
+            const sig = await analyseCore({ read: descriptorPath(opened.fd), real: opened.real }, realRoot, gdbPath, deadline, signal);
             if (sig) signatures.push(sig);
           }
           continue;
@@ -87,19 +91,32 @@ async function readUpTo(fd: number, size: number): Promise<Buffer> {
   return buf.subarray(0, got);
 }
 
-/** Directory `dir`'s entries, listed through a descriptor checked inside the root; none when it is not a directory inside it (now). */
-async function listDirectory(realRoot: string, dir: string): Promise<import('node:fs').Dirent[]> {
+/**
+ * Directory `dir`'s entries, read a batch at a time (a directory of a million names is never
+ * listed whole) through a descriptor checked inside the root; none when it is not a directory
+ * inside it (now). The directory is closed when the caller stops.
+ */
+async function* listDirectory(realRoot: string, dir: string): AsyncGenerator<import('node:fs').Dirent> {
   let opened;
   try {
     opened = openVerified(realRoot, dir, { type: 'directory' });
   } catch {
-    return [];
+    return;
   }
-  if (opened === 'changed' || opened.kind !== 'inside') return [];
+  if (opened === 'changed' || opened.kind !== 'inside') return;
   try {
-    return await readdir(`/proc/self/fd/${opened.fd}`, { withFileTypes: true });
+    const listing = await opendir(`/proc/self/fd/${opened.fd}`, { bufferSize: 256 });
+    try {
+      for (;;) {
+        const entry = await listing.read();
+        if (!entry) return;
+        yield entry;
+      }
+    } finally {
+      await listing.close().catch(() => undefined);
+    }
   } catch {
-    return [];
+    return;
   } finally {
     closeSync(opened.fd);
   }
@@ -118,8 +135,8 @@ export function openFile(realRoot: string, file: string): { fd: number; real: st
 }
 
 /** gdb in batch mode, bounded in time and output; its whole process group ends with the bound. */
-async function gdbBatch(gdbPath: string, args: string[], timeoutMs: number): Promise<string> {
-  const run = await runBounded({ command: gdbPath, args: ['-batch', '-nx', ...args], timeoutMs, maxOutputChars: 1024 * 1024 });
+async function gdbBatch(gdbPath: string, args: string[], timeoutMs: number, signal?: AbortSignal): Promise<string> {
+  const run = await runBounded({ command: gdbPath, args: ['-batch', '-nx', ...args], timeoutMs, maxOutputChars: 1024 * 1024, ...(signal ? { signal } : {}) });
   return `${run.stdout}\n${run.stderr}`;
 }
 
@@ -128,14 +145,14 @@ async function gdbBatch(gdbPath: string, args: string[], timeoutMs: number): Pro
  * opened and checked, /proc/<pid>/fd/N), `core.real` where it is. The executable is used when it
  * lies inside the root (`root`, a real path).
  */
-async function analyseCore(core: { read: string; real: string }, root: string, gdbPath: string, deadline: number): Promise<CrashSignature | undefined> {
+async function analyseCore(core: { read: string; real: string }, root: string, gdbPath: string, deadline: number, cancel?: AbortSignal): Promise<CrashSignature | undefined> {
   const budget = Math.max(1000, Math.min(10_000, deadline - Date.now()));
-  let text = await gdbBatch(gdbPath, ['-ex', 'bt 32', '-c', core.read], budget);
+  let text = await gdbBatch(gdbPath, ['-ex', 'bt 32', '-c', core.read], budget, cancel);
   const program = /Core was generated by `([^'` ]+)/.exec(text)?.[1];
   if (program) {
     // Only an executable that really lies inside the root (links resolved) is read for symbols.
     const where = containment(root, path.resolve(path.dirname(core.real), program));
-    if (where.kind === 'inside') text = await gdbBatch(gdbPath, ['-ex', 'bt 32', where.real, core.read], budget);
+    if (where.kind === 'inside' && !cancel?.aborted) text = await gdbBatch(gdbPath, ['-ex', 'bt 32', where.real, core.read], budget, cancel);
   }
   const signal = /terminated with signal (SIG[A-Z]+)/.exec(text)?.[1] ?? 'SIGNAL';
   const frames = [...text.matchAll(/^#\d+\s+(?:0x[0-9a-f]+ in )?([^\s(]+)/gm)].map((m) => m[1]!);
@@ -155,24 +172,34 @@ export function parseReports(whole: string, source: string): CrashSignature[] {
   const text = readableText(whole);
   const out: CrashSignature[] = [];
   const add = (failure: string, frames: string[], pattern: CrashSignature['pattern']) => {
-    if (out.length < MAX_PER_FILE) out.push(makeSignature(own(failure), frames.map(own), source, undefined, pattern));
+    if (out.length >= MAX_PER_FILE) return;
+    const sig = makeSignature(failure, frames, source, undefined, pattern);
+    out.push({ ...sig, failure: own(sig.failure), frames: sig.frames.map(own), signature: own(sig.signature) });
+  };
+  /** The first MAX_FRAMES captures of `re` in `block`. */
+  const frames = (block: string, re: RegExp, reverse = false) => {
+    const found: string[] = [];
+    for (const f of block.matchAll(re)) {
+      found.push(f[1]!);
+      if (!reverse && found.length >= MAX_FRAMES) break;
+    }
+    return reverse ? found.reverse() : found;
   };
   for (const m of text.matchAll(/ERROR: (?:Address|Leak|Memory|Thread)Sanitizer: (?=([\w-]+))\1[^\n]*\n((?:[^\n]*\n){0,60})/g)) {
-    const frames = [...firstBlock(m[2]!).matchAll(/^[ \t]*#\d+ 0x[0-9a-f]+ in ([^\s(]+)/gm)].map((f) => f[1]!);
-    if (frames.length) add(m[1]!, frames, 'memory');
+    const found = frames(firstBlock(m[2]!), /^[ \t]*#\d+ 0x[0-9a-f]+ in ([^\s(]+)/gm);
+    if (found.length) add(m[1]!, found, 'memory');
   }
   for (const m of text.matchAll(/runtime error: ([^\n]*)\n((?:[^\n]*\n){0,40})/g)) {
-    const frames = [...firstBlock(m[2]!).matchAll(/^[ \t]*#\d+ 0x[0-9a-f]+ in ([^\s(]+)/gm)].map((f) => f[1]!);
-    add(`ubsan: ${m[1]!.split(/ (?:of|for) /)[0]}`, frames, /overflow|alignment|null pointer/.test(m[1]!) ? 'memory' : 'logic');
+    add(`ubsan: ${m[1]!.split(/ (?:of|for) /)[0]}`, frames(firstBlock(m[2]!), /^[ \t]*#\d+ 0x[0-9a-f]+ in ([^\s(]+)/gm), /overflow|alignment|null pointer/.test(m[1]!) ? 'memory' : 'logic');
   }
-  for (const m of text.matchAll(/==\d+== (Invalid (?:read|write) of size \d+|Invalid free\(\)[^\n]*|Conditional jump[^\n]*|Use of uninitialised[^\n]*)\n((?:==\d+==[ \t]+(?:at|by) [^\n]*\n)+)/g)) {
-    const frames = [...m[2]!.matchAll(/(?:at|by) 0x[0-9A-F]+: ([^\s(]+)/gi)].map((f) => f[1]!);
-    add(m[1]!.replace(/ of size \d+/, ''), frames, 'memory');
+  for (const m of text.matchAll(
+    /==\d+== (Invalid (?:read|write) of size \d+|Invalid free\(\)[^\n]*|Conditional jump[^\n]*|Use of uninitialised[^\n]*)\n((?:==\d+==[ \t]+(?:at|by) [^\n]*\n){1,200})/g,
+  )) {
+    add(m[1]!.replace(/ of size \d+/, ''), frames(m[2]!, /(?:at|by) 0x[0-9A-F]+: ([^\s(]+)/gi), 'memory');
   }
   // The header at the start of a line, its indented frames at most 400 lines.
   for (const m of text.matchAll(/^Traceback \(most recent call last\):\n((?: {2}[^\n]*\n){1,400})([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b)/gm)) {
-    const frames = [...m[1]!.matchAll(/File "[^"]*", line \d+, in ([^\s]+)/g)].map((f) => f[1]!).reverse();
-    add(m[2]!, frames, 'logic');
+    add(m[2]!, frames(m[1]!, /File "[^"]*", line \d+, in ([^\s]+)/g, true), 'logic');
   }
   return out;
 }

@@ -46,7 +46,8 @@ export const findSimilarBugsTool: DebuggerTool = (ctx) =>
         const dir = resolveContained(ctx.config.root, search_path, { what: 'search_path' });
         // The artefact scanner (core files, gdb batch runs) loads on the first search of a path.
         const { scanArtefacts } = await import('../similar/artefacts.js');
-        const scan = await scanArtefacts(dir, ctx.config.root, ctx.config.gdb.path, Date.now() + SCAN_BUDGET_MS);
+        // One scan per key at a time (the next waits for it), and a scan ends with its call.
+        const scan = await oneScanPerKey(clientKey(call.client), () => scanArtefacts(dir, ctx.config.root, ctx.config.gdb.path, Date.now() + SCAN_BUDGET_MS, call.signal));
         for (const sig of scan.signatures) candidates.push(sig);
         if (scan.cut) truncated = `stopped after ${scan.scanned} files, ${scan.signatures.length} signatures or ${SCAN_BUDGET_MS / 1000} s: give a narrower search_path`;
       }
@@ -84,3 +85,18 @@ export const findSimilarBugsTool: DebuggerTool = (ctx) =>
       return withText(out, matches.length ? text : `${text}\nno earlier ${pattern_type} bug to compare with`);
     },
   });
+
+/** The scans of each key, chained: a key's scans run one after the other (its calls at once would each hold the server's time and gdb). */
+const scansByKey = new Map<string, Promise<unknown>>();
+
+async function oneScanPerKey<T>(key: string, scan: () => Promise<T>): Promise<T> {
+  const before = scansByKey.get(key) ?? Promise.resolve();
+  const mine = before.catch(() => undefined).then(scan);
+  const tail = mine.catch(() => undefined);
+  scansByKey.set(key, tail);
+  try {
+    return await mine;
+  } finally {
+    if (scansByKey.get(key) === tail) scansByKey.delete(key);
+  }
+}
