@@ -50,22 +50,28 @@ while got.count(b"\\r\\n-ERR") + got.startswith(b"-ERR") < n:
 s.close()
 `;
 
+/** `command` run in the workspace with SET replayed to it (misses answered as `onMiss` says). */
+async function replaySet(command: string, onMiss?: 'record'): Promise<Awaited<ReturnType<typeof replayMocks>>> {
+  const { ca, env } = await loadCa(() => undefined);
+  return replayMocks({
+    command,
+    mocks: parseMockSet(SET, 'mocks.yaml'),
+    fallBackOnMiss: false,
+    ...(onMiss ? { onMiss } : {}),
+    cwd: dir,
+    ca,
+    caEnv: env,
+    timeoutMs: 60_000,
+    ownPorts: [],
+    warn: () => undefined,
+  });
+}
+
 describe('replayMocks', () => {
   it('keeps the first miss lines and counts the rest: a program missing thousands of times holds no line per miss in the server', async () => {
     writeFileSync(path.join(dir, 'misser.py'), MISSER);
-    const { ca, env } = await loadCa(() => undefined);
     const n = 3_000;
-    const outcome = await replayMocks({
-      command: `/usr/bin/python3 misser.py ${n}`,
-      mocks: parseMockSet(SET, 'mocks.yaml'),
-      fallBackOnMiss: false,
-      cwd: dir,
-      ca,
-      caEnv: env,
-      timeoutMs: 60_000,
-      ownPorts: [],
-      warn: () => undefined,
-    });
+    const outcome = await replaySet(`/usr/bin/python3 misser.py ${n}`);
     expect(outcome.run.exitCode, JSON.stringify(outcome.run)).toBe(0);
     expect(outcome.missed).toBe(n);
     expect(outcome.misses).toHaveLength(MISS_LINES);
@@ -92,19 +98,7 @@ describe('replayMocks', () => {
           '',
         ].join('\n'),
       );
-      const { ca, env } = await loadCa(() => undefined);
-      const outcome = await replayMocks({
-        command: `/usr/bin/python3 setter.py ${redis.port} ${redis.password}`,
-        mocks: parseMockSet(SET, 'mocks.yaml'),
-        fallBackOnMiss: false,
-        onMiss: 'record',
-        cwd: dir,
-        ca,
-        caEnv: env,
-        timeoutMs: 60_000,
-        ownPorts: [],
-        warn: () => undefined,
-      });
+      const outcome = await replaySet(`/usr/bin/python3 setter.py ${redis.port} ${redis.password}`, 'record');
       expect(outcome.run.exitCode, JSON.stringify(outcome.run)).toBe(0);
       expect(outcome.recorded.length).toBeGreaterThan(20);
       expect(outcome.recorded.length + outcome.recordedDropped).toBe(41);
