@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpServer, type HttpServer } from './helpers/client.js';
 import { PY_ROOT } from './helpers/python.js';
+import { pollUntil } from '../src/core/wait.js';
 
 let server: HttpServer;
 let base: string;
@@ -142,6 +143,24 @@ describe('REST errors', () => {
     await api('DELETE', `/sessions/${id}`);
     expect((await api('GET', `/sessions/${id}`)).status).toBe(404);
     expect((await api('GET', `/sessions/${id}`)).json.error.message).toBe(`Session not found: ${id} (it ended: ended by the client)`);
+  });
+
+  it('a client leaving a run ends the wait: the program is paused at once, not after the 30 s bound', async () => {
+    const id = await newSession({ entry: 'src/busy.py' });
+    const leave = new AbortController();
+    const run = fetch(`${base}/sessions/${id}/continue`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
+      // A breakpoint in a file the program never runs: only the bound or the client ends the wait.
+      body: JSON.stringify({ file: CALC, line: 11 }),
+      signal: leave.signal,
+    }).catch((err: Error) => err);
+    expect(await pollUntil(async () => (await api('GET', `/sessions/${id}`)).json.status === 'running', { timeoutMs: 20_000, intervalMs: 50 })).toBe(true);
+    leave.abort();
+    expect(await run).toBeInstanceOf(Error);
+    // Before: the run waited out its 30 s, the program running; now it is paused within a moment.
+    expect(await pollUntil(async () => (await api('GET', `/sessions/${id}`)).json.status === 'paused', { timeoutMs: 15_000, intervalMs: 50 })).toBe(true);
+    await api('DELETE', `/sessions/${id}`);
   });
 });
 

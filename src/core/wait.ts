@@ -74,13 +74,13 @@ export async function sleep(ms: number, signal?: AbortSignal, { keepAlive = fals
 }
 
 /**
- * The one poll loop: checks `done` every `intervalMs` until it holds (true) or `timeoutMs` has
+ * The one poll loop: checks `done` (which may fetch what it checks) every `intervalMs` until it holds (true) or `timeoutMs` has
  * passed (false; `done` is checked at least once). Its pauses keep the process alive: what is
  * polled for this way (a process tree to be gone) must be seen through even at exit.
  */
-export async function pollUntil(done: () => boolean, { timeoutMs, intervalMs }: { timeoutMs: number; intervalMs: number }): Promise<boolean> {
+export async function pollUntil(done: () => boolean | Promise<boolean>, { timeoutMs, intervalMs }: { timeoutMs: number; intervalMs: number }): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
-  while (!done()) {
+  while (!(await done())) {
     if (Date.now() > deadline) return false;
     await sleep(intervalMs, undefined, { keepAlive: true });
   }

@@ -32,6 +32,8 @@ export interface ClientContext {
 export interface RouteClient {
   owner: string;
   principal: { id: string; [key: string]: unknown };
+  /** Aborted when the client leaves before its answer: what the call started should end with it. */
+  signal?: AbortSignal;
 }
 
 /** A plain HTTP route a toolset serves beside /mcp (for contracts that are REST APIs). */

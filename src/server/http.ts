@@ -307,7 +307,12 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     if (found) {
       const body = req.method === 'POST' ? await receiveBody(req, principal, {}) : undefined;
       // The key owns what its REST calls open (sessions): another key's id answers as an unknown one.
-      const client = { owner: `rest:${principal.id}`, principal };
+      // A client that leaves before its answer ends its call (a run waiting up to 30 s for a stop).
+      const gone = new AbortController();
+      res.once('close', () => {
+        if (!res.writableFinished) gone.abort();
+      });
+      const client = { owner: `rest:${principal.id}`, principal, signal: gone.signal };
       if (!dk.hooks.admitRoute) return found.route.handle(found.params, body, req, res, client);
       // Control plane: a REST route needs its toolset's scope, counts as a call and is audited first.
       const params = { ...found.params, ...(body && typeof body === 'object' && !Array.isArray(body) ? body : {}) };

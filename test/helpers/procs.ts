@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import path from 'node:path';
+import { pollUntil } from '../../src/core/wait.js';
 
 export interface Proc {
   pid: number;
@@ -46,14 +47,14 @@ export function isAlive(pid: number): boolean {
  * Polls `check` until it returns true or `timeoutMs` passes; returns the last answer. `refresh`
  * runs before each check, for state that must be fetched.
  */
-export async function waitFor(check: () => boolean, timeoutMs = 10_000, everyMs = 100, refresh?: () => Promise<void>): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    await refresh?.();
-    if (check()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
+export function waitFor(check: () => boolean, timeoutMs = 10_000, everyMs = 100, refresh?: () => Promise<void>): Promise<boolean> {
+  return pollUntil(
+    async () => {
+      await refresh?.();
+      return check();
+    },
+    { timeoutMs, intervalMs: everyMs },
+  );
 }
 
 /**

@@ -27,14 +27,14 @@ export function pythonRoutes(service: PythonService): RestRoute[] {
         sendRestError(res, err);
       }
     };
-  const run = async (owner: string, id: string, body: unknown) => {
+  const run = async (owner: string, id: string, body: unknown, signal?: AbortSignal) => {
     const { file, line: at } = parse(breakpointBody, body);
-    return contractShape(await service.runTo(owner, id, file, { line: at }, { timeoutMs: 30_000 }));
+    return contractShape(await service.runTo(owner, id, file, { line: at }, { timeoutMs: 30_000, signal }));
   };
   return [
     { method: 'POST', path: '/sessions', handle: handle((owner, _p, body, client) => service.start(owner, parse(startBody, body), client.principal.id)) },
-    { method: 'POST', path: '/sessions/:id/breakpoint', handle: handle((owner, p, body) => run(owner, p.id!, body)) },
-    { method: 'POST', path: '/sessions/:id/continue', handle: handle((owner, p, body) => run(owner, p.id!, body)) },
+    { method: 'POST', path: '/sessions/:id/breakpoint', handle: handle((owner, p, body, client) => run(owner, p.id!, body, client.signal)) },
+    { method: 'POST', path: '/sessions/:id/continue', handle: handle((owner, p, body, client) => run(owner, p.id!, body, client.signal)) },
     { method: 'GET', path: '/sessions/:id', handle: handle(async (owner, p) => service.registry.get(owner, p.id!).state()) },
     { method: 'DELETE', path: '/sessions/:id', handle: handle((owner, p) => service.end(owner, p.id!)) },
   ];
