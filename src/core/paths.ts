@@ -263,12 +263,17 @@ export class CheckedProgram {
     private readonly stamp: string,
   ) {}
 
-  static async open(root: string, userPath: string, what = 'program'): Promise<CheckedProgram> {
+  /**
+   * `copy`: always hand over a private copy, for a file whose content is judged before gdb reads
+   * it (a core's list of mapped files): the file itself could be rewritten after the check by
+   * anyone who may write it, debugkit's own user (a gdb `dump`) included.
+   */
+  static async open(root: string, userPath: string, what = 'program', { copy: always = false }: { copy?: boolean } = {}): Promise<CheckedProgram> {
     const opened = openContained(root, userPath, { what, type: 'file' });
     let dir: string | undefined;
     try {
       const stamp = stampOf(opened.stats);
-      const why = swappable(opened.real);
+      const why = swappable(opened.real) ?? (always ? 'its content is checked on the copy gdb reads' : undefined);
       if (!why) return new CheckedProgram(opened.real, opened.real, undefined, root, stamp);
       if (opened.stats.size > MAX_PROGRAM_COPY_BYTES) {
         throw new DebugkitError(

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { DebugkitError } from '../../core/errors.js';
 import { CheckedProgram, resolveContained, swappable } from '../../core/paths.js';
 import { quoteMiString } from '../../core/mi/connection.js';
+import { coreMappedFiles, mappingOutside } from '../../core/elf-core.js';
 
 /**
  * What one gdb command reaches beyond the debugger. Each capability has one operator flag and one
@@ -116,8 +117,33 @@ export async function prepareCommand(command: string, policy: GdbPolicy, checked
   const beyond = checkedScopes && needs.find((n) => n.capability !== 'quit' && !checkedScopes.includes(CAPABILITIES[n.capability].scope));
   if (beyond) throw new CommandRefusedError(`refused: ${beyond.what}; it reaches further than when the call's scopes were checked (a file changed meanwhile)`);
   if (!read) return { command };
-  const program = await CheckedProgram.open(policy.root, path.resolve(policy.cwd, read.file), `"${read.name}" file`);
+  const core = read.slots.includes('core');
+  const program = await CheckedProgram.open(policy.root, path.resolve(policy.cwd, read.file), `"${read.name}" file`, { copy: core });
+  try {
+    if (core) await refuseOutsideMappings(program.path, read.file, policy, checkedScopes);
+  } catch (err) {
+    program.close();
+    throw err;
+  }
   return { command: read.command(program.path), copy: { program, slots: read.slots } };
+}
+
+/**
+ * A core whose NT_FILE note names a file outside the root would have gdb open that file and serve
+ * the memory of its range from it (`x/s` then prints it): that is reading outside the root, and
+ * needs what any file outside the root needs.
+ */
+async function refuseOutsideMappings(copy: string, shown: string, policy: GdbPolicy, checkedScopes?: readonly string[]): Promise<void> {
+  let outside: string | undefined;
+  try {
+    outside = await mappingOutside((await coreMappedFiles(copy)) ?? [], policy.root);
+  } catch (err) {
+    outside = `(its notes: ${(err as Error).message})`;
+  }
+  if (outside === undefined) return;
+  const need: Need = { capability: 'shell', what: `"core-file ${shown}": the core maps ${outside}, outside the workspace root, which gdb would read into its memory` };
+  refuseUnopened([need], policy);
+  if (checkedScopes && !checkedScopes.includes(CAPABILITIES.shell.scope)) throw new CommandRefusedError(`refused: ${need.what}; the key needs the ${CAPABILITIES.shell.scope} scope`);
 }
 
 /** Throws CommandRefusedError when the operator's flags do not allow `command`: the first need they do not open. */
@@ -680,9 +706,17 @@ class Classifier {
         swapped ??= this.swappable(part);
       }
     }
-    if (!swapped) return;
+    // A core lists files gdb maps into its memory and reads (NT_FILE): they are judged on a private
+    // copy, which only a command naming one plain file can be pointed at.
+    const core = READS[name]?.includes('core') ?? false;
+    if (!swapped && !core) return;
     if (read) this.copy = read;
-    else this.need('shell', `"${name} ${shown}": ${swapped}, so a writer there could swap a file it names for a link out of the workspace root between debugkit's check and gdb's use`);
+    else if (swapped) this.need('shell', `"${name} ${shown}": ${swapped}, so a writer there could swap a file it names for a link out of the workspace root between debugkit's check and gdb's use`);
+    else
+      this.need(
+        'shell',
+        `"${name} ${shown}": debugkit checks the files a core maps on a private copy of it, and this spelling names no one plain file to copy (give the core's name as one word, unquoted)`,
+      );
   }
 
   /** A file gdb writes under a name of its own in its working directory: the directory must be steady. */

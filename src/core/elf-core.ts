@@ -1,0 +1,117 @@
+import { lstat, open, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { containment } from './paths.js';
+
+/** ELF's note of the files mapped into a process (NT_FILE, "FILE"), named "CORE". */
+const NT_FILE = 0x46494c45;
+const PT_NOTE = 4;
+const ET_CORE = 4;
+/** What is read of a core's notes at most: a real NT_FILE lists a few thousand names. */
+const MAX_NOTE_BYTES = 8 * 2 ** 20;
+const MAX_PROGRAM_HEADERS = 65_535;
+
+/**
+ * The file names a core's NT_FILE notes say were mapped into the process. GDB opens each of them
+ * when it loads the core and reads the memory of those ranges from them, whatever the files are:
+ * a core is a list of files to read as much as a picture of memory. Undefined for a file that is
+ * not an ELF core; throws when its notes cannot be read within bounds.
+ */
+export async function coreMappedFiles(file: string): Promise<string[] | undefined> {
+  const handle = await open(file, 'r');
+  try {
+    const ident = Buffer.alloc(64);
+    const { bytesRead } = await handle.read(ident, 0, 64, 0);
+    if (bytesRead < 52 || ident.toString('latin1', 0, 4) !== '\x7fELF') return undefined;
+    const wide = ident[4] === 2;
+    const little = ident[5] !== 2;
+    const u16 = (b: Buffer, at: number) => (little ? b.readUInt16LE(at) : b.readUInt16BE(at));
+    const u32 = (b: Buffer, at: number) => (little ? b.readUInt32LE(at) : b.readUInt32BE(at));
+    const word = (b: Buffer, at: number) => (wide ? Number(little ? b.readBigUInt64LE(at) : b.readBigUInt64BE(at)) : u32(b, at));
+    if (u16(ident, 16) !== ET_CORE) return undefined;
+    const phoff = word(ident, wide ? 32 : 28);
+    const phentsize = u16(ident, wide ? 54 : 42);
+    const phnum = u16(ident, wide ? 56 : 44);
+    if (phnum > MAX_PROGRAM_HEADERS || phentsize < (wide ? 56 : 32)) throw new Error('its program headers are malformed');
+    const headers = Buffer.alloc(phentsize * phnum);
+    if ((await handle.read(headers, 0, headers.length, phoff)).bytesRead < headers.length) throw new Error('its program headers are cut short');
+    const names: string[] = [];
+    let budget = MAX_NOTE_BYTES;
+    for (let i = 0; i < phnum; i++) {
+      const h = i * phentsize;
+      if (u32(headers, h) !== PT_NOTE) continue;
+      const offset = word(headers, h + (wide ? 8 : 4));
+      const size = word(headers, h + (wide ? 32 : 16));
+      if (size > budget) throw new Error(`its notes are over ${MAX_NOTE_BYTES / 2 ** 20} MiB`);
+      budget -= size;
+      const notes = Buffer.alloc(size);
+      const got = (await handle.read(notes, 0, size, offset)).bytesRead;
+      names.push(...fileNotes(notes.subarray(0, got), { wide, u32, word }));
+    }
+    return names;
+  } finally {
+    await handle.close();
+  }
+}
+
+interface Reader {
+  wide: boolean;
+  u32: (b: Buffer, at: number) => number;
+  word: (b: Buffer, at: number) => number;
+}
+
+/** The names in the NT_FILE notes of one note segment: count, page size, count ranges, then count names. */
+function fileNotes(notes: Buffer, { wide, u32, word }: Reader): string[] {
+  const names: string[] = [];
+  const align = (n: number) => (n + 3) & ~3;
+  for (let at = 0; at + 12 <= notes.length;) {
+    const namesz = u32(notes, at);
+    const descsz = u32(notes, at + 4);
+    const type = u32(notes, at + 8);
+    const nameAt = at + 12;
+    const descAt = nameAt + align(namesz);
+    if (descAt + descsz > notes.length) break;
+    if (type === NT_FILE && notes.toString('latin1', nameAt, nameAt + namesz).replace(/\0+$/, '') === 'CORE') {
+      const desc = notes.subarray(descAt, descAt + descsz);
+      const w = wide ? 8 : 4;
+      const count = desc.length >= 2 * w ? word(desc, 0) : 0;
+      const first = 2 * w + 3 * w * count;
+      if (first <= desc.length) names.push(...desc.toString('utf8', first).split('\0').filter(Boolean).slice(0, count));
+    }
+    at = descAt + align(descsz);
+  }
+  return names;
+}
+
+/** Where a core may map files from outside the root: system libraries and programs, which every user may read. */
+const SYSTEM_DIRS = ['/usr/lib', '/usr/lib32', '/usr/lib64', '/usr/libx32', '/usr/libexec', '/usr/share', '/usr/bin', '/usr/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/bin', '/sbin'];
+
+/**
+ * The first file a core would have GDB read that a key confined to `root` must not: a name that
+ * leads out of the root (links resolved) to anything but a world-readable regular file of the
+ * system's own (its libraries and programs, which real cores map) or /dev/zero. A name that does
+ * not exist is fine (GDB says it cannot open it); a relative one is not (GDB would look it up on
+ * its PATH). Undefined when every name is fine.
+ */
+export async function mappingOutside(names: readonly string[], root: string): Promise<string | undefined> {
+  const realRoot = await realpath(root);
+  for (const name of new Set(names)) {
+    if (!path.isAbsolute(name)) return name;
+    if (containment(realRoot, name).kind !== 'outside') continue;
+    try {
+      await lstat(name);
+    } catch {
+      continue; // gone (a deleted file's "(deleted)" name): nothing to read
+    }
+    let real: string;
+    try {
+      real = await realpath(name);
+    } catch {
+      return name;
+    }
+    if (real === '/dev/zero') continue;
+    const stats = await stat(real).catch(() => undefined);
+    const system = SYSTEM_DIRS.some((dir) => real.startsWith(`${dir}/`));
+    if (!system || !stats?.isFile() || (stats.mode & 0o004) === 0) return name;
+  }
+  return undefined;
+}
