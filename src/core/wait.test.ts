@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { boundPromise, pollUntil, sleep, TimeSlice, TURN_MS, waitBounded } from './wait.js';
+import { boundPromise, onceBounded, pollUntil, sleep, TimeSlice, TURN_MS, waitBounded } from './wait.js';
 
 describe('waitBounded', () => {
   it('settles with the value and runs the cleanup once', async () => {
@@ -73,7 +73,34 @@ describe('boundPromise', () => {
   });
 });
 
+describe('onceBounded', () => {
+  it('tells the event, an error, a close or the bound apart, and leaves no listener behind', async () => {
+    const cases: [string, (e: EventEmitter) => void, string][] = [
+      ['event', (e) => e.emit('connect'), 'value'],
+      ['error', (e) => e.emit('error', new Error('refused')), 'error'],
+      ['close', (e) => e.emit('close'), 'closed'],
+      ['nothing', () => undefined, 'timeout'],
+    ];
+    for (const [, act, kind] of cases) {
+      const e = new EventEmitter();
+      const waiting = onceBounded(e, 'connect', { timeoutMs: 30 });
+      act(e);
+      const outcome = await waiting;
+      expect(outcome.kind).toBe(kind);
+      if (outcome.kind === 'error') expect(outcome.error.message).toBe('refused');
+      await sleep(0);
+      expect(e.eventNames()).toEqual([]);
+    }
+  });
+});
+
 describe('pollUntil', () => {
+  it('polls with a check that fetches what it checks', async () => {
+    let n = 0;
+    expect(await pollUntil(async () => (await Promise.resolve(++n)) >= 3, { timeoutMs: 5000, intervalMs: 1 })).toBe(true);
+    expect(n).toBe(3);
+  });
+
   it('checks until the condition holds, or gives up after the bound (checking at least once)', async () => {
     let checks = 0;
     expect(await pollUntil(() => ++checks >= 3, { timeoutMs: 1000, intervalMs: 1 })).toBe(true);

@@ -1,3 +1,5 @@
+import type { EventEmitter } from 'node:events';
+
 /**
  * The one bounded wait: for a promise or an event, with a timeout, an optional AbortSignal, and
  * cleanup of the timer and listeners whichever way it ends. It never rejects on timeout or abort;
@@ -36,15 +38,16 @@ export function waitBounded<T>(subscribe: (settle: (value: T) => void) => (() =>
       done = true;
       if (timer) clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
-      // The subscription may settle synchronously, before it returned its cleanup.
-      queueMicrotask(() => cleanup?.());
+      // Listeners go at once, inside the event that settled: whoever reads an emitter next must be
+      // the only one listening. (Settled inside `subscribe`: its cleanup runs when it returns.)
+      cleanup?.();
       resolve(outcome);
     };
     const onAbort = () => finish({ kind: 'aborted' });
     if (signal?.aborted) return finish({ kind: 'aborted' });
     signal?.addEventListener('abort', onAbort, { once: true });
     cleanup = subscribe((value) => finish({ kind: 'value', value }));
-    if (done) return;
+    if (done) return void cleanup?.();
     if (timeoutMs <= 0) return finish({ kind: 'timeout' });
     timer = setTimeout(() => finish({ kind: 'timeout' }), Math.min(timeoutMs, MAX_TIMEOUT_MS));
     if (!keepAlive) timer.unref();
@@ -67,6 +70,31 @@ export function boundPromise<T>(promise: Promise<T>, options: BoundOptions): Pro
 }
 
 const FAILED: unique symbol = Symbol('failed');
+
+/** How an event waited for with `onceBounded` ended, beside its value, a timeout or an abort. */
+export type EventOutcome = WaitOutcome<void> | { kind: 'error'; error: Error } | { kind: 'closed' };
+
+/**
+ * Waits for `event` on `emitter` (a socket's `connect`, a TLS `secure`), bounded: `value` when it
+ * came, `error` when the emitter raised one first, `closed` when it closed first, or a timeout or
+ * abort. Its listeners are removed whichever way it ends: the caller adds its own for what follows.
+ */
+export async function onceBounded(emitter: EventEmitter, event: string, options: BoundOptions): Promise<EventOutcome> {
+  const outcome = await waitBounded<EventOutcome>((settle) => {
+    const onEvent = () => settle({ kind: 'value', value: undefined });
+    const onError = (error: Error) => settle({ kind: 'error', error });
+    const onClose = () => settle({ kind: 'closed' });
+    emitter.once(event, onEvent);
+    emitter.once('error', onError);
+    emitter.once('close', onClose);
+    return () => {
+      emitter.off(event, onEvent);
+      emitter.off('error', onError);
+      emitter.off('close', onClose);
+    };
+  }, options);
+  return outcome.kind === 'value' ? outcome.value : outcome;
+}
 
 /** Sleeps `ms` (unref'd: never keeps the process alive, unless `keepAlive`), or less if `signal` aborts. */
 export async function sleep(ms: number, signal?: AbortSignal, { keepAlive = false }: { keepAlive?: boolean } = {}): Promise<void> {

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { onceBounded } from '../../core/wait.js';
 import { HOP_CONNECT_OPTIONS } from './proxy/pipe.js';
 
 export interface DialTarget {
@@ -7,21 +8,14 @@ export interface DialTarget {
 }
 
 /** The one way to reach a real destination over TCP: connected within `timeoutMs`, or rejected with the socket destroyed. */
-export function dial(target: DialTarget, timeoutMs: number): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: target.host, port: target.port, ...HOP_CONNECT_OPTIONS });
-    socket.setNoDelay(true); // request/response traffic: Nagle + delayed ACK would add 40 ms stalls
-    const timer = setTimeout(() => done(new Error(`connecting to ${target.host}:${target.port} took over ${timeoutMs} ms`)), timeoutMs);
-    const done = (err?: Error) => {
-      clearTimeout(timer);
-      socket.off('error', done);
-      if (!err) return resolve(socket);
-      socket.destroy();
-      reject(err);
-    };
-    socket.once('connect', () => done());
-    socket.once('error', done);
-  });
+export async function dial(target: DialTarget, timeoutMs: number): Promise<net.Socket> {
+  const socket = net.connect({ host: target.host, port: target.port, ...HOP_CONNECT_OPTIONS });
+  socket.setNoDelay(true); // request/response traffic: Nagle + delayed ACK would add 40 ms stalls
+  const connected = await onceBounded(socket, 'connect', { timeoutMs, keepAlive: true });
+  if (connected.kind === 'value') return socket;
+  socket.destroy();
+  if (connected.kind === 'error') throw connected.error;
+  throw new Error(`connecting to ${target.host}:${target.port} ${connected.kind === 'closed' ? 'closed before it connected' : `took over ${timeoutMs} ms`}`);
 }
 
 /** Upstream connections are given this long to connect. */

@@ -1,3 +1,4 @@
+import { boundPromise } from '../../core/wait.js';
 import type { Mock } from './keploy/types.js';
 import { numberMocks } from './keploy/serialize.js';
 import { MockStore } from './keploy/store.js';
@@ -67,7 +68,7 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
   try {
     run = await runThroughProxy(req, proxy, (ms) => req.onTick?.(ms, captured.length));
     // Exchanges still in flight when the program ended (a response being written) finish first.
-    await Promise.race([Promise.allSettled([...pending]), new Promise((r) => setTimeout(r, 2000).unref())]);
+    await boundPromise(Promise.allSettled([...pending]), { timeoutMs: 2000 });
   } finally {
     await proxy.close();
   }

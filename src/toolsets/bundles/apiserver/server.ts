@@ -4,6 +4,7 @@ import { Bundle } from './bundle.js';
 import { estimateCollectedAt } from './clock.js';
 import { handle, type ServerContext } from './handler.js';
 import { internalError, sendStatus, timeout } from './status.js';
+import { boundPromise } from '../../../core/wait.js';
 
 /**
  * A read-only Kubernetes API server over an extracted support bundle, so the real kubectl
@@ -49,18 +50,14 @@ export async function startBundleApiServer(options: BundleApiServerOptions): Pro
 }
 
 async function serve(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const timer = setTimeout(() => {
+  try {
+    const outcome = await boundPromise(handle(ctx, req, res), { timeoutMs: REQUEST_BUDGET_MS, keepAlive: true });
+    if (outcome.kind !== 'timeout' || res.destroyed || res.writableEnded) return;
     if (!res.headersSent) sendStatus(res, timeout());
     else res.destroy();
-  }, REQUEST_BUDGET_MS);
-  res.on('close', () => clearTimeout(timer));
-  try {
-    await handle(ctx, req, res);
   } catch (err) {
     if (!res.headersSent) sendStatus(res, internalError(err instanceof Error ? err.message : String(err)));
     else res.destroy();
-  } finally {
-    clearTimeout(timer);
   }
 }
 

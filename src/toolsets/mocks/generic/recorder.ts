@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream';
 import type { GenericMock } from '../keploy/types.js';
+import { waitBounded } from '../../../core/wait.js';
 import { buildGenericMock } from './keploy.js';
 import { failTogether, pipeBoth } from '../proxy/pipe.js';
 import { greetingOffersTls, greetingRead, isMysqlGreeting, redactMysqlRequest, splitSslRequest } from '../mysql/wire.js';
@@ -119,40 +120,49 @@ const FIRST_PACKET_MAX_WAIT_MS = 2000;
  * Reads `from` until `enough(bytes)`, the other side speaks, either ends, or `from` goes quiet
  * with too few bytes for `FIRST_PACKET_WAIT_MS`; both are left paused.
  */
-function readFirst(from: Duplex, other: Duplex, enough: (bytes: Buffer) => boolean): Promise<FirstBytes> {
-  return new Promise((resolve) => {
-    let bytes: Buffer = Buffer.alloc(0);
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = setTimeout(() => done('quiet'), FIRST_PACKET_MAX_WAIT_MS);
-    const done = (stopped?: FirstBytes['stopped']) => {
-      clearTimeout(timer);
-      clearTimeout(deadline);
-      from.pause();
-      other.pause();
-      from.off('data', onData);
-      other.off('data', onOther);
-      for (const s of [from, other]) for (const e of ['end', 'close']) s.off(e, onEnd);
-      resolve(stopped ? { bytes, stopped } : { bytes });
-    };
-    const onData = (chunk: Buffer) => {
-      bytes = bytes.length === 0 ? chunk : Buffer.concat([bytes, chunk]);
-      clearTimeout(timer);
-      if (enough(bytes)) done();
-      else timer = setTimeout(() => done('quiet'), FIRST_PACKET_WAIT_MS);
-    };
-    const onOther = (chunk: Buffer) => {
-      other.pause();
-      other.unshift(chunk);
-      done('other');
-    };
-    const onEnd = () => done('ended');
-    if (from.destroyed || other.destroyed || from.readableEnded || other.readableEnded) return done('ended');
-    from.on('data', onData);
-    other.on('data', onOther);
-    for (const s of [from, other]) for (const e of ['end', 'close']) s.once(e, onEnd);
-    from.resume();
-    other.resume();
-  });
+async function readFirst(from: Duplex, other: Duplex, enough: (bytes: Buffer) => boolean): Promise<FirstBytes> {
+  let bytes: Buffer = Buffer.alloc(0);
+  let quiet: NodeJS.Timeout | undefined;
+  const outcome = await waitBounded<FirstBytes['stopped'] | 'enough'>(
+    (settle) => {
+      // Paused at once, in the handler: a flowing stream would hand over its next chunk first.
+      const stop = (why: FirstBytes['stopped'] | 'enough') => {
+        from.pause();
+        other.pause();
+        settle(why);
+      };
+      const onData = (chunk: Buffer) => {
+        bytes = bytes.length === 0 ? chunk : Buffer.concat([bytes, chunk]);
+        clearTimeout(quiet);
+        if (enough(bytes)) stop('enough');
+        else quiet = setTimeout(() => stop('quiet'), FIRST_PACKET_WAIT_MS);
+      };
+      const onOther = (chunk: Buffer) => {
+        other.pause();
+        other.unshift(chunk);
+        stop('other');
+      };
+      const onEnd = () => stop('ended');
+      if (from.destroyed || other.destroyed || from.readableEnded || other.readableEnded) return stop('ended');
+      from.on('data', onData);
+      other.on('data', onOther);
+      for (const s of [from, other]) for (const e of ['end', 'close']) s.once(e, onEnd);
+      from.resume();
+      other.resume();
+      return () => {
+        clearTimeout(quiet);
+        from.off('data', onData);
+        other.off('data', onOther);
+        for (const s of [from, other]) for (const e of ['end', 'close']) s.off(e, onEnd);
+      };
+    },
+    { timeoutMs: FIRST_PACKET_MAX_WAIT_MS, keepAlive: true },
+  );
+  // However it ended, both are left paused (a handler that settled paused them already).
+  from.pause();
+  other.pause();
+  if (outcome.kind !== 'value') return { bytes, stopped: 'quiet' }; // the bytes trickled in past the bound
+  return outcome.value === 'enough' ? { bytes } : { bytes, stopped: outcome.value };
 }
 
 /**

@@ -1,4 +1,5 @@
 import http2 from 'node:http2';
+import { boundPromise } from '../../../core/wait.js';
 import type { Mock } from '../keploy/types.js';
 import { relay, toMock } from './relay.js';
 import { serveClient, upstreamOf, type H2Connection, type H2Dial } from './wire.js';
@@ -32,7 +33,7 @@ export async function recordH2(conn: H2Connection, o: RecordH2Options): Promise<
       pending.add(work);
       void work.finally(() => pending.delete(work));
     });
-    await Promise.race([Promise.allSettled([...pending]), new Promise((r) => setTimeout(r, 2000).unref())]);
+    await boundPromise(Promise.allSettled([...pending]), { timeoutMs: 2000 });
   } finally {
     upstream.close();
   }

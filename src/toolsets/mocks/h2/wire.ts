@@ -1,5 +1,6 @@
 import http2 from 'node:http2';
 import { Duplex } from 'node:stream';
+import { onceBounded } from '../../../core/wait.js';
 import type { Verdict } from '../protocol.js';
 import type { HeaderMap } from './grpc.js';
 
@@ -116,26 +117,16 @@ export function upstreamOf(dial: H2Dial, scheme: 'http' | 'https', target: { hos
   let session: Promise<http2.ClientHttp2Session> | undefined;
   return {
     get: () =>
-      (session ??= dial().then(
-        (socket) =>
-          new Promise<http2.ClientHttp2Session>((resolve, reject) => {
-            const s = http2.connect(`${scheme}://${target.host}:${target.port}`, { createConnection: () => jsDuplex(socket) });
-            // A server that never sends its SETTINGS (not HTTP/2 after all) must not hang the call.
-            const timer = setTimeout(() => {
-              s.destroy();
-              reject(new Error(`HTTP/2 to ${target.host}:${target.port}: no SETTINGS within ${CONNECT_TIMEOUT_MS} ms`));
-            }, CONNECT_TIMEOUT_MS);
-            s.once('connect', () => {
-              clearTimeout(timer);
-              resolve(s);
-            });
-            s.once('error', (err) => {
-              clearTimeout(timer);
-              reject(err);
-            });
-            s.on('error', () => {});
-          }),
-      )),
+      (session ??= dial().then(async (socket) => {
+        const s = http2.connect(`${scheme}://${target.host}:${target.port}`, { createConnection: () => jsDuplex(socket) });
+        s.on('error', () => {}); // errors after the start reach each stream
+        // A server that never sends its SETTINGS (not HTTP/2 after all) must not hang the call.
+        const started = await onceBounded(s, 'connect', { timeoutMs: CONNECT_TIMEOUT_MS, keepAlive: true });
+        if (started.kind === 'value') return s;
+        s.destroy();
+        if (started.kind === 'error') throw started.error;
+        throw new Error(`HTTP/2 to ${target.host}:${target.port}: ${started.kind === 'closed' ? 'closed before its SETTINGS' : `no SETTINGS within ${CONNECT_TIMEOUT_MS} ms`}`);
+      })),
     close: () => void session?.then((s) => s.close()).catch(() => {}),
   };
 }

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { DebugkitError } from '../../../core/errors.js';
+import { waitBounded } from '../../../core/wait.js';
 
 /**
  * Why `decide` is being asked: new bytes arrived, the peer closed its side, the wait ran out, or
@@ -18,60 +19,66 @@ export interface PeekOptions {
  * Each look is `read(n)` followed by `unshift` in the same tick, so the stream is never seen empty
  * and cannot emit 'end' under our feet; whoever reads or pipes the stream next gets every byte.
  */
-export function peekUntil<T>(stream: Readable, decide: (buf: Buffer, event: PeekEvent) => T | undefined, { timeoutMs, maxBytes }: PeekOptions): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let seen = -1;
-    let current: Buffer = Buffer.alloc(0);
-    let done = false;
+export async function peekUntil<T>(stream: Readable, decide: (buf: Buffer, event: PeekEvent) => T | undefined, { timeoutMs, maxBytes }: PeekOptions): Promise<T> {
+  let seen = -1;
+  let current: Buffer = Buffer.alloc(0);
+  type Answer = { value: T } | { err: unknown };
+  const outcome = await waitBounded<Answer>(
+    (settle) => {
+      const ask = (event: PeekEvent) => {
+        const answer = decideOnce(decide, current, event);
+        if (answer) settle(answer);
+      };
+      const onReadable = () => {
+        const n = stream.readableLength;
+        const ended = eofReceived(stream);
+        // EOF with nothing buffered: answer without reading, so 'end' is left for the next reader.
+        if (n === 0) return void (ended ? ask('end') : stream.read());
+        // Our own unshift announces the same bytes again; only EOF makes an unchanged buffer news.
+        if (n === seen && !ended) return;
+        seen = n;
+        current = stream.read(n) as Buffer;
+        stream.unshift(current);
+        const full = n >= Math.min(maxBytes, stream.readableHighWaterMark);
+        ask(ended ? 'end' : full ? 'limit' : 'data');
+      };
+      const onEnd = () => {
+        current = Buffer.alloc(0);
+        ask('end');
+      };
+      const onError = (err: Error) => settle({ err });
+      const onClose = () => settle({ err: new DebugkitError('ENGINE_FAILED', 'the connection closed while its first bytes were awaited') });
+      if (stream.readableEnded) return ask('end');
+      stream.on('readable', onReadable);
+      stream.on('end', onEnd);
+      stream.on('error', onError);
+      stream.on('close', onClose);
+      return () => {
+        stream.off('readable', onReadable);
+        stream.off('end', onEnd);
+        stream.off('error', onError);
+        stream.off('close', onClose);
+      };
+    },
+    { timeoutMs, keepAlive: true },
+  );
+  // The wait ran out: `decide` has the last word on what has arrived.
+  const answer = outcome.kind === 'value' ? outcome.value : decideOnce(decide, current, 'timeout')!;
+  if ('err' in answer) throw answer.err;
+  return answer.value;
+}
 
-    const finish = (err: unknown, value?: T) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      stream.off('readable', onReadable);
-      stream.off('end', onEnd);
-      stream.off('error', onError);
-      stream.off('close', onClose);
-      if (err) reject(err);
-      else resolve(value as T);
-    };
-    const ask = (event: PeekEvent) => {
-      let answer: T | undefined;
-      try {
-        answer = decide(current, event);
-      } catch (err) {
-        return finish(err);
-      }
-      if (answer !== undefined) return finish(undefined, answer);
-      if (event !== 'data') finish(new DebugkitError('INTERNAL', `peek: no decision after ${event}`));
-    };
-    const onReadable = () => {
-      const n = stream.readableLength;
-      const ended = eofReceived(stream);
-      // EOF with nothing buffered: answer without reading, so 'end' is left for the next reader.
-      if (n === 0) return void (ended ? ask('end') : stream.read());
-      // Our own unshift announces the same bytes again; only EOF makes an unchanged buffer news.
-      if (n === seen && !ended) return;
-      seen = n;
-      current = stream.read(n) as Buffer;
-      stream.unshift(current);
-      const full = n >= Math.min(maxBytes, stream.readableHighWaterMark);
-      ask(ended ? 'end' : full ? 'limit' : 'data');
-    };
-    const onEnd = () => {
-      current = Buffer.alloc(0);
-      ask('end');
-    };
-    const onError = (err: Error) => finish(err);
-    const onClose = () => finish(new DebugkitError('ENGINE_FAILED', 'the connection closed while its first bytes were awaited'));
-    const timer = setTimeout(() => ask('timeout'), timeoutMs);
-
-    if (stream.readableEnded) return void ask('end');
-    stream.on('readable', onReadable);
-    stream.on('end', onEnd);
-    stream.on('error', onError);
-    stream.on('close', onClose);
-  });
+/** One answer of `decide`: its value, its error, or undefined to wait for more (only after 'data'). */
+function decideOnce<T>(decide: (buf: Buffer, event: PeekEvent) => T | undefined, current: Buffer, event: PeekEvent): { value: T } | { err: unknown } | undefined {
+  let value: T | undefined;
+  try {
+    value = decide(current, event);
+  } catch (err) {
+    return { err };
+  }
+  if (value !== undefined) return { value };
+  if (event !== 'data') return { err: new DebugkitError('INTERNAL', `peek: no decision after ${event}`) };
+  return undefined;
 }
 
 /**

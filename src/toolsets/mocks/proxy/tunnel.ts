@@ -1,6 +1,7 @@
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TimeoutError } from '../../../core/errors.js';
+import { onceBounded } from '../../../core/wait.js';
 import { HOP_CONNECT_OPTIONS, pipeBoth } from './pipe.js';
 
 export interface TunnelEndpoint {
@@ -38,8 +39,9 @@ export function tunnel(conn: { client: Duplex; target: TunnelEndpoint }, options
   if (client instanceof net.Socket) client.setNoDelay(true);
 
   const timeoutMs = options.connectTimeoutMs ?? 10_000;
-  const timer = setTimeout(() => upstream.destroy(new TimeoutError(`connecting to ${dest.host}:${dest.port} took over ${timeoutMs} ms`)), timeoutMs);
-  upstream.once('connect', () => clearTimeout(timer));
-  upstream.once('close', () => clearTimeout(timer));
+  // The pipes see how the connection ends; this only bounds how long it may take to start.
+  void onceBounded(upstream, 'connect', { timeoutMs, keepAlive: true }).then((o) => {
+    if (o.kind === 'timeout') upstream.destroy(new TimeoutError(`connecting to ${dest.host}:${dest.port} took over ${timeoutMs} ms`));
+  });
   return pipeBoth(client, upstream, result);
 }

@@ -2,7 +2,7 @@ import type { Duplex } from 'node:stream';
 import { previewBytes } from '../generic/keploy.js';
 import type { GenericConnection } from '../generic/recorder.js';
 import { ByteQueue } from '../../../core/byte-queue.js';
-import { TimeSlice } from '../../../core/wait.js';
+import { boundPromise, TimeSlice } from '../../../core/wait.js';
 import type { RedisIndex } from './matcher.js';
 import { CommandFramer, commandArgs, describeCommand, encodeCommand, errorReply, MAX_BUFFERED, redactArgs, RespFramer } from './wire.js';
 
@@ -232,15 +232,13 @@ export function redisFetcher(connect: () => Promise<Duplex>, timeoutMs = 10_000)
       }
       const fresh = state.slice(sent);
       sent = state.length;
-      return await new Promise<Buffer>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no reply within ${timeoutMs} ms`)), timeoutMs);
-        waiting = {
-          skip: fresh.length,
-          resolve: (b) => (clearTimeout(timer), resolve(b)),
-          reject: (e) => (clearTimeout(timer), reject(e)),
-        };
+      const reply = new Promise<Buffer>((resolve, reject) => {
+        waiting = { skip: fresh.length, resolve, reject };
         socket!.write(Buffer.concat([...fresh, command]));
       });
+      const outcome = await boundPromise(reply, { timeoutMs, keepAlive: true });
+      if (outcome.kind !== 'value') throw new Error(`no reply within ${timeoutMs} ms`);
+      return outcome.value;
     },
     close: () => socket?.destroy(),
   };

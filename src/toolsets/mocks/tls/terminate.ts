@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
+import { onceBounded } from '../../../core/wait.js';
 import { SYSTEM_BUNDLE, type DebugkitCa } from './ca.js';
 
 /**
@@ -163,26 +164,10 @@ export function upstreamSecureContext(ca: string | string[] | undefined): tls.Se
 }
 
 /** Resolves on `event`, rejects on error, close or timeout (destroying the socket). */
-function settle(socket: tls.TLSSocket, event: 'secure' | 'secureConnect', timeoutMs: number, what: string): Promise<tls.TLSSocket> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`${what} took over ${timeoutMs} ms`)), timeoutMs);
-    const fail = (err: Error) => {
-      cleanup();
-      socket.destroy();
-      reject(err);
-    };
-    const onError = (err: Error) => fail(new Error(`${what} failed: ${err.message}`, { cause: err }));
-    const onClose = () => fail(new Error(`${what} failed: the connection closed`));
-    const cleanup = () => {
-      clearTimeout(timer);
-      socket.off('error', onError);
-      socket.off('close', onClose);
-    };
-    socket.once(event, () => {
-      cleanup();
-      resolve(socket);
-    });
-    socket.on('error', onError);
-    socket.on('close', onClose);
-  });
+async function settle(socket: tls.TLSSocket, event: 'secure' | 'secureConnect', timeoutMs: number, what: string): Promise<tls.TLSSocket> {
+  const outcome = await onceBounded(socket, event, { timeoutMs, keepAlive: true });
+  if (outcome.kind === 'value') return socket;
+  socket.destroy();
+  if (outcome.kind === 'error') throw new Error(`${what} failed: ${outcome.error.message}`, { cause: outcome.error });
+  throw new Error(outcome.kind === 'closed' ? `${what} failed: the connection closed` : `${what} took over ${timeoutMs} ms`);
 }
