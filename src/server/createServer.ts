@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/server';
 import type { Config } from '../config.js';
+import type { z } from 'zod';
 import { createLogger, type Logger } from '../mcp/log.js';
 import type { CallRuntime, EndToolCall, ToolCallEvent, ToolCallStart } from '../mcp/call-runtime.js';
 import { DEFAULT_RESULT_MAX_TOKENS } from '../mcp/result-ceiling.js';
@@ -36,6 +37,14 @@ export interface ToolCatalogEntry {
   scopes: readonly string[];
   /** The argument naming the session a call acts on (ToolSpec.sessionArg). */
   sessionArg?: string;
+  /** The session a call acts on when it leaves that argument out (the debugger's "default"). */
+  sessionDefault?: string;
+}
+
+/** Which session a call of a tool names: its argument, and the session meant without it. */
+export interface SessionArgument {
+  name: string;
+  default?: string;
 }
 
 /** Where another node holds an MCP session or a debug session (multi-node). */
@@ -131,7 +140,7 @@ export interface Debugkit {
   /** `--tool-prefix`: the name a tool (by contract name) is listed and called by; absent without a prefix. */
   toolName?(tool: string): string;
   /** The argument naming the session a call of `tool` (by the name it is called) acts on, if it has one. */
-  sessionArgOf(tool: string): string | undefined;
+  sessionArgOf(tool: string): SessionArgument | undefined;
   /** A new McpServer for one client (a connection, a legacy session or one stateless request). */
   connect(owner: string, principal?: Principal): McpServer;
   /** Ends everything a client opened; called when its connection goes away. */
@@ -171,7 +180,9 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
   // listed name; a contract alias such as debugger/attach is judged as the tool it calls).
   const callable = callableCatalog(catalog, toolName);
   hooks.catalog?.(callable);
-  const sessionArgs = new Map(callable.flatMap((t) => (t.sessionArg !== undefined ? [[t.name, t.sessionArg] as const] : [])));
+  const sessionArgs = new Map(
+    callable.flatMap((t) => (t.sessionArg !== undefined ? [[t.name, { name: t.sessionArg, ...(t.sessionDefault !== undefined ? { default: t.sessionDefault } : {}) }] as const] : [])),
+  );
 
   return {
     config,
@@ -237,6 +248,12 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
   };
 }
 
+/** The value a session argument's schema gives a call that leaves it out, if any. */
+function sessionDefault(schema: z.ZodTypeAny | undefined): { sessionDefault?: string } {
+  const parsed = schema?.safeParse(undefined);
+  return parsed?.success && typeof parsed.data === 'string' ? { sessionDefault: parsed.data } : {};
+}
+
 /** Every tool of the toolsets, from its spec (by contract name), with its contract alias if it has one. */
 function toolCatalog(toolsets: Toolset[]): Array<ToolCatalogEntry & { contractName?: string }> {
   return toolsets.flatMap((toolset) =>
@@ -245,7 +262,7 @@ function toolCatalog(toolsets: Toolset[]): Array<ToolCatalogEntry & { contractNa
       toolset: toolset.name,
       readOnly: spec.annotations?.readOnlyHint === true,
       scopes: spec.scopes?.always ?? [],
-      ...(spec.sessionArg !== undefined ? { sessionArg: spec.sessionArg } : {}),
+      ...(spec.sessionArg !== undefined ? { sessionArg: spec.sessionArg, ...sessionDefault(spec.input[spec.sessionArg]) } : {}),
       ...(spec.contractName !== undefined ? { contractName: spec.contractName } : {}),
     })),
   );

@@ -1,21 +1,23 @@
 import type { ServerResponse } from 'node:http';
-import type { Denial, Principal, SessionHooks, SessionLocation } from './createServer.js';
+import type { Denial, Principal, SessionArgument, SessionHooks, SessionLocation } from './createServer.js';
 import { PERMISSION_DENIED } from '../mcp/call-runtime.js';
 
-/** The debug session a tools/call names in its arguments (by its tool's session argument, ToolSpec.sessionArg), if any. */
-export function debugSessionArg(params: { name?: unknown; arguments?: unknown } | undefined, sessionArgOf: (tool: string) => string | undefined): string | undefined {
-  const args = params?.arguments;
-  if (typeof params?.name !== 'string' || !args || typeof args !== 'object') return undefined;
+/**
+ * The debug session a tools/call names (by its tool's session argument, ToolSpec.sessionArg), if
+ * any; a call that leaves the argument out names the session its schema defaults to (the
+ * debugger's "default"), which may be held by another node just the same.
+ */
+export function debugSessionArg(params: { name?: unknown; arguments?: unknown } | undefined, sessionArgOf: (tool: string) => SessionArgument | undefined): string | undefined {
+  if (typeof params?.name !== 'string') return undefined;
   const arg = sessionArgOf(params.name);
-  const v = arg === undefined ? undefined : (args as Record<string, unknown>)[arg];
+  if (!arg) return undefined;
+  const args = params.arguments ?? {};
+  if (typeof args !== 'object') return undefined;
+  const v = (args as Record<string, unknown>)[arg.name] ?? arg.default;
   return typeof v === 'string' || typeof v === 'number' ? String(v) : undefined;
 }
 
-/**
- * A stateless request (2026-07-28 or plain JSON-RPC) has no MCP session to follow: when one of
- * its tools/calls names a debug session another node recorded (`debug:<id>`), that node answers.
- */
-export async function sessionToForward(sessions: SessionHooks, body: unknown, principal: Principal, sessionArgOf: (tool: string) => string | undefined): Promise<SessionLocation | undefined> {
+export async function sessionToForward(sessions: SessionHooks, body: unknown, principal: Principal, sessionArgOf: (tool: string) => SessionArgument | undefined): Promise<SessionLocation | undefined> {
   const messages = Array.isArray(body) ? body : [body];
   for (const m of messages) {
     if (!m || typeof m !== 'object' || (m as { method?: unknown }).method !== 'tools/call') continue;
