@@ -110,6 +110,29 @@ describe('Python REST sessions belong to the key that started them', () => {
   });
 });
 
+describe('the audit of a REST call names the session of its route', () => {
+  it('a body field named like the route parameter neither renames the session in the audit nor reaches the call', async () => {
+    const a = await createKey(store, 'rest-audit', 'python', ['--rate', 'unlimited']);
+    const id: string = (await rest(a.key, 'POST', '/sessions', { entry: CALC })).json.sessionId;
+    const forged = '00000000-not-the-real-session';
+    const hit = await rest(a.key, 'POST', `/sessions/${id}/breakpoint`, { file: CALC, line: 11, id: forged });
+    expect(hit.json.hit).toBe(true);
+    await rest(a.key, 'DELETE', `/sessions/${id}`);
+    const db = new Database(path.join(data.dir, 'control.db'), { readonly: true });
+    try {
+      const rows = db.prepare('SELECT debug_session, args FROM audit WHERE key_id = ? AND tool LIKE ?').all(a.id, '%breakpoint%') as Array<{ debug_session: string; args: string }>;
+      expect(rows.length).toBeGreaterThan(0);
+      // Before: the body's "id" overwrote the route's, and the audit named a session that never was.
+      for (const row of rows) {
+        expect(row.debug_session).toBe(id);
+        expect(row.args).not.toContain(forged);
+      }
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe("bundles belong to the key that added them; sources never show a signed URL's query", () => {
   it('another key neither lists nor opens them (by name or by path), reading or not', async () => {
     const owner = await createKey(store, 'bundles-owner', 'bundles,bundles:download', ['--rate', 'unlimited']);
