@@ -557,7 +557,9 @@ describe('SessionRegistry forget', () => {
     await expectNotFound(() => registry.get('alice', id), id, 'gdb exited with code 1');
     vi.advanceTimersByTime(5000);
     await flush();
-    expect(expired).toEqual([]);
+    // Told once, as an idle expiry is, so what routes the session elsewhere goes too (attack 18k:
+    // the rows of sessions whose gdb crashed stayed in the shared store); the idle timer is gone.
+    expect(expired.map((e) => e.id)).toEqual([id]);
   });
 
   it('ignores an unknown id and leaves no tombstone for it', async () => {

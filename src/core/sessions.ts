@@ -49,8 +49,12 @@ export interface RegistryOptions<S = unknown> {
   maxSessionsTotal?: number;
   /** Most sessions all clients of one key may hold together (default: no per-key cap). */
   maxSessionsPerKey?: number;
-  /** Called after a session ended by itself (idle timeout) so owners can log it. */
-  onExpire?: (info: SessionInfo) => void;
+  /**
+   * Called when a session ended by itself, without its client: its idle timeout, or its engine
+   * exiting (`forget`). Owners log it, and the server forgets what it recorded for the session
+   * elsewhere (the row that routes it between nodes).
+   */
+  onExpire?: (info: SessionInfo, reason: string) => void;
   /**
    * The message refusing a chosen id the owner already uses: `session` is the one holding it, or
    * undefined while another create of that id is still starting.
@@ -203,6 +207,7 @@ export class SessionRegistry<S extends SessionResource> {
     this.disarm(entry);
     this.entries.delete(entry.slot);
     this.remember(entry, reason);
+    this.options.onExpire?.(this.info(entry), reason);
   }
 
   /** Ends the owner's sessions, and those it is still starting as soon as they exist. */
@@ -254,9 +259,10 @@ export class SessionRegistry<S extends SessionResource> {
     if (entry.busy > 0 || entry.timeoutMs <= 0) return;
     entry.timer = setTimeout(() => {
       if (this.entries.get(entry.slot) !== entry || entry.busy > 0) return;
-      this.options.onExpire?.(this.info(entry));
+      const reason = `idle for ${Math.round(entry.timeoutMs / 1000)} s (session timeout)`;
+      this.options.onExpire?.(this.info(entry), reason);
       // Nobody awaits this: a failing dispose must not become an unhandled rejection (a crash).
-      this.end(entry, `idle for ${Math.round(entry.timeoutMs / 1000)} s (session timeout)`).catch(() => undefined);
+      this.end(entry, reason).catch(() => undefined);
     }, entry.timeoutMs);
     entry.timer.unref();
   }

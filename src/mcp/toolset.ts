@@ -48,8 +48,9 @@ export interface ToolsetEnv {
   config: Config;
   log: Logger;
   /**
-   * A toolset calls this when one of its sessions ended by itself (idle expiry), so the server can
-   * forget what it recorded for it elsewhere (the row that routes it between nodes).
+   * A toolset calls this when one of its sessions ended by itself (idle expiry, or its engine
+   * exiting), so the server can forget what it recorded for it elsewhere (the row that routes it
+   * between nodes).
    */
   sessionExpired?(owner: string, id: string): void;
 }

@@ -165,7 +165,7 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
     throw new Error(`unknown toolset ${unknown.join(', ')}: valid toolsets are ${valid}`);
   }
   const chosen = config.toolsets.length > 0 ? factories.filter((f) => config.toolsets.includes(f.name)) : factories;
-  // A debug session that ended idle: the control plane drops what routes it (multi-node).
+  // A debug session that ended by itself (idle, or its engine gone): the control plane drops what routes it (multi-node).
   const sessionExpired = (owner: string, id: string) => {
     hooks.sessions?.expired?.(owner, id).catch((err: unknown) => log.warn(`forgetting expired session ${id}: ${err instanceof Error ? err.message : String(err)}`));
   };

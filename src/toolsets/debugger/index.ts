@@ -21,8 +21,8 @@ export function debuggerToolsetWith(control?: DebuggerControl): ToolsetFactory {
         maxSessions: env.config.maxSessions,
         maxSessionsTotal: env.config.maxSessionsTotal,
         maxSessionsPerKey: env.config.maxSessionsPerKey,
-        onExpire: (info) => {
-          env.log.info(`debugger session "${info.id}" of ${info.owner} ended after ${info.timeoutMs / 1000} s idle`);
+        onExpire: (info, reason) => {
+          env.log.info(`debugger session "${info.id}" of ${info.owner} ended: ${reason}`);
           env.sessionExpired?.(info.owner, info.id);
         },
         describeTaken: sessionTaken,

@@ -27,8 +27,8 @@ export const gdbToolset = defineToolset<GdbContext>({
       maxSessions: env.config.maxSessions,
       maxSessionsTotal: env.config.maxSessionsTotal,
       maxSessionsPerKey: env.config.maxSessionsPerKey,
-      onExpire: (info) => {
-        env.log.info(`gdb session ${info.id} closed after ${info.timeoutMs / 1000} s idle`);
+      onExpire: (info, reason) => {
+        env.log.info(`gdb session ${info.id} ended: ${reason}`);
         env.sessionExpired?.(info.owner, info.id);
       },
     }),
