@@ -143,6 +143,19 @@ describe('the rate limit counts every request, the quota only tool calls', () =>
     expect(over.status).toBe(429);
     expect(over.body.error).toMatchObject({ code: -32002, message: expect.stringMatching(/^Quota exceeded/), data: { limit: 2, used: 2, kind: 'quota' } });
   });
+
+  it('a tools/call the SDK will not parse runs nothing and uses none of the quota (attack 18k)', async () => {
+    const k = await createKey(store, 'quota-malformed', 'gdb:read', ['--rate', 'unlimited', '--quota', '1/day']);
+    for (const id of [1.5, 2.5, 3.5]) {
+      const malformed = await rpc(node.url, k.key, list(id));
+      expect(malformed.body.error?.code, JSON.stringify(malformed.body)).not.toBe(-32002);
+      expect(malformed.body.result).toBeUndefined();
+    }
+    // Before, each of them used one call of the quota: this one was refused "Quota exceeded".
+    const call = await rpc(node.url, k.key, list(4));
+    expect(call.status, JSON.stringify(call.body)).toBe(200);
+    expect(call.body.result).toBeDefined();
+  });
 });
 
 describe('open MCP sessions are capped per key and per server', () => {

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { JSONRPCRequestSchema } from '@modelcontextprotocol/core';
 import type { KeyContext } from './keys.js';
 import type { ControlPlane, FinishCall, Refusal } from './plane.js';
 
@@ -23,7 +24,9 @@ function requestOf(m: unknown): RequestMessage | undefined {
   if (!m || typeof m !== 'object') return undefined;
   const msg = m as { id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown } };
   if (typeof msg.method !== 'string' || (typeof msg.id !== 'string' && typeof msg.id !== 'number')) return undefined;
-  if (msg.method !== 'tools/call') return { id: msg.id, method: msg.method };
+  // A tools/call the SDK will not parse (an id of 1.5, no "jsonrpc") runs no tool: it counts
+  // against the rate as any request does, but not against the quota of calls.
+  if (msg.method !== 'tools/call' || !JSONRPCRequestSchema.safeParse(m).success) return { id: msg.id, method: msg.method };
   return { id: msg.id, method: msg.method, call: { name: String(msg.params?.name ?? ''), args: msg.params?.arguments ?? {} } };
 }
 
