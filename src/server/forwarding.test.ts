@@ -6,7 +6,8 @@ import { defaultConfig } from '../config.js';
 import { createLogger } from '../mcp/log.js';
 import { toolsetFactories } from '../toolsets/index.js';
 import { createDebugkit } from './createServer.js';
-import { debugSessionArg } from './forwarding.js';
+import type { SessionHooks } from './createServer.js';
+import { debugSessionArg, sessionToForward } from './forwarding.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'debugkit-forwarding-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -31,5 +32,24 @@ describe('the debug session a call names, for routing it to the node that holds 
     expect(named('list_sessions', {})).toBeUndefined();
     expect(named('debugger_get_stack_trace', 'session_id')).toBeUndefined();
     expect(named('call', {})).toBeUndefined();
+  });
+});
+
+describe('the node a request goes to', () => {
+  const dk = createDebugkit(defaultConfig({ root, logLevel: 'error' }), { toolsets: toolsetFactories, log: createLogger('error'), hooks: {} });
+  const held: Record<string, string> = { 'debug:on-b': 'b', 'debug:on-c': 'c', 'debug:default': 'b' };
+  const hooks = { locate: async (id: string) => (held[id] ? { node: held[id], url: `http://${held[id]}/mcp` } : undefined) } as unknown as SessionHooks;
+  const call = (id: number, args: object) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'debugger_get_stack_trace', arguments: args } });
+  const route = (body: unknown) => sessionToForward(hooks, body, { id: 'k' }, dk.sessionArgOf);
+
+  it('is the node holding the sessions its calls name, the default one included', async () => {
+    expect(await route(call(1, { session_id: 'on-b' }))).toEqual({ node: 'b', url: 'http://b/mcp' });
+    expect(await route([call(1, {}), call(2, { session_id: 'on-b' })])).toEqual({ node: 'b', url: 'http://b/mcp' });
+    expect(await route(call(1, { session_id: 'mine' }))).toBeUndefined();
+  });
+
+  it('is none for a batch naming sessions of two nodes, or of another node and this one (half of it would answer "not found")', async () => {
+    expect(await route([call(1, { session_id: 'on-b' }), call(2, { session_id: 'on-c' })])).toEqual({ mixed: expect.stringMatching(/node b and node c/) });
+    expect(await route([call(1, { session_id: 'on-b' }), call(2, { session_id: 'mine' })])).toEqual({ mixed: expect.stringMatching(/node b and this node/) });
   });
 });

@@ -17,16 +17,33 @@ export function debugSessionArg(params: { name?: unknown; arguments?: unknown } 
   return typeof v === 'string' || typeof v === 'number' ? String(v) : undefined;
 }
 
-export async function sessionToForward(sessions: SessionHooks, body: unknown, principal: Principal, sessionArgOf: (tool: string) => SessionArgument | undefined): Promise<SessionLocation | undefined> {
+/**
+ * The node to send a request to: the one holding the debug sessions its calls name, when another
+ * node holds them. A batch whose calls name sessions of more than one node (or of another node and
+ * this one) cannot go whole to either, where half of it would answer "not found": `mixed` says
+ * which, for a refusal.
+ */
+export async function sessionToForward(
+  sessions: SessionHooks,
+  body: unknown,
+  principal: Principal,
+  sessionArgOf: (tool: string) => SessionArgument | undefined,
+): Promise<SessionLocation | { mixed: string } | undefined> {
   const messages = Array.isArray(body) ? body : [body];
+  const remote = new Map<string, SessionLocation>();
+  const here = new Set<string>();
   for (const m of messages) {
     if (!m || typeof m !== 'object' || (m as { method?: unknown }).method !== 'tools/call') continue;
     const id = debugSessionArg((m as { params?: { name?: unknown; arguments?: unknown } }).params, sessionArgOf);
     if (id === undefined) continue;
     const where = await sessions.locate(`debug:${id}`, principal);
-    if (where) return where;
+    if (where) remote.set(where.node, where);
+    else here.add(id);
   }
-  return undefined;
+  if (remote.size === 0) return undefined;
+  if (remote.size === 1 && here.size === 0) return [...remote.values()][0];
+  const held = [...remote.keys()].map((node) => `node ${node}`);
+  return { mixed: `its calls name debug sessions held by ${[...held, ...(here.size > 0 ? ['this node (or by none yet)'] : [])].join(' and ')}: send each node's calls in a request of their own` };
 }
 
 /** Answers a Denial as JSON-RPC (one error per request in the body) with its status and header fields. */

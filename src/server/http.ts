@@ -118,6 +118,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
           : req.method === 'POST' && !isInitializeRequest(body)
             ? await sessionToForward(forwarding!, body, principal, dk.sessionArgOf)
             : undefined;
+      if (where && 'mixed' in where) return jsonRpcError(res, 400, -32600, `Invalid Request: a batch cannot be served by one node: ${where.mixed}`);
       if (where) return forwarding!.forward(where, req, res, body);
     }
     // Control plane, message by message (a single message is a batch of one): scopes with each
