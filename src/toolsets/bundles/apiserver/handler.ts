@@ -4,6 +4,7 @@ import { printerFor } from './columns/index.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
 import type { K8sObject } from './json.js';
 import { isDescribe, isEventType, shiftEventTimes } from './describe-clock.js';
+import { ResourceFileError } from './loader.js';
 import { parseLogQuery, serveLog } from './logs.js';
 import { groupVersion, type ResourceType } from './resources.js';
 import { route, type ResourceRoute } from './router.js';
@@ -23,8 +24,17 @@ export interface ServerContext {
 // Nothing in a snapshot changes, so there is no stream to watch; say so instead of hanging.
 const RESOURCE_VERSION = '1';
 
-/** Answers one request. Never throws: failures become Status objects in server.ts. */
+/** Answers one request. A resource file past a bound is answered its Status; other failures become Status objects in server.ts. */
 export async function handle(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  try {
+    await answer(ctx, req, res);
+  } catch (err) {
+    if (!(err instanceof ResourceFileError) || res.headersSent) throw err;
+    sendStatus(res, err.status);
+  }
+}
+
+async function answer(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const method = req.method ?? 'GET';
   if (method !== 'GET' && method !== 'HEAD') {
     // Drain any body so the connection stays usable, then refuse: the bundle is read-only.
