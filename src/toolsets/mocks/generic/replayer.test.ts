@@ -5,7 +5,8 @@ import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
 import type { GenericMock } from '../keploy/types.js';
 import { GenericIndex } from './matcher.js';
 import type { GenericReplayMatch, GenericReplayMiss } from './replayer.js';
-import { Client, eventually, recordingListener, replayingListener, startGreeterServer, startKvServer, wait } from './testing.js';
+import { sleep } from '../../../core/wait.js';
+import { Client, eventually, recordingListener, replayingListener, startGreeterServer, startKvServer } from './testing.js';
 
 /** The program's conversations: each is recorded against the real servers, then replayed without them. */
 const BIG = 2 * 1024 * 1024;
@@ -130,7 +131,7 @@ describe('replayGeneric', () => {
     const c = new Client(replay.kv);
     expect(await c.ask('GET x')).toBe('VALUE 1\n');
     c.send('GE');
-    await wait(50);
+    await sleep(50); // the request arrives in two writes
     c.send('T y\n');
     expect(await c.readLine()).toBe('VALUE 2\n');
     c.send('GET x\nGET y\n');

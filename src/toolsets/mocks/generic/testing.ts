@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { dial } from '../dial.js';
+import { pollUntil } from '../../../core/wait.js';
 import { closeServer, interceptingListener, listen, pattern, type Closable } from '../http/test-support.js';
 import type { GenericMock } from '../keploy/types.js';
 import type { GenericIndex } from './matcher.js';
@@ -165,9 +166,7 @@ export class Client {
   }
 }
 
-export const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `cond` every 10 ms, for 3 s at most. */
+/** Polls `cond` every 10 ms, for 3 s at most (the one poll loop, core/wait). */
 export async function eventually(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 300 && !cond(); i++) await wait(10);
+  await pollUntil(cond, { timeoutMs: 3000, intervalMs: 10 });
 }

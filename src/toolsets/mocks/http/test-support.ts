@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
@@ -10,6 +9,7 @@ import zlib from 'node:zlib';
 import { sniff } from '../proxy/sniff.js';
 import { DebugkitCa } from '../tls/ca.js';
 import type { HttpCandidate } from './intercept.js';
+import { runBounded } from '../../../core/run.js';
 
 /** Test helpers: a local origin server, a listener that plays the capture proxy, a client. */
 
@@ -256,10 +256,9 @@ export function rawExchange(port: number, data: string | Buffer, { halfClose = t
 }
 
 /** curl, asynchronously: the recorder runs in this process and must keep serving meanwhile. */
-export function curl(args: string[]): Promise<{ stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile('curl', args, { encoding: 'utf8', timeout: 20_000 }, (_err, stdout, stderr) => resolve({ stdout, stderr }));
-  });
+export async function curl(args: string[]): Promise<{ stdout: string; stderr: string }> {
+  const { stdout, stderr } = await runBounded({ command: 'curl', args, timeoutMs: 20_000, maxOutputChars: 16 * 1024 * 1024 });
+  return { stdout, stderr };
 }
 
 /**

@@ -1,9 +1,11 @@
-import { execFile, spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../free-port.js';
+import { spawnChild, terminate } from '../../../core/process.js';
+import { runChecked } from '../../../core/testkit.js';
+import { pollUntil } from '../../../core/wait.js';
 import { createCertificate } from '../tls/x509.js';
 
 /**
@@ -58,14 +60,8 @@ async function serverTls(dir: string, owner?: { u: number; g: number }): Promise
   return { args: [`--ssl-ca=${files.ca}`, `--ssl-cert=${files.cert}`, `--ssl-key=${files.key}`], caPem };
 }
 
-function run(command: string, args: readonly string[], timeoutMs = 60_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(command, args, { timeout: timeoutMs }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${command} ${args.join(' ')} failed: ${err.message}\n${stdout}\n${stderr}`));
-      else resolve(stdout);
-    });
-  });
-}
+/** The command's output (through the one spawner), or an error saying how it failed. */
+const run = async (command: string, args: readonly string[], timeoutMs = 60_000): Promise<string> => (await runChecked(command, args, { timeoutMs })).stdout;
 
 const asRoot = process.getuid?.() === 0;
 /** The command as the server's user: `runuser -u mysql --` when root. */
@@ -102,47 +98,27 @@ export async function startMariadb(password = 'maria-test-secret', options: Mari
     '--skip-name-resolve',
     ...(tls?.args ?? []),
   ]);
-  const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const owned = await spawnChild(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
-  child.stderr!.on('data', (d) => (log = (log + String(d)).slice(-4000)));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  owned.child.stderr!.on('data', (d) => (log = (log + String(d)).slice(-4000)));
+  // runuser and the mariadbd it starts are one tree: SIGTERM first (mariadbd shuts down cleanly), then the rest.
   const stop = async () => {
-    // runuser passes SIGTERM on to mariadbd, which shuts down cleanly.
-    const pid = Number((await readFile(path.join(dir, 'pid'), 'utf8').catch(() => '')).trim());
-    if (pid > 0) {
-      try {
-        process.kill(pid, 'SIGTERM');
-      } catch {
-        /* gone */
-      }
-    }
-    child.kill('SIGTERM');
-    const t = setTimeout(() => {
-      if (pid > 0) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          /* gone */
-        }
-      }
-      child.kill('SIGKILL');
-    }, 10_000);
-    await exited;
-    clearTimeout(t);
+    await terminate(owned, { graceMs: 10_000 });
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`mariadbd exited with code ${child.exitCode}: ${log}`);
-      try {
-        await run(CLIENT, ['--no-defaults', '-S', socket, '-u', 'root', '-e', 'SELECT 1'], 5000);
-        break;
-      } catch (err) {
-        if (Date.now() > deadline) throw new Error(`mariadbd did not start within 30 s: ${(err as Error).message}\n${log}`, { cause: err });
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+    let refused = '';
+    const ready = await pollUntil(
+      async () => {
+        if (owned.child.exitCode !== null) throw new Error(`mariadbd exited with code ${owned.child.exitCode}: ${log}`);
+        return run(CLIENT, ['--no-defaults', '-S', socket, '-u', 'root', '-e', 'SELECT 1'], 5000).then(
+          () => true,
+          (err: Error) => ((refused = err.message), false),
+        );
+      },
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
+    if (!ready) throw new Error(`mariadbd did not start within 30 s: ${refused}\n${log}`);
     const sql = `CREATE USER 'app'@'%' IDENTIFIED BY '${password}'; GRANT ALL ON *.* TO 'app'@'%'; CREATE DATABASE shop;`;
     await run(CLIENT, ['--no-defaults', '-S', socket, '-u', 'root', '-e', sql], 10_000);
   } catch (err) {

@@ -1,6 +1,5 @@
-import { execFile } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
-import { chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,24 +9,14 @@ import { recordPostgres, type PostgresConnection } from './recorder.js';
 import { replayPostgres } from './replayer.js';
 import type { ReplayMatch, ReplayMiss } from './session.js';
 import { freePort } from '../free-port.js';
+import { spawnChild, terminate } from '../../../core/process.js';
+import { runBounded } from '../../../core/run.js';
+import { runChecked } from '../../../core/testkit.js';
+import { pollUntil } from '../../../core/wait.js';
 
 /** Test helpers: a throwaway PostgreSQL server, recording and replaying listeners, psycopg2. */
 
 export const PYTHON = '/usr/bin/python3';
-
-interface Ran {
-  stdout: string;
-  stderr: string;
-}
-
-function run(command: string, args: readonly string[], { cwd, timeoutMs = 60_000 }: { cwd?: string; timeoutMs?: number } = {}): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    execFile(command, args, { cwd, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${command} ${args.join(' ')} failed: ${err.message}\n${stdout}\n${stderr}`));
-      else resolve({ stdout, stderr });
-    });
-  });
-}
 
 /** The newest /usr/lib/postgresql/<version>/bin with the server programs (or $PG_BIN). */
 export function findPostgresBin(): string {
@@ -38,13 +27,13 @@ export function findPostgresBin(): string {
   }
   for (const dir of candidates) {
     try {
-      for (const tool of ['initdb', 'pg_ctl', 'postgres']) accessSync(path.join(dir, tool), constants.X_OK);
+      for (const tool of ['initdb', 'postgres', 'pg_isready']) accessSync(path.join(dir, tool), constants.X_OK);
       return dir;
     } catch {
       /* next */
     }
   }
-  throw new Error('PostgreSQL server binaries (initdb, pg_ctl, postgres) were not found in /usr/lib/postgresql/*/bin; install them with: apt-get install -y postgresql');
+  throw new Error('PostgreSQL server binaries (initdb, postgres, pg_isready) were not found in /usr/lib/postgresql/*/bin; install them with: apt-get install -y postgresql');
 }
 
 export interface RunningPostgres {
@@ -59,7 +48,7 @@ export interface RunningPostgres {
  * authenticate with SCRAM-SHA-256 as `postgres` / `password`, the Unix socket (in the directory)
  * trusts. initdb refuses to run as root, so as root the server runs as the `postgres` user
  * (which the postgresql package creates) through `runuser`, the directory chowned to it.
- * `stop()` is pg_ctl's immediate shutdown plus removal of the directory.
+ * `stop()` ends the server (and every process it started) and removes the directory.
  */
 export async function startPostgres(): Promise<RunningPostgres> {
   const bin = findPostgresBin();
@@ -69,7 +58,7 @@ export async function startPostgres(): Promise<RunningPostgres> {
   const prefix = await runAsPostgres(root);
   const pg = (tool: string, args: string[], timeoutMs?: number) => {
     const [command, ...rest] = [...prefix, path.join(bin, tool), ...args];
-    return run(command!, rest, { cwd: root, timeoutMs });
+    return runChecked(command!, rest, { cwd: root, timeoutMs });
   };
   try {
     const pwfile = path.join(root, 'pwfile');
@@ -77,17 +66,25 @@ export async function startPostgres(): Promise<RunningPostgres> {
     if (prefix.length) await chownToPostgres(pwfile);
     await pg('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--auth-host=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--locale=C', '--no-sync']);
     const port = await freePort();
-    const settings = `-c listen_addresses=127.0.0.1 -p ${port} -k ${root} -c fsync=off -c full_page_writes=off -c synchronous_commit=off`;
-    await pg('pg_ctl', ['-D', data, '-l', path.join(root, 'server.log'), '-w', '-t', '60', '-o', settings, 'start'], 90_000).catch(async (err: Error) => {
-      const log = await readFile(path.join(root, 'server.log'), 'utf8').catch(() => '');
-      throw new Error(`${err.message}\nserver log:\n${log}`);
-    });
+    // The server runs in the foreground, a child of the one spawner: it ends with stop() or with
+    // the test process, never left behind as pg_ctl's daemon would be.
+    const settings = ['-c', 'listen_addresses=127.0.0.1', '-p', String(port), '-k', root, '-c', 'fsync=off', '-c', 'full_page_writes=off', '-c', 'synchronous_commit=off'];
+    const [command, ...rest] = [...prefix, path.join(bin, 'postgres'), '-D', data, ...settings];
+    const owned = await spawnChild(command!, rest, { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+    let log = '';
+    owned.child.stderr!.on('data', (d) => (log = (log + String(d)).slice(-8000)));
+    const exited = () => owned.child.exitCode !== null || owned.child.signalCode !== null;
+    const ready = async () => (await runBounded({ command: path.join(bin, 'pg_isready'), args: ['-h', '127.0.0.1', '-p', String(port), '-t', '2'], timeoutMs: 5000 })).code === 0;
+    if (!(await pollUntil(async () => exited() || (await ready()), { timeoutMs: 60_000, intervalMs: 50 })) || exited()) {
+      await terminate(owned, { graceMs: 0 });
+      throw new Error(`PostgreSQL did not start within 60 s${exited() ? ` (it exited with code ${owned.child.exitCode})` : ''}:\n${log}`);
+    }
     return {
       port,
       user: 'postgres',
       password,
       stop: async () => {
-        await pg('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+        await terminate(owned, { graceMs: 2000 });
         await rm(root, { recursive: true, force: true });
       },
     };
@@ -107,7 +104,7 @@ async function runAsPostgres(dir: string): Promise<string[]> {
 async function chownToPostgres(file: string): Promise<void> {
   let ids: [number, number];
   try {
-    ids = [Number((await run('id', ['-u', 'postgres'])).stdout.trim()), Number((await run('id', ['-g', 'postgres'])).stdout.trim())];
+    ids = [Number((await runChecked('id', ['-u', 'postgres'])).stdout.trim()), Number((await runChecked('id', ['-g', 'postgres'])).stdout.trim())];
   } catch {
     throw new Error(
       "initdb refuses to run as root and there is no 'postgres' user to run it as; install the server with: apt-get install -y postgresql (it creates the user), or run the tests as a non-root user",
@@ -162,12 +159,12 @@ export async function replayingListener(mocks: readonly PostgresMock[] | ReplayI
 
 /** Fails (never skips) when psycopg2 is missing, naming the package. */
 export async function requirePsycopg2(): Promise<void> {
-  await run(PYTHON, ['-c', 'import psycopg2']).catch(() => {
+  await runChecked(PYTHON, ['-c', 'import psycopg2']).catch(() => {
     throw new Error(`psycopg2 is not importable by ${PYTHON}; install it with: apt-get install -y python3-psycopg2`);
   });
 }
 
 /** Runs a Python script with arguments; resolves with its stdout. */
 export async function runPython(script: string, args: readonly string[]): Promise<string> {
-  return (await run(PYTHON, ['-c', script, ...args], { timeoutMs: 30_000 })).stdout;
+  return (await runChecked(PYTHON, ['-c', script, ...args], { timeoutMs: 30_000 })).stdout;
 }
