@@ -3,7 +3,8 @@ import { accessSync, constants } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { spawnChild, terminate } from '../../../core/process.js';
+import { runBounded } from '../../../core/run.js';
+import { waitBounded } from '../../../core/wait.js';
 
 /** Test helpers: local servers and real programs run to completion with a bound. */
 
@@ -15,17 +16,8 @@ export interface RunResult {
 }
 
 export async function runProgram(command: string, args: readonly string[], { env, timeoutMs = 30_000 }: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunResult> {
-  const owned = await spawnChild(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const closed = new Promise<void>((resolve) => owned.child.once('close', () => resolve()));
-  let stdout = '';
-  let stderr = '';
-  owned.child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  owned.child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const timer = setTimeout(() => void terminate(owned, { graceMs: 200 }), timeoutMs);
-  const exit = await owned.exited;
-  await closed;
-  clearTimeout(timer);
-  return { ...exit, stdout, stderr };
+  const { code, signal, stdout, stderr } = await runBounded({ command, args, ...(env ? { env } : {}), timeoutMs, graceMs: 200, maxOutputChars: 16 * 1024 * 1024 });
+  return { code, signal, stdout, stderr };
 }
 
 /** The path of `name` on PATH, or an error naming the Debian package that provides it. */
@@ -190,63 +182,68 @@ export function connectLocal(port: number): Promise<net.Socket> {
 }
 
 /** Everything a socket receives until it ends (or `ms` pass). */
-export function readAll(s: net.Socket, ms = 5000): Promise<Buffer> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    const finish = () => {
-      clearTimeout(timer);
-      resolve(Buffer.concat(chunks));
-    };
-    const timer = setTimeout(finish, ms);
-    s.on('data', (d: Buffer) => chunks.push(d));
-    s.once('end', finish);
-    s.once('close', finish);
-  });
+export async function readAll(s: net.Socket, ms = 5000): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  await waitBounded<void>(
+    (settle) => {
+      const onData = (d: Buffer) => chunks.push(d);
+      const onEnd = () => settle();
+      s.on('data', onData);
+      s.once('end', onEnd);
+      s.once('close', onEnd);
+      return () => {
+        s.off('data', onData);
+        s.off('end', onEnd);
+        s.off('close', onEnd);
+      };
+    },
+    { timeoutMs: ms, keepAlive: true },
+  );
+  return Buffer.concat(chunks);
 }
 
 /** Waits for at least `n` bytes on a socket (or for it to end). */
-export function readBytes(s: net.Socket, n: number, ms = 5000): Promise<Buffer> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const finish = () => {
-      clearTimeout(timer);
-      s.off('data', onData);
-      resolve(Buffer.concat(chunks));
-    };
-    const onData = (d: Buffer) => {
-      chunks.push(d);
-      total += d.length;
-      if (total >= n) finish();
-    };
-    const timer = setTimeout(finish, ms);
-    s.on('data', onData);
-    s.once('close', finish);
-  });
+export async function readBytes(s: net.Socket, n: number, ms = 5000): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  await waitBounded<void>(
+    (settle) => {
+      const onData = (d: Buffer) => {
+        chunks.push(d);
+        total += d.length;
+        if (total >= n) settle();
+      };
+      const onClose = () => settle();
+      s.on('data', onData);
+      s.once('close', onClose);
+      return () => {
+        s.off('data', onData);
+        s.off('close', onClose);
+      };
+    },
+    { timeoutMs: ms, keepAlive: true },
+  );
+  return Buffer.concat(chunks);
 }
 
 /** One HTTP/1.1 response with a Content-Length body, read from a raw socket. */
-export function readHttpResponse(s: net.Socket, ms = 5000): Promise<{ head: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    let buf = Buffer.alloc(0);
-    const done = () => {
-      clearTimeout(timer);
-      s.off('data', onData);
-    };
-    const onData = (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      const end = buf.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const head = buf.toString('latin1', 0, end);
-      const len = Number(/content-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
-      if (buf.length < end + 4 + len) return;
-      done();
-      resolve({ head, body: buf.toString('utf8', end + 4, end + 4 + len) });
-    };
-    const timer = setTimeout(() => {
-      done();
-      reject(new Error(`no complete HTTP response within ${ms} ms`));
-    }, ms);
-    s.on('data', onData);
-  });
+export async function readHttpResponse(s: net.Socket, ms = 5000): Promise<{ head: string; body: string }> {
+  let buf = Buffer.alloc(0);
+  const read = await waitBounded<{ head: string; body: string }>(
+    (settle) => {
+      const onData = (d: Buffer) => {
+        buf = Buffer.concat([buf, d]);
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const head = buf.toString('latin1', 0, end);
+        const len = Number(/content-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
+        if (buf.length >= end + 4 + len) settle({ head, body: buf.toString('utf8', end + 4, end + 4 + len) });
+      };
+      s.on('data', onData);
+      return () => s.off('data', onData);
+    },
+    { timeoutMs: ms, keepAlive: true },
+  );
+  if (read.kind !== 'value') throw new Error(`no complete HTTP response within ${ms} ms`);
+  return read.value;
 }
