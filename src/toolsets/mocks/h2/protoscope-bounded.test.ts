@@ -1,0 +1,83 @@
+// Finding F1 of attack 18k-A: during keploy_mock_record one gRPC message nested 1,500 deep
+// (507 KB), each level ending in a byte that does not parse, took 108 s in protoscopeText on the
+// event loop (each level's attempt was written and thrown away by every level above it); at
+// 2,000 deep the recursion overflowed the stack. The bound is on a count of the bytes read and
+// written (`examined`), not on time: each byte is read a few times at most, whatever the depth.
+import { describe, expect, it } from 'vitest';
+import { MAX_DEPTH, protoscopeBytes, protoscopeText } from './protoscope.js';
+
+const varint = (n: number) => {
+  const out: number[] = [];
+  do {
+    out.push((n & 0x7f) | (n >= 0x80 ? 0x80 : 0));
+    n = Math.floor(n / 128);
+  } while (n > 0);
+  return out;
+};
+/** `inner` as field 1 of a message, `depth` times, each level followed by `tail`. */
+const nest = (inner: Buffer, depth: number, tail: number[] = []) => {
+  for (let i = 0; i < depth; i++) inner = Buffer.concat([Buffer.from([0x0a, ...varint(inner.length)]), inner, Buffer.from(tail)]);
+  return inner;
+};
+const deepestIndent = (text: string) => text.split('\n').reduce((n, l) => Math.max(n, l.length - l.trimStart().length), 0);
+
+/** The text, checked to read back to the bytes, and the work it took. */
+function written(bytes: Buffer): { text: string; examined: number } {
+  const stats = { examined: 0 };
+  const text = protoscopeText(bytes, stats);
+  expect(Buffer.from(protoscopeBytes(text)).equals(bytes)).toBe(true);
+  return { text, examined: stats.examined };
+}
+
+describe('protoscopeText on adversarial nesting (attack 18k-A F1: bounded work)', () => {
+  // 0x0f (field 1, wire type 7) ends every level's parse: none of them is a message.
+  for (const depth of [2000, 1500]) {
+    it(`a ${depth}-deep message whose every level fails to parse is read a few times a byte, not once a level`, () => {
+      const bytes = nest(Buffer.alloc(500_000, 0x41), depth, [0x0f]);
+      const { text, examined } = written(bytes);
+      // Before: each byte once for each level above it (about depth x 507 KB).
+      expect(examined).toBeGreaterThanOrEqual(bytes.length);
+      expect(examined).toBeLessThanOrEqual(3 * bytes.length);
+      // Nothing parses, so it is one field of bytes: hex rows, no nesting.
+      expect(text.startsWith('1: {\n  `0a')).toBe(true);
+      expect(deepestIndent(text)).toBe(2);
+    });
+  }
+
+  it('a message nested 100,000 deep that does parse is cut at MAX_DEPTH (no stack overflow), the rest written as bytes', () => {
+    const bytes = nest(Buffer.from([0x08, 0x01]), 100_000);
+    const { text, examined } = written(bytes);
+    expect(examined).toBeLessThanOrEqual(3 * bytes.length);
+    expect(deepestIndent(text)).toBeLessThanOrEqual((MAX_DEPTH + 1) * 2);
+    expect(text).toContain('`');
+  });
+
+  it('nesting up to MAX_DEPTH is written as protoscope writes it (blocks all the way down)', () => {
+    expect(written(nest(Buffer.from([0x08, 0x01]), MAX_DEPTH)).text).toBe(`${'1: {'.repeat(MAX_DEPTH)}1: 1${'}'.repeat(MAX_DEPTH)}\n`);
+    expect(written(nest(Buffer.from([0x08, 0x01]), MAX_DEPTH + 2)).text).toContain('`');
+  });
+
+  it('groups nested 20,000 deep: blocks up to MAX_DEPTH, deeper ones flat (N:SGROUP ... N:EGROUP)', () => {
+    const open = Buffer.from(Array.from({ length: 20_000 }, () => [0x0b, 0x08, 0x00, 0x08, 0x00]).flat());
+    const bytes = Buffer.concat([open, Buffer.alloc(20_000, 0x0c)]);
+    const { text } = written(bytes);
+    expect(deepestIndent(text)).toBe(MAX_DEPTH * 2);
+    expect(text).toContain('1:SGROUP\n');
+    expect(text).toContain('1:EGROUP\n');
+    expect(text.split('\n').filter((l) => l.trim() === '}')).toHaveLength(MAX_DEPTH);
+  });
+
+  it('remark columns: a message of 20,000 doubles is written once a line (each line scanned the rest of them before)', () => {
+    const one = [0x09, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f]; // 1: 1.0
+    const bytes = Buffer.from(Array.from({ length: 20_000 }, () => one).flat());
+    const { text } = written(bytes);
+    expect(text).toBe('1: 1.0  # 0x3ff0000000000000i64\n'.repeat(20_000));
+  });
+
+  it('remark columns are as protoscope aligns them (a run of remarks to the end is scanned again from each line)', () => {
+    // The text before the change, for the same bytes.
+    expect(protoscopeText(Buffer.from('5d0064803f8df00600428041', 'hex'))).toBe('11: 1.0030518i32      # 0x3f806400i32\n14081: 16.032227i32   # 0x41804200i32\n');
+    const mixed = Buffer.from('1d0000803f' + '0b' + '1d0000803f' + '0d0000803f' + '0c' + '1d0000803f', 'hex');
+    expect(protoscopeText(mixed)).toBe(['3: 1.0i32   # 0x3f800000i32', '1: !{', '  3: 1.0i32   # 0x3f800000i32', '  1: 1.0i32   # 0x3f800000i32', '}', '3: 1.0i32   # 0x3f800000i32', ''].join('\n'));
+  });
+});
