@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseMockSet } from '../keploy/parse.js';
 import { serializeMockSet } from '../keploy/serialize.js';
 import { encodeGrpcMessage, frameMessages, MessageReader, splitMessages, type GrpcMessage } from './grpc.js';
-import { buildGrpcMock, readGrpcMock, type GrpcCall } from './keploy.js';
+import { buildGrpcMock, readGrpcMock, TEXT_BUDGET, type GrpcCall } from './keploy.js';
 import { byteDistance, GrpcCallMatch, GrpcIndex } from './matcher.js';
 
 const msg = (text: string): GrpcMessage => ({ compressed: false, data: Buffer.from(text) });
@@ -274,8 +274,26 @@ describe('a gRPC mock shaped as Keploy writes it (keploy/keploy pkg/models/grpc.
 });
 
 describe('decoded_data of a large message', () => {
-  it('is the bytes (!!binary) over 1 MiB, and reads back', () => {
-    const big = Buffer.alloc((1 << 20) + 1, 0x61);
+  it("is text for a mock's messages up to the budget together, then bytes: a call split into many messages is bounded too (attack 18k)", () => {
+    const part = Buffer.alloc(100 * 1024, 0x61);
+    const message = { compressed: false, data: part };
+    const mock = buildGrpcMock({
+      requestHeaders: { ':path': '/s.S/Many' },
+      requestMessages: [message, message],
+      responseHeaders: {},
+      responseMessages: [message, message],
+      trailers: {},
+      requestTime: new Date(0),
+      responseTime: new Date(0),
+    });
+    const yaml = serializeMockSet([mock]);
+    expect(yaml.match(/decoded_data: !!binary/g)?.length).toBe(2);
+    const back = readGrpcMock(parseMockSet(yaml, 'm.yaml')[0]!)!;
+    for (const m of [...back.requestMessages, ...back.responseMessages]) expect(Buffer.from(m.data).equals(part)).toBe(true);
+  });
+
+  it('is the bytes (!!binary) over the text budget, and reads back', () => {
+    const big = Buffer.alloc(TEXT_BUDGET + 1, 0x61);
     const mock = buildGrpcMock({
       requestHeaders: { ':path': '/s.S/Big' },
       requestMessages: [{ compressed: false, data: big }],

@@ -137,12 +137,18 @@ function splitHeaders(headers: HeaderMap): YamlMap {
   return { pseudo_headers: pseudo, ordinary_headers: ordinary };
 }
 
-/** Over this, a message is kept as bytes: its text costs about 0.3 s a MiB on the event loop. */
-const TEXT_LIMIT = 1 << 20;
+/**
+ * The most bytes of one mock's messages written as text; the rest are kept as bytes. Text is
+ * written and read back on the event loop, at 0.3 s a MiB for common messages and up to 3 s a MiB
+ * for dense small fields (attack 18k): a budget per mock, not per message, bounds a call's turn
+ * however its bytes are split.
+ */
+export const TEXT_BUDGET = 256 * 1024;
 
 /** Keploy's decoded text when it reads back to the same bytes (it always should), else the bytes. */
-function decodedData(m: GrpcMessage): string | Uint8Array {
-  if (m.data.byteLength > TEXT_LIMIT) return m.data;
+function decodedData(m: GrpcMessage, budget: { left: number }): string | Uint8Array {
+  if (m.data.byteLength > budget.left) return m.data;
+  budget.left -= m.data.byteLength;
   const text = protoscopeText(m.data);
   try {
     if (Buffer.compare(protoscopeBytes(text), m.data) === 0) return text;
@@ -152,22 +158,23 @@ function decodedData(m: GrpcMessage): string | Uint8Array {
   return m.data;
 }
 
-function messageYaml(m: GrpcMessage | undefined): YamlMap {
-  const y: YamlMap = { compression_flag: m?.compressed ? 1 : 0, message_length: m?.data.byteLength ?? 0, decoded_data: m ? decodedData(m) : '' };
+function messageYaml(m: GrpcMessage | undefined, budget: { left: number }): YamlMap {
+  const y: YamlMap = { compression_flag: m?.compressed ? 1 : 0, message_length: m?.data.byteLength ?? 0, decoded_data: m ? decodedData(m, budget) : '' };
   if (m?.afterRequests !== undefined) y.debugkit_after_requests = m.afterRequests;
   return y;
 }
 
-function bodyYaml(messages: readonly GrpcMessage[]): YamlMap {
-  const body: YamlMap = { body: messageYaml(messages[0]) };
-  if (messages.length > 1) body.additional_messages = messages.slice(1).map(messageYaml);
+function bodyYaml(messages: readonly GrpcMessage[], budget: { left: number }): YamlMap {
+  const body: YamlMap = { body: messageYaml(messages[0], budget) };
+  if (messages.length > 1) body.additional_messages = messages.slice(1).map((m) => messageYaml(m, budget));
   if (messages.length === 0) body.debugkit_no_messages = true;
   return body;
 }
 
 export function buildGrpcMock(ex: GrpcExchange): PassThroughMock {
-  const { body: reqBody, ...reqMore } = bodyYaml(ex.requestMessages);
-  const { body: respBody, ...respMore } = bodyYaml(ex.responseMessages);
+  const budget = { left: TEXT_BUDGET };
+  const { body: reqBody, ...reqMore } = bodyYaml(ex.requestMessages, budget);
+  const { body: respBody, ...respMore } = bodyYaml(ex.responseMessages, budget);
   return {
     version: KEPLOY_MOCK_VERSION,
     kind: 'gRPC',
