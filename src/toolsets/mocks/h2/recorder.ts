@@ -1,12 +1,16 @@
 import http2 from 'node:http2';
 import { boundPromise } from '../../../core/wait.js';
+import { DEFAULT_MAX_BODY } from '../http/message.js';
 import type { Mock } from '../keploy/types.js';
 import { relay, toMock } from './relay.js';
 import { serveClient, upstreamOf, type H2Connection, type H2Dial } from './wire.js';
 
 /**
  * Each stream is one exchange: gRPC calls (content-type application/grpc) become `gRPC` mocks,
- * other requests `Http2` mocks (Keploy's HTTP2Schema).
+ * other requests `Http2` mocks (Keploy's HTTP2Schema). An exchange with more than `maxBodyBytes`
+ * either way (HTTP/1's body limit by default) is relayed whole but not recorded, with a warning:
+ * the HTTP/2 mocks have no mark for a body left out (HTTP/1's `body_skipped`), so a cut one would
+ * replay a wrong answer.
  */
 
 export interface RecordH2Options {
@@ -14,18 +18,31 @@ export interface RecordH2Options {
   dial: H2Dial;
   onMock(mock: Mock): void;
   warn?(message: string): void;
+  /** Most bytes of each direction of one exchange kept for its mock (default DEFAULT_MAX_BODY, 1 MiB). */
+  maxBodyBytes?: number;
 }
 
 /** Records every stream of the program's HTTP/2 connection against the real server. */
 export async function recordH2(conn: H2Connection, o: RecordH2Options): Promise<void> {
   const upstream = upstreamOf(o.dial, o.scheme, conn.target);
   const pending = new Set<Promise<void>>();
+  const maxBytes = o.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  /** Exchanges over the bound: the first is warned about as it ends, the count once the connection has. */
+  let over = 0;
   try {
     await serveClient(conn, (stream, headers) => {
       const work = upstream
         .get()
-        .then((session) => relay(session, stream, headers, { live: stream }))
-        .then((r) => o.onMock(toMock(r, conn.target)))
+        .then((session) => relay(session, stream, headers, { live: stream }, maxBytes))
+        .then((r) => {
+          if (!r.over) return o.onMock(toMock(r, conn.target));
+          if (over++ === 0) {
+            o.warn?.(
+              `HTTP/2 ${String(headers[':method'])} ${String(headers[':path'])} to ${conn.target.host}:${conn.target.port} was relayed but not recorded: ` +
+                `${r.over.requestBytes} bytes up and ${r.over.responseBytes} down, over the ${maxBytes}-byte limit per mock`,
+            );
+          }
+        })
         .catch((err: unknown) => {
           o.warn?.(`HTTP/2 ${String(headers[':path'])}: ${String(err)}`);
           if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
@@ -36,6 +53,7 @@ export async function recordH2(conn: H2Connection, o: RecordH2Options): Promise<
     await boundPromise(Promise.allSettled([...pending]), { timeoutMs: 2000 });
   } finally {
     upstream.close();
+    if (over > 1) o.warn?.(`${over} HTTP/2 exchanges to ${conn.target.host}:${conn.target.port} were over the ${maxBytes}-byte limit per mock: relayed, not recorded`);
   }
 }
 

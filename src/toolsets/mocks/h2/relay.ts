@@ -1,4 +1,5 @@
 import http2 from 'node:http2';
+import { DEFAULT_MAX_BODY } from '../http/message.js';
 import type { Mock } from '../keploy/types.js';
 import { isGrpc, MessageReader, splitMessages, type GrpcMessage, type HeaderMap } from './grpc.js';
 import { buildGrpcMock, buildHttp2Mock } from './keploy.js';
@@ -16,6 +17,12 @@ export interface Relayed {
   trailers: HeaderMap;
   requestTime: Date;
   responseTime: Date;
+  /**
+   * Set when a direction went over the bound: every byte was relayed, but what was kept of the
+   * exchange was let go at that point (both bodies and the gRPC messages are empty then), so it
+   * cannot become a mock. The sizes are what went through each way.
+   */
+  over?: { requestBytes: number; responseBytes: number };
 }
 
 /** The program's request body: bytes already read (`prefix`), then the rest of `live` as it comes. */
@@ -26,21 +33,44 @@ export type RequestBody = Buffer | { prefix?: Buffer; live: http2.ServerHttp2Str
  * trailers). `body` is the program's stream (forwarded live) or its buffered bytes. For gRPC each
  * response message notes how many request messages had gone up before it came (none noted once
  * the program had ended its side), so a replay can answer a bidirectional stream in step.
+ *
+ * At most `maxBytes` of each direction are kept for the mock (HTTP/1's body limit by default): a
+ * stream is otherwise unbounded (a 200 MB upload held 200 MB twice over, the bytes and the gRPC
+ * reader's copy). Past it the exchange is still relayed whole, but nothing more is kept and what
+ * was kept is let go (`over` says so): a mock of part of a stream would replay a wrong answer.
  */
-export function relay(upstream: http2.ClientHttp2Session, down: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, body: RequestBody): Promise<Relayed> {
+export function relay(upstream: http2.ClientHttp2Session, down: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, body: RequestBody, maxBytes: number = DEFAULT_MAX_BODY): Promise<Relayed> {
   return new Promise((resolve, reject) => {
     const requestTime = new Date();
     const requestHeaders = flat(headers);
     const reqChunks: Buffer[] = [];
     const respChunks: Buffer[] = [];
-    const reqReader = new MessageReader();
-    const respReader = new MessageReader();
+    let reqReader = new MessageReader();
+    let respReader = new MessageReader();
     const responseMessages: GrpcMessage[] = [];
     let requestsSent = 0;
     let clientEnded = false;
+    let requestBytes = 0;
+    let responseBytes = 0;
+    let over = false;
+    /** Whether the exchange is still kept, the bytes counted so far within the bound; past it, everything kept is let go (the readers too: they hold a partial message). */
+    const keeping = () => {
+      if (over) return false;
+      if (requestBytes <= maxBytes && responseBytes <= maxBytes) return true;
+      over = true;
+      reqChunks.length = 0;
+      respChunks.length = 0;
+      responseMessages.length = 0;
+      reqReader = new MessageReader();
+      respReader = new MessageReader();
+      return false;
+    };
     const sendUp = (c: Buffer) => {
-      reqChunks.push(c);
-      requestsSent += reqReader.push(c).length;
+      requestBytes += c.length;
+      if (keeping()) {
+        reqChunks.push(c);
+        requestsSent += reqReader.push(c).length;
+      }
       return up.write(c);
     };
     let responseHeaders: HeaderMap = {};
@@ -75,8 +105,11 @@ export function relay(upstream: http2.ClientHttp2Session, down: http2.ServerHttp
       if (endedWithHeaders && !clientEnded) trailersAfterRequests = requestsSent;
       // Reading starts only now: node:http2 may deliver DATA before emitting 'response'.
       up.on('data', (c: Buffer) => {
-        respChunks.push(c);
-        for (const m of respReader.push(c)) responseMessages.push(clientEnded ? m : { ...m, afterRequests: requestsSent });
+        responseBytes += c.length;
+        if (keeping()) {
+          respChunks.push(c);
+          for (const m of respReader.push(c)) responseMessages.push(clientEnded ? m : { ...m, afterRequests: requestsSent });
+        }
         if (!down.destroyed) down.write(c);
       });
       if (down.destroyed || responded) return;
@@ -107,6 +140,7 @@ export function relay(upstream: http2.ClientHttp2Session, down: http2.ServerHttp
         trailers,
         requestTime,
         responseTime: new Date(),
+        ...(over ? { over: { requestBytes, responseBytes } } : {}),
       });
     });
     up.once('error', (err) => {
