@@ -6,6 +6,7 @@ import { nameFor } from './keploy/naming.js';
 import { dialFor } from './dial.js';
 import type { RecordOptions } from './protocol.js';
 import { PROTOCOLS } from './protocols.js';
+import { mockBytes, RECORDED_MAX_BYTES, RECORDED_MAX_MOCKS } from './replay.js';
 import type { DebugkitCa } from './tls/index.js';
 import { startCaptureProxy } from './proxy/proxy.js';
 import { tunnel } from './proxy/tunnel.js';
@@ -27,6 +28,9 @@ export interface RecordRequest {
   signal?: AbortSignal;
   onTick?: (elapsedMs: number, mocks: number) => void;
   warn: (message: string) => void;
+  /** What a recording keeps (default, and at most, what a set may hold: RECORDED_MAX_MOCKS mocks, RECORDED_MAX_BYTES); smaller in tests. */
+  maxMocks?: number;
+  maxBytes?: number;
 }
 
 export interface RecordOutcome {
@@ -34,6 +38,12 @@ export interface RecordOutcome {
   name: string;
   file: string;
   mockCount: number;
+  /**
+   * Exchanges captured past what a set may hold (the first ones are kept, as with replay's
+   * `onMiss: record`), and those left out for the written set to stay within the replay bounds:
+   * counted, not kept. Their traffic went through all the same.
+   */
+  dropped: number;
   protocols: string[];
   run: RunResult;
 }
@@ -42,13 +52,25 @@ export interface RecordOutcome {
 export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
   const captured: Array<{ at: number; order: number; mock: Mock; protocol: string }> = [];
   let order = 0;
+  // Kept: no more than a set may hold (a set past it cannot be replayed, and 60,000 Redis SETs kept
+  // all of theirs: 32 MB written, the event loop held 27 s); past it the proxy still relays.
+  const maxMocks = Math.min(req.maxMocks ?? RECORDED_MAX_MOCKS, RECORDED_MAX_MOCKS);
+  const maxBytes = Math.min(req.maxBytes ?? RECORDED_MAX_BYTES, RECORDED_MAX_BYTES);
+  let keptBytes = 0;
+  let dropped = 0;
+  const keep = (mock: Mock, protocol: string) => {
+    const bytes = mockBytes(mock);
+    if (captured.length >= maxMocks || keptBytes + bytes > maxBytes) return void dropped++;
+    keptBytes += bytes;
+    captured.push({ at: Date.now(), order: order++, mock, protocol });
+  };
   const pending = new Set<Promise<unknown>>();
   const options: RecordOptions = {
     ca: req.ca,
     ...(req.upstreamCa ? { upstreamCa: req.upstreamCa } : {}),
     insecureUpstream: req.insecureUpstream,
     dial: dialFor,
-    onMock: (mock, protocol) => void captured.push({ at: Date.now(), order: order++, mock, protocol }),
+    onMock: keep,
     warn: req.warn,
   };
   const proxy = await startCaptureProxy({
@@ -75,9 +97,11 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
   const mocks = numberMocks(captured.sort((a, b) => a.at - b.at || a.order - b.order).map((c) => c.mock));
   const protocols = [...new Set(captured.map((c) => c.protocol))];
   // No set without mocks: an empty set would become the latest and a default replay would test against nothing.
-  if (mocks.length === 0) return { name: '', file: '', mockCount: 0, protocols, run };
+  if (mocks.length === 0) return { name: '', file: '', mockCount: 0, dropped, protocols, run };
   const store = new MockStore(req.dir, req.root !== undefined ? { root: req.root } : {});
   const name = await store.uniqueName(nameFor(req.command, protocols, new Date(), req.cwd));
-  const file = await store.write(name, mocks);
-  return { name, file, mockCount: mocks.length, protocols, run };
+  // Serialized and checked on the mock-set worker threads; the first mocks whose YAML fits the
+  // replay bounds are written (the bytes kept above are the mocks', not their YAML's).
+  const { file, written } = await store.writeWithin(name, mocks);
+  return { name, file, mockCount: written, dropped: dropped + mocks.length - written, protocols, run };
 }

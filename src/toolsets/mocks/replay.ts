@@ -141,7 +141,7 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
 }
 
 /** About how many bytes `mock` holds: its strings and byte arrays (plain data, as parsed or recorded). */
-function mockBytes(mock: Mock): number {
+export function mockBytes(mock: Mock): number {
   let bytes = 0;
   const stack: unknown[] = [mock];
   while (stack.length > 0) {

@@ -1,14 +1,16 @@
 import { deserialize } from 'node:v8';
 import { DebugkitError, describeError, type ErrorCode } from '../../../core/errors.js';
 import { workerEntry, WorkerJobError, WorkerPool, WorkerStalledError } from '../../../core/workers.js';
-import type { AppendJob, LoadJob, MockBatch, PastBounds } from './load.js';
+import type { AppendJob, LoadJob, MockBatch, PastBounds, WriteJob } from './load.js';
 import { emptyCounts, mb, PARSE_BOUNDS, type SetDescription } from './scan.js';
+import { stylesOf } from './style.js';
 import type { Mock } from './types.js';
 
 /**
  * The mock-set worker threads: a pool of up to two, reused across calls, for all the work on a
- * set's YAML that can take long: MockStore.list's descriptions of sets (scan.ts), and replay's
- * loading (MockStore.load) and extending (MockStore.append) of a set (load.ts). Each set is one
+ * set's YAML that can take long: MockStore.list's descriptions of sets (scan.ts), replay's
+ * loading (MockStore.load) and extending (MockStore.append) of a set, and writing a new one
+ * (MockStore.write: serializing it and checking it reads back) (load.ts). Each set is one
  * job, bounded in time (DESCRIBE_TIMEOUT_MS) and memory (DESCRIBE_HEAP_MB); a job that runs out of
  * either fails saying so, and the next job gets a fresh thread. What is parsed at all is bounded
  * too (scan.ts PARSE_BOUNDS): bigger sets are only scanned when listed, and refused for replay.
@@ -51,7 +53,7 @@ export async function describeSet(file: string, maxBytes: number, owner?: string
  */
 export class MockSetBoundError extends DebugkitError {
   override name = 'MockSetBoundError';
-  constructor(code: ErrorCode, name: string, why: string, what: 'loaded' | 'extended' = 'loaded') {
+  constructor(code: ErrorCode, name: string, why: string, what: 'loaded' | 'extended' | 'written' = 'loaded') {
     super(
       code,
       `Mock set '${name}' was not ${what}: ${why}. keploy_mock_test replays sets of at most ${mb(PARSE_BOUNDS.bytes)} and ${PARSE_BOUNDS.documents} documents, ` +
@@ -68,8 +70,8 @@ export interface SetJobOptions {
 }
 
 /** Runs a replay job on the pool; a bound hit becomes MockSetBoundError, an error the worker threw the same error here. */
-async function runSetJob<T>(name: string, job: LoadJob | AppendJob, options: SetJobOptions, onBatch?: (batch: MockBatch) => void): Promise<Exclude<T, PastBounds>> {
-  const done = job.op === 'load' ? 'loaded' : 'extended';
+async function runSetJob<T>(name: string, job: LoadJob | AppendJob | WriteJob, options: SetJobOptions, onBatch?: (batch: MockBatch) => void): Promise<Exclude<T, PastBounds>> {
+  const done = ({ load: 'loaded', append: 'extended', write: 'written' } as const)[job.op];
   let result: T | PastBounds;
   try {
     result = await setPool().run<T | PastBounds>(job, {
@@ -87,7 +89,13 @@ async function runSetJob<T>(name: string, job: LoadJob | AppendJob, options: Set
     });
   } catch (err) {
     const bound = poolBoundHit(err);
-    if (bound !== undefined) throw new MockSetBoundError(err instanceof WorkerStalledError ? 'TIMEOUT' : 'INVALID_ARGUMENT', name, `${job.op === 'load' ? 'loading' : 'extending'} it ${bound}`, done);
+    if (bound !== undefined)
+      throw new MockSetBoundError(
+        err instanceof WorkerStalledError ? 'TIMEOUT' : 'INVALID_ARGUMENT',
+        name,
+        `${({ load: 'loading', append: 'extending', write: 'writing' } as const)[job.op]} it ${bound}`,
+        done,
+      );
     if (err instanceof WorkerJobError) {
       const code = err.fields.code;
       throw new DebugkitError(err.name === 'DebugkitError' && typeof code === 'string' ? (code as ErrorCode) : 'INTERNAL', err.message, { cause: err });
@@ -119,4 +127,14 @@ export async function loadSet(name: string, file: string, cacheDir: string, opti
 /** The text of set `name` with `mocks` added (load.ts appendSetText), worked out on the pool. `file` and `shown` as for loadSet. */
 export function appendedText(name: string, file: string, mocks: readonly Mock[], cacheDir: string, options: SetJobOptions = {}, shown: string = file): Promise<{ text: string; total: number }> {
   return runSetJob<{ text: string; total: number }>(name, { op: 'append', name, file, shown, cacheDir, mocks: [...mocks] }, options);
+}
+
+/**
+ * The text of a new set `name` of `mocks` (load.ts newSetText), worked out on the pool: serialized,
+ * within the bounds and checked to read back. Past the bounds it is refused (MockSetBoundError), or
+ * with `fit` the first mocks that fit are written (`written` says how many). `shown`: the set's file in messages.
+ */
+export function writtenText(name: string, shown: string, mocks: readonly Mock[], cacheDir: string, fit: boolean, options: SetJobOptions = {}): Promise<{ text: string; written: number }> {
+  // The styles the recorders marked (Keploy's flow sequences) go along: the clone of the mocks loses them.
+  return runSetJob<{ text: string; written: number }>(name, { op: 'write', name, shown, cacheDir, mocks: [...mocks], styles: stylesOf(mocks), fit }, options);
 }

@@ -3,8 +3,9 @@ import type { JobContext } from '../../../core/workers-side.js';
 import { DebugkitError } from '../../../core/errors.js';
 import { cachedMocks, cacheMocks } from './cache.js';
 import { parseMockSet } from './parse.js';
-import { pastBounds, readBounded } from './scan.js';
+import { PARSE_BOUNDS, pastBounds, readBounded } from './scan.js';
 import { serializeMockSet } from './serialize.js';
+import { restyle } from './style.js';
 import { MAX_MOCKSET_BYTES } from './store.js';
 import type { Mock } from './types.js';
 
@@ -35,6 +36,23 @@ export interface AppendJob {
   shown?: string;
   cacheDir: string;
   mocks: Mock[];
+}
+
+/**
+ * A new set of `mocks` (MockStore.write): its text, checked to read back and to be within the
+ * bounds. `fit`: past them, the longest run of the first mocks within them is written instead (a
+ * recording keeps what a set may hold; `written` says how many), else the set is refused.
+ */
+export interface WriteJob {
+  op: 'write';
+  name: string;
+  /** The set's file in messages. */
+  shown: string;
+  cacheDir: string;
+  mocks: Mock[];
+  /** The mocks' collection styles (style.ts stylesOf): the clone sent here lost them. */
+  styles: Uint8Array;
+  fit: boolean;
 }
 
 /** A set past the parse bounds: which, as "200000 documents, over the 20000" (scan.ts pastBounds). */
@@ -108,3 +126,46 @@ export async function appendSetText(job: AppendJob, ctx: JobContext): Promise<{ 
   await cacheMocks(text, parsed, job.cacheDir);
   return { text, total };
 }
+
+/**
+ * The text of a new set of `job.mocks`, worked out here rather than on the event loop (a 32 MB set
+ * took 3.4 s to serialize and 17.4 s to parse back there): serialized, within the bounds (a set
+ * past them could not be replayed: keploy_mock_test refuses it), and checked to read back. The
+ * parsed result goes into the cache, as a replay would parse it.
+ */
+export async function newSetText(job: WriteJob, ctx: JobContext): Promise<{ text: string; written: number } | PastBounds> {
+  restyle(job.mocks, job.styles);
+  let text = serializeMockSet(job.mocks);
+  let written = job.mocks.length;
+  ctx.progress();
+  const past = pastBounds(Buffer.byteLength(text), written);
+  if (past !== undefined) {
+    // Not even the first mock fits (one Postgres group may be 64 MiB): no set, the bound is said.
+    const fit = job.fit ? fitted(job.mocks) : undefined;
+    if (!fit || fit.written === 0) return { past };
+    ({ text, written } = fit);
+  }
+  const parsed = parseMockSet(text, job.shown);
+  ctx.progress();
+  // The caller says which set was not written (MockStore.write).
+  if (parsed.length !== written) throw new Error(`the mocks do not read back: ${written} mocks written, ${parsed.length} read back`);
+  await cacheMocks(text, parsed, job.cacheDir);
+  return { text, written };
+}
+
+/** The first of `mocks` that fit the parse bounds, as a set's text (each document as serializeMockSet writes it, joined as it joins them). */
+function fitted(mocks: readonly Mock[]): { text: string; written: number } {
+  const docs: string[] = [];
+  let bytes = 0;
+  for (const mock of mocks.slice(0, PARSE_BOUNDS.documents)) {
+    const doc = serializeMockSet([mock]);
+    const more = Buffer.byteLength(doc) + (docs.length > 0 ? SEPARATOR.length : 0);
+    if (bytes + more > PARSE_BOUNDS.bytes) break;
+    bytes += more;
+    docs.push(doc);
+  }
+  return { text: docs.join(SEPARATOR), written: docs.length };
+}
+
+/** What serializeMockSet puts between documents. */
+const SEPARATOR = '---\n';

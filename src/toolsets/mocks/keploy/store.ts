@@ -4,10 +4,9 @@ import { link, lstat, mkdir, open, readdir, rename, rmdir, unlink } from 'node:f
 import path from 'node:path';
 import { DebugkitError, describeError } from '../../../core/errors.js';
 import { cacheDir, cachedMocks, cacheMocks } from './cache.js';
-import { appendedText, describeSet, loadSet, type SetJobOptions } from './describe.js';
+import { appendedText, describeSet, loadSet, MockSetBoundError, writtenText, type SetJobOptions } from './describe.js';
 import { validateSetName } from './naming.js';
 import { parseMockSet } from './parse.js';
-import { serializeMockSet } from './serialize.js';
 import { openChildDir, openDirAsGiven, openDirFromRoot, type OpenDir } from './setdir.js';
 import { ZERO_TIME, type Mock, type MockSetInfo } from './types.js';
 
@@ -270,16 +269,30 @@ export class MockStore {
   /**
    * Writes a new set `name` and returns its file's path. Refuses (INVALID_ARGUMENT) when the set
    * already has a `mocks.yaml`, or when a mock cannot be written or would not read back (they are
-   * serialized, checked and parsed again before anything touches the disk).
+   * serialized, checked and parsed again before anything touches the disk, on the mock-set worker
+   * threads: describe.ts), or when the set would be past the bounds keploy_mock_test replays to
+   * (MockSetBoundError: such a set could not be replayed). `options` as for `load`.
    */
-  async write(name: string, mocks: readonly Mock[]): Promise<string> {
+  async write(name: string, mocks: readonly Mock[], options: SetJobOptions = {}): Promise<string> {
+    return (await this.writeNew(name, mocks, false, options)).file;
+  }
+
+  /**
+   * As `write`, but a set past the replay bounds is not refused: the first of `mocks` that fit are
+   * written (a recording keeps what a set may hold). `written`: how many; the rest were left out.
+   */
+  async writeWithin(name: string, mocks: readonly Mock[], options: SetJobOptions = {}): Promise<{ file: string; written: number }> {
+    return this.writeNew(name, mocks, true, options);
+  }
+
+  private async writeNew(name: string, mocks: readonly Mock[], fit: boolean, options: SetJobOptions): Promise<{ file: string; written: number }> {
     const file = this.pathOf(name);
     let text: string;
+    let written: number;
     try {
-      text = serializeMockSet(mocks);
-      const back = parseMockSet(text, file);
-      if (back.length !== mocks.length) throw new Error(`the mocks do not read back: ${mocks.length} mocks written, ${back.length} read back`);
+      ({ text, written } = await writtenText(name, file, mocks, this.cacheDir, fit, options));
     } catch (err) {
+      if (err instanceof MockSetBoundError) throw err;
       throw new DebugkitError('INVALID_ARGUMENT', `Mock set '${name}' not written: ${describeError(err)}`, { cause: err });
     }
 
@@ -324,8 +337,8 @@ export class MockStore {
         }
         committed = true;
         syncDir(set);
-        await cacheMocks(text, mocks, this.cacheDir);
-        return file;
+        // The parsed set was cached on the worker thread, as it was checked.
+        return { file, written };
       } catch (err) {
         if (err instanceof DebugkitError) throw err;
         throw storageError(`cannot write ${file}`, err);

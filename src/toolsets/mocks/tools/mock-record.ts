@@ -16,6 +16,7 @@ const output = {
   success: z.boolean(),
   mockFilePath: z.string(),
   mockCount: z.number(),
+  mocksDropped: z.number().optional().describe('Calls captured past what a mock set may hold: relayed, not recorded (absent when none)'),
   protocols: z.array(z.string()).nullable(),
   message: z.string(),
   configuration: z.object({ command: z.string(), path: z.string() }),
@@ -47,7 +48,12 @@ export function mockRecordTool(ctx: MocksContext): ToolSpec<typeof input, typeof
       if (!args.command.trim()) return failed('Command is required');
       try {
         // The recording engine (proxies, protocol parsers, TLS) loads on the first call, not at start.
-        const [{ recordMocks }, { appOutput }, { loadCa }] = await Promise.all([import('../record.js'), import('../runner.js'), import('../session.js')]);
+        const [{ recordMocks }, { appOutput }, { loadCa }, { RECORDED_MAX_MOCKS, RECORDED_MAX_BYTES }] = await Promise.all([
+          import('../record.js'),
+          import('../runner.js'),
+          import('../session.js'),
+          import('../replay.js'),
+        ]);
         const { ca, env } = await loadCa(warn);
         const upstreamCa = args.upstreamCaFile ? resolveContained(config.root, args.upstreamCaFile, { what: 'upstreamCaFile' }) : undefined;
         const outcome = await recordMocks({
@@ -66,15 +72,25 @@ export function mockRecordTool(ctx: MocksContext): ToolSpec<typeof input, typeof
           warn,
         });
         const mockFilePath = outcome.name ? `${shownPath.replace(/\/$/, '')}/${outcome.name}/mocks.yaml` : '';
-        const base = { mockFilePath, mockCount: outcome.mockCount, protocols: outcome.protocols, configuration, appExitCode: outcome.run.exitCode };
-        const kept = outcome.mockCount === 0 ? 'no mocks captured, no mock set written' : `${outcome.mockCount} mocks kept`;
+        const base = {
+          mockFilePath,
+          mockCount: outcome.mockCount,
+          ...(outcome.dropped > 0 ? { mocksDropped: outcome.dropped } : {}),
+          protocols: outcome.protocols,
+          configuration,
+          appExitCode: outcome.run.exitCode,
+        };
+        // As keploy_mock_test says of the calls it records on a miss: the set holds the first ones, the rest are counted.
+        const dropped = outcome.dropped > 0 ? `; ${outcome.dropped} more calls were not recorded: a set holds at most ${RECORDED_MAX_MOCKS} mocks and ${RECORDED_MAX_BYTES / (1024 * 1024)} MiB` : '';
+        const kept = (outcome.mockCount === 0 ? 'no mocks captured, no mock set written' : `${outcome.mockCount} mocks kept`) + dropped;
         if (outcome.run.timedOut) {
           return { ...base, success: false, message: `Recording stopped: the command ran longer than ${args.timeout ?? 300} s; ${kept}`, appOutput: appOutput(outcome.run) };
         }
         if (outcome.run.exitCode !== 0) {
           return { ...base, success: false, message: `Recording failed: the command exited with code ${outcome.run.exitCode}; ${kept}`, appOutput: appOutput(outcome.run) };
         }
-        const message = outcome.mockCount === 0 ? 'Recording completed but no mocks were captured; no mock set was written' : `Recorded ${outcome.mockCount} mocks (${outcome.protocols.join(', ')})`;
+        const message =
+          (outcome.mockCount === 0 ? 'Recording completed but no mocks were captured; no mock set was written' : `Recorded ${outcome.mockCount} mocks (${outcome.protocols.join(', ')})`) + dropped;
         return { ...base, success: true, message };
       } catch (err) {
         return failed(`Recording failed: ${(err as Error).message}`);
