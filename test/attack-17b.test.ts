@@ -14,6 +14,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashKey, newKeySecret } from '../src/control/keys.js';
 import { startPostgres, type RunningPostgres } from '../src/toolsets/mocks/postgres/testing.js';
+import { sleep } from '../src/core/wait.js';
 import {
   answerText,
   expectNoEffect,
@@ -237,7 +238,7 @@ describe('gdb, default flags, a `gdb` key: any process killed (found by the atta
     await gdbText(s, key, id, 'core-file forged-kill.core');
     const detached = await gdbText(s, key, id, 'detach');
     await plainCall(s, key, 'close', { id });
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300); // a pause, not a wait: time for a kill that must not come
     expect(detached, 'debugkit took another process for its own').not.toMatch(new RegExp(`process ${v.pid} was started by this session`));
     expect(alive(), `process ${v.pid}, which the session never started, was killed`).toBe(true);
   });

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../src/core/wait.js';
 import { connectHttp, type TestClient } from './helpers/client.js';
 import { createKey, runCli, startNode, tempDataDir, type Node } from './helpers/control.js';
 import { tempDir } from './helpers/programs.js';
@@ -213,8 +214,8 @@ describe('attack 18: the grep worker pool, one key against another (bundles)', (
     // (Client-side, a search past the MCP client's 60 s timeout is cancelled: keep each under it.)
     const slow1 = track(a1.tool('grep_files', { pattern }).catch((err: unknown) => err));
     const slow2 = track(a2.tool('grep_files', { pattern }).catch((err: unknown) => err));
-    // Let both take a thread.
-    await new Promise((r) => setTimeout(r, 2000));
+    // Let both take a thread: a pause, not a wait (nothing outside the server shows a worker thread taking a search).
+    await sleep(2000);
     t = performance.now();
     const quick = await b.tool('grep_files', { pattern: 'ready', case_sensitive: true });
     const waited = performance.now() - t;

@@ -18,6 +18,7 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redactText } from '../src/control/audit.js';
+import { sleep } from '../src/core/wait.js';
 import { answerText, dropped, ping, plainCall, startKeyedServer, stopAttackServer, type KeyedServer, freshPing } from './helpers/attack.js';
 import { waitFor } from './helpers/procs.js';
 import { tempDir } from './helpers/programs.js';
@@ -177,7 +178,7 @@ describe("attack 18f F4: evicting the idle longest drops a keep-alive client's r
     while (performance.now() - t < 10_000) {
       sent++;
       await ping(s, s.keys.other!.key);
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await sleep(10); // a pause, not a wait: pings paced 10 ms apart
     }
     expect([...dropped], `${dropped.length} of ${sent} keep-alive pings failed`).toEqual([]);
   }, 90_000);

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCheckpointFile } from '../src/control/anchor.js';
 import { bodyOf, canonicalJson, chainHash, sha256Hex, type AuditRecord } from '../src/control/audit.js';
 import { auditFromRow } from '../src/control/sqlite.js';
+import { pollUntil } from '../src/core/wait.js';
 import { startPostgres, type RunningPostgres } from '../src/toolsets/mocks/postgres/testing.js';
 import { createKey, rpc, runCli, startNode, tempDataDir, type Node } from './helpers/control.js';
 import { tempDir } from './helpers/programs.js';
@@ -72,13 +73,10 @@ async function auditOf(args = store): Promise<any[]> {
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  let value: T | undefined;
+  const found = await pollUntil(async () => (value = await probe()) !== undefined, { timeoutMs, intervalMs: 25 });
+  if (!found) throw new Error(`timed out waiting for ${what}`);
+  return value!;
 }
 
 describe('one long string does not freeze the server', () => {

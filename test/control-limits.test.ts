@@ -3,6 +3,7 @@
 // quota only tool calls; open MCP sessions are capped per key and per server; a session that
 // sends nothing after initialize is closed within --session-init-idle.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pollUntil } from '../src/core/wait.js';
 import { createKey, openMcpSession, rpc, runCli, startNode, tempDataDir, type Node } from './helpers/control.js';
 
 let data: Awaited<ReturnType<typeof tempDataDir>>;
@@ -47,11 +48,7 @@ function inSession(sid: string): Record<string, string> {
 
 /** Polls `check` until it holds (a condition, never a fixed sleep); fails after `ms`. */
 async function until(what: string, check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  if (!(await pollUntil(check, { timeoutMs: ms, intervalMs: 100 }))) throw new Error(`timed out waiting until ${what}`);
 }
 
 describe('a JSON-RPC batch is limited message by message', () => {

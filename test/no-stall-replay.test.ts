@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from '
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { boundPromise } from '../src/core/wait.js';
 import { connectHttp, startHttpServer, type HttpServer, type TestClient } from './helpers/client.js';
 import { rpc } from './helpers/control.js';
 import { mocksWorkspace } from './helpers/programs.js';
@@ -35,7 +36,7 @@ async function pingWhile(server: HttpServer, pending: { promise: Promise<unknown
     rtts.push(performance.now() - t);
     if (pending.done()) break;
     before++;
-    await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, 10))]);
+    await boundPromise(settled, { timeoutMs: 10 }); // a pause between pings, cut short when `pending` settles
   } while (!pending.done());
   return { rtts, before };
 }

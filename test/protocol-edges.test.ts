@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../src/core/wait.js';
 import { connectHttp, connectHttpModern, connectStdioModern, MODERN_PROTOCOL, startHttpServer, type HttpServer, type ModernTestClient } from './helpers/client.js';
 import { waitFor } from './helpers/procs.js';
 import { tempDir } from './helpers/programs.js';
@@ -101,7 +102,7 @@ describe('2026-07-28: no notification the request did not ask for', () => {
         const quiet = await openAndClose(dk, { [LOG_LEVEL]: 'warning' }); // "started" is info: below the level
         const loud = await openAndClose(dk, { [LOG_LEVEL]: 'info' });
         await waitFor(() => seen.length > 0, 3000).catch(() => undefined);
-        await new Promise((r) => setTimeout(r, 300)); // anything unsolicited would have come by now
+        await sleep(300); // a pause, not a wait: anything unsolicited would have come by now
         expect(seen.filter((m) => m.includes(silent))).toEqual([]);
         expect(seen.filter((m) => m.includes(quiet))).toEqual([]);
         expect(seen).toEqual([expect.stringContaining(`gdb session ${loud} started`)]);

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pollUntil } from '../src/core/wait.js';
 import { CLI, MODERN_PROTOCOL, connectHttp, connectHttpModern, connectStdio, connectStdioModern, startHttpServer, type HttpServer } from './helpers/client.js';
 import { compileC, tempDir } from './helpers/programs.js';
 import { RawStdioServer } from './helpers/raw-stdio.js';
@@ -254,11 +255,8 @@ describe('stdio robustness', () => {
     proc.stdout!.on('data', (d) => (out += d));
     const send = (m: unknown) => proc.stdin!.write(`${JSON.stringify(m)}\n`);
     const waitFor = async (id: number) => {
-      const deadline = Date.now() + 15_000;
-      while (!out.split('\n').some((l) => l.includes(`"id":${id}`))) {
-        if (Date.now() > deadline) throw new Error(`no answer to ${id}: ${out}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      const answered = await pollUntil(() => out.split('\n').some((l) => l.includes(`"id":${id}`)), { timeoutMs: 15_000, intervalMs: 20 });
+      if (!answered) throw new Error(`no answer to ${id}: ${out}`);
     };
     send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
     await waitFor(1);

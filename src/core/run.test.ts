@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { runBounded } from './run.js';
-import { sleep } from './wait.js';
+import { pollUntil } from './wait.js';
 
 describe('runBounded (real processes)', () => {
   it('runs argv without a shell and returns code and output', async () => {
@@ -19,7 +19,7 @@ describe('runBounded (real processes)', () => {
     expect(r.timedOut).toBe(true);
     const grandchild = Number(r.stdout.trim());
     expect(grandchild).toBeGreaterThan(0);
-    await sleep(100);
+    await pollUntil(() => !isRunning(grandchild), { timeoutMs: 5000, intervalMs: 10 });
     expect(isRunning(grandchild)).toBe(false);
   });
 

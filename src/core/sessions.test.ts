@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DebugkitError, SessionNotFoundError } from './errors.js';
 import { clientKey, SessionRegistry, type SessionInfo, type SessionResource } from './sessions.js';
+import { sleep } from './wait.js';
 
 class FakeSession implements SessionResource {
   readonly disposeCalls: string[] = [];
@@ -407,7 +408,7 @@ describe('SessionRegistry idle timeout', () => {
       // Unhandled rejections are reported after the microtask queue drains: give real time a turn.
       vi.useRealTimers();
       await new Promise((resolve) => setImmediate(resolve));
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await sleep(10); // a pause, not a wait: proving no rejection is reported
       expect(unhandled).not.toHaveBeenCalled();
       expect(registry.size).toBe(0);
       await expectNotFound(() => registry.get('alice', info.id), info.id, 'idle for 1 s (session timeout)');

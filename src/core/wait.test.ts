@@ -19,7 +19,7 @@ describe('waitBounded', () => {
     events.emit('v', 7);
     events.emit('v', 8);
     expect(await waiting).toEqual({ kind: 'value', value: 7 });
-    await sleep(0);
+    await sleep(0); // a pause, not a wait: a turn for a late cleanup, which must not come
     expect(cleanups).toBe(1);
     expect(events.listenerCount('v')).toBe(0);
   });
@@ -34,7 +34,7 @@ describe('waitBounded', () => {
       { timeoutMs: 0 },
     );
     expect(outcome).toEqual({ kind: 'value', value: 'now' });
-    await sleep(0);
+    await sleep(0); // a pause, not a wait: a turn, then the cleanup has run once
     expect(cleaned).toBe(true);
   });
 
@@ -42,7 +42,7 @@ describe('waitBounded', () => {
     let cleaned = 0;
     expect(await waitBounded(() => () => cleaned++, { timeoutMs: 20 })).toEqual({ kind: 'timeout' });
     expect(await waitBounded(() => () => cleaned++, { timeoutMs: 0 })).toEqual({ kind: 'timeout' });
-    await sleep(0);
+    await sleep(0); // a pause, not a wait: a turn, then each cleanup has run once
     expect(cleaned).toBe(2);
   });
 
@@ -69,7 +69,7 @@ describe('boundPromise', () => {
     const late = new Promise((_, r) => (reject = r));
     expect(await boundPromise(late, { timeoutMs: 5 })).toEqual({ kind: 'timeout' });
     reject(new Error('late'));
-    await sleep(5);
+    await sleep(5); // a pause, not a wait: an unhandled rejection would be reported by now
   });
 });
 
@@ -88,7 +88,7 @@ describe('onceBounded', () => {
       const outcome = await waiting;
       expect(outcome.kind).toBe(kind);
       if (outcome.kind === 'error') expect(outcome.error.message).toBe('refused');
-      await sleep(0);
+      await sleep(0); // a pause, not a wait: a turn, then no listener is left
       expect(e.eventNames()).toEqual([]);
     }
   });

@@ -2,6 +2,7 @@ import { Agent, createServer, request, type Server } from 'node:http';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultMaxConnections, limitConnections, openFilesLimit } from './connections.js';
+import { pollUntil } from '../core/wait.js';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -48,10 +49,7 @@ function get(port: number): Promise<{ status: number; body: string }> {
 
 /** Waits until `ok()` (bounded). */
 async function until(ok: () => boolean, what: string): Promise<void> {
-  for (const deadline = Date.now() + 10_000; !ok();) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  if (!(await pollUntil(ok, { timeoutMs: 10_000, intervalMs: 5 }))) throw new Error(`timed out waiting for ${what}`);
 }
 
 describe('the bound on open connections', () => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../config.js';
+import { pollUntil } from '../core/wait.js';
 import { createLogger } from '../mcp/log.js';
 import { toolsetFactories } from '../toolsets/index.js';
 import { createDebugkit, type Debugkit } from './createServer.js';
@@ -59,8 +60,8 @@ describe('beforeToolCall and admitRequest', () => {
     log.length = 0;
     const r = await call({ traceparent: TRACEPARENT });
     expect(((await r.json()) as any).result.isError).toBeFalsy();
-    await new Promise((resolve) => setTimeout(resolve, 50));
     // The end entry is written off the answer's path: after the call, in any order with onToolCall.
+    await pollUntil(() => log.length >= 3, { timeoutMs: 5000, intervalMs: 5 });
     expect(log[0]).toBe(`before list_sessions http ${TRACEPARENT}`);
     expect(log.slice(1).sort()).toEqual(['after list_sessions', 'end list_sessions true']);
   });

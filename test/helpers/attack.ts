@@ -4,6 +4,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { expect } from 'vitest';
+import { boundPromise } from '../../src/core/wait.js';
 import { MODERN_PROTOCOL } from './client.js';
 import { createKey, rpc, startNode, tempDataDir, type Node } from './control.js';
 import { stopHard } from './stall.js';
@@ -161,7 +162,7 @@ export async function slowestPingWhile(s: KeyedServer, key: string, pending: { p
   const settled = pending.promise.catch(() => undefined);
   while (!pending.done()) {
     rtts.push(await ping(s, key));
-    await Promise.race([settled, new Promise((r) => setTimeout(r, 10))]);
+    await boundPromise(settled, { timeoutMs: 10 }); // a pause between pings, cut short when `pending` settles
   }
   return { slowest: Math.max(0, ...rtts), count: rtts.length };
 }

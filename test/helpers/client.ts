@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { expect } from 'vitest';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
+import { pollUntil } from '../../src/core/wait.js';
 
 export const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
 
@@ -141,13 +142,10 @@ export async function startHttpServer(args: string[] = [], env: NodeJS.ProcessEn
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));
-  const deadline = Date.now() + 15_000;
   // Ready once it printed its URL and how clients authenticate (a key, stored keys, or --no-auth).
-  while (!/serving MCP \(Streamable HTTP\) at https?:\S+[\s\S]*\n(API key|Clients send|WARNING)/.test(out)) {
-    if (proc.exitCode !== null) throw new Error(`debugkit serve exited (${proc.exitCode}): ${out}`);
-    if (Date.now() > deadline) throw new Error(`debugkit serve did not start: ${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const ready = () => /serving MCP \(Streamable HTTP\) at https?:\S+[\s\S]*\n(API key|Clients send|WARNING)/.test(out);
+  await pollUntil(() => ready() || proc.exitCode !== null, { timeoutMs: 15_000, intervalMs: 50 });
+  if (!ready()) throw new Error(proc.exitCode !== null ? `debugkit serve exited (${proc.exitCode}): ${out}` : `debugkit serve did not start: ${out}`);
   const url = /serving MCP \(Streamable HTTP\) at (https?:\S+)/.exec(out)![1]!;
   const key = /API key: (\S+)/.exec(out)?.[1] ?? '';
   return {

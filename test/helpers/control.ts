@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startPostgres } from '../../src/toolsets/mocks/postgres/testing.js';
+import { pollUntil } from '../../src/core/wait.js';
 import { CLI } from './client.js';
 
 /** Control-plane test helpers: a private data directory, the CLI, nodes, plain JSON-RPC over fetch. */
@@ -61,12 +62,9 @@ export async function startNode(args: string[], env: NodeJS.ProcessEnv = {}): Pr
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));
-  const deadline = Date.now() + 20_000;
-  while (!/serving MCP \(Streamable HTTP\) at (https?:\S+)[\s\S]*\n(API key|Clients send|WARNING)/.test(out)) {
-    if (proc.exitCode !== null) throw new Error(`debugkit serve exited (${proc.exitCode}): ${out}`);
-    if (Date.now() > deadline) throw new Error(`debugkit serve did not start: ${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const ready = () => /serving MCP \(Streamable HTTP\) at (https?:\S+)[\s\S]*\n(API key|Clients send|WARNING)/.test(out);
+  await pollUntil(() => ready() || proc.exitCode !== null, { timeoutMs: 20_000, intervalMs: 50 });
+  if (!ready()) throw new Error(proc.exitCode !== null ? `debugkit serve exited (${proc.exitCode}): ${out}` : `debugkit serve did not start: ${out}`);
   return {
     url: /at (https?:\S+)/.exec(out)![1]!,
     proc,

@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { CancelledError, DebugkitError, TimeoutError } from '../errors.js';
+import { sleep } from '../wait.js';
 import { DapDecoder, DapProtocolError, encodeMessage } from './codec.js';
 import { DapConnection } from './connection.js';
 import { DapRequestError } from './request-error.js';
@@ -350,7 +351,7 @@ describe('DapConnection reverse requests', () => {
   it('awaits async handlers and reports a throwing one as success: false', async () => {
     const { adapter, conn } = setup();
     conn.onReverseRequest('startDebugging', async () => {
-      await new Promise((r) => setTimeout(r, 5));
+      await sleep(5); // a pause, not a wait: the handler takes a while
     });
     conn.onReverseRequest('custom', () => {
       throw new DebugkitError('INVALID_ARGUMENT', 'custom is refused here');

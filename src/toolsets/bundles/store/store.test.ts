@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BundleError } from '../errors.js';
+import { sleep } from '../../../core/wait.js';
 import { download, tokenFromEnv, vendorPortalSlug } from './download.js';
 import { bundleRoot, BundleStore, METADATA_FILE, nameFromFile, nameFromUrl } from './store.js';
 import { SUPPORT_BUNDLES } from '../../../../test/helpers/fixtures.js';
@@ -37,8 +38,6 @@ async function failure(p: Promise<unknown>): Promise<BundleError> {
   throw new Error('expected a failure');
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe('BundleStore.add from archives', () => {
   it('extracts a .tar.gz under a name taken from the file, with metadata, and finds the root', async () => {
     const store = new BundleStore(path.join(work, 'store'));
@@ -70,7 +69,7 @@ describe('BundleStore.add from archives', () => {
     expect(again).toMatchObject({ name: first.name, path: first.path, reused: true, added_at: first.added_at });
     expect(fs.existsSync(marker)).toBe(true);
 
-    await sleep(5);
+    await sleep(5); // a pause, not a wait: the clock moves on, so the re-extraction's added_at is later
     const forced = await store.add(BUNDLE_2022, { force: true });
     expect(forced).toMatchObject({ name: first.name, path: first.path, reused: false });
     expect(forced.added_at > first.added_at).toBe(true);
@@ -179,6 +178,7 @@ describe('BundleStore.list', () => {
   it('lists every bundle directory, valid or not, newest first', async () => {
     const store = new BundleStore(path.join(work, 'store'));
     expect(await store.list()).toEqual([]); // no store directory yet
+    // Pauses, not waits: the clock moves on between adds, so each bundle's time is its own.
     await store.add(BUNDLE_2022);
     await sleep(5);
     await store.add(MISSING_VERSION);

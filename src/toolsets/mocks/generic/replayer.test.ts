@@ -131,7 +131,7 @@ describe('replayGeneric', () => {
     const c = new Client(replay.kv);
     expect(await c.ask('GET x')).toBe('VALUE 1\n');
     c.send('GE');
-    await sleep(50); // the request arrives in two writes
+    await sleep(50); // a pause, not a wait: the request arrives in two writes, apart in time
     c.send('T y\n');
     expect(await c.readLine()).toBe('VALUE 2\n');
     c.send('GET x\nGET y\n');

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pollUntil } from '../../../core/wait.js';
 import type { HttpMock } from '../keploy/types.js';
 import { startCaptureProxy, type CaptureProxy } from '../proxy/proxy.js';
 import { tunnel } from '../proxy/tunnel.js';
@@ -51,7 +52,7 @@ describe('HTTP(S) through the capture proxy', () => {
         expect(forwarded.stdout).toBe('hello world\n');
       },
     );
-    for (let i = 0; i < 100 && mocks.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    await pollUntil(() => mocks.length >= 3, { timeoutMs: 1000, intervalMs: 10 });
     expect(mocks.map((m) => `${m.spec.req.method} ${m.spec.req.url}`)).toEqual([`GET ${https}/hello`, `POST ${https}/echo`, `GET ${http}/hello?via=proxy`]);
 
     const requestsBefore = plain.requests.length + secure.requests.length;

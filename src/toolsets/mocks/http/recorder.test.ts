@@ -1,6 +1,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pollUntil } from '../../../core/wait.js';
 import type { HttpMock } from '../keploy/types.js';
 import { DebugkitCa } from '../tls/ca.js';
 import { recordIntercepted } from './intercept.js';
@@ -36,7 +37,7 @@ afterAll(async () => {
 
 /** Mocks recorded from now on (recording is asynchronous to the client: wait for them). */
 async function mocksAfter(start: number, count: number): Promise<HttpMock[]> {
-  for (let i = 0; i < 200 && mocks.length < start + count; i++) await new Promise((r) => setTimeout(r, 10));
+  await pollUntil(() => mocks.length >= start + count, { timeoutMs: 2000, intervalMs: 10 });
   return mocks.slice(start);
 }
 

@@ -9,7 +9,7 @@ import type { HttpMock } from '../keploy/types.js';
 import { DebugkitCa } from '../tls/ca.js';
 import { recordIntercepted, replayIntercepted } from './intercept.js';
 import { HttpMatcher, type MatchRequest } from './matcher.js';
-import type { TimeSlice } from '../../../core/wait.js';
+import { pollUntil, type TimeSlice } from '../../../core/wait.js';
 import { HttpReplayer, splitSetCookie, type ReplayEvent } from './replayer.js';
 import { closeServer, curl, fetchVia, interceptingListener, listen, rawExchange, startOrigin, tempDir, watchTurns, type Closable, type Fetched, type FetchOptions } from './test-support.js';
 
@@ -56,7 +56,7 @@ beforeAll(async () => {
   const plainL = await interceptingListener({ host: '127.0.0.1', port: plain.port }, record);
   const secureL = await interceptingListener({ host: '127.0.0.1', port: secure.port }, record);
   for (const c of CALLS) recorded.push(await call(c, c.tls ? secureL.port : plainL.port));
-  for (let i = 0; i < 100 && got.length < CALLS.length; i++) await new Promise((r) => setTimeout(r, 10));
+  expect(await pollUntil(() => got.length >= CALLS.length, { timeoutMs: 1000, intervalMs: 10 }), `${got.length} of ${CALLS.length} calls recorded`).toBe(true);
   await Promise.all([plainL.close(), secureL.close(), plain.close(), secure.close()]);
   // Through the Keploy file format and back, as the toolset will store them.
   mocks = parseMockSet(serializeMockSet(numberMocks(got)), 'mocks.yaml') as HttpMock[];

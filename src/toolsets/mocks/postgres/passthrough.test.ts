@@ -2,6 +2,7 @@ import net from 'node:net';
 import pg from 'pg';
 import { serialize } from 'pg-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pollUntil } from '../../../core/wait.js';
 import { parseMockSet } from '../keploy/parse.js';
 import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
 import type { PostgresMock } from '../keploy/types.js';
@@ -165,7 +166,7 @@ conn.close()
     const received: Buffer[] = [];
     socket.on('data', (d) => received.push(d));
     const until = async (code: string) => {
-      for (let i = 0; i < 200 && !Buffer.concat(received).includes(code); i++) await new Promise((r) => setTimeout(r, 10));
+      await pollUntil(() => Buffer.concat(received).includes(code), { timeoutMs: 2000, intervalMs: 10 });
     };
     socket.write(serialize.startup({ user: 'postgres', database: 'postgres' }));
     await until('R'); // the password request

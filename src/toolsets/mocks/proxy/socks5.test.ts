@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sleep } from '../../../core/wait.js';
 import { acceptSocks5, encodeReply, formatIpv6, greetingLength, requestLength, SocksReply, type SocksTarget } from './socks5.js';
 import { connectLocal, listenLocal, readAll, readBytes } from './testing.js';
 
@@ -63,7 +64,7 @@ describe('SOCKS5 handshake over a real socket', () => {
     const bytes = Buffer.concat([GREETING, ipv4Request()]);
     for (const b of bytes) {
       client.write(Buffer.from([b]));
-      await new Promise((r) => setTimeout(r, 2));
+      await sleep(2); // a pause, not a wait: each byte its own write, apart in time
     }
     expect((await result).port).toBe(8080);
   });

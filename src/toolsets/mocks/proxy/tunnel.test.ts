@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { pollUntil, sleep } from '../../../core/wait.js';
 import { tunnel, type TunnelResult } from './tunnel.js';
 import { connectLocal, listenLocal, readAll, startEchoServer } from './testing.js';
 
@@ -61,11 +62,11 @@ describe('tunnel', () => {
     });
     const state = {} as { client: net.Socket; serverSide: net.Socket; done: Promise<TunnelResult> };
     await gotSink;
-    await new Promise((r) => setTimeout(r, 50));
+    await pollUntil(() => state.done !== undefined, { timeoutMs: 5000, intervalMs: 5 });
     const total = 64 * 1024 * 1024;
     const payload = Buffer.alloc(total, 7);
     state.client.write(payload);
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000); // a pause, not a wait: time for an unbounded proxy to read what it should not
     // Only kernel socket buffers (a few MB each on loopback) plus two 16 KB stream buffers may hold
     // data; an unbounded proxy would have read all 64 MB by now.
     const read = state.serverSide.bytesRead;

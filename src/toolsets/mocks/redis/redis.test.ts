@@ -11,6 +11,7 @@ import { recordRedis } from './recorder.js';
 import { replayRedis } from './replayer.js';
 import { commandArgs, encodeCommand, respEnd } from './wire.js';
 import { cpuTimes, linearMessage } from '../../../core/cputime.js';
+import { pollUntil } from '../../../core/wait.js';
 import { startRedis, type RunningRedis } from './testing.js';
 
 const FIXTURE = path.join(import.meta.dirname, 'fixtures', 'keploy-flask-redis.yaml');
@@ -139,10 +140,8 @@ describe('Redis mocks: Keploy format', () => {
       await new Promise((r) => client.once('connect', r));
       client.write(Buffer.concat(Array.from({ length: 1200 }, () => cmd('GET', 'k'))));
       // The replayer stops reading commands once the client's socket is full.
-      for (const deadline = Date.now() + 20_000; !(served?.isPaused() && served.writableNeedDrain);) {
-        if (Date.now() > deadline) throw new Error(`the replayer never held: ${answered} answered, ${served?.writableLength} bytes waiting`);
-        await new Promise((r) => setTimeout(r, 5));
-      }
+      const held = await pollUntil(() => !!(served?.isPaused() && served.writableNeedDrain), { timeoutMs: 20_000, intervalMs: 5 });
+      if (!held) throw new Error(`the replayer never held: ${answered} answered, ${served?.writableLength} bytes waiting`);
       expect(answered, 'answered before the client read anything').toBeLessThan(64);
       expect(served!.writableLength, 'bytes waiting to be written').toBeLessThan(64 << 20);
       // Reading now, the client gets all 1,200 answers in order.
@@ -199,7 +198,7 @@ describe('Redis mocks: recorded against a real redis-server, replayed without it
     const recorded = await exchange(recorder.port, steps(pw));
     recorder.close();
     // The last exchange is written once the connections close.
-    for (const deadline = Date.now() + 5000; mocks.length < 11 && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 5));
+    await pollUntil(() => mocks.length >= 11, { timeoutMs: 5000, intervalMs: 5 });
     expect(recorded.slice(0, 6)).toEqual(['+OK\r\n', '+OK\r\n', '$5\r\napple\r\n', ':1\r\n', ':2\r\n', '*0\r\n']);
     expect(recorded[6]).toMatch(/^%7\r\n\$6\r\nserver\r\n\$5\r\nredis\r\n/); // RESP3 from here on
     expect(recorded.slice(7)).toEqual([':1\r\n', '%1\r\n$1\r\na\r\n$1\r\n1\r\n', '_\r\n', ':3\r\n']);
