@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { sleep } from '../../../core/wait.js';
 import { WorkerPool } from '../../../core/workers.js';
 import { track, writeDocuments } from '../../../../test/helpers/stall.js';
 import { FileCache, MAX_RESOURCE_FILE_BYTES, ResourceFileError } from './loader.js';
@@ -62,7 +63,7 @@ describe('FileCache: resource files are parsed off the event loop', () => {
     }, 10);
     const loading = track(cache.load(file));
     // The first turns come while the parse runs (before the fix, the first came after it: ~10 s).
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50); // a pause, not a wait: the loop must turn while the parse is still running
     expect(loading.done()).toBe(false);
     const loaded = await loading.promise;
     clearInterval(probe);

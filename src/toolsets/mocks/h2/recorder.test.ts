@@ -2,6 +2,7 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Mock } from '../keploy/types.js';
+import { pollUntil } from '../../../core/wait.js';
 import { frameMessages } from './grpc.js';
 import { recordH2 } from './recorder.js';
 
@@ -84,7 +85,7 @@ async function post(port: number, body: Buffer, contentType = 'application/octet
 }
 
 const until = async (ok: () => boolean) => {
-  while (!ok()) await new Promise((r) => setTimeout(r, 10));
+  expect(await pollUntil(ok, { timeoutMs: 10_000, intervalMs: 10 })).toBe(true);
 };
 
 describe('HTTP/2 recording keeps at most the per-mock bound of an exchange', () => {
