@@ -126,7 +126,7 @@ export async function loadSet(name: string, file: string, cacheDir: string, opti
 
 /** The text of set `name` with `mocks` added (load.ts appendSetText), worked out on the pool. `file` and `shown` as for loadSet. */
 export function appendedText(name: string, file: string, mocks: readonly Mock[], cacheDir: string, options: SetJobOptions = {}, shown: string = file): Promise<{ text: string; total: number }> {
-  return runSetJob<{ text: string; total: number }>(name, { op: 'append', name, file, shown, cacheDir, mocks: [...mocks] }, options);
+  return runSetJob<{ text: string; total: number }>(name, { op: 'append', name, file, shown, cacheDir, mocks: [...mocks], styles: stylesOf(mocks) }, options);
 }
 
 /**

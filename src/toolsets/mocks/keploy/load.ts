@@ -36,6 +36,8 @@ export interface AppendJob {
   shown?: string;
   cacheDir: string;
   mocks: Mock[];
+  /** The mocks' collection styles (style.ts stylesOf): the clone sent here lost them. */
+  styles: Uint8Array;
 }
 
 /**
@@ -116,6 +118,7 @@ export async function appendSetText(job: AppendJob, ctx: JobContext): Promise<{ 
   if ('past' in set) return { past: set.past };
   const old = set.text;
   const before = ((await cachedMocks(old, job.cacheDir)) ?? parseMockSet(old, shown)).length;
+  restyle(job.mocks, job.styles);
   const added = job.mocks.map((mock, i) => ({ ...mock, name: `mock-${before + i}` }));
   const text = `${old}${old === '' || old.endsWith('\n') ? '' : '\n'}${old === '' ? '' : '---\n'}${serializeMockSet(added)}`;
   const past = pastBounds(Buffer.byteLength(text), set.scan.documents + added.length);

@@ -37,6 +37,16 @@ describe('MockStore.write on the worker threads', () => {
     expect(text).toBe(serializeMockSet(mocks));
   });
 
+  it('append keeps the styles marked in code too: its mocks read as they would have been written', async () => {
+    const store = new MockStore(dir(), { cacheDir: cacheDir() });
+    const file = await store.write('grown', [httpMock()]);
+    await store.append('grown', [styled(1)]);
+    const text = readFileSync(file, 'utf8');
+    // Before, the clone sent to the worker lost the marks: "list:" was written as a block.
+    expect(text).toContain('list: [0, 1, 2]');
+    expect(text).toBe(`${serializeMockSet([httpMock()])}---\n${serializeMockSet([styled(1)])}`);
+  });
+
   it('refuses a set past the replay bounds; writeWithin writes the first mocks that fit and says how many', async () => {
     const mocks = Array.from({ length: 20_001 }, (_, i) => ({ ...styled(i), name: `mock-${i}` }));
     const store = new MockStore(dir(), { cacheDir: cacheDir() });
