@@ -40,6 +40,8 @@ export interface RecordOptions {
   dial(conn: InterceptedConnection): Promise<Duplex>;
   /** A captured mock, and the protocol it counts under (the set's name lists them). */
   onMock(mock: Mock, protocol: string): void;
+  /** An exchange relayed whole but not kept as a mock, and why (counted in the answer). */
+  onDropped(why: string): void;
   warn(message: string): void;
 }
 

@@ -41,9 +41,12 @@ export interface RecordOutcome {
   /**
    * Exchanges captured past what a set may hold (the first ones are kept, as with replay's
    * `onMiss: record`), and those left out for the written set to stay within the replay bounds:
-   * counted, not kept. Their traffic went through all the same.
+   * counted, not kept, and over-large exchanges a protocol could not keep whole. Their traffic
+   * went through all the same.
    */
   dropped: number;
+  /** Why they were not kept, with how many each: what the answer says. */
+  droppedWhy: Array<{ why: string; count: number }>;
   protocols: string[];
   run: RunResult;
 }
@@ -57,10 +60,16 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
   const maxMocks = Math.min(req.maxMocks ?? RECORDED_MAX_MOCKS, RECORDED_MAX_MOCKS);
   const maxBytes = Math.min(req.maxBytes ?? RECORDED_MAX_BYTES, RECORDED_MAX_BYTES);
   let keptBytes = 0;
-  let dropped = 0;
+  const notKept = new Map<string, number>();
+  const drop = (why: string, n = 1) => void (n > 0 && notKept.set(why, (notKept.get(why) ?? 0) + n));
+  const SET_FULL = `a set holds at most ${RECORDED_MAX_MOCKS} mocks and ${RECORDED_MAX_BYTES / (1024 * 1024)} MiB`;
+  const outcome = (name: string, file: string, mockCount: number, protocols: string[], run: RunResult): RecordOutcome => {
+    const droppedWhy = [...notKept].map(([why, count]) => ({ why, count }));
+    return { name, file, mockCount, dropped: droppedWhy.reduce((n, d) => n + d.count, 0), droppedWhy, protocols, run };
+  };
   const keep = (mock: Mock, protocol: string) => {
     const bytes = mockBytes(mock);
-    if (captured.length >= maxMocks || keptBytes + bytes > maxBytes) return void dropped++;
+    if (captured.length >= maxMocks || keptBytes + bytes > maxBytes) return drop(SET_FULL);
     keptBytes += bytes;
     captured.push({ at: Date.now(), order: order++, mock, protocol });
   };
@@ -71,6 +80,7 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
     insecureUpstream: req.insecureUpstream,
     dial: dialFor,
     onMock: keep,
+    onDropped: (why) => drop(why),
     warn: req.warn,
   };
   const proxy = await startCaptureProxy({
@@ -97,11 +107,12 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
   const mocks = numberMocks(captured.sort((a, b) => a.at - b.at || a.order - b.order).map((c) => c.mock));
   const protocols = [...new Set(captured.map((c) => c.protocol))];
   // No set without mocks: an empty set would become the latest and a default replay would test against nothing.
-  if (mocks.length === 0) return { name: '', file: '', mockCount: 0, dropped, protocols, run };
+  if (mocks.length === 0) return outcome('', '', 0, protocols, run);
   const store = new MockStore(req.dir, req.root !== undefined ? { root: req.root } : {});
   const name = await store.uniqueName(nameFor(req.command, protocols, new Date(), req.cwd));
   // Serialized and checked on the mock-set worker threads; the first mocks whose YAML fits the
   // replay bounds are written (the bytes kept above are the mocks', not their YAML's).
   const { file, written } = await store.writeWithin(name, mocks);
-  return { name, file, mockCount: written, dropped: dropped + mocks.length - written, protocols, run };
+  drop(SET_FULL, mocks.length - written);
+  return outcome(name, file, written, protocols, run);
 }

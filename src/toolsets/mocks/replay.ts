@@ -100,6 +100,7 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
           throw err;
         }),
       onMock: keep,
+      onDropped: () => void recordedDropped++,
       warn: req.warn,
     });
   };

@@ -36,9 +36,10 @@ async function upstream(answer: number, contentType = 'application/octet-stream'
 }
 
 /** The recorder on a port of its own (as the capture proxy hands it a connection), recording to `port`; what it kept and warned. */
-async function recorder(port: number, maxBodyBytes?: number): Promise<{ port: number; mocks: Mock[]; warnings: string[] }> {
+async function recorder(port: number, maxBodyBytes?: number): Promise<{ port: number; mocks: Mock[]; warnings: string[]; dropped: string[] }> {
   const mocks: Mock[] = [];
   const warnings: string[] = [];
+  const dropped: string[] = [];
   const server = net.createServer((client) => {
     void recordH2(
       { id: 'c1', target: { host: '127.0.0.1', port }, client },
@@ -54,6 +55,7 @@ async function recorder(port: number, maxBodyBytes?: number): Promise<{ port: nu
               .once('error', reject),
           ),
         onMock: (m) => mocks.push(m),
+        onDropped: (why) => dropped.push(why),
         warn: (w) => warnings.push(w),
         ...(maxBodyBytes !== undefined ? { maxBodyBytes } : {}),
       },
@@ -61,7 +63,7 @@ async function recorder(port: number, maxBodyBytes?: number): Promise<{ port: nu
   });
   const own = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
   closers.push(() => server.close());
-  return { port: own, mocks, warnings };
+  return { port: own, mocks, warnings, dropped };
 }
 
 /** Sends `body` (in 64 KiB writes) and reads the whole answer. */
@@ -98,6 +100,8 @@ describe('HTTP/2 recording keeps at most the per-mock bound of an exchange', () 
     expect(up.received).toEqual([2 * 1024 * 1024]);
     await until(() => rec.warnings.length + rec.mocks.length > 0);
     expect(rec.mocks.length).toBe(0);
+    // Counted for the answer too, not only warned about (the answer said "no mocks were captured").
+    expect(rec.dropped).toEqual(['over the 1048576-byte limit per HTTP/2 mock']);
     expect(rec.warnings[0]).toBe(`HTTP/2 POST /upload to 127.0.0.1:${up.port} was relayed but not recorded: ${2 * 1024 * 1024} bytes up and ${1536 * 1024} down, over the 1048576-byte limit per mock`);
 
     // Within the bound: recorded whole, as it always was.

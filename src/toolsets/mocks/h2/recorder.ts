@@ -17,6 +17,8 @@ export interface RecordH2Options {
   scheme: 'http' | 'https';
   dial: H2Dial;
   onMock(mock: Mock): void;
+  /** An exchange relayed but not recorded, and why. */
+  onDropped?(why: string): void;
   warn?(message: string): void;
   /** Most bytes of each direction of one exchange kept for its mock (default DEFAULT_MAX_BODY, 1 MiB). */
   maxBodyBytes?: number;
@@ -36,6 +38,7 @@ export async function recordH2(conn: H2Connection, o: RecordH2Options): Promise<
         .then((session) => relay(session, stream, headers, { live: stream }, maxBytes))
         .then((r) => {
           if (!r.over) return o.onMock(toMock(r, conn.target));
+          o.onDropped?.(`over the ${maxBytes}-byte limit per HTTP/2 mock`);
           if (over++ === 0) {
             o.warn?.(
               `HTTP/2 ${String(headers[':method'])} ${String(headers[':path'])} to ${conn.target.host}:${conn.target.port} was relayed but not recorded: ` +

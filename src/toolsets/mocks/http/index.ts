@@ -23,6 +23,7 @@ export const recorder: ProtocolRecorder = {
           scheme: 'https',
           dial: async () => c.upstream!,
           onMock: (mock) => o.onMock(mock, h2Label(mock)),
+          onDropped: o.onDropped,
           warn: o.warn,
         }),
       insecureUpstream: o.insecureUpstream,

@@ -16,7 +16,7 @@ const output = {
   success: z.boolean(),
   mockFilePath: z.string(),
   mockCount: z.number(),
-  mocksDropped: z.number().optional().describe('Calls captured past what a mock set may hold: relayed, not recorded (absent when none)'),
+  mocksDropped: z.number().optional().describe('Calls relayed but not recorded: past what a mock set may hold, or over the size limit per mock (absent when none); the message says why'),
   protocols: z.array(z.string()).nullable(),
   message: z.string(),
   configuration: z.object({ command: z.string(), path: z.string() }),
@@ -48,12 +48,7 @@ export function mockRecordTool(ctx: MocksContext): ToolSpec<typeof input, typeof
       if (!args.command.trim()) return failed('Command is required');
       try {
         // The recording engine (proxies, protocol parsers, TLS) loads on the first call, not at start.
-        const [{ recordMocks }, { appOutput }, { loadCa }, { RECORDED_MAX_MOCKS, RECORDED_MAX_BYTES }] = await Promise.all([
-          import('../record.js'),
-          import('../runner.js'),
-          import('../session.js'),
-          import('../replay.js'),
-        ]);
+        const [{ recordMocks }, { appOutput }, { loadCa }] = await Promise.all([import('../record.js'), import('../runner.js'), import('../session.js')]);
         const { ca, env } = await loadCa(warn);
         const upstreamCa = args.upstreamCaFile ? resolveContained(config.root, args.upstreamCaFile, { what: 'upstreamCaFile' }) : undefined;
         const outcome = await recordMocks({
@@ -81,7 +76,8 @@ export function mockRecordTool(ctx: MocksContext): ToolSpec<typeof input, typeof
           appExitCode: outcome.run.exitCode,
         };
         // As keploy_mock_test says of the calls it records on a miss: the set holds the first ones, the rest are counted.
-        const dropped = outcome.dropped > 0 ? `; ${outcome.dropped} more calls were not recorded: a set holds at most ${RECORDED_MAX_MOCKS} mocks and ${RECORDED_MAX_BYTES / (1024 * 1024)} MiB` : '';
+        const why = outcome.droppedWhy.length === 1 ? outcome.droppedWhy[0]!.why : outcome.droppedWhy.map((d) => `${d.count} ${d.why}`).join(', ');
+        const dropped = outcome.dropped > 0 ? `; ${outcome.dropped} more calls were not recorded: ${why}` : '';
         const kept = (outcome.mockCount === 0 ? 'no mocks captured, no mock set written' : `${outcome.mockCount} mocks kept`) + dropped;
         if (outcome.run.timedOut) {
           return { ...base, success: false, message: `Recording stopped: the command ran longer than ${args.timeout ?? 300} s; ${kept}`, appOutput: appOutput(outcome.run) };
