@@ -8,7 +8,7 @@ const PT_NOTE = 4;
 const ET_CORE = 4;
 /** What is read of a core's notes at most: a real NT_FILE lists a few thousand names. */
 const MAX_NOTE_BYTES = 8 * 2 ** 20;
-const MAX_PROGRAM_HEADERS = 65_535;
+const PN_XNUM = 0xffff;
 
 /**
  * The file names a core's NT_FILE notes say were mapped into the process. GDB opens each of them
@@ -31,7 +31,9 @@ export async function coreMappedFiles(file: string): Promise<string[] | undefine
     const phoff = word(ident, wide ? 32 : 28);
     const phentsize = u16(ident, wide ? 54 : 42);
     const phnum = u16(ident, wide ? 56 : 44);
-    if (phnum > MAX_PROGRAM_HEADERS || phentsize < (wide ? 56 : 32)) throw new Error('its program headers are malformed');
+    // PN_XNUM: the real count is in section header 0, which BFD honours; no real core needs it.
+    if (phnum === PN_XNUM) throw new Error('it numbers its program headers the extended way (PN_XNUM)');
+    if (phentsize < (wide ? 56 : 32)) throw new Error('its program headers are malformed');
     const headers = Buffer.alloc(phentsize * phnum);
     if ((await handle.read(headers, 0, headers.length, phoff)).bytesRead < headers.length) throw new Error('its program headers are cut short');
     const names: string[] = [];
@@ -59,7 +61,7 @@ interface Reader {
   word: (b: Buffer, at: number) => number;
 }
 
-/** The names in the NT_FILE notes of one note segment: count, page size, count ranges, then count names. */
+/** The names in the NT_FILE notes of one note segment (count, page size, count ranges, then count names), under any note name. */
 function fileNotes(notes: Buffer, { wide, u32, word }: Reader): string[] {
   const names: string[] = [];
   const align = (n: number) => (n + 3) & ~3;
@@ -70,7 +72,9 @@ function fileNotes(notes: Buffer, { wide, u32, word }: Reader): string[] {
     const nameAt = at + 12;
     const descAt = nameAt + align(namesz);
     if (descAt + descsz > notes.length) break;
-    if (type === NT_FILE && notes.toString('latin1', nameAt, nameAt + namesz).replace(/\0+$/, '') === 'CORE') {
+    // Whatever the note's name: BFD reads an NT_FILE under any name but a few of other systems,
+    // and a check that skipped one gdb reads would be no check.
+    if (type === NT_FILE) {
       const desc = notes.subarray(descAt, descAt + descsz);
       const w = wide ? 8 : 4;
       const count = desc.length >= 2 * w ? word(desc, 0) : 0;
@@ -96,6 +100,9 @@ export async function mappingOutside(names: readonly string[], root: string): Pr
   const realRoot = await realpath(root);
   for (const name of new Set(names)) {
     if (!path.isAbsolute(name)) return name;
+    // /proc/self, /proc/<pid>/cwd, fd, root: they lead elsewhere for gdb than for this process, so
+    // what is judged here would not be what gdb opens.
+    if (path.resolve(name).startsWith('/proc/')) return name;
     if (containment(realRoot, name).kind !== 'outside') continue;
     try {
       await lstat(name);

@@ -134,14 +134,29 @@ export async function prepareCommand(command: string, policy: GdbPolicy, checked
  * needs what any file outside the root needs.
  */
 async function refuseOutsideMappings(copy: string, shown: string, policy: GdbPolicy, checkedScopes?: readonly string[]): Promise<void> {
-  let outside: string | undefined;
+  let why: string | undefined;
   try {
-    outside = await mappingOutside((await coreMappedFiles(copy)) ?? [], policy.root);
+    const outside = await mappingOutside((await coreMappedFiles(copy)) ?? [], policy.root);
+    if (outside !== undefined) why = `the core maps ${outside}, outside the workspace root, which gdb would read into its memory`;
   } catch (err) {
-    outside = `(its notes: ${(err as Error).message})`;
+    why = `the core's list of mapped files cannot be checked: ${(err as Error).message}`;
   }
-  if (outside === undefined) return;
-  const need: Need = { capability: 'shell', what: `"core-file ${shown}": the core maps ${outside}, outside the workspace root, which gdb would read into its memory` };
+  if (why) refuseReach(`"core-file ${shown}": ${why}`, policy, checkedScopes);
+}
+
+/**
+ * Once a core is loaded: the shared libraries gdb opened for it (`files`, as gdb found them) were
+ * named by the core's memory (its link map), not its notes, and gdb serves memory from them as
+ * from mapped files: they must pass the same rule, or need what reading outside the root needs.
+ */
+export async function refuseOutsideLibraries(files: readonly string[], policy: GdbPolicy, checkedScopes?: readonly string[]): Promise<void> {
+  const outside = await mappingOutside(files, policy.root);
+  if (outside !== undefined) refuseReach(`the core names ${outside} as a shared library, outside the workspace root, which gdb would read into its memory`, policy, checkedScopes);
+}
+
+/** Refuses what reaches outside the root unless the operator's flag and the key's scopes both allow it. */
+function refuseReach(what: string, policy: GdbPolicy, checkedScopes?: readonly string[]): void {
+  const need: Need = { capability: 'shell', what };
   refuseUnopened([need], policy);
   if (checkedScopes && !checkedScopes.includes(CAPABILITIES.shell.scope)) throw new CommandRefusedError(`refused: ${need.what}; the key needs the ${CAPABILITIES.shell.scope} scope`);
 }

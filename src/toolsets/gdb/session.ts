@@ -10,7 +10,7 @@ import { boundPromise } from '../../core/wait.js';
 import { toMiCommand } from './command.js';
 import { CallCollector } from './collector.js';
 import type { CheckedProgram } from '../../core/paths.js';
-import { capabilityScopes, isAttachCommand, isDetachCommand, isStartCommand, prepareCommand, type FileSlot, type GdbPolicy, type PreparedCommand } from './policy.js';
+import { capabilityScopes, isAttachCommand, isDetachCommand, isStartCommand, prepareCommand, refuseOutsideLibraries, type FileSlot, type GdbPolicy, type PreparedCommand } from './policy.js';
 
 export type { TargetState };
 
@@ -196,9 +196,31 @@ export class GdbSession implements SessionResource {
     if (this.options.policy && !options.trusted) prepared = await prepareCommand(command, this.commandPolicy(), options.checkedScopes);
     if (this.copies.has('exec') && isStartCommand(command)) await this.reloadIfChanged();
     try {
-      return await this.sendCall(prepared.command, command, options);
+      const outcome = await this.sendCall(prepared.command, command, options);
+      if (prepared.copy?.slots.includes('core') && this.options.policy && !options.trusted) await this.checkCoreLibraries(options);
+      return outcome;
     } finally {
       if (prepared.copy) this.keepCopy(prepared.copy);
+    }
+  }
+
+  /**
+   * After a core was loaded (its notes were checked before): the shared libraries gdb found for it
+   * through the link map in its memory. One outside what the key may read unloads the core (and
+   * them with it) and refuses the command; what it answered is not shown. Within the call, so no
+   * other command of the session runs in between.
+   */
+  private async checkCoreLibraries(options: CallOptions): Promise<void> {
+    const listed = (await this.send('-file-list-shared-libraries')).results['shared-libraries'];
+    const files = (Array.isArray(listed) ? listed : []).flatMap((l) => {
+      const name = typeof l === 'object' && l !== null ? (l as MiTuple)['host-name'] : undefined;
+      return typeof name === 'string' && name !== '' ? [name] : [];
+    });
+    try {
+      await refuseOutsideLibraries(files, this.commandPolicy(), options.checkedScopes);
+    } catch (err) {
+      await this.send('-interpreter-exec console "core-file"').catch(() => undefined);
+      throw err;
     }
   }
 
