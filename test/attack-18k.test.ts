@@ -8,6 +8,7 @@ import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coreMappedFiles, mappingOutside } from '../src/core/elf-core.js';
+import { scanArtefacts } from '../src/toolsets/debugger/similar/artefacts.js';
 import { answerText, gdbSession, plainCall, refused, startKeyedServer, stopAttackServer, type KeyedServer } from './helpers/attack.js';
 import { compileC, tempDir } from './helpers/programs.js';
 
@@ -26,15 +27,15 @@ function coreNote(type: number, desc: Buffer, named = 'CORE'): Buffer {
   return Buffer.concat([head, pad(name), pad(desc)]);
 }
 
-/** The notes every core has: the thread's registers (pc and sp at `pc`) and the process's name. */
-function processNotes(pc: number): Buffer {
+/** The notes every core has: the thread's registers (pc and sp at `pc`) and the process's name (`program`). */
+function processNotes(pc: number, program = './prog'): Buffer {
   const prstatus = Buffer.alloc(336);
   prstatus.writeUInt32LE(4242, 32);
   prstatus.writeBigUInt64LE(BigInt(pc), 112 + 16 * 8); // rip
   prstatus.writeBigUInt64LE(BigInt(pc), 112 + 19 * 8); // rsp
   const prpsinfo = Buffer.alloc(136);
-  prpsinfo.write('prog', 40);
-  prpsinfo.write('./prog', 56);
+  prpsinfo.write(path.basename(program).slice(0, 15), 40);
+  prpsinfo.write(program, 56);
   return Buffer.concat([coreNote(1, prstatus), coreNote(3, prpsinfo)]);
 }
 
@@ -140,7 +141,7 @@ function craftedSolibCore(library: string, dynamicAt: number): { exec: Buffer; c
   mem.writeBigUInt64LE(BigInt(SOLIB_BIAS + dynamicAt), 0x310); // l_ld
   mem.writeBigUInt64LE(BigInt(DYN + 0x200), 0x320); // l_prev
   mem.write(`${library}\0`, 0x410);
-  const threadNotes = processNotes(0x400000);
+  const threadNotes = processNotes(0x400000, 'x.elf');
   const noteoff = 64 + 56 * 2;
   const memoff = (noteoff + threadNotes.length + 0xfff) & ~0xfff;
   const coreHead = Buffer.concat([header(4, 64, 2), segment(4, 4, noteoff, 0, threadNotes.length, 0, 4), segment(1, 6, memoff, DYN, mem.length, mem.length, 0x1000), threadNotes]);
@@ -247,6 +248,15 @@ describe('attack 18k: a core that maps files from outside the root', () => {
     expect(refused(accepted!), answerText(accepted!)).toBe(false);
     expect(answerText(read!)).toContain(SECRET);
   });
+
+  it('debugger_find_similar_bugs (a :read key) reads no such core, and no backtrace read through an outside library; a real one is read', async () => {
+    const crash = path.join(root, 'crash');
+    mkdirSync(crash, { recursive: true });
+    // With their programs beside them: the link map is found through x.elf's DT_DEBUG.
+    for (const file of ['out.core', 'proc.core', 'solib-out.core', 'x.elf', 'real.core', 'segv']) copyFileSync(path.join(root, file), path.join(crash, file));
+    const { signatures } = await scanArtefacts(crash, root, 'gdb', Date.now() + 60_000);
+    expect(signatures.map((sig) => sig.source)).toEqual(['core crash/real.core']);
+  }, 60_000);
 
   it('reads only the notes it needs: a file that is not a core has no mappings, a cut one throws', async () => {
     expect(await coreMappedFiles(path.join(root, 'inside.txt'))).toBeUndefined();
