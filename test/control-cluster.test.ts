@@ -102,6 +102,23 @@ describe('several nodes, one PostgreSQL store', () => {
     await Promise.all([onA.close(), onB.close()]);
   });
 
+  it("a batch naming sessions of two nodes is refused, and counted against the key's rate first (attack 18l: refused uncounted, 170,000 store lookups ran free)", async () => {
+    const k = await createKey(['--store', storeUrl], 'mixed', 'gdb', ['--rate', '4/min']);
+    const onA = await connectHttpModern(a.url, k.key);
+    const { id } = await onA.ok('open');
+    const call = (n: number, session: string) => ({ jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: 'call', arguments: { id: session, command: 'print 1' } } });
+    const mixed = await rpc(b.url, k.key, [call(1, id), call(2, 'held-by-none')]);
+    expect(mixed.status).toBe(400);
+    expect(mixed.body.error).toMatchObject({
+      code: -32600,
+      message: expect.stringMatching(/^Invalid Request: a batch cannot be served by one node: its calls name debug sessions held by node \S+ and this node/),
+    });
+    // The open (1) and that batch (2) used 3 of the 4: the next batch is over the rate, and refused for it.
+    const over = await rpc(b.url, k.key, [call(3, id), call(4, 'held-by-none')]);
+    expect(JSON.stringify(over.body)).toContain('-32002');
+    await onA.close();
+  });
+
   it('a key revoked on one machine stops working on every node within a second', async () => {
     const k = await createKey(['--store', storeUrl], 'leaver', 'gdb:read', ['--rate', 'unlimited']);
     const [sa, sb] = await Promise.all([openMcpSession(a.url, k.key), openMcpSession(b.url, k.key)]);

@@ -118,7 +118,14 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
           : req.method === 'POST' && !isInitializeRequest(body)
             ? await sessionToForward(forwarding!, body, principal, dk.sessionArgOf)
             : undefined;
-      if (where && 'mixed' in where) return jsonRpcError(res, 400, -32600, `Invalid Request: a batch cannot be served by one node: ${where.mixed}`);
+      if (where && 'mixed' in where) {
+        // Refused here, but counted against the key's limits first like any request it sends (and
+        // refused by them first, audited as such): a refusal must not be a free way to make this
+        // node look sessions up.
+        const admitted = await admitBody(dk, principal, req, res, body, undefined);
+        if (admitted.body === undefined && admitted.refusals.length > 0) return sendJson(res, admitted.status, Array.isArray(body) ? admitted.refusals : admitted.refusals[0]);
+        return jsonRpcError(res, 400, -32600, `Invalid Request: a batch cannot be served by one node: ${where.mixed}`);
+      }
       if (where) return forwarding!.forward(where, req, res, body);
     }
     // Control plane, message by message (a single message is a batch of one): scopes with each
