@@ -165,4 +165,21 @@ describe('ControlPlane', () => {
       await rm(own, { recursive: true, force: true });
     }
   });
+
+  it('an entry whose arguments were edited into text that is not JSON is named as changed; verify does not stop at a parse error (attack 18l)', async () => {
+    const own = await mkdtemp(path.join(os.tmpdir(), 'debugkit-plane-args-'));
+    const store = await openStore(undefined, own);
+    const p = new ControlPlane({ store, node: { id: 'n1' } });
+    try {
+      for (let i = 0; i < 2; i++) await (await p.beginCall(LOCAL, { tool: 'call', args: { i }, client: 'c/1', transport: 'stdio', session: `k${i}` }))({ ok: true });
+      const Database = (await import('better-sqlite3')).default;
+      const db = new Database(path.join(own, 'control.db'));
+      db.prepare("UPDATE audit SET args = '{not json' WHERE seq = 2").run();
+      db.close();
+      expect((await p.queryAudit({})).verification).toMatchObject({ ok: false, first_broken: { seq: 2 } });
+    } finally {
+      await p.close();
+      await rm(own, { recursive: true, force: true });
+    }
+  });
 });

@@ -44,6 +44,20 @@ export function keyRowValues(key: KeyRecord, hash: string): unknown[] {
   return [key.id, key.name, key.prefix, hash, JSON.stringify(key.scopes), key.rate && JSON.stringify(key.rate), key.quota && JSON.stringify(key.quota), key.created_at, key.expires_at, key.revoked_at];
 }
 
+/**
+ * An entry's arguments as stored. Text that is not JSON (the row was edited by hand) is kept as it
+ * is, so verification names that entry as changed (its hash no longer matches) instead of stopping
+ * at a parse error.
+ */
+function argsOf(stored: unknown): unknown {
+  const text = String(stored);
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { unreadable: text };
+  }
+}
+
 export function auditFromRow(row: Row): AuditRecord {
   return {
     seq: Number(row.seq),
@@ -57,7 +71,7 @@ export function auditFromRow(row: Row): AuditRecord {
     session: (row.session as string | null) ?? null,
     debug_session: (row.debug_session as string | null) ?? null,
     tool: String(row.tool),
-    args: JSON.parse(String(row.args)),
+    args: argsOf(row.args),
     outcome: (row.outcome as string | null) ?? null,
     error: (row.error as string | null) ?? null,
     duration_ms: row.duration_ms === null || row.duration_ms === undefined ? null : Number(row.duration_ms),
