@@ -11,7 +11,9 @@ import { route, type ResourceRoute } from './router.js';
 import { labelsOf, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
 import { sendJson } from '../../../mcp/rest.js';
 import { badRequest, failure, methodNotAllowed, notFound, pathNotFound, sendStatus } from './status.js';
-import { buildTable, parseIncludeObject, partialObjectMetadata, wantsPartialMetadata, wantsTable } from './table.js';
+import { buildTable, parseIncludeObject, partialObjectMetadata, tableHead, tableRow, wantsPartialMetadata, wantsTable } from './table.js';
+import { parsePageQuery, selectPage, sendListJson, type Page } from './paging.js';
+import { TimeSlice } from '../../../core/wait.js';
 
 export interface ServerContext {
   bundle: Bundle;
@@ -23,6 +25,9 @@ export interface ServerContext {
 
 // Nothing in a snapshot changes, so there is no stream to watch; say so instead of hanging.
 const RESOURCE_VERSION = '1';
+
+/** Main-thread time a list request works before other requests get a turn (TimeSlice). */
+const SLICE_MS = 10;
 
 /** Answers one request. A resource file past a bound is answered its Status; other failures become Status objects in server.ts. */
 export async function handle(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -92,22 +97,42 @@ async function handleResource(ctx: ServerContext, r: ResourceRoute, q: URLSearch
   if (r.subresource !== undefined && r.subresource !== 'status') return sendStatus(res, pathNotFound());
   const obj = await ctx.bundle.get(t, t.namespaced ? r.namespace : undefined, r.name);
   if (!obj) return sendStatus(res, notFound(t.plural, r.name, t.group));
-  return sendObjects(ctx, t, [obj], false, req, q, res);
+  return sendObject(ctx, t, obj, req, q, res);
 }
 
 async function handleList(ctx: ServerContext, t: ResourceType, namespace: string | undefined, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  let objects: K8sObject[];
+  const slice = new TimeSlice(SLICE_MS);
+  let page: Page;
   try {
     const labels = parseLabelSelector(q.get('labelSelector') ?? '');
     const fields = parseFieldSelector(q.get('fieldSelector') ?? '');
-    objects = (await ctx.bundle.list(t, namespace)).filter((o) => matchesLabels(labelsOf(o), labels) && matchesFields(o, fields));
+    const paging = parsePageQuery(q, RESOURCE_VERSION);
+    if ('kind' in paging) return sendStatus(res, paging);
+    const filtered = labels.length > 0 || fields.length > 0;
+    page = await selectPage(await ctx.bundle.list(t, namespace), (o) => matchesLabels(labelsOf(o), labels) && matchesFields(o, fields), filtered, paging, RESOURCE_VERSION, slice);
   } catch (err) {
     if (err instanceof SelectorError) return sendStatus(res, badRequest(err.message));
     throw err;
   }
-  // limit/continue are ignored: the whole answer is returned at once, with no continue token.
   for (const w of await ctx.bundle.warnings(t, namespace)) res.appendHeader('Warning', warningHeader(w));
-  return sendObjects(ctx, t, objects, true, req, q, res);
+  const metadata = {
+    resourceVersion: RESOURCE_VERSION,
+    ...(page.continue !== undefined ? { continue: page.continue } : {}),
+    ...(page.remainingItemCount !== undefined ? { remainingItemCount: page.remainingItemCount } : {}),
+  };
+  const accept = req.headers.accept;
+  const tableVersion = wantsTable(accept);
+  if (tableVersion) {
+    const opts = { now: await ctx.collectedAt(), includeObject: parseIncludeObject(q.get('includeObject')), version: tableVersion, resourceVersion: RESOURCE_VERSION };
+    const printer = printerFor(t);
+    return sendListJson(res, { ...tableHead(printer, opts), metadata }, 'rows', page.items, (o) => tableRow(printer, o, opts), slice);
+  }
+  if (wantsPartialMetadata(accept)) {
+    return sendListJson(res, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata }, 'items', page.items, partialObjectMetadata, slice);
+  }
+  const offset = isEventType(t) && isDescribe(req) ? Date.now() - (await ctx.collectedAt()).getTime() : undefined;
+  const toJson = offset === undefined ? (o: K8sObject) => o : (o: K8sObject) => shiftEventTimes([o], offset)[0];
+  return sendListJson(res, { kind: `${t.kind}List`, apiVersion: groupVersion(t), metadata }, 'items', page.items, toJson, slice);
 }
 
 /** `299 - "text"`, kubectl prints it as "Warning: text"; header values must stay printable ASCII. */
@@ -115,24 +140,14 @@ function warningHeader(text: string): string {
   return `299 - ${JSON.stringify(text.replace(/[^\x20-\x7e]/g, '?'))}`;
 }
 
-async function sendObjects(ctx: ServerContext, t: ResourceType, objects: K8sObject[], isList: boolean, req: IncomingMessage, q: URLSearchParams, res: ServerResponse): Promise<void> {
+async function sendObject(ctx: ServerContext, t: ResourceType, obj: K8sObject, req: IncomingMessage, q: URLSearchParams, res: ServerResponse): Promise<void> {
   const accept = req.headers.accept;
   const tableVersion = wantsTable(accept);
   if (tableVersion) {
     const opts = { now: await ctx.collectedAt(), includeObject: parseIncludeObject(q.get('includeObject')), version: tableVersion, resourceVersion: RESOURCE_VERSION };
-    return sendJson(res, 200, buildTable(printerFor(t), objects, opts));
+    return sendJson(res, 200, buildTable(printerFor(t), [obj], opts));
   }
-  if (wantsPartialMetadata(accept)) {
-    const items = objects.map(partialObjectMetadata);
-    if (!isList) return sendJson(res, 200, items[0]);
-    return sendJson(res, 200, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: RESOURCE_VERSION }, items });
-  }
-  if (isEventType(t) && isDescribe(req)) objects = shiftEventTimes(objects, Date.now() - (await ctx.collectedAt()).getTime());
-  if (!isList) return sendJson(res, 200, objects[0]);
-  return sendJson(res, 200, {
-    kind: `${t.kind}List`,
-    apiVersion: groupVersion(t),
-    metadata: { resourceVersion: RESOURCE_VERSION },
-    items: objects,
-  });
+  if (wantsPartialMetadata(accept)) return sendJson(res, 200, partialObjectMetadata(obj));
+  if (isEventType(t) && isDescribe(req)) obj = shiftEventTimes([obj], Date.now() - (await ctx.collectedAt()).getTime())[0]!;
+  return sendJson(res, 200, obj);
 }

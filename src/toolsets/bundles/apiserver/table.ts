@@ -94,7 +94,11 @@ export interface TableOptions {
 
 /** Wide columns are always included: kubectl drops priority>0 ones unless `-o wide`. */
 export function buildTable(printer: Printer, objects: K8sObject[], opts: TableOptions): K8sObject {
-  const ctx: CellContext = { now: opts.now };
+  return { ...tableHead(printer, opts), rows: objects.map((o) => tableRow(printer, o, opts)) };
+}
+
+/** A Table without its rows (written after it, a row at a time, for long listings). */
+export function tableHead(printer: Printer, opts: TableOptions): K8sObject {
   return {
     kind: 'Table',
     apiVersion: `meta.k8s.io/${opts.version}`,
@@ -106,15 +110,18 @@ export function buildTable(printer: Printer, objects: K8sObject[], opts: TableOp
       description: c.description ?? '',
       priority: c.priority ?? 0,
     })),
-    rows: objects.map((o) => {
-      const conditions = printer.conditions?.(o) ?? [];
-      const object = rowObject(o, opts.includeObject);
-      return {
-        cells: printer.columns.map((c) => safeCell(c, o, ctx)),
-        ...(conditions.length > 0 ? { conditions } : {}),
-        ...(object ? { object } : {}),
-      };
-    }),
+  };
+}
+
+/** One object's row of a Table. */
+export function tableRow(printer: Printer, o: K8sObject, opts: TableOptions): K8sObject {
+  const ctx: CellContext = { now: opts.now };
+  const conditions = printer.conditions?.(o) ?? [];
+  const object = rowObject(o, opts.includeObject);
+  return {
+    cells: printer.columns.map((c) => safeCell(c, o, ctx)),
+    ...(conditions.length > 0 ? { conditions } : {}),
+    ...(object ? { object } : {}),
   };
 }
 

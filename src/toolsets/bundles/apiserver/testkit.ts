@@ -61,7 +61,11 @@ export interface KubectlHarness {
 
 /** An extracted fixture, a server on it, and a kubeconfig with a dummy token and its own cache dir. */
 export async function startHarness(archive: string, collectedAt?: Date): Promise<KubectlHarness> {
-  const root = await extractFixture(archive);
+  return harnessOn(await extractFixture(archive), collectedAt);
+}
+
+/** The same over a bundle already in `root` (a temp dir the harness owns: close() removes it). */
+export async function harnessOn(root: string, collectedAt?: Date): Promise<KubectlHarness> {
   const server = await startBundleApiServer({ root, collectedAt });
   const home = path.join(root, '.kubectl-home');
   await mkdir(home, { recursive: true });
