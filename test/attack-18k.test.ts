@@ -241,6 +241,20 @@ describe('attack 18k: a core that maps files from outside the root', () => {
     expect(answerText(loaded!)).toContain(`the core names ${secretSo} as a shared library, outside the workspace root`);
     expect(answerText(listed!)).not.toContain(secretSo);
     expect(answerText(shown!)).not.toContain(SECRET);
+    // The core first, the program after (no link map until then), or `sharedlibrary` after both
+    // (attack 18m): the command that made gdb read the link map is the one refused. The library's
+    // symbols go with the core (they stayed).
+    for (const then of [['file x.elf'], ['file x.elf', 'sharedlibrary']]) {
+      const answers = await session('core-file solib-out.core', ...then, 'info sharedlibrary', `x/s ${SOLIB_BIAS + dataAt}`, 'info functions secret_fn');
+      expect(
+        answers.some((a) => refused(a) && answerText(a).includes(`the core names ${secretSo} as a shared library`)),
+        then.join(', '),
+      ).toBe(true);
+      for (const a of answers.slice(-3)) {
+        expect(answerText(a)).not.toContain(SECRET);
+        expect(answerText(a)).not.toContain(secretSo);
+      }
+    }
     // The same core naming a copy inside the root: gdb reads it (the check is what refused above).
     copyFileSync(secretSo, path.join(root, 'inside.so'));
     writeFileSync(path.join(root, 'solib-in.core'), craftedSolibCore(path.join(root, 'inside.so'), dynamicAt).core);

@@ -197,7 +197,10 @@ export class GdbSession implements SessionResource {
     if (this.copies.has('exec') && isStartCommand(command)) await this.reloadIfChanged();
     try {
       const outcome = await this.sendCall(prepared.command, command, options);
-      if (prepared.copy?.slots.includes('core') && this.options.policy && !options.trusted) await this.checkCoreLibraries(options);
+      // While a core is loaded, any command may make gdb read its link map again (`file` of the
+      // program loaded after the core, `sharedlibrary`): the libraries are checked after each.
+      const core = prepared.copy?.slots.includes('core') || this.copies.has('core');
+      if (core && this.options.policy && !options.trusted) await this.checkCoreLibraries(options);
       return outcome;
     } finally {
       if (prepared.copy) this.keepCopy(prepared.copy);
@@ -205,10 +208,10 @@ export class GdbSession implements SessionResource {
   }
 
   /**
-   * After a core was loaded (its notes were checked before): the shared libraries gdb found for it
-   * through the link map in its memory. One outside what the key may read unloads the core (and
-   * them with it) and refuses the command; what it answered is not shown. Within the call, so no
-   * other command of the session runs in between.
+   * While a core is loaded (its notes were checked before): the shared libraries gdb found for it
+   * through the link map in its memory. One outside what the key may read unloads them and the
+   * core and refuses the command; what it answered is not shown. Within the call, so no other
+   * command of the session runs in between.
    */
   private async checkCoreLibraries(options: CallOptions): Promise<void> {
     const listed = (await this.send('-file-list-shared-libraries')).results['shared-libraries'];
@@ -219,6 +222,8 @@ export class GdbSession implements SessionResource {
     try {
       await refuseOutsideLibraries(files, this.commandPolicy(), options.checkedScopes);
     } catch (err) {
+      // The libraries' symbols go too (they stay after the core goes), then the core.
+      await this.send('-interpreter-exec console "nosharedlibrary"').catch(() => undefined);
       await this.send('-interpreter-exec console "core-file"').catch(() => undefined);
       throw err;
     }
