@@ -81,8 +81,11 @@ export interface ReplayersOptions {
   upstreamCa?: string;
   /** One line per miss: what was asked and the closest mock. */
   missed(message: string): void;
-  /** A mock captured on a miss (`onMiss: record`). */
-  recorded(mock: Mock): void;
+  /**
+   * A mock captured on a miss (`onMiss: record`). False when it was not kept (past what a set may
+   * hold): it is then not added to the replay index either, and a repeat misses again.
+   */
+  recorded(mock: Mock): boolean | void;
   /** Something about the set the report should say (MySQL mocks that cannot be replayed). */
   warn?(message: string): void;
 }

@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,14 +52,28 @@ while got.count(b"\\r\\n-ERR") + got.startswith(b"-ERR") < n:
 s.close()
 `;
 
+/** A Python client of the Redis at `argv[1]` (password `argv[2]`): `call(*args)` gives the reply line (with a bulk string's data). */
+const REDIS_CLIENT = [
+  'import socket, sys',
+  'port, password = int(sys.argv[1]), sys.argv[2].encode()',
+  's = socket.create_connection(("127.0.0.1", port))',
+  'f = s.makefile("rb")',
+  'def call(*args):',
+  '    s.sendall(b"*%d\\r\\n" % len(args) + b"".join(b"$%d\\r\\n%s\\r\\n" % (len(a), a) for a in args))',
+  '    line = f.readline()',
+  '    if line.startswith(b"$"): line += f.readline()',
+  '    return line',
+];
+
 /** `command` run in the workspace with SET replayed to it (misses answered as `onMiss` says). */
-async function replaySet(command: string, onMiss?: 'record'): Promise<Awaited<ReturnType<typeof replayMocks>>> {
+async function replaySet(command: string, onMiss?: 'record', caps: { maxMocks?: number } = {}): Promise<Awaited<ReturnType<typeof replayMocks>>> {
   const { ca, env } = await loadCa(() => undefined);
   return replayMocks({
     command,
     mocks: parseMockSet(SET, 'mocks.yaml'),
     fallBackOnMiss: false,
     ...(onMiss ? { onMiss } : {}),
+    ...caps,
     cwd: dir,
     ca,
     caEnv: env,
@@ -84,19 +100,7 @@ describe('replayMocks', () => {
     try {
       writeFileSync(
         path.join(dir, 'setter.py'),
-        [
-          'import socket, sys',
-          'port, password = int(sys.argv[1]), sys.argv[2].encode()',
-          's = socket.create_connection(("127.0.0.1", port))',
-          'f = s.makefile("rb")',
-          'def call(*args):',
-          '    s.sendall(b"*%d\\r\\n" % len(args) + b"".join(b"$%d\\r\\n%s\\r\\n" % (len(a), a) for a in args))',
-          '    line = f.readline()',
-          '    assert line.startswith(b"+"), line',
-          'call(b"AUTH", password)',
-          'for i in range(40): call(b"SET", b"big-%d" % i, b"x" * (1 << 20))',
-          '',
-        ].join('\n'),
+        [...REDIS_CLIENT, 'assert call(b"AUTH", password).startswith(b"+")', 'for i in range(40): assert call(b"SET", b"big-%d" % i, b"x" * (1 << 20)).startswith(b"+")', ''].join('\n'),
       );
       const outcome = await replaySet(`/usr/bin/python3 setter.py ${redis.port} ${redis.password}`, 'record');
       expect(outcome.run.exitCode, JSON.stringify(outcome.run)).toBe(0);
@@ -106,6 +110,76 @@ describe('replayMocks', () => {
       expect(outcome.recorded.length * (1 << 20)).toBeLessThanOrEqual(RECORDED_MAX_BYTES + (1 << 20));
     } finally {
       await redis.stop();
+    }
+  }, 90_000);
+
+  it('answers a repeat from a call recorded on a miss only when the set kept it: past its cap the replay index does not grow either', async () => {
+    // AUTH, 5 distinct ECHOs, then the same 5 again, against a real Redis; the set keeps 3 mocks.
+    const redis = await startRedis();
+    try {
+      writeFileSync(
+        path.join(dir, 'echoer.py'),
+        [
+          ...REDIS_CLIENT,
+          'assert call(b"AUTH", password).startswith(b"+")',
+          'for _ in range(2):',
+          '    for i in range(5):',
+          '        word = b"echo-%d" % i',
+          '        got = call(b"ECHO", word)',
+          '        assert got == b"$%d\\r\\n%s\\r\\n" % (len(word), word), got',
+          '',
+        ].join('\n'),
+      );
+      const outcome = await replaySet(`/usr/bin/python3 echoer.py ${redis.port} ${redis.password}`, 'record', { maxMocks: 3 });
+      expect(outcome.run.exitCode, JSON.stringify(outcome.run)).toBe(0);
+      // Kept: AUTH, echo-0, echo-1. Only those two ECHOs are answered from what was recorded on their repeat;
+      // echo-2..4 are relayed (and dropped) twice: once the first time, again on the repeat.
+      expect(outcome.recorded).toHaveLength(3);
+      expect(outcome.replayed).toBe(2);
+      expect(outcome.recordedDropped).toBe(6);
+      expect(outcome.recorded.length + outcome.recordedDropped + outcome.replayed).toBe(11);
+    } finally {
+      await redis.stop();
+    }
+  }, 90_000);
+
+  it('HTTP: a request recorded on a miss past the cap is not answered from the recording on its repeat, but relayed again', async () => {
+    // 5 distinct GETs, then the same 5 again, each on its own connection; the set keeps 2 mocks.
+    let served = 0;
+    const server = http.createServer((req, res) => {
+      served++;
+      res.end(`answer to ${req.url}`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      writeFileSync(
+        path.join(dir, 'getter.py'),
+        [
+          'import socket, sys',
+          'port = int(sys.argv[1])',
+          'for _ in range(2):',
+          '    for i in range(5):',
+          '        s = socket.create_connection(("127.0.0.1", port))',
+          '        s.sendall(b"GET /p-%d HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\nConnection: close\\r\\n\\r\\n" % (i, port))',
+          '        got = b""',
+          '        while True:',
+          '            chunk = s.recv(65536)',
+          '            if not chunk: break',
+          '            got += chunk',
+          '        s.close()',
+          '        assert got.endswith(b"answer to /p-%d" % i), got',
+          '',
+        ].join('\n'),
+      );
+      const outcome = await replaySet(`/usr/bin/python3 getter.py ${port}`, 'record', { maxMocks: 2 });
+      expect(outcome.run.exitCode, JSON.stringify(outcome.run)).toBe(0);
+      expect(outcome.recorded).toHaveLength(2);
+      expect(outcome.replayed).toBe(2);
+      expect(outcome.recordedDropped).toBe(6);
+      expect(served).toBe(8);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   }, 90_000);
 });

@@ -25,6 +25,9 @@ export interface ReplayRequest {
   /** PEM CAs to trust for real servers reached on a miss (else the system's). */
   upstreamCa?: string;
   timeoutMs: number;
+  /** What is kept of the calls recorded on a miss (default, and at most, what a set may hold: RECORDED_MAX_MOCKS mocks, RECORDED_MAX_BYTES); smaller in tests. */
+  maxMocks?: number;
+  maxBytes?: number;
   ownPorts: number[];
   signal?: AbortSignal;
   onTick?: (elapsedMs: number, replayed: number, missed: number) => void;
@@ -64,11 +67,19 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
   let order = 0;
   let recordedBytes = 0;
   let recordedDropped = 0;
-  const keep = (mock: Mock) => {
+  const maxMocks = Math.min(req.maxMocks ?? RECORDED_MAX_MOCKS, RECORDED_MAX_MOCKS);
+  const maxBytes = Math.min(req.maxBytes ?? RECORDED_MAX_BYTES, RECORDED_MAX_BYTES);
+  /**
+   * Keeps a call recorded on a miss, while the set may hold it; false when not (counted). The one
+   * decision for the replay indexes too: a protocol adds a recorded call to its index only when it
+   * was kept, so past the caps a repeat misses and is relayed again, and memory stays bounded.
+   */
+  const keep = (mock: Mock): boolean => {
     const bytes = mockBytes(mock);
-    if (recorded.length >= RECORDED_MAX_MOCKS || recordedBytes + bytes > RECORDED_MAX_BYTES) return void recordedDropped++;
+    if (recorded.length >= maxMocks || recordedBytes + bytes > maxBytes) return (recordedDropped++, false);
     recordedBytes += bytes;
     recorded.push({ at: Date.now(), order: order++, mock });
+    return true;
   };
   const replayers = await replayersFor(req.mocks, {
     ca: req.ca,

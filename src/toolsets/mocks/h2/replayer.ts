@@ -18,7 +18,8 @@ export interface ReplayH2Options {
   dial?: H2Dial;
   counts: { replayed: number; missed: number; fellBack: number };
   missed(message: string): void;
-  recorded(mock: Mock): void;
+  /** A call recorded on a miss; false when not kept (then not indexed either: see ReplayersOptions). */
+  recorded(mock: Mock): boolean | void;
 }
 
 /** Answers every stream of the program's HTTP/2 connection from the set's mocks. */
@@ -75,8 +76,7 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
     }
     const mock = toMock(relayed, conn.target);
     if (o.onMiss === 'record') {
-      o.recorded(mock);
-      const call = readGrpcMock(mock);
+      const call = o.recorded(mock) !== false ? readGrpcMock(mock) : undefined;
       if (call) o.grpc.add(call);
     } else {
       o.counts.fellBack++;

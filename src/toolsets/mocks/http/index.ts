@@ -41,9 +41,9 @@ function httpReplayer(mocks: HttpMock[], o: ReplayersOptions, h2?: (conn: H2Over
     matcher: new HttpMatcher(mocks, o.ignore ?? {}),
     onMiss: o.onMiss,
     ...(o.upstreamCa ? { upstream: { ca: o.upstreamCa } } : {}),
+    keep: (mock) => o.recorded(mock) !== false,
     onEvent: (event) => {
       if (event.kind === 'missed') o.missed(describeMiss(event));
-      if (event.kind === 'recorded' && event.recorded) o.recorded(event.recorded);
     },
   });
   return {

@@ -61,6 +61,11 @@ export interface ReplayerOptions {
   /** Request body bytes kept for matching (default 1 MiB; beyond it only the size is compared). */
   maxBodyBytes?: number;
   onEvent?: (event: ReplayEvent) => void;
+  /**
+   * `onMiss: record`: whether a mock recorded on a miss is kept (default yes). Only a kept one is
+   * added to the matcher (and reported `recorded`); past what a set may hold a repeat is relayed again.
+   */
+  keep?: (mock: HttpMock) => boolean;
 }
 
 export interface ServedConnection {
@@ -167,6 +172,7 @@ export class HttpReplayer {
           : undefined;
       const error = await forwardRequest(req, body.bytes, res, { target: conn.target, scheme: opts.scheme, serverName: opts.serverName, tls: this.options.upstream }, keep);
       if (recorded && !error) {
+        if (this.options.keep?.(recorded) === false) return;
         this.options.matcher.add(recorded);
         this.counters.recorded++;
         this.options.onEvent?.({ kind: 'recorded', method, url, recorded });

@@ -53,8 +53,11 @@ export interface UpstreamOptions {
   where: string;
   /** A missed request group the real server answered. */
   onForwarded?(forwarded: Forwarded): void;
-  /** record: the exchange as a Keploy mock (it also replays on this index from now on). */
-  record?(mock: PostgresMock): void;
+  /**
+   * record: the exchange as a Keploy mock (it also replays on this index from now on). `false`
+   * when it was not kept (past what a set may hold): then not on the index either.
+   */
+  record?(mock: PostgresMock): unknown;
   /** The connection id written on recorded mocks. */
   connectionId?: string;
 }
@@ -321,8 +324,7 @@ class Passthrough {
         host: options.where,
         connectionId: options.connectionId,
         onMock: (mock) => {
-          this.index.add(mock, `recorded-${++this.recorded}`);
-          record(mock);
+          if (record(mock) !== false) this.index.add(mock, `recorded-${++this.recorded}`);
         },
       });
     }

@@ -40,8 +40,8 @@ function redisReplayer(index: RedisIndex, o: ReplayersOptions): ProtocolReplayer
                 onFetched: (f) => {
                   if (o.onMiss === 'record') {
                     const mock = toRedisMock(f.request, f.reply, f.startedAt, new Date(), host, conn.id);
-                    index.add({ name: `recorded ${f.command}`, args: redactArgs(commandArgs(f.request)).args, response: f.reply });
-                    o.recorded(mock);
+                    // Answers the next repeats only when kept (within what a set may hold).
+                    if (o.recorded(mock) !== false) index.add({ name: `recorded ${f.command}`, args: redactArgs(commandArgs(f.request)).args, response: f.reply });
                   } else {
                     c.fellBack++;
                     c.missed++;
