@@ -1,10 +1,11 @@
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLE_2025 as FIXTURE_2025, BUNDLE_EMPTY as FIXTURE_EMPTY, BUNDLE_K3S as FIXTURE_K3S, fenced, podsInBundle } from './helpers/bundles.js';
 import { connectStdio, type TestClient } from './helpers/client.js';
+import { waitFor } from './helpers/procs.js';
 import { tempDir } from './helpers/programs.js';
 
 let dk: TestClient;
@@ -113,6 +114,20 @@ describe('bundles: before a bundle is open', () => {
       server.close();
     }
     expect(readdirSync(store).filter((f) => !f.startsWith('.'))).toEqual([]);
+  });
+
+  it('the kubeconfig written for a served bundle goes with the server (attack 18m: a stopped server left them)', async () => {
+    const local = await connectStdio({ root: workspace, args: ['--bundle-dir', tempDir(), '--toolsets', 'bundles'] });
+    let kubeconfig: string;
+    try {
+      const r = await local.tool('initialize_bundle', { source: BUNDLE_K3S });
+      expect(r.isError, r.text).toBe(false);
+      kubeconfig = JSON.parse(fenced(r.text)).kubeconfig_path;
+      expect(existsSync(kubeconfig)).toBe(true);
+    } finally {
+      await local.close();
+    }
+    expect(await waitFor(() => !existsSync(kubeconfig), 10_000)).toBe(true);
   });
 
   it("resolves relative sources against the workspace root, not the server's working directory", async () => {

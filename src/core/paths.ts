@@ -283,17 +283,14 @@ export class CheckedProgram {
         );
       }
       dir = mkdtempSync(path.join(tmpdir(), 'debugkit-prog-'));
-      keepUntilExit(dir);
+      removeAtExit(dir);
       const copy = path.join(dir, path.basename(opened.real));
       // /proc/self/fd/N is the opened file itself: the kernel follows the descriptor, not a name.
       await copyFile(`/proc/self/fd/${opened.fd}`, copy);
       chmodSync(copy, (opened.stats.mode & 0o777) | 0o500);
       return new CheckedProgram(opened.real, copy, dir, root, stamp);
     } catch (err) {
-      if (dir) {
-        rmSync(dir, { recursive: true, force: true });
-        copies.delete(dir);
-      }
+      if (dir) removeNow(dir);
       throw err;
     } finally {
       closeSync(opened.fd);
@@ -329,8 +326,7 @@ export class CheckedProgram {
   close(): void {
     if (this.closed || !this.dir) return;
     this.closed = true;
-    rmSync(this.dir, { recursive: true, force: true });
-    copies.delete(this.dir);
+    removeNow(this.dir);
   }
 }
 
@@ -338,19 +334,26 @@ function stampOf(st: Stats): string {
   return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 }
 
-/** Directories of copies not yet closed: removed when the process exits (a SIGKILL leaves them). */
-const copies = new Set<string>();
+/** What this process made for others to read (private copies, kubeconfigs) and has not removed yet. */
+const leftAtExit = new Set<string>();
+let exitHooked = false;
 
-function keepUntilExit(dir: string): void {
-  if (copies.size === 0 && !exitHooked) {
+/** Removes `file` (a file or a directory) when the process exits, unless it was removed before (`removeNow`); a SIGKILL leaves it. */
+export function removeAtExit(file: string): void {
+  if (!exitHooked) {
     exitHooked = true;
     process.on('exit', () => {
-      for (const d of copies) rmSync(d, { recursive: true, force: true });
+      for (const f of leftAtExit) rmSync(f, { recursive: true, force: true });
     });
   }
-  copies.add(dir);
+  leftAtExit.add(file);
 }
-let exitHooked = false;
+
+/** Removes `file` now, and forgets it for the exit. */
+export function removeNow(file: string): void {
+  rmSync(file, { recursive: true, force: true });
+  leftAtExit.delete(file);
+}
 
 /** A file or directory checked and opened inside the root, named for another process by its descriptor. */
 export interface HandedOpen {

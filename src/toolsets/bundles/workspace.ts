@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeFileAtomic } from '../../core/files.js';
+import { removeAtExit, removeNow } from '../../core/paths.js';
 import type { BundleApiServer } from './apiserver/server.js';
 import { BundleError } from './errors.js';
 import { BundleStore, LOCAL_OWNER, type AddProgress, type BundleEntry } from './store/store.js';
@@ -118,6 +119,7 @@ export class BundleWorkspace {
     if (!served) return;
     this.served.delete(root);
     await served.server.then((s) => s.close()).catch(() => undefined);
+    await served.kubeconfigPath.then(removeNow).catch(() => undefined);
   }
 }
 
@@ -135,5 +137,7 @@ async function writeKubeconfig(name: string, url: string): Promise<string> {
     'current-context': 'bundle',
   };
   await writeFileAtomic(file, JSON.stringify(config, null, 2), { mode: 0o600 });
+  // Gone with the bundle's server, or with this process (a server stopped by a signal left them).
+  removeAtExit(file);
   return file;
 }
