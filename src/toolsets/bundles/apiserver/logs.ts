@@ -99,15 +99,13 @@ export async function serveLog(bundle: Bundle, namespace: string, podName: strin
   let streaming = false;
   try {
     res.writeHead(200, { 'Content-Type': 'text/plain' });
-    if (query.tailLines !== undefined) {
-      const tail = await readTail(fd, info.size, query.tailLines);
-      res.end(query.limitBytes !== undefined ? tail.subarray(0, query.limitBytes) : tail);
-      return;
-    }
-    if (query.limitBytes === 0 || info.size === 0) return void res.end();
-    const end = query.limitBytes !== undefined ? Math.min(query.limitBytes, info.size) - 1 : undefined;
+    // From where the tail starts (or the start), to the byte limit: streamed from the file, never
+    // held (a tail of one line of 1.5 GB was read into memory whole, 3 GB, to answer 10 bytes).
+    const start = query.tailLines !== undefined ? await tailStart(fd, info.size, query.tailLines) : 0;
+    const stop = query.limitBytes !== undefined ? Math.min(start + query.limitBytes, info.size) : info.size;
+    if (stop <= start) return void res.end();
     streaming = true;
-    await pipeline(createReadStream('', { fd, start: 0, end, autoClose: true }), res);
+    await pipeline(createReadStream('', { fd, start, end: stop - 1, autoClose: true }), res);
   } finally {
     if (!streaming) closeSync(fd);
   }
@@ -118,28 +116,24 @@ const readAt = promisify(read);
 const CHUNK = 64 * 1024;
 
 /**
- * The last `lines` lines of the file open on `fd` (`size` bytes), read backwards in chunks so a
- * tail of a large log does not load all of it.
+ * Where the last `lines` lines of the file open on `fd` (`size` bytes) start: read backwards a
+ * chunk at a time into one buffer, nothing kept, so a tail of a large log (or of one long line)
+ * costs no memory; the caller streams from there.
  */
-export async function readTail(fd: number, size: number, lines: number): Promise<Buffer> {
-  if (lines === 0 || size === 0) return Buffer.alloc(0);
-  const chunks: Buffer[] = [];
+export async function tailStart(fd: number, size: number, lines: number): Promise<number> {
+  if (lines === 0) return size;
+  const buf = Buffer.alloc(CHUNK);
   let pos = size;
   let found = 0;
   while (pos > 0) {
     const len = Math.min(CHUNK, pos);
     pos -= len;
-    const buf = Buffer.alloc(len);
     await readAt(fd, buf, 0, len, pos);
-    for (let i = len - 1; i >= 0; i--) {
+    for (let i = buf.lastIndexOf(0x0a, len - 1); i >= 0; i = i > 0 ? buf.lastIndexOf(0x0a, i - 1) : -1) {
       // A newline as the file's last byte ends the last line rather than starting an empty one.
-      if (buf[i] !== 0x0a || pos + i === size - 1) continue;
-      if (++found === lines) {
-        chunks.unshift(buf.subarray(i + 1));
-        return Buffer.concat(chunks);
-      }
+      if (pos + i === size - 1) continue;
+      if (++found === lines) return pos + i + 1;
     }
-    chunks.unshift(buf);
   }
-  return Buffer.concat(chunks);
+  return 0;
 }
