@@ -32,8 +32,17 @@ export function toLoadedFile(data: unknown): LoadedFile {
 /** A file's text parsed as JSON (`json`) or YAML; throws the parser's error. */
 export function parseResourceText(text: string, json: boolean): LoadedFile {
   if (json) return toLoadedFile(JSON.parse(text));
-  // Custom resources in older bundles exist only as .yaml.
-  return toLoadedFile(parseYaml(text));
+  // Custom resources in older bundles exist only as .yaml. Without aliases: troubleshoot writes
+  // none, and each alias is the same object 100 times over after the parse, which the parse thread's
+  // bounds never see and the main thread expanded whole when it wrote an answer (a 3 MB file became
+  // 3.4 GB and stalled every client 11-12 s; attack 18n).
+  try {
+    return toLoadedFile(parseYaml(text, { maxAliasCount: 0 }));
+  } catch (err) {
+    if (/alias/i.test((err as Error).message))
+      throw new Error('it uses YAML aliases (*name), which bundle files are not read with: one alias can stand for a large value many times over', { cause: err });
+    throw err;
+  }
 }
 
 /** One file for the parse thread: its bytes (moved there, not copied) and whether it is JSON. */
