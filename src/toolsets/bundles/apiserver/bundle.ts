@@ -86,7 +86,7 @@ export class Bundle {
         }
       }
     }
-    return out.sort((a, b) => compare(namespaceOf(a), namespaceOf(b)) || compare(nameOf(a), nameOf(b)));
+    return out.sort((a, b) => compareListed(namespaceOf(a), nameOf(a), namespaceOf(b), nameOf(b)));
   }
 
   /** Problems met reading the files behind a listing (shown by kubectl as "Warning: ..."). */
@@ -175,6 +175,14 @@ function normalize(t: ResourceType, loaded: LoadedFile, fileNamespace: string | 
     out.push(fixed);
   }
   return out;
+}
+
+/**
+ * The order of every listing, namespace then name by code unit (as etcd orders keys): Bundle.list
+ * sorts by it and a `continue` token resumes by it (paging.ts), so the two cannot disagree.
+ */
+export function compareListed(namespaceA: string, nameA: string, namespaceB: string, nameB: string): number {
+  return compare(namespaceA, namespaceB) || compare(nameA, nameB);
 }
 
 function compare(a: string, b: string): number {

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { TimeSlice } from '../../../core/wait.js';
+import { compareListed } from './bundle.js';
 import { nameOf, namespaceOf, type K8sObject } from './json.js';
 import { badRequest, failure, type Status } from './status.js';
 
@@ -62,10 +63,6 @@ function decodeContinue(token: string): (PageStart & { resourceVersion: string }
   }
 }
 
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** The first index of `sorted` (by namespace, then name, as Bundle.list sorts) past `start`. */
 function indexAfter(sorted: K8sObject[], start: PageStart): number {
   let lo = 0;
@@ -73,7 +70,7 @@ function indexAfter(sorted: K8sObject[], start: PageStart): number {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     const o = sorted[mid]!;
-    const c = compare(namespaceOf(o), start.namespace) || compare(nameOf(o), start.name);
+    const c = compareListed(namespaceOf(o), nameOf(o), start.namespace, start.name);
     if (c <= 0) lo = mid + 1;
     else hi = mid;
   }
