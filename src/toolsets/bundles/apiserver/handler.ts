@@ -95,7 +95,10 @@ async function handleResource(ctx: ServerContext, r: ResourceRoute, q: URLSearch
     return serveLog(ctx.bundle, r.namespace ?? 'default', r.name, query, res);
   }
   if (r.subresource !== undefined && r.subresource !== 'status') return sendStatus(res, pathNotFound());
-  const obj = await ctx.bundle.get(t, t.namespaced ? r.namespace : undefined, r.name);
+  const namespace = t.namespaced ? r.namespace : undefined;
+  const obj = await ctx.bundle.get(t, namespace, r.name);
+  // The files' problems say why an object may be missing (a file skipped, an object left out).
+  for (const w of await ctx.bundle.warnings(t, namespace)) res.appendHeader('Warning', warningHeader(w));
   if (!obj) return sendStatus(res, notFound(t.plural, r.name, t.group));
   return sendObject(ctx, t, obj, req, q, res);
 }

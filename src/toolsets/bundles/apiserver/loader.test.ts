@@ -8,6 +8,7 @@ import { sleep } from '../../../core/wait.js';
 import { WorkerPool } from '../../../core/workers.js';
 import { track, writeDocuments } from '../../../../test/helpers/stall.js';
 import { FileCache, MAX_RESOURCE_FILE_BYTES, ResourceFileError } from './loader.js';
+import { MAX_OBJECT_BYTES } from './parse.js';
 import { startBundleApiServer } from './server.js';
 
 /**
@@ -102,6 +103,20 @@ describe('FileCache: resource files are parsed off the event loop', () => {
       expect(await cache.load(file)).toEqual({ items: [] });
       expect(cache.problems.get(file)).toMatch(new RegExp(`^${name} skipped: it uses YAML aliases`));
     }
+  });
+
+  it('an object bigger than any cluster stores is left out with a warning naming it; the objects around it are served (a 2-million-key ConfigMap held the loop 2 s to deserialize and 2 s to write)', async () => {
+    const small = (name: string) => ({ kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data: { a: '1' } });
+    const huge = { kind: 'ConfigMap', metadata: { name: 'huge', namespace: 'default' }, data: Object.fromEntries(Array.from({ length: 300_000 }, (_, i) => [`k${i}`, `v${i}`])) };
+    // Just under the bound: served.
+    const big = { kind: 'ConfigMap', metadata: { name: 'big', namespace: 'default' }, data: { blob: 'x'.repeat(MAX_OBJECT_BYTES - 1024) } };
+    const items = [small('a'), huge, ...Array.from({ length: 100 }, (_, i) => small(`m${i}`)), big, small('z')];
+    const file = path.join(root, 'pods', 'oversized.json');
+    writeFileSync(file, JSON.stringify({ kind: 'ConfigMapList', items }));
+    const cache = new FileCache(root);
+    const loaded = await cache.load(file);
+    expect(loaded.items.map((o) => (o.metadata as { name: string }).name)).toEqual(['a', ...Array.from({ length: 100 }, (_, i) => `m${i}`), 'big', 'z']);
+    expect(cache.problems.get(file)).toMatch(/^oversized\.json: 1 object left out, bigger than the 4 MB any object served may be \(no cluster stores one over 3 MB\): default\/huge \(\d+ MB\)$/);
   });
 
   it('a file the worker cannot parse is skipped with the parser message as a warning, as on the main thread', async () => {

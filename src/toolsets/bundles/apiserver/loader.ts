@@ -6,7 +6,7 @@ import { deserialize } from 'node:v8';
 import { openInside } from '../../../core/paths.js';
 import { workerEntry, WorkerJobError, WorkerPool, WorkerStalledError } from '../../../core/workers.js';
 import type { K8sObject } from './json.js';
-import { parseResourceText, type ItemBatch, type LoadedFile, type ParseJob, type ParseResult } from './parse.js';
+import { MAX_OBJECT_BYTES, parseResourceText, type ItemBatch, type LoadedFile, type OversizedObject, type ParseJob, type ParseResult } from './parse.js';
 import { failure, type Status } from './status.js';
 
 export { toLoadedFile, type LoadedFile } from './parse.js';
@@ -180,6 +180,7 @@ export class FileCache {
       throw err;
     }
     if (items.length !== result.count) throw new Error(`${shownName(file)}: ${result.count} objects parsed, ${items.length} received`);
+    if (result.oversized.length > 0) this.problems.set(file, oversizedProblem(file, result.oversized));
     return { ...(result.listKind !== undefined ? { listKind: result.listKind } : {}), items };
   }
 
@@ -224,6 +225,14 @@ export class FileCache {
     }
     return p;
   }
+}
+
+/** The warning for objects left out of a file for their size: how many, the first few by name and size. */
+function oversizedProblem(file: string, oversized: OversizedObject[]): string {
+  const shown = oversized.slice(0, 3).map((o) => `${o.name} (${mb(o.bytes)})`);
+  const more = oversized.length > shown.length ? ` and ${oversized.length - shown.length} more` : '';
+  const what = oversized.length === 1 ? '1 object' : `${oversized.length} objects`;
+  return `${path.basename(file)}: ${what} left out, bigger than the ${mb(MAX_OBJECT_BYTES)} any object served may be (no cluster stores one over 3 MB): ${shown.join(', ')}${more}`;
 }
 
 const readFdText = promisify(readFd) as (fd: number, encoding: 'utf8') => Promise<string>;

@@ -1,7 +1,7 @@
 import { serialize } from 'node:v8';
 import { parse as parseYaml } from 'yaml';
 import type { JobContext } from '../../../core/workers-side.js';
-import { isRecord, type K8sObject } from './json.js';
+import { isRecord, nameOf, namespaceOf, type K8sObject } from './json.js';
 
 /**
  * Turning a bundle's resource file into objects: done on the main thread for small files and on
@@ -54,7 +54,15 @@ export interface ParseJob {
 /** What a parse job answers once every batch is handed over. */
 export interface ParseResult {
   listKind?: string;
+  /** Objects handed over (the oversized ones not counted). */
   count: number;
+  /** Objects left out for their size (MAX_OBJECT_BYTES), as `namespace/name` and their serialized bytes. */
+  oversized: OversizedObject[];
+}
+
+export interface OversizedObject {
+  name: string;
+  bytes: number;
 }
 
 /** Items handed to the main thread: an array of them, v8-serialized (node:v8), deserialized there in one go. */
@@ -70,20 +78,47 @@ export interface ItemBatch {
 const BATCH_BYTES = 512 * 1024;
 const BATCH_ITEMS = 2000;
 
+/**
+ * Largest object handed to the main thread (v8-serialized bytes). No cluster holds a bigger one:
+ * etcd takes at most 1.5 MiB a request unless told otherwise, and the API server 3 MiB a body. A
+ * bigger one in a bundle was made by hand, and deserializing and writing it whole held the event
+ * loop (a ConfigMap of 2 million keys, 45 MB: 2 s to deserialize and 2 s to write, every request).
+ */
+export const MAX_OBJECT_BYTES = 4 * 1024 * 1024;
+
 /** The parse thread's job: parse, then send the items to the main thread in batches, one at a time (each taken before the next is sent). */
 export async function parseJob(job: ParseJob, ctx: JobContext): Promise<ParseResult> {
   const text = Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength).toString('utf8');
   const loaded = parseResourceText(text, job.json);
   ctx.progress();
+  const oversized: OversizedObject[] = [];
+  let count = 0;
   let take = 64;
   for (let at = 0; at < loaded.items.length;) {
     const batch = loaded.items.slice(at, at + take);
     const bytes = serialize(batch);
-    await ctx.request({ bytes } satisfies ItemBatch);
+    if (bytes.length > MAX_OBJECT_BYTES) {
+      if (batch.length > 1) {
+        // Some object in it may be past the bound: halve the batch until each is seen alone.
+        take = Math.ceil(batch.length / 2);
+        continue;
+      }
+      oversized.push({ name: shownObject(batch[0]!), bytes: bytes.length });
+    } else {
+      await ctx.request({ bytes } satisfies ItemBatch);
+      count += batch.length;
+    }
     ctx.progress();
     at += batch.length;
     // Sized from the bytes per item of the batch before, to come near BATCH_BYTES.
     take = Math.max(1, Math.min(BATCH_ITEMS, Math.floor((BATCH_BYTES * batch.length) / bytes.length)));
   }
-  return { ...(loaded.listKind !== undefined ? { listKind: loaded.listKind } : {}), count: loaded.items.length };
+  return { ...(loaded.listKind !== undefined ? { listKind: loaded.listKind } : {}), count, oversized };
+}
+
+/** `namespace/name` of an object, or its name alone (cluster-scoped), or "(unnamed)". */
+function shownObject(o: K8sObject): string {
+  const name = nameOf(o) || '(unnamed)';
+  const namespace = namespaceOf(o);
+  return namespace ? `${namespace}/${name}` : name;
 }

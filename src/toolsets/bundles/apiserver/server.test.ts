@@ -238,6 +238,28 @@ describe('bundle roots', () => {
     }
   });
 
+  it('answers a get of an object left out for its size NotFound, with the Warning saying why', async () => {
+    const root = await extractFixture(BUNDLE_2022);
+    try {
+      const data = Object.fromEntries(Array.from({ length: 300_000 }, (_, i) => [`k${i}`, `v${i}`]));
+      const huge = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'huge', namespace: 'default' }, spec: { data } };
+      const file = path.join(root, 'support-bundle/cluster-resources/pods/default.json');
+      const pods = JSON.parse(await readFile(file, 'utf8')) as Json;
+      pods.items.push(huge);
+      await writeFile(file, JSON.stringify(pods));
+      const s = await startBundleApiServer({ root });
+      const res = await fetch(`${s.url}/api/v1/namespaces/default/pods/huge`);
+      expect(res.status).toBe(404);
+      expect(res.headers.get('warning')).toMatch(/^299 - "default\.json: 1 object left out, bigger than the 4 MB any object served may be .*: default\/huge \(\d+ MB\)"$/);
+      const list = await fetch(`${s.url}/api/v1/namespaces/default/pods`);
+      expect(list.headers.get('warning')).toMatch(/default\/huge/);
+      expect(((await list.json()) as Json).items.length).toBe(pods.items.length - 1);
+      await s.close();
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
   it('rejects a bundle without cluster resources, naming what is missing', async () => {
     const root = await extractFixture(BUNDLE_NO_RESOURCES);
     try {
