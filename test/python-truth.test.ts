@@ -49,6 +49,18 @@ describe('python answers that are true', () => {
     await pyOk(dk, 'python_end_session', { sessionId: id });
   });
 
+  it('reports a RecursionError whose traceback is longer than the stderr kept for it (two functions in turn: nothing folded)', async () => {
+    const id = await start('src/mutual.py');
+    const end = await pyOk(dk, 'python_continue', { sessionId: id });
+    expect(end.completed).toBe(true);
+    expect(end.status).toBe('error');
+    expect(end.error.type).toBe('RecursionError');
+    expect(end.error.message).toMatch(/maximum recursion depth exceeded/);
+    expect(end.error.traceback).toMatch(/in (ping|pong)\n/);
+    expect(end.error.traceback.length).toBeLessThan(5000);
+    await pyOk(dk, 'python_end_session', { sessionId: id });
+  });
+
   it('says at once that a breakpoint condition does not compile, and a function breakpoint that cannot bind', async () => {
     const id = await start('src/recursion.py');
     const set = await pyOk(dk, 'python_set_breakpoints', {

@@ -7,23 +7,47 @@ import type { ErrorInfo } from './session.js';
 
 const TRACEBACK_CHARS = 4000;
 
-/** The last traceback Python printed to stderr, as an error: type, message, and the traceback (its end when long). */
+/**
+ * The last traceback Python printed to stderr, as an error: type, message, and the traceback (its
+ * end when long). `stderr` may be only the tail of what was printed: a traceback longer than it
+ * (two functions recursing in turn, which Python cannot fold into "[Previous line repeated]") is
+ * read from its exception line, the last line it prints.
+ */
 export function uncaughtFromStderr(stderr: string): ErrorInfo | null {
-  const start = stderr.lastIndexOf('Traceback (most recent call last):');
-  if (start === -1) return null;
-  const lines = stderr.slice(start).trimEnd().split('\n');
-  // The exception line is the first after the traceback that is not indented (frames are).
-  const last = lines.findIndex((l, i) => i > 0 && l.length > 0 && !/^\s/.test(l));
+  const start = stderr.lastIndexOf(TRACEBACK_HEADER);
+  const lines = stderr.slice(Math.max(start, 0)).trimEnd().split('\n');
+  const last = start === -1 ? exceptionLineAtEnd(lines) : exceptionLineAfterHeader(lines);
   if (last === -1) return null;
   const head = lines[last]!;
   const colon = head.indexOf(': ');
   const type = colon === -1 ? head.trim() : head.slice(0, colon);
   const message = colon === -1 ? '' : head.slice(colon + 2);
   let traceback = lines.slice(0, last + 1).join('\n');
-  if (traceback.length > TRACEBACK_CHARS) {
-    traceback = `Traceback (most recent call last):\n  [... ${traceback.length - TRACEBACK_CHARS} characters cut; the innermost frames follow ...]\n${traceback.slice(-TRACEBACK_CHARS)}`;
+  if (start === -1 || traceback.length > TRACEBACK_CHARS) {
+    const kept = traceback.slice(-TRACEBACK_CHARS);
+    const cut = start === -1 ? 'its start was not kept' : `${traceback.length - kept.length} characters cut`;
+    traceback = `${TRACEBACK_HEADER}\n  [... ${cut}; the innermost frames follow ...]\n${kept}`;
   }
   return { type, message, traceback };
+}
+
+const TRACEBACK_HEADER = 'Traceback (most recent call last):';
+
+/** The exception line after a traceback's header: the first line not indented (frames are). */
+function exceptionLineAfterHeader(lines: string[]): number {
+  return lines.findIndex((l, i) => i > 0 && l.length > 0 && !/^\s/.test(l));
+}
+
+/**
+ * Without a header: the exception line ends the text, a name (`RecursionError`, `pkg.Error`) and
+ * its message after the indented lines of the innermost frame. Anything else at the end (output
+ * printed after the traceback, a cut in mid-frame) is no error read.
+ */
+function exceptionLineAtEnd(lines: string[]): number {
+  const last = lines.length - 1;
+  if (last < 1 || !/^[A-Za-z_][\w.]*(: |$)/.test(lines[last]!) || !/^\s/.test(lines[last - 1]!)) return -1;
+  // A frame's source line is under a `File "...", line N` line: a traceback, not indented output.
+  return lines.slice(Math.max(0, last - 8), last).some((l) => /^ {2}File "[^"]*", line \d+/.test(l)) ? last : -1;
 }
 
 /**
