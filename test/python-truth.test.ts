@@ -61,6 +61,25 @@ describe('python answers that are true', () => {
     await pyOk(dk, 'python_end_session', { sessionId: id });
   });
 
+  it('stops where a breakpoint condition raises and says so, instead of taking it as false for the whole run', async () => {
+    const id = await start('src/condition.py');
+    const stop = await pyOk(dk, 'python_run_to_breakpoint', { sessionId: id, file: 'src/condition.py', line: 7, condition: 'itme > 2' });
+    expect(stop).toMatchObject({ hit: true, completed: false, status: 'paused', error: null, frameInfo: { line: 7 } });
+    expect(stop.conditionError).toEqual({
+      condition: 'itme > 2',
+      error: "NameError: name 'itme' is not defined",
+      message: expect.stringMatching(/^the condition "itme > 2" of the breakpoint at .*src\/condition\.py:7 raised NameError: name 'itme' is not defined: the program stopped here/),
+    });
+    expect(stop.locals.item.repr).toBe('1');
+    // Fixed, the condition holds from the third item on; a stop without a failing condition says nothing of one.
+    await pyOk(dk, 'python_set_breakpoints', { sessionId: id, file: 'src/condition.py', breakpoints: [{ line: 7, condition: 'item > 2' }] });
+    const next = await pyOk(dk, 'python_continue', { sessionId: id });
+    expect(next).toMatchObject({ hit: true, frameInfo: { line: 7 } });
+    expect(next.locals.item.repr).toBe('3');
+    expect(next.conditionError).toBeUndefined();
+    await pyOk(dk, 'python_end_session', { sessionId: id });
+  });
+
   it('says at once that a breakpoint condition does not compile, and a function breakpoint that cannot bind', async () => {
     const id = await start('src/recursion.py');
     const set = await pyOk(dk, 'python_set_breakpoints', {

@@ -28,6 +28,22 @@ export interface LaunchSpec {
 
 const DAP_TIMEOUT_MS = 30_000;
 
+/** A breakpoint condition that raised when evaluated: the condition and the exception line (`NameError: name 'x' is not defined`). */
+export interface ConditionFailure {
+  condition: string;
+  error: string;
+}
+
+const CONDITION_FAILED = 'pydevd: Error while evaluating expression in conditional breakpoint: ';
+
+/** pydevd's "important" output for a condition that raised: its first line names the condition, its traceback ends in the exception line. */
+export function conditionFailure(output: string): ConditionFailure | undefined {
+  if (!output.startsWith(CONDITION_FAILED)) return undefined;
+  const [first = '', ...rest] = output.slice(CONDITION_FAILED.length).split('\n');
+  const error = rest.map((l) => l.trimEnd()).filter((l) => l !== '' && !/^\s/.test(l) && !l.startsWith('Traceback (most recent call last):'));
+  return { condition: first.trim(), error: error.at(-1) ?? 'the condition raised an exception' };
+}
+
 /**
  * One debugpy adapter process, the DAP channel to it, and what it reports about the debuggee:
  * its pid, its output (kept in rings) and its end. Knows the launch handshake, not sessions.
@@ -45,6 +61,7 @@ export class DebugpyAdapter {
   private disposed = false;
   /** Stops not yet taken: events are not buffered by DAP, and one can come before launch returns. */
   private stops: DebugProtocol.StoppedEvent[] = [];
+  private conditionFailures: ConditionFailure[] = [];
   private wake = new Set<() => void>();
   private hasEnded = false;
 
@@ -57,6 +74,10 @@ export class DebugpyAdapter {
       const { category, output } = e.body;
       if (category === 'stdout') this.stdout.append(output);
       else if (category === 'stderr') this.stderr.append(output);
+      else if (category === 'important') {
+        const failure = conditionFailure(output);
+        if (failure) this.conditionFailures.push(failure);
+      }
     });
     dap.onEvent('process', (e) => (this.debuggeePid = e.body.systemProcessId));
     dap.onEvent('exited', (e) => (this.exitCode = e.body.exitCode));
@@ -79,6 +100,14 @@ export class DebugpyAdapter {
   /** Forgets stops nobody took (call before resuming). */
   clearStops(): void {
     this.stops = [];
+    this.conditionFailures = [];
+  }
+
+  /** The breakpoint conditions that raised since the last call (pydevd reports each before the stop it makes there). */
+  takeConditionFailures(): ConditionFailure[] {
+    const taken = this.conditionFailures;
+    this.conditionFailures = [];
+    return taken;
   }
 
   /** The next stop, or "ended" when the program is gone, or "timeout" after `timeoutMs`. */

@@ -52,6 +52,10 @@ export const runOutput = {
   localsOmitted: z.number().optional().describe('How many locals were left out (raise maxLocals, or python_evaluate one by name: one stop shows at most about 12,000 characters of reprs)'),
   exitCode: z.number().optional(),
   breakpointWarnings: z.array(breakpointReport).optional().describe('Breakpoints debugpy moved or could not verify'),
+  conditionError: z
+    .object({ condition: z.string(), error: z.string(), message: z.string() })
+    .optional()
+    .describe("This stop's breakpoint condition raised (error: the exception line); the program stopped here rather than take it as false"),
 };
 
 export const stateOutput = {

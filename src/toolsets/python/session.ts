@@ -52,6 +52,8 @@ export interface RunOutcome {
   localsOmitted?: number;
   exitCode?: number;
   breakpointWarnings?: BreakpointReport[];
+  /** The stop's breakpoint condition raised: it stopped there, as VS Code does, rather than take it as false. */
+  conditionError?: { condition: string; error: string; message: string };
 }
 
 export type EvaluateView = TreeView & { expandable: boolean; membersTruncated?: boolean; hint?: string };
@@ -229,6 +231,10 @@ export class PythonSession implements SessionResource {
         timeoutMs: Math.max(options.timeoutMs, 20_000),
         configure: async (dap) => {
           await dap.request('setExceptionBreakpoints', { filters: spec.stopOnRaised ? ['raised', 'uncaught'] : ['uncaught'] });
+          // debugpy tells pydevd to take a condition that raises as false, silently (a NameError
+          // in a condition never stopped the whole run): stop there instead, and say why, as
+          // VS Code does.
+          await dap.request('setDebuggerProperty', { skipSuspendOnBreakpointException: [], skipPrintBreakpointException: [] });
           await this.book.applyAll(dap);
         },
       });
@@ -316,6 +322,14 @@ export class PythonSession implements SessionResource {
     } else if (stop.reason === 'breakpoint' || stop.reason === 'function breakpoint') {
       outcome.hit = true;
       this.countHit(snap.frameInfo);
+      const failed = adapter.takeConditionFailures().at(-1);
+      if (failed) {
+        const where = snap.frameInfo ? `${snap.frameInfo.file}:${snap.frameInfo.line}` : 'this breakpoint';
+        outcome.conditionError = {
+          ...failed,
+          message: `the condition ${JSON.stringify(failed.condition)} of the breakpoint at ${where} raised ${failed.error}: the program stopped here instead of taking it as false; fix the condition (python_set_breakpoints) and continue`,
+        };
+      }
     }
     this.status = outcome.status;
     const warnings = this.book.problems();
