@@ -132,6 +132,21 @@ const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
 const OPEN_ATTEMPTS = 3;
 
 /**
+ * Whether `real`, a real path recorded earlier (a bundle's directory), still is one: it exists and
+ * no component of it became a link since. A root is never resolved again when it is used: a writer
+ * replacing the directory (or a parent) by a link to elsewhere would move the root with it, and
+ * every check against it (attack 18o: a bundle directory swapped for a link to /etc, then
+ * `read_file /shadow`). Used as a fixed string, openInside refuses what leads out of it.
+ */
+export function isStillReal(real: string): boolean {
+  try {
+    return realpathSync.native(real) === path.resolve(real);
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Check, open, then check what was opened: the one way a file under `realRoot` (a real path) is
  * opened for a client. `containment` finds where `abs` leads; its real path is opened with
  * O_NOFOLLOW (a last component swapped for a link fails), and the descriptor's own path, read from

@@ -1,5 +1,6 @@
-import { readdir, realpath } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { isStillReal } from '../../../core/paths.js';
 import { BundleError } from '../errors.js';
 import { customResourceTypes } from './crds.js';
 import { isRecord, nameOf, namespaceOf, type K8sObject } from './json.js';
@@ -32,9 +33,17 @@ export class Bundle {
   ) {}
 
   static async open(root: string): Promise<Bundle> {
-    const baseDir = await findBaseDir(root);
+    // The root as initialize_bundle found it, never resolved again: files leading out of it are not read (core/paths isStillReal).
+    const realRoot = path.resolve(root);
+    if (!isStillReal(realRoot)) {
+      throw new BundleError(
+        'NoBundleInitializedError',
+        `The bundle directory ${root} is missing, or it or a directory above it was replaced by a link since it was found: initialize the bundle again`,
+      );
+    }
+    const baseDir = await findBaseDir(realRoot);
     const clusterDir = path.join(baseDir, 'cluster-resources');
-    const cache = new FileCache(await realpath(root));
+    const cache = new FileCache(realRoot);
     const builtins = builtinTypes();
     const crdType = builtins.find((t) => t.plural === 'customresourcedefinitions')!;
     // The registry depends on the bundle's own CRDs, so a first Bundle reads them; it shares

@@ -1,8 +1,8 @@
 import { isAscii, isUtf8 } from 'node:buffer';
-import { closeSync, read, realpathSync, statSync, type Stats } from 'node:fs';
+import { closeSync, existsSync, read, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { containment, isInside, openInside, openVerified } from '../../../core/paths.js';
+import { containment, isInside, isStillReal, openInside, openVerified } from '../../../core/paths.js';
 import { BundleError } from '../errors.js';
 
 export interface BundlePath {
@@ -28,11 +28,15 @@ export const OUTSIDE_MESSAGE = 'Access to path outside bundle root is not allowe
 export function resolveBundlePath(root: string, userPath: string | undefined | null, notFound: (display: string) => BundleError): BundlePath {
   const given = typeof userPath === 'string' ? userPath : '/';
   if (given.includes('\0')) throw new BundleError('SecurityError', `${OUTSIDE_MESSAGE}: the path contains a NUL byte`);
-  let realRoot: string;
-  try {
-    realRoot = realpathSync.native(root);
-  } catch (err) {
-    throw new BundleError('NoBundleInitializedError', `The bundle directory ${root} does not exist any more: initialize the bundle again`, { cause: err });
+  // The root as it was found at initialize_bundle (a real path), never resolved again (isStillReal).
+  const realRoot = path.resolve(root);
+  if (!isStillReal(realRoot)) {
+    throw new BundleError(
+      'NoBundleInitializedError',
+      existsSync(realRoot)
+        ? `The bundle directory ${root} is not the directory it was: it, or a directory above it, was replaced by a link since the bundle was initialized; initialize the bundle again`
+        : `The bundle directory ${root} does not exist any more: initialize the bundle again`,
+    );
   }
   const trimmed = given.trim() === '' ? '/' : given.trim();
 

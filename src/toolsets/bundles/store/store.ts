@@ -3,7 +3,7 @@ import type { Dirent, Stats } from 'node:fs';
 import { lstat, mkdir, opendir, readdir, readFile, realpath, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { containment, isInside } from '../../../core/paths.js';
+import { containment, isInside, isStillReal } from '../../../core/paths.js';
 import { writeFileAtomic } from '../../../core/files.js';
 import { BundleError } from '../errors.js';
 import type { DownloadOptions } from './download.js';
@@ -240,7 +240,7 @@ export class BundleStore {
     if (isUrlSource(source)) return this.addUrl(source, options);
 
     const local = await this.localSource(source, options.owner);
-    const st = local === null ? null : await stat(local.abs).catch(() => null);
+    const st = local === null ? null : await stat(local.real).catch(() => null);
     if (!local || !st) {
       const stored = await this.get(source, options.owner);
       if (stored?.source && stored.kind) return { ...stored, source: stored.source, kind: stored.kind, reused: true };
@@ -248,7 +248,8 @@ export class BundleStore {
       if (stored?.valid && stored.kind === null) return { ...stored, source: stored.path, kind: 'directory', reused: true };
       throw new BundleError('BundleNotFoundError', `Bundle '${source}' not found: give a .tar.gz/.tgz file, an extracted bundle directory, an http(s) URL, or the name of a bundle in ${this.dir}`);
     }
-    const real = await realpath(local.abs);
+    // The real path the containment check found, not the path resolved again (a name swapped for a link in between).
+    const real = local.real;
     if (st.isDirectory()) {
       if (real === path.parse(real).root || (typeof local.place === 'object' && local.place.name === undefined)) {
         throw new BundleError('SecurityError', `Bundle source ${source} is not a bundle directory: give the directory an extracted bundle is in`);
@@ -265,15 +266,17 @@ export class BundleStore {
    * bundle; null when it does not exist there, or is another key's (it may still be the name of a
    * bundle in the store). Outside both, missing or not, is a SecurityError.
    */
-  private async localSource(source: string, owner: BundleOwner): Promise<{ abs: string; place: StorePlace } | null> {
+  private async localSource(source: string, owner: BundleOwner): Promise<{ real: string; place: StorePlace } | null> {
     if (source.includes('\0')) throw new BundleError('SecurityError', 'Bundle source contains a NUL byte');
     const expanded = source.startsWith('~/') ? path.join(os.homedir(), source.slice(2)) : source;
-    const place = async (abs: string) => {
-      const real = await realpath(abs).catch(() => null);
-      const where = real === null ? 'outside' : await this.placeInStore(real, owner);
-      return where === 'hidden' ? null : { abs, place: where };
+    const place = async (real: string) => {
+      const where = await this.placeInStore(real, owner);
+      return where === 'hidden' ? null : { real, place: where };
     };
-    if (this.policy.root === undefined) return place(path.resolve(expanded));
+    if (this.policy.root === undefined) {
+      const real = await realpath(path.resolve(expanded)).catch(() => null);
+      return real === null ? null : place(real);
+    }
     const abs = path.resolve(this.policy.root, expanded);
     const roots: string[] = [];
     for (const r of [this.policy.root, this.dir]) {
@@ -283,7 +286,8 @@ export class BundleStore {
     let missing = false;
     for (const r of roots) {
       const where = containment(r, abs);
-      if (where.kind === 'inside') return place(abs);
+      // Resolved once: what was found inside is what is added.
+      if (where.kind === 'inside') return place(where.real);
       if (where.kind === 'missing') missing = true;
     }
     if (missing) return null;
@@ -414,6 +418,10 @@ export class BundleStore {
     }
     if (!meta) base.size_bytes = await treeSize(dir);
     const found = await findClusterRoot(bundlePath);
+    if (found && meta?.kind === 'directory' && !isStillReal(found)) {
+      // Recorded as a real path when added: a link now in its place (or above it) leads elsewhere.
+      return { ...base, root: found, valid: false, reason: `the bundle directory ${found}, or a directory above it, was replaced by a link since the bundle was added: add it again` };
+    }
     if (found) return { ...base, root: await realpath(found), valid: true };
     return { ...base, root: await bundleRoot(bundlePath), valid: false, reason: NO_CLUSTER_DIR };
   }
