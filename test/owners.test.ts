@@ -117,16 +117,24 @@ describe('the audit of a REST call names the session of its route', () => {
     const forged = '00000000-not-the-real-session';
     const hit = await rest(a.key, 'POST', `/sessions/${id}/breakpoint`, { file: CALC, line: 11, id: forged });
     expect(hit.json.hit).toBe(true);
+    // Attack 18o F3: the audit read a session id from "session_id" or "sessionId" in the body before the route's.
     await rest(a.key, 'DELETE', `/sessions/${id}`);
+    const others: string[] = [];
+    for (const field of ['session_id', 'sessionId']) {
+      const other: string = (await rest(a.key, 'POST', '/sessions', { entry: CALC })).json.sessionId;
+      others.push(other);
+      expect((await rest(a.key, 'POST', `/sessions/${other}/breakpoint`, { file: CALC, line: 11, [field]: `${forged}-${field}` })).json.hit).toBe(true);
+      await rest(a.key, 'DELETE', `/sessions/${other}`);
+    }
     const db = new Database(path.join(data.dir, 'control.db'), { readonly: true });
     try {
-      const rows = db.prepare('SELECT debug_session, args FROM audit WHERE key_id = ? AND tool LIKE ?').all(a.id, '%breakpoint%') as Array<{ debug_session: string; args: string }>;
-      expect(rows.length).toBeGreaterThan(0);
+      const rows = db.prepare('SELECT debug_session, args FROM audit WHERE key_id = ? AND tool LIKE ? ORDER BY seq').all(a.id, '%breakpoint%') as Array<{ debug_session: string; args: string }>;
+      // A call and a result row for each of the three calls, each naming the session of its route.
+      expect(rows.map((r) => r.debug_session)).toEqual([id, id, others[0], others[0], others[1], others[1]]);
       // Before: the body's "id" overwrote the route's, and the audit named a session that never was.
-      for (const row of rows) {
-        expect(row.debug_session).toBe(id);
-        expect(row.args).not.toContain(forged);
-      }
+      for (const row of rows) expect(row.args).not.toContain(`"id":"${forged}"`);
+      // What the body said is kept as it was said, under its own name.
+      expect(rows.filter((r) => r.args.includes(`"session_id":"${forged}-session_id"`)).length).toBe(1);
     } finally {
       db.close();
     }

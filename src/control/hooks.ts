@@ -91,7 +91,7 @@ export function controlHooks(plane: ControlPlane): ServerHooks {
       return verdicts.map((refusal) => (refusal ? denial(refusal) : undefined));
     },
     async admitRoute(principal, req, res, route, params) {
-      const result = await gate.admitRoute(keyOf(principal), req, res, route.toolset, route.path, params);
+      const result = await gate.admitRoute(keyOf(principal), req, res, route, params);
       return 'refusal' in result ? denial(result.refusal) : result.finish;
     },
     async beforeToolCall(start, principal) {

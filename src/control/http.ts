@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { JSONRPCRequestSchema } from '@modelcontextprotocol/core';
+import { debugSessionOf } from './audit.js';
 import type { KeyContext } from './keys.js';
 import type { ControlPlane, FinishCall, Refusal } from './plane.js';
 
@@ -107,10 +108,17 @@ export class HttpGate {
    * form of a tool call (a unit of quota); it is audited before it runs. Gives the function that
    * records its end.
    */
-  async admitRoute(key: KeyContext, req: IncomingMessage, res: ServerResponse, toolset: string, route: string, params: unknown): Promise<{ finish: FinishCall } | { refusal: Refusal }> {
-    const scope = req.method === 'GET' ? `${toolset}:read` : toolset;
-    const tool = `${req.method} ${route}`;
-    const call = { tool, args: params, client: httpClientLabel(req), transport: 'rest' as const, traceparent: headerOf(req, 'traceparent') };
+  async admitRoute(
+    key: KeyContext,
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: { toolset: string; path: string; params: Record<string, string> },
+    params: unknown,
+  ): Promise<{ finish: FinishCall } | { refusal: Refusal }> {
+    const scope = req.method === 'GET' ? `${route.toolset}:read` : route.toolset;
+    const tool = `${req.method} ${route.path}`;
+    // The session a REST call acts on is the one its path names: a body field (a forged "session_id") must not rename it in the audit.
+    const call = { tool, args: params, client: httpClientLabel(req), transport: 'rest' as const, traceparent: headerOf(req, 'traceparent'), debugSession: debugSessionOf(route.params) };
     const forbidden = this.plane.authorizeScopes(key, tool, [scope]);
     const admission = await this.plane.admit(key, { rate: true, quota: forbidden === null });
     for (const [k, v] of Object.entries(admission.headers)) res.setHeader(k, v);

@@ -56,6 +56,8 @@ export interface CallInfo {
   transport: 'http' | 'stdio' | 'rest';
   session?: string | null;
   traceparent?: unknown;
+  /** The debug session the call acts on, where the transport knows it better than the arguments do (a REST route's path); else read from `args`. */
+  debugSession?: string | null;
 }
 
 /** Ends an audited call: records its outcome and duration. */
@@ -277,7 +279,7 @@ export class ControlPlane {
    * name or a session id past 512 characters is kept cut, with its length and SHA-256).
    */
   private callFields(call: CallInfo) {
-    const session = debugSessionOf(call.args);
+    const session = call.debugSession !== undefined ? call.debugSession : debugSessionOf(call.args);
     return {
       client: boundField(call.client),
       transport: call.transport,

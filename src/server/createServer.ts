@@ -97,7 +97,13 @@ export interface ServerHooks {
    * HTTP edge: a toolset's REST route (e.g. the debugger's). Returns the function that records its
    * end, or a Denial to refuse it.
    */
-  admitRoute?(principal: Principal, req: IncomingMessage, res: ServerResponse, route: { toolset: string; path: string }, params: Record<string, unknown>): Promise<EndToolCall | Denial>;
+  admitRoute?(
+    principal: Principal,
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: { toolset: string; path: string; params: Record<string, string> },
+    params: Record<string, unknown>,
+  ): Promise<EndToolCall | Denial>;
   /** Once at start: every tool the toolsets register, with its toolset and read-only flag. */
   catalog?(tools: ToolCatalogEntry[]): void;
   /** Multi-node: where sessions live, and forwarding to the node that holds one. */
