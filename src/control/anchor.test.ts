@@ -229,6 +229,31 @@ describe.each([sqlite, postgresKind])('the audit on $name', (kind) => {
     expect(await verify(at)).toMatchObject({ ok: false, first_broken: { seq: 5, reason: expect.stringMatching(/another hash/) } });
   });
 
+  it('a server told the cut chain still holds the checkpoint entry (the store lies) sees the head before it, and leaves the checkpoint as it was', async () => {
+    // Attack 18o F1, on PostgreSQL: the tail deleted, and the head function redefined to answer the
+    // checkpoint entry's old hash; the node appended its own entries from seq 3 on and moved the
+    // checkpoint onto them, so verify said OK. The same lie, told by a SQLite store, is the same check.
+    const at = await chainOf(kind, 5);
+    const store = await openStore(at.spec, at.dataDir);
+    const checkpoint = store.auditAnchor!.checkpoint!;
+    const saved = checkpoint.expected()!;
+    expect(saved.seq).toBe(5);
+    const door = await kind.backdoor(at.spec, at.dataDir);
+    await door.run('DELETE FROM audit WHERE seq > $1', [2]);
+    if (kind === postgresKind) {
+      await door.run(`CREATE OR REPLACE FUNCTION debugkit_audit_head(p_check BIGINT) RETURNS TABLE (o_seq BIGINT, o_hash TEXT, o_check TEXT) LANGUAGE plpgsql AS $f$
+        BEGIN RETURN QUERY SELECT a.seq, a.hash, '${saved.hash}'::TEXT FROM audit a ORDER BY a.seq DESC LIMIT 1; END $f$`);
+    } else {
+      const check = checkpoint.check.bind(checkpoint);
+      checkpoint.check = (expected, _stored, headSeq) => check(expected, saved.hash, headSeq);
+    }
+    await door.close();
+    for (let i = 10; i < 15; i++) await store.appendAudit(body(i));
+    expect(checkpoint.problem).toMatch(/the store's newest entry is 2, before entry 5, the checkpoint in .* \(entries were removed\)/);
+    await store.close();
+    expect(await verify(at)).toMatchObject({ ok: false, first_broken: { seq: 5, reason: expect.stringMatching(/another hash/) } });
+  });
+
   it('a chain written before the key existed verifies: unkeyed up to where keying starts', async () => {
     const at = await kind.fresh();
     const old = await kind.unkeyed(at.spec, at.dataDir);

@@ -131,17 +131,27 @@ export class CheckpointFile {
     return this.problem ? undefined : this.known;
   }
 
-  /** Inside the append's transaction: the hash the store holds for the expected entry (undefined: no such entry). */
-  check(expected: { seq: number; hash: string }, stored: string | undefined): void {
-    if (stored === expected.hash || this.problem) return;
+  /**
+   * Inside the append's transaction: the hash the store holds for the expected entry (undefined:
+   * no such entry) and the seq of its newest entry. The chain only grows, so a head before the
+   * checkpoint means entries were removed, whatever hash the store reports for the entry (a
+   * PostgreSQL writer can redefine what the query answers; attack 18o: the tail deleted, the old
+   * hash answered, and the node appended its own entries in their place and moved the checkpoint
+   * onto them, so that `audit verify` said OK).
+   */
+  check(expected: { seq: number; hash: string }, stored: string | undefined, headSeq: number): void {
+    if (this.problem || (stored === expected.hash && headSeq >= expected.seq)) return;
     this.problem =
       stored === undefined
         ? `entry ${expected.seq}, the checkpoint in ${this.file}, is no longer in the store (entries were removed)`
-        : `entry ${expected.seq} no longer has the hash the checkpoint in ${this.file} holds (the chain was rewritten)`;
+        : stored !== expected.hash
+          ? `entry ${expected.seq} no longer has the hash the checkpoint in ${this.file} holds (the chain was rewritten)`
+          : `the store's newest entry is ${headSeq}, before entry ${expected.seq}, the checkpoint in ${this.file} (entries were removed)`;
   }
 
   /** After an append committed. */
   appended(seq: number, hash: string): void {
+    // Another process sharing the file may have moved it past this entry meanwhile: it stays there.
     if (this.problem || (this.known && seq <= this.known.seq)) return;
     this.known = { seq, hash };
     if (this.writing) {

@@ -179,7 +179,7 @@ export class PostgresStore implements Store {
       try {
         const expected = checkpoint?.expected();
         const head = (await client.query('SELECT * FROM debugkit_audit_head($1)', [expected?.seq ?? 0])).rows[0] as { o_seq: string | null; o_hash: string | null; o_check: string | null };
-        if (expected) checkpoint!.check(expected, head.o_check ?? undefined);
+        if (expected) checkpoint!.check(expected, head.o_check ?? undefined, Number(head.o_seq ?? 0));
         const seq = Number(head.o_seq ?? 0) + 1;
         const prev_hash = head.o_hash ?? GENESIS;
         const record: AuditRecord = { ...body, seq, prev_hash, hash: key ? key.chainHash(prev_hash, seq, digest) : chainHash(prev_hash, seq, digest) };

@@ -239,7 +239,7 @@ export class SqliteStore implements Store {
       const head = this.stmts.head.get() as { seq: number; hash: string } | undefined;
       const checkpoint = this.auditAnchor?.checkpoint;
       const expected = checkpoint?.expected();
-      if (expected) checkpoint!.check(expected, (this.stmts.hashAt.get(expected.seq) as { hash: string } | undefined)?.hash);
+      if (expected) checkpoint!.check(expected, (this.stmts.hashAt.get(expected.seq) as { hash: string } | undefined)?.hash, head?.seq ?? 0);
       const seq = (head?.seq ?? 0) + 1;
       const prev_hash = head?.hash ?? GENESIS;
       const key = this.auditAnchor?.key;
