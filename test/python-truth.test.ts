@@ -80,6 +80,28 @@ describe('python answers that are true', () => {
     await pyOk(dk, 'python_end_session', { sessionId: id });
   });
 
+  it('gives the real depth of a deep stack, and reaches every frame: inspect pages through it, evaluate runs in any of them', async () => {
+    const id = await start('src/deep.py');
+    const stop = await pyOk(dk, 'python_run_to_breakpoint', { sessionId: id, file: 'src/deep.py', line: 7 });
+    // down(0) .. down(60), main, <module>: before, the answer held 20 frames and called that the stack.
+    expect(stop.stackDepth).toBe(63);
+    expect(stop.stack.map((f: any) => f.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    const outer = await pyOk(dk, 'python_inspect', { sessionId: id, frame: 61 });
+    expect(outer).toMatchObject({ function: 'main', frameInfo: { line: 13 }, stackDepth: 63 });
+    expect(outer.locals.start.repr).toBe('60');
+    expect(outer.stack.map((f: any) => [f.index, f.name])).toEqual([
+      [59, 'down'],
+      [60, 'down'],
+      [61, 'main'],
+      [62, '<module>'],
+    ]);
+    expect((await pyOk(dk, 'python_evaluate', { sessionId: id, expression: 'n', frame: 40 })).repr).toBe('40');
+    expect((await pyOk(dk, 'python_evaluate', { sessionId: id, expression: 'start * 2', frame: 61 })).repr).toBe('120');
+    expect(await pyFails(dk, 'python_evaluate', { sessionId: id, expression: 'n', frame: 63 })).toMatch(/no frame 63: the stack has 63 frames/);
+    expect(await pyFails(dk, 'python_inspect', { sessionId: id, frame: 70 })).toMatch(/no frame 70: the stack has 63 frames/);
+    await pyOk(dk, 'python_end_session', { sessionId: id });
+  });
+
   it('says at once that a breakpoint condition does not compile, and a function breakpoint that cannot bind', async () => {
     const id = await start('src/recursion.py');
     const set = await pyOk(dk, 'python_set_breakpoints', {

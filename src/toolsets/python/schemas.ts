@@ -48,7 +48,11 @@ export const runOutput = {
   reason: z.string().optional().describe('Why the program stopped: breakpoint, step, exception, pause, ...'),
   function: z.string().optional(),
   source: z.string().optional().describe('The lines around the stop, the current one marked ->'),
-  stack: z.array(z.object({ index: z.number(), name: z.string(), file: z.string(), line: z.number() })).optional(),
+  stack: z
+    .array(z.object({ index: z.number(), name: z.string(), file: z.string(), line: z.number() }))
+    .optional()
+    .describe('A few frames, from two above the one looked at: python_inspect with another frame pages through the rest'),
+  stackDepth: z.number().optional().describe('How many frames the stack has'),
   localsOmitted: z.number().optional().describe('How many locals were left out (raise maxLocals, or python_evaluate one by name: one stop shows at most about 12,000 characters of reprs)'),
   exitCode: z.number().optional(),
   breakpointWarnings: z.array(breakpointReport).optional().describe('Breakpoints debugpy moved or could not verify'),

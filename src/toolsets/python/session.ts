@@ -10,7 +10,7 @@ import { conditionErrors, undefinedFunctions } from './checks.js';
 import { describeExit, evaluationError, killedBy, uncaughtFromStderr } from './ends.js';
 import { BreakpointBook, type BreakpointReport, type BreakpointSpec } from './breakpoints.js';
 import type { Interpreter } from './interpreter.js';
-import { formatTraceback, takeSnapshot, type FrameView, type Snapshot } from './snapshot.js';
+import { formatTraceback, stackWindow, takeSnapshot, type FrameView, type Snapshot } from './snapshot.js';
 import { DEFAULT_LIMITS, expandMembers, newBudget, TREE_BUDGET_CHARS, view, type Limits, type TreeView, type ValueView } from './values.js';
 
 export type Status = 'idle' | 'running' | 'paused' | 'completed' | 'error';
@@ -49,6 +49,8 @@ export interface RunOutcome {
   function?: string;
   source?: string;
   stack?: FrameView[];
+  /** How many frames the stack has (`stack` shows a few, from two above the frame looked at). */
+  stackDepth?: number;
   localsOmitted?: number;
   exitCode?: number;
   breakpointWarnings?: BreakpointReport[];
@@ -175,9 +177,10 @@ export class PythonSession implements SessionResource {
   evaluate(expression: string, frameIndex: number, maxReprLength: number, depth = 0): Promise<EvaluateView> {
     return this.exclusive(async () => {
       this.assertStopped('evaluate');
-      const frame = this.snapshot?.frames[frameIndex];
-      if (!frame) throw new DebugkitError('INVALID_ARGUMENT', `no frame ${frameIndex}: the stack has ${this.snapshot?.frames.length ?? 0} frames (0 is the innermost)`);
       const dap = this.adapter!.dap;
+      const snap = this.snapshot;
+      const frame = snap?.frames[frameIndex] ?? (snap && frameIndex < snap.depth ? (await stackWindow(dap, this.threadId!, frameIndex, 1))[0] : undefined);
+      if (!frame) throw new DebugkitError('INVALID_ARGUMENT', `no frame ${frameIndex}: the stack has ${snap?.depth ?? 0} frames (0 is the innermost)`);
       const body = await dap.request('evaluate', { expression, frameId: frame.id, context: 'repl' }).catch((err: unknown) => {
         throw evaluationError(expression, err);
       });
@@ -203,6 +206,8 @@ export class PythonSession implements SessionResource {
   inspect(frameIndex: number, limits: Partial<Limits>): Promise<RunOutcome> {
     return this.exclusive(async () => {
       this.assertStopped('inspect the stack');
+      const depth = this.snapshot?.depth;
+      if (depth !== undefined && frameIndex >= depth) throw new DebugkitError('INVALID_ARGUMENT', `no frame ${frameIndex}: the stack has ${depth} frames (0 is the innermost)`);
       return this.describeStop({ reason: 'inspect', threadId: this.threadId! }, { timeoutMs: 0, limits }, frameIndex);
     });
   }
@@ -308,9 +313,10 @@ export class PythonSession implements SessionResource {
       error: null,
       status: 'paused',
       reason: stop.reason,
-      function: snap.stack[frameIndex]?.name,
+      function: snap.selected?.name,
       source: snap.source,
-      stack: snap.stack.slice(0, 8),
+      stack: snap.stack,
+      stackDepth: snap.depth,
     };
     if (snap.localsOmitted > 0) outcome.localsOmitted = snap.localsOmitted;
     if (stop.reason === 'exception') {
@@ -341,7 +347,7 @@ export class PythonSession implements SessionResource {
     const info = await this.adapter!.dap.request('exceptionInfo', { threadId: this.threadId! }).catch(() => undefined);
     const type = info?.details?.typeName ?? info?.exceptionId ?? 'Exception';
     const message = info?.details?.message ?? info?.description ?? '';
-    return { type, message, traceback: await formatTraceback(snap.frames, type, message) };
+    return { type, message, traceback: await formatTraceback(snap.frames, type, message, snap.depth) };
   }
 
   private async describeEnd(): Promise<RunOutcome> {

@@ -11,7 +11,12 @@ export interface FrameView {
 }
 
 export interface Snapshot {
+  /** The innermost frames (up to STACK_LEVELS). */
   frames: DebugProtocol.StackFrame[];
+  /** How many frames the stack really has (debugpy's totalFrames). */
+  depth: number;
+  /** The frame looked at. */
+  selected: DebugProtocol.StackFrame | undefined;
   frameInfo: { file: string; line: number } | null;
   locals: Record<string, ValueView> | null;
   localsOmitted: number;
@@ -20,17 +25,28 @@ export interface Snapshot {
 }
 
 const STACK_LEVELS = 20;
+/** Frames a stop shows: from two above the one looked at (python_inspect `frame` pages through a deep stack). */
+const SHOWN_FRAMES = 8;
 const SOURCE_CONTEXT = 2;
 
 /** What an agent needs at a stop, in one answer: where, the code around it, the stack, the locals. */
 export async function takeSnapshot(dap: DapConnection, threadId: number, limits: Limits, frameIndex = 0): Promise<Snapshot> {
-  const { stackFrames } = await dap.request('stackTrace', { threadId, startFrame: 0, levels: STACK_LEVELS });
-  const frame = stackFrames[frameIndex];
-  const stack = stackFrames.map((f, index) => ({ index, name: f.name, file: f.source?.path ?? '<unknown>', line: f.line }));
-  if (!frame) return { frames: stackFrames, frameInfo: null, locals: null, localsOmitted: 0, stack, source: undefined };
+  const top = await dap.request('stackTrace', { threadId, startFrame: 0, levels: STACK_LEVELS });
+  const frames = top.stackFrames;
+  const depth = Math.max(top.totalFrames ?? 0, frames.length);
+  const shownFrom = Math.max(0, Math.min(frameIndex, depth - 1) - 2);
+  const window = shownFrom + SHOWN_FRAMES <= frames.length ? frames.slice(shownFrom, shownFrom + SHOWN_FRAMES) : await stackWindow(dap, threadId, shownFrom, SHOWN_FRAMES);
+  const stack = window.map((f, i) => ({ index: shownFrom + i, name: f.name, file: f.source?.path ?? '<unknown>', line: f.line }));
+  const frame = window[frameIndex - shownFrom];
+  if (!frame) return { frames, depth, selected: undefined, frameInfo: null, locals: null, localsOmitted: 0, stack, source: undefined };
   const file = frame.source?.path ?? '<unknown>';
   const [{ locals, omitted }, source] = await Promise.all([frameLocals(dap, frame.id, limits), sourceAround(file, frame.line)]);
-  return { frames: stackFrames, frameInfo: { file, line: frame.line }, locals, localsOmitted: omitted, stack, source };
+  return { frames, depth, selected: frame, frameInfo: { file, line: frame.line }, locals, localsOmitted: omitted, stack, source };
+}
+
+/** `levels` frames from `start` (0: the innermost). */
+export async function stackWindow(dap: DapConnection, threadId: number, start: number, levels: number): Promise<DebugProtocol.StackFrame[]> {
+  return (await dap.request('stackTrace', { threadId, startFrame: start, levels })).stackFrames;
 }
 
 async function frameLocals(dap: DapConnection, frameId: number, limits: Limits) {
@@ -61,9 +77,10 @@ export async function readLines(file: string): Promise<string[] | undefined> {
   }
 }
 
-/** A Python-style traceback (most recent call last) from DAP frames (innermost first). */
-export async function formatTraceback(frames: DebugProtocol.StackFrame[], type: string, message: string): Promise<string> {
+/** A Python-style traceback (most recent call last) from DAP frames (innermost first), `depth` the stack's real depth. */
+export async function formatTraceback(frames: DebugProtocol.StackFrame[], type: string, message: string, depth = frames.length): Promise<string> {
   const parts = ['Traceback (most recent call last):'];
+  if (depth > frames.length) parts.push(`  [... ${depth - frames.length} outer frames not shown: python_inspect with frame ${frames.length} or more shows them ...]`);
   for (const frame of [...frames].reverse()) {
     const file = frame.source?.path ?? '<unknown>';
     parts.push(`  File "${file}", line ${frame.line}, in ${frame.name}`);
