@@ -128,13 +128,35 @@ describe('python answers that are true', () => {
     await pyOk(dk, 'python_end_session', { sessionId: id });
   });
 
-  it('marks every cut repr isTruncated, says a syntax error in one line, and bounds a deep evaluation', async () => {
+  it('marks a container debugpy abbreviates isTruncated', async () => {
     const id = await start('src/recursion.py');
     const hit = await pyOk(dk, 'python_run_to_breakpoint', { sessionId: id, file: 'src/recursion.py', line: 10, maxReprLength: 100_000 });
     // debugpy itself abbreviates big containers ("[0, 1, ..., ...]"): that is a cut too.
     expect(hit.locals.items.repr).toContain('...');
     expect(hit.locals.items.isTruncated).toBe(true);
 
+    await pyOk(dk, 'python_end_session', { sessionId: id });
+  });
+
+  it("marks isTruncated every form of debugpy's own cuts inside a repr, and not a string that only holds '...'", async () => {
+    const id = await start('src/shapes.py');
+    const hit = await pyOk(dk, 'python_run_to_breakpoint', { sessionId: id, file: 'src/shapes.py', line: 18, maxReprLength: 100_000 });
+    const { locals } = hit;
+    expect(locals.nested_tuple).toEqual({ type: 'list', repr: '[(1, (...))]', isTruncated: true });
+    expect(locals.nested_dict).toEqual({ type: 'dict', repr: "{'a': {'b': {...}}}", isTruncated: true });
+    expect(locals.long_inner.repr).toMatch(/^\['x{20}\.\.\.x{10}'\]$/);
+    expect(locals.long_inner.isTruncated).toBe(true);
+    expect(locals.objects.repr).toBe("[Thing(name='abcdefgh...e=1234567)]");
+    expect(locals.objects.isTruncated).toBe(true);
+    expect(locals.many.isTruncated).toBe(true);
+    expect(locals.plain).toEqual({ type: 'str', repr: "'wait... done'", isTruncated: false });
+    expect(locals.short).toEqual({ type: 'list', repr: '[1, 2, 3]', isTruncated: false });
+    await pyOk(dk, 'python_end_session', { sessionId: id });
+  });
+
+  it('says a syntax error in one line, and bounds a deep evaluation', async () => {
+    const id = await start('src/recursion.py');
+    await pyOk(dk, 'python_run_to_breakpoint', { sessionId: id, file: 'src/recursion.py', line: 10 });
     const syntax = await pyFails(dk, 'python_evaluate', { sessionId: id, expression: '1 +* 2' });
     expect(syntax).toMatch(/SyntaxError: invalid syntax/);
     expect(syntax).not.toMatch(/Traceback|pydevd/);

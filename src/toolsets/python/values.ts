@@ -20,14 +20,26 @@ export const DEFAULT_LIMITS: Limits = { maxReprLength: 200, maxLocals: 50 };
 const GROUPS = new Set(['special variables', 'function variables', 'class variables', 'protected variables']);
 
 /**
- * debugpy cuts reprs itself: big containers end their items with "..." ("[0, 1, 2, ...]"), long
- * strings and reprs end in "...". Either is a cut the agent must know about.
+ * debugpy cuts reprs itself (pydevd's SafeRepr), in every one of these forms an agent must know of:
+ * a container past its item count ends its items with "..." (`[0, 1, ...]`); a container nested two
+ * deep is only its brackets (`[(1, (...))]`, `{'a': {...}}`); a string inside a container past 30
+ * characters, and any other value's repr there, keep their two ends around "..." (`'aaaa...zz'`,
+ * `<Foo object a...0d0>`); a string at the top past 64 KiB likewise. So "..." anywhere in a
+ * container's or an object's repr is taken as a cut: one the program itself printed (a string
+ * holding "...") is reported as one too, never the other way round. A top-level string holds
+ * "..." as its own text unless it is longer than SafeRepr's bound.
  */
-const ENGINE_CUT = /(?:, \.\.\.[\]})]|\.\.\.)$|, \.\.\.[\]})],? /;
+const TOP_STRING_BOUND = 2 ** 16;
+
+export function engineCut(type: string | undefined, repr: string): boolean {
+  if (!repr.includes('...')) return false;
+  if (type === 'str' || type === 'bytes') return repr.length > TOP_STRING_BOUND;
+  return true;
+}
 
 export function view(type: string | undefined, repr: string, maxReprLength: number): ValueView {
   const cutHere = repr.length > maxReprLength;
-  const isTruncated = cutHere || ENGINE_CUT.test(repr);
+  const isTruncated = cutHere || engineCut(type, repr);
   return { type: type ?? '', repr: cutHere ? `${repr.slice(0, maxReprLength)}...` : repr, isTruncated };
 }
 
