@@ -38,8 +38,9 @@ function describe(issue: Issue, schema?: z.ZodObject): string {
     case 'invalid_value':
       return `${name}: must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
     case 'unrecognized_keys': {
-      const known = issue.path.length === 0 && schema ? Object.keys(schema.shape) : [];
-      return `unknown ${issue.keys.length > 1 ? 'fields' : 'field'} ${issue.keys.map((k) => `"${k}"`).join(', ')}${known.length ? `; valid fields: ${known.join(', ')}` : ''}`;
+      const known = issue.path.length === 0 && schema ? Object.keys(schema.shape) : undefined;
+      const valid = known === undefined ? '' : known.length > 0 ? `; valid fields: ${known.join(', ')}` : '; this tool takes no arguments';
+      return `unknown ${issue.keys.length > 1 ? 'fields' : 'field'} ${issue.keys.map((k) => `"${k}"`).join(', ')}${valid}`;
     }
     case 'too_small':
       return `${name}: ${bound('at least', issue.minimum, issue.origin, issue.inclusive)}`;

@@ -76,13 +76,17 @@ function memoizedJson(
  * The input schema as listed (the zod object's JSON Schema, in the form every LLM stack takes:
  * see schemas.ts) with a validator whose errors name each field and what it accepts, instead of
  * zod's raw issue list. The one place arguments are read: an optional argument sent as `null`
- * is absent, for every tool of every toolset (a toolset's REST routes parse their own bodies).
+ * is absent, and one the tool does not take is refused, for every tool of every toolset (a
+ * toolset's REST routes parse their own bodies).
  */
 function friendlyInput(schema: z.ZodObject<ZodRawShape>): StandardSchemaWithJSON {
+  // An argument the tool does not take is refused, naming the valid ones: dropped silently, a
+  // misnamed one looked taken (debugger_get_variables {"expression": ...} answered every local).
+  const strict = schema.strict();
   return memoizedJson(
     schema,
     (value) => {
-      const parsed = schema.safeParse(withoutAbsentNulls(value ?? {}, schema));
+      const parsed = strict.safeParse(withoutAbsentNulls(value ?? {}, schema));
       if (parsed.success) return { value: parsed.data };
       return { issues: [{ message: formatZodIssues(parsed.error.issues, schema) }] };
     },
