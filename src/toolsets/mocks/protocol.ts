@@ -13,6 +13,15 @@ import type { DebugkitCa } from './tls/index.js';
  * bytes (`detect`), recorded (`recorder`) and replayed (`replayer`). Each `<protocol>/index.ts`
  * exports these three; protocols.ts lists them.
  */
+/**
+ * Most bytes one exchange (a request and its answer, a PostgreSQL query group, a Redis command and
+ * its reply) may have to be kept as a mock: the one bound of every recorder. A bigger one is relayed
+ * whole and counted as dropped, why said. A mock is built on the event loop, and no set holds more
+ * than 32 MiB anyway: three 60 MB PostgreSQL results were each encoded (3 s a time) to be dropped
+ * after, and 8 such connections at once exhausted the heap (attack 18o).
+ */
+export const MAX_MOCK_EXCHANGE_BYTES = 1024 * 1024;
+
 export interface Protocol {
   /** Absent for a protocol whose client waits for the server to speak (the sniffer's fallback). */
   readonly detect?: Detect;
@@ -86,6 +95,8 @@ export interface ReplayersOptions {
    * hold): it is then not added to the replay index either, and a repeat misses again.
    */
   recorded(mock: Mock): boolean | void;
+  /** A miss relayed whole but not recorded (over MAX_MOCK_EXCHANGE_BYTES), and why (`onMiss: record`). */
+  dropped?(why: string): void;
   /** Something about the set the report should say (MySQL mocks that cannot be replayed). */
   warn?(message: string): void;
 }

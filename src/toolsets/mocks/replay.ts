@@ -88,6 +88,7 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
     ...(req.upstreamCa ? { upstreamCa: req.upstreamCa } : {}),
     missed: miss,
     recorded: keep,
+    dropped: () => void recordedDropped++,
     warn: req.warn,
   });
   /** Connections no replayer took. */

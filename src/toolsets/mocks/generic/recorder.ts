@@ -6,6 +6,7 @@ import { failTogether, pipeBoth } from '../proxy/pipe.js';
 import { greetingOffersTls, greetingRead, isMysqlGreeting, redactMysqlRequest, splitSslRequest } from '../mysql/wire.js';
 import { acceptTls, connectUpstream, type UpstreamTlsOptions } from '../tls/terminate.js';
 import type { DebugkitCa } from '../tls/ca.js';
+import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
 
 /**
  * Records a connection of a protocol debugkit does not parse, while forwarding it unchanged:
@@ -63,7 +64,7 @@ export interface RecordGenericResult {
   error?: Error;
 }
 
-export const DEFAULT_MAX_GENERIC_MOCK_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_GENERIC_MOCK_BYTES = MAX_MOCK_EXCHANGE_BYTES;
 
 interface Exchange {
   request: Buffer[];

@@ -116,7 +116,7 @@ describe('RequestGrouper', () => {
     h.client(serialize.query('SELECT never answered'));
     h.server(backend.dataRow([null]));
     expect(h.headers()).toEqual([[['startup'], ['R', 'Z']]]);
-    expect(String(h.errors[0])).toMatch(/over 200 bytes was not recorded/);
+    expect(String(h.errors[0])).toMatch(/over 200 bytes \(relayed, not recorded\)/);
   });
 
   it('records a failed login as its own config mock', () => {

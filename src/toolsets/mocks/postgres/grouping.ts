@@ -1,5 +1,6 @@
 import { serialize } from 'pg-protocol';
 import { keployTime } from '../keploy/time.js';
+import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
 import { KEPLOY_MOCK_VERSION, type PostgresMock } from '../keploy/types.js';
 import { decodeTyped, type FrontendMessage, type StartupMessage, type TypedMessage } from './frontend.js';
 import { buildRequestPacket, buildResponsePacket } from './keploy.js';
@@ -21,8 +22,8 @@ import { authCodeOf, codeOf } from './wire.js';
  */
 
 export const REDACTED = 'debugkit-redacted';
-/** A group holding more than this (a huge result set) is not recorded. */
-export const DEFAULT_MAX_MOCK_BYTES = 64 * 1024 * 1024;
+/** A group holding more than this (a big result set) is relayed, not recorded: the one bound of every recorder. */
+export const DEFAULT_MAX_MOCK_BYTES = MAX_MOCK_EXCHANGE_BYTES;
 
 interface Group {
   config: boolean;
@@ -38,6 +39,8 @@ interface Group {
 
 export interface GrouperOptions {
   onMock(mock: PostgresMock): void;
+  /** A group relayed whole but not recorded, and why (counted in the answer). */
+  onDropped?(why: string): void;
   onError?(err: unknown): void;
   connectionId?: string;
   /** `host:port` of the server, written as `metadata.host` (Keploy ignores unknown metadata). */
@@ -119,7 +122,9 @@ export class RequestGrouper {
     if (group === this.open) this.open = undefined;
     group.endedAt = new Date();
     if (group.tooLarge) {
-      this.options.onError?.(new Error(`a request group over ${this.options.maxMockBytes ?? DEFAULT_MAX_MOCK_BYTES} bytes was not recorded`));
+      const why = `a PostgreSQL request and its answer over ${this.options.maxMockBytes ?? DEFAULT_MAX_MOCK_BYTES} bytes (relayed, not recorded)`;
+      if (this.options.onDropped) this.options.onDropped(why);
+      else this.options.onError?.(new Error(why));
       return;
     }
     try {

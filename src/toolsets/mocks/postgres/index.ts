@@ -12,7 +12,7 @@ export const recorder: ProtocolRecorder = {
   accepts: (conn) => conn.protocol === 'postgres',
   async record(conn, o) {
     const upstream = await o.dial(conn);
-    const result = await recordPostgres(conn, upstream, { onMock: (mock) => o.onMock(mock, 'Postgres') });
+    const result = await recordPostgres(conn, upstream, { onMock: (mock) => o.onMock(mock, 'Postgres'), onDropped: o.onDropped });
     if (result.error) o.warn(`recording PostgreSQL at ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
   },
 };
@@ -36,7 +36,7 @@ function postgresReplayer(mocks: PostgresMock[], o: ReplayersOptions): ProtocolR
               connect: () => dial(conn.target, DIAL_TIMEOUT_MS),
               where,
               connectionId: `${conn.id}-on-miss`,
-              ...(o.onMiss === 'record' ? { record: (mock: PostgresMock) => o.recorded(mock) } : { onForwarded: () => void (c.fellBack++, c.missed++) }),
+              ...(o.onMiss === 'record' ? { record: (mock: PostgresMock) => o.recorded(mock), ...(o.dropped ? { dropped: o.dropped } : {}) } : { onForwarded: () => void (c.fellBack++, c.missed++) }),
             };
       await replayPostgres(conn, index, { onMatch: () => void c.replayed++, onMiss: (m) => (c.missed++, o.missed(m.message)), ...(upstream ? { upstream } : {}) });
     },

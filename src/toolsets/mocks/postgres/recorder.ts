@@ -33,6 +33,8 @@ export interface PostgresConnection {
 
 export interface RecordPostgresOptions {
   onMock(mock: PostgresMock): void;
+  /** A query group relayed whole but not recorded (over the size bound), and why. */
+  onDropped?(why: string): void;
   /** Problems that stop or skip recording (the traffic is not affected). */
   onError?(err: unknown): void;
   /** How long the client may take to send its startup packet (default 10 s). */
@@ -69,6 +71,7 @@ export async function recordPostgres(conn: PostgresConnection, upstream: Duplex,
       result.mocks++;
       options.onMock(mock);
     },
+    ...(options.onDropped ? { onDropped: options.onDropped } : {}),
     onError: options.onError,
     connectionId: conn.id,
     host: `${conn.target.host}:${conn.target.port}`,

@@ -58,6 +58,8 @@ export interface UpstreamOptions {
    * when it was not kept (past what a set may hold): then not on the index either.
    */
   record?(mock: PostgresMock): unknown;
+  /** record: a missed group relayed but not recorded (over the size bound), and why. */
+  dropped?(why: string): void;
   /** The connection id written on recorded mocks. */
   connectionId?: string;
 }
@@ -326,6 +328,7 @@ class Passthrough {
         onMock: (mock) => {
           if (record(mock) !== false) this.index.add(mock, `recorded-${++this.recorded}`);
         },
+        ...(options.dropped ? { onDropped: options.dropped } : {}),
       });
     }
   }

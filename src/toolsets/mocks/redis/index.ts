@@ -1,5 +1,5 @@
 import { dial, DIAL_TIMEOUT_MS } from '../dial.js';
-import { counts, ofKind, type ProtocolRecorder, type ProtocolReplayer, type ReplayerFactory, type ReplayersOptions } from '../protocol.js';
+import { counts, MAX_MOCK_EXCHANGE_BYTES, ofKind, type ProtocolRecorder, type ProtocolReplayer, type ReplayerFactory, type ReplayersOptions } from '../protocol.js';
 import { toRedisMock } from './keploy.js';
 import { RedisIndex } from './matcher.js';
 import { recordRedis } from './recorder.js';
@@ -7,13 +7,15 @@ import { redisFetcher, replayRedis } from './replayer.js';
 import { commandArgs, redactArgs } from './wire.js';
 
 /** Redis: one `Redis` mock per command and its reply, framed by RESP (wire.ts). */
+
+const OVER_BOUND = `a Redis command and its reply over ${MAX_MOCK_EXCHANGE_BYTES} bytes (relayed, not recorded)`;
 export { detect } from './wire.js';
 
 export const recorder: ProtocolRecorder = {
   accepts: (conn) => conn.protocol === 'redis',
   async record(conn, o) {
     const upstream = await o.dial(conn);
-    const result = await recordRedis(conn, upstream, { onMock: (mock) => o.onMock(mock, 'Redis') });
+    const result = await recordRedis(conn, upstream, { onMock: (mock) => o.onMock(mock, 'Redis'), onDropped: o.onDropped });
     if (result.error) o.warn(`recording Redis at ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
     if (result.stoppedRecording) o.warn(`recording Redis at ${conn.target.host}:${conn.target.port}: ${result.stoppedRecording}`);
   },
@@ -39,6 +41,7 @@ function redisReplayer(index: RedisIndex, o: ReplayersOptions): ProtocolReplayer
                 fetch: upstream.fetch,
                 onFetched: (f) => {
                   if (o.onMiss === 'record') {
+                    if (f.request.length + f.reply.length > MAX_MOCK_EXCHANGE_BYTES) return o.dropped?.(OVER_BOUND);
                     const mock = toRedisMock(f.request, f.reply, f.startedAt, new Date(), host, conn.id);
                     // Answers the next repeats only when kept (within what a set may hold).
                     if (o.recorded(mock) !== false) index.add({ name: `recorded ${f.command}`, args: redactArgs(commandArgs(f.request)).args, response: f.reply });

@@ -4,7 +4,8 @@ import type { RedisMock } from '../keploy/types.js';
 import { ByteQueue } from '../../../core/byte-queue.js';
 import { pipeBoth } from '../proxy/pipe.js';
 import { toRedisMock } from './keploy.js';
-import { CommandFramer, commandArgs, encodeCommand, isPush, MAX_BUFFERED, redactArgs, RespFramer } from './wire.js';
+import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
+import { CommandFramer, commandArgs, encodeCommand, isPush, redactArgs, RespFramer } from './wire.js';
 
 /**
  * Recording forwards the bytes unchanged and pairs replies with commands in order (Redis answers
@@ -16,6 +17,8 @@ import { CommandFramer, commandArgs, encodeCommand, isPush, MAX_BUFFERED, redact
 
 export interface RecordRedisOptions {
   onMock(mock: RedisMock): void;
+  /** What was relayed but not recorded (an exchange over MAX_MOCK_EXCHANGE_BYTES ends the connection's recording), and why. */
+  onDropped?(why: string): void;
   onError?(err: unknown): void;
 }
 
@@ -36,13 +39,23 @@ export function recordRedis(conn: GenericConnection, upstream: Duplex, options: 
   const commands = new CommandFramer();
   const replies = new RespFramer();
   const waiting: Array<{ bytes: Buffer; at: Date }> = [];
-  let open: { request: Buffer; replies: Buffer[]; at: Date; endedAt: Date } | undefined;
+  let open: { request: Buffer; replies: Buffer[]; bytes: number; at: Date; endedAt: Date } | undefined;
   let stopped = false;
   const stop = (why: string) => {
     stopped = true;
     result.stoppedRecording ??= why;
     up.clear();
     down.clear();
+    open = undefined;
+    waiting.length = 0;
+  };
+  // An exchange past the one bound of every recorder is not built into a mock (that runs on the event
+  // loop, for a mock no set could keep: 6 connections reading a 56 MB list held other clients 3 s; attack
+  // 18o). Framing needs the bytes from the value's start, so the connection's recording ends there.
+  const over = (what: string) => {
+    const why = `a Redis ${what} over ${MAX_MOCK_EXCHANGE_BYTES} bytes: it and the rest of its connection were relayed, not recorded`;
+    options.onDropped?.(why);
+    stop(why);
   };
   const emit = () => {
     if (!open) return;
@@ -65,7 +78,7 @@ export function recordRedis(conn: GenericConnection, upstream: Duplex, options: 
         waiting.push({ bytes: redacted ? encodeCommand(args) : Buffer.from(raw), at: new Date() });
         up.consume(end);
       }
-      if (up.length > MAX_BUFFERED) stop('a command over 64 MiB');
+      if (up.length > MAX_MOCK_EXCHANGE_BYTES) over('command');
     } catch (err) {
       stop(`the client sent bytes that are not RESP (${(err as Error).message}); the rest of the connection was not recorded`);
     }
@@ -80,16 +93,17 @@ export function recordRedis(conn: GenericConnection, upstream: Duplex, options: 
         const cmd = isPush(reply) && open ? undefined : waiting.shift();
         if (cmd) {
           emit();
-          open = { request: cmd.bytes, replies: [reply], at: cmd.at, endedAt: new Date() };
+          open = { request: cmd.bytes, replies: [reply], bytes: cmd.bytes.length + reply.length, at: cmd.at, endedAt: new Date() };
         } else if (open) {
           open.replies.push(reply);
+          open.bytes += reply.length;
           open.endedAt = new Date();
         } else {
           // A reply before any command (a server greeting): an exchange with no request.
-          open = { request: Buffer.alloc(0), replies: [reply], at: new Date(), endedAt: new Date() };
+          open = { request: Buffer.alloc(0), replies: [reply], bytes: reply.length, at: new Date(), endedAt: new Date() };
         }
       }
-      if (down.length > MAX_BUFFERED) stop('a reply over 64 MiB');
+      if (down.length > MAX_MOCK_EXCHANGE_BYTES || (open?.bytes ?? 0) > MAX_MOCK_EXCHANGE_BYTES) over('reply');
     } catch (err) {
       stop(`the server sent bytes that are not RESP (${(err as Error).message}); the rest of the connection was not recorded`);
     }
