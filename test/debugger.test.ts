@@ -21,15 +21,23 @@ async function call(name: string, args: Record<string, unknown> = {}) {
   return { value: r.structuredContent as any, text: content.map((c) => c.text ?? '').join(''), content };
 }
 
-/** Calls a tool that must fail with a JSON-RPC error; answers it. */
-async function rpcError(name: string, args: Record<string, unknown> = {}): Promise<McpError> {
+/**
+ * Calls a tool that must fail with one of the contract's codes: by a contract name (`debugger/attach`)
+ * a JSON-RPC error, answered as it is; by an MCP name (`debugger_attach`) a tool result the model
+ * sees (isError), "Message (code N): details", answered in the same shape.
+ */
+async function rpcError(name: string, args: Record<string, unknown> = {}): Promise<{ code: number; message: string; data?: unknown }> {
+  let r;
   try {
-    const r = await dk.client.callTool({ name, arguments: args });
-    throw new Error(`${name} should have failed: ${JSON.stringify(r)}`);
+    r = await dk.client.callTool({ name, arguments: args });
   } catch (err) {
-    if (!(err instanceof McpError)) throw err;
+    if (!(err instanceof McpError) || !name.includes('/')) throw err;
     return err;
   }
+  const text = (r.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('');
+  const visible = /^(.+?) \(code (-\d+)\): ([\s\S]*)$/.exec(text);
+  if (name.includes('/') || !r.isError || !visible) throw new Error(`${name} should have failed with a contract code: ${JSON.stringify(r)}`);
+  return { code: Number(visible[2]), message: visible[1]!, data: { details: visible[3] } };
 }
 
 function startLoop(uid?: number): ChildProcess {

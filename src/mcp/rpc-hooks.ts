@@ -27,6 +27,14 @@ export interface RpcErrorBody {
   code: number;
   message: string;
   data?: unknown;
+  /**
+   * The text of a tool result (`isError`) to answer instead when the tool was called by its own
+   * name: the JSON-RPC error is then only for its contract name (kindly-debugger's
+   * `debugger/attach`, whose clients read the codes). Models see tool results; a JSON-RPC error
+   * reaches them as "An error occurred while running the tool" (OpenAI Agents) or ends the turn
+   * (Google genai).
+   */
+  visible?: string;
 }
 
 /** The names tools are listed under on a server, by contract name, where they differ (--tool-prefix). */
@@ -130,6 +138,7 @@ export function installRpcHooks(server: McpServer, options: ListingOptions = {})
     const target = alias === undefined ? undefined : (listedNames.get(server)?.get(alias) ?? alias);
     const result = (await original(target ? { ...request, params: { ...request.params, name: target } } : request, ctx)) as CallToolResult;
     const rpc = result?._meta?.[RPC_ERROR] as RpcErrorBody | undefined;
+    if (rpc && target === undefined && rpc.visible !== undefined) return { isError: true, content: [{ type: 'text', text: rpc.visible }] };
     if (rpc) throw Object.assign(new Error(rpc.message), { code: rpc.code, data: { [WIRE_CODE]: rpc.code, [WIRE_DATA]: rpc.data } });
     return result;
   });

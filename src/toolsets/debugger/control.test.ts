@@ -47,6 +47,12 @@ describe('the control-plane interface', () => {
     };
     err = await (await clientWith(expired)).callTool({ name: 'debugger/license_info', arguments: {} }).catch((e: unknown) => e);
     expect((err as McpError).code).toBe(-32010);
+    // By the MCP names, the same failures are tool results the model sees: the code, what failed, the contract's fields.
+    const visible = await (await clientWith(quota)).callTool({ name: 'debugger_quota_status', arguments: {} });
+    expect(visible.isError).toBe(true);
+    expect(visible.content).toEqual([{ type: 'text', text: 'Quota exceeded (code -32002): the key used its 10000 requests (limit: 10000, used: 10000, reset_at: 2024-12-01T00:00:00Z)' }]);
+    const license = await (await clientWith(expired)).callTool({ name: 'debugger_license_info', arguments: {} });
+    expect(license).toMatchObject({ isError: true, content: [{ type: 'text', text: 'License expired (code -32010): the key expired on 2026-01-01 (expires_at: 2026-01-01T00:00:00Z)' }] });
   });
 
   it('keeps signatures in a JSON file written atomically, across instances', async () => {

@@ -158,11 +158,21 @@ export const debuggerFormat: ResultFormat = {
     return result;
   },
   error: (err) => {
-    if (err instanceof DebuggerRpcError) return rpcErrorResult({ code: err.rpcCode, message: err.contractMessage, data: err.data });
+    if (err instanceof DebuggerRpcError) return rpcErrorResult({ code: err.rpcCode, message: err.contractMessage, data: err.data, visible: visibleText(err) });
     const text = err instanceof DebugkitError ? `${err.name} (${err.code}): ${err.message}` : describeError(err);
     return { isError: true, content: [{ type: 'text', text }] };
   },
 };
+
+/**
+ * A contract error as the model reads it (a tool called by its MCP name): kindly-debugger's code and
+ * message, what failed and what to do (`details`), and the contract's other fields.
+ */
+function visibleText(err: DebuggerRpcError): string {
+  const { details, ...fields } = err.data;
+  const extra = Object.entries(fields).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  return `${err.contractMessage} (code ${err.rpcCode}): ${String(details)}${extra.length > 0 ? ` (${extra.join(', ')})` : ''}`;
+}
 
 export const REPLY_TIMEOUT_MS = 30_000;
 
