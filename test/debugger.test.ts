@@ -50,7 +50,7 @@ beforeAll(async () => {
   root = tempDir();
   dataDir = tempDir('debugkit-data-');
   // Sources are compiled inside the root: stops show source lines only for files under it.
-  for (const name of ['dbg_timetravel', 'dbg_loop', 'dbg_crash']) {
+  for (const name of ['dbg_timetravel', 'dbg_loop', 'dbg_crash', 'dbg_pointer']) {
     writeFileSync(path.join(root, `${name}.c`), readFileSync(path.resolve(import.meta.dirname, `programs/${name}.c`)));
     execFileSync('gcc', ['-g', '-O0', '-o', path.join(root, name), path.join(root, `${name}.c`)]);
   }
@@ -133,6 +133,29 @@ describe('debugger toolset over stdio', () => {
     expect(change.value.new_value).not.toBe('1234');
     expect(change.value.stop.frames.map((f: any) => f.function)).toContain('fill_name');
     expect(change.text).toMatch(/fill_name .*dbg_timetravel\.c:13/);
+  });
+
+  it('debugger_last_change watches the location an expression has now: through a local pointer, a cast, an address', async () => {
+    // Issue 21: watching `j->payload[8]` watched j too, and answered main's prologue that stored j.
+    await call('debugger_launch', { program: 'dbg_pointer', session_id: 'ptr' });
+    await call('debugger_set_breakpoint', { address: 'dbg_pointer.c:23', session_id: 'ptr' });
+    await call('debugger_continue', { session_id: 'ptr' });
+    const change = await call('debugger_last_change', { expression: 'j->payload[8]', session_id: 'ptr' });
+    expect(change.value).toMatchObject({ found: true, new_value: "90 'Z'", old_value: "105 'i'" });
+    expect(change.text).toMatch(/^j->payload\[8\] \(at 0x[0-9a-f]+\) was last written at p\d+ in corrupt .*dbg_pointer\.c:14: 105 'i' -> 90 'Z'/);
+    // Earlier: fill wrote it, over what memset put there.
+    const earlier = await call('debugger_last_change', { expression: 'j->payload[8]', session_id: 'ptr' });
+    expect(earlier.value).toMatchObject({ found: true, old_value: "17 '\\021'", new_value: "105 'i'" });
+    expect(earlier.text).toMatch(/in fill .*dbg_pointer\.c:10/);
+    // A cast of an address names the same location: before fill, memset filled it (in libc, called from main).
+    const filled = await call('debugger_last_change', { expression: '*(char *)&j->payload[8]', session_id: 'ptr' });
+    expect(filled.value).toMatchObject({ found: true, old_value: "0 '\\000'", new_value: "17 '\\021'" });
+    expect(filled.value.stop.frames.map((f: any) => f.function)).toContain('main');
+    // Before that (from memset's frame, where j is not a name: its address is), nothing wrote it since the recording began at main: said so.
+    const never = await call('debugger_last_change', { expression: `*(char *)${change.value.address}`, session_id: 'ptr' });
+    expect(never.value.found).toBe(false);
+    expect(never.text).toMatch(/^no write to \*\(char \*\)0x[0-9a-f]+ \(at 0x[0-9a-f]+\) in the recorded history \(it is 0 '\\000' since recording began\)/);
+    await call('debugger_detach', { session_id: 'ptr' });
   });
 
   it('exports the trace as json, text and a binary GDB can record restore', async () => {
@@ -312,8 +335,10 @@ describe('debugger toolset over stdio', () => {
     expect(err.code).toBe(-32006);
     err = await rpcError('debugger_set_breakpoint', { address: 'main', condition: 'unlink(0) == 0', session_id: 'errs' });
     expect(err.code).toBe(-32006);
-    err = await rpcError('debugger_last_change', { expression: 'abort()', session_id: 'errs' });
-    expect(err.code).toBe(-32007);
+    // Not a history matter: a call in an expression is a bad argument, said as one.
+    const watched = await dk.client.callTool({ name: 'debugger_last_change', arguments: { expression: 'abort()', session_id: 'errs' } });
+    expect(watched.isError).toBe(true);
+    expect((watched.content as Array<{ text: string }>)[0]!.text).toMatch(/INVALID_ARGUMENT.*"abort\(\)" is not a watchable expression/);
     err = await rpcError('debugger_set_breakpoint', { address: '0x10', session_id: 'errs' });
     expect(err.code).toBe(-32006);
     expect((err.data as any).details).toMatch(/not mapped/);

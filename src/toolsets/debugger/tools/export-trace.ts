@@ -3,6 +3,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { withText } from '../../../mcp/tools.js';
+import { DebugkitError } from '../../../core/errors.js';
 import { DebuggerRpcError } from '../errors.js';
 import type { Position } from '../session.js';
 import { BLOB, findSession, sessionId, type DebuggerTool, defineTool } from './common.js';
@@ -36,7 +37,7 @@ export const exportTraceTool: DebuggerTool = (ctx) =>
       if (all.length === 0) throw new DebuggerRpcError('HISTORY_UNAVAILABLE', 'no positions yet', { session_id });
       const from = start_snapshot ? all.indexOf(session.position(start_snapshot)) : 0;
       const to = end_snapshot ? all.indexOf(session.position(end_snapshot)) : all.length - 1;
-      if (from > to) throw new DebuggerRpcError('HISTORY_UNAVAILABLE', `start_snapshot ${start_snapshot} comes after end_snapshot ${end_snapshot}`, { session_id });
+      if (from > to) throw new DebugkitError('INVALID_ARGUMENT', `start_snapshot ${start_snapshot} comes after end_snapshot ${end_snapshot}: give them in the order they were reached`);
       const range = all.slice(from, to + 1).map(plain);
       if (format === 'json') return withText({ format, count: range.length, positions: range }, JSON.stringify({ positions: range }));
       if (format === 'text') {
@@ -59,8 +60,7 @@ export const exportTraceTool: DebuggerTool = (ctx) =>
         await session.engine.serial(() => session.engine.cli(`record save ${file}`));
         try {
           const size = statSync(file).size;
-          if (size > MAX_BLOB)
-            throw new DebuggerRpcError('HISTORY_UNAVAILABLE', `the recording is ${size} bytes, over the ${MAX_BLOB}-byte limit of one answer: export json or text instead`, { bytes: size });
+          if (size > MAX_BLOB) throw new DebugkitError('INVALID_ARGUMENT', `the recording is ${size} bytes, over the ${MAX_BLOB}-byte limit of one answer: export json or text instead`);
           const data = readFileSync(file);
           const value = {
             format,
