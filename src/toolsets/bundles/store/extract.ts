@@ -1,11 +1,12 @@
 import { closeSync, constants, createReadStream, fchmodSync, futimesSync, linkSync, lstatSync, mkdirSync, openSync, unlinkSync, writeSync } from 'node:fs';
-import { chmod, lstat, lutimes, mkdir, mkdtemp, open, realpath, rename, rm, stat, symlink, unlink, utimes } from 'node:fs/promises';
+import { chmod, lstat, lutimes, mkdir, mkdtemp, open, opendir, realpath, rename, rmdir, stat, symlink, unlink, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream';
 import { createGunzip, type ZlibOptions } from 'node:zlib';
 import { DebugkitError } from '../../../core/errors.js';
 import { BundleError } from '../errors.js';
 import { containment } from '../../../core/paths.js';
+import { TimeSlice } from '../../../core/wait.js';
 import type { ReadEntry } from 'tar';
 
 export const GiB = 1024 * 1024 * 1024;
@@ -54,7 +55,10 @@ const MAX_SKIPPED_LISTED = 100;
  * - the limits bound the total size, each file's size and the entry count (tar bombs and
  *   decompression bombs stop early), and anything over a limit aborts the extraction;
  * - everything goes to a temporary directory next to `dest` that is renamed into place only when
- *   complete (replacing an existing `dest`), and removed on any failure.
+ *   complete (replacing an existing `dest`), and removed on any failure;
+ * - the event loop keeps turning: the files are made with synchronous calls (each is short), but the
+ *   archive is fed to them in pieces and the work stops for other requests whenever its time slice is
+ *   spent; removals (a refused extraction, a replaced `dest`) are asynchronous and a few calls at a time.
  *
  * Errors: BundleNotFoundError (no archive), BundleExtractionError ("Failed to extract bundle: ..."),
  * StorageError (disk full).
@@ -87,7 +91,7 @@ export async function extractBundle(archive: string, dest: string, options: Extr
     await moveIntoPlace(tmp, target);
     return result;
   } catch (err) {
-    await rm(tmp, { recursive: true, force: true }).catch(() => {});
+    await removeTree(tmp).catch(() => {});
     throw mapError(err);
   }
 }
@@ -104,6 +108,19 @@ interface Limits {
  * zlib passes the stream options on to its Transform, though its type does not say so.
  */
 const GUNZIP_OPTIONS = { chunkSize: 256 * 1024, readableHighWaterMark: 4 * 1024 * 1024 } as ZlibOptions;
+
+/**
+ * The tar stream goes to the parser (which makes the files as it reads them) a piece at a time, and
+ * between pieces the work gives way to others once its slice (SLICE_MS) is spent. Before, a whole
+ * buffered 4 MiB went at once: 4,096 one-byte files, 0.2-0.25 s of open/write/close without a turn.
+ * A file costs 50-300 us (an open of a long path on a busy host; 32 in a 64 KiB piece took 10 ms,
+ * up to 140 ms), a MiB of data far less: the piece halves while one takes over PIECE_MS and doubles
+ * while one takes under a quarter of it, between 4 KiB (4 small files, 8 entries without data) and 1 MiB.
+ */
+const PIECE_MIN = 4 * 1024;
+const PIECE_MAX = 1024 * 1024;
+const PIECE_MS = 2;
+const SLICE_MS = 10;
 
 async function extractInto(archive: string, root: string, limits: Limits, signal: AbortSignal | undefined, onProgress?: ExtractProgress): Promise<ExtractResult> {
   const head = await readHead(archive, 512);
@@ -152,14 +169,27 @@ async function extractInto(archive: string, root: string, limits: Limits, signal
 
   const input = createReadStream(archive, { highWaterMark: 1024 * 1024 });
   const source = gzip ? pipeline(input, createGunzip(GUNZIP_OPTIONS), () => {}) : input;
+  const slice = new TimeSlice(SLICE_MS);
+  let piece = PIECE_MIN;
+  const cancelled = () => new BundleError('BundleExtractionError', 'Failed to extract bundle: cancelled');
   try {
     for await (const chunk of source as AsyncIterable<Buffer>) {
-      if (signal?.aborted) throw new BundleError('BundleExtractionError', 'Failed to extract bundle: cancelled');
+      if (signal?.aborted) throw cancelled();
       streamed += chunk.length;
       if (streamed > maxStream) throw extractor.tooBig();
-      parser.write(chunk);
-      if (failure !== null) throw failure;
-      if (eof) break; // the end-of-archive marker: trailing bytes are ignored
+      // The end-of-archive marker stops it: trailing bytes are ignored.
+      for (let at = 0; at < chunk.length && !eof;) {
+        const began = performance.now();
+        parser.write(chunk.subarray(at, at + piece));
+        at += piece;
+        const took = performance.now() - began;
+        if (took > PIECE_MS) piece = Math.max(PIECE_MIN, piece / 2);
+        else if (took < PIECE_MS / 4) piece = Math.min(PIECE_MAX, piece * 2);
+        if (failure !== null) throw failure;
+        await slice.pause();
+        if (signal?.aborted) throw cancelled();
+      }
+      if (eof) break;
     }
     if (!eof) parser.end();
     if (failure !== null) throw failure;
@@ -169,7 +199,7 @@ async function extractInto(archive: string, root: string, limits: Limits, signal
     input.destroy();
     extractor.closeCurrent();
   }
-  await extractor.finish();
+  await extractor.finish(slice);
   return extractor.result();
 }
 
@@ -340,8 +370,8 @@ class Extractor {
     }
   }
 
-  /** After the last entry: symbolic links (checked twice), then directory modes and times. */
-  async finish(): Promise<void> {
+  /** After the last entry: symbolic links (checked twice), then directory modes and times. `slice`: the extraction's share of the loop (each check is synchronous). */
+  async finish(slice: TimeSlice): Promise<void> {
     const created: string[] = [];
     for (const { rel, target, mtime } of this.symlinks) {
       const abs = path.join(this.root, rel);
@@ -363,7 +393,9 @@ class Extractor {
       changed = false;
       const next: string[] = [];
       for (const rel of live) {
-        if (containment(realRoot, path.join(this.root, rel)).kind !== 'outside') {
+        const escapes = containment(realRoot, path.join(this.root, rel)).kind === 'outside';
+        await slice.pause();
+        if (!escapes) {
           next.push(rel);
           continue;
         }
@@ -499,7 +531,50 @@ async function moveIntoPlace(tmp: string, dest: string): Promise<void> {
     await rename(old, dest).catch(() => {});
     throw err;
   }
-  await rm(old, { recursive: true, force: true });
+  await removeTree(old);
+}
+
+/** Calls in flight at once while a tree is removed. */
+const REMOVE_IN_FLIGHT = 8;
+
+/**
+ * Removes `target` and, for a directory, everything under it (links are removed, never followed):
+ * asynchronously, at most REMOVE_IN_FLIGHT calls at a time, so the event loop keeps turning however
+ * large the tree. fs.promises.rm(recursive) starts a call for every entry of a directory at once; for
+ * an extraction of 190,000 files (100 directories of 1,900) their completions came back in batches
+ * that held the event loop 2.8 s (0.7 s for 50,000). Missing is fine (as rm's `force`).
+ */
+export async function removeTree(target: string): Promise<void> {
+  const st = await lstat(target).catch(orMissing);
+  if (!st) return;
+  if (!st.isDirectory()) return void (await unlink(target).catch(orMissing));
+  const dirs: string[] = [];
+  const stack = [target];
+  while (stack.length > 0) {
+    const dir = stack.pop()!;
+    // The names first (opendir reads them a batch at a time, never one array of a huge directory), then the removals.
+    const files: string[] = [];
+    try {
+      for await (const d of await opendir(dir, { bufferSize: 128 })) (d.isDirectory() ? stack : files).push(path.join(dir, d.name));
+    } catch (err) {
+      orMissing(err);
+      continue;
+    }
+    dirs.push(dir);
+    let next = 0;
+    const remover = async () => {
+      while (next < files.length) await unlink(files[next++]!).catch(orMissing);
+    };
+    await Promise.all(Array.from({ length: Math.min(REMOVE_IN_FLIGHT, files.length) }, remover));
+  }
+  // Each directory was listed after its parent: the deepest go first.
+  for (let i = dirs.length - 1; i >= 0; i--) await rmdir(dirs[i]!).catch(orMissing);
+}
+
+/** undefined for a path that is gone (ENOENT); any other error is thrown. */
+function orMissing(err: unknown): undefined {
+  if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  return undefined;
 }
 
 function extractionError(detail: string, cause?: unknown): BundleError {
