@@ -2,7 +2,7 @@ import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sourceLines } from './stop.js';
+import { crashSite, renderStop, sourceLines, type CompactStop } from './stop.js';
 
 const base = mkdtempSync(path.join(os.tmpdir(), 'debugkit-stop-'));
 const root = path.join(base, 'root');
@@ -22,5 +22,26 @@ describe('sourceLines', () => {
     expect(await sourceLines(root, path.join(root, '..', 'secret.c'), 1)).toBeUndefined();
     expect(await sourceLines(root, path.join(root, 'link.c'), 1)).toBeUndefined();
     expect(await sourceLines(root, path.join(root, 'missing.c'), 1)).toBeUndefined();
+  });
+});
+
+describe('crashSite', () => {
+  const libc = { func: '__strlen_sse2', file: '../sysdeps/x86_64/multiarch/strlen-sse2.S', fullname: '/usr/src/glibc/strlen-sse2.S', line: '142', from: '/lib/x86_64-linux-gnu/libc.so.6' };
+  const own = { func: 'main', file: 'main.c', fullname: path.join(root, 'main.c'), line: '2' };
+
+  it("names the first frame in the program's own sources where a crash in other code came from, its source standing in", async () => {
+    const stop: CompactStop = { state: 'stopped', reason: 'signal-received', function: '__strlen_sse2', file: libc.file, line: 142 };
+    await crashSite(stop, [libc, { func: 'strlen' }, own], root);
+    expect(stop.user_frame).toEqual({ level: 2, function: 'main', file: 'main.c', line: 2, crashed_in: '__strlen_sse2 in libc.so.6' });
+    expect(stop.source?.[1]).toBe('>2   int x = 1;');
+    expect(renderStop(stop).split('\n')[1]).toBe('crashed in __strlen_sse2 in libc.so.6, called from main at main.c:2 (frame 2)');
+  });
+
+  it('adds nothing when the crash is in the own code, or no frame is (a file outside the root is not)', async () => {
+    const inOwn: CompactStop = { state: 'stopped', function: 'main' };
+    await crashSite(inOwn, [own, libc], root);
+    const outside: CompactStop = { state: 'stopped', function: '__strlen_sse2' };
+    await crashSite(outside, [libc, { func: 'secret', file: 'secret.c', fullname: path.join(base, 'secret.c'), line: '1' }], root);
+    expect([inOwn.user_frame, outside.user_frame, outside.source]).toEqual([undefined, undefined, undefined]);
   });
 });

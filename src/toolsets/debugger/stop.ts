@@ -21,9 +21,17 @@ export interface CompactStop {
   line?: number;
   source?: string[];
   frames?: Frame[];
+  /** A crash outside the program's code (in libc): the first frame in its own sources, where it crashed. */
+  user_frame?: UserFrame;
   changed?: Record<string, string>;
   truncated?: string;
   note?: string;
+}
+
+/** The frame of the program's own code a crash came from, and the code it crashed in (`strlen in libc.so.6`). */
+export interface UserFrame extends Frame {
+  level: number;
+  crashed_in: string;
 }
 
 const MAX_VALUE = 120;
@@ -106,12 +114,40 @@ export async function sourceLines(root: string, fullname: string | undefined, li
   return out;
 }
 
+/**
+ * Where a crash happened in the program's own code: the first frame of `stack` (a
+ * `-stack-list-frames` answer, innermost first) whose source is inside `root`, when frames of
+ * other code (libc's strlen) lie above it. Its source lines stand in for the top frame's, which
+ * are outside the root.
+ */
+export async function crashSite(stop: CompactStop, stack: MiValue[], root: string): Promise<void> {
+  let realRoot: string;
+  try {
+    realRoot = realpathSync.native(root);
+  } catch {
+    return;
+  }
+  const tuples = stack.filter((f): f is MiTuple => typeof f === 'object' && !Array.isArray(f));
+  const level = tuples.findIndex((f) => {
+    const fullname = str(f.fullname);
+    return fullname !== undefined && containment(realRoot, path.resolve(fullname)).kind === 'inside';
+  });
+  if (level <= 0) return;
+  const top = tuples[0]!;
+  const lib = str(top.from);
+  const user = tuples[level]!;
+  stop.user_frame = { level, ...toFrame(user), crashed_in: `${str(top.func) ?? str(top.addr) ?? '??'}${lib ? ` in ${path.basename(lib)}` : ''}` };
+  stop.source ??= await sourceLines(root, str(user.fullname), stop.user_frame.line);
+}
+
 /** The text content of a stop: what an agent reads first. */
 export function renderStop(stop: CompactStop): string {
   if (stop.state === 'running') return stop.note ?? 'running';
   const head = [`${stop.state}${stop.reason ? ` (${stop.reason})` : ''}${stop.position ? ` at ${stop.position}` : ''}`];
   if (stop.function) head.push(`in ${stop.function}${stop.file ? ` ${stop.file}:${stop.line}` : ''}`);
   const lines = [head.join(' ')];
+  const user = stop.user_frame;
+  if (user) lines.push(`crashed in ${user.crashed_in}, called from ${user.function}${user.file ? ` at ${path.basename(user.file)}:${user.line}` : ''} (frame ${user.level})`);
   if (stop.source) lines.push(...stop.source);
   if (stop.frames && stop.frames.length > 1) {
     lines.push(`frames: ${stop.frames.map((f) => `${f.function}${f.file ? ` ${path.basename(f.file)}:${f.line}` : ''}`).join(' <- ')}`);

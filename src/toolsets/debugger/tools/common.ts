@@ -11,7 +11,7 @@ import type { DebuggerControl } from '../control.js';
 import { DebuggerRpcError, notAttached } from '../errors.js';
 import type { DebugSession } from '../session.js';
 import type { MiTuple } from '../../../core/mi/parser.js';
-import { renderStop, str, type CompactStop } from '../stop.js';
+import { crashSite, renderStop, str, type CompactStop } from '../stop.js';
 import { recordCrash } from '../similar/record.js';
 
 /** How long a debugger session may stay without calls before it ends with its gdb, by default (seconds). */
@@ -72,6 +72,19 @@ export const sessionId = z
 /** The name a launch or attach gives its debuggee. */
 export const newSessionId = z.string().regex(SESSION_NAME, SESSION_RULE).default('default').describe('a name for this debuggee (default "default"); one client may drive several');
 
+/** A frame of the stopped thread, numbered as debugger_get_stack_trace numbers them. */
+export const frameNumber = z.number().int().min(0).max(100_000).default(0).describe('0 innermost, as in debugger_get_stack_trace');
+
+/** MI options naming `frame` of the current thread; a frame past the stack is a bad argument naming its depth. */
+export async function frameOptions(session: DebugSession, frame: number): Promise<string> {
+  if (session.engine.running) throw new DebugkitError('INVALID_ARGUMENT', 'the target is running: call debugger_interrupt first');
+  const thread = str((await session.engine.mi_('-thread-info'))['current-thread-id']);
+  if (!thread) throw new DebugkitError('INVALID_ARGUMENT', 'the program has no stopped thread: launch it or attach first');
+  const depth = Number(str((await session.engine.mi_(`-stack-info-depth --thread ${thread} ${frame + 1}`)).depth) ?? 0);
+  if (frame >= depth) throw new DebugkitError('INVALID_ARGUMENT', `frame ${frame} is past the stack: it has ${depth} frame${depth === 1 ? '' : 's'} (0 to ${depth - 1})`);
+  return `--thread ${thread} --frame ${frame}`;
+}
+
 export const waitSeconds = z.number().min(0).max(300).default(10).describe('seconds to wait for a stop, then answer "running"');
 
 const frameShape = z.object({ function: z.string(), file: z.string().optional(), line: z.number().optional(), addr: z.string().optional() });
@@ -84,6 +97,7 @@ export const stopShape = {
   line: z.number().optional(),
   source: z.array(z.string()).optional(),
   frames: z.array(frameShape).optional(),
+  user_frame: frameShape.extend({ level: z.number(), crashed_in: z.string() }).optional(),
   changed: z.record(z.string(), z.string()).optional().describe('locals whose value changed since the previous stop'),
   truncated: z.string().optional(),
   note: z.string().optional(),
@@ -136,6 +150,10 @@ export async function finishStop(ctx: DebuggerContext, session: DebugSession, st
     // GDB reports the give-up as "signal 0": not a crash of the program.
     stop.reason = 'record-stopped';
     session.lastCrash = undefined;
+  }
+  if (stop.state === 'stopped' && stop.reason === 'signal-received') {
+    const stack = (await session.engine.mi_('-stack-list-frames 0 31').catch(() => undefined))?.stack;
+    if (Array.isArray(stack)) await crashSite(stop, stack, ctx.config.root);
   }
   if (stop.state === 'stopped' && stop.reason === 'signal-received' && session.lastCrash) {
     await recordCrash(ctx.control, session).catch((err) => ctx.log.warn(`debugger: cannot store a crash signature: ${describeError(err)}`));

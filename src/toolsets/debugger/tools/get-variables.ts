@@ -3,7 +3,7 @@ import type { MiTuple } from '../../../core/mi/parser.js';
 import { isInside } from '../../../core/paths.js';
 import { withText } from '../../../mcp/tools.js';
 import { clip, str } from '../stop.js';
-import { findSession, sessionId, type DebuggerTool, defineTool } from './common.js';
+import { findSession, frameNumber, frameOptions, sessionId, type DebuggerTool, defineTool } from './common.js';
 
 const MAX_VARIABLES = 100;
 
@@ -12,10 +12,11 @@ export const variablesTool: DebuggerTool = (ctx) =>
     name: 'debugger_get_variables',
     contractName: 'debugger/get_variables',
     title: 'Get variables',
-    description: "Variables of the current frame (local: locals and arguments), the program's globals (global), or both; filter keeps names containing it.",
+    description: "Variables of a frame (local: locals and arguments), the program's globals (global), or both; filter keeps names containing it.",
     input: {
       scope: z.enum(['local', 'global', 'all']).default('local'),
       filter: z.string().max(100).optional().describe('keep names containing this text'),
+      frame: frameNumber,
       session_id: sessionId,
     },
     output: {
@@ -23,12 +24,12 @@ export const variablesTool: DebuggerTool = (ctx) =>
       truncated: z.string().optional(),
     },
     annotations: { readOnlyHint: true },
-    async run({ scope, filter, session_id }, call) {
+    async run({ scope, filter, frame, session_id }, call) {
       const session = findSession(ctx, call, session_id, true);
       return session.engine.serial(async () => {
         const vars: Array<{ name: string; scope: 'local' | 'global'; type?: string; value: string }> = [];
         if (scope !== 'global') {
-          const r = await session.engine.mi_('-stack-list-variables --all-values');
+          const r = await session.engine.mi_(`-stack-list-variables ${await frameOptions(session, frame)} --all-values`);
           for (const v of Array.isArray(r.variables) ? (r.variables as MiTuple[]) : []) {
             vars.push({ name: str(v.name) ?? '?', scope: 'local', value: clip(str(v.value) ?? '', 400) });
           }

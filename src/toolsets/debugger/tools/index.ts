@@ -15,6 +15,9 @@ import { detachTool } from './detach.js';
 import { interruptTool } from './interrupt.js';
 import { lastChangeTool } from './last-change.js';
 import { bookmarkTool } from './bookmark.js';
+import { evaluateTool } from './evaluate.js';
+import { listBreakpointsTool } from './list-breakpoints.js';
+import { deleteBreakpointTool } from './delete-breakpoint.js';
 import type { DebuggerTool } from './common.js';
 
 /** kindly-debugger's twelve tools first (in its order), then debugkit's additions. */
@@ -36,4 +39,7 @@ export const debuggerTools: DebuggerTool[] = [
   interruptTool,
   lastChangeTool,
   bookmarkTool,
+  evaluateTool,
+  listBreakpointsTool,
+  deleteBreakpointTool,
 ];
