@@ -156,14 +156,14 @@ async function endLeftovers(own: string, namespace: string): Promise<void> {
     const m = /^debugkit-(\d+)-(\d+)-(\d+)$/.exec(name);
     if (!m || m[1] !== namespace || processStartTime(Number(m[2])) === m[3]) continue;
     const dir = path.join(own, name);
-    if (await endCgroup(dir, false)) removeTree(dir);
+    if (await endCgroup(dir, false)) removeCgroups(dir);
   }
 }
 
 /** Removes a cgroup and the groups below it (each must be empty of processes). */
-function removeTree(dir: string): boolean {
+function removeCgroups(dir: string): boolean {
   try {
-    for (const sub of readdirSync(dir, { withFileTypes: true })) if (sub.isDirectory()) removeTree(path.join(dir, sub.name));
+    for (const sub of readdirSync(dir, { withFileTypes: true })) if (sub.isDirectory()) removeCgroups(path.join(dir, sub.name));
   } catch {
     /* gone */
   }

@@ -12,6 +12,30 @@ export function track<T>(p: Promise<T>): { promise: Promise<T>; done: () => bool
   return { promise, done: () => settled };
 }
 
+/**
+ * Runs `work` while a lag probe (a timer every `everyMs`) measures the longest the event loop went
+ * without a turn, and counts the turns it had while the work was still running: the one in-process
+ * measure of "nothing holds the loop" (the server-level tests ping from another client instead).
+ */
+export async function longestBlock<T>(work: () => Promise<T>, { everyMs = 2 }: { everyMs?: number } = {}): Promise<{ longest: number; turns: number; value: T }> {
+  let longest = 0;
+  let turns = 0;
+  let last = performance.now();
+  const run = track(work());
+  const probe = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+    if (!run.done()) turns++;
+  }, everyMs);
+  try {
+    const value = await run.promise;
+    return { longest: Math.max(longest, performance.now() - last), turns, value };
+  } finally {
+    clearInterval(probe);
+  }
+}
+
 /** SIGTERM, and SIGKILL if the server has not exited 10 s later (one whose event loop is held cannot run its SIGTERM handler). */
 export async function stopHard(proc: ChildProcess | undefined): Promise<void> {
   if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;

@@ -4,9 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { sleep } from '../../../core/wait.js';
 import { WorkerPool } from '../../../core/workers.js';
-import { track, writeDocuments } from '../../../../test/helpers/stall.js';
+import { longestBlock, writeDocuments } from '../../../../test/helpers/stall.js';
 import { FileCache, MAX_RESOURCE_FILE_BYTES, ResourceFileError } from './loader.js';
 import { MAX_OBJECT_BYTES } from './parse.js';
 import { startBundleApiServer } from './server.js';
@@ -54,20 +53,9 @@ describe('FileCache: resource files are parsed off the event loop', () => {
     const run = vi.spyOn(WorkerPool.prototype, 'run');
     const cache = new FileCache(root);
     const file = path.join(root, 'pods', 'default.yaml');
-    // The longest the event loop went without a turn while the file was loaded (an event-loop lag probe, as test/no-stall.test.ts's pings).
-    let longest = 0;
-    let last = performance.now();
-    const probe = setInterval(() => {
-      const now = performance.now();
-      longest = Math.max(longest, now - last);
-      last = now;
-    }, 10);
-    const loading = track(cache.load(file));
-    // The first turns come while the parse runs (before the fix, the first came after it: ~10 s).
-    await sleep(50); // a pause, not a wait: the loop must turn while the parse is still running
-    expect(loading.done()).toBe(false);
-    const loaded = await loading.promise;
-    clearInterval(probe);
+    // The longest the event loop went without a turn while the file was loaded, and its turns meanwhile (before the fix, none: ~10 s).
+    const { longest, turns, value: loaded } = await longestBlock(() => cache.load(file), { everyMs: 10 });
+    expect(turns).toBeGreaterThan(10);
     expect(run).toHaveBeenCalledTimes(1);
     // Before the fix the loop was held for the whole parse (10.9 s here, 24 s on a loaded machine); now only batches of
     // about 512 KB are deserialized on it, a few ms each. The bound leaves room for a busy 2-CPU machine (gaps of 0.1-0.5 s

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BundleError } from '../errors.js';
 import { extractBundle } from './extract.js';
 import { SUPPORT_BUNDLES } from '../../../../test/helpers/fixtures.js';
-import { track } from '../../../../test/helpers/stall.js';
+import { longestBlock } from '../../../../test/helpers/stall.js';
 
 const FIXTURES = SUPPORT_BUNDLES;
 
@@ -410,26 +410,8 @@ describe('extractBundle: broken input', () => {
 });
 
 describe('extractBundle: the event loop keeps turning (attack 18o F3)', () => {
-  /** The longest the event loop went without a turn while `p` ran (a 2 ms lag probe, as loader.test.ts's), and the turns it had meanwhile. */
-  async function longestBlock<T>(p: () => Promise<T>): Promise<{ longest: number; turns: number; value: T | Error }> {
-    let longest = 0;
-    let turns = 0;
-    let last = performance.now();
-    const run = track(p().catch((err: Error) => err));
-    const probe = setInterval(() => {
-      const now = performance.now();
-      longest = Math.max(longest, now - last);
-      last = now;
-      if (!run.done()) turns++;
-    }, 2);
-    try {
-      const value = await run.promise;
-      longest = Math.max(longest, performance.now() - last);
-      return { longest, turns, value };
-    } finally {
-      clearInterval(probe);
-    }
-  }
+  /** The longest block while `p` ran, its turns, and what it gave or threw. */
+  const measured = <T>(p: () => Promise<T>) => longestBlock(() => p().catch((err: Error) => err));
 
   it('50,000 one-byte files, 10 directories deep: extracted in slices, and a refused one removed a few calls at a time', async () => {
     const COUNT = 50_000;
@@ -438,7 +420,7 @@ describe('extractBundle: the event loop keeps turning (attack 18o F3)', () => {
     const file = archive(Array.from({ length: COUNT }, (_, i) => ({ name: name(i), data: String(i % 10) })));
     const dest = path.join(work, 'dest');
 
-    const done = await longestBlock(() => extractBundle(file, dest));
+    const done = await measured(() => extractBundle(file, dest));
     expect(done.value).toMatchObject({ entries: COUNT, bytes: COUNT, skippedCount: 0 });
     // Before, 4 MiB of the tar stream (4,096 files) went to the disk without a turn: blocks of 0.2-0.5 s here; now a
     // slice is ~10 ms. The bound leaves room for a busy 2-CPU host (gaps of 50-140 ms were seen from contention alone).
@@ -451,7 +433,7 @@ describe('extractBundle: the event loop keeps turning (attack 18o F3)', () => {
 
     // Refused at its last entry: the 49,999 files written are removed. fs.promises.rm(recursive) started all their removals
     // at once and ran the completions in batches that held the loop 0.7-1.4 s.
-    const refused = await longestBlock(() => extractBundle(file, path.join(work, 'refused'), { maxEntries: COUNT - 1 }));
+    const refused = await measured(() => extractBundle(file, path.join(work, 'refused'), { maxEntries: COUNT - 1 }));
     expect(refused.value).toBeInstanceOf(BundleError);
     expect((refused.value as BundleError).message).toMatch(/more than 49999 entries/);
     expect(refused.longest, `${refused.longest.toFixed(0)} ms without a turn while refusing`).toBeLessThan(300);

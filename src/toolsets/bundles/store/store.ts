@@ -4,6 +4,7 @@ import { lstat, mkdir, opendir, readdir, readFile, realpath, rm, stat } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { containment, isInside, isStillReal } from '../../../core/paths.js';
+import { removeTree } from '../../../core/remove-tree.js';
 import { writeFileAtomic } from '../../../core/files.js';
 import { BundleError } from '../errors.js';
 import type { DownloadOptions } from './download.js';
@@ -149,7 +150,8 @@ export class BundleStore {
    */
   async remove(name: string, owner?: BundleOwner): Promise<void> {
     if (!isPlainName(name)) return;
-    await rm(path.join(this.home(owner), name), { recursive: true, force: true }).catch(() => {});
+    // A tree of up to the extraction's entry limit: removed a few calls at a time (core/remove-tree).
+    await removeTree(path.join(this.home(owner), name)).catch(() => {});
   }
 
   /** Every bundle directory `owner` may see (its own and the shared ones), valid or not, newest first. */
