@@ -32,7 +32,7 @@ let dk: TestClient;
 let tools: ListedTool[];
 let upstream: Server;
 const ajv = new Ajv({ strict: false, allErrors: true });
-const state: { gdb?: string; py?: string; url?: string; sleeper?: number } = {};
+const state: { gdb?: string; py?: string; url?: string; sleeper?: number; bp?: number } = {};
 let sleeper: ChildProcess | undefined;
 
 const CALC = () => path.join(root, 'calculator.py');
@@ -96,7 +96,10 @@ const PLANS: Record<string, Plan> = {
   debugger_step_backward: { ok: () => ({}), fail: [() => ({ session_id: 'nope' })] },
   debugger_bookmark: { ok: () => ({ name: 'here' }), fail: [() => ({ name: '../x' })] },
   debugger_get_stack_trace: { ok: () => ({}), fail: [() => ({ session_id: 'nope' }), () => ({ max_frames: 0 })] },
-  debugger_get_variables: { ok: () => ({ scope: 'local' }), fail: [() => ({ scope: 'everything' })] },
+  debugger_get_variables: { ok: () => ({ scope: 'local' }), fail: [() => ({ scope: 'everything' }), () => ({ frame: 99 })] },
+  debugger_evaluate: { ok: () => ({ expression: '$pc' }), fail: [() => ({ expression: 'sum = 1' }), () => ({ expression: 'sum', frame: 99 })] },
+  debugger_list_breakpoints: { ok: () => ({}), fail: [() => ({ session_id: 'nope' })] },
+  debugger_delete_breakpoint: { ok: () => ({ number: state.bp }), fail: [() => ({ number: 999 })] },
   debugger_export_trace: { ok: () => ({ format: 'json' }), fail: [() => ({ format: 'pdf' }), () => ({ session_id: 'nope' })] },
   debugger_find_similar_bugs: {
     ok: () => ({ pattern_type: 'logic', search_path: 'artefacts', session_id: 'none' }),
@@ -186,6 +189,7 @@ describe('the tool contract, walked from tools/list', () => {
       expect(r.isError, `${name} ${JSON.stringify(args)} should succeed: ${r.text}`).toBe(false);
       if (name === 'open') state.gdb = r.structured.content.id;
       if (name === 'python_start_session') state.py = r.structured.sessionId;
+      if (name === 'debugger_set_breakpoint') state.bp = r.structured.number;
       report.push(`${name}: ok + ${plan.fail.length} failing`);
     }
     expect(report.length).toBe(tools.length);

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 
-export const sessionId = z.string().min(1).describe('The id python_start_session returned');
+export const sessionId = z.string().min(1).describe('from python_start_session');
+/** A frame of the current stop, for python_evaluate and python_inspect. */
+export const frameIndex = z.number().int().min(0).default(0).describe('stack frame: 0 innermost, 1 its caller, ...');
 export const projectFile = z.string().min(1).describe('Project-relative path of a Python file (inside the workspace root)');
 export const line = z.number().int().min(1).describe('1-based line number');
 
@@ -12,8 +14,8 @@ export const startInput = {
 };
 
 export const runLimits = {
-  timeout: z.number().min(0.1).max(3600).optional().describe('Seconds to run before the program is paused with a TimeoutError (default 30)'),
-  maxReprLength: z.number().int().min(10).max(100_000).optional().describe('Longest repr shown (default 200; a longer one is cut, isTruncated: true)'),
+  timeout: z.number().min(0.1).max(3600).optional().describe('Seconds before the program is paused with a TimeoutError (default 30)'),
+  maxReprLength: z.number().int().min(10).max(100_000).optional().describe('Longest repr shown (default 200; longer ones are cut: isTruncated)'),
   maxLocals: z.number().int().min(1).max(1000).optional().describe('Most locals returned (default 50)'),
 };
 

@@ -9,8 +9,8 @@ const input = {
     .string()
     .min(1)
     .describe(
-      'A support bundle: a .tar.gz/.tgz or extracted directory in the workspace root (relative paths start there) or the bundle store, ' +
-        "a name from list_available_bundles, or an http(s) URL from a host the operator allows (default Replicated's; token from SBCTL_TOKEN)",
+      'A .tar.gz/.tgz or extracted bundle directory in the workspace root (relative paths start there) or the bundle store, ' +
+        "a name from list_available_bundles, or an http(s) URL of a host the operator allows (default Replicated's; token: SBCTL_TOKEN)",
     ),
   force: z.boolean().default(false).describe('Extract (or download) again even if this bundle is already in the store'),
 };

@@ -60,17 +60,16 @@ const SESSION_RULE = 'session_id: 1 to 64 letters, digits, ".", "_" or "-"';
 
 /**
  * The debuggee a call is about. Told in full once, where a debuggee is named (`newSessionId`, on
- * launch and attach); here in a few words, as 14 tools carry it. Its rule is checked all the same
+ * launch and attach); here by its name and default alone, as 17 tools carry it. Its rule is checked all the same
  * (a refinement, not shown in the schema).
  */
 export const sessionId = z
   .string()
   .refine((v) => SESSION_NAME.test(v), SESSION_RULE)
-  .default('default')
-  .describe('the debuggee (default "default")');
+  .default('default');
 
 /** The name a launch or attach gives its debuggee. */
-export const newSessionId = z.string().regex(SESSION_NAME, SESSION_RULE).default('default').describe('a name for this debuggee (default "default"); one client may drive several');
+export const newSessionId = z.string().regex(SESSION_NAME, SESSION_RULE).default('default').describe('a name for this debuggee (default "default"); a client may drive several');
 
 /** A frame of the stopped thread, numbered as debugger_get_stack_trace numbers them. */
 export const frameNumber = z.number().int().min(0).max(100_000).default(0).describe('0 innermost, as in debugger_get_stack_trace');
@@ -85,7 +84,7 @@ export async function frameOptions(session: DebugSession, frame: number): Promis
   return `--thread ${thread} --frame ${frame}`;
 }
 
-export const waitSeconds = z.number().min(0).max(300).default(10).describe('seconds to wait for a stop, then answer "running"');
+export const waitSeconds = z.number().min(0).max(300).default(10).describe('seconds to wait for a stop');
 
 const frameShape = z.object({ function: z.string(), file: z.string().optional(), line: z.number().optional(), addr: z.string().optional() });
 export const stopShape = {
@@ -197,13 +196,7 @@ export const REPLY_TIMEOUT_MS = 30_000;
 /** The debugger engine (GDB/MI session, record full, checkpoints) loads on the first attach or launch, not at start. */
 export const loadEngine = () => import('../session.js');
 
-export const idleTimeout = z
-  .number()
-  .int()
-  .min(1)
-  .max(86_400)
-  .default(DEFAULT_IDLE_SECONDS)
-  .describe(`seconds without calls before the session ends (a launched program is killed, an attached one detached); default ${DEFAULT_IDLE_SECONDS}`);
+export const idleTimeout = z.number().int().min(1).max(86_400).default(DEFAULT_IDLE_SECONDS).describe(`idle seconds before the session ends (default ${DEFAULT_IDLE_SECONDS})`);
 
 /**
  * A function call in an expression (gdb would run it inside the debuggee): a name, `]` or `)`

@@ -27,7 +27,7 @@ export const evaluateTool: DebuggerTool = (ctx) =>
   defineTool({
     name: 'debugger_evaluate',
     title: 'Evaluate',
-    description: 'Value of a C expression in a frame, e.g. "p->len * 2", "$pc". Read-only: calls, assignments, ++/-- and quotes are refused.',
+    description: 'The value of a C expression in a frame ("p->len * 2", "$pc"); read-only: no calls, assignments, ++ or --.',
     input: { expression: z.string().min(1).max(400), frame: frameNumber, session_id: sessionId },
     output: { expression: z.string(), value: z.string(), type: z.string().optional() },
     annotations: { readOnlyHint: true },

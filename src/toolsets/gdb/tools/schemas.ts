@@ -15,7 +15,7 @@ export const callOutput = {
   truncated: z.boolean().optional().describe('True when output was cut to keep the result small'),
 };
 
-export const waitSeconds = z.number().min(0).max(600).optional().describe('Seconds to wait for a resumed program to stop, then answer state "running" (default 10)');
+export const waitSeconds = z.number().min(0).max(600).optional().describe('Seconds to wait for a resumed program to stop (default 10)');
 
 export function waitMs(seconds: number | undefined): number {
   return Math.round((seconds ?? 10) * 1000);

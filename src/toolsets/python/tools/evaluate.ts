@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import type { PythonContext } from '../context.js';
-import { sessionId } from '../schemas.js';
+import { frameIndex, sessionId } from '../schemas.js';
 
 const input = {
   sessionId,
   expression: z.string().min(1).describe('A Python expression, evaluated in the chosen frame (it may have side effects)'),
-  frame: z.number().int().min(0).default(0).describe('Stack frame index: 0 is where the program stopped, 1 its caller, ...'),
+  frame: frameIndex,
   maxReprLength: z.number().int().min(10).max(100_000).default(2000),
   depth: z.number().int().min(0).max(3).default(0).describe('Also show members (attributes, items) this many levels deep, 25 per level (max 3)'),
 };

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import type { PythonContext } from '../context.js';
-import { runOutput, sessionId } from '../schemas.js';
+import { frameIndex, runOutput, sessionId } from '../schemas.js';
 
 const input = {
   sessionId,
-  frame: z.number().int().min(0).default(0).describe('Stack frame index: 0 is where the program stopped, 1 its caller, ...'),
+  frame: frameIndex,
   maxReprLength: z.number().int().min(10).max(100_000).optional(),
   maxLocals: z.number().int().min(1).max(1000).optional(),
 };
