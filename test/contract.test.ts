@@ -98,8 +98,7 @@ const PLANS: Record<string, Plan> = {
   debugger_get_stack_trace: { ok: () => ({}), fail: [() => ({ session_id: 'nope' }), () => ({ max_frames: 0 })] },
   debugger_get_variables: { ok: () => ({ scope: 'local' }), fail: [() => ({ scope: 'everything' }), () => ({ frame: 99 })] },
   debugger_evaluate: { ok: () => ({ expression: '$pc' }), fail: [() => ({ expression: 'sum = 1' }), () => ({ expression: 'sum', frame: 99 })] },
-  debugger_list_breakpoints: { ok: () => ({}), fail: [() => ({ session_id: 'nope' })] },
-  debugger_delete_breakpoint: { ok: () => ({ number: state.bp }), fail: [() => ({ number: 999 })] },
+  debugger_breakpoints: { ok: () => ({ delete: [state.bp] }), fail: [() => ({ delete: [999] }), () => ({ session_id: 'nope' })] },
   debugger_export_trace: { ok: () => ({ format: 'json' }), fail: [() => ({ format: 'pdf' }), () => ({ session_id: 'nope' })] },
   debugger_find_similar_bugs: {
     ok: () => ({ pattern_type: 'logic', search_path: 'artefacts', session_id: 'none' }),

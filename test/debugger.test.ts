@@ -397,12 +397,12 @@ describe('debugger toolset over stdio', () => {
 
   it('lists the breakpoints set with their hit counts, and deletes one so the next continue does not stop there', async () => {
     await call('debugger_launch', { program: 'dbg_timetravel', session_id: 'bps' });
-    expect((await call('debugger_list_breakpoints', { session_id: 'bps' })).text).toBe('no breakpoints');
+    expect((await call('debugger_breakpoints', { session_id: 'bps' })).text).toBe('no breakpoints');
     const bump = (await call('debugger_set_breakpoint', { address: 'bump', session_id: 'bps' })).value.number;
     const end = (await call('debugger_set_breakpoint', { address: 'dbg_timetravel.c:26', condition: 'x == 30', session_id: 'bps' })).value.number;
     await call('debugger_continue', { session_id: 'bps' });
     await call('debugger_continue', { session_id: 'bps' });
-    const list = await call('debugger_list_breakpoints', { session_id: 'bps' });
+    const list = await call('debugger_breakpoints', { session_id: 'bps' });
     expect(list.value.breakpoints).toEqual([
       { number: bump, location: 'bump', function: 'bump', file: expect.stringContaining('dbg_timetravel.c'), line: 9, hits: 2, enabled: true },
       {
@@ -418,17 +418,18 @@ describe('debugger toolset over stdio', () => {
     ]);
     expect(list.text).toMatch(new RegExp(`^#${bump} bump \\(bump .*dbg_timetravel\\.c:9\\): hit 2 times\\n#${end} .*dbg_timetravel\\.c:26.* if x == 30: hit 0 times$`));
 
-    // Only this session's own breakpoints: another number is refused, naming the session's.
-    const err = await rpcError('debugger_delete_breakpoint', { number: end + 50, session_id: 'bps' });
+    // Only this session's own breakpoints: another number is refused, naming the session's, and nothing is deleted.
+    const err = await rpcError('debugger_breakpoints', { delete: [bump, end + 50], session_id: 'bps' });
     expect(err.code).toBe(-32006);
     expect((err.data as any).details).toMatch(new RegExp(`has no breakpoint ${end + 50}: its breakpoints are ${bump}, ${end}`));
-    const deleted = await call('debugger_delete_breakpoint', { number: bump, session_id: 'bps' });
-    expect(deleted.value).toEqual({ number: bump, deleted: true });
-    expect((await call('debugger_list_breakpoints', { session_id: 'bps' })).value.breakpoints.map((b: any) => b.number)).toEqual([end]);
+    const deleted = await call('debugger_breakpoints', { delete: [bump], session_id: 'bps' });
+    expect(deleted.value.deleted).toEqual([bump]);
+    expect(deleted.value.breakpoints.map((b: any) => b.number)).toEqual([end]);
+    expect(deleted.text).toMatch(new RegExp(`^deleted #${bump}\\n#${end} `));
     // bump runs three more times, but the next stop is line 26.
     const stop = (await call('debugger_continue', { session_id: 'bps' })).value;
     expect(stop).toMatchObject({ reason: 'breakpoint-hit', function: 'main', line: 26 });
-    expect((await call('debugger_list_breakpoints', { session_id: 'bps' })).value.breakpoints[0].hits).toBe(1);
+    expect((await call('debugger_breakpoints', { session_id: 'bps' })).value.breakpoints[0].hits).toBe(1);
     await call('debugger_detach', { session_id: 'bps' });
   });
 

@@ -16,8 +16,7 @@ import { interruptTool } from './interrupt.js';
 import { lastChangeTool } from './last-change.js';
 import { bookmarkTool } from './bookmark.js';
 import { evaluateTool } from './evaluate.js';
-import { listBreakpointsTool } from './list-breakpoints.js';
-import { deleteBreakpointTool } from './delete-breakpoint.js';
+import { breakpointsTool } from './breakpoints.js';
 import type { DebuggerTool } from './common.js';
 
 /** kindly-debugger's twelve tools first (in its order), then debugkit's additions. */
@@ -40,6 +39,5 @@ export const debuggerTools: DebuggerTool[] = [
   lastChangeTool,
   bookmarkTool,
   evaluateTool,
-  listBreakpointsTool,
-  deleteBreakpointTool,
+  breakpointsTool,
 ];

@@ -46,26 +46,44 @@ export async function sessionBreakpoints(session: DebugSession): Promise<Breakpo
   return out;
 }
 
-export const listBreakpointsTool: DebuggerTool = (ctx) =>
+/** One line a breakpoint: `#2 prog.c:26 (main prog.c:26) if x == 30: hit 1 time`. */
+function line(b: Breakpoint): string {
+  const where = b.file ? `${b.function ?? ''} ${b.file}:${b.line}`.trim() : (b.function ?? b.location);
+  return `#${b.number} ${b.location}${where !== b.location ? ` (${where})` : ''}${b.condition ? ` if ${b.condition}` : ''}: hit ${b.hits} time${b.hits === 1 ? '' : 's'}${b.enabled ? '' : ', disabled'}`;
+}
+
+/** Lists the session's breakpoints, deleting some first: one tool for both (tools/list is read on every turn). */
+export const breakpointsTool: DebuggerTool = (ctx) =>
   defineTool({
-    name: 'debugger_list_breakpoints',
-    title: 'List breakpoints',
-    description: "This session's breakpoints: number, location, condition, hit count, enabled.",
-    input: { session_id: sessionId },
-    output: { breakpoints: z.array(breakpointShape) },
-    annotations: { readOnlyHint: true },
-    async run({ session_id }, call) {
+    name: 'debugger_breakpoints',
+    title: 'List or delete breakpoints',
+    description: "This session's breakpoints (number, location, condition, hits, enabled); delete: numbers to delete first.",
+    input: { delete: z.array(z.number().int().min(1)).max(100).optional(), session_id: sessionId },
+    output: { breakpoints: z.array(breakpointShape), deleted: z.array(z.number()).optional() },
+    async run({ delete: numbers = [], session_id }, call) {
       const session = findSession(ctx, call, session_id, true);
       return session.engine.serial(async () => {
-        refuseRunning(session);
+        refuseRunning(session, numbers.length > 0 ? { delete: numbers } : {});
+        // All or none: a number that is not this session's refuses the call before anything is deleted.
+        const unknown = numbers.filter((n) => !session.breakpoints.has(n));
+        if (unknown.length > 0) {
+          const own = [...session.breakpoints.keys()];
+          throw new DebuggerRpcError('BREAKPOINT_FAILED', `session "${session_id}" has no breakpoint ${unknown.join(', ')}: its breakpoints are ${own.length > 0 ? own.join(', ') : 'none'}`, {
+            delete: numbers,
+          });
+        }
+        for (const number of new Set(numbers)) {
+          try {
+            await session.engine.mi_(`-break-delete ${number}`);
+          } catch (err) {
+            throw new DebuggerRpcError('BREAKPOINT_FAILED', `gdb could not delete breakpoint ${number}: ${(err as Error).message}`, { delete: numbers });
+          }
+          session.breakpoints.delete(number);
+        }
         const breakpoints = await sessionBreakpoints(session);
-        const text = breakpoints
-          .map((b) => {
-            const where = b.file ? `${b.function ?? ''} ${b.file}:${b.line}`.trim() : (b.function ?? b.location);
-            return `#${b.number} ${b.location}${where !== b.location ? ` (${where})` : ''}${b.condition ? ` if ${b.condition}` : ''}: hit ${b.hits} time${b.hits === 1 ? '' : 's'}${b.enabled ? '' : ', disabled'}`;
-          })
-          .join('\n');
-        return withText({ breakpoints }, text || 'no breakpoints');
+        const deleted = [...new Set(numbers)];
+        const text = [...deleted.map((n) => `deleted #${n}`), ...breakpoints.map(line)].join('\n');
+        return withText({ breakpoints, ...(deleted.length > 0 ? { deleted } : {}) }, text || 'no breakpoints');
       });
     },
   });
