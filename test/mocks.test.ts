@@ -323,6 +323,17 @@ describe('mocks: failures are clear and lose nothing', () => {
     expect(piped.message).toMatch(/shell syntax "\|"/);
   });
 
+  it('gives the command its environment: a NAME=value prefix as a shell takes it, and the env argument (the prefix wins)', async () => {
+    // Before: the assignment was taken for the program, and proxychains answered only "can't load process".
+    const shown = "/usr/bin/python3 -c \"import os; print(os.environ['A'], os.environ['B']); raise SystemExit(4)\"";
+    const both = await tool('keploy_mock_record', { command: `A=1 B='two words' ${shown}`, path: 'keploy-bad', env: ['B=from env', 'C=3'] });
+    expect(both).toMatchObject({ success: false, appExitCode: 4, appOutput: '1 two words' });
+    const fromEnv = await tool('keploy_mock_record', { command: `A=prefix ${shown}`, path: 'keploy-bad', env: ['A=0', 'B=from env'] });
+    expect(fromEnv).toMatchObject({ success: false, appExitCode: 4, appOutput: 'prefix from env' });
+    const none = await tool('keploy_mock_record', { command: 'A=1 B=2', path: 'keploy-bad' });
+    expect(none).toMatchObject({ success: false, message: expect.stringMatching(/sets A, B but names no program to run/) });
+  });
+
   it('refuses a corrupt mock set without touching it', async () => {
     mkdirSync(path.join(root, 'keploy', 'broken'), { recursive: true });
     const corrupt = 'version: api.keploy.io/v1beta1\nkind: Banana\nname: mock-0\nspec: {}\n';

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 
 /**
  * Tool input schemas as every LLM stack takes them, and arguments as those stacks send them.
@@ -161,4 +161,15 @@ function unwrap(schema: AnyZod): AnyZod {
 
 function accepts(schema: AnyZod, value: unknown): boolean {
   return (schema as unknown as { safeParse(v: unknown): { success: boolean } }).safeParse(value).success;
+}
+
+/**
+ * Environment variables as `["NAME=value", ...]`: the form every LLM stack can be shown (a map of
+ * free keys is not: Gemini's schemas and OpenAI's strict mode have no way to say one).
+ */
+export const envEntries = z.array(z.string().regex(/^[^=\s][^=]*=/, 'an entry is NAME=value')).max(1000);
+
+/** `["NAME=value", ...]` as a map (a later entry of a name wins, as in a shell). */
+export function envMap(entries: readonly string[]): Record<string, string> {
+  return Object.fromEntries(entries.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
 }

@@ -21,6 +21,8 @@ export interface RecordRequest {
   cwd: string;
   ca: DebugkitCa;
   caEnv: Record<string, string>;
+  /** The tool's `env` argument. */
+  env?: Record<string, string>;
   timeoutMs: number;
   ownPorts: number[];
   upstreamCa?: string;

@@ -17,6 +17,8 @@ export interface ReplayRequest {
   cwd: string;
   ca: DebugkitCa;
   caEnv: Record<string, string>;
+  /** The tool's `env` argument. */
+  env?: Record<string, string>;
   fallBackOnMiss: boolean;
   /** What a miss does (default: `passthrough` with fallBackOnMiss, else `fail`). */
   onMiss?: OnMiss;

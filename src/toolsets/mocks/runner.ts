@@ -12,8 +12,10 @@ export interface RunRequest {
   cwd: string;
   socksPort: number;
   httpPort: number;
-  /** Extra environment (CA bundles for TLS interception). */
+  /** Extra environment (CA bundles for TLS interception), after the user's. */
   env: Record<string, string>;
+  /** The user's variables (the tool's `env`); a `NAME=value` prefix of the command goes after them, as in a shell. */
+  userEnv?: Record<string, string>;
   timeoutMs: number;
   signal?: AbortSignal;
   onTick?: (elapsedMs: number) => void;
@@ -35,6 +37,8 @@ export interface ProxiedCommand {
   command: string;
   cwd: string;
   caEnv: Record<string, string>;
+  /** The tool's `env` argument. */
+  env?: Record<string, string>;
   timeoutMs: number;
   signal?: AbortSignal;
 }
@@ -47,17 +51,38 @@ export function runThroughProxy(req: ProxiedCommand, proxy: { socksPort: number;
     socksPort: proxy.socksPort,
     httpPort: proxy.httpPort,
     env: req.caEnv,
+    ...(req.env ? { userEnv: req.env } : {}),
     timeoutMs: req.timeoutMs,
     ...(req.signal ? { signal: req.signal } : {}),
     onTick,
   });
 }
 
-/** Parses the command; refuses what would need a shell. */
-export function commandArgv(command: string): string[] {
-  const argv = splitShellWords(command.trim());
-  if (argv.length === 0) throw new DebugkitError('INVALID_ARGUMENT', 'Command is required');
-  return argv;
+/** A command split as a shell splits it: its leading `NAME=value` words (the program's environment) and the program's argv. */
+export interface ParsedCommand {
+  argv: string[];
+  env: Record<string, string>;
+}
+
+const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=/;
+
+/**
+ * Parses the command; refuses what would need a shell. `NAME=value cmd` sets NAME for cmd, as a
+ * shell does (before, the assignment was taken for the program and proxychains said only "can't
+ * load process").
+ */
+export function parseCommand(command: string): ParsedCommand {
+  const words = splitShellWords(command.trim());
+  const env: Record<string, string> = {};
+  let first = 0;
+  for (; first < words.length; first++) {
+    const m = ASSIGNMENT.exec(words[first]!);
+    if (!m) break;
+    env[m[1]!] = words[first]!.slice(m[0].length);
+  }
+  const argv = words.slice(first);
+  if (argv.length === 0) throw new DebugkitError('INVALID_ARGUMENT', first > 0 ? `the command sets ${Object.keys(env).join(', ')} but names no program to run` : 'Command is required');
+  return { argv, env };
 }
 
 /**
@@ -65,12 +90,12 @@ export function commandArgv(command: string): string[] {
  * through the capture proxy. Bounded by `timeoutMs`; the whole process group ends with it.
  */
 export async function runUnderProxy(req: RunRequest): Promise<RunResult> {
-  const argv = commandArgv(req.command);
+  const { argv, env: assigned } = parseCommand(req.command);
   const dir = await mkdtemp(path.join(tmpdir(), 'debugkit-proxychains-'));
   const started = Date.now();
   try {
     const configPath = writeProxychainsConfig(dir, req.socksPort, { httpPort: req.httpPort });
-    const proxied = proxiedCommand(argv, { socksPort: req.socksPort, httpPort: req.httpPort, configPath, env: { ...process.env, ...req.env } });
+    const proxied = proxiedCommand(argv, { socksPort: req.socksPort, httpPort: req.httpPort, configPath, env: { ...process.env, ...req.userEnv, ...assigned, ...req.env } });
     const tick = setInterval(() => req.onTick?.(Date.now() - started), 1000);
     const exit = await runBounded({
       command: proxied.command,

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { resolveContained } from '../../../core/paths.js';
+import { envEntries, envMap } from '../../../mcp/schemas.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import { warnFor, type MocksContext } from './context.js';
 import { mocksDir } from '../paths.js';
@@ -9,6 +10,7 @@ const input = {
   command: z.string().describe("Application command to run (e.g. 'go run main.go' or 'npm start')"),
   path: z.string().optional().describe('Path to store mock files (default: ./keploy)'),
   timeout: z.number().int().min(1).max(3600).optional().describe('Seconds the command may run before it is stopped (default 300)'),
+  env: envEntries.optional().describe('["NAME=value", ...] for the command'),
   upstreamCaFile: z.string().optional().describe('A PEM file of CAs to trust for the real servers instead of the system ones (for servers with private certificates)'),
   insecureUpstream: z.boolean().optional().describe("Do not verify the real servers' TLS certificates while recording (default false), e.g. MySQL's auto-generated ones that name no host"),
 };
@@ -53,6 +55,7 @@ export function mockRecordTool(ctx: MocksContext): ToolSpec<typeof input, typeof
         const upstreamCa = args.upstreamCaFile ? resolveContained(config.root, args.upstreamCaFile, { what: 'upstreamCaFile' }) : undefined;
         const outcome = await recordMocks({
           command: args.command,
+          ...(args.env ? { env: envMap(args.env) } : {}),
           dir: mocksDir(config.root, args.path),
           root: config.root,
           cwd: config.root,

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { resolveContained } from '../../../core/paths.js';
+import { envEntries, envMap } from '../../../mcp/schemas.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import { warnFor, type MocksContext } from './context.js';
 import { mocksDir } from '../paths.js';
@@ -21,6 +22,7 @@ const input = {
     .describe("Fields that never decide a match, as Keploy's noise: 'header.<Name>', 'query.<name>', 'body.<JSON path>' (body.data.ts, body.items[*].id, body..nonce)"),
   path: z.string().optional().describe('Where the mock sets are (default: ./keploy)'),
   timeout: z.number().int().min(1).max(3600).optional().describe('Seconds the command may run before it is stopped (default 300)'),
+  env: envEntries.optional().describe('["NAME=value", ...] for the command'),
   upstreamCaFile: z.string().optional().describe('A PEM file of CAs to trust for real servers reached on a miss (passthrough, record)'),
 };
 const output = {
@@ -106,6 +108,7 @@ export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof o
         const upstreamCa = args.upstreamCaFile ? await readFile(resolveContained(config.root, args.upstreamCaFile, { what: 'upstreamCaFile' }), 'utf8') : undefined;
         const outcome = await replayMocks({
           command: args.command,
+          ...(args.env ? { env: envMap(args.env) } : {}),
           mocks,
           cwd: config.root,
           ca,

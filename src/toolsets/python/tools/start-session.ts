@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { clientKey } from '../../../core/sessions.js';
+import { envEntries, envMap } from '../../../mcp/schemas.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import type { PythonContext } from '../context.js';
 import { startInput } from '../schemas.js';
@@ -9,11 +10,7 @@ import { startInput } from '../schemas.js';
  * Gemini's schemas and OpenAI's strict mode have no way to say one); the REST contract's map
  * (`{"NAME": "value"}`) is taken too. The REST route keeps the contract's map alone.
  */
-const envEntry = z.string().regex(/^[^=\s][^=]*=/, 'an entry is NAME=value');
-const env = z
-  .union([z.array(envEntry).max(1000), startInput.env.unwrap()])
-  .optional()
-  .describe('Extra environment variables, as ["NAME=value", ...]');
+const env = z.union([envEntries, startInput.env.unwrap()]).optional().describe('Extra environment variables, as ["NAME=value", ...]');
 
 const input = {
   ...startInput,
@@ -33,11 +30,10 @@ export function startSessionTool({ service }: PythonContext): ToolSpec<typeof in
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
-    run: ({ env: vars, ...args }, call) => service.start(call.client.owner, { ...args, env: envMap(vars) }, clientKey(call.client)),
+    run: ({ env: vars, ...args }, call) => service.start(call.client.owner, { ...args, env: envOf(vars) }, clientKey(call.client)),
   };
 }
 
-function envMap(vars: z.infer<typeof env>): Record<string, string> | undefined {
-  if (!Array.isArray(vars)) return vars;
-  return Object.fromEntries(vars.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
+function envOf(vars: z.infer<typeof env>): Record<string, string> | undefined {
+  return Array.isArray(vars) ? envMap(vars) : vars;
 }
