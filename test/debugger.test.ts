@@ -158,6 +158,20 @@ describe('debugger toolset over stdio', () => {
     await call('debugger_detach', { session_id: 'ptr' });
   });
 
+  it('a condition or watched expression that writes memory is refused, and nothing is written (attack 18p)', async () => {
+    await call('debugger_launch', { program: 'dbg_timetravel', session_id: 'w' });
+    const cond = await rpcError('debugger_set_breakpoint', { address: 'bump', condition: 'counter = 31337', session_id: 'w' });
+    expect(cond.code).toBe(-32006);
+    expect((cond.data as any).details).toMatch(/assignments and side effects/);
+    const watched = await dk.client.callTool({ name: 'debugger_last_change', arguments: { expression: 'counter--', session_id: 'w' } });
+    expect(watched.isError).toBe(true);
+    expect((watched.content as Array<{ text: string }>)[0]!.text).toMatch(/not a watchable expression: assignments and side effects/);
+    await call('debugger_set_breakpoint', { address: 'bump', condition: 'by == 2', session_id: 'w' });
+    await call('debugger_continue', { session_id: 'w' });
+    expect((await call('debugger_evaluate', { expression: 'counter', session_id: 'w' })).value.value).toBe('1');
+    await call('debugger_detach', { session_id: 'w' });
+  });
+
   it('exports the trace as json, text and a binary GDB can record restore', async () => {
     const json = await call('debugger/export_trace', { format: 'json', session_id: 'tt' });
     expect(json.value.positions.length).toBeGreaterThan(5);

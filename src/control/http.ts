@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { JSONRPCRequestSchema } from '@modelcontextprotocol/core';
+import { resolveToolAlias } from '../mcp/rpc-hooks.js';
 import { debugSessionOf } from './audit.js';
 import type { KeyContext } from './keys.js';
 import type { ControlPlane, FinishCall, Refusal } from './plane.js';
@@ -91,7 +92,9 @@ export class HttpGate {
       // 200: the JSON-RPC error is the answer, so MCP clients show the code and the scope it needs.
       if (!refusal && forbidden) refusal = { ...forbidden, status: 200 };
       if (refusal) {
-        const call = { tool: request.call?.name ?? request.method, args: request.call?.args ?? {}, client, transport: 'http' as const, session: session ?? null, traceparent };
+        // A contract alias (debugger/attach) is audited as the tool it calls, as a served call is.
+        const tool = request.call ? resolveToolAlias(request.call.name) : request.method;
+        const call = { tool, args: request.call?.args ?? {}, client, transport: 'http' as const, session: session ?? null, traceparent };
         await this.plane.recordDenied(key, call, refusal).catch(() => undefined);
       }
       verdicts.push(refusal);

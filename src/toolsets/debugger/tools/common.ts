@@ -205,6 +205,30 @@ export const idleTimeout = z.number().int().min(1).max(86_400).default(DEFAULT_I
  */
 export const CALL = /[A-Za-z0-9_\])]\s*\(|<[\w\s:*&,]*>\s*\(/;
 
+/** A register as gdb names it (`$pc`, `$rsp`, `$eflags`); `$_...` convenience functions and `$1` history are not. */
+const REGISTER = /\$[a-z][a-z0-9]{0,15}\b/g;
+/** Everything else an expression may hold: names, digits, C operators, spaces. */
+const ALLOWED = /^[A-Za-z0-9_.[\]()*&+\-/%<>=!~^|?:, ]*$/;
+
+/**
+ * Why gdb must not evaluate `expression`, or undefined: it only reads (no calls, assignments, side
+ * effects or text outside C operators). The one policy for every expression the debugger toolset
+ * hands gdb: debugger_evaluate, debugger_last_change and breakpoint conditions (attack 18p: a
+ * condition `secret = 31337`, or `admin--` watched, wrote memory; three assignments in one condition
+ * pointed puts@GOT at system and ran a command, no call written).
+ */
+export function expressionRefusal(expression: string): string | undefined {
+  if (/["'`\\;\n\r]/.test(expression)) return 'quotes, backslashes, ";" and newlines are refused';
+  if (CALL.test(expression)) return 'function calls are refused (gdb would run them inside the program; sizeof(x) and casts before "(" count too)';
+  if (/\+\+|--|(<<|>>|[-+*/%&|^])=/.test(expression) || /=/.test(expression.replace(/==|!=|<=|>=/g, ''))) {
+    return 'assignments and side effects (=, +=, ++, --) are refused: evaluating only reads';
+  }
+  const rest = expression.replace(REGISTER, '');
+  if (rest.includes('$')) return '"$" is taken only as a register name ($pc, $rsp): no convenience variables or functions';
+  if (!ALLOWED.test(rest)) return 'only names, numbers, spaces and the C operators . -> [ ] ( ) * & + - / % < > = ! ~ ^ | ? : , are taken';
+  return undefined;
+}
+
 export function historyUnavailable(session: DebugSession, why: string): DebuggerRpcError {
   return new DebuggerRpcError(
     'HISTORY_UNAVAILABLE',

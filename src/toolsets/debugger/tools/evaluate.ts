@@ -3,25 +3,7 @@ import { DebugkitError } from '../../../core/errors.js';
 import { quoteMiString } from '../../../core/mi/connection.js';
 import { withText } from '../../../mcp/tools.js';
 import { clip, str } from '../stop.js';
-import { CALL, findSession, frameNumber, frameOptions, sessionId, type DebuggerTool, defineTool } from './common.js';
-
-/** A register as gdb names it (`$pc`, `$rsp`, `$eflags`); `$_...` convenience functions and `$1` history are not. */
-const REGISTER = /\$[a-z][a-z0-9]{0,15}\b/g;
-/** Everything else an expression may hold: names, digits, C operators, spaces. */
-const ALLOWED = /^[A-Za-z0-9_.[\]()*&+\-/%<>=!~^|?:, ]*$/;
-
-/** Why gdb must not evaluate `expression`, or undefined: it only reads (no calls, assignments, side effects or text outside C operators). */
-export function expressionRefusal(expression: string): string | undefined {
-  if (/["'`\\;\n\r]/.test(expression)) return 'quotes, backslashes, ";" and newlines are refused';
-  if (CALL.test(expression)) return 'function calls are refused (gdb would run them inside the program; sizeof(x) and casts before "(" count too)';
-  if (/\+\+|--|(<<|>>|[-+*/%&|^])=/.test(expression) || /=/.test(expression.replace(/==|!=|<=|>=/g, ''))) {
-    return 'assignments and side effects (=, +=, ++, --) are refused: evaluating only reads';
-  }
-  const rest = expression.replace(REGISTER, '');
-  if (rest.includes('$')) return '"$" is taken only as a register name ($pc, $rsp): no convenience variables or functions';
-  if (!ALLOWED.test(rest)) return 'only names, numbers, spaces and the C operators . -> [ ] ( ) * & + - / % < > = ! ~ ^ | ? : , are taken';
-  return undefined;
-}
+import { expressionRefusal, findSession, frameNumber, frameOptions, sessionId, type DebuggerTool, defineTool } from './common.js';
 
 export const evaluateTool: DebuggerTool = (ctx) =>
   defineTool({

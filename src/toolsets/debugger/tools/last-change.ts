@@ -3,13 +3,7 @@ import { withText } from '../../../mcp/tools.js';
 import { DebugkitError } from '../../../core/errors.js';
 import { quoteMiString } from '../../../core/mi/connection.js';
 import { clip, str } from '../stop.js';
-import { CALL, execToStop, findSession, historyUnavailable, sessionId, stopShape, waitSeconds, type DebuggerTool, defineTool } from './common.js';
-
-/**
- * C expressions an agent watches: names, members, indexing, pointers, casts and addresses
- * (`*(long *)0x7ffd...`); no quotes, no commands (function calls are refused by CALL).
- */
-const EXPRESSION = /^[A-Za-z_*&(][A-Za-z0-9_.[\]>*&() +-]{0,200}$/;
+import { execToStop, expressionRefusal, findSession, historyUnavailable, sessionId, stopShape, waitSeconds, type DebuggerTool, defineTool } from './common.js';
 
 export const lastChangeTool: DebuggerTool = (ctx) =>
   defineTool({
@@ -27,8 +21,8 @@ export const lastChangeTool: DebuggerTool = (ctx) =>
     },
     async run({ expression, session_id, wait }, call) {
       const session = findSession(ctx, call, session_id, true);
-      if (!EXPRESSION.test(expression) || CALL.test(expression))
-        throw new DebugkitError('INVALID_ARGUMENT', `"${expression}" is not a watchable expression: use names, members, [index], *, &, casts and addresses (no function calls)`);
+      const refused = expressionRefusal(expression);
+      if (refused) throw new DebugkitError('INVALID_ARGUMENT', `"${expression}" is not a watchable expression: ${refused}; use names, members, [index], *, &, casts and addresses`);
       if (session.mode !== 'record') throw historyUnavailable(session, 'finding the last write needs a recorded session');
       return session.engine.serial(async () => {
         const engine = session.engine;

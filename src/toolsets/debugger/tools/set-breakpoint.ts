@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { withText } from '../../../mcp/tools.js';
 import { DebuggerRpcError } from '../errors.js';
-import { CALL, findSession, sessionId, type DebuggerTool, defineTool } from './common.js';
+import { expressionRefusal, findSession, sessionId, type DebuggerTool, defineTool } from './common.js';
 
 /** A location gdb accepts: hex address, function name, or file:line (no spaces, quotes or options). */
 const LOCATION = /^(0x[0-9a-fA-F]{1,16}|[A-Za-z_~][A-Za-z0-9_:<>~.]{0,200}|[A-Za-z0-9_./+-]{1,400}:\d{1,7})$/;
@@ -23,9 +23,8 @@ export const setBreakpointTool: DebuggerTool = (ctx) =>
       if (!LOCATION.test(address)) {
         throw new DebuggerRpcError('BREAKPOINT_FAILED', `"${address}" is not a location: give a hex address (0x401136), a function name (main) or file:line (prog.c:12)`, { address });
       }
-      if (condition !== undefined && (/[\n\r"'\\$;`]/.test(condition) || CALL.test(condition))) {
-        throw new DebuggerRpcError('BREAKPOINT_FAILED', 'the condition must be a plain C comparison (e.g. "i == 5 && p != 0"): no quotes, backslashes, $, ; or function calls', { condition });
-      }
+      const refused = condition === undefined ? undefined : expressionRefusal(condition);
+      if (refused) throw new DebuggerRpcError('BREAKPOINT_FAILED', `the condition must be a plain C comparison (e.g. "i == 5 && p != 0"): ${refused}`, { condition });
       return session.engine.serial(async () => {
         if (session.engine.running) throw new DebuggerRpcError('BREAKPOINT_FAILED', 'the target is running: call debugger_interrupt first', { address });
         const target = address.startsWith('0x') ? `*${address}` : address;
