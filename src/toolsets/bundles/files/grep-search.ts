@@ -16,13 +16,14 @@ const CHUNK = 1024 * 1024;
  * server). `scan` runs rg when the engine may use it.
  */
 export async function searchBundle(root: string, options: GrepOptions, engine: GrepEngine, scan: RipgrepScanner | null): Promise<{ result: GrepResult; engine: 'ripgrep' | 'builtin' }> {
-  const pattern = options.pattern;
+  const given = options.pattern;
   const recursive = options.recursive ?? true;
-  const caseSensitive = options.case_sensitive ?? false;
+  if (typeof given !== 'string' || given === '') throw new BundleError('InvalidPatternError', 'Invalid pattern: the pattern is empty');
+  const { pattern, caseSensitive } = withInlineFlags(given, options.case_sensitive ?? false);
   const glob = options.glob_pattern ? options.glob_pattern : null;
   const maxResults = Math.max(1, Math.floor(options.max_results ?? DEFAULT_GREP_MAX_RESULTS));
   const maxPerFile = options.max_results_per_file ? Math.max(1, Math.floor(options.max_results_per_file)) : Infinity;
-  if (typeof pattern !== 'string' || pattern === '') throw new BundleError('InvalidPatternError', 'Invalid pattern: the pattern is empty');
+  if (pattern === '') throw new BundleError('InvalidPatternError', `Invalid pattern: '${given}' is only inline flags`);
   const searcher = new Searcher(pattern, caseSensitive);
   const matcher = glob ? compileGlob(glob) : null;
 
@@ -63,7 +64,7 @@ export async function searchBundle(root: string, options: GrepOptions, engine: G
   }
 
   const metadata: GrepMetadata = {
-    pattern,
+    pattern: given,
     path: target.display,
     glob_pattern: glob,
     total_matches: state.matches.length,
@@ -105,4 +106,17 @@ function render(meta: GrepMetadata, state: SearchState): string {
     parts.push(`The results stopped at max_results (${state.maxResults}) matches (truncated): narrow the search with a more specific pattern, a path or a glob_pattern, or raise max_results.`);
   }
   return parts.join('\n\n');
+}
+
+/**
+ * A leading inline-flag group as PCRE, Python, Go and ripgrep write it (`(?i)error`), which
+ * JavaScript's RegExp refuses: `i` searches case-insensitively, `-i` case-sensitively; `m` and `s`
+ * change nothing for a match made line by line. Any other flag is left for the RegExp to refuse.
+ */
+export function withInlineFlags(pattern: string, caseSensitive: boolean): { pattern: string; caseSensitive: boolean } {
+  const m = /^\(\?([ims]*)(?:-([ims]*))?\)/.exec(pattern);
+  if (!m || (m[1] ?? '') + (m[2] ?? '') === '') return { pattern, caseSensitive };
+  const on = m[1] ?? '';
+  const off = m[2] ?? '';
+  return { pattern: pattern.slice(m[0].length), caseSensitive: on.includes('i') ? false : off.includes('i') ? true : caseSensitive };
 }

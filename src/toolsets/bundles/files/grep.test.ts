@@ -112,6 +112,19 @@ describe('grepFiles: matching', () => {
     expect((await grep('^', { path: '/m/a.txt' })).matches.map((m) => m.line_number)).toEqual([1, 2, 3, 4]);
   });
 
+  it('takes a leading inline-flag group as PCRE, Python and Go do: (?i) case-insensitive, (?-i) case-sensitive (issue 21)', async () => {
+    put('f/a.txt', 'Error: disk full\nerror: retry\nERROR x\n');
+    const grep = (pattern: string, extra: object = {}) => grepFiles(root, { pattern, path: '/f', ...extra });
+    // Before: "Invalid regular expression '(?i)error': Invalid group".
+    const insensitive = await grep('(?i)error', { case_sensitive: true });
+    expect(insensitive.matches.map((m) => m.line_number)).toEqual([1, 2, 3]);
+    expect(insensitive.metadata).toMatchObject({ pattern: '(?i)error', case_sensitive: false });
+    expect((await grep('(?-i)error')).matches.map((m) => m.line_number)).toEqual([2]);
+    expect((await grep('(?s)^err')).matches).toHaveLength(3);
+    await expect(grep('(?i)')).rejects.toThrow(/only inline flags/);
+    await expect(grep('(?x)error')).rejects.toThrow(/Invalid regular expression/);
+  });
+
   it('UTF-8 text is matched as text, whatever the pattern', async () => {
     put('u/u.txt', 'naïve café\nplain ascii\n日本語のログ: エラー\n');
     const grep = (pattern: string) => grepFiles(root, { pattern, path: '/u' });

@@ -5,7 +5,7 @@ import type { grepFiles } from '../files/grep.js';
 import { bundlePath, split } from './common.js';
 
 const grepInput = {
-  pattern: z.string().min(1).describe('A regular expression (JavaScript syntax), matched line by line'),
+  pattern: z.string().min(1).describe('A JavaScript regex, matched line by line; a leading (?i) is taken'),
   path: bundlePath.default('/'),
   recursive: z.boolean().default(true),
   glob_pattern: z.string().nullable().default(null).describe('Only files whose name matches, e.g. "*.log" or "**/*.json"'),
