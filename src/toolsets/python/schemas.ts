@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-export const sessionId = z.string().min(1).describe('from python_start_session');
+/** The id python_start_session answered: its name says it, so tools/list (read every turn) does not say it 10 times over. */
+export const sessionId = z.string().min(1);
 /** A frame of the current stop, for python_evaluate and python_inspect. */
 export const frameIndex = z.number().int().min(0).default(0).describe('stack frame: 0 innermost, 1 its caller, ...');
 export const projectFile = z.string().min(1).describe('Project-relative path of a Python file (inside the workspace root)');
