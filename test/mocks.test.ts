@@ -97,8 +97,12 @@ describe('mocks: record, stop the services, replay', () => {
     expect(changed.mocksMissed).toBeGreaterThanOrEqual(1);
     expect(changed.appExitCode).not.toBe(0); // urllib raises on the 502
     expect(changed.misses[0]).toMatch(/^GET \/items\/pear\?verbose=1; closest mock-0/);
-    // The app's own output comes back with the failure: here urllib's traceback.
+    // The app's own output comes back with the failure: here urllib's traceback, its end only, after the misses (issue 21).
     expect(changed.appOutput).toMatch(/HTTPError: HTTP Error 502/);
+    expect(changed.appOutput.length).toBeLessThanOrEqual(603);
+    const keys = Object.keys(changed);
+    expect(keys.indexOf('misses')).toBe(keys.indexOf('message') + 1);
+    expect(keys.at(-1)).toBe('appOutput');
     await startServices();
 
     // onMiss record: the missing calls go to the services and are added to the set; then they replay.

@@ -39,6 +39,9 @@ const output = {
 };
 
 /** Keploy noise keys to matcher options; refuses what is not one, naming the valid forms. */
+/** The program's output kept beside a miss report: its last lines (the misses say what went wrong). */
+const MISSED_OUTPUT_CHARS = 600;
+
 export function parseIgnore(fields: readonly string[]): { ignoreHeaders: string[]; ignoreQuery: string[]; ignoreJsonPaths: string[] } {
   const out = { ignoreHeaders: [] as string[], ignoreQuery: [] as string[], ignoreJsonPaths: [] as string[] };
   for (const field of fields) {
@@ -140,17 +143,18 @@ export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof o
         if (run.timedOut) parts.push(`the command was stopped after ${args.timeout ?? 300} s`);
         else if (run.exitCode !== 0) parts.push(`app exited with code ${run.exitCode}`);
         const success = missed === 0 && run.exitCode === 0 && !run.timedOut;
+        // A failed replay leads with what missed (the cause, most often), and then only the end of the program's output.
         return {
           success,
           mocksReplayed: replayed,
           mocksMissed: missed,
           appExitCode: run.exitCode,
           message: parts.join(', '),
-          configuration,
           ...(outcome.misses.length > 0 ? { misses: outcome.misses } : {}),
+          configuration,
           ...(outcome.fellBack > 0 ? { mocksFellBack: outcome.fellBack } : {}),
           ...(outcome.recorded.length > 0 ? { mocksRecorded: outcome.recorded.length } : {}),
-          ...(success ? {} : { appOutput: appOutput(run) }),
+          ...(success ? {} : { appOutput: appOutput(run, missed > 0 ? MISSED_OUTPUT_CHARS : undefined) }),
         };
       } catch (err) {
         // A set past the bounds (keploy/describe.ts MockSetBoundError) is an error result, naming the bound and what is valid.
