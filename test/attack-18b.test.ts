@@ -225,13 +225,13 @@ describe("attack 18b: a python program's forked and daemonized children", () => 
   });
 
   let n = 0;
-  async function started(how: string, extra: object = {}, server = s): Promise<{ id: string; pid: number; run: Promise<Answer> }> {
+  async function started(how: string, extra: object = {}, server = s, runArgs: object = {}): Promise<{ id: string; pid: number; run: Promise<Answer> }> {
     const pidfile = path.join(root, `pid-${how}-${++n}`);
-    const r = await plainCall(server, server.keys.py!.key, 'python_start_session', { entry: 'daemon.py', args: [pidfile, how], timeout: 120, ...extra });
+    const r = await plainCall(server, server.keys.py!.key, 'python_start_session', { entry: 'daemon.py', args: [pidfile, how], ...extra });
     const id = r.result?.structuredContent?.sessionId;
     expect(typeof id, JSON.stringify(r).slice(0, 400)).toBe('string');
     // Let it run (no breakpoints): it forks, then sleeps.
-    const run = plainCall(server, server.keys.py!.key, 'python_continue', { sessionId: id });
+    const run = plainCall(server, server.keys.py!.key, 'python_continue', { sessionId: id, ...runArgs });
     const pid = await pidFrom(pidfile);
     leftovers.push(pid);
     void run.catch(() => undefined);
@@ -249,7 +249,7 @@ describe("attack 18b: a python program's forked and daemonized children", () => 
 
   it("daemon: the child is gone after the session's idle timeout", async () => {
     // The program is paused after 1 s (timeout), so no call of the session is pending: it is idle.
-    const { pid, run } = await started('daemon', { idleTimeout: 3, timeout: 1 });
+    const { pid, run } = await started('daemon', { idleTimeout: 3 }, s, { timeout: 1 });
     expect(JSON.stringify(await run)).toMatch(/TimeoutError/);
     expect(isRunning(pid)).toBe(true);
     expect(await waitFor(() => !isRunning(pid), 20_000), `pid ${pid} outlived the idle timeout`).toBe(true);
