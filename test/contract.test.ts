@@ -76,6 +76,7 @@ const PLANS: Record<string, Plan> = {
   list_files: { ok: () => ({ path: '.' }), fail: [() => ({ path: 'no/such/dir' }), () => ({ path: '../..' })] },
   read_file: { ok: () => ({ path: 'version.yaml' }), fail: [() => ({ path: 'no/such/file' }), () => ({ path: '../../etc/passwd' })] },
   grep_files: { ok: () => ({ pattern: 'kube-system', max_results: 5 }), fail: [() => ({ pattern: '(' }), () => ({ pattern: 'x', path: '../..' })] },
+  bundle_summary: { ok: () => ({}), fail: [] },
 
   keploy_list_mocks: { ok: () => ({}), fail: [() => ({ path: '../../..' })] },
   keploy_mock_record: {

@@ -4,6 +4,7 @@ import { typedErrorFormat } from '../../mcp/result-formats.js';
 import { DEFAULT_BUNDLE_URL_HOSTS } from './store/urls.js';
 import { BundleStore } from './store/store.js';
 import { grepFilesTool } from './tools/grep-files.js';
+import { bundleSummaryTool } from './tools/bundle-summary.js';
 import { listFilesTool } from './tools/list-files.js';
 import { readFileTool } from './tools/read-file.js';
 import { initializeBundleTool } from './tools/initialize-bundle.js';
@@ -21,7 +22,7 @@ export const bundlesToolset = defineToolset<BundlesContext>({
     const { dir, urlHosts } = env.config.bundles;
     return { workspace: new BundleWorkspace(new BundleStore(dir, { root: env.config.root, urls: { hosts: urlHosts ?? DEFAULT_BUNDLE_URL_HOSTS } })), config: env.config };
   },
-  tools: [initializeBundleTool, listBundlesTool, kubectlTool, listFilesTool, readFileTool, grepFilesTool],
+  tools: [initializeBundleTool, listBundlesTool, kubectlTool, listFilesTool, readFileTool, grepFilesTool, bundleSummaryTool],
   format: typedErrorFormat,
   releaseClient: (ctx, owner) => ctx.workspace.release(owner),
   dispose: (ctx) => ctx.workspace.dispose(),

@@ -1,0 +1,453 @@
+import { closeSync, read, type Dirent } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { TimeSlice } from '../../core/wait.js';
+import type { Bundle } from './apiserver/bundle.js';
+import { at, list, nameOf, namespaceOf, num, str, timeOf, type K8sObject } from './apiserver/json.js';
+
+/**
+ * bundle_summary: what is unhealthy in a support bundle, in one answer of about 1,500 tokens. Read
+ * through the bundle API server's model (the same listings kubectl gets), in time slices, with
+ * bounded log reading: each section is capped, most important first, and says how many it left out.
+ */
+
+export interface PodProblem {
+  pod: string;
+  phase: string;
+  ready: boolean;
+  restarts: number;
+  reasons: string[];
+}
+export interface WarningGroup {
+  reason: string;
+  count: number;
+  last: string;
+  message: string;
+  objects: string[];
+}
+export interface WorkloadProblem {
+  kind: string;
+  name: string;
+  problem: string;
+}
+export interface NodeProblem {
+  node: string;
+  problems: string[];
+}
+export interface LogError {
+  file: string;
+  line: string;
+  matches: number;
+}
+export interface Section<T> {
+  items: T[];
+  total: number;
+}
+export interface BundleSummaryResult {
+  healthy: boolean;
+  pods: Section<PodProblem>;
+  warning_events: Section<WarningGroup>;
+  workloads: Section<WorkloadProblem>;
+  nodes: Section<NodeProblem>;
+  log_errors: Section<LogError> & { files_read: number; files_total: number };
+  collection_errors: Section<string>;
+  checked: { pods: number; events: number; workloads: number; nodes: number };
+  next: string[];
+  text: string;
+}
+
+/** The text's budget (about 1,500 tokens); sections shrink from CAP items until it fits. */
+export const TEXT_BUDGET = 6000;
+const CAP = 10;
+const LINE = 200;
+/** Log reading bounds: the last LOG_TAIL bytes of at most LOG_FILES files, LOG_PER_FILE lines each. */
+const LOG_TAIL = 64 * 1024;
+const LOG_FILES = 100;
+const LOG_PER_FILE = 3;
+const SLICE_MS = 10;
+
+const LOG_MATCH = /error|fatal|panic|exception/i;
+/** A program's flag help (`--logtostderr log to standard error`), not an error. */
+const USAGE = /^\s*-{1,2}[A-Za-z][\w-]*[ =]/;
+const PRESSURE = ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'NetworkUnavailable'];
+
+const clip = (s: string, n = LINE) => {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+};
+const qualified = (o: unknown) => (namespaceOf(o) ? `${namespaceOf(o)}/${nameOf(o)}` : nameOf(o));
+
+/** Objects of a built-in type (preferred version), or [] when the bundle did not collect it. */
+async function objects(bundle: Bundle, group: string, plural: string): Promise<K8sObject[]> {
+  const t = bundle.registry.preferred(group, plural);
+  return t ? bundle.list(t) : [];
+}
+
+function conditionOf(o: unknown, type: string): unknown {
+  return list(at(o, 'status', 'conditions')).find((c) => str(at(c, 'type')) === type);
+}
+
+/** A container status's reasons: waiting/terminated now, and the last termination when it restarted. */
+function containerReasons(cs: unknown, init: boolean): string[] {
+  const name = `${init ? 'init ' : ''}${str(at(cs, 'name'))}`;
+  const out: string[] = [];
+  const waiting = at(cs, 'state', 'waiting');
+  const terminated = at(cs, 'state', 'terminated');
+  const last = at(cs, 'lastState', 'terminated');
+  const ended = (t: unknown) => `${str(at(t, 'reason'), 'Terminated')} exit ${num(at(t, 'exitCode'))}`;
+  if (waiting !== undefined && str(at(waiting, 'reason')) !== 'ContainerCreating') {
+    const msg = str(at(waiting, 'message'));
+    out.push(`${name}: ${str(at(waiting, 'reason'), 'Waiting')}${msg ? ` (${clip(msg, 80)})` : ''}`);
+  } else if (terminated !== undefined && !(init && num(at(terminated, 'exitCode')) === 0)) {
+    if (str(at(terminated, 'reason')) !== 'Completed' || num(at(terminated, 'exitCode')) !== 0) out.push(`${name}: ${ended(terminated)}`);
+  }
+  if (last !== undefined && num(at(cs, 'restartCount')) > 0) out.push(`${name} last ended: ${ended(last)}`);
+  return out;
+}
+
+const SEVERE = /CrashLoopBackOff|ImagePullBackOff|ErrImagePull|OOMKilled|Error|CreateContainer|InvalidImageName/;
+
+/** Pods not ready (and why), then ready pods that restarted often; Succeeded pods are done, not unhealthy. */
+async function podProblems(pods: K8sObject[], slice: TimeSlice): Promise<Array<PodProblem & { rank: number }>> {
+  const out: Array<PodProblem & { rank: number }> = [];
+  for (const pod of pods) {
+    await slice.pause();
+    const phase = str(at(pod, 'status', 'phase'), 'Unknown');
+    if (phase === 'Succeeded') continue;
+    const statuses = list(at(pod, 'status', 'containerStatuses'));
+    const inits = list(at(pod, 'status', 'initContainerStatuses'));
+    const readyCond = str(at(conditionOf(pod, 'Ready'), 'status'));
+    const ready = phase === 'Running' && (readyCond ? readyCond === 'True' : statuses.every((c) => at(c, 'ready') === true));
+    const restarts = [...statuses, ...inits].reduce<number>((n, c) => n + num(at(c, 'restartCount')), 0);
+    if (ready && restarts < 5) continue;
+    const reasons = [...inits.flatMap((c) => containerReasons(c, true)), ...statuses.flatMap((c) => containerReasons(c, false))];
+    const podReason = str(at(pod, 'status', 'reason'));
+    if (podReason) reasons.unshift(`${podReason}${str(at(pod, 'status', 'message')) ? `: ${clip(str(at(pod, 'status', 'message')), 100)}` : ''}`);
+    const scheduled = conditionOf(pod, 'PodScheduled');
+    if (phase === 'Pending' && str(at(scheduled, 'status')) === 'False') reasons.push(`unschedulable: ${clip(str(at(scheduled, 'message'), str(at(scheduled, 'reason'))), 140)}`);
+    if (!ready && reasons.length === 0) {
+      const msg = str(at(conditionOf(pod, 'Ready'), 'message')) || str(at(conditionOf(pod, 'ContainersReady'), 'message'));
+      if (msg) reasons.push(clip(msg, 120));
+    }
+    const rank = ready ? 1 : phase === 'Failed' || reasons.some((r) => SEVERE.test(r)) ? 4 : phase === 'Pending' ? 3 : 2;
+    out.push({ pod: qualified(pod), phase, ready, restarts, reasons: reasons.slice(0, 4), rank });
+  }
+  return out.sort((a, b) => b.rank - a.rank || b.restarts - a.restarts || a.pod.localeCompare(b.pod));
+}
+
+function eventTime(e: unknown): number {
+  for (const v of [at(e, 'series', 'lastObservedTime'), at(e, 'lastTimestamp'), at(e, 'eventTime'), at(e, 'firstTimestamp'), at(e, 'metadata', 'creationTimestamp')]) {
+    const t = timeOf(v);
+    if (t !== undefined) return t;
+  }
+  return 0;
+}
+
+/** Warning events grouped by reason: how many in all, the newest's message, the objects they are about; newest group first. */
+async function warningGroups(events: K8sObject[], slice: TimeSlice): Promise<WarningGroup[]> {
+  const groups = new Map<string, { count: number; last: number; message: string; objects: Set<string> }>();
+  for (const e of events) {
+    await slice.pause();
+    if (str(at(e, 'type')) !== 'Warning') continue;
+    const reason = str(at(e, 'reason'), 'Unknown');
+    const g = groups.get(reason) ?? { count: 0, last: -1, message: '', objects: new Set<string>() };
+    groups.set(reason, g);
+    g.count += Math.max(1, num(at(e, 'series', 'count')) || num(at(e, 'count')));
+    const obj = at(e, 'involvedObject') ?? at(e, 'regarding');
+    const ns = str(at(obj, 'namespace'));
+    g.objects.add(`${str(at(obj, 'kind')).toLowerCase()}/${ns ? `${ns}/` : ''}${str(at(obj, 'name'))}`);
+    const t = eventTime(e);
+    if (t >= g.last) {
+      g.last = t;
+      g.message = clip(str(at(e, 'message')) || str(at(e, 'note')), 140);
+    }
+  }
+  return [...groups.entries()]
+    .sort((a, b) => b[1].last - a[1].last || b[1].count - a[1].count)
+    .map(([reason, g]) => ({ reason, count: g.count, last: g.last > 0 ? new Date(g.last).toISOString().replace(/\.\d{3}Z$/, 'Z') : '', message: g.message, objects: [...g.objects] }));
+}
+
+/** Failed jobs, cronjobs whose last run did not succeed, and workloads with fewer ready than desired. */
+async function workloadProblems(bundle: Bundle, slice: TimeSlice): Promise<{ items: WorkloadProblem[]; checked: number }> {
+  const items: WorkloadProblem[] = [];
+  let checked = 0;
+  for (const job of await objects(bundle, 'batch', 'jobs')) {
+    await slice.pause();
+    checked++;
+    const failed = conditionOf(job, 'Failed');
+    const owner = list(at(job, 'metadata', 'ownerReferences')).find((o) => str(at(o, 'kind')) === 'CronJob');
+    const of = owner ? ` (of cronjob ${str(at(owner, 'name'))})` : '';
+    if (str(at(failed, 'status')) === 'True') {
+      items.push({ kind: 'job', name: qualified(job), problem: `failed${of}: ${clip(`${str(at(failed, 'reason'))} ${str(at(failed, 'message'))}`, 120)}` });
+    } else if (num(at(job, 'status', 'failed')) > 0 && str(at(conditionOf(job, 'Complete'), 'status')) !== 'True') {
+      items.push({ kind: 'job', name: qualified(job), problem: `${num(at(job, 'status', 'failed'))} failed pod(s), not complete${of}` });
+    }
+  }
+  for (const cj of await objects(bundle, 'batch', 'cronjobs')) {
+    await slice.pause();
+    checked++;
+    const scheduled = timeOf(at(cj, 'status', 'lastScheduleTime'));
+    const succeeded = timeOf(at(cj, 'status', 'lastSuccessfulTime'));
+    const running = list(at(cj, 'status', 'active')).length > 0;
+    if (scheduled !== undefined && !running && (succeeded === undefined || succeeded < scheduled)) {
+      items.push({
+        kind: 'cronjob',
+        name: qualified(cj),
+        problem: `last run (${str(at(cj, 'status', 'lastScheduleTime'))}) did not succeed; last success ${str(at(cj, 'status', 'lastSuccessfulTime'), 'never')}`,
+      });
+    }
+  }
+  for (const [plural, kind] of [
+    ['deployments', 'deployment'],
+    ['statefulsets', 'statefulset'],
+    ['daemonsets', 'daemonset'],
+  ] as const) {
+    for (const w of await objects(bundle, 'apps', plural)) {
+      await slice.pause();
+      checked++;
+      const desired = kind === 'daemonset' ? num(at(w, 'status', 'desiredNumberScheduled')) : num(at(w, 'spec', 'replicas'), 1);
+      const ready = num(at(w, 'status', kind === 'daemonset' ? 'numberReady' : 'readyReplicas'));
+      if (ready >= desired) continue;
+      const unavailable = kind === 'deployment' ? conditionOf(w, 'Available') : undefined;
+      const why = str(at(unavailable, 'status')) === 'False' ? `: ${clip(str(at(unavailable, 'message')), 100)}` : '';
+      items.push({ kind, name: qualified(w), problem: `${ready}/${desired} ready${why}` });
+    }
+  }
+  return { items, checked };
+}
+
+/** Nodes not Ready, under pressure, or cordoned. */
+async function nodeProblems(nodes: K8sObject[], slice: TimeSlice): Promise<NodeProblem[]> {
+  const out: NodeProblem[] = [];
+  for (const node of nodes) {
+    await slice.pause();
+    const problems: string[] = [];
+    const ready = conditionOf(node, 'Ready');
+    if (str(at(ready, 'status')) !== 'True') problems.push(`NotReady (${ready === undefined ? 'no Ready condition' : clip(`${str(at(ready, 'reason'))} ${str(at(ready, 'message'))}`, 100)})`);
+    for (const type of PRESSURE) {
+      const c = conditionOf(node, type);
+      if (str(at(c, 'status')) === 'True') problems.push(`${type}${str(at(c, 'message')) ? ` (${clip(str(at(c, 'message')), 80)})` : ''}`);
+    }
+    if (at(node, 'spec', 'unschedulable') === true) problems.push('cordoned (unschedulable)');
+    if (problems.length > 0) out.push({ node: nameOf(node), problems });
+  }
+  return out;
+}
+
+/** Subdirectories of a bundle directory, read through the checked descriptor (the containment every bundle read has). */
+async function subdirs(bundle: Bundle, dir: string): Promise<string[]> {
+  const opened = bundle.cache.open(dir, 'directory');
+  if (!opened) return [];
+  try {
+    const entries: Dirent[] = await readdir(`/proc/self/fd/${opened.fd}`, { withFileTypes: true });
+    return entries
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
+  } catch {
+    return [];
+  } finally {
+    closeSync(opened.fd);
+  }
+}
+
+const readAt = promisify(read);
+
+/** The last LOG_TAIL bytes of a bundle file (from its first whole line), or undefined when it is not a file inside the bundle. */
+async function tailOf(bundle: Bundle, file: string): Promise<string | undefined> {
+  const opened = bundle.cache.open(file, 'file');
+  if (!opened) return undefined;
+  try {
+    const len = Math.min(LOG_TAIL, opened.stats.size);
+    const buf = Buffer.alloc(len);
+    const { bytesRead } = await readAt(opened.fd, buf, 0, len, opened.stats.size - len);
+    const text = buf.subarray(0, bytesRead).toString('utf8');
+    return len < opened.stats.size ? text.slice(text.indexOf('\n') + 1) : text;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(opened.fd);
+  }
+}
+
+/** A line's shape for de-duplication: digits, hex ids and times blanked. */
+const shape = (line: string) => line.replace(/[0-9a-f]{8,}/gi, '#').replace(/\d+/g, '0');
+
+/**
+ * Error lines of the collected pod logs (`pods/logs/<ns>/<pod>/<container>[-previous].log`): unhealthy pods' logs first,
+ * then previous containers', at most LOG_FILES files and LOG_TAIL bytes of each, the last few distinct lines per file.
+ */
+async function logErrors(bundle: Bundle, unhealthy: Set<string>, slice: TimeSlice): Promise<{ items: LogError[]; read: number; total: number }> {
+  const base = path.join(bundle.clusterDir, 'pods', 'logs');
+  const files: Array<{ file: string; rank: number }> = [];
+  for (const ns of await subdirs(bundle, base)) {
+    for (const pod of await subdirs(bundle, path.join(base, ns))) {
+      await slice.pause();
+      for (const name of await bundle.cache.listDir(path.join(base, ns, pod))) {
+        if (!name.endsWith('.log')) continue;
+        files.push({ file: path.join(base, ns, pod, name), rank: (unhealthy.has(`${ns}/${pod}`) ? 2 : 0) + (name.endsWith('-previous.log') ? 1 : 0) });
+      }
+    }
+  }
+  files.sort((a, b) => b.rank - a.rank || a.file.localeCompare(b.file));
+  const items: LogError[] = [];
+  const seen = new Set<string>();
+  let read = 0;
+  for (const { file } of files.slice(0, LOG_FILES)) {
+    const text = await tailOf(bundle, file);
+    read++;
+    if (text === undefined) continue;
+    const lines = text.split('\n');
+    const picked: string[] = [];
+    let matches = 0;
+    for (let i = lines.length - 1; i >= 0; i--) {
+      if (i % 512 === 0) await slice.pause();
+      const line = lines[i]!;
+      if (!LOG_MATCH.test(line) || USAGE.test(line)) continue;
+      matches++;
+      const key = shape(line.slice(0, LINE));
+      if (picked.length >= LOG_PER_FILE || seen.has(key)) continue;
+      seen.add(key);
+      picked.push(clip(line));
+    }
+    const rel = path.relative(bundle.baseDir, file);
+    // The newest lines are found first; shown in the log's order.
+    for (const line of picked.reverse()) items.push({ file: rel, line, matches });
+  }
+  return { items, read, total: files.length };
+}
+
+/**
+ * The bundle's collection errors (`*-errors.json` files, and `*-errors` directories of per-namespace files) and its
+ * unreadable files: one line per place and message, the same message of several files counted once.
+ */
+async function collectionErrors(bundle: Bundle): Promise<string[]> {
+  const found = new Map<string, number>();
+  const describe = async (label: string, file: string) => {
+    const raw = await bundle.cache.loadRaw(file);
+    const messages = new Set<string>();
+    if (typeof at(raw, 'kind') === 'string') messages.add(`holds a ${str(at(raw, 'kind'))}, not errors`);
+    else
+      for (const m of Array.isArray(raw) ? raw : raw !== null && typeof raw === 'object' ? Object.values(raw) : raw === undefined ? [] : [raw])
+        messages.add(clip(typeof m === 'string' ? m : (JSON.stringify(m) ?? ''), 120));
+    for (const m of messages) if (m) found.set(`${label}: ${m}`, (found.get(`${label}: ${m}`) ?? 0) + 1);
+  };
+  for (const dir of [bundle.clusterDir, bundle.baseDir]) {
+    const rel = (...parts: string[]) => path.relative(bundle.baseDir, path.join(dir, ...parts));
+    for (const name of await bundle.cache.listDir(dir)) if (/-errors\.json$/.test(name)) await describe(rel(name), path.join(dir, name));
+    for (const name of await subdirs(bundle, dir)) {
+      if (!/-errors(\.json)?$/.test(name)) continue;
+      for (const f of await bundle.cache.listDir(path.join(dir, name))) await describe(`${rel(name)}/`, path.join(dir, name, f));
+    }
+  }
+  const lines = [...found.entries()].map(([line, n]) => (n > 1 ? `${line} (${n} files)` : line));
+  for (const problem of bundle.cache.problems.values()) lines.push(`unreadable: ${clip(problem, 160)}`);
+  return lines;
+}
+
+/** Summarizes the bundle's health; `bundleName` names it in the text. */
+export async function summarizeBundle(bundle: Bundle, bundleName: string): Promise<BundleSummaryResult> {
+  const slice = new TimeSlice(SLICE_MS);
+  const [pods, events, nodes] = await Promise.all([objects(bundle, '', 'pods'), objects(bundle, '', 'events'), objects(bundle, '', 'nodes')]);
+  const podItems = await podProblems(pods, slice);
+  const warnings = await warningGroups(events, slice);
+  const workloads = await workloadProblems(bundle, slice);
+  const nodeItems = await nodeProblems(nodes, slice);
+  const logs = await logErrors(bundle, new Set(podItems.filter((p) => p.rank > 1).map((p) => p.pod)), slice);
+  const errors = await collectionErrors(bundle);
+  const all = {
+    pods: podItems.map(({ rank: _rank, ...p }) => p),
+    warning_events: warnings,
+    workloads: workloads.items,
+    nodes: nodeItems,
+    log_errors: logs.items,
+    collection_errors: errors,
+  };
+  const checked = { pods: pods.length, events: events.length, workloads: workloads.checked, nodes: nodes.length };
+  const healthy = podItems.every((p) => p.rank <= 1) && warnings.length === 0 && workloads.items.length === 0 && nodeItems.length === 0;
+  // The largest caps whose text fits the budget; the structured fields hold what the text shows.
+  for (const cap of [CAP, 8, 6, 5, 4, 3, 2, 1]) {
+    const capped = {
+      pods: section(all.pods, cap),
+      warning_events: section(all.warning_events, cap),
+      workloads: section(all.workloads, cap),
+      nodes: section(all.nodes, cap),
+      log_errors: { ...section(all.log_errors, cap), files_read: logs.read, files_total: logs.total },
+      collection_errors: section(all.collection_errors, Math.min(cap, 5)),
+    };
+    const next = nextSteps(capped);
+    const result = { healthy, ...capped, checked, next, text: '' };
+    result.text = render(result, bundleName);
+    if (result.text.length <= TEXT_BUDGET || cap === 1) return result;
+  }
+  throw new Error('unreachable');
+}
+
+function section<T>(items: T[], cap: number): Section<T> {
+  return { items: items.slice(0, cap), total: items.length };
+}
+
+/** What to look at next: the worst pod's describe and log, the newest warning's object, a failed job. */
+function nextSteps(s: Pick<BundleSummaryResult, 'pods' | 'warning_events' | 'workloads' | 'nodes' | 'log_errors'>): string[] {
+  const next: string[] = [];
+  const describe = (kind: string, qualifiedName: string) => {
+    const [ns, name] = qualifiedName.includes('/') ? qualifiedName.split('/') : ['', qualifiedName];
+    return `kubectl describe ${kind} ${name}${ns ? ` -n ${ns}` : ''}`;
+  };
+  for (const p of s.pods.items.filter((x) => !x.ready).slice(0, 2)) next.push(describe('pod', p.pod));
+  const podLog = s.log_errors.items.find((l) => s.pods.items.some((p) => l.file.includes(`/logs/${p.pod}/`))) ?? s.log_errors.items[0];
+  if (podLog) next.push(`read_file ${podLog.file}`);
+  const w = s.workloads.items[0];
+  if (w) next.push(describe(w.kind, w.name));
+  const n = s.nodes.items[0];
+  if (n) next.push(describe('node', n.node));
+  if (s.warning_events.total > 0) next.push('kubectl get events -A --field-selector type=Warning');
+  return [...new Set(next)].slice(0, 5);
+}
+
+function more(s: Section<unknown>): string[] {
+  return s.total > s.items.length ? [`  and ${s.total - s.items.length} more`] : [];
+}
+
+function render(r: Omit<BundleSummaryResult, 'text'>, bundleName: string): string {
+  const out: string[] = [];
+  const notReady = r.pods.items.filter((p) => !p.ready).length;
+  out.push(
+    `Bundle ${bundleName}: ${r.healthy ? 'no unhealthy pods, workloads or nodes found' : 'unhealthy'} (${r.checked.pods} pods, ${r.checked.events} events, ${r.checked.workloads} workloads, ${r.checked.nodes} nodes checked)`,
+  );
+  out.push('', `Pods (${r.pods.total}${notReady < r.pods.items.length ? ', incl. ready ones restarted 5+ times' : ''}):`);
+  if (r.pods.total === 0) out.push('  all ready or completed');
+  for (const p of r.pods.items) out.push('  ' + clip(`${p.pod} ${p.phase}${p.ready ? ' (ready)' : ' not ready'}, ${p.restarts} restarts${p.reasons.length ? `: ${p.reasons.join('; ')}` : ''}`, 260));
+  out.push(...more(r.pods));
+  out.push('', `Warning events by reason (${r.warning_events.total}), newest first:`);
+  if (r.warning_events.total === 0) out.push('  none');
+  for (const g of r.warning_events.items) {
+    const objs = g.objects.slice(0, 2).join(', ') + (g.objects.length > 2 ? ` +${g.objects.length - 2}` : '');
+    out.push('  ' + clip(`${g.reason} ×${g.count} (last ${g.last || '?'}) on ${objs}: ${g.message}`, 260));
+  }
+  out.push(...more(r.warning_events));
+  out.push('', `Workloads (${r.workloads.total}):`);
+  if (r.workloads.total === 0) out.push('  no failed jobs; deployments, statefulsets and daemonsets have their replicas ready');
+  for (const w of r.workloads.items) out.push('  ' + clip(`${w.kind} ${w.name}: ${w.problem}`, 220));
+  out.push(...more(r.workloads));
+  out.push('', `Nodes (${r.nodes.total}):`);
+  if (r.nodes.total === 0) out.push(`  ${r.checked.nodes === 0 ? 'no nodes collected' : 'all Ready, no pressure, none cordoned'}`);
+  for (const n of r.nodes.items) out.push('  ' + clip(`${n.node}: ${n.problems.join('; ')}`, 220));
+  out.push(...more(r.nodes));
+  out.push('', `Pod log error lines (${r.log_errors.total}, from ${r.log_errors.files_read} of ${r.log_errors.files_total} logs, last ${LOG_TAIL / 1024} KiB each):`);
+  if (r.log_errors.total === 0) out.push('  none');
+  let file = '';
+  for (const l of r.log_errors.items) {
+    if (l.file !== file) out.push(`  ${l.file} (${l.matches} matching):`);
+    file = l.file;
+    out.push(`    ${l.line}`);
+  }
+  out.push(...more(r.log_errors));
+  out.push('', `Collection errors (${r.collection_errors.total}):`);
+  if (r.collection_errors.total === 0) out.push('  none');
+  for (const e of r.collection_errors.items) out.push(`  ${e}`);
+  out.push(...more(r.collection_errors));
+  if (r.next.length > 0) out.push('', 'Next:', ...r.next.map((n) => `  ${n}`));
+  return out.join('\n');
+}
