@@ -1,3 +1,4 @@
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dial } from '../dial.js';
@@ -107,6 +108,37 @@ describe('recordGeneric', () => {
     expect(big.spec.metadata).toMatchObject({ truncated: 'true', requestBytes: String(`BIG ${size}\n`.length), responseBytes: String(size) });
     const kept = payloadBytes(big.spec.genericrequests).length + payloadBytes(big.spec.genericresponses).length;
     expect(kept).toBe(1024 * 1024);
+  });
+
+  it("keeps a MySQL login phase to one exchange's bound: past it, the phase is written cut and the rest relayed (attack 18p F1)", async () => {
+    // A server that greets as MySQL and answers each packet of sequence 1 (the login phase, never a command) with 300 KB of small packets.
+    const greeting = Buffer.from('0a352e372e302d666b6500', 'hex');
+    const packet = (seq: number, body: Buffer) => Buffer.concat([Buffer.from([body.length & 0xff, (body.length >> 8) & 0xff, body.length >> 16, seq]), body]);
+    const answer = Buffer.concat(Array.from({ length: 50_000 }, (_, i) => packet((i + 2) & 0xff, Buffer.from([1, 2]))));
+    const server = createNetServer((socket) => {
+      socket.write(packet(0, greeting));
+      socket.on('data', () => socket.write(answer));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    cleanups.push({ close: () => new Promise<void>((r) => server.close(() => r())) });
+    const mysqlMocks: GenericMock[] = [];
+    const l = await recordingListener({ host: '127.0.0.1', port: (server.address() as AddressInfo).port }, { onMysqlMock: (m) => mysqlMocks.push(m) });
+    cleanups.push(l);
+    const c = new Client(l.port);
+    await c.readBytes(greeting.length + 4);
+    for (let i = 0; i < 8; i++) {
+      c.send(packet(1, Buffer.from('login step')));
+      expect((await c.readBytes(answer.length)).equals(answer)).toBe(true);
+    }
+    c.end();
+    await c.closed();
+    await eventually(() => l.results.length === 1);
+    expect(l.results[0]!.stoppedRecording).toMatch(/over the 1048576-byte limit per mock; it was recorded truncated/);
+    // One cut mock for the phase, within the bound; the exchanges past it were relayed whole (the program got every answer).
+    expect(mysqlMocks).toHaveLength(1);
+    const kept = payloadBytes(mysqlMocks[0]!.spec.genericrequests).length + payloadBytes(mysqlMocks[0]!.spec.genericresponses).length;
+    expect(kept).toBeLessThanOrEqual(1024 * 1024);
+    expect(mysqlMocks[0]!.spec.metadata).toMatchObject({ truncated: 'true' });
   });
 
   it('closes the server connection of a program that gave up before it was made', async () => {

@@ -319,26 +319,33 @@ class ExchangeGrouper {
     if (this.phase) {
       // A request whose first packet has sequence 0 is a command: the login is over.
       const command = ex.request.length === 0 || ex.request[0]![3] === 0;
-      if (!command && !ex.truncated) return void this.phase.push(ex);
+      if (!command && !ex.truncated) {
+        // The login phase is one mock, bound as one exchange is: past it, it is written cut and the
+        // connection relayed unrecorded (a thousand 1 MB answers to login packets were gathered
+        // whole and decoded on the event loop: 12 s, and the heap ran out; attack 18p).
+        if (this.phase.reduce((n, e) => n + e.kept, 0) + ex.kept <= this.max) return void this.phase.push(ex);
+        return this.endPhase(ex);
+      }
       this.endPhase();
     }
     this.write(ex);
   }
 
-  /** Writes the connection phase gathered so far as one exchange. */
-  private endPhase(): void {
+  /** Writes the connection phase gathered so far as one exchange; with `over`, an exchange past the bound: counted, not kept, and the phase written cut. */
+  private endPhase(over?: Exchange): void {
     const list = this.phase!;
     this.phase = undefined;
-    const last = list[list.length - 1]!;
+    const last = over ?? list[list.length - 1]!;
+    const all = over ? [...list, over] : list;
     this.write({
       request: list.flatMap((e) => e.request),
       response: list.flatMap((e) => e.response),
-      requestBytes: list.reduce((n, e) => n + e.requestBytes, 0),
-      responseBytes: list.reduce((n, e) => n + e.responseBytes, 0),
+      requestBytes: all.reduce((n, e) => n + e.requestBytes, 0),
+      responseBytes: all.reduce((n, e) => n + e.responseBytes, 0),
       kept: list.reduce((n, e) => n + e.kept, 0),
       startedAt: list[0]!.startedAt,
       endedAt: last.endedAt,
-      truncated: false,
+      truncated: over !== undefined,
       serverClosed: last.serverClosed,
     });
   }
