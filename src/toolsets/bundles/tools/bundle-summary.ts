@@ -5,7 +5,7 @@ import type { BundlesContext } from '../context.js';
 import type { ActiveBundle } from '../workspace.js';
 import { split } from './common.js';
 
-// Sections are { items, total } (log_errors adds files_read, files_total), typed in summary.ts: spelled out here, the schema
+// Sections are { items, total } (log_errors adds files_read, pods_with_logs), typed in summary.ts: spelled out here, the schema
 // cost 2,700 characters of a listing with output schemas that has 700 left.
 const output = {
   healthy: z.boolean(),
