@@ -6,6 +6,7 @@ import type { OnMiss } from './http/replayer.js';
 import type { Mock } from './keploy/types.js';
 import type { InterceptedConnection } from './proxy/proxy.js';
 import type { SniffResult } from './proxy/sniff.js';
+import type { KeptBytes } from './kept.js';
 import type { DebugkitCa } from './tls/index.js';
 
 /**
@@ -51,6 +52,8 @@ export interface RecordOptions {
   onMock(mock: Mock, protocol: string): void;
   /** An exchange relayed whole but not kept as a mock, and why (counted in the answer). */
   onDropped(why: string): void;
+  /** The recording's budget for calls not finished yet (kept.ts). */
+  kept?: KeptBytes;
   warn(message: string): void;
 }
 

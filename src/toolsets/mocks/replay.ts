@@ -7,6 +7,7 @@ import { PROTOCOLS } from './protocols.js';
 import { replayersFor } from './replayers.js';
 import { startCaptureProxy, type InterceptedConnection } from './proxy/proxy.js';
 import { tunnel } from './proxy/tunnel.js';
+import { KeptBytes } from './kept.js';
 import { runThroughProxy, type RunResult } from './runner.js';
 import { isOwnServer } from './session.js';
 import type { DebugkitCa } from './tls/index.js';
@@ -95,6 +96,8 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
   });
   /** Connections no replayer took. */
   const other = { missed: 0, fellBack: 0 };
+  // One budget for the calls recorded on a miss and not finished yet (kept.ts).
+  const kept = new KeptBytes();
   /**
    * A connection no replayer took (HTTP and HTTP/2 ones always are): to the real destination,
    * recorded by its protocol with `onMiss: record`.
@@ -115,6 +118,7 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
         }),
       onMock: keep,
       onDropped: () => void recordedDropped++,
+      kept,
       warn: req.warn,
     });
   };

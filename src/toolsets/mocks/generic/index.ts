@@ -19,6 +19,7 @@ export const recorder: ProtocolRecorder = {
     const tls = { ca: o.ca, upstream: { insecure: o.insecureUpstream, ...(o.upstreamCa ? { ca: o.upstreamCa } : {}) } };
     const result = await recordGeneric(conn, upstream, {
       onMock: (mock) => o.onMock(mock, 'Generic'),
+      ...(o.kept ? { kept: o.kept } : {}),
       tls,
       onMysqlMock: (m) => {
         const mock = mysqlMockOf(m);

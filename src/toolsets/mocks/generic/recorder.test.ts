@@ -120,7 +120,7 @@ describe('recordGeneric', () => {
       socket.on('data', () => socket.write(answer));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    cleanups.push({ close: () => new Promise<void>((r) => server.close(() => r())) });
+    cleanups.push({ port: 0, close: () => new Promise<void>((r) => server.close(() => r())) });
     const mysqlMocks: GenericMock[] = [];
     const l = await recordingListener({ host: '127.0.0.1', port: (server.address() as AddressInfo).port }, { onMysqlMock: (m) => mysqlMocks.push(m) });
     cleanups.push(l);

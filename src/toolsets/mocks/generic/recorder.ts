@@ -6,6 +6,7 @@ import { failTogether, pipeBoth } from '../proxy/pipe.js';
 import { greetingOffersTls, greetingRead, isMysqlGreeting, redactMysqlRequest, splitSslRequest } from '../mysql/wire.js';
 import { acceptTls, connectUpstream, type UpstreamTlsOptions } from '../tls/terminate.js';
 import type { DebugkitCa } from '../tls/ca.js';
+import { KeptShare, RECORDING_KEPT_MAX_BYTES, type KeptBytes } from '../kept.js';
 import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
 
 /**
@@ -34,6 +35,8 @@ export interface GenericConnection {
 
 export interface RecordGenericOptions {
   onMock(mock: GenericMock): void;
+  /** The recording's budget for exchanges not finished yet (kept.ts): past it an exchange is recorded cut, as past the bound per mock. */
+  kept?: KeptBytes;
   /**
    * When given, the exchanges of a MySQL/MariaDB connection (its greeting said so) go here
    * instead of `onMock` (record.ts writes them as Keploy MySQL mocks).
@@ -77,6 +80,8 @@ interface Exchange {
   endedAt: Date;
   truncated: boolean;
   serverClosed: boolean;
+  /** What it took of the recording's budget (kept.ts). */
+  share?: KeptShare;
 }
 
 /** Forwards and records one connection; resolves once both sides are closed. */
@@ -269,6 +274,8 @@ class ExchangeGrouper {
 
   /** Nothing of this connection is written (its TLS login failed: a greeting alone replays nothing). */
   discard(): void {
+    this.current?.share?.release();
+    for (const e of this.phase ?? []) e.share?.release();
     this.current = undefined;
     this.phase = undefined;
     this.stopped = true;
@@ -284,6 +291,12 @@ class ExchangeGrouper {
   private keep(ex: Exchange, into: Buffer[], chunk: Buffer): void {
     if (ex.truncated) return;
     const room = this.max - ex.kept;
+    ex.share ??= new KeptShare(this.options.kept);
+    if (!ex.share.take(Math.min(chunk.length, room))) {
+      // The recording keeps all it may of calls not finished: this one is written cut, as past its own bound.
+      ex.truncated = true;
+      return;
+    }
     if (chunk.length > room) {
       ex.truncated = true;
       if (room > 0) into.push(Buffer.from(chunk.subarray(0, room)));
@@ -337,6 +350,7 @@ class ExchangeGrouper {
     this.phase = undefined;
     const last = over ?? list[list.length - 1]!;
     const all = over ? [...list, over] : list;
+    for (const e of all) e.share?.release();
     this.write({
       request: list.flatMap((e) => e.request),
       response: list.flatMap((e) => e.response),
@@ -351,9 +365,14 @@ class ExchangeGrouper {
   }
 
   private write(ex: Exchange): void {
+    ex.share?.release();
     if (ex.truncated) {
       this.stopped = true;
-      this.result.stoppedRecording = `an exchange of ${ex.requestBytes + ex.responseBytes} bytes went over the ${this.max}-byte limit per mock; it was recorded truncated and the rest of the connection was not recorded`;
+      const size = ex.requestBytes + ex.responseBytes;
+      this.result.stoppedRecording =
+        ex.kept >= this.max || size > this.max
+          ? `an exchange of ${size} bytes went over the ${this.max}-byte limit per mock; it was recorded truncated and the rest of the connection was not recorded`
+          : `the recording already held the ${RECORDING_KEPT_MAX_BYTES} bytes it keeps of calls not finished: an exchange was recorded truncated and the rest of the connection was not recorded`;
     }
     try {
       const mock = buildGenericMock(

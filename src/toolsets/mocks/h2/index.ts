@@ -18,7 +18,8 @@ export { detect } from './wire.js';
 
 export const recorder: ProtocolRecorder = {
   accepts: (conn) => conn.protocol === 'h2',
-  record: (conn, o) => recordH2(conn, { scheme: 'http', dial: () => o.dial(conn), onMock: (mock) => o.onMock(mock, h2Label(mock)), onDropped: o.onDropped, warn: o.warn }),
+  record: (conn, o) =>
+    recordH2(conn, { scheme: 'http', dial: () => o.dial(conn), onMock: (mock) => o.onMock(mock, h2Label(mock)), onDropped: o.onDropped, ...(o.kept ? { kept: o.kept } : {}), warn: o.warn }),
 };
 
 export const replayer: ReplayerFactory = async (mocks, o, { slice }) => h2Replayer(mocks, await GrpcIndex.build(mocks, slice), o);

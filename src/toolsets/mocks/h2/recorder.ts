@@ -1,6 +1,7 @@
 import http2 from 'node:http2';
 import { boundPromise } from '../../../core/wait.js';
 import { DEFAULT_MAX_BODY } from '../http/message.js';
+import { RECORDING_KEPT_MAX_BYTES, type KeptBytes } from '../kept.js';
 import type { Mock } from '../keploy/types.js';
 import { relay, toMock } from './relay.js';
 import { serveClient, upstreamOf, type H2Connection, type H2Dial } from './wire.js';
@@ -22,6 +23,8 @@ export interface RecordH2Options {
   warn?(message: string): void;
   /** Most bytes of each direction of one exchange kept for its mock (default DEFAULT_MAX_BODY, 1 MiB). */
   maxBodyBytes?: number;
+  /** The recording's budget for streams not finished yet (kept.ts). */
+  kept?: KeptBytes;
 }
 
 /** Records every stream of the program's HTTP/2 connection against the real server. */
@@ -35,10 +38,10 @@ export async function recordH2(conn: H2Connection, o: RecordH2Options): Promise<
     await serveClient(conn, (stream, headers) => {
       const work = upstream
         .get()
-        .then((session) => relay(session, stream, headers, { live: stream }, maxBytes))
+        .then((session) => relay(session, stream, headers, { live: stream }, maxBytes, o.kept))
         .then((r) => {
           if (!r.over) return o.onMock(toMock(r, conn.target));
-          o.onDropped?.(`over the ${maxBytes}-byte limit per HTTP/2 mock`);
+          o.onDropped?.(r.over.budget ? `past the ${RECORDING_KEPT_MAX_BYTES} bytes a recording keeps of calls not finished yet` : `over the ${maxBytes}-byte limit per HTTP/2 mock`);
           if (over++ === 0) {
             o.warn?.(
               `HTTP/2 ${String(headers[':method'])} ${String(headers[':path'])} to ${conn.target.host}:${conn.target.port} was relayed but not recorded: ` +

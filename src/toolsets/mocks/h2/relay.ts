@@ -1,4 +1,5 @@
 import http2 from 'node:http2';
+import { KeptShare, type KeptBytes } from '../kept.js';
 import { DEFAULT_MAX_BODY } from '../http/message.js';
 import type { Mock } from '../keploy/types.js';
 import { isGrpc, MessageReader, splitMessages, type GrpcMessage, type HeaderMap } from './grpc.js';
@@ -22,7 +23,7 @@ export interface Relayed {
    * exchange was let go at that point (both bodies and the gRPC messages are empty then), so it
    * cannot become a mock. The sizes are what went through each way.
    */
-  over?: { requestBytes: number; responseBytes: number };
+  over?: { requestBytes: number; responseBytes: number; budget?: true };
 }
 
 /** The program's request body: bytes already read (`prefix`), then the rest of `live` as it comes. */
@@ -39,7 +40,14 @@ export type RequestBody = Buffer | { prefix?: Buffer; live: http2.ServerHttp2Str
  * reader's copy). Past it the exchange is still relayed whole, but nothing more is kept and what
  * was kept is let go (`over` says so): a mock of part of a stream would replay a wrong answer.
  */
-export function relay(upstream: http2.ClientHttp2Session, down: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, body: RequestBody, maxBytes: number = DEFAULT_MAX_BODY): Promise<Relayed> {
+export function relay(
+  upstream: http2.ClientHttp2Session,
+  down: http2.ServerHttp2Stream,
+  headers: http2.IncomingHttpHeaders,
+  body: RequestBody,
+  maxBytes: number = DEFAULT_MAX_BODY,
+  kept?: KeptBytes,
+): Promise<Relayed> {
   return new Promise((resolve, reject) => {
     const requestTime = new Date();
     const requestHeaders = flat(headers);
@@ -53,11 +61,21 @@ export function relay(upstream: http2.ClientHttp2Session, down: http2.ServerHttp
     let requestBytes = 0;
     let responseBytes = 0;
     let over = false;
-    /** Whether the exchange is still kept, the bytes counted so far within the bound; past it, everything kept is let go (the readers too: they hold a partial message). */
-    const keeping = () => {
+    let starved = false;
+    const share = new KeptShare(kept);
+    /**
+     * Whether the exchange is still kept, the bytes counted so far within the bound and `n` more
+     * within the recording's budget; past either, everything kept is let go (the readers too: they
+     * hold a partial message).
+     */
+    const keeping = (n: number) => {
       if (over) return false;
-      if (requestBytes <= maxBytes && responseBytes <= maxBytes) return true;
+      if (requestBytes <= maxBytes && responseBytes <= maxBytes) {
+        if (share.take(n)) return true;
+        starved = true;
+      }
       over = true;
+      share.release();
       reqChunks.length = 0;
       respChunks.length = 0;
       responseMessages.length = 0;
@@ -67,7 +85,7 @@ export function relay(upstream: http2.ClientHttp2Session, down: http2.ServerHttp
     };
     const sendUp = (c: Buffer) => {
       requestBytes += c.length;
-      if (keeping()) {
+      if (keeping(c.length)) {
         reqChunks.push(c);
         requestsSent += reqReader.push(c).length;
       }
@@ -106,7 +124,7 @@ export function relay(upstream: http2.ClientHttp2Session, down: http2.ServerHttp
       // Reading starts only now: node:http2 may deliver DATA before emitting 'response'.
       up.on('data', (c: Buffer) => {
         responseBytes += c.length;
-        if (keeping()) {
+        if (keeping(c.length)) {
           respChunks.push(c);
           for (const m of respReader.push(c)) responseMessages.push(clientEnded ? m : { ...m, afterRequests: requestsSent });
         }
@@ -140,10 +158,13 @@ export function relay(upstream: http2.ClientHttp2Session, down: http2.ServerHttp
         trailers,
         requestTime,
         responseTime: new Date(),
-        ...(over ? { over: { requestBytes, responseBytes } } : {}),
+        ...(over ? { over: { requestBytes, responseBytes, ...(starved ? { budget: true as const } : {}) } } : {}),
       });
+      // Its bytes are the mock's now (or gone): the recording's budget has them back.
+      share.release();
     });
     up.once('error', (err) => {
+      share.release();
       if (!down.destroyed) down.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
       reject(err);
     });

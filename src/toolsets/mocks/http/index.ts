@@ -24,10 +24,12 @@ export const recorder: ProtocolRecorder = {
           dial: async () => c.upstream!,
           onMock: (mock) => o.onMock(mock, h2Label(mock)),
           onDropped: o.onDropped,
+          ...(o.kept ? { kept: o.kept } : {}),
           warn: o.warn,
         }),
       insecureUpstream: o.insecureUpstream,
       ...(o.upstreamCa ? { upstreamCa: o.upstreamCa } : {}),
+      ...(o.kept ? { kept: o.kept } : {}),
     });
     if (result.error) o.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
   },

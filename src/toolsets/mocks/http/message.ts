@@ -1,3 +1,4 @@
+import { KeptShare, type KeptBytes } from '../kept.js';
 /** HTTP/1.x messages as the passive parser reports them, and helpers to read their fields. */
 
 export type Header = [name: string, value: string];
@@ -42,6 +43,8 @@ export type HttpMessage = HttpRequestMessage | HttpResponseMessage;
 export type ParserState = 'http' | 'held' | 'upgraded' | 'not-http' | 'ended';
 
 export interface HttpParserOptions {
+  /** The recording's budget for bodies not finished yet (kept.ts). */
+  kept?: KeptBytes;
   /** Body bytes kept per message (default 1 MiB). */
   maxBodyBytes?: number;
   /** Start line + headers (and trailers) per message (default 64 KiB). */
@@ -105,12 +108,19 @@ export class BodySink {
   total = 0;
   private buf: Buffer | undefined;
   private kept = 0;
+  private readonly share: KeptShare;
 
-  constructor(private readonly max: number) {}
+  /** `kept`: the recording's budget, charged for the buffer this body grows to (kept.ts); past it the body is kept no further, as past `max`. */
+  constructor(
+    private max: number,
+    kept?: KeptBytes,
+  ) {
+    this.share = new KeptShare(kept);
+  }
 
   /** Sizes the buffer once when the length is known (capped), instead of growing it. */
   reserve(n: number): void {
-    if (!this.buf) this.buf = Buffer.allocUnsafe(Math.min(n, this.max));
+    if (!this.buf) this.grow(Math.min(n, this.max));
   }
 
   append(src: Buffer, from: number, to: number): void {
@@ -118,13 +128,26 @@ export class BodySink {
     const n = Math.min(to - from, this.max - this.kept);
     if (n <= 0) return;
     const need = this.kept + n;
-    if (!this.buf || this.buf.length < need) {
-      const grown = Buffer.allocUnsafe(Math.min(this.max, Math.max(need, (this.buf?.length ?? 0) * 2, 4096)));
-      if (this.buf) this.buf.copy(grown, 0, 0, this.kept);
-      this.buf = grown;
-    }
-    src.copy(this.buf, this.kept, from, from + n);
+    if ((!this.buf || this.buf.length < need) && !this.grow(Math.min(this.max, Math.max(need, (this.buf?.length ?? 0) * 2, 4096)))) return;
+    src.copy(this.buf!, this.kept, from, from + n);
     this.kept = need;
+  }
+
+  /** A buffer of `size`, charged to the budget; false (and the body kept no further) when the budget has no room. */
+  private grow(size: number): boolean {
+    if (!this.share.take(size - (this.buf?.length ?? 0))) {
+      this.max = this.kept;
+      return false;
+    }
+    const grown = Buffer.allocUnsafe(size);
+    if (this.buf) this.buf.copy(grown, 0, 0, this.kept);
+    this.buf = grown;
+    return true;
+  }
+
+  /** The body is the message's now, or dropped: the budget has its bytes back. */
+  release(): void {
+    this.share.release();
   }
 
   bytes(): Buffer {

@@ -1,6 +1,7 @@
 import type { Duplex } from 'node:stream';
 import { buildHttpMock } from './keploy.js';
 import type { HttpMock } from '../keploy/types.js';
+import type { KeptBytes } from '../kept.js';
 import { DEFAULT_MAX_BODY, headerValue, HttpParser, type HttpMessage, type HttpRequestMessage, type HttpResponseMessage } from './wire.js';
 import { authorityOf, fullUrl, type Scheme } from './url.js';
 import { pipeBoth } from '../proxy/pipe.js';
@@ -38,6 +39,8 @@ export interface RecordHttpOptions {
   scheme?: Scheme;
   /** Default 1 MiB per body. */
   maxBodyBytes?: number;
+  /** The recording's budget for bodies not finished yet (kept.ts). */
+  kept?: KeptBytes;
   connectTimeoutMs?: number;
   /** Mock building or `onMock` failures (the traffic is not affected). */
   onError?: (err: unknown) => void;
@@ -99,7 +102,7 @@ class Pairing {
     private readonly result: RecordHttpResult,
   ) {
     this.scheme = options.scheme ?? 'http';
-    const limits = { maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY };
+    const limits = { maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY, ...(options.kept ? { kept: options.kept } : {}) };
     const onStop = (state: string, reason: string) => {
       if (state === 'not-http') result.notHttp ??= reason;
       if (state === 'upgraded') result.upgraded = true;
@@ -124,6 +127,9 @@ class Pairing {
     upstream.on('data', (chunk: Buffer) => this.replies.push(chunk));
     client.on('end', () => this.requests.end());
     upstream.on('end', () => this.replies.end());
+    // A side that closes without ending (reset, destroyed) ends its parser too: a body it was keeping goes back to the budget.
+    client.once('close', () => this.requests.end());
+    upstream.once('close', () => this.replies.end());
   }
 
   private onRequestHead(m: HttpMessage): void {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HttpParser, type HttpMessage, type HttpParserOptions, type HttpRequestMessage, type HttpResponseMessage } from './wire.js';
+import { KeptBytes } from '../kept.js';
 
 interface Run {
   messages: HttpMessage[];
@@ -226,5 +227,37 @@ describe('HttpParser: responses', () => {
     expect(last!.body.length).toBe(1000);
     expect(last!.bodyLength).toBe(10_000);
     expect(p2.state).toBe('http');
+  });
+});
+
+/**
+ * Attack 18p: 1,000 connections each answered 1 MB that never finished held 1.8 GB, each body
+ * within its own bound. Bodies not finished yet share one budget per recording (kept.ts).
+ */
+describe("HttpParser: the recording's budget for bodies not finished yet", () => {
+  const MiB = 1024 * 1024;
+  const head = (n: number) => `HTTP/1.1 200 OK\r\nContent-Length: ${n}\r\n\r\n`;
+  it('a body past the budget is kept no further (bodyTruncated, its length still counted), and a finished one gives its bytes back', () => {
+    const kept = new KeptBytes(Math.floor(1.5 * MiB));
+    const body = Buffer.alloc(MiB, 0x61);
+    const first = run('response', [head(MiB), body.subarray(0, MiB - 1)], { kept });
+    // The first body holds 1 MiB of the budget (not finished: one byte to come); the second finds 0.5 MiB left.
+    const second = run('response', [head(MiB), body], { kept });
+    expect(second.messages).toHaveLength(1);
+    expect(second.messages[0]).toMatchObject({ bodyTruncated: true, bodyLength: MiB });
+    expect(second.messages[0]!.body.length).toBeLessThan(MiB);
+    first.parser.push(body.subarray(MiB - 1));
+    expect(first.messages[0]).toMatchObject({ bodyTruncated: false, bodyLength: MiB });
+    // Both finished: the whole budget is back, and a third body is kept whole.
+    const third = run('response', [head(MiB), body], { kept });
+    expect(third.messages[0]).toMatchObject({ bodyTruncated: false, bodyLength: MiB });
+    expect(kept.take(Math.floor(1.5 * MiB))).toBe(true);
+  });
+
+  it('a body whose connection ends unfinished gives its bytes back', () => {
+    const kept = new KeptBytes(MiB + 4096);
+    const cut = run('response', [head(MiB), Buffer.alloc(MiB / 2)], { kept }, true);
+    expect(cut.messages).toHaveLength(0);
+    expect(kept.take(MiB)).toBe(true);
   });
 });

@@ -78,7 +78,7 @@ export class HttpParser {
     this.maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
     this.maxHead = options.maxHeadBytes ?? DEFAULT_MAX_HEAD;
     this.now = options.now ?? Date.now;
-    this.body = new BodySink(this.maxBody);
+    this.body = new BodySink(this.maxBody, options.kept);
   }
 
   /**
@@ -124,6 +124,7 @@ export class HttpParser {
     this.state = state;
     this.stopReason = reason;
     this.msg = undefined;
+    this.body.release();
     this.body = new BodySink(0);
     this.stash = [];
     this.held = [];
@@ -372,7 +373,8 @@ export class HttpParser {
     msg.bodyTruncated = this.body.total > msg.body.length;
     msg.completedAt = this.now();
     this.msg = undefined;
-    this.body = new BodySink(this.maxBody);
+    this.body.release();
+    this.body = new BodySink(this.maxBody, this.options.kept);
     this.headBytes = 0;
     this.phase = Phase.Head;
     this.handlers.onMessage(msg);

@@ -1,0 +1,45 @@
+/**
+ * Bytes a recording keeps for calls not finished yet, across all its connections and streams.
+ * Each call is bound (MAX_MOCK_EXCHANGE_BYTES), but a program may hold a thousand of them open at
+ * once: 1,000 HTTP/2 streams or HTTP/1 connections each answered 1 MB and never finished held
+ * 1.8-6.5 GB and other clients' pings 4-15 s, for mocks no set could hold (attack 18p). Past the
+ * budget a call is relayed whole and not kept (or kept without its body, as a body over the bound is).
+ */
+export class KeptBytes {
+  private used = 0;
+
+  constructor(readonly limit: number = RECORDING_KEPT_MAX_BYTES) {}
+
+  /** Takes `n` bytes of the budget, or none (false) when they do not fit. */
+  take(n: number): boolean {
+    if (this.used + n > this.limit) return false;
+    this.used += n;
+    return true;
+  }
+
+  give(n: number): void {
+    this.used = Math.max(0, this.used - n);
+  }
+}
+
+/** What all of a recording's unfinished calls may keep at once: twice what a mock set holds. */
+export const RECORDING_KEPT_MAX_BYTES = 64 * 1024 * 1024;
+
+/** One call's part of a recording's budget: what it took, given back once (when it ends, or stops being kept). */
+export class KeptShare {
+  private taken = 0;
+
+  constructor(private readonly budget: KeptBytes | undefined) {}
+
+  take(n: number): boolean {
+    if (!this.budget) return true;
+    if (!this.budget.take(n)) return false;
+    this.taken += n;
+    return true;
+  }
+
+  release(): void {
+    this.budget?.give(this.taken);
+    this.taken = 0;
+  }
+}
