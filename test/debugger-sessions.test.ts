@@ -70,11 +70,10 @@ describe('debugger sessions in the one registry', () => {
     // Then, without calls, it ends with its gdb and its program.
     expect(await waitFor(() => gdbsOf(dk).length === 0, 15_000)).toBe(true);
     expect(descendants(dk.serverPid!).some((p) => p.pid === pid)).toBe(false);
-    const late = await dk.client.callTool({ name: 'debugger_get_stack_trace', arguments: { session_id: 'idle' } }).catch((e: unknown) => e);
-    expect((late as { code?: number }).code).toBe(-32005);
-    expect((late as { data?: { details?: string } }).data?.details).toBe(
-      'no process in session "idle" (it ended: idle for 1 s (session timeout)): call debugger_attach {pid} or debugger_launch {program} first',
-    );
+    // By its MCP name, the contract's error is a tool result the model sees, its code and details in the text.
+    const late = await dk.tool('debugger_get_stack_trace', { session_id: 'idle' });
+    expect(late.isError).toBe(true);
+    expect(late.text).toBe('Not attached (code -32005): no process in session "idle" (it ended: idle for 1 s (session timeout)): call debugger_attach {pid} or debugger_launch {program} first');
   });
 
   it('counts against --max-sessions-total, naming the cap, without starting a gdb for the refused one', async () => {
