@@ -2,11 +2,12 @@ import { serialize } from 'pg-protocol';
 import { describe, expect, it } from 'vitest';
 import type { PostgresMock } from '../keploy/types.js';
 import { FrontendParser, type StartupMessage, type TypedMessage } from './frontend.js';
+import { KeptBytes } from '../kept.js';
 import { REDACTED, RequestGrouper } from './grouping.js';
 import { backend, splitBackendBytes } from './wire.js';
 
 /** Drives a grouper with client bytes and server messages in a chosen interleaving. */
-function harness(options: { maxMockBytes?: number } = {}) {
+function harness(options: { maxMockBytes?: number; kept?: KeptBytes; onDropped?: (why: string) => void } = {}) {
   const mocks: PostgresMock[] = [];
   const errors: unknown[] = [];
   const grouper = new RequestGrouper({ onMock: (m) => mocks.push(m), onError: (e) => errors.push(e), connectionId: 'c1', host: 'db:5432', utcOffsetMinutes: 0, ...options });
@@ -125,5 +126,21 @@ describe('RequestGrouper', () => {
     h.server(backend.error({ S: 'FATAL', C: '28000', M: 'no pg_hba.conf entry' }));
     expect(h.headers()).toEqual([[['startup'], ['E']]]);
     expect(splitBackendBytes(Buffer.from(h.mocks[0]!.spec.postgresresponses[0]!.payload!, 'base64'))).toHaveLength(1);
+  });
+
+  it("stops recording a connection whose requests await answers past the recording's budget, and gives the budget back (attack 18q)", () => {
+    // A server that answers the startup, then never again: 185 MB of small queries filled a 4 GB heap before.
+    const kept = new KeptBytes(64 * 1024);
+    const dropped: string[] = [];
+    const h = harness({ kept, onDropped: (why) => dropped.push(why) });
+    h.client(startupBytes);
+    h.server(backend.authenticationOk(), ready());
+    for (let i = 0; i < 2000; i++) h.client(serialize.query(`SELECT ${i}`));
+    expect(dropped).toHaveLength(1);
+    expect(dropped[0]).toMatch(/^\d+ PostgreSQL requests awaiting answers, past the \d+ bytes a recording keeps of calls not finished: the rest of the connection was relayed, not recorded$/);
+    // The budget is whole again, and answers that come late make no mock.
+    expect(kept.take(64 * 1024)).toBe(true);
+    h.server(backend.commandComplete('SELECT 1'), ready());
+    expect(h.mocks).toHaveLength(1);
   });
 });

@@ -1,5 +1,6 @@
 import { serialize } from 'pg-protocol';
 import { keployTime } from '../keploy/time.js';
+import { KeptShare, RECORDING_KEPT_MAX_BYTES, WAITING_OVERHEAD_BYTES, type KeptBytes } from '../kept.js';
 import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
 import { KEPLOY_MOCK_VERSION, type PostgresMock } from '../keploy/types.js';
 import { decodeTyped, type FrontendMessage, type StartupMessage, type TypedMessage } from './frontend.js';
@@ -35,6 +36,10 @@ interface Group {
   /** The authentication request a `p` answered. */
   authCode?: number;
   tooLarge?: boolean;
+  /** Why it is not recorded, past a bound: its own size, or the recording's budget. */
+  why?: string;
+  /** What it holds of the recording's budget (kept.ts). */
+  charged: number;
 }
 
 export interface GrouperOptions {
@@ -49,6 +54,8 @@ export interface GrouperOptions {
   utcOffsetMinutes?: number;
   /** The session is past its startup (a replayed one whose misses are recorded): every group is a query group. */
   afterStartup?: boolean;
+  /** The recording's budget for calls not finished yet (kept.ts): groups awaiting their answer are charged to it. */
+  kept?: KeptBytes;
 }
 
 export class RequestGrouper {
@@ -58,17 +65,43 @@ export class RequestGrouper {
   private authCode = 0;
   private startupLength = 0;
   mocks = 0;
+  private readonly share: KeptShare;
 
   constructor(private readonly options: GrouperOptions) {
     if (options.afterStartup) this.authenticating = false;
+    this.share = new KeptShare(options.kept);
+  }
+
+  /** The connection is gone: what its unfinished groups held goes back to the budget. */
+  close(): void {
+    this.share.release();
+  }
+
+  private stopped = false;
+
+  /**
+   * The recording's budget has no room for this connection's groups awaiting answers: nothing more
+   * of the connection is recorded (the traffic goes on), and what it held is let go.
+   */
+  private stopRecording(): void {
+    this.stopped = true;
+    const pending = this.waiting.length + (this.open ? 1 : 0);
+    this.waiting.length = 0;
+    this.open = undefined;
+    this.share.release();
+    const why = `${pending} PostgreSQL requests awaiting answers, past the ${RECORDING_KEPT_MAX_BYTES} bytes a recording keeps of calls not finished: the rest of the connection was relayed, not recorded`;
+    if (this.options.onDropped) this.options.onDropped(why);
+    else this.options.onError?.(new Error(why));
   }
 
   startup(m: StartupMessage): void {
+    if (this.stopped) return;
     this.startupLength = m.raw.length;
     this.waiting.push(newGroup(true, m));
   }
 
   frontend(m: TypedMessage): void {
+    if (this.stopped) return;
     if (this.authenticating) {
       if (m.type === Frontend.Password) this.waiting.push({ ...newGroup(true, redact(m, this.authCode)), authCode: this.authCode });
       return;
@@ -88,6 +121,7 @@ export class RequestGrouper {
   }
 
   backend(raw: Buffer): void {
+    if (this.stopped) return;
     // Answers go to the oldest group still waiting; before its Sync (after a Flush) to the open one.
     const group = this.waiting[0] ?? this.open;
     if (!group) return; // an asynchronous message outside any request (NOTIFY, a notice): not part of a mock
@@ -106,12 +140,21 @@ export class RequestGrouper {
     if (group.tooLarge) return;
     const size = Buffer.isBuffer(item) ? item.length : item.raw.length;
     group.bytes += size;
-    if (group.bytes > (this.options.maxMockBytes ?? DEFAULT_MAX_MOCK_BYTES)) {
+    const max = this.options.maxMockBytes ?? DEFAULT_MAX_MOCK_BYTES;
+    // Groups awaiting answers from a server that never gives them must not pile up without bound (attack 18q: 185 MB of
+    // small queries never answered filled a 4 GB heap): each is charged to the recording's budget, its objects included.
+    const cost = size + (group.charged === 0 ? WAITING_OVERHEAD_BYTES : 0);
+    if (group.bytes <= max && !this.share.take(cost)) return this.stopRecording();
+    if (group.bytes > max) {
+      group.why = `a PostgreSQL request and its answer over ${max} bytes (relayed, not recorded)`;
       group.tooLarge = true;
+      this.share.give(group.charged);
+      group.charged = 0;
       group.requests = [];
       group.responses = [];
       return;
     }
+    group.charged += cost;
     if (Buffer.isBuffer(item)) group.responses.push(item);
     else group.requests.push(item);
   }
@@ -121,8 +164,10 @@ export class RequestGrouper {
     if (i >= 0) this.waiting.splice(i, 1);
     if (group === this.open) this.open = undefined;
     group.endedAt = new Date();
+    this.share.give(group.charged);
+    group.charged = 0;
     if (group.tooLarge) {
-      const why = `a PostgreSQL request and its answer over ${this.options.maxMockBytes ?? DEFAULT_MAX_MOCK_BYTES} bytes (relayed, not recorded)`;
+      const why = group.why ?? `a PostgreSQL request and its answer over ${this.options.maxMockBytes ?? DEFAULT_MAX_MOCK_BYTES} bytes (relayed, not recorded)`;
       if (this.options.onDropped) this.options.onDropped(why);
       else this.options.onError?.(new Error(why));
       return;
@@ -158,7 +203,7 @@ export class RequestGrouper {
 }
 
 function newGroup(config: boolean, first?: FrontendMessage): Group {
-  return { config, requests: first ? [first] : [], responses: [], bytes: first?.raw.length ?? 0, startedAt: new Date() };
+  return { config, requests: first ? [first] : [], responses: [], bytes: first?.raw.length ?? 0, startedAt: new Date(), charged: 0 };
 }
 
 /** A `p` message with its secret replaced (SASL's first message only names the mechanism and a nonce). */

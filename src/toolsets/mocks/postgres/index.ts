@@ -12,7 +12,7 @@ export const recorder: ProtocolRecorder = {
   accepts: (conn) => conn.protocol === 'postgres',
   async record(conn, o) {
     const upstream = await o.dial(conn);
-    const result = await recordPostgres(conn, upstream, { onMock: (mock) => o.onMock(mock, 'Postgres'), onDropped: o.onDropped });
+    const result = await recordPostgres(conn, upstream, { onMock: (mock) => o.onMock(mock, 'Postgres'), onDropped: o.onDropped, ...(o.kept ? { kept: o.kept } : {}) });
     if (result.error) o.warn(`recording PostgreSQL at ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
   },
 };

@@ -1,4 +1,5 @@
 import type { Duplex } from 'node:stream';
+import type { KeptBytes } from '../kept.js';
 import type { PostgresMock } from '../keploy/types.js';
 import { readFrame } from '../proxy/peek.js';
 import { decodeUntyped, FrontendParser, untypedLength, type StartupMessage, type TypedMessage, type UntypedMessage } from './frontend.js';
@@ -41,6 +42,8 @@ export interface RecordPostgresOptions {
   startupTimeoutMs?: number;
   maxMockBytes?: number;
   utcOffsetMinutes?: number;
+  /** The recording's budget for calls not finished yet (kept.ts). */
+  kept?: KeptBytes;
 }
 
 export interface RecordPostgresResult {
@@ -77,6 +80,7 @@ export async function recordPostgres(conn: PostgresConnection, upstream: Duplex,
     host: `${conn.target.host}:${conn.target.port}`,
     maxMockBytes: options.maxMockBytes,
     utcOffsetMinutes: options.utcOffsetMinutes,
+    ...(options.kept ? { kept: options.kept } : {}),
   });
   if (opening.type === 'startup') {
     grouper.startup(opening);
@@ -86,7 +90,11 @@ export async function recordPostgres(conn: PostgresConnection, upstream: Duplex,
   result.bytesUp += opening.raw.length;
   client.off('error', early);
   upstream.off('error', early);
-  return pipeBoth(client, upstream, result);
+  try {
+    return await pipeBoth(client, upstream, result);
+  } finally {
+    grouper.close();
+  }
 }
 
 /**

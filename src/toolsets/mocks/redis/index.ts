@@ -15,7 +15,7 @@ export const recorder: ProtocolRecorder = {
   accepts: (conn) => conn.protocol === 'redis',
   async record(conn, o) {
     const upstream = await o.dial(conn);
-    const result = await recordRedis(conn, upstream, { onMock: (mock) => o.onMock(mock, 'Redis'), onDropped: o.onDropped });
+    const result = await recordRedis(conn, upstream, { onMock: (mock) => o.onMock(mock, 'Redis'), onDropped: o.onDropped, ...(o.kept ? { kept: o.kept } : {}) });
     if (result.error) o.warn(`recording Redis at ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
     if (result.stoppedRecording) o.warn(`recording Redis at ${conn.target.host}:${conn.target.port}: ${result.stoppedRecording}`);
   },

@@ -7,6 +7,7 @@ import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
 import type { RedisMock } from '../keploy/types.js';
 import { detectProtocol } from '../proxy/sniff.js';
 import { RedisIndex } from './matcher.js';
+import { KeptBytes } from '../kept.js';
 import { recordRedis } from './recorder.js';
 import { replayRedis } from './replayer.js';
 import { commandArgs, encodeCommand, respEnd } from './wire.js';
@@ -257,5 +258,40 @@ describe('RedisIndex at scale', () => {
     expect(big.closest(commandArgs(cmd('SET', 'k15999', 'w')))?.name).toBe('mock-15999');
     expect(big.closest(commandArgs(cmd('SET', 'zz', 'v')))?.name).toBe('mock-0');
     expect(big.closest(commandArgs(cmd('GET', 'k1')))).toBeUndefined();
+  });
+});
+
+describe("Redis recording: commands awaiting replies are charged to the recording's budget (attack 18q)", () => {
+  it('a server that never answers: the connection stops being recorded once the budget is full, the budget is given back, the bytes still flow', async () => {
+    // 300 MB of 14-byte PINGs never answered filled a 4 GB heap before.
+    let received = 0;
+    const sides: net.Socket[] = [];
+    const silent = await listen((socket) => {
+      sides.push(socket);
+      socket.on('data', (c: Buffer) => void (received += c.length));
+    });
+    const kept = new KeptBytes(256 * 1024);
+    const dropped: string[] = [];
+    let result: Promise<{ stoppedRecording?: string }> | undefined;
+    const recorder = await listen((socket) => {
+      const upstream = net.connect(silent.port, '127.0.0.1');
+      result = recordRedis({ target: { host: '127.0.0.1', port: silent.port }, client: socket }, upstream, { onMock: () => undefined, onDropped: (why) => dropped.push(why), kept });
+    });
+    const client = net.connect(recorder.port, '127.0.0.1');
+    const ping = cmd('PING');
+    const total = 5000 * ping.length;
+    client.write(Buffer.concat(Array.from({ length: 5000 }, () => ping)));
+    await pollUntil(() => received === total, { timeoutMs: 10_000, intervalMs: 5 });
+    client.destroy();
+    for (const side of sides) side.destroy();
+    const outcome = await result!;
+    recorder.close();
+    silent.close();
+    expect(dropped).toHaveLength(1);
+    expect(dropped[0]).toMatch(
+      /^a Redis pipeline of \d+ commands awaiting replies, past the \d+ bytes a recording keeps of calls not finished: it and the rest of its connection were relayed, not recorded$/,
+    );
+    expect(outcome.stoppedRecording).toBe(dropped[0]);
+    expect(kept.take(256 * 1024)).toBe(true);
   });
 });
