@@ -165,6 +165,26 @@ describe('sniff on a live connection', () => {
     srv.close();
   });
 
+  it('a loop held past the idle wait still finds the bytes the client had sent (attack 18q: busy, it took speakers for silent clients)', async () => {
+    let serverSide!: net.Socket;
+    const accepted = new Promise<void>((resolve) => {
+      srv = net.createServer({ pauseOnConnect: true, allowHalfOpen: true }, (s) => {
+        serverSide = s;
+        resolve();
+      });
+    });
+    const port = await listenLocal(srv);
+    const client = await connectLocal(port);
+    await accepted;
+    client.write('GET /a HTTP/1.1\r\nHost: x\r\n\r\n');
+    const sniffed = sniff(serverSide, { idleMs: 50 });
+    // Other work holds the loop past the wait (a pause, not a wait: it is the load being simulated).
+    for (const until = performance.now() + 300; performance.now() < until;);
+    expect(await sniffed).toEqual({ protocol: 'http' });
+    client.destroy();
+    srv.close();
+  });
+
   it('a silent client (server speaks first) is generic after the idle wait', async () => {
     const { result, elapsed, client } = await sniffWith(() => {}, { idleMs: 150 });
     expect(result).toEqual({ protocol: 'generic' });
