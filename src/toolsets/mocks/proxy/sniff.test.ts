@@ -132,7 +132,7 @@ describe('protocol detection on real first bytes', () => {
 
 describe('sniff on a live connection', () => {
   /** A server socket whose client is `send`: sniff runs on the server side. */
-  async function sniffWith(send: (client: net.Socket) => void, options?: Parameters<typeof sniff>[1]) {
+  async function sniffWith(send: (client: net.Socket) => void, options?: Parameters<typeof sniff>[1], whileSniffing?: () => void) {
     let serverSide!: net.Socket;
     const accepted = new Promise<void>((resolve) => {
       srv = net.createServer({ pauseOnConnect: true, allowHalfOpen: true }, (s) => {
@@ -145,7 +145,9 @@ describe('sniff on a live connection', () => {
     await accepted;
     send(client);
     const started = Date.now();
-    const result = await sniff(serverSide, options);
+    const sniffed = sniff(serverSide, options);
+    whileSniffing?.();
+    const result = await sniffed;
     return { result, elapsed: Date.now() - started, serverSide, client };
   }
   let srv: net.Server;
@@ -166,21 +168,12 @@ describe('sniff on a live connection', () => {
   });
 
   it('a loop held past the idle wait still finds the bytes the client had sent (attack 18q: busy, it took speakers for silent clients)', async () => {
-    let serverSide!: net.Socket;
-    const accepted = new Promise<void>((resolve) => {
-      srv = net.createServer({ pauseOnConnect: true, allowHalfOpen: true }, (s) => {
-        serverSide = s;
-        resolve();
-      });
-    });
-    const port = await listenLocal(srv);
-    const client = await connectLocal(port);
-    await accepted;
-    client.write('GET /a HTTP/1.1\r\nHost: x\r\n\r\n');
-    const sniffed = sniff(serverSide, { idleMs: 50 });
     // Other work holds the loop past the wait (a pause, not a wait: it is the load being simulated).
-    for (const until = performance.now() + 300; performance.now() < until;);
-    expect(await sniffed).toEqual({ protocol: 'http' });
+    const hold = () => {
+      for (const until = performance.now() + 300; performance.now() < until;);
+    };
+    const { result, client } = await sniffWith((c) => c.write('GET /a HTTP/1.1\r\nHost: x\r\n\r\n'), { idleMs: 50 }, hold);
+    expect(result).toEqual({ protocol: 'http' });
     client.destroy();
     srv.close();
   });
