@@ -41,23 +41,18 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
+/** Records `command` in a fresh workspace holding the program `file` (its text `program`); the set goes to keploy/. */
+async function recordIn(file: string, program: string, command: string, caps: { maxMocks?: number } = {}) {
+  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'debugkit-record-')));
+  writeFileSync(path.join(dir, file), program);
+  const { ca, env } = await loadCa(() => undefined);
+  const outcome = await recordMocks({ command, dir: path.join(dir, 'keploy'), cwd: dir, ca, caEnv: env, timeoutMs: 60_000, ownPorts: [], warn: () => undefined, ...caps });
+  return { dir, outcome };
+}
+
 describe('recordMocks keeps at most what a set may hold', () => {
   it('past the cap, keeps the first calls, counts the rest, and the program gets every answer', async () => {
-    const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'debugkit-record-cap-')));
-    writeFileSync(path.join(dir, 'prog.mjs'), PROGRAM);
-    const warnings: string[] = [];
-    const { ca, env } = await loadCa((w) => warnings.push(w));
-    const outcome = await recordMocks({
-      command: `node prog.mjs ${port} 8`,
-      dir: path.join(dir, 'keploy'),
-      cwd: dir,
-      ca,
-      caEnv: env,
-      timeoutMs: 60_000,
-      ownPorts: [],
-      warn: (w) => warnings.push(w),
-      maxMocks: 3,
-    });
+    const { dir, outcome } = await recordIn('prog.mjs', PROGRAM, `node prog.mjs ${port} 8`, { maxMocks: 3 });
     expect(outcome.run.exitCode).toBe(0);
     // Every call was answered by the real server, those past the cap too.
     expect(served).toBe(8);
@@ -104,19 +99,7 @@ describe('recordMocks relays an exchange over the one bound of every recorder, c
     const pg = await startPostgres();
     const redis = await startRedis();
     try {
-      const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'debugkit-record-bound-')));
-      writeFileSync(path.join(dir, 'prog.py'), OVER_BOUND_PROGRAM);
-      const { ca, env } = await loadCa(() => undefined);
-      const outcome = await recordMocks({
-        command: `/usr/bin/python3 prog.py ${pg.port} ${pg.password} ${redis.port} ${redis.password}`,
-        dir: path.join(dir, 'keploy'),
-        cwd: dir,
-        ca,
-        caEnv: env,
-        timeoutMs: 60_000,
-        ownPorts: [],
-        warn: () => undefined,
-      });
+      const { dir, outcome } = await recordIn('prog.py', OVER_BOUND_PROGRAM, `/usr/bin/python3 prog.py ${pg.port} ${pg.password} ${redis.port} ${redis.password}`);
       expect(outcome.run.exitCode, JSON.stringify(outcome.run)).toBe(0);
       expect(readFileSync(path.join(dir, 'out.txt'), 'utf8')).toBe(`42 3000 ${(3 << 20) + String(3 << 20).length + 5}\n`);
       expect(outcome.droppedWhy).toEqual(
