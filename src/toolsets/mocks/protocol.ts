@@ -68,6 +68,11 @@ export interface ProtocolReplayer {
   accepts(conn: InterceptedConnection): boolean;
   serve(conn: InterceptedConnection): Promise<void>;
   readonly counts: ReplayCounts;
+  /**
+   * Generic only: whether the set holds mocks for `target`, which may be a protocol where the
+   * server speaks first (a client silent at first may be waiting for a greeting).
+   */
+  readonly greets?: (target: InterceptedConnection['target']) => boolean;
   /** HTTP/2 only: serves a TLS connection that negotiated h2 (handed over by the HTTP replayer); absent when the set holds no HTTP/2. */
   readonly overTls?: (conn: H2OverTls) => Promise<void>;
 }

@@ -83,7 +83,33 @@ async function replaySet(command: string, onMiss?: 'record', caps: { maxMocks?: 
   });
 }
 
+/** Connects, is busy for `argv[1]` seconds before its first write (`GET known`, or nothing when `argv[2]` is `close`), and prints the reply. */
+const SLOW_FIRST_WRITE = `import socket, sys, time
+s = socket.create_connection(("127.0.0.1", 6399))
+time.sleep(float(sys.argv[1]))
+if sys.argv[2:] == ["close"]:
+    s.close()
+    sys.exit(0)
+s.sendall(b"*2\\r\\n$3\\r\\nGET\\r\\n$5\\r\\nknown\\r\\n")
+print(s.recv(100))
+`;
+
 describe('replayMocks', () => {
+  it('answers a client busy for a second before its first write: with no mock to greet it, it is not taken for one waiting to be greeted (CI: a pipeline being built was a Generic miss)', async () => {
+    writeFileSync(path.join(dir, 'slow.py'), SLOW_FIRST_WRITE);
+    const outcome = await replaySet('/usr/bin/python3 slow.py 1');
+    expect(outcome.run.exitCode, JSON.stringify(outcome)).toBe(0);
+    expect(outcome.run.stdoutTail).toContain("b'$5\\r\\nvalue\\r\\n'");
+    expect([outcome.replayed, outcome.missed]).toEqual([1, 0]);
+  }, 60_000);
+
+  it('and one that closes without a word is still a miss, when it closes', async () => {
+    const outcome = await replaySet('/usr/bin/python3 slow.py 0.5 close');
+    expect(outcome.run.exitCode, JSON.stringify(outcome)).toBe(0);
+    expect([outcome.replayed, outcome.missed]).toEqual([0, 1]);
+    expect(outcome.misses[0]).toMatch(/received no bytes/);
+  }, 60_000);
+
   it('keeps the first miss lines and counts the rest: a program missing thousands of times holds no line per miss in the server', async () => {
     writeFileSync(path.join(dir, 'misser.py'), MISSER);
     const n = 3_000;

@@ -55,6 +55,8 @@ export interface ReplayOutcome {
  * millions of times must not hold millions of lines in the server until its run ends.
  */
 export const MISS_LINES = 50;
+/** With nothing in the set to greet it, how long a connected client may take before its first write. */
+export const SILENT_CLIENT_MS = 10_000;
 /** What is kept of the calls recorded on a miss: no more than a set is parsed to (keploy/scan.ts PARSE_BOUNDS), since they are added to the set. */
 export const RECORDED_MAX_MOCKS = PARSE_MAX_DOCS;
 export const RECORDED_MAX_BYTES = PARSE_MAX_BYTES;
@@ -124,6 +126,10 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
   };
   const proxy = await startCaptureProxy({
     exclude: (host, port) => isOwnServer(host, port, req.ownPorts),
+    // A client silent at first is taken for one waiting to be greeted (MySQL, SMTP). When a miss
+    // fails and no mock here greets, it can only be one still busy before its first write (a
+    // 200,000-command pipeline being built on a loaded machine was answered as a Generic miss).
+    sniffIdleMs: (target) => (onMiss === 'fail' && !replayers.some((r) => r.greets?.(target)) ? SILENT_CLIENT_MS : undefined),
     onConnection: async (conn) => {
       try {
         const replayer = replayers.find((r) => r.accepts(conn));

@@ -59,6 +59,7 @@ function genericReplayer(index: GenericIndex, o: ReplayersOptions): ProtocolRepl
   const known = (conn: InterceptedConnection) => index.forTarget(conn.target) !== undefined;
   return {
     kind: 'Generic',
+    greets: (target) => index.forTarget(target) !== undefined,
     accepts: (conn) => (conn.protocol === 'generic' && (known(conn) || o.onMiss === 'fail')) || (conn.protocol === 'redis' && known(conn)),
     serve: async (conn) => {
       await replayGeneric(conn, index, { ca: o.ca, onMatch: () => void c.replayed++, onMiss: (m) => (c.missed++, o.missed(m.message)) });

@@ -40,8 +40,11 @@ export interface CaptureProxyOptions {
   /** Problems with single connections (bad handshakes, failed handlers); never thrown. */
   onError?: (err: unknown, context: { id?: string; via?: InterceptVia }) => void;
   handshakeTimeoutMs?: number;
-  /** See SniffOptions.idleMs: a silent client counts as `generic` after this long. */
-  sniffIdleMs?: number;
+  /**
+   * See SniffOptions.idleMs: a silent client counts as `generic` after this long. Per target when a
+   * function (undefined: the default).
+   */
+  sniffIdleMs?: number | ((target: HttpTarget) => number | undefined);
 }
 
 export interface CaptureProxy {
@@ -68,7 +71,8 @@ export async function startCaptureProxy(options: CaptureProxyOptions): Promise<C
   /** Sniffs (unless the protocol is known) and hands the connection over; excluded ones just tunnel. */
   const dispatch = async (client: Duplex, target: HttpTarget, via: InterceptVia, known?: SniffedProtocol) => {
     if (excluded(target)) return void (await tunnel({ client, target }));
-    const sniffed = known ? { protocol: known } : await sniff(client, { idleMs: options.sniffIdleMs });
+    const idleMs = typeof options.sniffIdleMs === 'function' ? options.sniffIdleMs(target) : options.sniffIdleMs;
+    const sniffed = known ? { protocol: known } : await sniff(client, idleMs === undefined ? {} : { idleMs });
     const conn: InterceptedConnection = { id: `conn-${nextId++}`, target: { ...target }, ...sniffed, client, via };
     try {
       await options.onConnection(conn);
