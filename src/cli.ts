@@ -49,6 +49,11 @@ function commonOptions(cmd: Command): Command {
     .option('--allow-attach', 'let gdb attach to processes a session did not start (default: on for stdio, off for serve)')
     .option('--no-allow-attach', 'refuse gdb attach to processes a session did not start, also over stdio')
     .option('--gdb <path>', 'gdb binary', 'gdb')
+    .addOption(
+      new Option('--gdb-text <form>', 'the text of gdb call answers: "compact" (console output and a stop line) or "json" (the GDB-MCP envelope, as the structured content)')
+        .choices(['compact', 'json'])
+        .default('compact'),
+    )
     .option('--bundle-dir <dir>', 'where support bundles are extracted and kept (default: ~/.cache/debugkit/bundles)')
     .option('--kubectl <path>', 'kubectl binary for the bundles toolset', 'kubectl')
     .option('--grep-timeout <seconds>', 'stop a grep_files search whose pattern runs this long on one line without finishing it', intArg('--grep-timeout', 1, 3600), 10)
@@ -83,6 +88,7 @@ interface CommonOpts {
   allowGdbShell?: boolean;
   allowAttach?: boolean;
   gdb: string;
+  gdbText: 'compact' | 'json';
   bundleDir?: string;
   kubectl: string;
   bundleUrlHost?: string[];
@@ -114,7 +120,7 @@ function baseConfig(opts: CommonOpts, permissive = true): Config {
   if (opts.outputSchemas) config.outputSchemas = true;
   config.maxSessionsTotal = opts.maxSessionsTotal;
   config.maxSessionsPerKey = opts.maxSessionsPerKey;
-  config.gdb = { path: opts.gdb, allowShell: opts.allowGdbShell ?? permissive, allowAttach: opts.allowAttach ?? permissive };
+  config.gdb = { path: opts.gdb, allowShell: opts.allowGdbShell ?? permissive, allowAttach: opts.allowAttach ?? permissive, text: opts.gdbText };
   config.bundles = { dir: opts.bundleDir ?? config.bundles.dir, kubectl: opts.kubectl, grepTimeoutMs: opts.grepTimeout * 1000 };
   if (opts.bundleUrlHost) config.bundles.urlHosts = opts.bundleUrlHost;
   // One --allow-attach for gdb and the debugger toolset; the debugger then attaches only to this user's processes.

@@ -55,6 +55,8 @@ export interface Config {
     allowShell: boolean;
     /** --allow-attach: attach to processes a session did not start. */
     allowAttach: boolean;
+    /** --gdb-text: `call`'s text content, compact (console output and a stop line) or the contract's JSON envelope. */
+    text: 'compact' | 'json';
   };
   /** Control plane: where keys, counters, the audit chain and session locations live. */
   control: {
@@ -147,7 +149,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
       maxPendingBodiesPerKey: 16,
       maxPendingBodies: 256,
     },
-    gdb: { path: 'gdb', allowShell: false, allowAttach: false },
+    gdb: { path: 'gdb', allowShell: false, allowAttach: false, text: 'compact' },
     control: {},
     bundles: { dir: debugkitCacheDir('bundles'), kubectl: 'kubectl' },
     debugger: { allowAttach: 'same-user', dataDir: debugkitDataDir() },

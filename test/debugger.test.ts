@@ -1,12 +1,12 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectHttp, connectStdio, startHttpServer, type TestClient } from './helpers/client.js';
 import { descendants, isAlive, procState, runsAgain, waitFor } from './helpers/procs.js';
-import { tempDir } from './helpers/programs.js';
+import { compileCInside, tempDir } from './helpers/programs.js';
 
 let root: string;
 let dataDir: string;
@@ -50,10 +50,7 @@ beforeAll(async () => {
   root = tempDir();
   dataDir = tempDir('debugkit-data-');
   // Sources are compiled inside the root: stops show source lines only for files under it.
-  for (const name of ['dbg_timetravel', 'dbg_loop', 'dbg_crash', 'dbg_pointer']) {
-    writeFileSync(path.join(root, `${name}.c`), readFileSync(path.resolve(import.meta.dirname, `programs/${name}.c`)));
-    execFileSync('gcc', ['-g', '-O0', '-o', path.join(root, name), path.join(root, `${name}.c`)]);
-  }
+  for (const name of ['dbg_timetravel', 'dbg_loop', 'dbg_crash', 'dbg_pointer']) compileCInside(root, name);
   dk = await connectStdio({ root, args: ['--toolsets', 'debugger', '--data-dir', dataDir] });
 }, 60_000);
 afterAll(async () => {
@@ -448,8 +445,7 @@ describe('debugger toolset over stdio', () => {
   });
 
   it("a crash inside libc answers the program's own frame as where it crashed, keeping the frames", async () => {
-    writeFileSync(path.join(root, 'dbg_libc.c'), readFileSync(path.resolve(import.meta.dirname, 'programs/dbg_libc.c')));
-    execFileSync('gcc', ['-g', '-O0', '-o', path.join(root, 'dbg_libc'), path.join(root, 'dbg_libc.c')]);
+    compileCInside(root, 'dbg_libc');
     await call('debugger_launch', { program: 'dbg_libc', session_id: 'libc' });
     let crash = await call('debugger_continue', { session_id: 'libc' });
     // record full may give up inside libc first; the next continue reaches the crash.

@@ -185,8 +185,8 @@ describe('both SDK generations against the same server', () => {
       expect(r.isError).toBe(true);
       expect(r.text).toMatch(/"id": expected a string, got number/);
       expect(r.text).not.toMatch(/"code":|invalid_type/);
-      const missing = await dk.tool('call', { id: 'x' });
-      expect(missing.text).toMatch(/"command" is required \(a string\)/);
+      const missing = await dk.tool('close', {});
+      expect(missing.text).toMatch(/"id" is required \(a string\)/);
       await dk.close();
     }
   });

@@ -20,7 +20,7 @@ describe('an argument the tool does not take', () => {
   it.each([
     ['debugger_get_variables', { session_id: 's', expression: 'j->payload[8]' }, /unknown field "expression"; valid fields: .*session_id/],
     ['python_get_session', { sessionId: 's', frame: 2 }, /unknown field "frame"; valid fields: sessionId$/],
-    ['call', { id: 's', command: 'bt', verbose: true }, /unknown field "verbose"; valid fields: id, command, wait/],
+    ['call', { id: 's', command: 'bt', verbose: true }, /unknown field "verbose"; valid fields: id, command, commands, wait, raw/],
     ['read_file', { path: '/x', lines: 3 }, /unknown field "lines"; valid fields: .*start_line/],
     ['keploy_list_mocks', { path: '.', recursive: true }, /unknown field "recursive"/],
     ['list_sessions', { all: true }, /unknown field "all"; this tool takes no arguments/],

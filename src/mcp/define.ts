@@ -28,8 +28,8 @@ export interface ToolsetDefinition<C> {
   context(env: ToolsetEnv): C;
   /** The tools, in the order they are listed. */
   tools: ReadonlyArray<ToolFactory<C>>;
-  /** How its answers are shaped (its contract's shape). */
-  format: ResultFormat;
+  /** How its answers are shaped (its contract's shape), or how the server's options make them. */
+  format: ResultFormat | ((context: C) => ResultFormat);
   /**
    * The argument by which its tools name the session they act on (gdb `id`, python `sessionId`,
    * the debugger `session_id`): set on each spec whose input has it, for the layers that route a
@@ -58,6 +58,7 @@ export function defineToolset<C>(definition: ToolsetDefinition<C>): ToolsetFacto
     ...(capabilities !== undefined ? { capabilities } : {}),
     create(env: ToolsetEnv): Toolset {
       const context = definition.context(env);
+      const format = typeof definition.format === 'function' ? definition.format(context) : definition.format;
       let specs: AnyToolSpec[] | undefined;
       const tools = (): readonly AnyToolSpec[] =>
         (specs ??= definition.tools.map((make) => {
@@ -71,7 +72,7 @@ export function defineToolset<C>(definition: ToolsetDefinition<C>): ToolsetFacto
         tools,
         register(server: ToolServer, client: ClientContext) {
           for (const spec of tools()) {
-            registerTool(server, client, definition.format, spec);
+            registerTool(server, client, format, spec);
             if (spec.contractName) registerToolAlias(server, spec.contractName, spec.name);
           }
           definition.resources?.(server as McpServer, context);

@@ -20,11 +20,24 @@ export const plainFormat: ResultFormat = {
   error: (err) => ({ isError: true, content: [{ type: 'text', text: errorText(err) }] }),
 };
 
-/** The GDB-MCP envelope: `{"type":"ok","content":...}` / `{"type":"error","content":"..."}`. */
+/** The GDB-MCP envelope: `{"type":"ok","content":...}` / `{"type":"error","content":"..."}`, as the structured content and as the text. */
 export const envelopeFormat: ResultFormat = {
   outputSchema: (shape) => z.object({ type: z.enum(['ok', 'error']), content: z.union([z.object(shape), z.string()]) }),
   ok: (value) => envelope('ok', value),
   error: (err) => ({ ...envelope('error', describeError(err)), isError: true }),
+};
+
+/**
+ * The same envelope as the structured content, with text for the model: what a tool renders (gdb's
+ * console output and stop line), and an error's message alone.
+ */
+export const compactEnvelopeFormat: ResultFormat = {
+  ...envelopeFormat,
+  ok: (value, text) => envelope('ok', value, text),
+  error: (err) => {
+    const message = describeError(err);
+    return { ...envelope('error', message, message), isError: true };
+  },
 };
 
 /**
@@ -40,9 +53,9 @@ export const typedErrorFormat: ResultFormat = {
   },
 };
 
-function envelope(type: 'ok' | 'error', content: unknown): CallToolResult {
+function envelope(type: 'ok' | 'error', content: unknown, text?: string): CallToolResult {
   const body = { type, content };
-  return { structuredContent: body, content: [{ type: 'text', text: JSON.stringify(body) }] };
+  return { structuredContent: body, content: [{ type: 'text', text: text ?? JSON.stringify(body) }] };
 }
 
 function errorText(err: unknown): string {

@@ -54,7 +54,7 @@ export interface ToolSpec<I extends ZodRawShape, O extends ZodRawShape> {
    * toolset's `sessionArg`.
    */
   sessionArg?: string;
-  /** The text content, when the contract prescribes one; default: the value as JSON. */
+  /** The text content, when the contract prescribes one (a format may keep its own); default: the value as JSON. */
   render?(value: z.infer<z.ZodObject<O>>): string;
   run(args: z.infer<z.ZodObject<I>>, ctx: CallContext): Promise<z.infer<z.ZodObject<O>>>;
 }

@@ -21,6 +21,18 @@ export function mocksWorkspace(prefix: string, { nodeModules = false } = {}): st
   return root;
 }
 
+/**
+ * Copies test/programs/NAME.c into `dir` and compiles it there (`gcc -g -O0`): its source is then
+ * inside the root, as a program's own code is (what a stop's first own frame is chosen by).
+ */
+export function compileCInside(dir: string, name: string): string {
+  const source = path.join(dir, `${name}.c`);
+  cpSync(path.join(SOURCES, `${name}.c`), source);
+  const out = path.join(dir, name);
+  execFileSync('gcc', ['-g', '-O0', '-o', out, source], { stdio: 'pipe' });
+  return out;
+}
+
 /** Compiles test/programs/NAME.c with `gcc -g -O0` into `dir`; returns the executable's path. */
 export function compileC(dir: string, name: string): string {
   const out = path.join(dir, name);

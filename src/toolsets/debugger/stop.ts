@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { containment } from '../../core/paths.js';
 import path from 'node:path';
 import type { MiTuple, MiValue } from '../../core/mi/parser.js';
+import { firstUserFrame } from '../../core/mi/user-frame.js';
 
 export interface Frame {
   function: string;
@@ -121,23 +122,10 @@ export async function sourceLines(root: string, fullname: string | undefined, li
  * are outside the root.
  */
 export async function crashSite(stop: CompactStop, stack: MiValue[], root: string): Promise<void> {
-  let realRoot: string;
-  try {
-    realRoot = realpathSync.native(root);
-  } catch {
-    return;
-  }
-  const tuples = stack.filter((f): f is MiTuple => typeof f === 'object' && !Array.isArray(f));
-  const level = tuples.findIndex((f) => {
-    const fullname = str(f.fullname);
-    return fullname !== undefined && containment(realRoot, path.resolve(fullname)).kind === 'inside';
-  });
-  if (level <= 0) return;
-  const top = tuples[0]!;
-  const lib = str(top.from);
-  const user = tuples[level]!;
-  stop.user_frame = { level, ...toFrame(user), crashed_in: `${str(top.func) ?? str(top.addr) ?? '??'}${lib ? ` in ${path.basename(lib)}` : ''}` };
-  stop.source ??= await sourceLines(root, str(user.fullname), stop.user_frame.line);
+  const choice = firstUserFrame(stack, root);
+  if (!choice) return;
+  stop.user_frame = { level: choice.level, ...toFrame(choice.frame), crashed_in: choice.crashedIn };
+  stop.source ??= await sourceLines(root, str(choice.frame.fullname), stop.user_frame.line);
 }
 
 /** The text content of a stop: what an agent reads first. */

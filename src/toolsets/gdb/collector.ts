@@ -3,6 +3,9 @@ import type { MiTuple } from '../../core/mi/parser.js';
 /** Stream text beyond this is cut from one call's `output`: about 6k tokens, sent twice (text and structured content), well below the 25k ceiling. */
 export const MAX_OUTPUT_CHARS = 24_000;
 
+/** The most of each of the program's streams one answer carries (its end). */
+export const PROGRAM_OUTPUT_PER_CALL = 4096;
+
 /** What gdb said during one call (or between two calls): stream text and the last stop. */
 export class CallCollector {
   private chunks: string[] = [];
@@ -24,6 +27,11 @@ export class CallCollector {
 
   setStopped(results: MiTuple): void {
     this.stopped = results;
+  }
+
+  /** The last stop so far (the call is not over). */
+  get lastStop(): MiTuple | undefined {
+    return this.stopped;
   }
 
   /** What was said; `command` (the call's own) picks the hint for narrowing a cut listing. */

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { SessionRegistry } from '../../core/sessions.js';
 import { defineToolset } from '../../mcp/define.js';
-import { envelopeFormat } from '../../mcp/result-formats.js';
+import { compactEnvelopeFormat, envelopeFormat } from '../../mcp/result-formats.js';
 import type { GdbSession } from './session.js';
 import { gdbTools, type GdbContext } from './tools/index.js';
 
@@ -37,7 +37,8 @@ export const gdbToolset = defineToolset<GdbContext>({
     log: env.log,
   }),
   tools: gdbTools,
-  format: envelopeFormat,
+  // --gdb-text json: the contract's envelope as the text too, for clients that parse it.
+  format: (ctx) => (ctx.config.gdb.text === 'json' ? envelopeFormat : compactEnvelopeFormat),
   sessionArg: 'id',
   resources(server) {
     for (const doc of DOCS) {

@@ -8,8 +8,10 @@ import { MI_SETUP, MiEngine, type TargetState } from '../../core/mi/engine.js';
 import type { MiRecord, MiTuple } from '../../core/mi/parser.js';
 import { boundPromise } from '../../core/wait.js';
 import { toMiCommand } from './command.js';
-import { CallCollector } from './collector.js';
+import { CallCollector, PROGRAM_OUTPUT_PER_CALL } from './collector.js';
 import type { CheckedProgram } from '../../core/paths.js';
+import { firstUserFrame, type UserFrameChoice } from '../../core/mi/user-frame.js';
+import { compactStopped, mergeCalls, type CallStep } from './answer.js';
 import { capabilityScopes, isAttachCommand, isDetachCommand, isStartCommand, prepareCommand, refuseOutsideLibraries, type FileSlot, type GdbPolicy, type PreparedCommand } from './policy.js';
 
 export type { TargetState };
@@ -40,6 +42,8 @@ export interface CallOptions {
    * a command that needs more by the time it is sent (a file swapped meanwhile) is refused.
    */
   checkedScopes?: readonly string[];
+  /** Answer MI's *stopped record as gdb sent it (machine fields, `@entry` twins), not compacted. */
+  raw?: boolean;
 }
 
 export interface ProgramOutput {
@@ -57,8 +61,6 @@ export interface CallOutcome {
   program_output?: ProgramOutput;
   truncated?: boolean;
 }
-
-const PROGRAM_OUTPUT_PER_CALL = 4096;
 
 /** One gdb process in MI mode, its debuggee's output, and the commands sent to it, one at a time. */
 export class GdbSession implements SessionResource {
@@ -148,13 +150,39 @@ export class GdbSession implements SessionResource {
     return this.engine.serial(() => this.runCall(command, options));
   }
 
+  /**
+   * Runs `commands` in order as one call (no other call of the session in between) and answers
+   * them together (answer.ts mergeCalls). It stops at a command gdb refuses (the error says which,
+   * after what the ones before it printed) or that leaves the program running.
+   */
+  callAll(commands: readonly string[], options: CallOptions): Promise<CallOutcome> {
+    return this.engine.serial(async () => {
+      const done: CallStep[] = [];
+      for (const [i, command] of commands.entries()) {
+        try {
+          done.push({ command, outcome: await this.runCall(command, options) });
+        } catch (err) {
+          if (!(err instanceof DebugkitError) || err.code !== 'INVALID_ARGUMENT') throw err;
+          const before = done.map((d) => `(gdb) ${d.command}\n${d.outcome.output}`).join('');
+          const after = commands.length - i - 1;
+          throw new DebugkitError(
+            'INVALID_ARGUMENT',
+            `${before}(gdb) ${command}\n${err.message}\n[debugkit: command ${i + 1} of ${commands.length} failed${after > 0 ? `; the ${after} after it were not sent` : ''}]`,
+          );
+        }
+        if (this.engine.state === 'running') break;
+      }
+      return mergeCalls(done, commands.length - done.length);
+    });
+  }
+
   /** Waits (bounded) for a running target to stop and reports what happened meanwhile. */
   wait(options: CallOptions): Promise<CallOutcome> {
     return this.engine.serial(async () => {
       this.assertAlive();
       if (this.engine.state === 'running') await this.engine.waitForStop(this.engine.stopCount, options);
       this.assertAlive();
-      return this.finish({ class: 'done' });
+      return this.finish({ class: 'done' }, options, await this.ownFrameOfStop());
     });
   }
 
@@ -309,7 +337,7 @@ export class GdbSession implements SessionResource {
       throw new DebugkitError('INVALID_ARGUMENT', (printed ? `${printed}\n` : '') + msg + hint);
     }
     if (reply.resultClass === 'exit') {
-      return this.finish({ class: 'exit' });
+      return this.finish({ class: 'exit' }, options);
     }
     if (reply.resultClass === 'running' || (interrupt && wasRunning) || attach) {
       await this.engine.awaitResumed(stopsBefore, options, attach);
@@ -318,7 +346,16 @@ export class GdbSession implements SessionResource {
       await new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
     }
     if (detach) await this.afterDetach(launchedBefore);
-    return this.finish({ class: reply.resultClass, ...reply.results });
+    return this.finish({ class: reply.resultClass, ...reply.results }, options, await this.ownFrameOfStop());
+  }
+
+  /** A signal stop outside the program's code (libc's strlen): the first frame of its own, from the stack. */
+  private async ownFrameOfStop(): Promise<UserFrameChoice | undefined> {
+    const stop = this.collector.lastStop;
+    if (stop?.reason !== 'signal-received' || this.engine.state !== 'stopped') return undefined;
+    const stack = await this.send('-stack-list-frames 0 63').catch(() => undefined);
+    const frames = stack?.resultClass === 'done' ? stack.results.stack : undefined;
+    return Array.isArray(frames) ? firstUserFrame(frames, this.options.policy?.root ?? this.options.cwd) : undefined;
   }
 
   /**
@@ -347,7 +384,7 @@ export class GdbSession implements SessionResource {
     }
   }
 
-  private finish(result: CallOutcome['result']): CallOutcome {
+  private finish(result: CallOutcome['result'], options: Pick<CallOptions, 'raw'>, own?: UserFrameChoice): CallOutcome {
     const collected = this.collector.take(this.command);
     this.command = '';
     this.collector = new CallCollector();
@@ -357,7 +394,7 @@ export class GdbSession implements SessionResource {
       .join('');
     const outcome: CallOutcome = { result, output: collected.output + notes, state: this.engine.state };
     if (collected.truncated) outcome.truncated = true;
-    if (collected.stopped) outcome.stopped = collected.stopped;
+    if (collected.stopped) outcome.stopped = options.raw ? collected.stopped : compactStopped(collected.stopped, own);
     const programOutput = this.takeProgramOutput();
     if (programOutput) outcome.program_output = programOutput;
     return outcome;

@@ -1,41 +1,61 @@
 import { z } from 'zod';
+import { DebugkitError } from '../../../core/errors.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
+import { renderCall } from '../answer.js';
+import type { CallOutcome } from '../session.js';
 import type { GdbContext } from './index.js';
 import { callOutput, sessionId, waitMs, waitSeconds } from './schemas.js';
 
+/** Most commands one call may carry. */
+export const MAX_COMMANDS = 32;
+
 const input = {
   id: sessionId,
-  command: z.string().describe('One GDB command: CLI ("break main", "run", "bt", "print x", "info locals") or MI ("-break-insert main", "-stack-list-frames")'),
+  command: z.string().optional().describe('A GDB command: CLI ("break main", "run", "bt", "print x") or MI ("-stack-list-frames")'),
+  commands: z.array(z.string()).min(1).max(MAX_COMMANDS).optional().describe('Several commands, one answer; stops at an error or a running program'),
   wait: waitSeconds,
+  raw: z.boolean().optional().describe('`stopped` as MI sent it'),
 };
 
-/** The scopes each call's key was checked for, by its arguments: the command must not need more when it is sent. */
+/** The scopes each call's key was checked for, by its arguments: the commands must not need more when they are sent. */
 const checkedScopes = new WeakMap<object, string[]>();
+
+/** The call's commands: `command` or `commands`, exactly one of them. */
+function commandsOf(args: { command?: string | undefined; commands?: string[] | undefined }): string[] {
+  if ((args.command === undefined) === (args.commands === undefined)) {
+    throw new DebugkitError('INVALID_ARGUMENT', 'give `command` (one GDB command) or `commands` (a list of them), not both and not neither');
+  }
+  return args.commands ?? [args.command!];
+}
 
 export function callTool(ctx: GdbContext): ToolSpec<typeof input, typeof callOutput> {
   return {
     name: 'call',
     title: 'Send a command to GDB',
     description:
-      'Runs one GDB command in a session. Returns `result` (the parsed MI result record) and `output` (console text). ' +
-      'Commands that resume the program (run, continue, next, step, finish, -exec-*) return when it stops, with `stopped` ' +
-      '(reason, frame), or after `wait` seconds with state "running": then call "-exec-interrupt" or gdb_wait. ' +
-      "The program's own stdout/stderr come back separately in `program_output`.",
+      'Runs GDB commands (CLI or MI) in a session. Text: the console output and where the program stopped; structured: `result` (MI record), `output`, `state`, `stopped`. ' +
+      'Commands that resume the program return at the next stop, or after `wait` seconds as "running" (then gdb_wait or "-exec-interrupt").',
     input,
     output: callOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
-    // What the command reaches (a shell, files outside the root, another process) is read by the
+    // What the commands reach (a shell, files outside the root, another process) is read by the
     // session's policy, the same classifier that applies the operator's flags when it runs.
     // A file swapped between this check and the command's sending could make it reach further: the
     // session refuses a command that needs more scopes then than were checked here (issue 18).
     scopes: {
       of: (args, call) => {
-        const scopes = ctx.registry.find(call.client.owner, args.id)?.capabilityScopes(args.command) ?? [];
+        const session = ctx.registry.find(call.client.owner, args.id);
+        const commands = args.commands ?? (args.command === undefined ? [] : [args.command]);
+        const scopes = [...new Set(commands.flatMap((c) => session?.capabilityScopes(c) ?? []))];
         checkedScopes.set(args, scopes);
         return scopes;
       },
     },
-    run: (args, call) =>
-      ctx.registry.use(call.client.owner, args.id, (session) => session.call(args.command, { waitMs: waitMs(args.wait), signal: call.signal, checkedScopes: checkedScopes.get(args) })),
+    render: (v) => renderCall(v as CallOutcome),
+    run: (args, call) => {
+      const commands = commandsOf(args);
+      const options = { waitMs: waitMs(args.wait), signal: call.signal, checkedScopes: checkedScopes.get(args), raw: args.raw === true };
+      return ctx.registry.use(call.client.owner, args.id, (session) => (args.commands ? session.callAll(commands, options) : session.call(commands[0]!, options)));
+    },
   };
 }

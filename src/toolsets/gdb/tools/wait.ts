@@ -1,4 +1,6 @@
 import type { ToolSpec } from '../../../mcp/tools.js';
+import { renderCall } from '../answer.js';
+import type { CallOutcome } from '../session.js';
 import type { GdbContext } from './index.js';
 import { callOutput, sessionId, waitMs, waitSeconds } from './schemas.js';
 
@@ -14,6 +16,7 @@ export function waitTool(ctx: GdbContext): ToolSpec<typeof input, typeof callOut
     input,
     output: callOutput,
     annotations: { readOnlyHint: true, openWorldHint: false },
+    render: (v) => renderCall(v as CallOutcome),
     run: (args, call) => ctx.registry.use(call.client.owner, args.id, (session) => session.wait({ waitMs: waitMs(args.timeout), signal: call.signal })),
   };
 }

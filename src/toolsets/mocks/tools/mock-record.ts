@@ -34,9 +34,8 @@ export function mockRecordTool(ctx: MocksContext): ToolSpec<typeof input, typeof
     description:
       'Record outgoing calls (HTTP APIs, databases, message queues, etc.) from your application. This captures all ' +
       'external dependencies while running your application command, creating mock files that can be replayed during ' +
-      "testing. No root needed: the command runs under proxychains4 through debugkit's capture proxy; HTTPS is " +
-      'decrypted with a CA debugkit makes once and hands to the program. The command is split like a shell would ' +
-      'split it but run without a shell (no pipes or redirections).',
+      "testing. No root needed: it runs under proxychains4 through debugkit's capture proxy; HTTPS is decrypted with " +
+      "debugkit's own CA. The command is split as a shell would, and run without one (no pipes or redirections).",
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
