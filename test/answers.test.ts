@@ -95,6 +95,7 @@ describe('answer sizes an agent pays for', () => {
     await measure(dk, 'largest', 'kubectl', 'get pods -A, json_output', { command: 'get pods -A', json_output: true });
     await measure(dk, 'largest', 'grep_files', '"." everywhere, max_results 100000', { pattern: '.', path: '/', max_results: 100_000 });
     await measure(dk, 'largest', 'list_files', 'recursive "/"', { path: '/', recursive: true });
+    await measure(dk, 'typical', 'list_files', '"/cluster-resources", compact', { path: '/cluster-resources', compact: true });
     await measure(dk, 'largest', 'read_file', 'custom-resource-definitions.json whole', { path: '/cluster-resources/custom-resource-definitions.json' });
   }, 120_000);
 

@@ -276,6 +276,27 @@ describe('bundles: a real bundle, through the real kubectl', () => {
     expect((await failure('list_files', { path: '/nope' })).type).toBe('PathNotFoundError');
   });
 
+  it('lists compactly on request: one line per entry, no extraction times, a fraction of the contract text', async () => {
+    const contract = await dk.tool('list_files', { path: '/cluster-info' });
+    const compact = await dk.tool('list_files', { path: '/cluster-info', compact: true });
+    expect(compact.isError, compact.text).toBe(false);
+    const entries = JSON.parse(fenced(contract.text)) as Array<{ name: string; size: number }>;
+    const version = entries.find((e) => e.name === 'cluster_version.json')!;
+    expect(compact.text.split('\n')[0]).toBe(`/cluster-info: 0 dirs, ${entries.length} file${entries.length === 1 ? '' : 's'}`);
+    expect(compact.text).toContain(`\ncluster_version.json ${version.size} B`);
+    expect(compact.text).not.toMatch(/modified|accessed|\d{4}-\d\d-\d\dT/);
+    // Its structured entries say what its lines say: no times, no path the name and directory give, `is_binary` only when true.
+    expect(compact.structured.entries.find((e: { name: string }) => e.name === 'cluster_version.json')).toEqual({ name: 'cluster_version.json', type: 'file', size: version.size });
+    expect(compact.text.length).toBeLessThan(contract.text.length / 4);
+
+    // A recursive listing names entries by their path under the directory listed; directories end in "/".
+    const all = await dk.tool('list_files', { path: '/', recursive: true, compact: true });
+    const lines = all.text.split('\n');
+    expect(lines[0]).toMatch(/^\/ \(recursive\): \d+ dirs, \d+ files$/);
+    expect(lines).toContain('cluster-info/');
+    expect(lines.some((l) => /^cluster-info\/cluster_version\.json \d+ B$/.test(l))).toBe(true);
+  });
+
   it('keeps every path inside the bundle', async () => {
     // A symlink inside the bundle that points out of it, and a sibling whose name extends the root's.
     symlinkSync('/etc', path.join(root, 'escape'));

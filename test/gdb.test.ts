@@ -51,7 +51,7 @@ describe('gdb toolset over stdio', () => {
     const call = tools.find((t) => t.name === 'call')!;
     // `command`, as the contract has it, or `commands` (several in one answer): one of them, checked when called.
     expect(call.inputSchema.required).toEqual(['id']);
-    expect(Object.keys(call.inputSchema.properties)).toEqual(expect.arrayContaining(['id', 'command', 'commands']));
+    expect(Object.keys(call.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['id', 'command', 'commands']));
     // Output schemas are listed only with --output-schemas (test/contract.test.ts checks every result against them).
     expect(call.outputSchema).toBeUndefined();
     expect(tools.find((t) => t.name === 'list_sessions')!.annotations?.readOnlyHint).toBe(true);

@@ -7,13 +7,16 @@ import { childDisplay, isBinaryFile, isoSeconds, mapLimit, resolveBundlePath } f
 
 export interface FileEntry {
   name: string;
-  path: string;
+  /** Not in a compact listing of one directory (it is the directory's path and the name). */
+  path?: string;
   type: 'file' | 'directory';
   /** Bytes; null for directories. */
   size: number | null;
-  modified: string;
-  accessed: string;
-  is_binary: boolean;
+  /** Not in a compact listing: a bundle's files have the times of their extraction. */
+  modified?: string;
+  accessed?: string;
+  /** Not in a compact listing when false. */
+  is_binary?: boolean;
 }
 
 export interface ListMetadata {
@@ -33,11 +36,18 @@ export interface ListResult {
 }
 
 export interface ListOptions {
-  /** Most entries listed. Default 150 (each is ~220 characters of JSON: ~8k tokens in all). */
+  /** Most entries listed. Default 150 (each is ~220 characters of JSON: ~8k tokens in all); 400 compact. */
   maxEntries?: number;
+  /**
+   * One line per entry (its path under the listed directory, a size, "binary"), without the times
+   * the contract's JSON gives each (those of the bundle's extraction, not of the cluster).
+   */
+  compact?: boolean;
 }
 
 export const DEFAULT_LIST_MAX_ENTRIES = 150;
+/** A compact entry is a line of ~40 characters: more fit in the same answer. */
+export const COMPACT_LIST_MAX_ENTRIES = 400;
 
 /**
  * list_files: the entries of a bundle directory (or of its whole subtree with `recursive`):
@@ -48,7 +58,8 @@ export const DEFAULT_LIST_MAX_ENTRIES = 150;
  * a directory or file swapped for a link after the check shows nothing from outside.
  */
 export async function listFiles(root: string, dirPath = '/', recursive = false, options: ListOptions = {}): Promise<ListResult> {
-  const max = options.maxEntries ?? DEFAULT_LIST_MAX_ENTRIES;
+  const compact = options.compact === true;
+  const max = options.maxEntries ?? (compact ? COMPACT_LIST_MAX_ENTRIES : DEFAULT_LIST_MAX_ENTRIES);
   const target = resolveBundlePath(root, dirPath, (d) => new BundleError('PathNotFoundError', `Path '${d}' not found`));
   if (!target.stats.isDirectory()) {
     throw new BundleError('NotADirectoryError', `Path '${target.display}' is a file, not a directory`);
@@ -73,8 +84,7 @@ export async function listFiles(root: string, dirPath = '/', recursive = false, 
         path: display,
         type: child.isDir ? 'directory' : 'file',
         size: child.isDir ? null : child.stats.size,
-        modified: isoSeconds(child.stats.mtimeMs),
-        accessed: isoSeconds(child.stats.atimeMs),
+        ...(compact ? {} : { modified: isoSeconds(child.stats.mtimeMs), accessed: isoSeconds(child.stats.atimeMs) }),
         is_binary: false,
       };
       entries.push(entry);
@@ -94,14 +104,46 @@ export async function listFiles(root: string, dirPath = '/', recursive = false, 
     total_dirs: entries.filter((e) => e.type === 'directory').length,
     ...(truncated ? { truncated: true as const } : {}),
   };
-  let text =
-    `Listed files in ${target.display} ${recursive ? 'recursively' : 'non-recursively'}:\n` +
-    `\`\`\`json\n${JSON.stringify(entries, null, 2)}\n\`\`\`\n\n` +
-    `Directory metadata:\n\`\`\`json\n${JSON.stringify(metadata, null, 2)}\n\`\`\``;
+  if (compact) for (const e of entries) slim(e, recursive);
+  let text = compact
+    ? compactListing(target.display, entries, metadata)
+    : `Listed files in ${target.display} ${recursive ? 'recursively' : 'non-recursively'}:\n` +
+      `\`\`\`json\n${JSON.stringify(entries, null, 2)}\n\`\`\`\n\n` +
+      `Directory metadata:\n\`\`\`json\n${JSON.stringify(metadata, null, 2)}\n\`\`\``;
   if (truncated) {
     text += `\n\nThe listing stopped at ${max} entries (truncated): list a subdirectory${recursive ? ' or list without recursive' : ''}, or find files with grep_files and glob_pattern, to see the rest.`;
   }
   return { entries, metadata, truncated, text };
+}
+
+/** A compact listing's entry: what its text line says, no more. */
+function slim(e: FileEntry, recursive: boolean): void {
+  if (!recursive) delete e.path;
+  if (!e.is_binary) delete e.is_binary;
+}
+
+/** `dir (2 dirs, 1 file):` then one line per entry: its path under `dir` (a directory ends in `/`), a file's size, `binary`. */
+function compactListing(dir: string, entries: readonly FileEntry[], m: ListMetadata): string {
+  const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+  const under = dir.endsWith('/') ? dir : `${dir}/`;
+  const lines = entries.map((e) => {
+    const name = e.path?.startsWith(under) ? e.path.slice(under.length) : (e.path ?? e.name);
+    if (e.type === 'directory') return `${name}/`;
+    return `${name} ${humanSize(e.size ?? 0)}${e.is_binary ? ' binary' : ''}`;
+  });
+  return [`${dir}${m.recursive ? ' (recursive)' : ''}: ${plural(m.total_dirs, 'dir')}, ${plural(m.total_files, 'file')}`, ...lines].join('\n');
+}
+
+function humanSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = bytes / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
 }
 
 interface Child {

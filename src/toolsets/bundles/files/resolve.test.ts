@@ -120,7 +120,7 @@ describe('security: every tool refuses paths leading out of the bundle', () => {
   it('outside links are left out of listings and never followed by a recursive grep', async () => {
     const names = (await listFiles(root, '/')).entries.map((e) => e.name);
     expect(names).toEqual(['a', 'all-logs', 'cluster-resources', 'deep', 'logs']);
-    const all = (await listFiles(root, '/', true)).entries.map((e) => e.path);
+    const all = (await listFiles(root, '/', true)).entries.map((e) => e.path ?? '');
     expect(all.some((p) => p.includes('out-') || p.includes('secret') || p === '/deep/up')).toBe(false);
     const grep = await grepFiles(root, { pattern: SECRET, path: '/' });
     expect(grep.metadata.total_matches).toBe(0);

@@ -3,17 +3,21 @@ import type { ToolSpec } from '../../../mcp/tools.js';
 import type { BundlesContext } from '../context.js';
 import { bundlePath, split } from './common.js';
 
-const listInput = { path: bundlePath.default('/'), recursive: z.boolean().default(false) };
+const listInput = {
+  path: bundlePath.default('/'),
+  recursive: z.boolean().default(false),
+  compact: z.boolean().optional().describe('One line per entry (path, size, binary), no times; up to 400 entries'),
+};
 const listOutput = {
   entries: z.array(
     z.object({
       name: z.string(),
-      path: z.string(),
+      path: z.string().optional(),
       type: z.enum(['file', 'directory']),
       size: z.number().nullable(),
-      modified: z.string(),
-      accessed: z.string(),
-      is_binary: z.boolean(),
+      modified: z.string().optional(),
+      accessed: z.string().optional(),
+      is_binary: z.boolean().optional(),
     }),
   ),
   metadata: z.object({
@@ -38,7 +42,7 @@ export function listFilesTool({ workspace }: BundlesContext): ToolSpec<typeof li
     annotations: { readOnlyHint: true, openWorldHint: false },
     run: async (args, call) => {
       const { listFiles } = await import('../files/list.js');
-      return split(await listFiles(workspace.current(call.client.owner).root, args.path, args.recursive));
+      return split(await listFiles(workspace.current(call.client.owner).root, args.path, args.recursive, { compact: args.compact === true }));
     },
   };
 }
