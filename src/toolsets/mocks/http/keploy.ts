@@ -1,8 +1,8 @@
-import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import { DebugkitError } from '../../../core/errors.js';
 import { defineKey, KEPLOY_MOCK_VERSION, ZERO_TIME, type HttpBody, type HttpMock } from '../keploy/types.js';
 import { exactUtf8 } from '../keploy/utf8.js';
 import { keployTime } from '../keploy/time.js';
+import { codingsOf, decodeBody, MAX_DECODED_BYTES } from './encoding.js';
 
 /**
  * Building Http mocks the way Keploy's HTTP recorder builds them (keploy `pkg/core/proxy/
@@ -14,6 +14,8 @@ import { keployTime } from '../keploy/time.js';
  * - `url_params` holds the query, several values joined with ", " (`pkg.URLParams`);
  * - a gzip/deflate/br response body is stored decoded, `Content-Encoding` kept and
  *   `Content-Length` set to the decoded length (the elasticsearch fixture: `gzip`, "164", plain JSON);
+ *   one that would decode past encoding.ts's bounds is stored as received, still encoded, with
+ *   `resp.extra.body_encoded` saying why (replay sends it unchanged);
  * - `metadata` is `{name: Http, operation: <method>, type: HTTP_CLIENT}`; `status_message`,
  *   the response's proto version and both `timestamp`s stay at Go's zero values; `created` is
  *   Unix seconds; `reqTimestampMock`/`resTimestampMock` carry the times.
@@ -76,12 +78,14 @@ export function buildHttpMock(ex: HttpExchange, options: BuildHttpMockOptions = 
   const chunked = responseOmitted.seen['Transfer-Encoding'] !== undefined;
   let responseBytes = toBytes(ex.responseBody);
   let decoded = false;
+  let over = false;
   if (options.decodeContentEncoding !== false && responseHeader['Content-Encoding']) {
-    const out = decodeBody(responseBytes, responseHeader['Content-Encoding']);
-    if (out) {
-      responseBytes = out;
+    const out = decodeBody(responseBytes, codingsOf(responseHeader['Content-Encoding']));
+    if (out instanceof Uint8Array) {
+      responseBytes = new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
       decoded = true;
     }
+    over = out === 'over';
   }
   if (decoded || chunked) responseHeader['Content-Length'] = String(responseBytes.byteLength);
 
@@ -119,6 +123,7 @@ export function buildHttpMock(ex: HttpExchange, options: BuildHttpMockOptions = 
       resTimestampMock: responseTime,
     },
   };
+  if (over) mock.spec.resp.extra = { body_encoded: `as received: it decodes to more than ${MAX_DECODED_BYTES} bytes` };
   if (ex.connectionId) mock.connectionId = ex.connectionId;
   return mock;
 }
@@ -231,36 +236,6 @@ export function bodyBytes(body: HttpBody): Uint8Array {
 function toBytes(body: Uint8Array | string | undefined): Uint8Array {
   if (body === undefined) return new Uint8Array(0);
   return typeof body === 'string' ? new TextEncoder().encode(body) : body;
-}
-
-/** The body decoded per `Content-Encoding` (comma list, applied in order), or null if it cannot be. */
-function decodeBody(bytes: Uint8Array, encoding: string): Uint8Array | null {
-  if (bytes.byteLength === 0) return null;
-  let out: Buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const codings = encoding
-    .split(',')
-    .map((c) => c.trim().toLowerCase())
-    .filter((c) => c && c !== 'identity');
-  try {
-    for (const coding of codings.reverse()) {
-      if (coding === 'gzip' || coding === 'x-gzip') out = gunzipSync(out);
-      else if (coding === 'deflate') out = deflate(out);
-      else if (coding === 'br') out = brotliDecompressSync(out);
-      else return null;
-    }
-  } catch {
-    return null;
-  }
-  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
-}
-
-/** `deflate` is zlib-wrapped by the standard, raw in practice from some servers. */
-function deflate(b: Buffer): Buffer {
-  try {
-    return inflateSync(b);
-  } catch {
-    return inflateRawSync(b);
-  }
 }
 
 function timeMsOf(t: Date | string): number | undefined {

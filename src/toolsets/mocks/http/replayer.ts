@@ -190,7 +190,7 @@ export class HttpReplayer {
 }
 
 /** The recorded answer: status, headers (framing recomputed), body. */
-function sendMock(res: http.ServerResponse, mock: HttpMock, method: string, acceptEncoding: string | undefined): void {
+async function sendMock(res: http.ServerResponse, mock: HttpMock, method: string, acceptEncoding: string | undefined): Promise<void> {
   const r = mock.spec.resp;
   const headers = new Map<string, string | string[]>();
   for (const [name, value] of Object.entries(r.header)) {
@@ -199,7 +199,7 @@ function sendMock(res: http.ServerResponse, mock: HttpMock, method: string, acce
   }
   const noBody = method === 'HEAD' || r.status_code < 200 || r.status_code === 204 || r.status_code === 304;
   let body: Buffer = Buffer.from(bodyBytes(r.body));
-  if (!noBody) body = encodeForClient(headers, body, acceptEncoding);
+  if (!noBody) body = await encodeForClient(headers, body, acceptEncoding, r);
   for (const [name, value] of headers) res.setHeader(name, value);
   // A HEAD answer announces the length of the body it does not send (as recorded).
   if (method === 'HEAD' && r.header['Content-Length'] !== undefined) res.setHeader('Content-Length', r.header['Content-Length']);
