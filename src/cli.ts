@@ -64,6 +64,7 @@ function commonOptions(cmd: Command): Command {
     )
     .addOption(new Option('--log-level <level>', 'stderr log verbosity').choices(['error', 'warn', 'info', 'debug']).default('info'))
     .option('--max-result-tokens <n>', 'ceiling for one tool result, in tokens (larger answers are cut and flagged)', intArg('--max-result-tokens', 1000, 1_000_000), 25_000)
+    .option('--no-redact', 'show what looks like a credential in answers (values, program output, files); by default it is hidden, saying so')
     .option(
       '--tool-prefix <prefixes>',
       "prefix tool names, for clients that refuse two servers' tools of one name: PREFIX for every toolset, or TOOLSET=PREFIX,... (e.g. bundles=k8s_); default: the contracts' names",
@@ -95,6 +96,7 @@ interface CommonOpts {
   grepTimeout: number;
   logLevel: Config['logLevel'];
   maxResultTokens: number;
+  redact: boolean;
   toolPrefix?: Record<string, string>;
   outputSchemas?: boolean;
   store?: string;
@@ -116,6 +118,7 @@ function baseConfig(opts: CommonOpts, permissive = true): Config {
     logLevel: opts.logLevel,
   });
   config.maxResultTokens = opts.maxResultTokens;
+  if (opts.redact === false) config.redact = false;
   if (opts.toolPrefix) config.toolPrefix = opts.toolPrefix;
   if (opts.outputSchemas) config.outputSchemas = true;
   config.maxSessionsTotal = opts.maxSessionsTotal;

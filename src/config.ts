@@ -90,6 +90,8 @@ export interface Config {
   logLevel: 'error' | 'warn' | 'info' | 'debug';
   /** The ceiling for one tool result, in tokens (default 25,000). */
   maxResultTokens?: number;
+  /** --no-redact: answers keep what looks like a credential (default: hidden, saying so). */
+  redact?: boolean;
   /**
    * `--tool-prefix`: what each toolset's tool names start with, by toolset name (`*`: every toolset
    * not named). Unset: the contracts' names, as they are.

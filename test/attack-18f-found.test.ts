@@ -17,7 +17,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redactText } from '../src/control/audit.js';
+import { redactText } from '../src/core/secrets.js';
 import { sleep } from '../src/core/wait.js';
 import { answerText, dropped, ping, plainCall, startKeyedServer, stopAttackServer, type KeyedServer, freshPing } from './helpers/attack.js';
 import { waitFor } from './helpers/procs.js';

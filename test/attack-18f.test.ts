@@ -17,7 +17,7 @@
 import { connect, type Socket } from 'node:net';
 import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redactText } from '../src/control/audit.js';
+import { redactText } from '../src/core/secrets.js';
 import { ByteQueue } from '../src/core/byte-queue.js';
 import { openMcpSession } from './helpers/control.js';
 import { startKeyedServer, stopAttackServer, type KeyedServer } from './helpers/attack.js';

@@ -4,7 +4,8 @@
 // secret-looking name (token=os.system:...) is kept.
 import { describe, expect, it } from 'vitest';
 import { cpuTimes } from '../core/cputime.js';
-import { canonicalJson, redact, redactText, storableValue } from './audit.js';
+import { redactText } from '../core/secrets.js';
+import { canonicalJson, redact, storableValue } from './audit.js';
 
 /**
  * The attack on the issue-18 audit, unit level: what the redactor does with text a key chooses.

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { redactText } from '../core/secrets.js';
 import {
   AuditKey,
   ChainVerifier,
@@ -12,7 +13,6 @@ import {
   entryKind,
   firstChangedEntry,
   redact,
-  redactText,
   sha256Hex,
   storableText,
   storableValue,
@@ -95,7 +95,7 @@ describe('redaction', () => {
       command: 'API_TOKEN=abc123 npm start --pass',
       header: 'Authorization: Bearer abcdefghijklmnop',
       url: 'postgres://u:secretpw@h/db',
-      list: ['dk_abcdefghijklmnopqrstuvwxyz'],
+      list: ['dk_abcdefghijklmnopqrstuvwxyz0123'],
     }) as Record<string, any>;
     expect(out.password).toBe('[REDACTED]');
     expect(out.apiKey).toBe('[REDACTED]');

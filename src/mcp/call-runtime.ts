@@ -39,6 +39,8 @@ export interface CallDenial {
 export interface CallRuntime {
   /** The ceiling for one result, in tokens. */
   maxResultTokens?: number;
+  /** false (--no-redact): answers keep what looks like a credential (redact-answers.ts); default: hidden. */
+  redact?: boolean;
   /**
    * The name a tool is listed and called by (`--tool-prefix`); default: its contract name. Every
    * other name here (mayCall, the audit's `tool`) is this one, as clients see it.

@@ -4,6 +4,7 @@ import { DebugkitError, describeError } from '../core/errors.js';
 import { PERMISSION_DENIED, type CallDenial, type CallRuntime, type EndToolCall, type ToolCallEvent, type ToolCallStart } from './call-runtime.js';
 import { withCallLog } from './request-log.js';
 import { CHARS_PER_TOKEN, DEFAULT_RESULT_MAX_TOKENS, TRUNCATED_META_KEY, capResult } from './result-ceiling.js';
+import { redactAnswer } from './redact-answers.js';
 import { checkedError, type ResultFormat } from './result-formats.js';
 import { noteListedName, rpcErrorResult } from './rpc-hooks.js';
 import { schemasFor } from './tool-schemas.js';
@@ -124,6 +125,7 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(serve
       } finally {
         if (heartbeat) clearInterval(heartbeat);
       }
+      if (runtime.redact !== false) result = redactAnswer(result);
       if (end) {
         // The outcome entry is written off the answer's path (its failures are logged, not fatal):
         // after this turn of the event loop, so a synchronous store (SQLite) writes it only once

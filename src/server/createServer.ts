@@ -202,6 +202,7 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
       const transport = owner.startsWith('http:') ? ('http' as const) : ('stdio' as const);
       const calls: CallRuntime = {
         maxResultTokens,
+        ...(config.redact === false ? { redact: false } : {}),
         ...(toolName ? { toolName } : {}),
         mayCall: hooks.authorize ? (tool) => hooks.authorize!(principal, tool) === true : undefined,
         authorize: hooks.authorizeCall ? (start, scopes) => hooks.authorizeCall!(principal, { ...start, client: clientLabel(server), transport }, scopes) : undefined,

@@ -1,0 +1,453 @@
+// Secrets in text: where they are and what they are, for the audit (control/audit.ts, which keeps
+// tool arguments) and for answers (mcp/redact-answers.ts). Every pattern is linear: each either
+// starts only at a literal (`://`, `dk_`, `Bearer`, `Digest`, `--`, `eyJ`, a program's name) or is a
+// hand-written scan, no quantifier is both unbounded and followed by one that can match the same
+// characters, and a scan that finds nothing goes on from where it stopped, not from where it
+// started. Only the secret itself is replaced, never the text around it. Callers bound the text
+// before any pattern runs on it.
+
+export const REDACTED = '[REDACTED]';
+
+/**
+ * Argument names whose whole value is a secret. "pass" counts as a word of the name (DB_PASS,
+ * pass), not inside another (GIT_ASKPASS names a program, BYPASS_CHECKS a switch: both are kept).
+ */
+export const SECRET_NAME =
+  /password|passwd|passphrase|(?:^|[_-])pass(?:$|[_-])|secret|token|api[_-]?key|authori[sz]ation|credential|private[_-]?key|cookie|session[_-]?key|signature|[_-]pwd$|^auth$|^key$|^sig$/i;
+/** Names (in text: NAME=value, "NAME": value, --NAME value) whose value is a secret. */
+export const SECRET_WORD = /password|passwd|passphrase|(?:^|[_-])pass(?:$|[_-])|secret|token|api[_-]?key|credential|private[_-]?key|signature|authori[sz]ation|cookie|[_-]pwd$/i;
+/** Names that are a secret only as a URL query parameter (?sig=, &key=). */
+const QUERY_SECRET = /^(?:sig|key|auth|apikey|code)$/i;
+/** A flag that names where a secret is, not the secret (--password-file FILE). */
+const NOT_A_VALUE = /(?:file|path|env|stdin|prompt|dir)$/i;
+const NAME_CHAR = /[A-Za-z0-9_.-]/;
+/** Characters that end an unquoted value: blanks, quotes, and shell or code punctuation. */
+const VALUE_END = new Set([...' \t\r\n\f\v"\'`$;&|<>(){}[],\\']);
+/** Characters that end an unquoted value in a shell word or a config line: brackets and commas are part of it there. */
+const SHELL_VALUE_END = new Set([...' \t\r\n\f\v"\'`$;&|<>\\']);
+const AUTH_SCHEME = /^(?:Bearer|Basic|Digest|Token|Negotiate)$/i;
+/**
+ * A name in code (`os.system`, `getattr`, `self.key`): an identifier or a dotted path of them,
+ * each part bounded. Sticky, run at the start of an unquoted value.
+ */
+const CODE_NAME = /[A-Za-z_$][\w$]{0,63}(?:\.[A-Za-z_$][\w$]{0,63}){0,15}/y;
+/** What follows a name in code and never a secret literal in a shell word, an URL or a config line: a call, an index, the end of an argument. */
+const AFTER_CODE_NAME = new Set([...'()[]{},']);
+/** Whole values that are a constant of code or config, not a secret (`password = None`). */
+export const CONSTANT = new Set(['None', 'True', 'False', 'null', 'nil', 'undefined', 'true', 'false']);
+
+/** Where a secret is, and what it is (a name's value: the name; else its kind: `JWT`, `private key`). */
+type Span = [start: number, end: number, kind?: string];
+
+/** The number of blanks (spaces, tabs; at most 8) at `at`. */
+function blanksAt(text: string, at: number): number {
+  let i = at;
+  while (i < text.length && i - at < 8 && (text[i] === ' ' || text[i] === '\t')) i++;
+  return i - at;
+}
+
+/**
+ * The span of the secret value starting at `at`, if there is one: the content of single quotes
+ * (nothing in them is expanded), the literal part of double quotes (`$(...)`, `${...}` and
+ * backquotes are code, kept), or an unquoted word (up to a blank, a quote or shell or code
+ * punctuation). Each scan stops at the first character that ends it, and callers go on after the
+ * span they keep, so no character is scanned twice.
+ */
+function valueAt(text: string, at: number, fString = false, shellWord = false): Span | undefined {
+  const q = text[at];
+  let i = at + (q === "'" || q === '"' ? 1 : 0);
+  // In an f-string, `{...}` is code that runs: the secret is the literal part before it.
+  if (q === "'") {
+    while (i < text.length && text[i] !== "'" && text[i] !== '\n' && !(fString && text[i] === '{')) i++;
+    return (text[i] === "'" || (fString && text[i] === '{')) && i > at + 1 ? [at + 1, i] : undefined;
+  }
+  if (q === '"') {
+    while (i < text.length && !'"$`\\\n'.includes(text[i]!) && !(fString && text[i] === '{')) i++;
+    return i > at + 1 ? [at + 1, i] : undefined;
+  }
+  const ends = shellWord ? SHELL_VALUE_END : VALUE_END;
+  while (i < text.length && !ends.has(text[i]!)) i++;
+  return i > at ? [at, i] : undefined;
+}
+
+/**
+ * Whether the unquoted value at `at` is code rather than a secret literal: a name (an identifier
+ * or a dotted path) followed at once by a call, an index, a closing bracket, a comma or a colon, as
+ * a keyword argument, a lambda default or a dict value is (`dict(token=os.system)`,
+ * `lambda token=eval: ...`, `token=getattr(os, "system")`); a whole value that is a constant
+ * (`None`, `true`, ...); and, after `=` with blanks on both sides (an assignment in code, never in
+ * the shell), a whole value that is a dotted path (`token = os.system`). A secret written in code is
+ * a quoted literal (redacted); one in a shell word, a URL or a config line ends at a blank, `&`, `;`
+ * or the end of the line (redacted), and so does a bare name after `NAME = ` (`PASSWORD = hunter2`).
+ * Bounded: the name is at most 16 parts of 64 characters, and it is checked before the value is
+ * scanned, so a value that is code costs no scan.
+ */
+function isCodeAt(text: string, at: number, spaced: boolean, lambdaDefault = false): boolean {
+  if (text[at] === '"' || text[at] === "'") return false;
+  CODE_NAME.lastIndex = at;
+  const m = CODE_NAME.exec(text);
+  if (m === null) return false;
+  const after = text[at + m[0].length];
+  // A colon ends a value in code only as a lambda's body begins (`lambda token=eval: ...`): a
+  // keyword argument or an item never has one after it, a shell word may (`(PGPASSWORD=a:b psql)`).
+  if (after === ':') return lambdaDefault;
+  if (after !== undefined && AFTER_CODE_NAME.has(after)) return true;
+  // A call with blanks before its parenthesis (`getattr (os, "system")`).
+  if (after === ' ' || after === '\t') {
+    const k = at + m[0].length + blanksAt(text, at + m[0].length);
+    if (text[k] === '(') return true;
+  }
+  if (after !== undefined && !VALUE_END.has(after)) return false; // the value goes on: not a name
+  return CONSTANT.has(m[0]) || (spaced && m[0].includes('.'));
+}
+
+/**
+ * The unquoted value at `at` is a dotted path in code and nothing more (`os.system`), ending its
+ * statement (at `;`, a line's end or the text's end). A shell word followed by a command
+ * (`NAME=value cmd`) or a word without a dot is never taken for one.
+ */
+function isDottedStatement(text: string, at: number): boolean {
+  CODE_NAME.lastIndex = at;
+  const m = CODE_NAME.exec(text);
+  if (m === null || !m[0].includes('.')) return false;
+  const after = text[at + m[0].length];
+  return after === undefined || after === ';' || after === '\n' || after === '\r';
+}
+
+/**
+ * Whether a name is called (`name(`, the parenthesis right after it, not inside a longer name or
+ * word: `x-name(`, `my_name(` and `name (` in prose are not calls) after a place in the text:
+ * where each name is last called is found once (one scan of the text per distinct name, for at most MAX_CALLED names; past that,
+ * names are taken as not called and their values stay hidden), so a text of many assignments
+ * costs no more than a few scans.
+ */
+class CalledNames {
+  private static readonly MAX_CALLED = 16;
+  private readonly lastCall = new Map<string, number>();
+  constructor(private readonly text: string) {}
+
+  later(name: string, after: number): boolean {
+    let last = this.lastCall.get(name);
+    if (last === undefined) {
+      if (this.lastCall.size >= CalledNames.MAX_CALLED) return false;
+      last = -1;
+      // The last `name(` (or `name (`) not inside a longer name.
+      const call = new RegExp(`(?<![\\w.$-])${name.replace(/[.$-]/g, (ch) => `\\${ch}`)}\\(`, 'g');
+      for (let m = call.exec(this.text); m; m = call.exec(this.text)) last = m.index;
+      this.lastCall.set(name, last);
+    }
+    return last > after;
+  }
+}
+
+/**
+ * NAME=value, NAME = value, NAME := value, NAME="value", "NAME": value, NAME: value, and a quoted or
+ * bracketed name before `=` or `:` (`os.environ["PGPASSWORD"] = ...`, `{'token' : ...}`), with a
+ * secret-looking NAME: the value. Blanks after `=` count only when there are blanks before it too:
+ * in the shell `NAME= cmd` runs cmd with NAME empty, and cmd is code.
+ */
+function nameValueSpans(text: string, spans: Span[]): void {
+  const called = new CalledNames(text);
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c !== '=' && c !== ':') continue;
+    // Comparisons (==, !=, <=, >=) and URLs (://) are not assignments; in := the = is.
+    if (c === '=' && (text[i + 1] === '=' || '=!<>'.includes(text[i - 1] ?? ''))) continue;
+    if (c === ':' && (text[i + 1] === '/' || text[i + 1] === '=')) continue;
+    let end = i;
+    if (c === '=' && text[end - 1] === ':') end--;
+    const beforeBlanks = end;
+    while (end > 0 && beforeBlanks - end < 8 && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--;
+    const spaced = end < beforeBlanks;
+    const bracketed = text[end - 1] === ']';
+    if (bracketed) end--;
+    const quoted = text[end - 1] === '"' || text[end - 1] === "'";
+    if (quoted) end--;
+    // A bracket holds a quoted name (["PGPASSWORD"]); a blank before a colon follows only a quoted one.
+    if ((bracketed && !quoted) || (spaced && c === ':' && !quoted)) continue;
+    let start = end;
+    while (start > 0 && end - start < 128 && NAME_CHAR.test(text[start - 1]!)) start--;
+    if (start === end) continue;
+    const name = text.slice(start, end);
+    const inQuery = !quoted && !spaced && (text[start - 1] === '?' || text[start - 1] === '&');
+    if (!SECRET_WORD.test(name) && !(inQuery && QUERY_SECRET.test(name))) continue;
+    let at = i + 1;
+    const blanks = blanksAt(text, at);
+    if (c === ':') {
+      // "name": value (JSON, YAML, headers): a quoted name, or a blank after the colon.
+      if (!quoted && blanks === 0) continue;
+      at += blanks;
+    } else if (spaced) at += blanks;
+    // A string literal's prefix in code (f"...", b'...', r"..."): the secret is inside the quotes.
+    const prefix = /^[rRbBuUfF]{1,2}(?=["'])/.exec(text.slice(at, at + 3));
+    if (prefix) at += prefix[0].length;
+    const assigned = c === '=' && spaced && blanks > 0;
+    // A name is code only where code is written: an argument or a dict entry (after `(`, `,` or
+    // `{`), a lambda's default, an item assigned (`x["k"] = ...`), or an assignment with blanks. A
+    // shell word (`PGPASSWORD=abc:def psql`, `export TOKEN=a,b`) is never code, whatever follows.
+    // A `(` begins arguments after a callee (`f(`, `g()(`, `print (`); elsewhere it is a subshell
+    // or a group (`(PGPASSWORD=x psql)`), where the value is a shell word.
+    const before = text.slice(Math.max(0, start - (quoted ? 1 : 0) - 16), start - (quoted ? 1 : 0));
+    const lambdaDefault = /\blambda[ \t]+(?:[\w, \t=]*,[ \t]*)?$/.test(before);
+    const inCode = assigned || bracketed || /[,{][ \t]*$/.test(before) || /[\w)\]][ \t]{0,8}\([ \t]*$/.test(before) || lambdaDefault;
+    if (!inQuery && inCode && isCodeAt(text, at, assigned, lambdaDefault)) continue;
+    // A name called further on (`token=os.system;token("id")`) holds code, not a secret: its value is kept.
+    if (!inQuery && !quoted && c === '=' && isDottedStatement(text, at) && called.later(name, i)) continue;
+    let value = valueAt(text, at, prefix !== null && /f/i.test(prefix[0]), !inCode && !inQuery && c === '=');
+    // Authorization: Bearer xyz: the secret is the word after the scheme. Digest's parameters
+    // (username=, realm=, ...) are not secret; its response= is (digestSpans).
+    if (value && /authori[sz]ation/i.test(name) && AUTH_SCHEME.test(text.slice(value[0], value[1]))) {
+      const digest = /^digest$/i.test(text.slice(value[0], value[1]));
+      const next = value[1] + blanksAt(text, value[1]);
+      value = !digest && next > value[1] && !isCodeAt(text, next, false) ? valueAt(text, next) : undefined;
+    }
+    if (value) {
+      // A debugger's char pointer (`password = 0x5555555592a0 "hunter2"`): the string it points to, not its address.
+      const quote = text[value[0] + 1] === 'x' ? value[1] + blanksAt(text, value[1]) : value[1];
+      const pointed = quote > value[1] && text[quote] === '"' && /^0x[0-9a-f]{1,16}$/.test(text.slice(value[0], value[1])) ? valueAt(text, quote) : undefined;
+      const secret = pointed ?? value;
+      spans.push([secret[0], secret[1], kindOf(name)]);
+      i = secret[1] - 1; // on after the value: it is not scanned again
+    }
+  }
+}
+
+/** --password VALUE, --api-token VALUE (a flag naming a secret, then its value as the next word). */
+function flagValueSpans(text: string, spans: Span[]): void {
+  const flag = /(?<![A-Za-z0-9_-])--([A-Za-z0-9][A-Za-z0-9_-]{0,63})[ \t]{1,8}/g;
+  for (let m = flag.exec(text); m; m = flag.exec(text)) {
+    const name = m[1]!;
+    const at = m.index + m[0].length;
+    if (!SECRET_WORD.test(name) || NOT_A_VALUE.test(name) || text[at] === '-') continue;
+    const value = valueAt(text, at);
+    if (value) spans.push([value[0], value[1], kindOf(name)]);
+  }
+}
+
+/**
+ * Programs that take a password in an option of their own, in any case and with or without `.exe`
+ * (MySQL.exe): the MySQL clients (mysql, mysqldump, mariadb, ...), sshpass, the Redis clients,
+ * curl, and the programs with a `login` command that takes `-p` (docker, podman, helm, oc, az, ...).
+ */
+const PASSWORD_PROGRAM =
+  /(?<![A-Za-z0-9_.-])(mysql[a-z_]{0,16}|mariadb[a-z_-]{0,16}|sshpass|redis-cli|valkey-cli|keydb-cli|curl|docker|podman|nerdctl|buildah|skopeo|helm|oras|oc|az|cf)(?:\.exe)?(?![A-Za-z0-9_.-])/gi;
+/** The programs' names (or login) as plain text, checked first: far cheaper than the pattern's lookbehind at every position. */
+const PASSWORD_PROGRAM_HINT = /mysql|mariadb|sshpass|-cli|curl|login/i;
+/** A MySQL client's -pPASSWORD (attached: a lone -p asks for it, and the next word is the database). */
+const MYSQL_P = /(?<![^\s"'])-p(?=[^\s])/g;
+/** sshpass -p PASSWORD, docker login -p PASSWORD (attached or the next word). */
+const SPACED_P = /(?<![^\s"'])-p[ \t]{0,8}(?=[^\s-])/g;
+/** redis-cli -a PASSWORD. */
+const REDIS_A = /(?<![^\s"'])-a[ \t]{0,8}(?=[^\s-])/g;
+/** curl -u user:PASSWORD, --user user:PASSWORD, and the proxy's -U, --proxy-user. */
+const CURL_USER = /(?<![^\s"'])(?:-[uU][ \t]{0,8}|--(?:proxy-)?user(?:[ \t]{1,8}|=))(?=[^\s-])/g;
+const LOGIN = /(?<![^\s"'])login(?![^\s"'])/;
+
+/**
+ * Where the command that a program's name at `from` starts ends: a line's end, `;`, `|` or `&&`
+ * (a single `&` may be part of a URL's query, so it does not end one).
+ */
+function commandEnd(text: string, from: number): number {
+  let i = from;
+  while (i < text.length) {
+    const ch = text[i];
+    if (ch === '\n' || ch === '\r' || ch === ';' || ch === '|' || (ch === '&' && text[i + 1] === '&')) break;
+    i++;
+  }
+  return i;
+}
+
+/**
+ * A password given to a program as an option of its own (PASSWORD_PROGRAM): only in that program's
+ * own arguments, from its name to the next such program's name or the end of the command
+ * (`redis-cli -a PW ping; ls -a /tmp` keeps `/tmp`; `docker exec db mysql -pPW` hides PW). Each
+ * character is in one program's arguments at most, so the scan is linear.
+ */
+function programPasswordSpans(text: string, spans: Span[]): void {
+  if (!PASSWORD_PROGRAM_HINT.test(text)) return;
+  const found: Array<[start: number, end: number, program: string]> = [];
+  PASSWORD_PROGRAM.lastIndex = 0;
+  for (let m = PASSWORD_PROGRAM.exec(text); m; m = PASSWORD_PROGRAM.exec(text)) found.push([m.index, m.index + m[0].length, m[1]!.toLowerCase()]);
+  let cmdEnd = -1;
+  for (let k = 0; k < found.length; k++) {
+    const [, from, program] = found[k]!;
+    // The end of the command is the same for every program name before it: scanned once.
+    if (from > cmdEnd) cmdEnd = commandEnd(text, from);
+    const to = Math.min(cmdEnd, found[k + 1]?.[0] ?? text.length);
+    if (to <= from) continue;
+    const args = text.slice(from, to);
+    let option: RegExp;
+    let start = 0;
+    if (program.startsWith('mysql') || program.startsWith('mariadb')) option = MYSQL_P;
+    else if (program === 'sshpass') option = SPACED_P;
+    else if (program.endsWith('-cli')) option = REDIS_A;
+    else if (program === 'curl') option = CURL_USER;
+    else {
+      const login = LOGIN.exec(args);
+      if (!login) continue;
+      option = SPACED_P;
+      start = login.index + login[0].length;
+    }
+    option.lastIndex = start;
+    for (let m = option.exec(args); m; m = option.exec(args)) {
+      const value = valueAt(text, from + m.index + m[0].length);
+      if (!value) continue;
+      if (option === CURL_USER) {
+        // user:PASSWORD: the password is after the first colon (a lone user makes curl ask).
+        const colon = text.slice(value[0], value[1]).indexOf(':');
+        if (colon >= 0 && value[0] + colon + 1 < value[1]) spans.push([value[0] + colon + 1, value[1], 'password']);
+      } else spans.push([value[0], value[1], 'password']);
+    }
+  }
+}
+
+/** What ends the scan of a URL's userinfo: blanks, quotes, angle brackets. */
+const URL_END = new Set([...' \t\r\n\f\v"\'`<>']);
+
+/**
+ * A URL's password: scheme://user:PASSWORD@host. The password runs to the last `@` before the host
+ * (a password may hold `/` or `@`: postgres://u:pa/ss@h), the host ending at the first `/`, `?` or
+ * `#` after an `@`, a blank, a quote or the end. `host:port/...` (a port of digits, then `/`, `?` or
+ * `#`) has no userinfo. A scan that finds no `@` goes on from where it stopped, one that does from
+ * that `@`: no character is scanned twice.
+ */
+function urlPasswordSpans(text: string, spans: Span[]): void {
+  const url = /:\/\/[^/\s:@[\]]*:/g;
+  for (let m = url.exec(text); m; m = url.exec(text)) {
+    const start = m.index + m[0].length;
+    let at = -1;
+    let i = start;
+    for (; i < text.length && !URL_END.has(text[i]!); i++) {
+      const ch = text[i]!;
+      if (ch === '@') at = i;
+      else if (ch === '/' || ch === '?' || ch === '#') {
+        if (at >= 0) break;
+        if (i > start && i - start <= 5 && /^\d+$/.test(text.slice(start, i))) break; // host:port/
+      }
+    }
+    if (at > start) {
+      spans.push([start, at, 'URL password']);
+      url.lastIndex = at + 1;
+    } else url.lastIndex = Math.max(url.lastIndex, i);
+  }
+}
+
+/**
+ * HTTP Digest's response=VALUE (the credential of a Digest Authorization header; its username=,
+ * realm=, nonce=, uri= are kept), on the line of a `Digest name=` scheme. One scan per line.
+ */
+function digestSpans(text: string, spans: Span[]): void {
+  if (!/digest/i.test(text)) return;
+  const digest = /(?<![A-Za-z0-9_-])Digest[ \t]{1,8}(?=[A-Za-z][A-Za-z0-9_-]{0,31}[ \t]{0,8}=)/gi;
+  for (let m = digest.exec(text); m; m = digest.exec(text)) {
+    const newline = text.indexOf('\n', m.index);
+    const end = newline < 0 ? text.length : newline;
+    const params = text.slice(m.index, end);
+    const response = /(?<![A-Za-z0-9_-])response[ \t]{0,8}=[ \t]{0,8}/gi;
+    for (let r = response.exec(params); r; r = response.exec(params)) {
+      const value = valueAt(text, m.index + r.index + r[0].length);
+      if (value) spans.push([value[0], value[1], 'Digest response']);
+    }
+    digest.lastIndex = end;
+  }
+}
+
+/** Bearer TOKEN, Basic BASE64: the credential after the scheme. */
+function authSchemeSpans(text: string, spans: Span[]): void {
+  const scheme = /\b(Bearer|Basic)[ \t]{1,8}([A-Za-z0-9._~+/-]{8,}={0,2})(?![A-Za-z0-9._~+/=-])/gi;
+  for (let m = scheme.exec(text); m; m = scheme.exec(text)) {
+    const token = m[2]!;
+    // Basic carries base64 of "user:pass": a word in prose after "basic" is not that.
+    if (m[1]!.toLowerCase() === 'basic' && (token.length % 4 !== 0 || /[._~-]/.test(token) || !Buffer.from(token, 'base64').includes(0x3a))) continue;
+    const start = m.index + m[0].length - token.length;
+    spans.push([start, start + token.length, `${m[1]!.toLowerCase() === 'basic' ? 'Basic' : 'Bearer'} credentials`]);
+  }
+}
+
+/** debugkit's own API keys, anywhere. */
+function apiKeySpans(text: string, spans: Span[]): void {
+  const key = /(?<![A-Za-z0-9_-])dk_[A-Za-z0-9_-]{16,}/g;
+  for (let m = key.exec(text); m; m = key.exec(text)) {
+    // A key is base64url of random bytes: it has a capital or a digit. A name (`dk_debugger_quota_status`, a --tool-prefix'd tool) has neither.
+    if (/[A-Z0-9]/.test(m[0].slice(3))) spans.push([m.index, m.index + m[0].length, 'debugkit API key']);
+  }
+}
+
+/**
+ * Secrets known by their shape, whatever names them: private keys (PEM), JSON Web Tokens, and the
+ * access keys of AWS, GitHub, GitLab, Slack, Google, Stripe, OpenAI and Anthropic. Each pattern
+ * starts at a literal and its classes cannot match what ends it.
+ */
+const SHAPES: ReadonlyArray<[RegExp, string]> = [
+  [/(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, 'JWT'],
+  [/(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/g, 'AWS access key'],
+  [/(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})/g, 'GitHub token'],
+  [/(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,64}/g, 'GitLab token'],
+  [/(?<![A-Za-z0-9_-])xox[abpors]-[A-Za-z0-9-]{10,255}/g, 'Slack token'],
+  [/(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/g, 'Google API key'],
+  [/(?<![A-Za-z0-9_])(?:sk|rk)_live_[A-Za-z0-9]{16,255}/g, 'Stripe key'],
+  [/(?<![A-Za-z0-9_-])sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,255}/g, 'API key'],
+];
+const PEM_BEGIN = /-----BEGIN ([A-Z0-9]{1,16} ){0,3}PRIVATE KEY-----/g;
+const PEM_END = '-----END ';
+
+/** The literals every shape starts with: one scan tells whether any shape can be in the text (most have none). */
+const SHAPE_HINT = /eyJ|AKIA|ASIA|gh[pousr]_|github_pat_|glpat-|xox[abpors]-|AIza|_live_|sk-|PRIVATE KEY/;
+
+function shapeSpans(text: string, spans: Span[]): void {
+  if (!SHAPE_HINT.test(text)) return;
+  for (const [shape, kind] of SHAPES) {
+    shape.lastIndex = 0;
+    for (let m = shape.exec(text); m; m = shape.exec(text)) spans.push([m.index, m.index + m[0].length, kind]);
+  }
+  PEM_BEGIN.lastIndex = 0;
+  for (let m = PEM_BEGIN.exec(text); m; m = PEM_BEGIN.exec(text)) {
+    const body = m.index + m[0].length;
+    const end = text.indexOf(PEM_END, body);
+    // The key's body (its BEGIN and END lines say what it was); a key cut short is hidden to the end.
+    spans.push([body, end < 0 ? text.length : end, 'private key']);
+    PEM_BEGIN.lastIndex = end < 0 ? text.length : end;
+  }
+}
+
+/** A name as the kind of the secret it holds (`PGPASSWORD`), short. */
+function kindOf(name: string): string {
+  return name.length > 40 ? `${name.slice(0, 40)}…` : name;
+}
+
+/** Every secret found in `text`, by where it starts (they may overlap). */
+export function findSecrets(text: string): Span[] {
+  const spans: Span[] = [];
+  nameValueSpans(text, spans);
+  flagValueSpans(text, spans);
+  programPasswordSpans(text, spans);
+  urlPasswordSpans(text, spans);
+  digestSpans(text, spans);
+  authSchemeSpans(text, spans);
+  apiKeySpans(text, spans);
+  shapeSpans(text, spans);
+  return spans.sort((a, b) => a[0] - b[0]);
+}
+
+/** `text` with each secret replaced by what `mark` makes of its kind; everything around it kept. The kinds hidden, in order. */
+export function replaceSecrets(text: string, mark: (kind: string | undefined) => string): { text: string; kinds: string[] } {
+  const spans = findSecrets(text);
+  if (spans.length === 0) return { text, kinds: [] };
+  let out = '';
+  let at = 0;
+  const kinds: string[] = [];
+  for (const [start, end, kind] of spans) {
+    if (end <= at) continue;
+    if (start >= at) {
+      out += text.slice(at, start) + mark(kind);
+      kinds.push(kind ?? 'secret');
+    }
+    at = end;
+  }
+  return { text: out + text.slice(at), kinds };
+}
+
+/** Text with every secret value found replaced by [REDACTED]; everything around it kept. */
+export function redactText(text: string): string {
+  return replaceSecrets(text, () => REDACTED).text;
+}
