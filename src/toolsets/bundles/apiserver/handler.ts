@@ -10,7 +10,7 @@ import { groupVersion, type ResourceType } from './resources.js';
 import { route, type ResourceRoute } from './router.js';
 import { labelsOf, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
 import { sendJson } from '../../../mcp/rest.js';
-import { badRequest, failure, methodNotAllowed, notFound, pathNotFound, sendStatus } from './status.js';
+import { badRequest, failure, methodNotAllowed, notFound, pathNotFound, sendStatus, warningHeader } from './status.js';
 import { buildTable, parseIncludeObject, partialObjectMetadata, tableHead, tableRow, wantsPartialMetadata, wantsTable } from './table.js';
 import { parsePageQuery, selectPage, sendListJson, type Page } from './paging.js';
 import { TimeSlice } from '../../../core/wait.js';
@@ -29,17 +29,20 @@ const RESOURCE_VERSION = '1';
 /** Main-thread time a list request works before other requests get a turn (TimeSlice). */
 const SLICE_MS = 10;
 
-/** Answers one request. A resource file past a bound is answered its Status; other failures become Status objects in server.ts. */
-export async function handle(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/**
+ * Answers one request. A resource file past a bound is answered its Status; other failures become Status objects in server.ts.
+ * `signal` aborts when the answer will not be read (server.ts): long work stops at its next pause.
+ */
+export async function handle(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
   try {
-    await answer(ctx, req, res);
+    await answer(ctx, req, res, signal);
   } catch (err) {
     if (!(err instanceof ResourceFileError) || res.headersSent) throw err;
     sendStatus(res, err.status);
   }
 }
 
-async function answer(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function answer(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
   const method = req.method ?? 'GET';
   if (method !== 'GET' && method !== 'HEAD') {
     // Drain any body so the connection stays usable, then refuse: the bundle is read-only.
@@ -76,23 +79,23 @@ async function answer(ctx: ServerContext, req: IncomingMessage, res: ServerRespo
       return doc ? sendJson(res, 200, doc) : sendStatus(res, pathNotFound());
     }
     case 'resource':
-      return handleResource(ctx, r, url.searchParams, req, res);
+      return handleResource(ctx, r, url.searchParams, req, res, signal);
     case 'unknown':
       return sendStatus(res, pathNotFound());
   }
 }
 
-async function handleResource(ctx: ServerContext, r: ResourceRoute, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handleResource(ctx: ServerContext, r: ResourceRoute, q: URLSearchParams, req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
   const t = ctx.bundle.registry.find(r.group, r.version, r.plural);
   if (!t || (r.namespace !== undefined && !t.namespaced)) return sendStatus(res, pathNotFound());
   if (r.watch || q.get('watch') === 'true' || q.get('watch') === '1') {
     return sendStatus(res, methodNotAllowed('watch is not supported: a support bundle is a snapshot and never changes'));
   }
-  if (r.name === undefined) return handleList(ctx, t, r.namespace, q, req, res);
+  if (r.name === undefined) return handleList(ctx, t, r.namespace, q, req, res, signal);
   if (r.subresource === 'log' && t.group === '' && t.plural === 'pods') {
     const query = parseLogQuery(q);
     if (typeof query === 'string') return sendStatus(res, badRequest(query));
-    return serveLog(ctx.bundle, r.namespace ?? 'default', r.name, query, res);
+    return serveLog(ctx.bundle, r.namespace ?? 'default', r.name, query, res, signal);
   }
   if (r.subresource !== undefined && r.subresource !== 'status') return sendStatus(res, pathNotFound());
   const namespace = t.namespaced ? r.namespace : undefined;
@@ -103,8 +106,8 @@ async function handleResource(ctx: ServerContext, r: ResourceRoute, q: URLSearch
   return sendObject(ctx, t, obj, req, q, res);
 }
 
-async function handleList(ctx: ServerContext, t: ResourceType, namespace: string | undefined, q: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const slice = new TimeSlice(SLICE_MS);
+async function handleList(ctx: ServerContext, t: ResourceType, namespace: string | undefined, q: URLSearchParams, req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
+  const slices = { slice: new TimeSlice(SLICE_MS), signal };
   let page: Page;
   try {
     const labels = parseLabelSelector(q.get('labelSelector') ?? '');
@@ -112,7 +115,7 @@ async function handleList(ctx: ServerContext, t: ResourceType, namespace: string
     const paging = parsePageQuery(q, RESOURCE_VERSION);
     if ('kind' in paging) return sendStatus(res, paging);
     const filtered = labels.length > 0 || fields.length > 0;
-    page = await selectPage(await ctx.bundle.list(t, namespace), (o) => matchesLabels(labelsOf(o), labels) && matchesFields(o, fields), filtered, paging, RESOURCE_VERSION, slice);
+    page = await selectPage(await ctx.bundle.list(t, namespace), (o) => matchesLabels(labelsOf(o), labels) && matchesFields(o, fields), filtered, paging, RESOURCE_VERSION, slices);
   } catch (err) {
     if (err instanceof SelectorError) return sendStatus(res, badRequest(err.message));
     throw err;
@@ -128,19 +131,14 @@ async function handleList(ctx: ServerContext, t: ResourceType, namespace: string
   if (tableVersion) {
     const opts = { now: await ctx.collectedAt(), includeObject: parseIncludeObject(q.get('includeObject')), version: tableVersion, resourceVersion: RESOURCE_VERSION };
     const printer = printerFor(t);
-    return sendListJson(res, { ...tableHead(printer, opts), metadata }, 'rows', page.items, (o) => tableRow(printer, o, opts), slice);
+    return sendListJson(res, { ...tableHead(printer, opts), metadata }, 'rows', page.items, (o) => tableRow(printer, o, opts), slices);
   }
   if (wantsPartialMetadata(accept)) {
-    return sendListJson(res, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata }, 'items', page.items, partialObjectMetadata, slice);
+    return sendListJson(res, { kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata }, 'items', page.items, partialObjectMetadata, slices);
   }
   const offset = isEventType(t) && isDescribe(req) ? Date.now() - (await ctx.collectedAt()).getTime() : undefined;
   const toJson = offset === undefined ? (o: K8sObject) => o : (o: K8sObject) => shiftEventTimes([o], offset)[0];
-  return sendListJson(res, { kind: `${t.kind}List`, apiVersion: groupVersion(t), metadata }, 'items', page.items, toJson, slice);
-}
-
-/** `299 - "text"`, kubectl prints it as "Warning: text"; header values must stay printable ASCII. */
-function warningHeader(text: string): string {
-  return `299 - ${JSON.stringify(text.replace(/[^\x20-\x7e]/g, '?'))}`;
+  return sendListJson(res, { kind: `${t.kind}List`, apiVersion: groupVersion(t), metadata }, 'items', page.items, toJson, slices);
 }
 
 async function sendObject(ctx: ServerContext, t: ResourceType, obj: K8sObject, req: IncomingMessage, q: URLSearchParams, res: ServerResponse): Promise<void> {

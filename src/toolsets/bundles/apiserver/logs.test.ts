@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseLogQuery, tailStart } from './logs.js';
+import { parseLogQuery, TAIL_SEARCH_BYTES, tailStart } from './logs.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -19,7 +19,7 @@ async function tail(content: string, lines: number): Promise<string> {
   const fd = openSync(file, 'r');
   try {
     return readFileSync(file)
-      .subarray(await tailStart(fd, Buffer.byteLength(content), lines))
+      .subarray((await tailStart(fd, Buffer.byteLength(content), lines)).start)
       .toString();
   } finally {
     closeSync(fd);
@@ -43,7 +43,7 @@ describe('tailStart', () => {
       await writeFile(file, '');
       ftruncateSync(fd, size);
       const before = process.memoryUsage().rss;
-      expect(await tailStart(fd, size, 1)).toBe(0);
+      expect(await tailStart(fd, size, 1)).toEqual({ start: size - TAIL_SEARCH_BYTES, cut: true });
       expect(process.memoryUsage().rss - before).toBeLessThan(256 * 1024 ** 2);
     } finally {
       closeSync(fd);

@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import type { Bundle } from './bundle.js';
 import { at, list, str } from './json.js';
-import { badRequest, failure, notFound, sendStatus } from './status.js';
+import { badRequest, failure, notFound, sendStatus, warningHeader } from './status.js';
 
 /**
  * `GET /api/v1/namespaces/{ns}/pods/{name}/log`, served from
@@ -71,7 +71,8 @@ function chooseContainer(podName: string, requested: string | undefined, c: { ap
   return { error: msg };
 }
 
-export async function serveLog(bundle: Bundle, namespace: string, podName: string, query: LogQuery, res: ServerResponse): Promise<void> {
+/** `signal` aborts when the answer will not be read (server.ts): the search for the tail stops, and its descriptor is closed. */
+export async function serveLog(bundle: Bundle, namespace: string, podName: string, query: LogQuery, res: ServerResponse, signal: AbortSignal): Promise<void> {
   if (!SAFE_NAME.test(namespace) || !SAFE_NAME.test(podName)) return sendStatus(res, notFound('pods', podName));
   const podsType = bundle.registry.find('', 'v1', 'pods');
   const pod = podsType ? await bundle.get(podsType, namespace, podName) : undefined;
@@ -98,10 +99,13 @@ export async function serveLog(bundle: Bundle, namespace: string, podName: strin
   const { fd, stats: info } = opened;
   let streaming = false;
   try {
-    res.writeHead(200, { 'Content-Type': 'text/plain' });
     // From where the tail starts (or the start), to the byte limit: streamed from the file, never
     // held (a tail of one line of 1.5 GB was read into memory whole, 3 GB, to answer 10 bytes).
-    const start = query.tailLines !== undefined ? await tailStart(fd, info.size, query.tailLines) : 0;
+    const tail = query.tailLines !== undefined ? await tailStart(fd, info.size, query.tailLines, signal) : { start: 0, cut: false };
+    const start = tail.start;
+    if (tail.cut)
+      res.appendHeader('Warning', warningHeader(`fewer than ${query.tailLines} lines end in the last ${TAIL_SEARCH_BYTES / MiB} MiB of this log: the answer starts there, possibly inside a line`));
+    res.writeHead(200, { 'Content-Type': 'text/plain' });
     const stop = query.limitBytes !== undefined ? Math.min(start + query.limitBytes, info.size) : info.size;
     if (stop <= start) return void res.end();
     streaming = true;
@@ -114,26 +118,37 @@ export async function serveLog(bundle: Bundle, namespace: string, podName: strin
 const readAt = promisify(read);
 
 const CHUNK = 64 * 1024;
+const MiB = 1024 * 1024;
+
+/**
+ * How far back from its end a log is searched for the lines asked for. Unbounded, `--tail 1` of a
+ * 20 GB log without a newline read all of it, minutes a request (attack 18r L3).
+ */
+export const TAIL_SEARCH_BYTES = 64 * MiB;
 
 /**
  * Where the last `lines` lines of the file open on `fd` (`size` bytes) start: read backwards a
  * chunk at a time into one buffer, nothing kept, so a tail of a large log (or of one long line)
- * costs no memory; the caller streams from there.
+ * costs no memory; the caller streams from there. At most TAIL_SEARCH_BYTES are searched: `cut`
+ * when the lines were not all found there, and the tail starts where the search stopped. An
+ * aborted `signal` stops the search (the abort is thrown).
  */
-export async function tailStart(fd: number, size: number, lines: number): Promise<number> {
-  if (lines === 0) return size;
+export async function tailStart(fd: number, size: number, lines: number, signal?: AbortSignal): Promise<{ start: number; cut: boolean }> {
+  if (lines === 0) return { start: size, cut: false };
   const buf = Buffer.alloc(CHUNK);
+  const floor = Math.max(0, size - TAIL_SEARCH_BYTES);
   let pos = size;
   let found = 0;
-  while (pos > 0) {
-    const len = Math.min(CHUNK, pos);
+  while (pos > floor) {
+    signal?.throwIfAborted();
+    const len = Math.min(CHUNK, pos - floor);
     pos -= len;
     await readAt(fd, buf, 0, len, pos);
     for (let i = buf.lastIndexOf(0x0a, len - 1); i >= 0; i = i > 0 ? buf.lastIndexOf(0x0a, i - 1) : -1) {
       // A newline as the file's last byte ends the last line rather than starting an empty one.
       if (pos + i === size - 1) continue;
-      if (++found === lines) return pos + i + 1;
+      if (++found === lines) return { start: pos + i + 1, cut: false };
     }
   }
-  return 0;
+  return { start: floor, cut: floor > 0 };
 }

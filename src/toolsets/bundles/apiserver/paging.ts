@@ -88,18 +88,33 @@ export interface Page {
 /** How many items are checked between looks at the slice's clock. */
 const CHECK_EVERY = 256;
 
+/** A list request's main-thread time (TimeSlice) and the signal that aborts when its answer will not be read (server.ts). */
+export interface RequestSlices {
+  slice: TimeSlice;
+  signal: AbortSignal;
+}
+
+/**
+ * The slice's pause, then a stop (the abort thrown) when the request was given up: matched and
+ * written to the end, a list nobody read kept a CPU busy for minutes (attack 18r L3).
+ */
+async function pause({ slice, signal }: RequestSlices): Promise<void> {
+  await slice.pause();
+  signal.throwIfAborted();
+}
+
 /**
  * The page of `sorted` that `page` asks for, keeping only what `matches` (selectors apply before
  * paging). Matching runs in slices; `filtered` says whether `matches` can drop anything.
  */
-export async function selectPage(sorted: K8sObject[], matches: (o: K8sObject) => boolean, filtered: boolean, page: PageQuery, resourceVersion: string, slice: TimeSlice): Promise<Page> {
+export async function selectPage(sorted: K8sObject[], matches: (o: K8sObject) => boolean, filtered: boolean, page: PageQuery, resourceVersion: string, slices: RequestSlices): Promise<Page> {
   const from = page.start ? indexAfter(sorted, page.start) : 0;
   const limit = page.limit > 0 ? page.limit : Infinity;
   const items: K8sObject[] = [];
   let i = from;
   let more = false;
   for (; i < sorted.length; i++) {
-    if (i % CHECK_EVERY === 0) await slice.pause();
+    if (i % CHECK_EVERY === 0) await pause(slices);
     const o = sorted[i]!;
     if (filtered && !matches(o)) continue;
     if (items.length === limit) {
@@ -120,7 +135,7 @@ const FLUSH_BYTES = 256 * 1024;
  * JSON.stringify({...head, [field]: items.map(toJson)}) would, in slices. An answer that fits
  * in one write goes out with its Content-Length; a longer one is sent chunked as it is made.
  */
-export async function sendListJson(res: ServerResponse, head: K8sObject, field: string, items: K8sObject[], toJson: (o: K8sObject) => unknown, slice: TimeSlice): Promise<void> {
+export async function sendListJson(res: ServerResponse, head: K8sObject, field: string, items: K8sObject[], toJson: (o: K8sObject) => unknown, slices: RequestSlices): Promise<void> {
   const opening = JSON.stringify(head);
   const parts: string[] = [`${opening.slice(0, -1)}${opening.length > 2 ? ',' : ''}${JSON.stringify(field)}:[`];
   let buffered = parts[0]!.length;
@@ -137,7 +152,7 @@ export async function sendListJson(res: ServerResponse, head: K8sObject, field: 
     return !res.destroyed;
   };
   for (let i = 0; i < items.length; i++) {
-    if (i % CHECK_EVERY === 0 && i > 0) await slice.pause();
+    if (i % CHECK_EVERY === 0 && i > 0) await pause(slices);
     const text = JSON.stringify(toJson(items[i]!));
     parts.push(i === 0 ? text : `,${text}`);
     buffered += text.length + 1;

@@ -48,6 +48,11 @@ export function timeout(): Status {
   return failure(504, 'Timeout', 'the request did not complete in time on this support-bundle API server');
 }
 
+/** `299 - "text"`, kubectl prints it as "Warning: text"; header values must stay printable ASCII. */
+export function warningHeader(text: string): string {
+  return `299 - ${JSON.stringify(text.replace(/[^\x20-\x7e]/g, '?'))}`;
+}
+
 export function sendStatus(res: ServerResponse, status: Status): void {
   sendJson(res, status.code, status);
 }
