@@ -1,3 +1,4 @@
+import type { TimeSlice } from '../../../core/wait.js';
 import type { GenericMock, Mock } from '../keploy/types.js';
 import { mysqlAsGenerics, mysqlMockOf } from '../mysql/keploy.js';
 import { counts, type ProtocolRecorder, type ProtocolReplayer, type ReplayerFactory, type ReplayersOptions } from '../protocol.js';
@@ -31,19 +32,22 @@ export const recorder: ProtocolRecorder = {
   },
 };
 
-export const replayer: ReplayerFactory = async (mocks, o, { slice }) => genericReplayer(await GenericIndex.build(genericAndMysql(mocks, o.warn), slice), o);
+export const replayer: ReplayerFactory = async (mocks, o, { slice }) => genericReplayer(await GenericIndex.build(await genericAndMysql(mocks, slice, o.warn), slice), o);
 
 /**
  * Generic mocks and MySQL mocks as the bytes they hold, in file order: MySQL is served by the
  * MySQL-aware byte replayer (Keploy's connection-phase mock as one mock per step). MySQL mocks
- * with messages that cannot be turned back into bytes are left out: a connection needing them misses.
+ * with messages that cannot be turned back into bytes (or that stand for more than one exchange
+ * may hold) are left out: a connection needing them misses. Converted in the index build's slices:
+ * a set of many MySQL mocks is work on the loop the server's other callers wait behind.
  */
-function genericAndMysql(mocks: readonly Mock[], warn?: (message: string) => void): GenericMock[] {
+export async function genericAndMysql(mocks: readonly Mock[], slice: TimeSlice, warn?: (message: string) => void): Promise<GenericMock[]> {
   const out: GenericMock[] = [];
   const unusable: string[] = [];
   for (const m of mocks) {
     if (m.kind === 'Generic') out.push(m);
     else if (m.kind === 'MySQL') {
+      await slice.pause();
       const g = mysqlAsGenerics(m);
       if (typeof g !== 'string') out.push(...g);
       else unusable.push(g);

@@ -6,6 +6,7 @@ import { authMessage, commandMessage, executeMessage, structuredAnswer } from '.
 import { isMap, structuredPackets, writeLenenc } from './structured.js';
 import { isMysqlGreeting, lenencAt, packetOf, splitPackets, type MysqlPacket } from './wire.js';
 import { exactUtf8 } from '../keploy/utf8.js';
+import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
 
 /**
  * MySQL/MariaDB exchanges as Keploy's `MySQL` mock kind (Keploy `models.MySQLSpec`), one mock
@@ -321,7 +322,7 @@ interface EntryBytes {
   bytes: Buffer;
 }
 
-function entryBytes(entry: YamlValue | undefined, where: string): EntryBytes | string {
+function entryBytes(entry: YamlValue | undefined, where: string, maxBytes: number): EntryBytes | string {
   if (!isMap(entry)) return `${where}: not a mapping`;
   const header = isMap(entry['header']) ? entry['header'] : undefined;
   const inner = header && isMap(header['header']) ? header['header'] : undefined;
@@ -342,7 +343,7 @@ function entryBytes(entry: YamlValue | undefined, where: string): EntryBytes | s
   if (!isMap(message)) return `${where}: a ${type || 'packet'} message that is neither a mapping nor base64 text`;
   const modelled = encodeMessage(type, message);
   if (modelled) return whole(modelled);
-  const structured = structuredPackets(type, seq, message);
+  const structured = structuredPackets(type, seq, message, maxBytes);
   if (typeof structured === 'string') return `${where}: ${structured}`;
   if (structured && type === 'COM_QUERY' && message['parameter_count'] === 0 && inner?.['payload_length'] === structured.length - 4 + 2) {
     // Keploy 3 writes a query sent with CLIENT_QUERY_ATTRIBUTES as {parameter_count: 0, ..., query}
@@ -356,13 +357,20 @@ function entryBytes(entry: YamlValue | undefined, where: string): EntryBytes | s
 const KNOWN_TYPES =
   'HandshakeV10, HandshakeResponse41, SSLRequest, AuthSwitchRequest, AuthSwitchResponse, AuthMoreData, OK, ERR, EOF, COM_* commands, COM_STMT_PREPARE_OK, TextResultSet, BinaryProtocolResultSet; any packet as base64';
 
-function listBytes(list: YamlValue | undefined, where: string): EntryBytes[] | string {
+/**
+ * The bytes of a list of entries, taken from `budget` (what is left of the mock's): a mock's
+ * structured entries stand for more bytes than their text (a row entry of a few bytes for a NULL
+ * per column), so what one mock becomes is bounded as it is built, by what a recording keeps of one
+ * exchange (attack 18r K3).
+ */
+function listBytes(list: YamlValue | undefined, where: string, budget: { left: number }): EntryBytes[] | string {
   if (list === undefined || list === null) return [];
   if (!Array.isArray(list)) return `${where}: not a list`;
   const out: EntryBytes[] = [];
   for (let i = 0; i < list.length; i++) {
-    const b = entryBytes(list[i], `${where}[${i}]`);
+    const b = entryBytes(list[i], `${where}[${i}]`, budget.left);
     if (typeof b === 'string') return b;
+    if ((budget.left -= b.bytes.length) < 0) return `${where}[${i}]: the mock's packets come to more than ${MAX_MOCK_EXCHANGE_BYTES} bytes`;
     out.push(b);
   }
   return out;
@@ -380,9 +388,10 @@ function listBytes(list: YamlValue | undefined, where: string): EntryBytes[] | s
 export function mysqlAsGenerics(m: Mock): GenericMock[] | string {
   if (m.kind !== 'MySQL') return `mock ${m.name} is not a MySQL mock`;
   const spec = m.spec as YamlMap;
-  const requests = listBytes(spec['requests'], 'requests');
+  const budget = { left: MAX_MOCK_EXCHANGE_BYTES };
+  const requests = listBytes(spec['requests'], 'requests', budget);
   if (typeof requests === 'string') return `MySQL mock ${m.name}: ${requests}`;
-  const responses = listBytes(spec['responses'], 'responses');
+  const responses = listBytes(spec['responses'], 'responses', budget);
   if (typeof responses === 'string') return `MySQL mock ${m.name}: ${responses}`;
   const meta = isMap(spec['metadata']) ? spec['metadata'] : {};
   const metadata: Record<string, string> = { type: 'config' };

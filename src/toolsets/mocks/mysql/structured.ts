@@ -1,5 +1,6 @@
 import { packetOf } from './wire.js';
 import type { YamlMap, YamlValue } from '../keploy/types.js';
+import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
 
 /**
  * The bytes of MySQL packets Keploy writes field by field (Keploy `models/mysql`), for replay:
@@ -123,9 +124,12 @@ function list(m: YamlMap, key: string): YamlValue[] {
   return Array.isArray(v) ? v : bad(`${key} is not a list`);
 }
 
+/** A text row's NULL. One for all: rows are copied out by Buffer.concat, and a row of 4096 NULLs is 4096 of them. */
+const NULL_VALUE = Buffer.from([0xfb]);
+
 /** A text row's value: null is NULL (0xfb), anything else a length-encoded string. */
 function textValue(v: YamlValue | undefined): Buffer {
-  if (v === null || v === undefined) return Buffer.from([0xfb]);
+  if (v === null || v === undefined) return NULL_VALUE;
   if (v instanceof Uint8Array) return lenencBytes(Buffer.from(v));
   if (typeof v === 'string') return lenencString(v);
   if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return lenencString(String(v));
@@ -227,16 +231,32 @@ function row(r: YamlValue, binary: boolean, columns: number, where: string): Buf
 
 const SERVER_STATUS_AUTOCOMMIT = 2;
 
-/** TextResultSet / BinaryProtocolResultSet: every packet of the answer. */
-function resultSet(seq: number, m: YamlMap, binary: boolean): Buffer {
+/** MySQL's own limit on a table's (and a result's) columns. */
+export const MAX_COLUMNS = 4096;
+
+/**
+ * TextResultSet / BinaryProtocolResultSet: every packet of the answer, at most `maxBytes` of them.
+ * A row is as wide as the columns, not as its values (missing ones are NULL), so `columnCount` must
+ * be the columns listed: a set of 646 bytes saying 60,000,000 held the loop 126 s building rows of
+ * NULLs and then exhausted the heap (attack 18r K3). The bytes are counted row by row for the same
+ * reason: a short row entry still stands for up to 4096 bytes.
+ */
+function resultSet(seq: number, m: YamlMap, binary: boolean, maxBytes: number): Buffer {
   const columns = list(m, 'columns');
-  const count = m['columnCount'] === undefined ? columns.length : uint(m, 'columnCount');
+  if (columns.length > MAX_COLUMNS) bad(`${columns.length} columns, over MySQL's ${MAX_COLUMNS}`);
+  const count = m['columnCount'] === undefined ? columns.length : uint(m, 'columnCount', MAX_COLUMNS);
+  if (count !== columns.length) bad(`columnCount ${count} is not the ${columns.length} column(s) listed`);
   const parts: Buffer[] = [packetOf(seq, writeLenenc(count))];
   columns.forEach((c, i) => parts.push(column(c, `columns[${i}]`)));
   const eof = bytes(m, 'eofAfterColumns');
   parts.push(eof);
+  let size = parts.reduce((n, p) => n + p.length, 0);
   const rows = list(m, 'rows');
-  rows.forEach((r, i) => parts.push(row(r, binary, count, `rows[${i}]`)));
+  rows.forEach((r, i) => {
+    const p = row(r, binary, count, `rows[${i}]`);
+    if ((size += p.length) > maxBytes) bad(`rows[${i}] makes it more than the ${maxBytes} bytes it may have`);
+    parts.push(p);
+  });
   const final = isMap(m['FinalResponse']) ? m['FinalResponse'] : undefined;
   const data = final ? bytes(final, 'data') : Buffer.alloc(0);
   if (data.length > 0) parts.push(data);
@@ -273,7 +293,8 @@ function prepareOk(seq: number, m: YamlMap): Buffer {
 function execute(m: YamlMap): Buffer {
   const parts: Buffer[] = [Buffer.from([uint(m, 'status', 255) || 0x17]), u32(uint(m, 'statement_id', 0xffffffff)), Buffer.from([uint(m, 'flags', 255)]), u32(uint(m, 'iteration_count', 0xffffffff))];
   const params = list(m, 'parameters').map((p, i) => (isMap(p) ? p : bad(`parameters[${i}]: not a mapping`)));
-  const count = Math.max(uint(m, 'parameter_count'), params.length);
+  // A statement has at most 65535 parameters (COM_STMT_PREPARE_OK's num_params is 2 bytes): the NULL bitmap is sized by the count.
+  const count = Math.max(uint(m, 'parameter_count', 0xffff), params.length);
   if (count > 0) {
     let bitmap = bytes(m, 'null_bitmap');
     if (bitmap.length < (count + 7) >> 3) {
@@ -384,11 +405,12 @@ function structuredPayload(type: string, m: YamlMap): Buffer | undefined {
 
 /**
  * The whole packets (headers included) of one structured entry, or a reason it has none;
- * undefined when `type` is not one of the types modelled here.
+ * undefined when `type` is not one of the types modelled here. A result set over `maxBytes` is
+ * refused as it is built (what a recording keeps of one exchange by default).
  */
-export function structuredPackets(type: string, seq: number, message: YamlMap): Buffer | string | undefined {
+export function structuredPackets(type: string, seq: number, message: YamlMap, maxBytes = MAX_MOCK_EXCHANGE_BYTES): Buffer | string | undefined {
   try {
-    if (type === 'TextResultSet' || type === 'BinaryProtocolResultSet') return resultSet(seq, message, type === 'BinaryProtocolResultSet');
+    if (type === 'TextResultSet' || type === 'BinaryProtocolResultSet') return resultSet(seq, message, type === 'BinaryProtocolResultSet', maxBytes);
     if (type === 'COM_STMT_PREPARE_OK') return prepareOk(seq, message);
     const payload = structuredPayload(type, message);
     return payload && packetOf(seq, payload);
