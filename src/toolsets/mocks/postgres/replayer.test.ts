@@ -179,6 +179,34 @@ describe('replayPostgres as a server', () => {
     );
   });
 
+  it("describes a statement by its $n up to the protocol's 65535 parameters: a larger $n sizes nothing (attack 18r K6)", async () => {
+    const huge = 'SELECT $300000000::int';
+    const mixed = 'SELECT $2::text, $300000000::int';
+    const described = (name: string, text: string) =>
+      mock(
+        name,
+        [serialize.parse({ name: 's', text }), serialize.describe({ type: 'S', name: 's' }), serialize.sync()],
+        [backend.parseComplete(), backend.parameterDescription([23]), backend.rowDescription([field('int4', 23)]), backend.readyForQuery('I')],
+      );
+    const c = await connect([described('mock-huge', huge), described('mock-mixed', mixed)]);
+    global.gc?.();
+    const heap = process.memoryUsage().heapUsed;
+    const began = performance.now();
+    for (const [text, types] of [
+      [huge, [23]],
+      [mixed, [23, 25]],
+    ] as const) {
+      c.send(serialize.parse({ name: 's', text }), serialize.describe({ type: 'S', name: 's' }), serialize.sync());
+      const answer = await c.untilReady();
+      expect(codes(answer)).toBe('1tTZ');
+      expect(decodeBackend(answer[1]!)!.dataTypeIDs).toEqual(types);
+      c.send(serialize.close({ type: 'S', name: 's' }), serialize.sync());
+      expect(codes(await c.untilReady())).toBe('3Z');
+    }
+    expect(performance.now() - began).toBeLessThan(2000);
+    expect(process.memoryUsage().heapUsed - heap).toBeLessThan(64 * 1024 * 1024);
+  });
+
   it('serves a statement description from a recording that only described its portal, and converts result formats', async () => {
     const c = await connect();
     const text = 'SELECT id, price FROM t WHERE id = $1';

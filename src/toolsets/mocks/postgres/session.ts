@@ -16,6 +16,9 @@ export const MISS_SQLSTATE = 'XX000';
 /** A missed query is quoted in its error up to this many characters (a query may be 64 MiB). */
 export const QUOTED_QUERY = 2000;
 
+/** Most parameters a statement has: the protocol counts them in an (unsigned) Int16. */
+export const MAX_PARAMETERS = 65535;
+
 const quoted = (query: string) => (query.length > QUOTED_QUERY ? `${query.slice(0, QUOTED_QUERY)}... (${query.length} characters)` : query);
 
 export interface ReplayMatch {
@@ -221,7 +224,14 @@ export class QuerySession {
    */
   private paramTypes(query: string, fromParse: readonly number[]): number[] {
     const known = this.index.paramTypes(query) ?? fromParse;
-    const count = Math.max(known.length, ...[...query.matchAll(/\$(\d+)/g)].map((x) => Number(x[1])));
+    // A $n past the protocol's count (2 bytes) is no parameter: sized by it, `$300000000` held the
+    // loop 22 s and exhausted the heap (attack 18r K6). Counted in a loop: a long query's every $n
+    // as arguments of Math.max overflows the stack.
+    let count = Math.min(known.length, MAX_PARAMETERS);
+    for (const [, n] of query.matchAll(/\$(\d+)/g)) {
+      const i = Number(n);
+      if (i > count && i <= MAX_PARAMETERS) count = i;
+    }
     return Array.from({ length: count }, (_, i) => known[i] || 25);
   }
 

@@ -142,6 +142,12 @@ export class Writer {
     b.writeInt16BE(n);
     return this.add(b);
   }
+  /** A count PostgreSQL sends as an unsigned Int16 (a statement has up to 65535 parameters). */
+  addUInt16(n: number): this {
+    const b = Buffer.alloc(2);
+    b.writeUInt16BE(n);
+    return this.add(b);
+  }
   addInt32(n: number): this {
     const b = Buffer.alloc(4);
     b.writeInt32BE(n);
@@ -206,7 +212,7 @@ export const backend = {
   portalSuspended: (): Buffer => empty(Backend.PortalSuspended),
   commandComplete: (tag: string): Buffer => new Writer().addCString(tag).flush(code(Backend.CommandComplete)),
   parameterDescription(oids: readonly number[]): Buffer {
-    const w = new Writer().addInt16(oids.length);
+    const w = new Writer().addUInt16(oids.length);
     for (const oid of oids) w.addInt32(oid);
     return w.flush(code(Backend.ParameterDescription));
   },
