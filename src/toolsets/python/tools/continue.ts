@@ -2,6 +2,7 @@ import { DebugkitError } from '../../../core/errors.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import type { PythonContext } from '../context.js';
 import { line, projectFile, runLimits, runOptions, runOutput, sessionId } from '../schemas.js';
+import { renderRun } from '../answer.js';
 
 const input = {
   sessionId,
@@ -19,6 +20,7 @@ export function continueTool({ service }: PythonContext): ToolSpec<typeof input,
       'file and line, sets that breakpoint first (as the REST API does). Same answer as python_run_to_breakpoint.',
     input,
     output: runOutput,
+    render: renderRun,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     run: async (args, call) => {
       const options = runOptions(args, call.signal);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import type { PythonContext } from '../context.js';
 import { frameIndex, runOutput, sessionId } from '../schemas.js';
+import { renderRun } from '../answer.js';
 
 const input = {
   sessionId,
@@ -17,6 +18,7 @@ export function inspectTool({ service }: PythonContext): ToolSpec<typeof input, 
     description: 'Shows the current stop from another frame (its locals and source) or with more of each value; the program stays paused.',
     input,
     output: runOutput,
+    render: renderRun,
     annotations: { readOnlyHint: true, openWorldHint: false },
     run: (args, call) =>
       service.use(call.client.owner, args.sessionId, async (s) => {

@@ -1,6 +1,7 @@
 import type { ToolSpec } from '../../../mcp/tools.js';
 import type { PythonContext } from '../context.js';
 import { breakpointFields, line, projectFile, runLimits, runOptions, runOutput, sessionId } from '../schemas.js';
+import { renderRun } from '../answer.js';
 
 const input = { sessionId, file: projectFile, line, ...breakpointFields, ...runLimits };
 
@@ -15,6 +16,7 @@ export function runToBreakpointTool({ service }: PythonContext): ToolSpec<typeof
       'bounded reprs, the source around the stop and the top of the stack.',
     input,
     output: runOutput,
+    render: renderRun,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     run: (args, call) => {
       const { sessionId: id, file, line: at, condition, hitCondition, logMessage } = args;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import type { PythonContext } from '../context.js';
 import { runLimits, runOptions, runOutput, sessionId } from '../schemas.js';
+import { renderRun } from '../answer.js';
 
 const input = {
   sessionId,
@@ -16,6 +17,7 @@ export function stepTool({ service }: PythonContext): ToolSpec<typeof input, typ
     description: 'Steps the paused program one line (over), into a call, or out to the caller; returns the new stop like python_continue.',
     input,
     output: runOutput,
+    render: renderRun,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     run: (args, call) => service.use(call.client.owner, args.sessionId, async (s) => service.relativize(await s.step(args.kind, runOptions(args, call.signal)))),
   };
