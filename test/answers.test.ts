@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLE_2025 } from './helpers/bundles.js';
 import { connectStdio, type TestClient } from './helpers/client.js';
-import { compileC, tempDir } from './helpers/programs.js';
+import { compileC, compileCInside, tempDir } from './helpers/programs.js';
 import { PY_ROOT, pyOk } from './helpers/python.js';
 
 const CEILING_TOKENS = 25_000;
@@ -101,5 +101,63 @@ describe('answer sizes an agent pays for', () => {
 
   it('mocks: listing sets is small', async () => {
     await measure(dk, 'typical', 'keploy_list_mocks', 'no sets', {});
+  });
+});
+
+/**
+ * Issue 21's classes of bug, as an agent meets them: each answered in a counted number of calls,
+ * its stops at most STOP_TEXT_TOKENS of text (what the model reads), and true.
+ */
+const STOP_TEXT_TOKENS = 250;
+/** The bundle triage, in one call. */
+const TRIAGE_TOKENS = 1500;
+
+describe('issue 21 scenarios: calls to the answer, and the text of each stop', () => {
+  const calls = new Map<string, number>();
+  const ask = async (scenario: string, client: TestClient, tool: string, args: Record<string, unknown>) => {
+    calls.set(scenario, (calls.get(scenario) ?? 0) + 1);
+    const r = await client.tool(tool, args);
+    expect(r.isError, `${scenario}: ${tool} ${r.text}`).toBe(false);
+    return r;
+  };
+  const stopText = (scenario: string, text: string) => {
+    rows.push({ tool: scenario, what: 'stop text only', kind: 'typical', tokens: Math.round(text.length / 4), cut: false });
+    expect(text.length / 4, `${scenario}: ${text}`).toBeLessThanOrEqual(STOP_TEXT_TOKENS);
+  };
+  afterAll(() => console.log(`calls per scenario: ${[...calls].map(([k, n]) => `${k} ${n}`).join(', ')}`));
+
+  it("gdb, a crash inside libc: two calls to the program's own frame", async () => {
+    compileCInside(root, 'dbg_libc');
+    const { structured } = await ask('gdb libc crash', dk, 'open', { program: 'dbg_libc' });
+    const run = await ask('gdb libc crash', dk, 'call', { id: structured.content.id, command: 'run' });
+    stopText('gdb libc crash', run.text);
+    expect(run.structured.content.stopped.user_frame).toMatchObject({ func: 'parse_line', line: '6' });
+    await dk.ok('close', { id: structured.content.id });
+    expect(calls.get('gdb libc crash')).toBe(2);
+  });
+
+  it('python, a RecursionError with a traceback over 64 KiB: two calls to the error, never "completed, error: null"', async () => {
+    const { structured } = await ask('python recursion', py, 'python_start_session', { entry: 'src/mutual.py' });
+    const end = await ask('python recursion', py, 'python_continue', { sessionId: structured.sessionId });
+    stopText('python recursion', end.text);
+    expect(end.text).toMatch(/^completed[^\n]*\nerror: RecursionError: maximum recursion depth exceeded/);
+    await pyOk(py, 'python_end_session', { sessionId: structured.sessionId });
+    expect(calls.get('python recursion')).toBe(2);
+  });
+
+  it('python, a stop deeper than one answer shows: the real depth, in one call after the start', async () => {
+    const { structured } = await ask('python deep stack', py, 'python_start_session', { entry: 'src/deep.py' });
+    const stop = await ask('python deep stack', py, 'python_run_to_breakpoint', { sessionId: structured.sessionId, file: 'src/deep.py', line: 7 });
+    stopText('python deep stack', stop.text);
+    expect(stop.structured.stackDepth).toBe(63);
+    expect(stop.text).toMatch(/, stack depth 63\n/);
+    await pyOk(py, 'python_end_session', { sessionId: structured.sessionId });
+  });
+
+  it('bundles, "what is unhealthy here": one call', async () => {
+    const summary = await ask('bundle triage', dk, 'bundle_summary', {});
+    rows.push({ tool: 'bundle triage', what: 'bundle_summary', kind: 'typical', tokens: Math.round(summary.text.length / 4), cut: false });
+    expect(summary.text.length / 4).toBeLessThanOrEqual(TRIAGE_TOKENS);
+    expect(calls.get('bundle triage')).toBe(1);
   });
 });
