@@ -1,3 +1,4 @@
+import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { runBounded } from '../../core/run.js';
 import { parseCommand } from './command.js';
@@ -27,6 +28,8 @@ export interface KubectlResult {
   truncated: boolean;
   /** When truncated: what was cut and the exact argument that narrows or pages. */
   hint?: string;
+  /** kubectl's `Warning:` lines (bounded, see warningsOf), when it printed any. */
+  warnings?: string[];
   metadata: { command: string; exit_code: number; duration_ms: number };
 }
 
@@ -35,9 +38,18 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
   const policy = parseCommand(req.command);
   const argv = req.jsonOutput && policy.verb === 'get' && policy.output === undefined ? [...policy.argv, '-o', 'json'] : policy.argv;
   const started = Date.now();
+  // Always this kubeconfig, named on the command line: kubectl fails when an explicit file is
+  // missing, where a missing KUBECONFIG file would send it to http://localhost:8080.
+  const present = await access(req.kubeconfig).then(
+    () => true,
+    () => false,
+  );
+  if (!present) {
+    throw new BundleError('KubectlError', `The bundle's API server is no longer running (its kubeconfig ${req.kubeconfig} is gone): call initialize_bundle again`);
+  }
   const run = await runBounded({
     command: req.kubectl,
-    args: argv,
+    args: ['--kubeconfig', req.kubeconfig, ...argv],
     // describe names itself to the API server (Kubectl-Command), which then dates events as of collection.
     // KUBECACHEDIR (kubectl 1.25+): discovery is cached beside the kubeconfig, in debugkit's private
     // directory, so an unwritable HOME never makes every call run cold and ~/.kube gets no entries
@@ -54,7 +66,8 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
     keep: policy.verb === 'logs' ? 'tail' : 'head', // a log keeps its end
   });
   const { stdout, timedOut } = run;
-  const stderr = run.stderr.slice(0, 16_384);
+  // The API server's token is in its URL (workspace.ts): never shown, even in kubectl's errors.
+  const stderr = run.stderr.slice(0, 16_384).replace(/\/dk-[\w-]{43}(?![\w-])/g, '');
   const rolled = policy.verb === 'logs' && run.stdoutTruncated; // a log's start was dropped to keep its end
   const truncated = policy.verb !== 'logs' && run.stdoutTruncated;
   const exit = run;
@@ -65,17 +78,34 @@ export async function runKubectl(req: KubectlRequest): Promise<KubectlResult> {
     throw new BundleError('KubectlError', `Kubectl command failed: ${stderr.trim() || `exit code ${exitCode}`}`);
   }
   const metadata = { command, exit_code: exitCode, duration_ms: Date.now() - started };
+  const warned = warningsOf(stderr);
+  const warnings = warned.length > 0 ? { warnings: warned } : {};
   // A log is text even when its lines are JSON.
   const parsed = truncated || policy.verb === 'logs' ? undefined : parseJson(stdout);
-  if (parsed !== undefined) return { ...fitJson(parsed), metadata };
+  if (parsed !== undefined) return { ...fitJson(parsed), ...warnings, metadata };
   const text = stdout.replace(/\n$/, '');
-  if (text.length <= MAX_OUTPUT_CHARS && !truncated) return { output: text, json: false, truncated: false, metadata };
-  if (policy.verb === 'logs') return { ...keepEnd(text, rolled ? undefined : req.logFile?.(policy), rolled), metadata };
+  if (text.length <= MAX_OUTPUT_CHARS && !truncated) return { output: text, json: false, truncated: false, ...warnings, metadata };
+  if (policy.verb === 'logs') return { ...keepEnd(text, rolled ? undefined : req.logFile?.(policy), rolled), ...warnings, metadata };
   const cut = text.lastIndexOf('\n', MAX_OUTPUT_CHARS);
   const head = text.slice(0, cut > 0 ? cut : MAX_OUTPUT_CHARS);
   const shown = head.split('\n').length;
   const hint = `Output cut after ${shown} of ${text.split('\n').length} lines (${MAX_OUTPUT_CHARS} characters an answer holds): narrow the command with a name, -n NAMESPACE, -l SELECTOR or --field-selector, or choose fields with -o custom-columns=... or -o jsonpath=...`;
-  return { output: head, json: false, truncated: true, hint, metadata };
+  return { output: head, json: false, truncated: true, hint, ...warnings, metadata };
+}
+
+/** Most of kubectl's warnings an answer shows, and most characters of each; the rest are counted. */
+const MAX_WARNINGS = 5;
+const MAX_WARNING_CHARS = 500;
+
+/**
+ * kubectl's `Warning:` lines (the API server's, e.g. a bundle file it skipped) from a run that
+ * succeeded: the first few, cut to a line's budget, then how many more there were.
+ */
+export function warningsOf(stderr: string): string[] {
+  const lines = stderr.split('\n').filter((l) => /^Warning: /.test(l));
+  const shown = lines.slice(0, MAX_WARNINGS).map((l) => (l.length > MAX_WARNING_CHARS ? `${l.slice(0, MAX_WARNING_CHARS)}…` : l));
+  if (lines.length > MAX_WARNINGS) shown.push(`… and ${lines.length - MAX_WARNINGS} more warnings`);
+  return shown;
 }
 
 /** A log keeps its end (the newest lines, where failures are), and says how to read what came before. */
@@ -130,5 +160,6 @@ function parseJson(text: string): unknown {
 export function renderKubectl(result: KubectlResult): string {
   const fence = result.json ? '```json' : '```';
   const note = result.truncated && result.hint ? `\n\n(${result.hint})` : '';
-  return `kubectl command executed successfully:\n${fence}\n${result.output}\n\`\`\`${note}\n\nCommand metadata:\n\`\`\`json\n${JSON.stringify(result.metadata, null, 2)}\n\`\`\``;
+  const warned = result.warnings?.length ? `\n\nkubectl warned:\n${result.warnings.join('\n')}` : '';
+  return `kubectl command executed successfully:\n${fence}\n${result.output}\n\`\`\`${note}${warned}\n\nCommand metadata:\n\`\`\`json\n${JSON.stringify(result.metadata, null, 2)}\n\`\`\``;
 }

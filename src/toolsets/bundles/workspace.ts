@@ -1,4 +1,5 @@
-import { mkdir } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { access, lstat, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeFileAtomic } from '../../core/files.js';
@@ -52,13 +53,22 @@ export class BundleWorkspace {
       if (!added.reused) await this.store.remove(added.name, options.key);
       throw new BundleError('BundleExtractionError', `Failed to extract bundle: ${added.reason ?? 'it holds no cluster data'} (${added.path})`);
     }
-    // A forced re-extraction replaced the files under a running server: start a fresh one.
-    if (!added.reused) await this.stopServing(added.root);
+    // A forced re-extraction replaced the files under a running server: a fresh one serves them, to
+    // every client using it (see restart). A directory used in place is never extracted: force
+    // changes nothing there, and the server other clients (other keys too) use stays.
+    const replaced = !added.reused && added.kind !== 'directory' ? this.restart(added) : undefined;
     const previous = this.active.get(owner);
-    const served = this.serve(added);
+    const served = replaced?.served ?? this.serve(added);
     served.users.add(owner);
     if (previous && previous.root !== added.root) await this.dropUser(previous.root, owner);
     const [server, kubeconfigPath] = await Promise.all([served.server, served.kubeconfigPath]);
+    // Removed meanwhile (a temp cleaner, a person): initializing again puts it back, for every user.
+    const present = await access(kubeconfigPath).then(
+      () => true,
+      () => false,
+    );
+    if (!present) await writeKubeconfig(kubeconfigPath, server.url);
+    if (replaced) await this.repoint(added.root, served, replaced.old);
     const bundle: ActiveBundle = {
       name: added.name,
       path: added.path,
@@ -105,8 +115,14 @@ export class BundleWorkspace {
     let served = this.served.get(entry.root);
     if (!served) {
       // The bundle's API server (resources, tables, kubectl's columns) loads when the first bundle is served.
-      const server = import('./apiserver/server.js').then(({ startBundleApiServer }) => startBundleApiServer({ root: entry.root }));
-      const kubeconfigPath = server.then((s) => writeKubeconfig(entry.name, s.url));
+      // Its token, in the kubeconfig's server URL only, keeps other local users (and browser pages) out.
+      const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+      const server = import('./apiserver/server.js').then(({ startBundleApiServer }) => startBundleApiServer({ root: entry.root, token }));
+      const kubeconfigPath = server.then(async (s) => {
+        const file = await kubeconfigFile(entry.name, s.url);
+        await writeKubeconfig(file, s.url);
+        return file;
+      });
       served = { server, kubeconfigPath, users: new Set() };
       this.served.set(entry.root, served);
       server.catch(() => this.served.delete(entry.root));
@@ -114,30 +130,71 @@ export class BundleWorkspace {
     return served;
   }
 
+  /**
+   * A new server for `entry.root` in place of the running one (if any), taking over its users;
+   * the old one is closed by repoint once the new one answers.
+   */
+  private restart(entry: BundleEntry): { served: Served; old: Served | undefined } {
+    const old = this.served.get(entry.root);
+    this.served.delete(entry.root);
+    const served = this.serve(entry);
+    for (const user of old?.users ?? []) served.users.add(user);
+    return { served, old };
+  }
+
+  /** Every client on `root` now uses the new server's kubeconfig; then the old server goes. */
+  private async repoint(root: string, served: Served, old: Served | undefined): Promise<void> {
+    const [server, kubeconfigPath] = await Promise.all([served.server, served.kubeconfigPath]);
+    // Replaced again meanwhile (another forced initialization): that one re-points.
+    if (this.served.get(root) !== served) return;
+    for (const [owner, bundle] of this.active) {
+      if (bundle.root === root) this.active.set(owner, { ...bundle, kubeconfigPath, apiServerUrl: server.url });
+    }
+    if (old) await closeServed(old);
+  }
+
   private async stopServing(root: string): Promise<void> {
     const served = this.served.get(root);
     if (!served) return;
     this.served.delete(root);
-    await served.server.then((s) => s.close()).catch(() => undefined);
-    await served.kubeconfigPath.then(removeNow).catch(() => undefined);
+    await closeServed(served);
   }
 }
 
-/** A kubeconfig pointing at the bundle's API server, private to this user, written atomically. */
-async function writeKubeconfig(name: string, url: string): Promise<string> {
+async function closeServed(served: Served): Promise<void> {
+  await served.server.then((s) => s.close()).catch(() => undefined);
+  await served.kubeconfigPath.then(removeNow).catch(() => undefined);
+}
+
+/** How a bundle API server's token starts (kubectl.ts keeps it out of kubectl's error messages). */
+export const TOKEN_PREFIX = 'dk-';
+
+/**
+ * Where a server's kubeconfig goes: a directory private to this user (mode 0700, owned by this
+ * user, never one another user made first).
+ */
+async function kubeconfigFile(name: string, url: string): Promise<string> {
   const dir = path.join(tmpdir(), `debugkit-${process.getuid?.() ?? 'user'}`);
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const file = path.join(dir, `kubeconfig-${name}-${new URL(url).port}`);
+  const st = await lstat(dir);
+  if (!st.isDirectory() || (process.getuid && st.uid !== process.getuid()) || (st.mode & 0o077) !== 0) {
+    throw new BundleError('SecurityError', `The kubeconfig directory ${dir} is not a private directory of this user (mode 0700): remove it and initialize the bundle again`);
+  }
+  return path.join(dir, `kubeconfig-${name}-${new URL(url).port}`);
+}
+
+/** A kubeconfig pointing at the bundle's API server, its URL with the token, mode 0600, written atomically. */
+async function writeKubeconfig(file: string, url: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const config = {
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name: 'bundle', cluster: { server: url } }],
-    users: [{ name: 'bundle', user: { token: 'support-bundle' } }],
+    users: [{ name: 'bundle', user: {} }],
     contexts: [{ name: 'bundle', context: { cluster: 'bundle', user: 'bundle', namespace: 'default' } }],
     'current-context': 'bundle',
   };
   await writeFileAtomic(file, JSON.stringify(config, null, 2), { mode: 0o600 });
   // Gone with the bundle's server, or with this process (a server stopped by a signal left them).
   removeAtExit(file);
-  return file;
 }

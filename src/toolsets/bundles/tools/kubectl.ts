@@ -15,6 +15,7 @@ const output = {
   json: z.boolean().describe('True when output is JSON'),
   truncated: z.boolean(),
   hint: z.string().optional().describe('When truncated: what was cut and the exact argument to narrow or page'),
+  warnings: z.array(z.string()).optional().describe("kubectl's Warning: lines, e.g. a bundle file the API server skipped (the first few, then a count)"),
   metadata: z.object({ command: z.string(), exit_code: z.number(), duration_ms: z.number() }),
 };
 
