@@ -5,7 +5,7 @@ import { TimeSlice } from '../../../core/wait.js';
 import { BundleError } from '../errors.js';
 import { customResourceTypes } from './crds.js';
 import { isRecord, nameOf, namespaceOf, type K8sObject } from './json.js';
-import { FileCache, isDirectory, type LoadedFile } from './loader.js';
+import { FileCache, isDirectory, type FileCacheBounds, type LoadedFile } from './loader.js';
 import { Registry } from './registry.js';
 import { builtinTypes, groupVersion, type ResourceType, type Source } from './resources.js';
 
@@ -22,6 +22,12 @@ interface Keyed {
   object: K8sObject;
 }
 
+/** A file's objects of one type; `transient` when the server's budget left them out for now. */
+interface Normalized {
+  objects: K8sObject[];
+  transient: boolean;
+}
+
 /** One source file, with the namespace its name stands for (dir layout only). */
 interface SourceFile {
   file: string;
@@ -33,7 +39,6 @@ interface SourceFile {
  * out which resource types it holds, and lists or gets objects with their type fields fixed.
  */
 export class Bundle {
-  private readonly normalized = new Map<string, Promise<K8sObject[]>>();
   private readonly listed = new Map<string, Promise<K8sObject[]>>();
 
   private constructor(
@@ -42,9 +47,12 @@ export class Bundle {
     readonly clusterDir: string,
     readonly cache: FileCache,
     readonly registry: Registry,
+    /** Files' objects by type, normalized (objects()); the probe's are the real bundle's, so its CRDs are neither parsed nor charged twice. */
+    private readonly normalized = new Map<string, Promise<Normalized>>(),
   ) {}
 
-  static async open(root: string): Promise<Bundle> {
+  /** `bounds`: the file cache's (the parse's time, the model's budget), by default loader.ts's and budget.ts's. */
+  static async open(root: string, bounds?: FileCacheBounds): Promise<Bundle> {
     // The root as initialize_bundle found it, never resolved again: files leading out of it are not read (core/paths isStillReal).
     const realRoot = path.resolve(root);
     if (!isStillReal(realRoot)) {
@@ -55,7 +63,7 @@ export class Bundle {
     }
     const baseDir = await findBaseDir(realRoot);
     const clusterDir = path.join(baseDir, 'cluster-resources');
-    const cache = new FileCache(realRoot);
+    const cache = new FileCache(realRoot, bounds);
     const builtins = builtinTypes();
     const crdType = builtins.find((t) => t.plural === 'customresourcedefinitions')!;
     // The registry depends on the bundle's own CRDs, so a first Bundle reads them; it shares
@@ -67,7 +75,7 @@ export class Bundle {
     // resources and simply writes no file for a kind that has none.
     const customs = customResourceTypes(await probe.list(crdType));
     const registry = new Registry([...builtins, ...customs], [...held, ...customs]);
-    return new Bundle(baseDir, clusterDir, cache, registry);
+    return new Bundle(baseDir, clusterDir, cache, registry, probe.normalized);
   }
 
   private async holds(t: ResourceType): Promise<boolean> {
@@ -86,9 +94,14 @@ export class Bundle {
     const key = `${t.group}/${t.plural}/${namespace ?? ''}`;
     let listed = this.listed.get(key);
     if (!listed) {
-      listed = this.listOnce(t, namespace);
+      const listing = this.listOnce(t, namespace);
+      listed = listing.then((l) => l.objects);
       this.listed.set(key, listed);
-      listed.catch(() => this.listed.delete(key));
+      const forget = () => {
+        if (this.listed.get(key) === listed) this.listed.delete(key);
+      };
+      // A listing missing a file the server's budget left out for now is made again next time.
+      listing.then((l) => l.transient && forget(), forget);
     }
     return (await listed).slice();
   }
@@ -99,13 +112,16 @@ export class Bundle {
    * client with it (attack 18o F2). Now its longest block is ~0.1 s. Each object's namespace and name are read once, not at
    * every comparison, which made the sliced listing quicker in all (5.6 s of CPU, not 15).
    */
-  private async listOnce(t: ResourceType, namespace?: string): Promise<K8sObject[]> {
+  private async listOnce(t: ResourceType, namespace?: string): Promise<{ objects: K8sObject[]; transient: boolean }> {
     const slice = new TimeSlice(SLICE_MS);
     const seen = new Set<string>();
     const keyed: Keyed[] = [];
+    let transient = false;
     for (const source of t.sources) {
       for (const sf of await this.sourceFiles(source, t.namespaced ? namespace : undefined)) {
-        const objects = await this.objects(t, sf);
+        const normalized = await this.objects(t, sf);
+        transient ||= normalized.transient;
+        const objects = normalized.objects;
         for (let i = 0; i < objects.length; i++) {
           if (i % STEP === 0) await slice.pause();
           const o = objects[i]!;
@@ -125,7 +141,7 @@ export class Bundle {
       if (i % STEP === 0) await slice.pause();
       out[i] = sorted[i]!.object;
     }
-    return out;
+    return { objects: out, transient };
   }
 
   /** Problems met reading the files behind a listing (shown by kubectl as "Warning: ..."). */
@@ -171,12 +187,31 @@ export class Bundle {
     return undefined;
   }
 
-  private objects(t: ResourceType, sf: SourceFile): Promise<K8sObject[]> {
+  /**
+   * A file's objects of type `t`, normalized. The normalized copy is what is kept: the file cache
+   * lets go of the parsed file once it is made (FileCache.claim), so each object is held once, not
+   * twice (every object lacking kind or apiVersion was copied while the parsed one stayed cached;
+   * attack 18r L1). `transient`: the server's budget left the file out for now; not kept.
+   */
+  private objects(t: ResourceType, sf: SourceFile): Promise<Normalized> {
     const key = `${groupVersion(t)}/${t.plural}|${sf.file}`;
     let p = this.normalized.get(key);
     if (!p) {
-      p = this.cache.load(sf.file).then((loaded) => normalize(t, loaded, sf.namespace));
+      const made = this.cache.load(sf.file).then(async (loaded): Promise<Normalized> => {
+        const objects = await normalize(t, loaded, sf.namespace);
+        const problem = this.cache.claim(sf.file, loaded, objects.length > 0);
+        if (problem !== undefined) {
+          this.cache.problems.set(sf.file, problem);
+          return { objects: [], transient: false };
+        }
+        return { objects, transient: loaded.transient === true };
+      });
+      p = made;
       this.normalized.set(key, p);
+      const forget = () => {
+        if (this.normalized.get(key) === made) this.normalized.delete(key);
+      };
+      made.then((n) => n.transient && forget(), forget);
     }
     return p;
   }

@@ -5,8 +5,9 @@ import { promisify } from 'node:util';
 import { deserialize } from 'node:v8';
 import { openInside } from '../../../core/paths.js';
 import { workerEntry, WorkerJobError, WorkerPool, WorkerStalledError } from '../../../core/workers.js';
+import { bundleBudget, type ModelBounds, type ModelBudget } from './budget.js';
 import type { K8sObject } from './json.js';
-import { MAX_OBJECT_BYTES, parseResourceText, type ItemBatch, type LoadedFile, type OversizedObject, type ParseJob, type ParseResult } from './parse.js';
+import { MAX_OBJECT_BYTES, parseResourceText, STOP, type ItemBatch, type LoadedFile, type OversizedObject, type ParseJob, type ParseResult } from './parse.js';
 import { failure, type Status } from './status.js';
 
 export { toLoadedFile, type LoadedFile } from './parse.js';
@@ -61,6 +62,16 @@ function mb(bytes: number): string {
 export interface FileCacheBounds {
   /** PARSE_TIMEOUT_MS by default. */
   parseTimeoutMs?: number;
+  /** What this bundle's parsed objects may hold (budget.ts BUNDLE_MODEL_BOUNDS by default). */
+  model?: ModelBounds;
+  /** The budget shared with the server's other bundles (budget.ts serverModel by default). */
+  serverModel?: ModelBudget;
+}
+
+/** What a file's objects were charged (budget.ts), kept by its LoadedFile until a normalized copy takes them over (claim). */
+interface Charge {
+  bytes: number;
+  objects: number;
 }
 
 /**
@@ -72,12 +83,20 @@ export class FileCache {
   private readonly dirs = new Map<string, Promise<string[]>>();
   /** Why a file yielded nothing (a parse error), by path: sent to clients as warnings. */
   readonly problems = new Map<string, string>();
+  /** What this bundle's parsed objects hold on the main thread, within the server's budget (budget.ts). */
+  readonly budget: ModelBudget;
+  /** What each parsed file was charged, until a normalized copy takes it over (claim). */
+  private readonly charges = new WeakMap<LoadedFile, Charge>();
+  /** Each parsed file's serialized bytes (or its text's, parsed on the event loop), to charge a second copy of it. */
+  private readonly sizes = new WeakMap<LoadedFile, number>();
 
   /** `realRoot`: the bundle's real path; files whose path leads out of it (links) are never read. */
   constructor(
     private readonly realRoot?: string,
     private readonly bounds: FileCacheBounds = {},
-  ) {}
+  ) {
+    this.budget = bundleBudget(this, bounds.model, bounds.serverModel);
+  }
 
   /**
    * A bundle file or directory opened and checked inside the bundle (core/paths openInside), or
@@ -88,13 +107,46 @@ export class FileCache {
     return opened.kind === 'inside' ? { fd: opened.fd, stats: opened.stats } : undefined;
   }
 
+  /**
+   * A file's objects, parsed once and charged to the bundle's budget. A file past the budget yields
+   * none and a problem (kubectl's Warning, bundle_summary's "unreadable"): left out for good when
+   * past this bundle's budget, which only grows; past the server's, `transient` and not kept, so a
+   * later request tries again once other bundles are gone.
+   */
   load(file: string): Promise<LoadedFile> {
     let p = this.files.get(file);
     if (!p) {
-      p = this.parse(file);
+      const loading = this.parse(file);
+      p = loading;
       this.files.set(file, p);
+      void loading.then(
+        (loaded) => {
+          if (loaded.transient && this.files.get(file) === loading) this.files.delete(file);
+        },
+        () => undefined,
+      );
     }
     return p;
+  }
+
+  /**
+   * Called by each user of a loaded file (Bundle's normalized listing) once it holds its own copy
+   * of the objects, `kept` or not (none of the type asked for): the first takes the file's charge
+   * over and the cache lets go of the parsed file, so each object is held once; a later user's copy
+   * is charged anew. Returns the problem when that copy is past the budget (then it keeps nothing).
+   */
+  claim(file: string, loaded: LoadedFile, kept: boolean): string | undefined {
+    const charge = this.charges.get(loaded);
+    if (charge === undefined) {
+      if (!kept || loaded.items.length === 0) return undefined;
+      const bytes = this.sizes.get(loaded) ?? 0;
+      const refused = this.budget.charge(bytes, loaded.items.length);
+      return refused ? budgetProblem(file, refused, bytes, loaded.items.length) : undefined;
+    }
+    this.charges.delete(loaded);
+    if (this.files.has(file)) this.files.delete(file);
+    if (!kept) this.budget.release(charge.bytes, charge.objects);
+    return undefined;
   }
 
   /**
@@ -103,6 +155,9 @@ export class FileCache {
    */
   private async parse(file: string): Promise<LoadedFile> {
     const json = file.endsWith('.json');
+    // A bundle already at its budget reads no more files.
+    const full = this.budget.full();
+    if (full) return this.leftOut(file, budgetProblem(file, full, 0, 0), full !== this.budget);
     let bytes: Buffer;
     try {
       bytes = await this.readBytes(file);
@@ -111,13 +166,36 @@ export class FileCache {
       return this.skipped(file, err);
     }
     if (bytes.length <= (json ? INLINE_BYTES.json : INLINE_BYTES.yaml)) {
+      let loaded: LoadedFile;
       try {
-        return parseResourceText(bytes.toString('utf8'), json);
+        loaded = parseResourceText(bytes.toString('utf8'), json);
       } catch (err) {
         return this.skipped(file, err);
       }
+      // The text's size stands for the serialized one (they are close for JSON; YAML's text is bigger).
+      return this.charged(file, loaded, bytes.length) ?? this.kept(file, loaded, bytes.length);
     }
     return this.parseOffThread(file, bytes, json);
+  }
+
+  /** Charges a file parsed on the event loop; the file left out when past the budget. */
+  private charged(file: string, loaded: LoadedFile, bytes: number): LoadedFile | undefined {
+    const refused = this.budget.charge(bytes, loaded.items.length);
+    return refused ? this.leftOut(file, budgetProblem(file, refused, bytes, loaded.items.length), refused !== this.budget) : undefined;
+  }
+
+  /** A file whose objects the budget holds now: its charge kept for claim(), its earlier problem (a refusal by the server's budget) gone. */
+  private kept(file: string, loaded: LoadedFile, bytes: number): LoadedFile {
+    this.charges.set(loaded, { bytes, objects: loaded.items.length });
+    this.sizes.set(loaded, bytes);
+    if (this.problems.get(file)?.includes(BUDGET_MARK)) this.problems.delete(file);
+    return loaded;
+  }
+
+  /** A file left out for the budget: no objects, and why as its problem; `transient` when the server's budget refused it. */
+  private leftOut(file: string, problem: string, transient: boolean): LoadedFile {
+    this.problems.set(file, problem);
+    return { items: [], ...(transient ? { transient } : {}) };
   }
 
   private skipped(file: string, err: unknown): LoadedFile {
@@ -153,6 +231,8 @@ export class FileCache {
   private async parseOffThread(file: string, bytes: Buffer, json: boolean): Promise<LoadedFile> {
     const timeoutMs = this.bounds.parseTimeoutMs ?? PARSE_TIMEOUT_MS;
     const items: K8sObject[] = [];
+    let bytesIn = 0;
+    let refused: ModelBudget | undefined;
     // Moved to the thread when the memory is the buffer's own (a big file's always is), else copied.
     const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
     const job: ParseJob = { bytes: own ? bytes : new Uint8Array(bytes), json };
@@ -162,11 +242,18 @@ export class FileCache {
         timeoutMs,
         transfer: [job.bytes.buffer as ArrayBuffer],
         onRequest: async (request) => {
-          for (const item of deserialize((request as ItemBatch).bytes) as K8sObject[]) items.push(item);
+          const batch = (request as ItemBatch).bytes;
+          const count = (request as ItemBatch).count;
+          // Charged before it is deserialized: past the budget, the thread is told to stop and the file is left out.
+          refused ??= this.budget.charge(batch.length, count);
+          if (refused) return { value: STOP };
+          bytesIn += batch.length;
+          for (const item of deserialize(batch) as K8sObject[]) items.push(item);
           return { value: null };
         },
       });
     } catch (err) {
+      this.budget.release(bytesIn, items.length);
       if (err instanceof WorkerJobError) return this.skipped(file, err);
       const shown = shownName(file);
       if (err instanceof WorkerStalledError) {
@@ -179,9 +266,13 @@ export class FileCache {
       }
       throw err;
     }
+    if (refused) {
+      this.budget.release(bytesIn, items.length);
+      return this.leftOut(file, budgetProblem(file, refused, bytesIn, items.length, true), refused !== this.budget);
+    }
     if (items.length !== result.count) throw new Error(`${shownName(file)}: ${result.count} objects parsed, ${items.length} received`);
     if (result.oversized.length > 0) this.problems.set(file, oversizedProblem(file, result.oversized));
-    return { ...(result.listKind !== undefined ? { listKind: result.listKind } : {}), items };
+    return this.kept(file, { ...(result.listKind !== undefined ? { listKind: result.listKind } : {}), items }, bytesIn);
   }
 
   /**
@@ -225,6 +316,21 @@ export class FileCache {
     }
     return p;
   }
+}
+
+/** Every budget problem says it, so a later load that fits can tell its own problem from a parse's. */
+const BUDGET_MARK = 'its parsed objects may hold';
+
+/**
+ * The problem of a file left out for the budget (budget.ts), said as the per-file bound says it:
+ * the file, the bound, what is held; `more` when the file was refused part way through (its size unknown).
+ */
+function budgetProblem(file: string, budget: ModelBudget, bytes: number, objects: number, more = false): string {
+  const adding = bytes > 0 || objects > 0 ? `${more ? 'more than ' : ''}${mb(bytes)} and ${objects} objects more` : 'anything more';
+  return (
+    `${shownName(file)} of this support bundle was left out: ${adding} would take ${budget.what} past the ${budget.describe()} ${BUDGET_MARK} ` +
+    `(${mb(budget.bytes)} and ${budget.objects} objects held): it is not served`
+  );
 }
 
 /** The warning for objects left out of a file for their size: how many, the first few by name and size. */

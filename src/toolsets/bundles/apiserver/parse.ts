@@ -14,6 +14,8 @@ export interface LoadedFile {
   /** The list's own `kind` (e.g. "PodList") when it has one; older bundles omit it. */
   listKind?: string;
   items: K8sObject[];
+  /** Left out for the server's budget (loader.ts): not kept, so a later request tries again. */
+  transient?: boolean;
 }
 
 /** Turns whatever a bundle file contains into items: a List, a bare array, one object, or nothing. */
@@ -68,7 +70,12 @@ export interface OversizedObject {
 /** Items handed to the main thread: an array of them, v8-serialized (node:v8), deserialized there in one go. */
 export interface ItemBatch {
   bytes: Uint8Array;
+  /** How many objects it holds, charged to the bundle's budget before they are deserialized. */
+  count: number;
 }
+
+/** The main thread's answer to a batch when the file is past the bundle's budget (loader.ts): the thread sends no more. */
+export const STOP = 'stop';
 
 /**
  * A batch aims at about BATCH_BYTES serialized and holds at most BATCH_ITEMS objects: the main
@@ -105,7 +112,7 @@ export async function parseJob(job: ParseJob, ctx: JobContext): Promise<ParseRes
       }
       oversized.push({ name: shownObject(batch[0]!), bytes: bytes.length });
     } else {
-      await ctx.request({ bytes } satisfies ItemBatch);
+      if ((await ctx.request({ bytes, count: batch.length } satisfies ItemBatch)) === STOP) break;
       count += batch.length;
     }
     ctx.progress();

@@ -1,0 +1,128 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { summarizeBundle, MAX_GROUPS, TEXT_BUDGET } from '../summary.js';
+import { ModelBudget } from './budget.js';
+import { Bundle } from './bundle.js';
+import { harnessOn, requireKubectl, SYSTEM_KUBECTL } from './testkit.js';
+
+/**
+ * Attack 18r L1: nothing bounded what a bundle's parsed model holds on the main thread (three 237 MB event files of 2 million
+ * tiny events each took the server past the V8 heap limit). Each file's objects are charged to the bundle's and the server's
+ * budget as they arrive; a file past either is left out with a warning naming the file and the bound. The budgets here are
+ * small (an option, as the parse's time is): the same code as the default 512 MB / 1.5 million objects a bundle.
+ */
+
+const roots: string[] = [];
+afterAll(async () => {
+  await Promise.all(roots.map((r) => rm(r, { recursive: true, force: true })));
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** A bundle dir of event files, `counts[i]` events in `events/ns<i>.json` (the attack's shape: no kind or apiVersion, one reason each). */
+async function eventBundle(counts: number[], reason: (ns: number, i: number) => string = (ns, i) => `R${ns}-${i}`): Promise<string> {
+  const root = await realpath(await mkdtemp(path.join(tmpdir(), 'debugkit-budget-')));
+  roots.push(root);
+  const cr = path.join(root, 'cluster-resources');
+  mkdirSync(path.join(cr, 'events'), { recursive: true });
+  counts.forEach((n, ns) => {
+    const items = Array.from({ length: n }, (_, i) => ({
+      metadata: { name: `e${i}` },
+      type: 'Warning',
+      reason: reason(ns, i),
+      involvedObject: { kind: 'Pod', name: `p${i}` },
+    }));
+    writeFileSync(path.join(cr, 'events', `ns${ns}.json`), JSON.stringify({ kind: 'List', items }));
+  });
+  writeFileSync(path.join(cr, 'namespaces.json'), JSON.stringify({ kind: 'NamespaceList', items: counts.map((_, ns) => ({ metadata: { name: `ns${ns}` } })) }));
+  return root;
+}
+
+/** A server budget of its own, so tests never share the process's. */
+const serverBudget = (objects = 1_000_000) => new ModelBudget({ bytes: 1024 * 1024 * 1024, objects }, 'all support bundles open on this server');
+
+describe('the parsed model budget', () => {
+  beforeAll(() => requireKubectl(SYSTEM_KUBECTL));
+
+  it('kubectl is served the files within a bundle budget; the files past it are left out with a Warning naming the file and the bound', async () => {
+    // ns0 (3,000 events, ~350 KB) and ns2 are parsed on the parse thread, ns1 (100 events) on the event loop: both ways are charged.
+    const root = await eventBundle([3000, 100, 3000]);
+    const server = serverBudget();
+    const open = Bundle.open.bind(Bundle);
+    let bundle: Bundle | undefined;
+    vi.spyOn(Bundle, 'open').mockImplementation(async (r) => (bundle = await open(r, { model: { bytes: 64 * 1024 * 1024, objects: 3050 }, serverModel: server })));
+    const h = await harnessOn(root);
+    try {
+      const all = await h.kubectl(['get', 'events', '-A', '-o', 'name']);
+      expect(all.code).toBe(0);
+      expect(all.stdout.trim().split('\n')).toHaveLength(3000);
+      for (const ns of ['ns1', 'ns2']) {
+        expect(all.stderr).toContain(`Warning: events/${ns}.json of this support bundle was left out:`);
+      }
+      expect(all.stderr).toContain('past the 64 MB or 3050 objects its parsed objects may hold');
+      expect(all.stderr).toContain('it is not served');
+      // What the model holds stays within the budget, and the server's budget holds the same.
+      expect(bundle!.cache.budget.objects).toBe(3000);
+      expect(server.objects).toBe(3000);
+      // A namespace left out: kubectl says why, not just that there is nothing.
+      const one = await h.kubectl(['get', 'events', '-n', 'ns2']);
+      expect(one.code).toBe(0);
+      expect(one.stderr).toContain('Warning: events/ns2.json of this support bundle was left out');
+      expect(one.stderr).toContain('No resources found in ns2 namespace');
+      const obj = await h.kubectl(['get', 'event', 'e5', '-n', 'ns2']);
+      expect(obj.code).not.toBe(0);
+      expect(obj.stderr).toContain('events/ns2.json of this support bundle was left out');
+      // The parsed file is not kept beside its normalized copy (one copy of each object): the cache keeps only the files left out, empty.
+      const cached = [...(bundle!.cache as unknown as { files: Map<string, Promise<{ items: unknown[] }>> }).files.values()];
+      expect(cached).toHaveLength(2);
+      for (const loaded of cached) expect((await loaded).items).toEqual([]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('past the server budget a file is left out for now, and served once other bundles give theirs back', async () => {
+    const server = serverBudget(5000);
+    const bounds = { model: { bytes: 64 * 1024 * 1024, objects: 1_000_000 }, serverModel: server };
+    const first = await Bundle.open(await eventBundle([4000]), bounds);
+    const second = await Bundle.open(await eventBundle([3000]), bounds);
+    const events = (b: Bundle) => b.list(b.registry.preferred('', 'events')!);
+    expect(await events(first)).toHaveLength(4000);
+    expect(await events(second)).toHaveLength(0);
+    expect(await second.warnings(second.registry.preferred('', 'events')!)).toEqual([
+      expect.stringMatching(/^events\/ns0\.json of this support bundle was left out: .*all support bundles open on this server past the 1024 MB or 5000 objects/),
+    ]);
+    expect(server.objects).toBe(4000);
+    // What a closed bundle's model is collected does (budget.ts): its charge goes back to the server's.
+    first.cache.budget.release(first.cache.budget.bytes, first.cache.budget.objects);
+    expect(await events(second)).toHaveLength(3000);
+    expect(await second.warnings(second.registry.preferred('', 'events')!)).toEqual([]);
+    expect(server.objects).toBe(3000);
+  });
+});
+
+describe('bundle_summary over many warning reasons', () => {
+  it('groups the first MAX_GROUPS reasons and counts the rest: 50,000 distinct reasons answer within the text budget', async () => {
+    const root = await eventBundle([50_000]);
+    const s = await summarizeBundle(await Bundle.open(root, { serverModel: serverBudget() }), 'many-reasons');
+    expect(s.text.length).toBeLessThanOrEqual(TEXT_BUDGET);
+    expect(s.checked.events).toBe(50_000);
+    expect(s.warning_events.total).toBe(MAX_GROUPS);
+    expect(s.warning_events.ungrouped).toBe(50_000 - MAX_GROUPS);
+    expect(s.text).toContain(`and ${50_000 - MAX_GROUPS} more events of reasons past the first ${MAX_GROUPS}, counted only`);
+    expect(s.healthy).toBe(false);
+  });
+
+  it('names the files the budget left out among what it could not read', async () => {
+    const root = await eventBundle([3000, 3000], () => 'BackOff');
+    const s = await summarizeBundle(await Bundle.open(root, { model: { bytes: 64 * 1024 * 1024, objects: 4000 }, serverModel: serverBudget() }), 'over-budget');
+    expect(s.checked.events).toBe(3000);
+    expect(s.warning_events.items[0]).toMatchObject({ reason: 'BackOff', count: 3000, more_objects: true });
+    expect(s.warning_events.items[0]!.objects).toHaveLength(20);
+    expect(s.text).toContain('unreadable: events/ns1.json of this support bundle was left out');
+  });
+});
