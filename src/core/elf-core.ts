@@ -122,3 +122,66 @@ export async function mappingOutside(names: readonly string[], root: string): Pr
   }
   return undefined;
 }
+
+/** What is read of a program's section headers and its .gnu_debuglink at most. */
+const MAX_SECTION_HEADERS = 4096;
+const MAX_LINK_NAME = 4096;
+
+/**
+ * The name a program's `.gnu_debuglink` section gives its separate debug file, if it has one. GDB
+ * joins it, as written, to the program's directory (and to the debug directories) and reads the
+ * file it finds there: a name with a `/` (`../../../home/u/.ssh/x`) leads wherever it says.
+ * Undefined for a file that is not ELF or has no such section; bounded reads only.
+ */
+export async function debugLinkName(file: string): Promise<string | undefined> {
+  const handle = await open(file, 'r');
+  try {
+    const ident = Buffer.alloc(64);
+    const { bytesRead } = await handle.read(ident, 0, 64, 0);
+    if (bytesRead < 52 || ident.toString('latin1', 0, 4) !== '\x7fELF') return undefined;
+    const wide = ident[4] === 2;
+    const little = ident[5] !== 2;
+    const u16 = (b: Buffer, at: number) => (little ? b.readUInt16LE(at) : b.readUInt16BE(at));
+    const u32 = (b: Buffer, at: number) => (little ? b.readUInt32LE(at) : b.readUInt32BE(at));
+    const word = (b: Buffer, at: number) => (wide ? Number(little ? b.readBigUInt64LE(at) : b.readBigUInt64BE(at)) : u32(b, at));
+    const shoff = word(ident, wide ? 40 : 32);
+    const shentsize = u16(ident, wide ? 58 : 46);
+    const shnum = Math.min(u16(ident, wide ? 60 : 48), MAX_SECTION_HEADERS);
+    const shstrndx = u16(ident, wide ? 62 : 50);
+    if (shoff === 0 || shnum === 0 || shentsize < (wide ? 64 : 40) || shstrndx >= shnum) return undefined;
+    const headers = Buffer.alloc(shentsize * shnum);
+    if ((await handle.read(headers, 0, headers.length, shoff)).bytesRead < headers.length) return undefined;
+    const section = (i: number) => ({ name: u32(headers, i * shentsize), offset: word(headers, i * shentsize + (wide ? 24 : 16)), size: word(headers, i * shentsize + (wide ? 32 : 20)) });
+    const read = async (offset: number, size: number) => {
+      const b = Buffer.alloc(Math.min(size, MAX_LINK_NAME + 64 * 1024));
+      return b.subarray(0, (await handle.read(b, 0, b.length, offset)).bytesRead);
+    };
+    const names = section(shstrndx);
+    const strings = await read(names.offset, names.size);
+    for (let i = 0; i < shnum; i++) {
+      const s = section(i);
+      const end = strings.indexOf(0, s.name);
+      if (end < 0 || strings.toString('latin1', s.name, end) !== '.gnu_debuglink') continue;
+      const data = await read(s.offset, Math.min(s.size, MAX_LINK_NAME));
+      const nul = data.indexOf(0);
+      return data.toString('latin1', 0, nul < 0 ? data.length : nul);
+    }
+    return undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * `file`'s debug link when it is a path gdb would follow out of the program's directory (it has a
+ * `/`): the one rule for the gdb and debugger toolsets. Undefined for a plain name, none, or a file
+ * whose sections cannot be read (gdb finds no link in it either).
+ */
+export async function outwardDebugLink(file: string): Promise<string | undefined> {
+  try {
+    const link = await debugLinkName(file);
+    return link?.includes('/') ? link : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { DebugkitError } from '../../core/errors.js';
 import { CheckedProgram, resolveContained, swappable } from '../../core/paths.js';
 import { quoteMiString } from '../../core/mi/connection.js';
-import { coreMappedFiles, mappingOutside } from '../../core/elf-core.js';
+import { coreMappedFiles, mappingOutside, outwardDebugLink } from '../../core/elf-core.js';
 
 /**
  * What one gdb command reaches beyond the debugger. Each capability has one operator flag and one
@@ -110,17 +110,21 @@ export interface PreparedCommand {
 export async function prepareCommand(command: string, policy: GdbPolicy, checkedScopes?: readonly string[]): Promise<PreparedCommand> {
   // One reading for both: judged twice, a file swapped in between could pass the flags as a plain
   // file and then be sent by name, unjudged, as a link.
-  const { needs, copy: read } = classify(command, policy);
+  const { needs, copy: read, loaded } = classify(command, policy);
   refuseUnopened(needs, policy);
   // The key's scopes were checked on an earlier reading (capabilityScopes): a file swapped since may
   // make the command reach further, which that check did not allow, whatever the flags say.
   const beyond = checkedScopes && needs.find((n) => n.capability !== 'quit' && !checkedScopes.includes(CAPABILITIES[n.capability].scope));
   if (beyond) throw new CommandRefusedError(`refused: ${beyond.what}; it reaches further than when the call's scopes were checked (a file changed meanwhile)`);
-  if (!read) return { command };
+  if (!read) {
+    if (loaded && !loaded.slots.includes('core')) await refuseDebugLinkOut(path.resolve(policy.cwd, loaded.file), `"${loaded.name} ${loaded.file}"`, policy, checkedScopes);
+    return { command };
+  }
   const core = read.slots.includes('core');
   const program = await CheckedProgram.open(policy.root, path.resolve(policy.cwd, read.file), `"${read.name}" file`, { copy: core });
   try {
     if (core) await refuseOutsideMappings(program.path, read.file, policy, checkedScopes);
+    else await refuseDebugLinkOut(program.path, `"${read.name} ${read.file}"`, policy, checkedScopes);
   } catch (err) {
     program.close();
     throw err;
@@ -142,6 +146,16 @@ async function refuseOutsideMappings(copy: string, shown: string, policy: GdbPol
     why = `the core's list of mapped files cannot be checked: ${(err as Error).message}`;
   }
   if (why) refuseReach(`"core-file ${shown}": ${why}`, policy, checkedScopes);
+}
+
+/**
+ * A program whose `.gnu_debuglink` names its debug file by a path (`../../outside/p.debug`), not a
+ * file name: gdb would follow it out of the program's directory and read what it leads to as debug
+ * information (or a device forever). It needs what reading outside the root needs. (attack 18r I1)
+ */
+export async function refuseDebugLinkOut(file: string, shown: string, policy: GdbPolicy, checkedScopes?: readonly string[]): Promise<void> {
+  const link = await outwardDebugLink(file);
+  if (link) refuseReach(`${shown} names its debug file "${link}" (.gnu_debuglink), a path gdb would follow out of the program's directory`, policy, checkedScopes);
 }
 
 /**
@@ -488,6 +502,8 @@ class Classifier {
   readonly needs: Need[] = [];
   /** The file a command of its own reads, where other users could swap it: what to send instead (prepareCommand). */
   copy: CopyableRead | undefined;
+  /** The file a command of its own reads, sent as written (no other user could swap it). */
+  loaded: CopyableRead | undefined;
   /** CLI texts already read (the nested command scan reads suffixes of one line: each once). */
   private readonly read = new Set<string>();
 
@@ -724,7 +740,11 @@ class Classifier {
     // A core lists files gdb maps into its memory and reads (NT_FILE): they are judged on a private
     // copy, which only a command naming one plain file can be pointed at.
     const core = READS[name]?.includes('core') ?? false;
-    if (!swapped && !core) return;
+    if (!swapped && !core) {
+      // Sent as written (no other user can swap it): its debug link is still judged (prepareCommand).
+      if (read) this.loaded = read;
+      return;
+    }
     if (read) this.copy = read;
     else if (swapped) this.need('shell', `"${name} ${shown}": ${swapped}, so a writer there could swap a file it names for a link out of the workspace root between debugkit's check and gdb's use`);
     else

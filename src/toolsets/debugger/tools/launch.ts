@@ -3,6 +3,8 @@ import { CheckedProgram } from '../../../core/paths.js';
 import { withText } from '../../../mcp/tools.js';
 import { clientKey } from '../../../core/sessions.js';
 import { REPLY_TIMEOUT_MS, finishStop, idleTimeout, loadEngine, newSessionId, stopShape, waitSeconds, type DebuggerTool, defineTool } from './common.js';
+import { outwardDebugLink } from '../../../core/elf-core.js';
+import { DebugkitError } from '../../../core/errors.js';
 
 export const launchTool: DebuggerTool = (ctx) =>
   defineTool({
@@ -21,6 +23,15 @@ export const launchTool: DebuggerTool = (ctx) =>
       // Checked and opened here; gdb gets the file, or a private copy of it where others could swap its name (CheckedProgram), removed when gdb exits.
       const checked = await CheckedProgram.open(ctx.config.root, program);
       const file = checked.real;
+      // gdb would read a debug file its .gnu_debuglink names by a path, wherever it leads (attack 18r I1).
+      const link = await outwardDebugLink(checked.path);
+      if (link) {
+        checked.close();
+        throw new DebugkitError(
+          'PATH_OUTSIDE_ROOT',
+          `${program} names its debug file "${link}" (.gnu_debuglink), a path gdb would follow out of the program's directory; rebuild it, or link its debug file by name`,
+        );
+      }
       // The registry reserves session_id before gdb starts: a concurrent launch or attach of it is refused.
       try {
         await ctx.sessions.create(

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DebugkitError } from '../../../core/errors.js';
 import { CheckedProgram, openContainedDirectory } from '../../../core/paths.js';
+import { refuseDebugLinkOut } from '../policy.js';
 import { clientKey } from '../../../core/sessions.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import type { GdbSession } from '../session.js';
@@ -32,6 +33,7 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
       const program = args.program ? await CheckedProgram.open(root, args.program) : undefined;
       let dir;
       try {
+        if (program) await refuseDebugLinkOut(program.path, `program ${args.program}`, { root, cwd: root, ownPids: new Set(), ...ctx.config.gdb });
         dir = args.cwd ? openContainedDirectory(root, args.cwd) : undefined;
       } catch (err) {
         program?.close();
