@@ -1,4 +1,4 @@
-import { lstat, open, realpath, stat } from 'node:fs/promises';
+import { lstat, open, realpath, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { containment } from './paths.js';
 
@@ -19,14 +19,9 @@ const PN_XNUM = 0xffff;
 export async function coreMappedFiles(file: string): Promise<string[] | undefined> {
   const handle = await open(file, 'r');
   try {
-    const ident = Buffer.alloc(64);
-    const { bytesRead } = await handle.read(ident, 0, 64, 0);
-    if (bytesRead < 52 || ident.toString('latin1', 0, 4) !== '\x7fELF') return undefined;
-    const wide = ident[4] === 2;
-    const little = ident[5] !== 2;
-    const u16 = (b: Buffer, at: number) => (little ? b.readUInt16LE(at) : b.readUInt16BE(at));
-    const u32 = (b: Buffer, at: number) => (little ? b.readUInt32LE(at) : b.readUInt32BE(at));
-    const word = (b: Buffer, at: number) => (wide ? Number(little ? b.readBigUInt64LE(at) : b.readBigUInt64BE(at)) : u32(b, at));
+    const elf = await elfHeader(handle);
+    if (!elf) return undefined;
+    const { ident, wide, u16, u32, word } = elf;
     if (u16(ident, 16) !== ET_CORE) return undefined;
     const phoff = word(ident, wide ? 32 : 28);
     const phentsize = u16(ident, wide ? 54 : 42);
@@ -53,6 +48,19 @@ export async function coreMappedFiles(file: string): Promise<string[] | undefine
   } finally {
     await handle.close();
   }
+}
+
+/** An ELF file's header (its first 64 bytes) and readers of its byte order and word size; undefined for a file that is not ELF. */
+async function elfHeader(handle: FileHandle) {
+  const ident = Buffer.alloc(64);
+  const { bytesRead } = await handle.read(ident, 0, 64, 0);
+  if (bytesRead < 52 || ident.toString('latin1', 0, 4) !== '\x7fELF') return undefined;
+  const wide = ident[4] === 2;
+  const little = ident[5] !== 2;
+  const u16 = (b: Buffer, at: number) => (little ? b.readUInt16LE(at) : b.readUInt16BE(at));
+  const u32 = (b: Buffer, at: number) => (little ? b.readUInt32LE(at) : b.readUInt32BE(at));
+  const word = (b: Buffer, at: number) => (wide ? Number(little ? b.readBigUInt64LE(at) : b.readBigUInt64BE(at)) : u32(b, at));
+  return { ident, wide, u16, u32, word };
 }
 
 interface Reader {
@@ -136,14 +144,9 @@ const MAX_LINK_NAME = 4096;
 export async function debugLinkName(file: string): Promise<string | undefined> {
   const handle = await open(file, 'r');
   try {
-    const ident = Buffer.alloc(64);
-    const { bytesRead } = await handle.read(ident, 0, 64, 0);
-    if (bytesRead < 52 || ident.toString('latin1', 0, 4) !== '\x7fELF') return undefined;
-    const wide = ident[4] === 2;
-    const little = ident[5] !== 2;
-    const u16 = (b: Buffer, at: number) => (little ? b.readUInt16LE(at) : b.readUInt16BE(at));
-    const u32 = (b: Buffer, at: number) => (little ? b.readUInt32LE(at) : b.readUInt32BE(at));
-    const word = (b: Buffer, at: number) => (wide ? Number(little ? b.readBigUInt64LE(at) : b.readBigUInt64BE(at)) : u32(b, at));
+    const elf = await elfHeader(handle);
+    if (!elf) return undefined;
+    const { ident, wide, u16, u32, word } = elf;
     const shoff = word(ident, wide ? 40 : 32);
     const shentsize = u16(ident, wide ? 58 : 46);
     const shnum = Math.min(u16(ident, wide ? 60 : 48), MAX_SECTION_HEADERS);
