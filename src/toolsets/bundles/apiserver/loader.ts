@@ -326,7 +326,7 @@ const BUDGET_MARK = 'its parsed objects may hold';
  * the file, the bound, what is held; `more` when the file was refused part way through (its size unknown).
  */
 function budgetProblem(file: string, budget: ModelBudget, bytes: number, objects: number, more = false): string {
-  const adding = bytes > 0 || objects > 0 ? `${more ? 'more than ' : ''}${mb(bytes)} and ${objects} objects more` : 'anything more';
+  const adding = bytes > 0 || objects > 0 ? `${more ? 'at least ' : ''}${mb(bytes)} and ${objects} objects more` : 'anything more';
   return (
     `${shownName(file)} of this support bundle was left out: ${adding} would take ${budget.what} past the ${budget.describe()} ${BUDGET_MARK} ` +
     `(${mb(budget.bytes)} and ${budget.objects} objects held): it is not served`
