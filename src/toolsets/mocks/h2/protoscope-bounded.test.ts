@@ -81,3 +81,16 @@ describe('protoscopeText on adversarial nesting (attack 18k-A F1: bounded work)'
     expect(protoscopeText(mixed)).toBe(['3: 1.0i32   # 0x3f800000i32', '1: !{', '  3: 1.0i32   # 0x3f800000i32', '  1: 1.0i32   # 0x3f800000i32', '}', '3: 1.0i32   # 0x3f800000i32', ''].join('\n'));
   });
 });
+
+describe('protoscopeBytes on a padding count from the set (attack 18s M4)', () => {
+  it('long-form:N past what a varint can have is refused at once, allocating nothing (a 722-byte set with long-form:200000000 crashed the server)', () => {
+    const before = process.memoryUsage().heapUsed;
+    const started = performance.now();
+    expect(() => protoscopeBytes('1: long-form:200000000 5')).toThrow(/long-form:200000000: a varint has at most 10 bytes, so at most 9 of padding/);
+    expect(() => protoscopeBytes('1: long-form:10 5')).toThrow(/at most 9 of padding/);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(32 * 2 ** 20);
+    // Nine bytes of padding is the most a varint may carry, and is written as such.
+    expect(Buffer.from(protoscopeBytes('1: long-form:9 5')).toString('hex')).toBe('08' + '85' + '80'.repeat(8) + '00');
+  });
+});

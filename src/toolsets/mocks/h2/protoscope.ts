@@ -513,6 +513,9 @@ export function protoscopeText(src: Uint8Array, stats?: { examined: number }): s
 
 export class ProtoscopeError extends Error {}
 
+/** The most padding bytes `long-form:N` may add: a varint has at most 10 bytes. */
+const MAX_LONG_FORM = 9;
+
 function varint(value: bigint, extra = 0): number[] {
   const out: number[] = [];
   let v = BigInt.asUintN(64, value);
@@ -691,7 +694,9 @@ export function protoscopeBytes(text: string): Uint8Array {
       const w = word();
       let m: RegExpExecArray | null;
       if ((m = /^long-form:([0-9]+)$/.exec(w))) {
+        // A varint has at most 10 bytes: more padding is no protobuf, and a count from the set must size nothing (attack 18s M4: long-form:200000000 crashed the server).
         longForm = Number(m[1]);
+        if (longForm > MAX_LONG_FORM) fail(`long-form:${m[1]}: a varint has at most 10 bytes, so at most ${MAX_LONG_FORM} of padding`);
         lastWasLongForm = true;
       } else if ((m = TAG.exec(w))) {
         let n = parseInt64(m[1]!, m[2]!);
