@@ -131,17 +131,28 @@ export async function mappingOutside(names: readonly string[], root: string): Pr
   return undefined;
 }
 
-/** What is read of a program's section headers and its .gnu_debuglink at most. */
-const MAX_SECTION_HEADERS = 4096;
+/** What is read of a program's section table at most: every header of a real program, its section names. */
+const MAX_SECTION_HEADERS = 1 << 20;
+const MAX_SECTION_NAMES = 16 * 2 ** 20;
 const MAX_LINK_NAME = 4096;
+/** e_shnum's and e_shstrndx's "see section 0" (ELF extended numbering, which BFD reads). */
+const SHN_XINDEX = 0xffff;
+
+/** The files a program names for gdb to read beside it: its separate debug file and its dwz file. */
+export interface DebugLinks {
+  /** `.gnu_debuglink`: joined, as written, to the program's directory and to the debug directories. */
+  debuglink?: string;
+  /** `.gnu_debugaltlink`: the dwz file, opened by its path (absolute, or from the program's directory). */
+  altlink?: string;
+}
 
 /**
- * The name a program's `.gnu_debuglink` section gives its separate debug file, if it has one. GDB
- * joins it, as written, to the program's directory (and to the debug directories) and reads the
- * file it finds there: a name with a `/` (`../../../home/u/.ssh/x`) leads wherever it says.
- * Undefined for a file that is not ELF or has no such section; bounded reads only.
+ * The debug files a program names (`.gnu_debuglink`, `.gnu_debugaltlink`); undefined for a file
+ * that is not ELF or has no section table; `unreadable` for a section table debugkit cannot read
+ * whole within its bounds (gdb may still read it: such a program's links are unknown). Reads are
+ * bounded, and follow ELF as BFD does (extended numbering included; attack 18s N1).
  */
-export async function debugLinkName(file: string): Promise<string | undefined> {
+export async function debugLinks(file: string): Promise<DebugLinks | 'unreadable' | undefined> {
   const handle = await open(file, 'r');
   try {
     const elf = await elfHeader(handle);
@@ -149,42 +160,70 @@ export async function debugLinkName(file: string): Promise<string | undefined> {
     const { ident, wide, u16, u32, word } = elf;
     const shoff = word(ident, wide ? 40 : 32);
     const shentsize = u16(ident, wide ? 58 : 46);
-    const shnum = Math.min(u16(ident, wide ? 60 : 48), MAX_SECTION_HEADERS);
-    const shstrndx = u16(ident, wide ? 62 : 50);
-    if (shoff === 0 || shnum === 0 || shentsize < (wide ? 64 : 40) || shstrndx >= shnum) return undefined;
-    const headers = Buffer.alloc(shentsize * shnum);
-    if ((await handle.read(headers, 0, headers.length, shoff)).bytesRead < headers.length) return undefined;
-    const section = (i: number) => ({ name: u32(headers, i * shentsize), offset: word(headers, i * shentsize + (wide ? 24 : 16)), size: word(headers, i * shentsize + (wide ? 32 : 20)) });
+    if (shoff === 0) return undefined;
+    if (shentsize < (wide ? 64 : 40)) return 'unreadable';
     const read = async (offset: number, size: number) => {
-      const b = Buffer.alloc(Math.min(size, MAX_LINK_NAME + 64 * 1024));
-      return b.subarray(0, (await handle.read(b, 0, b.length, offset)).bytesRead);
+      const b = Buffer.alloc(size);
+      return b.subarray(0, (await handle.read(b, 0, size, offset)).bytesRead);
     };
+    const header0 = await read(shoff, shentsize);
+    if (header0.length < shentsize) return 'unreadable';
+    let shnum = u16(ident, wide ? 60 : 48);
+    let shstrndx = u16(ident, wide ? 62 : 50);
+    if (shnum === 0) shnum = word(header0, wide ? 32 : 20);
+    if (shstrndx === SHN_XINDEX) shstrndx = u32(header0, wide ? 40 : 24);
+    if (shnum === 0) return undefined;
+    if (shnum > MAX_SECTION_HEADERS || shstrndx >= shnum) return 'unreadable';
+    const headers = await read(shoff, shentsize * shnum);
+    if (headers.length < shentsize * shnum) return 'unreadable';
+    const section = (i: number) => ({ name: u32(headers, i * shentsize), offset: word(headers, i * shentsize + (wide ? 24 : 16)), size: word(headers, i * shentsize + (wide ? 32 : 20)) });
     const names = section(shstrndx);
+    if (names.size > MAX_SECTION_NAMES) return 'unreadable';
     const strings = await read(names.offset, names.size);
+    const links: DebugLinks = {};
     for (let i = 0; i < shnum; i++) {
       const s = section(i);
+      if (s.name >= strings.length) continue; // no name gdb could read either
       const end = strings.indexOf(0, s.name);
-      if (end < 0 || strings.toString('latin1', s.name, end) !== '.gnu_debuglink') continue;
+      const name = strings.toString('latin1', s.name, end < 0 ? strings.length : end);
+      const field = name === '.gnu_debuglink' ? 'debuglink' : name === '.gnu_debugaltlink' ? 'altlink' : undefined;
+      // The first of each, as gdb takes it.
+      if (!field || links[field] !== undefined) continue;
       const data = await read(s.offset, Math.min(s.size, MAX_LINK_NAME));
       const nul = data.indexOf(0);
-      return data.toString('latin1', 0, nul < 0 ? data.length : nul);
+      links[field] = data.toString('latin1', 0, nul < 0 ? data.length : nul);
     }
-    return undefined;
+    return links;
   } finally {
     await handle.close();
   }
 }
 
+/** The name a program's `.gnu_debuglink` gives its separate debug file, if it has one (debugLinks). */
+export async function debugLinkName(file: string): Promise<string | undefined> {
+  const links = await debugLinks(file);
+  return typeof links === 'object' ? links.debuglink : undefined;
+}
+
 /**
- * `file`'s debug link when it is a path gdb would follow out of the program's directory (it has a
- * `/`): the one rule for the gdb and debugger toolsets. Undefined for a plain name, none, or a file
- * whose sections cannot be read (gdb finds no link in it either).
+ * What `file` makes gdb read outside the program's directory, said for a refusal: a debug link
+ * with a `/` (joined to the program's directory as written), a dwz link with one (absolute, or
+ * from the program's directory), or a section table too odd to tell. The one rule for the gdb and
+ * debugger toolsets; undefined for plain names, none, or a file gdb reads no sections of.
  */
-export async function outwardDebugLink(file: string): Promise<string | undefined> {
+export async function outwardDebugLink(file: string, root: string): Promise<string | undefined> {
+  let links: Awaited<ReturnType<typeof debugLinks>>;
   try {
-    const link = await debugLinkName(file);
-    return link?.includes('/') ? link : undefined;
+    links = await debugLinks(file);
   } catch {
-    return undefined;
+    return undefined; // not readable as a file: gdb cannot load it either
   }
+  if (links === 'unreadable') return 'has a section table debugkit cannot read whole, so where gdb would look for its debug files is unknown';
+  if (links?.debuglink?.includes('/')) return `names its debug file "${links.debuglink}" (.gnu_debuglink), a path gdb would follow out of the program's directory`;
+  const alt = links?.altlink;
+  // Debian's own programs name their dwz file under /usr/lib/debug/.dwz: a system file, as a core may map one (mappingOutside).
+  if (alt?.includes('/') && (!path.isAbsolute(alt) || (await mappingOutside([alt], root)) !== undefined)) {
+    return `names its dwz file "${alt}" (.gnu_debugaltlink), a path gdb would open out of the program's directory`;
+  }
+  return undefined;
 }

@@ -154,8 +154,8 @@ async function refuseOutsideMappings(copy: string, shown: string, policy: GdbPol
  * information (or a device forever). It needs what reading outside the root needs. (attack 18r I1)
  */
 export async function refuseDebugLinkOut(file: string, shown: string, policy: GdbPolicy, checkedScopes?: readonly string[]): Promise<void> {
-  const link = await outwardDebugLink(file);
-  if (link) refuseReach(`${shown} names its debug file "${link}" (.gnu_debuglink), a path gdb would follow out of the program's directory`, policy, checkedScopes);
+  const outward = await outwardDebugLink(file, policy.root);
+  if (outward) refuseReach(`${shown} ${outward}`, policy, checkedScopes);
 }
 
 /**

@@ -23,14 +23,11 @@ export const launchTool: DebuggerTool = (ctx) =>
       // Checked and opened here; gdb gets the file, or a private copy of it where others could swap its name (CheckedProgram), removed when gdb exits.
       const checked = await CheckedProgram.open(ctx.config.root, program);
       const file = checked.real;
-      // gdb would read a debug file its .gnu_debuglink names by a path, wherever it leads (attack 18r I1).
-      const link = await outwardDebugLink(checked.path);
-      if (link) {
+      // gdb would read the debug files the program names by a path, wherever it leads (attack 18r I1, 18s N1/N2).
+      const outward = await outwardDebugLink(checked.path, ctx.config.root);
+      if (outward) {
         checked.close();
-        throw new DebugkitError(
-          'PATH_OUTSIDE_ROOT',
-          `${program} names its debug file "${link}" (.gnu_debuglink), a path gdb would follow out of the program's directory; rebuild it, or link its debug file by name`,
-        );
+        throw new DebugkitError('PATH_OUTSIDE_ROOT', `${program} ${outward}; rebuild it, or link its debug files by name`);
       }
       // The registry reserves session_id before gdb starts: a concurrent launch or attach of it is refused.
       try {
