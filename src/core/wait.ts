@@ -218,3 +218,18 @@ export class TimeSlice {
     return share;
   }
 }
+
+/**
+ * Runs `work` after every earlier call with the same `key` in `queue` has settled (each in turn,
+ * one at a time per key; a failure does not stop the next), and forgets the key once the last ends.
+ */
+export async function oneAtATime<T>(queue: Map<string, Promise<unknown>>, key: string, work: () => Promise<T>): Promise<T> {
+  const mine = (queue.get(key) ?? Promise.resolve()).catch(() => undefined).then(work);
+  const tail = mine.catch(() => undefined);
+  queue.set(key, tail);
+  try {
+    return await mine;
+  } finally {
+    if (queue.get(key) === tail) queue.delete(key);
+  }
+}

@@ -6,6 +6,7 @@ import { DebuggerRpcError } from '../errors.js';
 import { distance, explain, makeSignature } from '../similar/signature.js';
 import { findSession, sessionId, type DebuggerTool, defineTool } from './common.js';
 import { clientKey } from '../../../core/sessions.js';
+import { oneAtATime } from '../../../core/wait.js';
 
 const MAX_MATCHES = 10;
 const SCAN_BUDGET_MS = 20_000;
@@ -89,14 +90,6 @@ export const findSimilarBugsTool: DebuggerTool = (ctx) =>
 /** The scans of each key, chained: a key's scans run one after the other (its calls at once would each hold the server's time and gdb). */
 const scansByKey = new Map<string, Promise<unknown>>();
 
-async function oneScanPerKey<T>(key: string, scan: () => Promise<T>): Promise<T> {
-  const before = scansByKey.get(key) ?? Promise.resolve();
-  const mine = before.catch(() => undefined).then(scan);
-  const tail = mine.catch(() => undefined);
-  scansByKey.set(key, tail);
-  try {
-    return await mine;
-  } finally {
-    if (scansByKey.get(key) === tail) scansByKey.delete(key);
-  }
+function oneScanPerKey<T>(key: string, scan: () => Promise<T>): Promise<T> {
+  return oneAtATime(scansByKey, key, scan);
 }

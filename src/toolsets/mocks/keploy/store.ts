@@ -9,6 +9,7 @@ import { validateSetName } from './naming.js';
 import { parseMockSet } from './parse.js';
 import { openChildDir, openDirAsGiven, openDirFromRoot, type OpenDir } from './setdir.js';
 import { ZERO_TIME, type Mock, type MockSetInfo } from './types.js';
+import { oneAtATime } from '../../../core/wait.js';
 
 export { nameFor, validateSetName } from './naming.js';
 
@@ -415,17 +416,9 @@ const APPEND_ATTEMPTS = 5;
 /** The appends running, per set directory (device and inode, however it was named): each waits for the one before. */
 const appending = new Map<string, Promise<unknown>>();
 
-async function oneWriterPerSet<T>(set: OpenDir, append: () => Promise<T>): Promise<T> {
+function oneWriterPerSet<T>(set: OpenDir, append: () => Promise<T>): Promise<T> {
   const { dev, ino } = fstatSync(set.fd);
-  const key = `${dev}:${ino}`;
-  const mine = (appending.get(key) ?? Promise.resolve()).catch(() => undefined).then(append);
-  const tail = mine.catch(() => undefined);
-  appending.set(key, tail);
-  try {
-    return await mine;
-  } finally {
-    if (appending.get(key) === tail) appending.delete(key);
-  }
+  return oneAtATime(appending, `${dev}:${ino}`, append);
 }
 
 /** Which version of a file this is: a rename over it changes the inode, a write in place the size or times. */
