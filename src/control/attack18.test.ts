@@ -4,7 +4,7 @@
 // secret-looking name (token=os.system:...) is kept.
 import { describe, expect, it } from 'vitest';
 import { cpuTimes } from '../core/cputime.js';
-import { redactText } from '../core/secrets.js';
+import { redactText, replaceSecrets } from '../core/secrets.js';
 import { canonicalJson, redact, storableValue } from './audit.js';
 
 /**
@@ -52,6 +52,10 @@ describe('attack 18: the redactor on adversarial text (held: linear)', () => {
     'Digest a= then response= ...': (n) => `Digest a= ${'response= '.repeat(n / 10)}`,
     // A name called further on keeps its value (CalledNames: one scan per distinct name, at most 16).
     'token=a.b; token=a.b; ... then token(': (n) => `${'token=a.b;'.repeat(n / 10)}token(1)`,
+    // Attack 18s: the calls inside a shell word (each `(` looked at once).
+    'token=xa(a(a(...': (n) => `token=x${'a('.repeat(n / 2)}`,
+    'token=x(9q)a(9q)a...': (n) => `token=x${'(9q)a'.repeat(n / 5)}`,
+    'token=xab(   ...': (n) => `token=x${`ab(${'-'.repeat(250)}`.repeat(n / 253)}`,
     'tok<i>=a.b; ... (many names)': (n) => `${Array.from({ length: n / 14 }, (_, i) => `tok${i % 5000}en=a.b;`).join('')}token(1)`,
   };
   // Each shape at n and 8n characters: a linear scan takes ~8x as long, a quadratic one ~64x. The
@@ -203,5 +207,43 @@ describe('attack 18c: code in f-strings and calls is kept; a shell word is a sec
     ]) {
       expect(redactText(code), code).toBe(code);
     }
+  });
+});
+
+// Attack 18s (N3): a call assigned to a secret-looking name hid the function that ran, in the
+// audit: `call $password=system("touch X")` was stored as `call $password=[REDACTED]"touch X")`.
+describe('attack 18s: a callee assigned to a secret-looking name is kept in the audit', () => {
+  it('every spelling of the attack keeps its callee', () => {
+    for (const code of [
+      'call $password=system("touch /tmp/pwned")',
+      'call $secret=system("touch /tmp/pwned-2")',
+      'print $token=unlink("/tmp/a")',
+      'print token=execl("/bin/sh","sh",0)',
+      'p api_key=dlopen("/tmp/evil.so",2)',
+      'token=__import__("os").system("id")',
+      'x=[token:=os.system]',
+      'f(token=lambda:os.system("id"))',
+      'f(token=lambda x: os.system(x))',
+      'print token=unlink(0x1234)',
+      'print token=system($cmd)',
+      'print token=(system)("id")',
+      'print token=*system',
+    ])
+      expect(redactText(code), code).toBe(code);
+    // A word whose secret goes on into a call: the secret is hidden, the call is kept.
+    expect(redactText('print token=Tr0ub(9q)+system("id")')).toBe('print token=[REDACTED]system("id")');
+  });
+
+  it('secrets beside them are still hidden', () => {
+    expect(redactText('call $password="hunter2"')).toBe('call $password="[REDACTED]"');
+    expect(redactText('set $token=0x41414141')).toBe('set $token=[REDACTED]');
+    expect(redactText('TOKEN := abc')).toBe('TOKEN := [REDACTED]');
+    expect(redactText('shell DB_PASSWORD=Tr0ub4dor3Zk(9q) ./migrate')).toBe('shell DB_PASSWORD=[REDACTED] ./migrate');
+  });
+
+  it('answers (not code sent to run) hide a word that only looks like a call', () => {
+    // A generated password with parentheses in a file's line or a program's output.
+    expect(replaceSecrets('DB_PASSWORD=aB3(dE)fG9', () => '[x]').text).toBe('DB_PASSWORD=[x]');
+    expect(redactText('DB_PASSWORD=aB3(dE)fG9')).toBe('DB_PASSWORD=aB3(dE)fG9');
   });
 });

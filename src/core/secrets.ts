@@ -90,7 +90,8 @@ function isCodeAt(text: string, at: number, spaced: boolean, lambdaDefault = fal
   const after = text[at + m[0].length];
   // A colon ends a value in code only as a lambda's body begins (`lambda token=eval: ...`): a
   // keyword argument or an item never has one after it, a shell word may (`(PGPASSWORD=a:b psql)`).
-  if (after === ':') return lambdaDefault;
+  if (after === ':') return lambdaDefault || m[0] === 'lambda';
+  if (m[0] === 'lambda' && (after === ' ' || after === '\t')) return true; // a lambda with parameters (`token=lambda x: ...`)
   if (after !== undefined && AFTER_CODE_NAME.has(after)) return true;
   // A call with blanks before its parenthesis (`getattr (os, "system")`).
   if (after === ' ' || after === '\t') {
@@ -99,6 +100,51 @@ function isCodeAt(text: string, at: number, spaced: boolean, lambdaDefault = fal
   }
   if (after !== undefined && !VALUE_END.has(after)) return false; // the value goes on: not a name
   return CONSTANT.has(m[0]) || (spaced && m[0].includes('.'));
+}
+
+/** A call's arguments that are code, not a word of a secret: a quoted string, a nested call or several arguments. */
+const CODE_ARGS = /["'(,]/;
+/** One argument that is code: a name or a path of them, a number, or an address or a dereference (`&buf`, `*p`). */
+const CODE_ARG = /^(?:[A-Za-z_$][\w$.]{0,255}|-?(?:0x[0-9a-fA-F]{1,16}|\d{1,20})|[&*][^\s]{1,255})$/;
+
+/**
+ * Whether the unquoted value at `at` is a call (`system("id")`, `unlink(path)`, `dlopen(0x1234)`,
+ * `__import__("os").system(...)`), read where text may be code sent to run (keepCalls: the audit):
+ * a secret-looking name assigned a call's result (`print token=execl(...)`) must show what was
+ * called. In the shell an unquoted `(` is a syntax error, so a working shell word never reads as
+ * one; a word that cannot be a call (`Tr0ub4dor3Zk(9q)`: its argument is neither a name nor a
+ * number) stays a secret. Bounded: the callee by CODE_NAME, its arguments to 256 characters on one
+ * line, up to the first quote, `(` or comma.
+ */
+function isCallAt(text: string, at: number): boolean {
+  CODE_NAME.lastIndex = at;
+  const m = CODE_NAME.exec(text);
+  if (m === null || text[at + m[0].length] !== '(') return false;
+  const open = at + m[0].length + 1;
+  // To the first character that settles it: a quote, a nested call or a comma (code), or the `)`.
+  let close = open;
+  while (close < text.length && close - open < 256 && text[close] !== ')' && text[close] !== '\n' && !CODE_ARGS.test(text[close]!)) close++;
+  if (close < text.length && CODE_ARGS.test(text[close]!)) return true;
+  if (text[close] !== ')') return false;
+  const args = text.slice(open, close).trim();
+  return args === '' || CODE_ARG.test(args);
+}
+
+/** A character of a name or a path of them, scanning back from a call's `(`. */
+const CALLEE_CHAR = /[\w$.]/;
+
+/**
+ * Where a shell word's secret ends: before the first call in it (`Tr0ub(9q)+system("id")` is the
+ * secret `Tr0ub(9q)+`, then code), else at its end. Each `(` is looked at once, and isCallAt's scan
+ * stops at the next `(`, so the word is scanned a bounded number of times.
+ */
+function secretEndOfWord(text: string, value: Span): number {
+  for (let p = text.indexOf('(', value[0]); p >= 0 && p < value[1]; p = text.indexOf('(', p + 1)) {
+    let k = p;
+    while (k > value[0] && p - k < 1024 && CALLEE_CHAR.test(text[k - 1]!)) k--;
+    if (k > value[0] && k < p && isCallAt(text, k)) return k;
+  }
+  return value[1];
 }
 
 /**
@@ -146,7 +192,7 @@ class CalledNames {
  * secret-looking NAME: the value. Blanks after `=` count only when there are blanks before it too:
  * in the shell `NAME= cmd` runs cmd with NAME empty, and cmd is code.
  */
-function nameValueSpans(text: string, spans: Span[]): void {
+function nameValueSpans(text: string, spans: Span[], keepCalls: boolean): void {
   const called = new CalledNames(text);
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
@@ -189,11 +235,20 @@ function nameValueSpans(text: string, spans: Span[]): void {
     // or a group (`(PGPASSWORD=x psql)`), where the value is a shell word.
     const before = text.slice(Math.max(0, start - (quoted ? 1 : 0) - 16), start - (quoted ? 1 : 0));
     const lambdaDefault = /\blambda[ \t]+(?:[\w, \t=]*,[ \t]*)?$/.test(before);
-    const inCode = assigned || bracketed || /[,{][ \t]*$/.test(before) || /[\w)\]][ \t]{0,8}\([ \t]*$/.test(before) || lambdaDefault;
+    // `$name=` is never a shell assignment (gdb's convenience variable, a script's variable), and
+    // `:=` is code's (Python's walrus, Go), in a list too (`[token:=os.system]`).
+    const walrus = c === '=' && text[i - 1] === ':';
+    const dollar = !quoted && text[start - 1] === '$';
+    const inCode = assigned || bracketed || walrus || dollar || /[,{][ \t]*$/.test(before) || /[\w)\]][ \t]{0,8}\([ \t]*$/.test(before) || lambdaDefault;
     if (!inQuery && inCode && isCodeAt(text, at, assigned, lambdaDefault)) continue;
+    if (keepCalls && !inQuery && !quoted && isCallAt(text, at)) continue;
     // A name called further on (`token=os.system;token("id")`) holds code, not a secret: its value is kept.
     if (!inQuery && !quoted && c === '=' && isDottedStatement(text, at) && called.later(name, i)) continue;
-    let value = valueAt(text, at, prefix !== null && /f/i.test(prefix[0]), !inCode && !inQuery && c === '=');
+    const shellWord = !inCode && !inQuery && c === '=';
+    // A word that opens with a group, a cast or a dereference (`(system)("id")`, `*fp`) is code: in the shell it is a syntax error.
+    if (keepCalls && shellWord && !quoted && (text[at] === '(' || text[at] === '*')) continue;
+    let value = valueAt(text, at, prefix !== null && /f/i.test(prefix[0]), shellWord);
+    if (keepCalls && value && shellWord && text[value[0] - 1] !== '"' && text[value[0] - 1] !== "'") value = [value[0], secretEndOfWord(text, value)];
     // Authorization: Bearer xyz: the secret is the word after the scheme. Digest's parameters
     // (username=, realm=, ...) are not secret; its response= is (digestSpans).
     if (value && /authori[sz]ation/i.test(name) && AUTH_SCHEME.test(text.slice(value[0], value[1]))) {
@@ -415,10 +470,19 @@ function kindOf(name: string): string {
   return name.length > 40 ? `${name.slice(0, 40)}…` : name;
 }
 
+/**
+ * How text is read. `keepCalls`: the text may be code sent to run (a tool's arguments, for the
+ * audit), so a call is never taken for a secret, even in a word that could be one (`Xy7(ab)`):
+ * the audit must show what ran. Answers (what a program printed, a file's lines) hide such a word.
+ */
+export interface SecretsReading {
+  keepCalls?: boolean;
+}
+
 /** Every secret found in `text`, by where it starts (they may overlap). */
-export function findSecrets(text: string): Span[] {
+export function findSecrets(text: string, reading: SecretsReading = {}): Span[] {
   const spans: Span[] = [];
-  nameValueSpans(text, spans);
+  nameValueSpans(text, spans, reading.keepCalls === true);
   flagValueSpans(text, spans);
   programPasswordSpans(text, spans);
   urlPasswordSpans(text, spans);
@@ -430,8 +494,8 @@ export function findSecrets(text: string): Span[] {
 }
 
 /** `text` with each secret replaced by what `mark` makes of its kind; everything around it kept. The kinds hidden, in order. */
-export function replaceSecrets(text: string, mark: (kind: string | undefined) => string): { text: string; kinds: string[] } {
-  const spans = findSecrets(text);
+export function replaceSecrets(text: string, mark: (kind: string | undefined) => string, reading: SecretsReading = {}): { text: string; kinds: string[] } {
+  const spans = findSecrets(text, reading);
   if (spans.length === 0) return { text, kinds: [] };
   let out = '';
   let at = 0;
@@ -447,7 +511,7 @@ export function replaceSecrets(text: string, mark: (kind: string | undefined) =>
   return { text: out + text.slice(at), kinds };
 }
 
-/** Text with every secret value found replaced by [REDACTED]; everything around it kept. */
+/** A tool's argument with every secret value found replaced by [REDACTED], for the audit: everything around it kept, and every call (keepCalls). */
 export function redactText(text: string): string {
-  return replaceSecrets(text, () => REDACTED).text;
+  return replaceSecrets(text, () => REDACTED, { keepCalls: true }).text;
 }

@@ -54,6 +54,25 @@ describe('redactAnswer: what looks like a credential is hidden, saying what', ()
     expect(textOf(r)).toMatch(/^see structured\n\[debugkit: hid 3 values that look like a credential \(secret-named value, JWT\)/);
   });
 
+  // Attack 18s (N5): past 32 levels nothing was looked at, in the structure or in its JSON text.
+  it('a value nested past what is walked is hidden whole, in the structure and in its JSON text', () => {
+    let deep: Record<string, unknown> = { name: 'password', value: 'hunter2', env: 'PGPASSWORD=s3cr3t' };
+    for (let i = 0; i < 16; i++) deep = { children: [deep] };
+    const structured = { tree: deep };
+    const r = redactAnswer({ content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured });
+    for (const out of [JSON.stringify(r.structuredContent), textOf(r)]) {
+      expect(out).not.toContain('hunter2');
+      expect(out).not.toContain('s3cr3t');
+      expect(out).toContain('[redacted value nested past 32 levels]');
+    }
+    // A shallower one is walked: its secrets are hidden one by one and the rest is kept.
+    let shallow: Record<string, unknown> = { name: 'password', value: 'hunter2', count: 3 };
+    for (let i = 0; i < 14; i++) shallow = { children: [shallow] };
+    const s = redactAnswer({ content: [{ type: 'text', text: 'x' }], structuredContent: { tree: shallow } });
+    expect(JSON.stringify(s.structuredContent)).toContain('"count":3');
+    expect(JSON.stringify(s.structuredContent)).not.toContain('hunter2');
+  });
+
   it('an answer with nothing to hide is the same object (a --tool-prefix name is not a debugkit key)', () => {
     const plain = text('$1 = 42', { output: '$1 = 42\n', tool: 'dk_debugger_get_comprehensive_audit' });
     expect(redactAnswer(plain)).toBe(plain);

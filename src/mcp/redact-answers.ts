@@ -26,7 +26,9 @@ const mark = (kind: string | undefined) => `[redacted ${kind ?? 'secret'}]`;
 const VALUE_FIELDS = new Set(['value', 'repr', 'result']);
 /** Fields under a secret name that describe the value without holding it. */
 const DESCRIPTIVE = new Set(['type', 'isTruncated', 'kind', 'name']);
+/** Levels of structure walked. No tool's answer nests this deep; a value past it is hidden whole, as NESTED. */
 const MAX_DEPTH = 32;
+const NESTED = `value nested past ${MAX_DEPTH} levels`;
 
 /** The answer with its secrets hidden, and a line saying what was; the same answer when none is found. */
 export function redactAnswer(result: CallToolResult): CallToolResult {
@@ -71,7 +73,12 @@ function hide(value: unknown, secret: boolean, depth: number, kinds: string[]): 
     kinds.push(...r.kinds);
     return r.text;
   }
-  if (value === null || typeof value !== 'object' || depth >= MAX_DEPTH) return value;
+  if (value === null || typeof value !== 'object') return value;
+  // Deeper than any tool's own shape: not walked (the stack is bounded), so not shown either.
+  if (depth >= MAX_DEPTH) {
+    kinds.push(NESTED);
+    return mark(NESTED);
+  }
   if (Array.isArray(value)) return value.map((v) => hide(v, secret, depth + 1, kinds));
   const obj = value as Record<string, unknown>;
   const named = typeof obj.name === 'string' && SECRET_WORD.test(obj.name);
