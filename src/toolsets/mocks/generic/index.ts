@@ -1,6 +1,6 @@
 import type { TimeSlice } from '../../../core/wait.js';
 import type { GenericMock, Mock } from '../keploy/types.js';
-import { mysqlAsGenerics, mysqlMockOf } from '../mysql/keploy.js';
+import { mysqlAsGenerics, mysqlConnectionMocks } from '../mysql/keploy.js';
 import { counts, type ProtocolRecorder, type ProtocolReplayer, type ReplayerFactory, type ReplayersOptions } from '../protocol.js';
 import type { InterceptedConnection } from '../proxy/proxy.js';
 import { GenericIndex } from './matcher.js';
@@ -18,6 +18,7 @@ export const recorder: ProtocolRecorder = {
   async record(conn, o) {
     const upstream = await o.dial(conn);
     const tls = { ca: o.ca, upstream: { insecure: o.insecureUpstream, ...(o.upstreamCa ? { ca: o.upstreamCa } : {}) } };
+    const mysqlMockOf = mysqlConnectionMocks();
     const result = await recordGeneric(conn, upstream, {
       onMock: (mock) => o.onMock(mock, 'Generic'),
       ...(o.kept ? { kept: o.kept } : {}),

@@ -83,6 +83,11 @@ function column(p: MysqlPacket): Column | undefined {
 }
 
 const INT_SIZES: Record<number, number> = { 1: 1, 2: 2, 13: 2, 3: 4, 9: 4, 8: 8 };
+/** The lengths a binary DATE/DATETIME/TIMESTAMP, and a TIME, may have. */
+const [DATE_LENGTHS, TIME_LENGTHS] = [
+  [0, 4, 7, 11],
+  [0, 8, 12],
+];
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
 /** One binary-protocol value at `pos`: [value, position after], or undefined. */
@@ -100,7 +105,7 @@ export function binaryValueAt(type: number, unsigned: boolean, b: Buffer, pos: n
   if (type === 6) return [null, pos];
   if (type === 7 || type === 10 || type === 12 || type === 14) {
     const n = b[pos];
-    if (n === undefined || ![0, 4, 7, 11].includes(n) || pos + 1 + n > b.length) return undefined;
+    if (n === undefined || !DATE_LENGTHS.includes(n) || pos + 1 + n > b.length) return undefined;
     const d = b.subarray(pos + 1, pos + 1 + n);
     const date = n === 0 ? '0000-00-00' : `${pad(d.readUInt16LE(0), 4)}-${pad(d[2]!)}-${pad(d[3]!)}`;
     const time = n >= 7 ? ` ${pad(d[4]!)}:${pad(d[5]!)}:${pad(d[6]!)}` : type === 10 || type === 14 ? '' : ' 00:00:00';
@@ -109,7 +114,7 @@ export function binaryValueAt(type: number, unsigned: boolean, b: Buffer, pos: n
   }
   if (type === 11) {
     const n = b[pos];
-    if (n === undefined || ![0, 8, 12].includes(n) || pos + 1 + n > b.length) return undefined;
+    if (n === undefined || !TIME_LENGTHS.includes(n) || pos + 1 + n > b.length) return undefined;
     const d = b.subarray(pos + 1, pos + 1 + n);
     if (n === 0) return ['00:00:00', pos + 1];
     // As Keploy writes it: `[-]D HH:MM:SS.ffffff`, days and microseconds always.
@@ -267,41 +272,99 @@ export function structuredAnswer(command: string | undefined, packets: MysqlPack
   return out;
 }
 
-/** COM_STMT_EXECUTE in Keploy's fields (its parameter count found from the bytes), or undefined. */
-export function executeMessage(p: MysqlPacket): YamlMap | undefined {
+/** The bytes one binary-protocol value takes at `pos` (its length only, nothing built), or -1 when it does not fit. */
+function binaryValueLength(type: number, b: Buffer, pos: number): number {
+  const size = INT_SIZES[type] ?? (type === 4 ? 4 : type === 5 ? 8 : type === 6 ? 0 : undefined);
+  if (size !== undefined) return pos + size <= b.length ? size : -1;
+  if (type === 7 || type === 10 || type === 12 || type === 14 || type === 11) {
+    const n = b[pos];
+    return n !== undefined && (type === 11 ? TIME_LENGTHS : DATE_LENGTHS).includes(n) && pos + 1 + n <= b.length ? 1 + n : -1;
+  }
+  const n = lenencAt(b, pos);
+  return n && n[1] + n[0] <= b.length ? n[1] - pos + n[0] : -1;
+}
+
+/**
+ * How many parameter values `findParameterCount` may step over for one packet. Without the
+ * prepare's answer every count is a guess, each checked by walking its values: a crafted 9 KB
+ * packet whose every guess fills almost exactly cost about 8.4 million steps, and 2 s of the loop
+ * building them as objects (attack 18t M5). Within this a statement of about 360 parameters is
+ * still found; past it the packet is kept as bytes.
+ */
+export const MAX_EXECUTE_GUESS_STEPS = 1 << 16;
+
+/** The values stepped over by guesses so far (tests count the work with it). */
+export const executeGuessWork = { steps: 0 };
+
+/** The parameter count `n` fits: a bind flag of 1 after the bitmap, and `n` typed values that end exactly at the packet's end. */
+function fits(b: Buffer, n: number, budget: { left: number }): boolean {
+  const bitmapLength = (n + 7) >> 3;
+  const typesAt = 10 + bitmapLength + 1;
+  let pos = typesAt + 2 * n;
+  if (b[typesAt - 1] !== 1 || pos > b.length) return false;
+  for (let k = 0; k < n; k++) {
+    if (--budget.left < 0) return false;
+    executeGuessWork.steps++;
+    if ((b[10 + (k >> 3)]! >> (k & 7)) & 1) continue;
+    const length = binaryValueLength(b.readUInt16LE(typesAt + 2 * k) & 0xff, b, pos);
+    if (length < 0) return false;
+    pos += length;
+  }
+  return pos === b.length;
+}
+
+/**
+ * The one parameter count the bytes fit, found within MAX_EXECUTE_GUESS_STEPS; undefined when
+ * none does, when two do (which one the statement has only its prepare can tell), or when the
+ * guesses would take more.
+ */
+function guessParameterCount(b: Buffer): number | undefined {
+  const budget = { left: MAX_EXECUTE_GUESS_STEPS };
+  let found: number | undefined;
+  for (let n = 1; n <= 0xffff && 10 + ((n + 7) >> 3) + 1 + 2 * n <= b.length; n++) {
+    if (fits(b, n, budget)) {
+      if (found !== undefined) return undefined;
+      found = n;
+    }
+    if (budget.left < 0) return undefined;
+  }
+  return found;
+}
+
+/**
+ * COM_STMT_EXECUTE in Keploy's fields, or undefined. The parameter count is not in the packet
+ * (it came with the statement's COM_STMT_PREPARE_OK): `parameterCount` when the recorder saw that
+ * answer on the same connection, else the one count whose values fill the packet exactly.
+ */
+export function executeMessage(p: MysqlPacket, parameterCount?: number): YamlMap | undefined {
   const b = p.payload;
   if (b[0] !== 0x17 || b.length < 10) return undefined;
   const base: YamlMap = { status: 0x17, statement_id: b.readUInt32LE(1), flags: b[5]!, iteration_count: b.readUInt32LE(6) };
-  const candidates: YamlMap[] = [];
-  if (b.length === 10) candidates.push({ ...base, parameter_count: 0, null_bitmap: [], new_params_bind_flag: 0, parameters: [] });
-  // The count is not in the packet (it came with the prepare): the one whose values fill it exactly.
-  for (let n = 1; n <= 4096 && 10 + ((n + 7) >> 3) + 1 + 2 * n <= b.length; n++) {
+  let message: YamlMap | undefined;
+  if (b.length === 10 && !parameterCount) message = { ...base, parameter_count: 0, null_bitmap: [], new_params_bind_flag: 0, parameters: [] };
+  else {
+    const n = parameterCount ?? guessParameterCount(b);
+    if (!n || !fits(b, n, { left: n })) return undefined;
     const bitmap = b.subarray(10, 10 + ((n + 7) >> 3));
-    let pos = 10 + bitmap.length;
-    if (b[pos] !== 1) break;
-    pos++;
-    const types = Array.from({ length: n }, (_, k) => b.readUInt16LE(pos + 2 * k));
-    pos += 2 * n;
+    const typesAt = 10 + bitmap.length + 1;
+    let pos = typesAt + 2 * n;
     const parameters: YamlMap[] = [];
-    let ok = true;
-    for (let k = 0; k < n && ok; k++) {
-      const [type, unsigned] = [types[k]! & 0xff, (types[k]! & 0x8000) !== 0];
+    for (let k = 0; k < n; k++) {
+      const t = b.readUInt16LE(typesAt + 2 * k);
+      const [type, unsigned] = [t & 0xff, (t & 0x8000) !== 0];
       if ((bitmap[k >> 3]! >> (k & 7)) & 1) {
         parameters.push({ type, unsigned, value: null });
         continue;
       }
       const v = binaryValueAt(type, unsigned, b, pos);
-      if (!v) ok = false;
-      else {
-        parameters.push({ type, unsigned, value: v[0] });
-        pos = v[1];
-      }
+      if (!v) return undefined;
+      parameters.push({ type, unsigned, value: v[0] });
+      pos = v[1];
     }
-    if (ok && pos === b.length) candidates.push({ ...base, parameter_count: n, null_bitmap: byteList(bitmap), new_params_bind_flag: 1, parameters });
+    message = { ...base, parameter_count: n, null_bitmap: byteList(bitmap), new_params_bind_flag: 1, parameters };
   }
-  if (candidates.length !== 1) return undefined;
-  const rebuilt = structuredPackets('COM_STMT_EXECUTE', p.seq, candidates[0]!);
-  return Buffer.isBuffer(rebuilt) && rebuilt.equals(whole(p)) ? candidates[0] : undefined;
+  const rebuilt = structuredPackets('COM_STMT_EXECUTE', p.seq, message);
+  return Buffer.isBuffer(rebuilt) && rebuilt.equals(whole(p)) ? message : undefined;
 }
 
 const CACHING_SHA2_NAMES: Record<number, string> = { 3: 'FastAuthSuccess', 4: 'PerformFullAuthentication' };

@@ -7,7 +7,7 @@ import { parseMockSet } from '../keploy/parse.js';
 import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
 import type { GenericMock, Mock, YamlMap } from '../keploy/types.js';
 import { splitPackets } from './wire.js';
-import { mysqlAsGenerics, mysqlMockOf, toMysqlMock } from './keploy.js';
+import { mysqlAsGenerics, mysqlConnectionMocks, mysqlMockOf, toMysqlMock } from './keploy.js';
 import { replayersFor } from '../replayers.js';
 import type { DebugkitCa } from '../tls/index.js';
 
@@ -227,6 +227,31 @@ describe("MySQL as Keploy's MySQL kind", () => {
     if (typeof back === 'string') throw new Error(back);
     expect(payloadBytes(back.spec.genericresponses)).toEqual(packet(0, payload));
     expect(typeof ((mysql[0]!.spec as YamlMap)['responses'] as YamlMap[])[0]!['message']).toBe('string');
+  });
+
+  it("reads a COM_STMT_EXECUTE with the parameter count its connection's prepare gave (attack 18t M5)", () => {
+    // Two parameters, a string then a DATETIME; read as ONE string parameter the bytes fit too
+    // (its length byte is the DATETIME's type, 12): the bytes alone cannot tell which.
+    const execute = packet(0, Buffer.from([0x17, 5, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0xfd, 0, 12, 0, 2, 0x61, 0x62, 7, 0xea, 0x07, 11, 23, 10, 0, 1]));
+    const prepared = Buffer.concat([packet(1, Buffer.from([0, 5, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0])), column(2, 'a'), column(3, 'b'), eof(4, 2)]);
+    const prepare = exchange(packet(0, '\x16INSERT INTO t VALUES (?, ?)'), prepared);
+    const done = exchange(execute, packet(1, Buffer.from([0, 1, 0, 2, 0, 0, 0])));
+    const requestOf = (m: Mock) => ((m.spec as YamlMap)['requests'] as YamlMap[])[0]!['message'];
+    // Alone, the execute is kept as bytes; after its prepare on the same connection, it is read with 2 parameters.
+    expect(typeof requestOf(mysqlMockOf(done))).toBe('string');
+    const connection = mysqlConnectionMocks();
+    expect(requestOf(connection(prepare))).toEqual({ command: 0x16, query: 'INSERT INTO t VALUES (?, ?)' });
+    expect(requestOf(connection(done))).toMatchObject({
+      statement_id: 5,
+      parameter_count: 2,
+      parameters: [
+        { type: 0xfd, unsigned: false, value: 'ab' },
+        { type: 12, unsigned: false, value: '2026-11-23 10:00:01' },
+      ],
+    });
+    // Closed, the statement's count is forgotten.
+    connection(exchange(packet(0, Buffer.from([0x19, 5, 0, 0, 0])), Buffer.alloc(0)));
+    expect(typeof requestOf(connection(done))).toBe('string');
   });
 
   it('keeps bytes that are not whole packets (or a truncated exchange) as a Generic mock', () => {

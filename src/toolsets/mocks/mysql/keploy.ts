@@ -248,7 +248,8 @@ function encodeMessage(type: string, m: YamlMap): Buffer | undefined {
   return undefined;
 }
 
-function packetEntry(p: MysqlPacket, type: string): YamlMap {
+/** `parameterCount`: a COM_STMT_EXECUTE's, from its statement's COM_STMT_PREPARE_OK when that was seen. */
+function packetEntry(p: MysqlPacket, type: string, parameterCount?: number): YamlMap {
   const header: YamlMap = { header: { payload_length: p.payload.length, sequence_id: p.seq }, packet_type: type };
   const code = QUERY_COMMANDS[type];
   if (code !== undefined && p.payload[0] === code) {
@@ -256,7 +257,7 @@ function packetEntry(p: MysqlPacket, type: string): YamlMap {
     if (query !== undefined) return { header, message: { command: code, query } };
   }
   if (type === 'RequestPublicKey' && p.payload.length === 1 && p.payload[0] === 0x02) return { header, message: 'request_public_key' };
-  const structured = type === 'COM_STMT_EXECUTE' ? executeMessage(p) : type.startsWith('COM_') ? commandMessage(type, p) : authMessage(type, p);
+  const structured = type === 'COM_STMT_EXECUTE' ? executeMessage(p, parameterCount) : type.startsWith('COM_') ? commandMessage(type, p) : authMessage(type, p);
   if (structured) return { header, message: structured };
   // Modelled only when the fields give back exactly these bytes.
   const message = decodeMessage(type, p.payload);
@@ -270,10 +271,30 @@ export interface MysqlExchange {
 }
 
 /**
+ * A connection's prepared statements: statement id to parameter count, as COM_STMT_PREPARE_OK
+ * said, for reading COM_STMT_EXECUTE (its count is not in the packet). At most
+ * MAX_STATEMENTS; past it a statement's executions are read by guessing (decode.ts).
+ */
+export type MysqlStatements = Map<number, number>;
+/** MySQL's own ceiling on prepared statements (max_prepared_stmt_count is at most 4,194,304) is far above what one connection needs to be read well. */
+const MAX_STATEMENTS = 65536;
+
+/** What this exchange tells of the connection's statements (prepared, closed, all reset). */
+function noteStatements(statements: MysqlStatements, command: string | undefined, request: MysqlPacket | undefined, response: MysqlPacket | undefined): void {
+  const id = request && request.payload.length >= 5 ? request.payload.readUInt32LE(1) : undefined;
+  if (command === 'COM_STMT_PREPARE' && response && response.payload[0] === 0x00 && response.payload.length >= 9) {
+    const prepared = response.payload.readUInt32LE(1);
+    if (statements.size < MAX_STATEMENTS || statements.has(prepared)) statements.set(prepared, response.payload.readUInt16LE(7));
+  } else if (command === 'COM_STMT_CLOSE' && id !== undefined) statements.delete(id);
+  else if (command === 'COM_RESET_CONNECTION' || command === 'COM_CHANGE_USER') statements.clear();
+}
+
+/**
  * The Generic mock of a MySQL exchange as a Keploy MySQL mock, or undefined when its bytes are
  * not whole packets (then the Generic mock is kept). `created` is the response time.
+ * `statements`: the connection's prepared statements so far (updated with this exchange's).
  */
-export function toMysqlMock(g: GenericMock): PassThroughMock | undefined {
+export function toMysqlMock(g: GenericMock, statements?: MysqlStatements): PassThroughMock | undefined {
   const meta = g.spec.metadata ?? {};
   if (meta['truncated'] === 'true') return undefined;
   const request = payloadBytes(g.spec.genericrequests ?? []);
@@ -285,6 +306,8 @@ export function toMysqlMock(g: GenericMock): PassThroughMock | undefined {
   const reqTypes = requestTypes(reqPackets, greeting);
   const command = reqPackets.length > 0 && reqPackets[0]!.seq === 0 ? reqTypes[0] : undefined;
   const resTypes = responseTypes(resPackets, command);
+  const executed = command === 'COM_STMT_EXECUTE' && reqPackets[0]!.payload.length >= 5 ? statements?.get(reqPackets[0]!.payload.readUInt32LE(1)) : undefined;
+  if (statements) noteStatements(statements, command, reqPackets[0], resPackets[0]);
   const single = (p: MysqlPacket) => packetEntry(p, p.payload[0] === 0x00 ? 'OK' : p.payload[0] === 0xff ? 'ERR' : p.payload.length < 9 ? 'EOF' : 'OK');
   const responses = structuredAnswer(command, resPackets, single) ?? resPackets.map((p, i) => packetEntry(p, resTypes[i]!));
   const typeOf = (entry: YamlMap | undefined) => ((entry?.['header'] as YamlMap | undefined)?.['packet_type'] as string | undefined) ?? '';
@@ -304,7 +327,7 @@ export function toMysqlMock(g: GenericMock): PassThroughMock | undefined {
   const created = Math.floor(Date.parse(g.spec.restimestampmock) / 1000);
   const spec: YamlMap = {
     metadata: sorted,
-    requests: reqPackets.map((p, i) => packetEntry(p, reqTypes[i]!)),
+    requests: reqPackets.map((p, i) => packetEntry(p, reqTypes[i]!, i === 0 ? executed : undefined)),
     responses,
     ...(Number.isFinite(created) && created > 0 ? { created } : {}),
     reqtimestampmock: g.spec.reqtimestampmock,
@@ -434,4 +457,10 @@ export function mysqlAsGenerics(m: Mock): GenericMock[] | string {
 /** The MySQL mock of a recorded exchange, or the Generic one itself when its bytes are not whole packets (or were truncated). */
 export function mysqlMockOf(g: GenericMock): Mock {
   return toMysqlMock(g) ?? g;
+}
+
+/** `mysqlMockOf` for one connection's exchanges in order: a COM_STMT_EXECUTE is read with the parameter count its prepare gave. */
+export function mysqlConnectionMocks(): (g: GenericMock) => Mock {
+  const statements: MysqlStatements = new Map();
+  return (g) => toMysqlMock(g, statements) ?? g;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { authMessage, binaryValueAt, commandMessage, executeMessage } from './decode.js';
+import { MAX_EXECUTE_GUESS_STEPS, authMessage, binaryValueAt, commandMessage, executeMessage } from './decode.js';
+import type { YamlMap } from '../keploy/types.js';
 import { binaryValue, structuredPackets } from './structured.js';
 
 const packet = (seq: number, payload: Buffer) => Buffer.concat([Buffer.from([payload.length & 0xff, payload.length >> 8, payload.length >> 16, seq]), payload]);
@@ -55,6 +56,44 @@ describe('MySQL binary-protocol values in Keploy fields', () => {
     expect(structuredPackets('COM_STMT_EXECUTE', 0, m)).toEqual(packet(0, payload));
     // Re-executed without types (new_params_bind_flag 0): the values cannot be read; kept as bytes.
     expect(executeMessage({ seq: 0, payload: Buffer.from([0x17, 7, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0x2a, 0, 0, 0]) })).toBeUndefined();
+  });
+
+  it('guesses a COM_STMT_EXECUTE parameter count with bounded work: a packet every guess nearly fits is kept as bytes (attack 18t M5)', () => {
+    // 0x17, statement 1, no flags, 1 iteration, then a bitmap byte 0xff and 0x01 to the end: for
+    // every count n the byte after the bitmap is a bind flag of 1 and every type a 1-byte TINY, so
+    // each guess walks all its n values before it fails at the packet's end.
+    const payload = Buffer.alloc(9000, 1);
+    payload[0] = 0x17;
+    payload.writeUInt32LE(1, 1);
+    payload[5] = 0;
+    payload[10] = 0xff;
+    // Each guess reads the parameters' types: the reads counted are the work.
+    let reads = 0;
+    const read = payload.readUInt16LE.bind(payload);
+    payload.readUInt16LE = (offset?: number) => (reads++, read(offset));
+    expect(executeMessage({ seq: 0, payload })).toBeUndefined();
+    // Linear in the packet (before: every n up to 4096 with its n types read, about 8.4 million).
+    expect(reads).toBeLessThanOrEqual(MAX_EXECUTE_GUESS_STEPS + 16);
+    expect(reads).toBeLessThan(16 * payload.length);
+  });
+
+  it('reads a COM_STMT_EXECUTE with the parameter count its prepare gave, in one pass', () => {
+    // 1000 INT parameters, read at once when the count is known (no guess walks any values).
+    const n = 1000;
+    const bitmap = Buffer.alloc((n + 7) >> 3);
+    const types = Buffer.alloc(2 * n);
+    const values = Buffer.alloc(4 * n);
+    for (let k = 0; k < n; k++) [types[2 * k], values[4 * k]] = [3, k & 0xff];
+    const payload = Buffer.concat([Buffer.from([0x17, 9, 0, 0, 0, 0, 1, 0, 0, 0]), bitmap, Buffer.from([1]), types, values]);
+    let reads = 0;
+    const read = payload.readUInt16LE.bind(payload);
+    payload.readUInt16LE = (offset?: number) => (reads++, read(offset));
+    const m = executeMessage({ seq: 0, payload }, n)!;
+    expect(m['parameter_count']).toBe(n);
+    expect((m['parameters'] as YamlMap[])[999]).toEqual({ type: 3, unsigned: false, value: 999 & 0xff });
+    expect(reads).toBeLessThanOrEqual(2 * n);
+    // A count the bytes do not fill is not taken.
+    expect(executeMessage({ seq: 0, payload }, n - 1)).toBeUndefined();
   });
 
   it("reads the connection phase's server packets in Keploy's fields", () => {
