@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -152,5 +152,29 @@ describe('--allow-gdb-shell --allow-attach', () => {
     expect(text(await call(open, open.full, 'call', { id, command: `info proc ${pid}` }))).toContain(`process ${pid}`);
     expect(text(await call(open, open.full, 'call', { id, command: 'detach' }))).not.toMatch(/refused: /);
     await call(open, open.full, 'close', { id });
+  });
+});
+
+// A program whose .gnu_debuglink leads out of the root makes gdb read outside it when it loads:
+// `open` asked only the operator's flag for it, `call file ...` both the flag and the key's scope.
+describe('open: a program whose debug link leads out needs the gdb:shell scope too', () => {
+  it('a gdb key gets -32003 naming the scope; a key with it opens the program; a plain program needs nothing', async () => {
+    writeFileSync(path.join(root, 'dl.c'), 'int main(void) { return 0; }\n');
+    execFileSync('gcc', ['-g', '-O0', '-o', path.join(root, 'dl-out'), path.join(root, 'dl.c')]);
+    execFileSync('cp', [path.join(root, 'dl-out'), path.join(root, 'dl-plain')]);
+    const link = Buffer.alloc(32);
+    link.write('../outside/dl.debug', 'latin1');
+    writeFileSync(path.join(root, 'dl-out.link'), link);
+    execFileSync('objcopy', ['--add-section', `.gnu_debuglink=${path.join(root, 'dl-out.link')}`, path.join(root, 'dl-out')]);
+    const refused = await call(open, open.gdb, 'open', { program: 'dl-out' });
+    expect(refused.error?.code).toBe(-32003);
+    expect(refused.error?.data).toMatchObject({ required_scope: 'gdb:shell', tool: 'open' });
+    const opened = await call(open, open.full, 'open', { program: 'dl-out' });
+    const id = opened.result?.structuredContent?.content?.id;
+    expect(typeof id, JSON.stringify(opened)).toBe('string');
+    await call(open, open.full, 'close', { id });
+    const plain = await call(open, open.gdb, 'open', { program: 'dl-plain' });
+    expect(typeof plain.result?.structuredContent?.content?.id, JSON.stringify(plain)).toBe('string');
+    await call(open, open.gdb, 'close', { id: plain.result.structuredContent.content.id });
   });
 });

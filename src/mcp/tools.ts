@@ -45,7 +45,7 @@ export interface ToolSpec<I extends ZodRawShape, O extends ZodRawShape> {
    */
   scopes?: {
     always?: readonly string[];
-    of?(args: z.infer<z.ZodObject<I>>, ctx: CallContext): string[];
+    of?(args: z.infer<z.ZodObject<I>>, ctx: CallContext): string[] | Promise<string[]>;
   };
   /** The name its contract gives it, when that is not `name` (kindly-debugger's `debugger/attach`): callable by that name too. */
   contractName?: string;
@@ -159,7 +159,7 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(serve
 /** The denial for a call whose capability scopes the caller lacks; undefined when it may go on. */
 async function deniedScopes(spec: ToolSpec<ZodRawShape, ZodRawShape>, args: unknown, ctx: CallContext, start: ToolCallStart, runtime: CallRuntime): Promise<CallDenial | undefined> {
   if (!runtime.authorize || !spec.scopes) return undefined;
-  const needed = [...new Set([...(spec.scopes.always ?? []), ...(spec.scopes.of?.(args as never, ctx) ?? [])])];
+  const needed = [...new Set([...(spec.scopes.always ?? []), ...((await spec.scopes.of?.(args as never, ctx)) ?? [])])];
   if (needed.length === 0) return undefined;
   const verdict = await runtime.authorize(start, needed);
   return verdict === true ? undefined : verdict;

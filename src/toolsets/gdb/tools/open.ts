@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { DebugkitError } from '../../../core/errors.js';
-import { CheckedProgram, openContainedDirectory } from '../../../core/paths.js';
-import { refuseDebugLinkOut } from '../policy.js';
+import { closeSync } from 'node:fs';
+import { outwardDebugLink } from '../../../core/elf-core.js';
+import { CheckedProgram, descriptorPath, openContained, openContainedDirectory } from '../../../core/paths.js';
+import { CAPABILITIES, refuseDebugLinkOut } from '../policy.js';
 import { clientKey } from '../../../core/sessions.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import type { GdbSession } from '../session.js';
@@ -14,6 +16,8 @@ const input = {
   cwd: z.string().optional().describe('Working directory for gdb and the program, relative to the workspace root (default: the root)'),
 };
 const output = { id: z.string().describe('The session id to pass to call/close') };
+/** The scopes each call's key was checked for, by its program (scopes.of): loading it must not need more. */
+const checkedScopes = new WeakMap<object, string[]>();
 
 export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output> {
   return {
@@ -25,6 +29,29 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+    // A program whose debug link leads out of the root makes gdb read outside it: that needs the
+    // key's shell scope as well as the operator's flag, as `call file ...` does. Read here on the
+    // opened file; the program is checked again as it is loaded, against the scopes checked here.
+    scopes: {
+      of: async (args) => {
+        let scopes: string[] = [];
+        if (args.program) {
+          let opened;
+          try {
+            opened = openContained(ctx.config.root, args.program, { what: 'program', type: 'file' });
+          } catch {
+            return []; // run says what is wrong with the path
+          }
+          try {
+            if (await outwardDebugLink(descriptorPath(opened.fd), ctx.config.root)) scopes = [CAPABILITIES.shell.scope];
+          } finally {
+            closeSync(opened.fd);
+          }
+        }
+        checkedScopes.set(args, scopes);
+        return scopes;
+      },
+    },
     async run(args, call) {
       const root = ctx.config.root;
       // What gdb loads, and the directory it starts in, are opened here and checked inside the root;
@@ -33,7 +60,7 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
       const program = args.program ? await CheckedProgram.open(root, args.program) : undefined;
       let dir;
       try {
-        if (program) await refuseDebugLinkOut(program.path, `program ${args.program}`, { root, cwd: root, ownPids: new Set(), ...ctx.config.gdb });
+        if (program) await refuseDebugLinkOut(program.path, `program ${args.program}`, { root, cwd: root, ownPids: new Set(), ...ctx.config.gdb }, checkedScopes.get(args));
         dir = args.cwd ? openContainedDirectory(root, args.cwd) : undefined;
       } catch (err) {
         program?.close();
