@@ -58,6 +58,12 @@ function commonOptions(cmd: Command): Command {
     .option('--kubectl <path>', 'kubectl binary for the bundles toolset', 'kubectl')
     .option('--grep-timeout <seconds>', 'stop a grep_files search whose pattern runs this long on one line without finishing it', intArg('--grep-timeout', 1, 3600), 10)
     .option(
+      '--bundle-budget-per-key <percent>',
+      "the share of the server's budget for parsed bundles (768 MB or 3,000,000 objects) the bundles one API key opens may hold together, in percent (the local user without keys has all of it)",
+      intArg('--bundle-budget-per-key', 1, 100),
+      50,
+    )
+    .option(
       '--bundle-url-host <host>',
       'a host bundle URLs may be downloaded from, with its subdomains (repeatable; default: replicated.com); a loopback or private address only from a host listed exactly, e.g. 127.0.0.1:8080',
       (v: string, all: string[] = []) => [...all, v],
@@ -93,6 +99,7 @@ interface CommonOpts {
   bundleDir?: string;
   kubectl: string;
   bundleUrlHost?: string[];
+  bundleBudgetPerKey: number;
   grepTimeout: number;
   logLevel: Config['logLevel'];
   maxResultTokens: number;
@@ -124,7 +131,7 @@ function baseConfig(opts: CommonOpts, permissive = true): Config {
   config.maxSessionsTotal = opts.maxSessionsTotal;
   config.maxSessionsPerKey = opts.maxSessionsPerKey;
   config.gdb = { path: opts.gdb, allowShell: opts.allowGdbShell ?? permissive, allowAttach: opts.allowAttach ?? permissive, text: opts.gdbText };
-  config.bundles = { dir: opts.bundleDir ?? config.bundles.dir, kubectl: opts.kubectl, grepTimeoutMs: opts.grepTimeout * 1000 };
+  config.bundles = { dir: opts.bundleDir ?? config.bundles.dir, kubectl: opts.kubectl, grepTimeoutMs: opts.grepTimeout * 1000, budgetPerKeyPercent: opts.bundleBudgetPerKey };
   if (opts.bundleUrlHost) config.bundles.urlHosts = opts.bundleUrlHost;
   // One --allow-attach for gdb and the debugger toolset; the debugger then attaches only to this user's processes.
   config.debugger = { allowAttach: (opts.allowAttach ?? permissive) ? 'same-user' : 'none', dataDir: opts.dataDir ?? config.debugger.dataDir };

@@ -79,6 +79,8 @@ export interface Config {
     urlHosts?: string[];
     /** grep_files: a pattern running this long on one line (without progress) is stopped (--grep-timeout; default 10 s). */
     grepTimeoutMs?: number;
+    /** Percent of the server's bundle model budget one API key's bundles may hold together (--bundle-budget-per-key; default 50). */
+    budgetPerKeyPercent?: number;
   };
   debugger: {
     /** Which processes debugger_attach may attach to: the server's own user's, any, or none. */

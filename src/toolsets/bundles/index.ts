@@ -10,6 +10,7 @@ import { readFileTool } from './tools/read-file.js';
 import { initializeBundleTool } from './tools/initialize-bundle.js';
 import { kubectlTool } from './tools/kubectl.js';
 import { listBundlesTool } from './tools/list-available-bundles.js';
+import { KeyShares } from './apiserver/budget.js';
 import { BundleWorkspace } from './workspace.js';
 
 export const bundlesToolset = defineToolset<BundlesContext>({
@@ -19,8 +20,9 @@ export const bundlesToolset = defineToolset<BundlesContext>({
   instructions:
     'bundles: initialize_bundle with a support bundle (path or URL), then kubectl (a read-only kubectl against the bundle: get, describe, logs), ' + 'list_files, read_file and grep_files inside it.',
   context: (env) => {
-    const { dir, urlHosts } = env.config.bundles;
-    return { workspace: new BundleWorkspace(new BundleStore(dir, { root: env.config.root, urls: { hosts: urlHosts ?? DEFAULT_BUNDLE_URL_HOSTS } })), config: env.config };
+    const { dir, urlHosts, budgetPerKeyPercent } = env.config.bundles;
+    const store = new BundleStore(dir, { root: env.config.root, urls: { hosts: urlHosts ?? DEFAULT_BUNDLE_URL_HOSTS } });
+    return { workspace: new BundleWorkspace(store, new KeyShares(budgetPerKeyPercent)), config: env.config };
   },
   tools: [initializeBundleTool, listBundlesTool, kubectlTool, listFilesTool, readFileTool, grepFilesTool, bundleSummaryTool],
   format: typedErrorFormat,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeFileAtomic } from '../../core/files.js';
 import { removeAtExit, removeNow } from '../../core/paths.js';
+import { KeyShares, type ModelBudget } from './apiserver/budget.js';
 import type { BundleApiServer } from './apiserver/server.js';
 import { BundleError } from './errors.js';
 import { BundleStore, LOCAL_OWNER, type AddProgress, type BundleEntry } from './store/store.js';
@@ -40,7 +41,16 @@ export class BundleWorkspace {
   private readonly active = new Map<string, ActiveBundle>();
   private readonly served = new Map<string, Served>();
 
-  constructor(readonly store: BundleStore) {}
+  constructor(
+    readonly store: BundleStore,
+    /** Each key's share of the bundle models' budget: a bundle is charged to the key that initialized it. */
+    readonly shares: KeyShares = new KeyShares(),
+  ) {}
+
+  /** The budget `key`'s bundle models are charged to: its share; the local user (stdio, or HTTP without keys) is alone and has all of it. */
+  modelBudget(key: string): ModelBudget {
+    return this.shares.of(key === LOCAL_OWNER ? undefined : key);
+  }
 
   /**
    * Opens `source` for the client `owner`; `key` (the caller's key id) owns what it adds to the
@@ -56,9 +66,9 @@ export class BundleWorkspace {
     // A forced re-extraction replaced the files under a running server: a fresh one serves them, to
     // every client using it (see restart). A directory used in place is never extracted: force
     // changes nothing there, and the server other clients (other keys too) use stays.
-    const replaced = !added.reused && added.kind !== 'directory' ? this.restart(added) : undefined;
+    const replaced = !added.reused && added.kind !== 'directory' ? this.restart(added, options.key) : undefined;
     const previous = this.active.get(owner);
-    const served = replaced?.served ?? this.serve(added);
+    const served = replaced?.served ?? this.serve(added, options.key);
     served.users.add(owner);
     if (previous && previous.root !== added.root) await this.dropUser(previous.root, owner);
     const [server, kubeconfigPath] = await Promise.all([served.server, served.kubeconfigPath]);
@@ -111,13 +121,14 @@ export class BundleWorkspace {
     await Promise.all([...this.served.keys()].map((root) => this.stopServing(root)));
   }
 
-  private serve(entry: BundleEntry): Served {
+  /** `key`: the key initializing it, whose share its model is charged to while it is served (to all its users). */
+  private serve(entry: BundleEntry, key: string): Served {
     let served = this.served.get(entry.root);
     if (!served) {
       // The bundle's API server (resources, tables, kubectl's columns) loads when the first bundle is served.
       // Its token, in the kubeconfig's server URL only, keeps other local users (and browser pages) out.
       const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
-      const server = import('./apiserver/server.js').then(({ startBundleApiServer }) => startBundleApiServer({ root: entry.root, token }));
+      const server = import('./apiserver/server.js').then(({ startBundleApiServer }) => startBundleApiServer({ root: entry.root, token, model: this.modelBudget(key) }));
       const kubeconfigPath = server.then(async (s) => {
         const file = await kubeconfigFile(entry.name, s.url);
         await writeKubeconfig(file, s.url);
@@ -134,10 +145,10 @@ export class BundleWorkspace {
    * A new server for `entry.root` in place of the running one (if any), taking over its users;
    * the old one is closed by repoint once the new one answers.
    */
-  private restart(entry: BundleEntry): { served: Served; old: Served | undefined } {
+  private restart(entry: BundleEntry, key: string): { served: Served; old: Served | undefined } {
     const old = this.served.get(entry.root);
     this.served.delete(entry.root);
-    const served = this.serve(entry);
+    const served = this.serve(entry, key);
     for (const user of old?.users ?? []) served.users.add(user);
     return { served, old };
   }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { summarizeBundle, MAX_GROUPS, TEXT_BUDGET } from '../summary.js';
-import { ModelBudget } from './budget.js';
+import { KeyShares, ModelBudget } from './budget.js';
 import { Bundle } from './bundle.js';
 import { harnessOn, requireKubectl, SYSTEM_KUBECTL } from './testkit.js';
 
@@ -102,6 +102,51 @@ describe('the parsed model budget', () => {
     expect(await events(second)).toHaveLength(3000);
     expect(await second.warnings(second.registry.preferred('', 'events')!)).toEqual([]);
     expect(server.objects).toBe(3000);
+  });
+});
+
+describe("each key's share of the server budget (attack 18t N4)", () => {
+  const events = (b: Bundle) => b.list(b.registry.preferred('', 'events')!);
+  const warnings = (b: Bundle) => b.warnings(b.registry.preferred('', 'events')!);
+
+  it("one key fills its share, not the server's: another key's bundle is served whole, the key's next is left out saying it is that key's share", async () => {
+    // The attack's shape at a small scale: one key's two bundles just under the share; alone, the server's bound left the other key nothing.
+    const shares = new KeyShares(50, serverBudget(6000));
+    const model = { bytes: 64 * 1024 * 1024, objects: 1_000_000 };
+    const first = await Bundle.open(await eventBundle([1400]), { model, serverModel: shares.of('key_a') });
+    const second = await Bundle.open(await eventBundle([1400]), { model, serverModel: shares.of('key_a') });
+    expect(await events(first)).toHaveLength(1400);
+    expect(await events(second)).toHaveLength(1400);
+    const third = await Bundle.open(await eventBundle([1000]), { model, serverModel: shares.of('key_a') });
+    const other = await Bundle.open(await eventBundle([2500]), { model, serverModel: shares.of('key_b') });
+    expect(await events(third)).toHaveLength(0);
+    expect(await events(other)).toHaveLength(2500);
+    expect(await warnings(other)).toEqual([]);
+    const [problem] = await warnings(third);
+    expect(problem).toMatch(/^events\/ns0\.json of this support bundle was left out: .* the support bundles open for the API key that opened this one \(that key's share/);
+    expect(problem).toContain("past the 512 MB or 3000 objects its parsed objects may hold (0 MB and 2800 objects held): it is not served; closing that key's other bundles");
+    expect(shares.of('key_a').objects).toBe(2800);
+    expect(shares.server.objects).toBe(5300);
+    // Its share given back (a bundle of the key's collected), the key's next file fits.
+    first.cache.budget.release(first.cache.budget.bytes, first.cache.budget.objects);
+    expect(await events(third)).toHaveLength(1000);
+    expect(await warnings(third)).toEqual([]);
+  });
+
+  it('the local user without keys has the whole server budget, and past it the message names the server', async () => {
+    const shares = new KeyShares(50, serverBudget(6000));
+    const model = { bytes: 64 * 1024 * 1024, objects: 1_000_000 };
+    expect(shares.of(undefined)).toBe(shares.server);
+    const big = await Bundle.open(await eventBundle([5000]), { model, serverModel: shares.of(undefined) });
+    expect(await events(big)).toHaveLength(5000);
+    const next = await Bundle.open(await eventBundle([1500]), { model, serverModel: shares.of(undefined) });
+    expect(await events(next)).toHaveLength(0);
+    expect(await warnings(next)).toEqual([expect.stringMatching(/would take all support bundles open on this server past the 1024 MB or 6000 objects .*: it is not served$/)]);
+  });
+
+  it('a share is a whole percent from 1 to 100', () => {
+    for (const bad of [0, 101, 2.5]) expect(() => new KeyShares(bad, serverBudget())).toThrow(/whole percent from 1 to 100, not/);
+    expect(new KeyShares(1, serverBudget(3_000_000)).bounds.objects).toBe(30_000);
   });
 });
 

@@ -3,8 +3,8 @@
  * MAX_RESOURCE_FILE_BYTES) does not bound a bundle: every parsed object is kept for the bundle's
  * lifetime, so a bundle of three 237 MB event files (2 million tiny events each) took the server
  * past the V8 heap limit through kubectl or bundle_summary (attack 18r L1). Each file's objects
- * are charged here as they arrive, to their bundle's budget and to the server's; a file past
- * either is left out (loader.ts, a Status naming the bound and the file).
+ * are charged here as they arrive, to their bundle's budget, to its key's share (KeyShares) and to
+ * the server's; a file past any is left out (loader.ts, a Status naming the bound and the file).
  */
 
 /** A bound on a parsed model: v8-serialized bytes of its objects (about their JSON size) and how many objects. */
@@ -25,7 +25,7 @@ export const BUNDLE_MODEL_BOUNDS: ModelBounds = { bytes: 512 * 1024 * 1024, obje
 /** All bundles open on this server together: with the V8 heap at about 4 GB, what is left serves requests and the other toolsets. */
 export const SERVER_MODEL_BOUNDS: ModelBounds = { bytes: 768 * 1024 * 1024, objects: 3_000_000 };
 
-/** How much a budget holds and may hold; `parent` is charged too (a bundle's budget within the server's). */
+/** How much a budget holds and may hold; `parent` is charged too (a bundle's budget within its key's, a key's within the server's). */
 export class ModelBudget {
   bytes = 0;
   objects = 0;
@@ -35,6 +35,8 @@ export class ModelBudget {
     /** What the budget is for, in messages: "this support bundle", "all bundles open on this server". */
     readonly what: string,
     private readonly parent?: ModelBudget,
+    /** What gives room back, when that is not simply other bundles closing (messages end with it). */
+    readonly remedy?: string,
   ) {}
 
   /** Charges `bytes` and `objects` here and to the parent, or charges nothing and returns the budget they would exceed. */
@@ -67,6 +69,46 @@ export class ModelBudget {
 
 /** The server's budget, shared by every bundle opened in this process. */
 export const serverModel = new ModelBudget(SERVER_MODEL_BOUNDS, 'all support bundles open on this server');
+
+/** Of the server's budget, the percent one key's bundles may hold together by default (--bundle-budget-per-key): no one key takes all of it. */
+export const KEY_SHARE_PERCENT = 50;
+
+/**
+ * Each API key's share of the server's budget. The server's alone was first come, first served:
+ * one key's two bundles of 1.47 million tiny events each held 2.94 of its 3 million objects, and
+ * every other key's bundles were then served with their files left out for as long as that key's
+ * sessions lived (attack 18t N4). A key's bundles (the ones it initialized, and its bundle_summary
+ * models) are charged to its share, so another key always finds the rest of the server's.
+ */
+export class KeyShares {
+  /** One budget per key id, kept for the process's life: there are as many as keys that opened a bundle, each a few numbers. */
+  private readonly keys = new Map<string, ModelBudget>();
+  readonly bounds: ModelBounds;
+
+  constructor(
+    percent = KEY_SHARE_PERCENT,
+    readonly server: ModelBudget = serverModel,
+  ) {
+    if (!Number.isInteger(percent) || percent < 1 || percent > 100) throw new RangeError(`A key's share of the bundle budget is a whole percent from 1 to 100, not ${percent}`);
+    this.bounds = { bytes: Math.floor((server.bounds.bytes * percent) / 100), objects: Math.floor((server.bounds.objects * percent) / 100) };
+  }
+
+  /** The budget `key`'s bundles are charged to: its share, within the server's. No key (the one local user): the server's whole. */
+  of(key: string | undefined): ModelBudget {
+    if (key === undefined) return this.server;
+    let share = this.keys.get(key);
+    if (!share) {
+      share = new ModelBudget(
+        this.bounds,
+        "the support bundles open for the API key that opened this one (that key's share of this server's bundle budget)",
+        this.server,
+        "closing that key's other bundles (initializing another in their sessions, or ending those sessions) gives its share back",
+      );
+      this.keys.set(key, share);
+    }
+    return share;
+  }
+}
 
 /**
  * A bundle's budget hands its charge back to the server's when the bundle's model is collected: the

@@ -64,7 +64,7 @@ export interface FileCacheBounds {
   parseTimeoutMs?: number;
   /** What this bundle's parsed objects may hold (budget.ts BUNDLE_MODEL_BOUNDS by default). */
   model?: ModelBounds;
-  /** The budget shared with the server's other bundles (budget.ts serverModel by default). */
+  /** The budget shared with the server's other bundles, or with its key's (budget.ts KeyShares; serverModel by default). */
   serverModel?: ModelBudget;
 }
 
@@ -329,7 +329,7 @@ function budgetProblem(file: string, budget: ModelBudget, bytes: number, objects
   const adding = bytes > 0 || objects > 0 ? `${more ? 'at least ' : ''}${mb(bytes)} and ${objects} objects more` : 'anything more';
   return (
     `${shownName(file)} of this support bundle was left out: ${adding} would take ${budget.what} past the ${budget.describe()} ${BUDGET_MARK} ` +
-    `(${mb(budget.bytes)} and ${budget.objects} objects held): it is not served`
+    `(${mb(budget.bytes)} and ${budget.objects} objects held): it is not served${budget.remedy ? `; ${budget.remedy}` : ''}`
   );
 }
 

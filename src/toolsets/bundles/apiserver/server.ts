@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ModelBudget } from './budget.js';
 import { Bundle } from './bundle.js';
 import { estimateCollectedAt } from './clock.js';
 import { handle, type ServerContext } from './handler.js';
@@ -33,13 +34,15 @@ export interface BundleApiServerOptions {
    * sets a random one; without it, only the Host check applies (tests of the server alone).
    */
   token?: string;
+  /** What the bundle's parsed objects are charged to besides its own budget: the key's share that opened it (budget.ts KeyShares); the server's by default. */
+  model?: ModelBudget;
 }
 
 /** Longest any one request may take, file reads included; after it the client gets a Status. */
 const REQUEST_BUDGET_MS = 30_000;
 
 export async function startBundleApiServer(options: BundleApiServerOptions): Promise<BundleApiServer> {
-  const bundle = await Bundle.open(options.root);
+  const bundle = await Bundle.open(options.root, options.model ? { serverModel: options.model } : undefined);
   let collectedAt: Promise<Date> | undefined = options.collectedAt ? Promise.resolve(options.collectedAt) : undefined;
   const ctx: ServerContext = {
     bundle,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import type { Bundle } from '../apiserver/bundle.js';
 import type { BundlesContext } from '../context.js';
-import type { ActiveBundle } from '../workspace.js';
+import { keyIdOf, type ActiveBundle } from '../workspace.js';
 import { split } from './common.js';
 
 // Sections are { items, total } (log_errors adds files_read, pods_with_logs), typed in summary.ts: spelled out here, the schema
@@ -34,7 +34,8 @@ export function bundleSummaryTool({ workspace }: BundlesContext): ToolSpec<Recor
       const [{ Bundle }, { summarizeBundle }] = await Promise.all([import('../apiserver/bundle.js'), import('../summary.js')]);
       let bundle = opened.get(active);
       if (!bundle) {
-        bundle = Bundle.open(active.root);
+        // Charged to the calling key's share, as the bundle it initialized is.
+        bundle = Bundle.open(active.root, { serverModel: workspace.modelBudget(keyIdOf(call.client)) });
         opened.set(active, bundle);
         bundle.catch(() => opened.delete(active));
       }
