@@ -24,6 +24,11 @@ export interface MiTuple {
   [key: string]: MiValue;
 }
 
+/** A field of a record as a string, when it is one (MI values are strings, tuples or lists). */
+export const str = (v: MiValue | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
+/** Whether a field is a tuple (`{...}`), not a string or a list. */
+export const isTuple = (v: MiValue | undefined): v is MiTuple => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 export type MiAsyncKind = 'exec' | 'status' | 'notify';
 export type MiStreamKind = 'console' | 'target' | 'log';
 

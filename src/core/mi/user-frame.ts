@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { containment } from '../paths.js';
-import type { MiTuple, MiValue } from './parser.js';
+import { isTuple, type MiTuple, type MiValue } from './parser.js';
 
 /** The frame of the program's own code a stop came from, below frames of other code (libc's strlen). */
 export interface UserFrameChoice {
@@ -25,7 +25,7 @@ export function firstUserFrame(stack: MiValue[], root: string): UserFrameChoice 
   } catch {
     return undefined;
   }
-  const tuples = stack.filter((f): f is MiTuple => typeof f === 'object' && !Array.isArray(f));
+  const tuples = stack.filter(isTuple);
   const level = tuples.findIndex((f) => typeof f.fullname === 'string' && containment(realRoot, path.resolve(f.fullname)).kind === 'inside');
   if (level <= 0) return undefined;
   const top = tuples[0]!;

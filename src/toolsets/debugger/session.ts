@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DebugkitError } from '../../core/errors.js';
 import { openContainedDirectory, type CheckedProgram } from '../../core/paths.js';
-import type { MiTuple } from '../../core/mi/parser.js';
+import { isTuple, type MiTuple } from '../../core/mi/parser.js';
 import { Engine } from './engine.js';
 import { DebuggerRpcError } from './errors.js';
-import { changedLocals, localsOf, sourceLines, str, toFrame, type CompactStop, type Frame } from './stop.js';
+import { changedLocals, localsOf, sourceLines, toFrame, type CompactStop, type Frame } from './stop.js';
+import { str } from '../../core/mi/parser.js';
 
 /**
  * glibc tunables that keep `record full` working on this CPU: GDB 13 cannot record AVX-512/EVEX
@@ -188,7 +189,7 @@ export class DebugSession {
       note = [note, 'the program is about to exit: record full stopped it at its exit call; step back to inspect, or debugger_detach to end it'].filter(Boolean).join('; ');
       reason = 'exit-pending';
     }
-    const frameTuple = stopped.frame && typeof stopped.frame === 'object' && !Array.isArray(stopped.frame) ? stopped.frame : {};
+    const frameTuple = isTuple(stopped.frame) ? stopped.frame : {};
     const top = toFrame(frameTuple);
     const stop: CompactStop = { state: 'stopped', reason, function: top.function };
     if (top.file) {

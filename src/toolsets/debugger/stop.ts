@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { containment } from '../../core/paths.js';
 import path from 'node:path';
-import type { MiTuple, MiValue } from '../../core/mi/parser.js';
+import { str, type MiTuple, type MiValue } from '../../core/mi/parser.js';
 import { firstUserFrame } from '../../core/mi/user-frame.js';
 
 export interface Frame {
@@ -38,8 +38,6 @@ export interface UserFrame extends Frame {
 const MAX_VALUE = 120;
 const MAX_CHANGED = 12;
 const CONTEXT = 2;
-
-export const str = (v: MiValue | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
 
 export function toFrame(t: MiTuple): Frame {
   const frame: Frame = { function: str(t.func) ?? '??' };

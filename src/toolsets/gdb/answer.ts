@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { MiTuple, MiValue } from '../../core/mi/parser.js';
+import { isTuple, str, type MiTuple } from '../../core/mi/parser.js';
 import type { UserFrameChoice } from '../../core/mi/user-frame.js';
 import { MAX_OUTPUT_CHARS, PROGRAM_OUTPUT_PER_CALL } from './collector.js';
 import type { CallOutcome } from './session.js';
@@ -117,8 +117,6 @@ function lean(this: unknown, key: string, value: unknown): unknown {
 }
 
 const clip = (s: string, max = 80) => (s.length > max ? `${s.slice(0, max)}…` : s);
-const str = (v: MiValue | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
-const isTuple = (v: MiValue | undefined): v is MiTuple => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** One command of a `commands` call and its answer. */
 export interface CallStep {

@@ -3,7 +3,8 @@ import type { MiTuple } from '../../../core/mi/parser.js';
 import { withText } from '../../../mcp/tools.js';
 import { DebuggerRpcError } from '../errors.js';
 import type { DebugSession } from '../session.js';
-import { str, toFrame } from '../stop.js';
+import { toFrame } from '../stop.js';
+import { str } from '../../../core/mi/parser.js';
 import { findSession, sessionId, type DebuggerTool, defineTool } from './common.js';
 
 const breakpointShape = z.object({

@@ -11,7 +11,8 @@ import type { DebuggerControl } from '../control.js';
 import { DebuggerRpcError, notAttached } from '../errors.js';
 import type { DebugSession } from '../session.js';
 import type { MiTuple } from '../../../core/mi/parser.js';
-import { crashSite, renderStop, str, type CompactStop } from '../stop.js';
+import { crashSite, renderStop, type CompactStop } from '../stop.js';
+import { str } from '../../../core/mi/parser.js';
 import { recordCrash } from '../similar/record.js';
 
 /** How long a debugger session may stay without calls before it ends with its gdb, by default (seconds). */

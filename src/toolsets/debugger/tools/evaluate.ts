@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { DebugkitError } from '../../../core/errors.js';
 import { quoteMiString } from '../../../core/mi/connection.js';
 import { withText } from '../../../mcp/tools.js';
-import { clip, str } from '../stop.js';
+import { clip } from '../stop.js';
+import { str } from '../../../core/mi/parser.js';
 import { expressionRefusal, findSession, frameNumber, frameOptions, sessionId, type DebuggerTool, defineTool } from './common.js';
 
 export const evaluateTool: DebuggerTool = (ctx) =>

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { MiTuple } from '../../../core/mi/parser.js';
 import { withText } from '../../../mcp/tools.js';
-import { str, toFrame } from '../stop.js';
+import { toFrame } from '../stop.js';
+import { str } from '../../../core/mi/parser.js';
 import { findSession, sessionId, type DebuggerTool, defineTool } from './common.js';
 
 export const stackTraceTool: DebuggerTool = (ctx) =>

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { MiTuple } from '../../../core/mi/parser.js';
 import { isInside } from '../../../core/paths.js';
 import { withText } from '../../../mcp/tools.js';
-import { clip, str } from '../stop.js';
+import { clip } from '../stop.js';
+import { str } from '../../../core/mi/parser.js';
 import { findSession, frameNumber, frameOptions, sessionId, type DebuggerTool, defineTool } from './common.js';
 
 const MAX_VARIABLES = 100;

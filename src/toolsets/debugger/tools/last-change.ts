@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { withText } from '../../../mcp/tools.js';
 import { DebugkitError } from '../../../core/errors.js';
 import { quoteMiString } from '../../../core/mi/connection.js';
-import { clip, str } from '../stop.js';
+import { clip } from '../stop.js';
+import { str } from '../../../core/mi/parser.js';
 import { execToStop, expressionRefusal, findSession, historyUnavailable, sessionId, stopShape, waitSeconds, type DebuggerTool, defineTool } from './common.js';
 
 export const lastChangeTool: DebuggerTool = (ctx) =>
