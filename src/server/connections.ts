@@ -1,6 +1,9 @@
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { openFilesLimit } from '../core/fd-budget.js';
+
+// Kept importable from here: the connection bound is derived from it.
+export { openFilesLimit };
 
 /**
  * A bound on the connections `debugkit serve` holds open, so that no one (with a key or without)
@@ -22,16 +25,6 @@ interface Tracked {
   requests: number;
   /** A request on it was answered (a client that speaks HTTP, between keep-alive requests when idle). */
   served: boolean;
-}
-
-/** The soft limit on this process's open files (RLIMIT_NOFILE), from /proc; undefined where it cannot be read. */
-export function openFilesLimit(): number | undefined {
-  try {
-    const line = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1];
-    return line === undefined || line === 'unlimited' ? undefined : Number(line);
-  } catch {
-    return undefined;
-  }
 }
 
 /** The default bound: half the descriptor limit (the rest for sessions' processes, files and pipes), at least 64, at most 16,384. */

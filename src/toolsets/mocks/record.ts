@@ -89,6 +89,7 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
   };
   const proxy = await startCaptureProxy({
     exclude: (host, port) => isOwnServer(host, port, req.ownPorts),
+    onRefused: (why) => req.warn(`a connection was refused by the capture proxy: ${why}`),
     onConnection: (conn) => {
       const work = (async () => {
         const protocol = PROTOCOLS.find((p) => p.recorder.accepts(conn));
@@ -108,6 +109,8 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
   } finally {
     await proxy.close();
   }
+  // The answer says why the program's connections failed (and the calls on them were not recorded).
+  for (const r of proxy.refused) drop(`connections refused by the capture proxy: ${r.why}`, r.count);
   const mocks = numberMocks(captured.sort((a, b) => a.at - b.at || a.order - b.order).map((c) => c.mock));
   const protocols = [...new Set(captured.map((c) => c.protocol))];
   // No set without mocks: an empty set would become the latest and a default replay would test against nothing.

@@ -5,7 +5,7 @@ import { PARSE_MAX_BYTES, PARSE_MAX_DOCS } from './keploy/scan.js';
 import type { Mock } from './keploy/types.js';
 import { PROTOCOLS } from './protocols.js';
 import { replayersFor } from './replayers.js';
-import { startCaptureProxy, type InterceptedConnection } from './proxy/proxy.js';
+import { describeRefusals, startCaptureProxy, type InterceptedConnection } from './proxy/proxy.js';
 import { tunnel } from './proxy/tunnel.js';
 import { KeptBytes } from './kept.js';
 import { runThroughProxy, type RunResult } from './runner.js';
@@ -130,6 +130,7 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
     // fails and no mock here greets, it can only be one still busy before its first write (a
     // 200,000-command pipeline being built on a loaded machine was answered as a Generic miss).
     sniffIdleMs: (target) => (onMiss === 'fail' && !replayers.some((r) => r.greets?.(target)) ? SILENT_CLIENT_MS : undefined),
+    onRefused: (why) => req.warn(`a connection was refused by the capture proxy: ${why}`),
     onConnection: async (conn) => {
       try {
         const replayer = replayers.find((r) => r.accepts(conn));
@@ -160,6 +161,13 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
     });
   } finally {
     await proxy.close();
+  }
+  // A refused connection is a call the set did not answer: counted as missed, and said first (the likely cause of what else failed).
+  const refused = proxy.refused;
+  if (refused.length > 0) {
+    other.missed += refused.reduce((n, r) => n + r.count, 0);
+    misses.unshift(describeRefusals(refused));
+    misses.length = Math.min(misses.length, MISS_LINES);
   }
   const captured = recorded.sort((a, b) => a.at - b.at || a.order - b.order).map((r) => r.mock);
   return { ...counts(), recorded: captured, recordedDropped, misses, run };

@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCaptureProxy, type CaptureProxy, type InterceptedConnection } from './proxy.js';
+import { DescriptorBudget } from '../../../core/fd-budget.js';
+import { pollUntil } from '../../../core/wait.js';
+import { describeRefusals, PROXY_MAX_CONNECTIONS_ENV, proxiesMaxConnections, startCaptureProxy, type CaptureProxy, type InterceptedConnection } from './proxy.js';
 import { findProxychains, proxiedCommand, writeProxychainsConfig } from './proxychains.js';
 import { encodeReply } from './socks5.js';
 import {
@@ -316,5 +319,100 @@ describe('proxy lifecycle', () => {
     await own.close();
     await closed;
     await expect(connectLocal(own.socksPort)).rejects.toThrow();
+  });
+});
+
+describe('connection caps (attack 18t M1: 21,000 silent connections took every descriptor the server had)', () => {
+  const GREET_AND_CONNECT = (port: number) => Buffer.from([5, 1, 0, 5, 1, 0, 1, 127, 0, 0, 1, port >> 8, port & 255]);
+
+  /** A SOCKS5 connection to the echo server through `port`: the socket once answered, or 'refused' when closed with nothing sent back. */
+  const openThrough = async (port: number): Promise<Socket | 'refused'> => {
+    const s = await connectLocal(port);
+    s.on('error', () => {});
+    let got = 0;
+    s.on('data', (d: Buffer) => (got += d.length));
+    s.write(GREET_AND_CONNECT(echo.port));
+    const answered = await Promise.race([readBytes(s, 12).then(() => true), ended(s).then(() => false)]).catch(() => false);
+    if (answered) return s;
+    expect(got).toBe(0);
+    s.destroy();
+    return 'refused';
+  };
+
+  it("one call's proxy closes connections past its cap before reading them; those it holds still work, and a closed one frees its place", async () => {
+    const whys: string[] = [];
+    const shared = new DescriptorBudget(100);
+    const own = await startCaptureProxy({ maxConnections: 3, shared, onConnection: (conn) => tunnel(conn).then(() => {}), onRefused: (why) => whys.push(why) });
+    try {
+      const held: Array<Socket | 'refused'> = [];
+      for (let i = 0; i < 3; i++) held.push(await openThrough(own.socksPort));
+      expect(held.every((s) => s !== 'refused')).toBe(true);
+      const extra: Array<Socket | 'refused'> = [];
+      for (let i = 0; i < 4; i++) extra.push(await openThrough(i % 2 ? own.httpPort : own.socksPort));
+      expect(extra).toEqual(['refused', 'refused', 'refused', 'refused']);
+      expect(own.refused).toEqual([{ why: expect.stringMatching(/more than 3 open at once through one call's proxy/), count: 4 }]);
+      expect(whys).toHaveLength(1); // told once; the rest counted
+      expect(describeRefusals(own.refused)).toMatch(/^4 connections were refused by the capture proxy: more than 3 open/);
+      expect(shared.held).toBe(3);
+
+      const first = held[0] as Socket;
+      first.write('still here');
+      expect((await readBytes(first, 10)).toString()).toBe('still here');
+      first.destroy();
+      await pollUntil(() => shared.held === 2, { timeoutMs: 5000, intervalMs: 10 });
+      const again = await openThrough(own.socksPort);
+      expect(again).not.toBe('refused');
+      (again as Socket).destroy();
+      for (const s of held) if (s !== 'refused') s.destroy();
+    } finally {
+      await own.close();
+    }
+    await pollUntil(() => shared.held === 0, { timeoutMs: 5000, intervalMs: 10 });
+    expect(shared.held).toBe(0);
+  });
+
+  it('all proxies together stop at the shared budget, each under its own cap', async () => {
+    const shared = new DescriptorBudget(4);
+    const [a, b] = await Promise.all([0, 1].map(() => startCaptureProxy({ maxConnections: 10, shared, onConnection: (conn) => tunnel(conn).then(() => {}) })));
+    try {
+      const onA = [await openThrough(a!.socksPort), await openThrough(a!.socksPort), await openThrough(a!.socksPort)];
+      const onB = [await openThrough(b!.socksPort), await openThrough(b!.socksPort)];
+      expect(onA.filter((s) => s === 'refused')).toHaveLength(0);
+      expect(onB.map((s) => s === 'refused')).toEqual([false, true]);
+      expect(a!.refused).toEqual([]);
+      expect(b!.refused).toEqual([{ why: expect.stringMatching(/capture proxies of all calls hold 4 connections, the most the server allows them/), count: 1 }]);
+      expect(shared.held).toBe(4);
+    } finally {
+      await Promise.all([a!.close(), b!.close()]);
+    }
+    await pollUntil(() => shared.held === 0, { timeoutMs: 5000, intervalMs: 10 });
+    expect(shared.held).toBe(0);
+  });
+
+  it(`${PROXY_MAX_CONNECTIONS_ENV} sets one call's cap; a value that is not a count is refused, naming it`, async () => {
+    const before = process.env[PROXY_MAX_CONNECTIONS_ENV];
+    try {
+      process.env[PROXY_MAX_CONNECTIONS_ENV] = 'many';
+      await expect(startCaptureProxy({ onConnection: () => {} })).rejects.toThrow(`${PROXY_MAX_CONNECTIONS_ENV} is 'many': it must be a whole number of connections, 1 or more`);
+      process.env[PROXY_MAX_CONNECTIONS_ENV] = '2';
+      const own = await startCaptureProxy({ shared: new DescriptorBudget(100), onConnection: (conn) => tunnel(conn).then(() => {}) });
+      try {
+        const opened = [await openThrough(own.socksPort), await openThrough(own.socksPort), await openThrough(own.socksPort)];
+        expect(opened.map((o) => o === 'refused')).toEqual([false, false, true]);
+        for (const o of opened) if (o !== 'refused') o.destroy();
+      } finally {
+        await own.close();
+      }
+    } finally {
+      if (before === undefined) delete process.env[PROXY_MAX_CONNECTIONS_ENV];
+      else process.env[PROXY_MAX_CONNECTIONS_ENV] = before;
+    }
+  });
+
+  it('the shared budget is an eighth of the descriptor limit (two per connection: a quarter), 64 to 4,096', () => {
+    expect(proxiesMaxConnections(20_000)).toBe(2500);
+    expect(proxiesMaxConnections(1024)).toBe(128);
+    expect(proxiesMaxConnections(100)).toBe(64);
+    expect(proxiesMaxConnections(1_048_576)).toBe(4096);
   });
 });

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
+import { countFromEnv, DescriptorBudget, openFilesLimit } from '../../../core/fd-budget.js';
 import { ForwardedHttpStream } from './forwarded-stream.js';
 import { acceptHttpProxy, type HttpTarget } from './http-proxy.js';
 import { HOP_HIGH_WATER_MARK } from './pipe.js';
@@ -45,13 +46,61 @@ export interface CaptureProxyOptions {
    * function (undefined: the default).
    */
   sniffIdleMs?: number | ((target: HttpTarget) => number | undefined);
+  /** Connections this proxy holds open at once; past it new ones are closed at once (default: PROXY_MAX_CONNECTIONS, or DEBUGKIT_MOCK_PROXY_MAX_CONNECTIONS). */
+  maxConnections?: number;
+  /** The budget every capture proxy in the process shares (default: allProxies(); its own in tests). */
+  shared?: DescriptorBudget;
+  /** The first connection refused for each reason (the same reason again is only counted, in `refused`). */
+  onRefused?: (why: string) => void;
+}
+
+/** Connections refused for one reason. */
+export interface Refusal {
+  why: string;
+  count: number;
 }
 
 export interface CaptureProxy {
   socksPort: number;
   httpPort: number;
+  /** Connections refused past the caps so far, per reason (empty when none were). */
+  readonly refused: Refusal[];
   /** Stops listening and ends every live connection. */
   close(): Promise<void>;
+}
+
+/**
+ * Connections one capture proxy (one keploy_mock_record or keploy_mock_test call) holds open at
+ * once by default. A program that opened 21,000 silent ones (each held 10 s when a replay's miss
+ * fails, SILENT_CLIENT_MS) took every descriptor the server had: libuv then accepts and closes
+ * every new connection, and other clients' MCP requests were reset.
+ */
+export const PROXY_MAX_CONNECTIONS = 1024;
+/** Overrides PROXY_MAX_CONNECTIONS (tests lower it). */
+export const PROXY_MAX_CONNECTIONS_ENV = 'DEBUGKIT_MOCK_PROXY_MAX_CONNECTIONS';
+/** Overrides proxiesMaxConnections(). */
+export const PROXIES_MAX_CONNECTIONS_ENV = 'DEBUGKIT_MOCK_PROXY_MAX_CONNECTIONS_TOTAL';
+
+/**
+ * All capture proxies together, so that many calls at once cannot take the descriptors kept for
+ * the MCP listener (--max-connections: half the limit by default): an eighth of the descriptor
+ * limit, since each connection may hold two (the program's and the one to its target), so a
+ * quarter of the descriptors; at least 64, at most 4,096 (about 40 KB of buffers each).
+ */
+export function proxiesMaxConnections(limit = openFilesLimit() ?? 4096): number {
+  return Math.max(64, Math.min(4096, Math.floor(limit / 8)));
+}
+
+let everyProxy: DescriptorBudget | undefined;
+/** The budget all capture proxies in this process share (read from the limit when the first proxy starts). */
+export function allProxies(): DescriptorBudget {
+  return (everyProxy ??= new DescriptorBudget(countFromEnv(PROXIES_MAX_CONNECTIONS_ENV) ?? proxiesMaxConnections()));
+}
+
+/** What an answer says of refused connections: why the program's connections failed. */
+export function describeRefusals(refused: Refusal[]): string {
+  const count = refused.reduce((n, r) => n + r.count, 0);
+  return `${count} connection${count === 1 ? ' was' : 's were'} refused by the capture proxy: ${refused.map((r) => (refused.length === 1 ? r.why : `${r.count} ${r.why}`)).join('; ')}`;
 }
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost|::ffff:127\.\d+\.\d+\.\d+)$/i;
@@ -65,6 +114,18 @@ export async function startCaptureProxy(options: CaptureProxyOptions): Promise<C
   let nextId = 1;
   const ports = { socks: 0, http: 0 };
   const report = options.onError ?? (() => {});
+  const maxConnections = options.maxConnections ?? countFromEnv(PROXY_MAX_CONNECTIONS_ENV) ?? PROXY_MAX_CONNECTIONS;
+  const shared = options.shared ?? allProxies();
+  const refused = new Map<string, number>();
+  /** Refused connections are closed before a byte is read: the program sees a refused connection, the server keeps its descriptors. */
+  const refuse = (socket: net.Socket, why: string) => {
+    socket.destroy();
+    const count = refused.get(why) ?? 0;
+    refused.set(why, count + 1);
+    if (count === 0) options.onRefused?.(why);
+  };
+  const overCall = `more than ${maxConnections} open at once through one call's proxy; open fewer at a time, or close them sooner`;
+  const overServer = `the capture proxies of all calls hold ${shared.max} connections, the most the server allows them (the rest of its file descriptors serve MCP clients); open fewer at a time, or wait for other calls to end`;
 
   const excluded = (t: HttpTarget) => (LOOPBACK.test(t.host) && (t.port === ports.socks || t.port === ports.http)) || (options.exclude?.(t.host, t.port) ?? false);
 
@@ -108,10 +169,15 @@ export async function startCaptureProxy(options: CaptureProxyOptions): Promise<C
     // noDelay: whoever answers on this socket (a recorder, a replayer writing headers and body
     // separately) must not wait on Nagle and the client's delayed ACK, ~40 ms per message.
     net.createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true, highWaterMark: HOP_HIGH_WATER_MARK }, (socket) => {
-      live.add(socket);
       // A permanent listener: a reset while nobody else listens must not crash the server.
       socket.on('error', () => {});
-      socket.once('close', () => live.delete(socket));
+      if (live.size >= maxConnections) return refuse(socket, overCall);
+      if (!shared.take()) return refuse(socket, overServer);
+      live.add(socket);
+      socket.once('close', () => {
+        live.delete(socket);
+        shared.give();
+      });
       handle(socket).catch((err) => {
         report(err, { via });
         // A refused handshake already sent its answer and closes once it is flushed.
@@ -130,6 +196,9 @@ export async function startCaptureProxy(options: CaptureProxyOptions): Promise<C
   return {
     socksPort: ports.socks,
     httpPort: ports.http,
+    get refused() {
+      return [...refused].map(([why, count]) => ({ why, count }));
+    },
     close: async () => {
       const closing = Promise.all([closeServer(socksServer), closeServer(httpServer)]);
       for (const socket of live) socket.destroy();
