@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatLabelMap, formatLabelSelector, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
+import { formatLabelMap, formatLabelSelector, matchesFields, matchesLabels, MAX_SET_VALUES, parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
 
 const labels = { app: 'nginx', tier: 'web', 'app.kubernetes.io/name': 'traefik', rev: '7' };
 const match = (sel: string) => matchesLabels(labels, parseLabelSelector(sel));
@@ -36,6 +36,17 @@ describe('label selectors', () => {
     expect(match('')).toBe(true);
   });
 
+  // Attack 18s residual: `in (...)` sets were unbounded and searched value by value on every object.
+  it("an in/notin set is looked up in one step, and a selector's sets hold at most MAX_SET_VALUES values", () => {
+    const values = Array.from({ length: 5000 }, (_, i) => `v${i}`);
+    const [big] = parseLabelSelector(`app in (${values.join(',')},nginx)`);
+    expect(big!.set?.size).toBe(5001);
+    expect(matchesLabels({ app: 'nginx' }, [big!])).toBe(true);
+    const over = Array.from({ length: MAX_SET_VALUES + 1 }, (_, i) => `v${i}`);
+    expect(() => parseLabelSelector(`app in (${over.join(',')})`)).toThrow(/10001 values in its in\/notin sets: at most 10000/);
+    expect(() => parseLabelSelector(`a in (${over.slice(0, 6000).join(',')}),b notin (${over.slice(0, 6000).join(',')})`)).toThrow(SelectorError);
+  });
+
   it('rejects what it cannot parse', () => {
     expect(() => parseLabelSelector('app in (a')).toThrow(SelectorError);
     expect(() => parseLabelSelector('a=b,,c=d')).toThrow(SelectorError);
@@ -61,7 +72,7 @@ describe('field selectors', () => {
   });
 
   it('unescapes values and rejects garbage', () => {
-    expect(parseFieldSelector('metadata.name=a\\,b')).toEqual([{ path: 'metadata.name', negate: false, value: 'a,b' }]);
+    expect(parseFieldSelector('metadata.name=a\\,b')).toEqual([{ path: 'metadata.name', parts: ['metadata', 'name'], negate: false, value: 'a,b' }]);
     expect(() => parseFieldSelector('metadata.name')).toThrow(SelectorError);
   });
 });
