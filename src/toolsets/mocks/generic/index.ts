@@ -1,6 +1,6 @@
 import type { TimeSlice } from '../../../core/wait.js';
 import type { GenericMock, Mock } from '../keploy/types.js';
-import { mysqlAsGenerics, mysqlConnectionMocks } from '../mysql/keploy.js';
+import { mysqlAsGenerics, mysqlConnectionMocks, mysqlSetBudget } from '../mysql/keploy.js';
 import { counts, type ProtocolRecorder, type ProtocolReplayer, type ReplayerFactory, type ReplayersOptions } from '../protocol.js';
 import type { InterceptedConnection } from '../proxy/proxy.js';
 import { GenericIndex } from './matcher.js';
@@ -45,11 +45,12 @@ export const replayer: ReplayerFactory = async (mocks, o, { slice }) => genericR
 export async function genericAndMysql(mocks: readonly Mock[], slice: TimeSlice, warn?: (message: string) => void): Promise<GenericMock[]> {
   const out: GenericMock[] = [];
   const unusable: string[] = [];
+  const set = mysqlSetBudget();
   for (const m of mocks) {
     if (m.kind === 'Generic') out.push(m);
     else if (m.kind === 'MySQL') {
       await slice.pause();
-      const g = mysqlAsGenerics(m);
+      const g = mysqlAsGenerics(m, set);
       if (typeof g !== 'string') out.push(...g);
       else unusable.push(g);
     }

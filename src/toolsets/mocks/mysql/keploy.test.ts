@@ -7,7 +7,9 @@ import { parseMockSet } from '../keploy/parse.js';
 import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
 import type { GenericMock, Mock, YamlMap } from '../keploy/types.js';
 import { splitPackets } from './wire.js';
-import { mysqlAsGenerics, mysqlConnectionMocks, mysqlMockOf, toMysqlMock } from './keploy.js';
+import { MAX_MYSQL_SET_BYTES, MysqlSetTooLarge, mysqlAsGenerics, mysqlConnectionMocks, mysqlMockOf, toMysqlMock } from './keploy.js';
+import { genericAndMysql } from '../generic/index.js';
+import { TimeSlice } from '../../../core/wait.js';
 import { replayersFor } from '../replayers.js';
 import type { DebugkitCa } from '../tls/index.js';
 
@@ -252,6 +254,37 @@ describe("MySQL as Keploy's MySQL kind", () => {
     // Closed, the statement's count is forgotten.
     connection(exchange(packet(0, Buffer.from([0x19, 5, 0, 0, 0])), Buffer.alloc(0)));
     expect(typeof requestOf(connection(done))).toBe('string');
+  });
+
+  it('refuses a set whose MySQL mocks stand for more than MAX_MYSQL_SET_BYTES of packets, and a column without a name (attack 18t M2)', async () => {
+    const header = (seq: number) => ({ header: { payload_length: 0, sequence_id: seq } });
+    const resultMock = (name: string, columns: YamlMap[], rows: YamlMap[]): Mock => ({
+      version: 'api.keploy.io/v1beta1',
+      kind: 'MySQL',
+      name,
+      spec: {
+        metadata: { type: 'mocks' },
+        requests: [{ header: { ...header(0), packet_type: 'COM_QUERY' }, message: { command: 3, query: 'SELECT v FROM t' } }],
+        responses: [{ header: { ...header(1), packet_type: 'TextResultSet' }, message: { columnCount: columns.length, columns, rows, FinalResponse: { data: [1, 0, 0, 4, 0xfe], type: 'EOF' } } }],
+      },
+    });
+    // A definition of a header alone (the crafted sets': 2048 of them, each row then 2048 NULLs) is refused, naming the mock.
+    const nameless = resultMock('nameless', [{ ...header(2) }], [{ ...header(3), values: [] }]);
+    expect(mysqlAsGenerics(nameless)).toBe('MySQL mock nameless: responses[0]: a TextResultSet message: columns[0]: no name (a column definition needs its name, as Keploy writes it)');
+    // Each mock within its own bound (10 rows of 100 KB), 80 of them past the set's.
+    const value = 'v'.repeat(100 * 1024);
+    const rows = Array.from({ length: 10 }, (_, i) => ({ ...header(3 + i), values: [{ type: 253, name: 'v', value, unsigned: false }] }));
+    const big = Array.from({ length: 80 }, (_, i) => resultMock(`big-${i}`, [{ ...header(2), name: 'v', type: 253 }], rows));
+    expect(typeof mysqlAsGenerics(big[0]!)).not.toBe('string');
+    const warnings: string[] = [];
+    const loading = genericAndMysql(big, new TimeSlice(10), (w) => warnings.push(w));
+    await expect(loading).rejects.toThrow(MysqlSetTooLarge);
+    await expect(loading).rejects.toThrow(
+      /^the set's MySQL mocks stand for more than 64 MiB of packets \(reached at MySQL mock big-6\d: responses\[0\]\); a set may stand for at most that much: record fewer or smaller results, or split the set$/,
+    );
+    expect(MAX_MYSQL_SET_BYTES).toBe(64 * 1024 * 1024);
+    // Within it, the same mocks load.
+    expect((await genericAndMysql(big.slice(0, 60), new TimeSlice(10))).length).toBe(60);
   });
 
   it('keeps bytes that are not whole packets (or a truncated exchange) as a Generic mock', () => {

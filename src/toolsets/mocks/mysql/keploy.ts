@@ -381,12 +381,27 @@ const KNOWN_TYPES =
   'HandshakeV10, HandshakeResponse41, SSLRequest, AuthSwitchRequest, AuthSwitchResponse, AuthMoreData, OK, ERR, EOF, COM_* commands, COM_STMT_PREPARE_OK, TextResultSet, BinaryProtocolResultSet; any packet as base64';
 
 /**
+ * What a whole set's MySQL mocks may turn into for replay, packets counted: a mock is bounded to
+ * what a recording keeps of one exchange (MAX_MOCK_EXCHANGE_BYTES), but a set of 500 mocks of
+ * 13 KB of YAML each stood for 1 MiB each, about 900 MB held at load (attack 18t M2). Twice the
+ * largest set parsed (keploy/scan.ts PARSE_MAX_BYTES): packets recorded take no more bytes than
+ * their YAML, or about 4/3 of them as base64.
+ */
+export const MAX_MYSQL_SET_BYTES = 64 * 1024 * 1024;
+
+/** A set whose MySQL mocks come to more than MAX_MYSQL_SET_BYTES: the whole set is refused, not a mock of it left out. */
+export class MysqlSetTooLarge extends Error {}
+
+/** What is left of a set's MySQL bytes (`mysqlAsGenerics` takes from it). */
+export const mysqlSetBudget = (): { left: number } => ({ left: MAX_MYSQL_SET_BYTES });
+
+/**
  * The bytes of a list of entries, taken from `budget` (what is left of the mock's): a mock's
  * structured entries stand for more bytes than their text (a row entry of a few bytes for a NULL
  * per column), so what one mock becomes is bounded as it is built, by what a recording keeps of one
- * exchange (attack 18r K3).
+ * exchange (attack 18r K3). `set`: what is left of the whole set's, taken from too.
  */
-function listBytes(list: YamlValue | undefined, where: string, budget: { left: number }): EntryBytes[] | string {
+function listBytes(list: YamlValue | undefined, where: string, budget: { left: number }, set?: { left: number }): EntryBytes[] | string {
   if (list === undefined || list === null) return [];
   if (!Array.isArray(list)) return `${where}: not a list`;
   const out: EntryBytes[] = [];
@@ -394,6 +409,11 @@ function listBytes(list: YamlValue | undefined, where: string, budget: { left: n
     const b = entryBytes(list[i], `${where}[${i}]`, budget.left);
     if (typeof b === 'string') return b;
     if ((budget.left -= b.bytes.length) < 0) return `${where}[${i}]: the mock's packets come to more than ${MAX_MOCK_EXCHANGE_BYTES} bytes`;
+    if (set && (set.left -= b.bytes.length) < 0) {
+      throw new MysqlSetTooLarge(
+        `the set's MySQL mocks stand for more than ${MAX_MYSQL_SET_BYTES / 1024 / 1024} MiB of packets (reached at ${where}[${i}]); a set may stand for at most that much: record fewer or smaller results, or split the set`,
+      );
+    }
     out.push(b);
   }
   return out;
@@ -406,16 +426,17 @@ function listBytes(list: YamlValue | undefined, where: string, budget: { left: n
  * HandshakeResponse41 and every authentication step, with the server's answers); debugkit
  * replays the connection phase step by step: the greeting becomes a mock of its own (sent on
  * connect) and each client packet of the authentication is answered by the server packets that
- * follow it in sequence-id order. A command mock stays one exchange.
+ * follow it in sequence-id order. A command mock stays one exchange. `set`: what is left of the
+ * whole set's bytes (mysqlSetBudget); past it MysqlSetTooLarge is thrown.
  */
-export function mysqlAsGenerics(m: Mock): GenericMock[] | string {
+export function mysqlAsGenerics(m: Mock, set?: { left: number }): GenericMock[] | string {
   if (m.kind !== 'MySQL') return `mock ${m.name} is not a MySQL mock`;
   const spec = m.spec as YamlMap;
   const budget = { left: MAX_MOCK_EXCHANGE_BYTES };
-  const requests = listBytes(spec['requests'], 'requests', budget);
-  if (typeof requests === 'string') return `MySQL mock ${m.name}: ${requests}`;
-  const responses = listBytes(spec['responses'], 'responses', budget);
-  if (typeof responses === 'string') return `MySQL mock ${m.name}: ${responses}`;
+  const requests = listBytes(spec['requests'], `MySQL mock ${m.name}: requests`, budget, set);
+  if (typeof requests === 'string') return requests;
+  const responses = listBytes(spec['responses'], `MySQL mock ${m.name}: responses`, budget, set);
+  if (typeof responses === 'string') return responses;
   const meta = isMap(spec['metadata']) ? spec['metadata'] : {};
   const metadata: Record<string, string> = { type: 'config' };
   for (const key of [META_HOST, META_SERVER_CLOSED]) if (typeof meta[key] === 'string') metadata[key] = meta[key] as string;

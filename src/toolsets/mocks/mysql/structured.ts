@@ -1,4 +1,5 @@
 import { packetOf } from './wire.js';
+import { exactUtf8 } from '../keploy/utf8.js';
 import type { YamlMap, YamlValue } from '../keploy/types.js';
 import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
 
@@ -65,6 +66,9 @@ function text(m: YamlMap, key: string): string {
   if (v === undefined || v === null) return '';
   if (typeof v === 'string') return v;
   if (typeof v === 'number' || typeof v === 'bigint') return String(v);
+  // Long text that YAML would double-quote is written as `!!binary` of its UTF-8 (keploy/emit.ts QUOTED_STRING_MAX).
+  const utf8 = v instanceof Uint8Array ? exactUtf8(v) : undefined;
+  if (utf8 !== undefined) return utf8;
   return bad(`${key} is not text`);
 }
 
@@ -95,9 +99,15 @@ function headerOf(m: YamlMap, where: string): number {
   return uint(h, 'sequence_id', 255);
 }
 
-/** A ColumnDefinition41 packet, header included. */
+/**
+ * A ColumnDefinition41 packet, header included. Its name is required (Keploy always writes it,
+ * empty for an unnamed expression): a definition of `{header: {}}` alone is a few bytes of YAML
+ * standing for a column whose every row then holds a value (attack 18t M2).
+ */
 function column(m: YamlValue, where: string): Buffer {
   if (!isMap(m)) return bad(`${where}: not a mapping`);
+  const name = m['name'];
+  if (typeof name !== 'string' && typeof name !== 'number' && typeof name !== 'bigint') bad(`${where}: no name (a column definition needs its name, as Keploy writes it)`);
   const filler = bytes(m, 'filler');
   const payload = Buffer.concat([
     lenencString(text(m, 'catalog')),
@@ -398,7 +408,8 @@ function structuredPayload(type: string, m: YamlMap): Buffer | undefined {
   if (code !== undefined) {
     // {command, query} (COM_QUERY, COM_STMT_PREPARE) or {command} alone.
     const query = m['query'];
-    return Buffer.concat([Buffer.from([m['command'] === undefined ? code : uint(m, 'command', 255)]), typeof query === 'string' ? Buffer.from(query, 'utf8') : Buffer.alloc(0)]);
+    const queryBytes = typeof query === 'string' ? Buffer.from(query, 'utf8') : query instanceof Uint8Array ? Buffer.from(query) : Buffer.alloc(0);
+    return Buffer.concat([Buffer.from([m['command'] === undefined ? code : uint(m, 'command', 255)]), queryBytes]);
   }
   return undefined;
 }
