@@ -40,6 +40,8 @@ interface SourceFile {
  */
 export class Bundle {
   private readonly listed = new Map<string, Promise<K8sObject[]>>();
+  /** Aborted when the bundle's server closes: a listing still being made (shared, so no one request's signal ends it) stops at its next slice. */
+  private readonly closing = new AbortController();
 
   private constructor(
     /** The directory holding cluster-resources/, cluster-info/, version.yaml... */
@@ -78,6 +80,12 @@ export class Bundle {
     return new Bundle(baseDir, clusterDir, cache, registry, probe.normalized);
   }
 
+  /** Stops the listings in progress; the bundle serves nothing more. */
+  close(): void {
+    this.closing.abort();
+    this.listed.clear();
+  }
+
   private async holds(t: ResourceType): Promise<boolean> {
     for (const s of t.sources) {
       if ('dir' in s ? await isDirectory(path.join(this.clusterDir, s.dir)) : (await this.singleFile(s.file)) !== undefined) return true;
@@ -91,6 +99,7 @@ export class Bundle {
    * held the loop 200-300 ms a request) and every caller gets its own copy of the array.
    */
   async list(t: ResourceType, namespace?: string): Promise<K8sObject[]> {
+    this.closing.signal.throwIfAborted();
     const key = `${t.group}/${t.plural}/${namespace ?? ''}`;
     let listed = this.listed.get(key);
     if (!listed) {
@@ -123,7 +132,7 @@ export class Bundle {
         transient ||= normalized.transient;
         const objects = normalized.objects;
         for (let i = 0; i < objects.length; i++) {
-          if (i % STEP === 0) await slice.pause();
+          if (i % STEP === 0) await this.pause(slice);
           const o = objects[i]!;
           const ns = namespaceOf(o);
           const name = nameOf(o);
@@ -135,13 +144,19 @@ export class Bundle {
         }
       }
     }
-    const sorted = await sortInSlices(keyed, (a, b) => compareListed(a.namespace, a.name, b.namespace, b.name), slice);
+    const sorted = await sortInSlices(keyed, (a, b) => compareListed(a.namespace, a.name, b.namespace, b.name), slice, this.closing.signal);
     const out: K8sObject[] = new Array<K8sObject>(sorted.length);
     for (let i = 0; i < sorted.length; i++) {
-      if (i % STEP === 0) await slice.pause();
+      if (i % STEP === 0) await this.pause(slice);
       out[i] = sorted[i]!.object;
     }
     return { objects: out, transient };
+  }
+
+  /** The listing's next share of the loop, unless the bundle was closed meanwhile (then it ends). */
+  private async pause(slice: TimeSlice): Promise<void> {
+    await slice.pause();
+    this.closing.signal.throwIfAborted();
   }
 
   /** Problems met reading the files behind a listing (shown by kubectl as "Warning: ..."). */
@@ -272,11 +287,12 @@ function compare(a: string, b: string): number {
  * then merged pairwise, a pause every STEP items written. The same order as one `items.sort(compare)`, which held the loop
  * for seconds on a million items. Returns a new array.
  */
-export async function sortInSlices<T>(items: readonly T[], compare: (a: T, b: T) => number, slice: TimeSlice): Promise<T[]> {
+export async function sortInSlices<T>(items: readonly T[], compare: (a: T, b: T) => number, slice: TimeSlice, signal?: AbortSignal): Promise<T[]> {
   const n = items.length;
   let src: T[] = [];
   for (let lo = 0; lo < n; lo += STEP) {
     await slice.pause();
+    signal?.throwIfAborted();
     for (const item of items.slice(lo, lo + STEP).sort(compare)) src.push(item);
   }
   let dst = new Array<T>(n);
@@ -287,7 +303,10 @@ export async function sortInSlices<T>(items: readonly T[], compare: (a: T, b: T)
       let i = lo;
       let j = mid;
       for (let k = lo; k < hi; k++) {
-        if (k % STEP === 0) await slice.pause();
+        if (k % STEP === 0) {
+          await slice.pause();
+          signal?.throwIfAborted();
+        }
         // Ties take the left run first: stable, as Array.prototype.sort is.
         dst[k] = j >= hi || (i < mid && compare(src[i]!, src[j]!) <= 0) ? src[i++]! : src[j++]!;
       }

@@ -68,7 +68,10 @@ export async function startBundleApiServer(options: BundleApiServerOptions): Pro
   return {
     url: `http://127.0.0.1:${port}${options.token === undefined ? '' : `/${options.token}`}`,
     port,
-    close: () => closeServer(server),
+    close: () => {
+      bundle.close();
+      return closeServer(server);
+    },
   };
 }
 
