@@ -1,4 +1,3 @@
-import { scalarStyle } from '../keploy/emit.js';
 import { keployTime } from '../keploy/time.js';
 import { KEPLOY_MOCK_VERSION, type GenericMessage, type GenericMock, type GenericPayload } from '../keploy/types.js';
 
@@ -8,9 +7,9 @@ import { KEPLOY_MOCK_VERSION, type GenericMessage, type GenericMock, type Generi
  *   (`origin: server`), each payload one `message: [{type, data}]`;
  * - `type: string` with the bytes as text when every byte is ASCII (Keploy's `util.IsASCII`, Go
  *   ranging over the runes: any byte >= 0x80 fails it), otherwise `type: binary` with base64;
- *   on replay Keploy sends `string` data as is and base64-decodes any other type. One departure:
- *   ASCII text longer than `QUOTED_STRING_MAX` that YAML would write double-quoted (`\r\n` of
- *   Redis or HTTP/1, tabs, other control characters) is `type: binary` too, see `messageOf`;
+ *   on replay Keploy sends `string` data as is and base64-decodes any other type (long `string`
+ *   data that YAML would double-quote, `\r\n` of Redis or HTTP/1, is written as `!!binary`, which
+ *   Keploy reads as the same string: keploy/emit.ts QUOTED_STRING_MAX);
  * - `metadata: {type: config}`.
  * Keploy writes one payload per read chunk; here each direction of an exchange is one payload
  * (chunk boundaries are TCP's choice, not the program's: replay compares the concatenated bytes,
@@ -36,30 +35,10 @@ export function payloadsOf(bytes: Buffer, origin: 'client' | 'server'): GenericP
   return [{ origin, message: [messageOf(bytes)] }];
 }
 
-/**
- * The longest ASCII data written as `type: string` when it becomes a double-quoted YAML scalar.
- * The `yaml` package reads a double-quoted scalar one character at a time (`res += ch`), about
- * 34 bytes of heap per byte while the set is read: a set of 31 MiB of Redis commands written that
- * way took 1 GB and 13 s to read back, over the 768 MB of a mock-set thread, where the same bytes
- * as base64 take 91 MB and 2 s. Longer such data is written as base64 (`type: binary`, which the
- * replayers here read as the same bytes, as Keploy's Generic replay does); short commands
- * (`*1\r\n$4\r\nPING\r\n`, `+OK\r\n`) stay readable. The worst a set within the parse bounds can
- * hold then, 20,000 documents of two 128-byte quoted messages each, held 417 MB once read (two
- * 257-byte messages each, as base64: 288 MB).
- */
-export const QUOTED_STRING_MAX = 128;
-
+/** `type: string` with the text when every byte is ASCII (long text YAML would double-quote is emit.ts's concern), else base64. */
 export function messageOf(bytes: Buffer): GenericMessage {
   if (!isAscii(bytes)) return { type: BINARY_TYPE, data: bytes.toString('base64') };
-  const text = bytes.toString('latin1');
-  if (text.length > QUOTED_STRING_MAX && (hasEscaped(bytes) || scalarStyle(text, false, false) === 'double')) return { type: BINARY_TYPE, data: bytes.toString('base64') };
-  return { type: STRING_TYPE, data: text };
-}
-
-/** A control character other than `\n`: text with one is always double-quoted (emit.ts `analyze`). */
-function hasEscaped(bytes: Uint8Array): boolean {
-  for (const b of bytes) if ((b < 0x20 && b !== 0x0a) || b === 0x7f) return true;
-  return false;
+  return { type: STRING_TYPE, data: bytes.toString('latin1') };
 }
 
 export function isAscii(bytes: Uint8Array): boolean {

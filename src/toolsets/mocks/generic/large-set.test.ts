@@ -11,15 +11,16 @@ import { MockStore } from '../keploy/store.js';
 import type { GenericMock, GenericPayload, Mock, RedisMock } from '../keploy/types.js';
 import { toRedisMock } from '../redis/keploy.js';
 import { encodeCommand } from '../redis/wire.js';
-import { BINARY_TYPE, buildGenericMock, payloadBytes, QUOTED_STRING_MAX, STRING_TYPE } from './keploy.js';
+import { QUOTED_STRING_MAX } from '../keploy/emit.js';
+import { BINARY_TYPE, buildGenericMock, payloadBytes, STRING_TYPE } from './keploy.js';
 
 /**
  * Attack 18r J2: a recording of about 31 MiB of Redis commands (and HTTP/1 recorded as Generic)
  * was written as `type: string`, double-quoted YAML scalars full of `\r\n`. Reading it back (the
  * write job's check, on the mock-set thread capped at 768 MB) took the `yaml` package about 34
  * bytes of heap per byte (it decodes double quotes one character at a time): 1 GB and 13 s, so
- * the set was "not written". Such data past QUOTED_STRING_MAX is written as base64 now: the set
- * reads back at the cost of its all-base64 form, and replays the same bytes.
+ * the set was "not written". Such data past QUOTED_STRING_MAX is written as `!!binary` base64 now
+ * (emit.ts): the set reads back at the cost of its all-base64 form, and replays the same bytes.
  */
 
 const started = new Date('2026-01-02T03:04:05.000Z');
@@ -117,25 +118,28 @@ describe('a set of ~30 MiB of \\r\\n-rich Redis and Generic mocks (attack 18r J2
     expect(responsesOf(loaded[0]!)[0]!.message[0]).toEqual({ type: STRING_TYPE, data: '+OK\r\n' });
   }, 300_000);
 
-  it('keeps short data and data that is not double-quoted as `type: string`', () => {
+  it('keeps data `type: string`, long data YAML would double-quote written as `!!binary`', () => {
     const short = Buffer.from('*1\r\n$4\r\nPING\r\n');
-    const atLimit = Buffer.from(`${'a'.repeat(QUOTED_STRING_MAX - 2)}\r\n`);
-    const over = Buffer.from(`${'a'.repeat(QUOTED_STRING_MAX - 1)}\r\n`);
+    // Counted as written: `\r\n` is 4 characters between the quotes.
+    const atLimit = Buffer.from(`${'a'.repeat(QUOTED_STRING_MAX - 4)}\r\n`);
+    const over = Buffer.from(`${'a'.repeat(QUOTED_STRING_MAX - 3)}\r\n`);
     const lines = Buffer.from('VALUE 1\n'.repeat(1000));
     const plain = Buffer.from('k'.repeat(10_000));
     const tabs = Buffer.from('a\tb'.repeat(100));
-    const m = buildGenericMock({ request: short, response: atLimit, startedAt: started, endedAt: started });
-    expect(m.spec.genericrequests).toEqual([{ origin: 'client', message: [{ type: STRING_TYPE, data: short.toString('latin1') }] }]);
-    expect(m.spec.genericresponses![0]!.message[0]!.type).toBe(STRING_TYPE);
-    for (const [b, type] of [
-      [over, BINARY_TYPE],
-      [lines, STRING_TYPE],
-      [plain, STRING_TYPE],
-      [tabs, BINARY_TYPE],
+    for (const [b, binary] of [
+      [short, false],
+      [atLimit, false],
+      [over, true],
+      [lines, false],
+      [plain, false],
+      [tabs, true],
     ] as const) {
       const g = buildGenericMock({ request: b, response: Buffer.alloc(0), startedAt: started, endedAt: started });
-      expect(g.spec.genericrequests![0]!.message[0]!.type).toBe(type);
-      const back = parseMockSet(serializeMockSet([g]), 'set')[0] as GenericMock;
+      expect(g.spec.genericrequests).toEqual([{ origin: 'client', message: [{ type: STRING_TYPE, data: b.toString('latin1') }] }]);
+      const text = serializeMockSet([g]);
+      expect(text.includes('data: !!binary'), b.toString('latin1').slice(0, 20)).toBe(binary);
+      const back = parseMockSet(text, 'set')[0] as GenericMock;
+      expect(back.spec.genericrequests).toEqual(g.spec.genericrequests);
       expect(payloadBytes(back.spec.genericrequests!).equals(b)).toBe(true);
     }
     // Text with line breaks only is a block literal, which reads back in linear time.

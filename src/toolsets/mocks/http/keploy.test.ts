@@ -6,7 +6,8 @@ import { bodyBytes, buildHttpMock, canonicalHeaderKey, httpBody, keployHeaders, 
 import { keployTime } from '../keploy/time.js';
 import { parseMockSet } from '../keploy/parse.js';
 import { numberMocks, serializeMockSet } from '../keploy/serialize.js';
-import { ES_FILE } from '../keploy/testkit.js';
+import { ES_FILE, quotedLengths } from '../keploy/testkit.js';
+import { QUOTED_STRING_MAX } from '../keploy/emit.js';
 import type { HttpMock } from '../keploy/types.js';
 
 const RESPONSE = '{"_index":"documents","_id":"1L5WJ5EBIPW7ZBPsPO8T","_version":1,"result":"created","_shards":{"total":2,"successful":1,"failed":0},"_seq_no":6,"_primary_term":1}';
@@ -105,6 +106,28 @@ describe('buildHttpMock builds what Keploy recorded', () => {
     expect(back).toEqual(mock);
     expect(bodyBytes(back!.spec.resp.body)).toEqual(png);
     expect(bodyBytes('é')).toEqual(new Uint8Array([0xc3, 0xa9]));
+  });
+
+  it('writes text bodies with \\r\\n (CSV, multipart, Windows text) within the double-quote bounds, read back the same (attack 18t M3)', () => {
+    const lines = Buffer.from('abcdefg\r\n'.repeat(113_777));
+    const form = Buffer.from(`--b\r\nContent-Disposition: form-data; name="f"\r\n\r\n${'x'.repeat(500)}\r\n--b--\r\n`);
+    const mock = buildHttpMock({
+      ...esExchange(),
+      method: 'POST',
+      requestHeaders: { 'Content-Type': 'multipart/form-data; boundary=b' },
+      requestBody: form,
+      responseHeaders: { 'Content-Type': 'text/csv' },
+      responseBody: lines,
+    });
+    // Stored as text, as Keploy stores it (`string(body)`): the emitter decides how it is written.
+    expect(mock.spec.resp.body).toBe(lines.toString());
+    const text = serializeMockSet([mock]);
+    expect(text).toContain(`        body: !!binary ${lines.toString('base64')}\n`);
+    expect(Math.max(0, ...quotedLengths(text))).toBeLessThanOrEqual(QUOTED_STRING_MAX);
+    const [back] = parseMockSet(text, 'f') as HttpMock[];
+    expect(back).toEqual(mock);
+    expect(Buffer.from(bodyBytes(back!.spec.resp.body)).equals(lines)).toBe(true);
+    expect(Buffer.from(bodyBytes(back!.spec.req.body)).equals(form)).toBe(true);
   });
 
   it('records the query as url_params and the HTTP version as proto numbers', () => {

@@ -25,7 +25,9 @@ import { codingsOf, decodeBody, MAX_DECODED_BYTES } from './encoding.js';
  *
  * Bodies: Keploy stores `string(bytes)`. A body that is valid UTF-8 is stored as that text; any
  * other body is kept as bytes, which the serializer writes as `!!binary` base64, exactly what
- * yaml.v3 writes for such a Go string (and reads back into the same bytes).
+ * yaml.v3 writes for such a Go string (and reads back into the same bytes). Long text that YAML
+ * would double-quote (`\r\n` lines, control characters) is written as `!!binary` too, and read
+ * back as that text (keploy/emit.ts QUOTED_STRING_MAX).
  */
 
 /** Header input: an object (Node's `IncomingMessage.headers`), `[name, value]` pairs, or Node's flat `rawHeaders`. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
-import { compareKeys, emitDocument, formatNumber, plainReadsAsString, type ENode } from './emit.js';
-import { SQL_FILE } from './testkit.js';
+import { compareKeys, emitDocument, formatNumber, plainReadsAsString, QUOTED_DOCUMENT_MAX, QUOTED_STRING_MAX, type ENode } from './emit.js';
+import { quotedLengths, SQL_FILE } from './testkit.js';
 
 const str = (value: string): ENode => ({ kind: 'str', value });
 const doc = (entries: Array<[string, ENode]>) => emitDocument({ kind: 'map', entries });
@@ -243,6 +243,52 @@ describe('layout as yaml.v3 lays it out', () => {
     const text = doc([['b', { kind: 'binary', value: long }]]);
     expect(text).toBe(`b: !!binary |\n    ${'/'.repeat(70)}\n    ${'/'.repeat(10)}\n`);
     expect(new Uint8Array(parseYaml(text).b)).toEqual(long);
+  });
+});
+
+describe('strings the `yaml` package would read slowly are written as !!binary (attack 18t M3)', () => {
+  const crlf = (n: number) => 'abcdefg\r\n'.repeat(Math.ceil(n / 9)).slice(0, n);
+
+  it('a string past QUOTED_STRING_MAX that needs double quotes is !!binary of its UTF-8, on one line, in block and flow context', () => {
+    const long = crlf(QUOTED_STRING_MAX + 1) + 'é';
+    // 100 characters, 122 as written (`\r\n` is 4): within the bound.
+    expect(line(crlf(100))).toBe(`k: ${JSON.stringify(crlf(100))}\n`);
+    expect(quotedLengths(line(crlf(100)))).toEqual([122]);
+    expect(line(crlf(110))).toMatch(/^k: !!binary /);
+    expect(line(long)).toBe(`k: !!binary ${Buffer.from(long).toString('base64')}\n`);
+    const inFlow = 'line\n'.repeat(40);
+    const flow = doc([['k', { kind: 'seq', items: [str(inFlow), str('x')], flow: true }]]);
+    expect(flow).toBe(`k: [!!binary ${Buffer.from(inFlow).toString('base64')}, x]\n`);
+    const seq = doc([['k', { kind: 'seq', items: [str(long)] }]]);
+    expect(seq).toBe(`k:\n    - !!binary ${Buffer.from(long).toString('base64')}\n`);
+    for (const text of [line(long), flow, seq]) expect(quotedLengths(text)).toEqual([]);
+    // As yaml.v3 would hand it to a Go string: the same bytes.
+    expect(Buffer.from(parseYaml(line(long)).k).toString('utf8')).toBe(long);
+    // Text that is not double-quoted stays as it was, however long: a literal block, plain text.
+    expect(line('line\n'.repeat(40))).toMatch(/^k: \|\n/);
+    expect(line('x'.repeat(1000))).toBe(`k: ${'x'.repeat(1000)}\n`);
+  });
+
+  it('a document has at most QUOTED_DOCUMENT_MAX double-quoted characters, the rest !!binary', () => {
+    const tabbed = (i: number) => `${i}\t${'v'.repeat(98)}`;
+    const text = doc([['rows', { kind: 'seq', items: Array.from({ length: 6 }, (_, i) => str(tabbed(i))), flow: true }]]);
+    const quoted = quotedLengths(text);
+    expect(quoted).toEqual([101, 101]); // `\t` is 2 characters to read
+    expect(quoted.reduce((a, b) => a + b)).toBeLessThanOrEqual(QUOTED_DOCUMENT_MAX);
+    expect(text.match(/!!binary/g)).toHaveLength(4);
+    expect((parseYaml(text).rows as Array<string | Uint8Array>).map((v) => (typeof v === 'string' ? v : Buffer.from(v).toString('utf8')))).toEqual(Array.from({ length: 6 }, (_, i) => tabbed(i)));
+    // Each document starts afresh.
+    expect(quotedLengths(doc([['k', str(tabbed(0))]]))).toEqual([101]);
+    // Counted as written: 100 control characters are 400 to read.
+    expect(line('\x01'.repeat(100))).toMatch(/^k: !!binary /);
+    expect(line('\x01'.repeat(32))).toBe(`k: "${'\\x01'.repeat(32)}"\n`);
+  });
+
+  it('long base64 in flow context is one plain line, not a double-quoted scalar', () => {
+    const bytes = new Uint8Array(200).fill(0xfe);
+    const text = doc([['k', { kind: 'seq', items: [{ kind: 'binary', value: bytes }], flow: true }]]);
+    expect(text).toBe(`k: [!!binary ${Buffer.from(bytes).toString('base64')}]\n`);
+    expect(new Uint8Array(parseYaml(text).k[0])).toEqual(bytes);
   });
 });
 

@@ -12,7 +12,9 @@ import { TIMESTAMP } from './types.js';
  *   libyaml's analysis forbids it (then single quotes, `'{"a":1}'`, `'b64:...'` in flow), double
  *   quotes for control characters, `|`/`|-`/`|+` literals for multi-line text in block context;
  * - empty mappings and sequences as `{}` and `[]`;
- * - bytes that are not UTF-8 as `!!binary` base64 (a block literal of 70-column lines when long).
+ * - bytes that are not UTF-8 as `!!binary` base64 (a block literal of 70-column lines when long);
+ * - one departure: past QUOTED_STRING_MAX / QUOTED_DOCUMENT_MAX a string that would be
+ *   double-quoted is written as `!!binary` too, and base64 in flow as one plain line.
  *
  * The tree given here already says what is a mapping, a sequence or a scalar, in which order and
  * in which collection style; this module only decides scalar styles and layout.
@@ -34,8 +36,8 @@ export type ENode =
   | { kind: 'str'; value: string }
   /** Text written as is (numbers, booleans, null, timestamps that are known to be plain-safe). */
   | { kind: 'raw'; text: string }
-  /** Bytes, written as `!!binary` base64. */
-  | { kind: 'binary'; value: Uint8Array }
+  /** Bytes, written as `!!binary` base64 (`oneLine`: as one plain line, never in lines of 70). */
+  | { kind: 'binary'; value: Uint8Array; oneLine?: boolean }
   | { kind: 'map'; entries: Array<[string, ENode]>; flow?: boolean }
   | { kind: 'seq'; items: ENode[]; flow?: boolean };
 
@@ -48,6 +50,7 @@ function snap(indent: number): number {
 
 /** One YAML document (a mapping at the root), ending with a newline. */
 export function emitDocument(root: ENode): string {
+  quotedLeft = QUOTED_DOCUMENT_MAX;
   const lines: string[] = [];
   if (root.kind === 'map' && !root.flow && root.entries.length > 0) emitMap(root.entries, 0, lines);
   else lines.push(inline(root, false));
@@ -109,6 +112,7 @@ function blockScalar(node: ENode, contentIndent: number, parentIndent: number | 
     if (scalarStyle(node.value, false, false) !== 'literal') return null;
     text = node.value;
   } else if (node.kind === 'binary') {
+    if (node.oneLine) return null;
     text = base64Lines(node.value);
     if (!text.includes('\n')) return null;
     tag = '!!binary ';
@@ -132,6 +136,7 @@ function blockScalar(node: ENode, contentIndent: number, parentIndent: number | 
 
 /** A node on one line: scalars, flow collections, empty collections. */
 function inline(node: ENode, inFlow: boolean): string {
+  node = longQuotedAsBinary(node, inFlow);
   switch (node.kind) {
     case 'str':
       return scalarText(node.value, inFlow, false);
@@ -139,13 +144,62 @@ function inline(node: ENode, inFlow: boolean): string {
       return node.text;
     case 'binary': {
       const b64 = base64Lines(node.value);
-      return `!!binary ${b64.includes('\n') ? doubleQuoted(b64) : b64}`;
+      if (!b64.includes('\n')) return `!!binary ${b64}`;
+      // yaml.v3 double-quotes multi-line base64 here; past the bounds it is one plain line (see QUOTED_STRING_MAX).
+      const quoted = doubleQuoted(b64);
+      return `!!binary ${node.oneLine || !mayQuote(quoted.length - 2) ? b64.replaceAll('\n', '') : quoted}`;
     }
     case 'map':
       return `{${node.entries.map(([k, v]) => `${isSimpleKey(k) ? scalarText(k, true, true) : doubleQuoted(k)}: ${inline(v, true)}`).join(', ')}}`;
     case 'seq':
       return `[${node.items.map((item) => inline(item, true)).join(', ')}]`;
   }
+}
+
+/**
+ * The longest double-quoted scalar written, and the most double-quoted characters in one
+ * document (as written, between the quotes). The `yaml` package reads a double-quoted scalar one character at a time (`res +=
+ * ch`) and keeps what it built: about 30 bytes of heap per character once a set is read, where
+ * plain or base64 text costs about one. 30 HTTP answers of 1 MB of `\r\n` lines (attack 18t M3),
+ * or 31 MiB of Redis commands (18r J2), took over 1 GB to read back, past the 768 MB a mock-set
+ * thread may use, so those sets were never written; 27 MiB of 128-character quoted strings (50 per
+ * document, as Postgres rows with tabs could give) held 381 MB where the same as plain text held 27.
+ *
+ * So a string that would need double quotes (`\r`, tabs and other control characters, line
+ * breaks inside a flow collection) is written as `!!binary` base64 of its UTF-8 bytes once it is
+ * longer than QUOTED_STRING_MAX or the document has used QUOTED_DOCUMENT_MAX such characters,
+ * whatever the field. yaml.v3 reads `!!binary` into a Go string as those bytes (Keploy's HTTP
+ * `Body`, Generic `Data`, Postgres `RowValues` and `Query`, MySQL `Query` are strings), and
+ * debugkit's readers take UTF-8 `!!binary` as that text where they expect text (types.ts `text`,
+ * mysql/structured.ts). Short strings (`+OK\r\n`, `*1\r\n$4\r\nPING\r\n`) stay readable. A set
+ * within the parse bounds (20,000 documents) then holds at most about 5 M quoted characters.
+ */
+export const QUOTED_STRING_MAX = 128;
+export const QUOTED_DOCUMENT_MAX = 256;
+
+/** Double-quoted characters the document being written may still have (emitDocument is synchronous and sets it). */
+let quotedLeft = QUOTED_DOCUMENT_MAX;
+
+/** Whether `chars` more double-quoted characters (as written, between the quotes) are within the bounds; if so they are counted. */
+function mayQuote(chars: number): boolean {
+  if (chars > QUOTED_STRING_MAX || chars > quotedLeft) return false;
+  quotedLeft -= chars;
+  return true;
+}
+
+/** `node` as written inline: a string that would be double-quoted past the bounds becomes its UTF-8 bytes, on one line. */
+function longQuotedAsBinary(node: ENode, inFlow: boolean): ENode {
+  if (node.kind !== 'str') return node;
+  const style = scalarStyle(node.value, inFlow, false);
+  // 'literal' here is a block scalar the caller could not place: it is double-quoted (scalarText).
+  if (style === 'plain' || style === 'single') return node;
+  // Counted as written, escapes and all (`\x01` is 4 characters to read).
+  if (node.value.length <= QUOTED_STRING_MAX && mayQuote(doubleQuoted(node.value).length - 2)) return node;
+  // A lone surrogate has no UTF-8 bytes: such text (never recorded: recorders decode strictly) stays escaped.
+  if (/\p{Cs}/u.test(node.value)) return node;
+  // One line: the 70-column lines of a block literal add their indentation to every line (a fifth
+  // more bytes), enough to push a set that fit as text past the 32 MiB a set may have.
+  return { kind: 'binary', value: Buffer.from(node.value, 'utf8'), oneLine: true };
 }
 
 /** yaml.v3's `encodeBase64`: lines of 70 characters, each ending with a newline, once it is that long. */

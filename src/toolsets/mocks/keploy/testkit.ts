@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { Lexer } from 'yaml';
 import type { HttpMock } from './types.js';
 import { KEPLOY_FIXTURES } from '../../../../test/helpers/fixtures.js';
 
@@ -47,3 +48,6 @@ export const GENERIC_HEAD: readonly string[] = [
   '          message:',
   '            - type: string',
 ];
+
+/** The length (as written, between the quotes) of every double-quoted scalar in `text`, by yaml's own lexer. */
+export const quotedLengths = (text: string): number[] => [...new Lexer().lex(text)].filter((t) => t.startsWith('"')).map((t) => t.length - 2);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { collectionStyle, markStyle } from './style.js';
+import { exactUtf8 } from './utf8.js';
 
 /**
  * Keploy mock documents as Keploy writes them to `<path>/<mock-set>/mocks.yaml`, as zod schemas:
@@ -97,7 +98,11 @@ export function plainData(v: unknown): YamlValue {
 
 // ---------------------------------------------------------------- Go fields
 
-const text = (v: unknown) => (v instanceof Plain ? v.source : v === null ? '' : v);
+/**
+ * A scalar's text for a Go string field. `!!binary` holding UTF-8 is that text, as yaml.v3 reads
+ * `!!binary` into a Go string: emit.ts writes long text that would need double quotes that way.
+ */
+const text = (v: unknown) => (v instanceof Plain ? v.source : v === null ? '' : v instanceof Uint8Array ? (exactUtf8(v) ?? v) : v);
 
 /** A Go string: a scalar's text. */
 const goString = z.preprocess(text, z.string({ error: (iss) => (iss.input instanceof Uint8Array ? 'expected text' : 'expected a scalar') }));
@@ -184,7 +189,7 @@ const isZeroTime = (t: string) => t === ZERO_TIME;
  * reads it back into the same bytes; this module does the same.
  */
 export type HttpBody = string | Uint8Array;
-const body = z.preprocess((v) => (v instanceof Uint8Array ? v : text(v)), z.union([z.string(), z.custom<Uint8Array>((v) => v instanceof Uint8Array)], { error: 'expected a scalar' })).default('');
+const body = z.preprocess(text, z.union([z.string(), z.custom<Uint8Array>((v) => v instanceof Uint8Array)], { error: 'expected a scalar' })).default('');
 
 /** `models.HTTPReq`; `extra`: `body_ref`, `binary`, `form`, unknown keys. */
 const HttpRequestSchema = keployObject(

@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import { serialize } from 'pg-protocol';
 import { describe, expect, it } from 'vitest';
+import { QUOTED_DOCUMENT_MAX, QUOTED_STRING_MAX } from '../keploy/emit.js';
 import { parseMockSet } from '../keploy/parse.js';
-import { SQL_FILE } from '../keploy/testkit.js';
+import { serializeMockSet } from '../keploy/serialize.js';
+import { quotedLengths, SQL_FILE } from '../keploy/testkit.js';
 import type { PostgresMock, PostgresResponsePacket } from '../keploy/types.js';
 import { parseFrontendBytes } from './frontend.js';
 import { buildRequestPacket, buildResponsePacket, requestMessages, responseMessages } from './keploy.js';
@@ -59,6 +61,34 @@ describe('Keploy packets', () => {
     expect(packet.ready_for_query).toEqual({ txstatus: 84 });
     expect(responseMessages(packet)).toEqual(wire);
     expect(responseMessages({ ...packet, payload: undefined })).toEqual(wire);
+  });
+
+  it('writes text with \\r\\n and tabs in rows and queries within the double-quote bounds, and reads it back the same (attack 18t M3)', () => {
+    const long = 'abcdefg\r\n'.repeat(20_000);
+    const rows = [[long, null], ...Array.from({ length: 50 }, (_, i) => [`${i}\t${'v'.repeat(60)}`, `row ${i}\r\n`])].map((r) => r.map((v) => (v === null ? null : Buffer.from(v))));
+    const wire = [...rows.map((r) => backend.dataRow(r)), backend.commandComplete('SELECT 51'), backend.readyForQuery('I')];
+    const sql = `SELECT a,\r\n       b\r\nFROM t\r\nWHERE note = '${'x\r\n'.repeat(100)}'`;
+    const mock: PostgresMock = {
+      version: 'api.keploy.io/v1beta1',
+      kind: 'Postgres',
+      name: 'mock-0',
+      spec: {
+        metadata: { type: 'config' },
+        postgresrequests: [buildRequestPacket(parseFrontendBytes(serialize.query(sql)), { length: 8 })],
+        postgresresponses: [buildResponsePacket(wire, { length: 8 })],
+        reqtimestampmock: '2024-06-05T16:53:56.841481379+05:30',
+        restimestampmock: '2024-06-05T16:53:56.843081163+05:30',
+      },
+    };
+    const text = serializeMockSet([mock]);
+    const quoted = quotedLengths(text);
+    expect(Math.max(...quoted)).toBeLessThanOrEqual(QUOTED_STRING_MAX);
+    expect(quoted.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(QUOTED_DOCUMENT_MAX);
+    const back = parseMockSet(text, 'set')[0] as PostgresMock;
+    expect(back.spec.postgresrequests[0]!.query).toEqual({ string: sql });
+    expect(back.spec.postgresresponses[0]!.data_row).toEqual(mock.spec.postgresresponses[0]!.data_row);
+    expect(back.spec.postgresresponses[0]!.data_row![0]!.row_values![0]).toBe(long);
+    expect(responseMessages({ ...back.spec.postgresresponses[0]!, payload: undefined })).toEqual(wire);
   });
 
   it('writes errors with every pgproto3 ErrorResponse key, and rebuilds them', () => {
