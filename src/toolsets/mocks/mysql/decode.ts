@@ -165,6 +165,13 @@ function binaryRow(p: MysqlPacket, columns: Column[]): YamlMap | undefined {
 
 const isEof = (p: MysqlPacket | undefined) => p !== undefined && p.payload[0] === 0xfe && p.payload.length < 7;
 
+/**
+ * A result set of more values than this (rows times columns) is kept packet by packet: each value
+ * is an object built on the loop while recording and four lines of YAML written, and a 1 MiB
+ * answer may hold a million NULLs (attack 18t K4).
+ */
+export const MAX_STRUCTURED_VALUES = 65536;
+
 /** A result set starting at `packets[at]`: its entry and the index after it, or undefined. */
 function resultSet(packets: MysqlPacket[], at: number, binary: boolean): [YamlMap, number] | undefined {
   const head = packets[at]!;
@@ -182,6 +189,7 @@ function resultSet(packets: MysqlPacket[], at: number, binary: boolean): [YamlMa
   if (isEof(packets[i])) eofAfterColumns = byteList(whole(packets[i++]!));
   const rows: YamlMap[] = [];
   while (i < packets.length && packets[i]!.payload[0] !== 0xfe && packets[i]!.payload[0] !== 0xff) {
+    if ((rows.length + 1) * columns.length > MAX_STRUCTURED_VALUES) return undefined;
     const row = binary ? binaryRow(packets[i]!, columns) : textRow(packets[i]!, columns);
     if (!row) return undefined;
     rows.push(row);

@@ -287,6 +287,32 @@ describe("MySQL as Keploy's MySQL kind", () => {
     expect((await genericAndMysql(big.slice(0, 60), new TimeSlice(10))).length).toBe(60);
   });
 
+  it('keeps a result of many packets as a Generic mock, and one of many values packet by packet (attack 18t K4)', () => {
+    // A text result of `rows` rows of `columns` one-byte values, as MariaDB sends it (EOF after the columns, EOF at the end).
+    const result = (columns: number, rows: number) => {
+      let seq = 1;
+      const next = () => seq++ & 0xff;
+      const packets = [packet(next(), Buffer.from([columns >= 251 ? 0xfc : columns, ...(columns >= 251 ? [columns & 0xff, columns >> 8] : [])]))];
+      for (let c = 0; c < columns; c++) packets.push(column(next(), `c${c}`));
+      packets.push(eof(next(), 2));
+      const row = Buffer.concat(Array.from({ length: columns }, () => Buffer.from([1, 0x37])));
+      for (let r = 0; r < rows; r++) packets.push(packet(next(), row));
+      packets.push(eof(next(), 2));
+      return exchange(packet(0, '\x03SELECT * FROM t'), Buffer.concat(packets));
+    };
+    const kinds = (m: Mock) => (m.kind === 'MySQL' ? types(m, 'responses') : m.kind);
+    expect(kinds(mysqlMockOf(result(1, 4000)))).toEqual(['TextResultSet']);
+    // One column of 5000 rows: a Generic mock (its bytes, one base64 string), not 5000 row entries.
+    const many = mysqlMockOf(result(1, 5000));
+    expect(many.kind).toBe('Generic');
+    expect(((many as GenericMock).spec.genericresponses ?? []).flatMap((r) => r.message)).toHaveLength(1);
+    // 1000 columns of 100 rows: 100,000 values, kept as its 1103 packets.
+    const wide = types(mysqlMockOf(result(1000, 100)), 'responses');
+    expect(wide).toHaveLength(1 + 1000 + 1 + 100 + 1);
+    expect(wide.filter((t) => t === 'TextRow')).toHaveLength(100);
+    expect(kinds(mysqlMockOf(result(1000, 65)))).toEqual(['TextResultSet']);
+  });
+
   it('keeps bytes that are not whole packets (or a truncated exchange) as a Generic mock', () => {
     expect(toMysqlMock(exchange(Buffer.from('\x05\x00\x00'), ok))).toBeUndefined();
     expect(mysqlMockOf(exchange(Buffer.from('\x05\x00\x00'), ok)).kind).toBe('Generic');

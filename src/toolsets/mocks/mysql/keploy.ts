@@ -271,6 +271,14 @@ export interface MysqlExchange {
 }
 
 /**
+ * An exchange of more packets than this stays a Generic mock (its bytes as base64), read as MySQL
+ * on replay all the same. Each packet is a few objects built on the loop while recording, and
+ * several lines of YAML written (a row of one column, about 150 bytes): 3 answers of 100,000 rows
+ * held the loop 1.4 s and the set was never written, its thread past 768 MB (attack 18t K4).
+ */
+export const MAX_STRUCTURED_PACKETS = 4096;
+
+/**
  * A connection's prepared statements: statement id to parameter count, as COM_STMT_PREPARE_OK
  * said, for reading COM_STMT_EXECUTE (its count is not in the packet). At most
  * MAX_STATEMENTS; past it a statement's executions are read by guessing (decode.ts).
@@ -305,9 +313,10 @@ export function toMysqlMock(g: GenericMock, statements?: MysqlStatements): PassT
   const greeting = reqPackets.length === 0;
   const reqTypes = requestTypes(reqPackets, greeting);
   const command = reqPackets.length > 0 && reqPackets[0]!.seq === 0 ? reqTypes[0] : undefined;
-  const resTypes = responseTypes(resPackets, command);
   const executed = command === 'COM_STMT_EXECUTE' && reqPackets[0]!.payload.length >= 5 ? statements?.get(reqPackets[0]!.payload.readUInt32LE(1)) : undefined;
   if (statements) noteStatements(statements, command, reqPackets[0], resPackets[0]);
+  if (reqPackets.length + resPackets.length > MAX_STRUCTURED_PACKETS) return undefined;
+  const resTypes = responseTypes(resPackets, command);
   const single = (p: MysqlPacket) => packetEntry(p, p.payload[0] === 0x00 ? 'OK' : p.payload[0] === 0xff ? 'ERR' : p.payload.length < 9 ? 'EOF' : 'OK');
   const responses = structuredAnswer(command, resPackets, single) ?? resPackets.map((p, i) => packetEntry(p, resTypes[i]!));
   const typeOf = (entry: YamlMap | undefined) => ((entry?.['header'] as YamlMap | undefined)?.['packet_type'] as string | undefined) ?? '';
