@@ -301,9 +301,6 @@ function binaryValueLength(type: number, b: Buffer, pos: number): number {
  */
 export const MAX_EXECUTE_GUESS_STEPS = 1 << 16;
 
-/** The values stepped over by guesses so far (tests count the work with it). */
-export const executeGuessWork = { steps: 0 };
-
 /** The parameter count `n` fits: a bind flag of 1 after the bitmap, and `n` typed values that end exactly at the packet's end. */
 function fits(b: Buffer, n: number, budget: { left: number }): boolean {
   const bitmapLength = (n + 7) >> 3;
@@ -312,7 +309,6 @@ function fits(b: Buffer, n: number, budget: { left: number }): boolean {
   if (b[typesAt - 1] !== 1 || pos > b.length) return false;
   for (let k = 0; k < n; k++) {
     if (--budget.left < 0) return false;
-    executeGuessWork.steps++;
     if ((b[10 + (k >> 3)]! >> (k & 7)) & 1) continue;
     const length = binaryValueLength(b.readUInt16LE(typesAt + 2 * k) & 0xff, b, pos);
     if (length < 0) return false;
