@@ -271,6 +271,9 @@ describe("MySQL as Keploy's MySQL kind", () => {
     // A definition of a header alone (the crafted sets': 2048 of them, each row then 2048 NULLs) is refused, naming the mock.
     const nameless = resultMock('nameless', [{ ...header(2) }], [{ ...header(3), values: [] }]);
     expect(mysqlAsGenerics(nameless)).toBe('MySQL mock nameless: responses[0]: a TextResultSet message: columns[0]: no name (a column definition needs its name, as Keploy writes it)');
+    // A long name is written as !!binary of its UTF-8 (keploy/emit.ts QUOTED_STRING_MAX): a name all the same.
+    const binaryName = resultMock('binary-name', [{ ...header(2), name: new Uint8Array(Buffer.from('x'.repeat(200))) }], []);
+    expect(typeof mysqlAsGenerics(binaryName)).not.toBe('string');
     // Each mock within its own bound (10 rows of 100 KB), 80 of them past the set's.
     const value = 'v'.repeat(100 * 1024);
     const rows = Array.from({ length: 10 }, (_, i) => ({ ...header(3 + i), values: [{ type: 253, name: 'v', value, unsigned: false }] }));

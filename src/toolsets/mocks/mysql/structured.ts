@@ -106,8 +106,8 @@ function headerOf(m: YamlMap, where: string): number {
  */
 function column(m: YamlValue, where: string): Buffer {
   if (!isMap(m)) return bad(`${where}: not a mapping`);
-  const name = m['name'];
-  if (typeof name !== 'string' && typeof name !== 'number' && typeof name !== 'bigint') bad(`${where}: no name (a column definition needs its name, as Keploy writes it)`);
+  // Present (text() then says when it is not text: a long one may be `!!binary` of its UTF-8).
+  if (m['name'] === undefined || m['name'] === null) bad(`${where}: no name (a column definition needs its name, as Keploy writes it)`);
   const filler = bytes(m, 'filler');
   const payload = Buffer.concat([
     lenencString(text(m, 'catalog')),
