@@ -36,6 +36,27 @@ export async function longestBlock<T>(work: () => Promise<T>, { everyMs = 2 }: {
   }
 }
 
+/**
+ * Counts the turns of the event loop in which `mark()` was called. Work done in one go marks one turn however long it runs;
+ * work done in slices marks one a slice, and more on a slower host (each slice gets less done), never fewer: a count
+ * that a loaded host cannot make fail, unlike a bound on the longest block.
+ */
+export function turnsMarked(): { mark(): void; count(): number } {
+  let count = 0;
+  let counted = false;
+  return {
+    mark() {
+      if (counted) return;
+      counted = true;
+      count++;
+      setImmediate(() => {
+        counted = false;
+      });
+    },
+    count: () => count,
+  };
+}
+
 /** SIGTERM, and SIGKILL if the server has not exited 10 s later (one whose event loop is held cannot run its SIGTERM handler). */
 export async function stopHard(proc: ChildProcess | undefined): Promise<void> {
   if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;

@@ -7,6 +7,7 @@ import { tempDir } from '../../../test/helpers/programs.js';
 import { Bundle, findBaseDir } from './apiserver/bundle.js';
 import { BUNDLE_2022, BUNDLE_2025, extractFixture, FIXTURES } from './apiserver/testkit.js';
 import { summarizeBundle, TEXT_BUDGET, type BundleSummaryResult } from './summary.js';
+import { longestBlock } from '../../../test/helpers/stall.js';
 
 const roots: string[] = [];
 afterAll(async () => {
@@ -181,26 +182,23 @@ describe('bundle_summary on a bundle made unhealthy', () => {
 
   it('caps a bundle of thousands of failing pods to the budget, and keeps the event loop answering', async () => {
     const { base } = await extracted(BUNDLE_2025);
-    const crashing = Array.from({ length: 20_000 }, (_, i) =>
+    const crashing = Array.from({ length: 60_000 }, (_, i) =>
       pod(`crash-${i}`, { phase: 'Running', containerStatuses: [{ name: 'app', ready: false, restartCount: i % 50, state: { waiting: { reason: 'CrashLoopBackOff' } } }] }),
     );
     addItems(path.join(base, 'cluster-resources', 'pods', 'default.json'), crashing);
-    let longest = 0;
-    let last = performance.now();
-    const timer = setInterval(() => {
-      longest = Math.max(longest, performance.now() - last);
-      last = performance.now();
-    }, 5);
-    try {
-      const big = await summaryOf(base);
-      expect(big.pods.total).toBe(20_000);
-      expect(big.pods.items[0]!.restarts).toBe(49);
-      expect(big.text.length).toBeLessThan(TEXT_BUDGET);
-      expect(big.text).toMatch(/^ {2}and 19990 more$/m);
-    } finally {
-      clearInterval(timer);
-    }
-    expect(longest).toBeLessThan(500);
+    // Measured on the second summary: the first also loads the files (parsed off the loop, turning it whether or not the
+    // summary itself is sliced).
+    const bundle = await Bundle.open(base);
+    await summarizeBundle(bundle, 'test');
+    const { longest, turns, value: big } = await longestBlock(() => summarizeBundle(bundle, 'test'), { everyMs: 2 });
+    expect(big.pods.total).toBe(60_000);
+    expect(big.pods.items[0]!.restarts).toBe(49);
+    expect(big.text.length).toBeLessThan(TEXT_BUDGET);
+    expect(big.text).toMatch(/^ {2}and 59990 more$/m);
+    // In one go (the slicing disabled) the summary of 60,000 pods held the loop about 350 ms here and the probe got 3 turns,
+    // from its file reads; in slices of SLICE_MS, 21 here, and more on a slower host, never fewer. Not a bound on the
+    // longest block: a busy host stretches that.
+    expect(turns, `longest block ${longest.toFixed(0)} ms`).toBeGreaterThan(7);
   }, 60_000);
 });
 
