@@ -55,6 +55,9 @@ describe('attack 18: the redactor on adversarial text (held: linear)', () => {
     // Attack 18s: the calls inside a shell word (each `(` looked at once).
     'token=xa(a(a(...': (n) => `token=x${'a('.repeat(n / 2)}`,
     'token=x(9q)a(9q)a...': (n) => `token=x${'(9q)a'.repeat(n / 5)}`,
+    // Many values, one `(` at the very end: each value's search for a call stays within the value.
+    'token=a token=a ... f(x)': (n) => `${'token=a '.repeat(n / 8)}f(x)`,
+    '$token=a;$token=a;... f(x)': (n) => `${'$token=a;'.repeat(n / 9)}f(x)`,
     'token=xab(   ...': (n) => `token=x${`ab(${'-'.repeat(250)}`.repeat(n / 253)}`,
     'tok<i>=a.b; ... (many names)': (n) => `${Array.from({ length: n / 14 }, (_, i) => `tok${i % 5000}en=a.b;`).join('')}token(1)`,
   };
@@ -227,11 +230,44 @@ describe('attack 18s: a callee assigned to a secret-looking name is kept in the 
       'print token=unlink(0x1234)',
       'print token=system($cmd)',
       'print token=(system)("id")',
-      'print token=*system',
     ])
       expect(redactText(code), code).toBe(code);
     // A word whose secret goes on into a call: the secret is hidden, the call is kept.
     expect(redactText('print token=Tr0ub(9q)+system("id")')).toBe('print token=[REDACTED]system("id")');
+  });
+
+  // Attack 18u (P1): anything but a bare name before the callee (an operator, a constant, a namespace,
+  // a template, a subscript argument, Python's unary forms) hid it again.
+  it('a callee after an operator, a constant, a namespace or a template, or called with any argument, is kept', () => {
+    for (const [text, kept] of [
+      ['call $password=-system("touch x")', 'call $password=[REDACTED]system("touch x")'],
+      ['call $secret=!system("touch x")', 'call $secret=[REDACTED]system("touch x")'],
+      ['call $token=1+system("touch x")', 'call $token=[REDACTED]system("touch x")'],
+      ['call $api_key=0?0:system("touch x")', 'call $api_key=[REDACTED]system("touch x")'],
+      ['call $token=~unlink("x")', 'call $token=[REDACTED]unlink("x")'],
+      ['call $password=ns::system("id")', 'call $password=[REDACTED]system("id")'],
+      ['print password=x,system(p[1])', 'print password=[REDACTED]system(p[1])'],
+      ['print password=x-system(p[1])', 'print password=[REDACTED]system(p[1])'],
+      ['print password=a[system(p)]', 'print password=[REDACTED]system(p)]'],
+      ['token=-os.system(c)', 'token=[REDACTED]os.system(c)'],
+      ['token=[os.system(c)]', 'token=[REDACTED]os.system(c)]'],
+      ['token=not os.system(c)', 'token=[REDACTED] os.system(c)'],
+      ['python gdb.execute("call $token=-system(\\"id\\")")', 'python gdb.execute("call $token=[REDACTED]system(\\"id\\")")'],
+    ])
+      expect(redactText(text), text).toBe(kept);
+    for (const code of ['print password=system(p[1])', 'print password=system(p->cmd)', 'call $password=system<int>("id")', 'token=os.system  (c)', 'print token=(*system)("id")'])
+      expect(redactText(code), code).toBe(code);
+  });
+
+  // Attack 18u (P2): a shell word opening with `*` or `(` was taken for code and stored in clear; gdb's
+  // blank form of set environment and a header's value after a bare colon were never hidden.
+  it('a shell word opening with * or ( is a secret; set environment NAME VALUE and -H Name:value are hidden', () => {
+    expect(redactText('PGPASSWORD=*hunter2 psql')).toBe('PGPASSWORD=[REDACTED] psql');
+    expect(redactText('PGPASSWORD=(hunter2) psql')).toBe('PGPASSWORD=[REDACTED] psql');
+    expect(redactText('set env PGPASSWORD=*hunter2')).toBe('set env PGPASSWORD=[REDACTED]');
+    expect(redactText('set environment DB_PASSWORD hunter2')).toBe('set environment DB_PASSWORD [REDACTED]');
+    expect(redactText('set environment PATH /usr/bin')).toBe('set environment PATH /usr/bin');
+    expect(redactText('curl -H X-Api-Key:abcd1234secret https://x')).toBe('curl -H X-Api-Key:[REDACTED] https://x');
   });
 
   it('secrets beside them are still hidden', () => {

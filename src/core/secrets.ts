@@ -16,6 +16,8 @@ export const SECRET_NAME =
   /password|passwd|passphrase|(?:^|[_-])pass(?:$|[_-])|secret|token|api[_-]?key|authori[sz]ation|credential|private[_-]?key|cookie|session[_-]?key|signature|[_-]pwd$|^auth$|^key$|^sig$/i;
 /** Names (in text: NAME=value, "NAME": value, --NAME value) whose value is a secret. */
 export const SECRET_WORD = /password|passwd|passphrase|(?:^|[_-])pass(?:$|[_-])|secret|token|api[_-]?key|credential|private[_-]?key|signature|authori[sz]ation|cookie|[_-]pwd$/i;
+/** A header's name (`X-Api-Key`, `X-Auth-Token`): words joined by dashes. */
+const HEADER_NAME = /^[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+$/;
 /** Names that are a secret only as a URL query parameter (?sig=, &key=). */
 const QUERY_SECRET = /^(?:sig|key|auth|apikey|code)$/i;
 /** A flag that names where a secret is, not the secret (--password-file FILE). */
@@ -102,49 +104,81 @@ function isCodeAt(text: string, at: number, spaced: boolean, lambdaDefault = fal
   return CONSTANT.has(m[0]) || (spaced && m[0].includes('.'));
 }
 
-/** A call's arguments that are code, not a word of a secret: a quoted string, a nested call or several arguments. */
+/** What settles that `name(` is a call: a quote, a nested call or a comma in its arguments. */
 const CODE_ARGS = /["'(,]/;
-/** One argument that is code: a name or a path of them, a number, or an address or a dereference (`&buf`, `*p`). */
-const CODE_ARG = /^(?:[A-Za-z_$][\w$.]{0,255}|-?(?:0x[0-9a-fA-F]{1,16}|\d{1,20})|[&*][^\s]{1,255})$/;
+/** The one argument that cannot be code: a word that starts with a digit and goes on with letters (`Tr0ub4dor3Zk(9q)`), not a number (`0x1f`, `10UL`, `1e5`). */
+const NOT_AN_ARG = /^\d+[A-Za-z_]\w*$/;
+const NUMBER = /^(?:0[xX][0-9a-fA-F]+|\d+(?:[eE][+-]?\d+)?)[uUlLfF]{0,3}$/;
 
 /**
- * Whether the unquoted value at `at` is a call (`system("id")`, `unlink(path)`, `dlopen(0x1234)`,
+ * Whether `name(` at `at` is a call (`system("id")`, `unlink(p->path)`, `dlopen(0x1234)`,
  * `__import__("os").system(...)`), read where text may be code sent to run (keepCalls: the audit):
  * a secret-looking name assigned a call's result (`print token=execl(...)`) must show what was
  * called. In the shell an unquoted `(` is a syntax error, so a working shell word never reads as
- * one; a word that cannot be a call (`Tr0ub4dor3Zk(9q)`: its argument is neither a name nor a
- * number) stays a secret. Bounded: the callee by CODE_NAME, its arguments to 256 characters on one
- * line, up to the first quote, `(` or comma.
+ * one; a word whose argument cannot be an expression (`Tr0ub4dor3Zk(9q)`) stays a secret, any
+ * other is taken for a call. Bounded: the callee by CODE_NAME, its arguments to 256 characters on
+ * one line, up to the first quote, `(` or comma.
  */
 function isCallAt(text: string, at: number): boolean {
   CODE_NAME.lastIndex = at;
   const m = CODE_NAME.exec(text);
-  if (m === null || text[at + m[0].length] !== '(') return false;
-  const open = at + m[0].length + 1;
+  if (m === null) return false;
+  const open = openingAfter(text, at + m[0].length);
+  if (open < 0) return false;
   // To the first character that settles it: a quote, a nested call or a comma (code), or the `)`.
-  let close = open;
+  let close = open + 1;
   while (close < text.length && close - open < 256 && text[close] !== ')' && text[close] !== '\n' && !CODE_ARGS.test(text[close]!)) close++;
   if (close < text.length && CODE_ARGS.test(text[close]!)) return true;
   if (text[close] !== ')') return false;
-  const args = text.slice(open, close).trim();
-  return args === '' || CODE_ARG.test(args);
+  const args = text.slice(open + 1, close).trim();
+  return !NOT_AN_ARG.test(args) || NUMBER.test(args);
 }
 
-/** A character of a name or a path of them, scanning back from a call's `(`. */
+/**
+ * Where the `(` of a call after a callee ending at `at` is: right there, after up to 8 blanks
+ * (`os.system  (c)`), or after template arguments (`system<int>(`, up to 64 characters); -1 when
+ * none is.
+ */
+function openingAfter(text: string, at: number): number {
+  let i = at + blanksAt(text, at);
+  if (text[i] === '<') {
+    const close = text.indexOf('>', i);
+    if (close < 0 || close - i > 64) return -1;
+    i = close + 1 + blanksAt(text, close + 1);
+  }
+  return text[i] === '(' ? i : -1;
+}
+
+/** A character of a callee's name, scanning back from its call: a name, a path of them (`os.system`). */
 const CALLEE_CHAR = /[\w$.]/;
 
 /**
- * Where a shell word's secret ends: before the first call in it (`Tr0ub(9q)+system("id")` is the
- * secret `Tr0ub(9q)+`, then code), else at its end. Each `(` is looked at once, and isCallAt's scan
- * stops at the next `(`, so the word is scanned a bounded number of times.
+ * Where a secret value ends when calls must be seen (keepCalls): before the first callee in it or
+ * right after it (`-system("id")`, `1+system(...)`, `ns::system(...)`, `x,system(p[1])`,
+ * `a[system(p)]`, `(system)("id")`: the secret is what comes before the callee, often nothing),
+ * else at its end. Each `(` is looked at once, and isCallAt's scan stops at the next `(`, so the
+ * value is scanned a bounded number of times.
  */
-function secretEndOfWord(text: string, value: Span): number {
-  for (let p = text.indexOf('(', value[0]); p >= 0 && p < value[1]; p = text.indexOf('(', p + 1)) {
-    let k = p;
-    while (k > value[0] && p - k < 1024 && CALLEE_CHAR.test(text[k - 1]!)) k--;
-    if (k > value[0] && k < p && isCallAt(text, k)) return k;
+function secretEndBeforeCall(text: string, value: Span): number {
+  const [start, end] = value;
+  // A callee at the value's end, its call after it (code values end at `(`, `<` or blanks).
+  let k = end;
+  while (k > start && end - k < 1024 && CALLEE_CHAR.test(text[k - 1]!)) k--;
+  if (k < end && isCallAt(text, k)) return k;
+  // Only the value's own characters: an indexOf would run on past its end to the text's next `(`, for every value.
+  for (let p = start; p < end; p++) {
+    if (text[p] !== '(') continue;
+    if (text[p - 1] === ')') {
+      // `(system)("id")`: the callee is in the parentheses before.
+      const open = text.lastIndexOf('(', p - 1);
+      if (open >= start && p - open <= 256 && /^\(\s*\*?\s*[A-Za-z_$][\w$.]{0,255}\s*\)$/.test(text.slice(open, p))) return open;
+      continue;
+    }
+    k = p;
+    while (k > start && p - k < 1024 && CALLEE_CHAR.test(text[k - 1]!)) k--;
+    if (k < p && isCallAt(text, k)) return k;
   }
-  return value[1];
+  return end;
 }
 
 /**
@@ -220,8 +254,9 @@ function nameValueSpans(text: string, spans: Span[], keepCalls: boolean): void {
     let at = i + 1;
     const blanks = blanksAt(text, at);
     if (c === ':') {
-      // "name": value (JSON, YAML, headers): a quoted name, or a blank after the colon.
-      if (!quoted && blanks === 0) continue;
+      // "name": value (JSON, YAML, headers): a quoted name, or a blank after the colon, or a
+      // header's name written whole before it (`curl -H X-Api-Key:abc`).
+      if (!quoted && blanks === 0 && !(HEADER_NAME.test(name) && (start === 0 || /[\s"']/.test(text[start - 1]!)))) continue;
       at += blanks;
     } else if (spaced) at += blanks;
     // A string literal's prefix in code (f"...", b'...', r"..."): the secret is inside the quotes.
@@ -241,14 +276,16 @@ function nameValueSpans(text: string, spans: Span[], keepCalls: boolean): void {
     const dollar = !quoted && text[start - 1] === '$';
     const inCode = assigned || bracketed || walrus || dollar || /[,{][ \t]*$/.test(before) || /[\w)\]][ \t]{0,8}\([ \t]*$/.test(before) || lambdaDefault;
     if (!inQuery && inCode && isCodeAt(text, at, assigned, lambdaDefault)) continue;
-    if (keepCalls && !inQuery && !quoted && isCallAt(text, at)) continue;
     // A name called further on (`token=os.system;token("id")`) holds code, not a secret: its value is kept.
     if (!inQuery && !quoted && c === '=' && isDottedStatement(text, at) && called.later(name, i)) continue;
     const shellWord = !inCode && !inQuery && c === '=';
-    // A word that opens with a group, a cast or a dereference (`(system)("id")`, `*fp`) is code: in the shell it is a syntax error.
-    if (keepCalls && shellWord && !quoted && (text[at] === '(' || text[at] === '*')) continue;
     let value = valueAt(text, at, prefix !== null && /f/i.test(prefix[0]), shellWord);
-    if (keepCalls && value && shellWord && text[value[0] - 1] !== '"' && text[value[0] - 1] !== "'") value = [value[0], secretEndOfWord(text, value)];
+    // Where calls must be seen, an unquoted secret ends before the first call in it; one that is all call is no secret.
+    if (keepCalls && value && !inQuery && text[value[0] - 1] !== '"' && text[value[0] - 1] !== "'") {
+      const secretEnd = secretEndBeforeCall(text, value);
+      if (secretEnd === value[0]) continue;
+      value = [value[0], secretEnd];
+    }
     // Authorization: Bearer xyz: the secret is the word after the scheme. Digest's parameters
     // (username=, realm=, ...) are not secret; its response= is (digestSpans).
     if (value && /authori[sz]ation/i.test(name) && AUTH_SCHEME.test(text.slice(value[0], value[1]))) {
@@ -264,6 +301,23 @@ function nameValueSpans(text: string, spans: Span[], keepCalls: boolean): void {
       spans.push([secret[0], secret[1], kindOf(name)]);
       i = secret[1] - 1; // on after the value: it is not scanned again
     }
+  }
+}
+
+/**
+ * gdb's `set environment NAME VALUE` (and `set env`, `set environ`): the value is the rest of the
+ * line, taken literally (the `NAME=VALUE` and `NAME = VALUE` forms are nameValueSpans').
+ */
+function gdbEnvironmentSpans(text: string, spans: Span[]): void {
+  if (!/set[ \t]+env/i.test(text)) return;
+  const setEnv = /(?<![\w-])set[ \t]+env(?:i(?:r(?:o(?:n(?:m(?:e(?:n(?:t)?)?)?)?)?)?)?)?[ \t]+([A-Za-z_][A-Za-z0-9_]{0,127})[ \t]+(?=[^\s=])/gi;
+  for (let m = setEnv.exec(text); m; m = setEnv.exec(text)) {
+    if (!SECRET_WORD.test(m[1]!)) continue;
+    const at = m.index + m[0].length;
+    const newline = text.indexOf('\n', at);
+    let end = newline < 0 ? text.length : newline;
+    while (end > at && /\s/.test(text[end - 1]!)) end--;
+    if (end > at) spans.push([at, end, kindOf(m[1]!)]);
   }
 }
 
@@ -484,6 +538,7 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
   const spans: Span[] = [];
   nameValueSpans(text, spans, reading.keepCalls === true);
   flagValueSpans(text, spans);
+  gdbEnvironmentSpans(text, spans);
   programPasswordSpans(text, spans);
   urlPasswordSpans(text, spans);
   digestSpans(text, spans);
