@@ -22,7 +22,7 @@ export const recorder: ProtocolRecorder = {
     recordH2(conn, { scheme: 'http', dial: () => o.dial(conn), onMock: (mock) => o.onMock(mock, h2Label(mock)), onDropped: o.onDropped, ...(o.kept ? { kept: o.kept } : {}), warn: o.warn }),
 };
 
-export const replayer: ReplayerFactory = async (mocks, o, { slice }) => h2Replayer(mocks, await GrpcIndex.build(mocks, slice), o);
+export const replayer: ReplayerFactory = async (mocks, o, { slice }) => h2Replayer(mocks, await GrpcIndex.build(mocks, slice, o.warn), o);
 
 /**
  * gRPC calls are answered from the `gRPC` mocks, other requests from the `Http2` ones (and `Http`

@@ -2,7 +2,9 @@ import { httpBody } from '../http/keploy.js';
 import { keployTime } from '../keploy/time.js';
 import { KEPLOY_MOCK_VERSION, ZERO_TIME, type HttpBody, type HttpMock, type Mock, type PassThroughMock, type YamlMap, type YamlValue } from '../keploy/types.js';
 import type { GrpcMessage, HeaderMap } from './grpc.js';
-import { protoscopeBytes, protoscopeText } from './protoscope.js';
+import type { TimeSlice } from '../../../core/wait.js';
+import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
+import { protoscopeBytes, protoscopeBytesSliced, protoscopeText } from './protoscope.js';
 
 /**
  * A plain (non-gRPC) HTTP/2 exchange as Keploy's `Http2` kind (`models.HTTP2Schema`):
@@ -145,11 +147,27 @@ function splitHeaders(headers: HeaderMap): YamlMap {
  */
 export const TEXT_BUDGET = 256 * 1024;
 
+/**
+ * The most protoscope text (`decoded_data`, in characters) one mock may hold, read or written: a
+ * set's text sizes the work of reading it back (a 30 MiB `{}{}...` crashed the server, attack 18u
+ * P4). The writer keeps a mock's text under it too (the rest as bytes), so what it writes reads.
+ */
+export const MAX_DECODED_TEXT = 16 * TEXT_BUDGET;
+
+interface TextBudget {
+  /** Message bytes still to be written as text. */
+  left: number;
+  /** Characters of text still to be written. */
+  chars: number;
+}
+
 /** Keploy's decoded text when it reads back to the same bytes (it always should), else the bytes. */
-function decodedData(m: GrpcMessage, budget: { left: number }): string | Uint8Array {
+function decodedData(m: GrpcMessage, budget: TextBudget): string | Uint8Array {
   if (m.data.byteLength > budget.left) return m.data;
   budget.left -= m.data.byteLength;
   const text = protoscopeText(m.data);
+  if (text.length > budget.chars) return m.data;
+  budget.chars -= text.length;
   try {
     if (Buffer.compare(protoscopeBytes(text), m.data) === 0) return text;
   } catch {
@@ -158,13 +176,13 @@ function decodedData(m: GrpcMessage, budget: { left: number }): string | Uint8Ar
   return m.data;
 }
 
-function messageYaml(m: GrpcMessage | undefined, budget: { left: number }): YamlMap {
+function messageYaml(m: GrpcMessage | undefined, budget: TextBudget): YamlMap {
   const y: YamlMap = { compression_flag: m?.compressed ? 1 : 0, message_length: m?.data.byteLength ?? 0, decoded_data: m ? decodedData(m, budget) : '' };
   if (m?.afterRequests !== undefined) y.debugkit_after_requests = m.afterRequests;
   return y;
 }
 
-function bodyYaml(messages: readonly GrpcMessage[], budget: { left: number }): YamlMap {
+function bodyYaml(messages: readonly GrpcMessage[], budget: TextBudget): YamlMap {
   const body: YamlMap = { body: messageYaml(messages[0], budget) };
   if (messages.length > 1) body.additional_messages = messages.slice(1).map((m) => messageYaml(m, budget));
   if (messages.length === 0) body.debugkit_no_messages = true;
@@ -172,7 +190,7 @@ function bodyYaml(messages: readonly GrpcMessage[], budget: { left: number }): Y
 }
 
 export function buildGrpcMock(ex: GrpcExchange): PassThroughMock {
-  const budget = { left: TEXT_BUDGET };
+  const budget = { left: TEXT_BUDGET, chars: MAX_DECODED_TEXT };
   const { body: reqBody, ...reqMore } = bodyYaml(ex.requestMessages, budget);
   const { body: respBody, ...respMore } = bodyYaml(ex.responseMessages, budget);
   return {
@@ -214,16 +232,10 @@ function stringMap(v: YamlValue | undefined): HeaderMap {
   return out;
 }
 
-/** Protoscope text (what Keploy writes) as bytes; text that is not protoscope stays its UTF-8 bytes. */
-function textBytes(text: string): Uint8Array {
-  try {
-    return protoscopeBytes(text);
-  } catch {
-    return Buffer.from(text, 'utf8');
-  }
-}
+/** Protoscope text (a `decoded_data`) as the message's bytes. */
+type TextBytes = (text: string) => Uint8Array;
 
-function readMessage(v: YamlValue | undefined): GrpcMessage | undefined {
+function readMessage(v: YamlValue | undefined, textBytes: TextBytes): GrpcMessage | undefined {
   const m = asMap(v);
   const data = m.decoded_data;
   const len = Number(m.message_length ?? 0);
@@ -234,10 +246,10 @@ function readMessage(v: YamlValue | undefined): GrpcMessage | undefined {
   return undefined;
 }
 
-function readMessages(side: YamlMap): GrpcMessage[] {
+function readMessages(side: YamlMap, textBytes: TextBytes): GrpcMessage[] {
   if (side.debugkit_no_messages === true) return [];
-  const first = readMessage(side.body) ?? { compressed: false, data: new Uint8Array(0) };
-  const rest = Array.isArray(side.additional_messages) ? side.additional_messages.map(readMessage) : [];
+  const first = readMessage(side.body, textBytes) ?? { compressed: false, data: new Uint8Array(0) };
+  const rest = Array.isArray(side.additional_messages) ? side.additional_messages.map((m) => readMessage(m, textBytes)) : [];
   return [first, ...rest.filter((m): m is GrpcMessage => m !== undefined)];
 }
 
@@ -245,8 +257,8 @@ function joined(headers: YamlMap): HeaderMap {
   return { ...stringMap(headers.pseudo_headers), ...stringMap(headers.ordinary_headers) };
 }
 
-/** A `gRPC` mock as a call to answer; undefined when it lacks a path. */
-export function readGrpcMock(mock: Mock): GrpcCall | undefined {
+/** A `gRPC` mock as a call to answer, its texts read by `textBytes`; undefined when it lacks a path. */
+function grpcCall(mock: Mock, textBytes: TextBytes): GrpcCall | undefined {
   if (mock.kind !== 'gRPC') return undefined;
   const spec = asMap(mock.spec as YamlValue);
   const req = asMap(spec.grpcReq);
@@ -258,10 +270,96 @@ export function readGrpcMock(mock: Mock): GrpcCall | undefined {
     name: mock.name,
     path,
     authority: reqHeaders[':authority'] ?? '',
-    requestMessages: readMessages(req),
+    requestMessages: readMessages(req, textBytes),
     responseHeaders: joined(asMap(resp.headers)),
-    responseMessages: readMessages(resp),
+    responseMessages: readMessages(resp, textBytes),
     trailers: joined(asMap(resp.trailers)),
     ...(typeof resp.debugkit_trailers_after_requests === 'number' && resp.debugkit_trailers_after_requests >= 0 ? { trailersAfterRequests: resp.debugkit_trailers_after_requests } : {}),
   };
+}
+
+/** A mock whose messages cannot be read: it is not replayed, and why is said. */
+export interface RefusedGrpcMock {
+  path: string | undefined;
+  refused: string;
+}
+
+const NO_BYTES = new Uint8Array(0);
+
+/** The protoscope texts of a mock's messages (read without assembling them). */
+function decodedTexts(mock: Mock): { texts: string[]; path: string | undefined } {
+  const texts: string[] = [];
+  const call = grpcCall(mock, (text) => {
+    texts.push(text);
+    return NO_BYTES;
+  });
+  return { texts, path: call?.path };
+}
+
+/**
+ * The mock read with `textBytes` (given each text and the bytes the mock's messages may still
+ * take), or why it is refused: more text than MAX_DECODED_TEXT, text that is not protoscope or
+ * whose bytes are more than MAX_MOCK_EXCHANGE_BYTES. Such text is never replayed as if it were
+ * the message's bytes (an untrue answer).
+ */
+function readChecked(mock: Mock, texts: readonly string[], path: string | undefined, textBytes: (text: string, left: number) => Uint8Array): GrpcCall | RefusedGrpcMock | undefined {
+  const chars = texts.reduce((n, t) => n + t.length, 0);
+  if (chars > MAX_DECODED_TEXT) {
+    return {
+      path,
+      refused: `gRPC mock ${mock.name}: its decoded_data is ${chars} characters of protoscope text, more than the ${MAX_DECODED_TEXT} one mock may hold (a larger message is written as !!binary bytes); not replayed`,
+    };
+  }
+  let left = MAX_MOCK_EXCHANGE_BYTES;
+  try {
+    return grpcCall(mock, (text) => {
+      const bytes = textBytes(text, left);
+      left -= bytes.byteLength;
+      return bytes;
+    });
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    return { path, refused: `gRPC mock ${mock.name}: its decoded_data cannot be read as protoscope (${why}); not replayed` };
+  }
+}
+
+/** What a mock's text may still assemble to, when its messages so far took all but `left` bytes of MAX_MOCK_EXCHANGE_BYTES. */
+const assemblyBound = (left: number) => ({ maxBytes: left, bound: `the ${MAX_MOCK_EXCHANGE_BYTES} bytes one mock's messages may have (an exchange debugkit records)` });
+
+/** A `gRPC` mock as a call to answer; undefined when it lacks a path or its messages cannot be read (readGrpcMockSliced says why). */
+export function readGrpcMock(mock: Mock): GrpcCall | undefined {
+  if (mock.kind !== 'gRPC') return undefined;
+  const { texts, path } = decodedTexts(mock);
+  const call = readChecked(mock, texts, path, (text, left) => protoscopeBytes(text, assemblyBound(left)));
+  return call && 'refused' in call ? undefined : call;
+}
+
+/**
+ * readGrpcMock for a mock from a set, its texts assembled in slices of the event loop: a set's
+ * text is up to MAX_DECODED_TEXT a mock, seconds of work at worst. A mock that cannot be read is
+ * refused, and why is said.
+ */
+export async function readGrpcMockSliced(mock: Mock, slice: TimeSlice): Promise<GrpcCall | RefusedGrpcMock | undefined> {
+  if (mock.kind !== 'gRPC') return undefined;
+  const { texts, path } = decodedTexts(mock);
+  const assembled = new Map<string, Uint8Array | Error>();
+  if (texts.reduce((n, t) => n + t.length, 0) <= MAX_DECODED_TEXT) {
+    let left = MAX_MOCK_EXCHANGE_BYTES;
+    for (const text of texts) {
+      if (assembled.has(text)) continue;
+      try {
+        const bytes = await protoscopeBytesSliced(text, slice, assemblyBound(left));
+        left -= bytes.byteLength;
+        assembled.set(text, bytes);
+      } catch (err) {
+        assembled.set(text, err instanceof Error ? err : new Error(String(err)));
+        break;
+      }
+    }
+  }
+  return readChecked(mock, texts, path, (text) => {
+    const bytes = assembled.get(text);
+    if (bytes instanceof Uint8Array) return bytes;
+    throw bytes ?? new Error('not assembled');
+  });
 }

@@ -1,7 +1,7 @@
 import type { TimeSlice } from '../../../core/wait.js';
 import type { Mock } from '../keploy/types.js';
 import type { GrpcMessage } from './grpc.js';
-import { readGrpcMock, type GrpcCall } from './keploy.js';
+import { readGrpcMock, readGrpcMockSliced, type GrpcCall } from './keploy.js';
 
 /** Bytes that differ between two requests, counting a length difference as that many bytes. */
 export function byteDistance(a: Uint8Array, b: Uint8Array): number {
@@ -19,17 +19,28 @@ export class GrpcIndex {
   private readonly used = new Set<GrpcCall>();
   private first: GrpcCall | undefined;
   private count = 0;
+  /** Why the set's mocks for a method were not indexed (their messages could not be read), for its misses. */
+  private readonly refused = new Map<string, string>();
 
   constructor(mocks: readonly Mock[] = []) {
     for (const m of mocks) this.read(m);
   }
 
-  /** The index of a large set, built in slices that leave the event loop to others' work (each mock's messages are decoded). */
-  static async build(mocks: readonly Mock[], slice: TimeSlice): Promise<GrpcIndex> {
+  /**
+   * The index of a large set, built in slices that leave the event loop to others' work (each
+   * mock's messages are assembled from their text in slices too). A mock whose messages cannot be
+   * read is left out, and `warn` says why.
+   */
+  static async build(mocks: readonly Mock[], slice: TimeSlice, warn?: (message: string) => void): Promise<GrpcIndex> {
     const index = new GrpcIndex();
     for (const m of mocks) {
       await slice.pause();
-      index.read(m);
+      const call = await readGrpcMockSliced(m, slice);
+      if (!call) continue;
+      if ('refused' in call) {
+        warn?.(call.refused);
+        if (call.path !== undefined && !index.refused.has(call.path)) index.refused.set(call.path, call.refused);
+      } else index.push(call);
     }
     return index;
   }
@@ -62,7 +73,9 @@ export class GrpcIndex {
     const same = this.byPath.get(path);
     if (same) return new GrpcCallMatch(path, same, this.used);
     const other = this.first;
-    return { knownPath: false, miss: `gRPC ${path}: no mock for this method${other ? `; closest ${other.name} (${other.path})` : ' (the set has no gRPC mocks)'}` };
+    const refused = this.refused.get(path);
+    const closest = other ? `; closest ${other.name} (${other.path})` : ' (the set has no gRPC mocks)';
+    return { knownPath: false, miss: `gRPC ${path}: no mock for this method${refused ? ` (${refused})` : closest}` };
   }
 
   /** A whole call at once (its request messages, then the client's end): the call, or the miss. */

@@ -22,7 +22,9 @@
  * back to the same bytes; normal messages are written as protoscope writes them.
  */
 
+import type { TimeSlice } from '../../../core/wait.js';
 import { exactUtf8 } from '../keploy/utf8.js';
+import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
 
 // ------------------------------------------------------------------ the printer
 
@@ -561,189 +563,306 @@ function fixed(value: bigint | number, bits: 32 | 64, float: boolean): number[] 
   return [...b];
 }
 
-interface Frame {
-  /** Where the frame's bytes begin in the output (length prefixes not counted). */
-  start: number;
-  /** A group's field number (its closing brace writes the end tag). */
-  group?: bigint;
-  lengthExtra: number;
-  /** Bytes of the length prefixes of the frames closed inside it (inserted at the end). */
-  inserted: number;
-  /** A length-delimited frame's entry in the prefixes (in the order frames open). */
-  prefix?: { at: number; bytes: number[] };
+/**
+ * The assembled bytes, in a buffer that grows by doubling up to `max`: text from a set sizes
+ * nothing beyond that, and no literal is spread into an argument list (a 2 MiB one overflowed
+ * the stack there, attack 18u P4).
+ */
+class ByteSink {
+  buf = new Uint8Array(256);
+  length = 0;
+  constructor(
+    private readonly max: number,
+    private readonly bound: string,
+    private readonly fail: (why: string) => never,
+  ) {}
+
+  /** Room for `n` more bytes, refused past `max` (`reserved`: bytes already promised elsewhere). */
+  room(n: number, reserved: number): void {
+    const need = this.length + n;
+    if (need + reserved > this.max) this.fail(`its bytes would be more than ${this.bound}`);
+    if (need <= this.buf.length) return;
+    const grown = new Uint8Array(Math.min(Math.max(need, this.buf.length * 2), this.max));
+    grown.set(this.buf.subarray(0, this.length));
+    this.buf = grown;
+  }
+
+  write(bytes: ArrayLike<number>, reserved: number): void {
+    this.room(bytes.length, reserved);
+    for (let i = 0; i < bytes.length; i++) this.buf[this.length++] = bytes[i]!;
+  }
 }
 
-/** Assembles protoscope text into bytes; throws ProtoscopeError on text it cannot read. */
-export function protoscopeBytes(text: string): Uint8Array {
-  const src = Buffer.from(text, 'utf8');
-  let at = 0;
-  // One output for all frames: a length-delimited frame notes its length prefix at its closing
-  // brace, inserted when the output is assembled (copying each frame's bytes into its parent
-  // there was quadratic in the nesting depth). The prefixes are listed in the order frames open,
-  // which is the order of their positions, outer before inner and earlier before later.
-  const written: number[] = [];
-  const prefixes: Array<{ at: number; bytes: number[] }> = [];
-  const frames: Frame[] = [{ start: 0, lengthExtra: 0, inserted: 0 }];
-  const out = () => written;
-  let longForm: number | undefined;
-  let lastWasLongForm = false;
-  const fail = (why: string): never => {
-    throw new ProtoscopeError(`protoscope at byte ${at}: ${why}`);
+const varintLength = (value: number, extra: number) => {
+  let n = 1;
+  for (let v = value; v >= 0x80; v = Math.floor(v / 0x80)) n++;
+  return n + extra;
+};
+
+/** Tokens assembled between looks at the clock (ProtoscopeAssembler.step). */
+export const STEP_TOKENS = 4096;
+
+/**
+ * Assembles protoscope text into bytes a number of tokens at a time (`step`), so text from a set
+ * is read in slices of the event loop (`protoscopeBytesSliced`). Open frames are kept as numbers
+ * in arrays, not an object each: a `{` costs a few numbers, and its length prefix is a byte of
+ * the output bound, so the text's braces are bounded by it too.
+ */
+class ProtoscopeAssembler {
+  private readonly src: Buffer;
+  private at = 0;
+  private readonly out: ByteSink;
+  // The open frames, innermost last (the first is the message itself): where each one's bytes
+  // begin in the output (length prefixes not counted), the bytes of the length prefixes of frames
+  // closed inside it (inserted at the end), its entry in the prefixes (-1 for a group) and a
+  // group's field number (its closing brace writes the end tag).
+  private readonly frameStart: number[] = [0];
+  private readonly frameInserted: number[] = [0];
+  private readonly framePrefix: number[] = [-1];
+  private readonly frameGroup: Array<bigint | undefined> = [undefined];
+  // A length-delimited frame's prefix, in the order frames open (which is the order of their
+  // positions, outer before inner and earlier before later): where it goes in the output, the
+  // length it encodes (known at the closing brace) and its long-form padding.
+  private readonly prefixAt: number[] = [];
+  private readonly prefixValue: number[] = [];
+  private readonly prefixExtra: number[] = [];
+  /** Bytes of all length prefixes: the closed ones exactly, an open one its least. */
+  private prefixBytes = 0;
+  private longForm: number | undefined;
+  private lastWasLongForm = false;
+
+  constructor(text: string, { maxBytes = MAX_MOCK_EXCHANGE_BYTES, bound = `${maxBytes} bytes` }: AssemblyBound) {
+    this.src = Buffer.from(text, 'utf8');
+    this.out = new ByteSink(maxBytes, bound, this.fail);
+  }
+
+  private readonly fail = (why: string): never => {
+    throw new ProtoscopeError(`protoscope at byte ${this.at}: ${why}`);
   };
 
-  const skipSpace = () => {
-    while (at < src.length) {
-      const c = src[at]!;
-      if (c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a) at++;
-      else if (c === 0x23) while (at < src.length && src[at] !== 0x0a) at++;
+  private emit(bytes: ArrayLike<number>): void {
+    this.out.write(bytes, this.prefixBytes);
+  }
+
+  private skipSpace(): void {
+    const src = this.src;
+    while (this.at < src.length) {
+      const c = src[this.at]!;
+      if (c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a) this.at++;
+      else if (c === 0x23) while (this.at < src.length && src[this.at] !== 0x0a) this.at++;
       else break;
     }
-  };
-  const word = () => {
-    const start = at;
-    while (at < src.length && !' \t\r\n{}"`#!'.includes(String.fromCharCode(src[at]!))) at++;
-    return src.subarray(start, at).toString('latin1');
-  };
+  }
+
+  private word(): string {
+    const start = this.at;
+    while (this.at < this.src.length && !' \t\r\n{}"`#!'.includes(String.fromCharCode(this.src[this.at]!))) this.at++;
+    return this.src.subarray(start, this.at).toString('latin1');
+  }
+
   /** The kind of the next token, for a tag without an explicit type. */
-  const inferType = (): number => {
-    const save = at;
-    skipSpace();
+  private inferType(): number {
+    const save = this.at;
+    this.skipSpace();
     let type = 0;
-    const c = src[at];
+    const c = this.src[this.at];
     if (c === 0x21) type = 3;
     else if (c === 0x7b) type = 2;
     else {
-      const w = word();
+      const w = this.word();
       if (/^long-form:/.test(w)) {
-        skipSpace();
-        type = src[at] === 0x7b ? 2 : 0;
+        this.skipSpace();
+        type = this.src[this.at] === 0x7b ? 2 : 0;
       } else if (/i32$/i.test(w) || /^-?inf32$/.test(w)) type = 5;
       else if (/i64$/i.test(w) || /^-?inf64$/.test(w) || FLOAT.test(w)) type = 1;
     }
-    at = save;
+    this.at = save;
     return type;
-  };
-  const takeLongForm = () => {
-    const n = longForm ?? 0;
-    longForm = undefined;
-    return n;
-  };
+  }
 
-  for (;;) {
-    skipSpace();
-    if (at >= src.length) break;
-    const c = src[at]!;
-    const wasLongForm = lastWasLongForm;
-    lastWasLongForm = false;
-    if (c === 0x22) {
-      at++;
-      const bytes: number[] = [];
-      for (;;) {
-        if (at >= src.length) fail('unterminated string');
-        const b = src[at++]!;
-        if (b === 0x22) break;
-        if (b !== 0x5c) {
-          bytes.push(b);
-          continue;
-        }
-        const e = src[at++];
-        if (e === 0x5c || e === 0x22) bytes.push(e);
-        else if (e === 0x6e) bytes.push(0x0a);
-        else if (e === 0x78) {
-          const h = src.subarray(at, at + 2).toString('latin1');
-          if (!/^[0-9a-f]{2}$/i.test(h)) fail(`bad \\x escape`);
-          bytes.push(parseInt(h, 16));
-          at += 2;
-        } else if (e !== undefined && e >= 0x30 && e <= 0x37) {
-          let o = e - 0x30;
-          for (let k = 0; k < 2 && src[at]! >= 0x30 && src[at]! <= 0x37; k++) o = o * 8 + (src[at++]! - 0x30);
-          if (o > 255) fail('octal escape over 255');
-          bytes.push(o);
-        } else fail('unknown escape');
+  private takeLongForm(): number {
+    const n = this.longForm ?? 0;
+    this.longForm = undefined;
+    return n;
+  }
+
+  /** Assembles up to `tokens` tokens; true once the text is read. */
+  step(tokens: number): boolean {
+    for (let done = 0; done < tokens; done++) {
+      this.skipSpace();
+      if (this.at >= this.src.length) {
+        if (this.frameStart.length > 1) this.fail("unclosed '{'");
+        return true;
       }
-      out().push(...bytes);
-    } else if (c === 0x60) {
-      at++;
-      const end = src.indexOf(0x60, at);
-      if (end < 0) fail('unterminated hex literal');
-      const h = src.subarray(at, end).toString('latin1');
-      if (!/^([0-9a-f]{2})*$/i.test(h)) fail('bad hex literal');
-      out().push(...Buffer.from(h, 'hex'));
-      at = end + 1;
+      this.token();
+    }
+    return false;
+  }
+
+  private token(): void {
+    const src = this.src;
+    const c = src[this.at]!;
+    const wasLongForm = this.lastWasLongForm;
+    this.lastWasLongForm = false;
+    if (c === 0x22) this.string();
+    else if (c === 0x60) {
+      const end = src.indexOf(0x60, this.at + 1);
+      if (end < 0) this.fail('unterminated hex literal');
+      const h = src.subarray(this.at + 1, end).toString('latin1');
+      if (!/^([0-9a-f]{2})*$/i.test(h)) this.fail('bad hex literal');
+      this.out.room(h.length / 2, this.prefixBytes);
+      this.emit(Buffer.from(h, 'hex'));
+      this.at = end + 1;
     } else if (c === 0x7b) {
-      at++;
-      const prefix = { at: written.length, bytes: [] as number[] };
-      prefixes.push(prefix);
-      frames.push({ start: written.length, lengthExtra: takeLongForm(), inserted: 0, prefix });
+      this.at++;
+      const extra = this.takeLongForm();
+      // Its prefix is at least a byte (and its padding): counted now, so braces that write nothing else are bounded too.
+      this.out.room(0, this.prefixBytes + 1 + extra);
+      this.prefixBytes += 1 + extra;
+      this.frameStart.push(this.out.length);
+      this.frameInserted.push(0);
+      this.framePrefix.push(this.prefixAt.length);
+      this.frameGroup.push(undefined);
+      this.prefixAt.push(this.out.length);
+      this.prefixValue.push(0);
+      this.prefixExtra.push(extra);
     } else if (c === 0x21) {
-      fail("'!{' must follow a tag without a type");
+      this.fail("'!{' must follow a tag without a type");
     } else if (c === 0x7d) {
-      at++;
-      if (frames.length < 2) fail("unmatched '}'");
-      const f = frames.pop()!;
-      const parent = frames[frames.length - 1]!;
-      if (f.group !== undefined) {
-        const extra = wasLongForm ? takeLongForm() : 0;
-        out().push(...varint((f.group << 3n) | 4n, extra));
-        parent.inserted += f.inserted;
+      this.at++;
+      if (this.frameStart.length < 2) this.fail("unmatched '}'");
+      const start = this.frameStart.pop()!;
+      const inserted = this.frameInserted.pop()!;
+      const prefix = this.framePrefix.pop()!;
+      const group = this.frameGroup.pop();
+      const parent = this.frameInserted.length - 1;
+      if (group !== undefined) {
+        const extra = wasLongForm ? this.takeLongForm() : 0;
+        this.emit(varint((group << 3n) | 4n, extra));
+        this.frameInserted[parent]! += inserted;
       } else {
-        f.prefix!.bytes = varint(BigInt(written.length - f.start + f.inserted), f.lengthExtra);
-        parent.inserted += f.inserted + f.prefix!.bytes.length;
+        const value = this.out.length - start + inserted;
+        const length = varintLength(value, this.prefixExtra[prefix]!);
+        this.out.room(0, this.prefixBytes + length - 1 - this.prefixExtra[prefix]!);
+        this.prefixBytes += length - 1 - this.prefixExtra[prefix]!;
+        this.prefixValue[prefix] = value;
+        this.frameInserted[parent]! += inserted + length;
       }
-    } else {
-      const w = word();
-      let m: RegExpExecArray | null;
-      if ((m = /^long-form:([0-9]+)$/.exec(w))) {
-        // A varint has at most 10 bytes: more padding is no protobuf, and a count from the set must size nothing (attack 18s M4: long-form:200000000 crashed the server).
-        longForm = Number(m[1]);
-        if (longForm > MAX_LONG_FORM) fail(`long-form:${m[1]}: a varint has at most 10 bytes, so at most ${MAX_LONG_FORM} of padding`);
-        lastWasLongForm = true;
-      } else if ((m = TAG.exec(w))) {
-        let n = parseInt64(m[1]!, m[2]!);
-        if (m[3]) n = (n << 1n) ^ (n >> 63n);
-        const t = m[4]!;
-        let type: number;
-        if (t === '') type = inferType();
-        else if (/^[0-7]$/.test(t)) type = Number(t);
-        else if (t in TYPES) type = TYPES[t]!;
-        else fail(`unknown wire type ${t}`);
-        const extra = takeLongForm();
-        out().push(...varint((n << 3n) | BigInt(type!), extra));
-        if (t === '' && type! === 3) {
-          skipSpace();
-          if (src[at] !== 0x21 || src[at + 1] !== 0x7b) fail("expected '!{'");
-          at += 2;
-          frames.push({ start: written.length, group: n, lengthExtra: 0, inserted: 0 });
-        }
-      } else if (w === 'true' || w === 'false') out().push(...varint(w === 'true' ? 1n : 0n, takeLongForm()));
-      else if ((m = /^(-?)inf(32|64)$/.exec(w))) out().push(...fixed(m[1] ? -Infinity : Infinity, Number(m[2]) as 32 | 64, true));
-      else if ((m = INT.exec(w))) {
-        let v = parseInt64(m[1]!, m[2]!);
-        const s = m[3]?.toLowerCase();
-        if (s === 'i32' || s === 'i64') out().push(...fixed(v, s === 'i32' ? 32 : 64, false));
-        else {
-          if (s === 'z') v = (v << 1n) ^ (v >> 63n);
-          out().push(...varint(v, takeLongForm()));
-        }
-      } else if ((m = FLOAT.exec(w))) {
-        out().push(...fixed(parseFloatToken(m[1]! + m[2]!), m[3]?.toLowerCase() === 'i32' ? 32 : 64, true));
-      } else fail(`unknown token '${w || String.fromCharCode(c)}'`);
+    } else this.wordToken(c);
+  }
+
+  private string(): void {
+    const src = this.src;
+    const out = this.out;
+    this.at++;
+    for (;;) {
+      if (this.at >= src.length) this.fail('unterminated string');
+      const b = src[this.at++]!;
+      if (b === 0x22) return;
+      out.room(1, this.prefixBytes);
+      if (b !== 0x5c) {
+        out.buf[out.length++] = b;
+        continue;
+      }
+      const e = src[this.at++];
+      let v: number;
+      if (e === 0x5c || e === 0x22) v = e;
+      else if (e === 0x6e) v = 0x0a;
+      else if (e === 0x78) {
+        const h = src.subarray(this.at, this.at + 2).toString('latin1');
+        if (!/^[0-9a-f]{2}$/i.test(h)) this.fail(`bad \\x escape`);
+        v = parseInt(h, 16);
+        this.at += 2;
+      } else if (e !== undefined && e >= 0x30 && e <= 0x37) {
+        v = e - 0x30;
+        for (let k = 0; k < 2 && src[this.at]! >= 0x30 && src[this.at]! <= 0x37; k++) v = v * 8 + (src[this.at++]! - 0x30);
+        if (v > 255) this.fail('octal escape over 255');
+      } else v = this.fail('unknown escape');
+      out.buf[out.length++] = v;
     }
   }
-  if (frames.length > 1) fail("unclosed '{'");
-  return withPrefixes(written, prefixes);
+
+  private wordToken(c: number): void {
+    const w = this.word();
+    let m: RegExpExecArray | null;
+    if ((m = /^long-form:([0-9]+)$/.exec(w))) {
+      // A varint has at most 10 bytes: more padding is no protobuf, and a count from the set must size nothing (attack 18s M4: long-form:200000000 crashed the server).
+      this.longForm = Number(m[1]);
+      if (this.longForm > MAX_LONG_FORM) this.fail(`long-form:${m[1]}: a varint has at most 10 bytes, so at most ${MAX_LONG_FORM} of padding`);
+      this.lastWasLongForm = true;
+    } else if ((m = TAG.exec(w))) {
+      let n = parseInt64(m[1]!, m[2]!);
+      if (m[3]) n = (n << 1n) ^ (n >> 63n);
+      const t = m[4]!;
+      let type: number;
+      if (t === '') type = this.inferType();
+      else if (/^[0-7]$/.test(t)) type = Number(t);
+      else if (t in TYPES) type = TYPES[t]!;
+      else type = this.fail(`unknown wire type ${t}`);
+      this.emit(varint((n << 3n) | BigInt(type), this.takeLongForm()));
+      if (t === '' && type === 3) {
+        this.skipSpace();
+        if (this.src[this.at] !== 0x21 || this.src[this.at + 1] !== 0x7b) this.fail("expected '!{'");
+        this.at += 2;
+        this.frameStart.push(this.out.length);
+        this.frameInserted.push(0);
+        this.framePrefix.push(-1);
+        this.frameGroup.push(n);
+      }
+    } else if (w === 'true' || w === 'false') this.emit(varint(w === 'true' ? 1n : 0n, this.takeLongForm()));
+    else if ((m = /^(-?)inf(32|64)$/.exec(w))) this.emit(fixed(m[1] ? -Infinity : Infinity, Number(m[2]) as 32 | 64, true));
+    else if ((m = INT.exec(w))) {
+      let v = parseInt64(m[1]!, m[2]!);
+      const s = m[3]?.toLowerCase();
+      if (s === 'i32' || s === 'i64') this.emit(fixed(v, s === 'i32' ? 32 : 64, false));
+      else {
+        if (s === 'z') v = (v << 1n) ^ (v >> 63n);
+        this.emit(varint(v, this.takeLongForm()));
+      }
+    } else if ((m = FLOAT.exec(w))) {
+      this.emit(fixed(parseFloatToken(m[1]! + m[2]!), m[3]?.toLowerCase() === 'i32' ? 32 : 64, true));
+    } else this.fail(`unknown token '${w || String.fromCharCode(c)}'`);
+  }
+
+  /** The output with the length prefixes (in the order of their positions) inserted. */
+  result(): Uint8Array {
+    const bytes = this.out.buf.subarray(0, this.out.length);
+    const out = new Uint8Array(bytes.length + this.prefixBytes);
+    let w = 0;
+    let r = 0;
+    for (let i = 0; i < this.prefixAt.length; i++) {
+      const at = this.prefixAt[i]!;
+      out.set(bytes.subarray(r, at), w);
+      w += at - r;
+      r = at;
+      const prefix = varint(BigInt(this.prefixValue[i]!), this.prefixExtra[i]!);
+      out.set(prefix, w);
+      w += prefix.length;
+    }
+    out.set(bytes.subarray(r), w);
+    return out;
+  }
 }
 
-/** The output with the length prefixes (in the order of their positions) inserted. */
-function withPrefixes(bytes: readonly number[], prefixes: ReadonlyArray<{ at: number; bytes: number[] }>): Uint8Array {
-  if (prefixes.length === 0) return Uint8Array.from(bytes);
-  const out = new Uint8Array(bytes.length + prefixes.reduce((n, p) => n + p.bytes.length, 0));
-  let w = 0;
-  let r = 0;
-  for (const p of prefixes) {
-    while (r < p.at) out[w++] = bytes[r++]!;
-    for (const b of p.bytes) out[w++] = b;
-  }
-  while (r < bytes.length) out[w++] = bytes[r++]!;
-  return out;
+/** The most bytes text may assemble to (MAX_MOCK_EXCHANGE_BYTES by default), and that bound in words for the error. */
+export interface AssemblyBound {
+  maxBytes?: number;
+  bound?: string;
+}
+
+/**
+ * Assembles protoscope text into bytes; throws ProtoscopeError on text it cannot read, or whose
+ * bytes would be more than `maxBytes`.
+ */
+export function protoscopeBytes(text: string, bound: AssemblyBound = {}): Uint8Array {
+  const a = new ProtoscopeAssembler(text, bound);
+  while (!a.step(Infinity));
+  return a.result();
+}
+
+/** protoscopeBytes in slices of the event loop (text from a set: a few MiB of it is seconds of work). */
+export async function protoscopeBytesSliced(text: string, slice: TimeSlice, bound: AssemblyBound = {}): Promise<Uint8Array> {
+  const a = new ProtoscopeAssembler(text, bound);
+  while (!a.step(STEP_TOKENS)) await slice.pause();
+  return a.result();
 }

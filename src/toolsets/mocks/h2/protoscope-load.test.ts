@@ -1,0 +1,102 @@
+// Attack 18u P4: a gRPC mock's `decoded_data` (protoscope text from the set) was assembled into
+// bytes when the replayer was built, in one turn of the event loop and with no bound: a 30 MiB
+// `{}{}...` took the server's heap (it died), 16 MiB held the loop 6.4 s, and a literal over
+// ~120 KB overflowed `push(...bytes)`, after which the text itself was replayed as the message.
+// Now a mock's text is bounded (MAX_DECODED_TEXT) and so are its bytes (MAX_MOCK_EXCHANGE_BYTES),
+// the text is assembled in slices, and a mock that cannot be read is refused, saying why.
+import { describe, expect, it } from 'vitest';
+import { TimeSlice } from '../../../core/wait.js';
+import type { Mock } from '../keploy/types.js';
+import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
+import { turnsMarked } from '../../../../test/helpers/stall.js';
+import { MAX_DECODED_TEXT, readGrpcMock } from './keploy.js';
+import { GrpcIndex } from './matcher.js';
+import { protoscopeBytes } from './protoscope.js';
+
+/** One gRPC mock for `path` whose response message is `decoded` (protoscope text). */
+const mock = (path: string, decoded: string): Mock =>
+  ({
+    version: 'api.keploy.io/v1beta1',
+    kind: 'gRPC',
+    name: 'mock-0',
+    spec: {
+      grpcReq: { headers: { pseudo_headers: { ':path': path }, ordinary_headers: {} }, body: { compression_flag: 0, message_length: 2, decoded_data: '2: 3' } },
+      grpcResp: {
+        headers: { pseudo_headers: { ':status': '200' }, ordinary_headers: {} },
+        body: { compression_flag: 0, message_length: 0, decoded_data: decoded },
+        trailers: { pseudo_headers: {}, ordinary_headers: { 'grpc-status': '0' } },
+      },
+    },
+  }) as unknown as Mock;
+
+/** A slice that counts the turns of the loop in which the work looked at it. */
+class CountingSlice extends TimeSlice {
+  readonly turns = turnsMarked();
+  override over(): boolean {
+    this.turns.mark();
+    return super.over();
+  }
+}
+
+async function build(m: Mock) {
+  const warnings: string[] = [];
+  const slice = new CountingSlice(5);
+  const index = await GrpcIndex.build([m], slice, (w) => warnings.push(w));
+  return { index, warnings, turns: slice.turns.count() };
+}
+
+const request = [{ compressed: false, data: Buffer.from('1003', 'hex') }];
+
+describe('gRPC decoded_data read from a set (attack 18u P4)', () => {
+  it(`a mock with more than MAX_DECODED_TEXT of text is refused, naming the bound, and nothing is assembled`, async () => {
+    const { index, warnings } = await build(mock('/s.S/Big', '{}'.repeat(MAX_DECODED_TEXT / 2 + 1)));
+    expect(index.size).toBe(0);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`more than the ${MAX_DECODED_TEXT} one mock may hold`);
+    // A call to the method misses, saying why its mock is not there.
+    const m = index.match('/s.S/Big', request);
+    expect('miss' in m && m.miss).toContain('not replayed');
+  });
+
+  it('braces whose length prefixes pass MAX_MOCK_EXCHANGE_BYTES are refused, naming the bound, assembled in many turns', async () => {
+    const { index, warnings, turns } = await build(mock('/s.S/Braces', '{}'.repeat(MAX_MOCK_EXCHANGE_BYTES + 1)));
+    expect(index.size).toBe(0);
+    expect(warnings[0]).toContain(`more than the ${MAX_MOCK_EXCHANGE_BYTES} bytes one mock`);
+    // Before: one turn for the whole text (and 1 GB of frame objects for a few MiB of it).
+    expect(turns).toBeGreaterThan(4);
+  });
+
+  it('braces within the bounds are assembled (a zero length prefix each), in many turns of the loop', async () => {
+    const n = 400_000;
+    const { index, warnings, turns } = await build(mock('/s.S/Ok', '{}'.repeat(n)));
+    expect(warnings).toEqual([]);
+    const m = index.match('/s.S/Ok', request);
+    expect('call' in m).toBe(true);
+    const data = 'call' in m ? Buffer.from(m.call.responseMessages[0]!.data) : Buffer.alloc(0);
+    expect(data.equals(Buffer.alloc(n))).toBe(true);
+    // Before: one turn (the build paused between mocks only).
+    expect(turns).toBeGreaterThan(4);
+  });
+
+  it('a 200 KB string literal and a 200 KB hex literal assemble to their bytes (before: RangeError, then the text was replayed)', async () => {
+    const bytes = Buffer.from(Array.from({ length: 200_000 }, (_, i) => 0x61 + (i % 26)));
+    expect(Buffer.from(protoscopeBytes(`1: {"${bytes.toString('latin1')}"}`)).equals(Buffer.concat([Buffer.from([0x0a, 0xc0, 0x9a, 0x0c]), bytes]))).toBe(true);
+    const { index, warnings } = await build(mock('/s.S/Str', `"${bytes.toString('latin1')}" \`${bytes.toString('hex')}\``));
+    expect(warnings).toEqual([]);
+    const m = index.match('/s.S/Str', request);
+    expect('call' in m && Buffer.from(m.call.responseMessages[0]!.data).equals(Buffer.concat([bytes, bytes]))).toBe(true);
+  });
+
+  it('a literal whose bytes pass MAX_MOCK_EXCHANGE_BYTES is refused, not replayed as its text', async () => {
+    const { index, warnings } = await build(mock('/s.S/Hex', `\`${'00'.repeat(MAX_MOCK_EXCHANGE_BYTES + 1)}\``));
+    expect(index.size).toBe(0);
+    expect(warnings[0]).toContain(`more than the ${MAX_MOCK_EXCHANGE_BYTES} bytes one mock`);
+  });
+
+  it('text that is not protoscope is refused with the reason, not replayed as its UTF-8 bytes', async () => {
+    const { index, warnings } = await build(mock('/s.S/Text', 'hello world'));
+    expect(index.size).toBe(0);
+    expect(warnings).toEqual([expect.stringContaining("cannot be read as protoscope (protoscope at byte 5: unknown token 'hello')")]);
+    expect(readGrpcMock(mock('/s.S/Text', 'hello world'))).toBeUndefined();
+  });
+});
