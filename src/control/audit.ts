@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { REDACTED, SECRET_NAME, redactText } from '../core/secrets.js';
+import { REDACTED, SECRET_NAME, findSecrets, redactText } from '../core/secrets.js';
 
 /** One audit record as stored. `hash` links it to the record before it. */
 export interface AuditRecord {
@@ -282,15 +282,23 @@ export function firstChangedEntry(records: readonly AuditRecord[], key?: AuditKe
 
 // ---------------------------------------------------------------------------------------------
 // Redaction. Every argument is bounded before any pattern runs on it (MAX_STRING per string,
-// MAX_TEXT per record); the patterns (linear, each) are core/secrets.ts's.
+// MAX_TEXT per record, shared fairly); the patterns (linear, each) are core/secrets.ts's.
 // ---------------------------------------------------------------------------------------------
 
 /** Characters of one string kept whole; past it the string is kept up to here, with its length and SHA-256. */
 export const MAX_STRING = 64 * 1024;
 /** Items of one array (entries of one object) kept; past it, the rest is counted and hashed. */
 export const MAX_ITEMS = 1000;
-/** Characters of text one record keeps in all; strings past it are kept as their length and SHA-256 only. */
+/**
+ * Characters of text one record keeps in all, shared fairly: every string keeps up to the same
+ * share (the largest one that fits), so a short string is kept whole however long the others are.
+ */
 export const MAX_TEXT = 256 * 1024;
+/**
+ * Characters every string keeps even when the record holds so many strings that their share is
+ * smaller: a string cut is never stated by its digest alone (an auditor could only check a guess).
+ */
+export const MIN_HEAD = 64;
 const MAX_KEY = 256;
 const MAX_DEPTH = 16;
 /** What stands for a value not kept: its size and SHA-256 (over its JSON for a value that is not text). */
@@ -306,34 +314,120 @@ function jsonOf(value: unknown): string | undefined {
   }
 }
 
-interface Budget {
-  left: number;
-}
-
-function redactString(text: string, budget: Budget): string {
-  const keep = Math.min(text.length, MAX_STRING, Math.max(0, budget.left));
-  budget.left -= keep;
-  if (keep === text.length) return redactText(text);
-  const head = keep > 0 ? redactText(text.slice(0, keep)) : '';
-  return `${head}${digestNote(`${keep > 0 ? 'cut: ' : ''}${text.length} characters in all`, text)}`;
-}
-
-function redactValue(value: unknown, depth: number, budget: Budget): unknown {
-  if (typeof value === 'string') return redactString(value, budget);
-  if (value === null || typeof value !== 'object') return value;
-  if (depth >= MAX_DEPTH) return digestNote('nested too deep', jsonOf(value));
-  if (Array.isArray(value)) {
-    const out = value.slice(0, MAX_ITEMS).map((v) => redactValue(v, depth + 1, budget));
-    if (value.length > MAX_ITEMS) out.push(digestNote(`cut: ${value.length} items in all`, jsonOf(value)));
-    return out;
+/**
+ * The share of MAX_TEXT each string keeps: the largest q with the sum of min(length, q) within
+ * the budget (so the strings shorter than q are kept whole), never under MIN_HEAD.
+ */
+export function fairShare(lengths: ArrayLike<number>): number {
+  const sorted = Float64Array.from(lengths).sort();
+  let left = MAX_TEXT;
+  for (let i = 0; i < sorted.length; i++) {
+    const rest = sorted.length - i;
+    if (sorted[i]! * rest > left) return Math.max(MIN_HEAD, Math.floor(left / rest));
+    left -= sorted[i]!;
   }
+  return MAX_STRING;
+}
+
+/**
+ * How a walk treats what it bounds: `measure` only counts the strings' lengths (the first pass,
+ * which sets the share); the second keeps `share` characters of each, redacted.
+ */
+interface Walk {
+  measure: number[] | undefined;
+  share: number;
+}
+
+/** A string's kept head (its first `share` characters at most), and the note saying what was left out. */
+function headOf(text: string, walk: Walk): { head: string; note: string } {
+  const keep = Math.min(text.length, MAX_STRING, walk.share);
+  if (keep === text.length) return { head: text, note: '' };
+  return { head: text.slice(0, keep), note: digestNote(`cut: ${text.length} characters in all`, text) };
+}
+
+function redactString(text: string, walk: Walk): string {
+  if (walk.measure) {
+    walk.measure.push(Math.min(text.length, MAX_STRING));
+    return '';
+  }
+  const { head, note } = headOf(text, walk);
+  return `${redactText(head)}${note}`;
+}
+
+/**
+ * An array of strings read as one command line (argv): a secret that only its neighbours reveal
+ * (`["--password", "hunter2"]`, `["mysql", "-phunter2"]`, `["curl", "-u", "admin:pw"]`,
+ * `["sshpass", "-p", "pw"]`) is found in the words joined by blanks, with core/secrets.ts's own
+ * rules. A secret found there that a word alone does not show is hidden from where it starts to the
+ * end of its word: a word of argv is one value, blanks and all. Only a word the joined text finds a
+ * secret in is read again alone.
+ */
+export function redactWords(words: readonly string[]): string[] {
+  if (words.length < 2) return words.map(redactText);
+  const starts: number[] = [];
+  let text = '';
+  for (const w of words) {
+    starts.push(text.length);
+    text += `${w} `;
+  }
+  const hits = new Map<number, number[]>();
+  let i = 0;
+  for (const [s] of findSecrets(text, { keepCalls: true })) {
+    while (i + 1 < words.length && starts[i + 1]! <= s) i++;
+    const at = s - starts[i]!;
+    if (at < words[i]!.length) hits.set(i, [...(hits.get(i) ?? []), at]); // else: the blank between two words
+  }
+  return words.map((w, k) => {
+    const found = hits.get(k);
+    if (!found) return redactText(w);
+    const alone = findSecrets(w, { keepCalls: true });
+    const known = new Set(alone.map(([s]) => s));
+    const fresh = Math.min(...found.filter((s) => !known.has(s)));
+    return hideRanges(w, Number.isFinite(fresh) ? [...alone.filter(([s]) => s < fresh), [fresh, w.length]] : alone);
+  });
+}
+
+/** `text` with each range (sorted by start) replaced by REDACTED; a range inside one already hidden adds nothing. */
+function hideRanges(text: string, ranges: ReadonlyArray<readonly [number, number, ...unknown[]]>): string {
+  let out = '';
+  let at = 0;
+  for (const [start, end] of ranges) {
+    if (start >= at) out += `${text.slice(at, start)}${REDACTED}`;
+    at = Math.max(at, end);
+  }
+  return out + text.slice(at);
+}
+
+function redactArray(value: unknown[], depth: number, walk: Walk): unknown[] {
+  const items = value.slice(0, MAX_ITEMS);
+  let out: unknown[];
+  if (!walk.measure && items.length >= 2 && items.every((v) => typeof v === 'string')) {
+    const parts = (items as string[]).map((v) => headOf(v, walk));
+    out = redactWords(parts.map((p) => p.head)).map((w, k) => `${w}${parts[k]!.note}`);
+  } else out = items.map((v) => redactValue(v, depth + 1, walk));
+  if (value.length > MAX_ITEMS) out.push(walk.measure ? '' : digestNote(`cut: ${value.length} items in all`, jsonOf(value)));
+  return out;
+}
+
+function redactValue(value: unknown, depth: number, walk: Walk): unknown {
+  if (typeof value === 'string') return redactString(value, walk);
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_DEPTH) return walk.measure ? '' : digestNote('nested too deep', jsonOf(value));
+  if (Array.isArray(value)) return redactArray(value, depth, walk);
   const out: Record<string, unknown> = Object.create(null);
   const entries = Object.entries(value as Record<string, unknown>);
+  if (walk.measure) {
+    for (const [k, v] of entries.slice(0, MAX_ITEMS)) {
+      if (k.length <= MAX_KEY) redactString(k, walk);
+      if (!(k.length <= MAX_KEY && SECRET_NAME.test(k))) redactValue(v, depth + 1, walk);
+    }
+    return out;
+  }
   for (const [k, v] of entries.slice(0, MAX_ITEMS)) {
-    let name = k.length > MAX_KEY ? digestNote(`name of ${k.length} characters`, k) : redactString(k, budget);
+    let name = k.length > MAX_KEY ? digestNote(`name of ${k.length} characters`, k) : redactString(k, walk);
     // Two names that read alike once redacted both stay (one value must never replace the other).
     for (let n = 2; Object.prototype.hasOwnProperty.call(out, name); n++) name = `${name.replace(/ \(\d+\)$/, '')} (${n})`;
-    out[name] = k.length <= MAX_KEY && SECRET_NAME.test(k) && v !== null && v !== undefined && v !== '' ? REDACTED : redactValue(v, depth + 1, budget);
+    out[name] = k.length <= MAX_KEY && SECRET_NAME.test(k) && v !== null && v !== undefined && v !== '' ? REDACTED : redactValue(v, depth + 1, walk);
   }
   if (entries.length > MAX_ITEMS) out['[cut]'] = digestNote(`${entries.length} entries in all`, jsonOf(value));
   return out;
@@ -345,12 +439,15 @@ function redactValue(value: unknown, depth: number, budget: Budget): unknown {
  * ["NAME"] = value for a secret-looking NAME, of --password VALUE, a MySQL client's -pVALUE,
  * sshpass -p, redis-cli -a, curl -u user:PASSWORD, docker/podman/... login -p, a URL's password,
  * signature and token query parameters, Bearer/Basic credentials, Digest's response=, debugkit
- * keys). Strings are kept whole up
- * to MAX_STRING characters, arrays and objects up to MAX_ITEMS; past that, and past MAX_TEXT
- * characters for the whole record, what is left out is stated with its size and SHA-256.
+ * keys), in an array of strings also when the option and its value are separate items (argv).
+ * Strings are kept whole up to MAX_STRING characters, arrays and objects up to MAX_ITEMS; the
+ * record keeps MAX_TEXT characters of text, each string the same share at most (fairShare), never
+ * under MIN_HEAD; what is left out is stated with its size and SHA-256.
  */
 export function redact(value: unknown): unknown {
-  return redactValue(value, 0, { left: MAX_TEXT });
+  const lengths: number[] = [];
+  redactValue(value, 0, { measure: lengths, share: 0 });
+  return redactValue(value, 0, { measure: undefined, share: fairShare(lengths) });
 }
 
 /** A short field (tool name, client name, session id) bounded, its length and SHA-256 stated when cut. */

@@ -5,7 +5,8 @@ import { boundField, cleanTraceparent, debugSessionOf, firstChangedEntry, redact
 import { bearerToken, hashKey, sameSecret, type KeyContext } from './keys.js';
 import { windowAt, type Limit } from './limits.js';
 import { hasScope, requiredScopes, type ToolInfo } from './scopes.js';
-import type { AuditQuery, KeyRecord, SessionLocation, Store } from './store.js';
+import { TimeSlice } from '../core/wait.js';
+import { AUDIT_SLICE_MS, type AuditQuery, type KeyRecord, type SessionLocation, type Store } from './store.js';
 
 /** How long a node trusts a key it looked up in a shared (PostgreSQL) store. */
 export const KEY_CACHE_MS = 1000;
@@ -66,6 +67,21 @@ export type FinishCall = (outcome: { ok: boolean; error?: string }) => Promise<v
 export interface AuditReport {
   entries: AuditRecord[];
   verification: ChainState;
+  /** Matching entries not shown, older than those shown (`maxChars`). */
+  left_out?: number;
+}
+
+/** The newest of `entries` (in order) whose JSON fits in `maxChars` in all; at least the newest one. */
+function newestWithin(entries: readonly AuditRecord[], maxChars: number): AuditRecord[] {
+  let used = 0;
+  let from = entries.length;
+  while (from > 0) {
+    const size = JSON.stringify(entries[from - 1]).length;
+    if (from < entries.length && used + size > maxChars) break;
+    used += size;
+    from--;
+  }
+  return entries.slice(from);
 }
 
 export const LOCAL_KEY: KeyContext = { id: 'local', name: 'local user (stdio)', scopes: ['*'], rate: null, quota: null };
@@ -327,17 +343,45 @@ export class ControlPlane {
    * state. The chain is walked whole at most every `fullVerifyEveryMs` (default 10 minutes); in
    * between, a query checks on from the last verified entry (which must be unchanged) and re-hashes
    * every entry it returns, so a query costs what was appended since, not the whole history.
-   * `debugkit audit verify` always walks the whole chain.
+   * Queries at the same time share one walk, and every walk and re-hash works in slices of the main
+   * thread's time (a chain any key can grow never holds the loop). With `preview`, the entries'
+   * arguments are cut in the store's query for display, and with `maxChars`, entries stop (newest
+   * kept) once their JSON would pass that many characters: what is left out is counted, never read
+   * whole. `debugkit audit verify` always walks the whole chain.
    */
-  async queryAudit(q: AuditQuery): Promise<AuditReport> {
-    const [entries, chain] = await Promise.all([this.store.queryAudit({ ...q, limit: Math.min(q.limit ?? 100, 1000) }), this.verifyChain()]);
-    const changed = chain.ok ? firstChangedEntry(entries, this.store.auditAnchor?.key, chain.keyed_from) : undefined;
-    return { entries, verification: changed ? { ...chain, ok: false, first_broken: changed } : chain };
+  async queryAudit(q: AuditQuery & { maxChars?: number }): Promise<AuditReport> {
+    const { maxChars, ...query } = q;
+    const [found, chain] = await Promise.all([this.store.queryAudit({ ...query, limit: Math.min(q.limit ?? 100, 1000) }), this.verifyChain()]);
+    const entries = maxChars === undefined ? found : newestWithin(found, maxChars);
+    const changed = chain.ok ? await this.firstChanged(entries, q.preview !== undefined, chain.keyed_from) : undefined;
+    const report: AuditReport = { entries, verification: changed ? { ...chain, ok: false, first_broken: changed } : chain };
+    return found.length > entries.length ? { ...report, left_out: found.length - entries.length } : report;
+  }
+
+  /** The first of `entries` changed since written: each read whole again when it is a preview, one at a time, in slices. */
+  private async firstChanged(entries: readonly AuditRecord[], previews: boolean, keyedFrom: number | undefined): Promise<ChainState['first_broken']> {
+    const key = this.store.auditAnchor?.key;
+    const slice = new TimeSlice(AUDIT_SLICE_MS);
+    for (const shown of entries) {
+      const whole = previews ? await this.store.auditEntry(shown.seq) : shown;
+      if (!whole) return { seq: shown.seq, reason: 'the entry was removed while it was being read' };
+      const changed = firstChangedEntry([whole], key, keyedFrom);
+      if (changed) return changed;
+      await slice.pause();
+    }
+    return undefined;
   }
 
   private anchor: (ChainAnchor & { fullAt: number }) | undefined;
+  /** The walk under way: queries that come meanwhile wait for it rather than start their own. */
+  private verifying: Promise<ChainState> | undefined;
 
-  private async verifyChain(): Promise<ChainState> {
+  private verifyChain(): Promise<ChainState> {
+    this.verifying ??= this.walkChain().finally(() => (this.verifying = undefined));
+    return this.verifying;
+  }
+
+  private async walkChain(): Promise<ChainState> {
     const now = Date.now();
     const anchor = this.anchor && now - this.anchor.fullAt < (this.opts.fullVerifyEveryMs ?? 600_000) ? this.anchor : undefined;
     const state = await this.store.verifyAudit(anchor);

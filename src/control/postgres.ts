@@ -2,9 +2,13 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { ChainVerifier, GENESIS, canonicalJson, chainHash, sha256Hex, type AuditBody, type AuditRecord, type ChainAnchor, type ChainState, type Checkpoint } from './audit.js';
 import type { AuditAnchor } from './anchor.js';
-import { auditFromRow, checkpointsFor, keyFromRow, keyRowValues, storedBody } from './sqlite.js';
-import type { AuditQuery, BumpResult, CounterBump, KeyRecord, SessionLocation, Store } from './store.js';
+import { auditFromRow, auditPreviewFromRow, checkpointsFor, keyFromRow, keyRowValues, previewColumns, storedBody } from './sqlite.js';
+import { AUDIT_SLICE_MS, type AuditQuery, type BumpResult, type CounterBump, type KeyRecord, type SessionLocation, type Store } from './store.js';
 import { keepFromChildren } from '../core/process.js';
+import { TimeSlice } from '../core/wait.js';
+
+/** Rows one query of a walk reads: entries may hold 256 KiB of arguments each, so a batch stays in tens of MB. */
+const WALK_BATCH = 200;
 
 // One advisory lock id for the audit chain: every node appends under it, so there is one chain.
 const AUDIT_LOCK = 0x646b6175; // "dkau"
@@ -20,6 +24,7 @@ CREATE TABLE IF NOT EXISTS debugkit_audit (
   key_id TEXT NOT NULL, client TEXT NOT NULL, transport TEXT NOT NULL, session TEXT, debug_session TEXT, tool TEXT NOT NULL,
   args TEXT NOT NULL, outcome TEXT, error TEXT, duration_ms DOUBLE PRECISION, traceparent TEXT, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS debugkit_audit_ts ON debugkit_audit (ts);
+CREATE INDEX IF NOT EXISTS debugkit_audit_key_seq ON debugkit_audit (key_id, seq);
 CREATE TABLE IF NOT EXISTS debugkit_sessions (id TEXT PRIMARY KEY, node TEXT NOT NULL, url TEXT NOT NULL, key_id TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS debugkit_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS debugkit_signatures (id TEXT PRIMARY KEY, time TEXT NOT NULL, body JSONB NOT NULL);
@@ -229,28 +234,39 @@ export class PostgresStore implements Store {
     if (q.keyId) add((n) => `key_id = $${n}`, q.keyId);
     if (q.tool) add((n) => `tool = $${n}`, q.tool);
     params.push(q.limit ?? 100);
-    const sql = `SELECT * FROM debugkit_audit ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT $${params.length}`;
-    return (await this.rows(sql, params)).map(auditFromRow).reverse();
+    const preview = q.preview;
+    const columns = preview === undefined ? '*' : previewColumns(String(Math.max(0, Math.floor(preview))));
+    const sql = `SELECT ${columns} FROM debugkit_audit ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT $${params.length}`;
+    return (await this.rows(sql, params)).map((row) => (preview === undefined ? auditFromRow(row) : auditPreviewFromRow(row, preview))).reverse();
   }
 
+  async auditEntry(seq: number): Promise<AuditRecord | undefined> {
+    const [row] = await this.rows('SELECT * FROM debugkit_audit WHERE seq = $1', [seq]);
+    return row && auditFromRow(row);
+  }
+
+  /**
+   * Every entry after `after` (from `since` on), in order, WALK_BATCH rows a query; each is taken
+   * in slices of the main thread's time (TimeSlice): a batch of large entries never holds the loop.
+   */
   private async walk(since: string | undefined, each: (r: AuditRecord) => boolean | void, after = 0): Promise<void> {
+    const slice = new TimeSlice(AUDIT_SLICE_MS);
     for (;;) {
-      const rows = await this.rows(`SELECT * FROM debugkit_audit WHERE seq > $1 ${since ? 'AND ts >= $2' : ''} ORDER BY seq LIMIT 2000`, since ? [after, since] : [after]);
+      const rows = await this.rows(`SELECT * FROM debugkit_audit WHERE seq > $1 ${since ? 'AND ts >= $2' : ''} ORDER BY seq LIMIT ${WALK_BATCH}`, since ? [after, since] : [after]);
+      slice.restart();
       for (const row of rows) {
         const record = auditFromRow(row);
         after = record.seq;
         if (each(record) === false) return;
+        await slice.pause();
       }
-      if (rows.length < 2000) return;
+      if (rows.length < WALK_BATCH) return;
     }
   }
 
   async verifyAudit(from?: ChainAnchor, checkpoints?: readonly Checkpoint[]): Promise<ChainState> {
     const verifier = new ChainVerifier(from, { ...(this.auditAnchor?.key ? { key: this.auditAnchor.key } : {}), checkpoints: checkpointsFor(this.auditAnchor, checkpoints) });
-    if (from) {
-      const [row] = await this.rows('SELECT * FROM debugkit_audit WHERE seq = $1', [from.seq]);
-      if (!verifier.checkAnchor(from, row && auditFromRow(row))) return verifier.state();
-    }
+    if (from && !verifier.checkAnchor(from, await this.auditEntry(from.seq))) return verifier.state();
     await this.walk(undefined, (r) => verifier.add(r), from?.seq ?? 0);
     return verifier.state();
   }

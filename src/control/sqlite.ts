@@ -5,7 +5,8 @@ import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { ChainVerifier, GENESIS, canonicalJson, chainHash, sha256Hex, storableValue, type AuditBody, type AuditRecord, type ChainAnchor, type ChainState, type Checkpoint } from './audit.js';
 import { readCheckpointFile, type AuditAnchor } from './anchor.js';
-import type { AuditQuery, BumpResult, CounterBump, KeyRecord, SessionLocation, Store } from './store.js';
+import { TimeSlice } from '../core/wait.js';
+import { AUDIT_SLICE_MS, type AuditQuery, type BumpResult, type CounterBump, type KeyRecord, type SessionLocation, type Store } from './store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS keys (
@@ -18,6 +19,7 @@ CREATE TABLE IF NOT EXISTS audit (
   key_id TEXT NOT NULL, client TEXT NOT NULL, transport TEXT NOT NULL, session TEXT, debug_session TEXT, tool TEXT NOT NULL,
   args TEXT NOT NULL, outcome TEXT, error TEXT, duration_ms REAL, traceparent TEXT, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS audit_ts ON audit (ts);
+CREATE INDEX IF NOT EXISTS audit_key_seq ON audit (key_id, seq);
 CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, node TEXT NOT NULL, url TEXT NOT NULL, key_id TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS signatures (id TEXT PRIMARY KEY, time TEXT NOT NULL, body TEXT NOT NULL);
@@ -79,6 +81,24 @@ export function auditFromRow(row: Row): AuditRecord {
     prev_hash: String(row.prev_hash),
     hash: String(row.hash),
   };
+}
+
+/**
+ * An entry as shown, from a row whose `args` holds at most `chars` characters of the stored JSON
+ * and whose `args_length` holds its whole length: arguments longer than that are shown as their
+ * head and length (the entry cannot be re-hashed from it: Store.auditEntry reads it whole).
+ */
+export function auditPreviewFromRow(row: Row, chars: number): AuditRecord {
+  const length = Number(row.args_length);
+  if (length <= chars) return auditFromRow(row);
+  const head = String(row.args);
+  return { ...auditFromRow({ ...row, args: 'null' }), args: `${head}[cut for display: the arguments' JSON is ${length} characters; debugkit audit export shows them whole]` };
+}
+
+/** The audit's columns, with `args` cut to `$chars` (a placeholder the caller fills) and its whole length beside it. */
+export function previewColumns(chars: string): string {
+  return `seq, ts, event, call_id, node, key_id, client, transport, session, debug_session, tool, substr(args, 1, ${chars}) AS args, length(args) AS args_length,
+    outcome, error, duration_ms, traceparent, prev_hash, hash`;
 }
 
 /**
@@ -149,6 +169,8 @@ export class SqliteStore implements Store {
       count: db.prepare('SELECT count FROM counters WHERE key_id = ? AND bucket = ?'),
       unbump: db.prepare('UPDATE counters SET count = count - 1 WHERE key_id = ? AND bucket = ?'),
       head: db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1'),
+      entry: db.prepare('SELECT * FROM audit WHERE seq = ?'),
+      after: db.prepare('SELECT * FROM audit WHERE seq > ? ORDER BY seq'),
       hashAt: db.prepare('SELECT hash FROM audit WHERE seq = ?'),
       insertAudit: db.prepare(
         `INSERT INTO audit (seq, ts, event, call_id, node, key_id, client, transport, session, debug_session, tool, args,
@@ -272,18 +294,39 @@ export class SqliteStore implements Store {
       where.push('tool = ?');
       params.push(q.tool);
     }
-    const sql = `SELECT * FROM audit ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`;
-    return (this.db.prepare(sql).all(...params, q.limit ?? 100) as Row[]).map(auditFromRow).reverse();
+    const preview = q.preview;
+    const columns = preview === undefined ? '*' : previewColumns(String(Math.max(0, Math.floor(preview))));
+    const sql = `SELECT ${columns} FROM audit ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`;
+    const rows = this.db.prepare(sql).all(...params, q.limit ?? 100) as Row[];
+    return rows.map((row) => (preview === undefined ? auditFromRow(row) : auditPreviewFromRow(row, preview))).reverse();
   }
 
+  async auditEntry(seq: number): Promise<AuditRecord | undefined> {
+    const row = this.stmts.entry.get(seq) as Row | undefined;
+    return row && auditFromRow(row);
+  }
+
+  /**
+   * Walks in slices (TimeSlice): a chain of any size, which any key can grow, never holds the event
+   * loop for more than a slice. Each slice reads on from the last entry checked (the statement is
+   * closed in between, so other statements run on this connection meanwhile).
+   */
   async verifyAudit(from?: ChainAnchor, checkpoints?: readonly Checkpoint[]): Promise<ChainState> {
     const verifier = new ChainVerifier(from, { ...(this.auditAnchor?.key ? { key: this.auditAnchor.key } : {}), checkpoints: checkpointsFor(this.auditAnchor, checkpoints) });
-    if (from) {
-      const row = this.db.prepare('SELECT * FROM audit WHERE seq = ?').get(from.seq) as Row | undefined;
-      if (!verifier.checkAnchor(from, row && auditFromRow(row))) return verifier.state();
-    }
-    for (const row of this.db.prepare('SELECT * FROM audit WHERE seq > ? ORDER BY seq').iterate(from?.seq ?? 0) as Iterable<Row>) {
-      if (!verifier.add(auditFromRow(row))) break;
+    if (from && !verifier.checkAnchor(from, await this.auditEntry(from.seq))) return verifier.state();
+    const slice = new TimeSlice(AUDIT_SLICE_MS);
+    for (let after = from?.seq ?? 0, more = true; more;) {
+      more = false;
+      for (const row of this.stmts.after.iterate(after) as Iterable<Row>) {
+        const record = auditFromRow(row);
+        if (!verifier.add(record)) return verifier.state();
+        after = record.seq;
+        if (slice.over()) {
+          more = true;
+          break;
+        }
+      }
+      if (more) await slice.pause();
     }
     return verifier.state();
   }

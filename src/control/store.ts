@@ -42,6 +42,12 @@ export interface AuditQuery {
   keyId?: string;
   tool?: string;
   limit?: number;
+  /**
+   * Show each entry's arguments as at most this many characters of their stored JSON (cut in the
+   * query: a caller's large entries are never read whole to be shown). Such entries cannot be
+   * re-hashed; auditEntry reads one whole.
+   */
+  preview?: number;
 }
 
 export interface SessionLocation {
@@ -76,11 +82,13 @@ export interface Store {
    */
   appendAudit(body: AuditBody): Promise<AuditRecord>;
   queryAudit(q: AuditQuery): Promise<AuditRecord[]>;
+  /** One entry, whole (to re-hash it), or undefined when there is none at `seq`. */
+  auditEntry(seq: number): Promise<AuditRecord | undefined>;
   /**
    * Walks the chain from the first entry, or on from an anchor (an entry an earlier pass verified:
    * it is read again and must be unchanged, then every later entry is checked), with the audit key
    * and against the checkpoint file and the `checkpoints` given (each entry they name must be there
-   * with their hash).
+   * with their hash). A walk works in slices of the main thread's time (a chain may be large).
    */
   verifyAudit(from?: ChainAnchor, checkpoints?: readonly Checkpoint[]): Promise<ChainState>;
   /** Every entry from `since` on, in order, a batch at a time. */
@@ -99,5 +107,8 @@ export interface Store {
   listSignatures(keyId: string, limit: number): Promise<unknown[]>;
   close(): Promise<void>;
 }
+
+/** Main-thread time an audit walk or re-hash works before other requests get a turn (TimeSlice). */
+export const AUDIT_SLICE_MS = 10;
 
 export const AUDIT_COLUMNS = ['ts', 'event', 'call_id', 'node', 'key_id', 'client', 'transport', 'session', 'debug_session', 'tool', 'args', 'outcome', 'error', 'duration_ms', 'traceparent'] as const;

@@ -8,11 +8,19 @@ import { callOutput, sessionId, waitMs, waitSeconds } from './schemas.js';
 
 /** Most commands one call may carry. */
 export const MAX_COMMANDS = 32;
+/**
+ * Longest command (characters). Bounded so that a call's every command fits the audit's record
+ * budget whole: MAX_COMMANDS of them and the longest session id kept (control/audit.ts MAX_STRING)
+ * stay under MAX_TEXT, so no padding command can push the one that ran out of the entry.
+ */
+export const MAX_COMMAND_CHARS = 4 * 1024;
+
+const command = z.string().max(MAX_COMMAND_CHARS, `a GDB command is at most ${MAX_COMMAND_CHARS} characters; send a longer job as several commands (or a script file gdb sources)`);
 
 const input = {
   id: sessionId,
-  command: z.string().optional().describe('A GDB command: CLI ("break main", "run", "bt", "print x") or MI ("-stack-list-frames")'),
-  commands: z.array(z.string()).min(1).max(MAX_COMMANDS).optional().describe('Several commands, one answer; stops at an error or a running program'),
+  command: command.optional().describe('A GDB command: CLI ("break main", "run", "bt", "print x") or MI ("-stack-list-frames")'),
+  commands: z.array(command).min(1).max(MAX_COMMANDS).optional().describe('Several commands, one answer; stops at an error or a running program'),
   wait: waitSeconds,
   raw: z.boolean().optional().describe('`stopped` as MI sent it'),
 };
