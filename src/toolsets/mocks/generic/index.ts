@@ -18,7 +18,8 @@ export const recorder: ProtocolRecorder = {
   async record(conn, o) {
     const upstream = await o.dial(conn);
     const tls = { ca: o.ca, upstream: { insecure: o.insecureUpstream, ...(o.upstreamCa ? { ca: o.upstreamCa } : {}) } };
-    const mysqlMockOf = mysqlConnectionMocks();
+    // One value budget for all of the recording's connections (their options are the one object).
+    const mysqlMockOf = mysqlConnectionMocks(o);
     const result = await recordGeneric(conn, upstream, {
       onMock: (mock) => o.onMock(mock, 'Generic'),
       ...(o.kept ? { kept: o.kept } : {}),

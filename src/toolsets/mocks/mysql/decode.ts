@@ -172,8 +172,18 @@ const isEof = (p: MysqlPacket | undefined) => p !== undefined && p.payload[0] ==
  */
 export const MAX_STRUCTURED_VALUES = 65536;
 
-/** A result set starting at `packets[at]`: its entry and the index after it, or undefined. */
-function resultSet(packets: MysqlPacket[], at: number, binary: boolean): [YamlMap, number] | undefined {
+/**
+ * Values still to be built as objects for an exchange (result-set values and COM_STMT_EXECUTE
+ * parameters together, at most MAX_STRUCTURED_VALUES), taken from as they are built.
+ */
+export interface ValueBudget {
+  left: number;
+}
+
+const exchangeValues = (): ValueBudget => ({ left: MAX_STRUCTURED_VALUES });
+
+/** A result set starting at `packets[at]`: its entry and the index after it, or undefined (also past `values`). */
+function resultSet(packets: MysqlPacket[], at: number, binary: boolean, values: ValueBudget): [YamlMap, number] | undefined {
   const head = packets[at]!;
   const count = lenencAt(head.payload, 0);
   if (!count || count[1] !== head.payload.length || count[0] === 0) return undefined;
@@ -189,7 +199,7 @@ function resultSet(packets: MysqlPacket[], at: number, binary: boolean): [YamlMa
   if (isEof(packets[i])) eofAfterColumns = byteList(whole(packets[i++]!));
   const rows: YamlMap[] = [];
   while (i < packets.length && packets[i]!.payload[0] !== 0xfe && packets[i]!.payload[0] !== 0xff) {
-    if ((rows.length + 1) * columns.length > MAX_STRUCTURED_VALUES) return undefined;
+    if ((rows.length + 1) * columns.length > values.left) return undefined;
     const row = binary ? binaryRow(packets[i]!, columns) : textRow(packets[i]!, columns);
     if (!row) return undefined;
     rows.push(row);
@@ -198,6 +208,7 @@ function resultSet(packets: MysqlPacket[], at: number, binary: boolean): [YamlMa
   const last = packets[i];
   if (!last || last.payload[0] !== 0xfe) return undefined;
   const type = binary ? 'BinaryProtocolResultSet' : 'TextResultSet';
+  values.left -= rows.length * columns.length;
   const message: YamlMap = {
     columnCount: count[0],
     columns: columns.map((c) => c.map),
@@ -257,7 +268,7 @@ function exact(entry: YamlMap, packets: MysqlPacket[]): boolean {
  * stands alone (OK, ERR, EOF); undefined when it has no result set or prepare answer, or when
  * any part would not give back exactly its bytes.
  */
-export function structuredAnswer(command: string | undefined, packets: MysqlPacket[], single: (p: MysqlPacket) => YamlMap): YamlMap[] | undefined {
+export function structuredAnswer(command: string | undefined, packets: MysqlPacket[], single: (p: MysqlPacket) => YamlMap, values = exchangeValues()): YamlMap[] | undefined {
   if (packets.length < 2) return undefined;
   if (command === 'COM_STMT_PREPARE') {
     const entry = prepareOk(packets);
@@ -272,7 +283,7 @@ export function structuredAnswer(command: string | undefined, packets: MysqlPack
       i++;
       continue;
     }
-    const rs = resultSet(packets, i, command === 'COM_STMT_EXECUTE');
+    const rs = resultSet(packets, i, command === 'COM_STMT_EXECUTE', values);
     if (!rs || !exact(rs[0], packets.slice(i, rs[1]))) return undefined;
     out.push(rs[0]);
     i = rs[1];
@@ -336,11 +347,20 @@ function guessParameterCount(b: Buffer): number | undefined {
 }
 
 /**
+ * A NULL bitmap as Keploy's list of bytes while short; a long one (a statement of hundreds of
+ * parameters) as `!!binary`, one line of YAML and no object a byte (attack 18u P3: 8,192 numbers).
+ */
+const NULL_BITMAP_LIST_MAX = 32;
+const nullBitmap = (bitmap: Buffer) => (bitmap.length <= NULL_BITMAP_LIST_MAX ? byteList(bitmap) : new Uint8Array(bitmap));
+
+/**
  * COM_STMT_EXECUTE in Keploy's fields, or undefined. The parameter count is not in the packet
  * (it came with the statement's COM_STMT_PREPARE_OK): `parameterCount` when the recorder saw that
- * answer on the same connection, else the one count whose values fill the packet exactly.
+ * answer on the same connection, else the one count whose values fill the packet exactly. Its
+ * parameters are taken from `values` (each is an object built and written); past it, undefined
+ * with `values.left` below zero, so the exchange stays bytes (attack 18u P3: 65,535 a packet).
  */
-export function executeMessage(p: MysqlPacket, parameterCount?: number): YamlMap | undefined {
+export function executeMessage(p: MysqlPacket, parameterCount?: number, values = exchangeValues()): YamlMap | undefined {
   const b = p.payload;
   if (b[0] !== 0x17 || b.length < 10) return undefined;
   const base: YamlMap = { status: 0x17, statement_id: b.readUInt32LE(1), flags: b[5]!, iteration_count: b.readUInt32LE(6) };
@@ -349,6 +369,11 @@ export function executeMessage(p: MysqlPacket, parameterCount?: number): YamlMap
   else {
     const n = parameterCount ?? guessParameterCount(b);
     if (!n || !fits(b, n, { left: n })) return undefined;
+    if (n > values.left) {
+      values.left = -1;
+      return undefined;
+    }
+    values.left -= n;
     const bitmap = b.subarray(10, 10 + ((n + 7) >> 3));
     const typesAt = 10 + bitmap.length + 1;
     let pos = typesAt + 2 * n;
@@ -365,7 +390,7 @@ export function executeMessage(p: MysqlPacket, parameterCount?: number): YamlMap
       parameters.push({ type, unsigned, value: v[0] });
       pos = v[1];
     }
-    message = { ...base, parameter_count: n, null_bitmap: byteList(bitmap), new_params_bind_flag: 1, parameters };
+    message = { ...base, parameter_count: n, null_bitmap: nullBitmap(bitmap), new_params_bind_flag: 1, parameters };
   }
   const rebuilt = structuredPackets('COM_STMT_EXECUTE', p.seq, message);
   return Buffer.isBuffer(rebuilt) && rebuilt.equals(whole(p)) ? message : undefined;

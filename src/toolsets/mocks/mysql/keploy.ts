@@ -2,7 +2,7 @@ import { compareKeys } from '../keploy/emit.js';
 import { markStyle } from '../keploy/style.js';
 import { KEPLOY_MOCK_VERSION, type GenericMock, type Mock, type PassThroughMock, type YamlMap, type YamlValue } from '../keploy/types.js';
 import { META_HOST, META_SERVER_CLOSED, messageOf, payloadBytes } from '../generic/keploy.js';
-import { authMessage, commandMessage, executeMessage, structuredAnswer } from './decode.js';
+import { authMessage, commandMessage, executeMessage, MAX_STRUCTURED_VALUES, structuredAnswer, type ValueBudget } from './decode.js';
 import { isMap, structuredPackets, writeLenenc } from './structured.js';
 import { isMysqlGreeting, lenencAt, packetOf, splitPackets, type MysqlPacket } from './wire.js';
 import { exactUtf8 } from '../keploy/utf8.js';
@@ -248,8 +248,8 @@ function encodeMessage(type: string, m: YamlMap): Buffer | undefined {
   return undefined;
 }
 
-/** `parameterCount`: a COM_STMT_EXECUTE's, from its statement's COM_STMT_PREPARE_OK when that was seen. */
-function packetEntry(p: MysqlPacket, type: string, parameterCount?: number): YamlMap {
+/** `parameterCount`: a COM_STMT_EXECUTE's, from its statement's COM_STMT_PREPARE_OK when that was seen; `values`: the exchange's (decode.ts). */
+function packetEntry(p: MysqlPacket, type: string, parameterCount?: number, values?: ValueBudget): YamlMap {
   const header: YamlMap = { header: { payload_length: p.payload.length, sequence_id: p.seq }, packet_type: type };
   const code = QUERY_COMMANDS[type];
   if (code !== undefined && p.payload[0] === code) {
@@ -257,7 +257,7 @@ function packetEntry(p: MysqlPacket, type: string, parameterCount?: number): Yam
     if (query !== undefined) return { header, message: { command: code, query } };
   }
   if (type === 'RequestPublicKey' && p.payload.length === 1 && p.payload[0] === 0x02) return { header, message: 'request_public_key' };
-  const structured = type === 'COM_STMT_EXECUTE' ? executeMessage(p, parameterCount) : type.startsWith('COM_') ? commandMessage(type, p) : authMessage(type, p);
+  const structured = type === 'COM_STMT_EXECUTE' ? executeMessage(p, parameterCount, values) : type.startsWith('COM_') ? commandMessage(type, p) : authMessage(type, p);
   if (structured) return { header, message: structured };
   // Modelled only when the fields give back exactly these bytes.
   const message = decodeMessage(type, p.payload);
@@ -287,22 +287,39 @@ export type MysqlStatements = Map<number, number>;
 /** MySQL's own ceiling on prepared statements (max_prepared_stmt_count is at most 4,194,304) is far above what one connection needs to be read well. */
 const MAX_STATEMENTS = 65536;
 
-/** What this exchange tells of the connection's statements (prepared, closed, all reset). */
-function noteStatements(statements: MysqlStatements, command: string | undefined, request: MysqlPacket | undefined, response: MysqlPacket | undefined): void {
+/**
+ * What this exchange tells of the connection's statements (prepared, closed, all reset). A
+ * prepare's parameter count is taken only when its answer holds that many parameter definitions:
+ * a bare COM_STMT_PREPARE_OK saying 65,535 had each later execute built as 65,535 parameters
+ * (attack 18u P3).
+ */
+function noteStatements(statements: MysqlStatements, command: string | undefined, request: MysqlPacket | undefined, response: readonly MysqlPacket[]): void {
   const id = request && request.payload.length >= 5 ? request.payload.readUInt32LE(1) : undefined;
-  if (command === 'COM_STMT_PREPARE' && response && response.payload[0] === 0x00 && response.payload.length >= 9) {
-    const prepared = response.payload.readUInt32LE(1);
-    if (statements.size < MAX_STATEMENTS || statements.has(prepared)) statements.set(prepared, response.payload.readUInt16LE(7));
+  const ok = response[0]?.payload;
+  if (command === 'COM_STMT_PREPARE' && ok && ok[0] === 0x00 && ok.length >= 9) {
+    const prepared = ok.readUInt32LE(1);
+    const params = ok.readUInt16LE(7);
+    if (response.length - 1 < params) statements.delete(prepared);
+    else if (statements.size < MAX_STATEMENTS || statements.has(prepared)) statements.set(prepared, params);
   } else if (command === 'COM_STMT_CLOSE' && id !== undefined) statements.delete(id);
   else if (command === 'COM_RESET_CONNECTION' || command === 'COM_CHANGE_USER') statements.clear();
 }
 
 /**
+ * Values (result-set values and execute parameters) one recording may build as objects in all,
+ * over its connections: each is an object on the loop and a few lines of YAML, and a set of
+ * 5 x 65,535 could not be written in the mock-set thread's 768 MB (attack 18u P3). Past it an
+ * exchange stays a Generic mock (its bytes), replayed the same.
+ */
+export const MAX_RECORDING_VALUES = 2 * MAX_STRUCTURED_VALUES;
+
+/**
  * The Generic mock of a MySQL exchange as a Keploy MySQL mock, or undefined when its bytes are
- * not whole packets (then the Generic mock is kept). `created` is the response time.
+ * not whole packets, or its values are more than MAX_STRUCTURED_VALUES or what is left of
+ * `recording` (then the Generic mock is kept). `created` is the response time.
  * `statements`: the connection's prepared statements so far (updated with this exchange's).
  */
-export function toMysqlMock(g: GenericMock, statements?: MysqlStatements): PassThroughMock | undefined {
+export function toMysqlMock(g: GenericMock, statements?: MysqlStatements, recording?: ValueBudget): PassThroughMock | undefined {
   const meta = g.spec.metadata ?? {};
   if (meta['truncated'] === 'true') return undefined;
   const request = payloadBytes(g.spec.genericrequests ?? []);
@@ -314,11 +331,14 @@ export function toMysqlMock(g: GenericMock, statements?: MysqlStatements): PassT
   const reqTypes = requestTypes(reqPackets, greeting);
   const command = reqPackets.length > 0 && reqPackets[0]!.seq === 0 ? reqTypes[0] : undefined;
   const executed = command === 'COM_STMT_EXECUTE' && reqPackets[0]!.payload.length >= 5 ? statements?.get(reqPackets[0]!.payload.readUInt32LE(1)) : undefined;
-  if (statements) noteStatements(statements, command, reqPackets[0], resPackets[0]);
+  if (statements) noteStatements(statements, command, reqPackets[0], resPackets);
   if (reqPackets.length + resPackets.length > MAX_STRUCTURED_PACKETS) return undefined;
+  if (recording && recording.left <= 0) return undefined;
+  const values = { left: Math.min(MAX_STRUCTURED_VALUES, recording?.left ?? MAX_STRUCTURED_VALUES) };
+  const budgeted = values.left;
   const resTypes = responseTypes(resPackets, command);
   const single = (p: MysqlPacket) => packetEntry(p, p.payload[0] === 0x00 ? 'OK' : p.payload[0] === 0xff ? 'ERR' : p.payload.length < 9 ? 'EOF' : 'OK');
-  const responses = structuredAnswer(command, resPackets, single) ?? resPackets.map((p, i) => packetEntry(p, resTypes[i]!));
+  const responses = structuredAnswer(command, resPackets, single, values) ?? resPackets.map((p, i) => packetEntry(p, resTypes[i]!));
   const typeOf = (entry: YamlMap | undefined) => ((entry?.['header'] as YamlMap | undefined)?.['packet_type'] as string | undefined) ?? '';
   // As Keploy labels them: the connection phase (its config mock, the greeting first) by the
   // greeting and the login's last answer; a command by itself and its answer's first packet.
@@ -336,12 +356,15 @@ export function toMysqlMock(g: GenericMock, statements?: MysqlStatements): PassT
   const created = Math.floor(Date.parse(g.spec.restimestampmock) / 1000);
   const spec: YamlMap = {
     metadata: sorted,
-    requests: reqPackets.map((p, i) => packetEntry(p, reqTypes[i]!, i === 0 ? executed : undefined)),
+    requests: reqPackets.map((p, i) => packetEntry(p, reqTypes[i]!, i === 0 ? executed : undefined, values)),
     responses,
     ...(Number.isFinite(created) && created > 0 ? { created } : {}),
     reqtimestampmock: g.spec.reqtimestampmock,
     restimestampmock: g.spec.restimestampmock,
   };
+  // An execute's parameters past what was left: the whole exchange as its bytes.
+  if (values.left < 0) return undefined;
+  if (recording) recording.left -= budgeted - values.left;
   const mock: PassThroughMock = { version: KEPLOY_MOCK_VERSION, kind: 'MySQL', name: g.name, spec };
   if (g.connectionId) mock.connectionId = g.connectionId;
   return mock;
@@ -489,8 +512,18 @@ export function mysqlMockOf(g: GenericMock): Mock {
   return toMysqlMock(g) ?? g;
 }
 
-/** `mysqlMockOf` for one connection's exchanges in order: a COM_STMT_EXECUTE is read with the parameter count its prepare gave. */
-export function mysqlConnectionMocks(): (g: GenericMock) => Mock {
+/** Each recording's values left (MAX_RECORDING_VALUES), by the object that stands for the recording. */
+const recordingValues = new WeakMap<object, ValueBudget>();
+
+/**
+ * `mysqlMockOf` for one connection's exchanges in order: a COM_STMT_EXECUTE is read with the
+ * parameter count its prepare gave. `recording`: an object the recording's connections share
+ * (its options), whose MAX_RECORDING_VALUES they take from together.
+ */
+export function mysqlConnectionMocks(recording: object = {}): (g: GenericMock) => Mock {
   const statements: MysqlStatements = new Map();
-  return (g) => toMysqlMock(g, statements) ?? g;
+  let values = recordingValues.get(recording);
+  if (!values) recordingValues.set(recording, (values = { left: MAX_RECORDING_VALUES }));
+  const left = values;
+  return (g) => toMysqlMock(g, statements, left) ?? g;
 }
