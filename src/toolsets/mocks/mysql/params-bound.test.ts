@@ -23,19 +23,10 @@ const barePrepare = (params: number) => {
   return exchange(packetOf(0, Buffer.from('\x16SELECT ?')), packetOf(1, ok));
 };
 
+const lenencText = (text: string) => Buffer.from([text.length, ...Buffer.from(text)]);
+const [catalogToTable, typeEtc] = [Buffer.from('\x03def\x04shop\x01t\x01t'), Buffer.from([0x0c, 0x21, 0, 0xa0, 0, 0, 0, 0xfd, 0, 0, 0, 0, 0])];
 /** A column definition packet (as MariaDB sends one: catalog def, a VARCHAR). */
-const definition = (seq: number, name: string) =>
-  packetOf(
-    seq & 0xff,
-    Buffer.concat([
-      Buffer.from('\x03def\x04shop\x01t\x01t'),
-      Buffer.from([name.length]),
-      Buffer.from(name),
-      Buffer.from([name.length]),
-      Buffer.from(name),
-      Buffer.from([0x0c, 0x21, 0, 0xa0, 0, 0, 0, 0xfd, 0, 0, 0, 0, 0]),
-    ]),
-  );
+const definition = (seq: number, name: string) => packetOf(seq & 0xff, Buffer.concat([catalogToTable, lenencText(name), lenencText(name), typeEtc]));
 const eof = (seq: number) => packetOf(seq & 0xff, Buffer.from([0xfe, 0, 0, 2, 0]));
 
 /** A COM_STMT_PREPARE_OK for statement 1 with its `params` parameter definitions (and their EOF). */
