@@ -2,68 +2,38 @@
 // served. One key's two MCP sessions held two bundles of 1.47 million tiny events each (2.94 of the 3 million objects), and another
 // key's bundle was then served with its files left out. Each key's bundles now share its part of the budget (half by default;
 // 1% here, --bundle-budget-per-key, so that 30,000 objects stand for the 1.5 million).
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callTool, createKey, openMcpSession, startNode, tempDataDir, type Node } from './helpers/control.js';
-import { tempDir } from './helpers/programs.js';
+import { startBudgetNode, type BudgetNode } from './helpers/budget-node.js';
+import { openMcpSession } from './helpers/control.js';
 
-let data: Awaited<ReturnType<typeof tempDataDir>>;
-let store: string[];
-let root: string;
-let node: Node;
-
-/** A directory bundle `name` in the root: `count` tiny events in namespace ns0 (the attack's shape, 110 bytes each). */
-function eventsBundle(name: string, count: number): void {
-  const dir = path.join(root, name, 'cluster-resources');
-  mkdirSync(path.join(dir, 'events'), { recursive: true });
-  const items = Array.from({ length: count }, (_, i) => ({ metadata: { name: `e${i}`, namespace: 'ns0' }, type: 'Normal', reason: 'Pulled', involvedObject: { kind: 'Pod', name: `p${i}` } }));
-  writeFileSync(path.join(dir, 'events', 'ns0.json'), JSON.stringify({ kind: 'EventList', items }));
-  writeFileSync(path.join(dir, 'namespaces.json'), JSON.stringify({ kind: 'NamespaceList', items: [{ metadata: { name: 'ns0' } }] }));
-}
+let server: BudgetNode;
 
 beforeAll(async () => {
-  data = await tempDataDir();
-  store = ['--data-dir', data.dir];
-  root = tempDir('debugkit-18t-budget-root-');
   // Key A's two bundles hold 28,000 of its 30,000 objects; its third, 5,000 more, is past them; key B's is 5,000.
-  eventsBundle('a1', 14_000);
-  eventsBundle('a2', 14_000);
-  eventsBundle('a3', 5000);
-  eventsBundle('b1', 5000);
-  await createKey(store, 'bootstrap', 'gdb:read');
-  node = await startNode([...store, '--root', root, '--bundle-dir', tempDir('debugkit-18t-budget-store-'), '--toolsets', 'bundles', '--bundle-budget-per-key', '1']);
+  server = await startBudgetNode({ a1: 14_000, a2: 14_000, a3: 5000, b1: 5000 });
 }, 60_000);
 
 afterAll(async () => {
-  await node?.stop();
-  await data?.cleanup();
+  await server?.stop();
 });
-
-/** A tool call in an MCP session: its text and whether it is an error. */
-async function tool(key: string, sid: string, name: string, args: object): Promise<{ isError: boolean; text: string }> {
-  const r = await callTool(node.url, key, sid, name, args);
-  if (r.body.error) return { isError: true, text: r.body.error.message };
-  return { isError: r.body.result.isError === true, text: r.body.result.content.map((c: { text?: string }) => c.text ?? '').join('') };
-}
 
 /** A new MCP session of `key` working on `bundle`. */
 async function sessionOn(key: string, bundle: string): Promise<string> {
-  const sid = await openMcpSession(node.url, key);
-  const opened = await tool(key, sid, 'initialize_bundle', { source: bundle });
+  const sid = await openMcpSession(server.node.url, key);
+  const opened = await server.tool(key, sid, 'initialize_bundle', { source: bundle });
   expect(opened.isError, opened.text).toBe(false);
   return sid;
 }
 
 /** The last event of the bundle's ns0: answered only when the whole events file was parsed and kept (each one is charged in full). */
 function lastEvent(key: string, sid: string, count: number): Promise<{ isError: boolean; text: string }> {
-  return tool(key, sid, 'kubectl', { command: `get event e${count - 1} -n ns0 -o name` });
+  return server.tool(key, sid, 'kubectl', { command: `get event e${count - 1} -n ns0 -o name` });
 }
 
 describe("each key's share of the bundle budget (attack 18t N4)", () => {
   it("key A fills its share over two sessions: key B's bundle is still served whole, and A's third is refused naming A's share", async () => {
-    const a = await createKey(store, '18t-a', 'bundles', ['--rate', 'unlimited']);
-    const b = await createKey(store, '18t-b', 'bundles', ['--rate', 'unlimited']);
+    const a = await server.key('18t-a');
+    const b = await server.key('18t-b');
     const a1 = await sessionOn(a.key, 'a1');
     const a2 = await sessionOn(a.key, 'a2');
     for (const sid of [a1, a2]) {
@@ -82,8 +52,8 @@ describe("each key's share of the bundle budget (attack 18t N4)", () => {
     const third = await lastEvent(a.key, a3, 5000);
     expect(third.text).not.toContain('event/e4999');
     expect(third.text).toContain('events/ns0.json of this support bundle was left out');
-    expect(third.text).toContain("the support bundles open for the API key that opened this one (that key's share of this server's bundle budget)");
-    expect(third.text).toMatch(/past the 8 MB or 30000 objects its parsed objects may hold \(\d+ MB and 28\d{3} objects held\): it is not served; closing that key's other bundles/);
+    expect(third.text).toContain("the support bundles charged to the API key paying for this one (the key using it that opened it or took it over; that key's share of this server's bundle budget)");
+    expect(third.text).toMatch(/past the 8 MB or 30000 objects its parsed objects may hold \(\d+ MB and 28\d{3} objects held\): it is not served; closing the other bundles charged to that key/);
     expect(third.text).not.toContain('all support bundles open on this server');
   }, 120_000);
 });

@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { KeyShares, ModelBudget } from './apiserver/budget.js';
 import { BUNDLE_2022, extractFixture, FIXTURES, requireKubectl, SYSTEM_KUBECTL } from './apiserver/testkit.js';
 import { renderKubectl, runKubectl, warningsOf } from './kubectl.js';
 import { BundleStore } from './store/store.js';
@@ -136,5 +137,90 @@ describe("kubectl's warnings (attack 18r I2)", () => {
     expect(w[4]).toMatch(/^Warning: 4 /);
     expect(w[5]).toBe('… and 7 more warnings');
     expect(warningsOf('error: nothing\n')).toEqual([]);
+  });
+});
+
+describe("a shared bundle's charge to a key's share (attack P4, P5)", () => {
+  /** A directory bundle of `count` tiny events in namespace ns0, used in place. */
+  function eventsBundle(name: string, count: number): string {
+    const root = path.join(base, name);
+    mkdirSync(path.join(root, 'cluster-resources', 'events'), { recursive: true });
+    const items = Array.from({ length: count }, (_, i) => ({ metadata: { name: `e${i}`, namespace: 'ns0' }, type: 'Normal', reason: 'Pulled', involvedObject: { kind: 'Pod', name: `p${i}` } }));
+    writeFileSync(path.join(root, 'cluster-resources', 'events', 'ns0.json'), JSON.stringify({ kind: 'EventList', items }));
+    writeFileSync(path.join(root, 'cluster-resources', 'namespaces.json'), JSON.stringify({ kind: 'NamespaceList', items: [{ metadata: { name: 'ns0' } }] }));
+    return root;
+  }
+
+  /** Each key's share is 3,000 objects (half of 6,000); every bundle here holds 2,000 events, so a key's share holds one. */
+  function sharedWorkspace(store: string): KeyShares {
+    const shares = new KeyShares(50, new ModelBudget({ bytes: 1024 * 1024 * 1024, objects: 6000 }, 'all support bundles open on this server'));
+    workspace = new BundleWorkspace(new BundleStore(path.join(base, store)), shares);
+    return shares;
+  }
+
+  /** The client's bundle's events as kubectl lists them, and its warnings. */
+  async function events(owner: string): Promise<{ count: number; warnings: string[] }> {
+    const r = await kubectl(workspace.current(owner), 'get events -A -o name');
+    return { count: r.output.split('\n').filter((l) => l.startsWith('event/')).length, warnings: r.warnings ?? [] };
+  }
+
+  it("key B joins key A's bundle and A leaves: the charge moves to B, A's next bundle is served whole within A's share", async () => {
+    const shares = sharedWorkspace('store-p4a');
+    const [x, y] = [eventsBundle('p4a-x', 2000), eventsBundle('p4a-y', 2000)];
+    await workspace.initialize('a1', x, { key: 'key-a', force: false });
+    expect(await events('a1')).toEqual({ count: 2000, warnings: [] });
+    await workspace.initialize('b1', x, { key: 'key-b', force: false });
+    expect(shares.of('key-a').objects).toBe(2000);
+    expect(shares.of('key-b').objects).toBe(0);
+    // A's session ends (an HTTP DELETE releases it so); B still uses x.
+    await workspace.release('a1');
+    expect(shares.of('key-a').objects).toBe(0);
+    expect(shares.of('key-b').objects).toBe(2000);
+    await workspace.initialize('a2', y, { key: 'key-a', force: false });
+    // Before: A's share still held x's 2,000 for B, and y's events were left out naming A's other bundles, which it had none of.
+    expect(await events('a2')).toEqual({ count: 2000, warnings: [] });
+    expect(shares.of('key-a').objects).toBe(2000);
+    // B still has x whole, now on its own share, so B's next bundle is past it.
+    expect(await events('b1')).toEqual({ count: 2000, warnings: [] });
+    expect(shares.server.objects).toBe(4000);
+  });
+
+  it("the charge moves to a key without room: the bundle is opened afresh within that key's share, its files past it left out for that key", async () => {
+    const shares = sharedWorkspace('store-p4b');
+    const [x, y, z] = [eventsBundle('p4b-x', 2000), eventsBundle('p4b-y', 2000), eventsBundle('p4b-z', 2000)];
+    await workspace.initialize('b0', z, { key: 'key-b', force: false });
+    expect((await events('b0')).count).toBe(2000);
+    await workspace.initialize('a1', x, { key: 'key-a', force: false });
+    expect((await events('a1')).count).toBe(2000);
+    await workspace.initialize('b1', x, { key: 'key-b', force: false });
+    // A moves to y in the same session: x is now B's alone, and B's share holds z.
+    await workspace.initialize('a1', y, { key: 'key-a', force: false });
+    expect(shares.of('key-b').objects).toBe(2000);
+    expect(await events('a1')).toEqual({ count: 2000, warnings: [] });
+    expect(shares.of('key-a').objects).toBe(2000);
+    const bx = await events('b1');
+    expect(bx.count).toBe(0);
+    expect(bx.warnings).toEqual([
+      expect.stringMatching(
+        /ns0\.json of this support bundle was left out: .* the support bundles charged to the API key paying for this one .*past the 512 MB or 3000 objects .*\(0 MB and 2000 objects held\): it is not served; closing the other bundles charged to that key/,
+      ),
+    ]);
+    // Once B lets go of z, x is served whole on B's share.
+    await workspace.release('b0');
+    expect(await events('b1')).toEqual({ count: 2000, warnings: [] });
+    expect(shares.of('key-b').objects).toBe(2000);
+  });
+
+  it('a key closing its only bundle gets its share back at once, not when the model is collected: its next bundle is served whole', async () => {
+    const shares = sharedWorkspace('store-p5');
+    const [x, y] = [eventsBundle('p5-x', 2000), eventsBundle('p5-y', 2000)];
+    await workspace.initialize('a1', x, { key: 'key-a', force: false });
+    expect((await events('a1')).count).toBe(2000);
+    await workspace.release('a1');
+    // Before: held until V8 collected x's model (minutes on an idle server).
+    expect(shares.of('key-a').objects).toBe(0);
+    expect(shares.server.objects).toBe(0);
+    await workspace.initialize('a2', y, { key: 'key-a', force: false });
+    expect(await events('a2')).toEqual({ count: 2000, warnings: [] });
   });
 });

@@ -25,7 +25,12 @@ export interface ActiveBundle {
 interface Served {
   server: Promise<BundleApiServer>;
   kubeconfigPath: Promise<string>;
-  users: Set<string>;
+  /** Each client using it, with the key it acts for. */
+  users: Map<string, string>;
+  /** The key whose share the bundle's model is charged to: always one of its users' while it has any. */
+  payer: string;
+  /** The charge's moves, one after another (chargeToUser). */
+  charging: Promise<void>;
 }
 
 /** The key a client acts for, which owns the bundles it adds: its principal's id ('local' on stdio). */
@@ -69,7 +74,7 @@ export class BundleWorkspace {
     const replaced = !added.reused && added.kind !== 'directory' ? this.restart(added, options.key) : undefined;
     const previous = this.active.get(owner);
     const served = replaced?.served ?? this.serve(added, options.key);
-    served.users.add(owner);
+    served.users.set(owner, options.key);
     if (previous && previous.root !== added.root) await this.dropUser(previous.root, owner);
     const [server, kubeconfigPath] = await Promise.all([served.server, served.kubeconfigPath]);
     // Removed meanwhile (a temp cleaner, a person): initializing again puts it back, for every user.
@@ -112,8 +117,38 @@ export class BundleWorkspace {
 
   private async dropUser(root: string, owner: string): Promise<void> {
     const served = this.served.get(root);
-    served?.users.delete(owner);
-    if (served && served.users.size === 0) await this.stopServing(root);
+    if (!served) return;
+    served.users.delete(owner);
+    if (served.users.size === 0) return this.stopServing(root);
+    // A bundle that could not be opened again stays served, its charge forced onto the new payer (server.ts reopenWithin).
+    served.charging = served.charging.then(() => this.chargeToUser(served)).catch(() => undefined);
+    await served.charging;
+  }
+
+  /**
+   * Keeps a shared bundle charged to a key using it. It is charged to one of its users' keys at a
+   * time, not to each: charged to every key using it, a key whose share was full could have a
+   * bundle's files left out for all its other users just by initializing the same directory. So a
+   * key's share holds the bundles it opened and those whose charge it took over, and never one it
+   * no longer uses: when the paying key's last client leaves, the charge moves to a key still using
+   * it that has room for what it holds, or else (none has) to the first of them, with the bundle
+   * opened afresh within that key's share (its files past it left out for that key, as usual).
+   * Without this, the key that opened it first kept paying after leaving (attack P4): its next
+   * bundle was left out for a share it did not use, and the other key used its own twice.
+   */
+  private async chargeToUser(served: Served): Promise<void> {
+    const keys = new Set(served.users.values());
+    if (keys.size === 0 || keys.has(served.payer)) return;
+    const server = await served.server.catch(() => undefined);
+    if (!server) return;
+    for (const key of keys) {
+      if (!server.moveCharge(this.modelBudget(key))) continue;
+      served.payer = key;
+      return;
+    }
+    const first = keys.values().next().value as string;
+    served.payer = first;
+    await server.reopenWithin(this.modelBudget(first));
   }
 
   async dispose(): Promise<void> {
@@ -134,7 +169,7 @@ export class BundleWorkspace {
         await writeKubeconfig(file, s.url);
         return file;
       });
-      served = { server, kubeconfigPath, users: new Set() };
+      served = { server, kubeconfigPath, users: new Map(), payer: key, charging: Promise.resolve() };
       this.served.set(entry.root, served);
       server.catch(() => this.served.delete(entry.root));
     }
@@ -149,7 +184,7 @@ export class BundleWorkspace {
     const old = this.served.get(entry.root);
     this.served.delete(entry.root);
     const served = this.serve(entry, key);
-    for (const user of old?.users ?? []) served.users.add(user);
+    for (const [user, userKey] of old?.users ?? []) served.users.set(user, userKey);
     return { served, old };
   }
 

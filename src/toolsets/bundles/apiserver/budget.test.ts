@@ -97,8 +97,8 @@ describe('the parsed model budget', () => {
       expect.stringMatching(/^events\/ns0\.json of this support bundle was left out: .*all support bundles open on this server past the 1024 MB or 5000 objects/),
     ]);
     expect(server.objects).toBe(4000);
-    // What a closed bundle's model is collected does (budget.ts): its charge goes back to the server's.
-    first.cache.budget.release(first.cache.budget.bytes, first.cache.budget.objects);
+    // A bundle no longer served gives its charge back to the server's.
+    first.close();
     expect(await events(second)).toHaveLength(3000);
     expect(await second.warnings(second.registry.preferred('', 'events')!)).toEqual([]);
     expect(server.objects).toBe(3000);
@@ -108,6 +108,8 @@ describe('the parsed model budget', () => {
 describe("each key's share of the server budget (attack 18t N4)", () => {
   const events = (b: Bundle) => b.list(b.registry.preferred('', 'events')!);
   const warnings = (b: Bundle) => b.warnings(b.registry.preferred('', 'events')!);
+  /** A bundle of `counts` events a namespace, charged to `share`. */
+  const openOn = async (counts: number[], share: ModelBudget) => Bundle.open(await eventBundle(counts), { model: { bytes: 64 * 1024 * 1024, objects: 1_000_000 }, serverModel: share });
 
   it("one key fills its share, not the server's: another key's bundle is served whole, the key's next is left out saying it is that key's share", async () => {
     // The attack's shape at a small scale: one key's two bundles just under the share; alone, the server's bound left the other key nothing.
@@ -123,12 +125,14 @@ describe("each key's share of the server budget (attack 18t N4)", () => {
     expect(await events(other)).toHaveLength(2500);
     expect(await warnings(other)).toEqual([]);
     const [problem] = await warnings(third);
-    expect(problem).toMatch(/^events\/ns0\.json of this support bundle was left out: .* the support bundles open for the API key that opened this one \(that key's share/);
-    expect(problem).toContain("past the 512 MB or 3000 objects its parsed objects may hold (0 MB and 2800 objects held): it is not served; closing that key's other bundles");
+    expect(problem).toMatch(
+      /^events\/ns0\.json of this support bundle was left out: .* the support bundles charged to the API key paying for this one \(the key using it that opened it or took it over; that key's share/,
+    );
+    expect(problem).toContain('past the 512 MB or 3000 objects its parsed objects may hold (0 MB and 2800 objects held): it is not served; closing the other bundles charged to that key');
     expect(shares.of('key_a').objects).toBe(2800);
     expect(shares.server.objects).toBe(5300);
-    // Its share given back (a bundle of the key's collected), the key's next file fits.
-    first.cache.budget.release(first.cache.budget.bytes, first.cache.budget.objects);
+    // Its share given back (a bundle of the key's closed), the key's next file fits.
+    first.close();
     expect(await events(third)).toHaveLength(1000);
     expect(await warnings(third)).toEqual([]);
   });
@@ -142,6 +146,49 @@ describe("each key's share of the server budget (attack 18t N4)", () => {
     const next = await Bundle.open(await eventBundle([1500]), { model, serverModel: shares.of(undefined) });
     expect(await events(next)).toHaveLength(0);
     expect(await warnings(next)).toEqual([expect.stringMatching(/would take all support bundles open on this server past the 1024 MB or 6000 objects .*: it is not served$/)]);
+  });
+
+  it('a closed bundle gives its charge back once, at close (not when collected), and parses nothing more (attack P5)', async () => {
+    const shares = new KeyShares(50, serverBudget(6000));
+    const closing = await openOn([1400, 1000], shares.of('key_a'));
+    const kept = await openOn([600], shares.of('key_a'));
+    const ns = (b: Bundle, n: string) => b.list(b.registry.preferred('', 'events')!, n);
+    expect(await ns(closing, 'ns0')).toHaveLength(1400);
+    expect(await events(kept)).toHaveLength(600);
+    expect(shares.of('key_a').objects).toBe(2000);
+    closing.close();
+    // The bundle is still referenced here, so this is close(), not the FinalizationRegistry.
+    expect(shares.of('key_a').objects).toBe(600);
+    expect(shares.server.objects).toBe(600);
+    // A second close (or the registry's backstop, which calls the same) gives nothing back twice.
+    closing.close();
+    closing.cache.budget.close();
+    expect(shares.of('key_a').objects).toBe(600);
+    // A file a request still running on it would parse is left out, saying why, and charged to no one.
+    const late = await closing.cache.load(path.join(closing.clusterDir, 'events', 'ns1.json'));
+    expect(late.items).toEqual([]);
+    expect(closing.cache.problems.get(path.join(closing.clusterDir, 'events', 'ns1.json'))).toMatch(/would take this support bundle, no longer served \(its server was closed or replaced\), past/);
+    expect(shares.server.objects).toBe(600);
+  });
+
+  it("a bundle's charge moves to another key's share when it fits there, and stays put when it does not", async () => {
+    const shares = new KeyShares(50, serverBudget(6000));
+    const shared = await openOn([2000], shares.of('key_a'));
+    const own = await openOn([1500], shares.of('key_c'));
+    expect(await events(shared)).toHaveLength(2000);
+    expect(await events(own)).toHaveLength(1500);
+    expect(shared.cache.budget.moveTo(shares.of('key_c'))).toBe(false);
+    expect([shares.of('key_a').objects, shares.of('key_c').objects]).toEqual([2000, 1500]);
+    // The server's budget holds it once, before and after the move.
+    expect(shared.cache.budget.moveTo(shares.of('key_b'))).toBe(true);
+    expect([shares.of('key_a').objects, shares.of('key_b').objects, shares.server.objects]).toEqual([0, 2000, 3500]);
+    // Forced (a bundle that could not be opened again within key_c's share): moved past the bound, and key_c takes nothing more.
+    expect(shared.cache.budget.moveTo(shares.of('key_c'), true)).toBe(true);
+    expect([shares.of('key_b').objects, shares.of('key_c').objects, shares.server.objects]).toEqual([0, 3500, 3500]);
+    expect(shares.of('key_c').full()).toBe(shares.of('key_c'));
+    // What it gives back later goes to where it is charged now.
+    shared.close();
+    expect([shares.of('key_c').objects, shares.server.objects]).toEqual([1500, 1500]);
   });
 
   it('a share is a whole percent from 1 to 100', () => {

@@ -30,17 +30,21 @@ export class ModelBudget {
   bytes = 0;
   objects = 0;
 
+  /** Set by close(): what this budget held is given back, and it takes nothing more. */
+  private closed = false;
+
   constructor(
     readonly bounds: ModelBounds,
     /** What the budget is for, in messages: "this support bundle", "all bundles open on this server". */
     readonly what: string,
-    private readonly parent?: ModelBudget,
+    private parent?: ModelBudget,
     /** What gives room back, when that is not simply other bundles closing (messages end with it). */
     readonly remedy?: string,
   ) {}
 
   /** Charges `bytes` and `objects` here and to the parent, or charges nothing and returns the budget they would exceed. */
   charge(bytes: number, objects: number): ModelBudget | undefined {
+    if (this.closed) return NOT_SERVED;
     if (this.bytes + bytes > this.bounds.bytes || this.objects + objects > this.bounds.objects) return this;
     const refused = this.parent?.charge(bytes, objects);
     if (refused) return refused;
@@ -51,7 +55,49 @@ export class ModelBudget {
 
   /** This budget or its parent when already at its bound (nothing more fits), else undefined. */
   full(): ModelBudget | undefined {
+    if (this.closed) return NOT_SERVED;
     return this.bytes >= this.bounds.bytes || this.objects >= this.bounds.objects ? this : this.parent?.full();
+  }
+
+  /**
+   * Moves all this budget holds from its parent to `parent` (a shared bundle's charge going to
+   * another key using it), or moves nothing and returns false when `parent` has no room for it.
+   * `force`: moved even past `parent`'s bound (then it takes nothing more until enough is given back).
+   */
+  moveTo(parent: ModelBudget, force = false): boolean {
+    if (this.closed) return false;
+    if (parent === this.parent) return true;
+    // Given back first: the two keys' shares are within the same server budget, which the move does not grow.
+    this.parent?.release(this.bytes, this.objects);
+    if (force) parent.add(this.bytes, this.objects);
+    else if (parent.charge(this.bytes, this.objects) !== undefined) {
+      // Taken back where it just was.
+      this.parent?.add(this.bytes, this.objects);
+      return false;
+    }
+    this.parent = parent;
+    return true;
+  }
+
+  /** Charges here and to the parent whatever the bounds. */
+  private add(bytes: number, objects: number): void {
+    this.bytes += bytes;
+    this.objects += objects;
+    this.parent?.add(bytes, objects);
+  }
+
+  /**
+   * Gives back to the parent all this budget holds, once (a second call does nothing), and refuses
+   * every later charge: the bundle it was for is no longer served, and what a request still running
+   * on it would parse is not parsed.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    released.unregister(this);
+    this.parent?.release(this.bytes, this.objects);
+    this.bytes = 0;
+    this.objects = 0;
   }
 
   /** Gives back what charge() took, here and to the parent. */
@@ -77,8 +123,9 @@ export const KEY_SHARE_PERCENT = 50;
  * Each API key's share of the server's budget. The server's alone was first come, first served:
  * one key's two bundles of 1.47 million tiny events each held 2.94 of its 3 million objects, and
  * every other key's bundles were then served with their files left out for as long as that key's
- * sessions lived (attack 18t N4). A key's bundles (the ones it initialized, and its bundle_summary
- * models) are charged to its share, so another key always finds the rest of the server's.
+ * sessions lived (attack 18t N4). A key's bundles (the ones it initialized and still uses, a shared
+ * one whose charge it took over, and its bundle_summary models) are charged to its share, so
+ * another key always finds the rest of the server's.
  */
 export class KeyShares {
   /** One budget per key id, kept for the process's life: there are as many as keys that opened a bundle, each a few numbers. */
@@ -100,9 +147,10 @@ export class KeyShares {
     if (!share) {
       share = new ModelBudget(
         this.bounds,
-        "the support bundles open for the API key that opened this one (that key's share of this server's bundle budget)",
+        // Said of the key paying for the bundle (workspace.ts): the one that opened it, or one still using it that took it over.
+        "the support bundles charged to the API key paying for this one (the key using it that opened it or took it over; that key's share of this server's bundle budget)",
         this.server,
-        "closing that key's other bundles (initializing another in their sessions, or ending those sessions) gives its share back",
+        'closing the other bundles charged to that key (initializing another in their sessions, or ending those sessions) gives its share back',
       );
       this.keys.set(key, share);
     }
@@ -111,14 +159,22 @@ export class KeyShares {
 }
 
 /**
- * A bundle's budget hands its charge back to the server's when the bundle's model is collected: the
- * memory is held until then, and a closed bundle's server (server.ts) keeps no reference to it.
+ * What a closed budget's refusals name: a request still running on a bundle whose server was closed
+ * (its users left, or its charge moved to a fresh model) gets nothing more parsed.
  */
-const released = new FinalizationRegistry<ModelBudget>((budget) => budget.release(budget.bytes, budget.objects));
+const NOT_SERVED = new ModelBudget({ bytes: 0, objects: 0 }, 'this support bundle, no longer served (its server was closed or replaced),');
 
-/** A fresh budget for one bundle, within `server`, given back when `owner` (its file cache) is collected. */
+/**
+ * A bundle's budget is closed (its charge given back) when the bundle stops being served
+ * (Bundle.close): waiting for V8 to collect its model left a key's share full for minutes on an idle
+ * server (attack P5). This registry is only the backstop for a model dropped without close() (a
+ * bundle_summary model); close() unregisters, and closes only once.
+ */
+const released = new FinalizationRegistry<ModelBudget>((budget) => budget.close());
+
+/** A fresh budget for one bundle, within `server`, given back by its close() or, failing that, when `owner` (its file cache) is collected. */
 export function bundleBudget(owner: object, bounds: ModelBounds = BUNDLE_MODEL_BOUNDS, server: ModelBudget = serverModel): ModelBudget {
   const budget = new ModelBudget(bounds, 'this support bundle', server);
-  released.register(owner, budget);
+  released.register(owner, budget, budget);
   return budget;
 }

@@ -80,10 +80,14 @@ export class Bundle {
     return new Bundle(baseDir, clusterDir, cache, registry, probe.normalized);
   }
 
-  /** Stops the listings in progress; the bundle serves nothing more. */
+  /**
+   * Stops the listings in progress; the bundle serves nothing more, and its model's charge goes
+   * back to its key's share and the server's now, not when V8 collects the model (budget.ts).
+   */
   close(): void {
     this.closing.abort();
     this.listed.clear();
+    this.cache.budget.close();
   }
 
   private async holds(t: ResourceType): Promise<boolean> {
