@@ -518,8 +518,9 @@ describe('the tools hand gdb the checked file', () => {
     const at = (file: string) => path.join(wroot, file);
     try {
       // The root (mode 0700) and every directory above it: only debugkit's user (or root) can write there.
+      // A program gdb reads is still a private copy: its debug links are judged on it (attack atk-p P10).
       await call('file basic');
-      expect(await files()).toContain(`\`${at('basic')}'`);
+      expect(await files()).toMatch(/`\/\S*debugkit-prog-[^/\s]+\/basic'/);
       await call('break main');
       expect((await call('run')).stopped).toMatchObject({ reason: 'breakpoint-hit' });
       await call('gcore basic.core');

@@ -1,6 +1,7 @@
-import { lstat, open, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { closeSync, constants } from 'node:fs';
+import { copyFile, lstat, mkdir, open, realpath, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { containment } from './paths.js';
+import { containment, MAX_PROGRAM_COPY_BYTES, openInside } from './paths.js';
 
 /** ELF's note of the files mapped into a process (NT_FILE, "FILE"), named "CORE". */
 const NT_FILE = 0x46494c45;
@@ -221,9 +222,118 @@ export async function outwardDebugLink(file: string, root: string): Promise<stri
   if (links === 'unreadable') return 'has a section table debugkit cannot read whole, so where gdb would look for its debug files is unknown';
   if (links?.debuglink?.includes('/')) return `names its debug file "${links.debuglink}" (.gnu_debuglink), a path gdb would follow out of the program's directory`;
   const alt = links?.altlink;
-  // Debian's own programs name their dwz file under /usr/lib/debug/.dwz: a system file, as a core may map one (mappingOutside).
-  if (alt?.includes('/') && (!path.isAbsolute(alt) || (await mappingOutside([alt], root)) !== undefined)) {
-    return `names its dwz file "${alt}" (.gnu_debugaltlink), a path gdb would open out of the program's directory`;
+  if (alt?.includes('/')) {
+    if (!path.isAbsolute(alt)) return `names its dwz file "${alt}" (.gnu_debugaltlink), a path gdb would open out of the program's directory`;
+    const why = await absoluteAltlinkOut(alt, root);
+    if (why) return `names its dwz file "${alt}" (.gnu_debugaltlink), ${why}`;
   }
   return undefined;
+}
+
+/** Where gdb finds a separate debug file of a system program (its debug-file-directory): the one place out of the root a debug file may come from. */
+const SYSTEM_DEBUG_DIR = '/usr/lib/debug/';
+
+/**
+ * Why gdb must not open an absolute dwz file name, which it opens as written, or undefined: one
+ * leading out of the root must be a system file (Debian's own programs name theirs under
+ * /usr/lib/debug/.dwz, as a core may map one: mappingOutside), and one that does not exist there
+ * yet, but under /usr/lib/debug, is outside all the same (it could be made after the check; attack atk-p P3); whatever it
+ * leads to must be a regular file (a device, /dev/zero included, or a FIFO would have gdb read forever).
+ */
+async function absoluteAltlinkOut(alt: string, root: string): Promise<string | undefined> {
+  const where = containment(await realpath(root), alt);
+  if (where.kind === 'missing') return undefined; // inside the root, not there: gdb says it cannot open it
+  const stats = await stat(alt).catch(() => undefined);
+  if (where.kind === 'outside') {
+    // Not there yet: only the system's debug directory, which only root writes, may name it.
+    if (!stats) return path.resolve(alt).startsWith(SYSTEM_DEBUG_DIR) ? undefined : 'a path outside the workspace root that gdb would open if it were made';
+    if ((await mappingOutside([alt], root)) !== undefined) return "a path gdb would open out of the program's directory";
+  }
+  return stats?.isFile() === false ? 'which is not a regular file' : undefined;
+}
+
+/**
+ * Puts beside a program's private copy (`copy`, in a directory of its own) the debug files gdb
+ * would find by plain name beside the program itself (`real`, checked inside `root`): for a
+ * `.gnu_debuglink` NAME, `<dir>/NAME` and `<dir>/.debug/NAME`; for a `.gnu_debugaltlink` NAME,
+ * `<dir>/NAME`; and a found debug file's own plain dwz name beside it. gdb, handed the copy, looks
+ * only beside the copy (and in its debug-file-directory), so it reads what was checked here, never
+ * a workspace name a writer could point elsewhere afterwards (attack atk-p P3, P10). Each must lead
+ * to a regular file inside the root, or to a system debug file under /usr/lib/debug: the reason
+ * otherwise (nothing is copied then). Names with a `/` are outwardDebugLink's to judge.
+ */
+export async function copyDebugFiles(copy: string, real: string, root: string, { judgeOnly = false } = {}): Promise<string | undefined> {
+  const realRoot = await realpath(root);
+  return bringLinked(copy, path.dirname(real), realRoot, true, judgeOnly);
+}
+
+/**
+ * The plain-named files `file` (a copy) links to, brought from `from` beside it; `debuglink`: its
+ * .gnu_debuglink too, not only its dwz file; `judgeOnly`: nothing copied (a key's scopes are
+ * judged before the copy is made), the found debug files' own links read where they are.
+ */
+async function bringLinked(file: string, from: string, realRoot: string, debuglink: boolean, judgeOnly: boolean): Promise<string | undefined> {
+  let links: Awaited<ReturnType<typeof debugLinks>>;
+  try {
+    links = await debugLinks(file);
+  } catch {
+    return undefined;
+  }
+  if (typeof links !== 'object') return undefined;
+  const to = path.dirname(file);
+  const plain = (name: string | undefined) => (name && !name.includes('/') && name !== '.' && name !== '..' ? name : undefined);
+  const wanted: { sub: string; name: string; kind: string }[] = [];
+  const link = debuglink ? plain(links.debuglink) : undefined;
+  if (link) wanted.push({ sub: '', name: link, kind: 'debug file' }, { sub: '.debug', name: link, kind: 'debug file' });
+  const alt = plain(links.altlink);
+  if (alt) wanted.push({ sub: '', name: alt, kind: 'dwz file' });
+  for (const { sub, name, kind } of wanted) {
+    const target = path.join(to, sub, name);
+    if (target === file) continue; // the program's own name: gdb would find the program itself
+    const source = path.join(from, sub, name);
+    const why = await bringOne(source, judgeOnly ? undefined : target, realRoot);
+    if (why) return `has its ${kind} "${name}" at ${source}, which ${why}`;
+    // A separate debug file names its dwz file itself, beside it.
+    const brought = judgeOnly ? source : target;
+    if (kind === 'debug file' && (await lstat(brought).catch(() => undefined))) {
+      const inner = (await outwardDebugLink(brought, realRoot)) ?? (await bringLinked(brought, path.dirname(source), realRoot, false, judgeOnly));
+      if (inner) return `has its debug file "${name}" at ${source}, which ${inner}`;
+    }
+  }
+  return undefined;
+}
+
+/** Copies `source` to `target` (when given) when it is there and may be read (see copyDebugFiles); the reason it may not, otherwise. */
+async function bringOne(source: string, target: string | undefined, realRoot: string): Promise<string | undefined> {
+  if (!(await lstat(source).catch(() => undefined))) return undefined; // not there: gdb would not find it either
+  const where = containment(realRoot, source);
+  if (where.kind === 'missing') return undefined; // a link to nothing inside the root
+  let handle: FileHandle | undefined;
+  try {
+    if (where.kind === 'inside') {
+      const opened = openInside(realRoot, source, { type: 'file' });
+      if (opened.kind === 'outside') return 'leads out of the workspace root';
+      // openInside opens no FIFO or device: those are "missing" to it.
+      if (opened.kind !== 'inside') return 'is not a regular file';
+      try {
+        handle = await open(`/proc/self/fd/${opened.fd}`, 'r');
+      } finally {
+        closeSync(opened.fd);
+      }
+    } else {
+      const leads = await realpath(source).catch(() => undefined);
+      if (!leads?.startsWith(SYSTEM_DEBUG_DIR)) return 'leads out of the workspace root (only a system debug file under /usr/lib/debug may)';
+      // Without waiting on a FIFO; what was opened is judged, not the name.
+      handle = await open(leads, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    }
+    const stats = await handle.stat();
+    if (!stats.isFile()) return 'is not a regular file';
+    if (stats.size > MAX_PROGRAM_COPY_BYTES) return `is over ${MAX_PROGRAM_COPY_BYTES / 2 ** 20} MiB, more than debugkit copies for gdb`;
+    if (!target) return undefined;
+    await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
+    await copyFile(`/proc/self/fd/${handle.fd}`, target);
+    return undefined;
+  } finally {
+    await handle?.close();
+  }
 }

@@ -276,11 +276,13 @@ export class CheckedProgram {
     private readonly root: string,
     /** The opened file as it was: device, inode, size, change and modification times. */
     private readonly stamp: string,
+    /** Whether it was opened with `copy`: so is it when opened again (reopen). */
+    private readonly always: boolean,
   ) {}
 
   /**
    * `copy`: always hand over a private copy, for a file whose content is judged before gdb reads
-   * it (a core's list of mapped files): the file itself could be rewritten after the check by
+   * it (a core's list of mapped files, a program's debug links): the file itself could be rewritten after the check by
    * anyone who may write it, debugkit's own user (a gdb `dump`) included.
    */
   static async open(root: string, userPath: string, what = 'program', { copy: always = false }: { copy?: boolean } = {}): Promise<CheckedProgram> {
@@ -289,7 +291,7 @@ export class CheckedProgram {
     try {
       const stamp = stampOf(opened.stats);
       const why = swappable(opened.real) ?? (always ? 'its content is checked on the copy gdb reads' : undefined);
-      if (!why) return new CheckedProgram(opened.real, opened.real, undefined, root, stamp);
+      if (!why) return new CheckedProgram(opened.real, opened.real, undefined, root, stamp, always);
       if (opened.stats.size > MAX_PROGRAM_COPY_BYTES) {
         throw new DebugkitError(
           'INVALID_ARGUMENT',
@@ -303,7 +305,7 @@ export class CheckedProgram {
       // /proc/self/fd/N is the opened file itself: the kernel follows the descriptor, not a name.
       await copyFile(`/proc/self/fd/${opened.fd}`, copy);
       chmodSync(copy, (opened.stats.mode & 0o777) | 0o500);
-      return new CheckedProgram(opened.real, copy, dir, root, stamp);
+      return new CheckedProgram(opened.real, copy, dir, root, stamp, always);
     } catch (err) {
       if (dir) removeNow(dir);
       throw err;
@@ -333,9 +335,9 @@ export class CheckedProgram {
     return stampOf(opened.stats) !== this.stamp;
   }
 
-  /** The file at `real` as it is now, checked and opened inside the root again (and copied if it must be). */
+  /** The file at `real` as it is now, checked and opened inside the root again (and copied if it must be, or was). */
   reopen(): Promise<CheckedProgram> {
-    return CheckedProgram.open(this.root, this.real);
+    return CheckedProgram.open(this.root, this.real, 'program', { copy: this.always });
   }
 
   close(): void {

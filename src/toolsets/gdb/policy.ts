@@ -2,7 +2,7 @@ import path from 'node:path';
 import { DebugkitError } from '../../core/errors.js';
 import { CheckedProgram, resolveContained, swappable } from '../../core/paths.js';
 import { quoteMiString } from '../../core/mi/connection.js';
-import { coreMappedFiles, mappingOutside, outwardDebugLink } from '../../core/elf-core.js';
+import { copyDebugFiles, coreMappedFiles, mappingOutside, outwardDebugLink } from '../../core/elf-core.js';
 
 /**
  * What one gdb command reaches beyond the debugger. Each capability has one operator flag and one
@@ -87,7 +87,11 @@ export interface PreparedCommand {
  * could make the name lead elsewhere (core/paths `swappable`: a link on the way, or a directory
  * on the way that others may write). When none can, the command goes to gdb as written: a writer
  * who could swap the file runs as debugkit's user or root and could read or write it anyway, so
- * racing gains nothing (onlyOwnUserWrites). When one can:
+ * racing gains nothing (onlyOwnUserWrites). Except a file gdb reads, which is judged by its
+ * content (a core's mapped files, a program's debug links): it goes to gdb as a private copy,
+ * judged itself, wherever it is, since its writer may be debugkit's own user (attack atk-p P10),
+ * and a reading command no copy can stand for (add-symbol-file, a read nested or quoted) needs
+ * `shell` wherever it is. When one can:
  * - a file gdb reads, given as the one plain argument of file, exec-file, symbol-file, core-file,
  *   -file-exec-and-symbols, -file-exec-file or -file-symbol-file sent as a command of its own, is
  *   opened here (checked inside the root, then judged by what was opened) and copied to a private
@@ -110,25 +114,24 @@ export interface PreparedCommand {
 export async function prepareCommand(command: string, policy: GdbPolicy, checkedScopes?: readonly string[]): Promise<PreparedCommand> {
   // One reading for both: judged twice, a file swapped in between could pass the flags as a plain
   // file and then be sent by name, unjudged, as a link.
-  const { needs, copy: read, loaded } = classify(command, policy);
+  const { needs, copy: read } = classify(command, policy);
   refuseUnopened(needs, policy);
   // The key's scopes were checked on an earlier reading (capabilityScopes): a file swapped since may
   // make the command reach further, which that check did not allow, whatever the flags say.
   const beyond = checkedScopes && needs.find((n) => n.capability !== 'quit' && !checkedScopes.includes(CAPABILITIES[n.capability].scope));
   if (beyond) throw new CommandRefusedError(`refused: ${beyond.what}; it reaches further than when the call's scopes were checked (a file changed meanwhile)`);
-  if (!read) {
-    if (loaded && !loaded.slots.includes('core')) await refuseDebugLinkOut(path.resolve(policy.cwd, loaded.file), `"${loaded.name} ${loaded.file}"`, policy, checkedScopes);
-    return { command };
-  }
+  if (!read) return { command };
   const core = read.slots.includes('core');
-  const program = await CheckedProgram.open(policy.root, path.resolve(policy.cwd, read.file), `"${read.name}" file`, { copy: core });
-  try {
-    if (core) await refuseOutsideMappings(program.path, read.file, policy, checkedScopes);
-    else await refuseDebugLinkOut(program.path, `"${read.name} ${read.file}"`, policy, checkedScopes);
-  } catch (err) {
-    program.close();
-    throw err;
-  }
+  // Always a copy: what is judged (a core's mapped files, a program's debug links) must be what gdb reads (attack atk-p P10).
+  const program = await CheckedProgram.open(policy.root, path.resolve(policy.cwd, read.file), `"${read.name}" file`, { copy: true });
+  if (core) {
+    try {
+      await refuseOutsideMappings(program.path, read.file, policy, checkedScopes);
+    } catch (err) {
+      program.close();
+      throw err;
+    }
+  } else await judgeProgramCopy(program, `"${read.name} ${read.file}"`, policy, checkedScopes);
   return { command: read.command(program.path), copy: { program, slots: read.slots } };
 }
 
@@ -156,6 +159,25 @@ async function refuseOutsideMappings(copy: string, shown: string, policy: GdbPol
 export async function refuseDebugLinkOut(file: string, shown: string, policy: GdbPolicy, checkedScopes?: readonly string[]): Promise<void> {
   const outward = await outwardDebugLink(file, policy.root);
   if (outward) refuseReach(`${shown} ${outward}`, policy, checkedScopes);
+}
+
+/**
+ * A program's private copy (CheckedProgram.open with `copy`) made ready for gdb: its debug links
+ * judged on the copy itself, which is what gdb reads (attack atk-p P10), and the debug files gdb
+ * would find by plain name beside the program brought beside the copy, each checked
+ * (copyDebugFiles): gdb looks only beside the copy, never at a workspace name that a link there
+ * could lead out of the root or to a device (attack atk-p P3). Closes the copy when refused.
+ */
+export async function judgeProgramCopy(program: CheckedProgram, shown: string, policy: GdbPolicy, checkedScopes?: readonly string[]): Promise<void> {
+  try {
+    await refuseDebugLinkOut(program.path, shown, policy, checkedScopes);
+    const why = await copyDebugFiles(program.path, program.real, policy.root);
+    // Allowed to reach out (shell): the file is simply not there for gdb to find.
+    if (why) refuseReach(`${shown} ${why}`, policy, checkedScopes);
+  } catch (err) {
+    program.close();
+    throw err;
+  }
 }
 
 /**
@@ -502,8 +524,6 @@ class Classifier {
   readonly needs: Need[] = [];
   /** The file a command of its own reads, where other users could swap it: what to send instead (prepareCommand). */
   copy: CopyableRead | undefined;
-  /** The file a command of its own reads, sent as written (no other user could swap it). */
-  loaded: CopyableRead | undefined;
   /** CLI texts already read (the nested command scan reads suffixes of one line: each once). */
   private readonly read = new Set<string>();
 
@@ -737,20 +757,21 @@ class Classifier {
         swapped ??= this.swappable(part);
       }
     }
-    // A core lists files gdb maps into its memory and reads (NT_FILE): they are judged on a private
-    // copy, which only a command naming one plain file can be pointed at.
+    // A core lists files gdb maps into its memory and reads (NT_FILE), a program or symbol file the
+    // debug files gdb reads with it (.gnu_debuglink, .gnu_debugaltlink): they are judged on a
+    // private copy, the one gdb reads (anyone who may write the file, debugkit's own user
+    // included, could rewrite it after a check of the workspace file; attack atk-p P10), which
+    // only a command naming one plain file can be pointed at.
     const core = READS[name]?.includes('core') ?? false;
-    if (!swapped && !core) {
-      // Sent as written (no other user can swap it): its debug link is still judged (prepareCommand).
-      if (read) this.loaded = read;
-      return;
-    }
+    const judged = core || ((READS[name] !== undefined || name === 'add-symbol-file') && candidates.some((w) => !OPTION_WORD.test(w)));
+    if (!swapped && !judged) return;
     if (read) this.copy = read;
     else if (swapped) this.need('shell', `"${name} ${shown}": ${swapped}, so a writer there could swap a file it names for a link out of the workspace root between debugkit's check and gdb's use`);
     else
       this.need(
         'shell',
-        `"${name} ${shown}": debugkit checks the files a core maps on a private copy of it, and this spelling names no one plain file to copy (give the core's name as one word, unquoted)`,
+        `"${name} ${shown}": debugkit checks what a file makes gdb read (the files a core maps, a program's debug files) on a private copy of it, and this spelling names no one plain file to copy ` +
+          "(give the file's name as one word, unquoted, to file, exec-file, symbol-file or core-file, or their MI forms)",
       );
   }
 

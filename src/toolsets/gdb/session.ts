@@ -12,7 +12,18 @@ import { CallCollector, PROGRAM_OUTPUT_PER_CALL } from './collector.js';
 import type { CheckedProgram } from '../../core/paths.js';
 import { firstUserFrame, type UserFrameChoice } from '../../core/mi/user-frame.js';
 import { compactStopped, mergeCalls, type CallStep } from './answer.js';
-import { capabilityScopes, isAttachCommand, isDetachCommand, isStartCommand, prepareCommand, refuseOutsideLibraries, type FileSlot, type GdbPolicy, type PreparedCommand } from './policy.js';
+import {
+  capabilityScopes,
+  isAttachCommand,
+  isDetachCommand,
+  isStartCommand,
+  judgeProgramCopy,
+  prepareCommand,
+  refuseOutsideLibraries,
+  type FileSlot,
+  type GdbPolicy,
+  type PreparedCommand,
+} from './policy.js';
 
 export type { TargetState };
 
@@ -222,7 +233,7 @@ export class GdbSession implements SessionResource {
     let prepared: PreparedCommand = { command };
     // The operator's flags, and a file it reads that other users could swap read from a checked private copy.
     if (this.options.policy && !options.trusted) prepared = await prepareCommand(command, this.commandPolicy(), options.checkedScopes);
-    if (this.copies.has('exec') && isStartCommand(command)) await this.reloadIfChanged();
+    if (this.copies.has('exec') && isStartCommand(command)) await this.reloadIfChanged(options.checkedScopes);
     try {
       const outcome = await this.sendCall(prepared.command, command, options);
       // While a core is loaded, any command may make gdb read its link map again (`file` of the
@@ -268,7 +279,7 @@ export class GdbSession implements SessionResource {
    * every run would start the build that was loaded, silently. Only while gdb's program is still
    * that copy (a `file` since may have named another).
    */
-  private async reloadIfChanged(): Promise<void> {
+  private async reloadIfChanged(checkedScopes: readonly string[] | undefined): Promise<void> {
     const copy = this.copies.get('exec')!;
     // gdb re-reads a program it runs by its own name itself.
     if (!copy.copied || !copy.changed()) return;
@@ -278,6 +289,8 @@ export class GdbSession implements SessionResource {
     let fresh: CheckedProgram;
     try {
       fresh = await copy.reopen();
+      // The new build's debug links as well: judged on its copy, its debug files brought beside it.
+      if (this.options.policy) await judgeProgramCopy(fresh, `program ${copy.real}`, this.commandPolicy(), checkedScopes);
     } catch (err) {
       this.notes.push(`[debugkit: ${copy.real} changed since it was loaded, but it cannot be loaded again (${(err as Error).message}): running the build loaded before]`);
       return;

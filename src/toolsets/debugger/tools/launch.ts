@@ -3,7 +3,7 @@ import { CheckedProgram } from '../../../core/paths.js';
 import { withText } from '../../../mcp/tools.js';
 import { clientKey } from '../../../core/sessions.js';
 import { REPLY_TIMEOUT_MS, finishStop, idleTimeout, loadEngine, newSessionId, stopShape, waitSeconds, type DebuggerTool, defineTool } from './common.js';
-import { outwardDebugLink } from '../../../core/elf-core.js';
+import { copyDebugFiles, outwardDebugLink } from '../../../core/elf-core.js';
 import { DebugkitError } from '../../../core/errors.js';
 
 export const launchTool: DebuggerTool = (ctx) =>
@@ -20,11 +20,19 @@ export const launchTool: DebuggerTool = (ctx) =>
     },
     output: { pid: z.number(), session_id: z.string(), history: z.string(), program: z.string(), stop: z.object(stopShape) },
     async run({ program, args, session_id, wait, timeout }, call) {
-      // Checked and opened here; gdb gets the file, or a private copy of it where others could swap its name (CheckedProgram), removed when gdb exits.
-      const checked = await CheckedProgram.open(ctx.config.root, program);
+      // Checked and opened here; gdb gets a private copy (CheckedProgram), removed when gdb exits:
+      // the debug links judged are the copy's, and gdb finds debug files only beside the copy,
+      // where the checked ones are put (attack atk-p P3, P10).
+      const checked = await CheckedProgram.open(ctx.config.root, program, 'program', { copy: true });
       const file = checked.real;
       // gdb would read the debug files the program names by a path, wherever it leads (attack 18r I1, 18s N1/N2).
-      const outward = await outwardDebugLink(checked.path, ctx.config.root);
+      let outward;
+      try {
+        outward = (await outwardDebugLink(checked.path, ctx.config.root)) ?? (await copyDebugFiles(checked.path, file, ctx.config.root));
+      } catch (err) {
+        checked.close();
+        throw err;
+      }
       if (outward) {
         checked.close();
         throw new DebugkitError('PATH_OUTSIDE_ROOT', `${program} ${outward}; rebuild it, or link its debug files by name`);

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { DebugkitError } from '../../../core/errors.js';
 import { closeSync } from 'node:fs';
-import { outwardDebugLink } from '../../../core/elf-core.js';
+import { copyDebugFiles, outwardDebugLink } from '../../../core/elf-core.js';
 import { CheckedProgram, descriptorPath, openContained, openContainedDirectory } from '../../../core/paths.js';
-import { CAPABILITIES, refuseDebugLinkOut } from '../policy.js';
+import { CAPABILITIES, judgeProgramCopy } from '../policy.js';
 import { clientKey } from '../../../core/sessions.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import type { GdbSession } from '../session.js';
@@ -31,7 +31,7 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     // A program whose debug link leads out of the root makes gdb read outside it: that needs the
     // key's shell scope as well as the operator's flag, as `call file ...` does. Read here on the
-    // opened file; the program is checked again as it is loaded, against the scopes checked here.
+    // opened file; the copy gdb loads is checked again, against the scopes checked here.
     scopes: {
       of: async (args) => {
         let scopes: string[] = [];
@@ -43,7 +43,9 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
             return []; // run says what is wrong with the path
           }
           try {
-            if (await outwardDebugLink(descriptorPath(opened.fd), ctx.config.root)) scopes = [CAPABILITIES.shell.scope];
+            const file = descriptorPath(opened.fd);
+            const root = ctx.config.root;
+            if ((await outwardDebugLink(file, root)) ?? (await copyDebugFiles(file, opened.real, root, { judgeOnly: true }))) scopes = [CAPABILITIES.shell.scope];
           } finally {
             closeSync(opened.fd);
           }
@@ -57,10 +59,12 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
       // What gdb loads, and the directory it starts in, are opened here and checked inside the root;
       // gdb gets a private copy of the opened program and starts in the opened directory, never a
       // workspace path a writer could swap for a link meanwhile.
-      const program = args.program ? await CheckedProgram.open(root, args.program) : undefined;
+      // Always a copy: its debug links are judged on the copy gdb reads, and gdb finds its debug
+      // files only beside the copy, where the checked ones are put (attack atk-p P3, P10).
+      const program = args.program ? await CheckedProgram.open(root, args.program, 'program', { copy: true }) : undefined;
       let dir;
       try {
-        if (program) await refuseDebugLinkOut(program.path, `program ${args.program}`, { root, cwd: root, ownPids: new Set(), ...ctx.config.gdb }, checkedScopes.get(args));
+        if (program) await judgeProgramCopy(program, `program ${args.program}`, { root, cwd: root, ownPids: new Set(), ...ctx.config.gdb }, checkedScopes.get(args));
         dir = args.cwd ? openContainedDirectory(root, args.cwd) : undefined;
       } catch (err) {
         program?.close();
