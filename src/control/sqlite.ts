@@ -296,9 +296,26 @@ export class SqliteStore implements Store {
     }
     const preview = q.preview;
     const columns = preview === undefined ? '*' : previewColumns(String(Math.max(0, Math.floor(preview))));
-    const sql = `SELECT ${columns} FROM audit ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`;
-    const rows = this.db.prepare(sql).all(...params, q.limit ?? 100) as Row[];
-    return rows.map((row) => (preview === undefined ? auditFromRow(row) : auditPreviewFromRow(row, preview))).reverse();
+    const select = this.db.prepare(`SELECT ${columns} FROM audit WHERE ${['seq < ?', ...where].join(' AND ')} ORDER BY seq DESC LIMIT ?`);
+    const limit = q.limit ?? 100;
+    const found: AuditRecord[] = [];
+    // In slices, newest first: each row's arguments are read whole by SQLite (even to cut them), and
+    // the rows can be large; every slice goes on below the oldest row read.
+    const slice = new TimeSlice(AUDIT_SLICE_MS);
+    for (let before = Number.MAX_SAFE_INTEGER, more = true; more;) {
+      more = false;
+      for (const row of select.iterate(before, ...params, limit - found.length) as Iterable<Row>) {
+        const record = preview === undefined ? auditFromRow(row) : auditPreviewFromRow(row, preview);
+        found.push(record);
+        before = record.seq;
+        if (slice.over()) {
+          more = found.length < limit;
+          break;
+        }
+      }
+      if (more) await slice.pause();
+    }
+    return found.reverse();
   }
 
   async auditEntry(seq: number): Promise<AuditRecord | undefined> {
