@@ -295,8 +295,11 @@ export class CheckedProgram {
       if (opened.stats.size > MAX_PROGRAM_COPY_BYTES) {
         throw new DebugkitError(
           'INVALID_ARGUMENT',
-          `${what} ${userPath} is ${Math.ceil(opened.stats.size / 2 ** 20)} MiB: debugkit hands gdb a private copy of a program whose name other users could swap (${why}), ` +
-            `of at most ${MAX_PROGRAM_COPY_BYTES / 2 ** 20} MiB; close the directories on its way to other users (chmod go-w) and gdb is handed the file itself`,
+          `${what} ${userPath} is ${Math.ceil(opened.stats.size / 2 ** 20)} MiB: debugkit hands gdb a private copy of a program ${always ? 'whose content it checks' : 'whose name other users could swap'} (${why}), ` +
+            `of at most ${MAX_PROGRAM_COPY_BYTES / 2 ** 20} MiB` +
+            (always
+              ? '; a file whose content debugkit checks is always copied, so strip it or split its debug information out (objcopy --only-keep-debug)'
+              : '; close the directories on its way to other users (chmod go-w) and gdb is handed the file itself'),
         );
       }
       dir = mkdtempSync(path.join(tmpdir(), 'debugkit-prog-'));
