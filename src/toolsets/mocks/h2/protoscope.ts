@@ -600,7 +600,7 @@ const varintLength = (value: number, extra: number) => {
 };
 
 /** Tokens assembled between looks at the clock (ProtoscopeAssembler.step). */
-export const STEP_TOKENS = 4096;
+export const STEP_TOKENS = 1024;
 
 /**
  * Assembles protoscope text into bytes a number of tokens at a time (`step`), so text from a set
@@ -831,13 +831,17 @@ class ProtoscopeAssembler {
     let w = 0;
     let r = 0;
     for (let i = 0; i < this.prefixAt.length; i++) {
-      const at = this.prefixAt[i]!;
-      out.set(bytes.subarray(r, at), w);
-      w += at - r;
-      r = at;
-      const prefix = varint(BigInt(this.prefixValue[i]!), this.prefixExtra[i]!);
-      out.set(prefix, w);
-      w += prefix.length;
+      // Byte by byte: a view (subarray) a prefix was an object each, a million for a text of braces.
+      for (const at = this.prefixAt[i]!; r < at;) out[w++] = bytes[r++]!;
+      // A length (at most the output's) as a varint, padded by its long-form bytes; no BigInt a prefix.
+      let v = this.prefixValue[i]!;
+      for (let extra = this.prefixExtra[i]!; ;) {
+        const more = v >= 0x80 || extra > 0;
+        out[w++] = (v & 0x7f) | (more ? 0x80 : 0);
+        if (v >= 0x80) v = Math.floor(v / 0x80);
+        else if (extra > 0) [v, extra] = [0, extra - 1];
+        else break;
+      }
     }
     out.set(bytes.subarray(r), w);
     return out;
