@@ -7,7 +7,9 @@
 // either, a new connection is closed before a byte is read, and the call's answer says so.
 //
 // Here the server runs with a soft limit of 400 descriptors (so the proxies' share is 64) and the
-// program opens 500 silent connections: before, they took every descriptor the server had.
+// program opens 500 silent connections: before, they took every descriptor the server had. Since
+// attack 18u P1 one API key's calls hold at most half of the proxies' share (32), so that is what
+// the attacker's program gets; the program shows the call's credential (P6), as it is handed it.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -20,6 +22,8 @@ import { tempDir } from './helpers/programs.js';
 const FD_LIMIT = 400;
 /** proxiesMaxConnections(400): an eighth of 400 is 50, below the floor of 64. */
 const PROXIES_SHARE = 64;
+/** One API key's part of it (proxy.ts PROXY_KEY_SHARE). */
+const KEY_SHARE = PROXIES_SHARE / 2;
 const OPENED = 500;
 
 /**
@@ -49,15 +53,18 @@ import net from 'node:net';
 import { existsSync, writeFileSync } from 'node:fs';
 import { request, answer } from './raw-get.mjs';
 const [target, count] = process.argv.slice(2).map(Number);
-const proxyPort = Number(new URL(process.env.ALL_PROXY.replace(/^socks5h?/, 'http')).port);
+const proxy = new URL(process.env.ALL_PROXY.replace(/^socks5h?/, 'http'));
+const proxyPort = Number(proxy.port);
+const [user, pass] = [decodeURIComponent(proxy.username), decodeURIComponent(proxy.password)].map((t) => Buffer.from(t));
+const auth = Buffer.concat([Buffer.from([1, user.length]), user, Buffer.from([pass.length]), pass]);
 const socks = () => new Promise((resolve) => {
   const s = net.connect(proxyPort, '127.0.0.1');
   let got = Buffer.alloc(0);
   const done = (v) => { s.removeAllListeners('data'); resolve(v); };
   s.on('error', () => done('refused'));
   s.on('close', () => done('refused'));
-  s.on('data', (d) => { got = Buffer.concat([got, d]); if (got.length >= 12) done(s); });
-  s.write(Buffer.from([5, 1, 0, 5, 1, 0, 1, 127, 0, 0, 1, target >> 8, target & 255]));
+  s.on('data', (d) => { got = Buffer.concat([got, d]); if (got.length >= 14) done(s); });
+  s.write(Buffer.concat([Buffer.from([5, 1, 2]), auth, Buffer.from([5, 1, 0, 1, 127, 0, 0, 1, target >> 8, target & 255])]));
 });
 const first = await socks();
 const others = [];
@@ -110,26 +117,26 @@ describe('attack 18t M1: the capture proxies hold a bounded share of the descrip
     return { held, pings, answer: await call };
   }
 
-  const SHARE_FULL = `the capture proxies of all calls hold ${PROXIES_SHARE} connections, the most the server allows them (the rest of its file descriptors serve MCP clients); open fewer at a time, or wait for other calls to end`;
+  const SHARE_FULL = `the calls of this API key hold ${KEY_SHARE} connections through their capture proxies, its share of the ${PROXIES_SHARE} the server allows all calls; open fewer at a time, or wait for this key's other calls to end`;
 
-  it(`${OPENED} silent connections from one replay: ${PROXIES_SHARE} held, the rest refused and reported; a fresh MCP connection is still answered`, async () => {
+  it(`${OPENED} silent connections from one replay: ${KEY_SHARE} held (the key's share of ${PROXIES_SHARE}), the rest refused and reported; a fresh MCP connection is still answered`, async () => {
     const fdsBefore = readdirSync(`/proc/${s.node.proc.pid}/fd`).length;
     expect(fdsBefore, 'the server alone leaves room for the proxies and MCP clients').toBeLessThan(FD_LIMIT - PROXIES_SHARE - 100);
     const { held, pings, answer } = await flood('keploy_mock_test', {});
     expect(pings).toEqual(['200', '200', '200']);
-    expect(held).toEqual({ held: PROXIES_SHARE, refused: OPENED - PROXIES_SHARE, body: 'hello GET /hello' });
+    expect(held).toEqual({ held: KEY_SHARE, refused: OPENED - KEY_SHARE, body: 'hello GET /hello' });
     const out = answer.result?.structuredContent;
     expect(out, answerText(answer)).toMatchObject({ success: false });
     expect(out.mocksReplayed, answerText(answer)).toBe(1);
-    expect(out.mocksMissed).toBeGreaterThanOrEqual(OPENED - PROXIES_SHARE);
-    expect(out.misses[0]).toBe(`${OPENED - PROXIES_SHARE} connections were refused by the capture proxy: ${SHARE_FULL}`);
-    expect(s.node.output()).toMatch(/mocks: a connection was refused by the capture proxy: the capture proxies of all calls hold 64/);
+    expect(out.mocksMissed).toBeGreaterThanOrEqual(OPENED - KEY_SHARE);
+    expect(out.misses[0]).toBe(`${OPENED - KEY_SHARE} connections were refused by the capture proxy: ${SHARE_FULL}`);
+    expect(s.node.output()).toMatch(/mocks: a connection was refused by the capture proxy: the calls of this API key hold 32 connections/);
   }, 150_000);
 
   it('the same while recording: the answer says how many calls were not recorded, and why', async () => {
     const { held, pings, answer } = await flood('keploy_mock_record', { path: './keploy-flood' });
     expect(pings).toEqual(['200', '200', '200']);
-    expect(held).toEqual({ held: PROXIES_SHARE, refused: OPENED - PROXIES_SHARE, body: 'hello GET /hello' });
-    expect(answer.result?.structuredContent?.message, answerText(answer)).toContain(`${OPENED - PROXIES_SHARE} more calls were not recorded: connections refused by the capture proxy: ${SHARE_FULL}`);
+    expect(held).toEqual({ held: KEY_SHARE, refused: OPENED - KEY_SHARE, body: 'hello GET /hello' });
+    expect(answer.result?.structuredContent?.message, answerText(answer)).toContain(`${OPENED - KEY_SHARE} more calls were not recorded: connections refused by the capture proxy: ${SHARE_FULL}`);
   }, 150_000);
 });

@@ -53,3 +53,52 @@ export function countFromEnv(name: string, env: NodeJS.ProcessEnv = process.env)
   }
   return Number(raw);
 }
+
+/** Which bound refused a `take`: the key's share or the whole budget. */
+export type ShareRefusal = 'key' | 'whole';
+
+/**
+ * One budget shared by keys, each key holding at most `perKey` of it across everything it runs:
+ * first come, first served over the whole let one key's three calls hold every slot the capture
+ * proxies had, and another key's replays were then refused (attack 18u P1). No key (the one
+ * local user, who has nobody to share with) may take the whole.
+ */
+export class BudgetShares {
+  /** Only keys holding something: an entry goes when its count returns to 0. */
+  private readonly keys = new Map<string, DescriptorBudget>();
+  readonly perKey: number;
+
+  constructor(
+    readonly whole: DescriptorBudget,
+    fraction = 1 / 2,
+  ) {
+    if (!(fraction > 0 && fraction <= 1)) throw new RangeError(`a key's share is a fraction above 0 and at most 1, not ${fraction}`);
+    this.perKey = Math.max(1, Math.floor(whole.max * fraction));
+  }
+
+  /** Holds one more for `key` (undefined: no share applies); or says which bound is full, holding nothing. */
+  take(key: string | undefined): ShareRefusal | undefined {
+    const share = key === undefined ? undefined : (this.keys.get(key) ?? new DescriptorBudget(this.perKey));
+    if (share && !share.take()) return 'key';
+    if (!this.whole.take()) {
+      share?.give();
+      return 'whole';
+    }
+    if (share && key !== undefined) this.keys.set(key, share);
+    return undefined;
+  }
+
+  /** Gives back one that `take(key)` held. */
+  give(key: string | undefined): void {
+    this.whole.give();
+    if (key === undefined) return;
+    const share = this.keys.get(key);
+    share?.give();
+    if (share?.held === 0) this.keys.delete(key);
+  }
+
+  /** What `key` holds now. */
+  held(key: string): number {
+    return this.keys.get(key)?.held ?? 0;
+  }
+}

@@ -8,7 +8,7 @@ import type { RecordOptions } from './protocol.js';
 import { PROTOCOLS } from './protocols.js';
 import { mockBytes, RECORDED_MAX_BYTES, RECORDED_MAX_MOCKS } from './replay.js';
 import type { DebugkitCa } from './tls/index.js';
-import { startCaptureProxy } from './proxy/proxy.js';
+import { describeUnauthenticated, startCaptureProxy, UNAUTHENTICATED } from './proxy/proxy.js';
 import { tunnel } from './proxy/tunnel.js';
 import { KeptBytes } from './kept.js';
 import { runThroughProxy, type RunResult } from './runner.js';
@@ -26,6 +26,8 @@ export interface RecordRequest {
   env?: Record<string, string>;
   timeoutMs: number;
   ownPorts: number[];
+  /** The API key the call runs for (core/sessions.ts clientKey): its proxy connections count against that key's share. */
+  owner?: string;
   upstreamCa?: string;
   insecureUpstream?: boolean;
   signal?: AbortSignal;
@@ -89,7 +91,8 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
   };
   const proxy = await startCaptureProxy({
     exclude: (host, port) => isOwnServer(host, port, req.ownPorts),
-    onRefused: (why) => req.warn(`a connection was refused by the capture proxy: ${why}`),
+    ...(req.owner !== undefined ? { owner: req.owner } : {}),
+    onRefused: (why) => req.warn(why === UNAUTHENTICATED ? describeUnauthenticated(1) : `a connection was refused by the capture proxy: ${why}`),
     onConnection: (conn) => {
       const work = (async () => {
         const protocol = PROTOCOLS.find((p) => p.recorder.accepts(conn));
@@ -111,6 +114,8 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
   }
   // The answer says why the program's connections failed (and the calls on them were not recorded).
   for (const r of proxy.refused) drop(`connections refused by the capture proxy: ${r.why}`, r.count);
+  // Nothing of them reached the recorders; said so that a program whose client ignored the credential knows why its calls failed.
+  drop(`connections closed by the capture proxy before their first request: ${UNAUTHENTICATED}`, proxy.unauthenticated);
   const mocks = numberMocks(captured.sort((a, b) => a.at - b.at || a.order - b.order).map((c) => c.mock));
   const protocols = [...new Set(captured.map((c) => c.protocol))];
   // No set without mocks: an empty set would become the latest and a default replay would test against nothing.

@@ -5,7 +5,7 @@ import { PARSE_MAX_BYTES, PARSE_MAX_DOCS } from './keploy/scan.js';
 import type { Mock } from './keploy/types.js';
 import { PROTOCOLS } from './protocols.js';
 import { replayersFor } from './replayers.js';
-import { describeRefusals, startCaptureProxy, type InterceptedConnection } from './proxy/proxy.js';
+import { describeRefusals, describeUnauthenticated, startCaptureProxy, UNAUTHENTICATED, type InterceptedConnection } from './proxy/proxy.js';
 import { tunnel } from './proxy/tunnel.js';
 import { KeptBytes } from './kept.js';
 import { runThroughProxy, type RunResult } from './runner.js';
@@ -32,6 +32,8 @@ export interface ReplayRequest {
   maxMocks?: number;
   maxBytes?: number;
   ownPorts: number[];
+  /** The API key the call runs for (core/sessions.ts clientKey): its proxy connections count against that key's share. */
+  owner?: string;
   signal?: AbortSignal;
   onTick?: (elapsedMs: number, replayed: number, missed: number) => void;
   warn: (message: string) => void;
@@ -126,11 +128,12 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
   };
   const proxy = await startCaptureProxy({
     exclude: (host, port) => isOwnServer(host, port, req.ownPorts),
+    ...(req.owner !== undefined ? { owner: req.owner } : {}),
     // A client silent at first is taken for one waiting to be greeted (MySQL, SMTP). When a miss
     // fails and no mock here greets, it can only be one still busy before its first write (a
     // 200,000-command pipeline being built on a loaded machine was answered as a Generic miss).
     sniffIdleMs: (target) => (onMiss === 'fail' && !replayers.some((r) => r.greets?.(target)) ? SILENT_CLIENT_MS : undefined),
-    onRefused: (why) => req.warn(`a connection was refused by the capture proxy: ${why}`),
+    onRefused: (why) => req.warn(why === UNAUTHENTICATED ? describeUnauthenticated(1) : `a connection was refused by the capture proxy: ${why}`),
     onConnection: async (conn) => {
       try {
         const replayer = replayers.find((r) => r.accepts(conn));
@@ -167,6 +170,11 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
   if (refused.length > 0) {
     other.missed += refused.reduce((n, r) => n + r.count, 0);
     misses.unshift(describeRefusals(refused));
+    misses.length = Math.min(misses.length, MISS_LINES);
+  }
+  // Said, not counted as missed: any local process can knock on the ports, and must not fail another's replay.
+  if (proxy.unauthenticated > 0) {
+    misses.unshift(describeUnauthenticated(proxy.unauthenticated));
     misses.length = Math.min(misses.length, MISS_LINES);
   }
   const captured = recorded.sort((a, b) => a.at - b.at || a.order - b.order).map((r) => r.mock);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { splitShellWords } from '../../core/argv.js';
 import { DebugkitError } from '../../core/errors.js';
 import { runBounded } from '../../core/run.js';
+import type { ProxyCredential } from './proxy/auth.js';
 import { proxiedCommand, writeProxychainsConfig } from './proxy/proxychains.js';
 
 export interface RunRequest {
@@ -12,6 +13,8 @@ export interface RunRequest {
   cwd: string;
   socksPort: number;
   httpPort: number;
+  /** The capture proxy's credential: in the proxychains config and the proxy URLs the program is given. */
+  credential?: ProxyCredential;
   /** Extra environment (CA bundles for TLS interception), after the user's. */
   env: Record<string, string>;
   /** The user's variables (the tool's `env`); a `NAME=value` prefix of the command goes after them, as in a shell. */
@@ -44,12 +47,17 @@ export interface ProxiedCommand {
 }
 
 /** Runs `req`'s command through the capture proxy `proxy` (runUnderProxy), `onTick` once a second. */
-export function runThroughProxy(req: ProxiedCommand, proxy: { socksPort: number; httpPort: number }, onTick: (elapsedMs: number) => void): Promise<RunResult> {
+export function runThroughProxy(
+  req: ProxiedCommand,
+  proxy: { socksPort: number; httpPort: number; credential?: ProxyCredential | undefined },
+  onTick: (elapsedMs: number) => void,
+): Promise<RunResult> {
   return runUnderProxy({
     command: req.command,
     cwd: req.cwd,
     socksPort: proxy.socksPort,
     httpPort: proxy.httpPort,
+    ...(proxy.credential ? { credential: proxy.credential } : {}),
     env: req.caEnv,
     ...(req.env ? { userEnv: req.env } : {}),
     timeoutMs: req.timeoutMs,
@@ -94,8 +102,9 @@ export async function runUnderProxy(req: RunRequest): Promise<RunResult> {
   const dir = await mkdtemp(path.join(tmpdir(), 'debugkit-proxychains-'));
   const started = Date.now();
   try {
-    const configPath = writeProxychainsConfig(dir, req.socksPort, { httpPort: req.httpPort });
-    const proxied = proxiedCommand(argv, { socksPort: req.socksPort, httpPort: req.httpPort, configPath, env: { ...process.env, ...req.userEnv, ...assigned, ...req.env } });
+    const credential = req.credential ? { credential: req.credential } : {};
+    const configPath = writeProxychainsConfig(dir, req.socksPort, { httpPort: req.httpPort, ...credential });
+    const proxied = proxiedCommand(argv, { socksPort: req.socksPort, httpPort: req.httpPort, configPath, env: { ...process.env, ...req.userEnv, ...assigned, ...req.env }, ...credential });
     const tick = setInterval(() => req.onTick?.(Date.now() - started), 1000);
     const exit = await runBounded({
       command: proxied.command,

@@ -24,6 +24,9 @@ beforeAll(async () => {
 });
 afterAll(() => origins.close());
 
+/** The proxy's credential as curl takes it in a proxy URL. */
+const userinfo = (proxy: CaptureProxy) => `${proxy.credential!.user}:${proxy.credential!.password}@`;
+
 async function withProxy<T>(onConnection: Parameters<typeof startCaptureProxy>[0]['onConnection'], body: (proxy: CaptureProxy) => Promise<T>): Promise<T> {
   const proxy = await startCaptureProxy({ onConnection });
   try {
@@ -44,11 +47,11 @@ describe('HTTP(S) through the capture proxy', () => {
         await recordIntercepted(conn, { ca, upstreamCa: originCa.certPem, onMock: (m) => mocks.push(m) });
       },
       async (proxy) => {
-        const socks = await curl(['-sS', '--cacert', bundle, '-x', `socks5h://127.0.0.1:${proxy.socksPort}`, `${https}/hello`]);
+        const socks = await curl(['-sS', '--cacert', bundle, '-x', `socks5h://${userinfo(proxy)}127.0.0.1:${proxy.socksPort}`, `${https}/hello`]);
         expect(socks).toEqual({ stdout: 'hello world\n', stderr: '' });
-        const connect = await curl(['-sS', '--cacert', bundle, '-x', `http://127.0.0.1:${proxy.httpPort}`, '-d', 'a=1', `${https}/echo`]);
+        const connect = await curl(['-sS', '--cacert', bundle, '-x', `http://${userinfo(proxy)}127.0.0.1:${proxy.httpPort}`, '-d', 'a=1', `${https}/echo`]);
         expect(JSON.parse(connect.stdout)).toMatchObject({ received: 'a=1' });
-        const forwarded = await curl(['-sS', '-x', `http://127.0.0.1:${proxy.httpPort}`, `${http}/hello?via=proxy`]);
+        const forwarded = await curl(['-sS', '-x', `http://${userinfo(proxy)}127.0.0.1:${proxy.httpPort}`, `${http}/hello?via=proxy`]);
         expect(forwarded.stdout).toBe('hello world\n');
       },
     );
@@ -60,13 +63,13 @@ describe('HTTP(S) through the capture proxy', () => {
     await withProxy(
       (conn) => replayIntercepted(conn, replayer, { ca }),
       async (proxy) => {
-        const socks = await curl(['-sS', '--cacert', bundle, '-x', `socks5h://127.0.0.1:${proxy.socksPort}`, `${https}/hello`]);
+        const socks = await curl(['-sS', '--cacert', bundle, '-x', `socks5h://${userinfo(proxy)}127.0.0.1:${proxy.socksPort}`, `${https}/hello`]);
         expect(socks).toEqual({ stdout: 'hello world\n', stderr: '' });
-        const connect = await curl(['-sS', '--cacert', bundle, '-x', `http://127.0.0.1:${proxy.httpPort}`, '-d', 'a=1', `${https}/echo`]);
+        const connect = await curl(['-sS', '--cacert', bundle, '-x', `http://${userinfo(proxy)}127.0.0.1:${proxy.httpPort}`, '-d', 'a=1', `${https}/echo`]);
         expect(JSON.parse(connect.stdout)).toMatchObject({ received: 'a=1' });
-        const forwarded = await curl(['-sS', '-x', `http://127.0.0.1:${proxy.httpPort}`, `${http}/hello?via=proxy`]);
+        const forwarded = await curl(['-sS', '-x', `http://${userinfo(proxy)}127.0.0.1:${proxy.httpPort}`, `${http}/hello?via=proxy`]);
         expect(forwarded.stdout).toBe('hello world\n');
-        const miss = await curl(['-sS', '-x', `http://127.0.0.1:${proxy.httpPort}`, `${http}/hello?via=other`]);
+        const miss = await curl(['-sS', '-x', `http://${userinfo(proxy)}127.0.0.1:${proxy.httpPort}`, `${http}/hello?via=other`]);
         expect(JSON.parse(miss.stdout).closest.differences).toEqual(['query parameter via: recorded "proxy", got "other"']);
       },
     );

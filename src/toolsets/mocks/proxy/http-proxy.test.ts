@@ -1,8 +1,9 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RequestRewriter } from './http-forward.js';
-import { acceptHttpProxy, parseAbsoluteHttpUrl, parseAuthority, parseRequestLine, type HttpProxyRequest } from './http-proxy.js';
-import { connectLocal, listenLocal, readAll, readBytes } from './testing.js';
+import type { ProxyCredential } from './auth.js';
+import { acceptHttpProxy, connectEstablished, parseAbsoluteHttpUrl, parseAuthority, parseRequestLine, type HttpProxyRequest } from './http-proxy.js';
+import { connectLocal, listenLocal, readAll } from './testing.js';
 
 describe('request-target parsing', () => {
   it('splits absolute http URLs into target and origin form, keeping the path bytes', () => {
@@ -128,13 +129,13 @@ describe('acceptHttpProxy over a real socket', () => {
   let server: net.Server | undefined;
   afterEach(() => server?.close());
 
-  async function accept(send: string, timeoutMs = 2000) {
+  async function accept(send: string, timeoutMs = 2000, credential?: ProxyCredential) {
     let result!: Promise<HttpProxyRequest>;
     let serverSide!: net.Socket;
     const accepted = new Promise<void>((resolve) => {
       server = net.createServer({ pauseOnConnect: true, allowHalfOpen: true }, (s) => {
         serverSide = s;
-        result = acceptHttpProxy(s, { timeoutMs });
+        result = acceptHttpProxy(s, { timeoutMs, ...(credential ? { credential } : {}) });
         result.catch(() => {});
         resolve();
       });
@@ -146,10 +147,10 @@ describe('acceptHttpProxy over a real socket', () => {
     return { client, result, serverSide: () => serverSide };
   }
 
-  it('CONNECT: consumes the head, answers 200 and leaves the tunnelled bytes', async () => {
-    const { client, result, serverSide } = await accept('CONNECT api.example.test:443 HTTP/1.1\r\nHost: api.example.test:443\r\n\r\n\x16\x03\x01');
-    expect(await result).toEqual({ kind: 'connect', target: { host: 'api.example.test', port: 443 } });
-    expect((await readBytes(client, 39)).toString()).toBe('HTTP/1.1 200 Connection Established\r\n\r\n');
+  it('CONNECT: consumes the head, names the version to answer 200 with and leaves the tunnelled bytes', async () => {
+    const { result, serverSide } = await accept('CONNECT api.example.test:443 HTTP/1.1\r\nHost: api.example.test:443\r\n\r\n\x16\x03\x01');
+    expect(await result).toEqual({ kind: 'connect', target: { host: 'api.example.test', port: 443 }, version: 'HTTP/1.1' });
+    expect(connectEstablished('HTTP/1.1')).toBe('HTTP/1.1 200 Connection Established\r\n\r\n');
     const rest = await new Promise<Buffer>((resolve) => serverSide().once('data', resolve));
     expect([...rest]).toEqual([0x16, 0x03, 0x01]);
   });
@@ -177,5 +178,32 @@ describe('acceptHttpProxy over a real socket', () => {
     const answer = readAll(client);
     await expect(result).rejects.toMatchObject({ status: 408 });
     expect((await answer).toString()).toMatch(/^HTTP\/1.1 408 /);
+  });
+
+  describe("with the call's credential (attack 18u P6)", () => {
+    const credential = { user: 'debugkit', password: 's3cret-Token_x' };
+    const basic = (user: string, password: string) => `Proxy-Authorization: Basic ${Buffer.from(`${user}:${password}`).toString('base64')}\r\n`;
+
+    it('takes a CONNECT and an absolute-form request that show it; the forwarded one keeps its head for the rewriter (which drops the header)', async () => {
+      const tunnel = await accept(`CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n${basic('debugkit', 's3cret-Token_x')}\r\n`, 2000, credential);
+      expect(await tunnel.result).toEqual({ kind: 'connect', target: { host: 'h', port: 443 }, version: 'HTTP/1.1' });
+      server?.close();
+      const plain = await accept(`GET http://127.0.0.1:9/x HTTP/1.1\r\nproxy-authorization:   basic ${Buffer.from('debugkit:s3cret-Token_x').toString('base64')}\r\n\r\n`, 2000, credential);
+      expect(await plain.result).toEqual({ kind: 'forward', target: { host: '127.0.0.1', port: 9 } });
+      expect(plain.serverSide().readableLength).toBeGreaterThan(0);
+    });
+
+    it.each([
+      ['no Proxy-Authorization', '', /no Proxy-Authorization/],
+      ['a wrong password', basic('debugkit', 's3cret-Token_y'), /not the call's/],
+      ['another scheme', 'Proxy-Authorization: Bearer s3cret-Token_x\r\n', /no Proxy-Authorization/],
+    ])('answers %s with 407 and a Basic challenge, and closes', async (_name, header, message) => {
+      const { client, result } = await accept(`GET http://127.0.0.1:9/x HTTP/1.1\r\n${header}\r\n`, 2000, credential);
+      const answer = readAll(client);
+      await expect(result).rejects.toMatchObject({ name: 'ProxyAuthError', message: expect.stringMatching(message) });
+      const text = (await answer).toString();
+      expect(text).toMatch(/^HTTP\/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="debugkit capture proxy"\r\n/);
+      expect(text).not.toContain('s3cret');
+    });
   });
 });

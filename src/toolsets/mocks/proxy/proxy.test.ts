@@ -4,14 +4,26 @@ import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DescriptorBudget } from '../../../core/fd-budget.js';
+import { BudgetShares, DescriptorBudget } from '../../../core/fd-budget.js';
 import { pollUntil } from '../../../core/wait.js';
-import { describeRefusals, PROXY_MAX_CONNECTIONS_ENV, proxiesMaxConnections, startCaptureProxy, type CaptureProxy, type InterceptedConnection } from './proxy.js';
+import { redactText } from '../../../core/secrets.js';
+import { PendingHandshakes } from './auth.js';
+import {
+  describeRefusals,
+  describeUnauthenticated,
+  PROXY_MAX_CONNECTIONS_ENV,
+  proxiesMaxConnections,
+  startCaptureProxy,
+  UNAUTHENTICATED,
+  type CaptureProxy,
+  type InterceptedConnection,
+} from './proxy.js';
 import { findProxychains, proxiedCommand, writeProxychainsConfig } from './proxychains.js';
 import { encodeReply } from './socks5.js';
 import {
   connectLocal,
   patternBytes,
+  readAll,
   readBytes,
   readHttpResponse,
   requireCommand,
@@ -68,7 +80,7 @@ beforeAll(async () => {
     exclude: (_host, port) => port === other.port,
   });
   dir = mkdtempSync(path.join(os.tmpdir(), 'debugkit-proxy-'));
-  configPath = writeProxychainsConfig(dir, proxy.socksPort, { httpPort: proxy.httpPort });
+  configPath = writeProxychainsConfig(dir, proxy.socksPort, { httpPort: proxy.httpPort, credential: proxy.credential! });
 });
 
 afterAll(async () => {
@@ -92,12 +104,15 @@ async function chained(argv: string[]) {
 /** Runs argv the way the toolset will: proxychains4 plus the proxy variables. */
 async function proxied(argv: string[]) {
   const before = seen.length;
-  const cmd = proxiedCommand(argv, { socksPort: proxy.socksPort, httpPort: proxy.httpPort, configPath, env: envWithoutProxies() });
+  const cmd = proxiedCommand(argv, { socksPort: proxy.socksPort, httpPort: proxy.httpPort, configPath, env: envWithoutProxies(), credential: proxy.credential! });
   const result = await runProgram(cmd.command, cmd.args, { env: cmd.env });
   return { ...result, conns: seen.slice(before) };
 }
 
 const url = (p: string, port = web.port, host = '127.0.0.1') => `http://${host}:${port}${p}`;
+const userinfo = () => `${proxy.credential!.user}:${proxy.credential!.password}@`;
+/** The header line a plain-proxy request shows the credential in. */
+const authLine = () => `Proxy-Authorization: Basic ${Buffer.from(`${proxy.credential!.user}:${proxy.credential!.password}`).toString('base64')}\r\n`;
 const lastRequest = () => web.requests.at(-1);
 const pyGet = (u: string) => `import urllib.request; print(urllib.request.urlopen(${JSON.stringify(u)}, timeout=10).read().decode(), end="")`;
 
@@ -136,7 +151,7 @@ describe('curl', () => {
 
   it('curl as its own SOCKS5 client (socks5h, as ALL_PROXY says): one capture, the name as a name', async () => {
     // Under proxychains too: our ports are a localnet, so this is not a SOCKS hop to ourselves.
-    const r = await proxied(['curl', '-sS', '-x', `socks5h://127.0.0.1:${proxy.socksPort}`, url('/socks5h', web.port, FAKE_HOST)]);
+    const r = await proxied(['curl', '-sS', '-x', `socks5h://${userinfo()}127.0.0.1:${proxy.socksPort}`, url('/socks5h', web.port, FAKE_HOST)]);
     expect(r.stdout).toBe('hello GET /socks5h\n');
     expect(r.conns).toMatchObject([{ via: 'socks5', protocol: 'http', target: { host: FAKE_HOST } }]);
   });
@@ -193,6 +208,13 @@ describe('python3 urllib', () => {
     const r = await proxied(['python3', '-c', pyGet(url('/py-env'))]);
     expect(r.stdout).toBe('hello GET /py-env\n');
     expect(r.conns).toMatchObject([{ via: 'http-proxy', protocol: 'http' }]);
+  });
+
+  it('requests with the proxy variables: the credential from HTTP_PROXY is sent, and never reaches the server', async () => {
+    const r = await proxied(['python3', '-c', `import requests; print(requests.get(${JSON.stringify(url('/py-requests'))}, timeout=10).text, end="")`]);
+    expect(r.stdout).toBe('hello GET /py-requests\n');
+    expect(r.conns).toMatchObject([{ via: 'http-proxy', protocol: 'http' }]);
+    expect(JSON.stringify(lastRequest())).not.toContain(proxy.credential!.password);
   });
 
   it('proxy_dns: an unresolvable name works and reaches the proxy as a name', async () => {
@@ -259,7 +281,7 @@ describe('HTTP proxy requests on a raw connection', () => {
   it('a malformed first request is answered 400 and none of it is forwarded', async () => {
     const before = seen.length;
     const client = await connectLocal(proxy.httpPort);
-    client.write(`POST ${url('/bad')} HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab`);
+    client.write(`POST ${url('/bad')} HTTP/1.1\r\nHost: x\r\n${authLine()}Content-Length: 1\r\nContent-Length: 2\r\n\r\nab`);
     const res = await readHttpResponse(client);
     expect(res.head).toMatch(/^HTTP\/1.1 400 /);
     expect(res.body).toMatch(/conflicting Content-Length/);
@@ -273,7 +295,7 @@ describe('HTTP proxy requests on a raw connection', () => {
     const before = seen.length;
     const client = await connectLocal(proxy.httpPort);
     const ask = async (host: string, p: string) => {
-      client.write(`GET ${url(p, web.port, host)} HTTP/1.1\r\nHost: ${host}:${web.port}\r\n\r\n`);
+      client.write(`GET ${url(p, web.port, host)} HTTP/1.1\r\nHost: ${host}:${web.port}\r\n${authLine()}\r\n`);
       expect((await readHttpResponse(client)).body).toBe(`hello GET ${p}\n`);
     };
     await ask('127.0.0.1', '/origin-a');
@@ -299,6 +321,7 @@ describe('proxy lifecycle', () => {
     const own = await startCaptureProxy({
       onConnection: (conn) => (conn.target.port === 1 ? Promise.reject(new Error('handler broke')) : tunnel(conn).then(() => {})),
       onError: (err) => errors.push(err),
+      credential: 'none',
     });
     const open = async (port: number) => {
       const s = await connectLocal(own.socksPort);
@@ -322,6 +345,84 @@ describe('proxy lifecycle', () => {
   });
 });
 
+describe("the call's credential (attack 18u P6: any local process could send requests through another call's proxy)", () => {
+  /** A SOCKS5 CONNECT to the echo server; `auth` (user, password) when given. Resolves to what came back before the proxy closed, or the socket once through. */
+  const socksTo = async (port: number, auth?: [string, string]): Promise<{ through: Socket } | { closed: Buffer }> => {
+    const s = await connectLocal(port);
+    s.on('error', () => {});
+    const got: Buffer[] = [];
+    s.on('data', (d: Buffer) => got.push(d));
+    const closed = ended(s).then(() => ({ closed: Buffer.concat(got) }));
+    const connect = Buffer.from([5, 1, 0, 1, 127, 0, 0, 1, echo.port >> 8, echo.port & 255]);
+    if (!auth) s.write(Buffer.concat([Buffer.from([5, 1, 0]), connect]));
+    else s.write(Buffer.concat([Buffer.from([5, 1, 2, 1, auth[0].length]), Buffer.from(auth[0]), Buffer.from([auth[1].length]), Buffer.from(auth[1]), connect]));
+    const through = readBytes(s, 2 + (auth ? 2 : 0) + 10).then(() => ({ through: s }));
+    return Promise.race([through, closed]);
+  };
+
+  it('a connection without it is closed before any cap counts it or onConnection sees it, and counted apart', async () => {
+    const shares = new BudgetShares(new DescriptorBudget(100));
+    const reached: string[] = [];
+    const whys: string[] = [];
+    const own = await startCaptureProxy({ maxConnections: 2, shares, owner: 'k1', onConnection: (conn) => (reached.push(conn.id), tunnel(conn).then(() => {})), onRefused: (why) => whys.push(why) });
+    try {
+      const { user, password } = own.credential!;
+      const strangers = [await socksTo(own.socksPort), await socksTo(own.socksPort, [user, `${password}x`]), await socksTo(own.socksPort, ['other', password])];
+      expect(strangers.map((r) => ('closed' in r ? [...r.closed] : 'through'))).toEqual([
+        [5, 0xff],
+        [5, 2, 1, 1],
+        [5, 2, 1, 1],
+      ]);
+      const plain = await connectLocal(own.httpPort);
+      const answer = readAll(plain);
+      plain.write(`GET http://127.0.0.1:${web.port}/injected HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      expect((await answer).toString()).toMatch(/^HTTP\/1.1 407 /);
+      await pollUntil(() => own.unauthenticated === 4, { timeoutMs: 5000, intervalMs: 10 });
+      expect([reached, own.refused, shares.whole.held, whys]).toEqual([[], [], 0, [UNAUTHENTICATED]]);
+      expect(web.requests.some((q) => q.url === '/injected')).toBe(false);
+
+      // Its cap of 2 is the program's whole: the strangers took none of it.
+      const mine = [await socksTo(own.socksPort, [user, password]), await socksTo(own.socksPort, [user, password])];
+      for (const r of mine) {
+        if (!('through' in r)) throw new Error(`the program's own connection was refused: ${[...r.closed].join(',')}`);
+        r.through.write('mine');
+        expect((await readBytes(r.through, 4)).toString()).toBe('mine');
+        r.through.destroy();
+      }
+      expect([reached.length, own.unauthenticated]).toEqual([2, 4]);
+    } finally {
+      await own.close();
+    }
+    await pollUntil(() => shares.whole.held === 0, { timeoutMs: 5000, intervalMs: 10 });
+  });
+
+  it('connections still in their handshake are bounded across proxies: past the bound the oldest is closed, and a real client still gets through', async () => {
+    const handshakes = new PendingHandshakes(4);
+    const own = await startCaptureProxy({ shares: new BudgetShares(new DescriptorBudget(100)), handshakes, onConnection: (conn) => tunnel(conn).then(() => {}) });
+    try {
+      const silent = await Promise.all(Array.from({ length: 10 }, () => connectLocal(own.socksPort)));
+      for (const s of silent) s.on('error', () => {});
+      await pollUntil(() => own.unauthenticated === 6, { timeoutMs: 5000, intervalMs: 10 });
+      expect(handshakes.size).toBe(4);
+      const { user, password } = own.credential!;
+      const real = await socksTo(own.socksPort, [user, password]);
+      expect('through' in real).toBe(true);
+      if ('through' in real) real.through.destroy();
+      await pollUntil(() => own.unauthenticated === 7, { timeoutMs: 5000, intervalMs: 10 });
+      expect(handshakes.size).toBe(3);
+      for (const s of silent) s.destroy();
+    } finally {
+      await own.close();
+    }
+    await pollUntil(() => handshakes.size === 0, { timeoutMs: 5000, intervalMs: 10 });
+  });
+
+  it("messages about refusals pass the answers' secret redaction unchanged", () => {
+    const shares = new BudgetShares(new DescriptorBudget(8));
+    for (const text of [describeUnauthenticated(3), describeRefusals([{ why: UNAUTHENTICATED, count: 1 }]), `more than ${shares.perKey} held by this API key`]) expect(redactText(text)).toBe(text);
+  });
+});
+
 describe('connection caps (attack 18t M1: 21,000 silent connections took every descriptor the server had)', () => {
   const GREET_AND_CONNECT = (port: number) => Buffer.from([5, 1, 0, 5, 1, 0, 1, 127, 0, 0, 1, port >> 8, port & 255]);
 
@@ -334,22 +435,29 @@ describe('connection caps (attack 18t M1: 21,000 silent connections took every d
     s.write(GREET_AND_CONNECT(echo.port));
     const answered = await Promise.race([readBytes(s, 12).then(() => true), ended(s).then(() => false)]).catch(() => false);
     if (answered) return s;
-    expect(got).toBe(0);
+    // Caps count only connections past their handshake: the method choice may have come back, never the CONNECT's reply.
+    expect(got).toBeLessThanOrEqual(2);
     s.destroy();
     return 'refused';
   };
 
-  it("one call's proxy closes connections past its cap before reading them; those it holds still work, and a closed one frees its place", async () => {
+  it("one call's proxy closes connections past its cap before reading their request; those it holds still work, and a closed one frees its place", async () => {
     const whys: string[] = [];
-    const shared = new DescriptorBudget(100);
-    const own = await startCaptureProxy({ maxConnections: 3, shared, onConnection: (conn) => tunnel(conn).then(() => {}), onRefused: (why) => whys.push(why) });
+    const shares = new BudgetShares(new DescriptorBudget(100));
+    const shared = shares.whole;
+    const own = await startCaptureProxy({ maxConnections: 3, shares, credential: 'none', onConnection: (conn) => tunnel(conn).then(() => {}), onRefused: (why) => whys.push(why) });
     try {
       const held: Array<Socket | 'refused'> = [];
       for (let i = 0; i < 3; i++) held.push(await openThrough(own.socksPort));
       expect(held.every((s) => s !== 'refused')).toBe(true);
       const extra: Array<Socket | 'refused'> = [];
-      for (let i = 0; i < 4; i++) extra.push(await openThrough(i % 2 ? own.httpPort : own.socksPort));
-      expect(extra).toEqual(['refused', 'refused', 'refused', 'refused']);
+      for (let i = 0; i < 3; i++) extra.push(await openThrough(own.socksPort));
+      expect(extra).toEqual(['refused', 'refused', 'refused']);
+      // A CONNECT past the cap: closed without its 200.
+      const tunnelled = await connectLocal(own.httpPort);
+      const answer = readAll(tunnelled);
+      tunnelled.write(`CONNECT 127.0.0.1:${echo.port} HTTP/1.1\r\n\r\n`);
+      expect((await answer).length).toBe(0);
       expect(own.refused).toEqual([{ why: expect.stringMatching(/more than 3 open at once through one call's proxy/), count: 4 }]);
       expect(whys).toHaveLength(1); // told once; the rest counted
       expect(describeRefusals(own.refused)).toMatch(/^4 connections were refused by the capture proxy: more than 3 open/);
@@ -372,8 +480,9 @@ describe('connection caps (attack 18t M1: 21,000 silent connections took every d
   });
 
   it('all proxies together stop at the shared budget, each under its own cap', async () => {
-    const shared = new DescriptorBudget(4);
-    const [a, b] = await Promise.all([0, 1].map(() => startCaptureProxy({ maxConnections: 10, shared, onConnection: (conn) => tunnel(conn).then(() => {}) })));
+    const shares = new BudgetShares(new DescriptorBudget(4));
+    const shared = shares.whole;
+    const [a, b] = await Promise.all([0, 1].map(() => startCaptureProxy({ maxConnections: 10, shares, credential: 'none', onConnection: (conn) => tunnel(conn).then(() => {}) })));
     try {
       const onA = [await openThrough(a!.socksPort), await openThrough(a!.socksPort), await openThrough(a!.socksPort)];
       const onB = [await openThrough(b!.socksPort), await openThrough(b!.socksPort)];
@@ -395,7 +504,7 @@ describe('connection caps (attack 18t M1: 21,000 silent connections took every d
       process.env[PROXY_MAX_CONNECTIONS_ENV] = 'many';
       await expect(startCaptureProxy({ onConnection: () => {} })).rejects.toThrow(`${PROXY_MAX_CONNECTIONS_ENV} is 'many': it must be a whole number of connections, 1 or more`);
       process.env[PROXY_MAX_CONNECTIONS_ENV] = '2';
-      const own = await startCaptureProxy({ shared: new DescriptorBudget(100), onConnection: (conn) => tunnel(conn).then(() => {}) });
+      const own = await startCaptureProxy({ shares: new BudgetShares(new DescriptorBudget(100)), credential: 'none', onConnection: (conn) => tunnel(conn).then(() => {}) });
       try {
         const opened = [await openThrough(own.socksPort), await openThrough(own.socksPort), await openThrough(own.socksPort)];
         expect(opened.map((o) => o === 'refused')).toEqual([false, false, true]);
@@ -407,6 +516,35 @@ describe('connection caps (attack 18t M1: 21,000 silent connections took every d
       if (before === undefined) delete process.env[PROXY_MAX_CONNECTIONS_ENV];
       else process.env[PROXY_MAX_CONNECTIONS_ENV] = before;
     }
+  });
+
+  it("one key's calls together hold at most its share (attack 18u P1); another key and the local user still find the rest", async () => {
+    const shares = new BudgetShares(new DescriptorBudget(6));
+    const whys: string[] = [];
+    const start = (owner: string) =>
+      startCaptureProxy({ maxConnections: 10, shares, owner, credential: 'none', onConnection: (conn) => tunnel(conn).then(() => {}), onRefused: (why) => whys.push(why) });
+    const [a1, a2, b, local] = await Promise.all([start('k1'), start('k1'), start('k2'), start('local')]);
+    try {
+      const onA = [await openThrough(a1!.socksPort), await openThrough(a2!.socksPort), await openThrough(a1!.socksPort), await openThrough(a2!.socksPort)];
+      expect(onA.map((s) => s === 'refused')).toEqual([false, false, false, true]);
+      expect(a2!.refused).toEqual([
+        {
+          why: "the calls of this API key hold 3 connections through their capture proxies, its share of the 6 the server allows all calls; open fewer at a time, or wait for this key's other calls to end",
+          count: 1,
+        },
+      ]);
+      const onB = [await openThrough(b!.socksPort), await openThrough(b!.socksPort)];
+      expect(onB.map((s) => s === 'refused')).toEqual([false, false]);
+      const onLocal = [await openThrough(local!.socksPort), await openThrough(local!.socksPort)];
+      expect(onLocal.map((s) => s === 'refused')).toEqual([false, true]);
+      expect(local!.refused).toEqual([{ why: expect.stringMatching(/^the capture proxies of all calls hold 6 connections, the most the server allows them/), count: 1 }]);
+      expect([shares.held('k1'), shares.held('k2'), shares.whole.held]).toEqual([3, 2, 6]);
+      for (const s of [...onA, ...onB, ...onLocal]) if (s !== 'refused') s.destroy();
+    } finally {
+      await Promise.all([a1!.close(), a2!.close(), b!.close(), local!.close()]);
+    }
+    await pollUntil(() => shares.whole.held === 0, { timeoutMs: 5000, intervalMs: 10 });
+    expect(whys).toHaveLength(2);
   });
 
   it('the shared budget is an eighth of the descriptor limit (two per connection: a quarter), 64 to 4,096', () => {

@@ -1,8 +1,9 @@
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
-import { countFromEnv, DescriptorBudget, openFilesLimit } from '../../../core/fd-budget.js';
+import { BudgetShares, countFromEnv, DescriptorBudget, openFilesLimit } from '../../../core/fd-budget.js';
+import { newProxyCredential, PendingHandshakes, ProxyAuthError, type ProxyCredential } from './auth.js';
 import { ForwardedHttpStream } from './forwarded-stream.js';
-import { acceptHttpProxy, type HttpTarget } from './http-proxy.js';
+import { acceptHttpProxy, connectEstablished, type HttpTarget } from './http-proxy.js';
 import { HOP_HIGH_WATER_MARK } from './pipe.js';
 import { sniff, type SniffedProtocol } from './sniff.js';
 import { acceptSocks5, encodeReply, SocksReply, type SocksAddressType } from './socks5.js';
@@ -48,8 +49,22 @@ export interface CaptureProxyOptions {
   sniffIdleMs?: number | ((target: HttpTarget) => number | undefined);
   /** Connections this proxy holds open at once; past it new ones are closed at once (default: PROXY_MAX_CONNECTIONS, or DEBUGKIT_MOCK_PROXY_MAX_CONNECTIONS). */
   maxConnections?: number;
-  /** The budget every capture proxy in the process shares (default: allProxies(); its own in tests). */
-  shared?: DescriptorBudget;
+  /** The budget every capture proxy in the process shares, in keys' shares (default: allProxies(); its own in tests). */
+  shares?: BudgetShares;
+  /**
+   * The key the call runs for (core/sessions.ts clientKey): its connections count against its share
+   * of `shares`. Undefined or 'local' (stdio, the one --api-key): the one local user, who shares
+   * with nobody and may use the whole.
+   */
+  owner?: string;
+  /**
+   * What a client must show before anything of its connection counts or is read further (default: a
+   * new random one, see `credential` of the proxy). 'none' only where no other process can reach
+   * the ports: tests.
+   */
+  credential?: ProxyCredential | 'none';
+  /** Connections still in their handshake, across proxies (default: allHandshakes()). */
+  handshakes?: PendingHandshakes;
   /** The first connection refused for each reason (the same reason again is only counted, in `refused`). */
   onRefused?: (why: string) => void;
 }
@@ -63,8 +78,15 @@ export interface Refusal {
 export interface CaptureProxy {
   socksPort: number;
   httpPort: number;
+  /** What the program is handed (proxychains config, proxy URLs); undefined with credential 'none'. Never shown in answers. */
+  credential: ProxyCredential | undefined;
   /** Connections refused past the caps so far, per reason (empty when none were). */
   readonly refused: Refusal[];
+  /**
+   * Connections closed because they did not show the credential (another local process, or a client
+   * that ignores the user and password of its proxy settings); counted in no cap, not in `refused`.
+   */
+  readonly unauthenticated: number;
   /** Stops listening and ends every live connection. */
   close(): Promise<void>;
 }
@@ -91,10 +113,31 @@ export function proxiesMaxConnections(limit = openFilesLimit() ?? 4096): number 
   return Math.max(64, Math.min(4096, Math.floor(limit / 8)));
 }
 
-let everyProxy: DescriptorBudget | undefined;
-/** The budget all capture proxies in this process share (read from the limit when the first proxy starts). */
-export function allProxies(): DescriptorBudget {
-  return (everyProxy ??= new DescriptorBudget(countFromEnv(PROXIES_MAX_CONNECTIONS_ENV) ?? proxiesMaxConnections()));
+/** What core/sessions.ts clientKey calls the one local user. */
+const LOCAL_KEY = 'local';
+
+/** Of the budget all capture proxies share, the part one key's calls may hold together (the local user: all of it). */
+export const PROXY_KEY_SHARE = 1 / 2;
+
+let everyProxy: BudgetShares | undefined;
+/** The budget all capture proxies in this process share, in keys' shares (read from the limit when the first proxy starts). */
+export function allProxies(): BudgetShares {
+  return (everyProxy ??= new BudgetShares(new DescriptorBudget(countFromEnv(PROXIES_MAX_CONNECTIONS_ENV) ?? proxiesMaxConnections()), PROXY_KEY_SHARE));
+}
+
+let everyHandshake: PendingHandshakes | undefined;
+/** Connections in their handshake across all proxies: as many as the proxies may hold (each one descriptor until it shows the credential). */
+export function allHandshakes(): PendingHandshakes {
+  return (everyHandshake ??= new PendingHandshakes(allProxies().whole.max));
+}
+
+/** The reason an answer gives for connections that did not show the credential. */
+export const UNAUTHENTICATED =
+  "they did not show this call's proxy credential (the user and password in ALL_PROXY, HTTP_PROXY and the proxychains config): another local process, or a client that ignores the credential in its proxy settings";
+
+/** What an answer says of connections closed for want of the credential. */
+export function describeUnauthenticated(count: number): string {
+  return `${count} connection${count === 1 ? ' was' : 's were'} closed by the capture proxy before ${count === 1 ? 'its' : 'their'} first request: ${UNAUTHENTICATED}`;
 }
 
 /** What an answer says of refused connections: why the program's connections failed. */
@@ -115,17 +158,44 @@ export async function startCaptureProxy(options: CaptureProxyOptions): Promise<C
   const ports = { socks: 0, http: 0 };
   const report = options.onError ?? (() => {});
   const maxConnections = options.maxConnections ?? countFromEnv(PROXY_MAX_CONNECTIONS_ENV) ?? PROXY_MAX_CONNECTIONS;
-  const shared = options.shared ?? allProxies();
+  const shares = options.shares ?? allProxies();
+  const handshakes = options.handshakes ?? allHandshakes();
+  const credential = options.credential === 'none' ? undefined : (options.credential ?? newProxyCredential());
+  const owner = options.owner === LOCAL_KEY ? undefined : options.owner;
   const refused = new Map<string, number>();
-  /** Refused connections are closed before a byte is read: the program sees a refused connection, the server keeps its descriptors. */
+  let unauthenticated = 0;
+  /** Connections not yet past their credential: counted in no cap, closed with the proxy. */
+  const greeting = new Set<net.Socket>();
+  /** Refused connections are closed before their request is read: the program sees a refused connection, the server keeps its descriptors. */
   const refuse = (socket: net.Socket, why: string) => {
     socket.destroy();
     const count = refused.get(why) ?? 0;
     refused.set(why, count + 1);
     if (count === 0) options.onRefused?.(why);
   };
+  const stranger = () => {
+    if (unauthenticated++ === 0) options.onRefused?.(UNAUTHENTICATED);
+  };
   const overCall = `more than ${maxConnections} open at once through one call's proxy; open fewer at a time, or close them sooner`;
-  const overServer = `the capture proxies of all calls hold ${shared.max} connections, the most the server allows them (the rest of its file descriptors serve MCP clients); open fewer at a time, or wait for other calls to end`;
+  const overKey = `the calls of this API key hold ${shares.perKey} connections through their capture proxies, its share of the ${shares.whole.max} the server allows all calls; open fewer at a time, or wait for this key's other calls to end`;
+  const overServer = `the capture proxies of all calls hold ${shares.whole.max} connections, the most the server allows them (the rest of its file descriptors serve MCP clients); open fewer at a time, or wait for other calls to end`;
+  /**
+   * Counts an authenticated connection against the call's cap, its key's share and the server's
+   * budget; false (the socket closed and the reason counted) past any of them.
+   */
+  const admit = (socket: net.Socket): boolean => {
+    // Closed while its handshake ended: its 'close' may be past, nothing to count or refuse.
+    if (socket.destroyed) return false;
+    if (live.size >= maxConnections) return (refuse(socket, overCall), false);
+    const full = shares.take(owner);
+    if (full) return (refuse(socket, full === 'key' ? overKey : overServer), false);
+    live.add(socket);
+    socket.once('close', () => {
+      live.delete(socket);
+      shares.give(owner);
+    });
+    return true;
+  };
 
   const excluded = (t: HttpTarget) => (LOOPBACK.test(t.host) && (t.port === ports.socks || t.port === ports.http)) || (options.exclude?.(t.host, t.port) ?? false);
 
@@ -151,8 +221,25 @@ export async function startCaptureProxy(options: CaptureProxyOptions): Promise<C
     });
   };
 
+  /** The handshake up to its credential and request, outside every cap; then admitted, or closed. */
+  const handshake = async <T>(socket: net.Socket, accept: () => Promise<T>): Promise<T | undefined> => {
+    greeting.add(socket);
+    handshakes.add(socket);
+    try {
+      const request = await accept();
+      return admit(socket) ? request : undefined;
+    } catch (err) {
+      if (err instanceof ProxyAuthError) stranger();
+      throw err;
+    } finally {
+      handshakes.delete(socket);
+      greeting.delete(socket);
+    }
+  };
+
   const onSocks = async (socket: net.Socket) => {
-    const target = await acceptSocks5(socket, { timeoutMs: options.handshakeTimeoutMs });
+    const target = await handshake(socket, () => acceptSocks5(socket, { timeoutMs: options.handshakeTimeoutMs, ...(credential ? { credential } : {}) }));
+    if (!target) return;
     // Success comes before the target is reached: the handler decides whether it ever is (a mock
     // never connects), and the client only sends its first bytes, which we sniff, after the reply.
     socket.write(encodeReply(SocksReply.succeeded));
@@ -160,9 +247,12 @@ export async function startCaptureProxy(options: CaptureProxyOptions): Promise<C
   };
 
   const onHttp = async (socket: net.Socket) => {
-    const req = await acceptHttpProxy(socket, { timeoutMs: options.handshakeTimeoutMs });
-    if (req.kind === 'connect') await dispatch(socket, req.target, 'http-connect');
-    else forward(socket, req.target, Buffer.alloc(0));
+    const req = await handshake(socket, () => acceptHttpProxy(socket, { timeoutMs: options.handshakeTimeoutMs, ...(credential ? { credential } : {}) }));
+    if (!req) return;
+    if (req.kind === 'connect') {
+      socket.write(connectEstablished(req.version));
+      await dispatch(socket, req.target, 'http-connect');
+    } else forward(socket, req.target, Buffer.alloc(0));
   };
 
   const serve = (via: InterceptVia, handle: (s: net.Socket) => Promise<void>) =>
@@ -171,15 +261,9 @@ export async function startCaptureProxy(options: CaptureProxyOptions): Promise<C
     net.createServer({ allowHalfOpen: true, pauseOnConnect: true, noDelay: true, highWaterMark: HOP_HIGH_WATER_MARK }, (socket) => {
       // A permanent listener: a reset while nobody else listens must not crash the server.
       socket.on('error', () => {});
-      if (live.size >= maxConnections) return refuse(socket, overCall);
-      if (!shared.take()) return refuse(socket, overServer);
-      live.add(socket);
-      socket.once('close', () => {
-        live.delete(socket);
-        shared.give();
-      });
       handle(socket).catch((err) => {
-        report(err, { via });
+        // A stranger's failed handshake is counted (`unauthenticated`), not a problem of the call's.
+        if (!(err instanceof ProxyAuthError)) report(err, { via });
         // A refused handshake already sent its answer and closes once it is flushed.
         if (!socket.writableEnded) socket.destroy();
       });
@@ -196,12 +280,16 @@ export async function startCaptureProxy(options: CaptureProxyOptions): Promise<C
   return {
     socksPort: ports.socks,
     httpPort: ports.http,
+    credential,
     get refused() {
       return [...refused].map(([why, count]) => ({ why, count }));
     },
+    get unauthenticated() {
+      return unauthenticated;
+    },
     close: async () => {
       const closing = Promise.all([closeServer(socksServer), closeServer(httpServer)]);
-      for (const socket of live) socket.destroy();
+      for (const socket of [...live, ...greeting]) socket.destroy();
       await closing;
     },
   };

@@ -36,6 +36,24 @@ describe('writeProxychainsConfig', () => {
   });
 });
 
+describe("the capture proxy's credential (attack 18u P6)", () => {
+  const credential = { user: 'debugkit', password: 'Ab-_09xyz' };
+
+  it('goes into the proxychains proxy line as user and password, and into the proxy URLs as userinfo', () => {
+    expect(readFileSync(writeProxychainsConfig(dir, 40001, { httpPort: 40002, credential }), 'utf8')).toContain('[ProxyList]\nsocks5 127.0.0.1 40001 debugkit Ab-_09xyz\n');
+    const { env } = proxiedCommand(['app'], { socksPort: 41001, httpPort: 41002, configPath: '/tmp/x/p.conf', proxychains: '/usr/bin/proxychains4', env: {}, credential });
+    expect([env.HTTP_PROXY, env.https_proxy, env.ALL_PROXY]).toEqual([
+      'http://debugkit:Ab-_09xyz@127.0.0.1:41002',
+      'http://debugkit:Ab-_09xyz@127.0.0.1:41002',
+      'socks5h://debugkit:Ab-_09xyz@127.0.0.1:41001',
+    ]);
+  });
+
+  it('refuses a credential proxychains could not read back (a blank splits its line)', () => {
+    expect(() => writeProxychainsConfig('/nonexistent', 40001, { credential: { user: 'a b', password: 'x' } })).toThrow(/printable ASCII characters without blanks/);
+  });
+});
+
 describe('proxiedCommand', () => {
   const base = { socksPort: 41001, httpPort: 41002, configPath: '/tmp/x/proxychains.conf', proxychains: '/usr/bin/proxychains4' };
 

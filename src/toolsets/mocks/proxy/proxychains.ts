@@ -1,6 +1,7 @@
 import { accessSync, constants, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DebugkitError } from '../../../core/errors.js';
+import type { ProxyCredential } from './auth.js';
 
 /**
  * Routing a program through the capture proxy without root: proxychains4 preloads a library
@@ -38,6 +39,8 @@ export interface ProxychainsConfigOptions {
   /** Bounds on proxychains' own connect to and handshake with the proxy (not on the traffic). */
   connectTimeoutMs?: number;
   readTimeoutMs?: number;
+  /** The capture proxy's credential: proxychains authenticates with it (SOCKS5 username/password). */
+  credential?: ProxyCredential;
 }
 
 /**
@@ -53,7 +56,8 @@ export function writeProxychainsConfig(dir: string, socksPort: number, options: 
   for (const port of [socksPort, options.httpPort]) {
     if (port !== undefined) lines.push(`localnet 127.0.0.1:${port}/255.255.255.255`);
   }
-  lines.push('', '[ProxyList]', `socks5 127.0.0.1 ${socksPort}`, '');
+  const auth = options.credential ? ` ${configWord(options.credential.user)} ${configWord(options.credential.password)}` : '';
+  lines.push('', '[ProxyList]', `socks5 127.0.0.1 ${socksPort}${auth}`, '');
   const file = path.join(dir, 'proxychains.conf');
   writeFileSync(file, lines.join('\n'), { mode: 0o600 });
   return file;
@@ -67,6 +71,8 @@ export interface ProxiedCommandOptions {
   env?: NodeJS.ProcessEnv;
   /** The proxychains4 binary (default: found on PATH). */
   proxychains?: string;
+  /** The capture proxy's credential, put in the proxy URLs (as userinfo). */
+  credential?: ProxyCredential;
 }
 
 export interface ProxiedCommand {
@@ -82,6 +88,8 @@ const NO_PROXY_VARS = ['NO_PROXY', 'no_proxy'];
  * The argv and environment that run `argv` through the proxy: `proxychains4 -q -f <config> argv...`
  * plus HTTP_PROXY/HTTPS_PROXY (our HTTP proxy) and ALL_PROXY (our SOCKS5 proxy, socks5h so names
  * are resolved by the proxy), in both cases, with NO_PROXY removed so loopback is captured too.
+ * With a credential the URLs carry it (`http://user:password@127.0.0.1:port`): curl, Python
+ * requests and urllib, and Go's net/http send it (Proxy-Authorization: Basic, or SOCKS5 RFC 1929).
  */
 export function proxiedCommand(argv: readonly string[], options: ProxiedCommandOptions): ProxiedCommand {
   if (argv.length === 0 || !argv[0]) throw new DebugkitError('INVALID_ARGUMENT', 'the command to run is empty');
@@ -94,10 +102,12 @@ export function proxiedCommand(argv: readonly string[], options: ProxiedCommandO
   checkPort(options.httpPort, 'httpPort');
   const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env) };
   for (const name of NO_PROXY_VARS) delete env[name];
+  const cred = options.credential;
+  const userinfo = cred ? `${encodeURIComponent(cred.user)}:${encodeURIComponent(cred.password)}@` : '';
   const values = {
-    HTTP_PROXY: `http://127.0.0.1:${options.httpPort}`,
-    HTTPS_PROXY: `http://127.0.0.1:${options.httpPort}`,
-    ALL_PROXY: `socks5h://127.0.0.1:${options.socksPort}`,
+    HTTP_PROXY: `http://${userinfo}127.0.0.1:${options.httpPort}`,
+    HTTPS_PROXY: `http://${userinfo}127.0.0.1:${options.httpPort}`,
+    ALL_PROXY: `socks5h://${userinfo}127.0.0.1:${options.socksPort}`,
   };
   for (const name of PROXY_VARS) {
     env[name] = values[name];
@@ -129,6 +139,12 @@ function checkPort(port: number, name: string): void {
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     throw new DebugkitError('INVALID_ARGUMENT', `${name} must be an integer port 1-65535, got ${port}`);
   }
+}
+
+/** A user or password as one word of a proxychains config line: proxychains splits at blanks and knows no quoting. */
+function configWord(word: string): string {
+  if (!/^[\x21-\x7e]{1,255}$/.test(word)) throw new DebugkitError('INVALID_ARGUMENT', 'a proxy credential for proxychains must be 1-255 printable ASCII characters without blanks');
+  return word;
 }
 
 function bounded(ms: number): number {

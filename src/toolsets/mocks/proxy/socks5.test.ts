@@ -1,18 +1,19 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sleep } from '../../../core/wait.js';
+import type { ProxyCredential } from './auth.js';
 import { acceptSocks5, encodeReply, formatIpv6, greetingLength, requestLength, SocksReply, type SocksTarget } from './socks5.js';
 import { connectLocal, listenLocal, readAll, readBytes } from './testing.js';
 
 /** One server socket running acceptSocks5, and the raw client socket talking to it. */
-async function handshake(timeoutMs = 2000) {
+async function handshake(timeoutMs = 2000, credential?: ProxyCredential) {
   let result!: Promise<SocksTarget>;
   let accepted!: net.Socket;
   const gotSocket = new Promise<void>((resolve) => {
     server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true }, (s) => {
       accepted = s;
       s.on('error', () => {});
-      result = acceptSocks5(s, { timeoutMs });
+      result = acceptSocks5(s, { timeoutMs, ...(credential ? { credential } : {}) });
       result.catch(() => {});
       resolve();
     });
@@ -177,5 +178,37 @@ describe('SOCKS5 message framing', () => {
     expect(v6(1, 0, 2, 0, 0, 3, 0, 0)).toBe('1:0:2::3:0:0');
     expect(v6(1, 2, 3, 4, 5, 6, 7, 8)).toBe('1:2:3:4:5:6:7:8');
     expect(v6(0, 0, 0, 0, 0, 0xffff, 0x7f00, 1)).toBe('::ffff:7f00:1');
+  });
+});
+
+describe("SOCKS5 username/password (RFC 1929): the call's credential (attack 18u P6)", () => {
+  const credential = { user: 'debugkit', password: 's3cret-Token_x' };
+  const userPassword = (user: string, password: string) => Buffer.concat([Buffer.from([1, user.length]), Buffer.from(user), Buffer.from([password.length]), Buffer.from(password)]);
+
+  it('chooses username/password among the methods offered, accepts the right one and reads the request after it', async () => {
+    const { client, result } = await handshake(2000, credential);
+    client.write(Buffer.from([5, 2, 0, 2]));
+    expect([...(await readBytes(client, 2))]).toEqual([5, 2]);
+    client.write(Buffer.concat([userPassword('debugkit', 's3cret-Token_x'), ipv4Request()]));
+    expect([...(await readBytes(client, 2))]).toEqual([1, 0]);
+    expect(await result).toEqual({ host: '127.0.0.1', port: 8080, addressType: 'ipv4' });
+  });
+
+  it('answers a wrong password with status 1 and closes, before reading any request', async () => {
+    const { client, result } = await handshake(2000, credential);
+    const received = readAll(client);
+    client.write(Buffer.concat([Buffer.from([5, 1, 2]), userPassword('debugkit', 's3cret-Token_y'), ipv4Request()]));
+    await expect(result).rejects.toMatchObject({ name: 'ProxyAuthError', message: "the SOCKS5 username/password is not the call's" });
+    expect([...(await received)]).toEqual([5, 2, 1, 1]);
+  });
+
+  it('answers 0xFF to a client that offers only "no authentication", and a silent one fails as one without the credential', async () => {
+    const { client, result } = await handshake(2000, credential);
+    const received = readAll(client);
+    client.write(Buffer.concat([GREETING, ipv4Request()]));
+    await expect(result).rejects.toMatchObject({ name: 'ProxyAuthError', message: expect.stringMatching(/offers no username\/password/) });
+    expect([...(await received)]).toEqual([5, 0xff]);
+    const silent = await handshake(50, credential);
+    await expect(silent.result).rejects.toMatchObject({ name: 'ProxyAuthError', message: expect.stringMatching(/^no credential before the handshake failed: SOCKS5 greeting: incomplete/) });
   });
 });

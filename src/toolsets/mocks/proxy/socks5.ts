@@ -1,8 +1,12 @@
 import type { Duplex } from 'node:stream';
 import { DebugkitError } from '../../../core/errors.js';
+import { ProxyAuthError, sameCredential, type ProxyCredential } from './auth.js';
 import { readFrame } from './peek.js';
 
-/** SOCKS5 server side (RFC 1928): no-authentication method only, CONNECT only. */
+/**
+ * SOCKS5 server side (RFC 1928), CONNECT only: "no authentication", or with a credential
+ * username/password only (RFC 1929).
+ */
 
 export const SocksReply = {
   succeeded: 0x00,
@@ -18,6 +22,8 @@ export const SocksReply = {
 
 const VERSION = 0x05;
 const METHOD_NO_AUTH = 0x00;
+const METHOD_USER_PASSWORD = 0x02;
+const USER_PASSWORD_VERSION = 0x01;
 const NO_ACCEPTABLE_METHOD = 0xff;
 const CMD_CONNECT = 0x01;
 const ATYP_IPV4 = 0x01;
@@ -48,6 +54,20 @@ export function greetingLength(buf: Buffer): number | undefined {
   if (buf.length >= 1 && buf[0] !== VERSION) throw new SocksHandshakeError(`not SOCKS5: version byte ${buf[0]}`);
   if (buf.length < 2) return undefined;
   return 2 + buf[1]!;
+}
+
+/** Length of the RFC 1929 request (VER ULEN UNAME PLEN PASSWD), or undefined while incomplete. */
+export function userPasswordLength(buf: Buffer): number | undefined {
+  if (buf.length >= 1 && buf[0] !== USER_PASSWORD_VERSION) throw new ProxyAuthError(`username/password request with version byte ${buf[0]}`);
+  if (buf.length < 2) return undefined;
+  const ulen = buf[1]!;
+  return buf.length < 3 + ulen ? undefined : 3 + ulen + buf[2 + ulen]!;
+}
+
+/** The username and password of a complete RFC 1929 request. */
+export function parseUserPassword(req: Buffer): ProxyCredential {
+  const ulen = req[1]!;
+  return { user: req.toString('utf8', 2, 2 + ulen), password: req.toString('utf8', 3 + ulen) };
 }
 
 /** Length of the request (VER CMD RSV ATYP DST.ADDR DST.PORT), or undefined while incomplete. */
@@ -90,28 +110,45 @@ export function encodeReply(code: number): Buffer {
 export interface Socks5Options {
   /** Bound on the whole handshake: a client that stalls mid-message is dropped. */
   timeoutMs?: number;
+  /** Required of the client (username/password, RFC 1929); without it "no authentication" is accepted. */
+  credential?: ProxyCredential;
 }
 
 /**
  * Runs the server side of the handshake up to the CONNECT request and returns its target. It does
  * NOT send the final reply: the caller answers with `encodeReply` once it knows the outcome. On a
  * refused request the matching reply (0x07, 0x08, 0xFF method) is sent and the socket ended.
+ * With a `credential`, anything that fails before the client showed it is a ProxyAuthError.
  */
-export async function acceptSocks5(socket: Duplex, { timeoutMs = 5000 }: Socks5Options = {}): Promise<SocksTarget> {
+export async function acceptSocks5(socket: Duplex, { timeoutMs = 5000, credential }: Socks5Options = {}): Promise<SocksTarget> {
   const deadline = Date.now() + timeoutMs;
   const remaining = () => Math.max(1, deadline - Date.now());
+  let authenticated = !credential;
   try {
     const greeting = await readFrame(socket, greetingLength, { timeoutMs: remaining(), maxBytes: 2 + 255, what: 'SOCKS5 greeting' });
-    if (!greeting.subarray(2).includes(METHOD_NO_AUTH)) {
+    const method = credential ? METHOD_USER_PASSWORD : METHOD_NO_AUTH;
+    if (!greeting.subarray(2).includes(method)) {
       refuse(socket, Buffer.from([VERSION, NO_ACCEPTABLE_METHOD]));
+      if (credential) throw new ProxyAuthError('the client offers no username/password authentication (SOCKS5, RFC 1929)');
       throw new SocksHandshakeError('the client offers no acceptable method (only "no authentication" is supported)');
     }
-    socket.write(Buffer.from([VERSION, METHOD_NO_AUTH]));
+    socket.write(Buffer.from([VERSION, method]));
+    if (credential) {
+      const auth = await readFrame(socket, userPasswordLength, { timeoutMs: remaining(), maxBytes: 3 + 255 + 255, what: 'SOCKS5 username/password' });
+      if (!sameCredential(parseUserPassword(auth), credential)) {
+        refuse(socket, Buffer.from([USER_PASSWORD_VERSION, 0x01]));
+        throw new ProxyAuthError("the SOCKS5 username/password is not the call's");
+      }
+      socket.write(Buffer.from([USER_PASSWORD_VERSION, 0x00]));
+      authenticated = true;
+    }
     const req = await readFrame(socket, requestLength, { timeoutMs: remaining(), maxBytes: 4 + 1 + 255 + 2, what: 'SOCKS5 request' });
     return parseRequest(req);
   } catch (err) {
     if (err instanceof SocksHandshakeError && err.reply !== undefined) refuse(socket, encodeReply(err.reply));
     else if (socket.writable) socket.destroy();
+    // Whatever went wrong before the credential was shown, the connection did not show it.
+    if (!authenticated && !(err instanceof ProxyAuthError)) throw new ProxyAuthError(`no credential before the handshake failed: ${err instanceof Error ? err.message : String(err)}`);
     throw err;
   }
 }

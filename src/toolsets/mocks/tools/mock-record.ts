@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { resolveContained } from '../../../core/paths.js';
+import { clientKey } from '../../../core/sessions.js';
 import { envEntries, envMap } from '../../../mcp/schemas.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import { warnFor, type MocksContext } from './context.js';
@@ -62,6 +63,7 @@ export function mockRecordTool(ctx: MocksContext): ToolSpec<typeof input, typeof
           caEnv: env,
           timeoutMs: (args.timeout ?? 300) * 1000,
           ownPorts: [config.http.port],
+          owner: clientKey(call.client),
           ...(upstreamCa ? { upstreamCa: await readPem(upstreamCa) } : {}),
           ...(args.insecureUpstream ? { insecureUpstream: true } : {}),
           signal: call.signal,

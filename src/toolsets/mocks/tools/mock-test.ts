@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { resolveContained } from '../../../core/paths.js';
+import { clientKey } from '../../../core/sessions.js';
 import { envEntries, envMap } from '../../../mcp/schemas.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import { warnFor, type MocksContext } from './context.js';
@@ -122,6 +123,7 @@ export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof o
           ...(upstreamCa ? { upstreamCa } : {}),
           timeoutMs: (args.timeout ?? 300) * 1000,
           ownPorts: [config.http.port],
+          owner: clientKey(call.client),
           signal: call.signal,
           onTick: (ms, replayed, missed) => void call.progress(Math.round(ms / 1000), undefined, `testing: ${replayed} replayed, ${missed} missed`),
           warn,
