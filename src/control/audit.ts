@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { REDACTED, SECRET_NAME, findSecrets, redactText } from '../core/secrets.js';
+import { REDACTED, SECRET_NAME, findSecrets, hideSpans, redactText } from '../core/secrets.js';
 
 /** One audit record as stored. `hash` links it to the record before it. */
 export interface AuditRecord {
@@ -383,19 +383,8 @@ export function redactWords(words: readonly string[]): string[] {
     const alone = findSecrets(w, { keepCalls: true });
     const known = new Set(alone.map(([s]) => s));
     const fresh = Math.min(...found.filter((s) => !known.has(s)));
-    return hideRanges(w, Number.isFinite(fresh) ? [...alone.filter(([s]) => s < fresh), [fresh, w.length]] : alone);
+    return hideSpans(w, Number.isFinite(fresh) ? [...alone.filter(([s]) => s < fresh), [fresh, w.length] as const] : alone, () => REDACTED).text;
   });
-}
-
-/** `text` with each range (sorted by start) replaced by REDACTED; a range inside one already hidden adds nothing. */
-function hideRanges(text: string, ranges: ReadonlyArray<readonly [number, number, ...unknown[]]>): string {
-  let out = '';
-  let at = 0;
-  for (const [start, end] of ranges) {
-    if (start >= at) out += `${text.slice(at, start)}${REDACTED}`;
-    at = Math.max(at, end);
-  }
-  return out + text.slice(at);
 }
 
 function redactArray(value: unknown[], depth: number, walk: Walk): unknown[] {

@@ -550,7 +550,14 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
 
 /** `text` with each secret replaced by what `mark` makes of its kind; everything around it kept. The kinds hidden, in order. */
 export function replaceSecrets(text: string, mark: (kind: string | undefined) => string, reading: SecretsReading = {}): { text: string; kinds: string[] } {
-  const spans = findSecrets(text, reading);
+  return hideSpans(text, findSecrets(text, reading), mark);
+}
+
+/**
+ * `text` with each span (sorted by start) replaced by what `mark` makes of its kind; a span inside
+ * one already hidden adds nothing. The kinds hidden, in order.
+ */
+export function hideSpans(text: string, spans: ReadonlyArray<readonly [number, number, string?]>, mark: (kind: string | undefined) => string): { text: string; kinds: string[] } {
   if (spans.length === 0) return { text, kinds: [] };
   let out = '';
   let at = 0;
