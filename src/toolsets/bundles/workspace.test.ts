@@ -5,9 +5,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { KeyShares, ModelBudget } from './apiserver/budget.js';
+import { Bundle } from './apiserver/bundle.js';
 import { BUNDLE_2022, extractFixture, FIXTURES, requireKubectl, SYSTEM_KUBECTL } from './apiserver/testkit.js';
 import { renderKubectl, runKubectl, warningsOf } from './kubectl.js';
 import { BundleStore } from './store/store.js';
+import { summarizeBundle } from './summary.js';
 import { BundleWorkspace, type ActiveBundle } from './workspace.js';
 
 /**
@@ -222,5 +224,24 @@ describe("a shared bundle's charge to a key's share (attack P4, P5)", () => {
     expect(shares.server.objects).toBe(0);
     await workspace.initialize('a2', y, { key: 'key-a', force: false });
     expect(await events('a2')).toEqual({ count: 2000, warnings: [] });
+  });
+
+  // bundle_summary's own model of the bundle was given back only when V8 collected it.
+  it("bundle_summary's model gives its charge back when its client lets go of the bundle or initializes another", async () => {
+    const shares = sharedWorkspace('store-p5-summary');
+    const [x, y] = [eventsBundle('p5s-x', 2000), eventsBundle('p5s-y', 1000)];
+    await workspace.initialize('a1', x, { key: 'key-a', force: false });
+    const open = (a: { root: string }) => Bundle.open(a.root, { serverModel: workspace.modelBudget('key-a') });
+    const model = await workspace.summaryModel('a1', open);
+    expect(await workspace.summaryModel('a1', open)).toBe(model);
+    await summarizeBundle(model, 'x');
+    expect(shares.of('key-a').objects).toBe(2000);
+    // Another bundle in the same session: the summary's model of x goes with it.
+    await workspace.initialize('a1', y, { key: 'key-a', force: false });
+    expect(shares.of('key-a').objects).toBe(0);
+    await summarizeBundle(await workspace.summaryModel('a1', open), 'y');
+    expect(shares.of('key-a').objects).toBe(1000);
+    await workspace.release('a1');
+    expect(shares.of('key-a').objects).toBe(0);
   });
 });

@@ -44,6 +44,12 @@ export function keyIdOf(client: { principal?: { id: string } }): string {
  */
 export class BundleWorkspace {
   private readonly active = new Map<string, ActiveBundle>();
+  /**
+   * Each client's bundle_summary model: a second model of its bundle, charged to its key's share,
+   * closed (its charge given back at once) when the client lets go of that bundle or initializes
+   * another, not when the garbage collector gets to it.
+   */
+  private readonly summaryModels = new Map<string, { root: string; initializedAt: string; model: Promise<{ close(): void }> }>();
   private readonly served = new Map<string, Served>();
 
   constructor(
@@ -73,6 +79,7 @@ export class BundleWorkspace {
     // changes nothing there, and the server other clients (other keys too) use stays.
     const replaced = !added.reused && added.kind !== 'directory' ? this.restart(added, options.key) : undefined;
     const previous = this.active.get(owner);
+    this.closeSummaryModel(owner);
     const served = replaced?.served ?? this.serve(added, options.key);
     served.users.set(owner, options.key);
     if (previous && previous.root !== added.root) await this.dropUser(previous.root, owner);
@@ -108,7 +115,33 @@ export class BundleWorkspace {
     return this.active.get(owner)?.name;
   }
 
+  /** The model bundle_summary reads for `owner`'s bundle: made once per initialization by `open`, closed with it. */
+  summaryModel<M extends { close(): void }>(owner: string, open: (active: ActiveBundle) => Promise<M>): Promise<M> {
+    const active = this.current(owner);
+    const held = this.summaryModels.get(owner);
+    if (held && held.root === active.root && held.initializedAt === active.initializedAt) return held.model as Promise<M>;
+    this.closeSummaryModel(owner);
+    const model = open(active);
+    const entry = { root: active.root, initializedAt: active.initializedAt, model };
+    this.summaryModels.set(owner, entry);
+    model.catch(() => {
+      if (this.summaryModels.get(owner) === entry) this.summaryModels.delete(owner);
+    });
+    return model;
+  }
+
+  private closeSummaryModel(owner: string): void {
+    const held = this.summaryModels.get(owner);
+    if (!held) return;
+    this.summaryModels.delete(owner);
+    held.model.then(
+      (m) => m.close(),
+      () => undefined,
+    );
+  }
+
   async release(owner: string): Promise<void> {
+    this.closeSummaryModel(owner);
     const bundle = this.active.get(owner);
     if (!bundle) return;
     this.active.delete(owner);

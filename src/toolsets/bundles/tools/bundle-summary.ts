@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../../../mcp/tools.js';
-import type { Bundle } from '../apiserver/bundle.js';
 import type { BundlesContext } from '../context.js';
-import { keyIdOf, type ActiveBundle } from '../workspace.js';
+import { keyIdOf } from '../workspace.js';
 import { split } from './common.js';
 
 // Sections are { items, total } (log_errors adds files_read, pods_with_logs), typed in summary.ts: spelled out here, the schema
@@ -20,8 +19,6 @@ const output = {
 };
 
 export function bundleSummaryTool({ workspace }: BundlesContext): ToolSpec<Record<string, never>, typeof output> {
-  // One model per initialized bundle (a new initialize_bundle is a new ActiveBundle): parsed files are not parsed again.
-  const opened = new WeakMap<ActiveBundle, Promise<Bundle>>();
   return {
     name: 'bundle_summary',
     title: 'What is unhealthy in the bundle',
@@ -32,14 +29,9 @@ export function bundleSummaryTool({ workspace }: BundlesContext): ToolSpec<Recor
     run: async (_args, call) => {
       const active = workspace.current(call.client.owner);
       const [{ Bundle }, { summarizeBundle }] = await Promise.all([import('../apiserver/bundle.js'), import('../summary.js')]);
-      let bundle = opened.get(active);
-      if (!bundle) {
-        // Charged to the calling key's share, as the bundle it initialized is.
-        bundle = Bundle.open(active.root, { serverModel: workspace.modelBudget(keyIdOf(call.client)) });
-        opened.set(active, bundle);
-        bundle.catch(() => opened.delete(active));
-      }
-      return split(await summarizeBundle(await bundle, active.name));
+      // Charged to the calling key's share, as the bundle it initialized is; parsed files are not parsed again.
+      const bundle = await workspace.summaryModel(call.client.owner, (a) => Bundle.open(a.root, { serverModel: workspace.modelBudget(keyIdOf(call.client)) }));
+      return split(await summarizeBundle(bundle, active.name));
     },
   };
 }
