@@ -7,8 +7,24 @@
  */
 export class KeptBytes {
   private used = 0;
+  private structured = 0;
 
-  constructor(readonly limit: number = RECORDING_KEPT_MAX_BYTES) {}
+  constructor(
+    readonly limit: number = RECORDING_KEPT_MAX_BYTES,
+    readonly valuesLimit: number = RECORDING_STRUCTURED_MAX_VALUES,
+  ) {}
+
+  /** What is left of the values the recording's mocks may be structured into. */
+  get valuesLeft(): number {
+    return this.valuesLimit - this.structured;
+  }
+
+  /** Takes `n` of those values, or none (false: keep the exchange as its bytes). Never given back: the mocks are kept. */
+  takeValues(n: number): boolean {
+    if (this.structured + n > this.valuesLimit) return false;
+    this.structured += n;
+    return true;
+  }
 
   /** Takes `n` bytes of the budget, or none (false) when they do not fit. */
   take(n: number): boolean {
@@ -24,6 +40,13 @@ export class KeptBytes {
 
 /** What all of a recording's unfinished calls may keep at once: twice what a mock set holds. */
 export const RECORDING_KEPT_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The values (rows' cells, parameter bytes, ...) a recording structures into typed mock fields, all
+ * its exchanges together: each is an object on the loop and lines of YAML its set's thread writes.
+ * Ten Postgres answers of 90,000 rows made a set that thread could not write in 20 s (attack 18u P9).
+ */
+export const RECORDING_STRUCTURED_MAX_VALUES = 4 * 65536;
 
 /**
  * What one request waiting for its answer costs beyond its bytes (its objects on the heap): 300 MB

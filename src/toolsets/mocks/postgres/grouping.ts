@@ -1,10 +1,11 @@
 import { serialize } from 'pg-protocol';
+import { TimeSlice } from '../../../core/wait.js';
 import { keployTime } from '../keploy/time.js';
 import { KeptShare, RECORDING_KEPT_MAX_BYTES, WAITING_OVERHEAD_BYTES, type KeptBytes } from '../kept.js';
 import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
 import { KEPLOY_MOCK_VERSION, type PostgresMock } from '../keploy/types.js';
 import { decodeTyped, type FrontendMessage, type StartupMessage, type TypedMessage } from './frontend.js';
-import { buildRequestPacket, buildResponsePacket } from './keploy.js';
+import { buildRequestPacket, ResponseBuilder, type PacketContext } from './keploy.js';
 import { Auth, AUTH_NEEDS_ANSWER, Backend, Frontend } from './protocol.js';
 import { authCodeOf, codeOf } from './wire.js';
 
@@ -30,6 +31,10 @@ interface Group {
   config: boolean;
   requests: FrontendMessage[];
   responses: Buffer[];
+  /** The answer's typed fields, built in slices as its messages arrive. */
+  answer?: ResponseBuilder;
+  /** Reading the answer's messages is waiting for a turn (or running). */
+  reading?: boolean;
   bytes: number;
   startedAt: Date;
   endedAt?: Date;
@@ -58,8 +63,25 @@ export interface GrouperOptions {
   kept?: KeptBytes;
 }
 
+/** A connection's answers are read in slices of this long (ms) at most, the loop's other work between. */
+const SLICE_MS = 10;
+/**
+ * And of this many messages at most (a connection's data in one turn can be many chunks): so a
+ * small answer is read at once, as it comes, and a big one in a number of turns that does not
+ * depend on the host's speed.
+ */
+export const MESSAGES_PER_TURN = 4096;
+
+type Task = (late: () => boolean) => boolean;
+
 export class RequestGrouper {
   private open: Group | undefined;
+  private readonly slice = new TimeSlice(SLICE_MS);
+  /** Work waiting for a turn, in order: reading answers and giving the mocks they end (in the order they ended). */
+  private readonly tasks: Task[] = [];
+  private readonly waiters: Array<() => void> = [];
+  /** Messages read in this turn (reset by the next). */
+  private spent = 0;
   private readonly waiting: Group[] = [];
   private authenticating = true;
   private authCode = 0;
@@ -77,6 +99,59 @@ export class RequestGrouper {
     this.share.release();
   }
 
+  /** Resolves once every mock of a group already answered has been given. */
+  settled(): Promise<void> {
+    return this.tasks.length === 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Runs `task` now if nothing waits and this turn's messages are not spent, else (the rest of it) after what waits. */
+  private later(task: Task): void {
+    if (this.tasks.length === 0 && this.attempt(task, () => this.spend())) return;
+    this.tasks.push(task);
+    if (this.tasks.length === 1) void this.drain();
+  }
+
+  /** Counts one message read in this turn: true when this turn's are spent. */
+  private spend(): boolean {
+    if (this.spent === 0) setImmediate(() => (this.spent = 0));
+    return ++this.spent > MESSAGES_PER_TURN;
+  }
+
+  private attempt(task: Task, late: () => boolean): boolean {
+    try {
+      return task(late);
+    } catch (err) {
+      this.options.onError?.(err);
+      return true;
+    }
+  }
+
+  private async drain(): Promise<void> {
+    const late = () => this.spend() || this.slice.over();
+    while (this.tasks.length > 0) {
+      await this.slice.next();
+      this.slice.restart();
+      this.spent = 0;
+      do {
+        if (!this.attempt(this.tasks[0]!, late)) break;
+        this.tasks.shift();
+      } while (this.tasks.length > 0 && !this.slice.over());
+    }
+    for (const resolve of this.waiters.splice(0)) resolve();
+  }
+
+  /** Reads `group`'s answer in slices, as its messages come. */
+  private read(group: Group): void {
+    const answer = group.answer;
+    if (!answer || group.reading) return;
+    group.reading = true;
+    this.later((late) => {
+      const done = answer.run(late);
+      if (done) group.reading = false;
+      return done;
+    });
+  }
+
   private stopped = false;
 
   /**
@@ -85,6 +160,7 @@ export class RequestGrouper {
    */
   private stopRecording(): void {
     this.stopped = true;
+    for (const g of [...this.waiting, this.open]) g?.answer?.abandon();
     const pending = this.waiting.length + (this.open ? 1 : 0);
     this.waiting.length = 0;
     this.open = undefined;
@@ -152,11 +228,16 @@ export class RequestGrouper {
       group.charged = 0;
       group.requests = [];
       group.responses = [];
+      group.answer?.abandon();
+      group.answer = undefined;
       return;
     }
     group.charged += cost;
-    if (Buffer.isBuffer(item)) group.responses.push(item);
-    else group.requests.push(item);
+    if (Buffer.isBuffer(item)) {
+      group.responses.push(item);
+      (group.answer ??= new ResponseBuilder(this.context())).add(item);
+      this.read(group);
+    } else group.requests.push(item);
   }
 
   private finish(group: Group): void {
@@ -172,17 +253,22 @@ export class RequestGrouper {
       else this.options.onError?.(new Error(why));
       return;
     }
-    try {
+    // After the answer's reading (queued before): its mock, then the next group's, in order.
+    this.later(() => {
       const mock = this.toMock(group);
       this.mocks++;
       this.options.onMock(mock);
-    } catch (err) {
-      this.options.onError?.(err);
-    }
+      return true;
+    });
+  }
+
+  private context(): PacketContext {
+    return { length: this.startupLength, ...(this.options.kept ? { budget: this.options.kept } : {}) };
   }
 
   private toMock(g: Group): PostgresMock {
-    const ctx = { length: this.startupLength, authCode: g.authCode };
+    const ctx = { ...this.context(), authCode: g.authCode };
+    const answer = g.answer ?? new ResponseBuilder(ctx);
     const metadata: Record<string, string> = g.config ? { type: 'config' } : {};
     if (this.options.host) metadata.host = this.options.host;
     const mock: PostgresMock = {
@@ -192,7 +278,7 @@ export class RequestGrouper {
       spec: {
         metadata,
         postgresrequests: [buildRequestPacket(g.requests, ctx)],
-        postgresresponses: [buildResponsePacket(g.responses, ctx)],
+        postgresresponses: [answer.finish(g.responses)],
         reqtimestampmock: keployTime(g.startedAt, this.options.utcOffsetMinutes),
         restimestampmock: keployTime(g.endedAt ?? g.startedAt, this.options.utcOffsetMinutes),
       },

@@ -7,7 +7,8 @@ import { serializeMockSet } from '../keploy/serialize.js';
 import { quotedLengths, SQL_FILE } from '../keploy/testkit.js';
 import type { PostgresMock, PostgresResponsePacket } from '../keploy/types.js';
 import { parseFrontendBytes } from './frontend.js';
-import { buildRequestPacket, buildResponsePacket, requestMessages, responseMessages } from './keploy.js';
+import { KeptBytes } from '../kept.js';
+import { buildRequestPacket, buildResponsePacket, MAX_STRUCTURED_VALUES, requestMessages, responseMessages } from './keploy.js';
 import { binaryToText, convertValue, OID, parameterKey, textToBinary } from './values.js';
 import { backend, codeOf } from './wire.js';
 
@@ -111,6 +112,49 @@ describe('Keploy packets', () => {
     expect(packet.bind).toEqual([{ prepared_statement: 'a', parameter_format_codes: [0], parameters: [null], result_format_codes: [0] }]);
     expect(packet.extra).toEqual({ close: { object_type: 83, name: 'a' } });
     expect(requestMessages({ ...packet, payload: undefined }).map((m) => m.type)).toEqual(['P', 'B', 'E', 'C']);
+  });
+});
+
+describe('bytes-only packets (attack 18u P9)', () => {
+  // The answer to a query of `rows` rows of one int4 text column.
+  const answer = (rows: number) => [
+    backend.rowDescription([{ name: 'i', tableOid: 0, column: 0, typeOid: OID.int4, typeSize: 4, typeModifier: -1, format: 0 }]),
+    ...Array.from({ length: rows }, (_, i) => backend.dataRow([Buffer.from(String(i))])),
+    backend.commandComplete(`SELECT ${rows}`),
+    backend.readyForQuery('I'),
+  ];
+
+  it('keeps an answer of more values than the bound as its bytes only, read back the same', () => {
+    // A row is two values (its message and its cell): 32,000 rows are within the bound, 33,000 not.
+    const within = buildResponsePacket(answer(32_000), { length: 8 });
+    expect(within.data_row).toHaveLength(32_000);
+    const messages = answer(33_000);
+    const over = buildResponsePacket(messages, { length: 8 });
+    expect(2 * 33_000).toBeGreaterThan(MAX_STRUCTURED_VALUES);
+    expect(over).toEqual({ identifier: 'ServerResponse', length: 8, payload: Buffer.concat(messages).toString('base64'), auth_type: 0, msg_type: 'Z'.charCodeAt(0) });
+    expect(Buffer.concat(responseMessages(over)).equals(Buffer.concat(messages))).toBe(true);
+    // Through YAML and back: the same bytes again.
+    const mock: PostgresMock = { ...mocks[1]!, spec: { ...mocks[1]!.spec, postgresresponses: [over] } };
+    const read = parseMockSet(serializeMockSet([mock]), 'big.yaml') as PostgresMock[];
+    expect(Buffer.concat(responseMessages(read[0]!.spec.postgresresponses[0]!)).equals(Buffer.concat(messages))).toBe(true);
+  });
+
+  it("counts a Bind's parameter bytes: a request of more is kept as its bytes only", () => {
+    const bind = (size: number) => parseFrontendBytes(Buffer.concat([serialize.bind({ values: [Buffer.alloc(size, 7)] }), serialize.sync()]));
+    expect(buildRequestPacket(bind(1000), { length: 8 }).bind).toHaveLength(1);
+    const big = buildRequestPacket(bind(100_000), { length: 8 });
+    expect(big.bind).toBeUndefined();
+    expect(big.header).toBeUndefined();
+    expect(requestMessages(big).map((m) => m.raw)).toEqual(bind(100_000).map((m) => m.raw));
+  });
+
+  it("structures no more values than the recording's budget has left, all answers together", () => {
+    const budget = new KeptBytes(undefined, 50_000);
+    // 20,000 rows: about 40,000 values each; the second no longer fits.
+    expect(buildResponsePacket(answer(20_000), { length: 8, budget }).data_row).toHaveLength(20_000);
+    expect(budget.valuesLeft).toBeLessThan(10_000);
+    expect(buildResponsePacket(answer(20_000), { length: 8, budget }).data_row).toBeUndefined();
+    expect(buildResponsePacket(answer(100), { length: 8, budget }).data_row).toHaveLength(100);
   });
 });
 

@@ -1,4 +1,5 @@
 import { serialize } from 'pg-protocol';
+import type { KeptBytes } from '../kept.js';
 import { decodeRowValue, encodeRowValue } from '../keploy/postgres.js';
 import type { Extra, PgMessage, PostgresRequestPacket, PostgresResponsePacket, YamlMap, YamlValue } from '../keploy/types.js';
 import { decodePasswordBody, decodeTyped, parseFrontendBytes, PgProtocolError, type FrontendMessage } from './frontend.js';
@@ -51,6 +52,60 @@ export interface PacketContext {
   length: number;
   /** The last AuthenticationRequest code the server sent: says what a `p` message is. */
   authCode?: number;
+  /** The recording's budget of structured values (kept.ts): past it a packet is kept as its bytes only. */
+  budget?: Pick<KeptBytes, 'valuesLeft' | 'takeValues'>;
+}
+
+/**
+ * A packet of more values than this (a message, a row's cell, a byte of a Bind parameter or of SASL
+ * data: each an object or a YAML line) is kept as its bytes only, `payload`, without `header` or
+ * typed fields; replay reads the payload either way, so it sends the same bytes. Every DataRow was an
+ * object built on the loop and a YAML entry: ten psql answers of 90,000 rows held the loop 3.7 s and
+ * the set was never written, its thread past 20 s (attack 18u P9, MySQL's K4).
+ */
+export const MAX_STRUCTURED_VALUES = 65536;
+
+/** A packet with no typed fields: what `responseMessages`/`requestMessages` read from its payload alone. */
+function bytesOnly<P extends PostgresRequestPacket | PostgresResponsePacket>(identifier: string, payload: string, lastCode: number | undefined, ctx: PacketContext): P {
+  const packet = { identifier, length: ctx.length, payload, auth_type: 0 } as P;
+  if (lastCode !== undefined) packet.msg_type = lastCode;
+  return packet;
+}
+
+/** Whether a packet of `values` values is structured: within the bound, and the recording's budget. */
+const structured = (values: number, ctx: PacketContext) => values <= MAX_STRUCTURED_VALUES && (ctx.budget?.takeValues(values) ?? true);
+
+/** The values a client message adds to its packet: 1, and the bytes and items its typed field lists. */
+function requestValues(m: FrontendMessage): number {
+  switch (m.type) {
+    case Frontend.Bind:
+      return 1 + m.paramFormats.length + m.resultFormats.length + m.params.reduce((n, p) => n + 1 + (p?.length ?? 0), 0);
+    case Frontend.Parse:
+      return 1 + m.paramTypes.length;
+    case Frontend.Password:
+      return 1 + m.raw.length;
+    default:
+      return 1;
+  }
+}
+
+/** The values a server message adds to its packet, read from its counts without decoding it. */
+function responseValues(raw: Buffer): number {
+  const count = () => (raw.length >= 7 ? Math.max(0, raw.readInt16BE(5)) : 0);
+  switch (codeOf(raw)) {
+    case Backend.DataRow:
+    case Backend.ParameterDescription:
+      return 1 + count();
+    case Backend.RowDescription:
+      return 1 + 7 * count();
+    case Backend.Authentication:
+      return 1 + raw.length;
+    case Backend.ErrorResponse:
+    case Backend.NoticeResponse:
+      return 1 + ERROR_KEYS.length + raw.length;
+    default:
+      return 1;
+  }
 }
 
 // ---------------------------------------------------------------- building
@@ -58,6 +113,16 @@ export interface PacketContext {
 export function buildRequestPacket(messages: readonly FrontendMessage[], ctx: PacketContext): PostgresRequestPacket {
   const payload = base64(messages.map((m) => m.raw));
   const first = messages[0];
+  if (
+    first?.type !== 'startup' &&
+    !structured(
+      messages.reduce((n, m) => n + requestValues(m), 0),
+      ctx,
+    )
+  ) {
+    const last = messages[messages.length - 1];
+    return bytesOnly('ClientRequest', payload, last ? last.type.charCodeAt(0) : undefined, ctx);
+  }
   if (first?.type === 'startup') {
     return {
       identifier: 'StartupRequest',
@@ -122,17 +187,82 @@ function addPasswordFields(packet: PostgresRequestPacket, extra: Extra, body: Bu
 }
 
 export function buildResponsePacket(messages: readonly Buffer[], ctx: PacketContext): PostgresResponsePacket {
-  const header = messages.map(codeOf);
-  const packet: PostgresResponsePacket = { header, identifier: 'ServerResponse', length: ctx.length, payload: base64(messages), auth_type: 0 };
-  const extra: Extra = {};
-  for (const raw of messages) addResponseFields(packet, extra, raw);
-  if (header.length > 0) packet.msg_type = header[header.length - 1]!.charCodeAt(0);
-  if (Object.keys(extra).length > 0) packet.extra = extra;
-  return packet;
+  const builder = new ResponseBuilder(ctx);
+  for (const raw of messages) builder.add(raw);
+  return builder.finish(messages);
 }
 
+/**
+ * A response packet's typed fields, built from its messages in slices (`run`), so that a big
+ * answer's rows are not all read in one turn of the loop when it ends. Past MAX_STRUCTURED_VALUES
+ * (or what the recording's budget has left) the fields built so far are let go and nothing more is
+ * read: the packet is kept as its bytes. So is one whose messages cannot be read (replay sends the
+ * bytes as they came).
+ */
+export class ResponseBuilder {
+  private packet: PostgresResponsePacket | undefined;
+  private readonly extra: Extra = {};
+  private values = 0;
+  private readonly pending: Buffer[] = [];
+  private next = 0;
+
+  constructor(private readonly ctx: PacketContext) {
+    this.packet = { header: [], identifier: 'ServerResponse', length: ctx.length, payload: '', auth_type: 0 };
+  }
+
+  /** A message to read (by `run`). */
+  add(raw: Buffer): void {
+    if (this.packet) this.pending.push(raw);
+  }
+
+  /** Reads the messages added, asking `late()` before each; true once all are. */
+  run(late: () => boolean = () => false): boolean {
+    while (this.packet && this.next < this.pending.length) {
+      if (late()) return false;
+      this.read(this.pending[this.next++]!);
+    }
+    this.pending.length = 0;
+    this.next = 0;
+    return true;
+  }
+
+  /** Nothing more is read: the packet will be its bytes only. */
+  abandon(): void {
+    this.packet = undefined;
+    this.pending.length = 0;
+    this.next = 0;
+  }
+
+  private read(raw: Buffer): void {
+    this.values += responseValues(raw);
+    if (this.values > Math.min(MAX_STRUCTURED_VALUES, this.ctx.budget?.valuesLeft ?? Infinity)) return this.abandon();
+    try {
+      addResponseFields(this.packet!, this.extra, raw);
+      this.packet!.header!.push(codeOf(raw));
+    } catch {
+      this.abandon();
+    }
+  }
+
+  /** The packet of all the messages added (given again: the builder does not keep them once read). */
+  finish(messages: readonly Buffer[]): PostgresResponsePacket {
+    this.run();
+    const payload = base64(messages);
+    const last = messages[messages.length - 1]?.[0];
+    const packet = this.packet;
+    if (!packet || !(this.ctx.budget?.takeValues(this.values) ?? true)) return bytesOnly('ServerResponse', payload, last, this.ctx);
+    packet.payload = payload;
+    if (last !== undefined) packet.msg_type = last;
+    if (Object.keys(this.extra).length > 0) packet.extra = this.extra;
+    return packet;
+  }
+}
+
+/** Messages whose typed field needs pg-protocol's view; the others are read directly (a DataRow's view was most of a row's cost). */
+const DECODED: ReadonlySet<string> = new Set([Backend.ParameterStatus, Backend.ParameterDescription, Backend.CommandComplete]);
+
 function addResponseFields(packet: PostgresResponsePacket, extra: Extra, raw: Buffer): void {
-  const msg = decodeBackend(raw);
+  const msg = DECODED.has(codeOf(raw)) ? decodeBackend(raw) : undefined;
   switch (codeOf(raw)) {
     case Backend.Authentication:
       addAuthFields(packet, extra, raw);
