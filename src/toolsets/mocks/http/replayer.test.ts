@@ -179,6 +179,31 @@ describe('HttpReplayer', () => {
     await r.close();
   });
 
+  it('counts a recorded answer node:http cannot send as it was recorded as a miss, saying why (attack 18u P7)', async () => {
+    const hello = mocks.find((m) => m.spec.req.url.endsWith('/hello') && m.spec.req.method === 'GET')!;
+    const events: ReplayEvent[] = [];
+    const serveWith = async (resp: Partial<HttpMock['spec']['resp']>) => {
+      const changed: HttpMock = { ...hello, spec: { ...hello.spec, resp: { ...hello.spec.resp, ...resp } } };
+      const replayer = new HttpReplayer({ matcher: new HttpMatcher([changed]), onEvent: (e) => events.push(e) });
+      const listener = await interceptingListener({ host: '127.0.0.1', port: plainHost.port }, (conn) => replayIntercepted(conn, replayer, { ca }));
+      const got = await call(CALLS[0]!, listener.port);
+      await listener.close();
+      return { got, counters: replayer.counters };
+    };
+    // A header value with DEL: the answer goes out without it, and the replay is not counted as exact.
+    const header = await serveWith({ header: { ...hello.spec.resp.header, 'X-Bin': 'a\x7fb', 'X-Fine': 'yes' } });
+    expect(header.got.status).toBe(hello.spec.resp.status_code);
+    expect(header.got.headers.find(([k]) => k === 'X-Fine')).toEqual(['X-Fine', 'yes']);
+    expect(header.got.headers.find(([k]) => k === 'X-Bin')).toBeUndefined();
+    expect(header.counters).toMatchObject({ replayed: 0, missed: 1 });
+    expect(events.at(-1)).toMatchObject({ kind: 'missed', mock: hello.name, error: expect.stringMatching(/^the recorded response was sent without its header X-Bin: a value /) });
+    // A reason phrase with 0x01 (before: node:http threw, and again on the 502 after it: no answer at all, and "replayed").
+    const status = await serveWith({ status_message: 'O\x01K' });
+    expect(status.got.status).toBe(hello.spec.resp.status_code);
+    expect(status.counters).toMatchObject({ replayed: 0, missed: 1 });
+    expect(events.at(-1)).toMatchObject({ kind: 'missed', mock: hello.name, error: expect.stringMatching(/^the recorded response was sent without its status message: /) });
+  });
+
   it('serves curl over HTTPS with the debugkit bundle', async () => {
     const r = await startReplay();
     const out = await curl([

@@ -102,8 +102,13 @@ export class HttpReplayer {
   serve(conn: ServedConnection, serveOptions: ServeOptions): Promise<void> {
     const server = http.createServer((req, res) => {
       this.handle(req, res, conn, serveOptions).catch((err: Error) => {
-        if (!res.headersSent) sendJson(res, 502, { error: `debugkit replay failed: ${err.message}` });
-        else res.destroy(err);
+        if (res.headersSent) return res.destroy(err);
+        try {
+          res.statusMessage = '';
+          sendJson(res, 502, { error: `debugkit replay failed: ${err.message}` });
+        } catch {
+          res.destroy(err);
+        }
       });
     });
     // A client that half-closes after its pipelined requests still gets every answer (node:http's
@@ -141,9 +146,26 @@ export class HttpReplayer {
     };
     const result = await this.match(request);
     if (!result.miss && result.mock.spec.resp.extra?.body_skipped !== true) {
-      this.counters.replayed++;
-      this.options.onEvent?.({ kind: 'replayed', method, url, mock: result.mock.name, how: result.how, reused: result.reused });
-      return sendMock(res, result.mock, method, req.headers['accept-encoding']);
+      const mock = result.mock.name;
+      let unsent: string[];
+      try {
+        unsent = await sendMock(res, result.mock, method, req.headers['accept-encoding']);
+      } catch (err) {
+        // The program gets a 502 from debugkit (serve's catch): a failure, not a replay.
+        this.counters.missed++;
+        this.options.onEvent?.({ kind: 'missed', method, url, mock, error: `the recorded response could not be sent: ${(err as Error).message}` });
+        throw err;
+      }
+      if (unsent.length === 0) {
+        this.counters.replayed++;
+        this.options.onEvent?.({ kind: 'replayed', method, url, mock, how: result.how, reused: result.reused });
+        return;
+      }
+      // Answered, but not as recorded: counted (and said) as a miss, so the answer does not claim an exact replay.
+      this.counters.missed++;
+      const error = `the recorded response was sent without its ${unsent.join(', ')}: ${unsent.length > 1 ? 'values' : 'a value'} holding a control character (other than tab), which Node's HTTP server refuses to send`;
+      this.options.onEvent?.({ kind: 'missed', method, url, mock, error });
+      return;
     }
     const why = result.miss
       ? { error: 'debugkit: no recorded mock matches this request', closest: result.closest }
@@ -189,13 +211,20 @@ export class HttpReplayer {
   }
 }
 
-/** The recorded answer: status, headers (framing recomputed), body. */
-async function sendMock(res: http.ServerResponse, mock: HttpMock, method: string, acceptEncoding: string | undefined): Promise<void> {
+/**
+ * The recorded answer: status, headers (framing recomputed), body. Returns the recorded headers it
+ * could not send: node:http refuses a name or value with bytes HTTP does not allow (0x7f and control
+ * characters but tab in a value), which some servers send and clients accept all the same.
+ */
+async function sendMock(res: http.ServerResponse, mock: HttpMock, method: string, acceptEncoding: string | undefined): Promise<string[]> {
   const r = mock.spec.resp;
   const headers = new Map<string, string | string[]>();
+  const unsent: string[] = [];
   for (const [name, value] of Object.entries(r.header)) {
     if (NOT_REPLAYED.has(name.toLowerCase())) continue;
-    headers.set(name, name.toLowerCase() === 'set-cookie' ? splitSetCookie(value) : value);
+    const values = name.toLowerCase() === 'set-cookie' ? splitSetCookie(value) : value;
+    if (!sendable(name, values)) unsent.push(`header ${name}`);
+    else headers.set(name, values);
   }
   const noBody = method === 'HEAD' || r.status_code < 200 || r.status_code === 204 || r.status_code === 304;
   let body: Buffer = Buffer.from(bodyBytes(r.body));
@@ -204,8 +233,26 @@ async function sendMock(res: http.ServerResponse, mock: HttpMock, method: string
   // A HEAD answer announces the length of the body it does not send (as recorded).
   if (method === 'HEAD' && r.header['Content-Length'] !== undefined) res.setHeader('Content-Length', r.header['Content-Length']);
   else if (!noBody) res.setHeader('Content-Length', body.length);
-  res.writeHead(r.status_code, r.status_message || undefined);
+  // node:http checks the reason phrase as it does a header value (and keeps a refused one, failing the 502 after it too).
+  const reason = r.status_message && !INVALID_HEADER_CHAR.test(r.status_message) ? r.status_message : undefined;
+  if (r.status_message && !reason) unsent.push('status message');
+  res.writeHead(r.status_code, reason);
   res.end(noBody ? undefined : body);
+  return unsent;
+}
+
+/** What node:http refuses in a header value or reason phrase (its checkInvalidHeaderChar). */
+const INVALID_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+
+/** Whether node:http sends this header (its own checks, which throw). */
+function sendable(name: string, value: string | string[]): boolean {
+  try {
+    http.validateHeaderName(name);
+    for (const v of Array.isArray(value) ? value : [value]) http.validateHeaderValue(name, v);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
