@@ -387,11 +387,14 @@ class Passthrough {
     if (this.grouper) {
       for (const m of requests) this.grouper.frontend(m);
       for (const raw of answers) this.grouper.backend(raw);
+      // A large answer's rows are read in slices: its mock is in the set (and matched) before the next request is forwarded or the run ends.
+      await this.grouper.settled();
     }
   }
 
   close(): void {
     this.upstream?.close();
+    this.grouper?.close();
   }
 
   private define(m: TypedMessage): void {
