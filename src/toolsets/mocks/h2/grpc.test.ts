@@ -2,24 +2,24 @@ import { describe, expect, it } from 'vitest';
 import { parseMockSet } from '../keploy/parse.js';
 import { serializeMockSet } from '../keploy/serialize.js';
 import { encodeGrpcMessage, frameMessages, MessageReader, splitMessages, type GrpcMessage } from './grpc.js';
-import { buildGrpcMock, readGrpcMock, TEXT_BUDGET, type GrpcCall } from './keploy.js';
+import { buildGrpcMock, readGrpcMock, recordGrpcMock, TEXT_BUDGET, type GrpcCall, type GrpcExchange } from './keploy.js';
 import { byteDistance, GrpcCallMatch, GrpcIndex } from './matcher.js';
 
 const msg = (text: string): GrpcMessage => ({ compressed: false, data: Buffer.from(text) });
 
+const unary = (path: string, request: string, replies: string[]): GrpcExchange => ({
+  requestHeaders: { ':path': path, ':method': 'POST', ':authority': 'svc:50051', 'content-type': 'application/grpc' },
+  requestMessages: [msg(request)],
+  responseHeaders: { ':status': '200', 'content-type': 'application/grpc' },
+  responseMessages: replies.map(msg),
+  trailers: { 'grpc-status': '0', 'grpc-message': '' },
+  requestTime: new Date('2026-01-01T00:00:00Z'),
+  responseTime: new Date('2026-01-01T00:00:01Z'),
+});
+
+/** A unary call's mock as it is kept when the call ends: its messages as bytes (their text is written after). */
 function call(name: string, path: string, request: string, replies: string[]) {
-  return {
-    ...buildGrpcMock({
-      requestHeaders: { ':path': path, ':method': 'POST', ':authority': 'svc:50051', 'content-type': 'application/grpc' },
-      requestMessages: [msg(request)],
-      responseHeaders: { ':status': '200', 'content-type': 'application/grpc' },
-      responseMessages: replies.map(msg),
-      trailers: { 'grpc-status': '0', 'grpc-message': '' },
-      requestTime: new Date('2026-01-01T00:00:00Z'),
-      responseTime: new Date('2026-01-01T00:00:01Z'),
-    }),
-    name,
-  };
+  return { ...recordGrpcMock(unary(path, request, replies)).mock, name };
 }
 
 describe('gRPC length-prefixed messages', () => {
@@ -58,8 +58,11 @@ describe('gRPC length-prefixed messages', () => {
 });
 
 describe('gRPC mocks in Keploy form', () => {
-  it('round-trips through the YAML: headers split into pseudo and ordinary, one body, all messages of a stream', () => {
-    const mocks = [call('mock-0', '/shop.Greeter/Hello', '\n\x03ada', ['hello']), call('mock-1', '/shop.Greeter/Count', 'n', ['a', 'b', 'c'])];
+  it('round-trips through the YAML: headers split into pseudo and ordinary, one body, all messages of a stream', async () => {
+    const mocks = [
+      { ...(await buildGrpcMock(unary('/shop.Greeter/Hello', '\n\x03ada', ['hello']))), name: 'mock-0' },
+      { ...(await buildGrpcMock(unary('/shop.Greeter/Count', 'n', ['a', 'b', 'c']))), name: 'mock-1' },
+    ];
     const yaml = serializeMockSet(mocks);
     expect(yaml).toContain('kind: gRPC');
     expect(yaml).toContain('pseudo_headers:');
@@ -116,7 +119,7 @@ describe('GrpcCallMatch: streams, message by message', () => {
       version: 'api.keploy.io/v1beta1',
       kind: 'gRPC',
       name: c.name,
-      spec: buildGrpcMock({
+      spec: recordGrpcMock({
         requestHeaders: { ':path': c.path },
         requestMessages: c.requestMessages,
         responseHeaders: c.responseHeaders,
@@ -124,7 +127,7 @@ describe('GrpcCallMatch: streams, message by message', () => {
         trailers: c.trailers,
         requestTime: new Date(0),
         responseTime: new Date(0),
-      }).spec,
+      }).mock.spec,
     }) as any;
   const texts = (r: { send: GrpcMessage[] } | { miss: string }) => ('send' in r ? r.send.map((m) => Buffer.from(m.data).toString()) : r.miss);
 
@@ -274,10 +277,12 @@ describe('a gRPC mock shaped as Keploy writes it (keploy/keploy pkg/models/grpc.
 });
 
 describe('decoded_data of a large message', () => {
-  it("is text for a mock's messages up to the budget together, then bytes: a call split into many messages is bounded too (attack 18k)", () => {
-    const part = Buffer.alloc(100 * 1024, 0x61);
+  it("is text for a mock's messages up to the budget together, then bytes: a call split into many messages is bounded too (attack 18k)", async () => {
+    // One string field (1: {"aaa..."}) of 100 KiB: few fields, so the bytes are what the budget counts (TEXT_FIELDS counts fields).
+    const len = 100 * 1024 - 4;
+    const part = Buffer.concat([Buffer.from([0x0a, 0x80 | (len & 0x7f), 0x80 | ((len >> 7) & 0x7f), len >> 14]), Buffer.alloc(len, 0x61)]);
     const message = { compressed: false, data: part };
-    const mock = buildGrpcMock({
+    const mock = await buildGrpcMock({
       requestHeaders: { ':path': '/s.S/Many' },
       requestMessages: [message, message],
       responseHeaders: {},
@@ -292,9 +297,9 @@ describe('decoded_data of a large message', () => {
     for (const m of [...back.requestMessages, ...back.responseMessages]) expect(Buffer.from(m.data).equals(part)).toBe(true);
   });
 
-  it('is the bytes (!!binary) over the text budget, and reads back', () => {
+  it('is the bytes (!!binary) over the text budget, and reads back', async () => {
     const big = Buffer.alloc(TEXT_BUDGET + 1, 0x61);
-    const mock = buildGrpcMock({
+    const mock = await buildGrpcMock({
       requestHeaders: { ':path': '/s.S/Big' },
       requestMessages: [{ compressed: false, data: big }],
       responseHeaders: {},

@@ -2,9 +2,9 @@ import { httpBody } from '../http/keploy.js';
 import { keployTime } from '../keploy/time.js';
 import { KEPLOY_MOCK_VERSION, ZERO_TIME, type HttpBody, type HttpMock, type Mock, type PassThroughMock, type YamlMap, type YamlValue } from '../keploy/types.js';
 import type { GrpcMessage, HeaderMap } from './grpc.js';
-import type { TimeSlice } from '../../../core/wait.js';
+import { TimeSlice } from '../../../core/wait.js';
 import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
-import { protoscopeBytes, protoscopeBytesSliced, protoscopeText } from './protoscope.js';
+import { protoscopeBytes, protoscopeBytesSliced, protoscopeTextSliced } from './protoscope.js';
 
 /**
  * A plain (non-gRPC) HTTP/2 exchange as Keploy's `Http2` kind (`models.HTTP2Schema`):
@@ -154,46 +154,74 @@ export const TEXT_BUDGET = 256 * 1024;
  */
 export const MAX_DECODED_TEXT = 16 * TEXT_BUDGET;
 
+/**
+ * The most fields (nested ones counted) of one mock's messages written as text; past it they are
+ * kept as bytes. The work both ways (writing the text, reading it back to check) is per field,
+ * not per byte: 256 KiB of nested empty messages is 131,072 fields and 2.8 MB of text, and held
+ * the loop 0.3-0.6 s a call (attack 18u P8), also as the set was replayed.
+ */
+export const TEXT_FIELDS = 20_000;
+
+/** Main-thread time the text of a call's messages is written in before others' work goes first. */
+export const TEXT_SLICE_MS = 10;
+
 interface TextBudget {
   /** Message bytes still to be written as text. */
   left: number;
   /** Characters of text still to be written. */
   chars: number;
+  /** Fields still to be written as text. */
+  fields: number;
 }
 
 /** Keploy's decoded text when it reads back to the same bytes (it always should), else the bytes. */
-function decodedData(m: GrpcMessage, budget: TextBudget): string | Uint8Array {
+async function decodedData(m: GrpcMessage, budget: TextBudget, slice: TimeSlice): Promise<string | Uint8Array> {
   if (m.data.byteLength > budget.left) return m.data;
   budget.left -= m.data.byteLength;
-  const text = protoscopeText(m.data);
-  if (text.length > budget.chars) return m.data;
-  budget.chars -= text.length;
+  const written = await protoscopeTextSliced(m.data, slice, budget.fields);
+  // Past the fields left: the work spent on it was all they allowed, so the mock's other messages are bytes too.
+  budget.fields = written ? budget.fields - written.fields : 0;
+  if (!written || written.text.length > budget.chars) return m.data;
+  budget.chars -= written.text.length;
   try {
-    if (Buffer.compare(protoscopeBytes(text), m.data) === 0) return text;
+    if (Buffer.compare(await protoscopeBytesSliced(written.text, slice), m.data) === 0) return written.text;
   } catch {
     // fall through to the bytes
   }
   return m.data;
 }
 
-function messageYaml(m: GrpcMessage | undefined, budget: TextBudget): YamlMap {
-  const y: YamlMap = { compression_flag: m?.compressed ? 1 : 0, message_length: m?.data.byteLength ?? 0, decoded_data: m ? decodedData(m, budget) : '' };
+/** A message's YAML, its data as bytes until its text is written (RecordedGrpcMock). */
+function messageYaml(m: GrpcMessage | undefined, texts: Array<[YamlMap, GrpcMessage]>): YamlMap {
+  const y: YamlMap = { compression_flag: m?.compressed ? 1 : 0, message_length: m?.data.byteLength ?? 0, decoded_data: m ? m.data : '' };
   if (m?.afterRequests !== undefined) y.debugkit_after_requests = m.afterRequests;
+  if (m) texts.push([y, m]);
   return y;
 }
 
-function bodyYaml(messages: readonly GrpcMessage[], budget: TextBudget): YamlMap {
-  const body: YamlMap = { body: messageYaml(messages[0], budget) };
-  if (messages.length > 1) body.additional_messages = messages.slice(1).map((m) => messageYaml(m, budget));
+function bodyYaml(messages: readonly GrpcMessage[], texts: Array<[YamlMap, GrpcMessage]>): YamlMap {
+  const body: YamlMap = { body: messageYaml(messages[0], texts) };
+  if (messages.length > 1) body.additional_messages = messages.slice(1).map((m) => messageYaml(m, texts));
   if (messages.length === 0) body.debugkit_no_messages = true;
   return body;
 }
 
-export function buildGrpcMock(ex: GrpcExchange): PassThroughMock {
-  const budget = { left: TEXT_BUDGET, chars: MAX_DECODED_TEXT };
-  const { body: reqBody, ...reqMore } = bodyYaml(ex.requestMessages, budget);
-  const { body: respBody, ...respMore } = bodyYaml(ex.responseMessages, budget);
-  return {
+/**
+ * A recorded call's mock, kept at once (its place in the set is when the call ended), its
+ * messages' `decoded_data` bytes (`!!binary`, which reads back the same) until `writeTexts` turns
+ * them into Keploy's protoscope text, in slices of the event loop and within the budgets of a
+ * mock (TEXT_BUDGET, MAX_DECODED_TEXT, TEXT_FIELDS).
+ */
+export interface RecordedGrpcMock {
+  mock: PassThroughMock;
+  writeTexts(slice: TimeSlice): Promise<void>;
+}
+
+export function recordGrpcMock(ex: GrpcExchange): RecordedGrpcMock {
+  const texts: Array<[YamlMap, GrpcMessage]> = [];
+  const { body: reqBody, ...reqMore } = bodyYaml(ex.requestMessages, texts);
+  const { body: respBody, ...respMore } = bodyYaml(ex.responseMessages, texts);
+  const mock: PassThroughMock = {
     version: KEPLOY_MOCK_VERSION,
     kind: 'gRPC',
     name: 'mocks',
@@ -210,6 +238,18 @@ export function buildGrpcMock(ex: GrpcExchange): PassThroughMock {
       resTimestampMock: keployTime(ex.responseTime),
     },
   };
+  const writeTexts = async (slice: TimeSlice) => {
+    const budget = { left: TEXT_BUDGET, chars: MAX_DECODED_TEXT, fields: TEXT_FIELDS };
+    for (const [y, m] of texts) y.decoded_data = await decodedData(m, budget, slice);
+  };
+  return { mock, writeTexts };
+}
+
+/** The mock of a gRPC exchange with its messages' text written (recordGrpcMock). */
+export async function buildGrpcMock(ex: GrpcExchange, slice = new TimeSlice(TEXT_SLICE_MS)): Promise<PassThroughMock> {
+  const recorded = recordGrpcMock(ex);
+  await recorded.writeTexts(slice);
+  return recorded.mock;
 }
 
 // ------------------------------------------------------------------ reading a mock back

@@ -1,8 +1,9 @@
 import http2 from 'node:http2';
-import { boundPromise } from '../../../core/wait.js';
+import { boundPromise, TimeSlice } from '../../../core/wait.js';
 import { DEFAULT_MAX_BODY } from '../http/message.js';
 import { RECORDING_KEPT_MAX_BYTES, type KeptBytes } from '../kept.js';
 import type { Mock } from '../keploy/types.js';
+import { TEXT_SLICE_MS } from './keploy.js';
 import { relay, toMock } from './relay.js';
 import { serveClient, upstreamOf, type H2Connection, type H2Dial } from './wire.js';
 
@@ -34,13 +35,19 @@ export async function recordH2(conn: H2Connection, o: RecordH2Options): Promise<
   const maxBytes = o.maxBodyBytes ?? DEFAULT_MAX_BODY;
   /** Exchanges over the bound: the first is warned about as it ends, the count once the connection has. */
   let over = 0;
+  const slice = new TimeSlice(TEXT_SLICE_MS);
   try {
     await serveClient(conn, (stream, headers) => {
       const work = upstream
         .get()
         .then((session) => relay(session, stream, headers, { live: stream }, maxBytes, o.kept))
         .then((r) => {
-          if (!r.over) return o.onMock(toMock(r, conn.target));
+          if (!r.over) {
+            // Kept as the call ends (its place in the set), its messages' text written after, in slices.
+            const { mock, writeTexts } = toMock(r, conn.target);
+            o.onMock(mock);
+            return writeTexts?.(slice);
+          }
           o.onDropped?.(r.over.budget ? `past the ${RECORDING_KEPT_MAX_BYTES} bytes a recording keeps of calls not finished yet` : `over the ${maxBytes}-byte limit per HTTP/2 mock`);
           if (over++ === 0) {
             o.warn?.(

@@ -3,7 +3,7 @@ import { KeptShare, type KeptBytes } from '../kept.js';
 import { DEFAULT_MAX_BODY } from '../http/message.js';
 import type { Mock } from '../keploy/types.js';
 import { isGrpc, MessageReader, splitMessages, type GrpcMessage, type HeaderMap } from './grpc.js';
-import { buildGrpcMock, buildHttp2Mock } from './keploy.js';
+import { buildHttp2Mock, recordGrpcMock, type RecordedGrpcMock } from './keploy.js';
 import { END_STREAM, flat, forwardable, guard } from './wire.js';
 
 export interface Relayed {
@@ -171,9 +171,10 @@ export function relay(
   });
 }
 
-export function toMock(r: Relayed, target: { host: string; port: number }): Mock {
+/** The exchange's mock; a gRPC one's messages are bytes until `writeTexts` (RecordedGrpcMock). */
+export function toMock(r: Relayed, target: { host: string; port: number }): RecordedGrpcMock | { mock: Mock; writeTexts?: undefined } {
   if (isGrpc(r.requestHeaders)) {
-    return buildGrpcMock({
+    return recordGrpcMock({
       requestHeaders: r.requestHeaders,
       requestMessages: splitMessages(r.requestBody),
       responseHeaders: r.responseHeaders,
@@ -184,7 +185,7 @@ export function toMock(r: Relayed, target: { host: string; port: number }): Mock
       responseTime: r.responseTime,
     });
   }
-  return buildHttp2Mock({
+  const mock = buildHttp2Mock({
     requestHeaders: r.requestHeaders,
     requestBody: r.requestBody,
     responseHeaders: r.responseHeaders,
@@ -194,4 +195,5 @@ export function toMock(r: Relayed, target: { host: string; port: number }): Mock
     responseTime: r.responseTime,
     fallbackAuthority: `${target.host}:${target.port}`,
   });
+  return { mock };
 }

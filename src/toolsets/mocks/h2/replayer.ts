@@ -4,7 +4,8 @@ import type { HttpMock, Mock } from '../keploy/types.js';
 import type { HttpMatcher } from '../http/matcher.js';
 import type { OnMiss } from '../http/replayer.js';
 import { encodeGrpcMessage, frameMessages, GrpcStatus, isGrpc, MessageReader, type GrpcMessage, type HeaderMap } from './grpc.js';
-import { readGrpcMock, type GrpcCall } from './keploy.js';
+import { TimeSlice } from '../../../core/wait.js';
+import { readGrpcMock, TEXT_SLICE_MS, type GrpcCall } from './keploy.js';
 import { GrpcCallMatch, type GrpcIndex } from './matcher.js';
 import { relay, toMock, type Relayed, type RequestBody } from './relay.js';
 import { flat, forwardable, guard, HOP, MAX_BODY, readAll, serveClient, upstreamOf, type H2Connection, type H2Dial } from './wire.js';
@@ -25,6 +26,7 @@ export interface ReplayH2Options {
 /** Answers every stream of the program's HTTP/2 connection from the set's mocks. */
 export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<void> {
   const upstream = o.dial ? upstreamOf(o.dial, o.scheme, conn.target) : undefined;
+  const textSlice = new TimeSlice(TEXT_SLICE_MS);
   try {
     await serveClient(conn, (stream, headers) => {
       void answer(stream, headers).catch(() => {
@@ -74,10 +76,12 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
       if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
       return true;
     }
-    const mock = toMock(relayed, conn.target);
+    const { mock, writeTexts } = toMock(relayed, conn.target);
     if (o.onMiss === 'record') {
+      // Read while its messages are still bytes (none of the protoscope text to read back), then their text written in slices.
       const call = o.recorded(mock) !== false ? readGrpcMock(mock) : undefined;
       if (call) o.grpc.add(call);
+      await writeTexts?.(textSlice);
     } else {
       o.counts.fellBack++;
       o.counts.missed++;
