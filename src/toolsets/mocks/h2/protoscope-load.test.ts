@@ -93,6 +93,18 @@ describe('gRPC decoded_data read from a set (attack 18u P4)', () => {
     expect(warnings[0]).toContain(`more than the ${MAX_MOCK_EXCHANGE_BYTES} bytes one mock`);
   });
 
+  // Attack 18v Q1: one token is read between two looks at the clock, and a word of 4 MiB of digits was one 0.8 s block,
+  // its number then cut to its low 64 bits.
+  it('a word longer than any protoscope word is refused as soon as it is, and a number must fit 64 bits', async () => {
+    const { index, warnings } = await build(mock('/s.S/Digits', `1: ${'1'.repeat(4 * 1024 * 1024 - 16)}`));
+    expect(index.size).toBe(0);
+    expect(warnings).toEqual([expect.stringContaining('protoscope at byte 132: a word of more than 128 characters')]);
+    expect(() => protoscopeBytes('1: 18446744073709551616')).toThrow(/does not fit 64 bits/);
+    expect(() => protoscopeBytes('1: -9223372036854775809')).toThrow(/does not fit 64 bits/);
+    expect(Buffer.from(protoscopeBytes('1: 18446744073709551615')).toString('hex')).toBe('08ffffffffffffffffff01');
+    expect(Buffer.from(protoscopeBytes('1: -9223372036854775808')).toString('hex')).toBe('0880808080808080808001');
+  });
+
   it('text that is not protoscope is refused with the reason, not replayed as its UTF-8 bytes', async () => {
     const { index, warnings } = await build(mock('/s.S/Text', 'hello world'));
     expect(index.size).toBe(0);

@@ -607,9 +607,17 @@ const FLOAT = /^(-?)([0-9]+\.[0-9]+(?:e-?[0-9]+)?|0x[0-9a-f]+\.[0-9a-f]+(?:p-?[0
 const TAG = /^(-?)(0x[0-9a-f]+|[0-9]+)(z?):([\w-]*)$/i;
 const TYPES: Record<string, number> = { VARINT: 0, I64: 1, LEN: 2, SGROUP: 3, EGROUP: 4, I32: 5 };
 
+/** The bytes that end a word. */
+const WORD_END = new Set([...' \t\r\n{}"`#!'].map((c) => c.charCodeAt(0)));
+/** The longest word: a 64-bit number in binary-free notations (20 digits, 0x and 16 hex digits) with a sign and a suffix, or a tag, fits many times. */
+const MAX_WORD = 128;
+
+/** A number of a protoscope word, which must fit 64 bits (signed or not): a bigger one was silently cut to its low 64 bits. */
 function parseInt64(sign: string, digits: string): bigint {
   const v = BigInt(digits.toLowerCase().startsWith('0x') ? digits : digits.replace(/^0+(?=\d)/, ''));
-  return sign ? -v : v;
+  const n = sign ? -v : v;
+  if (n >= 1n << 64n || n < -(1n << 63n)) throw new ProtoscopeError(`the number ${sign}${digits.length > 24 ? `${digits.slice(0, 24)}...` : digits} does not fit 64 bits`);
+  return n;
 }
 
 function parseFloatToken(text: string): number {
@@ -725,9 +733,16 @@ class ProtoscopeAssembler {
     }
   }
 
+  /**
+   * The next word (a number, a tag, a keyword), at most MAX_WORD characters: no protoscope word is
+   * longer, and one token is read between two looks at the clock, so a word of 4 MiB of digits was
+   * one 0.8 s block of the loop (attack 18v Q1).
+   */
   private word(): string {
     const start = this.at;
-    while (this.at < this.src.length && !' \t\r\n{}"`#!'.includes(String.fromCharCode(this.src[this.at]!))) this.at++;
+    while (this.at < this.src.length && !WORD_END.has(this.src[this.at]!)) {
+      if (++this.at - start > MAX_WORD) this.fail(`a word of more than ${MAX_WORD} characters: no protoscope number, tag or keyword is that long`);
+    }
     return this.src.subarray(start, this.at).toString('latin1');
   }
 
