@@ -54,8 +54,8 @@ export function countFromEnv(name: string, env: NodeJS.ProcessEnv = process.env)
   return Number(raw);
 }
 
-/** Which bound refused a `take`: the key's share or the whole budget. */
-export type ShareRefusal = 'key' | 'whole';
+/** Which bound refused a `take`: the key's share, the reserve kept for keys holding little, or the whole budget. */
+export type ShareRefusal = 'key' | 'reserve' | 'whole';
 
 /**
  * One budget shared by keys, each key holding at most `perKey` of it across everything it runs:
@@ -67,6 +67,13 @@ export class BudgetShares {
   /** Only keys holding something: an entry goes when its count returns to 0. */
   private readonly keys = new Map<string, DescriptorBudget>();
   readonly perKey: number;
+  /**
+   * What is kept for keys holding at most `small`: two keys at their shares held the whole, and a
+   * third key's replays were refused (attack 18v Q2). A key holding more than `small` takes no more
+   * once only the reserve is free; keys holding little still find it.
+   */
+  readonly reserve: number;
+  readonly small: number;
 
   constructor(
     readonly whole: DescriptorBudget,
@@ -74,15 +81,18 @@ export class BudgetShares {
   ) {
     if (!(fraction > 0 && fraction <= 1)) throw new RangeError(`a key's share is a fraction above 0 and at most 1, not ${fraction}`);
     this.perKey = Math.max(1, Math.floor(whole.max * fraction));
+    this.reserve = Math.floor(whole.max / 4);
+    this.small = Math.floor(whole.max / 8);
   }
 
   /** Holds one more for `key` (undefined: no share applies); or says which bound is full, holding nothing. */
   take(key: string | undefined): ShareRefusal | undefined {
     const share = key === undefined ? undefined : (this.keys.get(key) ?? new DescriptorBudget(this.perKey));
     if (share && !share.take()) return 'key';
-    if (!this.whole.take()) {
+    const refused = this.whole.held >= this.whole.max ? 'whole' : share && share.held > this.small && this.whole.max - this.whole.held <= this.reserve ? 'reserve' : undefined;
+    if (refused || !this.whole.take()) {
       share?.give();
-      return 'whole';
+      return refused ?? 'whole';
     }
     if (share && key !== undefined) this.keys.set(key, share);
     return undefined;

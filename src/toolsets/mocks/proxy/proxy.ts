@@ -178,6 +178,7 @@ export async function startCaptureProxy(options: CaptureProxyOptions): Promise<C
   };
   const overCall = `more than ${maxConnections} open at once through one call's proxy; open fewer at a time, or close them sooner`;
   const overKey = `the calls of this API key hold ${shares.perKey} connections through their capture proxies, its share of the ${shares.whole.max} the server allows all calls; open fewer at a time, or wait for this key's other calls to end`;
+  const overReserve = `the capture proxies of all calls hold ${shares.whole.max - shares.reserve} of the ${shares.whole.max} connections the server allows them, and the last ${shares.reserve} are kept for API keys holding at most ${shares.small}, which this key's calls pass; open fewer at a time, or wait for other calls to end`;
   const overServer = `the capture proxies of all calls hold ${shares.whole.max} connections, the most the server allows them (the rest of its file descriptors serve MCP clients); open fewer at a time, or wait for other calls to end`;
   /**
    * Counts an authenticated connection against the call's cap, its key's share and the server's
@@ -188,7 +189,7 @@ export async function startCaptureProxy(options: CaptureProxyOptions): Promise<C
     if (socket.destroyed) return false;
     if (live.size >= maxConnections) return (refuse(socket, overCall), false);
     const full = shares.take(owner);
-    if (full) return (refuse(socket, full === 'key' ? overKey : overServer), false);
+    if (full) return (refuse(socket, full === 'key' ? overKey : full === 'reserve' ? overReserve : overServer), false);
     live.add(socket);
     socket.once('close', () => {
       live.delete(socket);
