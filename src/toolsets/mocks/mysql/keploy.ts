@@ -299,10 +299,16 @@ function noteStatements(statements: MysqlStatements, command: string | undefined
   if (command === 'COM_STMT_PREPARE' && ok && ok[0] === 0x00 && ok.length >= 9) {
     const prepared = ok.readUInt32LE(1);
     const params = ok.readUInt16LE(7);
-    if (response.length - 1 < params) statements.delete(prepared);
+    // Definitions, not packets: each is a column definition, whose first field is the catalog "def" (attack 18v Q3: 65,535 one-byte packets passed).
+    if (response.length - 1 < params || !response.slice(1, 1 + params).every((p) => isColumnDefinition(p.payload))) statements.delete(prepared);
     else if (statements.size < MAX_STATEMENTS || statements.has(prepared)) statements.set(prepared, params);
   } else if (command === 'COM_STMT_CLOSE' && id !== undefined) statements.delete(id);
   else if (command === 'COM_RESET_CONNECTION' || command === 'COM_CHANGE_USER') statements.clear();
+}
+
+/** Whether a packet is a column definition (Protocol::ColumnDefinition41): it opens with the catalog, always the length-encoded "def". */
+function isColumnDefinition(payload: Buffer): boolean {
+  return payload.length >= 13 && payload[0] === 0x03 && payload[1] === 0x64 && payload[2] === 0x65 && payload[3] === 0x66;
 }
 
 /**

@@ -82,6 +82,23 @@ describe('MySQL COM_STMT_EXECUTE parameters while recording (attack 18u P3)', ()
     expect(typeof requestMessage(connection(done))).toBe('string');
   });
 
+  // Attack 18v Q3: the check counted packets, so 65,535 one-byte packets after a bare prepare passed it.
+  it('takes the count only when the packets after the prepare are column definitions, not any packets', () => {
+    const ok = Buffer.alloc(12);
+    ok.writeUInt32LE(1, 1);
+    ok.writeUInt16LE(2, 7);
+    const fake = exchange(packetOf(0, Buffer.from('\x16SELECT ?')), Buffer.concat([packetOf(1, ok), packetOf(2, Buffer.from([1])), packetOf(3, Buffer.from([1])), eof(4)]));
+    const execute = packetOf(0, Buffer.from([0x17, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0xfd, 0, 12, 0, 2, 0x61, 0x62, 7, 0xea, 0x07, 11, 23, 10, 0, 1]));
+    const done = exchange(execute, packetOf(1, Buffer.from([0, 1, 0, 2, 0, 0, 0])));
+    const connection = mysqlConnectionMocks();
+    connection(fake);
+    expect(typeof requestMessage(connection(done))).toBe('string');
+    // With real definitions, the same execute is read with its two parameters.
+    const real = mysqlConnectionMocks();
+    real(prepared(2));
+    expect(parametersOf(real(done))).toBe(2);
+  });
+
   it("the attack's bare prepare of 65,535 and its executes: no parameter object is built (each execute kept as its bytes)", () => {
     const connection = mysqlConnectionMocks();
     connection(barePrepare(65535));
