@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { cpuTimes } from '../core/cputime.js';
 import { redactText, replaceSecrets } from '../core/secrets.js';
-import { canonicalJson, redact, storableValue } from './audit.js';
+import { canonicalJson, redact, redactWords, storableValue } from './audit.js';
 
 /**
  * The attack on the issue-18 audit, unit level: what the redactor does with text a key chooses.
@@ -232,31 +232,57 @@ describe('attack 18s: a callee assigned to a secret-looking name is kept in the 
       'print token=(system)("id")',
     ])
       expect(redactText(code), code).toBe(code);
-    // A word whose secret goes on into a call: the secret is hidden, the call is kept.
-    expect(redactText('print token=Tr0ub(9q)+system("id")')).toBe('print token=[REDACTED]system("id")');
+    // A word that goes on into a call is code, kept whole.
+    expect(redactText('print token=Tr0ub(9q)+system("id")')).toBe('print token=Tr0ub(9q)+system("id")');
   });
 
   // Attack 18u (P1): anything but a bare name before the callee (an operator, a constant, a namespace,
-  // a template, a subscript argument, Python's unary forms) hid it again.
-  it('a callee after an operator, a constant, a namespace or a template, or called with any argument, is kept', () => {
-    for (const [text, kept] of [
-      ['call $password=-system("touch x")', 'call $password=[REDACTED]system("touch x")'],
-      ['call $secret=!system("touch x")', 'call $secret=[REDACTED]system("touch x")'],
-      ['call $token=1+system("touch x")', 'call $token=[REDACTED]system("touch x")'],
-      ['call $api_key=0?0:system("touch x")', 'call $api_key=[REDACTED]system("touch x")'],
-      ['call $token=~unlink("x")', 'call $token=[REDACTED]unlink("x")'],
-      ['call $password=ns::system("id")', 'call $password=[REDACTED]system("id")'],
-      ['print password=x,system(p[1])', 'print password=[REDACTED]system(p[1])'],
-      ['print password=x-system(p[1])', 'print password=[REDACTED]system(p[1])'],
-      ['print password=a[system(p)]', 'print password=[REDACTED]system(p)]'],
-      ['token=-os.system(c)', 'token=[REDACTED]os.system(c)'],
-      ['token=[os.system(c)]', 'token=[REDACTED]os.system(c)]'],
-      ['token=not os.system(c)', 'token=[REDACTED] os.system(c)'],
-      ['python gdb.execute("call $token=-system(\\"id\\")")', 'python gdb.execute("call $token=[REDACTED]system(\\"id\\")")'],
+  // a template, a subscript argument, Python's unary forms) hid it again; attack 18v (R1): so did
+  // parentheses around it, an expression called, a table, an address, a member.
+  it('a value that calls anything is code, kept whole, whatever comes before the callee', () => {
+    for (const code of [
+      'call $password=-system("touch x")',
+      'call $secret=!system("touch x")',
+      'call $token=1+system("touch x")',
+      'call $api_key=0?0:system("touch x")',
+      'call $token=~unlink("x")',
+      'call $password=ns::system("id")',
+      'print password=x,system(p[1])',
+      'print password=x-system(p[1])',
+      'print password=a[system(p)]',
+      'token=-os.system(c)',
+      'token=[os.system(c)]',
+      'python gdb.execute("call $token=-system(\\"id\\")")',
+      'print password=system(p[1])',
+      'print password=system(p->cmd)',
+      'call $password=system<int>("id")',
+      'token=os.system  (c)',
+      'print token=(*system)("id")',
+      'print token=((system))(p[1])',
+      'print password=(((system)))(cmdbuf)',
+      'print password=(system + 0)("touch x")',
+      'print password=tbl[0](p[1])',
+      'print password=0x1234(p[1])',
+      'print password=(*&system)(p[1])',
+      'print password=((int(*)(char*))system)(p[1])',
+      "print password='system'(p[1])",
+      'print password=s->fn(p[1])',
     ])
-      expect(redactText(text), text).toBe(kept);
-    for (const code of ['print password=system(p[1])', 'print password=system(p->cmd)', 'call $password=system<int>("id")', 'token=os.system  (c)', 'print token=(*system)("id")'])
       expect(redactText(code), code).toBe(code);
+    // A word after the value is not part of it: the value alone is the secret.
+    expect(redactText('token=not os.system(c)')).toBe('token=[REDACTED] os.system(c)');
+    expect(redactText('PGPASSWORD=hunter2 psql -c "select f(x)"')).toBe('PGPASSWORD=[REDACTED] psql -c "select f(x)"');
+  });
+
+  // Attack 18v (R7): argv read as one command line let a word that only ends with an option hide the next word, which ran.
+  it('argv: a word that only ends with an option makes nothing of the next; an option of its own still hides its value', () => {
+    expect(redactWords(['-c', 'eval "$0" #--password', 'touch /tmp/pwned'])).toEqual(['-c', 'eval "$0" #--password', 'touch /tmp/pwned']);
+    expect(redactWords(['-c', 'eval $0 # sshpass -p', 'touch x'])).toEqual(['-c', 'eval $0 # sshpass -p', 'touch x']);
+    expect(redactWords(['-c', 'x # mysql', '-pX;touch pwned'])).toEqual(['-c', 'x # mysql', '-p[REDACTED];touch pwned']);
+    expect(redactWords(['--password', 'hunter2'])).toEqual(['--password', '[REDACTED]']);
+    expect(redactWords(['sshpass', '-p', 'pw', 'ssh', 'h'])).toEqual(['sshpass', '-p', '[REDACTED]', 'ssh', 'h']);
+    expect(redactWords(['mysql', '-uroot', '-phunter2'])).toEqual(['mysql', '-uroot', '-p[REDACTED]']);
+    expect(redactWords(['curl', '-u', 'admin:hunter2', 'https://x'])).toEqual(['curl', '-u', 'admin:[REDACTED]', 'https://x']);
   });
 
   // Attack 18u (P2): a shell word opening with `*` or `(` was taken for code and stored in clear; gdb's

@@ -370,22 +370,30 @@ export function redactWords(words: readonly string[]): string[] {
     starts.push(text.length);
     text += `${w} `;
   }
-  const hits = new Map<number, number[]>();
+  const hits = new Map<number, Array<[number, number]>>();
   let i = 0;
-  for (const [s] of findSecrets(text, { keepCalls: true })) {
+  for (const [s, e] of findSecrets(text, { keepCalls: true })) {
     while (i + 1 < words.length && starts[i + 1]! <= s) i++;
     const at = s - starts[i]!;
-    if (at < words[i]!.length) hits.set(i, [...(hits.get(i) ?? []), at]); // else: the blank between two words
+    if (at < words[i]!.length) hits.set(i, [...(hits.get(i) ?? []), [at, Math.min(e - starts[i]!, words[i]!.length)]]); // else: the blank between two words
   }
   return words.map((w, k) => {
     const found = hits.get(k);
     if (!found) return redactText(w);
     const alone = findSecrets(w, { keepCalls: true });
     const known = new Set(alone.map(([s]) => s));
-    const fresh = Math.min(...found.filter((s) => !known.has(s)));
-    return hideSpans(w, Number.isFinite(fresh) ? [...alone.filter(([s]) => s < fresh), [fresh, w.length] as const] : alone, () => REDACTED).text;
+    // A secret the joined words show and this word alone does not: a whole word after an option
+    // that is a word of its own (`--password`, `-p`, `Bearer`), or the value of a program's attached
+    // option (`-pPW` after `mysql`), to where the secret ends. A word that only ends with an option
+    // (`eval "$0" #--password`, an interpreter's comment) makes nothing of the next (attack 18v R7).
+    const fresh = found.filter(([s]) => !known.has(s) && (s > 0 || OPTION_WORD.test(words[k - 1] ?? '')));
+    const spans = [...alone, ...fresh.map(([s, e]) => [s, s === 0 ? w.length : e] as const)].sort((a, b) => a[0] - b[0]);
+    return hideSpans(w, spans, () => REDACTED).text;
   });
 }
+
+/** A word that is an option of its own, or an authorization scheme, whose value the next word may be. */
+const OPTION_WORD = /^(?:-{1,2}[A-Za-z][A-Za-z0-9_-]{0,63}|Bearer|Basic|Token)$/i;
 
 function redactArray(value: unknown[], depth: number, walk: Walk): unknown[] {
   const items = value.slice(0, MAX_ITEMS);

@@ -111,20 +111,22 @@ const NOT_AN_ARG = /^\d+[A-Za-z_]\w*$/;
 const NUMBER = /^(?:0[xX][0-9a-fA-F]+|\d+(?:[eE][+-]?\d+)?)[uUlLfF]{0,3}$/;
 
 /**
- * Whether `name(` at `at` is a call (`system("id")`, `unlink(p->path)`, `dlopen(0x1234)`,
- * `__import__("os").system(...)`), read where text may be code sent to run (keepCalls: the audit):
- * a secret-looking name assigned a call's result (`print token=execl(...)`) must show what was
- * called. In the shell an unquoted `(` is a syntax error, so a working shell word never reads as
- * one; a word whose argument cannot be an expression (`Tr0ub4dor3Zk(9q)`) stays a secret, any
- * other is taken for a call. Bounded: the callee by CODE_NAME, its arguments to 256 characters on
- * one line, up to the first quote, `(` or comma.
+ * Whether the `(` at `open` calls something: after a name, a number, a closing bracket, a quote or
+ * template arguments (`system(`, `0x1234(`, `(system)(`, `tbl[0](`, `'system'(`, `f<int>(`, with
+ * up to 8 blanks between), not a group after an operator (`x+(`). Read where text may be code sent
+ * to run (keepCalls: the audit), where a secret-looking name assigned a call's result must show
+ * what was called. In the shell an unquoted `(` is a syntax error, so a working shell word never
+ * holds one; a word whose one argument cannot be an expression (`Tr0ub4dor3Zk(9q)`: a word
+ * starting with a digit that is no number) is taken for a secret, not a call. Bounded: up to 8
+ * blanks before it, its arguments to 256 characters on one line, up to the first quote, `(` or comma.
  */
-function isCallAt(text: string, at: number): boolean {
-  CODE_NAME.lastIndex = at;
-  const m = CODE_NAME.exec(text);
-  if (m === null) return false;
-  const open = openingAfter(text, at + m[0].length);
-  if (open < 0) return false;
+function opensCall(text: string, open: number): boolean {
+  let before = open;
+  while (before > 0 && open - before < 8 && (text[before - 1] === ' ' || text[before - 1] === '\t')) before--;
+  const prev = text[before - 1];
+  if (prev === undefined) return false;
+  if (prev === ')' || prev === ']' || prev === '"' || prev === "'" || prev === '>') return true;
+  if (!CALLEE_CHAR.test(prev)) return false; // a group after an operator
   // To the first character that settles it: a quote, a nested call or a comma (code), or the `)`.
   let close = open + 1;
   while (close < text.length && close - open < 256 && text[close] !== ')' && text[close] !== '\n' && !CODE_ARGS.test(text[close]!)) close++;
@@ -134,51 +136,53 @@ function isCallAt(text: string, at: number): boolean {
   return !NOT_AN_ARG.test(args) || NUMBER.test(args);
 }
 
-/**
- * Where the `(` of a call after a callee ending at `at` is: right there, after up to 8 blanks
- * (`os.system  (c)`), or after template arguments (`system<int>(`, up to 64 characters); -1 when
- * none is.
- */
-function openingAfter(text: string, at: number): number {
-  let i = at + blanksAt(text, at);
-  if (text[i] === '<') {
-    const close = text.indexOf('>', i);
-    if (close < 0 || close - i > 64) return -1;
-    i = close + 1 + blanksAt(text, close + 1);
-  }
-  return text[i] === '(' ? i : -1;
-}
-
-/** A character of a callee's name, scanning back from its call: a name, a path of them (`os.system`). */
+/** A character of a name or a path of them (`os.system`), or of a number. */
 const CALLEE_CHAR = /[\w$.]/;
 
 /**
- * Where a secret value ends when calls must be seen (keepCalls): before the first callee in it or
- * right after it (`-system("id")`, `1+system(...)`, `ns::system(...)`, `x,system(p[1])`,
- * `a[system(p)]`, `(system)("id")`: the secret is what comes before the callee, often nothing),
- * else at its end. Each `(` is looked at once, and isCallAt's scan stops at the next `(`, so the
- * value is scanned a bounded number of times.
+ * Where an expression that starts at `start` ends, read loosely as code (keepCalls): at a blank
+ * outside parentheses, a line's end, or a `;` or `|` outside them, quoted strings skipped, so
+ * `(system + 0)(...)`, `(*&system)(...)` and `s->fn(...)` are one piece (a shell word ends at the
+ * blank, `&` or `>`). Bounded: at most 256 characters past `end`.
  */
-function secretEndBeforeCall(text: string, value: Span): number {
-  const [start, end] = value;
-  // A callee at the value's end, its call after it (code values end at `(`, `<` or blanks).
-  let k = end;
-  while (k > start && end - k < 1024 && CALLEE_CHAR.test(text[k - 1]!)) k--;
-  if (k < end && isCallAt(text, k)) return k;
-  // Only the value's own characters: an indexOf would run on past its end to the text's next `(`, for every value.
-  for (let p = start; p < end; p++) {
-    if (text[p] !== '(') continue;
-    if (text[p - 1] === ')') {
-      // `(system)("id")`: the callee is in the parentheses before.
-      const open = text.lastIndexOf('(', p - 1);
-      if (open >= start && p - open <= 256 && /^\(\s*\*?\s*[A-Za-z_$][\w$.]{0,255}\s*\)$/.test(text.slice(open, p))) return open;
+function codeExtent(text: string, start: number, end: number): number {
+  const limit = Math.min(text.length, end + 256);
+  let depth = 0;
+  let i = start;
+  while (i < limit) {
+    const c = text[i]!;
+    if (c === '\n' || c === '\r' || ((c === ' ' || c === '\t' || c === ';' || c === '|') && depth === 0)) break;
+    if (c === '"' || c === "'") {
+      const close = text.indexOf(c, i + 1);
+      if (close < 0 || close >= limit) break;
+      i = close + 1;
       continue;
     }
-    k = p;
-    while (k > start && p - k < 1024 && CALLEE_CHAR.test(text[k - 1]!)) k--;
-    if (k < p && isCallAt(text, k)) return k;
+    if (c === '(') depth++;
+    else if (c === ')' && depth > 0) depth--;
+    i++;
   }
-  return end;
+  return Math.max(i, end);
+}
+
+/**
+ * Whether an unquoted value holds a call (keepCalls: the audit), read as code to where the
+ * expression it starts ends (codeExtent), or right after it: then it is code, kept whole,
+ * whatever comes before the callee (`-system("id")`, `((system))(p[1])`, `(system + 0)(...)`,
+ * `tbl[0](...)`, `s->fn(...)`, `x,system(p[1])`). Each `(` costs opensCall's scan, which stops at
+ * the next `(`.
+ */
+function holdsCall(text: string, value: Span): boolean {
+  const start = value[0];
+  const end = codeExtent(text, start, value[1]);
+  for (let p = start; p < end; p++) if (text[p] === '(' && opensCall(text, p)) return true;
+  let after = end + blanksAt(text, end);
+  if (text[after] === '<') {
+    const close = text.indexOf('>', after);
+    if (close < 0 || close - after > 64) return false;
+    after = close + 1 + blanksAt(text, close + 1);
+  }
+  return text[after] === '(' && opensCall(text, after);
 }
 
 /**
@@ -280,11 +284,11 @@ function nameValueSpans(text: string, spans: Span[], keepCalls: boolean): void {
     if (!inQuery && !quoted && c === '=' && isDottedStatement(text, at) && called.later(name, i)) continue;
     const shellWord = !inCode && !inQuery && c === '=';
     let value = valueAt(text, at, prefix !== null && /f/i.test(prefix[0]), shellWord);
-    // Where calls must be seen, an unquoted secret ends before the first call in it; one that is all call is no secret.
-    if (keepCalls && value && !inQuery && text[value[0] - 1] !== '"' && text[value[0] - 1] !== "'") {
-      const secretEnd = secretEndBeforeCall(text, value);
-      if (secretEnd === value[0]) continue;
-      value = [value[0], secretEnd];
+    // Where calls must be seen, a value that calls something is code, kept whole: unquoted, or a
+    // quoted name called (`'system'(p[1])`).
+    if (keepCalls && value && !inQuery) {
+      const q = text[value[0] - 1];
+      if (q === '"' || q === "'" ? text[value[1]] === q && text[value[1] + 1] === '(' && opensCall(text, value[1] + 1) : holdsCall(text, value)) continue;
     }
     // Authorization: Bearer xyz: the secret is the word after the scheme. Digest's parameters
     // (username=, realm=, ...) are not secret; its response= is (digestSpans).
