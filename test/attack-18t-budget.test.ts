@@ -52,7 +52,7 @@ describe("each key's share of the bundle budget (attack 18t N4)", () => {
     const third = await lastEvent(a.key, a3, 5000);
     expect(third.text).not.toContain('event/e4999');
     expect(third.text).toContain('events/ns0.json of this support bundle was left out');
-    expect(third.text).toContain("the support bundles charged to the API key paying for this one (the key using it that opened it or took it over; that key's share of this server's bundle budget)");
+    expect(third.text).toContain("the support bundles charged to an API key using this one (each key using a bundle is charged for all it holds; that key's share of this server's bundle budget)");
     expect(third.text).toMatch(/past the 8 MB or 30000 objects its parsed objects may hold \(\d+ MB and 28\d{3} objects held\): it is not served; closing the other bundles charged to that key/);
     expect(third.text).not.toContain('all support bundles open on this server');
   }, 120_000);

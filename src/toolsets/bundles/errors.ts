@@ -18,7 +18,8 @@ export type BundleErrorType =
   | 'StorageError'
   | 'AuthenticationError'
   | 'InvalidPatternError'
-  | 'ApiError';
+  | 'ApiError'
+  | 'BundleBudgetError';
 
 const CODES: Record<BundleErrorType, ErrorCode> = {
   NoBundleInitializedError: 'INVALID_ARGUMENT',
@@ -35,6 +36,8 @@ const CODES: Record<BundleErrorType, ErrorCode> = {
   AuthenticationError: 'INVALID_ARGUMENT',
   InvalidPatternError: 'INVALID_ARGUMENT',
   ApiError: 'ENGINE_FAILED',
+  // A key's share of the bundle budget has no room for a bundle it would join: a limit, as too many sessions are.
+  BundleBudgetError: 'SESSION_LIMIT',
 };
 
 export class BundleError extends DebugkitError {

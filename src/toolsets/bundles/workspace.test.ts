@@ -166,51 +166,71 @@ describe("a shared bundle's charge to a key's share (attack P4, P5)", () => {
     return { count: r.output.split('\n').filter((l) => l.startsWith('event/')).length, warnings: r.warnings ?? [] };
   }
 
-  it("key B joins key A's bundle and A leaves: the charge moves to B, A's next bundle is served whole within A's share", async () => {
+  it("key B joins key A's bundle: both are charged for it; A leaves: A's next bundle is served whole within A's share", async () => {
     const shares = sharedWorkspace('store-p4a');
     const [x, y] = [eventsBundle('p4a-x', 2000), eventsBundle('p4a-y', 2000)];
     await workspace.initialize('a1', x, { key: 'key-a', force: false });
     expect(await events('a1')).toEqual({ count: 2000, warnings: [] });
     await workspace.initialize('b1', x, { key: 'key-b', force: false });
-    expect(shares.of('key-a').objects).toBe(2000);
-    expect(shares.of('key-b').objects).toBe(0);
+    expect([shares.of('key-a').objects, shares.of('key-b').objects, shares.server.objects]).toEqual([2000, 2000, 2000]);
     // A's session ends (an HTTP DELETE releases it so); B still uses x.
     await workspace.release('a1');
     expect(shares.of('key-a').objects).toBe(0);
     expect(shares.of('key-b').objects).toBe(2000);
     await workspace.initialize('a2', y, { key: 'key-a', force: false });
-    // Before: A's share still held x's 2,000 for B, and y's events were left out naming A's other bundles, which it had none of.
+    // Before 0fffadf: A's share still held x's 2,000 for B, and y's events were left out naming A's other bundles, which it had none of.
     expect(await events('a2')).toEqual({ count: 2000, warnings: [] });
     expect(shares.of('key-a').objects).toBe(2000);
-    // B still has x whole, now on its own share, so B's next bundle is past it.
     expect(await events('b1')).toEqual({ count: 2000, warnings: [] });
     expect(shares.server.objects).toBe(4000);
   });
 
-  it("the charge moves to a key without room: the bundle is opened afresh within that key's share, its files past it left out for that key", async () => {
+  it('a key without room for a bundle another key uses is refused the join, naming its share; the bundle stays whole for the others', async () => {
     const shares = sharedWorkspace('store-p4b');
-    const [x, y, z] = [eventsBundle('p4b-x', 2000), eventsBundle('p4b-y', 2000), eventsBundle('p4b-z', 2000)];
+    const [x, z] = [eventsBundle('p4b-x', 2000), eventsBundle('p4b-z', 2000)];
     await workspace.initialize('b0', z, { key: 'key-b', force: false });
     expect((await events('b0')).count).toBe(2000);
     await workspace.initialize('a1', x, { key: 'key-a', force: false });
     expect((await events('a1')).count).toBe(2000);
-    await workspace.initialize('b1', x, { key: 'key-b', force: false });
-    // A moves to y in the same session: x is now B's alone, and B's share holds z.
-    await workspace.initialize('a1', y, { key: 'key-a', force: false });
-    expect(shares.of('key-b').objects).toBe(2000);
+    await expect(workspace.initialize('b1', x, { key: 'key-b', force: false })).rejects.toThrow(
+      /^This bundle is not opened for this API key: its model holds 0 MB and 2000 objects for the 1 other key\(s\) using it, and every key using a bundle is charged for all it holds, but this key's share of the server's bundle budget \(512 MB or 3000 objects\) has 0 MB and 2000 objects held by its other bundles; closing them/,
+    );
+    expect(workspace.activeName('b1')).toBeUndefined();
+    expect([shares.of('key-a').objects, shares.of('key-b').objects]).toEqual([2000, 2000]);
+    // B's session on z moves to x: what z gave back counts, so it fits; A's x is whole for both.
+    await workspace.initialize('b0', x, { key: 'key-b', force: false });
+    expect(await events('b0')).toEqual({ count: 2000, warnings: [] });
     expect(await events('a1')).toEqual({ count: 2000, warnings: [] });
-    expect(shares.of('key-a').objects).toBe(2000);
-    const bx = await events('b1');
-    expect(bx.count).toBe(0);
-    expect(bx.warnings).toEqual([
-      expect.stringMatching(
-        /ns0\.json of this support bundle was left out: .* the support bundles charged to the API key paying for this one .*past the 512 MB or 3000 objects .*\(0 MB and 2000 objects held\): it is not served; closing the other bundles charged to that key/,
-      ),
-    ]);
-    // Once B lets go of z, x is served whole on B's share.
-    await workspace.release('b0');
-    expect(await events('b1')).toEqual({ count: 2000, warnings: [] });
-    expect(shares.of('key-b').objects).toBe(2000);
+    expect([shares.of('key-a').objects, shares.of('key-b').objects, shares.server.objects]).toEqual([2000, 2000, 2000]);
+  });
+
+  // Attack R4: with the charge on one key at a time, A left x (its charge moved to B) and joined it again at once while B kept
+  // paying; A then used x and y (4,000 objects) on a 3,000 share, and B's next bundle was left out for A's use.
+  it('key A leaves a bundle it shares with B and joins it again: A is charged for it again, B only for what B uses (attack R4)', async () => {
+    const shares = sharedWorkspace('store-r4');
+    const [x, y, z] = [eventsBundle('r4-x', 2000), eventsBundle('r4-y', 2000), eventsBundle('r4-z', 1000)];
+    await workspace.initialize('a1', x, { key: 'key-a', force: false });
+    expect((await events('a1')).count).toBe(2000);
+    await workspace.initialize('b1', x, { key: 'key-b', force: false });
+    await workspace.initialize('a1', y, { key: 'key-a', force: false });
+    expect([shares.of('key-a').objects, shares.of('key-b').objects]).toEqual([0, 2000]);
+    // A joins x again before y is parsed: charged for x at once, so y's events are A's to leave out (x and y pass A's share).
+    await workspace.initialize('a2', x, { key: 'key-a', force: false });
+    expect(await events('a2')).toEqual({ count: 2000, warnings: [] });
+    const ay = await events('a1');
+    expect(ay.count).toBe(0);
+    expect(ay.warnings).toEqual([expect.stringMatching(/ns0\.json of this support bundle was left out: .* the support bundles charged to an API key using this one .*\(0 MB and 2000 objects held\)/)]);
+    // B is charged for x alone, which B uses: a bundle that fits beside it is served whole.
+    expect([shares.of('key-a').objects, shares.of('key-b').objects]).toEqual([2000, 2000]);
+    await workspace.initialize('b2', z, { key: 'key-b', force: false });
+    expect(await events('b2')).toEqual({ count: 1000, warnings: [] });
+    // The other order: A lets go of x, lists y (its share now holds y), and tries x again: refused, nothing moved to B.
+    await workspace.release('a2');
+    await workspace.release('a1');
+    await workspace.initialize('a1', y, { key: 'key-a', force: false });
+    expect(await events('a1')).toEqual({ count: 2000, warnings: [] });
+    await expect(workspace.initialize('a2', x, { key: 'key-a', force: false })).rejects.toThrow(/not opened for this API key/);
+    expect([shares.of('key-a').objects, shares.of('key-b').objects]).toEqual([2000, 3000]);
   });
 
   it('a key closing its only bundle gets its share back at once, not when the model is collected: its next bundle is served whole', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeFileAtomic } from '../../core/files.js';
 import { removeAtExit, removeNow } from '../../core/paths.js';
-import { KeyShares, type ModelBudget } from './apiserver/budget.js';
+import { KeyShares, mb, SharedCharge, type ModelBudget } from './apiserver/budget.js';
 import type { BundleApiServer } from './apiserver/server.js';
 import { BundleError } from './errors.js';
 import { BundleStore, LOCAL_OWNER, type AddProgress, type BundleEntry } from './store/store.js';
@@ -27,10 +27,8 @@ interface Served {
   kubeconfigPath: Promise<string>;
   /** Each client using it, with the key it acts for. */
   users: Map<string, string>;
-  /** The key whose share the bundle's model is charged to: always one of its users' while it has any. */
-  payer: string;
-  /** The charge's moves, one after another (chargeToUser). */
-  charging: Promise<void>;
+  /** What its model holds, charged to the share of every key using it (budget.ts SharedCharge). */
+  charge: SharedCharge;
 }
 
 /** The key a client acts for, which owns the bundles it adds: its principal's id ('local' on stdio). */
@@ -54,7 +52,7 @@ export class BundleWorkspace {
 
   constructor(
     readonly store: BundleStore,
-    /** Each key's share of the bundle models' budget: a bundle is charged to the key that initialized it. */
+    /** Each key's share of the bundle models' budget: a bundle is charged to every key using it. */
     readonly shares: KeyShares = new KeyShares(),
   ) {}
 
@@ -79,10 +77,12 @@ export class BundleWorkspace {
     // changes nothing there, and the server other clients (other keys too) use stays.
     const replaced = !added.reused && added.kind !== 'directory' ? this.restart(added, options.key) : undefined;
     const previous = this.active.get(owner);
-    this.closeSummaryModel(owner);
     const served = replaced?.served ?? this.serve(added, options.key);
+    const leaving = previous && previous.root !== added.root ? previous.root : undefined;
+    this.join(served, options.key, leaving, owner);
+    this.closeSummaryModel(owner);
     served.users.set(owner, options.key);
-    if (previous && previous.root !== added.root) await this.dropUser(previous.root, owner);
+    if (leaving) await this.dropUser(leaving, owner);
     const [server, kubeconfigPath] = await Promise.all([served.server, served.kubeconfigPath]);
     // Removed meanwhile (a temp cleaner, a person): initializing again puts it back, for every user.
     const present = await access(kubeconfigPath).then(
@@ -148,40 +148,48 @@ export class BundleWorkspace {
     await this.dropUser(bundle.root, owner);
   }
 
-  private async dropUser(root: string, owner: string): Promise<void> {
-    const served = this.served.get(root);
-    if (!served) return;
-    served.users.delete(owner);
-    if (served.users.size === 0) return this.stopServing(root);
-    // A bundle that could not be opened again stays served, its charge forced onto the new payer (server.ts reopenWithin).
-    served.charging = served.charging.then(() => this.chargeToUser(served)).catch(() => undefined);
-    await served.charging;
+  /** The share `key`'s use of bundles is charged to; none for the local user, whose bundles are charged to the server's budget alone. */
+  private keyShare(key: string): ModelBudget | undefined {
+    return key === LOCAL_OWNER ? undefined : this.shares.of(key);
   }
 
   /**
-   * Keeps a shared bundle charged to a key using it. It is charged to one of its users' keys at a
-   * time, not to each: charged to every key using it, a key whose share was full could have a
-   * bundle's files left out for all its other users just by initializing the same directory. So a
-   * key's share holds the bundles it opened and those whose charge it took over, and never one it
-   * no longer uses: when the paying key's last client leaves, the charge moves to a key still using
-   * it that has room for what it holds, or else (none has) to the first of them, with the bundle
-   * opened afresh within that key's share (its files past it left out for that key, as usual).
-   * Without this, the key that opened it first kept paying after leaving (attack P4): its next
-   * bundle was left out for a share it did not use, and the other key used its own twice.
+   * Charges `key` for the bundle `served` as it starts using it (budget.ts SharedCharge: every key using a bundle pays for all
+   * it holds), or refuses: when the bundle holds more than that key's share has room for, counting as given back what the
+   * client's bundle `leaving` costs the key if the client is its key's last one there. The join is refused, not the bundle's
+   * files left out later for the others using it, and the client keeps its bundle.
    */
-  private async chargeToUser(served: Served): Promise<void> {
-    const keys = new Set(served.users.values());
-    if (keys.size === 0 || keys.has(served.payer)) return;
-    const server = await served.server.catch(() => undefined);
-    if (!server) return;
-    for (const key of keys) {
-      if (!server.moveCharge(this.modelBudget(key))) continue;
-      served.payer = key;
-      return;
+  private join(served: Served, key: string, leaving: string | undefined, owner: string): void {
+    const share = this.keyShare(key);
+    if (!share || served.charge.has(share)) return;
+    const before = this.served.get(leaving ?? '');
+    const freed = before && ![...before.users].some(([user, k]) => k === key && user !== owner) && before.charge.has(share) ? before.charge : { bytes: 0, objects: 0 };
+    const held = served.charge;
+    // A bundle holding nothing yet (a fresh server after a forced re-extraction) is joined whatever the share: nothing to pay.
+    const empty = held.bytes === 0 && held.objects === 0;
+    if (!empty && (share.bytes - freed.bytes + held.bytes > share.bounds.bytes || share.objects - freed.objects + held.objects > share.bounds.objects)) {
+      const users = new Set(served.users.values()).size;
+      throw new BundleError(
+        'BundleBudgetError',
+        `This bundle is not opened for this API key: its model holds ${mb(held.bytes)} and ${held.objects} objects for the ${users} other key(s) using it, ` +
+          `and every key using a bundle is charged for all it holds, but this key's share of the server's bundle budget (${share.describe()}) ` +
+          `has ${mb(share.bytes - freed.bytes)} and ${share.objects - freed.objects} objects held by its other bundles; closing them ` +
+          '(initializing another in their sessions, or ending those sessions) makes room',
+      );
     }
-    const first = keys.values().next().value as string;
-    served.payer = first;
-    await server.reopenWithin(this.modelBudget(first));
+    // Checked above with what leaving gives back: past the bound only until dropUser gives that back, in this same call.
+    served.charge.join(share);
+  }
+
+  private async dropUser(root: string, owner: string): Promise<void> {
+    const served = this.served.get(root);
+    if (!served) return;
+    const key = served.users.get(owner);
+    served.users.delete(owner);
+    if (served.users.size === 0) return this.stopServing(root);
+    // The key's last client there gives its charge back; every other key's charge stays as it was.
+    const share = key === undefined ? undefined : this.keyShare(key);
+    if (share && ![...served.users.values()].includes(key!)) served.charge.leave(share);
   }
 
   async dispose(): Promise<void> {
@@ -189,20 +197,23 @@ export class BundleWorkspace {
     await Promise.all([...this.served.keys()].map((root) => this.stopServing(root)));
   }
 
-  /** `key`: the key initializing it, whose share its model is charged to while it is served (to all its users). */
+  /** `key`: the key initializing it, charged for it first (budget.ts SharedCharge); each other key using it is charged as it joins. */
   private serve(entry: BundleEntry, key: string): Served {
     let served = this.served.get(entry.root);
     if (!served) {
       // The bundle's API server (resources, tables, kubectl's columns) loads when the first bundle is served.
       // Its token, in the kubeconfig's server URL only, keeps other local users (and browser pages) out.
       const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
-      const server = import('./apiserver/server.js').then(({ startBundleApiServer }) => startBundleApiServer({ root: entry.root, token, model: this.modelBudget(key) }));
+      const charge = new SharedCharge(this.shares.server);
+      const share = this.keyShare(key);
+      if (share) charge.join(share);
+      const server = import('./apiserver/server.js').then(({ startBundleApiServer }) => startBundleApiServer({ root: entry.root, token, model: charge }));
       const kubeconfigPath = server.then(async (s) => {
         const file = await kubeconfigFile(entry.name, s.url);
         await writeKubeconfig(file, s.url);
         return file;
       });
-      served = { server, kubeconfigPath, users: new Map(), payer: key, charging: Promise.resolve() };
+      served = { server, kubeconfigPath, users: new Map(), charge };
       this.served.set(entry.root, served);
       server.catch(() => this.served.delete(entry.root));
     }
@@ -217,7 +228,12 @@ export class BundleWorkspace {
     const old = this.served.get(entry.root);
     this.served.delete(entry.root);
     const served = this.serve(entry, key);
-    for (const [user, userKey] of old?.users ?? []) served.users.set(user, userKey);
+    for (const [user, userKey] of old?.users ?? []) {
+      served.users.set(user, userKey);
+      // The fresh model holds nothing yet: every key using it is charged for it from now on.
+      const share = this.keyShare(userKey);
+      if (share) served.charge.join(share);
+    }
     return { served, old };
   }
 

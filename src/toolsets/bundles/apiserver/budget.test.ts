@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { summarizeBundle, MAX_GROUPS, TEXT_BUDGET } from '../summary.js';
-import { KeyShares, ModelBudget } from './budget.js';
+import { KeyShares, ModelBudget, SharedCharge } from './budget.js';
 import { Bundle } from './bundle.js';
 import { harnessOn, requireKubectl, SYSTEM_KUBECTL } from './testkit.js';
 
@@ -126,7 +126,7 @@ describe("each key's share of the server budget (attack 18t N4)", () => {
     expect(await warnings(other)).toEqual([]);
     const [problem] = await warnings(third);
     expect(problem).toMatch(
-      /^events\/ns0\.json of this support bundle was left out: .* the support bundles charged to the API key paying for this one \(the key using it that opened it or took it over; that key's share/,
+      /^events\/ns0\.json of this support bundle was left out: .* the support bundles charged to an API key using this one \(each key using a bundle is charged for all it holds; that key's share/,
     );
     expect(problem).toContain('past the 512 MB or 3000 objects its parsed objects may hold (0 MB and 2800 objects held): it is not served; closing the other bundles charged to that key');
     expect(shares.of('key_a').objects).toBe(2800);
@@ -171,24 +171,31 @@ describe("each key's share of the server budget (attack 18t N4)", () => {
     expect(shares.server.objects).toBe(600);
   });
 
-  it("a bundle's charge moves to another key's share when it fits there, and stays put when it does not", async () => {
+  it('a shared bundle is charged to every key using it and to the server once; a file is kept while one of them has room (attack R4)', async () => {
     const shares = new KeyShares(50, serverBudget(6000));
-    const shared = await openOn([2000], shares.of('key_a'));
-    const own = await openOn([1500], shares.of('key_c'));
-    expect(await events(shared)).toHaveLength(2000);
-    expect(await events(own)).toHaveLength(1500);
-    expect(shared.cache.budget.moveTo(shares.of('key_c'))).toBe(false);
-    expect([shares.of('key_a').objects, shares.of('key_c').objects]).toEqual([2000, 1500]);
-    // The server's budget holds it once, before and after the move.
-    expect(shared.cache.budget.moveTo(shares.of('key_b'))).toBe(true);
-    expect([shares.of('key_a').objects, shares.of('key_b').objects, shares.server.objects]).toEqual([0, 2000, 3500]);
-    // Forced (a bundle that could not be opened again within key_c's share): moved past the bound, and key_c takes nothing more.
-    expect(shared.cache.budget.moveTo(shares.of('key_c'), true)).toBe(true);
-    expect([shares.of('key_b').objects, shares.of('key_c').objects, shares.server.objects]).toEqual([0, 3500, 3500]);
-    expect(shares.of('key_c').full()).toBe(shares.of('key_c'));
-    // What it gives back later goes to where it is charged now.
+    const [a, b, c] = [shares.of('key_a'), shares.of('key_b'), shares.of('key_c')];
+    const charge = new SharedCharge(shares.server);
+    charge.join(a);
+    const shared = await openOn([2000, 1000], charge);
+    const own = await openOn([2500], c);
+    expect(await events(own)).toHaveLength(2500);
+    // key_b joins before the second file is parsed, key_c (2,500 of its 3,000 held) too: each is charged what the bundle holds.
+    await shared.list(shared.registry.preferred('', 'events')!, 'ns0');
+    charge.join(b);
+    charge.join(c);
+    expect([a.objects, b.objects, c.objects, shares.server.objects]).toEqual([2000, 2000, 4500, 4500]);
+    // The next file fits key_a's share: kept, and charged to all three, past key_c's bound (its own use), the server's once.
+    expect(await events(shared)).toHaveLength(3000);
+    expect([a.objects, b.objects, c.objects, shares.server.objects]).toEqual([3000, 3000, 5500, 5500]);
+    // key_c, past its bound, takes nothing more for its own bundles.
+    expect(own.cache.budget.full()).toBe(c);
+    // A key leaving gives back its own charge only.
+    charge.leave(c);
+    expect([a.objects, b.objects, c.objects]).toEqual([3000, 3000, 2500]);
+    charge.leave(a);
+    expect([a.objects, b.objects, shares.server.objects]).toEqual([0, 3000, 5500]);
     shared.close();
-    expect([shares.of('key_c').objects, shares.server.objects]).toEqual([1500, 1500]);
+    expect([b.objects, shares.server.objects]).toEqual([0, 2500]);
   });
 
   it('a share is a whole percent from 1 to 100', () => {

@@ -59,31 +59,18 @@ export class ModelBudget {
     return this.bytes >= this.bounds.bytes || this.objects >= this.bounds.objects ? this : this.parent?.full();
   }
 
-  /**
-   * Moves all this budget holds from its parent to `parent` (a shared bundle's charge going to
-   * another key using it), or moves nothing and returns false when `parent` has no room for it.
-   * `force`: moved even past `parent`'s bound (then it takes nothing more until enough is given back).
-   */
-  moveTo(parent: ModelBudget, force = false): boolean {
-    if (this.closed) return false;
-    if (parent === this.parent) return true;
-    // Given back first: the two keys' shares are within the same server budget, which the move does not grow.
-    this.parent?.release(this.bytes, this.objects);
-    if (force) parent.add(this.bytes, this.objects);
-    else if (parent.charge(this.bytes, this.objects) !== undefined) {
-      // Taken back where it just was.
-      this.parent?.add(this.bytes, this.objects);
-      return false;
-    }
-    this.parent = parent;
-    return true;
+  /** Whether `bytes` and `objects` more fit this budget's own bound (not asking its parent), while it is open. */
+  fits(bytes: number, objects: number): boolean {
+    return !this.closed && this.bytes + bytes <= this.bounds.bytes && this.objects + objects <= this.bounds.objects;
   }
 
-  /** Charges here and to the parent whatever the bounds. */
-  private add(bytes: number, objects: number): void {
-    this.bytes += bytes;
-    this.objects += objects;
-    this.parent?.add(bytes, objects);
+  /**
+   * Counts `bytes` and `objects` here only (negative: gives them back), whatever the bound: a shared bundle's charge to one of
+   * the keys using it, the server's budget charged once for all of them (SharedCharge).
+   */
+  count(bytes: number, objects: number): void {
+    this.bytes = Math.max(0, this.bytes + bytes);
+    this.objects = Math.max(0, this.objects + objects);
   }
 
   /**
@@ -113,6 +100,11 @@ export class ModelBudget {
   }
 }
 
+/** Bytes as the budget's messages show them: whole MB. */
+export function mb(bytes: number): string {
+  return `${Math.round(bytes / (1024 * 1024))} MB`;
+}
+
 /** The server's budget, shared by every bundle opened in this process. */
 export const serverModel = new ModelBudget(SERVER_MODEL_BOUNDS, 'all support bundles open on this server');
 
@@ -123,9 +115,9 @@ export const KEY_SHARE_PERCENT = 50;
  * Each API key's share of the server's budget. The server's alone was first come, first served:
  * one key's two bundles of 1.47 million tiny events each held 2.94 of its 3 million objects, and
  * every other key's bundles were then served with their files left out for as long as that key's
- * sessions lived (attack 18t N4). A key's bundles (the ones it initialized and still uses, a shared
- * one whose charge it took over, and its bundle_summary models) are charged to its share, so
- * another key always finds the rest of the server's.
+ * sessions lived (attack 18t N4). Every bundle a key uses (the ones it initialized, those of other
+ * keys it joined, and its bundle_summary models) is charged to its share in full (SharedCharge),
+ * so another key always finds the rest of the server's.
  */
 export class KeyShares {
   /** One budget per key id, kept for the process's life: there are as many as keys that opened a bundle, each a few numbers. */
@@ -147,14 +139,82 @@ export class KeyShares {
     if (!share) {
       share = new ModelBudget(
         this.bounds,
-        // Said of the key paying for the bundle (workspace.ts): the one that opened it, or one still using it that took it over.
-        "the support bundles charged to the API key paying for this one (the key using it that opened it or took it over; that key's share of this server's bundle budget)",
+        // Said of a key using the bundle: every one is charged for it (SharedCharge).
+        "the support bundles charged to an API key using this one (each key using a bundle is charged for all it holds; that key's share of this server's bundle budget)",
         this.server,
         'closing the other bundles charged to that key (initializing another in their sessions, or ending those sessions) gives its share back',
       );
       this.keys.set(key, share);
     }
     return share;
+  }
+}
+
+/**
+ * What one served bundle holds, charged to the share of every key using it, and to the server's budget once.
+ *
+ * Charged to one key at a time, a shared bundle was a way to make another key pay: the key paying could leave and join again at
+ * once, its charge moved to the other user for good, and it then used that bundle and one more on a share that holds one, while
+ * the other key's next bundle was left out (attack R4; before, P4: the key that left kept paying for the other's use). Every
+ * order of leaving and joining ends the same way here, since a key pays exactly for the bundles it uses now:
+ * - a key joining a bundle another key uses is charged at once for all the bundle holds, and a key whose share has no room for
+ *   it is refused the join (workspace.ts) rather than getting the bundle's later files left out for the other users;
+ * - a key's last client leaving gives that key's charge back, and no other key's charge changes;
+ * - a file parsed later is kept when it fits the server's budget and the share of at least one key using the bundle, and is
+ *   then charged to all of them, past the bound of a share already full: that key pays for its own use, and takes nothing more
+ *   (no other bundle of its own grows, no join) until it gives enough back. A key whose share is full cannot, by joining, get a
+ *   file left out that another key using the bundle has room for. Only when no user has room is the file left out, for all.
+ * The server's budget counts the bundle once, whatever the number of keys: its bound on the process's memory is unchanged.
+ */
+export class SharedCharge extends ModelBudget {
+  private readonly shares = new Set<ModelBudget>();
+
+  constructor(private readonly server: ModelBudget) {
+    super(server.bounds, server.what, undefined, server.remedy);
+  }
+
+  /** Whether the key `share` is charged for this bundle (a key using it). */
+  has(share: ModelBudget): boolean {
+    return this.shares.has(share);
+  }
+
+  /**
+   * Charges the key `share` (also using the bundle now) for all it holds, whatever its room: the caller (workspace.ts join)
+   * refuses the join of a key without room, counting what that key gives back in the same call.
+   */
+  join(share: ModelBudget): void {
+    if (this.shares.has(share)) return;
+    share.count(this.bytes, this.objects);
+    this.shares.add(share);
+  }
+
+  /** Gives the key `share` (no longer using the bundle) back all it was charged for it. */
+  leave(share: ModelBudget): void {
+    if (this.shares.delete(share)) share.count(-this.bytes, -this.objects);
+  }
+
+  override charge(bytes: number, objects: number): ModelBudget | undefined {
+    const shares = [...this.shares];
+    const payer = shares.find((s) => s.fits(bytes, objects));
+    if (shares.length > 0 && !payer) return shares[0];
+    const refused = this.server.charge(bytes, objects);
+    if (refused) return refused;
+    for (const s of shares) s.count(bytes, objects);
+    this.count(bytes, objects);
+    return undefined;
+  }
+
+  override full(): ModelBudget | undefined {
+    const shares = [...this.shares];
+    const open = shares.find((s) => s.fits(1, 1));
+    if (shares.length > 0 && !open) return shares[0];
+    return this.server.full();
+  }
+
+  override release(bytes: number, objects: number): void {
+    this.count(-bytes, -objects);
+    this.server.release(bytes, objects);
+    for (const s of this.shares) s.count(-bytes, -objects);
   }
 }
 

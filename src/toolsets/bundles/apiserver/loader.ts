@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { deserialize } from 'node:v8';
 import { openInside } from '../../../core/paths.js';
 import { workerEntry, WorkerJobError, WorkerPool, WorkerStalledError } from '../../../core/workers.js';
-import { bundleBudget, type ModelBounds, type ModelBudget } from './budget.js';
+import { bundleBudget, mb, type ModelBounds, type ModelBudget } from './budget.js';
 import type { K8sObject } from './json.js';
 import { MAX_OBJECT_BYTES, parseResourceText, STOP, type ItemBatch, type LoadedFile, type OversizedObject, type ParseJob, type ParseResult } from './parse.js';
 import { failure, type Status } from './status.js';
@@ -53,10 +53,6 @@ export class ResourceFileError extends Error {
 /** `pods/default.yaml`: a resource file as named in messages (its directory says the resource). */
 function shownName(file: string): string {
   return `${path.basename(path.dirname(file))}/${path.basename(file)}`;
-}
-
-function mb(bytes: number): string {
-  return `${Math.round(bytes / (1024 * 1024))} MB`;
 }
 
 export interface FileCacheBounds {

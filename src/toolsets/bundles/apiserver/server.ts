@@ -19,17 +19,6 @@ export interface BundleApiServer {
   /** What clients use: http://127.0.0.1:PORT, then /TOKEN when the server has a token. */
   url: string;
   port: number;
-  /**
-   * Charges what the bundle's model holds, and all it parses later, to `model` instead (a shared
-   * bundle whose paying key left, see workspace.ts); false, and nothing moved, when `model` has no room for it.
-   */
-  moveCharge(model: ModelBudget): boolean;
-  /**
-   * Serves a fresh model of the bundle charged to `model`, its files parsed again as they are asked
-   * for and those past `model` left out, as for any bundle of that key; the old model is closed
-   * (its charge given back, its running requests stopped). Resolves once requests use the fresh one.
-   */
-  reopenWithin(model: ModelBudget): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -45,7 +34,7 @@ export interface BundleApiServerOptions {
    * sets a random one; without it, only the Host check applies (tests of the server alone).
    */
   token?: string;
-  /** What the bundle's parsed objects are charged to besides its own budget: the key's share that opened it (budget.ts KeyShares); the server's by default. */
+  /** What the bundle's parsed objects are charged to besides its own budget: the shares of the keys using it (budget.ts SharedCharge); the server's by default. */
   model?: ModelBudget;
 }
 
@@ -60,7 +49,6 @@ export async function startBundleApiServer(options: BundleApiServerOptions): Pro
     collectedAt: () => (collectedAt ??= estimateCollectedAt(ctx.bundle)),
     address: '127.0.0.1:0',
   };
-  let closed = false;
   const gate = { hosts: new Set<string>(), token: options.token === undefined ? undefined : digest(options.token) };
   const server = createServer((req, res) => {
     const refused = refusal(gate, req);
@@ -80,27 +68,7 @@ export async function startBundleApiServer(options: BundleApiServerOptions): Pro
   return {
     url: `http://127.0.0.1:${port}${options.token === undefined ? '' : `/${options.token}`}`,
     port,
-    moveCharge: (model) => !closed && ctx.bundle.cache.budget.moveTo(model),
-    reopenWithin: async (model) => {
-      if (closed) return;
-      let fresh: Bundle;
-      try {
-        fresh = await Bundle.open(options.root, { serverModel: model });
-      } catch (err) {
-        // Not opened again (its directory gone or replaced): still served as it is, charged to `model` past its bound, so
-        // that key's share holds it and no other's; its later files are left out until that key closes others.
-        ctx.bundle.cache.budget.moveTo(model, true);
-        throw err;
-      }
-      // Closed meanwhile: the fresh model is never served.
-      if (closed) return fresh.close();
-      const old = ctx.bundle;
-      ctx.bundle = fresh;
-      // Its requests still running stop; its charge goes back to the key that left.
-      old.close();
-    },
     close: () => {
-      closed = true;
       ctx.bundle.close();
       return closeServer(server);
     },
