@@ -52,7 +52,7 @@ async function until(what: string, check: () => boolean | Promise<boolean>, ms =
 }
 
 describe('a JSON-RPC batch is limited message by message', () => {
-  it('stateless batch: the calls within the rate are served, each one over it gets its own -32002, a forbidden one its own -32003; each is audited', async () => {
+  it('stateless batch: the calls within the rate are served, each one over it gets its own -32002, a forbidden one its own -32003; each refusal is audited', async () => {
     // 4/min: the forbidden call is a request too (1 of 4), so three calls are served.
     const k = await createKey(store, 'batch', 'gdb:read', ['--rate', '4/min']);
     const open = { jsonrpc: '2.0', id: 'forbidden', method: 'tools/call', params: { name: 'open', arguments: {} } };
@@ -72,7 +72,10 @@ describe('a JSON-RPC batch is limited message by message', () => {
     expect(next.body).toMatchObject({ id: 6, error: { code: -32002, data: { limit: 4, used: 4 } } });
     const entries = await audit(k.id);
     expect(entries.filter((e) => e.event === 'call' && e.tool === 'list_sessions')).toHaveLength(3);
-    expect(entries.filter((e) => e.event === 'denied' && e.outcome === 'limited').map((e) => e.tool)).toEqual(['list_sessions', 'list_sessions', 'list_sessions']);
+    // The batch's two calls over the rate are one entry (attack 18v R6), the single request its own.
+    const limited = entries.filter((e) => e.event === 'denied' && e.outcome === 'limited');
+    expect(limited.map((e) => e.tool)).toEqual(['batch of 2 calls', 'list_sessions']);
+    expect(limited[0]!.args).toMatchObject({ refused_calls: 2, tools: { list_sessions: 2 } });
     expect(entries.filter((e) => e.event === 'denied' && e.outcome === 'permission_denied').map((e) => e.tool)).toEqual(['open']);
   });
 

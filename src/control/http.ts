@@ -3,7 +3,7 @@ import { JSONRPCRequestSchema } from '@modelcontextprotocol/core';
 import { resolveToolAlias } from '../mcp/rpc-hooks.js';
 import { debugSessionOf } from './audit.js';
 import type { KeyContext } from './keys.js';
-import type { ControlPlane, FinishCall, Refusal } from './plane.js';
+import type { CallInfo, ControlPlane, FinishCall, Refusal } from './plane.js';
 
 /** The header a node puts on a request it forwards to the node holding the session. */
 export const FORWARDED_HEADER = 'x-debugkit-forwarded';
@@ -53,7 +53,9 @@ export class HttpGate {
 
   /**
    * One /mcp request, message by message (a single message is a batch of one): each JSON-RPC
-   * request is judged, counted and, when refused, audited on its own. Every request takes a unit
+   * request is judged and counted on its own, and audited when refused: on its own, except that
+   * the requests the rate limit or quota refused are one entry for the body (counted, tools named:
+   * a key past its limit must not add a batch's worth of entries a request). Every request takes a unit
    * of rate (tools/list, initialize, ping, a call the key may not make, ...); a tool call the key
    * may make takes a unit of quota too. Over the rate limit a request gets -32002; otherwise a
    * forbidden call gets -32003 naming the scope, and an allowed call over its quota -32002.
@@ -71,6 +73,8 @@ export class HttpGate {
     // the same body are refused with it without asking the store again.
     let overRate: Refusal | undefined;
     let overQuota: Refusal | undefined;
+    const limitedByRate: CallInfo[] = [];
+    const limitedByQuota: CallInfo[] = [];
     for (const m of messages) {
       const request = requestOf(m);
       if (!request) {
@@ -95,10 +99,14 @@ export class HttpGate {
         // A contract alias (debugger/attach) is audited as the tool it calls, as a served call is.
         const tool = request.call ? resolveToolAlias(request.call.name) : request.method;
         const call = { tool, args: request.call?.args ?? {}, client, transport: 'http' as const, session: session ?? null, traceparent };
-        await this.plane.recordDenied(key, call, refusal).catch(() => undefined);
+        // Past the rate or quota, the request's refused calls are one entry (below), not one each.
+        if (refusal === overRate || refusal === overQuota) (refusal === overRate ? limitedByRate : limitedByQuota).push(call);
+        else await this.plane.recordDenied(key, call, refusal).catch(() => undefined);
       }
       verdicts.push(refusal);
     }
+    if (overRate) await this.plane.recordDeniedBatch(key, limitedByRate, overRate).catch(() => undefined);
+    if (overQuota) await this.plane.recordDeniedBatch(key, limitedByQuota, overQuota).catch(() => undefined);
     // A body with no request (notifications, GET, DELETE) is not counted: the fields say where the key stands.
     headers ??= (await this.plane.admit(key, { rate: false, quota: false })).headers;
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);

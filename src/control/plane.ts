@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PERMISSION_DENIED } from '../mcp/call-runtime.js';
 import { bearerChallenge, KEY_HINT } from '../server/auth.js';
-import { boundField, cleanTraceparent, debugSessionOf, firstChangedEntry, redact, type AuditRecord, type ChainAnchor, type ChainState } from './audit.js';
+import { boundField, canonicalJson, cleanTraceparent, debugSessionOf, firstChangedEntry, redact, sha256Hex, type AuditRecord, type ChainAnchor, type ChainState } from './audit.js';
 import { bearerToken, hashKey, sameSecret, type KeyContext } from './keys.js';
 import { windowAt, type Limit } from './limits.js';
 import { hasScope, requiredScopes, type ToolInfo } from './scopes.js';
@@ -16,6 +16,9 @@ export const QUOTA_EXCEEDED = -32002;
 // -32003: one constant, the tool wrapper's (a capability refusal is answered there too).
 export { PERMISSION_DENIED };
 export const LICENSE_EXPIRED = -32010;
+
+/** Tool names a batch's refusal entry names one by one (recordDeniedBatch); calls of further names are counted. */
+export const MAX_BATCH_TOOLS = 32;
 
 /** A refusal in the contract's terms: JSON-RPC code, message, data, and the HTTP status. */
 export interface Refusal {
@@ -321,8 +324,8 @@ export class ControlPlane {
     }
   }
 
-  /** Records a call refused before it ran (scope, rate limit, quota). */
-  async recordDenied(key: KeyContext, call: CallInfo, refusal: Refusal): Promise<void> {
+  /** Records a call refused before it ran (scope, rate limit, quota); `args`: what the entry keeps of its arguments. */
+  async recordDenied(key: KeyContext, call: CallInfo, refusal: Refusal, args: unknown = redact(call.args ?? {})): Promise<void> {
     await this.store.appendAudit({
       ts: new Date().toISOString(),
       event: 'denied',
@@ -330,12 +333,36 @@ export class ControlPlane {
       node: this.node.id,
       key_id: key.id,
       ...this.callFields(call),
-      args: redact(call.args ?? {}),
+      args,
       outcome: refusal.code === PERMISSION_DENIED ? 'permission_denied' : refusal.code === QUOTA_EXCEEDED ? 'limited' : 'refused',
       error: boundField(refusal.message, 2000),
       duration_ms: 0,
     });
     this.warnAnchor();
+  }
+
+  /**
+   * Records the calls of one request (a JSON-RPC batch) the rate limit or quota refused as ONE
+   * entry: a key past its limit must not grow the audit by a batch's worth of entries a request.
+   * The entry still says what the key tried: how many calls, each tool named and how often (at
+   * most MAX_BATCH_TOOLS names, the rest counted), and the SHA-256 of the calls as audited one by
+   * one would have shown them (redacted: no digest of a secret), in order.
+   */
+  async recordDeniedBatch(key: KeyContext, calls: readonly CallInfo[], refusal: Refusal): Promise<void> {
+    const first = calls[0];
+    if (!first) return;
+    if (calls.length === 1) return this.recordDenied(key, first, refusal);
+    // A Map: tool names are the client's text ("__proto__" included).
+    const tools = new Map<string, number>();
+    let others = 0;
+    for (const call of calls) {
+      const name = boundField(call.tool, 128);
+      if (tools.has(name) || tools.size < MAX_BATCH_TOOLS) tools.set(name, (tools.get(name) ?? 0) + 1);
+      else others++;
+    }
+    const digest = sha256Hex(canonicalJson(calls.map((c) => [c.tool, redact(c.args ?? {})])));
+    const summary = { refused_calls: calls.length, tools: Object.fromEntries(tools), ...(others > 0 ? { other_tools_calls: others } : {}), calls_sha256: digest };
+    await this.recordDenied(key, { ...first, tool: `batch of ${calls.length} calls`, debugSession: null }, refusal, summary);
   }
 
   /**

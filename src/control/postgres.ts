@@ -3,7 +3,7 @@ import pg from 'pg';
 import { ChainVerifier, GENESIS, canonicalJson, chainHash, sha256Hex, type AuditBody, type AuditRecord, type ChainAnchor, type ChainState, type Checkpoint } from './audit.js';
 import type { AuditAnchor } from './anchor.js';
 import { auditFromRow, auditPreviewFromRow, checkpointsFor, keyFromRow, keyRowValues, previewColumns, storedBody } from './sqlite.js';
-import { AUDIT_SLICE_MS, type AuditQuery, type BumpResult, type CounterBump, type KeyRecord, type SessionLocation, type Store } from './store.js';
+import { AUDIT_QUERY_WINDOW, AUDIT_SLICE_MS, type AuditQuery, type BumpResult, type CounterBump, type KeyRecord, type SessionLocation, type Store } from './store.js';
 import { keepFromChildren } from '../core/process.js';
 import { TimeSlice } from '../core/wait.js';
 
@@ -224,20 +224,39 @@ export class PostgresStore implements Store {
     }
   }
 
+  /**
+   * As SqliteStore.queryAudit: newest first, in windows of at most AUDIT_QUERY_WINDOW rows of the
+   * key (or of the table), each one statement, so a filter that matches none of a key's million
+   * rows never makes one statement read them all (it would hold a pooled connection, which every
+   * audited call needs, for as long).
+   */
   async queryAudit(q: AuditQuery): Promise<AuditRecord[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
+    // $1 and $2: the window (below $1, from $2 on), set for each statement.
+    const where: string[] = ['seq < $1', 'seq >= $2'];
+    const params: unknown[] = [0, 0];
     const add = (sql: (n: number) => string, value: unknown) => (params.push(value), where.push(sql(params.length)));
     if (q.since) add((n) => `ts >= $${n}`, q.since);
     if (q.until) add((n) => `ts <= $${n}`, q.until);
     if (q.session) add((n) => `(session = $${n} OR debug_session = $${n})`, q.session);
     if (q.keyId) add((n) => `key_id = $${n}`, q.keyId);
     if (q.tool) add((n) => `tool = $${n}`, q.tool);
-    params.push(q.limit ?? 100);
+    const limit = q.limit ?? 100;
+    params.push(limit);
     const preview = q.preview;
     const columns = preview === undefined ? '*' : previewColumns(String(Math.max(0, Math.floor(preview))));
-    const sql = `SELECT ${columns} FROM debugkit_audit ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT $${params.length}`;
-    return (await this.rows(sql, params)).map((row) => (preview === undefined ? auditFromRow(row) : auditPreviewFromRow(row, preview))).reverse();
+    const sql = `SELECT ${columns} FROM debugkit_audit WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${params.length}`;
+    const floor = `SELECT seq FROM debugkit_audit WHERE ${q.keyId ? 'key_id = $2 AND ' : ''}seq < $1 ORDER BY seq DESC OFFSET ${AUDIT_QUERY_WINDOW - 1} LIMIT 1`;
+    const found: AuditRecord[] = [];
+    for (let before = Number.MAX_SAFE_INTEGER; found.length < limit && before > 0;) {
+      const [lowest] = await this.rows(floor, q.keyId ? [before, q.keyId] : [before]);
+      const low = Number(lowest?.seq ?? 0);
+      params[0] = before;
+      params[1] = low;
+      params[params.length - 1] = limit - found.length;
+      for (const row of await this.rows(sql, params)) found.push(preview === undefined ? auditFromRow(row) : auditPreviewFromRow(row, preview));
+      before = low;
+    }
+    return found.reverse();
   }
 
   async auditEntry(seq: number): Promise<AuditRecord | undefined> {

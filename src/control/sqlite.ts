@@ -6,7 +6,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { ChainVerifier, GENESIS, canonicalJson, chainHash, sha256Hex, storableValue, type AuditBody, type AuditRecord, type ChainAnchor, type ChainState, type Checkpoint } from './audit.js';
 import { readCheckpointFile, type AuditAnchor } from './anchor.js';
 import { TimeSlice } from '../core/wait.js';
-import { AUDIT_SLICE_MS, type AuditQuery, type BumpResult, type CounterBump, type KeyRecord, type SessionLocation, type Store } from './store.js';
+import { AUDIT_QUERY_WINDOW, AUDIT_SLICE_MS, type AuditQuery, type BumpResult, type CounterBump, type KeyRecord, type SessionLocation, type Store } from './store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS keys (
@@ -296,24 +296,34 @@ export class SqliteStore implements Store {
     }
     const preview = q.preview;
     const columns = preview === undefined ? '*' : previewColumns(String(Math.max(0, Math.floor(preview))));
-    const select = this.db.prepare(`SELECT ${columns} FROM audit WHERE ${['seq < ?', ...where].join(' AND ')} ORDER BY seq DESC LIMIT ?`);
+    // The filters other than the key are checked row by row, so a filter that matches few rows would
+    // read every row of the key in one step (one SQLite call the loop cannot leave): each statement
+    // reads one window of at most AUDIT_QUERY_WINDOW rows of the key's index (or of the table, for a
+    // query of every key), named by its lowest seq, which the index alone gives.
+    const index = q.keyId ? 'INDEXED BY audit_key_seq' : 'NOT INDEXED';
+    const keyed = q.keyId ? 'key_id = ? AND ' : '';
+    const floor = this.db.prepare(`SELECT seq FROM audit ${index} WHERE ${keyed}seq < ? ORDER BY seq DESC LIMIT 1 OFFSET ${AUDIT_QUERY_WINDOW - 1}`);
+    const select = this.db.prepare(`SELECT ${columns} FROM audit ${index} WHERE ${['seq < ?', 'seq >= ?', ...where].join(' AND ')} ORDER BY seq DESC LIMIT ?`);
     const limit = q.limit ?? 100;
     const found: AuditRecord[] = [];
     // In slices, newest first: each row's arguments are read whole by SQLite (even to cut them), and
     // the rows can be large; every slice goes on below the oldest row read.
     const slice = new TimeSlice(AUDIT_SLICE_MS);
-    for (let before = Number.MAX_SAFE_INTEGER, more = true; more;) {
-      more = false;
-      for (const row of select.iterate(before, ...params, limit - found.length) as Iterable<Row>) {
+    for (let before = Number.MAX_SAFE_INTEGER; found.length < limit && before > 0;) {
+      const low = Number((floor.get(...(q.keyId ? [q.keyId] : []), before) as { seq: number } | undefined)?.seq ?? 0);
+      let cut = false;
+      for (const row of select.iterate(before, low, ...params, limit - found.length) as Iterable<Row>) {
         const record = preview === undefined ? auditFromRow(row) : auditPreviewFromRow(row, preview);
         found.push(record);
         before = record.seq;
         if (slice.over()) {
-          more = found.length < limit;
+          cut = true;
           break;
         }
       }
-      if (more) await slice.pause();
+      // A window read to its end: the next one is below it (0 once the oldest row was in it).
+      if (!cut) before = low;
+      await slice.pause();
     }
     return found.reverse();
   }

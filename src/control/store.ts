@@ -111,4 +111,10 @@ export interface Store {
 /** Main-thread time an audit walk or re-hash works before other requests get a turn (TimeSlice). */
 export const AUDIT_SLICE_MS = 10;
 
+/**
+ * Rows of the audit (a key's, for a key's query) one SQLite statement of an audit query reads at
+ * most, whatever its filter matches: a statement is one call the event loop cannot leave.
+ */
+export const AUDIT_QUERY_WINDOW = 2048;
+
 export const AUDIT_COLUMNS = ['ts', 'event', 'call_id', 'node', 'key_id', 'client', 'transport', 'session', 'debug_session', 'tool', 'args', 'outcome', 'error', 'duration_ms', 'traceparent'] as const;
