@@ -165,6 +165,8 @@ describe("attack atk-p P3: a plain debug-link name that is a link in the program
     execFileSync('objcopy', ['--add-section', `.gnu_debugaltlink=${prog}.alt`, prog]);
     expect(await outwardDebugLink(prog, root)).toMatch(/a path outside the workspace root that gdb would open if it were made/);
     // A plain program has nothing to bring.
-    expect(await copyDebugFiles(path.join(root, 'ok', 'beside'), path.join(root, 'ok', 'beside'), root)).toBeUndefined();
+    const plain = path.join(root, 'ok', 'plain');
+    execFileSync('gcc', ['-o', plain, path.join(root, 'p.c')]);
+    expect(await copyDebugFiles(plain, plain, root)).toBeUndefined();
   });
 });

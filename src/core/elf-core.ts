@@ -1,7 +1,7 @@
 import { closeSync, constants } from 'node:fs';
-import { copyFile, lstat, mkdir, open, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { chmod, lstat, mkdir, open, realpath, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { containment, MAX_PROGRAM_COPY_BYTES, openInside } from './paths.js';
+import { containment, copyIntoPrivate, isInside, MAX_PROGRAM_COPY_BYTES, openInside, swappable } from './paths.js';
 
 /** ELF's note of the files mapped into a process (NT_FILE, "FILE"), named "CORE". */
 const NT_FILE = 0x46494c45;
@@ -147,6 +147,11 @@ export interface DebugLinks {
   altlink?: string;
 }
 
+/** DebugLinks, and where in the file `altlink` is written (its NUL and the dwz file's build-id follow it). */
+interface PlacedLinks extends DebugLinks {
+  altlinkAt?: number;
+}
+
 /**
  * The debug files a program names (`.gnu_debuglink`, `.gnu_debugaltlink`); undefined for a file
  * that is not ELF or has no section table; `unreadable` for a section table debugkit cannot read
@@ -154,6 +159,14 @@ export interface DebugLinks {
  * bounded, and follow ELF as BFD does (extended numbering included; attack 18s N1).
  */
 export async function debugLinks(file: string): Promise<DebugLinks | 'unreadable' | undefined> {
+  const links = await placedLinks(file);
+  if (typeof links !== 'object') return links;
+  const { altlinkAt: _, ...named } = links;
+  return named;
+}
+
+/** debugLinks, with where the dwz file's name is written. */
+async function placedLinks(file: string): Promise<PlacedLinks | 'unreadable' | undefined> {
   const handle = await open(file, 'r');
   try {
     const elf = await elfHeader(handle);
@@ -181,7 +194,7 @@ export async function debugLinks(file: string): Promise<DebugLinks | 'unreadable
     const names = section(shstrndx);
     if (names.size > MAX_SECTION_NAMES) return 'unreadable';
     const strings = await read(names.offset, names.size);
-    const links: DebugLinks = {};
+    const links: PlacedLinks = {};
     for (let i = 0; i < shnum; i++) {
       const s = section(i);
       if (s.name >= strings.length) continue; // no name gdb could read either
@@ -193,6 +206,7 @@ export async function debugLinks(file: string): Promise<DebugLinks | 'unreadable
       const data = await read(s.offset, Math.min(s.size, MAX_LINK_NAME));
       const nul = data.indexOf(0);
       links[field] = data.toString('latin1', 0, nul < 0 ? data.length : nul);
+      if (field === 'altlink' && nul >= 0) links.altlinkAt = s.offset;
     }
     return links;
   } finally {
@@ -273,9 +287,9 @@ export async function copyDebugFiles(copy: string, real: string, root: string, {
  * judged before the copy is made), the found debug files' own links read where they are.
  */
 async function bringLinked(file: string, from: string, realRoot: string, debuglink: boolean, judgeOnly: boolean): Promise<string | undefined> {
-  let links: Awaited<ReturnType<typeof debugLinks>>;
+  let links: Awaited<ReturnType<typeof placedLinks>>;
   try {
-    links = await debugLinks(file);
+    links = await placedLinks(file);
   } catch {
     return undefined;
   }
@@ -299,6 +313,54 @@ async function bringLinked(file: string, from: string, realRoot: string, debugli
       const inner = (await outwardDebugLink(brought, realRoot)) ?? (await bringLinked(brought, path.dirname(source), realRoot, false, judgeOnly));
       if (inner) return `has its debug file "${name}" at ${source}, which ${inner}`;
     }
+  }
+  return bringAbsoluteAlt(file, links, realRoot, judgeOnly);
+}
+
+/**
+ * An absolute dwz name inside the root (or to be made there): gdb would open that name itself when
+ * it loads `file`, after the check, so a writer could swap it for a link out of the root in
+ * between (attack atk-r R3: 11 of 40 opens read the outside file). The checked dwz file is copied
+ * beside `file` instead, and `file`'s `.gnu_debugaltlink` rewritten to name that copy from its own
+ * directory: gdb never opens a workspace name for it. The new name has the old one's length (gdb
+ * reads the build-id right after the name's first NUL), so it is `./` repeated, then a short name.
+ * A name not there: `file` names a file of its private directory that is not there either.
+ * A name out of the root that no other user can make lead elsewhere (swappable) is left as it is:
+ * absoluteAltlinkOut judged it (a system file, which only root writes).
+ */
+async function bringAbsoluteAlt(file: string, links: PlacedLinks, realRoot: string, judgeOnly: boolean): Promise<string | undefined> {
+  const alt = links.altlink;
+  if (!alt || !path.isAbsolute(alt)) return undefined;
+  // Judged by where it reads as well as where it leads now: a name in the root that leads out at
+  // this moment may lead back in when gdb opens it, and the other way round.
+  const systemOnly = !isInside(realRoot, path.resolve(alt)) && containment(realRoot, alt).kind === 'outside' && swappable(alt) === undefined;
+  if (systemOnly) return undefined;
+  const to = path.dirname(file);
+  const name = await privateAltName(to, alt.length);
+  if (!name || links.altlinkAt === undefined) return `names its dwz file "${alt}" (.gnu_debugaltlink), which debugkit cannot replace by a private copy's name`;
+  const why = await bringOne(alt, judgeOnly ? undefined : path.join(to, name.base), realRoot);
+  if (why) return `has its dwz file at ${alt}, which ${why}`;
+  if (judgeOnly) return undefined;
+  const { mode } = await stat(file);
+  await chmod(file, mode | 0o200);
+  const handle = await open(file, 'r+');
+  try {
+    await handle.write(Buffer.from(name.link, 'latin1'), 0, name.link.length, links.altlinkAt);
+  } finally {
+    await handle.close();
+    await chmod(file, mode);
+  }
+  return undefined;
+}
+
+/** A name in `dir` not taken, and the relative link to it of exactly `length` characters; undefined when none fits. */
+async function privateAltName(dir: string, length: number): Promise<{ base: string; link: string } | undefined> {
+  for (let i = 0; i < 100; i++) {
+    let base = `.dwz${i}`;
+    if ((length - base.length) % 2 !== 0) base += '_';
+    if (base.length > length) return undefined;
+    if (await lstat(path.join(dir, base)).catch(() => undefined)) continue;
+    return { base, link: './'.repeat((length - base.length) / 2) + base };
   }
   return undefined;
 }
@@ -331,7 +393,7 @@ async function bringOne(source: string, target: string | undefined, realRoot: st
     if (stats.size > MAX_PROGRAM_COPY_BYTES) return `is over ${MAX_PROGRAM_COPY_BYTES / 2 ** 20} MiB, more than debugkit copies for gdb`;
     if (!target) return undefined;
     await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
-    await copyFile(`/proc/self/fd/${handle.fd}`, target);
+    await copyIntoPrivate(handle, stats.size, target, source);
     return undefined;
   } finally {
     await handle?.close();

@@ -1,5 +1,5 @@
 import { chmodSync, closeSync, constants, fstatSync, lstatSync, mkdtempSync, openSync, readlinkSync, realpathSync, rmSync, type Stats } from 'node:fs';
-import { copyFile, readdir } from 'node:fs/promises';
+import { open, readdir, statfs, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DebugkitError } from './errors.js';
@@ -247,6 +247,126 @@ export function openContained(root: string, userPath: string, { what = 'path', t
 
 /** The biggest program debugkit copies for gdb (see CheckedProgram): past it, the operator closes the root to other users instead. */
 export const MAX_PROGRAM_COPY_BYTES = 1024 * 1024 * 1024;
+/**
+ * The bytes of private copies (programs, their debug and dwz files; bytes written, holes not
+ * counted) held at once: by one API key, and by the whole server. Tests lower them.
+ */
+export const copyBounds = { perKey: 4 * 2 ** 30, perServer: 16 * 2 ** 30 };
+/** The share of the temporary directory's filesystem a copy must leave free. */
+const FREE_SHARE_KEPT = 0.05;
+/** What a copy reads at a time; a run of all-zero blocks of it stays a hole in the copy. */
+const COPY_CHUNK = 1 << 20;
+const HOLE_BLOCK = 64 * 1024;
+const ZEROS = Buffer.alloc(HOLE_BLOCK);
+
+/** The bytes of private copies held now: per key and in all (attack atk-r R2: 4 opens wrote 12 GB, unbounded). */
+const held = { total: 0, byKey: new Map<string, number>() };
+
+/** One CheckedProgram's copies: its directory, its key, and the bytes written into it. */
+interface CopyAccount {
+  dir: string;
+  key: string;
+  bytes: number;
+}
+/** The accounts of the private directories alive now, by directory (copyIntoPrivate finds a target's by its path). */
+const accounts = new Map<string, CopyAccount>();
+
+/**
+ * Counts `bytes` more on `account` before they are written, or refuses with what bound it would
+ * pass and how to free room. Synchronous, so concurrent copies cannot all pass one check.
+ */
+function charge(account: CopyAccount, bytes: number, what: string, { checkOnly = false } = {}): void {
+  const ofKey = held.byKey.get(account.key) ?? 0;
+  const free = 'close sessions (gdb close, debugger_detach) whose programs are copied to free room';
+  if (ofKey + bytes > copyBounds.perKey) {
+    throw new DebugkitError(
+      'SESSION_LIMIT',
+      `cannot copy ${what}: this API key's sessions already hold ${mib(ofKey)} MiB of private program copies, and a key may hold at most ${mib(copyBounds.perKey)} MiB; ${free}`,
+    );
+  }
+  if (held.total + bytes > copyBounds.perServer) {
+    throw new DebugkitError(
+      'SESSION_LIMIT',
+      `cannot copy ${what}: the server's sessions already hold ${mib(held.total)} MiB of private program copies, at most ${mib(copyBounds.perServer)} MiB; ${free}`,
+    );
+  }
+  if (checkOnly) return;
+  account.bytes += bytes;
+  held.byKey.set(account.key, ofKey + bytes);
+  held.total += bytes;
+}
+
+function release(account: CopyAccount): void {
+  accounts.delete(account.dir);
+  const left = (held.byKey.get(account.key) ?? 0) - account.bytes;
+  if (left > 0) held.byKey.set(account.key, left);
+  else held.byKey.delete(account.key);
+  held.total -= account.bytes;
+  account.bytes = 0;
+}
+
+const mib = (bytes: number) => Math.ceil(bytes / 2 ** 20);
+
+/** What the private copies hold now (for tests and status): bytes written, in all and for `key`. */
+export function heldCopyBytes(key?: string): number {
+  return key === undefined ? held.total : (held.byKey.get(key) ?? 0);
+}
+
+/**
+ * Copies the opened `source` (its first `size` bytes) to `target`, a new file in a private
+ * directory of a CheckedProgram, keeping holes: a run of all-zero blocks is skipped, not written,
+ * so a sparse file (1000 MiB with 16 KB on disk) stays one (Node's copyFile, FICLONE or not,
+ * wrote it out in full: 3 GB for one open; attack atk-r R2). Each written run is counted against
+ * the copy bounds before it is written. Small reads and writes in the thread pool, so several
+ * copies at once do not hold it for whole files.
+ */
+export async function copyIntoPrivate(source: FileHandle, size: number, target: string, what: string): Promise<void> {
+  const account = [...accounts.values()].find((a) => target.startsWith(`${a.dir}/`));
+  if (!account) throw new DebugkitError('INTERNAL', `${target} is not in a private copy directory of debugkit's`);
+  const fs = await statfs(account.dir);
+  const avail = fs.bavail * fs.bsize;
+  const kept = fs.blocks * fs.bsize * FREE_SHARE_KEPT;
+  const stats = await source.stat();
+  const estimate = Math.min(size, stats.blocks * 512);
+  // Refused before any byte is written when its blocks on disk would not fit.
+  charge(account, estimate, what, { checkOnly: true });
+  if (avail - estimate < kept) {
+    throw new DebugkitError(
+      'SESSION_LIMIT',
+      `cannot copy ${what} (${mib(estimate)} MiB on disk): ${tmpdir()} has ${mib(avail)} MiB free and debugkit leaves at least ${mib(kept)} MiB of it; close sessions (gdb close, debugger_detach) or free space there`,
+    );
+  }
+  const out = await open(target, 'wx', 0o600);
+  try {
+    const buf = Buffer.allocUnsafe(COPY_CHUNK);
+    for (let at = 0; at < size;) {
+      const { bytesRead } = await source.read(buf, 0, Math.min(COPY_CHUNK, size - at), at);
+      if (bytesRead === 0) break;
+      // Each run of blocks that are not all zero, written where it was.
+      for (let block = 0; block < bytesRead;) {
+        const end = (from: number, zero: boolean) => {
+          let b = from;
+          while (b < bytesRead && isZero(buf, b, Math.min(b + HOLE_BLOCK, bytesRead)) === zero) b += HOLE_BLOCK;
+          return Math.min(b, bytesRead);
+        };
+        const dataAt = end(block, true);
+        if (dataAt >= bytesRead) break;
+        const dataEnd = end(dataAt, false);
+        charge(account, dataEnd - dataAt, what);
+        await out.write(buf, dataAt, dataEnd - dataAt, at + dataAt);
+        block = dataEnd;
+      }
+      at += bytesRead;
+    }
+    await out.truncate(size);
+  } finally {
+    await out.close();
+  }
+}
+
+function isZero(buf: Buffer, from: number, to: number): boolean {
+  return buf.subarray(from, to).equals(ZEROS.subarray(0, to - from));
+}
 
 /**
  * A program checked and opened inside the root, for another process to load and run (gdb), by
@@ -256,12 +376,13 @@ export const MAX_PROGRAM_COPY_BYTES = 1024 * 1024 * 1024;
  * the program by its own name (argv[0], /proc/self/exe, a rebuild re-read at `run`). Otherwise
  * `path` is a private copy of the opened file (made from the descriptor, so it is the checked file
  * whatever the workspace path names by then), in a directory of its own (mode 0700), under the
- * program's own file name, copied in the thread pool (the event loop goes on meanwhile) and at
- * most MAX_PROGRAM_COPY_BYTES. gdb cannot be handed the descriptor itself: it canonicalizes what
- * it is given with realpath(3), which reads /proc/<pid>/fd/N back to the workspace path, and opens
- * that name again (strace shows it; under a racing writer it then reads one file's symbols and
- * runs another). A copy costs one in-kernel copy per session (about 3 ms for 1 MB, 90 ms for
- * 100 MB); the program's argv[0] and /proc/self/exe name it. `close()` once the loading process is gone.
+ * program's own file name, copied in the thread pool (the event loop goes on meanwhile), holes
+ * kept, at most MAX_PROGRAM_COPY_BYTES long, and counted with the debug files put beside it
+ * against copyBounds.perKey and copyBounds.perServer until closed (copyIntoPrivate). gdb cannot
+ * be handed the descriptor itself: it canonicalizes what it is given with realpath(3), which reads
+ * /proc/<pid>/fd/N back to the workspace path, and opens that name again (strace shows it; under a
+ * racing writer it then reads one file's symbols and runs another). The program's argv[0] and
+ * /proc/self/exe name the copy. `close()` once the loading process is gone.
  */
 export class CheckedProgram {
   private closed = false;
@@ -271,27 +392,30 @@ export class CheckedProgram {
     readonly real: string,
     /** What to hand the other process: the file itself, or its private copy. */
     readonly path: string,
-    /** The copy's directory; undefined when `path` is the file itself. */
-    private readonly dir: string | undefined,
+    /** The copy's directory and the bytes it holds; undefined when `path` is the file itself. */
+    private readonly account: CopyAccount | undefined,
     private readonly root: string,
     /** The opened file as it was: device, inode, size, change and modification times. */
     private readonly stamp: string,
     /** Whether it was opened with `copy`: so is it when opened again (reopen). */
     private readonly always: boolean,
+    private readonly key: string,
   ) {}
 
   /**
    * `copy`: always hand over a private copy, for a file whose content is judged before gdb reads
    * it (a core's list of mapped files, a program's debug links): the file itself could be rewritten after the check by
-   * anyone who may write it, debugkit's own user (a gdb `dump`) included.
+   * anyone who may write it, debugkit's own user (a gdb `dump`) included. `key`: the API key the
+   * copy is counted for (copyBounds.perKey).
    */
-  static async open(root: string, userPath: string, what = 'program', { copy: always = false }: { copy?: boolean } = {}): Promise<CheckedProgram> {
+  static async open(root: string, userPath: string, what = 'program', { copy: always = false, key = '' }: { copy?: boolean; key?: string } = {}): Promise<CheckedProgram> {
     const opened = openContained(root, userPath, { what, type: 'file' });
-    let dir: string | undefined;
+    let account: CopyAccount | undefined;
+    let handle: FileHandle | undefined;
     try {
       const stamp = stampOf(opened.stats);
       const why = swappable(opened.real) ?? (always ? 'its content is checked on the copy gdb reads' : undefined);
-      if (!why) return new CheckedProgram(opened.real, opened.real, undefined, root, stamp, always);
+      if (!why) return new CheckedProgram(opened.real, opened.real, undefined, root, stamp, always, key);
       if (opened.stats.size > MAX_PROGRAM_COPY_BYTES) {
         throw new DebugkitError(
           'INVALID_ARGUMENT',
@@ -302,24 +426,31 @@ export class CheckedProgram {
               : '; close the directories on its way to other users (chmod go-w) and gdb is handed the file itself'),
         );
       }
-      dir = mkdtempSync(path.join(tmpdir(), 'debugkit-prog-'));
+      const dir = mkdtempSync(path.join(tmpdir(), 'debugkit-prog-'));
       removeAtExit(dir);
+      account = { dir, key, bytes: 0 };
+      accounts.set(dir, account);
       const copy = path.join(dir, path.basename(opened.real));
       // /proc/self/fd/N is the opened file itself: the kernel follows the descriptor, not a name.
-      await copyFile(`/proc/self/fd/${opened.fd}`, copy);
+      handle = await open(`/proc/self/fd/${opened.fd}`, 'r');
+      await copyIntoPrivate(handle, opened.stats.size, copy, `${what} ${userPath}`);
       chmodSync(copy, (opened.stats.mode & 0o777) | 0o500);
-      return new CheckedProgram(opened.real, copy, dir, root, stamp, always);
+      return new CheckedProgram(opened.real, copy, account, root, stamp, always, key);
     } catch (err) {
-      if (dir) removeNow(dir);
+      if (account) {
+        release(account);
+        removeNow(account.dir);
+      }
       throw err;
     } finally {
+      await handle?.close();
       closeSync(opened.fd);
     }
   }
 
   /** Whether `path` is a private copy, not the file itself. */
   get copied(): boolean {
-    return this.dir !== undefined;
+    return this.account !== undefined;
   }
 
   /**
@@ -340,13 +471,14 @@ export class CheckedProgram {
 
   /** The file at `real` as it is now, checked and opened inside the root again (and copied if it must be, or was). */
   reopen(): Promise<CheckedProgram> {
-    return CheckedProgram.open(this.root, this.real, 'program', { copy: this.always });
+    return CheckedProgram.open(this.root, this.real, 'program', { copy: this.always, key: this.key });
   }
 
   close(): void {
-    if (this.closed || !this.dir) return;
+    if (this.closed || !this.account) return;
     this.closed = true;
-    removeNow(this.dir);
+    release(this.account);
+    removeNow(this.account.dir);
   }
 }
 

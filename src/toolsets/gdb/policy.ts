@@ -44,6 +44,8 @@ export interface GdbPolicy extends CommandContext {
   allowShell: boolean;
   /** --allow-attach: attach to processes this session did not start. */
   allowAttach: boolean;
+  /** The API key whose session this is: private copies are counted against its bound (CheckedProgram). */
+  key?: string;
 }
 
 export class CommandRefusedError extends DebugkitError {
@@ -123,7 +125,7 @@ export async function prepareCommand(command: string, policy: GdbPolicy, checked
   if (!read) return { command };
   const core = read.slots.includes('core');
   // Always a copy: what is judged (a core's mapped files, a program's debug links) must be what gdb reads (attack atk-p P10).
-  const program = await CheckedProgram.open(policy.root, path.resolve(policy.cwd, read.file), `"${read.name}" file`, { copy: true });
+  const program = await CheckedProgram.open(policy.root, path.resolve(policy.cwd, read.file), `"${read.name}" file`, { copy: true, key: policy.key });
   if (core) {
     try {
       await refuseOutsideMappings(program.path, read.file, policy, checkedScopes);

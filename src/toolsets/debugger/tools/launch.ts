@@ -23,7 +23,7 @@ export const launchTool: DebuggerTool = (ctx) =>
       // Checked and opened here; gdb gets a private copy (CheckedProgram), removed when gdb exits:
       // the debug links judged are the copy's, and gdb finds debug files only beside the copy,
       // where the checked ones are put (attack atk-p P3, P10).
-      const checked = await CheckedProgram.open(ctx.config.root, program, 'program', { copy: true });
+      const checked = await CheckedProgram.open(ctx.config.root, program, 'program', { copy: true, key: clientKey(call.client) });
       const file = checked.real;
       // gdb would read the debug files the program names by a path, wherever it leads (attack 18r I1, 18s N1/N2).
       let outward;

@@ -61,7 +61,7 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
       // workspace path a writer could swap for a link meanwhile.
       // Always a copy: its debug links are judged on the copy gdb reads, and gdb finds its debug
       // files only beside the copy, where the checked ones are put (attack atk-p P3, P10).
-      const program = args.program ? await CheckedProgram.open(root, args.program, 'program', { copy: true }) : undefined;
+      const program = args.program ? await CheckedProgram.open(root, args.program, 'program', { copy: true, key: clientKey(call.client) }) : undefined;
       let dir;
       try {
         if (program) await judgeProgramCopy(program, `program ${args.program}`, { root, cwd: root, ownPids: new Set(), ...ctx.config.gdb }, checkedScopes.get(args));
@@ -85,7 +85,7 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
               ...(dir ? { startIn: dir.path } : {}),
               execWrapper: ctx.execWrapper,
               replyTimeoutMs: 60_000,
-              policy: { root, allowShell: ctx.config.gdb.allowShell, allowAttach: ctx.config.gdb.allowAttach },
+              policy: { root, allowShell: ctx.config.gdb.allowShell, allowAttach: ctx.config.gdb.allowAttach, key: clientKey(call.client) },
               onEngineExit: (message) => {
                 ctx.log.warn(`gdb session ${id}: ${message}`);
                 call.client.notify('warning', `gdb session ${id}: ${message}`);

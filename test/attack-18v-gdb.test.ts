@@ -1,0 +1,223 @@
+// Attack atk-r R2: every open copied the program and its debug files for gdb with their holes
+// written out (one open of a 1000 MiB sparse program, 16 KB on disk, wrote 3 GB to /tmp) and
+// nothing bounded the copies held at once. R3: an absolute .gnu_debugaltlink (dwz) name inside the
+// root was checked by name and gdb opened that name itself later: swapped for a link out of the
+// root in between, gdb read the outside file (11 of 40 opens, 9 of 25 debugger_launch).
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyDebugFiles, debugLinks } from '../src/core/elf-core.js';
+import { CheckedProgram, copyBounds, heldCopyBytes } from '../src/core/paths.js';
+import { connectStdio, type TestClient } from './helpers/client.js';
+import { tempDir } from './helpers/programs.js';
+
+let base: string;
+let root: string;
+let outside: string;
+let closed: TestClient;
+
+/** The bytes `dir` takes on disk (its files' allocated blocks), whatever their length. */
+function onDisk(dir: string): number {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .reduce((sum, e) => sum + statSync(path.join(e.parentPath, e.name)).blocks * 512, 0);
+}
+
+/** The build-id of an ELF file, as bytes (readelf -n). */
+function buildId(file: string): Buffer {
+  const hex = /Build ID: ([0-9a-f]+)/.exec(execFileSync('readelf', ['-n', file], { encoding: 'utf8' }))![1];
+  return Buffer.from(hex, 'hex');
+}
+
+beforeAll(async () => {
+  base = tempDir('debugkit-18v-gdb-');
+  root = path.join(base, 'root');
+  outside = path.join(base, 'outside');
+  for (const dir of [root, outside, path.join(root, 'big'), path.join(root, 'dz'), path.join(root, 'c')]) mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(root, 'p.c'), 'char *password = "hunter2";\nint main(void) { return 0; }\n');
+  // R2: a stripped program and its debug file, each 256 MiB long but a few KB on disk (sparse).
+  const big = path.join(root, 'big', 'prog');
+  execFileSync('gcc', ['-g', '-O0', '-o', big, path.join(root, 'p.c')]);
+  execFileSync('objcopy', ['--only-keep-debug', big, `${big}.debug`]);
+  execFileSync('strip', ['--strip-debug', '--strip-unneeded', big]);
+  truncateSync(`${big}.debug`, 256 * 2 ** 20);
+  // The debug link's CRC is of the whole (lengthened) debug file, as gdb checks it.
+  execFileSync('objcopy', [`--add-gnu-debuglink=${big}.debug`, big]);
+  truncateSync(big, 256 * 2 ** 20);
+  // R3: a program naming its dwz file by an absolute path inside the root, with its build-id.
+  const dz = path.join(root, 'dz', 'prog');
+  execFileSync('gcc', ['-g', '-O0', '-Wl,--build-id', '-o', dz, path.join(root, 'p.c')]);
+  execFileSync('objcopy', ['--only-keep-debug', dz, path.join(root, 'dz', 'alt.reg')]);
+  writeFileSync(`${dz}.alt`, Buffer.concat([Buffer.from(`${path.join(root, 'dz', 'alt.dwz')}\0`, 'latin1'), buildId(dz)]));
+  execFileSync('objcopy', ['--add-section', `.gnu_debugaltlink=${dz}.alt`, dz]);
+  copyFileSync(path.join(root, 'dz', 'alt.reg'), path.join(root, 'dz', 'alt.dwz'));
+  copyFileSync(path.join(root, 'dz', 'alt.reg'), path.join(outside, 'alt.dwz'));
+  closed = await connectStdio({ root, args: ['--toolsets', 'gdb,debugger', '--no-allow-gdb-shell'] });
+}, 120_000);
+afterAll(async () => {
+  await closed?.close();
+  rmSync(base, { recursive: true, force: true });
+});
+
+describe('attack atk-r R2: private copies keep holes and are bounded', () => {
+  it('open of a 256 MiB sparse program with its 256 MiB sparse debug file writes KBs, not 512 MiB, and gdb reads its symbols', async () => {
+    const { id } = await closed.ok('open', { program: 'big/prog' });
+    const files = await closed.tool('call', { id, command: 'info files' });
+    const dir = /(\/[^"\s]*debugkit-prog-[^/"\s]+)\//.exec(files.text)?.[1];
+    expect(dir, files.text).toBeDefined();
+    expect(statSync(path.join(dir!, 'prog')).size).toBe(256 * 2 ** 20);
+    expect(statSync(path.join(dir!, 'prog.debug')).size).toBe(256 * 2 ** 20);
+    // Before: 512 MiB (both files written out in full; the attack's 3 x 1000 MiB wrote 3.0 GB).
+    expect(onDisk(dir!)).toBeLessThan(4 * 2 ** 20);
+    const ptype = await closed.tool('call', { id, command: 'ptype password' });
+    expect(ptype.text).toMatch(/type = char \*/);
+    await closed.ok('close', { id });
+  });
+
+  it('a copy keeps the data between its holes, and counts only the bytes it wrote', async () => {
+    const file = path.join(root, 'c', 'sparse');
+    writeFileSync(file, '');
+    truncateSync(file, 64 * 2 ** 20);
+    const data = Buffer.from('not a hole');
+    writeFileSync(file, data, { flag: 'r+' });
+    execFileSync('dd', [`if=/dev/urandom`, `of=${file}`, 'bs=4096', 'count=1', `seek=${(32 * 2 ** 20) / 4096}`, 'conv=notrunc'], { stdio: 'ignore' });
+    const copy = await CheckedProgram.open(root, 'c/sparse', 'program', { copy: true, key: 'k-sparse' });
+    try {
+      expect(readFileSync(copy.path).equals(readFileSync(file))).toBe(true);
+      expect(statSync(copy.path).blocks * 512).toBeLessThanOrEqual(2 * 64 * 1024);
+      // Two 64 KiB blocks hold data (at 0 and at 32 MiB): the rest is holes, not counted.
+      expect(heldCopyBytes('k-sparse')).toBe(2 * 64 * 1024);
+    } finally {
+      copy.close();
+    }
+    expect(heldCopyBytes('k-sparse')).toBe(0);
+  });
+
+  it('a key past its bound, or the server past its own, is refused with the bound named, until sessions close', async () => {
+    for (const name of ['a', 'b', 'c']) execFileSync('dd', ['if=/dev/urandom', `of=${path.join(root, 'c', name)}`, 'bs=1M', 'count=3'], { stdio: 'ignore' });
+    const saved = { ...copyBounds };
+    copyBounds.perKey = 8 * 2 ** 20;
+    copyBounds.perServer = 10 * 2 ** 20;
+    const held: CheckedProgram[] = [];
+    try {
+      held.push(await CheckedProgram.open(root, 'c/a', 'program', { copy: true, key: 'k1' }));
+      held.push(await CheckedProgram.open(root, 'c/b', 'program', { copy: true, key: 'k1' }));
+      expect(heldCopyBytes('k1')).toBe(6 * 2 ** 20);
+      const refused = await CheckedProgram.open(root, 'c/c', 'program', { copy: true, key: 'k1' }).catch((e: Error) => e);
+      expect(String(refused)).toMatch(/this API key's sessions already hold 6 MiB of private program copies, and a key may hold at most 8 MiB; close sessions/);
+      // Nothing of the refused copy is left or counted.
+      expect(heldCopyBytes('k1')).toBe(6 * 2 ** 20);
+      // Another key fits its own bound but not the server's (6 + 3 + 3 > 10).
+      held.push(await CheckedProgram.open(root, 'c/c', 'program', { copy: true, key: 'k2' }));
+      const server = await CheckedProgram.open(root, 'c/a', 'program', { copy: true, key: 'k2' }).catch((e: Error) => e);
+      expect(String(server)).toMatch(/the server's sessions already hold 9 MiB of private program copies, at most 10 MiB; close sessions/);
+      // A closed session frees its room.
+      held.shift()!.close();
+      held.push(await CheckedProgram.open(root, 'c/c', 'program', { copy: true, key: 'k1' }));
+      expect(heldCopyBytes()).toBe(9 * 2 ** 20);
+    } finally {
+      for (const p of held) p.close();
+      Object.assign(copyBounds, saved);
+    }
+    expect(heldCopyBytes()).toBe(0);
+  });
+});
+
+describe('attack atk-r R3: an absolute dwz name inside the root', () => {
+  it("the copy's .gnu_debugaltlink names a private copy of the checked dwz file, of the same length, never the workspace name", async () => {
+    const copy = await CheckedProgram.open(root, 'dz/prog', 'program', { copy: true });
+    try {
+      expect(await copyDebugFiles(copy.path, copy.real, root)).toBeUndefined();
+      const links = await debugLinks(copy.path);
+      const alt = typeof links === 'object' ? links.altlink : undefined;
+      const workspaceName = path.join(root, 'dz', 'alt.dwz');
+      expect(alt).toMatch(/^(\.\/)*\.dwz0_?$/);
+      expect(alt!.length).toBe(workspaceName.length);
+      expect(readFileSync(path.join(path.dirname(copy.path), alt!)).equals(readFileSync(workspaceName))).toBe(true);
+    } finally {
+      copy.close();
+    }
+    // gdb finds the dwz file by the new name (it refuses to load a program whose dwz file it cannot find).
+    const { id } = await closed.ok('open', { program: 'dz/prog' });
+    const ptype = await closed.tool('call', { id, command: 'ptype password' });
+    expect(ptype.text).toMatch(/type = char \*/);
+    await closed.ok('close', { id });
+  });
+
+  it('no open or debugger_launch reads the outside file while a writer swaps the dwz name for a link out of the root (40 + 20 tries)', async () => {
+    const dir = path.join(root, 'dz');
+    const target = path.join(outside, 'alt.dwz');
+    // Read since: relatime updates an access time older than the modification time on a read.
+    const unread = () => utimesSync(target, new Date(1000), statSync(target).mtime);
+    const wasRead = () => statSync(target).atimeMs > 1000 * 1000;
+    unread();
+    const stop = new Int32Array(new SharedArrayBuffer(8));
+    // The swapper: atomic renames of a regular copy or a link out of the root over dz/alt.dwz, a
+    // few milliseconds apart (Atomics.wait paces it; the writer's speed, not a bound of the test).
+    const swapper = new Worker(
+      `const { workerData: { dir, target, stop } } = require('node:worker_threads');
+       const fs = require('node:fs');
+       for (let i = 0; Atomics.load(stop, 0) === 0; i++) {
+         fs.rmSync(dir + '/x.tmp', { force: true });
+         if (i % 2) fs.copyFileSync(dir + '/alt.reg', dir + '/x.tmp');
+         else fs.symlinkSync(target, dir + '/x.tmp');
+         fs.renameSync(dir + '/x.tmp', dir + '/alt.dwz');
+         Atomics.add(stop, 1, 1);
+         Atomics.wait(stop, 0, 0, 2);
+       }`,
+      { eval: true, workerData: { dir, target, stop } },
+    );
+    const counts = { opened: 0, refused: 0, launched: 0, launchRefused: 0, outsideReads: 0 };
+    try {
+      for (let i = 0; i < 40; i++) {
+        const r = await closed.tool('open', { program: 'dz/prog' });
+        if (r.isError) counts.refused++;
+        else {
+          counts.opened++;
+          await closed.ok('close', { id: (r.structured as { content: { id: string } }).content.id });
+        }
+        if (wasRead()) counts.outsideReads++;
+        unread();
+      }
+      for (let i = 0; i < 20; i++) {
+        const r = await closed.tool('debugger_launch', { program: 'dz/prog', session_id: `dz${i}` });
+        if (r.isError) counts.launchRefused++;
+        else {
+          counts.launched++;
+          await closed.tool('debugger_detach', { session_id: `dz${i}` });
+        }
+        if (wasRead()) counts.outsideReads++;
+        unread();
+      }
+    } finally {
+      Atomics.store(stop, 0, 1);
+      await swapper.terminate();
+      rmSync(path.join(dir, 'alt.dwz'), { force: true });
+      copyFileSync(path.join(dir, 'alt.reg'), path.join(dir, 'alt.dwz'));
+    }
+    console.log('R3 race', JSON.stringify(counts));
+    expect(Atomics.load(stop, 1)).toBeGreaterThan(60);
+    expect(counts.opened + counts.launched, JSON.stringify(counts)).toBeGreaterThan(0);
+    expect(counts.refused + counts.launchRefused, JSON.stringify(counts)).toBeGreaterThan(0);
+    expect(counts.outsideReads, JSON.stringify(counts)).toBe(0);
+  }, 600_000);
+});
+
+// The swapped name as a plain link (not racing): refused for a key without the shell, read by nobody.
+describe('attack atk-r R3: the dwz name a link out of the root', () => {
+  it('is refused before gdb starts', async () => {
+    const dir = path.join(root, 'dz');
+    renameSync(path.join(dir, 'alt.dwz'), path.join(dir, 'alt.kept'));
+    symlinkSync(path.join(outside, 'alt.dwz'), path.join(dir, 'alt.dwz'));
+    try {
+      const r = await closed.tool('open', { program: 'dz/prog' });
+      expect(r.isError).toBe(true);
+      expect(r.text).toMatch(/alt\.dwz/);
+    } finally {
+      rmSync(path.join(dir, 'alt.dwz'));
+      renameSync(path.join(dir, 'alt.kept'), path.join(dir, 'alt.dwz'));
+    }
+  });
+});
