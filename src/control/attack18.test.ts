@@ -59,6 +59,8 @@ describe('attack 18: the redactor on adversarial text (held: linear)', () => {
     'token=a token=a ... f(x)': (n) => `${'token=a '.repeat(n / 8)}f(x)`,
     '$token=a;$token=a;... f(x)': (n) => `${'$token=a;'.repeat(n / 9)}f(x)`,
     'token=xab(   ...': (n) => `token=x${`ab(${'-'.repeat(250)}`.repeat(n / 253)}`,
+    // Attack 18w T1: blanks before a `(` are skipped however many; each run is read once per `(` after it.
+    'token=x           (...': (n) => `${'token=x '.repeat(n / 16)}${' '.repeat(n / 2)}(y)`,
     'tok<i>=a.b; ... (many names)': (n) => `${Array.from({ length: n / 14 }, (_, i) => `tok${i % 5000}en=a.b;`).join('')}token(1)`,
   };
   // Each shape at n and 8n characters: a linear scan takes ~8x as long, a quadratic one ~64x. The
@@ -283,6 +285,15 @@ describe('attack 18s: a callee assigned to a secret-looking name is kept in the 
     expect(redactWords(['sshpass', '-p', 'pw', 'ssh', 'h'])).toEqual(['sshpass', '-p', '[REDACTED]', 'ssh', 'h']);
     expect(redactWords(['mysql', '-uroot', '-phunter2'])).toEqual(['mysql', '-uroot', '-p[REDACTED]']);
     expect(redactWords(['curl', '-u', 'admin:hunter2', 'https://x'])).toEqual(['curl', '-u', 'admin:[REDACTED]', 'https://x']);
+    // Attack 18w T2: a shell's positional parameter after an option word of its own ran as a command.
+    expect(redactWords(['-c', 'eval "$1"', '--password', 'touch /tmp/pwned-argv2'])).toEqual(['-c', 'eval "$1"', '--password', 'touch /tmp/pwned-argv2']);
+  });
+
+  // Attack 18w T1: the blanks before a call's `(` and the length of its arguments were bounded, and the sender chose them.
+  it('a call is seen after any number of blanks and with arguments of any length', () => {
+    for (const code of ['print password=system          (cmdbuf)', 'print password=system\t\t\t\t\t\t\t\t\t(cmdbuf)', `print password=system(cmdbuf${'+0'.repeat(140)})`])
+      expect(redactText(code), code).toBe(code);
+    expect(redactText('shell DB_PASSWORD=Tr0ub4dor3Zk(9q) ./migrate')).toBe('shell DB_PASSWORD=[REDACTED] ./migrate');
   });
 
   // Attack 18u (P2): a shell word opening with `*` or `(` was taken for code and stored in clear; gdb's

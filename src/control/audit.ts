@@ -370,6 +370,7 @@ export function redactWords(words: readonly string[]): string[] {
     starts.push(text.length);
     text += `${w} `;
   }
+  const script = words.findIndex((w) => INLINE_SCRIPT.test(w));
   const hits = new Map<number, Array<[number, number]>>();
   let i = 0;
   for (const [s, e] of findSecrets(text, { keepCalls: true })) {
@@ -386,11 +387,16 @@ export function redactWords(words: readonly string[]): string[] {
     // that is a word of its own (`--password`, `-p`, `Bearer`), or the value of a program's attached
     // option (`-pPW` after `mysql`), to where the secret ends. A word that only ends with an option
     // (`eval "$0" #--password`, an interpreter's comment) makes nothing of the next (attack 18v R7).
-    const fresh = found.filter(([s]) => !known.has(s) && (s > 0 || OPTION_WORD.test(words[k - 1] ?? '')));
+    // After an inline script (`-c`, `-e`, `--eval`), later words are the script's arguments, not
+    // options with values: `-c 'eval "$1"' --password 'touch x'` runs the last word (attack 18w T2).
+    const fresh = found.filter(([s]) => !known.has(s) && (s > 0 || (OPTION_WORD.test(words[k - 1] ?? '') && !(script >= 0 && script < k - 1))));
     const spans = [...alone, ...fresh.map(([s, e]) => [s, s === 0 ? w.length : e] as const)].sort((a, b) => a[0] - b[0]);
     return hideSpans(w, spans, () => REDACTED).text;
   });
 }
+
+/** An interpreter's option whose value is a script to run, the words after it its arguments (sh -c, perl -e, node --eval). */
+const INLINE_SCRIPT = /^(?:-c|-e|-E|--eval|--command)$/;
 
 /** A word that is an option of its own, or an authorization scheme, whose value the next word may be. */
 const OPTION_WORD = /^(?:-{1,2}[A-Za-z][A-Za-z0-9_-]{0,63}|Bearer|Basic|Token)$/i;

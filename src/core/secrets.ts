@@ -121,8 +121,9 @@ const NUMBER = /^(?:0[xX][0-9a-fA-F]+|\d+(?:[eE][+-]?\d+)?)[uUlLfF]{0,3}$/;
  * blanks before it, its arguments to 256 characters on one line, up to the first quote, `(` or comma.
  */
 function opensCall(text: string, open: number): boolean {
+  // Any number of blanks: a bound here was one the sender chose (`system          (cmd)`, attack 18w T1).
   let before = open;
-  while (before > 0 && open - before < 8 && (text[before - 1] === ' ' || text[before - 1] === '\t')) before--;
+  while (before > 0 && (text[before - 1] === ' ' || text[before - 1] === '\t')) before--;
   const prev = text[before - 1];
   if (prev === undefined) return false;
   if (prev === ')' || prev === ']' || prev === '"' || prev === "'" || prev === '>') return true;
@@ -130,10 +131,18 @@ function opensCall(text: string, open: number): boolean {
   // To the first character that settles it: a quote, a nested call or a comma (code), or the `)`.
   let close = open + 1;
   while (close < text.length && close - open < 256 && text[close] !== ')' && text[close] !== '\n' && !CODE_ARGS.test(text[close]!)) close++;
-  if (close < text.length && CODE_ARGS.test(text[close]!)) return true;
-  if (text[close] !== ')') return false;
+  // Settled as code, or not settled within the bound (arguments of 256 characters and more, a call
+  // going on to the next line): a call. Only a short argument that cannot be an expression is not.
+  if (text[close] !== ')') return true;
   const args = text.slice(open + 1, close).trim();
   return !NOT_AN_ARG.test(args) || NUMBER.test(args);
+}
+
+/** Where the blanks (spaces, tabs) at `at` end, however many. */
+function blanksEnd(text: string, at: number): number {
+  let i = at;
+  while (text[i] === ' ' || text[i] === '\t') i++;
+  return i;
 }
 
 /** A character of a name or a path of them (`os.system`), or of a number. */
@@ -176,11 +185,11 @@ function holdsCall(text: string, value: Span): boolean {
   const start = value[0];
   const end = codeExtent(text, start, value[1]);
   for (let p = start; p < end; p++) if (text[p] === '(' && opensCall(text, p)) return true;
-  let after = end + blanksAt(text, end);
+  let after = blanksEnd(text, end);
   if (text[after] === '<') {
     const close = text.indexOf('>', after);
     if (close < 0 || close - after > 64) return false;
-    after = close + 1 + blanksAt(text, close + 1);
+    after = blanksEnd(text, close + 1);
   }
   return text[after] === '(' && opensCall(text, after);
 }
