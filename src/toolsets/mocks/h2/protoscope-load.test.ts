@@ -103,6 +103,12 @@ describe('gRPC decoded_data read from a set (attack 18u P4)', () => {
     expect(() => protoscopeBytes('1: -9223372036854775809')).toThrow(/does not fit 64 bits/);
     expect(Buffer.from(protoscopeBytes('1: 18446744073709551615')).toString('hex')).toBe('08ffffffffffffffffff01');
     expect(Buffer.from(protoscopeBytes('1: -9223372036854775808')).toString('hex')).toBe('0880808080808080808001');
+    // Attack 18w S2: checked before the tag's shift, the zigzag and the i32 narrowing, numbers still wrapped.
+    expect(() => protoscopeBytes('2305843009213693953: 5')).toThrow(/field number 2305843009213693953 is outside 0..2305843009213693951/);
+    expect(() => protoscopeBytes('1: 4294967296i32')).toThrow(/does not fit 32 bits/);
+    expect(() => protoscopeBytes('1: 9223372036854775808z')).toThrow(/outside the signed 64-bit range/);
+    expect(Buffer.from(protoscopeBytes('2305843009213693951: 5')).toString('hex')).toBe('f8ffffffffffffffff0105');
+    expect(Buffer.from(protoscopeBytes('1: -1z 2: 4294967295i32')).toString('hex')).toBe('080115ffffffff');
   });
 
   it('text that is not protoscope is refused with the reason, not replayed as its UTF-8 bytes', async () => {

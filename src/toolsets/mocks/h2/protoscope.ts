@@ -612,6 +612,15 @@ const WORD_END = new Set([...' \t\r\n{}"`#!'].map((c) => c.charCodeAt(0)));
 /** The longest word: a 64-bit number in binary-free notations (20 digits, 0x and 16 hex digits) with a sign and a suffix, or a tag, fits many times. */
 const MAX_WORD = 128;
 
+/** The largest field number a tag's varint can hold beside its 3 bits of wire type (protobuf's own are 29 bits; the writer writes what any varint says). */
+const MAX_FIELD = (1n << 61n) - 1n;
+
+/** ZigZag of a signed 64-bit number (`z` suffix); one outside the signed range wrapped (attack 18w S2). */
+function zigzag(n: bigint, fail: (why: string) => never): bigint {
+  if (n < -(1n << 63n) || n >= 1n << 63n) fail(`${n}z is outside the signed 64-bit range`);
+  return (n << 1n) ^ (n >> 63n);
+}
+
 /** A number of a protoscope word, which must fit 64 bits (signed or not): a bigger one was silently cut to its low 64 bits. */
 function parseInt64(sign: string, digits: string): bigint {
   const v = BigInt(digits.toLowerCase().startsWith('0x') ? digits : digits.replace(/^0+(?=\d)/, ''));
@@ -878,7 +887,9 @@ class ProtoscopeAssembler {
       this.lastWasLongForm = true;
     } else if ((m = TAG.exec(w))) {
       let n = parseInt64(m[1]!, m[2]!);
-      if (m[3]) n = (n << 1n) ^ (n >> 63n);
+      if (m[3]) n = zigzag(n, this.fail);
+      // A tag is one 64-bit varint: a bigger field number wrapped into another field (attack 18w S2).
+      if (n < 0n || n > MAX_FIELD) this.fail(`field number ${n} is outside 0..${MAX_FIELD}`);
       const t = m[4]!;
       let type: number;
       if (t === '') type = this.inferType();
@@ -900,9 +911,10 @@ class ProtoscopeAssembler {
     else if ((m = INT.exec(w))) {
       let v = parseInt64(m[1]!, m[2]!);
       const s = m[3]?.toLowerCase();
+      if (s === 'i32' && (v < -(1n << 31n) || v >= 1n << 32n)) this.fail(`${w} does not fit 32 bits`);
       if (s === 'i32' || s === 'i64') this.emit(fixed(v, s === 'i32' ? 32 : 64, false));
       else {
-        if (s === 'z') v = (v << 1n) ^ (v >> 63n);
+        if (s === 'z') v = zigzag(v, this.fail);
         this.emit(varint(v, this.takeLongForm()));
       }
     } else if ((m = FLOAT.exec(w))) {
