@@ -111,6 +111,18 @@ describe('gRPC decoded_data read from a set (attack 18u P4)', () => {
     expect(Buffer.from(protoscopeBytes('1: -1z 2: 4294967295i32')).toString('hex')).toBe('080115ffffffff');
   });
 
+  // Attack 18w S1: one 4 MiB escaped literal was one ~200 ms block, and 1,024 literals of 4 KiB of escapes one step.
+  it('a string literal longer than the writer ever writes is refused, and literals are read a bounded number of bytes a step', async () => {
+    const long = await build(mock('/s.S/Long', `"${'\\x00'.repeat(300_000)}"`));
+    expect(long.index.size).toBe(0);
+    expect(long.warnings).toEqual([expect.stringContaining(`a string literal of more than ${4 * 256 * 1024 + 2} characters`)]);
+    const many = await build(mock('/s.S/Many', Array.from({ length: 1000 }, () => `"${'\\x01'.repeat(1000)}"`).join(' ')));
+    expect(many.warnings).toEqual([]);
+    expect(many.index.size).toBe(1);
+    // 4 MB of text: at most 64 KiB a step, so some 60 looks at the clock; before, the 1,000 tokens were one step (one turn).
+    expect(many.turns).toBeGreaterThan(4);
+  });
+
   it('text that is not protoscope is refused with the reason, not replayed as its UTF-8 bytes', async () => {
     const { index, warnings } = await build(mock('/s.S/Text', 'hello world'));
     expect(index.size).toBe(0);

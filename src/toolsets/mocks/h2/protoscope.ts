@@ -689,6 +689,14 @@ const varintLength = (value: number, extra: number) => {
 
 /** Tokens assembled between looks at the clock (ProtoscopeAssembler.step). */
 export const STEP_TOKENS = 1024;
+/** Bytes of text one step reads at most (after the token it is in): a step is one turn of the loop between looks at the clock. */
+const STEP_TEXT_BYTES = 64 * 1024;
+/**
+ * The longest string literal, in characters: one literal is read in one go, so its length is one
+ * turn of the loop. The writer's longest is a whole message of TEXT_BUDGET (256 KiB) bytes, each
+ * an escape of 4 characters; a 4 MiB literal held the loop ~200 ms (attack 18w S1).
+ */
+const MAX_LITERAL_TEXT = 4 * 256 * 1024 + 2;
 
 /**
  * Assembles protoscope text into bytes a number of tokens at a time (`step`), so text from a set
@@ -783,7 +791,9 @@ class ProtoscopeAssembler {
 
   /** Assembles up to `tokens` tokens; true once the text is read. */
   step(tokens: number): boolean {
-    for (let done = 0; done < tokens; done++) {
+    // Tokens, and bytes of text: 1,024 literals of 4 KiB of escapes were one 190 ms step (attack 18w S1).
+    const began = this.at;
+    for (let done = 0; done < tokens && this.at - began < STEP_TEXT_BYTES; done++) {
       this.skipSpace();
       if (this.at >= this.src.length) {
         if (this.frameStart.length > 1) this.fail("unclosed '{'");
@@ -849,9 +859,10 @@ class ProtoscopeAssembler {
   private string(): void {
     const src = this.src;
     const out = this.out;
+    const end = Math.min(src.length, this.at + MAX_LITERAL_TEXT);
     this.at++;
     for (;;) {
-      if (this.at >= src.length) this.fail('unterminated string');
+      if (this.at >= end) this.fail(this.at >= src.length ? 'unterminated string' : `a string literal of more than ${MAX_LITERAL_TEXT} characters`);
       const b = src[this.at++]!;
       if (b === 0x22) return;
       out.room(1, this.prefixBytes);
