@@ -4,13 +4,31 @@
 // root was checked by name and gdb opened that name itself later: swapped for a link out of the
 // root in between, gdb read the outside file (11 of 40 opens, 9 of 25 debugger_launch).
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  copyFileSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  utimesSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyDebugFiles, debugLinks } from '../src/core/elf-core.js';
-import { CheckedProgram, copyBounds, heldCopyBytes } from '../src/core/paths.js';
-import { connectStdio, type TestClient } from './helpers/client.js';
+import { CheckedProgram, copyBounds, copyReads, heldCopyBytes } from '../src/core/paths.js';
+import { pollUntil } from '../src/core/wait.js';
+import { connectHttp, connectStdio, startHttpServer, type HttpServer, type TestClient } from './helpers/client.js';
 import { tempDir } from './helpers/programs.js';
 
 let base: string;
@@ -37,6 +55,7 @@ beforeAll(async () => {
   outside = path.join(base, 'outside');
   for (const dir of [root, outside, path.join(root, 'big'), path.join(root, 'dz'), path.join(root, 'c')]) mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(root, 'p.c'), 'char *password = "hunter2";\nint main(void) { return 0; }\n');
+  execFileSync('gcc', ['-g', '-O0', '-o', path.join(root, 'c', 'small'), path.join(root, 'p.c')]);
   // R2: a stripped program and its debug file, each 256 MiB long but a few KB on disk (sparse).
   const big = path.join(root, 'big', 'prog');
   execFileSync('gcc', ['-g', '-O0', '-o', big, path.join(root, 'p.c')]);
@@ -87,8 +106,8 @@ describe('attack atk-r R2: private copies keep holes and are bounded', () => {
     try {
       expect(readFileSync(copy.path).equals(readFileSync(file))).toBe(true);
       expect(statSync(copy.path).blocks * 512).toBeLessThanOrEqual(2 * 64 * 1024);
-      // Two 64 KiB blocks hold data (at 0 and at 32 MiB): the rest is holes, not counted.
-      expect(heldCopyBytes('k-sparse')).toBe(2 * 64 * 1024);
+      // Two 4 KiB blocks hold data (at 0 and at 32 MiB), listed by the kernel: the rest is holes, not counted.
+      expect(heldCopyBytes('k-sparse')).toBe(2 * 4096);
     } finally {
       copy.close();
     }
@@ -124,6 +143,103 @@ describe('attack atk-r R2: private copies keep holes and are bounded', () => {
     expect(heldCopyBytes()).toBe(0);
   });
 });
+
+describe('attack 18w T3: a sparse copy reads its data, not its holes', () => {
+  it('a 1000 MiB file with two runs of data is read for those runs only, and copied byte for byte', async () => {
+    const file = path.join(root, 'c', 'holes');
+    writeFileSync(file, '');
+    truncateSync(file, 1000 * 2 ** 20);
+    const fd = openSync(file, 'r+');
+    writeSync(fd, randomBytes(5000), 0, 5000, 7);
+    writeSync(fd, randomBytes(3000), 0, 3000, 600 * 2 ** 20 + 123);
+    closeSync(fd);
+    const before = copyReads.bytes;
+    const copy = await CheckedProgram.open(root, 'c/holes', 'program', { copy: true, key: 'k-holes' });
+    try {
+      // Before: all 1000 MiB read (1,048,576,000 bytes; 18w measured ~20 s for three such files).
+      expect(copyReads.bytes - before).toBeLessThanOrEqual(2 * 64 * 1024);
+      expect(statSync(copy.path).size).toBe(1000 * 2 ** 20);
+      expect(sameBytes(copy.path, file)).toBe(true);
+    } finally {
+      copy.close();
+    }
+  });
+
+  it('past 4,096 runs of data the rest of the file is read as it is, and the copy is still whole', async () => {
+    const file = path.join(root, 'c', 'many-runs');
+    const runs = 4500;
+    const step = 8 * 4096;
+    writeFileSync(file, '');
+    truncateSync(file, runs * step);
+    const fd = openSync(file, 'r+');
+    for (let i = 0; i < runs; i++) writeSync(fd, Buffer.from(`run ${i}`), 0, undefined, i * step + 100);
+    closeSync(fd);
+    const before = copyReads.bytes;
+    const copy = await CheckedProgram.open(root, 'c/many-runs', 'program', { copy: true, key: 'k-holes' });
+    try {
+      const read = copyReads.bytes - before;
+      // The first 4,096 runs are read alone (4 KiB blocks); the last 404 with the holes between them.
+      expect(read).toBeGreaterThan(404 * step - step);
+      expect(read).toBeLessThan(runs * step);
+      expect(sameBytes(copy.path, file)).toBe(true);
+    } finally {
+      copy.close();
+    }
+  });
+});
+
+describe('a SIGKILLed server leaves its private copies; the next server removes them', () => {
+  it("a killed server's temporary directory (its program copies) is gone once the next server copies a program; a stopped one removes its own", async () => {
+    const tmp = tempDir('debugkit-18x-tmp-');
+    const args = ['--root', root, '--toolsets', 'gdb', '--no-allow-gdb-shell'];
+    const runs = () => readdirSync(tmp).filter((n) => n.startsWith('debugkit-run-'));
+    const first = await startHttpServer(args, { TMPDIR: tmp });
+    let second: HttpServer | undefined;
+    try {
+      const a = await connectHttp(first.url, first.key);
+      await a.ok('open', { program: 'c/small' });
+      const [left] = runs();
+      expect(left).toMatch(/^debugkit-run-\d+-\d+-\d+$/);
+      expect(readdirSync(path.join(tmp, left!)).filter((n) => n.startsWith('debugkit-prog-'))).toHaveLength(1);
+      const exited = new Promise((r) => first.proc.once('exit', r));
+      first.proc.kill('SIGKILL');
+      await exited;
+      // Before: the copy stayed in the temp directory for good (a program of up to 1 GiB each time).
+      expect(runs()).toEqual([left]);
+      second = await startHttpServer(args, { TMPDIR: tmp });
+      const b = await connectHttp(second.url, second.key);
+      const { id } = await b.ok('open', { program: 'c/small' });
+      expect(await pollUntil(() => !runs().includes(left!), { timeoutMs: 10_000, intervalMs: 20 })).toBe(true);
+      expect(runs()).toHaveLength(1);
+      await b.ok('close', { id });
+      await b.close();
+      await second.stop();
+      expect(runs()).toEqual([]);
+    } finally {
+      first.proc.kill('SIGKILL');
+      await second?.stop();
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
+
+/** Whether two files hold the same bytes, compared a slice at a time. */
+function sameBytes(a: string, b: string): boolean {
+  const size = statSync(a).size;
+  if (size !== statSync(b).size) return false;
+  const [fa, fb] = [openSync(a, 'r'), openSync(b, 'r')];
+  try {
+    const [ba, bb] = [Buffer.alloc(4 << 20), Buffer.alloc(4 << 20)];
+    for (let at = 0; at < size; at += ba.length) {
+      const n = readSync(fa, ba, 0, ba.length, at);
+      if (readSync(fb, bb, 0, bb.length, at) !== n || !ba.subarray(0, n).equals(bb.subarray(0, n))) return false;
+    }
+    return true;
+  } finally {
+    closeSync(fa);
+    closeSync(fb);
+  }
+}
 
 describe('attack atk-r R3: an absolute dwz name inside the root', () => {
   it("the copy's .gnu_debugaltlink names a private copy of the checked dwz file, of the same length, never the workspace name", async () => {

@@ -1,8 +1,11 @@
-import { chmodSync, closeSync, constants, fstatSync, lstatSync, mkdtempSync, openSync, readlinkSync, realpathSync, rmSync, type Stats } from 'node:fs';
-import { open, readdir, statfs, type FileHandle } from 'node:fs/promises';
+import { chmodSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readlinkSync, realpathSync, rmSync, type Stats } from 'node:fs';
+import { open, readdir, rm, statfs, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DebugkitError } from './errors.js';
+import { markIsGone, ownMark } from './process.js';
+import { runBounded } from './run.js';
+import { findOnPath } from './which.js';
 
 /**
  * Resolves a client-supplied path against `root` and proves it stays inside: NUL bytes refused,
@@ -258,6 +261,37 @@ const FREE_SHARE_KEPT = 0.05;
 const COPY_CHUNK = 1 << 20;
 const HOLE_BLOCK = 64 * 1024;
 const ZEROS = Buffer.alloc(HOLE_BLOCK);
+/**
+ * A file with at least this many bytes more than its blocks on disk hold has its data runs listed
+ * by the kernel (SEEK_DATA, SEEK_HOLE) before it is copied, so its holes are never read (attack
+ * 18w T3: three 1000 MiB sparse files were read in full, ~20 s for one open). Node has no lseek,
+ * so python3 (an engine debugkit installs) lists them from the same open file; at most
+ * MAX_LISTED_RUNS runs, the rest of the file read as it is.
+ */
+const LISTED_WHEN_HOLES = 16 * 2 ** 20;
+const MAX_LISTED_RUNS = 4096;
+const LIST_RUNS = `import errno, os, sys
+size, most = int(sys.argv[1]), int(sys.argv[2])
+at, runs = 0, []
+while at < size and len(runs) < most:
+    try:
+        start = os.lseek(0, at, os.SEEK_DATA)
+    except OSError as e:
+        if e.errno != errno.ENXIO:
+            raise
+        start = size
+    if start >= size:
+        at = size
+        break
+    end = min(os.lseek(0, start, os.SEEK_HOLE), size)
+    runs.append("%d %d" % (start, end))
+    at = end
+print(at)
+print("\\n".join(runs))
+`;
+
+/** What copies read of their sources (for tests): the bytes, in all. */
+export const copyReads = { bytes: 0 };
 
 /** The bytes of private copies held now: per key and in all (attack atk-r R2: 4 opens wrote 12 GB, unbounded). */
 const held = { total: 0, byKey: new Map<string, number>() };
@@ -316,9 +350,10 @@ export function heldCopyBytes(key?: string): number {
  * Copies the opened `source` (its first `size` bytes) to `target`, a new file in a private
  * directory of a CheckedProgram, keeping holes: a run of all-zero blocks is skipped, not written,
  * so a sparse file (1000 MiB with 16 KB on disk) stays one (Node's copyFile, FICLONE or not,
- * wrote it out in full: 3 GB for one open; attack atk-r R2). Each written run is counted against
- * the copy bounds before it is written. Small reads and writes in the thread pool, so several
- * copies at once do not hold it for whole files.
+ * wrote it out in full: 3 GB for one open; attack atk-r R2). A file with many holes is read only
+ * where the kernel says it holds data (dataRuns). Each written run is counted against the copy
+ * bounds before it is written. Small reads and writes in the thread pool, so several copies at
+ * once do not hold it for whole files.
  */
 export async function copyIntoPrivate(source: FileHandle, size: number, target: string, what: string): Promise<void> {
   const account = [...accounts.values()].find((a) => target.startsWith(`${a.dir}/`));
@@ -336,31 +371,66 @@ export async function copyIntoPrivate(source: FileHandle, size: number, target: 
       `cannot copy ${what} (${mib(estimate)} MiB on disk): ${tmpdir()} has ${mib(avail)} MiB free and debugkit leaves at least ${mib(kept)} MiB of it; close sessions (gdb close, debugger_detach) or free space there`,
     );
   }
+  const runs = size - stats.blocks * 512 >= LISTED_WHEN_HOLES ? await dataRuns(source, size) : [[0, size] as const];
   const out = await open(target, 'wx', 0o600);
   try {
     const buf = Buffer.allocUnsafe(COPY_CHUNK);
-    for (let at = 0; at < size;) {
-      const { bytesRead } = await source.read(buf, 0, Math.min(COPY_CHUNK, size - at), at);
-      if (bytesRead === 0) break;
-      // Each run of blocks that are not all zero, written where it was.
-      for (let block = 0; block < bytesRead;) {
-        const end = (from: number, zero: boolean) => {
-          let b = from;
-          while (b < bytesRead && isZero(buf, b, Math.min(b + HOLE_BLOCK, bytesRead)) === zero) b += HOLE_BLOCK;
-          return Math.min(b, bytesRead);
-        };
-        const dataAt = end(block, true);
-        if (dataAt >= bytesRead) break;
-        const dataEnd = end(dataAt, false);
-        charge(account, dataEnd - dataAt, what);
-        await out.write(buf, dataAt, dataEnd - dataAt, at + dataAt);
-        block = dataEnd;
-      }
-      at += bytesRead;
-    }
+    for (const [from, to] of runs) await copyRun(source, out, buf, from, to, (bytes) => charge(account, bytes, what));
     await out.truncate(size);
   } finally {
     await out.close();
+  }
+}
+
+/**
+ * The runs of `source` (its first `size` bytes) that hold data, as [from, to) in order, asked of
+ * the kernel; the whole file as one run when they cannot be listed (no python3, a file system
+ * without SEEK_DATA). A copy reads these and skips what lies between: holes read as zeros, so a
+ * write into one during the copy is no more missed than a write just after it.
+ */
+async function dataRuns(source: FileHandle, size: number): Promise<ReadonlyArray<readonly [number, number]>> {
+  const whole = [[0, size] as const];
+  const python = findOnPath('python3');
+  if (!python) return whole;
+  const listed = await runBounded({ command: python, args: ['-c', LIST_RUNS, String(size), String(MAX_LISTED_RUNS)], stdinFd: source.fd, timeoutMs: 10_000, maxOutputChars: 256 * 1024 });
+  if (listed.code !== 0 || listed.stdoutTruncated) return whole;
+  const [stopped, ...lines] = listed.stdout.trim().split('\n');
+  const runs: Array<readonly [number, number]> = [];
+  let last = 0;
+  for (const line of lines.filter((l) => l !== '')) {
+    const [from, to] = line.split(' ').map(Number);
+    // Anything but ascending runs inside the file is not trusted: the file is read whole.
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < last || to <= from || to > size) return whole;
+    runs.push([from, to]);
+    last = to;
+  }
+  const rest = Number(stopped);
+  if (!Number.isSafeInteger(rest) || rest < last || rest > size) return whole;
+  if (rest < size) runs.push([rest, size]);
+  return runs;
+}
+
+/** Copies [from, to) of `source` to the same place in `out`, runs of all-zero blocks left holes; `charge` counts each written run first. */
+async function copyRun(source: FileHandle, out: FileHandle, buf: Buffer, from: number, to: number, charge: (bytes: number) => void): Promise<void> {
+  for (let at = from; at < to;) {
+    const { bytesRead } = await source.read(buf, 0, Math.min(COPY_CHUNK, to - at), at);
+    if (bytesRead === 0) break;
+    copyReads.bytes += bytesRead;
+    // Each run of blocks that are not all zero, written where it was.
+    for (let block = 0; block < bytesRead;) {
+      const end = (start: number, zero: boolean) => {
+        let b = start;
+        while (b < bytesRead && isZero(buf, b, Math.min(b + HOLE_BLOCK, bytesRead)) === zero) b += HOLE_BLOCK;
+        return Math.min(b, bytesRead);
+      };
+      const dataAt = end(block, true);
+      if (dataAt >= bytesRead) break;
+      const dataEnd = end(dataAt, false);
+      charge(dataEnd - dataAt);
+      await out.write(buf, dataAt, dataEnd - dataAt, at + dataAt);
+      block = dataEnd;
+    }
+    at += bytesRead;
   }
 }
 
@@ -426,8 +496,7 @@ export class CheckedProgram {
               : '; close the directories on its way to other users (chmod go-w) and gdb is handed the file itself'),
         );
       }
-      const dir = mkdtempSync(path.join(tmpdir(), 'debugkit-prog-'));
-      removeAtExit(dir);
+      const dir = privateTempDir('debugkit-prog-');
       account = { dir, key, bytes: 0 };
       accounts.set(dir, account);
       const copy = path.join(dir, path.basename(opened.real));
@@ -484,6 +553,57 @@ export class CheckedProgram {
 
 function stampOf(st: Stats): string {
   return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+}
+
+/** This server's temporary directory (see privateTempDir), once made; undefined when its name was taken. */
+let ownTemp: { dir: string | undefined } | undefined;
+
+/**
+ * A new private directory (mode 0700) for temporary files of this server (a program's private copy,
+ * gdb's output file, a proxychains configuration), named `prefix` and a random tail, inside this
+ * server's own temporary directory `debugkit-run-<mark>` (process.ts ownMark). That directory goes
+ * when the server exits; one a SIGKILLed server left (its mark gone) is removed by the next server
+ * to make one here, with what it holds (before, every private copy a killed server held stayed in
+ * the temp directory for good). When the name is taken by something that is not this user's
+ * private directory, the directory is made in the temp directory itself, as before.
+ */
+export function privateTempDir(prefix: string): string {
+  if (!ownTemp) {
+    ownTemp = { dir: undefined };
+    removeLeftTemp();
+    const dir = path.join(tmpdir(), `${RUN_PREFIX}${ownMark()}`);
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+      ownTemp.dir = dir;
+      removeAtExit(dir);
+    } catch {
+      /* taken (by another user, in a world-writable temp directory): made one by one below */
+    }
+  }
+  return mkdtempSync(path.join(ownTemp.dir ?? tmpdir(), prefix));
+}
+
+const RUN_PREFIX = 'debugkit-run-';
+
+/** Removes, in the background, the temporary directories of this user's servers that no longer run. */
+function removeLeftTemp(): void {
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(RUN_PREFIX) || !markIsGone(name.slice(RUN_PREFIX.length))) continue;
+    const dir = path.join(tmpdir(), name);
+    try {
+      const st = lstatSync(dir);
+      if (!st.isDirectory() || (process.getuid && st.uid !== process.getuid())) continue;
+    } catch {
+      continue;
+    }
+    void rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
 }
 
 /** What this process made for others to read (private copies, kubeconfigs) and has not removed yet. */

@@ -108,8 +108,7 @@ async function detectTracking(): Promise<ProcessTracking> {
   if (process.env.DEBUGKIT_CGROUP === 'off') return env('cgroups turned off (DEBUGKIT_CGROUP=off)');
   const own = ownCgroupDir();
   if (!own) return env('no cgroup v2 hierarchy is mounted');
-  const namespace = pidNamespace();
-  const dir = path.join(own, `debugkit-${namespace}-${process.pid}-${processStartTime(process.pid)}`);
+  const dir = path.join(own, `debugkit-${ownMark()}`);
   try {
     mkdirSync(dir);
   } catch (err) {
@@ -136,7 +135,7 @@ async function detectTracking(): Promise<ProcessTracking> {
     removeDir(dir);
     return env(`a child cannot move itself into a cgroup below ${own}`);
   }
-  await endLeftovers(own, namespace);
+  await endLeftovers(own);
   return { kind: 'cgroup', dir };
 }
 
@@ -145,7 +144,7 @@ async function detectTracking(): Promise<ProcessTracking> {
  * groups. Those of a server of this pid namespace that no longer runs (no process with its pid and
  * start time) are ended and removed here, when the next server starts tracking.
  */
-async function endLeftovers(own: string, namespace: string): Promise<void> {
+async function endLeftovers(own: string): Promise<void> {
   let names: string[];
   try {
     names = readdirSync(own);
@@ -153,8 +152,7 @@ async function endLeftovers(own: string, namespace: string): Promise<void> {
     return;
   }
   for (const name of names) {
-    const m = /^debugkit-(\d+)-(\d+)-(\d+)$/.exec(name);
-    if (!m || m[1] !== namespace || processStartTime(Number(m[2])) === m[3]) continue;
+    if (!name.startsWith('debugkit-') || !markIsGone(name.slice('debugkit-'.length))) continue;
     const dir = path.join(own, name);
     if (await endCgroup(dir, false)) removeCgroups(dir);
   }
@@ -168,6 +166,22 @@ function removeCgroups(dir: string): boolean {
     /* gone */
   }
   return removeDir(dir);
+}
+
+/**
+ * This process's mark: its pid namespace, pid and start time ("NS-PID-START"), which no other
+ * process of this machine has had or will have. What a server leaves for its exit to remove (its
+ * cgroups, its temporary directory) is named with it, so the next server can tell what a
+ * SIGKILLed one left (markIsGone).
+ */
+export function ownMark(): string {
+  return `${pidNamespace()}-${process.pid}-${processStartTime(process.pid)}`;
+}
+
+/** Whether `mark` (ownMark's form) names a process of this pid namespace that no longer runs; another namespace's marks are never judged gone. */
+export function markIsGone(mark: string): boolean {
+  const m = /^(\d+)-(\d+)-(\d+)$/.exec(mark);
+  return m !== null && m[1] === pidNamespace() && processStartTime(Number(m[2])) !== m[3];
 }
 
 /** The inode of this process's pid namespace: pids name processes only within one. */

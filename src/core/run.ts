@@ -11,6 +11,8 @@ export interface BoundedRun {
   env?: NodeJS.ProcessEnv;
   /** Text written to stdin, then closed; without it stdin reads EOF. */
   input?: string;
+  /** An open descriptor the program reads as its stdin instead (a file checked and opened by debugkit). */
+  stdinFd?: number;
   /** The run is ended (with every process it started) after this long. */
   timeoutMs: number;
   /** Ends the run early (a cancelled tool call). */
@@ -77,7 +79,7 @@ class Tail {
 export async function runBounded(run: BoundedRun): Promise<BoundedResult> {
   const max = run.maxOutputChars ?? 64 * 1024;
   const started = Date.now();
-  const options: SpawnOptions = { cwd: run.cwd, env: run.env ?? process.env, stdio: [run.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] };
+  const options: SpawnOptions = { cwd: run.cwd, env: run.env ?? process.env, stdio: [run.stdinFd ?? (run.input === undefined ? 'ignore' : 'pipe'), 'pipe', 'pipe'] };
   const proc = await spawnChild(run.command, run.args, options);
   const make = () => (run.keep === 'tail' ? new Tail(max) : new Head(max));
   const out = make();

@@ -1,8 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DebugkitError } from '../../core/errors.js';
-import { openContainedDirectory, type CheckedProgram } from '../../core/paths.js';
+import { openContainedDirectory, privateTempDir, type CheckedProgram } from '../../core/paths.js';
 import { isTuple, type MiTuple } from '../../core/mi/parser.js';
 import { Engine } from './engine.js';
 import { DebuggerRpcError } from './errors.js';
@@ -83,7 +82,7 @@ export class DebugSession {
   static async launch(id: string, checked: CheckedProgram, args: string[], options: SessionOptions, waitMs: number): Promise<DebugSession> {
     const program = checked.real;
     const dir = openContainedDirectory(options.root, path.dirname(program), 'program directory');
-    const tempDir = mkdtempSync(path.join(tmpdir(), 'debugkit-dbg-'));
+    const tempDir = privateTempDir('debugkit-dbg-');
     const tty = path.join(tempDir, 'output');
     writeFileSync(tty, '');
     const env = { ...process.env, GLIBC_TUNABLES: RECORD_TUNABLES };
@@ -120,7 +119,7 @@ export class DebugSession {
 
   /** Attaches to a running process; history comes from fork-based checkpoints. */
   static async attach(id: string, pid: number, options: SessionOptions): Promise<DebugSession> {
-    const tempDir = mkdtempSync(path.join(tmpdir(), 'debugkit-dbg-'));
+    const tempDir = privateTempDir('debugkit-dbg-');
     const engine = await Engine.start({ gdbPath: options.gdbPath, cwd: options.root, args: [], env: process.env, replyTimeoutMs: options.replyTimeoutMs });
     try {
       await engine.mi_(`-target-attach ${pid}`);

@@ -1,8 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { splitShellWords } from '../../core/argv.js';
 import { DebugkitError } from '../../core/errors.js';
+import { privateTempDir } from '../../core/paths.js';
 import { runBounded } from '../../core/run.js';
 import type { ProxyCredential } from './proxy/auth.js';
 import { proxiedCommand, writeProxychainsConfig } from './proxy/proxychains.js';
@@ -99,7 +98,7 @@ export function parseCommand(command: string): ParsedCommand {
  */
 export async function runUnderProxy(req: RunRequest): Promise<RunResult> {
   const { argv, env: assigned } = parseCommand(req.command);
-  const dir = await mkdtemp(path.join(tmpdir(), 'debugkit-proxychains-'));
+  const dir = privateTempDir('debugkit-proxychains-');
   const started = Date.now();
   try {
     const credential = req.credential ? { credential: req.credential } : {};
