@@ -59,6 +59,15 @@ export function redactAnswer(result: CallToolResult): CallToolResult {
 }
 
 /**
+ * A JSON answer that is not a tool's (the python toolset's REST routes) with its secrets hidden as
+ * a tool's structured content is: same shape and types, only strings change, and no note (the
+ * contract fixes the shape).
+ */
+export function redactValue(value: unknown): unknown {
+  return hide(value, false, 0, []);
+}
+
+/**
  * A structured value with its secrets hidden: strings by their text, every string under a secret
  * name (but the fields that describe it: `type`), and the value beside a secret `name`. Types stay
  * as they were, so the answer still fits its output schema.

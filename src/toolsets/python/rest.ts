@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { DebugkitError } from '../../core/errors.js';
 import { formatZodIssuesPlain } from '../../mcp/input-errors.js';
+import { redactValue } from '../../mcp/redact-answers.js';
 import { sendJson, sendRestError } from '../../mcp/rest.js';
 import type { RestRoute, RouteClient } from '../../mcp/toolset.js';
 import { line, projectFile, startInput } from './schemas.js';
@@ -22,7 +23,10 @@ export function pythonRoutes(service: PythonService): RestRoute[] {
     (fn: (owner: string, params: Record<string, string>, body: unknown, client: RouteClient) => Promise<unknown>) =>
     async (params: Record<string, string>, body: unknown, _req: unknown, res: ServerResponse, client: RouteClient) => {
       try {
-        sendJson(res, 200, await fn(client.owner, params, body, client));
+        const answer = await fn(client.owner, params, body, client);
+        // Secrets in answers: hidden as the MCP tools hide them (a local `password`'s repr, a token's
+        // shape), off with --no-redact; only strings change, so the contract's shape holds.
+        sendJson(res, 200, service.config.redact === false ? answer : redactValue(answer));
       } catch (err) {
         sendRestError(res, err);
       }
