@@ -1,5 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { REDACTED, SECRET_NAME, findSecrets, hideSpans, redactText } from '../core/secrets.js';
+import { WorkerPool, workerEntry } from '../core/workers.js';
 
 /** One audit record as stored. `hash` links it to the record before it. */
 export interface AuditRecord {
@@ -395,8 +396,14 @@ export function redactWords(words: readonly string[]): string[] {
   });
 }
 
-/** An interpreter's option whose value is a script to run, the words after it its arguments (sh -c, perl -e, node --eval). */
-const INLINE_SCRIPT = /^(?:-c|-e|-E|--eval|--command)$/;
+/**
+ * An interpreter's option whose value is a script to run, the words after it its arguments: `-c`,
+ * `-e`, `-E` alone or ending a short cluster of options (`sh -lc`, `bash -xc`, `python -Sc`, `perl
+ * -we`: attack 18x V1 ran `-lc 'eval "$1"' --password 'touch x'`, the last word hidden), with the
+ * script attached (`python -cCODE`), node's `-p`/`--print`, and `--eval`, `--command`, `--exec`
+ * alone or with `=SCRIPT`.
+ */
+const INLINE_SCRIPT = /^(?:-[A-Za-z]{0,3}[ceE]|-[ceE].+|-p|--(?:print|eval|command|exec)(?:=.*)?)$/s;
 
 /** A word that is an option of its own, or an authorization scheme, whose value the next word may be. */
 const OPTION_WORD = /^(?:-{1,2}[A-Za-z][A-Za-z0-9_-]{0,63}|Bearer|Basic|Token)$/i;
@@ -451,6 +458,35 @@ export function redact(value: unknown): unknown {
   const lengths: number[] = [];
   redactValue(value, 0, { measure: lengths, share: 0 });
   return redactValue(value, 0, { measure: undefined, share: fairShare(lengths) });
+}
+
+/**
+ * Text a record may hold and still be redacted on the event loop (a few milliseconds at most: the
+ * argv rules read the words joined, then each word a secret was found in alone again, about 1 µs
+ * a character). A record with more, or with more values than INLINE_VALUES, is redacted on a
+ * worker thread: four argv words of 65,000 characters took ~200-300 ms of the loop each, refused
+ * calls too, and a batch of 15 such calls held every client ~3 s (attack 18x V2).
+ */
+const INLINE_TEXT = 8 * 1024;
+const INLINE_VALUES = 4096;
+let pool: WorkerPool | undefined;
+
+/**
+ * `redact` for an audit record, never holding the event loop: small arguments at once, the rest on
+ * the redaction thread (jobs of the key with the fewest running first). Arguments it cannot redact
+ * in time (30 s) are not kept: the record says so, and how much text they held.
+ */
+export async function redactForAudit(value: unknown, owner?: string): Promise<unknown> {
+  const lengths: number[] = [];
+  redactValue(value, 0, { measure: lengths, share: 0 });
+  const text = lengths.reduce((a, b) => a + b, 0);
+  if (text <= INLINE_TEXT && lengths.length <= INLINE_VALUES) return redact(value);
+  pool ??= new WorkerPool({ name: 'audit redaction', entry: workerEntry(import.meta.url, 'redact-worker'), resourceLimits: { maxOldGenerationSizeMb: 512 } });
+  try {
+    return await pool.run<unknown>({ value }, { timeoutMs: 30_000, ...(owner !== undefined ? { owner } : {}) });
+  } catch (err) {
+    return { '[not kept]': `the arguments (${text} characters of text) could not be redacted: ${err instanceof Error ? err.message : String(err)}` };
+  }
 }
 
 /** A short field (tool name, client name, session id) bounded, its length and SHA-256 stated when cut. */

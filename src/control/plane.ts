@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PERMISSION_DENIED } from '../mcp/call-runtime.js';
 import { bearerChallenge, KEY_HINT } from '../server/auth.js';
-import { boundField, canonicalJson, cleanTraceparent, debugSessionOf, firstChangedEntry, redact, sha256Hex, type AuditRecord, type ChainAnchor, type ChainState } from './audit.js';
+import { boundField, canonicalJson, cleanTraceparent, debugSessionOf, firstChangedEntry, redact, redactForAudit, sha256Hex, type AuditRecord, type ChainAnchor, type ChainState } from './audit.js';
 import { bearerToken, hashKey, sameSecret, type KeyContext } from './keys.js';
 import { windowAt, type Limit } from './limits.js';
 import { hasScope, requiredScopes, type ToolInfo } from './scopes.js';
@@ -273,7 +273,8 @@ export class ControlPlane {
     const callId = randomUUID();
     const started = performance.now();
     const base = { call_id: callId, node: this.node.id, key_id: key.id, ...this.callFields(call) };
-    await this.store.appendAudit({ ...base, ts: new Date().toISOString(), event: 'call', args: redact(call.args ?? {}), outcome: null, error: null, duration_ms: null });
+    const args = await redactForAudit(call.args ?? {}, key.id);
+    await this.store.appendAudit({ ...base, ts: new Date().toISOString(), event: 'call', args, outcome: null, error: null, duration_ms: null });
     this.warnAnchor();
     return async (outcome) => {
       const duration = Math.round((performance.now() - started) * 1000) / 1000;
@@ -325,7 +326,8 @@ export class ControlPlane {
   }
 
   /** Records a call refused before it ran (scope, rate limit, quota); `args`: what the entry keeps of its arguments. */
-  async recordDenied(key: KeyContext, call: CallInfo, refusal: Refusal, args: unknown = redact(call.args ?? {})): Promise<void> {
+  async recordDenied(key: KeyContext, call: CallInfo, refusal: Refusal, kept?: unknown): Promise<void> {
+    const args = kept ?? (await redactForAudit(call.args ?? {}, key.id));
     await this.store.appendAudit({
       ts: new Date().toISOString(),
       event: 'denied',
@@ -360,7 +362,13 @@ export class ControlPlane {
       if (tools.has(name) || tools.size < MAX_BATCH_TOOLS) tools.set(name, (tools.get(name) ?? 0) + 1);
       else others++;
     }
-    const digest = sha256Hex(canonicalJson(calls.map((c) => [c.tool, redact(c.args ?? {})])));
+    // Each call redacted in turn, the loop free between them (a batch of calls of small arguments too).
+    const redacted: unknown[] = [];
+    for (const c of calls) {
+      redacted.push([c.tool, await redactForAudit(c.args ?? {}, key.id)]);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const digest = sha256Hex(canonicalJson(redacted));
     const summary = { refused_calls: calls.length, tools: Object.fromEntries(tools), ...(others > 0 ? { other_tools_calls: others } : {}), calls_sha256: digest };
     await this.recordDenied(key, { ...first, tool: `batch of ${calls.length} calls`, debugSession: null }, refusal, summary);
   }

@@ -106,9 +106,18 @@ function isCodeAt(text: string, at: number, spaced: boolean, lambdaDefault = fal
 
 /** What settles that `name(` is a call: a quote, a nested call or a comma in its arguments. */
 const CODE_ARGS = /["'(,]/;
-/** The one argument that cannot be code: a word that starts with a digit and goes on with letters (`Tr0ub4dor3Zk(9q)`), not a number (`0x1f`, `10UL`, `1e5`). */
+/** The one argument that cannot be code: a word that starts with a digit and goes on with letters (`Tr0ub4dor3Zk(9q)`), not a number. */
 const NOT_AN_ARG = /^\d+[A-Za-z_]\w*$/;
-const NUMBER = /^(?:0[xX][0-9a-fA-F]+|\d+(?:[eE][+-]?\d+)?)[uUlLfF]{0,3}$/;
+/**
+ * A number in any language gdb or Python reads: hex (with a `p` exponent), binary, octal (`0o`,
+ * gdb's `0t`/`0d` radix prefixes), digit separators (`1_000`, `1'000`), an exponent (`e`, Fortran's
+ * `d`/`q`), Modula-2's `0FFH`, `17B` and `17C`, and the suffixes of C, gdb (`i` imaginary, `df`
+ * decimal floats), Python (`j`) and Rust (`u8`, `i64`, `usize`, `f32`). A literal this misses was
+ * taken for a secret, and the call around it was hidden: `print password=system(0b1010...)` ran and
+ * was stored as `print password=[REDACTED]` (attack 18x V5).
+ */
+const NUMBER =
+  /^(?:0[xX][\da-fA-F_']*(?:[pP][+-]?\d+)?|0[bB][01_']+|0[oOtTdD][\d_']+|\d[\d_']*(?:[eEdDqQ][+-]?\d+)?|\d[\da-fA-F]*[hH]|[0-7]+[bBcC])(?:[uUlLfFiIjJ]{1,3}|[dD][fFdDlL]|[uif](?:8|16|32|64|128|size))?$/;
 
 /**
  * Whether the `(` at `open` calls something: after a name, a number, a closing bracket, a quote or

@@ -1,0 +1,90 @@
+// Attack 18x V2: the audit redacted every call's arguments on the event loop, refused calls too:
+// four argv words of 65,000 characters of `mysql -pX ` took 200-300 ms of the loop each, and one
+// JSON-RPC batch of 15 such calls, from a key without the tool's scope, held every other client
+// ~3 s. A record with much text is now redacted on a worker thread (redactForAudit).
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { longestBlock } from '../../test/helpers/stall.js';
+import { redactText } from '../core/secrets.js';
+import { canonicalJson, redact, redactForAudit, redactWords, sha256Hex } from './audit.js';
+import { makeKey } from './keys.js';
+import { ControlPlane } from './plane.js';
+import { SqliteStore } from './sqlite.js';
+
+let dir: string;
+let plane: ControlPlane;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'debugkit-18x-audit-'));
+  plane = new ControlPlane({ store: new SqliteStore(path.join(dir, 'control.db')), node: { id: 'n1' } });
+  plane.setCatalog([{ name: 'python_start_session', toolset: 'python', readOnly: false, scopes: [] }]);
+});
+afterAll(async () => {
+  await plane.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** The attack's arguments: four argv words of 65,000 characters of `mysql -pX `. */
+const heavy = (i: number) => ({ entry: `p${i}.py`, args: Array.from({ length: 4 }, (_, k) => `${k}${i} ${'mysql -pX '.repeat(6500)}`) });
+
+describe('attack 18x V2: redaction of large arguments never holds the event loop', () => {
+  it('a refused batch of 15 calls of large argv is redacted off the loop, and its digest is of the calls as redacted', async () => {
+    const made = makeKey({ name: 'reader', scopes: 'debugger:read' });
+    await plane.store.createKey(made.record, made.hash);
+    const auth = await plane.authenticate(`Bearer ${made.secret}`);
+    if (!('key' in auth)) throw new Error('authentication failed');
+    const calls = Array.from({ length: 15 }, (_, i) => ({ tool: 'python_start_session', args: heavy(i), client: 'attacker', transport: 'http' as const, session: null }));
+    // What one record's redaction costs on this host, done on the loop as it was before.
+    const started = performance.now();
+    const expected = calls.map((c) => [c.tool, redact(c.args)]);
+    const inline = performance.now() - started;
+    const refusal = { code: -32029, status: 429, message: 'rate limit' };
+    const { longest, turns } = await longestBlock(() => plane.recordDeniedBatch(auth.key, calls, refusal));
+    // Before: no turn while the 15 calls were redacted (the whole batch was one block, ~3 s on the
+    // attacker's host); yielding between the calls alone gives one turn a call, 15 in all.
+    expect(turns).toBeGreaterThan(150);
+    expect(longest).toBeLessThan(inline / 4);
+    const [entry] = (await plane.queryAudit({ keyId: auth.key.id })).entries.filter((e) => e.event === 'denied');
+    expect(entry!.args).toMatchObject({ refused_calls: 15, calls_sha256: sha256Hex(canonicalJson(expected)) });
+  });
+
+  it('a call of large arguments is redacted on the worker exactly as on the loop; small ones at once', async () => {
+    const big = heavy(99);
+    const { value, turns } = await longestBlock(() => redactForAudit(big, 'k1'));
+    expect(value).toEqual(redact(big));
+    expect(JSON.stringify(value)).not.toMatch(/-pX /);
+    expect(turns).toBeGreaterThan(0);
+    const small = { command: 'print password=hunter2', args: ['--password', 'hunter2'] };
+    expect(await redactForAudit(small)).toEqual(redact(small));
+  });
+});
+
+describe('attack 18x V1: argv after an inline script in any spelling keeps its words', () => {
+  it('a cluster ending with c or e, an attached script, node -p and --eval=/--command= are inline scripts: the later words are kept', () => {
+    for (const script of ['-lc', '-ec', '-xc', '-Sc', '-we', '-ne', '-p', '--print', '-cimport os', '--eval=x', '--command=x']) {
+      const argv = [script, 'eval "$1"', '--password', 'touch /tmp/pwned'];
+      expect(redactWords(argv), script).toEqual(argv);
+    }
+  });
+
+  it('without an inline script an option of its own still hides its value; a long option word is not a script', () => {
+    expect(redactWords(['-x', '--password', 'hunter2'])).toEqual(['-x', '--password', '[REDACTED]']);
+    expect(redactWords(['--verbose', '--password', 'hunter2'])).toEqual(['--verbose', '--password', '[REDACTED]']);
+    expect(redactWords(['-verbose', '--password', 'hunter2'])).toEqual(['-verbose', '--password', '[REDACTED]']);
+  });
+});
+
+describe('attack 18x V5: a call whose one argument is a number in any language is code, kept', () => {
+  it('binary, octal, digit separators, hex floats, imaginary and Rust/Modula-2 literals', () => {
+    for (const n of ['0b10101010101011000000001000000', '0B101', '0o17', '5_0', "1'000", '0x1p3', '0x10i', '0b1010UL', '10u8', '7usize', '0FFH', '17B', '1q3', '2j', '1df']) {
+      const text = `print password=system(${n})`;
+      expect(redactText(text), text).toBe(text);
+    }
+  });
+
+  it('a word that is no number is still a secret: DB_PASSWORD=Tr0ub4dor3Zk(9q) is hidden', () => {
+    expect(redactText('shell DB_PASSWORD=Tr0ub4dor3Zk(9q) ./migrate')).toBe('shell DB_PASSWORD=[REDACTED] ./migrate');
+  });
+});
