@@ -233,6 +233,22 @@ describe("a shared bundle's charge to a key's share (attack P4, P5)", () => {
     expect([shares.of('key-a').objects, shares.of('key-b').objects]).toEqual([2000, 3000]);
   });
 
+  // Attack 18x V4: both initializations read "no bundle yet" and joined both; the release dropped the client from one only.
+  it("two initializations at once for one client, then its release: no bundle keeps it, and its key's share is back to 0", async () => {
+    const shares = sharedWorkspace('store-v4');
+    const [x, y, z] = [eventsBundle('v4-x', 1200), eventsBundle('v4-y', 1200), eventsBundle('v4-z', 2500)];
+    const both = await Promise.all([x, y].map((b) => workspace.initialize('a1', b, { key: 'key-a', force: false })));
+    // Each bundle still served is read through its kubeconfig: its events are charged to the key's share.
+    for (const b of both) await kubectl(b, 'get events -A -o name').catch(() => undefined);
+    expect(workspace.current('a1').root).toBe(both[1]!.root);
+    await workspace.release('a1');
+    // Before: the client stayed a user of x, still served (its kubeconfig there) and 1,200 objects on key-a's share for good.
+    expect(both.map((b) => existsSync(b.kubeconfigPath))).toEqual([false, false]);
+    expect([shares.of('key-a').objects, shares.server.objects]).toEqual([0, 0]);
+    await workspace.initialize('a2', z, { key: 'key-a', force: false });
+    expect(await events('a2')).toEqual({ count: 2500, warnings: [] });
+  });
+
   it('a key closing its only bundle gets its share back at once, not when the model is collected: its next bundle is served whole', async () => {
     const shares = sharedWorkspace('store-p5');
     const [x, y] = [eventsBundle('p5-x', 2000), eventsBundle('p5-y', 2000)];

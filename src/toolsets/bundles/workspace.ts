@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeFileAtomic } from '../../core/files.js';
 import { removeAtExit, removeNow } from '../../core/paths.js';
+import { oneAtATime } from '../../core/wait.js';
 import { KeyShares, mb, SharedCharge, type ModelBudget } from './apiserver/budget.js';
 import type { BundleApiServer } from './apiserver/server.js';
 import { BundleError } from './errors.js';
-import { BundleStore, LOCAL_OWNER, type AddProgress, type BundleEntry } from './store/store.js';
+import { BundleStore, LOCAL_OWNER, type AddProgress, type AddResult, type BundleEntry } from './store/store.js';
 
 export interface ActiveBundle {
   name: string;
@@ -49,6 +50,17 @@ export class BundleWorkspace {
    */
   private readonly summaryModels = new Map<string, { root: string; initializedAt: string; model: Promise<{ close(): void }> }>();
   private readonly served = new Map<string, Served>();
+  /**
+   * The served bundle (its root) each client is a user of: at most one. Release drops the client from it, not from the bundle
+   * `active` names: an initialization that failed after the client joined left it a user of a bundle no release reached.
+   */
+  private readonly usingRoot = new Map<string, string>();
+  /**
+   * Each client's initializations and release, one at a time: two initialize_bundle in flight at once in one MCP session both
+   * read "no previous bundle" and joined both bundles; the release dropped the client from the last one only, and the other
+   * stayed served and charged to its key's share for the server's life (attack 18x V4).
+   */
+  private readonly turns = new Map<string, Promise<unknown>>();
 
   constructor(
     readonly store: BundleStore,
@@ -65,7 +77,11 @@ export class BundleWorkspace {
    * Opens `source` for the client `owner`; `key` (the caller's key id) owns what it adds to the
    * store, and only its own bundles and the shared ones can be opened by name or path.
    */
-  async initialize(owner: string, source: string, options: { key: string; force: boolean; signal?: AbortSignal; onProgress?: (p: AddProgress) => void }): Promise<ActiveBundle> {
+  initialize(owner: string, source: string, options: { key: string; force: boolean; signal?: AbortSignal; onProgress?: (p: AddProgress) => void }): Promise<ActiveBundle> {
+    return oneAtATime(this.turns, owner, () => this.initializeNow(owner, source, options));
+  }
+
+  private async initializeNow(owner: string, source: string, options: { key: string; force: boolean; signal?: AbortSignal; onProgress?: (p: AddProgress) => void }): Promise<ActiveBundle> {
     const added = await this.store.add(source, { owner: options.key, force: options.force, signal: options.signal, onProgress: options.onProgress });
     if (!added.valid) {
       // A failed initialization leaves nothing behind: a bundle it just added goes again.
@@ -76,13 +92,30 @@ export class BundleWorkspace {
     // every client using it (see restart). A directory used in place is never extracted: force
     // changes nothing there, and the server other clients (other keys too) use stays.
     const replaced = !added.reused && added.kind !== 'directory' ? this.restart(added, options.key) : undefined;
-    const previous = this.active.get(owner);
+    const previous = this.usingRoot.get(owner);
     const served = replaced?.served ?? this.serve(added, options.key);
-    const leaving = previous && previous.root !== added.root ? previous.root : undefined;
+    const leaving = previous !== undefined && previous !== added.root ? previous : undefined;
     this.join(served, options.key, leaving, owner);
     this.closeSummaryModel(owner);
     served.users.set(owner, options.key);
+    this.usingRoot.set(owner, added.root);
     if (leaving) await this.dropUser(leaving, owner);
+    try {
+      const bundle = await this.ready(added, served, replaced);
+      this.active.set(owner, bundle);
+      return bundle;
+    } catch (err) {
+      // The client left its bundle for this one, which is not ready: it has none, and uses (and pays for) none.
+      if (previous !== added.root) {
+        this.active.delete(owner);
+        await this.leave(owner);
+      }
+      throw err;
+    }
+  }
+
+  /** `added`'s server answering and its kubeconfig present: what the client is told it now works on. */
+  private async ready(added: AddResult, served: Served, replaced: { old: Served | undefined } | undefined): Promise<ActiveBundle> {
     const [server, kubeconfigPath] = await Promise.all([served.server, served.kubeconfigPath]);
     // Removed meanwhile (a temp cleaner, a person): initializing again puts it back, for every user.
     const present = await access(kubeconfigPath).then(
@@ -91,7 +124,7 @@ export class BundleWorkspace {
     );
     if (!present) await writeKubeconfig(kubeconfigPath, server.url);
     if (replaced) await this.repoint(added.root, served, replaced.old);
-    const bundle: ActiveBundle = {
+    return {
       name: added.name,
       path: added.path,
       root: added.root,
@@ -101,8 +134,6 @@ export class BundleWorkspace {
       initializedAt: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
       reused: added.reused,
     };
-    this.active.set(owner, bundle);
-    return bundle;
   }
 
   current(owner: string): ActiveBundle {
@@ -140,12 +171,21 @@ export class BundleWorkspace {
     );
   }
 
-  async release(owner: string): Promise<void> {
-    this.closeSummaryModel(owner);
-    const bundle = this.active.get(owner);
-    if (!bundle) return;
-    this.active.delete(owner);
-    await this.dropUser(bundle.root, owner);
+  /** The client is gone: after its initializations in flight, it lets go of its bundle. */
+  release(owner: string): Promise<void> {
+    return oneAtATime(this.turns, owner, async () => {
+      this.closeSummaryModel(owner);
+      this.active.delete(owner);
+      await this.leave(owner);
+    });
+  }
+
+  /** Drops `owner` from the one served bundle it is a user of, if any. */
+  private async leave(owner: string): Promise<void> {
+    const root = this.usingRoot.get(owner);
+    if (root === undefined) return;
+    this.usingRoot.delete(owner);
+    await this.dropUser(root, owner);
   }
 
   /** The share `key`'s use of bundles is charged to; none for the local user, whose bundles are charged to the server's budget alone. */
@@ -194,6 +234,7 @@ export class BundleWorkspace {
 
   async dispose(): Promise<void> {
     this.active.clear();
+    this.usingRoot.clear();
     await Promise.all([...this.served.keys()].map((root) => this.stopServing(root)));
   }
 

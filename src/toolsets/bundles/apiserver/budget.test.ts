@@ -171,7 +171,7 @@ describe("each key's share of the server budget (attack 18t N4)", () => {
     expect(shares.server.objects).toBe(600);
   });
 
-  it('a shared bundle is charged to every key using it and to the server once; a file is kept while one of them has room (attack R4)', async () => {
+  it('a shared bundle is charged to every key using it and to the server once; a later file is kept only when every one of them has room (attack R4, 18x V3)', async () => {
     const shares = new KeyShares(50, serverBudget(6000));
     const [a, b, c] = [shares.of('key_a'), shares.of('key_b'), shares.of('key_c')];
     const charge = new SharedCharge(shares.server);
@@ -184,14 +184,18 @@ describe("each key's share of the server budget (attack 18t N4)", () => {
     charge.join(b);
     charge.join(c);
     expect([a.objects, b.objects, c.objects, shares.server.objects]).toEqual([2000, 2000, 4500, 4500]);
-    // The next file fits key_a's share: kept, and charged to all three, past key_c's bound (its own use), the server's once.
-    expect(await events(shared)).toHaveLength(3000);
-    expect([a.objects, b.objects, c.objects, shares.server.objects]).toEqual([3000, 3000, 5500, 5500]);
-    // key_c, past its bound, takes nothing more for its own bundles.
-    expect(own.cache.budget.full()).toBe(c);
-    // A key leaving gives back its own charge only.
+    // The next file fits key_a's and key_b's shares, not key_c's: left out for all, naming a key's share, and charged to no one.
+    // Before (kept while one key had room, charged to all): key_c read it on the others' room, and their next bundles lost theirs.
+    expect(await events(shared)).toHaveLength(2000);
+    expect(shared.cache.problems.get(path.join(shared.clusterDir, 'events', 'ns1.json'))).toMatch(/left out: .* the support bundles charged to an API key using this one /);
+    expect([a.objects, b.objects, c.objects, shares.server.objects]).toEqual([2000, 2000, 4500, 4500]);
+    expect(charge.full()).toBe(c);
+    // A key leaving gives back its own charge only; with room in every share left, the file is kept and charged to each.
     charge.leave(c);
-    expect([a.objects, b.objects, c.objects]).toEqual([3000, 3000, 2500]);
+    expect([a.objects, b.objects, c.objects]).toEqual([2000, 2000, 2500]);
+    expect(charge.full()).toBeUndefined();
+    expect(await events(shared)).toHaveLength(3000);
+    expect([a.objects, b.objects, c.objects, shares.server.objects]).toEqual([3000, 3000, 2500, 5500]);
     charge.leave(a);
     expect([a.objects, b.objects, shares.server.objects]).toEqual([0, 3000, 5500]);
     shared.close();

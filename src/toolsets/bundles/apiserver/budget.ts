@@ -158,12 +158,13 @@ export class KeyShares {
  * the other key's next bundle was left out (attack R4; before, P4: the key that left kept paying for the other's use). Every
  * order of leaving and joining ends the same way here, since a key pays exactly for the bundles it uses now:
  * - a key joining a bundle another key uses is charged at once for all the bundle holds, and a key whose share has no room for
- *   it is refused the join (workspace.ts) rather than getting the bundle's later files left out for the other users;
+ *   it is refused the join (workspace.ts);
  * - a key's last client leaving gives that key's charge back, and no other key's charge changes;
- * - a file parsed later is kept when it fits the server's budget and the share of at least one key using the bundle, and is
- *   then charged to all of them, past the bound of a share already full: that key pays for its own use, and takes nothing more
- *   (no other bundle of its own grows, no join) until it gives enough back. A key whose share is full cannot, by joining, get a
- *   file left out that another key using the bundle has room for. Only when no user has room is the file left out, for all.
+ * - a file parsed later is judged as a join is: kept only when it fits the server's budget and the share of every key using
+ *   the bundle, and then charged to all of them; else it is left out, for all, naming a share without room. Kept while one
+ *   key had room (and charged to all, past a full share's bound), a file let key A, its share full, join key B's bundle while
+ *   it held little and read its events on B's room: B's next bundle was left out for A's use (attack 18x V3). A key without
+ *   room now holds back a shared bundle's later files from the others while it uses it; it never makes them pay for its use.
  * The server's budget counts the bundle once, whatever the number of keys: its bound on the process's memory is unchanged.
  */
 export class SharedCharge extends ModelBudget {
@@ -194,21 +195,17 @@ export class SharedCharge extends ModelBudget {
   }
 
   override charge(bytes: number, objects: number): ModelBudget | undefined {
-    const shares = [...this.shares];
-    const payer = shares.find((s) => s.fits(bytes, objects));
-    if (shares.length > 0 && !payer) return shares[0];
+    const full = [...this.shares].find((s) => !s.fits(bytes, objects));
+    if (full) return full;
     const refused = this.server.charge(bytes, objects);
     if (refused) return refused;
-    for (const s of shares) s.count(bytes, objects);
+    for (const s of this.shares) s.count(bytes, objects);
     this.count(bytes, objects);
     return undefined;
   }
 
   override full(): ModelBudget | undefined {
-    const shares = [...this.shares];
-    const open = shares.find((s) => s.fits(1, 1));
-    if (shares.length > 0 && !open) return shares[0];
-    return this.server.full();
+    return [...this.shares].find((s) => !s.fits(1, 1)) ?? this.server.full();
   }
 
   override release(bytes: number, objects: number): void {
