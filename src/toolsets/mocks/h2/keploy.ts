@@ -158,7 +158,9 @@ export const MAX_DECODED_TEXT = 16 * TEXT_BUDGET;
  * The most fields (nested ones counted) of one mock's messages written as text; past it they are
  * kept as bytes. The work both ways (writing the text, reading it back to check) is per field,
  * not per byte: 256 KiB of nested empty messages is 131,072 fields and 2.8 MB of text, and held
- * the loop 0.3-0.6 s a call (attack 18u P8), also as the set was replayed.
+ * the loop 0.3-0.6 s a call (attack 18u P8), also as the set was replayed. A string or hex
+ * field counts as a field per 64 bytes of it, written 16 KiB a step (one 256 KiB string was one
+ * 180 ms block, attack 18x U2): 256 KiB of literals is 4,096 fields.
  */
 export const TEXT_FIELDS = 20_000;
 

@@ -56,6 +56,8 @@ const FLAT_GROUP = -1;
 class Printer {
   lines: Line[] = [];
   blocks: Block[] = [];
+  /** Characters written (laid out in lines later), for the tests' bound on a step's work. */
+  chars = 0;
 
   get current(): Line {
     return this.lines[this.lines.length - 1]!;
@@ -67,6 +69,7 @@ class Printer {
     this.lines.pop();
   }
   write(s: string): void {
+    this.chars += s.length;
     this.current.text += s;
   }
   remark(s: string): void {
@@ -301,49 +304,91 @@ function writeFixed(p: Printer, raw: bigint, bits: 32 | 64): void {
 
 const GRAPHIC = /[\p{L}\p{M}\p{N}\p{P}\p{S}\p{Zs}]/u;
 
+/** Whether the rune `cp` (at `i` in `text`, `n` UTF-16 units) is printed as itself; ASCII without the regex. */
+const graphic = (cp: number, text: string, i: number, n: number) => (cp < 0x80 ? cp >= 0x20 && cp < 0x7f : GRAPHIC.test(text.slice(i, i + n)));
+
+const utf8Length = (cp: number) => (cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4);
+
+/** The escape of each byte value in a string literal. */
+const ESCAPE = Array.from({ length: 256 }, (_, b) => `\\x${b.toString(16).padStart(2, '0')}`);
+
 /** A length-delimited field's contents that parse as a message, to be written as its fields. */
 interface Nested {
   from: number;
   to: number;
 }
 
+/** A length-delimited field whose tag is written; its length is at `lengthAt` (Writer.delimited writes the rest, in steps). */
+interface Delimited {
+  lengthAt: number;
+}
+
 /** Thrown through the writer's steps when a message has more fields than it may write. */
 class TooManyFields extends Error {}
+
+/**
+ * The bytes of a string or hex literal that count as one field, of the field budget and of a step:
+ * a step writes at most STEP_FIELDS x LITERAL_BYTES = 16 KiB of a literal's bytes, 64 KiB of text
+ * at most (an escape is 4 characters a byte). One 256 KiB string field counted as one field and was
+ * written in one go, a 100-180 ms block of the loop a recorded answer (attack 18x U2).
+ */
+const LITERAL_BYTES = 64;
+/** Tags scanned (Writer.parses, which writes nothing) between looks at the clock. */
+const STEP_SCAN = 4096;
 
 class Writer {
   readonly p = new Printer();
   groups: number[] = [];
   /** Bytes read or written, for the tests' bound on the work (each byte a few times at most). */
   examined = 0;
-  /** Fields written so far (nested ones too): the work of the text, and of reading it back, is per field. */
+  /**
+   * Fields written so far (nested ones too), a literal's LITERAL_BYTES bytes counting as one: the
+   * work of the text, and of reading it back, is per field and per literal byte.
+   */
   written = 0;
+  /** The work of the current step in fields (as `written` counts them), and the tags scanned so far. */
+  private stepWork = 0;
+  private scanned = 0;
 
   constructor(
     private readonly src: Uint8Array,
     private readonly maxFields = Infinity,
   ) {}
 
-  /** The whole text, written in steps (yields every STEP_FIELDS fields and STEP_LINES lines). */
+  /** The whole text, written in steps (yields every STEP_FIELDS fields, STEP_SCAN tags scanned and STEP_LINES lines). */
   *text(): Generator<void, string> {
-    this.hex(yield* this.fields(0, this.src.length), this.src.length);
+    const at = yield* this.fields(0, this.src.length);
+    this.charge(Math.ceil((this.src.length - at) / LITERAL_BYTES));
+    yield* this.hex(at, this.src.length);
     return yield* this.p.finish();
   }
 
-  hex(from: number, to: number): void {
+  /** Counts `n` fields into the budget: past `maxFields` the message is kept as bytes. */
+  private charge(n: number): void {
+    this.written += n;
+    if (this.written > this.maxFields) throw new TooManyFields();
+  }
+
+  /** Adds `n` fields of work to the step; true when the step is full (the caller yields). */
+  private work(n: number): boolean {
+    this.stepWork += n;
+    if (this.stepWork < STEP_FIELDS) return false;
+    this.stepWork = 0;
+    return true;
+  }
+
+  /** The bytes as hex rows of 40 bytes (charged by the caller). */
+  *hex(from: number, to: number): Generator<void, void> {
     if (from >= to) return;
     this.examined += to - from;
     const p = this.p;
-    p.newLine();
-    p.write('`');
-    for (let i = from; i < to; i++) {
-      if (i > from && (i - from) % 40 === 0) {
-        p.write('`');
-        p.newLine();
-        p.write('`');
-      }
-      p.write(this.src[i]!.toString(16).padStart(2, '0'));
+    const src = Buffer.from(this.src.buffer, this.src.byteOffset, this.src.byteLength);
+    for (let i = from; i < to; i += 40) {
+      if (i > from && this.work(40 / LITERAL_BYTES)) yield;
+      // A row in one native call: a string a byte left 40 small strings a row for the collector.
+      p.newLine();
+      p.write(`\`${src.toString('hex', i, Math.min(i + 40, to))}\``);
     }
-    p.write('`');
   }
 
   resetGroup(): void {
@@ -358,20 +403,21 @@ class Writer {
     this.groups = [];
     let at = from;
     while (at < to) {
-      if (++this.written > this.maxFields) throw new TooManyFields();
-      if (this.written % STEP_FIELDS === 0) yield;
+      this.charge(1);
+      if (this.work(1)) yield;
       p.newLine();
-      let next = this.field(at, to);
+      const field = this.field(at, to);
+      const next = field !== undefined && typeof field !== 'number' && 'lengthAt' in field ? yield* this.delimited(field.lengthAt, to) : field;
       if (next === undefined) {
         p.discardLine();
         break;
       }
-      if (typeof next !== 'number') {
+      if (typeof next === 'number') at = next;
+      else {
         // A nested message: its fields, then its closing brace.
         if (next.from < next.to) yield* this.fields(next.from, next.to);
-        next = this.close(next.to);
+        at = this.close(next.to);
       }
-      at = next;
     }
     for (const open of this.groups) if (open !== FLAT_GROUP) this.resetGroup();
     this.groups = outer;
@@ -383,9 +429,10 @@ class Writer {
    * `field`, but a length-delimited field's contents are skipped (whether they are a message does
    * not decide whether this one is), so each byte is scanned once for its own level only.
    */
-  parses(from: number, to: number): boolean {
+  *parses(from: number, to: number): Generator<void, boolean> {
     let at = from;
     while (at < to) {
+      if (++this.scanned % STEP_SCAN === 0) yield;
       const tag = this.tag(at, to);
       if (!tag) return false;
       const type = Number(tag.value & 7n);
@@ -421,11 +468,10 @@ class Writer {
   }
 
   /**
-   * One field at `at`; the offset after it, or undefined when it does not parse. A nested message
-   * is left to the caller (`fields`, which writes it in steps): its bounds are returned, its
-   * opening brace written.
+   * One field at `at`; the offset after it, or undefined when it does not parse. A length-delimited
+   * field is left to the caller (`fields`, which writes it in steps): its tag is written.
    */
-  field(at: number, end: number): number | Nested | undefined {
+  field(at: number, end: number): number | Delimited | undefined {
     const p = this.p;
     const tag = this.tag(at, end);
     if (!tag) return undefined;
@@ -485,7 +531,7 @@ class Writer {
         return at;
       }
       case 2:
-        return this.delimited(at, end);
+        return { lengthAt: at };
       default:
         return undefined;
     }
@@ -499,7 +545,7 @@ class Writer {
     return to;
   }
 
-  delimited(at: number, end: number): number | Nested | undefined {
+  *delimited(at: number, end: number): Generator<void, number | Nested | undefined> {
     const p = this.p;
     p.write(' ');
     const len = this.length(at, end);
@@ -508,42 +554,73 @@ class Writer {
     if (len.extra > 0) p.write(`long-form:${len.extra} `);
     p.write('{');
     p.startBlock(true, 3, 1);
-    const close = () => this.close(to);
 
     // A nested message, if every byte of it parses (and it is not too deep to be worth a block).
-    if (p.blocks.length <= MAX_DEPTH && this.parses(from, to)) return { from, to };
+    if (p.blocks.length <= MAX_DEPTH && (yield* this.parses(from, to))) return { from, to };
 
-    // A string, if it is UTF-8 and mostly printable.
+    // A string, if it is UTF-8 and mostly printable, else hex: its bytes count into the budget once.
+    this.charge(Math.ceil((to - from) / LITERAL_BYTES));
+    if (!(yield* this.string(from, to))) yield* this.hex(from, to);
+    return this.close(to);
+  }
+
+  /** Writes the bytes as a string literal if they are UTF-8 and at most 30% unprintable runes; whether it did. */
+  *string(from: number, to: number): Generator<void, boolean> {
     this.examined += to - from;
-    const bytes = this.src.subarray(from, to);
-    const text = exactUtf8(bytes);
-    if (text !== undefined) {
-      const runes = Array.from(text);
-      const unprintable = runes.filter((r) => !GRAPHIC.test(r)).length;
-      if (unprintable / runes.length <= 0.3) {
+    const text = exactUtf8(this.src.subarray(from, to));
+    if (text === undefined) return false;
+    let runes = 0;
+    let unprintable = 0;
+    for (let i = 0; i < text.length; runes++) {
+      const cp = text.codePointAt(i)!;
+      const n = cp > 0xffff ? 2 : 1;
+      if (!graphic(cp, text, i, n)) unprintable++;
+      i += n;
+      if (this.work(utf8Length(cp) / LITERAL_BYTES)) yield;
+    }
+    if (!(unprintable / runes <= 0.3)) return false;
+    const p = this.p;
+    p.newLine();
+    // A line is written as one string, of runs of plain runes and escapes: a string a rune left
+    // each line a chain of 80 small strings for the collector to copy.
+    let parts = ['"'];
+    let plain = -1; // where a run of runes written as themselves began
+    const flush = (i: number) => {
+      if (plain >= 0) parts.push(text.slice(plain, i));
+      plain = -1;
+    };
+    let offset = 0;
+    for (let i = 0; i < text.length;) {
+      const cp = text.codePointAt(i)!;
+      const n = cp > 0xffff ? 2 : 1;
+      const size = utf8Length(cp);
+      if (offset !== 0 && offset % 80 === 0) {
+        flush(i);
+        parts.push('"');
+        p.write(parts.join(''));
         p.newLine();
-        p.write('"');
-        let offset = 0;
-        for (const r of runes) {
-          if (offset !== 0 && offset % 80 === 0) {
-            p.write('"');
-            p.newLine();
-            p.write('"');
-          }
-          const enc = Buffer.from(r, 'utf8');
-          if (r === '\n') p.write('\\n');
-          else if (r === '\\') p.write('\\\\');
-          else if (r === '"') p.write('\\"');
-          else if (!GRAPHIC.test(r)) p.write(Array.from(enc, (b) => `\\x${b.toString(16).padStart(2, '0')}`).join(''));
-          else p.write(r);
-          offset += enc.length;
-        }
-        p.write('"');
-        return close();
+        parts = ['"'];
+      }
+      if (cp === 0x0a || cp === 0x5c || cp === 0x22) {
+        flush(i);
+        parts.push(cp === 0x0a ? '\\n' : cp === 0x5c ? '\\\\' : '\\"');
+      } else if (!graphic(cp, text, i, n)) {
+        flush(i);
+        for (let b = from + offset; b < from + offset + size; b++) parts.push(ESCAPE[this.src[b]!]!);
+      } else if (plain < 0) plain = i;
+      offset += size;
+      i += n;
+      if (this.work(size / LITERAL_BYTES)) {
+        flush(i);
+        p.write(parts.join(''));
+        parts = [];
+        yield;
       }
     }
-    this.hex(from, to);
-    return close();
+    flush(text.length);
+    parts.push('"');
+    p.write(parts.join(''));
+    return true;
   }
 }
 
@@ -565,14 +642,18 @@ export function protoscopeText(src: Uint8Array, stats?: { examined: number }): s
 /**
  * protoscopeText in slices of the event loop, for a message being recorded: the work is per
  * field (256 KiB of nested empty messages, 131,072 fields, held the loop 0.3-0.6 s, attack 18u
- * P8). Undefined, with no more work done, once the message has more than `maxFields` fields
- * (counting nested ones): such a message is kept as bytes. `fields` is how many it had.
+ * P8) and per byte of a literal (LITERAL_BYTES of it count as a field). Undefined, with no more
+ * work done, once the message has more than `maxFields` fields so counted: such a message is kept
+ * as bytes. `fields` is how many it had. `stats.longestStep`: the most characters one step wrote.
  */
-export async function protoscopeTextSliced(src: Uint8Array, slice: TimeSlice, maxFields = Infinity): Promise<{ text: string; fields: number } | undefined> {
+export async function protoscopeTextSliced(src: Uint8Array, slice: TimeSlice, maxFields = Infinity, stats?: { longestStep: number }): Promise<{ text: string; fields: number } | undefined> {
   const w = new Writer(src, maxFields);
   const steps = w.text();
   try {
-    for (let step = steps.next(); ; step = steps.next()) {
+    for (let chars = 0; ;) {
+      const step = steps.next();
+      if (stats) stats.longestStep = Math.max(stats.longestStep, w.p.chars - chars);
+      chars = w.p.chars;
       if (step.done) return { text: step.value, fields: w.written };
       await slice.pause();
     }

@@ -15,6 +15,7 @@ import { serializeMockSet } from '../keploy/serialize.js';
 import type { Mock, YamlMap } from '../keploy/types.js';
 import { frameMessages, splitMessages, type GrpcMessage } from './grpc.js';
 import { buildGrpcMock, TEXT_FIELDS, type GrpcExchange } from './keploy.js';
+import { protoscopeTextSliced } from './protoscope.js';
 import { GrpcIndex } from './matcher.js';
 import { recordH2 } from './recorder.js';
 
@@ -153,5 +154,50 @@ describe('recording and replaying dense gRPC answers (attack 18u P8)', () => {
       const m = index.match('/s.S/Dense', request(i));
       expect('call' in m && Buffer.from(m.call.responseMessages[0]!.data).equals(answers[i]!)).toBe(true);
     }
+  });
+});
+
+// Attack 18x U2: one length-delimited field counted as one field whatever its length, and was
+// written in one go: a 256 KiB string (30% escapes) was one 180 ms block, a packed field of
+// varints written as hex 156 ms. A literal's bytes now count into the budget and the steps
+// (LITERAL_BYTES = 64 bytes a field, 256 fields a step), so a step writes at most 16 KiB of them.
+describe('a recorded gRPC message of one big string or hex field (attack 18x U2)', () => {
+  /** `body` as field 1 of a 256 KiB message (TEXT_BUDGET). */
+  const oneField = (unit: number[]) => {
+    const body = repeat(unit, 256 * 1024 - 8);
+    return Buffer.concat([Buffer.from([0x0a, 0x80 | (body.length & 0x7f), 0x80 | ((body.length >> 7) & 0x7f), body.length >> 14]), body]);
+  };
+  /** 30% of control bytes, each an escape of 4 characters: 512 K characters of text. */
+  const STRING = oneField([...Buffer.from('aaaaaaa\x01\x01\x01')]);
+  /** A packed repeated field of two-byte varints (not UTF-8): written as hex. */
+  const PACKED = oneField([0x81, 0x01, 0xac, 0x02, 0xff, 0x7f]);
+
+  for (const [name, answer, literal] of [
+    ['a 256 KiB string of escapes', STRING, '"'],
+    ['a 256 KiB packed varint field (hex)', PACKED, '`'],
+  ] as const) {
+    it(`${name} is written at most 64 KiB of text a step, kept as text, and replays the same bytes`, async () => {
+      const slice = new EveryLook();
+      const stats = { longestStep: 0 };
+      const written = await protoscopeTextSliced(answer, slice, TEXT_FIELDS, stats);
+      expect(written?.text).toContain(`1: {\n  ${literal}`);
+      // Before: the field was one step (one turn, 512 K characters). Its 256 KiB are 16 steps of 16 KiB at least.
+      expect(slice.turns.count()).toBeGreaterThanOrEqual(16);
+      expect(stats.longestStep).toBeGreaterThan(0);
+      expect(stats.longestStep).toBeLessThanOrEqual(64 * 1024 + 1024);
+      // The bytes count into the field budget: 4,097 fields of TEXT_FIELDS' 20,000.
+      expect(written?.fields).toBe(1 + Math.ceil((answer.length - 4) / 64));
+
+      const mock = await buildGrpcMock(exchange(answer), new EveryLook());
+      expect(typeof decoded(mock)).toBe('string');
+      const call = (await GrpcIndex.build(parseMockSet(serializeMockSet([mock]), 'm.yaml'), new TimeSlice(10))).match('/s.S/Dense', exchange(answer).requestMessages);
+      expect('call' in call && Buffer.from(call.call.responseMessages[0]!.data).equals(answer)).toBe(true);
+    });
+  }
+
+  it('past the field budget such a field is kept as bytes, after no more work than the budget', async () => {
+    const slice = new EveryLook();
+    expect(await protoscopeTextSliced(STRING, slice, 1000)).toBeUndefined();
+    expect(slice.turns.count()).toBe(0);
   });
 });
