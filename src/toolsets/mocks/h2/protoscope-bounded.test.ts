@@ -4,7 +4,8 @@
 // 2,000 deep the recursion overflowed the stack. The bound is on a count of the bytes read and
 // written (`examined`), not on time: each byte is read a few times at most, whatever the depth.
 import { describe, expect, it } from 'vitest';
-import { MAX_DEPTH, protoscopeBytes, protoscopeText } from './protoscope.js';
+import { TimeSlice } from '../../../core/wait.js';
+import { MAX_DEPTH, protoscopeBytes, protoscopeBytesSliced, protoscopeText } from './protoscope.js';
 
 const varint = (n: number) => {
   const out: number[] = [];
@@ -92,5 +93,49 @@ describe('protoscopeBytes on a padding count from the set (attack 18s M4)', () =
     expect(process.memoryUsage().heapUsed - before).toBeLessThan(32 * 2 ** 20);
     // Nine bytes of padding is the most a varint may carry, and is written as such.
     expect(Buffer.from(protoscopeBytes('1: long-form:9 5')).toString('hex')).toBe('08' + '85' + '80'.repeat(8) + '00');
+  });
+});
+
+/** A slice that never pauses, counting the looks at it: one between each two steps of the assembler. */
+class CountLooks extends TimeSlice {
+  looks = 0;
+  constructor() {
+    super(1000);
+  }
+  override over(): boolean {
+    this.looks++;
+    return false;
+  }
+}
+
+// Attack 18x U1: a hex literal was one token whatever its length, found and checked whole (a regex
+// over 4 MiB of digits) before the bound on its bytes: one 66-72 ms block. It is read now in pieces
+// of a step's text (64 KiB), and at most 2 x 256 KiB digits long (the most a message is written as text).
+describe('protoscopeBytes on long hex literals (attack 18x U1)', () => {
+  const MAX_DIGITS = 2 * 256 * 1024;
+
+  it('the longest hex literal assembles to its bytes, read 64 KiB of text a step', async () => {
+    const bytes = Buffer.from(Array.from({ length: MAX_DIGITS / 2 }, (_, i) => (i * 7) & 0xff));
+    const slice = new CountLooks();
+    const text = `1: {\`${bytes.toString('hex').toUpperCase()}\`}`;
+    expect(Buffer.from(await protoscopeBytesSliced(text, slice, { maxBytes: 1 << 20 })).equals(Buffer.concat([Buffer.from([0x0a, 0x80, 0x80, 0x10]), bytes]))).toBe(true);
+    // Before: the literal was one token of one step (no look at the clock).
+    expect(slice.looks).toBeGreaterThanOrEqual(MAX_DIGITS / (64 * 1024) - 1);
+  });
+
+  it('one longer is refused by its length, before its digits are read', async () => {
+    for (const text of [`\`${'0'.repeat(4 * 1024 * 1024 - 3)}\``, `\`${'00'.repeat(MAX_DIGITS / 2 + 1)}\``, `1: 1 \`${'0'.repeat(4 * 1024 * 1024)}`]) {
+      const slice = new CountLooks();
+      await expect(protoscopeBytesSliced(text, slice)).rejects.toThrow(`a hex literal of more than ${MAX_DIGITS} digits`);
+      expect(slice.looks).toBe(0);
+    }
+  });
+
+  it('an odd count of digits and a pair that is not hex are refused, naming what is wrong', () => {
+    expect(() => protoscopeBytes('`abc`')).toThrow('a hex literal of 3 digits: each byte is two, so the count must be even');
+    expect(() => protoscopeBytes(`\`${'00'.repeat(100_000)}zz\``)).toThrow("protoscope at byte 200001: 'zz' in a hex literal: only pairs of 0-9, a-f or A-F");
+    expect(() => protoscopeBytes('`00 1`')).toThrow("' 1' in a hex literal");
+    expect(() => protoscopeBytes('1: 1 `0011')).toThrow('unterminated hex literal');
+    expect(Buffer.from(protoscopeBytes('`` `0aFf` ``')).toString('hex')).toBe('0aff');
   });
 });

@@ -88,7 +88,8 @@ describe('gRPC decoded_data read from a set (attack 18u P4)', () => {
   });
 
   it('a literal whose bytes pass MAX_MOCK_EXCHANGE_BYTES is refused, not replayed as its text', async () => {
-    const { index, warnings } = await build(mock('/s.S/Hex', `\`${'00'.repeat(MAX_MOCK_EXCHANGE_BYTES + 1)}\``));
+    // Literals of 64 KiB each (one hex literal is at most 256 KiB, the most a message is written as text).
+    const { index, warnings } = await build(mock('/s.S/Hex', `\`${'00'.repeat(64 * 1024)}\` `.repeat(MAX_MOCK_EXCHANGE_BYTES / (64 * 1024) + 1)));
     expect(index.size).toBe(0);
     expect(warnings[0]).toContain(`more than the ${MAX_MOCK_EXCHANGE_BYTES} bytes one mock`);
   });

@@ -778,6 +778,17 @@ const STEP_TEXT_BYTES = 64 * 1024;
  * an escape of 4 characters; a 4 MiB literal held the loop ~200 ms (attack 18w S1).
  */
 const MAX_LITERAL_TEXT = 4 * 256 * 1024 + 2;
+/**
+ * The most digits of a hex literal: the writer writes rows of 80, a hand-made set may hold a
+ * whole message of TEXT_BUDGET (256 KiB) bytes in one. A literal is read in pieces, a step's text
+ * at most; one of 4 MiB was one 66-72 ms token, checked whole before its length (attack 18x U1).
+ */
+const MAX_HEX_DIGITS = 2 * 256 * 1024;
+/** Each byte's value as a hex digit, -1 for any other byte. */
+const HEX_DIGIT = Int8Array.from({ length: 256 }, (_, b) => {
+  const c = String.fromCharCode(b);
+  return /[0-9a-f]/i.test(c) ? parseInt(c, 16) : -1;
+});
 
 /**
  * Assembles protoscope text into bytes a number of tokens at a time (`step`), so text from a set
@@ -807,6 +818,8 @@ class ProtoscopeAssembler {
   private prefixBytes = 0;
   private longForm: number | undefined;
   private lastWasLongForm = false;
+  /** Where the hex literal being read ends (its closing backquote), -1 outside one. */
+  private hexEnd = -1;
 
   constructor(text: string, { maxBytes = MAX_MOCK_EXCHANGE_BYTES, bound = `${maxBytes} bytes` }: AssemblyBound) {
     this.src = Buffer.from(text, 'utf8');
@@ -875,31 +888,61 @@ class ProtoscopeAssembler {
     // Tokens, and bytes of text: 1,024 literals of 4 KiB of escapes were one 190 ms step (attack 18w S1).
     const began = this.at;
     for (let done = 0; done < tokens && this.at - began < STEP_TEXT_BYTES; done++) {
+      if (this.hexEnd >= 0) {
+        this.hexDigits(began + STEP_TEXT_BYTES);
+        continue;
+      }
       this.skipSpace();
       if (this.at >= this.src.length) {
         if (this.frameStart.length > 1) this.fail("unclosed '{'");
         return true;
       }
-      this.token();
+      this.token(began + STEP_TEXT_BYTES);
     }
     return false;
   }
 
-  private token(): void {
+  /** A hex literal's opening backquote at `at`: its length is checked, its digits read by hexDigits. */
+  private hexLiteral(limit: number): void {
+    const src = this.src;
+    // The closing backquote is looked for only as far as the longest literal reaches.
+    const window = Math.min(src.length, this.at + 2 + MAX_HEX_DIGITS);
+    const end = src.subarray(0, window).indexOf(0x60, this.at + 1);
+    if (end < 0) this.fail(window >= src.length ? 'unterminated hex literal' : `a hex literal of more than ${MAX_HEX_DIGITS} digits (256 KiB, the most a message is written as text)`);
+    const digits = end - this.at - 1;
+    if (digits % 2 !== 0) this.fail(`a hex literal of ${digits} digits: each byte is two, so the count must be even`);
+    this.out.room(digits / 2, this.prefixBytes);
+    this.hexEnd = end;
+    this.at++;
+    this.hexDigits(limit);
+  }
+
+  /** The hex literal's digits up to `limit` in the text (a pair at least), and its closing backquote if they reach it. */
+  private hexDigits(limit: number): void {
+    const src = this.src;
+    const out = this.out;
+    const stop = Math.min(this.hexEnd, this.at + 2 * Math.max(1, Math.floor((limit - this.at) / 2)));
+    for (; this.at < stop; this.at += 2) {
+      const hi = HEX_DIGIT[src[this.at]!]!;
+      const lo = HEX_DIGIT[src[this.at + 1]!]!;
+      if (hi < 0 || lo < 0) this.fail(`'${src.subarray(this.at, this.at + 2).toString('latin1')}' in a hex literal: only pairs of 0-9, a-f or A-F`);
+      out.buf[out.length++] = (hi << 4) | lo;
+    }
+    if (this.at === this.hexEnd) {
+      this.at++;
+      this.hexEnd = -1;
+    }
+  }
+
+  /** One token; `limit`: where in the text the step ends (a hex literal is read in pieces up to it). */
+  private token(limit: number): void {
     const src = this.src;
     const c = src[this.at]!;
     const wasLongForm = this.lastWasLongForm;
     this.lastWasLongForm = false;
     if (c === 0x22) this.string();
-    else if (c === 0x60) {
-      const end = src.indexOf(0x60, this.at + 1);
-      if (end < 0) this.fail('unterminated hex literal');
-      const h = src.subarray(this.at + 1, end).toString('latin1');
-      if (!/^([0-9a-f]{2})*$/i.test(h)) this.fail('bad hex literal');
-      this.out.room(h.length / 2, this.prefixBytes);
-      this.emit(Buffer.from(h, 'hex'));
-      this.at = end + 1;
-    } else if (c === 0x7b) {
+    else if (c === 0x60) this.hexLiteral(limit);
+    else if (c === 0x7b) {
       this.at++;
       const extra = this.takeLongForm();
       // Its prefix is at least a byte (and its padding): counted now, so braces that write nothing else are bounded too.
