@@ -139,3 +139,51 @@ describe('protoscopeBytes on long hex literals (attack 18x U1)', () => {
     expect(Buffer.from(protoscopeBytes('`` `0aFf` ``')).toString('hex')).toBe('0aff');
   });
 });
+
+// Attack 18x U4: crafted text that replayed other bytes than it says, silently. A hex float was
+// computed as digits / 16^n * 2^p in doubles (2^p underflowed or overflowed, and the digits were
+// rounded before the scaling), and a `long-form:N` was kept for whatever varint or tag came next.
+describe('protoscopeBytes writes what crafted text says, or refuses it (attack 18x U4)', () => {
+  const hex = (text: string) => Buffer.from(protoscopeBytes(text)).toString('hex');
+
+  it('a hex float is its exact value rounded once to the nearest double (or float32), ties to even', () => {
+    expect(hex('1: 0x10.0p-1075')).toBe('09' + '0800000000000000'); // 2^-1071, subnormal (before: 0.0)
+    expect(hex('1: 0x0.1p1027')).toBe('09' + '000000000000e07f'); // 2^1023 (before: +inf)
+    expect(hex('1: 0x1.fffffffffffff8p0')).toBe('09' + '0000000000000040'); // halfway to 2.0: even
+    expect(hex('1: 0x1.00000000000008p0')).toBe('09' + '000000000000f03f'); // halfway to 1.0 + 2^-52: even
+    expect(hex('1: 0x1.fffffffffffffp1023')).toBe('09' + 'ffffffffffffef7f'); // the largest double
+    expect(hex('1: 0x1.8p-1075')).toBe('09' + '0100000000000000'); // over half the smallest subnormal
+    expect(hex('1: -0x0.0p0')).toBe('09' + '0000000000000080');
+    expect(hex('1: 0x1.0p-149i32')).toBe('0d' + '01000000'); // the smallest float32
+    expect(hex('1: 0x1.fffffep127i32')).toBe('0d' + 'ffff7f7f'); // the largest float32
+    expect(hex('1: 0x1.000001p0i32')).toBe('0d' + '0000803f'); // halfway: even (a double first, then float32, is the same here)
+  });
+
+  it('a hex float beyond the range of its width is refused, naming it', () => {
+    expect(() => protoscopeBytes('1: 0x1.0p1024')).toThrow('0x1.0p1024: too big: a float64 is at most about 2^1024');
+    expect(() => protoscopeBytes('1: 0x1.ffffffffffffffp1023')).toThrow('too big'); // rounds up to 2^1024
+    expect(() => protoscopeBytes('1: 0x1.0p-1075')).toThrow('0x1.0p-1075: too small: a float64 is at most about 2^1024 and at least 2^-1074');
+    expect(() => protoscopeBytes(`1: 0x1.0p-${'9'.repeat(100)}`)).toThrow('too small');
+    expect(() => protoscopeBytes('1: 0x1.0p128i32')).toThrow('too big: a float32');
+    expect(() => protoscopeBytes('1: 0x1.0p-151i32')).toThrow('too small: a float32');
+  });
+
+  it('long-form:N must come right before the varint it pads (a tag, a number, a brace), else it is refused', () => {
+    for (const [text, token] of [
+      ['long-form:3 "abc" 1: 5', '"abc"'],
+      ['long-form:2 5i32 2: 1', '5i32'],
+      ['1: {long-form:2 } 2: 1', '}'],
+      ['long-form:2 1.5 2: 1', '1.5'],
+      ['long-form:2 `00` 2: 1', '`00`'],
+      ['long-form:1 long-form:2 5', 'long-form:2'],
+    ]) {
+      expect(() => protoscopeBytes(text), text).toThrow(`long-form:${text.match(/long-form:(\d)/)![1]} before '${token}': it pads the varint right after it`);
+    }
+    expect(() => protoscopeBytes('1: 5 long-form:2')).toThrow('long-form:2 at the end');
+    // Where the writer puts it: before a tag, a value, a length, a group's end.
+    expect(hex('long-form:1 1: long-form:2 5')).toBe('8800' + '858000');
+    expect(hex('1: long-form:1 {"a"}')).toBe('0a' + '8100' + '61');
+    expect(hex('1: !{\n  long-form:1\n}')).toBe('0b' + '8c00');
+    expect(hex('long-form:1 true')).toBe('8100');
+  });
+});

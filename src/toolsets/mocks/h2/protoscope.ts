@@ -669,6 +669,8 @@ export class ProtoscopeError extends Error {}
 
 /** The most padding bytes `long-form:N` may add: a varint has at most 10 bytes. */
 const MAX_LONG_FORM = 9;
+/** Where `long-form:N` may stand, for the errors. */
+const LONG_FORM_GOES = "it pads the varint right after it, so it must come right before a varint (a number without i32/i64, true, false), a tag, a '{' or a group's '}'";
 
 function varint(value: bigint, extra = 0): number[] {
   const out: number[] = [];
@@ -710,16 +712,47 @@ function parseInt64(sign: string, digits: string): bigint {
   return n;
 }
 
-function parseFloatToken(text: string): number {
+/**
+ * A float word's value. A hex float is exact (its digits times a power of two) and is rounded once,
+ * to the nearest value of `bits` bits (ties to even); computed in doubles as digits / 16^n * 2^p it
+ * was rounded twice, and 2^p alone underflowed or overflowed (0x10.0p-1075 was written as 0.0,
+ * 0x0.1p1027 as +inf: attack 18x U4). One too big or too small for those bits is refused, as
+ * integers are.
+ */
+function parseFloatToken(text: string, bits: 32 | 64, fail: (why: string) => never): number {
   const neg = text.startsWith('-');
   const t = neg ? text.slice(1) : text;
-  let v: number;
   const hex = /^0x([0-9a-f]+)\.([0-9a-f]+)(?:p(-?[0-9]+))?$/i.exec(t);
-  if (hex) {
-    const frac = hex[2]!;
-    v = (parseInt(hex[1]! + frac, 16) / 16 ** frac.length) * 2 ** Number(hex[3] ?? 0);
-  } else v = Number(t);
+  const v = hex ? hexFloat(BigInt(`0x${hex[1]!}${hex[2]!}`), Number(hex[3] ?? 0) - 4 * hex[2]!.length, bits, (why) => fail(`${text}: ${why}`)) : Number(t);
   return neg ? -v : v;
+}
+
+/** `mantissa` x 2^`exp`, rounded to the nearest float of `bits` bits (a double holds it exactly). */
+function hexFloat(mantissa: bigint, exp: number, bits: 32 | 64, fail: (why: string) => never): number {
+  if (mantissa === 0n) return 0;
+  const precision = bits === 32 ? 24 : 53;
+  const maxExp = bits === 32 ? 127 : 1023;
+  // The exponent of the least significant bit of the smallest (subnormal) float.
+  const minLsb = bits === 32 ? -149 : -1074;
+  const range = `a float${bits} is at most about 2^${maxExp + 1} and at least 2^${minLsb}`;
+  const top = mantissa.toString(2).length - 1 + exp; // the value is in [2^top, 2^(top+1))
+  if (top > maxExp) fail(`too big: ${range}`);
+  if (top < minLsb - 1) fail(`too small: ${range}`);
+  // The exponent of the result's least significant bit, and the mantissa rounded to it.
+  const lsb = Math.max(top - precision + 1, minLsb);
+  let rounded: bigint;
+  if (lsb <= exp) rounded = mantissa << BigInt(exp - lsb);
+  else {
+    const shift = BigInt(lsb - exp);
+    rounded = mantissa >> shift;
+    const rest = mantissa - (rounded << shift);
+    const half = 1n << (shift - 1n);
+    if (rest > half || (rest === half && (rounded & 1n) === 1n)) rounded++;
+  }
+  if (rounded === 0n) fail(`too small: ${range}`);
+  if (rounded.toString(2).length - 1 + lsb > maxExp) fail(`too big: ${range}`);
+  // At most `precision` bits times a power of two the float holds: exact in a double.
+  return Number(rounded) * 2 ** lsb;
 }
 
 function fixed(value: bigint | number, bits: 32 | 64, float: boolean): number[] {
@@ -895,9 +928,15 @@ class ProtoscopeAssembler {
       this.skipSpace();
       if (this.at >= this.src.length) {
         if (this.frameStart.length > 1) this.fail("unclosed '{'");
+        if (this.longForm !== undefined) this.fail(`long-form:${this.longForm} at the end: ${LONG_FORM_GOES}`);
         return true;
       }
+      const start = this.at;
       this.token(began + STEP_TEXT_BYTES);
+      // What did not take the padding: it was kept for the next varint or tag, whatever came between (attack 18x U4).
+      if (this.longForm !== undefined && !this.lastWasLongForm) {
+        this.fail(`long-form:${this.longForm} before '${this.src.subarray(start, Math.min(this.at, start + 24)).toString()}': ${LONG_FORM_GOES}`);
+      }
     }
     return false;
   }
@@ -1016,6 +1055,7 @@ class ProtoscopeAssembler {
     const w = this.word();
     let m: RegExpExecArray | null;
     if ((m = /^long-form:([0-9]+)$/.exec(w))) {
+      if (this.longForm !== undefined) this.fail(`long-form:${this.longForm} before '${w}': ${LONG_FORM_GOES}`);
       // A varint has at most 10 bytes: more padding is no protobuf, and a count from the set must size nothing (attack 18s M4: long-form:200000000 crashed the server).
       this.longForm = Number(m[1]);
       if (this.longForm > MAX_LONG_FORM) this.fail(`long-form:${m[1]}: a varint has at most 10 bytes, so at most ${MAX_LONG_FORM} of padding`);
@@ -1053,7 +1093,8 @@ class ProtoscopeAssembler {
         this.emit(varint(v, this.takeLongForm()));
       }
     } else if ((m = FLOAT.exec(w))) {
-      this.emit(fixed(parseFloatToken(m[1]! + m[2]!), m[3]?.toLowerCase() === 'i32' ? 32 : 64, true));
+      const bits = m[3]?.toLowerCase() === 'i32' ? 32 : 64;
+      this.emit(fixed(parseFloatToken(m[1]! + m[2]!, bits, this.fail), bits, true));
     } else this.fail(`unknown token '${w || String.fromCharCode(c)}'`);
   }
 
