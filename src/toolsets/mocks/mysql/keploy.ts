@@ -298,17 +298,51 @@ function noteStatements(statements: MysqlStatements, command: string | undefined
   const ok = response[0]?.payload;
   if (command === 'COM_STMT_PREPARE' && ok && ok[0] === 0x00 && ok.length >= 9) {
     const prepared = ok.readUInt32LE(1);
-    const params = ok.readUInt16LE(7);
-    // Definitions, not packets: each is a column definition, whose first field is the catalog "def" (attack 18v Q3: 65,535 one-byte packets passed).
-    if (response.length - 1 < params || !response.slice(1, 1 + params).every((p) => isColumnDefinition(p.payload))) statements.delete(prepared);
+    const params = preparedParameters(ok, response);
+    if (params === undefined) statements.delete(prepared);
     else if (statements.size < MAX_STATEMENTS || statements.has(prepared)) statements.set(prepared, params);
   } else if (command === 'COM_STMT_CLOSE' && id !== undefined) statements.delete(id);
   else if (command === 'COM_RESET_CONNECTION' || command === 'COM_CHANGE_USER') statements.clear();
 }
 
-/** Whether a packet is a column definition (Protocol::ColumnDefinition41): it opens with the catalog, always the length-encoded "def". */
+/**
+ * A COM_STMT_PREPARE_OK's parameter count, when the packets after it are that many whole column
+ * definitions (then an EOF, the column definitions, or the end). Packets were counted (attack 18v
+ * Q3: 65,535 one-byte packets passed), then only their opening "def" (attack 18x U3: 61,000
+ * 13-byte packets `03 'def'` and zeros passed, and each execute was built with 61,000 parameters).
+ * The count is at most what one exchange may build as values (MAX_STRUCTURED_VALUES): an
+ * execute's parameters draw on that budget anyway.
+ */
+function preparedParameters(ok: Buffer, response: readonly MysqlPacket[]): number | undefined {
+  const [columns, params] = [ok.readUInt16LE(5), ok.readUInt16LE(7)];
+  if (params > MAX_STRUCTURED_VALUES) return undefined;
+  let definitions = 0;
+  while (definitions <= params + columns && 1 + definitions < response.length && isColumnDefinition(response[1 + definitions]!.payload)) definitions++;
+  // The parameters' definitions end at an EOF or the answer's end; without EOFs (CLIENT_DEPRECATE_EOF) the columns' follow at once.
+  const next = response[1 + definitions]?.payload;
+  const ends = next === undefined || (next[0] === 0xfe && next.length < 9);
+  return (definitions === params && ends) || (columns > 0 && definitions === params + columns) ? params : undefined;
+}
+
+/**
+ * Whether a payload is a whole column definition (Protocol::ColumnDefinition41) as a prepare's
+ * answer holds it: the catalog "def", then schema, table, org_table, name and org_name as
+ * length-encoded strings (MariaDB may add its extended type info as one more), then the length
+ * of the fixed fields, 0x0c, and those 12 bytes (character set, length, type, flags, decimals,
+ * filler), which end the packet.
+ */
 function isColumnDefinition(payload: Buffer): boolean {
-  return payload.length >= 13 && payload[0] === 0x03 && payload[1] === 0x64 && payload[2] === 0x65 && payload[3] === 0x66;
+  if (payload[0] !== 0x03 || payload[1] !== 0x64 || payload[2] !== 0x65 || payload[3] !== 0x66) return false;
+  let pos = 4;
+  const string = () => {
+    const n = lenencAt(payload, pos);
+    if (!n || n[1] + n[0] > payload.length) return false;
+    pos = n[1] + n[0];
+    return true;
+  };
+  for (let i = 0; i < 5; i++) if (!string()) return false;
+  const fixedFieldsEnd = () => payload[pos] === 0x0c && pos + 13 === payload.length;
+  return fixedFieldsEnd() || (string() && fixedFieldsEnd());
 }
 
 /**

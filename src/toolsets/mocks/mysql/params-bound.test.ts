@@ -99,6 +99,52 @@ describe('MySQL COM_STMT_EXECUTE parameters while recording (attack 18u P3)', ()
     expect(parametersOf(real(done))).toBe(2);
   });
 
+  // Attack 18x U3: the check looked only at a packet's length and its opening "def": 61,000 packets of
+  // `03 'def'` and nine zero bytes passed, and each execute was built with 61,000 parameters.
+  it("takes the count only from whole column definitions, as many as the prepare says, not from packets opening with 'def'", () => {
+    const fake = (params: number, filler: Buffer) => {
+      const ok = Buffer.alloc(12);
+      ok.writeUInt32LE(1, 1);
+      ok.writeUInt16LE(params, 7);
+      const defs = Array.from({ length: params }, (_, k) => packetOf((2 + k) & 0xff, filler));
+      return exchange(packetOf(0, Buffer.from('\x16SELECT ?')), Buffer.concat([packetOf(1, ok), ...defs, eof(2 + params)]));
+    };
+    const attack = fake(61_000, Buffer.from('03646566000000000000000000', 'hex'));
+    expect(attack.spec.metadata?.['truncated']).toBeUndefined();
+    const connection = mysqlConnectionMocks();
+    connection(attack);
+    const executes = Array.from({ length: 3 }, () => connection(allNull(61_000)));
+    // Before: parameter_count 61,000, each execute built with its 61,000 parameters.
+    expect(executes.map(parametersOf)).toEqual([0, 0, 0]);
+    expect(executes.every((m) => typeof requestMessage(m) === 'string')).toBe(true);
+
+    const execute = packetOf(0, Buffer.from([0x17, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0xfd, 0, 12, 0, 2, 0x61, 0x62, 7, 0xea, 0x07, 11, 23, 10, 0, 1]));
+    const done = exchange(execute, packetOf(1, Buffer.from([0, 1, 0, 2, 0, 0, 0])));
+    const whole = definition(0, 'p').subarray(4);
+    for (const [why, answer] of [
+      ['fixed fields not 0x0c', fake(2, Buffer.concat([whole.subarray(0, -13), Buffer.from([0x0b]), whole.subarray(-12)]))],
+      ['a byte after the fixed fields', fake(2, Buffer.concat([whole, Buffer.from([0])]))],
+      ['a string cut short', fake(2, Buffer.concat([catalogToTable, Buffer.from([40]), Buffer.from('p'), typeEtc]))],
+      ['another catalog', fake(2, Buffer.concat([Buffer.from('\x03abc'), whole.subarray(4)]))],
+      [
+        'more definitions than it says',
+        exchange(packetOf(0, Buffer.from('\x16SELECT ?')), Buffer.concat([packetOf(1, Buffer.from('000100000000000200000000', 'hex')), definition(2, 'p'), definition(3, 'p'), definition(4, 'p')])),
+      ],
+    ] as const) {
+      const c = mysqlConnectionMocks();
+      c(answer);
+      expect(typeof requestMessage(c(done)), why).toBe('string');
+    }
+    // Whole definitions are taken: with their EOF, without one (CLIENT_DEPRECATE_EOF), with MariaDB's extended type info.
+    const extended = Buffer.concat([catalogToTable, lenencText('p'), lenencText('p'), lenencText('\x00\x04json'), typeEtc]);
+    const noEof = Buffer.from('000100000000000200000000', 'hex');
+    for (const answer of [fake(2, whole), fake(2, extended), exchange(packetOf(0, Buffer.from('\x16SELECT ?')), Buffer.concat([packetOf(1, noEof), definition(2, 'p'), definition(3, 'p')]))]) {
+      const c = mysqlConnectionMocks();
+      c(answer);
+      expect(parametersOf(c(done))).toBe(2);
+    }
+  });
+
   it("the attack's bare prepare of 65,535 and its executes: no parameter object is built (each execute kept as its bytes)", () => {
     const connection = mysqlConnectionMocks();
     connection(barePrepare(65535));
