@@ -2,17 +2,16 @@ import { execFile } from 'node:child_process';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { KeptBytes } from '../src/toolsets/mocks/kept.js';
 import type { PostgresMock } from '../src/toolsets/mocks/keploy/types.js';
 import { MESSAGES_PER_TURN } from '../src/toolsets/mocks/postgres/grouping.js';
 import { MAX_STRUCTURED_VALUES } from '../src/toolsets/mocks/postgres/keploy.js';
 import { recordPostgres } from '../src/toolsets/mocks/postgres/recorder.js';
-import { listen, replayingListener, startPostgres, type RunningPostgres } from '../src/toolsets/mocks/postgres/testing.js';
+import { listen, replayingListener, startPostgres } from '../src/toolsets/mocks/postgres/testing.js';
 import { BackendSplitter, codeOf } from '../src/toolsets/mocks/postgres/wire.js';
 import { promisify } from 'node:util';
-import { connectStdio, type TestClient } from './helpers/client.js';
-import { mocksWorkspace } from './helpers/programs.js';
+import { mocksFixture } from './helpers/mocks-fixture.js';
 import { turnsMarked } from './helpers/stall.js';
 
 /**
@@ -21,10 +20,6 @@ import { turnsMarked } from './helpers/stall.js';
  * more values than MAX_STRUCTURED_VALUES is kept as its bytes; the rows of one within it are read
  * as they arrive, a chunk a turn.
  */
-
-let root: string;
-let dk: TestClient;
-let db: RunningPostgres | undefined;
 
 const BIG = 'select i from generate_series(1,60000) i';
 // 100,000 rows of no column: 7 bytes each, the most rows one answer within the 1 MiB a mock holds can have.
@@ -59,24 +54,19 @@ function answers(down: readonly Buffer[]): Buffer {
   return Buffer.concat(messages.slice(messages.findIndex((m) => codeOf(m) === 'Z') + 1));
 }
 
-beforeAll(async () => {
-  root = mocksWorkspace('debugkit-attack-18u-pg-');
-  writeFileSync(path.join(root, 'rows.sh'), `#!/bin/sh\nexec psql -X -A -t -h 127.0.0.1 -p "$1" -U postgres -d postgres -c "${BIG}" -c "${EMPTY}" -c "${SMALL}" > rows-out.txt\n`);
-  chmodSync(path.join(root, 'rows.sh'), 0o755);
-  db = await startPostgres();
-  dk = await connectStdio({ root, args: ['--toolsets', 'mocks'] });
-}, 120_000);
-afterAll(async () => {
-  await dk?.close();
-  await db?.stop();
+const f = mocksFixture('debugkit-attack-18u-pg-', () => startPostgres(), {
+  prepare: (root) => {
+    writeFileSync(path.join(root, 'rows.sh'), `#!/bin/sh\nexec psql -X -A -t -h 127.0.0.1 -p "$1" -U postgres -d postgres -c "${BIG}" -c "${EMPTY}" -c "${SMALL}" > rows-out.txt\n`);
+    chmodSync(path.join(root, 'rows.sh'), 0o755);
+  },
 });
 
 describe('attack 18u P9: PostgreSQL answers of many rows (a real PostgreSQL)', () => {
   it('reads the rows of a 60,000-row answer in several turns and stops at the bound; keeps it and a 100,000-row answer as bytes, and replays the same bytes', async () => {
     const mocks: PostgresMock[] = [];
     const listener = await listen(async (conn) => {
-      conn.target.port = db!.port;
-      const upstream = net.connect({ host: '127.0.0.1', port: db!.port, allowHalfOpen: true });
+      conn.target.port = f.db.port;
+      const upstream = net.connect({ host: '127.0.0.1', port: f.db.port, allowHalfOpen: true });
       await recordPostgres(conn, upstream, { onMock: (m) => mocks.push(m), kept: new KeptBytes() });
     });
     const recorded = await relay(listener.port);
@@ -91,7 +81,7 @@ describe('attack 18u P9: PostgreSQL answers of many rows (a real PostgreSQL)', (
     });
     let output: string;
     try {
-      output = await psql(recorded.port, db!.password, [BIG, EMPTY]);
+      output = await psql(recorded.port, f.db.password, [BIG, EMPTY]);
     } finally {
       vi.restoreAllMocks();
     }
@@ -119,21 +109,20 @@ describe('attack 18u P9: PostgreSQL answers of many rows (a real PostgreSQL)', (
   }, 120_000);
 
   it('records a 100,000-row answer and a 60,000-row one into a written set, which replays the same output with the server stopped', async () => {
-    const port = db!.port;
-    const rec = await dk.structured('keploy_mock_record', { command: `./rows.sh ${port}`, env: [`PGPASSWORD=${db!.password}`, 'PGSSLMODE=disable'], path: 'keploy-rows' });
+    const port = f.db.port;
+    const rec = await f.dk.structured('keploy_mock_record', { command: `./rows.sh ${port}`, env: [`PGPASSWORD=${f.db.password}`, 'PGSSLMODE=disable'], path: 'keploy-rows' });
     expect(rec).toMatchObject({ success: true, mockCount: 6 });
-    const recorded = readFileSync(path.join(root, 'rows-out.txt'), 'utf8');
+    const recorded = readFileSync(path.join(f.root, 'rows-out.txt'), 'utf8');
     // psql -A -t prints nothing for a row of no column: the 60,000 numbers, then the small answer.
     expect(recorded.split('\n').slice(-4)).toEqual(['59999', '60000', 'small|2', '']);
-    const written = readFileSync(path.resolve(root, rec.mockFilePath), 'utf8');
+    const written = readFileSync(path.resolve(f.root, rec.mockFilePath), 'utf8');
     // Before: 160,000 row entries and as many header letters; now the one small answer's row only.
     expect(written.match(/row_values/g)).toHaveLength(1);
-    await db!.stop();
-    db = undefined;
+    await f.db.stop();
 
-    writeFileSync(path.join(root, 'rows-out.txt'), '');
-    const replay = await dk.structured('keploy_mock_test', { command: `./rows.sh ${port}`, env: ['PGPASSWORD=other', 'PGSSLMODE=disable'], path: 'keploy-rows' });
+    writeFileSync(path.join(f.root, 'rows-out.txt'), '');
+    const replay = await f.dk.structured('keploy_mock_test', { command: `./rows.sh ${port}`, env: ['PGPASSWORD=other', 'PGSSLMODE=disable'], path: 'keploy-rows' });
     expect(replay).toMatchObject({ success: true, mocksMissed: 0, appExitCode: 0 });
-    expect(readFileSync(path.join(root, 'rows-out.txt'), 'utf8')).toBe(recorded);
+    expect(readFileSync(path.join(f.root, 'rows-out.txt'), 'utf8')).toBe(recorded);
   }, 180_000);
 });

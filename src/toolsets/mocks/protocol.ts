@@ -99,6 +99,11 @@ export interface ReplayersOptions {
   /** One line per miss: what was asked and the closest mock. */
   missed(message: string): void;
   /**
+   * A mock of the set answered, by its name, each time it does (a repeated request answered by the
+   * same mock again calls it again): what replay.ts reports as the mocks never used and reused.
+   */
+  served?(mock: string): void;
+  /**
    * A mock captured on a miss (`onMiss: record`). False when it was not kept (past what a set may
    * hold): it is then not added to the replay index either, and a repeat misses again.
    */

@@ -49,7 +49,59 @@ export interface ReplayOutcome {
   recordedDropped: number;
   /** One line per miss, for the first MISS_LINES misses: what was asked, and the closest mock (`missed` counts them all). */
   misses: string[];
+  /** What the set's mocks did in the run (usage): those never used and those answered more often than recorded. */
+  usage: MockUsage;
   run: RunResult;
+}
+
+/**
+ * The set's mocks by what the run made of them. A mock is one recorded exchange: one never used
+ * is a call the program did not make this time (a skipped step, a call that went elsewhere), and
+ * one answered more than once answered a request the recording saw once (a retry, a poll, a loop
+ * that ran longer); both let a run look clean while the program saw something other than what was
+ * recorded. Start-up mocks (`metadata.type: config`, a connection's handshake) answer every
+ * connection and are never counted as reused. Names are kept for the first USAGE_NAMES of each.
+ */
+export interface MockUsage {
+  unused: number;
+  unusedNames: string[];
+  reused: number;
+  /** "name (answered N times)". */
+  reusedNames: string[];
+}
+
+/** Names kept of the mocks never used and of those reused (the counts say how many in all; keploy_mock_test's descriptions say 50). */
+export const USAGE_NAMES = 50;
+
+/** Counts what answered, by mock name; `usage()` says what the set's mocks did. */
+export class UsageCounter {
+  private readonly times = new Map<string, number>();
+  constructor(private readonly mocks: readonly Mock[]) {}
+  served(name: string): void {
+    this.times.set(name, (this.times.get(name) ?? 0) + 1);
+  }
+  usage(): MockUsage {
+    const out: MockUsage = { unused: 0, unusedNames: [], reused: 0, reusedNames: [] };
+    const seen = new Set<string>();
+    for (const mock of this.mocks) {
+      // One name counted once, even when a hand-edited set repeats it.
+      if (seen.has(mock.name)) continue;
+      seen.add(mock.name);
+      const times = this.times.get(mock.name) ?? 0;
+      if (times === 0) {
+        if (out.unused++ < USAGE_NAMES) out.unusedNames.push(mock.name);
+      } else if (times > 1 && !isStartup(mock)) {
+        if (out.reused++ < USAGE_NAMES) out.reusedNames.push(`${mock.name} (answered ${times} times)`);
+      }
+    }
+    return out;
+  }
+}
+
+/** A connection's start-up mock (Keploy's `metadata.type: config`): it answers each connection. */
+function isStartup(mock: Mock): boolean {
+  const spec = (mock as { spec?: { metadata?: Record<string, unknown> } }).spec;
+  return spec?.metadata?.type === 'config';
 }
 
 /**
@@ -88,9 +140,11 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
     recorded.push({ at: Date.now(), order: order++, mock });
     return true;
   };
+  const usage = new UsageCounter(req.mocks);
   const replayers = await replayersFor(req.mocks, {
     ca: req.ca,
     onMiss,
+    served: (name) => usage.served(name),
     ...(req.ignore ? { ignore: req.ignore } : {}),
     ...(req.upstreamCa ? { upstreamCa: req.upstreamCa } : {}),
     missed: miss,
@@ -178,7 +232,7 @@ export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
     misses.length = Math.min(misses.length, MISS_LINES);
   }
   const captured = recorded.sort((a, b) => a.at - b.at || a.order - b.order).map((r) => r.mock);
-  return { ...counts(), recorded: captured, recordedDropped, misses, run };
+  return { ...counts(), recorded: captured, recordedDropped, misses, usage: usage.usage(), run };
 }
 
 /** About how many bytes `mock` holds: its strings and byte arrays (plain data, as parsed or recorded). */

@@ -40,6 +40,7 @@ function h2Replayer(mocks: readonly Mock[], grpc: GrpcIndex, o: ReplayersOptions
     ...(o.onMiss === 'fail' ? {} : { dial }),
     counts: c,
     missed: o.missed,
+    ...(o.served ? { served: o.served } : {}),
     recorded: o.recorded,
   });
   const hasH2 = grpc.size > 0 || httpMocks.some((m) => m.spec.req.proto_major === 2);

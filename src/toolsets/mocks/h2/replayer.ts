@@ -19,6 +19,8 @@ export interface ReplayH2Options {
   dial?: H2Dial;
   counts: { replayed: number; missed: number; fellBack: number };
   missed(message: string): void;
+  /** A mock answered (its name): see ReplayersOptions.served. */
+  served?(mock: string): void;
   /** A call recorded on a miss; false when not kept (then not indexed either: see ReplayersOptions). */
   recorded(mock: Mock): boolean | void;
 }
@@ -52,6 +54,7 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
     });
     if (!r.miss) {
       o.counts.replayed++;
+      o.served?.(r.mock.name);
       respondHttp(stream, r.mock);
       return;
     }
@@ -167,6 +170,7 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
             // The recorded server ended the call here: trailers now, the rest of the client's stream unread.
             finish();
             o.counts.replayed++;
+            o.served?.(r.call.name);
             guard(stream, () => send(r.send, r.call, true));
             stream.resume();
             return;
@@ -181,6 +185,7 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
         if ('miss' in r) return failed(r.miss, GrpcStatus.UNAVAILABLE);
         finish();
         o.counts.replayed++;
+        o.served?.(r.call.name);
         guard(stream, () => send(r.send, r.call, true));
       };
       stream.once('close', () => {

@@ -46,6 +46,7 @@ function httpReplayer(mocks: HttpMock[], o: ReplayersOptions, h2?: (conn: H2Over
     keep: (mock) => o.recorded(mock) !== false,
     onEvent: (event) => {
       if (event.kind === 'missed') o.missed(describeMiss(event));
+      else if (event.kind === 'replayed' && event.mock) o.served?.(event.mock);
     },
   });
   return {

@@ -22,6 +22,8 @@ export const replayer: ReplayerFactory = (mocks, o) => postgresReplayer(ofKind(m
 function postgresReplayer(mocks: PostgresMock[], o: ReplayersOptions): ProtocolReplayer {
   const index = new ReplayIndex(mocks);
   const c = counts();
+  // The start-up answer is made of every start-up mock: each connection started uses them all.
+  const startupMocks = mocks.filter((m) => m.spec.metadata?.type === 'config').map((m) => m.name);
   return {
     kind: 'Postgres',
     // Without PostgreSQL mocks a session passes through (or is recorded) unless misses fail.
@@ -38,7 +40,12 @@ function postgresReplayer(mocks: PostgresMock[], o: ReplayersOptions): ProtocolR
               connectionId: `${conn.id}-on-miss`,
               ...(o.onMiss === 'record' ? { record: (mock: PostgresMock) => o.recorded(mock), ...(o.dropped ? { dropped: o.dropped } : {}) } : { onForwarded: () => void (c.fellBack++, c.missed++) }),
             };
-      await replayPostgres(conn, index, { onMatch: () => void c.replayed++, onMiss: (m) => (c.missed++, o.missed(m.message)), ...(upstream ? { upstream } : {}) });
+      await replayPostgres(conn, index, {
+        onMatch: (m) => void (c.replayed++, o.served?.(m.mock)),
+        onStartup: () => startupMocks.forEach((name) => o.served?.(name)),
+        onMiss: (m) => (c.missed++, o.missed(m.message)),
+        ...(upstream ? { upstream } : {}),
+      });
     },
     counts: c,
   };

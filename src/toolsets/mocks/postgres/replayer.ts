@@ -42,6 +42,8 @@ import { backend, codeOf } from './wire.js';
 export interface ReplayPostgresOptions extends SessionEvents {
   /** A client that stops speaking the protocol (the connection is closed after a FATAL error). */
   onError?(err: unknown): void;
+  /** The connection's start-up was answered from the set's start-up (`type: config`) mocks. */
+  onStartup?(): void;
   /** passthrough / record: misses go to the real server (see upstream.ts) instead of failing. */
   upstream?: UpstreamOptions;
 }
@@ -179,6 +181,7 @@ export function replayPostgres(conn: PostgresConnection, mocks: readonly Postgre
       } else {
         passthrough?.started(m, undefined);
         startup(m, index, hold);
+        options.onStartup?.();
       }
       write();
       return true;
@@ -188,6 +191,7 @@ export function replayPostgres(conn: PostgresConnection, mocks: readonly Postgre
       const password = m.body.toString('utf8', 0, Math.max(0, m.body.indexOf(0)));
       passthrough!.started(startupMessage, password);
       startup(startupMessage, index, hold);
+      options.onStartup?.();
       startupMessage = undefined;
       write();
       return true;

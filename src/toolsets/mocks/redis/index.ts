@@ -34,7 +34,7 @@ function redisReplayer(index: RedisIndex, o: ReplayersOptions): ProtocolReplayer
       const upstream = o.onMiss === 'fail' ? undefined : redisFetcher(() => dial(conn.target, DIAL_TIMEOUT_MS));
       try {
         await replayRedis(conn, index, {
-          onMatch: () => void c.replayed++,
+          onMatch: (m) => void (c.replayed++, o.served?.(m.mock)),
           onMiss: (m) => (c.missed++, o.missed(m.message)),
           ...(upstream
             ? {

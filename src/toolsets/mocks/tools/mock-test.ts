@@ -25,6 +25,10 @@ const input = {
   timeout: z.number().int().min(1).max(3600).optional().describe('Seconds the command may run before it is stopped (default 300)'),
   env: envEntries.optional().describe('["NAME=value", ...] for the command'),
   upstreamCaFile: z.string().optional().describe('A PEM file of CAs to trust for real servers reached on a miss (passthrough, record)'),
+  strict: z
+    .boolean()
+    .optional()
+    .describe('Fail the run when any mock of the set was never used or answered more often than recorded, besides misses and the exit code (default false: those are warnings in `message`)'),
 };
 const output = {
   success: z.boolean(),
@@ -37,6 +41,10 @@ const output = {
   mocksFellBack: z.number().optional().describe('Misses sent to the real destination (fallBackOnMiss)'),
   mocksRecorded: z.number().optional().describe('Misses answered by the real destination and added to the set (onMiss: record)'),
   appOutput: z.string().optional().describe("The end of the program's output (stderr, else stdout) when it failed"),
+  mocksUnused: z.number().optional().describe('Mocks of the set the run never used (a call the program did not make this time)'),
+  unusedMocks: z.array(z.string()).optional().describe('Their names (the first 50; mocksUnused counts them all)'),
+  mocksReused: z.number().optional().describe('Mocks that answered more often than the recording saw their request (start-up mocks excepted)'),
+  reusedMocks: z.array(z.string()).optional().describe('Their names and how often each answered (the first 50; mocksReused counts them all)'),
 };
 
 /** Keploy noise keys to matcher options; refuses what is not one, naming the valid forms. */
@@ -62,6 +70,12 @@ export function parseIgnore(fields: readonly string[]): { ignoreHeaders: string[
     }
   }
   return out;
+}
+
+/** The first names of a list, and how many more. */
+function listed(names: readonly string[], total: number): string {
+  const shown = names.slice(0, 5).join(', ');
+  return total > 5 ? `${shown} and ${total - 5} more` : shown;
 }
 
 export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof output> {
@@ -144,7 +158,12 @@ export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof o
         }
         if (run.timedOut) parts.push(`the command was stopped after ${args.timeout ?? 300} s`);
         else if (run.exitCode !== 0) parts.push(`app exited with code ${run.exitCode}`);
-        const success = missed === 0 && run.exitCode === 0 && !run.timedOut;
+        const { usage } = outcome;
+        const warning = args.strict ? 'strict: ' : 'warning: ';
+        if (usage.unused > 0) parts.push(`${warning}${usage.unused} mocks of the set were never used (${listed(usage.unusedNames, usage.unused)})`);
+        if (usage.reused > 0) parts.push(`${warning}${usage.reused} mocks answered more often than recorded (${listed(usage.reusedNames, usage.reused)})`);
+        const clean = missed === 0 && run.exitCode === 0 && !run.timedOut;
+        const success = clean && !(args.strict && (usage.unused > 0 || usage.reused > 0));
         // A failed replay leads with what missed (the cause, most often), and then only the end of the program's output.
         return {
           success,
@@ -156,7 +175,9 @@ export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof o
           configuration,
           ...(outcome.fellBack > 0 ? { mocksFellBack: outcome.fellBack } : {}),
           ...(outcome.recorded.length > 0 ? { mocksRecorded: outcome.recorded.length } : {}),
-          ...(success ? {} : { appOutput: appOutput(run, missed > 0 ? MISSED_OUTPUT_CHARS : undefined) }),
+          ...(usage.unused > 0 ? { mocksUnused: usage.unused, unusedMocks: usage.unusedNames } : {}),
+          ...(usage.reused > 0 ? { mocksReused: usage.reused, reusedMocks: usage.reusedNames } : {}),
+          ...(clean ? {} : { appOutput: appOutput(run, missed > 0 ? MISSED_OUTPUT_CHARS : undefined) }),
         };
       } catch (err) {
         // A set past the bounds (keploy/describe.ts MockSetBoundError) is an error result, naming the bound and what is valid.

@@ -1,0 +1,91 @@
+// Issue 22, "replay that tells the truth": Keploy reported "missed: 0, exit 0" while the program
+// was served the first recorded answer of a repeated request forever, or skipped calls the
+// recording holds (keploy/keploy PR #4570). keploy_mock_test now says which mocks were never used
+// and which answered more often than recorded; `strict: true` fails such a run.
+import { writeFileSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startPostgres } from '../src/toolsets/mocks/postgres/testing.js';
+import { mocksFixture } from './helpers/mocks-fixture.js';
+
+let api: Server | undefined;
+let port = 0;
+
+/** Calls GET /seq N times, one connection each, and writes the answers, one a line. */
+const CLIENT = `const [port, n] = process.argv.slice(2).map(Number);
+const got = [];
+for (let i = 0; i < n; i++) got.push(await (await fetch('http://127.0.0.1:' + port + '/seq', { headers: { connection: 'close' } })).text());
+(await import('node:fs')).writeFileSync('seq-out.txt', got.join('\\n'));
+`;
+
+const mockTest = (args: Record<string, unknown>) => call('keploy_mock_test', args);
+
+async function call(name: string, args: Record<string, unknown>): Promise<any> {
+  const r = await f.dk.tool(name, args);
+  expect(r.isError, r.text).toBe(false);
+  return r.structured;
+}
+
+const f = mocksFixture('debugkit-mocks-truth-', () => startPostgres(), {
+  prepare: async (root) => {
+    writeFileSync(path.join(root, 'seq.mjs'), CLIENT);
+    let next = 0;
+    api = createServer((_req, res) => res.end(`answer ${++next}`));
+    await new Promise<void>((r) => api!.listen(0, '127.0.0.1', r));
+    port = (api.address() as AddressInfo).port;
+  },
+});
+afterAll(() => new Promise((r) => (api?.listening ? api.close(r) : r(undefined))));
+
+describe('keploy_mock_test: mocks never used and mocks reused', () => {
+  let set = '';
+
+  it('a request repeated three times is recorded as three answers and replayed as recorded, not the first forever', async () => {
+    const rec = await call('keploy_mock_record', { command: `node seq.mjs ${port} 3`, path: 'keploy-seq' });
+    expect(rec).toMatchObject({ success: true, mockCount: 3 });
+    set = rec.mockFilePath.split('/').at(-2);
+    await new Promise((r) => api!.close(r));
+    const run = await mockTest({ command: `node seq.mjs ${port} 3`, mockName: set, path: 'keploy-seq' });
+    expect(run).toMatchObject({ success: true, mocksReplayed: 3, mocksMissed: 0 });
+    expect(run).not.toHaveProperty('mocksUnused');
+    expect(run).not.toHaveProperty('mocksReused');
+    expect(readFileSync(path.join(f.root, 'seq-out.txt'), 'utf8')).toBe('answer 1\nanswer 2\nanswer 3');
+  });
+
+  it('a run that skips a recorded call names the mock never used: a warning, and a failure with strict', async () => {
+    const run = await mockTest({ command: `node seq.mjs ${port} 2`, mockName: set, path: 'keploy-seq' });
+    // Before: success, 2 replayed, 0 missed, and nothing said of the third answer never asked for.
+    expect(run).toMatchObject({ success: true, mocksReplayed: 2, mocksMissed: 0, mocksUnused: 1, unusedMocks: [expect.any(String)] });
+    expect(run.message).toMatch(/warning: 1 mocks of the set were never used \(mock-\S+\)/);
+    const strict = await mockTest({ command: `node seq.mjs ${port} 2`, mockName: set, path: 'keploy-seq', strict: true });
+    expect(strict).toMatchObject({ success: false, mocksUnused: 1, appExitCode: 0 });
+    expect(strict.message).toMatch(/strict: 1 mocks of the set were never used/);
+  });
+
+  it('a run that repeats a request more often than recorded names the mock answered again', async () => {
+    const run = await mockTest({ command: `node seq.mjs ${port} 4`, mockName: set, path: 'keploy-seq' });
+    expect(run).toMatchObject({ success: true, mocksReplayed: 4, mocksMissed: 0, mocksReused: 1, reusedMocks: [expect.stringMatching(/ \(answered 2 times\)$/)] });
+    expect(readFileSync(path.join(f.root, 'seq-out.txt'), 'utf8')).toBe('answer 1\nanswer 2\nanswer 3\nanswer 3');
+    const strict = await mockTest({ command: `node seq.mjs ${port} 4`, mockName: set, path: 'keploy-seq', strict: true });
+    expect(strict).toMatchObject({ success: false, mocksReused: 1 });
+  });
+
+  it('PostgreSQL: a skipped query is named; the start-up mocks used by every connection are neither unused nor reused', async () => {
+    const psql = (queries: string[]) => `PGPASSWORD=${f.db.password} PGSSLMODE=disable psql -X -A -t -h 127.0.0.1 -p ${f.db.port} -U postgres -d postgres ${queries.map((q) => `-c '${q}'`).join(' ')}`;
+    const rec = await call('keploy_mock_record', { command: psql(['select 1', 'select 2']), path: 'keploy-pg' });
+    expect(rec).toMatchObject({ success: true });
+    const pgSet = rec.mockFilePath.split('/').at(-2);
+    const whole = await mockTest({ command: psql(['select 1', 'select 2']), mockName: pgSet, path: 'keploy-pg' });
+    expect(whole).toMatchObject({ success: true, mocksMissed: 0 });
+    expect(whole).not.toHaveProperty('mocksUnused');
+    // Two runs of psql, two connections: the start-up answers each, and is not "reused".
+    writeFileSync(path.join(f.root, 'twice.sh'), `${psql(['select 1'])}\n${psql(['select 2'])}\n`);
+    const twice = await mockTest({ command: 'sh twice.sh', mockName: pgSet, path: 'keploy-pg' });
+    expect(twice, JSON.stringify(twice)).toMatchObject({ success: true, mocksMissed: 0 });
+    expect(twice).not.toHaveProperty('mocksReused');
+    const skipped = await mockTest({ command: psql(['select 1']), mockName: pgSet, path: 'keploy-pg', strict: true });
+    expect(skipped).toMatchObject({ success: false, mocksMissed: 0, mocksUnused: 1 });
+  });
+});
