@@ -6,7 +6,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMockSet } from './keploy/parse.js';
 import { startRedis } from './redis/testing.js';
-import { MISS_LINES, RECORDED_MAX_BYTES, replayMocks } from './replay.js';
+import { MISS_LINES, RECORDED_MAX_BYTES, replayMocks, USAGE_NAMES, UsageCounter } from './replay.js';
+import type { Mock } from './keploy/types.js';
 import { loadCa } from './session.js';
 
 /** replayMocks, the whole of a replay: a real program under the capture proxy, answered from a set. */
@@ -208,4 +209,20 @@ describe('replayMocks', () => {
       await new Promise((resolve) => server.close(resolve));
     }
   }, 90_000);
+});
+
+describe('UsageCounter: what the answer says of the mocks a run did not use, or reused', () => {
+  const mock = (name: string, type?: string) => ({ name, kind: 'Generic', spec: { metadata: type ? { type } : {} } }) as unknown as Mock;
+
+  it('counts every mock, names the first USAGE_NAMES, cuts a long name, and never calls a start-up mock reused', () => {
+    const long = 'x'.repeat(1_000_000);
+    const mocks = [mock(long), mock('start', 'config'), mock('twice'), ...Array.from({ length: USAGE_NAMES + 5 }, (_, i) => mock(`idle-${i}`))];
+    const counter = new UsageCounter(mocks);
+    for (const name of ['start', 'start', 'start', 'twice', 'twice']) counter.served(name);
+    const usage = counter.usage();
+    expect(usage.unused).toBe(USAGE_NAMES + 6);
+    expect(usage.unusedNames).toHaveLength(USAGE_NAMES);
+    expect(usage.unusedNames[0]).toBe(`${'x'.repeat(128)}... (1000000 characters)`);
+    expect(usage).toMatchObject({ reused: 1, reusedNames: ['twice (answered 2 times)'] });
+  });
 });

@@ -5,7 +5,8 @@ import { PARSE_MAX_BYTES, PARSE_MAX_DOCS } from './keploy/scan.js';
 import type { Mock } from './keploy/types.js';
 import { PROTOCOLS } from './protocols.js';
 import { replayersFor } from './replayers.js';
-import { describeRefusals, describeUnauthenticated, startCaptureProxy, UNAUTHENTICATED, type InterceptedConnection } from './proxy/proxy.js';
+import { describeRefusals, describeUnauthenticated, startCaptureProxy, UNAUTHENTICATED, type CaptureProxy, type InterceptedConnection } from './proxy/proxy.js';
+import type { ProtocolReplayer, ReplayCounts } from './protocol.js';
 import { tunnel } from './proxy/tunnel.js';
 import { KeptBytes } from './kept.js';
 import { runThroughProxy, type RunResult } from './runner.js';
@@ -89,14 +90,20 @@ export class UsageCounter {
       seen.add(mock.name);
       const times = this.times.get(mock.name) ?? 0;
       if (times === 0) {
-        if (out.unused++ < USAGE_NAMES) out.unusedNames.push(mock.name);
+        if (out.unused++ < USAGE_NAMES) out.unusedNames.push(shownName(mock.name));
       } else if (times > 1 && !isStartup(mock)) {
-        if (out.reused++ < USAGE_NAMES) out.reusedNames.push(`${mock.name} (answered ${times} times)`);
+        if (out.reused++ < USAGE_NAMES) out.reusedNames.push(`${shownName(mock.name)} (answered ${times} times)`);
       }
     }
     return out;
   }
 }
+
+/** A name as an answer shows it: a set's names are the set's author's text, of any length. */
+function shownName(name: string): string {
+  return name.length <= MAX_SHOWN_NAME ? name : `${name.slice(0, MAX_SHOWN_NAME)}... (${name.length} characters)`;
+}
+const MAX_SHOWN_NAME = 128;
 
 /** A connection's start-up mock (Keploy's `metadata.type: config`): it answers each connection. */
 function isStartup(mock: Mock): boolean {
@@ -115,124 +122,212 @@ export const SILENT_CLIENT_MS = 10_000;
 export const RECORDED_MAX_MOCKS = PARSE_MAX_DOCS;
 export const RECORDED_MAX_BYTES = PARSE_MAX_BYTES;
 
-/** Runs the command with every outgoing call answered from the mock set. */
-export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
-  const onMiss: OnMiss = req.onMiss ?? (req.fallBackOnMiss ? 'passthrough' : 'fail');
-  const misses: string[] = [];
-  const miss = (message: string) => {
-    if (misses.length < MISS_LINES) misses.push(message);
-  };
-  const recorded: Array<{ at: number; order: number; mock: Mock }> = [];
-  let order = 0;
-  let recordedBytes = 0;
-  let recordedDropped = 0;
-  const maxMocks = Math.min(req.maxMocks ?? RECORDED_MAX_MOCKS, RECORDED_MAX_MOCKS);
-  const maxBytes = Math.min(req.maxBytes ?? RECORDED_MAX_BYTES, RECORDED_MAX_BYTES);
-  /**
-   * Keeps a call recorded on a miss, while the set may hold it; false when not (counted). The one
-   * decision for the replay indexes too: a protocol adds a recorded call to its index only when it
-   * was kept, so past the caps a repeat misses and is relayed again, and memory stays bounded.
-   */
-  const keep = (mock: Mock): boolean => {
-    const bytes = mockBytes(mock);
-    if (recorded.length >= maxMocks || recordedBytes + bytes > maxBytes) return (recordedDropped++, false);
-    recordedBytes += bytes;
-    recorded.push({ at: Date.now(), order: order++, mock });
-    return true;
-  };
-  const usage = new UsageCounter(req.mocks);
-  const replayers = await replayersFor(req.mocks, {
-    ca: req.ca,
-    onMiss,
-    served: (name) => usage.served(name),
-    ...(req.ignore ? { ignore: req.ignore } : {}),
-    ...(req.upstreamCa ? { upstreamCa: req.upstreamCa } : {}),
-    missed: miss,
-    recorded: keep,
-    dropped: () => void recordedDropped++,
-    warn: req.warn,
-  });
+/** What a replay serves from and how: everything of a ReplayRequest but the command to run. */
+export interface ReplaySetup {
+  mocks: Mock[];
+  ca: DebugkitCa;
+  /** What a miss does. */
+  onMiss: OnMiss;
+  ignore?: ReplayRequest['ignore'];
+  upstreamCa?: string;
+  maxMocks?: number;
+  maxBytes?: number;
+  ownPorts: number[];
+  owner?: string;
+  /** More targets passed straight through, never replayed (a debugger's own connections on loopback). */
+  exclude?: (host: string, port: number) => boolean;
+  /** Each miss as it happens, its line as the answer words it (what makes a debugged program stop on a miss). */
+  onMissed?: (message: string) => void;
+  warn: (message: string) => void;
+}
+
+/** What a replay did, once it is closed (ReplayOutcome without the run). */
+export type ReplayTally = Omit<ReplayOutcome, 'run'>;
+
+/**
+ * The set's mocks served on a capture proxy of their own, for as long as a program runs through
+ * it: keploy_mock_test runs a command through it (replayMocks), a debug session its program.
+ * `counts()` says what it did so far; `close()` stops the proxy and says what it did in all.
+ */
+export class ReplaySession {
+  private readonly misses: string[] = [];
+  private readonly recorded: Array<{ at: number; order: number; mock: Mock }> = [];
+  private order = 0;
+  private recordedBytes = 0;
+  private recordedDropped = 0;
   /** Connections no replayer took. */
-  const other = { missed: 0, fellBack: 0 };
-  // One budget for the calls recorded on a miss and not finished yet (kept.ts).
-  const kept = new KeptBytes();
-  /**
-   * A connection no replayer took (HTTP and HTTP/2 ones always are): to the real destination,
-   * recorded by its protocol with `onMiss: record`.
-   */
-  const passOn = async (conn: InterceptedConnection) => {
-    const protocol = onMiss === 'record' ? PROTOCOLS.find((p) => p.recorder.accepts(conn)) : undefined;
-    if (!protocol) {
-      other.fellBack++;
-      return void (await tunnel(conn));
-    }
-    await protocol.recorder.record(conn, {
-      ca: req.ca,
-      ...(req.upstreamCa ? { upstreamCa: req.upstreamCa } : {}),
-      dial: (c) =>
-        dialFor(c).catch((err: unknown) => {
-          other.fellBack++;
-          throw err;
-        }),
-      onMock: keep,
-      onDropped: () => void recordedDropped++,
-      kept,
-      warn: req.warn,
-    });
-  };
-  const proxy = await startCaptureProxy({
-    exclude: (host, port) => isOwnServer(host, port, req.ownPorts),
-    ...(req.owner !== undefined ? { owner: req.owner } : {}),
-    // A client silent at first is taken for one waiting to be greeted (MySQL, SMTP). When a miss
-    // fails and no mock here greets, it can only be one still busy before its first write (a
-    // 200,000-command pipeline being built on a loaded machine was answered as a Generic miss).
-    sniffIdleMs: (target) => (onMiss === 'fail' && !replayers.some((r) => r.greets?.(target)) ? SILENT_CLIENT_MS : undefined),
-    onRefused: (why) => req.warn(why === UNAUTHENTICATED ? describeUnauthenticated(1) : `a connection was refused by the capture proxy: ${why}`),
-    onConnection: async (conn) => {
-      try {
-        const replayer = replayers.find((r) => r.accepts(conn));
-        if (replayer) return await replayer.serve(conn);
-        if (onMiss !== 'fail') return void (await passOn(conn));
-        other.missed++;
-        miss(`${conn.protocol} connection to ${conn.target.host}:${conn.target.port}: no ${conn.protocol} mocks can answer it`);
-        conn.client.destroy();
-      } catch (err) {
-        req.warn(`replaying ${conn.target.host}:${conn.target.port}: ${String(err)}`);
-      }
-    },
-  });
-  const counts = () => {
-    const total = { replayed: 0, missed: other.missed + other.fellBack, fellBack: other.fellBack };
-    for (const r of replayers) {
+  private readonly other = { missed: 0, fellBack: 0 };
+  private replayers: ProtocolReplayer[] = [];
+  private proxyServer: CaptureProxy | undefined;
+  private closed: Promise<ReplayTally> | undefined;
+  private readonly usage: UsageCounter;
+
+  private constructor(private readonly setup: ReplaySetup) {
+    this.usage = new UsageCounter(setup.mocks);
+  }
+
+  static async start(setup: ReplaySetup): Promise<ReplaySession> {
+    const session = new ReplaySession(setup);
+    await session.open();
+    return session;
+  }
+
+  /** Where the program's connections go, and the credential it shows there. */
+  get proxy(): CaptureProxy {
+    return this.proxyServer!;
+  }
+
+  /** Mocks served and missed so far (a fallback is a miss too), as the answers count them. */
+  counts(): ReplayCounts {
+    const total = { replayed: 0, missed: this.other.missed + this.other.fellBack, fellBack: this.other.fellBack };
+    for (const r of this.replayers) {
       total.replayed += r.counts.replayed;
       total.missed += r.counts.missed;
       total.fellBack += r.counts.fellBack;
     }
     return total;
-  };
+  }
+
+  /** The miss lines so far (the first MISS_LINES). */
+  get missLines(): readonly string[] {
+    return this.misses;
+  }
+
+  /** Stops the proxy (every connection through it ends) and says what the replay did; once. */
+  close(): Promise<ReplayTally> {
+    this.closed ??= this.tally();
+    return this.closed;
+  }
+
+  private miss(message: string): void {
+    if (this.misses.length < MISS_LINES) this.misses.push(message);
+    this.setup.onMissed?.(message);
+  }
+
+  /**
+   * Keeps a call recorded on a miss, while the set may hold it; false when not (counted). The one
+   * decision for the replay indexes too: a protocol adds a recorded call to its index only when it
+   * was kept, so past the caps a repeat misses and is relayed again, and memory stays bounded.
+   */
+  private keep(mock: Mock): boolean {
+    const maxMocks = Math.min(this.setup.maxMocks ?? RECORDED_MAX_MOCKS, RECORDED_MAX_MOCKS);
+    const maxBytes = Math.min(this.setup.maxBytes ?? RECORDED_MAX_BYTES, RECORDED_MAX_BYTES);
+    const bytes = mockBytes(mock);
+    if (this.recorded.length >= maxMocks || this.recordedBytes + bytes > maxBytes) return (this.recordedDropped++, false);
+    this.recordedBytes += bytes;
+    this.recorded.push({ at: Date.now(), order: this.order++, mock });
+    return true;
+  }
+
+  private async open(): Promise<void> {
+    const { setup } = this;
+    const { onMiss } = setup;
+    const replayers = await replayersFor(setup.mocks, {
+      ca: setup.ca,
+      onMiss,
+      served: (name) => this.usage.served(name),
+      ...(setup.ignore ? { ignore: setup.ignore } : {}),
+      ...(setup.upstreamCa ? { upstreamCa: setup.upstreamCa } : {}),
+      missed: (message) => this.miss(message),
+      recorded: (mock) => this.keep(mock),
+      dropped: () => void this.recordedDropped++,
+      warn: setup.warn,
+    });
+    this.replayers = replayers;
+    // One budget for the calls recorded on a miss and not finished yet (kept.ts).
+    const kept = new KeptBytes();
+    /**
+     * A connection no replayer took (HTTP and HTTP/2 ones always are): to the real destination,
+     * recorded by its protocol with `onMiss: record`.
+     */
+    const passOn = async (conn: InterceptedConnection) => {
+      const protocol = onMiss === 'record' ? PROTOCOLS.find((p) => p.recorder.accepts(conn)) : undefined;
+      if (!protocol) {
+        this.other.fellBack++;
+        return void (await tunnel(conn));
+      }
+      await protocol.recorder.record(conn, {
+        ca: setup.ca,
+        ...(setup.upstreamCa ? { upstreamCa: setup.upstreamCa } : {}),
+        dial: (c) =>
+          dialFor(c).catch((err: unknown) => {
+            this.other.fellBack++;
+            throw err;
+          }),
+        onMock: (mock) => this.keep(mock),
+        onDropped: () => void this.recordedDropped++,
+        kept,
+        warn: setup.warn,
+      });
+    };
+    this.proxyServer = await startCaptureProxy({
+      exclude: (host, port) => isOwnServer(host, port, setup.ownPorts) || (setup.exclude?.(host, port) ?? false),
+      ...(setup.owner !== undefined ? { owner: setup.owner } : {}),
+      // A client silent at first is taken for one waiting to be greeted (MySQL, SMTP). When a miss
+      // fails and no mock here greets, it can only be one still busy before its first write (a
+      // 200,000-command pipeline being built on a loaded machine was answered as a Generic miss).
+      sniffIdleMs: (target) => (onMiss === 'fail' && !replayers.some((r) => r.greets?.(target)) ? SILENT_CLIENT_MS : undefined),
+      onRefused: (why) => setup.warn(why === UNAUTHENTICATED ? describeUnauthenticated(1) : `a connection was refused by the capture proxy: ${why}`),
+      onConnection: async (conn) => {
+        try {
+          const replayer = replayers.find((r) => r.accepts(conn));
+          if (replayer) return await replayer.serve(conn);
+          if (onMiss !== 'fail') return void (await passOn(conn));
+          this.other.missed++;
+          this.miss(`${conn.protocol} connection to ${conn.target.host}:${conn.target.port}: no ${conn.protocol} mocks can answer it`);
+          conn.client.destroy();
+        } catch (err) {
+          setup.warn(`replaying ${conn.target.host}:${conn.target.port}: ${String(err)}`);
+        }
+      },
+    });
+  }
+
+  private async tally(): Promise<ReplayTally> {
+    const proxy = this.proxyServer!;
+    await proxy.close();
+    const { misses } = this;
+    // A refused connection is a call the set did not answer: counted as missed, and said first (the likely cause of what else failed).
+    const refused = proxy.refused;
+    if (refused.length > 0) {
+      this.other.missed += refused.reduce((n, r) => n + r.count, 0);
+      misses.unshift(describeRefusals(refused));
+      misses.length = Math.min(misses.length, MISS_LINES);
+    }
+    // Said, not counted as missed: any local process can knock on the ports, and must not fail another's replay.
+    if (proxy.unauthenticated > 0) {
+      misses.unshift(describeUnauthenticated(proxy.unauthenticated));
+      misses.length = Math.min(misses.length, MISS_LINES);
+    }
+    const captured = this.recorded.sort((a, b) => a.at - b.at || a.order - b.order).map((r) => r.mock);
+    return { ...this.counts(), recorded: captured, recordedDropped: this.recordedDropped, misses: [...misses], usage: this.usage.usage() };
+  }
+}
+
+/** Runs the command with every outgoing call answered from the mock set. */
+export async function replayMocks(req: ReplayRequest): Promise<ReplayOutcome> {
+  const session = await ReplaySession.start({
+    mocks: req.mocks,
+    ca: req.ca,
+    onMiss: req.onMiss ?? (req.fallBackOnMiss ? 'passthrough' : 'fail'),
+    ...(req.ignore ? { ignore: req.ignore } : {}),
+    ...(req.upstreamCa ? { upstreamCa: req.upstreamCa } : {}),
+    ...(req.maxMocks !== undefined ? { maxMocks: req.maxMocks } : {}),
+    ...(req.maxBytes !== undefined ? { maxBytes: req.maxBytes } : {}),
+    ownPorts: req.ownPorts,
+    ...(req.owner !== undefined ? { owner: req.owner } : {}),
+    warn: req.warn,
+  });
   let run: RunResult;
   try {
-    run = await runThroughProxy(req, proxy, (ms) => {
-      const c = counts();
+    run = await runThroughProxy(req, session.proxy, (ms) => {
+      const c = session.counts();
       req.onTick?.(ms, c.replayed, c.missed);
     });
   } finally {
-    await proxy.close();
+    await session.close();
   }
-  // A refused connection is a call the set did not answer: counted as missed, and said first (the likely cause of what else failed).
-  const refused = proxy.refused;
-  if (refused.length > 0) {
-    other.missed += refused.reduce((n, r) => n + r.count, 0);
-    misses.unshift(describeRefusals(refused));
-    misses.length = Math.min(misses.length, MISS_LINES);
-  }
-  // Said, not counted as missed: any local process can knock on the ports, and must not fail another's replay.
-  if (proxy.unauthenticated > 0) {
-    misses.unshift(describeUnauthenticated(proxy.unauthenticated));
-    misses.length = Math.min(misses.length, MISS_LINES);
-  }
-  const captured = recorded.sort((a, b) => a.at - b.at || a.order - b.order).map((r) => r.mock);
-  return { ...counts(), recorded: captured, recordedDropped, misses, usage: usage.usage(), run };
+  return { ...(await session.close()), run };
 }
 
 /** About how many bytes `mock` holds: its strings and byte arrays (plain data, as parsed or recorded). */
