@@ -123,14 +123,14 @@ export class HttpGate {
     key: KeyContext,
     req: IncomingMessage,
     res: ServerResponse,
-    route: { toolset: string; path: string; params: Record<string, string> },
+    route: { toolset: string; path: string; params: Record<string, string>; scopes?: string[] },
     params: unknown,
   ): Promise<{ finish: FinishCall } | { refusal: Refusal }> {
     const scope = req.method === 'GET' ? `${route.toolset}:read` : route.toolset;
     const tool = `${req.method} ${route.path}`;
     // The session a REST call acts on is the one its path names: a body field (a forged "session_id") must not rename it in the audit.
     const call = { tool, args: params, client: httpClientLabel(req), transport: 'rest' as const, traceparent: headerOf(req, 'traceparent'), debugSession: debugSessionOf(route.params) };
-    const forbidden = this.plane.authorizeScopes(key, tool, [scope]);
+    const forbidden = this.plane.authorizeScopes(key, tool, [scope, ...(route.scopes ?? [])]);
     const admission = await this.plane.admit(key, { rate: true, quota: forbidden === null });
     for (const [k, v] of Object.entries(admission.headers)) res.setHeader(k, v);
     const refusal: Refusal | undefined = admission.refusal ?? forbidden ?? undefined;

@@ -42,6 +42,8 @@ export interface RestRoute {
   /** Path pattern with `:name` parameters, e.g. `/sessions/:id`. */
   path: string;
   handle(params: Record<string, string>, body: unknown, req: IncomingMessage, res: ServerResponse, client: RouteClient): Promise<void>;
+  /** Capability scopes this request needs beyond the toolset's, by its body (as a tool's `scopes.of`). */
+  scopes?(body: unknown): string[];
 }
 
 export interface ToolsetEnv {

@@ -101,7 +101,7 @@ export interface ServerHooks {
     principal: Principal,
     req: IncomingMessage,
     res: ServerResponse,
-    route: { toolset: string; path: string; params: Record<string, string> },
+    route: { toolset: string; path: string; params: Record<string, string>; scopes?: string[] },
     params: Record<string, unknown>,
   ): Promise<EndToolCall | Denial>;
   /** Once at start: every tool the toolsets register, with its toolset and read-only flag. */

@@ -325,7 +325,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
       // Control plane: a REST route needs its toolset's scope, counts as a call and is audited first.
       // The route's own parameters win: a body field named like one (a forged "id") must not rename what is audited.
       const params = { ...(body && typeof body === 'object' && !Array.isArray(body) ? body : {}), ...found.params };
-      const admitted = await dk.hooks.admitRoute(principal, req, res, { toolset: found.route.toolset, path: found.route.path, params: found.params }, params);
+      const admitted = await dk.hooks.admitRoute(principal, req, res, { toolset: found.route.toolset, path: found.route.path, params: found.params, scopes: found.route.scopes?.(body) ?? [] }, params);
       if (typeof admitted !== 'function') return sendDenial(res, admitted, undefined, admitted.status ?? statusFor(admitted.code));
       try {
         await found.route.handle(found.params, body, req, res, client);

@@ -104,6 +104,12 @@ export interface ReplayersOptions {
    */
   served?(mock: string): void;
   /**
+   * What a miss's answer waits for, once the miss is said (`missed`): a debugger pausing the program
+   * (stopOnMiss), so that it stops where the answer comes back rather than some calls later.
+   * HTTP and HTTP/2 wait; the other protocols answer at once.
+   */
+  holdMiss?(): Promise<void>;
+  /**
    * A mock captured on a miss (`onMiss: record`). False when it was not kept (past what a set may
    * hold): it is then not added to the replay index either, and a repeat misses again.
    */

@@ -138,6 +138,8 @@ export interface ReplaySetup {
   exclude?: (host: string, port: number) => boolean;
   /** Each miss as it happens, its line as the answer words it (what makes a debugged program stop on a miss). */
   onMissed?: (message: string) => void;
+  /** What a miss's answer waits for (ReplayersOptions.holdMiss). */
+  holdMiss?: () => Promise<void>;
   warn: (message: string) => void;
 }
 
@@ -226,6 +228,7 @@ export class ReplaySession {
       ca: setup.ca,
       onMiss,
       served: (name) => this.usage.served(name),
+      ...(setup.holdMiss ? { holdMiss: setup.holdMiss } : {}),
       ...(setup.ignore ? { ignore: setup.ignore } : {}),
       ...(setup.upstreamCa ? { upstreamCa: setup.upstreamCa } : {}),
       missed: (message) => this.miss(message),

@@ -24,6 +24,8 @@ export interface LaunchSpec {
   /** Runs between `initialized` and `configurationDone`: breakpoints go in here. */
   configure(dap: DapConnection): Promise<void>;
   timeoutMs: number;
+  /** The adapter's pid, as soon as it runs (before the program is launched). */
+  onAdapter?(pid: number): void;
 }
 
 const DAP_TIMEOUT_MS = 30_000;
@@ -143,6 +145,7 @@ export class DebugpyAdapter {
     const { interpreter } = spec;
     const env = { ...process.env, PYTHONPATH: interpreter.pythonPath };
     const proc = await spawnChild(interpreter.python, ['-m', 'debugpy.adapter'], { stdio: ['pipe', 'pipe', 'pipe'], env });
+    if (proc.child.pid !== undefined) spec.onAdapter?.(proc.child.pid);
     proc.child.stderr!.resume();
     const dap = new DapConnection(proc.child.stdout!, proc.child.stdin!, { name: 'debugpy', timeoutMs: DAP_TIMEOUT_MS });
     const adapter = new DebugpyAdapter(proc, dap);

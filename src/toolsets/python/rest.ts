@@ -6,10 +6,12 @@ import { redactValue } from '../../mcp/redact-answers.js';
 import { sendJson, sendRestError } from '../../mcp/rest.js';
 import type { RestRoute, RouteClient } from '../../mcp/toolset.js';
 import { line, projectFile, startInput } from './schemas.js';
+import { mocksOption } from '../mocks/option.js';
 import type { PythonService } from './service.js';
 import type { RunOutcome } from './session.js';
 
-const startBody = z.object(startInput);
+// The contract's fields, and debugkit's own `mocks` (debug under a mock set), which the contract's clients never send.
+const startBody = z.object({ ...startInput, mocks: mocksOption.optional() });
 const breakpointBody = z.object({ file: projectFile, line });
 
 /**
@@ -36,7 +38,13 @@ export function pythonRoutes(service: PythonService): RestRoute[] {
     return contractShape(await service.runTo(owner, id, file, { line: at }, { timeoutMs: 30_000, signal }));
   };
   return [
-    { method: 'POST', path: '/sessions', handle: handle((owner, _p, body, client) => service.start(owner, parse(startBody, body), client.principal.id)) },
+    {
+      method: 'POST',
+      path: '/sessions',
+      handle: handle((owner, _p, body, client) => service.start(owner, parse(startBody, body), client.principal.id)),
+      // As python_start_session: a program under a mock set needs keploy_mock_test's scope.
+      scopes: (body) => (body && typeof body === 'object' && 'mocks' in body && (body as { mocks?: unknown }).mocks != null ? ['mocks:run'] : []),
+    },
     { method: 'POST', path: '/sessions/:id/breakpoint', handle: handle((owner, p, body, client) => run(owner, p.id!, body, client.signal)) },
     { method: 'POST', path: '/sessions/:id/continue', handle: handle((owner, p, body, client) => run(owner, p.id!, body, client.signal)) },
     { method: 'GET', path: '/sessions/:id', handle: handle(async (owner, p) => service.registry.get(owner, p.id!).state()) },

@@ -14,6 +14,13 @@ export const startInput = {
   pythonPath: z.string().optional().describe('Absolute path of the Python interpreter (default: python3 on PATH)'),
 };
 
+/**
+ * Under a mock set (python_start_session `mocks`): what replay did ({set, replayed, missed, misses?,
+ * fellBack?}, mocks/under.ts ReplayAtStop). Kept loose in the listed schema: it is on every run
+ * answer, and tools/list carries each output schema whole.
+ */
+const replayAtStop = z.record(z.string(), z.unknown()).optional();
+
 export const runLimits = {
   timeout: z.number().min(0.1).max(3600).optional().describe('Seconds before the program is paused with a TimeoutError (default 30)'),
   maxReprLength: z.number().int().min(10).max(100_000).optional().describe('Longest repr shown (default 200; longer ones are cut: isTruncated)'),
@@ -63,12 +70,14 @@ export const runOutput = {
     .object({ condition: z.string(), error: z.string(), message: z.string() })
     .optional()
     .describe("This stop's breakpoint condition raised (error: the exception line); the program stopped here rather than take it as false"),
+  mocks: replayAtStop,
 };
 
 export const stateOutput = {
   status: z.enum(['idle', 'running', 'paused', 'completed', 'error']),
   lastBreakpoint: z.object({ file: z.string(), line: z.number(), hitCount: z.number() }).nullable(),
   timings: z.object({ lastRunMs: z.number().nullable(), totalCpuTimeMs: z.number().nullable() }).nullable(),
+  mocks: replayAtStop.describe('Under a mock set: {set, replayed, missed, misses, fellBack} in all; each stop says {set, replayed, missed, misses} since the last'),
 };
 
 export const breakpointReports = { breakpoints: z.array(breakpointReport) };

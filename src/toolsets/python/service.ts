@@ -9,6 +9,8 @@ import type { Logger } from '../../mcp/log.js';
 import type { BreakpointSpec } from './breakpoints.js';
 import { resolveInterpreter } from './interpreter.js';
 import { PythonSession, type RunOptions, type RunOutcome } from './session.js';
+import type { DebugReplay } from '../mocks/under.js';
+import type { MocksOption } from '../mocks/option.js';
 
 export interface StartRequest {
   entry: string;
@@ -17,6 +19,8 @@ export interface StartRequest {
   pythonPath?: string;
   stopOnRaisedExceptions?: boolean;
   idleTimeout?: number;
+  /** Run the program under this mock set (issue 22: debug under replayed dependencies). */
+  mocks?: MocksOption;
 }
 
 const DEFAULT_IDLE_MS = 30 * 60 * 1000;
@@ -30,7 +34,7 @@ export class PythonService {
   /** `expired`: told of each session that ended idle (see ToolsetEnv.sessionExpired). */
   constructor(
     readonly config: Config,
-    log: Logger,
+    private readonly log: Logger,
     expired?: (owner: string, id: string) => void,
   ) {
     this.registry = new SessionRegistry<PythonSession>({
@@ -56,7 +60,21 @@ export class PythonService {
     // (see the entry hook in boot/sitecustomize.py), never what the path names when it starts.
     const program = this.openEntry(req.entry);
     let session: PythonSession | undefined;
+    let replay: DebugReplay | undefined;
     try {
+      if (req.mocks) {
+        // The replay engine loads with the first session that asks for it.
+        const { DebugReplay } = await import('../mocks/under.js');
+        replay = await DebugReplay.start({
+          root: this.root(),
+          option: req.mocks,
+          ...(key !== undefined ? { owner: key } : {}),
+          ownPorts: [this.config.http.port],
+          // debugpy's adapter listens on loopback for the program it runs: those connections are the debugger's own.
+          debuggerPids: () => (session?.debuggerPid !== undefined ? [session.debuggerPid] : []),
+          warn: (message) => this.log.warn(`python session under mock set '${req.mocks!.set}': ${message}`),
+        });
+      }
       const info = await this.registry.create(
         owner,
         timeoutMs,
@@ -68,6 +86,7 @@ export class PythonService {
             env: req.env ?? {},
             interpreter,
             stopOnRaised: req.stopOnRaisedExceptions ?? false,
+            ...(replay ? { replay } : {}),
           });
           return session;
         },
@@ -75,8 +94,11 @@ export class PythonService {
       );
       return { sessionId: info.id };
     } finally {
-      // A session that was made owns the entry and closes it when it ends.
-      if (!session) program.close();
+      // A session that was made owns the entry (and the replay) and closes them when it ends.
+      if (!session) {
+        program.close();
+        await replay?.close();
+      }
     }
   }
 

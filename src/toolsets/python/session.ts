@@ -1,3 +1,4 @@
+import type { DebugReplay, ReplayAtStop } from '../mocks/under.js';
 import path from 'node:path';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DebugkitError } from '../../core/errors.js';
@@ -23,6 +24,8 @@ export interface SessionSpec {
   env: Record<string, string>;
   interpreter: Interpreter;
   stopOnRaised: boolean;
+  /** The mock set the program's calls are answered from (closed with the session). */
+  replay?: DebugReplay;
 }
 
 export interface RunOptions {
@@ -56,6 +59,8 @@ export interface RunOutcome {
   breakpointWarnings?: BreakpointReport[];
   /** The stop's breakpoint condition raised: it stopped there, as VS Code does, rather than take it as false. */
   conditionError?: { condition: string; error: string; message: string };
+  /** Under a mock set: what replay did since the last stop. */
+  mocks?: ReplayAtStop;
 }
 
 export type EvaluateView = TreeView & { expandable: boolean; membersTruncated?: boolean; hint?: string };
@@ -64,6 +69,7 @@ export interface SessionState {
   status: Status;
   lastBreakpoint: { file: string; line: number; hitCount: number } | null;
   timings: { lastRunMs: number | null; totalCpuTimeMs: number | null } | null;
+  mocks?: ReplayAtStop & { fellBack: number };
 }
 
 /** Linux reports process CPU time in USER_HZ ticks, fixed at 100 on the architectures Node runs on. */
@@ -89,16 +95,42 @@ export class PythonSession implements SessionResource {
   /** Why the engine went away, once it has. */
   private engineGone: string | undefined;
 
-  constructor(private readonly spec: SessionSpec) {}
+  /** The debugpy adapter's pid from the moment it runs (`adapter` is set once the program is launched). */
+  private adapterPid: number | undefined;
+  /** The miss a pause was asked for (stopOnMiss), until the stop it caused is described. */
+  private missPause: string | undefined;
+
+  constructor(private readonly spec: SessionSpec) {
+    if (spec.replay?.stopOnMiss) spec.replay.onMiss((message) => this.pauseOnMiss(message));
+  }
 
   state(): SessionState {
     this.sampleCpu();
     const timings = this.lastRunMs === null ? null : { lastRunMs: this.lastRunMs, totalCpuTimeMs: this.cpuMs };
-    return { status: this.status, lastBreakpoint: this.lastBreakpoint, timings };
+    const mocks = this.spec.replay?.totals();
+    return { status: this.status, lastBreakpoint: this.lastBreakpoint, timings, ...(mocks ? { mocks } : {}) };
+  }
+
+  /**
+   * stopOnMiss: a call missed, so the program is paused where it is running, which is the thread
+   * that asked once its request comes back with the miss (debugpy pauses a thread at its next line
+   * of Python; one blocked in a socket read pauses when the read returns). The stop says why.
+   */
+  private async pauseOnMiss(message: string): Promise<void> {
+    const adapter = this.adapter;
+    if (this.status !== 'running' || !adapter || this.missPause !== undefined) return;
+    this.missPause = message;
+    const threadId = this.threadId ?? (await adapter.dap.request('threads').catch(() => undefined))?.threads[0]?.id;
+    if (threadId !== undefined) await adapter.dap.request('pause', { threadId }).catch(() => undefined);
   }
 
   get output() {
     return this.adapter ? { stdout: this.adapter.stdout, stderr: this.adapter.stderr } : undefined;
+  }
+
+  /** The debugger's own process (debugpy's adapter), once started: its ports on loopback are the debugger's, not the program's dependencies. */
+  get debuggerPid(): number | undefined {
+    return this.adapterPid;
   }
 
   get pids(): number[] {
@@ -219,6 +251,7 @@ export class PythonSession implements SessionResource {
       await this.adapter?.dispose();
     } finally {
       this.spec.program.close();
+      await this.spec.replay?.close();
     }
   }
 
@@ -231,9 +264,11 @@ export class PythonSession implements SessionResource {
         interpreter: spec.interpreter,
         program: spec.program,
         args: spec.args,
-        env: spec.env,
+        // The replay's variables last: they route the program through the mock set's proxy.
+        env: { ...spec.env, ...spec.replay?.env },
         cwd: spec.root,
         timeoutMs: Math.max(options.timeoutMs, 20_000),
+        onAdapter: (pid) => (this.adapterPid = pid),
         configure: async (dap) => {
           await dap.request('setExceptionBreakpoints', { filters: spec.stopOnRaised ? ['raised', 'uncaught'] : ['uncaught'] });
           // debugpy tells pydevd to take a condition that raises as false, silently (a NameError
@@ -319,6 +354,9 @@ export class PythonSession implements SessionResource {
       stackDepth: snap.depth,
     };
     if (snap.localsOmitted > 0) outcome.localsOmitted = snap.localsOmitted;
+    this.addReplay(outcome);
+    if (stop.reason === 'pause' && this.missPause !== undefined) outcome.reason = 'mock miss';
+    this.missPause = undefined;
     if (stop.reason === 'exception') {
       outcome.error = await this.exceptionError(snap);
       outcome.frameInfo = null;
@@ -363,6 +401,7 @@ export class PythonSession implements SessionResource {
     // An uncaught exception was reported at its stop; the program ending afterwards keeps that verdict.
     this.status = this.exceptionSeen ? 'error' : 'completed';
     const outcome: RunOutcome = { hit: false, completed: true, frameInfo: null, locals: null, error: null, status: this.status };
+    this.addReplay(outcome);
     if (adapter.exitCode !== undefined) outcome.exitCode = adapter.exitCode;
     if (!this.exceptionSeen && adapter.exitCode !== undefined && adapter.exitCode !== 0) {
       // Exceptions debugpy does not stop on (RecursionError, errors at interpreter exit) still print a traceback.
@@ -373,6 +412,12 @@ export class PythonSession implements SessionResource {
       }
     }
     return outcome;
+  }
+
+  /** Under a mock set: what replay did since the last stop, on this one. */
+  private addReplay(outcome: RunOutcome): void {
+    const replay = this.spec.replay?.sinceLastStop();
+    if (replay) outcome.mocks = replay;
   }
 
   private countHit(frame: { file: string; line: number } | null): void {

@@ -41,6 +41,7 @@ function h2Replayer(mocks: readonly Mock[], grpc: GrpcIndex, o: ReplayersOptions
     counts: c,
     missed: o.missed,
     ...(o.served ? { served: o.served } : {}),
+    ...(o.holdMiss ? { holdMiss: o.holdMiss } : {}),
     recorded: o.recorded,
   });
   const hasH2 = grpc.size > 0 || httpMocks.some((m) => m.spec.req.proto_major === 2);

@@ -21,6 +21,8 @@ export interface ReplayH2Options {
   missed(message: string): void;
   /** A mock answered (its name): see ReplayersOptions.served. */
   served?(mock: string): void;
+  /** A miss's answer waits for this (ReplayersOptions.holdMiss). */
+  holdMiss?(): Promise<void>;
   /** A call recorded on a miss; false when not kept (then not indexed either: see ReplayersOptions). */
   recorded(mock: Mock): boolean | void;
 }
@@ -62,6 +64,8 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
     if (await fallBack(stream, headers, miss, body)) return;
     o.counts.missed++;
     o.missed(miss);
+    await o.holdMiss?.();
+    if (stream.destroyed) return;
     stream.respond({ ':status': 502, 'content-type': 'text/plain; charset=utf-8' });
     stream.end(`debugkit mocks: no mock matches ${miss}\n`);
   }
@@ -140,6 +144,7 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
           if (!answering && (await fallBack(stream, headers, miss, { prefix, live: stream }))) return;
           o.counts.missed++;
           o.missed(miss);
+          await o.holdMiss?.();
           if (stream.destroyed) return;
           const text = encodeGrpcMessage(`debugkit mocks: ${miss}`);
           if (answering) {

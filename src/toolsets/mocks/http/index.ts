@@ -44,6 +44,7 @@ function httpReplayer(mocks: HttpMock[], o: ReplayersOptions, h2?: (conn: H2Over
     onMiss: o.onMiss,
     ...(o.upstreamCa ? { upstream: { ca: o.upstreamCa } } : {}),
     keep: (mock) => o.recorded(mock) !== false,
+    ...(o.holdMiss ? { holdMiss: o.holdMiss } : {}),
     onEvent: (event) => {
       if (event.kind === 'missed') o.missed(describeMiss(event));
       else if (event.kind === 'replayed' && event.mock) o.served?.(event.mock);

@@ -66,6 +66,8 @@ export interface ReplayerOptions {
    * added to the matcher (and reported `recorded`); past what a set may hold a repeat is relayed again.
    */
   keep?: (mock: HttpMock) => boolean;
+  /** A miss's answer waits for this, once the miss is said (ReplayersOptions.holdMiss). */
+  holdMiss?: () => Promise<void>;
 }
 
 export interface ServedConnection {
@@ -207,6 +209,7 @@ export class HttpReplayer {
     this.counters.missed++;
     const closest = result.miss ? result.closest : undefined;
     this.options.onEvent?.({ kind: 'missed', method, url, ...(closest ? { mock: closest.name, differences: closest.differences } : {}), ...(result.miss ? {} : { error: why.error }) });
+    await this.options.holdMiss?.();
     sendJson(res, 502, { ...why, request: { method, url } });
   }
 }

@@ -10,10 +10,10 @@ import { mocksDir } from '../paths.js';
 const input = {
   command: z.string().describe("Application command to run (e.g. 'go run main.go' or 'npm start')"),
   path: z.string().optional().describe('Path to store mock files (default: ./keploy)'),
-  timeout: z.number().int().min(1).max(3600).optional().describe('Seconds the command may run before it is stopped (default 300)'),
+  timeout: z.number().int().min(1).max(3600).optional().describe('Seconds before the command is stopped (default 300)'),
   env: envEntries.optional().describe('["NAME=value", ...] for the command'),
-  upstreamCaFile: z.string().optional().describe('A PEM file of CAs to trust for the real servers instead of the system ones (for servers with private certificates)'),
-  insecureUpstream: z.boolean().optional().describe("Do not verify the real servers' TLS certificates while recording (default false), e.g. MySQL's auto-generated ones that name no host"),
+  upstreamCaFile: z.string().optional().describe('PEM CAs for the real services (private certificates)'),
+  insecureUpstream: z.boolean().optional().describe("Skip verifying the real services' TLS certificates (default false)"),
 };
 const output = {
   success: z.boolean(),
@@ -35,8 +35,8 @@ export function mockRecordTool(ctx: MocksContext): ToolSpec<typeof input, typeof
     description:
       'Record outgoing calls (HTTP APIs, databases, message queues, etc.) from your application. This captures all ' +
       'external dependencies while running your application command, creating mock files that can be replayed during ' +
-      "testing. No root needed: it runs under proxychains4 through debugkit's capture proxy; HTTPS is decrypted with " +
-      "debugkit's own CA. The command is split as a shell would, and run without one (no pipes or redirections).",
+      "testing. No root needed (proxychains4); HTTPS is decrypted with debugkit's CA. The command is split as a shell " +
+      'would and run without one (no pipes or redirections).',
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },

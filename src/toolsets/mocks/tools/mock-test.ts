@@ -12,23 +12,17 @@ const input = {
   command: z.string().describe("Test command to run (e.g. 'go test -v' or 'npm test')"),
   mockName: z.string().optional().describe('Name of the mock set to replay. Use keploy_list_mocks to see available mocks. If not provided, the latest mock set will be used.'),
   fallBackOnMiss: z.boolean().optional().describe('Whether to fall back to real calls when no mock matches (default: false)'),
-  onMiss: z
-    .enum(['fail', 'passthrough', 'record'])
-    .optional()
-    .describe('What a call no mock matches does: fail (default), passthrough (the real destination; same as fallBackOnMiss), record (the real destination, and the exchange is added to the mock set)'),
+  onMiss: z.enum(['fail', 'passthrough', 'record']).optional().describe('A call no mock matches: fail (default), passthrough (to the real service), record (also added to the set)'),
   ignore: z
     .array(z.string().min(1).max(200))
     .max(100)
     .optional()
     .describe("Fields that never decide a match, as Keploy's noise: 'header.<Name>', 'query.<name>', 'body.<JSON path>' (body.data.ts, body.items[*].id, body..nonce)"),
   path: z.string().optional().describe('Where the mock sets are (default: ./keploy)'),
-  timeout: z.number().int().min(1).max(3600).optional().describe('Seconds the command may run before it is stopped (default 300)'),
+  timeout: z.number().int().min(1).max(3600).optional().describe('Seconds before the command is stopped (default 300)'),
   env: envEntries.optional().describe('["NAME=value", ...] for the command'),
-  upstreamCaFile: z.string().optional().describe('A PEM file of CAs to trust for real servers reached on a miss (passthrough, record)'),
-  strict: z
-    .boolean()
-    .optional()
-    .describe('Fail the run when any mock of the set was never used or answered more often than recorded, besides misses and the exit code (default false: those are warnings in `message`)'),
+  upstreamCaFile: z.string().optional().describe('PEM CAs for real services reached on a miss'),
+  strict: z.boolean().optional().describe('Also fail on mocks never used or answered more often than recorded (default: warnings)'),
 };
 const output = {
   success: z.boolean(),
@@ -41,10 +35,10 @@ const output = {
   mocksFellBack: z.number().optional().describe('Misses sent to the real destination (fallBackOnMiss)'),
   mocksRecorded: z.number().optional().describe('Misses answered by the real destination and added to the set (onMiss: record)'),
   appOutput: z.string().optional().describe("The end of the program's output (stderr, else stdout) when it failed"),
-  mocksUnused: z.number().optional().describe('Mocks of the set the run never used (a call the program did not make this time)'),
-  unusedMocks: z.array(z.string()).optional().describe('Their names (the first 50; mocksUnused counts them all)'),
-  mocksReused: z.number().optional().describe('Mocks that answered more often than the recording saw their request (start-up mocks excepted)'),
-  reusedMocks: z.array(z.string()).optional().describe('Their names and how often each answered (the first 50; mocksReused counts them all)'),
+  mocksUnused: z.number().optional().describe('Mocks never used'),
+  unusedMocks: z.array(z.string()).optional(),
+  mocksReused: z.number().optional().describe('Mocks answered more often than recorded'),
+  reusedMocks: z.array(z.string()).optional(),
 };
 
 /** Keploy noise keys to matcher options; refuses what is not one, naming the valid forms. */
@@ -85,9 +79,8 @@ export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof o
     title: 'Run tests against recorded mocks',
     description:
       'Replay recorded mocks while running your application. This intercepts outgoing calls and returns the recorded ' +
-      'responses, enabling isolated testing without external dependencies. success = no call missed and exit code 0. ' +
-      'A miss is answered with HTTP 502 (naming the closest mock) or a PostgreSQL error, and listed in `misses`; ' +
-      '`onMiss: record` sends it to the real destination and adds it to the set.',
+      'responses, enabling isolated testing without external dependencies. success = no miss and exit code 0; ' +
+      'a miss gets an HTTP 502 or a database error naming the closest mock, listed in `misses`.',
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },

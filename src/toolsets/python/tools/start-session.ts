@@ -4,6 +4,7 @@ import { envEntries, envMap } from '../../../mcp/schemas.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import type { PythonContext } from '../context.js';
 import { startInput } from '../schemas.js';
+import { mocksOption } from '../../mocks/option.js';
 
 /**
  * `env` as `["NAME=value", ...]`, the form every LLM stack can be shown (a map of free keys is not:
@@ -17,6 +18,7 @@ const input = {
   env,
   stopOnRaisedExceptions: z.boolean().optional().describe('Also stop where an exception is raised, even if it is caught (default: only uncaught ones)'),
   idleTimeout: z.number().int().min(1).max(86_400).optional().describe('Seconds without calls before the session is ended (default 1800)'),
+  mocks: mocksOption.optional(),
 };
 const output = { sessionId: z.string() };
 
@@ -30,6 +32,8 @@ export function startSessionTool({ service }: PythonContext): ToolSpec<typeof in
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+    // Under a mock set the program's calls go through a replay that may reach real services and add to the set: keploy_mock_test's scope.
+    scopes: { of: (args) => (args.mocks ? ['mocks:run'] : []) },
     run: ({ env: vars, ...args }, call) => service.start(call.client.owner, { ...args, env: envOf(vars) }, clientKey(call.client)),
   };
 }

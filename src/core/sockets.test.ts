@@ -1,0 +1,28 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import net from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { listeningPorts } from './sockets.js';
+
+describe('listeningPorts', () => {
+  it("names the ports a process listens on, not the ones it only connects from, nor another process's", async () => {
+    const own = net.createServer();
+    await new Promise<void>((r) => own.listen(0, '127.0.0.1', r));
+    const ownPort = (own.address() as net.AddressInfo).port;
+    // Another process listening on a port of its own, and connected to ours.
+    const child = spawn(process.execPath, ['-e', `const s=require('net').createServer().listen(0,'127.0.0.1',()=>{require('net').connect(${ownPort},'127.0.0.1');console.log(s.address().port)})`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+      const childPort = Number(String(line).trim());
+      expect([...listeningPorts([child.pid!])]).toEqual([childPort]);
+      expect(listeningPorts([process.pid]).has(ownPort)).toBe(true);
+      expect(listeningPorts([process.pid]).has(childPort)).toBe(false);
+      expect(listeningPorts([2 ** 22 + 12345]).size).toBe(0);
+    } finally {
+      child.kill();
+      own.close();
+    }
+  });
+});

@@ -1,0 +1,143 @@
+// Issue 22: debug a program while its dependencies are replayed from a mock set. A Python program
+// calls an HTTP API, PostgreSQL and Redis; it is recorded once, the services are stopped, and the
+// program is then debugged under the set: a breakpoint after the database answer shows the
+// recorded row, each stop says what replay answered, and a changed request stops on the miss.
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPostgres, type RunningPostgres } from '../src/toolsets/mocks/postgres/testing.js';
+import { startRedis, type RunningRedis } from '../src/toolsets/mocks/redis/testing.js';
+import { startKeyedServer, plainCall, stopKeyedServers } from './helpers/attack.js';
+import { connectStdio, type TestClient } from './helpers/client.js';
+import { mocksWorkspace } from './helpers/programs.js';
+
+const APP = `import json, sys, urllib.error, urllib.request
+import psycopg2, redis
+
+http_port, pg_port, pg_password, redis_port, redis_password, item = sys.argv[1:]
+try:
+    price = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{http_port}/price/{item}").read())["price"]
+except urllib.error.HTTPError as err:
+    price = 0
+conn = psycopg2.connect(host="127.0.0.1", port=pg_port, user="postgres", password=pg_password, dbname="postgres", sslmode="disable")
+cur = conn.cursor()
+cur.execute("SELECT qty FROM stock WHERE name = %s", ("apple",))
+row = cur.fetchone()
+conn.close()
+cache = redis.Redis(host="127.0.0.1", port=int(redis_port), password=redis_password, socket_timeout=10)
+seen = cache.incr(f"seen:{item}")
+total = price * row[0]
+print(f"total={total} seen={seen}")
+`;
+/** The line after the database's answer (and the cache's). */
+const AFTER_ANSWERS = APP.split('\n').findIndex((l) => l.startsWith('total = ')) + 1;
+/** The line that makes the HTTP call. */
+const REQUEST = APP.split('\n').findIndex((l) => l.includes('urlopen(')) + 1;
+
+let root: string;
+let dk: TestClient;
+let api: Server;
+let db: RunningPostgres | undefined;
+let cache: RunningRedis | undefined;
+let args: string[];
+let set = '';
+
+async function call(name: string, a: Record<string, unknown>): Promise<any> {
+  const r = await dk.tool(name, a);
+  expect(r.isError, r.text).toBe(false);
+  return r.structured;
+}
+
+beforeAll(async () => {
+  root = mocksWorkspace('debugkit-debug-under-mocks-');
+  writeFileSync(path.join(root, 'app.py'), APP);
+  api = createServer((req, res) => res.end(JSON.stringify({ price: req.url === '/price/apple' ? 3 : 4 })));
+  await new Promise<void>((r) => api.listen(0, '127.0.0.1', r));
+  [db, cache] = await Promise.all([startPostgres(), startRedis()]);
+  const env = { ...process.env, PGPASSWORD: db.password, PGSSLMODE: 'disable' };
+  execFileSync(
+    'psql',
+    ['-X', '-q', '-h', '127.0.0.1', '-p', String(db.port), '-U', 'postgres', '-d', 'postgres', '-c', 'CREATE TABLE stock (name text, qty int); INSERT INTO stock VALUES ($$apple$$, 5)'],
+    { env },
+  );
+  const port = (api.address() as AddressInfo).port;
+  args = [String(port), String(db.port), db.password, String(cache.port), cache.password];
+  dk = await connectStdio({ root, args: ['--toolsets', 'mocks,python'] });
+}, 120_000);
+afterAll(async () => {
+  await dk?.close();
+  await Promise.all([db?.stop(), cache?.stop(), new Promise((r) => (api?.listening ? api.close(r) : r(undefined)))]);
+});
+
+describe('debugging a Python program under a mock set (HTTP, PostgreSQL, Redis)', () => {
+  it('records the program, then, with every service stopped, stops after the database answer with the recorded row', async () => {
+    const rec = await call('keploy_mock_record', { command: `/usr/bin/python3 app.py ${[...args, 'apple'].join(' ')}`, path: 'keploy-dbg' });
+    expect(rec, JSON.stringify(rec)).toMatchObject({ success: true, appExitCode: 0 });
+    expect(rec.protocols).toEqual(expect.arrayContaining(['HTTP', 'Postgres', 'Redis']));
+    set = rec.mockFilePath.split('/').at(-2);
+    await Promise.all([db!.stop(), cache!.stop(), new Promise((r) => api.close(r))]);
+    db = cache = undefined;
+
+    const { sessionId } = await call('python_start_session', { entry: 'app.py', args: [...args, 'apple'], pythonPath: '/usr/bin/python3', mocks: { set, path: 'keploy-dbg' } });
+    const stop = await call('python_run_to_breakpoint', { sessionId, file: 'app.py', line: AFTER_ANSWERS });
+    expect(stop, JSON.stringify(stop)).toMatchObject({ hit: true, frameInfo: { file: expect.stringMatching(/\/app\.py$/), line: AFTER_ANSWERS } });
+    expect(stop.locals.row.repr).toBe('(5,)');
+    expect(stop.locals.price.repr).toBe('3');
+    expect(stop.locals.seen.repr).toBe('1');
+    // What replay answered on the way: the HTTP call, the PostgreSQL session's queries, the Redis commands; nothing missed.
+    expect(stop.mocks).toMatchObject({ set, missed: 0 });
+    expect(stop.mocks.replayed).toBeGreaterThanOrEqual(3);
+    const state = await call('python_get_session', { sessionId });
+    expect(state.mocks).toMatchObject({ set, missed: 0, fellBack: 0 });
+    const end = await call('python_continue', { sessionId });
+    expect(end).toMatchObject({ completed: true, exitCode: 0 });
+    const out = await call('python_get_output', { sessionId });
+    expect(JSON.stringify(out)).toMatch(/total=15 seen=1/);
+    await call('python_end_session', { sessionId });
+  }, 120_000);
+
+  it('a changed request, with stopOnMiss, pauses the program where the miss came back, naming the closest mock', async () => {
+    const { sessionId } = await call('python_start_session', {
+      entry: 'app.py',
+      args: [...args, 'pear'],
+      pythonPath: '/usr/bin/python3',
+      mocks: { set, path: 'keploy-dbg', stopOnMiss: true },
+    });
+    const stop = await call('python_run_to_breakpoint', { sessionId, file: 'app.py', line: AFTER_ANSWERS });
+    expect(stop, JSON.stringify(stop)).toMatchObject({ hit: false, reason: 'mock miss', frameInfo: { file: expect.stringMatching(/\/app\.py$/) } });
+    // The miss's answer waited for the pause: the program stops in the frame that made the request, on its line, the 502 not yet raised.
+    expect(stop.frameInfo.line).toBe(REQUEST);
+    expect(stop.locals).not.toHaveProperty('price');
+    expect(stop.mocks).toMatchObject({ set, missed: 1, misses: [expect.stringMatching(/^GET \/price\/pear; closest mock-\d+/)] });
+    await call('python_end_session', { sessionId });
+  }, 120_000);
+
+  it('an unknown set is a clear error naming the sets there are', async () => {
+    const r = await dk.tool('python_start_session', { entry: 'app.py', pythonPath: '/usr/bin/python3', mocks: { set: 'no-such-set', path: 'keploy-dbg' } });
+    expect(r.isError).toBe(true);
+    expect(r.text).toMatch(/Mock set 'no-such-set' not found .*available: /);
+  });
+
+  it("a key needs keploy_mock_test's scope (mocks:run) to debug under a set, through MCP and REST alike", async () => {
+    const s = await startKeyedServer(root, { py: 'python', both: 'python,mocks,mocks:run' }, ['--toolsets', 'mocks,python']);
+    try {
+      const start = { entry: 'app.py', pythonPath: '/usr/bin/python3', mocks: { set, path: 'keploy-dbg' } };
+      const denied = await plainCall(s, s.keys.py!.key, 'python_start_session', start);
+      expect(denied.error?.message).toMatch(/mocks:run/);
+      const plain = await plainCall(s, s.keys.py!.key, 'python_start_session', { entry: 'app.py' });
+      expect(plain.error).toBeUndefined();
+      expect(plain.result?.isError ?? false).toBe(false);
+      const rest = (key: string) =>
+        fetch(new URL('/sessions', s.node.url), { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify(start) });
+      expect((await rest(s.keys.py!.key)).status).toBe(403);
+      const allowed = await rest(s.keys.both!.key);
+      expect(allowed.status).toBe(200);
+      expect(await allowed.json()).toMatchObject({ sessionId: expect.any(String) });
+    } finally {
+      await stopKeyedServers([s]);
+    }
+  }, 60_000);
+});
