@@ -3,7 +3,9 @@
 // V4: two initialize_bundle at once in one MCP session both joined their bundles, and the session's end let go of one only:
 // the other stayed served, and charged to the key's share, for the server's life.
 // V3: a shared bundle's later file was kept while one key using it had room, and charged to all: key A, its share full,
-// joined B's bundle while it held little and read its events on B's room; B's next bundle was left out for A's use.
+// joined B's bundle while it held little and read its events on B's room; B's next bundle was left out for A's use. The
+// first fix (a later file must fit every user's share) let such a join leave the file out for all (18y X3): a key joining a
+// bundle another key uses must now afford its files on disk.
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil } from '../src/core/wait.js';
@@ -71,24 +73,23 @@ describe('attack 18x on the bundles charge', () => {
     await end(k.key, s2);
   }, 120_000);
 
-  it("V3: key A, its share full, joins B's bundle and reads its events: left out (A has no room), so B's next bundle is whole", async () => {
+  it("V3, 18y X3: key A, its share full, is refused the join of B's bundle (judged by its files on disk, not by what it holds yet); B's bundles stay whole", async () => {
     const a = await server.key('18x-v3-a');
     const b = await server.key('18x-v3-b');
     const [a1, a2, b1, b2] = await Promise.all([a.key, a.key, b.key, b.key].map((key) => openMcpSession(server.node.url, key)));
-    // B uses y, its namespaces alone parsed: B's share holds 1 object.
+    // B uses y, its namespaces alone parsed: y holds 1 object yet.
     await initialize(b.key, b1, 'y');
     const ns = await server.tool(b.key, b1, 'kubectl', { command: 'get namespaces -o name' });
     expect(ns.text).toContain('namespace/ns0');
-    // A's share holds x's 20,000 events; A joins y, which holds little yet (the join is judged by what it holds now).
+    // A's share holds x's 20,000 events; A asks to join y, which holds little yet but has 20,000 events on disk.
     await initialize(a.key, a1, 'x');
     expect((await lastEvent(a.key, a1, EVENTS)).served).toBe(true);
-    await initialize(a.key, a2, 'y');
-    // y's events do not fit A's share: left out, naming the share of a key using the bundle, and charged to no one.
-    // Before: kept because B had room, charged to B (and to A past its bound).
-    const ay = await lastEvent(a.key, a2, EVENTS);
-    expect(ay.served).toBe(false);
-    expect(ay.text).toMatch(/left out: .* the support bundles charged to an API key using this one .* \(\d+ MB and 2000\d objects held\)/);
-    // B's share still holds y's namespaces alone: its next bundle of 20,000 events is whole (before: 0 events, "left out").
+    // Before (18x): joined, y's events then left out for B too, since a later file must fit every user's share (18y X3: 0 of
+    // 2,483 events for the keys using two bundles A squatted). Before that (18x V3): kept on B's room, and B's next bundle left out.
+    const refused = await server.tool(a.key, a2, 'initialize_bundle', { source: 'y' });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toMatch(/not opened for this API key: its model holds \d+ MB and \d+ objects for the 1 other key\(s\) using it \(its files on disk may bring it to \d+ MB and \d+ objects\)/);
+    // B's share holds y's namespaces alone: its next bundle of 20,000 events is whole.
     await initialize(b.key, b2, 'z');
     const bz = await lastEvent(b.key, b2, EVENTS);
     expect(bz.served, bz.text).toBe(true);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { writeFileAtomic } from '../../core/files.js';
 import { removeAtExit, removeNow } from '../../core/paths.js';
 import { oneAtATime } from '../../core/wait.js';
-import { KeyShares, mb, SharedCharge, type ModelBudget } from './apiserver/budget.js';
+import { BUNDLE_MODEL_BOUNDS, KeyShares, mb, SharedCharge, type ModelBudget } from './apiserver/budget.js';
 import type { BundleApiServer } from './apiserver/server.js';
 import { BundleError } from './errors.js';
 import { BundleStore, LOCAL_OWNER, type AddProgress, type AddResult, type BundleEntry } from './store/store.js';
@@ -31,6 +31,9 @@ interface Served {
   /** What its model holds, charged to the share of every key using it (budget.ts SharedCharge). */
   charge: SharedCharge;
 }
+
+/** The fewest bytes of JSON one object of a bundle takes (a tiny event, ~110): a bundle's files on disk hold at most one object per this many. */
+const SMALLEST_OBJECT = 100;
 
 /** The key a client acts for, which owns the bundles it adds: its principal's id ('local' on stdio). */
 export function keyIdOf(client: { principal?: { id: string } }): string {
@@ -95,7 +98,7 @@ export class BundleWorkspace {
     const previous = this.usingRoot.get(owner);
     const served = replaced?.served ?? this.serve(added, options.key);
     const leaving = previous !== undefined && previous !== added.root ? previous : undefined;
-    this.join(served, options.key, leaving, owner);
+    this.join(served, options.key, leaving, owner, added.size_bytes);
     this.closeSummaryModel(owner);
     served.users.set(owner, options.key);
     this.usingRoot.set(owner, added.root);
@@ -199,19 +202,30 @@ export class BundleWorkspace {
    * client's bundle `leaving` costs the key if the client is its key's last one there. The join is refused, not the bundle's
    * files left out later for the others using it, and the client keeps its bundle.
    */
-  private join(served: Served, key: string, leaving: string | undefined, owner: string): void {
+  private join(served: Served, key: string, leaving: string | undefined, owner: string, sizeOnDisk: number): void {
     const share = this.keyShare(key);
     if (!share || served.charge.has(share)) return;
     const before = this.served.get(leaving ?? '');
     const freed = before && ![...before.users].some(([user, k]) => k === key && user !== owner) && before.charge.has(share) ? before.charge : { bytes: 0, objects: 0 };
-    const held = served.charge;
-    // A bundle holding nothing yet (a fresh server after a forced re-extraction) is joined whatever the share: nothing to pay.
+    const holds = { bytes: served.charge.bytes, objects: served.charge.objects };
+    const held = { ...holds };
+    if ([...served.users.values()].some((k) => k !== key)) {
+      // A bundle other keys use keeps a later file only when every user has room for it (SharedCharge): a key joining it must
+      // afford all it may come to hold, its files on disk (a bundle's bound at most; at least one object per SMALLEST_OBJECT
+      // bytes), or one whose share is full would leave every later file out for the others (attack 18y X3: one key's sessions
+      // joined two unread bundles, and the keys using them got 0 of their events).
+      const potential = Math.min(sizeOnDisk, BUNDLE_MODEL_BOUNDS.bytes);
+      held.bytes = Math.max(held.bytes, potential);
+      held.objects = Math.max(held.objects, Math.min(Math.ceil(potential / SMALLEST_OBJECT), BUNDLE_MODEL_BOUNDS.objects));
+    }
+    // A bundle holding nothing yet that no other key uses (a fresh server after a forced re-extraction) is joined whatever the share: nothing to pay.
     const empty = held.bytes === 0 && held.objects === 0;
     if (!empty && (share.bytes - freed.bytes + held.bytes > share.bounds.bytes || share.objects - freed.objects + held.objects > share.bounds.objects)) {
       const users = new Set(served.users.values()).size;
+      const more = held.bytes > holds.bytes || held.objects > holds.objects ? ` (its files on disk may bring it to ${mb(held.bytes)} and ${held.objects} objects)` : '';
       throw new BundleError(
         'BundleBudgetError',
-        `This bundle is not opened for this API key: its model holds ${mb(held.bytes)} and ${held.objects} objects for the ${users} other key(s) using it, ` +
+        `This bundle is not opened for this API key: its model holds ${mb(holds.bytes)} and ${holds.objects} objects for the ${users} other key(s) using it${more}, ` +
           `and every key using a bundle is charged for all it holds, but this key's share of the server's bundle budget (${share.describe()}) ` +
           `has ${mb(share.bytes - freed.bytes)} and ${share.objects - freed.objects} objects held by its other bundles; closing them ` +
           '(initializing another in their sessions, or ending those sessions) makes room',
