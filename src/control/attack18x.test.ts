@@ -50,6 +50,28 @@ describe('attack 18x V2: redaction of large arguments never holds the event loop
     expect(entry!.args).toMatchObject({ refused_calls: 15, calls_sha256: sha256Hex(canonicalJson(expected)) });
   });
 
+  it('attack 18y W1: calls of small arguments audited one after another give the loop a turn each', async () => {
+    const made = makeKey({ name: 'reader-w1', scopes: 'debugger:read' });
+    await plane.store.createKey(made.record, made.hash);
+    const auth = await plane.authenticate(`Bearer ${made.secret}`);
+    if (!('key' in auth)) throw new Error('authentication failed');
+    const args = { program: 'p', args: Array.from({ length: 4 }, () => 'X-Api-Key:a '.repeat(170)) };
+    const refusal = { code: -32003, status: 200, message: 'scope' };
+    // Another client's work, a turn of the loop at a time: how many turns it gets while the 100 calls are audited.
+    let turns = 0;
+    let auditing = true;
+    const other = () => {
+      if (!auditing) return;
+      turns++;
+      setImmediate(other);
+    };
+    setImmediate(other);
+    for (let i = 0; i < 100; i++) await plane.recordDenied(auth.key, { tool: 'open', args, client: 'attacker', transport: 'http', session: null }, refusal);
+    auditing = false;
+    // Before: the 100 calls of one refused batch were redacted and stored back to back (160-200 ms a batch, no turn).
+    expect(turns).toBeGreaterThanOrEqual(99);
+  });
+
   it('a call of large arguments is redacted on the worker exactly as on the loop; small ones at once', async () => {
     const big = heavy(99);
     const { value, turns } = await longestBlock(() => redactForAudit(big, 'k1'));
@@ -63,7 +85,7 @@ describe('attack 18x V2: redaction of large arguments never holds the event loop
 
 describe('attack 18x V1: argv after an inline script in any spelling keeps its words', () => {
   it('a cluster ending with c or e, an attached script, node -p and --eval=/--command= are inline scripts: the later words are kept', () => {
-    for (const script of ['-lc', '-ec', '-xc', '-Sc', '-we', '-ne', '-p', '--print', '-cimport os', '--eval=x', '--command=x']) {
+    for (const script of ['-lc', '-ec', '-xc', '-Sc', '-we', '-ne', '-p', '--print', '-cimport os', '--eval=x', '--command=x', '-xvuec', '-IBSsuc', '-0e', '-0777e', '-S']) {
       const argv = [script, 'eval "$1"', '--password', 'touch /tmp/pwned'];
       expect(redactWords(argv), script).toEqual(argv);
     }
@@ -72,7 +94,7 @@ describe('attack 18x V1: argv after an inline script in any spelling keeps its w
   it('without an inline script an option of its own still hides its value; a long option word is not a script', () => {
     expect(redactWords(['-x', '--password', 'hunter2'])).toEqual(['-x', '--password', '[REDACTED]']);
     expect(redactWords(['--verbose', '--password', 'hunter2'])).toEqual(['--verbose', '--password', '[REDACTED]']);
-    expect(redactWords(['-verbose', '--password', 'hunter2'])).toEqual(['-verbose', '--password', '[REDACTED]']);
+    expect(redactWords(['-Wall', '--password', 'hunter2'])).toEqual(['-Wall', '--password', '[REDACTED]']);
   });
 });
 
