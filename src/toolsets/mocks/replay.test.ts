@@ -225,4 +225,12 @@ describe('UsageCounter: what the answer says of the mocks a run did not use, or 
     expect(usage.unusedNames[0]).toBe(`${'x'.repeat(128)}... (1000000 characters)`);
     expect(usage).toMatchObject({ reused: 1, reusedNames: ['twice (answered 2 times)'] });
   });
+
+  it('a name the set holds several times stands for that many exchanges (attack 18y W4); config on an HTTP mock is no start-up', () => {
+    const counter = new UsageCounter([mock('dup'), mock('dup'), mock('dup'), mock('a'), mock('b'), { ...mock('web', 'config'), kind: 'Http' } as Mock]);
+    for (const name of ['dup', 'a', 'b', 'web', 'web']) counter.served(name);
+    const usage = counter.usage();
+    // Before: unused 0 (the name had answered), and a and b were fine but 'dup' was "answered 2 times" when two mocks each answered once.
+    expect(usage).toMatchObject({ unused: 2, unusedNames: ['dup (2 of 3 never used)'], reused: 1, reusedNames: ['web (answered 2 times)'] });
+  });
 });

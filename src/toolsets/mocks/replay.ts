@@ -74,7 +74,12 @@ export interface MockUsage {
 /** Names kept of the mocks never used and of those reused (the counts say how many in all; keploy_mock_test's descriptions say 50). */
 export const USAGE_NAMES = 50;
 
-/** Counts what answered, by mock name; `usage()` says what the set's mocks did. */
+/**
+ * Counts what answered, by mock name; `usage()` says what the set's mocks did. The replayers name
+ * the mock they serve: a name a set holds k times (a hand-edited set) stands for k exchanges, used
+ * in full when it answered k times (attack 18y W4: three mocks of one name passed strict with two
+ * never used).
+ */
 export class UsageCounter {
   private readonly times = new Map<string, number>();
   constructor(private readonly mocks: readonly Mock[]) {}
@@ -83,16 +88,22 @@ export class UsageCounter {
   }
   usage(): MockUsage {
     const out: MockUsage = { unused: 0, unusedNames: [], reused: 0, reusedNames: [] };
-    const seen = new Set<string>();
+    const recorded = new Map<string, { count: number; startup: boolean }>();
     for (const mock of this.mocks) {
-      // One name counted once, even when a hand-edited set repeats it.
-      if (seen.has(mock.name)) continue;
-      seen.add(mock.name);
-      const times = this.times.get(mock.name) ?? 0;
-      if (times === 0) {
-        if (out.unused++ < USAGE_NAMES) out.unusedNames.push(shownName(mock.name));
-      } else if (times > 1 && !isStartup(mock)) {
-        if (out.reused++ < USAGE_NAMES) out.reusedNames.push(`${shownName(mock.name)} (answered ${times} times)`);
+      const r = recorded.get(mock.name);
+      if (r) r.count++;
+      else recorded.set(mock.name, { count: 1, startup: isStartup(mock) });
+    }
+    for (const [name, { count, startup }] of recorded) {
+      const times = this.times.get(name) ?? 0;
+      const shown = shownName(name);
+      if (times < count) {
+        const never = count - times;
+        out.unused += never;
+        if (out.unusedNames.length < USAGE_NAMES) out.unusedNames.push(count > 1 ? `${shown} (${never} of ${count} never used)` : shown);
+      } else if (times > count && !startup) {
+        out.reused++;
+        if (out.reusedNames.length < USAGE_NAMES) out.reusedNames.push(`${shown} (answered ${times} times${count > 1 ? `, recorded ${count}` : ''})`);
       }
     }
     return out;
@@ -105,8 +116,9 @@ function shownName(name: string): string {
 }
 const MAX_SHOWN_NAME = 128;
 
-/** A connection's start-up mock (Keploy's `metadata.type: config`): it answers each connection. */
+/** A connection's start-up mock (Keploy's `metadata.type: config` on a PostgreSQL, MySQL or Generic mock): it answers each connection. */
 function isStartup(mock: Mock): boolean {
+  if (mock.kind !== 'Postgres' && mock.kind !== 'MySQL' && mock.kind !== 'Generic') return false;
   const spec = (mock as { spec?: { metadata?: Record<string, unknown> } }).spec;
   return spec?.metadata?.type === 'config';
 }

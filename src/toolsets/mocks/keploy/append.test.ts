@@ -60,3 +60,15 @@ describe('MockStore.append with others appending to the same set (attack 18r K5)
     expect(fs.readdirSync(path.dirname(file))).toEqual(['mocks.yaml']);
   });
 });
+
+describe('MockStore.append: names', () => {
+  it('names what it adds past every name the set holds (attack 18y W7: a set of mock-0 and mock-2 got a second mock-2)', async () => {
+    const dir = path.join(base, `t${++n}`, 'keploy');
+    fs.mkdirSync(path.join(dir, 'gap'), { recursive: true });
+    const file = path.join(dir, 'gap', 'mocks.yaml');
+    fs.writeFileSync(file, serializeMockSet([httpMock({}, 'mock-0'), httpMock({}, 'mock-2')]));
+    expect(await new MockStore(dir).append('gap', recorded('new', 2))).toBe(4);
+    const names = parseMockSet(fs.readFileSync(file, 'utf8'), file).map((m) => m.name);
+    expect(names).toEqual(['mock-0', 'mock-2', 'mock-3', 'mock-4']);
+  });
+});

@@ -107,7 +107,7 @@ async function handOver(mocks: readonly Mock[], ctx: JobContext): Promise<void> 
 }
 
 /**
- * The text of set `file` with `mocks` added at its end, named on from its count (`mock-N`): the
+ * The text of set `file` with `mocks` added at its end, named on from its count (`mock-N`, none the set has): the
  * file's text kept byte for byte, the whole checked to read back and to stay within the bounds
  * (a set past them could not be replayed again). The parsed result goes into the cache.
  */
@@ -117,9 +117,19 @@ export async function appendSetText(job: AppendJob, ctx: JobContext): Promise<{ 
   if ('error' in set) throw new Error(set.error);
   if ('past' in set) return { past: set.past };
   const old = set.text;
-  const before = ((await cachedMocks(old, job.cacheDir)) ?? parseMockSet(old, shown)).length;
+  const existing = (await cachedMocks(old, job.cacheDir)) ?? parseMockSet(old, shown);
+  const before = existing.length;
   restyle(job.mocks, job.styles);
-  const added = job.mocks.map((mock, i) => ({ ...mock, name: `mock-${before + i}` }));
+  // Named on from the count, past any name the set has (a set with mock-1 removed holds mock-2 among 2 mocks): two mocks of
+  // one name could not be told apart by the usage a replay reports (attack 18y W7).
+  const taken = new Set(existing.map((m) => m.name));
+  let next = before;
+  const added = job.mocks.map((mock) => {
+    while (taken.has(`mock-${next}`)) next++;
+    const name = `mock-${next++}`;
+    taken.add(name);
+    return { ...mock, name };
+  });
   const text = `${old}${old === '' || old.endsWith('\n') ? '' : '\n'}${old === '' ? '' : '---\n'}${serializeMockSet(added)}`;
   const past = pastBounds(Buffer.byteLength(text), set.scan.documents + added.length);
   if (past !== undefined) return { past };
