@@ -6,12 +6,16 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
+  chownSync,
   closeSync,
   copyFileSync,
+  existsSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   readSync,
   renameSync,
   rmSync,
@@ -26,7 +30,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyDebugFiles, debugLinks } from '../src/core/elf-core.js';
-import { CheckedProgram, copyBounds, copyReads, heldCopyBytes } from '../src/core/paths.js';
+import { CheckedProgram, copyBounds, copyReads, heldCopyBytes, runListing } from '../src/core/paths.js';
 import { pollUntil } from '../src/core/wait.js';
 import { connectHttp, connectStdio, startHttpServer, type HttpServer, type TestClient } from './helpers/client.js';
 import { tempDir } from './helpers/programs.js';
@@ -165,25 +169,61 @@ describe('attack 18w T3: a sparse copy reads its data, not its holes', () => {
     }
   });
 
-  it('past 4,096 runs of data the rest of the file is read as it is, and the copy is still whole', async () => {
-    const file = path.join(root, 'c', 'many-runs');
-    const runs = 4500;
+  /** A file of `runs` runs of 4 KiB of data, one every 32 KiB (holes between), at c/<name>. */
+  function manyRuns(name: string, runs: number): { file: string; step: number } {
+    const file = path.join(root, 'c', name);
     const step = 8 * 4096;
     writeFileSync(file, '');
     truncateSync(file, runs * step);
     const fd = openSync(file, 'r+');
     for (let i = 0; i < runs; i++) writeSync(fd, Buffer.from(`run ${i}`), 0, undefined, i * step + 100);
     closeSync(fd);
+    return { file, step };
+  }
+
+  it('a file of 4,500 runs of data is read for its runs only, listed a call at a time, and copied byte for byte', async () => {
+    const runs = 4500;
+    const { file, step } = manyRuns('many-runs', runs);
+    const saved = { ...runListing };
+    // 5 calls of the lister, so each goes on from where the last stopped.
+    runListing.perCall = 1000;
     const before = copyReads.bytes;
-    const copy = await CheckedProgram.open(root, 'c/many-runs', 'program', { copy: true, key: 'k-holes' });
     try {
-      const read = copyReads.bytes - before;
-      // The first 4,096 runs are read alone (4 KiB blocks); the last 404 with the holes between them.
-      expect(read).toBeGreaterThan(404 * step - step);
-      expect(read).toBeLessThan(runs * step);
-      expect(sameBytes(copy.path, file)).toBe(true);
+      const copy = await CheckedProgram.open(root, 'c/many-runs', 'program', { copy: true, key: 'k-holes' });
+      try {
+        const read = copyReads.bytes - before;
+        // Before (attack 18y X1): the first 4,096 runs were read alone, the rest of the file whole (30 MB
+        // here, 985.8 MiB of a 1000 MiB file); now a 4 KiB block a run, 18 MB of the file's 147 MB.
+        expect(read).toBeLessThanOrEqual(runs * 4096);
+        expect(read).toBeLessThan((runs * step) / 4);
+        expect(sameBytes(copy.path, file)).toBe(true);
+      } finally {
+        copy.close();
+      }
     } finally {
-      copy.close();
+      Object.assign(runListing, saved);
+    }
+  });
+
+  it('past the bound on listed runs the rest of the file is read as it is, and the copy is still whole', async () => {
+    const runs = 4500;
+    const { file, step } = manyRuns('too-many-runs', runs);
+    const saved = { ...runListing };
+    Object.assign(runListing, { perCall: 1000, most: 2000 });
+    const before = copyReads.bytes;
+    try {
+      const copy = await CheckedProgram.open(root, 'c/too-many-runs', 'program', { copy: true, key: 'k-holes' });
+      try {
+        const read = copyReads.bytes - before;
+        // The first 2,000 runs are read alone (4 KiB blocks); the last 2,500 with the holes between them.
+        expect(read).toBeGreaterThan((runs - 2000) * step - step);
+        expect(read).toBeLessThan(runs * step);
+        expect(sameBytes(copy.path, file)).toBe(true);
+      } finally {
+        copy.close();
+      }
+    } finally {
+      Object.assign(runListing, saved);
     }
   });
 });
@@ -215,6 +255,50 @@ describe('a SIGKILLed server leaves its private copies; the next server removes 
       await b.close();
       await second.stop();
       expect(runs()).toEqual([]);
+    } finally {
+      first.proc.kill('SIGKILL');
+      await second?.stop();
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  it("when another user took the server's run directory name, its copies go to a debugkit-run-<mark>-XXXXXX of its own, which the next server removes after a SIGKILL", async () => {
+    const tmp = tempDir('debugkit-18y-tmp-');
+    const args = ['--root', root, '--toolsets', 'gdb', '--no-allow-gdb-shell'];
+    const first = await startHttpServer(args, { TMPDIR: tmp });
+    let second: HttpServer | undefined;
+    try {
+      // The server's mark (process.ts ownMark), as any local user can read it: its run directory is made
+      // at its first copy, so the name is taken before that.
+      const ns = /\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))![1];
+      const stat = readFileSync(`/proc/${first.proc.pid}/stat`, 'utf8');
+      const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+      const mark = `${ns}-${first.proc.pid}-${start}`;
+      const taken = path.join(tmp, `debugkit-run-${mark}`);
+      mkdirSync(taken);
+      // Another user's, where the test can make one (root); else this user's, which is no less taken.
+      const other = process.getuid?.() === 0;
+      if (other) chownSync(taken, 65534, 65534);
+      const a = await connectHttp(first.url, first.key);
+      await a.ok('open', { program: 'c/small' });
+      // Before (attack 18y X2): the copy was made as tmp/debugkit-prog-XXXXXX, never removed after a SIGKILL.
+      expect(readdirSync(tmp).filter((n) => n.startsWith('debugkit-prog-'))).toEqual([]);
+      const [fallback] = readdirSync(tmp).filter((n) => n.startsWith(`debugkit-run-${mark}-`));
+      expect(fallback).toMatch(new RegExp(`^debugkit-run-${mark}-[A-Za-z0-9]{6}$`));
+      const st = lstatSync(path.join(tmp, fallback!));
+      expect([st.mode & 0o777, st.uid]).toEqual([0o700, process.getuid!()]);
+      expect(readdirSync(path.join(tmp, fallback!)).filter((n) => n.startsWith('debugkit-prog-'))).toHaveLength(1);
+      expect(readdirSync(taken)).toEqual([]);
+      const exited = new Promise((r) => first.proc.once('exit', r));
+      first.proc.kill('SIGKILL');
+      await exited;
+      second = await startHttpServer(args, { TMPDIR: tmp });
+      const b = await connectHttp(second.url, second.key);
+      await b.ok('open', { program: 'c/small' });
+      expect(await pollUntil(() => !existsSync(path.join(tmp, fallback!)), { timeoutMs: 10_000, intervalMs: 20 })).toBe(true);
+      // Another user's directory is never removed, whatever its name.
+      if (other) expect(existsSync(taken)).toBe(true);
+      await b.close();
     } finally {
       first.proc.kill('SIGKILL');
       await second?.stop();

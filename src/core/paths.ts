@@ -265,14 +265,19 @@ const ZEROS = Buffer.alloc(HOLE_BLOCK);
  * A file with at least this many bytes more than its blocks on disk hold has its data runs listed
  * by the kernel (SEEK_DATA, SEEK_HOLE) before it is copied, so its holes are never read (attack
  * 18w T3: three 1000 MiB sparse files were read in full, ~20 s for one open). Node has no lseek,
- * so python3 (an engine debugkit installs) lists them from the same open file; at most
- * MAX_LISTED_RUNS runs, the rest of the file read as it is.
+ * so python3 (an engine debugkit installs) lists them from the same open file, runListing.perCall runs
+ * a call, each call going on from where the last stopped (attack 18y X1: the one call of 4,096 runs
+ * left a 1000 MiB file of 4,096 4 KiB runs read whole past them, 985.8 MiB an open), up to
+ * runListing.most in all: twice the runs of a 1 GiB file (MAX_PROGRAM_COPY_BYTES) of alternate
+ * 4 KiB blocks of data and holes, so only a file system of blocks under 2 KiB reaches it; past it
+ * the rest of the file is read as it is. That bounds the work: 16 calls, ~6 MB of their output.
  */
 const LISTED_WHEN_HOLES = 16 * 2 ** 20;
-const MAX_LISTED_RUNS = 4096;
+/** The runs one call lists, and all calls for one file (tests lower them). */
+export const runListing = { perCall: 16_384, most: 2 * (MAX_PROGRAM_COPY_BYTES / (8 * 1024)) };
 const LIST_RUNS = `import errno, os, sys
-size, most = int(sys.argv[1]), int(sys.argv[2])
-at, runs = 0, []
+at, size, most = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+runs = []
 while at < size and len(runs) < most:
     try:
         start = os.lseek(0, at, os.SEEK_DATA)
@@ -389,25 +394,43 @@ export async function copyIntoPrivate(source: FileHandle, size: number, target: 
  * write into one during the copy is no more missed than a write just after it.
  */
 async function dataRuns(source: FileHandle, size: number): Promise<ReadonlyArray<readonly [number, number]>> {
-  const whole = [[0, size] as const];
   const python = findOnPath('python3');
-  if (!python) return whole;
-  const listed = await runBounded({ command: python, args: ['-c', LIST_RUNS, String(size), String(MAX_LISTED_RUNS)], stdinFd: source.fd, timeoutMs: 10_000, maxOutputChars: 256 * 1024 });
-  if (listed.code !== 0 || listed.stdoutTruncated) return whole;
+  if (!python) return [[0, size]];
+  const runs: Array<readonly [number, number]> = [];
+  let at = 0;
+  while (at < size && runs.length < runListing.most) {
+    const listed = await listRuns(python, source, at, size, Math.min(runListing.perCall, runListing.most - runs.length));
+    // Not listed, or listed going nowhere: the rest is read as it is.
+    if (!listed || listed.stopped <= at) break;
+    runs.push(...listed.runs);
+    at = listed.stopped;
+  }
+  if (at < size) runs.push([at, size]);
+  return runs;
+}
+
+/**
+ * One call of LIST_RUNS: at most `most` runs of data from `at` on, and where it stopped (`size`
+ * when no run is left); undefined when the child failed or its output is not ascending runs
+ * between `at` and `size` (not trusted).
+ */
+async function listRuns(python: string, source: FileHandle, at: number, size: number, most: number): Promise<{ runs: Array<readonly [number, number]>; stopped: number } | undefined> {
+  // A line is two offsets of at most size's digits; the output bound is what `most` lines take.
+  const maxOutputChars = (most + 1) * (2 * String(size).length + 2);
+  const listed = await runBounded({ command: python, args: ['-c', LIST_RUNS, String(at), String(size), String(most)], stdinFd: source.fd, timeoutMs: 10_000, maxOutputChars });
+  if (listed.code !== 0 || listed.stdoutTruncated) return undefined;
   const [stopped, ...lines] = listed.stdout.trim().split('\n');
   const runs: Array<readonly [number, number]> = [];
-  let last = 0;
+  let last = at;
   for (const line of lines.filter((l) => l !== '')) {
     const [from, to] = line.split(' ').map(Number);
-    // Anything but ascending runs inside the file is not trusted: the file is read whole.
-    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < last || to <= from || to > size) return whole;
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < last || to <= from || to > size || runs.length >= most) return undefined;
     runs.push([from, to]);
     last = to;
   }
   const rest = Number(stopped);
-  if (!Number.isSafeInteger(rest) || rest < last || rest > size) return whole;
-  if (rest < size) runs.push([rest, size]);
-  return runs;
+  if (!Number.isSafeInteger(rest) || rest < last || rest > size) return undefined;
+  return { runs, stopped: rest };
 }
 
 /** Copies [from, to) of `source` to the same place in `out`, runs of all-zero blocks left holes; `charge` counts each written run first. */
@@ -555,47 +578,64 @@ function stampOf(st: Stats): string {
   return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 }
 
-/** This server's temporary directory (see privateTempDir), once made; undefined when its name was taken. */
-let ownTemp: { dir: string | undefined } | undefined;
+/** This server's temporary directory (see privateTempDir), once made. */
+let ownTemp: string | undefined;
+let sweptTemp = false;
 
 /**
  * A new private directory (mode 0700) for temporary files of this server (a program's private copy,
  * gdb's output file, a proxychains configuration), named `prefix` and a random tail, inside this
- * server's own temporary directory `debugkit-run-<mark>` (process.ts ownMark). That directory goes
- * when the server exits; one a SIGKILLed server left (its mark gone) is removed by the next server
- * to make one here, with what it holds (before, every private copy a killed server held stayed in
- * the temp directory for good). When the name is taken by something that is not this user's
- * private directory, the directory is made in the temp directory itself, as before.
+ * server's own temporary directory (runTempDir). That directory goes when the server exits; one a
+ * SIGKILLed server left (its mark gone) is removed by the next server to make one here, with what
+ * it holds (before, every private copy a killed server held stayed in the temp directory for good).
  */
 export function privateTempDir(prefix: string): string {
   if (!ownTemp) {
-    ownTemp = { dir: undefined };
-    removeLeftTemp();
-    const dir = path.join(tmpdir(), `${RUN_PREFIX}${ownMark()}`);
-    try {
-      mkdirSync(dir, { mode: 0o700 });
-      ownTemp.dir = dir;
-      removeAtExit(dir);
-    } catch {
-      /* taken (by another user, in a world-writable temp directory): made one by one below */
-    }
+    if (!sweptTemp) removeLeftTemp(tmpdir());
+    sweptTemp = true;
+    ownTemp = runTempDir(tmpdir(), ownMark());
+    removeAtExit(ownTemp);
   }
-  return mkdtempSync(path.join(ownTemp.dir ?? tmpdir(), prefix));
+  return mkdtempSync(path.join(ownTemp, prefix));
 }
 
 const RUN_PREFIX = 'debugkit-run-';
 
-/** Removes, in the background, the temporary directories of this user's servers that no longer run. */
-function removeLeftTemp(): void {
+/**
+ * Makes the temporary directory of the server marked `mark` (process.ts ownMark) in `temp`:
+ * `debugkit-run-<mark>`, or, when another user (in a world-writable temp directory) took that
+ * name first, `debugkit-run-<mark>-XXXXXX` made by mkdtemp: a new directory of this user's, mode
+ * 0700, that removeLeftTemp still knows by its mark (attack 18y X2: the fallback was to put each
+ * copy in the temp directory itself, and a SIGKILLed server's copies there were never removed).
+ */
+function runTempDir(temp: string, mark: string): string {
+  const dir = path.join(temp, `${RUN_PREFIX}${mark}`);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+    return dir;
+  } catch {
+    return mkdtempSync(`${dir}-`);
+  }
+}
+
+/** A run directory's name: the mark, and mkdtemp's tail when the plain name was taken. */
+const RUN_NAME = new RegExp(`^${RUN_PREFIX}(\\d+-\\d+-\\d+)(?:-[A-Za-z0-9]{6})?$`);
+
+/**
+ * Removes, in the background, the temporary directories in `temp` of this user's servers that no
+ * longer run (their marks gone); never another user's, nor a live server's.
+ */
+function removeLeftTemp(temp: string): void {
   let names: string[];
   try {
-    names = readdirSync(tmpdir());
+    names = readdirSync(temp);
   } catch {
     return;
   }
   for (const name of names) {
-    if (!name.startsWith(RUN_PREFIX) || !markIsGone(name.slice(RUN_PREFIX.length))) continue;
-    const dir = path.join(tmpdir(), name);
+    const mark = RUN_NAME.exec(name)?.[1];
+    if (mark === undefined || !markIsGone(mark)) continue;
+    const dir = path.join(temp, name);
     try {
       const st = lstatSync(dir);
       if (!st.isDirectory() || (process.getuid && st.uid !== process.getuid())) continue;
