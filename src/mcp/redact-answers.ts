@@ -94,7 +94,22 @@ function hide(value: unknown, secret: boolean, depth: number, kinds: string[]): 
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(obj)) {
     const underSecret = (secret || SECRET_WORD.test(k) || (named && VALUE_FIELDS.has(k))) && !DESCRIPTIVE.has(k);
-    out[k] = hide(v, underSecret, depth + 1, kinds);
+    out[hiddenKey(k, out, kinds)] = hide(v, underSecret, depth + 1, kinds);
   }
   return out;
+}
+
+/**
+ * A key with its secrets hidden as a string's are: a name is the program's text too (a local set
+ * through `globals()["ghp_..."]`, a dict loaded from a config), and the rendered text shows keys
+ * beside their values. Two keys that read alike once hidden both stay, the later one numbered
+ * (` (2)`), so no value replaces another and the count of entries holds.
+ */
+function hiddenKey(key: string, out: Record<string, unknown>, kinds: string[]): string {
+  const r = replaceSecrets(key, mark);
+  if (r.kinds.length === 0 && !Object.prototype.hasOwnProperty.call(out, key)) return key;
+  kinds.push(...r.kinds);
+  let name = r.text;
+  for (let n = 2; Object.prototype.hasOwnProperty.call(out, name); n++) name = `${r.text} (${n})`;
+  return name;
 }

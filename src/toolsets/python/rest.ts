@@ -28,7 +28,7 @@ export function pythonRoutes(service: PythonService): RestRoute[] {
         const answer = await fn(client.owner, params, body, client);
         // Secrets in answers: hidden as the MCP tools hide them (a local `password`'s repr, a token's
         // shape), off with --no-redact; only strings change, so the contract's shape holds.
-        sendJson(res, 200, service.config.redact === false ? answer : redactValue(answer));
+        sendJson(res, 200, service.config.redact === false ? answer : withinStopBudget(redactValue(answer), answer));
       } catch (err) {
         sendRestError(res, err);
       }
@@ -54,6 +54,43 @@ export function pythonRoutes(service: PythonService): RestRoute[] {
 
 function contractShape(o: RunOutcome) {
   return { hit: o.hit, frameInfo: o.frameInfo, locals: o.locals, completed: o.completed, error: o.error };
+}
+
+/**
+ * A stop's locals, once hidden, within what they cost before: a label can be longer than what it
+ * hides (`token=a ` reads `token=[redacted token] `), so redaction may grow reprs localsView had
+ * kept within TREE_BUDGET_CHARS (attack 18y X4: 28,737 bytes for a 12,000-character stop). Counted
+ * as localsView counts (a repr, its name and 50 each), the hidden locals get no more than the shown
+ * ones cost: every entry stays with at least "..." (the contract counts no locals left out, so none
+ * is dropped), and the rest goes to the reprs in order, the ones past it cut ("...", isTruncated).
+ * It only cuts, so nothing hidden comes back, and a stop redaction did not grow is left as it was.
+ */
+function withinStopBudget(hidden: unknown, shown: unknown): unknown {
+  const before = reprsOf(shown);
+  const after = reprsOf(hidden);
+  if (!before || !after) return hidden;
+  const cost = (views: [string, { repr: string }][]) => views.reduce((n, [name, v]) => n + v.repr.length + name.length + 50, 0);
+  const budget = cost(before);
+  if (cost(after) <= budget) return hidden;
+  const CUT = '...';
+  // What every entry costs at least, then what is left for the reprs, given in order.
+  let left = budget - after.reduce((n, [name, v]) => n + name.length + 50 + Math.min(v.repr.length, CUT.length), 0);
+  const locals = { ...((hidden as { locals: object }).locals as Record<string, unknown>) };
+  for (const [name, v] of after) {
+    const room = Math.max(0, left) + CUT.length;
+    const cut = v.repr.length > room;
+    const repr = cut ? `${v.repr.slice(0, room - CUT.length)}${CUT}` : v.repr;
+    left -= repr.length - Math.min(v.repr.length, CUT.length);
+    if (cut) locals[name] = { ...v, repr, isTruncated: true };
+  }
+  return { ...(hidden as object), locals };
+}
+
+/** A stop answer's locals that are value views (`{type, repr, isTruncated}`), in order; none for other answers. */
+function reprsOf(answer: unknown): [string, { repr: string }][] | undefined {
+  const locals = (answer as { locals?: unknown } | null)?.locals;
+  if (locals === null || typeof locals !== 'object') return undefined;
+  return Object.entries(locals as Record<string, unknown>).filter((e): e is [string, { repr: string }] => typeof (e[1] as { repr?: unknown } | null)?.repr === 'string');
 }
 
 /** Parses a body with zod; the error names the field and what is valid. */
