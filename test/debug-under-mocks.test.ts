@@ -65,12 +65,44 @@ beforeAll(async () => {
   );
   const port = (api.address() as AddressInfo).port;
   args = [String(port), String(db.port), db.password, String(cache.port), cache.password];
-  dk = await connectStdio({ root, args: ['--toolsets', 'mocks,python'] });
+  dk = await connectStdio({ root, args: ['--toolsets', 'mocks,python,gdb'] });
 }, 120_000);
 afterAll(async () => {
   await dk?.close();
   await Promise.all([db?.stop(), cache?.stop(), new Promise((r) => (api?.listening ? api.close(r) : r(undefined)))]);
 });
+
+const PRICE_C = `#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+  int port = atoi(argv[1]);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in addr = {0};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) return 2;
+  char request[256];
+  snprintf(request, sizeof request, "GET /price/%s HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\nConnection: close\\r\\n\\r\\n", argv[2], port);
+  if (write(fd, request, strlen(request)) < 0) return 3;
+  char answer[4096];
+  int got = 0, n;
+  while ((n = read(fd, answer + got, sizeof answer - 1 - got)) > 0) got += n;
+  answer[got] = 0;
+  close(fd);
+  char *body = strstr(answer, "\\r\\n\\r\\n");
+  int price = body ? atoi(body + 4) : -1;
+  printf("price=%d\\n", price);
+  return price > 0 ? 0 : 1;
+}
+`;
+/** The line after the answer was read and parsed. */
+const PRICE_PRINTED = PRICE_C.split('\n').findIndex((l) => l.includes('printf("price=')) + 1;
 
 describe('debugging a Python program under a mock set (HTTP, PostgreSQL, Redis)', () => {
   it('records the program, then, with every service stopped, stops after the database answer with the recorded row', async () => {
@@ -81,7 +113,7 @@ describe('debugging a Python program under a mock set (HTTP, PostgreSQL, Redis)'
     await Promise.all([db!.stop(), cache!.stop(), new Promise((r) => api.close(r))]);
     db = cache = undefined;
 
-    const { sessionId } = await call('python_start_session', { entry: 'app.py', args: [...args, 'apple'], pythonPath: '/usr/bin/python3', mocks: { set, path: 'keploy-dbg' } });
+    const { sessionId } = await call('python_start_session', { entry: 'app.py', args: [...args, 'apple'], pythonPath: '/usr/bin/python3', mocks: { set: `keploy-dbg/${set}` } });
     const stop = await call('python_run_to_breakpoint', { sessionId, file: 'app.py', line: AFTER_ANSWERS });
     expect(stop, JSON.stringify(stop)).toMatchObject({ hit: true, frameInfo: { file: expect.stringMatching(/\/app\.py$/), line: AFTER_ANSWERS } });
     expect(stop.locals.row.repr).toBe('(5,)');
@@ -104,7 +136,7 @@ describe('debugging a Python program under a mock set (HTTP, PostgreSQL, Redis)'
       entry: 'app.py',
       args: [...args, 'pear'],
       pythonPath: '/usr/bin/python3',
-      mocks: { set, path: 'keploy-dbg', stopOnMiss: true },
+      mocks: { set: `keploy-dbg/${set}`, stopOnMiss: true },
     });
     const stop = await call('python_run_to_breakpoint', { sessionId, file: 'app.py', line: AFTER_ANSWERS });
     expect(stop, JSON.stringify(stop)).toMatchObject({ hit: false, reason: 'mock miss', frameInfo: { file: expect.stringMatching(/\/app\.py$/) } });
@@ -116,7 +148,7 @@ describe('debugging a Python program under a mock set (HTTP, PostgreSQL, Redis)'
   }, 120_000);
 
   it('an unknown set is a clear error naming the sets there are', async () => {
-    const r = await dk.tool('python_start_session', { entry: 'app.py', pythonPath: '/usr/bin/python3', mocks: { set: 'no-such-set', path: 'keploy-dbg' } });
+    const r = await dk.tool('python_start_session', { entry: 'app.py', pythonPath: '/usr/bin/python3', mocks: { set: 'keploy-dbg/no-such-set' } });
     expect(r.isError).toBe(true);
     expect(r.text).toMatch(/Mock set 'no-such-set' not found .*available: /);
   });
@@ -124,7 +156,7 @@ describe('debugging a Python program under a mock set (HTTP, PostgreSQL, Redis)'
   it("a key needs keploy_mock_test's scope (mocks:run) to debug under a set, through MCP and REST alike", async () => {
     const s = await startKeyedServer(root, { py: 'python', both: 'python,mocks,mocks:run' }, ['--toolsets', 'mocks,python']);
     try {
-      const start = { entry: 'app.py', pythonPath: '/usr/bin/python3', mocks: { set, path: 'keploy-dbg' } };
+      const start = { entry: 'app.py', pythonPath: '/usr/bin/python3', mocks: { set: `keploy-dbg/${set}` } };
       const denied = await plainCall(s, s.keys.py!.key, 'python_start_session', start);
       expect(denied.error?.message).toMatch(/mocks:run/);
       const plain = await plainCall(s, s.keys.py!.key, 'python_start_session', { entry: 'app.py' });
@@ -140,4 +172,45 @@ describe('debugging a Python program under a mock set (HTTP, PostgreSQL, Redis)'
       await stopKeyedServers([s]);
     }
   }, 60_000);
+});
+
+describe('debugging a C program under gdb under a mock set (HTTP)', () => {
+  let cSet = '';
+  let cPort = 0;
+
+  it('records the C program, then, with the service stopped, gdb stops after the answer with the recorded price', async () => {
+    writeFileSync(path.join(root, 'price.c'), PRICE_C);
+    execFileSync('gcc', ['-g', '-O0', '-o', path.join(root, 'price'), path.join(root, 'price.c')]);
+    const shop = createServer((req, res) => res.end(req.url === '/price/apple' ? '7' : '9'));
+    await new Promise<void>((r) => shop.listen(0, '127.0.0.1', r));
+    cPort = (shop.address() as AddressInfo).port;
+    const rec = await call('keploy_mock_record', { command: `./price ${cPort} apple`, path: 'keploy-c' });
+    expect(rec, JSON.stringify(rec)).toMatchObject({ success: true, mockCount: 1, appExitCode: 0 });
+    cSet = rec.mockFilePath.split('/').at(-2);
+    await new Promise((r) => shop.close(r));
+
+    const { id } = await dk.ok('open', { program: 'price', args: [String(cPort), 'apple'], mocks: { set: `keploy-c/${cSet}` } });
+    await dk.ok('call', { id, command: `break price.c:${PRICE_PRINTED}` });
+    const run = await dk.tool('call', { id, command: 'run' });
+    expect(run.text, run.text).toMatch(/breakpoint/i);
+    expect(run.structured.content.mocks).toMatchObject({ set: cSet, replayed: 1, missed: 0 });
+    expect(run.text).toContain(`[mock set '${cSet}': 1 replayed, 0 missed]`);
+    const price = await dk.tool('call', { id, command: 'print price' });
+    expect(price.text).toMatch(/= 7/);
+    // Nothing happened since: no replay line.
+    expect(price.structured.content.mocks).toBeUndefined();
+    await dk.ok('close', { id });
+  }, 120_000);
+
+  it('stopOnMiss: a changed request interrupts the program in its read of the answer, naming the closest mock', async () => {
+    const { id } = await dk.ok('open', { program: 'price', args: [String(cPort), 'pear'], mocks: { set: `keploy-c/${cSet}`, stopOnMiss: true } });
+    const run = await dk.tool('call', { id, command: 'run', wait: 30 });
+    expect(run.structured.content.state, run.text).toBe('stopped');
+    expect(run.structured.content.mocks, run.text).toMatchObject({ set: cSet, missed: 1, misses: [expect.stringMatching(/^GET \/price\/pear; closest mock-0/)] });
+    const bt = await dk.tool('call', { id, command: 'bt' });
+    // The thread that asked, stopped in its request's write or its read of the answer (the answer waited for the stop): main is on the stack.
+    expect(bt.text).toMatch(/in main \(.*price\.c:\d+/);
+    expect(bt.text.split('\n')[0]).toMatch(/write|read|recv|send/);
+    await dk.ok('close', { id });
+  }, 120_000);
 });

@@ -1,3 +1,4 @@
+import type { DebugReplay, ReplayAtStop } from '../mocks/under.js';
 import type { Readable } from 'node:stream';
 import { DebugkitError } from '../../core/errors.js';
 import { endMarkedProcesses, killProcessGroup, processStartTime, procStat } from '../../core/process.js';
@@ -71,6 +72,8 @@ export interface CallOutcome {
   stopped?: MiTuple;
   program_output?: ProgramOutput;
   truncated?: boolean;
+  /** Under a mock set: what replay did since the last answer (mocks/under.ts ReplayAtStop). */
+  mocks?: ReplayAtStop;
 }
 
 /** One gdb process in MI mode, its debuggee's output, and the commands sent to it, one at a time. */
@@ -118,6 +121,7 @@ export class GdbSession implements SessionResource {
     void proc.exited.then((exit) => {
       this.onEngineGone(describeExit(exit));
       for (const copy of this.copies.values()) copy.close();
+      void this.replay?.close();
     });
   }
 
@@ -156,9 +160,45 @@ export class GdbSession implements SessionResource {
     return this.engine.proc.exited;
   }
 
+  /** The mock set the program's calls are answered from (open's `mocks`), closed with the session. */
+  private replay: DebugReplay | undefined;
+  /** A miss's interrupt (stopOnMiss) under way. */
+  private missInterrupt: Promise<void> | undefined;
+
+  /**
+   * Runs the program under `replay` from its next start: the replay's variables (proxychains'
+   * preload and config, the proxy URLs, the CA) in the inferior's environment, not gdb's own; the
+   * answers say what replay did; with stopOnMiss a miss interrupts the program, and the miss's
+   * answer waits for the stop, so the thread that asked is stopped in its read of the answer.
+   */
+  async underMocks(replay: DebugReplay): Promise<void> {
+    this.replay = replay;
+    for (const [name, value] of Object.entries(replay.env)) {
+      await this.engine.send(`-interpreter-exec console ${quoteMiString(`set environment ${name}=${value}`)}`, { timeoutMs: 10_000 });
+    }
+    if (replay.stopOnMiss) replay.onMiss(() => this.interruptForMiss());
+  }
+
+  private interruptForMiss(): Promise<void> {
+    if (this.engine.state !== 'running' || this.engine.isClosed) return Promise.resolve();
+    this.missInterrupt ??= (async () => {
+      const before = this.engine.stopCount;
+      await this.engine.send('-exec-interrupt', { timeoutMs: 2000 }).catch(() => undefined);
+      await this.engine.waitForStop(before, { waitMs: 2000 });
+    })().finally(() => (this.missInterrupt = undefined));
+    return this.missInterrupt;
+  }
+
+  /** Under a mock set: what replay did since the last answer, on this one. */
+  private withReplay(outcome: CallOutcome): CallOutcome {
+    const replayed = this.replay?.sinceLastStop();
+    if (replayed) outcome.mocks = replayed;
+    return outcome;
+  }
+
   /** Runs one CLI or MI command; calls on one session never overlap. */
   call(command: string, options: CallOptions): Promise<CallOutcome> {
-    return this.engine.serial(() => this.runCall(command, options));
+    return this.engine.serial(async () => this.withReplay(await this.runCall(command, options)));
   }
 
   /**
@@ -183,7 +223,7 @@ export class GdbSession implements SessionResource {
         }
         if (this.engine.state === 'running') break;
       }
-      return mergeCalls(done, commands.length - done.length);
+      return this.withReplay(mergeCalls(done, commands.length - done.length));
     });
   }
 
@@ -193,7 +233,7 @@ export class GdbSession implements SessionResource {
       this.assertAlive();
       if (this.engine.state === 'running') await this.engine.waitForStop(this.engine.stopCount, options);
       this.assertAlive();
-      return this.finish({ class: 'done' }, options, await this.ownFrameOfStop());
+      return this.withReplay(await this.finish({ class: 'done' }, options, await this.ownFrameOfStop()));
     });
   }
 
@@ -217,6 +257,7 @@ export class GdbSession implements SessionResource {
     }
     this.exitMessage ??= `the session was closed (${reason})`;
     await this.engine.end(new DebugkitError('SESSION_CLOSED', `the gdb session ended: ${reason}`), 1000);
+    await this.replay?.close();
   }
 
   /** The key scopes `command` needs in this session (what it reaches beyond the debugger). */

@@ -5,11 +5,16 @@ import { z } from 'zod';
 /** The `mocks` argument of python_start_session, gdb's open and debugger_launch. */
 export const mocksOption = z
   .object({
-    set: z.string().min(1).max(255),
-    path: z.string().optional(),
+    set: z.string().min(1).max(1024),
     onMiss: z.enum(['fail', 'passthrough', 'record']).optional(),
     stopOnMiss: z.boolean().optional(),
   })
-  .describe("Replay the program's calls from mock set `set` (`path` default ./keploy) as keploy_mock_test does; stopOnMiss pauses at a miss");
+  .describe('Replay its calls from mock set `set` (DIR/NAME if not in ./keploy); stopOnMiss pauses at a miss');
+
+/** Where the set of a `mocks` argument is: `NAME` in ./keploy, `DIR/NAME` in DIR (inside the root). */
+export function setPlace(set: string): { path: string | undefined; name: string } {
+  const cut = set.lastIndexOf('/');
+  return cut < 0 ? { path: undefined, name: set } : { path: set.slice(0, cut) || '/', name: set.slice(cut + 1) };
+}
 
 export type MocksOption = z.infer<typeof mocksOption>;

@@ -9,7 +9,7 @@ import { mocksDir } from './paths.js';
 import { findProxychains, proxiedCommand, writeProxychainsConfig } from './proxy/proxychains.js';
 import { MISS_LINES, ReplaySession, type ReplayTally } from './replay.js';
 import { loadCa } from './session.js';
-import type { MocksOption } from './option.js';
+import { setPlace, type MocksOption } from './option.js';
 
 /**
  * Debugging under a mock set (issue 22): a debug session's program (Python under debugpy, C under
@@ -73,12 +73,13 @@ export class DebugReplay {
   private session!: ReplaySession;
 
   static async start(o: DebugReplayOptions): Promise<DebugReplay> {
-    const store = new MockStore(mocksDir(o.root, o.option.path), { root: o.root });
+    const place = setPlace(o.option.set);
+    const store = new MockStore(mocksDir(o.root, place.path), { root: o.root });
     const onPool = { ...(o.owner !== undefined ? { owner: o.owner } : {}), ...(o.signal ? { signal: o.signal } : {}) };
-    const mocks = await store.load(o.option.set, onPool);
+    const mocks = await store.load(place.name, onPool);
     const { ca, env: caEnv } = await loadCa(o.warn);
     const onMiss = o.option.onMiss ?? 'fail';
-    const replay = new DebugReplay(o.option.set, store, o.owner, o.option.stopOnMiss === true, onMiss === 'record');
+    const replay = new DebugReplay(place.name, store, o.owner, o.option.stopOnMiss === true, onMiss === 'record');
     replay.session = await ReplaySession.start({
       mocks,
       ca,

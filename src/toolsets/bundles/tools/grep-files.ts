@@ -10,7 +10,7 @@ const grepInput = {
   recursive: z.boolean().default(true),
   glob_pattern: z.string().nullable().default(null).describe('Only files whose name matches, e.g. "*.log" or "**/*.json"'),
   case_sensitive: z.boolean().default(false),
-  max_results: z.number().int().min(1).max(100_000).default(200).describe('Most matching lines (default 200); one answer also holds at most ~32,000 characters of matches'),
+  max_results: z.number().int().min(1).max(100_000).default(200).describe('Most matching lines (default 200)'),
   max_results_per_file: z.number().int().min(1).nullable().default(null),
 };
 const grepOutput = {

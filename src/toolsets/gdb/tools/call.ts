@@ -41,8 +41,8 @@ export function callTool(ctx: GdbContext): ToolSpec<typeof input, typeof callOut
     name: 'call',
     title: 'Send a command to GDB',
     description:
-      'Runs GDB commands (CLI or MI) in a session. Text: the console output and where the program stopped; structured: `result` (MI record), `output`, `state`, `stopped`. ' +
-      'Commands that resume the program return at the next stop, or after `wait` seconds as "running" (then gdb_wait or "-exec-interrupt").',
+      'Runs GDB commands (CLI or MI) in a session; answers the console output and where the program stopped. ' +
+      'A command that resumes the program returns at the next stop, or after `wait` seconds as "running" (then gdb_wait or "-exec-interrupt").',
     input,
     output: callOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },

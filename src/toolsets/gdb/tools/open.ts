@@ -7,6 +7,8 @@ import { CAPABILITIES, judgeProgramCopy } from '../policy.js';
 import { clientKey } from '../../../core/sessions.js';
 import type { ToolSpec } from '../../../mcp/tools.js';
 import type { GdbSession } from '../session.js';
+import { mocksOption } from '../../mocks/option.js';
+import type { DebugReplay } from '../../mocks/under.js';
 import type { GdbContext } from './index.js';
 
 const input = {
@@ -14,6 +16,7 @@ const input = {
   program: z.string().optional().describe('Executable to load (like "file PROGRAM"), relative to the workspace root'),
   args: z.array(z.string()).optional().describe('Arguments for the program (like "set args")'),
   cwd: z.string().optional().describe('Working directory for gdb and the program, relative to the workspace root (default: the root)'),
+  mocks: mocksOption.optional(),
 };
 const output = { id: z.string().describe('The session id to pass to call/close') };
 /** The scopes each call's key was checked for, by its program (scopes.of): loading it must not need more. */
@@ -51,7 +54,8 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
           }
         }
         checkedScopes.set(args, scopes);
-        return scopes;
+        // Under a mock set the program's calls go through a replay that may reach real services and add to the set: keploy_mock_test's scope.
+        return args.mocks ? [...scopes, 'mocks:run'] : scopes;
       },
     },
     async run(args, call) {
@@ -72,7 +76,19 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
       }
       const cwd = dir?.real ?? root;
       let info;
+      let replay: DebugReplay | undefined;
       try {
+        if (args.mocks) {
+          // The replay engine loads with the first session that asks for it.
+          const { DebugReplay } = await import('../../mocks/under.js');
+          replay = await DebugReplay.start({
+            root,
+            option: args.mocks,
+            owner: clientKey(call.client),
+            ownPorts: [ctx.config.http.port],
+            warn: (message) => call.client.notify('warning', `gdb session under mock set '${args.mocks!.set}': ${message}`),
+          });
+        }
         info = await ctx.registry.create(
           call.client.owner,
           args.timeout * 1000,
@@ -95,6 +111,15 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
             // The program's copy stays while it is gdb's program, and goes with gdb; a run after the
             // file was rebuilt loads a fresh copy first.
             if (program) session.adoptProgram(program);
+            if (replay) {
+              // The session owns the replay from here: it closes it when gdb ends.
+              const underMocks = replay;
+              replay = undefined;
+              await session.underMocks(underMocks).catch(async (err: unknown) => {
+                await session.dispose('the mock set could not be set up');
+                throw err;
+              });
+            }
             call.client.notify('info', `gdb session ${id} started (gdb pid ${session.pid}, cwd ${cwd})`);
             try {
               if (program) await loadProgram(session, program, args.args ?? []);
@@ -111,6 +136,7 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
         throw err;
       } finally {
         dir?.close();
+        await replay?.close();
       }
       return { id: info.id };
     },

@@ -13,6 +13,7 @@ export const callOutput = {
     .optional()
     .describe("The debuggee's own output since the previous call (more with gdb_program_output)"),
   truncated: z.boolean().optional().describe('True when output was cut to keep the result small'),
+  mocks: z.record(z.string(), z.unknown()).optional().describe('Under a mock set: {set, replayed, missed, misses} since the last answer'),
 };
 
 export const waitSeconds = z.number().min(0).max(600).optional().describe('Seconds to wait for a resumed program to stop (default 10)');

@@ -7,7 +7,7 @@ import { sessionId } from '../schemas.js';
 const input = {
   sessionId,
   stream: z.enum(['stdout', 'stderr']).default('stdout'),
-  cursor: z.number().int().default(0).describe('0 for the oldest kept text, the cursor a previous read returned, or negative to count back from the end (-2000: the last 2,000 characters)'),
+  cursor: z.number().int().default(0).describe('0: the oldest kept text; a cursor a read returned; negative: back from the end (-2000: the last 2,000 characters)'),
   tail: z.number().int().min(1).max(100_000).optional().describe('Read the last N characters instead (same as cursor -N)'),
   maxChars: z.number().int().min(1).max(100_000).default(16_000),
 };

@@ -10,10 +10,9 @@ export function runToBreakpointTool({ service }: PythonContext): ToolSpec<typeof
     name: 'python_run_to_breakpoint',
     title: 'Run to a breakpoint',
     description:
-      'Sets a breakpoint at file:line (optionally conditional, a hit count, or a logpoint) and runs the program ' +
-      '(starting it if needed) until a breakpoint is hit, it completes, an uncaught exception is raised, or `timeout` ' +
-      'passes (then it is paused, with a TimeoutError). Returns hit/completed/error, the location, locals with ' +
-      'bounded reprs, the source around the stop and the top of the stack.',
+      'Sets a breakpoint at file:line (conditional, hit count or logpoint) and runs (starting if needed) until a ' +
+      'breakpoint, the end, an uncaught exception, or `timeout` (then paused, with a TimeoutError). Returns ' +
+      'hit/completed/error, the location, locals (bounded reprs), the source around the stop and the top of the stack.',
     input,
     output: runOutput,
     render: renderRun,
