@@ -1,4 +1,4 @@
-import type { ReplayAtStop } from '../mocks/under.js';
+import { replayLine } from '../mocks/option.js';
 import path from 'node:path';
 import { isTuple, str, type MiTuple } from '../../core/mi/parser.js';
 import type { UserFrameChoice } from '../../core/mi/user-frame.js';
@@ -58,12 +58,6 @@ export function renderCall(v: CallOutcome): string {
   if (where) parts.push(where);
   if (v.mocks) parts.push(replayLine(v.mocks));
   return parts.length > 0 ? parts.join('\n') : resultClass;
-}
-
-/** What replay did since the last answer, for a session under a mock set: counts, then each miss with the closest mock. */
-function replayLine(m: ReplayAtStop): string {
-  const misses = (m.misses ?? []).map((line) => `\n  miss: ${line}`).join('');
-  return `[mock set '${m.set}': ${m.replayed} replayed, ${m.missed} missed${misses}]`;
 }
 
 /** One line: how the program stopped and where, or that it still runs; nothing when a command did not move it. */

@@ -18,3 +18,18 @@ export function setPlace(set: string): { path: string | undefined; name: string 
 }
 
 export type MocksOption = z.infer<typeof mocksOption>;
+
+/** What replay did between two stops, as a stop shows it (mocks/under.ts makes it; absent when it did nothing). */
+export type ReplayAtStop = {
+  set: string;
+  replayed: number;
+  missed: number;
+  /** The misses since the last stop, each with the closest mock (the first few; `missed` counts them all). */
+  misses?: string[];
+};
+
+/** The line a stop's text gives what replay did since the last stop: its counts, then each miss with the closest mock. */
+export function replayLine(m: ReplayAtStop): string {
+  const misses = (m.misses ?? []).map((line) => `\n  miss: ${line}`).join('');
+  return `[mock set '${m.set}': ${m.replayed} replayed, ${m.missed} missed${misses}]`;
+}

@@ -9,7 +9,9 @@ import { mocksDir } from './paths.js';
 import { findProxychains, proxiedCommand, writeProxychainsConfig } from './proxy/proxychains.js';
 import { MISS_LINES, ReplaySession, type ReplayTally } from './replay.js';
 import { loadCa } from './session.js';
-import { setPlace, type MocksOption } from './option.js';
+import { setPlace, type MocksOption, type ReplayAtStop } from './option.js';
+
+export type { ReplayAtStop } from './option.js';
 
 /**
  * Debugging under a mock set (issue 22): a debug session's program (Python under debugpy, C under
@@ -18,15 +20,6 @@ import { setPlace, type MocksOption } from './option.js';
  * the set for the session's life; each stop says what replay did since the last one, and a miss
  * can pause the program where it asked.
  */
-
-/** What replay did between two stops, as a stop shows it (absent when it did nothing). */
-export type ReplayAtStop = {
-  set: string;
-  replayed: number;
-  missed: number;
-  /** The misses since the last stop, each with the closest mock (the first MISSES_AT_STOP; `missed` counts them all). */
-  misses?: string[];
-};
 
 /** The longest a miss's answer waits for the debugger to pause the program. */
 const MISS_HOLD_MS = 3000;
