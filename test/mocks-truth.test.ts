@@ -72,6 +72,22 @@ describe('keploy_mock_test: mocks never used and mocks reused', () => {
     expect(strict).toMatchObject({ success: false, mocksReused: 1 });
   });
 
+  it("only: one test's mocks (by name, or by when they were requested) replay alone, and strict judges them alone", async () => {
+    // The first two of the three answers, as a test making two calls uses them.
+    const two = await mockTest({ command: `node seq.mjs ${port} 2`, mockName: set, path: 'keploy-seq', strict: true, only: { names: ['mock-0', 'mock-1'] } });
+    expect(two).toMatchObject({ success: true, mocksReplayed: 2, mocksMissed: 0 });
+    expect(two).not.toHaveProperty('mocksUnused');
+    // A window that holds none of them, and a name the set does not hold: said, nothing run.
+    const none = await mockTest({ command: `node seq.mjs ${port} 1`, mockName: set, path: 'keploy-seq', only: { from: '2001-01-01T00:00:00Z', to: '2001-01-02T00:00:00Z' } });
+    expect(none).toMatchObject({ success: false, appExitCode: -1 });
+    expect(none.message).toMatch(/^only: no mock of the set is requested between 2001-01-01T00:00:00Z and 2001-01-02T00:00:00Z/);
+    const unknown = await mockTest({ command: `node seq.mjs ${port} 1`, mockName: set, path: 'keploy-seq', only: { names: ['mock-9'] } });
+    expect(unknown.message).toMatch(/^only: the set holds no mock named 'mock-9'/);
+    // Everything the recording holds was requested in the last hour: the window of the whole recording replays all three.
+    const all = await mockTest({ command: `node seq.mjs ${port} 3`, mockName: set, path: 'keploy-seq', strict: true, only: { from: new Date(Date.now() - 3_600_000).toISOString() } });
+    expect(all).toMatchObject({ success: true, mocksReplayed: 3 });
+  });
+
   it('PostgreSQL: a skipped query is named; the start-up mocks used by every connection are neither unused nor reused', async () => {
     const psql = (queries: string[]) => `PGPASSWORD=${f.db.password} PGSSLMODE=disable psql -X -A -t -h 127.0.0.1 -p ${f.db.port} -U postgres -d postgres ${queries.map((q) => `-c '${q}'`).join(' ')}`;
     const rec = await call('keploy_mock_record', { command: psql(['select 1', 'select 2']), path: 'keploy-pg' });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMockSet } from './keploy/parse.js';
 import { startRedis } from './redis/testing.js';
-import { MISS_LINES, RECORDED_MAX_BYTES, replayMocks, USAGE_NAMES, UsageCounter } from './replay.js';
+import { MISS_LINES, narrowSet, RECORDED_MAX_BYTES, replayMocks, USAGE_NAMES, UsageCounter } from './replay.js';
 import type { Mock } from './keploy/types.js';
 import { loadCa } from './session.js';
 
@@ -232,5 +232,22 @@ describe('UsageCounter: what the answer says of the mocks a run did not use, or 
     const usage = counter.usage();
     // Before: unused 0 (the name had answered), and a and b were fine but 'dup' was "answered 2 times" when two mocks each answered once.
     expect(usage).toMatchObject({ unused: 2, unusedNames: ['dup (2 of 3 never used)'], reused: 1, reusedNames: ['web (answered 2 times)'] });
+  });
+});
+
+describe("narrowSet: one test's mocks", () => {
+  const at = (name: string, time: string, type?: string) => ({ name, kind: 'Generic', spec: { metadata: type ? { type } : {}, reqtimestampmock: time } }) as unknown as Mock;
+  const set = [at('start', '2026-11-27T09:00:00Z', 'config'), at('a', '2026-11-27T10:00:00Z'), at('b', '2026-11-27T10:05:00Z'), at('c', '2026-11-27T10:10:00.5Z')];
+
+  it('by names or by the window their requests were made in, the start-up mocks kept', () => {
+    expect(narrowSet(set, { names: ['b'] }).map((m) => m.name)).toEqual(['start', 'b']);
+    expect(narrowSet(set, { from: '2026-11-27T10:04:00Z', to: '2026-11-27T10:10:00.5Z' }).map((m) => m.name)).toEqual(['start', 'b', 'c']);
+    expect(narrowSet(set, { to: '2026-11-27T10:00:00Z' }).map((m) => m.name)).toEqual(['start', 'a']);
+  });
+
+  it('refuses a name the set does not hold, a time that is no time, and a narrowing that keeps nothing', () => {
+    expect(() => narrowSet(set, { names: ['b', 'zz'] })).toThrow(/the set holds no mock named 'zz' \(it has 4 mocks, start, a, b, c\)/);
+    expect(() => narrowSet(set, { from: 'yesterday' })).toThrow(/from must be an ISO 8601 time/);
+    expect(() => narrowSet(set, { from: '2027-01-01T00:00:00Z' })).toThrow(/no mock of the set is requested between 2027-01-01T00:00:00Z and its end/);
   });
 });

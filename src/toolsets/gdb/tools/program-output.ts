@@ -25,7 +25,7 @@ export function programOutputTool(ctx: GdbContext): ToolSpec<typeof input, typeo
     description:
       "Reads the debuggee's own stdout or stderr (kept apart from GDB's output; the last 1 MiB of each) from a cursor, " +
       'or its end with `tail` (or a negative cursor). Every answer gives the `end` cursor and whether there is `more`. ' +
-      'Note: a C program writing to a pipe buffers stdout until it flushes or exits.',
+      '(C stdio to a pipe is buffered until flushed.)',
     input,
     output,
     annotations: { readOnlyHint: true, openWorldHint: false },

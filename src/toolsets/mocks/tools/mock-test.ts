@@ -13,16 +13,16 @@ const input = {
   mockName: z.string().optional().describe('Name of the mock set to replay. Use keploy_list_mocks to see available mocks. If not provided, the latest mock set will be used.'),
   fallBackOnMiss: z.boolean().optional().describe('Whether to fall back to real calls when no mock matches (default: false)'),
   onMiss: z.enum(['fail', 'passthrough', 'record']).optional().describe('A call no mock matches: fail (default), passthrough (to the real service), record (also added to the set)'),
-  ignore: z
-    .array(z.string().min(1).max(200))
-    .max(100)
-    .optional()
-    .describe("Fields that never decide a match, as Keploy's noise: 'header.<Name>', 'query.<name>', 'body.<JSON path>' (body.data.ts, body.items[*].id, body..nonce)"),
+  ignore: z.array(z.string().min(1).max(200)).max(100).optional().describe("Keploy noise, fields that never decide a match: 'header.<Name>', 'query.<name>', 'body.<JSON path>' (body.items[*].id)"),
   path: z.string().optional().describe('Where the mock sets are (default: ./keploy)'),
   timeout: z.number().int().min(1).max(3600).optional().describe('Seconds before the command is stopped (default 300)'),
   env: envEntries.optional().describe('["NAME=value", ...] for the command'),
   upstreamCaFile: z.string().optional().describe('PEM CAs for real services reached on a miss'),
-  strict: z.boolean().optional().describe('Also fail on mocks never used or answered more often than recorded (default: warnings)'),
+  only: z
+    .object({ names: z.array(z.string()).max(20_000).optional(), from: z.string().optional(), to: z.string().optional() })
+    .optional()
+    .describe("One test's mocks: by names, or requested from..to (ISO times)"),
+  strict: z.boolean().optional().describe('Also fail on unused or reused mocks'),
 };
 const output = {
   success: z.boolean(),
@@ -79,8 +79,7 @@ export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof o
     title: 'Run tests against recorded mocks',
     description:
       'Replay recorded mocks while running your application. This intercepts outgoing calls and returns the recorded ' +
-      'responses, enabling isolated testing without external dependencies. success = no miss and exit code 0; ' +
-      'a miss gets an HTTP 502 or a database error naming the closest mock, listed in `misses`.',
+      'responses, enabling isolated testing without external dependencies. Each miss is in `misses`, with the closest mock.',
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
@@ -102,7 +101,7 @@ export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof o
       }
       try {
         // The replay engine (Keploy reader, proxies, protocol replayers, TLS) loads on the first call, not at start.
-        const [{ MockStore }, { replayMocks, RECORDED_MAX_MOCKS, RECORDED_MAX_BYTES }, { appOutput }, { loadCa }] = await Promise.all([
+        const [{ MockStore }, { narrowSet, replayMocks, RECORDED_MAX_MOCKS, RECORDED_MAX_BYTES }, { appOutput }, { loadCa }] = await Promise.all([
           import('../keploy/store.js'),
           import('../replay.js'),
           import('../runner.js'),
@@ -114,7 +113,13 @@ export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof o
         const name = args.mockName ?? (await store.latest(onPool.owner))?.name;
         if (!name) return failed('No mock sets found. Run keploy_mock_record first');
         configuration.mockName = name;
-        const mocks = await store.load(name, onPool);
+        const loaded = await store.load(name, onPool);
+        let mocks = loaded;
+        try {
+          if (args.only) mocks = narrowSet(loaded, args.only);
+        } catch (err) {
+          return failed(`only: ${(err as Error).message}`);
+        }
         const { ca, env } = await loadCa(warn);
         const upstreamCa = args.upstreamCaFile ? await readFile(resolveContained(config.root, args.upstreamCaFile, { what: 'upstreamCaFile' }), 'utf8') : undefined;
         const outcome = await replayMocks({
