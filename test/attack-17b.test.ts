@@ -445,7 +445,7 @@ describe('held: what this attack tried that stayed shut (regression)', () => {
       await plainCall(closed, key, 'close', { id });
       // gdb loads a private copy of the program (issue 18, attack 18u P10): a script beside the workspace file is not even
       // looked for; one beside the copy would be declined by the safe-path.
-      expect(loaded).toMatch(/declined|Reading symbols from \/tmp\/debugkit-prog-/);
+      expect(loaded).toMatch(/declined|Reading symbols from \/tmp\/debugkit-run-[^/]+\/debugkit-prog-/);
       expect(loaded).not.toMatch(/basic-gdb\.py/);
       expect(existsSync(marker)).toBe(false);
     } finally {
