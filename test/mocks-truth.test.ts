@@ -88,6 +88,30 @@ describe('keploy_mock_test: mocks never used and mocks reused', () => {
     expect(all).toMatchObject({ success: true, mocksReplayed: 3 });
   });
 
+  it('replace: one test re-recorded into the set, its mocks replaced and the rest kept; a failed run leaves the set as it was', async () => {
+    let next = 0;
+    const live = createServer((_req, res) => res.end(`live ${++next}`));
+    await new Promise<void>((r) => live.listen(0, '127.0.0.1', r));
+    const livePort = (live.address() as AddressInfo).port;
+    try {
+      const rec = await call('keploy_mock_record', { command: `node seq.mjs ${livePort} 3`, path: 'keploy-rr' });
+      const rrSet = rec.mockFilePath.split('/').at(-2);
+      // The second call's test is re-recorded alone: the service now answers "live 4".
+      const again = await call('keploy_mock_record', { command: `node seq.mjs ${livePort} 1`, path: 'keploy-rr', replace: { set: rrSet, names: ['mock-1'] } });
+      expect(again, JSON.stringify(again)).toMatchObject({ success: true, mockCount: 1, mockFilePath: `keploy-rr/${rrSet}/mocks.yaml` });
+      expect(again.message).toMatch(new RegExp(`into '${rrSet}', in place of its 1 mocks of this test`));
+      // A run that fails replaces nothing.
+      writeFileSync(path.join(f.root, 'fails.mjs'), `await fetch('http://127.0.0.1:${livePort}/seq');\nprocess.exit(3);\n`);
+      const failing = await call('keploy_mock_record', { command: 'node fails.mjs', path: 'keploy-rr', replace: { set: rrSet, names: ['mock-0'] } });
+      expect(failing).toMatchObject({ success: false, appExitCode: 3 });
+      const run = await mockTest({ command: `node seq.mjs ${livePort} 3`, mockName: rrSet, path: 'keploy-rr', strict: true });
+      expect(run).toMatchObject({ success: true, mocksReplayed: 3 });
+      expect(readFileSync(path.join(f.root, 'seq-out.txt'), 'utf8')).toBe('live 1\nlive 3\nlive 4');
+    } finally {
+      await new Promise((r) => live.close(r));
+    }
+  });
+
   it('PostgreSQL: a skipped query is named; the start-up mocks used by every connection are neither unused nor reused', async () => {
     const psql = (queries: string[]) => `PGPASSWORD=${f.db.password} PGSSLMODE=disable psql -X -A -t -h 127.0.0.1 -p ${f.db.port} -U postgres -d postgres ${queries.map((q) => `-c '${q}'`).join(' ')}`;
     const rec = await call('keploy_mock_record', { command: psql(['select 1', 'select 2']), path: 'keploy-pg' });

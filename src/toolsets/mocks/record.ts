@@ -1,6 +1,7 @@
 import { boundPromise } from '../../core/wait.js';
 import type { Mock } from './keploy/types.js';
 import { numberMocks } from './keploy/serialize.js';
+import type { SetNarrowing } from './keploy/narrow.js';
 import { MockStore } from './keploy/store.js';
 import { nameFor } from './keploy/naming.js';
 import { dialFor } from './dial.js';
@@ -36,6 +37,8 @@ export interface RecordRequest {
   /** What a recording keeps (default, and at most, what a set may hold: RECORDED_MAX_MOCKS mocks, RECORDED_MAX_BYTES); smaller in tests. */
   maxMocks?: number;
   maxBytes?: number;
+  /** Re-record one test into an existing set: its mocks there (narrow.ts) are replaced by what this run records. */
+  replace?: { set: string } & SetNarrowing;
 }
 
 export interface RecordOutcome {
@@ -54,6 +57,8 @@ export interface RecordOutcome {
   droppedWhy: Array<{ why: string; count: number }>;
   protocols: string[];
   run: RunResult;
+  /** With `replace`: how many mocks of the set the recording took the place of. */
+  replaced?: number;
 }
 
 /** Runs the command with its outgoing calls captured, then writes them as a new mock set. */
@@ -121,6 +126,17 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
   // No set without mocks: an empty set would become the latest and a default replay would test against nothing.
   if (mocks.length === 0) return outcome('', '', 0, protocols, run);
   const store = new MockStore(req.dir, req.root !== undefined ? { root: req.root } : {});
+  if (req.replace) {
+    // A run that failed proves nothing of the test: its mocks in the set are not given up for it (Keploy lost recordings so, keploy/keploy#4376).
+    if (run.exitCode !== 0 || run.timedOut) {
+      req.warn(`mock set '${req.replace.set}' was left as it was: the re-recorded run failed`);
+      return outcome('', '', 0, protocols, run);
+    }
+    // One test re-recorded: its mocks in the set give way to these, every other mock of the set kept as it was.
+    const { set, ...test } = req.replace;
+    const { replaced } = await store.replace(set, mocks, test);
+    return { ...outcome(set, store.pathOf(set), mocks.length, protocols, run), replaced };
+  }
   const name = await store.uniqueName(nameFor(req.command, protocols, new Date(), req.cwd));
   // Serialized and checked on the mock-set worker threads; the first mocks whose YAML fits the
   // replay bounds are written (the bytes kept above are the mocks', not their YAML's).

@@ -36,7 +36,7 @@ export function grepFilesTool({ workspace, config }: BundlesContext): ToolSpec<t
     title: 'Search the bundle',
     description:
       "Finds lines matching a pattern in the bundle's files (like grep -rn), optionally only in files matching a glob. Binary files are skipped. " +
-      "Lines are 1-based, as read_file's start_line. Results are capped (max_results, default 200, and ~32,000 characters) with truncated: true.",
+      "Lines are 1-based, as read_file's start_line. Results are capped (truncated: true).",
     input: grepInput,
     output: grepOutput,
     annotations: { readOnlyHint: true, openWorldHint: false },

@@ -12,7 +12,7 @@ import type { DebugReplay } from '../../mocks/under.js';
 import type { GdbContext } from './index.js';
 
 const input = {
-  timeout: z.number().int().min(1).max(86_400).default(300).describe('Seconds the session may stay idle before it is closed with its gdb and program (default 300)'),
+  timeout: z.number().int().min(1).max(86_400).default(300).describe('Idle seconds before the session closes (default 300)'),
   program: z.string().optional().describe('Executable to load (like "file PROGRAM"), relative to the workspace root'),
   args: z.array(z.string()).optional().describe('Arguments for the program (like "set args")'),
   cwd: z.string().optional().describe('Working directory for gdb and the program, relative to the workspace root (default: the root)'),

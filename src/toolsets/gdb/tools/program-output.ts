@@ -24,7 +24,7 @@ export function programOutputTool(ctx: GdbContext): ToolSpec<typeof input, typeo
     title: "Read the program's output",
     description:
       "Reads the debuggee's own stdout or stderr (kept apart from GDB's output; the last 1 MiB of each) from a cursor, " +
-      'or its end with `tail` (or a negative cursor). Every answer gives the `end` cursor and whether there is `more`. ' +
+      'or its end with `tail`. Every answer gives the `end` cursor and whether there is `more`. ' +
       '(C stdio to a pipe is buffered until flushed.)',
     input,
     output,

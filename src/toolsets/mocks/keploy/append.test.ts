@@ -72,3 +72,23 @@ describe('MockStore.append: names', () => {
     expect(names).toEqual(['mock-0', 'mock-2', 'mock-3', 'mock-4']);
   });
 });
+
+describe('MockStore.replace: one test re-recorded', () => {
+  it("takes the test's mocks out and adds the new ones, every other document kept byte for byte", async () => {
+    const dir = path.join(base, `t${++n}`, 'keploy');
+    fs.mkdirSync(path.join(dir, 'suite'), { recursive: true });
+    const file = path.join(dir, 'suite', 'mocks.yaml');
+    const at = (url: string, name: string) => httpMock({ req: { ...httpMock().spec.req, url } }, name);
+    fs.writeFileSync(file, serializeMockSet([at('/a', 'mock-0'), at('/b', 'mock-1'), at('/c', 'mock-2')]));
+    const before = fs.readFileSync(file, 'utf8');
+    const documents = before.split(/^---\n/m);
+    const result = await new MockStore(dir).replace('suite', [at('/b2', 'x'), at('/b3', 'y')], { names: ['mock-1'] });
+    expect(result).toEqual({ total: 4, replaced: 1 });
+    const after = fs.readFileSync(file, 'utf8');
+    expect(urls(file)).toEqual(['/a', '/c', '/b2', '/b3']);
+    expect(parseMockSet(after, file).map((m) => m.name)).toEqual(['mock-0', 'mock-2', 'mock-3', 'mock-4']);
+    // The documents of the other tests, as they were.
+    expect(after.startsWith(`${documents[0]}---\n${documents[2]}`)).toBe(true);
+    await expect(new MockStore(dir).replace('suite', [at('/z', 'z')], { names: ['mock-9'] })).rejects.toThrow(/the set holds no mock named 'mock-9'/);
+  });
+});

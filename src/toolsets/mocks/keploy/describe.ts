@@ -4,6 +4,7 @@ import { workerEntry, WorkerJobError, WorkerPool, WorkerStalledError } from '../
 import type { AppendJob, LoadJob, MockBatch, PastBounds, WriteJob } from './load.js';
 import { emptyCounts, mb, PARSE_BOUNDS, type SetDescription } from './scan.js';
 import { stylesOf } from './style.js';
+import type { SetNarrowing } from './narrow.js';
 import type { Mock } from './types.js';
 
 /**
@@ -125,8 +126,20 @@ export async function loadSet(name: string, file: string, cacheDir: string, opti
 }
 
 /** The text of set `name` with `mocks` added (load.ts appendSetText), worked out on the pool. `file` and `shown` as for loadSet. */
-export function appendedText(name: string, file: string, mocks: readonly Mock[], cacheDir: string, options: SetJobOptions = {}, shown: string = file): Promise<{ text: string; total: number }> {
-  return runSetJob<{ text: string; total: number }>(name, { op: 'append', name, file, shown, cacheDir, mocks: [...mocks], styles: stylesOf(mocks) }, options);
+export function appendedText(
+  name: string,
+  file: string,
+  mocks: readonly Mock[],
+  cacheDir: string,
+  options: SetJobOptions = {},
+  shown: string = file,
+  replace?: SetNarrowing,
+): Promise<{ text: string; total: number; replaced: number }> {
+  return runSetJob<{ text: string; total: number; replaced: number }>(
+    name,
+    { op: 'append', name, file, shown, cacheDir, mocks: [...mocks], styles: stylesOf(mocks), ...(replace ? { replace } : {}) },
+    options,
+  );
 }
 
 /**

@@ -8,6 +8,7 @@ import { serializeMockSet } from './serialize.js';
 import { restyle } from './style.js';
 import { MAX_MOCKSET_BYTES } from './store.js';
 import type { Mock } from './types.js';
+import { isStartup, narrowSet, type SetNarrowing } from './narrow.js';
 
 /**
  * Replay's side of the mock-set worker threads (describe.ts runs these jobs): loading a set for
@@ -38,6 +39,8 @@ export interface AppendJob {
   mocks: Mock[];
   /** The mocks' collection styles (style.ts stylesOf): the clone sent here lost them. */
   styles: Uint8Array;
+  /** Re-recording one test: the set's mocks of that test (narrow.ts narrowSet; its start-up mocks stay) are dropped first, `mocks` take their place. */
+  replace?: SetNarrowing;
 }
 
 /**
@@ -111,13 +114,27 @@ async function handOver(mocks: readonly Mock[], ctx: JobContext): Promise<void> 
  * file's text kept byte for byte, the whole checked to read back and to stay within the bounds
  * (a set past them could not be replayed again). The parsed result goes into the cache.
  */
-export async function appendSetText(job: AppendJob, ctx: JobContext): Promise<{ text: string; total: number } | PastBounds> {
+export async function appendSetText(job: AppendJob, ctx: JobContext): Promise<{ text: string; total: number; replaced: number } | PastBounds> {
   const shown = job.shown ?? job.file;
   const set = readBounded(job.file, MAX_MOCKSET_BYTES, ctx.progress, undefined, shown);
   if ('error' in set) throw new Error(set.error);
   if ('past' in set) return { past: set.past };
   const old = set.text;
-  const existing = (await cachedMocks(old, job.cacheDir)) ?? parseMockSet(old, shown);
+  const all = (await cachedMocks(old, job.cacheDir)) ?? parseMockSet(old, shown);
+  let existing = all;
+  let kept = old;
+  let replaced = 0;
+  if (job.replace) {
+    // The test's mocks go, their documents cut out of the text; every other document is kept byte for byte.
+    const dropped = new Set(narrowSet(all, job.replace).filter((m) => !isStartup(m)));
+    const documents = documentsOf(old);
+    if (documents.length !== all.length) {
+      throw new DebugkitError('INVALID_ARGUMENT', `Mock set '${job.name}' not re-recorded: its ${documents.length} documents are not its ${all.length} mocks one for one`);
+    }
+    kept = documents.filter((_, i) => !dropped.has(all[i]!)).join('---\n');
+    existing = all.filter((m) => !dropped.has(m));
+    replaced = dropped.size;
+  }
   const before = existing.length;
   restyle(job.mocks, job.styles);
   // Named on from the count, past any name the set has (a set with mock-1 removed holds mock-2 among 2 mocks): two mocks of
@@ -130,14 +147,35 @@ export async function appendSetText(job: AppendJob, ctx: JobContext): Promise<{ 
     taken.add(name);
     return { ...mock, name };
   });
-  const text = `${old}${old === '' || old.endsWith('\n') ? '' : '\n'}${old === '' ? '' : '---\n'}${serializeMockSet(added)}`;
+  const text = `${kept}${kept === '' || kept.endsWith('\n') ? '' : '\n'}${kept === '' ? '' : '---\n'}${serializeMockSet(added)}`;
   const past = pastBounds(Buffer.byteLength(text), set.scan.documents + added.length);
   if (past !== undefined) return { past };
   const parsed = parseMockSet(text, shown);
   const total = parsed.length;
   if (total !== before + added.length) throw new DebugkitError('INVALID_ARGUMENT', `Mock set '${job.name}' not extended: ${total} mocks would read back, expected ${before + added.length}`);
   await cacheMocks(text, parsed, job.cacheDir);
-  return { text, total };
+  return { text, total, replaced };
+}
+
+/**
+ * The documents of a set's text, each with its lines (the `---` lines between them left out): only
+ * those holding anything but blank lines and comments, as scan.ts counts them, in order.
+ */
+function documentsOf(text: string): string[] {
+  const documents: string[] = [];
+  let lines: string[] = [];
+  const end = () => {
+    if (lines.some((l) => l.trim() !== '' && !l.trimStart().startsWith('#') && l !== '...')) documents.push(lines.map((l) => `${l}\n`).join(''));
+    lines = [];
+  };
+  const all = text.split('\n');
+  if (all.at(-1) === '') all.pop();
+  for (const line of all) {
+    if (/^---(?:[ \t]|\r?$)/.test(line)) end();
+    else lines.push(line);
+  }
+  end();
+  return documents;
 }
 
 /**

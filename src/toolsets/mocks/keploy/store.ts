@@ -9,6 +9,7 @@ import { validateSetName } from './naming.js';
 import { parseMockSet } from './parse.js';
 import { openChildDir, openDirAsGiven, openDirFromRoot, type OpenDir } from './setdir.js';
 import { ZERO_TIME, type Mock, type MockSetInfo } from './types.js';
+import type { SetNarrowing } from './narrow.js';
 import { oneAtATime } from '../../../core/wait.js';
 
 export { nameFor, validateSetName } from './naming.js';
@@ -366,12 +367,25 @@ export class MockStore {
    * mocks, each renaming over the others' (attack 18r K5).
    */
   async append(name: string, mocks: readonly Mock[], options: SetJobOptions = {}): Promise<number> {
+    return (await this.extend(name, mocks, options)).total;
+  }
+
+  /**
+   * Re-records one test: the set's mocks of that test (`test`, as keploy_mock_test `only` narrows a
+   * set; its start-up mocks stay) are taken out and `mocks` added, every other mock kept byte for
+   * byte; written as `append` writes. Returns the new number of mocks and how many were replaced.
+   */
+  replace(name: string, mocks: readonly Mock[], test: SetNarrowing, options: SetJobOptions = {}): Promise<{ total: number; replaced: number }> {
+    return this.extend(name, mocks, options, test);
+  }
+
+  private async extend(name: string, mocks: readonly Mock[], options: SetJobOptions, replace?: SetNarrowing): Promise<{ total: number; replaced: number }> {
     // Read (on the worker), written and renamed only through the set directory's descriptor, opened and checked.
     return this.withSet(name, (file, set, shown) =>
       oneWriterPerSet(set, async () => {
         for (let attempt = 1; ; attempt++) {
           const read = await fileVersion(file);
-          const { text, total } = await appendedText(name, file, mocks, this.cacheDir, options, shown);
+          const { text, total, replaced } = await appendedText(name, file, mocks, this.cacheDir, options, shown, replace);
           const temp = `${set.at}/.${MOCKS_FILE}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
           let renamed = false;
           try {
@@ -383,7 +397,7 @@ export class MockStore {
             await this.io.rename(temp, file);
             renamed = true;
             syncDir(set);
-            return total;
+            return { total, replaced };
           } catch (err) {
             throw storageError(`cannot write ${shown}`, err);
           } finally {

@@ -12,8 +12,12 @@ const input = {
   path: z.string().optional().describe('Path to store mock files (default: ./keploy)'),
   timeout: z.number().int().min(1).max(3600).optional().describe('Seconds before the command is stopped (default 300)'),
   env: envEntries.optional().describe('["NAME=value", ...] for the command'),
-  upstreamCaFile: z.string().optional().describe('PEM CAs for the real services (private certificates)'),
-  insecureUpstream: z.boolean().optional().describe("Skip verifying the real services' TLS certificates (default false)"),
+  upstreamCaFile: z.string().optional().describe('PEM CAs for the real services'),
+  insecureUpstream: z.boolean().optional().describe('Skip TLS verification of the real services'),
+  replace: z
+    .object({ set: z.string().min(1), names: z.array(z.string()).max(20_000).optional(), from: z.string().optional(), to: z.string().optional() })
+    .optional()
+    .describe('Re-record one test into `set` (its mocks by names or from..to)'),
 };
 const output = {
   success: z.boolean(),
@@ -66,6 +70,7 @@ export function mockRecordTool(ctx: MocksContext): ToolSpec<typeof input, typeof
           owner: clientKey(call.client),
           ...(upstreamCa ? { upstreamCa: await readPem(upstreamCa) } : {}),
           ...(args.insecureUpstream ? { insecureUpstream: true } : {}),
+          ...(args.replace ? { replace: args.replace } : {}),
           signal: call.signal,
           onTick: (ms, mocks) => void call.progress(Math.round(ms / 1000), undefined, `recording: ${mocks} calls captured after ${Math.round(ms / 1000)} s`),
           warn,
@@ -89,8 +94,11 @@ export function mockRecordTool(ctx: MocksContext): ToolSpec<typeof input, typeof
         if (outcome.run.exitCode !== 0) {
           return { ...base, success: false, message: `Recording failed: the command exited with code ${outcome.run.exitCode}; ${kept}`, appOutput: appOutput(outcome.run) };
         }
+        const into = outcome.replaced !== undefined ? ` into '${outcome.name}', in place of its ${outcome.replaced} mocks of this test (the rest of the set kept as it was)` : '';
         const message =
-          (outcome.mockCount === 0 ? 'Recording completed but no mocks were captured; no mock set was written' : `Recorded ${outcome.mockCount} mocks (${outcome.protocols.join(', ')})`) + dropped;
+          (outcome.mockCount === 0
+            ? `Recording completed but no mocks were captured; ${args.replace ? `'${args.replace.set}' was left as it was` : 'no mock set was written'}`
+            : `Recorded ${outcome.mockCount} mocks (${outcome.protocols.join(', ')})${into}`) + dropped;
         return { ...base, success: true, message };
       } catch (err) {
         return failed(`Recording failed: ${(err as Error).message}`);

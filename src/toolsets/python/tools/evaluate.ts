@@ -44,7 +44,7 @@ export function evaluateTool({ service }: PythonContext): ToolSpec<typeof input,
     title: 'Evaluate an expression',
     description:
       'Evaluates a Python expression in a frame of the paused program and returns its type and repr; with depth, its members too, ' +
-      'within a budget of about 12,000 characters (membersTruncated and a hint say when it was cut).',
+      'at most about 12,000 characters (membersTruncated says when cut).',
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },

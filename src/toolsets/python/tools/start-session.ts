@@ -26,9 +26,7 @@ export function startSessionTool({ service }: PythonContext): ToolSpec<typeof in
   return {
     name: 'python_start_session',
     title: 'Start a Python debug session',
-    description:
-      'Prepares a Python script (project-relative `entry`) for debugging with debugpy. Nothing runs until ' +
-      'python_run_to_breakpoint. Fails at once if the interpreter or debugpy is missing, naming the install command.',
+    description: 'Prepares a Python script (project-relative `entry`) for debugging with debugpy. Nothing runs until ' + 'python_run_to_breakpoint.',
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
