@@ -85,7 +85,7 @@ describe('attack 18x V2: redaction of large arguments never holds the event loop
 
 describe('attack 18x V1: argv after an inline script in any spelling keeps its words', () => {
   it('a cluster ending with c or e, an attached script, node -p and --eval=/--command= are inline scripts: the later words are kept', () => {
-    for (const script of ['-lc', '-ec', '-xc', '-Sc', '-we', '-ne', '-p', '--print', '-cimport os', '--eval=x', '--command=x', '-xvuec', '-IBSsuc', '-0e', '-0777e', '-S']) {
+    for (const script of ['-lc', '-ec', '-xc', '-Sc', '-we', '-ne', '-lne', '-p', '--print', '-cimport os', "-c'eval $1'", '--eval=x', '--command=x', '-0e', '-0777e']) {
       const argv = [script, 'eval "$1"', '--password', 'touch /tmp/pwned'];
       expect(redactWords(argv), script).toEqual(argv);
     }
@@ -95,6 +95,10 @@ describe('attack 18x V1: argv after an inline script in any spelling keeps its w
     expect(redactWords(['-x', '--password', 'hunter2'])).toEqual(['-x', '--password', '[REDACTED]']);
     expect(redactWords(['--verbose', '--password', 'hunter2'])).toEqual(['--verbose', '--password', '[REDACTED]']);
     expect(redactWords(['-Wall', '--password', 'hunter2'])).toEqual(['-Wall', '--password', '[REDACTED]']);
+    // Attack 18z Z1: a word of options that merely ends in c, e or S is no script (the password after it was stored in clear).
+    for (const option of ['-verbose', '-force', '-trace', '-secure', '-S', '-count', '-xvuec']) {
+      expect(redactWords([option, '--password', 'hunter2']), option).toEqual([option, '--password', '[REDACTED]']);
+    }
   });
 });
 

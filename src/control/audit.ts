@@ -398,13 +398,15 @@ export function redactWords(words: readonly string[]): string[] {
 
 /**
  * An interpreter's option whose value is a script to run, the words after it its arguments: `-c`,
- * `-e`, `-E` alone or ending a cluster of short options of any length (`sh -lc`, `bash -xvuec`,
- * `python -IBSsuc`, `perl -we`, `perl -0777e`), `env -S` (its string split into a command), with
- * the script attached (`python -cCODE`), node's `-p`/`--print`, and `--eval`, `--command`,
- * `--exec` alone or with `=SCRIPT` (attacks 18x V1, 18y W3 ran `-lc`/`-xvuec 'eval "$1"' --password
- * 'touch x'`, the last word hidden).
+ * `-e`, `-E` alone or ending a cluster of at most four options (`sh -lc`, `bash -xc`, `python -Sc`,
+ * `perl -we`, `perl -lne`), after digits (`perl -0777e`), with the script attached (`python
+ * -c'import os; ...'`: something not a letter in it), node's `-p`/`--print`, and `--eval`,
+ * `--command`, `--exec` alone or with `=SCRIPT` (attack 18x V1 ran `-lc 'eval "$1"' --password
+ * 'touch x'`, the last word hidden). Not any word ending in c or e: after `-verbose`, `-force` or
+ * `-trace` a password was stored in clear (attack 18z Z1); so longer clusters (`-xvuec`) are not
+ * read as scripts, and the word after `--password` there stays hidden.
  */
-const INLINE_SCRIPT = /^(?:-[A-Za-z0-9]*[ceES]|-[ceE].+|-p|--(?:print|eval|command|exec)(?:=.*)?)$/s;
+const INLINE_SCRIPT = /^(?:-[A-Za-z]{0,3}[ceE]|-[0-9]+[eE]|-[ceE](?=.*[^A-Za-z0-9_-]).+|-p|--(?:print|eval|command|exec)(?:=.*)?)$/s;
 
 /** A word that is an option of its own, or an authorization scheme, whose value the next word may be. */
 const OPTION_WORD = /^(?:-{1,2}[A-Za-z][A-Za-z0-9_-]{0,63}|Bearer|Basic|Token)$/i;
