@@ -6,7 +6,8 @@
 // joined B's bundle while it held little and read its events on B's room; B's next bundle was left out for A's use. The
 // first fix (a later file must fit every user's share) let such a join leave the file out for all (18y X3): a key joining a
 // bundle another key uses must now afford its files on disk.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollUntil } from '../src/core/wait.js';
 import { startBudgetNode, type BudgetNode } from './helpers/budget-node.js';
@@ -18,7 +19,12 @@ const HALF = 12_000;
 let server: BudgetNode;
 
 beforeAll(async () => {
-  server = await startBudgetNode({ x: EVENTS, y: EVENTS, z: EVENTS, p: HALF, q: HALF, r: EVENTS });
+  server = await startBudgetNode({ x: EVENTS, y: EVENTS, z: EVENTS, p: HALF, q: HALF, r: EVENTS, logs: 100 });
+  // 40 MB of pod logs beside 100 events: never parsed, so no key's share pays for them (attack 18z Z8).
+  mkdirSync(path.join(server.root, 'logs', 'cluster-resources', 'pods', 'logs'), { recursive: true });
+  const log = path.join(server.root, 'logs', 'cluster-resources', 'pods', 'logs', 'app.log');
+  writeFileSync(log, '');
+  truncateSync(log, 40 * 2 ** 20);
 }, 60_000);
 
 afterAll(async () => {
@@ -71,6 +77,18 @@ describe('attack 18x on the bundles charge', () => {
     const whole = await lastEvent(k.key, s2, EVENTS);
     expect(whole.served, whole.text).toBe(true);
     await end(k.key, s2);
+  }, 120_000);
+
+  it('18z Z8: a second key joins a shared bundle of 100 events and 40 MB of pod logs: the logs are never parsed, so they are not counted', async () => {
+    const a = await server.key('18z-z8-a');
+    const b = await server.key('18z-z8-b');
+    const [a1, b1] = await Promise.all([a.key, b.key].map((key) => openMcpSession(server.node.url, key)));
+    await initialize(a.key, a1, 'logs');
+    // Before: refused, the bundle's whole size on disk (40 MB of logs) taken for what its model may hold.
+    const joined = await server.tool(b.key, b1, 'initialize_bundle', { source: 'logs' });
+    expect(joined.isError, joined.text).toBe(false);
+    await end(a.key, a1);
+    await end(b.key, b1);
   }, 120_000);
 
   it("V3, 18y X3: key A, its share full, is refused the join of B's bundle (judged by its files on disk, not by what it holds yet); B's bundles stay whole", async () => {

@@ -9,6 +9,8 @@ import { tempDir } from './programs.js';
  */
 export interface BudgetNode {
   node: Node;
+  /** The root holding the bundles (a test may add files to one). */
+  root: string;
   /** --data-dir DIR, for createKey. */
   store: string[];
   /** A key of scope `bundles`, unlimited in rate. */
@@ -28,6 +30,7 @@ export async function startBudgetNode(bundles: Record<string, number>): Promise<
   const node = await startNode([...store, '--root', root, '--bundle-dir', tempDir('debugkit-budget-store-'), '--toolsets', 'bundles', '--bundle-budget-per-key', '1']);
   return {
     node,
+    root,
     store,
     key: (name) => createKey(store, name, 'bundles', ['--rate', 'unlimited']),
     async tool(key, sid, name, args) {

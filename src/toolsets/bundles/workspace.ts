@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { access, lstat, mkdir } from 'node:fs/promises';
+import { access, lstat, mkdir, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeFileAtomic } from '../../core/files.js';
@@ -30,7 +30,40 @@ interface Served {
   users: Map<string, string>;
   /** What its model holds, charged to the share of every key using it (budget.ts SharedCharge). */
   charge: SharedCharge;
+  /** The bytes of its resource files on disk (what its model may come to hold), once a second key asks to join. */
+  resourceBytes?: Promise<number>;
 }
+
+/**
+ * The bytes of the JSON files under a bundle's cluster-resources/ (what its model parses; pod logs
+ * and the rest are never parsed, and counting them refused a 41 MB bundle of 1 MB of resources:
+ * attack 18z Z8), read without following links, at most MAX_RESOURCE_ENTRIES entries (past them,
+ * the bundle's bound).
+ */
+async function resourceBytes(root: string): Promise<number> {
+  let dir: string;
+  try {
+    const { findBaseDir } = await import('./apiserver/bundle.js');
+    dir = path.join(await findBaseDir(root), 'cluster-resources');
+  } catch {
+    return 0;
+  }
+  let bytes = 0;
+  let entries = 0;
+  const pending = [dir];
+  while (pending.length > 0) {
+    const at = pending.pop()!;
+    const list = await readdir(at, { withFileTypes: true }).catch(() => []);
+    for (const e of list) {
+      if (++entries > MAX_RESOURCE_ENTRIES) return BUNDLE_MODEL_BOUNDS.bytes;
+      const file = path.join(at, e.name);
+      if (e.isDirectory()) pending.push(file);
+      else if (e.isFile() && e.name.endsWith('.json')) bytes += (await lstat(file).catch(() => undefined))?.size ?? 0;
+    }
+  }
+  return bytes;
+}
+const MAX_RESOURCE_ENTRIES = 100_000;
 
 /** The fewest bytes of JSON one object of a bundle takes (a tiny event, ~110): a bundle's files on disk hold at most one object per this many. */
 const SMALLEST_OBJECT = 100;
@@ -98,7 +131,9 @@ export class BundleWorkspace {
     const previous = this.usingRoot.get(owner);
     const served = replaced?.served ?? this.serve(added, options.key);
     const leaving = previous !== undefined && previous !== added.root ? previous : undefined;
-    this.join(served, options.key, leaving, owner, added.size_bytes);
+    // Only a bundle other keys use is judged by what it may come to hold (see join): its resource files, read once.
+    const othersUse = [...served.users.values()].some((k) => k !== options.key);
+    this.join(served, options.key, leaving, owner, othersUse ? await (served.resourceBytes ??= resourceBytes(added.root)) : 0);
     this.closeSummaryModel(owner);
     served.users.set(owner, options.key);
     this.usingRoot.set(owner, added.root);
@@ -202,7 +237,7 @@ export class BundleWorkspace {
    * client's bundle `leaving` costs the key if the client is its key's last one there. The join is refused, not the bundle's
    * files left out later for the others using it, and the client keeps its bundle.
    */
-  private join(served: Served, key: string, leaving: string | undefined, owner: string, sizeOnDisk: number): void {
+  private join(served: Served, key: string, leaving: string | undefined, owner: string, resourcesOnDisk: number): void {
     const share = this.keyShare(key);
     if (!share || served.charge.has(share)) return;
     const before = this.served.get(leaving ?? '');
@@ -214,7 +249,7 @@ export class BundleWorkspace {
       // afford all it may come to hold, its files on disk (a bundle's bound at most; at least one object per SMALLEST_OBJECT
       // bytes), or one whose share is full would leave every later file out for the others (attack 18y X3: one key's sessions
       // joined two unread bundles, and the keys using them got 0 of their events).
-      const potential = Math.min(sizeOnDisk, BUNDLE_MODEL_BOUNDS.bytes);
+      const potential = Math.min(resourcesOnDisk, BUNDLE_MODEL_BOUNDS.bytes);
       held.bytes = Math.max(held.bytes, potential);
       held.objects = Math.max(held.objects, Math.min(Math.ceil(potential / SMALLEST_OBJECT), BUNDLE_MODEL_BOUNDS.objects));
     }
