@@ -41,7 +41,7 @@ export function redactAnswer(result: CallToolResult): CallToolResult {
     if (c.type !== 'text') return c;
     if (c.text === asJson) return inStructured.length > 0 ? { ...c, text: JSON.stringify(structured) } : c;
     const r = replaceSecrets(c.text, mark);
-    inText.push(...r.kinds);
+    pushAll(inText, r.kinds);
     return r.kinds.length > 0 ? { ...c, text: r.text } : c;
   });
   // The same secret is usually in both: the count is the larger of the two.
@@ -79,7 +79,7 @@ function hide(value: unknown, secret: boolean, depth: number, kinds: string[]): 
       return mark('secret-named value');
     }
     const r = replaceSecrets(value, mark);
-    kinds.push(...r.kinds);
+    pushAll(kinds, r.kinds);
     return r.text;
   }
   if (value === null || typeof value !== 'object') return value;
@@ -108,8 +108,16 @@ function hide(value: unknown, secret: boolean, depth: number, kinds: string[]): 
 function hiddenKey(key: string, out: Record<string, unknown>, kinds: string[]): string {
   const r = replaceSecrets(key, mark);
   if (r.kinds.length === 0 && !Object.prototype.hasOwnProperty.call(out, key)) return key;
-  kinds.push(...r.kinds);
+  pushAll(kinds, r.kinds);
   let name = r.text;
   for (let n = 2; Object.prototype.hasOwnProperty.call(out, name); n++) name = `${r.text} (${n})`;
   return name;
+}
+
+/**
+ * Appends one by one: a string may hold any number of secrets (a name of 200,000 `token=a `), and
+ * `push(...found)` passes each as an argument, past V8's stack at ~120,000 (attack 18z Z3).
+ */
+function pushAll(kinds: string[], found: readonly string[]): void {
+  for (const k of found) kinds.push(k);
 }

@@ -22,13 +22,35 @@ export function uncaughtFromStderr(stderr: string): ErrorInfo | null {
   const colon = head.indexOf(': ');
   const type = colon === -1 ? head.trim() : head.slice(0, colon);
   const message = colon === -1 ? '' : head.slice(colon + 2);
-  let traceback = lines.slice(0, last + 1).join('\n');
-  if (start === -1 || traceback.length > TRACEBACK_CHARS) {
-    const kept = traceback.slice(-TRACEBACK_CHARS);
-    const cut = start === -1 ? 'its start was not kept' : `${traceback.length - kept.length} characters cut`;
-    traceback = `${TRACEBACK_HEADER}\n  [... ${cut}; the innermost frames follow ...]\n${kept}`;
-  }
-  return { type, message, traceback };
+  const traceback = tracebackWithin(lines.slice(0, last + 1).join('\n'), start !== -1);
+  return { type: cutMessage(type, MAX_TYPE_CHARS), message: cutMessage(message), traceback };
+}
+
+/**
+ * A traceback within TRACEBACK_CHARS: its end, the innermost frames and the exception line, which
+ * say most. `whole` is false when its start was never read (a tail of stderr), which it then says.
+ */
+export function tracebackWithin(traceback: string, whole = true): string {
+  if (whole && traceback.length <= TRACEBACK_CHARS) return traceback;
+  const kept = traceback.slice(-TRACEBACK_CHARS);
+  const cut = whole ? `${traceback.length - kept.length} characters cut` : 'its start was not kept';
+  return `${TRACEBACK_HEADER}\n  [... ${cut}; the innermost frames follow ...]\n${kept}`;
+}
+
+/** Longest exception message a stop shows; an exception's text is the program's to make as long as it likes. */
+export const MESSAGE_CHARS = 4000;
+export const MAX_TYPE_CHARS = 256;
+/** Of the message, what a traceback's last line keeps: the message itself is beside it. */
+export const TRACEBACK_MESSAGE_CHARS = 400;
+
+/**
+ * An exception's message (or type name) within `max` characters: its start, and a note of how long
+ * it was and where the rest is, so an answer stays within its budget (attack 18z Z9: an 800 KB
+ * message made a 1.6 MB stop) and a cut is never taken for the whole.
+ */
+export function cutMessage(message: string, max = MESSAGE_CHARS): string {
+  if (message.length <= max) return message;
+  return `${message.slice(0, max)}... [cut: ${message.length} characters in all; at the exception's stop, python_evaluate \`str(__exception__[1])[${max}:${2 * max}]\` shows more]`;
 }
 
 const TRACEBACK_HEADER = 'Traceback (most recent call last):';

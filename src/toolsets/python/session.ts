@@ -1,14 +1,14 @@
 import type { DebugReplay, ReplayAtStop } from '../mocks/under.js';
 import path from 'node:path';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import { DebugkitError } from '../../core/errors.js';
+import { DebugkitError, describeError } from '../../core/errors.js';
 import { procStat } from '../../core/process.js';
 import type { SessionResource } from '../../core/sessions.js';
 import { boundPromise } from '../../core/wait.js';
 import { readTail } from '../../core/ring.js';
 import { DebugpyAdapter, type EntryFile } from './adapter.js';
 import { conditionErrors, undefinedFunctions } from './checks.js';
-import { describeExit, evaluationError, killedBy, uncaughtFromStderr } from './ends.js';
+import { MAX_TYPE_CHARS, MESSAGE_CHARS, TRACEBACK_MESSAGE_CHARS, cutMessage, describeExit, evaluationError, killedBy, tracebackWithin, uncaughtFromStderr } from './ends.js';
 import { BreakpointBook, type BreakpointReport, type BreakpointSpec } from './breakpoints.js';
 import type { Interpreter } from './interpreter.js';
 import { formatTraceback, stackWindow, takeSnapshot, type FrameView, type Snapshot } from './snapshot.js';
@@ -382,10 +382,20 @@ export class PythonSession implements SessionResource {
   }
 
   private async exceptionError(snap: Snapshot): Promise<ErrorInfo> {
-    const info = await this.adapter!.dap.request('exceptionInfo', { threadId: this.threadId! }).catch(() => undefined);
-    const type = info?.details?.typeName ?? info?.exceptionId ?? 'Exception';
-    const message = info?.details?.message ?? info?.description ?? '';
-    return { type, message, traceback: await formatTraceback(snap.frames, type, message, snap.depth) };
+    let failed: unknown;
+    const info = await this.adapter!.dap.request('exceptionInfo', { threadId: this.threadId! }).catch((err: unknown) => {
+      failed = err;
+      return undefined;
+    });
+    const type = cutMessage(info?.details?.typeName ?? info?.exceptionId ?? 'Exception', MAX_TYPE_CHARS);
+    // No answer is no empty message (attack 18z Z9: an 8 MB message timed out and read as "").
+    const message =
+      failed === undefined
+        ? (info?.details?.message ?? info?.description ?? '')
+        : `debugpy did not describe the exception (${describeError(failed)}); at this stop, python_evaluate \`type(__exception__[1]).__name__\` and \`str(__exception__[1])[:${MESSAGE_CHARS}]\` show it`;
+    // The traceback ends with a shorter cut of the message, so its frames stay within its bound.
+    const traceback = tracebackWithin(await formatTraceback(snap.frames, type, cutMessage(message, TRACEBACK_MESSAGE_CHARS), snap.depth));
+    return { type, message: cutMessage(message), traceback };
   }
 
   private async describeEnd(): Promise<RunOutcome> {

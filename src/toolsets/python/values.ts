@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 
 /** One value as the contract shows it. */
@@ -43,6 +44,27 @@ export function view(type: string | undefined, repr: string, maxReprLength: numb
   return { type: type ?? '', repr: cutHere ? `${repr.slice(0, maxReprLength)}...` : repr, isTruncated };
 }
 
+/** Longest name shown whole; a program can make any string a name (`globals()["x" * 3_000_000] = 1`). */
+export const MAX_NAME_LENGTH = 256;
+
+/**
+ * A name as an answer shows it: past MAX_NAME_LENGTH, its start and a note of its length and digest,
+ * so a megabyte name neither fills the answer nor reaches redaction whole (attack 18z Z4, Z5), and
+ * two long names with the same start stay apart. A name already taken (a digest's start shared)
+ * is numbered, so no value replaces another.
+ */
+export function shownName(name: string, taken: Record<string, unknown>): string {
+  let shown = name;
+  if (name.length > MAX_NAME_LENGTH) {
+    const digest = createHash('sha256').update(name).digest('hex').slice(0, 12);
+    shown = `${name.slice(0, MAX_NAME_LENGTH - 64)}...(name cut: ${name.length} characters, sha256 ${digest})`;
+  }
+  if (!Object.prototype.hasOwnProperty.call(taken, shown)) return shown;
+  let n = 2;
+  while (Object.prototype.hasOwnProperty.call(taken, `${shown} (${n})`)) n++;
+  return `${shown} (${n})`;
+}
+
 /** Turns DAP variables into `{name: {type, repr, isTruncated}}`, bounded in count and length. */
 export function localsView(variables: DebugProtocol.Variable[], limits: Limits): { locals: Record<string, ValueView>; omitted: number } {
   const own = variables.filter((v) => !GROUPS.has(v.name) && v.presentationHint?.kind !== 'virtual');
@@ -53,8 +75,9 @@ export function localsView(variables: DebugProtocol.Variable[], limits: Limits):
   for (const v of own.slice(0, limits.maxLocals)) {
     if (left <= 0) break;
     const value = view(v.type, v.value, Math.min(limits.maxReprLength, Math.max(left, 40)));
-    left -= value.repr.length + v.name.length + 50;
-    locals[v.name] = value;
+    const name = shownName(v.name, locals);
+    left -= value.repr.length + name.length + 50;
+    locals[name] = value;
     shown++;
   }
   return { locals, omitted: own.length - shown };
@@ -107,8 +130,9 @@ export async function expandMembers(
       break;
     }
     const value = view(v.type, v.value, Math.min(maxReprLength, Math.max(budget.left, 40)));
-    budget.left -= value.repr.length + v.name.length + 50;
-    members[v.name] = { ...value, ...(await expandMembers(fetch, v.variablesReference, depth - 1, maxReprLength, budget)) };
+    const name = shownName(v.name, members);
+    budget.left -= value.repr.length + name.length + 50;
+    members[name] = { ...value, ...(await expandMembers(fetch, v.variablesReference, depth - 1, maxReprLength, budget)) };
     shown++;
   }
   const omitted = own.length - shown;
