@@ -153,12 +153,17 @@ describe('debugging a Python program under a mock set (HTTP, PostgreSQL, Redis)'
     expect(r.text).toMatch(/Mock set 'no-such-set' not found .*available: /);
   });
 
-  it("a key needs keploy_mock_test's scope (mocks:run) to debug under a set, through MCP and REST alike", async () => {
-    const s = await startKeyedServer(root, { py: 'python', both: 'python,mocks,mocks:run' }, ['--toolsets', 'mocks,python']);
+  it("a key needs keploy_mock_test's scope (mocks:run) to debug under a set, through MCP, REST and gdb's open alike", async () => {
+    const s = await startKeyedServer(root, { py: 'python', both: 'python,mocks,mocks:run', gdb: 'gdb' }, ['--toolsets', 'mocks,python,gdb']);
     try {
       const start = { entry: 'app.py', pythonPath: '/usr/bin/python3', mocks: { set: `keploy-dbg/${set}` } };
       const denied = await plainCall(s, s.keys.py!.key, 'python_start_session', start);
       expect(denied.error?.message).toMatch(/mocks:run/);
+      // gdb's open asks for it whatever the program: one missing at the check (there by the time the session starts, in a race) skipped it (attack 18z Y1).
+      for (const program of ['no-such-program', 'app.py']) {
+        const gdbDenied = await plainCall(s, s.keys.gdb!.key, 'open', { program, mocks: { set: `keploy-dbg/${set}` } });
+        expect(gdbDenied.error?.message, program).toMatch(/mocks:run/);
+      }
       const plain = await plainCall(s, s.keys.py!.key, 'python_start_session', { entry: 'app.py' });
       expect(plain.error).toBeUndefined();
       expect(plain.result?.isError ?? false).toBe(false);

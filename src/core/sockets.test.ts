@@ -16,10 +16,10 @@ describe('listeningPorts', () => {
     try {
       const [line] = (await once(child.stdout!, 'data')) as [Buffer];
       const childPort = Number(String(line).trim());
-      expect([...listeningPorts([child.pid!])]).toEqual([childPort]);
-      expect(listeningPorts([process.pid]).has(ownPort)).toBe(true);
-      expect(listeningPorts([process.pid]).has(childPort)).toBe(false);
-      expect(listeningPorts([2 ** 22 + 12345]).size).toBe(0);
+      expect([...(await listeningPorts([child.pid!]))]).toEqual([childPort]);
+      expect((await listeningPorts([process.pid])).has(ownPort)).toBe(true);
+      expect((await listeningPorts([process.pid])).has(childPort)).toBe(false);
+      expect((await listeningPorts([2 ** 22 + 12345])).size).toBe(0);
     } finally {
       child.kill();
       own.close();

@@ -137,7 +137,7 @@ export interface ReplaySetup {
   ownPorts: number[];
   owner?: string;
   /** More targets passed straight through, never replayed (a debugger's own connections on loopback). */
-  exclude?: (host: string, port: number) => boolean;
+  exclude?: (host: string, port: number) => boolean | Promise<boolean>;
   /** Each miss as it happens, its line as the answer words it (what makes a debugged program stop on a miss). */
   onMissed?: (message: string) => void;
   /** What a miss's answer waits for (ReplayersOptions.holdMiss). */
@@ -266,7 +266,7 @@ export class ReplaySession {
       });
     };
     this.proxyServer = await startCaptureProxy({
-      exclude: (host, port) => isOwnServer(host, port, setup.ownPorts) || (setup.exclude?.(host, port) ?? false),
+      exclude: async (host, port) => isOwnServer(host, port, setup.ownPorts) || ((await setup.exclude?.(host, port)) ?? false),
       ...(setup.owner !== undefined ? { owner: setup.owner } : {}),
       // A client silent at first is taken for one waiting to be greeted (MySQL, SMTP). When a miss
       // fails and no mock here greets, it can only be one still busy before its first write (a

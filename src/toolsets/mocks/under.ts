@@ -73,13 +73,14 @@ export class DebugReplay {
     const { ca, env: caEnv } = await loadCa(o.warn);
     const onMiss = o.option.onMiss ?? 'fail';
     const replay = new DebugReplay(place.name, store, o.owner, o.option.stopOnMiss === true, onMiss === 'record');
+    const debuggerPorts = o.debuggerPids ? new DebuggerPorts(o.debuggerPids) : undefined;
     replay.session = await ReplaySession.start({
       mocks,
       ca,
       onMiss,
       ownPorts: o.ownPorts,
       ...(o.owner !== undefined ? { owner: o.owner } : {}),
-      exclude: (host, port) => LOOPBACK.test(host) && o.debuggerPids !== undefined && listeningPorts(o.debuggerPids()).has(port),
+      exclude: debuggerPorts ? (host, port) => LOOPBACK.test(host) && debuggerPorts.has(port) : undefined,
       onMissed: (message) => replay.missed(message),
       holdMiss: () => replay.holdMiss(),
       warn: o.warn,
@@ -172,6 +173,33 @@ export class DebugReplay {
     return parts.join(', ');
   }
 }
+
+/**
+ * The loopback ports the debugger's own processes listen on, read from /proc when a connection asks
+ * for a port not known yet, at most every REREAD_MS: a program making many loopback connections
+ * costs one read a while, not one each (attack 18z Y2: 18,000 sockets made each connection read
+ * 1.5 MB of /proc tables on the loop, 69 ms a connection). The debugger listens before its program
+ * starts, so the first read finds it.
+ */
+export class DebuggerPorts {
+  private ports = new Set<number>();
+  private readAt = -Infinity;
+  private reading: Promise<void> | undefined;
+  constructor(private readonly pids: () => number[]) {}
+
+  async has(port: number): Promise<boolean> {
+    if (this.ports.has(port)) return true;
+    if (!this.reading && performance.now() - this.readAt >= REREAD_MS) {
+      this.readAt = performance.now();
+      this.reading = listeningPorts(this.pids())
+        .then((ports) => void (this.ports = ports))
+        .finally(() => (this.reading = undefined));
+    }
+    await this.reading;
+    return this.ports.has(port);
+  }
+}
+const REREAD_MS = 1000;
 
 let preload: Promise<string> | undefined;
 

@@ -37,13 +37,18 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
     // opened file; the copy gdb loads is checked again, against the scopes checked here.
     scopes: {
       of: async (args) => {
+        // Under a mock set the program's calls go through a replay that may reach real services and add to the set:
+        // keploy_mock_test's scope, asked whatever the program (attack 18z Y1: a program missing at this check, there
+        // when the session started, skipped it).
+        const replay = args.mocks ? ['mocks:run'] : [];
         let scopes: string[] = [];
         if (args.program) {
           let opened;
           try {
             opened = openContained(ctx.config.root, args.program, { what: 'program', type: 'file' });
           } catch {
-            return []; // run says what is wrong with the path
+            checkedScopes.set(args, scopes);
+            return replay; // run says what is wrong with the path
           }
           try {
             const file = descriptorPath(opened.fd);
@@ -54,8 +59,7 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
           }
         }
         checkedScopes.set(args, scopes);
-        // Under a mock set the program's calls go through a replay that may reach real services and add to the set: keploy_mock_test's scope.
-        return args.mocks ? [...scopes, 'mocks:run'] : scopes;
+        return [...scopes, ...replay];
       },
     },
     async run(args, call) {

@@ -37,8 +37,8 @@ export interface InterceptedConnection {
 export interface CaptureProxyOptions {
   /** Owns the connection: pipe it somewhere (see `tunnel`), answer it, or destroy it. */
   onConnection(conn: InterceptedConnection): Promise<void> | void;
-  /** Targets passed straight through without reaching onConnection (e.g. debugkit's own ports). */
-  exclude?: (host: string, port: number) => boolean;
+  /** Targets passed straight through without reaching onConnection (e.g. debugkit's own ports); asked of each connection, so it may take its time (a promise). */
+  exclude?: (host: string, port: number) => boolean | Promise<boolean>;
   /** Problems with single connections (bad handshakes, failed handlers); never thrown. */
   onError?: (err: unknown, context: { id?: string; via?: InterceptVia }) => void;
   handshakeTimeoutMs?: number;
@@ -198,11 +198,11 @@ export async function startCaptureProxy(options: CaptureProxyOptions): Promise<C
     return true;
   };
 
-  const excluded = (t: HttpTarget) => (LOOPBACK.test(t.host) && (t.port === ports.socks || t.port === ports.http)) || (options.exclude?.(t.host, t.port) ?? false);
+  const excluded = async (t: HttpTarget) => (LOOPBACK.test(t.host) && (t.port === ports.socks || t.port === ports.http)) || ((await options.exclude?.(t.host, t.port)) ?? false);
 
   /** Sniffs (unless the protocol is known) and hands the connection over; excluded ones just tunnel. */
   const dispatch = async (client: Duplex, target: HttpTarget, via: InterceptVia, known?: SniffedProtocol) => {
-    if (excluded(target)) return void (await tunnel({ client, target }));
+    if (await excluded(target)) return void (await tunnel({ client, target }));
     const idleMs = typeof options.sniffIdleMs === 'function' ? options.sniffIdleMs(target) : options.sniffIdleMs;
     const sniffed = known ? { protocol: known } : await sniff(client, idleMs === undefined ? {} : { idleMs });
     const conn: InterceptedConnection = { id: `conn-${nextId++}`, target: { ...target }, ...sniffed, client, via };
