@@ -131,9 +131,10 @@ export class BundleWorkspace {
     const previous = this.usingRoot.get(owner);
     const served = replaced?.served ?? this.serve(added, options.key);
     const leaving = previous !== undefined && previous !== added.root ? previous : undefined;
-    // Only a bundle other keys use is judged by what it may come to hold (see join): its resource files, read once.
-    const othersUse = [...served.users.values()].some((k) => k !== options.key);
-    this.join(served, options.key, leaving, owner, othersUse ? await (served.resourceBytes ??= resourceBytes(added.root)) : 0);
+    // What it may come to hold (its resource files, read once): a key joining a bundle other keys use must have room for it;
+    // a key alone on it may open it without, and is then not the one its later files are judged by (budget.ts SharedCharge).
+    const potential = await (served.resourceBytes ??= resourceBytes(added.root));
+    this.join(served, options.key, leaving, owner, potential);
     this.closeSummaryModel(owner);
     served.users.set(owner, options.key);
     this.usingRoot.set(owner, added.root);
@@ -239,11 +240,23 @@ export class BundleWorkspace {
    */
   private join(served: Served, key: string, leaving: string | undefined, owner: string, resourcesOnDisk: number): void {
     const share = this.keyShare(key);
-    if (!share || served.charge.has(share)) return;
+    if (!share) return;
     const before = this.served.get(leaving ?? '');
     const freed = before && ![...before.users].some(([user, k]) => k === key && user !== owner) && before.charge.has(share) ? before.charge : { bytes: 0, objects: 0 };
     const holds = { bytes: served.charge.bytes, objects: served.charge.objects };
     const held = { ...holds };
+    const mayHold = Math.min(resourcesOnDisk, BUNDLE_MODEL_BOUNDS.bytes);
+    const charged = served.charge.has(share);
+    // Charged already (the key that opened it, or another client of the key): what it holds is in the share.
+    const own = charged ? holds : { bytes: 0, objects: 0 };
+    const room =
+      share.bytes - freed.bytes - own.bytes + Math.max(holds.bytes, mayHold) <= share.bounds.bytes &&
+      share.objects - freed.objects - own.objects + Math.max(holds.objects, Math.ceil(mayHold / SMALLEST_OBJECT)) <= share.bounds.objects;
+    if (charged) {
+      // A key alone on a bundle opens it whatever its room, and is then not the one its later files are judged by.
+      if (![...served.users.values()].some((k) => k !== key)) served.charge.judge(share, room);
+      return;
+    }
     if ([...served.users.values()].some((k) => k !== key)) {
       // A bundle other keys use keeps a later file only when every user has room for it (SharedCharge): a key joining it must
       // afford all it may come to hold, its files on disk (a bundle's bound at most; at least one object per SMALLEST_OBJECT
@@ -268,6 +281,7 @@ export class BundleWorkspace {
     }
     // Checked above with what leaving gives back: past the bound only until dropUser gives that back, in this same call.
     served.charge.join(share);
+    served.charge.judge(share, room);
   }
 
   private async dropUser(root: string, owner: string): Promise<void> {

@@ -169,6 +169,13 @@ export class KeyShares {
  */
 export class SharedCharge extends ModelBudget {
   private readonly shares = new Set<ModelBudget>();
+  /**
+   * Keys using the bundle whose share had no room for what it may come to hold when they joined (a key alone on a bundle may
+   * still open it, and get its files while they fit): a later file is judged by the others' room, and charged to these past
+   * their bound. Judged by every share, a key with a full share that opened a shared bundle first left every later file out
+   * for the keys that joined after it (attack 18z Z7).
+   */
+  private readonly unjudged = new Set<ModelBudget>();
 
   constructor(private readonly server: ModelBudget) {
     super(server.bounds, server.what, undefined, server.remedy);
@@ -189,13 +196,26 @@ export class SharedCharge extends ModelBudget {
     this.shares.add(share);
   }
 
+  /** Says whether the key `share`, using the bundle, had room for what it may come to hold (see `unjudged`). */
+  judge(share: ModelBudget, room: boolean): void {
+    if (room || !this.shares.has(share)) this.unjudged.delete(share);
+    else this.unjudged.add(share);
+  }
+
   /** Gives the key `share` (no longer using the bundle) back all it was charged for it. */
   leave(share: ModelBudget): void {
+    this.unjudged.delete(share);
     if (this.shares.delete(share)) share.count(-this.bytes, -this.objects);
   }
 
+  /** The shares a later file must fit: those of the keys that had room when they joined, else (none had) every one. */
+  private judged(): ModelBudget[] {
+    const judged = [...this.shares].filter((s) => !this.unjudged.has(s));
+    return judged.length > 0 ? judged : [...this.shares];
+  }
+
   override charge(bytes: number, objects: number): ModelBudget | undefined {
-    const full = [...this.shares].find((s) => !s.fits(bytes, objects));
+    const full = this.judged().find((s) => !s.fits(bytes, objects));
     if (full) return full;
     const refused = this.server.charge(bytes, objects);
     if (refused) return refused;
@@ -205,7 +225,7 @@ export class SharedCharge extends ModelBudget {
   }
 
   override full(): ModelBudget | undefined {
-    return [...this.shares].find((s) => !s.fits(1, 1)) ?? this.server.full();
+    return this.judged().find((s) => !s.fits(1, 1)) ?? this.server.full();
   }
 
   override release(bytes: number, objects: number): void {
