@@ -114,3 +114,21 @@ describe('attack 18x V5: a call whose one argument is a number in any language i
     expect(redactText('shell DB_PASSWORD=Tr0ub4dor3Zk(9q) ./migrate')).toBe('shell DB_PASSWORD=[REDACTED] ./migrate');
   });
 });
+
+describe('attack 18z Z2: a word of code that reads its arguments makes the later words its arguments', () => {
+  it('awk, php -r, a long cluster before eval "$1", node reading process.argv: the word that runs is kept', () => {
+    for (const argv of [
+      ['BEGIN{system(ARGV[2])}', '--password', 'touch /tmp/pwned-awk'],
+      ['-r', 'system($argv[2]);', '--password', 'touch /tmp/pwned-php'],
+      ['-xvuec', 'eval "$1"', '--password', 'touch /tmp/pwned'],
+      ['-e', 'require("child_process").execSync(process.argv[2])', '--password', 'touch /tmp/pwned-node'],
+      ['script.py', 'import os, sys; os.system(sys.argv[2])', '--password', 'touch /tmp/pwned-py'],
+    ])
+      expect(redactWords(argv), argv[0]).toEqual(argv);
+  });
+
+  it('a password after a word that reads no arguments stays hidden', () => {
+    expect(redactWords(['deploy', '--password', 'hunter2'])).toEqual(['deploy', '--password', '[REDACTED]']);
+    expect(redactWords(['-verbose', 'echo $HOME', '--password', 'hunter2'])).toEqual(['-verbose', 'echo $HOME', '--password', '[REDACTED]']);
+  });
+});

@@ -371,7 +371,7 @@ export function redactWords(words: readonly string[]): string[] {
     starts.push(text.length);
     text += `${w} `;
   }
-  const script = words.findIndex((w) => INLINE_SCRIPT.test(w));
+  const script = words.findIndex((w) => INLINE_SCRIPT.test(w) || READS_ARGUMENTS.test(w));
   const hits = new Map<number, Array<[number, number]>>();
   let i = 0;
   for (const [s, e] of findSecrets(text, { keepCalls: true })) {
@@ -407,6 +407,14 @@ export function redactWords(words: readonly string[]): string[] {
  * read as scripts, and the word after `--password` there stays hidden.
  */
 const INLINE_SCRIPT = /^(?:-[A-Za-z]{0,3}[ceE]|-[0-9]+[eE]|-[ceE](?=.*[^A-Za-z0-9_-]).+|-p|--(?:print|eval|command|exec)(?:=.*)?)$/s;
+
+/**
+ * A word of code that reads the command line's later words (`ARGV`, `sys.argv`, `process.argv`,
+ * `$1`, `"$@"`, `$argv`): a script, whatever option (or none) brought it, so the words after it are
+ * its arguments, kept. `awk 'BEGIN{system(ARGV[2])}' --password 'touch x'` ran the hidden word, as
+ * `bash -xvuec 'eval "$1"'` did (attacks 18z Z2, 18y W3).
+ */
+const READS_ARGUMENTS = /\bARGV\b|\bargv\b|\$\{?[1-9@*]|\$argv\b/;
 
 /** A word that is an option of its own, or an authorization scheme, whose value the next word may be. */
 const OPTION_WORD = /^(?:-{1,2}[A-Za-z][A-Za-z0-9_-]{0,63}|Bearer|Basic|Token)$/i;
