@@ -466,8 +466,18 @@ function redactValue(value: unknown, depth: number, walk: Walk): unknown {
  * under MIN_HEAD; what is left out is stated with its size and SHA-256.
  */
 export function redact(value: unknown): unknown {
+  return redactMeasured(value, measure(value));
+}
+
+/** The lengths of `value`'s strings as redact bounds them (its first walk). */
+function measure(value: unknown): number[] {
   const lengths: number[] = [];
   redactValue(value, 0, { measure: lengths, share: 0 });
+  return lengths;
+}
+
+/** redact's second walk, given what its first measured. */
+function redactMeasured(value: unknown, lengths: number[]): unknown {
   return redactValue(value, 0, { measure: undefined, share: fairShare(lengths) });
 }
 
@@ -488,14 +498,13 @@ let pool: WorkerPool | undefined;
  * in time (30 s) are not kept: the record says so, and how much text they held.
  */
 export async function redactForAudit(value: unknown, owner?: string): Promise<unknown> {
-  const lengths: number[] = [];
-  redactValue(value, 0, { measure: lengths, share: 0 });
+  const lengths = measure(value);
   const text = lengths.reduce((a, b) => a + b, 0);
   if (text <= INLINE_TEXT && lengths.length <= INLINE_VALUES) {
     // A turn of the loop first: the calls of one JSON-RPC batch are audited one after another, and 100 of a few KiB each,
     // redacted back to back, held every client 160-200 ms (attack 18y W1).
     await new Promise((resolve) => setImmediate(resolve));
-    return redact(value);
+    return redactMeasured(value, lengths);
   }
   pool ??= new WorkerPool({ name: 'audit redaction', entry: workerEntry(import.meta.url, 'redact-worker'), resourceLimits: { maxOldGenerationSizeMb: 512 } });
   try {

@@ -362,12 +362,9 @@ export class ControlPlane {
       if (tools.has(name) || tools.size < MAX_BATCH_TOOLS) tools.set(name, (tools.get(name) ?? 0) + 1);
       else others++;
     }
-    // Each call redacted in turn, the loop free between them (a batch of calls of small arguments too).
+    // Each call redacted in turn, the loop free between them (redactForAudit gives it a turn before each).
     const redacted: unknown[] = [];
-    for (const c of calls) {
-      redacted.push([c.tool, await redactForAudit(c.args ?? {}, key.id)]);
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    for (const c of calls) redacted.push([c.tool, await redactForAudit(c.args ?? {}, key.id)]);
     const digest = sha256Hex(canonicalJson(redacted));
     const summary = { refused_calls: calls.length, tools: Object.fromEntries(tools), ...(others > 0 ? { other_tools_calls: others } : {}), calls_sha256: digest };
     await this.recordDenied(key, { ...first, tool: `batch of ${calls.length} calls`, debugSession: null }, refusal, summary);

@@ -1,9 +1,9 @@
-import { chmodSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readlinkSync, realpathSync, rmSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, mkdtempSync, openSync, readlinkSync, realpathSync, rmSync, type Stats } from 'node:fs';
 import { open, readdir, rm, statfs, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DebugkitError } from './errors.js';
-import { markIsGone, ownMark } from './process.js';
+import { leftByGone, ownMark } from './process.js';
 import { runBounded } from './run.js';
 import { findOnPath } from './which.js';
 
@@ -626,16 +626,7 @@ const RUN_NAME = new RegExp(`^${RUN_PREFIX}(\\d+-\\d+-\\d+)(?:-[A-Za-z0-9]{6})?$
  * longer run (their marks gone); never another user's, nor a live server's.
  */
 function removeLeftTemp(temp: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(temp);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const mark = RUN_NAME.exec(name)?.[1];
-    if (mark === undefined || !markIsGone(mark)) continue;
-    const dir = path.join(temp, name);
+  for (const dir of leftByGone(temp, RUN_NAME)) {
     try {
       const st = lstatSync(dir);
       if (!st.isDirectory() || (process.getuid && st.uid !== process.getuid())) continue;

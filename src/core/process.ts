@@ -145,15 +145,7 @@ async function detectTracking(): Promise<ProcessTracking> {
  * start time) are ended and removed here, when the next server starts tracking.
  */
 async function endLeftovers(own: string): Promise<void> {
-  let names: string[];
-  try {
-    names = readdirSync(own);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (!name.startsWith('debugkit-') || !markIsGone(name.slice('debugkit-'.length))) continue;
-    const dir = path.join(own, name);
+  for (const dir of leftByGone(own, /^debugkit-(\d+-\d+-\d+)$/)) {
     if (await endCgroup(dir, false)) removeCgroups(dir);
   }
 }
@@ -182,6 +174,25 @@ export function ownMark(): string {
 export function markIsGone(mark: string): boolean {
   const m = /^(\d+)-(\d+)-(\d+)$/.exec(mark);
   return m !== null && m[1] === pidNamespace() && processStartTime(Number(m[2])) !== m[3];
+}
+
+/**
+ * What servers that no longer run left in `dir`: the paths of its entries named by `pattern`, whose
+ * first group is a mark (ownMark) that markIsGone; none when `dir` cannot be read.
+ */
+export function leftByGone(dir: string, pattern: RegExp): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((name) => {
+      const mark = pattern.exec(name)?.[1];
+      return mark !== undefined && markIsGone(mark);
+    })
+    .map((name) => path.join(dir, name));
 }
 
 /** The inode of this process's pid namespace: pids name processes only within one. */

@@ -244,28 +244,26 @@ export class BundleWorkspace {
     const before = this.served.get(leaving ?? '');
     const freed = before && ![...before.users].some(([user, k]) => k === key && user !== owner) && before.charge.has(share) ? before.charge : { bytes: 0, objects: 0 };
     const holds = { bytes: served.charge.bytes, objects: served.charge.objects };
-    const held = { ...holds };
-    const mayHold = Math.min(resourcesOnDisk, BUNDLE_MODEL_BOUNDS.bytes);
+    // What it may come to hold: its resource files on disk (a bundle's bound at most; at least one object per SMALLEST_OBJECT bytes).
+    const potential = Math.min(resourcesOnDisk, BUNDLE_MODEL_BOUNDS.bytes);
+    const mayHold = {
+      bytes: Math.max(holds.bytes, potential),
+      objects: Math.max(holds.objects, Math.min(Math.ceil(potential / SMALLEST_OBJECT), BUNDLE_MODEL_BOUNDS.objects)),
+    };
     const charged = served.charge.has(share);
+    const othersUse = [...served.users.values()].some((k) => k !== key);
     // Charged already (the key that opened it, or another client of the key): what it holds is in the share.
     const own = charged ? holds : { bytes: 0, objects: 0 };
-    const room =
-      share.bytes - freed.bytes - own.bytes + Math.max(holds.bytes, mayHold) <= share.bounds.bytes &&
-      share.objects - freed.objects - own.objects + Math.max(holds.objects, Math.ceil(mayHold / SMALLEST_OBJECT)) <= share.bounds.objects;
+    const room = share.bytes - freed.bytes - own.bytes + mayHold.bytes <= share.bounds.bytes && share.objects - freed.objects - own.objects + mayHold.objects <= share.bounds.objects;
     if (charged) {
       // A key alone on a bundle opens it whatever its room, and is then not the one its later files are judged by.
-      if (![...served.users.values()].some((k) => k !== key)) served.charge.judge(share, room);
+      if (!othersUse) served.charge.judge(share, room);
       return;
     }
-    if ([...served.users.values()].some((k) => k !== key)) {
-      // A bundle other keys use keeps a later file only when every user has room for it (SharedCharge): a key joining it must
-      // afford all it may come to hold, its files on disk (a bundle's bound at most; at least one object per SMALLEST_OBJECT
-      // bytes), or one whose share is full would leave every later file out for the others (attack 18y X3: one key's sessions
-      // joined two unread bundles, and the keys using them got 0 of their events).
-      const potential = Math.min(resourcesOnDisk, BUNDLE_MODEL_BOUNDS.bytes);
-      held.bytes = Math.max(held.bytes, potential);
-      held.objects = Math.max(held.objects, Math.min(Math.ceil(potential / SMALLEST_OBJECT), BUNDLE_MODEL_BOUNDS.objects));
-    }
+    // A bundle other keys use keeps a later file only when the users judged have room for it (SharedCharge): a key joining it
+    // must afford all it may come to hold, or one whose share is full would leave every later file out for the others (attack
+    // 18y X3: one key's sessions joined two unread bundles, and the keys using them got 0 of their events).
+    const held = othersUse ? mayHold : holds;
     // A bundle holding nothing yet that no other key uses (a fresh server after a forced re-extraction) is joined whatever the share: nothing to pay.
     const empty = held.bytes === 0 && held.objects === 0;
     if (!empty && (share.bytes - freed.bytes + held.bytes > share.bounds.bytes || share.objects - freed.objects + held.objects > share.bounds.objects)) {

@@ -1,4 +1,5 @@
-import type { DebugReplay, ReplayAtStop } from '../mocks/under.js';
+import type { ReplayAtStop } from '../mocks/option.js';
+import type { DebugReplay } from '../mocks/under.js';
 import type { Readable } from 'node:stream';
 import { DebugkitError } from '../../core/errors.js';
 import { endMarkedProcesses, killProcessGroup, processStartTime, procStat } from '../../core/process.js';

@@ -11,8 +11,6 @@ import { MISS_LINES, ReplaySession, type ReplayTally } from './replay.js';
 import { loadCa } from './session.js';
 import { setPlace, type MocksOption, type ReplayAtStop } from './option.js';
 
-export type { ReplayAtStop } from './option.js';
-
 /**
  * Debugging under a mock set (issue 22): a debug session's program (Python under debugpy, C under
  * gdb) runs with its outgoing calls answered from a recorded set, exactly as keploy_mock_test runs

@@ -1,4 +1,5 @@
-import type { DebugReplay, ReplayAtStop } from '../mocks/under.js';
+import type { ReplayAtStop } from '../mocks/option.js';
+import type { DebugReplay } from '../mocks/under.js';
 import path from 'node:path';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import { DebugkitError, describeError } from '../../core/errors.js';
