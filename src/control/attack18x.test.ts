@@ -132,3 +132,31 @@ describe('attack 18z Z2: a word of code that reads its arguments makes the later
     expect(redactWords(['-verbose', 'echo $HOME', '--password', 'hunter2'])).toEqual(['-verbose', 'echo $HOME', '--password', '[REDACTED]']);
   });
 });
+
+describe('attack 18y W2, W6: arguments bound for the redaction thread never hold the loop, and refused calls wait their turn', () => {
+  it('W2: 40 objects of 10,000 entries each go to the thread without a structured clone held on the loop, and are redacted as on the loop', async () => {
+    const big = { rows: Array.from({ length: 40 }, (_, o) => Object.fromEntries(Array.from({ length: 10_000 }, (_, k) => [`k${k}`, k === 7 ? 'password=hunter2' : `v${o}-${k}`]))) };
+    // What the old hand-over cost: one structured clone of the arguments, on the loop.
+    const started = performance.now();
+    structuredClone(big);
+    const clone = performance.now() - started;
+    const { value, longest } = await longestBlock(() => redactForAudit(big, 'w2'));
+    expect(value).toEqual(redact(big));
+    expect(JSON.stringify(value)).not.toMatch(/hunter2/);
+    // Before: the measuring walk over every entry and the clone were one block (~330 ms on this host, the clone alone ~300 ms).
+    expect(longest).toBeLessThan(clone / 2);
+  }, 60_000);
+
+  it('W6: a key with two refused calls waiting keeps only the size of its next refused call; a call that ran is always redacted', async () => {
+    const calls = Array.from({ length: 6 }, (_, i) => redactForAudit(heavy(200 + i), 'w6-flood', true));
+    const ran = redactForAudit(heavy(300), 'w6-flood');
+    const records = await Promise.all(calls);
+    const stubs = records.filter((r) => JSON.stringify(r).includes("refused calls' arguments waiting"));
+    // Six calls' JSON ready at once: one redacted, two waiting, the rest kept by their size alone (no digest of text not redacted).
+    expect(stubs.length).toBeGreaterThanOrEqual(1);
+    expect(JSON.stringify(stubs[0])).toMatch(/\(\d+ characters of JSON\) were not redacted/);
+    expect(JSON.stringify(stubs[0])).not.toMatch(/sha256|-pX/);
+    for (const r of records.filter((r) => !stubs.includes(r))) expect(JSON.stringify(r)).not.toMatch(/-pX /);
+    expect(await ran).toEqual(redact(heavy(300)));
+  }, 120_000);
+});

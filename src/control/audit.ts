@@ -1,5 +1,7 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { REDACTED, SECRET_NAME, findSecrets, hideSpans, redactText } from '../core/secrets.js';
+import { jsonSliced } from '../core/json-sliced.js';
+import { TimeSlice } from '../core/wait.js';
 import { WorkerPool, workerEntry } from '../core/workers.js';
 
 /** One audit record as stored. `hash` links it to the record before it. */
@@ -337,6 +339,10 @@ export function fairShare(lengths: ArrayLike<number>): number {
 interface Walk {
   measure: number[] | undefined;
   share: number;
+  /** The measuring walk stops once its strings pass this many characters or values (set `over`): what it saw decides only that the rest goes to a thread. */
+  stopAt?: { text: number; values: number };
+  text?: number;
+  over?: boolean;
 }
 
 /** A string's kept head (its first `share` characters at most), and the note saying what was left out. */
@@ -348,7 +354,12 @@ function headOf(text: string, walk: Walk): { head: string; note: string } {
 
 function redactString(text: string, walk: Walk): string {
   if (walk.measure) {
-    walk.measure.push(Math.min(text.length, MAX_STRING));
+    const kept = Math.min(text.length, MAX_STRING);
+    walk.measure.push(kept);
+    if (walk.stopAt) {
+      walk.text = (walk.text ?? 0) + kept;
+      walk.over ||= walk.text > walk.stopAt.text || walk.measure.length > walk.stopAt.values;
+    }
     return '';
   }
   const { head, note } = headOf(text, walk);
@@ -425,7 +436,13 @@ function redactArray(value: unknown[], depth: number, walk: Walk): unknown[] {
   if (!walk.measure && items.length >= 2 && items.every((v) => typeof v === 'string')) {
     const parts = (items as string[]).map((v) => headOf(v, walk));
     out = redactWords(parts.map((p) => p.head)).map((w, k) => `${w}${parts[k]!.note}`);
-  } else out = items.map((v) => redactValue(v, depth + 1, walk));
+  } else {
+    out = [];
+    for (const v of items) {
+      if (walk.over) return out;
+      out.push(redactValue(v, depth + 1, walk));
+    }
+  }
   if (value.length > MAX_ITEMS) out.push(walk.measure ? '' : digestNote(`cut: ${value.length} items in all`, jsonOf(value)));
   return out;
 }
@@ -436,14 +453,17 @@ function redactValue(value: unknown, depth: number, walk: Walk): unknown {
   if (depth >= MAX_DEPTH) return walk.measure ? '' : digestNote('nested too deep', jsonOf(value));
   if (Array.isArray(value)) return redactArray(value, depth, walk);
   const out: Record<string, unknown> = Object.create(null);
-  const entries = Object.entries(value as Record<string, unknown>);
   if (walk.measure) {
-    for (const [k, v] of entries.slice(0, MAX_ITEMS)) {
+    // The names only, not every entry's pair: an object of 10,000 entries keeps MAX_ITEMS.
+    const names = Object.keys(value);
+    for (let i = 0; i < names.length && i < MAX_ITEMS && !walk.over; i++) {
+      const k = names[i]!;
       if (k.length <= MAX_KEY) redactString(k, walk);
-      if (!(k.length <= MAX_KEY && SECRET_NAME.test(k))) redactValue(v, depth + 1, walk);
+      if (!(k.length <= MAX_KEY && SECRET_NAME.test(k))) redactValue((value as Record<string, unknown>)[k], depth + 1, walk);
     }
     return out;
   }
+  const entries = Object.entries(value as Record<string, unknown>);
   for (const [k, v] of entries.slice(0, MAX_ITEMS)) {
     let name = k.length > MAX_KEY ? digestNote(`name of ${k.length} characters`, k) : redactString(k, walk);
     // Two names that read alike once redacted both stay (one value must never replace the other).
@@ -466,14 +486,14 @@ function redactValue(value: unknown, depth: number, walk: Walk): unknown {
  * under MIN_HEAD; what is left out is stated with its size and SHA-256.
  */
 export function redact(value: unknown): unknown {
-  return redactMeasured(value, measure(value));
+  return redactMeasured(value, measure(value)!);
 }
 
-/** The lengths of `value`'s strings as redact bounds them (its first walk). */
-function measure(value: unknown): number[] {
-  const lengths: number[] = [];
-  redactValue(value, 0, { measure: lengths, share: 0 });
-  return lengths;
+/** The lengths of `value`'s strings as redact bounds them (its first walk); undefined once they pass `stopAt`. */
+function measure(value: unknown, stopAt?: Walk['stopAt']): number[] | undefined {
+  const walk: Walk = { measure: [], share: 0, ...(stopAt ? { stopAt } : {}) };
+  redactValue(value, 0, walk);
+  return walk.over ? undefined : walk.measure;
 }
 
 /** redact's second walk, given what its first measured. */
@@ -490,29 +510,52 @@ function redactMeasured(value: unknown, lengths: number[]): unknown {
  */
 const INLINE_TEXT = 8 * 1024;
 const INLINE_VALUES = 4096;
+/** Audits of one key's refused calls waiting for the redaction thread, past which its next refused call keeps only its size (W6). */
+const REFUSED_WAITING = 2;
 let pool: WorkerPool | undefined;
 
 /**
- * `redact` for an audit record, never holding the event loop: small arguments at once, the rest on
- * the redaction thread (jobs of the key with the fewest running first). Arguments it cannot redact
- * in time (30 s) are not kept: the record says so, and how much text they held.
+ * `redact` for an audit record, never holding the event loop: small arguments at once (the walk
+ * that measures them stops as soon as they are not small), the rest written to JSON in slices of
+ * the loop's time and redacted on the redaction thread (jobs of the key with the fewest running
+ * first). Arguments it cannot redact in time (30 s) are not kept: the record says so, and how much
+ * text they held.
+ *
+ * A refused call (`refused`) did not run, so its record may wait: such records hold at most one of
+ * the two threads, and a key that already has REFUSED_WAITING of them waiting keeps only the size
+ * of the next one's arguments (no digest: a SHA-256 of arguments not redacted would let whoever
+ * reads the audit check a guessed secret). Two keys flooding big refused calls held back the
+ * records, and so the answers, of other keys' big calls for ~800 ms each (attack 18y W6).
  */
-export async function redactForAudit(value: unknown, owner?: string): Promise<unknown> {
-  const lengths = measure(value);
-  const text = lengths.reduce((a, b) => a + b, 0);
-  if (text <= INLINE_TEXT && lengths.length <= INLINE_VALUES) {
+export async function redactForAudit(value: unknown, owner?: string, refused = false): Promise<unknown> {
+  const lengths = measure(value, { text: INLINE_TEXT, values: INLINE_VALUES });
+  if (lengths) {
     // A turn of the loop first: the calls of one JSON-RPC batch are audited one after another, and 100 of a few KiB each,
     // redacted back to back, held every client 160-200 ms (attack 18y W1).
     await new Promise((resolve) => setImmediate(resolve));
     return redactMeasured(value, lengths);
   }
   pool ??= new WorkerPool({ name: 'audit redaction', entry: workerEntry(import.meta.url, 'redact-worker'), resourceLimits: { maxOldGenerationSizeMb: 512 } });
+  let json: string;
   try {
-    return await pool.run<unknown>({ value }, { timeoutMs: 30_000, ...(owner !== undefined ? { owner } : {}) });
+    json = await jsonSliced(value, new TimeSlice(JSON_SLICE_MS));
   } catch (err) {
-    return { '[not kept]': `the arguments (${text} characters of text) could not be redacted: ${err instanceof Error ? err.message : String(err)}` };
+    return { '[not kept]': `the arguments could not be written as JSON: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  if (refused && pool.waiting(owner ?? '') >= REFUSED_WAITING) {
+    return {
+      '[not kept]': `the arguments of this refused call (${json.length} characters of JSON) were not redacted: the key already had ${REFUSED_WAITING} refused calls' arguments waiting for redaction`,
+    };
+  }
+  try {
+    return await pool.run<unknown>({ json }, { timeoutMs: 30_000, mayWait: refused, ...(owner !== undefined ? { owner } : {}) });
+  } catch (err) {
+    return { '[not kept]': `the arguments (${json.length} characters of JSON) could not be redacted: ${err instanceof Error ? err.message : String(err)}` };
   }
 }
+
+/** Main-thread time the JSON of one record's arguments is written in, per slice. */
+const JSON_SLICE_MS = 4;
 
 /** A short field (tool name, client name, session id) bounded, its length and SHA-256 stated when cut. */
 export function boundField(text: string, max = 512): string {

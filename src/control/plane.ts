@@ -327,7 +327,7 @@ export class ControlPlane {
 
   /** Records a call refused before it ran (scope, rate limit, quota); `args`: what the entry keeps of its arguments. */
   async recordDenied(key: KeyContext, call: CallInfo, refusal: Refusal, kept?: unknown): Promise<void> {
-    const args = kept ?? (await redactForAudit(call.args ?? {}, key.id));
+    const args = kept ?? (await redactForAudit(call.args ?? {}, key.id, true));
     await this.store.appendAudit({
       ts: new Date().toISOString(),
       event: 'denied',
@@ -364,7 +364,7 @@ export class ControlPlane {
     }
     // Each call redacted in turn, the loop free between them (redactForAudit gives it a turn before each).
     const redacted: unknown[] = [];
-    for (const c of calls) redacted.push([c.tool, await redactForAudit(c.args ?? {}, key.id)]);
+    for (const c of calls) redacted.push([c.tool, await redactForAudit(c.args ?? {}, key.id, true)]);
     const digest = sha256Hex(canonicalJson(redacted));
     const summary = { refused_calls: calls.length, tools: Object.fromEntries(tools), ...(others > 0 ? { other_tools_calls: others } : {}), calls_sha256: digest };
     await this.recordDenied(key, { ...first, tool: `batch of ${calls.length} calls`, debugSession: null }, refusal, summary);

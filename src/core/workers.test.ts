@@ -20,3 +20,19 @@ describe("WorkerPool: a job is bounded by its thread's own CPU time", () => {
     expect(err).toBeInstanceOf(WorkerStalledError);
   });
 });
+
+describe('WorkerPool: work that may wait leaves a thread free for the rest', () => {
+  const two = new WorkerPool({ name: 'test-two', size: 2, entry: workerEntry(new URL('./workers.ts', import.meta.url).href, 'testing') });
+  afterAll(() => two.close());
+
+  it('jobs marked mayWait, of two owners, hold one thread of two: a third owner is served at once, and waiting() counts what waits', async () => {
+    const order: string[] = [];
+    const slow = ['a', 'b', 'a', 'b'].map((owner, i) => two.run({ op: 'sleep', ms: 3_000 }, { owner, mayWait: true }).then(() => order.push(`${owner}${i}`)));
+    expect(two.waiting('a') + two.waiting('b')).toBe(3);
+    await two.run({ op: 'sleep', ms: 1 }, { owner: 'c' }).then(() => order.push('c'));
+    // Before: owners a and b held a thread each, and c waited for one of their jobs to end.
+    expect(order).toEqual(['c']);
+    await Promise.all(slow);
+    expect(two.waiting('a')).toBe(0);
+  }, 30_000);
+});

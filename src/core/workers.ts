@@ -45,6 +45,11 @@ export interface JobOptions {
   signal?: AbortSignal;
   /** Whose job (an API key's id): a free thread goes to the waiting job whose owner has the fewest running. */
   owner?: string;
+  /**
+   * Work that may wait (the audit of a refused call): such jobs hold at most all threads but one
+   * at once, whoever owns them, so one thread is always free for the rest.
+   */
+  mayWait?: boolean;
 }
 
 /** How long a thread may take to load before its first job (not counted against the job's bounds). */
@@ -177,6 +182,8 @@ export class WorkerPool {
   /** When each owner's last job started (a count of jobs started). */
   private readonly lastServed = new Map<string, number>();
   private started = 0;
+  /** Jobs running that may wait (JobOptions.mayWait). */
+  private mayWaitRunning = 0;
   private readonly size: number;
   /** Most threads one owner's jobs hold at once: one is always left for the other owners (with 2 threads, 1 each). */
   private readonly perOwner: number;
@@ -195,6 +202,13 @@ export class WorkerPool {
       this.queue.push({ job, options, resolve: resolve as (v: unknown) => void, reject });
       this.pump();
     });
+  }
+
+  /** Jobs of `owner` waiting for a thread (not those running). */
+  waiting(owner: string): number {
+    let n = 0;
+    for (const q of this.queue) if ((q.options.owner ?? '') === owner) n++;
+    return n;
   }
 
   /** Threads alive now, those still being ended included (never more than the pool's size). */
@@ -230,13 +244,16 @@ export class WorkerPool {
 
   /**
    * The next job to run: its owner has the fewest jobs running, then was served least recently;
-   * then the oldest. -1 when every waiting job's owner already holds `perOwner` threads.
+   * then the oldest. -1 when every waiting job's owner already holds `perOwner` threads (or every
+   * waiting job may wait and such jobs already hold all threads but one).
    */
   private fairest(): number {
     let best = 0;
     let bestRunning = Infinity;
     let bestServed = Infinity;
+    const waitersFull = this.mayWaitRunning >= Math.max(1, this.size - 1);
     for (let i = 0; i < this.queue.length; i++) {
+      if (waitersFull && this.queue[i]!.options.mayWait) continue;
       const owner = this.queue[i]!.options.owner ?? '';
       const running = this.running.get(owner) ?? 0;
       const served = this.lastServed.get(owner) ?? -1;
@@ -289,6 +306,7 @@ export class WorkerPool {
     const owner = q.options.owner ?? '';
     this.running.set(owner, (this.running.get(owner) ?? 0) + 1);
     this.lastServed.set(owner, ++this.started);
+    if (q.options.mayWait) this.mayWaitRunning++;
     const requests = new AbortController();
     let outstanding = 0;
     let settled = false;
@@ -314,6 +332,7 @@ export class WorkerPool {
       worker.off('exit', onExit);
       worker.off('error', onError);
       requests.abort();
+      if (q.options.mayWait) this.mayWaitRunning--;
       const left = (this.running.get(owner) ?? 1) - 1;
       if (left > 0) this.running.set(owner, left);
       else this.running.delete(owner);
