@@ -77,4 +77,20 @@ describe('redactAnswer: what looks like a credential is hidden, saying what', ()
     const plain = text('$1 = 42', { output: '$1 = 42\n', tool: 'dk_debugger_get_comprehensive_audit' });
     expect(redactAnswer(plain)).toBe(plain);
   });
+
+  it('names hidden alike are numbered on, in one pass (10,000 of them were ~50 million looks); a local named __proto__ stays an entry', () => {
+    const token = (i: number) => `ghp_${String(i).padStart(36, 'a')}`;
+    const locals: Record<string, unknown> = {};
+    for (let i = 0; i < 10_000; i++) locals[token(i)] = i;
+    const out = redactAnswer(text('{}', { locals })).structuredContent as { locals: Record<string, number> };
+    const names = Object.keys(out.locals);
+    expect(names).toHaveLength(10_000);
+    expect(names.slice(0, 3)).toEqual(['[redacted GitHub token]', '[redacted GitHub token] (2)', '[redacted GitHub token] (3)']);
+    expect(out.locals['[redacted GitHub token] (10000)']).toBe(9_999);
+    const proto = JSON.parse('{"locals":{"__proto__":"ghp_' + 'b'.repeat(36) + '","x":1}}') as Record<string, unknown>;
+    const hidden = redactAnswer(text('{}', proto)).structuredContent as { locals: Record<string, unknown> };
+    expect(Object.keys(hidden.locals)).toEqual(['__proto__', 'x']);
+    expect(Object.getPrototypeOf(hidden.locals)).toBe(Object.prototype);
+    expect(JSON.stringify(hidden)).toBe('{"locals":{"__proto__":"[redacted GitHub token]","x":1}}');
+  });
 });

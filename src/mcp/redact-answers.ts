@@ -92,9 +92,11 @@ function hide(value: unknown, secret: boolean, depth: number, kinds: string[]): 
   const obj = value as Record<string, unknown>;
   const named = typeof obj.name === 'string' && SECRET_WORD.test(obj.name);
   const out: Record<string, unknown> = {};
+  const numbered = new Map<string, number>();
   for (const [k, v] of Object.entries(obj)) {
     const underSecret = (secret || SECRET_WORD.test(k) || (named && VALUE_FIELDS.has(k))) && !DESCRIPTIVE.has(k);
-    out[hiddenKey(k, out, kinds)] = hide(v, underSecret, depth + 1, kinds);
+    // Defined, not assigned: a local named `__proto__` is an entry like any other, not the object's prototype.
+    Object.defineProperty(out, hiddenKey(k, out, numbered, kinds), { value: hide(v, underSecret, depth + 1, kinds), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
@@ -103,14 +105,18 @@ function hide(value: unknown, secret: boolean, depth: number, kinds: string[]): 
  * A key with its secrets hidden as a string's are: a name is the program's text too (a local set
  * through `globals()["ghp_..."]`, a dict loaded from a config), and the rendered text shows keys
  * beside their values. Two keys that read alike once hidden both stay, the later one numbered
- * (` (2)`), so no value replaces another and the count of entries holds.
+ * (` (2)`), so no value replaces another and the count of entries holds; `numbered` keeps the
+ * next number per hidden text.
  */
-function hiddenKey(key: string, out: Record<string, unknown>, kinds: string[]): string {
+function hiddenKey(key: string, out: Record<string, unknown>, numbered: Map<string, number>, kinds: string[]): string {
   const r = replaceSecrets(key, mark);
   if (r.kinds.length === 0 && !Object.prototype.hasOwnProperty.call(out, key)) return key;
   pushAll(kinds, r.kinds);
+  // Numbers go on from the last one given for this text: 10,000 names hidden alike tried 2, 3, ... each, ~50 million looks.
+  let n = numbered.get(r.text) ?? 2;
   let name = r.text;
-  for (let n = 2; Object.prototype.hasOwnProperty.call(out, name); n++) name = `${r.text} (${n})`;
+  while (Object.prototype.hasOwnProperty.call(out, name)) name = `${r.text} (${n++})`;
+  numbered.set(r.text, n);
   return name;
 }
 
