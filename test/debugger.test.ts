@@ -50,7 +50,7 @@ beforeAll(async () => {
   root = tempDir();
   dataDir = tempDir('debugkit-data-');
   // Sources are compiled inside the root: stops show source lines only for files under it.
-  for (const name of ['dbg_timetravel', 'dbg_loop', 'dbg_crash', 'dbg_pointer']) compileCInside(root, name);
+  for (const name of ['dbg_timetravel', 'dbg_loop', 'dbg_crash', 'dbg_pointer', 'dbg_clock']) compileCInside(root, name);
   dk = await connectStdio({ root, args: ['--toolsets', 'debugger', '--data-dir', dataDir] });
 }, 60_000);
 afterAll(async () => {
@@ -119,6 +119,23 @@ describe('debugger toolset over stdio', () => {
     expect(byAddr.value.number).toBeGreaterThan(0);
     stop = (await call('debugger_continue', { session_id: 'tt' })).value;
     expect(stop.function).toBe('fill_name');
+  });
+
+  it('records a program that reads the clock: its clock calls are system calls (through the vDSO they never returned under record full)', async () => {
+    const launch = await call('debugger_launch', { program: 'dbg_clock', session_id: 'clock' });
+    expect(launch.value.history).toBe('record');
+    expect(launch.text).toMatch(/clock calls go to the kernel/);
+    await call('debugger_set_breakpoint', { address: 'dbg_clock.c:13', session_id: 'clock' });
+    // Before: still "running" at the first clock_gettime, however long the wait.
+    let stop = (await call('debugger_continue', { session_id: 'clock', wait: 60 })).value;
+    expect(stop).toMatchObject({ state: 'stopped', reason: 'breakpoint-hit', line: 13 });
+    expect(stop.locals?.ok ?? stop.changed?.ok).toBe('1');
+    // Back across the three clock calls, and forward again: the recording holds them.
+    stop = (await call('debugger_step_backward', { session_id: 'clock', count: 4 })).value;
+    expect(stop.line).toBeLessThan(13);
+    stop = (await call('debugger_continue', { session_id: 'clock' })).value;
+    expect(stop).toMatchObject({ state: 'stopped', line: 13 });
+    await call('debugger_detach', { session_id: 'clock' });
   });
 
   it('finds the write that corrupted a struct with debugger_last_change', async () => {

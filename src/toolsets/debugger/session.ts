@@ -3,6 +3,7 @@ import path from 'node:path';
 import { DebugkitError } from '../../core/errors.js';
 import { openContainedDirectory, privateTempDir, type CheckedProgram } from '../../core/paths.js';
 import { isTuple, type MiTuple } from '../../core/mi/parser.js';
+import { quoteMiString } from '../../core/mi/connection.js';
 import { Engine } from './engine.js';
 import { DebuggerRpcError } from './errors.js';
 import { changedLocals, localsOf, sourceLines, toFrame, type CompactStop, type Frame } from './stop.js';
@@ -96,7 +97,10 @@ export class DebugSession {
     try {
       await engine.mi_(`-inferior-tty-set ${tty}`);
       await engine.mi_('-break-insert -t main');
-      const run = await engine.exec('-exec-run', waitMs);
+      // Stopped at the loader's first instruction, before it reads its auxiliary vector: the vDSO is hidden there.
+      const first = await engine.exec(`-interpreter-exec console ${quoteMiString('starti')}`, waitMs);
+      const clock = first.stopped && !engine.exited ? await hideVdso(engine) : false;
+      const run = first.stopped && !engine.exited ? await engine.exec('-exec-continue', waitMs) : first;
       if (!run.stopped || engine.exited) {
         throw new DebugkitError('INVALID_ARGUMENT', `${program} did not reach main (${run.stopped ? 'it exited' : 'still running'}): is it a C/C++ program built with -g?`);
       }
@@ -105,7 +109,7 @@ export class DebugSession {
       try {
         await engine.cli('record full');
         session.mode = 'record';
-        session.modeNote = 'recorded by GDB record full from main (glibc start-up makes syscalls record cannot replay)';
+        session.modeNote = `recorded by GDB record full from main (glibc start-up makes syscalls record cannot replay)${clock ? "; the program's clock calls go to the kernel, not its vDSO" : ''}`;
       } catch (err) {
         session.modeNote = `record full failed: ${(err as Error).message}`;
       }
@@ -357,5 +361,57 @@ export class DebugSession {
     }
     await engine.dispose();
     rmSync(this.tempDir, { recursive: true, force: true });
+  }
+}
+
+/** The auxiliary vector's entry naming the vDSO (AT_SYSINFO_EHDR), and the type that makes the loader skip an entry (AT_IGNORE). */
+const AT_SYSINFO_EHDR = 33n;
+const AT_IGNORE = 1n;
+/** Bytes of the start-up stack read at a time, and most read: argv and the environment are at most a few hundred KiB of pointers. */
+const STACK_READ = 4096;
+const STACK_MOST = 1024 * 1024;
+
+/**
+ * Hides the vDSO from a program stopped at its loader's first instruction: the auxiliary vector's
+ * AT_SYSINFO_EHDR entry becomes AT_IGNORE, so glibc makes its clock calls (clock_gettime,
+ * gettimeofday, time) as system calls, which `record full` records. Through the vDSO they never
+ * return under it: the vDSO's clock code retries while the kernel's time page changes, and each
+ * recorded instruction is slow enough that it always has (measured on GDB 13: a program's first
+ * clock_gettime, or proxychains' gettimeofday in a program under a mock set, never came back).
+ * The start-up stack is argc, argv, NULL, the environment, NULL, then the vector's pairs. Answers
+ * whether the entry was found and hidden.
+ */
+export async function hideVdso(engine: Engine): Promise<boolean> {
+  const shown = /0x[0-9a-f]+/.exec(str((await engine.mi_('-data-evaluate-expression $sp')).value) ?? '')?.[0];
+  if (!shown) return false;
+  const sp = BigInt(shown);
+  const words: bigint[] = [];
+  const word = async (i: number): Promise<bigint | undefined> => {
+    while (i >= words.length) {
+      if (words.length * 8 >= STACK_MOST) return undefined;
+      const at = sp + BigInt(words.length * 8);
+      const read = await engine.mi_(`-data-read-memory-bytes 0x${at.toString(16)} ${STACK_READ}`).catch(() => undefined);
+      const block = Array.isArray(read?.memory) ? read.memory[0] : undefined;
+      const contents = isTuple(block) ? str(block.contents) : undefined;
+      if (!contents || contents.length < 16) return undefined;
+      const bytes = Buffer.from(contents, 'hex');
+      for (let o = 0; o + 8 <= bytes.length; o += 8) words.push(bytes.readBigUInt64LE(o));
+    }
+    return words[i];
+  };
+  const argc = await word(0);
+  if (argc === undefined || argc > 1_000_000n) return false;
+  let i = Number(argc) + 2;
+  for (let w = await word(i); w !== 0n; w = await word(++i)) if (w === undefined) return false;
+  for (i++; ; i += 2) {
+    const type = await word(i);
+    if (type === undefined || type === 0n) return false;
+    if (type === AT_SYSINFO_EHDR) {
+      const at = sp + BigInt(i * 8);
+      const ignore = Buffer.alloc(8);
+      ignore.writeBigUInt64LE(AT_IGNORE);
+      await engine.mi_(`-data-write-memory-bytes 0x${at.toString(16)} ${ignore.toString('hex')}`);
+      return true;
+    }
   }
 }
