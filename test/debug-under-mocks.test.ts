@@ -65,7 +65,7 @@ beforeAll(async () => {
   );
   const port = (api.address() as AddressInfo).port;
   args = [String(port), String(db.port), db.password, String(cache.port), cache.password];
-  dk = await connectStdio({ root, args: ['--toolsets', 'mocks,python,gdb'] });
+  dk = await connectStdio({ root, args: ['--toolsets', 'mocks,python,gdb,debugger'] });
 }, 120_000);
 afterAll(async () => {
   await dk?.close();
@@ -153,8 +153,8 @@ describe('debugging a Python program under a mock set (HTTP, PostgreSQL, Redis)'
     expect(r.text).toMatch(/Mock set 'no-such-set' not found .*available: /);
   });
 
-  it("a key needs keploy_mock_test's scope (mocks:run) to debug under a set, through MCP, REST and gdb's open alike", async () => {
-    const s = await startKeyedServer(root, { py: 'python', both: 'python,mocks,mocks:run', gdb: 'gdb' }, ['--toolsets', 'mocks,python,gdb']);
+  it("a key needs keploy_mock_test's scope (mocks:run) to debug under a set, through MCP, REST, gdb's open and debugger_launch alike", async () => {
+    const s = await startKeyedServer(root, { py: 'python', both: 'python,mocks,mocks:run', gdb: 'gdb', dbg: 'debugger' }, ['--toolsets', 'mocks,python,gdb,debugger']);
     try {
       const start = { entry: 'app.py', pythonPath: '/usr/bin/python3', mocks: { set: `keploy-dbg/${set}` } };
       const denied = await plainCall(s, s.keys.py!.key, 'python_start_session', start);
@@ -163,6 +163,8 @@ describe('debugging a Python program under a mock set (HTTP, PostgreSQL, Redis)'
       for (const program of ['no-such-program', 'app.py']) {
         const gdbDenied = await plainCall(s, s.keys.gdb!.key, 'open', { program, mocks: { set: `keploy-dbg/${set}` } });
         expect(gdbDenied.error?.message, program).toMatch(/mocks:run/);
+        const launchDenied = await plainCall(s, s.keys.dbg!.key, 'debugger_launch', { program, mocks: { set: `keploy-dbg/${set}` } });
+        expect(launchDenied.error?.message, program).toMatch(/mocks:run/);
       }
       const plain = await plainCall(s, s.keys.py!.key, 'python_start_session', { entry: 'app.py' });
       expect(plain.error).toBeUndefined();
@@ -218,4 +220,33 @@ describe('debugging a C program under gdb under a mock set (HTTP)', () => {
     expect(bt.text.split('\n')[0]).toMatch(/write|read|recv|send/);
     await dk.ok('close', { id });
   }, 120_000);
+
+  it('debugger_launch under the set: recorded from main, a breakpoint after the answer shows the recorded price, and it steps back across the answer', async () => {
+    const launch = await dk.structured('debugger_launch', { program: 'price', args: [String(cPort), 'apple'], session_id: 'under', mocks: { set: `keploy-c/${cSet}` } });
+    // Through proxychains' preload the program reads the clock: under record full that needs the vDSO hidden (session.ts hideVdso).
+    expect(launch.history).toBe('record');
+    await dk.structured('debugger_set_breakpoint', { address: `price.c:${PRICE_PRINTED}`, session_id: 'under' });
+    const stop = await dk.tool('debugger_continue', { session_id: 'under', wait: 60 });
+    expect(stop.structured, stop.text).toMatchObject({ state: 'stopped', reason: 'breakpoint-hit', line: PRICE_PRINTED, mocks: { set: cSet, replayed: 1, missed: 0 } });
+    expect(stop.text).toContain(`[mock set '${cSet}': 1 replayed, 0 missed]`);
+    const price = await dk.structured('debugger_evaluate', { expression: 'price', session_id: 'under' });
+    expect(JSON.stringify(price)).toMatch(/"7"|: ?7\b/);
+    // Back before the answer was read, then forward again: the recorded run gives the same answer.
+    const back = await dk.tool('debugger_step_backward', { session_id: 'under', count: 3 });
+    expect(back.structured.state, back.text).toBe('stopped');
+    expect(back.structured.line).toBeLessThan(PRICE_PRINTED);
+    const again = await dk.tool('debugger_continue', { session_id: 'under', wait: 60 });
+    expect(again.structured, again.text).toMatchObject({ state: 'stopped', line: PRICE_PRINTED });
+    expect(JSON.stringify(await dk.structured('debugger_evaluate', { expression: 'price', session_id: 'under' }))).toMatch(/"7"|: ?7\b/);
+    await dk.structured('debugger_detach', { session_id: 'under' });
+  }, 180_000);
+
+  it('debugger_launch with stopOnMiss: a changed request pauses the program as a mock miss (no crash), naming the closest mock', async () => {
+    await dk.structured('debugger_launch', { program: 'price', args: [String(cPort), 'pear'], session_id: 'miss', mocks: { set: `keploy-c/${cSet}`, stopOnMiss: true } });
+    const stop = await dk.tool('debugger_continue', { session_id: 'miss', wait: 60 });
+    expect(stop.structured, stop.text).toMatchObject({ state: 'stopped', reason: 'mock-miss', mocks: { set: cSet, missed: 1, misses: [expect.stringMatching(/^GET \/price\/pear; closest mock-0/)] } });
+    const trace = await dk.structured('debugger_get_stack_trace', { session_id: 'miss' });
+    expect(JSON.stringify(trace)).toMatch(/"main"/);
+    await dk.structured('debugger_detach', { session_id: 'miss' });
+  }, 180_000);
 });

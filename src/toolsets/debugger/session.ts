@@ -7,6 +7,7 @@ import { quoteMiString } from '../../core/mi/connection.js';
 import { Engine } from './engine.js';
 import { DebuggerRpcError } from './errors.js';
 import { changedLocals, localsOf, sourceLines, toFrame, type CompactStop, type Frame } from './stop.js';
+import type { DebugReplay } from '../mocks/under.js';
 import { str } from '../../core/mi/parser.js';
 
 /**
@@ -61,6 +62,10 @@ export class DebugSession {
   private checkpoints = new Set<number>();
   private seq = 0;
   private tempDir: string;
+  /** The mock set the program's calls are answered from (launch's `mocks`), closed with the session. */
+  private replay: DebugReplay | undefined;
+  /** The program was interrupted because replay missed a call (stopOnMiss): its next stop is that miss, not a signal. */
+  private pausedForMiss = false;
 
   private constructor(
     readonly id: string,
@@ -80,13 +85,14 @@ export class DebugSession {
    * never a workspace path a writer could swap for a link meanwhile; the copy is removed when gdb
    * has exited.
    */
-  static async launch(id: string, checked: CheckedProgram, args: string[], options: SessionOptions, waitMs: number): Promise<DebugSession> {
+  static async launch(id: string, checked: CheckedProgram, args: string[], options: SessionOptions, waitMs: number, replay?: DebugReplay): Promise<DebugSession> {
     const program = checked.real;
     const dir = openContainedDirectory(options.root, path.dirname(program), 'program directory');
     const tempDir = privateTempDir('debugkit-dbg-');
     const tty = path.join(tempDir, 'output');
     writeFileSync(tty, '');
-    const env = { ...process.env, GLIBC_TUNABLES: RECORD_TUNABLES };
+    // Under a mock set, the replay's variables (proxychains' preload and config, the proxy URLs, the CA) are the program's.
+    const env = { ...process.env, ...replay?.env, GLIBC_TUNABLES: RECORD_TUNABLES };
     let engine: Engine;
     try {
       engine = await Engine.start({ gdbPath: options.gdbPath, cwd: dir.path, args: [checked.path, ...args], env, replyTimeoutMs: options.replyTimeoutMs });
@@ -94,6 +100,8 @@ export class DebugSession {
       dir.close();
     }
     void engine.ended.then(() => checked.close());
+    // The replay goes with gdb, however gdb ends.
+    if (replay) void engine.ended.then(() => replay.close());
     try {
       await engine.mi_(`-inferior-tty-set ${tty}`);
       await engine.mi_('-break-insert -t main');
@@ -106,6 +114,7 @@ export class DebugSession {
       }
       const pid = Number(/process (\d+)/.exec(await engine.cli('info inferiors'))?.[1] ?? 0);
       const session = new DebugSession(id, 'launched', pid, program, engine, options, tempDir);
+      if (replay) session.underMocks(replay);
       try {
         await engine.cli('record full');
         session.mode = 'record';
@@ -175,13 +184,39 @@ export class DebugSession {
     return this.positions.at(-1);
   }
 
-  /** Builds the compact stop for where the target is now and records it as a new position. */
+  /**
+   * Answers what replay did since the last stop on each stop; with stopOnMiss a miss interrupts the
+   * program, and the miss's answer waits (mocks/under.ts) until it is paused where it asked.
+   */
+  private underMocks(replay: DebugReplay): void {
+    this.replay = replay;
+    if (!replay.stopOnMiss) return;
+    replay.onMiss(async () => {
+      if (!this.engine.running || this.engine.exited) return;
+      this.pausedForMiss = true;
+      await this.engine.interrupt(2000).catch(() => undefined);
+    });
+  }
+
+  /** Builds the compact stop for where the target is now and records it as a new position; under a mock set, with what replay did since the last. */
   async describeStop(stopped: MiTuple | undefined, note?: string, output = ''): Promise<CompactStop> {
+    const stop = await this.stopAt(stopped, note, output);
+    const replayed = this.replay?.sinceLastStop();
+    if (replayed) stop.mocks = replayed;
+    return stop;
+  }
+
+  /** What the compact stop says of the target itself. */
+  private async stopAt(stopped: MiTuple | undefined, note?: string, output = ''): Promise<CompactStop> {
     const engine = this.engine;
     if (!stopped) {
       return { state: 'running', note: 'still running after the wait: call debugger_continue again to keep waiting, or debugger_interrupt to stop it' };
     }
     let reason = str(stopped.reason) ?? (this.mode === 'record' ? 'history' : 'stopped');
+    const forMiss = this.pausedForMiss;
+    this.pausedForMiss = false;
+    // The interrupt a replay miss asked for is no signal of the program's: no crash to record.
+    if (forMiss && reason === 'signal-received') reason = 'mock-miss';
     if (engine.exited || reason.startsWith('exited')) {
       const code = str(stopped['exit-code']);
       const signal = str(stopped['signal-name']);
@@ -360,6 +395,7 @@ export class DebugSession {
       // gdb is gone or refuses: terminating it below still ends (or releases) the debuggee.
     }
     await engine.dispose();
+    await this.replay?.close();
     rmSync(this.tempDir, { recursive: true, force: true });
   }
 }

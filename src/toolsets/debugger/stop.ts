@@ -1,3 +1,4 @@
+import { replayLine, type ReplayAtStop } from '../mocks/option.js';
 import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { containment } from '../../core/paths.js';
@@ -27,6 +28,8 @@ export interface CompactStop {
   changed?: Record<string, string>;
   truncated?: string;
   note?: string;
+  /** Under a mock set: what replay did since the last stop. */
+  mocks?: ReplayAtStop;
 }
 
 /** The frame of the program's own code a crash came from, and the code it crashed in (`strlen in libc.so.6`). */
@@ -128,7 +131,8 @@ export async function crashSite(stop: CompactStop, stack: MiValue[], root: strin
 
 /** The text content of a stop: what an agent reads first. */
 export function renderStop(stop: CompactStop): string {
-  if (stop.state === 'running') return stop.note ?? 'running';
+  const replayed = stop.mocks ? `\n${replayLine(stop.mocks)}` : '';
+  if (stop.state === 'running') return `${stop.note ?? 'running'}${replayed}`;
   const head = [`${stop.state}${stop.reason ? ` (${stop.reason})` : ''}${stop.position ? ` at ${stop.position}` : ''}`];
   if (stop.function) head.push(`in ${stop.function}${stop.file ? ` ${stop.file}:${stop.line}` : ''}`);
   const lines = [head.join(' ')];
@@ -147,5 +151,5 @@ export function renderStop(stop: CompactStop): string {
   }
   if (stop.truncated) lines.push(`[truncated: ${stop.truncated}]`);
   if (stop.note) lines.push(stop.note);
-  return lines.join('\n');
+  return `${lines.join('\n')}${replayed}`;
 }

@@ -9,7 +9,7 @@ export const mocksOption = z
     onMiss: z.enum(['fail', 'passthrough', 'record']).optional(),
     stopOnMiss: z.boolean().optional(),
   })
-  .describe('Replay its calls from mock set `set` (DIR/NAME if not in ./keploy); stopOnMiss pauses at a miss');
+  .describe('Answer its calls from mock set `set` (DIR/NAME outside ./keploy); stopOnMiss: pause at a miss');
 
 /** Where the set of a `mocks` argument is: `NAME` in ./keploy, `DIR/NAME` in DIR (inside the root). */
 export function setPlace(set: string): { path: string | undefined; name: string } {

@@ -37,6 +37,14 @@ export interface DebugReplayOptions {
   debuggerPids?: () => number[];
   signal?: AbortSignal;
   warn: (message: string) => void;
+  /**
+   * Names resolved through the proxy (proxychains' proxy_dns, the default). Off for a program
+   * recorded by GDB's record full: proxychains resolves names on a thread of its own that waits in
+   * a read, and record full never comes back from stepping it (measured on GDB 13: the program
+   * never reached the next breakpoint, and gdb answered no command). The program's own resolver
+   * then reads /etc/hosts and DNS.
+   */
+  proxyDns?: boolean;
 }
 
 const LOOPBACK = /^(?:127\.|::1$|localhost$)/;
@@ -87,7 +95,7 @@ export class DebugReplay {
       replay.dir = privateTempDir('debugkit-proxychains-');
       const { proxy } = replay.session;
       const credential = proxy.credential ? { credential: proxy.credential } : {};
-      const configPath = writeProxychainsConfig(replay.dir, proxy.socksPort, { httpPort: proxy.httpPort, ...credential });
+      const configPath = writeProxychainsConfig(replay.dir, proxy.socksPort, { httpPort: proxy.httpPort, proxyDns: o.proxyDns ?? true, ...credential });
       // The proxy variables as keploy_mock_test gives them (proxiedCommand), then the preload that
       // proxychains4 would set before running the program: a debugger starts the program itself.
       const proxied = proxiedCommand(['true'], { socksPort: proxy.socksPort, httpPort: proxy.httpPort, configPath, env: {}, ...credential });

@@ -30,8 +30,7 @@ export function initializeBundleTool({ workspace }: BundlesContext): ToolSpec<ty
     title: 'Open a support bundle',
     description:
       'Extracts (or downloads) a Kubernetes support bundle into the bundle store, serves its cluster to kubectl, ' +
-      'and makes it the bundle the kubectl, list_files, read_file and grep_files tools work on. Re-initializing the ' +
-      'same bundle reuses it unless force is true.',
+      'and makes it the bundle the bundle tools work on. Initializing it again reuses it unless force is true.',
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },

@@ -26,9 +26,9 @@ export function kubectlTool({ workspace, config }: BundlesContext): ToolSpec<typ
     name: 'kubectl',
     title: 'Run kubectl against the bundle',
     description:
-      'Runs the real kubectl against the initialized bundle as if its cluster were live: get, describe, logs, events, api-resources, ... ' +
-      'Commands that change a cluster (exec, apply, delete, ...), flags that point kubectl elsewhere or at host files, and shell syntax are refused. ' +
-      'Output is a table unless json_output is true or -o chooses a format; long output is cut (logs keep their newest lines) with a hint to narrow or page.',
+      'Runs the real kubectl against the initialized bundle as if its cluster were live (get, describe, logs, events, ...). ' +
+      'Commands that change a cluster (exec, apply, ...), flags pointing kubectl elsewhere or at host files, and shell syntax are refused. ' +
+      'A table unless json_output or -o says otherwise; long output is cut (logs keep their newest lines) with a hint to narrow or page.',
     input,
     output,
     annotations: { readOnlyHint: true, openWorldHint: false },

@@ -34,9 +34,7 @@ export function listFilesTool({ workspace }: BundlesContext): ToolSpec<typeof li
   return {
     name: 'list_files',
     title: 'List files in the bundle',
-    description:
-      'Lists a directory of the bundle (or its whole subtree with recursive), with type, size, times and whether each file is binary. ' +
-      'At most 150 entries per answer (truncated: true, then list a subdirectory).',
+    description: 'Lists a directory of the bundle (its subtree with recursive): type, size, times, binary or not. ' + 'At most 150 entries an answer (truncated: true: list a subdirectory).',
     input: listInput,
     output: listOutput,
     annotations: { readOnlyHint: true, openWorldHint: false },

@@ -24,7 +24,7 @@ export function readFileTool({ workspace }: BundlesContext): ToolSpec<typeof rea
     name: 'read_file',
     title: 'Read a file in the bundle',
     description:
-      'Reads lines of a bundle file, numbered from 1 (the numbers grep_files gives: start_line 42 reads the line grep found at 42). ' +
+      'Reads lines of a bundle file, numbered from 1 as grep_files numbers them. ' +
       'One answer holds about 1000 lines or 32 KiB; a longer file is cut and the answer names the start_line to read on. Binary files are shown as a hex dump.',
     input: readInput,
     output: readOutput,

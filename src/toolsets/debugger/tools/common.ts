@@ -101,6 +101,9 @@ export const stopShape = {
   changed: z.record(z.string(), z.string()).optional().describe('locals whose value changed since the previous stop'),
   truncated: z.string().optional(),
   note: z.string().optional(),
+  // Under a mock set: {set, replayed, missed, misses?} since the last stop (mocks/option.ts ReplayAtStop). Loose in the
+  // listed schema: seven tools answer a stop, and tools/list carries each output schema whole.
+  mocks: z.unknown().optional(),
 };
 
 /** Runs an exec command on the session and answers the compact stop (crashes get a signature). */

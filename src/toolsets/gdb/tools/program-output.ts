@@ -23,8 +23,8 @@ export function programOutputTool(ctx: GdbContext): ToolSpec<typeof input, typeo
     name: 'gdb_program_output',
     title: "Read the program's output",
     description:
-      "Reads the debuggee's own stdout or stderr (kept apart from GDB's output; the last 1 MiB of each) from a cursor, " +
-      'or its end with `tail`. Every answer gives the `end` cursor and whether there is `more`. ' +
+      "Reads the debuggee's own stdout or stderr (apart from GDB's; the last 1 MiB of each) from a cursor, " +
+      'or its end with `tail`. Each answer gives the `end` cursor and whether there is `more`. ' +
       '(C stdio to a pipe is buffered until flushed.)',
     input,
     output,
