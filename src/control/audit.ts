@@ -293,6 +293,12 @@ export const MAX_STRING = 64 * 1024;
 /** Items of one array (entries of one object) kept; past it, the rest is counted and hashed. */
 export const MAX_ITEMS = 1000;
 /**
+ * Values one record keeps in all (strings, numbers, null, booleans, arrays, objects); past it, the
+ * rest of each container is counted and hashed. MAX_ITEMS bounds one container only: a million
+ * empty objects, 1,000 arrays of 1,000, were kept whole, 3 MB an entry (attack 18aa A1).
+ */
+export const MAX_VALUES = 10_000;
+/**
  * Characters of text one record keeps in all, shared fairly: every string keeps up to the same
  * share (the largest one that fits), so a short string is kept whole however long the others are.
  */
@@ -339,10 +345,16 @@ export function fairShare(lengths: ArrayLike<number>): number {
 interface Walk {
   measure: number[] | undefined;
   share: number;
-  /** The measuring walk stops once its strings pass this many characters or values (set `over`): what it saw decides only that the rest goes to a thread. */
+  /**
+   * The measuring walk stops once its strings pass this many characters, or it has met this many
+   * values of any kind, or nesting deeper than MAX_DEPTH (set `over`): what it saw decides only that
+   * the rest goes to a thread.
+   */
   stopAt?: { text: number; values: number };
   text?: number;
   over?: boolean;
+  /** Values met so far: strings, numbers, null, booleans, arrays and objects alike (the redacting walk keeps MAX_VALUES). */
+  values: number;
 }
 
 /** A string's kept head (its first `share` characters at most), and the note saying what was left out. */
@@ -358,7 +370,7 @@ function redactString(text: string, walk: Walk): string {
     walk.measure.push(kept);
     if (walk.stopAt) {
       walk.text = (walk.text ?? 0) + kept;
-      walk.over ||= walk.text > walk.stopAt.text || walk.measure.length > walk.stopAt.values;
+      walk.over ||= walk.text > walk.stopAt.text;
     }
     return '';
   }
@@ -388,7 +400,11 @@ export function redactWords(words: readonly string[]): string[] {
   for (const [s, e] of findSecrets(text, { keepCalls: true })) {
     while (i + 1 < words.length && starts[i + 1]! <= s) i++;
     const at = s - starts[i]!;
-    if (at < words[i]!.length) hits.set(i, [...(hits.get(i) ?? []), [at, Math.min(e - starts[i]!, words[i]!.length)]]); // else: the blank between two words
+    if (at >= words[i]!.length) continue; // the blank between two words
+    // Appended, not copied: a word of 21,845 hits (`'-p` repeated) took 45 s copying its list at each one (attack 18aa A3).
+    const list = hits.get(i) ?? [];
+    if (list.length === 0) hits.set(i, list);
+    list.push([at, Math.min(e - starts[i]!, words[i]!.length)]);
   }
   return words.map((w, k) => {
     const found = hits.get(k);
@@ -433,42 +449,76 @@ const OPTION_WORD = /^(?:-{1,2}[A-Za-z][A-Za-z0-9_-]{0,63}|Bearer|Basic|Token)$/
 function redactArray(value: unknown[], depth: number, walk: Walk): unknown[] {
   const items = value.slice(0, MAX_ITEMS);
   let out: unknown[];
-  if (!walk.measure && items.length >= 2 && items.every((v) => typeof v === 'string')) {
+  if (!walk.measure && items.length >= 2 && items.every((v) => typeof v === 'string') && walk.values + items.length <= MAX_VALUES) {
+    walk.values += items.length;
     const parts = (items as string[]).map((v) => headOf(v, walk));
     out = redactWords(parts.map((p) => p.head)).map((w, k) => `${w}${parts[k]!.note}`);
   } else {
     out = [];
-    for (const v of items) {
+    for (let i = 0; i < items.length; i++) {
       if (walk.over) return out;
-      out.push(redactValue(v, depth + 1, walk));
+      if (!walk.measure && walk.values >= MAX_VALUES) {
+        out.push(pastValues(value.length - i, jsonOf(value.slice(i))));
+        return out;
+      }
+      out.push(redactValue(items[i], depth + 1, walk));
     }
   }
   if (value.length > MAX_ITEMS) out.push(walk.measure ? '' : digestNote(`cut: ${value.length} items in all`, jsonOf(value)));
   return out;
 }
 
+/** What stands for the items (entries) of a container left out once the record holds MAX_VALUES values. */
+function pastValues(left: number, json: string | undefined): string {
+  return digestNote(`cut: the record keeps ${MAX_VALUES} values; ${left} more here`, json);
+}
+
+/** Fields of a name/value pair object (`{"name": "DB_PASSWORD", "value": ...}`, Kubernetes' and ECS's env entries) that name it, and that hold its value. */
+const PAIR_NAMES = ['name', 'key', 'Name', 'Key'];
+const PAIR_VALUES = new Set(['value', 'Value']);
+
+/** Whether an object is a name/value pair whose name looks secret: its value field is then a secret. */
+function secretPair(value: Record<string, unknown>): boolean {
+  return PAIR_NAMES.some((f) => typeof value[f] === 'string' && (value[f] as string).length <= MAX_KEY && SECRET_NAME.test(value[f] as string));
+}
+
 function redactValue(value: unknown, depth: number, walk: Walk): unknown {
+  walk.values++;
+  if (walk.stopAt && walk.values > walk.stopAt.values) walk.over = true;
   if (typeof value === 'string') return redactString(value, walk);
   if (value === null || typeof value !== 'object') return value;
-  if (depth >= MAX_DEPTH) return walk.measure ? '' : digestNote('nested too deep', jsonOf(value));
+  if (depth >= MAX_DEPTH) {
+    // What lies this deep is not measured: the record goes to the thread, where it is written and hashed (attack 18aa A5).
+    if (walk.stopAt) walk.over = true;
+    return walk.measure ? '' : digestNote('nested too deep', jsonOf(value));
+  }
   if (Array.isArray(value)) return redactArray(value, depth, walk);
   const out: Record<string, unknown> = Object.create(null);
+  const object = value as Record<string, unknown>;
+  const pair = secretPair(object);
+  const hidden = (k: string) => (k.length <= MAX_KEY && SECRET_NAME.test(k) && !(pair && PAIR_NAMES.includes(k))) || (pair && PAIR_VALUES.has(k));
   if (walk.measure) {
     // The names only, not every entry's pair: an object of 10,000 entries keeps MAX_ITEMS.
-    const names = Object.keys(value);
+    const names = Object.keys(object);
     for (let i = 0; i < names.length && i < MAX_ITEMS && !walk.over; i++) {
       const k = names[i]!;
       if (k.length <= MAX_KEY) redactString(k, walk);
-      if (!(k.length <= MAX_KEY && SECRET_NAME.test(k))) redactValue((value as Record<string, unknown>)[k], depth + 1, walk);
+      if (!hidden(k)) redactValue(object[k], depth + 1, walk);
     }
     return out;
   }
-  const entries = Object.entries(value as Record<string, unknown>);
-  for (const [k, v] of entries.slice(0, MAX_ITEMS)) {
+  const entries = Object.entries(object);
+  const kept = entries.slice(0, MAX_ITEMS);
+  for (let i = 0; i < kept.length; i++) {
+    if (walk.values >= MAX_VALUES) {
+      out['[cut]'] = pastValues(entries.length - i, jsonOf(Object.fromEntries(entries.slice(i))));
+      return out;
+    }
+    const [k, v] = kept[i]!;
     let name = k.length > MAX_KEY ? digestNote(`name of ${k.length} characters`, k) : redactString(k, walk);
     // Two names that read alike once redacted both stay (one value must never replace the other).
     for (let n = 2; Object.prototype.hasOwnProperty.call(out, name); n++) name = `${name.replace(/ \(\d+\)$/, '')} (${n})`;
-    out[name] = k.length <= MAX_KEY && SECRET_NAME.test(k) && v !== null && v !== undefined && v !== '' ? REDACTED : redactValue(v, depth + 1, walk);
+    out[name] = hidden(k) && v !== null && v !== undefined && v !== '' ? (walk.values++, REDACTED) : redactValue(v, depth + 1, walk);
   }
   if (entries.length > MAX_ITEMS) out['[cut]'] = digestNote(`${entries.length} entries in all`, jsonOf(value));
   return out;
@@ -491,14 +541,14 @@ export function redact(value: unknown): unknown {
 
 /** The lengths of `value`'s strings as redact bounds them (its first walk); undefined once they pass `stopAt`. */
 function measure(value: unknown, stopAt?: Walk['stopAt']): number[] | undefined {
-  const walk: Walk = { measure: [], share: 0, ...(stopAt ? { stopAt } : {}) };
+  const walk: Walk = { measure: [], share: 0, values: 0, ...(stopAt ? { stopAt } : {}) };
   redactValue(value, 0, walk);
   return walk.over ? undefined : walk.measure;
 }
 
 /** redact's second walk, given what its first measured. */
 function redactMeasured(value: unknown, lengths: number[]): unknown {
-  return redactValue(value, 0, { measure: undefined, share: fairShare(lengths) });
+  return redactValue(value, 0, { measure: undefined, share: fairShare(lengths), values: 0 });
 }
 
 /**
@@ -540,7 +590,7 @@ export async function redactForAudit(value: unknown, owner?: string, refused = f
   try {
     json = await jsonSliced(value, new TimeSlice(JSON_SLICE_MS));
   } catch (err) {
-    return { '[not kept]': `the arguments could not be written as JSON: ${err instanceof Error ? err.message : String(err)}` };
+    return notKept(refused, `the arguments could not be written as JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (refused && pool.waiting(owner ?? '') >= REFUSED_WAITING) {
     return {
@@ -550,8 +600,23 @@ export async function redactForAudit(value: unknown, owner?: string, refused = f
   try {
     return await pool.run<unknown>({ json }, { timeoutMs: 30_000, mayWait: refused, ...(owner !== undefined ? { owner } : {}) });
   } catch (err) {
-    return { '[not kept]': `the arguments (${json.length} characters of JSON) could not be redacted: ${err instanceof Error ? err.message : String(err)}` };
+    return notKept(refused, `the arguments (${json.length} characters of JSON) could not be redacted: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+/**
+ * Arguments the audit could not redact: a refused call's record says so; a call that would run
+ * must not (AuditRedactionError: beginCall records the refusal and the call is not run). A call
+ * that ran was audited as `[not kept]` after its redaction ran out of time (attack 18aa A3).
+ */
+function notKept(refused: boolean, why: string): unknown {
+  if (!refused) throw new AuditRedactionError(why);
+  return { '[not kept]': why };
+}
+
+/** A call's arguments could not be redacted for its audit record: the call is refused, not run unaudited. */
+export class AuditRedactionError extends Error {
+  override name = 'AuditRedactionError';
 }
 
 /** Main-thread time the JSON of one record's arguments is written in, per slice. */

@@ -1,7 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { PERMISSION_DENIED } from '../mcp/call-runtime.js';
 import { bearerChallenge, KEY_HINT } from '../server/auth.js';
-import { boundField, canonicalJson, cleanTraceparent, debugSessionOf, firstChangedEntry, redact, redactForAudit, sha256Hex, type AuditRecord, type ChainAnchor, type ChainState } from './audit.js';
+import {
+  AuditRedactionError,
+  boundField,
+  canonicalJson,
+  cleanTraceparent,
+  debugSessionOf,
+  firstChangedEntry,
+  redact,
+  redactForAudit,
+  sha256Hex,
+  type AuditRecord,
+  type ChainAnchor,
+  type ChainState,
+} from './audit.js';
 import { bearerToken, hashKey, sameSecret, type KeyContext } from './keys.js';
 import { windowAt, type Limit } from './limits.js';
 import { hasScope, requiredScopes, type ToolInfo } from './scopes.js';
@@ -273,7 +286,16 @@ export class ControlPlane {
     const callId = randomUUID();
     const started = performance.now();
     const base = { call_id: callId, node: this.node.id, key_id: key.id, ...this.callFields(call) };
-    const args = await redactForAudit(call.args ?? {}, key.id);
+    let args: unknown;
+    try {
+      args = await redactForAudit(call.args ?? {}, key.id);
+    } catch (err) {
+      if (!(err instanceof AuditRedactionError)) throw err;
+      // Not run unaudited: the refusal is what the audit keeps, and the caller refuses the call.
+      const why = `its arguments could not be redacted for the audit (${err.message}); the call was not run: send smaller arguments`;
+      await this.store.appendAudit({ ...base, ts: new Date().toISOString(), event: 'denied', args: { '[not kept]': err.message }, outcome: 'refused', error: boundField(why, 2000), duration_ms: 0 });
+      throw new Error(why, { cause: err });
+    }
     await this.store.appendAudit({ ...base, ts: new Date().toISOString(), event: 'call', args, outcome: null, error: null, duration_ms: null });
     this.warnAnchor();
     return async (outcome) => {
