@@ -64,8 +64,8 @@ function httpReplayer(mocks: HttpMock[], o: ReplayersOptions, h2?: (conn: H2Over
 }
 
 function describeMiss(event: ReplayEvent): string {
-  // A matched mock that could not be answered as recorded says why; a miss names the closest mock.
-  if (event.error && event.mock) return `${event.method} ${event.url}: ${event.mock}: ${event.error}`;
+  // A request that could not be answered as recorded (or at all) says why; a miss names the closest mock.
+  if (event.error) return `${event.method} ${event.url}: ${event.mock ? `${event.mock}: ` : ''}${event.error}`;
   const closest = event.mock ? `; closest ${event.mock}: ${(event.differences ?? []).slice(0, 3).join('; ')}` : '';
   return `${event.method} ${event.url}${closest}`;
 }

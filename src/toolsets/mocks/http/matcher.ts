@@ -1,7 +1,7 @@
 import type { TimeSlice } from '../../../core/wait.js';
 import { bodyBytes } from './keploy.js';
 import type { HttpMock } from '../keploy/types.js';
-import { compilePath, jsonDifferences, parseJsonBody, preview, type Json, type JsonIgnore } from './json-diff.js';
+import { compilePath, jsonDifferenceSteps, parseJsonBody, preview, type Json, type JsonIgnore } from './json-diff.js';
 import type { Header } from './wire.js';
 import { hostPort, splitUrl, type Scheme } from './url.js';
 
@@ -179,7 +179,8 @@ export class HttpMatcher {
   /**
    * The same match, giving the event loop a turn whenever `slice` is spent:
    * thousands of recorded mocks with the request's method and path (one GraphQL endpoint) take
-   * 100 ms and more to compare (and preparing 19,000 mocks, done by the first match, 200 ms).
+   * 100 ms and more to compare (and preparing 19,000 mocks, done by the first match, 200 ms), and
+   * so does one JSON body of a few MiB (compared in steps of STEP_NODES values).
    * Matches must not overlap: the caller runs one at a time.
    */
   async matchSliced(request: MatchRequest, slice: TimeSlice): Promise<MatchResult> {
@@ -192,22 +193,17 @@ export class HttpMatcher {
     }
   }
 
-  /** The match, a step per mock compared. */
+  /** The match, a step per mock compared (and per STEP_NODES values of a JSON body, per body parsed). */
   private *steps(request: MatchRequest): Generator<void, MatchResult> {
     const req = this.prepareRequest(request);
     // Only mocks with the request's method and path can match: compare those, in recorded order,
     // and only as far as needed (the first unused exact match wins at once).
     const candidates = this.byKey.get(keyOf(req.method, req.path)) ?? [];
     const results = new Map<number, Comparison>();
-    const compared = (i: number) => {
-      let r = results.get(i);
-      if (!r) results.set(i, (r = this.compare(this.prepared[i]!, req)));
-      return r;
-    };
     let json: number | undefined;
     for (const i of candidates) {
       if (this.used[i]) continue;
-      const how = compared(i).how;
+      const how = (yield* this.compared(results, i, req)).how;
       yield;
       if (how === 'exact') return this.use(i, 'exact', false);
       if (how === 'json') json ??= i;
@@ -219,7 +215,7 @@ export class HttpMatcher {
       for (let k = candidates.length - 1; k >= 0; k--) {
         const i = candidates[k]!;
         if (!this.used[i]) continue;
-        const how = compared(i).how;
+        const how = (yield* this.compared(results, i, req)).how;
         yield;
         if (how === 'exact') return this.use(i, 'exact', true);
         if (how === 'json') lastJson ??= i;
@@ -228,10 +224,17 @@ export class HttpMatcher {
     }
     // A miss: the nearest mocks are scored, to name the closest one and how it differs.
     for (const i of this.nearby(req)) {
-      compared(i);
+      yield* this.compared(results, i, req);
       yield;
     }
     return { miss: true, closest: this.closest(results) };
+  }
+
+  /** Mock `i` compared with the request, once per match (`results` keeps what was). */
+  private *compared(results: Map<number, Comparison>, i: number, req: Prepared): Generator<void, Comparison> {
+    let r = results.get(i);
+    if (!r) results.set(i, (r = yield* this.compare(this.prepared[i]!, req)));
+    return r;
   }
 
   /** The first CLOSEST_PER_KEY mocks of each of the CLOSEST_KEYS keys nearest to the request's, both ways. */
@@ -300,7 +303,7 @@ export class HttpMatcher {
     return { name: this.mocks[best]!.name, index: best, differences: results.get(best)!.differences };
   }
 
-  private compare(mock: Prepared, req: Prepared): Comparison {
+  private *compare(mock: Prepared, req: Prepared): Generator<void, Comparison> {
     const diffs: string[] = [];
     let score = 0;
     const note = (weight: number, text: string) => {
@@ -312,21 +315,30 @@ export class HttpMatcher {
     if (mock.path !== req.path) note(50, `path: recorded ${mock.path}, got ${req.path}`);
     for (const d of mapDifferences(mock.query, req.query, 'query parameter')) note(10, d);
     for (const d of mapDifferences(mapOfOne(mock.headers), mapOfOne(req.headers), 'header')) note(5, d);
-    const body = this.compareBodies(mock, req);
+    const body = yield* this.compareBodies(mock, req);
     for (const d of body.differences) note(20, d);
     return { differences: diffs, score, how: diffs.length === 0 ? body.how : undefined };
   }
 
-  private compareBodies(mock: Prepared, req: Prepared): { differences: string[]; how?: 'exact' | 'json' } {
+  private *compareBodies(mock: Prepared, req: Prepared): Generator<void, { differences: string[]; how?: 'exact' | 'json' }> {
     if (mock.bodyPartial || req.bodyPartial) {
       // Only sizes can be compared: the recording (or this request) kept no full body.
       return mock.bodySize === req.bodySize ? { differences: [], how: 'exact' } : { differences: [`body: recorded ${mock.bodySize} bytes, got ${req.bodySize}`] };
     }
     if (Buffer.compare(mock.body, req.body) === 0) return { differences: [], how: 'exact' };
+    // Each body is parsed once (the request's for all the mocks it is compared with), in a step of its own.
+    if (mock.json === undefined) {
+      this.json(mock);
+      yield;
+    }
+    if (req.json === undefined) {
+      this.json(req);
+      yield;
+    }
     const a = this.json(mock);
     const b = this.json(req);
     if (a !== null && b !== null) {
-      const diffs = jsonDifferences(a, b, this.ignoreJson);
+      const diffs = yield* jsonDifferenceSteps(a, b, this.ignoreJson);
       return diffs.length === 0 ? { differences: [], how: 'json' } : { differences: diffs.map((d) => `body ${d}`) };
     }
     return { differences: [`body: recorded ${describeBody(mock.body)}, got ${describeBody(req.body)}`] };

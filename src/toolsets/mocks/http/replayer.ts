@@ -137,6 +137,33 @@ export class HttpReplayer {
     const body = await readBody(req, keepAll ? FALLBACK_MAX_BODY : (this.options.maxBodyBytes ?? DEFAULT_MAX_BODY));
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
+    const said = { counted: false };
+    try {
+      await this.answer(req, res, conn, opts, body, said);
+    } catch (err) {
+      // Whatever kept the request from being answered from the set (the program gets a 502 from
+      // serve's catch) is a miss, counted and said like any other: strict fails, stopOnMiss stops.
+      if (!said.counted) {
+        this.counters.missed++;
+        said.counted = true;
+        this.options.onEvent?.({ kind: 'missed', method, url, error: `debugkit could not answer it from the set: ${(err as Error).message}` });
+        if (!res.headersSent) await this.options.holdMiss?.();
+      }
+      throw err;
+    }
+  }
+
+  /** Answers a request read in full (or up to its limit); `said.counted` once it is counted (replayed, missed, fell back or recorded). */
+  private async answer(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    conn: ServedConnection,
+    opts: ServeOptions,
+    body: { bytes: Buffer; length: number },
+    said: { counted: boolean },
+  ): Promise<void> {
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
     const request: MatchRequest = {
       method,
       url,
@@ -155,16 +182,19 @@ export class HttpReplayer {
       } catch (err) {
         // The program gets a 502 from debugkit (serve's catch): a failure, not a replay.
         this.counters.missed++;
+        said.counted = true;
         this.options.onEvent?.({ kind: 'missed', method, url, mock, error: `the recorded response could not be sent: ${(err as Error).message}` });
         throw err;
       }
       if (unsent.length === 0) {
         this.counters.replayed++;
+        said.counted = true;
         this.options.onEvent?.({ kind: 'replayed', method, url, mock, how: result.how, reused: result.reused });
         return;
       }
       // Answered, but not as recorded: counted (and said) as a miss, so the answer does not claim an exact replay.
       this.counters.missed++;
+      said.counted = true;
       const error = `the recorded response was sent without its ${unsent.join(', ')}: ${unsent.length > 1 ? 'values' : 'a value'} holding a control character (other than tab), which Node's HTTP server refuses to send`;
       this.options.onEvent?.({ kind: 'missed', method, url, mock, error });
       return;
@@ -199,14 +229,17 @@ export class HttpReplayer {
         if (this.options.keep?.(recorded) === false) return;
         this.options.matcher.add(recorded);
         this.counters.recorded++;
+        said.counted = true;
         this.options.onEvent?.({ kind: 'recorded', method, url, recorded });
         return;
       }
       this.counters.fellBack++;
+      said.counted = true;
       this.options.onEvent?.({ kind: 'fellBack', method, url, ...(error ? { error } : {}) });
       return;
     }
     this.counters.missed++;
+    said.counted = true;
     const closest = result.miss ? result.closest : undefined;
     this.options.onEvent?.({ kind: 'missed', method, url, ...(closest ? { mock: closest.name, differences: closest.differences } : {}), ...(result.miss ? {} : { error: why.error }) });
     await this.options.holdMiss?.();

@@ -1,0 +1,159 @@
+// Attack b1, findings b1-3 and b1-2: the JSON comparison of a request with a mock was one step on
+// the event loop (a body of 1-4 MiB, with a path string built for every value and tested against
+// every ignored path's regex: another client's ping waited 4-7.8 s), and a recursive walk (two
+// bodies nested 100,000 deep threw RangeError, which the replayer answered 502 without counting
+// it: strict passed). Now the walk keeps its own stack and yields every STEP_NODES values, paths
+// are written only for a difference, ignored paths are followed segment by segment, and whatever
+// keeps a request from being answered from the set is a counted miss.
+import net from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TimeSlice } from '../../../core/wait.js';
+import { longestBlock } from '../../../../test/helpers/stall.js';
+import { buildHttpMock } from './keploy.js';
+import type { HttpMock } from '../keploy/types.js';
+import { compilePath, jsonDifferences, preview, type Json } from './json-diff.js';
+import { HttpMatcher, type MatchRequest } from './matcher.js';
+import { HttpReplayer, type ReplayEvent } from './replayer.js';
+import { closeServer, listen, rawExchange } from './test-support.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const c of cleanups) await c();
+});
+
+function post(body: string | Buffer, name = 'mock-0'): HttpMock {
+  return buildHttpMock(
+    {
+      method: 'POST',
+      url: 'http://h/big',
+      requestHeaders: [['Content-Type', 'application/json']],
+      requestBody: body,
+      statusCode: 200,
+      responseHeaders: [],
+      responseBody: 'ok',
+      requestTime: new Date(0),
+      responseTime: new Date(0),
+    },
+    { name },
+  );
+}
+
+const request = (body: string | Buffer): MatchRequest => ({ method: 'POST', url: '/big', scheme: 'http', host: 'h', headers: [['Content-Type', 'application/json']], body: Buffer.from(body) });
+
+const DEPTH = 100_000;
+const deep = (inner = '') => `${'['.repeat(DEPTH)}${inner}${']'.repeat(DEPTH)}`;
+
+/** Serves `matcher`'s replay on a local port; `events` gets what it says. */
+async function serve(matcher: HttpMatcher, holdMiss?: () => Promise<void>) {
+  const events: ReplayEvent[] = [];
+  const replayer = new HttpReplayer({ matcher, onEvent: (e) => events.push(e), ...(holdMiss ? { holdMiss } : {}) });
+  const server = net.createServer({ allowHalfOpen: true }, (socket) => void replayer.serve({ target: { host: 'h', port: 80 }, client: socket }, { scheme: 'http' }));
+  const port = await listen(server);
+  cleanups.push(() => closeServer(server));
+  const send = async (body: string) => {
+    const answer = (await rawExchange(port, `POST /big HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)).toString('latin1');
+    return Number(/^HTTP\/1\.1 (\d+)/.exec(answer)?.[1]);
+  };
+  return { replayer, events, send };
+}
+
+describe('JSON bodies nested 100,000 deep (b1-2)', () => {
+  it('compares them without recursion: equal, and differing at the bottom with the path cut short', () => {
+    const a = JSON.parse(deep()) as Json;
+    expect(jsonDifferences(a, JSON.parse(deep(' ')) as Json, new Set())).toEqual([]);
+    const diffs = jsonDifferences(JSON.parse(deep('1')) as Json, JSON.parse(deep('2')) as Json, new Set());
+    expect(diffs).toEqual([`$${'[0]'.repeat(16)}...(${DEPTH - 32} levels)...${'[0]'.repeat(16)}: recorded 1, got 2`]);
+    // A nested value is shown by its start, not serialized whole (JSON.stringify recursed, and threw here).
+    expect(preview(a)).toBe(`${'['.repeat(57)}...`);
+    const gone = jsonDifferences({ a, b: 1 }, { b: 1 }, new Set());
+    expect(gone).toEqual([`$.a: recorded ${'['.repeat(57)}..., got nothing`]);
+  });
+
+  it('the replayer answers the same body and a JSON-equal one from the set, and counts a different one as a miss', async () => {
+    const { replayer, events, send } = await serve(new HttpMatcher([post(deep()), post(deep(), 'mock-1'), post(deep(), 'mock-2')]));
+    expect(await send(deep())).toBe(200);
+    expect(await send(deep(' '))).toBe(200); // bytes differ: compared as JSON (before: RangeError, a 502 counted as nothing)
+    expect(await send(deep('{}'))).toBe(502);
+    expect(replayer.counters).toMatchObject({ replayed: 2, missed: 1 });
+    expect(events.map((e) => [e.kind, e.how])).toEqual([
+      ['replayed', 'exact'],
+      ['replayed', 'json'],
+      ['missed', undefined],
+    ]);
+    expect(events[2]!.differences).toEqual([`body $${'[0]'.repeat(16)}...(${DEPTH - 33} levels)...${'[0]'.repeat(16)}: recorded 0 items, got 1`]);
+  });
+});
+
+describe('a request the replayer cannot answer from the set (b1-2)', () => {
+  /** A matcher that fails, as the recursive walk did on a deep body. */
+  class FailingMatcher extends HttpMatcher {
+    override matchSliced(): Promise<never> {
+      return Promise.reject(new RangeError('Maximum call stack size exceeded'));
+    }
+  }
+
+  it('is answered 502 and counted as a miss, with the reason, and the miss is held like any other (stopOnMiss)', async () => {
+    let held = 0;
+    const { replayer, events, send } = await serve(new FailingMatcher([post('{}')]), async () => void held++);
+    expect(await send('{"a":1}')).toBe(502);
+    // Counted: `missed` is what strict fails on (index.ts counts.missed) and what a debug session's stop reports.
+    expect(replayer.counters).toMatchObject({ replayed: 0, missed: 1 });
+    expect(events).toEqual([{ kind: 'missed', method: 'POST', url: '/big', error: 'debugkit could not answer it from the set: Maximum call stack size exceeded' }]);
+    expect(held).toBe(1);
+  });
+});
+
+describe('ignored JSON paths, followed segment by segment', () => {
+  const cases: Array<[string, Json, Json, boolean]> = [
+    ['$.order.ref', { order: { ref: 1, n: 1 } }, { order: { ref: 2, n: 1 } }, true],
+    ['order.REF', { order: { ref: 1 } }, { order: { ref: 2 } }, true],
+    ['body.order.ref', { order: { ref: 1 } }, { order: { ref: 2 } }, true],
+    ['$.order.ref', { order: { ref: 1, n: 1 } }, { order: { ref: 1, n: 2 } }, false],
+    ['items[*].id', { items: [{ id: 1 }, { id: 2 }] }, { items: [{ id: 3 }, { id: 4 }] }, true],
+    ['items[1].id', { items: [{ id: 1 }, { id: 2 }] }, { items: [{ id: 1 }, { id: 4 }] }, true],
+    ['items[1].id', { items: [{ id: 1 }, { id: 2 }] }, { items: [{ id: 3 }, { id: 2 }] }, false],
+    ['$..id', { a: [{ b: { id: 1 } }], id: 2 }, { a: [{ b: { id: 5 } }], id: 6 }, true],
+    ['$..b.id', { a: [{ b: { id: 1 } }] }, { a: [{ b: { id: 5 } }] }, true],
+    ['$..b.id', { a: [{ c: { id: 1 } }] }, { a: [{ c: { id: 5 } }] }, false],
+    ['$.*.id', { x: { id: 1 }, y: { id: 2 } }, { x: { id: 3 }, y: { id: 4 } }, true],
+    ['$.*.id', { x: [{ id: 1 }] }, { x: [{ id: 3 }] }, false],
+    ['$', { a: 1 }, { a: 2 }, true],
+    ['$..', { a: 1 }, { a: 2 }, true],
+    // An ignored key is ignored when one side lacks it, too.
+    ['$.order.ref', { order: { ref: 1 } }, { order: {} }, true],
+  ];
+  for (const [path, a, b, equal] of cases) {
+    it(`${path}: ${JSON.stringify(a)} and ${JSON.stringify(b)} ${equal ? 'equal' : 'differ'}`, () => {
+      expect(jsonDifferences(a, b, { keys: new Set(), paths: [compilePath(path)] }).length === 0).toBe(equal);
+    });
+  }
+});
+
+// b1-3: 340,000 values (1 MiB, the largest body `onMiss: fail` keeps) against 100 ignored paths,
+// `$..xxx...N` (what the attack sent). Before: one step of 1.9 s (a path string and 100 regex
+// tests per value), in one turn of the event loop.
+describe('a big JSON comparison on the event loop (b1-3)', () => {
+  it('is compared in slices: the event loop gets turns while it runs, and the bodies still match', async () => {
+    const n = 340_000;
+    const recorded = `[${Array<string>(n).fill('1').join(',')}]`;
+    const got = `[${Array<string>(n).fill('1').join(', ')}]`;
+    const ignoreJsonPaths = Array.from({ length: 100 }, (_, i) => `$..${'x'.repeat(190)}${i}`);
+    const matcher = new HttpMatcher([post(recorded)], { ignoreJsonPaths });
+    matcher.build();
+    const { turns, longest, value } = await longestBlock(() => matcher.matchSliced(request(got), new TimeSlice(5)));
+    expect(value).toMatchObject({ miss: false, how: 'json' });
+    // In slices of 5 ms: a turn every 5 ms of the comparison (parsing each body, one native step, is the longest).
+    // Before: none until it ended.
+    expect(turns, `turns of the event loop during the comparison; longest block ${longest.toFixed(0)} ms`).toBeGreaterThan(3);
+  });
+
+  it('a difference deep in a big body is found with the same slicing', async () => {
+    const n = 340_000;
+    const values = Array<string>(n).fill('1');
+    const recorded = `[${values.join(',')}]`;
+    values[n - 1] = '2';
+    const matcher = new HttpMatcher([post(recorded)]);
+    const result = await matcher.matchSliced(request(`[${values.join(', ')}]`), new TimeSlice(5));
+    expect(result.miss && result.closest?.differences).toEqual([`body $[${n - 1}]: recorded 1, got 2`]);
+  });
+});
