@@ -11,15 +11,18 @@ export const REDACTED = '[REDACTED]';
 /**
  * Argument names whose whole value is a secret. "pass" counts as a word of the name (DB_PASS,
  * pass), not inside another (GIT_ASKPASS names a program, BYPASS_CHECKS a switch: both are kept).
+ * A key named `pwd` is a password (`{"pwd": ...}`); so an environment's `PWD` (the working
+ * directory) is hidden too: noise, not a leak. In text, `pwd` is the shell's command, and only a key
+ * there counts (nameValueSpans).
  */
 export const SECRET_NAME =
-  /password|passwd|passphrase|(?:^|[_-])pass(?:$|[_-])|secret|token|api[_-]?key|authori[sz]ation|credential|private[_-]?key|cookie|session[_-]?key|signature|[_-]pwd$|^auth$|^key$|^sig$/i;
+  /password|passwd|passphrase|(?:^|[_-])pass(?:$|[_-])|secret|token|api[_-]?key|authori[sz]ation|credential|private[_-]?key|cookie|session[_-]?key|signature|[_-]pwd$|^pwd$|^auth$|^key$|^sig$/i;
 /** Names (in text: NAME=value, "NAME": value, --NAME value) whose value is a secret. */
 export const SECRET_WORD = /password|passwd|passphrase|(?:^|[_-])pass(?:$|[_-])|secret|token|api[_-]?key|credential|private[_-]?key|signature|authori[sz]ation|cookie|[_-]pwd$/i;
 /** A header's name (`X-Api-Key`, `X-Auth-Token`): words joined by dashes. */
 const HEADER_NAME = /^[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+$/;
 /** Names that are a secret only as a URL query parameter (?sig=, &key=). */
-const QUERY_SECRET = /^(?:sig|key|auth|apikey|code)$/i;
+const QUERY_SECRET = /^(?:sig|key|auth|apikey|code|pwd)$/i;
 /** A flag that names where a secret is, not the secret (--password-file FILE). */
 const NOT_A_VALUE = /(?:file|path|env|stdin|prompt|dir)$/i;
 const NAME_CHAR = /[A-Za-z0-9_.-]/;
@@ -272,7 +275,12 @@ function nameValueSpans(text: string, spans: Span[], keepCalls: boolean): void {
     if (start === end) continue;
     const name = text.slice(start, end);
     const inQuery = !quoted && !spaced && (text[start - 1] === '?' || text[start - 1] === '&');
-    if (!SECRET_WORD.test(name) && !(inQuery && QUERY_SECRET.test(name))) continue;
+    // `pwd` names the working directory in the shell (the command, `PWD=/home/u`) and a password
+    // elsewhere: as a quoted key (`"pwd": ...`, `['pwd'] = ...`), a key given a string (`{pwd: 'x'}`;
+    // a label in a log, `pwd: /home/u`, is kept), a URL's query parameter, or an ODBC connection
+    // string's field (`UID=sa;PWD=...`).
+    const pwd = /^pwd$/i.test(name) && (quoted || text[start - 1] === ';' || (c === ':' && /["']/.test(text[i + 1 + blanksAt(text, i + 1)] ?? '')));
+    if (!SECRET_WORD.test(name) && !(inQuery && QUERY_SECRET.test(name)) && !pwd) continue;
     let at = i + 1;
     const blanks = blanksAt(text, at);
     if (c === ':') {
@@ -432,6 +440,195 @@ function programPasswordSpans(text: string, spans: Span[]): void {
   }
 }
 
+/**
+ * OpenSSL's password argument `pass:PASSWORD` after -pass, -passin, -passout or -password (pkcs12),
+ * as the next word or after `=`: the password, `pass:` kept. `env:VAR`, `file:PATH`, `fd:N` and
+ * `stdin` say where the password is and are kept, and so is a `pass:` word after no such option (a
+ * test's tally, `pass:12`).
+ */
+function opensslPassSpans(text: string, spans: Span[]): void {
+  if (!text.includes('pass:')) return;
+  const option = /(?<![\w-])-pass(?:in|out|word)?(?:[ \t]{1,8}|=)(["']?)pass:/g;
+  for (let m = option.exec(text); m; m = option.exec(text)) {
+    const at = m.index + m[0].length;
+    const quote = m[1]!;
+    // In quotes to the closing quote (in double quotes, to what the shell expands); else to the end of the shell word.
+    const ends = quote === "'" ? "'\n" : quote === '"' ? '"$`\\\n' : undefined;
+    let i = at;
+    while (i < text.length && (ends === undefined ? !SHELL_VALUE_END.has(text[i]!) : !ends.includes(text[i]!))) i++;
+    if (i > at) spans.push([at, i, 'password']);
+    option.lastIndex = Math.max(option.lastIndex, i);
+  }
+}
+
+/**
+ * Settings whose names look secret but whose value is not a secret: where one is, or a program
+ * run for it (`credential_process`, `credential.helper`, `credential_source`, `*_file`); the audit
+ * must show a program that runs.
+ */
+const NOT_A_SECRET_SETTING = /(?:helper|process|source|command|file|path|env|dir|prompt|stdin)$/i;
+
+/**
+ * `configure set NAME VALUE` and `config set NAME VALUE` (aws, npm, yarn, pnpm, git 2.46's `git
+ * config set`) with a secret-looking NAME (`aws_secret_access_key`, `profile.dev.aws_session_token`,
+ * `//registry.npmjs.org/:_authToken`): the value, the next word.
+ */
+function configSetSpans(text: string, spans: Span[]): void {
+  if (!/config/i.test(text)) return;
+  const set = /(?<![\w-])config(?:ure)?[ \t]{1,8}set[ \t]{1,8}(["']?)([\w.:/@-]{1,128})\1[ \t]{1,8}/g;
+  for (let m = set.exec(text); m; m = set.exec(text)) {
+    const name = m[2]!;
+    if (!SECRET_WORD.test(name) || NOT_A_SECRET_SETTING.test(name)) continue;
+    const value = valueAt(text, m.index + m[0].length, false, true);
+    if (value) {
+      spans.push([value[0], value[1], kindOf(name)]);
+      set.lastIndex = Math.max(set.lastIndex, value[1]);
+    }
+  }
+}
+
+/**
+ * A call that sets a secret-looking name to a string (`setenv("DB_PASSWORD", "X", 1)`,
+ * `os.putenv('API_TOKEN', 'X')`, `SetEnvironmentVariable`, `setdefault`, `localStorage.setItem`,
+ * `headers.set`, `map.put`): the string, its quotes and the call kept. Only a callee whose name
+ * says it sets something (SETTER), a quoted name first and a string literal second:
+ * `print("password", "is wrong")`, `input("password", ...)` and `setenv("DB_PASSWORD", getenv("X"),
+ * 1)` are kept. `putenv("NAME=X")` is nameValueSpans'.
+ */
+/** A callee that sets: starting with `set` or `put` (after `_`, `__` or `_w`: `_wputenv_s`), or ending with `env` (`g_setenv`, Go's `Setenv`). Not `input`, `output`, `reset`. */
+const SETTER = /^(?:_{1,2}w?)?(?:set|put)|env(?:_s)?$/i;
+
+function setterCallSpans(text: string, spans: Span[]): void {
+  if (!text.includes('(')) return;
+  const call = /(?<![\w$])([A-Za-z_$][\w$]{0,63})[ \t]{0,8}\([ \t]{0,8}[LuUbB]?(["'])([\w.:/-]{1,128})\2[ \t]{0,8},[ \t]{0,8}[LuUbB]?(?=["'])/g;
+  for (let m = call.exec(text); m; m = call.exec(text)) {
+    if (!SETTER.test(m[1]!) || !SECRET_WORD.test(m[3]!)) continue;
+    const value = valueAt(text, m.index + m[0].length);
+    if (value) {
+      spans.push([value[0], value[1], kindOf(m[3]!)]);
+      call.lastIndex = Math.max(call.lastIndex, value[1]);
+    }
+  }
+}
+
+/**
+ * A user name and password given as a pair of strings: Python requests' and httpx's
+ * `auth=("user", "PW")` (or a list; `basic_auth=`, `http_auth=`, `proxy_auth=` as Elasticsearch and
+ * aiohttp name it, and `session.auth = (...)`), and `HTTPBasicAuth("user", "PW")`,
+ * `HTTPDigestAuth`, `HTTPProxyAuth`, `BasicAuth`, `DigestAuth`: the password, the second string; the
+ * user name is kept. A pair that is not two string literals (`auth=(u, os.environ["PW"])`) is code, kept.
+ */
+function authPairSpans(text: string, spans: Span[]): void {
+  if (!/auth/i.test(text)) return;
+  const pair =
+    /(?<![\w$])(?:(?:basic_|http_|proxy_)?auth[ \t]{0,8}=[ \t]{0,8}[([]|(?:HTTPBasic|HTTPDigest|HTTPProxy|Basic|Digest)Auth[ \t]{0,8}\()[ \t]{0,8}[rRbBuU]?(["'])[^"'\n]{0,256}\1[ \t]{0,8},[ \t]{0,8}[rRbBuU]?(?=["'])/g;
+  for (let m = pair.exec(text); m; m = pair.exec(text)) {
+    const value = valueAt(text, m.index + m[0].length);
+    if (value) {
+      spans.push([value[0], value[1], 'password']);
+      pair.lastIndex = Math.max(pair.lastIndex, value[1]);
+    }
+  }
+}
+
+/**
+ * htpasswd's password given in batch mode (`-b`, alone or in a cluster: `-bc`, `-nb`, `-Bb`): the
+ * third word after the options (FILE USER PASSWORD), the second with `-n` (USER PASSWORD), to the
+ * last word of the command (a redirection, a line's end, `;`, `|` or `&&` ends it): in the shell the
+ * password is one word, and in argv joined by blanks one word of argv may be several (htpasswd
+ * refuses more words, so nothing that runs is hidden). `-C COST` and `-r ROUNDS` take the next word.
+ * Without `-b` htpasswd asks for the password (or reads it with `-i`): nothing is hidden.
+ */
+function htpasswdSpans(text: string, spans: Span[]): void {
+  if (!/htpasswd/i.test(text)) return;
+  const program = /(?<![\w.-])htpasswd(?:\.exe)?(?=[ \t])/gi;
+  for (let m = program.exec(text); m; m = program.exec(text)) {
+    const end = commandEnd(text, m.index + m[0].length);
+    let options = true;
+    let batch = false;
+    let display = false;
+    let skip = false;
+    let positional = 0;
+    let password = -1;
+    let last = -1;
+    for (let at = m.index + m[0].length, word = nextShellWord(text, at, end); word; word = nextShellWord(text, at, end)) {
+      at = word[1];
+      if (skip) skip = false;
+      else if (options && text[word[0]] === '-') {
+        const option = text.slice(word[0], word[1]);
+        if (option === '-C' || option === '-r') skip = true;
+        else if (/^-[A-Za-z]+$/.test(option)) {
+          batch ||= option.includes('b');
+          display ||= option.includes('n');
+        }
+      } else {
+        options = false;
+        if (!batch) break;
+        if (++positional === (display ? 2 : 3)) password = word[2];
+      }
+      last = word[3];
+    }
+    if (password >= 0) spans.push([password, last, 'password']);
+    // Each command is read once: a later `htpasswd` in it is an argument (a file named so).
+    program.lastIndex = Math.max(program.lastIndex, end);
+  }
+}
+
+/**
+ * The shell word at or after `from` (after blanks) and before `to`, as [start, end, value start,
+ * value end], the value without the quotes of a word quoted whole; none at a redirection (`>`,
+ * `<`, `2>`) or `to`. Each character is read once.
+ */
+function nextShellWord(text: string, from: number, to: number): [number, number, number, number] | undefined {
+  const start = blanksEnd(text, from);
+  const c = text[start];
+  if (start >= to || c === '>' || c === '<' || (c !== undefined && c >= '0' && c <= '9' && (text[start + 1] === '>' || text[start + 1] === '<'))) return undefined;
+  let i = start;
+  while (i < to && text[i] !== ' ' && text[i] !== '\t' && text[i] !== '>' && text[i] !== '<') {
+    const q = text[i];
+    i++;
+    if (q === '"' || q === "'") {
+      while (i < to && text[i] !== q) i++;
+      if (i < to) i++;
+    }
+  }
+  const whole = (c === '"' || c === "'") && i - start >= 2 && text[i - 1] === c;
+  return whole ? [start, i, start + 1, i - 1] : [start, i, start, i];
+}
+
+/**
+ * The words of argv that are a secret by the words before them, each a whole word (for the audit's
+ * argv, where a word is one value, blanks and all, and the joined words may read otherwise):
+ * VALUE after `configure set NAME` or `config set NAME` with a secret-looking NAME (as
+ * configSetSpans), and htpasswd's password in batch mode (as htpasswdSpans; the word after its
+ * FILE and USER, or after USER with `-n`). An empty word is no secret.
+ */
+export function argvSecretWords(words: readonly string[]): Set<number> {
+  const found = new Set<number>();
+  for (let k = 3; k < words.length; k++) {
+    const name = words[k - 1]!;
+    if (/^config(?:ure)?$/.test(words[k - 3]!) && words[k - 2] === 'set' && /^[\w.:/@-]{1,128}$/.test(name) && SECRET_WORD.test(name) && !NOT_A_SECRET_SETTING.test(name) && words[k] !== '')
+      found.add(k);
+  }
+  for (let j = 0; j < words.length; j++) {
+    if (!/(?:^|[/\\])htpasswd(?:\.exe)?$/i.test(words[j]!)) continue;
+    let k = j + 1;
+    let batch = false;
+    let display = false;
+    for (; k < words.length && words[k]!.startsWith('-'); k++) {
+      const option = words[k]!;
+      if (option === '-C' || option === '-r') k++;
+      else if (/^-[A-Za-z]+$/.test(option)) {
+        batch ||= option.includes('b');
+        display ||= option.includes('n');
+      }
+    }
+    const password = k + (display ? 1 : 2);
+    if (batch && password < words.length && words[password] !== '') found.add(password);
+  }
+  return found;
+}
+
 /** What ends the scan of a URL's userinfo: blanks, quotes, angle brackets. */
 const URL_END = new Set([...' \t\r\n\f\v"\'`<>']);
 
@@ -460,6 +657,26 @@ function urlPasswordSpans(text: string, spans: Span[]): void {
       spans.push([start, at, 'URL password']);
       url.lastIndex = at + 1;
     } else url.lastIndex = Math.max(url.lastIndex, i);
+  }
+}
+
+/**
+ * A URL's user name that is a token (`https://TOKEN@github.com/...`, as git and package managers
+ * take a personal access token or a deploy token): a user of 20 characters or more, or of 12 or more
+ * mixing letters and digits. Shorter users and plain words are names (`ssh://git@`, `oauth2@`,
+ * `x-access-token@`, `gitlab-ci-token@`, `user1@`) and kept, and so is an e-mail address as a user
+ * (`john.doe%40example.com@`); a long plain name is hidden too (noise, not a leak). A token of a
+ * known shape is hidden wherever it is (shapeSpans), and `user:PASSWORD@` is urlPasswordSpans'.
+ * Each scan starts at `://` and reads at most 256 characters.
+ */
+function urlUserTokenSpans(text: string, spans: Span[]): void {
+  if (!text.includes('://')) return;
+  const user = /:\/\/([^/\s:@?#"'`<>\\[\]]{12,256})@(?=[\w[])/g;
+  for (let m = user.exec(text); m; m = user.exec(text)) {
+    const name = m[1]!;
+    if (name.includes('%40') || !(name.length >= 20 || (/[A-Za-z]/.test(name) && /\d/.test(name)))) continue;
+    const start = m.index + 3;
+    spans.push([start, start + name.length, 'URL user token']);
   }
 }
 
@@ -563,6 +780,12 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
   gdbEnvironmentSpans(text, spans);
   programPasswordSpans(text, spans);
   urlPasswordSpans(text, spans);
+  urlUserTokenSpans(text, spans);
+  opensslPassSpans(text, spans);
+  configSetSpans(text, spans);
+  setterCallSpans(text, spans);
+  authPairSpans(text, spans);
+  htpasswdSpans(text, spans);
   digestSpans(text, spans);
   authSchemeSpans(text, spans);
   apiKeySpans(text, spans);
