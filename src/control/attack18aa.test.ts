@@ -117,4 +117,17 @@ describe('attack 18aa A4 (objects): a name/value pair with a secret name hides i
       ],
     });
   });
+
+  it('argv: aws configure set, htpasswd -b, openssl pass: with blanks, and a program given apart from its args', () => {
+    expect(redactWords(['aws', 'configure', 'set', 'aws_secret_access_key', 'hunter4'])).toEqual(['aws', 'configure', 'set', 'aws_secret_access_key', '[REDACTED]']);
+    expect(redactWords(['htpasswd', '-b', 'users', 'admin', 'hunter5'])).toEqual(['htpasswd', '-b', 'users', 'admin', '[REDACTED]']);
+    const openssl = redactWords(['openssl', 'enc', '-passin', 'pass:my pass phrase']);
+    expect(openssl.join(' ')).not.toMatch(/phrase/);
+    expect(redact({ program: 'mysql', args: ['-uroot', '-phunter6', 'shop'] })).toEqual({ program: 'mysql', args: ['-uroot', '-p[REDACTED]', 'shop'] });
+    expect(redact({ program: '/usr/bin/htpasswd', args: ['-b', 'users', 'admin', 'hunter7'] })).toEqual({ program: '/usr/bin/htpasswd', args: ['-b', 'users', 'admin', '[REDACTED]'] });
+    // A script's arguments stay what they are: the word that runs is kept.
+    const script = ['sh', '-c', 'eval "$4"', 'configure', 'set', 'password', 'touch x'];
+    expect(redactWords(script)).toEqual(script);
+    expect(redact({ program: 'echo', args: ['plain', 'words'] })).toEqual({ program: 'echo', args: ['plain', 'words'] });
+  });
 });

@@ -1,5 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { REDACTED, SECRET_NAME, findSecrets, hideSpans, redactText } from '../core/secrets.js';
+import path from 'node:path';
+import { REDACTED, SECRET_NAME, argvSecretWords, findSecrets, hideSpans, redactText } from '../core/secrets.js';
 import { jsonSliced } from '../core/json-sliced.js';
 import { TimeSlice } from '../core/wait.js';
 import { WorkerPool, workerEntry } from '../core/workers.js';
@@ -406,7 +407,11 @@ export function redactWords(words: readonly string[]): string[] {
     if (list.length === 0) hits.set(i, list);
     list.push([at, Math.min(e - starts[i]!, words[i]!.length)]);
   }
+  // Words that are secrets by their place in the command (`aws configure set aws_secret_access_key X`, htpasswd -b's last word):
+  // hidden whole, unless a script's arguments (attack 18aa A4).
+  const placed = argvSecretWords(words);
   return words.map((w, k) => {
+    if (placed.has(k) && !(script >= 0 && script < k)) return REDACTED;
     const found = hits.get(k);
     if (!found) return redactText(w);
     const alone = findSecrets(w, { keepCalls: true });
@@ -418,7 +423,8 @@ export function redactWords(words: readonly string[]): string[] {
     // After an inline script (`-c`, `-e`, `--eval`), later words are the script's arguments, not
     // options with values: `-c 'eval "$1"' --password 'touch x'` runs the last word (attack 18w T2).
     const fresh = found.filter(([s]) => !known.has(s) && (s > 0 || (OPTION_WORD.test(words[k - 1] ?? '') && !(script >= 0 && script < k - 1))));
-    const spans = [...alone, ...fresh.map(([s, e]) => [s, s === 0 ? w.length : e] as const)].sort((a, b) => a[0] - b[0]);
+    // A secret that ends at a blank inside the word runs to the word's end: a word of argv is one value (`pass:my pass phrase`).
+    const spans = [...alone, ...fresh.map(([s, e]) => [s, s === 0 || (/[ \t]/.test(w[e] ?? '') && !(script >= 0 && script < k)) ? w.length : e] as const)].sort((a, b) => a[0] - b[0]);
     return hideSpans(w, spans, () => REDACTED).text;
   });
 }
@@ -446,13 +452,17 @@ const READS_ARGUMENTS = /\bARGV\b|\bargv\b|\$\{?[1-9@*]|\$argv\b/;
 /** A word that is an option of its own, or an authorization scheme, whose value the next word may be. */
 const OPTION_WORD = /^(?:-{1,2}[A-Za-z][A-Za-z0-9_-]{0,63}|Bearer|Basic|Token)$/i;
 
-function redactArray(value: unknown[], depth: number, walk: Walk): unknown[] {
+function redactArray(value: unknown[], depth: number, walk: Walk, program?: string): unknown[] {
   const items = value.slice(0, MAX_ITEMS);
   let out: unknown[];
-  if (!walk.measure && items.length >= 2 && items.every((v) => typeof v === 'string') && walk.values + items.length <= MAX_VALUES) {
+  const lead = program === undefined ? [] : [program];
+  if (!walk.measure && items.length + lead.length >= 2 && items.every((v) => typeof v === 'string') && walk.values + items.length <= MAX_VALUES) {
     walk.values += items.length;
     const parts = (items as string[]).map((v) => headOf(v, walk));
-    out = redactWords(parts.map((p) => p.head)).map((w, k) => `${w}${parts[k]!.note}`);
+    // Read after the program's name when the call gives it apart (`{program: "mysql", args: ["-pX"]}`), as a command line would show it.
+    out = redactWords([...lead, ...parts.map((p) => p.head)])
+      .slice(lead.length)
+      .map((w, k) => `${w}${parts[k]!.note}`);
   } else {
     out = [];
     for (let i = 0; i < items.length; i++) {
@@ -482,7 +492,13 @@ function secretPair(value: Record<string, unknown>): boolean {
   return PAIR_NAMES.some((f) => typeof value[f] === 'string' && (value[f] as string).length <= MAX_KEY && SECRET_NAME.test(value[f] as string));
 }
 
-function redactValue(value: unknown, depth: number, walk: Walk): unknown {
+/** The program a call names beside its `args` (gdb's open, python_start_session's entry, debugger_launch), by its file name. */
+function programOf(object: Record<string, unknown>): string | undefined {
+  const program = object.program ?? object.entry;
+  return typeof program === 'string' && program !== '' ? path.basename(program).slice(0, MAX_KEY) : undefined;
+}
+
+function redactValue(value: unknown, depth: number, walk: Walk, program?: string): unknown {
   walk.values++;
   if (walk.stopAt && walk.values > walk.stopAt.values) walk.over = true;
   if (typeof value === 'string') return redactString(value, walk);
@@ -492,7 +508,7 @@ function redactValue(value: unknown, depth: number, walk: Walk): unknown {
     if (walk.stopAt) walk.over = true;
     return walk.measure ? '' : digestNote('nested too deep', jsonOf(value));
   }
-  if (Array.isArray(value)) return redactArray(value, depth, walk);
+  if (Array.isArray(value)) return redactArray(value, depth, walk, program);
   const out: Record<string, unknown> = Object.create(null);
   const object = value as Record<string, unknown>;
   const pair = secretPair(object);
@@ -518,7 +534,7 @@ function redactValue(value: unknown, depth: number, walk: Walk): unknown {
     let name = k.length > MAX_KEY ? digestNote(`name of ${k.length} characters`, k) : redactString(k, walk);
     // Two names that read alike once redacted both stay (one value must never replace the other).
     for (let n = 2; Object.prototype.hasOwnProperty.call(out, name); n++) name = `${name.replace(/ \(\d+\)$/, '')} (${n})`;
-    out[name] = hidden(k) && v !== null && v !== undefined && v !== '' ? (walk.values++, REDACTED) : redactValue(v, depth + 1, walk);
+    out[name] = hidden(k) && v !== null && v !== undefined && v !== '' ? (walk.values++, REDACTED) : redactValue(v, depth + 1, walk, k === 'args' ? programOf(object) : undefined);
   }
   if (entries.length > MAX_ITEMS) out['[cut]'] = digestNote(`${entries.length} entries in all`, jsonOf(value));
   return out;
