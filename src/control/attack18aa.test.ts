@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { longestBlock } from '../../test/helpers/stall.js';
-import { MAX_VALUES, canonicalJson, redact, redactForAudit, redactWords } from './audit.js';
+import { MAX_RECORD, MAX_VALUES, canonicalJson, redact, redactForAudit, redactWords } from './audit.js';
 import { makeKey } from './keys.js';
 import { ControlPlane } from './plane.js';
 import { SqliteStore } from './sqlite.js';
@@ -129,5 +129,61 @@ describe('attack 18aa A4 (objects): a name/value pair with a secret name hides i
     const script = ['sh', '-c', 'eval "$4"', 'configure', 'set', 'password', 'touch x'];
     expect(redactWords(script)).toEqual(script);
     expect(redact({ program: 'echo', args: ['plain', 'words'] })).toEqual({ program: 'echo', args: ['plain', 'words'] });
+  });
+});
+
+describe('attack 18ab (attacker c1): what the first fixes missed', () => {
+  it('C1: a container past MAX_ITEMS is not small (its rest is written and hashed): redacted off the loop', async () => {
+    const long = { n: Array.from({ length: 1_000_000 }, (_, i) => i) };
+    const { value, turns } = await longestBlock(() => redactForAudit(long, 'c1', true));
+    expect(JSON.stringify(value)).toMatch(/cut: 1000000 items in all, sha256 [0-9a-f]{64}/);
+    // Before: 1,001 values measured, "small", and the million written and hashed in one block of the loop.
+    expect(turns).toBeGreaterThan(5);
+  }, 60_000);
+
+  it('C2: many names that read alike once redacted are numbered in linear time', () => {
+    const names = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`token=${i.toString(36).padStart(3, '0')}`, i]));
+    const out = redact(names(1000)) as Record<string, number>;
+    expect(Object.keys(out).slice(0, 3)).toEqual(['token=[REDACTED]', 'token=[REDACTED] (2)', 'token=[REDACTED] (3)']);
+    expect(Object.keys(out)).toHaveLength(1000);
+    expect(out).toHaveProperty(['token=[REDACTED] (1000)']);
+    // Counted, not timed: each name looked up while numbering (quadratic numbering looked ~500,000 times for 1,000 names).
+    const own = Object.prototype.hasOwnProperty;
+    let looks = 0;
+    Object.prototype.hasOwnProperty = function (this: object, key: PropertyKey) {
+      looks++;
+      return own.call(this, key);
+    };
+    try {
+      redact(names(1000));
+    } finally {
+      Object.prototype.hasOwnProperty = own;
+    }
+    expect(looks).toBeLessThan(10_000);
+  });
+
+  it('C3: the notes and labels count too: a record is at most MAX_RECORD characters of JSON', () => {
+    // Labels: a `-p` hit every 3 characters becomes a 10-character label. Redacted again with half the budget until it fits:
+    // every value stays, each shorter (before: 961 KB kept).
+    const word = "'-p".repeat(21_845);
+    const labels = redact({ args: ['mysql', word, word, word, word, '--the-real-flag=evil'] }) as { args: string[] };
+    expect(JSON.stringify(labels).length).toBeLessThanOrEqual(MAX_RECORD);
+    expect(labels.args.at(-1)).toBe('--the-real-flag=evil');
+    // Notes: 10,000 strings cut to their head of 64 each carry a note of ~95: past MAX_RECORD however short, the head of the JSON is kept.
+    const many = { args: Array.from({ length: 40 }, (_, i) => Array.from({ length: 250 }, (_, j) => `${i}.${j} ${'x'.repeat(400)}`)) };
+    const json = JSON.stringify(redact(many));
+    expect(json.length).toBeLessThanOrEqual(MAX_RECORD + 200);
+    expect(json).toMatch(/the redacted arguments are \d+ characters of JSON, over the 327680 a record keeps/);
+  });
+
+  it('C4: a key revoked while its call waited is refused before the call is recorded and run', async () => {
+    const made = makeKey({ name: 'c4', scopes: 'gdb' });
+    await plane.store.createKey(made.record, made.hash);
+    const auth = await plane.authenticate(`Bearer ${made.secret}`);
+    if (!('key' in auth)) throw new Error('authentication failed');
+    await plane.store.revokeKey(made.record.id, new Date().toISOString());
+    await expect(plane.beginCall(auth.key, { tool: 'open', args: { program: 'echo' }, client: 'c4', transport: 'http', session: null })).rejects.toThrow(/was revoked at .*the call was not run/);
+    const entries = (await plane.queryAudit({ keyId: made.record.id })).entries;
+    expect(entries.map((e) => [e.event, e.outcome])).toEqual([['denied', 'refused']]);
   });
 });

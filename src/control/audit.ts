@@ -328,9 +328,9 @@ function jsonOf(value: unknown): string | undefined {
  * The share of MAX_TEXT each string keeps: the largest q with the sum of min(length, q) within
  * the budget (so the strings shorter than q are kept whole), never under MIN_HEAD.
  */
-export function fairShare(lengths: ArrayLike<number>): number {
+export function fairShare(lengths: ArrayLike<number>, budget = MAX_TEXT): number {
   const sorted = Float64Array.from(lengths).sort();
-  let left = MAX_TEXT;
+  let left = budget;
   for (let i = 0; i < sorted.length; i++) {
     const rest = sorted.length - i;
     if (sorted[i]! * rest > left) return Math.max(MIN_HEAD, Math.floor(left / rest));
@@ -453,6 +453,8 @@ const READS_ARGUMENTS = /\bARGV\b|\bargv\b|\$\{?[1-9@*]|\$argv\b/;
 const OPTION_WORD = /^(?:-{1,2}[A-Za-z][A-Za-z0-9_-]{0,63}|Bearer|Basic|Token)$/i;
 
 function redactArray(value: unknown[], depth: number, walk: Walk, program?: string): unknown[] {
+  // Items past MAX_ITEMS are kept as their digest, written and hashed whole: not small (attack 18ab C1).
+  if (walk.stopAt && value.length > MAX_ITEMS) walk.over = true;
   const items = value.slice(0, MAX_ITEMS);
   let out: unknown[];
   const lead = program === undefined ? [] : [program];
@@ -514,26 +516,33 @@ function redactValue(value: unknown, depth: number, walk: Walk, program?: string
   const pair = secretPair(object);
   const hidden = (k: string) => (k.length <= MAX_KEY && SECRET_NAME.test(k) && !(pair && PAIR_NAMES.includes(k))) || (pair && PAIR_VALUES.has(k));
   if (walk.measure) {
-    // The names only, not every entry's pair: an object of 10,000 entries keeps MAX_ITEMS.
+    // The names only, not every entry's pair: an object of 10,000 entries keeps MAX_ITEMS (and is not small: the rest is written and hashed).
     const names = Object.keys(object);
+    if (walk.stopAt && names.length > MAX_ITEMS) walk.over = true;
     for (let i = 0; i < names.length && i < MAX_ITEMS && !walk.over; i++) {
       const k = names[i]!;
       if (k.length <= MAX_KEY) redactString(k, walk);
+      else if (walk.stopAt) walk.over = true; // a long name is kept as its digest, hashed whole: not small
       if (!hidden(k)) redactValue(object[k], depth + 1, walk);
     }
     return out;
   }
   const entries = Object.entries(object);
   const kept = entries.slice(0, MAX_ITEMS);
+  const numbered = new Map<string, number>();
   for (let i = 0; i < kept.length; i++) {
     if (walk.values >= MAX_VALUES) {
       out['[cut]'] = pastValues(entries.length - i, jsonOf(Object.fromEntries(entries.slice(i))));
       return out;
     }
     const [k, v] = kept[i]!;
-    let name = k.length > MAX_KEY ? digestNote(`name of ${k.length} characters`, k) : redactString(k, walk);
-    // Two names that read alike once redacted both stay (one value must never replace the other).
-    for (let n = 2; Object.prototype.hasOwnProperty.call(out, name); n++) name = `${name.replace(/ \(\d+\)$/, '')} (${n})`;
+    const shown = k.length > MAX_KEY ? digestNote(`name of ${k.length} characters`, k) : redactString(k, walk);
+    // Two names that read alike once redacted both stay (one value must never replace the other), numbered on from the
+    // last number this name was given: trying 2, 3, ... for each of many `token=..` names was quadratic (attack 18ab C2).
+    let name = shown;
+    let n = numbered.get(shown) ?? 2;
+    while (Object.prototype.hasOwnProperty.call(out, name)) name = `${shown} (${n++})`;
+    numbered.set(shown, n);
     out[name] = hidden(k) && v !== null && v !== undefined && v !== '' ? (walk.values++, REDACTED) : redactValue(v, depth + 1, walk, k === 'args' ? programOf(object) : undefined);
   }
   if (entries.length > MAX_ITEMS) out['[cut]'] = digestNote(`${entries.length} entries in all`, jsonOf(value));
@@ -552,7 +561,24 @@ function redactValue(value: unknown, depth: number, walk: Walk, program?: string
  * under MIN_HEAD; what is left out is stated with its size and SHA-256.
  */
 export function redact(value: unknown): unknown {
-  return redactMeasured(value, measure(value)!);
+  return wholeBounded(redactMeasured(value, measure(value)!));
+}
+
+/**
+ * JSON characters one record's arguments come to at most, once redacted: MAX_TEXT bounds their
+ * text, but not the notes that stand for what was cut (~95 characters each) nor the names and
+ * labels, and a record of 729 KB was kept as 1.67 MB (attack 18ab C3).
+ */
+export const MAX_RECORD = 320 * 1024;
+
+/** Redacted arguments within MAX_RECORD: past it, the head of their JSON (redacted already), saying how long it was. */
+function wholeBounded(redacted: unknown): unknown {
+  const json = JSON.stringify(redacted) ?? 'null';
+  if (json.length <= MAX_RECORD) return redacted;
+  // The head is kept as a string: cut until its JSON (quotes and backslashes escaped) fits too.
+  let keep = MAX_RECORD;
+  while (keep > 0 && (JSON.stringify(json.slice(0, keep)) ?? '').length > MAX_RECORD) keep = Math.floor(keep * 0.75);
+  return { '[cut]': `the redacted arguments are ${json.length} characters of JSON, over the ${MAX_RECORD} a record keeps: their head follows`, head: json.slice(0, keep) };
 }
 
 /** The lengths of `value`'s strings as redact bounds them (its first walk); undefined once they pass `stopAt`. */
@@ -564,7 +590,12 @@ function measure(value: unknown, stopAt?: Walk['stopAt']): number[] | undefined 
 
 /** redact's second walk, given what its first measured. */
 function redactMeasured(value: unknown, lengths: number[]): unknown {
-  return redactValue(value, 0, { measure: undefined, share: fairShare(lengths), values: 0 });
+  // Redaction labels and the notes of what was cut add to the text kept (a `-p` hit every 3 characters becomes a 10-character
+  // label): past MAX_RECORD, the strings are redacted again with half the budget, so every value stays, each shorter.
+  for (let budget = MAX_TEXT; ; budget /= 2) {
+    const redacted = redactValue(value, 0, { measure: undefined, share: fairShare(lengths, budget), values: 0 });
+    if (budget <= MAX_TEXT / 16 || (JSON.stringify(redacted) ?? '').length <= MAX_RECORD) return redacted;
+  }
 }
 
 /**
@@ -599,7 +630,7 @@ export async function redactForAudit(value: unknown, owner?: string, refused = f
     // A turn of the loop first: the calls of one JSON-RPC batch are audited one after another, and 100 of a few KiB each,
     // redacted back to back, held every client 160-200 ms (attack 18y W1).
     await new Promise((resolve) => setImmediate(resolve));
-    return redactMeasured(value, lengths);
+    return wholeBounded(redactMeasured(value, lengths));
   }
   pool ??= new WorkerPool({ name: 'audit redaction', entry: workerEntry(import.meta.url, 'redact-worker'), resourceLimits: { maxOldGenerationSizeMb: 512 } });
   let json: string;

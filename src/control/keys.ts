@@ -12,6 +12,8 @@ export interface KeyContext {
   quota: Limit | null;
   /** When the key stops working (ISO 8601), if it has an end. */
   expires_at?: string | null;
+  /** The stored key's hash, to look it up again (a call that waited is checked again before it runs); absent for keys not in the store. */
+  hash?: string;
 }
 
 export const DEFAULT_RATE = '120/min';

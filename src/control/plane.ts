@@ -148,14 +148,29 @@ export class ControlPlane {
     const token = bearerToken(authorization);
     if (!token) return fail('invalid_request');
     if (this.opts.apiKey && sameSecret(token, this.opts.apiKey)) return { key: { id: 'api-key', name: '--api-key', scopes: ['*'], rate: null, quota: null } };
-    const record = await this.lookup(hashKey(token));
+    const hash = hashKey(token);
+    const record = await this.lookup(hash);
     if (!record) return fail('invalid_token', 'invalid API key');
     if (record.revoked_at) return fail('invalid_token', `API key ${record.id} was revoked at ${record.revoked_at}`);
     if (record.expires_at && Date.parse(record.expires_at) <= Date.now()) {
       // kindly-debugger's own code for a key past its end: -32010 "License expired", with when.
       return { refusal: { code: LICENSE_EXPIRED, message: 'License expired', status: 403, data: { key_id: record.id, expired_at: record.expires_at } } };
     }
-    return { key: { id: record.id, name: record.name, scopes: record.scopes, rate: record.rate, quota: record.quota, expires_at: record.expires_at } };
+    return { key: { id: record.id, name: record.name, scopes: record.scopes, rate: record.rate, quota: record.quota, expires_at: record.expires_at, hash } };
+  }
+
+  /**
+   * Why a key authenticated before a wait may no longer be used (revoked or expired since), or
+   * undefined. A call whose audit waited for the redaction threads ran seconds after its key was
+   * revoked (attack 18ab C4).
+   */
+  private async stillValid(key: KeyContext): Promise<string | undefined> {
+    if (key.hash === undefined) return undefined;
+    const record = await this.lookup(key.hash);
+    if (!record) return `API key ${key.id} no longer exists`;
+    if (record.revoked_at) return `API key ${record.id} was revoked at ${record.revoked_at}`;
+    if (record.expires_at && Date.parse(record.expires_at) <= Date.now()) return `API key ${record.id} expired at ${record.expires_at}`;
+    return undefined;
   }
 
   /**
@@ -295,6 +310,12 @@ export class ControlPlane {
       const why = `its arguments could not be redacted for the audit (${err.message}); the call was not run: send smaller arguments`;
       await this.store.appendAudit({ ...base, ts: new Date().toISOString(), event: 'denied', args: { '[not kept]': err.message }, outcome: 'refused', error: boundField(why, 2000), duration_ms: 0 });
       throw new Error(why, { cause: err });
+    }
+    // The redaction may have waited its turn: the key is checked again just before the call is recorded and run.
+    const gone = await this.stillValid(key);
+    if (gone) {
+      await this.store.appendAudit({ ...base, ts: new Date().toISOString(), event: 'denied', args, outcome: 'refused', error: boundField(gone, 2000), duration_ms: 0 });
+      throw new Error(`${gone}; the call was not run`);
     }
     await this.store.appendAudit({ ...base, ts: new Date().toISOString(), event: 'call', args, outcome: null, error: null, duration_ms: null });
     this.warnAnchor();
