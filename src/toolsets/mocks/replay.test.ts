@@ -204,6 +204,8 @@ describe('replayMocks', () => {
       expect(outcome.recorded).toHaveLength(2);
       expect(outcome.replayed).toBe(2);
       expect(outcome.recordedDropped).toBe(6);
+      // Relayed and not kept: they fell back to the real service, and say so (before: counted as nothing).
+      expect(outcome.fellBack).toBe(6);
       expect(served).toBe(8);
     } finally {
       await new Promise((resolve) => server.close(resolve));

@@ -225,8 +225,8 @@ export class HttpReplayer {
             }
           : undefined;
       const error = await forwardRequest(req, body.bytes, res, { target: conn.target, scheme: opts.scheme, serverName: opts.serverName, tls: this.options.upstream }, keep);
-      if (recorded && !error) {
-        if (this.options.keep?.(recorded) === false) return;
+      // A call recorded past what the set may hold was relayed and not kept: it fell back (counted), as a plain relay does.
+      if (recorded && !error && this.options.keep?.(recorded) !== false) {
         this.options.matcher.add(recorded);
         this.counters.recorded++;
         said.counted = true;
