@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { TimeSlice } from '../../../core/wait.js';
 import { buildHttpMock } from './keploy.js';
 import type { HttpMock } from '../keploy/types.js';
-import { compilePath, jsonDifferences, preview, type Json } from './json-diff.js';
+import { compilePath, jsonDifferenceSteps, jsonDifferences, preview, STEP_NODES, type Json } from './json-diff.js';
 import { HttpMatcher, type MatchRequest } from './matcher.js';
 import { HttpReplayer, type ReplayEvent } from './replayer.js';
 import { closeServer, listen, rawExchange, watchTurns } from './test-support.js';
@@ -158,5 +158,59 @@ describe('a big JSON comparison on the event loop (b1-3)', () => {
     const matcher = new HttpMatcher([post(recorded)]);
     const result = await matcher.matchSliced(request(`[${values.join(', ')}]`), new TimeSlice(5));
     expect(result.miss && result.closest?.differences).toEqual([`body $[${n - 1}]: recorded 1, got 2`]);
+  });
+});
+
+// d1-1: two objects of 300,000 keys (3.8 MB each as JSON), keys in opposite orders. The walk was
+// sliced, but the list of keys to compare (a's keys, then b's that a lacks) was built in one step:
+// both objects' key lists and a membership test in `a` of each of b's keys.
+describe('a wide JSON object on the event loop (d1-1)', () => {
+  it("reports a's keys in a's order (missing from b or different), then b's extra keys in b's order, ignored ones left out", () => {
+    const a: Json = { x: 1, y: 2, n: { p: 1, q: 2 }, z: 3, ts: 1 };
+    const b: Json = { w: 0, z: 3, id: 7, n: { r: 3, q: 2 }, y: 5, v: 9 };
+    expect(jsonDifferences(a, b, { keys: new Set(['ts', 'id']), paths: [compilePath('$.v')] }, 10)).toEqual([
+      '$.x: recorded 1, got nothing',
+      '$.y: recorded 2, got 5',
+      '$.n.p: recorded 1, got nothing',
+      '$.n.r: not recorded, got 3',
+      '$.w: not recorded, got 0',
+    ]);
+    expect(jsonDifferences(a, b, new Set(), 3)).toEqual(['$.x: recorded 1, got nothing', '$.y: recorded 2, got 5', '$.n.p: recorded 1, got nothing']);
+  });
+
+  it("goes through each object's keys in slices: one key list at most per step, and the loop gets turns", async () => {
+    const n = 300_000;
+    const members = Array.from({ length: n }, (_, i) => `"k${i}":1`);
+    const recorded = JSON.parse(`{${members.join(',')}}`) as { [key: string]: Json };
+    const got = JSON.parse(`{${members.reverse().join(',')}}`) as { [key: string]: Json };
+    const cpu = () => {
+      const used = process.cpuUsage();
+      return (used.user + used.system) / 1000;
+    };
+    // What one object's key list costs here (a native call, the least a step can hold): the longest.
+    let list = 0;
+    for (const o of [recorded, got]) {
+      const began = cpu();
+      Object.keys(o);
+      list = Math.max(list, cpu() - began);
+    }
+    const slice = new TimeSlice(5);
+    const watch = watchTurns();
+    const steps = jsonDifferenceSteps(recorded, got, new Set());
+    let count = 1;
+    let step = steps.next();
+    for (; !step.done; count++) {
+      await slice.pause();
+      step = steps.next();
+    }
+    const { turns, longest } = watch.stop();
+    expect(step.value).toEqual([]);
+    // Each object's keys are gone through in steps of STEP_NODES (b's checked against a's too):
+    // 587 steps here. Before: b's keys were checked in the first step, with both key lists: 293.
+    expect(count).toBeGreaterThanOrEqual((2 * n) / STEP_NODES);
+    // The longest step holds one key list (about 100 ms here, 1.0x the list measured above).
+    // Before: both lists and the membership tests, 2.2x (~230 ms here).
+    expect(longest / list, `the longest step, ${longest.toFixed(0)} ms of CPU, against one key list's ${list.toFixed(0)} ms`).toBeLessThan(1.7);
+    expect(turns, 'turns of the event loop during the comparison').toBeGreaterThan(3);
   });
 });

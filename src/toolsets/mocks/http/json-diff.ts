@@ -6,7 +6,9 @@
  * The comparison is a walk with its own stack (a body nested 100,000 deep is compared like any
  * other: the call stack does not grow with the body), done in steps of STEP_NODES nodes: a caller
  * on the event loop gives it a turn between steps (`jsonDifferenceSteps`), since a body of 4 MiB
- * holds two million values. A value's path is written out only for a difference it reports;
+ * holds two million values, or an object of 400,000 keys. Two objects are compared key by key in
+ * the same steps: `a`'s keys, then `b`'s (a membership test in the other object each), with no
+ * list of both built first. A value's path is written out only for a difference it reports;
  * ignored paths are followed segment by segment as the walk goes down (a set of positions in the
  * rules, shared by the values that reach it the same way), not matched as text at every value.
  */
@@ -40,7 +42,7 @@ export interface JsonIgnore {
   timeLike?: boolean;
 }
 
-/** Values compared between two steps of `jsonDifferenceSteps`. */
+/** Values compared (or object keys gone through) between two steps of `jsonDifferenceSteps`. */
 export const STEP_NODES = 1024;
 
 /**
@@ -55,7 +57,11 @@ export function jsonDifferences(recorded: Json, got: Json, ignore: ReadonlySet<s
   }
 }
 
-/** The same comparison, yielding after every STEP_NODES values compared (the caller's chance to give the event loop a turn). */
+/**
+ * The same comparison, yielding after every STEP_NODES values compared or keys gone through (the
+ * caller's chance to give the event loop a turn); an object's key list, taken in one native call,
+ * ends the step it is taken in.
+ */
 export function* jsonDifferenceSteps(recorded: Json, got: Json, ignore: ReadonlySet<string> | JsonIgnore, limit = 5): Generator<void, string[]> {
   const rules = ignore instanceof Set ? { keys: ignore as ReadonlySet<string> } : (ignore as JsonIgnore);
   const paths = pathRulesOf(rules);
@@ -64,57 +70,75 @@ export function* jsonDifferenceSteps(recorded: Json, got: Json, ignore: Readonly
   const out: string[] = [];
   const stack: Frame[] = [];
 
+  // Work done since the last yield: a value compared, a key gone through, or a key listed.
+  let work = 0;
+  // An object's key list, taken in one native call: about 100 ms for 300,000 keys, so a long list
+  // ends the step it is taken in.
+  const keysOf = (o: { [key: string]: Json }) => {
+    const list = Object.keys(o);
+    work += list.length;
+    return list;
+  };
+
   // Compares two values at `at` (its parent frame and its segment there): a difference is reported,
   // two arrays or two objects are pushed to be compared value by value.
   const visit = (a: Json, b: Json, states: States, parent: Frame | undefined, segment: string | number | undefined) => {
     if (states.accept) return;
     if (Array.isArray(a) && Array.isArray(b)) {
-      const frame: Frame = { a, b, states, parent, segment, keys: undefined, next: 0, end: Math.min(a.length, b.length) };
+      const frame: Frame = { a, b, states, parent, segment, side: undefined, keys: undefined, next: 0, end: Math.min(a.length, b.length) };
       if (a.length !== b.length) out.push(`${pathOf(frame)}: recorded ${a.length} items, got ${b.length}`);
       stack.push(frame);
       return;
     }
     if (isObject(a) && isObject(b)) {
-      // The keys of `a`, then those of `b` that `a` lacks.
-      const both = Object.keys(a);
-      for (const key of Object.keys(b)) if (!Object.hasOwn(a, key)) both.push(key);
-      stack.push({ a, b, states, parent, segment, keys: both, next: 0, end: both.length });
+      // The keys of `a` are gone through, then those of `b` (listed when `a`'s are done).
+      const list = keysOf(a);
+      stack.push({ a, b, states, parent, segment, side: 'a', keys: list, next: 0, end: list.length });
       return;
     }
     if (a !== b) out.push(`${pathAt(parent, segment)}: recorded ${preview(a)}, got ${preview(b)}`);
   };
 
   visit(recorded, got, paths.root, undefined, undefined);
-  let compared = 0;
   while (stack.length > 0 && out.length < limit) {
-    if (++compared % STEP_NODES === 0) yield;
+    if (++work > STEP_NODES) {
+      work = 1;
+      yield;
+    }
     const frame = stack[stack.length - 1]!;
     if (frame.next >= frame.end) {
-      stack.pop();
+      if (frame.side === 'a') {
+        frame.side = 'b';
+        frame.keys = keysOf(frame.b as { [key: string]: Json });
+        frame.next = 0;
+        frame.end = frame.keys.length;
+      } else stack.pop();
       continue;
     }
     const i = frame.next++;
-    if (frame.keys === undefined) {
+    if (frame.side === undefined) {
       const a = frame.a as Json[];
       const b = frame.b as Json[];
       visit(a[i]!, b[i]!, paths.index(frame.states, i), frame, i);
       continue;
     }
-    const key = frame.keys[i]!;
+    const key = frame.keys![i]!;
+    const a = frame.a as { [key: string]: Json };
+    const b = frame.b as { [key: string]: Json };
+    // A key of `b` that `a` has was compared with `a`'s keys.
+    if (frame.side === 'b' && Object.hasOwn(a, key)) continue;
     if (keys.has(key.toLowerCase())) continue;
     const states = paths.key(frame.states, key);
     if (states.accept) continue;
-    const a = frame.a as { [key: string]: Json };
-    const b = frame.b as { [key: string]: Json };
-    if (!Object.hasOwn(b, key)) out.push(`${pathAt(frame, key)}: recorded ${preview(a[key]!)}, got nothing`);
-    else if (!Object.hasOwn(a, key)) out.push(`${pathAt(frame, key)}: not recorded, got ${preview(b[key]!)}`);
+    if (frame.side === 'b') out.push(`${pathAt(frame, key)}: not recorded, got ${preview(b[key]!)}`);
+    else if (!Object.hasOwn(b, key)) out.push(`${pathAt(frame, key)}: recorded ${preview(a[key]!)}, got nothing`);
     else if (timeLike && a[key] !== b[key] && TIME_KEY.test(key) && isTimeValue(a[key]!) && isTimeValue(b[key]!)) continue;
     else visit(a[key]!, b[key]!, states, frame, key);
   }
   return out.slice(0, limit);
 }
 
-/** Two arrays (`keys` undefined) or two objects being compared, and where they are. */
+/** Two arrays (`side` undefined) or two objects being compared, and where they are. */
 interface Frame {
   a: Json;
   b: Json;
@@ -122,6 +146,13 @@ interface Frame {
   parent: Frame | undefined;
   /** Where the pair is in its parent: a key or an index (undefined at the top). */
   segment: string | number | undefined;
+  /**
+   * Two objects: whose keys are gone through, `a`'s (each compared, or missing from `b`) and then
+   * `b`'s (those `a` lacks are reported, the others were compared). Differences come in that
+   * order: `a`'s keys in its order, then `b`'s extra keys in its order.
+   */
+  side: 'a' | 'b' | undefined;
+  /** That object's keys (undefined for two arrays). */
   keys: string[] | undefined;
   /** The next index (into `a` and `b`, or into `keys`) to compare, and where to stop. */
   next: number;
