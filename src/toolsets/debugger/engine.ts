@@ -82,17 +82,20 @@ export class Engine {
     return this.gdb.serial(fn);
   }
 
-  /** One MI command; gdb's `^error` becomes a DebugkitError carrying gdb's message. */
-  async mi_(command: string): Promise<MiTuple> {
-    const reply = await this.send(command);
+  /**
+   * One MI command; gdb's `^error` becomes a DebugkitError carrying gdb's message. `timeoutMs`
+   * bounds the wait for the reply (the session's reply timeout when not given).
+   */
+  async mi_(command: string, timeoutMs?: number): Promise<MiTuple> {
+    const reply = await this.send(command, timeoutMs);
     if (reply.resultClass === 'error') throw new DebugkitError('INVALID_ARGUMENT', String(reply.results.msg ?? 'gdb reported an error'));
     return reply.results;
   }
 
-  /** One CLI command through MI; answers what it printed. */
-  async cli(command: string): Promise<string> {
+  /** One CLI command through MI; answers what it printed. `timeoutMs` as for mi_. */
+  async cli(command: string, timeoutMs?: number): Promise<string> {
     this.takeOutput();
-    await this.mi_(`-interpreter-exec console ${quoteMiString(command)}`);
+    await this.mi_(`-interpreter-exec console ${quoteMiString(command)}`, timeoutMs);
     return this.takeOutput();
   }
 
@@ -144,9 +147,9 @@ export class Engine {
     await this.gdb.end(new DebugkitError('SESSION_CLOSED', this.gone!), 500);
   }
 
-  private send(command: string): Promise<ResultRecord> {
+  private send(command: string, timeoutMs?: number): Promise<ResultRecord> {
     if (this.gone) return Promise.reject(new DebugkitError('SESSION_CLOSED', `gdb is gone: ${this.gone}`));
-    return this.gdb.send(command);
+    return this.gdb.send(command, timeoutMs === undefined ? {} : { timeoutMs });
   }
 
   private onRecord(record: MiRecord): void {

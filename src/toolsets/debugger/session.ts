@@ -1,4 +1,4 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DebugkitError } from '../../core/errors.js';
 import { openContainedDirectory, privateTempDir, type CheckedProgram } from '../../core/paths.js';
@@ -9,6 +9,7 @@ import { DebuggerRpcError } from './errors.js';
 import { changedLocals, localsOf, sourceLines, toFrame, type CompactStop, type Frame } from './stop.js';
 import type { DebugReplay } from '../mocks/under.js';
 import { str } from '../../core/mi/parser.js';
+import { pollUntil } from '../../core/wait.js';
 
 /**
  * glibc tunables that keep `record full` working on this CPU: GDB 13 cannot record AVX-512/EVEX
@@ -46,6 +47,12 @@ export interface SessionOptions {
 
 const MAX_POSITIONS = 10_000;
 const MAX_CHECKPOINTS = 64;
+/**
+ * How long ending a session waits for each of gdb's answers before it kills the program itself.
+ * With a checkpoint fork alive and a second thread in the program, GDB 13's `kill` (and
+ * `-exec-abort`) waits for the fork forever and never answers.
+ */
+const END_STEP_MS = 2000;
 
 /** One debuggee (launched or attached) driven through one gdb, with its timeline of positions. */
 export class DebugSession {
@@ -60,6 +67,8 @@ export class DebugSession {
   readonly breakpoints = new Map<number, bigint[]>();
   /** Every checkpoint this session made that may still exist (forks of the debuggee). */
   private checkpoints = new Set<number>();
+  /** The pid of every fork a checkpoint made (gdb's "fork returned pid N"), killed by pid when a launched session ends. */
+  private checkpointPids = new Set<number>();
   private seq = 0;
   private tempDir: string;
   /** The mock set the program's calls are answered from (launch's `mocks`), closed with the session. */
@@ -156,6 +165,16 @@ export class DebugSession {
     }
   }
 
+  /** Takes a checkpoint (a fork of the target) and answers its number; its pid is kept for dispose. */
+  private async takeCheckpoint(): Promise<number | undefined> {
+    const out = await this.engine.cli('checkpoint');
+    const pid = /fork returned pid (\d+)/.exec(out)?.[1];
+    if (pid) this.checkpointPids.add(Number(pid));
+    const n = /checkpoint (\d+)/.exec(out)?.[1];
+    if (!n) throw new Error(out.trim() || 'no checkpoint made');
+    return Number(n);
+  }
+
   /**
    * Switches history to GDB's fork checkpoints (after `record full` failed or gave up). Positions
    * recorded so far can no longer be returned to.
@@ -164,9 +183,7 @@ export class DebugSession {
     if (this.mode === 'record') await this.engine.cli('record stop').catch(() => undefined);
     for (const p of this.positions) delete p.insn;
     try {
-      const out = await this.engine.cli('checkpoint');
-      const probe = /checkpoint (\d+)/.exec(out)?.[1];
-      if (!probe) throw new Error(out.trim() || 'no checkpoint made');
+      const probe = await this.takeCheckpoint();
       await this.engine.cli(`delete checkpoint ${probe}`);
       this.mode = 'checkpoint';
       this.modeNote = `history from GDB fork checkpoints taken at each stop (${why}; launch the program with debugger_launch for full reverse execution)`;
@@ -290,9 +307,8 @@ export class DebugSession {
       const highest = /Highest recorded instruction number is (\d+)/.exec(info)?.[1];
       position.insn = Number(current ?? highest ?? 0);
     } else if (this.mode === 'checkpoint') {
-      const out = await this.engine.cli('checkpoint').catch(() => '');
-      const n = /checkpoint (\d+)/.exec(out)?.[1];
-      if (n) this.checkpoints.add((position.checkpoint = Number(n)));
+      const n = await this.takeCheckpoint().catch(() => undefined);
+      if (n !== undefined) this.checkpoints.add((position.checkpoint = n));
       await this.pruneCheckpoints();
     }
     this.positions.push(position);
@@ -367,15 +383,44 @@ export class DebugSession {
         if (later.checkpoint !== undefined) await this.dropCheckpoint(later.checkpoint);
       }
       this.positions.splice(index + 1);
-      const out = await this.engine.cli('checkpoint').catch(() => '');
-      const n = /checkpoint (\d+)/.exec(out)?.[1];
-      p.checkpoint = n ? Number(n) : undefined;
-      if (n) this.checkpoints.add(Number(n));
+      p.checkpoint = await this.takeCheckpoint().catch(() => undefined);
+      if (p.checkpoint !== undefined) this.checkpoints.add(p.checkpoint);
     } else {
       throw new DebuggerRpcError('HISTORY_UNAVAILABLE', `position ${p.id} cannot be returned to: ${this.modeNote || 'no history in this session'}`);
     }
     const frame = (await this.engine.mi_('-stack-info-frame')).frame;
     return { reason: 'travel', frame: frame ?? {} } as MiTuple;
+  }
+
+  /**
+   * Kills a launched program and every checkpoint fork of it by pid (SIGKILL), without asking gdb:
+   * the program, each fork whose pid a checkpoint reported, and their children. Only processes
+   * this session's gdb traces, or children of one of those, are killed (a pid reused by an
+   * unrelated process is left alone). Waits, bounded, until none of them runs code any more.
+   */
+  private async killProgram(): Promise<void> {
+    const gdb = this.engine.pid;
+    const ours = new Set<number>();
+    let frontier = [this.pid, ...this.checkpointPids].filter((pid) => pid > 0);
+    while (frontier.length > 0) {
+      const next: number[] = [];
+      for (const pid of frontier) {
+        if (ours.has(pid)) continue;
+        const links = procLinks(pid);
+        if (!links || !((gdb !== undefined && links.tracer === gdb) || ours.has(links.ppid))) continue;
+        ours.add(pid);
+        next.push(...childrenOf(pid));
+      }
+      frontier = next;
+    }
+    for (const pid of ours) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+    if (ours.size > 0) await pollUntil(() => [...ours].every((pid) => !runsCode(pid)), { timeoutMs: END_STEP_MS, intervalMs: 10 });
   }
 
   async dispose(): Promise<void> {
@@ -388,15 +433,55 @@ export class DebugSession {
         if (this.checkpoints.size > 0) await engine.cli('restart 0').catch(() => undefined);
         for (const n of [...this.checkpoints]) await this.dropCheckpoint(n);
         await engine.mi_('-target-detach');
-      } else {
-        await engine.mi_('-exec-abort').catch(() => engine.cli('kill'));
+      } else if (this.checkpointPids.size === 0) {
+        await engine.mi_('-exec-abort', END_STEP_MS).catch(() => engine.cli('kill', END_STEP_MS));
       }
+      // With checkpoints, gdb is not asked: its kill waits forever for a fork once the program has
+      // a second thread. The program and its forks are killed by pid below.
     } catch {
-      // gdb is gone or refuses: terminating it below still ends (or releases) the debuggee.
+      // gdb is gone, refuses or does not answer in time: the program is killed by pid below, and
+      // terminating gdb still ends (or releases) the debuggee.
     }
+    if (this.kind === 'launched') await this.killProgram();
     await engine.dispose();
     await this.replay?.close();
     rmSync(this.tempDir, { recursive: true, force: true });
+  }
+}
+
+/** The parent pid and tracer pid of `pid` from /proc, or undefined when it is gone. */
+function procLinks(pid: number): { ppid: number; tracer: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return { ppid: Number(/^PPid:\s*(\d+)/m.exec(status)?.[1] ?? 0), tracer: Number(/^TracerPid:\s*(\d+)/m.exec(status)?.[1] ?? 0) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The children of every thread of `pid` (/proc/PID/task/TID/children); empty when it is gone. */
+function childrenOf(pid: number): number[] {
+  const found: number[] = [];
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const text = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim();
+      if (text) found.push(...text.split(/\s+/).map(Number));
+    }
+  } catch {
+    // Gone meanwhile: no children to add.
+  }
+  return found;
+}
+
+/** Whether `pid` still runs code: it exists, is not a zombie and still has its memory. */
+function runsCode(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.charAt(stat.lastIndexOf(')') + 2);
+    if (state === 'Z' || state === 'X' || state === 'x') return false;
+    return readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[0] !== '0';
+  } catch {
+    return false;
   }
 }
 
