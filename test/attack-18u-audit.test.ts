@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_STRING, MAX_TEXT, MIN_HEAD, fairShare, redact, sha256Hex } from '../src/control/audit.js';
+import { MAX_RECORD, MAX_STRING, MAX_TEXT, MIN_HEAD, fairShare, redact, sha256Hex } from '../src/control/audit.js';
 import { AUDIT_ANSWER_CHARS, AUDIT_ARGS_CHARS, planeControl } from '../src/control/debugger.js';
 import { ControlPlane } from '../src/control/plane.js';
 import { PostgresStore } from '../src/control/postgres.js';
@@ -174,11 +174,20 @@ describe('P9: the record budget keeps every string', () => {
   it('the share is fair, and past it every string keeps its head, its length and its SHA-256', () => {
     expect(fairShare([10, 20])).toBe(MAX_STRING);
     expect(fairShare([100, MAX_STRING, MAX_STRING, MAX_STRING, MAX_STRING, MAX_STRING])).toBe(Math.floor((MAX_TEXT - 100) / 5));
-    // So many strings that their share is under MIN_HEAD: each still keeps MIN_HEAD characters.
-    const many = Array.from({ length: 5 }, (_, k) => Array.from({ length: 1000 }, (_, i) => `${k}.${i} ${'x'.repeat(200)}`));
-    const kept = redact({ many }) as { many: string[][] };
-    const last = many[4]![999]!;
-    expect(kept.many[4]![999]).toBe(`${last.slice(0, MIN_HEAD)}[cut: ${last.length} characters in all, sha256 ${sha256Hex(last)}]`);
+    // So many strings that their heads and notes pass MAX_RECORD: cut shorter (never under MIN_HEAD), each with its length and SHA-256.
+    const many = Array.from({ length: 1000 }, (_, i) => `${i} ${'x'.repeat(600)}`);
+    const kept = redact({ many }) as { many: string[] };
+    const last = many[999]!;
+    const head = /^(x*|\d+ x*)\[cut: (\d+) characters in all, sha256 ([0-9a-f]{64})\]$/.exec(kept.many[999]!);
+    expect(head?.[1]!.length).toBeGreaterThanOrEqual(MIN_HEAD);
+    expect(last.startsWith(head![1]!)).toBe(true);
+    expect([Number(head![2]), head![3]]).toEqual([last.length, sha256Hex(last)]);
+    expect(JSON.stringify(kept).length).toBeLessThanOrEqual(MAX_RECORD);
+    // Even at MIN_HEAD each, 5,000 cut strings pass MAX_RECORD (attack 18ab C3): the record keeps the head of its JSON.
+    const more = Array.from({ length: 5 }, (_, k) => Array.from({ length: 1000 }, (_, i) => `${k}.${i} ${'x'.repeat(200)}`));
+    const cut = redact({ more }) as { '[cut]': string; head: string };
+    expect(cut['[cut]']).toMatch(/over the 327680 a record keeps: their head follows/);
+    expect(cut.head.startsWith('{"more":[["0.0 ')).toBe(true);
   });
 
   it("gdb's call takes commands of at most MAX_COMMAND_CHARS, which the audit keeps whole in any call", () => {

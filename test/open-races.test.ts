@@ -108,6 +108,12 @@ function expectNoLeak(counts: Record<Outcome, number>): void {
   expect(counts.refused, seen).toBeGreaterThan(0);
 }
 
+/**
+ * A thousand grep_files searches, each starting rg (ripgrep) in a private copy's tree: ~40 s on an
+ * idle 2-CPU host, past the default 60 s under the whole suite's load. A guard against a hang, not a bound on speed.
+ */
+const RACE_TIMEOUT_MS = 240_000;
+
 describe('bundle files: a file or its directory swapped for a link out of the root, 1,000 tries, 0 leaks', () => {
   it('read_file, the file swapped', async () => {
     const counts = await race(path.join(root, 'app.log'), path.join(root, 'app.log.swap'), TRIES, () => judged(async () => (await readFile(root, '/app.log')).text));
@@ -153,19 +159,27 @@ describe('bundle files: a file or its directory swapped for a link out of the ro
       if (used === 'ripgrep') byRipgrep++;
       return result.matches.length > 0 ? result.text : 'no match';
     };
-    it(`grep_files (${engine}), a file swapped: searched by name and in its directory`, async () => {
-      byRipgrep = 0;
-      const counts = await race(path.join(root, 'app.log'), path.join(root, 'app.log.swap'), TRIES, async (i) => judged(() => grep(i % 2 ? '/app.log' : '/')), { concurrency: CONCURRENCY });
-      expectNoLeak(counts);
-      if (engine === 'ripgrep') expect(byRipgrep).toBeGreaterThan(TRIES / 10);
-    });
+    it(
+      `grep_files (${engine}), a file swapped: searched by name and in its directory`,
+      async () => {
+        byRipgrep = 0;
+        const counts = await race(path.join(root, 'app.log'), path.join(root, 'app.log.swap'), TRIES, async (i) => judged(() => grep(i % 2 ? '/app.log' : '/')), { concurrency: CONCURRENCY });
+        expectNoLeak(counts);
+        if (engine === 'ripgrep') expect(byRipgrep).toBeGreaterThan(TRIES / 10);
+      },
+      RACE_TIMEOUT_MS,
+    );
 
-    it(`grep_files (${engine}), the directory swapped: searched in it and in its parent`, async () => {
-      byRipgrep = 0;
-      const counts = await race(path.join(root, 'd'), path.join(root, 'd.swap'), TRIES, async (i) => judged(() => grep(i % 2 ? '/d' : '/')), { concurrency: CONCURRENCY });
-      expectNoLeak(counts);
-      if (engine === 'ripgrep') expect(byRipgrep).toBeGreaterThan(TRIES / 10);
-    });
+    it(
+      `grep_files (${engine}), the directory swapped: searched in it and in its parent`,
+      async () => {
+        byRipgrep = 0;
+        const counts = await race(path.join(root, 'd'), path.join(root, 'd.swap'), TRIES, async (i) => judged(() => grep(i % 2 ? '/d' : '/')), { concurrency: CONCURRENCY });
+        expectNoLeak(counts);
+        if (engine === 'ripgrep') expect(byRipgrep).toBeGreaterThan(TRIES / 10);
+      },
+      RACE_TIMEOUT_MS,
+    );
   }
 });
 

@@ -4,8 +4,8 @@
 // `htpasswd -b FILE USER PW`, Python's `auth=("u", "PW")` and `HTTPBasicAuth("u", "PW")`, and an
 // object's key `pwd`. Each is now hidden, its neighbours kept; what only names these stays.
 import { describe, expect, it } from 'vitest';
-import { redact, redactWords } from '../control/audit.js';
-import { REDACTED, argvSecretWords, redactText } from './secrets.js';
+import { redact, redactWords } from './audit.js';
+import { REDACTED, argvSecretWords, redactText } from '../core/secrets.js';
 
 const R = REDACTED;
 /** Text the audit must keep as it is. */
