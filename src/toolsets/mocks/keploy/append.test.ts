@@ -176,22 +176,3 @@ describe('readBackError: what a changed set reads back as', () => {
     expect(readBackError([...kept, at('/new', 'mock-9')], kept, added)).toMatch(/mock 3 reads back as 'mock-9' \(Http\), not as the new 'mock-2'/);
   });
 });
-
-describe('MockStore.append: the read-back check on a set read from the cache', () => {
-  it('compares kept mocks by content, so a set revived from the cache is extended (its non-ASCII text made structured-clone bytes differ)', async () => {
-    const dir = path.join(base, `t${++n}`, 'keploy');
-    fs.mkdirSync(path.join(dir, 'big'), { recursive: true });
-    const file = path.join(dir, 'big', 'mocks.yaml');
-    // Past the 64 KiB a set must have to be cached.
-    const body = `réponse ${'é'.repeat(400)} 日本`;
-    const mocks = Array.from({ length: 200 }, (_, i) => httpMock({ resp: { ...httpMock().spec.resp, body } }, `mock-${i}`));
-    fs.writeFileSync(file, serializeMockSet(mocks));
-    const cacheDir = path.join(base, `t${n}`, 'cache');
-    const store = new MockStore(dir, { cacheDir });
-    // The first append parses the set and caches the result; the second reads the set from the cache.
-    expect(await store.append('big', recorded('one', 1))).toBe(201);
-    expect(fs.readdirSync(cacheDir).length).toBeGreaterThan(0);
-    expect(await store.append('big', recorded('two', 1))).toBe(202);
-    expect(urls(file).slice(-2)).toEqual(['/one/0', '/two/0']);
-  });
-});

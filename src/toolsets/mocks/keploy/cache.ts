@@ -35,11 +35,6 @@ function replacer(this: unknown, _key: string, value: unknown): unknown {
   return value;
 }
 
-/** A mock as the cache writes it (tagged JSON): two mocks of the same content give the same text, however each was read (parsed, or revived from the cache). */
-export function mockJson(mock: Mock): string {
-  return JSON.stringify(mock, replacer);
-}
-
 function reviver(_key: string, value: unknown): unknown {
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const v = value as Record<string, unknown>;

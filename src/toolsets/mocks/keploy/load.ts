@@ -1,7 +1,7 @@
 import { serialize } from 'node:v8';
 import type { JobContext } from '../../../core/workers-side.js';
 import { DebugkitError } from '../../../core/errors.js';
-import { cachedMocks, cacheMocks, mockJson } from './cache.js';
+import { cachedMocks, cacheMocks } from './cache.js';
 import { parseMockDocuments, parseMockSet, type MockDocument } from './parse.js';
 import { PARSE_BOUNDS, pastBounds, readBounded } from './scan.js';
 import { serializeMockSet } from './serialize.js';
@@ -195,13 +195,12 @@ export function withoutDocuments(text: string, documents: readonly MockDocument[
 /**
  * What is wrong with `parsed`, a set's text read back after a change, for it to be `kept` (each
  * as it was, in order) followed by `added` (by name and kind), or undefined when nothing is.
- * Kept mocks are compared whole, as the cache writes them (cache.ts mockJson: tagged JSON; a
- * structured clone's bytes differ with how V8 happens to hold a string).
+ * Kept mocks are compared whole, as their structured-clone bytes (node:v8).
  */
 export function readBackError(parsed: readonly Mock[], kept: readonly Mock[], added: readonly Mock[]): string | undefined {
   if (parsed.length !== kept.length + added.length) return `${parsed.length} mocks read back, expected ${kept.length} kept and ${added.length} new`;
   for (let i = 0; i < kept.length; i++) {
-    if (mockJson(parsed[i]!) !== mockJson(kept[i]!)) {
+    if (!serialize(parsed[i]).equals(serialize(kept[i]))) {
       return `mock ${i + 1} reads back as '${shownName(parsed[i]!.name)}' (${parsed[i]!.kind}), not as the kept '${shownName(kept[i]!.name)}' (${kept[i]!.kind}) it should be unchanged`;
     }
   }
