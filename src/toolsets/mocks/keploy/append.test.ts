@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readBackError } from './load.js';
 import { parseMockSet } from './parse.js';
 import { serializeMockSet } from './serialize.js';
 import { MockStore } from './store.js';
@@ -91,88 +90,5 @@ describe('MockStore.replace: one test re-recorded', () => {
     // The documents of the other tests, as they were.
     expect(after.startsWith(`${documents[0]}---\n${documents[2]}`)).toBe(true);
     await expect(new MockStore(dir).replace('suite', [at('/z', 'z')], { names: ['mock-9'] })).rejects.toThrow(/the set holds no mock named 'mock-9'/);
-  });
-});
-
-describe('MockStore.replace: documents as the YAML parser splits them (attack b1-1)', () => {
-  const at = (url: string, name: string) => httpMock({ req: { ...httpMock().spec.req, url } }, name);
-  /** One mock's document as serializeMockSet writes it, without a `---` line. */
-  const doc = (url: string, name: string) => serializeMockSet([at(url, name)]);
-  /** Set `name` holding `text`: its directory and file. */
-  function setOf(name: string, text: string): { dir: string; file: string } {
-    const dir = path.join(base, `t${++n}`, 'keploy');
-    fs.mkdirSync(path.join(dir, name), { recursive: true });
-    const file = path.join(dir, name, 'mocks.yaml');
-    fs.writeFileSync(file, text);
-    return { dir, file };
-  }
-
-  it("a '...' end marker, a bare document after it and a null document: the named mock goes, every other stays (the old split dropped mock-2 and kept mock-1)", async () => {
-    const d0 = doc('/item/0', 'mock-0');
-    const d1 = doc('/item/1', 'mock-1');
-    const d2 = doc('/item/2', 'mock-2');
-    const d3 = doc('/item/3', 'mock-3');
-    const { dir, file } = setOf('odd', `${d0}...\n${d1}---\n${d2}---\nnull\n---\n${d3}`);
-    const result = await new MockStore(dir).replace('odd', [at('/replaced', 'x')], { names: ['mock-1'] });
-    expect(result).toEqual({ total: 4, replaced: 1 });
-    const after = fs.readFileSync(file, 'utf8');
-    expect(parseMockSet(after, file).map((m) => m.name)).toEqual(['mock-0', 'mock-2', 'mock-3', 'mock-4']);
-    expect(urls(file)).toEqual(['/item/0', '/item/2', '/item/3', '/replaced']);
-    // The kept documents, byte for byte, with the null document between them.
-    expect(after.startsWith(`${d0}...\n---\n${d2}---\nnull\n---\n${d3}---\n`)).toBe(true);
-  });
-
-  it('null (~) and empty documents with comments between documents: the first mock replaced, the comments kept', async () => {
-    const d0 = doc('/a', 'mock-0');
-    const d1 = doc('/b', 'mock-1');
-    const d2 = doc('/c', 'mock-2');
-    const text = `# set of three\n${d0}---\n~\n---\n---\n# the second\n${d1}---\n# the third\n${d2}`;
-    const { dir, file } = setOf('nulls', text);
-    expect(await new MockStore(dir).replace('nulls', [at('/a2', 'x')], { names: ['mock-0'] })).toEqual({ total: 3, replaced: 1 });
-    const after = fs.readFileSync(file, 'utf8');
-    expect(urls(file)).toEqual(['/b', '/c', '/a2']);
-    expect(after.startsWith(`# set of three\n---\n~\n---\n---\n# the second\n${d1}---\n# the third\n${d2}---\n`)).toBe(true);
-  });
-
-  it("CRLF lines, a byte order mark and '...' markers each followed by a bare document: the middle mock replaced, the others byte for byte", async () => {
-    const crlf = (s: string) => s.replace(/\n/g, '\r\n');
-    const d0 = crlf(doc('/a', 'mock-0'));
-    const d1 = crlf(doc('/b', 'mock-1'));
-    const d2 = crlf(doc('/c', 'mock-2'));
-    const { dir, file } = setOf('crlf', `\uFEFF# kept\r\n${d0}...\r\n${d1}...\r\n# last\r\n${d2}`);
-    expect(await new MockStore(dir).replace('crlf', [at('/b2', 'x')], { names: ['mock-1'] })).toEqual({ total: 3, replaced: 1 });
-    const after = fs.readFileSync(file, 'utf8');
-    expect(urls(file)).toEqual(['/a', '/c', '/b2']);
-    // The bare third document now follows the first: it is given a --- line in the file's line ending.
-    expect(after.startsWith(`\uFEFF# kept\r\n${d0}...\r\n# last\r\n---\r\n${d2}---\n`)).toBe(true);
-  });
-
-  it('YAML directives go with the document after them: cut out with it, or kept with it behind a ... line', async () => {
-    const d0 = doc('/a', 'mock-0');
-    const d1 = doc('/b', 'mock-1');
-    const d2 = doc('/c', 'mock-2');
-    const text = `${d0}---\n${d1}...\n%YAML 1.2\n---\n${d2}`;
-    const first = setOf('directive', text);
-    expect(await new MockStore(first.dir).replace('directive', [at('/b2', 'x')], { names: ['mock-1'] })).toEqual({ total: 3, replaced: 1 });
-    expect(urls(first.file)).toEqual(['/a', '/c', '/b2']);
-    // The third document keeps its directive; the first now ends with a ... line, as a document before a directive must.
-    expect(fs.readFileSync(first.file, 'utf8').startsWith(`${d0}...\n%YAML 1.2\n---\n${d2}---\n`)).toBe(true);
-    const second = setOf('directive', text);
-    expect(await new MockStore(second.dir).replace('directive', [at('/c2', 'x')], { names: ['mock-2'] })).toEqual({ total: 3, replaced: 1 });
-    expect(fs.readFileSync(second.file, 'utf8').startsWith(`${d0}---\n${d1}...\n---\n`)).toBe(true);
-    expect(fs.readFileSync(second.file, 'utf8')).not.toContain('%YAML');
-  });
-});
-
-describe('readBackError: what a changed set reads back as', () => {
-  const at = (url: string, name: string) => httpMock({ req: { ...httpMock().spec.req, url } }, name);
-  it('finds a kept mock whose content changed, though the count and names agree', () => {
-    const kept = [at('/a', 'mock-0'), at('/b', 'mock-1')];
-    const added = [at('/new', 'mock-2')];
-    expect(readBackError([...kept, ...added], kept, added)).toBeUndefined();
-    expect(readBackError([kept[0]!, at('/other', 'mock-1'), ...added], kept, added)).toMatch(/mock 2 reads back as 'mock-1' \(Http\), not as the kept 'mock-1'/);
-    expect(readBackError([kept[1]!, kept[0]!, ...added], kept, added)).toMatch(/mock 1 reads back as 'mock-1'/);
-    expect(readBackError(kept, kept, added)).toMatch(/2 mocks read back, expected 2 kept and 1 new/);
-    expect(readBackError([...kept, at('/new', 'mock-9')], kept, added)).toMatch(/mock 3 reads back as 'mock-9' \(Http\), not as the new 'mock-2'/);
   });
 });
