@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { REDACTED, SECRET_NAME, argvSecretWords, findSecrets, hideSpans, redactText } from '../core/secrets.js';
+import { REDACTED, SECRET_NAME, argvSecretWords, findSecrets, hideSpans, redactText, unusedName } from '../core/secrets.js';
 import { jsonSliced } from '../core/json-sliced.js';
 import { TimeSlice } from '../core/wait.js';
 import { WorkerPool, workerEntry } from '../core/workers.js';
@@ -539,10 +539,7 @@ function redactValue(value: unknown, depth: number, walk: Walk, program?: string
     const shown = k.length > MAX_KEY ? digestNote(`name of ${k.length} characters`, k) : redactString(k, walk);
     // Two names that read alike once redacted both stay (one value must never replace the other), numbered on from the
     // last number this name was given: trying 2, 3, ... for each of many `token=..` names was quadratic (attack 18ab C2).
-    let name = shown;
-    let n = numbered.get(shown) ?? 2;
-    while (Object.prototype.hasOwnProperty.call(out, name)) name = `${shown} (${n++})`;
-    numbered.set(shown, n);
+    const name = unusedName(shown, out, numbered);
     out[name] = hidden(k) && v !== null && v !== undefined && v !== '' ? (walk.values++, REDACTED) : redactValue(v, depth + 1, walk, k === 'args' ? programOf(object) : undefined);
   }
   if (entries.length > MAX_ITEMS) out['[cut]'] = digestNote(`${entries.length} entries in all`, jsonOf(value));

@@ -822,3 +822,17 @@ export function hideSpans(text: string, spans: ReadonlyArray<readonly [number, n
 export function redactText(text: string): string {
   return replaceSecrets(text, () => REDACTED, { keepCalls: true }).text;
 }
+
+/**
+ * A name for `text` not yet used in `out`: `text` itself, else `text (2)`, `text (3)`, ... Names that
+ * read alike once their secrets are hidden all stay, so no value replaces another. `numbered` keeps
+ * the next number per text, so many names hidden alike are numbered in linear time (trying 2, 3, ...
+ * for each was quadratic: attacks 18z and 18ab C2). One rule for the audit and for answers.
+ */
+export function unusedName(text: string, out: object, numbered: Map<string, number>): string {
+  let name = text;
+  let n = numbered.get(text) ?? 2;
+  while (Object.prototype.hasOwnProperty.call(out, name)) name = `${text} (${n++})`;
+  numbered.set(text, n);
+  return name;
+}

@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { CONSTANT, SECRET_WORD, replaceSecrets } from '../core/secrets.js';
+import { CONSTANT, SECRET_WORD, replaceSecrets, unusedName } from '../core/secrets.js';
 
 /**
  * Secrets in answers (issue 21): what looks like a credential in a tool's answer (a variable's
@@ -112,12 +112,7 @@ function hiddenKey(key: string, out: Record<string, unknown>, numbered: Map<stri
   const r = replaceSecrets(key, mark);
   if (r.kinds.length === 0 && !Object.prototype.hasOwnProperty.call(out, key)) return key;
   pushAll(kinds, r.kinds);
-  // Numbers go on from the last one given for this text: 10,000 names hidden alike tried 2, 3, ... each, ~50 million looks.
-  let n = numbered.get(r.text) ?? 2;
-  let name = r.text;
-  while (Object.prototype.hasOwnProperty.call(out, name)) name = `${r.text} (${n++})`;
-  numbered.set(r.text, n);
-  return name;
+  return unusedName(r.text, out, numbered);
 }
 
 /**

@@ -10,6 +10,7 @@ import { changedLocals, localsOf, sourceLines, toFrame, type CompactStop, type F
 import type { DebugReplay } from '../mocks/under.js';
 import { str } from '../../core/mi/parser.js';
 import { pollUntil } from '../../core/wait.js';
+import { procStat } from '../../core/process.js';
 
 /**
  * glibc tunables that keep `record full` working on this CPU: GDB 13 cannot record AVX-512/EVEX
@@ -476,9 +477,8 @@ function childrenOf(pid: number): number[] {
 /** Whether `pid` still runs code: it exists, is not a zombie and still has its memory. */
 function runsCode(pid: number): boolean {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.charAt(stat.lastIndexOf(')') + 2);
-    if (state === 'Z' || state === 'X' || state === 'x') return false;
+    const state = procStat(pid)?.[0];
+    if (state === undefined || state === 'Z' || state === 'X' || state === 'x') return false;
     return readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[0] !== '0';
   } catch {
     return false;
