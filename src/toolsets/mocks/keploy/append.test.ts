@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseMockSet } from './parse.js';
+import { readBackError } from './load.js';
+import { parseMockDocuments, parseMockSet } from './parse.js';
 import { serializeMockSet } from './serialize.js';
 import { MockStore } from './store.js';
 import { httpMock } from './testkit.js';
@@ -90,5 +91,134 @@ describe('MockStore.replace: one test re-recorded', () => {
     // The documents of the other tests, as they were.
     expect(after.startsWith(`${documents[0]}---\n${documents[2]}`)).toBe(true);
     await expect(new MockStore(dir).replace('suite', [at('/z', 'z')], { names: ['mock-9'] })).rejects.toThrow(/the set holds no mock named 'mock-9'/);
+  });
+});
+
+describe('MockStore.replace: documents as the YAML parser splits them (attack b1-1)', () => {
+  const at = (url: string, name: string) => httpMock({ req: { ...httpMock().spec.req, url } }, name);
+  /** One mock's document as serializeMockSet writes it, without a `---` line. */
+  const doc = (url: string, name: string) => serializeMockSet([at(url, name)]);
+  /** Set `name` holding `text`: its directory and file. */
+  function setOf(name: string, text: string): { dir: string; file: string } {
+    const dir = path.join(base, `t${++n}`, 'keploy');
+    fs.mkdirSync(path.join(dir, name), { recursive: true });
+    const file = path.join(dir, name, 'mocks.yaml');
+    fs.writeFileSync(file, text);
+    return { dir, file };
+  }
+
+  it("a '...' end marker, a bare document after it and a null document: the named mock goes, every other stays (the old split dropped mock-2 and kept mock-1)", async () => {
+    const d0 = doc('/item/0', 'mock-0');
+    const d1 = doc('/item/1', 'mock-1');
+    const d2 = doc('/item/2', 'mock-2');
+    const d3 = doc('/item/3', 'mock-3');
+    const { dir, file } = setOf('odd', `${d0}...\n${d1}---\n${d2}---\nnull\n---\n${d3}`);
+    const result = await new MockStore(dir).replace('odd', [at('/replaced', 'x')], { names: ['mock-1'] });
+    expect(result).toEqual({ total: 4, replaced: 1 });
+    const after = fs.readFileSync(file, 'utf8');
+    expect(parseMockSet(after, file).map((m) => m.name)).toEqual(['mock-0', 'mock-2', 'mock-3', 'mock-4']);
+    expect(urls(file)).toEqual(['/item/0', '/item/2', '/item/3', '/replaced']);
+    // The kept documents, byte for byte, with the null document between them.
+    expect(after.startsWith(`${d0}...\n---\n${d2}---\nnull\n---\n${d3}---\n`)).toBe(true);
+  });
+
+  it('null (~) and empty documents with comments between documents: the first mock replaced, the comments kept', async () => {
+    const d0 = doc('/a', 'mock-0');
+    const d1 = doc('/b', 'mock-1');
+    const d2 = doc('/c', 'mock-2');
+    const text = `# set of three\n${d0}---\n~\n---\n---\n# the second\n${d1}---\n# the third\n${d2}`;
+    const { dir, file } = setOf('nulls', text);
+    expect(await new MockStore(dir).replace('nulls', [at('/a2', 'x')], { names: ['mock-0'] })).toEqual({ total: 3, replaced: 1 });
+    const after = fs.readFileSync(file, 'utf8');
+    expect(urls(file)).toEqual(['/b', '/c', '/a2']);
+    expect(after.startsWith(`# set of three\n---\n~\n---\n---\n# the second\n${d1}---\n# the third\n${d2}---\n`)).toBe(true);
+  });
+
+  it("CRLF lines, a byte order mark and '...' markers each followed by a bare document: the middle mock replaced, the others byte for byte", async () => {
+    const crlf = (s: string) => s.replace(/\n/g, '\r\n');
+    const d0 = crlf(doc('/a', 'mock-0'));
+    const d1 = crlf(doc('/b', 'mock-1'));
+    const d2 = crlf(doc('/c', 'mock-2'));
+    const { dir, file } = setOf('crlf', `\uFEFF# kept\r\n${d0}...\r\n${d1}...\r\n# last\r\n${d2}`);
+    expect(await new MockStore(dir).replace('crlf', [at('/b2', 'x')], { names: ['mock-1'] })).toEqual({ total: 3, replaced: 1 });
+    const after = fs.readFileSync(file, 'utf8');
+    expect(urls(file)).toEqual(['/a', '/c', '/b2']);
+    // The bare third document now follows the first: it is given a --- line in the file's line ending.
+    expect(after.startsWith(`\uFEFF# kept\r\n${d0}...\r\n# last\r\n---\r\n${d2}---\n`)).toBe(true);
+  });
+
+  it('YAML directives go with the document after them: cut out with it, or kept with it behind a ... line', async () => {
+    const d0 = doc('/a', 'mock-0');
+    const d1 = doc('/b', 'mock-1');
+    const d2 = doc('/c', 'mock-2');
+    const text = `${d0}---\n${d1}...\n%YAML 1.2\n---\n${d2}`;
+    const first = setOf('directive', text);
+    expect(await new MockStore(first.dir).replace('directive', [at('/b2', 'x')], { names: ['mock-1'] })).toEqual({ total: 3, replaced: 1 });
+    expect(urls(first.file)).toEqual(['/a', '/c', '/b2']);
+    // The third document keeps its directive; the first now ends with a ... line, as a document before a directive must.
+    expect(fs.readFileSync(first.file, 'utf8').startsWith(`${d0}...\n%YAML 1.2\n---\n${d2}---\n`)).toBe(true);
+    const second = setOf('directive', text);
+    expect(await new MockStore(second.dir).replace('directive', [at('/c2', 'x')], { names: ['mock-2'] })).toEqual({ total: 3, replaced: 1 });
+    expect(fs.readFileSync(second.file, 'utf8').startsWith(`${d0}---\n${d1}...\n---\n`)).toBe(true);
+    expect(fs.readFileSync(second.file, 'utf8')).not.toContain('%YAML');
+    // A document that opened with --- and is now followed by a directive is given a ... line too.
+    const d3 = doc('/d', 'mock-3');
+    const third = setOf('directive', `${d0}---\n${d1}---\n${d2}...\n%YAML 1.2\n---\n${d3}`);
+    expect(await new MockStore(third.dir).replace('directive', [at('/c2', 'x')], { names: ['mock-2'] })).toEqual({ total: 4, replaced: 1 });
+    expect(urls(third.file)).toEqual(['/a', '/b', '/d', '/c2']);
+    expect(fs.readFileSync(third.file, 'utf8').startsWith(`${d0}---\n${d1}...\n%YAML 1.2\n---\n${d3}---\n`)).toBe(true);
+  });
+});
+
+describe('readBackError: what a changed set reads back as', () => {
+  const at = (url: string, name: string) => httpMock({ req: { ...httpMock().spec.req, url } }, name);
+  const doc = (url: string, name: string) => serializeMockSet([at(url, name)]);
+  const read = (text: string) => parseMockDocuments(text, 'set');
+
+  it('after an append: kept mocks must come from the old text, new ones after it, by name and kind', () => {
+    const old = `${doc('/a', 'mock-0')}---\n${doc('/b', 'mock-1')}`;
+    const existing = parseMockSet(old, 'set');
+    const added = [at('/new', 'mock-2')];
+    const text = `${old}---\n${doc('/new', 'mock-2')}`;
+    expect(readBackError(text, read(text), { existing, added, keptEnd: old.length })).toBeUndefined();
+    // A new document named as the set expects, but the kept ones end past the old text: one swallowed the other.
+    expect(readBackError(text, read(text), { existing, added, keptEnd: old.length - 10 })).toMatch(/mock 2 reads back as 'mock-1' \(Http\), not as the kept 'mock-1'/);
+    expect(readBackError(text, read(text), { existing: existing.slice(0, 1), added, keptEnd: old.length })).toMatch(/3 mocks read back, expected 1 kept and 1 new/);
+    expect(readBackError(text, read(text), { existing, added: [at('/new', 'mock-9')], keptEnd: old.length })).toMatch(/mock 3 reads back as 'mock-2' \(Http\), not as the new 'mock-9'/);
+  });
+
+  it('after a replace: each kept document must read back from its own text, or that text after a --- line it was given', () => {
+    const d0 = doc('/a', 'mock-0');
+    const d1 = doc('/b', 'mock-1');
+    const existing = [at('/a', 'mock-0'), at('/b', 'mock-1')];
+    const added = [at('/new', 'mock-2')];
+    const kept = `${d0}...\n---\n${d1}`;
+    const text = `${kept}---\n${doc('/new', 'mock-2')}`;
+    const expected = { existing, added, keptEnd: kept.length };
+    expect(readBackError(text, read(text), { ...expected, documents: [d0 + '...\n', d1] })).toBeUndefined();
+    // The second document was bare: it may now open with the --- line it was given.
+    expect(readBackError(text, read(text), { ...expected, documents: [d0 + '...\n', d1.slice(0)] })).toBeUndefined();
+    // Same names and kinds, other content: refused.
+    const other = doc('/other', 'mock-1');
+    expect(readBackError(text, read(text), { ...expected, documents: [d0 + '...\n', other] })).toMatch(/mock 2 reads back as 'mock-1' \(Http\), not as the kept 'mock-1' \(Http\) from the same text/);
+  });
+});
+
+describe('MockStore.append: the read-back check on a set read from the cache', () => {
+  it('compares kept mocks by content, so a set revived from the cache is extended (its non-ASCII text made structured-clone bytes differ)', async () => {
+    const dir = path.join(base, `t${++n}`, 'keploy');
+    fs.mkdirSync(path.join(dir, 'big'), { recursive: true });
+    const file = path.join(dir, 'big', 'mocks.yaml');
+    // Past the 64 KiB a set must have to be cached.
+    const body = `réponse ${'é'.repeat(400)} 日本`;
+    const mocks = Array.from({ length: 200 }, (_, i) => httpMock({ resp: { ...httpMock().spec.resp, body } }, `mock-${i}`));
+    fs.writeFileSync(file, serializeMockSet(mocks));
+    const cacheDir = path.join(base, `t${n}`, 'cache');
+    const store = new MockStore(dir, { cacheDir });
+    // The first append parses the set and caches the result; the second reads the set from the cache.
+    expect(await store.append('big', recorded('one', 1))).toBe(201);
+    expect(fs.readdirSync(cacheDir).length).toBeGreaterThan(0);
+    expect(await store.append('big', recorded('two', 1))).toBe(202);
+    expect(urls(file).slice(-2)).toEqual(['/one/0', '/two/0']);
   });
 });

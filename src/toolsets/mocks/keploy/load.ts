@@ -2,13 +2,13 @@ import { serialize } from 'node:v8';
 import type { JobContext } from '../../../core/workers-side.js';
 import { DebugkitError } from '../../../core/errors.js';
 import { cachedMocks, cacheMocks } from './cache.js';
-import { parseMockSet } from './parse.js';
+import { parseMockDocuments, parseMockSet, type MockDocument } from './parse.js';
 import { PARSE_BOUNDS, pastBounds, readBounded } from './scan.js';
 import { serializeMockSet } from './serialize.js';
 import { restyle } from './style.js';
 import { MAX_MOCKSET_BYTES } from './store.js';
 import type { Mock } from './types.js';
-import { isStartup, narrowSet, type SetNarrowing } from './narrow.js';
+import { isStartup, narrowSet, shownName, type SetNarrowing } from './narrow.js';
 
 /**
  * Replay's side of the mock-set worker threads (describe.ts runs these jobs): loading a set for
@@ -120,20 +120,21 @@ export async function appendSetText(job: AppendJob, ctx: JobContext): Promise<{ 
   if ('error' in set) throw new Error(set.error);
   if ('past' in set) return { past: set.past };
   const old = set.text;
-  const all = (await cachedMocks(old, job.cacheDir)) ?? parseMockSet(old, shown);
-  let existing = all;
+  let existing: Mock[];
   let kept = old;
+  /** Each kept mock's document as it was (a replace); undefined for an append, which keeps the old text as the new one's start. */
+  let keptDocuments: string[] | undefined;
   let replaced = 0;
   if (job.replace) {
-    // The test's mocks go, their documents cut out of the text; every other document is kept byte for byte.
+    // The test's mocks go, their documents cut out of the text where the parser found them; every other document is kept byte for byte.
+    const { mocks: all, documents } = parseMockDocuments(old, shown);
     const dropped = new Set(narrowSet(all, job.replace).filter((m) => !isStartup(m)));
-    const documents = documentsOf(old);
-    if (documents.length !== all.length) {
-      throw new DebugkitError('INVALID_ARGUMENT', `Mock set '${job.name}' not re-recorded: its ${documents.length} documents are not its ${all.length} mocks one for one`);
-    }
-    kept = documents.filter((_, i) => !dropped.has(all[i]!)).join('---\n');
+    kept = withoutDocuments(old, documents, (i) => dropped.has(all[i]!));
     existing = all.filter((m) => !dropped.has(m));
+    keptDocuments = documents.filter((d) => d.mock !== undefined && !dropped.has(all[d.mock]!)).map((d) => old.slice(d.start, d.end));
     replaced = dropped.size;
+  } else {
+    existing = (await cachedMocks(old, job.cacheDir)) ?? parseMockSet(old, shown);
   }
   const before = existing.length;
   restyle(job.mocks, job.styles);
@@ -147,35 +148,104 @@ export async function appendSetText(job: AppendJob, ctx: JobContext): Promise<{ 
     taken.add(name);
     return { ...mock, name };
   });
-  const text = `${kept}${kept === '' || kept.endsWith('\n') ? '' : '\n'}${kept === '' ? '' : '---\n'}${serializeMockSet(added)}`;
+  const keptEnd = kept.length + (kept === '' || kept.endsWith('\n') ? 0 : 1);
+  const text = `${kept}${keptEnd > kept.length ? '\n' : ''}${kept === '' ? '' : '---\n'}${serializeMockSet(added)}`;
   const past = pastBounds(Buffer.byteLength(text), set.scan.documents + added.length);
   if (past !== undefined) return { past };
-  const parsed = parseMockSet(text, shown);
-  const total = parsed.length;
-  if (total !== before + added.length) throw new DebugkitError('INVALID_ARGUMENT', `Mock set '${job.name}' not extended: ${total} mocks would read back, expected ${before + added.length}`);
-  await cacheMocks(text, parsed, job.cacheDir);
-  return { text, total, replaced };
+  const parsed = parseMockDocuments(text, shown);
+  const wrong = readBackError(text, parsed, { existing, added, documents: keptDocuments, keptEnd });
+  if (wrong !== undefined) {
+    throw new DebugkitError(
+      'INVALID_ARGUMENT',
+      `Mock set '${job.name}' not ${job.replace ? 're-recorded' : 'extended'}, its file left as it was: the new text does not read back as the set's kept mocks followed by the new ones: ${wrong}`,
+    );
+  }
+  await cacheMocks(text, parsed.mocks, job.cacheDir);
+  return { text, total: parsed.mocks.length, replaced };
 }
 
 /**
- * The documents of a set's text, each with its lines (the `---` lines between them left out): only
- * those holding anything but blank lines and comments, as scan.ts counts them, in order.
+ * `text` without the documents `drop` picks (by mock index), the rest byte for byte: each document
+ * where the parser found it (parse.ts parseMockDocuments: its `---`, content, comments and `...`),
+ * what lies between documents (comments, a byte order mark) kept. A kept document that opened
+ * bare (the first, or one after a `...`) gets a `---` line when a document now comes before it.
+ * Directives (`%YAML`, `%TAG`) go with the document after them: cut out with it, or kept with it
+ * (a `...` line is put before them when the document now before them did not end with one).
  */
-function documentsOf(text: string): string[] {
-  const documents: string[] = [];
-  let lines: string[] = [];
-  const end = () => {
-    if (lines.some((l) => l.trim() !== '' && !l.trimStart().startsWith('#') && l !== '...')) documents.push(lines.map((l) => `${l}\n`).join(''));
-    lines = [];
-  };
-  const all = text.split('\n');
-  if (all.at(-1) === '') all.pop();
-  for (const line of all) {
-    if (/^---(?:[ \t]|\r?$)/.test(line)) end();
-    else lines.push(line);
+export function withoutDocuments(text: string, documents: readonly MockDocument[], drop: (mock: number) => boolean): string {
+  const newline = text.includes('\r\n') ? '\r\n' : '\n';
+  let out = '';
+  const line = (s: string) => `${out === '' || out.endsWith('\n') ? '' : newline}${s}${newline}`;
+  let at = 0;
+  let last: MockDocument | undefined;
+  for (const doc of documents) {
+    const between = text.slice(at, doc.start);
+    const directives = /(?:^|\n)\uFEFF?%/.test(between);
+    at = doc.end;
+    if (doc.mock !== undefined && drop(doc.mock)) {
+      if (!directives) out += between;
+      continue;
+    }
+    if (directives && last && !last.closed) out += line('...');
+    out += between;
+    if (last && !doc.explicitStart) out += line('---');
+    out += text.slice(doc.start, doc.end);
+    last = doc;
   }
-  end();
-  return documents;
+  return out + text.slice(at);
+}
+
+/** What a set's changed text should read back as: `existing` kept mocks, then `added`. */
+export interface ReadBackExpected {
+  existing: readonly Mock[];
+  added: readonly Mock[];
+  /** Each kept mock's document text as it was (after a replace); a kept document may now open with a `---` line it did not have. */
+  documents?: readonly string[];
+  /** Where the kept text ends (with the line end put after it), and the `---` before the new documents starts: every kept document lies before it, every new one after. */
+  keptEnd: number;
+}
+
+/**
+ * What is wrong with `parsed`, `text` read back after a change, for it to be the kept mocks (each
+ * from the same bytes as before, so each parses as it did) followed by the new ones (by name and
+ * kind), or undefined when nothing is. The check compares document text, never the mocks whole,
+ * so it costs little beside the parse (a 30 MB set is read back within the write's bound).
+ */
+export function readBackError(text: string, parsed: { mocks: readonly Mock[]; documents: readonly MockDocument[] }, expected: ReadBackExpected): string | undefined {
+  const { existing, added } = expected;
+  const { mocks } = parsed;
+  if (mocks.length !== existing.length + added.length) return `${mocks.length} mocks read back, expected ${existing.length} kept and ${added.length} new`;
+  const holding = parsed.documents.filter((d) => d.mock !== undefined);
+  const named = (m: Mock) => `'${shownName(m.name)}' (${m.kind})`;
+  for (let i = 0; i < existing.length; i++) {
+    const got = mocks[i]!;
+    const doc = holding[i]!;
+    const was = expected.documents?.[i];
+    const same = doc.end <= expected.keptEnd && (was === undefined || sameDocument(text.slice(doc.start, doc.end), was));
+    if (!same || got.name !== existing[i]!.name || got.kind !== existing[i]!.kind) return `mock ${i + 1} reads back as ${named(got)}, not as the kept ${named(existing[i]!)} from the same text`;
+  }
+  for (let j = 0; j < added.length; j++) {
+    const got = mocks[existing.length + j]!;
+    const doc = holding[existing.length + j]!;
+    if (doc.start < expected.keptEnd || got.name !== added[j]!.name || got.kind !== added[j]!.kind) {
+      return `mock ${existing.length + j + 1} reads back as ${named(got)}, not as the new ${named(added[j]!)}`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Whether a kept document reads `now` as it read `was`: the same text, or the same with a `---`
+ * line before it (it opened bare and now follows a document) or a `...` line after it (a directive now follows it).
+ */
+function sameDocument(now: string, was: string): boolean {
+  if (now === was) return true;
+  const head = /^---\r?\n/.exec(now)?.[0].length ?? 0;
+  const tail = /(?:^|\n)(\.\.\.\r?\n)$/.exec(now)?.[1]?.length ?? 0;
+  for (const h of new Set([0, head])) {
+    for (const t of new Set([0, tail])) if (h + t > 0 && now.length === h + was.length + t && now.startsWith(was, h)) return true;
+  }
+  return false;
 }
 
 /**

@@ -15,6 +15,26 @@ import { defineKey, isPlainObject, MOCK_SCHEMAS, MODELED_KINDS, PASS_THROUGH_KIN
  * partially parsed set.
  */
 export function parseMockSet(text: string, file: string): Mock[] {
+  return parseMockDocuments(text, file).mocks;
+}
+
+/**
+ * A YAML document of a set's text as the parser found it: where it is (`start` to `end`: its `---`
+ * marker, content, comments and `...` marker; what lies between two documents, comments and
+ * directives, is in neither), whether it opens with `---` and whether it ends with `...`, and the
+ * mock it holds (an index into `mocks`; none for an empty or null document, which parseMockSet skips).
+ */
+export interface MockDocument {
+  start: number;
+  end: number;
+  explicitStart: boolean;
+  /** It ends with a `...` line (a directive or a bare document may follow). */
+  closed: boolean;
+  mock?: number;
+}
+
+/** parseMockSet, with the documents the mocks came from: the text and its mocks paired as the parser split them. */
+export function parseMockDocuments(text: string, file: string): { mocks: Mock[]; documents: MockDocument[] } {
   if (typeof text !== 'string') throw new DebugkitError('INVALID_ARGUMENT', `Invalid Keploy mock set ${file}: not text`);
   const lines = new LineCounter();
   let docs;
@@ -24,9 +44,13 @@ export function parseMockSet(text: string, file: string): Mock[] {
     throw new DebugkitError('INVALID_ARGUMENT', `Invalid Keploy mock set ${file}: not YAML: ${(err as Error).message}`, { cause: err });
   }
   const mocks: Mock[] = [];
+  const documents: MockDocument[] = [];
   let index = 0;
   for (const doc of docs) {
     index++;
+    const [start, valueEnd, end] = doc.range;
+    const document: MockDocument = { start, end, explicitStart: doc.directives.docStart === true, closed: /(?:^|\n)\.\.\.(?:[ \t\r\n]|$)/.test(text.slice(valueEnd, end)) };
+    documents.push(document);
     const fail: Fail = (node, path, message) => {
       const line = node?.range ? lines.linePos(node.range[0]).line : undefined;
       const nameNode = isMap(doc.contents) ? doc.contents.get('name', true) : undefined;
@@ -56,9 +80,10 @@ export function parseMockSet(text: string, file: string): Mock[] {
       for (let n = issue.path.length; at === undefined && n > 0;) at = nodeAt(doc, issue.path.slice(0, --n));
       fail(at ?? root, issue.path, issueText(issue, node));
     }
+    document.mock = mocks.length;
     mocks.push(result.data as Mock);
   }
-  return mocks;
+  return { mocks, documents };
 }
 
 /** The kinds in Keploy's order of importance (the modeled ones first). */
