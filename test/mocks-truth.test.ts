@@ -2,6 +2,7 @@
 // was served the first recorded answer of a repeated request forever, or skipped calls the
 // recording holds (keploy/keploy PR #4570). keploy_mock_test now says which mocks were never used
 // and which answered more often than recorded; `strict: true` fails such a run.
+// The rest of the PR's cases (bodiless answers, gzip, event streams, database misses, a program around the proxy): mocks-truth-cases.test.ts.
 import { writeFileSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -266,8 +266,12 @@ async function sendMock(res: http.ServerResponse, mock: HttpMock, method: string
   let body: Buffer = Buffer.from(bodyBytes(r.body));
   if (!noBody) body = await encodeForClient(headers, body, acceptEncoding, r);
   for (const [name, value] of headers) res.setHeader(name, value);
-  // A HEAD answer announces the length of the body it does not send (as recorded).
-  if (method === 'HEAD' && r.header['Content-Length'] !== undefined) res.setHeader('Content-Length', r.header['Content-Length']);
+  // No Date the service did not send: node:http adds one of its own by default, so a replayed
+  // answer held a header the recording does not (a recorded Date is among `headers`, sent as is).
+  res.sendDate = false;
+  // A HEAD answer announces the length of the body it does not send, and so may a 304 (the length of
+  // the representation the client holds, RFC 9110 8.6): both as recorded, never dropped.
+  if ((method === 'HEAD' || r.status_code === 304) && r.header['Content-Length'] !== undefined) res.setHeader('Content-Length', r.header['Content-Length']);
   else if (!noBody) res.setHeader('Content-Length', body.length);
   // node:http checks the reason phrase as it does a header value (and keeps a refused one, failing the 502 after it too).
   const reason = r.status_message && !INVALID_HEADER_CHAR.test(r.status_message) ? r.status_message : undefined;
