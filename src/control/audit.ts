@@ -452,13 +452,34 @@ const READS_ARGUMENTS = /\bARGV\b|\bargv\b|\$\{?[1-9@*]|\$argv\b/;
 /** A word that is an option of its own, or an authorization scheme, whose value the next word may be. */
 const OPTION_WORD = /^(?:-{1,2}[A-Za-z][A-Za-z0-9_-]{0,63}|Bearer|Basic|Token)$/i;
 
-function redactArray(value: unknown[], depth: number, walk: Walk, program?: string): unknown[] {
+/**
+ * Names of arguments that hold a command line as a list of words (argv), read joined: `args` (gdb's
+ * open, python_start_session, debugger_launch), and the usual spellings of a command as a list.
+ * Any other list of strings is read item by item: gdb's `commands` are separate command lines,
+ * and read as one they hid code that ran (`["echo mysql", "print -pretty -- (is_admin = 1337)"]`
+ * was kept as `print -p[REDACTED]`, attack 18ac e1-3); `env` entries are each NAME=value.
+ */
+const ARGV_NAMES = new Set(['args', 'argv', 'arguments', 'command', 'cmd', 'entrypoint']);
+
+/** How a list is read: as one command line (`argv`, after `program` when the call names it apart), or item by item. */
+interface ListReading {
+  argv: boolean;
+  program?: string;
+}
+
+function redactArray(value: unknown[], depth: number, walk: Walk, reading: ListReading): unknown[] {
   // Items past MAX_ITEMS are kept as their digest, written and hashed whole: not small (attack 18ab C1).
   if (walk.stopAt && value.length > MAX_ITEMS) walk.over = true;
   const items = value.slice(0, MAX_ITEMS);
   let out: unknown[];
+  const program = reading.argv ? reading.program : undefined;
   const lead = program === undefined ? [] : [program];
-  if (!walk.measure && items.length + lead.length >= 2 && items.every((v) => typeof v === 'string') && walk.values + items.length <= MAX_VALUES) {
+  const strings = items.every((v) => typeof v === 'string');
+  if (!walk.measure && !reading.argv && strings && secretPairList(items as string[])) {
+    // A name/value pair as a list (`Object.entries`, a Headers init, Python's `dict.items()`): `["DB_PASSWORD", "x"]` hides "x" (attack 18ac e1-5).
+    walk.values += 2;
+    out = [redactString(items[0] as string, walk), REDACTED];
+  } else if (!walk.measure && reading.argv && items.length + lead.length >= 2 && strings && walk.values + items.length <= MAX_VALUES) {
     walk.values += items.length;
     const parts = (items as string[]).map((v) => headOf(v, walk));
     // Read after the program's name when the call gives it apart (`{program: "mysql", args: ["-pX"]}`), as a command line would show it.
@@ -473,7 +494,8 @@ function redactArray(value: unknown[], depth: number, walk: Walk, program?: stri
         out.push(pastValues(value.length - i, jsonOf(value.slice(i))));
         return out;
       }
-      out.push(redactValue(items[i], depth + 1, walk));
+      // An item that is itself a list is read as its parent is: argv inside argv, pairs inside a list of pairs.
+      out.push(redactValue(items[i], depth + 1, walk, { argv: reading.argv && Array.isArray(items[i]) }));
     }
   }
   if (value.length > MAX_ITEMS) out.push(walk.measure ? '' : digestNote(`cut: ${value.length} items in all`, jsonOf(value)));
@@ -487,11 +509,23 @@ function pastValues(left: number, json: string | undefined): string {
 
 /** Fields of a name/value pair object (`{"name": "DB_PASSWORD", "value": ...}`, Kubernetes' and ECS's env entries) that name it, and that hold its value. */
 const PAIR_NAMES = ['name', 'key', 'Name', 'Key'];
-const PAIR_VALUES = new Set(['value', 'Value']);
+const PAIR_VALUES = new Set(['value', 'Value', 'values', 'Values', 'val', 'Val', 'data', 'Data']);
+
+/** Whether a list of strings is a name/value pair whose name (a word: `DB_PASSWORD`, `X-Api-Key`, not `PGPASSWORD=x`) looks secret, its value not empty. */
+function secretPairList(items: readonly string[]): boolean {
+  return items.length === 2 && /^[A-Za-z0-9_.-]{1,256}$/.test(items[0]!) && SECRET_NAME.test(items[0]!) && items[1] !== '';
+}
 
 /** Whether an object is a name/value pair whose name looks secret: its value field is then a secret. */
 function secretPair(value: Record<string, unknown>): boolean {
   return PAIR_NAMES.some((f) => typeof value[f] === 'string' && (value[f] as string).length <= MAX_KEY && SECRET_NAME.test(value[f] as string));
+}
+
+/** How the list under name `k` of `object` is read (ARGV_NAMES: as argv, after the program `object` names beside it). */
+function listReading(k: string, object: Record<string, unknown>): ListReading {
+  if (!ARGV_NAMES.has(k)) return { argv: false };
+  const program = k === 'args' ? programOf(object) : undefined;
+  return program === undefined ? { argv: true } : { argv: true, program };
 }
 
 /** The program a call names beside its `args` (gdb's open, python_start_session's entry, debugger_launch), by its file name. */
@@ -500,7 +534,7 @@ function programOf(object: Record<string, unknown>): string | undefined {
   return typeof program === 'string' && program !== '' ? path.basename(program).slice(0, MAX_KEY) : undefined;
 }
 
-function redactValue(value: unknown, depth: number, walk: Walk, program?: string): unknown {
+function redactValue(value: unknown, depth: number, walk: Walk, reading: ListReading = { argv: depth === 0 }): unknown {
   walk.values++;
   if (walk.stopAt && walk.values > walk.stopAt.values) walk.over = true;
   if (typeof value === 'string') return redactString(value, walk);
@@ -510,7 +544,7 @@ function redactValue(value: unknown, depth: number, walk: Walk, program?: string
     if (walk.stopAt) walk.over = true;
     return walk.measure ? '' : digestNote('nested too deep', jsonOf(value));
   }
-  if (Array.isArray(value)) return redactArray(value, depth, walk, program);
+  if (Array.isArray(value)) return redactArray(value, depth, walk, reading);
   const out: Record<string, unknown> = Object.create(null);
   const object = value as Record<string, unknown>;
   const pair = secretPair(object);
@@ -523,7 +557,7 @@ function redactValue(value: unknown, depth: number, walk: Walk, program?: string
       const k = names[i]!;
       if (k.length <= MAX_KEY) redactString(k, walk);
       else if (walk.stopAt) walk.over = true; // a long name is kept as its digest, hashed whole: not small
-      if (!hidden(k)) redactValue(object[k], depth + 1, walk);
+      if (!hidden(k)) redactValue(object[k], depth + 1, walk, listReading(k, object));
     }
     return out;
   }
@@ -540,7 +574,7 @@ function redactValue(value: unknown, depth: number, walk: Walk, program?: string
     // Two names that read alike once redacted both stay (one value must never replace the other), numbered on from the
     // last number this name was given: trying 2, 3, ... for each of many `token=..` names was quadratic (attack 18ab C2).
     const name = unusedName(shown, out, numbered);
-    out[name] = hidden(k) && v !== null && v !== undefined && v !== '' ? (walk.values++, REDACTED) : redactValue(v, depth + 1, walk, k === 'args' ? programOf(object) : undefined);
+    out[name] = hidden(k) && v !== null && v !== undefined && v !== '' ? (walk.values++, REDACTED) : redactValue(v, depth + 1, walk, listReading(k, object));
   }
   if (entries.length > MAX_ITEMS) out['[cut]'] = digestNote(`${entries.length} entries in all`, jsonOf(value));
   return out;

@@ -16,9 +16,15 @@ export const REDACTED = '[REDACTED]';
  * there counts (nameValueSpans).
  */
 export const SECRET_NAME =
-  /password|passwd|passphrase|(?:^|[_-])pass(?:$|[_-])|secret|token|api[_-]?key|authori[sz]ation|credential|private[_-]?key|cookie|session[_-]?key|signature|[_-]pwd$|^pwd$|^auth$|^key$|^sig$/i;
-/** Names (in text: NAME=value, "NAME": value, --NAME value) whose value is a secret. */
-export const SECRET_WORD = /password|passwd|passphrase|(?:^|[_-])pass(?:$|[_-])|secret|token|api[_-]?key|credential|private[_-]?key|signature|authori[sz]ation|cookie|[_-]pwd$/i;
+  /password|passwd|passphrase|(?:^|[_ .-])pass(?:$|[_ .-])|(?<!ask|by|com|sur|tres|over|under)pass$|secret|token|api[_-]?key|authori[sz]ation|credential|private[_-]?key|cookie|session[_-]?key|signature|[_-]pwd$|^pwd$|^pw$|^auth$|[_-]auth$|^key$|^sig$/i;
+/**
+ * Names (in text: NAME=value, "NAME": value, --NAME value) whose value is a secret. A name that
+ * ends in "pass" is one (`SSHPASS`, what `sshpass -e` reads; `DBPASS`, `-storepass`), but not
+ * `GIT_ASKPASS` (a program) nor `BYPASS` (a switch); one that ends in `_AUTH` too (`REDISCLI_AUTH`,
+ * what redis-cli reads) (attack 18ac e1-1).
+ */
+export const SECRET_WORD =
+  /password|passwd|passphrase|(?:^|[_.-])pass(?:$|[_.-])|(?<!ask|by|com|sur|tres|over|under)pass$|secret|token|api[_-]?key|credential|private[_-]?key|signature|authori[sz]ation|cookie|[_-]pwd$|[_-]auth$/i;
 /** A header's name (`X-Api-Key`, `X-Auth-Token`): words joined by dashes. */
 const HEADER_NAME = /^[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+$/;
 /** Names that are a secret only as a URL query parameter (?sig=, &key=). */
@@ -351,13 +357,25 @@ function gdbEnvironmentSpans(text: string, spans: Span[]): void {
   }
 }
 
-/** --password VALUE, --api-token VALUE (a flag naming a secret, then its value as the next word). */
+/**
+ * --password VALUE, --api-token VALUE (a flag naming a secret, then its value as the next word);
+ * and the single-dash long options of Java's and PowerShell's tools: `-password VALUE`,
+ * `-storepass VALUE` (keytool), `-Password:VALUE` (attack 18ac e1-1). A single-dash value must
+ * start like a value (a letter, digit or quote), not an operator: `n -password + 1` is code. A
+ * value that says where the password is (OpenSSL's `env:VAR`, `file:PATH`, `fd:N`, `stdin`) is kept,
+ * and OpenSSL's `pass:PASSWORD` is opensslPassSpans' (which keeps `pass:`).
+ */
 function flagValueSpans(text: string, spans: Span[]): void {
-  const flag = /(?<![A-Za-z0-9_-])--([A-Za-z0-9][A-Za-z0-9_-]{0,63})[ \t]{1,8}/g;
+  const flag = /(?<![A-Za-z0-9_-])-(-?)([A-Za-z0-9][A-Za-z0-9_-]{0,63})(?:[ \t]{1,8}|:(?=[A-Za-z0-9"']))/g;
   for (let m = flag.exec(text); m; m = flag.exec(text)) {
-    const name = m[1]!;
+    const double = m[1] === '-';
+    const name = m[2]!;
     const at = m.index + m[0].length;
     if (!SECRET_WORD.test(name) || NOT_A_VALUE.test(name) || text[at] === '-') continue;
+    // A single-dash name is a word of letters (`-storepass`), not a cluster with its value attached (`7z -pHunter2Secret a.7z`).
+    if (!double && (!/^[A-Za-z]{2,32}(?:[_-][A-Za-z]{1,32}){0,3}$/.test(name) || !/[A-Za-z0-9"']/.test(text[at] ?? '') || /^["']?(?:(?:env|file|fd|pass):|stdin\b)/.test(text.slice(at, at + 7))))
+      continue;
+    if (double && m[0].endsWith(':')) continue; // --name:value is no spelling of a flag's value
     const value = valueAt(text, at);
     if (value) spans.push([value[0], value[1], kindOf(name)]);
   }
@@ -369,9 +387,9 @@ function flagValueSpans(text: string, spans: Span[]): void {
  * curl, and the programs with a `login` command that takes `-p` (docker, podman, helm, oc, az, ...).
  */
 const PASSWORD_PROGRAM =
-  /(?<![A-Za-z0-9_.-])(mysql[a-z_]{0,16}|mariadb[a-z_-]{0,16}|sshpass|redis-cli|valkey-cli|keydb-cli|curl|docker|podman|nerdctl|buildah|skopeo|helm|oras|oc|az|cf)(?:\.exe)?(?![A-Za-z0-9_.-])/gi;
+  /(?<![A-Za-z0-9_.-])(mysql[a-z_]{0,16}|mariadb[a-z_-]{0,16}|sshpass|redis-cli|valkey-cli|keydb-cli|curl|docker|podman|nerdctl|buildah|skopeo|helm|oras|oc|az|cf|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|sqlcmd|bcp|ldap[a-z]{2,12}|smbclient|rpcclient|zip|unzip|7z|7za|7zr|openssl|vault)(?:\.exe)?(?![A-Za-z0-9_.-])/gi;
 /** The programs' names (or login) as plain text, checked first: far cheaper than the pattern's lookbehind at every position. */
-const PASSWORD_PROGRAM_HINT = /mysql|mariadb|sshpass|-cli|curl|login/i;
+const PASSWORD_PROGRAM_HINT = /mysql|mariadb|sshpass|-cli|curl|login|mongo|sqlcmd|bcp|ldap|smb|rpcclient|zip|7z|openssl|vault/i;
 /** A MySQL client's -pPASSWORD (attached: a lone -p asks for it, and the next word is the database). */
 const MYSQL_P = /(?<![^\s"'])-p(?=[^\s])/g;
 /** sshpass -p PASSWORD, docker login -p PASSWORD (attached or the next word). */
@@ -381,6 +399,22 @@ const REDIS_A = /(?<![^\s"'])-a[ \t]{0,8}(?=[^\s-])/g;
 /** curl -u user:PASSWORD, --user user:PASSWORD, and the proxy's -U, --proxy-user. */
 const CURL_USER = /(?<![^\s"'])(?:-[uU][ \t]{0,8}|--(?:proxy-)?user(?:[ \t]{1,8}|=))(?=[^\s-])/g;
 const LOGIN = /(?<![^\s"'])login(?![^\s"'])/;
+/** mongo/mongosh -p PASSWORD (attached or the next word; a lone -p asks). */
+const MONGO_P = SPACED_P;
+/** sqlcmd -P PASSWORD, bcp -P, zip/unzip -P PASSWORD. */
+const SPACED_CAP_P = /(?<![^\s"'])-P[ \t]{0,8}(?=[^\s-])/g;
+/** ldapsearch (ldapadd, ldapmodify, ...) -w PASSWORD. */
+const LDAP_W = /(?<![^\s"'])-w[ \t]{0,8}(?=[^\s-])/g;
+/** smbclient/rpcclient -U user%PASSWORD, --user=user%PASSWORD: the password after the first %. */
+const SMB_USER = /(?<![^\s"'])(?:-U[ \t]{0,8}|--user(?:[ \t]{1,8}|=))(?=[^\s-])/g;
+/** 7-Zip's -pPASSWORD (attached). */
+const SEVEN_P = MYSQL_P;
+/** openssl enc -k PASSWORD (`-kfile FILE` names a file, `-pass` is opensslPassSpans'). */
+const OPENSSL_K = /(?<![^\s"'])-k[ \t]{1,8}(?=[^\s-])/g;
+/** mysqladmin's `password NEWPASSWORD` command. */
+const MYSQLADMIN_PASSWORD = /(?<![^\s"'])password[ \t]{1,8}(?=[^\s-])/g;
+/** vault login TOKEN: the first word after `login` that is not an option (`-method=userpass` logs in otherwise). */
+const VAULT_TOKEN = /(?<![^\s"'])login[ \t]{1,8}(?=[^\s-])/g;
 
 /**
  * Where the command that a program's name at `from` starts ends: a line's end, `;`, `|` or `&&`
@@ -417,26 +451,44 @@ function programPasswordSpans(text: string, spans: Span[]): void {
     const args = text.slice(from, to);
     let option: RegExp;
     let start = 0;
-    if (program.startsWith('mysql') || program.startsWith('mariadb')) option = MYSQL_P;
+    if (program === 'mysqladmin') {
+      // mysqladmin takes -pPASSWORD as the other MySQL clients do, and a new one after its `password` command.
+      addProgramValues(text, from, args, MYSQLADMIN_PASSWORD, 0, spans);
+      option = MYSQL_P;
+    } else if (program.startsWith('mysql') || program.startsWith('mariadb')) option = MYSQL_P;
     else if (program === 'sshpass') option = SPACED_P;
     else if (program.endsWith('-cli')) option = REDIS_A;
     else if (program === 'curl') option = CURL_USER;
+    else if (program.startsWith('mongo')) option = MONGO_P;
+    else if (program === 'sqlcmd' || program === 'bcp' || program === 'zip' || program === 'unzip') option = SPACED_CAP_P;
+    else if (program.startsWith('ldap')) option = LDAP_W;
+    else if (program === 'smbclient' || program === 'rpcclient') option = SMB_USER;
+    else if (program.startsWith('7z')) option = SEVEN_P;
+    else if (program === 'openssl') option = OPENSSL_K;
+    else if (program === 'vault') option = VAULT_TOKEN;
     else {
       const login = LOGIN.exec(args);
       if (!login) continue;
       option = SPACED_P;
       start = login.index + login[0].length;
     }
-    option.lastIndex = start;
-    for (let m = option.exec(args); m; m = option.exec(args)) {
-      const value = valueAt(text, from + m.index + m[0].length);
-      if (!value) continue;
-      if (option === CURL_USER) {
-        // user:PASSWORD: the password is after the first colon (a lone user makes curl ask).
-        const colon = text.slice(value[0], value[1]).indexOf(':');
-        if (colon >= 0 && value[0] + colon + 1 < value[1]) spans.push([value[0] + colon + 1, value[1], 'password']);
-      } else spans.push([value[0], value[1], 'password']);
-    }
+    addProgramValues(text, from, args, option, start, spans);
+  }
+}
+
+/** The values `option` finds in a program's arguments `args` (which start at `from` in `text`), from `start` on: the password in each. */
+function addProgramValues(text: string, from: number, args: string, option: RegExp, start: number, spans: Span[]): void {
+  option.lastIndex = start;
+  for (let m = option.exec(args); m; m = option.exec(args)) {
+    const value = valueAt(text, from + m.index + m[0].length);
+    if (!value) continue;
+    if (option === CURL_USER || option === SMB_USER) {
+      // user:PASSWORD (curl), user%PASSWORD (Samba): the password is after the first separator (a lone user makes the program ask).
+      const cut = text.slice(value[0], value[1]).indexOf(option === CURL_USER ? ':' : '%');
+      if (cut >= 0 && value[0] + cut + 1 < value[1]) spans.push([value[0] + cut + 1, value[1], 'password']);
+    } else spans.push([value[0], value[1], 'password']);
+    // vault: only the first word after `login` is the token.
+    if (option === VAULT_TOKEN) return;
   }
 }
 

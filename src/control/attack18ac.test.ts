@@ -1,0 +1,112 @@
+// Attack round 18ac (attacker e1): a list of gdb commands was read as one command line, so a program
+// named in one command made a `-p...` in the next a "password", and the audit hid code that ran
+// (e1-3); name/value pairs written as two-item lists kept their values in clear (e1-5); and common
+// spellings of a password kept it in clear (e1-1).
+import { describe, expect, it } from 'vitest';
+import { REDACTED as R, redactText } from '../core/secrets.js';
+import { redact } from './audit.js';
+
+describe('attack 18ac e1-3: only a command line given as a list is read as one', () => {
+  it("gdb's commands are separate command lines: the code in each is kept whole", () => {
+    // Before: {"commands": ["echo mysql\\n", "print -p[REDACTED]"]}, while the assignment ran.
+    const commands = ['echo mysql\\n', 'print -pretty -- (is_admin = 1337)'];
+    expect(redact({ id: 's1', commands })).toEqual({ id: 's1', commands });
+    expect(redact({ commands: ['echo curl', '-u x:y print system("id")'] })).toEqual({ commands: ['echo curl', '-u x:y print system("id")'] });
+    // A secret inside one command is still hidden in it.
+    expect(redact({ commands: ['shell mysql -uroot -phunter2 -e "select 1"', 'info registers'] })).toEqual({ commands: [`shell mysql -uroot -p${R} -e "select 1"`, 'info registers'] });
+  });
+
+  it('argv stays argv: args (after the program named beside them), argv, command and cmd lists', () => {
+    expect(redact({ program: 'mysql', args: ['-u', 'root', '-phunter2'] })).toEqual({ program: 'mysql', args: ['-u', 'root', `-p${R}`] });
+    expect(redact({ entry: 'app.py', args: ['--password', 'hunter2', 'run'] })).toEqual({ entry: 'app.py', args: ['--password', R, 'run'] });
+    expect(redact({ command: ['sshpass', '-p', 'hunter2', 'ssh', 'h'] })).toEqual({ command: ['sshpass', '-p', R, 'ssh', 'h'] });
+    expect(redact({ x: { argv: ['curl', '-u', 'admin:pw', 'http://h'] } })).toEqual({ x: { argv: ['curl', '-u', `admin:${R}`, 'http://h'] } });
+    expect(redact(['--token', 'abc123'])).toEqual(['--token', R]);
+  });
+
+  it('other lists are read item by item: env entries, names', () => {
+    expect(redact({ env: ['PGPASSWORD=hunter2', 'HOME=/root'] })).toEqual({ env: [`PGPASSWORD=${R}`, 'HOME=/root'] });
+    expect(redact({ names: ['mysql', '-pretty'] })).toEqual({ names: ['mysql', '-pretty'] });
+  });
+});
+
+describe('attack 18ac e1-5: name/value pairs in every usual form', () => {
+  it('a pair as a two-item list, alone or in a list of pairs (Object.entries, a Headers init, dict.items())', () => {
+    // Before: [["DB_PASSWORD","Hunter2Secret"]] and [["X-Api-Key","Hunter2Secret"]] kept in clear.
+    expect(
+      redact({
+        mocks: {
+          env: [['DB_PASSWORD', 'Hunter2Secret']],
+          headers: [
+            ['X-Api-Key', 'Hunter2Secret'],
+            ['Accept', 'json'],
+          ],
+        },
+      }),
+    ).toEqual({
+      mocks: {
+        env: [['DB_PASSWORD', R]],
+        headers: [
+          ['X-Api-Key', R],
+          ['Accept', 'json'],
+        ],
+      },
+    });
+    expect(redact({ x: [['password', 'x']] })).toEqual({ x: [['password', R]] });
+    // A pair whose name is not secret, and a list of two words that is no pair, are kept.
+    expect(redact({ x: [['user', 'alice']], y: ['token', ''] })).toEqual({ x: [['user', 'alice']], y: ['token', ''] });
+  });
+
+  it('pair objects whose value field is data, val or values; keys pw and "pass word"', () => {
+    expect(redact({ a: { name: 'password', data: 'x' }, b: { key: 'token', val: 'y' }, c: { name: 'password', values: ['z'] }, d: { name: 'user', data: 'alice' } })).toEqual({
+      a: { name: 'password', data: R },
+      b: { key: 'token', val: R },
+      c: { name: 'password', values: R },
+      d: { name: 'user', data: 'alice' },
+    });
+    expect(redact({ pw: 'p', 'pass word': 'q', compass: 'north' })).toEqual({ pw: R, 'pass word': R, compass: 'north' });
+  });
+});
+
+describe('attack 18ac e1-1: more spellings of a password', () => {
+  it('environment names: *PASS glued (SSHPASS, DBPASS), *_AUTH (REDISCLI_AUTH), db.pass; GIT_ASKPASS and BYPASS stay', () => {
+    expect(redactText('SSHPASS=Hunter2 DBPASS=Hunter2 ROOTPASS=Hunter2 REDISCLI_AUTH=Hunter2 db.pass=Hunter2')).toBe(`SSHPASS=${R} DBPASS=${R} ROOTPASS=${R} REDISCLI_AUTH=${R} db.pass=${R}`);
+    expect(redact({ env: ['SSHPASS=Hunter2', 'PGPASS=Hunter2'] })).toEqual({ env: [`SSHPASS=${R}`, `PGPASS=${R}`] });
+    const kept = 'GIT_ASKPASS=/usr/lib/ssh/askpass SSH_ASKPASS=/bin/ask BYPASS_CHECKS=1 BYPASS=1 compass=n';
+    expect(redactText(kept)).toBe(kept);
+  });
+
+  it("programs' own password options, in a command line and as argv", () => {
+    const cases: Array<[string, string]> = [
+      ['mongosh -u admin -p Hunter2', `mongosh -u admin -p ${R}`],
+      ['mongodump --uri x -p Hunter2', `mongodump --uri x -p ${R}`],
+      ['sqlcmd -S db -U sa -P Hunter2', `sqlcmd -S db -U sa -P ${R}`],
+      ['ldapsearch -D cn=admin -w Hunter2 -b dc=x', `ldapsearch -D cn=admin -w ${R} -b dc=x`],
+      ['keytool -list -storepass Hunter2 -keypass Hunter3', `keytool -list -storepass ${R} -keypass ${R}`],
+      ['smbclient //h/s -U user%Hunter2', `smbclient //h/s -U user%${R}`],
+      ['zip -P Hunter2 a.zip f', `zip -P ${R} a.zip f`],
+      ['unzip -P Hunter2 a.zip', `unzip -P ${R} a.zip`],
+      ['7z x -pHunter2Secret a.7z', `7z x -p${R} a.7z`],
+      ['openssl enc -aes256 -k Hunter2 -in f', `openssl enc -aes256 -k ${R} -in f`],
+      ['mysqladmin -u root password Hunter2', `mysqladmin -u root password ${R}`],
+      ['vault login Hunter2', `vault login ${R}`],
+      ['java -jar tool.jar -password Hunter2', `java -jar tool.jar -password ${R}`],
+      ['Connect-Db -Password:Hunter2', `Connect-Db -Password:${R}`],
+    ];
+    for (const [text, want] of cases) expect(redactText(text), text).toBe(want);
+    expect(redact({ program: 'ldapsearch', args: ['-D', 'cn=admin', '-w', 'Hunter2'] })).toEqual({ program: 'ldapsearch', args: ['-D', 'cn=admin', '-w', R] });
+    expect(redact({ program: 'mongosh', args: ['-u', 'admin', '-p', 'Hunter2'] })).toEqual({ program: 'mongosh', args: ['-u', 'admin', '-p', R] });
+  });
+
+  it('code and options that only look alike are kept', () => {
+    const kept = [
+      'x = n -password + 1',
+      'ls -la /tmp; git log -p HEAD',
+      'print -pretty -- (is_admin = 1337)',
+      'openssl pkcs12 -passin env:PW -pass env:X -passout file:pw.txt',
+      'gzip -k file; tar -czf a.tgz .',
+      'vault login -method=userpass username=alice',
+    ];
+    for (const text of kept) expect(redactText(text), text).toBe(text);
+  });
+});
