@@ -20,11 +20,13 @@ import { boundPromise, pollUntil, sleep, TimeSlice } from './wait.js';
  *   event loop) and a few ms to kill and remove the group.
  * - **environment**: otherwise every child gets `DEBUGKIT_OWNER=<random token>`, which its
  *   descendants inherit through forks, `setsid` and exec; ending the tree scans every
- *   `/proc/PID/environ` (readable for processes of debugkit's own user) for the token, SIGKILLs
- *   what carries it and scans again until nothing does. A process that clears or rewrites its own
- *   environment is not found this way (the cgroup finds it). Cost: one scan when a tree ends (two
- *   when it left processes to end), ~15-35 us per process on the machine (bench/process-tracking.ts),
- *   in slices of 2 ms so the event loop never waits on it longer; no periodic scan.
+ *   `/proc/PID/environ` (readable for processes of debugkit's own user) for the token, and that of
+ *   every pid given out while it scans (so a chain that forks and exits faster than a scan is
+ *   found too: sweepMarked), SIGKILLs what carries it and scans again until nothing does. A process
+ *   that clears or rewrites its own environment is not found this way (the cgroup finds it). Cost:
+ *   one scan when a tree ends (two when it left processes to end), ~15-35 us per process on the
+ *   machine (bench/process-tracking.ts) and per pid given out meanwhile, in slices of 2 ms so the
+ *   event loop never waits on it longer; no periodic scan.
  *
  * The token is set in both modes; gdb's exec-wrapper adds `DEBUGKIT_INFERIOR=<pid>` so one
  * debuggee's processes can be ended apart from its session (`endMarkedProcesses`).
@@ -354,63 +356,95 @@ function populated(dir: string): boolean {
 }
 
 /**
- * SIGKILLs every process whose environment `matches` (among the members of `cgroup` when given,
- * else every process on the machine), again and again until a scan finds none: one forked between
- * two scans is found by the next. A process that has exited has no environment left to match.
+ * SIGKILLs every process whose environment `matches`, round after round, until a round finds none;
+ * resolves true then, false when a round still found some after `timeoutMs`. One sweep serves
+ * both drivers (endMarked, endMarkedSync): it yields 'check' before each process it reads (the
+ * async driver pauses there when its slice of the event loop is spent) and 'wait' when it found
+ * only processes it had already killed (on their way out: wait 5 ms, then look again).
+ *
+ * A round reads the environment of every process listed (the members of `cgroup` when given, else
+ * every process on the machine), then of every pid allocated since the listing began (the pid
+ * counter, lastPid): each pid is read after it was allocated, until the counter stands still
+ * between two reads. So a round that finds nothing proves that no marked process is left: one
+ * that lived through the round was listed, or was born during it and read then, alive either way.
+ * Listing and reading alone is not enough: a chain whose every process forks the next and exits
+ * (one process alive at any instant, always a new one) is gone from the pid the listing gave by
+ * the time it is read, and its successor was born after the listing (attack f1-2).
+ * A process is killed as soon as it is found: a killed one forks no more (a fork under way fails).
+ * Where /proc gives no pid counter, a round reads only what it listed, and such a chain can escape.
  */
-async function endMarked(matches: (env: Buffer) => boolean, cgroup?: string): Promise<boolean> {
-  const deadline = Date.now() + 5000;
+function* sweepMarked(matches: (env: Buffer) => boolean, cgroup: string | undefined, timeoutMs: number): Generator<'check' | 'wait', boolean, void> {
+  const deadline = Date.now() + timeoutMs;
   const killed = new Set<number>();
   for (;;) {
-    const found = await scanProcesses(matches, cgroup);
+    const found: number[] = [];
+    const check = (pid: number) => {
+      const env = pid === process.pid ? undefined : readEnviron(pid);
+      if (env === undefined || !matches(env)) return;
+      killQuietly(pid);
+      found.push(pid);
+    };
+    let seen = lastPid();
+    for (const pid of cgroup ? cgroupMembers(cgroup) : allPids()) {
+      yield 'check';
+      check(pid);
+    }
+    for (let now = lastPid(); seen !== undefined && now !== undefined && now !== seen; seen = now, now = lastPid()) {
+      // Pids given out faster than they are read for the whole bound: nothing is proven.
+      if (Date.now() > deadline) return false;
+      for (const pid of pidsAfter(seen, now)) {
+        yield 'check';
+        check(pid);
+      }
+    }
     if (found.length === 0) return true;
     if (Date.now() > deadline) return false;
     const fresh = found.filter((pid) => !killed.has(pid));
-    for (const pid of found) {
-      killQuietly(pid);
-      killed.add(pid);
-    }
-    // Only processes already killed are left: they are on their way out.
-    if (fresh.length === 0) await sleep(5, undefined, { keepAlive: true });
+    for (const pid of found) killed.add(pid);
+    if (fresh.length === 0) yield 'wait';
+  }
+}
+
+/** endMarked's bound: a process stuck in the kernel is given up on after it. */
+const END_MARKED_MS = 5000;
+
+async function endMarked(matches: (env: Buffer) => boolean, cgroup?: string): Promise<boolean> {
+  const slice = new TimeSlice(SCAN_SLICE_MS);
+  const sweep = sweepMarked(matches, cgroup, END_MARKED_MS);
+  for (;;) {
+    const step = sweep.next();
+    if (step.done) return step.value;
+    if (step.value === 'wait') await sleep(5, undefined, { keepAlive: true });
+    else await slice.pause();
+  }
+}
+
+/** The same at process exit, holding the thread (bounded more tightly: the process is on its way out). */
+function endMarkedSync(matches: (env: Buffer) => boolean): boolean {
+  const sweep = sweepMarked(matches, undefined, 2000);
+  for (;;) {
+    const step = sweep.next();
+    if (step.done) return step.value;
+    if (step.value === 'wait') sleepSync(5);
   }
 }
 
 /**
  * Ends the processes of `owned`'s tree whose environment holds `name=value` (a subtree a program
  * marked, such as the debuggee gdb's exec-wrapper starts), leaving the rest of the tree alone.
- * Resolves once they are gone.
+ * Resolves true once they are gone, false when some were still found after 5 s.
  */
-export async function endMarkedProcesses(owned: OwnedChild, name: string, value: string): Promise<void> {
+export async function endMarkedProcesses(owned: OwnedChild, name: string, value: string): Promise<boolean> {
   const tree = treeOf.get(owned.child);
-  if (!tree) return;
+  if (!tree) return true;
   const own = entry(OWNER_VAR, tree.token);
   const mark = entry(name, value);
-  await endMarked((env) => hasEntry(env, own) && hasEntry(env, mark), tree.cgroup);
+  return endMarked((env) => hasEntry(env, own) && hasEntry(env, mark), tree.cgroup);
 }
 
-/** The longest a scan holds the event loop before it yields. */
+/** The longest a sweep holds the event loop before it yields. */
 const SCAN_SLICE_MS = 2;
 const environBuffer = Buffer.alloc(64 * 1024);
-
-/** Pids whose environment `matches`; yields to the event loop every SCAN_SLICE_MS. */
-async function scanProcesses(matches: (env: Buffer) => boolean, cgroup?: string): Promise<number[]> {
-  const pids = cgroup ? cgroupMembers(cgroup) : allPids();
-  const found: number[] = [];
-  const slice = new TimeSlice(SCAN_SLICE_MS);
-  for (const pid of pids) {
-    await slice.pause();
-    const env = readEnviron(pid);
-    if (env && matches(env)) found.push(pid);
-  }
-  return found;
-}
-
-function scanProcessesSync(matches: (env: Buffer) => boolean): number[] {
-  return allPids().filter((pid) => {
-    const env = readEnviron(pid);
-    return env !== undefined && matches(env);
-  });
-}
 
 function allPids(): number[] {
   const pids: number[] = [];
@@ -419,6 +453,25 @@ function allPids(): number[] {
     if (Number.isInteger(pid) && pid > 0 && pid !== process.pid) pids.push(pid);
   }
   return pids;
+}
+
+/**
+ * The last pid allocated in this pid namespace (every process and thread born in it or below it
+ * takes one), or undefined when /proc does not say.
+ */
+function lastPid(): number | undefined {
+  for (const [file, field] of [
+    ['/proc/sys/kernel/ns_last_pid', 0],
+    ['/proc/loadavg', 4],
+  ] as const) {
+    try {
+      const n = Number(readFileSync(file, 'latin1').trim().split(/\s+/)[field]);
+      if (Number.isInteger(n) && n > 0) return n;
+    } catch {
+      /* try the next */
+    }
+  }
+  return undefined;
 }
 
 /** Members of a cgroup and of the groups below it. */
@@ -431,6 +484,26 @@ function cgroupMembers(dir: string): number[] {
     /* removed meanwhile */
   }
   return pids;
+}
+
+let pidMax: number | undefined;
+
+/** The pids allocated after `from` up to `to`, in the order they were given: past pid_max they start again low. */
+function* pidsAfter(from: number, to: number): Generator<number> {
+  if (to < from) {
+    pidMax ??= readPidMax();
+    for (let pid = from + 1; pid < pidMax; pid++) yield pid;
+    from = 0;
+  }
+  for (let pid = from + 1; pid <= to; pid++) yield pid;
+}
+
+function readPidMax(): number {
+  try {
+    return Number(readFileSync('/proc/sys/kernel/pid_max', 'latin1')) || 4_194_304;
+  } catch {
+    return 4_194_304;
+  }
 }
 
 /** /proc/PID/environ (NUL-separated NAME=VALUE entries), or undefined when it cannot be read. */
@@ -541,12 +614,7 @@ export function killAllChildrenSync(): void {
     }
   }
   const tokens = trees.filter((t) => !t.cgroup).map((t) => entry(OWNER_VAR, t.token));
-  for (let round = 0; tokens.length > 0 && round < 20; round++) {
-    const found = scanProcessesSync((env) => tokens.some((t) => hasEntry(env, t)));
-    if (found.length === 0) break;
-    for (const pid of found) killQuietly(pid);
-    sleepSync(5);
-  }
+  if (tokens.length > 0) endMarkedSync((env) => tokens.some((t) => hasEntry(env, t)));
   const cgroups = trees.flatMap((t) => (t.cgroup ? [t.cgroup] : []));
   const deadline = Date.now() + 2000;
   while (cgroups.some(populated) && Date.now() < deadline) sleepSync(5);

@@ -421,8 +421,12 @@ export class GdbSession implements SessionResource {
     for (const pid of launchedBefore) {
       if ([...this.inferiors.values()].some((i) => i.pid === pid)) continue;
       killProcessGroup(pid);
-      await endMarkedProcesses(this.engine.proc, 'DEBUGKIT_INFERIOR', String(pid));
-      this.notes.push(`[debugkit: process ${pid} was started by this session, so it was ended at detach rather than left running without an owner]`);
+      const ended = await endMarkedProcesses(this.engine.proc, 'DEBUGKIT_INFERIOR', String(pid));
+      this.notes.push(
+        ended
+          ? `[debugkit: process ${pid} was started by this session, so it was ended at detach rather than left running without an owner]`
+          : `[debugkit: process ${pid} was started by this session and was ended at detach, but processes it started were still being found after 5 s of ending them: some may still run]`,
+      );
     }
   }
 
