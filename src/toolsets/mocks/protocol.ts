@@ -98,6 +98,10 @@ export interface ReplayersOptions {
   upstreamCa?: string;
   /** One line per miss: what was asked and the closest mock. */
   missed(message: string): void;
+  /** The line of a miss that was answered by the real service (passthrough): reported, never stopped on. */
+  fellBack?(message: string): void;
+  /** A call answered from a mock whose request body could only be compared by its size (the recording kept neither it nor its digest). */
+  unverified?(message: string): void;
   /**
    * A mock of the set answered, by its name, each time it does (a repeated request answered by the
    * same mock again calls it again): what replay.ts reports as the mocks never used and reused.

@@ -51,8 +51,22 @@ export interface ReplayOutcome {
   recorded: Mock[];
   /** Exchanges captured on a miss past what a set may hold: counted, not kept. */
   recordedDropped: number;
-  /** One line per miss, for the first MISS_LINES misses: what was asked, and the closest mock (`missed` counts them all). */
+  /**
+   * One line per miss, for the first MISS_LINES misses: what was asked, and the closest mock (`missed`
+   * counts them all). An HTTP/1 call that fell back to the real service has its line too; a
+   * connection or command of another protocol that did is counted in `fellBack` only.
+   */
   misses: string[];
+  /** Lines said but not kept in `misses` (past MISS_LINES). */
+  missesOmitted: number;
+  /**
+   * Calls answered from a mock whose request body could only be compared by its size: the
+   * recording kept neither the body nor its digest (a body over the recording limit in a set
+   * without `body_sha256`, as Keploy writes them). Counted in `replayed` too; `strict` fails them.
+   */
+  unverified: number;
+  /** One line each, for the first MISS_LINES of them. */
+  unverifiedLines: string[];
   /** What the set's mocks did in the run (usage): those never used and those answered more often than recorded. */
   usage: MockUsage;
   run: RunResult;
@@ -155,6 +169,9 @@ export type ReplayTally = Omit<ReplayOutcome, 'run'>;
  */
 export class ReplaySession {
   private readonly misses: string[] = [];
+  private missesOmitted = 0;
+  private readonly unverified: string[] = [];
+  private unverifiedCount = 0;
   private readonly recorded: Array<{ at: number; order: number; mock: Mock }> = [];
   private order = 0;
   private recordedBytes = 0;
@@ -204,8 +221,14 @@ export class ReplaySession {
   }
 
   private miss(message: string): void {
-    if (this.misses.length < MISS_LINES) this.misses.push(message);
+    this.missLine(message);
     this.setup.onMissed?.(message);
+  }
+
+  /** A miss's line, kept while there is room (`missesOmitted` counts the rest). */
+  private missLine(message: string): void {
+    if (this.misses.length < MISS_LINES) this.misses.push(message);
+    else this.missesOmitted++;
   }
 
   /**
@@ -234,6 +257,12 @@ export class ReplaySession {
       ...(setup.ignore ? { ignore: setup.ignore } : {}),
       ...(setup.upstreamCa ? { upstreamCa: setup.upstreamCa } : {}),
       missed: (message) => this.miss(message),
+      // A call that fell back is a miss of the set with its line, but not one a debugger stops on (stopOnMiss).
+      fellBack: (message) => this.missLine(message),
+      unverified: (message) => {
+        this.unverifiedCount++;
+        if (this.unverified.length < MISS_LINES) this.unverified.push(message);
+      },
       recorded: (mock) => this.keep(mock),
       dropped: () => void this.recordedDropped++,
       warn: setup.warn,
@@ -297,15 +326,32 @@ export class ReplaySession {
     if (refused.length > 0) {
       this.other.missed += refused.reduce((n, r) => n + r.count, 0);
       misses.unshift(describeRefusals(refused));
-      misses.length = Math.min(misses.length, MISS_LINES);
+      this.trimMisses();
     }
     // Said, not counted as missed: any local process can knock on the ports, and must not fail another's replay.
     if (proxy.unauthenticated > 0) {
       misses.unshift(describeUnauthenticated(proxy.unauthenticated));
-      misses.length = Math.min(misses.length, MISS_LINES);
+      this.trimMisses();
     }
     const captured = this.recorded.sort((a, b) => a.at - b.at || a.order - b.order).map((r) => r.mock);
-    return { ...this.counts(), recorded: captured, recordedDropped: this.recordedDropped, misses: [...misses], usage: this.usage.usage() };
+    return {
+      ...this.counts(),
+      recorded: captured,
+      recordedDropped: this.recordedDropped,
+      misses: [...misses],
+      missesOmitted: this.missesOmitted,
+      unverified: this.unverifiedCount,
+      unverifiedLines: [...this.unverified],
+      usage: this.usage.usage(),
+    };
+  }
+
+  /** Back to MISS_LINES lines, those cut counted. */
+  private trimMisses(): void {
+    const over = this.misses.length - MISS_LINES;
+    if (over <= 0) return;
+    this.missesOmitted += over;
+    this.misses.length = MISS_LINES;
   }
 }
 

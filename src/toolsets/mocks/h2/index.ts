@@ -41,6 +41,7 @@ function h2Replayer(mocks: readonly Mock[], grpc: GrpcIndex, o: ReplayersOptions
     counts: c,
     missed: o.missed,
     ...(o.served ? { served: o.served } : {}),
+    ...(o.unverified ? { unverified: o.unverified } : {}),
     ...(o.holdMiss ? { holdMiss: o.holdMiss } : {}),
     recorded: o.recorded,
   });

@@ -1,7 +1,7 @@
 import http2 from 'node:http2';
 import { bodyBytes } from '../http/keploy.js';
 import type { HttpMock, Mock } from '../keploy/types.js';
-import type { HttpMatcher } from '../http/matcher.js';
+import { sizeOnlyLine, type HttpMatcher } from '../http/matcher.js';
 import type { OnMiss } from '../http/replayer.js';
 import { encodeGrpcMessage, frameMessages, GrpcStatus, isGrpc, MessageReader, type GrpcMessage, type HeaderMap } from './grpc.js';
 import { TimeSlice } from '../../../core/wait.js';
@@ -21,6 +21,8 @@ export interface ReplayH2Options {
   missed(message: string): void;
   /** A mock answered (its name): see ReplayersOptions.served. */
   served?(mock: string): void;
+  /** A mock answered whose request body matched by its size only (ReplayersOptions.unverified). */
+  unverified?(message: string): void;
   /** A miss's answer waits for this (ReplayersOptions.holdMiss). */
   holdMiss?(): Promise<void>;
   /** A call recorded on a miss; false when not kept (then not indexed either: see ReplayersOptions). */
@@ -57,6 +59,7 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
     if (!r.miss) {
       o.counts.replayed++;
       o.served?.(r.mock.name);
+      if (r.how === 'size') o.unverified?.(sizeOnlyLine(`${method} ${path} (HTTP/2)`, r.mock.name, body.length));
       respondHttp(stream, r.mock);
       return;
     }

@@ -2,7 +2,7 @@ import { h2Label, recordH2 } from '../h2/recorder.js';
 import type { HttpMock } from '../keploy/types.js';
 import { ofKind, type ProtocolRecorder, type ProtocolReplayer, type ReplayerFactory, type ReplayersOptions } from '../protocol.js';
 import { isHttpCandidate, recordIntercepted, replayIntercepted, type H2OverTls } from './intercept.js';
-import { HttpMatcher } from './matcher.js';
+import { HttpMatcher, sizeOnlyLine } from './matcher.js';
 import { HttpReplayer, type ReplayEvent } from './replayer.js';
 
 /**
@@ -47,7 +47,11 @@ function httpReplayer(mocks: HttpMock[], o: ReplayersOptions, h2?: (conn: H2Over
     ...(o.holdMiss ? { holdMiss: o.holdMiss } : {}),
     onEvent: (event) => {
       if (event.kind === 'missed') o.missed(describeMiss(event));
-      else if (event.kind === 'replayed' && event.mock) o.served?.(event.mock);
+      else if (event.kind === 'fellBack') o.fellBack?.(describeMiss(event));
+      else if (event.kind === 'replayed' && event.mock) {
+        o.served?.(event.mock);
+        if (event.how === 'size') o.unverified?.(sizeOnlyLine(`${event.method} ${event.url}`, event.mock, event.bodySize ?? 0));
+      }
     },
   });
   return {
@@ -64,8 +68,13 @@ function httpReplayer(mocks: HttpMock[], o: ReplayersOptions, h2?: (conn: H2Over
 }
 
 function describeMiss(event: ReplayEvent): string {
+  const closest = event.mock ? `; closest ${event.mock}: ${(event.differences ?? []).slice(0, 3).join('; ')}` : '';
+  if (event.kind === 'fellBack') {
+    // Passthrough: what the real service did, and why the set did not answer.
+    const failed = event.error ? ` (which failed: ${event.error})` : '';
+    return `${event.method} ${event.url}: fell back to the real service${failed}${event.reason ? `: ${event.mock}: ${event.reason}` : closest}`;
+  }
   // A request that could not be answered as recorded (or at all) says why; a miss names the closest mock.
   if (event.error) return `${event.method} ${event.url}: ${event.mock ? `${event.mock}: ` : ''}${event.error}`;
-  const closest = event.mock ? `; closest ${event.mock}: ${(event.differences ?? []).slice(0, 3).join('; ')}` : '';
   return `${event.method} ${event.url}${closest}`;
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { buildHttpMock } from './keploy.js';
 import type { HttpMock } from '../keploy/types.js';
@@ -145,13 +146,38 @@ describe('HttpMatcher', () => {
     expect(m.match(request('GET', '/search?q=x', { host: 'localhost:9300', scheme: 'http' })).miss).toBe(true);
   });
 
-  it('compares only sizes when a body was too large to keep', () => {
+  it('compares only sizes when a body was too large to keep and its digest was not either: a match by size, not exact', () => {
     const big = mock('PUT', 'https://api.test/blob');
     big.spec.req.extra = { body_skipped: true, body_size: 5_000_000 };
     const m = new HttpMatcher([big]);
-    expect(m.match({ ...request('PUT', '/blob', { body: 'x'.repeat(100) }), bodyLength: 5_000_000 }).miss).toBe(false);
+    expect(m.match({ ...request('PUT', '/blob', { body: 'x'.repeat(100) }), bodyLength: 5_000_000 })).toMatchObject({ miss: false, how: 'size' });
     const other = m.match({ ...request('PUT', '/blob', { body: 'x'.repeat(100) }), bodyLength: 4_000_000 });
     expect(other.miss && other.closest?.differences).toEqual(['body: recorded 5000000 bytes, got 4000000']);
+  });
+
+  it('compares a body not kept whole by its SHA-256, on either side (f1-3)', () => {
+    const sha = (b: string) => createHash('sha256').update(b).digest('hex');
+    const a = 'a'.repeat(3000);
+    const b = 'b'.repeat(3000);
+    const partial = (body: string): MatchRequest => ({ ...request('PUT', '/blob', { body: body.slice(0, 1000) }), bodyLength: body.length, bodySha256: sha(body) });
+    const differs = ['body: 3000 bytes as recorded, but not the same bytes (SHA-256 differs; a body over the size kept is compared by its digest)'];
+    // The recording kept the digest: the same body is exact, another of the same length a miss.
+    const skipped = mock('PUT', 'https://api.test/blob');
+    skipped.spec.req.extra = { body_skipped: true, body_size: 3000, body_sha256: sha(a).toUpperCase() };
+    expect(new HttpMatcher([skipped]).match(partial(a))).toMatchObject({ miss: false, how: 'exact' });
+    expect(new HttpMatcher([skipped]).match(request('PUT', '/blob', { body: a }))).toMatchObject({ miss: false, how: 'exact' });
+    const other = new HttpMatcher([skipped], { reuse: 'none' }).match(partial(b));
+    expect(other.miss && other.closest?.differences).toEqual(differs);
+    // The recording kept the whole body, the request was read in part (before: sizes only, "exact").
+    const whole = mock('PUT', 'https://api.test/blob', { body: a });
+    expect(new HttpMatcher([whole]).match(partial(a))).toMatchObject({ miss: false, how: 'exact' });
+    const wrong = new HttpMatcher([whole]).match(partial(b));
+    expect(wrong.miss && wrong.closest?.differences).toEqual(differs);
+    // An exact match is preferred to one by size only, whatever the recorded order.
+    const unknown = mock('PUT', 'https://api.test/blob');
+    unknown.spec.req.extra = { body_skipped: true, body_size: 3000 };
+    expect(new HttpMatcher([unknown, skipped]).match(partial(a))).toMatchObject({ miss: false, how: 'exact', index: 1 });
+    expect(new HttpMatcher([unknown, skipped]).match(partial(b))).toMatchObject({ miss: false, how: 'size', index: 0 });
   });
 
   it('compares binary bodies as bytes', () => {

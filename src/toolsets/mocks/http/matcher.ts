@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import type { TimeSlice } from '../../../core/wait.js';
 import { bodyBytes } from './keploy.js';
 import type { HttpMock } from '../keploy/types.js';
-import { compilePath, jsonDifferenceSteps, parseJsonBody, preview, type Json, type JsonIgnore } from './json-diff.js';
+import { compilePath, jsonDifferenceSteps, jsonRefusal, parseJsonBody, preview, type Json, type JsonIgnore } from './json-diff.js';
 import type { Header } from './wire.js';
 import { hostPort, splitUrl, type Scheme } from './url.js';
 
@@ -9,7 +10,12 @@ import { hostPort, splitUrl, type Scheme } from './url.js';
  * Finds the recorded answer to a request. A mock matches when method, host, path, query (as a
  * multiset: parameter order is free), the non-volatile headers and the body agree:
  * 1. exact: the body bytes are equal;
- * 2. json: both bodies are JSON and equal as structures (key order free, volatile fields skipped).
+ * 2. json: both bodies are JSON and equal as structures (key order free, volatile fields skipped);
+ * 3. size: a body not kept in full on one side (over the recording's or the replay's limit) is
+ *    compared by its SHA-256 (the request's taken as it arrived, the mock's `body_sha256`), which
+ *    counts as exact; when the recording kept neither the body nor its digest (Keploy's own sets)
+ *    only the sizes can agree, a match of its own kind, last in preference, that the caller reports
+ *    as unverified.
  * Anything else is a miss; the closest mock is then named with its differences, to explain the
  * miss (never to answer it): the best scored of those with the request's method and path and of
  * the mocks of the CLOSEST_KEYS method+path pairs nearest to it in sorted order (by method then
@@ -95,9 +101,14 @@ export interface MatchRequest {
   body: Uint8Array;
   /** The whole body length when `body` holds only part of it. */
   bodyLength?: number;
+  /** With `bodyLength`: the SHA-256 of the whole body (hex), so that it can be compared. */
+  bodySha256?: string;
 }
 
-export type MatchResult = { miss: false; mock: HttpMock; index: number; how: 'exact' | 'json'; reused: boolean } | { miss: true; closest?: { name: string; index: number; differences: string[] } };
+/** How a mock matched: bytes (or SHA-256 digests) equal, JSON equal, or only the body sizes known equal (not verified). */
+export type MatchHow = 'exact' | 'json' | 'size';
+
+export type MatchResult = { miss: false; mock: HttpMock; index: number; how: MatchHow; reused: boolean } | { miss: true; closest?: { name: string; index: number; differences: string[] } };
 
 interface Prepared {
   method: string;
@@ -109,13 +120,15 @@ interface Prepared {
   bodySize: number;
   /** Only the size of the body is known (recorded with `body_skipped`, or received too long). */
   bodyPartial: boolean;
+  /** The SHA-256 of the whole body (hex): given for a partial one when known, computed for a whole one when needed. */
+  sha256?: string;
   json?: Json | null; // null: not JSON; undefined: not parsed yet
 }
 
 interface Comparison {
   differences: string[];
   score: number;
-  how?: 'exact' | 'json';
+  how?: MatchHow;
 }
 
 export class HttpMatcher {
@@ -200,18 +213,23 @@ export class HttpMatcher {
     // and only as far as needed (the first unused exact match wins at once).
     const candidates = this.byKey.get(keyOf(req.method, req.path)) ?? [];
     const results = new Map<number, Comparison>();
+    // The first json match, else the first matched by size only (exact ones answer at once).
     let json: number | undefined;
+    let size: number | undefined;
     for (const i of candidates) {
       if (this.used[i]) continue;
       const how = (yield* this.compared(results, i, req)).how;
       yield;
       if (how === 'exact') return this.use(i, 'exact', false);
       if (how === 'json') json ??= i;
+      if (how === 'size') size ??= i;
     }
     if (json !== undefined) return this.use(json, 'json', false);
+    if (size !== undefined) return this.use(size, 'size', false);
     if (this.options.reuse !== 'none') {
       // Repeated more often than recorded: the last recorded match answers again.
       let lastJson: number | undefined;
+      let lastSize: number | undefined;
       for (let k = candidates.length - 1; k >= 0; k--) {
         const i = candidates[k]!;
         if (!this.used[i]) continue;
@@ -219,8 +237,10 @@ export class HttpMatcher {
         yield;
         if (how === 'exact') return this.use(i, 'exact', true);
         if (how === 'json') lastJson ??= i;
+        if (how === 'size') lastSize ??= i;
       }
       if (lastJson !== undefined) return this.use(lastJson, 'json', true);
+      if (lastSize !== undefined) return this.use(lastSize, 'size', true);
     }
     // A miss: the nearest mocks are scored, to name the closest one and how it differs.
     for (const i of this.nearby(req)) {
@@ -264,7 +284,7 @@ export class HttpMatcher {
     return [...near].flatMap((k) => this.byKey.get(k)!.slice(0, CLOSEST_PER_KEY));
   }
 
-  private use(index: number, how: 'exact' | 'json', reused: boolean): MatchResult {
+  private use(index: number, how: MatchHow, reused: boolean): MatchResult {
     this.used[index] = true;
     return { miss: false, mock: this.mocks[index]!, index, how, reused };
   }
@@ -320,10 +340,16 @@ export class HttpMatcher {
     return { differences: diffs, score, how: diffs.length === 0 ? body.how : undefined };
   }
 
-  private *compareBodies(mock: Prepared, req: Prepared): Generator<void, { differences: string[]; how?: 'exact' | 'json' }> {
+  private *compareBodies(mock: Prepared, req: Prepared): Generator<void, { differences: string[]; how?: MatchHow }> {
     if (mock.bodyPartial || req.bodyPartial) {
-      // Only sizes can be compared: the recording (or this request) kept no full body.
-      return mock.bodySize === req.bodySize ? { differences: [], how: 'exact' } : { differences: [`body: recorded ${mock.bodySize} bytes, got ${req.bodySize}`] };
+      // One side holds only part of its body (or none): sizes, then SHA-256 digests when both are known.
+      if (mock.bodySize !== req.bodySize) return { differences: [`body: recorded ${mock.bodySize} bytes, got ${req.bodySize}`] };
+      const recorded = sha256Of(mock);
+      const got = sha256Of(req);
+      yield;
+      if (recorded === undefined || got === undefined) return { differences: [], how: 'size' };
+      if (recorded === got) return { differences: [], how: 'exact' };
+      return { differences: [`body: ${req.bodySize} bytes as recorded, but not the same bytes (SHA-256 differs; a body over the size kept is compared by its digest)`] };
     }
     if (Buffer.compare(mock.body, req.body) === 0) return { differences: [], how: 'exact' };
     // Each body is parsed once (the request's for all the mocks it is compared with), in a step of its own.
@@ -341,7 +367,10 @@ export class HttpMatcher {
       const diffs = yield* jsonDifferenceSteps(a, b, this.ignoreJson);
       return diffs.length === 0 ? { differences: [], how: 'json' } : { differences: diffs.map((d) => `body ${d}`) };
     }
-    return { differences: [`body: recorded ${describeBody(mock.body)}, got ${describeBody(req.body)}`] };
+    // A body nested too deep to be parsed was compared as bytes: the line says which and why.
+    const refused = jsonRefusal(mock.body) !== undefined ? 'the recorded body' : jsonRefusal(req.body) !== undefined ? 'the request body' : undefined;
+    const why = refused ? `; compared as bytes, not as JSON: ${refused} is ${jsonRefusal(mock.body) ?? jsonRefusal(req.body)}` : '';
+    return { differences: [`body: recorded ${describeBody(mock.body)}, got ${describeBody(req.body)}${why}`] };
   }
 
   private json(p: Prepared): Json | null {
@@ -355,6 +384,7 @@ export class HttpMatcher {
     const body = bodyBytes(req.body);
     const skipped = req.extra?.body_skipped === true;
     const size = skipped && typeof req.extra?.body_size === 'number' ? req.extra.body_size : body.length;
+    const digest = req.extra?.body_sha256;
     return {
       method: req.method,
       hostPort: url.hostPort,
@@ -364,6 +394,7 @@ export class HttpMatcher {
       body,
       bodySize: size,
       bodyPartial: skipped,
+      ...(skipped && typeof digest === 'string' && SHA256_HEX.test(digest) ? { sha256: digest.toLowerCase() } : {}),
     };
   }
 
@@ -380,6 +411,7 @@ export class HttpMatcher {
       body: r.body,
       bodySize: size,
       bodyPartial: size > r.body.length,
+      ...(size > r.body.length && r.bodySha256 !== undefined ? { sha256: r.bodySha256.toLowerCase() } : {}),
     };
   }
 
@@ -410,6 +442,19 @@ export class HttpMatcher {
     }
     return out;
   }
+}
+
+const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
+
+/** The report's line for a call answered from a mock matched by its request body's size only (`how: 'size'`). */
+export function sizeOnlyLine(call: string, mock: string, bodySize: number): string {
+  return `${call}: ${mock}: the request body (${bodySize} bytes) matched by its size only: the recording kept neither the body nor its SHA-256 (body_sha256)`;
+}
+
+/** The SHA-256 of a body: as given for a partial one (undefined when unknown), computed once for a whole one. */
+function sha256Of(p: Prepared): string | undefined {
+  if (p.sha256 === undefined && !p.bodyPartial) p.sha256 = createHash('sha256').update(p.body).digest('hex');
+  return p.sha256;
 }
 
 /** Keys taken on each side of a missed request's, in each sorted list, and mocks taken of each key. */

@@ -1,3 +1,4 @@
+import { createHash, type Hash } from 'node:crypto';
 import { KeptShare, type KeptBytes } from '../kept.js';
 /** HTTP/1.x messages as the passive parser reports them, and helpers to read their fields. */
 
@@ -15,6 +16,8 @@ interface MessageBase {
   /** The whole payload length, kept or not. */
   bodyLength: number;
   bodyTruncated: boolean;
+  /** When `bodyTruncated`: the SHA-256 of the whole payload (lower-case hex), so that it can still be compared. */
+  bodySha256?: string;
   /** Epoch ms of the message's first byte and of its last. */
   startedAt: number;
   completedAt: number;
@@ -100,7 +103,8 @@ export function decodeValue(bytes: Buffer, from: number, to: number): string {
 }
 
 /**
- * A message body kept up to `max` bytes, beyond which it is only counted. Bytes are COPIED out of
+ * A message body kept up to `max` bytes, beyond which it is only counted and hashed (SHA-256 of the
+ * whole body, from its first byte: `sha256()`). Bytes are COPIED out of
  * the pieces fed in: a view would keep a whole network chunk alive for each tiny chunked-encoding
  * piece, and memory would no longer be bounded by `max`.
  */
@@ -109,6 +113,9 @@ export class BodySink {
   private buf: Buffer | undefined;
   private kept = 0;
   private readonly share: KeptShare;
+  /** Started once a byte is not kept, with the bytes kept before it. */
+  private hash: Hash | undefined;
+  private digest: string | undefined;
 
   /** `kept`: the recording's budget, charged for the buffer this body grows to (kept.ts); past it the body is kept no further, as past `max`. */
   constructor(
@@ -125,12 +132,27 @@ export class BodySink {
 
   append(src: Buffer, from: number, to: number): void {
     this.total += to - from;
-    const n = Math.min(to - from, this.max - this.kept);
-    if (n <= 0) return;
-    const need = this.kept + n;
-    if ((!this.buf || this.buf.length < need) && !this.grow(Math.min(this.max, Math.max(need, (this.buf?.length ?? 0) * 2, 4096)))) return;
-    src.copy(this.buf!, this.kept, from, from + n);
-    this.kept = need;
+    let n = Math.min(to - from, this.max - this.kept);
+    if (n > 0) {
+      const need = this.kept + n;
+      if ((!this.buf || this.buf.length < need) && !this.grow(Math.min(this.max, Math.max(need, (this.buf?.length ?? 0) * 2, 4096)))) n = 0;
+      else {
+        src.copy(this.buf!, this.kept, from, from + n);
+        this.kept = need;
+      }
+    }
+    if (from + n === to) return;
+    if (!this.hash) {
+      this.hash = createHash('sha256');
+      if (this.buf) this.hash.update(this.buf.subarray(0, this.kept));
+    }
+    this.hash.update(src.subarray(from + n, to));
+  }
+
+  /** The SHA-256 of the whole body (lower-case hex) when some of it was not kept; undefined when all of it was (hash `bytes()`). */
+  sha256(): string | undefined {
+    this.digest ??= this.hash?.digest('hex');
+    return this.digest;
   }
 
   /** A buffer of `size`, charged to the budget; false (and the body kept no further) when the budget has no room. */

@@ -18,7 +18,8 @@ import { dial } from '../dial.js';
  * `scheme://host[:port]/path?query` (Host header, else the target); `metadata.host` the authority;
  * the connection id as `connectionId`. A body over `maxBodyBytes` is not stored: `body` is empty
  * and the side's `extra` says `body_skipped: true, body_size: <bytes>` (Keploy's own marker for
- * bodies over 1 MB). 1xx interim responses are not mocks; an exchange that switched protocols
+ * bodies over 1 MB); a request's also `body_sha256: <hex>`, the SHA-256 of the whole body, which
+ * replay compares (without it only the size could be). 1xx interim responses are not mocks; an exchange that switched protocols
  * (101, CONNECT) is not either, as it cannot be replayed.
  */
 
@@ -189,7 +190,8 @@ class Pairing {
       responseTime: new Date(res.startedAt),
       ...(this.conn.id ? { connectionId: this.conn.id } : {}),
     });
-    if (req.bodyTruncated) mock.spec.req.extra = { ...mock.spec.req.extra, body_skipped: true, body_size: req.bodyLength };
+    // The digest lets replay compare the body it did not keep (Keploy ignores the extra field; its own sets have only the size).
+    if (req.bodyTruncated) mock.spec.req.extra = { ...mock.spec.req.extra, body_skipped: true, body_size: req.bodyLength, ...(req.bodySha256 ? { body_sha256: req.bodySha256 } : {}) };
     if (res.bodyTruncated) {
       mock.spec.resp.extra = { ...mock.spec.resp.extra, body_skipped: true, body_size: res.bodyLength };
       // buildHttpMock sized Content-Length from the (absent) body; keep the server's, if any.

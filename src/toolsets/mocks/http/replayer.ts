@@ -6,7 +6,8 @@ import type { HttpMock } from '../keploy/types.js';
 import type { UpstreamTlsOptions } from '../tls/terminate.js';
 import { StreamBridge } from './bridge.js';
 import { forwardRequest, type ForwardedAnswer } from './fallback.js';
-import type { HttpMatcher, MatchRequest, MatchResult } from './matcher.js';
+import type { HttpMatcher, MatchHow, MatchRequest, MatchResult } from './matcher.js';
+import { BodySink } from './message.js';
 import type { Header } from './wire.js';
 import { encodeForClient } from './encoding.js';
 import { authorityOf, type Scheme } from './url.js';
@@ -40,12 +41,16 @@ export interface ReplayEvent {
   url: string;
   /** The mock that answered (replayed) or the closest one (missed). */
   mock?: string;
-  /** Replayed: how it matched, and whether it had answered before (a repeat beyond the recording). */
-  how?: 'exact' | 'json';
+  /** Replayed: how it matched ('size': by the request body's size only, not verified), and whether it had answered before (a repeat beyond the recording). */
+  how?: MatchHow;
   reused?: boolean;
+  /** Replayed by size: the request body's size. */
+  bodySize?: number;
   differences?: string[];
   /** A fallback that failed, a recorded body that cannot be replayed. */
   error?: string;
+  /** fellBack: why `mock`, which matched, could not answer (its response body was not kept). */
+  reason?: string;
   /** `recorded`: the new mock (already added to the matcher). */
   recorded?: HttpMock;
 }
@@ -58,7 +63,7 @@ export interface ReplayerOptions {
   onMiss?: OnMiss;
   /** TLS for fallback requests to https targets (verification, test CAs, redirection). */
   upstream?: UpstreamTlsOptions;
-  /** Request body bytes kept for matching (default 1 MiB; beyond it only the size is compared). */
+  /** Request body bytes kept for matching (default 1 MiB; beyond it the size and the SHA-256 of the whole body are compared). */
   maxBodyBytes?: number;
   onEvent?: (event: ReplayEvent) => void;
   /**
@@ -102,7 +107,10 @@ export class HttpReplayer {
 
   /** Answers the connection's requests until it closes. */
   serve(conn: ServedConnection, serveOptions: ServeOptions): Promise<void> {
-    const server = http.createServer((req, res) => {
+    // Lenient parsing: a header value with a control character or DEL, or a folded header line, is
+    // read as the recorder read it (wire.ts), and matched, instead of being refused. The server only
+    // ever reads the program's own connection: there is no other parser in between to disagree with.
+    const server = http.createServer({ insecureHTTPParser: true }, (req, res) => {
       this.handle(req, res, conn, serveOptions).catch((err: Error) => {
         if (res.headersSent) return res.destroy(err);
         try {
@@ -116,10 +124,26 @@ export class HttpReplayer {
     // A client that half-closes after its pipelined requests still gets every answer (node:http's
     // own field: by default it ends the connection at once, dropping the requests still being matched).
     (server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+    // What node:http refuses even so (a blank before a header's colon) it would answer 400 itself,
+    // unseen by the report: a miss, counted and said, answered 400 here.
+    server.on('clientError', (err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex) => void this.refused(err, socket));
     const stream = new StreamBridge(conn.client);
     stream.on('error', () => {}); // a client reset ends the connection; nothing to report
     server.emit('connection', stream);
     return new Promise((resolve) => (stream.destroyed ? resolve() : stream.once('close', () => resolve())));
+  }
+
+  /** A request node:http could not parse: a miss (a parse error; a connection reset is not one), answered 400. */
+  private async refused(err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex): Promise<void> {
+    if (!err.code?.startsWith('HPE_') || !socket.writable) return void socket.destroy();
+    const line = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) ([\x21-\x7e]{1,200}) HTTP\/1\.[01]\r?\n/.exec(err.rawPacket?.toString('latin1', 0, 300) ?? '');
+    const [method, url] = line ? [line[1]!, line[2]!] : ['a request', '(its request line not read)'];
+    const error = `debugkit's HTTP server could not parse the request (${err.code}: ${err.message}) and answered 400 Bad Request`;
+    this.counters.missed++;
+    this.options.onEvent?.({ kind: 'missed', method, url, error });
+    await this.options.holdMiss?.();
+    const text = `${JSON.stringify({ error: `debugkit: ${error}` }, null, 2)}\n`;
+    socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nX-Debugkit-Mock: miss\r\nConnection: close\r\n\r\n${text}`);
   }
 
   /** The request matched after those asked before it; on a later turn of the event loop once this one has run SLICE_MS. */
@@ -154,14 +178,7 @@ export class HttpReplayer {
   }
 
   /** Answers a request read in full (or up to its limit); `said.counted` once it is counted (replayed, missed, fell back or recorded). */
-  private async answer(
-    req: http.IncomingMessage,
-    res: http.ServerResponse,
-    conn: ServedConnection,
-    opts: ServeOptions,
-    body: { bytes: Buffer; length: number },
-    said: { counted: boolean },
-  ): Promise<void> {
+  private async answer(req: http.IncomingMessage, res: http.ServerResponse, conn: ServedConnection, opts: ServeOptions, body: RequestBody, said: { counted: boolean }): Promise<void> {
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     const request: MatchRequest = {
@@ -172,6 +189,7 @@ export class HttpReplayer {
       headers: pairs(req.rawHeaders),
       body: body.bytes,
       bodyLength: body.length,
+      ...(body.sha256 !== undefined ? { bodySha256: body.sha256 } : {}),
     };
     const result = await this.match(request);
     if (!result.miss && result.mock.spec.resp.extra?.body_skipped !== true) {
@@ -189,7 +207,7 @@ export class HttpReplayer {
       if (unsent.length === 0) {
         this.counters.replayed++;
         said.counted = true;
-        this.options.onEvent?.({ kind: 'replayed', method, url, mock, how: result.how, reused: result.reused });
+        this.options.onEvent?.({ kind: 'replayed', method, url, mock, how: result.how, reused: result.reused, ...(result.how === 'size' ? { bodySize: body.length } : {}) });
         return;
       }
       // Answered, but not as recorded: counted (and said) as a miss, so the answer does not claim an exact replay.
@@ -235,7 +253,11 @@ export class HttpReplayer {
       }
       this.counters.fellBack++;
       said.counted = true;
-      this.options.onEvent?.({ kind: 'fellBack', method, url, ...(error ? { error } : {}) });
+      // Said like a miss (why the set did not answer), so that each call counted in `missed` has its line.
+      const unanswered = result.miss
+        ? { ...(result.closest ? { mock: result.closest.name, differences: result.closest.differences } : {}) }
+        : { mock: result.mock.name, reason: why.error.replace(/^debugkit: /, '') };
+      this.options.onEvent?.({ kind: 'fellBack', method, url, ...unanswered, ...(error ? { error } : {}) });
       return;
     }
     this.counters.missed++;
@@ -309,20 +331,22 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown): void
   res.end(text);
 }
 
-/** The request body, `limit` bytes of it at most (the rest is counted and dropped). */
-function readBody(req: http.IncomingMessage, limit: number): Promise<{ bytes: Buffer; length: number }> {
+/** A request body as read: `limit` bytes of it at most, its whole length, and the SHA-256 of the whole when not all of it was kept. */
+interface RequestBody {
+  bytes: Buffer;
+  length: number;
+  sha256?: string;
+}
+
+/** The request body, `limit` bytes of it at most (the rest is counted and hashed, not kept). */
+function readBody(req: http.IncomingMessage, limit: number): Promise<RequestBody> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let kept = 0;
-    let length = 0;
-    req.on('data', (chunk: Buffer) => {
-      length += chunk.length;
-      if (kept >= limit) return;
-      const part = chunk.subarray(0, limit - kept);
-      chunks.push(part);
-      kept += part.length;
+    const sink = new BodySink(limit);
+    req.on('data', (chunk: Buffer) => sink.append(chunk, 0, chunk.length));
+    req.on('end', () => {
+      const sha256 = sink.sha256();
+      resolve({ bytes: sink.bytes(), length: sink.total, ...(sha256 !== undefined ? { sha256 } : {}) });
     });
-    req.on('end', () => resolve({ bytes: Buffer.concat(chunks), length }));
     req.on('error', reject);
   });
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { HttpParser, type HttpMessage, type HttpParserOptions, type HttpRequestMessage, type HttpResponseMessage } from './wire.js';
 import { KeptBytes } from '../kept.js';
@@ -215,6 +216,23 @@ describe('HttpParser: responses', () => {
     expect(messages[0]!.bodyLength).toBe(total);
     expect(messages[0]!.bodyTruncated).toBe(true);
     expect(peak).toBeLessThan(8 * 1024 * 1024);
+  });
+
+  it('a body not kept whole carries the SHA-256 of all of it, at every split, chunked or not, and past a full budget (f1-3)', () => {
+    const body = Buffer.from(Array.from({ length: 3000 }, (_, i) => String.fromCharCode(97 + (i % 26))).join(''));
+    const whole = createHash('sha256').update(body).digest('hex');
+    const head = `POST /up HTTP/1.1\r\nHost: h\r\nContent-Length: ${body.length}\r\n\r\n`;
+    for (const split of [1, 999, 1000, 1001, 2999]) {
+      const r = run('request', [head, body.subarray(0, split), body.subarray(split)], { maxBodyBytes: 1000 });
+      expect(r.messages[0]).toMatchObject({ bodyLength: 3000, bodyTruncated: true, bodySha256: whole });
+    }
+    const chunked = `POST /up HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body.toString('latin1')}\r\n0\r\n\r\n`;
+    expect(run('request', [chunked], { maxBodyBytes: 1000 }).messages[0]).toMatchObject({ bodyTruncated: true, bodySha256: whole });
+    // The recording's budget runs out before maxBodyBytes: the body is kept no further, and hashed whole.
+    const budget = new KeptBytes(512);
+    expect(run('request', [head, body], { maxBodyBytes: 2000, kept: budget }).messages[0]).toMatchObject({ bodyTruncated: true, bodySha256: whole });
+    // A body kept whole has no digest (its bytes are there).
+    expect(run('request', [head, body], { maxBodyBytes: 5000 }).messages[0]!.bodySha256).toBeUndefined();
   });
 
   it('bounds a chunked body made of tiny chunks too', () => {

@@ -371,6 +371,7 @@ export class HttpParser {
     msg.body = this.body.bytes();
     msg.bodyLength = this.body.total;
     msg.bodyTruncated = this.body.total > msg.body.length;
+    if (msg.bodyTruncated) msg.bodySha256 = this.body.sha256();
     msg.completedAt = this.now();
     this.msg = undefined;
     this.body.release();

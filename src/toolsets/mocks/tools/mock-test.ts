@@ -22,7 +22,7 @@ const input = {
     .object({ names: z.array(z.string()).max(20_000).optional(), from: z.string().optional(), to: z.string().optional() })
     .optional()
     .describe("One test's mocks: by names, or requested from..to (ISO times)"),
-  strict: z.boolean().optional().describe('Also fail on unused or reused mocks'),
+  strict: z.boolean().optional().describe('Also fail on unused or reused mocks, and on calls matched by body size only'),
 };
 const output = {
   success: z.boolean(),
@@ -31,8 +31,13 @@ const output = {
   appExitCode: z.number(),
   message: z.string(),
   configuration: z.object({ command: z.string(), mockName: z.string(), fallBackOnMiss: z.boolean() }),
-  misses: z.array(z.string()).optional().describe('Each unmatched call, with the closest mock and how it differs'),
-  mocksFellBack: z.number().optional().describe('Misses sent to the real destination (fallBackOnMiss)'),
+  misses: z.array(z.string()).optional().describe('Each unmatched call, with the closest mock and how it differs (an HTTP call that fell back too)'),
+  mocksFellBack: z.number().optional().describe('Misses sent to the real destination (fallBackOnMiss), counted in mocksMissed'),
+  mocksUnverified: z
+    .number()
+    .optional()
+    .describe('Calls replayed from a mock whose request body was matched by its size only (over 1 MiB, recorded without body or SHA-256): counted in mocksReplayed; strict fails them'),
+  unverifiedMatches: z.array(z.string()).optional(),
   mocksRecorded: z.number().optional().describe('Misses answered by the real destination and added to the set (onMiss: record)'),
   appOutput: z.string().optional().describe("The end of the program's output (stderr, else stdout) when it failed"),
   mocksUnused: z.number().optional().describe('Mocks never used'),
@@ -142,7 +147,13 @@ export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof o
         });
         const { replayed, missed, run } = outcome;
         const parts = [`Replayed ${replayed} mocks`];
-        if (missed > 0) parts.push(`${missed} mocks missed${missed > outcome.misses.length ? ` (\`misses\` lists the first ${outcome.misses.length})` : ''}`);
+        if (missed > 0) {
+          // What the count holds apart from plain misses, and whether `misses` holds every line said.
+          const notes = [];
+          if (outcome.fellBack > 0) notes.push(`${outcome.fellBack} fell back to the real service`);
+          if (outcome.missesOmitted > 0) notes.push(`\`misses\` lists the first ${outcome.misses.length} of ${outcome.misses.length + outcome.missesOmitted} lines`);
+          parts.push(`${missed} mocks missed${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`);
+        }
         if (outcome.recorded.length > 0) {
           try {
             const total = await store.append(name, outcome.recorded, { owner: onPool.owner });
@@ -160,8 +171,13 @@ export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof o
         const warning = args.strict ? 'strict: ' : 'warning: ';
         if (usage.unused > 0) parts.push(`${warning}${usage.unused} mocks of the set were never used (${listed(usage.unusedNames, usage.unused)})`);
         if (usage.reused > 0) parts.push(`${warning}${usage.reused} mocks answered more often than recorded (${listed(usage.reusedNames, usage.reused)})`);
+        if (outcome.unverified > 0) {
+          parts.push(
+            `${warning}${outcome.unverified} calls were answered from a mock whose request body the recording did not keep (over its 1 MiB) nor its SHA-256: matched by size only, not verified (\`unverifiedMatches\`)`,
+          );
+        }
         const clean = missed === 0 && run.exitCode === 0 && !run.timedOut;
-        const success = clean && !(args.strict && (usage.unused > 0 || usage.reused > 0));
+        const success = clean && !(args.strict && (usage.unused > 0 || usage.reused > 0 || outcome.unverified > 0));
         // A failed replay leads with what missed (the cause, most often), and then only the end of the program's output.
         return {
           success,
@@ -172,6 +188,7 @@ export function mockTestTool(ctx: MocksContext): ToolSpec<typeof input, typeof o
           ...(outcome.misses.length > 0 ? { misses: outcome.misses } : {}),
           configuration,
           ...(outcome.fellBack > 0 ? { mocksFellBack: outcome.fellBack } : {}),
+          ...(outcome.unverified > 0 ? { mocksUnverified: outcome.unverified, unverifiedMatches: outcome.unverifiedLines } : {}),
           ...(outcome.recorded.length > 0 ? { mocksRecorded: outcome.recorded.length } : {}),
           ...(usage.unused > 0 ? { mocksUnused: usage.unused, unusedMocks: usage.unusedNames } : {}),
           ...(usage.reused > 0 ? { mocksReused: usage.reused, reusedMocks: usage.reusedNames } : {}),
