@@ -29,6 +29,7 @@ import { ReplayIndex } from '../src/toolsets/mocks/postgres/matcher.js';
 import { recordPostgres } from '../src/toolsets/mocks/postgres/recorder.js';
 import { replayPostgres } from '../src/toolsets/mocks/postgres/replayer.js';
 import { findPostgresBin, startPostgres, type RunningPostgres } from '../src/toolsets/mocks/postgres/testing.js';
+import { newProxyCredential, type ProxyCredential } from '../src/toolsets/mocks/proxy/auth.js';
 import { startCaptureProxy, type CaptureProxy, type InterceptedConnection } from '../src/toolsets/mocks/proxy/proxy.js';
 import { tunnel } from '../src/toolsets/mocks/proxy/tunnel.js';
 import { DebugkitCa } from '../src/toolsets/mocks/tls/ca.js';
@@ -204,7 +205,9 @@ interface Replaying {
  * debugkit's side: capture proxies wired as src/toolsets/mocks/record.ts and replay.ts wire them:
  * `tunnel` (pass-through: the proxy alone), `record` (record.ts's handler), and replaying ones.
  */
-async function proxyMain(dir: string): Promise<{ ready: unknown; handlers: Handlers }> {
+async function proxyMain(dir: string, password: string): Promise<{ ready: unknown; handlers: Handlers }> {
+  // As debugkit's proxies do, each requires the call's credential (SOCKS5 username/password, Proxy-Authorization).
+  const credential: ProxyCredential = { user: PROXY_USER, password };
   const ca = await DebugkitCa.load(path.join(dir, 'ca'));
   const store = new MockStore(path.join(dir, 'mocks'), { cacheDir: path.join(dir, 'cache') });
   const warnings: string[] = [];
@@ -216,6 +219,7 @@ async function proxyMain(dir: string): Promise<{ ready: unknown; handlers: Handl
   const keep = (protocol: string) => (mock: Mock) => captured.push({ at: Date.now(), order: order++, mock, protocol });
   const pending = new Set<Promise<unknown>>();
   const record = await startCaptureProxy({
+    credential,
     onConnection: (conn) => {
       const work = (async () => {
         if (isHttpCandidate(conn)) {
@@ -236,7 +240,7 @@ async function proxyMain(dir: string): Promise<{ ready: unknown; handlers: Handl
       return work;
     },
   });
-  const pass = await startCaptureProxy({ onConnection: async (conn) => void (await tunnel(conn)) });
+  const pass = await startCaptureProxy({ credential, onConnection: async (conn) => void (await tunnel(conn)) });
 
   const replaying = new Map<string, Replaying>();
   /** Each set as read back from its file (once: reading is untimed, and slow for large sets), and how long that took. */
@@ -276,6 +280,7 @@ async function proxyMain(dir: string): Promise<{ ready: unknown; handlers: Handl
     Object.assign(r, await load(r));
     // replay.ts's handler (no fallback): every connection is answered from the state current when it opens.
     r.proxy = await startCaptureProxy({
+      credential,
       onConnection: async (conn: InterceptedConnection) => {
         try {
           if (noDelay && conn.client instanceof net.Socket) conn.client.setNoDelay(true);
@@ -370,7 +375,7 @@ function listenLocal(server: net.Server): Promise<number> {
 /** A child's entry: answers the bench's calls until `close`; ends when the bench goes away. */
 async function childMain(role: string, args: string[]): Promise<void> {
   process.on('disconnect', () => process.exit(0));
-  const started = role === 'origin' ? await originMain() : role === 'proxy' ? await proxyMain(args[0]!) : undefined;
+  const started = role === 'origin' ? await originMain() : role === 'proxy' ? await proxyMain(args[0]!, args[1]!) : undefined;
   if (!started) throw new Error(`unknown role ${role}`);
   const { handlers } = started;
   process.on('message', (message: ChildMessage) => {
@@ -557,10 +562,15 @@ function readExactly(socket: net.Socket, n: number, timeoutMs: number): Promise<
   });
 }
 
+/** The user of the bench's proxy credential (the password is new each run: CREDENTIAL). */
+const PROXY_USER = 'debugkit';
+/** The credential the bench's proxies require, as debugkit hands one to each call's program (its password new each run). */
+const CREDENTIAL: ProxyCredential = { ...newProxyCredential(), user: PROXY_USER };
+
 /**
- * What proxychains does for each connect() of the recorded program: a SOCKS5 CONNECT (no
- * authentication, IPv4 target) to the capture proxy. Resolves with the socket once the proxy has
- * replied, ready to carry the program's bytes.
+ * What proxychains does for each connect() of the recorded program: a SOCKS5 CONNECT (the
+ * credential as username/password, RFC 1929; IPv4 target) to the capture proxy. Resolves with the
+ * socket once the proxy has replied, ready to carry the program's bytes.
  */
 async function socks5Connect(proxyPort: number, target: { host: string; port: number }, timeoutMs = 10_000): Promise<net.Socket> {
   const socket = net.connect({ host: '127.0.0.1', port: proxyPort });
@@ -574,9 +584,14 @@ async function socks5Connect(proxyPort: number, target: { host: string; port: nu
       timeoutMs,
       `connecting to the SOCKS5 proxy on ${proxyPort}`,
     );
-    socket.write(Buffer.from([5, 1, 0]));
+    socket.write(Buffer.from([5, 1, 2]));
     const method = await readExactly(socket, 2, timeoutMs);
-    if (method[0] !== 5 || method[1] !== 0) throw new Error(`SOCKS5: the proxy chose method ${method[1]}`);
+    if (method[0] !== 5 || method[1] !== 2) throw new Error(`SOCKS5: the proxy chose method ${method[1]}, not username/password`);
+    const user = Buffer.from(CREDENTIAL.user);
+    const password = Buffer.from(CREDENTIAL.password);
+    socket.write(Buffer.concat([Buffer.from([1, user.length]), user, Buffer.from([password.length]), password]));
+    const auth = await readExactly(socket, 2, timeoutMs);
+    if (auth[1] !== 0) throw new Error(`SOCKS5: the proxy refused the credential (status ${auth[1]})`);
     const request = Buffer.alloc(10);
     request.set([5, 1, 0, 1, ...target.host.split('.').map(Number)]);
     request.writeUInt16BE(target.port, 8);
@@ -617,6 +632,8 @@ interface Route {
   prefix: string;
   /** The Host header: the origin's authority whatever the route. */
   authority: string;
+  /** Proxy-Authorization, through the HTTP proxy port. */
+  proxyAuthorization?: string;
 }
 
 interface Got {
@@ -630,16 +647,25 @@ interface Got {
 function get(route: Route, target: string, keep: boolean, timeoutMs = REQUEST_TIMEOUT_MS): Promise<Got> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const r = http.request({ host: route.host, port: route.port, path: route.prefix + target, agent: route.agent, headers: { Host: route.authority } }, (res) => {
-      const chunks: Buffer[] = [];
-      let bytes = 0;
-      res.on('data', (b: Buffer) => {
-        bytes += b.length;
-        if (keep) chunks.push(b);
-      });
-      res.on('end', () => resolve({ ms: performance.now() - started, status: res.statusCode ?? 0, bytes, body: keep ? Buffer.concat(chunks).toString('utf8') : '' }));
-      res.on('error', reject);
-    });
+    const r = http.request(
+      {
+        host: route.host,
+        port: route.port,
+        path: route.prefix + target,
+        agent: route.agent,
+        headers: { Host: route.authority, ...(route.proxyAuthorization ? { 'Proxy-Authorization': route.proxyAuthorization } : {}) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let bytes = 0;
+        res.on('data', (b: Buffer) => {
+          bytes += b.length;
+          if (keep) chunks.push(b);
+        });
+        res.on('end', () => resolve({ ms: performance.now() - started, status: res.statusCode ?? 0, bytes, body: keep ? Buffer.concat(chunks).toString('utf8') : '' }));
+        res.on('error', reject);
+      },
+    );
     r.setTimeout(timeoutMs, () => r.destroy(new Error(`GET ${target}: no answer within ${timeoutMs} ms`)));
     r.on('error', reject);
     r.end();
@@ -679,7 +705,14 @@ function routeFor(way: Way, s: Setup, maxSockets: number): Route {
     case 'record':
       return socks(s.record.socks);
     case 'recordHttp':
-      return { agent: new http.Agent(options), host: '127.0.0.1', port: s.record.http, prefix: `http://${authority}`, authority };
+      return {
+        agent: new http.Agent(options),
+        host: '127.0.0.1',
+        port: s.record.http,
+        prefix: `http://${authority}`,
+        authority,
+        proxyAuthorization: `Basic ${Buffer.from(`${CREDENTIAL.user}:${CREDENTIAL.password}`).toString('base64')}`,
+      };
     case 'replay':
       return socks(s.replay.socks);
     case 'replayKeys':
@@ -1049,7 +1082,7 @@ async function run(): Promise<BenchResult> {
     const relayBinary = buildSpliceRelay(root);
     const origin = await Child.start('origin', root);
     children.push(origin.child);
-    const proxy = await Child.start('proxy', root, [root]);
+    const proxy = await Child.start('proxy', root, [root, CREDENTIAL.password]);
     children.push(proxy.child);
     const p = proxy.child;
     relay = await startSpliceRelay(relayBinary, root, origin.ready.port);
