@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { TimeSlice } from '../../../core/wait.js';
 import { buildHttpMock } from './keploy.js';
 import type { HttpMock } from '../keploy/types.js';
-import { compilePath, jsonDifferenceSteps, jsonDifferences, preview, STEP_NODES, type Json } from './json-diff.js';
+import { compilePath, jsonDifferenceSteps, jsonDifferences, MAX_JSON_NESTING, preview, STEP_NODES, type Json } from './json-diff.js';
 import { HttpMatcher, type MatchRequest } from './matcher.js';
 import { HttpReplayer, type ReplayEvent } from './replayer.js';
 import { closeServer, listen, rawExchange, watchTurns } from './test-support.js';
@@ -69,17 +69,35 @@ describe('JSON bodies nested 100,000 deep (b1-2)', () => {
   });
 
   it('the replayer answers the same body and a JSON-equal one from the set, and counts a different one as a miss', async () => {
-    const { replayer, events, send } = await serve(new HttpMatcher([post(deep()), post(deep(), 'mock-1'), post(deep(), 'mock-2')]));
-    expect(await send(deep())).toBe(200);
-    expect(await send(deep(' '))).toBe(200); // bytes differ: compared as JSON (before: RangeError, a 502 counted as nothing)
-    expect(await send(deep('{}'))).toBe(502);
+    // As deep as a body is compared as JSON (f1-4: deeper ones are compared as bytes, below).
+    const depth = MAX_JSON_NESTING - 1;
+    const nested = (inner = '') => `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`;
+    const { replayer, events, send } = await serve(new HttpMatcher([post(nested()), post(nested(), 'mock-1'), post(nested(), 'mock-2')]));
+    expect(await send(nested())).toBe(200);
+    expect(await send(nested(' '))).toBe(200); // bytes differ: compared as JSON (before: RangeError, a 502 counted as nothing)
+    expect(await send(nested('{}'))).toBe(502);
     expect(replayer.counters).toMatchObject({ replayed: 2, missed: 1 });
     expect(events.map((e) => [e.kind, e.how])).toEqual([
       ['replayed', 'exact'],
       ['replayed', 'json'],
       ['missed', undefined],
     ]);
-    expect(events[2]!.differences).toEqual([`body $${'[0]'.repeat(16)}...(${DEPTH - 33} levels)...${'[0]'.repeat(16)}: recorded 0 items, got 1`]);
+    expect(events[2]!.differences).toEqual([`body $${'[0]'.repeat(16)}...(${depth - 33} levels)...${'[0]'.repeat(16)}: recorded 0 items, got 1`]);
+  });
+
+  it('nested deeper than MAX_JSON_NESTING, the same body is answered and any other is a miss that says it was compared as bytes (f1-4)', async () => {
+    const { replayer, events, send } = await serve(new HttpMatcher([post(deep()), post(deep(), 'mock-1')]));
+    expect(await send(deep())).toBe(200);
+    expect(await send(deep(' '))).toBe(502);
+    expect(replayer.counters).toMatchObject({ replayed: 1, missed: 1 });
+    expect(events.map((e) => [e.kind, e.how])).toEqual([
+      ['replayed', 'exact'],
+      ['missed', undefined],
+    ]);
+    const start = JSON.stringify('['.repeat(40));
+    expect(events[1]!.differences).toEqual([
+      `body: recorded ${2 * DEPTH} bytes ${start}..., got ${2 * DEPTH + 1} bytes ${start}...; compared as bytes, not as JSON: the recorded body is JSON nested deeper than ${MAX_JSON_NESTING} levels`,
+    ]);
   });
 });
 

@@ -3,8 +3,9 @@
  * named in `ignore` (volatile fields such as `timestamp`) are skipped at any depth, as are the
  * given paths and (optionally) two times under a time-like key.
  *
- * The comparison is a walk with its own stack (a body nested 100,000 deep is compared like any
- * other: the call stack does not grow with the body), done in steps of STEP_NODES nodes: a caller
+ * The comparison is a walk with its own stack (a value nested 100,000 deep is compared like any
+ * other: the call stack does not grow with it; a body is parsed only up to MAX_JSON_NESTING
+ * levels deep), done in steps of STEP_NODES nodes: a caller
  * on the event loop gives it a turn between steps (`jsonDifferenceSteps`), since a body of 4 MiB
  * holds two million values, or an object of 400,000 keys. Two objects are compared key by key in
  * the same steps: `a`'s keys, then `b`'s (a membership test in the other object each), with no
@@ -17,17 +18,61 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 
 const MAX_JSON_BYTES = 4 * 1024 * 1024;
 
-/** The parsed body when it is a JSON object or array (scalars are compared as bytes), else undefined. */
+/**
+ * The deepest nesting of a body compared as JSON; a deeper one is compared as bytes. JSON.parse of
+ * nested arrays costs far more than of flat ones (1 MiB of `[[[...]]]` took ~400 ms, 4 MiB ~2 s,
+ * attack f1-4); 512 levels is deeper than any API's body.
+ */
+export const MAX_JSON_NESTING = 512;
+
+/** Bodies found nested past MAX_JSON_NESTING by parseJsonBody, and what to say of them. */
+const refused = new WeakMap<Uint8Array, string>();
+
+/**
+ * The parsed body when it is a JSON object or array (scalars are compared as bytes), else
+ * undefined. A body nested deeper than MAX_JSON_NESTING is not parsed (`jsonRefusal` says why).
+ */
 export function parseJsonBody(bytes: Uint8Array): Json | undefined {
   if (bytes.length === 0 || bytes.length > MAX_JSON_BYTES) return undefined;
   let i = 0;
   while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09)) i++;
   if (bytes[i] !== 0x7b && bytes[i] !== 0x5b) return undefined; // '{' or '['
+  if (nestedPast(bytes, i, MAX_JSON_NESTING)) {
+    refused.set(bytes, `JSON nested deeper than ${MAX_JSON_NESTING} levels`);
+    return undefined;
+  }
   try {
     return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')) as Json;
   } catch {
     return undefined;
   }
+}
+
+/** Why parseJsonBody left a body that looks like JSON to be compared as bytes, or undefined. */
+export function jsonRefusal(bytes: Uint8Array): string | undefined {
+  return refused.get(bytes);
+}
+
+/**
+ * Whether JSON bytes open more than `max` arrays and objects at once, from `from` on: one pass,
+ * strings skipped (a quote or backslash byte is never part of a longer UTF-8 character). It judges
+ * nesting only: JSON.parse still judges the syntax.
+ */
+function nestedPast(bytes: Uint8Array, from: number, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = from; i < bytes.length; i++) {
+    const c = bytes[i]!;
+    if (inString) {
+      if (c === 0x5c)
+        i++; // the escaped character is skipped with its backslash
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
 }
 
 /**
@@ -60,9 +105,9 @@ export function jsonDifferences(recorded: Json, got: Json, ignore: ReadonlySet<s
 /**
  * The same comparison, yielding after every STEP_NODES values compared or keys gone through (the
  * caller's chance to give the event loop a turn); an object's key list, taken in one native call,
- * ends the step it is taken in.
+ * ends the step it is taken in, and positions of ignored paths gone through count as work too.
  */
-export function* jsonDifferenceSteps(recorded: Json, got: Json, ignore: ReadonlySet<string> | JsonIgnore, limit = 5): Generator<void, string[]> {
+export function* jsonDifferenceSteps(recorded: Json, got: Json, ignore: ReadonlySet<string> | JsonIgnore, limit = 5, meter?: StepMeter): Generator<void, string[]> {
   const rules = ignore instanceof Set ? { keys: ignore as ReadonlySet<string> } : (ignore as JsonIgnore);
   const paths = pathRulesOf(rules);
   const keys = rules.keys;
@@ -85,7 +130,7 @@ export function* jsonDifferenceSteps(recorded: Json, got: Json, ignore: Readonly
   const visit = (a: Json, b: Json, states: States, parent: Frame | undefined, segment: string | number | undefined) => {
     if (states.accept) return;
     if (Array.isArray(a) && Array.isArray(b)) {
-      const frame: Frame = { a, b, states, parent, segment, side: undefined, keys: undefined, next: 0, end: Math.min(a.length, b.length) };
+      const frame: Frame = { a, b, states, parent, segment, ...placeOf(parent, segment), side: undefined, keys: undefined, next: 0, end: Math.min(a.length, b.length) };
       if (a.length !== b.length) out.push(`${pathOf(frame)}: recorded ${a.length} items, got ${b.length}`);
       stack.push(frame);
       return;
@@ -93,15 +138,17 @@ export function* jsonDifferenceSteps(recorded: Json, got: Json, ignore: Readonly
     if (isObject(a) && isObject(b)) {
       // The keys of `a` are gone through, then those of `b` (listed when `a`'s are done).
       const list = keysOf(a);
-      stack.push({ a, b, states, parent, segment, side: 'a', keys: list, next: 0, end: list.length });
+      stack.push({ a, b, states, parent, segment, ...placeOf(parent, segment), side: 'a', keys: list, next: 0, end: list.length });
       return;
     }
     if (a !== b) out.push(`${pathAt(parent, segment)}: recorded ${preview(a)}, got ${preview(b)}`);
   };
 
+  work += paths.takeWork();
   visit(recorded, got, paths.root, undefined, undefined);
   while (stack.length > 0 && out.length < limit) {
     if (++work > STEP_NODES) {
+      meter?.step(work - 1);
       work = 1;
       yield;
     }
@@ -119,7 +166,9 @@ export function* jsonDifferenceSteps(recorded: Json, got: Json, ignore: Readonly
     if (frame.side === undefined) {
       const a = frame.a as Json[];
       const b = frame.b as Json[];
-      visit(a[i]!, b[i]!, paths.index(frame.states, i), frame, i);
+      const states = paths.index(frame.states, i);
+      work += paths.takeWork();
+      visit(a[i]!, b[i]!, states, frame, i);
       continue;
     }
     const key = frame.keys![i]!;
@@ -129,13 +178,20 @@ export function* jsonDifferenceSteps(recorded: Json, got: Json, ignore: Readonly
     if (frame.side === 'b' && Object.hasOwn(a, key)) continue;
     if (keys.has(key.toLowerCase())) continue;
     const states = paths.key(frame.states, key);
+    work += paths.takeWork();
     if (states.accept) continue;
     if (frame.side === 'b') out.push(`${pathAt(frame, key)}: not recorded, got ${preview(b[key]!)}`);
     else if (!Object.hasOwn(b, key)) out.push(`${pathAt(frame, key)}: recorded ${preview(a[key]!)}, got nothing`);
     else if (timeLike && a[key] !== b[key] && TIME_KEY.test(key) && isTimeValue(a[key]!) && isTimeValue(b[key]!)) continue;
     else visit(a[key]!, b[key]!, states, frame, key);
   }
+  meter?.step(work);
   return out.slice(0, limit);
+}
+
+/** Told the work of each step of `jsonDifferenceSteps` (values compared, keys gone through or listed, positions of ignored paths gone through). */
+export interface StepMeter {
+  step(work: number): void;
 }
 
 /** Two arrays (`side` undefined) or two objects being compared, and where they are. */
@@ -146,6 +202,9 @@ interface Frame {
   parent: Frame | undefined;
   /** Where the pair is in its parent: a key or an index (undefined at the top). */
   segment: string | number | undefined;
+  /** How deep the pair is (0 at the top), and the first PATH_ENDS segments of its path. */
+  depth: number;
+  head: ReadonlyArray<string | number>;
   /**
    * Two objects: whose keys are gone through, `a`'s (each compared, or missing from `b`) and then
    * `b`'s (those `a` lacks are reported, the others were compared). Differences come in that
@@ -162,15 +221,29 @@ interface Frame {
 /** Segments shown at each end of a path deeper than twice this many. */
 const PATH_ENDS = 16;
 
-/** `$.a.b[2]`; a deep path shows its first and last PATH_ENDS segments and how many are left out between. */
+/**
+ * `$.a.b[2]`; a deep path shows its first and last PATH_ENDS segments and how many are left out
+ * between. Written from the frames' depth and first segments (`head`) and the last PATH_ENDS
+ * frames: a difference a million levels deep costs no more than one 40 levels deep.
+ */
 function pathAt(parent: Frame | undefined, segment: string | number | undefined): string {
-  const segments: Array<string | number> = segment === undefined ? [] : [segment];
-  for (let f = parent; f !== undefined && f.segment !== undefined; f = f.parent) segments.push(f.segment);
-  segments.reverse();
   const text = (s: string | number) => (typeof s === 'number' ? `[${s}]` : `.${s}`);
-  if (segments.length <= 2 * PATH_ENDS) return `$${segments.map(text).join('')}`;
-  const left = segments.length - 2 * PATH_ENDS;
-  return `$${segments.slice(0, PATH_ENDS).map(text).join('')}...(${left} levels)...${segments.slice(-PATH_ENDS).map(text).join('')}`;
+  const depth = (parent?.depth ?? 0) + (segment === undefined ? 0 : 1);
+  // The last segments, up to PATH_ENDS of them (all of them when the path is not cut).
+  const last = depth <= 2 * PATH_ENDS ? depth : PATH_ENDS;
+  const tail: Array<string | number> = segment === undefined ? [] : [segment];
+  for (let f = parent; tail.length < last && f !== undefined && f.segment !== undefined; f = f.parent) tail.push(f.segment);
+  tail.reverse();
+  if (depth <= 2 * PATH_ENDS) return `$${tail.map(text).join('')}`;
+  const head = parent!.head;
+  return `$${head.map(text).join('')}...(${depth - 2 * PATH_ENDS} levels)...${tail.map(text).join('')}`;
+}
+
+/** The depth of a frame (0 at the top) and its path's first PATH_ENDS segments, from its parent's. */
+function placeOf(parent: Frame | undefined, segment: string | number | undefined): { depth: number; head: ReadonlyArray<string | number> } {
+  if (parent === undefined || segment === undefined) return { depth: 0, head: [] };
+  const depth = parent.depth + 1;
+  return { depth, head: depth <= PATH_ENDS ? [...parent.head, segment] : parent.head };
 }
 
 function pathOf(frame: Frame): string {
@@ -212,22 +285,29 @@ export function compilePath(spec: string): CompiledPath {
 
 /**
  * Where the walk is in the ignored paths: the positions reached (sorted, `..` positions followed by
- * those after them), whether one is a path's end (the value is ignored), and the sets one segment on,
- * worked out once per set and segment (once for all indexes, or all keys, when no position names one).
+ * those after them), whether one is a path's end (the value is ignored), the keys and indexes the
+ * positions name, and the sets one segment on, worked out once per set and segment. Every key no
+ * position names leads to the same set (each position on `*` or `..` moves, the others drop out),
+ * worked out once for them all, and so does every index no position names: an object of 100,000
+ * keys under rules naming none of them costs one set, not one per key.
  */
 interface States {
   positions: number[];
   accept: boolean;
-  /** Whether a position names an index, or a key: then the next set depends on which. */
-  namesIndex: boolean;
-  namesKey: boolean;
+  /** The keys (lower case) and indexes named by a position: the next set depends on which of them. */
+  keys: ReadonlySet<string>;
+  indexes: ReadonlySet<number>;
+  /** The sets after a named key (`.key`) or index (`#2`), up to MAX_NEXT of them. */
   next: Map<string, States>;
+  /** The sets after any key, or index, that no position names (worked out when first needed). */
+  otherKey: States | undefined;
+  otherIndex: States | undefined;
 }
 
 /**
  * Sets kept (by their positions, so that one reached again is the same set), and next sets kept per
- * set; past these they are worked out each time they are needed (an object of 100,000 keys under
- * a rule naming keys): what a matcher keeps between comparisons stays small.
+ * set after a named key or index; past these they are worked out each time they are needed: what a
+ * matcher keeps between comparisons stays small.
  */
 const MAX_SETS = 256;
 const MAX_NEXT = 256;
@@ -245,33 +325,64 @@ class PathRules {
   /** Every path's steps one after the other, each path ended by `undefined`. */
   private readonly steps: Array<PathStep | undefined> = [];
   readonly root: States;
-  private readonly none: States = { positions: [], accept: false, namesIndex: false, namesKey: false, next: new Map() };
+  private readonly none: States = { positions: [], accept: false, keys: new Set(), indexes: new Set(), next: new Map(), otherKey: undefined, otherIndex: undefined };
   private readonly sets = new Map<string, States>();
+  /**
+   * Positions gone through in working out sets since `takeWork` last read it: the walk counts them
+   * in its steps, as a set of thousands of positions (100 paths `..a.*.*...` on a chain of 90
+   * objects) costs as much as thousands of values compared.
+   */
+  private work = 0;
 
   constructor(paths: readonly CompiledPath[]) {
     const starts: number[] = [];
+    // A path given twice (99 copies of one `..` path, attack f1-1) is followed once.
+    const seen = new Set<string>();
     for (const p of paths) {
+      const id = JSON.stringify(p.steps);
+      if (seen.has(id)) continue;
+      seen.add(id);
       starts.push(this.steps.length);
       this.steps.push(...p.steps, undefined);
     }
     this.root = this.states(starts);
   }
 
+  /** The work done on sets since the last call. */
+  takeWork(): number {
+    const work = this.work;
+    this.work = 0;
+    return work;
+  }
+
   index(from: States, i: number): States {
     if (from.positions.length === 0) return this.none;
-    return this.after(from, from.namesIndex ? `#${i}` : '#', (s) => ('anyIndex' in s || ('index' in s && s.index === i) ? 1 : 'descend' in s ? 0 : -1));
+    if (!from.indexes.has(i)) return (from.otherIndex ??= this.after(from, (s) => ('anyIndex' in s ? 1 : 'descend' in s ? 0 : -1)));
+    return this.named(from, `#${i}`, (s) => ('anyIndex' in s || ('index' in s && s.index === i) ? 1 : 'descend' in s ? 0 : -1));
   }
 
   key(from: States, key: string): States {
     if (from.positions.length === 0) return this.none;
-    const lower = from.namesKey ? key.toLowerCase() : '';
-    return this.after(from, from.namesKey ? `.${lower}` : '.', (s) => ('anyKey' in s || ('key' in s && s.key === lower) ? 1 : 'descend' in s ? 0 : -1));
+    const lower = from.keys.size === 0 ? '' : key.toLowerCase();
+    if (!from.keys.has(lower)) return (from.otherKey ??= this.after(from, (s) => ('anyKey' in s ? 1 : 'descend' in s ? 0 : -1)));
+    return this.named(from, `.${lower}`, (s) => ('anyKey' in s || ('key' in s && s.key === lower) ? 1 : 'descend' in s ? 0 : -1));
   }
 
-  /** The set one segment on: each position moves by `move(step)` (1 past the step, 0 stays on a `..`, -1 drops out). */
-  private after(from: States, id: string, move: (step: PathStep) => number): States {
+  /** The set after a key or index a position names (`id`), kept in `from.next` while it has room. */
+  private named(from: States, id: string, move: (step: PathStep) => number): States {
     const known = from.next.get(id);
     if (known) return known;
+    const next = this.after(from, move);
+    if (from.next.size < MAX_NEXT) from.next.set(id, next);
+    return next;
+  }
+
+  /**
+   * The set one segment on: each position moves by `move(step)` (1 past the step, 0 stays on a `..`,
+   * -1 drops out). Positions are sorted and each moves by 0 or 1, so those reached come sorted too.
+   */
+  private after(from: States, move: (step: PathStep) => number): States {
+    this.work += from.positions.length;
     const reached: number[] = [];
     for (const p of from.positions) {
       const step = this.steps[p];
@@ -279,31 +390,38 @@ class PathRules {
       const by = move(step);
       if (by >= 0) reached.push(p + by);
     }
-    const next = this.states(reached);
-    if (from.next.size < MAX_NEXT) from.next.set(id, next);
-    return next;
+    return this.states(reached);
   }
 
-  /** The set of these positions and those a `..` among them may skip to. */
+  /** The set of these positions (sorted, repeats allowed) and those a `..` among them may skip to. */
   private states(reached: number[]): States {
     if (reached.length === 0) return this.none;
-    const all = new Set<number>();
+    // Each position, then those after it while it is on a `..`: sorted, and a position at or
+    // before the last one kept is a repeat.
+    const positions: number[] = [];
     for (let p of reached) {
-      all.add(p);
-      while (this.steps[p] !== undefined && 'descend' in this.steps[p]!) all.add(++p);
+      for (;;) {
+        this.work++;
+        if (positions.length === 0 || p > positions[positions.length - 1]!) positions.push(p);
+        const step = this.steps[p];
+        if (step === undefined || !('descend' in step)) break;
+        p++;
+      }
     }
-    const positions = [...all].sort((x, y) => x - y);
     const id = positions.join(',');
+    this.work += positions.length;
     const known = this.sets.get(id);
     if (known) return known;
-    const steps = positions.map((p) => this.steps[p]);
-    const set: States = {
-      positions,
-      accept: steps.some((s) => s === undefined),
-      namesIndex: steps.some((s) => s !== undefined && 'index' in s),
-      namesKey: steps.some((s) => s !== undefined && 'key' in s),
-      next: new Map(),
-    };
+    const keys = new Set<string>();
+    const indexes = new Set<number>();
+    let accept = false;
+    for (const p of positions) {
+      const step = this.steps[p];
+      if (step === undefined) accept = true;
+      else if ('key' in step) keys.add(step.key);
+      else if ('index' in step) indexes.add(step.index);
+    }
+    const set: States = { positions, accept, keys, indexes, next: new Map(), otherKey: undefined, otherIndex: undefined };
     if (this.sets.size < MAX_SETS) this.sets.set(id, set);
     return set;
   }
