@@ -165,9 +165,7 @@ export class DebugReplay {
       if (this.dir) await rm(this.dir, { recursive: true, force: true });
     }
     if (!tally) return '';
-    const parts = [`mock set '${this.set}': ${tally.replayed} replayed, ${tally.missed} missed`];
-    if (tally.usage.unused > 0) parts.push(`${tally.usage.unused} never used`);
-    if (tally.usage.reused > 0) parts.push(`${tally.usage.reused} answered more often than recorded`);
+    const parts = [replaySummary(this.set, tally)];
     if (this.recording && tally.recorded.length > 0) {
       try {
         const total = await this.store.append(this.set, tally.recorded, this.owner !== undefined ? { owner: this.owner } : {});
@@ -178,6 +176,16 @@ export class DebugReplay {
     }
     return parts.join(', ');
   }
+}
+
+/** What a debug session's replay did in all, as its end says it: served, missed, never used, reused, and matched unverified. */
+export function replaySummary(set: string, tally: Pick<ReplayTally, 'replayed' | 'missed' | 'usage' | 'unverified' | 'unverifiedLines'>): string {
+  const parts = [`mock set '${set}': ${tally.replayed} replayed, ${tally.missed} missed`];
+  if (tally.usage.unused > 0) parts.push(`${tally.usage.unused} never used`);
+  if (tally.usage.reused > 0) parts.push(`${tally.usage.reused} answered more often than recorded`);
+  // As keploy_mock_test says it (attack 18ac f1-3): a body the recording kept neither whole nor as its digest was matched by its size alone.
+  if (tally.unverified > 0) parts.push(`${tally.unverified} matched by body size only, unverified (first: ${tally.unverifiedLines[0] ?? '?'})`);
+  return parts.join(', ');
 }
 
 /**
