@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { longestBlock } from '../../test/helpers/stall.js';
 import { redactText } from '../core/secrets.js';
-import { canonicalJson, redact, redactForAudit, redactWords, sha256Hex } from './audit.js';
+import { canonicalJson, MAX_REFUSED_RECORD, redact, redactForAudit, redactWords, sha256Hex } from './audit.js';
 import { makeKey } from './keys.js';
 import { ControlPlane } from './plane.js';
 import { SqliteStore } from './sqlite.js';
@@ -38,7 +38,8 @@ describe('attack 18x V2: redaction of large arguments never holds the event loop
     const calls = Array.from({ length: 15 }, (_, i) => ({ tool: 'python_start_session', args: heavy(i), client: 'attacker', transport: 'http' as const, session: null }));
     // What one record's redaction costs on this host, done on the loop as it was before.
     const started = performance.now();
-    const expected = calls.map((c) => [c.tool, redact(c.args)]);
+    // A refused call's record keeps MAX_REFUSED_RECORD characters at most (attack e1-4).
+    const expected = calls.map((c) => [c.tool, redact(c.args, { max: MAX_REFUSED_RECORD })]);
     const inline = performance.now() - started;
     const refusal = { code: -32029, status: 429, message: 'rate limit' };
     const { longest, turns } = await longestBlock(() => plane.recordDeniedBatch(auth.key, calls, refusal));

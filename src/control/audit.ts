@@ -589,10 +589,15 @@ function redactValue(value: unknown, depth: number, walk: Walk, reading: ListRea
  * keys), in an array of strings also when the option and its value are separate items (argv).
  * Strings are kept whole up to MAX_STRING characters, arrays and objects up to MAX_ITEMS; the
  * record keeps MAX_TEXT characters of text, each string the same share at most (fairShare), never
- * under MIN_HEAD; what is left out is stated with its size and SHA-256.
+ * under MIN_HEAD; what is left out is stated with its size and SHA-256. The record's JSON is at
+ * most RECORD_GROWTH times the arguments' own (`inputLength`, their JSON's length, when the caller
+ * has it) plus RECORD_SLACK, and `max` (MAX_RECORD) at most: past that, runs of the same note are
+ * folded into one, and if that is not enough it keeps the head of its JSON.
  */
-export function redact(value: unknown): unknown {
-  return wholeBounded(redactMeasured(value, measure(value)!));
+export function redact(value: unknown, bound: { inputLength?: number; max?: number } = {}): unknown {
+  const inputLength = bound.inputLength ?? jsonOf(value)?.length;
+  const bounds = recordLimit(inputLength, bound.max ?? MAX_RECORD);
+  return wholeBounded(redactMeasured(value, measure(value)!, bounds.limit), bounds, inputLength);
 }
 
 /**
@@ -601,15 +606,77 @@ export function redact(value: unknown): unknown {
  * labels, and a record of 729 KB was kept as 1.67 MB (attack 18ab C3).
  */
 export const MAX_RECORD = 320 * 1024;
+/**
+ * The same for a call refused before it ran (for its scope, or by a limit): it did nothing, so the
+ * head of its arguments is enough. A batch of 100 refused calls of 9 KB each added 27 MB to the
+ * audit (attack e1-4).
+ */
+export const MAX_REFUSED_RECORD = 16 * 1024;
+/**
+ * How much longer than the arguments' own JSON their record may be: four times, plus RECORD_SLACK
+ * characters. Redaction labels make text at most about four times longer (`-pX` becomes
+ * `-p[REDACTED]`, `token=0` `token=[REDACTED] (2)`); a value nested too deep is a note of ~93
+ * characters, so 3,000 empty arrays 16 deep (9 KB of arguments) were kept as 279 KB (attack e1-4).
+ */
+export const RECORD_GROWTH = 4;
+export const RECORD_SLACK = 4 * 1024;
 
-/** Redacted arguments within MAX_RECORD: past it, the head of their JSON (redacted already), saying how long it was. */
-function wholeBounded(redacted: unknown): unknown {
-  const json = JSON.stringify(redacted) ?? 'null';
-  if (json.length <= MAX_RECORD) return redacted;
+/**
+ * The most JSON characters the redacted record of arguments whose own JSON is `inputLength`
+ * characters keeps, `max` at most, and why that many.
+ */
+function recordLimit(inputLength: number | undefined, max: number): { limit: number; why: string } {
+  const grown = inputLength === undefined ? Number.POSITIVE_INFINITY : RECORD_GROWTH * inputLength + RECORD_SLACK;
+  if (grown >= max) return { limit: max, why: max === MAX_REFUSED_RECORD ? 'the most the record of a refused call keeps' : 'the most a record keeps' };
+  return { limit: grown, why: `${RECORD_GROWTH} times the ${inputLength} characters of the arguments' own JSON, plus ${RECORD_SLACK}` };
+}
+
+/** A note standing for a value not kept (digestNote: nested too deep, or cut), which a run of the same may fold into one. */
+const FOLDABLE_NOTE = /^\[((?:nested too deep|cut: [^[\]]*)(?:, sha256 [0-9a-f]{64})?)\]$/;
+
+/**
+ * `redacted` with each run of the same note in an array folded into one, counted:
+ * `[1000 × nested too deep, sha256 ...]` for 1,000 equal values nested too deep.
+ */
+function foldNotes(redacted: unknown): unknown {
+  if (redacted === null || typeof redacted !== 'object') return redacted;
+  if (!Array.isArray(redacted)) {
+    const out: Record<string, unknown> = Object.create(null);
+    for (const [k, v] of Object.entries(redacted)) out[k] = foldNotes(v);
+    return out;
+  }
+  const out: unknown[] = [];
+  for (let i = 0; i < redacted.length;) {
+    const item: unknown = redacted[i];
+    let run = 1;
+    const note = typeof item === 'string' ? FOLDABLE_NOTE.exec(item) : null;
+    if (note) while (redacted[i + run] === item) run++;
+    out.push(note && run > 1 ? `[${run} × ${note[1]}]` : foldNotes(item));
+    i += run;
+  }
+  return out;
+}
+
+/**
+ * Redacted arguments within their limit (recordLimit): past it, runs of the same note folded
+ * (foldNotes), and if that is still too long, the head of their JSON (redacted already), saying
+ * how long it was, and how long the arguments' own JSON was. No digest of the arguments: a SHA-256
+ * of text not redacted would let whoever reads the audit check a guessed secret.
+ */
+function wholeBounded(redacted: unknown, { limit, why }: { limit: number; why: string }, inputLength: number | undefined): unknown {
+  const whole = JSON.stringify(redacted) ?? 'null';
+  if (whole.length <= limit) return redacted;
+  const folded = foldNotes(redacted);
+  const json = JSON.stringify(folded) ?? 'null';
+  if (json.length <= limit) return folded;
   // The head is kept as a string: cut until its JSON (quotes and backslashes escaped) fits too.
-  let keep = MAX_RECORD;
-  while (keep > 0 && (JSON.stringify(json.slice(0, keep)) ?? '').length > MAX_RECORD) keep = Math.floor(keep * 0.75);
-  return { '[cut]': `the redacted arguments are ${json.length} characters of JSON, over the ${MAX_RECORD} a record keeps: their head follows`, head: json.slice(0, keep) };
+  let keep = limit;
+  while (keep > 0 && (JSON.stringify(json.slice(0, keep)) ?? '').length > limit) keep = Math.floor(keep * 0.75);
+  return {
+    '[cut]': `the redacted arguments are ${whole.length} characters of JSON, over the ${limit} this record keeps (${why}): their head follows`,
+    ...(inputLength !== undefined ? { arguments_json_chars: inputLength } : {}),
+    head: json.slice(0, keep),
+  };
 }
 
 /** The lengths of `value`'s strings as redact bounds them (its first walk); undefined once they pass `stopAt`. */
@@ -620,12 +687,12 @@ function measure(value: unknown, stopAt?: Walk['stopAt']): number[] | undefined 
 }
 
 /** redact's second walk, given what its first measured. */
-function redactMeasured(value: unknown, lengths: number[]): unknown {
+function redactMeasured(value: unknown, lengths: number[], limit: number): unknown {
   // Redaction labels and the notes of what was cut add to the text kept (a `-p` hit every 3 characters becomes a 10-character
-  // label): past MAX_RECORD, the strings are redacted again with half the budget, so every value stays, each shorter.
+  // label): past the record's limit, the strings are redacted again with half the budget, so every value stays, each shorter.
   for (let budget = MAX_TEXT; ; budget /= 2) {
     const redacted = redactValue(value, 0, { measure: undefined, share: fairShare(lengths, budget), values: 0 });
-    if (budget <= MAX_TEXT / 16 || (JSON.stringify(redacted) ?? '').length <= MAX_RECORD) return redacted;
+    if (budget <= MAX_TEXT / 16 || (JSON.stringify(redacted) ?? '').length <= limit) return redacted;
   }
 }
 
@@ -649,19 +716,23 @@ let pool: WorkerPool | undefined;
  * first). Arguments it cannot redact in time (30 s) are not kept: the record says so, and how much
  * text they held.
  *
- * A refused call (`refused`) did not run, so its record may wait: such records hold at most one of
+ * A refused call (`refused`) did not run, so its record keeps MAX_REFUSED_RECORD characters of
+ * JSON at most (not MAX_RECORD), and it may wait: such records hold at most one of
  * the two threads, and a key that already has REFUSED_WAITING of them waiting keeps only the size
  * of the next one's arguments (no digest: a SHA-256 of arguments not redacted would let whoever
  * reads the audit check a guessed secret). Two keys flooding big refused calls held back the
  * records, and so the answers, of other keys' big calls for ~800 ms each (attack 18y W6).
  */
 export async function redactForAudit(value: unknown, owner?: string, refused = false): Promise<unknown> {
+  const max = refused ? MAX_REFUSED_RECORD : MAX_RECORD;
   const lengths = measure(value, { text: INLINE_TEXT, values: INLINE_VALUES });
   if (lengths) {
     // A turn of the loop first: the calls of one JSON-RPC batch are audited one after another, and 100 of a few KiB each,
     // redacted back to back, held every client 160-200 ms (attack 18y W1).
     await new Promise((resolve) => setImmediate(resolve));
-    return wholeBounded(redactMeasured(value, lengths));
+    const inputLength = jsonOf(value)?.length;
+    const bounds = recordLimit(inputLength, max);
+    return wholeBounded(redactMeasured(value, lengths, bounds.limit), bounds, inputLength);
   }
   pool ??= new WorkerPool({ name: 'audit redaction', entry: workerEntry(import.meta.url, 'redact-worker'), resourceLimits: { maxOldGenerationSizeMb: 512 } });
   let json: string;
@@ -676,7 +747,7 @@ export async function redactForAudit(value: unknown, owner?: string, refused = f
     };
   }
   try {
-    return await pool.run<unknown>({ json }, { timeoutMs: 30_000, mayWait: refused, ...(owner !== undefined ? { owner } : {}) });
+    return await pool.run<unknown>({ json, max }, { timeoutMs: 30_000, mayWait: refused, ...(owner !== undefined ? { owner } : {}) });
   } catch (err) {
     return notKept(refused, `the arguments (${json.length} characters of JSON) could not be redacted: ${err instanceof Error ? err.message : String(err)}`);
   }

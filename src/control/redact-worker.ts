@@ -5,4 +5,4 @@ import { redact } from './audit.js';
  * The audit's redaction thread (audit.ts redactForAudit): a record's arguments with much text are
  * read from their JSON and redacted here, never on the event loop.
  */
-serveJobs((job: { json: string }) => Promise.resolve({ value: redact(JSON.parse(job.json)) }));
+serveJobs((job: { json: string; max?: number }) => Promise.resolve({ value: redact(JSON.parse(job.json), { inputLength: job.json.length, ...(job.max !== undefined ? { max: job.max } : {}) }) }));
