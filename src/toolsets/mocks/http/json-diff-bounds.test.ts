@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseIgnore } from '../tools/mock-test.js';
 import { buildHttpMock } from './keploy.js';
-import { compilePath, jsonDifferenceSteps, jsonRefusal, MAX_JSON_NESTING, parseJsonBody, STEP_NODES, type Json, type JsonIgnore } from './json-diff.js';
+import { compilePath, jsonDifferenceSteps, jsonRefusal, MAX_DESCENDING_SEGMENTS, MAX_JSON_NESTING, parseJsonBody, STEP_NODES, type Json, type JsonIgnore } from './json-diff.js';
 import { HttpMatcher } from './matcher.js';
 
 /** Runs a comparison to its end: its differences, its steps, and the work the meter was told of each. */
@@ -30,9 +30,10 @@ describe('ignored paths whose positions pile up (f1-1)', () => {
   // The attack's 100 ignore paths, as keploy_mock_test takes them, and 99 different ones like them.
   const attack = [...Array<string>(99).fill(`body..a${'.*'.repeat(96)}`), `body${'.a'.repeat(DEPTH)}.*`];
   const different = [...Array.from({ length: 99 }, (_, i) => `body..a${'.*'.repeat(94)}.x${i}`), `body${'.a'.repeat(DEPTH)}.*`];
-  const ignore = (fields: string[]): JsonIgnore => ({ keys: new Set(), paths: parseIgnore(fields).ignoreJsonPaths.map(compilePath), timeLike: true });
+  // (keploy_mock_test now refuses the 99 different ones, below: the comparison is held to its bounds without that.)
+  const ignore = (fields: readonly string[]): JsonIgnore => ({ keys: new Set(), paths: fields.map(compilePath), timeLike: true });
   // The most positions a set can hold: every step of every path (each followed once), and each path's end.
-  const positions = (fields: string[]) => [...new Set(parseIgnore(fields).ignoreJsonPaths)].reduce((n, p) => n + compilePath(p).steps.length + 1, 0);
+  const positions = (fields: readonly string[]) => [...new Set(fields)].reduce((n, p) => n + compilePath(p).steps.length + 1, 0);
 
   for (const [name, fields] of [
     ['the attack', attack],
@@ -59,6 +60,18 @@ describe('ignored paths whose positions pile up (f1-1)', () => {
       expect(wide.total - plain.total).toBeLessThanOrEqual(3 * 5000 + 3 * positions(fields));
     });
   }
+
+  it("keploy_mock_test takes the attack's paths (one path given 99 times) and refuses '..' paths of more than MAX_DESCENDING_SEGMENTS segments in all", () => {
+    expect(parseIgnore(attack).ignoreJsonPaths).toHaveLength(100);
+    expect(() => parseIgnore(different)).toThrow(
+      `ignore: the JSON paths with '..' have ${99 * 97} segments in all (each '..', name, '*' and '[n]' counts one; a path given twice, once), at most ${MAX_DESCENDING_SEGMENTS} can be followed: give fewer or shorter paths with '..'`,
+    );
+    // 10 paths of 98 segments ('..' and 97 more, 200 characters) and one of 20 are as many as can be; one more path is refused.
+    const paths = [...Array.from({ length: 10 }, (_, i) => `body..k${i}${'.*'.repeat(96)}`), `body..${Array.from({ length: 19 }, (_, i) => `n${i}`).join('.')}`];
+    expect(paths.every((p) => p.length <= 200)).toBe(true);
+    expect(parseIgnore([...paths, 'body.a.b.c', 'body.x[*].y']).ignoreJsonPaths).toHaveLength(13);
+    expect(() => parseIgnore([...paths, 'body..z'])).toThrow(/have 1002 segments in all/);
+  });
 
   it('follows a path given more than once as one', () => {
     const once = run(chain(0), chain(0), { keys: new Set(), paths: [compilePath(`$..a${'.*'.repeat(96)}`)] });

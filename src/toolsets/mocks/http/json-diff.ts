@@ -283,6 +283,35 @@ export function compilePath(spec: string): CompiledPath {
   return { spec, steps };
 }
 
+/** A path by its segments: two paths with the same are one. */
+function pathId(p: CompiledPath): string {
+  return JSON.stringify(p.steps);
+}
+
+/**
+ * The most segments the ignored paths with `..` may have in all. A `..` starts its path again at
+ * every level, so such a path holds up to one position per segment at once, and the walk moves
+ * every position at each level: 99 paths of 97 segments held ~9,600 (attack f1-1).
+ */
+export const MAX_DESCENDING_SEGMENTS = 1000;
+
+/** What is wrong with these ignored paths together (their `..` paths too long in all), or undefined. */
+export function ignoredPathsProblem(paths: readonly CompiledPath[]): string | undefined {
+  const seen = new Set<string>();
+  let segments = 0;
+  for (const p of paths) {
+    const id = pathId(p);
+    if (seen.has(id) || !p.steps.some((s) => 'descend' in s)) continue;
+    seen.add(id);
+    segments += p.steps.length;
+  }
+  if (segments <= MAX_DESCENDING_SEGMENTS) return undefined;
+  return (
+    `the JSON paths with '..' have ${segments} segments in all (each '..', name, '*' and '[n]' counts one; a path given twice, once), ` +
+    `at most ${MAX_DESCENDING_SEGMENTS} can be followed: give fewer or shorter paths with '..'`
+  );
+}
+
 /**
  * Where the walk is in the ignored paths: the positions reached (sorted, `..` positions followed by
  * those after them), whether one is a path's end (the value is ignored), the keys and indexes the
@@ -339,7 +368,7 @@ class PathRules {
     // A path given twice (99 copies of one `..` path, attack f1-1) is followed once.
     const seen = new Set<string>();
     for (const p of paths) {
-      const id = JSON.stringify(p.steps);
+      const id = pathId(p);
       if (seen.has(id)) continue;
       seen.add(id);
       starts.push(this.steps.length);

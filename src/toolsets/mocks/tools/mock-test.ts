@@ -7,6 +7,7 @@ import type { ToolSpec } from '../../../mcp/tools.js';
 import { warnFor, type MocksContext } from './context.js';
 import { mocksDir } from '../paths.js';
 import { DebugkitError } from '../../../core/errors.js';
+import { compilePath, ignoredPathsProblem } from '../http/json-diff.js';
 
 const input = {
   command: z.string().describe("Test command to run (e.g. 'go test -v' or 'npm test')"),
@@ -68,6 +69,8 @@ export function parseIgnore(fields: readonly string[]): { ignoreHeaders: string[
       (where === 'header' ? out.ignoreHeaders : out.ignoreQuery).push(rest.toLowerCase());
     }
   }
+  const problem = ignoredPathsProblem(out.ignoreJsonPaths.map(compilePath));
+  if (problem) throw new DebugkitError('INVALID_ARGUMENT', `ignore: ${problem}`);
   return out;
 }
 
