@@ -23,7 +23,7 @@ export interface DeferredControl {
  *
  * For stdio only, where the principal is always the local user (every scope): until the plane is
  * open, `authorize` (which tools are registered, so listed) answers as the plane answers the local
- * user, yes. The HTTP-only hooks (authenticate, admitRequest, admitRoute, sessions, listening)
+ * user, yes. The HTTP-only hooks (authenticate, overRate, admitRequest, admitRoute, sessions, listening)
  * are not given: the HTTP server opens its store before it listens.
  */
 export function deferredControl(open: () => Promise<ControlPlane | undefined>, dataDir: string): DeferredControl {

@@ -90,6 +90,10 @@ export function controlHooks(plane: ControlPlane): ServerHooks {
       const verdicts = await gate.admit(keyOf(principal), req, res, body, session);
       return verdicts.map((refusal) => (refusal ? denial(refusal) : undefined));
     },
+    async overRate(principal, req, res) {
+      const refusal = await gate.overRate(keyOf(principal), req, res);
+      return refusal ? denial(refusal) : undefined;
+    },
     async admitRoute(principal, req, res, route, params) {
       const result = await gate.admitRoute(keyOf(principal), req, res, route, params);
       return 'refusal' in result ? denial(result.refusal) : result.finish;

@@ -114,6 +114,28 @@ export class HttpGate {
   }
 
   /**
+   * Before a POST body is read: a key already at its rate limit is refused here (nothing counted,
+   * as any request over the limit), its body neither parsed nor judged. Sets the rate-limit fields
+   * on `res` and writes the one audit entry a request over the limit gets, naming what was asked
+   * for by method and path only (the body was not read).
+   */
+  async overRate(key: KeyContext, req: IncomingMessage, res: ServerResponse): Promise<Refusal | undefined> {
+    const over = await this.plane.overRate(key);
+    if (!over?.refusal) return undefined;
+    for (const [k, v] of Object.entries(over.headers)) res.setHeader(k, v);
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const call = {
+      tool: `${req.method ?? 'POST'} ${path.slice(0, 200)}`,
+      args: { '[not read]': 'the request body: the key was over its rate limit' },
+      client: httpClientLabel(req),
+      transport: 'http' as const,
+      traceparent: headerOf(req, 'traceparent'),
+    };
+    await this.plane.recordDenied(key, call, over.refusal).catch(() => undefined);
+    return over.refusal;
+  }
+
+  /**
    * A REST route of toolset `toolset`: GET needs `<toolset>:read`, other methods `<toolset>`. It is
    * a request (a unit of rate, whether or not the key has the scope) and, when allowed, the REST
    * form of a tool call (a unit of quota); it is audited before it runs. Gives the function that

@@ -231,14 +231,8 @@ export class ControlPlane {
    */
   async admit(key: KeyContext, count: { rate: boolean; quota: boolean }): Promise<Admission> {
     const now = Date.now();
-    const limits = (
-      [
-        ['rate', key.rate],
-        ['quota', key.quota],
-      ] as const
-    ).filter((l): l is readonly ['rate' | 'quota', Limit] => l[1] !== null);
-    if (limits.length === 0) return { ok: true, headers: {} };
-    const windows = limits.map(([kind, l]) => ({ kind, l, w: windowAt(l.unit, now), bucket: `${kind}:${windowAt(l.unit, now).id}` }));
+    const windows = limitWindows(key, now);
+    if (windows.length === 0) return { ok: true, headers: {} };
     const counts: Array<number | undefined> = windows.map(() => undefined);
     let refused = -1;
     for (const [i, x] of windows.entries()) {
@@ -259,27 +253,30 @@ export class ControlPlane {
       );
       rest.forEach((i, j) => (counts[i] = held[j] ?? 0));
     }
-    const headers = rateHeaders(
-      windows.map((x, i) => ({ kind: x.kind, limit: x.l.limit, used: counts[i]!, start: x.w.start, end: x.w.end })),
+    return limitAdmission(windows, counts as number[], refused, now);
+  }
+
+  /**
+   * The refusal a key's next request gets when it is already at its rate limit, found by reading
+   * its counters (nothing is counted), or undefined. The HTTP edge asks before it reads a body, so
+   * a key past its limit is not served a parse of up to --max-body bytes first (attack e1-2).
+   */
+  async overRate(key: KeyContext): Promise<Admission | undefined> {
+    if (!key.rate) return undefined;
+    const now = Date.now();
+    const windows = limitWindows(key, now);
+    const counts = await this.store.peek(
+      key.id,
+      windows.map((x) => x.bucket),
+    );
+    const refused = windows.findIndex((x, i) => x.kind === 'rate' && (counts[i] ?? 0) >= x.l.limit);
+    if (refused < 0) return undefined;
+    return limitAdmission(
+      windows,
+      windows.map((_, i) => counts[i] ?? 0),
+      refused,
       now,
     );
-    if (refused < 0) return { ok: true, headers };
-    const hit = windows[refused]!;
-    const retryAfter = Math.max(1, Math.ceil((hit.w.end - now) / 1000));
-    const resetAt = new Date(hit.w.end).toISOString();
-    return {
-      ok: false,
-      headers: { ...headers, 'Retry-After': String(retryAfter) },
-      refusal: {
-        code: QUOTA_EXCEEDED,
-        message:
-          hit.kind === 'rate'
-            ? `Rate limit exceeded: ${hit.l.limit} requests per ${hit.l.unit}; retry after ${retryAfter} s`
-            : `Quota exceeded: ${hit.l.limit} calls per ${hit.l.unit}, resets at ${resetAt}`,
-        data: { limit: hit.l.limit, used: counts[refused]!, reset_at: resetAt, kind: hit.kind, retry_after: retryAfter },
-        status: 429,
-      },
-    };
   }
 
   async quotaStatus(key: KeyContext): Promise<QuotaStatus> {
@@ -514,6 +511,49 @@ interface WindowUse {
   used: number;
   start: number;
   end: number;
+}
+
+interface LimitWindow {
+  kind: 'rate' | 'quota';
+  l: Limit;
+  w: ReturnType<typeof windowAt>;
+  bucket: string;
+}
+
+/** The key's rate limit and quota (those it has) in their windows at `now`, with their counters' names. */
+function limitWindows(key: KeyContext, now: number): LimitWindow[] {
+  const limits = (
+    [
+      ['rate', key.rate],
+      ['quota', key.quota],
+    ] as const
+  ).filter((l): l is readonly ['rate' | 'quota', Limit] => l[1] !== null);
+  return limits.map(([kind, l]) => ({ kind, l, w: windowAt(l.unit, now), bucket: `${kind}:${windowAt(l.unit, now).id}` }));
+}
+
+/** The answer to a request once its counters are known: the rate-limit fields, and the refusal of window `refused` (-1: none). */
+function limitAdmission(windows: LimitWindow[], counts: number[], refused: number, now: number): Admission {
+  const headers = rateHeaders(
+    windows.map((x, i) => ({ kind: x.kind, limit: x.l.limit, used: counts[i]!, start: x.w.start, end: x.w.end })),
+    now,
+  );
+  if (refused < 0) return { ok: true, headers };
+  const hit = windows[refused]!;
+  const retryAfter = Math.max(1, Math.ceil((hit.w.end - now) / 1000));
+  const resetAt = new Date(hit.w.end).toISOString();
+  return {
+    ok: false,
+    headers: { ...headers, 'Retry-After': String(retryAfter) },
+    refusal: {
+      code: QUOTA_EXCEEDED,
+      message:
+        hit.kind === 'rate'
+          ? `Rate limit exceeded: ${hit.l.limit} requests per ${hit.l.unit}; retry after ${retryAfter} s`
+          : `Quota exceeded: ${hit.l.limit} calls per ${hit.l.unit}, resets at ${resetAt}`,
+      data: { limit: hit.l.limit, used: counts[refused]!, reset_at: resetAt, kind: hit.kind, retry_after: retryAfter },
+      status: 429,
+    },
+  };
 }
 
 /**

@@ -94,6 +94,12 @@ export interface ServerHooks {
    */
   admitRequest?(principal: Principal, req: IncomingMessage, res: ServerResponse, body: unknown, session: string | undefined): Promise<Array<Denial | undefined>>;
   /**
+   * HTTP edge: a POST (to /mcp or a REST route) from a key already past its rate limit, before its
+   * body is parsed: the Denial to answer with (its header fields set on `res`), or undefined to go
+   * on. The body is then read and dropped unparsed (parsing a large one holds the event loop).
+   */
+  overRate?(principal: Principal, req: IncomingMessage, res: ServerResponse): Promise<Denial | undefined>;
+  /**
    * HTTP edge: a toolset's REST route (e.g. the debugger's). Returns the function that records its
    * end, or a Denial to refuse it.
    */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonShapeProblem, MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from './rest.js';
+import { jsonShapeProblem, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, MAX_JSON_VALUES } from './rest.js';
 
 describe('jsonShapeProblem (a body judged before JSON.parse and the schemas)', () => {
   it('passes ordinary bodies, brackets and commas inside strings included', () => {
@@ -24,5 +24,29 @@ describe('jsonShapeProblem (a body judged before JSON.parse and the schemas)', (
     expect(jsonShapeProblem(`["a\\\\\\"${deep}"]`)).toBeUndefined();
     expect(jsonShapeProblem(`["\\"${deep}"]`)).toBeUndefined();
     expect(jsonShapeProblem(`["${'\\\\'.repeat(50_000)}",${deep}]`)).toMatch(/nested deeper/);
+  });
+
+  it('counts every value, containers and scalars, and refuses a body past MAX_JSON_VALUES (attack e1-2)', () => {
+    // The report's body: 137 rows of 9,999 empty arrays under params._meta.x, 4.1 MB that passed
+    // the depth and member bounds and held the event loop ~500 ms in JSON.parse.
+    const row = `[${Array(9999).fill('[]').join(',')}]`;
+    const e12 = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"x":[${Array(137).fill(row).join(',')}]}}}`;
+    expect(e12.length).toBeGreaterThan(4_100_000);
+    expect(jsonShapeProblem(e12)).toBe(
+      'JSON with more than 200,000 values (arrays, objects, strings, numbers and literals, object keys not counted); a body may hold at most 200,000: send fewer, or split a batch into several requests',
+    );
+    // Exactly at the bound passes, one more is refused: the root, its rows and their members,
+    // blanks anywhere, empty containers counted, object keys and brackets inside strings not.
+    const rows = (unit: string) => Array.from({ length: 20 }, () => `[ ${Array(9_998).fill(unit).join(' , ')} ]`).join(',');
+    const more = (n: number) => Array(n).fill(' 1').join(',');
+    // 1 + 20 + 20 × 9,998 = 199,981
+    expect(jsonShapeProblem(`[${rows('[]')}, ${more(19)} ]`)).toBeUndefined();
+    expect(jsonShapeProblem(`[${rows('[]')}, ${more(20)} ]`)).toMatch(/more than 200,000 values/);
+    expect(jsonShapeProblem(`[${rows('{ }')}, ${more(19)}]`)).toBeUndefined();
+    expect(jsonShapeProblem(`[${rows('{ }')}, ${more(20)}]`)).toMatch(/more than 200,000 values/);
+    // An object and its value are two values: 20 × 9,998 of {"k":1} are 399,981.
+    expect(jsonShapeProblem(`[${rows('{"k":1}')}]`)).toMatch(/more than 200,000 values/);
+    expect(jsonShapeProblem(`[${rows('"a,[]{}"')},${more(19)}]`)).toBeUndefined();
+    expect(MAX_JSON_VALUES).toBe(200_000);
   });
 });

@@ -99,7 +99,11 @@ export class PendingBodies {
  * `stallMs`) or is not complete within `deadlineMs` of this call (however steadily it drips) is
  * dropped: the connection is closed, nothing answered.
  */
-export async function readBody(req: IncomingMessage, limit: number, { emptyAs, stallMs, deadlineMs }: { emptyAs?: unknown; stallMs?: number; deadlineMs?: number } = {}): Promise<unknown> {
+export async function readBody(
+  req: IncomingMessage,
+  limit: number,
+  { emptyAs, stallMs, deadlineMs, parse = true }: { emptyAs?: unknown; stallMs?: number; deadlineMs?: number; parse?: boolean } = {},
+): Promise<unknown> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) throw new BodyTooLargeError(`request body too large: ${declared} bytes, the limit is ${limit}`);
   const chunks: Buffer[] = [];
@@ -126,6 +130,8 @@ export async function readBody(req: IncomingMessage, limit: number, { emptyAs, s
     clearTimeout(timer);
     clearTimeout(deadline);
   }
+  // Not to be parsed (a request refused before it): read in full, within the same bounds, and dropped.
+  if (!parse) return undefined;
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') return emptyAs;
   // Before JSON.parse and the schemas behind it: a body's shape is bounded (a few MiB nested a
@@ -170,16 +176,34 @@ function decodePathPart(part: string): string {
 /** The deepest nesting a JSON body may have, and the most members one of its arrays or objects may hold. */
 export const MAX_JSON_DEPTH = 64;
 export const MAX_JSON_MEMBERS = 10_000;
+/**
+ * The most values (arrays, objects, strings, numbers, true/false/null; an object's keys not
+ * counted) a JSON body may hold in all. JSON.parse costs about 0.25 µs a value and far more for
+ * containers: 4 MiB of 1.37 M empty arrays held the event loop ~500 ms (attack e1-2); 200,000
+ * holds it at most ~60 ms. No tool takes more: the longest list an argument holds is one array
+ * (argv, mock names) of at most MAX_JSON_MEMBERS, and 200,000 is 20 of them, or a batch of 100
+ * calls of 2,000 values each.
+ */
+export const MAX_JSON_VALUES = 200_000;
 
 /**
- * What is wrong with the shape of JSON text (too deep, a container with too many members), or
- * undefined. One linear pass over the characters, strings skipped; it judges shape only (JSON.parse
- * still judges the syntax).
+ * What is wrong with the shape of JSON text (too deep, a container with too many members, too many
+ * values in all), or undefined. One linear pass over the characters, strings skipped; it judges
+ * shape only (JSON.parse still judges the syntax).
  */
 export function jsonShapeProblem(text: string): string | undefined {
+  // Members of each open container so far (0 until a member starts), and values in all.
   const members: number[] = [];
+  let values = 0;
+  let top = -1; // members.length - 1
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
+    // A member starts at the first character after its container opens that is neither blank nor
+    // its close (later members are counted at their commas); the root value counts once.
+    if (top < 0 ? values === 0 && !blank(c) : members[top] === 0 && !blank(c) && c !== 0x5d && c !== 0x7d) {
+      if (top >= 0) members[top] = 1;
+      if (++values > MAX_JSON_VALUES) return tooManyValues();
+    }
     if (c === 0x22) {
       // A string: on to its closing quote (one not escaped by an odd run of backslashes before it).
       let q = text.indexOf('"', i + 1);
@@ -192,14 +216,27 @@ export function jsonShapeProblem(text: string): string | undefined {
       }
       i = q;
     } else if (c === 0x5b || c === 0x7b) {
-      members.push(1);
+      members.push(0);
+      top++;
       if (members.length > MAX_JSON_DEPTH) return `JSON nested deeper than ${MAX_JSON_DEPTH} levels`;
-    } else if (c === 0x5d || c === 0x7d) members.pop();
-    else if (c === 0x2c && members.length > 0) {
-      const n = members[members.length - 1]! + 1;
-      members[members.length - 1] = n;
+    } else if (c === 0x5d || c === 0x7d) {
+      members.pop();
+      top = members.length - 1;
+    } else if (c === 0x2c && top >= 0) {
+      const n = members[top]! + 1;
+      members[top] = n;
       if (n > MAX_JSON_MEMBERS) return `a JSON array or object with more than ${MAX_JSON_MEMBERS.toLocaleString('en')} members`;
+      if (++values > MAX_JSON_VALUES) return tooManyValues();
     }
   }
   return undefined;
+}
+
+function blank(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+function tooManyValues(): string {
+  const max = MAX_JSON_VALUES.toLocaleString('en');
+  return `JSON with more than ${max} values (arrays, objects, strings, numbers and literals, object keys not counted); a body may hold at most ${max}: send fewer, or split a batch into several requests`;
 }

@@ -5,6 +5,7 @@ import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio'
 import type { Debugkit } from './createServer.js';
 import { LOCAL_PRINCIPAL } from './createServer.js';
 import { deniedCall } from './gate.js';
+import { jsonShapeProblem } from './rest.js';
 
 /** The SDK's stdio limit for one message; a longer line is answered with an error and skipped. */
 export const STDIO_MAX_LINE_BYTES = 10 * 1024 * 1024;
@@ -93,16 +94,18 @@ export class LineTransport implements Transport {
   }
 
   private tooLong(head: string, max: number): void {
-    const id = /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")/.exec(head)?.[1];
     this.reply({
       jsonrpc: '2.0',
-      id: id === undefined ? null : JSON.parse(id),
+      id: idInHead(head),
       error: { code: INVALID_REQUEST, message: `Invalid Request: message over the ${max}-byte limit for one stdio line; it was skipped` },
     } as unknown as JSONRPCMessage);
   }
 
   private handleLine(line: string): void {
     if (line.trim() === '') return;
+    // Judged before JSON.parse, as an HTTP body is (rest.ts jsonShapeProblem): depth, members, values.
+    const shape = jsonShapeProblem(line);
+    if (shape) return this.reply(errorReply(idInHead(line.slice(0, 256)), INVALID_REQUEST, `Invalid Request: message refused: ${shape}`));
     let value: unknown;
     try {
       value = JSON.parse(line);
@@ -207,4 +210,10 @@ export async function serveStdio(dk: Debugkit, onEnd: (reason: string) => void):
     transport,
     onerror: (err) => dk.log.debug(`stdio: ${err.message}`),
   });
+}
+
+/** The id a message's first characters give, when it can be read there (the message itself is not parsed), else null. */
+function idInHead(head: string): string | number | null {
+  const id = /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")/.exec(head)?.[1];
+  return id === undefined ? null : (JSON.parse(id) as string | number);
 }
