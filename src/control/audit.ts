@@ -609,9 +609,11 @@ export const MAX_RECORD = 320 * 1024;
 /**
  * The same for a call refused before it ran (for its scope, or by a limit): it did nothing, so the
  * head of its arguments is enough. A batch of 100 refused calls of 9 KB each added 27 MB to the
- * audit (attack e1-4).
+ * audit (attack e1-4). 24 KiB: room for the text the last redaction pass keeps (MAX_TEXT / 16,
+ * 16 KiB, shared by its strings) with their notes and names, so most refused records keep every
+ * value, each string its head with its length and SHA-256.
  */
-export const MAX_REFUSED_RECORD = 16 * 1024;
+export const MAX_REFUSED_RECORD = 24 * 1024;
 /**
  * How much longer than the arguments' own JSON their record may be: four times, plus RECORD_SLACK
  * characters. Redaction labels make text at most about four times longer (`-pX` becomes
