@@ -91,7 +91,6 @@ describe('attack 18ac e1-1: more spellings of a password', () => {
       ['mysqladmin -u root password Hunter2', `mysqladmin -u root password ${R}`],
       ['vault login Hunter2', `vault login ${R}`],
       ['java -jar tool.jar -password Hunter2', `java -jar tool.jar -password ${R}`],
-      ['Connect-Db -Password:Hunter2', `Connect-Db -Password:${R}`],
     ];
     for (const [text, want] of cases) expect(redactText(text), text).toBe(want);
     expect(redact({ program: 'ldapsearch', args: ['-D', 'cn=admin', '-w', 'Hunter2'] })).toEqual({ program: 'ldapsearch', args: ['-D', 'cn=admin', '-w', R] });
@@ -108,5 +107,54 @@ describe('attack 18ac e1-1: more spellings of a password', () => {
       'vault login -method=userpass username=alice',
     ];
     for (const text of kept) expect(redactText(text), text).toBe(text);
+  });
+});
+
+// Round 18ad (attacker g1), on the fixes above: a list of two strings under a name was taken for a
+// pair (g1-7), the single-dash `-NAME:VALUE` form matched a conditional's and a slice's colon (g1-1),
+// and a program's option value or a --flag's value was taken whole even when it was code (g1-2).
+describe('attack 18ad g1-7, g1-1, g1-2: the audit never hides code that ran', () => {
+  it('g1-7: two strings under a name are no pair: gdb commands and ignore paths are kept', () => {
+    // Before: {"commands": ["pwd", "[REDACTED]"]} while is_admin became 4242.
+    expect(redact({ commands: ['pwd', 'print is_admin=4242'] })).toEqual({ commands: ['pwd', 'print is_admin=4242'] });
+    expect(redact({ ignore: ['header.Authorization', 'body.amount'] })).toEqual({ ignore: ['header.Authorization', 'body.amount'] });
+    // A pair in a list of pairs is still one.
+    expect(redact({ env: [['DB_PASSWORD', 'x']] })).toEqual({ env: [['DB_PASSWORD', R]] });
+  });
+
+  it("g1-1: a negated secret-looking name before a conditional's, a slice's or a dict's colon is code", () => {
+    const kept = ['print c ? -password:is_admin=1337', '[[0][-token:os.system("touch x")] for token in [1] for os in [__import__("os")]]', '{-token:os.system("id")}', 'c ? -password : x'];
+    for (const command of kept) expect(redact({ command }), command).toEqual({ command });
+  });
+
+  it("g1-2: a program's option value or a flag's value that reads as code is kept; as argv it is a password", () => {
+    const kept = [
+      'print mongo -p?is_admin=7:0',
+      'print --token ?is_admin=9:0',
+      'print openssl -k ?is_admin=9:0',
+      'print zip -P?x=9:0',
+      'print sshpass -p?x=9:0',
+      'print curl -u u:is_admin=9',
+      '[(mongo:=1) -p+os.system("touch x") for p in [1] for os in [__import__("os")]]',
+      '[--secret +__import__("os").system("x") for secret in [1]]',
+    ];
+    for (const command of kept) expect(redact({ command }), command).toEqual({ command });
+    // Passwords are still hidden, base64's padding included, and any word after --password in argv.
+    expect(redact({ command: 'mysql -uroot -phunter2 && curl -u admin:pw http://h --token YWJj==' })).toEqual({ command: `mysql -uroot -p${R} && curl -u admin:${R} http://h --token ${R}` });
+    expect(redact({ args: ['--password', 'a?b=c'] })).toEqual({ args: ['--password', R] });
+  });
+
+  it('g1-6: more spellings: ssh-keygen -N/-P, cqlsh -p, tsql -P, unrar -pPW, lftp -u user,PW, *_PW, named *_KEY, *_CREDS', () => {
+    const cases: Array<[string, string]> = [
+      ['ssh-keygen -p -P old1 -N new2 -f k', `ssh-keygen -p -P ${R} -N ${R} -f k`],
+      ['cqlsh -u cassandra -p Hunter2', `cqlsh -u cassandra -p ${R}`],
+      ['tsql -S h -U sa -P Hunter2', `tsql -S h -U sa -P ${R}`],
+      ['unrar x -pHunter2 a.rar', `unrar x -p${R} a.rar`],
+      ['lftp -u alice,Hunter2 ftp://h', `lftp -u alice,${R} ftp://h`],
+      ['DB_PW=x MASTER_KEY=x SIGNING_KEY=x ENCRYPTION_KEY=x DB_CREDS=x', `DB_PW=${R} MASTER_KEY=${R} SIGNING_KEY=${R} ENCRYPTION_KEY=${R} DB_CREDS=${R}`],
+    ];
+    for (const [text, want] of cases) expect(redactText(text), text).toBe(want);
+    const kept = 'ssh-keygen -N "" -f k; PRIMARY_KEY=id SORT_KEY=a SSH_KEY=/root/.ssh/id';
+    expect(redactText(kept)).toBe(kept);
   });
 });

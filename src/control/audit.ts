@@ -398,7 +398,7 @@ export function redactWords(words: readonly string[]): string[] {
   const script = words.findIndex((w) => INLINE_SCRIPT.test(w) || READS_ARGUMENTS.test(w));
   const hits = new Map<number, Array<[number, number]>>();
   let i = 0;
-  for (const [s, e] of findSecrets(text, { keepCalls: true })) {
+  for (const [s, e] of findSecrets(text, { keepCalls: true, argv: true })) {
     while (i + 1 < words.length && starts[i + 1]! <= s) i++;
     const at = s - starts[i]!;
     if (at >= words[i]!.length) continue; // the blank between two words
@@ -414,7 +414,7 @@ export function redactWords(words: readonly string[]): string[] {
     if (placed.has(k) && !(script >= 0 && script < k)) return REDACTED;
     const found = hits.get(k);
     if (!found) return redactText(w);
-    const alone = findSecrets(w, { keepCalls: true });
+    const alone = findSecrets(w, { keepCalls: true, argv: true });
     const known = new Set(alone.map(([s]) => s));
     // A secret the joined words show and this word alone does not: a whole word after an option
     // that is a word of its own (`--password`, `-p`, `Bearer`), or the value of a program's attached
@@ -461,10 +461,11 @@ const OPTION_WORD = /^(?:-{1,2}[A-Za-z][A-Za-z0-9_-]{0,63}|Bearer|Basic|Token)$/
  */
 const ARGV_NAMES = new Set(['args', 'argv', 'arguments', 'command', 'cmd', 'entrypoint']);
 
-/** How a list is read: as one command line (`argv`, after `program` when the call names it apart), or item by item. */
+/** How a list is read: as one command line (`argv`, after `program` when the call names it apart), or item by item; `inList`: it is an item of a list. */
 interface ListReading {
   argv: boolean;
   program?: string;
+  inList?: boolean;
 }
 
 function redactArray(value: unknown[], depth: number, walk: Walk, reading: ListReading): unknown[] {
@@ -475,8 +476,10 @@ function redactArray(value: unknown[], depth: number, walk: Walk, reading: ListR
   const program = reading.argv ? reading.program : undefined;
   const lead = program === undefined ? [] : [program];
   const strings = items.every((v) => typeof v === 'string');
-  if (!walk.measure && !reading.argv && strings && secretPairList(items as string[])) {
-    // A name/value pair as a list (`Object.entries`, a Headers init, Python's `dict.items()`): `["DB_PASSWORD", "x"]` hides "x" (attack 18ac e1-5).
+  if (!walk.measure && !reading.argv && reading.inList === true && strings && secretPairList(items as string[])) {
+    // A name/value pair as a list, an item of a list of pairs (`Object.entries`, a Headers init, Python's `dict.items()`):
+    // `[["DB_PASSWORD", "x"]]` hides "x" (attack 18ac e1-5). Only there: a list of two strings under a name is no pair, and
+    // gdb's `commands: ["pwd", "print is_admin=4242"]` read as one hid the command that ran (attack 18ad g1-7).
     walk.values += 2;
     out = [redactString(items[0] as string, walk), REDACTED];
   } else if (!walk.measure && reading.argv && items.length + lead.length >= 2 && strings && walk.values + items.length <= MAX_VALUES) {
@@ -495,7 +498,7 @@ function redactArray(value: unknown[], depth: number, walk: Walk, reading: ListR
         return out;
       }
       // An item that is itself a list is read as its parent is: argv inside argv, pairs inside a list of pairs.
-      out.push(redactValue(items[i], depth + 1, walk, { argv: reading.argv && Array.isArray(items[i]) }));
+      out.push(redactValue(items[i], depth + 1, walk, { argv: reading.argv && Array.isArray(items[i]), inList: true }));
     }
   }
   if (value.length > MAX_ITEMS) out.push(walk.measure ? '' : digestNote(`cut: ${value.length} items in all`, jsonOf(value)));

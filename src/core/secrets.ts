@@ -16,7 +16,7 @@ export const REDACTED = '[REDACTED]';
  * there counts (nameValueSpans).
  */
 export const SECRET_NAME =
-  /password|passwd|passphrase|(?:^|[_ .-])pass(?:$|[_ .-])|(?<!ask|by|com|sur|tres|over|under)pass$|secret|token|api[_-]?key|authori[sz]ation|credential|private[_-]?key|cookie|session[_-]?key|signature|[_-]pwd$|^pwd$|^pw$|^auth$|[_-]auth$|^key$|^sig$/i;
+  /password|passwd|passphrase|(?:^|[_ .-])pass(?:$|[_ .-])|(?<!ask|by|com|sur|tres|over|under)pass$|secret|token|api[_-]?key|authori[sz]ation|credential|private[_-]?key|cookie|session[_-]?key|signature|[_-]pwd$|^pwd$|^pw$|[_-]pw$|^auth$|[_-]auth$|^key$|^sig$|(?:master|signing|encryption|auth|secret|access|private|client|app|session|hmac|jwt)[_-]?key$|[_-]creds?$/i;
 /**
  * Names (in text: NAME=value, "NAME": value, --NAME value) whose value is a secret. A name that
  * ends in "pass" is one (`SSHPASS`, what `sshpass -e` reads; `DBPASS`, `-storepass`), but not
@@ -24,7 +24,7 @@ export const SECRET_NAME =
  * what redis-cli reads) (attack 18ac e1-1).
  */
 export const SECRET_WORD =
-  /password|passwd|passphrase|(?:^|[_.-])pass(?:$|[_.-])|(?<!ask|by|com|sur|tres|over|under)pass$|secret|token|api[_-]?key|credential|private[_-]?key|signature|authori[sz]ation|cookie|[_-]pwd$|[_-]auth$/i;
+  /password|passwd|passphrase|(?:^|[_.-])pass(?:$|[_.-])|(?<!ask|by|com|sur|tres|over|under)pass$|secret|token|api[_-]?key|credential|private[_-]?key|signature|authori[sz]ation|cookie|[_-]pwd$|[_-]pw$|[_-]auth$|(?:master|signing|encryption|auth|access|client|app|session|hmac|jwt)[_-]?key$|[_-]creds?$/i;
 /** A header's name (`X-Api-Key`, `X-Auth-Token`): words joined by dashes. */
 const HEADER_NAME = /^[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+$/;
 /** Names that are a secret only as a URL query parameter (?sig=, &key=). */
@@ -359,26 +359,56 @@ function gdbEnvironmentSpans(text: string, spans: Span[]): void {
 
 /**
  * --password VALUE, --api-token VALUE (a flag naming a secret, then its value as the next word);
- * and the single-dash long options of Java's and PowerShell's tools: `-password VALUE`,
- * `-storepass VALUE` (keytool), `-Password:VALUE` (attack 18ac e1-1). A single-dash value must
- * start like a value (a letter, digit or quote), not an operator: `n -password + 1` is code. A
- * value that says where the password is (OpenSSL's `env:VAR`, `file:PATH`, `fd:N`, `stdin`) is kept,
- * and OpenSSL's `pass:PASSWORD` is opensslPassSpans' (which keeps `pass:`).
+ * and the single-dash long options of Java's and other tools: `-password VALUE`, `-storepass
+ * VALUE` (keytool) (attack 18ac e1-1), as a word of a command line (after a blank, and not after
+ * an operator: `c ? -password : x` is code). A single-dash value must start like a value (a letter,
+ * digit or quote). A value that says where the password is (OpenSSL's `env:VAR`, `file:PATH`,
+ * `fd:N`, `stdin`) is kept, and OpenSSL's `pass:PASSWORD` is opensslPassSpans' (which keeps
+ * `pass:`). Where calls must be seen (`code`), a value that reads as code is kept
+ * (optionValueIsCode: `print --token ?is_admin=9:0` ran the assignment, attack 18ad g1-2).
  */
-function flagValueSpans(text: string, spans: Span[]): void {
-  const flag = /(?<![A-Za-z0-9_-])-(-?)([A-Za-z0-9][A-Za-z0-9_-]{0,63})(?:[ \t]{1,8}|:(?=[A-Za-z0-9"']))/g;
+function flagValueSpans(text: string, spans: Span[], code: boolean): void {
+  const flag = /(?<![A-Za-z0-9_-])-(-?)([A-Za-z0-9][A-Za-z0-9_-]{0,63})[ \t]{1,8}/g;
   for (let m = flag.exec(text); m; m = flag.exec(text)) {
     const double = m[1] === '-';
     const name = m[2]!;
     const at = m.index + m[0].length;
     if (!SECRET_WORD.test(name) || NOT_A_VALUE.test(name) || text[at] === '-') continue;
-    // A single-dash name is a word of letters (`-storepass`), not a cluster with its value attached (`7z -pHunter2Secret a.7z`).
-    if (!double && (!/^[A-Za-z]{2,32}(?:[_-][A-Za-z]{1,32}){0,3}$/.test(name) || !/[A-Za-z0-9"']/.test(text[at] ?? '') || /^["']?(?:(?:env|file|fd|pass):|stdin\b)/.test(text.slice(at, at + 7))))
-      continue;
-    if (double && m[0].endsWith(':')) continue; // --name:value is no spelling of a flag's value
+    // A single-dash name is a word of letters (`-storepass`), not a cluster with its value attached (`7z -pHunter2Secret a.7z`),
+    // and an option of a command line: at the start or after a blank that follows a word, not an operator.
+    if (!double && (!/^[A-Za-z]{2,32}(?:[_-][A-Za-z]{1,32}){0,3}$/.test(name) || !/[A-Za-z0-9"']/.test(text[at] ?? '') || !optionPlace(text, m.index))) continue;
+    if (/^["']?(?:(?:env|file|fd|pass):|stdin\b)/.test(text.slice(at, at + 7))) continue;
     const value = valueAt(text, at);
-    if (value) spans.push([value[0], value[1], kindOf(name)]);
+    if (value && !(code && optionValueIsCode(text, value))) spans.push([value[0], value[1], kindOf(name)]);
   }
+}
+
+/** Whether a single-dash option at `dash` stands where a command line's option does: the text's start, or a blank after a word (`java -jar x.jar -password`). */
+function optionPlace(text: string, dash: number): boolean {
+  if (dash === 0) return true;
+  if (text[dash - 1] !== ' ' && text[dash - 1] !== '\t') return false;
+  let i = dash - 1;
+  while (i >= 0 && (text[i] === ' ' || text[i] === '\t')) i--;
+  return i < 0 || /[A-Za-z0-9_"'./-]/.test(text[i]!);
+}
+
+/** The run of characters at `at` up to a blank or a quote, or none. */
+function wordAt(text: string, at: number): Span | undefined {
+  let i = at;
+  while (i < text.length && !SHELL_VALUE_END.has(text[i]!)) i++;
+  return i > at ? [at, i] : undefined;
+}
+
+/**
+ * Whether an option's value, read where calls must be seen, is code rather than a password: it
+ * starts with an operator (`+os.system`, `?x=1:0`), holds `?` or an assignment (`=` not only as
+ * base64's padding at its end), or calls something (`x(`). gdb's `print mongo -p?is_admin=7:0`
+ * and Python's `-p+os.system(...)` ran what the audit hid (attack 18ad g1-2). The price: such a
+ * password, given inline in code, is stored; as argv (SecretsReading.argv) it is hidden.
+ */
+function optionValueIsCode(text: string, value: Span): boolean {
+  const v = text.slice(value[0], value[1]);
+  return /^[+*/%?!~:=<>^&|.]/.test(v) || v.includes('?') || /=(?!=*$)/.test(v) || holdsCall(text, value);
 }
 
 /**
@@ -387,9 +417,9 @@ function flagValueSpans(text: string, spans: Span[]): void {
  * curl, and the programs with a `login` command that takes `-p` (docker, podman, helm, oc, az, ...).
  */
 const PASSWORD_PROGRAM =
-  /(?<![A-Za-z0-9_.-])(mysql[a-z_]{0,16}|mariadb[a-z_-]{0,16}|sshpass|redis-cli|valkey-cli|keydb-cli|curl|docker|podman|nerdctl|buildah|skopeo|helm|oras|oc|az|cf|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|sqlcmd|bcp|ldap[a-z]{2,12}|smbclient|rpcclient|zip|unzip|7z|7za|7zr|openssl|vault)(?:\.exe)?(?![A-Za-z0-9_.-])/gi;
+  /(?<![A-Za-z0-9_.-])(mysql[a-z_]{0,16}|mariadb[a-z_-]{0,16}|sshpass|redis-cli|valkey-cli|keydb-cli|curl|docker|podman|nerdctl|buildah|skopeo|helm|oras|oc|az|cf|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|sqlcmd|bcp|tsql|cqlsh|ldap[a-z]{2,12}|smbclient|rpcclient|zip|unzip|unrar|7z|7za|7zr|openssl|vault|ssh-keygen|lftp)(?:\.exe)?(?![A-Za-z0-9_.-])/gi;
 /** The programs' names (or login) as plain text, checked first: far cheaper than the pattern's lookbehind at every position. */
-const PASSWORD_PROGRAM_HINT = /mysql|mariadb|sshpass|-cli|curl|login|mongo|sqlcmd|bcp|ldap|smb|rpcclient|zip|7z|openssl|vault/i;
+const PASSWORD_PROGRAM_HINT = /mysql|mariadb|sshpass|-cli|curl|login|mongo|sqlcmd|bcp|tsql|cqlsh|ldap|smb|rpcclient|zip|unrar|7z|openssl|vault|keygen|lftp/i;
 /** A MySQL client's -pPASSWORD (attached: a lone -p asks for it, and the next word is the database). */
 const MYSQL_P = /(?<![^\s"'])-p(?=[^\s])/g;
 /** sshpass -p PASSWORD, docker login -p PASSWORD (attached or the next word). */
@@ -413,6 +443,10 @@ const SEVEN_P = MYSQL_P;
 const OPENSSL_K = /(?<![^\s"'])-k[ \t]{1,8}(?=[^\s-])/g;
 /** mysqladmin's `password NEWPASSWORD` command. */
 const MYSQLADMIN_PASSWORD = /(?<![^\s"'])password[ \t]{1,8}(?=[^\s-])/g;
+/** ssh-keygen -N NEW_PASSPHRASE, -P OLD_PASSPHRASE (an empty `-N ""` is no secret). */
+const KEYGEN_N = /(?<![^\s"'])-[NP][ \t]{0,8}(?=[^\s-])/g;
+/** lftp -u user,PASSWORD: the password after the first comma. */
+const LFTP_USER = /(?<![^\s"'])(?:-u[ \t]{0,8}|--user(?:[ \t]{1,8}|=))(?=[^\s-])/g;
 /** vault login TOKEN: the first word after `login` that is not an option (`-method=userpass` logs in otherwise). */
 const VAULT_TOKEN = /(?<![^\s"'])login[ \t]{1,8}(?=[^\s-])/g;
 
@@ -436,7 +470,7 @@ function commandEnd(text: string, from: number): number {
  * (`redis-cli -a PW ping; ls -a /tmp` keeps `/tmp`; `docker exec db mysql -pPW` hides PW). Each
  * character is in one program's arguments at most, so the scan is linear.
  */
-function programPasswordSpans(text: string, spans: Span[]): void {
+function programPasswordSpans(text: string, spans: Span[], code: boolean): void {
   if (!PASSWORD_PROGRAM_HINT.test(text)) return;
   const found: Array<[start: number, end: number, program: string]> = [];
   PASSWORD_PROGRAM.lastIndex = 0;
@@ -453,14 +487,17 @@ function programPasswordSpans(text: string, spans: Span[]): void {
     let start = 0;
     if (program === 'mysqladmin') {
       // mysqladmin takes -pPASSWORD as the other MySQL clients do, and a new one after its `password` command.
-      addProgramValues(text, from, args, MYSQLADMIN_PASSWORD, 0, spans);
+      addProgramValues(text, from, args, MYSQLADMIN_PASSWORD, 0, spans, code);
       option = MYSQL_P;
     } else if (program.startsWith('mysql') || program.startsWith('mariadb')) option = MYSQL_P;
     else if (program === 'sshpass') option = SPACED_P;
     else if (program.endsWith('-cli')) option = REDIS_A;
     else if (program === 'curl') option = CURL_USER;
-    else if (program.startsWith('mongo')) option = MONGO_P;
-    else if (program === 'sqlcmd' || program === 'bcp' || program === 'zip' || program === 'unzip') option = SPACED_CAP_P;
+    else if (program.startsWith('mongo') || program === 'cqlsh') option = MONGO_P;
+    else if (program === 'sqlcmd' || program === 'bcp' || program === 'tsql' || program === 'zip' || program === 'unzip') option = SPACED_CAP_P;
+    else if (program === 'unrar') option = SEVEN_P;
+    else if (program === 'ssh-keygen') option = KEYGEN_N;
+    else if (program === 'lftp') option = LFTP_USER;
     else if (program.startsWith('ldap')) option = LDAP_W;
     else if (program === 'smbclient' || program === 'rpcclient') option = SMB_USER;
     else if (program.startsWith('7z')) option = SEVEN_P;
@@ -472,21 +509,26 @@ function programPasswordSpans(text: string, spans: Span[]): void {
       option = SPACED_P;
       start = login.index + login[0].length;
     }
-    addProgramValues(text, from, args, option, start, spans);
+    addProgramValues(text, from, args, option, start, spans, code);
   }
 }
 
-/** The values `option` finds in a program's arguments `args` (which start at `from` in `text`), from `start` on: the password in each. */
-function addProgramValues(text: string, from: number, args: string, option: RegExp, start: number, spans: Span[]): void {
+/**
+ * The values `option` finds in a program's arguments `args` (which start at `from` in `text`), from
+ * `start` on: the password in each; where calls must be seen (`code`), not a value that reads as code (optionValueIsCode).
+ */
+function addProgramValues(text: string, from: number, args: string, option: RegExp, start: number, spans: Span[], code: boolean): void {
   option.lastIndex = start;
   for (let m = option.exec(args); m; m = option.exec(args)) {
-    const value = valueAt(text, from + m.index + m[0].length);
+    // lftp's user,PASSWORD holds a comma, which ends a value elsewhere: its word runs to a blank or a quote.
+    const value = option === LFTP_USER ? wordAt(text, from + m.index + m[0].length) : valueAt(text, from + m.index + m[0].length);
     if (!value) continue;
-    if (option === CURL_USER || option === SMB_USER) {
-      // user:PASSWORD (curl), user%PASSWORD (Samba): the password is after the first separator (a lone user makes the program ask).
-      const cut = text.slice(value[0], value[1]).indexOf(option === CURL_USER ? ':' : '%');
-      if (cut >= 0 && value[0] + cut + 1 < value[1]) spans.push([value[0] + cut + 1, value[1], 'password']);
-    } else spans.push([value[0], value[1], 'password']);
+    if (option === CURL_USER || option === SMB_USER || option === LFTP_USER) {
+      // user:PASSWORD (curl), user%PASSWORD (Samba), user,PASSWORD (lftp): the password is after the first separator (a lone user makes the program ask).
+      const cut = text.slice(value[0], value[1]).indexOf(option === CURL_USER ? ':' : option === SMB_USER ? '%' : ',');
+      const secret: Span = [value[0] + cut + 1, value[1]];
+      if (cut >= 0 && secret[0] < secret[1] && !(code && optionValueIsCode(text, secret))) spans.push([secret[0], secret[1], 'password']);
+    } else if (!(code && optionValueIsCode(text, value))) spans.push([value[0], value[1], 'password']);
     // vault: only the first word after `login` is the token.
     if (option === VAULT_TOKEN) return;
   }
@@ -822,15 +864,22 @@ function kindOf(name: string): string {
  */
 export interface SecretsReading {
   keepCalls?: boolean;
+  /**
+   * With keepCalls: the text is a command line's words joined (argv, no shell and no code around
+   * them), so an option's value is the next word whatever it holds (`--password a?b=c`). Without
+   * it, an option's value that reads as code is kept (optionValueIsCode).
+   */
+  argv?: boolean;
 }
 
 /** Every secret found in `text`, by where it starts (they may overlap). */
 export function findSecrets(text: string, reading: SecretsReading = {}): Span[] {
   const spans: Span[] = [];
   nameValueSpans(text, spans, reading.keepCalls === true);
-  flagValueSpans(text, spans);
+  const code = reading.keepCalls === true && reading.argv !== true;
+  flagValueSpans(text, spans, code);
   gdbEnvironmentSpans(text, spans);
-  programPasswordSpans(text, spans);
+  programPasswordSpans(text, spans, code);
   urlPasswordSpans(text, spans);
   urlUserTokenSpans(text, spans);
   opensslPassSpans(text, spans);
