@@ -114,8 +114,8 @@ export class HttpGate {
   }
 
   /**
-   * Before a POST body is read: a key already at its rate limit is refused here (nothing counted,
-   * as any request over the limit), its body neither parsed nor judged. Sets the rate-limit fields
+   * Before a large POST body is parsed: a key already at its rate limit is refused here (nothing
+   * counted, as any request over the limit), its body neither parsed nor judged. Sets the rate-limit fields
    * on `res` and writes the one audit entry a request over the limit gets, naming what was asked
    * for by method and path only (the body was not read).
    */

@@ -91,7 +91,7 @@ describe('attack e1-2: no body is parsed past a bound on its values, nor for a k
     expect((await post(keys.open!, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }))).body).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
   }, 60_000);
 
-  it('a key already over its rate limit gets its 429 before its body is parsed; the one audit entry says the body was not read', async () => {
+  it('a key already over its rate limit gets its 429 before a large body is parsed; the one audit entry says the body was not read', async () => {
     const ping = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' });
     expect((await post(keys.limited!, ping(1))).status).toBe(200);
     // 2 MB within every shape bound (100 strings of 20,000 characters): only the rate limit refuses it.
@@ -110,6 +110,19 @@ describe('attack e1-2: no body is parsed past a bound on its values, nor for a k
     const entries = await plane.store.queryAudit({ keyId: ids.limited! });
     expect(entries.filter((e) => e.event === 'denied')).toEqual([
       expect.objectContaining({ tool: 'POST /mcp', outcome: 'limited', args: { '[not read]': 'the request body: the key was over its rate limit' } }),
+    ]);
+    // A small body (64 KiB at most) is parsed, and refused message by message as before: its answers keep their ids.
+    const small = await post(
+      keys.limited!,
+      JSON.stringify([
+        { jsonrpc: '2.0', id: 3, method: 'ping' },
+        { jsonrpc: '2.0', id: 4, method: 'tools/list' },
+      ]),
+    );
+    expect(small.status).toBe(429);
+    expect(small.body).toEqual([
+      expect.objectContaining({ id: 3, error: expect.objectContaining({ code: -32002 }) }),
+      expect.objectContaining({ id: 4, error: expect.objectContaining({ code: -32002 }) }),
     ]);
   }, 60_000);
 });

@@ -94,9 +94,10 @@ export interface ServerHooks {
    */
   admitRequest?(principal: Principal, req: IncomingMessage, res: ServerResponse, body: unknown, session: string | undefined): Promise<Array<Denial | undefined>>;
   /**
-   * HTTP edge: a POST (to /mcp or a REST route) from a key already past its rate limit, before its
-   * body is parsed: the Denial to answer with (its header fields set on `res`), or undefined to go
-   * on. The body is then read and dropped unparsed (parsing a large one holds the event loop).
+   * HTTP edge: a POST (to /mcp or a REST route) whose body of over 64 KiB has arrived, before it is
+   * parsed: the Denial to answer with when the key is already past its rate limit (its header
+   * fields set on `res`), or undefined to go on. Parsing a large body holds the event loop; a small
+   * one is parsed and judged message by message (admitRequest), so its refusals keep their ids.
    */
   overRate?(principal: Principal, req: IncomingMessage, res: ServerResponse): Promise<Denial | undefined>;
   /**

@@ -74,8 +74,23 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
         429,
       ),
   );
-  const receiveBody = (req: IncomingMessage, principal: Principal, emptyAs?: unknown, parse = true) =>
-    pendingBodies.receive(principal.id, () => readBody(req, http.maxBodyBytes, { ...(emptyAs !== undefined ? { emptyAs } : {}), stallMs: http.bodyTimeoutMs, deadlineMs: bodyDeadlineMs, parse }));
+  // A key already past its rate limit is answered 429 before a large body of its is parsed
+  // (parsing 4 MiB held the loop ~0.5 s, attack e1-2). The body is read in full within its bounds
+  // first, so the client gets its answer and keeps its connection. A small body is parsed and
+  // refused message by message as before (admitBody): its answers keep their ids.
+  const overRate = dk.hooks.overRate;
+  const beforeParse = (req: IncomingMessage, res: ServerResponse, principal: Principal) =>
+    overRate
+      ? async (bytes: number) => {
+          if (bytes <= RATE_BEFORE_PARSE_BYTES) return;
+          const over = await overRate(principal, req, res);
+          if (over) throw new RefusedBeforeParse(over);
+        }
+      : undefined;
+  const receiveBody = (req: IncomingMessage, res: ServerResponse, principal: Principal, emptyAs?: unknown) =>
+    pendingBodies.receive(principal.id, () =>
+      readBody(req, http.maxBodyBytes, { ...(emptyAs !== undefined ? { emptyAs } : {}), stallMs: http.bodyTimeoutMs, deadlineMs: bodyDeadlineMs, beforeParse: beforeParse(req, res, principal) }),
+    );
   const hostRules = allowedHostRules(http.host, http.allowedHosts);
   const authenticate = dk.hooks.authenticate ?? ((req: IncomingMessage) => (http.noAuth || keyMatches(req.headers.authorization, http.apiKey) ? LOCAL_PRINCIPAL : undefined));
 
@@ -101,7 +116,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse, principal: Principal) => {
     const id = header(req, 'mcp-session-id');
-    const body = req.method === 'POST' ? await receiveBody(req, principal) : undefined;
+    const body = req.method === 'POST' ? await receiveBody(req, res, principal) : undefined;
     // Each message of a batch is judged and counted on its own: a bound before anything is counted.
     if (Array.isArray(body) && body.length > MAX_BATCH) return jsonRpcError(res, 400, -32600, `Invalid Request: a batch holds at most ${MAX_BATCH} messages, this one ${body.length}`);
     // Multi-node: a request for a session another node holds is forwarded there whole (once); that
@@ -310,20 +325,10 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
       return jsonRpcError(res, 401, AUTH_FAILED, 'Authentication failed');
     }
     res.once('close', inProgress.take(principal.id));
-    // A key already past its rate limit is answered 429 before its body is parsed (parsing 4 MiB
-    // held the loop ~0.5 s, attack e1-2). The body is still read, within its bounds, and dropped:
-    // the client gets its answer and keeps its connection.
-    if (req.method === 'POST' && dk.hooks.overRate) {
-      const over = await dk.hooks.overRate(principal, req, res);
-      if (over) {
-        await receiveBody(req, principal, undefined, false);
-        return sendDenial(res, over, undefined, over.status ?? statusFor(over.code));
-      }
-    }
     if (url.pathname === '/mcp') return handleMcp(req, res, principal);
     const found = matchRoute(routes, req.method ?? 'GET', url.pathname);
     if (found) {
-      const body = req.method === 'POST' ? await receiveBody(req, principal, {}) : undefined;
+      const body = req.method === 'POST' ? await receiveBody(req, res, principal, {}) : undefined;
       // The key owns what its REST calls open (sessions): another key's id answers as an unknown one.
       // A client that leaves before its answer ends its call (a run waiting up to 30 s for a stop).
       const gone = new AbortController();
@@ -356,6 +361,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     handle(req, res)
       .catch((err: unknown) => {
         if (res.headersSent) return void res.end();
+        if (err instanceof RefusedBeforeParse) return sendDenial(res, err.denial, undefined, err.denial.status ?? statusFor(err.denial.code));
         if (err instanceof TooManyAtOnceError) {
           // The body was not read: the connection closes after the answer rather than wait for it.
           res.setHeader('Connection', 'close');
@@ -422,6 +428,16 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Bodies up to this size are parsed even for a key past its rate limit (a millisecond or so), so their refusals keep their ids. */
+const RATE_BEFORE_PARSE_BYTES = 64 * 1024;
+
+/** A request refused before its body was parsed (its key past its rate limit): answered with the denial. */
+class RefusedBeforeParse extends Error {
+  constructor(readonly denial: Denial) {
+    super(denial.message);
+  }
 }
 
 function isDenial(err: unknown): err is Denial {

@@ -102,7 +102,7 @@ export class PendingBodies {
 export async function readBody(
   req: IncomingMessage,
   limit: number,
-  { emptyAs, stallMs, deadlineMs, parse = true }: { emptyAs?: unknown; stallMs?: number; deadlineMs?: number; parse?: boolean } = {},
+  { emptyAs, stallMs, deadlineMs, beforeParse }: { emptyAs?: unknown; stallMs?: number; deadlineMs?: number; beforeParse?: (bytes: number) => Promise<void> } = {},
 ): Promise<unknown> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) throw new BodyTooLargeError(`request body too large: ${declared} bytes, the limit is ${limit}`);
@@ -130,8 +130,8 @@ export async function readBody(
     clearTimeout(timer);
     clearTimeout(deadline);
   }
-  // Not to be parsed (a request refused before it): read in full, within the same bounds, and dropped.
-  if (!parse) return undefined;
+  // The caller's last word before the parse (it may throw: a request refused before its body is parsed).
+  await beforeParse?.(size);
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') return emptyAs;
   // Before JSON.parse and the schemas behind it: a body's shape is bounded (a few MiB nested a
