@@ -32,12 +32,17 @@ async function call(name: string, args: Record<string, unknown>): Promise<any> {
   return r.structured;
 }
 
+/** Records `calls` calls of seq.mjs into a new set under `dir`: the set's name and its file. */
+async function recordSet(dir: string, calls: number): Promise<{ set: string; file: string }> {
+  const rec = await call('keploy_mock_record', { command: `node seq.mjs ${f.db.port} ${calls}`, path: dir });
+  expect(rec).toMatchObject({ success: true, mockCount: calls });
+  const set: string = rec.mockFilePath.split('/').at(-2);
+  return { set, file: path.join(f.root, dir, set, 'mocks.yaml') };
+}
+
 describe("keploy_mock_record replace on a set with '...' markers and a null document", () => {
   it("replaces the named test's mock and keeps every other one, as the parser reads the set", async () => {
-    const rec = await call('keploy_mock_record', { command: `node seq.mjs ${f.db.port} 4`, path: 'keploy-odd' });
-    expect(rec).toMatchObject({ success: true, mockCount: 4 });
-    const set: string = rec.mockFilePath.split('/').at(-2);
-    const file = path.join(f.root, 'keploy-odd', set, 'mocks.yaml');
+    const { set, file } = await recordSet('keploy-odd', 4);
     // Hand-edited: the first document ended with '...', the second bare after it, a null document before the last.
     const [d0, d1, d2, d3] = readFileSync(file, 'utf8').split(/^---\n/m);
     const edited = `${d0}...\n${d1}---\n${d2}---\nnull\n---\n${d3}`;
@@ -56,5 +61,26 @@ describe("keploy_mock_record replace on a set with '...' markers and a null docu
     const run = await call('keploy_mock_test', { command: `node seq.mjs ${f.db.port} 4`, mockName: set, path: 'keploy-odd', strict: true });
     expect(run).toMatchObject({ success: true, mocksReplayed: 4, mocksMissed: 0 });
     expect(readFileSync(path.join(f.root, 'seq-out.txt'), 'utf8')).toBe('live 1\nlive 3\nlive 4\nlive 5');
+  });
+});
+
+// Attack 18ad g1-3: the YAML parser keeps a `%YAML 1.1` directive for every later document; replace cut it out with the first
+// document, so another test's kept `!!binary bGl2ZSAy` (the text "bGl2ZSAy" under 1.1) read as the bytes of "live 2", and
+// the call said the rest of the set was kept as it was. A set with directives is now refused, its file left as it was.
+describe('keploy_mock_record replace on a set with a %YAML 1.1 directive', () => {
+  it('is refused, saying the set holds directives and what to do, and leaves the file as it was', async () => {
+    const { set, file } = await recordSet('keploy-v11', 2);
+    const recorded = readFileSync(file, 'utf8');
+    const second = /body: live (\d+)\n(?![\s\S]*body: live)/.exec(recorded)!;
+    const edited = `%YAML 1.1\n---\n${recorded.slice(0, second.index)}body: !!binary bGl2ZSAy\n${recorded.slice(second.index + second[0].length)}`;
+    writeFileSync(file, edited);
+    expect(parseMockSet(edited, file).map((m) => (m.kind === 'Http' ? m.spec.resp.body : m.kind))).toEqual([expect.stringMatching(/^live \d+$/), 'bGl2ZSAy']);
+
+    const again = await call('keploy_mock_record', { command: `node seq.mjs ${f.db.port} 1`, path: 'keploy-v11', replace: { set, names: ['mock-0'] } });
+    expect(again.success, JSON.stringify(again)).toBe(false);
+    expect(again.message).toMatch(
+      new RegExp(`Mock set '${set}' not re-recorded, its file left as it was: it holds YAML directives \\(%YAML, %TAG\\) in force at its document 1, .*remove them and try again`),
+    );
+    expect(readFileSync(file, 'utf8')).toBe(edited);
   });
 });

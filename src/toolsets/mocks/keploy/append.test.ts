@@ -24,6 +24,15 @@ function workspace(): { dir: string; file: string } {
   return { dir, file };
 }
 
+/** Set `name` holding `text`, in a keploy directory of its own: the directory and the file. */
+function setOf(name: string, text: string): { dir: string; file: string } {
+  const dir = path.join(base, `t${++n}`, 'keploy');
+  fs.mkdirSync(path.join(dir, name), { recursive: true });
+  const file = path.join(dir, name, 'mocks.yaml');
+  fs.writeFileSync(file, text);
+  return { dir, file };
+}
+
 /** `count` mocks told apart by their URL, for the calls made by `who`. */
 const recorded = (who: string, count: number) => Array.from({ length: count }, (_, i) => httpMock({ req: { ...httpMock().spec.req, url: `/${who}/${i}` } }));
 const urls = (file: string) => parseMockSet(fs.readFileSync(file, 'utf8'), file).map((m) => (m.kind === 'Http' ? m.spec.req.url : m.kind));
@@ -98,14 +107,6 @@ describe('MockStore.replace: documents as the YAML parser splits them (attack b1
   const at = (url: string, name: string) => httpMock({ req: { ...httpMock().spec.req, url } }, name);
   /** One mock's document as serializeMockSet writes it, without a `---` line. */
   const doc = (url: string, name: string) => serializeMockSet([at(url, name)]);
-  /** Set `name` holding `text`: its directory and file. */
-  function setOf(name: string, text: string): { dir: string; file: string } {
-    const dir = path.join(base, `t${++n}`, 'keploy');
-    fs.mkdirSync(path.join(dir, name), { recursive: true });
-    const file = path.join(dir, name, 'mocks.yaml');
-    fs.writeFileSync(file, text);
-    return { dir, file };
-  }
 
   it("a '...' end marker, a bare document after it and a null document: the named mock goes, every other stays (the old split dropped mock-2 and kept mock-1)", async () => {
     const d0 = doc('/item/0', 'mock-0');
@@ -146,27 +147,65 @@ describe('MockStore.replace: documents as the YAML parser splits them (attack b1
     // The bare third document now follows the first: it is given a --- line in the file's line ending.
     expect(after.startsWith(`\uFEFF# kept\r\n${d0}...\r\n# last\r\n---\r\n${d2}---\n`)).toBe(true);
   });
+});
 
-  it('YAML directives go with the document after them: cut out with it, or kept with it behind a ... line', async () => {
+describe('MockStore.append and replace: a set with YAML directives is refused (attack 18ad g1-3, g1-4)', () => {
+  const at = (url: string, name: string) => httpMock({ req: { ...httpMock().spec.req, url } }, name);
+  const doc = (url: string, name: string) => serializeMockSet([at(url, name)]);
+  /** A mock answering `body`. */
+  const answering = (body: string | Uint8Array, name = 'x') => httpMock({ resp: { ...httpMock().spec.resp, body } }, name);
+  const bodies = (file: string) => parseMockSet(fs.readFileSync(file, 'utf8'), file).map((m) => (m.kind === 'Http' ? m.spec.resp.body : m.kind));
+  const refused = (verb: string, where: string) =>
+    new RegExp(`Mock set 'v11' not ${verb}, its file left as it was: it holds YAML directives \\(%YAML, %TAG\\) in force ${where}, .*Keploy writes no directives: remove them and try again`);
+
+  it("g1-3: replacing the first document's test, which carried %YAML 1.1, would change how another test's kept !!binary reads: refused, the file as it was", async () => {
+    // Under the set's %YAML 1.1, mock-1's body is the text "bGl2ZSAy"; without the directive it would read as the bytes of "live 2".
+    const text = `%YAML 1.1\n---\n${doc('/a', 'mock-0')}---\n${doc('/b', 'mock-1').replace('body: \'{"ok":true}\'', 'body: !!binary bGl2ZSAy')}`;
+    expect(text).toContain('!!binary bGl2ZSAy');
+    const { dir, file } = setOf('v11', text);
+    expect(bodies(file)).toEqual(['{"ok":true}', 'bGl2ZSAy']);
+    await expect(new MockStore(dir).replace('v11', [at('/a2', 'x')], { names: ['mock-0'] })).rejects.toThrow(refused('re-recorded', 'at its document 1'));
+    expect(fs.readFileSync(file, 'utf8')).toBe(text);
+  });
+
+  it("g1-4: a new mock with a binary body would read back as its base64 text under the set's %YAML 1.1: append and replace refused, the file as it was", async () => {
+    const bytes = new Uint8Array([0xff, 0xfe, 0x00, 0x41, 0x08]);
+    const text = `%YAML 1.1\n---\n${serializeMockSet([answering(bytes, 'mock-0'), answering(bytes, 'mock-1')])}`;
+    expect(text).toContain('!!binary //4AQQg=');
+    const { dir, file } = setOf('v11', text);
+    await expect(new MockStore(dir).append('v11', [answering(bytes)])).rejects.toThrow(refused('extended', 'at its document 1'));
+    await expect(new MockStore(dir).replace('v11', [answering(bytes)], { names: ['mock-1'] })).rejects.toThrow(refused('re-recorded', 'at its document 1'));
+    expect(fs.readFileSync(file, 'utf8')).toBe(text);
+  });
+
+  it('%YAML 1.2, %TAG and unknown directives before a later document, and one after the last document: refused, naming where', async () => {
     const d0 = doc('/a', 'mock-0');
     const d1 = doc('/b', 'mock-1');
     const d2 = doc('/c', 'mock-2');
-    const text = `${d0}---\n${d1}...\n%YAML 1.2\n---\n${d2}`;
-    const first = setOf('directive', text);
-    expect(await new MockStore(first.dir).replace('directive', [at('/b2', 'x')], { names: ['mock-1'] })).toEqual({ total: 3, replaced: 1 });
-    expect(urls(first.file)).toEqual(['/a', '/c', '/b2']);
-    // The third document keeps its directive; the first now ends with a ... line, as a document before a directive must.
-    expect(fs.readFileSync(first.file, 'utf8').startsWith(`${d0}...\n%YAML 1.2\n---\n${d2}---\n`)).toBe(true);
-    const second = setOf('directive', text);
-    expect(await new MockStore(second.dir).replace('directive', [at('/c2', 'x')], { names: ['mock-2'] })).toEqual({ total: 3, replaced: 1 });
-    expect(fs.readFileSync(second.file, 'utf8').startsWith(`${d0}---\n${d1}...\n---\n`)).toBe(true);
-    expect(fs.readFileSync(second.file, 'utf8')).not.toContain('%YAML');
-    // A document that opened with --- and is now followed by a directive is given a ... line too.
-    const d3 = doc('/d', 'mock-3');
-    const third = setOf('directive', `${d0}---\n${d1}---\n${d2}...\n%YAML 1.2\n---\n${d3}`);
-    expect(await new MockStore(third.dir).replace('directive', [at('/c2', 'x')], { names: ['mock-2'] })).toEqual({ total: 4, replaced: 1 });
-    expect(urls(third.file)).toEqual(['/a', '/b', '/d', '/c2']);
-    expect(fs.readFileSync(third.file, 'utf8').startsWith(`${d0}---\n${d1}...\n%YAML 1.2\n---\n${d3}---\n`)).toBe(true);
+    for (const directive of ['%YAML 1.2', '%TAG !e! tag:example.com,2000:', '%TAG !! tag:example.com,2000:', '%FOO bar']) {
+      const text = `${d0}---\n${d1}...\n${directive}\n---\n${d2}`;
+      const { dir, file } = setOf('v11', text);
+      expect(parseMockSet(text, file).map((m) => m.name)).toEqual(['mock-0', 'mock-1', 'mock-2']);
+      await expect(new MockStore(dir).append('v11', [at('/new', 'x')]), directive).rejects.toThrow(refused('extended', 'at its document 3'));
+      await expect(new MockStore(dir).replace('v11', [at('/b2', 'x')], { names: ['mock-1'] }), directive).rejects.toThrow(refused('re-recorded', 'at its document 3'));
+      expect(fs.readFileSync(file, 'utf8')).toBe(text);
+    }
+    // A directive after the last document applies to no mock of the set, but would to the new ones.
+    const text = `${d0}...\n%YAML 1.1\n`;
+    const { dir, file } = setOf('v11', text);
+    await expect(new MockStore(dir).append('v11', [at('/new', 'x')])).rejects.toThrow(refused('extended', 'after its last document'));
+    await expect(new MockStore(dir).replace('v11', [at('/a2', 'x')], { names: ['mock-0'] })).rejects.toThrow(refused('re-recorded', 'after its last document'));
+    expect(fs.readFileSync(file, 'utf8')).toBe(text);
+  });
+
+  it("'%YAML 1.1' and '%TAG' lines inside a mock's body are content, not directives: the set is extended and replaced", async () => {
+    const body = 'line one\n%YAML 1.1\n%TAG ! x\n';
+    const { dir, file } = setOf('v11', serializeMockSet([answering(body, 'mock-0'), answering('b', 'mock-1')]));
+    // A block scalar's lines, as a text search for directive lines could take them.
+    expect(fs.readFileSync(file, 'utf8')).toMatch(/^ +%YAML 1\.1\n +%TAG ! x$/m);
+    expect(await new MockStore(dir).append('v11', [answering(body)])).toBe(3);
+    expect(await new MockStore(dir).replace('v11', [answering('b2')], { names: ['mock-1'] })).toEqual({ total: 3, replaced: 1 });
+    expect(bodies(file)).toEqual([body, body, 'b2']);
   });
 });
 

@@ -21,15 +21,21 @@ export function parseMockSet(text: string, file: string): Mock[] {
 /**
  * A YAML document of a set's text as the parser found it: where it is (`start` to `end`: its `---`
  * marker, content, comments and `...` marker; what lies between two documents, comments and
- * directives, is in neither), whether it opens with `---` and whether it ends with `...`, and the
- * mock it holds (an index into `mocks`; none for an empty or null document, which parseMockSet skips).
+ * directives, is in neither), whether it opens with `---`, whether YAML directives are in force
+ * for it, and the mock it holds (an index into `mocks`; none for an empty or null document, which
+ * parseMockSet skips).
  */
 export interface MockDocument {
   start: number;
   end: number;
   explicitStart: boolean;
-  /** It ends with a `...` line (a directive or a bare document may follow). */
-  closed: boolean;
+  /**
+   * Directives are in force for this document (a `%YAML`, a `%TAG` beyond the default `!!`, or one
+   * the parser does not know): those before it, or, for `%YAML 1.1`, those before an earlier
+   * document (the parser keeps 1.1's directives for every later document that has none of its
+   * own). Keploy writes no directives.
+   */
+  directives: boolean;
   mock?: number;
 }
 
@@ -48,8 +54,8 @@ export function parseMockDocuments(text: string, file: string): { mocks: Mock[];
   let index = 0;
   for (const doc of docs) {
     index++;
-    const [start, valueEnd, end] = doc.range;
-    const document: MockDocument = { start, end, explicitStart: doc.directives.docStart === true, closed: /(?:^|\n)\.\.\.(?:[ \t\r\n]|$)/.test(text.slice(valueEnd, end)) };
+    const [start, , end] = doc.range;
+    const document: MockDocument = { start, end, explicitStart: doc.directives.docStart === true, directives: underDirectives(doc) };
     documents.push(document);
     const fail: Fail = (node, path, message) => {
       const line = node?.range ? lines.linePos(node.range[0]).line : undefined;
@@ -84,6 +90,20 @@ export function parseMockDocuments(text: string, file: string): { mocks: Mock[];
     mocks.push(result.data as Mock);
   }
   return { mocks, documents };
+}
+
+/**
+ * Whether directives are in force for `doc` (MockDocument.directives), as the parser applied them:
+ * an explicit `%YAML` (the parser marks it `explicit`, and keeps a 1.1 one for the documents
+ * after), a `%TAG` handle or prefix other than the default (`!!` as `tag:yaml.org,2002:`), or an
+ * unknown or unsupported directive (the parser's BAD_DIRECTIVE warning on the document after it).
+ */
+function underDirectives(doc: Document.Parsed): boolean {
+  const { yaml, tags } = doc.directives;
+  if (yaml.explicit === true || yaml.version !== '1.2') return true;
+  const handles = Object.keys(tags);
+  if (handles.length !== 1 || tags['!!'] !== 'tag:yaml.org,2002:') return true;
+  return doc.warnings.some((w) => w.code === 'BAD_DIRECTIVE');
 }
 
 /** The kinds in Keploy's order of importance (the modeled ones first). */
