@@ -117,9 +117,11 @@ describe('environment tracking: a chain that forks and exits every 2 ms is ended
 
   it('the tree of a child that exited (keploy_mock_test, recorded commands)', async () => {
     const child = await spawnChild(hop, ['2000'], { stdio: ['pipe', 'pipe', 'ignore'] });
-    const token = tokenOf(child.child.pid!);
     const { hopping, closed } = follow(child.child.stdout!, 5);
     await hopping;
+    // Read once the child runs its program: where prlimit starts it (attack g1-5), the environment
+    // is empty while prlimit execs the program.
+    const token = tokenOf(child.child.pid!);
     child.child.stdin!.end();
     expect(await child.ended).toEqual({ code: 0, signal: null });
     // Every hopper holds the pipe: it closes once none is left (before the fix, never: they hopped on).
@@ -133,9 +135,9 @@ describe('environment tracking: a chain that forks and exits every 2 ms is ended
     const script = `DEBUGKIT_INFERIOR=7 "$0" 2000 </dev/null; exec sleep 1000 >/dev/null`;
     const child = await spawnChild('sh', ['-c', script, hop], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
-      const token = tokenOf(child.child.pid!);
       const { hopping, closed } = follow(child.child.stdout!, 5);
       await hopping;
+      const token = tokenOf(child.child.pid!);
       const ended = await endMarkedProcesses(child, 'DEBUGKIT_INFERIOR', '7');
       expect((await boundPromise(closed, { timeoutMs: 10_000 })).kind).toBe('value');
       expect(ended).toBe(true);

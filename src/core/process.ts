@@ -27,6 +27,17 @@ import { boundPromise, pollUntil, sleep, TimeSlice } from './wait.js';
  *   one scan when a tree ends (two when it left processes to end), ~15-35 us per process on the
  *   machine (bench/process-tracking.ts) and per pid given out meanwhile, in slices of 2 ms so the
  *   event loop never waits on it longer; no periodic scan.
+ *   A process that is not dumpable (`prctl(PR_SET_DUMPABLE, 0)`, or the exec of a setuid or setgid
+ *   program such as ssh-agent) has a /proc/PID/environ only root can read (attack g1-5). So where
+ *   util-linux's `prlimit` works, the child also starts through it with a second copy of the token
+ *   in a resource limit: the soft limit of RLIMIT_LOCKS (which Linux has not enforced since 2.4.25,
+ *   so the value changes nothing), a random number of 48 bits. Limits are inherited through fork,
+ *   setsid and every exec, setuid and setgid ones included, and /proc/PID/limits is readable by
+ *   anyone; a process whose environment cannot be read is matched by it (limitsMarked). What still
+ *   escapes there: a process that both hides its environment and sets its own RLIMIT_LOCKS (or
+ *   clears its environment), and every non-dumpable process where `prlimit` is missing or fails
+ *   (then the token is in the environment alone). endMarkedProcesses's second mark is in the
+ *   environment alone: a non-dumpable process of a debuggee is ended with the tree, not before.
  *
  * The token is set in both modes; gdb's exec-wrapper adds `DEBUGKIT_INFERIOR=<pid>` so one
  * debuggee's processes can be ended apart from its session (`endMarkedProcesses`).
@@ -35,6 +46,9 @@ import { boundPromise, pollUntil, sleep, TimeSlice } from './wait.js';
 
 /** The variable that marks every process of one child's tree. */
 export const OWNER_VAR = 'DEBUGKIT_OWNER';
+
+/** The resource limit whose soft value marks the tree too (environment mode, where `prlimit` works). */
+const LIMITS_MARK = 'locks';
 
 export interface ChildExit {
   code: number | null;
@@ -56,6 +70,8 @@ export type ProcessTracking = { kind: 'cgroup'; dir: string } | { kind: 'environ
 interface Tree {
   /** The value of OWNER_VAR in the tree's environments. */
   token: string;
+  /** The soft RLIMIT_LOCKS of the tree's processes, in decimal (environment mode, when `prlimit` works). */
+  limits?: string;
   /** The tree's cgroup directory (cgroup mode). */
   cgroup?: string;
   /** The child's process group, signalled too (it costs nothing). */
@@ -99,10 +115,49 @@ let tracking: Promise<ProcessTracking> | undefined;
 let trackingKnown: ProcessTracking | undefined;
 let groups = 0;
 
+/** `prlimit`, when the environment mode also marks trees by a resource limit. */
+let limitsMarker: string | undefined;
+
 /** How this server tracks its children's trees; decided once, at the first spawn. */
 export function processTracking(): Promise<ProcessTracking> {
-  tracking ??= detectTracking().then((t) => (trackingKnown = t));
+  tracking ??= detectTracking().then(async (t) => {
+    if (t.kind === 'environment') limitsMarker = await findLimitsMarker();
+    return (trackingKnown = t);
+  });
   return tracking;
+}
+
+/**
+ * The path of util-linux's `prlimit` when it starts a program with a soft RLIMIT_LOCKS of the
+ * marker's size (a probe runs `/bin/sh -c` under it and reads the limit back); undefined when it
+ * is missing or cannot (a hard limit below the marker, a sandbox that refuses prlimit64).
+ */
+async function findLimitsMarker(): Promise<string | undefined> {
+  let file: string;
+  try {
+    file = resolveCommand('prlimit', process.env.PATH ?? '/usr/bin:/bin', '/');
+  } catch {
+    return undefined;
+  }
+  const value = limitsToken();
+  return new Promise<string | undefined>((resolve) => {
+    try {
+      const probe = 'exec cat /proc/self/limits';
+      const child = spawn(file, [`--${LIMITS_MARK}=${value}:`, '--', '/bin/sh', '-c', probe], { stdio: ['ignore', 'pipe', 'ignore'], env: childEnv() });
+      let out = '';
+      child.stdout.setEncoding('latin1');
+      child.stdout.on('data', (chunk: string) => (out += chunk));
+      child.once('error', () => resolve(undefined));
+      child.once('close', (code) => resolve(code === 0 && softLocks(out) === value ? file : undefined));
+    } catch {
+      resolve(undefined);
+    }
+  });
+}
+
+/** A fresh limits marker: a random number in [2^47, 2^48), in decimal. */
+function limitsToken(): string {
+  return String(2 ** 47 + (randomBytes(6).readUIntBE(0, 6) % 2 ** 47));
 }
 
 async function detectTracking(): Promise<ProcessTracking> {
@@ -289,6 +344,18 @@ export async function spawnChild(command: string, args: readonly string[], optio
   };
   let file = command;
   let argv: readonly string[] = args;
+  if (mode.kind === 'environment' && limitsMarker) {
+    // prlimit sets its own limit, then execs the program (looked up as spawn would; a missing
+    // one is refused here, as spawn refuses it, rather than by prlimit's exit code).
+    try {
+      resolveCommand(command, env.PATH, options.cwd?.toString());
+    } catch (err) {
+      throw failed(err as NodeJS.ErrnoException);
+    }
+    tree.limits = limitsToken();
+    file = limitsMarker;
+    argv = [`--${LIMITS_MARK}=${tree.limits}:`, '--', command, ...args];
+  }
   if (mode.kind === 'cgroup') {
     try {
       // The stub's exec finds the program as spawn would (argv[0] stays as given); a missing one
@@ -330,7 +397,8 @@ export async function spawnChild(command: string, args: readonly string[], optio
 function endTree(tree: Tree): Promise<void> {
   tree.ending ??= (async () => {
     if (tree.pgid !== undefined) killQuietly(-tree.pgid);
-    const empty = tree.cgroup ? await endCgroup(tree.cgroup) : await endMarked((env) => hasEntry(env, entry(OWNER_VAR, tree.token)));
+    const own = entry(OWNER_VAR, tree.token);
+    const empty = tree.cgroup ? await endCgroup(tree.cgroup) : await endMarked((env) => hasEntry(env, own), undefined, limitsOf([tree]));
     if (empty) live.delete(tree);
   })();
   return tree.ending;
@@ -372,15 +440,18 @@ function populated(dir: string): boolean {
  * the time it is read, and its successor was born after the listing (attack f1-2).
  * A process is killed as soon as it is found: a killed one forks no more (a fork under way fails).
  * Where /proc gives no pid counter, a round reads only what it listed, and such a chain can escape.
+ * A process whose environment may not be read (not dumpable) is matched when its soft RLIMIT_LOCKS
+ * is one of `limits` (the trees' limit markers; none when `prlimit` did not mark them).
  */
-function* sweepMarked(matches: (env: Buffer) => boolean, cgroup: string | undefined, timeoutMs: number): Generator<'check' | 'wait', boolean, void> {
+function* sweepMarked(matches: (env: Buffer) => boolean, cgroup: string | undefined, timeoutMs: number, limits: ReadonlySet<string>): Generator<'check' | 'wait', boolean, void> {
   const deadline = Date.now() + timeoutMs;
   const killed = new Set<number>();
   for (;;) {
     const found: number[] = [];
     const check = (pid: number) => {
-      const env = pid === process.pid ? undefined : readEnviron(pid);
-      if (env === undefined || !matches(env)) return;
+      if (pid === process.pid) return;
+      const env = readEnviron(pid);
+      if (env === undefined || (env === HIDDEN ? !limitsMarked(pid, limits) : !matches(env))) return;
       killQuietly(pid);
       found.push(pid);
     };
@@ -408,9 +479,9 @@ function* sweepMarked(matches: (env: Buffer) => boolean, cgroup: string | undefi
 /** endMarked's bound: a process stuck in the kernel is given up on after it. */
 const END_MARKED_MS = 5000;
 
-async function endMarked(matches: (env: Buffer) => boolean, cgroup?: string): Promise<boolean> {
+async function endMarked(matches: (env: Buffer) => boolean, cgroup?: string, limits: ReadonlySet<string> = new Set()): Promise<boolean> {
   const slice = new TimeSlice(SCAN_SLICE_MS);
-  const sweep = sweepMarked(matches, cgroup, END_MARKED_MS);
+  const sweep = sweepMarked(matches, cgroup, END_MARKED_MS, limits);
   for (;;) {
     const step = sweep.next();
     if (step.done) return step.value;
@@ -420,8 +491,8 @@ async function endMarked(matches: (env: Buffer) => boolean, cgroup?: string): Pr
 }
 
 /** The same at process exit, holding the thread (bounded more tightly: the process is on its way out). */
-function endMarkedSync(matches: (env: Buffer) => boolean): boolean {
-  const sweep = sweepMarked(matches, undefined, 2000);
+function endMarkedSync(matches: (env: Buffer) => boolean, limits: ReadonlySet<string>): boolean {
+  const sweep = sweepMarked(matches, undefined, 2000, limits);
   for (;;) {
     const step = sweep.next();
     if (step.done) return step.value;
@@ -445,6 +516,8 @@ export async function endMarkedProcesses(owned: OwnedChild, name: string, value:
 /** The longest a sweep holds the event loop before it yields. */
 const SCAN_SLICE_MS = 2;
 const environBuffer = Buffer.alloc(64 * 1024);
+/** /proc/PID/limits is some 1,400 bytes. */
+const limitsBuffer = Buffer.alloc(4096);
 
 function allPids(): number[] {
   const pids: number[] = [];
@@ -506,13 +579,22 @@ function readPidMax(): number {
   }
 }
 
-/** /proc/PID/environ (NUL-separated NAME=VALUE entries), or undefined when it cannot be read. */
-function readEnviron(pid: number): Buffer | undefined {
+/** readEnviron's answer for a process whose environment exists but only root may read. */
+const HIDDEN = 'hidden';
+
+/**
+ * /proc/PID/environ (NUL-separated NAME=VALUE entries); HIDDEN when it may not be opened (EACCES:
+ * a process of another user, or one that is not dumpable); undefined when it cannot be read
+ * otherwise (gone; ESRCH: a kernel thread or a process that has released its memory on its way
+ * out, nothing that runs code).
+ */
+function readEnviron(pid: number): Buffer | typeof HIDDEN | undefined {
   let fd: number;
   try {
     fd = openSync(`/proc/${pid}/environ`, 'r');
-  } catch {
-    return undefined;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'EACCES' || code === 'EPERM' ? HIDDEN : undefined;
   }
   try {
     const n = readSync(fd, environBuffer, 0, environBuffer.length, 0);
@@ -527,6 +609,43 @@ function readEnviron(pid: number): Buffer | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The limit markers of `trees` (those that have one). */
+function limitsOf(trees: readonly Tree[]): Set<string> {
+  return new Set(trees.flatMap((t) => (t.limits ? [t.limits] : [])));
+}
+
+/**
+ * Whether process `pid`'s soft RLIMIT_LOCKS (/proc/PID/limits, readable for any process) is one of
+ * `limits`. A dead process awaiting its reaper (a zombie: its environment is gone, its limits are
+ * not) is not: there is nothing left to kill, and an init that reaps slowly would keep the sweep
+ * finding it until its bound.
+ */
+function limitsMarked(pid: number, limits: ReadonlySet<string>): boolean {
+  if (limits.size === 0) return false;
+  // One read into a buffer: readFileSync costs several times as much, and a server that is not
+  // root reads this for every process of another user too (their environments are hidden as well).
+  let text: string;
+  try {
+    const fd = openSync(`/proc/${pid}/limits`, 'r');
+    try {
+      text = limitsBuffer.toString('latin1', 0, readSync(fd, limitsBuffer, 0, limitsBuffer.length, 0));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+  const soft = softLocks(text);
+  if (soft === undefined || !limits.has(soft)) return false;
+  const state = procStat(pid)?.[0];
+  return state !== undefined && state !== 'Z' && state !== 'X';
+}
+
+/** The soft limit on the "Max file locks" line of a /proc/PID/limits text. */
+function softLocks(text: string): string | undefined {
+  return /^Max file locks +(\S+)/m.exec(text)?.[1];
 }
 
 function entry(name: string, value: string): Buffer {
@@ -613,8 +732,9 @@ export function killAllChildrenSync(): void {
       }
     }
   }
-  const tokens = trees.filter((t) => !t.cgroup).map((t) => entry(OWNER_VAR, t.token));
-  if (tokens.length > 0) endMarkedSync((env) => tokens.some((t) => hasEntry(env, t)));
+  const marked = trees.filter((t) => !t.cgroup);
+  const tokens = marked.map((t) => entry(OWNER_VAR, t.token));
+  if (tokens.length > 0) endMarkedSync((env) => tokens.some((t) => hasEntry(env, t)), limitsOf(marked));
   const cgroups = trees.flatMap((t) => (t.cgroup ? [t.cgroup] : []));
   const deadline = Date.now() + 2000;
   while (cgroups.some(populated) && Date.now() < deadline) sleepSync(5);
