@@ -2,9 +2,15 @@
 // named in one command made a `-p...` in the next a "password", and the audit hid code that ran
 // (e1-3); name/value pairs written as two-item lists kept their values in clear (e1-5); and common
 // spellings of a password kept it in clear (e1-1).
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REDACTED as R, redactText } from '../core/secrets.js';
 import { redact } from './audit.js';
+import { makeKey } from './keys.js';
+import { ControlPlane } from './plane.js';
+import { SqliteStore } from './sqlite.js';
 
 describe('attack 18ac e1-3: only a command line given as a list is read as one', () => {
   it("gdb's commands are separate command lines: the code in each is kept whole", () => {
@@ -124,7 +130,7 @@ describe('attack 18ad g1-7, g1-1, g1-2: the audit never hides code that ran', ()
 
   it("g1-1: a negated secret-looking name before a conditional's, a slice's or a dict's colon is code", () => {
     const kept = ['print c ? -password:is_admin=1337', '[[0][-token:os.system("touch x")] for token in [1] for os in [__import__("os")]]', '{-token:os.system("id")}', 'c ? -password : x'];
-    for (const command of kept) expect(redact({ command }), command).toEqual({ command });
+    for (const command of kept) expect(redact({ command }, { code: true }), command).toEqual({ command });
   });
 
   it("g1-2: a program's option value or a flag's value that reads as code is kept; as argv it is a password", () => {
@@ -138,9 +144,13 @@ describe('attack 18ad g1-7, g1-1, g1-2: the audit never hides code that ran', ()
       '[(mongo:=1) -p+os.system("touch x") for p in [1] for os in [__import__("os")]]',
       '[--secret +__import__("os").system("x") for secret in [1]]',
     ];
-    for (const command of kept) expect(redact({ command }), command).toEqual({ command });
+    for (const command of kept) expect(redact({ command }, { code: true }), command).toEqual({ command });
+    // Round 18ad h1-2: postfix ++ and -- are code too (`print mysql -privileged++` ran).
+    for (const command of ['print c ? curl -u :is_admin++', 'print mysql -privileged++', 'print --token x--']) expect(redact({ command }, { code: true }), command).toEqual({ command });
     // Passwords are still hidden, base64's padding included, and any word after --password in argv.
-    expect(redact({ command: 'mysql -uroot -phunter2 && curl -u admin:pw http://h --token YWJj==' })).toEqual({ command: `mysql -uroot -p${R} && curl -u admin:${R} http://h --token ${R}` });
+    expect(redact({ command: 'mysql -uroot -phunter2 && curl -u admin:pw http://h --token YWJj==' }, { code: true })).toEqual({
+      command: `mysql -uroot -p${R} && curl -u admin:${R} http://h --token ${R}`,
+    });
     expect(redact({ args: ['--password', 'a?b=c'] })).toEqual({ args: ['--password', R] });
   });
 
@@ -156,5 +166,59 @@ describe('attack 18ad g1-7, g1-1, g1-2: the audit never hides code that ran', ()
     for (const [text, want] of cases) expect(redactText(text), text).toBe(want);
     const kept = 'ssh-keygen -N "" -f k; PRIMARY_KEY=id SORT_KEY=a SSH_KEY=/root/.ssh/id';
     expect(redactText(kept)).toBe(kept);
+  });
+});
+
+// Round 18ad (attacker h1): the rule that keeps code applied to every string, so passwords holding
+// `=` or `?` were kept in clear in env values, quoted values and command lines (h1-3).
+describe('attack 18ad h1-3: option values are read as code only in the code fields of a tool that runs code', () => {
+  const plain = {
+    env: { MYSQL_CMD: 'mysql -uroot -pH1=zq7Lw db', APP_ARGS: '--password "H1=Quoted9"', DOCKER: 'docker login -u me -p H1?tok reg', OPTS: '-pAb=cd9x' },
+    command: 'mysql -uroot -pAb=cd9x db',
+    cmd: 'sshpass -p Pa=ssw0rd ssh u@h',
+  };
+  it('env values, command lines and argv hide such passwords, in any tool', () => {
+    for (const code of [false, true]) {
+      const got = redact({ env: plain.env }, { code }) as { env: Record<string, string> };
+      expect(got.env, `code ${code}`).toEqual({ MYSQL_CMD: `mysql -uroot -p${R} db`, APP_ARGS: `--password "${R}"`, DOCKER: `docker login -u me -p ${R} reg`, OPTS: `-pAb=cd9x` });
+    }
+    expect(redact({ command: plain.command, cmd: plain.cmd })).toEqual({ command: `mysql -uroot -p${R} db`, cmd: `sshpass -p ${R} ssh u@h` });
+    expect(redact({ command: 'curl -u admin:Pa?ss9 https://x', x: 'app --password Secret==x' })).toEqual({ command: `curl -u admin:${R} https://x`, x: `app --password ${R}` });
+  });
+
+  it("in a debugger's code fields a quoted value is still a literal, and a gdb shell line is a command line", () => {
+    expect(redact({ command: "print --password 'Ab=cd9x'" }, { code: true })).toEqual({ command: `print --password '${R}'` });
+    expect(redact({ commands: ['shell mysql -uroot -pAb=cd9x db', 'print mongo -p?x=1:0'] }, { code: true })).toEqual({ commands: [`shell mysql -uroot -p${R} db`, 'print mongo -p?x=1:0'] });
+  });
+});
+
+describe("attack 18ad h1-3: the control plane reads code fields as code only for a debugger's tools", () => {
+  it('gdb call keeps the code that ran; keploy_mock_record hides the password in its command line; a big record (on the thread) alike', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'debugkit-18ad-h1-'));
+    const plane = new ControlPlane({ store: new SqliteStore(path.join(dir, 'control.db')), node: { id: 'n1' } });
+    try {
+      plane.setCatalog([
+        { name: 'call', toolset: 'gdb', readOnly: false, scopes: [] },
+        { name: 'keploy_mock_record', toolset: 'mocks', readOnly: false, scopes: [] },
+      ]);
+      const made = makeKey({ name: 'h1', scopes: '*' });
+      await plane.store.createKey(made.record, made.hash);
+      const auth = await plane.authenticate(`Bearer ${made.secret}`);
+      if (!('key' in auth)) throw new Error('authentication failed');
+      const pad = 'x'.repeat(20_000); // past what is redacted on the loop: the thread reads the code fields too
+      const calls: Array<[string, Record<string, unknown>]> = [
+        ['call', { id: 's', command: 'print mongo -p?is_admin=7:0' }],
+        ['call', { id: 's', command: 'print mongo -p?is_admin=7:0', note: pad }],
+        ['keploy_mock_record', { command: 'mysql -uroot -pAb=cd9x db' }],
+        ['keploy_mock_record', { command: 'mysql -uroot -pAb=cd9x db', note: pad }],
+      ];
+      for (const [tool, args] of calls) await (await plane.beginCall(auth.key, { tool, args, client: 'h1', transport: 'http', session: null }))({ ok: true });
+      const entries = (await plane.queryAudit({ keyId: auth.key.id })).entries.filter((e) => e.event === 'call');
+      const commands = entries.map((e) => (e.args as { command: string }).command);
+      expect(commands.sort()).toEqual(['mysql -uroot -p[REDACTED] db', 'mysql -uroot -p[REDACTED] db', 'print mongo -p?is_admin=7:0', 'print mongo -p?is_admin=7:0']);
+    } finally {
+      await plane.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

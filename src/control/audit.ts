@@ -356,6 +356,8 @@ interface Walk {
   over?: boolean;
   /** Values met so far: strings, numbers, null, booleans, arrays and objects alike (the redacting walk keeps MAX_VALUES). */
   values: number;
+  /** The call's tool runs code its arguments give (gdb, python, debugger): its CODE_FIELDS are read as code. */
+  code?: boolean;
 }
 
 /** A string's kept head (its first `share` characters at most), and the note saying what was left out. */
@@ -365,7 +367,16 @@ function headOf(text: string, walk: Walk): { head: string; note: string } {
   return { head: text.slice(0, keep), note: digestNote(`cut: ${text.length} characters in all`, text) };
 }
 
-function redactString(text: string, walk: Walk): string {
+/**
+ * Argument names whose text a debugger runs as code (gdb's `command` and `commands`, an expression,
+ * a breakpoint's condition or log message), for the toolsets that run code (Walk.code): there an
+ * option's value that reads as code is kept, so the audit shows what ran (attack 18ad g1-2).
+ * Anywhere else (env values, mocks' command lines, argv) such a value is a password, hidden
+ * (attack 18ad h1-3: `mysql -pAb=cd9x` in an env value was kept in clear).
+ */
+const CODE_FIELDS = new Set(['command', 'commands', 'expression', 'condition', 'hitCondition', 'logMessage', 'code']);
+
+function redactString(text: string, walk: Walk, code = false): string {
   if (walk.measure) {
     const kept = Math.min(text.length, MAX_STRING);
     walk.measure.push(kept);
@@ -376,7 +387,7 @@ function redactString(text: string, walk: Walk): string {
     return '';
   }
   const { head, note } = headOf(text, walk);
-  return `${redactText(head)}${note}`;
+  return `${redactText(head, code)}${note}`;
 }
 
 /**
@@ -388,7 +399,7 @@ function redactString(text: string, walk: Walk): string {
  * secret in is read again alone.
  */
 export function redactWords(words: readonly string[]): string[] {
-  if (words.length < 2) return words.map(redactText);
+  if (words.length < 2) return words.map((w) => redactText(w));
   const starts: number[] = [];
   let text = '';
   for (const w of words) {
@@ -398,7 +409,7 @@ export function redactWords(words: readonly string[]): string[] {
   const script = words.findIndex((w) => INLINE_SCRIPT.test(w) || READS_ARGUMENTS.test(w));
   const hits = new Map<number, Array<[number, number]>>();
   let i = 0;
-  for (const [s, e] of findSecrets(text, { keepCalls: true, argv: true })) {
+  for (const [s, e] of findSecrets(text, { keepCalls: true })) {
     while (i + 1 < words.length && starts[i + 1]! <= s) i++;
     const at = s - starts[i]!;
     if (at >= words[i]!.length) continue; // the blank between two words
@@ -414,7 +425,7 @@ export function redactWords(words: readonly string[]): string[] {
     if (placed.has(k) && !(script >= 0 && script < k)) return REDACTED;
     const found = hits.get(k);
     if (!found) return redactText(w);
-    const alone = findSecrets(w, { keepCalls: true, argv: true });
+    const alone = findSecrets(w, { keepCalls: true });
     const known = new Set(alone.map(([s]) => s));
     // A secret the joined words show and this word alone does not: a whole word after an option
     // that is a word of its own (`--password`, `-p`, `Bearer`), or the value of a program's attached
@@ -466,6 +477,8 @@ interface ListReading {
   argv: boolean;
   program?: string;
   inList?: boolean;
+  /** Its strings are code a debugger runs (CODE_FIELDS of a toolset that runs code). */
+  code?: boolean;
 }
 
 function redactArray(value: unknown[], depth: number, walk: Walk, reading: ListReading): unknown[] {
@@ -498,7 +511,7 @@ function redactArray(value: unknown[], depth: number, walk: Walk, reading: ListR
         return out;
       }
       // An item that is itself a list is read as its parent is: argv inside argv, pairs inside a list of pairs.
-      out.push(redactValue(items[i], depth + 1, walk, { argv: reading.argv && Array.isArray(items[i]), inList: true }));
+      out.push(redactValue(items[i], depth + 1, walk, { argv: reading.argv && Array.isArray(items[i]), inList: true, ...(reading.code ? { code: true } : {}) }));
     }
   }
   if (value.length > MAX_ITEMS) out.push(walk.measure ? '' : digestNote(`cut: ${value.length} items in all`, jsonOf(value)));
@@ -525,7 +538,8 @@ function secretPair(value: Record<string, unknown>): boolean {
 }
 
 /** How the list under name `k` of `object` is read (ARGV_NAMES: as argv, after the program `object` names beside it). */
-function listReading(k: string, object: Record<string, unknown>): ListReading {
+function listReading(k: string, object: Record<string, unknown>, walk: Walk): ListReading {
+  if (walk.code === true && CODE_FIELDS.has(k)) return { argv: false, code: true };
   if (!ARGV_NAMES.has(k)) return { argv: false };
   const program = k === 'args' ? programOf(object) : undefined;
   return program === undefined ? { argv: true } : { argv: true, program };
@@ -540,7 +554,7 @@ function programOf(object: Record<string, unknown>): string | undefined {
 function redactValue(value: unknown, depth: number, walk: Walk, reading: ListReading = { argv: depth === 0 }): unknown {
   walk.values++;
   if (walk.stopAt && walk.values > walk.stopAt.values) walk.over = true;
-  if (typeof value === 'string') return redactString(value, walk);
+  if (typeof value === 'string') return redactString(value, walk, reading.code === true);
   if (value === null || typeof value !== 'object') return value;
   if (depth >= MAX_DEPTH) {
     // What lies this deep is not measured: the record goes to the thread, where it is written and hashed (attack 18aa A5).
@@ -560,7 +574,7 @@ function redactValue(value: unknown, depth: number, walk: Walk, reading: ListRea
       const k = names[i]!;
       if (k.length <= MAX_KEY) redactString(k, walk);
       else if (walk.stopAt) walk.over = true; // a long name is kept as its digest, hashed whole: not small
-      if (!hidden(k)) redactValue(object[k], depth + 1, walk, listReading(k, object));
+      if (!hidden(k)) redactValue(object[k], depth + 1, walk, listReading(k, object, walk));
     }
     return out;
   }
@@ -577,7 +591,7 @@ function redactValue(value: unknown, depth: number, walk: Walk, reading: ListRea
     // Two names that read alike once redacted both stay (one value must never replace the other), numbered on from the
     // last number this name was given: trying 2, 3, ... for each of many `token=..` names was quadratic (attack 18ab C2).
     const name = unusedName(shown, out, numbered);
-    out[name] = hidden(k) && v !== null && v !== undefined && v !== '' ? (walk.values++, REDACTED) : redactValue(v, depth + 1, walk, listReading(k, object));
+    out[name] = hidden(k) && v !== null && v !== undefined && v !== '' ? (walk.values++, REDACTED) : redactValue(v, depth + 1, walk, listReading(k, object, walk));
   }
   if (entries.length > MAX_ITEMS) out['[cut]'] = digestNote(`${entries.length} entries in all`, jsonOf(value));
   return out;
@@ -597,10 +611,10 @@ function redactValue(value: unknown, depth: number, walk: Walk, reading: ListRea
  * has it) plus RECORD_SLACK, and `max` (MAX_RECORD) at most: past that, runs of the same note are
  * folded into one, and if that is not enough it keeps the head of its JSON.
  */
-export function redact(value: unknown, bound: { inputLength?: number; max?: number } = {}): unknown {
+export function redact(value: unknown, bound: { inputLength?: number; max?: number; code?: boolean } = {}): unknown {
   const inputLength = bound.inputLength ?? jsonOf(value)?.length;
   const bounds = recordLimit(inputLength, bound.max ?? MAX_RECORD);
-  return wholeBounded(redactMeasured(value, measure(value)!, bounds.limit), bounds, inputLength);
+  return wholeBounded(redactMeasured(value, measure(value)!, bounds.limit, bound.code === true), bounds, inputLength);
 }
 
 /**
@@ -692,11 +706,11 @@ function measure(value: unknown, stopAt?: Walk['stopAt']): number[] | undefined 
 }
 
 /** redact's second walk, given what its first measured. */
-function redactMeasured(value: unknown, lengths: number[], limit: number): unknown {
+function redactMeasured(value: unknown, lengths: number[], limit: number, code: boolean): unknown {
   // Redaction labels and the notes of what was cut add to the text kept (a `-p` hit every 3 characters becomes a 10-character
   // label): past the record's limit, the strings are redacted again with half the budget, so every value stays, each shorter.
   for (let budget = MAX_TEXT; ; budget /= 2) {
-    const redacted = redactValue(value, 0, { measure: undefined, share: fairShare(lengths, budget), values: 0 });
+    const redacted = redactValue(value, 0, { measure: undefined, share: fairShare(lengths, budget), values: 0, code });
     if (budget <= MAX_TEXT / 16 || (JSON.stringify(redacted) ?? '').length <= limit) return redacted;
   }
 }
@@ -728,7 +742,7 @@ let pool: WorkerPool | undefined;
  * reads the audit check a guessed secret). Two keys flooding big refused calls held back the
  * records, and so the answers, of other keys' big calls for ~800 ms each (attack 18y W6).
  */
-export async function redactForAudit(value: unknown, owner?: string, refused = false): Promise<unknown> {
+export async function redactForAudit(value: unknown, owner?: string, refused = false, code = false): Promise<unknown> {
   const max = refused ? MAX_REFUSED_RECORD : MAX_RECORD;
   const lengths = measure(value, { text: INLINE_TEXT, values: INLINE_VALUES });
   if (lengths) {
@@ -737,7 +751,7 @@ export async function redactForAudit(value: unknown, owner?: string, refused = f
     await new Promise((resolve) => setImmediate(resolve));
     const inputLength = jsonOf(value)?.length;
     const bounds = recordLimit(inputLength, max);
-    return wholeBounded(redactMeasured(value, lengths, bounds.limit), bounds, inputLength);
+    return wholeBounded(redactMeasured(value, lengths, bounds.limit, code), bounds, inputLength);
   }
   pool ??= new WorkerPool({ name: 'audit redaction', entry: workerEntry(import.meta.url, 'redact-worker'), resourceLimits: { maxOldGenerationSizeMb: 512 } });
   let json: string;
@@ -752,7 +766,7 @@ export async function redactForAudit(value: unknown, owner?: string, refused = f
     };
   }
   try {
-    return await pool.run<unknown>({ json, max }, { timeoutMs: 30_000, mayWait: refused, ...(owner !== undefined ? { owner } : {}) });
+    return await pool.run<unknown>({ json, max, code }, { timeoutMs: 30_000, mayWait: refused, ...(owner !== undefined ? { owner } : {}) });
   } catch (err) {
     return notKept(refused, `the arguments (${json.length} characters of JSON) could not be redacted: ${err instanceof Error ? err.message : String(err)}`);
   }

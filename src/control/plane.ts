@@ -135,6 +135,12 @@ export class ControlPlane {
     for (const t of tools) this.tools.set(t.name, t);
   }
 
+  /** Whether a tool runs code its arguments give (a debugger's toolset): the audit reads their code fields as code. Unknown tools do not. */
+  private runsCode(name: string): boolean {
+    const toolset = this.tool(name)?.toolset;
+    return toolset === 'gdb' || toolset === 'python' || toolset === 'debugger';
+  }
+
   tool(name: string): ToolInfo | undefined {
     return this.tools.get(name) ?? this.tools.get(name.replace(/\//g, '_')) ?? this.tools.get(name.replace(/\//g, '.'));
   }
@@ -300,7 +306,7 @@ export class ControlPlane {
     const base = { call_id: callId, node: this.node.id, key_id: key.id, ...this.callFields(call) };
     let args: unknown;
     try {
-      args = await redactForAudit(call.args ?? {}, key.id);
+      args = await redactForAudit(call.args ?? {}, key.id, false, this.runsCode(call.tool));
     } catch (err) {
       if (!(err instanceof AuditRedactionError)) throw err;
       // Not run unaudited: the refusal is what the audit keeps, and the caller refuses the call.
@@ -367,7 +373,7 @@ export class ControlPlane {
 
   /** Records a call refused before it ran (scope, rate limit, quota); `args`: what the entry keeps of its arguments. */
   async recordDenied(key: KeyContext, call: CallInfo, refusal: Refusal, kept?: unknown): Promise<void> {
-    const args = kept ?? (await redactForAudit(call.args ?? {}, key.id, true));
+    const args = kept ?? (await redactForAudit(call.args ?? {}, key.id, true, this.runsCode(call.tool)));
     await this.store.appendAudit({
       ts: new Date().toISOString(),
       event: 'denied',
@@ -404,7 +410,7 @@ export class ControlPlane {
     }
     // Each call redacted in turn, the loop free between them (redactForAudit gives it a turn before each).
     const redacted: unknown[] = [];
-    for (const c of calls) redacted.push([c.tool, await redactForAudit(c.args ?? {}, key.id, true)]);
+    for (const c of calls) redacted.push([c.tool, await redactForAudit(c.args ?? {}, key.id, true, this.runsCode(c.tool))]);
     const digest = sha256Hex(canonicalJson(redacted));
     const summary = { refused_calls: calls.length, tools: Object.fromEntries(tools), ...(others > 0 ? { other_tools_calls: others } : {}), calls_sha256: digest };
     await this.recordDenied(key, { ...first, tool: `batch of ${calls.length} calls`, debugSession: null }, refusal, summary);

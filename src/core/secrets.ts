@@ -408,7 +408,9 @@ function wordAt(text: string, at: number): Span | undefined {
  */
 function optionValueIsCode(text: string, value: Span): boolean {
   const v = text.slice(value[0], value[1]);
-  return /^[+*/%?!~:=<>^&|.]/.test(v) || v.includes('?') || /=(?!=*$)/.test(v) || holdsCall(text, value);
+  const quoted = text[value[0] - 1] === '"' || text[value[0] - 1] === "'";
+  if (quoted) return false; // a quoted value is a literal, never code
+  return /^[+*/%?!~:=<>^&|.]/.test(v) || v.includes('?') || /=(?!=*$)/.test(v) || /\+\+|--/.test(v) || holdsCall(text, value);
 }
 
 /**
@@ -865,18 +867,19 @@ function kindOf(name: string): string {
 export interface SecretsReading {
   keepCalls?: boolean;
   /**
-   * With keepCalls: the text is a command line's words joined (argv, no shell and no code around
-   * them), so an option's value is the next word whatever it holds (`--password a?b=c`). Without
-   * it, an option's value that reads as code is kept (optionValueIsCode).
+   * The text is code a debugger runs (gdb's commands, an expression): an option's value that reads
+   * as code is kept (optionValueIsCode), so the audit shows what ran. Elsewhere (a command line,
+   * an env value, argv) an option's value is the password whatever it holds (`--password a?b=c`).
    */
-  argv?: boolean;
+  code?: boolean;
 }
 
 /** Every secret found in `text`, by where it starts (they may overlap). */
 export function findSecrets(text: string, reading: SecretsReading = {}): Span[] {
   const spans: Span[] = [];
   nameValueSpans(text, spans, reading.keepCalls === true);
-  const code = reading.keepCalls === true && reading.argv !== true;
+  // A gdb command that runs a shell (`shell ...`, `!...`, `pipe ...`) is a command line, not code.
+  const code = reading.keepCalls === true && reading.code === true && !/^\s*(?:shell\b|!|pipe\b|\|)/.test(text);
   flagValueSpans(text, spans, code);
   gdbEnvironmentSpans(text, spans);
   programPasswordSpans(text, spans, code);
@@ -920,8 +923,8 @@ export function hideSpans(text: string, spans: ReadonlyArray<readonly [number, n
 }
 
 /** A tool's argument with every secret value found replaced by [REDACTED], for the audit: everything around it kept, and every call (keepCalls). */
-export function redactText(text: string): string {
-  return replaceSecrets(text, () => REDACTED, { keepCalls: true }).text;
+export function redactText(text: string, code = false): string {
+  return replaceSecrets(text, () => REDACTED, { keepCalls: true, code }).text;
 }
 
 /**
