@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { jsonShape } from '../core/json-shape.js';
 import { jsonShapeProblem, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, MAX_JSON_VALUES } from './rest.js';
 
 describe('jsonShapeProblem (a body judged before JSON.parse and the schemas)', () => {
@@ -33,7 +34,7 @@ describe('jsonShapeProblem (a body judged before JSON.parse and the schemas)', (
     const e12 = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"x":[${Array(137).fill(row).join(',')}]}}}`;
     expect(e12.length).toBeGreaterThan(4_100_000);
     expect(jsonShapeProblem(e12)).toBe(
-      'JSON with more than 200,000 values (arrays, objects, strings, numbers and literals, object keys not counted); a body may hold at most 200,000: send fewer, or split a batch into several requests',
+      'JSON with more than 200,000 values (arrays, objects, strings, numbers and literals, object keys counted); a body may hold at most 200,000: send fewer, or split a batch into several requests',
     );
     // Exactly at the bound passes, one more is refused: the root, its rows and their members,
     // blanks anywhere, empty containers counted, object keys and brackets inside strings not.
@@ -44,9 +45,26 @@ describe('jsonShapeProblem (a body judged before JSON.parse and the schemas)', (
     expect(jsonShapeProblem(`[${rows('[]')}, ${more(20)} ]`)).toMatch(/more than 200,000 values/);
     expect(jsonShapeProblem(`[${rows('{ }')}, ${more(19)}]`)).toBeUndefined();
     expect(jsonShapeProblem(`[${rows('{ }')}, ${more(20)}]`)).toMatch(/more than 200,000 values/);
-    // An object and its value are two values: 20 × 9,998 of {"k":1} are 399,981.
+    // An object, its key and its value are three values: 20 × 9,998 of {"k":1} are 599,981.
     expect(jsonShapeProblem(`[${rows('{"k":1}')}]`)).toMatch(/more than 200,000 values/);
     expect(jsonShapeProblem(`[${rows('"a,[]{}"')},${more(19)}]`)).toBeUndefined();
     expect(MAX_JSON_VALUES).toBe(200_000);
+  });
+
+  it('counts the value after a colon, and the key, in objects (attack 18ad, e1-2 partial)', () => {
+    // The report's body: 20 objects of 9,990 distinct keys with `{}` values (2.68 MB). Its `{}`
+    // after each colon went uncounted: ~199,990 values for the count, ~400,000 for JSON.parse.
+    const object = (keys: number, row: number) => `{${Array.from({ length: keys }, (_, i) => `"k${row}_${i}":{}`).join(',')}}`;
+    const report = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"x":[${Array.from({ length: 20 }, (_, r) => object(9_990, r)).join(',')}]}}}`;
+    expect(report.length).toBe(2_675_207);
+    expect(jsonShapeProblem(report)).toMatch(/^JSON with more than 200,000 values/);
+    // The root, its 4 keys and 3 scalars, params, _meta and x with their keys (6), and 20 × (1 + 2 × 9,990).
+    expect(jsonShape(report)).toEqual({ ok: true, depth: 6, values: 399_633, keys: 199_806, widest: 9_990 });
+    // At the edge: 10 objects of 9,999 keys are 1 + 10 × 19,999 = 199,991 values; 9 more pass, 10 do not.
+    const objects = Array.from({ length: 10 }, (_, r) => object(9_999, r)).join(',');
+    expect(jsonShapeProblem(`[${objects},${Array<string>(9).fill('1').join(',')}]`)).toBeUndefined();
+    expect(jsonShapeProblem(`[${objects},${Array<string>(10).fill('1').join(',')}]`)).toMatch(/^JSON with more than 200,000 values/);
+    // Scalars after a colon count as well: {"a":1,"b":"x","c":null} is 1 + 3 keys + 3 values.
+    expect(jsonShape('{"a":1,"b":"x","c":null}')).toEqual({ ok: true, depth: 1, values: 7, keys: 3, widest: 3 });
   });
 });

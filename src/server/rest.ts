@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { DebugkitError, describeError } from '../core/errors.js';
+import { jsonShape } from '../core/json-shape.js';
 import type { RestRoute } from '../mcp/toolset.js';
 
 /** A request body over the configured limit: HTTP 413. */
@@ -177,66 +178,25 @@ function decodePathPart(part: string): string {
 export const MAX_JSON_DEPTH = 64;
 export const MAX_JSON_MEMBERS = 10_000;
 /**
- * The most values (arrays, objects, strings, numbers, true/false/null; an object's keys not
- * counted) a JSON body may hold in all. JSON.parse costs about 0.25 µs a value and far more for
- * containers: 4 MiB of 1.37 M empty arrays held the event loop ~500 ms (attack e1-2); 200,000
- * holds it at most ~60 ms. No tool takes more: the longest list an argument holds is one array
- * (argv, mock names) of at most MAX_JSON_MEMBERS, and 200,000 is 20 of them, or a batch of 100
- * calls of 2,000 values each.
+ * The most values (arrays, objects, strings, numbers, true/false/null, wherever they stand, and
+ * object keys, counted as values: core/json-shape.ts) a JSON body may hold in all. JSON.parse
+ * costs far more for containers and keys than for numbers: 4 MiB of 1.37 M empty arrays held the
+ * event loop ~500 ms (attack e1-2). At 200,000, with no container of more than MAX_JSON_MEMBERS,
+ * 200,000 `[]` parse in ~40-50 ms, 10 objects of 9,999 distinct keys with `{}` values in ~95-130
+ * ms, 66,666 objects of one distinct key each (the worst shape found) in ~105-145 ms.
+ * No tool takes more: the longest list an argument holds is one array (argv, mock names) of at
+ * most MAX_JSON_MEMBERS, and 200,000 is 20 of them, or a batch of 100 calls of 2,000 values each.
  */
 export const MAX_JSON_VALUES = 200_000;
 
 /**
  * What is wrong with the shape of JSON text (too deep, a container with too many members, too many
- * values in all), or undefined. One linear pass over the characters, strings skipped; it judges
- * shape only (JSON.parse still judges the syntax).
+ * values in all), or undefined: the scan of core/json-shape.ts with the bounds of a request body.
  */
 export function jsonShapeProblem(text: string): string | undefined {
-  // Members of each open container so far (0 until a member starts), and values in all.
-  const members: number[] = [];
-  let values = 0;
-  let top = -1; // members.length - 1
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    // A member starts at the first character after its container opens that is neither blank nor
-    // its close (later members are counted at their commas); the root value counts once.
-    if (top < 0 ? values === 0 && !blank(c) : members[top] === 0 && !blank(c) && c !== 0x5d && c !== 0x7d) {
-      if (top >= 0) members[top] = 1;
-      if (++values > MAX_JSON_VALUES) return tooManyValues();
-    }
-    if (c === 0x22) {
-      // A string: on to its closing quote (one not escaped by an odd run of backslashes before it).
-      let q = text.indexOf('"', i + 1);
-      for (;;) {
-        if (q === -1) return undefined; // unterminated: JSON.parse says so
-        let b = q - 1;
-        while (b > i && text.charCodeAt(b) === 0x5c) b--;
-        if ((q - 1 - b) % 2 === 0) break;
-        q = text.indexOf('"', q + 1);
-      }
-      i = q;
-    } else if (c === 0x5b || c === 0x7b) {
-      members.push(0);
-      top++;
-      if (members.length > MAX_JSON_DEPTH) return `JSON nested deeper than ${MAX_JSON_DEPTH} levels`;
-    } else if (c === 0x5d || c === 0x7d) {
-      members.pop();
-      top = members.length - 1;
-    } else if (c === 0x2c && top >= 0) {
-      const n = members[top]! + 1;
-      members[top] = n;
-      if (n > MAX_JSON_MEMBERS) return `a JSON array or object with more than ${MAX_JSON_MEMBERS.toLocaleString('en')} members`;
-      if (++values > MAX_JSON_VALUES) return tooManyValues();
-    }
-  }
-  return undefined;
-}
-
-function blank(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
-
-function tooManyValues(): string {
+  const shape = jsonShape(text, { depth: MAX_JSON_DEPTH, members: MAX_JSON_MEMBERS, values: MAX_JSON_VALUES });
+  if (shape.ok) return undefined;
+  if (shape.bound !== 'values') return shape.problem;
   const max = MAX_JSON_VALUES.toLocaleString('en');
-  return `JSON with more than ${max} values (arrays, objects, strings, numbers and literals, object keys not counted); a body may hold at most ${max}: send fewer, or split a batch into several requests`;
+  return `${shape.problem}; a body may hold at most ${max}: send fewer, or split a batch into several requests`;
 }

@@ -33,7 +33,7 @@ describe('LineTransport: a line is judged by its shape before JSON.parse (attack
       error: {
         code: -32600,
         message:
-          'Invalid Request: message refused: JSON with more than 200,000 values (arrays, objects, strings, numbers and literals, object keys not counted); a body may hold at most 200,000: send fewer, or split a batch into several requests',
+          'Invalid Request: message refused: JSON with more than 200,000 values (arrays, objects, strings, numbers and literals, object keys counted); a body may hold at most 200,000: send fewer, or split a batch into several requests',
       },
     });
     expect(big).toBe(0);

@@ -6,9 +6,9 @@
 // 4 MiB), and each difference's path walked every level above it.
 import { describe, expect, it } from 'vitest';
 import { parseIgnore } from '../tools/mock-test.js';
-import { buildHttpMock } from './keploy.js';
-import { compilePath, jsonDifferenceSteps, jsonRefusal, MAX_DESCENDING_SEGMENTS, MAX_JSON_NESTING, parseJsonBody, STEP_NODES, type Json, type JsonIgnore } from './json-diff.js';
+import { compilePath, jsonDifferenceSteps, jsonRefusal, MAX_DESCENDING_SEGMENTS, MAX_JSON_BODY_VALUES, MAX_JSON_NESTING, parseJsonBody, STEP_NODES, type Json, type JsonIgnore } from './json-diff.js';
 import { HttpMatcher } from './matcher.js';
+import { postMock, postRequest } from './test-support.js';
 
 /** Runs a comparison to its end: its differences, its steps, and the work the meter was told of each. */
 function run(recorded: Json, got: Json, ignore: JsonIgnore) {
@@ -110,25 +110,55 @@ describe('JSON bodies nested deeper than MAX_JSON_NESTING (f1-4)', () => {
   });
 
   it('a miss says the body was compared as bytes; the same bytes still match exactly', () => {
-    const mock = buildHttpMock(
-      {
-        method: 'POST',
-        url: 'http://h/deep',
-        requestHeaders: [['Content-Type', 'application/json']],
-        requestBody: deep(1),
-        statusCode: 200,
-        responseHeaders: [],
-        responseBody: 'ok',
-        requestTime: new Date(0),
-        responseTime: new Date(0),
-      },
-      { name: 'mock-0' },
-    );
-    const request = (body: Buffer) => ({ method: 'POST', url: '/deep', scheme: 'http' as const, host: 'h', headers: [['Content-Type', 'application/json']] as Array<[string, string]>, body });
+    const mock = postMock('/deep', deep(1));
+    const request = (body: Buffer) => postRequest('/deep', body);
     const missed = new HttpMatcher([mock]).match(request(deep(2)));
     expect(missed.miss && missed.closest?.differences).toEqual([
       `body: recorded 1048009 bytes "${'['.repeat(40)}"..., got 1048009 bytes "${'['.repeat(40)}"...; compared as bytes, not as JSON: the recorded body is JSON nested deeper than ${MAX_JSON_NESTING} levels`,
     ]);
     expect(new HttpMatcher([mock]).match(request(deep(1)))).toMatchObject({ miss: false, how: 'exact' });
+  });
+});
+
+// h1-1: a mock body of 4 MiB, one object of 419,799 distinct keys with `{}` values, was given to
+// JSON.parse in one step (0.8-1.2 s of the event loop per mock, in keploy_mock_test): only its
+// nesting was bounded. Now its values are counted first (core/json-shape.ts, keys counted too).
+describe('JSON bodies of more than MAX_JSON_BODY_VALUES values (h1-1)', () => {
+  /** One object of `n` distinct keys with `{}` values: 1 + 2n values, keys counted. */
+  const wide = (n: number) => Buffer.from(`{${Array.from({ length: n }, (_, i) => `"${i.toString(36)}":{}`).join(',')}}`);
+
+  it("the attack's body is compared as bytes, not parsed, and the refusal says why", () => {
+    const body = wide(419_799);
+    expect(body.length).toBe(4_150_003); // (4,151,096 bytes as the YAML file that held it)
+    expect(parseJsonBody(body)).toBeUndefined();
+    expect(jsonRefusal(body)).toBe('JSON with more than 100,000 values (arrays, objects, strings, numbers and literals, object keys counted)');
+    expect(MAX_JSON_BODY_VALUES).toBe(100_000);
+  });
+
+  it('counts each value after a colon and each key: exactly MAX_JSON_BODY_VALUES is parsed, one more is not', () => {
+    // 1 + 2 × 49,999 = 99,999 and 1 + 2 × 50,000 = 100,001.
+    const at = wide(49_999);
+    expect(parseJsonBody(at)).toEqual(JSON.parse(at.toString()));
+    expect(jsonRefusal(at)).toBeUndefined();
+    const over = wide(50_000);
+    expect(parseJsonBody(over)).toBeUndefined();
+    expect(jsonRefusal(over)).toMatch(/^JSON with more than 100,000 values/);
+    // An array and its 99,999 empty objects: 100,000; one more is over.
+    const objects = (n: number) => Buffer.from(`[ ${Array<string>(n).fill('{ }').join(' , ')} ]`);
+    expect(parseJsonBody(objects(99_999))).toHaveLength(99_999);
+    expect(parseJsonBody(objects(100_000))).toBeUndefined();
+    // Commas, colons and brackets inside keys and strings are not values.
+    const strings = Buffer.from(`{"a,b:[c]{":"${'x,[]{}:'.repeat(200_000)}","\\"":[1,"\\\\"]}`);
+    expect(parseJsonBody(strings)).toEqual(JSON.parse(strings.toString()));
+  });
+
+  it('a miss says the body was compared as bytes; the same bytes still match exactly', () => {
+    const mock = postMock('/wide', wide(419_799));
+    const request = (body: Buffer) => postRequest('/wide', body);
+    const missed = new HttpMatcher([mock]).match(request(Buffer.from('[[],[]]')));
+    expect(missed.miss && missed.closest?.differences).toEqual([
+      `body: recorded 4150003 bytes "{\\"0\\":{},\\"1\\":{},\\"2\\":{},\\"3\\":{},\\"4\\":{},\\"5\\":"..., got 7 bytes "[[],[]]"; compared as bytes, not as JSON: the recorded body is JSON with more than 100,000 values (arrays, objects, strings, numbers and literals, object keys counted)`,
+    ]);
+    expect(new HttpMatcher([mock]).match(request(wide(419_799)))).toMatchObject({ miss: false, how: 'exact' });
   });
 });

@@ -9,11 +9,37 @@ import zlib from 'node:zlib';
 import { sniff } from '../proxy/sniff.js';
 import { DebugkitCa } from '../tls/ca.js';
 import type { HttpCandidate } from './intercept.js';
+import { buildHttpMock } from './keploy.js';
+import type { MatchRequest } from './matcher.js';
+import type { HttpMock } from '../keploy/types.js';
 import { runBounded } from '../../../core/run.js';
 
 /** Test helpers: a local origin server, a listener that plays the capture proxy, a client. */
 
 export const FIXED_DATE = 'Tue, 01 Jul 2025 00:00:00 GMT';
+
+/** A recorded JSON POST of `body` to `path` on host h (answered 200 'ok'). */
+export function postMock(path: string, body: string | Buffer, name = 'mock-0'): HttpMock {
+  return buildHttpMock(
+    {
+      method: 'POST',
+      url: `http://h${path}`,
+      requestHeaders: [['Content-Type', 'application/json']],
+      requestBody: body,
+      statusCode: 200,
+      responseHeaders: [],
+      responseBody: 'ok',
+      requestTime: new Date(0),
+      responseTime: new Date(0),
+    },
+    { name },
+  );
+}
+
+/** A JSON POST of `body` to `path` on host h, as the matcher is given one. */
+export function postRequest(path: string, body: string | Buffer): MatchRequest {
+  return { method: 'POST', url: path, scheme: 'http', host: 'h', headers: [['Content-Type', 'application/json']], body: Buffer.from(body) };
+}
 
 export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'debugkit-mocks-'));
