@@ -23,7 +23,7 @@ const input = {
     .object({ names: z.array(z.string()).max(20_000).optional(), from: z.string().optional(), to: z.string().optional() })
     .optional()
     .describe("One test's mocks: by names, or requested from..to (ISO times)"),
-  strict: z.boolean().optional().describe('Also fail on unused or reused mocks, and on calls matched by body size only'),
+  strict: z.boolean().optional().describe('Also fail on unused/reused/size-only mocks'),
 };
 const output = {
   success: z.boolean(),
@@ -34,10 +34,7 @@ const output = {
   configuration: z.object({ command: z.string(), mockName: z.string(), fallBackOnMiss: z.boolean() }),
   misses: z.array(z.string()).optional().describe('Each unmatched call, with the closest mock and how it differs (an HTTP call that fell back too)'),
   mocksFellBack: z.number().optional().describe('Misses sent to the real destination (fallBackOnMiss), counted in mocksMissed'),
-  mocksUnverified: z
-    .number()
-    .optional()
-    .describe('Calls replayed from a mock whose request body was matched by its size only (over 1 MiB, recorded without body or SHA-256): counted in mocksReplayed; strict fails them'),
+  mocksUnverified: z.number().optional().describe('Replayed calls whose request body was matched by size only (recorded without body or SHA-256)'),
   unverifiedMatches: z.array(z.string()).optional(),
   mocksRecorded: z.number().optional().describe('Misses answered by the real destination and added to the set (onMiss: record)'),
   appOutput: z.string().optional().describe("The end of the program's output (stderr, else stdout) when it failed"),
