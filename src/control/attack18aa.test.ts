@@ -79,7 +79,8 @@ describe('attack 18aa A3: many secret hits in one word are redacted in linear ti
     };
     time(2_000);
     const small = Math.max(time(2_000), time(2_000), 0.5);
-    expect(time(16_000)).toBeLessThan(small * 30);
+    // The least of three runs: one scheduling stall or GC pause on a loaded host is not the algorithm's cost (quadratic would be 64x).
+    expect(Math.min(time(16_000), time(16_000), time(16_000))).toBeLessThan(small * 30);
   }, 60_000);
 
   it('arguments that cannot be redacted refuse the call (beginCall throws), and the audit keeps the refusal', async () => {

@@ -222,3 +222,40 @@ describe("attack 18ad h1-3: the control plane reads code fields as code only for
     }
   });
 });
+
+// Round 18ae (attacker i1): in a debugger's code, a URL's "password", an API key's shape and a
+// Bearer credential hid code that ran (i1-1, i1-2); gdb lines that run a shell through a prefix
+// command or an abbreviation kept their passwords (i1-3).
+describe("attack 18ae i1-1, i1-2, i1-3: no pattern hides code a debugger runs; gdb's shell lines are command lines", () => {
+  it('i1-1, i1-2: spans that hold a call, a block, ++ or -- are code in code fields', () => {
+    const kept = [
+      { expression: `f"{0://u:{__import__(chr(111)+chr(115)).system('touch x')}@h}"` },
+      { logMessage: 'fetching https://user:{__import__("os").system("id")}@example.com/api' },
+      { command: 'print $sk-is_admin---1234567890123456789' },
+      { command: 'print $Bearer -counter--' },
+    ];
+    for (const args of kept) expect(redact(args, { code: true }), JSON.stringify(args)).toEqual(args);
+    // Secrets in code are still hidden: a URL's password, a quoted key.
+    expect(redact({ expression: 'requests.get("https://u:hunter2@h")', condition: 'token == "sk-abcdefghijklmnopqrstuvwxyz123456"' }, { code: true })).toEqual({
+      expression: `requests.get("https://u:${R}@h")`,
+      condition: `token == "${R}"`,
+    });
+  });
+
+  it('i1-3: a gdb line that runs a shell, after prefix commands or abbreviated, hides its passwords; a word shell in code does not', () => {
+    const shell = [
+      'she mysql -uroot -pAb=cd9x',
+      'thread apply all shell mysql -uroot -pAb=cd9x',
+      'thread apply 1-3 -q shell mysql -pAb=cd9x',
+      'with print pretty -- shell mysql -pAb=cd9x',
+      'taas shell mysql -pAb=cd9x',
+      'frame apply level 1 shell mysql -pAb=cd9x',
+      'server shell mysql -pAb=cd9x',
+      '!mysql -pAb=cd9x',
+    ];
+    const got = redact({ commands: shell }, { code: true }) as { commands: string[] };
+    for (const line of got.commands) expect(line).toMatch(/-p\[REDACTED\]$/);
+    const code = ['print shell ? 0 : mongo -p?is_admin=7:0', 'thread apply all print shell ? 0 : mongo -p?is_admin=7:0'];
+    expect(redact({ commands: code }, { code: true })).toEqual({ commands: code });
+  });
+});

@@ -878,8 +878,7 @@ export interface SecretsReading {
 export function findSecrets(text: string, reading: SecretsReading = {}): Span[] {
   const spans: Span[] = [];
   nameValueSpans(text, spans, reading.keepCalls === true);
-  // A gdb command that runs a shell (`shell ...`, `!...`, `pipe ...`) is a command line, not code.
-  const code = reading.keepCalls === true && reading.code === true && !/^\s*(?:shell\b|!|pipe\b|\|)/.test(text);
+  const code = reading.keepCalls === true && reading.code === true && !runsShell(text);
   flagValueSpans(text, spans, code);
   gdbEnvironmentSpans(text, spans);
   programPasswordSpans(text, spans, code);
@@ -894,7 +893,52 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
   authSchemeSpans(text, spans);
   apiKeySpans(text, spans);
   shapeSpans(text, spans);
-  return spans.sort((a, b) => a[0] - b[0]);
+  // In code a debugger runs, no pattern may hide code: a span that holds a call, a block, `;`,
+  // `++` or `--`, or is called, is code, whatever shape it has (a URL's "password"
+  // `{__import__(...).system(...)}`, an `sk-` key shape `sk-is_admin---1234...`, `Bearer -counter--`
+  // ran while the audit hid them: attack 18ae i1-1, i1-2). A whole quoted literal is text, never code.
+  const kept = code ? spans.filter(([s, e]) => quotedWhole(text, s, e) || !(/[(){};]|\+\+|--/.test(text.slice(s, e)) || text[e] === '(')) : spans;
+  return kept.sort((a, b) => a[0] - b[0]);
+}
+
+/** Whether [s, e) is the whole of a quoted literal (`"..."`, `'...'`). */
+function quotedWhole(text: string, s: number, e: number): boolean {
+  const q = text[s - 1];
+  return (q === '"' || q === "'") && text[e] === q;
+}
+
+/** Words that make gdb run a shell: `shell` and its abbreviations, `pipe`, `!`, `|`. */
+const SHELL_WORD = /^(?:she|shel|shell|pipe|!.*|\|.*)$/;
+
+/**
+ * Whether a gdb command runs a shell, so its text is a command line (passwords hidden), not code:
+ * its command, after any prefix commands that run the command after them (`server`, `thread apply
+ * all|N.. [-flags]`, `frame apply all|N|level L.. [-flags]`, `taas`/`faas`/`tfaas [-flags]`, `with
+ * SETTING [VALUE] --`), is a shell word (attack 18ae i1-3: `thread apply all shell mysql -pX` kept
+ * the password). A word `shell` elsewhere (`print shell ? 0 : ...`) does not make code a command line.
+ */
+function runsShell(text: string): boolean {
+  const words = text.trim().split(/\s+/, 256);
+  let i = 0;
+  const skip = (word: RegExp) => {
+    while (i < words.length && word.test(words[i]!)) i++;
+  };
+  for (let prefixes = 0; i < words.length && prefixes < 8; prefixes++) {
+    const w = words[i]!;
+    if (w === 'server') i++;
+    else if ((w === 'thread' || w === 't' || w === 'frame' || w === 'f') && words[i + 1] === 'apply') {
+      i += 2;
+      skip(/^(?:all|level|[\d.*$-]+|-\S*)$/);
+    } else if (w === 'taas' || w === 'faas' || w === 'tfaas') {
+      i++;
+      skip(/^-\S*$/);
+    } else if (w === 'with' || w === 'w') {
+      const dashes = words.indexOf('--', i + 1);
+      if (dashes < 0) return false;
+      i = dashes + 1;
+    } else break;
+  }
+  return i < words.length && SHELL_WORD.test(words[i]!);
 }
 
 /** `text` with each secret replaced by what `mark` makes of its kind; everything around it kept. The kinds hidden, in order. */
