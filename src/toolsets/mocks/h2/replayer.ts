@@ -48,7 +48,9 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
     const body = await readAll(stream);
     const path = String(headers[':path'] ?? '/');
     const method = String(headers[':method'] ?? 'GET');
-    const r = o.http.match({
+    // Matched in slices, after the matches asked before it on every connection (a set of big JSON
+    // bodies takes seconds to compare): the event loop gets turns meanwhile.
+    const r = await o.http.matchInTurn({
       method,
       url: path,
       scheme: o.scheme,

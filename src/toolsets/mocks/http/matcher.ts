@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { TimeSlice } from '../../../core/wait.js';
+import { TimeSlice } from '../../../core/wait.js';
 import { bodyBytes } from './keploy.js';
 import type { HttpMock } from '../keploy/types.js';
 import { compilePath, jsonDifferenceSteps, jsonRefusal, parseJsonBody, preview, type Json, type JsonIgnore } from './json-diff.js';
@@ -131,7 +131,13 @@ interface Comparison {
   how?: MatchHow;
 }
 
+/** A match (`matchInTurn`) goes on for this long (ms) before it lets the event loop take a turn. */
+export const SLICE_MS = 10;
+
 export class HttpMatcher {
+  /** The matches asked for with `matchInTurn` so far, run one after the other, and the slice of the event loop they share. */
+  private turn: Promise<unknown> = Promise.resolve();
+  private readonly slice = new TimeSlice(SLICE_MS);
   /** The mocks prepared so far (all of them once `build` has run; see `buildFor`). */
   private readonly prepared: Prepared[] = [];
   private readonly used: boolean[];
@@ -204,6 +210,20 @@ export class HttpMatcher {
       if (step.done) return step.value;
       await slice.pause();
     }
+  }
+
+  /**
+   * `matchSliced` after the matches asked for before it (by every replayer using this matcher: the
+   * HTTP/1 one, or each HTTP/2 connection), in slices of SLICE_MS shared by them all: on a later
+   * turn of the event loop once the one before has run SLICE_MS.
+   */
+  matchInTurn(request: MatchRequest): Promise<MatchResult> {
+    const result = this.turn.then(async () => {
+      await this.slice.pause();
+      return this.matchSliced(request, this.slice);
+    });
+    this.turn = result.catch(() => undefined);
+    return result;
   }
 
   /** The match, a step per mock compared (and per STEP_NODES values of a JSON body, per body parsed). */

@@ -1,5 +1,4 @@
 import http from 'node:http';
-import { TimeSlice } from '../../../core/wait.js';
 import type { Duplex } from 'node:stream';
 import { bodyBytes, buildHttpMock } from './keploy.js';
 import type { HttpMock } from '../keploy/types.js';
@@ -19,7 +18,7 @@ import { authorityOf, type Scheme } from './url.js';
  * Node's own. A miss is answered 502 with a JSON body naming the closest mock and how it differs,
  * or, with `fallBackOnMiss`, forwarded to the real destination.
  *
- * Requests are matched one at a time in the order they arrived, in slices of SLICE_MS: once a
+ * Requests are matched one at a time in the order they arrived, in slices of SLICE_MS (matcher.ts): once a
  * turn of the event loop has been used that long, the match (or the next one) waits for the next
  * turn, so a burst of pipelined requests against a big set does not hold the server's other clients.
  */
@@ -87,8 +86,6 @@ export interface ServeOptions {
   serverName?: string;
 }
 
-/** Matching goes on for this long (ms) before it lets the event loop take a turn. */
-export const SLICE_MS = 10;
 const DEFAULT_MAX_BODY = 1024 * 1024;
 /** A fallback needs the whole request body to forward it; beyond this it answers 502 instead. */
 const FALLBACK_MAX_BODY = 64 * 1024 * 1024;
@@ -97,9 +94,6 @@ const NOT_REPLAYED = new Set(['connection', 'keep-alive', 'proxy-connection', 't
 export class HttpReplayer {
   readonly counters: ReplayCounters = { replayed: 0, missed: 0, fellBack: 0, recorded: 0 };
   private readonly onMiss: OnMiss;
-  /** The matches asked for so far, run one after the other, and the slice of the event loop they share. */
-  private turn: Promise<unknown> = Promise.resolve();
-  private readonly slice = new TimeSlice(SLICE_MS);
 
   constructor(private readonly options: ReplayerOptions) {
     this.onMiss = options.onMiss ?? (options.fallBackOnMiss ? 'passthrough' : 'fail');
@@ -146,14 +140,9 @@ export class HttpReplayer {
     socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nX-Debugkit-Mock: miss\r\nConnection: close\r\n\r\n${text}`);
   }
 
-  /** The request matched after those asked before it; on a later turn of the event loop once this one has run SLICE_MS. */
+  /** The request matched after those asked before it (HttpMatcher.matchInTurn). */
   private match(request: MatchRequest): Promise<MatchResult> {
-    const result = this.turn.then(async () => {
-      await this.slice.pause();
-      return this.options.matcher.matchSliced(request, this.slice);
-    });
-    this.turn = result.catch(() => undefined);
-    return result;
+    return this.options.matcher.matchInTurn(request);
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse, conn: ServedConnection, opts: ServeOptions): Promise<void> {
