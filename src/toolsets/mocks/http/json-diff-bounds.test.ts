@@ -162,3 +162,54 @@ describe('JSON bodies of more than MAX_JSON_BODY_VALUES values (h1-1)', () => {
     expect(new HttpMatcher([mock]).match(request(wide(419_799)))).toMatchObject({ miss: false, how: 'exact' });
   });
 });
+
+// j1-2: bodies were compared after JSON.parse, as doubles. A request for account 9007199254740992
+// matched the mock recorded for 9007199254740993 as "json" (keploy_mock_test with strict reported
+// success: 1 replayed, 0 missed), 1e400 matched 2e999 (both Infinity), 0.10000000000000001 matched
+// 0.1, a body with a key twice matched one with the key once, and a miss quoted numbers never sent.
+describe('JSON bodies holding a number JavaScript cannot hold exactly, or a key twice (j1-2)', () => {
+  /** A body as a miss line shows it: its first 40 characters, quoted. */
+  const shown = (body: string) => (body.length <= 40 ? JSON.stringify(body) : `${JSON.stringify(body.slice(0, 40))}...`);
+  const match = (recorded: string, got: string) => new HttpMatcher([postMock('/transfer', recorded)]).match(postRequest('/transfer', got));
+  const cases: [string, string, string][] = [
+    ['{"account_id":9007199254740993,"amount":100}', '{"account_id":9007199254740992,"amount":100}', 'the recorded body is JSON holding a number JavaScript cannot hold exactly (9007199254740993)'],
+    ['{"order_id":1234567890123456789}', '{"order_id":1234567890123456788}', 'the recorded body is JSON holding a number JavaScript cannot hold exactly (1234567890123456789)'],
+    ['{"amount":1e400}', '{"amount":2e999}', 'the recorded body is JSON holding a number JavaScript cannot hold exactly (1e400)'],
+    ['{"v":0.1}', '{"v":0.10000000000000001}', 'the request body is JSON holding a number JavaScript cannot hold exactly (0.10000000000000001)'],
+    ['{"role":"user"}', '{"role":"admin","role":"user"}', 'the request body is JSON with the key "role" twice in one object'],
+  ];
+  for (const [recorded, got, why] of cases) {
+    it(`${recorded} against ${got}: compared as bytes, a miss that says why; the same bytes still match`, () => {
+      const missed = match(recorded, got);
+      expect(missed.miss).toBe(true);
+      expect(missed.miss && missed.closest?.differences).toEqual([
+        `body: recorded ${recorded.length} bytes ${shown(recorded)}, got ${got.length} bytes ${shown(got)}; compared as bytes, not as JSON: ${why}`,
+      ]);
+      expect(match(recorded, recorded)).toMatchObject({ miss: false, how: 'exact' });
+      expect(match(got, got)).toMatchObject({ miss: false, how: 'exact' });
+    });
+  }
+
+  it('a miss never quotes a number the program did not send (the recording held ...993, the program sent ...999)', () => {
+    const missed = match('{"account_id":9007199254740993,"amount":100}', '{"account_id":9007199254740999,"amount":100}');
+    const line = (missed.miss && missed.closest?.differences?.join('\n')) || '';
+    expect(line).toContain('9007199254740999');
+    expect(line).not.toMatch(/9007199254740992|9007199254741000/);
+  });
+
+  it('numbers held exactly are still compared as JSON, in any spelling of the same value', () => {
+    for (const [recorded, got] of [
+      ['{"a":1,"b":0.30000000000000004,"c":1e21,"d":-9007199254740991}', '{ "d": -9007199254740991, "c": 1E+21, "b": 0.30000000000000004, "a": 1.0 }'],
+      ['{"v":5e-324,"w":1.7976931348623157e308,"z":0e999}', '{"z":0,"w":17976931348623157e292,"v":0.5e-323}'],
+    ] as const) {
+      expect(jsonRefusal(Buffer.from(recorded))).toBeUndefined();
+      expect(match(recorded, got)).toMatchObject({ miss: false, how: 'json' });
+    }
+    expect(match('{"a":1}', '{"a":2}')).toMatchObject({ miss: true, closest: { differences: ['body $.a: recorded 1, got 2'] } });
+    // The same key in two objects is no duplicate; an escaped spelling of a key is the same key.
+    expect(parseJsonBody(Buffer.from('{"a":{"k":1},"b":{"k":2}}'))).toEqual({ a: { k: 1 }, b: { k: 2 } });
+    const escaped = Buffer.from('{"k":1,"\\u006b":2}');
+    expect(parseJsonBody(escaped)).toBeUndefined();
+    expect(jsonRefusal(escaped)).toBe('JSON with the key "k" twice in one object');
+  });
+});

@@ -36,13 +36,19 @@ export const MAX_JSON_NESTING = 512;
  */
 export const MAX_JSON_BODY_VALUES = 100_000;
 
-/** Bodies found past MAX_JSON_NESTING or MAX_JSON_BODY_VALUES by parseJsonBody, and what to say of them. */
+/**
+ * Bodies parseJsonBody left to be compared as bytes, and what to say of them: past MAX_JSON_NESTING
+ * or MAX_JSON_BODY_VALUES, or holding a number JavaScript cannot hold exactly or a key twice in one
+ * object (JSON.parse would make them equal to other bodies: 9007199254740993 and ...992 are the
+ * same double, and of `{"role":"admin","role":"user"}` it keeps the last; attack j1-2).
+ */
 const refused = new WeakMap<Uint8Array, string>();
 
 /**
  * The parsed body when it is a JSON object or array (scalars are compared as bytes), else
- * undefined. A body nested deeper than MAX_JSON_NESTING, or holding more than MAX_JSON_BODY_VALUES
- * values, is not parsed (`jsonRefusal` says why).
+ * undefined. A body nested deeper than MAX_JSON_NESTING, holding more than MAX_JSON_BODY_VALUES
+ * values, a number JavaScript cannot hold exactly (core/json-shape.ts `exactNumber`) or a key
+ * twice in one object, is not parsed (`jsonRefusal` says why).
  */
 export function parseJsonBody(bytes: Uint8Array): Json | undefined {
   if (bytes.length === 0 || bytes.length > MAX_JSON_BYTES) return undefined;
@@ -50,9 +56,16 @@ export function parseJsonBody(bytes: Uint8Array): Json | undefined {
   while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09)) i++;
   if (bytes[i] !== 0x7b && bytes[i] !== 0x5b) return undefined; // '{' or '['
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-  const shape = jsonShape(text, { depth: MAX_JSON_NESTING, values: MAX_JSON_BODY_VALUES });
-  if (!shape.ok) {
-    refused.set(bytes, shape.problem);
+  const shape = jsonShape(text, { depth: MAX_JSON_NESTING, values: MAX_JSON_BODY_VALUES, inexactNumbers: true, duplicateKeys: true });
+  const problem = !shape.ok
+    ? shape.problem
+    : shape.inexact !== undefined
+      ? `JSON holding a number JavaScript cannot hold exactly (${cut(shape.inexact)})`
+      : shape.duplicateKey !== undefined
+        ? `JSON with the key ${JSON.stringify(cut(shape.duplicateKey))} twice in one object`
+        : undefined;
+  if (problem !== undefined) {
+    refused.set(bytes, problem);
     return undefined;
   }
   try {
@@ -60,6 +73,11 @@ export function parseJsonBody(bytes: Uint8Array): Json | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** `text` as it is up to 40 characters, else its first 40 and "...". */
+function cut(text: string): string {
+  return text.length <= 40 ? text : `${text.slice(0, 40)}...`;
 }
 
 /** Why parseJsonBody left a body that looks like JSON to be compared as bytes, or undefined. */
