@@ -118,9 +118,11 @@ export class BodySink {
   private digest: string | undefined;
 
   /** `kept`: the recording's budget, charged for the buffer this body grows to (kept.ts); past it the body is kept no further, as past `max`. */
+  /** `hashed`: whether a body not kept whole is hashed (a request's, which replay compares by its digest); a response's is only counted. */
   constructor(
     private max: number,
     kept?: KeptBytes,
+    private readonly hashed = true,
   ) {
     this.share = new KeptShare(kept);
   }
@@ -141,7 +143,7 @@ export class BodySink {
         this.kept = need;
       }
     }
-    if (from + n === to) return;
+    if (from + n === to || !this.hashed) return;
     if (!this.hash) {
       this.hash = createHash('sha256');
       if (this.buf) this.hash.update(this.buf.subarray(0, this.kept));

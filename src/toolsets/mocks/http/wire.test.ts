@@ -235,6 +235,14 @@ describe('HttpParser: responses', () => {
     expect(run('request', [head, body], { maxBodyBytes: 5000 }).messages[0]!.bodySha256).toBeUndefined();
   });
 
+  it("a response's body not kept whole is counted, not hashed: nothing reads its digest, and a 100 MB download through the recorder was hashed whole", () => {
+    const body = Buffer.alloc(3000, 'r');
+    const response = `HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n`;
+    const got = run('response', [response, body], { maxBodyBytes: 1000 }).messages[0]!;
+    expect(got).toMatchObject({ bodyLength: 3000, bodyTruncated: true });
+    expect(got.bodySha256).toBeUndefined();
+  });
+
   it('bounds a chunked body made of tiny chunks too', () => {
     const piece = Buffer.from('1\r\nx\r\n'.repeat(10_000));
     let last: HttpMessage | undefined;

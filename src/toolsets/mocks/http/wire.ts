@@ -78,7 +78,7 @@ export class HttpParser {
     this.maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
     this.maxHead = options.maxHeadBytes ?? DEFAULT_MAX_HEAD;
     this.now = options.now ?? Date.now;
-    this.body = new BodySink(this.maxBody, options.kept);
+    this.body = new BodySink(this.maxBody, options.kept, mode === 'request');
   }
 
   /**
@@ -375,7 +375,7 @@ export class HttpParser {
     msg.completedAt = this.now();
     this.msg = undefined;
     this.body.release();
-    this.body = new BodySink(this.maxBody, this.options.kept);
+    this.body = new BodySink(this.maxBody, this.options.kept, this.mode === 'request');
     this.headBytes = 0;
     this.phase = Phase.Head;
     this.handlers.onMessage(msg);
