@@ -403,14 +403,15 @@ function wordAt(text: string, at: number): Span | undefined {
  * Whether an option's value, read where calls must be seen, is code rather than a password: it
  * starts with an operator (`+os.system`, `?x=1:0`), holds `?` or an assignment (`=` not only as
  * base64's padding at its end), or calls something (`x(`). gdb's `print mongo -p?is_admin=7:0`
- * and Python's `-p+os.system(...)` ran what the audit hid (attack 18ad g1-2). The price: such a
- * password, given inline in code, is stored; as argv (SecretsReading.argv) it is hidden.
+ * and Python's `-p+os.system(...)` ran what the audit hid (attack 18ad g1-2). `++`, `--` and a
+ * block are findSecrets' rule for every span in code. The price: such a password, given inline in a
+ * debugger's code, is stored; anywhere else (SecretsReading.code unset) it is hidden.
  */
 function optionValueIsCode(text: string, value: Span): boolean {
   const v = text.slice(value[0], value[1]);
   const quoted = text[value[0] - 1] === '"' || text[value[0] - 1] === "'";
   if (quoted) return false; // a quoted value is a literal, never code
-  return /^[+*/%?!~:=<>^&|.]/.test(v) || v.includes('?') || /=(?!=*$)/.test(v) || /\+\+|--/.test(v) || holdsCall(text, value);
+  return /^[+*/%?!~:=<>^&|.]/.test(v) || v.includes('?') || /=(?!=*$)/.test(v) || holdsCall(text, value);
 }
 
 /**
@@ -431,16 +432,12 @@ const REDIS_A = /(?<![^\s"'])-a[ \t]{0,8}(?=[^\s-])/g;
 /** curl -u user:PASSWORD, --user user:PASSWORD, and the proxy's -U, --proxy-user. */
 const CURL_USER = /(?<![^\s"'])(?:-[uU][ \t]{0,8}|--(?:proxy-)?user(?:[ \t]{1,8}|=))(?=[^\s-])/g;
 const LOGIN = /(?<![^\s"'])login(?![^\s"'])/;
-/** mongo/mongosh -p PASSWORD (attached or the next word; a lone -p asks). */
-const MONGO_P = SPACED_P;
 /** sqlcmd -P PASSWORD, bcp -P, zip/unzip -P PASSWORD. */
 const SPACED_CAP_P = /(?<![^\s"'])-P[ \t]{0,8}(?=[^\s-])/g;
 /** ldapsearch (ldapadd, ldapmodify, ...) -w PASSWORD. */
 const LDAP_W = /(?<![^\s"'])-w[ \t]{0,8}(?=[^\s-])/g;
 /** smbclient/rpcclient -U user%PASSWORD, --user=user%PASSWORD: the password after the first %. */
 const SMB_USER = /(?<![^\s"'])(?:-U[ \t]{0,8}|--user(?:[ \t]{1,8}|=))(?=[^\s-])/g;
-/** 7-Zip's -pPASSWORD (attached). */
-const SEVEN_P = MYSQL_P;
 /** openssl enc -k PASSWORD (`-kfile FILE` names a file, `-pass` is opensslPassSpans'). */
 const OPENSSL_K = /(?<![^\s"'])-k[ \t]{1,8}(?=[^\s-])/g;
 /** mysqladmin's `password NEWPASSWORD` command. */
@@ -495,14 +492,17 @@ function programPasswordSpans(text: string, spans: Span[], code: boolean): void 
     else if (program === 'sshpass') option = SPACED_P;
     else if (program.endsWith('-cli')) option = REDIS_A;
     else if (program === 'curl') option = CURL_USER;
-    else if (program.startsWith('mongo') || program === 'cqlsh') option = MONGO_P;
+    else if (program.startsWith('mongo') || program === 'cqlsh')
+      option = SPACED_P; // -p PASSWORD, attached or the next word (a lone -p asks)
     else if (program === 'sqlcmd' || program === 'bcp' || program === 'tsql' || program === 'zip' || program === 'unzip') option = SPACED_CAP_P;
-    else if (program === 'unrar') option = SEVEN_P;
+    else if (program === 'unrar')
+      option = MYSQL_P; // -pPASSWORD, attached only
     else if (program === 'ssh-keygen') option = KEYGEN_N;
     else if (program === 'lftp') option = LFTP_USER;
     else if (program.startsWith('ldap')) option = LDAP_W;
     else if (program === 'smbclient' || program === 'rpcclient') option = SMB_USER;
-    else if (program.startsWith('7z')) option = SEVEN_P;
+    else if (program.startsWith('7z'))
+      option = MYSQL_P; // 7-Zip's -pPASSWORD, attached only
     else if (program === 'openssl') option = OPENSSL_K;
     else if (program === 'vault') option = VAULT_TOKEN;
     else {
