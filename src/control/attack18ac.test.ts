@@ -147,9 +147,10 @@ describe('attack 18ad g1-7, g1-1, g1-2: the audit never hides code that ran', ()
     for (const command of kept) expect(redact({ command }, { code: true }), command).toEqual({ command });
     // Round 18ad h1-2: postfix ++ and -- are code too (`print mysql -privileged++` ran).
     for (const command of ['print c ? curl -u :is_admin++', 'print mysql -privileged++', 'print --token x--']) expect(redact({ command }, { code: true }), command).toEqual({ command });
-    // Passwords are still hidden, base64's padding included, and any word after --password in argv.
-    expect(redact({ command: 'mysql -uroot -phunter2 && curl -u admin:pw http://h --token YWJj==' }, { code: true })).toEqual({
-      command: `mysql -uroot -p${R} && curl -u admin:${R} http://h --token ${R}`,
+    // Passwords are still hidden in a gdb shell line, base64's padding included, and any word after --password in argv.
+    // (Unquoted in code, they are code since round 18af: attack18af.test.ts.)
+    expect(redact({ command: 'shell mysql -uroot -phunter2 && curl -u admin:pw http://h --token YWJj==' }, { code: true })).toEqual({
+      command: `shell mysql -uroot -p${R} && curl -u admin:${R} http://h --token ${R}`,
     });
     expect(redact({ args: ['--password', 'a?b=c'] })).toEqual({ args: ['--password', R] });
   });
@@ -187,7 +188,7 @@ describe('attack 18ad h1-3: option values are read as code only in the code fiel
   });
 
   it("in a debugger's code fields a quoted value is still a literal, and a gdb shell line is a command line", () => {
-    expect(redact({ command: "print --password 'Ab=cd9x'" }, { code: true })).toEqual({ command: `print --password '${R}'` });
+    expect(redact({ command: "print --password 'Abcd9x'" }, { code: true })).toEqual({ command: `print --password '${R}'` });
     expect(redact({ commands: ['shell mysql -uroot -pAb=cd9x db', 'print mongo -p?x=1:0'] }, { code: true })).toEqual({ commands: [`shell mysql -uroot -p${R} db`, 'print mongo -p?x=1:0'] });
   });
 });

@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { REDACTED, SECRET_NAME, argvSecretWords, findSecrets, hideSpans, redactText, unusedName } from '../core/secrets.js';
+import { REDACTED, SECRET_NAME, SHELL_ACTIVE, argvSecretWords, findSecrets, hideSpans, redactText, unusedName } from '../core/secrets.js';
 import { jsonSliced } from '../core/json-sliced.js';
 import { TimeSlice } from '../core/wait.js';
 import { WorkerPool, workerEntry } from '../core/workers.js';
@@ -409,10 +409,13 @@ export function redactWords(words: readonly string[]): string[] {
   const script = words.findIndex((w) => INLINE_SCRIPT.test(w) || READS_ARGUMENTS.test(w));
   const hits = new Map<number, Array<[number, number]>>();
   let i = 0;
-  for (const [s, e] of findSecrets(text, { keepCalls: true })) {
+  for (const [s, e] of findSecrets(text, { keepCalls: true, argv: true })) {
     while (i + 1 < words.length && starts[i + 1]! <= s) i++;
     const at = s - starts[i]!;
     if (at >= words[i]!.length) continue; // the blank between two words
+    // No shell reads argv, so a password there is hidden whatever it holds; but an inline script and
+    // the words it reads are code, and shell in them is shown (findSecrets' rule for command lines).
+    if (script >= 0 && i >= script && SHELL_ACTIVE.test(text.slice(s, e))) continue;
     // Appended, not copied: a word of 21,845 hits (`'-p` repeated) took 45 s copying its list at each one (attack 18aa A3).
     const list = hits.get(i) ?? [];
     if (list.length === 0) hits.set(i, list);

@@ -364,10 +364,9 @@ function gdbEnvironmentSpans(text: string, spans: Span[]): void {
  * an operator: `c ? -password : x` is code). A single-dash value must start like a value (a letter,
  * digit or quote). A value that says where the password is (OpenSSL's `env:VAR`, `file:PATH`,
  * `fd:N`, `stdin`) is kept, and OpenSSL's `pass:PASSWORD` is opensslPassSpans' (which keeps
- * `pass:`). Where calls must be seen (`code`), a value that reads as code is kept
- * (optionValueIsCode: `print --token ?is_admin=9:0` ran the assignment, attack 18ad g1-2).
+ * `pass:`). In code a debugger runs, codeSecrets decides what of it is hidden.
  */
-function flagValueSpans(text: string, spans: Span[], code: boolean): void {
+function flagValueSpans(text: string, spans: Span[]): void {
   const flag = /(?<![A-Za-z0-9_-])-(-?)([A-Za-z0-9][A-Za-z0-9_-]{0,63})[ \t]{1,8}/g;
   for (let m = flag.exec(text); m; m = flag.exec(text)) {
     const double = m[1] === '-';
@@ -379,7 +378,7 @@ function flagValueSpans(text: string, spans: Span[], code: boolean): void {
     if (!double && (!/^[A-Za-z]{2,32}(?:[_-][A-Za-z]{1,32}){0,3}$/.test(name) || !/[A-Za-z0-9"']/.test(text[at] ?? '') || !optionPlace(text, m.index))) continue;
     if (/^["']?(?:(?:env|file|fd|pass):|stdin\b)/.test(text.slice(at, at + 7))) continue;
     const value = valueAt(text, at);
-    if (value && !(code && optionValueIsCode(text, value))) spans.push([value[0], value[1], kindOf(name)]);
+    if (value) spans.push([value[0], value[1], kindOf(name)]);
   }
 }
 
@@ -397,21 +396,6 @@ function wordAt(text: string, at: number): Span | undefined {
   let i = at;
   while (i < text.length && !SHELL_VALUE_END.has(text[i]!)) i++;
   return i > at ? [at, i] : undefined;
-}
-
-/**
- * Whether an option's value, read where calls must be seen, is code rather than a password: it
- * starts with an operator (`+os.system`, `?x=1:0`), holds `?` or an assignment (`=` not only as
- * base64's padding at its end), or calls something (`x(`). gdb's `print mongo -p?is_admin=7:0`
- * and Python's `-p+os.system(...)` ran what the audit hid (attack 18ad g1-2). `++`, `--` and a
- * block are findSecrets' rule for every span in code. The price: such a password, given inline in a
- * debugger's code, is stored; anywhere else (SecretsReading.code unset) it is hidden.
- */
-function optionValueIsCode(text: string, value: Span): boolean {
-  const v = text.slice(value[0], value[1]);
-  const quoted = text[value[0] - 1] === '"' || text[value[0] - 1] === "'";
-  if (quoted) return false; // a quoted value is a literal, never code
-  return /^[+*/%?!~:=<>^&|.]/.test(v) || v.includes('?') || /=(?!=*$)/.test(v) || holdsCall(text, value);
 }
 
 /**
@@ -469,7 +453,7 @@ function commandEnd(text: string, from: number): number {
  * (`redis-cli -a PW ping; ls -a /tmp` keeps `/tmp`; `docker exec db mysql -pPW` hides PW). Each
  * character is in one program's arguments at most, so the scan is linear.
  */
-function programPasswordSpans(text: string, spans: Span[], code: boolean): void {
+function programPasswordSpans(text: string, spans: Span[]): void {
   if (!PASSWORD_PROGRAM_HINT.test(text)) return;
   const found: Array<[start: number, end: number, program: string]> = [];
   PASSWORD_PROGRAM.lastIndex = 0;
@@ -486,7 +470,7 @@ function programPasswordSpans(text: string, spans: Span[], code: boolean): void 
     let start = 0;
     if (program === 'mysqladmin') {
       // mysqladmin takes -pPASSWORD as the other MySQL clients do, and a new one after its `password` command.
-      addProgramValues(text, from, args, MYSQLADMIN_PASSWORD, 0, spans, code);
+      addProgramValues(text, from, args, MYSQLADMIN_PASSWORD, 0, spans);
       option = MYSQL_P;
     } else if (program.startsWith('mysql') || program.startsWith('mariadb')) option = MYSQL_P;
     else if (program === 'sshpass') option = SPACED_P;
@@ -511,15 +495,15 @@ function programPasswordSpans(text: string, spans: Span[], code: boolean): void 
       option = SPACED_P;
       start = login.index + login[0].length;
     }
-    addProgramValues(text, from, args, option, start, spans, code);
+    addProgramValues(text, from, args, option, start, spans);
   }
 }
 
 /**
  * The values `option` finds in a program's arguments `args` (which start at `from` in `text`), from
- * `start` on: the password in each; where calls must be seen (`code`), not a value that reads as code (optionValueIsCode).
+ * `start` on: the password in each.
  */
-function addProgramValues(text: string, from: number, args: string, option: RegExp, start: number, spans: Span[], code: boolean): void {
+function addProgramValues(text: string, from: number, args: string, option: RegExp, start: number, spans: Span[]): void {
   option.lastIndex = start;
   for (let m = option.exec(args); m; m = option.exec(args)) {
     // lftp's user,PASSWORD holds a comma, which ends a value elsewhere: its word runs to a blank or a quote.
@@ -529,8 +513,8 @@ function addProgramValues(text: string, from: number, args: string, option: RegE
       // user:PASSWORD (curl), user%PASSWORD (Samba), user,PASSWORD (lftp): the password is after the first separator (a lone user makes the program ask).
       const cut = text.slice(value[0], value[1]).indexOf(option === CURL_USER ? ':' : option === SMB_USER ? '%' : ',');
       const secret: Span = [value[0] + cut + 1, value[1]];
-      if (cut >= 0 && secret[0] < secret[1] && !(code && optionValueIsCode(text, secret))) spans.push([secret[0], secret[1], 'password']);
-    } else if (!(code && optionValueIsCode(text, value))) spans.push([value[0], value[1], 'password']);
+      if (cut >= 0 && secret[0] < secret[1]) spans.push([secret[0], secret[1], 'password']);
+    } else spans.push([value[0], value[1], 'password']);
     // vault: only the first word after `login` is the token.
     if (option === VAULT_TOKEN) return;
   }
@@ -867,21 +851,32 @@ function kindOf(name: string): string {
 export interface SecretsReading {
   keepCalls?: boolean;
   /**
-   * The text is code a debugger runs (gdb's commands, an expression): an option's value that reads
-   * as code is kept (optionValueIsCode), so the audit shows what ran. Elsewhere (a command line,
-   * an env value, argv) an option's value is the password whatever it holds (`--password a?b=c`).
+   * With keepCalls: the text is code a debugger runs (gdb's commands, an expression), read by
+   * codeSecrets: only a quoted literal's inert text is hidden, so the audit shows what ran.
    */
   code?: boolean;
+  /** With keepCalls: words of argv joined, which no shell reads: a password is hidden whatever it holds (no SHELL_ACTIVE rule). */
+  argv?: boolean;
 }
 
 /** Every secret found in `text`, by where it starts (they may overlap). */
 export function findSecrets(text: string, reading: SecretsReading = {}): Span[] {
+  if (reading.keepCalls === true && reading.code === true) return codeSecrets(text);
+  const spans = allSpans(text, reading.keepCalls === true);
+  // What the audit keeps is never shell: a span that holds a substitution, a separator, a
+  // redirection, a group, an expansion or a quote ran, or changed what ran (a URL's "password"
+  // `$(touch${IFS}x)`, htpasswd's last word `a$(...)`: attack 18af k1-6, k1-7). argv is not read by
+  // a shell: there a password is hidden whatever it holds.
+  const kept = reading.keepCalls === true && reading.argv !== true ? spans.filter(([s, e]) => !SHELL_ACTIVE.test(text.slice(s, e))) : spans;
+  return kept.sort((a, b) => a[0] - b[0]);
+}
+
+function allSpans(text: string, keepCalls: boolean): Span[] {
   const spans: Span[] = [];
-  nameValueSpans(text, spans, reading.keepCalls === true);
-  const code = reading.keepCalls === true && reading.code === true && !runsShell(text);
-  flagValueSpans(text, spans, code);
+  nameValueSpans(text, spans, keepCalls);
+  flagValueSpans(text, spans);
   gdbEnvironmentSpans(text, spans);
-  programPasswordSpans(text, spans, code);
+  programPasswordSpans(text, spans);
   urlPasswordSpans(text, spans);
   urlUserTokenSpans(text, spans);
   opensslPassSpans(text, spans);
@@ -893,54 +888,167 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
   authSchemeSpans(text, spans);
   apiKeySpans(text, spans);
   shapeSpans(text, spans);
-  // In code a debugger runs, no pattern may hide code: a span that holds a call, a block, `;`,
-  // `++` or `--`, or is called, is code, whatever shape it has (a URL's "password"
-  // `{__import__(...).system(...)}`, an `sk-` key shape `sk-is_admin---1234...`, `Bearer -counter--`
-  // ran while the audit hid them: attack 18ae i1-1, i1-2). A whole quoted literal is text, never code.
-  const kept = code ? spans.filter(([s, e]) => quotedWhole(text, s, e) || !(/[(){};]|\+\+|--/.test(text.slice(s, e)) || text[e] === '(')) : spans;
-  return kept.sort((a, b) => a[0] - b[0]);
+  return spans;
 }
-
-/** Whether [s, e) is the whole of a quoted literal (`"..."`, `'...'`). */
-function quotedWhole(text: string, s: number, e: number): boolean {
-  const q = text[s - 1];
-  return (q === '"' || q === "'") && text[e] === q;
-}
-
-/** Words that make gdb run a shell: `shell` and its abbreviations, `pipe`, `!`, `|`. */
-const SHELL_WORD = /^(?:she|shel|shell|pipe|!.*|\|.*)$/;
 
 /**
- * Whether a gdb command runs a shell, so its text is a command line (passwords hidden), not code:
- * its command, after any prefix commands that run the command after them (`server`, `thread apply
- * all|N.. [-flags]`, `frame apply all|N|level L.. [-flags]`, `taas`/`faas`/`tfaas [-flags]`, `with
- * SETTING [VALUE] --`), is a shell word (attack 18ae i1-3: `thread apply all shell mysql -pX` kept
- * the password). A word `shell` elsewhere (`print shell ? 0 : ...`) does not make code a command line.
+ * What makes a shell run, redirect or expand something in a word: a hidden span of a command line
+ * never holds one. Brackets in a word are not among them (a shell refuses `a(b)` unquoted), nor
+ * braces (their expansion makes words, never runs one).
  */
-function runsShell(text: string): boolean {
-  const words = text.trim().split(/\s+/, 256);
+export const SHELL_ACTIVE = /[`;|&<>$'"\\\r\n]/;
+/**
+ * What a secret in code's literal never holds: blanks, quotes, escapes, brackets, what substitutes,
+ * separates or redirects, and `=` (but base64's padding at its end). A literal with any of them
+ * could be code or a command line that some call runs (`exec(dict(token='...system("touch x")')
+ * ['token'])`, `os.system(dict(token='touch x')['token'])`: attack 18af k1-3).
+ */
+const NOT_INERT = /[\s'"`\\$(){}[\];|&<>,]|=(?!=*$)/;
+
+/**
+ * The secrets of code a debugger runs (gdb's commands, a Python expression, a condition): only
+ * text inside a plain quoted literal, and only a run of it that cannot be code (NOT_INERT), is ever
+ * hidden. Everything else in code is code and shown, whatever name stands before it: `print
+ * token=1,is_admin=5`, `set $secret = is_admin=1337`, `set $token = system` ran while the audit hid
+ * them (attack 18af k1-1, k1-2), after three rounds of patterns that told code from passwords and
+ * each missed a spelling. The price: a password typed unquoted into code is stored. Two parts of a
+ * debugger's command are not code: a gdb line that runs a shell (its command line, from where the
+ * shell starts: `shell`, `!`, pipe's shell side), read as any command line; and the value of `set
+ * environment NAME VALUE`, which is data handed to the program.
+ */
+function codeSecrets(text: string): Span[] {
+  const mi = miConsoleCommand(text);
+  if (mi !== undefined) return mi < 0 ? [] : codeSecrets(text.slice(mi, text.indexOf('"', mi))).map(([s, e, k]) => [s + mi, e + mi, k] as Span);
+  const shell = shellStart(text);
+  // A gdb/MI command's quoted arguments are code (`-data-evaluate-expression "..."`), not literals.
+  const literals = shell === 0 || /^\s*-/.test(text) ? [] : literalRanges(text, shell ?? text.length);
+  const setEnv = /^\s*set[ \t]+env/i.test(text);
+  const kept: Span[] = [];
+  let l = 0;
+  for (const span of allSpans(text, true).sort((a, b) => a[0] - b[0])) {
+    const [s, e] = span;
+    const v = text.slice(s, e);
+    if (shell !== undefined && s >= shell) {
+      if (!SHELL_ACTIVE.test(v)) kept.push(span);
+      continue;
+    }
+    if (setEnv && !/[\r\n]/.test(text.slice(0, e))) {
+      kept.push(span);
+      continue;
+    }
+    while (l < literals.length && literals[l]![1] < e) l++;
+    const lit = literals[l];
+    if (lit && lit[0] <= s && e <= lit[1] && !NOT_INERT.test(v)) kept.push(span);
+  }
+  return kept;
+}
+
+/**
+ * The contents of the plain quoted literals of code before `end`: `'...'`, `"..."` and Python's
+ * triple quotes, a backslash escaping the next character. An f-string (`f"..."`, `rf'...'`) is code
+ * (its braces run), and so is a template literal (backquotes), a comment (`#` to the line's end: a
+ * quote in it opens nothing) and what follows an unclosed quote. One pass; whatever it cannot read
+ * as a literal is shown.
+ */
+function literalRanges(text: string, end: number): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  let i = 0;
+  while (i < end) {
+    const q = text[i];
+    if (q === '#') {
+      i = lineEnd(text, i);
+      continue;
+    }
+    if (q !== '"' && q !== "'" && q !== '`') {
+      i++;
+      continue;
+    }
+    const triple = q !== '`' && text[i + 1] === q && text[i + 2] === q;
+    const close = triple ? q.repeat(3) : q;
+    let j = i + close.length;
+    while (j < text.length && !text.startsWith(close, j) && (triple || q === '`' || text[j] !== '\n')) j += text[j] === '\\' ? 2 : 1;
+    if (!text.startsWith(close, j)) break; // unclosed: no literal from here on
+    // Python's prefixes of a plain literal: b, r, u, br, rb. Any other (`f`, `rf`, `t`) evaluates its braces; a quote after a name is no literal.
+    const before = /[\w$]{0,3}$/.exec(text.slice(Math.max(0, i - 3), i))![0];
+    if (q !== '`' && /^(?:[bBrRuU]|[bB][rR]|[rR][bB])?$/.test(before)) out.push([i + close.length, j]);
+    i = j + close.length;
+  }
+  return out;
+}
+
+/** The end of the line that starts at `i`: a comment (`#` outside a literal) is shown, never read for literals. */
+function lineEnd(text: string, i: number): number {
+  const n = text.indexOf('\n', i);
+  return n < 0 ? text.length : n;
+}
+
+/** gdb's `thread`, `frame` and `apply` as gdb abbreviates them (`thr app`, `fr ap`: attack 18af k1-5). */
+const THREAD_WORD = /^(?:t|thr|thre|threa|thread)$/;
+const FRAME_WORD = /^(?:f|fr|fra|fram|frame)$/;
+const APPLY_WORD = /^ap(?:p(?:l(?:y)?)?)?$/;
+
+/**
+ * Where a gdb command's shell command line starts, if it runs one: its command, after any prefix
+ * commands that run the command after them (`server`, `thread apply all|N.. [-flags]`, `frame
+ * apply all|N|level L.. [-flags]`, `taas`/`faas`/`tfaas [-flags]`, `with SETTING [VALUE] --`), is
+ * `shell` (or `she`, `shel`) or `!`: from that word on; `pipe COMMAND | SHELL`, `| COMMAND | SHELL`
+ * or `pipe -d DELIM COMMAND DELIM SHELL`: after the delimiter, COMMAND being code (attack 18af
+ * k1-4). A word `shell` elsewhere (`print shell ? 0 : ...`) makes no command line.
+ */
+function shellStart(text: string): number | undefined {
+  const words: Array<[word: string, at: number]> = [];
+  const blank = /\S+/g;
+  for (let m = blank.exec(text); m && words.length < 256; m = blank.exec(text)) words.push([m[0], m.index]);
   let i = 0;
   const skip = (word: RegExp) => {
-    while (i < words.length && word.test(words[i]!)) i++;
+    while (i < words.length && word.test(words[i]![0])) i++;
   };
   for (let prefixes = 0; i < words.length && prefixes < 8; prefixes++) {
-    const w = words[i]!;
+    const w = words[i]![0];
+    const next = words[i + 1]?.[0] ?? '';
     if (w === 'server') i++;
-    else if ((w === 'thread' || w === 't' || w === 'frame' || w === 'f') && words[i + 1] === 'apply') {
+    else if ((THREAD_WORD.test(w) && (APPLY_WORD.test(next) || next === 'a')) || (FRAME_WORD.test(w) && APPLY_WORD.test(next))) {
       i += 2;
       skip(/^(?:all|level|[\d.*$-]+|-\S*)$/);
     } else if (w === 'taas' || w === 'faas' || w === 'tfaas') {
       i++;
       skip(/^-\S*$/);
     } else if (w === 'with' || w === 'w') {
-      const dashes = words.indexOf('--', i + 1);
-      if (dashes < 0) return false;
+      const dashes = words.findIndex(([x], k) => k > i && x === '--');
+      if (dashes < 0) return undefined;
       i = dashes + 1;
     } else break;
   }
-  return i < words.length && SHELL_WORD.test(words[i]!);
+  const command = words[i];
+  if (!command) return undefined;
+  const [w, at] = command;
+  if (/^(?:she|shel|shell)$/.test(w) || w.startsWith('!')) return at;
+  let delimiter = '|';
+  let from = at + 1;
+  if (w === 'pipe') {
+    from = at + w.length;
+    if (words[i + 1]?.[0] === '-d' && words[i + 2]) {
+      delimiter = words[i + 2]![0];
+      from = words[i + 2]![1] + delimiter.length;
+    }
+  } else if (!w.startsWith('|')) return undefined;
+  const d = text.indexOf(delimiter, from);
+  return d < 0 ? undefined : d + delimiter.length;
 }
 
+/**
+ * For gdb/MI's `-interpreter-exec console "COMMAND"`: where COMMAND starts, read as a command of
+ * its own (`-interpreter-exec console "shell mysql -pX"` runs a shell: attack 18af k1-5); -1 when it
+ * holds an escape (nothing in it is hidden then: it is code, and shown). Undefined for other text.
+ */
+function miConsoleCommand(text: string): number | undefined {
+  const m = /^\s*-interpreter-exec(?:[ \t]+--(?:thread|frame)[ \t]+\S{1,32}){0,2}[ \t]+console[ \t]+"/.exec(text);
+  if (!m) return undefined;
+  const from = m[0].length;
+  const close = text.indexOf('"', from);
+  const inner = close < 0 ? text.slice(from) : text.slice(from, close);
+  return close < 0 || inner.includes('\\') ? -1 : from;
+}
 /** `text` with each secret replaced by what `mark` makes of its kind; everything around it kept. The kinds hidden, in order. */
 export function replaceSecrets(text: string, mark: (kind: string | undefined) => string, reading: SecretsReading = {}): { text: string; kinds: string[] } {
   return hideSpans(text, findSecrets(text, reading), mark);

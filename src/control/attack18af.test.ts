@@ -1,0 +1,101 @@
+// Round 18af (attacker k1): three rounds of patterns that told a password from code each missed a
+// spelling, and the audit hid code that ran: an assignment after a secret-looking name (k1-1), a
+// function's name and a command kept in convenience variables (k1-2), a literal that code ran
+// (k1-3), the gdb command on pipe's left side (k1-4); shell lines through MI and abbreviations kept
+// their passwords (k1-5); and in command lines a URL's "password" or htpasswd's last word hid a
+// command substitution that ran (k1-6, k1-7). Now code is shown but for a quoted literal's inert
+// text, and a hidden span of a command line never holds shell.
+import { describe, expect, it } from 'vitest';
+import { REDACTED as R } from '../core/secrets.js';
+import { redact, redactWords } from './audit.js';
+
+const code = (command: string) => (redact({ command }, { code: true }) as { command: string }).command;
+
+describe('attack 18af k1-1..k1-4: in code a debugger runs, only a quoted literal inert text is ever hidden', () => {
+  it('k1-1, k1-2: gdb code after a secret-looking name is shown whole', () => {
+    for (const command of [
+      'print token=1,is_admin=5',
+      'set $secret = is_admin=1337',
+      'set $token = system',
+      'set $password = "touch /tmp/x"',
+      'call ((int(*)(char*))$token)($password)',
+      'print password=is_admin',
+      'print mysql -phunter2',
+      'print --token ?is_admin=9:0',
+    ])
+      expect(code(command), command).toBe(command);
+  });
+
+  it('k1-3: a literal that holds blanks, quotes, brackets, an escape or an assignment is shown (code may run it)', () => {
+    for (const expression of [
+      `exec(dict(token='__import__("os").system("touch x")')['token'])`,
+      `os.system(dict(token='touch x')['token'])`,
+      `os.system(dict(token='touch\\x20x')['token'])`,
+      `exec(dict(password='is_admin=1')['password'])`,
+      `os.system(dict(token='a;id')['token'])`,
+    ])
+      expect(redact({ expression }, { code: true }), expression).toEqual({ expression });
+  });
+
+  it('k1-3: a comment, an f-string or a quote after a name opens no literal', () => {
+    for (const expression of ["# '''\ntoken=system\n# '''\ntoken('touch x')", 'f"https://u:{password}@h"', "rf'{token=}'", "x'token=system'"])
+      expect(redact({ expression }, { code: true }), expression).toEqual({ expression });
+  });
+
+  it('k1-4: pipe reads its gdb command as code and its shell side as a command line', () => {
+    for (const command of ['pipe print mongo -p?is_admin=7:0 | cat', '| print mongo -p?is_admin=7:0 | cat', 'pipe -d XX print a|b XX cat']) expect(code(command), command).toBe(command);
+    expect(code('pipe print 1 | mysql -uroot -pAb=cd9x')).toBe(`pipe print 1 | mysql -uroot -p${R}`);
+    expect(code('|print 1|mysql -pAb=cd9x')).toBe(`|print 1|mysql -p${R}`);
+    expect(code('pipe -d XX print token=x XX mysql -pAb=cd9x')).toBe(`pipe -d XX print token=x XX mysql -p${R}`);
+  });
+
+  it('secrets in literals are still hidden: a URL password, a quoted key, argv given as a list, an Authorization header', () => {
+    expect(redact({ expression: 'requests.get("https://u:hunter2@h")' }, { code: true })).toEqual({ expression: `requests.get("https://u:${R}@h")` });
+    expect(redact({ expression: 'connect(password="hunter2", user="u")' }, { code: true })).toEqual({ expression: `connect(password="${R}", user="u")` });
+    expect(redact({ expression: 'subprocess.run(["mysql", "-phunter2"])' }, { code: true })).toEqual({ expression: `subprocess.run(["mysql", "-p${R}"])` });
+    expect(redact({ expression: `get(u, headers={"Authorization": "Bearer abcdefghijklmnop1234"})` }, { code: true })).toEqual({ expression: `get(u, headers={"Authorization": "Bearer ${R}"})` });
+    expect(redact({ expression: `k = b'''ghp_abcdefghijklmnopqrstuvwxyz0123456789'''` }, { code: true })).toEqual({ expression: `k = b'''${R}'''` });
+    // A literal with base64's padding is a password; gdb's set environment value is data.
+    expect(code('print --token "YWJjZA=="')).toBe(`print --token "${R}"`);
+    expect(code('set environment PGPASSWORD hunter2')).toBe(`set environment PGPASSWORD ${R}`);
+  });
+});
+
+describe('attack 18af k1-5: gdb shell lines through MI and abbreviations are command lines', () => {
+  it('hides their passwords', () => {
+    for (const command of [
+      '-interpreter-exec console "shell mysql -pAb=cd9x"',
+      '-interpreter-exec --thread 1 console "she mysql -pAb=cd9x"',
+      'thr apply all shell mysql -pAb=cd9x',
+      'thread app all shell mysql -pAb=cd9x',
+      'fr apply all shell mysql -pAb=cd9x',
+      't a all shell mysql -pAb=cd9x',
+    ])
+      expect(code(command), command).toMatch(/-p\[REDACTED\]"?$/);
+  });
+
+  it('an MI console command with an escape is code, shown; MI code is code', () => {
+    for (const command of ['-interpreter-exec console "print \\"a\\", token=system"', '-interpreter-exec console "print token=system"', '-data-evaluate-expression "password=is_admin"'])
+      expect(code(command), command).toBe(command);
+  });
+});
+
+describe('attack 18af k1-6, k1-7: a hidden span of a command line never holds shell', () => {
+  it('a URL password or htpasswd last word that substitutes a command is shown', () => {
+    for (const command of [`sh -c 'curl http://u:$(touch\${IFS}x)@h/'`, 'curl http://u:`id`@h/', 'htpasswd -b f u a$(touch${IFS}x)', `sh -c "htpasswd -b f u 'a$(touch x)'"`])
+      expect(redact({ command }), command).toEqual({ command });
+    // A password ends where shell begins: what the shell runs after it is shown.
+    for (const tail of [';id', '&id', '>x', '|id']) expect(redact({ command: `mysql -pa${tail}` })).toEqual({ command: `mysql -p${R}${tail}` });
+  });
+
+  it('passwords without shell are hidden; brackets and braces in a word are no shell', () => {
+    expect(redact({ command: 'curl http://u:hunter2@h/ && htpasswd -b f u Hunter2' })).toEqual({ command: `curl http://u:${R}@h/ && htpasswd -b f u ${R}` });
+    expect(redact({ command: 'PGPASSWORD=(hunter2) psql; curl http://a:p4ss{x}@h' })).toEqual({ command: `PGPASSWORD=${R} psql; curl http://a:${R}@h` });
+  });
+
+  it('argv is read by no shell: a password is hidden whatever it holds, but an inline script is code', () => {
+    expect(redactWords(['mysql', '--password', 'a;b$c'])).toEqual(['mysql', '--password', R]);
+    expect(redactWords(['curl', 'http://u:a$(b)@h'])).toEqual(['curl', `http://u:${R}@h`]);
+    expect(redactWords(['sh', '-c', 'curl http://u:$(touch x)@h'])).toEqual(['sh', '-c', 'curl http://u:$(touch x)@h']);
+  });
+});
