@@ -99,3 +99,27 @@ describe('attack 18af k1-6, k1-7: a hidden span of a command line never holds sh
     expect(redactWords(['sh', '-c', 'curl http://u:$(touch x)@h'])).toEqual(['sh', '-c', 'curl http://u:$(touch x)@h']);
   });
 });
+
+describe('rounds 18ac e1-1, 18ad g1-6: the spellings left open', () => {
+  it('Oracle logons, FreeRDP, rabbitmqctl, net use/user, PowerShell -Password:, XML elements are hidden', () => {
+    const cases: Array<[string, string]> = [
+      ['sqlplus scott/Hunter2Secret@orcl', `sqlplus scott/${R}@orcl`],
+      ['sqlplus -s scott/Hunter2@//h:1521/svc', `sqlplus -s scott/${R}@//h:1521/svc`],
+      ['rman target sys/Pw9x@db', `rman target sys/${R}@db`],
+      ['xfreerdp /v:h /u:bob /p:Hunter2', `xfreerdp /v:h /u:bob /p:${R}`],
+      ['rabbitmqctl add_user bob Hunter2 && rabbitmqctl change_password bob Hunter3', `rabbitmqctl add_user bob ${R} && rabbitmqctl change_password bob ${R}`],
+      ['net use \\\\srv\\share Hunter2 /user:bob', `net use \\\\srv\\share ${R} /user:bob`],
+      ['net user bob Hunter2 /add', `net user bob ${R} /add`],
+      ['Connect-Thing -Password:Hunter2 -User:x', `Connect-Thing -Password:${R} -User:x`],
+      ['<config><password>Hunter2</password><user>u</user></config>', `<config><password>${R}</password><user>u</user></config>`],
+    ];
+    for (const [command, hidden] of cases) expect(redact({ command }), command).toEqual({ command: hidden });
+    expect(redactWords(['sqlplus', 'scott/Hunter2@orcl'])).toEqual(['sqlplus', `scott/${R}@orcl`]);
+  });
+
+  it('what only looks alike is kept: sqlplus / as sysdba, paths, net user * (asks), a conditional in code', () => {
+    for (const command of ['sqlplus / as sysdba', 'cp src/x dst/y', 'net user bob * /add', 'a ? -password:x : y', `sh -c "sqlplus u/$(id)@db"`])
+      expect(redact({ command }), command).toEqual({ command });
+    expect(code('print c ? -password:is_admin : 0')).toBe('print c ? -password:is_admin : 0');
+  });
+});

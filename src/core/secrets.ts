@@ -404,9 +404,9 @@ function wordAt(text: string, at: number): Span | undefined {
  * curl, and the programs with a `login` command that takes `-p` (docker, podman, helm, oc, az, ...).
  */
 const PASSWORD_PROGRAM =
-  /(?<![A-Za-z0-9_.-])(mysql[a-z_]{0,16}|mariadb[a-z_-]{0,16}|sshpass|redis-cli|valkey-cli|keydb-cli|curl|docker|podman|nerdctl|buildah|skopeo|helm|oras|oc|az|cf|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|sqlcmd|bcp|tsql|cqlsh|ldap[a-z]{2,12}|smbclient|rpcclient|zip|unzip|unrar|7z|7za|7zr|openssl|vault|ssh-keygen|lftp)(?:\.exe)?(?![A-Za-z0-9_.-])/gi;
+  /(?<![A-Za-z0-9_.-])(mysql[a-z_]{0,16}|mariadb[a-z_-]{0,16}|sshpass|redis-cli|valkey-cli|keydb-cli|curl|docker|podman|nerdctl|buildah|skopeo|helm|oras|oc|az|cf|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|sqlcmd|bcp|tsql|cqlsh|ldap[a-z]{2,12}|smbclient|rpcclient|zip|unzip|unrar|7z|7za|7zr|openssl|vault|ssh-keygen|lftp|sqlplus|sqlldr|expdp|impdp|rman|dgmgrl|xfreerdp|wlfreerdp|sdl-freerdp|rabbitmqctl|net)(?:\.exe)?(?![A-Za-z0-9_.-])/gi;
 /** The programs' names (or login) as plain text, checked first: far cheaper than the pattern's lookbehind at every position. */
-const PASSWORD_PROGRAM_HINT = /mysql|mariadb|sshpass|-cli|curl|login|mongo|sqlcmd|bcp|tsql|cqlsh|ldap|smb|rpcclient|zip|unrar|7z|openssl|vault|keygen|lftp/i;
+const PASSWORD_PROGRAM_HINT = /mysql|mariadb|sshpass|-cli|curl|login|mongo|sqlcmd|bcp|tsql|cqlsh|ldap|smb|rpcclient|zip|unrar|7z|openssl|vault|keygen|lftp|sql|dp|rman|dgmgrl|rdp|rabbitmq|net/i;
 /** A MySQL client's -pPASSWORD (attached: a lone -p asks for it, and the next word is the database). */
 const MYSQL_P = /(?<![^\s"'])-p(?=[^\s])/g;
 /** sshpass -p PASSWORD, docker login -p PASSWORD (attached or the next word). */
@@ -432,6 +432,14 @@ const KEYGEN_N = /(?<![^\s"'])-[NP][ \t]{0,8}(?=[^\s-])/g;
 const LFTP_USER = /(?<![^\s"'])(?:-u[ \t]{0,8}|--user(?:[ \t]{1,8}|=))(?=[^\s-])/g;
 /** vault login TOKEN: the first word after `login` that is not an option (`-method=userpass` logs in otherwise). */
 const VAULT_TOKEN = /(?<![^\s"'])login[ \t]{1,8}(?=[^\s-])/g;
+/** Oracle's tools' logon `USER/PASSWORD[@DB]` (sqlplus, sqlldr, expdp, impdp, rman, dgmgrl): the password, to `@`. */
+const ORACLE_LOGON = /(?<![^\s"'])[A-Za-z_][\w$#]{0,127}\/(?=[^\s/@"'])/g;
+/** FreeRDP's `/p:PASSWORD` (and `-p:`). */
+const FREERDP_P = /(?<![^\s"'])[/-]p:(?=\S)/g;
+/** rabbitmqctl's `add_user USER PASSWORD` and `change_password USER PASSWORD`. */
+const RABBIT_USER = /(?<![^\s"'])(?:add_user|change_password)[ \t]{1,8}[^\s]{1,256}[ \t]{1,8}(?=[^\s-])/g;
+/** Windows' `net use \\SERVER\SHARE PASSWORD` and `net user USER PASSWORD` (`*` asks). */
+const NET_PASSWORD = /(?<![^\s"'])(?:use[ \t]{1,8}\\\\[^\s]{1,256}|user[ \t]{1,8}[^\s/]{1,256})[ \t]{1,8}(?=[^\s/*])/gi;
 
 /**
  * Where the command that a program's name at `from` starts ends: a line's end, `;`, `|` or `&&`
@@ -489,6 +497,10 @@ function programPasswordSpans(text: string, spans: Span[]): void {
       option = MYSQL_P; // 7-Zip's -pPASSWORD, attached only
     else if (program === 'openssl') option = OPENSSL_K;
     else if (program === 'vault') option = VAULT_TOKEN;
+    else if (/^(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)$/.test(program)) option = ORACLE_LOGON;
+    else if (program.endsWith('freerdp')) option = FREERDP_P;
+    else if (program === 'rabbitmqctl') option = RABBIT_USER;
+    else if (program === 'net') option = NET_PASSWORD;
     else {
       const login = LOGIN.exec(args);
       if (!login) continue;
@@ -507,8 +519,13 @@ function addProgramValues(text: string, from: number, args: string, option: RegE
   option.lastIndex = start;
   for (let m = option.exec(args); m; m = option.exec(args)) {
     // lftp's user,PASSWORD holds a comma, which ends a value elsewhere: its word runs to a blank or a quote.
-    const value = option === LFTP_USER ? wordAt(text, from + m.index + m[0].length) : valueAt(text, from + m.index + m[0].length);
+    const value = option === LFTP_USER || option === ORACLE_LOGON || option === FREERDP_P ? wordAt(text, from + m.index + m[0].length) : valueAt(text, from + m.index + m[0].length);
     if (!value) continue;
+    if (option === ORACLE_LOGON) {
+      const at = text.slice(value[0], value[1]).indexOf('@');
+      spans.push([value[0], at < 0 ? value[1] : value[0] + at, 'password']);
+      continue;
+    }
     if (option === CURL_USER || option === SMB_USER || option === LFTP_USER) {
       // user:PASSWORD (curl), user%PASSWORD (Samba), user,PASSWORD (lftp): the password is after the first separator (a lone user makes the program ask).
       const cut = text.slice(value[0], value[1]).indexOf(option === CURL_USER ? ':' : option === SMB_USER ? '%' : ',');
@@ -884,6 +901,8 @@ function allSpans(text: string, keepCalls: boolean): Span[] {
   setterCallSpans(text, spans);
   authPairSpans(text, spans);
   htpasswdSpans(text, spans);
+  colonParameterSpans(text, spans);
+  xmlElementSpans(text, spans);
   digestSpans(text, spans);
   authSchemeSpans(text, spans);
   apiKeySpans(text, spans);
@@ -986,6 +1005,32 @@ function lineEnd(text: string, i: number): number {
 const THREAD_WORD = /^(?:t|thr|thre|threa|thread)$/;
 const FRAME_WORD = /^(?:f|fr|fra|fram|frame)$/;
 const APPLY_WORD = /^ap(?:p(?:l(?:y)?)?)?$/;
+
+/**
+ * PowerShell's `-Password:VALUE` (and any secret-named parameter so written), where a command line
+ * has its options (optionPlace: `c ? -password:x` in code is not one).
+ */
+function colonParameterSpans(text: string, spans: Span[]): void {
+  if (!text.includes(':')) return;
+  const param = /(?<![A-Za-z0-9_-])-([A-Za-z][A-Za-z0-9]{1,63}):(?=[^\s:])/g;
+  for (let m = param.exec(text); m; m = param.exec(text)) {
+    if (!SECRET_WORD.test(m[1]!) || NOT_A_VALUE.test(m[1]!) || !optionPlace(text, m.index)) continue;
+    const value = valueAt(text, m.index + m[0].length);
+    if (value) spans.push([value[0], value[1], kindOf(m[1]!)]);
+  }
+}
+
+/** An XML element whose name looks secret: `<password>PW</password>`, `<api-key>K</api-key>` (the text between its tags). */
+function xmlElementSpans(text: string, spans: Span[]): void {
+  if (!text.includes('</')) return;
+  const open = /<([A-Za-z_][\w.:-]{0,63})>/g;
+  for (let m = open.exec(text); m; m = open.exec(text)) {
+    if (!SECRET_WORD.test(m[1]!)) continue;
+    const at = m.index + m[0].length;
+    const lt = text.indexOf('<', at);
+    if (lt > at && lt - at <= 4096 && text.startsWith(`</${m[1]}>`, lt)) spans.push([at, lt, kindOf(m[1]!)]);
+  }
+}
 
 /**
  * Where a gdb command's shell command line starts, if it runs one: its command, after any prefix
