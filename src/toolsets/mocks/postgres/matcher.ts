@@ -13,9 +13,9 @@ import { authCodeOf, codeOf, decodeBackend } from './wire.js';
  * that answered it (Parse → ParseComplete, Describe → ParameterDescription + RowDescription,
  * Execute → DataRows + CommandComplete, Query → everything up to ReadyForQuery, ...).
  *
- * Answers are filed under the query TEXT (whitespace runs collapsed) and, for Bind/Execute, the
- * parameter values; never under statement or portal names, which differ between clients and
- * runs. That lets a replaying client group its messages differently from the recording one:
+ * Answers are filed under the query TEXT (blanks between tokens collapsed, see collapseBlanks)
+ * and, for Bind/Execute, the parameter values; never under statement or portal names, which
+ * differ between clients and runs. That lets a replaying client group its messages differently from the recording one:
  * node-postgres sends Parse/Bind/Describe/Execute/Sync at once where pgx (Keploy's fixture) sent
  * Parse/Describe/Sync and then Bind/Execute/Sync.
  */
@@ -76,12 +76,158 @@ const CLOSEST_CACHE = 1024;
 export function normalizeQuery(q: string): string {
   let n = normalized.get(q);
   if (n === undefined) {
-    n = q.replace(/\s+/g, ' ').trim();
+    n = collapseBlanks(q);
     if (q.length > CACHED_TEXT) return n;
     if (normalized.size >= NORMALIZED_CACHE) normalized.clear();
     normalized.set(q, n);
   }
   return n;
+}
+
+/** Space, tab, newline, carriage return, form feed: PostgreSQL's blanks (\v only since PostgreSQL 16, so not here). */
+const isBlank = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x0c;
+const isNewline = (c: number) => c === 0x0a || c === 0x0d;
+const isLetter = (c: number) => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f || c >= 0x80;
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+const QUOTE = 0x27;
+const DOLLAR = 0x24;
+
+/** The end of the dollar-quote tag `$tag$` or `$$` starting at `at` (after its closing `$`), or -1. */
+function dollarTagEnd(q: string, at: number): number {
+  let i = at + 1;
+  if (i < q.length && isLetter(q.charCodeAt(i))) {
+    i++;
+    while (i < q.length && (isLetter(q.charCodeAt(i)) || isDigit(q.charCodeAt(i)))) i++;
+  }
+  return i < q.length && q.charCodeAt(i) === DOLLAR ? i + 1 : -1;
+}
+
+/**
+ * A query text with every run of blanks between tokens made one space, and none at either end:
+ * the same statement however a client spaced it. Only blanks (space, tab, line breaks, form
+ * feed) outside quotes and comments are touched: the text of a string literal ('...' with '',
+ * E'...' with backslash escapes), a quoted identifier ("..." with ""), a dollar-quoted string
+ * ($tag$...$tag$) and a comment (-- to the end of the line; a block comment, nested ones
+ * included) is kept as sent, so 'a  b' and 'a b' stay different queries (attack l1-2). A run
+ * holding a line break stays one line break after a -- comment (the break ends it) and after a
+ * '...' literal (PostgreSQL joins 'a'<newline>'b' into 'ab'). Where PostgreSQL itself reads the
+ * text two ways, the rest of the text is kept as sent: a backslash in a '...' literal (where it
+ * ends depends on standard_conforming_strings), and a $ or ' right after a number or a $n
+ * parameter (versions split such a token differently). One pass, linear in the text.
+ */
+export function collapseBlanks(q: string): string {
+  let out = '';
+  let blank = ''; // the separator owed before the next token
+  let start = 0; // where the text not copied to `out` yet starts
+  let afterLine = false; // the last token was a '...' literal or a -- comment
+  let word: 'none' | 'name' | 'number' = 'none'; // the identifier, number or $n the last character belongs to
+  let i = 0;
+  const keepRest = () => out + blank + q.slice(start);
+  while (i < q.length) {
+    const c = q.charCodeAt(i);
+    if (isBlank(c)) {
+      const run = i;
+      let lineBreak = false;
+      for (; i < q.length && isBlank(q.charCodeAt(i)); i++) lineBreak ||= isNewline(q.charCodeAt(i));
+      word = 'none';
+      const leading = out === '' && run === start;
+      const separator = lineBreak && afterLine ? '\n' : ' ';
+      // A run that is already its separator stays in the text copied next (most queries' only kind).
+      if (!leading && i < q.length && i - run === 1 && q[run] === separator) continue;
+      if (run > start) out += blank + q.slice(start, run);
+      if (!leading) blank = separator;
+      start = i;
+      continue;
+    }
+    const next = i + 1 < q.length ? q.charCodeAt(i + 1) : -1;
+    if (c === 0x2d && next === 0x2d) {
+      i += 2;
+      while (i < q.length && !isNewline(q.charCodeAt(i))) i++;
+      afterLine = true;
+      word = 'none';
+      continue;
+    }
+    afterLine = false;
+    if (c === 0x2f && next === 0x2a) {
+      let depth = 1;
+      i += 2;
+      while (i < q.length && depth > 0) {
+        const d = q.charCodeAt(i);
+        const e = i + 1 < q.length ? q.charCodeAt(i + 1) : -1;
+        const step = (d === 0x2f && e === 0x2a) || (d === 0x2a && e === 0x2f) ? 2 : 1;
+        if (step === 2) depth += d === 0x2f ? 1 : -1;
+        i += step;
+      }
+      word = 'none';
+      continue;
+    }
+    if (c === QUOTE || ((c === 0x45 || c === 0x65) && next === QUOTE && word === 'none')) {
+      if (word === 'number') return keepRest();
+      const escapes = c !== QUOTE;
+      i += escapes ? 2 : 1;
+      for (;;) {
+        if (i >= q.length) return keepRest();
+        const d = q.charCodeAt(i);
+        if (d === 0x5c) {
+          if (!escapes) return keepRest();
+          i += 2;
+        } else if (d === QUOTE && i + 1 < q.length && q.charCodeAt(i + 1) === QUOTE) i += 2;
+        else if (d === QUOTE) break;
+        else i++;
+      }
+      i++;
+      afterLine = true;
+      word = 'none';
+      continue;
+    }
+    if (c === 0x22) {
+      for (i++; ;) {
+        if (i >= q.length) return keepRest();
+        const d = q.charCodeAt(i);
+        if (d === 0x22 && i + 1 < q.length && q.charCodeAt(i + 1) === 0x22) i += 2;
+        else if (d === 0x22) break;
+        else i++;
+      }
+      i++;
+      word = 'none';
+      continue;
+    }
+    if (c === DOLLAR && word !== 'name') {
+      if (word === 'number') return keepRest();
+      const tagEnd = isDigit(next) ? -1 : dollarTagEnd(q, i);
+      if (tagEnd >= 0) {
+        const end = closingTag(q, i, tagEnd);
+        if (end < 0) return keepRest();
+        i = end;
+        word = 'none';
+        continue;
+      }
+      i++;
+      word = isDigit(next) ? 'number' : 'none'; // $1 is a parameter; a lone $ is a token of its own
+      continue;
+    }
+    i++;
+    if (word === 'none') word = isDigit(c) ? 'number' : isLetter(c) ? 'name' : 'none';
+    else if (!isLetter(c) && !isDigit(c) && c !== DOLLAR) word = 'none';
+  }
+  return start < q.length ? out + blank + q.slice(start) : out;
+}
+
+/**
+ * The end of the dollar-quoted string whose tag is q[start, tagEnd), or -1 when it is not closed.
+ * As PostgreSQL reads it: at each $, a tag; the same tag ends the string, another one does not
+ * and its last $ is looked at again. Every character is looked at a bounded number of times.
+ */
+function closingTag(q: string, start: number, tagEnd: number): number {
+  const tag = q.slice(start, tagEnd);
+  let j = q.indexOf('$', tagEnd);
+  while (j >= 0) {
+    const end = dollarTagEnd(q, j);
+    if (end < 0) j = q.indexOf('$', j + 1);
+    else if (end - j === tag.length && q.startsWith(tag, j)) return end;
+    else j = end - 1;
+  }
+  return -1;
 }
 
 export class ReplayIndex {
@@ -381,6 +527,13 @@ export class ReplayIndex {
   }
 }
 
+/**
+ * Each part length-prefixed: a parameter may hold any character, so no separator would tell one
+ * parameter holding `'a'<NUL>'b'` from the two parameters 'a' and 'b' (attack l1-3's class).
+ */
 function execKey(query: string, keys: readonly string[]): string {
-  return `${normalizeQuery(query)}\u0000${keys.join('\u0000')}`;
+  const q = normalizeQuery(query);
+  let key = `${q.length}:${q}`;
+  for (const k of keys) key += `${k.length}:${k}`;
+  return key;
 }
