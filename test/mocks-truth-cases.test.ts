@@ -291,6 +291,34 @@ print(r.get(sys.argv[1]))
     });
   });
 
+  it("attack l1-2: a PostgreSQL query whose literal differs only in its blanks (recorded 'a  b', replayed 'a b') is a miss, not the recorded answer", async () => {
+    await missWithServiceStopped({
+      start: () => startPostgres(),
+      program: (db) => `import sys, psycopg2
+c = psycopg2.connect(host='127.0.0.1', port=${db.port}, user='postgres', password='${db.password}', dbname='postgres', sslmode='disable')
+cur = c.cursor()
+cur.execute({'two': "select 'a  b' as v", 'one': "select 'a b' as v"}[sys.argv[1]])
+print(cur.fetchall())
+`,
+      recorded: 'two',
+      missed: 'one',
+      error: /psycopg2\.\S+: .*debugkit/,
+    });
+  });
+
+  it('attack l1-3: a Redis MGET of one key holding NUL is not the MGET of the two keys it spells: a miss, not the recorded two values', async () => {
+    await missWithServiceStopped({
+      start: () => startRedis(),
+      program: (redis) => `import sys, redis
+r = redis.Redis(host='127.0.0.1', port=${redis.port}, password='${redis.password}', socket_timeout=30)
+print(r.mget(*{'two': ['acct:1', 'acct:2'], 'nul': ['acct:1\\0acct:2']}[sys.argv[1]]))
+`,
+      recorded: 'two',
+      missed: 'nul',
+      error: /redis\.exceptions\.ResponseError: .*debugkit/,
+    });
+  });
+
   it('Keploy false-clean: a MySQL query not in the set is answered with an error PyMySQL raises, counted as missed, and the run fails', async () => {
     await missWithServiceStopped({
       start: () => startMariadb(),

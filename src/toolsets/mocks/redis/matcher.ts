@@ -99,6 +99,17 @@ export class RedisIndex {
   }
 }
 
+/**
+ * The command's arguments as a Map key, each length-prefixed, the name's ASCII letters upper-cased
+ * (as Redis reads it). Arguments are binary and may hold any byte: joined with a NUL,
+ * `MGET acct:1 acct:2` and `MGET` of the one key `acct:1<NUL>acct:2` had the same key, and the one
+ * replayed the other's answer (attack l1-3).
+ */
 function keyOf(args: readonly Buffer[]): string {
-  return args.map((a, i) => (i === 0 ? a.toString('latin1').toUpperCase() : a.toString('latin1'))).join('\u0000');
+  let key = '';
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!.toString('latin1');
+    key += `${a.length}:${i === 0 ? a.replace(/[a-z]/g, (l) => l.toUpperCase()) : a}`;
+  }
+  return key;
 }
