@@ -122,6 +122,8 @@ export interface ReplayersOptions {
   dropped?(why: string): void;
   /** Something about the set the report should say (MySQL mocks that cannot be replayed). */
   warn?(message: string): void;
+  /** The replay's budget for what it keeps of calls not finished yet (request bodies being read, calls recorded on a miss): kept.ts. */
+  kept?: KeptBytes;
 }
 
 export function counts(): ReplayCounts {

@@ -249,9 +249,12 @@ export class ReplaySession {
   private async open(): Promise<void> {
     const { setup } = this;
     const { onMiss } = setup;
+    // One budget for what the replay keeps of calls not finished yet: request bodies being read, calls recorded on a miss (kept.ts).
+    const kept = new KeptBytes();
     const replayers = await replayersFor(setup.mocks, {
       ca: setup.ca,
       onMiss,
+      kept,
       served: (name) => this.usage.served(name),
       ...(setup.holdMiss ? { holdMiss: setup.holdMiss } : {}),
       ...(setup.ignore ? { ignore: setup.ignore } : {}),
@@ -268,8 +271,6 @@ export class ReplaySession {
       warn: setup.warn,
     });
     this.replayers = replayers;
-    // One budget for the calls recorded on a miss and not finished yet (kept.ts).
-    const kept = new KeptBytes();
     /**
      * A connection no replayer took (HTTP and HTTP/2 ones always are): to the real destination,
      * recorded by its protocol with `onMiss: record`.

@@ -43,6 +43,7 @@ function h2Replayer(mocks: readonly Mock[], grpc: GrpcIndex, o: ReplayersOptions
     ...(o.served ? { served: o.served } : {}),
     ...(o.unverified ? { unverified: o.unverified } : {}),
     ...(o.holdMiss ? { holdMiss: o.holdMiss } : {}),
+    ...(o.kept ? { kept: o.kept } : {}),
     recorded: o.recorded,
   });
   const hasH2 = grpc.size > 0 || httpMocks.some((m) => m.spec.req.proto_major === 2);

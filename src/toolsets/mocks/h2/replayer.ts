@@ -8,7 +8,9 @@ import { TimeSlice } from '../../../core/wait.js';
 import { readGrpcMock, TEXT_SLICE_MS, type GrpcCall } from './keploy.js';
 import { GrpcCallMatch, type GrpcIndex } from './matcher.js';
 import { relay, toMock, type Relayed, type RequestBody } from './relay.js';
-import { flat, forwardable, guard, HOP, MAX_BODY, readAll, serveClient, upstreamOf, type H2Connection, type H2Dial } from './wire.js';
+import { flat, forwardable, guard, HOP, MAX_BODY, serveClient, upstreamOf, type H2Connection, type H2Dial } from './wire.js';
+import { DEFAULT_MAX_BODY, FALLBACK_MAX_BODY, readRequestBody, type ReadBody } from '../http/message.js';
+import { KeptShare, type KeptBytes } from '../kept.js';
 
 export interface ReplayH2Options {
   scheme: 'http' | 'https';
@@ -25,6 +27,8 @@ export interface ReplayH2Options {
   unverified?(message: string): void;
   /** A miss's answer waits for this (ReplayersOptions.holdMiss). */
   holdMiss?(): Promise<void>;
+  /** The replay's budget for request bodies being read (kept.ts). */
+  kept?: KeptBytes;
   /** A call recorded on a miss; false when not kept (then not indexed either: see ReplayersOptions). */
   recorded(mock: Mock): boolean | void;
 }
@@ -45,7 +49,17 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
 
   async function answer(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) {
     if (isGrpc(headers as Record<string, unknown>)) return answerGrpc(stream, headers);
-    const body = await readAll(stream);
+    // As HTTP/1 reads it: 1 MiB kept for matching (64 MiB when a miss may go to the real server, which needs it whole), the rest counted and hashed.
+    const body = await readRequestBody(stream, o.onMiss === 'fail' ? DEFAULT_MAX_BODY : FALLBACK_MAX_BODY, o.kept);
+    try {
+      await answerRead(stream, headers, body);
+    } finally {
+      body.release();
+    }
+  }
+
+  async function answerRead(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, read: ReadBody) {
+    const body = read.bytes;
     const path = String(headers[':path'] ?? '/');
     const method = String(headers[':method'] ?? 'GET');
     // Matched in slices, after the matches asked before it on every connection (a set of big JSON
@@ -57,22 +71,27 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
       host: String(headers[':authority'] ?? `${conn.target.host}:${conn.target.port}`),
       headers: Object.entries(flat(headers)).filter(([k]) => !k.startsWith(':')),
       body,
+      bodyLength: read.length,
+      ...(read.sha256 !== undefined ? { bodySha256: read.sha256 } : {}),
     });
     if (!r.miss) {
       o.counts.replayed++;
       o.served?.(r.mock.name);
-      if (r.how === 'size') o.unverified?.(sizeOnlyLine(`${method} ${path} (HTTP/2)`, r.mock.name, body.length));
+      if (r.how === 'size') o.unverified?.(sizeOnlyLine(`${method} ${path} (HTTP/2)`, r.mock.name, read.length));
       respondHttp(stream, r.mock);
       return;
     }
     const miss = `${method} ${path} (HTTP/2)${r.closest ? `; closest ${r.closest.name}: ${r.closest.differences.slice(0, 3).join('; ')}` : ''}`;
-    if (await fallBack(stream, headers, miss, body)) return;
+    // The real server needs the whole body: one not kept whole (over 64 MiB, or past the replay's budget) is a miss.
+    const whole = read.length === body.length;
+    if (whole && (await fallBack(stream, headers, miss, body))) return;
+    const untold = whole || o.onMiss === 'fail' ? miss : `${miss}; not sent to the real server: its body (${read.length} bytes) was not kept whole`;
     o.counts.missed++;
-    o.missed(miss);
+    o.missed(untold);
     await o.holdMiss?.();
     if (stream.destroyed) return;
     stream.respond({ ':status': 502, 'content-type': 'text/plain; charset=utf-8' });
-    stream.end(`debugkit mocks: no mock matches ${miss}\n`);
+    stream.end(`debugkit mocks: no mock matches ${untold}\n`);
   }
 
   /** A miss with `passthrough`/`record` and the real server known: relays it; false when not. */
@@ -112,6 +131,9 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
     const opened = o.grpc.open(path);
     const raw: Buffer[] = [];
     let size = 0;
+    // What this call holds (its bytes kept for a relay, the message being read), charged to the replay's budget.
+    const share = new KeptShare(o.kept);
+    let charged = 0;
     let answering: GrpcCall | undefined;
     let trailers: HeaderMap = {};
     const send = (messages: readonly GrpcMessage[], call: GrpcCall, end = false) => {
@@ -135,6 +157,7 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
       let done = false;
       const finish = () => {
         done = true;
+        share.release();
         stream.off('data', onData);
         stream.off('end', onEnd);
         resolve();
@@ -173,6 +196,11 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
         } else raw.length = 0;
         const parsed = reader.push(c);
         if (reader.pending > MAX_BODY || (!answering && size > MAX_BODY)) return failed(`gRPC ${path}: the request is over ${MAX_BODY} bytes`, GrpcStatus.UNAVAILABLE);
+        const holding = (answering ? 0 : size) + reader.pending;
+        if (holding < charged) share.give(charged - holding);
+        else if (holding > charged && !share.take(holding - charged))
+          return failed(`gRPC ${path}: the request is over what the replay keeps of unfinished calls (${o.kept?.limit ?? 0} bytes)`, GrpcStatus.UNAVAILABLE);
+        charged = holding;
         for (const m of parsed) {
           const r = opened.push(m);
           if ('miss' in r) return failed(r.miss, GrpcStatus.UNAVAILABLE);

@@ -98,20 +98,6 @@ export function serveClient(conn: H2Connection, onStream: (stream: http2.ServerH
   });
 }
 
-export function readAll(stream: http2.ServerHttp2Stream): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    stream.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= MAX_BODY) chunks.push(c);
-    });
-    stream.once('end', () => resolve(Buffer.concat(chunks)));
-    stream.once('error', reject);
-    stream.once('close', () => resolve(Buffer.concat(chunks)));
-  });
-}
-
 /** One lazily opened client session to the real server. */
 export function upstreamOf(dial: H2Dial, scheme: 'http' | 'https', target: { host: string; port: number }) {
   let session: Promise<http2.ClientHttp2Session> | undefined;

@@ -45,6 +45,7 @@ function httpReplayer(mocks: HttpMock[], o: ReplayersOptions, h2?: (conn: H2Over
     ...(o.upstreamCa ? { upstream: { ca: o.upstreamCa } } : {}),
     keep: (mock) => o.recorded(mock) !== false,
     ...(o.holdMiss ? { holdMiss: o.holdMiss } : {}),
+    ...(o.kept ? { kept: o.kept } : {}),
     onEvent: (event) => {
       if (event.kind === 'missed') o.missed(describeMiss(event));
       else if (event.kind === 'fellBack') o.fellBack?.(describeMiss(event));

@@ -6,7 +6,8 @@ import type { UpstreamTlsOptions } from '../tls/terminate.js';
 import { StreamBridge } from './bridge.js';
 import { forwardRequest, type ForwardedAnswer } from './fallback.js';
 import type { HttpMatcher, MatchHow, MatchRequest, MatchResult } from './matcher.js';
-import { BodySink } from './message.js';
+import type { KeptBytes } from '../kept.js';
+import { DEFAULT_MAX_BODY, FALLBACK_MAX_BODY, readRequestBody, type ReadBody } from './message.js';
 import type { Header } from './wire.js';
 import { encodeForClient } from './encoding.js';
 import { authorityOf, type Scheme } from './url.js';
@@ -64,6 +65,8 @@ export interface ReplayerOptions {
   upstream?: UpstreamTlsOptions;
   /** Request body bytes kept for matching (default 1 MiB; beyond it the size and the SHA-256 of the whole body are compared). */
   maxBodyBytes?: number;
+  /** The replay's budget for request bodies being read, shared by every connection and stream (kept.ts); past it a body is counted and hashed, not kept. */
+  kept?: KeptBytes;
   onEvent?: (event: ReplayEvent) => void;
   /**
    * `onMiss: record`: whether a mock recorded on a miss is kept (default yes). Only a kept one is
@@ -86,9 +89,6 @@ export interface ServeOptions {
   serverName?: string;
 }
 
-const DEFAULT_MAX_BODY = 1024 * 1024;
-/** A fallback needs the whole request body to forward it; beyond this it answers 502 instead. */
-const FALLBACK_MAX_BODY = 64 * 1024 * 1024;
 const NOT_REPLAYED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'content-length', 'trailer', 'upgrade', 'te']);
 
 export class HttpReplayer {
@@ -147,7 +147,7 @@ export class HttpReplayer {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse, conn: ServedConnection, opts: ServeOptions): Promise<void> {
     const keepAll = this.onMiss !== 'fail';
-    const body = await readBody(req, keepAll ? FALLBACK_MAX_BODY : (this.options.maxBodyBytes ?? DEFAULT_MAX_BODY));
+    const body = await readRequestBody(req, keepAll ? FALLBACK_MAX_BODY : (this.options.maxBodyBytes ?? DEFAULT_MAX_BODY), this.options.kept);
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     const said = { counted: false };
@@ -163,11 +163,13 @@ export class HttpReplayer {
         if (!res.headersSent) await this.options.holdMiss?.();
       }
       throw err;
+    } finally {
+      body.release();
     }
   }
 
   /** Answers a request read in full (or up to its limit); `said.counted` once it is counted (replayed, missed, fell back or recorded). */
-  private async answer(req: http.IncomingMessage, res: http.ServerResponse, conn: ServedConnection, opts: ServeOptions, body: RequestBody, said: { counted: boolean }): Promise<void> {
+  private async answer(req: http.IncomingMessage, res: http.ServerResponse, conn: ServedConnection, opts: ServeOptions, body: ReadBody, said: { counted: boolean }): Promise<void> {
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     const request: MatchRequest = {
@@ -318,26 +320,6 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown): void
   const text = `${JSON.stringify(body, null, 2)}\n`;
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'X-Debugkit-Mock': 'miss' });
   res.end(text);
-}
-
-/** A request body as read: `limit` bytes of it at most, its whole length, and the SHA-256 of the whole when not all of it was kept. */
-interface RequestBody {
-  bytes: Buffer;
-  length: number;
-  sha256?: string;
-}
-
-/** The request body, `limit` bytes of it at most (the rest is counted and hashed, not kept). */
-function readBody(req: http.IncomingMessage, limit: number): Promise<RequestBody> {
-  return new Promise((resolve, reject) => {
-    const sink = new BodySink(limit);
-    req.on('data', (chunk: Buffer) => sink.append(chunk, 0, chunk.length));
-    req.on('end', () => {
-      const sha256 = sink.sha256();
-      resolve({ bytes: sink.bytes(), length: sink.total, ...(sha256 !== undefined ? { sha256 } : {}) });
-    });
-    req.on('error', reject);
-  });
 }
 
 function pairs(raw: string[]): Header[] {
