@@ -4,39 +4,11 @@
 // (l1-5). It now reads a body as HTTP/1 does: 1 MiB kept, the rest counted and hashed, all of it
 // charged to the replay's budget.
 import http2 from 'node:http2';
-import net from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { HttpMatcher } from '../http/matcher.js';
 import { postMock } from '../http/test-support.js';
 import { KeptBytes } from '../kept.js';
-import { GrpcIndex } from './matcher.js';
-import { replayH2, type ReplayH2Options } from './replayer.js';
-
-const closers: Array<() => void> = [];
-afterEach(() => {
-  for (const c of closers.splice(0)) c();
-});
-
-async function replaying(o: Partial<ReplayH2Options>) {
-  const counts = { replayed: 0, missed: 0, fellBack: 0 };
-  const misses: string[] = [];
-  const server = net.createServer((socket) => {
-    // As the capture proxy does on every socket it accepts: without it each window update waits for a delayed ACK.
-    socket.setNoDelay(true);
-    void replayH2(
-      { id: 'c1', target: { host: '127.0.0.1', port: 1 }, client: socket },
-      { scheme: 'http', grpc: new GrpcIndex([]), http: new HttpMatcher([]), onMiss: 'fail', counts, missed: (m) => misses.push(m), recorded: () => {}, ...o },
-    );
-  });
-  const port = await new Promise<number>((r) => server.listen(0, '127.0.0.1', () => r((server.address() as net.AddressInfo).port)));
-  const client = http2.connect(`http://127.0.0.1:${port}`, { createConnection: () => net.connect({ host: '127.0.0.1', port, noDelay: true }) });
-  client.on('error', () => {});
-  closers.push(
-    () => client.destroy(),
-    () => server.close(),
-  );
-  return { client, counts, misses };
-}
+import { replaying } from './test-support.js';
 
 function post(client: http2.ClientHttp2Session, body: Buffer, end = true) {
   const req = client.request({ ':method': 'POST', ':path': '/q', ':authority': 'h', 'content-type': 'application/json' });

@@ -1,36 +1,9 @@
 import http2 from 'node:http2';
-import net from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { HttpMatcher } from '../http/matcher.js';
 import { postMock, postRequest, watchTurns } from '../http/test-support.js';
 import { frameMessages } from './grpc.js';
-import { GrpcIndex } from './matcher.js';
-import { replayH2, type ReplayH2Options } from './replayer.js';
-
-const closers: Array<() => void> = [];
-afterEach(() => {
-  for (const c of closers.splice(0)) c();
-});
-
-/** A loopback listener whose connections are served by replayH2; returns an h2c client to it. */
-async function replaying(o: Partial<ReplayH2Options>) {
-  const counts = { replayed: 0, missed: 0, fellBack: 0 };
-  const misses: string[] = [];
-  const server = net.createServer((socket) => {
-    void replayH2(
-      { id: 'c1', target: { host: '127.0.0.1', port: 1 }, client: socket },
-      { scheme: 'http', grpc: new GrpcIndex([]), http: new HttpMatcher([]), onMiss: 'fail', counts, missed: (m) => misses.push(m), recorded: () => {}, ...o },
-    );
-  });
-  const port = await new Promise<number>((r) => server.listen(0, '127.0.0.1', () => r((server.address() as net.AddressInfo).port)));
-  const client = http2.connect(`http://127.0.0.1:${port}`);
-  client.on('error', () => {});
-  closers.push(
-    () => client.destroy(),
-    () => server.close(),
-  );
-  return { client, counts, misses };
-}
+import { replaying } from './test-support.js';
 
 function call(client: http2.ClientHttp2Session, headers: http2.OutgoingHttpHeaders, body: Buffer) {
   return new Promise<{ headers: http2.IncomingHttpHeaders; trailers: http2.IncomingHttpHeaders; body: string; reset?: number }>((resolve) => {
