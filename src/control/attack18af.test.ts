@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { REDACTED as R } from '../core/secrets.js';
 import { redact, redactWords } from './audit.js';
 
-const code = (command: string) => (redact({ command }, { code: true }) as { command: string }).command;
+const code = (command: string) => (redact({ command }, { code: 'gdb' }) as { command: string }).command;
 
 describe('attack 18af k1-1..k1-4: in code a debugger runs, only a quoted literal inert text is ever hidden', () => {
   it('k1-1, k1-2: gdb code after a secret-looking name is shown whole', () => {
@@ -121,5 +121,62 @@ describe('rounds 18ac e1-1, 18ad g1-6: the spellings left open', () => {
     for (const command of ['sqlplus / as sysdba', 'cp src/x dst/y', 'net user bob * /add', 'a ? -password:x : y', `sh -c "sqlplus u/$(id)@db"`])
       expect(redact({ command }), command).toEqual({ command });
     expect(code('print c ? -password:is_admin : 0')).toBe('print c ? -password:is_admin : 0');
+  });
+});
+
+// Round 18ag (attacker m1), on the rule above: a line starting `set env` was read as `set
+// environment` whatever followed (m1-1, quadratic too: m1-6); gdb/MI's later console commands,
+// its other options and escapes were not read (m1-2); `pip`, `wit` were not known (m1-3); a log
+// message's prose quotes were read as a literal around code (m1-4); the program's command line
+// after run/start/set args was read as code (m1-5).
+describe('attack 18ag m1: set environment, MI, abbreviations, log messages, program arguments', () => {
+  it('m1-1: only gdb set environment NAME VALUE is data; set envx = ... is code', () => {
+    for (const command of ['set envz_entry, password=is_admin=77', 'set envx = token=1,is_admin=5', 'set envz_entry, $token = system', 'set env\nPASSWORD hunter2'])
+      expect(code(command), command).toBe(command);
+    expect(code('set environment PGPASSWORD hunter2')).toBe(`set environment PGPASSWORD ${R}`);
+    expect(code('set env DB_PASSWORD=hunter 2')).toBe(`set env DB_PASSWORD=${R}`);
+    expect(code('set env DATABASE_URL = postgres://u:pw@h/db')).toBe(`set env DATABASE_URL = postgres://u:${R}@h/db`);
+    expect(code('set env HOME /root')).toBe('set env HOME /root');
+  });
+
+  it('m1-2: every command of -interpreter-exec is read, after any options, escapes unescaped', () => {
+    expect(code('-interpreter-exec console "echo" "shell echo A9 mysql -uroot -pSecret9 db"')).toBe(`-interpreter-exec console "echo" "shell echo A9 mysql -uroot -p${R} db"`);
+    expect(code('-interpreter-exec --thread-group i1 console "shell mysql -pSecret9 db"')).toBe(`-interpreter-exec --thread-group i1 console "shell mysql -p${R} db"`);
+    expect(code('12-interpreter-exec --language c console "shell mysql -pSecret9 db"')).toBe(`12-interpreter-exec --language c console "shell mysql -p${R} db"`);
+    expect(code('-interpreter-exec console "shell echo A7 mysql -uroot -pSecret9 \\"db\\""')).toBe(`-interpreter-exec console "shell echo A7 mysql -uroot -p${R} \\"db\\""`);
+    expect(code('-interpreter-exec mi "-interpreter-exec console \\"shell mysql -pSecret9\\""')).toBe(`-interpreter-exec mi "-interpreter-exec console \\"shell mysql -p${R}\\""`);
+    for (const command of ['-interpreter-exec console "print 1" "print token=1,is_admin=8"', '-interpreter-exec console print token=system']) expect(code(command), command).toBe(command);
+  });
+
+  it('m1-3: pip and wit are pipe and with', () => {
+    expect(code('pip print 1 | echo A8 mysql -uroot -pSecret9 db')).toBe(`pip print 1 | echo A8 mysql -uroot -p${R} db`);
+    expect(code('wit print pretty -- shell echo A6 mysql -uroot -pSecret9 db')).toBe(`wit print pretty -- shell echo A6 mysql -uroot -p${R} db`);
+    expect(code('pip print token=system | cat')).toBe('pip print token=system | cat');
+  });
+
+  it("m1-4: a log message's prose around {...} is text, its braces code", () => {
+    const logMessage = "loaded '{dict(token=exec ).popitem()[1](bytes((105,109)).decode())}'";
+    expect(redact({ logMessage }, { code: true })).toEqual({ logMessage });
+    expect(redact({ logMessage: 'login with token=abc123 for {user}' }, { code: true })).toEqual({ logMessage: `login with token=${R} for {user}` });
+    expect(redact({ logMessage: '{{literal}} token=abc123 {x}' }, { code: true })).toEqual({ logMessage: `{{literal}} token=${R} {x}` });
+  });
+
+  it('m1-5: the program command line after run, start, set args, set exec-wrapper, -exec-arguments', () => {
+    const cases: Array<[string, string]> = [
+      ['run --password Secret9 > /tmp/x', `run --password ${R} > /tmp/x`],
+      ['r --password Secret9', `r --password ${R}`],
+      ['start --password=Secret9', `start --password=${R}`],
+      ['set args --token Secret8', `set args --token ${R}`],
+      ['set exec-wrapper env PGPASSWORD=Secret9', `set exec-wrapper env PGPASSWORD=${R}`],
+      ['-exec-arguments --password Secret9', `-exec-arguments --password ${R}`],
+    ];
+    for (const [command, hidden] of cases) expect(code(command), command).toBe(hidden);
+    // A password ends where shell begins: the substitution is shown.
+    expect(code('run $(touch x) --password a$(id)')).toBe(`run $(touch x) --password ${R}$(id)`);
+  });
+
+  it("gdb's rules are gdb's: a Python expression that begins like run or shell is code", () => {
+    for (const expression of ['r = x; token = system; token("id")', 'run = token = system', 'shell = password = exec'])
+      expect(redact({ expression }, { code: true }), expression).toEqual({ expression });
   });
 });

@@ -869,16 +869,21 @@ export interface SecretsReading {
   keepCalls?: boolean;
   /**
    * With keepCalls: the text is code a debugger runs (gdb's commands, an expression), read by
-   * codeSecrets: only a quoted literal's inert text is hidden, so the audit shows what ran.
+   * codeSecrets: only a quoted literal's inert text is hidden, so the audit shows what ran;
+   * `gdb`: gdb's commands, whose shell lines, program arguments and environment values are not
+   * code; `template`: a log message, prose around `{...}` code (templateProse).
    */
-  code?: boolean;
+  code?: CodeReading;
   /** With keepCalls: words of argv joined, which no shell reads: a password is hidden whatever it holds (no SHELL_ACTIVE rule). */
   argv?: boolean;
 }
 
+/** How the audit reads an argument: not as code (false), as code (true), as gdb's commands, or as a log message's template. */
+export type CodeReading = boolean | 'gdb' | 'template';
+
 /** Every secret found in `text`, by where it starts (they may overlap). */
 export function findSecrets(text: string, reading: SecretsReading = {}): Span[] {
-  if (reading.keepCalls === true && reading.code === true) return codeSecrets(text);
+  if (reading.keepCalls === true && reading.code !== undefined && reading.code !== false) return codeSecrets(text, reading.code === true ? 'code' : reading.code);
   const spans = allSpans(text, reading.keepCalls === true);
   // What the audit keeps is never shell: a span that holds a substitution, a separator, a
   // redirection, a group, an expansion or a quote ran, or changed what ran (a URL's "password"
@@ -935,13 +940,20 @@ const NOT_INERT = /[\s'"`\\$(){}[\];|&<>,]|=(?!=*$)/;
  * shell starts: `shell`, `!`, pipe's shell side), read as any command line; and the value of `set
  * environment NAME VALUE`, which is data handed to the program.
  */
-function codeSecrets(text: string): Span[] {
-  const mi = miConsoleCommand(text);
-  if (mi !== undefined) return mi < 0 ? [] : codeSecrets(text.slice(mi, text.indexOf('"', mi))).map(([s, e, k]) => [s + mi, e + mi, k] as Span);
-  const shell = shellStart(text);
+function codeSecrets(text: string, mode: 'code' | 'gdb' | 'template', depth = 0): Span[] {
+  const mi = mode === 'gdb' ? miCommands(text) : undefined;
+  if (mi !== undefined) {
+    // Each command gdb/MI's -interpreter-exec runs, read as a command of its own (an MI one nested in it too, a few levels deep).
+    if (depth >= 4) return [];
+    const out: Span[] = [];
+    for (const part of mi) for (const [s, e, k] of codeSecrets(part.text, 'gdb', depth + 1)) out.push([part.at(s), part.at(e), k] as Span);
+    return out;
+  }
+  const environment = mode === 'gdb' ? setEnvironmentSpans(text) : undefined;
+  if (environment) return environment;
+  const shell = mode === 'gdb' ? shellStart(text) : undefined;
   // A gdb/MI command's quoted arguments are code (`-data-evaluate-expression "..."`), not literals.
-  const literals = shell === 0 || /^\s*-/.test(text) ? [] : literalRanges(text, shell ?? text.length);
-  const setEnv = /^\s*set[ \t]+env/i.test(text);
+  const literals = shell === 0 || (mode === 'gdb' && /^\s*\d*-/.test(text)) ? [] : mode === 'template' ? templateProse(text) : literalRanges(text, shell ?? text.length);
   const kept: Span[] = [];
   let l = 0;
   for (const span of allSpans(text, true).sort((a, b) => a[0] - b[0])) {
@@ -951,10 +963,6 @@ function codeSecrets(text: string): Span[] {
       if (!SHELL_ACTIVE.test(v)) kept.push(span);
       continue;
     }
-    if (setEnv && !/[\r\n]/.test(text.slice(0, e))) {
-      kept.push(span);
-      continue;
-    }
     while (l < literals.length && literals[l]![1] < e) l++;
     const lit = literals[l];
     if (lit && lit[0] <= s && e <= lit[1] && !NOT_INERT.test(v)) kept.push(span);
@@ -962,6 +970,45 @@ function codeSecrets(text: string): Span[] {
   return kept;
 }
 
+/**
+ * gdb's `set environment NAME VALUE` (`set env`, `set environ`, ..., `NAME=VALUE`, `NAME = VALUE`),
+ * a command of one line: its value is data handed to the program, hidden whole under a secret
+ * NAME, else where a pattern finds a secret in it. Undefined for any other text: `set envz_entry,
+ * password=is_admin=77` is gdb's `set variable`, code (attack 18af m1-1).
+ */
+function setEnvironmentSpans(text: string): Span[] | undefined {
+  const m = /^\s*set[ \t]+env(?:i(?:r(?:o(?:n(?:m(?:e(?:n(?:t)?)?)?)?)?)?)?)?[ \t]+([A-Za-z_][A-Za-z0-9_]{0,127})[ \t]*=?[ \t]*/.exec(text);
+  if (!m || /[\r\n]/.test(text)) return undefined;
+  const at = m[0].length;
+  let end = text.length;
+  while (end > at && /\s/.test(text[end - 1]!)) end--;
+  if (end <= at) return [];
+  if (SECRET_WORD.test(m[1]!)) return [[at, end, kindOf(m[1]!)]];
+  return allSpans(text.slice(at, end), true).map(([s, e, k]) => [s + at, e + at, k] as Span);
+}
+
+/**
+ * The prose of a debugpy log message, outside its `{...}` parts (which are evaluated: code): text
+ * printed as it is, never run. Its quotes open nothing (`loaded '{exec(...)}'` is prose around
+ * code: attack 18af m1-4); `{{` and `}}` are braces of the prose.
+ */
+function templateProse(text: string): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  let from = 0;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (depth === 0 && (c === '{' || c === '}') && text[i + 1] === c) {
+      i++;
+      continue;
+    }
+    if (c === '{') {
+      if (depth++ === 0 && i > from) out.push([from, i]);
+    } else if (c === '}' && depth > 0 && --depth === 0) from = i + 1;
+  }
+  if (depth === 0 && from < text.length) out.push([from, text.length]);
+  return out;
+}
 /**
  * The contents of the plain quoted literals of code before `end`: `'...'`, `"..."` and Python's
  * triple quotes, a backslash escaping the next character. An f-string (`f"..."`, `rf'...'`) is code
@@ -1035,10 +1082,12 @@ function xmlElementSpans(text: string, spans: Span[]): void {
 /**
  * Where a gdb command's shell command line starts, if it runs one: its command, after any prefix
  * commands that run the command after them (`server`, `thread apply all|N.. [-flags]`, `frame
- * apply all|N|level L.. [-flags]`, `taas`/`faas`/`tfaas [-flags]`, `with SETTING [VALUE] --`), is
- * `shell` (or `she`, `shel`) or `!`: from that word on; `pipe COMMAND | SHELL`, `| COMMAND | SHELL`
- * or `pipe -d DELIM COMMAND DELIM SHELL`: after the delimiter, COMMAND being code (attack 18af
- * k1-4). A word `shell` elsewhere (`print shell ? 0 : ...`) makes no command line.
+ * apply all|N|level L.. [-flags]`, `taas`/`faas`/`tfaas [-flags]`, `with`/`wit`/`w SETTING [VALUE]
+ * --`), is `shell` (or `she`, `shel`) or `!`: from that word on; `pipe` (`pip`) COMMAND | SHELL`,
+ * `| COMMAND | SHELL` or `pipe -d DELIM COMMAND DELIM SHELL`: after the delimiter, COMMAND being
+ * code (attack 18af k1-4, m1-3); the program's arguments after `run`, `start`, `set args`, `set
+ * exec-wrapper`. A word `shell` elsewhere (`print shell ? 0 : ...`) makes no command line. A user's
+ * alias of `shell` (`alias` needs gdb:shell) is not known here: its line is read as code.
  */
 function shellStart(text: string): number | undefined {
   const words: Array<[word: string, at: number]> = [];
@@ -1058,7 +1107,7 @@ function shellStart(text: string): number | undefined {
     } else if (w === 'taas' || w === 'faas' || w === 'tfaas') {
       i++;
       skip(/^-\S*$/);
-    } else if (w === 'with' || w === 'w') {
+    } else if (w === 'with' || w === 'wit' || w === 'w') {
       const dashes = words.findIndex(([x], k) => k > i && x === '--');
       if (dashes < 0) return undefined;
       i = dashes + 1;
@@ -1068,9 +1117,14 @@ function shellStart(text: string): number | undefined {
   if (!command) return undefined;
   const [w, at] = command;
   if (/^(?:she|shel|shell)$/.test(w) || w.startsWith('!')) return at;
+  // The program's command line, which gdb hands to /bin/sh: after run or start, `set args`, `set
+  // exec-wrapper`, gdb/MI's -exec-arguments (attack 18af m1-5).
+  const next = words[i + 1];
+  if (/^(?:r|ru|run|start|starti|\d*-exec-arguments)$/.test(w)) return at + w.length;
+  if ((w === 'set' || /^\d*-gdb-set$/.test(w)) && next && /^(?:args?|exec-w(?:r(?:a(?:p(?:p(?:e(?:r)?)?)?)?)?)?)$/.test(next[0])) return next[1] + next[0].length;
   let delimiter = '|';
   let from = at + 1;
-  if (w === 'pipe') {
+  if (w === 'pipe' || w === 'pip') {
     from = at + w.length;
     if (words[i + 1]?.[0] === '-d' && words[i + 2]) {
       delimiter = words[i + 2]![0];
@@ -1081,18 +1135,60 @@ function shellStart(text: string): number | undefined {
   return d < 0 ? undefined : d + delimiter.length;
 }
 
+/** One command gdb/MI's -interpreter-exec runs: its text (unescaped) and where each of its characters is in the line. */
+interface MiPart {
+  text: string;
+  at(i: number): number;
+}
+
 /**
- * For gdb/MI's `-interpreter-exec console "COMMAND"`: where COMMAND starts, read as a command of
- * its own (`-interpreter-exec console "shell mysql -pX"` runs a shell: attack 18af k1-5); -1 when it
- * holds an escape (nothing in it is hidden then: it is code, and shown). Undefined for other text.
+ * The commands of gdb/MI's `-interpreter-exec [--thread N] [--frame N] [--thread-group G]
+ * [--language L] [--] INTERPRETER COMMAND...` (an MI token before it too): each parameter after the
+ * interpreter, a C string unescaped or a word (gdb runs every one: `-interpreter-exec console "echo"
+ * "shell mysql -pX"`, attack 18af m1-2). Undefined for other text.
  */
-function miConsoleCommand(text: string): number | undefined {
-  const m = /^\s*-interpreter-exec(?:[ \t]+--(?:thread|frame)[ \t]+\S{1,32}){0,2}[ \t]+console[ \t]+"/.exec(text);
+function miCommands(text: string): MiPart[] | undefined {
+  const m = /^\s*\d*-interpreter-exec(?=\s)/.exec(text);
   if (!m) return undefined;
-  const from = m[0].length;
-  const close = text.indexOf('"', from);
-  const inner = close < 0 ? text.slice(from) : text.slice(from, close);
-  return close < 0 || inner.includes('\\') ? -1 : from;
+  const parts: MiPart[] = [];
+  let i = m[0].length;
+  let interpreter = false;
+  let options = true;
+  let takesValue = false;
+  while (i < text.length && parts.length < 64) {
+    while (i < text.length && /\s/.test(text[i]!)) i++;
+    if (i >= text.length) break;
+    let part: MiPart;
+    if (text[i] === '"') {
+      const chars: string[] = [];
+      const from: number[] = [];
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') {
+        from.push(j);
+        if (text[j] === '\\' && j + 1 < text.length) {
+          const e = text[j + 1]!;
+          chars.push(e === 'n' ? '\n' : e === 't' ? '\t' : e === 'r' ? '\r' : e);
+          j += 2;
+        } else chars.push(text[j++]!);
+      }
+      from.push(j);
+      part = { text: chars.join(''), at: (k) => from[k] ?? j };
+      i = j + 1;
+    } else {
+      const start = i;
+      while (i < text.length && !/\s/.test(text[i]!)) i++;
+      const end = i;
+      part = { text: text.slice(start, end), at: (k) => start + k };
+    }
+    if (takesValue) takesValue = false;
+    else if (options && part.text === '--') options = false;
+    else if (options && part.text.startsWith('--')) takesValue = /^--(?:thread|frame|thread-group|language)$/.test(part.text);
+    else if (!interpreter) {
+      interpreter = true;
+      options = false;
+    } else parts.push(part);
+  }
+  return parts;
 }
 /** `text` with each secret replaced by what `mark` makes of its kind; everything around it kept. The kinds hidden, in order. */
 export function replaceSecrets(text: string, mark: (kind: string | undefined) => string, reading: SecretsReading = {}): { text: string; kinds: string[] } {
@@ -1120,7 +1216,7 @@ export function hideSpans(text: string, spans: ReadonlyArray<readonly [number, n
 }
 
 /** A tool's argument with every secret value found replaced by [REDACTED], for the audit: everything around it kept, and every call (keepCalls). */
-export function redactText(text: string, code = false): string {
+export function redactText(text: string, code: CodeReading = false): string {
   return replaceSecrets(text, () => REDACTED, { keepCalls: true, code }).text;
 }
 
