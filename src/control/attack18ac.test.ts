@@ -201,6 +201,7 @@ describe("attack 18ad h1-3: the control plane reads code fields as code only for
       plane.setCatalog([
         { name: 'call', toolset: 'gdb', readOnly: false, scopes: [] },
         { name: 'keploy_mock_record', toolset: 'mocks', readOnly: false, scopes: [] },
+        { name: 'python_evaluate', toolset: 'python', readOnly: false, scopes: [] },
       ]);
       const made = makeKey({ name: 'h1', scopes: '*' });
       await plane.store.createKey(made.record, made.hash);
@@ -212,11 +213,25 @@ describe("attack 18ad h1-3: the control plane reads code fields as code only for
         ['call', { id: 's', command: 'print mongo -p?is_admin=7:0', note: pad }],
         ['keploy_mock_record', { command: 'mysql -uroot -pAb=cd9x db' }],
         ['keploy_mock_record', { command: 'mysql -uroot -pAb=cd9x db', note: pad }],
+        // Round 18ag: gdb's commands are read as gdb's (a shell line's password hidden), a Python expression as Python.
+        ['call', { id: 's', command: 'shell mysql -uroot -pAb=cd9x db' }],
+        ['call', { id: 's', command: 'shell mysql -uroot -pAb=cd9x db', note: pad }],
+        ['python_evaluate', { command: 'r = x; token = system; token("id")' }],
+        ['python_evaluate', { command: 'r = x; token = system; token("id")', note: pad }],
       ];
       for (const [tool, args] of calls) await (await plane.beginCall(auth.key, { tool, args, client: 'h1', transport: 'http', session: null }))({ ok: true });
       const entries = (await plane.queryAudit({ keyId: auth.key.id })).entries.filter((e) => e.event === 'call');
       const commands = entries.map((e) => (e.args as { command: string }).command);
-      expect(commands.sort()).toEqual(['mysql -uroot -p[REDACTED] db', 'mysql -uroot -p[REDACTED] db', 'print mongo -p?is_admin=7:0', 'print mongo -p?is_admin=7:0']);
+      expect(commands.sort()).toEqual([
+        'mysql -uroot -p[REDACTED] db',
+        'mysql -uroot -p[REDACTED] db',
+        'print mongo -p?is_admin=7:0',
+        'print mongo -p?is_admin=7:0',
+        'r = x; token = system; token("id")',
+        'r = x; token = system; token("id")',
+        'shell mysql -uroot -p[REDACTED] db',
+        'shell mysql -uroot -p[REDACTED] db',
+      ]);
     } finally {
       await plane.close();
       await rm(dir, { recursive: true, force: true });
