@@ -15,6 +15,7 @@
  */
 
 import { jsonShape } from '../../../core/json-shape.js';
+import { exactUtf8 } from '../keploy/utf8.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -55,7 +56,13 @@ export function parseJsonBody(bytes: Uint8Array): Json | undefined {
   let i = 0;
   while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09)) i++;
   if (bytes[i] !== 0x7b && bytes[i] !== 0x5b) return undefined; // '{' or '['
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  // Strictly: Buffer's toString('utf8') turns every invalid byte into U+FFFD, which made
+  // {"a":"\xff"}, {"a":"\xfe"} and {"a":"\uFFFD"} the same JSON (attack l1-1).
+  const text = exactUtf8(bytes);
+  if (text === undefined) {
+    refused.set(bytes, `JSON text that is not valid UTF-8 (${invalidUtf8At(bytes)})`);
+    return undefined;
+  }
   const shape = jsonShape(text, { depth: MAX_JSON_NESTING, values: MAX_JSON_BODY_VALUES, inexactNumbers: true, duplicateKeys: true });
   const problem = !shape.ok
     ? shape.problem
@@ -73,6 +80,47 @@ export function parseJsonBody(bytes: Uint8Array): Json | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Where `bytes` (not valid UTF-8) first stops being UTF-8: `byte 0xFF at offset 12`. */
+function invalidUtf8At(bytes: Uint8Array): string {
+  const at = Math.min(firstInvalidUtf8(bytes), bytes.length - 1);
+  return `byte 0x${bytes[at]!.toString(16).toUpperCase().padStart(2, '0')} at offset ${at}`;
+}
+
+/**
+ * The offset of the first byte of the first sequence that is not UTF-8 (RFC 3629: no overlong
+ * forms, no surrogates, nothing past U+10FFFF), or `bytes.length` when all of it is.
+ */
+export function firstInvalidUtf8(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i]!;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    // The number of continuation bytes, and the range the first of them must be in.
+    let n: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) n = 1;
+    else if (b >= 0xe0 && b <= 0xef) {
+      n = 2;
+      if (b === 0xe0) lo = 0xa0;
+      if (b === 0xed) hi = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      n = 3;
+      if (b === 0xf0) lo = 0x90;
+      if (b === 0xf4) hi = 0x8f;
+    } else return i;
+    if (i + n >= bytes.length) return i;
+    const c = bytes[i + 1]!;
+    if (c < lo || c > hi) return i;
+    for (let k = 2; k <= n; k++) if ((bytes[i + k]! & 0xc0) !== 0x80) return i;
+    i += n + 1;
+  }
+  return i;
 }
 
 /** `text` as it is up to 40 characters, else its first 40 and "...". */

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { TimeSlice } from '../../../core/wait.js';
 import { bodyBytes } from './keploy.js';
 import type { HttpMock } from '../keploy/types.js';
-import { compilePath, jsonDifferenceSteps, jsonRefusal, parseJsonBody, preview, type Json, type JsonIgnore } from './json-diff.js';
+import { exactUtf8 } from '../keploy/utf8.js';
+import { compilePath, firstInvalidUtf8, jsonDifferenceSteps, jsonRefusal, parseJsonBody, preview, type Json, type JsonIgnore } from './json-diff.js';
 import type { Header } from './wire.js';
 import { hostPort, splitUrl, type Scheme } from './url.js';
 
@@ -437,7 +438,7 @@ export class HttpMatcher {
 
   private queryOf(query: string): Map<string, string[]> {
     const out = new Map<string, string[]>();
-    for (const [k, v] of new URLSearchParams(query)) {
+    for (const [k, v] of queryPairs(query)) {
       if (this.ignoreQuery.has(k.toLowerCase())) continue;
       // Appended in place: copying the list for each repeat made `a=1&a=1&...` quadratic.
       const list = out.get(k);
@@ -578,19 +579,112 @@ const SECRET = /authorization|cookie|token|secret|password|api-?key|signature|cr
 
 function mapDifferences(recorded: Map<string, string[]>, got: Map<string, string[]>, what: string): string[] {
   const out: string[] = [];
-  const show = (v: string[] | undefined) => (v === undefined ? 'nothing' : preview(v.length === 1 ? v[0]! : v));
+  // Only query names and values carry the marks of bytes that are not UTF-8 (see NOT_UTF8).
+  const query = what === 'query parameter';
+  const shownText = (v: string) => (query ? shownQueryText(v) : v);
+  const bytesNote = (a: string[] | undefined, b: string[] | undefined) => (query ? queryBytesNote(a, b) : '');
+  const show = (v: string[] | undefined) => (v === undefined ? 'nothing' : preview(v.length === 1 ? shownText(v[0]!) : v.map(shownText)));
   for (const key of new Set([...recorded.keys(), ...got.keys()])) {
     const a = recorded.get(key);
     const b = got.get(key);
-    if (a?.join('\0') === b?.join('\0')) continue;
-    if (SECRET.test(key) && a && b) out.push(`${what} ${key}: differs (value hidden)`);
-    else out.push(`${what} ${key}: recorded ${SECRET.test(key) && a ? '(hidden)' : show(a)}, got ${SECRET.test(key) && b ? '(hidden)' : show(b)}`);
+    // Value by value: joined with NUL, `a=x%00y` and `a=x&a=y` were the same list.
+    if (a !== undefined && b !== undefined && a.length === b.length && a.every((v, i) => v === b[i])) continue;
+    const name = shownText(key);
+    if (SECRET.test(name) && a && b) out.push(`${what} ${name}: differs (value hidden)${bytesNote(a, b)}`);
+    else out.push(`${what} ${name}: recorded ${SECRET.test(name) && a ? '(hidden)' : show(a)}, got ${SECRET.test(name) && b ? '(hidden)' : show(b)}${bytesNote(a, b)}`);
   }
   return out;
 }
 
+/**
+ * Query names and values are compared as URLSearchParams reads them (`&`-separated, `+` a blank,
+ * percent-decoded, then UTF-8), except where that loses bytes: URLSearchParams turns bytes that are
+ * not UTF-8 into U+FFFD, so `%FF`, `%FE` and `%EF%BF%BD` were equal (attack l1-1). Such a name or
+ * value is kept as its bytes instead, marked NOT_UTF8 and written with every byte that is not
+ * printable ASCII (and `%`) as `%XX` (`%ff` and `%FF` are the same byte); text that is not
+ * well-formed (a lone surrogate, which has no UTF-8 bytes) is kept as written, marked ILL_FORMED.
+ * Decoded text is always well-formed, so it never begins with either mark (lone low surrogates).
+ */
+const NOT_UTF8 = '\udc00';
+const ILL_FORMED = '\udc01';
+
+/** The pairs of a query (without `?`), names and values decoded as `queryText` says. */
+function queryPairs(query: string): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  // URLSearchParams drops one leading `?` (`??a=1` has the name `a`).
+  for (const piece of (query.startsWith('?') ? query.slice(1) : query).split('&')) {
+    if (piece === '') continue;
+    const eq = piece.indexOf('=');
+    out.push(eq < 0 ? [queryText(piece), ''] : [queryText(piece.slice(0, eq)), queryText(piece.slice(eq + 1))]);
+  }
+  return out;
+}
+
+/** One name or value of a query decoded: as URLSearchParams does when no bytes are lost, else marked (see NOT_UTF8). */
+function queryText(raw: string): string {
+  const text = raw.includes('+') ? raw.replaceAll('+', ' ') : raw;
+  if (!wellFormed(text)) return ILL_FORMED + text;
+  if (!text.includes('%')) return text;
+  const src = Buffer.from(text, 'utf8');
+  const bytes = Buffer.allocUnsafe(src.length);
+  let n = 0;
+  for (let i = 0; i < src.length; i++) {
+    const hi = src[i] === 0x25 && i + 2 < src.length ? hexValue(src[i + 1]!) : -1;
+    const lo = hi >= 0 ? hexValue(src[i + 2]!) : -1;
+    if (lo >= 0) {
+      bytes[n++] = hi * 16 + lo;
+      i += 2;
+    } else bytes[n++] = src[i]!;
+  }
+  const decoded = bytes.subarray(0, n);
+  const utf8 = exactUtf8(decoded);
+  if (utf8 !== undefined) return utf8;
+  let marked = NOT_UTF8;
+  for (const b of decoded) marked += b >= 0x21 && b <= 0x7e && b !== 0x25 ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  return marked;
+}
+
+function hexValue(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  if (c >= 0x41 && c <= 0x46) return c - 0x41 + 10;
+  if (c >= 0x61 && c <= 0x66) return c - 0x61 + 10;
+  return -1;
+}
+
+/** No lone surrogate in `s` (String.prototype.isWellFormed, not in this build's ES2023 library). */
+function wellFormed(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdfff) continue;
+    if (c > 0xdbff) return false;
+    const next = i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
+    if (next < 0xdc00 || next > 0xdfff) return false;
+    i++;
+  }
+  return true;
+}
+
+/** A query name or value as a difference shows it: marked ones as written (`%FF`). */
+function shownQueryText(v: string): string {
+  return v.startsWith(NOT_UTF8) || v.startsWith(ILL_FORMED) ? v.slice(1) : v;
+}
+
+/** What a difference adds when one side's value was compared as bytes. */
+function queryBytesNote(a: string[] | undefined, b: string[] | undefined): string {
+  const marked = (v: string[] | undefined) => v?.some((x) => x.startsWith(NOT_UTF8) || x.startsWith(ILL_FORMED)) === true;
+  return marked(a) || marked(b) ? ' (not UTF-8 once percent-decoded: compared as bytes, not as text)' : '';
+}
+
 function describeBody(b: Uint8Array): string {
   if (b.length === 0) return 'no body';
-  const text = Buffer.from(b.buffer, b.byteOffset, Math.min(b.byteLength, 40)).toString('utf8');
-  return `${b.length} bytes ${JSON.stringify(text)}${b.length > 40 ? '...' : ''}`;
+  // Bytes that are not UTF-8 are shown as `\xFF`: as U+FFFD, `\xff` and `\xfe` looked the same.
+  const head = Buffer.from(b.buffer, b.byteOffset, Math.min(b.byteLength, 40));
+  let text = '';
+  for (let i = 0; i < head.length;) {
+    const bad = i + firstInvalidUtf8(head.subarray(i));
+    text += JSON.stringify(head.toString('utf8', i, bad)).slice(1, -1);
+    if (bad < head.length) text += `\\x${head[bad]!.toString(16).toUpperCase().padStart(2, '0')}`;
+    i = bad + 1;
+  }
+  return `${b.length} bytes "${text}"${b.length > 40 ? '...' : ''}`;
 }
