@@ -1,5 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { TimeSlice } from '../../../core/wait.js';
 import { KeptShare, type KeptBytes } from '../kept.js';
 /** HTTP/1.x messages as the passive parser reports them, and helpers to read their fields. */
 
@@ -199,11 +200,28 @@ export interface ReadBody {
  * compares the whole body by its size and digest, never a prefix as if it were all (l1-5).
  * Rejects when the stream closes before its body ended (a reset: nothing to answer).
  */
+/** A request body's reading works this long at most before it lets the loop serve others. */
+const BODY_SLICE_MS = 5;
+
 export function readRequestBody(stream: Readable, limit: number, kept?: KeptBytes): Promise<ReadBody> {
   return new Promise((resolve, reject) => {
     const sink = new BodySink(limit, kept);
     let settled = false;
-    stream.on('data', (chunk: Buffer) => sink.append(chunk, 0, chunk.length));
+    // Copying and hashing share the loop: past its slice (or the turn's budget) the stream waits for
+    // its next share, so 40 uploads at once no longer hold other clients' answers (attack 18af l1-6).
+    const slice = new TimeSlice(BODY_SLICE_MS);
+    let waiting = false;
+    stream.on('data', (chunk: Buffer) => {
+      sink.append(chunk, 0, chunk.length);
+      if (waiting || !slice.over()) return;
+      waiting = true;
+      stream.pause();
+      void slice.next().then(() => {
+        waiting = false;
+        slice.restart();
+        if (!settled) stream.resume();
+      });
+    });
     stream.once('end', () => {
       // node:http2 ends a stream's readable side when the client resets it: no body to answer.
       if ((stream as { aborted?: boolean }).aborted === true) return fail(new Error(`the request was reset after ${sink.total} bytes of its body`));
