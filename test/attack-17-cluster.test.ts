@@ -78,7 +78,7 @@ describe('two nodes: what one key left on one node, another key tries through th
   });
 
   it('the rate limit is one counter over both nodes (regression)', async () => {
-    const k = await createKey(['--store', storeUrl], 'c-rate', 'gdb:read', ['--rate', '4/min']);
+    const k = await createKey(['--store', storeUrl], 'c-rate', 'gdb:read', ['--rate', '4/hour']);
     const codes: Array<number | undefined> = [];
     for (const node of [a, b, a, b, a, b]) {
       const r = await rpc(node.url, k.key, { jsonrpc: '2.0', id: nextId++, method: 'tools/list', params: {} });

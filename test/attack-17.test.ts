@@ -462,7 +462,7 @@ describe('limits (regression)', () => {
   it('initialize spelled other ways (a 2026 header, inside a batch) neither passes the per-key MCP cap nor escapes the rate limit', async () => {
     const data = await tempDataDir();
     const store = ['--data-dir', data.dir];
-    const capped = await createKey(store, 'capped', 'gdb', ['--rate', '8/min']);
+    const capped = await createKey(store, 'capped', 'gdb', ['--rate', '8/hour']);
     const node = await startNode([...store, '--root', root, '--max-mcp-sessions-per-key', '2']);
     try {
       const init = (id: number) => ({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'flood', version: '1' } } });
@@ -476,7 +476,7 @@ describe('limits (regression)', () => {
       }
       expect(sids.length).toBe(2);
       expect(statuses[2]).toBe(429);
-      // A batch of initializes opens no session, and each of them is a request on the rate limit (3 + 5 of 8/min).
+      // A batch of initializes opens no session, and each of them is a request on the rate limit (3 + 5 of 8/hour).
       const batch = await rpc(node.url, capped.key, [init(901), init(902), init(903), init(904), init(905)]);
       expect(batch.headers.get('mcp-session-id')).toBeNull();
       const after = await rpc(node.url, capped.key, { jsonrpc: '2.0', id: nextRequestId(), method: 'tools/list', params: {} });

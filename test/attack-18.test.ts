@@ -67,8 +67,8 @@ describe('attack 18: request bodies a key sends (any scope, over its rate limit)
   beforeAll(async () => {
     data = await tempDataDir();
     root = tempDir('debugkit-attack18-');
-    // The attacker's key: the least it can have, and a rate limit of 1 request a minute (spent below).
-    limited = (await createKey(['--data-dir', data.dir], 'limited', 'gdb:read', ['--rate', '1/min'])).key;
+    // The attacker's key: the least it can have, and a rate limit of 1 request an hour (spent below; a minute, aligned to the clock, rolled over between two requests now and then).
+    limited = (await createKey(['--data-dir', data.dir], 'limited', 'gdb:read', ['--rate', '1/hour'])).key;
     other = (await createKey(['--data-dir', data.dir], 'other', 'gdb:read', ['--rate', 'unlimited'])).key;
     node = await startNode(['--data-dir', data.dir, '--root', root, '--toolsets', 'gdb']);
     const ping = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });

@@ -23,7 +23,7 @@ afterAll(async () => {
 
 describe('several nodes, one PostgreSQL store', () => {
   it('a key created on one machine works on every node; its rate limit is shared', async () => {
-    const k = await createKey(['--store', storeUrl], 'shared', 'gdb:read', ['--rate', '8/min']);
+    const k = await createKey(['--store', storeUrl], 'shared', 'gdb:read', ['--rate', '8/hour']);
     // Each initialize is a request: 2 of 8.
     const [sa, sb] = await Promise.all([openMcpSession(a.url, k.key), openMcpSession(b.url, k.key)]);
     const seen: Array<[string, number, string | null]> = [];
@@ -53,7 +53,7 @@ describe('several nodes, one PostgreSQL store', () => {
   });
 
   it('counters are atomic under concurrent calls on both nodes', async () => {
-    const k = await createKey(['--store', storeUrl], 'burst', 'gdb:read', ['--rate', '12/min']);
+    const k = await createKey(['--store', storeUrl], 'burst', 'gdb:read', ['--rate', '12/hour']);
     const [sa, sb] = await Promise.all([openMcpSession(a.url, k.key), openMcpSession(b.url, k.key)]); // 2 of 12
     const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => callTool(i % 2 ? a.url : b.url, k.key, i % 2 ? sa : sb, 'list_sessions')));
     expect(answers.filter((r) => r.status === 200).length).toBe(10);
@@ -103,7 +103,7 @@ describe('several nodes, one PostgreSQL store', () => {
   });
 
   it("a batch naming sessions of two nodes is refused, and counted against the key's rate first (attack 18l: refused uncounted, 170,000 store lookups ran free)", async () => {
-    const k = await createKey(['--store', storeUrl], 'mixed', 'gdb', ['--rate', '4/min']);
+    const k = await createKey(['--store', storeUrl], 'mixed', 'gdb', ['--rate', '4/hour']);
     const onA = await connectHttpModern(a.url, k.key);
     const { id } = await onA.ok('open');
     const call = (n: number, session: string) => ({ jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: 'call', arguments: { id: session, command: 'print 1' } } });

@@ -53,8 +53,8 @@ async function until(what: string, check: () => boolean | Promise<boolean>, ms =
 
 describe('a JSON-RPC batch is limited message by message', () => {
   it('stateless batch: the calls within the rate are served, each one over it gets its own -32002, a forbidden one its own -32003; each refusal is audited', async () => {
-    // 4/min: the forbidden call is a request too (1 of 4), so three calls are served.
-    const k = await createKey(store, 'batch', 'gdb:read', ['--rate', '4/min']);
+    // 4/hour: the forbidden call is a request too (1 of 4), so three calls are served.
+    const k = await createKey(store, 'batch', 'gdb:read', ['--rate', '4/hour']);
     const open = { jsonrpc: '2.0', id: 'forbidden', method: 'tools/call', params: { name: 'open', arguments: {} } };
     const r = await rpc(node.url, k.key, [list(1), open, list(2), list(3), list(4), list(5)]);
     expect(r.status).toBe(200);
@@ -80,7 +80,7 @@ describe('a JSON-RPC batch is limited message by message', () => {
   });
 
   it('batch in a 2025 session (SSE answer): initialize counts, each call counts, the refused ones are answered in the stream', async () => {
-    const k = await createKey(store, 'batch-session', 'gdb:read', ['--rate', '4/min']);
+    const k = await createKey(store, 'batch-session', 'gdb:read', ['--rate', '4/hour']);
     const sid = await openMcpSession(node.url, k.key); // initialize: 1 of 4 (notifications/initialized is not counted)
     const res = await fetch(node.url, {
       method: 'POST',
@@ -104,8 +104,8 @@ describe('a JSON-RPC batch is limited message by message', () => {
 });
 
 describe('the rate limit counts every request, the quota only tool calls', () => {
-  it('tools/list is rate limited (a 3/min key cannot list without end); it uses none of the quota', async () => {
-    const k = await createKey(store, 'lister', 'gdb:read', ['--rate', '3/min', '--quota', '100/day']);
+  it('tools/list is rate limited (a 3/hour key cannot list without end); it uses none of the quota', async () => {
+    const k = await createKey(store, 'lister', 'gdb:read', ['--rate', '3/hour', '--quota', '100/day']);
     const listTools = (id: number) => rpc(node.url, k.key, { jsonrpc: '2.0', id, method: 'tools/list', params: {} });
     const remaining: Array<string | null> = [];
     for (let i = 1; i <= 3; i++) {
@@ -119,13 +119,13 @@ describe('the rate limit counts every request, the quota only tool calls', () =>
     const over = await listTools(4);
     expect(over.status).toBe(429);
     expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(over.body).toMatchObject({ id: 4, error: { code: -32002, message: expect.stringMatching(/^Rate limit exceeded: 3 requests per minute/), data: { limit: 3, used: 3, kind: 'rate' } } });
+    expect(over.body).toMatchObject({ id: 4, error: { code: -32002, message: expect.stringMatching(/^Rate limit exceeded: 3 requests per hour/), data: { limit: 3, used: 3, kind: 'rate' } } });
     const denied = (await audit(k.id)).filter((e) => e.event === 'denied');
     expect(denied).toMatchObject([{ tool: 'tools/list', outcome: 'limited' }]);
   });
 
-  it('initialize counts against the rate limit: a 2/min key opens two MCP sessions a minute, not thousands', async () => {
-    const k = await createKey(store, 'initializer', 'gdb:read', ['--rate', '2/min']);
+  it('initialize counts against the rate limit: a 2/hour key opens two MCP sessions an hour, not thousands', async () => {
+    const k = await createKey(store, 'initializer', 'gdb:read', ['--rate', '2/hour']);
     expect((await initialize(node.url, k.key)).sid).toBeTruthy();
     expect((await initialize(node.url, k.key)).sid).toBeTruthy();
     const third = await initialize(node.url, k.key);

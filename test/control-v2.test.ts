@@ -46,7 +46,7 @@ async function audit(): Promise<any[]> {
 
 describe('the control plane on MCP SDK v2', () => {
   it("kindly-debugger's curl example: tools/list and tools/call with a key, its scopes, its rate fields, audited", async () => {
-    const k = await createKey(store, 'curl', 'gdb:read', ['--rate', '50/min']);
+    const k = await createKey(store, 'curl', 'gdb:read', ['--rate', '50/hour']);
     const list = await curl(k.key, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
     expect(list.status).toBe(200);
     const names = list.body.result.tools.map((t: { name: string }) => t.name);
@@ -56,7 +56,7 @@ describe('the control plane on MCP SDK v2', () => {
     // The rate fields are on every answer; a listing is a request, and counts.
     expect(list.headers.get('x-ratelimit-limit')).toBe('50');
     expect(list.headers.get('x-ratelimit-remaining')).toBe('49');
-    expect(list.headers.get('ratelimit-policy')).toMatch(/"rate";q=50;w=60/);
+    expect(list.headers.get('ratelimit-policy')).toMatch(/"rate";q=50;w=3600/);
     const call = await curl(k.key, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_sessions', arguments: {} } }, { traceparent: TRACEPARENT });
     expect(call.status).toBe(200);
     expect(call.body.result.isError).toBeFalsy();
@@ -73,7 +73,7 @@ describe('the control plane on MCP SDK v2', () => {
   });
 
   it('the 2026-07-28 SDK client: sees only its tools; its calls are audited before they run and the chain verifies', async () => {
-    const k = await createKey(store, 'modern', 'gdb', ['--rate', '50/min']);
+    const k = await createKey(store, 'modern', 'gdb', ['--rate', '50/hour']);
     const client = await connectHttpModern(node.url, k.key);
     try {
       const names = (await client.client.listTools()).tools.map((t) => t.name);
@@ -93,7 +93,7 @@ describe('the control plane on MCP SDK v2', () => {
   });
 
   it('over the limit: 429, Retry-After and -32002 on stateless requests and 2025 sessions alike', async () => {
-    const k = await createKey(store, 'tight', 'gdb:read', ['--rate', '3/min']);
+    const k = await createKey(store, 'tight', 'gdb:read', ['--rate', '3/hour']);
     const call = (id: number, headers: Record<string, string> = {}) => curl(k.key, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'list_sessions', arguments: {} } }, headers);
     expect((await call(1)).status).toBe(200);
     const sid = await openMcpSession(node.url, k.key); // initialize counts too

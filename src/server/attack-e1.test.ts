@@ -29,7 +29,8 @@ beforeAll(async () => {
   plane = new ControlPlane({ store: new SqliteStore(path.join(dir, 'control.db')), node: { id: 'n1' } });
   for (const [name, rate] of [
     ['open', '1000/min'],
-    ['limited', '1/min'],
+    // An hour's window: a minute's, aligned to the clock, rolled over between the test's two requests now and then.
+    ['limited', '1/hour'],
   ] as const) {
     const made = makeKey({ name, scopes: 'gdb:read', rate });
     await plane.store.createKey(made.record, made.hash);
@@ -100,7 +101,7 @@ describe('attack e1-2: no body is parsed past a bound on its values, nor for a k
     expect(answer.status).toBe(429);
     expect(answer.body.error).toMatchObject({
       code: -32002,
-      message: expect.stringMatching(/^Rate limit exceeded: 1 requests per minute; retry after \d+ s$/),
+      message: expect.stringMatching(/^Rate limit exceeded: 1 requests per hour; retry after \d+ s$/),
       data: { kind: 'rate', limit: 1, used: 1 },
     });
     expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
