@@ -130,7 +130,7 @@ describe('attack 18ad g1-7, g1-1, g1-2: the audit never hides code that ran', ()
 
   it("g1-1: a negated secret-looking name before a conditional's, a slice's or a dict's colon is code", () => {
     const kept = ['print c ? -password:is_admin=1337', '[[0][-token:os.system("touch x")] for token in [1] for os in [__import__("os")]]', '{-token:os.system("id")}', 'c ? -password : x'];
-    for (const command of kept) expect(redact({ command }, { code: 'gdb' }), command).toEqual({ command });
+    for (const command of kept) expect(redact({ command }, { code: true }), command).toEqual({ command });
   });
 
   it("g1-2: a program's option value or a flag's value that reads as code is kept; as argv it is a password", () => {
@@ -144,13 +144,13 @@ describe('attack 18ad g1-7, g1-1, g1-2: the audit never hides code that ran', ()
       '[(mongo:=1) -p+os.system("touch x") for p in [1] for os in [__import__("os")]]',
       '[--secret +__import__("os").system("x") for secret in [1]]',
     ];
-    for (const command of kept) expect(redact({ command }, { code: 'gdb' }), command).toEqual({ command });
+    for (const command of kept) expect(redact({ command }, { code: true }), command).toEqual({ command });
     // Round 18ad h1-2: postfix ++ and -- are code too (`print mysql -privileged++` ran).
-    for (const command of ['print c ? curl -u :is_admin++', 'print mysql -privileged++', 'print --token x--']) expect(redact({ command }, { code: 'gdb' }), command).toEqual({ command });
-    // Passwords are still hidden in a gdb shell line, base64's padding included, and any word after --password in argv.
-    // (Unquoted in code, they are code since round 18af: attack18af.test.ts.)
-    expect(redact({ command: 'shell mysql -uroot -phunter2 && curl -u admin:pw http://h --token YWJj==' }, { code: 'gdb' })).toEqual({
-      command: `shell mysql -uroot -p${R} && curl -u admin:${R} http://h --token ${R}`,
+    for (const command of ['print c ? curl -u :is_admin++', 'print mysql -privileged++', 'print --token x--']) expect(redact({ command }, { code: true }), command).toEqual({ command });
+    // Passwords are still hidden in a command line outside code, base64's padding included, and any word after --password in argv.
+    // (In a debugger's command, unquoted, they are code since rounds 18af-18ah: attack18af.test.ts.)
+    expect(redact({ command: 'mysql -uroot -phunter2 && curl -u admin:pw http://h --token YWJj==' })).toEqual({
+      command: `mysql -uroot -p${R} && curl -u admin:${R} http://h --token ${R}`,
     });
     expect(redact({ args: ['--password', 'a?b=c'] })).toEqual({ args: ['--password', R] });
   });
@@ -187,9 +187,10 @@ describe('attack 18ad h1-3: option values are read as code only in the code fiel
     expect(redact({ command: 'curl -u admin:Pa?ss9 https://x', x: 'app --password Secret==x' })).toEqual({ command: `curl -u admin:${R} https://x`, x: `app --password ${R}` });
   });
 
-  it("in a debugger's code fields a quoted value is still a literal, and a gdb shell line is a command line", () => {
-    expect(redact({ command: "print --password 'Abcd9x'" }, { code: 'gdb' })).toEqual({ command: `print --password '${R}'` });
-    expect(redact({ commands: ['shell mysql -uroot -pAb=cd9x db', 'print mongo -p?x=1:0'] }, { code: 'gdb' })).toEqual({ commands: [`shell mysql -uroot -p${R} db`, 'print mongo -p?x=1:0'] });
+  it("in a debugger's code fields a quoted value is still a literal; a gdb shell line is code too (rounds 18af-18ah)", () => {
+    expect(redact({ command: "print --password 'Abcd9x'" }, { code: true })).toEqual({ command: `print --password '${R}'` });
+    expect(redact({ commands: ['shell mysql -uroot -pAb=cd9x db', 'print mongo -p?x=1:0'] }, { code: true })).toEqual({ commands: ['shell mysql -uroot -pAb=cd9x db', 'print mongo -p?x=1:0'] });
+    expect(redact({ commands: ["shell mysql -uroot -p'Abcd9x' db"] }, { code: true })).toEqual({ commands: [`shell mysql -uroot -p'${R}' db`] });
   });
 });
 
@@ -213,9 +214,9 @@ describe("attack 18ad h1-3: the control plane reads code fields as code only for
         ['call', { id: 's', command: 'print mongo -p?is_admin=7:0', note: pad }],
         ['keploy_mock_record', { command: 'mysql -uroot -pAb=cd9x db' }],
         ['keploy_mock_record', { command: 'mysql -uroot -pAb=cd9x db', note: pad }],
-        // Round 18ag: gdb's commands are read as gdb's (a shell line's password hidden), a Python expression as Python.
-        ['call', { id: 's', command: 'shell mysql -uroot -pAb=cd9x db' }],
-        ['call', { id: 's', command: 'shell mysql -uroot -pAb=cd9x db', note: pad }],
+        // gdb's commands and Python expressions are code: a shell line is shown, its quoted password hidden.
+        ['call', { id: 's', command: "shell mysql -uroot -p'Abcd9x' db" }],
+        ['call', { id: 's', command: "shell mysql -uroot -p'Abcd9x' db", note: pad }],
         ['python_evaluate', { command: 'r = x; token = system; token("id")' }],
         ['python_evaluate', { command: 'r = x; token = system; token("id")', note: pad }],
       ];
@@ -229,8 +230,8 @@ describe("attack 18ad h1-3: the control plane reads code fields as code only for
         'print mongo -p?is_admin=7:0',
         'r = x; token = system; token("id")',
         'r = x; token = system; token("id")',
-        'shell mysql -uroot -p[REDACTED] db',
-        'shell mysql -uroot -p[REDACTED] db',
+        "shell mysql -uroot -p'[REDACTED]' db",
+        "shell mysql -uroot -p'[REDACTED]' db",
       ]);
     } finally {
       await plane.close();
@@ -258,7 +259,7 @@ describe("attack 18ae i1-1, i1-2, i1-3: no pattern hides code a debugger runs; g
     });
   });
 
-  it('i1-3: a gdb line that runs a shell, after prefix commands or abbreviated, hides its passwords; a word shell in code does not', () => {
+  it('i1-3: a gdb line that runs a shell is code like any gdb command: nothing in it is hidden but a quoted literal', () => {
     const shell = [
       'she mysql -uroot -pAb=cd9x',
       'thread apply all shell mysql -uroot -pAb=cd9x',
@@ -269,9 +270,9 @@ describe("attack 18ae i1-1, i1-2, i1-3: no pattern hides code a debugger runs; g
       'server shell mysql -pAb=cd9x',
       '!mysql -pAb=cd9x',
     ];
-    const got = redact({ commands: shell }, { code: 'gdb' }) as { commands: string[] };
-    for (const line of got.commands) expect(line).toMatch(/-p\[REDACTED\]$/);
+    // Since round 18ah the audit reads every gdb command as code (no second copy of gdb's parser): an unquoted password is the price.
+    expect(redact({ commands: shell }, { code: true })).toEqual({ commands: shell });
     const code = ['print shell ? 0 : mongo -p?is_admin=7:0', 'thread apply all print shell ? 0 : mongo -p?is_admin=7:0'];
-    expect(redact({ commands: code }, { code: 'gdb' })).toEqual({ commands: code });
+    expect(redact({ commands: code }, { code: true })).toEqual({ commands: code });
   });
 });

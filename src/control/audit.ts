@@ -356,8 +356,8 @@ interface Walk {
   over?: boolean;
   /** Values met so far: strings, numbers, null, booleans, arrays and objects alike (the redacting walk keeps MAX_VALUES). */
   values: number;
-  /** The call's tool runs code its arguments give (gdb, python, debugger): its CODE_FIELDS are read as code (`gdb`: as gdb's commands). */
-  code?: CodeLanguage;
+  /** The call's tool runs code its arguments give (gdb, python, debugger): its CODE_FIELDS are read as code. */
+  code?: boolean;
 }
 
 /** A string's kept head (its first `share` characters at most), and the note saying what was left out. */
@@ -374,9 +374,6 @@ function headOf(text: string, walk: Walk): { head: string; note: string } {
  * Anywhere else (env values, mocks' command lines, argv) such a value is a password, hidden
  * (attack 18ad h1-3: `mysql -pAb=cd9x` in an env value was kept in clear).
  */
-/** Whether a tool's CODE_FIELDS are code: not (false), code (true: Python, the debugger's expressions), or gdb's commands (`gdb`). */
-export type CodeLanguage = boolean | 'gdb';
-
 const CODE_FIELDS = new Set(['command', 'commands', 'expression', 'condition', 'hitCondition', 'logMessage', 'code']);
 
 function redactString(text: string, walk: Walk, code: CodeReading = false): string {
@@ -545,7 +542,7 @@ function secretPair(value: Record<string, unknown>): boolean {
 
 /** How the list under name `k` of `object` is read (ARGV_NAMES: as argv, after the program `object` names beside it). */
 function listReading(k: string, object: Record<string, unknown>, walk: Walk): ListReading {
-  if (walk.code && CODE_FIELDS.has(k)) return { argv: false, code: k === 'logMessage' ? 'template' : walk.code };
+  if (walk.code === true && CODE_FIELDS.has(k)) return { argv: false, code: k === 'logMessage' ? 'template' : true };
   if (!ARGV_NAMES.has(k)) return { argv: false };
   const program = k === 'args' ? programOf(object) : undefined;
   return program === undefined ? { argv: true } : { argv: true, program };
@@ -617,10 +614,10 @@ function redactValue(value: unknown, depth: number, walk: Walk, reading: ListRea
  * has it) plus RECORD_SLACK, and `max` (MAX_RECORD) at most: past that, runs of the same note are
  * folded into one, and if that is not enough it keeps the head of its JSON.
  */
-export function redact(value: unknown, bound: { inputLength?: number; max?: number; code?: CodeLanguage } = {}): unknown {
+export function redact(value: unknown, bound: { inputLength?: number; max?: number; code?: boolean } = {}): unknown {
   const inputLength = bound.inputLength ?? jsonOf(value)?.length;
   const bounds = recordLimit(inputLength, bound.max ?? MAX_RECORD);
-  return wholeBounded(redactMeasured(value, measure(value)!, bounds.limit, bound.code ?? false), bounds, inputLength);
+  return wholeBounded(redactMeasured(value, measure(value)!, bounds.limit, bound.code === true), bounds, inputLength);
 }
 
 /**
@@ -712,7 +709,7 @@ function measure(value: unknown, stopAt?: Walk['stopAt']): number[] | undefined 
 }
 
 /** redact's second walk, given what its first measured. */
-function redactMeasured(value: unknown, lengths: number[], limit: number, code: CodeLanguage): unknown {
+function redactMeasured(value: unknown, lengths: number[], limit: number, code: boolean): unknown {
   // Redaction labels and the notes of what was cut add to the text kept (a `-p` hit every 3 characters becomes a 10-character
   // label): past the record's limit, the strings are redacted again with half the budget, so every value stays, each shorter.
   for (let budget = MAX_TEXT; ; budget /= 2) {
@@ -748,7 +745,7 @@ let pool: WorkerPool | undefined;
  * reads the audit check a guessed secret). Two keys flooding big refused calls held back the
  * records, and so the answers, of other keys' big calls for ~800 ms each (attack 18y W6).
  */
-export async function redactForAudit(value: unknown, owner?: string, refused = false, code: CodeLanguage = false): Promise<unknown> {
+export async function redactForAudit(value: unknown, owner?: string, refused = false, code = false): Promise<unknown> {
   const max = refused ? MAX_REFUSED_RECORD : MAX_RECORD;
   const lengths = measure(value, { text: INLINE_TEXT, values: INLINE_VALUES });
   if (lengths) {

@@ -14,7 +14,6 @@ import {
   type AuditRecord,
   type ChainAnchor,
   type ChainState,
-  type CodeLanguage,
 } from './audit.js';
 import { bearerToken, hashKey, sameSecret, type KeyContext } from './keys.js';
 import { windowAt, type Limit } from './limits.js';
@@ -136,10 +135,10 @@ export class ControlPlane {
     for (const t of tools) this.tools.set(t.name, t);
   }
 
-  /** Whether a tool runs code its arguments give (a debugger's toolset): the audit reads their code fields as code, gdb's as gdb's commands. Unknown tools do not. */
-  private runsCode(name: string): CodeLanguage {
+  /** Whether a tool runs code its arguments give (a debugger's toolset): the audit reads their code fields as code. Unknown tools do not. */
+  private runsCode(name: string): boolean {
     const toolset = this.tool(name)?.toolset;
-    return toolset === 'gdb' ? 'gdb' : toolset === 'python' || toolset === 'debugger';
+    return toolset === 'gdb' || toolset === 'python' || toolset === 'debugger';
   }
 
   tool(name: string): ToolInfo | undefined {

@@ -870,20 +870,19 @@ export interface SecretsReading {
   /**
    * With keepCalls: the text is code a debugger runs (gdb's commands, an expression), read by
    * codeSecrets: only a quoted literal's inert text is hidden, so the audit shows what ran;
-   * `gdb`: gdb's commands, whose shell lines, program arguments and environment values are not
-   * code; `template`: a log message, prose around `{...}` code (templateProse).
+   * `template`: a log message, prose around `{...}` code (templateProse).
    */
   code?: CodeReading;
   /** With keepCalls: words of argv joined, which no shell reads: a password is hidden whatever it holds (no SHELL_ACTIVE rule). */
   argv?: boolean;
 }
 
-/** How the audit reads an argument: not as code (false), as code (true), as gdb's commands, or as a log message's template. */
-export type CodeReading = boolean | 'gdb' | 'template';
+/** How the audit reads an argument: not as code (false), as code (true), or as a log message's template. */
+export type CodeReading = boolean | 'template';
 
 /** Every secret found in `text`, by where it starts (they may overlap). */
 export function findSecrets(text: string, reading: SecretsReading = {}): Span[] {
-  if (reading.keepCalls === true && reading.code !== undefined && reading.code !== false) return codeSecrets(text, reading.code === true ? 'code' : reading.code);
+  if (reading.keepCalls === true && reading.code !== undefined && reading.code !== false) return codeSecrets(text, reading.code === 'template');
   const spans = allSpans(text, reading.keepCalls === true);
   // What the audit keeps is never shell: a span that holds a substitution, a separator, a
   // redirection, a group, an expansion or a quote ran, or changed what ran (a URL's "password"
@@ -930,67 +929,36 @@ export const SHELL_ACTIVE = /[`;|&<>$'"\\\r\n]/;
 const NOT_INERT = /[\s'"`\\$(){}[\];|&<>,]|=(?!=*$)/;
 
 /**
- * The secrets of code a debugger runs (gdb's commands, a Python expression, a condition): only
- * text inside a plain quoted literal, and only a run of it that cannot be code (NOT_INERT), is ever
- * hidden. Everything else in code is code and shown, whatever name stands before it: `print
- * token=1,is_admin=5`, `set $secret = is_admin=1337`, `set $token = system` ran while the audit hid
- * them (attack 18af k1-1, k1-2), after three rounds of patterns that told code from passwords and
- * each missed a spelling. The price: a password typed unquoted into code is stored. Two parts of a
- * debugger's command are not code: a gdb line that runs a shell (its command line, from where the
- * shell starts: `shell`, `!`, pipe's shell side), read as any command line; and the value of `set
- * environment NAME VALUE`, which is data handed to the program.
+ * The secrets of code a debugger runs (gdb's commands, a Python expression, a condition, a log
+ * message): only text inside a plain quoted literal, and only a run of it that cannot be code
+ * (NOT_INERT), is ever hidden. Everything else in code is code and shown, whatever name stands
+ * before it: `print token=1,is_admin=5`, `set $token = system` ran while the audit hid them (attack
+ * 18af k1-1, k1-2), after three rounds of patterns that told code from passwords each missed a
+ * spelling. gdb's own lines that are not code (a shell line, the program's arguments, `set
+ * environment`) are code here too: two more rounds found that reading them apart, a second copy of
+ * gdb's parser, missed gdb's spellings (`pip`, `wit`, `with ...on--shell`, MI's octal escapes, an
+ * alias named `she`: attacks 18ag m1, 18ah n1), each time hiding code or keeping a password. The
+ * price: a password typed unquoted into a debugger's command or code is stored. A log message is
+ * prose around `{...}` code (templateProse).
  */
-function codeSecrets(text: string, mode: 'code' | 'gdb' | 'template', depth = 0): Span[] {
-  const mi = mode === 'gdb' ? miCommands(text) : undefined;
-  if (mi !== undefined) {
-    // Each command gdb/MI's -interpreter-exec runs, read as a command of its own (an MI one nested in it too, a few levels deep).
-    if (depth >= 4) return [];
-    const out: Span[] = [];
-    for (const part of mi) for (const [s, e, k] of codeSecrets(part.text, 'gdb', depth + 1)) out.push([part.at(s), part.at(e), k] as Span);
-    return out;
-  }
-  const environment = mode === 'gdb' ? setEnvironmentSpans(text) : undefined;
-  if (environment) return environment;
-  const shell = mode === 'gdb' ? shellStart(text) : undefined;
+function codeSecrets(text: string, template: boolean): Span[] {
   // A gdb/MI command's quoted arguments are code (`-data-evaluate-expression "..."`), not literals.
-  const literals = shell === 0 || (mode === 'gdb' && /^\s*\d*-/.test(text)) ? [] : mode === 'template' ? templateProse(text) : literalRanges(text, shell ?? text.length);
+  const literals = template ? templateProse(text) : /^\s*\d*-/.test(text) ? [] : literalRanges(text, text.length);
   const kept: Span[] = [];
   let l = 0;
   for (const span of allSpans(text, true).sort((a, b) => a[0] - b[0])) {
     const [s, e] = span;
-    const v = text.slice(s, e);
-    if (shell !== undefined && s >= shell) {
-      if (!SHELL_ACTIVE.test(v)) kept.push(span);
-      continue;
-    }
     while (l < literals.length && literals[l]![1] < e) l++;
     const lit = literals[l];
-    if (lit && lit[0] <= s && e <= lit[1] && !NOT_INERT.test(v)) kept.push(span);
+    if (lit && lit[0] <= s && e <= lit[1] && !NOT_INERT.test(text.slice(s, e))) kept.push(span);
   }
   return kept;
 }
 
 /**
- * gdb's `set environment NAME VALUE` (`set env`, `set environ`, ..., `NAME=VALUE`, `NAME = VALUE`),
- * a command of one line: its value is data handed to the program, hidden whole under a secret
- * NAME, else where a pattern finds a secret in it. Undefined for any other text: `set envz_entry,
- * password=is_admin=77` is gdb's `set variable`, code (attack 18af m1-1).
- */
-function setEnvironmentSpans(text: string): Span[] | undefined {
-  const m = /^\s*set[ \t]+env(?:i(?:r(?:o(?:n(?:m(?:e(?:n(?:t)?)?)?)?)?)?)?)?[ \t]+([A-Za-z_][A-Za-z0-9_]{0,127})[ \t]*=?[ \t]*/.exec(text);
-  if (!m || /[\r\n]/.test(text)) return undefined;
-  const at = m[0].length;
-  let end = text.length;
-  while (end > at && /\s/.test(text[end - 1]!)) end--;
-  if (end <= at) return [];
-  if (SECRET_WORD.test(m[1]!)) return [[at, end, kindOf(m[1]!)]];
-  return allSpans(text.slice(at, end), true).map(([s, e, k]) => [s + at, e + at, k] as Span);
-}
-
-/**
- * The prose of a debugpy log message, outside its `{...}` parts (which are evaluated: code): text
- * printed as it is, never run. Its quotes open nothing (`loaded '{exec(...)}'` is prose around
- * code: attack 18af m1-4); `{{` and `}}` are braces of the prose.
+ * The prose of a debugpy log message, outside its `{...}` parts, which pydevd evaluates (every `{`
+ * opens code, nesting counted: `{{x}}` is the set `{x}`, attack 18ah n1-8): text printed as it is,
+ * never run. Its quotes open nothing (`loaded '{exec(...)}'` is prose around code: attack 18ag m1-4).
  */
 function templateProse(text: string): Array<[number, number]> {
   const out: Array<[number, number]> = [];
@@ -998,10 +966,6 @@ function templateProse(text: string): Array<[number, number]> {
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
-    if (depth === 0 && (c === '{' || c === '}') && text[i + 1] === c) {
-      i++;
-      continue;
-    }
     if (c === '{') {
       if (depth++ === 0 && i > from) out.push([from, i]);
     } else if (c === '}' && depth > 0 && --depth === 0) from = i + 1;
@@ -1009,49 +973,6 @@ function templateProse(text: string): Array<[number, number]> {
   if (depth === 0 && from < text.length) out.push([from, text.length]);
   return out;
 }
-/**
- * The contents of the plain quoted literals of code before `end`: `'...'`, `"..."` and Python's
- * triple quotes, a backslash escaping the next character. An f-string (`f"..."`, `rf'...'`) is code
- * (its braces run), and so is a template literal (backquotes), a comment (`#` to the line's end: a
- * quote in it opens nothing) and what follows an unclosed quote. One pass; whatever it cannot read
- * as a literal is shown.
- */
-function literalRanges(text: string, end: number): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  let i = 0;
-  while (i < end) {
-    const q = text[i];
-    if (q === '#') {
-      i = lineEnd(text, i);
-      continue;
-    }
-    if (q !== '"' && q !== "'" && q !== '`') {
-      i++;
-      continue;
-    }
-    const triple = q !== '`' && text[i + 1] === q && text[i + 2] === q;
-    const close = triple ? q.repeat(3) : q;
-    let j = i + close.length;
-    while (j < text.length && !text.startsWith(close, j) && (triple || q === '`' || text[j] !== '\n')) j += text[j] === '\\' ? 2 : 1;
-    if (!text.startsWith(close, j)) break; // unclosed: no literal from here on
-    // Python's prefixes of a plain literal: b, r, u, br, rb. Any other (`f`, `rf`, `t`) evaluates its braces; a quote after a name is no literal.
-    const before = /[\w$]{0,3}$/.exec(text.slice(Math.max(0, i - 3), i))![0];
-    if (q !== '`' && /^(?:[bBrRuU]|[bB][rR]|[rR][bB])?$/.test(before)) out.push([i + close.length, j]);
-    i = j + close.length;
-  }
-  return out;
-}
-
-/** The end of the line that starts at `i`: a comment (`#` outside a literal) is shown, never read for literals. */
-function lineEnd(text: string, i: number): number {
-  const n = text.indexOf('\n', i);
-  return n < 0 ? text.length : n;
-}
-
-/** gdb's `thread`, `frame` and `apply` as gdb abbreviates them (`thr app`, `fr ap`: attack 18af k1-5). */
-const THREAD_WORD = /^(?:t|thr|thre|threa|thread)$/;
-const FRAME_WORD = /^(?:f|fr|fra|fram|frame)$/;
-const APPLY_WORD = /^ap(?:p(?:l(?:y)?)?)?$/;
 
 /**
  * PowerShell's `-Password:VALUE` (and any secret-named parameter so written), where a command line
@@ -1080,116 +1001,45 @@ function xmlElementSpans(text: string, spans: Span[]): void {
 }
 
 /**
- * Where a gdb command's shell command line starts, if it runs one: its command, after any prefix
- * commands that run the command after them (`server`, `thread apply all|N.. [-flags]`, `frame
- * apply all|N|level L.. [-flags]`, `taas`/`faas`/`tfaas [-flags]`, `with`/`wit`/`w SETTING [VALUE]
- * --`), is `shell` (or `she`, `shel`) or `!`: from that word on; `pipe` (`pip`) COMMAND | SHELL`,
- * `| COMMAND | SHELL` or `pipe -d DELIM COMMAND DELIM SHELL`: after the delimiter, COMMAND being
- * code (attack 18af k1-4, m1-3); the program's arguments after `run`, `start`, `set args`, `set
- * exec-wrapper`. A word `shell` elsewhere (`print shell ? 0 : ...`) makes no command line. A user's
- * alias of `shell` (`alias` needs gdb:shell) is not known here: its line is read as code.
+ * The contents of the plain quoted literals of code before `end`: `'...'`, `"..."` and Python's
+ * triple quotes, a backslash escaping the next character. An f-string (`f"..."`, `rf'...'`) is code
+ * (its braces run), and so is a template literal (backquotes), a comment (`#` to the line's end: a
+ * quote in it opens nothing) and what follows an unclosed quote. One pass; whatever it cannot read
+ * as a literal is shown.
  */
-function shellStart(text: string): number | undefined {
-  const words: Array<[word: string, at: number]> = [];
-  const blank = /\S+/g;
-  for (let m = blank.exec(text); m && words.length < 256; m = blank.exec(text)) words.push([m[0], m.index]);
+function literalRanges(text: string, end: number): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
   let i = 0;
-  const skip = (word: RegExp) => {
-    while (i < words.length && word.test(words[i]![0])) i++;
-  };
-  for (let prefixes = 0; i < words.length && prefixes < 8; prefixes++) {
-    const w = words[i]![0];
-    const next = words[i + 1]?.[0] ?? '';
-    if (w === 'server') i++;
-    else if ((THREAD_WORD.test(w) && (APPLY_WORD.test(next) || next === 'a')) || (FRAME_WORD.test(w) && APPLY_WORD.test(next))) {
-      i += 2;
-      skip(/^(?:all|level|[\d.*$-]+|-\S*)$/);
-    } else if (w === 'taas' || w === 'faas' || w === 'tfaas') {
+  while (i < end) {
+    const q = text[i];
+    if (q === '#') {
+      i = lineEnd(text, i);
+      continue;
+    }
+    if (q !== '"' && q !== "'" && q !== '`') {
       i++;
-      skip(/^-\S*$/);
-    } else if (w === 'with' || w === 'wit' || w === 'w') {
-      const dashes = words.findIndex(([x], k) => k > i && x === '--');
-      if (dashes < 0) return undefined;
-      i = dashes + 1;
-    } else break;
-  }
-  const command = words[i];
-  if (!command) return undefined;
-  const [w, at] = command;
-  if (/^(?:she|shel|shell)$/.test(w) || w.startsWith('!')) return at;
-  // The program's command line, which gdb hands to /bin/sh: after run or start, `set args`, `set
-  // exec-wrapper`, gdb/MI's -exec-arguments (attack 18af m1-5).
-  const next = words[i + 1];
-  if (/^(?:r|ru|run|start|starti|\d*-exec-arguments)$/.test(w)) return at + w.length;
-  if ((w === 'set' || /^\d*-gdb-set$/.test(w)) && next && /^(?:args?|exec-w(?:r(?:a(?:p(?:p(?:e(?:r)?)?)?)?)?)?)$/.test(next[0])) return next[1] + next[0].length;
-  let delimiter = '|';
-  let from = at + 1;
-  if (w === 'pipe' || w === 'pip') {
-    from = at + w.length;
-    if (words[i + 1]?.[0] === '-d' && words[i + 2]) {
-      delimiter = words[i + 2]![0];
-      from = words[i + 2]![1] + delimiter.length;
+      continue;
     }
-  } else if (!w.startsWith('|')) return undefined;
-  const d = text.indexOf(delimiter, from);
-  return d < 0 ? undefined : d + delimiter.length;
+    const triple = q !== '`' && text[i + 1] === q && text[i + 2] === q;
+    const close = triple ? q.repeat(3) : q;
+    let j = i + close.length;
+    while (j < text.length && !text.startsWith(close, j) && (triple || q === '`' || text[j] !== '\n')) j += text[j] === '\\' ? 2 : 1;
+    if (!text.startsWith(close, j)) break; // unclosed: no literal from here on
+    // A letter right before a quote may be Python's prefix: `f` and `t` make a literal whose braces run (`f"..."`, `rf'...'`,
+    // and `if"..."` is read so too: shown); `b`, `r`, `u` keep it plain, and so does a shell word's option (`-p'pw'`).
+    const before = /[\w$]{0,3}$/.exec(text.slice(Math.max(0, i - 3), i))![0];
+    if (q !== '`' && !/[fFtT]/.test(before)) out.push([i + close.length, j]);
+    i = j + close.length;
+  }
+  return out;
 }
 
-/** One command gdb/MI's -interpreter-exec runs: its text (unescaped) and where each of its characters is in the line. */
-interface MiPart {
-  text: string;
-  at(i: number): number;
+/** The end of the line that starts at `i`: a comment (`#` outside a literal) is shown, never read for literals. */
+function lineEnd(text: string, i: number): number {
+  const n = text.indexOf('\n', i);
+  return n < 0 ? text.length : n;
 }
 
-/**
- * The commands of gdb/MI's `-interpreter-exec [--thread N] [--frame N] [--thread-group G]
- * [--language L] [--] INTERPRETER COMMAND...` (an MI token before it too): each parameter after the
- * interpreter, a C string unescaped or a word (gdb runs every one: `-interpreter-exec console "echo"
- * "shell mysql -pX"`, attack 18af m1-2). Undefined for other text.
- */
-function miCommands(text: string): MiPart[] | undefined {
-  const m = /^\s*\d*-interpreter-exec(?=\s)/.exec(text);
-  if (!m) return undefined;
-  const parts: MiPart[] = [];
-  let i = m[0].length;
-  let interpreter = false;
-  let options = true;
-  let takesValue = false;
-  while (i < text.length && parts.length < 64) {
-    while (i < text.length && /\s/.test(text[i]!)) i++;
-    if (i >= text.length) break;
-    let part: MiPart;
-    if (text[i] === '"') {
-      const chars: string[] = [];
-      const from: number[] = [];
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"') {
-        from.push(j);
-        if (text[j] === '\\' && j + 1 < text.length) {
-          const e = text[j + 1]!;
-          chars.push(e === 'n' ? '\n' : e === 't' ? '\t' : e === 'r' ? '\r' : e);
-          j += 2;
-        } else chars.push(text[j++]!);
-      }
-      from.push(j);
-      part = { text: chars.join(''), at: (k) => from[k] ?? j };
-      i = j + 1;
-    } else {
-      const start = i;
-      while (i < text.length && !/\s/.test(text[i]!)) i++;
-      const end = i;
-      part = { text: text.slice(start, end), at: (k) => start + k };
-    }
-    if (takesValue) takesValue = false;
-    else if (options && part.text === '--') options = false;
-    else if (options && part.text.startsWith('--')) takesValue = /^--(?:thread|frame|thread-group|language)$/.test(part.text);
-    else if (!interpreter) {
-      interpreter = true;
-      options = false;
-    } else parts.push(part);
-  }
-  return parts;
-}
 /** `text` with each secret replaced by what `mark` makes of its kind; everything around it kept. The kinds hidden, in order. */
 export function replaceSecrets(text: string, mark: (kind: string | undefined) => string, reading: SecretsReading = {}): { text: string; kinds: string[] } {
   return hideSpans(text, findSecrets(text, reading), mark);
