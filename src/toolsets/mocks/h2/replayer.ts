@@ -99,7 +99,7 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
     if (!upstream || o.onMiss === 'fail') return false;
     let relayed: Relayed;
     try {
-      relayed = await relay(await upstream.get(), stream, headers, body);
+      relayed = await relay(await upstream.get(), stream, headers, body, DEFAULT_MAX_BODY, o.kept);
     } catch (err) {
       // The real server could not answer either: a miss like any other.
       o.counts.missed++;
@@ -155,21 +155,27 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
     };
     return new Promise<void>((resolve) => {
       let done = false;
-      const finish = () => {
+      const finish = (release = true) => {
         done = true;
-        share.release();
+        if (release) share.release();
         stream.off('data', onData);
         stream.off('end', onEnd);
         resolve();
       };
       const failed = (miss: string, status: number) => {
         if (done) return;
-        finish();
+        // The bytes held stay charged while the relay sends them on (attack 18ah o1-2): given back once it is done.
+        finish(false);
         // Held until relay() (or the miss answer below) reads on: no chunk may slip by unread.
         stream.pause();
         const prefix = Buffer.concat(raw);
+        raw.length = 0;
         void (async () => {
-          if (!answering && (await fallBack(stream, headers, miss, { prefix, live: stream }))) return;
+          try {
+            if (!answering && (await fallBack(stream, headers, miss, { prefix, live: stream }))) return;
+          } finally {
+            share.release();
+          }
           o.counts.missed++;
           o.missed(miss);
           await o.holdMiss?.();
