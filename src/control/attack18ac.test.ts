@@ -187,10 +187,9 @@ describe('attack 18ad h1-3: option values are read as code only in the code fiel
     expect(redact({ command: 'curl -u admin:Pa?ss9 https://x', x: 'app --password Secret==x' })).toEqual({ command: `curl -u admin:${R} https://x`, x: `app --password ${R}` });
   });
 
-  it("in a debugger's code fields a quoted value is still a literal; a gdb shell line is code too (rounds 18af-18ah)", () => {
-    expect(redact({ command: "print --password 'Abcd9x'" }, { code: true })).toEqual({ command: `print --password '${R}'` });
-    expect(redact({ commands: ['shell mysql -uroot -pAb=cd9x db', 'print mongo -p?x=1:0'] }, { code: true })).toEqual({ commands: ['shell mysql -uroot -pAb=cd9x db', 'print mongo -p?x=1:0'] });
-    expect(redact({ commands: ["shell mysql -uroot -p'Abcd9x' db"] }, { code: true })).toEqual({ commands: [`shell mysql -uroot -p'${R}' db`] });
+  it("a debugger's code fields are kept as sent, quoted values and gdb shell lines too (rounds 18af-18ai)", () => {
+    const commands = ["print --password 'Abcd9x'", 'shell mysql -uroot -pAb=cd9x db', 'print mongo -p?x=1:0', "shell mysql -uroot -p'Abcd9x' db"];
+    expect(redact({ commands }, { code: true })).toEqual({ commands });
   });
 });
 
@@ -214,7 +213,7 @@ describe("attack 18ad h1-3: the control plane reads code fields as code only for
         ['call', { id: 's', command: 'print mongo -p?is_admin=7:0', note: pad }],
         ['keploy_mock_record', { command: 'mysql -uroot -pAb=cd9x db' }],
         ['keploy_mock_record', { command: 'mysql -uroot -pAb=cd9x db', note: pad }],
-        // gdb's commands and Python expressions are code: a shell line is shown, its quoted password hidden.
+        // gdb's commands and Python expressions are code, kept as sent: a shell line with its quoted password too.
         ['call', { id: 's', command: "shell mysql -uroot -p'Abcd9x' db" }],
         ['call', { id: 's', command: "shell mysql -uroot -p'Abcd9x' db", note: pad }],
         ['python_evaluate', { command: 'r = x; token = system; token("id")' }],
@@ -230,8 +229,8 @@ describe("attack 18ad h1-3: the control plane reads code fields as code only for
         'print mongo -p?is_admin=7:0',
         'r = x; token = system; token("id")',
         'r = x; token = system; token("id")',
-        "shell mysql -uroot -p'[REDACTED]' db",
-        "shell mysql -uroot -p'[REDACTED]' db",
+        "shell mysql -uroot -p'Abcd9x' db",
+        "shell mysql -uroot -p'Abcd9x' db",
       ]);
     } finally {
       await plane.close();
@@ -252,11 +251,9 @@ describe("attack 18ae i1-1, i1-2, i1-3: no pattern hides code a debugger runs; g
       { command: 'print $Bearer -counter--' },
     ];
     for (const args of kept) expect(redact(args, { code: true }), JSON.stringify(args)).toEqual(args);
-    // Secrets in code are still hidden: a URL's password, a quoted key.
-    expect(redact({ expression: 'requests.get("https://u:hunter2@h")', condition: 'token == "sk-abcdefghijklmnopqrstuvwxyz123456"' }, { code: true })).toEqual({
-      expression: `requests.get("https://u:${R}@h")`,
-      condition: `token == "${R}"`,
-    });
+    // Since round 18ai code is kept as sent, a secret in it too (the price: attack18af.test.ts).
+    const quoted = { expression: 'requests.get("https://u:hunter2@h")', condition: 'token == "sk-abcdefghijklmnopqrstuvwxyz123456"' };
+    expect(redact(quoted, { code: true })).toEqual(quoted);
   });
 
   it('i1-3: a gdb line that runs a shell is code like any gdb command: nothing in it is hidden but a quoted literal', () => {

@@ -70,24 +70,27 @@ describe('attacks 18af-18ah: in code a debugger runs, only a quoted literal iner
       expect(code(command), command).toBe(command);
   });
 
-  it('secrets in literals are still hidden: a URL password, a quoted key, argv given as a list, an Authorization header, a shell word', () => {
-    expect(redact({ expression: 'requests.get("https://u:hunter2@h")' }, { code: true })).toEqual({ expression: `requests.get("https://u:${R}@h")` });
-    expect(redact({ expression: 'connect(password="hunter2", user="u")' }, { code: true })).toEqual({ expression: `connect(password="${R}", user="u")` });
-    expect(redact({ expression: 'subprocess.run(["mysql", "-phunter2"])' }, { code: true })).toEqual({ expression: `subprocess.run(["mysql", "-p${R}"])` });
-    expect(redact({ expression: `get(u, headers={"Authorization": "Bearer abcdefghijklmnop1234"})` }, { code: true })).toEqual({
-      expression: `get(u, headers={"Authorization": "Bearer ${R}"})`,
-    });
-    expect(redact({ expression: `k = b'''ghp_abcdefghijklmnopqrstuvwxyz0123456789'''` }, { code: true })).toEqual({ expression: `k = b'''${R}'''` });
-    expect(code('print --token "YWJjZA=="')).toBe(`print --token "${R}"`);
-    expect(code("shell mysql -uroot -p'Abcd9x' db")).toBe(`shell mysql -uroot -p'${R}' db`);
-    // gdb takes a set environment value literally, quotes and all: it is code here like the rest (the price).
-    expect(code('set environment PGPASSWORD hunter2')).toBe('set environment PGPASSWORD hunter2');
+  it('p1-1..p1-3: no reading of code for its literals is safe either: code is kept as sent, a quoted password too (the price)', () => {
+    for (const args of [
+      // p1-1: gdb's with takes a setting's value as raw text: 'x is no quote; C comments in compile code
+      { command: "with prompt 'x -- print $token = system ,'a'" },
+      { command: "with prompt 'x -- print password = is_admin = 77 ,'a'" },
+      { command: "compile code /*'*/ token = system; /*'*/" },
+      // p1-2: a lone CR ends a Python comment; p1-3: pydevd turns @LINE@ into a line break
+      { expression: '# x\rs = """\ntoken = exec\n# """' },
+      { condition: '#@LINE@s = """@LINE@token = exec@LINE@# """' },
+      // what earlier rules hid: a quoted password, a URL's, an Authorization header, a log message's prose
+      { expression: 'connect(password="hunter2", user="u")' },
+      { expression: 'requests.get("https://u:hunter2@h")' },
+      { expression: `get(u, headers={"Authorization": "Bearer abcdefghijklmnop1234"})` },
+      { command: "shell mysql -uroot -p'Abcd9x' db" },
+      { logMessage: "loaded '{dict(token=exec ).popitem()[1](bytes((105,109)).decode())}' token=abc123" },
+    ])
+      expect(redact(args, { code: true }), JSON.stringify(args)).toEqual(args);
   });
 
-  it("m1-4, n1-8: a log message's prose is text, every {...} in it code (pydevd has no {{ escape)", () => {
-    for (const logMessage of ["loaded '{dict(token=exec ).popitem()[1](bytes((105,109)).decode())}'", 'loaded {{dict(token=exec ).popitem()[1](bytes((105,109)).decode())}}'])
-      expect(redact({ logMessage }, { code: true }), logMessage).toEqual({ logMessage });
-    expect(redact({ logMessage: 'login with token=abc123 for {user}' }, { code: true })).toEqual({ logMessage: `login with token=${R} for {user}` });
+  it('outside a debugger the same fields are no code: their secrets are hidden', () => {
+    expect(redact({ command: "mysql -uroot -p'Abcd9x' db", expression: 'connect(password="hunter2")' })).toEqual({ command: `mysql -uroot -p'${R}' db`, expression: `connect(password="${R}")` });
   });
 });
 
@@ -122,7 +125,6 @@ describe('rounds 18ac e1-1, 18ad g1-6: the spellings left open', () => {
       ['net use \\\\srv\\share Hunter2 /user:bob', `net use \\\\srv\\share ${R} /user:bob`],
       ['net user bob Hunter2 /add', `net user bob ${R} /add`],
       ['Connect-Thing -Password:Hunter2 -User:x', `Connect-Thing -Password:${R} -User:x`],
-      ['<config><password>Hunter2</password><user>u</user></config>', `<config><password>${R}</password><user>u</user></config>`],
     ];
     for (const [command, hidden] of cases) expect(redact({ command }), command).toEqual({ command: hidden });
     expect(redactWords(['sqlplus', 'scott/Hunter2@orcl'])).toEqual(['sqlplus', `scott/${R}@orcl`]);

@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { REDACTED, SECRET_NAME, SHELL_ACTIVE, argvSecretWords, findSecrets, hideSpans, redactText, unusedName, type CodeReading } from '../core/secrets.js';
+import { REDACTED, SECRET_NAME, SHELL_ACTIVE, argvSecretWords, findSecrets, hideSpans, redactText, unusedName } from '../core/secrets.js';
 import { jsonSliced } from '../core/json-sliced.js';
 import { TimeSlice } from '../core/wait.js';
 import { WorkerPool, workerEntry } from '../core/workers.js';
@@ -369,14 +369,16 @@ function headOf(text: string, walk: Walk): { head: string; note: string } {
 
 /**
  * Argument names whose text a debugger runs as code (gdb's `command` and `commands`, an expression,
- * a breakpoint's condition or log message), for the toolsets that run code (Walk.code): there an
- * option's value that reads as code is kept, so the audit shows what ran (attack 18ad g1-2).
- * Anywhere else (env values, mocks' command lines, argv) such a value is a password, hidden
- * (attack 18ad h1-3: `mysql -pAb=cd9x` in an env value was kept in clear).
+ * a breakpoint's condition, hit condition or log message), for the toolsets that run code
+ * (Walk.code): kept as sent, so the audit shows what ran. Five rounds of attacks (18ad-18ai) found
+ * each reading of code for secrets in it (patterns, then gdb's syntax read apart, then quoted
+ * literals) hiding code that ran: only the debugger itself can tell a secret in code from code
+ * (gdb's per-command quoting, C comments in `compile code`, pydevd's `@LINE@` and a lone CR
+ * ending a comment). Anywhere else (env values, mocks' command lines, argv) passwords are hidden.
  */
 const CODE_FIELDS = new Set(['command', 'commands', 'expression', 'condition', 'hitCondition', 'logMessage', 'code']);
 
-function redactString(text: string, walk: Walk, code: CodeReading = false): string {
+function redactString(text: string, walk: Walk, code = false): string {
   if (walk.measure) {
     const kept = Math.min(text.length, MAX_STRING);
     walk.measure.push(kept);
@@ -387,7 +389,8 @@ function redactString(text: string, walk: Walk, code: CodeReading = false): stri
     return '';
   }
   const { head, note } = headOf(text, walk);
-  return `${redactText(head, code)}${note}`;
+  // Code a debugger runs is kept as sent: only the debugger can tell a secret in it from code.
+  return `${code ? head : redactText(head)}${note}`;
 }
 
 /**
@@ -480,8 +483,8 @@ interface ListReading {
   argv: boolean;
   program?: string;
   inList?: boolean;
-  /** Its strings are code a debugger runs (CODE_FIELDS of a toolset that runs code; `gdb`: gdb's commands), or (`template`) a log message, prose around code. */
-  code?: CodeReading;
+  /** Its strings are code a debugger runs (CODE_FIELDS of a toolset that runs code), kept as sent. */
+  code?: boolean;
 }
 
 function redactArray(value: unknown[], depth: number, walk: Walk, reading: ListReading): unknown[] {
@@ -514,7 +517,7 @@ function redactArray(value: unknown[], depth: number, walk: Walk, reading: ListR
         return out;
       }
       // An item that is itself a list is read as its parent is: argv inside argv, pairs inside a list of pairs.
-      out.push(redactValue(items[i], depth + 1, walk, { argv: reading.argv && Array.isArray(items[i]), inList: true, ...(reading.code ? { code: reading.code } : {}) }));
+      out.push(redactValue(items[i], depth + 1, walk, { argv: reading.argv && Array.isArray(items[i]), inList: true, ...(reading.code ? { code: true } : {}) }));
     }
   }
   if (value.length > MAX_ITEMS) out.push(walk.measure ? '' : digestNote(`cut: ${value.length} items in all`, jsonOf(value)));
@@ -542,7 +545,7 @@ function secretPair(value: Record<string, unknown>): boolean {
 
 /** How the list under name `k` of `object` is read (ARGV_NAMES: as argv, after the program `object` names beside it). */
 function listReading(k: string, object: Record<string, unknown>, walk: Walk): ListReading {
-  if (walk.code === true && CODE_FIELDS.has(k)) return { argv: false, code: k === 'logMessage' ? 'template' : true };
+  if (walk.code === true && CODE_FIELDS.has(k)) return { argv: false, code: true };
   if (!ARGV_NAMES.has(k)) return { argv: false };
   const program = k === 'args' ? programOf(object) : undefined;
   return program === undefined ? { argv: true } : { argv: true, program };
@@ -557,7 +560,7 @@ function programOf(object: Record<string, unknown>): string | undefined {
 function redactValue(value: unknown, depth: number, walk: Walk, reading: ListReading = { argv: depth === 0 }): unknown {
   walk.values++;
   if (walk.stopAt && walk.values > walk.stopAt.values) walk.over = true;
-  if (typeof value === 'string') return redactString(value, walk, reading.code ?? false);
+  if (typeof value === 'string') return redactString(value, walk, reading.code === true);
   if (value === null || typeof value !== 'object') return value;
   if (depth >= MAX_DEPTH) {
     // What lies this deep is not measured: the record goes to the thread, where it is written and hashed (attack 18aa A5).

@@ -364,7 +364,7 @@ function gdbEnvironmentSpans(text: string, spans: Span[]): void {
  * an operator: `c ? -password : x` is code). A single-dash value must start like a value (a letter,
  * digit or quote). A value that says where the password is (OpenSSL's `env:VAR`, `file:PATH`,
  * `fd:N`, `stdin`) is kept, and OpenSSL's `pass:PASSWORD` is opensslPassSpans' (which keeps
- * `pass:`). In code a debugger runs, codeSecrets decides what of it is hidden.
+ * `pass:`).
  */
 function flagValueSpans(text: string, spans: Span[]): void {
   const flag = /(?<![A-Za-z0-9_-])-(-?)([A-Za-z0-9][A-Za-z0-9_-]{0,63})[ \t]{1,8}/g;
@@ -867,28 +867,21 @@ function kindOf(name: string): string {
  */
 export interface SecretsReading {
   keepCalls?: boolean;
-  /**
-   * With keepCalls: the text is code a debugger runs (gdb's commands, an expression), read by
-   * codeSecrets: only a quoted literal's inert text is hidden, so the audit shows what ran;
-   * `template`: a log message, prose around `{...}` code (templateProse).
-   */
-  code?: CodeReading;
   /** With keepCalls: words of argv joined, which no shell reads: a password is hidden whatever it holds (no SHELL_ACTIVE rule). */
   argv?: boolean;
 }
 
-/** How the audit reads an argument: not as code (false), as code (true), or as a log message's template. */
-export type CodeReading = boolean | 'template';
-
 /** Every secret found in `text`, by where it starts (they may overlap). */
 export function findSecrets(text: string, reading: SecretsReading = {}): Span[] {
-  if (reading.keepCalls === true && reading.code !== undefined && reading.code !== false) return codeSecrets(text, reading.code === 'template');
   const spans = allSpans(text, reading.keepCalls === true);
   // What the audit keeps is never shell: a span that holds a substitution, a separator, a
   // redirection, a group, an expansion or a quote ran, or changed what ran (a URL's "password"
-  // `$(touch${IFS}x)`, htpasswd's last word `a$(...)`: attack 18af k1-6, k1-7). argv is not read by
-  // a shell: there a password is hidden whatever it holds.
-  const kept = reading.keepCalls === true && reading.argv !== true ? spans.filter(([s, e]) => !SHELL_ACTIVE.test(text.slice(s, e))) : spans;
+  // `$(touch${IFS}x)`, htpasswd's last word `a$(...)`: attack 18af k1-6, k1-7); nor one right after
+  // `<` or `>`, a redirection's file or a process substitution (`<password>(touch x)</password>`
+  // ran `>(touch x)`: attack 18ai p1-4). argv is not read by a shell: there a password is hidden
+  // whatever it holds.
+  const shell = (s: number, e: number) => SHELL_ACTIVE.test(text.slice(s, e)) || text[s - 1] === '<' || text[s - 1] === '>';
+  const kept = reading.keepCalls === true && reading.argv !== true ? spans.filter(([s, e]) => !shell(s, e)) : spans;
   return kept.sort((a, b) => a[0] - b[0]);
 }
 
@@ -921,60 +914,6 @@ function allSpans(text: string, keepCalls: boolean): Span[] {
  */
 export const SHELL_ACTIVE = /[`;|&<>$'"\\\r\n]/;
 /**
- * What a secret in code's literal never holds: blanks, quotes, escapes, brackets, what substitutes,
- * separates or redirects, and `=` (but base64's padding at its end). A literal with any of them
- * could be code or a command line that some call runs (`exec(dict(token='...system("touch x")')
- * ['token'])`, `os.system(dict(token='touch x')['token'])`: attack 18af k1-3).
- */
-const NOT_INERT = /[\s'"`\\$(){}[\];|&<>,]|=(?!=*$)/;
-
-/**
- * The secrets of code a debugger runs (gdb's commands, a Python expression, a condition, a log
- * message): only text inside a plain quoted literal, and only a run of it that cannot be code
- * (NOT_INERT), is ever hidden. Everything else in code is code and shown, whatever name stands
- * before it: `print token=1,is_admin=5`, `set $token = system` ran while the audit hid them (attack
- * 18af k1-1, k1-2), after three rounds of patterns that told code from passwords each missed a
- * spelling. gdb's own lines that are not code (a shell line, the program's arguments, `set
- * environment`) are code here too: two more rounds found that reading them apart, a second copy of
- * gdb's parser, missed gdb's spellings (`pip`, `wit`, `with ...on--shell`, MI's octal escapes, an
- * alias named `she`: attacks 18ag m1, 18ah n1), each time hiding code or keeping a password. The
- * price: a password typed unquoted into a debugger's command or code is stored. A log message is
- * prose around `{...}` code (templateProse).
- */
-function codeSecrets(text: string, template: boolean): Span[] {
-  // A gdb/MI command's quoted arguments are code (`-data-evaluate-expression "..."`), not literals.
-  const literals = template ? templateProse(text) : /^\s*\d*-/.test(text) ? [] : literalRanges(text, text.length);
-  const kept: Span[] = [];
-  let l = 0;
-  for (const span of allSpans(text, true).sort((a, b) => a[0] - b[0])) {
-    const [s, e] = span;
-    while (l < literals.length && literals[l]![1] < e) l++;
-    const lit = literals[l];
-    if (lit && lit[0] <= s && e <= lit[1] && !NOT_INERT.test(text.slice(s, e))) kept.push(span);
-  }
-  return kept;
-}
-
-/**
- * The prose of a debugpy log message, outside its `{...}` parts, which pydevd evaluates (every `{`
- * opens code, nesting counted: `{{x}}` is the set `{x}`, attack 18ah n1-8): text printed as it is,
- * never run. Its quotes open nothing (`loaded '{exec(...)}'` is prose around code: attack 18ag m1-4).
- */
-function templateProse(text: string): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  let from = 0;
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '{') {
-      if (depth++ === 0 && i > from) out.push([from, i]);
-    } else if (c === '}' && depth > 0 && --depth === 0) from = i + 1;
-  }
-  if (depth === 0 && from < text.length) out.push([from, text.length]);
-  return out;
-}
-
-/**
  * PowerShell's `-Password:VALUE` (and any secret-named parameter so written), where a command line
  * has its options (optionPlace: `c ? -password:x` in code is not one).
  */
@@ -1000,45 +939,6 @@ function xmlElementSpans(text: string, spans: Span[]): void {
   }
 }
 
-/**
- * The contents of the plain quoted literals of code before `end`: `'...'`, `"..."` and Python's
- * triple quotes, a backslash escaping the next character. An f-string (`f"..."`, `rf'...'`) is code
- * (its braces run), and so is a template literal (backquotes), a comment (`#` to the line's end: a
- * quote in it opens nothing) and what follows an unclosed quote. One pass; whatever it cannot read
- * as a literal is shown.
- */
-function literalRanges(text: string, end: number): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  let i = 0;
-  while (i < end) {
-    const q = text[i];
-    if (q === '#') {
-      i = lineEnd(text, i);
-      continue;
-    }
-    if (q !== '"' && q !== "'" && q !== '`') {
-      i++;
-      continue;
-    }
-    const triple = q !== '`' && text[i + 1] === q && text[i + 2] === q;
-    const close = triple ? q.repeat(3) : q;
-    let j = i + close.length;
-    while (j < text.length && !text.startsWith(close, j) && (triple || q === '`' || text[j] !== '\n')) j += text[j] === '\\' ? 2 : 1;
-    if (!text.startsWith(close, j)) break; // unclosed: no literal from here on
-    // A letter right before a quote may be Python's prefix: `f` and `t` make a literal whose braces run (`f"..."`, `rf'...'`,
-    // and `if"..."` is read so too: shown); `b`, `r`, `u` keep it plain, and so does a shell word's option (`-p'pw'`).
-    const before = /[\w$]{0,3}$/.exec(text.slice(Math.max(0, i - 3), i))![0];
-    if (q !== '`' && !/[fFtT]/.test(before)) out.push([i + close.length, j]);
-    i = j + close.length;
-  }
-  return out;
-}
-
-/** The end of the line that starts at `i`: a comment (`#` outside a literal) is shown, never read for literals. */
-function lineEnd(text: string, i: number): number {
-  const n = text.indexOf('\n', i);
-  return n < 0 ? text.length : n;
-}
 
 /** `text` with each secret replaced by what `mark` makes of its kind; everything around it kept. The kinds hidden, in order. */
 export function replaceSecrets(text: string, mark: (kind: string | undefined) => string, reading: SecretsReading = {}): { text: string; kinds: string[] } {
@@ -1066,8 +966,8 @@ export function hideSpans(text: string, spans: ReadonlyArray<readonly [number, n
 }
 
 /** A tool's argument with every secret value found replaced by [REDACTED], for the audit: everything around it kept, and every call (keepCalls). */
-export function redactText(text: string, code: CodeReading = false): string {
-  return replaceSecrets(text, () => REDACTED, { keepCalls: true, code }).text;
+export function redactText(text: string): string {
+  return replaceSecrets(text, () => REDACTED, { keepCalls: true }).text;
 }
 
 /**
