@@ -38,6 +38,7 @@ function postgresReplayer(mocks: PostgresMock[], o: ReplayersOptions): ProtocolR
               connect: () => dial(conn.target, DIAL_TIMEOUT_MS),
               where,
               connectionId: `${conn.id}-on-miss`,
+              ...(o.kept ? { kept: o.kept } : {}),
               ...(o.onMiss === 'record' ? { record: (mock: PostgresMock) => o.recorded(mock), ...(o.dropped ? { dropped: o.dropped } : {}) } : { onForwarded: () => void (c.fellBack++, c.missed++) }),
             };
       await replayPostgres(conn, index, {

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { serialize } from 'pg-protocol';
 import { TimeSlice } from '../../../core/wait.js';
 import type { PostgresMock } from '../keploy/types.js';
+import type { KeptBytes } from '../kept.js';
 import { ReplayIndex } from './matcher.js';
 import { decodeTyped, FrontendParser, PgProtocolError, type BindMessage, type FrontendMessage, type ParseMessage, type StartupMessage, type TypedMessage } from './frontend.js';
 import { RequestGrouper } from './grouping.js';
@@ -64,6 +65,10 @@ export interface UpstreamOptions {
   dropped?(why: string): void;
   /** The connection id written on recorded mocks. */
   connectionId?: string;
+  /** The replay's budget for calls not finished (kept.ts): what the real server's answer holds is charged to it (upstream.ts). */
+  kept?: KeptBytes;
+  /** How long the real server may take to answer one request group (default UPSTREAM_TIMEOUT_MS). */
+  timeoutMs?: number;
 }
 
 export interface Forwarded {
@@ -316,6 +321,10 @@ class Passthrough {
   private readonly upstreamStatements = new Map<string, Buffer>();
   private readonly grouper: RequestGrouper | undefined;
   private recorded = 0;
+  /** The first missed query of the group the real server is answering now. */
+  private pending: string | undefined;
+  /** The program's connection is gone: a forward still under way was counted then, and is not again. */
+  private ended = false;
 
   constructor(
     private readonly options: UpstreamOptions,
@@ -338,7 +347,8 @@ class Passthrough {
   }
 
   started(m: StartupMessage, password: string | undefined): void {
-    this.upstream = new PostgresUpstream(this.options.connect, m, password, this.options.where);
+    const { kept, timeoutMs } = this.options;
+    this.upstream = new PostgresUpstream(this.options.connect, m, password, this.options.where, { ...(kept ? { kept } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
   }
 
   /** Notes a message of the current group. */
@@ -363,15 +373,20 @@ class Passthrough {
     for (const m of group) this.define(m);
     const requests = [...prelude, ...group];
     let answers: Buffer[];
+    this.pending = query;
     try {
       if (this.broken) throw new UpstreamError(this.broken);
       answers = await this.upstream!.exchange(requests.map((m) => m.raw));
     } catch (err) {
+      if (this.ended) return;
       if (!(err instanceof UpstreamError)) throw err;
       this.broken ??= err.message;
       this.upstream?.close();
       return this.session.forwardFailed(query, err.message);
+    } finally {
+      this.pending = undefined;
     }
+    if (this.ended) return;
     for (const m of group) {
       if (m.type === Frontend.Parse) this.upstreamStatements.set(m.name, m.raw);
       if (m.type === Frontend.Close && m.target === Target.Statement) this.upstreamStatements.delete(m.name);
@@ -397,6 +412,10 @@ class Passthrough {
   }
 
   close(): void {
+    // A group the real server had not answered when the program's connection went (attack 18ah o1-3: the
+    // program timed out waiting, and the replay said no miss): a miss, counted now, before the replay reports.
+    if (this.pending !== undefined && !this.ended) this.session.forwardFailed(this.pending, 'the program closed its connection before the real server answered it');
+    this.ended = true;
     this.upstream?.close();
     this.grouper?.close();
   }

@@ -2,6 +2,8 @@ import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { serialize } from 'pg-protocol';
 import { waitBounded } from '../../../core/wait.js';
+import { KeptShare, type KeptBytes } from '../kept.js';
+import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
 import type { StartupMessage } from './frontend.js';
 import { Auth, AUTH_ASKS_PASSWORD, Backend } from './protocol.js';
 import { authCodeOf, BackendSplitter, codeOf, errorFields } from './wire.js';
@@ -19,9 +21,16 @@ import { authCodeOf, BackendSplitter, codeOf, errorFields } from './wire.js';
  * cannot work: GSSAPI/SSPI/Kerberos and certificate authentication (the secrets are the
  * client's, not a password), SCRAM-SHA-256-PLUS (channel binding needs TLS, which replay does
  * not speak upstream), and a server that asks for a password when the recording had none.
+ *
+ * Bounded (attack 18ah o1-3: endless 1 MiB DataRows and no ReadyForQuery held 1.8-2.2 GB): what is
+ * read from the server and not yet handed out (a message being framed, messages waiting, the
+ * answers of the group so far) is at most MAX_MOCK_EXCHANGE_BYTES, the one bound of an exchange
+ * every recorder has, and charged to `kept`, the replay's budget for calls not finished. Past
+ * either, or past `timeoutMs` for a group, the exchange fails (UpstreamError, saying why) and the
+ * connection is destroyed: nothing more is read, its bytes go back to the budget.
  */
 
-/** How long the server may take to accept, authenticate, or answer one request group. */
+/** How long the server may take to accept, authenticate, or answer one request group (the default of `timeoutMs`). */
 export const UPSTREAM_TIMEOUT_MS = 30_000;
 
 export class UpstreamError extends Error {}
@@ -33,6 +42,11 @@ export class PostgresUpstream {
   private readonly inbox: Buffer[] = [];
   private wake: (() => void) | undefined;
   private closed: Error | undefined;
+  /** Bytes read from the server and not handed out yet, lent by the replay's budget. */
+  private held = 0;
+  private readonly share: KeptShare;
+  private readonly timeoutMs: number;
+  private readonly limit: number | undefined;
   /** Transaction status the server reported last. */
   status = 'I';
 
@@ -41,7 +55,12 @@ export class PostgresUpstream {
     private readonly startup: StartupMessage,
     private readonly password: string | undefined,
     private readonly where: string,
-  ) {}
+    limits: { kept?: KeptBytes; timeoutMs?: number } = {},
+  ) {
+    this.share = new KeptShare(limits.kept);
+    this.timeoutMs = limits.timeoutMs ?? UPSTREAM_TIMEOUT_MS;
+    this.limit = limits.kept?.limit;
+  }
 
   /** Sends one request group; resolves with every answer up to and including ReadyForQuery. */
   async exchange(requests: readonly Buffer[]): Promise<Buffer[]> {
@@ -49,8 +68,11 @@ export class PostgresUpstream {
     await this.opening;
     this.socket!.write(requests.length === 1 ? requests[0]! : Buffer.concat(requests));
     const out: Buffer[] = [];
+    let bytes = 0;
+    const deadline = Date.now() + this.timeoutMs;
     for (;;) {
-      const raw = await this.next('an answer');
+      const raw = await this.next('an answer', deadline);
+      bytes += raw.length;
       // COPY FROM STDIN: the client was answered by mocks so far and sends no data to this server; refuse the COPY here.
       if (codeOf(raw) === Backend.CopyInResponse) {
         this.socket!.write(serialize.copyFail('debugkit: a COPY FROM STDIN that missed the mocks cannot be passed through'));
@@ -59,6 +81,8 @@ export class PostgresUpstream {
       out.push(raw);
       if (codeOf(raw) === Backend.ReadyForQuery) {
         this.status = String.fromCharCode(raw[5]!);
+        // The answers are the caller's now (written to the program): off the budget.
+        this.handedOut(bytes);
         return out;
       }
     }
@@ -67,6 +91,27 @@ export class PostgresUpstream {
   close(): void {
     if (this.socket && !this.socket.destroyed) this.socket.end(serialize.end());
     this.socket?.destroy();
+    this.forget();
+  }
+
+  /** Fails what waits with `err` and destroys the connection: nothing more is read from it. */
+  private fail(err: UpstreamError): void {
+    this.closed ??= err;
+    this.socket?.destroy();
+    this.forget();
+    this.wake?.();
+  }
+
+  /** Drops what was read and not handed out, and gives it back to the budget. */
+  private forget(): void {
+    this.inbox.length = 0;
+    this.held = 0;
+    this.share.release();
+  }
+
+  private handedOut(n: number): void {
+    this.held = Math.max(0, this.held - n);
+    this.share.give(n);
   }
 
   private async open(): Promise<void> {
@@ -78,6 +123,23 @@ export class PostgresUpstream {
     }
     this.socket = socket;
     socket.on('data', (chunk: Buffer) => {
+      if (this.closed) return;
+      const held = this.held + chunk.length;
+      if (held > MAX_MOCK_EXCHANGE_BYTES) {
+        return this.fail(
+          new UpstreamError(
+            `the real server ${this.where} answered over ${MAX_MOCK_EXCHANGE_BYTES} bytes, the bound of one exchange (${held} bytes read, no ReadyForQuery yet); the connection to it was closed`,
+          ),
+        );
+      }
+      if (!this.share.take(chunk.length)) {
+        return this.fail(
+          new UpstreamError(
+            `the real server's answer does not fit in the ${this.limit} bytes the replay keeps of calls not finished (other calls hold the rest); the connection to ${this.where} was closed`,
+          ),
+        );
+      }
+      this.held = held;
       try {
         this.inbox.push(...this.splitter.push(chunk));
       } catch (err) {
@@ -98,8 +160,10 @@ export class PostgresUpstream {
 
   private async authenticate(): Promise<void> {
     let scram: Scram | undefined;
+    const deadline = Date.now() + this.timeoutMs;
     for (;;) {
-      const raw = await this.next('authentication');
+      const raw = await this.next('authentication', deadline);
+      this.handedOut(raw.length);
       const code = codeOf(raw);
       if (code === Backend.ErrorResponse) throw new UpstreamError(`the real server ${this.where} refused the session: ${errorFields(raw).M ?? 'an error'}`);
       if (code === Backend.ReadyForQuery) return;
@@ -138,12 +202,17 @@ export class PostgresUpstream {
     }
   }
 
-  private async next(what: string): Promise<Buffer> {
-    const deadline = Date.now() + UPSTREAM_TIMEOUT_MS;
-    while (this.inbox.length === 0) {
+  private async next(what: string, deadline: number): Promise<Buffer> {
+    for (;;) {
+      if (this.closed instanceof UpstreamError) throw this.closed;
+      if (this.inbox.length > 0) break;
       if (this.closed) throw new UpstreamError(`the real server ${this.where} closed the connection while replay waited for ${what}: ${this.closed.message}`);
       const left = deadline - Date.now();
-      if (left <= 0) throw new UpstreamError(`the real server ${this.where} sent no ${what} within ${UPSTREAM_TIMEOUT_MS / 1000} s`);
+      if (left <= 0) {
+        // No reading after the deadline: the answer is given up, and the connection with it.
+        this.fail(new UpstreamError(`the real server ${this.where} sent no ReadyForQuery within ${this.timeoutMs / 1000} s (replay waited for ${what}); the connection to it was closed`));
+        continue;
+      }
       await waitBounded<void>(
         (settle) => {
           const wake = () => settle();

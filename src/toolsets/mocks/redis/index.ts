@@ -31,7 +31,7 @@ function redisReplayer(index: RedisIndex, o: ReplayersOptions): ProtocolReplayer
     serve: async (conn) => {
       const host = `${conn.target.host}:${conn.target.port}`;
       // passthrough / record: a command no mock answers goes to the real server on this session's own connection.
-      const upstream = o.onMiss === 'fail' ? undefined : redisFetcher(() => dial(conn.target, DIAL_TIMEOUT_MS));
+      const upstream = o.onMiss === 'fail' ? undefined : redisFetcher(() => dial(conn.target, DIAL_TIMEOUT_MS), o.kept ? { kept: o.kept } : {});
       try {
         await replayRedis(conn, index, {
           onMatch: (m) => void (c.replayed++, o.served?.(m.mock)),

@@ -3,6 +3,8 @@ import { previewBytes } from '../generic/keploy.js';
 import type { GenericConnection } from '../generic/recorder.js';
 import { ByteQueue } from '../../../core/byte-queue.js';
 import { boundPromise, TimeSlice } from '../../../core/wait.js';
+import { KeptShare, type KeptBytes } from '../kept.js';
+import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
 import type { RedisIndex } from './matcher.js';
 import { CommandFramer, commandArgs, describeCommand, encodeCommand, errorReply, MAX_BUFFERED, redactArgs, RespFramer } from './wire.js';
 
@@ -196,50 +198,94 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
 /**
  * One connection to the real Redis server for a replayed session's misses: opened on the first
  * miss, the session's state commands sent first (their replies dropped), then each missed
- * command, its reply read by RESP framing. Bounded: each reply within `timeoutMs`.
+ * command, its reply read by RESP framing.
+ *
+ * Bounded (attack 18ah o1-1: one GET answered by an endless bulk reply held 1.4-2.1 GB, read on
+ * after the timeout): what is read and not yet a whole reply is at most MAX_MOCK_EXCHANGE_BYTES
+ * (the one bound of an exchange every recorder has) and charged to `kept`, the replay's budget
+ * for calls not finished. Past either, or past `timeoutMs` with no whole reply, the fetch fails
+ * saying why and the connection is destroyed: nothing more is read from it, its bytes go back to
+ * the budget, and the next miss opens a new one (the state commands sent again). Nothing is read
+ * while no fetch waits.
  */
-export function redisFetcher(connect: () => Promise<Duplex>, timeoutMs = 10_000): { fetch: (command: Buffer, state: readonly Buffer[]) => Promise<Buffer>; close: () => void } {
+export function redisFetcher(
+  connect: () => Promise<Duplex>,
+  options: { timeoutMs?: number; kept?: KeptBytes } = {},
+): { fetch: (command: Buffer, state: readonly Buffer[]) => Promise<Buffer>; close: () => void } {
+  const timeoutMs = options.timeoutMs ?? 10_000;
   let socket: Duplex | undefined;
-  const buf = new ByteQueue();
-  const replies = new RespFramer();
+  let buf = new ByteQueue();
+  let replies = new RespFramer();
+  /** The bytes in `buf`, lent by the replay's budget. */
+  const share = new KeptShare(options.kept);
   let waiting: { skip: number; resolve: (b: Buffer) => void; reject: (e: Error) => void } | undefined;
   let sent = 0;
+  /** Ends the connection (destroyed: nothing more is read) and fails the fetch waiting, if any, with `err`. */
+  const drop = (err: Error) => {
+    const s = socket;
+    socket = undefined;
+    sent = 0;
+    buf = new ByteQueue();
+    replies = new RespFramer();
+    share.release();
+    s?.destroy();
+    const w = waiting;
+    waiting = undefined;
+    w?.reject(err);
+  };
   const onData = (chunk: Buffer) => {
+    if (buf.length + chunk.length > MAX_MOCK_EXCHANGE_BYTES) {
+      return drop(
+        new Error(`its reply is over ${MAX_MOCK_EXCHANGE_BYTES} bytes, the bound of one exchange (${buf.length + chunk.length} bytes read and not yet whole); the connection to the server was closed`),
+      );
+    }
+    if (!share.take(chunk.length)) {
+      return drop(new Error(`its reply does not fit in the ${options.kept!.limit} bytes the replay keeps of calls not finished (other calls hold the rest); the connection to the server was closed`));
+    }
     buf.push(chunk);
     try {
       for (let end = waiting ? replies.end(buf.view()) : -1; end > 0 && waiting; end = waiting ? replies.end(buf.view()) : -1) {
         const reply = Buffer.from(buf.view().subarray(0, end));
         buf.consume(end);
+        share.give(end);
         if (waiting.skip > 0) waiting.skip--;
         else {
           const w = waiting;
           waiting = undefined;
+          socket?.pause();
           w.resolve(reply);
         }
       }
     } catch (err) {
-      waiting?.reject(err as Error);
-      socket?.destroy();
+      drop(new Error(`it sent bytes that are not RESP (${(err as Error).message}); the connection to the server was closed`));
     }
   };
   return {
     async fetch(command, state) {
       if (!socket) {
-        socket = await connect();
-        socket.on('data', onData);
-        socket.on('error', (err) => waiting?.reject(err));
-        socket.on('close', () => waiting?.reject(new Error('the server closed the connection')));
+        const s = await connect();
+        socket = s;
+        s.on('data', (chunk: Buffer) => void (socket === s && onData(chunk)));
+        s.on('error', (err) => void (socket === s && drop(err)));
+        s.on('close', () => void (socket === s && drop(new Error('the server closed the connection'))));
       }
       const fresh = state.slice(sent);
       sent = state.length;
+      const s = socket;
       const reply = new Promise<Buffer>((resolve, reject) => {
         waiting = { skip: fresh.length, resolve, reject };
-        socket!.write(Buffer.concat([...fresh, command]));
+        s.write(Buffer.concat([...fresh, command]));
+        s.resume();
       });
       const outcome = await boundPromise(reply, { timeoutMs, keepAlive: true });
-      if (outcome.kind !== 'value') throw new Error(`no reply within ${timeoutMs} ms`);
+      if (outcome.kind !== 'value') {
+        // No reading after the timeout: the reply is given up, and the connection with it.
+        const err = new Error(`no reply within ${timeoutMs} ms; the connection to the server was closed`);
+        drop(err);
+        throw err;
+      }
       return outcome.value;
     },
-    close: () => socket?.destroy(),
+    close: () => drop(new Error('the replay ended')),
   };
 }
