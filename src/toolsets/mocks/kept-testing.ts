@@ -37,8 +37,8 @@ export async function loopback(handler: (socket: net.Socket) => void): Promise<n
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r((server.address() as net.AddressInfo).port)));
 }
 
-/** What a fake server pours at most: far past the bound of one exchange, and more than its socket's buffers hold. */
-export const FAKE_CAP = 32 * 1024 * 1024;
+/** What a fake server pours at most: past the bound of an answer relayed whole (RELAYED_MAX_BYTES), and more than its socket's buffers hold. */
+export const FAKE_CAP = 96 * 1024 * 1024;
 
 /**
  * A fake "real server": `answer` gets each connection and a `pour(chunk)` that writes `chunk` again

@@ -38,6 +38,14 @@ export class KeptBytes {
   }
 }
 
+/**
+ * Most bytes a replay holds of one miss's answer (or request) that it must relay whole (an HTTP body
+ * sent to the real server, a Redis reply, a PostgreSQL query group's answer): past it the miss
+ * fails, saying so. The budget below bounds all of them together. A legitimate answer of a few MB
+ * is relayed; an endless one stops here (attack 18ah o1-1, o1-3: 1.4-2.2 GB).
+ */
+export const RELAYED_MAX_BYTES = 64 * 1024 * 1024;
+
 /** What all of a recording's unfinished calls may keep at once: twice what a mock set holds. */
 export const RECORDING_KEPT_MAX_BYTES = 64 * 1024 * 1024;
 

@@ -7,7 +7,7 @@ import http2 from 'node:http2';
 import { describe, expect, it } from 'vitest';
 import { HttpMatcher } from '../http/matcher.js';
 import { postMock } from '../http/test-support.js';
-import { KeptBytes } from '../kept.js';
+import { Watched } from '../kept-testing.js';
 import { replaying } from './test-support.js';
 
 function post(client: http2.ClientHttp2Session, body: Buffer, end = true) {
@@ -23,22 +23,6 @@ function post(client: http2.ClientHttp2Session, body: Buffer, end = true) {
   if (end) req.end(body);
   else req.write(body);
   return { req, answer };
-}
-
-/** A budget that remembers the most it ever lent. */
-class Watched extends KeptBytes {
-  lent = 0;
-  most = 0;
-  override take(n: number): boolean {
-    if (!super.take(n)) return false;
-    this.lent += n;
-    this.most = Math.max(this.most, this.lent);
-    return true;
-  }
-  override give(n: number): void {
-    super.give(n);
-    this.lent = Math.max(0, this.lent - n);
-  }
 }
 
 describe('attack 18af l1-5: a body longer than what is kept is compared whole', () => {

@@ -1,7 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { TimeSlice } from '../../../core/wait.js';
-import { KeptShare, type KeptBytes } from '../kept.js';
+import { KeptShare, RELAYED_MAX_BYTES, type KeptBytes } from '../kept.js';
 /** HTTP/1.x messages as the passive parser reports them, and helpers to read their fields. */
 
 export type Header = [name: string, value: string];
@@ -73,7 +73,7 @@ export interface HttpParserHandlers {
 
 export const DEFAULT_MAX_BODY = 1024 * 1024;
 /** A miss relayed to the real server needs the whole request body to forward it: a replayer keeps this much of it (a bigger one is a miss). */
-export const FALLBACK_MAX_BODY = 64 * 1024 * 1024;
+export const FALLBACK_MAX_BODY = RELAYED_MAX_BYTES;
 export const DEFAULT_MAX_HEAD = 64 * 1024;
 
 /** The values of a header (case-insensitive), joined with ", "; undefined when absent. */

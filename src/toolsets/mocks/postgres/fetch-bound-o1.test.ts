@@ -2,7 +2,7 @@
 // replay collected every message of the real server until ReadyForQuery, with no byte bound:
 // endless 1 MiB DataRows held 1.8-2.2 GB. And the program, timed out waiting, closed its connection:
 // the replay then said `mocksMissed: 0`. What a forwarded group's answer holds is now bounded by
-// MAX_MOCK_EXCHANGE_BYTES and charged to the replay's budget; past it, or past the group's timeout,
+// RELAYED_MAX_BYTES and charged to the replay's budget; past it, or past the group's timeout,
 // the program gets an ErrorResponse and ReadyForQuery, the miss is counted, and the connection to
 // the real server is destroyed. A group still unanswered when the program goes is counted as a miss.
 import net from 'node:net';
@@ -11,7 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { TimeSlice } from '../../../core/wait.js';
 import type { KeptBytes } from '../kept.js';
 import { afterTest, connectTo, FAKE_CAP, fakeServer, loopback, Watched } from '../kept-testing.js';
-import { MAX_MOCK_EXCHANGE_BYTES, type ReplayCounts } from '../protocol.js';
+import { RELAYED_MAX_BYTES } from '../kept.js';
+import type { ReplayCounts } from '../protocol.js';
 import type { InterceptedConnection } from '../proxy/proxy.js';
 import type { DebugkitCa } from '../tls/index.js';
 import { replayer } from './index.js';
@@ -105,23 +106,25 @@ const errorOf = (answers: Buffer[]) => answers.filter((m) => codeOf(m) === Backe
 describe('attack 18ah o1-3: a PostgreSQL group forwarded on a miss keeps a bounded part of the real answer', () => {
   it('endless DataRows: the program gets an ErrorResponse naming the bound and ReadyForQuery, the miss is counted, the real server is cut off', async () => {
     const fake = await fakePostgres(true);
-    const kept = new Watched();
+    const kept = new Watched(2 * RELAYED_MAX_BYTES);
     const replay = await replaying(fake.port, kept);
     const client = await program(replay.port);
     const answers = await client.query("select secret from u where name='other'");
     expect(answers.map(codeOf)).toEqual([Backend.ErrorResponse, Backend.ReadyForQuery]);
-    expect(errorOf(answers)[0]).toMatch(/no recorded mock for query: .*the real server could not answer it: the real server 127\.0\.0\.1:\d+ answered over 1048576 bytes, the bound of one exchange/);
+    expect(errorOf(answers)[0]).toMatch(
+      /no recorded mock for query: .*the real server could not answer it: the real server 127\.0\.0\.1:\d+ answered over 67108864 bytes, the bound of an answer relayed whole/,
+    );
     expect(replay.counts).toMatchObject({ missed: 1, fellBack: 0 });
     expect(replay.misses).toHaveLength(1);
-    expect(replay.misses[0]).toContain('the bound of one exchange');
+    expect(replay.misses[0]).toContain('the bound of an answer relayed whole');
     // The connection to the real server was destroyed: it could not write what it had to (nothing more was read).
     expect(await fake.gone).toBeLessThan(FAKE_CAP);
     expect(kept.most).toBeGreaterThan(0);
-    expect(kept.most).toBeLessThanOrEqual(MAX_MOCK_EXCHANGE_BYTES);
+    expect(kept.most).toBeLessThanOrEqual(RELAYED_MAX_BYTES);
     expect(kept.lent).toBe(0);
     // The session goes on: the next miss fails at once, saying why.
     const again = await client.query('select 2');
-    expect(errorOf(again)[0]).toContain('the bound of one exchange');
+    expect(errorOf(again)[0]).toContain('the bound of an answer relayed whole');
     expect(replay.counts.missed).toBe(2);
   });
 

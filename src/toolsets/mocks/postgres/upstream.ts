@@ -2,8 +2,7 @@ import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { serialize } from 'pg-protocol';
 import { waitBounded } from '../../../core/wait.js';
-import { KeptShare, type KeptBytes } from '../kept.js';
-import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
+import { KeptShare, type KeptBytes, RELAYED_MAX_BYTES } from '../kept.js';
 import type { StartupMessage } from './frontend.js';
 import { Auth, AUTH_ASKS_PASSWORD, Backend } from './protocol.js';
 import { authCodeOf, BackendSplitter, codeOf, errorFields } from './wire.js';
@@ -24,7 +23,7 @@ import { authCodeOf, BackendSplitter, codeOf, errorFields } from './wire.js';
  *
  * Bounded (attack 18ah o1-3: endless 1 MiB DataRows and no ReadyForQuery held 1.8-2.2 GB): what is
  * read from the server and not yet handed out (a message being framed, messages waiting, the
- * answers of the group so far) is at most MAX_MOCK_EXCHANGE_BYTES, the one bound of an exchange
+ * answers of the group so far) is at most RELAYED_MAX_BYTES, what a replay holds of one answer it relays whole
  * every recorder has, and charged to `kept`, the replay's budget for calls not finished. Past
  * either, or past `timeoutMs` for a group, the exchange fails (UpstreamError, saying why) and the
  * connection is destroyed: nothing more is read, its bytes go back to the budget.
@@ -125,10 +124,10 @@ export class PostgresUpstream {
     socket.on('data', (chunk: Buffer) => {
       if (this.closed) return;
       const held = this.held + chunk.length;
-      if (held > MAX_MOCK_EXCHANGE_BYTES) {
+      if (held > RELAYED_MAX_BYTES) {
         return this.fail(
           new UpstreamError(
-            `the real server ${this.where} answered over ${MAX_MOCK_EXCHANGE_BYTES} bytes, the bound of one exchange (${held} bytes read, no ReadyForQuery yet); the connection to it was closed`,
+            `the real server ${this.where} answered over ${RELAYED_MAX_BYTES} bytes, the bound of an answer relayed whole (${held} bytes read, no ReadyForQuery yet); the connection to it was closed`,
           ),
         );
       }

@@ -1,6 +1,6 @@
 // Round 18ah (attacker o1, o1-1): on a miss with `onMiss: passthrough` or `record`, the Redis replay
 // kept the real server's reply with no bound and read on after its 10 s timeout: one GET answered
-// by an endless bulk reply held 1.4-2.1 GB. A fetch now keeps at most MAX_MOCK_EXCHANGE_BYTES of a
+// by an endless bulk reply held 1.4-2.1 GB. A fetch now keeps at most RELAYED_MAX_BYTES of a
 // reply, charged to the replay's budget; past it, or past its timeout, the program gets an error
 // reply, the miss is counted, and the connection to the real server is destroyed.
 import net from 'node:net';
@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { TimeSlice } from '../../../core/wait.js';
 import type { KeptBytes } from '../kept.js';
 import { afterTest, connectTo, FAKE_CAP, fakeServer, loopback, Watched } from '../kept-testing.js';
-import { MAX_MOCK_EXCHANGE_BYTES, type ReplayCounts } from '../protocol.js';
+import { RELAYED_MAX_BYTES } from '../kept.js';
+import type { ReplayCounts } from '../protocol.js';
 import type { InterceptedConnection } from '../proxy/proxy.js';
 import type { DebugkitCa } from '../tls/index.js';
 import { replayer } from './index.js';
@@ -69,24 +70,26 @@ async function replaying(upstreamPort: number, kept: KeptBytes) {
 describe('attack 18ah o1-1: a Redis fetch on a miss keeps a bounded part of the real reply', () => {
   it('an endless bulk reply: the program gets an error naming the bound, the miss is counted, the real server is cut off', async () => {
     const fake = await fakeRedis('$4000000000\r\n', true);
-    const kept = new Watched();
+    const kept = new Watched(2 * RELAYED_MAX_BYTES);
     const replay = await replaying(fake.port, kept);
     const client = await program(replay.port);
     const reply = await client.ask('GET', 'other');
-    expect(reply).toMatch(/^-ERR debugkit: redis 127\.0\.0\.1:\d+: GET "other" matched no mock and the real server could not answer it: its reply is over 1048576 bytes, the bound of one exchange/);
+    expect(reply).toMatch(
+      /^-ERR debugkit: redis 127\.0\.0\.1:\d+: GET "other" matched no mock and the real server could not answer it: its reply is over 67108864 bytes, the bound of an answer relayed whole/,
+    );
     expect(replay.counts).toMatchObject({ missed: 1, fellBack: 0 });
     expect(replay.misses).toHaveLength(1);
-    expect(replay.misses[0]).toContain('the bound of one exchange');
+    expect(replay.misses[0]).toContain('the bound of an answer relayed whole');
     // The connection to the real server was destroyed: it could not write what it had to (nothing more was read).
     const written = await fake.gone;
     expect(written).toBeLessThan(FAKE_CAP);
     // What was kept stayed within the bound, and went back to the budget.
     expect(kept.most).toBeGreaterThan(0);
-    expect(kept.most).toBeLessThanOrEqual(MAX_MOCK_EXCHANGE_BYTES);
+    expect(kept.most).toBeLessThanOrEqual(RELAYED_MAX_BYTES);
     expect(kept.lent).toBe(0);
     // The program's connection is still served: a recorded command is answered, a new miss opens a new connection.
     expect(await client.ask('PING')).toBe('+PONG\r\n');
-    expect(await client.ask('GET', 'again')).toMatch(/^-ERR debugkit: .*the bound of one exchange/);
+    expect(await client.ask('GET', 'again')).toMatch(/^-ERR debugkit: .*the bound of an answer relayed whole/);
     expect(fake.connections()).toBe(2);
     expect(replay.counts).toMatchObject({ replayed: 1, missed: 2 });
   });

@@ -3,8 +3,7 @@ import { previewBytes } from '../generic/keploy.js';
 import type { GenericConnection } from '../generic/recorder.js';
 import { ByteQueue } from '../../../core/byte-queue.js';
 import { boundPromise, TimeSlice } from '../../../core/wait.js';
-import { KeptShare, type KeptBytes } from '../kept.js';
-import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
+import { KeptShare, type KeptBytes, RELAYED_MAX_BYTES } from '../kept.js';
 import type { RedisIndex } from './matcher.js';
 import { CommandFramer, commandArgs, describeCommand, encodeCommand, errorReply, MAX_BUFFERED, redactArgs, RespFramer } from './wire.js';
 
@@ -201,7 +200,7 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
  * command, its reply read by RESP framing.
  *
  * Bounded (attack 18ah o1-1: one GET answered by an endless bulk reply held 1.4-2.1 GB, read on
- * after the timeout): what is read and not yet a whole reply is at most MAX_MOCK_EXCHANGE_BYTES
+ * after the timeout): what is read and not yet a whole reply is at most RELAYED_MAX_BYTES
  * (the one bound of an exchange every recorder has) and charged to `kept`, the replay's budget
  * for calls not finished. Past either, or past `timeoutMs` with no whole reply, the fetch fails
  * saying why and the connection is destroyed: nothing more is read from it, its bytes go back to
@@ -234,9 +233,11 @@ export function redisFetcher(
     w?.reject(err);
   };
   const onData = (chunk: Buffer) => {
-    if (buf.length + chunk.length > MAX_MOCK_EXCHANGE_BYTES) {
+    if (buf.length + chunk.length > RELAYED_MAX_BYTES) {
       return drop(
-        new Error(`its reply is over ${MAX_MOCK_EXCHANGE_BYTES} bytes, the bound of one exchange (${buf.length + chunk.length} bytes read and not yet whole); the connection to the server was closed`),
+        new Error(
+          `its reply is over ${RELAYED_MAX_BYTES} bytes, the bound of an answer relayed whole (${buf.length + chunk.length} bytes read and not yet whole); the connection to the server was closed`,
+        ),
       );
     }
     if (!share.take(chunk.length)) {
