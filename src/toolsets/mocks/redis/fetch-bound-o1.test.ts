@@ -94,6 +94,17 @@ describe('attack 18ah o1-1: a Redis fetch on a miss keeps a bounded part of the 
     expect(replay.counts).toMatchObject({ replayed: 1, missed: 2 });
   });
 
+  it('a reply of a few MB is relayed whole: the bound is for endless ones, not for real answers', async () => {
+    const value = 'v'.repeat(2 * 1024 * 1024);
+    const fake = await fakeRedis(`$${value.length}\r\n${value}\r\n`, false);
+    const kept = new Watched();
+    const replay = await replaying(fake.port, kept);
+    const client = await program(replay.port);
+    expect(await client.ask('GET', 'big')).toBe(`$${value.length}\r\n${value}\r\n`);
+    expect(replay.counts).toMatchObject({ missed: 1 });
+    expect(kept.lent).toBe(0);
+  });
+
   it('past the budget of unfinished calls, before the bound: the same error, naming the budget', async () => {
     const fake = await fakeRedis('$4000000000\r\n', true);
     const kept = new Watched(256 * 1024);
