@@ -104,7 +104,8 @@ describe('attack 18af k1-6, k1-7: a hidden span of a command line never holds sh
 
   it('passwords without shell are hidden; brackets and braces in a word are no shell', () => {
     expect(redact({ command: 'curl http://u:hunter2@h/ && htpasswd -b f u Hunter2' })).toEqual({ command: `curl http://u:${R}@h/ && htpasswd -b f u ${R}` });
-    expect(redact({ command: 'PGPASSWORD=(hunter2) psql; curl http://a:p4ss{x}@h' })).toEqual({ command: `PGPASSWORD=${R} psql; curl http://a:${R}@h` });
+    expect(redact({ command: 'PGPASSWORD=hunter2 psql; curl http://a:p4ss{x}@h' })).toEqual({ command: `PGPASSWORD=${R} psql; curl http://a:${R}@h` });
+    expect(redact({ x: 'PGPASSWORD=(hunter2)' })).toEqual({ x: `PGPASSWORD=${R}` });
   });
 
   it('argv is read by no shell: a password is hidden whatever it holds, but an inline script is code', () => {
@@ -134,5 +135,33 @@ describe('rounds 18ac e1-1, 18ad g1-6: the spellings left open', () => {
     for (const command of ['sqlplus / as sysdba', 'cp src/x dst/y', 'net user bob * /add', 'a ? -password:x : y', `sh -c "sqlplus u/$(id)@db"`])
       expect(redact({ command }), command).toEqual({ command });
     expect(code('print c ? -password:is_admin : 0')).toBe('print c ? -password:is_admin : 0');
+  });
+});
+
+// Round 18aj (attacker q1, q1-1): a program path holding a secret-looking `token=`, `api_key=` or
+// `password=` was redacted as text, and the audit hid which program ran: gdb's and the debugger's
+// `program`, Python's `entry` and `pythonPath`, argv's first word, a mocks command's program.
+describe('attack 18aj q1-1: the program that runs is never hidden', () => {
+  it('program, entry and pythonPath are kept as sent; argv keeps its program', () => {
+    for (const args of [
+      { program: 'token=x/../evil', args: ['--password', 'hunter2'] },
+      { entry: 'token=x/../evil.py', pythonPath: '/tmp/api_key=1/../../usr/bin/python3' },
+      { argv: ['./token=x/../../usr/bin/touch', '/tmp/p'] },
+      { args: ['./token=x/../evil'] },
+    ]) {
+      const kept = redact(args) as Record<string, unknown>;
+      for (const k of ['program', 'entry', 'pythonPath']) if (k in args) expect(kept[k], k).toBe((args as Record<string, unknown>)[k]);
+      if ('argv' in args) expect(kept.argv).toEqual(args.argv);
+    }
+    expect(redact({ program: 'token=x/../evil', args: ['--password', 'hunter2'] })).toEqual({ program: 'token=x/../evil', args: ['--password', R] });
+    expect(redactWords(['mysql', '-phunter2'])).toEqual(['mysql', `-p${R}`]);
+  });
+
+  it("a command line's programs are shown, after assignments, wrappers and in a script; its passwords still hidden", () => {
+    for (const command of ['./token=x/../../../../../usr/bin/touch /tmp/p', "sh -c './token=x/../../usr/bin/touch /tmp/p'", 'env A=1 ./password=x/../../usr/bin/id', 'true; ./token=x/y'])
+      expect(redact({ command }), command).toEqual({ command });
+    expect(redact({ command: 'AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG aws s3 ls && curl http://u:hunter2@h/' })).toEqual({
+      command: `AWS_SECRET_ACCESS_KEY=${R} aws s3 ls && curl http://u:${R}@h/`,
+    });
   });
 });

@@ -377,8 +377,14 @@ function headOf(text: string, walk: Walk): { head: string; note: string } {
  * ending a comment). Anywhere else (env values, mocks' command lines, argv) passwords are hidden.
  */
 const CODE_FIELDS = new Set(['command', 'commands', 'expression', 'condition', 'hitCondition', 'logMessage', 'code']);
+/**
+ * Argument names whose value is a program that runs (gdb's and the debugger's `program`, Python's
+ * `entry` and `pythonPath`): kept as sent, as code is, in every toolset. `token=x/../evil` was
+ * stored as `token=[REDACTED]`, hiding what ran (attack 18aj q1-1).
+ */
+const PROGRAM_FIELDS = new Set(['program', 'entry', 'pythonPath']);
 
-function redactString(text: string, walk: Walk, code = false): string {
+function redactString(text: string, walk: Walk, code = false, command = false): string {
   if (walk.measure) {
     const kept = Math.min(text.length, MAX_STRING);
     walk.measure.push(kept);
@@ -390,7 +396,7 @@ function redactString(text: string, walk: Walk, code = false): string {
   }
   const { head, note } = headOf(text, walk);
   // Code a debugger runs is kept as sent: only the debugger can tell a secret in it from code.
-  return `${code ? head : redactText(head)}${note}`;
+  return `${code ? head : redactText(head, command)}${note}`;
 }
 
 /**
@@ -402,7 +408,8 @@ function redactString(text: string, walk: Walk, code = false): string {
  * secret in is read again alone.
  */
 export function redactWords(words: readonly string[]): string[] {
-  if (words.length < 2) return words.map((w) => redactText(w));
+  // One word alone: a program, shown (attack 18aj q1-1), unless it is an option or a whole command line in one string.
+  if (words.length < 2) return words.map((w) => (w.startsWith('-') || /\s/.test(w) ? redactText(w) : w));
   const starts: number[] = [];
   let text = '';
   for (const w of words) {
@@ -416,6 +423,7 @@ export function redactWords(words: readonly string[]): string[] {
     while (i + 1 < words.length && starts[i + 1]! <= s) i++;
     const at = s - starts[i]!;
     if (at >= words[i]!.length) continue; // the blank between two words
+    if (i === 0 && !words[0]!.startsWith('-')) continue; // the program that runs is shown (attack 18aj q1-1)
     // No shell reads argv, so a password there is hidden whatever it holds; but an inline script and
     // the words it reads are code, and shell in them is shown (findSecrets' rule for command lines).
     if (script >= 0 && i >= script && SHELL_ACTIVE.test(text.slice(s, e))) continue;
@@ -428,6 +436,7 @@ export function redactWords(words: readonly string[]): string[] {
   // hidden whole, unless a script's arguments (attack 18aa A4).
   const placed = argvSecretWords(words);
   return words.map((w, k) => {
+    if (k === 0 && !w.startsWith('-')) return w;
     if (placed.has(k) && !(script >= 0 && script < k)) return REDACTED;
     const found = hits.get(k);
     if (!found) return redactText(w);
@@ -485,6 +494,8 @@ interface ListReading {
   inList?: boolean;
   /** Its strings are code a debugger runs (CODE_FIELDS of a toolset that runs code), kept as sent. */
   code?: boolean;
+  /** A command line (a `command`, `cmd` or `entrypoint` string): the programs it runs are shown. */
+  command?: boolean;
 }
 
 function redactArray(value: unknown[], depth: number, walk: Walk, reading: ListReading): unknown[] {
@@ -545,8 +556,9 @@ function secretPair(value: Record<string, unknown>): boolean {
 
 /** How the list under name `k` of `object` is read (ARGV_NAMES: as argv, after the program `object` names beside it). */
 function listReading(k: string, object: Record<string, unknown>, walk: Walk): ListReading {
-  if (walk.code === true && CODE_FIELDS.has(k)) return { argv: false, code: true };
+  if ((walk.code === true && CODE_FIELDS.has(k)) || PROGRAM_FIELDS.has(k)) return { argv: false, code: true };
   if (!ARGV_NAMES.has(k)) return { argv: false };
+  if (typeof object[k] === 'string' && k !== 'args' && k !== 'argv') return { argv: true, command: true };
   const program = k === 'args' ? programOf(object) : undefined;
   return program === undefined ? { argv: true } : { argv: true, program };
 }
@@ -560,7 +572,7 @@ function programOf(object: Record<string, unknown>): string | undefined {
 function redactValue(value: unknown, depth: number, walk: Walk, reading: ListReading = { argv: depth === 0 }): unknown {
   walk.values++;
   if (walk.stopAt && walk.values > walk.stopAt.values) walk.over = true;
-  if (typeof value === 'string') return redactString(value, walk, reading.code === true);
+  if (typeof value === 'string') return redactString(value, walk, reading.code === true, reading.command === true);
   if (value === null || typeof value !== 'object') return value;
   if (depth >= MAX_DEPTH) {
     // What lies this deep is not measured: the record goes to the thread, where it is written and hashed (attack 18aa A5).

@@ -869,6 +869,8 @@ export interface SecretsReading {
   keepCalls?: boolean;
   /** With keepCalls: words of argv joined, which no shell reads: a password is hidden whatever it holds (no SHELL_ACTIVE rule). */
   argv?: boolean;
+  /** With keepCalls: a command line (a `command` argument): the programs it runs are never hidden (programWords). */
+  command?: boolean;
 }
 
 /** Every secret found in `text`, by where it starts (they may overlap). */
@@ -881,8 +883,17 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
   // ran `>(touch x)`: attack 18ai p1-4). argv is not read by a shell: there a password is hidden
   // whatever it holds.
   const shell = (s: number, e: number) => SHELL_ACTIVE.test(text.slice(s, e)) || text[s - 1] === '<' || text[s - 1] === '>';
-  const kept = reading.keepCalls === true && reading.argv !== true ? spans.filter(([s, e]) => !shell(s, e)) : spans;
-  return kept.sort((a, b) => a[0] - b[0]);
+  // Nor is a program that runs: a word where a shell runs one (`./token=x/../../usr/bin/touch` ran
+  // while the audit kept `./token=[REDACTED]`: attack 18aj q1-1).
+  const programs = reading.keepCalls === true && reading.command === true && spans.length > 0 ? programWords(text) : [];
+  spans.sort((a, b) => a[0] - b[0]);
+  // Both in order: one pass (the program words that end before a span never matter again).
+  let p = 0;
+  const runs = (s: number, e: number) => {
+    while (p < programs.length && programs[p]![1] <= s) p++;
+    return p < programs.length && programs[p]![0] < e;
+  };
+  return reading.keepCalls === true && reading.argv !== true ? spans.filter(([s, e]) => !shell(s, e) && !runs(s, e)) : spans;
 }
 
 function allSpans(text: string, keepCalls: boolean): Span[] {
@@ -939,6 +950,46 @@ function xmlElementSpans(text: string, spans: Span[]): void {
   }
 }
 
+/** Words after which the next word is still where a shell finds the program to run. */
+const RUNS_NEXT = new Set(['env', 'sudo', 'exec', 'nohup', 'time', 'nice', 'command', 'builtin', 'stdbuf', 'setsid', 'then', 'do', 'else', 'if', 'while', 'until', '!', '{']);
+
+/**
+ * The words of `text` where a shell runs a program, as [start, end): the first word of each
+ * command (after `;`, `&`, `|`, a line break, a backquote or `$(`, a subshell's `(`, and the quote
+ * that opens an inline script after `-c`), past its `NAME=value` assignments and wrappers such as
+ * `env` or `sudo`. A URL is never one. Linear: one pass, at most 1,024 words.
+ */
+function programWords(text: string): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  let start = true;
+  let last = '';
+  let i = 0;
+  while (i < text.length && out.length < 1024) {
+    const c = text[i]!;
+    const opens = ';&|\n\r`'.includes(c) || (c === '(' && (start || text[i - 1] === '$')) || ((c === "'" || c === '"') && last === '-c');
+    if (opens || c === ' ' || c === '\t') {
+      if (opens) start = true;
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < text.length && !' \t;&|\n\r`()'.includes(text[j]!)) j++;
+    if (j === i) {
+      i++; // a bracket that opens nothing
+      continue;
+    }
+    const word = text.slice(i, j);
+    last = word;
+    if (start && !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word) && !RUNS_NEXT.has(word)) {
+      // A quoted program (`"./a b"`) is the word inside its quotes.
+      const q = word[0] === "'" || word[0] === '"' ? 1 : 0;
+      if (!word.includes('://')) out.push([i + q, j]);
+      start = false;
+    }
+    i = j;
+  }
+  return out;
+}
 
 /** `text` with each secret replaced by what `mark` makes of its kind; everything around it kept. The kinds hidden, in order. */
 export function replaceSecrets(text: string, mark: (kind: string | undefined) => string, reading: SecretsReading = {}): { text: string; kinds: string[] } {
@@ -966,8 +1017,8 @@ export function hideSpans(text: string, spans: ReadonlyArray<readonly [number, n
 }
 
 /** A tool's argument with every secret value found replaced by [REDACTED], for the audit: everything around it kept, and every call (keepCalls). */
-export function redactText(text: string): string {
-  return replaceSecrets(text, () => REDACTED, { keepCalls: true }).text;
+export function redactText(text: string, command = false): string {
+  return replaceSecrets(text, () => REDACTED, { keepCalls: true, command }).text;
 }
 
 /**
