@@ -9,9 +9,14 @@ export class KeptBytes {
   private used = 0;
   private structured = 0;
 
+  /**
+   * `parent`: a budget above this one, which every byte taken here is taken from too (the server's,
+   * SERVER_KEPT, shared by all the recordings and replays running at once).
+   */
   constructor(
     readonly limit: number = RECORDING_KEPT_MAX_BYTES,
     readonly valuesLimit: number = RECORDING_STRUCTURED_MAX_VALUES,
+    private readonly parent?: KeptBytes,
   ) {}
 
   /** What is left of the values the recording's mocks may be structured into. */
@@ -29,12 +34,15 @@ export class KeptBytes {
   /** Takes `n` bytes of the budget, or none (false) when they do not fit. */
   take(n: number): boolean {
     if (this.used + n > this.limit) return false;
+    if (this.parent && !this.parent.take(n)) return false;
     this.used += n;
     return true;
   }
 
   give(n: number): void {
-    this.used = Math.max(0, this.used - n);
+    const back = Math.min(n, this.used);
+    this.used -= back;
+    this.parent?.give(back);
   }
 }
 
@@ -45,6 +53,19 @@ export class KeptBytes {
  * is relayed; an endless one stops here (attack 18ah o1-1, o1-3: 1.4-2.2 GB).
  */
 export const RELAYED_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * What all the recordings and replays running at once may keep of their unfinished calls together:
+ * each has its own 64 MiB, but nothing bounded how many run at once (20 replays, each holding 62 MiB
+ * of a request body, held 1.45 GB: attack 18aj r1-1). Past it a call is kept no further, as past its
+ * own budget.
+ */
+export const SERVER_KEPT_MAX_BYTES = 256 * 1024 * 1024;
+
+/** A recording's or a replay's budget, under the server's (SERVER_KEPT). */
+export function keptBudget(): KeptBytes {
+  return new KeptBytes(RECORDING_KEPT_MAX_BYTES, RECORDING_STRUCTURED_MAX_VALUES, SERVER_KEPT);
+}
 
 /** What all of a recording's unfinished calls may keep at once: twice what a mock set holds. */
 export const RECORDING_KEPT_MAX_BYTES = 64 * 1024 * 1024;
@@ -87,3 +108,6 @@ export class KeptShare {
     this.taken = 0;
   }
 }
+
+/** The server's budget over all its recordings and replays (SERVER_KEPT_MAX_BYTES). */
+export const SERVER_KEPT = new KeptBytes(SERVER_KEPT_MAX_BYTES, Number.MAX_SAFE_INTEGER);

@@ -11,7 +11,7 @@ import { mockBytes, RECORDED_MAX_BYTES, RECORDED_MAX_MOCKS } from './replay.js';
 import type { DebugkitCa } from './tls/index.js';
 import { describeUnauthenticated, startCaptureProxy, UNAUTHENTICATED } from './proxy/proxy.js';
 import { tunnel } from './proxy/tunnel.js';
-import { KeptBytes } from './kept.js';
+import { keptBudget } from './kept.js';
 import { runThroughProxy, type RunResult } from './runner.js';
 import { isOwnServer } from './session.js';
 
@@ -91,7 +91,7 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
     dial: dialFor,
     onMock: keep,
     onDropped: (why) => drop(why),
-    kept: new KeptBytes(),
+    kept: keptBudget(),
     warn: req.warn,
   };
   const proxy = await startCaptureProxy({

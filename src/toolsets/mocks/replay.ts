@@ -11,7 +11,7 @@ import { replayersFor } from './replayers.js';
 import { describeRefusals, describeUnauthenticated, startCaptureProxy, UNAUTHENTICATED, type CaptureProxy, type InterceptedConnection } from './proxy/proxy.js';
 import type { ProtocolReplayer, ReplayCounts } from './protocol.js';
 import { tunnel } from './proxy/tunnel.js';
-import { KeptBytes } from './kept.js';
+import { keptBudget } from './kept.js';
 import { runThroughProxy, type RunResult } from './runner.js';
 import { isOwnServer } from './session.js';
 import type { DebugkitCa } from './tls/index.js';
@@ -250,7 +250,7 @@ export class ReplaySession {
     const { setup } = this;
     const { onMiss } = setup;
     // One budget for what the replay keeps of calls not finished yet: request bodies being read, calls recorded on a miss (kept.ts).
-    const kept = new KeptBytes();
+    const kept = keptBudget();
     const replayers = await replayersFor(setup.mocks, {
       ca: setup.ca,
       onMiss,
