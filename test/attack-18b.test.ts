@@ -157,7 +157,10 @@ describe('attack 18b: secrets in common spellings, sent as tool arguments, read 
   }, 60_000);
 
   for (const [i, sp] of spellings.entries()) {
-    it(`${sp.what} (${sp.tool}) is stored without its secret`, async () => {
+    // Since round 18ai a debugger's code is kept as sent (SECURITY.md): a Python expression's secret is the documented price;
+    // a plain gdb shell line is a command line, its secret hidden.
+    const code = sp.tool === 'python_evaluate';
+    it(`${sp.what} (${sp.tool}) is stored ${code ? 'as sent: code a debugger runs' : 'without its secret'}`, async () => {
       const secret = `s3cr3t${i}Xq`;
       const tag = `m18b${i}`;
       const text = sp.tool === 'call' ? `${sp.text(secret)} # ${tag}` : `${tag}; ${sp.text(secret)}`;
@@ -167,8 +170,8 @@ describe('attack 18b: secrets in common spellings, sent as tool arguments, read 
       // The call was audited (its entry is there) ...
       const line = audit.split('\n').find((l) => l.includes(tag)) ?? '';
       expect(line, "the call's entry").not.toBe('');
-      // ... and the secret is not in it.
-      expect(line.includes(secret), `stored: ${line.slice(0, 400)}`).toBe(false);
+      // ... and the secret is in it only as code a debugger runs.
+      expect(line.includes(secret), `stored: ${line.slice(0, 400)}`).toBe(code);
     }, 60_000);
   }
 });

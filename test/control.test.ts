@@ -176,13 +176,15 @@ describe('audit', () => {
   it('records calls with key id, client, redacted arguments, outcome, duration and traceparent; the chain verifies', async () => {
     const k = await createKey(store, 'audited', 'gdb', ['--rate', 'unlimited']);
     const sid = await openMcpSession(node.url, k.key);
-    const opened = await callTool(node.url, k.key, sid, 'open', {}, { traceparent: TRACEPARENT });
+    const opened = await callTool(node.url, k.key, sid, 'open', { args: ['--token', 'abc123secret'] }, { traceparent: TRACEPARENT });
     const id = opened.body.result.structuredContent.content.id;
-    await callTool(node.url, k.key, sid, 'call', { id, command: 'print "API_TOKEN=abc123secret"' });
+    await callTool(node.url, k.key, sid, 'call', { id, command: 'print "API_TOKEN=shown-as-code"' });
     const entries = (await auditLines()).filter((e) => e.key_id === k.id);
     const call = entries.find((e) => e.event === 'call' && e.tool === 'call')!;
     expect(call).toMatchObject({ session: `http:${sid}`, debug_session: id, transport: 'http', client: 'plain-fetch/1' });
-    expect(call.args.command).toBe('print "API_TOKEN=[REDACTED]"');
+    // A debugger's code is kept as sent (SECURITY.md); the program's arguments are argv, their secret hidden.
+    expect(call.args.command).toBe('print "API_TOKEN=shown-as-code"');
+    expect(entries.find((e) => e.tool === 'open' && e.event === 'call')!.args.args).toEqual(['--token', '[REDACTED]']);
     const result = entries.find((e) => e.event === 'result' && e.call_id === call.call_id)!;
     expect(result.outcome).toBe('ok');
     expect(result.duration_ms).toBeGreaterThan(0);

@@ -188,8 +188,12 @@ describe('attack 18ad h1-3: option values are read as code only in the code fiel
   });
 
   it("a debugger's code fields are kept as sent, quoted values and gdb shell lines too (rounds 18af-18ai)", () => {
-    const commands = ["print --password 'Abcd9x'", 'shell mysql -uroot -pAb=cd9x db', 'print mongo -p?x=1:0', "shell mysql -uroot -p'Abcd9x' db"];
+    const commands = ["print --password 'Abcd9x'", 'print mongo -p?x=1:0', 'thr apply all shell mysql -pAb=cd9x'];
     expect(redact({ commands }, { code: true })).toEqual({ commands });
+    // A plain shell line (`shell`, `!` first) is a command line: its passwords are hidden, its program shown.
+    expect(redact({ commands: ['shell mysql -uroot -pAb=cd9x db', "shell mysql -uroot -p'Abcd9x' db", '!mysql -pAb=cd9x'] }, { code: true })).toEqual({
+      commands: [`shell mysql -uroot -p${R} db`, `shell mysql -uroot -p'${R}' db`, `!mysql -p${R}`],
+    });
   });
 });
 
@@ -213,7 +217,7 @@ describe("attack 18ad h1-3: the control plane reads code fields as code only for
         ['call', { id: 's', command: 'print mongo -p?is_admin=7:0', note: pad }],
         ['keploy_mock_record', { command: 'mysql -uroot -pAb=cd9x db' }],
         ['keploy_mock_record', { command: 'mysql -uroot -pAb=cd9x db', note: pad }],
-        // gdb's commands and Python expressions are code, kept as sent: a shell line with its quoted password too.
+        // gdb's commands and Python expressions are code, kept as sent; a plain shell line is a command line, its password hidden.
         ['call', { id: 's', command: "shell mysql -uroot -p'Abcd9x' db" }],
         ['call', { id: 's', command: "shell mysql -uroot -p'Abcd9x' db", note: pad }],
         ['python_evaluate', { command: 'r = x; token = system; token("id")' }],
@@ -229,8 +233,8 @@ describe("attack 18ad h1-3: the control plane reads code fields as code only for
         'print mongo -p?is_admin=7:0',
         'r = x; token = system; token("id")',
         'r = x; token = system; token("id")',
-        "shell mysql -uroot -p'Abcd9x' db",
-        "shell mysql -uroot -p'Abcd9x' db",
+        "shell mysql -uroot -p'[REDACTED]' db",
+        "shell mysql -uroot -p'[REDACTED]' db",
       ]);
     } finally {
       await plane.close();
@@ -267,8 +271,11 @@ describe("attack 18ae i1-1, i1-2, i1-3: no pattern hides code a debugger runs; g
       'server shell mysql -pAb=cd9x',
       '!mysql -pAb=cd9x',
     ];
-    // Since round 18ah the audit reads every gdb command as code (no second copy of gdb's parser): an unquoted password is the price.
-    expect(redact({ commands: shell }, { code: true })).toEqual({ commands: shell });
+    // Since round 18ah the audit reads gdb's commands as code (no second copy of gdb's parser), but for a plain shell line
+    // (`shell`, `!` first): a shell reached through a prefix or an abbreviation keeps its password (the price).
+    const got = redact({ commands: shell }, { code: true }) as { commands: string[] };
+    expect(got.commands.slice(0, -1)).toEqual(shell.slice(0, -1));
+    expect(got.commands.at(-1)).toBe(`!mysql -p${R}`);
     const code = ['print shell ? 0 : mongo -p?is_admin=7:0', 'thread apply all print shell ? 0 : mongo -p?is_admin=7:0'];
     expect(redact({ commands: code }, { code: true })).toEqual({ commands: code });
   });

@@ -83,10 +83,16 @@ describe('attacks 18af-18ah: in code a debugger runs, only a quoted literal iner
       { expression: 'connect(password="hunter2", user="u")' },
       { expression: 'requests.get("https://u:hunter2@h")' },
       { expression: `get(u, headers={"Authorization": "Bearer abcdefghijklmnop1234"})` },
-      { command: "shell mysql -uroot -p'Abcd9x' db" },
       { logMessage: "loaded '{dict(token=exec ).popitem()[1](bytes((105,109)).decode())}' token=abc123" },
     ])
       expect(redact(args, { code: true }), JSON.stringify(args)).toEqual(args);
+  });
+
+  it('a plain gdb shell line (shell or ! first) is a command line: its passwords hidden, its program and shell shown', () => {
+    expect(code("shell mysql -uroot -p'Abcd9x' db")).toBe(`shell mysql -uroot -p'${R}' db`);
+    expect(code('shell true curl "https://b.s3.amazonaws.com/o?X-Amz-Signature=f00dfeed&X-Amz-Date=1"')).toBe(`shell true curl "https://b.s3.amazonaws.com/o?X-Amz-Signature=${R}&X-Amz-Date=1"`);
+    expect(code('shell ./token=x/../evil $(touch y)')).toBe('shell ./token=x/../evil $(touch y)');
+    for (const command of ['she mysql -pSecret9', 'pipe print 1 | mysql -pSecret9', 'print shell ? 0 : token=system']) expect(code(command), command).toBe(command);
   });
 
   it('outside a debugger the same fields are no code: their secrets are hidden', () => {

@@ -377,6 +377,8 @@ function headOf(text: string, walk: Walk): { head: string; note: string } {
  * ending a comment). Anywhere else (env values, mocks' command lines, argv) passwords are hidden.
  */
 const CODE_FIELDS = new Set(['command', 'commands', 'expression', 'condition', 'hitCondition', 'logMessage', 'code']);
+/** A gdb command that is plainly a shell command line: `shell` or `!` as its first word, nothing before. */
+const SHELL_LINE = /^[ \t]*(?:shell[ \t]|!)/;
 /**
  * Argument names whose value is a program that runs (gdb's and the debugger's `program`, Python's
  * `entry` and `pythonPath`): kept as sent, as code is, in every toolset. `token=x/../evil` was
@@ -395,8 +397,12 @@ function redactString(text: string, walk: Walk, code = false, command = false): 
     return '';
   }
   const { head, note } = headOf(text, walk);
-  // Code a debugger runs is kept as sent: only the debugger can tell a secret in it from code.
-  return `${code ? head : redactText(head, command)}${note}`;
+  // Code a debugger runs is kept as sent: only the debugger can tell a secret in it from code. But a
+  // gdb line that is plainly a shell command (`shell ...`, `!...`: gdb will not alias those names) is
+  // a command line, its passwords hidden; any other spelling of one is code, kept (the price).
+  if (!code) return `${redactText(head, command)}${note}`;
+  const shell = SHELL_LINE.exec(head);
+  return `${shell ? shell[0] + redactText(head.slice(shell[0].length), true) : head}${note}`;
 }
 
 /**

@@ -966,25 +966,30 @@ function programWords(text: string): Array<[number, number]> {
   let i = 0;
   while (i < text.length && out.length < 1024) {
     const c = text[i]!;
-    const opens = ';&|\n\r`'.includes(c) || (c === '(' && (start || text[i - 1] === '$')) || ((c === "'" || c === '"') && last === '-c');
-    if (opens || c === ' ' || c === '\t') {
-      if (opens) start = true;
+    // A separator, a subshell's `(` where a word begins, or the quote of an inline script: a command begins.
+    if (';&|\n\r`'.includes(c) || c === '(' || ((c === "'" || c === '"') && last === '-c')) {
+      start = true;
       i++;
       continue;
     }
-    let j = i;
-    while (j < text.length && !' \t;&|\n\r`()'.includes(text[j]!)) j++;
-    if (j === i) {
-      i++; // a bracket that opens nothing
+    if (c === ' ' || c === '\t' || c === ')') {
+      i++;
       continue;
     }
+    // A word: to a blank, a separator, `)` or a `$(` inside it (after which a command begins).
+    let j = i;
+    while (j < text.length && !' \t;&|\n\r`)'.includes(text[j]!) && !(text[j] === '$' && text[j + 1] === '(')) j++;
     const word = text.slice(i, j);
     last = word;
     if (start && !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word) && !RUNS_NEXT.has(word)) {
       // A quoted program (`"./a b"`) is the word inside its quotes.
       const q = word[0] === "'" || word[0] === '"' ? 1 : 0;
-      if (!word.includes('://')) out.push([i + q, j]);
+      if (!word.includes('://') && j > i + q) out.push([i + q, j]);
       start = false;
+    }
+    if (text[j] === '$') {
+      start = true;
+      j += 2;
     }
     i = j;
   }
