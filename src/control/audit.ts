@@ -564,7 +564,8 @@ function secretPair(value: Record<string, unknown>): boolean {
 function listReading(k: string, object: Record<string, unknown>, walk: Walk): ListReading {
   if ((walk.code === true && CODE_FIELDS.has(k)) || PROGRAM_FIELDS.has(k)) return { argv: false, code: true };
   if (!ARGV_NAMES.has(k)) return { argv: false };
-  if (typeof object[k] === 'string' && k !== 'args' && k !== 'argv') return { argv: true, command: true };
+  // A command line given as one string (not a list of words): read as text, its programs shown.
+  if (typeof object[k] === 'string' && k !== 'args' && k !== 'argv') return { argv: false, command: true };
   const program = k === 'args' ? programOf(object) : undefined;
   return program === undefined ? { argv: true } : { argv: true, program };
 }
