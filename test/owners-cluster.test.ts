@@ -112,13 +112,16 @@ describe('debug sessions across nodes belong to the key', () => {
     for (const id of [gdbId, pyId, 'closing-test']) expect(await rowsBecome(id, []), id).toEqual([]);
   });
 
-  it('a session that ends idle drops its row (gdb open and debugger_launch with a 1 s timeout)', async () => {
+  it('a session that ends idle drops its row (gdb open and debugger_launch with a 4 s timeout)', async () => {
     const k = await createKey(['--store', storeUrl], 'idler', 'gdb,debugger', ['--rate', 'unlimited']);
-    const opened = await call(b, k.key, 'open', { timeout: 1 });
+    // Each row is read right after its own call: a 1 s timeout shared by both raced the second call on a
+    // loaded machine (the gdb session had idled out, rightly, before its row was first read).
+    const opened = await call(b, k.key, 'open', { timeout: 4 });
     const gdbId: string = opened.structuredContent.content.id;
-    const launched = await call(b, k.key, 'debugger_launch', { program: 'dbg_loop', session_id: 'idle-test', timeout: 1 });
+    expect(await rowsFor(gdbId)).toEqual(['node-b']);
+    const launched = await call(b, k.key, 'debugger_launch', { program: 'dbg_loop', session_id: 'idle-test', timeout: 4 });
     expect(launched.isError, JSON.stringify(launched)).toBeFalsy();
-    for (const id of [gdbId, 'idle-test']) expect(await rowsFor(id)).toEqual(['node-b']);
+    expect(await rowsFor('idle-test')).toEqual(['node-b']);
     for (const id of [gdbId, 'idle-test']) expect(await rowsBecome(id, []), id).toEqual([]);
     // The session is gone as well: the key's next call for it, through either node, finds nothing.
     const after = await call(a, k.key, 'debugger_get_stack_trace', { session_id: 'idle-test' });
