@@ -1,12 +1,14 @@
-import { existsSync, statSync, writeFileSync, unlinkSync, readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, statSync, writeFileSync, unlinkSync, readdirSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startPostgres, type RunningPostgres } from '../toolsets/mocks/postgres/testing.js';
 import { AuditKey, bodyOf, canonicalJson, chainHash, sha256Hex, type AuditBody, type AuditRecord } from './audit.js';
+import { CheckpointFile, readCheckpointFile, withFileLock } from './anchor.js';
 import { auditFiles, openStore } from './open.js';
 import { PostgresStore } from './postgres.js';
 import { SqliteStore, auditFromRow } from './sqlite.js';
@@ -293,5 +295,42 @@ describe.each([sqlite, postgresKind])('the audit on $name', (kind) => {
       expect((await client.query("SELECT count(*)::int AS n FROM pg_tables WHERE tablename LIKE 'debugkit_%'")).rows[0].n).toBe(0);
       await client.end();
     }
+  });
+});
+
+describe('the checkpoint file shared by two processes (attack 18aj q1-2)', () => {
+  it('never moves backwards when two writers race: read, compare and rename happen under one lock', async () => {
+    const file = path.join(tmp, 'shared-checkpoint.json');
+    let behind = 0;
+    for (let run = 0; run < 300; run++) {
+      rmSync(file, { force: true });
+      // Two nodes on one data dir: A appended entry 1, B entry 2 just after; both write the file.
+      const a = new CheckpointFile(file);
+      const b = new CheckpointFile(file);
+      a.appended(1, 'a'.repeat(64));
+      b.appended(2, 'b'.repeat(64));
+      await Promise.all([a.flush(), b.flush()]);
+      if (readCheckpointFile(file)?.seq !== 2) behind++;
+    }
+    expect(behind).toBe(0);
+    expect(existsSync(`${file}.lock`)).toBe(false);
+  });
+
+  it('a lock left by a process that died is taken over; a live holder is waited for', async () => {
+    const lock = path.join(tmp, 'left.lock');
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    writeFileSync(lock, `${os.hostname()} ${dead.stdout}`);
+    await expect(withFileLock(lock, async () => 'ran')).resolves.toBe('ran');
+    expect(existsSync(lock)).toBe(false);
+
+    const order: string[] = [];
+    let release: (() => void) | undefined;
+    const held = withFileLock(lock, () => new Promise<void>((resolve) => (release = () => (order.push('first done'), resolve()))));
+    await vi.waitFor(() => expect(release).toBeDefined());
+    const second = withFileLock(lock, async () => void order.push('second ran'));
+    await new Promise((resolve) => setImmediate(resolve));
+    release!();
+    await Promise.all([held, second]);
+    expect(order).toEqual(['first done', 'second ran']);
   });
 });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
-import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { open, readFile, rename, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { AuditKey, type Checkpoint } from './audit.js';
 
@@ -103,7 +104,8 @@ export function readCheckpointFile(file: string): Checkpoint | undefined {
 /**
  * The checkpoint file beside a store: the newest entry appended (by this process or another one
  * sharing the file) and its hash, rewritten atomically (a temporary file renamed over it) after
- * appends, at most one write at a time (later appends are folded into the next write). It only
+ * appends, at most one write at a time (later appends are folded into the next write), under a lock
+ * file that every process sharing the checkpoint takes for its read-compare-rename. It only
  * moves forward: before each append the store checks that the entry it names is still there with
  * that hash; if not, the chain was cut or rewritten behind the server's back, and the file is
  * left as it is, the evidence `audit verify` reports.
@@ -174,6 +176,14 @@ export class CheckpointFile {
   }
 
   private async writeOnce(): Promise<void> {
+    if (!this.known || this.problem) return;
+    // Read, compare and rename under one lock shared by every process using the file: without it two
+    // nodes on one data dir could each read the old checkpoint and rename theirs in, the older last,
+    // leaving the file behind the chain's head (attack 18aj q1-2: 11 runs in 200).
+    await withFileLock(`${this.file}.lock`, () => this.writeLocked());
+  }
+
+  private async writeLocked(): Promise<void> {
     const want = this.known;
     if (!want || this.problem) return;
     // Another process sharing the file may be ahead: then its checkpoint stays (and is the one checked next).
@@ -203,5 +213,68 @@ export class CheckpointFile {
   /** Waits for the write in progress (and the ones folded into it). */
   async flush(): Promise<void> {
     while (this.writing) await this.writing;
+  }
+}
+
+/** How long a lock may be held before another process takes it as left behind by a holder that died. */
+const LOCK_STALE_MS = 10_000;
+/** How long to try for the lock before the write fails (and is tried again after the next append). */
+const LOCK_GIVE_UP_MS = 30_000;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return errCode(err) === 'EPERM';
+  }
+}
+
+/**
+ * Runs `fn` holding the lock file `lock` (created exclusively, naming this host and process), which
+ * every process sharing the guarded file takes for the same short work. A lock whose holder on this
+ * host is gone, or that is older than LOCK_STALE_MS, is taken over.
+ */
+export async function withFileLock<T>(lock: string, fn: () => Promise<T>): Promise<T> {
+  const me = `${os.hostname()} ${process.pid}`;
+  const started = Date.now();
+  for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+    let fd: FileHandle | undefined;
+    try {
+      fd = await open(lock, 'wx', 0o600);
+    } catch (err) {
+      if (errCode(err) !== 'EEXIST') throw err;
+    }
+    if (fd) {
+      try {
+        await fd.writeFile(me);
+      } finally {
+        await fd.close();
+      }
+      try {
+        return await fn();
+      } finally {
+        await unlink(lock).catch(() => undefined);
+      }
+    }
+    const holder = await lockHolder(lock);
+    if (holder && (Date.now() - holder.since > LOCK_STALE_MS || (holder.host === os.hostname() && holder.pid !== undefined && !processAlive(holder.pid)))) {
+      await unlink(lock).catch(() => undefined);
+      continue;
+    }
+    if (Date.now() - started > LOCK_GIVE_UP_MS) throw new Error(`the lock ${lock} stayed held for ${LOCK_GIVE_UP_MS / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, delay + Math.random() * delay));
+  }
+}
+
+async function lockHolder(lock: string): Promise<{ host: string; pid: number | undefined; since: number } | undefined> {
+  try {
+    const [text, info] = await Promise.all([readFile(lock, 'utf8'), stat(lock)]);
+    const [host = '', pid] = text.split(' ');
+    // A lock being written (empty yet) is not judged on its holder, only on its age.
+    return { host: text ? host : '', pid: pid && /^\d+$/.test(pid) ? Number(pid) : undefined, since: info.mtimeMs };
+  } catch (err) {
+    if (errCode(err) === 'ENOENT') return undefined;
+    throw err;
   }
 }
