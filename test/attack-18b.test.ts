@@ -7,7 +7,7 @@
 // out of the root while listed or loaded; F4, secrets in common spellings stored in the audit. The
 // attacks that held (a python program's forks and daemons, the spellings the redactor knew, the
 // program's own pathological requests) stay as regression tests.
-import { chmodSync, mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerText, plainCall, startKeyedServer, stopAttackServer, stopKeyedServers, type Answer, type KeyedServer, dropped, idleBaseline, slowestPingWhile } from './helpers/attack.js';
@@ -205,6 +205,40 @@ print('started')
 while True:
     time.sleep(0.05)
 `;
+
+describe('attack 18ak s1-1, s1-2: a call whose record could not keep what it runs whole is refused, not run', () => {
+  let s: KeyedServer;
+  let root: string;
+
+  beforeAll(async () => {
+    root = tempDir('debugkit-attack18ak-whole-');
+    mkdirSync(path.join(root, 'tools'));
+    // evil_prog would leave a mark if it ran.
+    writeFileSync(path.join(root, 'evil_prog'), `#!/bin/sh\ntouch ${JSON.stringify(path.join(root, 'ran'))}\n`);
+    chmodSync(path.join(root, 'evil_prog'), 0o755);
+    s = await startKeyedServer(root, { gdb: 'gdb', debugger: 'debugger' }, ['--toolsets', 'gdb,debugger']);
+  }, 60_000);
+  afterAll(() => stopAttackServer(s, root));
+
+  it('a 72,009-character program path (tools/../ x 8000, then evil_prog) is refused by gdb open and debugger_launch, the refusal audited', async () => {
+    const program = `${'tools/../'.repeat(8000)}evil_prog`;
+    for (const [key, tool, args] of [
+      ['gdb', 'open', { program }],
+      ['debugger', 'debugger_launch', { program, session_id: 'whole' }],
+    ] as const) {
+      const answer = await plainCall(s, s.keys[key]!.key, tool, args);
+      // gdb's and the debugger's calls run code: anything cut refuses them (a program path, in any toolset).
+      expect(answerText(answer), tool).toMatch(
+        /call refused: its arguments could not be redacted for the audit \(the audit keeps what a call runs whole, and this record could not \(cut: 72009 characters in all\)\); the call was not run: send fewer or shorter arguments$/,
+      );
+    }
+    const r = await runCli(['audit', 'export', ...s.store]);
+    const refused = r.stdout.split('\n').filter((l) => l.includes('the audit keeps what a call runs whole'));
+    expect(refused.length).toBe(2);
+    for (const line of refused) expect(JSON.parse(line)).toMatchObject({ event: 'denied', outcome: 'refused' });
+    expect(existsSync(path.join(root, 'ran'))).toBe(false);
+  }, 60_000);
+});
 
 describe("attack 18b: a python program's forked and daemonized children", () => {
   let s: KeyedServer;

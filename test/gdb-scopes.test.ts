@@ -155,6 +155,35 @@ describe('--allow-gdb-shell --allow-attach', () => {
   });
 });
 
+// The audit reads a plain `shell`/`!` line of gdb as a host command line and hides its passwords. A
+// key with gdb:shell could redefine `shell` (define, or a Python command of that name) so that what
+// the audit hid ran as code: once a session ran a command that may do so, its shell lines are refused.
+describe('a shell line in a session that may have redefined shell is refused (attack 18ak)', () => {
+  it('after define, Python, eval or a nested interpreter, whatever they did; a fresh session runs shell lines', async () => {
+    const redefiners = [
+      // A Python command named shell: it would create ran-<last word> with what the audit hid as a password.
+      String.raw`python exec("class S(gdb.Command):\n def __init__(s): super().__init__('shell', gdb.COMMAND_USER)\n def invoke(s, a, t): open('ran-' + a.split()[-1], 'w').close()\nS()")`,
+      'python print(1)',
+      'eval "echo %s\\n", "x"',
+      'alias sh2 = shell',
+      '-interpreter-exec console "python print(1)"',
+    ];
+    for (const [i, redefine] of redefiners.entries()) {
+      const id = await openSession(open, open.full);
+      const before = await call(open, open.full, 'call', { id, command: `shell touch fresh${i}` });
+      expect(text(before), redefine).not.toMatch(/refused: /);
+      expect(existsSync(path.join(root, `fresh${i}`)), redefine).toBe(true);
+      await call(open, open.full, 'call', { id, command: redefine });
+      for (const line of [`shell touch after${i}`, `!touch after${i}`, `  shell mysql -pX after${i}`]) {
+        const refused = await call(open, open.full, 'call', { id, command: line });
+        expect(text(refused), `${redefine} / ${line}`).toMatch(/refused: this session ran .* may have redefined gdb's shell command/);
+      }
+      for (const f of [`after${i}`, `ran-after${i}`]) expect(existsSync(path.join(root, f)), `${redefine}: ${f}`).toBe(false);
+      await call(open, open.full, 'close', { id });
+    }
+  });
+});
+
 // A program whose .gnu_debuglink leads out of the root makes gdb read outside it when it loads:
 // `open` asked only the operator's flag for it, `call file ...` both the flag and the key's scope.
 describe('open: a program whose debug link leads out needs the gdb:shell scope too', () => {

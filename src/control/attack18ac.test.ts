@@ -191,9 +191,12 @@ describe('attack 18ad h1-3: option values are read as code only in the code fiel
     const commands = ["print --password 'Abcd9x'", 'print mongo -p?x=1:0', 'thr apply all shell mysql -pAb=cd9x'];
     expect(redact({ commands }, { code: true })).toEqual({ commands });
     // A plain shell line (`shell`, `!` first) is a command line: its passwords are hidden, its program shown.
-    expect(redact({ commands: ['shell mysql -uroot -pAb=cd9x db', "shell mysql -uroot -p'Abcd9x' db", '!mysql -pAb=cd9x'] }, { code: true })).toEqual({
+    const plain = ['shell mysql -uroot -pAb=cd9x db', "shell mysql -uroot -p'Abcd9x' db", '!mysql -pAb=cd9x'];
+    expect(redact({ commands: plain }, { code: 'gdb' })).toEqual({
       commands: [`shell mysql -uroot -p${R} db`, `shell mysql -uroot -p'${R}' db`, `!mysql -p${R}`],
     });
+    // Only gdb's commands: the same text in another debugger's code is code (attack 18ak).
+    expect(redact({ commands: plain }, { code: true })).toEqual({ commands: plain });
   });
 });
 
@@ -273,7 +276,7 @@ describe("attack 18ae i1-1, i1-2, i1-3: no pattern hides code a debugger runs; g
     ];
     // Since round 18ah the audit reads gdb's commands as code (no second copy of gdb's parser), but for a plain shell line
     // (`shell`, `!` first): a shell reached through a prefix or an abbreviation keeps its password (the price).
-    const got = redact({ commands: shell }, { code: true }) as { commands: string[] };
+    const got = redact({ commands: shell }, { code: 'gdb' }) as { commands: string[] };
     expect(got.commands.slice(0, -1)).toEqual(shell.slice(0, -1));
     expect(got.commands.at(-1)).toBe(`!mysql -p${R}`);
     const code = ['print shell ? 0 : mongo -p?is_admin=7:0', 'thread apply all print shell ? 0 : mongo -p?is_admin=7:0'];

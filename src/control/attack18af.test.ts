@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { REDACTED as R } from '../core/secrets.js';
 import { redact, redactWords } from './audit.js';
 
-const code = (command: string) => (redact({ command }, { code: true }) as { command: string }).command;
+const code = (command: string) => (redact({ command }, { code: 'gdb' }) as { command: string }).command;
 
 describe('attacks 18af-18ah: in code a debugger runs, only a quoted literal inert text is ever hidden', () => {
   it('k1-1, k1-2: gdb code after a secret-looking name is shown whole', () => {
@@ -93,6 +93,15 @@ describe('attacks 18af-18ah: in code a debugger runs, only a quoted literal iner
     expect(code('shell true curl "https://b.s3.amazonaws.com/o?X-Amz-Signature=f00dfeed&X-Amz-Date=1"')).toBe(`shell true curl "https://b.s3.amazonaws.com/o?X-Amz-Signature=${R}&X-Amz-Date=1"`);
     expect(code('shell ./token=x/../evil $(touch y)')).toBe('shell ./token=x/../evil $(touch y)');
     for (const command of ['she mysql -pSecret9', 'pipe print 1 | mysql -pSecret9', 'print shell ? 0 : token=system']) expect(code(command), command).toBe(command);
+  });
+
+  it("only gdb's commands hold shell lines: a Python log message or expression that starts with ! is code, kept (attack 18ak)", () => {
+    // A debugpy logpoint evaluates its braces: `-p{...}` was hidden as mysql's password while it ran.
+    const logMessage = '!mysql -p{__import__(chr(111)+chr(115)).system(chr(105)+chr(100))}';
+    const args = { logMessage, expression: 'shell mysql -pSecret9', condition: '!mysql -pSecret9', program: 'shell mysql -ptoken=x/../evil' };
+    expect(redact(args, { code: true })).toEqual(args);
+    // A program path is never a shell line, in gdb's calls too: the program that runs is shown.
+    expect(redact({ program: args.program }, { code: 'gdb' })).toEqual({ program: args.program });
   });
 
   it('outside a debugger the same fields are no code: their secrets are hidden', () => {

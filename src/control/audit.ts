@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { REDACTED, SECRET_NAME, SHELL_ACTIVE, argvSecretWords, findSecrets, hideSpans, redactText, unusedName } from '../core/secrets.js';
+import { GDB_SHELL_LINE, REDACTED, SECRET_NAME, SHELL_ACTIVE, argvSecretWords, findSecrets, hideSpans, redactText, unusedName } from '../core/secrets.js';
 import { jsonSliced } from '../core/json-sliced.js';
 import { TimeSlice } from '../core/wait.js';
 import { WorkerPool, workerEntry } from '../core/workers.js';
@@ -316,6 +316,12 @@ function digestNote(what: string, text: string | undefined): string {
   return `[${what}${text === undefined ? '' : `, sha256 ${sha256Hex(text)}`}]`;
 }
 
+/** digestNote for what a walk leaves out of the record: the walk remembers the first (Walk.leftOut). */
+function leftOutNote(walk: Walk, what: string, text: string | undefined): string {
+  walk.leftOut ??= what;
+  return digestNote(what, text);
+}
+
 function jsonOf(value: unknown): string | undefined {
   try {
     return JSON.stringify(value) ?? 'null';
@@ -356,15 +362,19 @@ interface Walk {
   over?: boolean;
   /** Values met so far: strings, numbers, null, booleans, arrays and objects alike (the redacting walk keeps MAX_VALUES). */
   values: number;
-  /** The call's tool runs code its arguments give (gdb, python, debugger): its CODE_FIELDS are read as code. */
-  code?: boolean;
+  /** The call's tool runs code its arguments give: its CODE_FIELDS are read as code (RunsCode). */
+  code?: RunsCode;
+  /** The first thing the record leaves out (a string's tail, items past MAX_ITEMS, values past MAX_VALUES, a value nested too deep). */
+  leftOut?: string;
+  /** A string read as code or as a program was cut. */
+  codeCut?: boolean;
 }
 
 /** A string's kept head (its first `share` characters at most), and the note saying what was left out. */
 function headOf(text: string, walk: Walk): { head: string; note: string } {
   const keep = Math.min(text.length, MAX_STRING, walk.share);
   if (keep === text.length) return { head: text, note: '' };
-  return { head: text.slice(0, keep), note: digestNote(`cut: ${text.length} characters in all`, text) };
+  return { head: text.slice(0, keep), note: leftOutNote(walk, `cut: ${text.length} characters in all`, text) };
 }
 
 /**
@@ -377,8 +387,13 @@ function headOf(text: string, walk: Walk): { head: string; note: string } {
  * ending a comment). Anywhere else (env values, mocks' command lines, argv) passwords are hidden.
  */
 const CODE_FIELDS = new Set(['command', 'commands', 'expression', 'condition', 'hitCondition', 'logMessage', 'code']);
-/** A gdb command that is plainly a shell command line: `shell` or `!` as its first word, nothing before. */
-const SHELL_LINE = /^[ \t]*(?:shell[ \t]|!)/;
+/** gdb's own command fields: only there is a plain `shell`/`!` line a command line (a Python log message `!mysql -p{code}` is code; attack 18ak). */
+const GDB_COMMAND_FIELDS = new Set(['command', 'commands']);
+/**
+ * Whether a call's tool runs code its arguments give: `gdb` (gdb's commands, where a plain shell line
+ * is a command line), `true` (the python and debugger toolsets: code kept as sent), or not.
+ */
+export type RunsCode = boolean | 'gdb';
 /**
  * Argument names whose value is a program that runs (gdb's and the debugger's `program`, Python's
  * `entry` and `pythonPath`): kept as sent, as code is, in every toolset. `token=x/../evil` was
@@ -386,7 +401,7 @@ const SHELL_LINE = /^[ \t]*(?:shell[ \t]|!)/;
  */
 const PROGRAM_FIELDS = new Set(['program', 'entry', 'pythonPath']);
 
-function redactString(text: string, walk: Walk, code = false, command = false): string {
+function redactString(text: string, walk: Walk, code = false, command = false, gdbShell = false): string {
   if (walk.measure) {
     const kept = Math.min(text.length, MAX_STRING);
     walk.measure.push(kept);
@@ -397,11 +412,13 @@ function redactString(text: string, walk: Walk, code = false, command = false): 
     return '';
   }
   const { head, note } = headOf(text, walk);
+  if (code && note) walk.codeCut = true;
   // Code a debugger runs is kept as sent: only the debugger can tell a secret in it from code. But a
-  // gdb line that is plainly a shell command (`shell ...`, `!...`: gdb will not alias those names) is
-  // a command line, its passwords hidden; any other spelling of one is code, kept (the price).
+  // gdb line that is plainly a shell command (`shell ...`, `!...`: gdb will not alias those names, and
+  // the gdb toolset refuses one once a session may have redefined them) is a command line, its
+  // passwords hidden; any other spelling of one is code, kept (the price).
   if (!code) return `${redactText(head, command)}${note}`;
-  const shell = SHELL_LINE.exec(head);
+  const shell = gdbShell ? GDB_SHELL_LINE.exec(head) : null;
   return `${shell ? shell[0] + redactText(head.slice(shell[0].length), true) : head}${note}`;
 }
 
@@ -498,8 +515,10 @@ interface ListReading {
   argv: boolean;
   program?: string;
   inList?: boolean;
-  /** Its strings are code a debugger runs (CODE_FIELDS of a toolset that runs code), kept as sent. */
+  /** Its strings are code a debugger runs (CODE_FIELDS of a toolset that runs code), or a program that runs: kept as sent. */
   code?: boolean;
+  /** Its strings are gdb commands: a plain `shell`/`!` line among them is a command line (GDB_SHELL_LINE). */
+  gdbShell?: boolean;
   /** A command line (a `command`, `cmd` or `entrypoint` string): the programs it runs are shown. */
   command?: boolean;
 }
@@ -530,20 +549,27 @@ function redactArray(value: unknown[], depth: number, walk: Walk, reading: ListR
     for (let i = 0; i < items.length; i++) {
       if (walk.over) return out;
       if (!walk.measure && walk.values >= MAX_VALUES) {
-        out.push(pastValues(value.length - i, jsonOf(value.slice(i))));
+        out.push(pastValues(walk, value.length - i, jsonOf(value.slice(i))));
         return out;
       }
       // An item that is itself a list is read as its parent is: argv inside argv, pairs inside a list of pairs.
-      out.push(redactValue(items[i], depth + 1, walk, { argv: reading.argv && Array.isArray(items[i]), inList: true, ...(reading.code ? { code: true } : {}) }));
+      out.push(
+        redactValue(items[i], depth + 1, walk, {
+          argv: reading.argv && Array.isArray(items[i]),
+          inList: true,
+          ...(reading.code ? { code: true } : {}),
+          ...(reading.gdbShell ? { gdbShell: true } : {}),
+        }),
+      );
     }
   }
-  if (value.length > MAX_ITEMS) out.push(walk.measure ? '' : digestNote(`cut: ${value.length} items in all`, jsonOf(value)));
+  if (value.length > MAX_ITEMS) out.push(walk.measure ? '' : leftOutNote(walk, `cut: ${value.length} items in all`, jsonOf(value)));
   return out;
 }
 
 /** What stands for the items (entries) of a container left out once the record holds MAX_VALUES values. */
-function pastValues(left: number, json: string | undefined): string {
-  return digestNote(`cut: the record keeps ${MAX_VALUES} values; ${left} more here`, json);
+function pastValues(walk: Walk, left: number, json: string | undefined): string {
+  return leftOutNote(walk, `cut: the record keeps ${MAX_VALUES} values; ${left} more here`, json);
 }
 
 /** Fields of a name/value pair object (`{"name": "DB_PASSWORD", "value": ...}`, Kubernetes' and ECS's env entries) that name it, and that hold its value. */
@@ -562,7 +588,8 @@ function secretPair(value: Record<string, unknown>): boolean {
 
 /** How the list under name `k` of `object` is read (ARGV_NAMES: as argv, after the program `object` names beside it). */
 function listReading(k: string, object: Record<string, unknown>, walk: Walk): ListReading {
-  if ((walk.code === true && CODE_FIELDS.has(k)) || PROGRAM_FIELDS.has(k)) return { argv: false, code: true };
+  if (PROGRAM_FIELDS.has(k)) return { argv: false, code: true };
+  if (walk.code && CODE_FIELDS.has(k)) return { argv: false, code: true, ...(walk.code === 'gdb' && GDB_COMMAND_FIELDS.has(k) ? { gdbShell: true } : {}) };
   if (!ARGV_NAMES.has(k)) return { argv: false };
   // A command line given as one string (not a list of words): read as text, its programs shown.
   if (typeof object[k] === 'string' && k !== 'args' && k !== 'argv') return { argv: false, command: true };
@@ -579,12 +606,12 @@ function programOf(object: Record<string, unknown>): string | undefined {
 function redactValue(value: unknown, depth: number, walk: Walk, reading: ListReading = { argv: depth === 0 }): unknown {
   walk.values++;
   if (walk.stopAt && walk.values > walk.stopAt.values) walk.over = true;
-  if (typeof value === 'string') return redactString(value, walk, reading.code === true, reading.command === true);
+  if (typeof value === 'string') return redactString(value, walk, reading.code === true, reading.command === true, reading.gdbShell === true);
   if (value === null || typeof value !== 'object') return value;
   if (depth >= MAX_DEPTH) {
     // What lies this deep is not measured: the record goes to the thread, where it is written and hashed (attack 18aa A5).
     if (walk.stopAt) walk.over = true;
-    return walk.measure ? '' : digestNote('nested too deep', jsonOf(value));
+    return walk.measure ? '' : leftOutNote(walk, 'nested too deep', jsonOf(value));
   }
   if (Array.isArray(value)) return redactArray(value, depth, walk, reading);
   const out: Record<string, unknown> = Object.create(null);
@@ -608,17 +635,17 @@ function redactValue(value: unknown, depth: number, walk: Walk, reading: ListRea
   const numbered = new Map<string, number>();
   for (let i = 0; i < kept.length; i++) {
     if (walk.values >= MAX_VALUES) {
-      out['[cut]'] = pastValues(entries.length - i, jsonOf(Object.fromEntries(entries.slice(i))));
+      out['[cut]'] = pastValues(walk, entries.length - i, jsonOf(Object.fromEntries(entries.slice(i))));
       return out;
     }
     const [k, v] = kept[i]!;
-    const shown = k.length > MAX_KEY ? digestNote(`name of ${k.length} characters`, k) : redactString(k, walk);
+    const shown = k.length > MAX_KEY ? leftOutNote(walk, `name of ${k.length} characters`, k) : redactString(k, walk);
     // Two names that read alike once redacted both stay (one value must never replace the other), numbered on from the
     // last number this name was given: trying 2, 3, ... for each of many `token=..` names was quadratic (attack 18ab C2).
     const name = unusedName(shown, out, numbered);
     out[name] = hidden(k) && v !== null && v !== undefined && v !== '' ? (walk.values++, REDACTED) : redactValue(v, depth + 1, walk, listReading(k, object, walk));
   }
-  if (entries.length > MAX_ITEMS) out['[cut]'] = digestNote(`${entries.length} entries in all`, jsonOf(value));
+  if (entries.length > MAX_ITEMS) out['[cut]'] = leftOutNote(walk, `${entries.length} entries in all`, jsonOf(value));
   return out;
 }
 
@@ -636,10 +663,25 @@ function redactValue(value: unknown, depth: number, walk: Walk, reading: ListRea
  * has it) plus RECORD_SLACK, and `max` (MAX_RECORD) at most: past that, runs of the same note are
  * folded into one, and if that is not enough it keeps the head of its JSON.
  */
-export function redact(value: unknown, bound: { inputLength?: number; max?: number; code?: boolean } = {}): unknown {
+export function redact(value: unknown, bound: { inputLength?: number; max?: number; code?: RunsCode; whole?: boolean } = {}): unknown {
   const inputLength = bound.inputLength ?? jsonOf(value)?.length;
   const bounds = recordLimit(inputLength, bound.max ?? MAX_RECORD);
-  return wholeBounded(redactMeasured(value, measure(value)!, bounds.limit, bound.code === true), bounds, inputLength);
+  const code = bound.code ?? false;
+  return wholeBounded(redactMeasured(value, measure(value)!, bounds.limit, code, bound.whole === true), bounds, inputLength, code !== false && bound.whole === true);
+}
+
+/**
+ * The record of a call that runs must show what it runs whole: the code of a debugger's call (gdb,
+ * python, debugger: any of its arguments, since a value left out may be a breakpoint whose
+ * condition runs) and a program path in any call. A 72,009-character `program` of `tools/../`
+ * repeated ran `evil_prog` while the record kept its head and digest; a breakpoint list's 1,001st
+ * condition ran `os.system` past the 1,000 items kept (attack 18ak s1-1, s1-2). Such a call is
+ * refused (beginCall), not run with part of it unseen.
+ */
+function refuseIfCut(walk: Walk): void {
+  const what = walk.code ? walk.leftOut : walk.codeCut ? 'a program path was cut' : undefined;
+  if (what === undefined) return;
+  throw new AuditRedactionError(`the audit keeps what a call runs whole, and this record could not (${what})`);
 }
 
 /**
@@ -707,9 +749,10 @@ function foldNotes(redacted: unknown): unknown {
  * how long it was, and how long the arguments' own JSON was. No digest of the arguments: a SHA-256
  * of text not redacted would let whoever reads the audit check a guessed secret.
  */
-function wholeBounded(redacted: unknown, { limit, why }: { limit: number; why: string }, inputLength: number | undefined): unknown {
+function wholeBounded(redacted: unknown, { limit, why }: { limit: number; why: string }, inputLength: number | undefined, runs = false): unknown {
   const whole = JSON.stringify(redacted) ?? 'null';
   if (whole.length <= limit) return redacted;
+  if (runs) throw new AuditRedactionError(`the audit keeps what a call runs whole, and this record could not (${whole.length} characters of JSON, over ${limit}: ${why})`);
   const folded = foldNotes(redacted);
   const json = JSON.stringify(folded) ?? 'null';
   if (json.length <= limit) return folded;
@@ -731,11 +774,13 @@ function measure(value: unknown, stopAt?: Walk['stopAt']): number[] | undefined 
 }
 
 /** redact's second walk, given what its first measured. */
-function redactMeasured(value: unknown, lengths: number[], limit: number, code: boolean): unknown {
+function redactMeasured(value: unknown, lengths: number[], limit: number, code: RunsCode, whole: boolean): unknown {
   // Redaction labels and the notes of what was cut add to the text kept (a `-p` hit every 3 characters becomes a 10-character
   // label): past the record's limit, the strings are redacted again with half the budget, so every value stays, each shorter.
   for (let budget = MAX_TEXT; ; budget /= 2) {
-    const redacted = redactValue(value, 0, { measure: undefined, share: fairShare(lengths, budget), values: 0, code });
+    const walk: Walk = { measure: undefined, share: fairShare(lengths, budget), values: 0, code };
+    const redacted = redactValue(value, 0, walk);
+    if (whole) refuseIfCut(walk);
     if (budget <= MAX_TEXT / 16 || (JSON.stringify(redacted) ?? '').length <= limit) return redacted;
   }
 }
@@ -767,7 +812,7 @@ let pool: WorkerPool | undefined;
  * reads the audit check a guessed secret). Two keys flooding big refused calls held back the
  * records, and so the answers, of other keys' big calls for ~800 ms each (attack 18y W6).
  */
-export async function redactForAudit(value: unknown, owner?: string, refused = false, code = false): Promise<unknown> {
+export async function redactForAudit(value: unknown, owner?: string, refused = false, code: RunsCode = false): Promise<unknown> {
   const max = refused ? MAX_REFUSED_RECORD : MAX_RECORD;
   const lengths = measure(value, { text: INLINE_TEXT, values: INLINE_VALUES });
   if (lengths) {
@@ -776,7 +821,7 @@ export async function redactForAudit(value: unknown, owner?: string, refused = f
     await new Promise((resolve) => setImmediate(resolve));
     const inputLength = jsonOf(value)?.length;
     const bounds = recordLimit(inputLength, max);
-    return wholeBounded(redactMeasured(value, lengths, bounds.limit, code), bounds, inputLength);
+    return wholeBounded(redactMeasured(value, lengths, bounds.limit, code, !refused), bounds, inputLength, code !== false && !refused);
   }
   pool ??= new WorkerPool({ name: 'audit redaction', entry: workerEntry(import.meta.url, 'redact-worker'), resourceLimits: { maxOldGenerationSizeMb: 512 } });
   let json: string;
@@ -790,11 +835,15 @@ export async function redactForAudit(value: unknown, owner?: string, refused = f
       '[not kept]': `the arguments of this refused call (${json.length} characters of JSON) were not redacted: the key already had ${REFUSED_WAITING} refused calls' arguments waiting for redaction`,
     };
   }
+  let answer: { record: unknown } | { notWhole: string };
   try {
-    return await pool.run<unknown>({ json, max, code }, { timeoutMs: 30_000, mayWait: refused, ...(owner !== undefined ? { owner } : {}) });
+    answer = await pool.run<typeof answer>({ json, max, code, whole: !refused }, { timeoutMs: 30_000, mayWait: refused, ...(owner !== undefined ? { owner } : {}) });
   } catch (err) {
     return notKept(refused, `the arguments (${json.length} characters of JSON) could not be redacted: ${err instanceof Error ? err.message : String(err)}`);
   }
+  // The thread's refuseIfCut, said as it said it.
+  if ('notWhole' in answer) throw new AuditRedactionError(answer.notWhole);
+  return answer.record;
 }
 
 /**

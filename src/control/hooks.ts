@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Denial, Principal, ServerHooks } from '../server/createServer.js';
-import { debugSessionOf } from './audit.js';
+import { AuditRedactionError, debugSessionOf } from './audit.js';
 import { forwardRequest } from './forward.js';
 import { FORWARDED_HEADER, HttpGate } from './http.js';
 import type { KeyContext } from './keys.js';
@@ -109,6 +109,8 @@ export function controlHooks(plane: ControlPlane): ServerHooks {
           ...(start.traceparent ? { traceparent: start.traceparent } : {}),
         });
       } catch (err) {
+        // Arguments the audit cannot keep (beginCall says why, and how to send them); otherwise the store failed.
+        if (err instanceof Error && err.cause instanceof AuditRedactionError) throw err;
         throw new Error(`the audit log cannot be written (${err instanceof Error ? err.message : String(err)})`, { cause: err });
       }
     },

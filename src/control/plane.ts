@@ -14,6 +14,7 @@ import {
   type AuditRecord,
   type ChainAnchor,
   type ChainState,
+  type RunsCode,
 } from './audit.js';
 import { bearerToken, hashKey, sameSecret, type KeyContext } from './keys.js';
 import { windowAt, type Limit } from './limits.js';
@@ -136,9 +137,9 @@ export class ControlPlane {
   }
 
   /** Whether a tool runs code its arguments give (a debugger's toolset): the audit reads their code fields as code. Unknown tools do not. */
-  private runsCode(name: string): boolean {
+  private runsCode(name: string): RunsCode {
     const toolset = this.tool(name)?.toolset;
-    return toolset === 'gdb' || toolset === 'python' || toolset === 'debugger';
+    return toolset === 'gdb' ? 'gdb' : toolset === 'python' || toolset === 'debugger';
   }
 
   tool(name: string): ToolInfo | undefined {
@@ -310,7 +311,7 @@ export class ControlPlane {
     } catch (err) {
       if (!(err instanceof AuditRedactionError)) throw err;
       // Not run unaudited: the refusal is what the audit keeps, and the caller refuses the call.
-      const why = `its arguments could not be redacted for the audit (${err.message}); the call was not run: send smaller arguments`;
+      const why = `its arguments could not be redacted for the audit (${err.message}); the call was not run: send fewer or shorter arguments`;
       await this.store.appendAudit({ ...base, ts: new Date().toISOString(), event: 'denied', args: { '[not kept]': err.message }, outcome: 'refused', error: boundField(why, 2000), duration_ms: 0 });
       throw new Error(why, { cause: err });
     }

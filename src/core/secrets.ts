@@ -924,6 +924,14 @@ function allSpans(text: string, keepCalls: boolean): Span[] {
  * braces (their expansion makes words, never runs one).
  */
 export const SHELL_ACTIVE = /[`;|&<>$'"\\\r\n]/;
+
+/**
+ * A gdb command that is plainly a shell command line: `shell` or `!` as its first word, nothing
+ * before (names gdb will not let an alias take). The audit reads such a line as a command line (its
+ * passwords hidden); the gdb toolset refuses one in a session that may have redefined `shell`
+ * (`define shell`, or a Python command of that name), where it would be code the audit hid.
+ */
+export const GDB_SHELL_LINE = /^[ \t]*(?:shell[ \t]|!)/;
 /**
  * PowerShell's `-Password:VALUE` (and any secret-named parameter so written), where a command line
  * has its options (optionPlace: `c ? -password:x` in code is not one).

@@ -77,6 +77,8 @@ export type FileSlot = 'exec' | 'symbols' | 'core';
 /** The command to send gdb, and the private copy it reads instead of a workspace file (see prepareCommand). */
 export interface PreparedCommand {
   command: string;
+  /** The command may change what gdb's commands mean (Classifier.mayRedefine): later `shell` lines of the session are refused. */
+  mayRedefine?: boolean;
   /** Close `program` once gdb has no use for it: once the `slots` it fills hold other files, or gdb has exited. */
   copy?: { program: CheckedProgram; slots: FileSlot[] };
 }
@@ -116,13 +118,13 @@ export interface PreparedCommand {
 export async function prepareCommand(command: string, policy: GdbPolicy, checkedScopes?: readonly string[]): Promise<PreparedCommand> {
   // One reading for both: judged twice, a file swapped in between could pass the flags as a plain
   // file and then be sent by name, unjudged, as a link.
-  const { needs, copy: read } = classify(command, policy);
+  const { needs, copy: read, mayRedefine } = classify(command, policy);
   refuseUnopened(needs, policy);
   // The key's scopes were checked on an earlier reading (capabilityScopes): a file swapped since may
   // make the command reach further, which that check did not allow, whatever the flags say.
   const beyond = checkedScopes && needs.find((n) => n.capability !== 'quit' && !checkedScopes.includes(CAPABILITIES[n.capability].scope));
   if (beyond) throw new CommandRefusedError(`refused: ${beyond.what}; it reaches further than when the call's scopes were checked (a file changed meanwhile)`);
-  if (!read) return { command };
+  if (!read) return { command, mayRedefine };
   const core = read.slots.includes('core');
   // Always a copy: what is judged (a core's mapped files, a program's debug links) must be what gdb reads (attack atk-p P10).
   const program = await CheckedProgram.open(policy.root, path.resolve(policy.cwd, read.file), `"${read.name}" file`, { copy: true, key: policy.key });
@@ -134,7 +136,7 @@ export async function prepareCommand(command: string, policy: GdbPolicy, checked
       throw err;
     }
   } else await judgeProgramCopy(program, `"${read.name} ${read.file}"`, policy, checkedScopes);
-  return { command: read.command(program.path), copy: { program, slots: read.slots } };
+  return { command: read.command(program.path), copy: { program, slots: read.slots }, mayRedefine };
 }
 
 /**
@@ -531,13 +533,21 @@ class Classifier {
 
   constructor(private readonly context: CommandContext) {}
 
-  need(capability: Need['capability'], what: string): void {
+  /**
+   * Whether the command may change what gdb's commands mean (define, alias, Python, Guile, a
+   * script, eval, another interpreter...): anything needing the shell capability but a plain
+   * `shell`/`!` line and `$_shell`. After one, `shell` may be a user's command (prepareCommand).
+   */
+  mayRedefine = false;
+
+  need(capability: Need['capability'], what: string, plainShell = false): void {
+    if (capability === 'shell' && !plainShell) this.mayRedefine = true;
     this.needs.push({ capability, what });
   }
 
   /** GDB 14 and later evaluate $_shell("cmd") in any expression (print, condition, set var, ...). */
   private expressions(text: string): void {
-    if (/\$_shell\b/.test(text)) this.need('shell', '"$_shell" runs a host command from an expression');
+    if (/\$_shell\b/.test(text)) this.need('shell', '"$_shell" runs a host command from an expression', true);
   }
 
   cli(text: string, depth: number): void {
@@ -554,7 +564,7 @@ class Classifier {
     switch (rule) {
       case 'shell':
         if (name === 'interpreter-exec') return this.interpreterExec(gdbArgv(rest), depth);
-        return this.need('shell', `"${name}" runs outside the debugger (host commands, scripts or other machines)`);
+        return this.need('shell', `"${name}" runs outside the debugger (host commands, scripts or other machines)`, name === 'shell' || name === '!');
       case 'quit':
         return this.need('quit', `"${name}" would end gdb behind the session's back: use the close tool to end the session`);
       case 'attach':

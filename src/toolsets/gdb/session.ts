@@ -9,12 +9,14 @@ import { quoteMiString, type ResultRecord } from '../../core/mi/connection.js';
 import { MI_SETUP, MiEngine, type TargetState } from '../../core/mi/engine.js';
 import type { MiRecord, MiTuple } from '../../core/mi/parser.js';
 import { boundPromise } from '../../core/wait.js';
+import { GDB_SHELL_LINE } from '../../core/secrets.js';
 import { toMiCommand } from './command.js';
 import { CallCollector, PROGRAM_OUTPUT_PER_CALL } from './collector.js';
 import type { CheckedProgram } from '../../core/paths.js';
 import { firstUserFrame, type UserFrameChoice } from '../../core/mi/user-frame.js';
 import { compactStopped, mergeCalls, type CallStep } from './answer.js';
 import {
+  CommandRefusedError,
   capabilityScopes,
   isAttachCommand,
   isDetachCommand,
@@ -96,6 +98,8 @@ export class GdbSession implements SessionResource {
   private command = '';
   /** Private copies gdb reads instead of workspace files (policy prepareCommand), by the file of gdb's each is. */
   private readonly copies = new Map<FileSlot, CheckedProgram>();
+  /** The first command of the session that may have changed what gdb's commands mean (PreparedCommand.mayRedefine). */
+  private redefinedBy: string | undefined;
 
   private constructor(
     private readonly engine: MiEngine,
@@ -274,7 +278,12 @@ export class GdbSession implements SessionResource {
     this.assertAlive();
     let prepared: PreparedCommand = { command };
     // The operator's flags, and a file it reads that other users could swap read from a checked private copy.
-    if (this.options.policy && !options.trusted) prepared = await prepareCommand(command, this.commandPolicy(), options.checkedScopes);
+    if (this.options.policy && !options.trusted) {
+      if (this.redefinedBy && GDB_SHELL_LINE.test(command)) throw shellMayBeRedefined(this.redefinedBy);
+      prepared = await prepareCommand(command, this.commandPolicy(), options.checkedScopes);
+      // Before it is sent: whatever it does (even failing), `shell` may not be gdb's from here on.
+      if (prepared.mayRedefine) this.redefinedBy ??= command.trim().slice(0, 80);
+    }
     if (this.copies.has('exec') && isStartCommand(command)) await this.reloadIfChanged(options.checkedScopes);
     try {
       const outcome = await this.sendCall(prepared.command, command, options);
@@ -558,4 +567,17 @@ class OwnProcesses {
     const when = this.started.get(pid);
     return when !== undefined && processStartTime(pid) === when;
   }
+}
+
+/**
+ * A `shell`/`!` line in a session where `shell` may have been redefined (`define shell`, a Python
+ * command of that name): the audit reads such a line as a command line and hides its passwords,
+ * which a redefined `shell` would turn into code that ran unseen.
+ */
+function shellMayBeRedefined(by: string): CommandRefusedError {
+  return new CommandRefusedError(
+    `refused: this session ran "${by}", which may have redefined gdb's shell command (define, alias, python, source...), ` +
+      'and the audit reads a "shell"/"!" line as a host command line. Run host commands in a session before such commands (open a new one), ' +
+      'or from Python (python import subprocess; subprocess.run([...])), which the audit keeps as sent',
+  );
 }

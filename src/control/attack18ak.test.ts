@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { AuditRedactionError, MAX_ITEMS, MAX_STRING, redact, redactForAudit } from './audit.js';
+
+// Attack 18ak s1-1, s1-2: the audit record of a call that runs kept the head and digest of what it
+// ran: a 72,009-character gdb `program` (`tools/../` x 8000, then `evil_prog`) ran evil_prog unseen;
+// a Python expression of 70,000 blanks then `__import__('os').system(...)`, and a breakpoint list's
+// 1,001st condition, ran past what the record kept. Such a call is refused now, its refusal audited.
+describe('attack 18ak s1-1, s1-2: what a call runs is kept whole, or the call is refused', () => {
+  const program = `${'tools/../'.repeat(8000)}evil_prog`;
+  const expression = `(${' '.repeat(70_000)}__import__('os').system('touch x'))`;
+  const breakpoints = [...Array.from({ length: MAX_ITEMS }, (_, i) => ({ line: i + 1, condition: 'False' })), { line: 9999, condition: "__import__('os').system('touch x')" }];
+
+  it("a debugger's call that cannot be kept whole is refused, for every way a record is cut", async () => {
+    const cases: Array<[string, unknown, boolean | 'gdb']> = [
+      ['gdb program', { program }, 'gdb'],
+      ['debugger program', { program, session_id: 'd' }, true],
+      ['python entry', { entry: program }, true],
+      ['python expression', { sessionId: 's', expression }, true],
+      ['1,001 breakpoints', { sessionId: 's', source: 'a.py', breakpoints }, true],
+      ['args past the values a record keeps', { entry: 'a.py', args: Array.from({ length: 12_000 }, (_, i) => `a${i}`) }, true],
+      ['many long strings past the text a record keeps', { commands: Array.from({ length: 8 }, () => `print ${'1+'.repeat(20_000)}1`) }, 'gdb'],
+    ];
+    for (const [what, args, code] of cases) {
+      await expect(redactForAudit(args, 'k', false, code), what).rejects.toThrow(AuditRedactionError);
+      await expect(redactForAudit(args, 'k', false, code), what).rejects.toThrow(/the audit keeps what a call runs whole, and this record could not/);
+      // The same arguments of a call refused before it ran (it ran nothing): kept cut, as before.
+      expect(JSON.stringify(await redactForAudit(args, 'k', true, code)), what).toMatch(/cut/);
+    }
+  });
+
+  it('a program path is kept whole in any call; other text of a call that runs no code is still cut, not refused', async () => {
+    await expect(redactForAudit({ program, command: 'x' }, 'k', false, false)).rejects.toThrow(/a program path was cut/);
+    const long = { command: `echo ${'a'.repeat(MAX_STRING + 10)}` };
+    expect(JSON.stringify(await redactForAudit(long, 'k', false, false))).toMatch(/cut: \d+ characters in all/);
+  });
+
+  it('calls that fit are kept as sent', async () => {
+    const fits = { sessionId: 's', source: 'a.py', breakpoints: breakpoints.slice(1, MAX_ITEMS + 1) };
+    expect(await redactForAudit(fits, 'k', false, true)).toEqual(fits);
+    expect(redact({ program: program.slice(-4000) }, { code: 'gdb', whole: true })).toEqual({ program: program.slice(-4000) });
+  });
+});
