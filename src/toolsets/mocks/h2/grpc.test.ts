@@ -32,7 +32,9 @@ describe('gRPC length-prefixed messages', () => {
       [false, ''],
     ]);
     expect(splitMessages(framed.subarray(0, 13)).map((m) => Buffer.from(m.data).toString())).toEqual(['ab', 'x']);
-    expect(splitMessages(Buffer.alloc(3))).toEqual([]);
+    // A body cut inside a prefix: kept as far as it came too (attack t1-1), framed again to the same 3 bytes.
+    expect(splitMessages(Buffer.alloc(3))).toEqual([{ compressed: false, data: new Uint8Array(0), truncated: { length: 0, came: 3 } }]);
+    expect(frameMessages(splitMessages(framed.subarray(0, 13)))).toEqual(framed.subarray(0, 13));
   });
 
   it('reads messages as they arrive, whatever the cuts: byte by byte, at every boundary, and all at once', () => {

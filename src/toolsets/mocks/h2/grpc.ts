@@ -1,8 +1,22 @@
 /** gRPC's wire format inside HTTP/2 streams: length-prefixed messages, and the status a call ends with. */
 
 export interface GrpcMessage {
+  /** The compression flag is 1. */
   compressed: boolean;
+  /**
+   * The compression flag byte when it is neither 0 nor 1 (`compressed` is false then): gRPC
+   * allows only 0 and 1, and a server answers any other with INTERNAL. Kept so a recording and a
+   * replay send the byte that was sent, and a match compares the byte (see flagByte).
+   */
+  flag?: number;
   data: Uint8Array;
+  /**
+   * A message the stream ended inside: the length its prefix says, and how many bytes of it came,
+   * its 5-byte prefix included (`came` under 5: the prefix itself was cut, the bytes of it that did
+   * not come are 0 here). `data` holds the bytes that came after the prefix; framed, it is those
+   * bytes again (frameMessages).
+   */
+  truncated?: { length: number; came: number };
   /**
    * A response message of a stream: how many request messages had arrived when it came, so a
    * replay answers it as soon as those have arrived (a bidirectional ping-pong works); undefined
@@ -18,17 +32,37 @@ export function isGrpc(headers: Record<string, unknown>): boolean {
   return typeof type === 'string' && /^application\/grpc(\+|;|$)/i.test(type);
 }
 
-/** Splits a gRPC body into its length-prefixed messages; a truncated tail is kept as a last, partial message. */
+/** The compression flag byte of a message: its `flag`, else 1 when compressed, else 0. */
+export const flagByte = (m: GrpcMessage): number => m.flag ?? (m.compressed ? 1 : 0);
+
+/** The message of a frame: its flag byte as sent (`flag` when it is neither 0 nor 1). */
+function message(flag: number, data: Uint8Array): GrpcMessage {
+  return flag > 1 ? { compressed: false, flag, data } : { compressed: flag === 1, data };
+}
+
+/** Bytes the stream ended with inside a message (`rest` is not empty): that message, marked truncated. */
+function truncatedMessage(rest: Buffer): GrpcMessage {
+  const head = Buffer.alloc(5);
+  rest.copy(head, 0, 0, 5);
+  const length = head.readUInt32BE(1);
+  return { ...message(head[0]!, new Uint8Array(rest.subarray(Math.min(5, rest.length)))), truncated: { length, came: rest.length } };
+}
+
+/**
+ * Splits a gRPC body into its length-prefixed messages; bytes of a message the body ends inside
+ * are kept as a last message marked `truncated` (framed again, it is the same bytes).
+ */
 export function splitMessages(body: Uint8Array): GrpcMessage[] {
   const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const out: GrpcMessage[] = [];
   let at = 0;
   while (at + 5 <= buf.length) {
-    const len = buf.readUInt32BE(at + 1);
-    const end = Math.min(buf.length, at + 5 + len);
-    out.push({ compressed: buf[at] === 1, data: new Uint8Array(buf.subarray(at + 5, end)) });
+    const end = at + 5 + buf.readUInt32BE(at + 1);
+    if (end > buf.length) break;
+    out.push(message(buf[at]!, new Uint8Array(buf.subarray(at + 5, end))));
     at = end;
   }
+  if (at < buf.length) out.push(truncatedMessage(Buffer.from(buf.subarray(at))));
   return out;
 }
 
@@ -51,7 +85,7 @@ export class MessageReader {
       const end = 5 + this.front(5).readUInt32BE(1);
       if (this.total < end) break;
       const buf = this.front(end);
-      out.push({ compressed: buf[0] === 1, data: new Uint8Array(buf.subarray(5, end)) });
+      out.push(message(buf[0]!, new Uint8Array(buf.subarray(5, end))));
       if (buf.length === end) this.chunks.shift();
       else this.chunks[0] = buf.subarray(end);
       this.total -= end;
@@ -69,15 +103,22 @@ export class MessageReader {
   get pending(): number {
     return this.total;
   }
+
+  /** The message not complete yet, as far as it came (marked `truncated`); undefined when no byte of one is pending. */
+  tail(): GrpcMessage | undefined {
+    return this.total > 0 ? truncatedMessage(Buffer.concat(this.chunks, this.total)) : undefined;
+  }
 }
 
+/** The messages as sent: each its flag byte, its length and its data; a truncated one as far as it came. */
 export function frameMessages(messages: readonly GrpcMessage[]): Buffer {
   return Buffer.concat(
     messages.map((m) => {
       const head = Buffer.alloc(5);
-      head[0] = m.compressed ? 1 : 0;
-      head.writeUInt32BE(m.data.byteLength, 1);
-      return Buffer.concat([head, Buffer.from(m.data)]);
+      head[0] = flagByte(m);
+      head.writeUInt32BE(m.truncated?.length ?? m.data.byteLength, 1);
+      const framed = Buffer.concat([head, Buffer.from(m.data)]);
+      return m.truncated ? framed.subarray(0, m.truncated.came) : framed;
     }),
   );
 }
@@ -89,4 +130,4 @@ export function encodeGrpcMessage(text: string): string {
     .join('');
 }
 
-export const GrpcStatus = { UNIMPLEMENTED: 12, UNAVAILABLE: 14 } as const;
+export const GrpcStatus = { UNIMPLEMENTED: 12, INTERNAL: 13, UNAVAILABLE: 14 } as const;

@@ -1,7 +1,7 @@
 import { httpBody } from '../http/keploy.js';
 import { keployTime } from '../keploy/time.js';
 import { KEPLOY_MOCK_VERSION, ZERO_TIME, type HttpBody, type HttpMock, type Mock, type PassThroughMock, type YamlMap, type YamlValue } from '../keploy/types.js';
-import type { GrpcMessage, HeaderMap } from './grpc.js';
+import { flagByte, type GrpcMessage, type HeaderMap } from './grpc.js';
 import { TimeSlice } from '../../../core/wait.js';
 import { MAX_MOCK_EXCHANGE_BYTES } from '../protocol.js';
 import { protoscopeBytes, protoscopeBytesSliced, protoscopeTextSliced } from './protoscope.js';
@@ -118,6 +118,12 @@ export function http2AsHttp(mock: Mock): HttpMock | undefined {
  * `debugkit_after_requests` (see GrpcMessage). A direction with no message at all (a trailers-only error) has a zeroed `body`, which
  * Keploy reads as one empty message: debugkit adds `debugkit_no_messages: true` (a key Keploy
  * ignores) to replay it as none.
+ *
+ * A message is written as it was sent: `compression_flag` is its flag byte (a byte other than 0
+ * or 1 too, which a server rejects), `message_length` the length its prefix says. The bytes of a
+ * message the stream ended inside are kept as a last message, `decoded_data` the bytes that came
+ * after its prefix and `debugkit_truncated` how many bytes of it came, the prefix's 5 included
+ * (a key Keploy ignores): a replay sends those bytes again, cut where they were.
  */
 
 export interface GrpcExchange {
@@ -195,7 +201,8 @@ async function decodedData(m: GrpcMessage, budget: TextBudget, slice: TimeSlice)
 
 /** A message's YAML, its data as bytes until its text is written (RecordedGrpcMock). */
 function messageYaml(m: GrpcMessage | undefined, texts: Array<[YamlMap, GrpcMessage]>): YamlMap {
-  const y: YamlMap = { compression_flag: m?.compressed ? 1 : 0, message_length: m?.data.byteLength ?? 0, decoded_data: m ? m.data : '' };
+  const y: YamlMap = { compression_flag: m ? flagByte(m) : 0, message_length: m ? (m.truncated?.length ?? m.data.byteLength) : 0, decoded_data: m ? m.data : '' };
+  if (m?.truncated) y.debugkit_truncated = m.truncated.came;
   if (m?.afterRequests !== undefined) y.debugkit_after_requests = m.afterRequests;
   if (m) texts.push([y, m]);
   return y;
@@ -277,15 +284,32 @@ function stringMap(v: YamlValue | undefined): HeaderMap {
 /** Protoscope text (a `decoded_data`) as the message's bytes. */
 type TextBytes = (text: string) => Uint8Array;
 
+/** A `compression_flag`: 0 or 1, or the byte as sent when it was another (GrpcMessage.flag). */
+function readFlag(v: YamlValue | undefined): Pick<GrpcMessage, 'compressed' | 'flag'> {
+  const n = Number(v);
+  return Number.isInteger(n) && n > 1 && n <= 0xff ? { compressed: false, flag: n } : { compressed: n === 1 };
+}
+
+/**
+ * `debugkit_truncated`: the message as far as it came, when the note fits it (a count of bytes
+ * short of the whole message, that many of them after the prefix); else the message is read whole.
+ */
+function readTruncated(m: YamlMap, data: Uint8Array): Pick<GrpcMessage, 'truncated'> {
+  const came = m.debugkit_truncated;
+  const length = Number(m.message_length);
+  if (typeof came !== 'number' || !Number.isInteger(came) || came < 1 || !Number.isInteger(length) || length < 0 || length > 0xffffffff) return {};
+  const fits = came < 5 ? data.byteLength === 0 : came - 5 === data.byteLength && data.byteLength < length;
+  return fits ? { truncated: { length, came } } : {};
+}
+
 function readMessage(v: YamlValue | undefined, textBytes: TextBytes): GrpcMessage | undefined {
   const m = asMap(v);
   const data = m.decoded_data;
   const len = Number(m.message_length ?? 0);
   const after = m.debugkit_after_requests;
   const extra = typeof after === 'number' && Number.isInteger(after) && after >= 0 ? { afterRequests: after } : {};
-  if (data instanceof Uint8Array) return { compressed: Number(m.compression_flag) === 1, data, ...extra };
-  if (typeof data === 'string' && (data.length > 0 || len === 0)) return { compressed: Number(m.compression_flag) === 1, data: textBytes(data), ...extra };
-  return undefined;
+  const bytes = data instanceof Uint8Array ? data : typeof data === 'string' && (data.length > 0 || len === 0 || m.debugkit_truncated !== undefined) ? textBytes(data) : undefined;
+  return bytes ? { ...readFlag(m.compression_flag), data: bytes, ...readTruncated(m, bytes), ...extra } : undefined;
 }
 
 function readMessages(side: YamlMap, textBytes: TextBytes): GrpcMessage[] {

@@ -1,6 +1,6 @@
 import type { TimeSlice } from '../../../core/wait.js';
 import type { Mock } from '../keploy/types.js';
-import type { GrpcMessage } from './grpc.js';
+import { flagByte, type GrpcMessage } from './grpc.js';
 import { readGrpcMock, readGrpcMockSliced, type GrpcCall } from './keploy.js';
 
 /** Bytes that differ between two requests, counting a length difference as that many bytes. */
@@ -11,7 +11,9 @@ export function byteDistance(a: Uint8Array, b: Uint8Array): number {
   return d;
 }
 
-const sameMessage = (a: GrpcMessage, b: GrpcMessage) => a.compressed === b.compressed && Buffer.compare(a.data, b.data) === 0;
+/** The same flag byte, the same bytes, and truncated alike. */
+const sameMessage = (a: GrpcMessage, b: GrpcMessage) =>
+  flagByte(a) === flagByte(b) && Buffer.compare(a.data, b.data) === 0 && a.truncated?.length === b.truncated?.length && a.truncated?.came === b.truncated?.came;
 
 /** The set's gRPC calls by path, in recorded order; a call in progress is matched by `open`. */
 export class GrpcIndex {

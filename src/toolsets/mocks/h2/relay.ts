@@ -10,7 +10,7 @@ export interface Relayed {
   requestHeaders: HeaderMap;
   /** gRPC: the server ended the call after this many request messages, before the program's end. */
   trailersAfterRequests?: number;
-  /** gRPC: the response messages, each with the count of request messages sent before it came. */
+  /** gRPC: the response messages, each with the count of request messages sent before it came; a last one the answer ended inside is marked truncated. */
   responseMessages: GrpcMessage[];
   requestBody: Buffer;
   responseHeaders: HeaderMap;
@@ -158,6 +158,9 @@ export function relay(
         responded = true;
         down.respond({ ':status': 502 }, { endStream: true });
       }
+      // The answer ended inside a message: kept as far as it came, so a replay sends the same bytes.
+      const tail = over ? undefined : respReader.tail();
+      if (tail) responseMessages.push(clientEnded ? tail : { ...tail, afterRequests: requestsSent });
       resolve({
         requestHeaders,
         ...(trailersAfterRequests !== undefined ? { trailersAfterRequests } : {}),

@@ -3,7 +3,7 @@ import { bodyBytes } from '../http/keploy.js';
 import type { HttpMock, Mock } from '../keploy/types.js';
 import { sizeOnlyLine, type HttpMatcher } from '../http/matcher.js';
 import type { OnMiss } from '../http/replayer.js';
-import { encodeGrpcMessage, frameMessages, GrpcStatus, isGrpc, MessageReader, type GrpcMessage, type HeaderMap } from './grpc.js';
+import { encodeGrpcMessage, flagByte, frameMessages, GrpcStatus, isGrpc, MessageReader, type GrpcMessage, type HeaderMap } from './grpc.js';
 import { TimeSlice } from '../../../core/wait.js';
 import { readGrpcMock, TEXT_SLICE_MS, type GrpcCall } from './keploy.js';
 import { GrpcCallMatch, type GrpcIndex } from './matcher.js';
@@ -182,7 +182,7 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
           if (stream.destroyed) return;
           const text = encodeGrpcMessage(`debugkit mocks: ${miss}`);
           if (answering) {
-            trailers = { 'grpc-status': String(GrpcStatus.UNAVAILABLE), 'grpc-message': text };
+            trailers = { 'grpc-status': String(status), 'grpc-message': text };
             stream.end();
           } else {
             stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(status), 'grpc-message': text }, { endStream: true });
@@ -193,6 +193,8 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
         });
       };
       const reader = new MessageReader();
+      /** Request messages read so far. */
+      let received = 0;
       const onData = (c: Buffer) => {
         if (done || !(opened instanceof GrpcCallMatch)) return;
         // The bytes so far are kept for a relay to the real server, possible until a reply went out.
@@ -208,6 +210,14 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
           return failed(`gRPC ${path}: the request is over what the replay keeps of unfinished calls (${o.kept?.limit ?? 0} bytes)`, GrpcStatus.UNAVAILABLE);
         charged = holding;
         for (const m of parsed) {
+          received++;
+          // A server answers a flag other than 0 and 1 with INTERNAL, whatever the set recorded.
+          if (m.flag !== undefined) {
+            return failed(
+              `gRPC ${path}: request message ${received} has compression flag byte 0x${flagByte(m).toString(16).padStart(2, '0')}; valid flags are 0 (not compressed) and 1 (compressed)`,
+              GrpcStatus.INTERNAL,
+            );
+          }
           const r = opened.push(m);
           if ('miss' in r) return failed(r.miss, GrpcStatus.UNAVAILABLE);
           if (r.end) {
@@ -225,6 +235,9 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
       };
       const onEnd = () => {
         if (done || !(opened instanceof GrpcCallMatch)) return;
+        // The client ended its side inside a message: a server answers INTERNAL, not what the set recorded.
+        const tail = reader.tail();
+        if (tail?.truncated) return failed(`gRPC ${path}: ${truncatedLine(tail.truncated, received + 1)}`, GrpcStatus.INTERNAL);
         const r = opened.end();
         if ('miss' in r) return failed(r.miss, GrpcStatus.UNAVAILABLE);
         finish();
@@ -240,6 +253,12 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
       stream.once('end', onEnd);
     });
   }
+}
+
+/** Why a request message the client's end cut is a miss: how many of its bytes came of how many. */
+function truncatedLine(t: { length: number; came: number }, index: number): string {
+  const cut = t.came < 5 ? `its 5-byte length prefix was cut after ${t.came} byte${t.came === 1 ? '' : 's'}` : `its prefix says ${t.length} bytes, ${t.came - 5} came`;
+  return `the client ended its side inside request message ${index}, truncated: ${cut} (a gRPC server answers INTERNAL)`;
 }
 
 function respondHttp(stream: http2.ServerHttp2Stream, mock: HttpMock) {
