@@ -69,7 +69,12 @@ function genericReplayer(index: GenericIndex, o: ReplayersOptions): ProtocolRepl
     greets: (target) => index.forTarget(target) !== undefined,
     accepts: (conn) => (conn.protocol === 'generic' && (known(conn) || o.onMiss === 'fail')) || (conn.protocol === 'redis' && known(conn)),
     serve: async (conn) => {
-      await replayGeneric(conn, index, { ca: o.ca, onMatch: (m) => void (c.replayed++, o.served?.(m.mock)), onMiss: (m) => (c.missed++, o.missed(m.message)) });
+      await replayGeneric(conn, index, {
+        ca: o.ca,
+        onMatch: (m) => void (c.replayed++, o.served?.(m.mock)),
+        onMiss: (m) => (c.missed++, o.missed(m.message)),
+        ...(o.kept ? { kept: o.kept } : {}),
+      });
     },
     counts: c,
   };

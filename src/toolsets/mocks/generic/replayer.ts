@@ -1,6 +1,8 @@
 import type { Duplex } from 'node:stream';
 import type { GenericMock } from '../keploy/types.js';
+import { ByteQueue } from '../../../core/byte-queue.js';
 import { TimeSlice } from '../../../core/wait.js';
+import { KeptShare, type KeptBytes } from '../kept.js';
 import { previewBytes } from './keploy.js';
 import { GenericIndex, type Closest, type GenericEntry } from './matcher.js';
 import { isPublicKeyRequest, mysqlClientFlags, mysqlCommand, mysqlError, mysqlFramingFor, greetingWithoutTls, shiftSequenceIds, splitSslRequest, withoutQueryAttributes } from '../mysql/wire.js';
@@ -60,6 +62,12 @@ export interface ReplayGenericOptions {
   ca?: DebugkitCa;
   /** The program's TLS handshake (MySQL) must end within this (default 10 s). */
   handshakeTimeoutMs?: number;
+  /**
+   * The replay's budget (kept.ts) for the client's bytes held unanswered (a request not whole yet):
+   * past it the connection misses and is closed. 48 connections each holding a 16 MiB MySQL packet
+   * never finished held 768 MiB outside any budget (attack 18ak t1-2).
+   */
+  kept?: KeptBytes;
 }
 
 export interface ReplayGenericResult {
@@ -85,7 +93,17 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
   const target = `${conn.target.host}:${conn.target.port}`;
   const view = index.forTarget(conn.target);
   const result: ReplayGenericResult = { matched: 0, missed: 0 };
-  let pending: Buffer = Buffer.alloc(0);
+  /** The client's bytes not answered yet: appended without copying what is held (a packet in many reads was quadratic: t1-2). */
+  const held = new ByteQueue();
+  /** What `held` holds, charged to the replay's budget (settled after each change). */
+  const share = new KeptShare(options.kept);
+  let charged = 0;
+  const settle = () => {
+    if (held.length < charged) share.give(charged - held.length);
+    charged = Math.min(charged, held.length);
+  };
+  /** MySQL: the packet at the start of `held` was read without its query-attributes prefix already (never twice: t1-3). */
+  let attributesRead = false;
   let closing = false;
   let timer: NodeJS.Timeout | undefined;
   /** Which wait for the next share of the loop (a long pipelined burst's next slice) still counts: a later serve() makes earlier ones moot. */
@@ -123,7 +141,7 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
       const { requestBytes, responseBytes } = entry.truncated;
       return miss(`mock ${entry.name} matched, but its exchange (${requestBytes} + ${responseBytes} bytes) went over the recording limit and was not kept`);
     }
-    if (!greeting) pending = pending.subarray(consumed);
+    if (!greeting) consume(consumed);
     result.matched++;
     options.onMatch?.({ target, mock: entry.name, greeting, reused });
     const response = !greeting
@@ -136,8 +154,14 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
     if (response.length > 0) write(response);
     if (entry.serverClosed) close();
   };
+  const consume = (n: number) => {
+    held.consume(n);
+    attributesRead = false;
+    settle();
+  };
   const miss = (why?: string, closest?: Closest) => {
     result.missed++;
+    const pending = held.view();
     const preview = pending.length > 0 ? `${pending.length} bytes ${previewBytes(pending)}` : 'no bytes';
     const near = closest ? `; closest ${closest.name} (same first ${closest.samePrefix} bytes): ${previewBytes(closest.request)}` : '';
     const message = why
@@ -152,17 +176,18 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
       ...(closest ? { closest: { name: closest.name, samePrefix: closest.samePrefix } } : {}),
       message,
     });
-    pending = Buffer.alloc(0);
+    consume(held.length);
     close();
   };
 
   /** A missed MySQL command packet: answered with an ERR packet, reported, and dropped. False when `pending` holds no whole packet. */
   const mysqlMiss = (closest?: Closest): boolean => {
-    if (pending.length < 4) return false;
+    if (held.length < 4) return false;
+    const pending = held.view();
     const length = pending.readUIntLE(0, 3) + 4;
     if (pending.length < length) return false;
     const packet = pending.subarray(0, length);
-    pending = pending.subarray(length);
+    consume(length);
     // COM_QUIT that was not recorded (Keploy keeps none): the client is leaving; the server would close.
     if (length === 5 && packet[3] === 0 && packet[4] === 0x01) {
       close();
@@ -184,6 +209,7 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
    * True when the packet was dealt with here (or the connection closed).
    */
   const mysqlLogin = (): boolean => {
+    const pending = held.view();
     if (!view || upgraded || pending.length < 4 || pending[3] !== 1) return false;
     const split = splitSslRequest(pending);
     if (split.kind === 'more') return false;
@@ -222,8 +248,8 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
     raw.off('data', onData);
     raw.off('end', onEnd);
     raw.pause();
-    if (pending.length > 0) raw.unshift(pending);
-    pending = Buffer.alloc(0);
+    if (held.length > 0) raw.unshift(Buffer.from(held.view()));
+    consume(held.length);
     acceptTls(raw, ca, conn.target.host, options.handshakeTimeoutMs ?? 10_000).then(
       (secure) => {
         if (closing) return void secure.destroy();
@@ -254,7 +280,7 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
   /** True when the slice ran out with requests left (the next one queued). */
   const serveSlice = (final: boolean): boolean => {
     const slice = new TimeSlice(SLICE_MS);
-    while (!closing && pending.length > 0) {
+    while (!closing && held.length > 0) {
       if (slice.over()) {
         const wait = ++sliceWait;
         void slice.next().then(() => {
@@ -268,9 +294,20 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
       }
       if (view.mysql && mysqlLogin()) return false;
       if (view.mysql) {
-        mysqlFlags ??= mysqlClientFlags(pending);
-        pending = withoutQueryAttributes(pending);
+        mysqlFlags ??= mysqlClientFlags(held.view());
+        // Only for a client that asked for query attributes, and once per packet: a query whose text
+        // begins with 00 01 is that text (attack 18ak t1-3).
+        if (!attributesRead && mysqlFlags !== undefined && (mysqlFlags & CLIENT_QUERY_ATTRIBUTES) !== 0) {
+          const stripped = withoutQueryAttributes(held.view());
+          if (stripped.length !== held.length) {
+            held.clear();
+            held.push(stripped);
+            attributesRead = true;
+            settle();
+          }
+        }
       }
+      const pending = held.view();
       const shifted = authShift !== 0 && view.mysql && pending.length >= 4 && pending[3] !== 0;
       let asked = pending;
       if (shifted) {
@@ -308,7 +345,13 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
 
   const onData = (chunk: Buffer) => {
     if (closing) return;
-    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    if (!share.take(chunk.length)) {
+      return miss(
+        `the client's unanswered bytes (${held.length + chunk.length}) went over what a replay holds of requests not whole yet (${options.kept?.limit ?? 0} bytes per replay, shared by its connections, under the server's budget): the connection was closed`,
+      );
+    }
+    charged += chunk.length;
+    held.push(chunk);
     serve(false);
   };
   const onEnd = () => serve(true);
@@ -323,6 +366,10 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
     raw.on('error', onError);
     raw.once('close', () => {
       clearTimeout(timer);
+      // A request cut off by the connection's close was asked and never answered: a miss (attack 18ak t1-2, as r1-2).
+      if (!closing && held.length > 0) miss('the connection closed before its request was whole or answered');
+      share.release();
+      charged = 0;
       resolve(result);
     });
     // No mocks for this target: nothing could ever answer it.
@@ -336,3 +383,6 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
 
 /** Replay answers a burst for about this long at a time before letting the event loop run others' work. */
 const SLICE_MS = 10;
+
+/** MySQL's CLIENT_QUERY_ATTRIBUTES capability flag: a COM_QUERY starts with its attributes. */
+const CLIENT_QUERY_ATTRIBUTES = 0x08000000;
