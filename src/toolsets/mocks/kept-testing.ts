@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { Duplex } from 'node:stream';
 import { afterEach } from 'vitest';
 import { KeptBytes } from './kept.js';
 
@@ -67,4 +68,17 @@ export function connectTo(port: number): Promise<net.Socket> {
     const s = net.connect(port, '127.0.0.1', () => resolve(s));
     s.once('error', reject);
   });
+}
+
+/** The program's side of a replayed connection, in memory: what the replayer writes lands in `written`; `client.push` sends. */
+export function programSide(): { client: Duplex; written: Buffer[] } {
+  const written: Buffer[] = [];
+  const client = new Duplex({
+    read() {},
+    write(chunk: Buffer, _enc, done) {
+      written.push(chunk);
+      done();
+    },
+  });
+  return { client, written };
 }

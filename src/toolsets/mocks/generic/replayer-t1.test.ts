@@ -1,7 +1,7 @@
-import { Duplex } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
 import { nextTurn } from '../../../core/wait.js';
 import { KeptBytes } from '../kept.js';
+import { programSide } from '../kept-testing.js';
 import { packetOf } from '../mysql/wire.js';
 import { buildGenericMock } from './keploy.js';
 import { GenericIndex } from './matcher.js';
@@ -38,15 +38,8 @@ function mysqlIndex(extra: Array<{ request: Buffer; response: Buffer }> = []): G
 
 /** One replayed connection, the program's side a Duplex: `send` what it writes, `written` what it got. */
 function connection(index: GenericIndex, options: ReplayGenericOptions = {}) {
-  const written: Buffer[] = [];
+  const { client, written } = programSide();
   const misses: string[] = [];
-  const client = new Duplex({
-    read() {},
-    write(chunk: Buffer, _enc, done) {
-      written.push(chunk);
-      done();
-    },
-  });
   const done: Promise<ReplayGenericResult> = replayGeneric({ target: { host: 'db', port: 3306 }, client }, index, { ...options, onMiss: (m) => misses.push(m.message) });
   return { client, written, misses, done, send: (b: Buffer) => client.push(b) };
 }

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Duplex } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { buildGenericMock, payloadBytes } from '../generic/keploy.js';
 import { GenericIndex } from '../generic/matcher.js';
 import { replayGeneric } from '../generic/replayer.js';
+import { programSide } from '../kept-testing.js';
 import { nextTurn } from '../../../core/wait.js';
 import { mysqlFramingFor, withoutQueryAttributes } from './wire.js';
 import { QUOTED_STRING_MAX } from '../keploy/emit.js';
@@ -137,14 +137,7 @@ describe('MySQL replay to a client with other capabilities', () => {
       buildGenericMock({ request: Buffer.alloc(0), response: greeting, startedAt: at, endedAt: at }, 0),
       buildGenericMock({ request: packet(0, '\x03SELECT 1'), response: deprecated, startedAt: at, endedAt: at }, 1),
     ]);
-    const written: Buffer[] = [];
-    const client = new Duplex({
-      read() {},
-      write(chunk: Buffer, _enc, done) {
-        written.push(chunk);
-        done();
-      },
-    });
+    const { client, written } = programSide();
     const misses: string[] = [];
     void replayGeneric({ target: { host: 'db', port: 3306 }, client }, index, { onMiss: (m) => misses.push(m.message) });
     const asked = packet(0, `\x03SELECT ${'2'.repeat(100)}`);

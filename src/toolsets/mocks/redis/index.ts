@@ -36,6 +36,7 @@ function redisReplayer(index: RedisIndex, o: ReplayersOptions): ProtocolReplayer
         await replayRedis(conn, index, {
           onMatch: (m) => void (c.replayed++, o.served?.(m.mock)),
           onMiss: (m) => (c.missed++, o.missed(m.message)),
+          ...(o.kept ? { kept: o.kept } : {}),
           ...(upstream
             ? {
                 fetch: upstream.fetch,

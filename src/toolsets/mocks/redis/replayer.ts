@@ -25,6 +25,12 @@ export interface ReplayRedisOptions {
   fetch?(command: Buffer, state: readonly Buffer[]): Promise<Buffer>;
   /** A miss answered by `fetch`: the command (passwords redacted) and the reply. */
   onFetched?(m: { command: string; request: Buffer; reply: Buffer; startedAt: Date }): void;
+  /**
+   * The replay's budget (kept.ts) for the client's bytes not answered yet (a command not whole):
+   * each connection may hold MAX_BUFFERED, but a thousand of them at once held no budget (attack
+   * 18ak t1-2, as for MySQL). Past it the client gets an error and the connection is closed.
+   */
+  kept?: KeptBytes;
 }
 
 const STATE_COMMANDS = new Set(['AUTH', 'HELLO', 'SELECT', 'CLIENT']);
@@ -40,6 +46,13 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
   const { client } = conn;
   const target = `${conn.target.host}:${conn.target.port}`;
   const queue = new ByteQueue();
+  /** What `queue` holds, charged to the replay's budget: given back as commands are consumed. */
+  const share = new KeptShare(options.kept);
+  let charged = 0;
+  const settle = () => {
+    if (queue.length < charged) share.give(charged - queue.length);
+    charged = Math.min(charged, queue.length);
+  };
   const framer = new CommandFramer();
   /** The commands that set this session up, as sent (a fetch replays them on the real server first). */
   const state: Buffer[] = [];
@@ -119,6 +132,7 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
           break;
         }
         queue.consume(end);
+        settle();
         if (args.length === 0) continue;
         const name = args[0]!.toString('latin1').toUpperCase();
         const redacted = redactArgs(args).args;
@@ -160,6 +174,7 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
       await flush();
       if (quit) {
         queue.clear();
+        settle();
         client.end();
       }
     } finally {
@@ -175,6 +190,16 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
   };
   client.on('data', (chunk: Buffer) => {
     if (quit) return;
+    if (!share.take(chunk.length)) {
+      const message = `redis ${target}: the client's unanswered bytes (${queue.length + chunk.length}) went over what a replay holds of commands not whole yet (${options.kept?.limit ?? 0} bytes per replay, shared by its connections, under the server's budget): the connection was closed`;
+      options.onMiss?.({ command: '', message });
+      quit = true;
+      queue.clear();
+      settle();
+      if (!client.destroyed) client.end(errorReply(`ERR debugkit: ${message}`));
+      return;
+    }
+    charged += chunk.length;
     queue.push(chunk);
     more = true;
     // A backlog waits in the client's socket, not here (a command still arriving is read on).
@@ -189,7 +214,16 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
   client.on('error', () => {});
   return new Promise((resolve) => {
     if (client.destroyed) return resolve();
-    client.once('close', () => resolve());
+    client.once('close', () => {
+      // A command cut off by the close was sent and never answered: a miss, as HTTP's (attack 18aj r1-2).
+      if (!quit && queue.length > 0) {
+        options.onMiss?.({ command: '', message: `redis ${target}: the connection closed with ${queue.length} bytes sent and not answered (a command not whole, or not read yet): ${previewBytes(queue.view())}` });
+      }
+      queue.clear();
+      share.release();
+      charged = 0;
+      resolve();
+    });
     client.resume();
   });
 }
