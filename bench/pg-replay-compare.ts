@@ -3,7 +3,8 @@
  * PostgreSQL 15 with the bench's items table, one recording of the bench's workload (2000 SELECTs
  * by key + 20 INSERTs), then rounds of the workload direct and against replay listeners serving
  * that set with the replayer of each variant, the order rotating; medians of queries/s and of the
- * replaying process's CPU per query. Variants: `new` is this tree; any other name is a tree
+ * replaying process's CPU per query (from after the connection's start-up, and its index built, to
+ * the last answer). Variants: `new` is this tree; any other name is a tree
  * extracted under .bench-tmp/<name>, e.g. for the state before a change:
  *   mkdir -p .bench-tmp/base && git archive <rev> src | tar -x -C .bench-tmp/base
  *   VARIANTS=base,new ROUNDS=9 node --import tsx bench/pg-replay-compare.ts
@@ -28,9 +29,11 @@ await admin.query('CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, p
 await admin.query(`INSERT INTO items SELECT g, 'item-' || g, g * 1.25, ARRAY['bench'] FROM generate_series(1, 1000) g`);
 await admin.query('CREATE TABLE events (id serial PRIMARY KEY, item int NOT NULL, note text NOT NULL)');
 await admin.end();
-async function workload(port: number) {
+/** One run; `connected` is awaited after connecting, before the first query (the replaying process's CPU is read there). */
+async function workload(port: number, connected?: () => Promise<unknown>) {
   const c = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password: db.password, database: 'postgres' });
   await c.connect();
+  await connected?.();
   const t = performance.now();
   let n = 0;
   for (let i = 0; i < 2000; i++) {
@@ -74,8 +77,8 @@ for (let r = 0; r < ROUNDS; r++)
       child.once('message', r);
       child.send('reset');
     });
-    const c0 = await childCpu();
-    qps[n]!.push(await workload(ways[n]!));
+    let c0 = 0;
+    qps[n]!.push(await workload(ways[n]!, async () => (c0 = await childCpu())));
     cpu[n]!.push(((await childCpu()) - c0) / 2020);
   }
 const med = (a: number[]) => {
@@ -103,8 +106,8 @@ if (process.env.STOPPED) {
         child.once('message', r);
         child.send('reset');
       });
-      const c0 = await childCpu();
-      (after[n] ??= []).push(await workload(ways[n]!));
+      let c0 = 0;
+      (after[n] ??= []).push(await workload(ways[n]!, async () => (c0 = await childCpu())));
       (afterCpu[n] ??= []).push(((await childCpu()) - c0) / 2020);
     }
   for (const n of Object.keys(after))

@@ -2,44 +2,42 @@
  * The replayer's own work per PostgreSQL query, in-process (not part of `npm run bench`): the
  * client bytes node-postgres sends for the bench's workload (Parse/Bind/Describe/Execute/Sync,
  * unnamed statement) fed to replayPostgres over a fake socket, over the set pg-replay-compare.ts
- * recorded (.bench-tmp/pg-replay-compare-set.json). Prints µs per query group, best of 5.
+ * recorded (.bench-tmp/pg-replay-compare-set.json). Prints µs per query group (wall and process CPU),
+ * best of ROUNDS (5), and a digest of the answers' bytes.
+ * Each group is sent once the previous one is answered, as the bench's client does: the replayer
+ * answers in slices of the event loop's turn (core/wait.ts), so a group may be answered a turn later.
  *   node --import tsx bench/pg-replay-micro.ts
+ * VARIANT=<name> measures the tree extracted under .bench-tmp/<name> instead (see pg-replay-compare.ts).
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Duplex } from 'node:stream';
-import { ReplayIndex } from '../src/toolsets/mocks/postgres/matcher.js';
-import { replayPostgres } from '../src/toolsets/mocks/postgres/replayer.js';
+import { serialize } from 'pg-protocol';
 
+// VARIANT=<name> measures the tree extracted under .bench-tmp/<name> (as pg-replay-compare.ts), else this one.
+const variant = process.env.VARIANT;
+const root = variant ? path.resolve(import.meta.dirname, '../.bench-tmp', variant, 'src') : path.resolve(import.meta.dirname, '../src');
+const { ReplayIndex } = await import(`${root}/toolsets/mocks/postgres/matcher.ts`);
+const { replayPostgres } = await import(`${root}/toolsets/mocks/postgres/replayer.ts`);
 const mocks = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../.bench-tmp/pg-replay-compare-set.json'), 'utf8'));
 
-function cstr(s: string): Buffer {
-  return Buffer.concat([Buffer.from(s), Buffer.from([0])]);
-}
-function msg(type: string, body: Buffer): Buffer {
-  const head = Buffer.alloc(5);
-  head.write(type, 0, 'latin1');
-  head.writeUInt32BE(body.length + 4, 1);
-  return Buffer.concat([head, body]);
-}
-function int16(n: number): Buffer {
-  const b = Buffer.alloc(2);
-  b.writeInt16BE(n);
-  return b;
-}
 function int32(n: number): Buffer {
   const b = Buffer.alloc(4);
   b.writeInt32BE(n);
   return b;
 }
+function cstr(s: string): Buffer {
+  return Buffer.concat([Buffer.from(s), Buffer.from([0])]);
+}
+/** The bytes node-postgres writes for `client.query(text, [id])` (Query.prepare, unnamed statement), made by its serializer. */
 function group(id: number): Buffer {
-  const v = Buffer.from(String(id));
   return Buffer.concat([
-    msg('P', Buffer.concat([cstr(''), cstr('SELECT id, name, price FROM items WHERE id = $1'), int16(0)])),
-    msg('B', Buffer.concat([cstr(''), cstr(''), int16(0), int16(1), int32(v.length), v, int16(0)])),
-    msg('D', Buffer.concat([Buffer.from('P'), cstr('')])),
-    msg('E', Buffer.concat([cstr(''), int32(0)])),
-    msg('S', Buffer.alloc(0)),
+    serialize.parse({ text: 'SELECT id, name, price FROM items WHERE id = $1', name: '', types: [] }),
+    serialize.bind({ portal: '', statement: '', values: [String(id)], binary: false }),
+    serialize.describe({ type: 'P', name: '' }),
+    serialize.execute({ portal: '', rows: 0 }),
+    serialize.sync(),
   ]);
 }
 const startup = (() => {
@@ -48,28 +46,45 @@ const startup = (() => {
 })();
 
 const N = 2000;
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const groups = Array.from({ length: N }, (_, i) => group(((i * 37) % 1000) + 1));
 let best = Infinity;
-for (let round = 0; round < 5; round++) {
+let bestCpu = Infinity;
+/** The answers' bytes (after the start-up), the same in every round: variants compare it to show they answer alike. */
+let digest = '';
+for (let round = 0; round < ROUNDS; round++) {
   let answers = 0;
+  let answered: (() => void) | undefined;
+  const hash = createHash('sha256');
   const socket = new Duplex({
     read() {},
-    write(_c, _e, cb) {
-      answers++;
+    write(chunk: Buffer, _e, cb) {
+      if (answers++ > 0) hash.update(chunk);
+      answered?.();
       cb();
     },
   });
   const index = new ReplayIndex(mocks);
   const done = replayPostgres({ id: 'c', target: { host: '127.0.0.1', port: 1 }, client: socket as never }, index, {});
   socket.push(startup);
-  await new Promise((r) => setImmediate(r));
+  // The index is built in slices before the start-up is answered.
+  while (answers === 0) await new Promise((r) => setImmediate(r));
   const t = performance.now();
-  for (const g of groups) socket.emit('data', g);
-  const us = ((performance.now() - t) * 1000) / N;
-  best = Math.min(best, us);
+  const cpu = process.cpuUsage();
+  for (const g of groups) {
+    const want = answers + 1;
+    socket.emit('data', g);
+    if (answers < want) await new Promise<void>((r) => (answered = () => answers >= want && r()));
+  }
+  const { user, system } = process.cpuUsage(cpu);
+  best = Math.min(best, ((performance.now() - t) * 1000) / N);
+  bestCpu = Math.min(bestCpu, (user + system) / N);
   if (answers !== N + 1) throw new Error(`${answers} answers`);
+  const d = hash.digest('hex').slice(0, 16);
+  if (digest && d !== digest) throw new Error(`round ${round} answered other bytes (${d}, then ${digest})`);
+  digest = d;
   socket.push(null);
   socket.destroy();
   await done;
 }
-console.log(`replay JS work per query group: ${best.toFixed(2)} µs (best of 5, ${N} groups)`);
+console.log(`${(variant ?? 'this tree').padEnd(9)} replay JS work per query group: ${best.toFixed(2)} µs wall, ${bestCpu.toFixed(2)} µs CPU (best of ${ROUNDS}, ${N} groups); answers ${digest}`);

@@ -42,7 +42,10 @@ class Reader {
   }
   int16(): number {
     this.need(2);
-    return this.buf.readInt16BE((this.pos += 2) - 2);
+    const b = this.buf;
+    const at = (this.pos += 2) - 2;
+    // readInt16BE's value, read from the bytes (the bounds are checked above).
+    return (((b[at]! << 8) | b[at + 1]!) << 16) >> 16;
   }
   /** An int16 count of items that follow; negative is malformed. */
   count(): number {
@@ -52,11 +55,12 @@ class Reader {
   }
   int32(): number {
     this.need(4);
-    return this.buf.readInt32BE((this.pos += 4) - 4);
+    const b = this.buf;
+    const at = (this.pos += 4) - 4;
+    return (b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!;
   }
   uint32(): number {
-    this.need(4);
-    return this.buf.readUInt32BE((this.pos += 4) - 4);
+    return this.int32() >>> 0;
   }
   bytes(n: number): Buffer {
     if (n < 0) throw new PgProtocolError(`${this.what} message has a negative length`);
@@ -84,6 +88,9 @@ class Reader {
  */
 export class FrontendParser {
   private chunks: Buffer[] = [];
+  /** Where the first chunk's bytes not taken yet begin (the chunk is not re-sliced per message). */
+  private offset = 0;
+  /** Bytes received and not taken yet (from `offset` on). */
   private total = 0;
   private untyped: boolean;
 
@@ -108,9 +115,12 @@ export class FrontendParser {
   }
 
   private take(): FrontendMessage | undefined {
-    const head = this.head(this.untyped ? 4 : 5);
-    if (!head) return undefined;
-    const size = this.untyped ? untypedLength(head) : typedLength(head);
+    const headBytes = this.untyped ? 4 : 5;
+    if (this.total < headBytes) return undefined;
+    // The first chunk holds the head (chunks are joined only when it is too short).
+    if (this.chunks[0]!.length - this.offset < headBytes) this.join();
+    const first = this.chunks[0]!;
+    const size = this.untyped ? untypedLength(first, this.offset) : typedLength(first, this.offset);
     if (size === undefined || this.total < size) return undefined;
     const raw = this.consume(size);
     if (!this.untyped) return decodeTyped(raw);
@@ -120,38 +130,40 @@ export class FrontendParser {
     return msg;
   }
 
-  /** The first chunk once it holds at least n bytes (joining chunks only when it is too short). */
-  private head(n: number): Buffer | undefined {
-    if (this.total < n) return undefined;
-    if (this.chunks[0]!.length < n) this.chunks = [Buffer.concat(this.chunks, this.total)];
-    return this.chunks[0]!;
+  /** One chunk of every byte not taken yet. */
+  private join(): void {
+    this.chunks = [Buffer.concat([this.chunks[0]!.subarray(this.offset), ...this.chunks.slice(1)], this.total)];
+    this.offset = 0;
   }
 
   private consume(n: number): Buffer {
     // Joins only once a whole message is there: no quadratic copying of a large message.
-    if (this.chunks[0]!.length < n) this.chunks = [Buffer.concat(this.chunks, this.total)];
+    if (this.chunks[0]!.length - this.offset < n) this.join();
     const first = this.chunks[0]!;
-    const raw = first.subarray(0, n);
-    if (first.length === n) this.chunks.shift();
-    else this.chunks[0] = first.subarray(n);
+    const raw = first.subarray(this.offset, this.offset + n);
+    this.offset += n;
+    if (this.offset === first.length) {
+      this.chunks.shift();
+      this.offset = 0;
+    }
     this.total -= n;
     return raw;
   }
 }
 
-/** Total size of the untyped message `head` starts (undefined: need 4 bytes); `head` may run on past it. */
-export function untypedLength(head: Buffer | undefined): number | undefined {
-  if (!head || head.length < 4) return undefined;
-  const len = head.readUInt32BE(0);
+/** Total size of the untyped message `head` starts at `at` (undefined: need 4 bytes); `head` may run on past it. */
+export function untypedLength(head: Buffer | undefined, at = 0): number | undefined {
+  if (!head || head.length - at < 4) return undefined;
+  const len = head.readUInt32BE(at);
   if (len < 8 || len > MAX_STARTUP_BYTES) throw new PgProtocolError(`startup packet length ${len} is outside 8..${MAX_STARTUP_BYTES}`);
   return len;
 }
 
-function typedLength(head: Buffer | undefined): number | undefined {
-  if (!head || head.length < 5) return undefined;
-  const type = String.fromCharCode(head[0]!);
-  if (!TYPED.has(type)) throw new PgProtocolError(`unknown frontend message type 0x${head[0]!.toString(16).padStart(2, '0')}`);
-  const len = head.readUInt32BE(1);
+function typedLength(head: Buffer, at: number): number | undefined {
+  if (head.length - at < 5) return undefined;
+  const type = String.fromCharCode(head[at]!);
+  if (!TYPED.has(type)) throw new PgProtocolError(`unknown frontend message type 0x${head[at]!.toString(16).padStart(2, '0')}`);
+  const len = head.readUInt32BE(at + 1);
   if (len < 4 || len > MAX_MESSAGE_BYTES) throw new PgProtocolError(`'${type}' message length ${len} is outside 4..${MAX_MESSAGE_BYTES}`);
   return len + 1;
 }

@@ -1,6 +1,6 @@
 import type { TimeSlice } from '../../../core/wait.js';
 import type { PostgresMock } from '../keploy/types.js';
-import { formatsFor, type FrontendMessage } from './frontend.js';
+import type { FrontendMessage } from './frontend.js';
 import { requestMessages, responseMessages } from './keploy.js';
 import { parameterDifference, QueryNeighbors, type Closest } from './similar.js';
 import { parameterKey } from './values.js';
@@ -270,7 +270,8 @@ export class ReplayIndex {
 
   /** Files every mock not filed yet. */
   build(): void {
-    this.buildUntil(() => false);
+    // Every question asks first: once all are filed (the usual case), nothing is made here.
+    if (this.pending) this.buildUntil(() => false);
   }
 
   /**
@@ -350,8 +351,13 @@ export class ReplayIndex {
   }
   private keysOf(query: string, params: ReadonlyArray<Buffer | null>, formatCodes: readonly number[]): string[] {
     const types = this.typesOf(query);
-    const formats = formatsFor(formatCodes, params.length);
-    return params.map((p, i) => parameterKey(p, formats[i]!, types?.[i] || undefined));
+    // Each parameter's format as formatsFor gives it ([] all text, [f] all f, else one each), without making that list.
+    const keys = new Array<string>(params.length);
+    for (let i = 0; i < params.length; i++) {
+      const format = formatCodes.length === 0 ? 0 : formatCodes.length === 1 ? formatCodes[0]! : (formatCodes[i] ?? 0);
+      keys[i] = parameterKey(params[i]!, format, types?.[i] || undefined);
+    }
+    return keys;
   }
   /** The key of a query run with these parameters, for `bind` and `execute` (made once per Bind). */
   runKey(query: string, keys: readonly string[]): string {

@@ -2,7 +2,7 @@ import type { ReplayIndex, Execution } from './matcher.js';
 import { formatsFor, type BindMessage, type DescribeMessage, type ExecuteMessage, type ParseMessage, type QueryMessage } from './frontend.js';
 import type { Closest } from './similar.js';
 import { convertValue } from './values.js';
-import { backend, codeOf, dataRowValues, rowFields } from './wire.js';
+import { backend, codeOf, dataRowValues, rowFields, type FieldSpec } from './wire.js';
 import { Backend, Target, TargetCode, TxStatus } from './protocol.js';
 
 /**
@@ -303,15 +303,28 @@ export class QuerySession {
   }
 }
 
-const sameFormats = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((f, i) => f === b[i]);
+function sameFormats(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Every field already has the format `resultFormats` asks for (read as formatsFor reads them; nothing made). */
+function fieldsIn(fields: readonly FieldSpec[], resultFormats: readonly number[]): boolean {
+  for (let i = 0; i < fields.length; i++) {
+    const format = resultFormats.length === 0 ? 0 : resultFormats.length === 1 ? resultFormats[0]! : (resultFormats[i] ?? 0);
+    if (fields[i]!.format !== format) return false;
+  }
+  return true;
+}
 
 const rewritten = new WeakMap<Buffer, Map<string, Buffer>>();
 
 /** A recorded RowDescription with the format codes a client asked for: as recorded when they agree, else rewritten once. */
 function describeRow(row: Buffer, resultFormats: readonly number[]): Buffer {
   const fields = rowFields(row);
+  if (fieldsIn(fields, resultFormats)) return row;
   const formats = formatsFor(resultFormats, fields.length);
-  if (fields.every((f, i) => f.format === formats[i])) return row;
   const key = formats.join(',');
   let byFormats = rewritten.get(row);
   if (!byFormats) rewritten.set(row, (byFormats = new Map()));
