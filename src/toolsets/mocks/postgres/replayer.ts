@@ -236,9 +236,11 @@ export function replayPostgres(conn: PostgresConnection, mocks: readonly Postgre
     }
     return true;
   };
+  /** The slice requests are answered in: begun again at each pump (one per connection, not one per chunk read). */
+  const slice = new TimeSlice(SLICE_MS);
   const pump = () => {
     if (slicing) return; // the scheduled slice goes on, in order
-    const slice = new TimeSlice(SLICE_MS);
+    slice.restart();
     try {
       while (!waiting && !ended && next < queue.length) {
         if (slice.over()) {
