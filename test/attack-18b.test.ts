@@ -240,6 +240,52 @@ describe('attack 18ak s1-1, s1-2: a call whose record could not keep what it run
   }, 60_000);
 });
 
+describe('attack 18al u1-2, u1-3: what decides the code a python session runs is shown whole, over MCP and REST alike', () => {
+  let s: KeyedServer;
+  let root: string;
+  const token = `ghp_${'A'.repeat(36)}`;
+
+  beforeAll(async () => {
+    root = tempDir('debugkit-attack18al-');
+    mkdirSync(path.join(root, token), { recursive: true });
+    writeFileSync(path.join(root, token, 'sitecustomize.py'), `open(${JSON.stringify(path.join(root, 'ran'))}, "w").close()\n`);
+    writeFileSync(path.join(root, 'app.py'), 'print("app")\n');
+    s = await startKeyedServer(root, { python: 'python', mocks: 'mocks,mocks:run' }, ['--toolsets', 'python,mocks']);
+  }, 60_000);
+  afterAll(() => stopAttackServer(s, root));
+
+  const rest = (body: object) =>
+    fetch(new URL('/sessions', s.node.url), { method: 'POST', headers: { Authorization: `Bearer ${s.keys.python!.key}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const exported = async () => (await runCli(['audit', 'export', ...s.store])).stdout;
+
+  it('a PYTHONPATH through a directory named like a token is kept as sent (it ran sitecustomize.py, hidden as [REDACTED])', async () => {
+    const pythonPath = path.join(root, token);
+    const started = await plainCall(s, s.keys.python!.key, 'python_start_session', { entry: 'app.py', env: { PYTHONPATH: pythonPath, LD_PRELOAD: `${pythonPath}/none.so` } });
+    const id = started.result?.structuredContent?.sessionId;
+    if (id) await plainCall(s, s.keys.python!.key, 'python_end_session', { sessionId: id });
+    const line = (await exported()).split('\n').find((l) => l.includes('python_start_session') && l.includes('PYTHONPATH')) ?? '';
+    expect(JSON.parse(line).args.env).toEqual({ PYTHONPATH: pythonPath, LD_PRELOAD: `${pythonPath}/none.so` });
+  }, 60_000);
+
+  it('REST POST /sessions is kept whole or refused, as python_start_session is: 1,007 env entries and a 72,000-character value are refused, 400', async () => {
+    const many = Object.fromEntries(Array.from({ length: 1007 }, (_, i) => [`V${i}`, 'x']));
+    for (const env of [many, { LD_PRELOAD: `${'./'.repeat(36_000)}x2.so` }]) {
+      const res = await rest({ entry: 'app.py', env });
+      expect(res.status).toBe(400);
+      expect(await res.text()).toMatch(/the audit keeps what a call runs whole, and this record could not/);
+    }
+    const refused = (await exported()).split('\n').filter((l) => l.includes('POST /sessions') && l.includes('the audit keeps what a call runs whole'));
+    expect(refused.length).toBe(2);
+  }, 60_000);
+
+  it('a mocks command line past what a record keeps is refused: its tail would run unseen', async () => {
+    const command = `${'true; '.repeat(12_000)}touch ${path.join(root, 'tail-ran')}`;
+    const answer = await plainCall(s, s.keys.mocks!.key, 'keploy_mock_record', { command, timeout: 30 });
+    expect(answerText(answer)).toMatch(/the audit keeps what a call runs whole, and this record could not/);
+    expect(existsSync(path.join(root, 'tail-ran'))).toBe(false);
+  }, 60_000);
+});
+
 describe("attack 18b: a python program's forked and daemonized children", () => {
   let s: KeyedServer;
   let root: string;

@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { GDB_SHELL_LINE, REDACTED, SECRET_NAME, SHELL_ACTIVE, argvSecretWords, findSecrets, hideSpans, redactText, unusedName } from '../core/secrets.js';
+import { GDB_SHELL_LINE, LOADS_CODE, REDACTED, SECRET_NAME, SHELL_ACTIVE, argvSecretWords, findSecrets, hideSpans, redactText, unusedName } from '../core/secrets.js';
 import { jsonSliced } from '../core/json-sliced.js';
 import { TimeSlice } from '../core/wait.js';
 import { WorkerPool, workerEntry } from '../core/workers.js';
@@ -395,13 +395,27 @@ const GDB_COMMAND_FIELDS = new Set(['command', 'commands']);
  */
 export type RunsCode = boolean | 'gdb';
 /**
+ * What the record of a call that runs must keep whole (refuseIfCut): `all` of it, for a call that
+ * runs code or a program (a debugger's, or any tool that is not read-only: a mocks command line
+ * past 64 KiB ran its tail unseen); `programs`, a program path, for any other.
+ */
+export type KeepWhole = 'all' | 'programs';
+/**
  * Argument names whose value is a program that runs (gdb's and the debugger's `program`, Python's
  * `entry` and `pythonPath`): kept as sent, as code is, in every toolset. `token=x/../evil` was
  * stored as `token=[REDACTED]`, hiding what ran (attack 18aj q1-1).
  */
 const PROGRAM_FIELDS = new Set(['program', 'entry', 'pythonPath']);
 
+/** `NAME=value` whose NAME decides what code runs (LOADS_CODE). */
+function loadsCodeAssignment(text: string): boolean {
+  const name = /^([A-Za-z_][A-Za-z0-9_]{0,63})=/.exec(text);
+  return name !== null && LOADS_CODE.test(name[1]!);
+}
+
 function redactString(text: string, walk: Walk, code = false, command = false, gdbShell = false): string {
+  // `LD_PRELOAD=/lib/x.so` as an item of an environment list: its value decides what code runs (LOADS_CODE), kept as sent.
+  if (!code && !command) code = loadsCodeAssignment(text);
   if (walk.measure) {
     const kept = Math.min(text.length, MAX_STRING);
     walk.measure.push(kept);
@@ -581,6 +595,11 @@ function secretPairList(items: readonly string[]): boolean {
   return items.length === 2 && /^[A-Za-z0-9_.-]{1,256}$/.test(items[0]!) && SECRET_NAME.test(items[0]!) && items[1] !== '';
 }
 
+/** Whether an object is a name/value pair whose name is a variable that decides what code runs (LOADS_CODE). */
+function namesCodeLoader(value: Record<string, unknown>): boolean {
+  return PAIR_NAMES.some((f) => typeof value[f] === 'string' && (value[f] as string).length <= MAX_KEY && LOADS_CODE.test(value[f] as string));
+}
+
 /** Whether an object is a name/value pair whose name looks secret: its value field is then a secret. */
 function secretPair(value: Record<string, unknown>): boolean {
   return PAIR_NAMES.some((f) => typeof value[f] === 'string' && (value[f] as string).length <= MAX_KEY && SECRET_NAME.test(value[f] as string));
@@ -588,7 +607,8 @@ function secretPair(value: Record<string, unknown>): boolean {
 
 /** How the list under name `k` of `object` is read (ARGV_NAMES: as argv, after the program `object` names beside it). */
 function listReading(k: string, object: Record<string, unknown>, walk: Walk): ListReading {
-  if (PROGRAM_FIELDS.has(k)) return { argv: false, code: true };
+  // A program, a variable that decides what code runs (`{"LD_PRELOAD": ...}`, `{"name": "PYTHONPATH", "value": ...}`): kept as sent.
+  if (PROGRAM_FIELDS.has(k) || (k.length <= MAX_KEY && LOADS_CODE.test(k)) || (PAIR_VALUES.has(k) && namesCodeLoader(object))) return { argv: false, code: true };
   if (walk.code && CODE_FIELDS.has(k)) return { argv: false, code: true, ...(walk.code === 'gdb' && GDB_COMMAND_FIELDS.has(k) ? { gdbShell: true } : {}) };
   if (!ARGV_NAMES.has(k)) return { argv: false };
   // A command line given as one string (not a list of words): read as text, its programs shown.
@@ -663,11 +683,11 @@ function redactValue(value: unknown, depth: number, walk: Walk, reading: ListRea
  * has it) plus RECORD_SLACK, and `max` (MAX_RECORD) at most: past that, runs of the same note are
  * folded into one, and if that is not enough it keeps the head of its JSON.
  */
-export function redact(value: unknown, bound: { inputLength?: number; max?: number; code?: RunsCode; whole?: boolean } = {}): unknown {
+export function redact(value: unknown, bound: { inputLength?: number; max?: number; code?: RunsCode; whole?: KeepWhole } = {}): unknown {
   const inputLength = bound.inputLength ?? jsonOf(value)?.length;
   const bounds = recordLimit(inputLength, bound.max ?? MAX_RECORD);
   const code = bound.code ?? false;
-  return wholeBounded(redactMeasured(value, measure(value)!, bounds.limit, code, bound.whole === true), bounds, inputLength, code !== false && bound.whole === true);
+  return wholeBounded(redactMeasured(value, measure(value)!, bounds.limit, code, bound.whole), bounds, inputLength, bound.whole === 'all');
 }
 
 /**
@@ -678,8 +698,8 @@ export function redact(value: unknown, bound: { inputLength?: number; max?: numb
  * condition ran `os.system` past the 1,000 items kept (attack 18ak s1-1, s1-2). Such a call is
  * refused (beginCall), not run with part of it unseen.
  */
-function refuseIfCut(walk: Walk): void {
-  const what = walk.code ? walk.leftOut : walk.codeCut ? 'a program path was cut' : undefined;
+function refuseIfCut(walk: Walk, whole: KeepWhole): void {
+  const what = whole === 'all' ? walk.leftOut : walk.codeCut ? 'a program path was cut' : undefined;
   if (what === undefined) return;
   throw new AuditRedactionError(`the audit keeps what a call runs whole, and this record could not (${what})`);
 }
@@ -774,13 +794,13 @@ function measure(value: unknown, stopAt?: Walk['stopAt']): number[] | undefined 
 }
 
 /** redact's second walk, given what its first measured. */
-function redactMeasured(value: unknown, lengths: number[], limit: number, code: RunsCode, whole: boolean): unknown {
+function redactMeasured(value: unknown, lengths: number[], limit: number, code: RunsCode, whole: KeepWhole | undefined): unknown {
   // Redaction labels and the notes of what was cut add to the text kept (a `-p` hit every 3 characters becomes a 10-character
   // label): past the record's limit, the strings are redacted again with half the budget, so every value stays, each shorter.
   for (let budget = MAX_TEXT; ; budget /= 2) {
     const walk: Walk = { measure: undefined, share: fairShare(lengths, budget), values: 0, code };
     const redacted = redactValue(value, 0, walk);
-    if (whole) refuseIfCut(walk);
+    if (whole) refuseIfCut(walk, whole);
     if (budget <= MAX_TEXT / 16 || (JSON.stringify(redacted) ?? '').length <= limit) return redacted;
   }
 }
@@ -812,8 +832,10 @@ let pool: WorkerPool | undefined;
  * reads the audit check a guessed secret). Two keys flooding big refused calls held back the
  * records, and so the answers, of other keys' big calls for ~800 ms each (attack 18y W6).
  */
-export async function redactForAudit(value: unknown, owner?: string, refused = false, code: RunsCode = false): Promise<unknown> {
+export async function redactForAudit(value: unknown, owner?: string, refused = false, code: RunsCode = false, runs = code !== false): Promise<unknown> {
   const max = refused ? MAX_REFUSED_RECORD : MAX_RECORD;
+  // A refused call ran nothing: its record may be cut.
+  const whole: KeepWhole | undefined = refused ? undefined : runs ? 'all' : 'programs';
   const lengths = measure(value, { text: INLINE_TEXT, values: INLINE_VALUES });
   if (lengths) {
     // A turn of the loop first: the calls of one JSON-RPC batch are audited one after another, and 100 of a few KiB each,
@@ -821,7 +843,7 @@ export async function redactForAudit(value: unknown, owner?: string, refused = f
     await new Promise((resolve) => setImmediate(resolve));
     const inputLength = jsonOf(value)?.length;
     const bounds = recordLimit(inputLength, max);
-    return wholeBounded(redactMeasured(value, lengths, bounds.limit, code, !refused), bounds, inputLength, code !== false && !refused);
+    return wholeBounded(redactMeasured(value, lengths, bounds.limit, code, whole), bounds, inputLength, whole === 'all');
   }
   pool ??= new WorkerPool({ name: 'audit redaction', entry: workerEntry(import.meta.url, 'redact-worker'), resourceLimits: { maxOldGenerationSizeMb: 512 } });
   let json: string;
@@ -837,7 +859,7 @@ export async function redactForAudit(value: unknown, owner?: string, refused = f
   }
   let answer: { record: unknown } | { notWhole: string };
   try {
-    answer = await pool.run<typeof answer>({ json, max, code, whole: !refused }, { timeoutMs: 30_000, mayWait: refused, ...(owner !== undefined ? { owner } : {}) });
+    answer = await pool.run<typeof answer>({ json, max, code, ...(whole ? { whole } : {}) }, { timeoutMs: 30_000, mayWait: refused, ...(owner !== undefined ? { owner } : {}) });
   } catch (err) {
     return notKept(refused, `the arguments (${json.length} characters of JSON) could not be redacted: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { JSONRPCRequestSchema } from '@modelcontextprotocol/core';
 import { resolveToolAlias } from '../mcp/rpc-hooks.js';
-import { debugSessionOf } from './audit.js';
+import { AuditRedactionError, debugSessionOf } from './audit.js';
 import type { KeyContext } from './keys.js';
 import type { CallInfo, ControlPlane, FinishCall, Refusal } from './plane.js';
 
@@ -151,7 +151,15 @@ export class HttpGate {
     const scope = req.method === 'GET' ? `${route.toolset}:read` : route.toolset;
     const tool = `${req.method} ${route.path}`;
     // The session a REST call acts on is the one its path names: a body field (a forged "session_id") must not rename it in the audit.
-    const call = { tool, args: params, client: httpClientLabel(req), transport: 'rest' as const, traceparent: headerOf(req, 'traceparent'), debugSession: debugSessionOf(route.params) };
+    const call = {
+      tool,
+      args: params,
+      client: httpClientLabel(req),
+      transport: 'rest' as const,
+      traceparent: headerOf(req, 'traceparent'),
+      debugSession: debugSessionOf(route.params),
+      route: { toolset: route.toolset, readOnly: req.method === 'GET' },
+    };
     const forbidden = this.plane.authorizeScopes(key, tool, [scope, ...(route.scopes ?? [])]);
     const admission = await this.plane.admit(key, { rate: true, quota: forbidden === null });
     for (const [k, v] of Object.entries(admission.headers)) res.setHeader(k, v);
@@ -169,5 +177,7 @@ export class HttpGate {
 }
 
 export function auditRefusal(err: unknown): Refusal {
+  // Arguments the audit cannot keep whole: the client's to change (400), not the store's failure.
+  if (err instanceof Error && err.cause instanceof AuditRedactionError) return { code: -32602, message: `Call refused: ${err.message}`, status: 400 };
   return { code: -32603, message: `Call refused: the audit log cannot be written (${err instanceof Error ? err.message : String(err)})`, status: 503 };
 }

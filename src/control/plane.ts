@@ -76,6 +76,12 @@ export interface CallInfo {
   traceparent?: unknown;
   /** The debug session the call acts on, where the transport knows it better than the arguments do (a REST route's path); else read from `args`. */
   debugSession?: string | null;
+  /**
+   * A REST route's toolset and whether it only reads (GET): its audit reads its arguments as the
+   * toolset's tools' are (`POST /sessions` runs a Python program, as python_start_session does:
+   * attack 18al u1-3). A tool call's come from the catalog.
+   */
+  route?: { toolset: string; readOnly: boolean };
 }
 
 /** Ends an audited call: records its outcome and duration. */
@@ -137,9 +143,14 @@ export class ControlPlane {
   }
 
   /** Whether a tool runs code its arguments give (a debugger's toolset): the audit reads their code fields as code. Unknown tools do not. */
-  private runsCode(name: string): RunsCode {
-    const toolset = this.tool(name)?.toolset;
+  private runsCode(call: CallInfo): RunsCode {
+    const toolset = call.route?.toolset ?? this.tool(call.tool)?.toolset;
     return toolset === 'gdb' ? 'gdb' : toolset === 'python' || toolset === 'debugger';
+  }
+
+  /** Whether the call runs something (a debugger's code, a mocks command line): its audit record is kept whole, or the call refused. */
+  private runs(call: CallInfo): boolean {
+    return this.runsCode(call) !== false || (call.route?.readOnly ?? this.tool(call.tool)?.readOnly) === false;
   }
 
   tool(name: string): ToolInfo | undefined {
@@ -307,7 +318,7 @@ export class ControlPlane {
     const base = { call_id: callId, node: this.node.id, key_id: key.id, ...this.callFields(call) };
     let args: unknown;
     try {
-      args = await redactForAudit(call.args ?? {}, key.id, false, this.runsCode(call.tool));
+      args = await redactForAudit(call.args ?? {}, key.id, false, this.runsCode(call), this.runs(call));
     } catch (err) {
       if (!(err instanceof AuditRedactionError)) throw err;
       // Not run unaudited: the refusal is what the audit keeps, and the caller refuses the call.
@@ -374,7 +385,7 @@ export class ControlPlane {
 
   /** Records a call refused before it ran (scope, rate limit, quota); `args`: what the entry keeps of its arguments. */
   async recordDenied(key: KeyContext, call: CallInfo, refusal: Refusal, kept?: unknown): Promise<void> {
-    const args = kept ?? (await redactForAudit(call.args ?? {}, key.id, true, this.runsCode(call.tool)));
+    const args = kept ?? (await redactForAudit(call.args ?? {}, key.id, true, this.runsCode(call)));
     await this.store.appendAudit({
       ts: new Date().toISOString(),
       event: 'denied',
@@ -411,7 +422,7 @@ export class ControlPlane {
     }
     // Each call redacted in turn, the loop free between them (redactForAudit gives it a turn before each).
     const redacted: unknown[] = [];
-    for (const c of calls) redacted.push([c.tool, await redactForAudit(c.args ?? {}, key.id, true, this.runsCode(c.tool))]);
+    for (const c of calls) redacted.push([c.tool, await redactForAudit(c.args ?? {}, key.id, true, this.runsCode(c))]);
     const digest = sha256Hex(canonicalJson(redacted));
     const summary = { refused_calls: calls.length, tools: Object.fromEntries(tools), ...(others > 0 ? { other_tools_calls: others } : {}), calls_sha256: digest };
     await this.recordDenied(key, { ...first, tool: `batch of ${calls.length} calls`, debugSession: null }, refusal, summary);

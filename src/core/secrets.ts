@@ -958,6 +958,15 @@ function xmlElementSpans(text: string, spans: Span[]): void {
   }
 }
 
+/**
+ * Environment variables whose value decides what code runs (a library preloaded, a module path, a
+ * script sourced, options that load code, the programs found): like a program path, their value
+ * is never hidden. A directory named like a token (`ghp_...`) in `LD_PRELOAD` or `PYTHONPATH` hid
+ * which library ran (attack 18al u1-2).
+ */
+export const LOADS_CODE =
+  /^(?:LD_[A-Z_]+|DYLD_[A-Z_]+|PATH|PYTHON(?:PATH|STARTUP|HOME|USERBASE|EXECUTABLE|SAFEPATH|INSPECT)|NODE_(?:OPTIONS|PATH)|BASH_ENV|ENV|PERL5(?:LIB|OPT|DB)|PERLLIB|RUBY(?:OPT|LIB)|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|GCONV_PATH|LUA_(?:PATH|CPATH|INIT)|R_PROFILE(?:_USER)?|PROMPT_COMMAND|PS4|SHELLOPTS|GIT_(?:SSH_COMMAND|SSH|EXEC_PATH|CONFIG_PARAMETERS|ASKPASS)|SSH_ASKPASS|EDITOR|VISUAL|PAGER|BROWSER|GDB[A-Z_]*|DEBUGINFOD_URLS)$/;
+
 /** Words after which the next word is still where a shell finds the program to run. */
 const RUNS_NEXT = new Set(['env', 'sudo', 'exec', 'nohup', 'time', 'nice', 'command', 'builtin', 'stdbuf', 'setsid', 'then', 'do', 'else', 'if', 'while', 'until', '!', '{']);
 
@@ -989,7 +998,10 @@ function programWords(text: string): Array<[number, number]> {
     while (j < text.length && !' \t;&|\n\r`)'.includes(text[j]!) && !(text[j] === '$' && text[j + 1] === '(')) j++;
     const word = text.slice(i, j);
     last = word;
-    if (start && !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word) && !RUNS_NEXT.has(word)) {
+    const assigned = start ? /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(word) : null;
+    // The value of an assignment that decides what code runs (`LD_PRELOAD=...`) is shown as a program is.
+    if (assigned && LOADS_CODE.test(assigned[1]!) && j > i + assigned[0].length) out.push([i + assigned[0].length, j]);
+    if (start && !assigned && !RUNS_NEXT.has(word)) {
       // A quoted program (`"./a b"`) is the word inside its quotes.
       const q = word[0] === "'" || word[0] === '"' ? 1 : 0;
       if (!word.includes('://') && j > i + q) out.push([i + q, j]);
