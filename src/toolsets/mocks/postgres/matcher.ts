@@ -73,7 +73,12 @@ const NORMALIZED_CACHE = 4096;
 const CACHED_TEXT = 4096;
 const CLOSEST_CACHE = 1024;
 
+/** The last text asked for and its normalized form: a query group asks for the same text several times in a row. */
+let lastText = '';
+let lastNormalized = '';
+
 export function normalizeQuery(q: string): string {
+  if (q === lastText) return lastNormalized;
   let n = normalized.get(q);
   if (n === undefined) {
     n = collapseBlanks(q);
@@ -81,6 +86,9 @@ export function normalizeQuery(q: string): string {
     if (normalized.size >= NORMALIZED_CACHE) normalized.clear();
     normalized.set(q, n);
   }
+  // Only a text the Map may hold is kept (it is short).
+  lastText = q;
+  lastNormalized = n;
   return n;
 }
 

@@ -65,6 +65,9 @@ export class QuerySession {
   private afterCopy: Buffer[] | undefined;
   /** The group missed and misses go to the real server: answer nothing more of it, forward it at its end. */
   private forwarding: string | undefined;
+  /** The last RowDescription described, and its fields (see fieldsOf). */
+  private lastRow: Buffer | undefined;
+  private lastRowFields: readonly FieldSpec[] = [];
 
   /** @param forwardMisses passthrough/record: a miss makes its group 'forward' instead of an error. */
   constructor(
@@ -156,7 +159,7 @@ export class QuerySession {
     if (m.target === Target.Statement) this.send(this.parameterDescription(target.query, (target as { paramTypes: number[] }).paramTypes));
     if (!d.row) return this.send(backend.noData());
     // A statement's description reports text format; a portal's the formats its Bind asked for.
-    this.send(describeRow(d.row, m.target === Target.Statement ? [] : (target as Portal).resultFormats));
+    this.send(describeRow(d.row, this.fieldsOf(d.row), m.target === Target.Statement ? [] : (target as Portal).resultFormats));
   }
 
   execute(m: ExecuteMessage): void {
@@ -243,6 +246,15 @@ export class QuerySession {
     return raw;
   }
 
+  /** rowFields, remembering the last row described: a client describes the same statement over and over. */
+  private fieldsOf(row: Buffer): readonly FieldSpec[] {
+    if (row !== this.lastRow) {
+      this.lastRowFields = rowFields(row);
+      this.lastRow = row;
+    }
+    return this.lastRowFields;
+  }
+
   private replay(messages: readonly Buffer[], txStatus: string): void {
     for (const raw of messages) this.send(raw);
     this.groupStatus = txStatus;
@@ -321,8 +333,7 @@ function fieldsIn(fields: readonly FieldSpec[], resultFormats: readonly number[]
 const rewritten = new WeakMap<Buffer, Map<string, Buffer>>();
 
 /** A recorded RowDescription with the format codes a client asked for: as recorded when they agree, else rewritten once. */
-function describeRow(row: Buffer, resultFormats: readonly number[]): Buffer {
-  const fields = rowFields(row);
+function describeRow(row: Buffer, fields: readonly FieldSpec[], resultFormats: readonly number[]): Buffer {
   if (fieldsIn(fields, resultFormats)) return row;
   const formats = formatsFor(resultFormats, fields.length);
   const key = formats.join(',');
