@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extractBundle } from '../store/extract.js';
 import { bundleRoot } from '../store/store.js';
 import { grepFilesWith, type GrepOptions } from './grep.js';
-import { findRipgrep, toRustRegex } from './ripgrep.js';
+import { findRipgrep, ripgrepOutput, toRustRegex } from './ripgrep.js';
 import { SUPPORT_BUNDLES } from '../../../../test/helpers/fixtures.js';
 
 const FIXTURES = SUPPORT_BUNDLES;
@@ -168,6 +168,36 @@ describe('ripgrep and the built-in search give identical answers', () => {
           await same(root, { pattern, case_sensitive, max_results: 5 }, true);
         }
       }
+    }
+  });
+});
+
+// Attack 18al v1-2: grep_files over a bundle of 190,000 small files let rg take both cores (its
+// default thread count), and other clients' pings waited 390-750 ms. rg now runs one thread, at
+// the worker threads' nice value. Checked on the rg process itself: a stand-in for rg records the
+// arguments it was given and its own nice value (/proc/self/stat), then runs the real rg.
+describe('rg runs one thread, below the server priority (attack 18al v1-2)', () => {
+  it('every scan passes --threads 1 and sets nice 10 on the process', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'debugkit-rg-nice-'));
+    try {
+      fs.writeFileSync(path.join(dir, 'a.log'), 'one error here\n');
+      const seen = path.join(dir, 'seen.txt');
+      const real = findRipgrep()!;
+      const standIn = path.join(dir, 'rg-stand-in.sh');
+      // The nice value is read once rg's priority was set: the stand-in waits for it (up to ~5 s), then reports and runs rg.
+      fs.writeFileSync(
+        standIn,
+        `#!/bin/sh\nfor i in $(seq 1 500); do n=$(cut -d' ' -f19 /proc/$$/stat); [ "$n" != 0 ] && break; sleep 0.01; done\n` +
+          `echo "nice=$n args=$*" > ${JSON.stringify(seen)}\nexec ${JSON.stringify(real)} "$@"\n`,
+        { mode: 0o755 },
+      );
+      const out = await ripgrepOutput(standIn, dir, 'error', { caseSensitive: false, recursive: true }, { maxBytes: 1 << 20, maxLines: 1000, timeoutMs: 20_000 });
+      expect(out?.toString()).toContain('one error here');
+      const line = fs.readFileSync(seen, 'utf8');
+      expect(line).toMatch(/^nice=10 /);
+      expect(line).toContain('--threads 1');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { constants, fstatSync, fsyncSync, realpathSync } from 'node:fs';
+import { constants, fstatSync, fsyncSync, realpathSync, type BigIntStats } from 'node:fs';
 import { link, lstat, mkdir, open, readdir, rename, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { DebugkitError, describeError } from '../../../core/errors.js';
 import { cacheDir, cachedMocks, cacheMocks } from './cache.js';
 import { appendedText, describeSet, loadSet, MockSetBoundError, writtenText, type SetJobOptions } from './describe.js';
+import type { SetDescription } from './scan.js';
 import { validateSetName } from './naming.js';
 import { parseMockSet } from './parse.js';
 import { openChildDir, openDirAsGiven, openDirFromRoot, type OpenDir } from './setdir.js';
@@ -179,14 +180,17 @@ export class MockStore {
         try {
           const file = `${set.at}/${MOCKS_FILE}`;
           let mtime: Date;
+          let version: string;
           try {
-            const st = await lstat(file);
+            const st = await lstat(file, { bigint: true });
             if (!st.isFile()) continue;
-            mtime = st.mtime;
+            // As a plain lstat gives it (rounded to the millisecond): a set without times is dated by it.
+            mtime = new Date(Math.round(Number(st.mtimeNs) / 1e6));
+            version = versionOf(st);
           } catch {
             continue; // a directory without mocks.yaml (reports/, a test set with tests only) is no mock set
           }
-          infos.push(await this.describe(entry.name, file, mtime, owner));
+          infos.push(await this.describe(entry.name, file, mtime, version, owner));
         } finally {
           set.close();
         }
@@ -203,9 +207,9 @@ export class MockStore {
   }
 
   /** `file`: the set's `/proc/self/fd/N/mocks.yaml` (its directory kept open by the caller until this returns). */
-  private async describe(name: string, file: string, mtime: Date, owner?: string): Promise<MockSetInfo> {
+  private async describe(name: string, file: string, mtime: Date, version: string, owner?: string): Promise<MockSetInfo> {
     const shown = path.join(this.dir, name, MOCKS_FILE);
-    const d = await describeSet(file, MAX_MOCKSET_BYTES, owner, shown);
+    const d = await describedOnce(`${version}\u0000${shown}`, () => describeSet(file, MAX_MOCKSET_BYTES, owner, shown));
     return {
       name,
       path: shown,
@@ -424,6 +428,27 @@ function linkError(name: string, p: string): DebugkitError {
   return new DebugkitError('INVALID_ARGUMENT', `Mock set '${name}': ${p} is a symbolic link; mock sets must be plain directories and files`);
 }
 
+/**
+ * Descriptions of sets already listed, by the version of their file (device, inode, size and
+ * times: a write in place or a rename over it is a new version) and the name shown: a listing
+ * describes each version once. A planted set that takes a thread 20-60 s to run out of its time or
+ * memory was parsed again by every listing of every key sharing the workspace (11 such sets: 98 s a
+ * listing, the server at 977 MB: attack 18al v1-1). Bounded: the oldest entries go first.
+ */
+const described = new Map<string, Promise<SetDescription>>();
+const DESCRIBED_MAX = 2000;
+
+function describedOnce(key: string, describe: () => Promise<SetDescription>): Promise<SetDescription> {
+  const known = described.get(key);
+  if (known) return known;
+  if (described.size >= DESCRIBED_MAX) described.delete(described.keys().next().value!);
+  const fresh = describe();
+  described.set(key, fresh);
+  // A failure of the pool itself (not of the set) is not remembered.
+  fresh.catch(() => described.delete(key));
+  return fresh;
+}
+
 /** How many times an append works its text out again when the set keeps changing under it. */
 const APPEND_ATTEMPTS = 5;
 
@@ -437,8 +462,11 @@ function oneWriterPerSet<T>(set: OpenDir, append: () => Promise<T>): Promise<T> 
 
 /** Which version of a file this is: a rename over it changes the inode, a write in place the size or times. */
 async function fileVersion(file: string): Promise<string> {
-  const st = await lstat(file, { bigint: true });
-  return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  return versionOf(await lstat(file, { bigint: true }));
+}
+
+function versionOf(st: BigIntStats): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
 }
 
 /** An ENOENT for `p`, for notFound. */
