@@ -58,8 +58,10 @@ describe('gdb toolset over stdio', () => {
 
     const { resources } = await dk.client.listResources();
     const uris = resources.map((r) => r.uri).sort();
-    expect(uris).toEqual(['gdb://commands/cli', 'gdb://commands/mapping', 'gdb://commands/mi', 'gdb://commands/reference']);
-    for (const uri of uris) {
+    // The contract's four, and the playbook's skills (issue 23: skill://<name>/SKILL.md, test/skills.test.ts).
+    expect(uris.filter((u) => !u.startsWith('skill://'))).toEqual(['gdb://commands/cli', 'gdb://commands/mapping', 'gdb://commands/mi', 'gdb://commands/reference']);
+    expect(uris).toContain('skill://gdb/SKILL.md');
+    for (const uri of uris.filter((u) => u.startsWith('gdb://'))) {
       const doc = await dk.client.readResource({ uri });
       const text = (doc.contents[0] as { text: string }).text;
       expect(doc.contents[0]!.mimeType).toBe('text/markdown');

@@ -9,6 +9,7 @@ import type { ClientContext, RestRoute, Toolset, ToolsetFactory } from '../mcp/t
 import { VERSION } from '../version.js';
 import { installRpcHooks } from '../mcp/rpc-hooks.js';
 import { callLogOf } from '../mcp/request-log.js';
+import { loadSkills, registerSkillPrompts, skillsExtension } from './skills.js';
 
 /** Who is calling, as the authentication seam decided. */
 export interface Principal {
@@ -192,6 +193,8 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
   // Control plane: learn every tool's toolset and read-only flag once, for the scope checks (by
   // listed name; a contract alias such as debugger/attach is judged as the tool it calls).
   const callable = callableCatalog(catalog, toolName);
+  const served = loadSkills(chosen.map((f) => f.name));
+  const skills = { served, extension: skillsExtension(served) };
   hooks.catalog?.(callable);
   const sessionArgs = new Map(
     callable.flatMap((t) => (t.sessionArg !== undefined ? [[t.name, { name: t.sessionArg, ...(t.sessionDefault !== undefined ? { default: t.sessionDefault } : {}) }] as const] : [])),
@@ -205,7 +208,7 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
     ...(toolName ? { toolName } : {}),
     sessionArgOf: (tool) => sessionArgs.get(tool),
     connect(owner, principal = LOCAL_PRINCIPAL) {
-      const server = new McpServer({ name: 'debugkit', title: 'debugkit', version: VERSION }, { capabilities: { logging: {}, tools: {}, resources: {} }, instructions });
+      const server = new McpServer({ name: 'debugkit', title: 'debugkit', version: VERSION }, { capabilities: { logging: {}, tools: {}, resources: {}, prompts: {} }, instructions });
       const transport = owner.startsWith('http:') ? ('http' as const) : ('stdio' as const);
       const calls: CallRuntime = {
         maxResultTokens,
@@ -244,6 +247,9 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
         },
       };
       for (const toolset of toolsets) toolset.register(server, client);
+      // The playbook: the Skills extension, the same files as resources, and as prompts.
+      skills.extension.attach(server);
+      registerSkillPrompts(server, skills.served);
       installRpcHooks(server, { outputSchemas: config.outputSchemas === true }); // contract aliases and JSON-RPC error codes (debugger toolset), the listing
       return server;
     },
