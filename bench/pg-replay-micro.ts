@@ -3,7 +3,7 @@
  * client bytes node-postgres sends for the bench's workload (Parse/Bind/Describe/Execute/Sync,
  * unnamed statement) fed to replayPostgres over a fake socket, over the set pg-replay-compare.ts
  * recorded (.bench-tmp/pg-replay-compare-set.json). Prints µs per query group (wall and process CPU),
- * best of ROUNDS (5), and a digest of the answers' bytes.
+ * best of ROUNDS (5) runs of GROUPS (2000) groups, and a digest of the answers' bytes.
  * Each group is sent once the previous one is answered, as the bench's client does: the replayer
  * answers in slices of the event loop's turn (core/wait.ts), so a group may be answered a turn later.
  *   node --import tsx bench/pg-replay-micro.ts
@@ -45,7 +45,7 @@ const startup = (() => {
   return Buffer.concat([int32(body.length + 4), body]);
 })();
 
-const N = 2000;
+const N = Number(process.env.GROUPS ?? 2000);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const groups = Array.from({ length: N }, (_, i) => group(((i * 37) % 1000) + 1));
 let best = Infinity;
