@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { REDACTED as R } from '../core/secrets.js';
 import { AuditRedactionError, MAX_ITEMS, MAX_STRING, redact, redactForAudit } from './audit.js';
 
 // Attack 18ak s1-1, s1-2: the audit record of a call that runs kept the head and digest of what it
@@ -45,5 +46,31 @@ describe('attack 18ak s1-1, s1-2: what a call runs is kept whole, or the call is
     const fits = { sessionId: 's', source: 'a.py', breakpoints: breakpoints.slice(1, MAX_ITEMS + 1) };
     expect(await redactForAudit(fits, 'k', false, true)).toEqual(fits);
     expect(redact({ program: program.slice(-4000) }, { code: 'gdb', whole: 'all' })).toEqual({ program: program.slice(-4000) });
+  });
+});
+
+// Attack 18am x1-1: the 18al list of variables that decide what code runs missed PYTHONWARNINGS (a
+// category's module is imported: `ignore::ghp_....W` ran it, stored as `ignore::[REDACTED].W`) and
+// HOME (its user site-packages run .pth files). Every environment variable whose name says it
+// decides what runs is kept now; a secret-named one is still hidden whole.
+describe('attack 18am x1-1: environment values that decide what code runs are kept as sent', () => {
+  const token = `ghp_${'A'.repeat(36)}`;
+  it('PYTHONWARNINGS, HOME, PYTHONPYCACHEPREFIX, XDG_CONFIG_HOME, a *_PATH and a *_CMD, in an env object, a pair and a NAME=value item', () => {
+    const env = {
+      PYTHONWARNINGS: `ignore::${token}.W`,
+      HOME: `/srv/h/${token}`,
+      PYTHONPYCACHEPREFIX: `/srv/${token}`,
+      XDG_CONFIG_HOME: `/srv/${token}`,
+      PLUGIN_PATH: `/srv/${token}`,
+      BUILD_CMD: `make -C /srv/${token}`,
+    };
+    expect(redact({ env }, { code: true })).toEqual({ env });
+    expect(redact({ env: [{ name: 'HOME', value: env.HOME }] })).toEqual({ env: [{ name: 'HOME', value: env.HOME }] });
+    expect(redact({ env: [`PYTHONWARNINGS=${env.PYTHONWARNINGS}`] })).toEqual({ env: [`PYTHONWARNINGS=${env.PYTHONWARNINGS}`] });
+    expect(redact({ command: `HOME=/srv/h/${token} python3 app.py` })).toEqual({ command: `HOME=/srv/h/${token} python3 app.py` });
+  });
+
+  it('a secret-named variable is hidden whole, whatever words its name holds; other values keep the usual rules', () => {
+    expect(redact({ env: { TOKEN_PATH: 'x', DB_PASSWORD: 'hunter2', API_URL: 'https://u:pw@h/' } })).toEqual({ env: { TOKEN_PATH: R, DB_PASSWORD: R, API_URL: `https://u:${R}@h/` } });
   });
 });

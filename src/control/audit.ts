@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { GDB_SHELL_LINE, LOADS_CODE, REDACTED, SECRET_NAME, SHELL_ACTIVE, argvSecretWords, findSecrets, hideSpans, redactText, unusedName } from '../core/secrets.js';
+import { decidesCode, GDB_SHELL_LINE, REDACTED, SECRET_NAME, SHELL_ACTIVE, argvSecretWords, findSecrets, hideSpans, redactText, unusedName } from '../core/secrets.js';
 import { jsonSliced } from '../core/json-sliced.js';
 import { TimeSlice } from '../core/wait.js';
 import { WorkerPool, workerEntry } from '../core/workers.js';
@@ -407,14 +407,14 @@ export type KeepWhole = 'all' | 'programs';
  */
 const PROGRAM_FIELDS = new Set(['program', 'entry', 'pythonPath']);
 
-/** `NAME=value` whose NAME decides what code runs (LOADS_CODE). */
+/** `NAME=value` whose NAME decides what code runs (decidesCode). */
 function loadsCodeAssignment(text: string): boolean {
   const name = /^([A-Za-z_][A-Za-z0-9_]{0,63})=/.exec(text);
-  return name !== null && LOADS_CODE.test(name[1]!);
+  return name !== null && decidesCode(name[1]!);
 }
 
 function redactString(text: string, walk: Walk, code = false, command = false, gdbShell = false): string {
-  // `LD_PRELOAD=/lib/x.so` as an item of an environment list: its value decides what code runs (LOADS_CODE), kept as sent.
+  // `LD_PRELOAD=/lib/x.so` as an item of an environment list: its value decides what code runs (decidesCode), kept as sent.
   if (!code && !command) code = loadsCodeAssignment(text);
   if (walk.measure) {
     const kept = Math.min(text.length, MAX_STRING);
@@ -595,9 +595,9 @@ function secretPairList(items: readonly string[]): boolean {
   return items.length === 2 && /^[A-Za-z0-9_.-]{1,256}$/.test(items[0]!) && SECRET_NAME.test(items[0]!) && items[1] !== '';
 }
 
-/** Whether an object is a name/value pair whose name is a variable that decides what code runs (LOADS_CODE). */
+/** Whether an object is a name/value pair whose name is a variable that decides what code runs (decidesCode). */
 function namesCodeLoader(value: Record<string, unknown>): boolean {
-  return PAIR_NAMES.some((f) => typeof value[f] === 'string' && (value[f] as string).length <= MAX_KEY && LOADS_CODE.test(value[f] as string));
+  return PAIR_NAMES.some((f) => typeof value[f] === 'string' && decidesCode(value[f] as string));
 }
 
 /** Whether an object is a name/value pair whose name looks secret: its value field is then a secret. */
@@ -608,7 +608,7 @@ function secretPair(value: Record<string, unknown>): boolean {
 /** How the list under name `k` of `object` is read (ARGV_NAMES: as argv, after the program `object` names beside it). */
 function listReading(k: string, object: Record<string, unknown>, walk: Walk): ListReading {
   // A program, a variable that decides what code runs (`{"LD_PRELOAD": ...}`, `{"name": "PYTHONPATH", "value": ...}`): kept as sent.
-  if (PROGRAM_FIELDS.has(k) || (k.length <= MAX_KEY && LOADS_CODE.test(k)) || (PAIR_VALUES.has(k) && namesCodeLoader(object))) return { argv: false, code: true };
+  if (PROGRAM_FIELDS.has(k) || decidesCode(k) || (PAIR_VALUES.has(k) && namesCodeLoader(object))) return { argv: false, code: true };
   if (walk.code && CODE_FIELDS.has(k)) return { argv: false, code: true, ...(walk.code === 'gdb' && GDB_COMMAND_FIELDS.has(k) ? { gdbShell: true } : {}) };
   if (!ARGV_NAMES.has(k)) return { argv: false };
   // A command line given as one string (not a list of words): read as text, its programs shown.

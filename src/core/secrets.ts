@@ -960,12 +960,24 @@ function xmlElementSpans(text: string, spans: Span[]): void {
 
 /**
  * Environment variables whose value decides what code runs (a library preloaded, a module path, a
- * script sourced, options that load code, the programs found): like a program path, their value
- * is never hidden. A directory named like a token (`ghp_...`) in `LD_PRELOAD` or `PYTHONPATH` hid
- * which library ran (attack 18al u1-2).
+ * script sourced, options that load code, where a program finds its files): like a program path,
+ * their value is never hidden (unless the name itself reads as a secret's). A directory named like a
+ * token (`ghp_...`) in `LD_PRELOAD` or `PYTHONPATH` hid which library ran (attack 18al u1-2); so did
+ * a module named like one in `PYTHONWARNINGS`, and `HOME`, whose user site-packages run `.pth`
+ * files (18am x1-1). Besides the names listed, any name holding a word that says so (PATH, DIR,
+ * HOME, LIB, PREFIX, OPTIONS, CONFIG, PRELOAD, PLUGIN, MODULE, HOOK, INIT, CMD, EXEC, SHELL...).
  */
-export const LOADS_CODE =
-  /^(?:LD_[A-Z_]+|DYLD_[A-Z_]+|PATH|PYTHON(?:PATH|STARTUP|HOME|USERBASE|EXECUTABLE|SAFEPATH|INSPECT)|NODE_(?:OPTIONS|PATH)|BASH_ENV|ENV|PERL5(?:LIB|OPT|DB)|PERLLIB|RUBY(?:OPT|LIB)|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|GCONV_PATH|LUA_(?:PATH|CPATH|INIT)|R_PROFILE(?:_USER)?|PROMPT_COMMAND|PS4|SHELLOPTS|GIT_(?:SSH_COMMAND|SSH|EXEC_PATH|CONFIG_PARAMETERS|ASKPASS)|SSH_ASKPASS|EDITOR|VISUAL|PAGER|BROWSER|GDB[A-Z_]*|DEBUGINFOD_URLS)$/;
+const CODE_DECIDING_NAMES =
+  /^(?:LD_[A-Z_]+|DYLD_[A-Z_]+|PYTHON[A-Z_]*|NODE_[A-Z_]+|BASH_ENV|ENV|PERL5[A-Z_]*|PERLLIB|RUBY[A-Z_]*|GEM_[A-Z_]+|BUNDLE_[A-Z_]+|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|GCONV_PATH|LUA_[A-Z_]+|R_[A-Z_]+|PROMPT_COMMAND|PS4|SHELLOPTS|BASHOPTS|IFS|GIT_[A-Z_]+|SSH_ASKPASS|EDITOR|VISUAL|PAGER|BROWSER|GDB[A-Z_]*|DEBUGINFOD_URLS|XDG_[A-Z_]+|TMPDIR|PWD|USER|LOGNAME|TERM|LANG|LC_[A-Z_]+)$/;
+const CODE_DECIDING_WORDS =
+  /PATH|DIR|HOME|LIB|PREFIX|OPTS|OPTIONS|FLAGS|WARNINGS|BREAKPOINT|STARTUP|CONFIG|PRELOAD|PLUGIN|MODULE|HOOK|INIT|CMD|COMMAND|EXEC|SHELL|LOADER|RUNNER|INTERPRETER|ROOT|FILE/i;
+
+/** Whether an environment variable's value decides what code runs: kept as sent (see CODE_DECIDING_NAMES). */
+export function decidesCode(name: string): boolean {
+  // An environment variable's name (upper case): a tool's own arguments (`command`, `path`) are read as theirs.
+  return ENV_NAME.test(name) && !SECRET_NAME.test(name) && (CODE_DECIDING_NAMES.test(name) || CODE_DECIDING_WORDS.test(name));
+}
+const ENV_NAME = /^[A-Z_][A-Z0-9_]{0,255}$/;
 
 /** Words after which the next word is still where a shell finds the program to run. */
 const RUNS_NEXT = new Set(['env', 'sudo', 'exec', 'nohup', 'time', 'nice', 'command', 'builtin', 'stdbuf', 'setsid', 'then', 'do', 'else', 'if', 'while', 'until', '!', '{']);
@@ -1000,7 +1012,7 @@ function programWords(text: string): Array<[number, number]> {
     last = word;
     const assigned = start ? /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(word) : null;
     // The value of an assignment that decides what code runs (`LD_PRELOAD=...`) is shown as a program is.
-    if (assigned && LOADS_CODE.test(assigned[1]!) && j > i + assigned[0].length) out.push([i + assigned[0].length, j]);
+    if (assigned && decidesCode(assigned[1]!) && j > i + assigned[0].length) out.push([i + assigned[0].length, j]);
     if (start && !assigned && !RUNS_NEXT.has(word)) {
       // A quoted program (`"./a b"`) is the word inside its quotes.
       const q = word[0] === "'" || word[0] === '"' ? 1 : 0;

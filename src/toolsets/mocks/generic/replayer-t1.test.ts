@@ -1,5 +1,4 @@
 import { describe, expect, it, vi } from 'vitest';
-import { nextTurn } from '../../../core/wait.js';
 import { KeptBytes } from '../kept.js';
 import { programSide } from '../kept-testing.js';
 import { packetOf } from '../mysql/wire.js';
@@ -53,9 +52,10 @@ describe('attack 18ak t1-2: bytes of requests not whole yet are held within the 
     for (const c of conns) {
       c.send(Buffer.from([0xff, 0xff, 0xff, 0x00, 0x03]));
       for (let i = 0; i < 6; i++) c.send(chunk); // 384 KiB each: the third passes 1 MiB
-      await nextTurn();
+      // All of it read by the replayer (or the connection missed) before the next connection sends.
+      await vi.waitFor(() => expect(c.client.readableLength === 0 || c.misses.length > 0).toBe(true));
     }
-    await nextTurn();
+    await vi.waitFor(() => expect(conns[2]!.misses).toHaveLength(1));
     expect(conns[0]!.misses).toEqual([]);
     expect(conns[1]!.misses).toEqual([]);
     expect(conns[2]!.misses).toHaveLength(1);
@@ -83,12 +83,16 @@ describe('attack 18ak t1-2: bytes of requests not whole yet are held within the 
 });
 
 describe('attack 18ak t1-3: the query-attributes prefix is read only for a client that asked for query attributes', () => {
+  /** Sends `bytes` and waits until the replayer has written `answers` packets in all (the greeting counted). */
+  async function ask(c: ReturnType<typeof connection>, bytes: Buffer, answers: number): Promise<void> {
+    c.send(bytes);
+    await vi.waitFor(() => expect(c.written.length).toBe(answers));
+  }
+
   it('without the capability, "\\x00\\x01SELECT 1" is that query text: a miss, not SELECT 1', async () => {
     const c = connection(mysqlIndex([{ request: login(PROTOCOL_41), response: ok(2) }]));
-    c.send(login(PROTOCOL_41));
-    await nextTurn();
-    c.send(packet(0, '\x03\x00\x01SELECT 1'));
-    await nextTurn();
+    await ask(c, login(PROTOCOL_41), 2);
+    await ask(c, packet(0, '\x03\x00\x01SELECT 1'), 3);
     expect(c.misses).toHaveLength(1);
     expect(c.misses[0]).toMatch(/no recorded mock for COM_QUERY "\\u0000\\u0001SELECT 1"/);
     c.client.destroy();
@@ -97,17 +101,13 @@ describe('attack 18ak t1-3: the query-attributes prefix is read only for a clien
   it('with it, the empty prefix is read once: 00 01 then the text "\\x00\\x01SELECT 1" is not SELECT 1', async () => {
     const flags = PROTOCOL_41 | QUERY_ATTRIBUTES;
     const c = connection(mysqlIndex([{ request: login(flags), response: ok(2) }]));
-    c.send(login(flags));
-    await nextTurn();
-    c.send(packet(0, '\x03\x00\x01SELECT 1'));
-    await nextTurn();
+    await ask(c, login(flags), 2);
+    await ask(c, packet(0, '\x03\x00\x01SELECT 1'), 3);
     expect(c.misses).toEqual([]);
     // Sent in two reads, so that the packet is looked at twice before it is whole.
     const twice = packet(0, '\x03\x00\x01\x00\x01SELECT 1');
     c.send(twice.subarray(0, 9));
-    await nextTurn();
-    c.send(twice.subarray(9));
-    await nextTurn();
+    await ask(c, twice.subarray(9), 4);
     expect(c.misses).toHaveLength(1);
     c.client.destroy();
   });

@@ -61,6 +61,8 @@ describe('Redis replay: a command the program never finished', () => {
     for (const c of conns) {
       c.client.push(Buffer.from(`*2\r\n$3\r\nSET\r\n$${16 * 1024 * 1024}\r\n`));
       for (let i = 0; i < 6; i++) c.client.push(chunk);
+      // All of it read by the replayer (or the connection missed) before the next connection sends.
+      await vi.waitFor(() => expect(c.client.readableLength === 0 || c.misses.length > 0).toBe(true));
     }
     await vi.waitFor(() => expect(conns[2]!.misses).toHaveLength(1));
     expect(conns[2]!.misses[0]).toMatch(/unanswered bytes \(\d+\) went over what a replay holds of commands not whole yet \(1048576 bytes per replay/);
