@@ -8,6 +8,8 @@
  * extracted under .bench-tmp/<name>, e.g. for the state before a change:
  *   mkdir -p .bench-tmp/base && git archive <rev> src | tar -x -C .bench-tmp/base
  *   VARIANTS=base,new ROUNDS=9 node --import tsx bench/pg-replay-compare.ts
+ * VARIANTS may name `floor` too: each distinct request answered once by this tree's replayer, then
+ * from a Map of those answers (see pg-replay-compare-child.ts), the bound on what any replayer can do.
  * PROF=1 writes the replaying process's CPU profile (node --cpu-prof) to .bench-tmp/prof.
  * STOPPED=1 then stops PostgreSQL and replays ROUNDS more times per variant (the bench's last row).
  */
