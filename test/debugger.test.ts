@@ -50,7 +50,7 @@ beforeAll(async () => {
   root = tempDir();
   dataDir = tempDir('debugkit-data-');
   // Sources are compiled inside the root: stops show source lines only for files under it.
-  for (const name of ['dbg_timetravel', 'dbg_loop', 'dbg_crash', 'dbg_pointer', 'dbg_clock']) compileCInside(root, name);
+  for (const name of ['dbg_timetravel', 'dbg_loop', 'dbg_crash', 'dbg_pointer', 'dbg_clock', 'dbg_bigmem']) compileCInside(root, name);
   dk = await connectStdio({ root, args: ['--toolsets', 'debugger', '--data-dir', dataDir] });
 }, 60_000);
 afterAll(async () => {
@@ -508,4 +508,21 @@ describe('debugger toolset over HTTP with a key', () => {
       await server.stop();
     }
   });
+});
+
+// Attack 18am x1-2: GDB writes the program's memory with a recording; a program that reserved 1 GiB
+// made a 1.29 GB file on disk, on every call, before its size was refused.
+describe('debugger_export_trace binary of a program holding much memory', () => {
+  it('is refused before anything is written, saying how much memory GDB would write', async () => {
+    await call('debugger_launch', { program: 'dbg_bigmem', session_id: 'bigmem' });
+    await call('debugger_step_forward', { session_id: 'bigmem', count: 2 });
+    const refused = await dk.client.callTool({ name: 'debugger_export_trace', arguments: { format: 'binary', session_id: 'bigmem' } });
+    const text = (refused.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('');
+    expect(refused.isError).toBe(true);
+    expect(text).toMatch(/GDB writes the program's memory with a recording: this one would be over (\d+) bytes, over the 33554432-byte limit of one answer: export json or text instead/);
+    expect(Number(/would be over (\d+)/.exec(text)![1])).toBeGreaterThan(256 * 1024 * 1024);
+    // json still answers.
+    expect((await call('debugger_export_trace', { format: 'json', session_id: 'bigmem' })).value.positions.length).toBeGreaterThan(0);
+    await call('debugger_detach', { session_id: 'bigmem' });
+  }, 60_000);
 });

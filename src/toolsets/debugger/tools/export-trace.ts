@@ -56,6 +56,16 @@ export const exportTraceTool: DebuggerTool = (ctx) =>
         return withText({ format, count: range.length }, text);
       }
       if (session.mode === 'record') {
+        // GDB writes the program's memory with the recording (as gcore does): a program that only
+        // reserved 1 GiB made a 1.29 GB file, written to disk before its size was checked (attack
+        // 18am x1-2). What it would write is estimated from the memory map first.
+        const memory = dumpedMemory(session.pid);
+        if (memory > MAX_BLOB) {
+          throw new DebugkitError(
+            'INVALID_ARGUMENT',
+            `GDB writes the program's memory with a recording: this one would be over ${memory} bytes, over the ${MAX_BLOB}-byte limit of one answer: export json or text instead`,
+          );
+        }
         const file = path.join(session.tempDirPath, `trace-${Date.now()}.gdbrec`);
         await session.engine.serial(() => session.engine.cli(`record save ${file}`));
         try {
@@ -83,4 +93,29 @@ export const exportTraceTool: DebuggerTool = (ctx) =>
 function plain(p: Position) {
   const { checkpoint: _c, ...rest } = p;
   return rest;
+}
+
+/**
+ * The bytes of memory GDB writes with a recording (`record save`, a core file): the anonymous
+ * mappings a core keeps by default (heap, stack, private and shared anonymous memory; the
+ * coredump_filter's default), from /proc/PID/maps. 0 when the map cannot be read.
+ */
+function dumpedMemory(pid: number): number {
+  let maps: string;
+  try {
+    maps = readFileSync(`/proc/${pid}/maps`, 'utf8');
+  } catch {
+    return 0;
+  }
+  let total = 0;
+  for (const line of maps.split('\n')) {
+    const m = /^([0-9a-f]+)-([0-9a-f]+) (r)\S* \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    if (!m) continue;
+    const name = m[5]!;
+    // File-backed mappings are not dumped (their pages are in the file); anonymous ones are, touched or not.
+    if (m[4] !== '0' && name !== '' && !name.startsWith('[')) continue;
+    if (name === '[vvar]' || name === '[vsyscall]' || name === '[vdso]') continue;
+    total += Number.parseInt(m[2]!, 16) - Number.parseInt(m[1]!, 16);
+  }
+  return total;
 }
