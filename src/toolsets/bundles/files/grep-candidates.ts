@@ -9,8 +9,13 @@ import { childDisplay, looksBinary, SNIFF_BYTES } from './resolve.js';
 /** How the search asks for an rg scan (from the worker: the main thread runs rg). */
 export type RipgrepScanner = (request: RipgrepRequest) => Promise<RipgrepScan | null>;
 
-/** Bounds on one rg scan: past them the built-in search answers instead (it stops at max_results by itself). */
-const RG_MAX_OUTPUT = 64 * 1024 * 1024;
+/**
+ * rg's output is read on the main thread (it owns the child): 8 MiB at most. A bundle's one 400 MB
+ * line made rg print 64 MiB, held and copied there on every call, and other clients' pings waited
+ * 0.3-1.4 s with a few such calls (attack 18am w1-1); past the bound the built-in search, on its
+ * worker thread, reads the line in pieces.
+ */
+export const RG_MAX_OUTPUT = 8 * 1024 * 1024;
 const RG_MIN_LINES = 20_000;
 const RG_TIMEOUT_MS = 120_000;
 

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extractBundle } from '../store/extract.js';
 import { bundleRoot } from '../store/store.js';
 import { grepFilesWith, type GrepOptions } from './grep.js';
+import { RG_MAX_OUTPUT } from './grep-candidates.js';
 import { findRipgrep, ripgrepOutput, toRustRegex } from './ripgrep.js';
 import { SUPPORT_BUNDLES } from '../../../../test/helpers/fixtures.js';
 
@@ -200,4 +201,23 @@ describe('rg runs one thread, below the server priority (attack 18al v1-2)', () 
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+// Attack 18am w1-1: a bundle file of one 400 MB line made rg print 64 MiB, read, held and copied on
+// the main thread on every grep_files call (other clients' pings waited 0.3-1.4 s with a few). rg's
+// output read there is now bounded at RG_MAX_OUTPUT (8 MiB): past it, rg is stopped and the built-in
+// search, on its worker thread, answers, the same answer.
+describe('a line longer than the rg output the main thread reads (attack 18am w1-1)', () => {
+  it('rg is stopped at the bound, and the built-in search answers the match', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'debugkit-rg-longline-'));
+    try {
+      fs.writeFileSync(path.join(dir, 'one.log'), Buffer.alloc(RG_MAX_OUTPUT + 1024 * 1024, 0x61));
+      expect(await ripgrepOutput(findRipgrep()!, dir, 'a', { caseSensitive: true, recursive: true }, { maxBytes: RG_MAX_OUTPUT, maxLines: 1000, timeoutMs: 60_000 })).toBeNull();
+      const answer = await grepFilesWith(dir, { pattern: 'a', max_results: 5 }, 'auto');
+      expect(answer.engine).toBe('builtin');
+      expect(answer.result.metadata).toMatchObject({ total_matches: 1, files_searched: 1 });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
