@@ -158,6 +158,27 @@ describe('replayPostgres as a server', () => {
     expect([await value(a), await value(b), await value(a)]).toEqual(['1', '2', '2']);
   });
 
+  it('a message cut off by the program closing its connection is a miss (attack 18aj r1-2: a strict run passed)', async () => {
+    const c = await connect();
+    c.send(serialize.query('SELECT n'));
+    expect(codes(await c.untilReady())).toBe('DCZ');
+    // The first 10 bytes of a second query, whose length says more, then the close.
+    c.send(serialize.query("SELECT secret FROM u WHERE name = 'a'").subarray(0, 10));
+    c.socket.end();
+    await c.closedWith();
+    await vi.waitFor(() => expect(server!.misses).toHaveLength(1));
+    expect(server!.misses[0]).toMatchObject({ message: 'the program closed its connection with 10 bytes of a message not whole (a request sent and never answered)' });
+  });
+
+  it('a program that leaves after its answers: no miss', async () => {
+    const c = await connect();
+    c.send(serialize.query('SELECT n'));
+    expect(codes(await c.untilReady())).toBe('DCZ');
+    c.send(serialize.end());
+    await c.closedWith();
+    expect(server!.misses).toEqual([]);
+  });
+
   it('fails the transaction on a miss inside it (ReadyForQuery E)', async () => {
     const c = await connect();
     c.send(serialize.query('BEGIN'));

@@ -287,6 +287,8 @@ export function replayPostgres(conn: PostgresConnection, mocks: readonly Postgre
   return new Promise((resolve) => {
     client.on('error', (err) => (result.error ??= err));
     client.once('close', () => {
+      // A message cut off by the close was sent and never answered: a miss, as HTTP's and Redis's (attack 18aj r1-2).
+      if (parser.buffered > 0) session.cutOff(parser.buffered);
       passthrough?.close();
       resolve({ ...result, matched: session.matched, missed: session.missed, forwarded: passthrough?.count ?? 0 });
     });

@@ -111,6 +111,15 @@ export class QuerySession {
     this.forwarded(status);
   }
 
+  /**
+   * The program closed its connection in the middle of a message (its bytes not whole): a request
+   * it sent and never got an answer to, counted and reported as a miss (no one is left to tell).
+   */
+  cutOff(bytes: number): void {
+    this.missed++;
+    this.events.onMiss?.({ query: '', message: `the program closed its connection with ${bytes} bytes of a message not whole (a request sent and never answered)` });
+  }
+
   /** A miss the client is told of: the error, counted and reported. */
   private reportMiss(query: string, message: string): void {
     this.send(backend.error({ S: 'ERROR', V: 'ERROR', C: MISS_SQLSTATE, M: message }));
