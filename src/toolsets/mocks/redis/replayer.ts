@@ -217,7 +217,10 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
     client.once('close', () => {
       // A command cut off by the close was sent and never answered: a miss, as HTTP's (attack 18aj r1-2).
       if (!quit && queue.length > 0) {
-        options.onMiss?.({ command: '', message: `redis ${target}: the connection closed with ${queue.length} bytes sent and not answered (a command not whole, or not read yet): ${previewBytes(queue.view())}` });
+        options.onMiss?.({
+          command: '',
+          message: `redis ${target}: the connection closed with ${queue.length} bytes sent and not answered (a command not whole, or not read yet): ${previewBytes(queue.view())}`,
+        });
       }
       queue.clear();
       share.release();
