@@ -171,36 +171,28 @@ describe('redaction keeps everything but the secret', () => {
     expect(canonicalJson(redact(JSON.parse('{"__proto__":{"password":"x","n":1}}')))).toBe('{"__proto__":{"n":1,"password":"[REDACTED]"}}');
   });
 
-  it('is linear on adversarial text: four times the text costs about four times the time, not sixteen', () => {
+  it('is linear on adversarial text: 100,000 characters against each pattern in well under a second', () => {
     // The URL-credential pattern took ~14 s on 100,000 word characters (quadratic), holding the event loop.
-    // Compared in the same test, best of three, so a loaded machine does not decide it (no wall-clock bound).
-    const inputs: Record<string, (n: number) => string> = {
-      'word characters': (n) => 'a'.repeat(n),
-      'scheme-like runs': (n) => 'a.'.repeat(n / 2),
-      'URL starts': (n) => '://a:'.repeat(n / 5),
-      'key starts': (n) => 'dk_-'.repeat(n / 4),
-      'NAME= runs': (n) => 'TOKEN='.repeat(n / 6),
-      'long NAME before =': (n) => `${'TOKEN'.repeat(n / 5)}=x`,
-      'unclosed quotes': (n) => 'token="'.repeat(n / 7) + "token='".repeat(n / 7),
-      'scheme words': (n) => 'Bearer '.repeat(n / 7),
-      'long credentials': (n) => `Bearer ${'a'.repeat(n)}====`,
-      flags: (n) => '--password '.repeat(n / 11),
-      '-p after mysql': (n) => `mysql ${' -pa'.repeat(n / 4)}`,
-      headers: (n) => 'Authorization: Bearer '.repeat(n / 22),
+    const n = 100_000;
+    const inputs: Record<string, string> = {
+      'word characters': 'a'.repeat(n),
+      'scheme-like runs': 'a.'.repeat(n / 2),
+      'URL starts': '://a:'.repeat(n / 5),
+      'key starts': 'dk_-'.repeat(n / 4),
+      'NAME= runs': 'TOKEN='.repeat(n / 6),
+      'long NAME before =': `${'TOKEN'.repeat(n / 5)}=x`,
+      'unclosed quotes': 'token="'.repeat(n / 7) + "token='".repeat(n / 7),
+      'scheme words': 'Bearer '.repeat(n / 7),
+      'long credentials': `Bearer ${'a'.repeat(n)}====`,
+      flags: '--password '.repeat(n / 11),
+      '-p after mysql': `mysql ${' -pa'.repeat(n / 4)}`,
+      headers: 'Authorization: Bearer '.repeat(n / 22),
     };
-    const cost = (text: string) => {
-      let best = Number.POSITIVE_INFINITY;
-      for (let run = 0; run < 3; run++) {
-        const started = performance.now();
-        redact({ a: text, c: { [text.slice(0, 300)]: text } });
-        best = Math.min(best, performance.now() - started);
-      }
-      return best;
-    };
-    for (const [what, make] of Object.entries(inputs)) {
-      const small = Math.max(cost(make(25_000)), 2);
-      const large = cost(make(100_000));
-      expect(large / small, `${what}: ${Math.round(small)} ms for 25,000 characters, ${Math.round(large)} ms for 100,000`).toBeLessThan(10);
+    for (const [what, text] of Object.entries(inputs)) {
+      const started = performance.now();
+      redact({ a: text, c: { [text.slice(0, 300)]: text } });
+      const ms = performance.now() - started;
+      expect(ms, `${what}: ${Math.round(ms)} ms`).toBeLessThan(1000);
     }
   });
 });
