@@ -59,8 +59,9 @@ describe('attack 18k-A F2: keploy_mock_record keeps what a set may hold and writ
     const { answer, slowest, baseline } = await recordUploads(30, 'keploy-30');
     expect(answer.result?.structuredContent, answerText(answer)).toMatchObject({ success: true, mockCount: 30, appExitCode: 0 });
     expect(answer.result.structuredContent.mocksDropped).toBeUndefined();
-    // Serializing and parsing back 30 MB of YAML held the event loop for seconds before (the pings waited for it).
-    expect(slowest, `idle ${baseline.toFixed(1)} ms; answer: ${answerText(answer).slice(0, 300)}`).toBeLessThan(Math.max(500, 20 * baseline));
+    // Serializing and parsing back 30 MB of YAML held the event loop for seconds before (the pings waited for it). Under a
+    // second: a CI run's other test files, running beside this one, once made a ping wait 520 ms with no hold of debugkit's.
+    expect(slowest, `idle ${baseline.toFixed(1)} ms; answer: ${answerText(answer).slice(0, 300)}`).toBeLessThan(Math.max(1000, 20 * baseline));
   }, 180_000);
 
   it('40 uploads of 1 MB: 33 kept (32 MiB), 7 counted as not recorded, every upload answered', async () => {
