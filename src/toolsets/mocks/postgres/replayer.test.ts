@@ -271,12 +271,14 @@ describe('ReplayIndex on one mock of many groups (F1: linear)', () => {
     const small = groups(10_000);
     const big = groups(40_000);
     new ReplayIndex([big]).build(); // warm up
+    // Best of 5 (process CPU counts the collector's threads too, and a CI run's parallel files once tipped best of 3 over);
+    // under 12 times for 4 times the groups: quadratic is 16.
     const t = cpuTimes(
       () => new ReplayIndex([small]).build(),
       () => new ReplayIndex([big]).build(),
-      3,
+      5,
     );
-    expect(t.big, linearMessage('10,000 groups (n), 40,000 (4n)', t)).toBeLessThan(Math.max(10 * t.small, 20));
+    expect(t.big, linearMessage('10,000 groups (n), 40,000 (4n)', t)).toBeLessThan(Math.max(12 * t.small, 20));
   });
 
   it('the answers of a mock take the status of its last group end, as before the change', () => {
