@@ -215,13 +215,11 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
   return new Promise((resolve) => {
     if (client.destroyed) return resolve();
     client.once('close', () => {
-      // A command cut off by the close was sent and never answered: a miss, as HTTP's (attack 18aj r1-2).
-      if (!quit && queue.length > 0) {
-        options.onMiss?.({
-          command: '',
-          message: `redis ${target}: the connection closed with ${queue.length} bytes sent and not answered (a command not whole, or not read yet): ${previewBytes(queue.view())}`,
-        });
-      }
+      // A command cut off by the close (its bytes not whole) was sent and never answered: a miss, as HTTP's (attack
+      // 18aj r1-2). Whole commands the program left without reading their answers are no misses.
+      const cut = quit ? 0 : unframed(queue.view());
+      if (cut > 0)
+        options.onMiss?.({ command: '', message: `redis ${target}: the connection closed with ${cut} bytes of a command not whole: ${previewBytes(queue.view().subarray(queue.length - cut))}` });
       queue.clear();
       share.release();
       charged = 0;
@@ -326,4 +324,21 @@ export function redisFetcher(
     },
     close: () => drop(new Error('the replay ended')),
   };
+}
+
+/** How many bytes at the end of `bytes` do not make a whole command (0: they end on one; all of them: not RESP). */
+function unframed(bytes: Buffer): number {
+  const framer = new CommandFramer();
+  let rest = bytes;
+  while (rest.length > 0) {
+    let end: number;
+    try {
+      end = framer.end(rest);
+    } catch {
+      return rest.length;
+    }
+    if (end <= 0) return rest.length;
+    rest = rest.subarray(end);
+  }
+  return 0;
 }
