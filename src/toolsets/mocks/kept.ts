@@ -103,6 +103,11 @@ export class KeptShare {
     this.taken -= back;
   }
 
+  /** Gives back what it took beyond `n` (the bytes still held, after some were consumed). */
+  downTo(n: number): void {
+    if (this.taken > n) this.give(this.taken - n);
+  }
+
   release(): void {
     this.budget?.give(this.taken);
     this.taken = 0;

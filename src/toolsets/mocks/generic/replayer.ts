@@ -95,13 +95,9 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
   const result: ReplayGenericResult = { matched: 0, missed: 0 };
   /** The client's bytes not answered yet: appended without copying what is held (a packet in many reads was quadratic: t1-2). */
   const held = new ByteQueue();
-  /** What `held` holds, charged to the replay's budget (settled after each change). */
+  /** What `held` holds, charged to the replay's budget (given back as it is consumed). */
   const share = new KeptShare(options.kept);
-  let charged = 0;
-  const settle = () => {
-    if (held.length < charged) share.give(charged - held.length);
-    charged = Math.min(charged, held.length);
-  };
+  const settle = () => share.downTo(held.length);
   /** MySQL: the packet at the start of `held` was read without its query-attributes prefix already (never twice: t1-3). */
   let attributesRead = false;
   let closing = false;
@@ -350,7 +346,6 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
         `the client's unanswered bytes (${held.length + chunk.length}) went over what a replay holds of requests not whole yet (${options.kept?.limit ?? 0} bytes per replay, shared by its connections, under the server's budget): the connection was closed`,
       );
     }
-    charged += chunk.length;
     held.push(chunk);
     serve(false);
   };
@@ -369,7 +364,6 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
       // A request cut off by the connection's close was asked and never answered: a miss (attack 18ak t1-2, as r1-2).
       if (!closing && held.length > 0) miss('the connection closed before its request was whole or answered');
       share.release();
-      charged = 0;
       resolve(result);
     });
     // No mocks for this target: nothing could ever answer it.

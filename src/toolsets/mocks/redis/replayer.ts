@@ -48,11 +48,7 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
   const queue = new ByteQueue();
   /** What `queue` holds, charged to the replay's budget: given back as commands are consumed. */
   const share = new KeptShare(options.kept);
-  let charged = 0;
-  const settle = () => {
-    if (queue.length < charged) share.give(charged - queue.length);
-    charged = Math.min(charged, queue.length);
-  };
+  const settle = () => share.downTo(queue.length);
   const framer = new CommandFramer();
   /** The commands that set this session up, as sent (a fetch replays them on the real server first). */
   const state: Buffer[] = [];
@@ -199,7 +195,6 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
       if (!client.destroyed) client.end(errorReply(`ERR debugkit: ${message}`));
       return;
     }
-    charged += chunk.length;
     queue.push(chunk);
     more = true;
     // A backlog waits in the client's socket, not here (a command still arriving is read on).
@@ -222,7 +217,6 @@ export function replayRedis(conn: GenericConnection, index: RedisIndex, options:
         options.onMiss?.({ command: '', message: `redis ${target}: the connection closed with ${cut} bytes of a command not whole: ${previewBytes(queue.view().subarray(queue.length - cut))}` });
       queue.clear();
       share.release();
-      charged = 0;
       resolve();
     });
     client.resume();
