@@ -111,7 +111,7 @@ describe('several nodes, one PostgreSQL store', () => {
     expect(mixed.status).toBe(400);
     expect(mixed.body.error).toMatchObject({
       code: -32600,
-      message: expect.stringMatching(/^Invalid Request: a batch cannot be served by one node: its calls name debug sessions held by node \S+ and this node/),
+      message: expect.stringMatching(/^Invalid Request: a batch cannot be served by one node: its calls name debug sessions or tasks held by node \S+ and this node/),
     });
     // The open (1) and that batch (2) used 3 of the 4: the next batch is over the rate, and refused for it.
     const over = await rpc(b.url, k.key, [call(3, id), call(4, 'held-by-none')]);

@@ -1,4 +1,5 @@
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
+import { registerTaskMethods, requestAcceptsTasks, taskContext, type TaskScope, type TaskWork } from './tasks.js';
 
 /**
  * Two things some contracts need that McpServer cannot express:
@@ -77,6 +78,8 @@ export interface ListingOptions {
    * tools still answer with structuredContent, valid against the schema they are registered with.
    */
   outputSchemas?: boolean;
+  /** Long calls as tasks (the Tasks extension) for clients that say on a call that they handle them. */
+  tasks?: TaskScope;
 }
 
 /** Annotation values MCP gives a tool that says nothing (the spec's defaults): listing them says nothing either. */
@@ -131,7 +134,7 @@ export function installRpcHooks(server: McpServer, options: ListingOptions = {})
       };
     });
   }
-  handlers.set('tools/call', async (request, ctx) => {
+  const call = async (request: Parameters<Handler>[0], ctx: unknown) => {
     const name = request.params?.name;
     const alias = typeof name === 'string' ? ALIASES.get(name) : undefined;
     // Under --tool-prefix the alias's tool is listed under its prefixed name, if this server serves it.
@@ -141,6 +144,23 @@ export function installRpcHooks(server: McpServer, options: ListingOptions = {})
     if (rpc && target === undefined && rpc.visible !== undefined) return { isError: true, content: [{ type: 'text', text: rpc.visible }] };
     if (rpc) throw Object.assign(new Error(rpc.message), { code: rpc.code, data: { [WIRE_CODE]: rpc.code, [WIRE_DATA]: rpc.data } });
     return result;
+  };
+  const tasks = options.tasks;
+  if (tasks) registerTaskMethods(server, tasks);
+  handlers.set('tools/call', async (request, ctx) => {
+    const context = ctx as { mcpReq: { signal?: AbortSignal; envelope?: unknown; _meta?: unknown } };
+    if (!tasks || !tasks.modern() || !requestAcceptsTasks(context)) return call(request, ctx);
+    // A client that handles tasks: a call still running after the grace becomes one.
+    // A task's result is the call's result as it would have gone out (2026-07-28 results carry their resultType).
+    const work = (task: TaskWork) =>
+      call(request, taskContext(context, task)).then(
+        (result) => ({ resultType: 'complete', ...(result as object) }),
+        (err: unknown) => Promise.reject(contractError(err)),
+      );
+    const started = await tasks.table.start(tasks.owner, work, context.mcpReq.signal);
+    if ('answer' in started) return started.answer;
+    if ('refused' in started) return { isError: true, content: [{ type: 'text', text: started.refused }] };
+    return { resultType: 'task', ...started.task };
   });
   const protocol = server.server as unknown as { connect(transport: WireTransport): Promise<void> };
   const connect = protocol.connect.bind(protocol);
@@ -153,6 +173,14 @@ export function installRpcHooks(server: McpServer, options: ListingOptions = {})
 
 interface WireTransport {
   send(message: unknown, options?: unknown): Promise<void>;
+}
+
+/** A thrown JSON-RPC error as its contract gives it (a task's `error` is not sent through the transport's wrapper). */
+function contractError(err: unknown): unknown {
+  const data = (err as { data?: Record<string, unknown> } | undefined)?.data;
+  if (!data || typeof data !== 'object' || typeof data[WIRE_CODE] !== 'number') return err;
+  const inner = data[WIRE_DATA];
+  return Object.assign(new Error((err as Error).message), { code: data[WIRE_CODE], ...(inner === undefined ? {} : { data: inner }) });
 }
 
 /** An error response whose `data` carries a contract code gets that code and data back. */

@@ -11,6 +11,8 @@ import { schemasFor } from './tool-schemas.js';
 import type { ClientContext, ToolServer } from './toolset.js';
 
 const HEARTBEAT_MS = 1000;
+/** A tool's own progress message is left standing this long before the heartbeat speaks again. */
+const OWN_PROGRESS_KEPT_MS = 5000;
 
 /**
  * A result may carry its contract text under this key: it becomes the text content and is taken
@@ -80,12 +82,18 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(serve
     },
     async (args: unknown, extra: ServerContext): Promise<CallToolResult> => {
       const token = extra.mcpReq._meta?.progressToken;
+      const send = async (progress: number, total?: number, message?: string) => {
+        if (token === undefined) return;
+        await extra.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } }).catch(() => undefined);
+      };
+      // When the tool last said how it is doing itself: its own words are not overwritten by the heartbeat's for a while.
+      let ownProgressAt = -Infinity;
       const ctx: CallContext = {
         client,
         signal: extra.mcpReq.signal,
-        progress: async (progress, total, message) => {
-          if (token === undefined) return;
-          await extra.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } }).catch(() => undefined);
+        progress: (progress, total, message) => {
+          ownProgressAt = performance.now();
+          return send(progress, total, message);
         },
       };
       // Long calls (a program running to its next stop) report progress each second when asked to.
@@ -94,8 +102,10 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(serve
         token === undefined
           ? undefined
           : setInterval(() => {
-              const seconds = Math.round((performance.now() - started) / 1000);
-              void ctx.progress(seconds, undefined, `${name}: still working after ${seconds} s`);
+              const now = performance.now();
+              if (now - ownProgressAt < OWN_PROGRESS_KEPT_MS) return;
+              const seconds = Math.round((now - started) / 1000);
+              void send(seconds, undefined, `${name}: still working after ${seconds} s`);
             }, HEARTBEAT_MS);
       heartbeat?.unref();
       let result: CallToolResult;

@@ -10,6 +10,7 @@ import { VERSION } from '../version.js';
 import { installRpcHooks } from '../mcp/rpc-hooks.js';
 import { callLogOf } from '../mcp/request-log.js';
 import { loadSkills, registerSkillPrompts, skillsExtension } from './skills.js';
+import { TaskTable, type TaskOwner } from '../mcp/tasks.js';
 
 /** Who is calling, as the authentication seam decided. */
 export interface Principal {
@@ -195,6 +196,8 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
   const callable = callableCatalog(catalog, toolName);
   const served = loadSkills(chosen.map((f) => f.name));
   const skills = { served, extension: skillsExtension(served) };
+  // Long calls as tasks, one table for every client's server (a 2026-07-28 request's server lives for that request only).
+  const tasks = new TaskTable();
   hooks.catalog?.(callable);
   const sessionArgs = new Map(
     callable.flatMap((t) => (t.sessionArg !== undefined ? [[t.name, { name: t.sessionArg, ...(t.sessionDefault !== undefined ? { default: t.sessionDefault } : {}) }] as const] : [])),
@@ -250,17 +253,30 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
       // The playbook: the Skills extension, the same files as resources, and as prompts.
       skills.extension.attach(server);
       registerSkillPrompts(server, skills.served);
-      installRpcHooks(server, { outputSchemas: config.outputSchemas === true }); // contract aliases and JSON-RPC error codes (debugger toolset), the listing
+      // Multi-node: a task is routed like a session, to the node that runs it.
+      const taskOwner: TaskOwner = {
+        principal: principal.id,
+        client: owner,
+        ...(hooks.sessions
+          ? {
+              claim: (id: string) => hooks.sessions!.claim(id, principal),
+              release: (id: string) => void hooks.sessions!.release(id).catch(() => undefined),
+            }
+          : {}),
+      };
+      // Contract aliases and JSON-RPC error codes (debugger toolset), the listing, tasks.
+      installRpcHooks(server, { outputSchemas: config.outputSchemas === true, tasks: { table: tasks, owner: taskOwner, modern: () => servesModernEra(server) } });
       return server;
     },
     async release(owner) {
+      tasks.releaseClient(owner);
       await Promise.all(toolsets.map((t) => t.releaseClient(owner)));
     },
     routes() {
       return toolsets.flatMap((t) => (t.routes?.() ?? []).map((r) => ({ ...r, toolset: t.name })));
     },
     close() {
-      closing ??= Promise.all(toolsets.map((t) => t.dispose())).then(async () => {
+      closing ??= Promise.all([tasks.close(), ...toolsets.map((t) => t.dispose())]).then(async () => {
         await hooks.close?.().catch((err: unknown) => log.warn(`closing the control plane: ${err instanceof Error ? err.message : String(err)}`));
       });
       return closing;

@@ -17,6 +17,21 @@ export function debugSessionArg(params: { name?: unknown; arguments?: unknown } 
   return typeof v === 'string' || typeof v === 'number' ? String(v) : undefined;
 }
 
+/** The methods of the Tasks extension that name a task (`params.taskId`): served by the node that runs it. */
+const TASK_METHODS = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
+
+/** What one message names that a node holds: a tools/call's debug session (`debug:<id>`), or a task. */
+function routedId(m: unknown, sessionArgOf: (tool: string) => SessionArgument | undefined): string | undefined {
+  if (!m || typeof m !== 'object') return undefined;
+  const { method, params } = m as { method?: unknown; params?: { name?: unknown; arguments?: unknown; taskId?: unknown } };
+  if (method === 'tools/call') {
+    const id = debugSessionArg(params, sessionArgOf);
+    return id === undefined ? undefined : `debug:${id}`;
+  }
+  if (typeof method === 'string' && TASK_METHODS.has(method) && typeof params?.taskId === 'string' && params.taskId.length <= 200) return params.taskId;
+  return undefined;
+}
+
 /**
  * The node to send a request to: the one holding the debug sessions its calls name, when another
  * node holds them. A batch whose calls name sessions of more than one node (or of another node and
@@ -33,17 +48,18 @@ export async function sessionToForward(
   const remote = new Map<string, SessionLocation>();
   const here = new Set<string>();
   for (const m of messages) {
-    if (!m || typeof m !== 'object' || (m as { method?: unknown }).method !== 'tools/call') continue;
-    const id = debugSessionArg((m as { params?: { name?: unknown; arguments?: unknown } }).params, sessionArgOf);
+    const id = routedId(m, sessionArgOf);
     if (id === undefined) continue;
-    const where = await sessions.locate(`debug:${id}`, principal);
+    const where = await sessions.locate(id, principal);
     if (where) remote.set(where.node, where);
     else here.add(id);
   }
   if (remote.size === 0) return undefined;
   if (remote.size === 1 && here.size === 0) return [...remote.values()][0];
   const held = [...remote.keys()].map((node) => `node ${node}`);
-  return { mixed: `its calls name debug sessions held by ${[...held, ...(here.size > 0 ? ['this node (or by none yet)'] : [])].join(' and ')}: send each node's calls in a request of their own` };
+  return {
+    mixed: `its calls name debug sessions or tasks held by ${[...held, ...(here.size > 0 ? ['this node (or by none yet)'] : [])].join(' and ')}: send each node's calls in a request of their own`,
+  };
 }
 
 /** Answers a Denial as JSON-RPC (one error per request in the body) with its status and header fields. */
