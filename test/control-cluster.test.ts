@@ -1,24 +1,31 @@
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/control/open.js';
 import { connectHttp, connectHttpModern, TestClient } from './helpers/client.js';
-import { callTool, createKey, openMcpSession, rpc, runCli, startCluster, type Cluster, type Node } from './helpers/control.js';
-import { waitFor } from './helpers/procs.js';
+import { callTool, createKey, modernRpc, openMcpSession, rpc, runCli, startCluster, type Cluster, type Node } from './helpers/control.js';
+import { isRunning, pidFrom, waitFor } from './helpers/procs.js';
+import { tempDir } from './helpers/programs.js';
 
 /** Two debugkit nodes on loopback sharing one PostgreSQL store. */
 let cluster: Cluster;
 let storeUrl: string;
 let a: Node;
 let b: Node;
+/** The nodes' --root: where a task's recording writes its mocks. */
+let root: string;
 
 beforeAll(async () => {
-  cluster = await startCluster();
+  root = tempDir('debugkit-cluster-');
+  cluster = await startCluster(['--root', root]);
   ({ storeUrl, a, b } = cluster);
 }, 180_000);
 
 afterAll(async () => {
   await cluster?.stop();
+  if (root) rmSync(root, { recursive: true, force: true });
 });
 
 describe('several nodes, one PostgreSQL store', () => {
@@ -101,6 +108,31 @@ describe('several nodes, one PostgreSQL store', () => {
     await onA.ok('close', { id });
     await Promise.all([onA.close(), onB.close()]);
   });
+
+  it("a task started on node A is polled and cancelled through node B; another key's tasks/get on node B is told the task is unknown", async () => {
+    const k = await createKey(['--store', storeUrl], 'tasker', 'mocks,mocks:run', ['--rate', 'unlimited']);
+    const pidFile = path.join(root, 'cluster-task.pid');
+    // A recording of a program that sleeps: still running after the 2 s grace, so node A answers a task handle.
+    const created = await modernRpc(a.url, k.key, 'tools/call', {
+      name: 'keploy_mock_record',
+      arguments: { command: `/bin/sh -c 'echo $$ > ${pidFile}; exec sleep 60'`, path: 'keploy-cluster-task' },
+    });
+    expect(created.result, JSON.stringify(created).slice(0, 600)).toMatchObject({ resultType: 'task', status: 'working' });
+    const taskId: string = created.result.taskId;
+    const pid = await pidFrom(pidFile);
+    // Node B holds no such task: it forwards the key's tasks/get to node A, which answers it.
+    const polled = await modernRpc(b.url, k.key, 'tasks/get', { taskId });
+    expect(polled.result, JSON.stringify(polled).slice(0, 600)).toMatchObject({ taskId, status: 'working' });
+    // Another key naming the task on node B is not forwarded (the store row is the first key's): unknown.
+    const other = await createKey(['--store', storeUrl], 'not-tasker', 'mocks,mocks:run', ['--rate', 'unlimited']);
+    const stranger = await modernRpc(b.url, other.key, 'tasks/get', { taskId });
+    expect(stranger.error).toMatchObject({ code: -32602, message: expect.stringMatching(/^unknown task /) });
+    // The owner cancels it through node B: node A aborts the recording, and its program ends.
+    const cancelled = await modernRpc(b.url, k.key, 'tasks/cancel', { taskId });
+    expect(cancelled.result, JSON.stringify(cancelled).slice(0, 600)).toMatchObject({ resultType: 'complete' });
+    for (const node of [b, a]) expect((await modernRpc(node.url, k.key, 'tasks/get', { taskId })).result).toMatchObject({ taskId, status: 'cancelled' });
+    expect(await waitFor(() => !isRunning(pid), 15_000)).toBe(true);
+  }, 60_000);
 
   it("a batch naming sessions of two nodes is refused, and counted against the key's rate first (attack 18l: refused uncounted, 170,000 store lookups ran free)", async () => {
     const k = await createKey(['--store', storeUrl], 'mixed', 'gdb', ['--rate', '4/hour']);

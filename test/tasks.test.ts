@@ -9,11 +9,10 @@ import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/client';
 import { createTaskSessionFromClient, resultFromTaskOutcome, type RawClientDispatch } from '@modelcontextprotocol/ext-tasks/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectHttpModern, MODERN_PROTOCOL } from './helpers/client.js';
-import { createKey, runCli, startNode, tempDataDir, type Node } from './helpers/control.js';
+import { createKey, modernRpc, runCli, startNode, tempDataDir, type ModernRpcOptions, type Node } from './helpers/control.js';
 import { isRunning, pidFrom, waitFor } from './helpers/procs.js';
 import { mocksWorkspace } from './helpers/programs.js';
 
-const TASKS = 'io.modelcontextprotocol/tasks';
 const CLIENT_INFO = { name: 'debugkit-tasks-test', version: '1.0.0' };
 
 let root: string;
@@ -43,30 +42,9 @@ afterAll(async () => {
   await data?.cleanup();
 });
 
-/** One 2026-07-28 request as a client sends it, with or without the tasks extension in its capabilities. */
-async function rpc(key: string, method: string, params: Record<string, unknown>, { tasks = true, signal }: { tasks?: boolean; signal?: AbortSignal } = {}): Promise<any> {
-  const routed = method === 'tools/call' ? params.name : params.taskId;
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL,
-    'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
-    'io.modelcontextprotocol/clientCapabilities': tasks ? { extensions: { [TASKS]: {} } } : {},
-  };
-  const res = await fetch(node.url, {
-    method: 'POST',
-    headers: {
-      Authorization: `Bearer ${key}`,
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': MODERN_PROTOCOL,
-      'Mcp-Method': method,
-      ...(typeof routed === 'string' ? { 'Mcp-Name': routed } : {}),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: { ...(params._meta as object), ...meta } } }),
-    ...(signal ? { signal } : {}),
-  });
-  const text = await res.text();
-  expect(res.headers.get('content-type'), text).toMatch(/^application\/json/);
-  return JSON.parse(text);
+/** One 2026-07-28 request to the node as the test's client sends it, with or without the tasks extension in its capabilities. */
+function rpc(key: string, method: string, params: Record<string, unknown>, options: ModernRpcOptions = {}): Promise<any> {
+  return modernRpc(node.url, key, method, params, { clientInfo: CLIENT_INFO, ...options });
 }
 
 /** A command that writes its pid to `file` and then sleeps: the recorded program of a task that is cancelled. */

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startPostgres } from '../../src/toolsets/mocks/postgres/testing.js';
 import { pollUntil } from '../../src/core/wait.js';
-import { CLI } from './client.js';
+import { CLI, MODERN_PROTOCOL } from './client.js';
 
 /** Control-plane test helpers: a private data directory, the CLI, nodes, plain JSON-RPC over fetch. */
 
@@ -78,6 +78,8 @@ export async function startNode(args: string[], env: NodeJS.ProcessEnv = {}): Pr
   };
 }
 
+let nextId = 1;
+
 export interface RpcAnswer {
   status: number;
   headers: Headers;
@@ -100,6 +102,49 @@ export async function rpc(url: string, key: string, message: object, extraHeader
   return { status: res.status, headers: res.headers, body };
 }
 
+/** The Tasks extension's identifier, as a client declares it in its capabilities. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+export interface ModernRpcOptions {
+  /** Declare the Tasks extension in the request's client capabilities (default: yes). */
+  tasks?: boolean;
+  clientInfo?: { name: string; version: string };
+  signal?: AbortSignal;
+}
+
+/**
+ * One 2026-07-28 request as a client sends it, without an MCP session: the protocol version, client
+ * info and client capabilities (with or without the Tasks extension) in the request's `_meta`, and
+ * the routing headers (`Mcp-Method`, `Mcp-Name`: the tool's name or the task's id). Returns the
+ * JSON-RPC answer; throws when the answer is not JSON.
+ */
+export async function modernRpc(url: string, key: string, method: string, params: Record<string, unknown>, options: ModernRpcOptions = {}): Promise<any> {
+  const { tasks = true, clientInfo = { name: 'debugkit-test', version: '1.0.0' }, signal } = options;
+  const routed = method === 'tools/call' ? params.name : params.taskId;
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL,
+    'io.modelcontextprotocol/clientInfo': clientInfo,
+    'io.modelcontextprotocol/clientCapabilities': tasks ? { extensions: { [TASKS_EXTENSION]: {} } } : {},
+  };
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${key}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': MODERN_PROTOCOL,
+      'Mcp-Method': method,
+      ...(typeof routed === 'string' ? { 'Mcp-Name': routed } : {}),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params: { ...params, _meta: { ...(params._meta as object), ...meta } } }),
+    ...(signal ? { signal } : {}),
+  });
+  const text = await res.text();
+  if (!/^application\/json/.test(res.headers.get('content-type') ?? ''))
+    throw new Error(`${method}: expected a JSON answer, got HTTP ${res.status} ${res.headers.get('content-type')}: ${text.slice(0, 300)}`);
+  return JSON.parse(text);
+}
+
 /** Opens an MCP session with plain requests; returns its id. */
 export async function openMcpSession(url: string, key: string): Promise<string> {
   const init = await fetch(url, {
@@ -115,7 +160,6 @@ export async function openMcpSession(url: string, key: string): Promise<string> 
   return sid;
 }
 
-let nextId = 1;
 export function callTool(url: string, key: string, sid: string, name: string, args: object = {}, headers: Record<string, string> = {}): Promise<RpcAnswer> {
   return rpc(url, key, { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } }, { 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-06-18', ...headers });
 }
