@@ -86,8 +86,8 @@ export function controlHooks(plane: ControlPlane): ServerHooks {
     catalog(tools) {
       plane.setCatalog(tools);
     },
-    async admitRequest(principal, req, res, body, session) {
-      const verdicts = await gate.admit(keyOf(principal), req, res, body, session);
+    async admitRequest(principal, req, res, body, session, sessionKnown) {
+      const verdicts = await gate.admit(keyOf(principal), req, res, body, session, sessionKnown);
       return verdicts.map((refusal) => (refusal ? denial(refusal) : undefined));
     },
     async overRate(principal, req, res) {

@@ -63,7 +63,7 @@ export class HttpGate {
    * undefined serves it, a refusal answers it instead while the others are served. Sets the
    * rate-limit fields on `res` (every answer carries them, as they stand after the last message).
    */
-  async admit(key: KeyContext, req: IncomingMessage, res: ServerResponse, body: unknown, session?: string): Promise<Array<Refusal | undefined>> {
+  async admit(key: KeyContext, req: IncomingMessage, res: ServerResponse, body: unknown, session?: string, sessionKnown = true): Promise<Array<Refusal | undefined>> {
     const messages = req.method === 'POST' ? messagesOf(body) : [];
     const client = httpClientLabel(req);
     const traceparent = headerOf(req, 'traceparent');
@@ -81,7 +81,13 @@ export class HttpGate {
         verdicts.push(undefined);
         continue;
       }
-      const forbidden = request.call ? this.plane.authorizeTool(key, request.call.name) : null;
+      // A request for an MCP session this key does not hold (another key's, ended, made up) runs
+      // nothing: it counts against the rate, never the quota, and the audit records the refusal.
+      const forbidden = !sessionKnown
+        ? { code: -32001, message: `Session not found: ${String(session).slice(0, 200)} (it ended or never existed; initialize a new one)`, status: 404 }
+        : request.call
+          ? this.plane.authorizeTool(key, request.call.name)
+          : null;
       const quota = request.call !== undefined && !forbidden;
       let refusal = overRate ?? (quota ? overQuota : undefined);
       if (!refusal) {
@@ -93,8 +99,8 @@ export class HttpGate {
           else overRate = refusal;
         }
       }
-      // 200: the JSON-RPC error is the answer, so MCP clients show the code and the scope it needs.
-      if (!refusal && forbidden) refusal = { ...forbidden, status: 200 };
+      // 200: the JSON-RPC error is the answer, so MCP clients show the code and the scope it needs (an unknown session is a 404).
+      if (!refusal && forbidden) refusal = { ...forbidden, status: sessionKnown ? 200 : 404 };
       if (refusal) {
         // A contract alias (debugger/attach) is audited as the tool it calls, as a served call is.
         const tool = request.call ? resolveToolAlias(request.call.name) : request.method;

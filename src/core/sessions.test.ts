@@ -898,3 +898,39 @@ describe('SessionRegistry closeOwnedBy while a session starts', () => {
     expect(registry.list('bob')).toHaveLength(1);
   });
 });
+
+describe('SessionRegistry and the call that asks for a session (attack 18an y1-1)', () => {
+  it('makes no session for a call already cancelled (its client gone): the factory never runs', async () => {
+    const registry = makeRegistry();
+    const gone = new AbortController();
+    gone.abort(new Error('Connection closed'));
+    let started = 0;
+    await expect(
+      registry.create(
+        'alice',
+        30_000,
+        async (id) => {
+          started++;
+          return new FakeSession(id);
+        },
+        { signal: gone.signal },
+      ),
+    ).rejects.toThrow(/no gdb session was started: the call that asked for it was cancelled or its client went away: Connection closed/);
+    expect(started).toBe(0);
+    expect(registry.size).toBe(0);
+  });
+
+  it('ends the session a call was starting when the call is cancelled meanwhile, and frees its slot', async () => {
+    const registry = makeRegistry();
+    const call = new AbortController();
+    const made = deferred<FakeSession>();
+    const creating = registry.create('alice', 30_000, () => made.promise, { signal: call.signal });
+    call.abort();
+    const session = new FakeSession('s1');
+    made.resolve(session);
+    await expect(creating).rejects.toThrow(/was ended while it started: the call that asked for it was cancelled or its client went away/);
+    expect(session.disposeCalls).toEqual(['the call that asked for it was cancelled or its client went away']);
+    expect(registry.size).toBe(0);
+    expect(registry.list('alice')).toEqual([]);
+  });
+});

@@ -70,6 +70,12 @@ export interface CreateOptions {
   id?: string;
   /** The key the owner acts for (see `clientKey`); default: the owner itself. */
   key?: string;
+  /**
+   * The signal of the call that asks for the session: once it is aborted (the client went away, its
+   * MCP session was deleted, the request or its task was cancelled) no session is made, and one that
+   * was starting is ended as soon as it exists. Nobody could reach it: its id would never be answered.
+   */
+  signal?: AbortSignal;
 }
 
 /** The key a client acts for, as the per-key cap counts it: its principal's id ('local' on stdio and under the one --api-key). */
@@ -104,15 +110,20 @@ export class SessionRegistry<S extends SessionResource> {
     const key = options.key ?? owner;
     const slot = slotOf(owner, id, chosen);
     if (chosen) this.checkFree(slot, id);
+    const { signal } = options;
+    if (signal?.aborted) throw new DebugkitError('SESSION_CLOSED', `no ${this.options.kind} was started: ${abandoned(signal)}`);
     this.checkCaps(owner, key);
     // Reserved before the first await: from here on the id is taken and the slot counted.
     const reservation: Reservation = { owner, key };
     this.pending.set(slot, reservation);
+    const onAbort = () => (reservation.cancelled ??= abandoned(signal!));
+    signal?.addEventListener('abort', onAbort, { once: true });
     let session: S;
     try {
       session = await factory(id);
     } finally {
       this.pending.delete(slot);
+      signal?.removeEventListener('abort', onAbort);
     }
     if (this.closed || reservation.cancelled !== undefined) {
       const reason = this.closed ? 'server shutting down' : reservation.cancelled!;
@@ -276,6 +287,13 @@ export class SessionRegistry<S extends SessionResource> {
     const { id, created, lastUsed, owner, timeoutMs } = entry;
     return { id, created, lastUsed, owner, timeoutMs };
   }
+}
+
+/** Why a call's session is not made: its signal's reason, in words. */
+function abandoned(signal: AbortSignal): string {
+  const reason = signal.reason as { message?: unknown } | undefined;
+  const why = typeof reason?.message === 'string' && reason.message !== 'This operation was aborted' ? `: ${reason.message}` : '';
+  return `the call that asked for it was cancelled or its client went away${why}`;
 }
 
 /**

@@ -92,9 +92,10 @@ export interface ServerHooks {
    * one verdict per message, in order: undefined serves it; a Denial answers it instead with that
    * JSON-RPC error (and the Denial's header fields) while the other messages are served. When no
    * message is left to serve, the answer has the Denial's status. May set header fields on `res`
-   * (rate-limit fields go on every answer).
+   * (rate-limit fields go on every answer). `sessionKnown` false: the request names an MCP session
+   * this principal does not hold (each request in it is then refused as not found, and audited).
    */
-  admitRequest?(principal: Principal, req: IncomingMessage, res: ServerResponse, body: unknown, session: string | undefined): Promise<Array<Denial | undefined>>;
+  admitRequest?(principal: Principal, req: IncomingMessage, res: ServerResponse, body: unknown, session: string | undefined, sessionKnown?: boolean): Promise<Array<Denial | undefined>>;
   /**
    * HTTP edge: a POST (to /mcp or a REST route) whose body of over 64 KiB has arrived, before it is
    * parsed: the Denial to answer with when the key is already past its rate limit (its header

@@ -39,9 +39,9 @@ export interface Admitted {
  * `admitRequest` and the `authorize` seam judge each message on its own; refused requests are
  * answered with their own error, the rest go on to be served.
  */
-export async function admitBody(dk: Debugkit, principal: Principal, req: IncomingMessage, res: ServerResponse, body: unknown, session: string | undefined): Promise<Admitted> {
+export async function admitBody(dk: Debugkit, principal: Principal, req: IncomingMessage, res: ServerResponse, body: unknown, session: string | undefined, sessionKnown = true): Promise<Admitted> {
   const messages = body === undefined ? [] : Array.isArray(body) ? body : [body];
-  const verdicts = dk.hooks.admitRequest ? await dk.hooks.admitRequest(principal, req, res, body, session) : [];
+  const verdicts = dk.hooks.admitRequest ? await dk.hooks.admitRequest(principal, req, res, body, session, sessionKnown) : [];
   const kept: unknown[] = [];
   const refusals: JSONRPCMessage[] = [];
   const statuses = new Set<number>();

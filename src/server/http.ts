@@ -146,7 +146,9 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     // Control plane, message by message (a single message is a batch of one): scopes with each
     // call's arguments, rate limit and quota (header fields on every answer). Refused requests get
     // their own error; the rest are served, and the errors go out with their answers.
-    const { body: served, refusals, status } = await admitBody(dk, principal, req, res, body, id);
+    const held = id === undefined ? undefined : sessions.get(id);
+    const sessionKnown = id === undefined || (held !== undefined && held.principal.id === principal.id);
+    const { body: served, refusals, status } = await admitBody(dk, principal, req, res, body, id, sessionKnown);
     // Nothing left to serve: the refusals are the answer.
     const refusedWhole = served === undefined && refusals.length > 0;
     const answerRefusals = () => sendJson(res, status, Array.isArray(body) ? refusals : refusals[0]);

@@ -41,7 +41,7 @@ export function pythonRoutes(service: PythonService): RestRoute[] {
     {
       method: 'POST',
       path: '/sessions',
-      handle: handle((owner, _p, body, client) => service.start(owner, parse(startBody, body), client.principal.id)),
+      handle: handle((owner, _p, body, client) => service.start(owner, parse(startBody, body), client.principal.id, client.signal)),
       // As python_start_session: a program under a mock set needs keploy_mock_test's scope.
       scopes: (body) => (body && typeof body === 'object' && 'mocks' in body && (body as { mocks?: unknown }).mocks != null ? ['mocks:run'] : []),
     },

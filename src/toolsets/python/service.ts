@@ -50,7 +50,7 @@ export class PythonService {
   }
 
   /** Starts a session for `owner`, counted against the per-key cap of `key` (see core/sessions clientKey). */
-  async start(owner: string, req: StartRequest, key?: string): Promise<{ sessionId: string }> {
+  async start(owner: string, req: StartRequest, key?: string, signal?: AbortSignal): Promise<{ sessionId: string }> {
     if (req.pythonPath !== undefined && !path.isAbsolute(req.pythonPath)) {
       throw new DebugkitError('INVALID_ARGUMENT', `pythonPath must be an absolute path to a Python interpreter, not ${req.pythonPath}`);
     }
@@ -90,7 +90,7 @@ export class PythonService {
           });
           return session;
         },
-        { key },
+        { key, ...(signal ? { signal } : {}) },
       );
       return { sessionId: info.id };
     } finally {

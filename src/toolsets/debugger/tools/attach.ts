@@ -48,7 +48,7 @@ export const attachTool: DebuggerTool = (ctx) =>
             throw err;
           }
         },
-        { id: session_id, key: clientKey(call.client) },
+        { id: session_id, key: clientKey(call.client), signal: call.signal },
       );
       return ctx.sessions.use(call.client.owner, session_id, async (session) => {
         const stop = await finishStop(ctx, session, session.engine.latestStop, '');

@@ -71,7 +71,7 @@ export const launchTool: DebuggerTool = (ctx) =>
               wait * 1000,
               underMocks,
             ),
-          { id: session_id, key: clientKey(call.client) },
+          { id: session_id, key: clientKey(call.client), signal: call.signal },
         );
       } catch (err) {
         checked.close();

@@ -133,7 +133,7 @@ export function openTool(ctx: GdbContext): ToolSpec<typeof input, typeof output>
             }
             return session;
           },
-          { key: clientKey(call.client) },
+          { key: clientKey(call.client), signal: call.signal },
         );
       } catch (err) {
         program?.close();

@@ -32,7 +32,7 @@ export function startSessionTool({ service }: PythonContext): ToolSpec<typeof in
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     // Under a mock set the program's calls go through a replay that may reach real services and add to the set: keploy_mock_test's scope.
     scopes: { of: (args) => (args.mocks ? ['mocks:run'] : []) },
-    run: ({ env: vars, ...args }, call) => service.start(call.client.owner, { ...args, env: envOf(vars) }, clientKey(call.client)),
+    run: ({ env: vars, ...args }, call) => service.start(call.client.owner, { ...args, env: envOf(vars) }, clientKey(call.client), call.signal),
   };
 }
 
