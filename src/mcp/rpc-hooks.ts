@@ -159,6 +159,7 @@ export function installRpcHooks(server: McpServer, options: ListingOptions = {})
       );
     const started = await tasks.table.start(tasks.owner, work, context.mcpReq.signal);
     if ('answer' in started) return started.answer;
+    if ('inline' in started) return call(request, ctx);
     if ('refused' in started) return { isError: true, content: [{ type: 'text', text: started.refused }] };
     return { resultType: 'task', ...started.task };
   });

@@ -42,7 +42,7 @@ export interface TaskLimits {
   pollIntervalMs: number;
   /** A call that ends within this is answered directly, without a task. */
   graceMs: number;
-  /** Tasks one key may have working at once; past it a call is refused, saying so. */
+  /** Tasks one key may have working at once; past it a call is served as an ordinary call (no task). */
   maxWorkingPerKey: number;
   /** Ended tasks kept per key (the oldest go first). */
   maxEndedPerKey: number;
@@ -57,7 +57,8 @@ export interface TaskWork {
 }
 
 /** The outcome of starting a call that may become a task. */
-export type TaskStart = { answer: unknown } | { task: TaskView } | { refused: string };
+/** `inline`: the key has as many tasks working as it may, so this call is to be served as an ordinary call. */
+export type TaskStart = { answer: unknown } | { task: TaskView } | { refused: string } | { inline: true };
 
 /** Who makes a task: the key it belongs to, the client whose release cancels it, and where it is routed (multi-node). */
 export interface TaskOwner {
@@ -123,9 +124,8 @@ export class TaskTable {
     if (this.closed) return { refused: 'the server is shutting down: no new task can start' };
     const principal = owner.principal;
     const working = [...this.tasks.values()].filter((t) => t.owner.principal === principal && t.status === 'working').length;
-    if (working >= this.limits.maxWorkingPerKey) {
-      return { refused: `this key already has ${working} tasks working (at most ${this.limits.maxWorkingPerKey}): wait for one to end (tasks/get) or cancel one (tasks/cancel)` };
-    }
+    // Past its working tasks a key's call is served as an ordinary call: the client handles either answer.
+    if (working >= this.limits.maxWorkingPerKey) return { inline: true };
     const now = Date.now();
     const controller = new AbortController();
     const record: TaskRecord = { taskId: randomUUID(), owner, status: 'working', createdAt: now, lastUpdatedAt: now, controller, ended: Promise.resolve() };
