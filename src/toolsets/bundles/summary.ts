@@ -90,7 +90,7 @@ const clip = (s: string, n = LINE) => {
 const qualified = (o: unknown) => (namespaceOf(o) ? `${namespaceOf(o)}/${nameOf(o)}` : nameOf(o));
 
 /** Objects of a built-in type (preferred version), or [] when the bundle did not collect it. */
-async function objects(bundle: Bundle, group: string, plural: string): Promise<K8sObject[]> {
+async function objects(bundle: Bundle, group: string, plural: string): Promise<readonly K8sObject[]> {
   const t = bundle.registry.preferred(group, plural);
   return t ? bundle.list(t) : [];
 }
@@ -120,7 +120,7 @@ function containerReasons(cs: unknown, init: boolean): string[] {
 const SEVERE = /CrashLoopBackOff|ImagePullBackOff|ErrImagePull|OOMKilled|Error|CreateContainer|InvalidImageName/;
 
 /** Pods not ready (and why), then ready pods that restarted often; Succeeded pods are done, not unhealthy. */
-async function podProblems(pods: K8sObject[], slice: TimeSlice): Promise<Array<PodProblem & { rank: number }>> {
+async function podProblems(pods: readonly K8sObject[], slice: TimeSlice): Promise<Array<PodProblem & { rank: number }>> {
   const out: Array<PodProblem & { rank: number }> = [];
   for (const pod of pods) {
     await slice.pause();
@@ -159,7 +159,7 @@ function eventTime(e: unknown): number {
  * Warning events grouped by reason: how many in all, the newest's message, the objects they are about; newest group first.
  * The first MAX_GROUPS reasons are grouped; events of later reasons are `ungrouped`, counted only.
  */
-async function warningGroups(events: K8sObject[], slice: TimeSlice): Promise<{ groups: WarningGroup[]; ungrouped: number }> {
+async function warningGroups(events: readonly K8sObject[], slice: TimeSlice): Promise<{ groups: WarningGroup[]; ungrouped: number }> {
   const groups = new Map<string, { count: number; last: number; message: string; objects: Set<string>; more: boolean }>();
   let ungrouped = 0;
   for (const e of events) {
@@ -251,7 +251,7 @@ async function workloadProblems(bundle: Bundle, slice: TimeSlice): Promise<{ ite
 }
 
 /** Nodes not Ready, under pressure, or cordoned. */
-async function nodeProblems(nodes: K8sObject[], slice: TimeSlice): Promise<NodeProblem[]> {
+async function nodeProblems(nodes: readonly K8sObject[], slice: TimeSlice): Promise<NodeProblem[]> {
   const out: NodeProblem[] = [];
   for (const node of nodes) {
     await slice.pause();

@@ -6,7 +6,7 @@ import type { PrinterColumn, ResourceType } from './resources.js';
  * stores each CRD's objects under `custom-resources/<plural>.<group>/<ns>.json|yaml`
  * (namespaced) or `custom-resources/<plural>.<group>.json|yaml` (cluster-scoped).
  */
-export function customResourceTypes(crds: K8sObject[]): ResourceType[] {
+export function customResourceTypes(crds: readonly K8sObject[]): ResourceType[] {
   const types: ResourceType[] = [];
   for (const crd of crds) {
     const group = str(at(crd, 'spec', 'group'));

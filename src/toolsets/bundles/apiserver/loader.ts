@@ -78,7 +78,7 @@ export class FileCache {
   private readonly files = new Map<string, Promise<LoadedFile>>();
   private readonly dirs = new Map<string, Promise<string[]>>();
   /** Why a file yielded nothing (a parse error), by path: sent to clients as warnings. */
-  readonly problems = new Map<string, string>();
+  readonly problems = new Problems();
   /** What this bundle's parsed objects hold on the main thread, within the server's budget (budget.ts). */
   readonly budget: ModelBudget;
   /** What each parsed file was charged, until a normalized copy takes it over (claim). */
@@ -311,6 +311,30 @@ export class FileCache {
       this.dirs.set(dir, p);
     }
     return p;
+  }
+}
+
+/**
+ * Files' problems by path, counting its changes: what is worked out from them (Bundle.warnings, per listing) is kept until
+ * they change, not worked out again on every request.
+ */
+export class Problems extends Map<string, string> {
+  changes = 0;
+
+  override set(file: string, problem: string): this {
+    if (this.get(file) !== problem) this.changes++;
+    return super.set(file, problem);
+  }
+
+  override delete(file: string): boolean {
+    const had = super.delete(file);
+    if (had) this.changes++;
+    return had;
+  }
+
+  override clear(): void {
+    if (this.size > 0) this.changes++;
+    super.clear();
   }
 }
 

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { TimeSlice } from '../../../core/wait.js';
-import { compareListed } from './bundle.js';
+import { indexAfter } from './bundle.js';
 import { nameOf, namespaceOf, type K8sObject } from './json.js';
 import { badRequest, failure, type Status } from './status.js';
 
@@ -63,20 +63,6 @@ function decodeContinue(token: string): (PageStart & { resourceVersion: string }
   }
 }
 
-/** The first index of `sorted` (by namespace, then name, as Bundle.list sorts) past `start`. */
-function indexAfter(sorted: K8sObject[], start: PageStart): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const o = sorted[mid]!;
-    const c = compareListed(namespaceOf(o), nameOf(o), start.namespace, start.name);
-    if (c <= 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 export interface Page {
   items: K8sObject[];
   /** The token for the next page, when more items match. */
@@ -107,7 +93,7 @@ async function pause({ slice, signal }: RequestSlices): Promise<void> {
  * The page of `sorted` that `page` asks for, keeping only what `matches` (selectors apply before
  * paging). Matching runs in slices; `filtered` says whether `matches` can drop anything.
  */
-export async function selectPage(sorted: K8sObject[], matches: (o: K8sObject) => boolean, filtered: boolean, page: PageQuery, resourceVersion: string, slices: RequestSlices): Promise<Page> {
+export async function selectPage(sorted: readonly K8sObject[], matches: (o: K8sObject) => boolean, filtered: boolean, page: PageQuery, resourceVersion: string, slices: RequestSlices): Promise<Page> {
   const from = page.start ? indexAfter(sorted, page.start) : 0;
   const limit = page.limit > 0 ? page.limit : Infinity;
   const items: K8sObject[] = [];
