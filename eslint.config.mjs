@@ -35,6 +35,11 @@ export default tseslint.config(
     },
   },
   {
+    // The live view's page runs in a browser.
+    files: ['src/ui/**/*.mjs'],
+    languageOptions: { globals: { document: 'readonly', window: 'readonly' } },
+  },
+  {
     // Tests read JSON answers whose shape the assertions check.
     files: ['test/**', 'src/**/*.test.ts', 'bench/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -24,6 +24,10 @@ REQUIRED=(
   "g++:g++"
   "make:make"
 )
+# What only the tests need (--tests, as scripts/test.sh runs it): the browser the live view's page is tested in.
+if [[ ${1:-} == --tests ]]; then
+  REQUIRED+=("chromium:chromium")
+fi
 
 missing=()
 for pair in "${REQUIRED[@]}"; do

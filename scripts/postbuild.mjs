@@ -9,6 +9,7 @@ const assets = [
   ['src/toolsets/gdb/exec-wrapper.sh', 'dist/toolsets/gdb/exec-wrapper.sh'],
   ['src/toolsets/python/boot', 'dist/toolsets/python/boot'],
   ['src/skills', 'dist/skills'],
+  ['src/ui', 'dist/ui'],
 ];
 for (const [from, to] of assets) {
   if (!existsSync(from)) throw new Error(`postbuild: missing ${from}`);

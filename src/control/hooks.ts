@@ -155,6 +155,8 @@ export function controlHooks(plane: ControlPlane): ServerHooks {
         await forwardRequest(target, req, res, body, await plane.forwardToken(), plane.node.id);
       },
     },
+    // The live view: the operator's key (every scope) sees every key's sessions; any other key its own.
+    seesAll: (principal) => keyOf(principal).scopes.includes('*'),
     listening(url) {
       if (!plane.node.url) plane.node.url = url;
     },

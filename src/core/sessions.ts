@@ -199,6 +199,11 @@ export class SessionRegistry<S extends SessionResource> {
     }
   }
 
+  /** Every live session with the key it was opened for (the live view; never an answer to a client). */
+  all(): Array<SessionInfo & { key: string }> {
+    return [...this.entries.values()].map((e) => ({ ...this.info(e), key: e.key }));
+  }
+
   list(owner: string): SessionInfo[] {
     return [...this.entries.values()].filter((e) => e.owner === owner).map((e) => this.info(e));
   }

@@ -1,6 +1,6 @@
 import type { ResultFormat } from './result-formats.js';
 import { registerToolAlias } from './rpc-hooks.js';
-import type { ClientContext, McpServer, RestRoute, Toolset, ToolsetEnv, ToolsetFactory, ToolServer } from './toolset.js';
+import type { ClientContext, LiveSession, McpServer, RestRoute, Toolset, ToolsetEnv, ToolsetFactory, ToolServer } from './toolset.js';
 import { registerTool, type ToolSpec } from './tools.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools of different argument and result types
@@ -42,6 +42,8 @@ export interface ToolsetDefinition<C> {
   resources?(server: McpServer, context: C): void;
   /** REST routes served beside /mcp (contracts that are REST APIs). */
   routes?(context: C): RestRoute[];
+  /** Its live sessions (the live view): its registry's. */
+  sessions?(context: C): LiveSession[];
   /** Ends what a disconnected client left open. */
   releaseClient(context: C, owner: string): Promise<void>;
   /** Ends everything: the server is stopping. */
@@ -78,6 +80,7 @@ export function defineToolset<C>(definition: ToolsetDefinition<C>): ToolsetFacto
           definition.resources?.(server as McpServer, context);
         },
         releaseClient: (owner) => definition.releaseClient(context, owner),
+        ...(definition.sessions ? { sessions: () => definition.sessions!(context) } : {}),
         dispose: () => definition.dispose(context),
         ...(definition.routes ? { routes: () => definition.routes!(context) } : {}),
       };

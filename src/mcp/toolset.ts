@@ -57,6 +57,15 @@ export interface ToolsetEnv {
   sessionExpired?(owner: string, id: string): void;
 }
 
+/** A live debug session as the live view shows it. */
+export interface LiveSession {
+  id: string;
+  owner: string;
+  key: string;
+  created: Date;
+  lastUsed: Date;
+}
+
 /** One toolset instance lives for the whole server; `register` runs once per MCP server instance. */
 export interface Toolset {
   readonly name: string;
@@ -65,6 +74,8 @@ export interface Toolset {
   register(server: ToolServer, client: ClientContext): void;
   /** Ends the sessions a disconnected client left open. */
   releaseClient(owner: string): Promise<void>;
+  /** Its live sessions, with the key each was opened for (the live view). */
+  sessions?(): LiveSession[];
   routes?(): RestRoute[];
   dispose(): Promise<void>;
 }

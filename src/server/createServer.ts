@@ -11,6 +11,7 @@ import { installRpcHooks } from '../mcp/rpc-hooks.js';
 import { callLogOf } from '../mcp/request-log.js';
 import { loadSkills, registerSkillPrompts, skillsExtension } from './skills.js';
 import { TaskTable, type TaskOwner } from '../mcp/tasks.js';
+import { LiveView, type LiveState } from './live.js';
 
 /** Who is calling, as the authentication seam decided. */
 export interface Principal {
@@ -120,6 +121,8 @@ export interface ServerHooks {
   sessions?: SessionHooks;
   /** HTTP: the server listens at this URL (a node advertises it to the others). */
   listening?(url: string): void;
+  /** The live view (/ui): does this principal see every key's sessions and calls? Absent: yes (one key, or the local user). */
+  seesAll?(principal: Principal): boolean;
   /** The server is closing: release what the hooks hold (store connections). */
   close?(): Promise<void>;
 }
@@ -162,6 +165,8 @@ export interface Debugkit {
   /** Ends everything a client opened; called when its connection goes away. */
   release(owner: string): Promise<void>;
   routes(): Array<RestRoute & { toolset: string }>;
+  /** The live view as `principal` may see it: sessions and recent calls (its key's own, or all). */
+  liveState(principal: Principal): LiveState;
   /** Ends every session and child process. Safe to call more than once. */
   close(): Promise<void>;
 }
@@ -199,10 +204,33 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
   const skills = { served, extension: skillsExtension(served) };
   // Long calls as tasks, one table for every client's server (a 2026-07-28 request's server lives for that request only).
   const tasks = new TaskTable();
+  // What the agents are doing, for the people beside them (/ui).
+  const live = new LiveView();
+  const toolOf = new Map(callable.map((t) => [t.name, t]));
   hooks.catalog?.(callable);
   const sessionArgs = new Map(
     callable.flatMap((t) => (t.sessionArg !== undefined ? [[t.name, { name: t.sessionArg, ...(t.sessionDefault !== undefined ? { default: t.sessionDefault } : {}) }] as const] : [])),
   );
+
+  /** A call's end, for the live view: its toolset and the session it acted on (named, defaulted, or the one it opened). */
+  const recordLive = (event: ToolCallEvent, key: string) => {
+    const tool = toolOf.get(event.tool);
+    const args = (event.args ?? {}) as Record<string, unknown>;
+    const result = (event.result ?? {}) as Record<string, unknown>;
+    const named = tool?.sessionArg !== undefined ? (args[tool.sessionArg] ?? tool.sessionDefault) : undefined;
+    const content = result.content as Record<string, unknown> | undefined; // gdb's envelope: { type, content }
+    const opened = [result.id, result.sessionId, result.session_id, content?.id].find((v) => typeof v === 'string');
+    const session = typeof named === 'string' || typeof named === 'number' ? String(named) : typeof opened === 'string' ? opened : undefined;
+    live.record({
+      key,
+      tool: event.tool,
+      ...(tool ? { toolset: tool.toolset } : {}),
+      ...(session !== undefined ? { session } : {}),
+      ok: !event.isError,
+      ms: Math.round(event.durationMs),
+      result: event.result,
+    });
+  };
 
   return {
     config,
@@ -224,6 +252,7 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
         onToolCall: async (event) => {
           // The log line is written once the answer has gone out (a synchronous write to stderr).
           const line = { requestId: event.requestId, keyId: principal.id, tool: event.tool, durationMs: event.durationMs, isError: event.isError, ...(event.truncated ? { truncated: true } : {}) };
+          recordLive(event, principal.id);
           setImmediate(() => log.info('tool call', line));
           if (hooks.onToolCall) {
             try {
@@ -275,6 +304,10 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
     },
     routes() {
       return toolsets.flatMap((t) => (t.routes?.() ?? []).map((r) => ({ ...r, toolset: t.name })));
+    },
+    liveState(principal) {
+      const sessions = toolsets.flatMap((t) => (t.sessions?.() ?? []).map((s) => ({ ...s, toolset: t.name })));
+      return live.state({ key: principal.id, seesAll: hooks.seesAll?.(principal) ?? true }, sessions);
     },
     close() {
       closing ??= Promise.all([tasks.close(), ...toolsets.map((t) => t.dispose())]).then(async () => {

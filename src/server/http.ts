@@ -10,6 +10,7 @@ import { allowedHostRules, authorizationFields, bearerChallenge, hostAllowed, is
 import { LOCAL_PRINCIPAL, type Debugkit, type Denial, type Principal } from './createServer.js';
 import { admitBody, MAX_BATCH, statusFor } from './gate.js';
 import { sendDenial, sessionToForward } from './forwarding.js';
+import { serveUiAsset, UI_HEADERS } from './live.js';
 import { sendJson, sendRestError } from '../mcp/rest.js';
 import { BodyTooLargeError, KeyedSlots, matchRoute, PendingBodies, readBody, TooManyAtOnceError } from './rest.js';
 import { collapsibleId, isModernRequest, toRequest, writeResponse } from './web.js';
@@ -307,6 +308,8 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     // What OAuth clients probe after a 401 is answered without a key: no OAuth here (auth.ts isOAuthProbe).
     if (isOAuthProbe(url.pathname) && !matchRoute(routes, req.method ?? 'GET', url.pathname)) return sendJson(res, 404, NO_OAUTH);
+    // The live view's page (no data in it: that comes from /ui/state, with a key).
+    if (req.method === 'GET' && serveUiAsset(res, url.pathname)) return;
     const fields = authorizationFields(req);
     if (fields > 1) {
       res.setHeader('WWW-Authenticate', bearerChallenge('invalid_request', `send one Authorization header, not ${fields}: ${KEY_HINT}`));
@@ -328,6 +331,10 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     }
     res.once('close', inProgress.take(principal.id));
     if (url.pathname === '/mcp') return handleMcp(req, res, principal);
+    if (url.pathname === '/ui/state' && req.method === 'GET') {
+      for (const [k, v] of Object.entries(UI_HEADERS)) res.setHeader(k, v);
+      return sendJson(res, 200, dk.liveState(principal));
+    }
     const found = matchRoute(routes, req.method ?? 'GET', url.pathname);
     if (found) {
       const body = req.method === 'POST' ? await receiveBody(req, res, principal, {}) : undefined;

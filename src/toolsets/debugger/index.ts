@@ -42,6 +42,7 @@ export function debuggerToolsetWith(control?: DebuggerControl): ToolsetFactory {
       if (typeof id === 'string' && findSession(ctx, call, id)) return ctx.sessions.use(call.client.owner, id, () => run(args, call));
       return run(args, call);
     },
+    sessions: (ctx) => ctx.sessions.all(),
     releaseClient: (ctx, owner) => ctx.sessions.closeOwnedBy(owner, 'the client disconnected'),
     dispose: (ctx) => ctx.sessions.closeAll('the server is shutting down'),
   });

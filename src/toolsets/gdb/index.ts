@@ -48,6 +48,7 @@ export const gdbToolset = defineToolset<GdbContext>({
       }));
     }
   },
+  sessions: (ctx) => ctx.registry.all(),
   releaseClient: (ctx, owner) => ctx.registry.closeOwnedBy(owner, 'the client disconnected'),
   dispose: (ctx) => ctx.registry.closeAll('the server is shutting down'),
 });

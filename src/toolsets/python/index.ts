@@ -37,6 +37,7 @@ export const pythonToolset = defineToolset<PythonContext>({
         return route.handle(...args);
       },
     })),
+  sessions: (ctx) => ctx.loaded()?.registry.all() ?? [],
   releaseClient: async (ctx, owner) => {
     await ctx.loaded()?.registry.closeOwnedBy(owner, 'the client disconnected');
   },

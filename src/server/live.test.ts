@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { findStop, LiveView } from './live.js';
+
+describe('findStop', () => {
+  it("reads a stop from gdb's MI frame (JSON or text), the debugger's and Python's stops", () => {
+    expect(findStop({ type: 'ok', content: { stopped: { frame: { func: 'main', file: 'a.c', fullname: '/x/a.c', line: '12' } } } })).toEqual({ file: 'a.c', line: 12, function: 'main' });
+    expect(findStop('*stopped,reason="end-stepping-range",frame={addr="0x1",func="add",args=[],file="b.c",fullname="/x/b.c",line="7"}')).toEqual({ file: 'b.c', line: 7, function: 'add' });
+    expect(findStop({ stop: { function: 'f', file: '/p/m.py', line: 3 } })).toEqual({ file: '/p/m.py', line: 3, function: 'f' });
+    expect(findStop({ frames: [{ name: 'handler', source: { path: '/srv/app.py' }, line: 40 }] })).toEqual({ file: '/srv/app.py', line: 40, function: 'handler' });
+  });
+
+  it('finds nothing where nothing stopped, and gives up on a value too big to walk', () => {
+    expect(findStop({ type: 'ok', content: { output: 'Breakpoint 1 at 0x1172: file basic.c, line 12.' } })).toBeUndefined();
+    const wide = { items: Array.from({ length: 5000 }, (_, i) => ({ i })), last: { file: 'z.c', line: 1 } };
+    expect(findStop(wide)).toBeUndefined();
+  });
+});
+
+describe('LiveView', () => {
+  it("shows a key its own sessions and calls only; a key that sees all sees every key's; the stop stays with the session", () => {
+    const view = new LiveView();
+    view.record({ key: 'a', tool: 'call', toolset: 'gdb', session: 's1', ok: true, ms: 5, result: { stopped: { frame: { file: 'a.c', line: '3' } } } });
+    view.record({ key: 'a', tool: 'call', toolset: 'gdb', session: 's1', ok: true, ms: 2, result: { output: 'locals' } });
+    view.record({ key: 'b', tool: 'call', toolset: 'gdb', session: 's2', ok: false, ms: 1, result: { error: 'x' } });
+    const at = new Date();
+    const sessions = [
+      { toolset: 'gdb', id: 's1', owner: 'http:1', key: 'a', created: at, lastUsed: at },
+      { toolset: 'gdb', id: 's2', owner: 'http:2', key: 'b', created: at, lastUsed: at },
+    ];
+    const mine = view.state({ key: 'a', seesAll: false }, sessions);
+    expect(mine.sessions.map((s) => [s.id, s.stop, s.last?.answer])).toEqual([['s1', { file: 'a.c', line: 3 }, '{"output":"locals"}']]);
+    expect(mine.calls.map((c) => c.key)).toEqual(['a', 'a']);
+    expect(view.state({ key: 'op', seesAll: true }, sessions).sessions.map((s) => s.id)).toEqual(['s1', 's2']);
+  });
+});

@@ -1,0 +1,164 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { ServerResponse } from 'node:http';
+import type { LiveSession } from '../mcp/toolset.js';
+
+/**
+ * The live view: what the agents a server serves are doing, for the people beside them. Every
+ * tool call's end is recorded here (its tool, session, outcome, where the program stopped, the
+ * start of its answer as the agent got it, redacted), beside the toolsets' live sessions; `/ui`
+ * on `debugkit serve` shows it, polling `/ui/state` with the viewer's API key. A key sees its own
+ * sessions and calls; a key holding every scope (`*`, the operator's) sees every key's.
+ */
+
+/** Where a call's answer says the program stopped. */
+export interface LiveStop {
+  file: string;
+  line: number;
+  function?: string;
+}
+
+export interface LiveCall {
+  at: string;
+  key: string;
+  tool: string;
+  toolset?: string;
+  session?: string;
+  ok: boolean;
+  ms: number;
+  stop?: LiveStop;
+  /** The start of the answer's structured content, as JSON (already redacted as the agent got it). */
+  answer: string;
+}
+
+export interface LiveState {
+  you: { key: string; seesAll: boolean };
+  now: string;
+  /** Each session with its last call, and where its program last stopped (the last call whose answer said). */
+  sessions: Array<{ toolset: string; id: string; key: string; created: string; lastUsed: string; last?: LiveCall; stop?: LiveStop }>;
+  calls: LiveCall[];
+}
+
+/** Calls kept for the view, over all keys (the newest). */
+const KEPT_CALLS = 500;
+/** Calls one answer shows (the newest). */
+const SHOWN_CALLS = 100;
+/** Characters of an answer kept. */
+const ANSWER_CHARS = 400;
+
+export class LiveView {
+  private readonly calls: LiveCall[] = [];
+
+  record(call: Omit<LiveCall, 'stop' | 'answer' | 'at'> & { result: unknown }): void {
+    const { result, ...rest } = call;
+    const stop = findStop(result);
+    let answer: string;
+    try {
+      answer = JSON.stringify(result ?? null).slice(0, ANSWER_CHARS);
+    } catch {
+      answer = '(not JSON)';
+    }
+    this.calls.push({ at: new Date().toISOString(), ...rest, ...(stop ? { stop } : {}), answer });
+    if (this.calls.length > KEPT_CALLS) this.calls.splice(0, this.calls.length - KEPT_CALLS);
+  }
+
+  /** What `viewer` may see: its own key's sessions and calls, or every key's when it sees all. */
+  state(viewer: { key: string; seesAll: boolean }, sessions: Array<LiveSession & { toolset: string }>): LiveState {
+    const visible = (key: string) => viewer.seesAll || key === viewer.key;
+    const calls = this.calls.filter((c) => visible(c.key));
+    const lastOf = new Map<string, LiveCall>();
+    const stopOf = new Map<string, LiveStop>();
+    for (const c of calls) {
+      if (c.session === undefined || c.toolset === undefined) continue;
+      lastOf.set(`${c.toolset}\0${c.session}`, c);
+      if (c.stop) stopOf.set(`${c.toolset}\0${c.session}`, c.stop);
+    }
+    return {
+      you: viewer,
+      now: new Date().toISOString(),
+      sessions: sessions
+        .filter((s) => visible(s.key))
+        .map((s) => {
+          const last = lastOf.get(`${s.toolset}\0${s.id}`);
+          const stop = stopOf.get(`${s.toolset}\0${s.id}`);
+          return { toolset: s.toolset, id: s.id, key: s.key, created: s.created.toISOString(), lastUsed: s.lastUsed.toISOString(), ...(last ? { last } : {}), ...(stop ? { stop } : {}) };
+        }),
+      calls: calls.slice(-SHOWN_CALLS).reverse(),
+    };
+  }
+}
+
+/** gdb's MI frame in text: `frame={addr=...,func="main",args=[...],file="prog.c",fullname="/x/prog.c",line="12"}`, its first 4,000 characters. */
+function miFrame(text: string): LiveStop | undefined {
+  const at = text.indexOf('frame={');
+  if (at < 0) return undefined;
+  const frame = text.slice(at, at + 4000);
+  const file = /\bfile="([^"]+)"/.exec(frame)?.[1];
+  const line = /\bline="(\d+)"/.exec(frame)?.[1];
+  const fn = /\bfunc="([^"]*)"/.exec(frame)?.[1];
+  return file && line ? { file: file.slice(0, 500), line: Number(line), ...(fn ? { function: fn.slice(0, 200) } : {}) } : undefined;
+}
+
+/**
+ * The first place in an answer that says where a program is stopped: an object with a line and a
+ * file (the debugger's and Python's stops, gdb's MI frames parsed to JSON), or a gdb MI frame in
+ * text. Bounded: the walk looks at no more than 2,000 values, 8 deep.
+ */
+export function findStop(value: unknown): LiveStop | undefined {
+  let budget = 2000;
+  const walk = (v: unknown, depth: number): LiveStop | undefined => {
+    if (budget-- <= 0 || depth > 8) return undefined;
+    if (typeof v === 'string') return miFrame(v);
+    if (!v || typeof v !== 'object') return undefined;
+    if (!Array.isArray(v)) {
+      const o = v as Record<string, unknown>;
+      const line = typeof o.line === 'number' ? o.line : typeof o.line === 'string' && /^\d+$/.test(o.line) ? Number(o.line) : undefined;
+      const source = o.source as { path?: unknown } | undefined;
+      const file = [o.file, o.fullname, o.path, source?.path].find((f): f is string => typeof f === 'string' && f.length > 0);
+      if (line !== undefined && file !== undefined) {
+        const fn = [o.function, o.func, o.name].find((f): f is string => typeof f === 'string' && f.length > 0);
+        return { file: file.slice(0, 500), line, ...(fn ? { function: fn.slice(0, 200) } : {}) };
+      }
+    }
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      const found = walk(child, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  };
+  return walk(value, 0);
+}
+
+const UI_DIR = fileURLToPath(new URL('../ui/', import.meta.url));
+
+/** The page's files, read once: the page holds no data (that comes from /ui/state, with a key). */
+const ASSETS: Record<string, { file: string; type: string }> = {
+  '/ui': { file: 'live.html', type: 'text/html; charset=utf-8' },
+  '/ui/live.mjs': { file: 'live.mjs', type: 'text/javascript; charset=utf-8' },
+  '/ui/live.css': { file: 'live.css', type: 'text/css; charset=utf-8' },
+  '/ui/icon.svg': { file: 'icon.svg', type: 'image/svg+xml' },
+};
+const loaded = new Map<string, Buffer>();
+
+/**
+ * What every answer under /ui carries: nothing but the server's own script, style and requests;
+ * never framed; no referrer; nothing cached.
+ */
+export const UI_HEADERS: Record<string, string> = {
+  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+  'Cache-Control': 'no-store',
+};
+
+/** Serves a file of the page when `path` names one; false otherwise. */
+export function serveUiAsset(res: ServerResponse, path: string): boolean {
+  const asset = ASSETS[path === '/ui/' ? '/ui' : path];
+  if (!asset) return false;
+  let body = loaded.get(asset.file);
+  if (!body) loaded.set(asset.file, (body = readFileSync(`${UI_DIR}${asset.file}`)));
+  res.writeHead(200, { ...UI_HEADERS, 'Content-Type': asset.type, 'Content-Length': body.length });
+  res.end(body);
+  return true;
+}
