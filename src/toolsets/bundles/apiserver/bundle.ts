@@ -3,7 +3,7 @@ import path from 'node:path';
 import { isStillReal } from '../../../core/paths.js';
 import { TimeSlice } from '../../../core/wait.js';
 import { BundleError } from '../errors.js';
-import { customResourceTypes } from './crds.js';
+import { customResourceTypes, MAX_CUSTOM_TYPES } from './crds.js';
 import { isRecord, nameOf, namespaceOf, type K8sObject } from './json.js';
 import { FileCache, isDirectory, type FileCacheBounds, type LoadedFile } from './loader.js';
 import { Registry } from './registry.js';
@@ -94,8 +94,13 @@ export class Bundle {
     for (const t of builtins) if (await probe.holds(t)) held.push(t);
     // Every CRD's kind is served, collected objects or not: troubleshoot collects all custom
     // resources and simply writes no file for a kind that has none.
-    const customs = customResourceTypes(await probe.list(crdType));
-    const registry = new Registry([...builtins, ...customs], [...held, ...customs]);
+    const crds = await probe.list(crdType);
+    const { types: customs, leftOut } = customResourceTypes(crds);
+    const notice =
+      leftOut > 0
+        ? `this support bundle has ${crds.length} CustomResourceDefinitions; the last ${leftOut} of them (by name) are left out: their kinds are not served, as at most ${MAX_CUSTOM_TYPES} custom resource types (a CRD's served versions) are`
+        : undefined;
+    const registry = new Registry([...builtins, ...customs], [...held, ...customs], notice);
     return new Bundle(baseDir, clusterDir, cache, registry, probe.normalized);
   }
 
@@ -197,7 +202,7 @@ export class Bundle {
     this.closing.signal.throwIfAborted();
     const key = listingKey(t, namespace);
     const problems = this.cache.problems;
-    if (problems.size === 0) return Promise.resolve([]);
+    if (problems.size === 0 && this.registry.notice === undefined) return Promise.resolve([]);
     const known = this.warned.get(key);
     if (known && known.changes === problems.changes) return known.warnings;
     const warnings = this.warningsOnce(t, namespace);
@@ -224,6 +229,7 @@ export class Bundle {
       }
     }
     if (more > 0) out.push(`${more} more files behind this listing have problems, not named here (at most ${MAX_WARNINGS} are)`);
+    if (this.registry.notice !== undefined && t.group === 'apiextensions.k8s.io' && t.plural === 'customresourcedefinitions') out.push(this.registry.notice);
     return out;
   }
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Bundle } from './bundle.js';
 import { printerFor } from './columns/index.js';
-import { apiGroup, apiGroupList, apiResourceList, apiVersions } from './discovery.js';
+import { apiVersions, type Discovery } from './discovery.js';
 import type { K8sObject } from './json.js';
 import { isDescribe, isEventType, shiftEventTimes } from './describe-clock.js';
 import { ResourceFileError } from './loader.js';
@@ -17,6 +17,8 @@ import { TimeSlice } from '../../../core/wait.js';
 
 export interface ServerContext {
   bundle: Bundle;
+  /** The bundle's discovery answers, made once (discovery.ts). */
+  discovery: Discovery;
   /** The reference time for ages, computed once on first use. */
   collectedAt(): Promise<Date>;
   /** host:port this server is reachable at, for /api's serverAddressByClientCIDRs. */
@@ -51,7 +53,6 @@ async function answer(ctx: ServerContext, req: IncomingMessage, res: ServerRespo
   }
   const url = new URL(req.url ?? '/', 'http://localhost');
   const r = route(url.pathname);
-  const registry = ctx.bundle.registry;
   switch (r.kind) {
     case 'root':
       return sendJson(res, 200, { paths: ['/api', '/api/v1', '/apis', '/healthz', '/livez', '/readyz', '/version'] });
@@ -67,22 +68,32 @@ async function answer(ctx: ServerContext, req: IncomingMessage, res: ServerRespo
       return sendStatus(res, failure(404, 'NotFound', 'OpenAPI documents are not available from a support bundle'));
     case 'api':
       return sendJson(res, 200, apiVersions(ctx.address));
-    case 'apis':
-      return sendJson(res, 200, apiGroupList(registry));
+    case 'apis': {
+      const notice = ctx.bundle.registry.notice;
+      if (notice !== undefined) res.appendHeader('Warning', warningHeader(notice));
+      return sendText(res, ctx.discovery.groupList());
+    }
     case 'group': {
-      const g = apiGroup(registry, r.group);
-      return g ? sendJson(res, 200, g) : sendStatus(res, pathNotFound());
+      const g = ctx.discovery.group(r.group);
+      return g ? sendText(res, g) : sendStatus(res, pathNotFound());
     }
     case 'groupVersion': {
+      const doc = ctx.discovery.resourceList(r.group, r.version);
+      if (doc) return sendText(res, doc);
       const empty = { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: r.version, resources: [] };
-      const doc = apiResourceList(registry, r.group, r.version) ?? (r.group === '' && r.version === 'v1' ? empty : undefined);
-      return doc ? sendJson(res, 200, doc) : sendStatus(res, pathNotFound());
+      return r.group === '' && r.version === 'v1' ? sendJson(res, 200, empty) : sendStatus(res, pathNotFound());
     }
     case 'resource':
       return handleResource(ctx, r, url.searchParams, req, res, signal);
     case 'unknown':
       return sendStatus(res, pathNotFound());
   }
+}
+
+/** A JSON answer already serialized (discovery's, kept). */
+function sendText(res: ServerResponse, json: Buffer): void {
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': json.length });
+  res.end(json);
 }
 
 async function handleResource(ctx: ServerContext, r: ResourceRoute, q: URLSearchParams, req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {

@@ -5,10 +5,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { longestBlock, writeDocuments } from '../../../../test/helpers/stall.js';
 import { Bundle, MAX_WARNINGS } from './bundle.js';
+import { MAX_CUSTOM_TYPES } from './crds.js';
 import type { K8sObject } from './json.js';
+import { Registry } from './registry.js';
+import { startBundleApiServer } from './server.js';
 
 /**
- * Attack 18an Z1, Z3: work a bundle never needs twice was redone on every request, on the event loop. Each test counts
+ * Attack 18an Z1, Z3, Z4: work a bundle never needs twice was redone on every request, on the event loop. Each test counts
  * the work a repeated request does (a fixed function's calls, an object's reads), which a loaded host cannot change.
  */
 
@@ -125,5 +128,77 @@ describe('a get by name in a listing of many objects (Z3)', () => {
     expect(reads()).toBe(indexed);
     expect([first, ...found].map((o) => o && `${o.kind}/${(o.metadata as { name: string }).name}`)).toEqual(['Node/n77777', 'Node/n5', 'Node/n99999', 'Node/n0', undefined]);
     bundle.close();
+  });
+});
+
+/** A bundle of `count` CRDs, each of its own group g000000.io, g000001.io... */
+async function crdBundle(count: number): Promise<string> {
+  const root = await bundleDir();
+  const crd = (i: number) => ({
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `things.g${String(i).padStart(6, '0')}.io` },
+    spec: { group: `g${String(i).padStart(6, '0')}.io`, scope: 'Namespaced', names: { plural: 'things', kind: 'Thing' }, versions: [{ name: 'v1', served: true }] },
+  });
+  writeDocuments(
+    path.join(root, 'cluster-resources', 'custom-resource-definitions.json'),
+    count,
+    (i) => `${i === 0 ? '{"kind":"CustomResourceDefinitionList","items":[' : ','}${JSON.stringify(crd(i))}${i === count - 1 ? ']}' : ''}`,
+  );
+  return root;
+}
+
+type Discovered = { groups?: Array<{ name: string }>; name?: string; resources?: unknown[] };
+
+async function getter(url: string): Promise<(p: string) => Promise<{ status: number; warning: string | null; body: Discovered }>> {
+  return async (p: string) => {
+    const res = await fetch(url + p);
+    return { status: res.status, warning: res.headers.get('warning'), body: (await res.json()) as Discovered };
+  };
+}
+
+describe('discovery (Z4)', () => {
+  it('of a bundle of more CRDs than are served: the first MAX_CUSTOM_TYPES, and a Warning saying so', async () => {
+    const s = await startBundleApiServer({ root: await crdBundle(MAX_CUSTOM_TYPES + 200), collectedAt: new Date() });
+    try {
+      const get = await getter(s.url);
+      const apis = await get('/apis');
+      const custom = apis.body.groups!.filter((g) => /^g\d+\.io$/.test(g.name));
+      expect(custom).toHaveLength(MAX_CUSTOM_TYPES);
+      expect(custom.at(-1)!.name).toBe(`g${String(MAX_CUSTOM_TYPES - 1).padStart(6, '0')}.io`);
+      expect(apis.warning).toMatch(/has 5200 CustomResourceDefinitions; the last 200 of them \(by name\) are left out: .* at most 5000 custom resource types/);
+      // The CRDs left out are not served; those kept are.
+      expect((await get(`/apis/g${String(MAX_CUSTOM_TYPES).padStart(6, '0')}.io`)).status).toBe(404);
+      expect((await get('/apis/g000005.io')).body).toMatchObject({ kind: 'APIGroup', name: 'g000005.io', preferredVersion: { version: 'v1' } });
+      expect((await get('/apis/g000005.io/v1')).body.resources).toEqual([expect.objectContaining({ name: 'things', kind: 'Thing', namespaced: true })]);
+      // The CRD listing says it too (kubectl get crd).
+      const crds = await get('/apis/apiextensions.k8s.io/v1/customresourcedefinitions?limit=1');
+      expect(crds.warning).toMatch(/the last 200 of them \(by name\) are left out/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('is made once per bundle, not per request', async () => {
+    const groups = vi.spyOn(Registry.prototype, 'groups');
+    const served = vi.spyOn(Registry.prototype, 'served');
+    const s = await startBundleApiServer({ root: await crdBundle(100), collectedAt: new Date() });
+    try {
+      const get = await getter(s.url);
+      const apis = await get('/apis');
+      expect(apis.warning).toBeNull();
+      for (let i = 0; i < 5; i++) {
+        expect((await get('/apis')).body.groups).toHaveLength(apis.body.groups!.length);
+        expect((await get('/apis/g000005.io')).status).toBe(200);
+        expect((await get('/apis/g000005.io/v1')).status).toBe(200);
+      }
+      // Before: every /apis and /apis/GROUP worked the groups out from every type again (1.6 s for 200,000 CRDs), and every
+      // group/version filtered all types. Now once per bundle: the answers are kept.
+      expect(groups.mock.calls.length).toBeLessThanOrEqual(2);
+      expect(served.mock.calls.filter(([g, v]) => g === 'g000005.io' && v === 'v1')).toHaveLength(1);
+    } finally {
+      groups.mockRestore();
+      served.mockRestore();
+      await s.close();
+    }
   });
 });

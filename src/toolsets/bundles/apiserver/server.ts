@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { ModelBudget } from './budget.js';
 import { Bundle } from './bundle.js';
 import { estimateCollectedAt } from './clock.js';
+import { Discovery } from './discovery.js';
 import { handle, type ServerContext } from './handler.js';
 import { failure, internalError, sendStatus, timeout, type Status } from './status.js';
 import { boundPromise } from '../../../core/wait.js';
@@ -46,6 +47,7 @@ export async function startBundleApiServer(options: BundleApiServerOptions): Pro
   let collectedAt: Promise<Date> | undefined = options.collectedAt ? Promise.resolve(options.collectedAt) : undefined;
   const ctx: ServerContext = {
     bundle,
+    discovery: new Discovery(bundle.registry),
     collectedAt: () => (collectedAt ??= estimateCollectedAt(ctx.bundle)),
     address: '127.0.0.1:0',
   };
