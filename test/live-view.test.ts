@@ -90,6 +90,13 @@ describe('the live view (/ui)', () => {
     expect(await other.page.locator('#calls tbody tr').count()).toBe(0);
     expect(await other.page.textContent('body')).not.toContain(id);
     await other.page.screenshot({ path: path.join(ARTEFACTS, 'other-key.png'), fullPage: true });
+    // Limits: a key sees its own; the operator sees every key's, and the audit's tail and its verification.
+    await expect.poll(() => view.page.locator('#keys tbody tr').allTextContents(), { timeout: 10_000 }).toEqual([expect.stringContaining(agentKey.id)]);
+    expect(await view.page.locator('#audit').isHidden()).toBe(true);
+    await expect.poll(() => operator.page.locator('#keys tbody tr').count(), { timeout: 10_000 }).toBe(3);
+    await expect.poll(() => operator.page.textContent('#verification'), { timeout: 10_000 }).toMatch(/^The chain verifies: \d+ entries/);
+    await expect.poll(() => operator.page.locator('#audit-tail tbody').textContent(), { timeout: 10_000 }).toContain(agentKey.id);
+    await operator.page.screenshot({ path: path.join(ARTEFACTS, 'operator.png'), fullPage: true });
     // The session ends: it leaves the view.
     await agent.ok('close', { id });
     await expect.poll(() => view.page.locator(`#sessions tr[data-session="${id}"]`).count(), { timeout: 10_000 }).toBe(0);

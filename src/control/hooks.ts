@@ -157,6 +157,7 @@ export function controlHooks(plane: ControlPlane): ServerHooks {
     },
     // The live view: the operator's key (every scope) sees every key's sessions; any other key its own.
     seesAll: (principal) => keyOf(principal).scopes.includes('*'),
+    liveControl: (principal) => plane.liveControl(keyOf(principal)),
     listening(url) {
       if (!plane.node.url) plane.node.url = url;
     },

@@ -309,6 +309,20 @@ export class ControlPlane {
   }
 
   /**
+   * The control plane's part of the live view (/ui) for `key`: its own rate limit and quota; for
+   * the operator's key (every scope), every live key's, and the audit's last entries (arguments cut
+   * to a preview) with the chain's verification (the walk is shared and goes on from its anchor).
+   */
+  async liveControl(key: KeyContext): Promise<{ keys: QuotaStatus[]; audit?: { entries: Array<Omit<AuditRecord, 'prev_hash' | 'hash'>>; verification: ChainState } }> {
+    if (!key.scopes.includes('*')) return { keys: [await this.quotaStatus(key)] };
+    const live = (await this.store.listKeys()).filter((k) => !k.revoked_at && (!k.expires_at || Date.parse(k.expires_at) > Date.now())).slice(0, 200);
+    const keys = await Promise.all(live.map((k) => this.quotaStatus(k)));
+    const tail = await this.queryAudit({ limit: 20, preview: 200, maxChars: 20_000 });
+    const entries = tail.entries.map(({ prev_hash: _prev, hash: _hash, ...entry }) => entry).sort((a, b) => b.seq - a.seq);
+    return { keys, audit: { entries, verification: tail.verification } };
+  }
+
+  /**
    * Records a call before it runs and returns the function that records its end. Throws when the
    * entry cannot be written: the caller must then refuse the call.
    */

@@ -123,6 +123,8 @@ export interface ServerHooks {
   listening?(url: string): void;
   /** The live view (/ui): does this principal see every key's sessions and calls? Absent: yes (one key, or the local user). */
   seesAll?(principal: Principal): boolean;
+  /** The live view (/ui): what the control plane adds for this principal (limits and their use; the audit's tail for the operator). */
+  liveControl?(principal: Principal): Promise<Record<string, unknown>>;
   /** The server is closing: release what the hooks hold (store connections). */
   close?(): Promise<void>;
 }
@@ -166,7 +168,7 @@ export interface Debugkit {
   release(owner: string): Promise<void>;
   routes(): Array<RestRoute & { toolset: string }>;
   /** The live view as `principal` may see it: sessions and recent calls (its key's own, or all). */
-  liveState(principal: Principal): LiveState;
+  liveState(principal: Principal): Promise<LiveState & { control?: Record<string, unknown> }>;
   /** Ends every session and child process. Safe to call more than once. */
   close(): Promise<void>;
 }
@@ -305,9 +307,10 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
     routes() {
       return toolsets.flatMap((t) => (t.routes?.() ?? []).map((r) => ({ ...r, toolset: t.name })));
     },
-    liveState(principal) {
+    async liveState(principal) {
       const sessions = toolsets.flatMap((t) => (t.sessions?.() ?? []).map((s) => ({ ...s, toolset: t.name })));
-      return live.state({ key: principal.id, seesAll: hooks.seesAll?.(principal) ?? true }, sessions);
+      const state = live.state({ key: principal.id, seesAll: hooks.seesAll?.(principal) ?? true }, sessions);
+      return hooks.liveControl ? { ...state, control: await hooks.liveControl(principal) } : state;
     },
     close() {
       closing ??= Promise.all([tasks.close(), ...toolsets.map((t) => t.dispose())]).then(async () => {

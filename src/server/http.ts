@@ -333,7 +333,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
     if (url.pathname === '/mcp') return handleMcp(req, res, principal);
     if (url.pathname === '/ui/state' && req.method === 'GET') {
       for (const [k, v] of Object.entries(UI_HEADERS)) res.setHeader(k, v);
-      return sendJson(res, 200, dk.liveState(principal));
+      return sendJson(res, 200, await dk.liveState(principal));
     }
     const found = matchRoute(routes, req.method ?? 'GET', url.pathname);
     if (found) {

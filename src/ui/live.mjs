@@ -50,10 +50,50 @@ function render(state) {
     cell(row, c.answer, 'answer');
     calls.appendChild(row);
   }
+  renderControl(state.control);
   const status = document.getElementById('status');
   status.className = '';
   const whose = state.you.seesAll ? 'every key' : `key ${state.you.key}`;
   status.textContent = `${state.sessions.length} sessions, ${state.calls.length} recent calls of ${whose}; updated ${time(state.now)}`;
+}
+
+function limitText(limit) {
+  return limit ? `${limit.used} of ${limit.limit} per ${limit.period}` : 'none';
+}
+
+function renderControl(control) {
+  document.getElementById('control').hidden = !control;
+  if (!control) return;
+  const keys = document.querySelector('#keys tbody');
+  keys.replaceChildren();
+  for (const k of control.keys) {
+    const row = document.createElement('tr');
+    cell(row, k.key_id);
+    cell(row, k.key_name);
+    cell(row, limitText(k.rate));
+    cell(row, limitText(k.quota));
+    keys.appendChild(row);
+  }
+  document.getElementById('audit').hidden = !control.audit;
+  if (!control.audit) return;
+  const v = control.audit.verification;
+  const verification = document.getElementById('verification');
+  verification.className = v.ok ? 'ok' : 'error';
+  verification.textContent = v.ok
+    ? `The chain verifies: ${v.head_seq} entries, head ${String(v.head || '').slice(0, 16)}`
+    : `The chain is BROKEN at entry ${v.first_broken ? v.first_broken.seq : '?'}: ${v.first_broken ? v.first_broken.reason : ''}`;
+  const tail = document.querySelector('#audit-tail tbody');
+  tail.replaceChildren();
+  for (const e of control.audit.entries) {
+    const row = document.createElement('tr');
+    cell(row, e.seq);
+    cell(row, time(e.ts));
+    cell(row, e.key_id);
+    cell(row, e.event);
+    cell(row, e.tool);
+    cell(row, e.outcome || e.error || '');
+    tail.appendChild(row);
+  }
 }
 
 async function poll() {
