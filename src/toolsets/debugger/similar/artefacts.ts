@@ -7,21 +7,31 @@ import { containment, descriptorPath, openVerified } from '../../../core/paths.j
 import { runBounded } from '../../../core/run.js';
 import { TimeSlice } from '../../../core/wait.js';
 import type { CrashSignature } from '../control.js';
+import { parseReports } from './reports.js';
 import { makeSignature } from './signature.js';
 
 const MAX_FILES = 2000;
 /** Directory entries looked at in one scan, directories and files that are no artefact included. */
 const MAX_ENTRIES = 20_000;
-/** Frames read of one report (the first ones: a signature keeps five). */
-const MAX_FRAMES = 64;
+/** A report file larger than this is not read. */
 const MAX_TEXT_BYTES = 2 * 1024 * 1024;
+/** Bytes of report files read in one scan: the rest are not read (and counted). */
+const MAX_SCAN_TEXT_BYTES = 16 * 1024 * 1024;
 const MAX_CORES = 8;
 const readAt = promisify(read);
-/** Lines are read to this many characters (a report's lines are short; a longer one is cut). */
-const MAX_LINE = 1024;
-/** Signatures kept from one file, and from one scan. */
-const MAX_PER_FILE = 20;
+/** Signatures kept from one scan. */
 const MAX_PER_SCAN = 500;
+
+/** What one scan found, and how far it went. */
+export interface ArtefactScan {
+  signatures: CrashSignature[];
+  /** Files opened. */
+  scanned: number;
+  /** Whether the scan stopped before it had looked at every entry (files, entries, signatures or time ran out, or its call ended). */
+  cut: boolean;
+  /** Report files not read: larger than MAX_TEXT_BYTES, or past the MAX_SCAN_TEXT_BYTES one scan reads. */
+  notRead: { tooLarge: number; pastBudget: number };
+}
 
 /**
  * Crash signatures found in files under `dir`: core dumps, sanitizer/valgrind reports, Python
@@ -29,12 +39,16 @@ const MAX_PER_SCAN = 500;
  * openVerified: no link followed at the end, no wait on a FIFO, the descriptor's own path inside
  * the root, a regular file or a directory as listed) and read through its descriptor, without
  * holding the event loop (reads are asynchronous, parsing goes in TimeSlice steps): a writer in the
- * root swapping a name for a FIFO, a device or a link out of the root reaches nothing.
+ * root swapping a name for a FIFO, a device or a link out of the root reaches nothing. Report
+ * files are read to MAX_SCAN_TEXT_BYTES in all: 2,000 files of 2 MiB each were 4 GiB to read and
+ * parse for one call (attack 18an Z6); those left unread are counted.
  */
-export async function scanArtefacts(dir: string, root: string, gdbPath: string, deadline: number, signal?: AbortSignal): Promise<{ signatures: CrashSignature[]; scanned: number; cut: boolean }> {
+export async function scanArtefacts(dir: string, root: string, gdbPath: string, deadline: number, signal?: AbortSignal): Promise<ArtefactScan> {
   const realRoot = realpathSync.native(root);
   const signatures: CrashSignature[] = [];
   const slice = new TimeSlice(10);
+  const notRead = { tooLarge: 0, pastBudget: 0 };
+  let textBytes = 0;
   let scanned = 0;
   let cores = 0;
   let seen = 0;
@@ -42,7 +56,7 @@ export async function scanArtefacts(dir: string, root: string, gdbPath: string, 
   while (stack.length > 0) {
     const current = stack.pop()!;
     for await (const e of listDirectory(realRoot, current)) {
-      if (scanned >= MAX_FILES || ++seen > MAX_ENTRIES || Date.now() > deadline || signal?.aborted) return { signatures, scanned, cut: true };
+      if (scanned >= MAX_FILES || ++seen > MAX_ENTRIES || Date.now() > deadline || signal?.aborted) return { signatures, scanned, cut: true, notRead };
       await slice.pause();
       const file = path.join(current, e.name);
       if (e.isDirectory()) {
@@ -65,7 +79,16 @@ export async function scanArtefacts(dir: string, root: string, gdbPath: string, 
           }
           continue;
         }
-        if (!reportName || opened.size > MAX_TEXT_BYTES) continue;
+        if (!reportName) continue;
+        if (opened.size > MAX_TEXT_BYTES) {
+          notRead.tooLarge++;
+          continue;
+        }
+        if (textBytes + opened.size > MAX_SCAN_TEXT_BYTES) {
+          notRead.pastBudget++;
+          continue;
+        }
+        textBytes += opened.size;
         // To the size checked at open: a file grown since is read no further.
         text = (await readUpTo(opened.fd, opened.size)).toString('utf8');
       } catch {
@@ -73,11 +96,19 @@ export async function scanArtefacts(dir: string, root: string, gdbPath: string, 
       } finally {
         closeSync(opened.fd);
       }
-      for (const sig of parseReports(text, path.relative(root, file))) signatures.push(sig);
-      if (signatures.length >= MAX_PER_SCAN) return { signatures: signatures.slice(0, MAX_PER_SCAN), scanned, cut: true };
+      for (const sig of await parseReports(text, path.relative(root, file), slice)) signatures.push(sig);
+      if (signatures.length >= MAX_PER_SCAN) return { signatures: signatures.slice(0, MAX_PER_SCAN), scanned, cut: true, notRead };
     }
   }
-  return { signatures, scanned, cut: false };
+  return { signatures, scanned, cut: false, notRead };
+}
+
+/** The report files a scan did not read, in words (undefined when it read them all). */
+export function notReadMessage({ notRead }: ArtefactScan): string | undefined {
+  const parts: string[] = [];
+  if (notRead.tooLarge) parts.push(`${notRead.tooLarge} report files larger than ${MAX_TEXT_BYTES / 1024 / 1024} MiB`);
+  if (notRead.pastBudget) parts.push(`${notRead.pastBudget} report files past the ${MAX_SCAN_TEXT_BYTES / 1024 / 1024} MiB of reports one search reads`);
+  return parts.length ? `not read: ${parts.join(', ')}: give a narrower search_path` : undefined;
 }
 
 /** At most `size` bytes of `fd` from its start. */
@@ -172,66 +203,4 @@ async function analyseCore(core: { read: string; real: string }, root: string, g
   const frames = [...text.matchAll(/^#\d+\s+(?:0x[0-9a-f]+ in )?([^\s(]+)/gm)].map((m) => m[1]!);
   if (frames.length === 0) return undefined;
   return makeSignature(signal, frames, `core ${path.relative(root, core.real)}`, program);
-}
-
-/**
- * AddressSanitizer, UBSan and valgrind reports and Python tracebacks in one text, at most
- * MAX_PER_FILE. The text is read with every line cut at MAX_LINE characters and line and paragraph
- * separators (U+2028, U+2029, which patterns read as line starts and blanks) as spaces, and blanks
- * within a line are [ \t]: every pattern looks at each line a bounded number of times (a line
- * with no end, or one of separators, was quadratic). What a signature keeps is copied out of the
- * text, so no signature holds a file's whole text alive.
- */
-export function parseReports(whole: string, source: string): CrashSignature[] {
-  const text = readableText(whole);
-  const out: CrashSignature[] = [];
-  const add = (failure: string, frames: string[], pattern: CrashSignature['pattern']) => {
-    if (out.length >= MAX_PER_FILE) return;
-    const sig = makeSignature(failure, frames, source, undefined, pattern);
-    out.push({ ...sig, failure: own(sig.failure), frames: sig.frames.map(own), signature: own(sig.signature) });
-  };
-  /** The first MAX_FRAMES captures of `re` in `block`. */
-  const frames = (block: string, re: RegExp, reverse = false) => {
-    const found: string[] = [];
-    for (const f of block.matchAll(re)) {
-      found.push(f[1]!);
-      if (!reverse && found.length >= MAX_FRAMES) break;
-    }
-    return reverse ? found.reverse() : found;
-  };
-  for (const m of text.matchAll(/ERROR: (?:Address|Leak|Memory|Thread)Sanitizer: (?=([\w-]+))\1[^\n]*\n((?:[^\n]*\n){0,60})/g)) {
-    const found = frames(firstBlock(m[2]!), /^[ \t]*#\d+ 0x[0-9a-f]+ in ([^\s(]+)/gm);
-    if (found.length) add(m[1]!, found, 'memory');
-  }
-  for (const m of text.matchAll(/runtime error: ([^\n]*)\n((?:[^\n]*\n){0,40})/g)) {
-    add(`ubsan: ${m[1]!.split(/ (?:of|for) /)[0]}`, frames(firstBlock(m[2]!), /^[ \t]*#\d+ 0x[0-9a-f]+ in ([^\s(]+)/gm), /overflow|alignment|null pointer/.test(m[1]!) ? 'memory' : 'logic');
-  }
-  for (const m of text.matchAll(
-    /==\d+== (Invalid (?:read|write) of size \d+|Invalid free\(\)[^\n]*|Conditional jump[^\n]*|Use of uninitialised[^\n]*)\n((?:==\d+==[ \t]+(?:at|by) [^\n]*\n){1,200})/g,
-  )) {
-    add(m[1]!.replace(/ of size \d+/, ''), frames(m[2]!, /(?:at|by) 0x[0-9A-F]+: ([^\s(]+)/gi), 'memory');
-  }
-  // The header at the start of a line, its indented frames at most 400 lines.
-  for (const m of text.matchAll(/^Traceback \(most recent call last\):\n((?: {2}[^\n]*\n){1,400})([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b)/gm)) {
-    add(m[2]!, frames(m[1]!, /File "[^"]*", line \d+, in ([^\s]+)/g, true), 'logic');
-  }
-  return out;
-}
-
-/** `text` as parseReports reads it: lines cut at MAX_LINE, each ended by a newline, U+2028/U+2029 and CR as spaces. */
-function readableText(text: string): string {
-  return `${text
-    .replace(/[\u2028\u2029\r]/g, ' ')
-    .split('\n')
-    .map((line) => (line.length > MAX_LINE ? line.slice(0, MAX_LINE) : line))
-    .join('\n')}\n`;
-}
-
-/** A copy of `s` that shares no memory with the text it was cut from (V8 keeps a slice's whole parent alive). */
-const own = (s: string): string => Buffer.from(s, 'utf8').toString('utf8');
-
-/** A report's stack ends at the first blank line after it began. */
-function firstBlock(text: string): string {
-  const end = text.search(/\n\s*\n/);
-  return end === -1 ? text : text.slice(0, end + 1);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { distance, explain, makeSignature, normalizeFrames, patternOf } from './signature.js';
-import { parseReports } from './artefacts.js';
+import { parseReports } from './reports.js';
 
 describe('crash signatures', () => {
   it('skips allocator, abort, libc string and sanitizer frames', () => {
@@ -33,7 +33,7 @@ describe('crash signatures', () => {
 });
 
 describe('artefact reports', () => {
-  it('reads ASan, UBSan, valgrind reports and Python tracebacks', () => {
+  it('reads ASan, UBSan, valgrind reports and Python tracebacks', async () => {
     const text = [
       '==12==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602 at pc 0x4 bp 0x5 sp 0x6',
       'WRITE of size 4 at 0x602 thread T0',
@@ -58,7 +58,7 @@ describe('artefact reports', () => {
       'AssertionError',
       '',
     ].join('\n');
-    const sigs = parseReports(text, 'r.log');
+    const sigs = await parseReports(text, 'r.log', { over: () => false, pause: () => Promise.resolve() });
     expect(sigs.map((s) => s.signature)).toEqual([
       'heap-buffer-overflow | copy_header | main',
       "ubsan: signed integer overflow: 2147483647 + 1 cannot be represented in type 'int' | add",

@@ -41,24 +41,27 @@ export const findSimilarBugsTool: DebuggerTool = (ctx) =>
           `session ${session_id}`,
           session.program,
         );
+      const dir = search_path === undefined ? undefined : resolveContained(ctx.config.root, search_path, { what: 'search_path' });
+      // A session that has not crashed has nothing to compare, whatever lies under search_path:
+      // refused before any file is read (the scan ran first, then the call was refused: attack 18an Z6).
+      // Without a session the artefacts found may be all there is to compare, so they are read.
+      if (!reference && session) {
+        throw new DebuggerRpcError('HISTORY_UNAVAILABLE', `session "${session_id}" has not crashed: continue to the crash first, then ask for similar bugs`, { session_id });
+      }
       const candidates = [...stored];
       let truncated: string | undefined;
-      if (search_path !== undefined) {
-        const dir = resolveContained(ctx.config.root, search_path, { what: 'search_path' });
+      if (dir !== undefined) {
         // The artefact scanner (core files, gdb batch runs) loads on the first search of a path.
-        const { scanArtefacts } = await import('../similar/artefacts.js');
+        const { scanArtefacts, notReadMessage } = await import('../similar/artefacts.js');
         // One scan per key at a time (the next waits for it), and a scan ends with its call.
         const scan = await oneScanPerKey(clientKey(call.client), () => scanArtefacts(dir, ctx.config.root, ctx.config.gdb.path, Date.now() + SCAN_BUDGET_MS, call.signal));
         for (const sig of scan.signatures) candidates.push(sig);
-        if (scan.cut) truncated = `stopped after ${scan.scanned} files, ${scan.signatures.length} signatures or ${SCAN_BUDGET_MS / 1000} s: give a narrower search_path`;
+        const cut = scan.cut ? `stopped after ${scan.scanned} files, ${scan.signatures.length} signatures or ${SCAN_BUDGET_MS / 1000} s: give a narrower search_path` : undefined;
+        truncated = [cut, notReadMessage(scan)].filter(Boolean).join('; ') || undefined;
       }
-      if (!reference) {
-        if (session) {
-          throw new DebuggerRpcError('HISTORY_UNAVAILABLE', `session "${session_id}" has not crashed: continue to the crash first, then ask for similar bugs`, { session_id });
-        }
-        reference = candidates.at(-1);
-        if (!reference) throw new DebuggerRpcError('NOT_ATTACHED', 'no crash to compare: attach or launch a program and run it to a crash', { session_id });
-      }
+      // With no session, the earlier crashes and the artefacts found are compared with the last of them.
+      reference ??= candidates.at(-1);
+      if (!reference) throw new DebuggerRpcError('NOT_ATTACHED', 'no crash to compare: attach or launch a program and run it to a crash', { session_id });
       const ref = reference;
       const ranked = candidates
         .filter((c) => c !== ref && c.id !== ref.id && c.id !== session?.lastCrashSignatureId && c.pattern === pattern_type && !(c.source === ref.source && c.time === ref.time))
