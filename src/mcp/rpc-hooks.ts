@@ -1,5 +1,6 @@
 import type { CallToolResult, McpServer } from '@modelcontextprotocol/server';
-import { registerTaskMethods, requestAcceptsTasks, taskContext, type TaskScope, type TaskWork } from './tasks.js';
+import { registerTaskMethods, requestAcceptsTasks, requestCapabilities, taskContext, type TaskScope, type TaskWork } from './tasks.js';
+import { clientRendersApps, STOP_VIEW_URI } from './app-view.js';
 
 /**
  * Two things some contracts need that McpServer cannot express:
@@ -80,6 +81,8 @@ export interface ListingOptions {
   outputSchemas?: boolean;
   /** Long calls as tasks (the Tasks extension) for clients that say on a call that they handle them. */
   tasks?: TaskScope;
+  /** The tools (listed names) whose answers the MCP Apps stop view shows: named in their `_meta` for clients that render apps. */
+  viewed?: ReadonlySet<string>;
 }
 
 /** Annotation values MCP gives a tool that says nothing (the spec's defaults): listing them says nothing either. */
@@ -121,8 +124,10 @@ export function installRpcHooks(server: McpServer, options: ListingOptions = {})
       } finally {
         droppingOutputSchemas = false;
       }
-      const result = (await listing) as { tools?: Array<{ inputSchema?: unknown; outputSchema?: unknown; annotations?: Record<string, unknown> }> };
+      const result = (await listing) as { tools?: Array<{ name?: string; inputSchema?: unknown; outputSchema?: unknown; annotations?: Record<string, unknown> }> };
       if (!Array.isArray(result?.tools)) return result;
+      // A client that renders MCP Apps learns which answers have a view (others are not sent the field).
+      const views = options.viewed && clientRendersApps(requestCapabilities(ctx as never), server.server.getClientCapabilities()) ? options.viewed : undefined;
       return {
         ...result,
         tools: result.tools.map(({ outputSchema, annotations, ...t }) => ({
@@ -130,6 +135,7 @@ export function installRpcHooks(server: McpServer, options: ListingOptions = {})
           ...(t.inputSchema === undefined ? {} : { inputSchema: compactSchema(t.inputSchema, false) }),
           ...(outputSchema === undefined || !options.outputSchemas ? {} : { outputSchema: compactSchema(outputSchema, true) }),
           ...shownAnnotations(annotations, (t as { title?: unknown }).title),
+          ...(views?.has(t.name ?? '') ? { _meta: { ui: { resourceUri: STOP_VIEW_URI }, 'ui/resourceUri': STOP_VIEW_URI } } : {}),
         })),
       };
     });

@@ -86,12 +86,16 @@ interface TaskRecord {
   ended: Promise<void>;
 }
 
-/** Does this request say its client handles tasks (its own capabilities, 2026-07-28)? */
-export function requestAcceptsTasks(ctx: { mcpReq?: { envelope?: unknown; _meta?: unknown } }): boolean {
+/** The client capabilities a 2026-07-28 request carries (its envelope), if any. */
+export function requestCapabilities(ctx: { mcpReq?: { envelope?: unknown; _meta?: unknown } }): { extensions?: Record<string, unknown> } | undefined {
   const envelope = ctx.mcpReq?.envelope as Record<string, unknown> | undefined;
   const meta = ctx.mcpReq?._meta as Record<string, unknown> | undefined;
-  const capabilities = (envelope?.[CLIENT_CAPABILITIES_META] ?? envelope?.clientCapabilities ?? meta?.[CLIENT_CAPABILITIES_META]) as { extensions?: Record<string, unknown> } | undefined;
-  const declared = capabilities?.extensions?.[TASKS_EXTENSION];
+  return (envelope?.[CLIENT_CAPABILITIES_META] ?? envelope?.clientCapabilities ?? meta?.[CLIENT_CAPABILITIES_META]) as { extensions?: Record<string, unknown> } | undefined;
+}
+
+/** Does this request say its client handles tasks (its own capabilities, 2026-07-28)? */
+export function requestAcceptsTasks(ctx: { mcpReq?: { envelope?: unknown; _meta?: unknown } }): boolean {
+  const declared = requestCapabilities(ctx)?.extensions?.[TASKS_EXTENSION];
   return declared !== null && typeof declared === 'object' && !Array.isArray(declared);
 }
 

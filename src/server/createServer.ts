@@ -12,6 +12,7 @@ import { callLogOf } from '../mcp/request-log.js';
 import { loadSkills, registerSkillPrompts, skillsExtension } from './skills.js';
 import { TaskTable, type TaskOwner } from '../mcp/tasks.js';
 import { LiveView, type LiveState } from './live.js';
+import { registerStopView, viewedTools } from '../mcp/app-view.js';
 
 /** Who is calling, as the authentication seam decided. */
 export interface Principal {
@@ -209,6 +210,8 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
   // What the agents are doing, for the people beside them (/ui).
   const live = new LiveView();
   const toolOf = new Map(callable.map((t) => [t.name, t]));
+  // The MCP Apps view of a stop, named by the session tools of the debuggers.
+  const viewed = viewedTools(callable);
   hooks.catalog?.(callable);
   const sessionArgs = new Map(
     callable.flatMap((t) => (t.sessionArg !== undefined ? [[t.name, { name: t.sessionArg, ...(t.sessionDefault !== undefined ? { default: t.sessionDefault } : {}) }] as const] : [])),
@@ -297,7 +300,8 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
           : {}),
       };
       // Contract aliases and JSON-RPC error codes (debugger toolset), the listing, tasks.
-      installRpcHooks(server, { outputSchemas: config.outputSchemas === true, tasks: { table: tasks, owner: taskOwner, modern: () => servesModernEra(server) } });
+      if (viewed.size > 0) registerStopView(server);
+      installRpcHooks(server, { outputSchemas: config.outputSchemas === true, tasks: { table: tasks, owner: taskOwner, modern: () => servesModernEra(server) }, viewed });
       return server;
     },
     async release(owner) {
