@@ -9,7 +9,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectHttp, type TestClient } from './helpers/client.js';
 import { createKey, startNode, tempDataDir, type Node } from './helpers/control.js';
-import { compileC, tempDir } from './helpers/programs.js';
+import { compileCInside, tempDir } from './helpers/programs.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTEFACTS = path.resolve(import.meta.dirname, '../.artifacts/live-view');
@@ -26,7 +26,7 @@ beforeAll(async () => {
   data = await tempDataDir();
   const store = ['--data-dir', data.dir];
   const root = tempDir('debugkit-live-');
-  compileC(root, 'basic');
+  compileCInside(root, 'basic'); // its source inside the root: the view shows the lines around a stop
   agentKey = await createKey(store, 'agent', 'gdb');
   otherKey = await createKey(store, 'other', 'gdb:read');
   operatorKey = await createKey(store, 'operator', '*');
@@ -73,9 +73,11 @@ describe('the live view (/ui)', () => {
     await agent.ok('call', { id, command: 'run' });
     // The page polls: it shows the stop once the agent's call has answered.
     await expect.poll(() => stopCell(view.page, id).textContent(), { timeout: 10_000 }).toMatch(/^main at \S*basic\.c:12$/);
+    await expect.poll(() => view.page.locator(`#sessions tr[data-source-of="${id}"] span.current`).textContent(), { timeout: 10_000 }).toMatch(/^\s+12 {2}\s*struct point origin = \{ 3, 4 \};/);
     await view.page.screenshot({ path: path.join(ARTEFACTS, 'stopped-at-main.png'), fullPage: true });
     await agent.ok('call', { id, command: 'next' });
     await expect.poll(() => stopCell(view.page, id).textContent(), { timeout: 10_000 }).toMatch(/basic\.c:13$/);
+    await expect.poll(() => view.page.locator(`#sessions tr[data-source-of="${id}"] span.current`).textContent(), { timeout: 10_000 }).toMatch(/^\s+13 {2}\s*const char \*greeting = "hello";/);
     // A call that does not move the program keeps the stop shown.
     await agent.ok('call', { id, command: 'info locals' });
     await expect.poll(() => view.page.locator('#calls tbody tr').count(), { timeout: 10_000 }).toBe(5); // open, break, run, next, info locals

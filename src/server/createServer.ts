@@ -314,6 +314,11 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
     async liveState(principal) {
       const sessions = toolsets.flatMap((t) => (t.sessions?.() ?? []).map((s) => ({ ...s, toolset: t.name })));
       const state = live.state({ key: principal.id, seesAll: hooks.seesAll?.(principal) ?? true }, sessions);
+      // The source around each stop (the first 20 sessions), from files inside the root only.
+      for (const session of state.sessions.slice(0, 20)) {
+        const source = session.stop ? await live.sourceAround(config.root, session.stop) : undefined;
+        if (source) session.source = source;
+      }
       return hooks.liveControl ? { ...state, control: await hooks.liveControl(principal) } : state;
     },
     close() {

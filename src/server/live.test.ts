@@ -33,3 +33,25 @@ describe('LiveView', () => {
     expect(view.state({ key: 'op', seesAll: true }, sessions).sessions.map((s) => s.id)).toEqual(['s1', 's2']);
   });
 });
+
+describe('LiveView.sourceAround', () => {
+  it('shows the lines around a stop in a file inside the root, and nothing for a file outside it or a link leading out', async () => {
+    const { mkdtempSync, writeFileSync, symlinkSync, rmSync } = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const root = mkdtempSync(path.join(os.tmpdir(), 'debugkit-live-src-'));
+    try {
+      writeFileSync(path.join(root, 'prog.c'), Array.from({ length: 20 }, (_, i) => `line ${i + 1}`).join('\n'));
+      symlinkSync('/etc/passwd', path.join(root, 'leak.c'));
+      const view = new LiveView();
+      expect(await view.sourceAround(root, { file: path.join(root, 'prog.c'), line: 10 })).toEqual({ first: 7, lines: ['line 7', 'line 8', 'line 9', 'line 10', 'line 11', 'line 12', 'line 13'] });
+      expect(await view.sourceAround(root, { file: 'prog.c', line: 1 })).toEqual({ first: 1, lines: ['line 1', 'line 2', 'line 3', 'line 4'] });
+      expect(await view.sourceAround(root, { file: '/etc/passwd', line: 1 })).toBeUndefined();
+      expect(await view.sourceAround(root, { file: path.join(root, 'leak.c'), line: 1 })).toBeUndefined();
+      expect(await view.sourceAround(root, { file: path.join(root, '../../etc/passwd'), line: 1 })).toBeUndefined();
+      expect(await view.sourceAround(root, { file: path.join(root, 'prog.c'), line: 500 })).toBeUndefined();
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

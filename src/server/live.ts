@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, read, readFileSync } from 'node:fs';
+import { openContained } from '../core/paths.js';
 import { fileURLToPath } from 'node:url';
 import type { ServerResponse } from 'node:http';
 import type { LiveSession } from '../mcp/toolset.js';
@@ -34,10 +35,23 @@ export interface LiveCall {
 export interface LiveState {
   you: { key: string; seesAll: boolean };
   now: string;
-  /** Each session with its last call, and where its program last stopped (the last call whose answer said). */
-  sessions: Array<{ toolset: string; id: string; key: string; created: string; lastUsed: string; last?: LiveCall; stop?: LiveStop }>;
+  /** Each session with its last call, where its program last stopped (the last call whose answer said), and the source around it. */
+  sessions: Array<{ toolset: string; id: string; key: string; created: string; lastUsed: string; last?: LiveCall; stop?: LiveStop; source?: SourceLines }>;
   calls: LiveCall[];
 }
+
+/** Lines of a source file around a stop: the first line's number, and the lines (each cut to 200 characters). */
+export interface SourceLines {
+  first: number;
+  lines: string[];
+}
+
+/** Lines shown before and after the stop's line. */
+const SOURCE_CONTEXT = 3;
+/** Bytes of a source file read to find the lines around a stop (a stop further in shows none). */
+const SOURCE_READ_BYTES = 1024 * 1024;
+/** Source excerpts kept, by file, line and the file's size and change time. */
+const SOURCE_CACHE = 64;
 
 /** Calls kept for the view, over all keys (the newest). */
 const KEPT_CALLS = 500;
@@ -48,6 +62,39 @@ const ANSWER_CHARS = 400;
 
 export class LiveView {
   private readonly calls: LiveCall[] = [];
+  private readonly sources = new Map<string, SourceLines | null>();
+
+  /**
+   * The lines around `stop` in its file, when the file is inside `root` (opened and checked as every
+   * file a client names is: a link or a path leading out shows nothing). Read asynchronously, at
+   * most 1 MiB of it, and kept for the next poll.
+   */
+  async sourceAround(root: string, stop: LiveStop): Promise<SourceLines | undefined> {
+    let opened: ReturnType<typeof openContained>;
+    try {
+      opened = openContained(root, stop.file, { what: 'source file', type: 'file' });
+    } catch {
+      return undefined;
+    }
+    try {
+      const id = `${opened.real}\0${stop.line}\0${opened.stats.size}\0${opened.stats.mtimeMs}`;
+      const kept = this.sources.get(id);
+      if (kept !== undefined) return kept ?? undefined;
+      const buffer = Buffer.alloc(Math.min(SOURCE_READ_BYTES, opened.stats.size));
+      const got = await new Promise<number>((resolve, reject) => read(opened.fd, buffer, 0, buffer.length, 0, (err, n) => (err ? reject(err) : resolve(n))));
+      const all = buffer.subarray(0, got).toString('utf8').split('\n');
+      const first = Math.max(1, stop.line - SOURCE_CONTEXT);
+      const lines = stop.line <= all.length ? all.slice(first - 1, stop.line + SOURCE_CONTEXT).map((l) => l.replace(/\r$/, '').slice(0, 200)) : [];
+      const excerpt = lines.length > 0 ? { first, lines } : null;
+      this.sources.set(id, excerpt);
+      if (this.sources.size > SOURCE_CACHE) this.sources.delete(this.sources.keys().next().value!);
+      return excerpt ?? undefined;
+    } catch {
+      return undefined;
+    } finally {
+      closeSync(opened.fd);
+    }
+  }
 
   record(call: Omit<LiveCall, 'stop' | 'answer' | 'at'> & { result: unknown }): void {
     const { result, ...rest } = call;

@@ -35,6 +35,24 @@ function render(state) {
     cell(row, s.last ? `${s.last.tool} (${s.last.ok ? 'ok' : 'failed'}, ${s.last.ms} ms)` : '');
     cell(row, time(s.lastUsed));
     sessions.appendChild(row);
+    if (s.source) {
+      const sourceRow = document.createElement('tr');
+      sourceRow.className = 'source';
+      sourceRow.dataset.sourceOf = s.id;
+      const td = document.createElement('td');
+      td.colSpan = 6;
+      const pre = document.createElement('pre');
+      s.source.lines.forEach((line, i) => {
+        const number = s.source.first + i;
+        const span = document.createElement('span');
+        if (s.stop && number === s.stop.line) span.className = 'current';
+        span.textContent = `${String(number).padStart(5)}  ${line}\n`;
+        pre.appendChild(span);
+      });
+      td.appendChild(pre);
+      sourceRow.appendChild(td);
+      sessions.appendChild(sourceRow);
+    }
   }
   const calls = document.querySelector('#calls tbody');
   calls.replaceChildren();
