@@ -3,7 +3,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { TimeSlice } from '../../core/wait.js';
-import { compareCodeUnits, sortInSlices, type Bundle } from './apiserver/bundle.js';
+import { compareCodeUnits, indexAfter, sortInSlices, type Bundle } from './apiserver/bundle.js';
 import { at, list, nameOf, namespaceOf, num, str, timeOf, type K8sObject } from './apiserver/json.js';
 
 /**
@@ -126,13 +126,35 @@ function worseFirst(a: RankedProblem, b: RankedProblem): number {
   return b.rank - a.rank || b.restarts - a.restarts || compareCodeUnits(a.pod, b.pod);
 }
 
-/** What podProblems finds: the worst CAP problems (worst first), how many there are, each problem pod's rank by namespace/name. */
+/** What podProblems finds: the worst CAP problems (worst first), how many there are. */
 interface PodProblems {
   top: RankedProblem[];
   total: number;
   /** Whether any pod is worse than ready with restarts (rank 1). */
   unhealthy: boolean;
-  ranks: Map<string, number>;
+}
+
+/** A pod's problem (not ready, and why; or ready but restarted often), or undefined when it has none (Succeeded pods are done). */
+function problemOf(pod: K8sObject): RankedProblem | undefined {
+  const phase = str(at(pod, 'status', 'phase'), 'Unknown');
+  if (phase === 'Succeeded') return undefined;
+  const statuses = list(at(pod, 'status', 'containerStatuses'));
+  const inits = list(at(pod, 'status', 'initContainerStatuses'));
+  const readyCond = str(at(conditionOf(pod, 'Ready'), 'status'));
+  const ready = phase === 'Running' && (readyCond ? readyCond === 'True' : statuses.every((c) => at(c, 'ready') === true));
+  const restarts = [...statuses, ...inits].reduce<number>((n, c) => n + num(at(c, 'restartCount')), 0);
+  if (ready && restarts < 5) return undefined;
+  const reasons = [...inits.flatMap((c) => containerReasons(c, true)), ...statuses.flatMap((c) => containerReasons(c, false))];
+  const podReason = str(at(pod, 'status', 'reason'));
+  if (podReason) reasons.unshift(`${podReason}${str(at(pod, 'status', 'message')) ? `: ${clip(str(at(pod, 'status', 'message')), 100)}` : ''}`);
+  const scheduled = conditionOf(pod, 'PodScheduled');
+  if (phase === 'Pending' && str(at(scheduled, 'status')) === 'False') reasons.push(`unschedulable: ${clip(str(at(scheduled, 'message'), str(at(scheduled, 'reason'))), 140)}`);
+  if (!ready && reasons.length === 0) {
+    const msg = str(at(conditionOf(pod, 'Ready'), 'message')) || str(at(conditionOf(pod, 'ContainersReady'), 'message'));
+    if (msg) reasons.push(clip(msg, 120));
+  }
+  const rank = ready ? 1 : phase === 'Failed' || reasons.some((r) => SEVERE.test(r)) ? 4 : phase === 'Pending' ? 3 : 2;
+  return { pod: qualified(pod), phase, ready, restarts, reasons: reasons.slice(0, 4), rank };
 }
 
 /**
@@ -142,33 +164,14 @@ interface PodProblems {
  */
 async function podProblems(pods: readonly K8sObject[], slice: TimeSlice): Promise<PodProblems> {
   const top: RankedProblem[] = [];
-  const ranks = new Map<string, number>();
   let unhealthy = false;
   let total = 0;
   for (const pod of pods) {
     await slice.pause();
-    const phase = str(at(pod, 'status', 'phase'), 'Unknown');
-    if (phase === 'Succeeded') continue;
-    const statuses = list(at(pod, 'status', 'containerStatuses'));
-    const inits = list(at(pod, 'status', 'initContainerStatuses'));
-    const readyCond = str(at(conditionOf(pod, 'Ready'), 'status'));
-    const ready = phase === 'Running' && (readyCond ? readyCond === 'True' : statuses.every((c) => at(c, 'ready') === true));
-    const restarts = [...statuses, ...inits].reduce<number>((n, c) => n + num(at(c, 'restartCount')), 0);
-    if (ready && restarts < 5) continue;
-    const reasons = [...inits.flatMap((c) => containerReasons(c, true)), ...statuses.flatMap((c) => containerReasons(c, false))];
-    const podReason = str(at(pod, 'status', 'reason'));
-    if (podReason) reasons.unshift(`${podReason}${str(at(pod, 'status', 'message')) ? `: ${clip(str(at(pod, 'status', 'message')), 100)}` : ''}`);
-    const scheduled = conditionOf(pod, 'PodScheduled');
-    if (phase === 'Pending' && str(at(scheduled, 'status')) === 'False') reasons.push(`unschedulable: ${clip(str(at(scheduled, 'message'), str(at(scheduled, 'reason'))), 140)}`);
-    if (!ready && reasons.length === 0) {
-      const msg = str(at(conditionOf(pod, 'Ready'), 'message')) || str(at(conditionOf(pod, 'ContainersReady'), 'message'));
-      if (msg) reasons.push(clip(msg, 120));
-    }
-    const rank = ready ? 1 : phase === 'Failed' || reasons.some((r) => SEVERE.test(r)) ? 4 : phase === 'Pending' ? 3 : 2;
-    const problem = { pod: qualified(pod), phase, ready, restarts, reasons: reasons.slice(0, 4), rank };
-    ranks.set(problem.pod, rank);
+    const problem = problemOf(pod);
+    if (problem === undefined) continue;
     total++;
-    unhealthy ||= rank > 1;
+    unhealthy ||= problem.rank > 1;
     if (top.length === CAP && worseFirst(problem, top[CAP - 1]!) >= 0) continue;
     // After every kept one it does not come before (CAP at most: a few comparisons).
     let place = top.length;
@@ -176,7 +179,16 @@ async function podProblems(pods: readonly K8sObject[], slice: TimeSlice): Promis
     top.splice(place, 0, problem);
     if (top.length > CAP) top.pop();
   }
-  return { top, total, unhealthy, ranks };
+  return { top, total, unhealthy };
+}
+
+/**
+ * A pod's rank in podProblems (0: no problem, or not collected), found by a binary search of the pods' listing (sorted by
+ * namespace, then name): no map of every problem pod's rank, whose growth past a million entries took 150-220 ms in one step.
+ */
+function rankIn(pods: readonly K8sObject[], namespace: string, name: string): number {
+  const pod = pods[indexAfter(pods, { namespace, name }) - 1];
+  return pod !== undefined && namespaceOf(pod) === namespace && nameOf(pod) === name ? (problemOf(pod)?.rank ?? 0) : 0;
 }
 
 function eventTime(e: unknown): number {
@@ -342,19 +354,22 @@ const shape = (line: string) => line.replace(/[0-9a-f]{8,}/gi, '#').replace(/\d+
 
 /**
  * Error lines of the collected pod logs (`pods/logs/<ns>/<pod>/<container>[-previous].log`): unhealthy pods' logs first
- * (`ranks`: podProblems' rank by namespace/name), previous containers' before current ones, at most LOG_FILES files and
+ * (podProblems' rank of each, found in `pods`, the pods' listing), previous containers' before current ones, at most LOG_FILES files and
  * LOG_TAIL bytes of each, the last few distinct lines per file.
  */
-async function logErrors(bundle: Bundle, ranks: ReadonlyMap<string, number>, slice: TimeSlice): Promise<{ items: LogError[]; read: number; total: number }> {
+async function logErrors(bundle: Bundle, pods: readonly K8sObject[], slice: TimeSlice): Promise<{ items: LogError[]; read: number; total: number }> {
   const base = path.join(bundle.clusterDir, 'pods', 'logs');
-  const pods: Array<{ ns: string; pod: string; rank: number }> = [];
+  const logged: Array<{ ns: string; pod: string; rank: number }> = [];
   for (const ns of await subdirs(bundle, base, slice)) {
-    for (const pod of await subdirs(bundle, path.join(base, ns), slice)) pods.push({ ns, pod, rank: ranks.get(`${ns}/${pod}`) ?? 0 });
+    for (const pod of await subdirs(bundle, path.join(base, ns), slice)) {
+      await slice.pause();
+      logged.push({ ns, pod, rank: rankIn(pods, ns, pod) });
+    }
     await slice.pause();
   }
   // Pods' directories are listed worst first, only until LOG_FILES logs are found: a bundle of 60,000 pods costs 100 reads, not
   // 60,000. Sorted in slices (a directory used in place has no bound on its pods).
-  const worstFirst = await sortInSlices(pods, (a, b) => b.rank - a.rank, slice);
+  const worstFirst = await sortInSlices(logged, (a, b) => b.rank - a.rank, slice);
   const files: Array<{ file: string; rank: number }> = [];
   for (const { ns, pod, rank } of worstFirst) {
     if (files.length >= LOG_FILES) break;
@@ -428,7 +443,7 @@ export async function summarizeBundle(bundle: Bundle, bundleName: string): Promi
   const { groups: warnings, ungrouped } = await warningGroups(events, slice);
   const workloads = await workloadProblems(bundle, slice);
   const nodeItems = await nodeProblems(nodes, slice);
-  const logs = await logErrors(bundle, podItems.ranks, slice);
+  const logs = await logErrors(bundle, pods, slice);
   const errors = await collectionErrors(bundle, slice);
   const all = {
     pods: podItems.top.map(({ rank: _rank, ...p }) => p),
