@@ -58,8 +58,8 @@ describe('gdb toolset over stdio', () => {
 
     const { resources } = await dk.client.listResources();
     const uris = resources.map((r) => r.uri).sort();
-    // The contract's four, and the playbook's skills (issue 23: skill://<name>/SKILL.md, test/skills.test.ts).
-    expect(uris.filter((u) => !u.startsWith('skill://'))).toEqual(['gdb://commands/cli', 'gdb://commands/mapping', 'gdb://commands/mi', 'gdb://commands/reference']);
+    // The contract's four, the playbook's skills (issue 23: skill://<name>/SKILL.md, test/skills.test.ts) and the MCP Apps view (test/app-view.test.ts).
+    expect(uris.filter((u) => !u.startsWith('skill://'))).toEqual(['gdb://commands/cli', 'gdb://commands/mapping', 'gdb://commands/mi', 'gdb://commands/reference', 'ui://debugkit/stop.html']);
     expect(uris).toContain('skill://gdb/SKILL.md');
     for (const uri of uris.filter((u) => u.startsWith('gdb://'))) {
       const doc = await dk.client.readResource({ uri });
