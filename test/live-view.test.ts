@@ -78,6 +78,7 @@ describe('the live view (/ui)', () => {
     await agent.ok('call', { id, command: 'next' });
     await expect.poll(() => stopCell(view.page, id).textContent(), { timeout: 10_000 }).toMatch(/basic\.c:13$/);
     await expect.poll(() => view.page.locator(`#sessions tr[data-source-of="${id}"] span.current`).textContent(), { timeout: 10_000 }).toMatch(/^\s+13 {2}\s*const char \*greeting = "hello";/);
+    await expect.poll(() => view.page.locator(`#sessions tr[data-source-of="${id}"] p.trail`).textContent(), { timeout: 10_000 }).toBe('Stops: main:12 → main:13');
     // A call that does not move the program keeps the stop shown.
     await agent.ok('call', { id, command: 'info locals' });
     await expect.poll(() => view.page.locator('#calls tbody tr').count(), { timeout: 10_000 }).toBe(5); // open, break, run, next, info locals

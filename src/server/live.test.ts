@@ -29,6 +29,11 @@ describe('LiveView', () => {
     ];
     const mine = view.state({ key: 'a', seesAll: false }, sessions);
     expect(mine.sessions.map((s) => [s.id, s.stop, s.last?.answer])).toEqual([['s1', { file: 'a.c', line: 3 }, '{"output":"locals"}']]);
+    view.record({ key: 'a', tool: 'step_backward', toolset: 'gdb', session: 's1', ok: true, ms: 1, result: { stop: { file: 'a.c', line: 2 } } });
+    expect(view.state({ key: 'a', seesAll: false }, sessions).sessions[0]!.trail).toEqual([
+      { file: 'a.c', line: 3 },
+      { file: 'a.c', line: 2 },
+    ]);
     expect(mine.calls.map((c) => c.key)).toEqual(['a', 'a']);
     expect(view.state({ key: 'op', seesAll: true }, sessions).sessions.map((s) => s.id)).toEqual(['s1', 's2']);
   });

@@ -36,7 +36,7 @@ export interface LiveState {
   you: { key: string; seesAll: boolean };
   now: string;
   /** Each session with its last call, where its program last stopped (the last call whose answer said), and the source around it. */
-  sessions: Array<{ toolset: string; id: string; key: string; created: string; lastUsed: string; last?: LiveCall; stop?: LiveStop; source?: SourceLines }>;
+  sessions: Array<{ toolset: string; id: string; key: string; created: string; lastUsed: string; last?: LiveCall; stop?: LiveStop; source?: SourceLines; trail?: LiveStop[] }>;
   calls: LiveCall[];
 }
 
@@ -53,6 +53,8 @@ const SOURCE_READ_BYTES = 1024 * 1024;
 /** Source excerpts kept, by file, line and the file's size and change time. */
 const SOURCE_CACHE = 64;
 
+/** Stops of a session shown in its trail (the newest). */
+const TRAIL = 10;
 /** Calls kept for the view, over all keys (the newest). */
 const KEPT_CALLS = 500;
 /** Calls one answer shows (the newest). */
@@ -114,11 +116,17 @@ export class LiveView {
     const visible = (key: string) => viewer.seesAll || key === viewer.key;
     const calls = this.calls.filter((c) => visible(c.key));
     const lastOf = new Map<string, LiveCall>();
-    const stopOf = new Map<string, LiveStop>();
+    // Each session's stops in the order they came (a step back in time travel shows as an earlier line): the last TRAIL.
+    const trailOf = new Map<string, LiveStop[]>();
     for (const c of calls) {
       if (c.session === undefined || c.toolset === undefined) continue;
-      lastOf.set(`${c.toolset}\0${c.session}`, c);
-      if (c.stop) stopOf.set(`${c.toolset}\0${c.session}`, c.stop);
+      const slot = `${c.toolset}\0${c.session}`;
+      lastOf.set(slot, c);
+      if (!c.stop) continue;
+      const trail = trailOf.get(slot) ?? [];
+      trail.push(c.stop);
+      if (trail.length > TRAIL) trail.shift();
+      trailOf.set(slot, trail);
     }
     return {
       you: viewer,
@@ -127,8 +135,17 @@ export class LiveView {
         .filter((s) => visible(s.key))
         .map((s) => {
           const last = lastOf.get(`${s.toolset}\0${s.id}`);
-          const stop = stopOf.get(`${s.toolset}\0${s.id}`);
-          return { toolset: s.toolset, id: s.id, key: s.key, created: s.created.toISOString(), lastUsed: s.lastUsed.toISOString(), ...(last ? { last } : {}), ...(stop ? { stop } : {}) };
+          const trail = trailOf.get(`${s.toolset}\0${s.id}`);
+          const stop = trail?.at(-1);
+          return {
+            toolset: s.toolset,
+            id: s.id,
+            key: s.key,
+            created: s.created.toISOString(),
+            lastUsed: s.lastUsed.toISOString(),
+            ...(last ? { last } : {}),
+            ...(stop ? { stop, trail } : {}),
+          };
         }),
       calls: calls.slice(-SHOWN_CALLS).reverse(),
     };

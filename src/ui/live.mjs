@@ -50,6 +50,12 @@ function render(state) {
         pre.appendChild(span);
       });
       td.appendChild(pre);
+      if (s.trail && s.trail.length > 1) {
+        const trail = document.createElement('p');
+        trail.className = 'trail';
+        trail.textContent = `Stops: ${s.trail.map((t) => `${t.function ? `${t.function}:` : ''}${t.line}`).join(' → ')}`;
+        td.appendChild(trail);
+      }
       sourceRow.appendChild(td);
       sessions.appendChild(sourceRow);
     }
