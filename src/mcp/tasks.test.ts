@@ -93,6 +93,21 @@ describe('TaskTable', () => {
     await table.close();
   });
 
+  it('keeps a bounded number of ended tasks over all keys, the oldest out first', async () => {
+    const table = new TaskTable({ graceMs: 0, maxEndedPerKey: 10, maxEndedTotal: 3 });
+    const ids: string[] = [];
+    for (const key of ['a', 'b', 'c', 'd', 'e']) {
+      const job = held();
+      const started = await table.start(owner(key), job.work);
+      if (!('task' in started)) throw new Error('not a task');
+      ids.push(started.task.taskId);
+      job.finish({ content: [] });
+      await pollUntil(() => table.get(key, started.task.taskId)?.status !== 'working', { timeoutMs: 5000, intervalMs: 5 });
+    }
+    expect(['a', 'b', 'c', 'd', 'e'].map((key, i) => table.get(key, ids[i]!)?.status)).toEqual([undefined, undefined, 'completed', 'completed', 'completed']);
+    await table.close();
+  });
+
   it('a client that goes away cancels its tasks; the server closing cancels every task and waits for their work', async () => {
     const table = new TaskTable({ graceMs: 0 });
     const mine = held();

@@ -46,9 +46,11 @@ export interface TaskLimits {
   maxWorkingPerKey: number;
   /** Ended tasks kept per key (the oldest go first). */
   maxEndedPerKey: number;
+  /** Ended tasks kept over all keys (the oldest go first): what their results may hold in memory is bounded. */
+  maxEndedTotal: number;
 }
 
-export const DEFAULT_TASK_LIMITS: TaskLimits = { ttlMs: 3_600_000, pollIntervalMs: 2000, graceMs: 2000, maxWorkingPerKey: 16, maxEndedPerKey: 64 };
+export const DEFAULT_TASK_LIMITS: TaskLimits = { ttlMs: 3_600_000, pollIntervalMs: 2000, graceMs: 2000, maxWorkingPerKey: 16, maxEndedPerKey: 64, maxEndedTotal: 1000 };
 
 /** What a task's work gets: its own signal (tasks/cancel, the server closing) and a way to say how it is doing. */
 export interface TaskWork {
@@ -234,10 +236,13 @@ export class TaskTable {
     };
   }
 
-  /** A key keeps at most maxEndedPerKey ended tasks: the oldest go. */
+  /** A key keeps at most maxEndedPerKey ended tasks, the server maxEndedTotal: the oldest go. */
   private keepEnded(principal: string): void {
-    const ended = [...this.tasks.values()].filter((t) => t.owner.principal === principal && t.status !== 'working' && t.status !== 'input_required');
-    for (const record of ended.slice(0, Math.max(0, ended.length - this.limits.maxEndedPerKey))) this.drop(record.taskId);
+    const ended = [...this.tasks.values()].filter((t) => t.status !== 'working' && t.status !== 'input_required');
+    const keys = ended.filter((t) => t.owner.principal === principal);
+    for (const record of keys.slice(0, Math.max(0, keys.length - this.limits.maxEndedPerKey))) this.drop(record.taskId);
+    const left = ended.filter((t) => this.tasks.has(t.taskId));
+    for (const record of left.slice(0, Math.max(0, left.length - this.limits.maxEndedTotal))) this.drop(record.taskId);
   }
 
   /** Ended tasks past their time to live go. */
