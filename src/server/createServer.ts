@@ -237,6 +237,19 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
     });
   };
 
+  /** The live view as `principal` may see it, with the source around each stop and the control plane's part. */
+  const liveStateOf = async (principal: Principal): Promise<LiveState & { control?: Record<string, unknown> }> => {
+    const sessions = toolsets.flatMap((t) => (t.sessions?.() ?? []).map((s) => ({ ...s, toolset: t.name })));
+    const state = live.state({ key: principal.id, seesAll: hooks.seesAll?.(principal) ?? true }, sessions);
+    // The source around each stop (the first 20 sessions), from files inside the root only.
+    for (const session of state.sessions.slice(0, 20)) {
+      const source = session.stop ? await live.sourceAround(config.root, session.stop) : undefined;
+      if (source) session.source = source;
+    }
+    return hooks.liveControl ? { ...state, control: await hooks.liveControl(principal) } : state;
+  };
+  const liveAnswers = new Map<string, { at: number; answer: Promise<LiveState & { control?: Record<string, unknown> }> }>();
+
   return {
     config,
     log,
@@ -311,15 +324,15 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
     routes() {
       return toolsets.flatMap((t) => (t.routes?.() ?? []).map((r) => ({ ...r, toolset: t.name })));
     },
-    async liveState(principal) {
-      const sessions = toolsets.flatMap((t) => (t.sessions?.() ?? []).map((s) => ({ ...s, toolset: t.name })));
-      const state = live.state({ key: principal.id, seesAll: hooks.seesAll?.(principal) ?? true }, sessions);
-      // The source around each stop (the first 20 sessions), from files inside the root only.
-      for (const session of state.sessions.slice(0, 20)) {
-        const source = session.stop ? await live.sourceAround(config.root, session.stop) : undefined;
-        if (source) session.source = source;
-      }
-      return hooks.liveControl ? { ...state, control: await hooks.liveControl(principal) } : state;
+    liveState(principal) {
+      // Worked out at most twice a second per key, however often it is asked: a key polling hard
+      // (the page asks each second) gets the same answer, never more work.
+      const held = liveAnswers.get(principal.id);
+      if (held && performance.now() - held.at < LIVE_STATE_REUSE_MS) return held.answer;
+      const answer = liveStateOf(principal);
+      liveAnswers.set(principal.id, { at: performance.now(), answer });
+      if (liveAnswers.size > 10_000) liveAnswers.delete(liveAnswers.keys().next().value!);
+      return answer;
     },
     close() {
       closing ??= Promise.all([tasks.close(), ...toolsets.map((t) => t.dispose())]).then(async () => {
@@ -329,6 +342,9 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
     },
   };
 }
+
+/** How long a live view answer is given again to the same key instead of being worked out anew. */
+const LIVE_STATE_REUSE_MS = 500;
 
 /** The value a session argument's schema gives a call that leaves it out, if any. */
 function sessionDefault(schema: z.ZodTypeAny | undefined): { sessionDefault?: string } {

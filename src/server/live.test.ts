@@ -60,3 +60,34 @@ describe('LiveView.sourceAround', () => {
     }
   });
 });
+
+describe('Debugkit.liveState', () => {
+  it('works a key’s answer out at most once per half second however often it is asked, and each key its own', async () => {
+    const { mkdtempSync } = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const { defaultConfig } = await import('../config.js');
+    const { createLogger } = await import('../mcp/log.js');
+    const { toolsetFactories } = await import('../toolsets/index.js');
+    const { createDebugkit } = await import('./createServer.js');
+    const asked: string[] = [];
+    const config = defaultConfig({ toolsets: ['gdb'], root: mkdtempSync(path.join(os.tmpdir(), 'debugkit-live-state-')), logLevel: 'error' });
+    const dk = createDebugkit(config, {
+      toolsets: toolsetFactories,
+      log: createLogger('error'),
+      hooks: {
+        liveControl: (principal) => {
+          asked.push(principal.id);
+          return Promise.resolve({ keys: [] });
+        },
+      },
+    });
+    try {
+      const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => dk.liveState({ id: i % 2 ? 'a' : 'b' })));
+      expect(answers.every((a) => a.control !== undefined)).toBe(true);
+      expect(asked.sort()).toEqual(['a', 'b']);
+    } finally {
+      await dk.close();
+    }
+  });
+});
