@@ -7,7 +7,7 @@ import { openInside } from '../../../core/paths.js';
 import { workerEntry, WorkerJobError, WorkerPool, WorkerStalledError } from '../../../core/workers.js';
 import { bundleBudget, mb, type ModelBounds, type ModelBudget } from './budget.js';
 import type { K8sObject } from './json.js';
-import { MAX_OBJECT_BYTES, parseResourceText, STOP, type ItemBatch, type LoadedFile, type OversizedObject, type ParseJob, type ParseResult } from './parse.js';
+import { MAX_OBJECT_BYTES, MAX_OBJECT_KEYS, parseResourceText, STOP, type ItemBatch, type LoadedFile, type OversizedObject, type ParseJob, type ParseResult } from './parse.js';
 import { failure, type Status } from './status.js';
 
 export { toLoadedFile, type LoadedFile } from './parse.js';
@@ -355,10 +355,23 @@ function budgetProblem(file: string, budget: ModelBudget, bytes: number, objects
 
 /** The warning for objects left out of a file for their size: how many, the first few by name and size. */
 function oversizedProblem(file: string, oversized: OversizedObject[]): string {
-  const shown = oversized.slice(0, 3).map((o) => `${o.name} (${mb(o.bytes)})`);
-  const more = oversized.length > shown.length ? ` and ${oversized.length - shown.length} more` : '';
-  const what = oversized.length === 1 ? '1 object' : `${oversized.length} objects`;
-  return `${path.basename(file)}: ${what} left out, bigger than the ${mb(MAX_OBJECT_BYTES)} any object served may be (no cluster stores one over 3 MB): ${shown.join(', ')}${more}`;
+  const big = oversized.filter((o) => o.keys === undefined);
+  const wide = oversized.filter((o) => o.keys !== undefined);
+  const count = (objects: OversizedObject[]) => (objects.length === 1 ? '1 object' : `${objects.length} objects`);
+  const parts: string[] = [];
+  if (big.length > 0) {
+    parts.push(`${count(big)} left out, bigger than the ${mb(MAX_OBJECT_BYTES)} any object served may be (no cluster stores one over 3 MB): ${names(big, (o) => `${o.name} (${mb(o.bytes)})`)}`);
+  }
+  if (wide.length > 0) {
+    parts.push(`${count(wide)} left out, with a map of more than the ${MAX_OBJECT_KEYS} keys any object served may have in one: ${names(wide, (o) => `${o.name} (${o.keys} keys)`)}`);
+  }
+  return `${path.basename(file)}: ${parts.join('; ')}`;
+}
+
+/** The first three objects as `shown` gives each, and how many more. */
+function names(objects: OversizedObject[], shown: (o: OversizedObject) => string): string {
+  const first = objects.slice(0, 3).map(shown);
+  return `${first.join(', ')}${objects.length > first.length ? ` and ${objects.length - first.length} more` : ''}`;
 }
 
 const readFdText = promisify(readFd) as (fd: number, encoding: 'utf8') => Promise<string>;
