@@ -76,6 +76,20 @@ describe('TaskTable', () => {
     await table.close();
   });
 
+  it('counts a cancelled task as working until its work has ended (attack 18an a2-4: cancelling freed the slot while the work ran on)', async () => {
+    const table = new TaskTable({ graceMs: 0, maxWorkingPerKey: 1 });
+    let finish: () => void = () => undefined;
+    // Work that ignores its signal for a while, as a probe that does not stop at once.
+    const stubborn = () => new Promise<unknown>((resolve) => (finish = () => resolve({ content: [] })));
+    const first = await table.start(owner('a'), stubborn);
+    if (!('task' in first)) throw new Error('not a task');
+    expect(table.cancel('a', first.task.taskId)).toBe(true);
+    expect(await table.start(owner('a'), held().work)).toEqual({ inline: true });
+    finish();
+    expect(await pollUntil(async () => 'task' in (await table.start(owner('a'), held().work)), { timeoutMs: 5000, intervalMs: 5 })).toBe(true);
+    await table.close();
+  });
+
   it('keeps a bounded number of ended tasks per key, oldest first out, and tells the router when one goes', async () => {
     const released: string[] = [];
     const table = new TaskTable({ graceMs: 0, maxEndedPerKey: 2 });

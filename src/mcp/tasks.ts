@@ -86,6 +86,8 @@ interface TaskRecord {
   controller: AbortController;
   /** The work ended (whatever its outcome). */
   ended: Promise<void>;
+  /** True until the work has ended, cancelled or not. */
+  running: boolean;
 }
 
 /** The client capabilities a 2026-07-28 request carries (its envelope), if any. */
@@ -129,12 +131,13 @@ export class TaskTable {
   async start(owner: TaskOwner, work: (task: TaskWork) => Promise<unknown>, cancelled?: AbortSignal): Promise<TaskStart> {
     if (this.closed) return { refused: 'the server is shutting down: no new task can start' };
     const principal = owner.principal;
-    const working = [...this.tasks.values()].filter((t) => t.owner.principal === principal && t.status === 'working').length;
+    // A cancelled task counts until its work has ended: cancelling must not free a slot while what it runs still runs (18an a2-4).
+    const working = [...this.tasks.values()].filter((t) => t.owner.principal === principal && t.running).length;
     // Past its working tasks a key's call is served as an ordinary call: the client handles either answer.
     if (working >= this.limits.maxWorkingPerKey) return { inline: true };
     const now = Date.now();
     const controller = new AbortController();
-    const record: TaskRecord = { taskId: randomUUID(), owner, status: 'working', createdAt: now, lastUpdatedAt: now, controller, ended: Promise.resolve() };
+    const record: TaskRecord = { taskId: randomUUID(), owner, status: 'working', createdAt: now, lastUpdatedAt: now, controller, ended: Promise.resolve(), running: true };
     this.tasks.set(record.taskId, record);
     const onCancel = () => controller.abort(cancelled?.reason);
     cancelled?.addEventListener('abort', onCancel, { once: true });
@@ -150,6 +153,7 @@ export class TaskTable {
       } catch (err) {
         answer = { error: err };
       }
+      record.running = false;
       if (record.status !== 'working') return; // cancelled: what the work answered after is not the task's
       if ('value' in answer) {
         record.status = 'completed';

@@ -54,7 +54,7 @@ export class PythonService {
     if (req.pythonPath !== undefined && !path.isAbsolute(req.pythonPath)) {
       throw new DebugkitError('INVALID_ARGUMENT', `pythonPath must be an absolute path to a Python interpreter, not ${req.pythonPath}`);
     }
-    const interpreter = await resolveInterpreter(req.pythonPath);
+    const interpreter = await resolveInterpreter(req.pythonPath, signal);
     const timeoutMs = req.idleTimeout !== undefined ? req.idleTimeout * 1000 : DEFAULT_IDLE_MS;
     // The entry is opened here and stays open with the session: the program runs the opened file
     // (see the entry hook in boot/sitecustomize.py), never what the path names when it starts.
