@@ -12,6 +12,7 @@ import { callLogOf } from '../mcp/request-log.js';
 import { loadSkills, registerSkillPrompts, skillsExtension } from './skills.js';
 import { TaskTable, type TaskOwner } from '../mcp/tasks.js';
 import { LiveView, type LiveState } from './live.js';
+import { redactValue } from '../mcp/redact-answers.js';
 import { registerStopView, viewedTools } from '../mcp/app-view.js';
 
 /** Who is calling, as the authentication seam decided. */
@@ -243,11 +244,13 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
     const state = live.state({ key: principal.id, seesAll: hooks.seesAll?.(principal) ?? true }, sessions);
     // The source around each stop (the first 20 sessions), from files inside the root only.
     for (const session of state.sessions.slice(0, 20)) {
-      const source = session.stop ? await live.sourceAround(config.root, session.stop) : undefined;
+      const source = session.stop ? await live.sourceAround(config.root, session.stop, redactLine) : undefined;
       if (source) session.source = source;
     }
     return hooks.liveControl ? { ...state, control: await hooks.liveControl(principal) } : state;
   };
+  // Source lines are shown as answers are: redacted unless --no-redact.
+  const redactLine = (line: string) => (config.redact === false ? line : String(redactValue(line)));
   const liveAnswers = new Map<string, { at: number; answer: Promise<LiveState & { control?: Record<string, unknown> }> }>();
 
   return {

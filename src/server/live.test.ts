@@ -91,3 +91,44 @@ describe('Debugkit.liveState', () => {
     }
   });
 });
+
+describe('the live view under attack 18an (a2)', () => {
+  it('a2-2: source lines are redacted as answers are', async () => {
+    const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const { redactValue } = await import('../mcp/redact-answers.js');
+    const root = mkdtempSync(path.join(os.tmpdir(), 'debugkit-live-redact-'));
+    try {
+      writeFileSync(path.join(root, 'app.py'), 'import os\nDB_PASSWORD=Hunter2SuperSecret\nprint(1)\n');
+      const view = new LiveView();
+      const shown = await view.sourceAround(root, { file: 'app.py', line: 3 }, (line) => String(redactValue(line)));
+      expect(shown?.lines).toEqual(['import os', 'DB_PASSWORD=[redacted DB_PASSWORD]', 'print(1)']);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("a2-3: two keys' sessions of the same chosen name each show their own stop", () => {
+    const view = new LiveView();
+    view.record({ key: 'a', tool: 'debugger_step_forward', toolset: 'debugger', session: 'default', ok: true, ms: 1, result: { stop: { file: 'a.c', line: 7 } } });
+    view.record({ key: 'c', tool: 'debugger_step_forward', toolset: 'debugger', session: 'default', ok: true, ms: 1, result: { stop: { file: 'c.c', line: 1 } } });
+    view.record({ key: 'a', tool: 'debugger_step_forward', toolset: 'debugger', session: 'default', ok: true, ms: 1, result: { stop: { file: 'a.c', line: 8 } } });
+    const at = new Date();
+    const sessions = ['a', 'c'].map((key) => ({ toolset: 'debugger', id: 'default', owner: `http:${key}`, key, created: at, lastUsed: at }));
+    const shown = view.state({ key: 'op', seesAll: true }, sessions).sessions;
+    expect(shown.map((s) => [s.key, s.stop?.file, s.stop?.line, s.trail?.length])).toEqual([
+      ['a', 'a.c', 8, 2],
+      ['c', 'c.c', 1, 1],
+    ]);
+  });
+
+  it("a2-5: one key's many calls never push another key's out of the view", () => {
+    const view = new LiveView();
+    view.record({ key: 'b', tool: 'call', ok: true, ms: 1, result: {} });
+    for (let i = 0; i < 600; i++) view.record({ key: 'a', tool: 'list_sessions', ok: true, ms: 1, result: {} });
+    expect(view.state({ key: 'b', seesAll: false }, []).calls.map((c) => c.key)).toEqual(['b']);
+    expect(view.state({ key: 'op', seesAll: true }, []).calls.some((c) => c.key === 'b')).toBe(false); // the operator sees the newest 100 of all
+    expect(view.state({ key: 'a', seesAll: false }, []).calls).toHaveLength(100);
+  });
+});

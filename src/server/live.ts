@@ -55,15 +55,18 @@ const SOURCE_CACHE = 64;
 
 /** Stops of a session shown in its trail (the newest). */
 const TRAIL = 10;
-/** Calls kept for the view, over all keys (the newest). */
-const KEPT_CALLS = 500;
+/** Calls kept for the view per key (the newest). */
+const KEPT_CALLS = 200;
+/** Keys whose calls are kept (the most recently active). */
+const KEPT_KEYS = 1000;
 /** Calls one answer shows (the newest). */
 const SHOWN_CALLS = 100;
 /** Characters of an answer kept. */
 const ANSWER_CHARS = 400;
 
 export class LiveView {
-  private readonly calls: LiveCall[] = [];
+  /** Each key's recent calls (its own ring: one key's calls never push another's out), the most recently active keys last. */
+  private readonly calls = new Map<string, LiveCall[]>();
   private readonly sources = new Map<string, SourceLines | null>();
 
   /**
@@ -71,7 +74,7 @@ export class LiveView {
    * file a client names is: a link or a path leading out shows nothing). Read asynchronously, at
    * most 1 MiB of it, and kept for the next poll.
    */
-  async sourceAround(root: string, stop: LiveStop): Promise<SourceLines | undefined> {
+  async sourceAround(root: string, stop: LiveStop, redact: (line: string) => string = (line) => line): Promise<SourceLines | undefined> {
     let opened: ReturnType<typeof openContained>;
     try {
       opened = openContained(root, stop.file, { what: 'source file', type: 'file' });
@@ -84,10 +87,20 @@ export class LiveView {
       if (kept !== undefined) return kept ?? undefined;
       const buffer = Buffer.alloc(Math.min(SOURCE_READ_BYTES, opened.stats.size));
       const got = await new Promise<number>((resolve, reject) => read(opened.fd, buffer, 0, buffer.length, 0, (err, n) => (err ? reject(err) : resolve(n))));
-      const all = buffer.subarray(0, got).toString('utf8').split('\n');
+      // Only the lines shown are decoded: the newlines before them are found in the bytes (18an a2-1: each poll split 1 MiB).
       const first = Math.max(1, stop.line - SOURCE_CONTEXT);
-      const lines = stop.line <= all.length ? all.slice(first - 1, stop.line + SOURCE_CONTEXT).map((l) => l.replace(/\r$/, '').slice(0, 200)) : [];
-      const excerpt = lines.length > 0 ? { first, lines } : null;
+      const bytes = buffer.subarray(0, got);
+      let from = 0;
+      for (let n = 1; n < first && from >= 0; n++) from = nextLine(bytes, from);
+      const lines: string[] = [];
+      for (let n = first; n <= stop.line + SOURCE_CONTEXT && from >= 0 && from < bytes.length; n++) {
+        const end = bytes.indexOf(10, from);
+        const line = bytes.subarray(from, end < 0 ? bytes.length : Math.min(end, from + 800)).toString('utf8');
+        // The lines are redacted as answers are (18an a2-2: a password in the source was shown in clear).
+        lines.push(redact(line.replace(/\r$/, '')).slice(0, 200));
+        from = end < 0 ? -1 : end + 1;
+      }
+      const excerpt = lines.length > stop.line - first ? { first, lines } : null;
       this.sources.set(id, excerpt);
       if (this.sources.size > SOURCE_CACHE) this.sources.delete(this.sources.keys().next().value!);
       return excerpt ?? undefined;
@@ -107,20 +120,25 @@ export class LiveView {
     } catch {
       answer = '(not JSON)';
     }
-    this.calls.push({ at: new Date().toISOString(), ...rest, ...(stop ? { stop } : {}), answer });
-    if (this.calls.length > KEPT_CALLS) this.calls.splice(0, this.calls.length - KEPT_CALLS);
+    const mine = this.calls.get(rest.key) ?? [];
+    this.calls.delete(rest.key);
+    this.calls.set(rest.key, mine);
+    mine.push({ at: new Date().toISOString(), ...rest, ...(stop ? { stop } : {}), answer });
+    if (mine.length > KEPT_CALLS) mine.splice(0, mine.length - KEPT_CALLS);
+    if (this.calls.size > KEPT_KEYS) this.calls.delete(this.calls.keys().next().value!);
   }
 
   /** What `viewer` may see: its own key's sessions and calls, or every key's when it sees all. */
   state(viewer: { key: string; seesAll: boolean }, sessions: Array<LiveSession & { toolset: string }>): LiveState {
     const visible = (key: string) => viewer.seesAll || key === viewer.key;
-    const calls = this.calls.filter((c) => visible(c.key));
+    const calls = (viewer.seesAll ? [...this.calls.values()].flat() : [...(this.calls.get(viewer.key) ?? [])]).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     const lastOf = new Map<string, LiveCall>();
     // Each session's stops in the order they came (a step back in time travel shows as an earlier line): the last TRAIL.
     const trailOf = new Map<string, LiveStop[]>();
+    // A session is named by its key too: a debugger session's name is the client's choice ("default"), the same for many keys.
     for (const c of calls) {
       if (c.session === undefined || c.toolset === undefined) continue;
-      const slot = `${c.toolset}\0${c.session}`;
+      const slot = `${c.key}\0${c.toolset}\0${c.session}`;
       lastOf.set(slot, c);
       if (!c.stop) continue;
       const trail = trailOf.get(slot) ?? [];
@@ -134,8 +152,8 @@ export class LiveView {
       sessions: sessions
         .filter((s) => visible(s.key))
         .map((s) => {
-          const last = lastOf.get(`${s.toolset}\0${s.id}`);
-          const trail = trailOf.get(`${s.toolset}\0${s.id}`);
+          const last = lastOf.get(`${s.key}\0${s.toolset}\0${s.id}`);
+          const trail = trailOf.get(`${s.key}\0${s.toolset}\0${s.id}`);
           const stop = trail?.at(-1);
           return {
             toolset: s.toolset,
@@ -150,6 +168,12 @@ export class LiveView {
       calls: calls.slice(-SHOWN_CALLS).reverse(),
     };
   }
+}
+
+/** Where the line after the one starting at `from` starts, or -1 when there is none. */
+function nextLine(bytes: Buffer, from: number): number {
+  const end = bytes.indexOf(10, from);
+  return end < 0 ? -1 : end + 1;
 }
 
 /** gdb's MI frame in text: `frame={addr=...,func="main",args=[...],file="prog.c",fullname="/x/prog.c",line="12"}`, its first 4,000 characters. */
