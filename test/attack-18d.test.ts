@@ -173,7 +173,9 @@ function attackSuite(title: string, prefix: string, sets: Record<string, { count
         const text = answerText(answer, { structured: true });
         expect(text, 'the program ran against the set').toMatch(c.ran);
         expect(slowest, `slowest of ${count} pings ${slowest.toFixed(0)} ms, idle ${baseline.toFixed(1)} ms, call ${took.toFixed(0)} ms; answer: ${text.slice(0, 400)}`).toBeLessThan(
-          Math.max(500, 20 * baseline),
+          // 1 s: the stalls this suite was written for held the loop for seconds; a lone ping of 542 ms over an
+          // idle 16 ms came from the full suite's other workers alone (the control case, a set of one mock).
+          Math.max(1000, 20 * baseline),
         );
         expect(dropped.splice(0), 'pings the server dropped meanwhile').toEqual([]);
       }, 900_000);
