@@ -182,21 +182,25 @@ interface WireTransport {
   send(message: unknown, options?: unknown): Promise<void>;
 }
 
+/** The contract's code and data an error's `data` carries past the SDK's codec, if it carries them. */
+function contractCodeOf(error: { data?: unknown } | undefined): { code: number; data?: unknown } | undefined {
+  const data = error?.data as Record<string, unknown> | undefined;
+  if (!data || typeof data !== 'object' || typeof data[WIRE_CODE] !== 'number') return undefined;
+  const inner = data[WIRE_DATA];
+  return { code: data[WIRE_CODE], ...(inner === undefined ? {} : { data: inner }) };
+}
+
 /** A thrown JSON-RPC error as its contract gives it (a task's `error` is not sent through the transport's wrapper). */
 function contractError(err: unknown): unknown {
-  const data = (err as { data?: Record<string, unknown> } | undefined)?.data;
-  if (!data || typeof data !== 'object' || typeof data[WIRE_CODE] !== 'number') return err;
-  const inner = data[WIRE_DATA];
-  return Object.assign(new Error((err as Error).message), { code: data[WIRE_CODE], ...(inner === undefined ? {} : { data: inner }) });
+  const contract = contractCodeOf(err as { data?: unknown } | undefined);
+  return contract ? Object.assign(new Error((err as Error).message), contract) : err;
 }
 
 /** An error response whose `data` carries a contract code gets that code and data back. */
 export function restoreContractCode(message: unknown): unknown {
-  const error = (message as { error?: { code: number; message: string; data?: Record<string, unknown> } }).error;
-  const data = error?.data;
-  if (!data || typeof data !== 'object' || typeof data[WIRE_CODE] !== 'number') return message;
-  const inner = data[WIRE_DATA];
-  return { ...(message as object), error: { code: data[WIRE_CODE], message: error.message, ...(inner === undefined ? {} : { data: inner }) } };
+  const error = (message as { error?: { code: number; message: string; data?: unknown } }).error;
+  const contract = contractCodeOf(error);
+  return contract ? { ...(message as object), error: { code: contract.code, message: error!.message, ...(contract.data === undefined ? {} : { data: contract.data }) } } : message;
 }
 
 /**

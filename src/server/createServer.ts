@@ -12,6 +12,7 @@ import { callLogOf } from '../mcp/request-log.js';
 import { loadSkills, registerSkillPrompts, skillsExtension } from './skills.js';
 import { TaskTable, type TaskOwner } from '../mcp/tasks.js';
 import { LiveView, type LiveState } from './live.js';
+import { debugSessionArg } from './forwarding.js';
 import { redactValue } from '../mcp/redact-answers.js';
 import { registerStopView, viewedTools } from '../mcp/app-view.js';
 
@@ -221,12 +222,12 @@ export function createDebugkit(config: Config, options: DebugkitOptions): Debugk
   /** A call's end, for the live view: its toolset and the session it acted on (named, defaulted, or the one it opened). */
   const recordLive = (event: ToolCallEvent, key: string) => {
     const tool = toolOf.get(event.tool);
-    const args = (event.args ?? {}) as Record<string, unknown>;
     const result = (event.result ?? {}) as Record<string, unknown>;
-    const named = tool?.sessionArg !== undefined ? (args[tool.sessionArg] ?? tool.sessionDefault) : undefined;
+    // The session a call names is read as forwarding reads it (its argument, or the one it defaults to).
+    const named = debugSessionArg({ name: event.tool, arguments: event.args }, (name) => sessionArgs.get(name));
     const content = result.content as Record<string, unknown> | undefined; // gdb's envelope: { type, content }
-    const opened = [result.id, result.sessionId, result.session_id, content?.id].find((v) => typeof v === 'string');
-    const session = typeof named === 'string' || typeof named === 'number' ? String(named) : typeof opened === 'string' ? opened : undefined;
+    const opened = [result.id, result.sessionId, result.session_id, content?.id].find((v): v is string => typeof v === 'string');
+    const session = named ?? opened;
     live.record({
       key,
       tool: event.tool,

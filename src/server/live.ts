@@ -94,11 +94,11 @@ export class LiveView {
       for (let n = 1; n < first && from >= 0; n++) from = nextLine(bytes, from);
       const lines: string[] = [];
       for (let n = first; n <= stop.line + SOURCE_CONTEXT && from >= 0 && from < bytes.length; n++) {
-        const end = bytes.indexOf(10, from);
-        const line = bytes.subarray(from, end < 0 ? bytes.length : Math.min(end, from + 800)).toString('utf8');
+        const next = nextLine(bytes, from);
+        const line = bytes.subarray(from, Math.min(next < 0 ? bytes.length : next - 1, from + 800)).toString('utf8');
         // The lines are redacted as answers are (18an a2-2: a password in the source was shown in clear).
         lines.push(redact(line.replace(/\r$/, '')).slice(0, 200));
-        from = end < 0 ? -1 : end + 1;
+        from = next;
       }
       const excerpt = lines.length > stop.line - first ? { first, lines } : null;
       this.sources.set(id, excerpt);
