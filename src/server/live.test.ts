@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { findStop, LiveView } from './live.js';
+import { findStop } from '../ui/answer.js';
+import { LiveView } from './live.js';
 
 describe('findStop', () => {
   it("reads a stop from gdb's MI frame (JSON or text), the debugger's and Python's stops", () => {

@@ -3,6 +3,7 @@ import { openContained } from '../core/paths.js';
 import { fileURLToPath } from 'node:url';
 import type { ServerResponse } from 'node:http';
 import type { LiveSession } from '../mcp/toolset.js';
+import { findStop, type AnswerStop } from '../ui/answer.js';
 
 /**
  * The live view: what the agents a server serves are doing, for the people beside them. Every
@@ -13,11 +14,7 @@ import type { LiveSession } from '../mcp/toolset.js';
  */
 
 /** Where a call's answer says the program stopped. */
-export interface LiveStop {
-  file: string;
-  line: number;
-  function?: string;
-}
+export type LiveStop = AnswerStop;
 
 export interface LiveCall {
   at: string;
@@ -174,47 +171,6 @@ export class LiveView {
 function nextLine(bytes: Buffer, from: number): number {
   const end = bytes.indexOf(10, from);
   return end < 0 ? -1 : end + 1;
-}
-
-/** gdb's MI frame in text: `frame={addr=...,func="main",args=[...],file="prog.c",fullname="/x/prog.c",line="12"}`, its first 4,000 characters. */
-function miFrame(text: string): LiveStop | undefined {
-  const at = text.indexOf('frame={');
-  if (at < 0) return undefined;
-  const frame = text.slice(at, at + 4000);
-  const file = /\bfile="([^"]+)"/.exec(frame)?.[1];
-  const line = /\bline="(\d+)"/.exec(frame)?.[1];
-  const fn = /\bfunc="([^"]*)"/.exec(frame)?.[1];
-  return file && line ? { file: file.slice(0, 500), line: Number(line), ...(fn ? { function: fn.slice(0, 200) } : {}) } : undefined;
-}
-
-/**
- * The first place in an answer that says where a program is stopped: an object with a line and a
- * file (the debugger's and Python's stops, gdb's MI frames parsed to JSON), or a gdb MI frame in
- * text. Bounded: the walk looks at no more than 2,000 values, 8 deep.
- */
-export function findStop(value: unknown): LiveStop | undefined {
-  let budget = 2000;
-  const walk = (v: unknown, depth: number): LiveStop | undefined => {
-    if (budget-- <= 0 || depth > 8) return undefined;
-    if (typeof v === 'string') return miFrame(v);
-    if (!v || typeof v !== 'object') return undefined;
-    if (!Array.isArray(v)) {
-      const o = v as Record<string, unknown>;
-      const line = typeof o.line === 'number' ? o.line : typeof o.line === 'string' && /^\d+$/.test(o.line) ? Number(o.line) : undefined;
-      const source = o.source as { path?: unknown } | undefined;
-      const file = [o.file, o.fullname, o.path, source?.path].find((f): f is string => typeof f === 'string' && f.length > 0);
-      if (line !== undefined && file !== undefined) {
-        const fn = [o.function, o.func, o.name].find((f): f is string => typeof f === 'string' && f.length > 0);
-        return { file: file.slice(0, 500), line, ...(fn ? { function: fn.slice(0, 200) } : {}) };
-      }
-    }
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      const found = walk(child, depth + 1);
-      if (found) return found;
-    }
-    return undefined;
-  };
-  return walk(value, 0);
 }
 
 const UI_DIR = fileURLToPath(new URL('../ui/', import.meta.url));
