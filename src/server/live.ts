@@ -1,5 +1,5 @@
-import { closeSync, read, readFileSync } from 'node:fs';
-import { openContained } from '../core/paths.js';
+import { readFileSync } from 'node:fs';
+import { linesAround, type LinesAround } from '../core/source-lines.js';
 import { fileURLToPath } from 'node:url';
 import type { ServerResponse } from 'node:http';
 import type { LiveSession } from '../mcp/toolset.js';
@@ -38,17 +38,10 @@ export interface LiveState {
 }
 
 /** Lines of a source file around a stop: the first line's number, and the lines (each cut to 200 characters). */
-export interface SourceLines {
-  first: number;
-  lines: string[];
-}
+export type SourceLines = LinesAround;
 
 /** Lines shown before and after the stop's line. */
 const SOURCE_CONTEXT = 3;
-/** Bytes of a source file read to find the lines around a stop (a stop further in shows none). */
-const SOURCE_READ_BYTES = 1024 * 1024;
-/** Source excerpts kept, by file, line and the file's size and change time. */
-const SOURCE_CACHE = 64;
 
 /** Stops of a session shown in its trail (the newest). */
 const TRAIL = 10;
@@ -64,48 +57,18 @@ const ANSWER_CHARS = 400;
 export class LiveView {
   /** Each key's recent calls (its own ring: one key's calls never push another's out), the most recently active keys last. */
   private readonly calls = new Map<string, LiveCall[]>();
-  private readonly sources = new Map<string, SourceLines | null>();
+  /** Source excerpts kept, by file, line and the file's size and change time. */
+  private readonly sources = new Map<string, LinesAround | null>();
 
   /**
-   * The lines around `stop` in its file, when the file is inside `root` (opened and checked as every
-   * file a client names is: a link or a path leading out shows nothing). Read asynchronously, at
-   * most 1 MiB of it, and kept for the next poll.
+   * The lines around `stop` in its file, when the file is inside `root` (core/source-lines: opened
+   * as every file a client names is, read asynchronously, only the lines shown decoded), each
+   * redacted as answers are (18an a2-2: a password in the source was shown in clear) and cut to
+   * 200 characters.
    */
   async sourceAround(root: string, stop: LiveStop, redact: (line: string) => string = (line) => line): Promise<SourceLines | undefined> {
-    let opened: ReturnType<typeof openContained>;
-    try {
-      opened = openContained(root, stop.file, { what: 'source file', type: 'file' });
-    } catch {
-      return undefined;
-    }
-    try {
-      const id = `${opened.real}\0${stop.line}\0${opened.stats.size}\0${opened.stats.mtimeMs}`;
-      const kept = this.sources.get(id);
-      if (kept !== undefined) return kept ?? undefined;
-      const buffer = Buffer.alloc(Math.min(SOURCE_READ_BYTES, opened.stats.size));
-      const got = await new Promise<number>((resolve, reject) => read(opened.fd, buffer, 0, buffer.length, 0, (err, n) => (err ? reject(err) : resolve(n))));
-      // Only the lines shown are decoded: the newlines before them are found in the bytes (18an a2-1: each poll split 1 MiB).
-      const first = Math.max(1, stop.line - SOURCE_CONTEXT);
-      const bytes = buffer.subarray(0, got);
-      let from = 0;
-      for (let n = 1; n < first && from >= 0; n++) from = nextLine(bytes, from);
-      const lines: string[] = [];
-      for (let n = first; n <= stop.line + SOURCE_CONTEXT && from >= 0 && from < bytes.length; n++) {
-        const next = nextLine(bytes, from);
-        const line = bytes.subarray(from, Math.min(next < 0 ? bytes.length : next - 1, from + 800)).toString('utf8');
-        // The lines are redacted as answers are (18an a2-2: a password in the source was shown in clear).
-        lines.push(redact(line.replace(/\r$/, '')).slice(0, 200));
-        from = next;
-      }
-      const excerpt = lines.length > stop.line - first ? { first, lines } : null;
-      this.sources.set(id, excerpt);
-      if (this.sources.size > SOURCE_CACHE) this.sources.delete(this.sources.keys().next().value!);
-      return excerpt ?? undefined;
-    } catch {
-      return undefined;
-    } finally {
-      closeSync(opened.fd);
-    }
+    const excerpt = await linesAround(root, stop.file, stop.line, { context: SOURCE_CONTEXT, maxLineChars: 800, cache: this.sources });
+    return excerpt && { first: excerpt.first, lines: excerpt.lines.map((line) => redact(line).slice(0, 200)) };
   }
 
   record(call: Omit<LiveCall, 'stop' | 'answer' | 'at'> & { result: unknown }): void {
@@ -165,12 +128,6 @@ export class LiveView {
       calls: calls.slice(-SHOWN_CALLS).reverse(),
     };
   }
-}
-
-/** Where the line after the one starting at `from` starts, or -1 when there is none. */
-function nextLine(bytes: Buffer, from: number): number {
-  const end = bytes.indexOf(10, from);
-  return end < 0 ? -1 : end + 1;
 }
 
 const UI_DIR = fileURLToPath(new URL('../ui/', import.meta.url));

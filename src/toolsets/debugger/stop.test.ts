@@ -17,6 +17,13 @@ describe('sourceLines', () => {
     expect(await sourceLines(root, path.join(root, 'main.c'), 2)).toEqual([' 1 int main(void) {', '>2   int x = 1;', ' 3   return x;', ' 4 }']);
   });
 
+  it('shows the file as it is now: an edited source is read again (before, the first reading was kept by path for good)', async () => {
+    writeFileSync(path.join(root, 'edited.c'), 'one\ntwo\nthree\n');
+    expect(await sourceLines(root, path.join(root, 'edited.c'), 2)).toEqual([' 1 one', '>2 two', ' 3 three']);
+    writeFileSync(path.join(root, 'edited.c'), 'one\nTWO!\nthree\n');
+    expect(await sourceLines(root, path.join(root, 'edited.c'), 2)).toEqual([' 1 one', '>2 TWO!', ' 3 three']);
+  });
+
   it('reads nothing outside the root: not by path, not by `..`, not through a symlink inside it', async () => {
     expect(await sourceLines(root, path.join(base, 'secret.c'), 1)).toBeUndefined();
     expect(await sourceLines(root, path.join(root, '..', 'secret.c'), 1)).toBeUndefined();

@@ -1,8 +1,6 @@
 import { replayLine, type ReplayAtStop } from '../mocks/option.js';
-import { realpathSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { containment } from '../../core/paths.js';
 import path from 'node:path';
+import { linesAround, type LinesAround } from '../../core/source-lines.js';
 import { str, type MiTuple, type MiValue } from '../../core/mi/parser.js';
 import { firstUserFrame } from '../../core/mi/user-frame.js';
 
@@ -82,38 +80,17 @@ export function localsOf(results: MiTuple): Map<string, string> {
   return out;
 }
 
-const sourceCache = new Map<string, string[]>();
+const sourceCache = new Map<string, LinesAround | null>();
 
 /**
  * About five source lines around `line`, the current one marked. Only files inside `root` are
- * read: the file names come from the debuggee's debug info, which the client controls.
+ * read (core/source-lines, opened as every file a client names is): the file names come from the
+ * debuggee's debug info, which the client controls.
  */
 export async function sourceLines(root: string, fullname: string | undefined, line: number | undefined): Promise<string[] | undefined> {
   if (!fullname || !line) return undefined;
-  const resolved = path.resolve(fullname);
-  let lines = sourceCache.get(resolved);
-  if (!lines) {
-    // Read once per file, through the one containment check: no `..` or symlink leads out of root.
-    let where: ReturnType<typeof containment>;
-    try {
-      where = containment(realpathSync.native(root), resolved);
-    } catch {
-      return undefined;
-    }
-    if (where.kind !== 'inside') return undefined;
-    try {
-      lines = (await readFile(where.real, 'utf8')).split('\n');
-    } catch {
-      return undefined;
-    }
-    if (sourceCache.size > 64) sourceCache.clear();
-    sourceCache.set(resolved, lines);
-  }
-  const out: string[] = [];
-  for (let n = Math.max(1, line - CONTEXT); n <= Math.min(lines.length, line + CONTEXT); n++) {
-    out.push(`${n === line ? '>' : ' '}${n} ${clip(lines[n - 1] ?? '', 160)}`);
-  }
-  return out;
+  const excerpt = await linesAround(root, fullname, line, { context: CONTEXT, maxLineChars: 161, cache: sourceCache });
+  return excerpt?.lines.map((text, i) => `${excerpt.first + i === line ? '>' : ' '}${excerpt.first + i} ${clip(text, 160)}`);
 }
 
 /**

@@ -1,0 +1,97 @@
+import { closeSync, read } from 'node:fs';
+import { openContained } from './paths.js';
+
+/** Lines of a source file around a stop: the first line's number, and the lines. */
+export interface LinesAround {
+  first: number;
+  lines: string[];
+}
+
+/** Bytes of a file read, a chunk at a time, to reach a stop's lines: a stop further in shows none. */
+export const SOURCE_READ_BYTES = 16 * 1024 * 1024;
+const CHUNK = 256 * 1024;
+/** Excerpts a cache keeps (the oldest goes first). */
+const CACHED = 64;
+
+/**
+ * The lines `context` before and after `line` of `file`, when it names a file inside `root`: opened
+ * as every file a client names is (openContained: a `..` or a link leading out, or a component
+ * swapped for a link after the check, shows nothing), read asynchronously a chunk at a time only
+ * as far as the lines shown (at most SOURCE_READ_BYTES), and only those lines decoded, each cut to
+ * `maxLineChars`. Undefined when the file is not there, not inside, or does not reach `line`.
+ * With `cache`, an excerpt is kept by the opened file's identity, size and change time.
+ */
+export async function linesAround(
+  root: string,
+  file: string,
+  line: number,
+  { context, maxLineChars, cache }: { context: number; maxLineChars: number; cache?: Map<string, LinesAround | null> },
+): Promise<LinesAround | undefined> {
+  if (!Number.isSafeInteger(line) || line < 1) return undefined;
+  let opened: ReturnType<typeof openContained>;
+  try {
+    opened = openContained(root, file, { what: 'source file', type: 'file' });
+  } catch {
+    return undefined;
+  }
+  try {
+    const id = `${opened.real}\0${line}\0${context}\0${maxLineChars}\0${opened.stats.ino}\0${opened.stats.size}\0${opened.stats.mtimeMs}`;
+    const kept = cache?.get(id);
+    if (kept !== undefined) return kept ?? undefined;
+    const excerpt = await readAround(opened.fd, opened.stats.size, line, context, maxLineChars);
+    if (cache) {
+      cache.set(id, excerpt ?? null);
+      if (cache.size > CACHED) cache.delete(cache.keys().next().value!);
+    }
+    return excerpt;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(opened.fd);
+  }
+}
+
+async function readAround(fd: number, fileSize: number, line: number, context: number, maxLineChars: number): Promise<LinesAround | undefined> {
+  const size = Math.min(fileSize, SOURCE_READ_BYTES);
+  const first = Math.max(1, line - context);
+  const last = line + context;
+  // A line's bytes kept: enough for maxLineChars characters of UTF-8.
+  const cap = maxLineChars * 4;
+  const lines: string[] = [];
+  let current: Buffer[] = [];
+  let held = 0;
+  let n = 1;
+  const take = (bytes: Buffer) => {
+    if (n < first || held >= cap) return;
+    const part = Buffer.from(bytes.subarray(0, cap - held));
+    current.push(part);
+    held += part.length;
+  };
+  const endLine = () => {
+    if (n >= first) lines.push(Buffer.concat(current).toString('utf8').replace(/\r$/, '').slice(0, maxLineChars));
+    current = [];
+    held = 0;
+    n++;
+  };
+  const buffer = Buffer.alloc(Math.min(CHUNK, Math.max(1, size)));
+  let offset = 0;
+  while (n <= last && offset < size) {
+    const got = await new Promise<number>((resolve, reject) => read(fd, buffer, 0, Math.min(buffer.length, size - offset), offset, (err, count) => (err ? reject(err) : resolve(count))));
+    if (got === 0) break;
+    offset += got;
+    let from = 0;
+    while (n <= last) {
+      const nl = buffer.indexOf(10, from);
+      if (nl < 0 || nl >= got) {
+        take(buffer.subarray(from, got));
+        break;
+      }
+      take(buffer.subarray(from, nl));
+      endLine();
+      from = nl + 1;
+    }
+  }
+  // The file's last line, without a newline after it (not a line cut by the bound on bytes read).
+  if (n <= last && held > 0 && offset >= fileSize) endLine();
+  return lines.length > line - first ? { first, lines } : undefined;
+}
