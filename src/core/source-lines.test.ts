@@ -1,8 +1,9 @@
-import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { linesAround, SOURCE_READ_BYTES } from './source-lines.js';
+import { countLines, linesAround, SOURCE_READ_BYTES } from './source-lines.js';
 
 const base = mkdtempSync(path.join(os.tmpdir(), 'debugkit-source-lines-'));
 const root = path.join(base, 'root');
@@ -34,6 +35,14 @@ describe('linesAround: the lines around a stop, from a file inside the root', ()
   it('shows nothing of a stop past the bytes it reads', async () => {
     writeFileSync(path.join(root, 'huge.c'), `${'y'.repeat(SOURCE_READ_BYTES + 10)}\nafter\n`);
     expect(await linesAround(root, 'huge.c', 2, { context: 0, maxLineChars: 10 })).toBeUndefined();
+  });
+
+  it("with no root, reads a regular file by its path (a program's own frames), and never waits on a FIFO", async () => {
+    writeFileSync(path.join(base, 'lib.py'), 'a = 1\nb = 2\nc = 3\n');
+    expect(await linesAround(null, path.join(base, 'lib.py'), 2, { context: 1, maxLineChars: 100 })).toEqual({ first: 1, lines: ['a = 1', 'b = 2', 'c = 3'] });
+    execFileSync('mkfifo', [path.join(base, 'fifo.py')]);
+    expect(await linesAround(null, path.join(base, 'fifo.py'), 1, { context: 1, maxLineChars: 100 })).toBeUndefined();
+    expect(await linesAround(null, base, 1, { context: 1, maxLineChars: 100 })).toBeUndefined();
   });
 
   it('reads nothing outside the root: by path, by `..`, or through a link', async () => {
@@ -95,5 +104,41 @@ describe('linesAround: the lines around a stop, from a file inside the root', ()
     writeFileSync(path.join(root, 'c.c'), 'one\nTWO!\nthree\n');
     expect((await linesAround(root, 'c.c', 2, { context: 0, maxLineChars: 10, cache }))?.lines).toEqual(['TWO!']);
     expect(cache.size).toBe(2);
+  });
+});
+
+describe('countLines: a file counted as a text split on newlines counts it, a chunk at a time', () => {
+  const count = async (text: string, enough?: number) => {
+    const file = path.join(root, 'count.txt');
+    writeFileSync(file, text);
+    const fd = openSync(file, 'r');
+    try {
+      return await countLines(fd, fstatSync(fd).size, enough);
+    } finally {
+      closeSync(fd);
+    }
+  };
+
+  it('counts as split(/\\r?\\n/) does, less the empty text after a final newline', async () => {
+    for (const text of ['', 'a', 'a\n', 'a\nb', 'a\nb\n', '\n\n', 'a\r\nb\r\n', 'x'.repeat(300_000) + '\ny']) {
+      const parts = text.split(/\r?\n/);
+      expect(await count(text)).toBe(parts.at(-1) === '' ? parts.length - 1 : parts.length);
+    }
+  });
+
+  it('stops once `enough` lines are seen, and reads 16 MiB of newlines over many turns of the loop (attack 18ao b2-1: one read and split held it 3.4 s)', async () => {
+    const text = '\n'.repeat(16 * 1024 * 1024);
+    expect(await count(text, 3)).toBeGreaterThanOrEqual(3);
+    let turns = 0;
+    let counting = true;
+    const tick = () => {
+      turns++;
+      if (counting) setImmediate(tick);
+    };
+    setImmediate(tick);
+    expect(await count(text)).toBe(16 * 1024 * 1024);
+    counting = false;
+    // A chunk of 256 KiB a read: 64 reads, each an await of the thread pool.
+    expect(turns).toBeGreaterThanOrEqual(32);
   });
 });

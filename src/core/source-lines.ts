@@ -1,4 +1,4 @@
-import { closeSync, read } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, read, type Stats } from 'node:fs';
 import { openContained } from './paths.js';
 
 /** Lines of a source file around a stop: the first line's number, and the lines. */
@@ -14,28 +14,26 @@ const CHUNK = 256 * 1024;
 const CACHED = 64;
 
 /**
- * The lines `context` before and after `line` of `file`, when it names a file inside `root`: opened
- * as every file a client names is (openContained: a `..` or a link leading out, or a component
- * swapped for a link after the check, shows nothing), read asynchronously a chunk at a time only
- * as far as the lines shown (at most SOURCE_READ_BYTES), and only those lines decoded, each cut to
- * `maxLineChars`. Undefined when the file is not there, not inside, or does not reach `line`.
- * With `cache`, an excerpt is kept by the opened file's identity, size and change time.
+ * The lines `context` before and after `line` of `file`, read a chunk at a time only as far as the
+ * lines shown (at most SOURCE_READ_BYTES), asynchronously, and only those lines decoded, each cut
+ * to `maxLineChars`. With a `root`, only a file inside it, opened as every file a client names is
+ * (openContained: a `..` or a link leading out, or a component swapped for a link after the check,
+ * shows nothing); with `root` null, any regular file by its path (a program's own frames: Python's
+ * standard library, say; what the program could read itself). Undefined when the file is not
+ * there, not a regular file, not inside, or does not reach `line`. With `cache`, an excerpt is kept
+ * by the opened file's identity, size and change time.
  */
 export async function linesAround(
-  root: string,
+  root: string | null,
   file: string,
   line: number,
   { context, maxLineChars, cache }: { context: number; maxLineChars: number; cache?: Map<string, LinesAround | null> },
 ): Promise<LinesAround | undefined> {
   if (!Number.isSafeInteger(line) || line < 1) return undefined;
-  let opened: ReturnType<typeof openContained>;
+  const opened = openSource(root, file);
+  if (!opened) return undefined;
   try {
-    opened = openContained(root, file, { what: 'source file', type: 'file' });
-  } catch {
-    return undefined;
-  }
-  try {
-    const id = `${opened.real}\0${line}\0${context}\0${maxLineChars}\0${opened.stats.ino}\0${opened.stats.size}\0${opened.stats.mtimeMs}`;
+    const id = `${opened.real}\0${line}\0${context}\0${maxLineChars}\0${opened.stats.dev}\0${opened.stats.ino}\0${opened.stats.size}\0${opened.stats.mtimeMs}`;
     const kept = cache?.get(id);
     if (kept !== undefined) return kept ?? undefined;
     const excerpt = await readAround(opened.fd, opened.stats.size, line, context, maxLineChars);
@@ -49,6 +47,51 @@ export async function linesAround(
   } finally {
     closeSync(opened.fd);
   }
+}
+
+/** A regular file opened for reading: inside `root` (openContained), or by its path when `root` is null (never blocking on a FIFO). */
+function openSource(root: string | null, file: string): { fd: number; real: string; stats: Stats } | undefined {
+  if (root !== null) {
+    try {
+      return openContained(root, file, { what: 'source file', type: 'file' });
+    } catch {
+      return undefined;
+    }
+  }
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch {
+    return undefined;
+  }
+  const stats = fstatSync(fd);
+  if (stats.isFile()) return { fd, real: file, stats };
+  closeSync(fd);
+  return undefined;
+}
+
+/**
+ * How many lines the open file `fd` (of `size` bytes) holds, as a text split on newlines counts
+ * them (a last line without a newline counts; the empty text after a final newline does not);
+ * counted a chunk at a time, asynchronously, and only until `enough` lines are seen when given.
+ */
+export async function countLines(fd: number, size: number, enough = Infinity): Promise<number> {
+  const buffer = Buffer.alloc(Math.min(CHUNK, Math.max(1, size)));
+  let newlines = 0;
+  let offset = 0;
+  let last = 10;
+  while (offset < size && newlines < enough) {
+    const got = await readChunk(fd, buffer, size - offset, offset);
+    if (got === 0) break;
+    offset += got;
+    for (let at = buffer.indexOf(10); at >= 0 && at < got; at = buffer.indexOf(10, at + 1)) newlines++;
+    last = buffer[got - 1]!;
+  }
+  return newlines >= enough ? newlines : newlines + (offset > 0 && last !== 10 ? 1 : 0);
+}
+
+function readChunk(fd: number, buffer: Buffer, left: number, offset: number): Promise<number> {
+  return new Promise<number>((resolve, reject) => read(fd, buffer, 0, Math.min(buffer.length, left), offset, (err, count) => (err ? reject(err) : resolve(count))));
 }
 
 async function readAround(fd: number, fileSize: number, line: number, context: number, maxLineChars: number): Promise<LinesAround | undefined> {
@@ -76,7 +119,7 @@ async function readAround(fd: number, fileSize: number, line: number, context: n
   const buffer = Buffer.alloc(Math.min(CHUNK, Math.max(1, size)));
   let offset = 0;
   while (n <= last && offset < size) {
-    const got = await new Promise<number>((resolve, reject) => read(fd, buffer, 0, Math.min(buffer.length, size - offset), offset, (err, count) => (err ? reject(err) : resolve(count))));
+    const got = await readChunk(fd, buffer, size - offset, offset);
     if (got === 0) break;
     offset += got;
     let from = 0;

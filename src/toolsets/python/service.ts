@@ -1,9 +1,9 @@
-import { closeSync, readFile } from 'node:fs';
-import { promisify } from 'node:util';
+import { closeSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../config.js';
 import { DebugkitError } from '../../core/errors.js';
 import { openContained, openContainedHandle, type HandedOpen } from '../../core/paths.js';
+import { countLines } from '../../core/source-lines.js';
 import { SessionRegistry } from '../../core/sessions.js';
 import type { Logger } from '../../mcp/log.js';
 import type { BreakpointSpec } from './breakpoints.js';
@@ -24,8 +24,6 @@ export interface StartRequest {
 }
 
 const DEFAULT_IDLE_MS = 30 * 60 * 1000;
-/** fs.readFile on a descriptor (fs/promises takes only a FileHandle). */
-const readFd = promisify(readFile);
 
 /** What the MCP tools and the REST routes share: validation, sessions, and path handling. */
 export class PythonService {
@@ -119,20 +117,20 @@ export class PythonService {
     return { ended: true };
   }
 
-  /** Resolves a breakpoint file (contained, a file) and checks each line exists; returns its absolute path. */
+  /**
+   * Resolves a breakpoint file (contained, a file) and checks each line exists; returns its absolute path. The lines are
+   * counted in the file that was checked (read through its descriptor), a chunk at a time and only as far as the last line
+   * asked for: read and split whole, a 16 MiB file of newlines held the loop 3.4 s a call (attack 18ao b2-1).
+   */
   async breakpointTarget(file: string, ...lines: number[]): Promise<string> {
-    // The lines are counted in the file that was checked (read through its descriptor).
     const opened = openContained(this.root(), file, { what: 'file' });
-    let text: string[];
     try {
       if (!opened.stats.isFile()) throw notAFile('file', file);
-      text = (await readFd(opened.fd, 'utf8')).split(/\r?\n/);
+      const furthest = Math.max(0, ...lines);
+      const count = await countLines(opened.fd, opened.stats.size, furthest);
+      if (count < furthest) throw new DebugkitError('INVALID_ARGUMENT', `line ${furthest} is past the end of ${file}, which has ${count} lines`);
     } finally {
       closeSync(opened.fd);
-    }
-    const count = text.at(-1) === '' ? text.length - 1 : text.length;
-    for (const line of lines) {
-      if (line > count) throw new DebugkitError('INVALID_ARGUMENT', `line ${line} is past the end of ${file}, which has ${count} lines`);
     }
     return opened.real;
   }

@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import type { DapConnection } from '../../core/dap/connection.js';
+import { linesAround, type LinesAround } from '../../core/source-lines.js';
 import { localsView, type Limits, type ValueView } from './values.js';
 
 export interface FrameView {
@@ -57,24 +57,27 @@ async function frameLocals(dap: DapConnection, frameId: number, limits: Limits) 
   return localsView(variables, limits);
 }
 
-/** A few numbered lines around `line`, the current one marked with "->". */
+/** Source excerpts of the program's frames kept, by file and line (core/source-lines: by the file's identity, size and change time). */
+const sourceCache = new Map<string, LinesAround | null>();
+/** A source line's characters shown. */
+const SOURCE_LINE_CHARS = 300;
+
+/**
+ * A few numbered lines around `line`, the current one marked with "->". The file is the one the
+ * program's frame names (its own code, or the standard library's: what the program could read
+ * itself), read only as far as those lines (core/source-lines): a 16 MiB file of newlines held
+ * the loop seconds at every stop when read and split whole (attack 18ao b2-2).
+ */
 export async function sourceAround(file: string, line: number, context = SOURCE_CONTEXT): Promise<string | undefined> {
-  const lines = await readLines(file);
-  if (!lines) return undefined;
-  const from = Math.max(1, line - context);
-  const to = Math.min(lines.length, line + context);
-  const width = String(to).length;
-  const out: string[] = [];
-  for (let n = from; n <= to; n++) out.push(`${n === line ? '->' : '  '} ${String(n).padStart(width)}  ${lines[n - 1]}`);
-  return out.join('\n');
+  const excerpt = await linesAround(null, file, line, { context, maxLineChars: SOURCE_LINE_CHARS, cache: sourceCache });
+  if (!excerpt) return undefined;
+  const width = String(excerpt.first + excerpt.lines.length - 1).length;
+  return excerpt.lines.map((text, i) => `${excerpt.first + i === line ? '->' : '  '} ${String(excerpt.first + i).padStart(width)}  ${text}`).join('\n');
 }
 
-export async function readLines(file: string): Promise<string[] | undefined> {
-  try {
-    return (await readFile(file, 'utf8')).split(/\r?\n/);
-  } catch {
-    return undefined;
-  }
+/** The source line `line` of `file` (a frame's), as sourceAround reads it. */
+async function sourceLine(file: string, line: number): Promise<string | undefined> {
+  return (await linesAround(null, file, line, { context: 0, maxLineChars: SOURCE_LINE_CHARS, cache: sourceCache }))?.lines[0];
 }
 
 /** A Python-style traceback (most recent call last) from DAP frames (innermost first), `depth` the stack's real depth. */
@@ -84,7 +87,7 @@ export async function formatTraceback(frames: DebugProtocol.StackFrame[], type: 
   for (const frame of [...frames].reverse()) {
     const file = frame.source?.path ?? '<unknown>';
     parts.push(`  File "${file}", line ${frame.line}, in ${frame.name}`);
-    const code = (await readLines(file))?.[frame.line - 1]?.trim();
+    const code = (await sourceLine(file, frame.line))?.trim();
     if (code) parts.push(`    ${code}`);
   }
   parts.push(message ? `${type}: ${message}` : type);
