@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { watchTurns } from '../mocks/http/test-support.js';
 import { undefinedFunctions } from './checks.js';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'debugkit-checks-'));
@@ -9,19 +10,9 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** Runs `work`, measuring the most CPU time (ms) the loop spent between two of its turns meanwhile. */
 async function longestBlock<T>(work: () => Promise<T>): Promise<{ value: T; longest: number }> {
-  let longest = 0;
-  let last = process.cpuUsage();
-  let done = false;
-  const turn = () => {
-    const used = process.cpuUsage(last);
-    longest = Math.max(longest, (used.user + used.system) / 1000);
-    last = process.cpuUsage();
-    if (!done) setImmediate(turn);
-  };
-  setImmediate(turn);
+  const turns = watchTurns();
   const value = await work();
-  done = true;
-  return { value, longest };
+  return { value, longest: turns.stop().longest };
 }
 
 describe('undefinedFunctions', () => {
