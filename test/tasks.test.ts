@@ -142,6 +142,8 @@ describe('tasks (io.modelcontextprotocol/tasks, 2026-07-28)', () => {
     );
     expect(ended, JSON.stringify(entries.slice(-4))).toBe(true);
     expect(callOf()).toMatchObject({ tool: 'keploy_mock_record', transport: 'http' });
+    // Its end says it was cancelled, as tasks/get does (attack 18ao c2-3: it was recorded "ok", error null).
+    expect(entries.find((e) => e.event === 'result' && e.call_id === callOf().call_id)).toMatchObject({ outcome: 'cancelled', error: expect.stringMatching(/^cancelled: /) });
   }, 60_000);
 
   it('an unknown task id is an error that says so; so is a malformed one', async () => {

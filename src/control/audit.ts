@@ -402,10 +402,12 @@ export type RunsCode = boolean | 'gdb';
 export type KeepWhole = 'all' | 'programs';
 /**
  * Argument names whose value is a program that runs (gdb's and the debugger's `program`, Python's
- * `entry` and `pythonPath`): kept as sent, as code is, in every toolset. `token=x/../evil` was
- * stored as `token=[REDACTED]`, hiding what ran (attack 18aj q1-1).
+ * `entry` and `pythonPath`), or the directory a program runs in, which decides what `./run` runs
+ * (`cwd`): kept as sent, as code is, in every toolset. `token=x/../evil` was stored as
+ * `token=[REDACTED]`, hiding what ran (attack 18aj q1-1); a `cwd` named like a token hid which
+ * `./run` ran (18ao c2-1).
  */
-const PROGRAM_FIELDS = new Set(['program', 'entry', 'pythonPath']);
+const PROGRAM_FIELDS = new Set(['program', 'entry', 'pythonPath', 'cwd']);
 
 /** `NAME=value` whose NAME decides what code runs (decidesCode). */
 function loadsCodeAssignment(text: string): boolean {

@@ -85,7 +85,7 @@ export interface CallInfo {
 }
 
 /** Ends an audited call: records its outcome and duration. */
-export type FinishCall = (outcome: { ok: boolean; error?: string }) => Promise<void>;
+export type FinishCall = (outcome: { ok: boolean; error?: string; cancelled?: boolean }) => Promise<void>;
 
 export interface AuditReport {
   entries: AuditRecord[];
@@ -356,7 +356,7 @@ export class ControlPlane {
           ts: new Date().toISOString(),
           event: 'result',
           args: {},
-          outcome: outcome.ok ? 'ok' : 'error',
+          outcome: outcome.cancelled ? 'cancelled' : outcome.ok ? 'ok' : 'error',
           error: outcome.error ? String(redact(outcome.error.slice(0, 500))) : null,
           duration_ms: duration,
         });

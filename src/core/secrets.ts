@@ -833,6 +833,8 @@ const SHAPES: ReadonlyArray<[RegExp, string]> = [
   [/(?<![A-Za-z0-9_])(?:sk|rk)_live_[A-Za-z0-9]{16,255}/g, 'Stripe key'],
   [/(?<![A-Za-z0-9_-])sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,255}/g, 'API key'],
 ];
+/** The kinds of secret known by their shape alone. */
+const SHAPE_KINDS = new Set(SHAPES.map(([, kind]) => kind));
 const PEM_BEGIN = /-----BEGIN ([A-Z0-9]{1,16} ){0,3}PRIVATE KEY-----/g;
 const PEM_END = '-----END ';
 
@@ -893,7 +895,25 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
     while (p < programs.length && programs[p]![1] <= s) p++;
     return p < programs.length && programs[p]![0] < e;
   };
-  return reading.keepCalls === true && reading.argv !== true ? spans.filter(([s, e]) => !shell(s, e) && !runs(s, e)) : spans;
+  if (reading.keepCalls !== true) return spans;
+  // Nor is a file's name in a path (a span right after a `/`, in a word that is no URL): it names a
+  // program that runs or a place that decides which one does, in argv too (`timeout 5 ./ghp_...`,
+  // `sh -c ./ghp_...`, `2>/dev/null ./ghp_...`, a `cwd` of `$ROOT/ghp_...`, `CC=./ghp_...` ran what
+  // the audit kept as `./[REDACTED]`: attack 18ao c2-1, c2-2). A URL's path may carry a secret
+  // (a webhook's), and stays hidden.
+  // Only a word shaped as a token is so read: a logon's `USER/PASSWORD` (sqlplus) is a password after a `/`.
+  const named = (s: number, kind: string | undefined) => text[s - 1] === '/' && kind !== undefined && SHAPE_KINDS.has(kind) && !urlWordAt(text, s);
+  return reading.argv === true ? spans.filter(([s, , kind]) => !named(s, kind)) : spans.filter(([s, e, kind]) => !shell(s, e) && !runs(s, e) && !named(s, kind));
+}
+
+/** Whether the word holding `at` (to a blank or a quote either side, 4 KiB at most) is a URL (holds `://`). */
+function urlWordAt(text: string, at: number): boolean {
+  const ends = /[\s'"]/;
+  let from = at;
+  while (from > 0 && at - from < 4096 && !ends.test(text[from - 1]!)) from--;
+  let to = at;
+  while (to < text.length && to - at < 4096 && !ends.test(text[to]!)) to++;
+  return text.slice(from, to).includes('://');
 }
 
 function allSpans(text: string, keepCalls: boolean): Span[] {
@@ -970,17 +990,57 @@ function xmlElementSpans(text: string, spans: Span[]): void {
 const CODE_DECIDING_NAMES =
   /^(?:LD_[A-Z_]+|DYLD_[A-Z_]+|PYTHON[A-Z_]*|NODE_[A-Z_]+|BASH_ENV|ENV|PERL5[A-Z_]*|PERLLIB|RUBY[A-Z_]*|GEM_[A-Z_]+|BUNDLE_[A-Z_]+|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|GCONV_PATH|LUA_[A-Z_]+|R_[A-Z_]+|PROMPT_COMMAND|PS4|SHELLOPTS|BASHOPTS|IFS|GIT_[A-Z_]+|SSH_ASKPASS|EDITOR|VISUAL|PAGER|BROWSER|GDB[A-Z_]*|DEBUGINFOD_URLS|XDG_[A-Z_]+|TMPDIR|PWD|USER|LOGNAME|TERM|LANG|LC_[A-Z_]+)$/;
 const CODE_DECIDING_WORDS =
-  /PATH|DIR|HOME|LIB|PREFIX|OPTS|OPTIONS|FLAGS|WARNINGS|BREAKPOINT|STARTUP|CONFIG|PRELOAD|PLUGIN|MODULE|HOOK|INIT|CMD|COMMAND|EXEC|SHELL|LOADER|RUNNER|INTERPRETER|ROOT|FILE/i;
+  /PATH|DIR|HOME|LIB|PREFIX|OPTS|OPTIONS|FLAGS|WARNINGS|BREAKPOINT|STARTUP|CONFIG|PRELOAD|PLUGIN|MODULE|HOOK|INIT|CMD|COMMAND|EXEC|SHELL|LOADER|RUNNER|INTERPRETER|ROOT|FILE|COMPILER|WRAPPER|ASKPASS|PAGER|EDIT|LINKER|TOOL|PROGRAM|BINARY|_BIN$/i;
+/**
+ * Variables that name a program that build tools and pagers run (`make` runs `$(CC)`: `CC=./ghp_...`
+ * hid which one ran, attack 18ao c2-2).
+ */
+const PROGRAM_NAMES =
+  /^(?:CC|CXX|CPP|LD|AR|AS|NM|MAKE|AWK|YACC|BISON|LEX|FLEX|RANLIB|STRIP|OBJCOPY|OBJDUMP|READELF|FC|F77|PERL|NODE|RUSTC|RUSTDOC|GO|JAVA|JAVAC|CARGO_[A-Z_]+|DOCKER_HOST|LESSOPEN|LESSCLOSE|SUDO_ASKPASS|TAR|GZIP|PKG_CONFIG|SED|GREP|INSTALL|M4|PYTHON3?)$/;
 
 /** Whether an environment variable's value decides what code runs: kept as sent (see CODE_DECIDING_NAMES). */
 export function decidesCode(name: string): boolean {
   // An environment variable's name (upper case): a tool's own arguments (`command`, `path`) are read as theirs.
-  return ENV_NAME.test(name) && !SECRET_NAME.test(name) && (CODE_DECIDING_NAMES.test(name) || CODE_DECIDING_WORDS.test(name));
+  return ENV_NAME.test(name) && !SECRET_NAME.test(name) && (CODE_DECIDING_NAMES.test(name) || PROGRAM_NAMES.test(name) || CODE_DECIDING_WORDS.test(name));
 }
 const ENV_NAME = /^[A-Z_][A-Z0-9_]{0,255}$/;
 
+/** Shells whose `-c` takes a script. */
+const SHELLS = /^(?:sh|bash|dash|zsh|ksh|mksh|ash|busybox)$/;
+
 /** Words after which the next word is still where a shell finds the program to run. */
 const RUNS_NEXT = new Set(['env', 'sudo', 'exec', 'nohup', 'time', 'nice', 'command', 'builtin', 'stdbuf', 'setsid', 'then', 'do', 'else', 'if', 'while', 'until', '!', '{']);
+/**
+ * Programs that run the program named after their options and leading operands: each with the
+ * options that take the next word as their value, and how many operands come before the program
+ * (`timeout 5 PROG`, `taskset 0x3 PROG`, `chroot DIR PROG`). Their options and those words are
+ * skipped to find the program (`nice -n 5 ./ghp_...` hid what ran: attack 18ao c2-1).
+ */
+const WRAPPERS: Record<string, { valued: string; operands: number }> = {
+  env: { valued: '-u -C -S --unset --chdir --split-string', operands: 0 },
+  sudo: { valued: '-u -g -h -p -C -D -r -t -U --user --group --host --prompt --chdir', operands: 0 },
+  doas: { valued: '-u -C', operands: 0 },
+  nice: { valued: '-n --adjustment', operands: 0 },
+  ionice: { valued: '-c -n -p -P -u --class --classdata', operands: 0 },
+  chrt: { valued: '-T -P -D', operands: 1 },
+  timeout: { valued: '-s -k --signal --kill-after', operands: 1 },
+  stdbuf: { valued: '-i -o -e', operands: 0 },
+  taskset: { valued: '', operands: 1 },
+  flock: { valued: '-w -E --timeout --conflict-exit-code', operands: 1 },
+  chroot: { valued: '--userspec --groups', operands: 1 },
+  unshare: { valued: '', operands: 0 },
+  setsid: { valued: '', operands: 0 },
+  strace: { valued: '-e -o -p -s -u -a -b -I -O -P -S -X', operands: 0 },
+  ltrace: { valued: '-e -o -p -s -u -a -n', operands: 0 },
+  xargs: { valued: '-a -d -E -I -L -n -P -s --arg-file --delimiter --max-args --max-procs --max-chars', operands: 0 },
+  runuser: { valued: '-u -g -G --user --group', operands: 0 },
+  watch: { valued: '-n -d --interval', operands: 0 },
+  busybox: { valued: '', operands: 0 },
+  exec: { valued: '-a', operands: 0 },
+  command: { valued: '', operands: 0 },
+  nohup: { valued: '', operands: 0 },
+  time: { valued: '-f -o --format --output', operands: 0 },
+};
 
 /**
  * The words of `text` where a shell runs a program, as [start, end): the first word of each
@@ -991,13 +1051,24 @@ const RUNS_NEXT = new Set(['env', 'sudo', 'exec', 'nohup', 'time', 'nice', 'comm
 function programWords(text: string): Array<[number, number]> {
   const out: Array<[number, number]> = [];
   let start = true;
-  let last = '';
+  /** The program of the command being read, and whether a shell's `-c` came last. */
+  let program = '';
+  let script = false;
+  /** The wrapper being read past (WRAPPERS), the words its last option takes, its operands left, and a redirection's file to come. */
+  let wrapper: (typeof WRAPPERS)[string] | undefined;
+  let skip = 0;
+  let operands = 0;
+  let redirectNext = false;
   let i = 0;
   while (i < text.length && out.length < 1024) {
     const c = text[i]!;
     // A separator, a subshell's `(` where a word begins, or the quote of an inline script: a command begins.
-    if (';&|\n\r`'.includes(c) || c === '(' || ((c === "'" || c === '"') && last === '-c')) {
+    if (';&|\n\r`'.includes(c) || c === '(' || ((c === "'" || c === '"') && script)) {
       start = true;
+      script = false;
+      wrapper = undefined;
+      skip = operands = 0;
+      redirectNext = false;
       i++;
       continue;
     }
@@ -1009,14 +1080,53 @@ function programWords(text: string): Array<[number, number]> {
     let j = i;
     while (j < text.length && !' \t;&|\n\r`)'.includes(text[j]!) && !(text[j] === '$' && text[j + 1] === '(')) j++;
     const word = text.slice(i, j);
-    last = word;
+    // A shell's `-c` (`-c`, `-ec`, `-xc`): the next word is a script, a command line of its own (quoted, its first word after the quote).
+    if (!start && SHELLS.test(program.slice(program.lastIndexOf('/') + 1)) && /^-[A-Za-z]*c$/.test(word)) {
+      script = true;
+      i = j;
+      continue;
+    }
+    if (script) {
+      script = false;
+      start = true;
+    }
     const assigned = start ? /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(word) : null;
     // The value of an assignment that decides what code runs (`LD_PRELOAD=...`) is shown as a program is.
     if (assigned && decidesCode(assigned[1]!) && j > i + assigned[0].length) out.push([i + assigned[0].length, j]);
-    if (start && !assigned && !RUNS_NEXT.has(word)) {
+    // A wrapper's options, their values and its leading operands: the program comes after them; a redirection (`2>/dev/null`) before it.
+    if (wrapper !== undefined && !assigned && (word.startsWith('-') || skip > 0)) {
+      if (skip > 0) skip--;
+      else if (wrapper.valued.split(' ').includes(word)) skip = 1;
+      i = j;
+      continue;
+    }
+    if (start && /^[0-9]*[<>]/.test(word)) {
+      // `2>/dev/null`, `>out`; `> out` takes the next word as its file.
+      if (/^[0-9]*[<>]+&?$/.test(word)) redirectNext = true;
+      i = j;
+      continue;
+    }
+    if (redirectNext) {
+      redirectNext = false;
+      i = j;
+      continue;
+    }
+    if (wrapper !== undefined && operands > 0) {
+      operands--;
+      i = j;
+      continue;
+    }
+    wrapper = undefined;
+    if (start && !assigned && WRAPPERS[word.slice(word.lastIndexOf('/') + 1)] !== undefined) {
+      wrapper = WRAPPERS[word.slice(word.lastIndexOf('/') + 1)]!;
+      operands = wrapper.operands;
+      skip = 0;
+    }
+    if (start && !assigned && !RUNS_NEXT.has(word) && wrapper === undefined) {
       // A quoted program (`"./a b"`) is the word inside its quotes.
       const q = word[0] === "'" || word[0] === '"' ? 1 : 0;
       if (!word.includes('://') && j > i + q) out.push([i + q, j]);
+      program = word.slice(q).replace(/["']$/, '');
       start = false;
     }
     if (text[j] === '$') {

@@ -23,7 +23,9 @@ export interface ToolCallStart {
 }
 
 /** What a pre-call seam hands back: called once the call ended (its errors are swallowed). */
-export type EndToolCall = (outcome: { ok: boolean; error?: string }) => void | Promise<void>;
+/** How a call ended: `cancelled` when its request was cancelled (notifications/cancelled, tasks/cancel, the client gone) before it answered. */
+export type CallOutcome = { ok: boolean; error?: string; cancelled?: boolean };
+export type EndToolCall = (outcome: CallOutcome) => void | Promise<void>;
 
 /** A refused call: the JSON-RPC error the client gets (-32003 permission denied, with the scope in `data`). */
 export interface CallDenial {

@@ -1,7 +1,7 @@
 import type { CallToolResult, McpServer, ServerContext, ToolAnnotations } from '@modelcontextprotocol/server';
 import type { z, ZodRawShape } from 'zod';
 import { DebugkitError, describeError } from '../core/errors.js';
-import { PERMISSION_DENIED, type CallDenial, type CallRuntime, type EndToolCall, type ToolCallEvent, type ToolCallStart } from './call-runtime.js';
+import { PERMISSION_DENIED, type CallDenial, type CallOutcome, type CallRuntime, type EndToolCall, type ToolCallEvent, type ToolCallStart } from './call-runtime.js';
 import { withCallLog } from './request-log.js';
 import { CHARS_PER_TOKEN, DEFAULT_RESULT_MAX_TOKENS, TRUNCATED_META_KEY, capResult } from './result-ceiling.js';
 import { redactAnswer } from './redact-answers.js';
@@ -141,7 +141,12 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(serve
         // after this turn of the event loop, so a synchronous store (SQLite) writes it only once
         // the answer has gone out.
         const done = end;
-        const outcome = { ok: result.isError !== true, ...(result.isError ? { error: resultText(result) } : {}) };
+        // A call whose request was cancelled (tasks/cancel, notifications/cancelled, the client gone) is recorded as such,
+        // whatever the tool made of its end: a cancelled task was recorded "ok" (attack 18ao c2-3).
+        const signal = extra.mcpReq.signal;
+        const outcome: CallOutcome = signal.aborted
+          ? { ok: false, cancelled: true, error: `cancelled: ${signal.reason instanceof Error ? signal.reason.message : typeof signal.reason === 'string' ? signal.reason : 'the request was cancelled'}` }
+          : { ok: result.isError !== true, ...(result.isError ? { error: resultText(result) } : {}) };
         setImmediate(() => void Promise.resolve(done(outcome)).catch(() => undefined));
       }
       if (runtime.onToolCall) {
