@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { REDACTED as R, redactText } from '../core/secrets.js';
-import { redactForAudit } from './audit.js';
+import { redactForAudit, redactWords } from './audit.js';
 
 // Attack 18ao c2-1, c2-2: a program named like a token ran while the audit kept `./[REDACTED]`:
 // behind a wrapper with options (`timeout 5`, `nice -n 5`, `env -i`), a redirection, an unquoted
@@ -50,5 +50,63 @@ describe('attack 18ao c2-1, c2-2: what runs is shown, even named like a token', 
     expect(await redactForAudit({ command: 'make', env: [`CC=./${TOK}`] }, 'keploy_mock_record', false, false, true)).toEqual({ command: 'make', env: [`CC=./${TOK}`] });
     // A secret's name still hides its value, a relative cwd too is kept.
     expect(await redactForAudit({ cwd: TOK, env: [`API_TOKEN=${TOK}`] }, 'open', false, 'gdb')).toEqual({ cwd: TOK, env: [`API_TOKEN=${R}`] });
+  });
+});
+
+// Attack 18ao e2 (on the fix above): the program was read at blanks, not as the runner splits words; argv's wrappers were not
+// read; every CARGO_* and any name holding TOOL/PROGRAM kept its URL password; a token in a URL without a scheme was kept.
+describe('attack 18ao e2: programs read as they run, secrets in values still hidden', () => {
+  it('e2-1, e2-6: words are read with their quotes and escapes: a quoted blank or separator is inside its word', () => {
+    for (const line of [`PATH=/usr/bin:. A="x y" ${TOK}`, `A=x\\ y ${TOK}`, `A='x y' ${TOK}`, `env "A=x y" ${TOK}`, `timeout "5" ${TOK}`, `sh -c 'A="x y" ${TOK}'`])
+      expect(redactText(line, true), line).toBe(line);
+    // A quoted ; | & ( is data, not a new command: the token after it is a value, hidden.
+    expect(redactText(`curl -H "X-Tokens: old;${TOK}" localhost:1/`, true)).not.toContain(TOK);
+    expect(redactText(`curl -d "q&${TOK}" x`, true)).toBe(`curl -d "q&${R}" x`);
+    expect(redactText(`psql "host=db|${TOK}"`, true)).toBe(`psql "host=db|${R}"`);
+    // A substitution inside double quotes still runs a command: its program is shown.
+    expect(redactText(`echo "$(./${TOK})"`, true)).toBe(`echo "$(./${TOK})"`);
+    expect(redactText(`echo "$(${TOK} x)"`, true)).toBe(`echo "$(${TOK} x)"`);
+  });
+
+  it('e2-2: in argv, the program a wrapper, a shell -c or an interpreter runs is shown; a shell script is read as a command line', () => {
+    expect(redactWords(['env', 'PATH=/usr/bin:.', TOK])).toEqual(['env', 'PATH=/usr/bin:.', TOK]);
+    expect(redactWords(['timeout', '5', TOK])).toEqual(['timeout', '5', TOK]);
+    expect(redactWords(['sh', '-c', TOK])).toEqual(['sh', '-c', TOK]);
+    expect(redactWords(['busybox', 'sh', '-c', `${TOK} --token ${TOK}`])).toEqual(['busybox', 'sh', '-c', `${TOK} --token ${R}`]);
+    expect(redactWords(['python3', TOK])).toEqual(['python3', TOK]);
+    expect(redactWords(['sh', '-c', `mysql -p${TOK}`])).toEqual(['sh', '-c', `mysql -p${R}`]);
+    // A token as an option's value is still hidden.
+    expect(redactWords(['curl', '-H', `Authorization: token ${TOK}`])).toEqual(['curl', '-H', `Authorization: token ${R}`]);
+  });
+
+  it('e2-3, e2-5: only variables that name a program keep their value; a URL password in one is hidden; a credential provider is shown', async () => {
+    const env = [
+      'CARGO_HTTP_PROXY=http://deploy:hunter2@proxy.corp:3128',
+      'CARGO_REGISTRIES_CORP_INDEX=sparse+https://deploy:hunter2@reg.corp/index/',
+      'TOOL_URL=http://u:hunter2@h',
+      'GIT_PROXY_COMMAND=http://u:hunter2@h',
+      'CARGO_REGISTRY_CREDENTIAL_PROVIDER=./evil2',
+      `CARGO_BUILD_RUSTC_WRAPPER=${TOK}`,
+    ];
+    expect(await redactForAudit({ command: 'cargo build', env }, 'keploy_mock_record', false, false, true)).toEqual({
+      command: 'cargo build',
+      env: [
+        `CARGO_HTTP_PROXY=http://deploy:${R}@proxy.corp:3128`,
+        `CARGO_REGISTRIES_CORP_INDEX=sparse+https://deploy:${R}@reg.corp/index/`,
+        `TOOL_URL=http://u:${R}@h`,
+        `GIT_PROXY_COMMAND=http://u:${R}@h`,
+        'CARGO_REGISTRY_CREDENTIAL_PROVIDER=./evil2',
+        `CARGO_BUILD_RUSTC_WRAPPER=${TOK}`,
+      ],
+    });
+    expect(redactText('CARGO_HTTP_PROXY=http://u:hunter2@proxy:3128 cargo build', true)).toBe(`CARGO_HTTP_PROXY=http://u:${R}@proxy:3128 cargo build`);
+  });
+
+  it('e2-4: a token in a URL without a scheme is hidden; a path is not a URL', () => {
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U';
+    expect(redactText(`curl localhost:3000/auth/reset/${jwt}`, true)).toBe(`curl localhost:3000/auth/reset/${R}`);
+    expect(redactText(`curl api.example.com/hooks/${TOK}`, true)).toBe(`curl api.example.com/hooks/${R}`);
+    expect(redactWords(['curl', `localhost:3000/auth/${jwt}`])).toEqual(['curl', `localhost:3000/auth/${R}`]);
+    expect(redactText(`./bin/run --out build/${TOK}`, true)).toBe(`./bin/run --out build/${TOK}`);
   });
 });

@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { decidesCode, GDB_SHELL_LINE, REDACTED, SECRET_NAME, SHELL_ACTIVE, argvSecretWords, findSecrets, hideSpans, redactText, unusedName } from '../core/secrets.js';
+import { decidesCode, GDB_SHELL_LINE, REDACTED, SECRET_NAME, SHELL_ACTIVE, argvSecretWords, commandRuns, findSecrets, hideSpans, hideUrlPasswords, redactText, unusedName } from '../core/secrets.js';
 import { jsonSliced } from '../core/json-sliced.js';
 import { TimeSlice } from '../core/wait.js';
 import { WorkerPool, workerEntry } from '../core/workers.js';
@@ -415,9 +415,9 @@ function loadsCodeAssignment(text: string): boolean {
   return name !== null && decidesCode(name[1]!);
 }
 
-function redactString(text: string, walk: Walk, code = false, command = false, gdbShell = false): string {
+function redactString(text: string, walk: Walk, code = false, command = false, gdbShell = false, env = false): string {
   // `LD_PRELOAD=/lib/x.so` as an item of an environment list: its value decides what code runs (decidesCode), kept as sent.
-  if (!code && !command) code = loadsCodeAssignment(text);
+  if (!code && !command) env = code = loadsCodeAssignment(text);
   if (walk.measure) {
     const kept = Math.min(text.length, MAX_STRING);
     walk.measure.push(kept);
@@ -434,6 +434,7 @@ function redactString(text: string, walk: Walk, code = false, command = false, g
   // the gdb toolset refuses one once a session may have redefined them) is a command line, its
   // passwords hidden; any other spelling of one is code, kept (the price).
   if (!code) return `${redactText(head, command)}${note}`;
+  if (env) return `${hideUrlPasswords(head)}${note}`;
   const shell = gdbShell ? GDB_SHELL_LINE.exec(head) : null;
   return `${shell ? shell[0] + redactText(head.slice(shell[0].length), true) : head}${note}`;
 }
@@ -456,13 +457,17 @@ export function redactWords(words: readonly string[]): string[] {
     text += `${w} `;
   }
   const script = words.findIndex((w) => INLINE_SCRIPT.test(w) || READS_ARGUMENTS.test(w));
+  // What runs, read as for a command line (secrets.ts commandRuns): the program, past wrappers (`env PATH=. TOK`,
+  // `timeout 5 TOK`), an interpreter's script file or code, a shell's -c script (attack 18ao e2-2: only word 0 was).
+  const runs = commandRuns(words, { assignments: false });
+  const shown = (k: number) => (k === 0 && !words[0]!.startsWith('-')) || runs.programs.has(k) || runs.code.has(k);
   const hits = new Map<number, Array<[number, number]>>();
   let i = 0;
   for (const [s, e] of findSecrets(text, { keepCalls: true, argv: true })) {
     while (i + 1 < words.length && starts[i + 1]! <= s) i++;
     const at = s - starts[i]!;
     if (at >= words[i]!.length) continue; // the blank between two words
-    if (i === 0 && !words[0]!.startsWith('-')) continue; // the program that runs is shown (attack 18aj q1-1)
+    if (shown(i) || runs.scripts.has(i)) continue; // what runs is shown (attacks 18aj q1-1, 18ao e2-2); a script is read below
     // No shell reads argv, so a password there is hidden whatever it holds; but an inline script and
     // the words it reads are code, and shell in them is shown (findSecrets' rule for command lines).
     if (script >= 0 && i >= script && SHELL_ACTIVE.test(text.slice(s, e))) continue;
@@ -475,7 +480,9 @@ export function redactWords(words: readonly string[]): string[] {
   // hidden whole, unless a script's arguments (attack 18aa A4).
   const placed = argvSecretWords(words);
   return words.map((w, k) => {
-    if (k === 0 && !w.startsWith('-')) return w;
+    if (shown(k)) return w;
+    // A shell's -c script is a command line: its programs shown, its passwords hidden.
+    if (runs.scripts.has(k)) return redactText(w, true);
     if (placed.has(k) && !(script >= 0 && script < k)) return REDACTED;
     const found = hits.get(k);
     if (!found) return redactText(w);
@@ -537,6 +544,8 @@ interface ListReading {
   gdbShell?: boolean;
   /** A command line (a `command`, `cmd` or `entrypoint` string): the programs it runs are shown. */
   command?: boolean;
+  /** With `code`: the value of a variable that decides what runs (decidesCode), kept but for its URLs' passwords. */
+  env?: boolean;
 }
 
 function redactArray(value: unknown[], depth: number, walk: Walk, reading: ListReading): unknown[] {
@@ -610,7 +619,8 @@ function secretPair(value: Record<string, unknown>): boolean {
 /** How the list under name `k` of `object` is read (ARGV_NAMES: as argv, after the program `object` names beside it). */
 function listReading(k: string, object: Record<string, unknown>, walk: Walk): ListReading {
   // A program, a variable that decides what code runs (`{"LD_PRELOAD": ...}`, `{"name": "PYTHONPATH", "value": ...}`): kept as sent.
-  if (PROGRAM_FIELDS.has(k) || decidesCode(k) || (PAIR_VALUES.has(k) && namesCodeLoader(object))) return { argv: false, code: true };
+  if (PROGRAM_FIELDS.has(k)) return { argv: false, code: true };
+  if (decidesCode(k) || (PAIR_VALUES.has(k) && namesCodeLoader(object))) return { argv: false, code: true, env: true };
   if (walk.code && CODE_FIELDS.has(k)) return { argv: false, code: true, ...(walk.code === 'gdb' && GDB_COMMAND_FIELDS.has(k) ? { gdbShell: true } : {}) };
   if (!ARGV_NAMES.has(k)) return { argv: false };
   // A command line given as one string (not a list of words): read as text, its programs shown.
@@ -628,7 +638,7 @@ function programOf(object: Record<string, unknown>): string | undefined {
 function redactValue(value: unknown, depth: number, walk: Walk, reading: ListReading = { argv: depth === 0 }): unknown {
   walk.values++;
   if (walk.stopAt && walk.values > walk.stopAt.values) walk.over = true;
-  if (typeof value === 'string') return redactString(value, walk, reading.code === true, reading.command === true, reading.gdbShell === true);
+  if (typeof value === 'string') return redactString(value, walk, reading.code === true, reading.command === true, reading.gdbShell === true, reading.env === true);
   if (value === null || typeof value !== 'object') return value;
   if (depth >= MAX_DEPTH) {
     // What lies this deep is not measured: the record goes to the thread, where it is written and hashed (attack 18aa A5).

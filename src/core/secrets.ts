@@ -906,14 +906,23 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
   return reading.argv === true ? spans.filter(([s, , kind]) => !named(s, kind)) : spans.filter(([s, e, kind]) => !shell(s, e) && !runs(s, e) && !named(s, kind));
 }
 
-/** Whether the word holding `at` (to a blank or a quote either side, 4 KiB at most) is a URL (holds `://`). */
+/**
+ * Whether the word holding `at` (to a blank or a quote either side, 4 KiB at most; past a leading
+ * `NAME=` or `--option=`) reads as a URL: it holds `://`, or it does not start as a path does
+ * (`/`, `.`, `~`, `$`) and what comes before its first `/` is a host (holds `.`, `:` or `@`:
+ * `localhost:3000/reset/<JWT>`, `api.example.com/hooks/<token>`: attack 18ao e2-4).
+ */
 function urlWordAt(text: string, at: number): boolean {
   const ends = /[\s'"]/;
   let from = at;
   while (from > 0 && at - from < 4096 && !ends.test(text[from - 1]!)) from--;
   let to = at;
   while (to < text.length && to - at < 4096 && !ends.test(text[to]!)) to++;
-  return text.slice(from, to).includes('://');
+  const word = text.slice(from, to).replace(/^(?:[A-Za-z_][A-Za-z0-9_]*|-{1,2}[A-Za-z0-9][A-Za-z0-9_-]*)=/, '');
+  if (word.includes('://')) return true;
+  if (/^[/.~$]/.test(word)) return false;
+  const slash = word.indexOf('/');
+  return /[.:@]/.test(slash < 0 ? word : word.slice(0, slash));
 }
 
 function allSpans(text: string, keepCalls: boolean): Span[] {
@@ -990,152 +999,260 @@ function xmlElementSpans(text: string, spans: Span[]): void {
 const CODE_DECIDING_NAMES =
   /^(?:LD_[A-Z_]+|DYLD_[A-Z_]+|PYTHON[A-Z_]*|NODE_[A-Z_]+|BASH_ENV|ENV|PERL5[A-Z_]*|PERLLIB|RUBY[A-Z_]*|GEM_[A-Z_]+|BUNDLE_[A-Z_]+|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|GCONV_PATH|LUA_[A-Z_]+|R_[A-Z_]+|PROMPT_COMMAND|PS4|SHELLOPTS|BASHOPTS|IFS|GIT_[A-Z_]+|SSH_ASKPASS|EDITOR|VISUAL|PAGER|BROWSER|GDB[A-Z_]*|DEBUGINFOD_URLS|XDG_[A-Z_]+|TMPDIR|PWD|USER|LOGNAME|TERM|LANG|LC_[A-Z_]+)$/;
 const CODE_DECIDING_WORDS =
-  /PATH|DIR|HOME|LIB|PREFIX|OPTS|OPTIONS|FLAGS|WARNINGS|BREAKPOINT|STARTUP|CONFIG|PRELOAD|PLUGIN|MODULE|HOOK|INIT|CMD|COMMAND|EXEC|SHELL|LOADER|RUNNER|INTERPRETER|ROOT|FILE|COMPILER|WRAPPER|ASKPASS|PAGER|EDIT|LINKER|TOOL|PROGRAM|BINARY|_BIN$/i;
+  /PATH|DIR|HOME|LIB|PREFIX|OPTS|OPTIONS|FLAGS|WARNINGS|BREAKPOINT|STARTUP|CONFIG|PRELOAD|PLUGIN|MODULE|HOOK|INIT|CMD|COMMAND|EXEC|SHELL|LOADER|RUNNER|INTERPRETER|ROOT|FILE/i;
 /**
- * Variables that name a program that build tools and pagers run (`make` runs `$(CC)`: `CC=./ghp_...`
- * hid which one ran, attack 18ao c2-2).
+ * Variables that name a program that build tools, pagers and credential helpers run (`make` runs
+ * `$(CC)`: `CC=./ghp_...` hid which one ran, attack 18ao c2-2): their names, and name parts
+ * (`CMAKE_C_COMPILER`, `RUSTC_WRAPPER`, `SUDO_ASKPASS`, `MANPAGER`, cargo's `*_CREDENTIAL_PROVIDER`,
+ * which its secret-like name hid: 18ao e2-5). Only those: every `CARGO_*` kept a proxy's password
+ * (18ao e2-3).
  */
 const PROGRAM_NAMES =
-  /^(?:CC|CXX|CPP|LD|AR|AS|NM|MAKE|AWK|YACC|BISON|LEX|FLEX|RANLIB|STRIP|OBJCOPY|OBJDUMP|READELF|FC|F77|PERL|NODE|RUSTC|RUSTDOC|GO|JAVA|JAVAC|CARGO_[A-Z_]+|DOCKER_HOST|LESSOPEN|LESSCLOSE|SUDO_ASKPASS|TAR|GZIP|PKG_CONFIG|SED|GREP|INSTALL|M4|PYTHON3?)$/;
+  /^(?:CC|CXX|CPP|LD|AR|AS|NM|MAKE|AWK|YACC|BISON|LEX|FLEX|RANLIB|STRIP|OBJCOPY|OBJDUMP|READELF|FC|F77|PERL|NODE|RUSTC|RUSTDOC|GO|JAVA|JAVAC|LESSOPEN|LESSCLOSE|FCEDIT|TAR|GZIP|PKG_CONFIG|SED|GREP|INSTALL|M4|CARGO_BUILD_RUSTC|CARGO_BUILD_RUSTDOC|CARGO_TARGET_[A-Z0-9_]+_(?:LINKER|RUNNER))$/;
+const PROGRAM_NAME_PARTS = /(?:^|_)(?:COMPILER|WRAPPER|LINKER|CREDENTIAL_PROVIDERS?)$|ASKPASS$|PAGER$/;
 
 /** Whether an environment variable's value decides what code runs: kept as sent (see CODE_DECIDING_NAMES). */
 export function decidesCode(name: string): boolean {
   // An environment variable's name (upper case): a tool's own arguments (`command`, `path`) are read as theirs.
-  return ENV_NAME.test(name) && !SECRET_NAME.test(name) && (CODE_DECIDING_NAMES.test(name) || PROGRAM_NAMES.test(name) || CODE_DECIDING_WORDS.test(name));
+  if (!ENV_NAME.test(name)) return false;
+  // A program named by a variable whose name reads as a secret's (cargo's credential providers) is a program still.
+  if (PROGRAM_NAME_PARTS.test(name)) return true;
+  return !SECRET_NAME.test(name) && (CODE_DECIDING_NAMES.test(name) || PROGRAM_NAMES.test(name) || CODE_DECIDING_WORDS.test(name));
 }
 const ENV_NAME = /^[A-Z_][A-Z0-9_]{0,255}$/;
 
 /** Shells whose `-c` takes a script. */
-const SHELLS = /^(?:sh|bash|dash|zsh|ksh|mksh|ash|busybox)$/;
+const SHELLS = /^(?:sh|bash|dash|zsh|ksh|mksh|ash)$/;
+/** Interpreters whose first operand is a script file that runs, and whose `-c`/`-e` takes code. */
+const INTERPRETERS = /^(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|tclsh|Rscript|awk|gawk|mawk)$/;
+/** An option whose value is code to run: a shell's `-c` (alone or ending a cluster: `-ec`), an interpreter's `-c`/`-e`/`-E`, `--eval`. */
+const CODE_OPTION = /^(?:-[A-Za-z]{0,3}[ceE]|--(?:eval|command|exec|print)|-p)$/;
+/** Words that start a command and run the next word (shell keywords, and `!`). */
+const KEYWORDS = new Set(['then', 'do', 'else', 'elif', 'if', 'while', 'until', '!', '{', 'time', 'builtin']);
+const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*=/;
+const REDIRECTION = /^[0-9]*(?:<|>|>>|<<|&>|>&|<&|<>)/;
 
-/** Words after which the next word is still where a shell finds the program to run. */
-const RUNS_NEXT = new Set(['env', 'sudo', 'exec', 'nohup', 'time', 'nice', 'command', 'builtin', 'stdbuf', 'setsid', 'then', 'do', 'else', 'if', 'while', 'until', '!', '{']);
 /**
  * Programs that run the program named after their options and leading operands: each with the
  * options that take the next word as their value, and how many operands come before the program
  * (`timeout 5 PROG`, `taskset 0x3 PROG`, `chroot DIR PROG`). Their options and those words are
  * skipped to find the program (`nice -n 5 ./ghp_...` hid what ran: attack 18ao c2-1).
  */
-const WRAPPERS: Record<string, { valued: string; operands: number }> = {
-  env: { valued: '-u -C -S --unset --chdir --split-string', operands: 0 },
-  sudo: { valued: '-u -g -h -p -C -D -r -t -U --user --group --host --prompt --chdir', operands: 0 },
-  doas: { valued: '-u -C', operands: 0 },
-  nice: { valued: '-n --adjustment', operands: 0 },
-  ionice: { valued: '-c -n -p -P -u --class --classdata', operands: 0 },
-  chrt: { valued: '-T -P -D', operands: 1 },
-  timeout: { valued: '-s -k --signal --kill-after', operands: 1 },
-  stdbuf: { valued: '-i -o -e', operands: 0 },
-  taskset: { valued: '', operands: 1 },
-  flock: { valued: '-w -E --timeout --conflict-exit-code', operands: 1 },
-  chroot: { valued: '--userspec --groups', operands: 1 },
-  unshare: { valued: '', operands: 0 },
-  setsid: { valued: '', operands: 0 },
-  strace: { valued: '-e -o -p -s -u -a -b -I -O -P -S -X', operands: 0 },
-  ltrace: { valued: '-e -o -p -s -u -a -n', operands: 0 },
-  xargs: { valued: '-a -d -E -I -L -n -P -s --arg-file --delimiter --max-args --max-procs --max-chars', operands: 0 },
-  runuser: { valued: '-u -g -G --user --group', operands: 0 },
-  watch: { valued: '-n -d --interval', operands: 0 },
-  busybox: { valued: '', operands: 0 },
-  exec: { valued: '-a', operands: 0 },
-  command: { valued: '', operands: 0 },
-  nohup: { valued: '', operands: 0 },
-  time: { valued: '-f -o --format --output', operands: 0 },
-};
+const WRAPPERS: Record<string, { valued: string[]; operands: number }> = Object.fromEntries(
+  Object.entries({
+    env: ['-u -C -S --unset --chdir --split-string', 0],
+    sudo: ['-u -g -h -p -C -D -r -t -U --user --group --host --prompt --chdir', 0],
+    doas: ['-u -C', 0],
+    nice: ['-n --adjustment', 0],
+    ionice: ['-c -n -p -P -u --class --classdata', 0],
+    chrt: ['-T -P -D', 1],
+    timeout: ['-s -k --signal --kill-after', 1],
+    stdbuf: ['-i -o -e', 0],
+    taskset: ['', 1],
+    flock: ['-w -E --timeout --conflict-exit-code', 1],
+    chroot: ['--userspec --groups', 1],
+    unshare: ['', 0],
+    setsid: ['', 0],
+    strace: ['-e -o -p -s -u -a -b -I -O -P -S -X', 0],
+    ltrace: ['-e -o -p -s -u -a -n', 0],
+    xargs: ['-a -d -E -I -L -n -P -s --arg-file --delimiter --max-args --max-procs --max-chars', 0],
+    runuser: ['-u -g -G --user --group', 0],
+    watch: ['-n -d --interval', 0],
+    exec: ['-a', 0],
+    command: ['', 0],
+    nohup: ['', 0],
+    time: ['-f -o --format --output', 0],
+    'xvfb-run': ['-n -s -e -f -p --server-num --server-args --error-file --auth-file', 0],
+    proxychains: ['-f', 0],
+    proxychains4: ['-f', 0],
+    valgrind: ['', 0],
+    busybox: ['', 0],
+  } as Record<string, [string, number]>).map(([name, [valued, operands]]) => [name, { valued: valued.split(' ').filter(Boolean), operands }]),
+);
+
+const baseName = (word: string) => word.slice(word.lastIndexOf('/') + 1);
 
 /**
- * The words of `text` where a shell runs a program, as [start, end): the first word of each
- * command (after `;`, `&`, `|`, a line break, a backquote or `$(`, a subshell's `(`, and the quote
- * that opens an inline script after `-c`), past its `NAME=value` assignments and wrappers such as
- * `env` or `sudo`. A URL is never one. Linear: one pass, at most 1,024 words.
+ * Which words of one command run, read as the program runs them (`words`: each word's value, its
+ * quotes and escapes removed): its program, past `NAME=value` assignments (with `assignments`),
+ * redirections, shell keywords and wrappers (WRAPPERS: with their options, option values and
+ * operands); a shell's `-c` script (`scripts`, a command line of its own), an interpreter's script
+ * file (a program) or its `-c`/`-e` code (`code`, run as it is). One reading for command lines and
+ * argv lists (attack 18ao e2-2: argv's wrappers were not read).
  */
-function programWords(text: string): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  let start = true;
-  /** The program of the command being read, and whether a shell's `-c` came last. */
-  let program = '';
-  let script = false;
-  /** The wrapper being read past (WRAPPERS), the words its last option takes, its operands left, and a redirection's file to come. */
-  let wrapper: (typeof WRAPPERS)[string] | undefined;
-  let skip = 0;
-  let operands = 0;
-  let redirectNext = false;
+export function commandRuns(words: readonly string[], { assignments = true }: { assignments?: boolean } = {}): { programs: Set<number>; scripts: Set<number>; code: Set<number> } {
+  const programs = new Set<number>();
+  const scripts = new Set<number>();
+  const code = new Set<number>();
+  const n = words.length;
   let i = 0;
-  while (i < text.length && out.length < 1024) {
-    const c = text[i]!;
-    // A separator, a subshell's `(` where a word begins, or the quote of an inline script: a command begins.
-    if (';&|\n\r`'.includes(c) || c === '(' || ((c === "'" || c === '"') && script)) {
-      start = true;
-      script = false;
-      wrapper = undefined;
-      skip = operands = 0;
-      redirectNext = false;
+  let leading = assignments;
+  while (i < n) {
+    const word = words[i]!;
+    if (leading && ASSIGNMENT_WORD.test(word)) {
       i++;
       continue;
     }
-    if (c === ' ' || c === '\t' || c === ')') {
+    if (REDIRECTION.test(word)) {
+      // `2>/dev/null` holds its file; `>` alone takes the next word.
+      i += /^[0-9]*(?:<|>|>>|<<|&>|>&|<&|<>)$/.test(word) ? 2 : 1;
+      continue;
+    }
+    if (KEYWORDS.has(word)) {
       i++;
       continue;
     }
-    // A word: to a blank, a separator, `)` or a `$(` inside it (after which a command begins).
-    let j = i;
-    while (j < text.length && !' \t;&|\n\r`)'.includes(text[j]!) && !(text[j] === '$' && text[j + 1] === '(')) j++;
-    const word = text.slice(i, j);
-    // A shell's `-c` (`-c`, `-ec`, `-xc`): the next word is a script, a command line of its own (quoted, its first word after the quote).
-    if (!start && SHELLS.test(program.slice(program.lastIndexOf('/') + 1)) && /^-[A-Za-z]*c$/.test(word)) {
-      script = true;
-      i = j;
+    programs.add(i);
+    const name = baseName(word);
+    i++;
+    const wrapper = WRAPPERS[name];
+    if (wrapper) {
+      let operands = wrapper.operands;
+      while (i < n) {
+        const w = words[i]!;
+        if (w === '--') {
+          i++;
+          break;
+        }
+        if (w.startsWith('-') && w.length > 1) {
+          i += wrapper.valued.includes(w) ? 2 : 1;
+          continue;
+        }
+        if (operands > 0) {
+          operands--;
+          i++;
+          continue;
+        }
+        break;
+      }
+      // env's own assignments come before its program.
+      leading = name === 'env' || leading;
       continue;
     }
-    if (script) {
-      script = false;
-      start = true;
+    if (SHELLS.test(name) || INTERPRETERS.test(name)) {
+      for (; i < n; i++) {
+        const w = words[i]!;
+        if (CODE_OPTION.test(w) && (SHELLS.test(name) ? /c$/.test(w) : true)) {
+          if (i + 1 < n) (SHELLS.test(name) ? scripts : code).add(i + 1);
+          break;
+        }
+        if (name.startsWith('python') && w === '-m') {
+          // A module to run, named as a program is.
+          if (i + 1 < n) programs.add(i + 1);
+          break;
+        }
+        if (w.startsWith('-') && w.length > 1) continue;
+        // The script file the interpreter runs.
+        programs.add(i);
+        break;
+      }
     }
-    const assigned = start ? /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(word) : null;
-    // The value of an assignment that decides what code runs (`LD_PRELOAD=...`) is shown as a program is.
-    if (assigned && decidesCode(assigned[1]!) && j > i + assigned[0].length) out.push([i + assigned[0].length, j]);
-    // A wrapper's options, their values and its leading operands: the program comes after them; a redirection (`2>/dev/null`) before it.
-    if (wrapper !== undefined && !assigned && (word.startsWith('-') || skip > 0)) {
-      if (skip > 0) skip--;
-      else if (wrapper.valued.split(' ').includes(word)) skip = 1;
-      i = j;
-      continue;
-    }
-    if (start && /^[0-9]*[<>]/.test(word)) {
-      // `2>/dev/null`, `>out`; `> out` takes the next word as its file.
-      if (/^[0-9]*[<>]+&?$/.test(word)) redirectNext = true;
-      i = j;
-      continue;
-    }
-    if (redirectNext) {
-      redirectNext = false;
-      i = j;
-      continue;
-    }
-    if (wrapper !== undefined && operands > 0) {
-      operands--;
-      i = j;
-      continue;
-    }
-    wrapper = undefined;
-    if (start && !assigned && WRAPPERS[word.slice(word.lastIndexOf('/') + 1)] !== undefined) {
-      wrapper = WRAPPERS[word.slice(word.lastIndexOf('/') + 1)]!;
-      operands = wrapper.operands;
-      skip = 0;
-    }
-    if (start && !assigned && !RUNS_NEXT.has(word) && wrapper === undefined) {
-      // A quoted program (`"./a b"`) is the word inside its quotes.
-      const q = word[0] === "'" || word[0] === '"' ? 1 : 0;
-      if (!word.includes('://') && j > i + q) out.push([i + q, j]);
-      program = word.slice(q).replace(/["']$/, '');
-      start = false;
-    }
-    if (text[j] === '$') {
-      start = true;
-      j += 2;
-    }
-    i = j;
+    break;
   }
-  return out;
+  return { programs, scripts, code };
+}
+
+/** A word of a command line: where it is in the text ([start, end), its quotes included) and its value as the program gets it. */
+interface ShellWord {
+  start: number;
+  end: number;
+  value: string;
+}
+
+/**
+ * The commands of a command line, each as its words, read as a shell reads them: quotes and
+ * backslashes kept inside a word (a quoted `;` or blank is the word's, not a separator: attack 18ao
+ * e2-1, e2-6), commands separated by unquoted `;`, `&`, `|`, line breaks, `(`, `)`, backquotes and
+ * `$(` (also inside double quotes, where a substitution still runs). Linear; at most 4,096 words.
+ */
+function shellCommands(text: string): ShellWord[][] {
+  const commands: ShellWord[][] = [];
+  let current: ShellWord[] = [];
+  let words = 0;
+  const endCommand = () => {
+    if (current.length > 0) commands.push(current);
+    current = [];
+  };
+  let i = 0;
+  while (i < text.length && words < 4096) {
+    const c = text[i]!;
+    if (';&|\n\r()`'.includes(c) || (c === '$' && text[i + 1] === '(')) {
+      endCommand();
+      i += c === '$' ? 2 : 1;
+      continue;
+    }
+    if (c === ' ' || c === '\t') {
+      i++;
+      continue;
+    }
+    const start = i;
+    let value = '';
+    // A substitution inside double quotes begins a command: the word so far ends there.
+    let cut = false;
+    while (i < text.length && !cut) {
+      const d = text[i]!;
+      if (d === "'") {
+        const close = text.indexOf("'", i + 1);
+        const to = close < 0 ? text.length : close;
+        value += text.slice(i + 1, to);
+        i = to + 1;
+      } else if (d === '"') {
+        i++;
+        while (i < text.length && text[i] !== '"') {
+          if (text[i] === '\\' && i + 1 < text.length) {
+            value += text[i + 1];
+            i += 2;
+          } else if ((text[i] === '$' && text[i + 1] === '(') || text[i] === '`') {
+            cut = true;
+            break;
+          } else value += text[i++];
+        }
+        if (!cut) i++;
+      } else if (d === '\\') {
+        value += text[i + 1] ?? '';
+        i += 2;
+      } else if (' \t;&|\n\r()`'.includes(d) || (d === '$' && text[i + 1] === '(')) break;
+      else value += text[i++];
+    }
+    current.push({ start, end: Math.min(i, text.length), value });
+    words++;
+    if (cut) {
+      endCommand();
+      i += text[i] === '$' ? 2 : 1;
+    }
+  }
+  endCommand();
+  return commands;
+}
+
+/**
+ * The places in `text` where a shell runs a program, as [start, end): the words commandRuns finds
+ * in each command (a shell's `-c` script read again as a command line, an interpreter's code whole),
+ * and the value of a leading assignment that decides what code runs (`LD_PRELOAD=...`). A URL is
+ * never one.
+ */
+function programWords(text: string, depth = 0): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  for (const words of shellCommands(text)) {
+    const { programs, scripts, code } = commandRuns(words.map((w) => w.value));
+    for (let k = 0; k < words.length; k++) {
+      const w = words[k]!;
+      const assigned = ASSIGNMENT_WORD.exec(w.value);
+      // Not a value holding a URL: its password is no code (hideUrlPasswords' rule), and the rest is read as any text.
+      if (assigned && k < Math.min(...programs, words.length) && decidesCode(assigned[0].slice(0, -1)) && !w.value.includes('://')) {
+        const eq = text.indexOf('=', w.start);
+        if (eq >= 0 && eq + 1 < w.end) out.push([eq + 1, w.end]);
+      }
+      if (programs.has(k) || code.has(k)) {
+        if (!w.value.includes('://')) out.push([w.start, w.end]);
+      } else if (scripts.has(k) && depth < 4) {
+        // The script's own text (inside its quotes, if quoted): its offsets are the text's.
+        const quoted = text[w.start] === "'" || text[w.start] === '"' ? 1 : 0;
+        for (const [s, e] of programWords(text.slice(w.start + quoted, w.end - quoted), depth + 1)) out.push([w.start + quoted + s, w.start + quoted + e]);
+      }
+    }
+  }
+  return out.sort((a, b) => a[0] - b[0]);
 }
 
 /** `text` with each secret replaced by what `mark` makes of its kind; everything around it kept. The kinds hidden, in order. */
@@ -1161,6 +1278,22 @@ export function hideSpans(text: string, spans: ReadonlyArray<readonly [number, n
     at = end;
   }
   return { text: out + text.slice(at), kinds };
+}
+
+/**
+ * A value that decides what code runs (decidesCode: kept as sent) with only its URLs' passwords
+ * hidden: a proxy's or a registry's password is no code (`CARGO_HTTP_PROXY=http://u:pw@proxy` was
+ * stored in clear: attack 18ao e2-3), and one that holds shell stays shown, as in command lines.
+ */
+export function hideUrlPasswords(text: string): string {
+  if (!text.includes('://')) return text;
+  const spans: Span[] = [];
+  urlPasswordSpans(text, spans);
+  return hideSpans(
+    text,
+    spans.filter(([s, e]) => !SHELL_ACTIVE.test(text.slice(s, e))).sort((a, b) => a[0] - b[0]),
+    () => REDACTED,
+  ).text;
 }
 
 /** A tool's argument with every secret value found replaced by [REDACTED], for the audit: everything around it kept, and every call (keepCalls). */
