@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, statSync, writeFileSync, unlinkSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync, unlinkSync, readdirSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -212,10 +212,25 @@ describe.each([sqlite, postgresKind])('the audit on $name', (kind) => {
     records[2]!.tool = 'forged';
     await door.put(rehash(records, 3));
     expect(await verify(at)).toMatchObject({ ok: false, first_broken: { seq: 3, reason: expect.stringMatching(/hashed without the audit key.*re-hashed from here/) } });
-    // From entry 1: no keyed entry is left to show it; the checkpoint does.
+    // From entry 1: no keyed entry is left to show it; the key's file does (it signs from entry 1), and so does the checkpoint.
     await door.put(rehash(await door.rows(), 1));
     await door.close();
-    expect(await verify(at)).toMatchObject({ ok: false, first_broken: { seq: 5, reason: expect.stringMatching(/checkpoint in .* holds another hash for this entry/) } });
+    expect(await verify(at)).toMatchObject({ ok: false, first_broken: { seq: 1, reason: expect.stringMatching(/whose file says it signs every entry from entry 1/) } });
+  });
+
+  it('a chain keyed from its first entry, re-hashed whole without the key, is reported by a node with no checkpoint of its own (attack 18ao e2-7)', async () => {
+    const at = await chainOf(kind, 4);
+    // The key was made for a store with no entry: its file says it signs from entry 1.
+    const keyText = readFileSync(path.join(at.dataDir, 'audit.key'), 'utf8');
+    expect(keyText).toMatch(/^[0-9a-f]{64}\nkeyed-from 1\n$/);
+    const door = await kind.backdoor(at.spec, at.dataDir);
+    const records = await door.rows();
+    records[0]!.tool = 'forged';
+    await door.put(rehash(records, 1));
+    await door.close();
+    // Another node (or the operator's machine): the same key file, no checkpoint.
+    for (const f of readdirSync(at.dataDir)) if (f.includes('audit-head')) rmSync(path.join(at.dataDir, f));
+    expect(await verify(at)).toMatchObject({ ok: false, first_broken: { seq: 1, reason: expect.stringMatching(/hashed without the audit key, whose file says it signs every entry from entry 1/) } });
   });
 
   it('a server appending after the chain was cut leaves the checkpoint as it was, the evidence verify reports', async () => {
@@ -332,5 +347,18 @@ describe('the checkpoint file shared by two processes (attack 18aj q1-2)', () =>
     release!();
     await Promise.all([held, second]);
     expect(order).toEqual(['first done', 'second ran']);
+  });
+});
+
+describe('the audit key file', () => {
+  it('holds the key, and may say the first entry it signs; anything else is refused, saying what is valid', () => {
+    const hex = 'ab'.repeat(32);
+    expect(AuditKey.fromText(`${hex}\n`, 'k').keyedFrom).toBeUndefined();
+    expect(AuditKey.fromText(`${hex}\nkeyed-from 7\n`, 'k').keyedFrom).toBe(7);
+    expect(AuditKey.fromText(`${hex}\nkeyed-from 7\n`, 'k').id).toBe(AuditKey.fromText(hex, 'k').id);
+    for (const bad of [`${hex}\nkeyed-from 0`, `${hex}\nkeyed-from x`, `${hex}\nkeyed-from 1\nkeyed-from 2`, `${hex}\nhello`]) {
+      expect(() => AuditKey.fromText(bad, 'the audit key file k')).toThrow(/may hold one line "keyed-from N"/);
+    }
+    expect(AuditKey.generate(1).text).toMatch(/^[0-9a-f]{64}\nkeyed-from 1\n$/);
   });
 });

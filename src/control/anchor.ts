@@ -37,11 +37,12 @@ export function readAuditKey(file: string): AuditKey | undefined {
 }
 
 /**
- * The audit key in `file`, made on first use: 32 random bytes written to a private temporary file
+ * The audit key in `file`, made on first use (with `keyedFrom`, the first entry it signs, written in
+ * its file: see AuditKey): 32 random bytes written to a private temporary file
  * (mode 0600), flushed, then linked into place, so the key file is never seen half-written and two
  * processes starting together end up with the one key that was linked first.
  */
-export function loadOrCreateAuditKey(file: string): { key: AuditKey; created: boolean } {
+export function loadOrCreateAuditKey(file: string, { keyedFrom }: { keyedFrom?: number } = {}): { key: AuditKey; created: boolean } {
   const existing = readAuditKey(file);
   if (existing) return { key: existing, created: false };
   const dir = path.dirname(file);
@@ -49,7 +50,7 @@ export function loadOrCreateAuditKey(file: string): { key: AuditKey; created: bo
   const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   const fd = openSync(tmp, 'wx', 0o600);
   try {
-    writeSync(fd, AuditKey.generate().text);
+    writeSync(fd, AuditKey.generate(keyedFrom).text);
     fsyncSync(fd);
   } finally {
     closeSync(fd);

@@ -83,20 +83,36 @@ export function chainHash(prevHash: string, seq: number, bodyDigest: string): st
  * entries they changed.
  */
 export class AuditKey {
-  private constructor(private readonly secret: Buffer) {}
+  /**
+   * `keyedFrom`: the first entry the key signs in the store it was made for (1 for a store that had
+   * no entry then), from its file: an entry at or past it hashed without the key was re-hashed by
+   * whoever wrote the database, even on a node whose checkpoint does not cover it (attack 18ao e2-7:
+   * a chain keyed from entry 1, re-hashed whole without the key, verified as "written before the
+   * store had one"). Absent in a key file made before debugkit wrote it, or by hand.
+   */
+  private constructor(
+    private readonly secret: Buffer,
+    readonly keyedFrom?: number,
+  ) {}
 
-  /** The key as kept in its file: 64 hexadecimal characters. */
+  /** The key as kept in its file: 64 hexadecimal characters, and optionally a line `keyed-from N`. */
   static fromText(text: string, source: string): AuditKey {
-    const hex = text.length <= 4096 ? text.trim() : '';
+    const lines = text.length <= 4096 ? text.trim().split(/\r?\n/) : [''];
+    const hex = lines[0]!.trim();
     if (!/^(?:[0-9a-fA-F]{2}){32,64}$/.test(hex)) {
       throw new Error(`${source} is not an audit key: it must hold 64 hexadecimal characters (32 random bytes; debugkit writes one on first use)`);
     }
-    return new AuditKey(Buffer.from(hex, 'hex'));
+    const pinned = lines.slice(1).map((l) => /^keyed-from ([1-9][0-9]{0,15})$/.exec(l.trim()));
+    if (pinned.some((m) => m === null) || pinned.length > 1) {
+      throw new Error(`${source} is not an audit key: after the key's line it may hold one line "keyed-from N" (N the first entry the key signs), nothing else`);
+    }
+    return new AuditKey(Buffer.from(hex, 'hex'), pinned[0] ? Number(pinned[0][1]) : undefined);
   }
 
-  static generate(): { key: AuditKey; text: string } {
+  /** A new key, signing from entry `keyedFrom` when given (the store it is made for had no entry then). */
+  static generate(keyedFrom?: number): { key: AuditKey; text: string } {
     const secret = randomBytes(32);
-    return { key: new AuditKey(secret), text: `${secret.toString('hex')}\n` };
+    return { key: new AuditKey(secret, keyedFrom), text: `${secret.toString('hex')}\n${keyedFrom !== undefined ? `keyed-from ${keyedFrom}\n` : ''}` };
   }
 
   /** Names the key without revealing it: kept in the store, to tell a node with another key. */
@@ -221,8 +237,13 @@ export class ChainVerifier {
   /** 'keyed', 'plain' (and allowed there), or undefined with `why` set. */
   private kindOf(record: AuditRecord): 'keyed' | 'plain' | undefined {
     const kind = entryKind(record, this.key);
-    if (kind === 'plain' && this.keyedFrom !== undefined && record.seq > this.keyedFrom) return undefined;
+    if (kind === 'plain' && ((this.keyedFrom !== undefined && record.seq > this.keyedFrom) || this.pinnedPast(record.seq))) return undefined;
     return kind;
+  }
+
+  /** Whether the key's file says it signs every entry from one at or before `seq`. */
+  private pinnedPast(seq: number): boolean {
+    return this.key?.keyedFrom !== undefined && seq >= this.key.keyedFrom;
   }
 
   add(record: AuditRecord): boolean {
@@ -235,6 +256,9 @@ export class ChainVerifier {
     if (!kind) return fail(this.key ? CHANGED : `${CHANGED}, or it is keyed and no audit key was given`);
     if (kind === 'plain' && this.keyedFrom !== undefined) {
       return fail(`hashed without the audit key, after entries hashed with it from entry ${this.keyedFrom}: the chain was re-hashed from here`);
+    }
+    if (kind === 'plain' && this.pinnedPast(record.seq)) {
+      return fail(`hashed without the audit key, whose file says it signs every entry from entry ${this.key!.keyedFrom}: the chain was re-hashed from here`);
     }
     if (kind === 'keyed') this.keyedFrom ??= record.seq;
     const differs = this.checkpoints.find((cp) => cp.seq === record.seq && cp.hash !== record.hash);

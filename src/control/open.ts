@@ -76,7 +76,8 @@ async function appendAnchor(store: Store, keyFile: string, checkpointFile: strin
           'or give this node the key the others use with --audit-key-file FILE (a new key would leave the chain unverifiable)',
       );
     }
-    key = loadOrCreateAuditKey(keyFile).key;
+    // A store with no entry yet is keyed from its first: the key's file says so, for every node that verifies with it.
+    key = loadOrCreateAuditKey(keyFile, (await store.auditEntry(1)) === undefined ? { keyedFrom: 1 } : {}).key;
   }
   const chain = await store.auditKeyId(key.id);
   if (chain !== key.id) {
