@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -113,7 +113,9 @@ describe('countLines: a file counted as a text split on newlines counts it, a ch
     writeFileSync(file, text);
     const fd = openSync(file, 'r');
     try {
-      return await countLines(fd, fstatSync(fd).size, enough);
+      const counted = await countLines(fd, fstatSync(fd).size, enough);
+      expect(counted.bounded).toBe(false);
+      return counted.lines;
     } finally {
       closeSync(fd);
     }
@@ -140,5 +142,27 @@ describe('countLines: a file counted as a text split on newlines counts it, a ch
     counting = false;
     // A chunk of 256 KiB a read: 64 reads, each an await of the thread pool.
     expect(turns).toBeGreaterThanOrEqual(32);
+  });
+
+  it('reads at most COUNT_READ_BYTES, and stops when its call is cancelled (attack 18ao d2-3: a sparse 1 TiB file was read for an hour)', async () => {
+    const file = path.join(root, 'sparse.py');
+    writeFileSync(file, '');
+    truncateSync(file, 1024 ** 4);
+    const fd = openSync(file, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      expect(await countLines(fd, size, 1e9)).toEqual({ lines: 0, bounded: true });
+      const cancelled = new AbortController();
+      cancelled.abort(new Error('the call was cancelled'));
+      await expect(countLines(fd, size, 1e9, { signal: cancelled.signal })).rejects.toThrow('the call was cancelled');
+      // A smaller bound, then a count past it: bounded, with the lines seen so far.
+      writeFileSync(file, 'a\n'.repeat(1000));
+      expect(await countLines(fd, 2000, Infinity, { maxBytes: 100 })).toEqual({ lines: 50, bounded: true });
+      // Enough lines seen within the bound: not bounded (at least `enough`, all the chunk read holds).
+      expect(await countLines(fd, 2000, 10, { maxBytes: 100 })).toEqual({ lines: 50, bounded: false });
+    } finally {
+      closeSync(fd);
+      rmSync(file);
+    }
   });
 });

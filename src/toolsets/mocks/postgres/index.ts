@@ -46,6 +46,7 @@ function postgresReplayer(mocks: PostgresMock[], o: ReplayersOptions): ProtocolR
         onStartup: () => startupMocks.forEach((name) => o.served?.(name)),
         onMiss: (m) => (c.missed++, o.missed(m.message)),
         ...(upstream ? { upstream } : {}),
+        ...(o.kept ? { kept: o.kept } : {}),
       });
     },
     counts: c,

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { serialize } from 'pg-protocol';
 import { TimeSlice } from '../../../core/wait.js';
 import type { PostgresMock } from '../keploy/types.js';
-import type { KeptBytes } from '../kept.js';
+import { KeptShare, type KeptBytes } from '../kept.js';
 import { ReplayIndex } from './matcher.js';
 import { decodeTyped, FrontendParser, PgProtocolError, type BindMessage, type FrontendMessage, type ParseMessage, type StartupMessage, type TypedMessage } from './frontend.js';
 import { RequestGrouper } from './grouping.js';
@@ -47,6 +47,8 @@ export interface ReplayPostgresOptions extends SessionEvents {
   onStartup?(): void;
   /** passthrough / record: misses go to the real server (see upstream.ts) instead of failing. */
   upstream?: UpstreamOptions;
+  /** The replay's budget for calls not finished (kept.ts): the client's bytes of a message not whole yet are charged to it. */
+  kept?: KeptBytes;
 }
 
 export interface UpstreamOptions {
@@ -269,13 +271,25 @@ export function replayPostgres(conn: PostgresConnection, mocks: readonly Postgre
 
   // Nothing is read before the index is built: a 'data' listener alone would start the flow.
   client.pause();
+  // The bytes of a message not whole yet are charged to the replay's budget for calls not finished, shared by its connections,
+  // as MySQL's and Redis's are: 12 connections each holding 63 MB of one message held 755 MB (attack 18ao d2-2).
+  const share = new KeptShare(options.kept);
   client.on('data', (chunk: Buffer) => {
+    if (ended) return;
+    if (!share.take(chunk.length)) {
+      return fatal(
+        new Error(
+          `the client's bytes of messages not whole yet (${parser.buffered + chunk.length}) went over what a replay holds of calls not finished (${options.kept?.limit ?? 0} bytes per replay, shared by its connections, under the server's budget): the connection was closed`,
+        ),
+      );
+    }
     let messages: FrontendMessage[];
     try {
       messages = parser.push(chunk);
     } catch (err) {
       return fatal(err);
     }
+    share.downTo(parser.buffered);
     if (queue.length === 0) queue = messages;
     else queue.push(...messages);
     pump();
@@ -287,6 +301,7 @@ export function replayPostgres(conn: PostgresConnection, mocks: readonly Postgre
   return new Promise((resolve) => {
     client.on('error', (err) => (result.error ??= err));
     client.once('close', () => {
+      share.release();
       // A message cut off by the close was sent and never answered: a miss, as HTTP's and Redis's (attack 18aj r1-2).
       if (parser.buffered > 0) session.cutOff(parser.buffered);
       passthrough?.close();

@@ -18,7 +18,11 @@ export function setBreakpointsTool({ service }: PythonContext): ToolSpec<typeof 
     output: breakpointReports,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     run: async (args, call) => {
-      const file = await service.breakpointTarget(args.file, ...args.breakpoints.map((b) => b.line));
+      const file = await service.breakpointTarget(
+        args.file,
+        args.breakpoints.map((b) => b.line),
+        call.signal,
+      );
       const reports = await service.use(call.client.owner, args.sessionId, (s) => s.setBreakpoints(file, args.breakpoints));
       return { breakpoints: reports.map((r) => ({ ...r, file: args.file })) };
     },
