@@ -1,6 +1,7 @@
-// Attack 18ao d2-2: the PostgreSQL replayer held a message not whole yet (up to 64 MiB a
+// Attack 18ao d2-2: the PostgreSQL replayer (and recorder) held a message not whole yet (up to 64 MiB a
 // connection) outside the replay's budget: 12 connections of one replay held 755 MB. Its bytes are
 // charged to the budget now, shared by the replay's connections, as MySQL's and Redis's are.
+import { Duplex } from 'node:stream';
 import { serialize } from 'pg-protocol';
 import { describe, expect, it, vi } from 'vitest';
 import { KEPLOY_MOCK_VERSION, ZERO_TIME, type PostgresMock } from '../keploy/types.js';
@@ -9,6 +10,7 @@ import { programSide } from '../kept-testing.js';
 import { parseFrontendBytes } from './frontend.js';
 import { buildRequestPacket, buildResponsePacket } from './keploy.js';
 import { ReplayIndex } from './matcher.js';
+import { recordPostgres } from './recorder.js';
 import { replayPostgres } from './replayer.js';
 import { backend } from './wire.js';
 
@@ -62,5 +64,40 @@ describe('PostgreSQL replay: a message the program has not finished', () => {
     for (const c of conns) c.client.destroy();
     await Promise.all(conns.map((c) => c.done));
     expect(kept.take(1024 * 1024)).toBe(true);
+  });
+});
+
+describe('PostgreSQL recording: a message not whole yet', () => {
+  it('is held within the recording budget: past it the rest of the connection is relayed, not recorded, and said so; every byte given back', async () => {
+    const kept = new KeptBytes(1024 * 1024);
+    const { client } = programSide();
+    // The real server: reads everything, answers nothing.
+    let relayed = 0;
+    const upstream = new Duplex({
+      read() {},
+      write(chunk: Buffer, _enc, done) {
+        relayed += chunk.length;
+        done();
+      },
+    });
+    const dropped: string[] = [];
+    const done = recordPostgres({ target: { host: 'db', port: 5432 }, client }, upstream, { onMock: () => undefined, onDropped: (why) => dropped.push(why), kept });
+    const head = Buffer.alloc(5);
+    head[0] = 0x51;
+    head.writeUInt32BE(16 * 1024 * 1024, 1);
+    client.push(Buffer.concat([startup(), head]));
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    for (let i = 0; i < 24; i++) client.push(chunk);
+    await vi.waitFor(() => expect(dropped).toHaveLength(1));
+    expect(dropped[0]).toMatch(
+      /the client's bytes of a message not whole yet went past the 1048576 bytes a recording keeps of calls not finished: the rest of the connection was relayed, not recorded/,
+    );
+    // Relayed all the same: the program's traffic is never cut by the recording's bound.
+    await vi.waitFor(() => expect(relayed).toBe(startup().length + 5 + 24 * 64 * 1024));
+    expect(kept.take(1024 * 1024)).toBe(true);
+    kept.give(1024 * 1024);
+    client.destroy();
+    upstream.destroy();
+    expect((await done).stoppedRecording).toBe(dropped[0]);
   });
 });

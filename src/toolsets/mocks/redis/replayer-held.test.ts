@@ -73,3 +73,21 @@ describe('Redis replay: a command the program never finished', () => {
     expect(kept.take(1024 * 1024)).toBe(true);
   });
 });
+
+describe('Redis replay: naming the closest mock of a miss (attack 18ao d2-1)', () => {
+  it('compares a bounded number of arguments over all candidates: 28 recorded commands of 30,000 arguments cost at most 16,384 compares, not 840,000', () => {
+    const wide = (first: string, n: number) => [Buffer.from('MSET'), ...Array.from({ length: n }, (_, i) => Buffer.from(`${first}${i % 7}`))];
+    const i = new RedisIndex();
+    for (let m = 0; m < 28; m++) i.add({ name: `mock-${m}`, args: wide(`v${m}-`, 30_000), response: Buffer.from('+OK\r\n') });
+    const equals = vi.spyOn(Buffer.prototype, 'equals');
+    try {
+      expect(i.closest(wide('other-', 30_000))?.name).toMatch(/^mock-\d+$/);
+      expect(equals.mock.calls.length).toBeLessThanOrEqual(16_384);
+      // The first arguments still tell the closest: the one that shares them.
+      i.add({ name: 'near', args: [Buffer.from('MSET'), Buffer.from('k'), ...wide('other-', 10).slice(1)], response: Buffer.from('+OK\r\n') });
+      expect(i.closest([Buffer.from('MSET'), Buffer.from('k'), ...wide('other-', 10).slice(1)])?.name).toBe('near');
+    } finally {
+      equals.mockRestore();
+    }
+  });
+});
