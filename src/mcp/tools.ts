@@ -145,7 +145,11 @@ export function registerTool<I extends ZodRawShape, O extends ZodRawShape>(serve
         // whatever the tool made of its end: a cancelled task was recorded "ok" (attack 18ao c2-3).
         const signal = extra.mcpReq.signal;
         const outcome: CallOutcome = signal.aborted
-          ? { ok: false, cancelled: true, error: `cancelled: ${signal.reason instanceof Error ? signal.reason.message : typeof signal.reason === 'string' ? signal.reason : 'the request was cancelled'}` }
+          ? {
+              ok: false,
+              cancelled: true,
+              error: `cancelled: ${signal.reason instanceof Error ? signal.reason.message : typeof signal.reason === 'string' ? signal.reason : 'the request was cancelled'}`,
+            }
           : { ok: result.isError !== true, ...(result.isError ? { error: resultText(result) } : {}) };
         setImmediate(() => void Promise.resolve(done(outcome)).catch(() => undefined));
       }
