@@ -35,6 +35,8 @@ describe('attack 18ao c2-1, c2-2: what runs is shown, even named like a token', 
     expect(redactText(`echo ${TOK} | gh auth login --with-token`, true)).toBe(`echo ${R} | gh auth login --with-token`);
     expect(redactText(`GH_TOKEN=${TOK} ./run`, true)).toBe(`GH_TOKEN=${R} ./run`);
     expect(redactText(`timeout 5 ./run --token ${TOK}`, true)).toBe(`timeout 5 ./run --token ${R}`);
+    // A `(` inside a word is the word's, not a subshell (test/attack-18c's `DB_PASSWORD=WORD(rest)`): the value stays hidden.
+    expect(redactText('DB_PASSWORD=Hunter2Secret(9q) ./migrate', true)).toBe(`DB_PASSWORD=${R} ./migrate`);
     // A logon's password after a `/` is a password, not a file's name.
     expect(redactText('sqlplus scott/Hunter2Secret@orcl', true)).toBe(`sqlplus scott/${R}@orcl`);
   });

@@ -1162,8 +1162,9 @@ interface ShellWord {
 /**
  * The commands of a command line, each as its words, read as a shell reads them: quotes and
  * backslashes kept inside a word (a quoted `;` or blank is the word's, not a separator: attack 18ao
- * e2-1, e2-6), commands separated by unquoted `;`, `&`, `|`, line breaks, `(`, `)`, backquotes and
- * `$(` (also inside double quotes, where a substitution still runs). Linear; at most 4,096 words.
+ * e2-1, e2-6), commands separated by unquoted `;`, `&`, `|`, line breaks, `)`, backquotes, `$(`
+ * (also inside double quotes, where a substitution still runs) and a `(` where a word begins.
+ * Linear; at most 4,096 words.
  */
 function shellCommands(text: string): ShellWord[][] {
   const commands: ShellWord[][] = [];
@@ -1211,7 +1212,8 @@ function shellCommands(text: string): ShellWord[][] {
       } else if (d === '\\') {
         value += text[i + 1] ?? '';
         i += 2;
-      } else if (' \t;&|\n\r()`'.includes(d) || (d === '$' && text[i + 1] === '(')) break;
+        // A `(` inside a word is the word's (a shell refuses it unquoted): only where a word begins does it open a subshell.
+      } else if (' \t;&|\n\r)`'.includes(d) || (d === '$' && text[i + 1] === '(')) break;
       else value += text[i++];
     }
     current.push({ start, end: Math.min(i, text.length), value });
