@@ -36,29 +36,31 @@ const shapes: Record<string, (n: number) => [string, Array<[string, string]>]> =
   'a long host': (n) => [`http://${'a:1'.repeat(n / 3)}/x`, []],
 };
 
+// Sizes n and 8n, bound 32x (linear is 8x, quadratic 64x; seen up to 29x with GC): at n and 4n with a 10x bound, a GC in
+// every one of the best-of-5 runs failed a linear shape (20.8 ms against 0.87 ms, stop 40's run).
 describe('HttpMatcher on adversarial mock and request text (F1: linear)', () => {
   for (const [name, make] of Object.entries(shapes)) {
     it(`the index build over one mock with ${name} is linear`, () => {
       const small = mock(...make(16_000));
-      const big = mock(...make(64_000));
+      const big = mock(...make(128_000));
       new HttpMatcher([big]).build(); // warm up
       const t = cpuTimes(
         () => new HttpMatcher([small]).build(),
         () => new HttpMatcher([big]).build(),
       );
-      expect(t.big, linearMessage(name, t)).toBeLessThan(Math.max(10 * t.small, 20));
+      expect(t.big, linearMessage(name, t, 8)).toBeLessThan(Math.max(32 * t.small, 60));
     });
 
     it(`matching a request with ${name} is linear`, () => {
       const matcher = new HttpMatcher([mock('http://h/x', [])]);
       const small = request(...make(16_000));
-      const big = request(...make(64_000));
+      const big = request(...make(128_000));
       matcher.match(big); // warm up
       const t = cpuTimes(
         () => matcher.match(small),
         () => matcher.match(big),
       );
-      expect(t.big, linearMessage(name, t)).toBeLessThan(Math.max(10 * t.small, 20));
+      expect(t.big, linearMessage(name, t, 8)).toBeLessThan(Math.max(32 * t.small, 60));
     });
   }
 
