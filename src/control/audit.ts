@@ -1,6 +1,20 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { decidesCode, GDB_SHELL_LINE, REDACTED, SECRET_NAME, SHELL_ACTIVE, argvSecretWords, commandRuns, findSecrets, hideSpans, hideUrlPasswords, redactText, unusedName } from '../core/secrets.js';
+import {
+  decidesCode,
+  GDB_SHELL_LINE,
+  REDACTED,
+  SECRET_NAME,
+  SHELL_ACTIVE,
+  argvSecretWords,
+  commandRuns,
+  findSecrets,
+  hideSpans,
+  hideUrlPasswords,
+  inlineCode,
+  redactText,
+  unusedName,
+} from '../core/secrets.js';
 import { jsonSliced } from '../core/json-sliced.js';
 import { TimeSlice } from '../core/wait.js';
 import { WorkerPool, workerEntry } from '../core/workers.js';
@@ -480,7 +494,7 @@ export function redactWords(words: readonly string[]): string[] {
     starts.push(text.length);
     text += `${w} `;
   }
-  const script = words.findIndex((w) => INLINE_SCRIPT.test(w) || READS_ARGUMENTS.test(w));
+  const script = words.findIndex((w) => inlineCode(w) !== undefined || READS_ARGUMENTS.test(w));
   // What runs, read as for a command line (secrets.ts commandRuns): the program, past wrappers (`env PATH=. TOK`,
   // `timeout 5 TOK`), an interpreter's script file or code, a shell's -c script (attack 18ao e2-2: only word 0 was).
   const runs = commandRuns(words, { assignments: false });
@@ -524,18 +538,6 @@ export function redactWords(words: readonly string[]): string[] {
     return hideSpans(w, spans, () => REDACTED).text;
   });
 }
-
-/**
- * An interpreter's option whose value is a script to run, the words after it its arguments: `-c`,
- * `-e`, `-E` alone or ending a cluster of at most four options (`sh -lc`, `bash -xc`, `python -Sc`,
- * `perl -we`, `perl -lne`), after digits (`perl -0777e`), with the script attached (`python
- * -c'import os; ...'`: something not a letter in it), node's `-p`/`--print`, and `--eval`,
- * `--command`, `--exec` alone or with `=SCRIPT` (attack 18x V1 ran `-lc 'eval "$1"' --password
- * 'touch x'`, the last word hidden). Not any word ending in c or e: after `-verbose`, `-force` or
- * `-trace` a password was stored in clear (attack 18z Z1); so longer clusters (`-xvuec`) are not
- * read as scripts, and the word after `--password` there stays hidden.
- */
-const INLINE_SCRIPT = /^(?:-[A-Za-z]{0,3}[ceE]|-[0-9]+[eE]|-[ceE](?=.*[^A-Za-z0-9_-]).+|-p|--(?:print|eval|command|exec)(?:=.*)?)$/s;
 
 /**
  * A word of code that reads the command line's later words (`ARGV`, `sys.argv`, `process.argv`,

@@ -902,27 +902,36 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
   // the audit kept as `./[REDACTED]`: attack 18ao c2-1, c2-2). A URL's path may carry a secret
   // (a webhook's), and stays hidden.
   // Only a word shaped as a token is so read: a logon's `USER/PASSWORD` (sqlplus) is a password after a `/`.
-  const named = (s: number, kind: string | undefined) => text[s - 1] === '/' && kind !== undefined && SHAPE_KINDS.has(kind) && !urlWordAt(text, s);
+  const urls = urlWords(text);
+  const named = (s: number, kind: string | undefined) => text[s - 1] === '/' && kind !== undefined && SHAPE_KINDS.has(kind) && !urls(s);
   return reading.argv === true ? spans.filter(([s, , kind]) => !named(s, kind)) : spans.filter(([s, e, kind]) => !shell(s, e) && !runs(s, e) && !named(s, kind));
 }
 
 /**
- * Whether the word holding `at` (to a blank or a quote either side, 4 KiB at most; past a leading
- * `NAME=` or `--option=`) reads as a URL: it holds `://`, or it does not start as a path does
- * (`/`, `.`, `~`, `$`) and what comes before its first `/` is a host (holds `.`, `:` or `@`:
- * `localhost:3000/reset/<JWT>`, `api.example.com/hooks/<token>`: attack 18ao e2-4).
+ * Whether the word holding an offset (to a blank or a quote either side; past a leading `NAME=` or
+ * `--option=`) reads as a URL: it holds `://`, or it does not start as a path does (`/`, `.`, `~`,
+ * `$`) and what comes before its first `/` is a host (holds `.`, `:` or `@`:
+ * `localhost:3000/reset/<JWT>`, `api.example.com/hooks/<token>`: attack 18ao e2-4). Asked with
+ * offsets in order, each word is read once: linear in the text however many spans it holds (each
+ * span read up to 8 KiB around it before).
  */
-function urlWordAt(text: string, at: number): boolean {
+function urlWords(text: string): (at: number) => boolean {
   const ends = /[\s'"]/;
-  let from = at;
-  while (from > 0 && at - from < 4096 && !ends.test(text[from - 1]!)) from--;
-  let to = at;
-  while (to < text.length && to - at < 4096 && !ends.test(text[to]!)) to++;
-  const word = text.slice(from, to).replace(/^(?:[A-Za-z_][A-Za-z0-9_]*|-{1,2}[A-Za-z0-9][A-Za-z0-9_-]*)=/, '');
-  if (word.includes('://')) return true;
-  if (/^[/.~$]/.test(word)) return false;
-  const slash = word.indexOf('/');
-  return /[.:@]/.test(slash < 0 ? word : word.slice(0, slash));
+  let from = -1;
+  let to = -1;
+  let url = false;
+  return (at) => {
+    if (at < from || at >= to) {
+      from = at;
+      while (from > 0 && !ends.test(text[from - 1]!)) from--;
+      to = at;
+      while (to < text.length && !ends.test(text[to]!)) to++;
+      const word = text.slice(from, to).replace(/^(?:[A-Za-z_][A-Za-z0-9_]*|-{1,2}[A-Za-z0-9][A-Za-z0-9_-]*)=/, '');
+      const slash = word.indexOf('/');
+      url = word.includes('://') || (!/^[/.~$]/.test(word) && /[.:@]/.test(slash < 0 ? word : word.slice(0, slash)));
+    }
+    return url;
+  };
 }
 
 function allSpans(text: string, keepCalls: boolean): Span[] {
@@ -1025,8 +1034,20 @@ const ENV_NAME = /^[A-Z_][A-Z0-9_]{0,255}$/;
 const SHELLS = /^(?:sh|bash|dash|zsh|ksh|mksh|ash)$/;
 /** Interpreters whose first operand is a script file that runs, and whose `-c`/`-e` takes code. */
 const INTERPRETERS = /^(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|tclsh|Rscript|awk|gawk|mawk)$/;
-/** An option whose value is code to run: a shell's `-c` (alone or ending a cluster: `-ec`), an interpreter's `-c`/`-e`/`-E`, `--eval`. */
-const CODE_OPTION = /^(?:-[A-Za-z]{0,3}[ceE]|--(?:eval|command|exec|print)|-p)$/;
+/**
+ * How an option brings code to run, if it does: `next` when the next word is the code (a shell's
+ * `-c`, an interpreter's `-c`/`-e`/`-E`, alone or ending a cluster of at most four options: `sh -lc`,
+ * `python -Sc`, `perl -lne`; after digits: `perl -0777e`; node's `-p`/`--print`; `--eval`,
+ * `--command`, `--exec`), `attached` when the word holds it (`python -c'import os'`: something not a
+ * letter after the option; `--eval=CODE`). Not any word ending in c or e: after `-verbose` or
+ * `-force` a password was stored in clear (attack 18z Z1). One reading for command lines and argv
+ * lists (audit.ts redactWords): it had two copies that disagreed on `-0777e` and attached code.
+ */
+export function inlineCode(word: string): 'next' | 'attached' | undefined {
+  if (/^(?:-[A-Za-z]{0,3}[ceE]|-[0-9]+[eE]|-p|--(?:print|eval|command|exec))$/.test(word)) return 'next';
+  if (/^(?:-[ceE](?=.*[^A-Za-z0-9_-]).+|--(?:print|eval|command|exec)=.*)$/s.test(word)) return 'attached';
+  return undefined;
+}
 /** Words that start a command and run the next word (shell keywords, and `!`). */
 const KEYWORDS = new Set(['then', 'do', 'else', 'elif', 'if', 'while', 'until', '!', '{', 'time', 'builtin']);
 const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*=/;
@@ -1129,11 +1150,31 @@ export function commandRuns(words: readonly string[], { assignments = true }: { 
       leading = name === 'env' || leading;
       continue;
     }
-    if (SHELLS.test(name) || INTERPRETERS.test(name)) {
+    if (SHELLS.test(name)) {
+      // A shell reads each letter of an option cluster: a `c` anywhere in one (`-c`, `-ec`, `-cx`,
+      // `-c -x`) makes its first operand the script; without one, that operand is a script file.
+      let command = false;
       for (; i < n; i++) {
         const w = words[i]!;
-        if (CODE_OPTION.test(w) && (SHELLS.test(name) ? /c$/.test(w) : true)) {
-          if (i + 1 < n) (SHELLS.test(name) ? scripts : code).add(i + 1);
+        if (w === '--') continue;
+        if (/^[-+][oO]$/.test(w)) {
+          i++;
+          continue;
+        }
+        if (/^[-+][A-Za-z]+$/.test(w) || (w.startsWith('--') && w.length > 2)) {
+          command ||= /^-[A-Za-z]*c/.test(w);
+          continue;
+        }
+        (command ? scripts : programs).add(i);
+        break;
+      }
+    } else if (INTERPRETERS.test(name)) {
+      for (; i < n; i++) {
+        const w = words[i]!;
+        const brings = inlineCode(w);
+        if (brings !== undefined) {
+          if (brings === 'attached') code.add(i);
+          else if (i + 1 < n) code.add(i + 1);
           break;
         }
         if (name.startsWith('python') && w === '-m') {
@@ -1237,11 +1278,13 @@ function programWords(text: string, depth = 0): Array<[number, number]> {
   const out: Array<[number, number]> = [];
   for (const words of shellCommands(text)) {
     const { programs, scripts, code } = commandRuns(words.map((w) => w.value));
+    let first = words.length;
+    for (const k of programs) first = Math.min(first, k);
     for (let k = 0; k < words.length; k++) {
       const w = words[k]!;
       const assigned = ASSIGNMENT_WORD.exec(w.value);
       // Not a value holding a URL: its password is no code (hideUrlPasswords' rule), and the rest is read as any text.
-      if (assigned && k < Math.min(...programs, words.length) && decidesCode(assigned[0].slice(0, -1)) && !w.value.includes('://')) {
+      if (assigned && k < first && decidesCode(assigned[0].slice(0, -1)) && !w.value.includes('://')) {
         const eq = text.indexOf('=', w.start);
         if (eq >= 0 && eq + 1 < w.end) out.push([eq + 1, w.end]);
       }
