@@ -23,6 +23,8 @@ REQUIRED=(
   "openssl:openssl"
   "g++:g++"
   "make:make"
+  "golang-go:go"
+  "delve:dlv"
 )
 # What only the tests need (--tests, as scripts/test.sh runs it): the browser the live view's page is tested in.
 if [[ ${1:-} == --tests ]]; then

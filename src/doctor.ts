@@ -57,6 +57,19 @@ const atFile = (file: string | undefined, args: string[]) => (): [string, string
 
 const PROBES: Probe[] = [
   { engine: 'gdb', neededBy: 'gdb, debugger', need: 'debugkit', install: 'apt-get install -y gdb', command: onPath('gdb', ['--version']), version: firstLine },
+  { engine: 'go', neededBy: 'python: Go programs', need: 'optional', install: 'apt-get install -y golang-go', command: onPath('go', ['version']), version: firstLine },
+  {
+    engine: 'delve',
+    neededBy: 'python: Go programs',
+    need: 'optional',
+    install: 'apt-get install -y delve',
+    command: onPath('dlv', ['version']),
+    version: (out) =>
+      out
+        .split('\n')
+        .find((l) => l.startsWith('Version:'))
+        ?.replace('Version: ', 'Delve '),
+  },
   { engine: 'kubectl', neededBy: 'bundles', need: 'debugkit', install: 'apt-get install -y kubernetes-client', command: onPath('kubectl', ['version', '--client']), version: firstLine },
   {
     engine: 'proxychains4',

@@ -58,6 +58,15 @@ describe('debugkit doctor', () => {
     expect(r.code).toBe(0);
   });
 
+  it("names Go's engines (issue 24) when they are there, and how to install them when not, without failing", async () => {
+    const r = await doctor(binWith('with-go', { ...NEEDED, go: '/usr/bin/go', dlv: '/usr/bin/dlv' }));
+    expect(lineOf(r.stdout, 'go')).toMatch(/^ok\s+go\s+go version go1\.\d+/);
+    expect(lineOf(r.stdout, 'delve')).toMatch(/^ok\s+delve\s+Delve 1\.\d+\.\d+/);
+    const without = await doctor(binWith('without-go', NEEDED));
+    expect(section(without.stdout, /What debugkit uses when it is there/)).toMatch(/^MISSING delve\s.*\n\s+install: apt-get install -y delve/m);
+    expect(without.code).toBe(0);
+  });
+
   it('a missing tool debugkit needs fails, naming it and its install command', async () => {
     const { kubectl: _left, ...rest } = NEEDED;
     const r = await doctor(binWith('no-kubectl', rest));

@@ -1,56 +1,25 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import { DapConnection } from '../../core/dap/connection.js';
+import type { DapConnection } from '../../core/dap/connection.js';
 import { DebugkitError } from '../../core/errors.js';
-import { killProcessGroup, spawnChild, terminate, type OwnedChild } from '../../core/process.js';
+import { killProcessGroup, terminate, type OwnedChild } from '../../core/process.js';
 import { OutputRing } from '../../core/ring.js';
 import { boundPromise, waitBounded } from '../../core/wait.js';
-import type { Interpreter } from './interpreter.js';
+import type { ConditionFailure, Engine, EngineLaunch, StartedEngine } from './engine.js';
 
-/** The entry script, checked and opened inside the root (core/paths openContainedHandle). */
-export interface EntryFile {
-  /** Its real path: what the program, breakpoints and tracebacks know it by. */
-  real: string;
-  /** /proc/<pid>/fd/N: the opened file, what debugpy is given to run. */
-  path: string;
-  close(): void;
-}
-
-export interface LaunchSpec {
-  interpreter: Interpreter;
-  program: EntryFile;
-  args: string[];
-  env: Record<string, string>;
-  cwd: string;
+export interface LaunchSpec extends EngineLaunch {
   /** Runs between `initialized` and `configurationDone`: breakpoints go in here. */
   configure(dap: DapConnection): Promise<void>;
-  timeoutMs: number;
   /** The adapter's pid, as soon as it runs (before the program is launched). */
   onAdapter?(pid: number): void;
 }
 
-const DAP_TIMEOUT_MS = 30_000;
-
-/** A breakpoint condition that raised when evaluated: the condition and the exception line (`NameError: name 'x' is not defined`). */
-export interface ConditionFailure {
-  condition: string;
-  error: string;
-}
-
-const CONDITION_FAILED = 'pydevd: Error while evaluating expression in conditional breakpoint: ';
-
-/** pydevd's "important" output for a condition that raised: its first line names the condition, its traceback ends in the exception line. */
-export function conditionFailure(output: string): ConditionFailure | undefined {
-  if (!output.startsWith(CONDITION_FAILED)) return undefined;
-  const [first = '', ...rest] = output.slice(CONDITION_FAILED.length).split('\n');
-  const error = rest.map((l) => l.trimEnd()).filter((l) => l !== '' && !/^\s/.test(l) && !l.startsWith('Traceback (most recent call last):'));
-  return { condition: first.trim(), error: error.at(-1) ?? 'the condition raised an exception' };
-}
-
 /**
- * One debugpy adapter process, the DAP channel to it, and what it reports about the debuggee:
- * its pid, its output (kept in rings) and its end. Knows the launch handshake, not sessions.
+ * One engine's adapter process (debugpy's, Delve's), the DAP channel to it, and what it reports
+ * about the debuggee: its pid, its output (kept in rings) and its end. Knows the launch handshake,
+ * not sessions; what only one engine says is read by its Engine.
  */
-export class DebugpyAdapter {
+export class DebugAdapter {
   readonly stdout = new OutputRing();
   readonly stderr = new OutputRing();
   debuggeePid: number | undefined;
@@ -66,21 +35,31 @@ export class DebugpyAdapter {
   private conditionFailures: ConditionFailure[] = [];
   private wake = new Set<() => void>();
   private hasEnded = false;
+  private readonly proc: OwnedChild;
+  readonly dap: DapConnection;
 
   private constructor(
-    private readonly proc: OwnedChild,
-    readonly dap: DapConnection,
+    readonly engine: Engine,
+    private readonly started: StartedEngine,
   ) {
+    const { proc, dap } = started;
+    this.proc = proc;
+    this.dap = dap;
     this.ended = new Promise((resolve) => (this.markEnded = resolve));
     dap.onEvent('output', (e) => {
-      const { category, output } = e.body;
+      const { category = 'console', output } = e.body;
       if (category === 'stdout') this.stdout.append(output);
       else if (category === 'stderr') this.stderr.append(output);
-      else if (category === 'important') {
-        const failure = conditionFailure(output);
-        if (failure) this.conditionFailures.push(failure);
+      else {
+        const notes = engine.readOutput?.(category, output);
+        if (notes?.conditionFailure) this.conditionFailures.push(notes.conditionFailure);
+        if (notes?.pid !== undefined) this.debuggeePid ??= notes.pid;
+        if (notes?.exitCode !== undefined) this.exitCode = notes.exitCode;
       }
     });
+    // An engine that leaves the program's output on its own streams (Delve): kept as output events are.
+    started.programOutput?.stdout.on('data', (chunk: Buffer) => this.stdout.append(chunk.toString()));
+    started.programOutput?.stderr.on('data', (chunk: Buffer) => this.stderr.append(chunk.toString()));
     dap.onEvent('process', (e) => (this.debuggeePid = e.body.systemProcessId));
     dap.onEvent('exited', (e) => (this.exitCode = e.body.exitCode));
     dap.onEvent('stopped', (e) => {
@@ -141,37 +120,35 @@ export class DebugpyAdapter {
     this.notify();
   }
 
-  static async launch(spec: LaunchSpec): Promise<DebugpyAdapter> {
-    const { interpreter } = spec;
-    const env = { ...process.env, PYTHONPATH: interpreter.pythonPath };
-    const proc = await spawnChild(interpreter.python, ['-m', 'debugpy.adapter'], { stdio: ['pipe', 'pipe', 'pipe'], env });
-    if (proc.child.pid !== undefined) spec.onAdapter?.(proc.child.pid);
-    proc.child.stderr!.resume();
-    const dap = new DapConnection(proc.child.stdout!, proc.child.stdin!, { name: 'debugpy', timeoutMs: DAP_TIMEOUT_MS });
-    const adapter = new DebugpyAdapter(proc, dap);
+  static async launch(engine: Engine, spec: LaunchSpec): Promise<DebugAdapter> {
+    const started = await engine.start(spec, spec.onAdapter);
+    const adapter = new DebugAdapter(engine, started);
     try {
       await adapter.handshake(spec);
     } catch (err) {
-      const died = await boundPromise(proc.exited, { timeoutMs: 200 });
+      const died = await boundPromise(started.proc.exited, { timeoutMs: 200 });
       await adapter.dispose();
       if (died.kind === 'value' && died.value.signal) {
-        throw new DebugkitError('ENGINE_FAILED', `the debugpy adapter died (killed by signal ${died.value.signal}) while launching the program`, { cause: err });
+        throw new DebugkitError('ENGINE_FAILED', `the ${engine.name} adapter died (killed by signal ${died.value.signal}) while launching the program`, { cause: err });
       }
-      throw err instanceof DebugkitError ? err : new DebugkitError('ENGINE_FAILED', `debugpy failed to launch the program: ${String(err)}`, { cause: err });
+      throw err instanceof DebugkitError ? err : new DebugkitError('ENGINE_FAILED', `${engine.name} failed to launch the program: ${String(err)}`, { cause: err });
     }
+    // An engine that does not name the program's process (Delve): the adapter's child is the program.
+    if (adapter.debuggeePid === undefined && started.proc.child.pid !== undefined) adapter.debuggeePid = childrenOf(started.proc.child.pid)[0];
     return adapter;
   }
 
   /**
-   * debugpy answers `launch` only after `configurationDone`, and sends `initialized` in between:
-   * so launch is sent without waiting, breakpoints are set on `initialized`, then both finish.
+   * debugpy answers `launch` only after `configurationDone`, and sends `initialized` in between;
+   * Delve answers it first: so launch is sent without waiting, breakpoints are set on
+   * `initialized`, then both finish.
    */
   private async handshake(spec: LaunchSpec): Promise<void> {
     const { dap } = this;
     await dap.request('initialize', {
       clientID: 'debugkit',
       clientName: 'debugkit',
-      adapterID: 'debugpy',
+      adapterID: this.engine.name,
       linesStartAt1: true,
       columnsStartAt1: true,
       pathFormat: 'path',
@@ -179,36 +156,10 @@ export class DebugpyAdapter {
       supportsRunInTerminalRequest: false,
     });
     const initialized = dap.waitForEvent('initialized', { timeoutMs: spec.timeoutMs });
-    // debugpy runs the opened entry (its descriptor path), never the workspace path, which a
-    // writer could have swapped for a link by then; boot/sitecustomize.py runs it under its real
-    // name (DEBUGKIT_ENTRY), so __file__, sys.path[0], breakpoints and tracebacks are as before.
-    const { program } = spec;
-    const launched = dap.request(
-      'launch',
-      {
-        program: program.path,
-        args: spec.args,
-        cwd: spec.cwd,
-        env: {
-          ...spec.env,
-          PYTHONPATH: [spec.interpreter.pythonPath, spec.env.PYTHONPATH].filter(Boolean).join(':'),
-          DEBUGKIT_ENTRY: program.real,
-          DEBUGKIT_ENTRY_FD: program.path,
-        },
-        python: [spec.interpreter.python],
-        console: 'internalConsole',
-        justMyCode: true,
-        redirectOutput: true,
-        // With subProcess on, debugpy injects itself into child Pythons, which then wait for a
-        // client to attach them (a debugpyAttach event); without one they hang. Children run
-        // undebugged instead.
-        subProcess: false,
-        showReturnValue: false,
-      },
-      { timeoutMs: spec.timeoutMs },
-    );
+    const launched = dap.request('launch', this.started.launch, { timeoutMs: spec.timeoutMs });
     launched.catch(() => undefined);
     await Promise.race([initialized, launched.then(() => initialized)]);
+    await this.engine.configure(dap, spec);
     await spec.configure(dap);
     await dap.request('configurationDone');
     await launched;
@@ -223,12 +174,22 @@ export class DebugpyAdapter {
     }
     // debugpy starts the debuggee in a process group of its own: end it by pid, not via ours.
     if (this.debuggeePid !== undefined) killProcessGroup(this.debuggeePid);
-    this.dap.close(new DebugkitError('SESSION_CLOSED', 'the python session ended'));
+    this.dap.close(new DebugkitError('SESSION_CLOSED', 'the session ended'));
     await terminate(this.proc, { graceMs: 1000 });
+    this.started.closeChannel?.();
     this.end();
   }
 
   get adapterPid(): number | undefined {
     return this.proc.child.pid;
+  }
+}
+
+/** The processes `pid` started that still run (each of its threads' children). */
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((task) => readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+  } catch {
+    return [];
   }
 }

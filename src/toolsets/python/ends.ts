@@ -1,7 +1,7 @@
 import { constants } from 'node:os';
 import { DapRequestError } from '../../core/dap/request-error.js';
 import { DebugkitError } from '../../core/errors.js';
-import type { ErrorInfo } from './session.js';
+import type { ErrorInfo } from './engine.js';
 
 /** How a Python program or its engine ended, read from what they left behind. */
 

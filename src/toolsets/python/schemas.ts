@@ -4,11 +4,11 @@ import { z } from 'zod';
 export const sessionId = z.string().min(1);
 /** A frame of the current stop, for python_evaluate and python_inspect. */
 export const frameIndex = z.number().int().min(0).default(0).describe('stack frame: 0 innermost, 1 its caller, ...');
-export const projectFile = z.string().min(1).describe('Project-relative path of a Python file (inside the workspace root)');
+export const projectFile = z.string().min(1).describe('Project-relative path of a source file (inside the workspace root)');
 export const line = z.number().int().min(1).describe('1-based line number');
 
 export const startInput = {
-  entry: z.string().min(1).describe('Project-relative path of the script to run'),
+  entry: z.string().min(1).describe('Project-relative path of the script or .go file to run'),
   args: z.array(z.string()).optional().describe('Command-line arguments for the script'),
   env: z.record(z.string(), z.string()).optional().describe('Extra environment variables'),
   pythonPath: z.string().optional().describe('Absolute path of the Python interpreter (default: python3 on PATH)'),
@@ -28,7 +28,7 @@ export const runLimits = {
 };
 
 export const breakpointFields = {
-  condition: z.string().optional().describe('Stop only when this Python expression is true'),
+  condition: z.string().optional().describe('Stop only when this expression is true'),
   hitCondition: z.string().optional().describe('Stop on the Nth hit, e.g. "3" or ">= 5"'),
   logMessage: z.string().optional().describe('Log this (with {expressions}) instead of stopping: a logpoint'),
 };

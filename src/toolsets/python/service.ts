@@ -7,6 +7,9 @@ import { COUNT_READ_BYTES, countLines } from '../../core/source-lines.js';
 import { SessionRegistry } from '../../core/sessions.js';
 import type { Logger } from '../../mcp/log.js';
 import type { BreakpointSpec } from './breakpoints.js';
+import type { Engine } from './engine.js';
+import { DebugpyEngine } from './engines/debugpy.js';
+import { DelveEngine } from './engines/delve.js';
 import { resolveInterpreter } from './interpreter.js';
 import { PythonSession, type RunOptions, type RunOutcome } from './session.js';
 import type { DebugReplay } from '../mocks/under.js';
@@ -49,17 +52,20 @@ export class PythonService {
 
   /** Starts a session for `owner`, counted against the per-key cap of `key` (see core/sessions clientKey). */
   async start(owner: string, req: StartRequest, key?: string, signal?: AbortSignal): Promise<{ sessionId: string }> {
+    const go = languageOf(req.entry) === 'go';
+    if (req.pythonPath !== undefined && go) throw new DebugkitError('INVALID_ARGUMENT', `pythonPath is for Python entries: ${req.entry} is a Go program (built with go, run under Delve)`);
     if (req.pythonPath !== undefined && !path.isAbsolute(req.pythonPath)) {
       throw new DebugkitError('INVALID_ARGUMENT', `pythonPath must be an absolute path to a Python interpreter, not ${req.pythonPath}`);
     }
-    const interpreter = await resolveInterpreter(req.pythonPath, signal);
     const timeoutMs = req.idleTimeout !== undefined ? req.idleTimeout * 1000 : DEFAULT_IDLE_MS;
-    // The entry is opened here and stays open with the session: the program runs the opened file
-    // (see the entry hook in boot/sitecustomize.py), never what the path names when it starts.
+    // The entry is opened here and stays open with the session: a Python program runs the opened
+    // file (see the entry hook in boot/sitecustomize.py), never what the path names when it starts.
     const program = this.openEntry(req.entry);
     let session: PythonSession | undefined;
     let replay: DebugReplay | undefined;
+    let engine: Engine | undefined;
     try {
+      engine = go ? await DelveEngine.build(this.root(), program, signal) : new DebugpyEngine(await resolveInterpreter(req.pythonPath, signal));
       if (req.mocks) {
         // The replay engine loads with the first session that asks for it.
         const { DebugReplay } = await import('../mocks/under.js');
@@ -82,7 +88,7 @@ export class PythonService {
             program,
             args: req.args ?? [],
             env: req.env ?? {},
-            interpreter,
+            engine: engine!,
             stopOnRaised: req.stopOnRaisedExceptions ?? false,
             ...(replay ? { replay } : {}),
           });
@@ -96,6 +102,7 @@ export class PythonService {
       if (!session) {
         program.close();
         await replay?.close();
+        await engine?.dispose?.();
       }
     }
   }
@@ -164,6 +171,11 @@ export class PythonService {
   private root(): string {
     return this.config.root;
   }
+}
+
+/** The language of an entry, by its extension: Go for `.go`, Python for anything else (scripts without one too). */
+export function languageOf(entry: string): 'go' | 'python' {
+  return entry.toLowerCase().endsWith('.go') ? 'go' : 'python';
 }
 
 function notAFile(what: string, userPath: string): DebugkitError {

@@ -2,17 +2,16 @@ import type { ReplayAtStop } from '../mocks/option.js';
 import type { DebugReplay } from '../mocks/under.js';
 import path from 'node:path';
 import type { DebugProtocol } from '@vscode/debugprotocol';
-import { DebugkitError, describeError } from '../../core/errors.js';
+import { DebugkitError } from '../../core/errors.js';
 import { procStat } from '../../core/process.js';
 import type { SessionResource } from '../../core/sessions.js';
 import { boundPromise } from '../../core/wait.js';
 import { readTail } from '../../core/ring.js';
-import { DebugpyAdapter, type EntryFile } from './adapter.js';
-import { conditionErrors, undefinedFunctions } from './checks.js';
-import { MAX_TYPE_CHARS, MESSAGE_CHARS, TRACEBACK_MESSAGE_CHARS, cutMessage, describeExit, evaluationError, killedBy, tracebackWithin, uncaughtFromStderr } from './ends.js';
+import { DebugAdapter } from './adapter.js';
+import { describeExit, evaluationError } from './ends.js';
 import { BreakpointBook, type BreakpointReport, type BreakpointSpec } from './breakpoints.js';
-import type { Interpreter } from './interpreter.js';
-import { formatTraceback, stackWindow, takeSnapshot, type FrameView, type Snapshot } from './snapshot.js';
+import type { Engine, EntryFile, ErrorInfo } from './engine.js';
+import { stackWindow, takeSnapshot, type FrameView, type Snapshot } from './snapshot.js';
 import { DEFAULT_LIMITS, expandMembers, newBudget, TREE_BUDGET_CHARS, view, type Limits, type TreeView, type ValueView } from './values.js';
 
 export type Status = 'idle' | 'running' | 'paused' | 'completed' | 'error';
@@ -23,7 +22,8 @@ export interface SessionSpec {
   program: EntryFile;
   args: string[];
   env: Record<string, string>;
-  interpreter: Interpreter;
+  /** The language's engine (engines/: debugpy, Delve); the session ends it. */
+  engine: Engine;
   stopOnRaised: boolean;
   /** The mock set the program's calls are answered from (closed with the session). */
   replay?: DebugReplay;
@@ -35,11 +35,7 @@ export interface RunOptions {
   limits?: Partial<Limits>;
 }
 
-export interface ErrorInfo {
-  type: string;
-  message: string;
-  traceback: string | null;
-}
+export type { ErrorInfo } from './engine.js';
 
 /** The contract's answer to a run, plus what an agent reads at a stop. */
 export interface RunOutcome {
@@ -77,12 +73,13 @@ export interface SessionState {
 const TICKS_PER_SECOND = 100;
 
 /**
- * One Python program under debugpy: idle until the first run, then paused at stops until it
- * completes. Runs are serialized; state can be read at any time.
+ * One program under its language's engine (debugpy for Python, Delve for Go): idle until the
+ * first run, then paused at stops until it completes. Runs are serialized; state can be read at
+ * any time.
  */
 export class PythonSession implements SessionResource {
   status: Status = 'idle';
-  private adapter: DebugpyAdapter | undefined;
+  private adapter: DebugAdapter | undefined;
   private threadId: number | undefined;
   private snapshot: Snapshot | undefined;
   private readonly book = new BreakpointBook();
@@ -96,7 +93,7 @@ export class PythonSession implements SessionResource {
   /** Why the engine went away, once it has. */
   private engineGone: string | undefined;
 
-  /** The debugpy adapter's pid from the moment it runs (`adapter` is set once the program is launched). */
+  /** The engine's adapter's pid from the moment it runs (`adapter` is set once the program is launched). */
   private adapterPid: number | undefined;
   /** The miss a pause was asked for (stopOnMiss), until the stop it caused is described. */
   private missPause: string | undefined;
@@ -129,7 +126,7 @@ export class PythonSession implements SessionResource {
     return this.adapter ? { stdout: this.adapter.stdout, stderr: this.adapter.stderr } : undefined;
   }
 
-  /** The debugger's own process (debugpy's adapter), once started: its ports on loopback are the debugger's, not the program's dependencies. */
+  /** The debugger's own process (the engine's adapter), once started: its ports on loopback are the debugger's, not the program's dependencies. */
   get debuggerPid(): number | undefined {
     return this.adapterPid;
   }
@@ -143,7 +140,7 @@ export class PythonSession implements SessionResource {
     return this.exclusive(async () => {
       await this.checkConditions([bp]);
       const bad = this.book.conditionError(bp.condition);
-      if (bad) throw new DebugkitError('INVALID_ARGUMENT', `${bad}: fix the condition (a Python expression) and run again`);
+      if (bad) throw new DebugkitError('INVALID_ARGUMENT', `${bad}: fix the condition (a ${this.spec.engine.language} expression) and run again`);
       this.book.add(file, bp);
       if (this.status === 'idle') return this.launch(options);
       this.assertStopped('run to a breakpoint');
@@ -184,16 +181,11 @@ export class PythonSession implements SessionResource {
   setFunctionBreakpoints(names: string[]): Promise<Array<{ name: string; verified: boolean; message?: string }>> {
     return this.exclusive(async () => {
       this.book.setFunctions(names);
-      const nowhere = await undefinedFunctions(this.spec.root, names);
+      const nowhere = (await this.spec.engine.functionsNowhere?.(this.spec.root, names)) ?? new Map<string, string>();
       const set = !this.adapter || this.status === 'completed' ? undefined : await this.book.applyFunctions(this.adapter.dap);
       return names.map((name, i) => {
-        if (nowhere.has(name)) {
-          return {
-            name,
-            verified: false,
-            message: `no function named ${name.split(/[.:]/).at(-1)} is defined in the .py files under the workspace root; debugpy stops only in your own code, so this breakpoint would never stop`,
-          };
-        }
+        const why = nowhere.get(name);
+        if (why !== undefined) return { name, verified: false, message: why };
         const bp = set?.[i];
         if (!bp) return { name, verified: false, message: 'set when the program starts' };
         return { name, verified: bp.verified, ...(bp.message ? { message: bp.message } : {}) };
@@ -203,7 +195,8 @@ export class PythonSession implements SessionResource {
 
   private async checkConditions(specs: BreakpointSpec[]): Promise<void> {
     const conditions = specs.map((s) => s.condition).filter((c): c is string => typeof c === 'string');
-    if (conditions.length > 0) this.book.noteConditionErrors(await conditionErrors(this.spec.interpreter.python, conditions));
+    const check = this.spec.engine.conditionErrors?.bind(this.spec.engine);
+    if (conditions.length > 0 && check) this.book.noteConditionErrors(await check(conditions));
   }
 
   /** Evaluates an expression in a frame of the current stop (0 = innermost). */
@@ -252,6 +245,7 @@ export class PythonSession implements SessionResource {
       await this.adapter?.dispose();
     } finally {
       this.spec.program.close();
+      await this.spec.engine.dispose?.();
       await this.spec.replay?.close();
     }
   }
@@ -261,21 +255,16 @@ export class PythonSession implements SessionResource {
     this.status = 'running';
     const started = Date.now();
     try {
-      this.adapter = await DebugpyAdapter.launch({
-        interpreter: spec.interpreter,
+      this.adapter = await DebugAdapter.launch(spec.engine, {
         program: spec.program,
         args: spec.args,
         // The replay's variables last: they route the program through the mock set's proxy.
         env: { ...spec.env, ...spec.replay?.env },
         cwd: spec.root,
         timeoutMs: Math.max(options.timeoutMs, 20_000),
+        stopOnRaised: spec.stopOnRaised,
         onAdapter: (pid) => (this.adapterPid = pid),
         configure: async (dap) => {
-          await dap.request('setExceptionBreakpoints', { filters: spec.stopOnRaised ? ['raised', 'uncaught'] : ['uncaught'] });
-          // debugpy tells pydevd to take a condition that raises as false, silently (a NameError
-          // in a condition never stopped the whole run): stop there instead, and say why, as
-          // VS Code does.
-          await dap.request('setDebuggerProperty', { skipSuspendOnBreakpointException: [], skipPrintBreakpointException: [] });
           await this.book.applyAll(dap);
         },
       });
@@ -339,7 +328,9 @@ export class PythonSession implements SessionResource {
     const adapter = this.adapter!;
     this.threadId = stop.threadId ?? this.threadId ?? 1;
     const limits = { ...DEFAULT_LIMITS, ...options.limits };
-    const snap = await takeSnapshot(adapter.dap, this.threadId, limits, frameIndex);
+    // At an exception stop, the engine says which frame is the program's own (Go: past the runtime's panic frames).
+    const pick = stop.reason === 'exception' ? this.spec.engine.exceptionFrame?.bind(this.spec.engine) : undefined;
+    const snap = await takeSnapshot(adapter.dap, this.threadId, limits, pick ?? frameIndex);
     this.snapshot = snap;
     const outcome: RunOutcome = {
       hit: false,
@@ -359,7 +350,7 @@ export class PythonSession implements SessionResource {
     if (stop.reason === 'pause' && this.missPause !== undefined) outcome.reason = 'mock miss';
     this.missPause = undefined;
     if (stop.reason === 'exception') {
-      outcome.error = await this.exceptionError(snap);
+      outcome.error = await this.spec.engine.exceptionError(adapter.dap, this.threadId, stop, { frames: snap.frames, depth: snap.depth });
       outcome.frameInfo = null;
       outcome.locals = null;
       outcome.status = 'error';
@@ -382,29 +373,13 @@ export class PythonSession implements SessionResource {
     return outcome;
   }
 
-  private async exceptionError(snap: Snapshot): Promise<ErrorInfo> {
-    let failed: unknown;
-    const info = await this.adapter!.dap.request('exceptionInfo', { threadId: this.threadId! }).catch((err: unknown) => {
-      failed = err;
-      return undefined;
-    });
-    const type = cutMessage(info?.details?.typeName ?? info?.exceptionId ?? 'Exception', MAX_TYPE_CHARS);
-    // No answer is no empty message (attack 18z Z9: an 8 MB message timed out and read as "").
-    const message =
-      failed === undefined
-        ? (info?.details?.message ?? info?.description ?? '')
-        : `debugpy did not describe the exception (${describeError(failed)}); at this stop, python_evaluate \`type(__exception__[1]).__name__\` and \`str(__exception__[1])[:${MESSAGE_CHARS}]\` show it`;
-    // The traceback ends with a shorter cut of the message, so its frames stay within its bound.
-    const traceback = tracebackWithin(await formatTraceback(snap.frames, type, cutMessage(message, TRACEBACK_MESSAGE_CHARS), snap.depth));
-    return { type, message: cutMessage(message), traceback };
-  }
-
   private async describeEnd(): Promise<RunOutcome> {
     const adapter = this.adapter!;
+    if (adapter.exitCode === undefined && !adapter.adapterExit) await this.spec.engine.settleEnd?.(adapter.dap);
     if (adapter.exitCode === undefined && adapter.adapterExit) {
       // The adapter went away without reporting the program's end: that is no completion.
       this.status = 'error';
-      this.engineGone = `the debugpy adapter died (${describeExit(adapter.adapterExit)}) while the program ran`;
+      this.engineGone = `the ${this.spec.engine.name} adapter died (${describeExit(adapter.adapterExit)}) while the program ran`;
       // Nobody can debug the program any more: it does not run on unowned.
       await adapter.dispose();
       throw new DebugkitError('ENGINE_FAILED', `${this.engineGone}; this session has ended: start a new session to run the program again`);
@@ -415,8 +390,7 @@ export class PythonSession implements SessionResource {
     this.addReplay(outcome);
     if (adapter.exitCode !== undefined) outcome.exitCode = adapter.exitCode;
     if (!this.exceptionSeen && adapter.exitCode !== undefined && adapter.exitCode !== 0) {
-      // Exceptions debugpy does not stop on (RecursionError, errors at interpreter exit) still print a traceback.
-      const error = uncaughtFromStderr(readTail(adapter.stderr, 0, 64 * 1024).text) ?? killedBy(adapter.exitCode);
+      const error = this.spec.engine.endError(adapter.exitCode, readTail(adapter.stderr, 0, 64 * 1024).text);
       if (error) {
         outcome.error = error;
         outcome.status = this.status = 'error';

@@ -1,6 +1,7 @@
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import type { DapConnection } from '../../core/dap/connection.js';
 import { linesAround, type LinesAround } from '../../core/source-lines.js';
+import type { TracebackFrames } from './engine.js';
 import { localsView, type Limits, type ValueView } from './values.js';
 
 export interface FrameView {
@@ -29,19 +30,23 @@ const STACK_LEVELS = 20;
 const SHOWN_FRAMES = 8;
 const SOURCE_CONTEXT = 2;
 
-/** What an agent needs at a stop, in one answer: where, the code around it, the stack, the locals. */
-export async function takeSnapshot(dap: DapConnection, threadId: number, limits: Limits, frameIndex = 0): Promise<Snapshot> {
+/**
+ * What an agent needs at a stop, in one answer: where, the code around it, the stack, the locals.
+ * `frame`: the frame looked at (0: the innermost), or how to pick it from the innermost frames.
+ */
+export async function takeSnapshot(dap: DapConnection, threadId: number, limits: Limits, frame: number | ((frames: DebugProtocol.StackFrame[]) => number) = 0): Promise<Snapshot> {
   const top = await dap.request('stackTrace', { threadId, startFrame: 0, levels: STACK_LEVELS });
   const frames = top.stackFrames;
   const depth = Math.max(top.totalFrames ?? 0, frames.length);
+  const frameIndex = typeof frame === 'number' ? frame : frame(frames);
   const shownFrom = Math.max(0, Math.min(frameIndex, depth - 1) - 2);
   const window = shownFrom + SHOWN_FRAMES <= frames.length ? frames.slice(shownFrom, shownFrom + SHOWN_FRAMES) : await stackWindow(dap, threadId, shownFrom, SHOWN_FRAMES);
   const stack = window.map((f, i) => ({ index: shownFrom + i, name: f.name, file: f.source?.path ?? '<unknown>', line: f.line }));
-  const frame = window[frameIndex - shownFrom];
-  if (!frame) return { frames, depth, selected: undefined, frameInfo: null, locals: null, localsOmitted: 0, stack, source: undefined };
-  const file = frame.source?.path ?? '<unknown>';
-  const [{ locals, omitted }, source] = await Promise.all([frameLocals(dap, frame.id, limits), sourceAround(file, frame.line)]);
-  return { frames, depth, selected: frame, frameInfo: { file, line: frame.line }, locals, localsOmitted: omitted, stack, source };
+  const selected = window[frameIndex - shownFrom];
+  if (!selected) return { frames, depth, selected: undefined, frameInfo: null, locals: null, localsOmitted: 0, stack, source: undefined };
+  const file = selected.source?.path ?? '<unknown>';
+  const [{ locals, omitted }, source] = await Promise.all([frameLocals(dap, selected.id, limits), sourceAround(file, selected.line)]);
+  return { frames, depth, selected, frameInfo: { file, line: selected.line }, locals, localsOmitted: omitted, stack, source };
 }
 
 /** `levels` frames from `start` (0: the innermost). */
@@ -76,12 +81,12 @@ export async function sourceAround(file: string, line: number, context = SOURCE_
 }
 
 /** The source line `line` of `file` (a frame's), as sourceAround reads it. */
-async function sourceLine(file: string, line: number): Promise<string | undefined> {
+export async function sourceLine(file: string, line: number): Promise<string | undefined> {
   return (await linesAround(null, file, line, { context: 0, maxLineChars: SOURCE_LINE_CHARS, cache: sourceCache }))?.lines[0];
 }
 
 /** A Python-style traceback (most recent call last) from DAP frames (innermost first), `depth` the stack's real depth. */
-export async function formatTraceback(frames: DebugProtocol.StackFrame[], type: string, message: string, depth = frames.length): Promise<string> {
+export async function formatTraceback(frames: TracebackFrames['frames'], type: string, message: string, depth = frames.length): Promise<string> {
   const parts = ['Traceback (most recent call last):'];
   if (depth > frames.length) parts.push(`  [... ${depth - frames.length} outer frames not shown: python_inspect with frame ${frames.length} or more shows them ...]`);
   for (const frame of [...frames].reverse()) {

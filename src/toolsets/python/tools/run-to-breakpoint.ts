@@ -11,8 +11,8 @@ export function runToBreakpointTool({ service }: PythonContext): ToolSpec<typeof
     title: 'Run to a breakpoint',
     description:
       'Sets a breakpoint at file:line (conditional, hit count or logpoint) and runs (starting if needed) until a ' +
-      'breakpoint, the end, an uncaught exception, or `timeout` (then paused, with a TimeoutError). Returns ' +
-      'hit/completed/error, the location, locals (bounded reprs), the source around the stop and the top of the stack.',
+      'breakpoint, the end, an uncaught exception or panic, or `timeout` (then paused, with a TimeoutError). Returns ' +
+      'hit/completed/error, where, locals, the source around it and the top of the stack.',
     input,
     output: runOutput,
     render: renderRun,

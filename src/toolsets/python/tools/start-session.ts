@@ -25,8 +25,8 @@ const output = { sessionId: z.string() };
 export function startSessionTool({ service }: PythonContext): ToolSpec<typeof input, typeof output> {
   return {
     name: 'python_start_session',
-    title: 'Start a Python debug session',
-    description: 'Prepares a Python script (project-relative `entry`) for debugging with debugpy. Nothing runs until ' + 'python_run_to_breakpoint.',
+    title: 'Start a debug session',
+    description: 'Prepares a Python script or a Go main package (its .go file, run under Delve) for debugging. Nothing runs until python_run_to_breakpoint.',
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },

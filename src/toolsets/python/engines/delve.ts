@@ -1,0 +1,230 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { DapConnection } from '../../../core/dap/connection.js';
+import { DebugkitError } from '../../../core/errors.js';
+import { spawnChild, terminate, type OwnedChild } from '../../../core/process.js';
+import { runBounded } from '../../../core/run.js';
+import { onceBounded, waitBounded } from '../../../core/wait.js';
+import { findOnPath } from '../../../core/which.js';
+import type { ConsoleNotes, Engine, EngineLaunch, EntryFile, ErrorInfo, StartedEngine, TracebackFrames } from '../engine.js';
+import { sourceLine } from '../snapshot.js';
+
+const DAP_TIMEOUT_MS = 30_000;
+/** How long a build may take: a first build compiles the standard library without optimizations (about 15 s here). */
+const BUILD_TIMEOUT_MS = 300_000;
+/** How long Delve may take to say where it listens. */
+const LISTEN_TIMEOUT_MS = 15_000;
+/** Of a build's errors, or a panic's text, what an answer shows (their end: the errors and the innermost frames). */
+const SHOWN_CHARS = 4000;
+export const GO_INSTALL = 'apt-get install -y golang-go delve';
+
+/** The Go toolchain and Delve, on PATH. */
+function goTools(): { go: string; dlv: string } {
+  const go = findOnPath('go');
+  const dlv = findOnPath('dlv');
+  if (!go || !dlv) {
+    throw new DebugkitError('ENGINE_MISSING', `debugging a Go program needs ${[!go && 'go', !dlv && 'dlv'].filter(Boolean).join(' and ')} on PATH: install them with "${GO_INSTALL}"`);
+  }
+  return { go, dlv };
+}
+
+/** The nearest go.mod from `dir` up to `root`, if any: then the entry's package is built as a module's. */
+function inModule(root: string, dir: string): boolean {
+  for (let at = dir; ; at = path.dirname(at)) {
+    if (existsSync(path.join(at, 'go.mod'))) return true;
+    if (at === root || !at.startsWith(root) || path.dirname(at) === at) return false;
+  }
+}
+
+/**
+ * Go through Delve's DAP server (`dlv dap`). The entry's package is built first, by debugkit,
+ * without optimizations (so every line and local is there), into a directory of the session's own;
+ * Delve then runs that binary (`mode: exec`). A build error is the answer to starting the session.
+ */
+export class DelveEngine implements Engine {
+  readonly name = 'Delve';
+  readonly language = 'Go';
+
+  private constructor(
+    private readonly dlv: string,
+    private readonly buildDir: string,
+    private readonly binary: string,
+  ) {}
+
+  /**
+   * Builds the package of `entry` (a .go file of package main inside `root`): the module's package
+   * when a go.mod is found up to the root, else the directory's .go files (not its tests).
+   */
+  static async build(root: string, entry: EntryFile, signal?: AbortSignal): Promise<DelveEngine> {
+    const { go, dlv } = goTools();
+    const dir = path.dirname(entry.real);
+    const sources = inModule(root, dir) ? ['.'] : readdirSync(dir).filter((f) => f.endsWith('.go') && !f.endsWith('_test.go'));
+    const buildDir = mkdtempSync(path.join(tmpdir(), 'debugkit-go-'));
+    const binary = path.join(buildDir, 'program');
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, GOFLAGS: '-buildvcs=false' };
+      // Without a home, go has no build cache: one beside the builds.
+      if (!process.env.GOCACHE && !process.env.HOME) env.GOCACHE = path.join(tmpdir(), 'debugkit-go-cache');
+      const built = await runBounded({
+        command: go,
+        args: ['build', '-gcflags=all=-N -l', '-o', binary, ...sources],
+        cwd: dir,
+        env,
+        timeoutMs: BUILD_TIMEOUT_MS,
+        ...(signal ? { signal } : {}),
+        keep: 'tail',
+        maxOutputChars: SHOWN_CHARS,
+      });
+      signal?.throwIfAborted();
+      if (built.timedOut) throw new DebugkitError('TIMEOUT', `building ${path.relative(root, dir) || '.'} took over ${BUILD_TIMEOUT_MS / 1000} s`);
+      if (built.code !== 0 || !existsSync(binary)) {
+        const errors = `${built.stdout}${built.stderr}`.trim();
+        throw new DebugkitError('INVALID_ARGUMENT', `the Go program does not build (go build ${sources.join(' ')} in ${path.relative(root, dir) || '.'}):\n${errors}`);
+      }
+      return new DelveEngine(dlv, buildDir, binary);
+    } catch (err) {
+      rmSync(buildDir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  async start(spec: EngineLaunch, onAdapter?: (pid: number) => void): Promise<StartedEngine> {
+    const proc = await spawnChild(this.dlv, ['dap', '--listen=127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'], cwd: spec.cwd });
+    if (proc.child.pid !== undefined) onAdapter?.(proc.child.pid);
+    try {
+      // Delve says where it listens on its stdout; after that line, its stdout and stderr are the program's.
+      const stdout = new PassThrough();
+      const port = await listeningPort(proc, stdout);
+      const socket = net.connect(port, '127.0.0.1');
+      socket.setNoDelay(true);
+      const connected = await onceBounded(socket, 'connect', { timeoutMs: LISTEN_TIMEOUT_MS });
+      if (connected.kind !== 'value') {
+        socket.destroy();
+        throw new DebugkitError('ENGINE_FAILED', `Delve did not accept a connection on port ${port} (${connected.kind === 'error' ? connected.error.message : connected.kind})`);
+      }
+      socket.on('error', () => undefined);
+      const dap = new DapConnection(socket, socket, { name: 'Delve', timeoutMs: DAP_TIMEOUT_MS });
+      const launch = { mode: 'exec', program: this.binary, args: spec.args, cwd: spec.cwd, env: spec.env, stopOnEntry: false };
+      return { proc, dap, launch, programOutput: { stdout, stderr: proc.child.stderr! }, closeChannel: () => socket.destroy() };
+    } catch (err) {
+      await terminate(proc, { graceMs: 500 });
+      throw err;
+    }
+  }
+
+  async configure(): Promise<void> {
+    // Delve stops on an unrecovered panic and on a fatal error by itself, and has no exception filters.
+  }
+
+  /** "Process 1234 has exited with status 2": Delve's word for the program's end. */
+  readOutput(category: string, output: string): ConsoleNotes {
+    const exited = category === 'console' ? /^Process (\d+) has exited with status (-?\d+)/m.exec(output) : null;
+    return exited ? { pid: Number(exited[1]), exitCode: Number(exited[2]) } : {};
+  }
+
+  /** Delve says how the program ended ("Process N has exited with status S") only when the client disconnects. */
+  async settleEnd(dap: DapConnection): Promise<void> {
+    await dap.request('disconnect', { terminateDebuggee: true }, { timeoutMs: 3000 }).catch(() => undefined);
+  }
+
+  /** The program's own frame: past the runtime's (runtime.gopanic, runtime.fatalpanic...), which Delve marks subtle. */
+  exceptionFrame(frames: ReadonlyArray<{ presentationHint?: string }>): number {
+    return Math.max(
+      0,
+      frames.findIndex((f) => f.presentationHint !== 'subtle'),
+    );
+  }
+
+  async exceptionError(dap: DapConnection, threadId: number, stop: { description?: string; text?: string }, stack: TracebackFrames): Promise<ErrorInfo> {
+    const info = await dap.request('exceptionInfo', { threadId }).catch(() => undefined);
+    const type = info?.exceptionId ?? stop.description ?? 'panic';
+    const message = cut(unquote(info?.description ?? stop.text ?? ''));
+    return { type, message, traceback: await goTraceback(type, message, threadId, stack) };
+  }
+
+  endError(exitCode: number, stderrTail: string): ErrorInfo | null {
+    // A panic or fatal error Delve did not stop at (one in a program it had detached from) still prints Go's own report.
+    const at = Math.max(stderrTail.lastIndexOf('panic: '), stderrTail.lastIndexOf('fatal error: '));
+    if (at >= 0 && (at === 0 || stderrTail[at - 1] === '\n')) {
+      const report = stderrTail.slice(at).trimEnd();
+      const head = report.split('\n', 1)[0]!;
+      const colon = head.indexOf(': ');
+      return {
+        type: head.slice(0, colon),
+        message: cut(head.slice(colon + 2)),
+        traceback: report.length > SHOWN_CHARS ? `${report.slice(0, SHOWN_CHARS)}\n[... cut: ${report.length} characters in all; python_get_output shows the rest]` : report,
+      };
+    }
+    return exitCode < 0 ? { type: 'ProgramKilled', message: `the program was killed (Delve reports exit status ${exitCode})`, traceback: null } : null;
+  }
+
+  async dispose(): Promise<void> {
+    rmSync(this.buildDir, { recursive: true, force: true });
+  }
+}
+
+/** Reads Delve's stdout up to "DAP server listening at: HOST:PORT"; what follows goes to `rest`. */
+async function listeningPort(proc: OwnedChild, rest: PassThrough): Promise<number> {
+  const stdout = proc.child.stdout!;
+  let seen = '';
+  const found = await waitBounded<number | Error>(
+    (settle) => {
+      const onData = (chunk: Buffer) => {
+        seen += chunk.toString();
+        const line = /DAP server listening at: [^\n]*:(\d+)\r?\n/.exec(seen);
+        if (line) {
+          stdout.off('data', onData);
+          rest.write(seen.slice(line.index + line[0].length));
+          stdout.pipe(rest);
+          settle(Number(line[1]));
+        } else if (seen.length > 64 * 1024) seen = seen.slice(-1024);
+      };
+      stdout.on('data', onData);
+      void proc.exited.then((exit) => settle(new DebugkitError('ENGINE_FAILED', `Delve ended before it listened (${exit.signal ?? `exit code ${exit.code}`}): ${seen.trim().slice(-500)}`)));
+      return () => stdout.off('data', onData);
+    },
+    { timeoutMs: LISTEN_TIMEOUT_MS },
+  );
+  if (found.kind !== 'value') throw new DebugkitError('ENGINE_FAILED', `Delve did not say where it listens within ${LISTEN_TIMEOUT_MS / 1000} s`);
+  if (found.value instanceof Error) throw found.value;
+  return found.value;
+}
+
+/** Delve quotes a panic's value as Go would print a string ("\"assignment to entry in nil map\""). */
+function unquote(text: string): string {
+  if (!/^".*"$/s.test(text)) return text;
+  try {
+    return JSON.parse(text) as string;
+  } catch {
+    return text.slice(1, -1);
+  }
+}
+
+function cut(message: string): string {
+  return message.length <= SHOWN_CHARS ? message : `${message.slice(0, SHOWN_CHARS)}... [cut: ${message.length} characters in all]`;
+}
+
+/**
+ * The panic as Go reports it: `panic: MESSAGE`, then the goroutine's frames innermost first, each
+ * with its file:line and source line; the runtime's own frames above the program's are left out.
+ */
+async function goTraceback(type: string, message: string, goroutine: number, stack: TracebackFrames): Promise<string> {
+  const frames = stack.frames;
+  const own = Math.max(
+    0,
+    frames.findIndex((f) => f.presentationHint !== 'subtle'),
+  );
+  const parts = [`${type}: ${message}`, '', `goroutine ${goroutine} [running]:`];
+  for (const frame of frames.slice(own)) {
+    const file = frame.source?.path ?? '<unknown>';
+    parts.push(frame.name, `\t${file}:${frame.line}`);
+    const code = (await sourceLine(file, frame.line))?.trim();
+    if (code) parts.push(`\t\t${code}`);
+  }
+  if (stack.depth > frames.length) parts.push(`[... ${stack.depth - frames.length} outer frames not shown: python_inspect with frame ${frames.length} or more shows them ...]`);
+  const text = parts.join('\n');
+  return text.length <= SHOWN_CHARS ? text : `${text.slice(0, SHOWN_CHARS)}\n[... cut: ${text.length} characters in all]`;
+}

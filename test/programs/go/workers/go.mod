@@ -1,0 +1,3 @@
+module example.com/workers
+
+go 1.19
