@@ -1,6 +1,6 @@
 import type { TimeSlice } from '../../../core/wait.js';
 import type { GenericMock } from '../keploy/types.js';
-import { isMysqlGreeting, mysqlAuthSeq, SSL_REQUEST_LENGTH, startsWithSslRequest, withoutQueryAttributes } from '../mysql/wire.js';
+import { isMysqlGreeting, mysqlAuthSeq, splitPackets, SSL_REQUEST_LENGTH, startsWithSslRequest, withoutQueryAttributes } from '../mysql/wire.js';
 import { META_HOST, META_REQUEST_BYTES, META_RESPONSE_BYTES, META_SERVER_CLOSED, META_TRUNCATED, payloadBytes } from './keploy.js';
 
 /**
@@ -167,8 +167,16 @@ export class GenericIndex {
   }
 }
 
-/** The matching operations over one target's mocks. */
+/** The matching operations over one target's mocks, for one connection. */
 export class TargetView {
+  /**
+   * MySQL: the connection phase is over (an answer ending in OK or ERR was sent to a login
+   * packet, or a command was answered): from then on a packet is matched by its bytes only, never
+   * as authentication by its sequence id (attack f2-3: `DROP TABLE users` sent with sequence id 1
+   * after the login got a recorded login's OK, and a strict replay passed).
+   */
+  private connected = false;
+
   constructor(private readonly mocks: TargetMocks) {}
 
   /** The greeting to send on connect (recorded with an empty request), if the server spoke first. */
@@ -186,12 +194,29 @@ export class TargetView {
     return { tls: this.mocks.mysqlAuth.has(SSL_REQUEST_KEY), clear: this.mocks.mysqlAuth.has(1) };
   }
 
+  /** MySQL: the connection phase is over (see `connected`). */
+  get mysqlConnected(): boolean {
+    return this.connected;
+  }
+
   /** Matches the start of `bytes`; `final`: no more bytes will come (the client ended or went quiet). */
   match(bytes: Buffer, final: boolean): GenericMatch {
+    const m = this.matchBytes(bytes, final);
+    if (this.mocks.mysql && m.kind === 'match') {
+      const { request, response } = m.entry;
+      // Only COM_CHANGE_USER opens authentication again; before the phase ends, a command (sequence 0) or an OK/ERR ends it.
+      if (isChangeUser(request)) this.connected = endsLogin(response);
+      else if (!this.connected) this.connected = request[3] === 0 || endsLogin(response);
+    }
+    return m;
+  }
+
+  private matchBytes(bytes: Buffer, final: boolean): GenericMatch {
     // MySQL authentication (packets after the greeting with a sequence id other than 0) differs on
     // every run (connection attributes such as the client's pid; the password's scramble), and replay
-    // checks no password: it matches the recorded exchange with the same sequence id, whatever its bytes.
-    if (this.mocks.mysql && bytes.length >= 4 && bytes[3] !== 0) {
+    // checks no password: during the connection phase it matches the recorded exchange with the same
+    // sequence id, whatever its bytes. After it, a packet is a command and matched by its bytes.
+    if (this.mocks.mysql && !this.connected && bytes.length >= 4 && bytes[3] !== 0) {
       const length = bytes.readUIntLE(0, 3) + 4;
       if (bytes.length < length) return final ? { kind: 'miss' } : { kind: 'partial' };
       const group = this.mocks.mysqlAuth.get(authKey(bytes.subarray(0, length), bytes[3])!);
@@ -208,6 +233,15 @@ export class TargetView {
     const closest = lookup.closestTo(bytes);
     return closest ? { kind: 'miss', closest } : { kind: 'miss' };
   }
+}
+
+/** MySQL: COM_CHANGE_USER, which logs in again (its answer may ask for more authentication packets). */
+const isChangeUser = (request: Buffer) => request.length >= 5 && request[3] === 0 && request[4] === 0x11;
+
+/** MySQL: the server's answer ends authentication: its last packet is an OK (0x00) or an ERR (0xff). */
+function endsLogin(response: Buffer): boolean {
+  const last = splitPackets(response)?.at(-1);
+  return last !== undefined && (last.payload[0] === 0x00 || last.payload[0] === 0xff);
 }
 
 /** How many recorded requests sharing the longest start with a miss are compared for the closest in length. */

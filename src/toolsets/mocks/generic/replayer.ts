@@ -192,7 +192,10 @@ export function replayGeneric(conn: GenericConnection, mocks: readonly GenericMo
     result.missed++;
     const command = mysqlCommand(packet);
     const near = closest ? `; closest ${closest.name}: ${mysqlCommand(closest.request)}` : '';
-    const message = `mysql connection to ${target}: no recorded mock for ${command}${near}`;
+    // After the connection phase a command starts at sequence id 0 (attack f2-3).
+    const order =
+      packet[3] !== 0 && view?.mysqlConnected ? ` sent with sequence id ${packet[3]} after the connection phase (a command starts at 0; a MySQL server answers "Got packets out of order")` : '';
+    const message = `mysql connection to ${target}: no recorded mock for ${command}${order}${near}`;
     options.onMiss?.({ target, bytes: packet.length, preview: previewBytes(packet), ...(closest ? { closest: { name: closest.name, samePrefix: closest.samePrefix } } : {}), message });
     write(mysqlError(packet[3]! + 1, `debugkit: ${message}`));
     return true;
