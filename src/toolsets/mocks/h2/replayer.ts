@@ -8,7 +8,7 @@ import { TimeSlice } from '../../../core/wait.js';
 import { readGrpcMock, TEXT_SLICE_MS, type GrpcCall } from './keploy.js';
 import { GrpcCallMatch, type GrpcIndex } from './matcher.js';
 import { relay, toMock, type Relayed, type RequestBody } from './relay.js';
-import { flat, forwardable, guard, HOP, MAX_BODY, serveClient, upstreamOf, type H2Connection, type H2Dial } from './wire.js';
+import { flat, forwardable, guard, HOP, MAX_BODY, MAX_CONCURRENT_STREAMS, serveClient, upstreamOf, type H2Connection, type H2Dial, type ServedH2 } from './wire.js';
 import { DEFAULT_MAX_BODY, FALLBACK_MAX_BODY, readRequestBody, type ReadBody } from '../http/message.js';
 import { KeptShare, type KeptBytes } from '../kept.js';
 
@@ -38,19 +38,49 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
   const upstream = o.dial ? upstreamOf(o.dial, o.scheme, conn.target) : undefined;
   const textSlice = new TimeSlice(TEXT_SLICE_MS);
   try {
-    await serveClient(conn, (stream, headers) => {
+    const seen = await serveClient(conn, (stream, headers) => {
       void answer(stream, headers).catch(() => {
         if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
       });
     });
+    unserved(seen);
   } finally {
     upstream?.close();
+  }
+
+  /**
+   * Streams the program opened that never reached the set (attacks f2-1, f2-2): requests sent and
+   * never answered, each a miss, said in one line per connection.
+   */
+  function unserved(seen: ServedH2) {
+    const n = seen.opened - seen.served;
+    if (n <= 0) return;
+    const why = seen.headerBlockOpen
+      ? 'the last header block was never ended (HEADERS or CONTINUATION frames without END_HEADERS until the connection closed)'
+      : `nghttp2 refused them (REFUSED_STREAM past the ${MAX_CONCURRENT_STREAMS} streams a connection may have open at once, or a malformed request)`;
+    const closed = seen.error ? `; node:http2 closed the connection: ${seen.error.message}` : '';
+    o.counts.missed += n;
+    o.missed(`HTTP/2 connection to ${conn.target.host}:${conn.target.port}: ${n} stream${n === 1 ? '' : 's'} the program opened never reached the set: ${why}${closed}`);
+  }
+
+  /** A request cut off by a reset or the connection's close before it ended: sent and never answered, a miss (as MySQL's, Redis's and PostgreSQL's are). */
+  function cutOff(request: string, why: string) {
+    o.counts.missed++;
+    o.missed(`${request}: ${why} (a request sent and never answered)`);
   }
 
   async function answer(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) {
     if (isGrpc(headers as Record<string, unknown>)) return answerGrpc(stream, headers);
     // As HTTP/1 reads it: 1 MiB kept for matching (64 MiB when a miss may go to the real server, which needs it whole), the rest counted and hashed.
-    const body = await readRequestBody(stream, o.onMiss === 'fail' ? DEFAULT_MAX_BODY : FALLBACK_MAX_BODY, o.kept);
+    let body: ReadBody;
+    try {
+      body = await readRequestBody(stream, o.onMiss === 'fail' ? DEFAULT_MAX_BODY : FALLBACK_MAX_BODY, o.kept);
+    } catch (err) {
+      // readRequestBody says how the request was cut; the stream's own errors (node:http2 closing the connection) say what failed.
+      const why = (err as Error).message;
+      cutOff(`${String(headers[':method'] ?? 'GET')} ${String(headers[':path'] ?? '/')} (HTTP/2)`, why.startsWith('the request ') ? why : `the request was not read whole: ${why}`);
+      throw err;
+    }
     try {
       await answerRead(stream, headers, body);
     } finally {
@@ -235,6 +265,8 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
       };
       const onEnd = () => {
         if (done || !(opened instanceof GrpcCallMatch)) return;
+        // node:http2 ends a stream's readable side when the client resets it (or its connection closes): cut, not ended.
+        if (stream.aborted) return cut();
         // The client ended its side inside a message: a server answers INTERNAL, not what the set recorded.
         const tail = reader.tail();
         if (tail?.truncated) return failed(`gRPC ${path}: ${truncatedLine(tail.truncated, received + 1)}`, GrpcStatus.INTERNAL);
@@ -245,8 +277,13 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
         o.served?.(r.call.name);
         guard(stream, () => send(r.send, r.call, true));
       };
+      /** Neither the client nor the set ended the call: it was cut off by a reset or the connection's close. */
+      const cut = () => {
+        finish();
+        cutOff(`gRPC ${path}`, `the stream was reset or its connection closed after ${received} whole request message${received === 1 ? '' : 's'}, before the client ended its side`);
+      };
       stream.once('close', () => {
-        if (!done) finish();
+        if (!done) cut();
       });
       if (!(opened instanceof GrpcCallMatch)) return failed(opened.miss, GrpcStatus.UNIMPLEMENTED);
       stream.on('data', onData);

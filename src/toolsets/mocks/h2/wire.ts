@@ -55,7 +55,7 @@ export function forwardable(headers: HeaderMap): HeaderMap {
  * and would miss bytes already buffered on the JS side (the sniffed preface, or what a TLS socket
  * decrypted during its handshake); through a JS stream it gets every byte.
  */
-function jsDuplex(socket: Duplex): Duplex {
+function jsDuplex(socket: Duplex, onChunk?: (chunk: Buffer) => void): Duplex {
   const d = new Duplex({
     read() {
       socket.resume();
@@ -73,6 +73,7 @@ function jsDuplex(socket: Duplex): Duplex {
     },
   });
   socket.on('data', (c: Buffer) => {
+    onChunk?.(c);
     if (!d.push(c)) socket.pause();
   });
   socket.on('end', () => d.push(null));
@@ -81,20 +82,98 @@ function jsDuplex(socket: Duplex): Duplex {
   return d;
 }
 
-/** Serves the program's HTTP/2 connection, each stream to `onStream`; resolves when it closes. */
-export function serveClient(conn: H2Connection, onStream: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void): Promise<void> {
+/**
+ * The streams one connection of the program may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).
+ * node:http2's default is 2^32-1: one connection's burst of 100,000 HEADERS frames held the event
+ * loop 2-7 s and took the server to 450 MB (attack f2-1). Over this nghttp2 refuses a stream
+ * (RST_STREAM REFUSED_STREAM), and node:http2 closes a connection that goes on past its own limit
+ * of refused streams. Clients queue their requests under the limit a server advertises (grpc-go,
+ * Go's net/http and nghttp2 clients do); real servers advertise 100 (nghttp2) to 250 (Go).
+ */
+export const MAX_CONCURRENT_STREAMS = 256;
+
+/** What serveClient saw of the program's connection, once it closed. */
+export interface ServedH2 {
+  /** Streams the program opened: HEADERS frames with a new stream id. */
+  opened: number;
+  /** Streams handed to `onStream` (the others were refused, malformed, or their header block never ended). */
+  served: number;
+  /** The connection closed inside a header block (HEADERS or CONTINUATION without END_HEADERS, never ended). */
+  headerBlockOpen: boolean;
+  /** Why node:http2 ended the session, when it did (a protocol error, too many refused streams or invalid frames). */
+  error?: Error;
+}
+
+const FRAME_HEADERS = 0x1;
+const FRAME_CONTINUATION = 0x9;
+const FLAG_END_HEADERS = 0x4;
+
+/**
+ * Reads the frame headers of the program's side of a connection, as it reaches node:http2, to
+ * count the streams it opens: node:http2 says nothing of those nghttp2 refused or whose header
+ * block never ended. Payloads are skipped, never copied.
+ */
+class OpenedStreams {
+  opened = 0;
+  headerBlockOpen = false;
+  private highest = 0;
+  /** Bytes still to skip: the connection preface, then each frame's payload. */
+  private skip = H2_PREFACE.length;
+  private readonly head = Buffer.alloc(9);
+  private have = 0;
+
+  push(chunk: Buffer): void {
+    let at = 0;
+    while (at < chunk.length) {
+      if (this.skip > 0) {
+        const n = Math.min(this.skip, chunk.length - at);
+        this.skip -= n;
+        at += n;
+        continue;
+      }
+      const n = Math.min(9 - this.have, chunk.length - at);
+      chunk.copy(this.head, this.have, at, at + n);
+      this.have += n;
+      at += n;
+      if (this.have < 9) return;
+      this.have = 0;
+      this.skip = this.head.readUIntBE(0, 3);
+      const [type, flags] = [this.head[3]!, this.head[4]!];
+      const id = this.head.readUInt32BE(5) & 0x7fffffff;
+      if (type === FRAME_HEADERS) {
+        this.headerBlockOpen = (flags & FLAG_END_HEADERS) === 0;
+        // A client opens streams with odd ids, each above the last; a HEADERS frame on an older one is trailers.
+        if (id % 2 === 1 && id > this.highest) {
+          this.highest = id;
+          this.opened++;
+        }
+      } else if (type === FRAME_CONTINUATION) this.headerBlockOpen = (flags & FLAG_END_HEADERS) === 0;
+    }
+  }
+}
+
+/** Serves the program's HTTP/2 connection, each stream to `onStream`; resolves when it closes, with what it saw. */
+export function serveClient(conn: H2Connection, onStream: (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void): Promise<ServedH2> {
   return new Promise((resolve) => {
-    const server = http2.createServer();
+    const frames = new OpenedStreams();
+    let served = 0;
+    let error: Error | undefined;
+    const done = () => resolve({ opened: frames.opened, served, headerBlockOpen: frames.headerBlockOpen, ...(error ? { error } : {}) });
+    const server = http2.createServer({ settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } });
     server.on('stream', (stream, headers) => {
+      served++;
       stream.on('error', () => {});
       onStream(stream, headers);
     });
     server.on('session', (session) => {
-      session.on('error', () => {});
-      session.once('close', () => resolve());
+      session.on('error', (err: Error) => (error ??= err));
+      session.once('close', done);
     });
-    conn.client.once('close', () => resolve());
-    server.emit('connection', jsDuplex(conn.client));
+    conn.client.once('close', done);
+    server.emit(
+      'connection',
+      jsDuplex(conn.client, (c) => frames.push(c)),
+    );
   });
 }
 
