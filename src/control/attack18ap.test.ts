@@ -1,37 +1,107 @@
 import { describe, expect, it } from 'vitest';
-import { REDACTED as R, inlineCode, redactText } from '../core/secrets.js';
-import { redactWords } from './audit.js';
+import { REDACTED as R, commandRuns, redactText } from '../core/secrets.js';
+import { redactForAudit, redactWords } from './audit.js';
 
-// Round 18ap, from stop 40's review: the audit had two readings of "an option that brings code"
-// (secrets.ts for command lines, audit.ts for argv) that disagreed: `perl -0777e CODE` and code
-// attached to its option (`python3 -c'...'`) were code for argv's rule and options for the
-// command line's, so the program the code ran, named like a token, was hidden.
+// Round 18ap. Stop 40's review: the audit had two readings of "an option that brings code" (secrets.ts
+// for command lines, audit.ts for argv) that disagreed (`perl -0777e`, code attached to its option).
+// Attacker g2 then found, on both sides of "show what ran, hide the secret":
+// - g2-1: `bash -euo pipefail -c SCRIPT` read `pipefail` as the script, hiding the script's program;
+// - g2-2: interpreters' valued options (`python3 -W ignore -c CODE`, `node -r M -e CODE`, `awk -v x=1`)
+//   hid the code after them, and showed `awk -v password=...`, `php -d ..._password=...` as "scripts";
+// - g2-3: `time -p TOK`, `eval TOK`, `source`, `sudo -iu`, `find -exec TOK`, ... ran a program named like
+//   a token while the audit kept [REDACTED];
+// - g2-4: in argv, any `-c`/`-e` word (`psql -c "select 1" --password X`) kept a later password in clear;
+// - g2-5: a token after a URL split by quotes (`"https://h/hooks"/TOK`) or `$BASE/TOK` was kept, read as a file.
+// The rule now: in text that runs (a command line, argv), a secret known only by its shape is kept
+// (it may be what runs: no reading of a shell finds every spelling); one known by its place is hidden.
 const TOK = 'ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8';
 
-describe('attack 18ap: one reading of inline code, for command lines and argv', () => {
-  it('reads the option forms', () => {
-    for (const w of ['-c', '-e', '-E', '-lc', '-Sc', '-lne', '-0777e', '-p', '--eval', '--print', '--command', '--exec']) expect(inlineCode(w), w).toBe('next');
-    for (const w of ["-cimport os; os.system('x')", '-eprint(1)', '--eval=process.exit(1)', '--exec=ls']) expect(inlineCode(w), w).toBe('attached');
-    for (const w of ['-verbose', '-force', '-trace', '-xvuec', '--password', '-c1', '-x', 'c']) expect(inlineCode(w), w).toBeUndefined();
+describe('attack 18ap: one reading of what runs, for command lines and argv', () => {
+  it('finds the code an interpreter runs past its valued options, attached, or after digits', () => {
+    const code = (words: string[]) => [...commandRuns(words).code];
+    expect(code(['perl', '-0777e', 'CODE'])).toEqual([2]);
+    expect(code(['python3', '-W', 'ignore', '-c', 'CODE'])).toEqual([4]);
+    expect(code(['python3', "-cimport os; os.system('x')"])).toEqual([1]);
+    expect(code(['node', '-r', 'dotenv/config', '-e', 'CODE'])).toEqual([4]);
+    expect(code(['node', '--eval=CODE'])).toEqual([1]);
+    expect(code(['awk', '-v', 'x=1', 'BEGIN{CODE}'])).toEqual([3]);
+    expect(code(['php', '-d', 'x=1', '-r', 'CODE'])).toEqual([4]);
+    // perl -p is a loop flag, not code's option; php -c is a config file.
+    expect(code(['perl', '-p', '-e', 'CODE'])).toEqual([3]);
+    expect(code(['php', '-c', 'php.ini', 'run.php'])).toEqual([]);
+    expect([...commandRuns(['php', '-c', 'php.ini', 'run.php']).programs]).toEqual([0, 3]);
+    expect([...commandRuns(['python3', '-X', 'dev', 'app.py']).programs]).toEqual([0, 3]);
   });
 
-  it('code after -0777e, or attached to its option, is shown whole on a command line and in argv', () => {
-    for (const line of [`perl -0777e 'system("./${TOK}")'`, `python3 -c'import os; os.system("./${TOK}")'`, `node --eval='require("child_process").execSync("${TOK}")'`])
+  it('g2-1: a shell option cluster ending in o takes its value; a c anywhere makes the first operand the script', () => {
+    for (const words of [
+      ['bash', '-euo', 'pipefail', '-c', 'S'],
+      ['bash', '-eo', 'pipefail', '-c', 'S'],
+      ['bash', '--rcfile', 'F', '-c', 'S'],
+      ['bash', '-cx', 'S'],
+      ['sh', '-e', '-o', 'pipefail', '-c', 'S'],
+      ['fish', '-c', 'S'],
+    ])
+      expect([...commandRuns(words).scripts], words.join(' ')).toEqual([words.length - 1]);
+    expect([...commandRuns(['bash', '-euo', 'pipefail', 'run.sh']).programs]).toEqual([0, 3]);
+  });
+
+  it('g2-3: wrappers with valued clusters, eval, source, time -p, find -exec run the word after them', () => {
+    expect([...commandRuns(['sudo', '-iu', 'bob', 'P']).programs]).toEqual([0, 3]);
+    expect([...commandRuns(['eval', 'P']).programs]).toEqual([1]);
+    expect([...commandRuns(['source', 'P']).programs]).toEqual([1]);
+    expect([...commandRuns(['.', 'P']).programs]).toEqual([1]);
+    expect([...commandRuns(['time', '-p', 'P']).programs]).toEqual([0, 2]);
+    expect([...commandRuns(['find', '.', '-name', 'x', '-exec', 'P', '{}', ';']).programs]).toEqual([0, 5]);
+  });
+
+  it('a token-shaped word in text that runs is kept, wherever it is: it may be what ran (g2-1, g2-2, g2-3, g2-5)', async () => {
+    for (const line of [
+      `bash -euo pipefail -c ./${TOK}`,
+      `python3 -W ignore -c "import os; os.system('${TOK}')"`,
+      `node -r fs -e "require('child_process').execSync('${TOK}')"`,
+      `awk -v x=1 'BEGIN{system("${TOK}")}'`,
+      `time -p ${TOK}`,
+      `eval ${TOK}`,
+      `find . -exec ${TOK} {} ;`,
+      `ssh -o ProxyCommand=${TOK} host`,
+      `make SHELL=${TOK}`,
+      `$DIR/${TOK}`,
+      `curl "https://api.example.com/hooks"/${TOK}`,
+      `echo ${TOK} | gh auth login --with-token`,
+      `perl -0777e 'system("./${TOK}")'`,
+    ])
       expect(redactText(line, true), line).toBe(line);
-    expect(redactWords(['perl', '-0777e', `system("${TOK}")`])).toEqual(['perl', '-0777e', `system("${TOK}")`]);
-    expect(redactWords(['python3', `-cimport os; os.system("${TOK}")`])).toEqual(['python3', `-cimport os; os.system("${TOK}")`]);
+    expect(redactWords(['bash', '-euo', 'pipefail', '-c', `PATH=.; ${TOK}`])).toEqual(['bash', '-euo', 'pipefail', '-c', `PATH=.; ${TOK}`]);
+    expect(redactWords(['find', '.', '-exec', TOK, ';'])).toEqual(['find', '.', '-exec', TOK, ';']);
+    const record = { command: `sudo -iu bob ${TOK}` };
+    expect(await redactForAudit(record, 'keploy_mock_record', false, false, true)).toEqual(record);
   });
 
-  it('a shell still reads -c<letters> as options, and a secret in a value is still hidden', () => {
-    // bash reads `-cx` as the options c and x: its script is the next word.
-    expect(redactWords(['bash', '-cx', `mysql -p${TOK}`])).toEqual(['bash', '-cx', `mysql -p${R}`]);
-    expect(redactText(`python3 -c 'print(1)' --token ${TOK}`, true)).toBe(`python3 -c 'print(1)' --token ${R}`);
-    expect(redactWords(['curl', '--password', TOK])).toEqual(['curl', '--password', R]);
+  it('g2-2, g2-4: a secret known by its place is hidden, after a valued option and after a -c or -e that is no code', async () => {
+    expect(redactText('awk -v password=hunter2 BEGIN{exit}', true)).toBe(`awk -v password=${R} BEGIN{exit}`);
+    expect(redactText('php -d mysql.default_password=hunter2 -v', true)).toBe(`php -d mysql.default_password=${R} -v`);
+    expect(redactWords(['awk', '-v', 'password=hunter2', 'BEGIN{exit}'])).toEqual(['awk', '-v', `password=${R}`, 'BEGIN{exit}']);
+    expect(await redactForAudit({ entry: 'calc.py', args: ['-e', 'prod', '--password', 'hunter2'] }, 'python_start_session', false, true)).toEqual({
+      entry: 'calc.py',
+      args: ['-e', 'prod', '--password', R],
+    });
+    for (const words of [
+      ['psql', '-c', 'select 1', '--password', 'hunter2'],
+      ['mysql', '-p', '--password', 'hunter2'],
+      ['docker', 'exec', '-e', 'X=1', 'c', 'mysql', '--password', 'hunter2'],
+      ['git', '-c', 'user.name=x', 'clone', 'https://h/x', '--token', 'hunter2'],
+    ])
+      expect(redactWords(words), words.join(' ')).toEqual([...words.slice(0, -1), R]);
+    // Code's own arguments are still kept: it may run them (attack 18w T2).
+    expect(redactWords(['sh', '-c', 'eval "$1"', '--password', 'touch x'])).toEqual(['sh', '-c', 'eval "$1"', '--password', 'touch x']);
+    expect(redactText(`curl -H "Authorization: token ${TOK}" https://x`, true)).toBe(`curl -H "Authorization: token ${R}" https://x`);
+    expect(redactText(`GH_TOKEN=${TOK} ./run`, true)).toBe(`GH_TOKEN=${R} ./run`);
+    expect(redactText(`git clone https://x:${TOK}@github.com/a`, true)).toBe(`git clone https://x:${R}@github.com/a`);
   });
 
-  it('reads each word once for URLs: 60,000 characters of ./TOK spans in one word', () => {
-    const word = `./${TOK}`.repeat(Math.floor(60_000 / (TOK.length + 2)));
-    expect(redactWords(['run', word])).toEqual(['run', word]);
-    expect(redactText(`run ${word}`, true)).toBe(`run ${word}`);
+  it('a token in text that does not run (an answer, a value) is still hidden by its shape', async () => {
+    expect(redactText(`see ${TOK}`)).toBe(`see ${R}`);
+    expect(await redactForAudit({ path: `logs/${TOK}.txt`, pattern: TOK }, 'grep_files', false)).toEqual({ path: `logs/${R}.txt`, pattern: R });
   });
 });

@@ -7,11 +7,11 @@ import {
   SECRET_NAME,
   SHELL_ACTIVE,
   argvSecretWords,
+  codeOption,
   commandRuns,
   findSecrets,
   hideSpans,
   hideUrlPasswords,
-  inlineCode,
   redactText,
   unusedName,
 } from '../core/secrets.js';
@@ -487,17 +487,24 @@ function redactString(text: string, walk: Walk, code = false, command = false, g
  */
 export function redactWords(words: readonly string[]): string[] {
   // One word alone: a program, shown (attack 18aj q1-1), unless it is an option or a whole command line in one string.
-  if (words.length < 2) return words.map((w) => (w.startsWith('-') || /\s/.test(w) ? redactText(w) : w));
+  if (words.length < 2) return words.map((w) => (w.startsWith('-') || /\s/.test(w) ? redactText(w, false, true) : w));
   const starts: number[] = [];
   let text = '';
   for (const w of words) {
     starts.push(text.length);
     text += `${w} `;
   }
-  const script = words.findIndex((w) => inlineCode(w) !== undefined || READS_ARGUMENTS.test(w));
   // What runs, read as for a command line (secrets.ts commandRuns): the program, past wrappers (`env PATH=. TOK`,
   // `timeout 5 TOK`), an interpreter's script file or code, a shell's -c script (attack 18ao e2-2: only word 0 was).
   const runs = commandRuns(words, { assignments: false });
+  // The first word of code (an interpreter's or a shell's), or a script that reads its arguments: the words after it are
+  // its arguments, which it may run. Only where commandRuns finds code: `-e` or `-c` before a program's own option is a
+  // value (`psql -c "select 1" --password X`, `docker run -e A=1`: attack 18ap g2-4 stored the password in clear).
+  // A list that starts with an option names no program (its caller gave none): any shell's or interpreter's code option counts.
+  const unknown = words[0]!.startsWith('-');
+  const script = words.findIndex(
+    (w, k) => runs.code.has(k) || runs.scripts.has(k) || READS_ARGUMENTS.test(w) || (unknown && (codeOption(w) === 'attached' || (k > 0 && codeOption(words[k - 1]!) === 'next'))),
+  );
   const shown = (k: number) => (k === 0 && !words[0]!.startsWith('-')) || runs.programs.has(k) || runs.code.has(k);
   const hits = new Map<number, Array<[number, number]>>();
   let i = 0;
@@ -523,8 +530,8 @@ export function redactWords(words: readonly string[]): string[] {
     if (runs.scripts.has(k)) return redactText(w, true);
     if (placed.has(k) && !(script >= 0 && script < k)) return REDACTED;
     const found = hits.get(k);
-    if (!found) return redactText(w);
-    const alone = findSecrets(w, { keepCalls: true });
+    if (!found) return redactText(w, false, true);
+    const alone = findSecrets(w, { keepCalls: true, running: true });
     const known = new Set(alone.map(([s]) => s));
     // A secret the joined words show and this word alone does not: a whole word after an option
     // that is a word of its own (`--password`, `-p`, `Bearer`), or the value of a program's attached

@@ -495,6 +495,11 @@ export class CheckedProgram {
     private readonly key: string,
   ) {}
 
+  /** When the opened file was last modified (ms since the epoch): a source modified later is newer than the program built from it. */
+  get modifiedMs(): number {
+    return Number(this.stamp.split(':')[3]);
+  }
+
   /**
    * `copy`: always hand over a private copy, for a file whose content is judged before gdb reads
    * it (a core's list of mapped files, a program's debug links): the file itself could be rewritten after the check by

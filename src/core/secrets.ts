@@ -833,8 +833,8 @@ const SHAPES: ReadonlyArray<[RegExp, string]> = [
   [/(?<![A-Za-z0-9_])(?:sk|rk)_live_[A-Za-z0-9]{16,255}/g, 'Stripe key'],
   [/(?<![A-Za-z0-9_-])sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,255}/g, 'API key'],
 ];
-/** The kinds of secret known by their shape alone. */
-const SHAPE_KINDS = new Set(SHAPES.map(([, kind]) => kind));
+/** The kinds of secret known by their shape alone (debugkit's own keys among them). */
+const SHAPE_KINDS = new Set([...SHAPES.map(([, kind]) => kind), 'debugkit API key']);
 const PEM_BEGIN = /-----BEGIN ([A-Z0-9]{1,16} ){0,3}PRIVATE KEY-----/g;
 const PEM_END = '-----END ';
 
@@ -873,6 +873,16 @@ export interface SecretsReading {
   argv?: boolean;
   /** With keepCalls: a command line (a `command` argument): the programs it runs are never hidden (programWords). */
   command?: boolean;
+  /**
+   * With keepCalls: text that runs (a command line, a word of argv; `command` and `argv` imply it).
+   * A secret known only by its shape (SHAPE_KINDS) is kept there: a word shaped as a token may be
+   * the program, the script or the file that runs (`time -p ghp_...`, `eval ghp_...`, `find -exec
+   * ghp_...`, `$DIR/ghp_...`, a directory named `https:`), and no reading of a shell finds them all
+   * (attack rounds 18ao c2, e2 and 18ap g2-1, g2-2, g2-3, g2-5 each found spellings). A secret known
+   * by its place (an option's value, `NAME=value` with a secret's name, a URL's password, a header)
+   * is hidden wherever it is.
+   */
+  running?: boolean;
 }
 
 /** Every secret found in `text`, by where it starts (they may overlap). */
@@ -896,42 +906,9 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
     return p < programs.length && programs[p]![0] < e;
   };
   if (reading.keepCalls !== true) return spans;
-  // Nor is a file's name in a path (a span right after a `/`, in a word that is no URL): it names a
-  // program that runs or a place that decides which one does, in argv too (`timeout 5 ./ghp_...`,
-  // `sh -c ./ghp_...`, `2>/dev/null ./ghp_...`, a `cwd` of `$ROOT/ghp_...`, `CC=./ghp_...` ran what
-  // the audit kept as `./[REDACTED]`: attack 18ao c2-1, c2-2). A URL's path may carry a secret
-  // (a webhook's), and stays hidden.
-  // Only a word shaped as a token is so read: a logon's `USER/PASSWORD` (sqlplus) is a password after a `/`.
-  const urls = urlWords(text);
-  const named = (s: number, kind: string | undefined) => text[s - 1] === '/' && kind !== undefined && SHAPE_KINDS.has(kind) && !urls(s);
-  return reading.argv === true ? spans.filter(([s, , kind]) => !named(s, kind)) : spans.filter(([s, e, kind]) => !shell(s, e) && !runs(s, e) && !named(s, kind));
-}
-
-/**
- * Whether the word holding an offset (to a blank or a quote either side; past a leading `NAME=` or
- * `--option=`) reads as a URL: it holds `://`, or it does not start as a path does (`/`, `.`, `~`,
- * `$`) and what comes before its first `/` is a host (holds `.`, `:` or `@`:
- * `localhost:3000/reset/<JWT>`, `api.example.com/hooks/<token>`: attack 18ao e2-4). Asked with
- * offsets in order, each word is read once: linear in the text however many spans it holds (each
- * span read up to 8 KiB around it before).
- */
-function urlWords(text: string): (at: number) => boolean {
-  const ends = /[\s'"]/;
-  let from = -1;
-  let to = -1;
-  let url = false;
-  return (at) => {
-    if (at < from || at >= to) {
-      from = at;
-      while (from > 0 && !ends.test(text[from - 1]!)) from--;
-      to = at;
-      while (to < text.length && !ends.test(text[to]!)) to++;
-      const word = text.slice(from, to).replace(/^(?:[A-Za-z_][A-Za-z0-9_]*|-{1,2}[A-Za-z0-9][A-Za-z0-9_-]*)=/, '');
-      const slash = word.indexOf('/');
-      url = word.includes('://') || (!/^[/.~$]/.test(word) && /[.:@]/.test(slash < 0 ? word : word.slice(0, slash)));
-    }
-    return url;
-  };
+  const running = reading.running === true || reading.command === true || reading.argv === true;
+  const placed = running ? spans.filter(([, , kind]) => kind === undefined || !SHAPE_KINDS.has(kind)) : spans;
+  return reading.argv === true ? placed : placed.filter(([s, e]) => !shell(s, e) && !runs(s, e));
 }
 
 function allSpans(text: string, keepCalls: boolean): Span[] {
@@ -1031,25 +1008,56 @@ export function decidesCode(name: string): boolean {
 const ENV_NAME = /^[A-Z_][A-Z0-9_]{0,255}$/;
 
 /** Shells whose `-c` takes a script. */
-const SHELLS = /^(?:sh|bash|dash|zsh|ksh|mksh|ash)$/;
-/** Interpreters whose first operand is a script file that runs, and whose `-c`/`-e` takes code. */
-const INTERPRETERS = /^(?:python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl[0-9.]*|ruby[0-9.]*|php[0-9.]*|lua[0-9.]*|tclsh|Rscript|awk|gawk|mawk)$/;
+const SHELLS = /^(?:sh|bash|dash|zsh|ksh|mksh|ash|fish)$/;
 /**
- * How an option brings code to run, if it does: `next` when the next word is the code (a shell's
- * `-c`, an interpreter's `-c`/`-e`/`-E`, alone or ending a cluster of at most four options: `sh -lc`,
- * `python -Sc`, `perl -lne`; after digits: `perl -0777e`; node's `-p`/`--print`; `--eval`,
- * `--command`, `--exec`), `attached` when the word holds it (`python -c'import os'`: something not a
- * letter after the option; `--eval=CODE`). Not any word ending in c or e: after `-verbose` or
- * `-force` a password was stored in clear (attack 18z Z1). One reading for command lines and argv
- * lists (audit.ts redactWords): it had two copies that disagreed on `-0777e` and attached code.
+ * How each interpreter takes code, a script or values (INTERPRETERS): `code`, an option whose next
+ * word is code (alone, or ending a cluster: `python -Sc`, `perl -lne`, `perl -0777e`); `attached`,
+ * an option word holding its code (`python -c'import os'`, `node --eval=CODE`); `valued`, options
+ * whose next word is their value, never the script (`python -W ignore`, `node -r dotenv/config`,
+ * `awk -v password=...`: attack 18ap g2-2 read those values as the script, hiding the code after
+ * them and showing a password as a "script"); `file`, an option whose next word is the script file
+ * (`awk -f`, `php -f`); `operandIsCode`: the first operand is the program text (awk's), not a file.
  */
-export function inlineCode(word: string): 'next' | 'attached' | undefined {
-  if (/^(?:-[A-Za-z]{0,3}[ceE]|-[0-9]+[eE]|-p|--(?:print|eval|command|exec))$/.test(word)) return 'next';
-  if (/^(?:-[ceE](?=.*[^A-Za-z0-9_-]).+|--(?:print|eval|command|exec)=.*)$/s.test(word)) return 'attached';
+interface InterpreterOptions {
+  code: RegExp;
+  attached?: RegExp;
+  valued: readonly string[];
+  file?: readonly string[];
+  module?: string;
+  operandIsCode?: boolean;
+}
+const INTERPRETER_OPTIONS: ReadonlyArray<readonly [RegExp, InterpreterOptions]> = [
+  [/^(?:python|pypy)[0-9.]*$/, { code: /^-[A-Za-z]{0,3}c$/, attached: /^-c(?=.*[^A-Za-z0-9_-]).+$/s, valued: ['-W', '-X', '-Q'], module: '-m' }],
+  [
+    /^(?:node|nodejs|bun|deno)$/,
+    {
+      code: /^(?:-e|-p|--eval|--print)$/,
+      attached: /^(?:--eval|--print)=/,
+      valued: ['-r', '--require', '--import', '--loader', '--experimental-loader', '-C', '--conditions', '--input-type', '--title', '--env-file', '--stack-size'],
+    },
+  ],
+  [/^perl[0-9.]*$/, { code: /^-(?:[A-Za-z]{0,3}|[0-9]+)[eE]$/, attached: /^-[eE](?=.*[^A-Za-z0-9_-]).+$/s, valued: ['-I', '-M', '-m', '-x', '-C', '-D', '-i'] }],
+  [/^ruby[0-9.]*$/, { code: /^-[A-Za-z]{0,3}e$/, attached: /^-e(?=.*[^A-Za-z0-9_-]).+$/s, valued: ['-I', '-r', '-C', '-E', '-F', '-K', '-x', '--encoding'] }],
+  [/^php[0-9.]*$/, { code: /^-r$/, attached: /^-r(?=.*[^A-Za-z0-9_-]).+$/s, valued: ['-d', '-c', '-z', '-t', '-S', '-B', '-E', '-R', '-F'], file: ['-f'] }],
+  [/^(?:awk|gawk|mawk)$/, { code: /^(?:-e|--source)$/, valued: ['-v', '-F', '-W', '--assign', '--field-separator'], file: ['-f', '--file'], operandIsCode: true }],
+  [/^lua[0-9.]*$/, { code: /^-e$/, valued: ['-l'] }],
+  [/^(?:Rscript|tclsh)$/, { code: /^-e$/, valued: [] }],
+];
+
+/**
+ * How an option word brings code for some shell or interpreter, when the program is not known (an
+ * argv list that starts with an option): `next` (`-c`, `-lc`, `-e`, `-0777e`, `--eval`), `attached`
+ * (`-cimport os`, `--eval=CODE`), or not at all. A cluster of more than four letters is no such
+ * option (`-verbose`, `-force` stored a password in clear: attack 18z Z1).
+ */
+export function codeOption(word: string): 'next' | 'attached' | undefined {
+  if (/^-[A-Za-z]{0,3}c$/.test(word) || INTERPRETER_OPTIONS.some(([, o]) => o.code.test(word))) return 'next';
+  if (INTERPRETER_OPTIONS.some(([, o]) => o.attached?.test(word))) return 'attached';
   return undefined;
 }
-/** Words that start a command and run the next word (shell keywords, and `!`). */
-const KEYWORDS = new Set(['then', 'do', 'else', 'elif', 'if', 'while', 'until', '!', '{', 'time', 'builtin']);
+
+/** Words that start a command and run the next word (shell keywords, `!`, and the builtins that run their operand: eval, source, `.`, coproc). */
+const KEYWORDS = new Set(['then', 'do', 'else', 'elif', 'if', 'while', 'until', '!', '{', 'builtin', 'eval', 'source', '.', 'coproc']);
 const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*=/;
 const REDIRECTION = /^[0-9]*(?:<|>|>>|<<|&>|>&|<&|<>)/;
 
@@ -1136,7 +1144,9 @@ export function commandRuns(words: readonly string[], { assignments = true }: { 
           break;
         }
         if (w.startsWith('-') && w.length > 1) {
-          i += wrapper.valued.includes(w) ? 2 : 1;
+          // A cluster ending in an option that takes a value takes it too (`sudo -iu bob`: attack 18ap g2-3).
+          const valued = wrapper.valued.includes(w) || (/^-[A-Za-z]{2,}$/.test(w) && wrapper.valued.includes(`-${w.at(-1)}`));
+          i += valued ? 2 : 1;
           continue;
         }
         if (operands > 0) {
@@ -1157,36 +1167,44 @@ export function commandRuns(words: readonly string[], { assignments = true }: { 
       for (; i < n; i++) {
         const w = words[i]!;
         if (w === '--') continue;
-        if (/^[-+][oO]$/.test(w)) {
-          i++;
-          continue;
-        }
+        // A cluster ending in o or O takes its value (`-euo pipefail`), as `--rcfile FILE` does (attack 18ap g2-1).
+        const valued = /^[-+][A-Za-z]*[oO]$/.test(w) || w === '--rcfile' || w === '--init-file';
         if (/^[-+][A-Za-z]+$/.test(w) || (w.startsWith('--') && w.length > 2)) {
           command ||= /^-[A-Za-z]*c/.test(w);
+          if (valued) i++;
           continue;
         }
         (command ? scripts : programs).add(i);
         break;
       }
-    } else if (INTERPRETERS.test(name)) {
-      for (; i < n; i++) {
+    } else {
+      const options = INTERPRETER_OPTIONS.find(([pattern]) => pattern.test(name))?.[1];
+      for (; options && i < n; i++) {
         const w = words[i]!;
-        const brings = inlineCode(w);
-        if (brings !== undefined) {
-          if (brings === 'attached') code.add(i);
-          else if (i + 1 < n) code.add(i + 1);
+        if (options.code.test(w)) {
+          if (i + 1 < n) code.add(i + 1);
           break;
         }
-        if (name.startsWith('python') && w === '-m') {
-          // A module to run, named as a program is.
+        if (options.attached?.test(w)) {
+          code.add(i);
+          break;
+        }
+        if (w === options.module || options.file?.includes(w)) {
+          // A module or a script file to run, named as a program is.
           if (i + 1 < n) programs.add(i + 1);
           break;
         }
+        if (options.valued.includes(w)) {
+          i++;
+          continue;
+        }
         if (w.startsWith('-') && w.length > 1) continue;
-        // The script file the interpreter runs.
-        programs.add(i);
+        // The script file the interpreter runs, or awk's program text.
+        (options.operandIsCode ? code : programs).add(i);
         break;
       }
+      // find runs the program after -exec, -execdir, -ok or -okdir (attack 18ap g2-3).
+      if (name === 'find') for (let k = i; k + 1 < n; k++) if (/^-(?:exec|execdir|ok|okdir)$/.test(words[k]!)) programs.add(k + 1);
     }
     break;
   }
@@ -1342,8 +1360,8 @@ export function hideUrlPasswords(text: string): string {
 }
 
 /** A tool's argument with every secret value found replaced by [REDACTED], for the audit: everything around it kept, and every call (keepCalls). */
-export function redactText(text: string, command = false): string {
-  return replaceSecrets(text, () => REDACTED, { keepCalls: true, command }).text;
+export function redactText(text: string, command = false, running = command): string {
+  return replaceSecrets(text, () => REDACTED, { keepCalls: true, command, running }).text;
 }
 
 /**

@@ -5,6 +5,8 @@ import { openContained } from './paths.js';
 export interface LinesAround {
   first: number;
   lines: string[];
+  /** When the file read was last modified (ms since the epoch). */
+  modifiedMs: number;
 }
 
 /** Bytes of a file read, a chunk at a time, to reach a stop's lines: a stop further in shows none. */
@@ -36,7 +38,7 @@ export async function linesAround(
     const id = `${opened.real}\0${line}\0${context}\0${maxLineChars}\0${opened.stats.dev}\0${opened.stats.ino}\0${opened.stats.size}\0${opened.stats.mtimeMs}`;
     const kept = cache?.get(id);
     if (kept !== undefined) return kept ?? undefined;
-    const excerpt = await readAround(opened.fd, opened.stats.size, line, context, maxLineChars);
+    const excerpt = await readAround(opened.fd, opened.stats.size, line, context, maxLineChars, opened.stats.mtimeMs);
     if (cache) {
       cache.set(id, excerpt ?? null);
       if (cache.size > CACHED) cache.delete(cache.keys().next().value!);
@@ -109,7 +111,7 @@ function readChunk(fd: number, buffer: Buffer, left: number, offset: number): Pr
   return new Promise<number>((resolve, reject) => read(fd, buffer, 0, Math.min(buffer.length, left), offset, (err, count) => (err ? reject(err) : resolve(count))));
 }
 
-async function readAround(fd: number, fileSize: number, line: number, context: number, maxLineChars: number): Promise<LinesAround | undefined> {
+async function readAround(fd: number, fileSize: number, line: number, context: number, maxLineChars: number, modifiedMs: number): Promise<LinesAround | undefined> {
   const size = Math.min(fileSize, SOURCE_READ_BYTES);
   const first = Math.max(1, line - context);
   const last = line + context;
@@ -151,5 +153,5 @@ async function readAround(fd: number, fileSize: number, line: number, context: n
   }
   // The file's last line, without a newline after it (not a line cut by the bound on bytes read).
   if (n <= last && held > 0 && offset >= fileSize) endLine();
-  return lines.length > line - first ? { first, lines } : undefined;
+  return lines.length > line - first ? { first, lines, modifiedMs } : undefined;
 }

@@ -38,7 +38,7 @@ export interface LiveState {
 }
 
 /** Lines of a source file around a stop: the first line's number, and the lines (each cut to 200 characters). */
-export type SourceLines = LinesAround;
+export type SourceLines = Pick<LinesAround, 'first' | 'lines'>;
 
 /** Lines shown before and after the stop's line. */
 const SOURCE_CONTEXT = 3;

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DebugkitError } from '../../core/errors.js';
 import { openContainedDirectory, privateTempDir, type CheckedProgram } from '../../core/paths.js';
@@ -6,7 +6,7 @@ import { isTuple, type MiTuple } from '../../core/mi/parser.js';
 import { quoteMiString } from '../../core/mi/connection.js';
 import { Engine } from './engine.js';
 import { DebuggerRpcError } from './errors.js';
-import { changedLocals, localsOf, sourceLines, toFrame, type CompactStop, type Frame } from './stop.js';
+import { changedLocals, localsOf, newerSourceNote, sourceLines, toFrame, type CompactStop, type Frame } from './stop.js';
 import type { DebugReplay } from '../mocks/under.js';
 import { str } from '../../core/mi/parser.js';
 import { pollUntil } from '../../core/wait.js';
@@ -77,6 +77,9 @@ export class DebugSession {
   /** The program was interrupted because replay missed a call (stopOnMiss): its next stop is that miss, not a signal. */
   private pausedForMiss = false;
 
+  /** When the program's file was last modified: a source modified after it may not be the code that runs. */
+  private builtMs: number | undefined;
+
   private constructor(
     readonly id: string,
     readonly kind: 'launched' | 'attached',
@@ -124,6 +127,7 @@ export class DebugSession {
       }
       const pid = Number(/process (\d+)/.exec(await engine.cli('info inferiors'))?.[1] ?? 0);
       const session = new DebugSession(id, 'launched', pid, program, engine, options, tempDir);
+      session.builtMs = checked.modifiedMs;
       if (replay) session.underMocks(replay);
       try {
         await engine.cli('record full');
@@ -149,6 +153,7 @@ export class DebugSession {
       const exe = await engine.cli('info proc exe').catch(() => '');
       const program = /exe = '(.*)'/.exec(exe)?.[1] ?? `pid ${pid}`;
       const session = new DebugSession(id, 'attached', pid, program, engine, options, tempDir);
+      session.builtMs = modifiedMs(`/proc/${pid}/exe`);
       // Recording first: it gives real reverse execution until the process runs an instruction
       // record full cannot record (its glibc's AVX paths); then fork checkpoints take over.
       try {
@@ -259,7 +264,10 @@ export class DebugSession {
       this.currentLocals(),
       this.mode === 'record' ? this.engine.cli('info record').catch(() => '') : Promise.resolve(''),
     ]);
-    if (source) stop.source = source;
+    if (source) stop.source = source.lines;
+    // As gdb warns, a stop says when its source is newer than the program (attack 18ap g2-6: a rewritten line was shown as the one stopped at).
+    const newer = newerSourceNote(source, this.builtMs);
+    if (newer) note = [note, newer].filter(Boolean).join('; ');
     if (frames.length > 1) stop.frames = frames;
     // Changes are relative to the last stop in the same function: another frame's locals are not "changes".
     const { changed, more } = changedLocals(this.localsBy.get(top.function) ?? new Map(), now);
@@ -534,5 +542,14 @@ export async function hideVdso(engine: Engine): Promise<boolean> {
       await engine.mi_(`-data-write-memory-bytes 0x${at.toString(16)} ${ignore.toString('hex')}`);
       return true;
     }
+  }
+}
+
+/** A file's modification time, or undefined when it cannot be read. */
+function modifiedMs(file: string): number | undefined {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return undefined;
   }
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { crashSite, renderStop, sourceLines, type CompactStop } from './stop.js';
+import { crashSite, newerSourceNote, renderStop, sourceLines, type CompactStop } from './stop.js';
 
 const base = mkdtempSync(path.join(os.tmpdir(), 'debugkit-stop-'));
 const root = path.join(base, 'root');
@@ -14,14 +14,22 @@ afterAll(() => rmSync(base, { recursive: true, force: true }));
 
 describe('sourceLines', () => {
   it('shows the lines around a stop, the current one marked', async () => {
-    expect(await sourceLines(root, path.join(root, 'main.c'), 2)).toEqual([' 1 int main(void) {', '>2   int x = 1;', ' 3   return x;', ' 4 }']);
+    expect((await sourceLines(root, path.join(root, 'main.c'), 2))?.lines).toEqual([' 1 int main(void) {', '>2   int x = 1;', ' 3   return x;', ' 4 }']);
   });
 
   it('shows the file as it is now: an edited source is read again (before, the first reading was kept by path for good)', async () => {
     writeFileSync(path.join(root, 'edited.c'), 'one\ntwo\nthree\n');
-    expect(await sourceLines(root, path.join(root, 'edited.c'), 2)).toEqual([' 1 one', '>2 two', ' 3 three']);
+    expect((await sourceLines(root, path.join(root, 'edited.c'), 2))?.lines).toEqual([' 1 one', '>2 two', ' 3 three']);
     writeFileSync(path.join(root, 'edited.c'), 'one\nTWO!\nthree\n');
-    expect(await sourceLines(root, path.join(root, 'edited.c'), 2)).toEqual([' 1 one', '>2 TWO!', ' 3 three']);
+    expect((await sourceLines(root, path.join(root, 'edited.c'), 2))?.lines).toEqual([' 1 one', '>2 TWO!', ' 3 three']);
+  });
+
+  it('attack 18ap g2-6: lines read from a source modified after the program was built come with a note saying so', async () => {
+    writeFileSync(path.join(root, 'newer.c'), 'one\ntwo\n');
+    const source = await sourceLines(root, path.join(root, 'newer.c'), 1);
+    expect(newerSourceNote(source, source!.modifiedMs - 1000)).toMatch(/^the source file was modified after the program was built/);
+    expect(newerSourceNote(source, source!.modifiedMs)).toBeUndefined();
+    expect(newerSourceNote(source, undefined)).toBeUndefined();
   });
 
   it('reads nothing outside the root: not by path, not by `..`, not through a symlink inside it', async () => {

@@ -87,10 +87,18 @@ const sourceCache = new Map<string, LinesAround | null>();
  * read (core/source-lines, opened as every file a client names is): the file names come from the
  * debuggee's debug info, which the client controls.
  */
-export async function sourceLines(root: string, fullname: string | undefined, line: number | undefined): Promise<string[] | undefined> {
+export async function sourceLines(root: string, fullname: string | undefined, line: number | undefined): Promise<{ lines: string[]; modifiedMs: number } | undefined> {
   if (!fullname || !line) return undefined;
   const excerpt = await linesAround(root, fullname, line, { context: CONTEXT, maxLineChars: 161, cache: sourceCache });
-  return excerpt?.lines.map((text, i) => `${excerpt.first + i === line ? '>' : ' '}${excerpt.first + i} ${clip(text, 160)}`);
+  if (!excerpt) return undefined;
+  return { lines: excerpt.lines.map((text, i) => `${excerpt.first + i === line ? '>' : ' '}${excerpt.first + i} ${clip(text, 160)}`), modifiedMs: excerpt.modifiedMs };
+}
+
+/** What a stop says of source lines read from a file modified after the program was built (as gdb warns): they may not be the code that runs. */
+export function newerSourceNote(source: { modifiedMs: number } | undefined, builtMs: number | undefined): string | undefined {
+  return source && builtMs !== undefined && source.modifiedMs > builtMs
+    ? 'the source file was modified after the program was built: its lines shown may not be the code that runs (rebuild and launch again)'
+    : undefined;
 }
 
 /**
@@ -103,7 +111,7 @@ export async function crashSite(stop: CompactStop, stack: MiValue[], root: strin
   const choice = firstUserFrame(stack, root);
   if (!choice) return;
   stop.user_frame = { level: choice.level, ...toFrame(choice.frame), crashed_in: choice.crashedIn };
-  stop.source ??= await sourceLines(root, str(choice.frame.fullname), stop.user_frame.line);
+  stop.source ??= (await sourceLines(root, str(choice.frame.fullname), stop.user_frame.line))?.lines;
 }
 
 /** The text content of a stop: what an agent reads first. */
