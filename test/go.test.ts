@@ -65,7 +65,7 @@ describe('Go under Delve, through the python tools', () => {
       expect(stop).toMatchObject({ hit: false, completed: false, status: 'error', reason: 'exception', function: 'main.count', frameInfo: null, locals: null });
       expect(stop.error.type).toBe('panic');
       expect(stop.error.message).toBe('assignment to entry in nil map');
-      expect(stop.error.traceback).toMatch(/^panic: assignment to entry in nil map\n\ngoroutine \d+ \[running\]:\nmain\.count\n\t.*workers\/main\.go:29\n\t\ts\.counts\[w\]\+\+\n/);
+      expect(stop.error.traceback).toMatch(/^panic: assignment to entry in nil map\n\ngoroutine \d+ \[running\]:\nmain\.count\n\t.*workers\/main\.go:28\n\t\ts\.counts\[w\]\+\+\n/);
       expect(stop.error.traceback).not.toMatch(/runtime\.gopanic/);
       expect(stop.stack.map((f: { name: string }) => f.name)).toContain('main.count');
       // The shard whose map was never made, seen from the program's own frame.
@@ -102,6 +102,20 @@ describe('Go under Delve, through the python tools', () => {
       expect(text).toMatch(/the Go program does not build/);
       expect(text).toMatch(/main\.go:7:\d+: undefined: totl/);
       expect(await pyFails(dk, 'python_start_session', { entry: 'pricing/main.go', pythonPath: '/usr/bin/python3' })).toMatch(/pythonPath is for Python entries/);
+    },
+    BUILD,
+  );
+
+  it(
+    'Delve starts while the package builds; a session ended before it ran ends it too',
+    async () => {
+      const before = new Set(descendants(dk.serverPid!).map((p) => p.pid));
+      const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'pricing/main.go' });
+      const started = descendants(dk.serverPid!).filter((p) => !before.has(p.pid));
+      expect(started.map((p) => p.args)).toEqual([expect.stringMatching(/\bdlv dap\b/)]);
+      await pyOk(dk, 'python_end_session', { sessionId });
+      const left = new Set(descendants(dk.serverPid!).map((p) => p.pid));
+      expect(started.filter((p) => left.has(p.pid))).toEqual([]);
     },
     BUILD,
   );

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream';
 import { DapConnection } from '../../../core/dap/connection.js';
 import { DebugkitError } from '../../../core/errors.js';
 import { spawnChild, terminate, type OwnedChild } from '../../../core/process.js';
+import { privateTempDir } from '../../../core/paths.js';
 import { runBounded } from '../../../core/run.js';
 import { onceBounded, waitBounded } from '../../../core/wait.js';
 import { findOnPath } from '../../../core/which.js';
@@ -50,8 +51,9 @@ export class DelveEngine implements Engine {
 
   private constructor(
     private readonly dlv: string,
-    private readonly buildDir: string,
     private readonly binary: string,
+    /** Delve, started with the build, until the first run takes it. */
+    private warm: Promise<Listening> | undefined,
   ) {}
 
   /**
@@ -62,8 +64,10 @@ export class DelveEngine implements Engine {
     const { go, dlv } = goTools();
     const dir = path.dirname(entry.real);
     const sources = inModule(root, dir) ? ['.'] : readdirSync(dir).filter((f) => f.endsWith('.go') && !f.endsWith('_test.go'));
-    const buildDir = mkdtempSync(path.join(tmpdir(), 'debugkit-go-'));
-    const binary = path.join(buildDir, 'program');
+    const binary = path.join(buildDirOf(dir), 'program');
+    // Delve starts while the package builds: it is the session's first run's, and ends with the session if it never runs.
+    const warm = listen(dlv, root);
+    warm.catch(() => undefined);
     try {
       const env: NodeJS.ProcessEnv = { ...process.env, GOFLAGS: '-buildvcs=false' };
       // Without a home, go has no build cache: one beside the builds.
@@ -84,20 +88,22 @@ export class DelveEngine implements Engine {
         const errors = `${built.stdout}${built.stderr}`.trim();
         throw new DebugkitError('INVALID_ARGUMENT', `the Go program does not build (go build ${sources.join(' ')} in ${path.relative(root, dir) || '.'}):\n${errors}`);
       }
-      return new DelveEngine(dlv, buildDir, binary);
+      return new DelveEngine(dlv, binary, warm);
     } catch (err) {
-      rmSync(buildDir, { recursive: true, force: true });
+      void warm.then(
+        (w) => terminate(w.proc, { graceMs: 0 }),
+        () => undefined,
+      );
       throw err;
     }
   }
 
   async start(spec: EngineLaunch, onAdapter?: (pid: number) => void): Promise<StartedEngine> {
-    const proc = await spawnChild(this.dlv, ['dap', '--listen=127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'], cwd: spec.cwd });
+    const warm = this.warm;
+    this.warm = undefined;
+    const { proc, port, stdout } = await (warm ?? listen(this.dlv, spec.cwd));
     if (proc.child.pid !== undefined) onAdapter?.(proc.child.pid);
     try {
-      // Delve says where it listens on its stdout; after that line, its stdout and stderr are the program's.
-      const stdout = new PassThrough();
-      const port = await listeningPort(proc, stdout);
       const socket = net.connect(port, '127.0.0.1');
       socket.setNoDelay(true);
       const connected = await onceBounded(socket, 'connect', { timeoutMs: LISTEN_TIMEOUT_MS });
@@ -113,6 +119,17 @@ export class DelveEngine implements Engine {
       await terminate(proc, { graceMs: 500 });
       throw err;
     }
+  }
+
+  /** Ends Delve if no run took it. */
+  async dispose(): Promise<void> {
+    const warm = this.warm;
+    this.warm = undefined;
+    if (warm)
+      await warm.then(
+        (w) => terminate(w.proc, { graceMs: 0 }),
+        () => undefined,
+      );
   }
 
   async configure(): Promise<void> {
@@ -160,9 +177,45 @@ export class DelveEngine implements Engine {
     }
     return exitCode < 0 ? { type: 'ProgramKilled', message: `the program was killed (Delve reports exit status ${exitCode})`, traceback: null } : null;
   }
+}
 
-  async dispose(): Promise<void> {
-    rmSync(this.buildDir, { recursive: true, force: true });
+/** Build directories by package directory: a package built again to the same file is linked again only when it changed. */
+const buildDirs = new Map<string, string>();
+const BUILD_DIRS = 256;
+
+/**
+ * The private directory (core/paths privateTempDir: it goes when the server exits) a package's
+ * binary is built into. One per package, kept across sessions: `go build -o` leaves a binary that is
+ * up to date as it is, where a new directory each time linked the program again (some 400 ms of a
+ * start). A session runs its binary as it was when it started: a build for another session
+ * replaces the file by renaming, never rewriting it in place.
+ */
+function buildDirOf(packageDir: string): string {
+  let dir = buildDirs.get(packageDir);
+  if (dir === undefined || !existsSync(dir)) {
+    dir = privateTempDir('debugkit-go-');
+    buildDirs.set(packageDir, dir);
+    if (buildDirs.size > BUILD_DIRS) buildDirs.delete(buildDirs.keys().next().value!);
+  }
+  return dir;
+}
+
+/** Delve's DAP server, listening: its process, its port, and its stdout past the line that said where (the program's). */
+interface Listening {
+  proc: OwnedChild;
+  port: number;
+  stdout: PassThrough;
+}
+
+/** Starts `dlv dap` on a loopback port of its choosing (in `cwd`), once it says which. */
+async function listen(dlv: string, cwd: string): Promise<Listening> {
+  const proc = await spawnChild(dlv, ['dap', '--listen=127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'], cwd });
+  try {
+    const stdout = new PassThrough();
+    return { proc, port: await listeningPort(proc, stdout), stdout };
+  } catch (err) {
+    await terminate(proc, { graceMs: 0 });
+    throw err;
   }
 }
 

@@ -24,10 +24,10 @@ func newShards(n int) []*shard {
 }
 
 func count(s *shard, text string, wg *sync.WaitGroup) {
-	defer wg.Done()
 	for _, w := range strings.Fields(text) {
 		s.counts[w]++
 	}
+	wg.Done()
 }
 
 func main() {
