@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectStdio, type TestClient } from './helpers/client.js';
+import { connectStdio, startHttpServer, type TestClient } from './helpers/client.js';
 import { descendants } from './helpers/procs.js';
 import { pyFails, pyOk } from './helpers/python.js';
 
@@ -131,6 +131,59 @@ describe('Go under Delve, through the python tools', () => {
       await pyOk(dk, 'python_end_session', { sessionId });
       const left = new Set(descendants(dk.serverPid!).map((p) => p.pid));
       expect(started.filter((p) => left.has(p.pid))).toEqual([]);
+    },
+    BUILD,
+  );
+
+  it(
+    "hit counts and logpoints are Delve's: the third line priced stops; a logpoint logs without stopping",
+    async () => {
+      const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'pricing/main.go' });
+      await pyOk(dk, 'python_set_breakpoints', { sessionId, file: 'pricing/price.go', breakpoints: [{ line: 18, logMessage: 'pricing {l.SKU} x{l.Qty}' }] });
+      const stop = await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'pricing/price.go', line: 26, hitCondition: '3', timeout: 60 });
+      expect(stop).toMatchObject({ hit: true, status: 'paused', function: 'main.total', frameInfo: { line: 26 } });
+      expect(stop.locals.o.repr).toContain('ID: "c-3"');
+      expect((await pyOk(dk, 'python_get_session', { sessionId })).lastBreakpoint).toEqual({ file: 'pricing/price.go', line: 26, hitCount: 1 });
+      await pyOk(dk, 'python_end_session', { sessionId });
+    },
+    BUILD,
+  );
+});
+
+describe('Go over the REST contract, unchanged', () => {
+  it(
+    'POST /sessions with a .go entry, a breakpoint, continue to the next, GET, DELETE',
+    async () => {
+      const key = 'go-rest-key-abcdef';
+      const server = await startHttpServer(['--root', GO_ROOT, '--api-key', key]);
+      const base = new URL(server.url).origin;
+      const api = async (method: string, route: string, body?: unknown) => {
+        const res = await fetch(`${base}${route}`, {
+          method,
+          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return { status: res.status, json: (await res.json()) as any };
+      };
+      try {
+        const created = await api('POST', '/sessions', { entry: 'pricing/main.go', env: { PRICING_REGION: 'us' } });
+        expect(created.status).toBe(200);
+        const id = created.json.sessionId as string;
+        const hit = await api('POST', `/sessions/${id}/breakpoint`, { file: 'pricing/price.go', line: 19 });
+        expect(hit.status).toBe(200);
+        expect(Object.keys(hit.json).sort()).toEqual(['completed', 'error', 'frameInfo', 'hit', 'locals']);
+        expect(hit.json).toMatchObject({ hit: true, completed: false, error: null, frameInfo: { file: path.join(GO_ROOT, 'pricing/price.go'), line: 19 } });
+        expect(hit.json.locals.l.repr).toContain('SKU: "pen"');
+        const state = await api('GET', `/sessions/${id}`);
+        expect(state.json).toMatchObject({ status: 'paused', lastBreakpoint: { file: 'pricing/price.go', line: 19, hitCount: 1 } });
+        const next = await api('POST', `/sessions/${id}/continue`, { file: 'pricing/price.go', line: 26 });
+        // The breakpoint at 19 stays: the next stop is its second hit, the order's second line.
+        expect(next.json).toMatchObject({ hit: true, completed: false, frameInfo: { line: 19 } });
+        expect(next.json.locals.l.repr).toContain('SKU: "pad"');
+        expect(await api('DELETE', `/sessions/${id}`)).toEqual({ status: 200, json: { ended: true } });
+      } finally {
+        await server.stop();
+      }
     },
     BUILD,
   );
