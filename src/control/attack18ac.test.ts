@@ -181,8 +181,9 @@ describe('attack 18ad h1-3: option values are read as code only in the code fiel
   it('env values, command lines and argv hide such passwords, in any tool', () => {
     for (const code of [false, true]) {
       const got = redact({ env: plain.env }, { code }) as { env: Record<string, string> };
-      // MYSQL_CMD and OPTS decide what the program runs (core/secrets.ts decidesCode): kept as sent (attack 18am x1-1).
-      expect(got.env, `code ${code}`).toEqual({ MYSQL_CMD: 'mysql -uroot -pH1=zq7Lw db', APP_ARGS: `--password "${R}"`, DOCKER: `docker login -u me -p ${R} reg`, OPTS: `-pAb=cd9x` });
+      // MYSQL_CMD and OPTS decide what the program runs (core/secrets.ts decidesCode): read as command lines since attack 18ap
+      // h2-3 (kept whole, `GIT_SSH_COMMAND="sshpass -p X ssh"` stored its password): programs shown, passwords hidden.
+      expect(got.env, `code ${code}`).toEqual({ MYSQL_CMD: `mysql -uroot -p${R} db`, APP_ARGS: `--password "${R}"`, DOCKER: `docker login -u me -p ${R} reg`, OPTS: `-pAb=cd9x` });
     }
     expect(redact({ command: plain.command, cmd: plain.cmd })).toEqual({ command: `mysql -uroot -p${R} db`, cmd: `sshpass -p ${R} ssh u@h` });
     expect(redact({ command: 'curl -u admin:Pa?ss9 https://x', x: 'app --password Secret==x' })).toEqual({ command: `curl -u admin:${R} https://x`, x: `app --password ${R}` });

@@ -95,7 +95,8 @@ describe('attack 18ao e2: programs read as they run, secrets in values still hid
         `CARGO_HTTP_PROXY=http://deploy:${R}@proxy.corp:3128`,
         `CARGO_REGISTRIES_CORP_INDEX=sparse+https://deploy:${R}@reg.corp/index/`,
         `TOOL_URL=http://u:${R}@h`,
-        `GIT_PROXY_COMMAND=http://u:${R}@h`,
+        // A command's program is shown, even when it reads as a URL: it runs as a path (a directory `http:`: attack 18ap h2-1).
+        'GIT_PROXY_COMMAND=http://u:hunter2@h',
         'CARGO_REGISTRY_CREDENTIAL_PROVIDER=./evil2',
         `CARGO_BUILD_RUSTC_WRAPPER=${TOK}`,
       ],

@@ -105,3 +105,60 @@ describe('attack 18ap: one reading of what runs, for command lines and argv', ()
     expect(await redactForAudit({ path: `logs/${TOK}.txt`, pattern: TOK }, 'grep_files', false)).toEqual({ path: `logs/${R}.txt`, pattern: R });
   });
 });
+
+// Attacker h2 (on the rule above): place-known spans still hid what ran, and some place-known secrets were kept.
+describe('attack 18ap h2: a path that runs is shown; a password by its place is hidden to the end of its word', () => {
+  it('h2-1, h2-2: a directory named `token=x` or `http:` on a program path is shown, in command lines, argv and env', async () => {
+    for (const line of [
+      './token=x/../evil.sh R3',
+      'setarch x86_64 ./token=x/../evil.sh',
+      'fakeroot ./token=x/../evil.sh',
+      './http://u:/../../tmp/d@x/../evil.sh R1',
+      'nice ./http://u:p@x/evil.sh',
+      'bash ./http://u:p@x/evil.sh',
+      'python3 --check-hash-based-pycs always ./token=x/../evil.py',
+      'python3 -bW ignore ./token=x/../evil.py',
+      'gawk -i inplace -f ./token=x/../e.awk',
+      'node --inspect-port 0 ./token=x/../e.js',
+      'perl -x ./token=x/../ex.pl',
+      'shell >|/tmp/out ./token=x/../evil.sh CLOBBER',
+      'bash -c "{fd}>/dev/null ./token=x/../evil.sh FDVAR"',
+      'find . -maxdepth 0 -exec sh -c "./token=x/../evil.sh FIND" ;',
+    ])
+      expect(redactText(line, true), line).toBe(line);
+    expect(redactWords(['bash', '-c', './http://u:/../../tmp/d@x/../evil.sh R4'])).toEqual(['bash', '-c', './http://u:/../../tmp/d@x/../evil.sh R4']);
+    expect(redactWords(['python3', '--check-hash-based-pycs', 'always', './token=x/../evil.py'])).toEqual(['python3', '--check-hash-based-pycs', 'always', './token=x/../evil.py']);
+    const env = { command: 'bash -c true', env: ['BASH_ENV=./http://u:/../../tmp/d@x/../evil.sh'] };
+    expect(await redactForAudit(env, 'keploy_mock_record', false, false, true)).toEqual(env);
+    // su, script and env -S run their -c / -S value as a command line: its program shown, its passwords hidden.
+    expect(redactText('su root -c "./token=x/../evil.sh SU"', true)).toBe('su root -c "./token=x/../evil.sh SU"');
+    expect(redactText('script -qc "mysql -phunter2" /dev/null', true)).toBe(`script -qc "mysql -p${R}" /dev/null`);
+    // A Windows-style option is no path: its password is hidden.
+    expect(redactText('xfreerdp /v:h /u:bob /p:Hunter2', true)).toBe(`xfreerdp /v:h /u:bob /p:${R}`);
+  });
+
+  it('h2-3: a code-deciding variable that is a command or options is read as a command line: passwords hidden, programs shown', async () => {
+    const record = {
+      command: 'cargo build',
+      env: ['JAVA_TOOL_OPTIONS=-Djavax.net.ssl.keyStorePassword=Hunter2Pw', 'GIT_SSH_COMMAND=sshpass -p Hunter3Pw ssh', 'LD_PRELOAD=/w/token=x/lib.so'],
+    };
+    expect(await redactForAudit(record, 'keploy_mock_record', false, false, true)).toEqual({
+      command: 'cargo build',
+      env: [`JAVA_TOOL_OPTIONS=-Djavax.net.ssl.keyStorePassword=${R}`, `GIT_SSH_COMMAND=sshpass -p ${R} ssh`, 'LD_PRELOAD=/w/token=x/lib.so'],
+    });
+    expect(redactText('MAVEN_OPTS=-Drepo.password=Hunter4Pw mvn package', true)).toBe(`MAVEN_OPTS=-Drepo.password=${R} mvn package`);
+    expect(await redactForAudit({ command: 'x', env: { GIT_SSH_COMMAND: 'ssh -i ./token=x/../key' } }, 'keploy_mock_record', false, false, true)).toEqual({
+      command: 'x',
+      env: { GIT_SSH_COMMAND: 'ssh -i ./token=x/../key' },
+    });
+  });
+
+  it('h2-4: in argv a password attached to its option is hidden to the next blank; `argv` in a plain operand makes no script', () => {
+    expect(redactWords(['curl', '-uadmin:Hun$ter2xyz', '-H', 'X-Api-Key: abc$defghijk'])).toEqual(['curl', `-uadmin:${R}`, '-H', `X-Api-Key: ${R}`]);
+    expect(redactWords(['mysql', '-pHunter$2xyz'])).toEqual(['mysql', `-p${R}`]);
+    expect(redactWords(['mysql', '-pHunter2"xyz'])).toEqual(['mysql', `-p${R}`]);
+    expect(redactWords(['mysql', '-u', 'argv', '--password', 'Hun;ter2'])).toEqual(['mysql', '-u', 'argv', '--password', R]);
+    // A URL's password that ends at its `@` ends there.
+    expect(redactWords(['curl', 'http://u:a$(b)@h'])).toEqual(['curl', `http://u:${R}@h`]);
+  });
+});

@@ -119,7 +119,7 @@ describe('attack 18x V5: a call whose one argument is a number in any language i
 describe('attack 18z Z2: a word of code that reads its arguments makes the later words its arguments', () => {
   it('awk, php -r, a long cluster before eval "$1", node reading process.argv: the word that runs is kept', () => {
     for (const argv of [
-      ['BEGIN{system(ARGV[2])}', '--password', 'touch /tmp/pwned-awk'],
+      ['awk', 'BEGIN{system(ARGV[2])}', '--password', 'touch /tmp/pwned-awk'],
       ['-r', 'system($argv[2]);', '--password', 'touch /tmp/pwned-php'],
       ['-xvuec', 'eval "$1"', '--password', 'touch /tmp/pwned'],
       ['-e', 'require("child_process").execSync(process.argv[2])', '--password', 'touch /tmp/pwned-node'],

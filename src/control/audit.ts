@@ -6,6 +6,7 @@ import {
   REDACTED,
   SECRET_NAME,
   SHELL_ACTIVE,
+  READ_AS_COMMAND,
   argvSecretWords,
   codeOption,
   commandRuns,
@@ -454,8 +455,12 @@ function loadsCodeAssignment(text: string): boolean {
 }
 
 function redactString(text: string, walk: Walk, code = false, command = false, gdbShell = false, env = false): string {
-  // `LD_PRELOAD=/lib/x.so` as an item of an environment list: its value decides what code runs (decidesCode), kept as sent.
-  if (!code && !command) env = code = loadsCodeAssignment(text);
+  // `LD_PRELOAD=/lib/x.so` as an item of an environment list: its value decides what code runs (decidesCode), kept as sent;
+  // `GIT_SSH_COMMAND=...` or `MAVEN_OPTS=...` is read as a command line (its leading assignment read in turn: programWords).
+  if (!code && !command && loadsCodeAssignment(text)) {
+    if (READ_AS_COMMAND.test(text.slice(0, text.indexOf('=')))) command = true;
+    else env = code = true;
+  }
   if (walk.measure) {
     const kept = Math.min(text.length, MAX_STRING);
     walk.measure.push(kept);
@@ -502,8 +507,15 @@ export function redactWords(words: readonly string[]): string[] {
   // value (`psql -c "select 1" --password X`, `docker run -e A=1`: attack 18ap g2-4 stored the password in clear).
   // A list that starts with an option names no program (its caller gave none): any shell's or interpreter's code option counts.
   const unknown = words[0]!.startsWith('-');
+  // A word that reads the command line's later words is a script's only in code, or where the program may be a script
+  // that runs it (none named, or a script file): a MySQL user named `argv` kept the password after it (attack 18ap h2-4).
+  const readsArgs = unknown || SCRIPT_FILE.test(words[0]!);
   const script = words.findIndex(
-    (w, k) => runs.code.has(k) || runs.scripts.has(k) || READS_ARGUMENTS.test(w) || (unknown && (codeOption(w) === 'attached' || (k > 0 && codeOption(words[k - 1]!) === 'next'))),
+    (w, k) =>
+      runs.code.has(k) ||
+      runs.scripts.has(k) ||
+      (READS_ARGUMENTS.test(w) && (readsArgs || runs.code.has(k) || runs.scripts.has(k))) ||
+      (unknown && (codeOption(w) === 'attached' || (k > 0 && codeOption(words[k - 1]!) === 'next'))),
   );
   const shown = (k: number) => (k === 0 && !words[0]!.startsWith('-')) || runs.programs.has(k) || runs.code.has(k);
   const hits = new Map<number, Array<[number, number]>>();
@@ -541,7 +553,15 @@ export function redactWords(words: readonly string[]): string[] {
     // options with values: `-c 'eval "$1"' --password 'touch x'` runs the last word (attack 18w T2).
     const fresh = found.filter(([s]) => !known.has(s) && (s > 0 || (OPTION_WORD.test(words[k - 1] ?? '') && !(script >= 0 && script < k - 1))));
     // A secret that ends at a blank inside the word runs to the word's end: a word of argv is one value (`pass:my pass phrase`).
-    const spans = [...alone, ...fresh.map(([s, e]) => [s, s === 0 || (/[ \t]/.test(w[e] ?? '') && !(script >= 0 && script < k)) ? w.length : e] as const)].sort((a, b) => a[0] - b[0]);
+    // No shell reads argv: a password attached to its option or name is hidden to the next blank, whatever it holds
+    // (`-uadmin:Hun$ter2` kept `$ter2`: attack 18ap h2-4), except in a script's arguments, where shell may run.
+    const blanks = script >= 0 && script < k ? undefined : blankEnds(w);
+    // Only a span a shell character stopped (`$`, a quote, a backslash, a bracket...): one that ends at `@` or `&` ends there.
+    const toBlank = (e: number) => (blanks && e < w.length && /[$'"\\`(){}<>;|!*?[\]]/.test(w[e]!) ? blanks[e]! : e);
+    const spans = [
+      ...alone.map(([s, e]) => [s, toBlank(e)] as const),
+      ...fresh.map(([s, e]) => [s, s === 0 || (/[ \t]/.test(w[e] ?? '') && !(script >= 0 && script < k)) ? w.length : toBlank(e)] as const),
+    ].sort((a, b) => a[0] - b[0]);
     return hideSpans(w, spans, () => REDACTED).text;
   });
 }
@@ -553,6 +573,16 @@ export function redactWords(words: readonly string[]): string[] {
  * `bash -xvuec 'eval "$1"'` did (attacks 18z Z2, 18y W3).
  */
 const READS_ARGUMENTS = /\bARGV\b|\bargv\b|\$\{?[1-9@*]|\$argv\b/;
+/** A program that is a script file by its name: it may run its arguments. */
+const SCRIPT_FILE = /\.(?:py|sh|bash|zsh|js|mjs|cjs|ts|pl|rb|php|lua|r|tcl|awk)$/i;
+
+/** For each offset of `word` (and its end), the first blank at or after it, or the word's end: one pass, however many spans ask. */
+function blankEnds(word: string): Int32Array {
+  const ends = new Int32Array(word.length + 1);
+  ends[word.length] = word.length;
+  for (let i = word.length - 1; i >= 0; i--) ends[i] = word[i] === ' ' || word[i] === '\t' ? i : ends[i + 1]!;
+  return ends;
+}
 
 /** A word that is an option of its own, or an authorization scheme, whose value the next word may be. */
 const OPTION_WORD = /^(?:-{1,2}[A-Za-z][A-Za-z0-9_-]{0,63}|Bearer|Basic|Token)$/i;
@@ -639,6 +669,11 @@ function secretPairList(items: readonly string[]): boolean {
   return items.length === 2 && /^[A-Za-z0-9_.-]{1,256}$/.test(items[0]!) && SECRET_NAME.test(items[0]!) && items[1] !== '';
 }
 
+/** Whether a name/value pair names a command or options (READ_AS_COMMAND). */
+function commandNamed(value: Record<string, unknown>): boolean {
+  return PAIR_NAMES.some((f) => typeof value[f] === 'string' && READ_AS_COMMAND.test(value[f] as string));
+}
+
 /** Whether an object is a name/value pair whose name is a variable that decides what code runs (decidesCode). */
 function namesCodeLoader(value: Record<string, unknown>): boolean {
   return PAIR_NAMES.some((f) => typeof value[f] === 'string' && decidesCode(value[f] as string));
@@ -653,6 +688,9 @@ function secretPair(value: Record<string, unknown>): boolean {
 function listReading(k: string, object: Record<string, unknown>, walk: Walk): ListReading {
   // A program, a variable that decides what code runs (`{"LD_PRELOAD": ...}`, `{"name": "PYTHONPATH", "value": ...}`): kept as sent.
   if (PROGRAM_FIELDS.has(k)) return { argv: false, code: true };
+  // A command or options (`GIT_SSH_COMMAND`, `MAVEN_OPTS`) is read as a command line: its programs shown, its passwords hidden (18ap h2-3).
+  if (decidesCode(k) && READ_AS_COMMAND.test(k)) return { argv: false, command: true };
+  if (PAIR_VALUES.has(k) && namesCodeLoader(object) && commandNamed(object)) return { argv: false, command: true };
   if (decidesCode(k) || (PAIR_VALUES.has(k) && namesCodeLoader(object))) return { argv: false, code: true, env: true };
   if (walk.code && CODE_FIELDS.has(k)) return { argv: false, code: true, ...(walk.code === 'gdb' && GDB_COMMAND_FIELDS.has(k) ? { gdbShell: true } : {}) };
   if (!ARGV_NAMES.has(k)) return { argv: false };

@@ -885,6 +885,20 @@ export interface SecretsReading {
   running?: boolean;
 }
 
+/** In each word of `text` (to a blank) that starts as a path does and holds a second `/`, [after its first `/`, its end). */
+function pathWordTails(text: string): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  const word = /(?<![^\s'"=])['"]?(?:\.{1,2}\/|~\/|\/)[^\s]*/g;
+  for (let m = word.exec(text); m; m = word.exec(text)) {
+    // A path goes on past its first `/` (`/p:Hunter2` is xfreerdp's password option, not a path).
+    const slash = m[0].indexOf('/');
+    if (m[0].indexOf('/', slash + 1) < 0) continue;
+    out.push([m.index + slash + 1, m.index + m[0].length]);
+    if (out.length > 4096) break;
+  }
+  return out;
+}
+
 /** Every secret found in `text`, by where it starts (they may overlap). */
 export function findSecrets(text: string, reading: SecretsReading = {}): Span[] {
   const spans = allSpans(text, reading.keepCalls === true);
@@ -907,7 +921,17 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
   };
   if (reading.keepCalls !== true) return spans;
   const running = reading.running === true || reading.command === true || reading.argv === true;
-  const placed = running ? spans.filter(([, , kind]) => kind === undefined || !SHAPE_KINDS.has(kind)) : spans;
+  // In what runs, a word that is a path (it starts with `/`, `./`, `../` or `~/`) keeps what follows its first `/`: a
+  // directory named `token=x` or `http:` is a place on the way to a program (`./token=x/../evil.sh` and
+  // `./http://u:/../d@x/../evil.sh` ran while the audit kept `./token=[REDACTED]`: attack 18ap h2-1, h2-2).
+  const pathWords = running ? pathWordTails(text) : [];
+  // Both in order (spans are sorted): one pass.
+  let w = 0;
+  const inPath = (s: number) => {
+    while (w < pathWords.length && pathWords[w]![1] <= s) w++;
+    return w < pathWords.length && pathWords[w]![0] <= s;
+  };
+  const placed = running ? spans.filter(([s, , kind]) => (kind === undefined || !SHAPE_KINDS.has(kind)) && !inPath(s)) : spans;
   return reading.argv === true ? placed : placed.filter(([s, e]) => !shell(s, e) && !runs(s, e));
 }
 
@@ -1009,6 +1033,8 @@ const ENV_NAME = /^[A-Z_][A-Z0-9_]{0,255}$/;
 
 /** Shells whose `-c` takes a script. */
 const SHELLS = /^(?:sh|bash|dash|zsh|ksh|mksh|ash|fish)$/;
+/** Programs that run their `-c` value through a shell (su, sg, runuser, script). */
+const COMMAND_OPTION = /^(?:su|sg|runuser|script)$/;
 /**
  * How each interpreter takes code, a script or values (INTERPRETERS): `code`, an option whose next
  * word is code (alone, or ending a cluster: `python -Sc`, `perl -lne`, `perl -0777e`); `attached`,
@@ -1027,19 +1053,38 @@ interface InterpreterOptions {
   operandIsCode?: boolean;
 }
 const INTERPRETER_OPTIONS: ReadonlyArray<readonly [RegExp, InterpreterOptions]> = [
-  [/^(?:python|pypy)[0-9.]*$/, { code: /^-[A-Za-z]{0,3}c$/, attached: /^-c(?=.*[^A-Za-z0-9_-]).+$/s, valued: ['-W', '-X', '-Q'], module: '-m' }],
+  [/^(?:python|pypy)[0-9.]*$/, { code: /^-[A-Za-z]{0,3}c$/, attached: /^-c(?=.*[^A-Za-z0-9_-]).+$/s, valued: ['-W', '-X', '-Q', '--check-hash-based-pycs'], module: '-m' }],
   [
     /^(?:node|nodejs|bun|deno)$/,
     {
       code: /^(?:-e|-p|--eval|--print)$/,
       attached: /^(?:--eval|--print)=/,
-      valued: ['-r', '--require', '--import', '--loader', '--experimental-loader', '-C', '--conditions', '--input-type', '--title', '--env-file', '--stack-size'],
+      valued: [
+        '-r',
+        '--require',
+        '--import',
+        '--loader',
+        '--experimental-loader',
+        '-C',
+        '--conditions',
+        '--input-type',
+        '--title',
+        '--env-file',
+        '--stack-size',
+        '--inspect-port',
+        '--debug-port',
+        '--experimental-policy',
+        '--openssl-config',
+        '--redirect-warnings',
+        '--diagnostic-dir',
+        '--report-dir',
+      ],
     },
   ],
-  [/^perl[0-9.]*$/, { code: /^-(?:[A-Za-z]{0,3}|[0-9]+)[eE]$/, attached: /^-[eE](?=.*[^A-Za-z0-9_-]).+$/s, valued: ['-I', '-M', '-m', '-x', '-C', '-D', '-i'] }],
+  [/^perl[0-9.]*$/, { code: /^-(?:[A-Za-z]{0,3}|[0-9]+)[eE]$/, attached: /^-[eE](?=.*[^A-Za-z0-9_-]).+$/s, valued: ['-I', '-M', '-m', '-C', '-D', '-i'] }],
   [/^ruby[0-9.]*$/, { code: /^-[A-Za-z]{0,3}e$/, attached: /^-e(?=.*[^A-Za-z0-9_-]).+$/s, valued: ['-I', '-r', '-C', '-E', '-F', '-K', '-x', '--encoding'] }],
   [/^php[0-9.]*$/, { code: /^-r$/, attached: /^-r(?=.*[^A-Za-z0-9_-]).+$/s, valued: ['-d', '-c', '-z', '-t', '-S', '-B', '-E', '-R', '-F'], file: ['-f'] }],
-  [/^(?:awk|gawk|mawk)$/, { code: /^(?:-e|--source)$/, valued: ['-v', '-F', '-W', '--assign', '--field-separator'], file: ['-f', '--file'], operandIsCode: true }],
+  [/^(?:awk|gawk|mawk)$/, { code: /^(?:-e|--source)$/, valued: ['-v', '-F', '-W', '-i', '-l', '--assign', '--field-separator', '--include', '--load'], file: ['-f', '--file'], operandIsCode: true }],
   [/^lua[0-9.]*$/, { code: /^-e$/, valued: ['-l'] }],
   [/^(?:Rscript|tclsh)$/, { code: /^-e$/, valued: [] }],
 ];
@@ -1059,7 +1104,7 @@ export function codeOption(word: string): 'next' | 'attached' | undefined {
 /** Words that start a command and run the next word (shell keywords, `!`, and the builtins that run their operand: eval, source, `.`, coproc). */
 const KEYWORDS = new Set(['then', 'do', 'else', 'elif', 'if', 'while', 'until', '!', '{', 'builtin', 'eval', 'source', '.', 'coproc']);
 const ASSIGNMENT_WORD = /^[A-Za-z_][A-Za-z0-9_]*=/;
-const REDIRECTION = /^[0-9]*(?:<|>|>>|<<|&>|>&|<&|<>)/;
+const REDIRECTION = /^(?:[0-9]*|\{[A-Za-z_][A-Za-z0-9_]*\})(?:<|>|>>|<<|&>|>&|<&|<>|>\|)/;
 
 /**
  * Programs that run the program named after their options and leading operands: each with the
@@ -1096,6 +1141,19 @@ const WRAPPERS: Record<string, { valued: string[]; operands: number }> = Object.
     proxychains4: ['-f', 0],
     valgrind: ['', 0],
     busybox: ['', 0],
+    setarch: ['', 1],
+    linux32: ['', 0],
+    linux64: ['', 0],
+    fakeroot: ['-l -f -i -s --lib --faked', 0],
+    'ssh-agent': ['-a -E -t -P', 0],
+    'dbus-run-session': ['--config-file --dbus-daemon', 0],
+    setpriv: ['--reuid --regid --groups --inh-caps --ambient-caps --bounding-set --securebits --selinux-label --apparmor-profile', 0],
+    nsenter: ['-t -S -G --target --setuid --setgid', 0],
+    'systemd-run': ['-p -u -E -M -H --unit --property --setenv --slice --description --machine --host --uid --gid --working-directory', 0],
+    sshpass: ['-p -f -d -e -P', 0],
+    numactl: ['-N -m -C -p -i --cpunodebind --membind --physcpubind --preferred --interleave', 0],
+    firejail: ['', 0],
+    torsocks: ['-u -p -a -P', 0],
   } as Record<string, [string, number]>).map(([name, [valued, operands]]) => [name, { valued: valued.split(' ').filter(Boolean), operands }]),
 );
 
@@ -1124,7 +1182,7 @@ export function commandRuns(words: readonly string[], { assignments = true }: { 
     }
     if (REDIRECTION.test(word)) {
       // `2>/dev/null` holds its file; `>` alone takes the next word.
-      i += /^[0-9]*(?:<|>|>>|<<|&>|>&|<&|<>)$/.test(word) ? 2 : 1;
+      i += /^(?:[0-9]*|\{[A-Za-z_][A-Za-z0-9_]*\})(?:<|>|>>|<<|&>|>&|<&|<>|>\|)$/.test(word) ? 2 : 1;
       continue;
     }
     if (KEYWORDS.has(word)) {
@@ -1142,6 +1200,11 @@ export function commandRuns(words: readonly string[], { assignments = true }: { 
         if (w === '--') {
           i++;
           break;
+        }
+        if (name === 'env' && (w === '-S' || w === '--split-string')) {
+          // env -S splits its value into the command it runs (attack 18ap h2-2).
+          if (i + 1 < n) scripts.add(i + 1);
+          return { programs, scripts, code };
         }
         if (w.startsWith('-') && w.length > 1) {
           // A cluster ending in an option that takes a value takes it too (`sudo -iu bob`: attack 18ap g2-3).
@@ -1194,7 +1257,8 @@ export function commandRuns(words: readonly string[], { assignments = true }: { 
           if (i + 1 < n) programs.add(i + 1);
           break;
         }
-        if (options.valued.includes(w)) {
+        if (options.valued.includes(w) || (/^-[A-Za-z]{2,}$/.test(w) && options.valued.includes(`-${w.at(-1)}`))) {
+          // An option that takes a value, alone or ending a cluster (`python3 -bW ignore`: attack 18ap h2-2).
           i++;
           continue;
         }
@@ -1204,7 +1268,24 @@ export function commandRuns(words: readonly string[], { assignments = true }: { 
         break;
       }
       // find runs the program after -exec, -execdir, -ok or -okdir (attack 18ap g2-3).
-      if (name === 'find') for (let k = i; k + 1 < n; k++) if (/^-(?:exec|execdir|ok|okdir)$/.test(words[k]!)) programs.add(k + 1);
+      if (name === 'find') {
+        // Read as the command it is, to its `;` or `+` (`-exec sh -c SCRIPT`: attack 18ap h2-2).
+        for (let k = i; k + 1 < n; k++) {
+          if (!/^-(?:exec|execdir|ok|okdir)$/.test(words[k]!)) continue;
+          let end = k + 1;
+          while (end < n && words[end] !== ';' && words[end] !== '+') end++;
+          const inner = commandRuns(words.slice(k + 1, end), { assignments: false });
+          for (const [from, to] of [
+            [inner.programs, programs],
+            [inner.scripts, scripts],
+            [inner.code, code],
+          ] as const)
+            for (const j of from) to.add(k + 1 + j);
+          k = end;
+        }
+      }
+      // su, sg, runuser and script run their `-c` value as a command line, wherever it stands (`su root -c CMD`: 18ap h2-2).
+      if (COMMAND_OPTION.test(name)) for (let k = i; k + 1 < n; k++) if (words[k] === '-c' || words[k] === '--command' || (name === 'script' && /^-[A-Za-z]*c$/.test(words[k]!))) scripts.add(k + 1);
     }
     break;
   }
@@ -1272,6 +1353,9 @@ function shellCommands(text: string): ShellWord[][] {
         value += text[i + 1] ?? '';
         i += 2;
         // A `(` inside a word is the word's (a shell refuses it unquoted): only where a word begins does it open a subshell.
+      } else if ((d === '|' || d === '&') && (text[i - 1] === '>' || text[i - 1] === '<') && i > start) {
+        // `>|` (clobber) and `>&`, `<&` are a redirection's, not a pipe or a background job (attack 18ap h2-2).
+        value += text[i++];
       } else if (' \t;&|\n\r)`'.includes(d) || (d === '$' && text[i + 1] === '(')) break;
       else value += text[i++];
     }
@@ -1301,13 +1385,21 @@ function programWords(text: string, depth = 0): Array<[number, number]> {
     for (let k = 0; k < words.length; k++) {
       const w = words[k]!;
       const assigned = ASSIGNMENT_WORD.exec(w.value);
-      // Not a value holding a URL: its password is no code (hideUrlPasswords' rule), and the rest is read as any text.
-      if (assigned && k < first && decidesCode(assigned[0].slice(0, -1)) && !w.value.includes('://')) {
+      if (assigned && k < first && decidesCode(assigned[0].slice(0, -1))) {
         const eq = text.indexOf('=', w.start);
-        if (eq >= 0 && eq + 1 < w.end) out.push([eq + 1, w.end]);
+        if (eq >= 0 && eq + 1 < w.end) {
+          // A command or options (`GIT_SSH_COMMAND="sshpass -p X ssh"`, `MAVEN_OPTS=-Dpassword=X`) is read as a command line,
+          // its programs shown and its passwords hidden (attack 18ap h2-3); a path or a list of them is kept whole.
+          if (READ_AS_COMMAND.test(assigned[0].slice(0, -1)) && depth < 4) {
+            const quoted = text[eq + 1] === "'" || text[eq + 1] === '"' ? 1 : 0;
+            for (const [s, e] of programWords(text.slice(eq + 1 + quoted, w.end - quoted), depth + 1)) out.push([eq + 1 + quoted + s, eq + 1 + quoted + e]);
+          } else out.push([eq + 1, w.end]);
+        }
       }
-      if (programs.has(k) || code.has(k)) {
-        if (!w.value.includes('://')) out.push([w.start, w.end]);
+      // A program is shown even when it reads as a URL: `./http://u:X@h/../evil` and `http://u:X@h/x` (a directory `http:`) are paths that ran (18ap h2-1).
+      // A word that starts with `-` is an option, never run.
+      if ((programs.has(k) && !w.value.startsWith('-')) || code.has(k)) {
+        out.push([w.start, w.end]);
       } else if (scripts.has(k) && depth < 4) {
         // The script's own text (inside its quotes, if quoted): its offsets are the text's.
         const quoted = text[w.start] === "'" || text[w.start] === '"' ? 1 : 0;
@@ -1317,6 +1409,13 @@ function programWords(text: string, depth = 0): Array<[number, number]> {
   }
   return out.sort((a, b) => a[0] - b[0]);
 }
+
+/**
+ * The code-deciding variables whose value is a command or options, read as a command line
+ * (`*_COMMAND`, `*_CMD`, `*_OPTS`, `*_OPTIONS`, `*_FLAGS`, `*_ARGS`): the rest (paths and lists of
+ * them: `LD_PRELOAD`, `PYTHONPATH`, `BASH_ENV`) is kept whole.
+ */
+export const READ_AS_COMMAND = /(?:^|_)(?:COMMAND|COMMANDS|CMD|OPTS|OPTIONS|FLAGS|ARGS)$/;
 
 /** `text` with each secret replaced by what `mark` makes of its kind; everything around it kept. The kinds hidden, in order. */
 export function replaceSecrets(text: string, mark: (kind: string | undefined) => string, reading: SecretsReading = {}): { text: string; kinds: string[] } {
@@ -1352,9 +1451,17 @@ export function hideUrlPasswords(text: string): string {
   if (!text.includes('://')) return text;
   const spans: Span[] = [];
   urlPasswordSpans(text, spans);
+  // Not in a path (`BASH_ENV=./http://u:/../d@x/../evil.sh` loads a file through a directory `http:`: attack 18ap h2-1).
+  const paths = pathWordTails(text.replace(/^[A-Za-z_][A-Za-z0-9_]*=/, (m) => ' '.repeat(m.length)));
+  // Spans and path words both in order: one pass.
+  let w = 0;
+  const inPath = (s: number) => {
+    while (w < paths.length && paths[w]![1] <= s) w++;
+    return w < paths.length && paths[w]![0] <= s;
+  };
   return hideSpans(
     text,
-    spans.filter(([s, e]) => !SHELL_ACTIVE.test(text.slice(s, e))).sort((a, b) => a[0] - b[0]),
+    spans.filter(([s, e]) => !SHELL_ACTIVE.test(text.slice(s, e)) && !inPath(s)).sort((a, b) => a[0] - b[0]),
     () => REDACTED,
   ).text;
 }
