@@ -150,6 +150,56 @@ describe('Go under Delve, through the python tools', () => {
   );
 });
 
+describe('Go: what runs is the entry, and answers stay true (attack 18ap i2)', () => {
+  it(
+    'i2-3: a generator left out by //go:build ignore runs alone; the package leaves it out; a _test.go entry is refused',
+    async () => {
+      const run = async (entry: string) => {
+        const { sessionId } = await pyOk(dk, 'python_start_session', { entry });
+        const end = await pyOk(dk, 'python_continue', { sessionId, timeout: 60 });
+        const out = await dk.tool('python_get_output', { sessionId });
+        await pyOk(dk, 'python_end_session', { sessionId });
+        return { end, out: out.structured.text as string };
+      };
+      const program = await run('gen/main.go');
+      expect(program.end).toMatchObject({ completed: true, status: 'completed', exitCode: 0 });
+      expect(program.out).toBe('the program\n');
+      expect((await run('gen/gen.go')).out).toBe('the generator\n');
+      expect(await pyFails(dk, 'python_start_session', { entry: 'gen/main_test.go' })).toMatch(/main_test\.go is a test file, which go test runs, not a program/);
+    },
+    BUILD,
+  );
+
+  it(
+    'i2-2: a condition Delve cannot evaluate is the breakpoint condition error, not a crash; the run then ends completed',
+    async () => {
+      const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'pricing/main.go' });
+      const stop = await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'pricing/price.go', line: 19, condition: 'nosuch == 3', timeout: 60 });
+      expect(stop).toMatchObject({ hit: true, status: 'paused', reason: 'breakpoint', error: null, frameInfo: { line: 19 } });
+      expect(stop.conditionError).toMatchObject({ condition: 'nosuch == 3', error: expect.stringMatching(/^error evaluating expression: .*nosuch/) });
+      expect(stop.locals.l.repr).toContain('SKU: "pen"');
+      await pyOk(dk, 'python_set_breakpoints', { sessionId, file: 'pricing/price.go', breakpoints: [] });
+      const end = await pyOk(dk, 'python_continue', { sessionId });
+      expect(end).toMatchObject({ completed: true, status: 'completed', error: null, exitCode: 0 });
+      await pyOk(dk, 'python_end_session', { sessionId });
+    },
+    BUILD,
+  );
+
+  it(
+    'i2-3: a breakpoint that could never stop is said in the answer that ends the run',
+    async () => {
+      const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'pricing/main.go' });
+      await pyOk(dk, 'python_set_breakpoints', { sessionId, file: 'pricing/price.go', breakpoints: [{ line: 14 }] });
+      const end = await pyOk(dk, 'python_continue', { sessionId, timeout: 60 });
+      expect(end).toMatchObject({ completed: true, status: 'completed' });
+      expect(end.breakpointWarnings).toEqual([expect.objectContaining({ file: expect.stringMatching(/price\.go$/), line: 14, verified: false })]);
+      await pyOk(dk, 'python_end_session', { sessionId });
+    },
+    BUILD,
+  );
+});
+
 describe('Go over the REST contract, unchanged', () => {
   it(
     'POST /sessions with a .go entry, a breakpoint, continue to the next, GET, DELETE',

@@ -84,6 +84,11 @@ export class DebugAdapter {
     this.conditionFailures = [];
   }
 
+  /** A condition failure an engine reported by other means than output (Delve: an exception stop). */
+  noteConditionFailure(failure: ConditionFailure): void {
+    this.conditionFailures.push(failure);
+  }
+
   /** The breakpoint conditions that raised since the last call (pydevd reports each before the stop it makes there). */
   takeConditionFailures(): ConditionFailure[] {
     const taken = this.conditionFailures;

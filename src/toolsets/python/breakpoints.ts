@@ -60,6 +60,11 @@ export class BreakpointBook {
     this.functions = names;
   }
 
+  /** The condition of the line breakpoint at file:line, if it has one. */
+  conditionAt(file: string, line: number): string | undefined {
+    return this.byFile.get(file)?.find((b) => b.line === line)?.condition;
+  }
+
   files(): string[] {
     return [...this.byFile.keys()];
   }

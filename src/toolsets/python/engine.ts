@@ -77,6 +77,8 @@ export interface Engine {
   functionsNowhere?(root: string, names: string[]): Promise<Map<string, string>>;
   /** The frame an exception stop looks at first (0: the innermost; Go: the first frame of the program's own code). */
   exceptionFrame?(frames: ReadonlyArray<{ presentationHint?: string }>): number;
+  /** At an exception stop: the error of a breakpoint condition that failed to evaluate, when that is what stopped (Delve). */
+  conditionFailureAt?(dap: DapConnection, threadId: number, stop: { description?: string; text?: string }): Promise<string | undefined>;
   /** The error of an exception stop, from the engine's exception info and the stack. */
   exceptionError(dap: DapConnection, threadId: number, stop: { description?: string; text?: string }, stack: TracebackFrames): Promise<ErrorInfo>;
   /** Once the program has ended, before its end is read: asks the engine for what it only says then (Delve: the exit status, at disconnect). */

@@ -65,7 +65,7 @@ export class PythonService {
     let replay: DebugReplay | undefined;
     let engine: Engine | undefined;
     try {
-      engine = go ? await DelveEngine.build(this.root(), program, signal) : new DebugpyEngine(await resolveInterpreter(req.pythonPath, signal));
+      if (!go) engine = new DebugpyEngine(await resolveInterpreter(req.pythonPath, signal));
       if (req.mocks) {
         // The replay engine loads with the first session that asks for it.
         const { DebugReplay } = await import('../mocks/under.js');
@@ -83,6 +83,8 @@ export class PythonService {
         owner,
         timeoutMs,
         async () => {
+          // A Go package is built once the session's slot is reserved: the key's and the server's session caps bound builds (attack 18ap i2-1).
+          engine ??= await DelveEngine.build(this.root(), program, signal);
           session = new PythonSession({
             root: this.root(),
             program,

@@ -309,7 +309,12 @@ export class PythonSession implements SessionResource {
       this.sampleCpu();
       this.lastRunMs = Date.now() - started;
       if (stop === 'ended') return this.describeEnd();
-      const outcome = await this.describeStop(stop.body, options);
+      // The program is stopped: one the engine cannot describe (Delve's stack request fails after runtime.Goexit in main) stays
+      // paused, so it can be continued or ended, never "running" for good (attack 18ap i2-6).
+      const outcome = await this.describeStop(stop.body, options).catch((err: unknown) => {
+        this.status = 'paused';
+        throw err;
+      });
       if (timedOut) {
         outcome.hit = false;
         outcome.error = {
@@ -349,6 +354,17 @@ export class PythonSession implements SessionResource {
     this.addReplay(outcome);
     if (stop.reason === 'pause' && this.missPause !== undefined) outcome.reason = 'mock miss';
     this.missPause = undefined;
+    if (stop.reason === 'exception' && this.spec.engine.conditionFailureAt) {
+      // An engine that stops as for an exception where a breakpoint's condition failed (Delve): a breakpoint stop with its
+      // condition's error, as debugpy's is; never the program's error (attack 18ap i2-2).
+      const error = await this.spec.engine.conditionFailureAt(adapter.dap, this.threadId, stop);
+      if (error !== undefined) {
+        const at = snap.frameInfo;
+        adapter.noteConditionFailure({ condition: (at && this.book.conditionAt(at.file, at.line)) ?? '', error });
+        stop = { ...stop, reason: 'breakpoint' };
+        outcome.reason = 'breakpoint';
+      }
+    }
     if (stop.reason === 'exception') {
       outcome.error = await this.spec.engine.exceptionError(adapter.dap, this.threadId, stop, { frames: snap.frames, depth: snap.depth });
       outcome.frameInfo = null;
@@ -388,6 +404,9 @@ export class PythonSession implements SessionResource {
     this.status = this.exceptionSeen ? 'error' : 'completed';
     const outcome: RunOutcome = { hit: false, completed: true, frameInfo: null, locals: null, error: null, status: this.status };
     this.addReplay(outcome);
+    // A breakpoint that could never stop is said at the end too: the run ended without it (attack 18ap i2-3).
+    const warnings = this.book.problems();
+    if (warnings.length > 0) outcome.breakpointWarnings = warnings;
     if (adapter.exitCode !== undefined) outcome.exitCode = adapter.exitCode;
     if (!this.exceptionSeen && adapter.exitCode !== undefined && adapter.exitCode !== 0) {
       const error = this.spec.engine.endError(adapter.exitCode, readTail(adapter.stderr, 0, 64 * 1024).text);

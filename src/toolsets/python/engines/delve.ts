@@ -1,6 +1,6 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readdirSync, readSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { DapConnection } from '../../../core/dap/connection.js';
@@ -30,6 +30,22 @@ function goTools(): { go: string; dlv: string } {
     throw new DebugkitError('ENGINE_MISSING', `debugging a Go program needs ${[!go && 'go', !dlv && 'dlv'].filter(Boolean).join(' and ')} on PATH: install them with "${GO_INSTALL}"`);
   }
   return { go, dlv };
+}
+
+/** Whether a .go file is left out of every build by its `//go:build ignore` line (before its package clause). */
+function ignored(file: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    const head = Buffer.alloc(4096);
+    const text = head.subarray(0, readSync(fd, head, 0, head.length, 0)).toString('utf8');
+    const header = text.split(/^package\s/m)[0]!;
+    return /^\/\/go:build\s+(?:.*\s)?ignore\b/m.test(header) || /^\/\/ \+build\s+(?:.*\s)?ignore\b/m.test(header);
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /** The nearest go.mod from `dir` up to `root`, if any: then the entry's package is built as a module's. */
@@ -63,8 +79,20 @@ export class DelveEngine implements Engine {
   static async build(root: string, entry: EntryFile, signal?: AbortSignal): Promise<DelveEngine> {
     const { go, dlv } = goTools();
     const dir = path.dirname(entry.real);
-    const sources = inModule(root, dir) ? ['.'] : readdirSync(dir).filter((f) => f.endsWith('.go') && !f.endsWith('_test.go'));
+    const name = path.basename(entry.real);
+    if (name.endsWith('_test.go')) {
+      throw new DebugkitError('INVALID_ARGUMENT', `${name} is a test file, which go test runs, not a program: name a .go file of the main package (the one with func main)`);
+    }
+    // The entry is what runs: one left out of its package by `//go:build ignore` (a generator, as `go run gen.go` runs it)
+    // is built alone, and such files are left out of the package's own build (attack 18ap i2-3: the package's other main ran).
+    const sources = ignored(entry.real)
+      ? [name]
+      : inModule(root, dir)
+        ? ['.']
+        : readdirSync(dir).filter((f) => f.endsWith('.go') && !f.endsWith('_test.go') && (f === name || !ignored(path.join(dir, f))));
     const binary = path.join(buildDirOf(dir), 'program');
+    // At most one build per core at once, whoever asks: a build can take a core and hundreds of MB (attack 18ap i2-1).
+    const release = await buildSlot(signal);
     // Delve starts while the package builds: it is the session's first run's, and ends with the session if it never runs.
     const warm = listen(dlv, root);
     warm.catch(() => undefined);
@@ -95,6 +123,8 @@ export class DelveEngine implements Engine {
         () => undefined,
       );
       throw err;
+    } finally {
+      release();
     }
   }
 
@@ -155,6 +185,15 @@ export class DelveEngine implements Engine {
     );
   }
 
+  /** Delve stops "as for an exception" where a breakpoint's condition cannot be evaluated: its text says so. */
+  async conditionFailureAt(dap: DapConnection, threadId: number, stop: { description?: string; text?: string }): Promise<string | undefined> {
+    const said = [stop.text, stop.description].map((t) => unquote(t ?? '')).find((t) => t.startsWith('error evaluating expression'));
+    if (said !== undefined) return cut(said);
+    const info = await dap.request('exceptionInfo', { threadId }).catch(() => undefined);
+    const described = unquote(info?.description ?? '');
+    return described.startsWith('error evaluating expression') ? cut(described) : undefined;
+  }
+
   async exceptionError(dap: DapConnection, threadId: number, stop: { description?: string; text?: string }, stack: TracebackFrames): Promise<ErrorInfo> {
     const info = await dap.request('exceptionInfo', { threadId }).catch(() => undefined);
     const type = info?.exceptionId ?? stop.description ?? 'panic';
@@ -164,7 +203,8 @@ export class DelveEngine implements Engine {
 
   endError(exitCode: number, stderrTail: string): ErrorInfo | null {
     // A panic or fatal error Delve did not stop at (one in a program it had detached from) still prints Go's own report.
-    const at = Math.max(stderrTail.lastIndexOf('panic: '), stderrTail.lastIndexOf('fatal error: '));
+    const signal = /(?:^|\n)(SIG[A-Z0-9]+): ([^\n]*)/.exec(stderrTail);
+    const at = Math.max(stderrTail.lastIndexOf('panic: '), stderrTail.lastIndexOf('fatal error: '), signal ? signal.index + (signal[0].startsWith('\n') ? 1 : 0) : -1);
     if (at >= 0 && (at === 0 || stderrTail[at - 1] === '\n')) {
       const report = stderrTail.slice(at).trimEnd();
       const head = report.split('\n', 1)[0]!;
@@ -177,6 +217,38 @@ export class DelveEngine implements Engine {
     }
     return exitCode < 0 ? { type: 'ProgramKilled', message: `the program was killed (Delve reports exit status ${exitCode})`, traceback: null } : null;
   }
+}
+
+/** Builds running, and the builds waiting for one to end (in order). */
+const BUILDS_AT_ONCE = Math.max(1, availableParallelism());
+let building = 0;
+const waitingBuilds: Array<() => void> = [];
+
+/** Waits for a build slot (BUILDS_AT_ONCE), or the call's end; returns its release. */
+async function buildSlot(signal?: AbortSignal): Promise<() => void> {
+  while (building >= BUILDS_AT_ONCE) {
+    signal?.throwIfAborted();
+    await new Promise<void>((resolve, reject) => {
+      const wake = () => {
+        signal?.removeEventListener('abort', abort);
+        resolve();
+      };
+      const abort = () => {
+        waitingBuilds.splice(waitingBuilds.indexOf(wake), 1);
+        reject(new DebugkitError('SESSION_CLOSED', 'the call ended while its Go build waited for another to finish'));
+      };
+      waitingBuilds.push(wake);
+      signal?.addEventListener('abort', abort, { once: true });
+    });
+  }
+  building++;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    building--;
+    waitingBuilds.shift()?.();
+  };
 }
 
 /** Build directories by package directory: a package built again to the same file is linked again only when it changed. */
@@ -246,14 +318,20 @@ async function listeningPort(proc: OwnedChild, rest: PassThrough): Promise<numbe
   return found.value;
 }
 
-/** Delve quotes a panic's value as Go would print a string ("\"assignment to entry in nil map\""). */
+/**
+ * Delve quotes a panic's value as Go would print a string ("\"assignment to entry in nil map\""),
+ * and cuts a long one (its string load limit) without the closing quote: said so (attack 18ap i2-4).
+ */
 function unquote(text: string): string {
-  if (!/^".*"$/s.test(text)) return text;
-  try {
-    return JSON.parse(text) as string;
-  } catch {
-    return text.slice(1, -1);
+  if (!text.startsWith('"')) return text;
+  if (/^".*"$/s.test(text)) {
+    try {
+      return JSON.parse(text) as string;
+    } catch {
+      return text.slice(1, -1);
+    }
   }
+  return `${text.slice(1)}... [cut by Delve: the program's stderr (python_get_output) has the whole message once the program ends]`;
 }
 
 function cut(message: string): string {
