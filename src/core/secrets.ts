@@ -1036,7 +1036,7 @@ const SHELLS = /^(?:sh|bash|dash|zsh|ksh|mksh|ash|fish)$/;
 /** Programs that run their `-c` value through a shell (su, sg, runuser, script). */
 const COMMAND_OPTION = /^(?:su|sg|runuser|script)$/;
 /**
- * How each interpreter takes code, a script or values (INTERPRETERS): `code`, an option whose next
+ * How each interpreter takes code, a script or values: `code`, an option whose next
  * word is code (alone, or ending a cluster: `python -Sc`, `perl -lne`, `perl -0777e`); `attached`,
  * an option word holding its code (`python -c'import os'`, `node --eval=CODE`); `valued`, options
  * whose next word is their value, never the script (`python -W ignore`, `node -r dotenv/config`,

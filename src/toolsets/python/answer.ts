@@ -20,8 +20,8 @@ export function renderRun(v: RunAnswer): string {
   if (v.error) {
     lines.push(`error: ${v.error.type}: ${v.error.message}`);
     // Where the error happened: the innermost frames, last in a Python traceback, first in a Go one (`panic: ...`, attack 18ap i2-4).
-    const lines_ = v.error.traceback?.trimEnd().split('\n') ?? [];
-    const tail = /^(?:panic|fatal error|SIG[A-Z0-9]+): /.test(lines_[0] ?? '') ? lines_.slice(3, 9) : lines_.slice(-6);
+    const trace = v.error.traceback?.trimEnd().split('\n') ?? [];
+    const tail = /^(?:panic|fatal error|SIG[A-Z0-9]+): /.test(trace[0] ?? '') ? trace.slice(3, 9) : trace.slice(-6);
     if (tail && tail.length > 0) lines.push(...tail.map((l) => `  ${l}`));
   }
   if (v.source) lines.push(v.source);

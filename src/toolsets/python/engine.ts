@@ -1,7 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { DapConnection } from '../../core/dap/connection.js';
 import type { OwnedChild } from '../../core/process.js';
-import type { FrameView } from './snapshot.js';
 
 /** The entry, checked and opened inside the root (core/paths openContainedHandle). */
 export interface EntryFile {
@@ -93,5 +92,4 @@ export interface Engine {
 export interface TracebackFrames {
   frames: ReadonlyArray<{ name: string; line: number; source?: { path?: string }; presentationHint?: string }>;
   depth: number;
-  shown?: FrameView[];
 }
