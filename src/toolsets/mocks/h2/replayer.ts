@@ -76,9 +76,8 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
     try {
       body = await readRequestBody(stream, o.onMiss === 'fail' ? DEFAULT_MAX_BODY : FALLBACK_MAX_BODY, o.kept);
     } catch (err) {
-      // readRequestBody says how the request was cut; the stream's own errors (node:http2 closing the connection) say what failed.
-      const why = (err as Error).message;
-      cutOff(`${String(headers[':method'] ?? 'GET')} ${String(headers[':path'] ?? '/')} (HTTP/2)`, why.startsWith('the request ') ? why : `the request was not read whole: ${why}`);
+      // readRequestBody says how the request was cut.
+      cutOff(`${String(headers[':method'] ?? 'GET')} ${String(headers[':path'] ?? '/')} (HTTP/2)`, (err as Error).message);
       throw err;
     }
     try {

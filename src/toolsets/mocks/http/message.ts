@@ -198,7 +198,7 @@ export interface ReadBody {
  * connection and stream: 40 HTTP/2 streams of 16 MiB each held 1.4 GB, and their close 5 s of the
  * loop, attack 18af l1-4); every byte counted and, past what is kept, hashed, so that the match
  * compares the whole body by its size and digest, never a prefix as if it were all (l1-5).
- * Rejects when the stream closes before its body ended (a reset: nothing to answer).
+ * Rejects when the stream closes before its body ended (a reset: nothing to answer), the error saying how it was cut.
  */
 /** A request body's reading works this long at most before it lets the loop serve others. */
 const BODY_SLICE_MS = 5;
@@ -235,7 +235,8 @@ export function readRequestBody(stream: Readable, limit: number, kept?: KeptByte
       sink.release();
       reject(err);
     };
-    stream.once('error', fail);
+    // How the request was cut, said here for every replayer: its own words, or the stream's error (a reset, node:http2 closing the connection).
+    stream.once('error', (err: Error) => fail(new Error(`the request was not read whole after ${sink.total} bytes of its body: ${err.message}`)));
     stream.once('close', () => fail(new Error(`the request closed after ${sink.total} bytes of its body, before it ended`)));
   });
 }

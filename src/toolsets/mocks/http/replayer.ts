@@ -91,9 +91,19 @@ export interface ServeOptions {
 
 const NOT_REPLAYED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'content-length', 'trailer', 'upgrade', 'te']);
 
+/** A request whose body is being read on a connection: what it asked, and whether its cut was counted (by `refused`). */
+interface Reading {
+  req: http.IncomingMessage;
+  method: string;
+  url: string;
+  counted: boolean;
+}
+
 export class HttpReplayer {
   readonly counters: ReplayCounters = { replayed: 0, missed: 0, fellBack: 0, recorded: 0 };
   private readonly onMiss: OnMiss;
+  /** By connection (node:http's socket, the bridge): the request whose body is being read there. */
+  private readonly reading = new WeakMap<Duplex, Reading>();
 
   constructor(private readonly options: ReplayerOptions) {
     this.onMiss = options.onMiss ?? (options.fallBackOnMiss ? 'passthrough' : 'fail');
@@ -127,14 +137,37 @@ export class HttpReplayer {
     return new Promise((resolve) => (stream.destroyed ? resolve() : stream.once('close', () => resolve())));
   }
 
-  /** A request node:http could not parse: a miss (a parse error; a connection reset is not one), answered 400. */
+  /**
+   * A request node:http could not parse, or that the connection's end or reset cut: a miss, answered
+   * 400 when the connection can still take it. A reset between requests is none; a request whose body
+   * was being read is counted here only when the parser said so (the end came inside it), else by
+   * `handle`, once.
+   */
   private async refused(err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex): Promise<void> {
-    if (!err.code?.startsWith('HPE_') || !socket.writable) return void socket.destroy();
+    // The request whose body is being read here, when the connection ended or failed inside it (pipelined, a later one may have).
+    const last = this.reading.get(socket);
+    const reading = last && !last.req.complete ? last : undefined;
+    let code = err.code;
+    if (!code?.startsWith('HPE_')) {
+      // A reset: node:http's parser says whether it came inside a request's head (as it does for an end, socketOnEnd).
+      const parser = (socket as { parser?: { finish?: () => unknown } }).parser;
+      const inside = reading ? undefined : parser?.finish?.();
+      socket.destroy();
+      if (!(inside instanceof Error)) return;
+      code = `cut: ${code ?? err.message}`;
+    }
     const line = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) ([\x21-\x7e]{1,200}) HTTP\/1\.[01]\r?\n/.exec(err.rawPacket?.toString('latin1', 0, 300) ?? '');
-    const [method, url] = line ? [line[1]!, line[2]!] : ['a request', '(its request line not read)'];
-    const error = `debugkit's HTTP server could not parse the request (${err.code}: ${err.message}) and answered 400 Bad Request`;
+    const cut = code.startsWith('cut: ');
+    const [method, url] = reading ? [reading.method, reading.url] : line ? [line[1]!, line[2]!] : ['a request', cut ? '(its head not whole)' : '(its request line not read)'];
+    const error = cut
+      ? `the connection was cut (${code.slice(5)}) inside the request, before its head ended (a request sent and never answered)`
+      : code === 'HPE_INVALID_EOF_STATE'
+        ? `the program ended its side of the connection inside the request (its ${reading ? 'body' : 'head'} not whole) and debugkit answered 400 Bad Request`
+        : `debugkit's HTTP server could not parse the request (${code}: ${err.message}) and answered 400 Bad Request`;
+    if (reading) reading.counted = true;
     this.counters.missed++;
     this.options.onEvent?.({ kind: 'missed', method, url, error });
+    if (!socket.writable) return void socket.destroy();
     await this.options.holdMiss?.();
     const text = `${JSON.stringify({ error: `debugkit: ${error}` }, null, 2)}\n`;
     socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nX-Debugkit-Mock: miss\r\nConnection: close\r\n\r\n${text}`);
@@ -147,9 +180,23 @@ export class HttpReplayer {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse, conn: ServedConnection, opts: ServeOptions): Promise<void> {
     const keepAll = this.onMiss !== 'fail';
-    const body = await readRequestBody(req, keepAll ? FALLBACK_MAX_BODY : (this.options.maxBodyBytes ?? DEFAULT_MAX_BODY), this.options.kept);
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
+    const reading: Reading = { req, method, url, counted: false };
+    this.reading.set(req.socket, reading);
+    let body: ReadBody;
+    try {
+      body = await readRequestBody(req, keepAll ? FALLBACK_MAX_BODY : (this.options.maxBodyBytes ?? DEFAULT_MAX_BODY), this.options.kept);
+    } catch (err) {
+      // Cut by a reset or the connection's close (as HTTP/2's are): sent and never answered, a miss, unless `refused` counted it.
+      if (!reading.counted) {
+        this.counters.missed++;
+        this.options.onEvent?.({ kind: 'missed', method, url, error: `${(err as Error).message} (a request sent and never answered)` });
+      }
+      throw err;
+    } finally {
+      if (this.reading.get(req.socket) === reading) this.reading.delete(req.socket);
+    }
     const said = { counted: false };
     try {
       await this.answer(req, res, conn, opts, body, said);
