@@ -13,6 +13,7 @@ import {
   findSecrets,
   hideSpans,
   hideUrlPasswords,
+  hiddenInRun,
   redactText,
   unusedName,
 } from '../core/secrets.js';
@@ -540,7 +541,7 @@ export function redactWords(words: readonly string[]): string[] {
     if (shown(k)) return w;
     // A shell's -c script is a command line: its programs shown, its passwords hidden.
     if (runs.scripts.has(k)) return redactText(w, true);
-    if (placed.has(k) && !(script >= 0 && script < k)) return REDACTED;
+    if (placed.has(k) && !(script >= 0 && script < k)) return hiddenInRun(w, [[0, w.length]], 'word').length > 0 ? REDACTED : w;
     const found = hits.get(k);
     if (!found) return redactText(w, false, true);
     const alone = findSecrets(w, { keepCalls: true, running: true });
@@ -562,7 +563,8 @@ export function redactWords(words: readonly string[]): string[] {
       ...alone.map(([s, e]) => [s, toBlank(e)] as const),
       ...fresh.map(([s, e]) => [s, s === 0 || (/[ \t]/.test(w[e] ?? '') && !(script >= 0 && script < k)) ? w.length : toBlank(e)] as const),
     ].sort((a, b) => a[0] - b[0]);
-    return hideSpans(w, spans, () => REDACTED).text;
+    // Where a span ends up, what it hides is read again as a path would be, to the word's end when it runs on (hiddenInRun).
+    return hideSpans(w, hiddenInRun(w, spans, 'word'), () => REDACTED).text;
   });
 }
 

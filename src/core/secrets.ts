@@ -880,7 +880,8 @@ export interface SecretsReading {
    * ghp_...`, `$DIR/ghp_...`, a directory named `https:`), and no reading of a shell finds them all
    * (attack rounds 18ao c2, e2 and 18ap g2-1, g2-2, g2-3, g2-5 each found spellings). A secret known
    * by its place (an option's value, `NAME=value` with a secret's name, a URL's password, a header)
-   * is hidden wherever it is.
+   * is hidden, unless it is in a path word's tail or reads as a path (hiddenInRun: it may be a
+   * directory on the way to what ran).
    */
   running?: boolean;
 }
@@ -897,6 +898,137 @@ function pathWordTails(text: string): Array<[number, number]> {
     if (out.length > 4096) break;
   }
   return out;
+}
+
+/**
+ * For each offset of `text` from `start` to `end`, whether the text from there to `end` reads as a
+ * path: it holds a `/`, and a `.` that starts it, stands next to a `/` (`x/../evil.sh`, `a/./b.py`,
+ * `.ssh/key`), or begins a file's extension (1 to 16 letters or digits ending a segment:
+ * `dir/evil.sh`, `lib.d/x`). No base64, hex or JWT secret does: base64 and hex hold no `.`, a JWT no
+ * `/` (`wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY` and `a/b+c/d==` do not read as paths). With
+ * `unquoted`, quotes and backslashes are read through, as the program gets the word
+ * (`"x"/"."/evil`). One pass from the end: each offset is read once, however many spans ask.
+ */
+function pathSuffixes(text: string, start = 0, end = text.length, unquoted = false): Uint8Array {
+  const out = new Uint8Array(end - start + 1);
+  let slash = false; // a `/` at or after i
+  let mark = false; // a `.` next to a `/`, or an extension, at or after i (its `/` included)
+  let run = 0; // the letters and digits after i
+  let runEndsSegment = true; // and they end at a `/` or at the end
+  let next = 0; // the character after i (0: none)
+  for (let i = end - 1; i >= start; i--) {
+    const c = text.charCodeAt(i);
+    if (unquoted && (c === 0x22 || c === 0x27 || c === 0x5c)) {
+      out[i - start] = out[i - start + 1]!;
+      continue;
+    }
+    if (c === 0x2f) slash = true;
+    if (c === 0x2e && (next === 0x2f || (run >= 1 && run <= 16 && runEndsSegment))) mark = true;
+    if (c === 0x2f && next === 0x2e) mark = true;
+    out[i - start] = slash && (mark || c === 0x2e) ? 1 : 0;
+    if ((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122)) run++;
+    else {
+      run = 0;
+      runEndsSegment = c === 0x2f;
+    }
+    next = c;
+  }
+  return out;
+}
+
+/** Whether a secret's whole text reads as a path (pathSuffixes). */
+export function readsAsPath(value: string): boolean {
+  return value.includes('/') && value.includes('.') && pathSuffixes(value)[0] === 1;
+}
+
+/** What, right after a value, carries its shell word on (`token="x"/./evil.sh`, `token=x\/./e`, `token=x$D/./e`). */
+const WORD_GOES_ON = new Set([...'"\'\\$`']);
+/** What ends a run of a word's characters (wordRuns): blanks and the shell's separators, quoted or not. */
+const RUN_END = new Set([...' \t\r\n;&|<>()']);
+
+/**
+ * The runs of `text` between blanks and the shell's separators, as [start, end), quotes and
+ * backslashes read through, not as bounds: a quoted blank ends a run too, so a value inside a quoted
+ * `-c` script (`bash -c 'mysql -p"PW" db/x.sql'`) is read with its own word, never with the words
+ * after it. Linear.
+ */
+function wordRuns(text: string): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  let i = 0;
+  while (i < text.length) {
+    while (i < text.length && RUN_END.has(text[i]!)) i++;
+    const start = i;
+    while (i < text.length && !RUN_END.has(text[i]!)) i++;
+    if (i > start) out.push([start, i]);
+  }
+  return out;
+}
+
+/** The first run of `runs` (sorted) that ends after `at`, by halves. */
+function runAfter(runs: ReadonlyArray<readonly [number, number]>, at: number): number {
+  let lo = 0;
+  let hi = runs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (runs[mid]![1] > at) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/**
+ * How text that runs is read for paths (hiddenInRun): `shell`, a command line (a value that a
+ * quote, a backslash, `$` or a backquote carries on is read with the rest of its run, quotes
+ * removed); `argv`, words of argv joined by blanks (no shell reads them: each value alone); `word`,
+ * one word of argv (a value that a blank or one of those characters stops is read to the word's
+ * end: the word is one value, a path if it runs).
+ */
+export type RunReading = 'shell' | 'argv' | 'word';
+
+/**
+ * Of the secrets found in text that runs (sorted by start), those still hidden there: one rule for
+ * command lines, argv and the values that decide what runs. Kept as sent: a secret known only by its
+ * shape (SHAPE_KINDS: a token-shaped word may be what runs); one in what follows the first `/` of a
+ * word that starts as a path (`./token=x/../evil.sh`: attack 18ap h2-1); and one whose value, alone
+ * or with the rest of its word, reads as a path (readsAsPath): a place found by a name, an option
+ * or a URL's userinfo in a word that is not path-like may still be a directory on the way to what
+ * ran (`wrapper token=x/../evil.sh`, `wrapper --password=a/./b.py`, `wrapper
+ * http://u:p/../x@h/../evil.sh` ran while the audit kept `token=[REDACTED]`: attack 18aq). A value
+ * that ends at a character of its own syntax (a URL's or a logon's `@`, a `%`, a `,`) is read alone:
+ * what follows is a host or a user, never the value's. Linear: path words and runs are found once,
+ * each run is read once (pathSuffixes), and a span finds its run by halves.
+ */
+export function hiddenInRun<S extends readonly [number, number, string?]>(text: string, spans: readonly S[], reading: RunReading): S[] {
+  if (spans.length === 0) return [];
+  const pathWords = pathWordTails(text);
+  // Spans and path words both in order: one pass.
+  let w = 0;
+  const inPath = (s: number) => {
+    while (w < pathWords.length && pathWords[w]![1] <= s) w++;
+    return w < pathWords.length && pathWords[w]![0] <= s;
+  };
+  const wholeWord = reading === 'word' ? pathSuffixes(text) : undefined;
+  let runs: Array<[number, number]> | undefined;
+  const read = new Map<number, Uint8Array>();
+  // The value at `s` read on through the run that holds `e` (where the value stopped), from `s` or the run's start.
+  const goesOnAsPath = (s: number, e: number): boolean => {
+    if (wholeWord) return wholeWord[s] === 1;
+    runs ??= wordRuns(text);
+    const k = runAfter(runs, e);
+    const run = runs[k];
+    if (run === undefined || run[0] > e) return false;
+    let paths = read.get(k);
+    if (paths === undefined) read.set(k, (paths = pathSuffixes(text, run[0], run[1], true)));
+    return paths[Math.max(s, run[0]) - run[0]] === 1;
+  };
+  return spans.filter(([s, e, kind]) => {
+    if (kind !== undefined && SHAPE_KINDS.has(kind)) return false;
+    if (inPath(s)) return false;
+    if (readsAsPath(text.slice(s, e))) return false;
+    const after = text[e];
+    const goesOn = reading !== 'argv' && after !== undefined && (WORD_GOES_ON.has(after) || (reading === 'word' && (after === ' ' || after === '\t')));
+    return !(goesOn && goesOnAsPath(s, e));
+  });
 }
 
 /** Every secret found in `text`, by where it starts (they may overlap). */
@@ -921,17 +1053,8 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
   };
   if (reading.keepCalls !== true) return spans;
   const running = reading.running === true || reading.command === true || reading.argv === true;
-  // In what runs, a word that is a path (it starts with `/`, `./`, `../` or `~/`) keeps what follows its first `/`: a
-  // directory named `token=x` or `http:` is a place on the way to a program (`./token=x/../evil.sh` and
-  // `./http://u:/../d@x/../evil.sh` ran while the audit kept `./token=[REDACTED]`: attack 18ap h2-1, h2-2).
-  const pathWords = running ? pathWordTails(text) : [];
-  // Both in order (spans are sorted): one pass.
-  let w = 0;
-  const inPath = (s: number) => {
-    while (w < pathWords.length && pathWords[w]![1] <= s) w++;
-    return w < pathWords.length && pathWords[w]![0] <= s;
-  };
-  const placed = running ? spans.filter(([s, , kind]) => (kind === undefined || !SHAPE_KINDS.has(kind)) && !inPath(s)) : spans;
+  // In what runs, a secret known only by its shape, one inside a path word and one that reads as a path are kept (hiddenInRun).
+  const placed = running ? hiddenInRun(text, spans, reading.argv === true ? 'argv' : 'shell') : spans;
   return reading.argv === true ? placed : placed.filter(([s, e]) => !shell(s, e) && !runs(s, e));
 }
 
@@ -1451,19 +1574,15 @@ export function hideUrlPasswords(text: string): string {
   if (!text.includes('://')) return text;
   const spans: Span[] = [];
   urlPasswordSpans(text, spans);
-  // Not in a path (`BASH_ENV=./http://u:/../d@x/../evil.sh` loads a file through a directory `http:`: attack 18ap h2-1).
-  const paths = pathWordTails(text.replace(/^[A-Za-z_][A-Za-z0-9_]*=/, (m) => ' '.repeat(m.length)));
-  // Spans and path words both in order: one pass.
-  let w = 0;
-  const inPath = (s: number) => {
-    while (w < paths.length && paths[w]![1] <= s) w++;
-    return w < paths.length && paths[w]![0] <= s;
-  };
-  return hideSpans(
-    text,
-    spans.filter(([s, e]) => !SHELL_ACTIVE.test(text.slice(s, e)) && !inPath(s)).sort((a, b) => a[0] - b[0]),
-    () => REDACTED,
-  ).text;
+  // Not in a path, nor a path itself (`BASH_ENV=./http://u:/../d@x/../evil.sh` loads a file through a directory `http:`: attack
+  // 18ap h2-1): the value read as a word of its own, its name blanked. One rule with command lines (hiddenInRun).
+  const value = text.replace(/^[A-Za-z_][A-Za-z0-9_]*=/, (m) => ' '.repeat(m.length));
+  const hidden = hiddenInRun(
+    value,
+    spans.filter(([s, e]) => !SHELL_ACTIVE.test(text.slice(s, e))).sort((a, b) => a[0] - b[0]),
+    'argv',
+  );
+  return hideSpans(text, hidden, () => REDACTED).text;
 }
 
 /** A tool's argument with every secret value found replaced by [REDACTED], for the audit: everything around it kept, and every call (keepCalls). */
