@@ -104,6 +104,11 @@ export class MessageReader {
     return this.total;
   }
 
+  /** The length the prefix of the message not complete yet declares, once its 5 bytes came; else 0. */
+  get declared(): number {
+    return this.total >= 5 ? this.front(5).readUInt32BE(1) : 0;
+  }
+
   /** The message not complete yet, as far as it came (marked `truncated`); undefined when no byte of one is pending. */
   tail(): GrpcMessage | undefined {
     return this.total > 0 ? truncatedMessage(Buffer.concat(this.chunks, this.total)) : undefined;
@@ -130,4 +135,4 @@ export function encodeGrpcMessage(text: string): string {
     .join('');
 }
 
-export const GrpcStatus = { UNIMPLEMENTED: 12, INTERNAL: 13, UNAVAILABLE: 14 } as const;
+export const GrpcStatus = { RESOURCE_EXHAUSTED: 8, UNIMPLEMENTED: 12, INTERNAL: 13, UNAVAILABLE: 14 } as const;

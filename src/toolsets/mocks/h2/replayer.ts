@@ -232,7 +232,7 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
           size += c.length;
         } else raw.length = 0;
         const parsed = reader.push(c);
-        if (reader.pending > MAX_BODY || (!answering && size > MAX_BODY)) return failed(`gRPC ${path}: the request is over ${MAX_BODY} bytes`, GrpcStatus.UNAVAILABLE);
+        if (!answering && size > MAX_BODY) return failed(`gRPC ${path}: the request is over ${MAX_BODY} bytes`, GrpcStatus.UNAVAILABLE);
         const holding = (answering ? 0 : size) + reader.pending;
         if (holding < charged) share.give(charged - holding);
         else if (holding > charged && !share.take(holding - charged))
@@ -260,6 +260,13 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
           }
           // Headers go with the first reply (or at the end): until then a miss can still be relayed.
           if (r.send.length > 0) guard(stream, () => send(r.send, r.call));
+        }
+        // A message is refused by its prefix, as a gRPC server refuses one over its limit: never read toward the 4 GiB a prefix may declare.
+        if (reader.declared > MAX_BODY) {
+          return failed(
+            `gRPC ${path}: request message ${received + 1}'s prefix says ${reader.declared} bytes, over the ${MAX_BODY} bytes a replay reads of one message (a gRPC server answers RESOURCE_EXHAUSTED)`,
+            GrpcStatus.RESOURCE_EXHAUSTED,
+          );
         }
       };
       const onEnd = () => {
