@@ -6,20 +6,10 @@
 import http2 from 'node:http2';
 import { describe, expect, it } from 'vitest';
 import { Watched } from '../kept-testing.js';
-import { recordGrpcMock, type GrpcExchange } from './keploy.js';
+import { recordGrpcMock } from './keploy.js';
 import { GrpcIndex } from './matcher.js';
-import { replaying } from './test-support.js';
+import { replaying, unary } from './test-support.js';
 import { MAX_BODY } from './wire.js';
-
-const unary: GrpcExchange = {
-  requestHeaders: { ':path': '/x.Y/Z', ':method': 'POST', ':authority': 'api.test', 'content-type': 'application/grpc' },
-  requestMessages: [{ compressed: false, data: Buffer.from('hello') }],
-  responseHeaders: { ':status': '200', 'content-type': 'application/grpc' },
-  responseMessages: [{ compressed: false, data: Buffer.from('hi') }],
-  trailers: { 'grpc-status': '0', 'grpc-message': '' },
-  requestTime: new Date(0),
-  responseTime: new Date(0),
-};
 
 /** Waits until `done()`, a turn of the loop at a time; gives up after `turns` turns (the assertion after it then fails). */
 async function until(done: () => boolean, turns = 50_000) {

@@ -3,9 +3,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildHttpMock } from '../http/keploy.js';
 import { HttpMatcher } from '../http/matcher.js';
 import { frameMessages } from './grpc.js';
-import { recordGrpcMock, type GrpcExchange } from './keploy.js';
+import { recordGrpcMock } from './keploy.js';
 import { GrpcIndex } from './matcher.js';
 import { replayH2, type ReplayH2Options } from './replayer.js';
+import { unary } from './test-support.js';
 import { H2_PREFACE, MAX_CONCURRENT_STREAMS } from './wire.js';
 
 // Attack f2-1: the HTTP/2 replayer kept node:http2's SETTINGS_MAX_CONCURRENT_STREAMS (2^32-1): one
@@ -39,16 +40,6 @@ const getOk = Buffer.concat([Buffer.from([0x82, 0x86]), literal(4, '/ok'), liter
 const postUpload = Buffer.concat([Buffer.from([0x83, 0x86]), literal(4, '/upload'), literal(1, 'api.test')]);
 /** POST /x.Y/Z, content-type application/grpc. */
 const grpcCall = Buffer.concat([Buffer.from([0x83, 0x86]), literal(4, '/x.Y/Z'), literal(1, 'api.test'), Buffer.from([0x0f, 0x10, 16]), Buffer.from('application/grpc')]);
-
-const unary: GrpcExchange = {
-  requestHeaders: { ':path': '/x.Y/Z', ':method': 'POST', ':authority': 'api.test', 'content-type': 'application/grpc' },
-  requestMessages: [{ compressed: false, data: Buffer.from('hello') }],
-  responseHeaders: { ':status': '200', 'content-type': 'application/grpc' },
-  responseMessages: [{ compressed: false, data: Buffer.from('hi') }],
-  trailers: { 'grpc-status': '0', 'grpc-message': '' },
-  requestTime: new Date(0),
-  responseTime: new Date(0),
-};
 
 const okMock = buildHttpMock(
   { method: 'GET', url: 'http://api.test/ok', requestHeaders: [], requestBody: '', statusCode: 200, responseHeaders: [], responseBody: 'ok', requestTime: new Date(0), responseTime: new Date(0) },

@@ -2,6 +2,7 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import { afterEach } from 'vitest';
 import { HttpMatcher } from '../http/matcher.js';
+import type { GrpcExchange } from './keploy.js';
 import { GrpcIndex } from './matcher.js';
 import { replayH2, type ReplayH2Options } from './replayer.js';
 
@@ -31,3 +32,14 @@ export async function replaying(o: Partial<ReplayH2Options>) {
   );
   return { client, counts, misses };
 }
+
+/** A unary call to /x.Y/Z on api.test: request `hello`, answer `hi`, status OK. */
+export const unary: GrpcExchange = {
+  requestHeaders: { ':path': '/x.Y/Z', ':method': 'POST', ':authority': 'api.test', 'content-type': 'application/grpc' },
+  requestMessages: [{ compressed: false, data: Buffer.from('hello') }],
+  responseHeaders: { ':status': '200', 'content-type': 'application/grpc' },
+  responseMessages: [{ compressed: false, data: Buffer.from('hi') }],
+  trailers: { 'grpc-status': '0', 'grpc-message': '' },
+  requestTime: new Date(0),
+  responseTime: new Date(0),
+};
