@@ -40,6 +40,12 @@ export default tseslint.config(
     languageOptions: { globals: { document: 'readonly', window: 'readonly' } },
   },
   {
+    // CommonJS: the hook node programs load (--require), and the test programs written as CommonJS.
+    files: ['**/*.cjs', 'test/programs/node/**/*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', __filename: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // Tests read JSON answers whose shape the assertions check.
     files: ['test/**', 'src/**/*.test.ts', 'bench/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

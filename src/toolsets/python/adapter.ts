@@ -67,7 +67,7 @@ export class DebugAdapter {
       this.notify();
     });
     dap.onEvent('terminated', () => this.end());
-    void proc.exited.then((exit) => {
+    void (started.adapterExited ?? proc.exited).then((exit) => {
       if (!this.disposed) this.adapterExit = exit;
       this.end();
     });

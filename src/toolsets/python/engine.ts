@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { DapConnection } from '../../core/dap/connection.js';
-import type { OwnedChild } from '../../core/process.js';
+import type { ChildExit, OwnedChild } from '../../core/process.js';
 
 /** The entry, checked and opened inside the root (core/paths openContainedHandle). */
 export interface EntryFile {
@@ -30,6 +30,8 @@ export interface StartedEngine {
   launch: Record<string, unknown>;
   /** Where the program's output arrives when the adapter does not send it as `output` events (Delve's own streams). */
   programOutput?: { stdout: Readable; stderr: Readable };
+  /** When the adapter runs inside debugkit (Node.js's), `proc` is the program itself: this settles if the adapter fails, never when the program ends. */
+  adapterExited?: Promise<ChildExit>;
   /** Closes what the channel runs over (a socket), after the adapter has gone. */
   closeChannel?(): void;
 }

@@ -10,6 +10,7 @@ import type { BreakpointSpec } from './breakpoints.js';
 import type { Engine } from './engine.js';
 import { DebugpyEngine } from './engines/debugpy.js';
 import { DelveEngine } from './engines/delve.js';
+import { NodeEngine } from './engines/node.js';
 import { resolveInterpreter } from './interpreter.js';
 import { PythonSession, type RunOptions, type RunOutcome } from './session.js';
 import type { DebugReplay } from '../mocks/under.js';
@@ -52,8 +53,11 @@ export class PythonService {
 
   /** Starts a session for `owner`, counted against the per-key cap of `key` (see core/sessions clientKey). */
   async start(owner: string, req: StartRequest, key?: string, signal?: AbortSignal): Promise<{ sessionId: string }> {
-    const go = languageOf(req.entry) === 'go';
-    if (req.pythonPath !== undefined && go) throw new DebugkitError('INVALID_ARGUMENT', `pythonPath is for Python entries: ${req.entry} is a Go program (built with go, run under Delve)`);
+    const language = languageOf(req.entry);
+    if (req.pythonPath !== undefined && language !== 'python') {
+      const what = language === 'go' ? 'a Go program (built with go, run under Delve)' : "a Node.js program (run by debugkit's node under its inspector)";
+      throw new DebugkitError('INVALID_ARGUMENT', `pythonPath is for Python entries: ${req.entry} is ${what}`);
+    }
     if (req.pythonPath !== undefined && !path.isAbsolute(req.pythonPath)) {
       throw new DebugkitError('INVALID_ARGUMENT', `pythonPath must be an absolute path to a Python interpreter, not ${req.pythonPath}`);
     }
@@ -65,7 +69,8 @@ export class PythonService {
     let replay: DebugReplay | undefined;
     let engine: Engine | undefined;
     try {
-      if (!go) engine = new DebugpyEngine(await resolveInterpreter(req.pythonPath, signal));
+      if (language === 'python') engine = new DebugpyEngine(await resolveInterpreter(req.pythonPath, signal));
+      else if (language === 'node') engine = new NodeEngine(this.root());
       if (req.mocks) {
         // The replay engine loads with the first session that asks for it.
         const { DebugReplay } = await import('../mocks/under.js');
@@ -175,9 +180,11 @@ export class PythonService {
   }
 }
 
-/** The language of an entry, by its extension: Go for `.go`, Python for anything else (scripts without one too). */
-export function languageOf(entry: string): 'go' | 'python' {
-  return entry.toLowerCase().endsWith('.go') ? 'go' : 'python';
+/** The language of an entry, by its extension: Go for `.go`, Node.js for JavaScript and TypeScript, Python for anything else (scripts without one too). */
+export function languageOf(entry: string): 'go' | 'node' | 'python' {
+  const lower = entry.toLowerCase();
+  if (lower.endsWith('.go')) return 'go';
+  return /\.(?:[cm]?[jt]s|[jt]sx)$/.test(lower) ? 'node' : 'python';
 }
 
 function notAFile(what: string, userPath: string): DebugkitError {

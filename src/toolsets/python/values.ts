@@ -34,7 +34,7 @@ const TOP_STRING_BOUND = 2 ** 16;
 
 export function engineCut(type: string | undefined, repr: string): boolean {
   if (!repr.includes('...')) return false;
-  if (type === 'str' || type === 'bytes') return repr.length > TOP_STRING_BOUND;
+  if (type === 'str' || type === 'bytes' || type === 'string') return repr.length > TOP_STRING_BOUND;
   return true;
 }
 

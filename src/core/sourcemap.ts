@@ -1,0 +1,211 @@
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/**
+ * Source Map v3 (the ECMA-426 format TypeScript, esbuild and tsx write): which line and column of
+ * an original source each position of a generated script came from, and back. Only what a debugger
+ * needs: decoding `mappings`, and the two lookups.
+ */
+
+/** One mapped position: a generated line's segment and the original it came from (all 0-based). */
+interface Segment {
+  genColumn: number;
+  source: number;
+  line: number;
+  column: number;
+}
+
+/** A position, 0-based (CDP's, and the map's). */
+export interface Position {
+  line: number;
+  column: number;
+}
+
+/** The largest map read (an inline one counts as its script's comment). */
+export const MAX_MAP_BYTES = 32 * 1024 * 1024;
+
+const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+const DIGIT = new Int8Array(128).fill(-1);
+for (let i = 0; i < BASE64.length; i++) DIGIT[BASE64.charCodeAt(i)] = i;
+
+export class SourceMap {
+  /** The original sources, as absolute paths where they are files (else as the map names them). */
+  readonly sources: string[];
+  /** Segments by generated line, in column order. */
+  private readonly lines: Segment[][];
+  /** Segments by source then original line, in generated order, built when first asked. */
+  private byOriginal: Map<number, Map<number, Array<Segment & { genLine: number }>>> | undefined;
+
+  private constructor(sources: string[], lines: Segment[][]) {
+    this.sources = sources;
+    this.lines = lines;
+  }
+
+  /**
+   * Parses a map. `mapUrl` is where it was found (a file URL, or the script's own URL for an inline
+   * one): relative sources are resolved from it, with `sourceRoot` before them.
+   */
+  static parse(text: string, mapUrl: string): SourceMap {
+    const raw = JSON.parse(text) as { version?: number; sources?: unknown; sourceRoot?: unknown; mappings?: unknown; sections?: unknown };
+    if (raw.sections !== undefined) throw new Error('index source maps (with "sections") are not supported');
+    if (!Array.isArray(raw.sources) || typeof raw.mappings !== 'string') throw new Error('not a source map: it has no "sources" list or no "mappings" string');
+    const root = typeof raw.sourceRoot === 'string' ? raw.sourceRoot : '';
+    const sources = raw.sources.map((s) => resolveSource(typeof s === 'string' ? s : '', root, mapUrl));
+    return new SourceMap(sources, decodeMappings(raw.mappings, sources.length));
+  }
+
+  /** The original position of a generated one: the segment at or before it on its line (else the line's first). */
+  original(at: Position): (Position & { source: string }) | undefined {
+    const segments = this.lines[at.line];
+    if (!segments || segments.length === 0) return undefined;
+    let found = segments[0]!;
+    for (const s of segments) {
+      if (s.genColumn > at.column) break;
+      found = s;
+    }
+    if (found.source < 0) return undefined;
+    return { source: this.sources[found.source]!, line: found.line, column: found.column };
+  }
+
+  /**
+   * Where an original line's code starts in the generated script: its first mapped position, or
+   * the next original line's with code (up to `lookAhead` lines on), as a debugger moves a
+   * breakpoint on a blank line to the next line that runs. Undefined when the source is not one of
+   * this map's or nothing maps there.
+   */
+  generated(source: string, line: number, lookAhead = 20): (Position & { originalLine: number }) | undefined {
+    const index = this.sources.indexOf(source);
+    if (index < 0) return undefined;
+    const byLine = this.originals().get(index);
+    if (!byLine) return undefined;
+    for (let l = line; l <= line + lookAhead; l++) {
+      const segs = byLine.get(l);
+      if (segs && segs.length > 0) {
+        // The first in generated order: where the line's code begins to run.
+        const first = segs.reduce((a, b) => (b.genLine < a.genLine || (b.genLine === a.genLine && b.genColumn < a.genColumn) ? b : a));
+        return { line: first.genLine, column: first.genColumn, originalLine: l };
+      }
+    }
+    return undefined;
+  }
+
+  /** Whether `source` is one of this map's. */
+  has(source: string): boolean {
+    return this.sources.includes(source);
+  }
+
+  private originals(): Map<number, Map<number, Array<Segment & { genLine: number }>>> {
+    if (this.byOriginal) return this.byOriginal;
+    const map = new Map<number, Map<number, Array<Segment & { genLine: number }>>>();
+    this.lines.forEach((segments, genLine) => {
+      for (const s of segments) {
+        if (s.source < 0) continue;
+        let bySource = map.get(s.source);
+        if (!bySource) map.set(s.source, (bySource = new Map()));
+        let list = bySource.get(s.line);
+        if (!list) bySource.set(s.line, (list = []));
+        list.push({ ...s, genLine });
+      }
+    });
+    this.byOriginal = map;
+    return map;
+  }
+}
+
+/** A source's absolute path when it names a file (relative to the map, after sourceRoot), else its name as given. */
+function resolveSource(source: string, root: string, mapUrl: string): string {
+  const joined = root && !/^[a-z]+:/i.test(source) && !source.startsWith('/') ? `${root.replace(/\/?$/, '/')}${source}` : source;
+  try {
+    const url = new URL(joined, mapUrl);
+    return url.protocol === 'file:' ? path.normalize(fileURLToPath(url)) : url.href;
+  } catch {
+    return joined;
+  }
+}
+
+/** Decodes `mappings` (semicolon-separated lines of comma-separated base64 VLQ segments). */
+function decodeMappings(mappings: string, sourceCount: number): Segment[][] {
+  const lines: Segment[][] = [];
+  let current: Segment[] = [];
+  let source = 0;
+  let line = 0;
+  let column = 0;
+  let genColumn = 0;
+  const fields: number[] = [];
+  let i = 0;
+  const n = mappings.length;
+  while (i <= n) {
+    const c = i < n ? mappings.charCodeAt(i) : 59; // the end closes the last line, as a ';' would
+    if (c === 59 || c === 44) {
+      if (fields.length >= 4) {
+        genColumn += fields[0]!;
+        source += fields[1]!;
+        line += fields[2]!;
+        column += fields[3]!;
+        current.push({ genColumn, source: source >= 0 && source < sourceCount ? source : -1, line, column });
+      } else if (fields.length >= 1) {
+        genColumn += fields[0]!;
+        current.push({ genColumn, source: -1, line: 0, column: 0 });
+      }
+      fields.length = 0;
+      if (c === 59) {
+        current.sort((a, b) => a.genColumn - b.genColumn);
+        lines.push(current);
+        current = [];
+        genColumn = 0;
+      }
+      i++;
+      continue;
+    }
+    // One VLQ number: 5 bits a digit, the sixth says another digit follows; the lowest bit of the value is its sign.
+    let value = 0;
+    let shift = 0;
+    for (;;) {
+      const digit = i < n ? (DIGIT[mappings.charCodeAt(i)] ?? -1) : -1;
+      if (digit < 0) throw new Error(`source map mappings: bad character at ${i}`);
+      i++;
+      value += (digit & 31) * 2 ** shift;
+      shift += 5;
+      if ((digit & 32) === 0) break;
+      if (shift > 50) throw new Error(`source map mappings: a number too long at ${i}`);
+    }
+    fields.push(value % 2 === 1 ? -Math.floor(value / 2) : Math.floor(value / 2));
+  }
+  return lines;
+}
+
+/**
+ * Loads the map a script names (`sourceMapURL`, relative to `scriptUrl`): an inline `data:` URL, or a
+ * file, which `readFile` reads (it decides which files may be read, and how much). Undefined when
+ * there is none or it cannot be read; throws on a bad map (the error never quotes the file).
+ */
+export function loadSourceMap(sourceMapURL: string, scriptUrl: string, readFile: (file: string) => string | undefined): SourceMap | undefined {
+  if (!sourceMapURL) return undefined;
+  let text: string | undefined;
+  let base = scriptUrl.startsWith('/') ? pathToFileURL(scriptUrl).href : scriptUrl;
+  if (sourceMapURL.startsWith('data:')) {
+    const comma = sourceMapURL.indexOf(',');
+    if (comma < 0) return undefined;
+    const meta = sourceMapURL.slice(5, comma);
+    const payload = sourceMapURL.slice(comma + 1);
+    text = /;base64$/i.test(meta) ? Buffer.from(payload, 'base64').toString('utf8') : decodeURIComponent(payload);
+  } else {
+    let url: URL;
+    try {
+      url = new URL(sourceMapURL, base);
+    } catch {
+      return undefined;
+    }
+    if (url.protocol !== 'file:') return undefined;
+    text = readFile(fileURLToPath(url));
+    base = url.href;
+  }
+  if (text === undefined) return undefined;
+  try {
+    return SourceMap.parse(text, base);
+  } catch (err) {
+    // JSON.parse quotes the text it failed on: a "map" could be any file the program names, so the cause is left out.
+    // eslint-disable-next-line preserve-caught-error
+    throw new Error(err instanceof SyntaxError ? 'the source map is not valid JSON' : (err as Error).message);
+  }
+}

@@ -1,0 +1,28 @@
+'use strict';
+// Loaded (--require) into a Node.js program that debugkit runs under the V8 inspector. A CommonJS
+// module is compiled from a function, which V8's instrumentation breakpoints never see; so, before
+// a module that carries a source map (TypeScript through tsx, a compiled build with maps) is
+// compiled, this stops at the `debugger` statement below. debugkit's Node.js adapter reads the
+// module's file name and map there, sets the breakpoints of its original sources at their
+// generated lines, and resumes: the module then runs with them. Nothing else changes.
+const Module = require('node:module');
+
+const compile = Module.prototype._compile;
+const MARK = 'sourceMappingURL=';
+
+// Its arguments are read by the adapter at the stop, not here.
+// eslint-disable-next-line @typescript-eslint/no-unused-vars
+function debugkitModuleLoading(filename, sourceMapURL) {
+  debugger; // eslint-disable-line no-debugger
+}
+
+Module.prototype._compile = function (content, filename) {
+  if (typeof content === 'string' && typeof filename === 'string' && !filename.includes('/node_modules/')) {
+    const at = content.lastIndexOf(MARK);
+    if (at >= 0 && /\/[/*][#@]\s*$/.test(content.slice(Math.max(0, at - 8), at))) {
+      const url = content.slice(at + MARK.length).split(/\s/, 1)[0];
+      if (url) debugkitModuleLoading(filename, url);
+    }
+  }
+  return compile.call(this, content, filename);
+};

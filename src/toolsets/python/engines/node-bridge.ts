@@ -1,0 +1,899 @@
+import { constants } from 'node:os';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { DebugProtocol } from '@vscode/debugprotocol';
+import * as acorn from 'acorn';
+import type { CdpConnection } from '../../../core/cdp.js';
+import { DapDecoder, encodeMessage } from '../../../core/dap/codec.js';
+import { describeError } from '../../../core/errors.js';
+import type { ChildExit } from '../../../core/process.js';
+import { loadSourceMap, type SourceMap } from '../../../core/sourcemap.js';
+
+/**
+ * A DAP adapter for Node.js, in debugkit's own process: it answers the DAP requests the session
+ * sends (the same as debugpy's and Delve's) by driving V8's inspector over CDP. No DAP adapter for
+ * Node installs from the package registries here (issue 24), so this is the translation:
+ *
+ * - line breakpoints are set by URL, so they bind when their script loads; a line of a source
+ *   that a source map names (TypeScript through tsx, a compiled `dist` with maps) is set at its
+ *   generated position, found when the script that maps it is about to run (boot/node-hook.cjs
+ *   pauses before each CommonJS module with a map is compiled; V8's instrumentation breakpoint
+ *   before each ES module with one runs), and every stop is reported at the original line;
+ * - conditions run in V8, guarded so that one that throws stops there and says why (as debugpy's
+ *   do); hit counts and logpoints are counted and printed here, then the program resumes;
+ * - stacks include the `async` callers V8 keeps; node's own code and node_modules are skipped by
+ *   stepping and exception stops (V8's blackboxing), as debugpy's justMyCode does.
+ */
+
+/** What an `important` output event of the bridge starts with when a breakpoint's condition threw (NodeEngine.readOutput reads it). */
+export const CONDITION_FAILED = 'debugkit: a breakpoint condition threw: ';
+/** Shown per member list; the rest are counted. */
+const MAX_MEMBERS = 1000;
+/** A string value's characters shown (as pydevd's SafeRepr bound). */
+const MAX_STRING = 2 ** 16;
+/** How long an expression an agent evaluates may run in the program before V8 stops it. */
+const EVALUATE_TIMEOUT_MS = 10_000;
+/** Extensions of sources that run only through a transform (their lines are found through source maps). */
+const MAPPED_EXTENSIONS = /\.(?:[cm]?tsx?|jsx)$/i;
+const THREAD_ID = 1;
+
+type RemoteObject = {
+  type: string;
+  subtype?: string;
+  className?: string;
+  value?: unknown;
+  unserializableValue?: string;
+  description?: string;
+  objectId?: string;
+  preview?: ObjectPreview;
+};
+type ObjectPreview = { type: string; subtype?: string; description?: string; overflow: boolean; properties: PropertyPreview[]; entries?: Array<{ key?: ObjectPreview; value: ObjectPreview }> };
+type PropertyPreview = { name: string; type: string; value?: string; subtype?: string; valuePreview?: ObjectPreview };
+type Location = { scriptId: string; lineNumber: number; columnNumber?: number };
+type Scope = { type: string; object: RemoteObject; name?: string };
+type CallFrame = { callFrameId: string; functionName: string; location: Location; url: string; scopeChain: Scope[]; this: RemoteObject };
+type AsyncFrame = { functionName: string; scriptId: string; url: string; lineNumber: number; columnNumber: number };
+type StackTrace = { description?: string; callFrames: AsyncFrame[]; parent?: StackTrace };
+type Paused = { callFrames: CallFrame[]; reason: string; data?: Record<string, unknown>; hitBreakpoints?: string[]; asyncStackTrace?: StackTrace };
+type PropertyDescriptor = { name: string; value?: RemoteObject; get?: RemoteObject; enumerable?: boolean; isOwn?: boolean };
+
+interface Script {
+  url: string;
+  /** Its file, for a file: URL or an absolute path. */
+  file: string | undefined;
+  sourceMapURL: string;
+  /** Its map, once read (null: none, or it could not be read). */
+  map?: SourceMap | null;
+}
+
+interface Breakpoint {
+  file: string;
+  spec: DebugProtocol.SourceBreakpoint;
+  /** CDP breakpoint ids, by the script URL they were set for ('' for a breakpoint set by its own file's URL). */
+  ids: Map<string, string>;
+  hits: number;
+  verified: boolean;
+  line: number | undefined;
+  message?: string;
+}
+
+type Ref = { kind: 'scope'; objects: string[]; thisObject?: RemoteObject } | { kind: 'object'; object: RemoteObject };
+
+export interface NodeBridgeOptions {
+  cdp: CdpConnection;
+  /** The program's process: its pid, and its end. */
+  pid: number;
+  exited: Promise<ChildExit>;
+  /** boot/node-hook.cjs's URL: a pause there is a module about to be compiled. */
+  hookUrl: string;
+  /** Reads a source map file the program names (the session decides which files may be read). */
+  readMapFile(file: string): string | undefined;
+}
+
+export class NodeBridge {
+  /** What the session's DapConnection reads (the bridge's answers and events). */
+  readonly toClient = new PassThrough();
+  /** What the session's DapConnection writes (its requests). */
+  readonly fromClient = new PassThrough();
+  private readonly decoder = new DapDecoder();
+  private seq = 1;
+  private readonly cdp: CdpConnection;
+  private readonly scripts = new Map<string, Script>();
+  /** Every script's URL by id, node's own too (a paused frame names its script by id only). */
+  private readonly urls = new Map<string, string>();
+  /** Maps read before their script was parsed (at the hook's pause), by script URL. */
+  private readonly mapsByUrl = new Map<string, SourceMap>();
+  /** Original sources some script's map names: their breakpoints go through maps. */
+  private readonly mappedSources = new Set<string>();
+  private readonly breakpoints = new Map<string, Breakpoint[]>();
+  private readonly byId = new Map<string, Breakpoint>();
+  private paused: Paused | undefined;
+  private frames: Array<{ call?: CallFrame; async?: AsyncFrame }> = [];
+  private refs = new Map<number, Ref>();
+  private nextRef = 1;
+  private lastCommand: 'continue' | 'step' | 'pause' = 'continue';
+  private exception: { data: RemoteObject; uncaught: boolean } | undefined;
+  private defaultContext: number | undefined;
+  private ended = false;
+  private pauseQueue: Promise<void> = Promise.resolve();
+  /** Only exceptions the program does not catch stop it. */
+  private uncaughtOnly = true;
+  /** Scripts' parsed sources, for where the program catches (by script id; null: not parsable). */
+  private readonly parsed = new Map<string, acorn.Node | null>();
+
+  constructor(private readonly options: NodeBridgeOptions) {
+    this.cdp = options.cdp;
+    this.fromClient.on('data', (chunk: Buffer) => {
+      let messages: DebugProtocol.ProtocolMessage[];
+      try {
+        messages = this.decoder.push(chunk);
+      } catch {
+        return;
+      }
+      for (const m of messages) if (m.type === 'request') void this.handle(m as DebugProtocol.Request);
+    });
+    this.cdp.on('Debugger.scriptParsed', (p) => this.scriptParsed(p as unknown as { scriptId: string; url: string; sourceMapURL?: string }));
+    this.cdp.on('Debugger.paused', (p) => {
+      // One pause at a time, in order: each may resume the program (a hook's, a logpoint's).
+      this.pauseQueue = this.pauseQueue.then(() => this.onPaused(p as unknown as Paused)).catch(() => undefined);
+    });
+    this.cdp.on('Runtime.executionContextCreated', (p) => {
+      const context = p.context as { id: number; auxData?: { isDefault?: boolean } };
+      if (context.auxData?.isDefault && this.defaultContext === undefined) this.defaultContext = context.id;
+    });
+    this.cdp.on('Runtime.executionContextDestroyed', (p) => {
+      // The program's main context is gone: node waits for the debugger to leave before it exits.
+      if (p.executionContextId === this.defaultContext) this.cdp.close();
+    });
+    void this.cdp.closed.then(() => this.finish());
+  }
+
+  /** Enables the domains before the program runs (it waits, under --inspect-brk, for runIfWaitingForDebugger). */
+  async prepare(): Promise<void> {
+    const { cdp } = this;
+    await cdp.send('Runtime.enable');
+    await cdp.send('Debugger.enable', { maxScriptsCacheSize: 0 });
+    await cdp.send('Debugger.setAsyncCallStackDepth', { maxDepth: 32 });
+    // node's own code and libraries: stepping passes over them, exceptions raised and caught there do not stop.
+    const hook = escapeRegex(this.options.hookUrl);
+    await cdp.send('Debugger.setBlackboxPatterns', { patterns: ['^node:', `^(?!${hook}$).*/node_modules/`] });
+    await cdp.send('Debugger.setInstrumentationBreakpoint', { instrumentation: 'beforeScriptWithSourceMapExecution' });
+  }
+
+  private async finish(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    const exit = await this.options.exited;
+    const exitCode = exit.code ?? 128 + (signalNumber(exit.signal) ?? 0);
+    this.event('exited', { exitCode });
+    this.event('terminated', {});
+  }
+
+  // --- DAP plumbing ---
+
+  private send(message: Omit<DebugProtocol.ProtocolMessage, 'seq'> & Record<string, unknown>): void {
+    if (this.toClient.writableEnded) return;
+    this.toClient.write(encodeMessage({ ...message, seq: this.seq++ } as DebugProtocol.ProtocolMessage));
+  }
+
+  private event(event: string, body: unknown): void {
+    this.send({ type: 'event', event, body });
+  }
+
+  private async handle(request: DebugProtocol.Request): Promise<void> {
+    try {
+      const body = await this.answer(request.command, (request.arguments ?? {}) as Record<string, unknown>);
+      this.send({ type: 'response', request_seq: request.seq, command: request.command, success: true, body: body ?? {} });
+      if (request.command === 'launch' || request.command === 'attach') {
+        // Once the launch is asked for (the client listens for `initialized` by then), as Delve's adapter does.
+        this.event('initialized', {});
+        this.event('process', { name: 'node', systemProcessId: this.options.pid, isLocalProcess: true, startMethod: 'launch' });
+      }
+    } catch (err) {
+      const message = describeError(err);
+      this.send({ type: 'response', request_seq: request.seq, command: request.command, success: false, message, body: { error: { id: 1, format: message } } });
+    }
+  }
+
+  private async answer(command: string, args: Record<string, unknown>): Promise<unknown> {
+    const { cdp } = this;
+    switch (command) {
+      case 'initialize':
+        return {
+          supportsConfigurationDoneRequest: true,
+          supportsConditionalBreakpoints: true,
+          supportsHitConditionalBreakpoints: true,
+          supportsLogPoints: true,
+          supportsEvaluateForHovers: true,
+          supportsExceptionInfoRequest: true,
+          supportsFunctionBreakpoints: false,
+          supportsDelayedStackTraceLoading: true,
+          exceptionBreakpointFilters: [
+            { filter: 'all', label: 'Caught exceptions' },
+            { filter: 'uncaught', label: 'Uncaught exceptions', default: true },
+          ],
+        };
+      case 'launch':
+      case 'attach':
+        return {};
+      case 'configurationDone':
+        await cdp.send('Runtime.runIfWaitingForDebugger');
+        return {};
+      case 'setExceptionBreakpoints': {
+        const filters = (args.filters as string[] | undefined) ?? [];
+        const all = filters.includes('all') || filters.includes('raised');
+        // V8 takes an exception in an ES module (or awaited from one) as caught by node's module loader, which only rethrows
+        // it: so V8 pauses on all of them, and the bridge tells the program's own catches from that one (caughtByProgram).
+        this.uncaughtOnly = !all && filters.includes('uncaught');
+        await cdp.send('Debugger.setPauseOnExceptions', { state: all || this.uncaughtOnly ? 'all' : 'none' });
+        return {};
+      }
+      case 'setBreakpoints':
+        return { breakpoints: await this.setBreakpoints(String((args.source as { path?: string } | undefined)?.path ?? ''), (args.breakpoints as DebugProtocol.SourceBreakpoint[]) ?? []) };
+      case 'setFunctionBreakpoints':
+        return {
+          breakpoints: ((args.breakpoints as unknown[]) ?? []).map(() => ({
+            verified: false,
+            message: 'function breakpoints are not supported for Node.js programs: set a line breakpoint on the first line of the function instead',
+          })),
+        };
+      case 'threads':
+        return { threads: [{ id: THREAD_ID, name: 'main' }] };
+      case 'continue':
+        this.resumeCommand('continue');
+        await cdp.send('Debugger.resume');
+        return { allThreadsContinued: true };
+      case 'next':
+      case 'stepIn':
+      case 'stepOut': {
+        this.resumeCommand('step');
+        await cdp.send(command === 'next' ? 'Debugger.stepOver' : command === 'stepIn' ? 'Debugger.stepInto' : 'Debugger.stepOut');
+        return {};
+      }
+      case 'pause':
+        this.lastCommand = 'pause';
+        await cdp.send('Debugger.pause');
+        return {};
+      case 'stackTrace':
+        return this.stackTrace(Number(args.startFrame ?? 0), Number(args.levels ?? 0));
+      case 'scopes':
+        return { scopes: this.scopes(Number(args.frameId)) };
+      case 'variables':
+        return { variables: await this.variables(Number(args.variablesReference)) };
+      case 'evaluate':
+        return this.evaluate(String(args.expression ?? ''), args.frameId as number | undefined);
+      case 'exceptionInfo':
+        return this.exceptionInfo();
+      case 'disconnect':
+      case 'terminate':
+        this.cdp.close();
+        return {};
+      default:
+        throw new Error(`${command} is not supported by debugkit's Node.js adapter`);
+    }
+  }
+
+  private resumeCommand(kind: 'continue' | 'step'): void {
+    if (!this.paused) throw new Error('the program is not paused');
+    this.lastCommand = kind;
+    this.paused = undefined;
+    this.exception = undefined;
+  }
+
+  // --- scripts and source maps ---
+
+  private scriptParsed(p: { scriptId: string; url: string; sourceMapURL?: string }): void {
+    this.urls.set(p.scriptId, p.url);
+    if (!p.url || p.url.startsWith('node:')) return;
+    const script: Script = { url: p.url, file: fileOf(p.url), sourceMapURL: p.sourceMapURL ?? '' };
+    const early = this.mapsByUrl.get(p.url);
+    if (early) script.map = early;
+    this.scripts.set(p.scriptId, script);
+  }
+
+  /** A script's map, read once (its sources are then known to be mapped). */
+  private mapOf(script: Script): SourceMap | null {
+    if (script.map !== undefined) return script.map;
+    script.map = null;
+    if (script.sourceMapURL && !(script.file ?? '').includes('/node_modules/')) {
+      try {
+        script.map = loadSourceMap(script.sourceMapURL, script.url, this.options.readMapFile) ?? null;
+      } catch {
+        script.map = null;
+      }
+    }
+    if (script.map) for (const source of script.map.sources) this.mappedSources.add(source);
+    return script.map;
+  }
+
+  /** A script with a map is about to run: its original sources' breakpoints are set at their generated lines. */
+  private async mappedScriptReady(url: string, map: SourceMap): Promise<void> {
+    for (const source of map.sources) this.mappedSources.add(source);
+    for (const [file, list] of this.breakpoints) {
+      if (!map.has(file)) continue;
+      for (const bp of list) await this.setMapped(bp, url, map);
+    }
+  }
+
+  private async setMapped(bp: Breakpoint, url: string, map: SourceMap): Promise<void> {
+    if (bp.ids.has(url)) return;
+    const at = map.generated(bp.file, bp.spec.line - 1);
+    if (!at) {
+      bp.message ??= `no code of ${bp.file} maps to line ${bp.spec.line} or the lines after it`;
+      return;
+    }
+    const set = await this.cdp.send<{ breakpointId: string }>('Debugger.setBreakpointByUrl', {
+      urlRegex: url.startsWith('file://') ? fileUrlRegex(fileURLToPath(url)) : `^${escapeRegex(url)}$`,
+      lineNumber: at.line,
+      columnNumber: at.column,
+      ...condition(bp.spec),
+    });
+    bp.ids.set(url, set.breakpointId);
+    this.byId.set(set.breakpointId, bp);
+    bp.verified = true;
+    bp.line = at.originalLine + 1;
+    bp.message = undefined;
+  }
+
+  private async setBreakpoints(file: string, specs: DebugProtocol.SourceBreakpoint[]): Promise<DebugProtocol.Breakpoint[]> {
+    for (const old of this.breakpoints.get(file) ?? []) {
+      for (const id of old.ids.values()) {
+        this.byId.delete(id);
+        await this.cdp.send('Debugger.removeBreakpoint', { breakpointId: id }).catch(() => undefined);
+      }
+    }
+    const list: Breakpoint[] = specs.map((spec) => ({ file, spec, ids: new Map(), hits: 0, verified: false, line: undefined }));
+    this.breakpoints.set(file, list);
+    const mapped = MAPPED_EXTENSIONS.test(file) || this.mappedSources.has(file);
+    for (const bp of list) {
+      if (mapped) {
+        // Through every script already loaded whose map names the file; scripts loaded later get it as they load.
+        for (const script of this.scripts.values()) {
+          const map = this.mapOf(script);
+          if (map?.has(file)) await this.setMapped(bp, script.url, map);
+        }
+        if (bp.ids.size === 0 && !bp.message) bp.verified = true; // bound when a script mapping the file loads
+        continue;
+      }
+      const set = await this.cdp.send<{ breakpointId: string; locations: Location[] }>('Debugger.setBreakpointByUrl', {
+        urlRegex: fileUrlRegex(file),
+        lineNumber: bp.spec.line - 1,
+        ...condition(bp.spec),
+      });
+      bp.ids.set('', set.breakpointId);
+      this.byId.set(set.breakpointId, bp);
+      bp.verified = true;
+      const at = set.locations[0];
+      if (at) bp.line = at.lineNumber + 1;
+    }
+    return list.map((bp) => ({
+      verified: bp.verified,
+      ...(bp.line !== undefined ? { line: bp.line } : {}),
+      ...(bp.message ? { message: bp.message } : {}),
+    }));
+  }
+
+  // --- pauses ---
+
+  private async onPaused(p: Paused): Promise<void> {
+    const top = p.callFrames[0];
+    if (p.reason === 'instrumentation') {
+      const scriptId = String(p.data?.scriptId ?? '');
+      const script = this.scripts.get(scriptId);
+      const map = script ? this.mapOf(script) : null;
+      if (script && map) await this.mappedScriptReady(script.url, map);
+      return this.resumeQuietly();
+    }
+    if (top && this.urlOf(top) === this.options.hookUrl) {
+      await this.hookPause(top);
+      return this.resumeQuietly();
+    }
+    // --inspect-brk's stop before the program's first line: debugkit runs to the first breakpoint instead.
+    if (p.reason === 'Break on start') return this.resumeQuietly();
+    this.paused = p;
+    this.frames = [];
+    this.refs = new Map();
+    const hit = (p.hitBreakpoints ?? []).map((id) => this.byId.get(id)).filter((b): b is Breakpoint => b !== undefined);
+    if (hit.length > 0 && top) {
+      let stop = false;
+      for (const bp of hit) {
+        if (bp.spec.condition) {
+          const threw = await this.conditionError(top, bp.spec.condition);
+          if (threw !== undefined) {
+            this.event('output', { category: 'important', output: `${CONDITION_FAILED}${JSON.stringify({ condition: bp.spec.condition, error: threw })}\n` });
+            stop = true;
+            continue;
+          }
+        }
+        bp.hits++;
+        if (bp.spec.hitCondition && !hitConditionMet(bp.spec.hitCondition, bp.hits)) continue;
+        if (bp.spec.logMessage !== undefined) {
+          this.event('output', { category: 'stdout', output: `${await this.logMessage(top, bp.spec.logMessage)}\n` });
+          continue;
+        }
+        stop = true;
+      }
+      // Only logpoints and unmet hit counts here, and no step under way to end: the program goes on.
+      if (!stop && this.lastCommand !== 'step') {
+        this.paused = undefined;
+        return this.resumeQuietly();
+      }
+      this.event('stopped', { reason: stop ? 'breakpoint' : 'step', threadId: THREAD_ID, allThreadsStopped: true });
+      return;
+    }
+    if (p.reason === 'exception' || p.reason === 'promiseRejection') {
+      if (this.uncaughtOnly && !p.data?.uncaught && (await this.caughtByProgram(p))) {
+        this.paused = undefined;
+        return this.resumeQuietly();
+      }
+      this.exception = { data: p.data as unknown as RemoteObject, uncaught: Boolean(p.data?.uncaught) };
+      const description = (p.data as RemoteObject | undefined)?.description?.split('\n', 1)[0];
+      this.event('stopped', { reason: 'exception', threadId: THREAD_ID, allThreadsStopped: true, ...(description ? { description } : {}) });
+      return;
+    }
+    const reason = this.lastCommand === 'step' ? 'step' : this.lastCommand === 'pause' ? 'pause' : 'debugger statement';
+    this.event('stopped', { reason, threadId: THREAD_ID, allThreadsStopped: true });
+  }
+
+  /**
+   * Whether an exception V8 predicts caught is caught by the program. V8 names no handler, and in an
+   * ES module (or code awaited from one) the handler it finds is node's module loader, which only
+   * rethrows. So: without node's module evaluation among the awaiting frames, V8's word stands;
+   * with it, the exception is caught only where one of the program's frames (or a library's) runs
+   * inside a `try` with a `catch`, or inside the promise a `.catch(...)` or `.then(_, onRejected)`
+   * is called on.
+   */
+  private async caughtByProgram(p: Paused): Promise<boolean> {
+    const frames = [
+      ...p.callFrames.map((f) => ({ scriptId: f.location.scriptId, url: this.urlOf(f), line: f.location.lineNumber, column: f.location.columnNumber ?? 0 })),
+      ...asyncFrames(p.asyncStackTrace).map((f) => ({ scriptId: f.scriptId, url: f.url, line: f.lineNumber, column: f.columnNumber })),
+    ];
+    if (!frames.some((f) => f.url === ESM_EVALUATION)) return true;
+    // The program's frames and its libraries', innermost first: the first with a handler around it catches (a library's too).
+    const own = frames.filter((f) => this.isProgram(f.url, true));
+    // Thrown and caught in node's own code, never passing through the program's: not the program's exception.
+    if (!own.some((f) => this.isProgram(f.url))) return true;
+    for (const frame of own) {
+      if (await this.insideHandler(frame.scriptId, frame.line, frame.column)) return true;
+    }
+    return false;
+  }
+
+  /** Whether the position (0-based) is inside a try block with a catch, or the receiver of a `.catch`/`.then(_, h)` call, in its function. */
+  private async insideHandler(scriptId: string, line: number, column: number): Promise<boolean> {
+    let tree = this.parsed.get(scriptId);
+    if (tree === undefined) {
+      const source = (await this.cdp.send<{ scriptSource: string }>('Debugger.getScriptSource', { scriptId }).catch(() => ({ scriptSource: '' }))).scriptSource;
+      try {
+        tree = acorn.parse(source, { ecmaVersion: 'latest', sourceType: 'module', allowHashBang: true, allowReturnOutsideFunction: true, allowAwaitOutsideFunction: true, locations: true });
+      } catch {
+        tree = null;
+      }
+      this.parsed.set(scriptId, tree);
+    }
+    if (!tree) return false;
+    return handlerAround(tree, line + 1, column);
+  }
+
+  /** Whether a script is the program's (see isProgramUrl), debugkit's own hook not. */
+  private isProgram(url: string, libraries = false): boolean {
+    return url !== this.options.hookUrl && isProgramUrl(url, libraries);
+  }
+
+  /** A paused frame's script URL (V8 leaves a frame's own `url` empty for CommonJS modules). */
+  private urlOf(frame: CallFrame): string {
+    return frame.url || (this.urls.get(frame.location.scriptId) ?? '');
+  }
+
+  private async resumeQuietly(): Promise<void> {
+    await this.cdp.send('Debugger.resume').catch(() => undefined);
+  }
+
+  /** boot/node-hook.cjs stopped before compiling a module with a map: its breakpoints are set by the map before it runs. */
+  private async hookPause(frame: CallFrame): Promise<void> {
+    const read = async (expression: string) =>
+      (await this.cdp.send<{ result: RemoteObject }>('Debugger.evaluateOnCallFrame', { callFrameId: frame.callFrameId, expression, returnByValue: true }).catch(() => undefined))?.result.value;
+    const filename = await read('filename');
+    const mapUrl = await read('sourceMapURL');
+    if (typeof filename !== 'string' || typeof mapUrl !== 'string') return;
+    const url = pathToFileURL(filename).href;
+    let map: SourceMap | undefined;
+    try {
+      map = loadSourceMap(mapUrl, url, this.options.readMapFile);
+    } catch {
+      return;
+    }
+    if (!map) return;
+    this.mapsByUrl.set(url, map);
+    await this.mappedScriptReady(url, map);
+  }
+
+  /** The error a breakpoint's condition throws at this stop, if it throws. */
+  private async conditionError(frame: CallFrame, expression: string): Promise<string | undefined> {
+    const result = await this.cdp
+      .send<{ exceptionDetails?: ExceptionDetails }>('Debugger.evaluateOnCallFrame', { callFrameId: frame.callFrameId, expression, silent: true, timeout: EVALUATE_TIMEOUT_MS })
+      .catch(() => undefined);
+    return result?.exceptionDetails ? exceptionText(result.exceptionDetails) : undefined;
+  }
+
+  /** A logpoint's message with each `{expression}` replaced by its value in the frame. */
+  private async logMessage(frame: CallFrame, message: string): Promise<string> {
+    const parts = message.split(/(\{[^{}]*\})/);
+    const out: string[] = [];
+    for (const part of parts) {
+      if (!/^\{[^{}]*\}$/.test(part)) {
+        out.push(part);
+        continue;
+      }
+      const result = await this.cdp
+        .send<{ result: RemoteObject; exceptionDetails?: ExceptionDetails }>('Debugger.evaluateOnCallFrame', {
+          callFrameId: frame.callFrameId,
+          expression: part.slice(1, -1),
+          silent: true,
+          generatePreview: true,
+          timeout: EVALUATE_TIMEOUT_MS,
+        })
+        .catch((err: unknown) => ({ result: { type: 'string', value: `<${describeError(err)}>` } as RemoteObject, exceptionDetails: undefined }));
+      out.push(result.exceptionDetails ? `<${exceptionText(result.exceptionDetails)}>` : result.result.type === 'string' ? String(result.result.value) : describe(result.result));
+    }
+    return out.join('');
+  }
+
+  // --- what a stop shows ---
+
+  private allFrames(): Array<{ call?: CallFrame; async?: AsyncFrame }> {
+    if (!this.paused) throw new Error('the program is not paused');
+    if (this.frames.length === 0) {
+      // The program's frames, as debugpy's justMyCode shows them: node's own (and code with no URL) left out, but the innermost kept.
+      this.frames = this.paused.callFrames.filter((call, i) => i === 0 || this.isProgram(this.urlOf(call), true)).map((call) => ({ call }));
+      for (const frame of asyncFrames(this.paused.asyncStackTrace)) if (this.isProgram(frame.url, true)) this.frames.push({ async: frame });
+    }
+    return this.frames;
+  }
+
+  private stackTrace(start: number, levels: number): DebugProtocol.StackTraceResponse['body'] {
+    const frames = this.allFrames();
+    const end = levels > 0 ? Math.min(frames.length, start + levels) : frames.length;
+    const stackFrames: DebugProtocol.StackFrame[] = [];
+    for (let i = start; i < end; i++) {
+      const frame = frames[i]!;
+      const { scriptId, url, line, column, name } = frame.call
+        ? { scriptId: frame.call.location.scriptId, url: this.urlOf(frame.call), line: frame.call.location.lineNumber, column: frame.call.location.columnNumber ?? 0, name: frame.call.functionName }
+        : { scriptId: frame.async!.scriptId, url: frame.async!.url, line: frame.async!.lineNumber, column: frame.async!.columnNumber, name: frame.async!.functionName };
+      const at = this.located(scriptId, url, line, column);
+      const shown = name || '<anonymous>';
+      stackFrames.push({
+        id: i + 1,
+        name: frame.async ? `async ${shown}` : shown,
+        line: at.line,
+        column: at.column,
+        source: { path: at.path },
+        ...(at.path.startsWith('node:') ? { presentationHint: 'subtle' as const } : {}),
+      });
+    }
+    return { stackFrames, totalFrames: frames.length };
+  }
+
+  /** A generated position (0-based) as the agent knows it: the original source and line (1-based) when the script has a map. */
+  private located(scriptId: string, url: string, line: number, column: number): { path: string; line: number; column: number } {
+    const script = this.scripts.get(scriptId);
+    const map = script ? this.mapOf(script) : null;
+    const original = map?.original({ line, column });
+    if (original) return { path: original.source, line: original.line + 1, column: original.column + 1 };
+    return { path: fileOf(url) ?? (url || '<eval>'), line: line + 1, column: column + 1 };
+  }
+
+  private scopes(frameId: number): DebugProtocol.Scope[] {
+    const frame = this.allFrames()[frameId - 1];
+    if (!frame) throw new Error(`no frame ${frameId}`);
+    if (!frame.call) return [];
+    const chain = frame.call.scopeChain;
+    const locals = chain.filter((s) => s.type === 'local' || s.type === 'block' || s.type === 'catch' || s.type === 'with');
+    const scopes: DebugProtocol.Scope[] = [];
+    const objects = locals.map((s) => s.object.objectId).filter((id): id is string => id !== undefined);
+    const thisObject = frame.call.functionName && frame.call.this.type === 'object' && frame.call.this.subtype !== 'null' ? frame.call.this : undefined;
+    scopes.push({ name: 'Locals', presentationHint: 'locals', variablesReference: this.ref({ kind: 'scope', objects, ...(thisObject ? { thisObject } : {}) }), expensive: false });
+    for (const scope of chain) {
+      if (locals.includes(scope) || !scope.object.objectId) continue;
+      const name = scope.type === 'closure' ? `Closure${scope.name ? ` (${scope.name})` : ''}` : scope.type[0]!.toUpperCase() + scope.type.slice(1);
+      scopes.push({ name, variablesReference: this.ref({ kind: 'scope', objects: [scope.object.objectId] }), expensive: scope.type === 'global' });
+    }
+    return scopes;
+  }
+
+  private ref(target: Ref): number {
+    const id = this.nextRef++;
+    this.refs.set(id, target);
+    return id;
+  }
+
+  private async variables(reference: number): Promise<DebugProtocol.Variable[]> {
+    const target = this.refs.get(reference);
+    if (!target) throw new Error(`no variables with reference ${reference} at this stop`);
+    if (target.kind === 'scope') {
+      const seen = new Set<string>();
+      const out: DebugProtocol.Variable[] = [];
+      if (target.thisObject) {
+        out.push(this.variable('this', target.thisObject));
+        seen.add('this');
+      }
+      for (const objectId of target.objects) {
+        for (const p of await this.properties(objectId)) {
+          if (seen.has(p.name) || !p.value) continue;
+          seen.add(p.name);
+          out.push(this.variable(p.name, p.value));
+        }
+      }
+      return out;
+    }
+    const object = target.object;
+    if (!object.objectId) return [];
+    const big = object.preview?.overflow || /\((\d{4,})\)/.test(object.description ?? '');
+    let objectId = object.objectId;
+    let more = 0;
+    if (big && (object.subtype === 'array' || object.subtype === 'typedarray' || object.subtype === undefined)) {
+      // A copy of the first members only: listing a million would fill the channel.
+      const copy = await this.cdp.send<{ result: RemoteObject }>('Runtime.callFunctionOn', {
+        objectId,
+        functionDeclaration: `function (n) { const keys = Object.keys(this); const o = Object.create(null); for (const k of keys.slice(0, n)) o[k] = this[k]; o['(more)'] = keys.length - Math.min(keys.length, n); return o; }`,
+        arguments: [{ value: MAX_MEMBERS }],
+        generatePreview: false,
+      });
+      if (copy.result.objectId) objectId = copy.result.objectId;
+    }
+    const out: DebugProtocol.Variable[] = [];
+    const props = await this.properties(objectId, true);
+    for (const p of props) {
+      if (!p.value) continue;
+      if (p.name === '(more)' && objectId !== object.objectId) {
+        more = Number(p.value.value ?? 0);
+        continue;
+      }
+      out.push(this.variable(p.name, p.value));
+      if (out.length >= MAX_MEMBERS) break;
+    }
+    if (more > 0) out.push({ name: '(more)', value: `${more} more members not listed`, variablesReference: 0, presentationHint: { kind: 'virtual' } });
+    return out;
+  }
+
+  private async properties(objectId: string, internal = false): Promise<PropertyDescriptor[]> {
+    const got = await this.cdp.send<{ result: PropertyDescriptor[]; internalProperties?: PropertyDescriptor[] }>('Runtime.getProperties', {
+      objectId,
+      ownProperties: true,
+      generatePreview: true,
+    });
+    const own = got.result.filter((p) => p.name !== '__proto__' && (p.isOwn ?? true));
+    const extra = internal ? (got.internalProperties ?? []).filter((p) => ['[[Entries]]', '[[PrimitiveValue]]', '[[Target]]', '[[Handler]]', '[[BoundThis]]'].includes(p.name)) : [];
+    return [...own, ...extra];
+  }
+
+  private variable(name: string, value: RemoteObject): DebugProtocol.Variable {
+    const expandable = value.objectId !== undefined && value.type === 'object' && value.subtype !== 'null';
+    return { name, value: describe(value), type: typeName(value), variablesReference: expandable ? this.ref({ kind: 'object', object: value }) : 0 };
+  }
+
+  private async evaluate(expression: string, frameId: number | undefined): Promise<DebugProtocol.EvaluateResponse['body']> {
+    let result: { result: RemoteObject; exceptionDetails?: ExceptionDetails };
+    if (frameId !== undefined) {
+      const frame = this.allFrames()[frameId - 1];
+      if (!frame) throw new Error(`no frame ${frameId}`);
+      if (!frame.call) throw new Error(`frame ${frameId - 1} is an async caller, which V8 keeps no variables of: evaluate in a frame above it`);
+      result = await this.cdp.send('Debugger.evaluateOnCallFrame', {
+        callFrameId: frame.call.callFrameId,
+        expression,
+        generatePreview: true,
+        timeout: EVALUATE_TIMEOUT_MS,
+      });
+    } else {
+      result = await this.cdp.send('Runtime.evaluate', { expression, generatePreview: true, timeout: EVALUATE_TIMEOUT_MS });
+    }
+    if (result.exceptionDetails) throw new Error(exceptionText(result.exceptionDetails));
+    const value = result.result;
+    const expandable = value.objectId !== undefined && value.type === 'object' && value.subtype !== 'null';
+    return { result: describe(value), type: typeName(value), variablesReference: expandable ? this.ref({ kind: 'object', object: value }) : 0 };
+  }
+
+  private async exceptionInfo(): Promise<DebugProtocol.ExceptionInfoResponse['body']> {
+    const thrown = this.exception;
+    if (!thrown) throw new Error('the program is not stopped at an exception');
+    const data = thrown.data;
+    let name = typeName(data);
+    let message = describe(data);
+    let stack: string | undefined;
+    if (data.objectId && data.type === 'object') {
+      const read = await this.cdp
+        .send<{ result: RemoteObject }>('Runtime.callFunctionOn', {
+          objectId: data.objectId,
+          functionDeclaration: `function (max) { const cut = (s) => s.length > max ? s.slice(0, max) + '... [cut: ' + s.length + ' characters in all]' : s; let name, message, stack; try { name = String(this.name ?? (this.constructor && this.constructor.name) ?? 'Error'); message = String(this.message ?? ''); stack = this.stack === undefined ? undefined : String(this.stack); } catch (e) { message = '<could not be read: ' + e + '>'; } return { name: cut(name || 'Error'), message: cut(message), stack: stack === undefined ? undefined : cut(stack) }; }`,
+          arguments: [{ value: 4000 }],
+          returnByValue: true,
+        })
+        .catch(() => undefined);
+      const value = read?.result.value as { name?: string; message?: string; stack?: string } | undefined;
+      if (value) {
+        name = value.name ?? name;
+        message = value.message ?? message;
+        stack = value.stack;
+      }
+    }
+    return {
+      exceptionId: name,
+      description: message,
+      breakMode: thrown.uncaught ? 'unhandled' : 'always',
+      details: { typeName: name, message, ...(stack ? { stackTrace: stack } : {}) },
+    };
+  }
+}
+
+type ExceptionDetails = { text: string; exception?: RemoteObject };
+
+/** node's ES module evaluation (ModuleJob.run): its catch only rethrows. */
+const ESM_EVALUATION = 'node:internal/modules/esm/module_job';
+
+/** The async callers V8 keeps, innermost first. */
+function asyncFrames(trace: StackTrace | undefined): AsyncFrame[] {
+  const frames: AsyncFrame[] = [];
+  for (let at = trace; at; at = at.parent) frames.push(...at.callFrames);
+  return frames;
+}
+
+/** Whether a script is the program's own: not node's, not unnamed (eval'd), and (unless `libraries`) not in node_modules. */
+function isProgramUrl(url: string, libraries = false): boolean {
+  if (!url || url.startsWith('node:')) return false;
+  return libraries || !url.includes('/node_modules/');
+}
+
+/** See insideHandler. `line` is 1-based, `column` 0-based (acorn's). */
+function handlerAround(tree: acorn.Node, line: number, column: number): boolean {
+  const contains = (node: acorn.Node) => {
+    const { start, end } = node.loc!;
+    return (start.line < line || (start.line === line && start.column <= column)) && (end.line > line || (end.line === line && end.column >= column));
+  };
+  let found = false;
+  const visit = (node: acorn.Node): void => {
+    if (!contains(node)) return;
+    const n = node as acorn.Node & Record<string, unknown>;
+    if (/Function/.test(node.type)) found = false; // a handler outside the function does not catch what its body throws later
+    if (node.type === 'TryStatement' && n.handler && contains(n.block as acorn.Node)) found = true;
+    if (node.type === 'CallExpression') {
+      const callee = n.callee as acorn.Node & { property?: { name?: string }; object?: acorn.Node };
+      const name = callee.type === 'MemberExpression' ? callee.property?.name : undefined;
+      const args = n.arguments as unknown[];
+      if (callee.object && contains(callee.object) && (name === 'catch' || (name === 'then' && args.length >= 2))) found = true;
+    }
+    for (const value of Object.values(n)) {
+      if (Array.isArray(value)) {
+        for (const child of value) if (child && typeof child === 'object' && typeof (child as acorn.Node).type === 'string') visit(child as acorn.Node);
+      } else if (value && typeof value === 'object' && typeof (value as acorn.Node).type === 'string' && (value as acorn.Node).loc) visit(value as acorn.Node);
+    }
+  };
+  visit(tree);
+  return found;
+}
+
+/** What an evaluation threw, as its first line (`ReferenceError: x is not defined`). */
+function exceptionText(details: ExceptionDetails): string {
+  const described = details.exception?.description ?? (details.exception ? describe(details.exception) : undefined);
+  return (described ?? details.text).split('\n', 1)[0]!;
+}
+
+/**
+ * The condition V8 evaluates: the agent's, guarded so that one that throws stops the program
+ * (where the bridge reports the error) rather than being taken as false, silently.
+ */
+function condition(spec: DebugProtocol.SourceBreakpoint): { condition?: string } {
+  return spec.condition ? { condition: `try { !!(${spec.condition}\n) } catch (__debugkitConditionError) { true }` } : {};
+}
+
+/** DAP hit conditions as VS Code reads them: `N` or `== N`, `>= N`, `> N`, `< N`, `<= N`, `% N`. */
+export function hitConditionMet(hitCondition: string, hits: number): boolean {
+  const m = /^\s*(==|>=|>|<=|<|%)?\s*(\d+)\s*$/.exec(hitCondition);
+  if (!m) return true;
+  const n = Number(m[2]);
+  switch (m[1]) {
+    case '>=':
+      return hits >= n;
+    case '>':
+      return hits > n;
+    case '<':
+      return hits < n;
+    case '<=':
+      return hits <= n;
+    case '%':
+      return n > 0 && hits % n === 0;
+    default:
+      return hits === n;
+  }
+}
+
+function typeName(value: RemoteObject): string {
+  if (value.type === 'object') {
+    if (value.subtype === 'null') return 'null';
+    return value.className ?? 'Object';
+  }
+  return value.type;
+}
+
+/** A value as an agent reads it: strings quoted, objects by a short preview; a cut one ends in "..." (values.ts engineCut). */
+export function describe(value: RemoteObject): string {
+  switch (value.type) {
+    case 'undefined':
+      return 'undefined';
+    case 'string': {
+      const text = String(value.value ?? '');
+      return text.length > MAX_STRING ? `${JSON.stringify(text.slice(0, MAX_STRING))}...` : JSON.stringify(text);
+    }
+    case 'number':
+    case 'boolean':
+      return value.unserializableValue ?? value.description ?? String(value.value);
+    case 'bigint':
+      return value.unserializableValue ?? value.description ?? String(value.value);
+    case 'symbol':
+      return value.description ?? 'Symbol()';
+    case 'function': {
+      const head = /^\s*(async\s+)?(function\*?|class)\s*([\w$]*)/.exec(value.description ?? '');
+      if (head?.[2] === 'class') return `[class ${head[3] || '(anonymous)'}]`;
+      return `[Function: ${head?.[3] || value.className || '(anonymous)'}]`;
+    }
+    case 'object':
+      if (value.subtype === 'null') return 'null';
+      return value.preview ? preview(value.preview, value.description) : (value.description ?? 'Object');
+    default:
+      return value.description ?? String(value.value);
+  }
+}
+
+function preview(p: ObjectPreview, description?: string): string {
+  const more = p.overflow ? ', ...' : '';
+  const item = (v: PropertyPreview) =>
+    v.type === 'string' ? JSON.stringify(v.value ?? '') : v.type === 'object' && v.subtype !== 'null' ? (v.subtype === 'array' ? '[...]' : '{...}') : (v.value ?? v.type);
+  const entry = (v: ObjectPreview | undefined) => (v ? (v.type === 'string' ? JSON.stringify(v.description ?? '') : v.type === 'object' ? '{...}' : (v.description ?? v.type)) : '');
+  const text = (() => {
+    switch (p.subtype) {
+      case 'array':
+      case 'typedarray': {
+        const prefix = p.subtype === 'typedarray' ? `${description ?? ''} ` : '';
+        return `${prefix}[${p.properties.map(item).join(', ')}${p.properties.length > 0 ? more : p.overflow ? '...' : ''}]`;
+      }
+      case 'map':
+        return `${description ?? 'Map'} {${(p.entries ?? []).map((e) => `${entry(e.key)} => ${entry(e.value)}`).join(', ')}${more}}`;
+      case 'set':
+        return `${description ?? 'Set'} {${(p.entries ?? []).map((e) => entry(e.value)).join(', ')}${more}}`;
+      case 'error':
+      case 'date':
+      case 'regexp':
+        return (description ?? p.description ?? '').split('\n', 1)[0]!;
+      default: {
+        const name = description && description !== 'Object' ? `${description} ` : '';
+        return `${name}{${p.properties.map((v) => `${v.name}: ${item(v)}`).join(', ')}${more}}`;
+      }
+    }
+  })();
+  // V8 shortens long strings inside previews with an ellipsis: that is a cut as well.
+  return text.includes('\u2026') && !text.includes('...') ? `${text} ...` : text;
+}
+
+/** The file a script URL names (file: URLs and absolute paths), if any. */
+function fileOf(url: string): string | undefined {
+  if (url.startsWith('file://')) {
+    try {
+      return fileURLToPath(url);
+    } catch {
+      return undefined;
+    }
+  }
+  return url.startsWith('/') ? url : undefined;
+}
+
+/** A file's script URL, as CommonJS (a path or a file: URL) and ES modules (a file: URL) name it. */
+function fileUrlRegex(file: string): string {
+  return `^(?:${escapeRegex(pathToFileURL(file).href)}|${escapeRegex(file)})$`;
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+}
+
+function signalNumber(signal: NodeJS.Signals | null): number | undefined {
+  return signal ? constants.signals[signal] : undefined;
+}

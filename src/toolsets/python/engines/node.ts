@@ -1,0 +1,208 @@
+import { closeSync, fstatSync, readSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { constants } from 'node:os';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import vm from 'node:vm';
+import { CdpConnection } from '../../../core/cdp.js';
+import { DapConnection } from '../../../core/dap/connection.js';
+import { DebugkitError } from '../../../core/errors.js';
+import { openContained } from '../../../core/paths.js';
+import { spawnChild, terminate, type OwnedChild } from '../../../core/process.js';
+import { MAX_MAP_BYTES } from '../../../core/sourcemap.js';
+import { waitBounded } from '../../../core/wait.js';
+import { cutMessage, MAX_TYPE_CHARS, TRACEBACK_MESSAGE_CHARS } from '../ends.js';
+import type { ConditionFailure, Engine, EngineLaunch, ErrorInfo, StartedEngine, TracebackFrames } from '../engine.js';
+import { CONDITION_FAILED, NodeBridge } from './node-bridge.js';
+
+const DAP_TIMEOUT_MS = 30_000;
+/** How long node may take to say where its inspector listens (tsx's loader starts first). */
+const LISTEN_TIMEOUT_MS = 15_000;
+/** Of an error's stack, what an answer shows. */
+const SHOWN_CHARS = 4000;
+/** Entries node runs through tsx (TypeScript, JSX): their breakpoints and stops are by their own lines, through tsx's source maps. */
+const TRANSFORMED = /\.(?:[cm]?tsx?|jsx)$/i;
+/** What node's inspector prints on the program's stderr about itself: not the program's output. */
+const INSPECTOR_LINES = /^(?:Debugger listening on ws:\/\/.*|For help, see: https:\/\/nodejs\.org\/en\/docs\/inspector|Debugger attached\.|Waiting for the debugger to disconnect\.\.\.)\r?$/;
+
+/** boot/node-hook.cjs: stops before a CommonJS module with a source map is compiled (see it for why). */
+const HOOK = fileURLToPath(new URL('../boot/node-hook.cjs', import.meta.url));
+
+/** tsx's loader, which debugkit depends on: TypeScript entries run through it. */
+function tsxLoader(): string {
+  try {
+    return pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  } catch {
+    throw new DebugkitError('ENGINE_MISSING', 'running a TypeScript program needs tsx, a dependency of debugkit: run "npm install" in debugkit\'s directory');
+  }
+}
+
+/**
+ * JavaScript and TypeScript through the V8 inspector that node ships: the program runs under
+ * `node --inspect-brk=127.0.0.1:0` (the node that runs debugkit), TypeScript through tsx, and
+ * debugkit's own adapter (node-bridge.ts) speaks DAP to the session and CDP to node.
+ */
+export class NodeEngine implements Engine {
+  readonly name = 'Node.js';
+  readonly language = 'JavaScript';
+
+  constructor(private readonly root: string) {}
+
+  async start(spec: EngineLaunch): Promise<StartedEngine> {
+    const { program } = spec;
+    const transformed = TRANSFORMED.test(program.real);
+    // node runs the opened entry (its descriptor's path), never the workspace path a writer could have swapped since it was
+    // checked; node takes the main module's real path from it, so __filename, imports and stops name the real file.
+    const args = ['--inspect-brk=127.0.0.1:0', '--require', HOOK, ...(transformed ? ['--import', tsxLoader()] : []), program.path, ...spec.args];
+    const proc = await spawnChild(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: spec.cwd, env: { ...process.env, ...spec.env } });
+    try {
+      const stderr = new PassThrough();
+      const url = await inspectorUrl(proc, stderr);
+      const cdp = await CdpConnection.connect(url, LISTEN_TIMEOUT_MS);
+      const bridge = new NodeBridge({ cdp, pid: proc.child.pid!, exited: proc.exited, hookUrl: pathToFileURL(HOOK).href, readMapFile: (file) => this.readMapFile(file) });
+      await bridge.prepare();
+      const dap = new DapConnection(bridge.toClient, bridge.fromClient, { name: 'Node.js', timeoutMs: DAP_TIMEOUT_MS });
+      return {
+        proc,
+        dap,
+        launch: {},
+        programOutput: { stdout: proc.child.stdout!, stderr },
+        // The adapter lives in debugkit: the program's end is no adapter's death.
+        adapterExited: new Promise(() => undefined),
+        closeChannel: () => cdp.close(),
+      };
+    } catch (err) {
+      await terminate(proc, { graceMs: 0 });
+      throw err;
+    }
+  }
+
+  async configure(dap: DapConnection, spec: EngineLaunch): Promise<void> {
+    await dap.request('setExceptionBreakpoints', { filters: spec.stopOnRaised ? ['all'] : ['uncaught'] });
+  }
+
+  /** A source map file a program's script names: read only inside the workspace, as a file, at most MAX_MAP_BYTES. */
+  private readMapFile(file: string): string | undefined {
+    let fd: number | undefined;
+    try {
+      const opened = openContained(this.root, file, { what: 'source map', type: 'file' });
+      fd = opened.fd;
+      const size = fstatSync(fd).size;
+      if (size > MAX_MAP_BYTES) return undefined;
+      const buffer = Buffer.alloc(size);
+      let read = 0;
+      while (read < size) {
+        const got = readSync(fd, buffer, read, size - read, read);
+        if (got === 0) break;
+        read += got;
+      }
+      return buffer.subarray(0, read).toString('utf8');
+    } catch {
+      return undefined;
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  }
+
+  readOutput(category: string, output: string): { conditionFailure?: ConditionFailure } {
+    if (category !== 'important' || !output.startsWith(CONDITION_FAILED)) return {};
+    try {
+      return { conditionFailure: JSON.parse(output.slice(CONDITION_FAILED.length)) as ConditionFailure };
+    } catch {
+      return {};
+    }
+  }
+
+  /** Conditions that do not parse as JavaScript expressions (parsed here, never run). */
+  async conditionErrors(conditions: string[]): Promise<Map<string, string>> {
+    const errors = new Map<string, string>();
+    for (const condition of conditions) {
+      try {
+        new vm.Script(`(${condition}\n)`, { filename: 'condition' });
+      } catch (err) {
+        errors.set(condition, err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+      }
+    }
+    return errors;
+  }
+
+  async exceptionError(dap: DapConnection, threadId: number, _stop: unknown, stack: TracebackFrames): Promise<ErrorInfo> {
+    const info = await dap.request('exceptionInfo', { threadId }).catch(() => undefined);
+    const type = cutMessage(info?.details?.typeName ?? info?.exceptionId ?? 'Error', MAX_TYPE_CHARS);
+    const message = info?.details?.message ?? info?.description ?? '';
+    return { type, message: cutMessage(message), traceback: jsTraceback(type, cutMessage(message, TRACEBACK_MESSAGE_CHARS), stack) };
+  }
+
+  /** node prints an uncaught error it did not stop at (or a second one) as `Type: message` then its `at` lines. */
+  endError(exitCode: number, stderrTail: string): ErrorInfo | null {
+    const lines = stderrTail.split('\n');
+    for (let i = lines.length - 1; i >= 0; i--) {
+      if (!/^\s+at /.test(lines[i + 1] ?? '')) continue;
+      const head = /^(\w*(?:Error|Exception)|Uncaught \w+|\w+): (.*)$/.exec(lines[i]!);
+      if (!head) continue;
+      let end = i + 1;
+      while (end < lines.length && /^\s+at /.test(lines[end]!)) end++;
+      const report = lines.slice(i, end).join('\n');
+      return { type: head[1]!, message: cutMessage(head[2]!), traceback: report.length > SHOWN_CHARS ? `${report.slice(0, SHOWN_CHARS)}\n[... cut: ${report.length} characters in all]` : report };
+    }
+    // The bridge reports a program killed by signal N as exit status 128 + N, as a shell does.
+    const signal = Object.entries(constants.signals).find(([, n]) => n === exitCode - 128)?.[0];
+    return signal ? { type: 'ProgramKilled', message: `the program was killed by ${signal} (exit status ${exitCode})`, traceback: null } : null;
+  }
+}
+
+/** A JavaScript stack as node prints one: `Type: message`, then `at name (file:line)` innermost first, async callers marked. */
+function jsTraceback(type: string, message: string, stack: TracebackFrames): string {
+  const parts = [message ? `${type}: ${message}` : type];
+  for (const frame of stack.frames) parts.push(`    at ${frame.name} (${frame.source?.path ?? '<unknown>'}:${frame.line})`);
+  if (stack.depth > stack.frames.length) parts.push(`    [... ${stack.depth - stack.frames.length} outer frames not shown: python_inspect with frame ${stack.frames.length} or more shows them ...]`);
+  const text = parts.join('\n');
+  return text.length <= SHOWN_CHARS ? text : `${text.slice(0, SHOWN_CHARS)}\n[... cut: ${text.length} characters in all]`;
+}
+
+/**
+ * Reads node's stderr up to "Debugger listening on ws://..." and returns that URL; from then on the
+ * program's stderr goes to `rest`, without the inspector's own lines.
+ */
+async function inspectorUrl(proc: OwnedChild, rest: PassThrough): Promise<string> {
+  const stderr = proc.child.stderr!;
+  let seen = '';
+  let partial = '';
+  const forward = (chunk: string) => {
+    const text = partial + chunk;
+    const lines = text.split('\n');
+    partial = lines.pop()!;
+    const kept = lines.filter((l) => !INSPECTOR_LINES.test(l));
+    if (kept.length > 0) rest.write(`${kept.join('\n')}\n`);
+    // A line still open that cannot become one of the inspector's goes on now (a prompt without a newline).
+    if (partial && !/^(?:D|Fo|W)/.test(partial)) {
+      rest.write(partial);
+      partial = '';
+    }
+  };
+  const found = await waitBounded<string | Error>(
+    (settle) => {
+      const onData = (chunk: Buffer) => {
+        seen += chunk.toString();
+        const line = /Debugger listening on (ws:\/\/\S+)\r?\n/.exec(seen);
+        if (line) {
+          stderr.off('data', onData);
+          forward(seen.slice(line.index + line[0].length));
+          stderr.on('data', (more: Buffer) => forward(more.toString()));
+          stderr.on('end', () => {
+            if (partial) rest.write(partial);
+            rest.end();
+          });
+          settle(line[1]!);
+        } else if (seen.length > 64 * 1024) seen = seen.slice(-1024);
+      };
+      stderr.on('data', onData);
+      void proc.exited.then((exit) => settle(new DebugkitError('ENGINE_FAILED', `node ended before its inspector listened (${exit.signal ?? `exit code ${exit.code}`}): ${seen.trim().slice(-500)}`)));
+      return () => stderr.off('data', onData);
+    },
+    { timeoutMs: LISTEN_TIMEOUT_MS },
+  );
+  if (found.kind !== 'value') throw new DebugkitError('ENGINE_FAILED', `node did not say where its inspector listens within ${LISTEN_TIMEOUT_MS / 1000} s`);
+  if (found.value instanceof Error) throw found.value;
+  return found.value;
+}
