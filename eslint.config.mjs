@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**', 'test/programs/node/built/out/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectStdio, type TestClient } from './helpers/client.js';
+import { descendants } from './helpers/procs.js';
 import { pyFails, pyOk } from './helpers/python.js';
 
 // Issue 24: Node.js and TypeScript programs behind the python toolset's tools, through the V8
@@ -37,11 +38,11 @@ describe('Node.js under the V8 inspector, through the python tools', () => {
     await pyOk(dk, 'python_set_breakpoints', { sessionId, file: 'lib/pricing.js', breakpoints: [] });
     const end = await pyOk(dk, 'python_continue', { sessionId });
     expect(end).toMatchObject({ completed: true, status: 'completed', error: null, exitCode: 0 });
-    const out = await dk.tool('python_get_output', { sessionId });
-    expect(out.text).toContain('order b-2: 4950');
-    const err = await dk.tool('python_get_output', { sessionId, stream: 'stderr' });
-    expect(err.text).toContain('priced 2 orders in eu');
-    expect(err.text).not.toMatch(/Debugger|inspector/);
+    const out = (await dk.tool('python_get_output', { sessionId })).structured.text;
+    expect(out).toBe('order a-1: 700\norder b-2: 4950\ngrand total 5650\n');
+    const err = (await dk.tool('python_get_output', { sessionId, stream: 'stderr' })).structured.text;
+    // The inspector's own lines ("Debugger listening on ...", "Waiting for the debugger to disconnect...") are not the program's.
+    expect(err).toBe('priced 2 orders in eu\n');
     await pyOk(dk, 'python_end_session', { sessionId });
   });
 
@@ -78,7 +79,68 @@ describe('Node.js under the V8 inspector, through the python tools', () => {
     await pyOk(dk, 'python_set_breakpoints', { sessionId, file: 'ts/inventory.ts', breakpoints: [] });
     const end = await pyOk(dk, 'python_continue', { sessionId });
     expect(end).toMatchObject({ completed: true, status: 'completed', exitCode: 0 });
-    expect((await dk.tool('python_get_output', { sessionId })).text).toContain('[4,0]');
+    expect((await dk.tool('python_get_output', { sessionId })).structured.text).toBe('[4,0]\n');
     await pyOk(dk, 'python_end_session', { sessionId });
+  });
+
+  it('a compiled build with source maps: a breakpoint by the .ts line stops in the .js that runs, reported at the .ts line', async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'built/out/stock.js' });
+    const stop = await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'built/src/stock.ts', line: 7 });
+    expect(stop).toMatchObject({ hit: true, status: 'paused', function: 'low', frameInfo: { line: 7 } });
+    expect(stop.frameInfo.file).toMatch(/built\/src\/stock\.ts$/);
+    expect(stop.locals.bin.repr).toBe('{sku: "a", count: 1}');
+    expect(stop.source).toMatch(/->\s+7\s+if \(bin\.count < under\)/);
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+
+  it('hit counts and logpoints: the third line priced stops; a logpoint logs without stopping', async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'orders.js' });
+    await pyOk(dk, 'python_set_breakpoints', { sessionId, file: 'lib/pricing.js', breakpoints: [{ line: 6, logMessage: 'pricing {line.sku} x{line.qty}' }] });
+    const stop = await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'lib/pricing.js', line: 10, hitCondition: '3' });
+    expect(stop).toMatchObject({ hit: true, status: 'paused', function: 'lineTotal', frameInfo: { line: 10 } });
+    expect(stop.locals.line.repr).toContain('"ink"');
+    expect((await pyOk(dk, 'python_get_session', { sessionId })).lastBreakpoint).toEqual({ file: 'lib/pricing.js', line: 10, hitCount: 1 });
+    const out = (await dk.tool('python_get_output', { sessionId })).structured.text as string;
+    // (The logpoint's lines come from the adapter, the program's own from its stdout: only their own order is fixed.)
+    expect(out.split('\n').filter((l) => l.startsWith('pricing'))).toEqual(['pricing pen x2', 'pricing pad x1', 'pricing ink x5']);
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+
+  it('a condition that throws stops there with the error, not taken as false; a condition that does not parse is refused', async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'orders.js' });
+    const stop = await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'lib/pricing.js', line: 7, condition: 'nosuch.qty > 1' });
+    expect(stop).toMatchObject({ hit: true, status: 'paused', reason: 'breakpoint', error: null, frameInfo: { line: 7 } });
+    expect(stop.conditionError).toMatchObject({ condition: 'nosuch.qty > 1', error: 'ReferenceError: nosuch is not defined' });
+    const refused = await pyFails(dk, 'python_run_to_breakpoint', { sessionId, file: 'lib/pricing.js', line: 7, condition: 'line.qty >' });
+    expect(refused).toMatch(/condition "line\.qty >" does not compile: SyntaxError/);
+    await pyOk(dk, 'python_set_breakpoints', { sessionId, file: 'lib/pricing.js', breakpoints: [] });
+    const end = await pyOk(dk, 'python_continue', { sessionId });
+    expect(end).toMatchObject({ completed: true, status: 'completed', exitCode: 0 });
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+
+  it('an exception the program catches does not stop it, unless stopOnRaisedExceptions asks', async () => {
+    const plain = await pyOk(dk, 'python_start_session', { entry: 'parse.js' });
+    expect(await pyOk(dk, 'python_continue', { sessionId: plain.sessionId })).toMatchObject({ completed: true, status: 'completed', exitCode: 0 });
+    expect((await dk.tool('python_get_output', { sessionId: plain.sessionId })).structured.text).toContain('skipped {bad\nparsed 2');
+    await pyOk(dk, 'python_end_session', { sessionId: plain.sessionId });
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'parse.js', stopOnRaisedExceptions: true });
+    const stop = await pyOk(dk, 'python_continue', { sessionId });
+    expect(stop).toMatchObject({ status: 'error', reason: 'exception', function: 'parse' });
+    expect(stop.error.type).toBe('SyntaxError');
+    expect(stop.error.message).toMatch(/JSON/);
+    expect((await pyOk(dk, 'python_evaluate', { sessionId, expression: 'text' })).repr).toBe('"{bad"');
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+
+  it('ending the session ends the program: no node is left', async () => {
+    const before = new Set(descendants(dk.serverPid!).map((p) => p.pid));
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'orders.js' });
+    await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'lib/pricing.js', line: 7 });
+    const started = descendants(dk.serverPid!).filter((p) => !before.has(p.pid));
+    expect(started.map((p) => p.args)).toEqual([expect.stringMatching(/--inspect-brk=127\.0\.0\.1:0 .*node-hook\.cjs/)]);
+    await pyOk(dk, 'python_end_session', { sessionId });
+    const left = new Set(descendants(dk.serverPid!).map((p) => p.pid));
+    expect(started.filter((p) => left.has(p.pid))).toEqual([]);
   });
 });
