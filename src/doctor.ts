@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { runBounded } from './core/run.js';
 import { findOnPath } from './core/which.js';
@@ -46,6 +47,15 @@ function postgresBin(): string | undefined {
   return undefined;
 }
 
+/** tsx's package.json, as debugkit resolves it. */
+function tsxManifest(): string | undefined {
+  try {
+    return createRequire(import.meta.url).resolve('tsx/package.json');
+  } catch {
+    return undefined;
+  }
+}
+
 /** A command on PATH, asked for its version with these arguments. */
 const onPath = (name: string, args: string[]) => (): [string, string[]] | undefined => {
   const found = findOnPath(name);
@@ -69,6 +79,18 @@ const PROBES: Probe[] = [
         .split('\n')
         .find((l) => l.startsWith('Version:'))
         ?.replace('Version: ', 'Delve '),
+  },
+  {
+    // TypeScript programs run through tsx, a dependency of debugkit's (JavaScript needs only the node that runs debugkit).
+    engine: 'tsx',
+    neededBy: 'python: TypeScript programs',
+    need: 'debugkit',
+    install: "npm install (in debugkit's directory)",
+    command: () => {
+      const manifest = tsxManifest();
+      return manifest ? [process.execPath, ['-p', `require(${JSON.stringify(manifest)}).version`]] : undefined;
+    },
+    version: (out) => (out.trim() ? `tsx ${out.trim()}` : undefined),
   },
   { engine: 'kubectl', neededBy: 'bundles', need: 'debugkit', install: 'apt-get install -y kubernetes-client', command: onPath('kubectl', ['version', '--client']), version: firstLine },
   {

@@ -62,6 +62,8 @@ describe('debugkit doctor', () => {
     const r = await doctor(binWith('with-go', { ...NEEDED, go: '/usr/bin/go', dlv: '/usr/bin/dlv' }));
     expect(lineOf(r.stdout, 'go')).toMatch(/^ok\s+go\s+go version go1\.\d+/);
     expect(lineOf(r.stdout, 'delve')).toMatch(/^ok\s+delve\s+Delve 1\.\d+\.\d+/);
+    // TypeScript programs run through tsx, a dependency: always there after npm install.
+    expect(section(r.stdout, /What debugkit needs:/)).toMatch(/^ok\s+tsx\s+tsx 4\.\d+\.\d+/m);
     const without = await doctor(binWith('without-go', NEEDED));
     expect(section(without.stdout, /What debugkit uses when it is there/)).toMatch(/^MISSING delve\s.*\n\s+install: apt-get install -y delve/m);
     expect(without.code).toBe(0);

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectStdio, type TestClient } from './helpers/client.js';
@@ -133,12 +134,23 @@ describe('Node.js under the V8 inspector, through the python tools', () => {
     await pyOk(dk, 'python_end_session', { sessionId });
   });
 
-  it('ending the session ends the program: no node is left', async () => {
+  it('ending the session ends the program: no node is left; the inspector publishes no address to connect to', async () => {
     const before = new Set(descendants(dk.serverPid!).map((p) => p.pid));
     const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'orders.js' });
     await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'lib/pricing.js', line: 7 });
     const started = descendants(dk.serverPid!).filter((p) => !before.has(p.pid));
-    expect(started.map((p) => p.args)).toEqual([expect.stringMatching(/--inspect-brk=127\.0\.0\.1:0 .*node-hook\.cjs/)]);
+    expect(started.map((p) => p.args)).toEqual([expect.stringMatching(/--inspect-brk=127\.0\.0\.1:0 --inspect-publish-uid=stderr .*node-hook\.cjs/)]);
+    // The inspector's secret WebSocket id is not published on its HTTP listing: another local process that finds the port
+    // cannot learn where to connect and take the program over.
+    const listening = execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' })
+      .split('\n')
+      .find((l) => l.includes(`pid=${started[0]!.pid},`));
+    const port = /127\.0\.0\.1:(\d+)/.exec(listening ?? '')?.[1];
+    expect(port).toBeDefined();
+    for (const route of ['/json/list', '/json']) {
+      const listing = await (await fetch(`http://127.0.0.1:${port}${route}`)).text();
+      expect(listing).not.toMatch(/ws:\/\/|webSocketDebuggerUrl|devtoolsFrontendUrl/);
+    }
     await pyOk(dk, 'python_end_session', { sessionId });
     const left = new Set(descendants(dk.serverPid!).map((p) => p.pid));
     expect(started.filter((p) => left.has(p.pid))).toEqual([]);

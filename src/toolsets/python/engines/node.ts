@@ -53,7 +53,9 @@ export class NodeEngine implements Engine {
     const transformed = TRANSFORMED.test(program.real);
     // node runs the opened entry (its descriptor's path), never the workspace path a writer could have swapped since it was
     // checked; node takes the main module's real path from it, so __filename, imports and stops name the real file.
-    const args = ['--inspect-brk=127.0.0.1:0', '--require', HOOK, ...(transformed ? ['--import', tsxLoader()] : []), program.path, ...spec.args];
+    // The inspector's address (and the secret id in it) is said only on the program's stderr, which debugkit reads:
+    // not on its HTTP /json/list, where any local process could read it and take the program over.
+    const args = ['--inspect-brk=127.0.0.1:0', '--inspect-publish-uid=stderr', '--require', HOOK, ...(transformed ? ['--import', tsxLoader()] : []), program.path, ...spec.args];
     const proc = await spawnChild(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: spec.cwd, env: { ...process.env, ...spec.env } });
     try {
       const stderr = new PassThrough();

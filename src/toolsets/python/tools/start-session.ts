@@ -26,7 +26,7 @@ export function startSessionTool({ service }: PythonContext): ToolSpec<typeof in
   return {
     name: 'python_start_session',
     title: 'Start a debug session',
-    description: 'Prepares a Python script or a Go main package (its .go file, run under Delve) for debugging. Nothing runs until python_run_to_breakpoint.',
+    description: "Prepares a Python, Go (a main package's .go file) or JavaScript/TypeScript program to debug. Nothing runs until python_run_to_breakpoint.",
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
