@@ -5,7 +5,7 @@ import { RECORDING_KEPT_MAX_BYTES, type KeptBytes } from '../kept.js';
 import type { Mock } from '../keploy/types.js';
 import { TEXT_SLICE_MS } from './keploy.js';
 import { relay, toMock } from './relay.js';
-import { serveClient, upstreamOf, type H2Connection, type H2Dial } from './wire.js';
+import { serveClient, unservedStreams, upstreamOf, type H2Connection, type H2Dial } from './wire.js';
 
 /**
  * Each stream is one exchange: gRPC calls (content-type application/grpc) become `gRPC` mocks,
@@ -37,11 +37,13 @@ export async function recordH2(conn: H2Connection, o: RecordH2Options): Promise<
   let over = 0;
   const slice = new TimeSlice(TEXT_SLICE_MS);
   try {
-    await serveClient(conn, (stream, headers) => {
+    const seen = await serveClient(conn, (stream, headers) => {
       const work = upstream
         .get()
         .then((session) => relay(session, stream, headers, { live: stream }, maxBytes, o.kept))
         .then((r) => {
+          // Relayed as far as it went, but no whole exchange: not a call a replay could answer (attack 18aq 2).
+          if (r.cut) return o.onDropped?.(`HTTP/2 exchanges relayed, not recorded: ${r.cut}`);
           if (!r.over) {
             // Kept as the call ends (its place in the set), its messages' text written after, in slices.
             const { mock, writeTexts } = toMock(r, conn.target);
@@ -57,12 +59,16 @@ export async function recordH2(conn: H2Connection, o: RecordH2Options): Promise<
           }
         })
         .catch((err: unknown) => {
+          o.onDropped?.('HTTP/2 exchanges relayed, not recorded: the real server failed the stream or could not be reached');
           o.warn?.(`HTTP/2 ${String(headers[':path'])}: ${String(err)}`);
           if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
         });
       pending.add(work);
       void work.finally(() => pending.delete(work));
     });
+    // Streams the program opened that never reached the recorder (refused past the limit, a header block never ended): each a call not recorded.
+    const unserved = unservedStreams(seen);
+    for (let i = 0; i < (unserved?.count ?? 0); i++) o.onDropped?.(`HTTP/2 streams the program opened that were never relayed: ${unserved!.why}`);
     await boundPromise(Promise.allSettled([...pending]), { timeoutMs: 2000 });
   } finally {
     upstream.close();

@@ -24,7 +24,19 @@ export interface Relayed {
    * cannot become a mock. The sizes are what went through each way.
    */
   over?: { requestBytes: number; responseBytes: number; budget?: true };
+  /**
+   * Set when the exchange did not end: the program reset its stream (or its connection closed) before
+   * the answer ended, or the real server reset it. Relayed as far as it went; it is no call to replay.
+   */
+  cut?: RelayCut;
 }
+
+/** How an exchange was cut before its answer ended (one wording each: a recording counts them by it). */
+export const RelayCut = {
+  program: 'the program reset the stream, or its connection closed, before the answer ended',
+  server: 'the real server reset the stream, or its connection closed, before the answer ended',
+} as const;
+export type RelayCut = (typeof RelayCut)[keyof typeof RelayCut];
 
 /** The program's request body: bytes already read (`prefix`), then the rest of `live` as it comes. */
 export type RequestBody = Buffer | { prefix?: Buffer; live: http2.ServerHttp2Stream };
@@ -150,13 +162,24 @@ export function relay(
       trailers = flat(t);
       if (!clientEnded) trailersAfterRequests = requestsSent;
     });
+    let upEnded = false;
+    let programCut = false;
     up.on('end', () => {
+      upEnded = true;
       if (!endedWithHeaders && !down.destroyed) down.end();
+    });
+    // The program's stream closed (a reset, its connection's close): the real server's goes too, cancelled
+    // when its answer had not ended (a cut), else closed (an answer that ended the call before the request did).
+    down.once('close', () => {
+      if (up.closed) return;
+      programCut = !upEnded;
+      up.close(upEnded ? http2.constants.NGHTTP2_NO_ERROR : http2.constants.NGHTTP2_CANCEL);
     });
     up.once('close', () => {
       if (!responded && !down.destroyed) {
         responded = true;
-        down.respond({ ':status': 502 }, { endStream: true });
+        // guard: the program's side may be closing already (its connection ended), and respond() would throw out of this event.
+        guard(down, () => down.respond({ ':status': 502 }, { endStream: true }));
       }
       // The answer ended inside a message: kept as far as it came, so a replay sends the same bytes.
       const tail = over ? undefined : respReader.tail();
@@ -172,6 +195,7 @@ export function relay(
         requestTime,
         responseTime: new Date(),
         ...(over ? { over: { requestBytes, responseBytes, ...(starved ? { budget: true as const } : {}) } } : {}),
+        ...(programCut ? { cut: RelayCut.program } : upEnded ? {} : { cut: RelayCut.server }),
       });
       // Its bytes are the mock's now (or gone): the recording's budget has them back.
       share.release();

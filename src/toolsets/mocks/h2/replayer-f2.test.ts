@@ -6,7 +6,7 @@ import { frameMessages } from './grpc.js';
 import { recordGrpcMock } from './keploy.js';
 import { GrpcIndex } from './matcher.js';
 import { replayH2, type ReplayH2Options } from './replayer.js';
-import { unary } from './test-support.js';
+import { ACK, CONTINUATION, DATA, END_HEADERS, END_STREAM, frame, getOk, grpcCall, HEADERS, PING, postUpload, SETTINGS, unary } from './test-support.js';
 import { H2_PREFACE, MAX_CONCURRENT_STREAMS } from './wire.js';
 
 // Attack f2-1: the HTTP/2 replayer kept node:http2's SETTINGS_MAX_CONCURRENT_STREAMS (2^32-1): one
@@ -14,32 +14,6 @@ import { H2_PREFACE, MAX_CONCURRENT_STREAMS } from './wire.js';
 // server at 450 MB. f2-2: 20,000 streams whose request bodies never ended, then the program's exit,
 // replayed as success with no miss; so did a header block never ended (CONTINUATION frames). The
 // program's side here is raw frames on a real socket, as the attacker sent them.
-
-const HEADERS = 0x1;
-const DATA = 0x0;
-const SETTINGS = 0x4;
-const PING = 0x6;
-const CONTINUATION = 0x9;
-const END_STREAM = 0x1;
-const END_HEADERS = 0x4;
-const ACK = 0x1;
-
-function frame(type: number, flags: number, stream: number, payload: Buffer = Buffer.alloc(0)): Buffer {
-  const head = Buffer.alloc(9);
-  head.writeUIntBE(payload.length, 0, 3);
-  head[3] = type;
-  head[4] = flags;
-  head.writeUInt32BE(stream, 5);
-  return Buffer.concat([head, payload]);
-}
-/** An HPACK literal without indexing, its name the static table's entry `index` (below 15). */
-const literal = (index: number, value: string) => Buffer.concat([Buffer.from([index, value.length]), Buffer.from(value, 'latin1')]);
-/** GET http://api.test/ok. */
-const getOk = Buffer.concat([Buffer.from([0x82, 0x86]), literal(4, '/ok'), literal(1, 'api.test')]);
-/** POST http://api.test/upload. */
-const postUpload = Buffer.concat([Buffer.from([0x83, 0x86]), literal(4, '/upload'), literal(1, 'api.test')]);
-/** POST /x.Y/Z, content-type application/grpc. */
-const grpcCall = Buffer.concat([Buffer.from([0x83, 0x86]), literal(4, '/x.Y/Z'), literal(1, 'api.test'), Buffer.from([0x0f, 0x10, 16]), Buffer.from('application/grpc')]);
 
 const okMock = buildHttpMock(
   { method: 'GET', url: 'http://api.test/ok', requestHeaders: [], requestBody: '', statusCode: 200, responseHeaders: [], responseBody: 'ok', requestTime: new Date(0), responseTime: new Date(0) },

@@ -8,7 +8,7 @@ import { TimeSlice } from '../../../core/wait.js';
 import { readGrpcMock, TEXT_SLICE_MS, type GrpcCall } from './keploy.js';
 import { GrpcCallMatch, type GrpcIndex } from './matcher.js';
 import { relay, toMock, type Relayed, type RequestBody } from './relay.js';
-import { flat, forwardable, guard, HOP, MAX_BODY, MAX_CONCURRENT_STREAMS, serveClient, upstreamOf, type H2Connection, type H2Dial, type ServedH2 } from './wire.js';
+import { flat, forwardable, guard, HOP, MAX_BODY, serveClient, unservedStreams, upstreamOf, type H2Connection, type H2Dial, type ServedH2 } from './wire.js';
 import { DEFAULT_MAX_BODY, FALLBACK_MAX_BODY, readRequestBody, type ReadBody } from '../http/message.js';
 import { KeptShare, type KeptBytes } from '../kept.js';
 
@@ -53,14 +53,10 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
    * never answered, each a miss, said in one line per connection.
    */
   function unserved(seen: ServedH2) {
-    const n = seen.opened - seen.served;
-    if (n <= 0) return;
-    const why = seen.headerBlockOpen
-      ? 'the last header block was never ended (HEADERS or CONTINUATION frames without END_HEADERS until the connection closed)'
-      : `nghttp2 refused them (REFUSED_STREAM past the ${MAX_CONCURRENT_STREAMS} streams a connection may have open at once, or a malformed request)`;
-    const closed = seen.error ? `; node:http2 closed the connection: ${seen.error.message}` : '';
-    o.counts.missed += n;
-    o.missed(`HTTP/2 connection to ${conn.target.host}:${conn.target.port}: ${n} stream${n === 1 ? '' : 's'} the program opened never reached the set: ${why}${closed}`);
+    const u = unservedStreams(seen);
+    if (!u) return;
+    o.counts.missed += u.count;
+    o.missed(`HTTP/2 connection to ${conn.target.host}:${conn.target.port}: ${u.count} stream${u.count === 1 ? '' : 's'} the program opened never reached the set: ${u.why}`);
   }
 
   /** A request cut off by a reset or the connection's close before it ended: sent and never answered, a miss (as MySQL's, Redis's and PostgreSQL's are). */
@@ -134,6 +130,12 @@ export async function replayH2(conn: H2Connection, o: ReplayH2Options): Promise<
       o.counts.missed++;
       o.missed(`${miss}; the real server failed too: ${err instanceof Error ? err.message : String(err)}`);
       if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+      return true;
+    }
+    if (relayed.cut) {
+      // Not answered whole by either side: a miss, and no call to keep.
+      o.counts.missed++;
+      o.missed(`${miss}; relayed to the real server, then ${relayed.cut}`);
       return true;
     }
     const { mock, writeTexts } = toMock(relayed, conn.target);

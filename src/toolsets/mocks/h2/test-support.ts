@@ -43,3 +43,30 @@ export const unary: GrpcExchange = {
   requestTime: new Date(0),
   responseTime: new Date(0),
 };
+
+/** Raw HTTP/2 frames, as an attacker's program sends them (frame types and flags, RFC 9113 6). */
+export const HEADERS = 0x1;
+export const DATA = 0x0;
+export const SETTINGS = 0x4;
+export const PING = 0x6;
+export const CONTINUATION = 0x9;
+export const END_STREAM = 0x1;
+export const END_HEADERS = 0x4;
+export const ACK = 0x1;
+
+export function frame(type: number, flags: number, stream: number, payload: Buffer = Buffer.alloc(0)): Buffer {
+  const head = Buffer.alloc(9);
+  head.writeUIntBE(payload.length, 0, 3);
+  head[3] = type;
+  head[4] = flags;
+  head.writeUInt32BE(stream, 5);
+  return Buffer.concat([head, payload]);
+}
+/** An HPACK literal without indexing, its name the static table's entry `index` (below 15). */
+export const literal = (index: number, value: string) => Buffer.concat([Buffer.from([index, value.length]), Buffer.from(value, 'latin1')]);
+/** GET http://api.test/ok. */
+export const getOk = Buffer.concat([Buffer.from([0x82, 0x86]), literal(4, '/ok'), literal(1, 'api.test')]);
+/** POST http://api.test/upload. */
+export const postUpload = Buffer.concat([Buffer.from([0x83, 0x86]), literal(4, '/upload'), literal(1, 'api.test')]);
+/** POST /x.Y/Z, content-type application/grpc. */
+export const grpcCall = Buffer.concat([Buffer.from([0x83, 0x86]), literal(4, '/x.Y/Z'), literal(1, 'api.test'), Buffer.from([0x0f, 0x10, 16]), Buffer.from('application/grpc')]);

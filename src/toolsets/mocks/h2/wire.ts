@@ -104,6 +104,19 @@ export interface ServedH2 {
   error?: Error;
 }
 
+/**
+ * The streams of a connection that never reached the replayer or recorder (`served` < `opened`):
+ * how many, and why, in one line; undefined when every stream did.
+ */
+export function unservedStreams(seen: ServedH2): { count: number; why: string } | undefined {
+  const count = seen.opened - seen.served;
+  if (count <= 0) return undefined;
+  const why = seen.headerBlockOpen
+    ? 'the last header block was never ended (HEADERS or CONTINUATION frames without END_HEADERS until the connection closed)'
+    : `nghttp2 refused them (REFUSED_STREAM past the ${MAX_CONCURRENT_STREAMS} streams a connection may have open at once, or a malformed request)`;
+  return { count, why: `${why}${seen.error ? `; node:http2 closed the connection: ${seen.error.message}` : ''}` };
+}
+
 const FRAME_HEADERS = 0x1;
 const FRAME_CONTINUATION = 0x9;
 const FLAG_END_HEADERS = 0x4;
