@@ -9,6 +9,7 @@ import { controlBench } from './control.js';
 import { debuggerBench } from './debugger.js';
 import { gdbBench } from './gdb.js';
 import { goBench } from './go.js';
+import { nodeBench } from './node.js';
 import { livenessBench } from './liveness.js';
 import { consoleTable, mergeDocument, verdictLine, writeAtomically } from './markdown.js';
 import { mocksBench } from './mocks.js';
@@ -17,7 +18,7 @@ import { redactionBench } from './redaction.js';
 import { startupBench } from './startup.js';
 import { killTrackedSync, type BenchModule, type BenchResult } from './util.js';
 
-const MODULES: BenchModule[] = [gdbBench, pythonBench, goBench, bundlesBench, mocksBench, debuggerBench, controlBench, livenessBench, startupBench, catalogBench, redactionBench];
+const MODULES: BenchModule[] = [gdbBench, pythonBench, goBench, nodeBench, bundlesBench, mocksBench, debuggerBench, controlBench, livenessBench, startupBench, catalogBench, redactionBench];
 const OUTPUT = path.resolve(import.meta.dirname, '..', 'BENCHMARKS.md');
 /**
  * The whole run (every module: gdb takes some 15 s, python some 2.5 min, bundles some 2 to 4 min,
