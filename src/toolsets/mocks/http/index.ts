@@ -32,6 +32,8 @@ export const recorder: ProtocolRecorder = {
       ...(o.kept ? { kept: o.kept } : {}),
     });
     if (result.error) o.warn(`recording ${conn.target.host}:${conn.target.port}: ${result.error.message}`);
+    // Its bytes went on through, but no call past that point was recorded: the recording says so (attack 18aq 4).
+    if (result.notHttp) o.onDropped(`the rest of an HTTP/1 connection was relayed, not recorded: it stopped parsing as HTTP (${result.notHttp})`);
   },
 };
 
