@@ -178,25 +178,43 @@ describe("attack 18c: an Http mock whose 30 MB JSON body is parsed on the main t
   }, 60_000);
   afterAll(() => stopAttackServer(s, root));
 
-  for (const [mockName, what] of [
-    ['text-big', 'control: a 28 MB text body'],
-    ['json-big', 'a 28 MB JSON body'],
-  ] as const) {
-    it(`${what}, a request that misses it does not hold another key's ping`, async () => {
-      const baseline = await idleBaseline(s, s.keys.other!.key);
-      const t = performance.now();
-      const replay = track(plainCall(s, s.keys.attacker!.key, 'keploy_mock_test', { command: '/usr/bin/python3 post.py', mockName }));
-      const { slowest, count } = await slowestPingWhile(s, s.keys.other!.key, replay);
-      const answer = await replay.promise;
-      const took = performance.now() - t;
-      const text = answerText(answer, { structured: true });
-      expect(text, 'the request missed').toMatch(/"mocksMissed":1/);
-      expect(slowest, `slowest of ${count} pings ${slowest.toFixed(0)} ms, idle ${baseline.toFixed(1)} ms, call ${took.toFixed(0)} ms; answer: ${text.slice(0, 400)}`).toBeLessThan(
-        Math.max(500, 20 * baseline),
-      );
-      expect(dropped.splice(0), 'pings the server dropped meanwhile').toEqual([]);
-    }, 300_000);
+  /** A request that misses `mockName`'s one mock, replayed while the other key pings: its slowest ping. */
+  async function missWhilePinging(mockName: string): Promise<{ slowest: number; count: number; took: number; text: string; dropped: string[] }> {
+    dropped.length = 0;
+    const t = performance.now();
+    const replay = track(plainCall(s, s.keys.attacker!.key, 'keploy_mock_test', { command: '/usr/bin/python3 post.py', mockName }));
+    const { slowest, count } = await slowestPingWhile(s, s.keys.other!.key, replay);
+    const answer = await replay.promise;
+    const took = performance.now() - t;
+    const text = answerText(answer, { structured: true });
+    expect(text, `${mockName}: the request missed`).toMatch(/"mocksMissed":1/);
+    return { slowest, count, took, text, dropped: dropped.splice(0) };
   }
+
+  // Relative, under the load of the moment: the control (a 28 MB text body, never parsed as JSON)
+  // goes through the same load, miss and report, and itself holds the loop 0.3-1.2 s on a quiet
+  // host and 1-2.5 s when the host's cores are busy (the pings, the server and the mock-set thread
+  // share them). It is measured before and after the JSON body; the slower of the two is the
+  // baseline. JSON.parse of the 28 MB body on the main thread is one step of about 4 s on a quiet
+  // host, more under load (a scratch build that parsed it: 4.4 s against controls of 0.9 and
+  // 1.2 s quiet, 11.8 s against 2.0 and 2.4 s under load). Twice the baseline (the load's
+  // scaling) plus 1 s (jitter) stays below that, and above what the same path costs without it.
+  it("a 28 MB JSON body, a request that misses it holds another key's ping no longer than a 28 MB text body does", async () => {
+    const idle = await idleBaseline(s, s.keys.other!.key);
+    const before = await missWhilePinging('text-big');
+    const json = await missWhilePinging('json-big');
+    const after = await missWhilePinging('text-big');
+    const baseline = Math.max(before.slowest, after.slowest);
+    const shown = (what: string, r: { slowest: number; count: number; took: number }) => `${what}: slowest of ${r.count} pings ${r.slowest.toFixed(0)} ms, call ${r.took.toFixed(0)} ms`;
+    expect(json.slowest, `${shown('JSON', json)}; ${shown('text before', before)}; ${shown('text after', after)}; idle ${idle.toFixed(1)} ms; answer: ${json.text.slice(0, 400)}`).toBeLessThan(
+      2 * baseline + 1000,
+    );
+    // A ping sent on a kept-alive connection as the server closes it after a long stall is dropped
+    // (ECONNRESET; its round trip still counts until then): the JSON body may cause no more of that than the control.
+    expect(json.dropped.length, `pings the server dropped meanwhile: ${[...json.dropped, '| text:', ...before.dropped, ...after.dropped].join(', ')}`).toBeLessThanOrEqual(
+      Math.max(before.dropped.length, after.dropped.length),
+    );
+  }, 600_000);
 });
 
 /**
