@@ -9,7 +9,10 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Mock } from '../keploy/types.js';
+import { HttpMatcher } from '../http/matcher.js';
+import { GrpcIndex } from './matcher.js';
 import { recordH2 } from './recorder.js';
+import { replayH2 } from './replayer.js';
 import { connectTo, Watched } from '../kept-testing.js';
 import { DATA, END_HEADERS, END_STREAM, frame, getOk, HEADERS, postUpload, SETTINGS } from './test-support.js';
 import { H2_PREFACE, MAX_CONCURRENT_STREAMS } from './wire.js';
@@ -182,5 +185,41 @@ describe('attack 18aq 2: an HTTP/2 recording says how many calls it did not reco
     expect(rec.kept.most).toBeLessThanOrEqual(2 * 1024 * 1024);
     // The call ended by the server's answer before the program's end: recorded, with the message as far as it came.
     expect(rec.mocks.length + rec.dropped.length).toBe(1);
+  });
+});
+
+describe('attack 18aq 2: a replay miss relayed to the real server and cut there', () => {
+  it("passthrough: the program resets the stream before the real server answered: a counted miss, the real server's stream cancelled", async () => {
+    let upstreamClosed = 0;
+    let upstreamOpened = 0;
+    // The real server never answers.
+    const upstream = await realServer((stream) => {
+      upstreamOpened++;
+      stream.resume();
+      stream.once('close', () => upstreamClosed++);
+    });
+    const counts = { replayed: 0, missed: 0, fellBack: 0 };
+    const misses: string[] = [];
+    const port = await listen(
+      net.createServer((client) => {
+        void replayH2(
+          { id: 'c1', target: { host: '127.0.0.1', port: upstream }, client },
+          { scheme: 'http', grpc: new GrpcIndex([]), http: new HttpMatcher([]), onMiss: 'passthrough', dial: () => connectTo(upstream), counts, missed: (m) => misses.push(m), recorded: () => {} },
+        );
+      }),
+    );
+    const client = http2.connect(`http://127.0.0.1:${port}`);
+    closers.push(() => client.destroy());
+    client.on('error', () => {});
+    const req = client.request({ ':method': 'POST', ':path': '/upload' });
+    req.on('error', () => {});
+    req.end('all of it');
+    // The request reached the real server, which holds it.
+    await until(() => upstreamOpened > 0);
+    req.close(http2.constants.NGHTTP2_CANCEL);
+    await until(() => counts.missed > 0 && upstreamClosed > 0);
+    expect(counts).toEqual({ replayed: 0, missed: 1, fellBack: 0 });
+    expect(misses).toEqual(['POST /upload (HTTP/2); relayed to the real server, then the program reset the stream, or its connection closed, before the answer ended']);
+    expect(upstreamClosed).toBe(1);
   });
 });
