@@ -9,6 +9,17 @@ export interface LinesAround {
   modifiedMs: number;
 }
 
+/**
+ * What a stop says of source lines read from a file modified after the program was built or started
+ * (as gdb warns): they may not be the code that runs. `since`: the program's build (or start) time;
+ * `what`: which of the two; `remedy`: how to run the new code.
+ */
+export function newerSourceNote(source: { modifiedMs: number } | undefined, since: number | undefined, what = 'built', remedy = 'rebuild and launch again'): string | undefined {
+  return source && since !== undefined && source.modifiedMs > since
+    ? `the source file was modified after the program was ${what}: its lines shown may not be the code that runs (${remedy})`
+    : undefined;
+}
+
 /** Bytes of a file read, a chunk at a time, to reach a stop's lines: a stop further in shows none. */
 export const SOURCE_READ_BYTES = 16 * 1024 * 1024;
 const CHUNK = 256 * 1024;

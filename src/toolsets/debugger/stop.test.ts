@@ -2,7 +2,8 @@ import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { crashSite, newerSourceNote, renderStop, sourceLines, type CompactStop } from './stop.js';
+import { crashSite, renderStop, sourceLines, type CompactStop } from './stop.js';
+import { newerSourceNote } from '../../core/source-lines.js';
 
 const base = mkdtempSync(path.join(os.tmpdir(), 'debugkit-stop-'));
 const root = path.join(base, 'root');

@@ -94,13 +94,6 @@ export async function sourceLines(root: string, fullname: string | undefined, li
   return { lines: excerpt.lines.map((text, i) => `${excerpt.first + i === line ? '>' : ' '}${excerpt.first + i} ${clip(text, 160)}`), modifiedMs: excerpt.modifiedMs };
 }
 
-/** What a stop says of source lines read from a file modified after the program was built (as gdb warns): they may not be the code that runs. */
-export function newerSourceNote(source: { modifiedMs: number } | undefined, builtMs: number | undefined): string | undefined {
-  return source && builtMs !== undefined && source.modifiedMs > builtMs
-    ? 'the source file was modified after the program was built: its lines shown may not be the code that runs (rebuild and launch again)'
-    : undefined;
-}
-
 /**
  * Where a crash happened in the program's own code: the first frame of `stack` (a
  * `-stack-list-frames` answer, innermost first) whose source is inside `root`, when frames of

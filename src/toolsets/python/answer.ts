@@ -21,7 +21,8 @@ export function renderRun(v: RunAnswer): string {
     lines.push(`error: ${v.error.type}: ${v.error.message}`);
     // Where the error happened: the innermost frames, last in a Python traceback, first in a Go one (`panic: ...`, attack 18ap i2-4).
     const trace = v.error.traceback?.trimEnd().split('\n') ?? [];
-    const tail = /^(?:panic|fatal error|SIG[A-Z0-9]+): /.test(trace[0] ?? '') ? trace.slice(3, 9) : trace.slice(-6);
+    // A JavaScript stack, too: the error line, then `at` lines innermost first.
+    const tail = /^(?:panic|fatal error|SIG[A-Z0-9]+): /.test(trace[0] ?? '') ? trace.slice(3, 9) : /^\s+at /.test(trace[1] ?? '') ? trace.slice(1, 7) : trace.slice(-6);
     if (tail && tail.length > 0) lines.push(...tail.map((l) => `  ${l}`));
   }
   if (v.source) lines.push(v.source);

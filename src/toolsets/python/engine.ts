@@ -86,6 +86,8 @@ export interface Engine {
   settleEnd?(dap: DapConnection): Promise<void>;
   /** The error a program that ended with `exitCode` left (read from its stderr's tail), if any. */
   endError(exitCode: number, stderrTail: string): ErrorInfo | null;
+  /** When the program that runs was built (Delve: its binary's last link), for engines that build it; else its start counts. */
+  readonly builtMs?: number;
   /** Ends what the engine made for the session (a built binary). */
   dispose?(): Promise<void>;
 }

@@ -7,6 +7,7 @@ import { procStat } from '../../core/process.js';
 import type { SessionResource } from '../../core/sessions.js';
 import { boundPromise } from '../../core/wait.js';
 import { readTail } from '../../core/ring.js';
+import { newerSourceNote } from '../../core/source-lines.js';
 import { DebugAdapter } from './adapter.js';
 import { describeExit, evaluationError } from './ends.js';
 import { BreakpointBook, type BreakpointReport, type BreakpointSpec } from './breakpoints.js';
@@ -95,6 +96,8 @@ export class PythonSession implements SessionResource {
 
   /** The engine's adapter's pid from the moment it runs (`adapter` is set once the program is launched). */
   private adapterPid: number | undefined;
+  /** When the program was launched (its sources were read from then on). */
+  private launchedMs: number | undefined;
   /** The miss a pause was asked for (stopOnMiss), until the stop it caused is described. */
   private missPause: string | undefined;
 
@@ -254,6 +257,7 @@ export class PythonSession implements SessionResource {
     const { spec } = this;
     this.status = 'running';
     const started = Date.now();
+    this.launchedMs = started;
     try {
       this.adapter = await DebugAdapter.launch(spec.engine, {
         program: spec.program,
@@ -351,6 +355,15 @@ export class PythonSession implements SessionResource {
       stackDepth: snap.depth,
     };
     if (snap.localsOmitted > 0) outcome.localsOmitted = snap.localsOmitted;
+    // As gdb warns, a stop says when its source is newer than the program that runs (attack 18ap i2-7).
+    const builtMs = this.spec.engine.builtMs;
+    const newer = newerSourceNote(
+      snap.sourceModifiedMs === undefined ? undefined : { modifiedMs: snap.sourceModifiedMs },
+      builtMs ?? this.launchedMs,
+      builtMs !== undefined ? 'built' : 'started',
+      'start a new session to run the new code',
+    );
+    if (newer && outcome.source) outcome.source = `${outcome.source}\n(${newer})`;
     this.addReplay(outcome);
     if (stop.reason === 'pause' && this.missPause !== undefined) outcome.reason = 'mock miss';
     this.missPause = undefined;

@@ -23,6 +23,8 @@ export interface Snapshot {
   localsOmitted: number;
   stack: FrameView[];
   source: string | undefined;
+  /** When the file `source` was read from was last modified. */
+  sourceModifiedMs?: number;
 }
 
 const STACK_LEVELS = 20;
@@ -45,8 +47,8 @@ export async function takeSnapshot(dap: DapConnection, threadId: number, limits:
   const selected = window[frameIndex - shownFrom];
   if (!selected) return { frames, depth, selected: undefined, frameInfo: null, locals: null, localsOmitted: 0, stack, source: undefined };
   const file = selected.source?.path ?? '<unknown>';
-  const [{ locals, omitted }, source] = await Promise.all([frameLocals(dap, selected.id, limits), sourceAround(file, selected.line)]);
-  return { frames, depth, selected, frameInfo: { file, line: selected.line }, locals, localsOmitted: omitted, stack, source };
+  const [{ locals, omitted }, excerpt] = await Promise.all([frameLocals(dap, selected.id, limits), sourceExcerpt(file, selected.line)]);
+  return { frames, depth, selected, frameInfo: { file, line: selected.line }, locals, localsOmitted: omitted, stack, source: excerpt?.text, sourceModifiedMs: excerpt?.modifiedMs };
 }
 
 /** `levels` frames from `start` (0: the innermost). */
@@ -74,10 +76,16 @@ const SOURCE_LINE_CHARS = 300;
  * the loop seconds at every stop when read and split whole (attack 18ao b2-2).
  */
 export async function sourceAround(file: string, line: number, context = SOURCE_CONTEXT): Promise<string | undefined> {
+  return (await sourceExcerpt(file, line, context))?.text;
+}
+
+/** sourceAround's text, and when its file was last modified. */
+async function sourceExcerpt(file: string, line: number, context = SOURCE_CONTEXT): Promise<{ text: string; modifiedMs: number } | undefined> {
   const excerpt = await linesAround(null, file, line, { context, maxLineChars: SOURCE_LINE_CHARS, cache: sourceCache });
   if (!excerpt) return undefined;
   const width = String(excerpt.first + excerpt.lines.length - 1).length;
-  return excerpt.lines.map((text, i) => `${excerpt.first + i === line ? '->' : '  '} ${String(excerpt.first + i).padStart(width)}  ${text}`).join('\n');
+  const text = excerpt.lines.map((text, i) => `${excerpt.first + i === line ? '->' : '  '} ${String(excerpt.first + i).padStart(width)}  ${text}`).join('\n');
+  return { text, modifiedMs: excerpt.modifiedMs };
 }
 
 /** The source line `line` of `file` (a frame's), as sourceAround reads it. */

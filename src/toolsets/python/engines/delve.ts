@@ -1,4 +1,4 @@
-import { closeSync, constants, existsSync, openSync, readdirSync, readSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import net from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -70,6 +70,8 @@ export class DelveEngine implements Engine {
     private readonly binary: string,
     /** Delve, started with the build, until the first run takes it. */
     private warm: Promise<Listening> | undefined,
+    /** When the binary was last linked (go build leaves an up-to-date one as it is). */
+    readonly builtMs: number,
   ) {}
 
   /**
@@ -116,7 +118,7 @@ export class DelveEngine implements Engine {
         const errors = `${built.stdout}${built.stderr}`.trim();
         throw new DebugkitError('INVALID_ARGUMENT', `the Go program does not build (go build ${sources.join(' ')} in ${path.relative(root, dir) || '.'}):\n${errors}`);
       }
-      return new DelveEngine(dlv, binary, warm);
+      return new DelveEngine(dlv, binary, warm, statSync(binary).mtimeMs);
     } catch (err) {
       void warm.then(
         (w) => terminate(w.proc, { graceMs: 0 }),
