@@ -156,3 +156,32 @@ describe('Node.js under the V8 inspector, through the python tools', () => {
     expect(started.filter((p) => left.has(p.pid))).toEqual([]);
   });
 });
+
+describe('Node.js: what the program does stays its own, and answers stay true (attack 18aq j2)', () => {
+  it('j2-2: a child the program forks runs as it would without debugkit, neither waiting for a debugger nor serving an inspector', async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'forker.js' });
+    const end = await pyOk(dk, 'python_continue', { sessionId, timeout: 20 });
+    expect(end).toMatchObject({ completed: true, status: 'completed', exitCode: 0 });
+    expect((await dk.tool('python_get_output', { sessionId })).structured.text).toBe('child ran with []\nchild exited 0\n');
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+
+  it('j2-9: a source map naming a file outside the root is not believed: the stop is reported where it is, and shows none of that file', async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'outside.js' });
+    const stop = await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'outside.js', line: 4 });
+    expect(stop).toMatchObject({ hit: true, frameInfo: { line: 4 } });
+    expect(stop.frameInfo.file).toMatch(/outside\.js$/);
+    expect(stop.source).toMatch(/->\s+4\s+console\.log\(value\);/);
+    expect(stop.stack.map((f: { file: string }) => f.file)).toEqual(['outside.js']);
+    expect(JSON.stringify(stop)).not.toMatch(/\/etc\/passwd|root:x:0/);
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+
+  it("j2-5: a long stderr line without a newline that starts like the inspector's own is the program's, whole", async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'noisy.js' });
+    expect(await pyOk(dk, 'python_continue', { sessionId })).toMatchObject({ completed: true, exitCode: 0 });
+    const err = await pyOk(dk, 'python_get_output', { sessionId, stream: 'stderr', maxChars: 30000 });
+    expect(err.text).toBe(`W${'word '.repeat(4000)}`);
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+});

@@ -7,6 +7,23 @@
 // generated lines, and resumes: the module then runs with them. Nothing else changes.
 const Module = require('node:module');
 
+// A child the program forks (child_process.fork, cluster) takes process.execArgv: it must run as it would without
+// debugkit, neither waiting for a debugger nor serving an inspector (attack 18aq j2-2). The program's own flags stay.
+{
+  const argv = process.execArgv;
+  const kept = [];
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    if (/^--inspect(?:-brk|-publish-uid|-port|-wait)?(?:=|$)/.test(flag)) continue;
+    if ((flag === '--require' || flag === '-r') && argv[i + 1] === __filename) {
+      i++;
+      continue;
+    }
+    kept.push(flag);
+  }
+  argv.splice(0, argv.length, ...kept);
+}
+
 const compile = Module.prototype._compile;
 const MARK = 'sourceMappingURL=';
 

@@ -1,4 +1,5 @@
 import { constants } from 'node:os';
+import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { DebugProtocol } from '@vscode/debugprotocol';
@@ -27,6 +28,10 @@ import { loadSourceMap, type SourceMap } from '../../../core/sourcemap.js';
 
 /** What an `important` output event of the bridge starts with when a breakpoint's condition threw (NodeEngine.readOutput reads it). */
 export const CONDITION_FAILED = 'debugkit: a breakpoint condition threw: ';
+/** The largest script read for where the program catches (acorn parses it on the event loop). */
+const MAX_PARSED_CHARS = 1024 * 1024;
+/** Exception sites remembered as caught. */
+const MAX_CAUGHT_SITES = 4096;
 /** Shown per member list; the rest are counted. */
 const MAX_MEMBERS = 1000;
 /** A string value's characters shown (as pydevd's SafeRepr bound). */
@@ -84,6 +89,8 @@ export interface NodeBridgeOptions {
   /** The program's process: its pid, and its end. */
   pid: number;
   exited: Promise<ChildExit>;
+  /** The workspace: original sources a map names are believed only inside it. */
+  root: string;
   /** boot/node-hook.cjs's URL: a pause there is a module about to be compiled. */
   hookUrl: string;
   /** Reads a source map file the program names (the session decides which files may be read). */
@@ -101,6 +108,12 @@ export class NodeBridge {
   private readonly scripts = new Map<string, Script>();
   /** Every script's URL by id, node's own too (a paused frame names its script by id only). */
   private readonly urls = new Map<string, string>();
+  /** Every script's length by id. */
+  private readonly lengths = new Map<string, number>();
+  /** Whether an ES module of the program's has been parsed (see setExceptionBreakpoints). */
+  private moduleSeen = false;
+  /** Exception sites (every frame's position) already found caught by the program: a hot loop's throws are read once. */
+  private readonly caughtSites = new Set<string>();
   /** Maps read before their script was parsed (at the hook's pause), by script URL. */
   private readonly mapsByUrl = new Map<string, SourceMap>();
   /** Original sources some script's map names: their breakpoints go through maps. */
@@ -225,7 +238,9 @@ export class NodeBridge {
         // V8 takes an exception in an ES module (or awaited from one) as caught by node's module loader, which only rethrows
         // it: so V8 pauses on all of them, and the bridge tells the program's own catches from that one (caughtByProgram).
         this.uncaughtOnly = !all && filters.includes('uncaught');
-        await cdp.send('Debugger.setPauseOnExceptions', { state: all || this.uncaughtOnly ? 'all' : 'none' });
+        // Until the program loads an ES module, V8's own "uncaught" is right, and caught exceptions cost nothing (attack 18aq j2-7).
+        const state = all || (this.uncaughtOnly && this.moduleSeen) ? 'all' : this.uncaughtOnly ? 'uncaught' : 'none';
+        await cdp.send('Debugger.setPauseOnExceptions', { state });
         return {};
       }
       case 'setBreakpoints':
@@ -282,8 +297,14 @@ export class NodeBridge {
 
   // --- scripts and source maps ---
 
-  private scriptParsed(p: { scriptId: string; url: string; sourceMapURL?: string }): void {
+  private scriptParsed(p: { scriptId: string; url: string; sourceMapURL?: string; length?: number; isModule?: boolean }): void {
     this.urls.set(p.scriptId, p.url);
+    if (p.length !== undefined) this.lengths.set(p.scriptId, p.length);
+    // The first ES module of the program's own: from now on V8 pauses on every exception, and the bridge reads which the program catches.
+    if (p.isModule && this.uncaughtOnly && !this.moduleSeen && this.isProgram(p.url)) {
+      this.moduleSeen = true;
+      void this.cdp.send('Debugger.setPauseOnExceptions', { state: 'all' }).catch(() => undefined);
+    }
     if (!p.url || p.url.startsWith('node:')) return;
     const script: Script = { url: p.url, file: fileOf(p.url), sourceMapURL: p.sourceMapURL ?? '' };
     const early = this.mapsByUrl.get(p.url);
@@ -449,6 +470,14 @@ export class NodeBridge {
       ...asyncFrames(p.asyncStackTrace).map((f) => ({ scriptId: f.scriptId, url: f.url, line: f.lineNumber, column: f.columnNumber })),
     ];
     if (!frames.some((f) => f.url === ESM_EVALUATION)) return true;
+    const site = frames.map((f) => `${f.scriptId}:${f.line}:${f.column}`).join(' ');
+    if (this.caughtSites.has(site)) return true;
+    const caught = await this.handledAlong(frames);
+    if (caught && this.caughtSites.size < MAX_CAUGHT_SITES) this.caughtSites.add(site);
+    return caught;
+  }
+
+  private async handledAlong(frames: Array<{ scriptId: string; url: string; line: number; column: number }>): Promise<boolean> {
     // The program's frames and its libraries', innermost first: the first with a handler around it catches (a library's too).
     const own = frames.filter((f) => this.isProgram(f.url, true));
     // Thrown and caught in node's own code, never passing through the program's: not the program's exception.
@@ -462,6 +491,10 @@ export class NodeBridge {
   /** Whether the position (0-based) is inside a try block with a catch, or the receiver of a `.catch`/`.then(_, h)` call, in its function. */
   private async insideHandler(scriptId: string, line: number, column: number): Promise<boolean> {
     let tree = this.parsed.get(scriptId);
+    if (tree === undefined && (this.lengths.get(scriptId) ?? Infinity) > MAX_PARSED_CHARS) {
+      // Too big to parse on the event loop (a 17 MB module held it 52 s, attack 18aq j2-4).
+      this.parsed.set(scriptId, (tree = null));
+    }
     if (tree === undefined) {
       const source = (await this.cdp.send<{ scriptSource: string }>('Debugger.getScriptSource', { scriptId }).catch(() => ({ scriptSource: '' }))).scriptSource;
       try {
@@ -471,7 +504,8 @@ export class NodeBridge {
       }
       this.parsed.set(scriptId, tree);
     }
-    if (!tree) return false;
+    // A script that cannot be read (too big, or beyond acorn): V8's own word, caught, stands; an uncaught one is still said at the end.
+    if (!tree) return true;
     return handlerAround(tree, line + 1, column);
   }
 
@@ -579,7 +613,8 @@ export class NodeBridge {
     const script = this.scripts.get(scriptId);
     const map = script ? this.mapOf(script) : null;
     const original = map?.original({ line, column });
-    if (original) return { path: original.source, line: original.line + 1, column: original.column + 1 };
+    // A map names any file it likes: a stop is reported at an original source only inside the root (attack 18aq j2-9: /etc/passwd).
+    if (original && isInside(this.options.root, original.source)) return { path: original.source, line: original.line + 1, column: original.column + 1 };
     return { path: fileOf(url) ?? (url || '<eval>'), line: line + 1, column: column + 1 };
   }
 
@@ -871,6 +906,12 @@ function preview(p: ObjectPreview, description?: string): string {
   })();
   // V8 shortens long strings inside previews with an ellipsis: that is a cut as well.
   return text.includes('\u2026') && !text.includes('...') ? `${text} ...` : text;
+}
+
+/** Whether `file` (an absolute path) is `root` or inside it. */
+function isInside(root: string, file: string): boolean {
+  const rel = path.relative(root, file);
+  return path.isAbsolute(file) && !rel.startsWith('..') && !path.isAbsolute(rel);
 }
 
 /** The file a script URL names (file: URLs and absolute paths), if any. */

@@ -61,7 +61,7 @@ export class NodeEngine implements Engine {
       const stderr = new PassThrough();
       const url = await inspectorUrl(proc, stderr);
       const cdp = await CdpConnection.connect(url, LISTEN_TIMEOUT_MS);
-      const bridge = new NodeBridge({ cdp, pid: proc.child.pid!, exited: proc.exited, hookUrl: pathToFileURL(HOOK).href, readMapFile: (file) => this.readMapFile(file) });
+      const bridge = new NodeBridge({ cdp, pid: proc.child.pid!, exited: proc.exited, root: this.root, hookUrl: pathToFileURL(HOOK).href, readMapFile: (file) => this.readMapFile(file) });
       await bridge.prepare();
       const dap = new DapConnection(bridge.toClient, bridge.fromClient, { name: 'Node.js', timeoutMs: DAP_TIMEOUT_MS });
       return {
@@ -162,6 +162,14 @@ function jsTraceback(type: string, message: string, stack: TracebackFrames): str
   return text.length <= SHOWN_CHARS ? text : `${text.slice(0, SHOWN_CHARS)}\n[... cut: ${text.length} characters in all]`;
 }
 
+/** The starts of the inspector's own lines on stderr (the first goes on with its address, under 200 characters). */
+const INSPECTOR_STARTS = ['Debugger listening on ws://', 'For help, see: https://nodejs.org/en/docs/inspector', 'Debugger attached.', 'Waiting for the debugger to disconnect...'];
+
+/** Whether an unfinished stderr line can still turn out to be one of the inspector's. */
+export function mayBeInspectorLine(partial: string): boolean {
+  return partial.length < 200 && INSPECTOR_STARTS.some((start) => start.startsWith(partial) || partial.startsWith(start));
+}
+
 /**
  * Reads node's stderr up to "Debugger listening on ws://..." and returns that URL; from then on the
  * program's stderr goes to `rest`, without the inspector's own lines.
@@ -176,8 +184,9 @@ async function inspectorUrl(proc: OwnedChild, rest: PassThrough): Promise<string
     partial = lines.pop()!;
     const kept = lines.filter((l) => !INSPECTOR_LINES.test(l));
     if (kept.length > 0) rest.write(`${kept.join('\n')}\n`);
-    // A line still open that cannot become one of the inspector's goes on now (a prompt without a newline).
-    if (partial && !/^(?:D|Fo|W)/.test(partial)) {
+    // A line still open that cannot become one of the inspector's goes on now (a prompt, or 20 MB without a newline: kept back
+    // and split again with each chunk, that held the loop 38 s, attack 18aq j2-5).
+    if (partial && !mayBeInspectorLine(partial)) {
       rest.write(partial);
       partial = '';
     }

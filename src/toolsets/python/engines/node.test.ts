@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { hitConditionMet } from './node-bridge.js';
+import { mayBeInspectorLine } from './node.js';
+
+describe("node's stderr: the inspector's own lines are left out, the program's go on at once", () => {
+  it("keeps back only an unfinished line that can still become one of the inspector's (attack 18aq j2-5)", () => {
+    expect(mayBeInspectorLine('Debugger listening on ws://127.0.0.1:4')).toBe(true);
+    expect(mayBeInspectorLine('Wait')).toBe(true);
+    expect(mayBeInspectorLine('Fo')).toBe(true);
+    // Kept back and split again with each chunk, a 20 MB line starting with W held the loop 38 s.
+    expect(mayBeInspectorLine(`W${'x'.repeat(300)}`)).toBe(false);
+    expect(mayBeInspectorLine('Warning: something')).toBe(false);
+    expect(mayBeInspectorLine('Debugger listening on ws://' + 'x'.repeat(300))).toBe(false);
+  });
+});
+
+describe('hit conditions, as VS Code reads them', () => {
+  it('N and == N stop at the Nth hit; >=, >, <, <= and % N as written; anything else always', () => {
+    expect([1, 2, 3, 4].map((n) => hitConditionMet('3', n))).toEqual([false, false, true, false]);
+    expect([1, 2, 3, 4].map((n) => hitConditionMet('>= 3', n))).toEqual([false, false, true, true]);
+    expect([1, 2, 3, 4].map((n) => hitConditionMet('> 3', n))).toEqual([false, false, false, true]);
+    expect([1, 2, 3, 4].map((n) => hitConditionMet('< 3', n))).toEqual([true, true, false, false]);
+    expect([1, 2, 3, 4].map((n) => hitConditionMet('%2', n))).toEqual([false, true, false, true]);
+    expect(hitConditionMet('soon', 1)).toBe(true);
+  });
+});
