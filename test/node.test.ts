@@ -184,4 +184,14 @@ describe('Node.js: what the program does stays its own, and answers stay true (a
     expect(err.text).toBe(`W${'word '.repeat(4000)}`);
     await pyOk(dk, 'python_end_session', { sessionId });
   });
+
+  it('j2-6: a 40 MB string local is shown cut, read from a copy cut in the program; the others whole', async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'bigstr.js' });
+    const stop = await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'bigstr.js', line: 5 });
+    expect(stop.locals.big).toMatchObject({ type: 'string', isTruncated: true });
+    expect(stop.locals.big.repr).toMatch(/^"x{100}/);
+    expect(stop.locals.small).toEqual({ type: 'string', repr: '"ok"', isTruncated: false });
+    expect((await pyOk(dk, 'python_evaluate', { sessionId, expression: 'big.length' })).repr).toBe(String(40 * 1024 * 1024));
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
 });
