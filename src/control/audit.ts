@@ -521,14 +521,20 @@ export function redactWords(words: readonly string[]): string[] {
   const shown = (k: number) => (k === 0 && !words[0]!.startsWith('-')) || runs.programs.has(k) || runs.code.has(k);
   const hits = new Map<number, Array<[number, number]>>();
   let i = 0;
-  for (const [s, e] of findSecrets(text, { keepCalls: true, argv: true })) {
+  for (const [s, found, , word] of findSecrets(text, { keepCalls: true, argv: true })) {
+    let e = found;
     while (i + 1 < words.length && starts[i + 1]! <= s) i++;
     const at = s - starts[i]!;
     if (at >= words[i]!.length) continue; // the blank between two words
     if (shown(i) || runs.scripts.has(i)) continue; // what runs is shown (attacks 18aj q1-1, 18ao e2-2); a script is read below
     // No shell reads argv, so a password there is hidden whatever it holds; but an inline script and
     // the words it reads are code, and shell in them is shown (findSecrets' rule for command lines).
-    if (script >= 0 && i >= script && SHELL_ACTIVE.test(text.slice(s, e))) continue;
+    // A value read to the next blank (secrets.ts wordValueAt) is cut where shell begins, as a command line's value is read.
+    if (script >= 0 && i >= script) {
+      const active = text.slice(s, e).search(SHELL_ACTIVE);
+      if (active === 0 || (active > 0 && word !== true)) continue;
+      if (active > 0) e = s + active;
+    }
     // Appended, not copied: a word of 21,845 hits (`'-p` repeated) took 45 s copying its list at each one (attack 18aa A3).
     const list = hits.get(i) ?? [];
     if (list.length === 0) hits.set(i, list);

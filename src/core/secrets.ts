@@ -48,7 +48,7 @@ const AFTER_CODE_NAME = new Set([...'()[]{},']);
 export const CONSTANT = new Set(['None', 'True', 'False', 'null', 'nil', 'undefined', 'true', 'false']);
 
 /** Where a secret is, and what it is (a name's value: the name; else its kind: `JWT`, `private key`). */
-type Span = [start: number, end: number, kind?: string];
+type Span = [start: number, end: number, kind?: string, word?: boolean];
 
 /** The number of blanks (spaces, tabs; at most 8) at `at`. */
 function blanksAt(text: string, at: number): number {
@@ -62,9 +62,14 @@ function blanksAt(text: string, at: number): number {
  * (nothing in them is expanded), the literal part of double quotes (`$(...)`, `${...}` and
  * backquotes are code, kept), or an unquoted word (up to a blank, a quote or shell or code
  * punctuation). Each scan stops at the first character that ends it, and callers go on after the
- * span they keep, so no character is scanned twice.
+ * span they keep, so no character is scanned twice. With `reading` (text that runs), the value as
+ * its program gets it (wordValueAt), else as above.
  */
-function valueAt(text: string, at: number, fString = false, shellWord = false): Span | undefined {
+function valueAt(text: string, at: number, fString = false, shellWord = false, reading?: ValueReading): Span | undefined {
+  if (reading) {
+    const word = wordValueAt(reading, at);
+    if (word) return word;
+  }
   const q = text[at];
   let i = at + (q === "'" || q === '"' ? 1 : 0);
   // In an f-string, `{...}` is code that runs: the secret is the literal part before it.
@@ -79,6 +84,120 @@ function valueAt(text: string, at: number, fString = false, shellWord = false): 
   const ends = shellWord ? SHELL_VALUE_END : VALUE_END;
   while (i < text.length && !ends.has(text[i]!)) i++;
   return i > at ? [at, i] : undefined;
+}
+
+/**
+ * Text that runs, read for values as its program gets them (findSecrets' running readings):
+ * `shell`, a command line, where a value is a shell word (readShellWord); `argv`, words of argv
+ * joined by blanks, which no shell reads: a value runs to the next blank, quotes and all. `read`:
+ * where the last value read ended; a scanner goes on from there, so each character is read once.
+ */
+interface ValueReading {
+  mode: 'shell' | 'argv';
+  text: string;
+  read: number;
+  words?: ShellWord[];
+  traces: Map<number, { value: string; at: number[]; quoted: boolean[] }>;
+  quotes: Map<number, number>;
+}
+
+/**
+ * What a value's span read as a shell word never holds (it is read as before, to its first quote,
+ * instead): a separator, a redirection, a substitution or an expansion, quoted or not. A shell that
+ * reads the word again (ssh, a wrapper's `sh -c`) would run it, and the audit shows what runs.
+ */
+const WORD_ACTIVE = /[`;|&<>\r\n]|\$(?!')/;
+
+/**
+ * The secret value at `at` in text that runs, read as its program gets it: in a command line, to
+ * the end of its shell word (quotes and backslashes join, `token=ab'cd'` is `abcd`; an unquoted
+ * blank, separator, redirection or expansion ends it), and inside quotes, as a shell that runs the
+ * quoted text reads it (`bash -c "mysql -p'ab'cd db"`: `'ab'cd`), on past the quote's close when
+ * the word goes on; in argv, to the next blank. A value quoted whole keeps its quotes shown
+ * (`-p'[REDACTED]'`). None when it is empty or holds WORD_ACTIVE (then read as before).
+ */
+function wordValueAt(r: ValueReading, at: number): Span | undefined {
+  const text = r.text;
+  r.read = at;
+  if (r.mode === 'argv') {
+    let i = at;
+    while (i < text.length && !' \t\r\n'.includes(text[i]!)) i++;
+    r.read = i;
+    return i > at ? [at, i, undefined, true] : undefined;
+  }
+  let span: [number, number];
+  const inner = quotedCharacter(r, at);
+  if (inner) {
+    // Inside quotes: read on the word's value (its quotes removed), as the shell that runs it would.
+    const { t, v } = inner;
+    const word = readShellWord(t.value, v, VALUE_WORD_END, 'expansion');
+    if (word.end <= v) return undefined;
+    r.read = t.at[word.end - 1]! + 1;
+    const [a, b] = unquotedSpan(t.value, v, word.end);
+    if (b <= a) return undefined;
+    span = [t.at[a]!, t.at[b - 1]! + 1];
+  } else {
+    const word = readShellWord(text, at, VALUE_WORD_END, 'expansion');
+    r.read = word.end;
+    span = unquotedSpan(text, at, word.end);
+    if (span[1] <= span[0]) return undefined;
+  }
+  return WORD_ACTIVE.test(text.slice(span[0], span[1])) ? undefined : [span[0], span[1], undefined, true];
+}
+
+/** The word of the command line that holds `at`, as its value and where each character is, and the index of the character at `at` when it is quoted there. */
+function quotedCharacter(r: ValueReading, at: number): { t: { value: string; at: number[]; quoted: boolean[] }; v: number } | undefined {
+  r.words ??= shellCommands(r.text).flat();
+  const words = r.words;
+  const k = lastAtOrBefore(words.length, (m) => words[m]!.start, at);
+  if (k < 0 || words[k]!.end <= at) return undefined;
+  // Only a word with a quote or a backslash before `at` can have `at` quoted: most words are read no further.
+  let quote = r.quotes.get(k);
+  if (quote === undefined) r.quotes.set(k, (quote = firstQuote(r.text, words[k]!.start, words[k]!.end)));
+  if (quote >= at) return undefined;
+  let t = r.traces.get(k);
+  if (t === undefined) {
+    const trace = { at: [] as number[], quoted: [] as boolean[] };
+    const word = readShellWord(r.text, words[k]!.start, COMMAND_WORD_END, 'substitution', r.text.length, trace);
+    t = { value: word.value, ...trace };
+    r.traces.set(k, t);
+  }
+  // The character at `at`, or the one a backslash at `at` escapes inside double quotes (`bash -c "mysql -p\"a b\""`).
+  const v = lastAtOrBefore(t.at.length, (m) => t.at[m]!, at + (r.text[at] === '\\' ? 1 : 0));
+  return v >= 0 && (t.at[v] === at || (t.at[v] === at + 1 && r.text[at] === '\\')) && t.quoted[v] ? { t, v } : undefined;
+}
+
+/** Where the first quote or backslash in [start, end) of `text` is, or `end`. */
+function firstQuote(text: string, start: number, end: number): number {
+  let i = start;
+  while (i < end && text[i] !== "'" && text[i] !== '"' && text[i] !== '\\') i++;
+  return i;
+}
+
+/** The last index below `n` whose key (ascending) is at most `at`, by halves; -1 if none. */
+function lastAtOrBefore(n: number, key: (m: number) => number, at: number): number {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (key(mid) <= at) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
+
+/**
+ * [a, b) of `str`, or the inside of the quotes it starts with when it is those quotes whole or is
+ * cut inside them (`'pw'`, `$'pw'`, `"pw$(...)`): a value quoted whole is shown with its quotes.
+ */
+function unquotedSpan(str: string, a: number, b: number): [number, number] {
+  const q = str[a];
+  const open = q === '$' && str[a + 1] === "'" ? 2 : q === "'" || q === '"' ? 1 : 0;
+  if (open === 0) return [a, b];
+  const close = q === '"' ? '"' : "'";
+  let i = a + open;
+  while (i < b && str[i] !== close) i += q !== "'" && str[i] === '\\' ? 2 : 1;
+  return i >= b - 1 ? [a + open, Math.min(i, b)] : [a, b];
 }
 
 /**
@@ -257,7 +376,7 @@ class CalledNames {
  * secret-looking NAME: the value. Blanks after `=` count only when there are blanks before it too:
  * in the shell `NAME= cmd` runs cmd with NAME empty, and cmd is code.
  */
-function nameValueSpans(text: string, spans: Span[], keepCalls: boolean): void {
+function nameValueSpans(text: string, spans: Span[], keepCalls: boolean, reading?: ValueReading): void {
   const called = new CalledNames(text);
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
@@ -315,7 +434,9 @@ function nameValueSpans(text: string, spans: Span[], keepCalls: boolean): void {
     // A name called further on (`token=os.system;token("id")`) holds code, not a secret: its value is kept.
     if (!inQuery && !quoted && c === '=' && isDottedStatement(text, at) && called.later(name, i)) continue;
     const shellWord = !inCode && !inQuery && c === '=';
-    let value = valueAt(text, at, prefix !== null && /f/i.test(prefix[0]), shellWord);
+    let value = valueAt(text, at, prefix !== null && /f/i.test(prefix[0]), shellWord, shellWord ? reading : undefined);
+    // A value read as a shell word is read once: what follows in its word is its own.
+    const read = shellWord && reading ? reading.read : 0;
     // Where calls must be seen, a value that calls something is code, kept whole: unquoted, or a
     // quoted name called (`'system'(p[1])`).
     if (keepCalls && value && !inQuery) {
@@ -327,15 +448,15 @@ function nameValueSpans(text: string, spans: Span[], keepCalls: boolean): void {
     if (value && /authori[sz]ation/i.test(name) && AUTH_SCHEME.test(text.slice(value[0], value[1]))) {
       const digest = /^digest$/i.test(text.slice(value[0], value[1]));
       const next = value[1] + blanksAt(text, value[1]);
-      value = !digest && next > value[1] && !isCodeAt(text, next, false) ? valueAt(text, next) : undefined;
+      value = !digest && next > value[1] && !isCodeAt(text, next, false) ? valueAt(text, next, false, false, reading) : undefined;
     }
     if (value) {
       // A debugger's char pointer (`password = 0x5555555592a0 "hunter2"`): the string it points to, not its address.
       const quote = text[value[0] + 1] === 'x' ? value[1] + blanksAt(text, value[1]) : value[1];
       const pointed = quote > value[1] && text[quote] === '"' && /^0x[0-9a-f]{1,16}$/.test(text.slice(value[0], value[1])) ? valueAt(text, quote) : undefined;
       const secret = pointed ?? value;
-      spans.push([secret[0], secret[1], kindOf(name)]);
-      i = secret[1] - 1; // on after the value: it is not scanned again
+      spans.push([secret[0], secret[1], kindOf(name), secret[3]]);
+      i = Math.max(secret[1], read) - 1; // on after the value: it is not scanned again
     }
   }
 }
@@ -366,7 +487,7 @@ function gdbEnvironmentSpans(text: string, spans: Span[]): void {
  * `fd:N`, `stdin`) is kept, and OpenSSL's `pass:PASSWORD` is opensslPassSpans' (which keeps
  * `pass:`).
  */
-function flagValueSpans(text: string, spans: Span[]): void {
+function flagValueSpans(text: string, spans: Span[], reading?: ValueReading): void {
   const flag = /(?<![A-Za-z0-9_-])-(-?)([A-Za-z0-9][A-Za-z0-9_-]{0,63})[ \t]{1,8}/g;
   for (let m = flag.exec(text); m; m = flag.exec(text)) {
     const double = m[1] === '-';
@@ -377,8 +498,9 @@ function flagValueSpans(text: string, spans: Span[]): void {
     // and an option of a command line: at the start or after a blank that follows a word, not an operator.
     if (!double && (!/^[A-Za-z]{2,32}(?:[_-][A-Za-z]{1,32}){0,3}$/.test(name) || !/[A-Za-z0-9"']/.test(text[at] ?? '') || !optionPlace(text, m.index))) continue;
     if (/^["']?(?:(?:env|file|fd|pass):|stdin\b)/.test(text.slice(at, at + 7))) continue;
-    const value = valueAt(text, at);
-    if (value) spans.push([value[0], value[1], kindOf(name)]);
+    const value = valueAt(text, at, false, false, reading);
+    if (value) spans.push([value[0], value[1], kindOf(name), value[3]]);
+    if (reading) flag.lastIndex = Math.max(flag.lastIndex, reading.read);
   }
 }
 
@@ -391,8 +513,12 @@ function optionPlace(text: string, dash: number): boolean {
   return i < 0 || /[A-Za-z0-9_"'./-]/.test(text[i]!);
 }
 
-/** The run of characters at `at` up to a blank or a quote, or none. */
-function wordAt(text: string, at: number): Span | undefined {
+/** The run of characters at `at` up to a blank or a quote, or none; with `reading`, the value as its program gets it (wordValueAt). */
+function wordAt(text: string, at: number, reading?: ValueReading): Span | undefined {
+  if (reading) {
+    const word = wordValueAt(reading, at);
+    if (word) return word;
+  }
   let i = at;
   while (i < text.length && !SHELL_VALUE_END.has(text[i]!)) i++;
   return i > at ? [at, i] : undefined;
@@ -461,7 +587,7 @@ function commandEnd(text: string, from: number): number {
  * (`redis-cli -a PW ping; ls -a /tmp` keeps `/tmp`; `docker exec db mysql -pPW` hides PW). Each
  * character is in one program's arguments at most, so the scan is linear.
  */
-function programPasswordSpans(text: string, spans: Span[]): void {
+function programPasswordSpans(text: string, spans: Span[], reading?: ValueReading): void {
   if (!PASSWORD_PROGRAM_HINT.test(text)) return;
   const found: Array<[start: number, end: number, program: string]> = [];
   PASSWORD_PROGRAM.lastIndex = 0;
@@ -478,7 +604,7 @@ function programPasswordSpans(text: string, spans: Span[]): void {
     let start = 0;
     if (program === 'mysqladmin') {
       // mysqladmin takes -pPASSWORD as the other MySQL clients do, and a new one after its `password` command.
-      addProgramValues(text, from, args, MYSQLADMIN_PASSWORD, 0, spans);
+      addProgramValues(text, from, args, MYSQLADMIN_PASSWORD, 0, spans, reading);
       option = MYSQL_P;
     } else if (program.startsWith('mysql') || program.startsWith('mariadb')) option = MYSQL_P;
     else if (program === 'sshpass') option = SPACED_P;
@@ -507,7 +633,7 @@ function programPasswordSpans(text: string, spans: Span[]): void {
       option = SPACED_P;
       start = login.index + login[0].length;
     }
-    addProgramValues(text, from, args, option, start, spans);
+    addProgramValues(text, from, args, option, start, spans, reading);
   }
 }
 
@@ -515,23 +641,27 @@ function programPasswordSpans(text: string, spans: Span[]): void {
  * The values `option` finds in a program's arguments `args` (which start at `from` in `text`), from
  * `start` on: the password in each.
  */
-function addProgramValues(text: string, from: number, args: string, option: RegExp, start: number, spans: Span[]): void {
+function addProgramValues(text: string, from: number, args: string, option: RegExp, start: number, spans: Span[], reading?: ValueReading): void {
   option.lastIndex = start;
   for (let m = option.exec(args); m; m = option.exec(args)) {
     // lftp's user,PASSWORD holds a comma, which ends a value elsewhere: its word runs to a blank or a quote.
-    const value = option === LFTP_USER || option === ORACLE_LOGON || option === FREERDP_P ? wordAt(text, from + m.index + m[0].length) : valueAt(text, from + m.index + m[0].length);
+    const at = from + m.index + m[0].length;
+    const value = option === LFTP_USER || option === ORACLE_LOGON || option === FREERDP_P ? wordAt(text, at, reading) : valueAt(text, at, false, false, reading);
+    // A value read as its program gets it is read once: the options after it in its word are its own.
+    if (reading) option.lastIndex = Math.max(option.lastIndex, reading.read - from);
     if (!value) continue;
     if (option === ORACLE_LOGON) {
-      const at = text.slice(value[0], value[1]).indexOf('@');
-      spans.push([value[0], at < 0 ? value[1] : value[0] + at, 'password']);
+      const logonAt = text.slice(value[0], value[1]).indexOf('@');
+      spans.push([value[0], logonAt < 0 ? value[1] : value[0] + logonAt, 'password', value[3]]);
       continue;
     }
     if (option === CURL_USER || option === SMB_USER || option === LFTP_USER) {
       // user:PASSWORD (curl), user%PASSWORD (Samba), user,PASSWORD (lftp): the password is after the first separator (a lone user makes the program ask).
       const cut = text.slice(value[0], value[1]).indexOf(option === CURL_USER ? ':' : option === SMB_USER ? '%' : ',');
-      const secret: Span = [value[0] + cut + 1, value[1]];
-      if (cut >= 0 && secret[0] < secret[1]) spans.push([secret[0], secret[1], 'password']);
-    } else spans.push([value[0], value[1], 'password']);
+      // The password as quoted whole after its separator (`admin:'pw'`) shows its quotes, as a value does.
+      const secret: Span = value[3] && reading?.mode === 'shell' ? unquotedSpan(text, value[0] + cut + 1, value[1]) : [value[0] + cut + 1, value[1]];
+      if (cut >= 0 && secret[0] < secret[1]) spans.push([secret[0], secret[1], 'password', value[3]]);
+    } else spans.push([value[0], value[1], 'password', value[3]]);
     // vault: only the first word after `login` is the token.
     if (option === VAULT_TOKEN) return;
   }
@@ -543,12 +673,19 @@ function addProgramValues(text: string, from: number, args: string, option: RegE
  * `stdin` say where the password is and are kept, and so is a `pass:` word after no such option (a
  * test's tally, `pass:12`).
  */
-function opensslPassSpans(text: string, spans: Span[]): void {
+function opensslPassSpans(text: string, spans: Span[], reading?: ValueReading): void {
   if (!text.includes('pass:')) return;
   const option = /(?<![\w-])-pass(?:in|out|word)?(?:[ \t]{1,8}|=)(["']?)pass:/g;
   for (let m = option.exec(text); m; m = option.exec(text)) {
     const at = m.index + m[0].length;
     const quote = m[1]!;
+    // Unquoted in text that runs, the value as its program gets it (`pass:ab'cd'`).
+    const word = quote === '' && reading ? wordValueAt(reading, at) : undefined;
+    if (word) {
+      spans.push([word[0], word[1], 'password', true]);
+      option.lastIndex = Math.max(option.lastIndex, reading!.read);
+      continue;
+    }
     // In quotes to the closing quote (in double quotes, to what the shell expands); else to the end of the shell word.
     const ends = quote === "'" ? "'\n" : quote === '"' ? '"$`\\\n' : undefined;
     let i = at;
@@ -570,16 +707,16 @@ const NOT_A_SECRET_SETTING = /(?:helper|process|source|command|file|path|env|dir
  * config set`) with a secret-looking NAME (`aws_secret_access_key`, `profile.dev.aws_session_token`,
  * `//registry.npmjs.org/:_authToken`): the value, the next word.
  */
-function configSetSpans(text: string, spans: Span[]): void {
+function configSetSpans(text: string, spans: Span[], reading?: ValueReading): void {
   if (!/config/i.test(text)) return;
   const set = /(?<![\w-])config(?:ure)?[ \t]{1,8}set[ \t]{1,8}(["']?)([\w.:/@-]{1,128})\1[ \t]{1,8}/g;
   for (let m = set.exec(text); m; m = set.exec(text)) {
     const name = m[2]!;
     if (!SECRET_WORD.test(name) || NOT_A_SECRET_SETTING.test(name)) continue;
-    const value = valueAt(text, m.index + m[0].length, false, true);
+    const value = valueAt(text, m.index + m[0].length, false, true, reading);
     if (value) {
-      spans.push([value[0], value[1], kindOf(name)]);
-      set.lastIndex = Math.max(set.lastIndex, value[1]);
+      spans.push([value[0], value[1], kindOf(name), value[3]]);
+      set.lastIndex = Math.max(set.lastIndex, value[1], reading?.read ?? 0);
     }
   }
 }
@@ -665,7 +802,8 @@ function htpasswdSpans(text: string, spans: Span[]): void {
       }
       last = word[3];
     }
-    if (password >= 0) spans.push([password, last, 'password']);
+    // Its words read as shell words (nextShellWord): quotes in them are the word's.
+    if (password >= 0) spans.push([password, last, 'password', true]);
     // Each command is read once: a later `htpasswd` in it is an argument (a file named so).
     program.lastIndex = Math.max(program.lastIndex, end);
   }
@@ -728,6 +866,8 @@ export function argvSecretWords(words: readonly string[]): Set<number> {
 
 /** What ends the scan of a URL's userinfo: blanks, quotes, angle brackets. */
 const URL_END = new Set([...' \t\r\n\f\v"\'`<>']);
+/** What ends it in text that runs, where quotes are the word's (wordValueAt). */
+const URL_WORD_END = new Set([...' \t\r\n\f\v`<>']);
 
 /**
  * A URL's password: scheme://user:PASSWORD@host. The password runs to the last `@` before the host
@@ -736,13 +876,15 @@ const URL_END = new Set([...' \t\r\n\f\v"\'`<>']);
  * `#`) has no userinfo. A scan that finds no `@` goes on from where it stopped, one that does from
  * that `@`: no character is scanned twice.
  */
-function urlPasswordSpans(text: string, spans: Span[]): void {
+function urlPasswordSpans(text: string, spans: Span[], reading?: ValueReading): void {
+  // In text that runs, quotes and backslashes are the word's: the password goes on past them (`http://u:ab'cd'@h`).
+  const ends = reading ? URL_WORD_END : URL_END;
   const url = /:\/\/[^/\s:@[\]]*:/g;
   for (let m = url.exec(text); m; m = url.exec(text)) {
     const start = m.index + m[0].length;
     let at = -1;
     let i = start;
-    for (; i < text.length && !URL_END.has(text[i]!); i++) {
+    for (; i < text.length && !ends.has(text[i]!); i++) {
       const ch = text[i]!;
       if (ch === '@') at = i;
       else if (ch === '/' || ch === '?' || ch === '#') {
@@ -751,7 +893,7 @@ function urlPasswordSpans(text: string, spans: Span[]): void {
       }
     }
     if (at > start) {
-      spans.push([start, at, 'URL password']);
+      spans.push([start, at, 'URL password', reading !== undefined]);
       url.lastIndex = at + 1;
     } else url.lastIndex = Math.max(url.lastIndex, i);
   }
@@ -936,6 +1078,12 @@ function pathSuffixes(text: string, start = 0, end = text.length, unquoted = fal
   return out;
 }
 
+/** Whether [s, e) of `text` reads as a path, its quotes and backslashes read through (pathSuffixes). */
+function readsAsPathUnquoted(text: string, s: number, e: number): boolean {
+  const value = text.slice(s, e);
+  return value.includes('/') && value.includes('.') && pathSuffixes(text, s, e, true)[0] === 1;
+}
+
 /** Whether a secret's whole text reads as a path (pathSuffixes). */
 export function readsAsPath(value: string): boolean {
   return value.includes('/') && value.includes('.') && pathSuffixes(value)[0] === 1;
@@ -998,7 +1146,7 @@ export type RunReading = 'shell' | 'argv' | 'word';
  * what follows is a host or a user, never the value's. Linear: path words and runs are found once,
  * each run is read once (pathSuffixes), and a span finds its run by halves.
  */
-export function hiddenInRun<S extends readonly [number, number, string?]>(text: string, spans: readonly S[], reading: RunReading): S[] {
+export function hiddenInRun<S extends readonly [number, number, string?, boolean?]>(text: string, spans: readonly S[], reading: RunReading): S[] {
   if (spans.length === 0) return [];
   const pathWords = pathWordTails(text);
   // Spans and path words both in order: one pass.
@@ -1021,10 +1169,11 @@ export function hiddenInRun<S extends readonly [number, number, string?]>(text: 
     if (paths === undefined) read.set(k, (paths = pathSuffixes(text, run[0], run[1], true)));
     return paths[Math.max(s, run[0]) - run[0]] === 1;
   };
-  return spans.filter(([s, e, kind]) => {
+  return spans.filter(([s, e, kind, word]) => {
     if (kind !== undefined && SHAPE_KINDS.has(kind)) return false;
     if (inPath(s)) return false;
-    if (readsAsPath(text.slice(s, e))) return false;
+    // A value read as a shell word (wordValueAt) is read with its quotes and backslashes read through, as the program gets it.
+    if (word === true && reading === 'shell' ? readsAsPathUnquoted(text, s, e) : readsAsPath(text.slice(s, e))) return false;
     const after = text[e];
     const goesOn = reading !== 'argv' && after !== undefined && (WORD_GOES_ON.has(after) || (reading === 'word' && (after === ' ' || after === '\t')));
     return !(goesOn && goesOnAsPath(s, e));
@@ -1033,14 +1182,18 @@ export function hiddenInRun<S extends readonly [number, number, string?]>(text: 
 
 /** Every secret found in `text`, by where it starts (they may overlap). */
 export function findSecrets(text: string, reading: SecretsReading = {}): Span[] {
-  const spans = allSpans(text, reading.keepCalls === true);
+  const running = reading.keepCalls === true && (reading.running === true || reading.command === true || reading.argv === true);
+  // In text that runs, a value is read as its program gets it (wordValueAt).
+  const values: ValueReading | undefined = running ? { mode: reading.argv === true ? 'argv' : 'shell', text, read: 0, traces: new Map(), quotes: new Map() } : undefined;
+  const spans = allSpans(text, reading.keepCalls === true, values);
   // What the audit keeps is never shell: a span that holds a substitution, a separator, a
   // redirection, a group, an expansion or a quote ran, or changed what ran (a URL's "password"
   // `$(touch${IFS}x)`, htpasswd's last word `a$(...)`: attack 18af k1-6, k1-7); nor one right after
   // `<` or `>`, a redirection's file or a process substitution (`<password>(touch x)</password>`
   // ran `>(touch x)`: attack 18ai p1-4). argv is not read by a shell: there a password is hidden
   // whatever it holds.
-  const shell = (s: number, e: number) => SHELL_ACTIVE.test(text.slice(s, e)) || text[s - 1] === '<' || text[s - 1] === '>';
+  // A value read as a shell word (wordValueAt) may hold the quotes and backslashes of its word, never more (WORD_ACTIVE).
+  const shell = (s: number, e: number, word?: boolean) => (word === true ? WORD_ACTIVE : SHELL_ACTIVE).test(text.slice(s, e)) || text[s - 1] === '<' || text[s - 1] === '>';
   // Nor is a program that runs: a word where a shell runs one (`./token=x/../../usr/bin/touch` ran
   // while the audit kept `./token=[REDACTED]`: attack 18aj q1-1).
   const programs = reading.keepCalls === true && reading.command === true && spans.length > 0 ? programWords(text) : [];
@@ -1052,26 +1205,25 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
     return p < programs.length && programs[p]![0] < e;
   };
   if (reading.keepCalls !== true) return spans;
-  const running = reading.running === true || reading.command === true || reading.argv === true;
   // In what runs, a secret known only by its shape, one inside a path word and one that reads as a path are kept (hiddenInRun).
   const placed = running ? hiddenInRun(text, spans, reading.argv === true ? 'argv' : 'shell') : spans;
-  return reading.argv === true ? placed : placed.filter(([s, e]) => !shell(s, e) && !runs(s, e));
+  return reading.argv === true ? placed : placed.filter(([s, e, , word]) => !shell(s, e, word) && !runs(s, e));
 }
 
-function allSpans(text: string, keepCalls: boolean): Span[] {
+function allSpans(text: string, keepCalls: boolean, reading?: ValueReading): Span[] {
   const spans: Span[] = [];
-  nameValueSpans(text, spans, keepCalls);
-  flagValueSpans(text, spans);
+  nameValueSpans(text, spans, keepCalls, reading);
+  flagValueSpans(text, spans, reading);
   gdbEnvironmentSpans(text, spans);
-  programPasswordSpans(text, spans);
-  urlPasswordSpans(text, spans);
+  programPasswordSpans(text, spans, reading);
+  urlPasswordSpans(text, spans, reading);
   urlUserTokenSpans(text, spans);
-  opensslPassSpans(text, spans);
-  configSetSpans(text, spans);
+  opensslPassSpans(text, spans, reading);
+  configSetSpans(text, spans, reading);
   setterCallSpans(text, spans);
   authPairSpans(text, spans);
   htpasswdSpans(text, spans);
-  colonParameterSpans(text, spans);
+  colonParameterSpans(text, spans, reading);
   xmlElementSpans(text, spans);
   digestSpans(text, spans);
   authSchemeSpans(text, spans);
@@ -1098,13 +1250,14 @@ export const GDB_SHELL_LINE = /^[ \t]*(?:shell[ \t]|!)/;
  * PowerShell's `-Password:VALUE` (and any secret-named parameter so written), where a command line
  * has its options (optionPlace: `c ? -password:x` in code is not one).
  */
-function colonParameterSpans(text: string, spans: Span[]): void {
+function colonParameterSpans(text: string, spans: Span[], reading?: ValueReading): void {
   if (!text.includes(':')) return;
   const param = /(?<![A-Za-z0-9_-])-([A-Za-z][A-Za-z0-9]{1,63}):(?=[^\s:])/g;
   for (let m = param.exec(text); m; m = param.exec(text)) {
     if (!SECRET_WORD.test(m[1]!) || NOT_A_VALUE.test(m[1]!) || !optionPlace(text, m.index)) continue;
-    const value = valueAt(text, m.index + m[0].length);
-    if (value) spans.push([value[0], value[1], kindOf(m[1]!)]);
+    const value = valueAt(text, m.index + m[0].length, false, false, reading);
+    if (value) spans.push([value[0], value[1], kindOf(m[1]!), value[3]]);
+    if (reading) param.lastIndex = Math.max(param.lastIndex, reading.read);
   }
 }
 
@@ -1422,6 +1575,92 @@ interface ShellWord {
   value: string;
 }
 
+/** What ends a word of a command line unquoted (shellCommands): blanks and the shell's separators. */
+const COMMAND_WORD_END = new Set([...' \t;&|\n\r)']);
+/** What ends a value's shell word unquoted (wordValueAt): blanks, separators and redirections (a parenthesis is read as before: holdsCall). */
+const VALUE_WORD_END = new Set([...' \t\r\n\f\v;&|<>']);
+/** What starts an expansion after `$` (`$NAME`, `${...}`, `$1`, `$@`, ...): a value's literal part ends there. */
+const PARAMETER_START = /[A-Za-z0-9_{@*#?$!-]/;
+
+/**
+ * One shell word read from `at` as a shell reads it, the one reading of quotes for command lines
+ * and values: single quotes to their close, double quotes with their backslash escapes, `$'...'`
+ * with its escapes, a backslash escaping the next character; quoted characters are the word's,
+ * whatever they are. Unquoted, a character of `ends` ends it, and so does what `stop` names:
+ * `substitution`, `$(` and a backquote, where a command begins (inside double quotes too: then
+ * `cut`); `expansion`, also `$NAME`, `${...}`, `$1` and the like, where a value's literal part ends;
+ * `none`, nothing more. Never past `to`. The word's value (quotes and escapes removed) and, with
+ * `trace`, where each of its characters is in `text` and whether it was inside quotes. Linear.
+ */
+function readShellWord(
+  text: string,
+  at: number,
+  ends: ReadonlySet<string>,
+  stop: 'substitution' | 'expansion' | 'none',
+  to = text.length,
+  trace?: { at: number[]; quoted: boolean[] },
+): { end: number; value: string; cut: boolean } {
+  let value = '';
+  let cut = false;
+  let i = at;
+  while (i < to && !cut) {
+    const d = text[i]!;
+    if (d === "'" || (d === '$' && text[i + 1] === "'")) {
+      // Single quotes hold everything to their close; `$'...'` too, but a backslash escapes the next character there.
+      i += d === '$' ? 2 : 1;
+      while (i < to && text[i] !== "'") {
+        if (d === '$' && text[i] === '\\' && i + 1 < to) i++;
+        value += text[i];
+        traced(trace, i++, true);
+      }
+      i++;
+    } else if (d === '"') {
+      i++;
+      while (i < to && text[i] !== '"') {
+        if (text[i] === '\\' && i + 1 < to) {
+          value += text[i + 1];
+          traced(trace, i + 1, true);
+          i += 2;
+        } else if (stopsAt(text, i, stop)) {
+          cut = true;
+          break;
+        } else {
+          value += text[i];
+          traced(trace, i++, true);
+        }
+      }
+      if (!cut) i++;
+    } else if (d === '\\') {
+      if (i + 1 < to) {
+        value += text[i + 1];
+        traced(trace, i + 1, false);
+      }
+      i += 2;
+    } else if (ends.has(d) && !((d === '|' || d === '&') && (text[i - 1] === '>' || text[i - 1] === '<') && i > at)) break;
+    // `>|` (clobber) and `>&`, `<&` are a redirection's, not a pipe or a background job (attack 18ap h2-2).
+    else if (stopsAt(text, i, stop)) break;
+    else {
+      value += d;
+      traced(trace, i++, false);
+    }
+  }
+  return { end: Math.min(i, to), value, cut };
+}
+
+/** Where each character of a word's value is (readShellWord's trace). */
+function traced(trace: { at: number[]; quoted: boolean[] } | undefined, k: number, quoted: boolean): void {
+  if (trace === undefined) return;
+  trace.at.push(k);
+  trace.quoted.push(quoted);
+}
+
+/** Whether what `stop` names begins at `k` (readShellWord). */
+function stopsAt(text: string, k: number, stop: 'substitution' | 'expansion' | 'none'): boolean {
+  if (stop === 'none') return false;
+  const c = text[k];
+  return c === '`' || (c === '$' && (text[k + 1] === '(' || (stop === 'expansion' && PARAMETER_START.test(text[k + 1] ?? ''))));
+}
+
 /**
  * The commands of a command line, each as its words, read as a shell reads them: quotes and
  * backslashes kept inside a word (a quoted `;` or blank is the word's, not a separator: attack 18ao
@@ -1450,41 +1689,12 @@ function shellCommands(text: string): ShellWord[][] {
       continue;
     }
     const start = i;
-    let value = '';
-    // A substitution inside double quotes begins a command: the word so far ends there.
-    let cut = false;
-    while (i < text.length && !cut) {
-      const d = text[i]!;
-      if (d === "'") {
-        const close = text.indexOf("'", i + 1);
-        const to = close < 0 ? text.length : close;
-        value += text.slice(i + 1, to);
-        i = to + 1;
-      } else if (d === '"') {
-        i++;
-        while (i < text.length && text[i] !== '"') {
-          if (text[i] === '\\' && i + 1 < text.length) {
-            value += text[i + 1];
-            i += 2;
-          } else if ((text[i] === '$' && text[i + 1] === '(') || text[i] === '`') {
-            cut = true;
-            break;
-          } else value += text[i++];
-        }
-        if (!cut) i++;
-      } else if (d === '\\') {
-        value += text[i + 1] ?? '';
-        i += 2;
-        // A `(` inside a word is the word's (a shell refuses it unquoted): only where a word begins does it open a subshell.
-      } else if ((d === '|' || d === '&') && (text[i - 1] === '>' || text[i - 1] === '<') && i > start) {
-        // `>|` (clobber) and `>&`, `<&` are a redirection's, not a pipe or a background job (attack 18ap h2-2).
-        value += text[i++];
-      } else if (' \t;&|\n\r)`'.includes(d) || (d === '$' && text[i + 1] === '(')) break;
-      else value += text[i++];
-    }
-    current.push({ start, end: Math.min(i, text.length), value });
+    const word = readShellWord(text, i, COMMAND_WORD_END, 'substitution');
+    i = word.end;
+    current.push({ start, end: i, value: word.value });
     words++;
-    if (cut) {
+    // A substitution inside double quotes begins a command: the word so far ended there.
+    if (word.cut) {
       endCommand();
       i += text[i] === '$' ? 2 : 1;
     }
@@ -1549,7 +1759,7 @@ export function replaceSecrets(text: string, mark: (kind: string | undefined) =>
  * `text` with each span (sorted by start) replaced by what `mark` makes of its kind; a span inside
  * one already hidden adds nothing. The kinds hidden, in order.
  */
-export function hideSpans(text: string, spans: ReadonlyArray<readonly [number, number, string?]>, mark: (kind: string | undefined) => string): { text: string; kinds: string[] } {
+export function hideSpans(text: string, spans: ReadonlyArray<readonly [number, number, string?, boolean?]>, mark: (kind: string | undefined) => string): { text: string; kinds: string[] } {
   if (spans.length === 0) return { text, kinds: [] };
   let out = '';
   let at = 0;
