@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectStdio, type TestClient } from './helpers/client.js';
+import { connectStdio, startHttpServer, type TestClient } from './helpers/client.js';
 import { descendants } from './helpers/procs.js';
 import { pyFails, pyOk } from './helpers/python.js';
 
@@ -193,5 +193,40 @@ describe('Node.js: what the program does stays its own, and answers stay true (a
     expect(stop.locals.small).toEqual({ type: 'string', repr: '"ok"', isTruncated: false });
     expect((await pyOk(dk, 'python_evaluate', { sessionId, expression: 'big.length' })).repr).toBe(String(40 * 1024 * 1024));
     await pyOk(dk, 'python_end_session', { sessionId });
+  });
+});
+
+describe('JavaScript over the REST contract, unchanged', () => {
+  it('POST /sessions with a .js entry, a breakpoint, continue to the next, GET, DELETE', async () => {
+    const key = 'node-rest-key-abcdef';
+    const server = await startHttpServer(['--root', NODE_ROOT, '--api-key', key]);
+    const base = new URL(server.url).origin;
+    const api = async (method: string, route: string, body?: unknown) => {
+      const res = await fetch(`${base}${route}`, {
+        method,
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, json: (await res.json()) as any };
+    };
+    try {
+      const created = await api('POST', '/sessions', { entry: 'orders.js' });
+      expect(created.status).toBe(200);
+      const id = created.json.sessionId as string;
+      const hit = await api('POST', `/sessions/${id}/breakpoint`, { file: 'lib/pricing.js', line: 7 });
+      expect(hit.status).toBe(200);
+      expect(Object.keys(hit.json).sort()).toEqual(['completed', 'error', 'frameInfo', 'hit', 'locals']);
+      expect(hit.json).toMatchObject({ hit: true, completed: false, error: null, frameInfo: { file: path.join(NODE_ROOT, 'lib/pricing.js'), line: 7 } });
+      expect(hit.json.locals.line.repr).toBe('{sku: "pen", qty: 2, cents: 150}');
+      const state = await api('GET', `/sessions/${id}`);
+      expect(state.json).toMatchObject({ status: 'paused', lastBreakpoint: { file: 'lib/pricing.js', line: 7, hitCount: 1 } });
+      // The contract's continue adds a breakpoint and runs to the next stop: line 10 of the same call.
+      const next = await api('POST', `/sessions/${id}/continue`, { file: 'lib/pricing.js', line: 10 });
+      expect(next.json).toMatchObject({ hit: true, completed: false, frameInfo: { line: 10 } });
+      expect(next.json.locals.cents.repr).toBe('300');
+      expect(await api('DELETE', `/sessions/${id}`)).toEqual({ status: 200, json: { ended: true } });
+    } finally {
+      await server.stop();
+    }
   });
 });
