@@ -43,6 +43,9 @@ describe('attack 18aq quotes: a value found by its place is hidden to the end of
       ["aws configure set aws_secret_access_key ab'cd'", `aws configure set aws_secret_access_key ${R}`],
       ["htpasswd -b f u ab'cd'", `htpasswd -b f u ${R}`],
       ["wrap http://u:ab'cd'@h/x", `wrap http://u:${R}@h/x`],
+      ["sqlplus scott/'pw'@db", `sqlplus scott/'${R}'@db`],
+      ['wrap --password=$"pw"', `wrap --password=$"${R}"`],
+      [`curl -H "X-Api-Key: ab'cd'" h`, `curl -H "X-Api-Key: ${R}" h`],
     ])
       expect(redactText(line!, true), line).toBe(stored);
   });

@@ -188,13 +188,14 @@ function lastAtOrBefore(n: number, key: (m: number) => number, at: number): numb
 
 /**
  * [a, b) of `str`, or the inside of the quotes it starts with when it is those quotes whole or is
- * cut inside them (`'pw'`, `$'pw'`, `"pw$(...)`): a value quoted whole is shown with its quotes.
+ * cut inside them (`'pw'`, `$'pw'`, `$"pw"`, `"pw$(...)`): a value quoted whole is shown with its quotes.
  */
 function unquotedSpan(str: string, a: number, b: number): [number, number] {
   const q = str[a];
-  const open = q === '$' && str[a + 1] === "'" ? 2 : q === "'" || q === '"' ? 1 : 0;
+  const dollar = q === '$' && (str[a + 1] === "'" || str[a + 1] === '"');
+  const open = dollar ? 2 : q === "'" || q === '"' ? 1 : 0;
   if (open === 0) return [a, b];
-  const close = q === '"' ? '"' : "'";
+  const close = str[a + open - 1]!;
   let i = a + open;
   while (i < b && str[i] !== close) i += q !== "'" && str[i] === '\\' ? 2 : 1;
   return i >= b - 1 ? [a + open, Math.min(i, b)] : [a, b];
@@ -434,7 +435,9 @@ function nameValueSpans(text: string, spans: Span[], keepCalls: boolean, reading
     // A name called further on (`token=os.system;token("id")`) holds code, not a secret: its value is kept.
     if (!inQuery && !quoted && c === '=' && isDottedStatement(text, at) && called.later(name, i)) continue;
     const shellWord = !inCode && !inQuery && c === '=';
-    let value = valueAt(text, at, prefix !== null && /f/i.test(prefix[0]), shellWord, shellWord ? reading : undefined);
+    // A header's value in text that runs is read as the program gets it too (`-H "X-Api-Key: ab'cd'"`).
+    const header = c === ':' && !quoted && HEADER_NAME.test(name);
+    let value = valueAt(text, at, prefix !== null && /f/i.test(prefix[0]), shellWord, shellWord || header ? reading : undefined);
     // A value read as a shell word is read once: what follows in its word is its own.
     const read = shellWord && reading ? reading.read : 0;
     // Where calls must be seen, a value that calls something is code, kept whole: unquoted, or a
@@ -559,7 +562,7 @@ const LFTP_USER = /(?<![^\s"'])(?:-u[ \t]{0,8}|--user(?:[ \t]{1,8}|=))(?=[^\s-])
 /** vault login TOKEN: the first word after `login` that is not an option (`-method=userpass` logs in otherwise). */
 const VAULT_TOKEN = /(?<![^\s"'])login[ \t]{1,8}(?=[^\s-])/g;
 /** Oracle's tools' logon `USER/PASSWORD[@DB]` (sqlplus, sqlldr, expdp, impdp, rman, dgmgrl): the password, to `@`. */
-const ORACLE_LOGON = /(?<![^\s"'])[A-Za-z_][\w$#]{0,127}\/(?=[^\s/@"'])/g;
+const ORACLE_LOGON = /(?<![^\s"'])[A-Za-z_][\w$#]{0,127}\/(?=[^\s/@])/g;
 /** FreeRDP's `/p:PASSWORD` (and `-p:`). */
 const FREERDP_P = /(?<![^\s"'])[/-]p:(?=\S)/g;
 /** rabbitmqctl's `add_user USER PASSWORD` and `change_password USER PASSWORD`. */
@@ -652,7 +655,8 @@ function addProgramValues(text: string, from: number, args: string, option: RegE
     if (!value) continue;
     if (option === ORACLE_LOGON) {
       const logonAt = text.slice(value[0], value[1]).indexOf('@');
-      spans.push([value[0], logonAt < 0 ? value[1] : value[0] + logonAt, 'password', value[3]]);
+      const logon: [number, number] = [value[0], logonAt < 0 ? value[1] : value[0] + logonAt];
+      spans.push([...(value[3] && reading?.mode === 'shell' ? unquotedSpan(text, logon[0], logon[1]) : logon), 'password', value[3]]);
       continue;
     }
     if (option === CURL_USER || option === SMB_USER || option === LFTP_USER) {
@@ -1614,8 +1618,9 @@ function readShellWord(
         traced(trace, i++, true);
       }
       i++;
-    } else if (d === '"') {
-      i++;
+    } else if (d === '"' || (d === '$' && text[i + 1] === '"')) {
+      // Double quotes, and `$"..."` (a string the locale may translate): their expansions still run.
+      i += d === '$' ? 2 : 1;
       while (i < to && text[i] !== '"') {
         if (text[i] === '\\' && i + 1 < to) {
           value += text[i + 1];
