@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { hitConditionMet } from './node-bridge.js';
-import { mayBeInspectorLine } from './node.js';
+import { inspectorFilter, mayBeInspectorLine } from './node.js';
 
 describe("node's stderr: the inspector's own lines are left out, the program's go on at once", () => {
   it("keeps back only an unfinished line that can still become one of the inspector's (attack 18aq j2-5)", () => {
@@ -11,6 +11,16 @@ describe("node's stderr: the inspector's own lines are left out, the program's g
     expect(mayBeInspectorLine(`W${'x'.repeat(300)}`)).toBe(false);
     expect(mayBeInspectorLine('Warning: something')).toBe(false);
     expect(mayBeInspectorLine('Debugger listening on ws://' + 'x'.repeat(300))).toBe(false);
+  });
+});
+
+describe("node's stderr filter", () => {
+  it("leaves out the inspector's lines, also where node writes one at the end of a line the program left open", () => {
+    const filter = inspectorFilter();
+    const chunks = ['Debugger attached.\nhello\nWa', 'rning: x\n', 'no newline yet ', 'Waiting for the debugger to disconnect...\n'];
+    expect(chunks.map((c) => filter.push(c)).join('') + filter.end()).toBe('hello\nWarning: x\nno newline yet ');
+    const glued = inspectorFilter();
+    expect(glued.push('W word word Waiting for the debugger to disconnect...\n') + glued.end()).toBe('W word word ');
   });
 });
 

@@ -25,6 +25,9 @@ const TRANSFORMED = /\.(?:[cm]?tsx?|jsx)$/i;
 /** What node's inspector prints on the program's stderr about itself: not the program's output. */
 const INSPECTOR_LINES = /^(?:Debugger listening on ws:\/\/.*|For help, see: https:\/\/nodejs\.org\/en\/docs\/inspector|Debugger attached\.|Waiting for the debugger to disconnect\.\.\.)\r?$/;
 
+/** The inspector's lines node may write at the end of one the program left without a newline. */
+const INSPECTOR_TAIL = /(?:Debugger attached\.|Waiting for the debugger to disconnect\.\.\.)\r?$/;
+
 /** boot/node-hook.cjs: stops before a CommonJS module with a source map is compiled (see it for why). */
 const HOOK = fileURLToPath(new URL('../boot/node-hook.cjs', import.meta.url));
 
@@ -171,25 +174,49 @@ export function mayBeInspectorLine(partial: string): boolean {
 }
 
 /**
+ * node's stderr with the inspector's own lines left out: each chunk in, what is the program's out. A
+ * line still open is kept back only while it can still become one of the inspector's.
+ */
+export function inspectorFilter(): { push(chunk: string): string; end(): string } {
+  let partial = '';
+  return {
+    push(chunk: string): string {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop()!;
+      let out = '';
+      for (const line of lines) {
+        if (INSPECTOR_LINES.test(line)) continue;
+        // node writes its line where the program's output stands, so after a line the program left open it is that line's end.
+        const glued = INSPECTOR_TAIL.exec(line);
+        out += glued ? line.slice(0, glued.index) : `${line}\n`;
+      }
+      // A line still open that cannot become one of the inspector's goes on now (a prompt, or 20 MB without a newline: kept
+      // back and split again with each chunk, that held the loop 38 s, attack 18aq j2-5).
+      if (partial && !mayBeInspectorLine(partial)) {
+        out += partial;
+        partial = '';
+      }
+      return out;
+    },
+    end(): string {
+      const left = partial;
+      partial = '';
+      return left;
+    },
+  };
+}
+
+/**
  * Reads node's stderr up to "Debugger listening on ws://..." and returns that URL; from then on the
  * program's stderr goes to `rest`, without the inspector's own lines.
  */
 async function inspectorUrl(proc: OwnedChild, rest: PassThrough): Promise<string> {
   const stderr = proc.child.stderr!;
   let seen = '';
-  let partial = '';
+  const filter = inspectorFilter();
   const forward = (chunk: string) => {
-    const text = partial + chunk;
-    const lines = text.split('\n');
-    partial = lines.pop()!;
-    const kept = lines.filter((l) => !INSPECTOR_LINES.test(l));
-    if (kept.length > 0) rest.write(`${kept.join('\n')}\n`);
-    // A line still open that cannot become one of the inspector's goes on now (a prompt, or 20 MB without a newline: kept back
-    // and split again with each chunk, that held the loop 38 s, attack 18aq j2-5).
-    if (partial && !mayBeInspectorLine(partial)) {
-      rest.write(partial);
-      partial = '';
-    }
+    const out = filter.push(chunk);
+    if (out) rest.write(out);
   };
   const found = await waitBounded<string | Error>(
     (settle) => {
@@ -201,7 +228,8 @@ async function inspectorUrl(proc: OwnedChild, rest: PassThrough): Promise<string
           forward(seen.slice(line.index + line[0].length));
           stderr.on('data', (more: Buffer) => forward(more.toString()));
           stderr.on('end', () => {
-            if (partial) rest.write(partial);
+            const left = filter.end();
+            if (left) rest.write(left);
             rest.end();
           });
           settle(line[1]!);
