@@ -7,6 +7,8 @@ import { Duplex } from 'node:stream';
  * this bridge the server reads with ordinary 'data' events, buffered bytes first.
  */
 export class StreamBridge extends Duplex {
+  private held = false;
+
   constructor(private readonly inner: Duplex) {
     super({ allowHalfOpen: true });
     inner.on('data', (chunk: Buffer) => {
@@ -19,8 +21,16 @@ export class StreamBridge extends Duplex {
     });
   }
 
+  /** While held, nothing more is read from the inner stream (the reader asking for more does not resume it). */
+  hold(on: boolean): void {
+    if (this.held === on) return;
+    this.held = on;
+    if (on) this.inner.pause();
+    else this.inner.resume();
+  }
+
   override _read(): void {
-    this.inner.resume();
+    if (!this.held) this.inner.resume();
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {

@@ -59,7 +59,8 @@ export interface RecordHttpResult {
   error?: Error;
 }
 
-const MAX_PENDING = 64;
+/** Requests of one connection awaiting their answers (pipelined) that a recording or a replay takes before it reads on. */
+export const MAX_PENDING = 64;
 
 interface Exchange {
   head: HttpRequestMessage;

@@ -11,7 +11,6 @@ import { replayIntercepted } from './intercept.js';
 import { buildHttpMock } from './keploy.js';
 import { HttpMatcher } from './matcher.js';
 import { HttpReplayer, type ReplayEvent } from './replayer.js';
-import { sniff } from '../proxy/sniff.js';
 
 const mock = (method: string, path: string, body: string, name: string) =>
   buildHttpMock(
@@ -36,7 +35,7 @@ afterEach(async () => {
 
 /**
  * Replays GET /ok and POST /echo (body `hello`) on a loopback listener that plays the capture proxy
- * (sniffed, then handed to replayIntercepted); `done` resolves once the first connection's replay
+ * (handed to replayIntercepted as HTTP); `done` resolves once the first connection's replay
  * has, `read(n)` once the replayer's side has read n bytes of it (node:http parses a chunk as it comes).
  */
 async function replaying() {
@@ -45,13 +44,11 @@ async function replaying() {
   let served!: () => void;
   const done = new Promise<void>((r) => (served = r));
   let accepted: net.Socket | undefined;
-  const server = net.createServer({ pauseOnConnect: true, allowHalfOpen: true }, (socket) => {
+  const server = net.createServer({ allowHalfOpen: true }, (socket) => {
     accepted = socket;
     socket.on('error', () => {});
-    // Plain HTTP never reaches the CA (TLS only).
-    void sniff(socket)
-      .then((s) => replayIntercepted({ id: 'c1', target: { host: 'h', port: 80 }, protocol: s.protocol, client: socket }, replayer, { ca: undefined as unknown as DebugkitCa }))
-      .finally(served);
+    // Handed over as the capture proxy hands a connection it knows is HTTP (its HTTP proxy's); plain HTTP never reaches the CA.
+    void replayIntercepted({ id: 'c1', target: { host: 'h', port: 80 }, protocol: 'http', client: socket }, replayer, { ca: undefined as unknown as DebugkitCa }).finally(served);
   });
   const port = await new Promise<number>((r) => server.listen(0, '127.0.0.1', () => r((server.address() as net.AddressInfo).port)));
   closers.push(() => {
@@ -59,9 +56,19 @@ async function replaying() {
     server.close();
   });
   const lines = () => events.map((e) => `${e.kind} ${e.method} ${e.url}${e.error ? `: ${e.error}` : ''}`);
+  /** Resolves once n bytes came on the accepted connection (its 'data' events: node:http has parsed each as it came). */
   const read = async (n: number) => {
-    await until(() => (accepted?.bytesRead ?? 0) >= n);
-    await new Promise((r) => setImmediate(r));
+    await until(() => accepted !== undefined);
+    const socket = accepted!;
+    await new Promise<void>((resolve) => {
+      const check = () => {
+        if (socket.bytesRead < n && !socket.destroyed) return;
+        socket.off('data', check);
+        setImmediate(resolve);
+      };
+      socket.on('data', check);
+      check();
+    });
   };
   return { port, replayer, events, lines, done, read };
 }
@@ -215,5 +222,50 @@ describe('attack 18aq 4: chunked and pipelining games on the replayer', () => {
     expect(answers[0]).toMatch(/^HTTP\/1\.1 400 Bad Request \{\n {2}"error": "debugkit: debugkit's HTTP server could not parse the request \(HPE_INVALID_CHUNK_SIZE: /);
     expect(r.replayer.counters).toEqual({ replayed: 0, missed: 1, fellBack: 0, recorded: 0 });
     expect(r.lines()[0]).toMatch(/^missed POST \/echo: debugkit's HTTP server could not parse the request \(HPE_INVALID_CHUNK_SIZE: /);
+  });
+});
+
+describe('attack 18aq 4: pipelined requests to a program that reads no answer', () => {
+  it('2,000 GETs in one write, 64 KiB answers, nothing read: the replayer takes a bounded number, then every one is answered once the program reads', async () => {
+    const PAD = 'p'.repeat(1024);
+    const big = buildHttpMock(
+      {
+        method: 'GET',
+        url: 'http://h/big',
+        requestHeaders: [['X-Pad', PAD]],
+        requestBody: '',
+        statusCode: 200,
+        responseHeaders: [],
+        responseBody: 'b'.repeat(64 * 1024),
+        requestTime: new Date(0),
+        responseTime: new Date(0),
+      },
+      { name: 'big' },
+    );
+    const replayer = new HttpReplayer({ matcher: new HttpMatcher([big]) });
+    const server = net.createServer((socket) => void replayer.serve({ target: { host: 'h', port: 80 }, client: socket }, { scheme: 'http' }));
+    const port = await new Promise<number>((r) => server.listen(0, '127.0.0.1', () => r((server.address() as net.AddressInfo).port)));
+    closers.push(() => void server.close());
+    const p = await program(port);
+    p.socket.pause();
+    // A 1 KiB header each: some 60 requests to a 64 KiB read.
+    const N = 2000;
+    p.socket.write(`GET /big HTTP/1.1\r\nHost: h\r\nX-Pad: ${PAD}\r\n\r\n`.repeat(N));
+    const taken = () => replayer.counters.replayed + replayer.counters.missed;
+    // Until the replayer stops taking requests for 2,000 turns (the old one took half of them: 62 MiB of answers held).
+    for (let still = 0; still < 2000 && taken() < N;) {
+      const before = taken();
+      await new Promise((r) => setImmediate(r));
+      still = taken() === before ? still + 1 : 0;
+    }
+    // Measured: 183 taken (64 awaiting their answers, a read of requests, what the socket buffers hold); 993 and 1,499 in two runs before.
+    expect(taken()).toBeLessThan(400);
+    let bytes = 0;
+    p.socket.removeAllListeners('data');
+    p.socket.on('data', (c: Buffer) => (bytes += c.length));
+    p.socket.resume();
+    await until(() => taken() === N && bytes >= N * 64 * 1024, 10_000_000);
+    expect(replayer.counters).toEqual({ replayed: N, missed: 0, fellBack: 0, recorded: 0 });
+    expect(bytes).toBeGreaterThan(N * 64 * 1024);
   });
 });
