@@ -43,6 +43,8 @@ const CUT_LONG_STRINGS = `function (max) {
 }`;
 /** The largest script read for where the program catches (acorn parses it on the event loop). */
 const MAX_PARSED_CHARS = 1024 * 1024;
+/** Characters of source maps one session reads in all; past them, scripts are debugged by their generated lines. */
+const MAX_MAP_CHARS = 64 * 1024 * 1024;
 /** Exception sites remembered as caught. */
 const MAX_CAUGHT_SITES = 4096;
 /** Shown per member list; the rest are counted. */
@@ -125,6 +127,8 @@ export class NodeBridge {
   private readonly lengths = new Map<string, number>();
   /** Whether an ES module of the program's has been parsed (see setExceptionBreakpoints). */
   private moduleSeen = false;
+  /** Characters of source maps a session still reads (MAX_MAP_CHARS in all). */
+  private mapCharsLeft = MAX_MAP_CHARS;
   /** Exception sites (every frame's position) already found caught by the program: a hot loop's throws are read once. */
   private readonly caughtSites = new Set<string>();
   /** Maps read before their script was parsed (at the hook's pause), by script URL. */
@@ -331,13 +335,31 @@ export class NodeBridge {
     script.map = null;
     if (script.sourceMapURL && !(script.file ?? '').includes('/node_modules/')) {
       try {
-        script.map = loadSourceMap(script.sourceMapURL, script.url, this.options.readMapFile) ?? null;
+        script.map = this.loadMap(script.sourceMapURL, script.url) ?? null;
       } catch {
         script.map = null;
       }
     }
     if (script.map) for (const source of script.map.sources) this.mappedSources.add(source);
     return script.map;
+  }
+
+  /**
+   * A map, read and decoded (on the event loop) while the session's budget lasts: each map is at most
+   * MAX_MAP_BYTES, and a program of a thousand such scripts would otherwise hold the loop for minutes.
+   */
+  private loadMap(sourceMapURL: string, url: string): SourceMap | undefined {
+    if (this.mapCharsLeft <= 0) return undefined;
+    let size = sourceMapURL.startsWith('data:') ? sourceMapURL.length : 0;
+    try {
+      return loadSourceMap(sourceMapURL, url, (file) => {
+        const text = this.options.readMapFile(file);
+        size = text?.length ?? 0;
+        return text;
+      });
+    } finally {
+      this.mapCharsLeft -= size;
+    }
   }
 
   /** A script with a map is about to run: its original sources' breakpoints are set at their generated lines. */
@@ -546,7 +568,7 @@ export class NodeBridge {
     const url = pathToFileURL(filename).href;
     let map: SourceMap | undefined;
     try {
-      map = loadSourceMap(mapUrl, url, this.options.readMapFile);
+      map = this.loadMap(mapUrl, url);
     } catch {
       return;
     }
