@@ -185,6 +185,17 @@ describe('Node.js: what the program does stays its own, and answers stay true (a
     await pyOk(dk, 'python_end_session', { sessionId });
   });
 
+  it('k2-1, k2-2: in ES modules, a rejection an async try does not catch stops; one Promise.allSettled handles does not', async () => {
+    const returned = await pyOk(dk, 'python_start_session', { entry: 'returned.mjs' });
+    const stop = await pyOk(dk, 'python_continue', { sessionId: returned.sessionId });
+    expect(stop).toMatchObject({ status: 'error', reason: 'exception', function: 'fail', error: { type: 'Error', message: 'not caught by the try' } });
+    await pyOk(dk, 'python_end_session', { sessionId: returned.sessionId });
+    const settled = await pyOk(dk, 'python_start_session', { entry: 'settled.mjs' });
+    expect(await pyOk(dk, 'python_continue', { sessionId: settled.sessionId })).toMatchObject({ completed: true, status: 'completed', exitCode: 0 });
+    expect((await dk.tool('python_get_output', { sessionId: settled.sessionId })).structured.text).toBe('rejected\n');
+    await pyOk(dk, 'python_end_session', { sessionId: settled.sessionId });
+  });
+
   it('j2-6: a 40 MB string local is shown cut, read from a copy cut in the program; the others whole', async () => {
     const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'bigstr.js' });
     const stop = await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'bigstr.js', line: 5 });

@@ -55,7 +55,7 @@ describe('SourceMap (issue 24: TypeScript and compiled builds debugged by their 
   it('refuses a map past its bounds before decoding it (attack 18aq j2-3: 30 MB held the loop 46 s)', () => {
     const big = `data:application/json,${encodeURIComponent(JSON.stringify({ version: 3, sources: ['x.ts'], mappings: 'A,'.repeat(2_500_000) }))}`;
     expect(() => loadSourceMap(big, 'file:///w/x.js', () => undefined)).toThrow(/larger than 4 MiB/);
-    const many = JSON.stringify({ version: 3, sources: ['x.ts'], mappings: 'A,'.repeat(1_100_000) });
-    expect(() => loadSourceMap('x.map', 'file:///w/x.js', () => many)).toThrow(/more than 1000000 segments/);
+    const many = JSON.stringify({ version: 3, sources: ['x.ts'], mappings: 'A,'.repeat(600_000) });
+    expect(() => loadSourceMap('x.map', 'file:///w/x.js', () => many)).toThrow(/more than 500000 segments/);
   });
 });

@@ -86,6 +86,11 @@ export interface Engine {
   settleEnd?(dap: DapConnection): Promise<void>;
   /** The error a program that ended with `exitCode` left (read from its stderr's tail), if any. */
   endError(exitCode: number, stderrTail: string): ErrorInfo | null;
+  /**
+   * The program's exit status says whether an exception it stopped at was its end: Node.js exits 1 on an uncaught one, so an
+   * exit 0 after such a stop means the program handled it after all (attack 18aq k2-2).
+   */
+  readonly exitDecidesError?: boolean;
   /** When the program that runs was built (Delve: its binary's last link), for engines that build it; else its start counts. */
   readonly builtMs?: number;
   /** Ends what the engine made for the session (a built binary). */

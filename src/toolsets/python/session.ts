@@ -413,8 +413,10 @@ export class PythonSession implements SessionResource {
       await adapter.dispose();
       throw new DebugkitError('ENGINE_FAILED', `${this.engineGone}; this session has ended: start a new session to run the program again`);
     }
-    // An uncaught exception was reported at its stop; the program ending afterwards keeps that verdict.
-    this.status = this.exceptionSeen ? 'error' : 'completed';
+    // An uncaught exception was reported at its stop; the program ending afterwards keeps that verdict, unless the engine
+    // reads it from the exit status and the program exited 0 (it handled the exception after all).
+    const handled = this.exceptionSeen && this.spec.engine.exitDecidesError === true && adapter.exitCode === 0;
+    this.status = this.exceptionSeen && !handled ? 'error' : 'completed';
     const outcome: RunOutcome = { hit: false, completed: true, frameInfo: null, locals: null, error: null, status: this.status };
     this.addReplay(outcome);
     // A breakpoint that could never stop is said at the end too: the run ended without it (attack 18ap i2-3).

@@ -43,8 +43,14 @@ const CUT_LONG_STRINGS = `function (max) {
 }`;
 /** The largest script read for where the program catches (acorn parses it on the event loop). */
 const MAX_PARSED_CHARS = 1024 * 1024;
-/** Characters of source maps one session reads in all; past them, scripts are debugged by their generated lines. */
+/** A frame's function name shown. */
+const MAX_NAME_CHARS = 200;
+/**
+ * Characters of source maps one session reads in all, and segments it keeps decoded (20 bytes each): past them, scripts are
+ * debugged by their generated lines (attack 18aq k2-3: 48 maps in bounds each took the server from 88 MB to 3.5 GB).
+ */
 const MAX_MAP_CHARS = 64 * 1024 * 1024;
+const MAX_MAP_SEGMENTS = 4_000_000;
 /** Exception sites remembered as caught. */
 const MAX_CAUGHT_SITES = 4096;
 /** Shown per member list; the rest are counted. */
@@ -127,8 +133,9 @@ export class NodeBridge {
   private readonly lengths = new Map<string, number>();
   /** Whether an ES module of the program's has been parsed (see setExceptionBreakpoints). */
   private moduleSeen = false;
-  /** Characters of source maps a session still reads (MAX_MAP_CHARS in all). */
+  /** Characters of source maps a session still reads (MAX_MAP_CHARS in all), and segments it still keeps decoded. */
   private mapCharsLeft = MAX_MAP_CHARS;
+  private segmentsLeft = MAX_MAP_SEGMENTS;
   /** Exception sites (every frame's position) already found caught by the program: a hot loop's throws are read once. */
   private readonly caughtSites = new Set<string>();
   /** Maps read before their script was parsed (at the hook's pause), by script URL. */
@@ -349,14 +356,16 @@ export class NodeBridge {
    * MAX_MAP_BYTES, and a program of a thousand such scripts would otherwise hold the loop for minutes.
    */
   private loadMap(sourceMapURL: string, url: string): SourceMap | undefined {
-    if (this.mapCharsLeft <= 0) return undefined;
+    if (this.mapCharsLeft <= 0 || this.segmentsLeft <= 0) return undefined;
     let size = sourceMapURL.startsWith('data:') ? sourceMapURL.length : 0;
     try {
-      return loadSourceMap(sourceMapURL, url, (file) => {
+      const map = loadSourceMap(sourceMapURL, url, (file) => {
         const text = this.options.readMapFile(file);
         size = text?.length ?? 0;
         return text;
       });
+      if (map) this.segmentsLeft -= map.segments;
+      return map;
     } finally {
       this.mapCharsLeft -= size;
     }
@@ -630,7 +639,8 @@ export class NodeBridge {
         ? { scriptId: frame.call.location.scriptId, url: this.urlOf(frame.call), line: frame.call.location.lineNumber, column: frame.call.location.columnNumber ?? 0, name: frame.call.functionName }
         : { scriptId: frame.async!.scriptId, url: frame.async!.url, line: frame.async!.lineNumber, column: frame.async!.columnNumber, name: frame.async!.functionName };
       const at = this.located(scriptId, url, line, column);
-      const shown = name || '<anonymous>';
+      // A function's name is the program's to make: cut, as values are (a 60,000-character one filled the answer, attack 18aq k2-8).
+      const shown = name ? (name.length > MAX_NAME_CHARS ? `${name.slice(0, MAX_NAME_CHARS)}...` : name) : '<anonymous>';
       stackFrames.push({
         id: i + 1,
         name: frame.async ? `async ${shown}` : shown,
@@ -658,7 +668,8 @@ export class NodeBridge {
     if (!frame) throw new Error(`no frame ${frameId}`);
     if (!frame.call) return [];
     const chain = frame.call.scopeChain;
-    const locals = chain.filter((s) => s.type === 'local' || s.type === 'block' || s.type === 'catch' || s.type === 'with');
+    // A `with` object's members are not locals (one of a million keys held every stop, attack 18aq k2-6): it is a scope of its own.
+    const locals = chain.filter((s) => s.type === 'local' || s.type === 'block' || s.type === 'catch');
     const scopes: DebugProtocol.Scope[] = [];
     const objects = locals.map((s) => s.object.objectId).filter((id): id is string => id !== undefined);
     const thisObject = frame.call.functionName && frame.call.this.type === 'object' && frame.call.this.subtype !== 'null' ? frame.call.this : undefined;
@@ -701,18 +712,19 @@ export class NodeBridge {
     const big = object.preview?.overflow || /\((\d{4,})\)/.test(object.description ?? '');
     let objectId = object.objectId;
     let more = 0;
-    if (big && (object.subtype === 'array' || object.subtype === 'typedarray' || object.subtype === undefined)) {
+    if (big && (object.subtype === 'array' || object.subtype === 'typedarray' || object.subtype === undefined) && object.className !== 'Proxy') {
       // A copy of the first members only: listing a million would fill the channel.
       const copy = await this.cdp.send<{ result: RemoteObject }>('Runtime.callFunctionOn', {
         objectId,
-        functionDeclaration: `function (n) { const keys = Object.keys(this); const o = Object.create(null); for (const k of keys.slice(0, n)) o[k] = this[k]; o['(more)'] = keys.length - Math.min(keys.length, n); return o; }`,
+        // Data properties only, by their descriptors: a getter is not called (attack 18aq k2-5).
+        functionDeclaration: `function (n) { const keys = Object.keys(this); const o = Object.create(null); for (const k of keys.slice(0, n)) { const d = Object.getOwnPropertyDescriptor(this, k); if (d && 'value' in d) o[k] = d.value; } o['(more)'] = keys.length - Math.min(keys.length, n); return o; }`,
         arguments: [{ value: MAX_MEMBERS }],
         generatePreview: false,
       });
       if (copy.result.objectId) objectId = copy.result.objectId;
     }
     const out: DebugProtocol.Variable[] = [];
-    const props = await this.properties(objectId, true);
+    const props = await this.properties(objectId, true, object.subtype === 'proxy' || object.className === 'Proxy');
     for (const p of props) {
       if (!p.value) continue;
       if (p.name === '(more)' && objectId !== object.objectId) {
@@ -726,12 +738,15 @@ export class NodeBridge {
     return out;
   }
 
-  private async properties(objectId: string, internal = false): Promise<PropertyDescriptor[]> {
+  private async properties(objectId: string, internal = false, proxy = false): Promise<PropertyDescriptor[]> {
     // V8 sends each string value whole: a 40 MB local made a stop take 20 s, 140 MB never came (attack 18aq j2-6). When
     // a value is longer than a stop shows, its properties are read from a copy whose strings are cut in the program.
-    const copy = await this.cdp
-      .send<{ result: RemoteObject }>('Runtime.callFunctionOn', { objectId, functionDeclaration: CUT_LONG_STRINGS, arguments: [{ value: MAX_STRING }], silent: true })
-      .catch(() => undefined);
+    // (Never on a Proxy: reading it runs the program's traps, attack 18aq k2-5.)
+    const copy = proxy
+      ? undefined
+      : await this.cdp
+          .send<{ result: RemoteObject }>('Runtime.callFunctionOn', { objectId, functionDeclaration: CUT_LONG_STRINGS, arguments: [{ value: MAX_STRING }], silent: true })
+          .catch(() => undefined);
     const got = await this.cdp.send<{ result: PropertyDescriptor[]; internalProperties?: PropertyDescriptor[] }>('Runtime.getProperties', {
       objectId: copy?.result.objectId ?? objectId,
       ownProperties: true,
@@ -819,22 +834,45 @@ function isProgramUrl(url: string, libraries = false): boolean {
 }
 
 /** See insideHandler. `line` is 1-based, `column` 0-based (acorn's). */
-function handlerAround(tree: acorn.Node, line: number, column: number): boolean {
+export function handlerAround(tree: acorn.Node, line: number, column: number): boolean {
   const contains = (node: acorn.Node) => {
     const { start, end } = node.loc!;
     return (start.line < line || (start.line === line && start.column <= column)) && (end.line > line || (end.line === line && end.column >= column));
   };
-  let found = false;
+  /** A handler that takes a rejection: one argument at least, and not `undefined` or `null` written out. */
+  const handles = (arg: unknown) => {
+    const a = arg as { type?: string; name?: string; value?: unknown } | undefined;
+    return a !== undefined && a.type !== 'SpreadElement' && !(a.type === 'Identifier' && a.name === 'undefined') && !(a.type === 'Literal' && a.value === null);
+  };
+  // Along the nodes that contain the position, outermost first (attack 18aq k2-1, k2-2):
+  let found = false; // a try block with a catch, or a promise handler, around it in its function
+  let async = false; // that function is async
+  let returned = false; // it is in a `return` not awaited since the handler: an async function's try does not catch what it returns
   const visit = (node: acorn.Node): void => {
     if (!contains(node)) return;
     const n = node as acorn.Node & Record<string, unknown>;
-    if (/Function/.test(node.type)) found = false; // a handler outside the function does not catch what its body throws later
-    if (node.type === 'TryStatement' && n.handler && contains(n.block as acorn.Node)) found = true;
+    // A handler outside a function (or a class field's initializer, a static block) does not catch what its body throws later.
+    if (/Function/.test(node.type) || node.type === 'PropertyDefinition' || node.type === 'StaticBlock') {
+      found = false;
+      returned = false;
+      async = Boolean(n.async);
+    }
+    if (node.type === 'TryStatement' && n.handler && contains(n.block as acorn.Node)) {
+      found = true;
+      returned = false;
+    }
+    if (node.type === 'ReturnStatement') returned = true;
+    if (node.type === 'AwaitExpression') returned = false;
     if (node.type === 'CallExpression') {
-      const callee = n.callee as acorn.Node & { property?: { name?: string }; object?: acorn.Node };
+      const callee = n.callee as acorn.Node & { property?: { name?: string }; object?: acorn.Node & { name?: string } };
       const name = callee.type === 'MemberExpression' ? callee.property?.name : undefined;
       const args = n.arguments as unknown[];
-      if (callee.object && contains(callee.object) && (name === 'catch' || (name === 'then' && args.length >= 2))) found = true;
+      const onPromise = callee.object !== undefined && contains(callee.object);
+      const settled = name === 'allSettled' && callee.object?.type === 'Identifier' && callee.object.name === 'Promise' && args.some((a) => contains(a as acorn.Node));
+      if ((onPromise && ((name === 'catch' && handles(args[0])) || (name === 'then' && handles(args[1])))) || settled) {
+        found = true;
+        returned = false;
+      }
     }
     for (const value of Object.values(n)) {
       if (Array.isArray(value)) {
@@ -843,7 +881,7 @@ function handlerAround(tree: acorn.Node, line: number, column: number): boolean 
     }
   };
   visit(tree);
-  return found;
+  return found && !(async && returned);
 }
 
 /** What an evaluation threw, as its first line (`ReferenceError: x is not defined`). */

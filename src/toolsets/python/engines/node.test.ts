@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { hitConditionMet } from './node-bridge.js';
-import { inspectorFilter, mayBeInspectorLine } from './node.js';
+import * as acorn from 'acorn';
+import { handlerAround, hitConditionMet } from './node-bridge.js';
+import { inspectorFilter, mayBeInspectorLine, NodeEngine } from './node.js';
 
 describe("node's stderr: the inspector's own lines are left out, the program's go on at once", () => {
   it("keeps back only an unfinished line that can still become one of the inspector's (attack 18aq j2-5)", () => {
@@ -32,5 +33,50 @@ describe('hit conditions, as VS Code reads them', () => {
     expect([1, 2, 3, 4].map((n) => hitConditionMet('< 3', n))).toEqual([true, true, false, false]);
     expect([1, 2, 3, 4].map((n) => hitConditionMet('%2', n))).toEqual([false, true, false, true]);
     expect(hitConditionMet('soon', 1)).toBe(true);
+  });
+});
+
+describe('where an ES module catches (attack 18aq k2-1, k2-2)', () => {
+  /** Whether a frame at the marker is inside a handler, as the bridge reads the script. */
+  const caught = (code: string) => {
+    const at = code.indexOf('/*@*/') + 5;
+    const before = code.slice(0, at).split('\n');
+    const tree = acorn.parse(code, { ecmaVersion: 'latest', sourceType: 'module', allowAwaitOutsideFunction: true, locations: true });
+    return handlerAround(tree, before.length, before.at(-1)!.length);
+  };
+  it('a handler that takes nothing, or a return not awaited in an async function, catches nothing', () => {
+    expect(caught('async function g() { await /*@*/f().catch(); }')).toBe(false);
+    expect(caught('await /*@*/f().then(ok, undefined);')).toBe(false);
+    expect(caught('await /*@*/f().then(ok, null);')).toBe(false);
+    expect(caught('async function g() { try { return /*@*/f(); } catch {} }')).toBe(false);
+    expect(caught('try { class A { x = /*@*/f(); } } catch {}')).toBe(false);
+    expect(caught('try { class A { static { /*@*/f(); } } } catch {}')).toBe(false);
+    expect(caught('try { } catch { } /*@*/f();')).toBe(false);
+  });
+  it('try blocks, .catch(h), .then(_, h), Promise.allSettled and an awaited return catch', () => {
+    expect(caught('try { await /*@*/f(); } catch {}')).toBe(true);
+    expect(caught('await /*@*/f().catch((e) => e);')).toBe(true);
+    expect(caught('await /*@*/f().then(ok, (e) => e);')).toBe(true);
+    expect(caught('await Promise.allSettled([/*@*/f()]);')).toBe(true);
+    expect(caught('async function g() { try { return await /*@*/f(); } catch {} }')).toBe(true);
+    expect(caught('function g() { try { return /*@*/f(); } catch {} }')).toBe(true);
+    expect(caught('async function g() { return /*@*/f().catch(h); }')).toBe(true);
+  });
+});
+
+describe('an uncaught error node printed at the end (attack 18aq k2-4)', () => {
+  const engine = new NodeEngine('/w');
+  it('a value that is not an Error, and a message on several lines with a spaced name, are errors too', () => {
+    expect(engine.endError(1, "\n/tmp/np/t1.js:1\nthrow 'boom str';\n^\nboom str\n(Use `node --trace-uncaught ...` to show where the exception was thrown)\n\nNode.js v20.20.2\n")).toMatchObject({
+      type: 'Uncaught',
+      message: 'boom str',
+    });
+    expect(
+      engine.endError(
+        1,
+        "/tmp/np/t2.js:1\nconst e = new Error('line one\\nline two'); e.name = 'Bad Thing'; throw e;\n                                                                 ^\n\nBad Thing: line one\nline two\n    at Object.<anonymous> (/tmp/np/t2.js:1:11)\n    at Module._compile (node:internal/modules/cjs/loader:1521:14)\n    at Module._extensions..js (node:internal/modules/cjs/loader:1623:10)\n    at Module.load (node:internal/modules/cjs/loader:1266:32)\n    at Module._load (node:internal/modules/cjs/loader:1091:12)\n    at Function.executeUserEntryPoint [as runMain] (node:internal/modules/run_main:164:12)\n    at node:internal/main/run_main_module:28:49\n\nNode.js v20.20.2\n",
+      ),
+    ).toMatchObject({ type: 'Bad Thing', message: 'line one\nline two', traceback: expect.stringMatching(/^Bad Thing: line one\nline two\n {4}at /) });
+    expect(engine.endError(0, '')).toBeNull();
   });
 });

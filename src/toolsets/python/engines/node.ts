@@ -48,6 +48,7 @@ function tsxLoader(): string {
 export class NodeEngine implements Engine {
   readonly name = 'Node.js';
   readonly language = 'JavaScript';
+  readonly exitDecidesError = true;
 
   constructor(private readonly root: string) {}
 
@@ -149,6 +150,22 @@ export class NodeEngine implements Engine {
       while (end < lines.length && /^\s+at /.test(lines[end]!)) end++;
       const report = lines.slice(i, end).join('\n');
       return { type: head[1]!, message: cutMessage(head[2]!), traceback: report.length > SHOWN_CHARS ? `${report.slice(0, SHOWN_CHARS)}\n[... cut: ${report.length} characters in all]` : report };
+    }
+    // Any other uncaught value (a string thrown, a message on several lines): node prints the throwing line, a caret, a blank
+    // line, then the value, and its version last (attack 18aq k2-4).
+    const trailer = stderrTail.lastIndexOf('\nNode.js v');
+    let caretEnd = -1;
+    for (const m of stderrTail.slice(0, trailer < 0 ? undefined : trailer).matchAll(/\n *\^+\n\n?/g)) caretEnd = m.index + m[0].length;
+    if (exitCode === 1 && trailer >= 0 && caretEnd >= 0) {
+      const report = stderrTail.slice(caretEnd, trailer).trim();
+      const at = report.search(/\n\s+at /);
+      const head = (at < 0 ? report : report.slice(0, at)).replace(/\n\(Use `node --trace-uncaught[^\n]*\)$/, '');
+      const named = /^([\w$.-]+(?: [\w$.-]+)?): ([^]*)$/.exec(head);
+      return {
+        type: cutMessage(named?.[1] ?? 'Uncaught', MAX_TYPE_CHARS),
+        message: cutMessage(named?.[2] ?? head),
+        traceback: report.length > SHOWN_CHARS ? `${report.slice(0, SHOWN_CHARS)}\n[... cut: ${report.length} characters in all]` : report,
+      };
     }
     // The bridge reports a program killed by signal N as exit status 128 + N, as a shell does.
     const signal = Object.entries(constants.signals).find(([, n]) => n === exitCode - 128)?.[0];
