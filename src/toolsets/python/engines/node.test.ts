@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as acorn from 'acorn';
-import { handlerAround, hitConditionMet } from './node-bridge.js';
+import { handlerAround, hitTest, template } from './node-bridge.js';
 import { inspectorFilter, mayBeInspectorLine, NodeEngine } from './node.js';
 
 describe("node's stderr: the inspector's own lines are left out, the program's go on at once", () => {
@@ -25,14 +25,23 @@ describe("node's stderr filter", () => {
   });
 });
 
-describe('hit conditions, as VS Code reads them', () => {
-  it('N and == N stop at the Nth hit; >=, >, <, <= and % N as written; anything else always', () => {
-    expect([1, 2, 3, 4].map((n) => hitConditionMet('3', n))).toEqual([false, false, true, false]);
-    expect([1, 2, 3, 4].map((n) => hitConditionMet('>= 3', n))).toEqual([false, false, true, true]);
-    expect([1, 2, 3, 4].map((n) => hitConditionMet('> 3', n))).toEqual([false, false, false, true]);
-    expect([1, 2, 3, 4].map((n) => hitConditionMet('< 3', n))).toEqual([true, true, false, false]);
-    expect([1, 2, 3, 4].map((n) => hitConditionMet('%2', n))).toEqual([false, true, false, true]);
-    expect(hitConditionMet('soon', 1)).toBe(true);
+describe('hit conditions and logpoints, run in the program (attack 18aq k2-7)', () => {
+  /** Whether the nth hit stops, as the program's condition reads it. */
+  const stops = (hitCondition: string) => [1, 2, 3, 4].map((n) => new Function('n', `return n ${hitTest(hitCondition)}`)(n) as boolean);
+  it('N and == N stop at the Nth hit; >=, >, <, <= and % N as written; anything else is no hit condition', () => {
+    expect(stops('3')).toEqual([false, false, true, false]);
+    expect(stops('== 3')).toEqual([false, false, true, false]);
+    expect(stops('>= 3')).toEqual([false, false, true, true]);
+    expect(stops('> 3')).toEqual([false, false, false, true]);
+    expect(stops('< 3')).toEqual([true, true, false, false]);
+    expect(stops('%2')).toEqual([false, true, false, true]);
+    expect(hitTest('soon')).toBeUndefined();
+  });
+  it("a logpoint's message is a template literal: its text kept as written, each {expression} its value", () => {
+    const run = (message: string, scope: Record<string, unknown>) => new Function(...Object.keys(scope), `return ${template(message)}`)(...Object.values(scope)) as string;
+    expect(run('pricing {line.sku} x{line.qty}', { line: { sku: 'ink', qty: 5 } })).toBe('pricing ink x5');
+    expect(run('a `tick` \\ ${n} {n * 2}', { n: 4 })).toBe('a `tick` \\ $4 8');
+    expect(run('cost ${ never closed', {})).toBe('cost ${ never closed');
   });
 });
 
