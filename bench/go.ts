@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { DapConnection } from '../src/core/dap/connection.js';
+import { firstHitThroughDebugkit } from './first-hit.js';
 import { envInt, ms, releaseTempDir, summarize, track, trackTempDir, untrack, withTimeout, type BenchModule, type BenchResult, type Summary } from './util.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -77,18 +78,6 @@ async function directOnce(root: string, out: string): Promise<number> {
   }
 }
 
-async function debugkitOnce(client: Client): Promise<number> {
-  const started = performance.now();
-  const start = await client.callTool({ name: 'python_start_session', arguments: { entry: 'pricing/main.go' } }, undefined, { timeout: TIMEOUT_MS });
-  if (start.isError) throw new Error(`python_start_session failed: ${JSON.stringify(start.content)}`);
-  const sessionId = (start.structuredContent as { sessionId: string }).sessionId;
-  const stop = await client.callTool({ name: 'python_run_to_breakpoint', arguments: { sessionId, file: FILE, line: LINE, timeout: 60 } }, undefined, { timeout: TIMEOUT_MS });
-  const elapsed = performance.now() - started;
-  if (stop.isError || (stop.structuredContent as { hit?: boolean }).hit !== true) throw new Error(`no hit: ${JSON.stringify(stop.content).slice(0, 300)}`);
-  await client.callTool({ name: 'python_end_session', arguments: { sessionId } });
-  return elapsed;
-}
-
 async function run(): Promise<BenchResult> {
   const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'debugkit-bench-go-')));
   trackTempDir(root);
@@ -101,10 +90,10 @@ async function run(): Promise<BenchResult> {
   try {
     // One start each first: the Go build cache holds the standard library built without optimizations after it.
     await directOnce(root, path.join(root, 'direct-bin'));
-    await debugkitOnce(client);
+    await firstHitThroughDebugkit(client, 'pricing/main.go', FILE, LINE, TIMEOUT_MS);
     for (let i = 0; i < STARTS; i++) {
       direct.push(await directOnce(root, path.join(root, 'direct-bin')));
-      viaDebugkit.push(await debugkitOnce(client));
+      viaDebugkit.push(await firstHitThroughDebugkit(client, 'pricing/main.go', FILE, LINE, TIMEOUT_MS));
     }
   } finally {
     await client.close();

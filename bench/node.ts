@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CdpConnection } from '../src/core/cdp.js';
+import { firstHitThroughDebugkit } from './first-hit.js';
 import { envInt, ms, releaseTempDir, summarize, track, trackTempDir, untrack, withTimeout, type BenchModule, type BenchResult, type Summary } from './util.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -67,18 +68,6 @@ async function directOnce(root: string): Promise<number> {
   }
 }
 
-async function debugkitOnce(client: Client): Promise<number> {
-  const started = performance.now();
-  const start = await client.callTool({ name: 'python_start_session', arguments: { entry: 'orders.js' } }, undefined, { timeout: TIMEOUT_MS });
-  if (start.isError) throw new Error(`python_start_session failed: ${JSON.stringify(start.content)}`);
-  const sessionId = (start.structuredContent as { sessionId: string }).sessionId;
-  const stop = await client.callTool({ name: 'python_run_to_breakpoint', arguments: { sessionId, file: FILE, line: LINE, timeout: 60 } }, undefined, { timeout: TIMEOUT_MS });
-  const elapsed = performance.now() - started;
-  if (stop.isError || (stop.structuredContent as { hit?: boolean }).hit !== true) throw new Error(`no hit: ${JSON.stringify(stop.content).slice(0, 300)}`);
-  await client.callTool({ name: 'python_end_session', arguments: { sessionId } });
-  return elapsed;
-}
-
 async function run(): Promise<BenchResult> {
   const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'debugkit-bench-node-')));
   trackTempDir(root);
@@ -90,10 +79,10 @@ async function run(): Promise<BenchResult> {
   const viaDebugkit: number[] = [];
   try {
     await directOnce(root);
-    await debugkitOnce(client);
+    await firstHitThroughDebugkit(client, 'orders.js', FILE, LINE, TIMEOUT_MS);
     for (let i = 0; i < STARTS; i++) {
       direct.push(await directOnce(root));
-      viaDebugkit.push(await debugkitOnce(client));
+      viaDebugkit.push(await firstHitThroughDebugkit(client, 'orders.js', FILE, LINE, TIMEOUT_MS));
     }
   } finally {
     await client.close();

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectStdio, startHttpServer, type TestClient } from './helpers/client.js';
 import { descendants } from './helpers/procs.js';
-import { pyFails, pyOk } from './helpers/python.js';
+import { pyFails, pyOk, restApi } from './helpers/python.js';
 
 // Issue 24: Go programs behind the python toolset's tools, through Delve's DAP server (`dlv dap`):
 // the same tools, the same compact stop. The programs are this repository's own (test/programs/go).
@@ -207,14 +207,7 @@ describe('Go over the REST contract, unchanged', () => {
       const key = 'go-rest-key-abcdef';
       const server = await startHttpServer(['--root', GO_ROOT, '--api-key', key]);
       const base = new URL(server.url).origin;
-      const api = async (method: string, route: string, body?: unknown) => {
-        const res = await fetch(`${base}${route}`, {
-          method,
-          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
-        return { status: res.status, json: (await res.json()) as any };
-      };
+      const api = restApi(base, key);
       try {
         const created = await api('POST', '/sessions', { entry: 'pricing/main.go', env: { PRICING_REGION: 'us' } });
         expect(created.status).toBe(200);

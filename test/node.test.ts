@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectStdio, startHttpServer, type TestClient } from './helpers/client.js';
 import { descendants } from './helpers/procs.js';
-import { pyFails, pyOk } from './helpers/python.js';
+import { pyFails, pyOk, restApi } from './helpers/python.js';
 
 // Issue 24: Node.js and TypeScript programs behind the python toolset's tools, through the V8
 // inspector node ships (debugkit's own DAP adapter over CDP): the same tools, the same compact
@@ -212,14 +212,7 @@ describe('JavaScript over the REST contract, unchanged', () => {
     const key = 'node-rest-key-abcdef';
     const server = await startHttpServer(['--root', NODE_ROOT, '--api-key', key]);
     const base = new URL(server.url).origin;
-    const api = async (method: string, route: string, body?: unknown) => {
-      const res = await fetch(`${base}${route}`, {
-        method,
-        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: res.status, json: (await res.json()) as any };
-    };
+    const api = restApi(base, key);
     try {
       const created = await api('POST', '/sessions', { entry: 'orders.js' });
       expect(created.status).toBe(200);

@@ -2,8 +2,9 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { randomBytes } from 'node:crypto';
 import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { DebugkitError } from './errors.js';
-import { boundPromise, pollUntil, sleep, TimeSlice } from './wait.js';
+import { boundPromise, pollUntil, sleep, TimeSlice, waitBounded } from './wait.js';
 
 /**
  * Every child process debugkit starts goes through `spawnChild`, and so does everything that child
@@ -771,4 +772,41 @@ export function procStat(pid: number): string[] | undefined {
  */
 export function processStartTime(pid: number): string | undefined {
   return procStat(pid)?.[19];
+}
+
+/**
+ * Reads a child's `stream` until what it has said matches `pattern` (a debugger saying where it
+ * listens). `then` gets the match and what followed it within the same event, so the caller takes
+ * the stream over without missing a byte. `what` names the listener in errors. Fails if the child
+ * ends first, or after `timeoutMs`.
+ */
+export async function awaitAnnouncement(
+  owned: OwnedChild,
+  stream: Readable,
+  pattern: RegExp,
+  what: string,
+  timeoutMs: number,
+  then: (match: RegExpExecArray, after: string) => void,
+): Promise<RegExpExecArray> {
+  let seen = '';
+  const found = await waitBounded<RegExpExecArray | Error>(
+    (settle) => {
+      const onData = (chunk: Buffer) => {
+        seen += chunk.toString();
+        const match = pattern.exec(seen);
+        if (match) {
+          stream.off('data', onData);
+          then(match, seen.slice(match.index + match[0].length));
+          settle(match);
+        } else if (seen.length > 64 * 1024) seen = seen.slice(-1024);
+      };
+      stream.on('data', onData);
+      void owned.exited.then((exit) => settle(new DebugkitError('ENGINE_FAILED', `${what} ended before it listened (${exit.signal ?? `exit code ${exit.code}`}): ${seen.trim().slice(-500)}`)));
+      return () => stream.off('data', onData);
+    },
+    { timeoutMs },
+  );
+  if (found.kind !== 'value') throw new DebugkitError('ENGINE_FAILED', `${what} did not say where it listens within ${timeoutMs / 1000} s`);
+  if (found.value instanceof Error) throw found.value;
+  return found.value;
 }

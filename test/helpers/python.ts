@@ -17,3 +17,15 @@ export async function pyFails(dk: TestClient, name: string, args: Record<string,
   if (!r.isError) throw new Error(`${name} ${JSON.stringify(args)} should have failed: ${r.text}`);
   return r.text;
 }
+
+/** A client of the python REST contract (POST /sessions, ...) at `origin`, with `key`: each call's status and JSON body. */
+export function restApi(origin: string, key: string): (method: string, route: string, body?: unknown) => Promise<{ status: number; json: any }> {
+  return async (method, route, body) => {
+    const res = await fetch(`${origin}${route}`, {
+      method,
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, json: (await res.json()) as any };
+  };
+}

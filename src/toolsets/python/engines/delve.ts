@@ -5,10 +5,10 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { DapConnection } from '../../../core/dap/connection.js';
 import { DebugkitError } from '../../../core/errors.js';
-import { spawnChild, terminate, type OwnedChild } from '../../../core/process.js';
+import { awaitAnnouncement, spawnChild, terminate, type OwnedChild } from '../../../core/process.js';
 import { privateTempDir } from '../../../core/paths.js';
 import { runBounded } from '../../../core/run.js';
-import { onceBounded, waitBounded } from '../../../core/wait.js';
+import { onceBounded } from '../../../core/wait.js';
 import { findOnPath } from '../../../core/which.js';
 import type { ConsoleNotes, Engine, EngineLaunch, EntryFile, ErrorInfo, StartedEngine, TracebackFrames } from '../engine.js';
 import { sourceLine } from '../snapshot.js';
@@ -296,28 +296,11 @@ async function listen(dlv: string, cwd: string): Promise<Listening> {
 /** Reads Delve's stdout up to "DAP server listening at: HOST:PORT"; what follows goes to `rest`. */
 async function listeningPort(proc: OwnedChild, rest: PassThrough): Promise<number> {
   const stdout = proc.child.stdout!;
-  let seen = '';
-  const found = await waitBounded<number | Error>(
-    (settle) => {
-      const onData = (chunk: Buffer) => {
-        seen += chunk.toString();
-        const line = /DAP server listening at: [^\n]*:(\d+)\r?\n/.exec(seen);
-        if (line) {
-          stdout.off('data', onData);
-          rest.write(seen.slice(line.index + line[0].length));
-          stdout.pipe(rest);
-          settle(Number(line[1]));
-        } else if (seen.length > 64 * 1024) seen = seen.slice(-1024);
-      };
-      stdout.on('data', onData);
-      void proc.exited.then((exit) => settle(new DebugkitError('ENGINE_FAILED', `Delve ended before it listened (${exit.signal ?? `exit code ${exit.code}`}): ${seen.trim().slice(-500)}`)));
-      return () => stdout.off('data', onData);
-    },
-    { timeoutMs: LISTEN_TIMEOUT_MS },
-  );
-  if (found.kind !== 'value') throw new DebugkitError('ENGINE_FAILED', `Delve did not say where it listens within ${LISTEN_TIMEOUT_MS / 1000} s`);
-  if (found.value instanceof Error) throw found.value;
-  return found.value;
+  const found = await awaitAnnouncement(proc, stdout, /DAP server listening at: [^\n]*:(\d+)\r?\n/, 'Delve', LISTEN_TIMEOUT_MS, (_, after) => {
+    rest.write(after);
+    stdout.pipe(rest);
+  });
+  return Number(found[1]);
 }
 
 /**

@@ -8,6 +8,7 @@ import type { CdpConnection } from '../../../core/cdp.js';
 import { DapDecoder, encodeMessage } from '../../../core/dap/codec.js';
 import { describeError } from '../../../core/errors.js';
 import type { ChildExit } from '../../../core/process.js';
+import { isInside } from '../../../core/paths.js';
 import { loadSourceMap, type SourceMap } from '../../../core/sourcemap.js';
 
 /**
@@ -664,7 +665,7 @@ export class NodeBridge {
     const map = script ? this.mapOf(script) : null;
     const original = map?.original({ line, column });
     // A map names any file it likes: a stop is reported at an original source only inside the root (attack 18aq j2-9: /etc/passwd).
-    if (original && isInside(this.options.root, original.source)) return { path: original.source, line: original.line + 1, column: original.column + 1 };
+    if (original && path.isAbsolute(original.source) && isInside(this.options.root, original.source)) return { path: original.source, line: original.line + 1, column: original.column + 1 };
     return { path: fileOf(url) ?? (url || '<eval>'), line: line + 1, column: column + 1 };
   }
 
@@ -996,12 +997,6 @@ function preview(p: ObjectPreview, description?: string): string {
   })();
   // V8 shortens long strings inside previews with an ellipsis: that is a cut as well.
   return text.includes('\u2026') && !text.includes('...') ? `${text} ...` : text;
-}
-
-/** Whether `file` (an absolute path) is `root` or inside it. */
-function isInside(root: string, file: string): boolean {
-  const rel = path.relative(root, file);
-  return path.isAbsolute(file) && !rel.startsWith('..') && !path.isAbsolute(rel);
 }
 
 /** The file a script URL names (file: URLs and absolute paths), if any. */

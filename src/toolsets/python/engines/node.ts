@@ -8,9 +8,8 @@ import { CdpConnection } from '../../../core/cdp.js';
 import { DapConnection } from '../../../core/dap/connection.js';
 import { DebugkitError } from '../../../core/errors.js';
 import { openContained } from '../../../core/paths.js';
-import { spawnChild, terminate, type OwnedChild } from '../../../core/process.js';
+import { awaitAnnouncement, spawnChild, terminate, type OwnedChild } from '../../../core/process.js';
 import { MAX_MAP_BYTES } from '../../../core/sourcemap.js';
-import { waitBounded } from '../../../core/wait.js';
 import { cutMessage, MAX_TYPE_CHARS, TRACEBACK_MESSAGE_CHARS } from '../ends.js';
 import type { ConditionFailure, Engine, EngineLaunch, ErrorInfo, StartedEngine, TracebackFrames } from '../engine.js';
 import { CONDITION_FAILED, NodeBridge } from './node-bridge.js';
@@ -229,36 +228,19 @@ export function inspectorFilter(): { push(chunk: string): string; end(): string 
  */
 async function inspectorUrl(proc: OwnedChild, rest: PassThrough): Promise<string> {
   const stderr = proc.child.stderr!;
-  let seen = '';
   const filter = inspectorFilter();
   const forward = (chunk: string) => {
     const out = filter.push(chunk);
     if (out) rest.write(out);
   };
-  const found = await waitBounded<string | Error>(
-    (settle) => {
-      const onData = (chunk: Buffer) => {
-        seen += chunk.toString();
-        const line = /Debugger listening on (ws:\/\/\S+)\r?\n/.exec(seen);
-        if (line) {
-          stderr.off('data', onData);
-          forward(seen.slice(line.index + line[0].length));
-          stderr.on('data', (more: Buffer) => forward(more.toString()));
-          stderr.on('end', () => {
-            const left = filter.end();
-            if (left) rest.write(left);
-            rest.end();
-          });
-          settle(line[1]!);
-        } else if (seen.length > 64 * 1024) seen = seen.slice(-1024);
-      };
-      stderr.on('data', onData);
-      void proc.exited.then((exit) => settle(new DebugkitError('ENGINE_FAILED', `node ended before its inspector listened (${exit.signal ?? `exit code ${exit.code}`}): ${seen.trim().slice(-500)}`)));
-      return () => stderr.off('data', onData);
-    },
-    { timeoutMs: LISTEN_TIMEOUT_MS },
-  );
-  if (found.kind !== 'value') throw new DebugkitError('ENGINE_FAILED', `node did not say where its inspector listens within ${LISTEN_TIMEOUT_MS / 1000} s`);
-  if (found.value instanceof Error) throw found.value;
-  return found.value;
+  const found = await awaitAnnouncement(proc, stderr, /Debugger listening on (ws:\/\/\S+)\r?\n/, "node's inspector", LISTEN_TIMEOUT_MS, (_, after) => {
+    forward(after);
+    stderr.on('data', (more: Buffer) => forward(more.toString()));
+    stderr.on('end', () => {
+      const left = filter.end();
+      if (left) rest.write(left);
+      rest.end();
+    });
+  });
+  return found[1]!;
 }
