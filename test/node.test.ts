@@ -157,6 +157,74 @@ describe('Node.js under the V8 inspector, through the python tools', () => {
   });
 });
 
+describe('Node.js worker threads: each a thread of its own, set up as the main one before it runs', () => {
+  it('a conditional breakpoint in a worker stops in that worker, named; evaluate runs in it; the program then ends', async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'workers/pool.js' });
+    const stop = await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'workers/shard.js', line: 6, condition: 'v < 0' });
+    expect(stop).toMatchObject({ hit: true, status: 'paused', function: 'sumPositive', frameInfo: { line: 6 } });
+    expect(stop.frameInfo.file).toMatch(/workers\/shard\.js$/);
+    expect(stop.thread).toBe('worker 2 (shard.js)');
+    expect(stop.locals.v.repr).toBe('-4');
+    expect(stop.locals.total.repr).toBe('10');
+    expect((await pyOk(dk, 'python_evaluate', { sessionId, expression: 'values.join()' })).repr).toBe('"10,-4,7"');
+    const text = (await dk.tool('python_inspect', { sessionId })).text;
+    expect(text).toMatch(/^paused \(inspect\) in sumPositive at shard\.js:6 on thread worker 2 \(shard\.js\)/);
+    const end = await pyOk(dk, 'python_continue', { sessionId });
+    expect(end).toMatchObject({ completed: true, status: 'completed', exitCode: 0 });
+    expect((await dk.tool('python_get_output', { sessionId })).structured.text).toBe('sums 6,17\n');
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+
+  it("two workers on one breakpoint: every hit of each is told, one stop at a time, none lost while another's is looked at", async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'workers/pool.js' });
+    const seen: Record<string, string[]> = {};
+    let stop = await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'workers/shard.js', line: 6 });
+    while (!stop.completed) {
+      expect(stop).toMatchObject({ hit: true, status: 'paused', frameInfo: { line: 6 } });
+      (seen[stop.thread] ??= []).push(stop.locals.v.repr);
+      stop = await pyOk(dk, 'python_continue', { sessionId });
+    }
+    expect(seen).toEqual({ 'worker 1 (shard.js)': ['3', '1', '2'], 'worker 2 (shard.js)': ['10', '-4', '7'] });
+    expect(stop).toMatchObject({ status: 'completed', exitCode: 0 });
+    expect((await dk.tool('python_get_output', { sessionId })).structured.text).toBe('sums 6,17\n');
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+
+  it('a run that times out pauses the thread that runs JavaScript (a busy worker, its main thread idle), and says so', async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'workers/spin.js' });
+    const stop = await pyOk(dk, 'python_continue', { sessionId, timeout: 1 });
+    expect(stop).toMatchObject({ status: 'paused', reason: 'pause', thread: 'worker 1' });
+    expect(stop.error).toMatchObject({ type: 'TimeoutError' });
+    expect(Number(stop.locals.spins.repr)).toBeGreaterThan(0);
+    // Paused, the worker's count holds still.
+    const first = (await pyOk(dk, 'python_evaluate', { sessionId, expression: 'spins' })).repr;
+    expect((await pyOk(dk, 'python_evaluate', { sessionId, expression: 'spins' })).repr).toBe(first);
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+
+  it('more workers at once than are debugged (64): the rest run undebugged, and the program ends as it would', async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'workers/crowd.js', args: ['70'] });
+    const end = await pyOk(dk, 'python_continue', { sessionId, timeout: 120 });
+    expect(end).toMatchObject({ completed: true, status: 'completed', exitCode: 0 });
+    expect((await dk.tool('python_get_output', { sessionId })).structured.text).toBe('all 70 answered\n');
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+
+  it("an uncaught error in an ES-module worker's async code stops in the worker, with its stack; the program's own handling decides the end", async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'workers/rates.mjs' });
+    const stop = await pyOk(dk, 'python_continue', { sessionId });
+    expect(stop).toMatchObject({ status: 'error', reason: 'exception', function: 'toUsd', thread: 'worker 1 (convert.mjs)' });
+    expect(stop.error.type).toBe('TypeError');
+    expect(stop.error.message).toBe("Cannot read properties of undefined (reading 'usd')");
+    expect(stop.error.traceback).toMatch(/at toUsd \(.*convert\.mjs:7\)/);
+    expect((await pyOk(dk, 'python_evaluate', { sessionId, expression: 'currency' })).repr).toBe('"chf"');
+    const end = await pyOk(dk, 'python_continue', { sessionId });
+    expect(end).toMatchObject({ completed: true, exitCode: 1 });
+    expect((await dk.tool('python_get_output', { sessionId, stream: 'stderr' })).structured.text).toBe("worker failed: Cannot read properties of undefined (reading 'usd')\n");
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+});
+
 describe('Node.js: what the program does stays its own, and answers stay true (attack 18aq j2)', () => {
   it('j2-2: a child the program forks runs as it would without debugkit, neither waiting for a debugger nor serving an inspector', async () => {
     const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'forker.js' });

@@ -13,7 +13,7 @@ type RunAnswer = z.infer<z.ZodObject<typeof runOutput>>;
 export function renderRun(v: RunAnswer): string {
   const lines: string[] = [];
   const where = v.frameInfo ? ` at ${path.basename(v.frameInfo.file)}:${v.frameInfo.line}` : '';
-  const depth = v.stackDepth !== undefined ? `, stack depth ${v.stackDepth}` : '';
+  const depth = `${v.thread ? ` on thread ${v.thread}` : ''}${v.stackDepth !== undefined ? `, stack depth ${v.stackDepth}` : ''}`;
   if (v.status === 'completed' || v.completed) lines.push(`completed${v.exitCode !== undefined ? `, exit code ${v.exitCode}` : ''}`);
   else lines.push(`${v.status}${v.reason ? ` (${v.reason})` : ''}${v.function ? ` in ${v.function}` : ''}${where}${depth}`);
   if (v.conditionError) lines.push(`the breakpoint's condition \`${v.conditionError.condition}\` raised ${v.conditionError.error}: stopped here rather than take it as false`);

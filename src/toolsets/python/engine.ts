@@ -80,6 +80,8 @@ export interface Engine {
   exceptionFrame?(frames: ReadonlyArray<{ presentationHint?: string }>): number;
   /** At an exception stop: the error of a breakpoint condition that failed to evaluate, when that is what stopped (Delve). */
   conditionFailureAt?(dap: DapConnection, threadId: number, stop: { description?: string; text?: string }): Promise<string | undefined>;
+  /** The name of a thread that stopped, if it is not the program's main thread (Node.js: a worker thread's). */
+  threadName?(dap: DapConnection, threadId: number): Promise<string | undefined>;
   /** The error of an exception stop, from the engine's exception info and the stack. */
   exceptionError(dap: DapConnection, threadId: number, stop: { description?: string; text?: string }, stack: TracebackFrames): Promise<ErrorInfo>;
   /** Once the program has ended, before its end is read: asks the engine for what it only says then (Delve: the exit status, at disconnect). */

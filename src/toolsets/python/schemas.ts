@@ -63,7 +63,8 @@ export const runOutput = {
     .optional()
     .describe('A few frames, from two above the one looked at: python_inspect with another frame pages through the rest'),
   stackDepth: z.number().optional().describe('How many frames the stack has'),
-  localsOmitted: z.number().optional().describe('How many locals were left out (raise maxLocals, or python_evaluate one by name: one stop shows at most about 12,000 characters of reprs)'),
+  localsOmitted: z.number().optional().describe('How many locals were left out (raise maxLocals, or python_evaluate one by name)'),
+  thread: z.string().optional().describe('The thread that stopped, if not the main one'),
   exitCode: z.number().optional(),
   breakpointWarnings: z.array(breakpointReport).optional().describe('Breakpoints debugpy moved or could not verify'),
   conditionError: z

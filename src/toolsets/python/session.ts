@@ -53,6 +53,8 @@ export interface RunOutcome {
   /** How many frames the stack has (`stack` shows a few, from two above the frame looked at). */
   stackDepth?: number;
   localsOmitted?: number;
+  /** The thread that stopped, when the engine names it and it is not the program's main thread (a Node.js worker). */
+  thread?: string;
   exitCode?: number;
   breakpointWarnings?: BreakpointReport[];
   /** The stop's breakpoint condition raised: it stopped there, as VS Code does, rather than take it as false. */
@@ -355,6 +357,8 @@ export class PythonSession implements SessionResource {
       stackDepth: snap.depth,
     };
     if (snap.localsOmitted > 0) outcome.localsOmitted = snap.localsOmitted;
+    const thread = await this.spec.engine.threadName?.(adapter.dap, this.threadId).catch(() => undefined);
+    if (thread) outcome.thread = thread;
     // As gdb warns, a stop says when its source is newer than the program that runs (attack 18ap i2-7).
     const builtMs = this.spec.engine.builtMs;
     const newer = newerSourceNote(

@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import * as acorn from 'acorn';
-import type { CdpConnection } from '../../../core/cdp.js';
+import { CdpWorkerSession, type CdpSession } from '../../../core/cdp.js';
 import { DapDecoder, encodeMessage } from '../../../core/dap/codec.js';
 import { describeError } from '../../../core/errors.js';
 import type { ChildExit } from '../../../core/process.js';
@@ -22,9 +22,11 @@ import { loadSourceMap, type SourceMap } from '../../../core/sourcemap.js';
  *   pauses before each CommonJS module with a map is compiled; V8's instrumentation breakpoint
  *   before each ES module with one runs), and every stop is reported at the original line;
  * - conditions run in V8, guarded so that one that throws stops there and says why (as debugpy's
- *   do); hit counts and logpoints are counted and printed here, then the program resumes;
+ *   do); hit counts and logpoints are counted and printed by the program in the same condition;
  * - stacks include the `async` callers V8 keeps; node's own code and node_modules are skipped by
- *   stepping and exception stops (V8's blackboxing), as debugpy's justMyCode does.
+ *   stepping and exception stops (V8's blackboxing), as debugpy's justMyCode does;
+ * - each worker thread is a thread of its own (through node's NodeWorker domain), set up as the
+ *   main one before it runs: the same breakpoints and exception filters.
  */
 
 /** What an `important` output event of the bridge starts with when a breakpoint's condition threw (NodeEngine.readOutput reads it). */
@@ -62,7 +64,12 @@ const MAX_STRING = 2 ** 16;
 const EVALUATE_TIMEOUT_MS = 10_000;
 /** Extensions of sources that run only through a transform (their lines are found through source maps). */
 const MAPPED_EXTENSIONS = /\.(?:[cm]?tsx?|jsx)$/i;
-const THREAD_ID = 1;
+/** Worker threads debugged at once; the ones started past them run undebugged. */
+const MAX_WORKERS = 64;
+/** The main thread's DAP id; each worker thread's is the next free one. */
+const MAIN_THREAD = 1;
+/** A thread's frames are numbered from its id times this (so one frame id names its thread too). */
+const FRAME_IDS = 1_000_000;
 
 type RemoteObject = {
   type: string;
@@ -96,8 +103,8 @@ interface Script {
 interface Breakpoint {
   file: string;
   spec: DebugProtocol.SourceBreakpoint;
-  /** CDP breakpoint ids, by the script URL they were set for ('' for a breakpoint set by its own file's URL). */
-  ids: Map<string, string>;
+  /** Where it is set: by `thread` for one set by its own file's URL, by `thread URL` for one set through a map. */
+  placed: Map<string, Placement>;
   hits: number;
   verified: boolean;
   line: number | undefined;
@@ -106,10 +113,11 @@ interface Breakpoint {
   key: string;
 }
 
-type Ref = { kind: 'scope'; objects: string[]; thisObject?: RemoteObject } | { kind: 'object'; object: RemoteObject };
+type Ref = { isolate: Isolate } & ({ kind: 'scope'; objects: string[]; thisObject?: RemoteObject } | { kind: 'object'; object: RemoteObject });
 
 export interface NodeBridgeOptions {
-  cdp: CdpConnection;
+  /** The main thread's inspector session. */
+  cdp: CdpSession;
   /** The program's process: its pid, and its end. */
   pid: number;
   exited: Promise<ChildExit>;
@@ -121,6 +129,41 @@ export interface NodeBridgeOptions {
   readMapFile(file: string): string | undefined;
 }
 
+/** Where a breakpoint is set in one thread: the CDP id it got there. */
+type Placement = { isolate: Isolate; id: string };
+
+/** One V8 isolate: the main thread's, or a worker thread's. Scripts, stops and breakpoint ids are each isolate's own. */
+class Isolate {
+  readonly scripts = new Map<string, Script>();
+  /** Every script's URL by id, node's own too (a paused frame names its script by id only). */
+  readonly urls = new Map<string, string>();
+  /** Every script's length by id. */
+  readonly lengths = new Map<string, number>();
+  /** Whether an ES module of the program's has been parsed (see setExceptionBreakpoints). */
+  moduleSeen = false;
+  /** Exception sites (every frame's position) already found caught by the program: a hot loop's throws are read once. */
+  readonly caughtSites = new Set<string>();
+  /** Scripts' parsed sources, for where the program catches (by script id; null: not parsable). */
+  readonly parsed = new Map<string, acorn.Node | null>();
+  /** This isolate's breakpoints by their CDP ids. */
+  readonly byId = new Map<string, Breakpoint>();
+  paused: Paused | undefined;
+  frames: Array<{ call?: CallFrame; async?: AsyncFrame }> = [];
+  lastCommand: 'continue' | 'step' | 'pause' = 'continue';
+  /** A pause asked of every thread was answered by another's stop: this one's, when it comes, is not a stop. */
+  pauseCancelled = false;
+  exception: { data: RemoteObject; uncaught: boolean } | undefined;
+  defaultContext: number | undefined;
+  pauseQueue: Promise<void> = Promise.resolve();
+
+  constructor(
+    /** Its DAP thread id: 1 for the main thread. */
+    readonly id: number,
+    readonly name: string,
+    readonly cdp: CdpSession,
+  ) {}
+}
+
 export class NodeBridge {
   /** What the session's DapConnection reads (the bridge's answers and events). */
   readonly toClient = new PassThrough();
@@ -128,40 +171,34 @@ export class NodeBridge {
   readonly fromClient = new PassThrough();
   private readonly decoder = new DapDecoder();
   private seq = 1;
-  private readonly cdp: CdpConnection;
-  private readonly scripts = new Map<string, Script>();
-  /** Every script's URL by id, node's own too (a paused frame names its script by id only). */
-  private readonly urls = new Map<string, string>();
-  /** Every script's length by id. */
-  private readonly lengths = new Map<string, number>();
-  /** Whether an ES module of the program's has been parsed (see setExceptionBreakpoints). */
-  private moduleSeen = false;
+  /** The main thread's session: the program's. */
+  private readonly cdp: CdpSession;
+  /** The threads, by DAP thread id: the main thread's isolate (1), then each worker's as it starts. */
+  private readonly isolates = new Map<number, Isolate>();
+  private nextThread = 2;
   /** Characters of source maps a session still reads (MAX_MAP_CHARS in all), and segments it still keeps decoded. */
   private mapCharsLeft = MAX_MAP_CHARS;
   private segmentsLeft = MAX_MAP_SEGMENTS;
-  /** Exception sites (every frame's position) already found caught by the program: a hot loop's throws are read once. */
-  private readonly caughtSites = new Set<string>();
-  /** Maps read before their script was parsed (at the hook's pause), by script URL. */
-  private readonly mapsByUrl = new Map<string, SourceMap>();
+  /** Maps read, by the URL of the script they map (the same module in several threads is read once). */
+  private readonly mapsByUrl = new Map<string, SourceMap | null>();
   /** Original sources some script's map names: their breakpoints go through maps. */
   private readonly mappedSources = new Set<string>();
   private readonly breakpoints = new Map<string, Breakpoint[]>();
-  private readonly byId = new Map<string, Breakpoint>();
-  private paused: Paused | undefined;
-  private frames: Array<{ call?: CallFrame; async?: AsyncFrame }> = [];
   private refs = new Map<number, Ref>();
   private nextRef = 1;
-  private lastCommand: 'continue' | 'step' | 'pause' = 'continue';
-  private exception: { data: RemoteObject; uncaught: boolean } | undefined;
-  private defaultContext: number | undefined;
   private ended = false;
-  private pauseQueue: Promise<void> = Promise.resolve();
   /** The next breakpoint's hit counter name. */
   private nextKey = 1;
-  /** Only exceptions the program does not catch stop it. */
+  /** Only exceptions the program does not catch stop it; caught ones too. */
   private uncaughtOnly = true;
-  /** Scripts' parsed sources, for where the program catches (by script id; null: not parsable). */
-  private readonly parsed = new Map<string, acorn.Node | null>();
+  private allExceptions = false;
+  /**
+   * The thread whose stop the client was told of, until it resumes. Threads run on their own: one
+   * that stops meanwhile stays paused, held, and is told of when the told one resumes (the session
+   * describes one stop at a time).
+   */
+  private told: Isolate | undefined;
+  private readonly held: Array<{ isolate: Isolate; body: DebugProtocol.StoppedEvent['body'] }> = [];
 
   constructor(private readonly options: NodeBridgeOptions) {
     this.cdp = options.cdp;
@@ -174,25 +211,40 @@ export class NodeBridge {
       }
       for (const m of messages) if (m.type === 'request') void this.handle(m as DebugProtocol.Request);
     });
-    this.cdp.on('Debugger.scriptParsed', (p) => this.scriptParsed(p as unknown as { scriptId: string; url: string; sourceMapURL?: string }));
-    this.cdp.on('Debugger.paused', (p) => {
-      // One pause at a time, in order: each may resume the program (a hook's, a logpoint's).
-      this.pauseQueue = this.pauseQueue.then(() => this.onPaused(p as unknown as Paused)).catch(() => undefined);
-    });
-    this.cdp.on('Runtime.executionContextCreated', (p) => {
-      const context = p.context as { id: number; auxData?: { isDefault?: boolean } };
-      if (context.auxData?.isDefault && this.defaultContext === undefined) this.defaultContext = context.id;
-    });
-    this.cdp.on('Runtime.executionContextDestroyed', (p) => {
-      // The program's main context is gone: node waits for the debugger to leave before it exits.
-      if (p.executionContextId === this.defaultContext) this.cdp.close();
-    });
+    this.listen(this.addIsolate(new Isolate(MAIN_THREAD, 'main', this.cdp)));
     void this.cdp.closed.then(() => this.finish());
   }
 
   /** Enables the domains before the program runs (it waits, under --inspect-brk, for runIfWaitingForDebugger). */
   async prepare(): Promise<void> {
-    const { cdp } = this;
+    await this.prepareIsolate(this.isolates.get(MAIN_THREAD)!);
+  }
+
+  private addIsolate(isolate: Isolate): Isolate {
+    this.isolates.set(isolate.id, isolate);
+    return isolate;
+  }
+
+  private listen(isolate: Isolate): void {
+    const { cdp } = isolate;
+    cdp.on('Debugger.scriptParsed', (p) => this.scriptParsed(isolate, p as unknown as { scriptId: string; url: string; sourceMapURL?: string }));
+    cdp.on('Debugger.paused', (p) => {
+      // One pause at a time, in order: each may resume the program (a hook's, a logpoint's).
+      isolate.pauseQueue = isolate.pauseQueue.then(() => this.onPaused(isolate, p as unknown as Paused)).catch(() => undefined);
+    });
+    cdp.on('Runtime.executionContextCreated', (p) => {
+      const context = p.context as { id: number; auxData?: { isDefault?: boolean } };
+      if (context.auxData?.isDefault && isolate.defaultContext === undefined) isolate.defaultContext = context.id;
+    });
+    cdp.on('Runtime.executionContextDestroyed', (p) => {
+      // The program's main context is gone: node waits for the debugger to leave before it exits.
+      if (isolate.id === MAIN_THREAD && p.executionContextId === isolate.defaultContext) this.cdp.close();
+    });
+    cdp.on('NodeWorker.attachedToWorker', (p) => void this.workerStarted(cdp, p as unknown as { sessionId: string; workerInfo: { workerId: string; url: string } }));
+  }
+
+  private async prepareIsolate(isolate: Isolate): Promise<void> {
+    const { cdp } = isolate;
     await cdp.send('Runtime.enable');
     await cdp.send('Debugger.enable', { maxScriptsCacheSize: 0 });
     await cdp.send('Debugger.setAsyncCallStackDepth', { maxDepth: 32 });
@@ -200,6 +252,51 @@ export class NodeBridge {
     const hook = escapeRegex(this.options.hookUrl);
     await cdp.send('Debugger.setBlackboxPatterns', { patterns: ['^node:', `^(?!${hook}$).*/node_modules/`] });
     await cdp.send('Debugger.setInstrumentationBreakpoint', { instrumentation: 'beforeScriptWithSourceMapExecution' });
+    // Worker threads wait at their start until this bridge has set them up as it set up this one. (node serves the
+    // NodeWorker domain on the main thread only: a worker's own workers are not seen.)
+    if (isolate.id === MAIN_THREAD) await cdp.send('NodeWorker.enable', { waitForDebuggerOnStart: true });
+  }
+
+  /**
+   * A worker thread started (waiting for the debugger): a thread of its own, set up as the main one
+   * (the same breakpoints and exception filters), then let run.
+   */
+  private async workerStarted(parent: CdpSession, p: { sessionId: string; workerInfo: { workerId: string; title?: string; url: string } }): Promise<void> {
+    if (this.isolates.size > MAX_WORKERS) {
+      // Past the bound, a worker runs as it would without debugkit (a program that starts workers without end holds none of the server).
+      await parent.send('NodeWorker.sendMessageToWorker', { sessionId: p.sessionId, message: JSON.stringify({ id: 1, method: 'Runtime.runIfWaitingForDebugger' }) }).catch(() => undefined);
+      await parent.send('NodeWorker.detach', { sessionId: p.sessionId }).catch(() => undefined);
+      return;
+    }
+    const file = fileOf(p.workerInfo.url);
+    // Named as the program knows it: node's title is `[worker N]`, N the worker's threadId.
+    const number = /^\[worker (\d+)\]$/.exec(p.workerInfo.title ?? '')?.[1] ?? p.workerInfo.workerId;
+    const name = `worker ${number}${file ? ` (${path.basename(file)})` : ''}`;
+    const isolate = this.addIsolate(new Isolate(this.nextThread++, name, new CdpWorkerSession(parent, p.sessionId)));
+    void isolate.cdp.closed.then(() => this.workerEnded(isolate));
+    this.listen(isolate);
+    try {
+      await this.prepareIsolate(isolate);
+      await isolate.cdp.send('Debugger.setPauseOnExceptions', { state: this.exceptionState(isolate) });
+      for (const list of this.breakpoints.values()) for (const bp of list) await this.place(bp, isolate);
+      this.event('thread', { reason: 'started', threadId: isolate.id });
+    } catch {
+      // A worker that ended while it was set up: nothing to debug in it.
+    }
+    await isolate.cdp.send('Runtime.runIfWaitingForDebugger').catch(() => undefined);
+  }
+
+  private workerEnded(isolate: Isolate): void {
+    if (!this.isolates.delete(isolate.id)) return;
+    for (const list of this.breakpoints.values()) for (const bp of list) for (const [key, at] of bp.placed) if (at.isolate === isolate) bp.placed.delete(key);
+    const held = this.held.findIndex((h) => h.isolate === isolate);
+    if (held >= 0) this.held.splice(held, 1);
+    if (!this.ended) this.event('thread', { reason: 'exited', threadId: isolate.id });
+    if (this.told === isolate) {
+      // The thread the client looks at ended under it (the main thread ended the worker): the next held stop is told.
+      this.told = undefined;
+      this.tellHeld();
+    }
   }
 
   private async finish(): Promise<void> {
@@ -235,10 +332,11 @@ export class NodeBridge {
       const message = describeError(err);
       this.send({ type: 'response', request_seq: request.seq, command: request.command, success: false, message, body: { error: { id: 1, format: message } } });
     }
+    // A stop held while another thread's was looked at is told once that one has resumed (after its answer).
+    if (this.told === undefined) this.tellHeld();
   }
 
   private async answer(command: string, args: Record<string, unknown>): Promise<unknown> {
-    const { cdp } = this;
     switch (command) {
       case 'initialize':
         return {
@@ -259,17 +357,13 @@ export class NodeBridge {
       case 'attach':
         return {};
       case 'configurationDone':
-        await cdp.send('Runtime.runIfWaitingForDebugger');
+        await this.cdp.send('Runtime.runIfWaitingForDebugger');
         return {};
       case 'setExceptionBreakpoints': {
         const filters = (args.filters as string[] | undefined) ?? [];
-        const all = filters.includes('all') || filters.includes('raised');
-        // V8 takes an exception in an ES module (or awaited from one) as caught by node's module loader, which only rethrows
-        // it: so V8 pauses on all of them, and the bridge tells the program's own catches from that one (caughtByProgram).
-        this.uncaughtOnly = !all && filters.includes('uncaught');
-        // Until the program loads an ES module, V8's own "uncaught" is right, and caught exceptions cost nothing (attack 18aq j2-7).
-        const state = all || (this.uncaughtOnly && this.moduleSeen) ? 'all' : this.uncaughtOnly ? 'uncaught' : 'none';
-        await cdp.send('Debugger.setPauseOnExceptions', { state });
+        this.allExceptions = filters.includes('all') || filters.includes('raised');
+        this.uncaughtOnly = !this.allExceptions && filters.includes('uncaught');
+        for (const isolate of this.isolates.values()) await isolate.cdp.send('Debugger.setPauseOnExceptions', { state: this.exceptionState(isolate) });
         return {};
       }
       case 'setBreakpoints':
@@ -282,24 +376,31 @@ export class NodeBridge {
           })),
         };
       case 'threads':
-        return { threads: [{ id: THREAD_ID, name: 'main' }] };
-      case 'continue':
-        this.resumeCommand('continue');
-        await cdp.send('Debugger.resume');
-        return { allThreadsContinued: true };
+        return { threads: [...this.isolates.values()].map((isolate) => ({ id: isolate.id, name: isolate.name })) };
+      case 'continue': {
+        const isolate = this.resumeCommand(args.threadId, 'continue');
+        await isolate.cdp.send('Debugger.resume');
+        return { allThreadsContinued: this.isolates.size === 1 };
+      }
       case 'next':
       case 'stepIn':
       case 'stepOut': {
-        this.resumeCommand('step');
-        await cdp.send(command === 'next' ? 'Debugger.stepOver' : command === 'stepIn' ? 'Debugger.stepInto' : 'Debugger.stepOut');
+        const isolate = this.resumeCommand(args.threadId, 'step');
+        await isolate.cdp.send(command === 'next' ? 'Debugger.stepOver' : command === 'stepIn' ? 'Debugger.stepInto' : 'Debugger.stepOut');
         return {};
       }
       case 'pause':
-        this.lastCommand = 'pause';
-        await cdp.send('Debugger.pause');
+        // Whichever thread runs JavaScript stops (one idle in its event loop would not until its next callback): the first
+        // to stop is told, and the others' pauses, once one is told, are not stops.
+        for (const isolate of this.isolates.values()) {
+          if (isolate.paused) continue;
+          isolate.lastCommand = 'pause';
+          isolate.pauseCancelled = false;
+          await isolate.cdp.send('Debugger.pause').catch(() => undefined);
+        }
         return {};
       case 'stackTrace':
-        return this.stackTrace(Number(args.startFrame ?? 0), Number(args.levels ?? 0));
+        return this.stackTrace(this.isolateOf(args.threadId), Number(args.startFrame ?? 0), Number(args.levels ?? 0));
       case 'scopes':
         return { scopes: this.scopes(Number(args.frameId)) };
       case 'variables':
@@ -307,7 +408,7 @@ export class NodeBridge {
       case 'evaluate':
         return this.evaluate(String(args.expression ?? ''), args.frameId as number | undefined);
       case 'exceptionInfo':
-        return this.exceptionInfo();
+        return this.exceptionInfo(this.isolateOf(args.threadId));
       case 'disconnect':
       case 'terminate':
         this.cdp.close();
@@ -317,33 +418,72 @@ export class NodeBridge {
     }
   }
 
-  private resumeCommand(kind: 'continue' | 'step'): void {
-    if (!this.paused) throw new Error('the program is not paused');
-    this.lastCommand = kind;
-    this.paused = undefined;
-    this.exception = undefined;
+  /** The thread a request names (the one told of, when it names none). */
+  private isolateOf(threadId: unknown): Isolate {
+    const isolate = threadId === undefined ? (this.told ?? this.isolates.get(MAIN_THREAD)) : this.isolates.get(Number(threadId));
+    if (!isolate) throw new Error(`no thread ${String(threadId)}: it has ended (threads lists those that run)`);
+    return isolate;
+  }
+
+  private resumeCommand(threadId: unknown, kind: 'continue' | 'step'): Isolate {
+    const isolate = this.isolateOf(threadId);
+    if (!isolate.paused) throw new Error('the program is not paused');
+    isolate.lastCommand = kind;
+    isolate.paused = undefined;
+    isolate.exception = undefined;
+    if (this.told === isolate) this.told = undefined;
+    return isolate;
+  }
+
+  /** A thread stopped: told now, or held until the thread told of resumes. */
+  private stopped(isolate: Isolate, body: Omit<DebugProtocol.StoppedEvent['body'], 'threadId'>): void {
+    const event = { ...body, threadId: isolate.id, allThreadsStopped: this.isolates.size === 1 };
+    if (this.told !== undefined && this.told !== isolate) {
+      this.held.push({ isolate, body: event });
+      return;
+    }
+    this.tell(isolate, event);
+  }
+
+  private tell(isolate: Isolate, body: DebugProtocol.StoppedEvent['body']): void {
+    this.told = isolate;
+    this.refs = new Map();
+    // A pause asked of every thread is answered: the others' are not stops.
+    for (const other of this.isolates.values()) if (other !== isolate && other.lastCommand === 'pause') other.pauseCancelled = true;
+    this.event('stopped', body);
+  }
+
+  private tellHeld(): void {
+    const next = this.held.shift();
+    if (next) this.tell(next.isolate, next.body);
+  }
+
+  private exceptionState(isolate: Isolate): 'all' | 'uncaught' | 'none' {
+    // V8 takes an exception in an ES module (or awaited from one) as caught by node's module loader, which only rethrows
+    // it: so V8 pauses on all of them, and the bridge tells the program's own catches from that one (caughtByProgram).
+    // Until the thread loads an ES module, V8's own "uncaught" is right, and caught exceptions cost nothing (attack 18aq j2-7).
+    return this.allExceptions || (this.uncaughtOnly && isolate.moduleSeen) ? 'all' : this.uncaughtOnly ? 'uncaught' : 'none';
   }
 
   // --- scripts and source maps ---
 
-  private scriptParsed(p: { scriptId: string; url: string; sourceMapURL?: string; length?: number; isModule?: boolean }): void {
-    this.urls.set(p.scriptId, p.url);
-    if (p.length !== undefined) this.lengths.set(p.scriptId, p.length);
+  private scriptParsed(isolate: Isolate, p: { scriptId: string; url: string; sourceMapURL?: string; length?: number; isModule?: boolean }): void {
+    isolate.urls.set(p.scriptId, p.url);
+    if (p.length !== undefined) isolate.lengths.set(p.scriptId, p.length);
     // The first ES module of the program's own: from now on V8 pauses on every exception, and the bridge reads which the program catches.
-    if (p.isModule && this.uncaughtOnly && !this.moduleSeen && this.isProgram(p.url)) {
-      this.moduleSeen = true;
-      void this.cdp.send('Debugger.setPauseOnExceptions', { state: 'all' }).catch(() => undefined);
+    if (p.isModule && this.uncaughtOnly && !isolate.moduleSeen && this.isProgram(p.url)) {
+      isolate.moduleSeen = true;
+      void isolate.cdp.send('Debugger.setPauseOnExceptions', { state: 'all' }).catch(() => undefined);
     }
     if (!p.url || p.url.startsWith('node:')) return;
-    const script: Script = { url: p.url, file: fileOf(p.url), sourceMapURL: p.sourceMapURL ?? '' };
-    const early = this.mapsByUrl.get(p.url);
-    if (early) script.map = early;
-    this.scripts.set(p.scriptId, script);
+    isolate.scripts.set(p.scriptId, { url: p.url, file: fileOf(p.url), sourceMapURL: p.sourceMapURL ?? '' });
   }
 
-  /** A script's map, read once (its sources are then known to be mapped). */
+  /** A script's map, read once for all threads (its sources are then known to be mapped). */
   private mapOf(script: Script): SourceMap | null {
     if (script.map !== undefined) return script.map;
+    const known = this.mapsByUrl.get(script.url);
+    if (known !== undefined) return (script.map = known);
     script.map = null;
     if (script.sourceMapURL && !(script.file ?? '').includes('/node_modules/')) {
       try {
@@ -352,6 +492,7 @@ export class NodeBridge {
         script.map = null;
       }
     }
+    this.mapsByUrl.set(script.url, script.map);
     if (script.map) for (const source of script.map.sources) this.mappedSources.add(source);
     return script.map;
   }
@@ -376,65 +517,75 @@ export class NodeBridge {
     }
   }
 
-  /** A script with a map is about to run: its original sources' breakpoints are set at their generated lines. */
-  private async mappedScriptReady(url: string, map: SourceMap): Promise<void> {
+  /** A script with a map is about to run in a thread: its original sources' breakpoints are set there at their generated lines. */
+  private async mappedScriptReady(isolate: Isolate, url: string, map: SourceMap): Promise<void> {
     for (const source of map.sources) this.mappedSources.add(source);
     for (const [file, list] of this.breakpoints) {
       if (!map.has(file)) continue;
-      for (const bp of list) await this.setMapped(bp, url, map);
+      for (const bp of list) await this.setMapped(bp, isolate, url, map);
     }
   }
 
-  private async setMapped(bp: Breakpoint, url: string, map: SourceMap): Promise<void> {
-    if (bp.ids.has(url)) return;
+  private async setMapped(bp: Breakpoint, isolate: Isolate, url: string, map: SourceMap): Promise<void> {
+    const key = `${isolate.id} ${url}`;
+    if (bp.placed.has(key)) return;
     const at = map.generated(bp.file, bp.spec.line - 1);
     if (!at) {
       bp.message ??= `no code of ${bp.file} maps to line ${bp.spec.line} or the lines after it`;
       return;
     }
-    const set = await this.cdp.send<{ breakpointId: string }>('Debugger.setBreakpointByUrl', {
+    const set = await isolate.cdp.send<{ breakpointId: string }>('Debugger.setBreakpointByUrl', {
       urlRegex: url.startsWith('file://') ? fileUrlRegex(fileURLToPath(url)) : `^${escapeRegex(url)}$`,
       lineNumber: at.line,
       columnNumber: at.column,
       ...condition(bp),
     });
-    bp.ids.set(url, set.breakpointId);
-    this.byId.set(set.breakpointId, bp);
+    bp.placed.set(key, { isolate, id: set.breakpointId });
+    isolate.byId.set(set.breakpointId, bp);
     bp.verified = true;
     bp.line = at.originalLine + 1;
     bp.message = undefined;
   }
 
+  /** Sets a breakpoint in one thread: by its file's URL, or through the maps of the scripts loaded there that name its file. */
+  private async place(bp: Breakpoint, isolate: Isolate): Promise<void> {
+    if (MAPPED_EXTENSIONS.test(bp.file) || this.mappedSources.has(bp.file)) {
+      // Scripts loaded later get it as they load.
+      for (const script of isolate.scripts.values()) {
+        const map = this.mapOf(script);
+        if (map?.has(bp.file)) await this.setMapped(bp, isolate, script.url, map);
+      }
+      if (bp.placed.size === 0 && !bp.message) bp.verified = true; // bound when a script mapping the file loads
+      return;
+    }
+    const set = await isolate.cdp.send<{ breakpointId: string; locations: Location[] }>('Debugger.setBreakpointByUrl', {
+      urlRegex: fileUrlRegex(bp.file),
+      lineNumber: bp.spec.line - 1,
+      ...condition(bp),
+    });
+    bp.placed.set(`${isolate.id}`, { isolate, id: set.breakpointId });
+    isolate.byId.set(set.breakpointId, bp);
+    bp.verified = true;
+    const at = set.locations[0];
+    if (at) bp.line = at.lineNumber + 1;
+  }
+
   private async setBreakpoints(file: string, specs: DebugProtocol.SourceBreakpoint[]): Promise<DebugProtocol.Breakpoint[]> {
     for (const old of this.breakpoints.get(file) ?? []) {
-      for (const id of old.ids.values()) {
-        this.byId.delete(id);
-        await this.cdp.send('Debugger.removeBreakpoint', { breakpointId: id }).catch(() => undefined);
+      for (const { isolate, id } of old.placed.values()) {
+        isolate.byId.delete(id);
+        await isolate.cdp.send('Debugger.removeBreakpoint', { breakpointId: id }).catch(() => undefined);
       }
     }
-    const list: Breakpoint[] = specs.map((spec) => ({ file, spec, ids: new Map(), hits: 0, verified: false, line: undefined, key: `b${this.nextKey++}` }));
+    const list: Breakpoint[] = specs.map((spec) => ({ file, spec, placed: new Map(), hits: 0, verified: false, line: undefined, key: `b${this.nextKey++}` }));
     this.breakpoints.set(file, list);
-    const mapped = MAPPED_EXTENSIONS.test(file) || this.mappedSources.has(file);
     for (const bp of list) {
-      if (mapped) {
-        // Through every script already loaded whose map names the file; scripts loaded later get it as they load.
-        for (const script of this.scripts.values()) {
-          const map = this.mapOf(script);
-          if (map?.has(file)) await this.setMapped(bp, script.url, map);
-        }
-        if (bp.ids.size === 0 && !bp.message) bp.verified = true; // bound when a script mapping the file loads
-        continue;
+      for (const isolate of [...this.isolates.values()]) {
+        // A worker that ends meanwhile takes its breakpoints with it.
+        await this.place(bp, isolate).catch((err: unknown) => {
+          if (!isolate.cdp.isClosed) throw err;
+        });
       }
-      const set = await this.cdp.send<{ breakpointId: string; locations: Location[] }>('Debugger.setBreakpointByUrl', {
-        urlRegex: fileUrlRegex(file),
-        lineNumber: bp.spec.line - 1,
-        ...condition(bp),
-      });
-      bp.ids.set('', set.breakpointId);
-      this.byId.set(set.breakpointId, bp);
-      bp.verified = true;
-      const at = set.locations[0];
-      if (at) bp.line = at.lineNumber + 1;
     }
     return list.map((bp) => ({
       verified: bp.verified,
@@ -445,30 +596,29 @@ export class NodeBridge {
 
   // --- pauses ---
 
-  private async onPaused(p: Paused): Promise<void> {
+  private async onPaused(isolate: Isolate, p: Paused): Promise<void> {
     const top = p.callFrames[0];
     if (p.reason === 'instrumentation') {
       const scriptId = String(p.data?.scriptId ?? '');
-      const script = this.scripts.get(scriptId);
+      const script = isolate.scripts.get(scriptId);
       const map = script ? this.mapOf(script) : null;
-      if (script && map) await this.mappedScriptReady(script.url, map);
-      return this.resumeQuietly();
+      if (script && map) await this.mappedScriptReady(isolate, script.url, map);
+      return this.resumeQuietly(isolate);
     }
-    if (top && this.urlOf(top) === this.options.hookUrl) {
-      await this.hookPause(top);
-      return this.resumeQuietly();
+    if (top && this.urlOf(isolate, top) === this.options.hookUrl) {
+      await this.hookPause(isolate, top);
+      return this.resumeQuietly(isolate);
     }
-    // --inspect-brk's stop before the program's first line: debugkit runs to the first breakpoint instead.
-    if (p.reason === 'Break on start') return this.resumeQuietly();
-    this.paused = p;
-    this.frames = [];
-    this.refs = new Map();
-    const hit = (p.hitBreakpoints ?? []).map((id) => this.byId.get(id)).filter((b): b is Breakpoint => b !== undefined);
+    // --inspect-brk's stop before the program's first line (and a worker's before its own): debugkit runs to the first breakpoint instead.
+    if (p.reason === 'Break on start') return this.resumeQuietly(isolate);
+    isolate.paused = p;
+    isolate.frames = [];
+    const hit = (p.hitBreakpoints ?? []).map((id) => isolate.byId.get(id)).filter((b): b is Breakpoint => b !== undefined);
     if (hit.length > 0 && top) {
       let stop = false;
       for (const bp of hit) {
         if (bp.spec.condition) {
-          const threw = await this.conditionError(top, bp.spec.condition);
+          const threw = await this.conditionError(isolate, top, bp.spec.condition);
           if (threw !== undefined) {
             this.event('output', { category: 'important', output: `${CONDITION_FAILED}${JSON.stringify({ condition: bp.spec.condition, error: threw })}\n` });
             stop = true;
@@ -479,31 +629,27 @@ export class NodeBridge {
         // The program counts hits and prints logpoints itself (condition()): a logpoint stops only when its message threw,
         // and is then printed here, with the error, and the program goes on.
         if (bp.spec.logMessage !== undefined) {
-          this.event('output', { category: 'stdout', output: `${await this.logMessage(top, bp.spec.logMessage)}\n` });
+          this.event('output', { category: 'stdout', output: `${await this.logMessage(isolate, top, bp.spec.logMessage)}\n` });
           continue;
         }
         stop = true;
       }
       // Only logpoints and unmet hit counts here, and no step under way to end: the program goes on.
-      if (!stop && this.lastCommand !== 'step') {
-        this.paused = undefined;
-        return this.resumeQuietly();
-      }
-      this.event('stopped', { reason: stop ? 'breakpoint' : 'step', threadId: THREAD_ID, allThreadsStopped: true });
-      return;
+      if (!stop && isolate.lastCommand !== 'step') return this.resumeQuietly(isolate);
+      return this.stopped(isolate, { reason: stop ? 'breakpoint' : 'step' });
     }
     if (p.reason === 'exception' || p.reason === 'promiseRejection') {
-      if (this.uncaughtOnly && !p.data?.uncaught && (await this.caughtByProgram(p))) {
-        this.paused = undefined;
-        return this.resumeQuietly();
-      }
-      this.exception = { data: p.data as unknown as RemoteObject, uncaught: Boolean(p.data?.uncaught) };
+      if (this.uncaughtOnly && !p.data?.uncaught && (await this.caughtByProgram(isolate, p))) return this.resumeQuietly(isolate);
+      isolate.exception = { data: p.data as unknown as RemoteObject, uncaught: Boolean(p.data?.uncaught) };
       const description = (p.data as RemoteObject | undefined)?.description?.split('\n', 1)[0];
-      this.event('stopped', { reason: 'exception', threadId: THREAD_ID, allThreadsStopped: true, ...(description ? { description } : {}) });
-      return;
+      return this.stopped(isolate, { reason: 'exception', ...(description ? { description } : {}) });
     }
-    const reason = this.lastCommand === 'step' ? 'step' : this.lastCommand === 'pause' ? 'pause' : 'debugger statement';
-    this.event('stopped', { reason, threadId: THREAD_ID, allThreadsStopped: true });
+    if (isolate.lastCommand === 'pause' && isolate.pauseCancelled) {
+      isolate.lastCommand = 'continue';
+      isolate.pauseCancelled = false;
+      return this.resumeQuietly(isolate);
+    }
+    this.stopped(isolate, { reason: isolate.lastCommand === 'step' ? 'step' : isolate.lastCommand === 'pause' ? 'pause' : 'debugger statement' });
   }
 
   /**
@@ -514,45 +660,45 @@ export class NodeBridge {
    * inside a `try` with a `catch`, or inside the promise a `.catch(...)` or `.then(_, onRejected)`
    * is called on.
    */
-  private async caughtByProgram(p: Paused): Promise<boolean> {
+  private async caughtByProgram(isolate: Isolate, p: Paused): Promise<boolean> {
     const frames = [
-      ...p.callFrames.map((f) => ({ scriptId: f.location.scriptId, url: this.urlOf(f), line: f.location.lineNumber, column: f.location.columnNumber ?? 0 })),
+      ...p.callFrames.map((f) => ({ scriptId: f.location.scriptId, url: this.urlOf(isolate, f), line: f.location.lineNumber, column: f.location.columnNumber ?? 0 })),
       ...asyncFrames(p.asyncStackTrace).map((f) => ({ scriptId: f.scriptId, url: f.url, line: f.lineNumber, column: f.columnNumber })),
     ];
     if (!frames.some((f) => f.url === ESM_EVALUATION)) return true;
     const site = frames.map((f) => `${f.scriptId}:${f.line}:${f.column}`).join(' ');
-    if (this.caughtSites.has(site)) return true;
-    const caught = await this.handledAlong(frames);
-    if (caught && this.caughtSites.size < MAX_CAUGHT_SITES) this.caughtSites.add(site);
+    if (isolate.caughtSites.has(site)) return true;
+    const caught = await this.handledAlong(isolate, frames);
+    if (caught && isolate.caughtSites.size < MAX_CAUGHT_SITES) isolate.caughtSites.add(site);
     return caught;
   }
 
-  private async handledAlong(frames: Array<{ scriptId: string; url: string; line: number; column: number }>): Promise<boolean> {
+  private async handledAlong(isolate: Isolate, frames: Array<{ scriptId: string; url: string; line: number; column: number }>): Promise<boolean> {
     // The program's frames and its libraries', innermost first: the first with a handler around it catches (a library's too).
     const own = frames.filter((f) => this.isProgram(f.url, true));
     // Thrown and caught in node's own code, never passing through the program's: not the program's exception.
     if (!own.some((f) => this.isProgram(f.url))) return true;
     for (const frame of own) {
-      if (await this.insideHandler(frame.scriptId, frame.line, frame.column)) return true;
+      if (await this.insideHandler(isolate, frame.scriptId, frame.line, frame.column)) return true;
     }
     return false;
   }
 
   /** Whether the position (0-based) is inside a try block with a catch, or the receiver of a `.catch`/`.then(_, h)` call, in its function. */
-  private async insideHandler(scriptId: string, line: number, column: number): Promise<boolean> {
-    let tree = this.parsed.get(scriptId);
-    if (tree === undefined && (this.lengths.get(scriptId) ?? Infinity) > MAX_PARSED_CHARS) {
+  private async insideHandler(isolate: Isolate, scriptId: string, line: number, column: number): Promise<boolean> {
+    let tree = isolate.parsed.get(scriptId);
+    if (tree === undefined && (isolate.lengths.get(scriptId) ?? Infinity) > MAX_PARSED_CHARS) {
       // Too big to parse on the event loop (a 17 MB module held it 52 s, attack 18aq j2-4).
-      this.parsed.set(scriptId, (tree = null));
+      isolate.parsed.set(scriptId, (tree = null));
     }
     if (tree === undefined) {
-      const source = (await this.cdp.send<{ scriptSource: string }>('Debugger.getScriptSource', { scriptId }).catch(() => ({ scriptSource: '' }))).scriptSource;
+      const source = (await isolate.cdp.send<{ scriptSource: string }>('Debugger.getScriptSource', { scriptId }).catch(() => ({ scriptSource: '' }))).scriptSource;
       try {
         tree = acorn.parse(source, { ecmaVersion: 'latest', sourceType: 'module', allowHashBang: true, allowReturnOutsideFunction: true, allowAwaitOutsideFunction: true, locations: true });
       } catch {
         tree = null;
       }
-      this.parsed.set(scriptId, tree);
+      isolate.parsed.set(scriptId, tree);
     }
     // A script that cannot be read (too big, or beyond acorn): V8's own word, caught, stands; an uncaught one is still said at the end.
     if (!tree) return true;
@@ -565,43 +711,45 @@ export class NodeBridge {
   }
 
   /** A paused frame's script URL (V8 leaves a frame's own `url` empty for CommonJS modules). */
-  private urlOf(frame: CallFrame): string {
-    return frame.url || (this.urls.get(frame.location.scriptId) ?? '');
+  private urlOf(isolate: Isolate, frame: CallFrame): string {
+    return frame.url || (isolate.urls.get(frame.location.scriptId) ?? '');
   }
 
-  private async resumeQuietly(): Promise<void> {
-    await this.cdp.send('Debugger.resume').catch(() => undefined);
+  private async resumeQuietly(isolate: Isolate): Promise<void> {
+    isolate.paused = undefined;
+    await isolate.cdp.send('Debugger.resume').catch(() => undefined);
   }
 
   /** boot/node-hook.cjs stopped before compiling a module with a map: its breakpoints are set by the map before it runs. */
-  private async hookPause(frame: CallFrame): Promise<void> {
+  private async hookPause(isolate: Isolate, frame: CallFrame): Promise<void> {
     const read = async (expression: string) =>
-      (await this.cdp.send<{ result: RemoteObject }>('Debugger.evaluateOnCallFrame', { callFrameId: frame.callFrameId, expression, returnByValue: true }).catch(() => undefined))?.result.value;
+      (await isolate.cdp.send<{ result: RemoteObject }>('Debugger.evaluateOnCallFrame', { callFrameId: frame.callFrameId, expression, returnByValue: true }).catch(() => undefined))?.result.value;
     const filename = await read('filename');
     const mapUrl = await read('sourceMapURL');
     if (typeof filename !== 'string' || typeof mapUrl !== 'string') return;
     const url = pathToFileURL(filename).href;
-    let map: SourceMap | undefined;
-    try {
-      map = this.loadMap(mapUrl, url);
-    } catch {
-      return;
+    let map = this.mapsByUrl.get(url);
+    if (map === undefined) {
+      try {
+        map = this.loadMap(mapUrl, url) ?? null;
+      } catch {
+        map = null;
+      }
+      this.mapsByUrl.set(url, map);
     }
-    if (!map) return;
-    this.mapsByUrl.set(url, map);
-    await this.mappedScriptReady(url, map);
+    if (map) await this.mappedScriptReady(isolate, url, map);
   }
 
   /** The error a breakpoint's condition throws at this stop, if it throws. */
-  private async conditionError(frame: CallFrame, expression: string): Promise<string | undefined> {
-    const result = await this.cdp
+  private async conditionError(isolate: Isolate, frame: CallFrame, expression: string): Promise<string | undefined> {
+    const result = await isolate.cdp
       .send<{ exceptionDetails?: ExceptionDetails }>('Debugger.evaluateOnCallFrame', { callFrameId: frame.callFrameId, expression, silent: true, timeout: EVALUATE_TIMEOUT_MS })
       .catch(() => undefined);
     return result?.exceptionDetails ? exceptionText(result.exceptionDetails) : undefined;
   }
 
   /** A logpoint's message with each `{expression}` replaced by its value in the frame. */
-  private async logMessage(frame: CallFrame, message: string): Promise<string> {
+  private async logMessage(isolate: Isolate, frame: CallFrame, message: string): Promise<string> {
     const parts = message.split(/(\{[^{}]*\})/);
     const out: string[] = [];
     for (const part of parts) {
@@ -609,7 +757,7 @@ export class NodeBridge {
         out.push(part);
         continue;
       }
-      const result = await this.cdp
+      const result = await isolate.cdp
         .send<{ result: RemoteObject; exceptionDetails?: ExceptionDetails }>('Debugger.evaluateOnCallFrame', {
           callFrameId: frame.callFrameId,
           expression: part.slice(1, -1),
@@ -625,30 +773,44 @@ export class NodeBridge {
 
   // --- what a stop shows ---
 
-  private allFrames(): Array<{ call?: CallFrame; async?: AsyncFrame }> {
-    if (!this.paused) throw new Error('the program is not paused');
-    if (this.frames.length === 0) {
+  private allFrames(isolate: Isolate): Array<{ call?: CallFrame; async?: AsyncFrame }> {
+    if (!isolate.paused) throw new Error(isolate.id === MAIN_THREAD ? 'the program is not paused' : `${isolate.name} is not paused`);
+    if (isolate.frames.length === 0) {
       // The program's frames, as debugpy's justMyCode shows them: node's own (and code with no URL) left out, but the innermost kept.
-      this.frames = this.paused.callFrames.filter((call, i) => i === 0 || this.isProgram(this.urlOf(call), true)).map((call) => ({ call }));
-      for (const frame of asyncFrames(this.paused.asyncStackTrace)) if (this.isProgram(frame.url, true)) this.frames.push({ async: frame });
+      isolate.frames = isolate.paused.callFrames.filter((call, i) => i === 0 || this.isProgram(this.urlOf(isolate, call), true)).map((call) => ({ call }));
+      for (const frame of asyncFrames(isolate.paused.asyncStackTrace)) if (this.isProgram(frame.url, true)) isolate.frames.push({ async: frame });
     }
-    return this.frames;
+    return isolate.frames;
   }
 
-  private stackTrace(start: number, levels: number): DebugProtocol.StackTraceResponse['body'] {
-    const frames = this.allFrames();
-    const end = levels > 0 ? Math.min(frames.length, start + levels) : frames.length;
+  /** A frame by its DAP id (each thread's frames are numbered from its id times FRAME_IDS). */
+  private frameOf(frameId: number): { isolate: Isolate; frame: { call?: CallFrame; async?: AsyncFrame } } {
+    const isolate = this.isolates.get(Math.floor(frameId / FRAME_IDS));
+    const frame = isolate ? this.allFrames(isolate)[(frameId % FRAME_IDS) - 1] : undefined;
+    if (!isolate || !frame) throw new Error(`no frame ${frameId} at this stop`);
+    return { isolate, frame };
+  }
+
+  private stackTrace(isolate: Isolate, start: number, levels: number): DebugProtocol.StackTraceResponse['body'] {
+    const frames = this.allFrames(isolate);
+    const end = Math.min(frames.length, FRAME_IDS - 1, levels > 0 ? start + levels : frames.length);
     const stackFrames: DebugProtocol.StackFrame[] = [];
     for (let i = start; i < end; i++) {
       const frame = frames[i]!;
       const { scriptId, url, line, column, name } = frame.call
-        ? { scriptId: frame.call.location.scriptId, url: this.urlOf(frame.call), line: frame.call.location.lineNumber, column: frame.call.location.columnNumber ?? 0, name: frame.call.functionName }
+        ? {
+            scriptId: frame.call.location.scriptId,
+            url: this.urlOf(isolate, frame.call),
+            line: frame.call.location.lineNumber,
+            column: frame.call.location.columnNumber ?? 0,
+            name: frame.call.functionName,
+          }
         : { scriptId: frame.async!.scriptId, url: frame.async!.url, line: frame.async!.lineNumber, column: frame.async!.columnNumber, name: frame.async!.functionName };
-      const at = this.located(scriptId, url, line, column);
+      const at = this.located(isolate, scriptId, url, line, column);
       // A function's name is the program's to make: cut, as values are (a 60,000-character one filled the answer, attack 18aq k2-8).
       const shown = name ? (name.length > MAX_NAME_CHARS ? `${name.slice(0, MAX_NAME_CHARS)}...` : name) : '<anonymous>';
       stackFrames.push({
-        id: i + 1,
+        id: isolate.id * FRAME_IDS + i + 1,
         name: frame.async ? `async ${shown}` : shown,
         line: at.line,
         column: at.column,
@@ -660,8 +822,8 @@ export class NodeBridge {
   }
 
   /** A generated position (0-based) as the agent knows it: the original source and line (1-based) when the script has a map. */
-  private located(scriptId: string, url: string, line: number, column: number): { path: string; line: number; column: number } {
-    const script = this.scripts.get(scriptId);
+  private located(isolate: Isolate, scriptId: string, url: string, line: number, column: number): { path: string; line: number; column: number } {
+    const script = isolate.scripts.get(scriptId);
     const map = script ? this.mapOf(script) : null;
     const original = map?.original({ line, column });
     // A map names any file it likes: a stop is reported at an original source only inside the root (attack 18aq j2-9: /etc/passwd).
@@ -670,20 +832,21 @@ export class NodeBridge {
   }
 
   private scopes(frameId: number): DebugProtocol.Scope[] {
-    const frame = this.allFrames()[frameId - 1];
-    if (!frame) throw new Error(`no frame ${frameId}`);
+    const { isolate, frame } = this.frameOf(frameId);
     if (!frame.call) return [];
     const chain = frame.call.scopeChain;
     // A `with` object's members are not locals (one of a million keys held every stop, attack 18aq k2-6): it is a scope of its own.
-    const locals = chain.filter((s) => s.type === 'local' || s.type === 'block' || s.type === 'catch');
+    // Top-level code (an ES module's, a script's) has no function scope: its module's or script's bindings are its locals.
+    const topLevel = chain.some((s) => s.type === 'local') ? undefined : chain.find((s) => s.type === 'module' || s.type === 'script');
+    const locals = chain.filter((s) => s.type === 'local' || s.type === 'block' || s.type === 'catch' || s === topLevel);
     const scopes: DebugProtocol.Scope[] = [];
     const objects = locals.map((s) => s.object.objectId).filter((id): id is string => id !== undefined);
     const thisObject = frame.call.functionName && frame.call.this.type === 'object' && frame.call.this.subtype !== 'null' ? frame.call.this : undefined;
-    scopes.push({ name: 'Locals', presentationHint: 'locals', variablesReference: this.ref({ kind: 'scope', objects, ...(thisObject ? { thisObject } : {}) }), expensive: false });
+    scopes.push({ name: 'Locals', presentationHint: 'locals', variablesReference: this.ref({ kind: 'scope', isolate, objects, ...(thisObject ? { thisObject } : {}) }), expensive: false });
     for (const scope of chain) {
       if (locals.includes(scope) || !scope.object.objectId) continue;
       const name = scope.type === 'closure' ? `Closure${scope.name ? ` (${scope.name})` : ''}` : scope.type[0]!.toUpperCase() + scope.type.slice(1);
-      scopes.push({ name, variablesReference: this.ref({ kind: 'scope', objects: [scope.object.objectId] }), expensive: scope.type === 'global' });
+      scopes.push({ name, variablesReference: this.ref({ kind: 'scope', isolate, objects: [scope.object.objectId] }), expensive: scope.type === 'global' });
     }
     return scopes;
   }
@@ -697,18 +860,19 @@ export class NodeBridge {
   private async variables(reference: number): Promise<DebugProtocol.Variable[]> {
     const target = this.refs.get(reference);
     if (!target) throw new Error(`no variables with reference ${reference} at this stop`);
+    const { isolate } = target;
     if (target.kind === 'scope') {
       const seen = new Set<string>();
       const out: DebugProtocol.Variable[] = [];
       if (target.thisObject) {
-        out.push(this.variable('this', target.thisObject));
+        out.push(this.variable(isolate, 'this', target.thisObject));
         seen.add('this');
       }
       for (const objectId of target.objects) {
-        for (const p of await this.properties(objectId)) {
+        for (const p of await this.properties(isolate, objectId)) {
           if (seen.has(p.name) || !p.value) continue;
           seen.add(p.name);
-          out.push(this.variable(p.name, p.value));
+          out.push(this.variable(isolate, p.name, p.value));
         }
       }
       return out;
@@ -720,7 +884,7 @@ export class NodeBridge {
     let more = 0;
     if (big && (object.subtype === 'array' || object.subtype === 'typedarray' || object.subtype === undefined) && object.className !== 'Proxy') {
       // A copy of the first members only: listing a million would fill the channel.
-      const copy = await this.cdp.send<{ result: RemoteObject }>('Runtime.callFunctionOn', {
+      const copy = await isolate.cdp.send<{ result: RemoteObject }>('Runtime.callFunctionOn', {
         objectId,
         // Data properties only, by their descriptors: a getter is not called (attack 18aq k2-5).
         functionDeclaration: `function (n) { const keys = Object.keys(this); const o = Object.create(null); for (const k of keys.slice(0, n)) { const d = Object.getOwnPropertyDescriptor(this, k); if (d && 'value' in d) o[k] = d.value; } o['(more)'] = keys.length - Math.min(keys.length, n); return o; }`,
@@ -730,30 +894,30 @@ export class NodeBridge {
       if (copy.result.objectId) objectId = copy.result.objectId;
     }
     const out: DebugProtocol.Variable[] = [];
-    const props = await this.properties(objectId, true, object.subtype === 'proxy' || object.className === 'Proxy');
+    const props = await this.properties(isolate, objectId, true, object.subtype === 'proxy' || object.className === 'Proxy');
     for (const p of props) {
       if (!p.value) continue;
       if (p.name === '(more)' && objectId !== object.objectId) {
         more = Number(p.value.value ?? 0);
         continue;
       }
-      out.push(this.variable(p.name, p.value));
+      out.push(this.variable(isolate, p.name, p.value));
       if (out.length >= MAX_MEMBERS) break;
     }
     if (more > 0) out.push({ name: '(more)', value: `${more} more members not listed`, variablesReference: 0, presentationHint: { kind: 'virtual' } });
     return out;
   }
 
-  private async properties(objectId: string, internal = false, proxy = false): Promise<PropertyDescriptor[]> {
+  private async properties(isolate: Isolate, objectId: string, internal = false, proxy = false): Promise<PropertyDescriptor[]> {
     // V8 sends each string value whole: a 40 MB local made a stop take 20 s, 140 MB never came (attack 18aq j2-6). When
     // a value is longer than a stop shows, its properties are read from a copy whose strings are cut in the program.
     // (Never on a Proxy: reading it runs the program's traps, attack 18aq k2-5.)
     const copy = proxy
       ? undefined
-      : await this.cdp
+      : await isolate.cdp
           .send<{ result: RemoteObject }>('Runtime.callFunctionOn', { objectId, functionDeclaration: CUT_LONG_STRINGS, arguments: [{ value: MAX_STRING }], silent: true })
           .catch(() => undefined);
-    const got = await this.cdp.send<{ result: PropertyDescriptor[]; internalProperties?: PropertyDescriptor[] }>('Runtime.getProperties', {
+    const got = await isolate.cdp.send<{ result: PropertyDescriptor[]; internalProperties?: PropertyDescriptor[] }>('Runtime.getProperties', {
       objectId: copy?.result.objectId ?? objectId,
       ownProperties: true,
       generatePreview: true,
@@ -763,41 +927,43 @@ export class NodeBridge {
     return [...own, ...extra];
   }
 
-  private variable(name: string, value: RemoteObject): DebugProtocol.Variable {
+  private variable(isolate: Isolate, name: string, value: RemoteObject): DebugProtocol.Variable {
     const expandable = value.objectId !== undefined && value.type === 'object' && value.subtype !== 'null';
-    return { name, value: describe(value), type: typeName(value), variablesReference: expandable ? this.ref({ kind: 'object', object: value }) : 0 };
+    return { name, value: describe(value), type: typeName(value), variablesReference: expandable ? this.ref({ kind: 'object', isolate, object: value }) : 0 };
   }
 
   private async evaluate(expression: string, frameId: number | undefined): Promise<DebugProtocol.EvaluateResponse['body']> {
     let result: { result: RemoteObject; exceptionDetails?: ExceptionDetails };
+    let isolate: Isolate;
     if (frameId !== undefined) {
-      const frame = this.allFrames()[frameId - 1];
-      if (!frame) throw new Error(`no frame ${frameId}`);
-      if (!frame.call) throw new Error(`frame ${frameId - 1} is an async caller, which V8 keeps no variables of: evaluate in a frame above it`);
-      result = await this.cdp.send('Debugger.evaluateOnCallFrame', {
-        callFrameId: frame.call.callFrameId,
+      const at = this.frameOf(frameId);
+      isolate = at.isolate;
+      if (!at.frame.call) throw new Error(`frame ${(frameId % FRAME_IDS) - 1} is an async caller, which V8 keeps no variables of: evaluate in a frame above it`);
+      result = await isolate.cdp.send('Debugger.evaluateOnCallFrame', {
+        callFrameId: at.frame.call.callFrameId,
         expression,
         generatePreview: true,
         timeout: EVALUATE_TIMEOUT_MS,
       });
     } else {
-      result = await this.cdp.send('Runtime.evaluate', { expression, generatePreview: true, timeout: EVALUATE_TIMEOUT_MS });
+      isolate = this.isolateOf(undefined);
+      result = await isolate.cdp.send('Runtime.evaluate', { expression, generatePreview: true, timeout: EVALUATE_TIMEOUT_MS });
     }
     if (result.exceptionDetails) throw new Error(exceptionText(result.exceptionDetails));
     const value = result.result;
     const expandable = value.objectId !== undefined && value.type === 'object' && value.subtype !== 'null';
-    return { result: describe(value), type: typeName(value), variablesReference: expandable ? this.ref({ kind: 'object', object: value }) : 0 };
+    return { result: describe(value), type: typeName(value), variablesReference: expandable ? this.ref({ kind: 'object', isolate, object: value }) : 0 };
   }
 
-  private async exceptionInfo(): Promise<DebugProtocol.ExceptionInfoResponse['body']> {
-    const thrown = this.exception;
+  private async exceptionInfo(isolate: Isolate): Promise<DebugProtocol.ExceptionInfoResponse['body']> {
+    const thrown = isolate.exception;
     if (!thrown) throw new Error('the program is not stopped at an exception');
     const data = thrown.data;
     let name = typeName(data);
     let message = describe(data);
     let stack: string | undefined;
     if (data.objectId && data.type === 'object') {
-      const read = await this.cdp
+      const read = await isolate.cdp
         .send<{ result: RemoteObject }>('Runtime.callFunctionOn', {
           objectId: data.objectId,
           functionDeclaration: `function (max) { const cut = (s) => s.length > max ? s.slice(0, max) + '... [cut: ' + s.length + ' characters in all]' : s; let name, message, stack; try { name = String(this.name ?? (this.constructor && this.constructor.name) ?? 'Error'); message = String(this.message ?? ''); stack = this.stack === undefined ? undefined : String(this.stack); } catch (e) { message = '<could not be read: ' + e + '>'; } return { name: cut(name || 'Error'), message: cut(message), stack: stack === undefined ? undefined : cut(stack) }; }`,

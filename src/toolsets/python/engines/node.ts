@@ -131,6 +131,11 @@ export class NodeEngine implements Engine {
     return errors;
   }
 
+  async threadName(dap: DapConnection, threadId: number): Promise<string | undefined> {
+    if (threadId === 1) return undefined;
+    return (await dap.request('threads')).threads.find((t) => t.id === threadId)?.name;
+  }
+
   async exceptionError(dap: DapConnection, threadId: number, _stop: unknown, stack: TracebackFrames): Promise<ErrorInfo> {
     const info = await dap.request('exceptionInfo', { threadId }).catch(() => undefined);
     const type = cutMessage(info?.details?.typeName ?? info?.exceptionId ?? 'Error', MAX_TYPE_CHARS);
