@@ -46,7 +46,7 @@ function commonOptions(cmd: Command): Command {
     .option('--max-sessions-per-key <n>', 'most sessions all clients of one API key may have open at once, per toolset', intArg('--max-sessions-per-key', 1, 10000), 32)
     .option('--allow-gdb-shell', 'let gdb commands leave the debugger: shell, !, pipe, python, source, cd, target, define, files outside --root (default: on for stdio, off for serve)')
     .option('--no-allow-gdb-shell', 'refuse gdb commands that leave the debugger, also over stdio')
-    .option('--allow-attach', 'let gdb attach to processes a session did not start (default: on for stdio, off for serve)')
+    .option('--allow-attach', 'let gdb, the debugger toolset and Node.js sessions attach to processes of this user a session did not start (default: on for stdio, off for serve)')
     .option('--no-allow-attach', 'refuse gdb attach to processes a session did not start, also over stdio')
     .option('--gdb <path>', 'gdb binary', 'gdb')
     .addOption(
@@ -133,7 +133,7 @@ function baseConfig(opts: CommonOpts, permissive = true): Config {
   config.gdb = { path: opts.gdb, allowShell: opts.allowGdbShell ?? permissive, allowAttach: opts.allowAttach ?? permissive, text: opts.gdbText };
   config.bundles = { dir: opts.bundleDir ?? config.bundles.dir, kubectl: opts.kubectl, grepTimeoutMs: opts.grepTimeout * 1000, budgetPerKeyPercent: opts.bundleBudgetPerKey };
   if (opts.bundleUrlHost) config.bundles.urlHosts = opts.bundleUrlHost;
-  // One --allow-attach for gdb and the debugger toolset; the debugger then attaches only to this user's processes.
+  // One --allow-attach for gdb, the debugger toolset and the python toolset's Node.js attach; the last two then attach only to this user's processes.
   config.debugger = { allowAttach: (opts.allowAttach ?? permissive) ? 'same-user' : 'none', dataDir: opts.dataDir ?? config.debugger.dataDir };
   config.control = { ...config.control, ...(opts.store ? { store: opts.store } : {}), ...(opts.dataDir ? { dataDir: opts.dataDir } : {}) };
   return config;

@@ -83,7 +83,7 @@ export interface Config {
     budgetPerKeyPercent?: number;
   };
   debugger: {
-    /** Which processes debugger_attach may attach to: the server's own user's, any, or none. */
+    /** Which processes debugger_attach and python_start_session's `attach` may attach to: the server's own user's, any, or none (core/attach). */
     allowAttach: 'same-user' | 'any' | 'none';
     /** Where the debugger toolset keeps crash signatures (XDG data dir by default). */
     dataDir: string;

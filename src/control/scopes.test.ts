@@ -50,6 +50,7 @@ describe('scopes', () => {
       ...['gdb', 'python', 'bundles', 'mocks', 'debugger'].flatMap((t) => [t, `${t}:read`, `${t}:*`]),
       'gdb:shell',
       'gdb:attach',
+      'python:attach',
       'bundles:download',
       'mocks:run',
       'debugger:attach',

@@ -1,7 +1,7 @@
 /**
  * Scopes: `<toolset>:read` (tools that only look), `<toolset>` (full use, implies `:read`), and
  * capability scopes for what reaches outside a debug session (`gdb:shell`, `gdb:attach`,
- * `bundles:download`, `mocks:run`, `debugger:attach`). `*` is every scope, `<toolset>:*` every
+ * `python:attach`, `bundles:download`, `mocks:run`, `debugger:attach`). `*` is every scope, `<toolset>:*` every
  * scope of one toolset. A call needs all the scopes `requiredScopes` names and those its
  * toolset reads from its arguments.
  */

@@ -612,6 +612,20 @@ function readEnviron(pid: number): Buffer | typeof HIDDEN | undefined {
   }
 }
 
+/**
+ * Whether `pid` is a process of a tree debugkit runs (a session's program, gdb, a recorded command, or
+ * anything they started, setsid and double forks included): by its tree's cgroup, its environment's
+ * token, or its limits marker, as the trees are ended. Attaching to one is refused: it runs for a
+ * session, maybe another key's.
+ */
+export function runsForDebugkit(pid: number): boolean {
+  const trees = [...live];
+  if (trees.some((tree) => tree.cgroup !== undefined && cgroupMembers(tree.cgroup).includes(pid))) return true;
+  const env = readEnviron(pid);
+  if (env !== undefined && env !== HIDDEN && trees.some((tree) => hasEntry(env, entry(OWNER_VAR, tree.token)))) return true;
+  return limitsMarked(pid, limitsOf(trees));
+}
+
 /** The limit markers of `trees` (those that have one). */
 function limitsOf(trees: readonly Tree[]): Set<string> {
   return new Set(trees.flatMap((t) => (t.limits ? [t.limits] : [])));

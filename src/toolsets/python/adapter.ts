@@ -35,7 +35,7 @@ export class DebugAdapter {
   private conditionFailures: ConditionFailure[] = [];
   private wake = new Set<() => void>();
   private hasEnded = false;
-  private readonly proc: OwnedChild;
+  private readonly proc: OwnedChild | undefined;
   readonly dap: DapConnection;
 
   private constructor(
@@ -67,13 +67,13 @@ export class DebugAdapter {
       this.notify();
     });
     dap.onEvent('terminated', () => this.end());
-    void (started.adapterExited ?? proc.exited).then((exit) => {
+    void (started.adapterExited ?? proc?.exited ?? new Promise<never>(() => undefined)).then((exit) => {
       if (!this.disposed) this.adapterExit = exit;
       this.end();
     });
     // The channel closes a moment before the process is reaped: wait (bounded) for how it ended.
     void dap.closed.then(async () => {
-      await boundPromise(proc.exited, { timeoutMs: 1000 });
+      if (proc) await boundPromise(proc.exited, { timeoutMs: 1000 });
       this.end();
     });
   }
@@ -131,15 +131,15 @@ export class DebugAdapter {
     try {
       await adapter.handshake(spec);
     } catch (err) {
-      const died = await boundPromise(started.proc.exited, { timeoutMs: 200 });
+      const died = started.proc ? await boundPromise(started.proc.exited, { timeoutMs: 200 }) : undefined;
       await adapter.dispose();
-      if (died.kind === 'value' && died.value.signal) {
+      if (died?.kind === 'value' && died.value.signal) {
         throw new DebugkitError('ENGINE_FAILED', `the ${engine.name} adapter died (killed by signal ${died.value.signal}) while launching the program`, { cause: err });
       }
       throw err instanceof DebugkitError ? err : new DebugkitError('ENGINE_FAILED', `${engine.name} failed to launch the program: ${String(err)}`, { cause: err });
     }
     // An engine that does not name the program's process (Delve): the adapter's child is the program.
-    if (adapter.debuggeePid === undefined && started.proc.child.pid !== undefined) adapter.debuggeePid = childrenOf(started.proc.child.pid)[0];
+    if (adapter.debuggeePid === undefined && started.proc?.child.pid !== undefined) adapter.debuggeePid = childrenOf(started.proc.child.pid)[0];
     return adapter;
   }
 
@@ -170,23 +170,24 @@ export class DebugAdapter {
     await launched;
   }
 
-  /** Ends the debuggee (its own process group), the adapter, and the channel. */
+  /** Ends the debuggee (its own process group), the adapter, and the channel; a program attached to is only left. */
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    const attached = this.started.attached === true;
     if (!this.dap.isClosed) {
-      await this.dap.request('disconnect', { terminateDebuggee: true }, { timeoutMs: 2000 }).catch(() => undefined);
+      await this.dap.request('disconnect', { terminateDebuggee: !attached }, { timeoutMs: 2000 }).catch(() => undefined);
     }
     // debugpy starts the debuggee in a process group of its own: end it by pid, not via ours.
-    if (this.debuggeePid !== undefined) killProcessGroup(this.debuggeePid);
+    if (this.debuggeePid !== undefined && !attached) killProcessGroup(this.debuggeePid);
     this.dap.close(new DebugkitError('SESSION_CLOSED', 'the session ended'));
-    await terminate(this.proc, { graceMs: 1000 });
+    if (this.proc) await terminate(this.proc, { graceMs: 1000 });
     this.started.closeChannel?.();
     this.end();
   }
 
   get adapterPid(): number | undefined {
-    return this.proc.child.pid;
+    return this.proc?.child.pid;
   }
 }
 

@@ -24,7 +24,10 @@ export interface EngineLaunch {
 
 /** An engine's adapter, running, and the DAP channel to it. */
 export interface StartedEngine {
-  proc: OwnedChild;
+  /** What debugkit started: the adapter (debugpy's, Delve's), or the program itself (Node.js's, whose adapter runs in debugkit); none when it attached. */
+  proc?: OwnedChild;
+  /** Attached to a program debugkit did not start (Node.js's --inspect): the session's end detaches and leaves it running. */
+  attached?: boolean;
   dap: DapConnection;
   /** The `launch` request's arguments. */
   launch: Record<string, unknown>;

@@ -17,6 +17,7 @@ import { stepTool } from './tools/step.js';
 
 export const pythonToolset = defineToolset<PythonContext>({
   name: 'python',
+  capabilities: ['python:attach'],
   summary: 'Python debugging through debugpy (DAP): run to breakpoints, locals, stepping, evaluate; also as a REST API',
   instructions:
     'python: python_start_session on a script (with breakpoints), then python_run_to_breakpoint / python_continue / python_step; ' +

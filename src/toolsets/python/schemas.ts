@@ -64,7 +64,7 @@ export const runOutput = {
     .describe('A few frames, from two above the one looked at: python_inspect with another frame pages through the rest'),
   stackDepth: z.number().optional().describe('How many frames the stack has'),
   localsOmitted: z.number().optional().describe('How many locals were left out (raise maxLocals, or python_evaluate one by name)'),
-  thread: z.string().optional().describe('The thread that stopped, if not the main one'),
+  thread: z.string().optional(),
   exitCode: z.number().optional(),
   breakpointWarnings: z.array(breakpointReport).optional().describe('Breakpoints debugpy moved or could not verify'),
   conditionError: z

@@ -25,6 +25,8 @@ export interface StartRequest {
   idleTimeout?: number;
   /** Run the program under this mock set (issue 22: debug under replayed dependencies). */
   mocks?: MocksOption;
+  /** Attach to the `node --inspect` listening on this loopback port rather than start the entry (see NodeEngine.attachTo). */
+  attach?: number;
 }
 
 const DEFAULT_IDLE_MS = 30 * 60 * 1000;
@@ -61,6 +63,12 @@ export class PythonService {
     if (req.pythonPath !== undefined && !path.isAbsolute(req.pythonPath)) {
       throw new DebugkitError('INVALID_ARGUMENT', `pythonPath must be an absolute path to a Python interpreter, not ${req.pythonPath}`);
     }
+    if (req.attach !== undefined) {
+      if (language !== 'node') throw new DebugkitError('INVALID_ARGUMENT', `attach is for JavaScript and TypeScript programs (a node --inspect port): ${req.entry} is not one`);
+      const given = (['args', 'env', 'pythonPath', 'mocks'] as const).filter((name) => req[name] !== undefined);
+      if (given.length > 0) throw new DebugkitError('INVALID_ARGUMENT', `${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} for programs debugkit starts, not for one it attaches to`);
+      await NodeEngine.attachable(req.attach, this.config.debugger.allowAttach);
+    }
     const timeoutMs = req.idleTimeout !== undefined ? req.idleTimeout * 1000 : DEFAULT_IDLE_MS;
     // The entry is opened here and stays open with the session: a Python program runs the opened
     // file (see the entry hook in boot/sitecustomize.py), never what the path names when it starts.
@@ -70,7 +78,7 @@ export class PythonService {
     let engine: Engine | undefined;
     try {
       if (language === 'python') engine = new DebugpyEngine(await resolveInterpreter(req.pythonPath, signal));
-      else if (language === 'node') engine = new NodeEngine(this.root());
+      else if (language === 'node') engine = new NodeEngine(this.root(), req.attach !== undefined ? { port: req.attach, rule: this.config.debugger.allowAttach } : undefined);
       if (req.mocks) {
         // The replay engine loads with the first session that asks for it.
         const { DebugReplay } = await import('../mocks/under.js');

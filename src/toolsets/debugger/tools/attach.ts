@@ -1,25 +1,14 @@
-import { statSync } from 'node:fs';
 import { z } from 'zod';
 import { withText } from '../../../mcp/tools.js';
 import { DebuggerRpcError } from '../errors.js';
+import { attachRefusal, type AttachRule } from '../../../core/attach.js';
 import { clientKey } from '../../../core/sessions.js';
 import { REPLY_TIMEOUT_MS, finishStop, idleTimeout, loadEngine, newSessionId, stopShape, type DebuggerTool, defineTool } from './common.js';
 
-/** May this server attach to `pid`? -32004 when it does not exist, -32003 when not allowed. */
-export function checkAttachable(pid: number, rule: 'same-user' | 'any' | 'none'): void {
-  let uid: number;
-  try {
-    uid = statSync(`/proc/${pid}`).uid;
-  } catch {
-    throw new DebuggerRpcError('PROCESS_NOT_FOUND', `no process with pid ${pid} exists`, { pid });
-  }
-  if (pid === process.pid) throw new DebuggerRpcError('PERMISSION_DENIED', `pid ${pid} is debugkit itself`, { pid });
-  if (rule === 'none')
-    throw new DebuggerRpcError('PERMISSION_DENIED', `attaching is disabled on this server (the operator did not give --allow-attach); launch the program with debugger_launch instead`, { pid });
-  const me = process.getuid?.() ?? -1;
-  if (rule === 'same-user' && uid !== me) {
-    throw new DebuggerRpcError('PERMISSION_DENIED', `process ${pid} belongs to uid ${uid}, not to debugkit's user (uid ${me}); only processes of debugkit's own user can be attached`, { pid });
-  }
+/** May this server attach to `pid`? -32004 when it does not exist, -32003 when not allowed (core/attach: the one rule). */
+export function checkAttachable(pid: number, rule: AttachRule): void {
+  const refused = attachRefusal(pid, rule, 'launch the program with debugger_launch instead');
+  if (refused) throw new DebuggerRpcError(refused.reason === 'not-found' ? 'PROCESS_NOT_FOUND' : 'PERMISSION_DENIED', refused.message, { pid });
 }
 
 export const attachTool: DebuggerTool = (ctx) =>

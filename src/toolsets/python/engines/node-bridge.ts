@@ -118,9 +118,9 @@ type Ref = { isolate: Isolate } & ({ kind: 'scope'; objects: string[]; thisObjec
 export interface NodeBridgeOptions {
   /** The main thread's inspector session. */
   cdp: CdpSession;
-  /** The program's process: its pid, and its end. */
+  /** The program's process: its pid, and its end (none when attached: debugkit did not start it, and cannot know its exit status). */
   pid: number;
-  exited: Promise<ChildExit>;
+  exited?: Promise<ChildExit>;
   /** The workspace: original sources a map names are believed only inside it. */
   root: string;
   /** boot/node-hook.cjs's URL: a pause there is a module about to be compiled. */
@@ -240,6 +240,8 @@ export class NodeBridge {
       // The program's main context is gone: node waits for the debugger to leave before it exits.
       if (isolate.id === MAIN_THREAD && p.executionContextId === isolate.defaultContext) this.cdp.close();
     });
+    // Attached, the program's streams are not debugkit's: what it logs through `console` is its output here.
+    if (!this.options.exited) cdp.on('Runtime.consoleAPICalled', (p) => this.consoleOutput(p as unknown as { type: string; args: RemoteObject[] }));
     cdp.on('NodeWorker.attachedToWorker', (p) => void this.workerStarted(cdp, p as unknown as { sessionId: string; workerInfo: { workerId: string; url: string } }));
   }
 
@@ -261,6 +263,12 @@ export class NodeBridge {
    * A worker thread started (waiting for the debugger): a thread of its own, set up as the main one
    * (the same breakpoints and exception filters), then let run.
    */
+  private consoleOutput(p: { type: string; args: RemoteObject[] }): void {
+    const text = p.args.map((arg) => (arg.type === 'string' ? String(arg.value ?? '') : describe(arg))).join(' ');
+    const stderr = p.type === 'error' || p.type === 'warning' || p.type === 'trace' || p.type === 'assert';
+    this.event('output', { category: stderr ? 'stderr' : 'stdout', output: `${text.length > MAX_STRING ? `${text.slice(0, MAX_STRING)}...` : text}\n` });
+  }
+
   private async workerStarted(parent: CdpSession, p: { sessionId: string; workerInfo: { workerId: string; title?: string; url: string } }): Promise<void> {
     if (this.isolates.size > MAX_WORKERS) {
       // Past the bound, a worker runs as it would without debugkit (a program that starts workers without end holds none of the server).
@@ -302,9 +310,11 @@ export class NodeBridge {
   private async finish(): Promise<void> {
     if (this.ended) return;
     this.ended = true;
-    const exit = await this.options.exited;
-    const exitCode = exit.code ?? 128 + (signalNumber(exit.signal) ?? 0);
-    this.event('exited', { exitCode });
+    const { exited } = this.options;
+    if (exited) {
+      const exit = await exited;
+      this.event('exited', { exitCode: exit.code ?? 128 + (signalNumber(exit.signal) ?? 0) });
+    }
     this.event('terminated', {});
   }
 
@@ -326,7 +336,7 @@ export class NodeBridge {
       if (request.command === 'launch' || request.command === 'attach') {
         // Once the launch is asked for (the client listens for `initialized` by then), as Delve's adapter does.
         this.event('initialized', {});
-        this.event('process', { name: 'node', systemProcessId: this.options.pid, isLocalProcess: true, startMethod: 'launch' });
+        this.event('process', { name: 'node', systemProcessId: this.options.pid, isLocalProcess: true, startMethod: this.options.exited ? 'launch' : 'attach' });
       }
     } catch (err) {
       const message = describeError(err);

@@ -1,4 +1,5 @@
 import { closeSync, fstatSync, readSync } from 'node:fs';
+import http from 'node:http';
 import { createRequire } from 'node:module';
 import { constants } from 'node:os';
 import { PassThrough } from 'node:stream';
@@ -8,7 +9,10 @@ import { CdpConnection } from '../../../core/cdp.js';
 import { DapConnection } from '../../../core/dap/connection.js';
 import { DebugkitError } from '../../../core/errors.js';
 import { openContained } from '../../../core/paths.js';
-import { awaitAnnouncement, spawnChild, terminate, type OwnedChild } from '../../../core/process.js';
+import { awaitAnnouncement, runsForDebugkit, spawnChild, terminate, type OwnedChild } from '../../../core/process.js';
+import { loopbackListener } from '../../../core/sockets.js';
+import { waitBounded } from '../../../core/wait.js';
+import { attachRefusal, type AttachRule } from '../../../core/attach.js';
 import { MAX_MAP_BYTES } from '../../../core/sourcemap.js';
 import { cutMessage, MAX_TYPE_CHARS, TRACEBACK_MESSAGE_CHARS } from '../ends.js';
 import type { ConditionFailure, Engine, EngineLaunch, ErrorInfo, StartedEngine, TracebackFrames } from '../engine.js';
@@ -49,9 +53,14 @@ export class NodeEngine implements Engine {
   readonly language = 'JavaScript';
   readonly exitDecidesError = true;
 
-  constructor(private readonly root: string) {}
+  /** `attach`: the program is not started but attached to, through its inspector on this loopback port (see attachTo). */
+  constructor(
+    private readonly root: string,
+    private readonly attach?: { port: number; rule: AttachRule },
+  ) {}
 
   async start(spec: EngineLaunch): Promise<StartedEngine> {
+    if (this.attach) return this.attachTo(this.attach.port, this.attach.rule);
     const { program } = spec;
     const transformed = TRANSFORMED.test(program.real);
     // node runs the opened entry (its descriptor's path), never the workspace path a writer could have swapped since it was
@@ -80,6 +89,39 @@ export class NodeEngine implements Engine {
       await terminate(proc, { graceMs: 0 });
       throw err;
     }
+  }
+
+  /**
+   * The process a session may attach to on 127.0.0.1:PORT, and its inspector's URL; or why not (checked when the session
+   * is started, so the agent hears at once, and again when it attaches).
+   */
+  static async attachable(port: number, rule: AttachRule): Promise<{ pid: number; url: string }> {
+    const pid = await loopbackListener(port);
+    if (pid === undefined) throw new DebugkitError('INVALID_ARGUMENT', `nothing debugkit can see listens on 127.0.0.1:${port}: start the program with node --inspect=127.0.0.1:${port}`);
+    const refused = attachRefusal(pid, rule, 'start the program through python_start_session without attach instead');
+    if (refused) throw new DebugkitError(refused.reason === 'not-found' ? 'NOT_FOUND' : 'INVALID_ARGUMENT', refused.message);
+    if (runsForDebugkit(pid)) throw new DebugkitError('INVALID_ARGUMENT', `process ${pid} on port ${port} runs for a debugkit session: it can be debugged only through that session`);
+    return { pid, url: await inspectorTarget(port) };
+  }
+
+  /**
+   * Attaches to a running `node --inspect` (operators allow it with --allow-attach; keys need
+   * python:attach): the process listening on 127.0.0.1:PORT, if the attach rule allows it and it is
+   * no process debugkit runs for a session (another key's program is never reached this way), then
+   * the inspector target it publishes on /json/list. Ending the session detaches; the program runs on.
+   */
+  private async attachTo(port: number, rule: AttachRule): Promise<StartedEngine> {
+    const { pid, url } = await NodeEngine.attachable(port, rule);
+    const cdp = await CdpConnection.connect(url, LISTEN_TIMEOUT_MS);
+    const bridge = new NodeBridge({ cdp, pid, root: this.root, hookUrl: pathToFileURL(HOOK).href, readMapFile: (file) => this.readMapFile(file) });
+    try {
+      await bridge.prepare();
+    } catch (err) {
+      cdp.close();
+      throw err;
+    }
+    const dap = new DapConnection(bridge.toClient, bridge.fromClient, { name: 'Node.js', timeoutMs: DAP_TIMEOUT_MS });
+    return { dap, launch: {}, attached: true, adapterExited: new Promise(() => undefined), closeChannel: () => cdp.close() };
   }
 
   async configure(dap: DapConnection, spec: EngineLaunch): Promise<void> {
@@ -248,4 +290,48 @@ async function inspectorUrl(proc: OwnedChild, rest: PassThrough): Promise<string
     });
   });
   return found[1]!;
+}
+
+/** The most of /json/list read from a port being attached to. */
+const MAX_LIST_BYTES = 64 * 1024;
+
+/**
+ * The WebSocket URL of the inspector target a `node --inspect` publishes on 127.0.0.1:PORT's
+ * /json/list (bounded in time and size). The URL is made here from the target's id, on the same
+ * address and port: a listener cannot send debugkit to another inspector.
+ */
+async function inspectorTarget(port: number): Promise<string> {
+  const notInspector = (why: string) =>
+    new DebugkitError('INVALID_ARGUMENT', `127.0.0.1:${port} is not a Node.js inspector debugkit can attach to (${why}): start the program with node --inspect=127.0.0.1:${port}`);
+  const body = await waitBounded<string | Error>(
+    (settle) => {
+      const request = http.get({ host: '127.0.0.1', port, path: '/json/list', headers: { host: `127.0.0.1:${port}` } }, (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          text += chunk;
+          if (text.length > MAX_LIST_BYTES) {
+            response.destroy();
+            settle(new Error(`its /json/list is over ${MAX_LIST_BYTES / 1024} KiB`));
+          }
+        });
+        response.on('end', () => settle(response.statusCode === 200 ? text : new Error(`its /json/list answered HTTP ${response.statusCode}`)));
+        response.on('error', (err) => settle(err));
+      });
+      request.on('error', (err) => settle(err));
+      return () => request.destroy();
+    },
+    { timeoutMs: LISTEN_TIMEOUT_MS },
+  );
+  if (body.kind !== 'value') throw notInspector(`no answer to /json/list within ${LISTEN_TIMEOUT_MS / 1000} s`);
+  if (body.value instanceof Error) throw notInspector(body.value.message);
+  let targets: unknown;
+  try {
+    targets = JSON.parse(body.value);
+  } catch {
+    throw notInspector('its /json/list is not JSON');
+  }
+  const target = Array.isArray(targets) ? (targets as Array<{ id?: unknown; type?: unknown }>).find((t) => t.type === 'node' && typeof t.id === 'string' && /^[0-9a-f-]{36}$/.test(t.id)) : undefined;
+  if (!target) throw notInspector('it publishes no node target: a program debugkit runs publishes none, and one run with --inspect-publish-uid=stderr neither');
+  return `ws://127.0.0.1:${port}/${target.id as string}`;
 }

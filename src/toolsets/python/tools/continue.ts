@@ -17,7 +17,7 @@ export function continueTool({ service }: PythonContext): ToolSpec<typeof input,
     title: 'Continue to the next breakpoint',
     description:
       'Continues a paused program until the next breakpoint, its end, an uncaught exception or `timeout`. With ' +
-      'file and line, sets that breakpoint first (as the REST API does). Same answer as python_run_to_breakpoint.',
+      'file and line, sets that breakpoint first. Same answer as python_run_to_breakpoint.',
     input,
     output: runOutput,
     render: renderRun,

@@ -42,9 +42,7 @@ export function evaluateTool({ service }: PythonContext): ToolSpec<typeof input,
   return {
     name: 'python_evaluate',
     title: 'Evaluate an expression',
-    description:
-      'Evaluates a Python expression in a frame of the paused program and returns its type and repr; with depth, its members too, ' +
-      'at most about 12,000 characters (membersTruncated says when cut).',
+    description: 'Evaluates an expression in a frame of the paused program and returns its type and repr; with depth, its members too, ' + 'at most about 12,000 characters (membersTruncated: cut).',
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },

@@ -24,8 +24,7 @@ export function getOutputTool({ service }: PythonContext): ToolSpec<typeof input
     name: 'python_get_output',
     title: "Read the program's output",
     description:
-      "Reads the program's stdout or stderr from a cursor, or its end with `tail` (or a negative cursor); the last 1 MiB of each is kept. " +
-      'Every answer gives the `end` cursor and whether there is `more`.',
+      "Reads the program's stdout or stderr from a cursor, or its end with `tail` (or a negative cursor); the last 1 MiB of each is kept. " + 'Each answer gives its `end` cursor and `more`.',
     input,
     output,
     annotations: { readOnlyHint: true, openWorldHint: false },

@@ -8,7 +8,7 @@ export function getSessionTool({ service }: PythonContext): ToolSpec<typeof inpu
   return {
     name: 'python_get_session',
     title: 'Get the session state',
-    description: 'Status (idle, running, paused, completed, error), the last breakpoint hit with its hit count, and timings.',
+    description: 'Status (idle, running, paused, completed, error), the last breakpoint hit and its count, and timings.',
     input,
     output: stateOutput,
     annotations: { readOnlyHint: true, openWorldHint: false },

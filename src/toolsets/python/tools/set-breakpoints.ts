@@ -13,7 +13,7 @@ export function setBreakpointsTool({ service }: PythonContext): ToolSpec<typeof 
   return {
     name: 'python_set_breakpoints',
     title: 'Set the breakpoints of a file',
-    description: 'Replaces the breakpoints of one file: plain, conditional, hit-count or logpoints. Reports each one debugpy ' + 'moved or could not verify. Does not run the program.',
+    description: 'Replaces the breakpoints of one file: plain, conditional, hit-count or logpoints. Reports each one moved or not verified. ' + 'Does not run the program.',
     input,
     output: breakpointReports,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

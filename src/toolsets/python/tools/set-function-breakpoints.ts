@@ -13,7 +13,7 @@ export function setFunctionBreakpointsTool({ service }: PythonContext): ToolSpec
   return {
     name: 'python_set_function_breakpoints',
     title: 'Break when functions are called',
-    description: 'Replaces the function breakpoints: the program stops on entry to any function with one of these names. ' + 'A name no .py file in the workspace defines is reported verified: false.',
+    description: 'Replaces the function breakpoints: the program stops on entry to any function with one of these names. ' + 'A name no source in the workspace defines is verified: false.',
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

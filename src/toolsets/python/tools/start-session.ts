@@ -19,6 +19,7 @@ const input = {
   stopOnRaisedExceptions: z.boolean().optional().describe('Also stop where an exception is raised, even if it is caught (default: only uncaught ones)'),
   idleTimeout: z.number().int().min(1).max(86_400).optional().describe('Seconds without calls before the session is ended (default 1800)'),
   mocks: mocksOption.optional(),
+  attach: z.number().int().min(1).max(65535).optional().describe("A node --inspect's 127.0.0.1 port to attach to (entry: its main file)"),
 };
 const output = { sessionId: z.string() };
 
@@ -31,7 +32,8 @@ export function startSessionTool({ service }: PythonContext): ToolSpec<typeof in
     output,
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     // Under a mock set the program's calls go through a replay that may reach real services and add to the set: keploy_mock_test's scope.
-    scopes: { of: (args) => (args.mocks ? ['mocks:run'] : []) },
+    // Attaching reaches a process no session started: python:attach, and the operator's --allow-attach.
+    scopes: { of: (args) => [...(args.mocks ? ['mocks:run'] : []), ...(args.attach !== undefined ? ['python:attach'] : [])] },
     run: ({ env: vars, ...args }, call) => service.start(call.client.owner, { ...args, env: envOf(vars) }, clientKey(call.client), call.signal),
   };
 }

@@ -14,7 +14,7 @@ export function stepTool({ service }: PythonContext): ToolSpec<typeof input, typ
   return {
     name: 'python_step',
     title: 'Step over, into or out',
-    description: 'Steps the paused program one line (over), into a call, or out to the caller; returns the new stop like python_continue.',
+    description: 'Steps the paused program one line (over), into a call, or out to the caller; returns the new stop.',
     input,
     output: runOutput,
     render: renderRun,
