@@ -157,6 +157,43 @@ describe('Node.js under the V8 inspector, through the python tools', () => {
   });
 });
 
+describe('Node.js function breakpoints: on the first line of each function of that name, set before its module runs', () => {
+  it('a function a CommonJS module defines stops on entry, even called as soon as the module is loaded', async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'orders.js' });
+    const before = await pyOk(dk, 'python_set_function_breakpoints', { sessionId, names: ['lineTotal'] });
+    expect(before.breakpoints).toEqual([{ name: 'lineTotal', verified: false, message: 'set when the program starts' }]);
+    const stop = await pyOk(dk, 'python_continue', { sessionId });
+    expect(stop).toMatchObject({ hit: true, status: 'paused', reason: 'function breakpoint', function: 'lineTotal', frameInfo: { line: 6 } });
+    expect(stop.frameInfo.file).toMatch(/lib\/pricing\.js$/);
+    expect(stop.locals.line.repr).toBe('{sku: "pen", qty: 2, cents: 150}');
+    // Set now, where the module is loaded already: found in it, and said so.
+    const set = await pyOk(dk, 'python_set_function_breakpoints', { sessionId, names: ['lineTotal', 'noSuchFunction'] });
+    expect(set.breakpoints[0]).toEqual({ name: 'lineTotal', verified: true });
+    expect(set.breakpoints[1]).toMatchObject({ name: 'noSuchFunction', verified: false, message: expect.stringMatching(/^no function named noSuchFunction in the program's scripts loaded so far/) });
+    expect((await pyOk(dk, 'python_continue', { sessionId })).locals.line.repr).toBe('{sku: "pad", qty: 1, cents: 400}');
+    await pyOk(dk, 'python_set_function_breakpoints', { sessionId, names: [] });
+    expect(await pyOk(dk, 'python_continue', { sessionId })).toMatchObject({ completed: true, exitCode: 0 });
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+
+  it('in an ES module: a class method by Class.name, an object method by object.name; a TypeScript function stops at its .ts line', async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'ledger.mjs' });
+    await pyOk(dk, 'python_set_function_breakpoints', { sessionId, names: ['Account.withdraw', 'fees.monthly'] });
+    const fee = await pyOk(dk, 'python_continue', { sessionId });
+    expect(fee).toMatchObject({ reason: 'function breakpoint', function: 'monthly', frameInfo: { line: 16 } });
+    const withdraw = await pyOk(dk, 'python_continue', { sessionId });
+    expect(withdraw).toMatchObject({ reason: 'function breakpoint', function: 'withdraw', frameInfo: { line: 9 } });
+    expect(withdraw.locals.cents.repr).toBe('250');
+    await pyOk(dk, 'python_end_session', { sessionId });
+    const ts = await pyOk(dk, 'python_start_session', { entry: 'ts/main.ts' });
+    await pyOk(dk, 'python_set_function_breakpoints', { sessionId: ts.sessionId, names: ['restock'] });
+    const restock = await pyOk(dk, 'python_continue', { sessionId: ts.sessionId });
+    expect(restock).toMatchObject({ reason: 'function breakpoint', function: 'restock', frameInfo: { line: 8 } });
+    expect(restock.frameInfo.file).toMatch(/ts\/inventory\.ts$/);
+    await pyOk(dk, 'python_end_session', { sessionId: ts.sessionId });
+  });
+});
+
 describe('Node.js worker threads: each a thread of its own, set up as the main one before it runs', () => {
   it('a conditional breakpoint in a worker stops in that worker, named; evaluate runs in it; the program then ends', async () => {
     const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'workers/pool.js' });

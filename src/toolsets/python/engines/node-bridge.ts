@@ -46,6 +46,8 @@ const CUT_LONG_STRINGS = `function (max) {
 }`;
 /** The largest script read for where the program catches (acorn parses it on the event loop). */
 const MAX_PARSED_CHARS = 1024 * 1024;
+/** Characters of scripts one session parses in all: a program of a thousand large modules would otherwise hold the loop for long. */
+const MAX_PARSED_TOTAL = 32 * 1024 * 1024;
 /** A frame's function name shown. */
 const MAX_NAME_CHARS = 200;
 /**
@@ -111,6 +113,8 @@ interface Breakpoint {
   message?: string;
   /** Its hit counter's name in the program (see condition()). */
   key: string;
+  /** A function breakpoint's name (`name`, or `Class.name` / `object.name`): set on the first line of each function so named. */
+  function?: string;
 }
 
 type Ref = { isolate: Isolate } & ({ kind: 'scope'; objects: string[]; thisObject?: RemoteObject } | { kind: 'object'; object: RemoteObject });
@@ -147,6 +151,10 @@ class Isolate {
   readonly parsed = new Map<string, acorn.Node | null>();
   /** This isolate's breakpoints by their CDP ids. */
   readonly byId = new Map<string, Breakpoint>();
+  /** Function breakpoints being set in scripts as they load: the start pause waits for them. */
+  placing: Promise<void> = Promise.resolve();
+  /** The instrumentation breakpoint before each script runs, while there are function breakpoints. */
+  eachScript: string | undefined;
   paused: Paused | undefined;
   frames: Array<{ call?: CallFrame; async?: AsyncFrame }> = [];
   lastCommand: 'continue' | 'step' | 'pause' = 'continue';
@@ -178,12 +186,16 @@ export class NodeBridge {
   private nextThread = 2;
   /** Characters of source maps a session still reads (MAX_MAP_CHARS in all), and segments it still keeps decoded. */
   private mapCharsLeft = MAX_MAP_CHARS;
+  /** Characters of scripts a session still parses (for handlers and function breakpoints), MAX_PARSED_TOTAL in all. */
+  private parseCharsLeft = MAX_PARSED_TOTAL;
   private segmentsLeft = MAX_MAP_SEGMENTS;
   /** Maps read, by the URL of the script they map (the same module in several threads is read once). */
   private readonly mapsByUrl = new Map<string, SourceMap | null>();
   /** Original sources some script's map names: their breakpoints go through maps. */
   private readonly mappedSources = new Set<string>();
   private readonly breakpoints = new Map<string, Breakpoint[]>();
+  /** Function breakpoints, one per name. */
+  private functionBreakpoints: Breakpoint[] = [];
   private refs = new Map<number, Ref>();
   private nextRef = 1;
   private ended = false;
@@ -287,6 +299,7 @@ export class NodeBridge {
       await this.prepareIsolate(isolate);
       await isolate.cdp.send('Debugger.setPauseOnExceptions', { state: this.exceptionState(isolate) });
       for (const list of this.breakpoints.values()) for (const bp of list) await this.place(bp, isolate);
+      if (this.functionBreakpoints.length > 0) await this.stopBeforeEachModule(isolate);
       this.event('thread', { reason: 'started', threadId: isolate.id });
     } catch {
       // A worker that ended while it was set up: nothing to debug in it.
@@ -296,7 +309,7 @@ export class NodeBridge {
 
   private workerEnded(isolate: Isolate): void {
     if (!this.isolates.delete(isolate.id)) return;
-    for (const list of this.breakpoints.values()) for (const bp of list) for (const [key, at] of bp.placed) if (at.isolate === isolate) bp.placed.delete(key);
+    for (const bp of [...[...this.breakpoints.values()].flat(), ...this.functionBreakpoints]) for (const [key, at] of bp.placed) if (at.isolate === isolate) bp.placed.delete(key);
     const held = this.held.findIndex((h) => h.isolate === isolate);
     if (held >= 0) this.held.splice(held, 1);
     if (!this.ended) this.event('thread', { reason: 'exited', threadId: isolate.id });
@@ -356,7 +369,7 @@ export class NodeBridge {
           supportsLogPoints: true,
           supportsEvaluateForHovers: true,
           supportsExceptionInfoRequest: true,
-          supportsFunctionBreakpoints: false,
+          supportsFunctionBreakpoints: true,
           supportsDelayedStackTraceLoading: true,
           exceptionBreakpointFilters: [
             { filter: 'all', label: 'Caught exceptions' },
@@ -379,12 +392,7 @@ export class NodeBridge {
       case 'setBreakpoints':
         return { breakpoints: await this.setBreakpoints(String((args.source as { path?: string } | undefined)?.path ?? ''), (args.breakpoints as DebugProtocol.SourceBreakpoint[]) ?? []) };
       case 'setFunctionBreakpoints':
-        return {
-          breakpoints: ((args.breakpoints as unknown[]) ?? []).map(() => ({
-            verified: false,
-            message: 'function breakpoints are not supported for Node.js programs: set a line breakpoint on the first line of the function instead',
-          })),
-        };
+        return { breakpoints: await this.setFunctionBreakpoints(((args.breakpoints as Array<{ name?: unknown }>) ?? []).map((b) => String(b.name ?? ''))) };
       case 'threads':
         return { threads: [...this.isolates.values()].map((isolate) => ({ id: isolate.id, name: isolate.name })) };
       case 'continue': {
@@ -487,6 +495,85 @@ export class NodeBridge {
     }
     if (!p.url || p.url.startsWith('node:')) return;
     isolate.scripts.set(p.scriptId, { url: p.url, file: fileOf(p.url), sourceMapURL: p.sourceMapURL ?? '' });
+    if (this.functionBreakpoints.length > 0 && this.isProgram(p.url)) this.placeFunctionsLater(isolate, p.scriptId, p.url);
+  }
+
+  // --- function breakpoints ---
+
+  /**
+   * Function breakpoints: each is set on the first line of every function of that name in the
+   * program's scripts (acorn reads them: declarations, functions assigned to a name or property,
+   * class and object methods), those loaded now and each as it loads. V8 has no breakpoint by name.
+   */
+  private async setFunctionBreakpoints(names: string[]): Promise<DebugProtocol.Breakpoint[]> {
+    await this.unplace(this.functionBreakpoints);
+    this.functionBreakpoints = names.map((name) => ({ file: '', spec: { line: 0 }, placed: new Map(), hits: 0, verified: false, line: undefined, key: `b${this.nextKey++}`, function: name }));
+    for (const isolate of [...this.isolates.values()]) {
+      await this.stopBeforeEachModule(isolate);
+      for (const [scriptId, script] of isolate.scripts) if (this.isProgram(script.url)) await this.placeFunctions(isolate, scriptId, script.url).catch(() => undefined);
+    }
+    return this.functionBreakpoints.map((bp) =>
+      bp.placed.size > 0
+        ? { verified: true }
+        : { verified: false, message: `no function named ${bp.function} in the program's scripts loaded so far: it is set in each script that defines one as it loads` },
+    );
+  }
+
+  private placeFunctionsLater(isolate: Isolate, scriptId: string, url: string): void {
+    isolate.placing = isolate.placing.then(() => this.placeFunctions(isolate, scriptId, url)).catch(() => undefined);
+  }
+
+  /** Sets the function breakpoints in one script: at the first statement of each function so named. */
+  private async placeFunctions(isolate: Isolate, scriptId: string, url: string): Promise<void> {
+    const tree = await this.parsedScript(isolate, scriptId);
+    if (tree) await this.placeFunctionsIn(isolate, tree, url);
+  }
+
+  private async placeFunctionsIn(isolate: Isolate, tree: acorn.Node, url: string): Promise<void> {
+    const file = fileOf(url);
+    for (const bp of this.functionBreakpoints) {
+      for (const at of functionsNamed(tree, bp.function!)) {
+        // One key for a module whether it was named by its path or its file: URL (the hook's stop, then its script).
+        const key = `${isolate.id} ${file ?? url} ${at.line}:${at.column}`;
+        if (bp.placed.has(key)) continue;
+        const set = await isolate.cdp
+          .send<{ breakpointId: string }>('Debugger.setBreakpointByUrl', {
+            urlRegex: file ? fileUrlRegex(file) : `^${escapeRegex(url)}$`,
+            lineNumber: at.line - 1,
+            columnNumber: at.column,
+          })
+          .catch(() => undefined);
+        if (!set) continue;
+        bp.placed.set(key, { isolate, id: set.breakpointId });
+        isolate.byId.set(set.breakpointId, bp);
+      }
+    }
+  }
+
+  /**
+   * While there are function breakpoints, a thread stops before each of the program's modules runs
+   * (boot/node-hook.cjs for CommonJS, V8's instrumentation breakpoint for ES modules and scripts),
+   * so that a function the module calls as it loads has its breakpoint already.
+   */
+  private async stopBeforeEachModule(isolate: Isolate): Promise<void> {
+    const on = this.functionBreakpoints.length > 0;
+    await isolate.cdp.send('Runtime.evaluate', { expression: `globalThis[Symbol.for('debugkit.stopBeforeEachModule')] = ${on}`, silent: true }).catch(() => undefined);
+    if (on && isolate.eachScript === undefined) {
+      isolate.eachScript = (await isolate.cdp.send<{ breakpointId: string }>('Debugger.setInstrumentationBreakpoint', { instrumentation: 'beforeScriptExecution' }).catch(() => undefined))
+        ?.breakpointId;
+    } else if (!on && isolate.eachScript !== undefined) {
+      await isolate.cdp.send('Debugger.removeBreakpoint', { breakpointId: isolate.eachScript }).catch(() => undefined);
+      isolate.eachScript = undefined;
+    }
+  }
+
+  private async unplace(list: Breakpoint[]): Promise<void> {
+    for (const old of list) {
+      for (const { isolate, id } of old.placed.values()) {
+        isolate.byId.delete(id);
+        await isolate.cdp.send('Debugger.removeBreakpoint', { breakpointId: id }).catch(() => undefined);
+      }
+    }
   }
 
   /** A script's map, read once for all threads (its sources are then known to be mapped). */
@@ -581,12 +668,7 @@ export class NodeBridge {
   }
 
   private async setBreakpoints(file: string, specs: DebugProtocol.SourceBreakpoint[]): Promise<DebugProtocol.Breakpoint[]> {
-    for (const old of this.breakpoints.get(file) ?? []) {
-      for (const { isolate, id } of old.placed.values()) {
-        isolate.byId.delete(id);
-        await isolate.cdp.send('Debugger.removeBreakpoint', { breakpointId: id }).catch(() => undefined);
-      }
-    }
+    await this.unplace(this.breakpoints.get(file) ?? []);
     const list: Breakpoint[] = specs.map((spec) => ({ file, spec, placed: new Map(), hits: 0, verified: false, line: undefined, key: `b${this.nextKey++}` }));
     this.breakpoints.set(file, list);
     for (const bp of list) {
@@ -613,6 +695,8 @@ export class NodeBridge {
       const script = isolate.scripts.get(scriptId);
       const map = script ? this.mapOf(script) : null;
       if (script && map) await this.mappedScriptReady(isolate, script.url, map);
+      // Before it runs: its functions' breakpoints are set too.
+      await isolate.placing;
       return this.resumeQuietly(isolate);
     }
     if (top && this.urlOf(isolate, top) === this.options.hookUrl) {
@@ -620,13 +704,23 @@ export class NodeBridge {
       return this.resumeQuietly(isolate);
     }
     // --inspect-brk's stop before the program's first line (and a worker's before its own): debugkit runs to the first breakpoint instead.
-    if (p.reason === 'Break on start') return this.resumeQuietly(isolate);
+    if (p.reason === 'Break on start') {
+      await isolate.placing;
+      return this.resumeQuietly(isolate);
+    }
     isolate.paused = p;
     isolate.frames = [];
     const hit = (p.hitBreakpoints ?? []).map((id) => isolate.byId.get(id)).filter((b): b is Breakpoint => b !== undefined);
     if (hit.length > 0 && top) {
       let stop = false;
+      let reason = 'breakpoint';
       for (const bp of hit) {
+        if (bp.function !== undefined) {
+          bp.hits++;
+          stop = true;
+          reason = 'function breakpoint';
+          continue;
+        }
         if (bp.spec.condition) {
           const threw = await this.conditionError(isolate, top, bp.spec.condition);
           if (threw !== undefined) {
@@ -646,7 +740,7 @@ export class NodeBridge {
       }
       // Only logpoints and unmet hit counts here, and no step under way to end: the program goes on.
       if (!stop && isolate.lastCommand !== 'step') return this.resumeQuietly(isolate);
-      return this.stopped(isolate, { reason: stop ? 'breakpoint' : 'step' });
+      return this.stopped(isolate, { reason: stop ? reason : 'step' });
     }
     if (p.reason === 'exception' || p.reason === 'promiseRejection') {
       if (this.uncaughtOnly && !p.data?.uncaught && (await this.caughtByProgram(isolate, p))) return this.resumeQuietly(isolate);
@@ -696,23 +790,27 @@ export class NodeBridge {
 
   /** Whether the position (0-based) is inside a try block with a catch, or the receiver of a `.catch`/`.then(_, h)` call, in its function. */
   private async insideHandler(isolate: Isolate, scriptId: string, line: number, column: number): Promise<boolean> {
-    let tree = isolate.parsed.get(scriptId);
-    if (tree === undefined && (isolate.lengths.get(scriptId) ?? Infinity) > MAX_PARSED_CHARS) {
-      // Too big to parse on the event loop (a 17 MB module held it 52 s, attack 18aq j2-4).
-      isolate.parsed.set(scriptId, (tree = null));
-    }
-    if (tree === undefined) {
-      const source = (await isolate.cdp.send<{ scriptSource: string }>('Debugger.getScriptSource', { scriptId }).catch(() => ({ scriptSource: '' }))).scriptSource;
-      try {
-        tree = acorn.parse(source, { ecmaVersion: 'latest', sourceType: 'module', allowHashBang: true, allowReturnOutsideFunction: true, allowAwaitOutsideFunction: true, locations: true });
-      } catch {
-        tree = null;
-      }
-      isolate.parsed.set(scriptId, tree);
-    }
+    const tree = await this.parsedScript(isolate, scriptId);
     // A script that cannot be read (too big, or beyond acorn): V8's own word, caught, stands; an uncaught one is still said at the end.
     if (!tree) return true;
     return handlerAround(tree, line + 1, column);
+  }
+
+  /** A script's source as acorn reads it, once (null: too big to parse on the event loop, or not parsable). */
+  private async parsedScript(isolate: Isolate, scriptId: string): Promise<acorn.Node | null> {
+    let tree = isolate.parsed.get(scriptId);
+    const length = isolate.lengths.get(scriptId) ?? Infinity;
+    if (tree === undefined && (length > MAX_PARSED_CHARS || length > this.parseCharsLeft)) {
+      // Too big to parse on the event loop (a 17 MB module held it 52 s, attack 18aq j2-4), or past the session's budget.
+      isolate.parsed.set(scriptId, (tree = null));
+    }
+    if (tree === undefined) {
+      this.parseCharsLeft -= length;
+      const source = (await isolate.cdp.send<{ scriptSource: string }>('Debugger.getScriptSource', { scriptId }).catch(() => ({ scriptSource: '' }))).scriptSource;
+      tree = parseScript(source);
+      isolate.parsed.set(scriptId, tree);
+    }
+    return tree;
   }
 
   /** Whether a script is the program's (see isProgramUrl), debugkit's own hook not. */
@@ -738,6 +836,17 @@ export class NodeBridge {
     const mapUrl = await read('sourceMapURL');
     if (typeof filename !== 'string' || typeof mapUrl !== 'string') return;
     const url = pathToFileURL(filename).href;
+    if (this.functionBreakpoints.length > 0 && this.isProgram(url)) {
+      // The module's own source, as it will be compiled (a CommonJS module's lines are its file's): its functions' breakpoints first.
+      const length = await read('content.length');
+      if (typeof length === 'number' && length <= MAX_PARSED_CHARS && length <= this.parseCharsLeft) {
+        this.parseCharsLeft -= length;
+        const content = await read('content');
+        const tree = typeof content === 'string' ? parseScript(content) : null;
+        if (tree) await this.placeFunctionsIn(isolate, tree, url);
+      }
+    }
+    if (!mapUrl) return;
     let map = this.mapsByUrl.get(url);
     if (map === undefined) {
       try {
@@ -1064,6 +1173,99 @@ export function handlerAround(tree: acorn.Node, line: number, column: number): b
   };
   visit(tree);
   return found && !(async && returned);
+}
+
+/** A script's source as acorn reads it: as an ES module, else (a CommonJS module's sloppy code) as a script; null when neither parses. */
+function parseScript(source: string): acorn.Node | null {
+  for (const sourceType of ['module', 'script'] as const) {
+    try {
+      return acorn.parse(source, { ecmaVersion: 'latest', sourceType, allowHashBang: true, allowReturnOutsideFunction: true, allowAwaitOutsideFunction: true, locations: true });
+    } catch {
+      // the next way, or none
+    }
+  }
+  return null;
+}
+
+/**
+ * Where the functions a function breakpoint names start: the first statement of each function
+ * named `name` (or its body, when empty or an expression), 1-based line and 0-based column. A
+ * plain name matches declarations, functions assigned to a variable or property, and class or
+ * object methods and fields; `Owner.name` only those of class `Owner`, of the object literal
+ * assigned to `Owner`, or assigned to `Owner.name` / `Owner.prototype.name`.
+ */
+export function functionsNamed(tree: acorn.Node, name: string): Array<{ line: number; column: number }> {
+  const dot = name.lastIndexOf('.');
+  const [owner, own] = dot > 0 ? [name.slice(0, dot), name.slice(dot + 1)] : [undefined, name];
+  const found: Array<{ line: number; column: number }> = [];
+  type N = acorn.Node & Record<string, unknown>;
+  const isFunction = (node: unknown): node is N => /^(?:FunctionExpression|ArrowFunctionExpression|FunctionDeclaration)$/.test((node as N | undefined)?.type ?? '');
+  const keyName = (key: unknown): string | undefined => {
+    const k = key as { type?: string; name?: string; value?: unknown } | undefined;
+    return k?.type === 'Identifier' || k?.type === 'PrivateIdentifier' ? k.name : k?.type === 'Literal' && typeof k.value === 'string' ? k.value : undefined;
+  };
+  const memberName = (node: unknown): string | undefined => {
+    const m = node as { type?: string; name?: string; object?: unknown; property?: unknown; computed?: boolean } | undefined;
+    if (m?.type === 'Identifier') return m.name;
+    if (m?.type !== 'MemberExpression' || m.computed) return undefined;
+    const object = memberName(m.object);
+    const property = keyName(m.property);
+    return object !== undefined && property !== undefined ? `${object}.${property}` : undefined;
+  };
+  const start = (fn: N) => {
+    const body = fn.body as N & { body?: N[] };
+    const first = fn.expression || !Array.isArray(body.body) || body.body.length === 0 ? body : body.body[0]!;
+    found.push({ line: first.loc!.start.line, column: first.loc!.start.column });
+  };
+  /** Whether a function called `candidate`, a member of `ownerName` (if it is one), is the one named. */
+  const matches = (candidate: string | undefined, ownerName: string | undefined) => candidate === own && (owner === undefined || owner === ownerName || `${owner}.prototype` === ownerName);
+  /** The members of a class body or an object literal, owned by `ownerName` (the class's name, or the name the object is assigned to). */
+  const members = (list: unknown, ownerName: string | undefined, thunks = true) => {
+    for (const member of (list as N[] | undefined) ?? []) {
+      const value = member.value as N | undefined;
+      // `{ name: () => name }` in a literal passed along is a getter a bundler made (esbuild's __export): not the function.
+      if (!thunks && value?.type === 'ArrowFunctionExpression' && (value.body as N).type === 'Identifier') continue;
+      if (isFunction(value) && matches(keyName(member.key), ownerName)) start(value);
+    }
+  };
+  const visit = (node: N): void => {
+    switch (node.type) {
+      case 'FunctionDeclaration':
+        if (matches(keyName(node.id), undefined) && owner === undefined) start(node);
+        break;
+      case 'VariableDeclarator': {
+        const init = node.init as N | null;
+        if (isFunction(init) && owner === undefined && matches(keyName(node.id), undefined)) start(init);
+        if (init?.type === 'ObjectExpression') members(init.properties, keyName(node.id));
+        break;
+      }
+      case 'AssignmentExpression': {
+        const target = memberName(node.left);
+        const right = node.right as N;
+        if (target !== undefined && isFunction(right)) {
+          const at = target.lastIndexOf('.');
+          if (matches(at < 0 ? target : target.slice(at + 1), at < 0 ? undefined : target.slice(0, at))) start(right);
+        }
+        if (right.type === 'ObjectExpression') members(right.properties, target);
+        break;
+      }
+      case 'ClassDeclaration':
+      case 'ClassExpression':
+        members((node.body as N).body, keyName(node.id));
+        break;
+      case 'ObjectExpression':
+        // An object literal no name is assigned to: its methods match plain names only.
+        if (owner === undefined) members(node.properties, undefined, false);
+        break;
+    }
+    for (const value of Object.values(node)) {
+      if (Array.isArray(value)) {
+        for (const child of value) if (child && typeof child === 'object' && typeof (child as N).type === 'string') visit(child as N);
+      } else if (value && typeof value === 'object' && typeof (value as N).type === 'string') visit(value as N);
+    }
+  };
+  visit(tree as N);
+  return [...new Map(found.map((at) => [`${at.line}:${at.column}`, at])).values()];
 }
 
 /** What an evaluation threw, as its first line (`ReferenceError: x is not defined`). */

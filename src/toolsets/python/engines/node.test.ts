@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as acorn from 'acorn';
-import { handlerAround, hitTest, template } from './node-bridge.js';
+import { functionsNamed, handlerAround, hitTest, template } from './node-bridge.js';
 import { inspectorFilter, mayBeInspectorLine, NodeEngine } from './node.js';
 
 describe("node's stderr: the inspector's own lines are left out, the program's go on at once", () => {
@@ -87,5 +87,51 @@ describe('an uncaught error node printed at the end (attack 18aq k2-4)', () => {
       ),
     ).toMatchObject({ type: 'Bad Thing', message: 'line one\nline two', traceback: expect.stringMatching(/^Bad Thing: line one\nline two\n {4}at /) });
     expect(engine.endError(0, '')).toBeNull();
+  });
+});
+
+describe('function breakpoints: where the functions a name names start', () => {
+  const source = [
+    'function plain(a) {', //          1
+    '  return a;', //                  2
+    '}', //                            3
+    'const arrow = (x) => x * 2;', //  4
+    'class Shop {', //                 5
+    '  sell(n) {', //                  6
+    '    return n;', //                7
+    '  }', //                          8
+    '  static open() {}', //           9
+    '}', //                            10
+    'const tools = {', //              11
+    '  sell() {', //                   12
+    '    return 0;', //                13
+    '  },', //                         14
+    '};', //                           15
+    'Shop.prototype.close = function () {', // 16
+    '  return 1;', //                  17
+    '};', //                           18
+    'exports.plain = function () {', // 19
+    '  return 2;', //                  20
+    '};', //                           21
+    'define(exports, { arrow: () => arrow, sell: () => sell });', // 22: a bundler's export getters
+  ].join('\n');
+  const tree = acorn.parse(source, { ecmaVersion: 'latest', sourceType: 'script', locations: true });
+  const lines = (name: string) => functionsNamed(tree, name).map((at) => at.line);
+
+  it("a plain name: declarations, functions assigned to it, and every method or property so named (not a bundler's export getters)", () => {
+    expect(lines('plain')).toEqual([2, 20]);
+    expect(lines('arrow')).toEqual([4]);
+    expect(lines('sell')).toEqual([7, 13]);
+    expect(lines('open')).toEqual([9]);
+    expect(lines('close')).toEqual([17]);
+    expect(lines('nothing')).toEqual([]);
+  });
+
+  it('Owner.name: only the methods of that class or object, or assigned to it or its prototype', () => {
+    expect(lines('Shop.sell')).toEqual([7]);
+    expect(lines('tools.sell')).toEqual([13]);
+    expect(lines('Shop.close')).toEqual([17]);
+    expect(lines('exports.plain')).toEqual([20]);
+    expect(lines('Other.sell')).toEqual([]);
   });
 });
