@@ -247,6 +247,28 @@ describe('Node.js worker threads: each a thread of its own, set up as the main o
     await pyOk(dk, 'python_end_session', { sessionId });
   });
 
+  it('l2-1: a timed-out run with several busy workers tells one pause; the others are not stops told at the next runs', async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'workers/spinners.js' });
+    const first = await pyOk(dk, 'python_continue', { sessionId, timeout: 1 });
+    expect(first).toMatchObject({ status: 'paused', reason: 'pause', error: { type: 'TimeoutError' } });
+    // Before: each continue came back at once with another worker's pause, no error, one a worker.
+    for (let run = 0; run < 3; run++) expect(await pyOk(dk, 'python_continue', { sessionId, timeout: 1 })).toMatchObject({ reason: 'pause', error: { type: 'TimeoutError' } });
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+
+  it('l2-2: a worker blocked in a synchronous call does not hold the session: breakpoints set for it at once, bound when it runs again', async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'workers/sleeper.js' });
+    const main = await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'workers/sleeper.js', line: 9 });
+    expect(main).toMatchObject({ hit: true, frameInfo: { line: 9 } });
+    // Before: 30 s, then TIMEOUT (the worker reads the inspector only once execFileSync returns).
+    const set = await pyOk(dk, 'python_set_breakpoints', { sessionId, file: 'workers/sleeper-worker.js', breakpoints: [{ line: 6 }] });
+    expect(set.breakpoints[0]).toMatchObject({ verified: true });
+    const worker = await pyOk(dk, 'python_continue', { sessionId });
+    expect(worker).toMatchObject({ hit: true, thread: 'worker 1 (sleeper-worker.js)', frameInfo: { line: 6 } });
+    expect(worker.locals.woke.repr).toBe('"awake"');
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+
   it("an uncaught error in an ES-module worker's async code stops in the worker, with its stack; the program's own handling decides the end", async () => {
     const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'workers/rates.mjs' });
     const stop = await pyOk(dk, 'python_continue', { sessionId });
@@ -299,6 +321,16 @@ describe('Node.js: what the program does stays its own, and answers stay true (a
     expect(await pyOk(dk, 'python_continue', { sessionId: settled.sessionId })).toMatchObject({ completed: true, status: 'completed', exitCode: 0 });
     expect((await dk.tool('python_get_output', { sessionId: settled.sessionId })).structured.text).toBe('rejected\n');
     await pyOk(dk, 'python_end_session', { sessionId: settled.sessionId });
+  });
+
+  it("l2-3: a line longer than the inspector's largest message, logged by the program, is its output only: the session goes on", async () => {
+    // Before: V8 sent every console.log's arguments to debugkit whole; 130 MB passed the WebSocket's bound and closed the session.
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'workers/loud.js' });
+    const stop = await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'workers/loud.js', line: 5, timeout: 120 });
+    expect(stop).toMatchObject({ hit: true, frameInfo: { line: 5 } });
+    expect(stop.locals.after.repr).toBe('130000000');
+    expect(await pyOk(dk, 'python_continue', { sessionId })).toMatchObject({ completed: true, exitCode: 0 });
+    await pyOk(dk, 'python_end_session', { sessionId });
   });
 
   it('j2-6: a 40 MB string local is shown cut, read from a copy cut in the program; the others whole', async () => {

@@ -100,6 +100,33 @@ describe('attack 18aq quotes: a value found by its place is hidden to the end of
   });
 });
 
+describe("a quoted argument no shell reads again is its program's one word: a value in it runs to its end", () => {
+  // `wrap "token=a b"` hid only `a`: the quoted text was read as a shell would read a script, and the
+  // program gets `token=a b` whole. A shell's script, ssh's command, watch's and flock -c's are still read as scripts.
+  it('an argument of a program that runs no shell on it', () => {
+    for (const [line, stored] of [
+      ['wrap "token=a b"', `wrap "token=${R}"`],
+      ["wrap 'token=a b' c", `wrap 'token=${R}' c`],
+      ['wrap "--password=a b" && ls /etc', `wrap "--password=${R}" && ls /etc`],
+      ['wrap "x token=a b"', `wrap "x token=${R}"`],
+    ])
+      expect(redactText(line!, true), line).toBe(stored);
+  });
+
+  it('a script a shell reads again keeps the words after the value', () => {
+    for (const [line, stored] of [
+      ['bash -c "token=a b"', `bash -c "token=${R} b"`],
+      ['ssh h "token=a b"', `ssh h "token=${R} b"`],
+      ['watch "mysql -pab cd"', `watch "mysql -p${R} cd"`],
+      ['watch -n 1 "mysql -pab cd"', `watch -n 1 "mysql -p${R} cd"`],
+      ['flock /tmp/l -c "mysql -pab cd"', `flock /tmp/l -c "mysql -p${R} cd"`],
+      ['wrap "token=a;b"', `wrap "token=${R};b"`],
+      ['wrap "token=a $X"', `wrap "token=${R} $X"`],
+    ])
+      expect(redactText(line!, true), line).toBe(stored);
+  });
+});
+
 describe('attack 18aq quotes: the reading stays linear', () => {
   // Each shape at n and 8n characters: a linear reading takes ~8x as long, a quadratic one ~64x (the
   // bound of attack 18's linearity tests: 24x, or 10 ms), the least CPU time of 7 runs of each (cpuTimes).
@@ -118,6 +145,7 @@ describe('attack 18aq quotes: the reading stays linear', () => {
   it("wrap token=a';'token=a';'... is linear", () => expectLinear("token=a';' in one word", (n) => `wrap ${"token=a';'".repeat(n / 10)}`, line));
   // A quoted script of many values, each read as its shell reads it.
   it('bash -c "mysql -pa\'b\' ..." is linear', () => expectLinear('values in a quoted script', (n) => `bash -c "${"mysql -pa'b' ".repeat(n / 13)}"`, line));
+  it('wrap "token=a token=a ..." is linear', () => expectLinear('values in one quoted argument', (n) => `wrap "${'token=a '.repeat(n / 8)}"`, line));
   it("bash -c \"mysql -pa'b'a'b'...\" is linear", () => expectLinear('one long value in a quoted script', (n) => `bash -c "mysql -p${"a'b'".repeat(n / 4)}"`, line));
   it("argv: mysql -pa'-pa'... is linear", () =>
     expectLinear(

@@ -97,6 +97,8 @@ interface ValueReading {
   text: string;
   read: number;
   words?: ShellWord[];
+  /** The words (indexes of `words`) a shell reads again: a shell's `-c` script, code, or the arguments of a program that hands them to a shell (ssh, watch). */
+  reread?: Set<number>;
   traces: Map<number, { value: string; at: number[]; quoted: boolean[] }>;
   quotes: Map<number, number>;
 }
@@ -111,9 +113,10 @@ const WORD_ACTIVE = /[`;|&<>\r\n]|\$(?!')/;
 /**
  * The secret value at `at` in text that runs, read as its program gets it: in a command line, to
  * the end of its shell word (quotes and backslashes join, `token=ab'cd'` is `abcd`; an unquoted
- * blank, separator, redirection or expansion ends it), and inside quotes, as a shell that runs the
- * quoted text reads it (`bash -c "mysql -p'ab'cd db"`: `'ab'cd`), on past the quote's close when
- * the word goes on; in argv, to the next blank. A value quoted whole keeps its quotes shown
+ * blank, separator, redirection or expansion ends it); inside quotes of a word a shell reads again
+ * (a `-c` script, ssh's command), as that shell reads it (`bash -c "mysql -p'ab'cd db"`: `'ab'cd`),
+ * on past the quote's close when the word goes on; inside quotes of any other word, which its
+ * program gets whole, to the end of that word (`wrap "token=a b"`: `a b`); in argv, to the next blank. A value quoted whole keeps its quotes shown
  * (`-p'[REDACTED]'`). None when it is empty or holds WORD_ACTIVE (then read as before).
  */
 function wordValueAt(r: ValueReading, at: number): Span | undefined {
@@ -127,7 +130,12 @@ function wordValueAt(r: ValueReading, at: number): Span | undefined {
   }
   let span: [number, number];
   const inner = quotedCharacter(r, at);
-  if (inner) {
+  if (inner && !r.reread!.has(inner.k)) {
+    // Inside quotes of an argument no shell reads again: the rest of that argument is the value (attack 18aq, `wrap "token=a b"`).
+    const { t, v, k } = inner;
+    r.read = r.words![k]!.end;
+    span = [t.at[v]!, t.at[t.value.length - 1]! + 1];
+  } else if (inner) {
     // Inside quotes: read on the word's value (its quotes removed), as the shell that runs it would.
     const { t, v } = inner;
     const word = readShellWord(t.value, v, VALUE_WORD_END, 'expansion');
@@ -146,8 +154,12 @@ function wordValueAt(r: ValueReading, at: number): Span | undefined {
 }
 
 /** The word of the command line that holds `at`, as its value and where each character is, and the index of the character at `at` when it is quoted there. */
-function quotedCharacter(r: ValueReading, at: number): { t: { value: string; at: number[]; quoted: boolean[] }; v: number } | undefined {
-  r.words ??= shellCommands(r.text).flat();
+function quotedCharacter(r: ValueReading, at: number): { t: { value: string; at: number[]; quoted: boolean[] }; v: number; k: number } | undefined {
+  if (r.words === undefined) {
+    const commands = shellCommands(r.text);
+    r.words = commands.flat();
+    r.reread = rereadWords(commands);
+  }
   const words = r.words;
   const k = lastAtOrBefore(words.length, (m) => words[m]!.start, at);
   if (k < 0 || words[k]!.end <= at) return undefined;
@@ -164,7 +176,24 @@ function quotedCharacter(r: ValueReading, at: number): { t: { value: string; at:
   }
   // The character at `at`, or the one a backslash at `at` escapes inside double quotes (`bash -c "mysql -p\"a b\""`).
   const v = lastAtOrBefore(t.at.length, (m) => t.at[m]!, at + (r.text[at] === '\\' ? 1 : 0));
-  return v >= 0 && (t.at[v] === at || (t.at[v] === at + 1 && r.text[at] === '\\')) && t.quoted[v] ? { t, v } : undefined;
+  return v >= 0 && (t.at[v] === at || (t.at[v] === at + 1 && r.text[at] === '\\')) && t.quoted[v] ? { t, v, k } : undefined;
+}
+
+/** Programs that hand their arguments to a shell (ssh's remote one, watch's `sh -c`, eval and trap): those words are read again. */
+const REREAD_BY_A_SHELL = /^(?:ssh|watch|eval|trap|tmux|parallel)$/;
+
+/** The words (indexes into the commands' words, flattened) a shell reads again: scripts, code, and the arguments of REREAD_BY_A_SHELL. */
+function rereadWords(commands: ShellWord[][]): Set<number> {
+  const reread = new Set<number>();
+  let base = 0;
+  for (const command of commands) {
+    const runs = commandRuns(command.map((w) => w.value));
+    let from = Infinity;
+    for (const j of runs.programs) if (REREAD_BY_A_SHELL.test(baseName(command[j]!.value))) from = Math.min(from, j + 1);
+    for (let j = 0; j < command.length; j++) if (runs.scripts.has(j) || runs.code.has(j) || j >= from) reread.add(base + j);
+    base += command.length;
+  }
+  return reread;
 }
 
 /** Where the first quote or backslash in [start, end) of `text` is, or `end`. */
@@ -1313,7 +1342,7 @@ const ENV_NAME = /^[A-Z_][A-Z0-9_]{0,255}$/;
 
 /** Shells whose `-c` takes a script. */
 const SHELLS = /^(?:sh|bash|dash|zsh|ksh|mksh|ash|fish)$/;
-/** Programs that run their `-c` value through a shell (su, sg, runuser, script). */
+/** Programs that run their `-c` value through a shell (su, sg, runuser, script; flock's is read among the wrappers). */
 const COMMAND_OPTION = /^(?:su|sg|runuser|script)$/;
 /**
  * How each interpreter takes code, a script or values: `code`, an option whose next
@@ -1481,8 +1510,8 @@ export function commandRuns(words: readonly string[], { assignments = true }: { 
           i++;
           break;
         }
-        if (name === 'env' && (w === '-S' || w === '--split-string')) {
-          // env -S splits its value into the command it runs (attack 18ap h2-2).
+        if ((name === 'env' && (w === '-S' || w === '--split-string')) || (name === 'flock' && (w === '-c' || w === '--command'))) {
+          // env -S splits its value into the command it runs (attack 18ap h2-2); flock -c runs its value with sh -c.
           if (i + 1 < n) scripts.add(i + 1);
           return { programs, scripts, code };
         }
@@ -1496,6 +1525,11 @@ export function commandRuns(words: readonly string[], { assignments = true }: { 
           operands--;
           i++;
           continue;
+        }
+        if (name === 'watch' && /\s/.test(w)) {
+          // watch runs its command with sh -c: one word with blanks is a command line, not a program's name.
+          scripts.add(i);
+          return { programs, scripts, code };
         }
         break;
       }

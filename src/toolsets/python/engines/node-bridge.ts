@@ -10,6 +10,7 @@ import { describeError } from '../../../core/errors.js';
 import type { ChildExit } from '../../../core/process.js';
 import { isInside } from '../../../core/paths.js';
 import { loadSourceMap, type SourceMap } from '../../../core/sourcemap.js';
+import { boundPromise } from '../../../core/wait.js';
 
 /**
  * A DAP adapter for Node.js, in debugkit's own process: it answers the DAP requests the session
@@ -68,6 +69,8 @@ const EVALUATE_TIMEOUT_MS = 10_000;
 const MAPPED_EXTENSIONS = /\.(?:[cm]?tsx?|jsx)$/i;
 /** Worker threads debugged at once; the ones started past them run undebugged. */
 const MAX_WORKERS = 64;
+/** How long a request that goes to every thread waits for a thread's answer (see eachIsolate). */
+const THREAD_ANSWER_MS = 1000;
 /** The main thread's DAP id; each worker thread's is the next free one. */
 const MAIN_THREAD = 1;
 /** A thread's frames are numbered from its id times this (so one frame id names its thread too). */
@@ -161,7 +164,6 @@ class Isolate {
   /** A pause asked of every thread was answered by another's stop: this one's, when it comes, is not a stop. */
   pauseCancelled = false;
   exception: { data: RemoteObject; uncaught: boolean } | undefined;
-  defaultContext: number | undefined;
   pauseQueue: Promise<void> = Promise.resolve();
 
   constructor(
@@ -244,14 +246,8 @@ export class NodeBridge {
       // One pause at a time, in order: each may resume the program (a hook's, a logpoint's).
       isolate.pauseQueue = isolate.pauseQueue.then(() => this.onPaused(isolate, p as unknown as Paused)).catch(() => undefined);
     });
-    cdp.on('Runtime.executionContextCreated', (p) => {
-      const context = p.context as { id: number; auxData?: { isDefault?: boolean } };
-      if (context.auxData?.isDefault && isolate.defaultContext === undefined) isolate.defaultContext = context.id;
-    });
-    cdp.on('Runtime.executionContextDestroyed', (p) => {
-      // The program's main context is gone: node waits for the debugger to leave before it exits.
-      if (isolate.id === MAIN_THREAD && p.executionContextId === isolate.defaultContext) this.cdp.close();
-    });
+    // The program has ended: node waits for the debugger to leave before it exits.
+    if (isolate.id === MAIN_THREAD) cdp.on('NodeRuntime.waitingForDisconnect', () => this.cdp.close());
     // Attached, the program's streams are not debugkit's: what it logs through `console` is its output here.
     if (!this.options.exited) cdp.on('Runtime.consoleAPICalled', (p) => this.consoleOutput(p as unknown as { type: string; args: RemoteObject[] }));
     cdp.on('NodeWorker.attachedToWorker', (p) => void this.workerStarted(cdp, p as unknown as { sessionId: string; workerInfo: { workerId: string; url: string } }));
@@ -259,7 +255,10 @@ export class NodeBridge {
 
   private async prepareIsolate(isolate: Isolate): Promise<void> {
     const { cdp } = isolate;
-    await cdp.send('Runtime.enable');
+    // The Runtime domain's events only when attached, for the program's console output: enabled, V8 sends every
+    // console.log's arguments whole, which a launched program's stdout has already (20 MB strings held the loop 2 s, attack l2-3).
+    if (!this.options.exited) await cdp.send('Runtime.enable');
+    if (isolate.id === MAIN_THREAD) await cdp.send('NodeRuntime.notifyWhenWaitingForDisconnect', { enabled: true });
     await cdp.send('Debugger.enable', { maxScriptsCacheSize: 0 });
     await cdp.send('Debugger.setAsyncCallStackDepth', { maxDepth: 32 });
     // node's own code and libraries: stepping passes over them, exceptions raised and caught there do not stop.
@@ -386,7 +385,7 @@ export class NodeBridge {
         const filters = (args.filters as string[] | undefined) ?? [];
         this.allExceptions = filters.includes('all') || filters.includes('raised');
         this.uncaughtOnly = !this.allExceptions && filters.includes('uncaught');
-        for (const isolate of this.isolates.values()) await isolate.cdp.send('Debugger.setPauseOnExceptions', { state: this.exceptionState(isolate) });
+        await this.eachIsolate((isolate) => isolate.cdp.send('Debugger.setPauseOnExceptions', { state: this.exceptionState(isolate) }));
         return {};
       }
       case 'setBreakpoints':
@@ -407,16 +406,19 @@ export class NodeBridge {
         await isolate.cdp.send(command === 'next' ? 'Debugger.stepOver' : command === 'stepIn' ? 'Debugger.stepInto' : 'Debugger.stepOut');
         return {};
       }
-      case 'pause':
+      case 'pause': {
         // Whichever thread runs JavaScript stops (one idle in its event loop would not until its next callback): the first
-        // to stop is told, and the others' pauses, once one is told, are not stops.
-        for (const isolate of this.isolates.values()) {
-          if (isolate.paused) continue;
+        // to stop is told, and the others' pauses, once one is told, are not stops. Every thread is marked before any is
+        // asked (one asked first stopped before the next was marked: its stop was told, and each other's after it, attack
+        // l2-1), and no answer is waited for (a thread blocked in a call answers when it returns, attack l2-2).
+        const running = [...this.isolates.values()].filter((isolate) => !isolate.paused);
+        for (const isolate of running) {
           isolate.lastCommand = 'pause';
           isolate.pauseCancelled = false;
-          await isolate.cdp.send('Debugger.pause').catch(() => undefined);
         }
+        for (const isolate of running) void isolate.cdp.send('Debugger.pause').catch(() => undefined);
         return {};
+      }
       case 'stackTrace':
         return this.stackTrace(this.isolateOf(args.threadId), Number(args.startFrame ?? 0), Number(args.levels ?? 0));
       case 'scopes':
@@ -434,6 +436,22 @@ export class NodeBridge {
       default:
         throw new Error(`${command} is not supported by debugkit's Node.js adapter`);
     }
+  }
+
+  /**
+   * Does `work` in every thread, at once, waiting for each at most THREAD_ANSWER_MS: a thread
+   * blocked in a call (a worker in execFileSync) reads the inspector's requests only when it
+   * returns, and a request to it waited 30 s, one thread after another (attack l2-2). What a slow
+   * thread was sent is done when it runs JavaScript again, in the order it was sent.
+   */
+  private async eachIsolate(work: (isolate: Isolate) => Promise<unknown>): Promise<void> {
+    const all = [...this.isolates.values()].map((isolate) =>
+      work(isolate).catch((err: unknown) => {
+        // A thread that ended meanwhile takes what it was sent with it.
+        if (!isolate.cdp.isClosed) throw err;
+      }),
+    );
+    await boundPromise(Promise.all(all), { timeoutMs: THREAD_ANSWER_MS });
   }
 
   /** The thread a request names (the one told of, when it names none). */
@@ -508,10 +526,10 @@ export class NodeBridge {
   private async setFunctionBreakpoints(names: string[]): Promise<DebugProtocol.Breakpoint[]> {
     await this.unplace(this.functionBreakpoints);
     this.functionBreakpoints = names.map((name) => ({ file: '', spec: { line: 0 }, placed: new Map(), hits: 0, verified: false, line: undefined, key: `b${this.nextKey++}`, function: name }));
-    for (const isolate of [...this.isolates.values()]) {
+    await this.eachIsolate(async (isolate) => {
       await this.stopBeforeEachModule(isolate);
       for (const [scriptId, script] of isolate.scripts) if (this.isProgram(script.url)) await this.placeFunctions(isolate, scriptId, script.url).catch(() => undefined);
-    }
+    });
     return this.functionBreakpoints.map((bp) =>
       bp.placed.size > 0
         ? { verified: true }
@@ -568,12 +586,12 @@ export class NodeBridge {
   }
 
   private async unplace(list: Breakpoint[]): Promise<void> {
-    for (const old of list) {
-      for (const { isolate, id } of old.placed.values()) {
-        isolate.byId.delete(id);
-        await isolate.cdp.send('Debugger.removeBreakpoint', { breakpointId: id }).catch(() => undefined);
-      }
-    }
+    const placements = list.flatMap((old) => [...old.placed.values()]);
+    for (const { isolate, id } of placements) isolate.byId.delete(id);
+    // Sent to each thread at once, before what is set next (a thread reads them in order); answers waited for as eachIsolate does.
+    await this.eachIsolate(async (isolate) => {
+      for (const at of placements) if (at.isolate === isolate) await isolate.cdp.send('Debugger.removeBreakpoint', { breakpointId: at.id }).catch(() => undefined);
+    });
   }
 
   /** A script's map, read once for all threads (its sources are then known to be mapped). */
@@ -655,6 +673,8 @@ export class NodeBridge {
       if (bp.placed.size === 0 && !bp.message) bp.verified = true; // bound when a script mapping the file loads
       return;
     }
+    // Set by its file's URL, it binds wherever that file loads: verified now, whenever the thread answers (see eachIsolate).
+    bp.verified = true;
     const set = await isolate.cdp.send<{ breakpointId: string; locations: Location[] }>('Debugger.setBreakpointByUrl', {
       urlRegex: fileUrlRegex(bp.file),
       lineNumber: bp.spec.line - 1,
@@ -662,7 +682,6 @@ export class NodeBridge {
     });
     bp.placed.set(`${isolate.id}`, { isolate, id: set.breakpointId });
     isolate.byId.set(set.breakpointId, bp);
-    bp.verified = true;
     const at = set.locations[0];
     if (at) bp.line = at.lineNumber + 1;
   }
@@ -671,14 +690,9 @@ export class NodeBridge {
     await this.unplace(this.breakpoints.get(file) ?? []);
     const list: Breakpoint[] = specs.map((spec) => ({ file, spec, placed: new Map(), hits: 0, verified: false, line: undefined, key: `b${this.nextKey++}` }));
     this.breakpoints.set(file, list);
-    for (const bp of list) {
-      for (const isolate of [...this.isolates.values()]) {
-        // A worker that ends meanwhile takes its breakpoints with it.
-        await this.place(bp, isolate).catch((err: unknown) => {
-          if (!isolate.cdp.isClosed) throw err;
-        });
-      }
-    }
+    await this.eachIsolate(async (isolate) => {
+      for (const bp of list) await this.place(bp, isolate);
+    });
     return list.map((bp) => ({
       verified: bp.verified,
       ...(bp.line !== undefined ? { line: bp.line } : {}),
