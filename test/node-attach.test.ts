@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listeningPorts } from '../src/core/sockets.js';
+import { listeningPorts, loopbackListeners } from '../src/core/sockets.js';
 import { pollUntil } from '../src/core/wait.js';
 import { connectStdio, type TestClient } from './helpers/client.js';
 import { plainCall, startKeyedServer, stopKeyedServers, type KeyedServer } from './helpers/attack.js';
@@ -81,7 +82,7 @@ describe('attaching to a running node --inspect', () => {
     } finally {
       await new Promise((resolve) => idle.close(resolve));
     }
-    expect(await pyFails(dk, 'python_start_session', { entry: 'parse.js', attach: port })).toMatch(new RegExp(`nothing debugkit can see listens on 127\\.0\\.0\\.1:${port}`));
+    expect(await pyFails(dk, 'python_start_session', { entry: 'parse.js', attach: port })).toMatch(new RegExp(`nothing listens on 127\\.0\\.0\\.1:${port}`));
   });
 
   it("a program debugkit runs for a session is never attached to (another key's program would be reached that way)", async () => {
@@ -96,6 +97,59 @@ describe('attaching to a running node --inspect', () => {
   });
 });
 
+describe('attach, attacked (m2)', () => {
+  it("m2-1: a listener on ::1 at the port of a session's program on 127.0.0.1 does not stand in for it", async () => {
+    // A port, a decoy of this user's on ::1 there (started first: the lower pid), then a program a session runs on 127.0.0.1 there.
+    const probe = net.createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    const decoy = spawn(process.execPath, ['-e', `require('net').createServer().listen({ host: '::1', port: ${port}, ipv6Only: true }, () => console.log('up'))`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'attach/spawner.js', args: [String(port)] });
+    try {
+      await once(decoy.stdout!, 'data');
+      expect(await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'attach/spawner.js', line: 6 })).toMatchObject({ hit: true });
+      // The session's program has started its child under --inspect on 127.0.0.1:port (a process of the session's tree).
+      expect(await pollUntil(async () => (await loopbackListeners(port)).pids.length > 0, { timeoutMs: 15_000, intervalMs: 50 })).toBe(true);
+      const [victim] = (await loopbackListeners(port)).pids;
+      expect(victim).not.toBe(decoy.pid);
+      expect(await pyFails(dk, 'python_start_session', { entry: 'attach/ticker.js', attach: port })).toMatch(new RegExp(`process ${victim} on port ${port} runs for a debugkit session`));
+    } finally {
+      decoy.kill('SIGKILL');
+      await pyOk(dk, 'python_end_session', { sessionId });
+    }
+  });
+
+  it('m2-2: attached again and again to a program whose workers come and go, each run stops and the program runs on', async () => {
+    const churn = await startInspected('attach/churn.js');
+    try {
+      for (let cycle = 0; cycle < 4; cycle++) {
+        const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'attach/churn.js', attach: churn.port });
+        const stop = await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'attach/churn.js', line: 6, timeout: 10 });
+        expect(stop, `cycle ${cycle}`).toMatchObject({ hit: true, function: 'tick', frameInfo: { line: 6 } });
+        await pyOk(dk, 'python_end_session', { sessionId });
+      }
+      expect(churn.child.exitCode).toBe(null);
+      expect(isAlive(churn.child.pid!)).toBe(true);
+    } finally {
+      churn.child.kill('SIGKILL');
+    }
+  });
+
+  it("m2-3: a session's hit counts are its own: a program attached to again counts from 0, and keeps nothing of them", async () => {
+    for (let session = 0; session < 2; session++) {
+      const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'attach/ticker.js', attach: ticker.port });
+      const stop = await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'attach/ticker.js', line: 5, hitCondition: '3', timeout: 10 });
+      expect(stop, `session ${session}`).toMatchObject({ hit: true });
+      const symbols = await pyOk(dk, 'python_evaluate', { sessionId, expression: "Object.getOwnPropertySymbols(globalThis).map(String).filter((s) => s.includes('debugkit')).length" });
+      expect(symbols.repr).toBe('1');
+      await pyOk(dk, 'python_end_session', { sessionId });
+    }
+  });
+});
+
 describe("attach is the operator's and the key's to allow", () => {
   it('a key without python:attach is refused, before anything is reached; one with it attaches', async () => {
     const denied = await plainCall(keyed!, keyed!.keys.python!.key, 'python_start_session', { entry: 'attach/ticker.js', attach: ticker.port });
@@ -106,6 +160,16 @@ describe("attach is the operator's and the key's to allow", () => {
     const sessionId = allowed.result.structuredContent.sessionId as string;
     const ended = await plainCall(keyed!, keyed!.keys.attacher!.key, 'python_end_session', { sessionId });
     expect(ended.result?.isError, JSON.stringify(ended)).toBeFalsy();
+  });
+
+  it('m2-4: REST POST /sessions takes no attach: refused, rather than dropped and a second copy of the program started', async () => {
+    const res = await fetch(new URL('/sessions', keyed!.node.url), {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${keyed!.keys.attacher!.key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ entry: 'attach/ticker.js', attach: ticker.port }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toMatch(/attach is not part of the REST API/);
   });
 
   it('without --allow-attach, a serving debugkit refuses to attach, whatever the key', async () => {

@@ -97,7 +97,11 @@ export abstract class CdpSession {
 
 /** The main thread's session, over the inspector's WebSocket. */
 export class CdpConnection extends CdpSession {
-  private constructor(private readonly ws: WebSocket) {
+  private constructor(
+    private readonly ws: WebSocket,
+    /** The connection's local port (what tells the process at its other end: core/sockets connectionPeers). */
+    readonly localPort: number,
+  ) {
     super();
     ws.on('close', () => this.fail(new DebugkitError('ENGINE_FAILED', 'the inspector closed its connection')));
     ws.on('error', (err) => this.fail(new DebugkitError('ENGINE_FAILED', `the inspector's connection failed: ${err.message}`)));
@@ -107,6 +111,8 @@ export class CdpConnection extends CdpSession {
   /** Connects to an inspector's WebSocket URL (`ws://127.0.0.1:PORT/UUID`), within `timeoutMs`. */
   static async connect(url: string, timeoutMs: number): Promise<CdpConnection> {
     const ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: MAX_MESSAGE_BYTES, handshakeTimeout: timeoutMs });
+    let localPort = 0;
+    ws.once('upgrade', (response) => (localPort = response.socket.localPort ?? 0));
     const opened = await waitBounded<Error | null>(
       (settle) => {
         ws.once('open', () => settle(null));
@@ -119,7 +125,7 @@ export class CdpConnection extends CdpSession {
       const why = opened.kind === 'value' ? opened.value!.message : `no answer within ${timeoutMs / 1000} s`;
       throw new DebugkitError('ENGINE_FAILED', `could not connect to the Node.js inspector at ${url}: ${why}`);
     }
-    return new CdpConnection(ws);
+    return new CdpConnection(ws, localPort);
   }
 
   protected transmit(text: string): void {

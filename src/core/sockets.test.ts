@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { listeningPorts, loopbackListener } from './sockets.js';
+import { connectionPeers, listeningPorts, loopbackListeners } from './sockets.js';
 
 describe('listeningPorts', () => {
   it("names the ports a process listens on, not the ones it only connects from, nor another process's", async () => {
@@ -27,21 +27,29 @@ describe('listeningPorts', () => {
   });
 });
 
-describe('loopbackListener', () => {
-  it('names the process listening on a loopback port (another process, or this one); none for a port nothing listens on', async () => {
+describe('loopbackListeners, connectionPeers', () => {
+  it('name who listens where 127.0.0.1 is reached (another process, or this one), and not a listener on ::1 (attack m2-1)', async () => {
     const child = spawn(process.execPath, ['-e', `const s=require('net').createServer().listen(0,'127.0.0.1',()=>console.log(s.address().port))`], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const own = net.createServer();
-    await new Promise<void>((r) => own.listen(0, '::1', r));
+    const decoy = net.createServer();
     try {
       const [line] = (await once(child.stdout!, 'data')) as [Buffer];
-      expect(await loopbackListener(Number(String(line).trim()))).toBe(child.pid);
-      const ownPort = (own.address() as net.AddressInfo).port;
-      expect(await loopbackListener(ownPort)).toBe(process.pid);
-      await new Promise((r) => own.close(r));
-      expect(await loopbackListener(ownPort)).toBeUndefined();
+      const port = Number(String(line).trim());
+      // The same port on ::1, held by this process: a connection to 127.0.0.1 never reaches it.
+      await new Promise<void>((r) => decoy.listen({ host: '::1', port, ipv6Only: true }, r));
+      expect(await loopbackListeners(port)).toEqual({ pids: [child.pid], unseen: 0 });
+      const socket = net.connect(port, '127.0.0.1');
+      await once(socket, 'connect');
+      expect(await connectionPeers(socket.localPort!, port)).toEqual({ pids: [child.pid], unseen: 0 });
+      socket.destroy();
     } finally {
       child.kill('SIGKILL');
-      own.close();
+      decoy.close();
     }
+    const own = net.createServer();
+    await new Promise<void>((r) => own.listen(0, '127.0.0.1', r));
+    const ownPort = (own.address() as net.AddressInfo).port;
+    expect((await loopbackListeners(ownPort)).pids).toEqual([process.pid]);
+    await new Promise((r) => own.close(r));
+    expect(await loopbackListeners(ownPort)).toEqual({ pids: [], unseen: 0 });
   });
 });

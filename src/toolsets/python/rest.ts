@@ -41,7 +41,14 @@ export function pythonRoutes(service: PythonService): RestRoute[] {
     {
       method: 'POST',
       path: '/sessions',
-      handle: handle((owner, _p, body, client) => service.start(owner, parse(startBody, body), client.principal.id, client.signal)),
+      handle: handle((owner, _p, body, client) => {
+        // Attaching is python_start_session's (an MCP tool, with its scope): here it would be dropped, and a second copy of
+        // the program started in place of the one asked for (attack m2-4).
+        if (body && typeof body === 'object' && 'attach' in body) {
+          throw new DebugkitError('INVALID_ARGUMENT', 'attach is not part of the REST API: attach to a running program with the MCP tool python_start_session (attach)');
+        }
+        return service.start(owner, parse(startBody, body), client.principal.id, client.signal);
+      }),
       // As python_start_session: a program under a mock set needs keploy_mock_test's scope.
       scopes: (body) => (body && typeof body === 'object' && 'mocks' in body && (body as { mocks?: unknown }).mocks != null ? ['mocks:run'] : []),
     },

@@ -1,10 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { constants } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { DebugProtocol } from '@vscode/debugprotocol';
 import * as acorn from 'acorn';
-import { CdpWorkerSession, type CdpSession } from '../../../core/cdp.js';
+import { CdpError, CdpWorkerSession, type CdpSession } from '../../../core/cdp.js';
 import { DapDecoder, encodeMessage } from '../../../core/dap/codec.js';
 import { describeError } from '../../../core/errors.js';
 import type { ChildExit } from '../../../core/process.js';
@@ -114,8 +115,9 @@ interface Breakpoint {
   verified: boolean;
   line: number | undefined;
   message?: string;
-  /** Its hit counter's name in the program (see condition()). */
+  /** Its hit counter's name in the program (see condition()), in the session's own counters (`debugkit.hits.NONCE`). */
   key: string;
+  counters: string;
   /** A function breakpoint's name (`name`, or `Class.name` / `object.name`): set on the first line of each function so named. */
   function?: string;
 }
@@ -203,6 +205,8 @@ export class NodeBridge {
   private ended = false;
   /** The next breakpoint's hit counter name. */
   private nextKey = 1;
+  /** The name of the session's hit counters in the program: its own, so that a program attached to again starts at 0 (attack m2-3). */
+  private readonly counters = `debugkit.hits.${randomBytes(8).toString('hex')}`;
   /** Only exceptions the program does not catch stop it; caught ones too. */
   private uncaughtOnly = true;
   private allExceptions = false;
@@ -267,7 +271,9 @@ export class NodeBridge {
     await cdp.send('Debugger.setInstrumentationBreakpoint', { instrumentation: 'beforeScriptWithSourceMapExecution' });
     // Worker threads wait at their start until this bridge has set them up as it set up this one. (node serves the
     // NodeWorker domain on the main thread only: a worker's own workers are not seen.)
-    if (isolate.id === MAIN_THREAD) await cdp.send('NodeWorker.enable', { waitForDebuggerOnStart: true });
+    // Attached, a program's workers are not seen: node's worker sessions, set up and left while workers come and go in a
+    // program debugkit did not start, failed most runs and three times took the program down (SIGSEGV, attack m2-2).
+    if (isolate.id === MAIN_THREAD && this.options.exited) await cdp.send('NodeWorker.enable', { waitForDebuggerOnStart: true });
   }
 
   /**
@@ -291,11 +297,13 @@ export class NodeBridge {
     // Named as the program knows it: node's title is `[worker N]`, N the worker's threadId.
     const number = /^\[worker (\d+)\]$/.exec(p.workerInfo.title ?? '')?.[1] ?? p.workerInfo.workerId;
     const name = `worker ${number}${file ? ` (${path.basename(file)})` : ''}`;
-    const isolate = this.addIsolate(new Isolate(this.nextThread++, name, new CdpWorkerSession(parent, p.sessionId)));
+    const isolate = new Isolate(this.nextThread++, name, new CdpWorkerSession(parent, p.sessionId));
     void isolate.cdp.closed.then(() => this.workerEnded(isolate));
     this.listen(isolate);
     try {
       await this.prepareIsolate(isolate);
+      // A thread of the session's once its debugger is on: what goes to every thread until then would fail there.
+      this.addIsolate(isolate);
       await isolate.cdp.send('Debugger.setPauseOnExceptions', { state: this.exceptionState(isolate) });
       for (const list of this.breakpoints.values()) for (const bp of list) await this.place(bp, isolate);
       if (this.functionBreakpoints.length > 0) await this.stopBeforeEachModule(isolate);
@@ -431,6 +439,11 @@ export class NodeBridge {
         return this.exceptionInfo(this.isolateOf(args.threadId));
       case 'disconnect':
       case 'terminate':
+        // A program attached to runs on: what the session left in it goes (its hit counters, the module stop's flag).
+        if (!this.options.exited) {
+          const left = `delete globalThis[Symbol.for(${JSON.stringify(this.counters)})]; delete globalThis[Symbol.for('debugkit.stopBeforeEachModule')];`;
+          await this.cdp.send('Runtime.evaluate', { expression: left, silent: true }, 2000).catch(() => undefined);
+        }
         this.cdp.close();
         return {};
       default:
@@ -525,7 +538,17 @@ export class NodeBridge {
    */
   private async setFunctionBreakpoints(names: string[]): Promise<DebugProtocol.Breakpoint[]> {
     await this.unplace(this.functionBreakpoints);
-    this.functionBreakpoints = names.map((name) => ({ file: '', spec: { line: 0 }, placed: new Map(), hits: 0, verified: false, line: undefined, key: `b${this.nextKey++}`, function: name }));
+    this.functionBreakpoints = names.map((name) => ({
+      file: '',
+      spec: { line: 0 },
+      placed: new Map(),
+      hits: 0,
+      verified: false,
+      line: undefined,
+      key: `b${this.nextKey++}`,
+      counters: this.counters,
+      function: name,
+    }));
     await this.eachIsolate(async (isolate) => {
       await this.stopBeforeEachModule(isolate);
       for (const [scriptId, script] of isolate.scripts) if (this.isProgram(script.url)) await this.placeFunctions(isolate, scriptId, script.url).catch(() => undefined);
@@ -675,11 +698,19 @@ export class NodeBridge {
     }
     // Set by its file's URL, it binds wherever that file loads: verified now, whenever the thread answers (see eachIsolate).
     bp.verified = true;
-    const set = await isolate.cdp.send<{ breakpointId: string; locations: Location[] }>('Debugger.setBreakpointByUrl', {
-      urlRegex: fileUrlRegex(bp.file),
-      lineNumber: bp.spec.line - 1,
-      ...condition(bp),
-    });
+    if (bp.placed.has(`${isolate.id}`)) return;
+    const set = await isolate.cdp
+      .send<{ breakpointId: string; locations: Location[] }>('Debugger.setBreakpointByUrl', {
+        urlRegex: fileUrlRegex(bp.file),
+        lineNumber: bp.spec.line - 1,
+        ...condition(bp),
+      })
+      .catch((err: unknown) => {
+        // The same line with the same condition twice: V8 keeps one, which stops for both.
+        if (err instanceof CdpError && /already exists/.test(err.message)) return undefined;
+        throw err;
+      });
+    if (!set) return;
     bp.placed.set(`${isolate.id}`, { isolate, id: set.breakpointId });
     isolate.byId.set(set.breakpointId, bp);
     const at = set.locations[0];
@@ -688,7 +719,7 @@ export class NodeBridge {
 
   private async setBreakpoints(file: string, specs: DebugProtocol.SourceBreakpoint[]): Promise<DebugProtocol.Breakpoint[]> {
     await this.unplace(this.breakpoints.get(file) ?? []);
-    const list: Breakpoint[] = specs.map((spec) => ({ file, spec, placed: new Map(), hits: 0, verified: false, line: undefined, key: `b${this.nextKey++}` }));
+    const list: Breakpoint[] = specs.map((spec) => ({ file, spec, placed: new Map(), hits: 0, verified: false, line: undefined, key: `b${this.nextKey++}`, counters: this.counters }));
     this.breakpoints.set(file, list);
     await this.eachIsolate(async (isolate) => {
       for (const bp of list) await this.place(bp, isolate);
@@ -1301,7 +1332,7 @@ function condition(bp: Breakpoint): { condition?: string } {
   if (spec.condition) parts.push(`!!(${spec.condition}\n)`);
   const test = spec.hitCondition ? hitTest(spec.hitCondition) : undefined;
   if (test) {
-    const counters = `(globalThis[Symbol.for('debugkit.hits')] ??= Object.create(null))`;
+    const counters = `(globalThis[Symbol.for(${JSON.stringify(bp.counters)})] ??= Object.create(null))`;
     parts.push(`(${counters}[${JSON.stringify(bp.key)}] = (${counters}[${JSON.stringify(bp.key)}] ?? 0) + 1) ${test}`);
   }
   if (spec.logMessage !== undefined) parts.push(`(console.log(${template(spec.logMessage)}), false)`);

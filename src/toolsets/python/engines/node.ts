@@ -10,7 +10,7 @@ import { DapConnection } from '../../../core/dap/connection.js';
 import { DebugkitError } from '../../../core/errors.js';
 import { openContained } from '../../../core/paths.js';
 import { awaitAnnouncement, runsForDebugkit, spawnChild, terminate, type OwnedChild } from '../../../core/process.js';
-import { loopbackListener } from '../../../core/sockets.js';
+import { connectionPeers, loopbackListeners } from '../../../core/sockets.js';
 import { waitBounded } from '../../../core/wait.js';
 import { attachRefusal, type AttachRule } from '../../../core/attach.js';
 import { MAX_MAP_BYTES } from '../../../core/sourcemap.js';
@@ -96,12 +96,25 @@ export class NodeEngine implements Engine {
    * is started, so the agent hears at once, and again when it attaches).
    */
   static async attachable(port: number, rule: AttachRule): Promise<{ pid: number; url: string }> {
-    const pid = await loopbackListener(port);
-    if (pid === undefined) throw new DebugkitError('INVALID_ARGUMENT', `nothing debugkit can see listens on 127.0.0.1:${port}: start the program with node --inspect=127.0.0.1:${port}`);
+    const pid = NodeEngine.allowed(port, await loopbackListeners(port), rule, 'listens on');
+    return { pid, url: await inspectorTarget(port) };
+  }
+
+  /**
+   * The one process `holders` names, if a session may attach to it: not another user's (unless the rule says any), not
+   * debugkit, not one debugkit runs for a session; and one, seen (another user's socket hides its holder).
+   */
+  private static allowed(port: number, holders: { pids: number[]; unseen: number }, rule: AttachRule, what: string): number {
+    const [pid, ...more] = holders.pids;
+    if (pid === undefined && holders.unseen === 0) throw new DebugkitError('INVALID_ARGUMENT', `nothing ${what} 127.0.0.1:${port}: start the program with node --inspect=127.0.0.1:${port}`);
+    if (pid === undefined || more.length > 0 || holders.unseen > 0) {
+      const who = holders.unseen > 0 ? "a process debugkit cannot see (another user's)" : `processes ${holders.pids.join(', ')}`;
+      throw new DebugkitError('INVALID_ARGUMENT', `${who} ${what} 127.0.0.1:${port}: debugkit attaches only to one process of its own user it can see`);
+    }
     const refused = attachRefusal(pid, rule, 'start the program through python_start_session without attach instead');
     if (refused) throw new DebugkitError(refused.reason === 'not-found' ? 'NOT_FOUND' : 'INVALID_ARGUMENT', refused.message);
     if (runsForDebugkit(pid)) throw new DebugkitError('INVALID_ARGUMENT', `process ${pid} on port ${port} runs for a debugkit session: it can be debugged only through that session`);
-    return { pid, url: await inspectorTarget(port) };
+    return pid;
   }
 
   /**
@@ -113,6 +126,15 @@ export class NodeEngine implements Engine {
   private async attachTo(port: number, rule: AttachRule): Promise<StartedEngine> {
     const { pid, url } = await NodeEngine.attachable(port, rule);
     const cdp = await CdpConnection.connect(url, LISTEN_TIMEOUT_MS);
+    // What the connection reached is what is checked, and must be what was checked: a process listening where 127.0.0.1 is
+    // not reached (::1) stood in for another user's or another key's inspector on 127.0.0.1 (attack m2-1).
+    try {
+      const peer = NodeEngine.allowed(port, await connectionPeers(cdp.localPort, port), rule, 'answers on');
+      if (peer !== pid) throw new DebugkitError('INVALID_ARGUMENT', `process ${peer} answers on 127.0.0.1:${port}, not process ${pid} that was checked: start again`);
+    } catch (err) {
+      cdp.close();
+      throw err;
+    }
     const bridge = new NodeBridge({ cdp, pid, root: this.root, hookUrl: pathToFileURL(HOOK).href, readMapFile: (file) => this.readMapFile(file) });
     try {
       await bridge.prepare();
