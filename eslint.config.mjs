@@ -4,7 +4,8 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**', 'test/programs/node/built/out/**'] },
+  // deep-chain.js is too deep for the parsers' recursion (a test of debugkit's own walks: attack n2-2).
+  { ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**', 'test/programs/node/built/out/**', 'test/programs/node/fnbp/deep-chain.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

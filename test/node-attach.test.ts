@@ -138,6 +138,16 @@ describe('attach, attacked (m2)', () => {
     }
   });
 
+  it('o2-2: one session at a time is attached to a process: a second is refused until the first ends', async () => {
+    const first = await pyOk(dk, 'python_start_session', { entry: 'attach/ticker.js', attach: ticker.port });
+    expect(await pyOk(dk, 'python_run_to_breakpoint', { sessionId: first.sessionId, file: 'attach/ticker.js', line: 5, timeout: 10 })).toMatchObject({ hit: true });
+    expect(await pyFails(dk, 'python_start_session', { entry: 'attach/ticker.js', attach: ticker.port })).toMatch(/is being debugged by another debugkit session: end that one first/);
+    await pyOk(dk, 'python_end_session', { sessionId: first.sessionId });
+    const second = await pyOk(dk, 'python_start_session', { entry: 'attach/ticker.js', attach: ticker.port });
+    expect(await pyOk(dk, 'python_run_to_breakpoint', { sessionId: second.sessionId, file: 'attach/ticker.js', line: 5, timeout: 10 })).toMatchObject({ hit: true });
+    await pyOk(dk, 'python_end_session', { sessionId: second.sessionId });
+  });
+
   it("m2-3: a session's hit counts are its own: a program attached to again counts from 0, and keeps nothing of them", async () => {
     for (let session = 0; session < 2; session++) {
       const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'attach/ticker.js', attach: ticker.port });

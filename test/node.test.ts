@@ -194,6 +194,24 @@ describe('Node.js function breakpoints: on the first line of each function of th
   });
 });
 
+describe('Node.js function breakpoints, attacked (n2)', () => {
+  it('n2-2: a module too deep to walk does not hold the program at its stop before it runs; the named function still stops', async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'fnbp/deep.js' });
+    await pyOk(dk, 'python_set_function_breakpoints', { sessionId, names: ['tail'] });
+    expect(await pyOk(dk, 'python_continue', { sessionId, timeout: 20 })).toMatchObject({ reason: 'function breakpoint', function: 'tail', frameInfo: { line: 2 } });
+    expect(await pyOk(dk, 'python_continue', { sessionId, timeout: 20 })).toMatchObject({ completed: true, exitCode: 0 });
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+
+  it('n2-3: a function never called never stops, though V8 moves its breakpoint into the next function', async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'fnbp/unused.js' });
+    await pyOk(dk, 'python_set_function_breakpoints', { sessionId, names: ['helper'] });
+    expect(await pyOk(dk, 'python_continue', { sessionId })).toMatchObject({ completed: true, exitCode: 0 });
+    expect((await dk.tool('python_get_output', { sessionId })).structured.text).toBe('other 2\n');
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+});
+
 describe('Node.js worker threads: each a thread of its own, set up as the main one before it runs', () => {
   it('a conditional breakpoint in a worker stops in that worker, named; evaluate runs in it; the program then ends', async () => {
     const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'workers/pool.js' });
@@ -266,6 +284,26 @@ describe('Node.js worker threads: each a thread of its own, set up as the main o
     const worker = await pyOk(dk, 'python_continue', { sessionId });
     expect(worker).toMatchObject({ hit: true, thread: 'worker 1 (sleeper-worker.js)', frameInfo: { line: 6 } });
     expect(worker.locals.woke.repr).toBe('"awake"');
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+
+  it('o2-1: a TypeScript worker started with its own loader (no debugkit hook in it): a .ts line binds as its script loads', async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'ts/quotes.ts' });
+    const stop = await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'ts/quote-worker.ts', line: 10, condition: 'qty < 2' });
+    expect(stop).toMatchObject({ hit: true, thread: expect.stringMatching(/^worker \d+ \(quote-worker\.ts\)$/), function: 'price', frameInfo: { line: 10 } });
+    expect(stop.frameInfo.file).toMatch(/ts\/quote-worker\.ts$/);
+    expect(stop.locals.qty.repr).toBe('1');
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+
+  it("o2-5: a worker's stop held at a function breakpoint cleared since is not told: it goes on", async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'workers/pool.js' });
+    await pyOk(dk, 'python_set_function_breakpoints', { sessionId, names: ['sumPositive'] });
+    const first = await pyOk(dk, 'python_continue', { sessionId });
+    expect(first).toMatchObject({ reason: 'function breakpoint', function: 'sumPositive' });
+    await pyOk(dk, 'python_set_function_breakpoints', { sessionId, names: [] });
+    expect(await pyOk(dk, 'python_continue', { sessionId })).toMatchObject({ completed: true, exitCode: 0 });
+    expect((await dk.tool('python_get_output', { sessionId })).structured.text).toBe('sums 6,17\n');
     await pyOk(dk, 'python_end_session', { sessionId });
   });
 

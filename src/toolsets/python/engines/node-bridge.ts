@@ -138,8 +138,8 @@ export interface NodeBridgeOptions {
   readMapFile(file: string): string | undefined;
 }
 
-/** Where a breakpoint is set in one thread: the CDP id it got there. */
-type Placement = { isolate: Isolate; id: string };
+/** Where a breakpoint is set in one thread: the CDP id it got there; a function breakpoint's, the place it was asked at (0-based). */
+type Placement = { isolate: Isolate; id: string; at?: { line: number; column: number } };
 
 /** One V8 isolate: the main thread's, or a worker thread's. Scripts, stops and breakpoint ids are each isolate's own. */
 class Isolate {
@@ -152,12 +152,16 @@ class Isolate {
   moduleSeen = false;
   /** Exception sites (every frame's position) already found caught by the program: a hot loop's throws are read once. */
   readonly caughtSites = new Set<string>();
-  /** Scripts' parsed sources, for where the program catches (by script id; null: not parsable). */
-  readonly parsed = new Map<string, acorn.Node | null>();
+  /** Scripts not parsed (too big, past the budget, or not parsable), by id. */
+  readonly unparsable = new Set<string>();
+  /** Modules whose function breakpoints were set at the hook's stop, before they were compiled (not parsed again as they load). */
+  readonly hooked = new Set<string>();
   /** This isolate's breakpoints by their CDP ids. */
   readonly byId = new Map<string, Breakpoint>();
   /** Function breakpoints being set in scripts as they load: the start pause waits for them. */
   placing: Promise<void> = Promise.resolve();
+  /** Breakpoints being set: a stop at one whose id is not known yet waits for them (a thread blocked in a call answers, then hits). */
+  readonly inflight = new Set<Promise<unknown>>();
   /** The instrumentation breakpoint before each script runs, while there are function breakpoints. */
   eachScript: string | undefined;
   paused: Paused | undefined;
@@ -216,7 +220,7 @@ export class NodeBridge {
    * describes one stop at a time).
    */
   private told: Isolate | undefined;
-  private readonly held: Array<{ isolate: Isolate; body: DebugProtocol.StoppedEvent['body'] }> = [];
+  private readonly held: Array<{ isolate: Isolate; body: DebugProtocol.StoppedEvent['body']; by?: Breakpoint[] }> = [];
 
   constructor(private readonly options: NodeBridgeOptions) {
     this.cdp = options.cdp;
@@ -248,7 +252,8 @@ export class NodeBridge {
     cdp.on('Debugger.scriptParsed', (p) => this.scriptParsed(isolate, p as unknown as { scriptId: string; url: string; sourceMapURL?: string }));
     cdp.on('Debugger.paused', (p) => {
       // One pause at a time, in order: each may resume the program (a hook's, a logpoint's).
-      isolate.pauseQueue = isolate.pauseQueue.then(() => this.onPaused(isolate, p as unknown as Paused)).catch(() => undefined);
+      // One whose handling fails (5,000 nested members overflowed acorn's walks, attack n2-2) lets the thread go on, never held.
+      isolate.pauseQueue = isolate.pauseQueue.then(() => this.onPaused(isolate, p as unknown as Paused)).catch(() => this.resumeQuietly(isolate));
     });
     // The program has ended: node waits for the debugger to leave before it exits.
     if (isolate.id === MAIN_THREAD) cdp.on('NodeRuntime.waitingForDisconnect', () => this.cdp.close());
@@ -485,10 +490,11 @@ export class NodeBridge {
   }
 
   /** A thread stopped: told now, or held until the thread told of resumes. */
-  private stopped(isolate: Isolate, body: Omit<DebugProtocol.StoppedEvent['body'], 'threadId'>): void {
+  /** `by`: the breakpoints that made a breakpoint stop (a held one is told only while one of them is still set). */
+  private stopped(isolate: Isolate, body: Omit<DebugProtocol.StoppedEvent['body'], 'threadId'>, by?: Breakpoint[]): void {
     const event = { ...body, threadId: isolate.id, allThreadsStopped: this.isolates.size === 1 };
     if (this.told !== undefined && this.told !== isolate) {
-      this.held.push({ isolate, body: event });
+      this.held.push({ isolate, body: event, ...(by ? { by } : {}) });
       return;
     }
     this.tell(isolate, event);
@@ -503,8 +509,19 @@ export class NodeBridge {
   }
 
   private tellHeld(): void {
-    const next = this.held.shift();
-    if (next) this.tell(next.isolate, next.body);
+    for (let next = this.held.shift(); next; next = this.held.shift()) {
+      // Held at breakpoints cleared since: no stop any more, the thread goes on (attack o2-5).
+      if (next.by && !next.by.some((bp) => this.isSet(bp))) {
+        next.isolate.lastCommand = 'continue';
+        void this.resumeQuietly(next.isolate);
+        continue;
+      }
+      return this.tell(next.isolate, next.body);
+    }
+  }
+
+  private isSet(bp: Breakpoint): boolean {
+    return bp.function !== undefined ? this.functionBreakpoints.includes(bp) : (this.breakpoints.get(bp.file)?.includes(bp) ?? false);
   }
 
   private exceptionState(isolate: Isolate): 'all' | 'uncaught' | 'none' {
@@ -525,8 +542,19 @@ export class NodeBridge {
       void isolate.cdp.send('Debugger.setPauseOnExceptions', { state: 'all' }).catch(() => undefined);
     }
     if (!p.url || p.url.startsWith('node:')) return;
-    isolate.scripts.set(p.scriptId, { url: p.url, file: fileOf(p.url), sourceMapURL: p.sourceMapURL ?? '' });
-    if (this.functionBreakpoints.length > 0 && this.isProgram(p.url)) this.placeFunctionsLater(isolate, p.scriptId, p.url);
+    const script: Script = { url: p.url, file: fileOf(p.url), sourceMapURL: p.sourceMapURL ?? '' };
+    isolate.scripts.set(p.scriptId, script);
+    if (this.functionBreakpoints.length > 0 && this.isProgram(p.url) && !isolate.hooked.has(script.file ?? '')) this.placeFunctionsLater(isolate, p.scriptId, p.url);
+    // A script with a map that no stop before it announced (a worker started with its own --require, without debugkit's
+    // hook, attack o2-1): its sources' breakpoints are set as it loads, so calls after its first run stop.
+    if (script.sourceMapURL && this.isProgram(p.url) && [...this.breakpoints.keys()].some((file) => MAPPED_EXTENSIONS.test(file) || this.mappedSources.has(file))) {
+      isolate.placing = isolate.placing
+        .then(async () => {
+          const map = this.mapOf(script);
+          if (map) await this.mappedScriptReady(isolate, script.url, map);
+        })
+        .catch(() => undefined);
+    }
   }
 
   // --- function breakpoints ---
@@ -573,7 +601,13 @@ export class NodeBridge {
   private async placeFunctionsIn(isolate: Isolate, tree: acorn.Node, url: string): Promise<void> {
     const file = fileOf(url);
     for (const bp of this.functionBreakpoints) {
-      for (const at of functionsNamed(tree, bp.function!)) {
+      let starts: Array<{ line: number; column: number }>;
+      try {
+        starts = functionsNamed(tree, bp.function!);
+      } catch {
+        starts = []; // too deep to walk (attack n2-2)
+      }
+      for (const at of starts) {
         // One key for a module whether it was named by its path or its file: URL (the hook's stop, then its script).
         const key = `${isolate.id} ${file ?? url} ${at.line}:${at.column}`;
         if (bp.placed.has(key)) continue;
@@ -585,7 +619,7 @@ export class NodeBridge {
           })
           .catch(() => undefined);
         if (!set) continue;
-        bp.placed.set(key, { isolate, id: set.breakpointId });
+        bp.placed.set(key, { isolate, id: set.breakpointId, at: { line: at.line - 1, column: at.column } });
         isolate.byId.set(set.breakpointId, bp);
       }
     }
@@ -721,9 +755,14 @@ export class NodeBridge {
     await this.unplace(this.breakpoints.get(file) ?? []);
     const list: Breakpoint[] = specs.map((spec) => ({ file, spec, placed: new Map(), hits: 0, verified: false, line: undefined, key: `b${this.nextKey++}`, counters: this.counters }));
     this.breakpoints.set(file, list);
-    await this.eachIsolate(async (isolate) => {
-      for (const bp of list) await this.place(bp, isolate);
-    });
+    await this.eachIsolate((isolate) =>
+      track(
+        isolate,
+        (async () => {
+          for (const bp of list) await this.place(bp, isolate);
+        })(),
+      ),
+    );
     return list.map((bp) => ({
       verified: bp.verified,
       ...(bp.line !== undefined ? { line: bp.line } : {}),
@@ -755,12 +794,18 @@ export class NodeBridge {
     }
     isolate.paused = p;
     isolate.frames = [];
+    // A breakpoint whose setting the thread answered just before it hit it: known once that answer is read (attack l2-2's test).
+    if ((p.hitBreakpoints ?? []).some((id) => !isolate.byId.has(id)) && isolate.inflight.size > 0) await Promise.allSettled([...isolate.inflight, isolate.placing]);
     const hit = (p.hitBreakpoints ?? []).map((id) => isolate.byId.get(id)).filter((b): b is Breakpoint => b !== undefined);
     if (hit.length > 0 && top) {
       let stop = false;
       let reason = 'breakpoint';
       for (const bp of hit) {
         if (bp.function !== undefined) {
+          // V8 moves a breakpoint in a function it never compiled to the next place it can break, in another function: that
+          // is not a stop of this one (attack n2-3).
+          const at = [...bp.placed.values()].find((placed) => placed.isolate === isolate && p.hitBreakpoints!.includes(placed.id))?.at;
+          if (at && top.location.lineNumber !== at.line) continue;
           bp.hits++;
           stop = true;
           reason = 'function breakpoint';
@@ -785,7 +830,7 @@ export class NodeBridge {
       }
       // Only logpoints and unmet hit counts here, and no step under way to end: the program goes on.
       if (!stop && isolate.lastCommand !== 'step') return this.resumeQuietly(isolate);
-      return this.stopped(isolate, { reason: stop ? reason : 'step' });
+      return this.stopped(isolate, { reason: stop ? reason : 'step' }, stop && isolate.lastCommand !== 'step' ? hit : undefined);
     }
     if (p.reason === 'exception' || p.reason === 'promiseRejection') {
       if (this.uncaughtOnly && !p.data?.uncaught && (await this.caughtByProgram(isolate, p))) return this.resumeQuietly(isolate);
@@ -836,25 +881,33 @@ export class NodeBridge {
   /** Whether the position (0-based) is inside a try block with a catch, or the receiver of a `.catch`/`.then(_, h)` call, in its function. */
   private async insideHandler(isolate: Isolate, scriptId: string, line: number, column: number): Promise<boolean> {
     const tree = await this.parsedScript(isolate, scriptId);
-    // A script that cannot be read (too big, or beyond acorn): V8's own word, caught, stands; an uncaught one is still said at the end.
+    // A script that cannot be read (too big, or beyond acorn, or too deep to walk): V8's own word, caught, stands; an uncaught
+    // one is still said at the end.
     if (!tree) return true;
-    return handlerAround(tree, line + 1, column);
+    try {
+      return handlerAround(tree, line + 1, column);
+    } catch {
+      return true;
+    }
   }
 
-  /** A script's source as acorn reads it, once (null: too big to parse on the event loop, or not parsable). */
+  /**
+   * A script's source as acorn reads it (null: too big to parse on the event loop, past the session's budget, or not
+   * parsable, which is remembered). Trees are not kept: at about 100 bytes a character, 40 modules of 1 MB took the server
+   * to 2.6 GB (attack n2-1); what they answered is (caughtSites, the breakpoints set).
+   */
   private async parsedScript(isolate: Isolate, scriptId: string): Promise<acorn.Node | null> {
-    let tree = isolate.parsed.get(scriptId);
+    if (isolate.unparsable.has(scriptId)) return null;
     const length = isolate.lengths.get(scriptId) ?? Infinity;
-    if (tree === undefined && (length > MAX_PARSED_CHARS || length > this.parseCharsLeft)) {
+    if (length > MAX_PARSED_CHARS || length > this.parseCharsLeft) {
       // Too big to parse on the event loop (a 17 MB module held it 52 s, attack 18aq j2-4), or past the session's budget.
-      isolate.parsed.set(scriptId, (tree = null));
+      isolate.unparsable.add(scriptId);
+      return null;
     }
-    if (tree === undefined) {
-      this.parseCharsLeft -= length;
-      const source = (await isolate.cdp.send<{ scriptSource: string }>('Debugger.getScriptSource', { scriptId }).catch(() => ({ scriptSource: '' }))).scriptSource;
-      tree = parseScript(source);
-      isolate.parsed.set(scriptId, tree);
-    }
+    this.parseCharsLeft -= length;
+    const source = (await isolate.cdp.send<{ scriptSource: string }>('Debugger.getScriptSource', { scriptId }).catch(() => ({ scriptSource: '' }))).scriptSource;
+    const tree = parseScript(source);
+    if (!tree) isolate.unparsable.add(scriptId);
     return tree;
   }
 
@@ -889,6 +942,7 @@ export class NodeBridge {
         const content = await read('content');
         const tree = typeof content === 'string' ? parseScript(content) : null;
         if (tree) await this.placeFunctionsIn(isolate, tree, url);
+        isolate.hooked.add(filename);
       }
     }
     if (!mapUrl) return;
@@ -940,9 +994,10 @@ export class NodeBridge {
   private allFrames(isolate: Isolate): Array<{ call?: CallFrame; async?: AsyncFrame }> {
     if (!isolate.paused) throw new Error(isolate.id === MAIN_THREAD ? 'the program is not paused' : `${isolate.name} is not paused`);
     if (isolate.frames.length === 0) {
-      // The program's frames, as debugpy's justMyCode shows them: node's own (and code with no URL) left out, but the innermost kept.
-      isolate.frames = isolate.paused.callFrames.filter((call, i) => i === 0 || this.isProgram(this.urlOf(isolate, call), true)).map((call) => ({ call }));
-      for (const frame of asyncFrames(isolate.paused.asyncStackTrace)) if (this.isProgram(frame.url, true)) isolate.frames.push({ async: frame });
+      // The program's frames, as debugpy's justMyCode shows them: node's own, node_modules' (tsx's loader in every stack of a
+      // TypeScript program, attack o2-6) and code with no URL left out, but the innermost kept.
+      isolate.frames = isolate.paused.callFrames.filter((call, i) => i === 0 || this.isProgram(this.urlOf(isolate, call))).map((call) => ({ call }));
+      for (const frame of asyncFrames(isolate.paused.asyncStackTrace)) if (this.isProgram(frame.url)) isolate.frames.push({ async: frame });
     }
     return isolate.frames;
   }
@@ -1220,6 +1275,13 @@ export function handlerAround(tree: acorn.Node, line: number, column: number): b
   return found && !(async && returned);
 }
 
+/** Keeps `work` (setting breakpoints in a thread) in the thread's inflight set until it is done. */
+function track<T>(isolate: Isolate, work: Promise<T>): Promise<T> {
+  isolate.inflight.add(work);
+  void work.finally(() => isolate.inflight.delete(work)).catch(() => undefined);
+  return work;
+}
+
 /** A script's source as acorn reads it: as an ES module, else (a CommonJS module's sloppy code) as a script; null when neither parses. */
 function parseScript(source: string): acorn.Node | null {
   for (const sourceType of ['module', 'script'] as const) {
@@ -1241,7 +1303,9 @@ function parseScript(source: string): acorn.Node | null {
  */
 export function functionsNamed(tree: acorn.Node, name: string): Array<{ line: number; column: number }> {
   const dot = name.lastIndexOf('.');
-  const [owner, own] = dot > 0 ? [name.slice(0, dot), name.slice(dot + 1)] : [undefined, name];
+  const [owner, written] = dot > 0 ? [name.slice(0, dot), name.slice(dot + 1)] : [undefined, name];
+  // A private method is written `#name` (as stacks show it); acorn names it without the `#`.
+  const own = written.replace(/^#/, '');
   const found: Array<{ line: number; column: number }> = [];
   type N = acorn.Node & Record<string, unknown>;
   const isFunction = (node: unknown): node is N => /^(?:FunctionExpression|ArrowFunctionExpression|FunctionDeclaration)$/.test((node as N | undefined)?.type ?? '');
@@ -1380,9 +1444,12 @@ export function describe(value: RemoteObject): string {
     case 'symbol':
       return value.description ?? 'Symbol()';
     case 'function': {
-      const head = /^\s*(async\s+)?(function\*?|class)\s*([\w$]*)/.exec(value.description ?? '');
+      // Its source's head names it: `function name(`, `class Name`, a method's `name(` (an arrow function has none).
+      const text = value.description ?? '';
+      const head = /^\s*(async\s+)?(function(?![\w$])\s*\*?|class(?![\w$]))\s*([\w$]*)/.exec(text);
       if (head?.[2] === 'class') return `[class ${head[3] || '(anonymous)'}]`;
-      return `[Function: ${head?.[3] || value.className || '(anonymous)'}]`;
+      const method = head ? undefined : /^\s*(?:async\s+)?(?:[*]\s*)?(?:get\s+|set\s+)?(#?[\w$]+)\s*\(/.exec(text)?.[1];
+      return `[Function: ${head?.[3] || method || '(anonymous)'}]`;
     }
     case 'object':
       if (value.subtype === 'null') return 'null';

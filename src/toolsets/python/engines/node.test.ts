@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as acorn from 'acorn';
-import { functionsNamed, handlerAround, hitTest, template } from './node-bridge.js';
+import { describe as describe_, functionsNamed, handlerAround, hitTest, template } from './node-bridge.js';
 import { inspectorFilter, mayBeInspectorLine, NodeEngine } from './node.js';
 
 describe("node's stderr: the inspector's own lines are left out, the program's go on at once", () => {
@@ -133,5 +133,21 @@ describe('function breakpoints: where the functions a name names start', () => {
     expect(lines('Shop.close')).toEqual([17]);
     expect(lines('exports.plain')).toEqual([20]);
     expect(lines('Other.sell')).toEqual([]);
+    // A private method, as stacks write it (attack o2-4).
+    expect(functionsNamed(acorn.parse('class A { #hidden() {\n  return 1;\n} }', { ecmaVersion: 'latest', locations: true }), 'A.#hidden').map((at) => at.line)).toEqual([2]);
+  });
+});
+
+describe('functions shown by name', () => {
+  const fn = (description: string) => describe_({ type: 'function', className: 'Function', description });
+  it('a declaration, a class, a method, a private or async one, an accessor; an arrow function has none (attack o2-9)', () => {
+    expect(fn('function total(a) { return a }')).toBe('[Function: total]');
+    expect(fn('async function* walk() {}')).toBe('[Function: walk]');
+    expect(fn('class Shop { }')).toBe('[class Shop]');
+    expect(fn('badgesFor(user) { return [] }')).toBe('[Function: badgesFor]');
+    expect(fn('#format(user) { return "" }')).toBe('[Function: #format]');
+    expect(fn('async load(id) { }')).toBe('[Function: load]');
+    expect(fn('functional(x) { }')).toBe('[Function: functional]');
+    expect(fn('(x) => x * 2')).toBe('[Function: (anonymous)]');
   });
 });

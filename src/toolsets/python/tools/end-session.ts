@@ -10,7 +10,7 @@ export function endSessionTool({ service }: PythonContext): ToolSpec<typeof inpu
   return {
     name: 'python_end_session',
     title: 'End the session',
-    description: 'Ends the session: the program, debugpy and everything they started are terminated.',
+    description: 'Ends the session: the program, its debugger and all they started end (an attached one runs on).',
     input,
     output,
     annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },

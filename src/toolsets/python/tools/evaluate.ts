@@ -5,7 +5,7 @@ import { frameIndex, sessionId } from '../schemas.js';
 
 const input = {
   sessionId,
-  expression: z.string().min(1).describe('A Python expression, evaluated in the chosen frame (it may have side effects)'),
+  expression: z.string().min(1).describe('An expression, evaluated in the chosen frame (it may have side effects)'),
   frame: frameIndex,
   maxReprLength: z.number().int().min(10).max(100_000).default(2000),
   depth: z.number().int().min(0).max(3).default(0).describe('Also show members (attributes, items) this many levels deep, 25 per level (max 3)'),
