@@ -194,6 +194,17 @@ describe('Node.js function breakpoints: on the first line of each function of th
   });
 });
 
+describe('Node.js stepping', () => {
+  it("o2-3: stepping into an awaited call lands in the callee, not in node's promise hooks", async () => {
+    const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'stepinto.mjs' });
+    expect(await pyOk(dk, 'python_run_to_breakpoint', { sessionId, file: 'stepinto.mjs', line: 4 })).toMatchObject({ hit: true, function: 'load' });
+    const into = await pyOk(dk, 'python_step', { sessionId, kind: 'into' });
+    expect(into).toMatchObject({ status: 'paused', reason: 'step', function: '#badges', frameInfo: { line: 9 } });
+    expect(into.frameInfo.file).toMatch(/stepinto\.mjs$/);
+    await pyOk(dk, 'python_end_session', { sessionId });
+  });
+});
+
 describe('Node.js function breakpoints, attacked (n2)', () => {
   it('n2-2: a module too deep to walk does not hold the program at its stop before it runs; the named function still stops', async () => {
     const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'fnbp/deep.js' });

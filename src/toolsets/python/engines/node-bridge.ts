@@ -70,6 +70,8 @@ const EVALUATE_TIMEOUT_MS = 10_000;
 const MAPPED_EXTENSIONS = /\.(?:[cm]?tsx?|jsx)$/i;
 /** Worker threads debugged at once; the ones started past them run undebugged. */
 const MAX_WORKERS = 64;
+/** Steps out of node's own code one step takes at most before it stops there all the same. */
+const MAX_INTERNAL_STEPS = 8;
 /** How long a request that goes to every thread waits for a thread's answer (see eachIsolate). */
 const THREAD_ANSWER_MS = 1000;
 /** The main thread's DAP id; each worker thread's is the next free one. */
@@ -167,6 +169,8 @@ class Isolate {
   paused: Paused | undefined;
   frames: Array<{ call?: CallFrame; async?: AsyncFrame }> = [];
   lastCommand: 'continue' | 'step' | 'pause' = 'continue';
+  /** Steps taken on out of node's own code since the last stop (MAX_INTERNAL_STEPS). */
+  internalSteps = 0;
   /** A pause asked of every thread was answered by another's stop: this one's, when it comes, is not a stop. */
   pauseCancelled = false;
   exception: { data: RemoteObject; uncaught: boolean } | undefined;
@@ -843,6 +847,15 @@ export class NodeBridge {
       isolate.pauseCancelled = false;
       return this.resumeQuietly(isolate);
     }
+    // A step that lands in node's own code (a promise hook in async_hooks, on stepping into an awaited call: attack o2-3) goes
+    // on out of it, a few times at most, to the program's next line.
+    if (isolate.lastCommand === 'step' && top && !this.isProgram(this.urlOf(isolate, top)) && isolate.internalSteps < MAX_INTERNAL_STEPS) {
+      isolate.internalSteps++;
+      isolate.paused = undefined;
+      await isolate.cdp.send('Debugger.stepOut').catch(() => undefined);
+      return;
+    }
+    isolate.internalSteps = 0;
     this.stopped(isolate, { reason: isolate.lastCommand === 'step' ? 'step' : isolate.lastCommand === 'pause' ? 'pause' : 'debugger statement' });
   }
 
