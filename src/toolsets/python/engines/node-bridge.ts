@@ -28,7 +28,11 @@ import { boundPromise } from '../../../core/wait.js';
  * - stacks include the `async` callers V8 keeps; node's own code and node_modules are skipped by
  *   stepping and exception stops (V8's blackboxing), as debugpy's justMyCode does;
  * - each worker thread is a thread of its own (through node's NodeWorker domain), set up as the
- *   main one before it runs: the same breakpoints and exception filters.
+ *   main one before it runs: the same breakpoints and exception filters;
+ * - function breakpoints are line breakpoints on each function so named, which acorn finds in the
+ *   program's scripts before they run (V8 has none by name);
+ * - attached to a program debugkit did not start (no `exited`), its console is its output, its
+ *   workers are not set up, and what the session left in it goes at detach.
  */
 
 /** What an `important` output event of the bridge starts with when a breakpoint's condition threw (NodeEngine.readOutput reads it). */
@@ -617,7 +621,7 @@ export class NodeBridge {
         if (bp.placed.has(key)) continue;
         const set = await isolate.cdp
           .send<{ breakpointId: string }>('Debugger.setBreakpointByUrl', {
-            urlRegex: file ? fileUrlRegex(file) : `^${escapeRegex(url)}$`,
+            urlRegex: scriptUrlRegex(url),
             lineNumber: at.line - 1,
             columnNumber: at.column,
           })
@@ -655,22 +659,25 @@ export class NodeBridge {
     });
   }
 
-  /** A script's map, read once for all threads (its sources are then known to be mapped). */
+  /** A script's map (a library's is not read). */
   private mapOf(script: Script): SourceMap | null {
     if (script.map !== undefined) return script.map;
-    const known = this.mapsByUrl.get(script.url);
-    if (known !== undefined) return (script.map = known);
-    script.map = null;
-    if (script.sourceMapURL && !(script.file ?? '').includes('/node_modules/')) {
-      try {
-        script.map = this.loadMap(script.sourceMapURL, script.url) ?? null;
-      } catch {
-        script.map = null;
-      }
+    const usable = script.sourceMapURL && !(script.file ?? '').includes('/node_modules/');
+    return (script.map = usable ? this.mapAt(script.url, script.sourceMapURL) : (this.mapsByUrl.get(script.url) ?? null));
+  }
+
+  /** The map of the script at `url`, read once for all threads, whoever asks first (its sources are then known to be mapped). */
+  private mapAt(url: string, sourceMapURL: string): SourceMap | null {
+    let map = this.mapsByUrl.get(url);
+    if (map !== undefined) return map;
+    try {
+      map = this.loadMap(sourceMapURL, url) ?? null;
+    } catch {
+      map = null;
     }
-    this.mapsByUrl.set(script.url, script.map);
-    if (script.map) for (const source of script.map.sources) this.mappedSources.add(source);
-    return script.map;
+    this.mapsByUrl.set(url, map);
+    if (map) for (const source of map.sources) this.mappedSources.add(source);
+    return map;
   }
 
   /**
@@ -711,7 +718,7 @@ export class NodeBridge {
       return;
     }
     const set = await isolate.cdp.send<{ breakpointId: string }>('Debugger.setBreakpointByUrl', {
-      urlRegex: url.startsWith('file://') ? fileUrlRegex(fileURLToPath(url)) : `^${escapeRegex(url)}$`,
+      urlRegex: scriptUrlRegex(url),
       lineNumber: at.line,
       columnNumber: at.column,
       ...condition(bp),
@@ -958,16 +965,7 @@ export class NodeBridge {
         isolate.hooked.add(filename);
       }
     }
-    if (!mapUrl) return;
-    let map = this.mapsByUrl.get(url);
-    if (map === undefined) {
-      try {
-        map = this.loadMap(mapUrl, url) ?? null;
-      } catch {
-        map = null;
-      }
-      this.mapsByUrl.set(url, map);
-    }
+    const map = mapUrl ? this.mapAt(url, mapUrl) : null;
     if (map) await this.mappedScriptReady(isolate, url, map);
   }
 
@@ -1512,6 +1510,12 @@ function fileOf(url: string): string | undefined {
     }
   }
   return url.startsWith('/') ? url : undefined;
+}
+
+/** A script by its URL: a file's, in either of the forms node names it (fileUrlRegex); any other, as it is. */
+function scriptUrlRegex(url: string): string {
+  const file = fileOf(url);
+  return file ? fileUrlRegex(file) : `^${escapeRegex(url)}$`;
 }
 
 /** A file's script URL, as CommonJS (a path or a file: URL) and ES modules (a file: URL) name it. */

@@ -97,8 +97,7 @@ export class NodeEngine implements Engine {
    */
   static async attachable(port: number, rule: AttachRule): Promise<{ pid: number; url: string }> {
     const pid = NodeEngine.allowed(port, await loopbackListeners(port), rule, 'listens on');
-    // One session at a time: a second one took the first's pauses for its own and resumed them under it (attack o2-2).
-    if (ATTACHED.has(pid)) throw new DebugkitError('SESSION_BUSY', `process ${pid} is being debugged by another debugkit session: end that one first`);
+    notAttached(pid);
     return { pid, url: await inspectorTarget(port) };
   }
 
@@ -133,7 +132,7 @@ export class NodeEngine implements Engine {
     try {
       const peer = NodeEngine.allowed(port, await connectionPeers(cdp.localPort, port), rule, 'answers on');
       if (peer !== pid) throw new DebugkitError('INVALID_ARGUMENT', `process ${peer} answers on 127.0.0.1:${port}, not process ${pid} that was checked: start again`);
-      if (ATTACHED.has(pid)) throw new DebugkitError('SESSION_BUSY', `process ${pid} is being debugged by another debugkit session: end that one first`);
+      notAttached(pid);
     } catch (err) {
       cdp.close();
       throw err;
@@ -321,6 +320,11 @@ async function inspectorUrl(proc: OwnedChild, rest: PassThrough): Promise<string
 
 /** The processes sessions of this server are attached to (one session each). */
 const ATTACHED = new Set<number>();
+
+/** Refuses a second session on a process one already debugs (it took the first's pauses for its own, attack o2-2). */
+function notAttached(pid: number): void {
+  if (ATTACHED.has(pid)) throw new DebugkitError('SESSION_BUSY', `process ${pid} is being debugged by another debugkit session: end that one first`);
+}
 
 /** The most of /json/list read from a port being attached to. */
 const MAX_LIST_BYTES = 64 * 1024;
