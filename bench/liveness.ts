@@ -4,7 +4,8 @@
 // bundle of five log lines, keploy_list_mocks over a workspace with a 100 MB-scalar set and a
 // 200,000-document set, keploy_mock_test loading each of those sets (refused: past the bounds)
 // and a 20,000-document set (at the bound: parsed and replayed), 20,000 pipelined Redis misses and
-// Generic hits against sets of 19,000 (answered in slices), a request body dripping one
+// Generic hits against sets of 19,000 (answered in slices), a request missing an Http mock whose
+// body is 28 MB (its set loaded, its body matched against), a request body dripping one
 // byte at a time, and 100,000-character arguments (the audit redactor reads every argument).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
@@ -46,6 +47,14 @@ const BURSTS = [
   },
   { set: 'generic-burst', kind: 'Generic', port: 7777, recorded: (i: number) => [`Q${String(i).padStart(6, '0')}\n`, 'A\n'], send: 'Q000000\n', what: 'Generic hits' },
 ] as const;
+
+/** The body of the one Http mock of set big-body (MB), and the program that posts a request missing it. */
+const BIG_BODY_MB = 28;
+const POST_PY = `import http.client
+c = http.client.HTTPConnection("127.0.0.1", 9, timeout=300)
+c.request("POST", "/x", body=b'{"a":[1]}', headers={"Content-Type": "application/json"})
+r = c.getresponse(); print("status", r.status); r.read()
+`;
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
@@ -157,6 +166,14 @@ function workspace(): { base: string; root: string; cache: string } {
       return `version: api.keploy.io/v1beta1\nkind: ${burst.kind}\nname: mock-${i}\nspec:\n    metadata: {}\n    ${field}requests:\n${message('client', request)}    ${field}responses:\n${message('server', response)}---\n`;
     });
   }
+  // One Http mock, POST http://127.0.0.1:9/x, whose body is BIG_BODY_MB of text ("x0,0,...").
+  mkdirSync(path.join(root, 'keploy-replay', 'big-body'), { recursive: true });
+  writeFileSync(
+    path.join(root, 'keploy-replay', 'big-body', 'mocks.yaml'),
+    'version: api.keploy.io/v1beta1\nkind: Http\nname: mock-0\nspec:\n    metadata: {}\n    req:\n        method: POST\n        url: http://127.0.0.1:9/x\n' +
+      `        body: 'x${'0,'.repeat((BIG_BODY_MB * 1_000_000) / 2)}0'\n    resp:\n        status_code: 200\n        body: "ok"\n`,
+  );
+  writeFileSync(path.join(root, 'post.py'), POST_PY);
   writeFileSync(
     path.join(root, 'burst.py'),
     'import socket, sys\nport, n, payload = int(sys.argv[1]), int(sys.argv[2]), bytes.fromhex(sys.argv[3])\n' +
@@ -249,9 +266,11 @@ export const livenessBench: BenchModule = {
           answered: [] as number[],
           outcome: '',
         })),
+        { input: `keploy_mock_test: a request missing an Http mock whose body is ${BIG_BODY_MB} MB`, pings: [], answered: [], outcome: '' },
         { input: 'a body dripping 1 byte / 100 ms', pings: [], answered: [], outcome: '' },
         { input: `100,000-character arguments (x${LONG_CALLS} per round)`, pings: [], answered: [], outcome: '' },
       ];
+      const [bigBodyRow, dripRow, longRow] = rows.slice(-3) as [Row, Row, Row];
       const text = (r: { body: any }) => String(r.body?.result?.content?.[0]?.text ?? r.body?.error?.message ?? '');
       for (let round = 0; round < ROUNDS; round++) {
         // Idle baseline.
@@ -307,12 +326,19 @@ export const livenessBench: BenchModule = {
           const answer = (await burst).body?.result?.structuredContent;
           row.outcome = `${answer?.mocksReplayed} replayed, ${answer?.mocksMissed} missed, exit ${answer?.appExitCode}`;
         }
+        // A request that misses a mock with a long body: the set is loaded, the body matched against and the closest said.
+        const bigStarted = performance.now();
+        const big = call(port, 'keploy_mock_test', { command: '/usr/bin/python3 post.py', mockName: 'big-body', path: 'keploy-replay' });
+        bigBodyRow.pings.push(...(await pingWhile(port, big)));
+        bigBodyRow.answered.push(performance.now() - bigStarted);
+        const bigAnswer = (await big).body?.result?.structuredContent;
+        bigBodyRow.outcome = `${bigAnswer?.mocksReplayed} replayed, ${bigAnswer?.mocksMissed} missed, exit ${bigAnswer?.appExitCode}`;
         // A body that never finishes: dropped at --body-deadline.
         const body = drip(port, 100_000);
-        rows[7]!.pings.push(...(await pingWhile(port, body)));
+        dripRow.pings.push(...(await pingWhile(port, body)));
         const dropped = await body;
-        rows[7]!.answered.push(dropped.ms);
-        rows[7]!.outcome = `dropped after ${dropped.sent} bytes`;
+        dripRow.answered.push(dropped.ms);
+        dripRow.outcome = `dropped after ${dropped.sent} bytes`;
         // Long arguments, refused or not, are audited.
         const longStarted = performance.now();
         const long = (async () => {
@@ -320,9 +346,9 @@ export const livenessBench: BenchModule = {
           for (let i = 0; i < LONG_CALLS; i++) last = await call(port, 'read_file', { path: `/${'a'.repeat(100_000)}` });
           return last!;
         })();
-        rows[8]!.pings.push(...(await pingWhile(port, long)));
-        rows[8]!.answered.push((performance.now() - longStarted) / LONG_CALLS);
-        rows[8]!.outcome = text(await long).slice(0, 60);
+        longRow.pings.push(...(await pingWhile(port, long)));
+        longRow.answered.push((performance.now() - longStarted) / LONG_CALLS);
+        longRow.outcome = text(await long).slice(0, 60);
       }
 
       const stats = rows.map((r) => ({ row: r, s: summarize(r.pings), a: r.answered.length ? summarize(r.answered) : undefined }));
@@ -362,7 +388,7 @@ export const livenessBench: BenchModule = {
           'side by side with the idle baseline in the same run (goal: p99 under 50 ms).',
         method: [
           `A real \`debugkit serve\` (dist/cli.js, one --api-key, toolsets bundles and mocks, --grep-timeout ${GREP_TIMEOUT_S}, --body-deadline ${BODY_DEADLINE_S}) in a child process; the bench process is both clients.`,
-          `${ROUNDS} rounds, each: ${WINDOW_MS} ms idle; grep_files \`${CATASTROPHIC}\` over a bundle of five log lines (one of them 40 a's and a !), answered when the server stops it; keploy_list_mocks three times over ./keploy holding a set of one 100 MB scalar, a set of 200,000 small documents and a normal set; keploy_mock_test (command /usr/bin/true) on the 100 MB set then the 200,000-document set (answered in: the mean of the two); keploy_mock_test on a set of ${BOUND_DOCS} small Generic documents, parsed (the cache of parsed sets emptied first) and replayed; keploy_mock_test of a Python program sending ${BURST_REQUESTS} requests pipelined in one write on one connection, against a set of ${BURST_MOCKS} recorded exchanges: Redis \`SET x v\` (each a miss, its closest looked for) and Generic \`Q000000\` (each a hit); a POST /mcp announcing 100,000 bytes and sending one every 100 ms, until the server drops it; read_file ${LONG_CALLS} times in a row with a 100,000-character path.`,
+          `${ROUNDS} rounds, each: ${WINDOW_MS} ms idle; grep_files \`${CATASTROPHIC}\` over a bundle of five log lines (one of them 40 a's and a !), answered when the server stops it; keploy_list_mocks three times over ./keploy holding a set of one 100 MB scalar, a set of 200,000 small documents and a normal set; keploy_mock_test (command /usr/bin/true) on the 100 MB set then the 200,000-document set (answered in: the mean of the two); keploy_mock_test on a set of ${BOUND_DOCS} small Generic documents, parsed (the cache of parsed sets emptied first) and replayed; keploy_mock_test of a Python program sending ${BURST_REQUESTS} requests pipelined in one write on one connection, against a set of ${BURST_MOCKS} recorded exchanges: Redis \`SET x v\` (each a miss, its closest looked for) and Generic \`Q000000\` (each a hit); keploy_mock_test of a Python program posting one request that misses the one Http mock of a set, whose body is ${BIG_BODY_MB} MB of text; a POST /mcp announcing 100,000 bytes and sending one every 100 ms, until the server drops it; read_file ${LONG_CALLS} times in a row with a 100,000-character path.`,
           'Pings are plain JSON-RPC `ping` POSTs over a keep-alive connection, timed from request to the end of the answer; percentiles nearest rank over the rounds pooled.',
         ],
         tables: [table],

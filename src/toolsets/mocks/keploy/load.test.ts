@@ -65,6 +65,22 @@ describe('MockStore.load', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('hands an Http body over 64 KiB of text over as its UTF-8 bytes (the main thread neither copies nor encodes a long string); a short one stays text', async () => {
+    const long = `é${'0,'.repeat(40 * 1024)}`;
+    const doc = httpMock();
+    doc.spec.req.body = long;
+    doc.spec.resp.body = `${long}!`;
+    set('long-body', serializeMockSet([doc, httpMock({}, 'mock-1')]));
+    const [big, small] = (await store.load('long-body')) as HttpMock[];
+    expect(big!.spec.req.body).toBeInstanceOf(Uint8Array);
+    expect(Buffer.from(big!.spec.req.body as Uint8Array).toString('utf8')).toBe(long);
+    expect(Buffer.from(big!.spec.resp.body as Uint8Array).toString('utf8')).toBe(`${long}!`);
+    expect(small!.spec.req.body).toBe(httpMock().spec.req.body);
+    expect(small!.spec.resp.body).toBe(httpMock().spec.resp.body);
+    // What is read (listing, extending a set) keeps the text.
+    expect(((await store.read('long-body')) as HttpMock[])[0]!.spec.req.body).toBe(long);
+  });
+
   it('hands over a set bigger than one batch whole and in order; a second load comes from the cache, the same', async () => {
     const note = 'x'.repeat(300 * 1024);
     const mocks = Array.from(

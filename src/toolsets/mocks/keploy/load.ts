@@ -7,7 +7,7 @@ import { PARSE_BOUNDS, pastBounds, readBounded } from './scan.js';
 import { serializeMockSet } from './serialize.js';
 import { restyle } from './style.js';
 import { MAX_MOCKSET_BYTES } from './store.js';
-import type { Mock } from './types.js';
+import type { HttpBody, HttpMock, Mock } from './types.js';
 import { isStartup, narrowSet, shownName, type SetNarrowing } from './narrow.js';
 
 /**
@@ -100,7 +100,7 @@ export async function loadSetFile(job: LoadJob, ctx: JobContext): Promise<{ mock
 async function handOver(mocks: readonly Mock[], ctx: JobContext): Promise<void> {
   let take = 64;
   for (let at = 0; at < mocks.length;) {
-    const batch = mocks.slice(at, at + take);
+    const batch = mocks.slice(at, at + take).map(longBodiesAsBytes);
     const bytes = serialize(batch);
     await ctx.request({ bytes } satisfies MockBatch);
     ctx.progress();
@@ -108,6 +108,25 @@ async function handOver(mocks: readonly Mock[], ctx: JobContext): Promise<void> 
     take = Math.max(1, Math.min(BATCH_MOCKS, Math.floor((BATCH_BYTES * batch.length) / bytes.length)));
   }
 }
+
+/**
+ * An Http body longer than this many characters goes to the main thread as its UTF-8 bytes, the
+ * same body (types.ts HttpBody): bytes are what replay matches and sends, and a long string would
+ * cost the main thread twice, once copied out of the batch and once encoded (a 28 MB body held its
+ * event loop about 100 ms each time; its bytes take well under 1 ms).
+ */
+const LONG_BODY = 64 * 1024;
+
+/** `mock` with its long Http bodies as bytes (LONG_BODY); any other mock as it is. */
+function longBodiesAsBytes(mock: Mock): Mock {
+  if (mock.kind !== 'Http') return mock;
+  const { req, resp } = (mock as HttpMock).spec;
+  if (!isLong(req.body) && !isLong(resp.body)) return mock;
+  return { ...mock, spec: { ...mock.spec, req: { ...req, body: asBytes(req.body) }, resp: { ...resp, body: asBytes(resp.body) } } } as HttpMock;
+}
+
+const isLong = (body: HttpBody): body is string => typeof body === 'string' && body.length > LONG_BODY;
+const asBytes = (body: HttpBody): HttpBody => (isLong(body) ? new TextEncoder().encode(body) : body);
 
 /**
  * The text of set `file` with `mocks` added at its end, named on from its count (`mock-N`, none the set has): the
