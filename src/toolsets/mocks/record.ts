@@ -98,6 +98,8 @@ export async function recordMocks(req: RecordRequest): Promise<RecordOutcome> {
     exclude: (host, port) => isOwnServer(host, port, req.ownPorts),
     ...(req.owner !== undefined ? { owner: req.owner } : {}),
     onRefused: (why) => req.warn(why === UNAUTHENTICATED ? describeUnauthenticated(1) : `a connection was refused by the capture proxy: ${why}`),
+    onCut: ({ target, bytes, why }) =>
+      req.warn(`a connection to ${target.host}:${target.port} sent ${bytes} bytes and was cut (${why}) before debugkit could tell its protocol: nothing of it was recorded`),
     onConnection: (conn) => {
       const work = (async () => {
         const protocol = PROTOCOLS.find((p) => p.recorder.accepts(conn));

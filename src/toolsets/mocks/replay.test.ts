@@ -111,6 +111,19 @@ describe('replayMocks', () => {
     expect(outcome.misses[0]).toMatch(/received no bytes/);
   }, 60_000);
 
+  it('a connection reset after its first bytes, before its protocol is told, is a miss: a request sent and never answered (issue 18: it was counted nowhere, a strict replay passed)', async () => {
+    // Part of a request line (HTTP not yet sure), then a reset (SO_LINGER 0) before the sniffer's wait for the rest ends.
+    writeFileSync(
+      path.join(dir, 'cut.py'),
+      'import socket, struct, time\ns = socket.create_connection(("127.0.0.1", 6399))\ns.sendall(b"GET /cut HT")\ntime.sleep(0.2)\n' +
+        's.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))\ns.close()\n',
+    );
+    const outcome = await replaySet('/usr/bin/python3 cut.py');
+    expect(outcome.run.exitCode, JSON.stringify(outcome)).toBe(0);
+    expect([outcome.replayed, outcome.missed], JSON.stringify(outcome.misses)).toEqual([0, 1]);
+    expect(outcome.misses[0]).toMatch(/127\.0\.0\.1:6399.*11 bytes.*(reset|cut)/);
+  }, 60_000);
+
   it('keeps the first miss lines and counts the rest: a program missing thousands of times holds no line per miss in the server', async () => {
     writeFileSync(path.join(dir, 'misser.py'), MISSER);
     const n = 3_000;

@@ -303,6 +303,10 @@ export class ReplaySession {
       // 200,000-command pipeline being built on a loaded machine was answered as a Generic miss).
       sniffIdleMs: (target) => (onMiss === 'fail' && !replayers.some((r) => r.greets?.(target)) ? SILENT_CLIENT_MS : undefined),
       onRefused: (why) => setup.warn(why === UNAUTHENTICATED ? describeUnauthenticated(1) : `a connection was refused by the capture proxy: ${why}`),
+      onCut: ({ target, bytes, why }) => {
+        this.other.missed++;
+        this.miss(`a connection to ${target.host}:${target.port} sent ${bytes} bytes and was cut (${why}) before debugkit could tell its protocol: a request sent and never answered`);
+      },
       onConnection: async (conn) => {
         try {
           const replayer = replayers.find((r) => r.accepts(conn));

@@ -9,6 +9,18 @@ import { waitBounded } from '../../../core/wait.js';
  */
 export type PeekEvent = 'data' | 'end' | 'timeout' | 'limit';
 
+/** The stream failed or closed before `decide` answered; `peeked`: how many bytes had come (all unread still). */
+export class PeekCutError extends DebugkitError {
+  override name = 'PeekCutError';
+  constructor(
+    message: string,
+    readonly peeked: number,
+    options?: { cause?: unknown },
+  ) {
+    super('ENGINE_FAILED', message, options);
+  }
+}
+
 export interface PeekOptions {
   timeoutMs: number;
   maxBytes: number;
@@ -46,8 +58,8 @@ export async function peekUntil<T>(stream: Readable, decide: (buf: Buffer, event
         current = Buffer.alloc(0);
         ask('end');
       };
-      const onError = (err: Error) => settle({ err });
-      const onClose = () => settle({ err: new DebugkitError('ENGINE_FAILED', 'the connection closed while its first bytes were awaited') });
+      const onError = (err: Error) => settle({ err: new PeekCutError(err.message, current.length, { cause: err }) });
+      const onClose = () => settle({ err: new PeekCutError('the connection closed while its first bytes were awaited', current.length) });
       if (stream.readableEnded) return ask('end');
       stream.on('readable', onReadable);
       stream.on('end', onEnd);

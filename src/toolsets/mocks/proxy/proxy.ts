@@ -5,7 +5,8 @@ import { newProxyCredential, PendingHandshakes, ProxyAuthError, type ProxyCreden
 import { ForwardedHttpStream } from './forwarded-stream.js';
 import { acceptHttpProxy, connectEstablished, type HttpTarget } from './http-proxy.js';
 import { HOP_HIGH_WATER_MARK } from './pipe.js';
-import { sniff, type SniffedProtocol } from './sniff.js';
+import { PeekCutError } from './peek.js';
+import { sniff, type SniffedProtocol, type SniffResult } from './sniff.js';
 import { acceptSocks5, encodeReply, SocksReply, type SocksAddressType } from './socks5.js';
 import { tunnel } from './tunnel.js';
 
@@ -67,6 +68,11 @@ export interface CaptureProxyOptions {
   handshakes?: PendingHandshakes;
   /** The first connection refused for each reason (the same reason again is only counted, in `refused`). */
   onRefused?: (why: string) => void;
+  /**
+   * A connection whose first bytes came but which failed or closed before its protocol was told (a
+   * reset inside a first request): handed to no one, and said here (a replay counts it as a miss).
+   */
+  onCut?: (cut: { target: HttpTarget; bytes: number; why: string }) => void;
 }
 
 /** Connections refused for one reason. */
@@ -204,7 +210,14 @@ export async function startCaptureProxy(options: CaptureProxyOptions): Promise<C
   const dispatch = async (client: Duplex, target: HttpTarget, via: InterceptVia, known?: SniffedProtocol) => {
     if (await excluded(target)) return void (await tunnel({ client, target }));
     const idleMs = typeof options.sniffIdleMs === 'function' ? options.sniffIdleMs(target) : options.sniffIdleMs;
-    const sniffed = known ? { protocol: known } : await sniff(client, idleMs === undefined ? {} : { idleMs });
+    let sniffed: SniffResult;
+    try {
+      sniffed = known ? { protocol: known } : await sniff(client, idleMs === undefined ? {} : { idleMs });
+    } catch (err) {
+      if (!(err instanceof PeekCutError) || err.peeked === 0) throw err;
+      options.onCut?.({ target: { ...target }, bytes: err.peeked, why: err.message });
+      return void client.destroy();
+    }
     const conn: InterceptedConnection = { id: `conn-${nextId++}`, target: { ...target }, ...sniffed, client, via };
     try {
       await options.onConnection(conn);
