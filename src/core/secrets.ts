@@ -150,7 +150,24 @@ function wordValueAt(r: ValueReading, at: number): Span | undefined {
     span = unquotedSpan(text, at, word.end);
     if (span[1] <= span[0]) return undefined;
   }
-  return WORD_ACTIVE.test(text.slice(span[0], span[1])) ? undefined : [span[0], span[1], undefined, true];
+  return WORD_ACTIVE.test(withoutContinuations(text.slice(span[0], span[1]))) ? undefined : [span[0], span[1], undefined, true];
+}
+
+/**
+ * `s` without its line continuations (a backslash-newline, which a shell removes, unquoted or in
+ * double quotes: `PGPASSWORD=ab\<newline>cd` is `abcd`); an escaped backslash stays with its escape.
+ */
+function withoutContinuations(s: string): string {
+  if (!s.includes('\\\n')) return s;
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    if (s[i] !== '\\') out += s[i];
+    else {
+      if (s[i + 1] !== '\n') out += s.slice(i, i + 2);
+      i++;
+    }
+  }
+  return out;
 }
 
 /** The word of the command line that holds `at`, as its value and where each character is, and the index of the character at `at` when it is quoted there. */
@@ -495,7 +512,7 @@ function nameValueSpans(text: string, spans: Span[], keepCalls: boolean, reading
 
 /**
  * gdb's `set environment NAME VALUE` (and `set env`, `set environ`): the value is the rest of the
- * line, taken literally (the `NAME=VALUE` and `NAME = VALUE` forms are nameValueSpans').
+ * line, taken literally, quotes and all (the `NAME=VALUE` and `NAME = VALUE` forms are nameValueSpans').
  */
 function gdbEnvironmentSpans(text: string, spans: Span[]): void {
   if (!/set[ \t]+env/i.test(text)) return;
@@ -506,7 +523,9 @@ function gdbEnvironmentSpans(text: string, spans: Span[]): void {
     const newline = text.indexOf('\n', at);
     let end = newline < 0 ? text.length : newline;
     while (end > at && /\s/.test(text[end - 1]!)) end--;
-    if (end > at) spans.push([at, end, kindOf(m[1]!)]);
+    // Read as a word (WORD_ACTIVE, not SHELL_ACTIVE): quotes and backslashes are the value's own characters here,
+    // so `a'b` is hidden whole (it was kept in clear), while a value holding what a shell would run is still kept.
+    if (end > at) spans.push([at, end, kindOf(m[1]!), true]);
   }
 }
 
@@ -600,14 +619,17 @@ const RABBIT_USER = /(?<![^\s"'])(?:add_user|change_password)[ \t]{1,8}[^\s]{1,2
 const NET_PASSWORD = /(?<![^\s"'])(?:use[ \t]{1,8}\\\\[^\s]{1,256}|user[ \t]{1,8}[^\s/]{1,256})[ \t]{1,8}(?=[^\s/*])/gi;
 
 /**
- * Where the command that a program's name at `from` starts ends: a line's end, `;`, `|` or `&&`
- * (a single `&` may be part of a URL's query, so it does not end one).
+ * Where the command that a program's name at `from` starts ends: a line's end (not a backslash-newline,
+ * which continues it: `mysql \\<newline> -pPW` kept PW), `;`, `|` or `&&` (a single `&` may be part of
+ * a URL's query, so it does not end one).
  */
 function commandEnd(text: string, from: number): number {
   let i = from;
+  let escaped = false;
   while (i < text.length) {
     const ch = text[i];
-    if (ch === '\n' || ch === '\r' || ch === ';' || ch === '|' || (ch === '&' && text[i + 1] === '&')) break;
+    if ((ch === '\n' && !escaped) || ch === '\r' || ch === ';' || ch === '|' || (ch === '&' && text[i + 1] === '&')) break;
+    escaped = ch === '\\' && !escaped;
     i++;
   }
   return i;
@@ -1226,7 +1248,8 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
   // ran `>(touch x)`: attack 18ai p1-4). argv is not read by a shell: there a password is hidden
   // whatever it holds.
   // A value read as a shell word (wordValueAt) may hold the quotes and backslashes of its word, never more (WORD_ACTIVE).
-  const shell = (s: number, e: number, word?: boolean) => (word === true ? WORD_ACTIVE : SHELL_ACTIVE).test(text.slice(s, e)) || text[s - 1] === '<' || text[s - 1] === '>';
+  const shell = (s: number, e: number, word?: boolean) =>
+    (word === true ? WORD_ACTIVE.test(withoutContinuations(text.slice(s, e))) : SHELL_ACTIVE.test(text.slice(s, e))) || text[s - 1] === '<' || text[s - 1] === '>';
   // Nor is a program that runs: a word where a shell runs one (`./token=x/../../usr/bin/touch` ran
   // while the audit kept `./token=[REDACTED]`: attack 18aj q1-1).
   const programs = reading.keepCalls === true && reading.command === true && spans.length > 0 ? programWords(text) : [];
@@ -1657,8 +1680,11 @@ function readShellWord(
       i += d === '$' ? 2 : 1;
       while (i < to && text[i] !== '"') {
         if (text[i] === '\\' && i + 1 < to) {
-          value += text[i + 1];
-          traced(trace, i + 1, true);
+          // A backslash-newline is a line continuation: both go, the word goes on.
+          if (text[i + 1] !== '\n') {
+            value += text[i + 1];
+            traced(trace, i + 1, true);
+          }
           i += 2;
         } else if (stopsAt(text, i, stop)) {
           cut = true;
@@ -1670,7 +1696,7 @@ function readShellWord(
       }
       if (!cut) i++;
     } else if (d === '\\') {
-      if (i + 1 < to) {
+      if (i + 1 < to && text[i + 1] !== '\n') {
         value += text[i + 1];
         traced(trace, i + 1, false);
       }
@@ -1701,11 +1727,18 @@ function stopsAt(text: string, k: number, stop: 'substitution' | 'expansion' | '
 }
 
 /**
+ * How many words of a command line are read (shellCommands): a value past them was read without
+ * its quotes (`wrap "token=a b"` after 4,096 words kept `b`). The audit reads a string of at most
+ * 64 KiB (audit.ts MAX_STRING), at most 32,768 words: all of them.
+ */
+const MAX_COMMAND_WORDS = 65_536;
+
+/**
  * The commands of a command line, each as its words, read as a shell reads them: quotes and
  * backslashes kept inside a word (a quoted `;` or blank is the word's, not a separator: attack 18ao
  * e2-1, e2-6), commands separated by unquoted `;`, `&`, `|`, line breaks, `)`, backquotes, `$(`
  * (also inside double quotes, where a substitution still runs) and a `(` where a word begins.
- * Linear; at most 4,096 words.
+ * Linear; at most MAX_COMMAND_WORDS words.
  */
 function shellCommands(text: string): ShellWord[][] {
   const commands: ShellWord[][] = [];
@@ -1716,7 +1749,7 @@ function shellCommands(text: string): ShellWord[][] {
     current = [];
   };
   let i = 0;
-  while (i < text.length && words < 4096) {
+  while (i < text.length && words < MAX_COMMAND_WORDS) {
     const c = text[i]!;
     if (';&|\n\r()`'.includes(c) || (c === '$' && text[i + 1] === '(')) {
       endCommand();
@@ -1725,6 +1758,11 @@ function shellCommands(text: string): ShellWord[][] {
     }
     if (c === ' ' || c === '\t') {
       i++;
+      continue;
+    }
+    // A backslash-newline between words is a line continuation: a blank, no word.
+    if (c === '\\' && text[i + 1] === '\n') {
+      i += 2;
       continue;
     }
     const start = i;
