@@ -8,5 +8,7 @@ export default defineConfig({
     pool: 'forks',
     fileParallelism: true,
     maxWorkers: 2,
+    // Removes the temporary directories the test helpers made, once each file's own hooks have run.
+    setupFiles: ['test/helpers/file-end.ts'],
   },
 });

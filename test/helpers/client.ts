@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -9,11 +9,9 @@ import { expect } from 'vitest';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { pollUntil } from '../../src/core/wait.js';
+import { removeAtFileEnd } from './file-end.js';
 
 export const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
-
-const dataDirs: string[] = [];
-process.once('exit', () => dataDirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 /**
  * A private --data-dir for one test server (unless the test gives --data-dir or --store), so the
@@ -21,9 +19,7 @@ process.once('exit', () => dataDirs.forEach((d) => rmSync(d, { recursive: true, 
  */
 export function privateDataDir(args: string[]): string[] {
   if (args.some((a) => a === '--data-dir' || a === '--store' || a.startsWith('--data-dir=') || a.startsWith('--store='))) return [];
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'debugkit-test-data-'));
-  dataDirs.push(dir);
-  return ['--data-dir', dir];
+  return ['--data-dir', removeAtFileEnd(mkdtempSync(path.join(os.tmpdir(), 'debugkit-test-data-')))];
 }
 
 export interface ToolResult {

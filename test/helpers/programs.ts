@@ -3,11 +3,13 @@ import { cpSync, mkdtempSync, realpathSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
+import { removeAtFileEnd } from './file-end.js';
+
 const SOURCES = path.resolve(import.meta.dirname, '../programs');
 
-/** A fresh directory under the system temp dir, realpath'd (it becomes a --root). */
+/** A fresh directory under the system temp dir, realpath'd (it becomes a --root), removed when the test file ends. */
 export function tempDir(prefix = 'debugkit-test-'): string {
-  return realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));
+  return removeAtFileEnd(realpathSync(mkdtempSync(path.join(tmpdir(), prefix))));
 }
 
 /**
