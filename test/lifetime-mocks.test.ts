@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cgroupOf, cgroupsWritable, isRunning, pidFrom, waitFor } from './helpers/procs.js';
+import { cgroupOf, cgroupsWritable, isRunning, ownCgroupDir, pidFrom, waitFor } from './helpers/procs.js';
 import { compileC, tempDir } from './helpers/programs.js';
 import { RawStdioServer } from './helpers/raw-stdio.js';
 
@@ -28,12 +28,22 @@ const SPELLINGS: Spelling[] = [
   ['a fork whose parent exits', (x, p) => `${x} fork ${p}`],
   ['a child that moves to a process group of its own', (x, p) => `${x} pgrp ${p}`],
 ];
-/** Found by its cgroup only: the environment marker cannot follow a process that drops its environment (SECURITY.md). */
+/** Found by its cgroup, or by the resource limit that marks the tree too (prlimit): not by the environment it dropped (SECURITY.md). */
 const ENV_CLEARING: Spelling = ['a child that starts a new session with an empty environment', (x, p) => `${x} envclear ${p}`];
+/**
+ * A child that leaves its call's cgroup for the server's own (its user may write that group) and
+ * its process group (attack q2-1: it outlived the call, the session and the server); and one that
+ * also drops its environment. Found by the tree's marks, swept for after the group is killed.
+ */
+const GROUP_LEAVING: Spelling[] = [
+  ["a child that moves itself into the server's cgroup and starts a new session", (x, p) => `${x} leavegroup ${p} ${ownCgroupDir()}`],
+  ["a child that moves itself into the server's cgroup, starts a new session and clears its environment", (x, p) => `${x} leaveclear ${p} ${ownCgroupDir()}`],
+];
+const LEFT_GROUP = new Set(GROUP_LEAVING.map(([name]) => name));
 
 const MODES = [
-  { mode: 'cgroup', env: {}, available: cgroupsWritable(), spellings: [...SPELLINGS, ENV_CLEARING] },
-  { mode: 'environment marker', env: { DEBUGKIT_CGROUP: 'off' }, available: true, spellings: SPELLINGS },
+  { mode: 'cgroup', env: {}, available: cgroupsWritable(), spellings: [...SPELLINGS, ENV_CLEARING, ...GROUP_LEAVING] },
+  { mode: 'environment marker', env: { DEBUGKIT_CGROUP: 'off' }, available: true, spellings: [...SPELLINGS, ENV_CLEARING] },
 ] as const;
 
 let root: string;
@@ -139,14 +149,15 @@ for (const { mode, env, available, spellings } of MODES) {
           const cmd = command(spelling, file, 'sleep 300');
           // The calls never answer: the server ends under them.
           void doomed.request('tools/call', { name: tool, arguments: { command: cmd, timeout: 600, ...(tool === 'keploy_mock_test' ? { mockName: name } : {}) } }, 600_000).catch(() => undefined);
-          return { what: `${tool}: ${spelling[0]}`, file };
+          return { what: `${tool}: ${spelling[0]}`, file, left: LEFT_GROUP.has(spelling[0]) };
         }),
       );
       const pids = await Promise.all(started.map(async (s) => ({ ...s, pid: await pidFrom(s.file, 30_000) })));
       expect(pids.filter((p) => !isRunning(p.pid)).map((p) => p.what)).toEqual([]);
       // The tracking under test is the one in use: each process in the cgroup of its call, or in none of debugkit's.
       const inCallGroup = (pid: number) => /\/debugkit-\d+-\d+-\d+\/\d+$/.test(cgroupOf(pid) ?? '');
-      expect(pids.filter((p) => inCallGroup(p.pid) !== (mode === 'cgroup')).map((p) => p.what)).toEqual([]);
+      expect(pids.filter((p) => !p.left && inCallGroup(p.pid) !== (mode === 'cgroup')).map((p) => p.what)).toEqual([]);
+      expect(pids.filter((p) => p.left && inCallGroup(p.pid)).map((p) => p.what)).toEqual([]);
       doomed.proc.kill('SIGTERM');
       await doomed.exited();
       await waitFor(() => pids.every((p) => !isRunning(p.pid)), 10_000);

@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { endMarkedProcesses, OWNER_VAR, processTracking, spawnChild, terminate } from './process.js';
+import { endMarkedProcesses, ownCgroupDir, OWNER_VAR, processTracking, spawnChild, terminate } from './process.js';
 import { runBounded } from './run.js';
 
 /** Runs code still: exists, not a zombie, memory not yet released. */
@@ -48,6 +48,31 @@ describe('spawnChild: every process a child starts belongs to it', () => {
     const child = await spawnChild('bash', ['-c', script], { stdio: ['pipe', 'pipe', 'ignore'] });
     const pids = (await lines(child.child.stdout!, 3)).map(Number);
     expect(pids.filter(isRunning)).toEqual(pids);
+    child.child.stdin!.end();
+    expect(await child.ended).toEqual({ code: 0, signal: null });
+    expect(pids.filter(isRunning)).toEqual([]);
+  });
+
+  // Attack q2-1: a program wrote its own pid into the server's cgroup and called setsid; killing
+  // the tree's group and process group missed it, and its `sleep` outlived the call, the session
+  // and the server. It still carries the tree's marks: the token, and the limit where prlimit works.
+  it('a process that leaves its cgroup and its process group, and one that clears its environment too, end with the child', async () => {
+    const tracking = await processTracking();
+    const own = ownCgroupDir();
+    const leave = tracking.kind === 'cgroup' ? `echo \\$\\$ > '${own}/cgroup.procs' || exit 3; ` : '';
+    const script = [
+      `setsid -f sh -c "${leave}echo kept \\$\\$; exec sleep 1003"`,
+      `setsid -f sh -c "${leave}exec env -u ${OWNER_VAR} sh -c 'echo cleared \\$\\$; exec sleep 1004'"`,
+      'read -r _ || true',
+    ].join('\n');
+    const child = await spawnChild('bash', ['-c', script], { stdio: ['pipe', 'pipe', 'ignore'] });
+    const printed = await lines(child.child.stdout!, 2);
+    const pids = printed.map((l) => Number(l.split(' ')[1]));
+    expect(pids.filter(isRunning)).toEqual(pids);
+    const cleared = pids[printed.findIndex((l) => l.startsWith('cleared '))]!;
+    expect(readFileSync(`/proc/${cleared}/environ`, 'latin1')).not.toContain(`${OWNER_VAR}=`);
+    // They did leave: in the group of the process that started the child, no longer in the child's.
+    if (tracking.kind === 'cgroup') for (const pid of pids) expect(readFileSync(`/proc/${pid}/cgroup`, 'utf8')).not.toMatch(/debugkit-/);
     child.child.stdin!.end();
     expect(await child.ended).toEqual({ code: 0, signal: null });
     expect(pids.filter(isRunning)).toEqual([]);

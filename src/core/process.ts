@@ -18,26 +18,30 @@ import { boundPromise, pollUntil, sleep, TimeSlice, waitBounded } from './wait.j
  *   its program (a `/bin/sh` stub writes itself into `cgroup.procs`, then execs it). Everything it
  *   starts is born in that group whatever it does with sessions and process groups, and
  *   `cgroup.kill` ends them all at once. Cost: the stub (~15 ms before the program starts, off the
- *   event loop) and a few ms to kill and remove the group.
+ *   event loop) and a few ms to kill and remove the group. A process can still leave: its user may
+ *   write it into another group (the server's own), and `setsid` takes it out of the process
+ *   group (attack q2-1). So the tree's marks below are set here too, and swept for after the
+ *   group is killed.
  * - **environment**: otherwise every child gets `DEBUGKIT_OWNER=<random token>`, which its
  *   descendants inherit through forks, `setsid` and exec; ending the tree scans every
  *   `/proc/PID/environ` (readable for processes of debugkit's own user) for the token, and that of
  *   every pid given out while it scans (so a chain that forks and exits faster than a scan is
  *   found too: sweepMarked), SIGKILLs what carries it and scans again until nothing does. A process
- *   that clears or rewrites its own environment is not found this way (the cgroup finds it). Cost:
+ *   that clears or rewrites its own environment is not found this way (its limit below finds it). Cost:
  *   one scan when a tree ends (two when it left processes to end), ~15-35 us per process on the
  *   machine (bench/process-tracking.ts) and per pid given out meanwhile, in slices of 2 ms so the
  *   event loop never waits on it longer; no periodic scan.
  *   A process that is not dumpable (`prctl(PR_SET_DUMPABLE, 0)`, or the exec of a setuid or setgid
  *   program such as ssh-agent) has a /proc/PID/environ only root can read (attack g1-5). So where
- *   util-linux's `prlimit` works, the child also starts through it with a second copy of the token
+ *   util-linux's `prlimit` works (in both modes), the child also starts through it with a second copy of the token
  *   in a resource limit: the soft limit of RLIMIT_LOCKS (which Linux has not enforced since 2.4.25,
  *   so the value changes nothing), a random number of 48 bits. Limits are inherited through fork,
  *   setsid and every exec, setuid and setgid ones included, and /proc/PID/limits is readable by
- *   anyone; a process whose environment cannot be read is matched by it (limitsMarked). What still
- *   escapes there: a process that both hides its environment and sets its own RLIMIT_LOCKS (or
- *   clears its environment), and every non-dumpable process where `prlimit` is missing or fails
- *   (then the token is in the environment alone). endMarkedProcesses's second mark is in the
+ *   anyone; a process whose environment cannot be read, or holds no token, is matched by it
+ *   (limitsMarked). What still escapes: a process that leaves its cgroup (or runs where there is
+ *   none), its process group, the token in its environment and its RLIMIT_LOCKS, all four; and
+ *   where `prlimit` is missing or fails, one that leaves the cgroup and its environment's token.
+ *   Only a user or PID namespace of its own would stop that. endMarkedProcesses's second mark is in the
  *   environment alone: a non-dumpable process of a debuggee is ended with the tree, not before.
  *
  * The token is set in both modes; gdb's exec-wrapper adds `DEBUGKIT_INFERIOR=<pid>` so one
@@ -48,7 +52,7 @@ import { boundPromise, pollUntil, sleep, TimeSlice, waitBounded } from './wait.j
 /** The variable that marks every process of one child's tree. */
 export const OWNER_VAR = 'DEBUGKIT_OWNER';
 
-/** The resource limit whose soft value marks the tree too (environment mode, where `prlimit` works). */
+/** The resource limit whose soft value marks the tree too (where `prlimit` works). */
 const LIMITS_MARK = 'locks';
 
 export interface ChildExit {
@@ -71,7 +75,7 @@ export type ProcessTracking = { kind: 'cgroup'; dir: string } | { kind: 'environ
 interface Tree {
   /** The value of OWNER_VAR in the tree's environments. */
   token: string;
-  /** The soft RLIMIT_LOCKS of the tree's processes, in decimal (environment mode, when `prlimit` works). */
+  /** The soft RLIMIT_LOCKS of the tree's processes, in decimal (when `prlimit` works). */
   limits?: string;
   /** The tree's cgroup directory (cgroup mode). */
   cgroup?: string;
@@ -116,13 +120,13 @@ let tracking: Promise<ProcessTracking> | undefined;
 let trackingKnown: ProcessTracking | undefined;
 let groups = 0;
 
-/** `prlimit`, when the environment mode also marks trees by a resource limit. */
+/** `prlimit`, when trees are also marked by a resource limit. */
 let limitsMarker: string | undefined;
 
 /** How this server tracks its children's trees; decided once, at the first spawn. */
 export function processTracking(): Promise<ProcessTracking> {
   tracking ??= detectTracking().then(async (t) => {
-    if (t.kind === 'environment') limitsMarker = await findLimitsMarker();
+    limitsMarker = await findLimitsMarker();
     return (trackingKnown = t);
   });
   return tracking;
@@ -345,27 +349,27 @@ export async function spawnChild(command: string, args: readonly string[], optio
   };
   let file = command;
   let argv: readonly string[] = args;
-  if (mode.kind === 'environment' && limitsMarker) {
-    // prlimit sets its own limit, then execs the program (looked up as spawn would; a missing
-    // one is refused here, as spawn refuses it, rather than by prlimit's exit code).
+  if (limitsMarker || mode.kind === 'cgroup') {
+    // The stub and prlimit find the program as spawn would (argv[0] stays as given); a missing one
+    // is refused here, as spawn refuses it, rather than by their exit code.
     try {
       resolveCommand(command, env.PATH, options.cwd?.toString());
     } catch (err) {
       throw failed(err as NodeJS.ErrnoException);
     }
+  }
+  if (limitsMarker) {
+    // prlimit sets its own limit, then execs the program.
     tree.limits = limitsToken();
     file = limitsMarker;
     argv = [`--${LIMITS_MARK}=${tree.limits}:`, '--', command, ...args];
   }
   if (mode.kind === 'cgroup') {
     try {
-      // The stub's exec finds the program as spawn would (argv[0] stays as given); a missing one
-      // is refused here, as spawn refuses it, rather than by the stub's exit code.
-      resolveCommand(command, env.PATH, options.cwd?.toString());
       tree.cgroup = path.join(mode.dir, String(++groups));
       mkdirSync(tree.cgroup, { recursive: true });
+      argv = ['-c', ENTER_CGROUP, tree.cgroup, file, ...argv];
       file = '/bin/sh';
-      argv = ['-c', ENTER_CGROUP, tree.cgroup, command, ...args];
     } catch (err) {
       throw failed(err as NodeJS.ErrnoException);
     }
@@ -399,8 +403,13 @@ function endTree(tree: Tree): Promise<void> {
   tree.ending ??= (async () => {
     if (tree.pgid !== undefined) killQuietly(-tree.pgid);
     const own = entry(OWNER_VAR, tree.token);
-    const empty = tree.cgroup ? await endCgroup(tree.cgroup) : await endMarked((env) => hasEntry(env, own), undefined, limitsOf([tree]));
-    if (empty) live.delete(tree);
+    const grouped = tree.cgroup ? await endCgroup(tree.cgroup) : true;
+    // A process may leave its group (it may write itself into any group its user may, the
+    // server's own among them) and its process group (setsid): it still carries the tree's marks,
+    // and a sweep of every process ends it (attack q2-1: `keploy_mock_record` and a python
+    // session's program left a `sleep` running past the call, the session and the server).
+    const swept = await endMarked((env) => hasEntry(env, own), undefined, limitsOf([tree]));
+    if (grouped && swept) live.delete(tree);
   })();
   return tree.ending;
 }
@@ -452,7 +461,8 @@ function* sweepMarked(matches: (env: Buffer) => boolean, cgroup: string | undefi
     const check = (pid: number) => {
       if (pid === process.pid) return;
       const env = readEnviron(pid);
-      if (env === undefined || (env === HIDDEN ? !limitsMarked(pid, limits) : !matches(env))) return;
+      // The limit marks a process whose environment is hidden, or was cleared or rewritten.
+      if (env === undefined || ((env === HIDDEN || !matches(env)) && !limitsMarked(pid, limits))) return;
       killQuietly(pid);
       found.push(pid);
     };
@@ -747,9 +757,9 @@ export function killAllChildrenSync(): void {
       }
     }
   }
-  const marked = trees.filter((t) => !t.cgroup);
-  const tokens = marked.map((t) => entry(OWNER_VAR, t.token));
-  if (tokens.length > 0) endMarkedSync((env) => tokens.some((t) => hasEntry(env, t)), limitsOf(marked));
+  // What left its group still carries its tree's marks (endTree).
+  const tokens = trees.map((t) => entry(OWNER_VAR, t.token));
+  if (tokens.length > 0) endMarkedSync((env) => tokens.some((t) => hasEntry(env, t)), limitsOf(trees));
   const cgroups = trees.flatMap((t) => (t.cgroup ? [t.cgroup] : []));
   const deadline = Date.now() + 2000;
   while (cgroups.some(populated) && Date.now() < deadline) sleepSync(5);

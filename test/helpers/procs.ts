@@ -125,7 +125,7 @@ export function cgroupOf(pid: number): string | undefined {
 }
 
 /** This process's cgroup v2 directory (its path in /proc/self/cgroup under the cgroup2 mount point). */
-function ownCgroupDir(): string | undefined {
+export function ownCgroupDir(): string | undefined {
   const own = cgroupOf(process.pid);
   const mount = readFileSync('/proc/self/mountinfo', 'utf8')
     .split('\n')

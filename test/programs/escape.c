@@ -12,6 +12,10 @@
  *                         empty environment (`linger`); the parent exits
  *   escape forker PREFIX  fork a child that lingers (PREFIX.a) and a daemon (setsid, fork again)
  *                         that lingers (PREFIX.c); then wait forever: a debuggee that forks
+ *   escape leavegroup FILE DIR   fork a child that writes itself into cgroup DIR (its cgroup.procs),
+ *                         starts a new session and lingers; the parent exits
+ *   escape leaveclear FILE DIR   the same, and the child re-executes itself with an empty
+ *                         environment (`linger`)
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -30,6 +34,16 @@ static void linger(const char *file) {
   fclose(f);
   if (rename(tmp, file) != 0) _exit(2);
   for (;;) pause();
+}
+
+/* Moves the calling process into cgroup `dir`; exits 3 when it may not. */
+static void enter_group(const char *dir) {
+  char procs[PATH_MAX];
+  snprintf(procs, sizeof procs, "%s/cgroup.procs", dir);
+  FILE *f = fopen(procs, "w");
+  if (!f) _exit(3);
+  fprintf(f, "%d\n", (int)getpid());
+  if (fclose(f) != 0) _exit(3);
 }
 
 static void daemonize(const char *file) {
@@ -51,7 +65,7 @@ static void daemonize(const char *file) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: escape linger|fork|pgrp|daemon|envclear|forker FILE\n");
+    fprintf(stderr, "usage: escape linger|fork|pgrp|daemon|envclear|forker FILE, escape leavegroup|leaveclear FILE DIR\n");
     return 2;
   }
   const char *mode = argv[1];
@@ -79,6 +93,21 @@ int main(int argc, char **argv) {
       char *env[] = {NULL};
       execve("/proc/self/exe", args, env);
       _exit(2);
+    }
+    return 0;
+  }
+  if (strcmp(mode, "leavegroup") == 0 || strcmp(mode, "leaveclear") == 0) {
+    if (argc < 4) return 2;
+    if (fork() == 0) {
+      enter_group(argv[3]);
+      setsid();
+      if (strcmp(mode, "leaveclear") == 0) {
+        char *args[] = {argv[0], "linger", (char *)file, NULL};
+        char *env[] = {NULL};
+        execve("/proc/self/exe", args, env);
+        _exit(2);
+      }
+      linger(file);
     }
     return 0;
   }
