@@ -6,7 +6,8 @@
 // and a 20,000-document set (at the bound: parsed and replayed), 20,000 pipelined Redis misses and
 // Generic hits against sets of 19,000 (answered in slices), a request missing an Http mock whose
 // body is 28 MB (its set loaded, its body matched against), a request body dripping one
-// byte at a time, and 100,000-character arguments (the audit redactor reads every argument).
+// byte at a time, 100,000-character arguments (the audit redactor reads every argument), and
+// 15 bodies of 4 MiB at once (each parsed in a share of the loop of its own).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import http from 'node:http';
@@ -28,6 +29,8 @@ const KEY = 'bench-liveness-key';
 const BODY_DEADLINE_S = 5;
 const GREP_TIMEOUT_S = 5;
 const CATASTROPHIC = '(?=a)(a+)+$';
+/** Request bodies of 4 MiB sent at once (the pings, of the same key, are its 16th body: --max-pending-bodies-per-key). */
+const BIG_BODIES = 15;
 /** Calls with a 100,000-character argument per round. */
 const LONG_CALLS = envInt('BENCH_LIVENESS_LONG_CALLS', 200);
 /** Documents of the set keploy_mock_test replays at its bound (scan.ts PARSE_MAX_DOCS). */
@@ -57,14 +60,26 @@ r = c.getresponse(); print("status", r.status); r.read()
 `;
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+/** The other client's key (a key of its own, made in the server's data directory before it starts): the inputs' is KEY. */
+let pingKey = KEY;
 
-/** One plain JSON-RPC POST (keep-alive); the parsed answer and its round trip. */
-function post(port: number, message: object): Promise<{ ms: number; status: number; body: any }> {
+/**
+ * One plain JSON-RPC POST (keep-alive, unless `own`: a connection of its own), with the inputs'
+ * key unless `key` is given; the parsed answer and its round trip.
+ */
+function post(port: number, message: object, { own = false, key = KEY }: { own?: boolean; key?: string } = {}): Promise<{ ms: number; status: number; body: any }> {
   const text = JSON.stringify(message);
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path: '/mcp', method: 'POST', agent, headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/mcp',
+        method: 'POST',
+        agent: own ? false : agent,
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) },
+      },
       (res) => {
         let data = '';
         res.setEncoding('utf8');
@@ -94,7 +109,7 @@ async function pingWhile(port: number, until: Promise<unknown>): Promise<number[
   void until.finally(() => (done = true)).catch(() => undefined);
   const samples: number[] = [];
   while (!done) {
-    const r = await post(port, { jsonrpc: '2.0', id: nextId++, method: 'ping' });
+    const r = await post(port, { jsonrpc: '2.0', id: nextId++, method: 'ping' }, { key: pingKey });
     if (r.status !== 200) throw new Error(`ping answered HTTP ${r.status}: ${JSON.stringify(r.body).slice(0, 200)}`);
     samples.push(r.ms);
     if (!done) await new Promise((resolve) => setTimeout(resolve, PING_GAP_MS));
@@ -206,6 +221,11 @@ async function startServer({ base, root, cache }: { base: string; root: string; 
     '--grep-timeout',
     String(GREP_TIMEOUT_S),
   ];
+  // The pinging client holds a key of its own: what one key sends must not hold another's answers.
+  const made = execFileSync(process.execPath, [CLI, 'keys', 'create', '--data-dir', path.join(base, 'data'), '--name', 'pinger', '--scopes', 'bundles', '--rate', 'unlimited', '--json'], {
+    env: { ...process.env, DEBUGKIT_STORE: '' },
+  });
+  pingKey = (JSON.parse(made.toString('utf8')) as { key: string }).key;
   const proc = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DEBUGKIT_STORE: '', XDG_CACHE_HOME: cache } });
   track(proc.pid, 'debugkit serve', false);
   const out = { text: '' };
@@ -269,8 +289,9 @@ export const livenessBench: BenchModule = {
         { input: `keploy_mock_test: a request missing an Http mock whose body is ${BIG_BODY_MB} MB`, pings: [], answered: [], outcome: '' },
         { input: 'a body dripping 1 byte / 100 ms', pings: [], answered: [], outcome: '' },
         { input: `100,000-character arguments (x${LONG_CALLS} per round)`, pings: [], answered: [], outcome: '' },
+        { input: `${BIG_BODIES} request bodies of 4 MiB at once`, pings: [], answered: [], outcome: '' },
       ];
-      const [bigBodyRow, dripRow, longRow] = rows.slice(-3) as [Row, Row, Row];
+      const [bigBodyRow, dripRow, longRow, bodiesRow] = rows.slice(-4) as [Row, Row, Row, Row];
       const text = (r: { body: any }) => String(r.body?.result?.content?.[0]?.text ?? r.body?.error?.message ?? '');
       for (let round = 0; round < ROUNDS; round++) {
         // Idle baseline.
@@ -349,6 +370,15 @@ export const livenessBench: BenchModule = {
         longRow.pings.push(...(await pingWhile(port, long)));
         longRow.answered.push((performance.now() - longStarted) / LONG_CALLS);
         longRow.outcome = text(await long).slice(0, 60);
+        // Bodies of 4 MiB sent at once, each on a connection of its own: each is parsed in a share of the loop of its own.
+        const bodiesStarted = performance.now();
+        const path4m = `/${'a'.repeat(4 * 1024 * 1024 - 4096)}`;
+        const bodies = Promise.all(
+          Array.from({ length: BIG_BODIES }, () => post(port, { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'read_file', arguments: { path: path4m } } }, { own: true })),
+        );
+        bodiesRow.pings.push(...(await pingWhile(port, bodies)));
+        bodiesRow.answered.push(performance.now() - bodiesStarted);
+        bodiesRow.outcome = `${(await bodies).filter((r) => r.status === 200).length} of ${BIG_BODIES} answered (HTTP 200)`;
       }
 
       const stats = rows.map((r) => ({ row: r, s: summarize(r.pings), a: r.answered.length ? summarize(r.answered) : undefined }));
@@ -367,7 +397,7 @@ export const livenessBench: BenchModule = {
           a ? ms(a.p50) : '',
           row.outcome.replace(/\|/g, '\\|').replace(/\n/g, ' '),
         ]),
-        note: 'The inputs are sent by one client (plain JSON-RPC POSTs, one API key) while another connection pings (`ping`, one at a time, 10 ms apart) until the input is answered; the idle row pings alone, in the same run.',
+        note: 'The inputs are sent by one client (plain JSON-RPC POSTs, one API key) while another client, with a key of its own, pings (`ping`, one at a time, 10 ms apart) until the input is answered; the idle row pings alone, in the same run.',
       };
       const verdicts = stats.slice(1).map(({ row, s }) => ({
         goal: `another client's ping p99 under ${GOAL_MS} ms while sending: ${row.input}`,
@@ -388,8 +418,8 @@ export const livenessBench: BenchModule = {
           'side by side with the idle baseline in the same run (goal: p99 under 50 ms).',
         method: [
           `A real \`debugkit serve\` (dist/cli.js, one --api-key, toolsets bundles and mocks, --grep-timeout ${GREP_TIMEOUT_S}, --body-deadline ${BODY_DEADLINE_S}) in a child process; the bench process is both clients.`,
-          `${ROUNDS} rounds, each: ${WINDOW_MS} ms idle; grep_files \`${CATASTROPHIC}\` over a bundle of five log lines (one of them 40 a's and a !), answered when the server stops it; keploy_list_mocks three times over ./keploy holding a set of one 100 MB scalar, a set of 200,000 small documents and a normal set; keploy_mock_test (command /usr/bin/true) on the 100 MB set then the 200,000-document set (answered in: the mean of the two); keploy_mock_test on a set of ${BOUND_DOCS} small Generic documents, parsed (the cache of parsed sets emptied first) and replayed; keploy_mock_test of a Python program sending ${BURST_REQUESTS} requests pipelined in one write on one connection, against a set of ${BURST_MOCKS} recorded exchanges: Redis \`SET x v\` (each a miss, its closest looked for) and Generic \`Q000000\` (each a hit); keploy_mock_test of a Python program posting one request that misses the one Http mock of a set, whose body is ${BIG_BODY_MB} MB of text; a POST /mcp announcing 100,000 bytes and sending one every 100 ms, until the server drops it; read_file ${LONG_CALLS} times in a row with a 100,000-character path.`,
-          'Pings are plain JSON-RPC `ping` POSTs over a keep-alive connection, timed from request to the end of the answer; percentiles nearest rank over the rounds pooled.',
+          `${ROUNDS} rounds, each: ${WINDOW_MS} ms idle; grep_files \`${CATASTROPHIC}\` over a bundle of five log lines (one of them 40 a's and a !), answered when the server stops it; keploy_list_mocks three times over ./keploy holding a set of one 100 MB scalar, a set of 200,000 small documents and a normal set; keploy_mock_test (command /usr/bin/true) on the 100 MB set then the 200,000-document set (answered in: the mean of the two); keploy_mock_test on a set of ${BOUND_DOCS} small Generic documents, parsed (the cache of parsed sets emptied first) and replayed; keploy_mock_test of a Python program sending ${BURST_REQUESTS} requests pipelined in one write on one connection, against a set of ${BURST_MOCKS} recorded exchanges: Redis \`SET x v\` (each a miss, its closest looked for) and Generic \`Q000000\` (each a hit); keploy_mock_test of a Python program posting one request that misses the one Http mock of a set, whose body is ${BIG_BODY_MB} MB of text; a POST /mcp announcing 100,000 bytes and sending one every 100 ms, until the server drops it; read_file ${LONG_CALLS} times in a row with a 100,000-character path; ${BIG_BODIES} read_file calls at once, each a body of 4 MiB (its path) on a connection of its own.`,
+          'Pings are plain JSON-RPC `ping` POSTs of a second API key over a keep-alive connection, timed from request to the end of the answer; percentiles nearest rank over the rounds pooled.',
         ],
         tables: [table],
         verdicts,

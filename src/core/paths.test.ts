@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DebugkitError } from './errors.js';
-import { CheckedProgram, isInside, MAX_PROGRAM_COPY_BYTES, onlyOwnUserWrites, openContainedDirectory, openedPath, openInside, openVerified, resolveContained } from './paths.js';
+import { CheckedProgram, containment, isInside, MAX_PROGRAM_COPY_BYTES, PATH_MAX, onlyOwnUserWrites, openContainedDirectory, openedPath, openInside, openVerified, resolveContained } from './paths.js';
 
 /**
  * A real tree in a temp dir:
@@ -191,6 +191,19 @@ describe('resolveContained: invalid input', () => {
     const missingRoot = path.join(base, 'no-such-root');
     expect(failure(() => resolveContained(missingRoot, '')).code).toBe('INVALID_ARGUMENT');
     expect(failure(() => resolveContained(missingRoot, 'a\0')).code).toBe('INVALID_ARGUMENT');
+  });
+
+  // Attack q2: a read_file of a 4 MiB path held the event loop ~155 ms walking it; no file has a path past PATH_MAX.
+  it('refuses a path past PATH_MAX, naming the bound; containment judges one missing without walking it', () => {
+    for (const userPath of ['a'.repeat(PATH_MAX), 'a/'.repeat(4 * 1024 * 1024), `${'é'.repeat(2100)}`]) {
+      const err = failure(() => resolveContained(root, userPath, { mustExist: false }));
+      expect(err.code).toBe('INVALID_ARGUMENT');
+      expect(err.message).toMatch(/^path is too long: \d+ bytes under the workspace root, and a path is at most 4095 \(Linux's PATH_MAX\)$/);
+      expect(containment(fs.realpathSync(root), path.resolve(root, userPath))).toEqual({ kind: 'missing' });
+    }
+    // Just under the bound, many components: judged as before.
+    const deep = 'a/'.repeat(Math.floor((PATH_MAX - root.length - 10) / 2));
+    expect(failure(() => resolveContained(root, deep)).code).toBe('NOT_FOUND');
   });
 
   it('throws the file system error when the root itself does not exist', () => {

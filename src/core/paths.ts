@@ -36,13 +36,20 @@ function clientPath(root: string, userPath: string, what: string): { realRoot: s
   }
   if (userPath.includes('\0')) throw new DebugkitError('INVALID_ARGUMENT', `${what} contains a NUL byte`);
   const realRoot = realpathSync.native(root);
-  return { realRoot, candidate: path.resolve(realRoot, userPath) };
+  const candidate = path.resolve(realRoot, userPath);
+  if (candidate.length >= PATH_MAX || Buffer.byteLength(candidate) >= PATH_MAX) {
+    throw new DebugkitError('INVALID_ARGUMENT', `${what} is too long: ${Buffer.byteLength(candidate)} bytes under the workspace root, and a path is at most ${PATH_MAX - 1} (Linux's PATH_MAX)`);
+  }
+  return { realRoot, candidate };
 }
 
 export function isInside(root: string, target: string): boolean {
   const rel = path.relative(root, target);
   return rel === '' || (!rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel));
 }
+
+/** Linux's PATH_MAX: the bytes of the longest path the kernel resolves, with its NUL. */
+export const PATH_MAX = 4096;
 
 export type Containment = { kind: 'inside'; real: string } | { kind: 'outside' } | { kind: 'missing' };
 
@@ -54,6 +61,9 @@ export type Containment = { kind: 'inside'; real: string } | { kind: 'outside' }
  * leads out of the root, whether or not the end exists (so probing reveals nothing).
  */
 export function containment(realRoot: string, abs: string): Containment {
+  // No file has a longer path (the kernel refuses one: ENAMETOOLONG), and walking one costs a step
+  // per component: a read_file of a 4 MiB path held the event loop ~155 ms (attack q2).
+  if (abs.length >= PATH_MAX || Buffer.byteLength(abs) >= PATH_MAX) return { kind: 'missing' };
   const where = leads(abs);
   if (!isInside(realRoot, where.real)) return { kind: 'outside' };
   return where.exists ? { kind: 'inside', real: where.real } : { kind: 'missing' };

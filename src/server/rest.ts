@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { DebugkitError, describeError } from '../core/errors.js';
 import { jsonShape } from '../core/json-shape.js';
+import { nextShare } from '../core/wait.js';
 import type { RestRoute } from '../mcp/toolset.js';
 
 /** A request body over the configured limit: HTTP 413. */
@@ -95,6 +96,9 @@ export class PendingBodies {
   }
 }
 
+/** A body of more than this many bytes waits for a share of the loop of its own before it is parsed. */
+const OWN_SHARE_BYTES = 256 * 1024;
+
 /**
  * Reads and parses a JSON body, refusing more than `limit` bytes. A body that stalls (no bytes for
  * `stallMs`) or is not complete within `deadlineMs` of this call (however steadily it drips) is
@@ -133,6 +137,10 @@ export async function readBody(
   }
   // The caller's last word before the parse (it may throw: a request refused before its body is parsed).
   await beforeParse?.(size);
+  // A big body is decoded, scanned and parsed in a share of the loop of its own (core/wait.ts): one
+  // key's 16 bodies of 4 MiB arriving together were parsed back to back, some 17 ms each, and held
+  // another key's ping 224-395 ms (attack q2-2). Now other I/O runs between two of them.
+  if (size > OWN_SHARE_BYTES) await nextShare();
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') return emptyAs;
   // Before JSON.parse and the schemas behind it: a body's shape is bounded (a few MiB nested a

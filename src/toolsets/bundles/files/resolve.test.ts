@@ -151,6 +151,19 @@ describe('security: every tool refuses paths leading out of the bundle', () => {
     expect(r.stats.isFile()).toBe(true);
   });
 
+  // Attack q2: 15 read_file calls with a 4 MiB path held another key's ping 0.5-2.7 s (each path normalized and walked).
+  it('a path past PATH_MAX is a FileNotFoundError saying so, its start shown, never normalized or walked', () => {
+    let shown = '';
+    const notFound = (display: string) => {
+      shown = display;
+      return new BundleError('FileNotFoundError', display);
+    };
+    for (const given of [`/${'a'.repeat(4 * 1024 * 1024)}`, '/a'.repeat(2048), `/logs/${'é'.repeat(2100)}`]) {
+      expect(() => resolveBundlePath(root, given, notFound)).toThrow(BundleError);
+      expect(shown).toBe(`${given.slice(0, 64)}... (${Buffer.byteLength(given)} bytes: a path is at most 4095)`);
+    }
+  });
+
   it('a bundle root that disappeared', async () => {
     const err = await failure(readFile(path.join(base, 'gone'), '/x'));
     expect(err.name).toBe('NoBundleInitializedError');
