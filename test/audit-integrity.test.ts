@@ -201,13 +201,13 @@ async function callsWithLoneSurrogates(url: string, key: string): Promise<void> 
 
 function expectRecordedAsStored(entries: any[], keyId: string): void {
   const mine = entries.filter((e) => e.key_id === keyId);
-  expect(mine.some((e) => e.event === 'denied' && e.tool === 'list_sessions\ufffd')).toBe(true);
-  expect(mine.some((e) => e.tool === 'close' && e.debug_session === 'no-such-session\ufffd')).toBe(true);
-  expect(mine.some((e) => e.tool === 'list_sessions' && e.client === 'agent\ufffd/1')).toBe(true);
+  expect(mine.some((e) => e.event === 'denied' && e.tool === 'list_sessions\\ud800')).toBe(true);
+  expect(mine.some((e) => e.tool === 'close' && e.debug_session === 'no-such-session\\udc00')).toBe(true);
+  expect(mine.some((e) => e.tool === 'list_sessions' && e.client === 'agent\\ud83d/1')).toBe(true);
 }
 
 describe('a lone surrogate does not break the chain', () => {
-  it('SQLite: a tool name, a debug session id and clientInfo.name with one are recorded as stored (U+FFFD) and the chain verifies', async () => {
+  it('SQLite: a tool name, a debug session id and clientInfo.name with one are recorded as stored (as their escapes) and the chain verifies', async () => {
     await callsWithLoneSurrogates(node.url, shell.key);
     const verify = await runCli(['audit', 'verify', ...store]);
     expect(verify.stdout).toMatch(/^audit chain OK: \d+ entries verified/); // was BROKEN for good: U+FFFD stored, the original hashed

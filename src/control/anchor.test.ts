@@ -177,10 +177,10 @@ describe.each([sqlite, postgresKind])('the audit on $name', (kind) => {
       };
       const written = await store.appendAudit(body(1, odd));
       await store.appendAudit(body(2));
-      expect(written.tool).toBe('list_sessions\ufffd');
-      expect(written.client).toBe('client\ufffd/1');
-      expect(written.args).toEqual({ 'na\ufffdme': ['v\ufffd', 'nul\ufffd', 'pair \ud83d\ude00'], id: 'dbg\ufffdx' });
-      const [read] = await store.queryAudit({ tool: 'list_sessions\ufffd' });
+      expect(written.tool).toBe('list_sessions\\ud800');
+      expect(written.client).toBe('client\\udc00/1');
+      expect(written.args).toEqual({ 'na\\udfffme': ['v\\ud800', 'nul\\u0000', 'pair \ud83d\ude00'], id: 'dbg\\u0000x' });
+      const [read] = await store.queryAudit({ tool: 'list_sessions\\ud800' });
       expect(read).toEqual(written);
       expect(await store.verifyAudit()).toMatchObject({ ok: true, checked: 2, keyed_from: 1 });
     } finally {

@@ -259,11 +259,29 @@ describe('redaction of secrets in common spellings (attack 18b, finding F4)', ()
 
 // Issue 18: one lone surrogate made verify report BROKEN forever (the store kept U+FFFD, the hash was over the original).
 describe('storable text', () => {
-  it('replaces lone surrogates and NUL with U+FFFD, keeps pairs, everywhere in a value', () => {
-    expect(storableText('a\ud800b\udc00c\u0000d')).toBe('a\ufffdb\ufffdc\ufffdd');
-    expect(storableText('pair \ud83d\ude00 ok')).toBe('pair \ud83d\ude00 ok');
-    expect(storableText('x\ud800')).toBe('x\ufffd');
-    expect(canonicalJson(storableValue({ 'k\udfff': ['v\ud800', 1, null] }))).toBe('{"k\ufffd":["v\ufffd",1,null]}');
+  it('writes lone surrogates and NUL as their escapes, keeps pairs and U+FFFD, everywhere in a value', () => {
+    expect(storableText('a\ud800b\udc00c\u0000d')).toBe('a\\ud800b\\udc00c\\u0000d');
+    expect(storableText('pair \ud83d\ude00 ok \ufffd')).toBe('pair \ud83d\ude00 ok \ufffd');
+    expect(storableText('x\ud800')).toBe('x\\ud800');
+    expect(storableText('\ude00\ud83d')).toBe('\\ude00\\ud83d');
+    expect(canonicalJson(storableValue({ 'k\udfff': ['v\ud800', 1, null] }))).toBe('{"k\\\\udfff":["v\\\\ud800",1,null]}');
+  });
+
+  // Attack r2-1: code a debugger ran was stored with NUL and U+FFFD alike, so a test that was false read as one that could only be true.
+  it('keeps code that differs only by NUL, a lone surrogate or U+FFFD different when stored', () => {
+    const ran = ['["\uFFFD"].includes("\u0000") ? "not run" : run()', '"\u0000" === "\uFFFD" || run()', '({"\udc80": "run()", "\udc81": "true"})'];
+    for (const code of ran) {
+      const stored = storableText(code);
+      expect(stored, code).not.toMatch(/\uFFFD.*\uFFFD|\\udc80.*\\udc80/);
+    }
+    expect(storableText(ran[0]!)).toBe('["\uFFFD"].includes("\\u0000") ? "not run" : run()');
+  });
+
+  // Attack r2-2: two names that read alike once stored kept one value, the other dropped with nothing said.
+  it('numbers names that read alike once stored, whichever comes first', () => {
+    expect(storableValue({ 'A\udc80': 'first', 'A\udc81': 'second' })).toEqual({ 'A\\udc80': 'first', 'A\\udc81': 'second' });
+    expect(storableValue({ 'Y\u0000': 'v', 'Y\\u0000': 'w' })).toEqual({ 'Y\\u0000': 'v', 'Y\\u0000 (2)': 'w' });
+    expect(storableValue({ 'Y\\u0000': 'w', 'Y\u0000': 'v' })).toEqual({ 'Y\\u0000': 'w', 'Y\\u0000 (2)': 'v' });
   });
 });
 

@@ -66,21 +66,44 @@ export function sha256Hex(text: string): string {
 /**
  * Text exactly as both stores keep it, so that what is hashed is what reads back: a lone UTF-16
  * surrogate (SQLite stores U+FFFD for it, PostgreSQL refuses it in JSON) and NUL (PostgreSQL text
- * cannot hold it) become U+FFFD.
+ * cannot hold it) become their escapes, `\udc80` and `\u0000`. Not U+FFFD, which made distinct code
+ * read alike: `["\uFFFD"].includes("\u0000") ? "not run" : run()` ran `run()`, and was stored as
+ * a test that could only be true (attack r2-1). Inside a string literal, where alone such a
+ * character can stand in JavaScript or Python code, the escape means what the character did.
  */
 export function storableText(text: string): string {
-  const t = text as string & { isWellFormed(): boolean; toWellFormed(): string };
-  const well = t.isWellFormed() ? text : t.toWellFormed();
-  return well.includes('\u0000') ? well.replaceAll('\u0000', '\uFFFD') : well;
+  const t = text as string & { isWellFormed(): boolean };
+  if (t.isWellFormed() && !text.includes('\u0000')) return text;
+  let out = '';
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      i++; // a pair: kept
+      continue;
+    }
+    if (c !== 0 && (c < 0xd800 || c > 0xdfff)) continue;
+    out += `${text.slice(from, i)}\\u${c.toString(16).padStart(4, '0')}`;
+    from = i + 1;
+  }
+  return out + text.slice(from);
 }
 
-/** A copy of `value` whose every string, object keys included, is storable text. */
+/**
+ * A copy of `value` whose every string, object keys included, is storable text. Names that read
+ * alike once stored are numbered (unusedName), never one dropped for the other: `{"A\udc80": x,
+ * "A\\udc80": y}` kept one value before (attack r2-2).
+ */
 export function storableValue(value: unknown): unknown {
   if (typeof value === 'string') return storableText(value);
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(storableValue);
   const out: Record<string, unknown> = Object.create(null);
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[storableText(k)] = storableValue(v);
+  const numbered = new Map<string, number>();
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    const name = storableText(k);
+    out[unusedName(name, out, numbered)] = storableValue(v);
+  }
   return out;
 }
 
