@@ -32,12 +32,15 @@ const SPELLINGS: Spelling[] = [
 const ENV_CLEARING: Spelling = ['a child that starts a new session with an empty environment', (x, p) => `${x} envclear ${p}`];
 /**
  * A child that leaves its call's cgroup for the server's own (its user may write that group) and
- * its process group (attack q2-1: it outlived the call, the session and the server); and one that
- * also drops its environment. Found by the tree's marks, swept for after the group is killed.
+ * its process group (attack q2-1: it outlived the call, the session and the server); one that
+ * also drops its environment; and one that leaves all but the session. Found by the tree's marks,
+ * swept for after the group is killed.
  */
 const GROUP_LEAVING: Spelling[] = [
   ["a child that moves itself into the server's cgroup and starts a new session", (x, p) => `${x} leavegroup ${p} ${ownCgroupDir()}`],
   ["a child that moves itself into the server's cgroup, starts a new session and clears its environment", (x, p) => `${x} leaveclear ${p} ${ownCgroupDir()}`],
+  // Attack s2-1: all but the session (a process group of its own instead, as gdb gives its program): the session finds it.
+  ["a child that moves itself into the server's cgroup and a process group of its own, sets its own RLIMIT_LOCKS and clears its environment", (x, p) => `${x} leaveall ${p} ${ownCgroupDir()}`],
 ];
 const LEFT_GROUP = new Set(GROUP_LEAVING.map(([name]) => name));
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { endMarkedProcesses, ownCgroupDir, OWNER_VAR, processTracking, spawnChild, terminate } from './process.js';
 import { runBounded } from './run.js';
+import { pollUntil } from './wait.js';
 
 /** Runs code still: exists, not a zombie, memory not yet released. */
 function isRunning(pid: number): boolean {
@@ -76,6 +77,52 @@ describe('spawnChild: every process a child starts belongs to it', () => {
     child.child.stdin!.end();
     expect(await child.ended).toEqual({ code: 0, signal: null });
     expect(pids.filter(isRunning)).toEqual([]);
+  });
+
+  // Attack s2-1: gdb gives its program a process group of its own, so a program that left its
+  // cgroup, cleared its environment and set its own RLIMIT_LOCKS, without setsid, outlived the
+  // session and the server. It is still in the child's session.
+  it('a process that leaves its cgroup, its process group, its environment and its limit, but not the session, ends with the child', async () => {
+    const tracking = await processTracking();
+    const own = ownCgroupDir();
+    const leave = tracking.kind === 'cgroup' ? `open(${JSON.stringify(`${own}/cgroup.procs`)}, "w").write(str(os.getpid()))` : 'None';
+    const python = [
+      'import os, subprocess',
+      leave,
+      'subprocess.run(["prlimit", "--pid", str(os.getpid()), "--locks=7:"], check=True)',
+      'os.setpgid(0, 0)',
+      'os.execve("/bin/sh", ["sh", "-c", "echo left $$; exec sleep 1005"], {})',
+    ].join('; ');
+    const child = await spawnChild('bash', ['-c', `python3 -c '${python}' & read -r _ || true`], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    try {
+      // Printed by the shell it became (empty environment), which then becomes sleep.
+      expect(await pollUntil(() => /^left \d+\n/m.test(out), { timeoutMs: 30_000, intervalMs: 5 }), `stdout ${out}, stderr ${err}`).toBe(true);
+      const pid = Number(/^left (\d+)\n/m.exec(out)![1]);
+      const asleep = () => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'latin1').startsWith('sleep');
+        } catch {
+          return false;
+        }
+      };
+      expect(await pollUntil(asleep, { timeoutMs: 30_000, intervalMs: 5 })).toBe(true);
+      // It did leave all four: no token, another limit, a process group of its own, and (cgroup mode) the child's group.
+      expect(readFileSync(`/proc/${pid}/environ`, 'latin1')).not.toContain(`${OWNER_VAR}=`);
+      expect(readFileSync(`/proc/${pid}/limits`, 'latin1')).toMatch(/^Max file locks +7 /m);
+      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1]!.split(' ');
+      expect(Number(stat[2])).toBe(pid);
+      expect(Number(stat[3])).toBe(child.child.pid);
+      if (tracking.kind === 'cgroup') expect(readFileSync(`/proc/${pid}/cgroup`, 'utf8')).not.toMatch(/debugkit-/);
+      child.child.stdin!.end();
+      expect(await child.ended).toEqual({ code: 0, signal: null });
+      expect(isRunning(pid)).toBe(false);
+    } finally {
+      await terminate(child, { graceMs: 100 });
+    }
   });
 
   it('endMarkedProcesses ends the processes carrying the mark, and only them', async () => {

@@ -38,10 +38,13 @@ import { boundPromise, pollUntil, sleep, TimeSlice, waitBounded } from './wait.j
  *   so the value changes nothing), a random number of 48 bits. Limits are inherited through fork,
  *   setsid and every exec, setuid and setgid ones included, and /proc/PID/limits is readable by
  *   anyone; a process whose environment cannot be read, or holds no token, is matched by it
- *   (limitsMarked). What still escapes: a process that leaves its cgroup (or runs where there is
- *   none), its process group, the token in its environment and its RLIMIT_LOCKS, all four; and
- *   where `prlimit` is missing or fails, one that leaves the cgroup and its environment's token.
- *   Only a user or PID namespace of its own would stop that. endMarkedProcesses's second mark is in the
+ *   (limitsMarked). And whatever did not start a session of its own is in the child's (which
+ *   starts one), whatever process group it is in (gdb gives its program one of its own: attack
+ *   s2-1): every process of that session is the tree's. What still escapes: a process that leaves
+ *   its cgroup (or runs where there is none), the child's session (setsid), the token in its
+ *   environment and its RLIMIT_LOCKS, all four; and where `prlimit` is missing or fails, one that
+ *   leaves the cgroup and the session and clears its environment. Only a user or PID namespace of
+ *   its own would stop that. endMarkedProcesses's second mark is in the
  *   environment alone: a non-dumpable process of a debuggee is ended with the tree, not before.
  *
  * The token is set in both modes; gdb's exec-wrapper adds `DEBUGKIT_INFERIOR=<pid>` so one
@@ -81,6 +84,12 @@ interface Tree {
   cgroup?: string;
   /** The child's process group, signalled too (it costs nothing). */
   pgid?: number;
+  /**
+   * The child's session (it starts one: spawned detached), with the start time of its leader, the
+   * child: whatever of the tree did not call setsid is in it, whatever process group it moved to
+   * (gdb gives its program one of its own: attack s2-1).
+   */
+  session?: { sid: number; start: string | undefined };
   /** Set once the tree is being ended. */
   ending?: Promise<void>;
 }
@@ -389,6 +398,7 @@ export async function spawnChild(command: string, args: readonly string[], optio
     });
     child.once('spawn', () => {
       tree.pgid = child.pid;
+      if (child.pid !== undefined) tree.session = { sid: child.pid, start: processStartTime(child.pid) };
       live.add(tree);
       treeOf.set(child, tree);
       resolve({ child, exited, ended });
@@ -408,7 +418,7 @@ function endTree(tree: Tree): Promise<void> {
     // server's own among them) and its process group (setsid): it still carries the tree's marks,
     // and a sweep of every process ends it (attack q2-1: `keploy_mock_record` and a python
     // session's program left a `sleep` running past the call, the session and the server).
-    const swept = await endMarked((env) => hasEntry(env, own), undefined, limitsOf([tree]));
+    const swept = await endMarked((env) => hasEntry(env, own), undefined, limitsOf([tree]), sessionsOf([tree]));
     if (grouped && swept) live.delete(tree);
   })();
   return tree.ending;
@@ -453,16 +463,24 @@ function populated(dir: string): boolean {
  * A process whose environment may not be read (not dumpable) is matched when its soft RLIMIT_LOCKS
  * is one of `limits` (the trees' limit markers; none when `prlimit` did not mark them).
  */
-function* sweepMarked(matches: (env: Buffer) => boolean, cgroup: string | undefined, timeoutMs: number, limits: ReadonlySet<string>): Generator<'check' | 'wait', boolean, void> {
+function* sweepMarked(
+  matches: (env: Buffer) => boolean,
+  cgroup: string | undefined,
+  timeoutMs: number,
+  limits: ReadonlySet<string>,
+  sessions: ReadonlySet<number> = new Set(),
+): Generator<'check' | 'wait', boolean, void> {
   const deadline = Date.now() + timeoutMs;
   const killed = new Set<number>();
   for (;;) {
     const found: number[] = [];
     const check = (pid: number) => {
       if (pid === process.pid) return;
-      const env = readEnviron(pid);
-      // The limit marks a process whose environment is hidden, or was cleared or rewritten.
-      if (env === undefined || ((env === HIDDEN || !matches(env)) && !limitsMarked(pid, limits))) return;
+      if (!inSession(pid, sessions)) {
+        const env = readEnviron(pid);
+        // The limit marks a process whose environment is hidden, or was cleared or rewritten.
+        if (env === undefined || ((env === HIDDEN || !matches(env)) && !limitsMarked(pid, limits))) return;
+      }
       killQuietly(pid);
       found.push(pid);
     };
@@ -490,9 +508,9 @@ function* sweepMarked(matches: (env: Buffer) => boolean, cgroup: string | undefi
 /** endMarked's bound: a process stuck in the kernel is given up on after it. */
 const END_MARKED_MS = 5000;
 
-async function endMarked(matches: (env: Buffer) => boolean, cgroup?: string, limits: ReadonlySet<string> = new Set()): Promise<boolean> {
+async function endMarked(matches: (env: Buffer) => boolean, cgroup?: string, limits: ReadonlySet<string> = new Set(), sessions?: ReadonlySet<number>): Promise<boolean> {
   const slice = new TimeSlice(SCAN_SLICE_MS);
-  const sweep = sweepMarked(matches, cgroup, END_MARKED_MS, limits);
+  const sweep = sweepMarked(matches, cgroup, END_MARKED_MS, limits, sessions);
   for (;;) {
     const step = sweep.next();
     if (step.done) return step.value;
@@ -502,8 +520,8 @@ async function endMarked(matches: (env: Buffer) => boolean, cgroup?: string, lim
 }
 
 /** The same at process exit, holding the thread (bounded more tightly: the process is on its way out). */
-function endMarkedSync(matches: (env: Buffer) => boolean, limits: ReadonlySet<string>): boolean {
-  const sweep = sweepMarked(matches, undefined, 2000, limits);
+function endMarkedSync(matches: (env: Buffer) => boolean, limits: ReadonlySet<string>, sessions: ReadonlySet<number>): boolean {
+  const sweep = sweepMarked(matches, undefined, 2000, limits, sessions);
   for (;;) {
     const step = sweep.next();
     if (step.done) return step.value;
@@ -630,11 +648,50 @@ function readEnviron(pid: number): Buffer | typeof HIDDEN | undefined {
  */
 export function runsForDebugkit(pid: number): boolean {
   const trees = [...live];
+  if (inSession(pid, sessionsOf(trees))) return true;
   if (trees.some((tree) => tree.cgroup !== undefined && cgroupMembers(tree.cgroup).includes(pid))) return true;
   const env = readEnviron(pid);
   if (env !== undefined && env !== HIDDEN && trees.some((tree) => hasEntry(env, entry(OWNER_VAR, tree.token)))) return true;
   return limitsMarked(pid, limitsOf(trees));
 }
+
+/**
+ * The sessions of `trees` that are still theirs: a session outlives its leader while a member
+ * lives, and its id (the leader's pid) is given to no other process meanwhile; once none is left it
+ * may be, and the new process with that pid may start a session of the same id. So a session counts
+ * while no process has its id, or the one that has is the leader that started it (its start time).
+ */
+function sessionsOf(trees: readonly Tree[]): Set<number> {
+  const out = new Set<number>();
+  for (const { session } of trees) {
+    if (!session) continue;
+    const start = processStartTime(session.sid);
+    if (start === undefined || start === session.start) out.add(session.sid);
+  }
+  return out;
+}
+
+/** Whether process `pid` is alive in one of `sessions` (/proc/PID/stat's session field; a zombie is in none: nothing to kill). */
+function inSession(pid: number, sessions: ReadonlySet<number>): boolean {
+  if (sessions.size === 0) return false;
+  // One read into a buffer, as limitsMarked reads (readFileSync costs several times as much).
+  let text: string;
+  try {
+    const fd = openSync(`/proc/${pid}/stat`, 'r');
+    try {
+      text = statBuffer.toString('latin1', 0, readSync(fd, statBuffer, 0, statBuffer.length, 0));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ', 4);
+  return fields[0] !== 'Z' && fields[0] !== 'X' && sessions.has(Number(fields[3]));
+}
+
+/** /proc/PID/stat is some 300 bytes. */
+const statBuffer = Buffer.alloc(4096);
 
 /** The limit markers of `trees` (those that have one). */
 function limitsOf(trees: readonly Tree[]): Set<string> {
@@ -759,7 +816,7 @@ export function killAllChildrenSync(): void {
   }
   // What left its group still carries its tree's marks (endTree).
   const tokens = trees.map((t) => entry(OWNER_VAR, t.token));
-  if (tokens.length > 0) endMarkedSync((env) => tokens.some((t) => hasEntry(env, t)), limitsOf(trees));
+  if (tokens.length > 0) endMarkedSync((env) => tokens.some((t) => hasEntry(env, t)), limitsOf(trees), sessionsOf(trees));
   const cgroups = trees.flatMap((t) => (t.cgroup ? [t.cgroup] : []));
   const deadline = Date.now() + 2000;
   while (cgroups.some(populated) && Date.now() < deadline) sleepSync(5);

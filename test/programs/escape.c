@@ -16,12 +16,16 @@
  *                         starts a new session and lingers; the parent exits
  *   escape leaveclear FILE DIR   the same, and the child re-executes itself with an empty
  *                         environment (`linger`)
+ *   escape leaveall FILE DIR     fork a child that writes itself into cgroup DIR, sets its own
+ *                         RLIMIT_LOCKS, moves to a process group of its own (no new session) and
+ *                         re-executes itself with an empty environment (`linger`); the parent exits
  */
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,6 +112,20 @@ int main(int argc, char **argv) {
         _exit(2);
       }
       linger(file);
+    }
+    return 0;
+  }
+  if (strcmp(mode, "leaveall") == 0) {
+    if (argc < 4) return 2;
+    if (fork() == 0) {
+      enter_group(argv[3]);
+      struct rlimit locks = {7, RLIM_INFINITY};
+      if (setrlimit(RLIMIT_LOCKS, &locks) != 0) _exit(4);
+      setpgid(0, 0);
+      char *args[] = {argv[0], "linger", (char *)file, NULL};
+      char *env[] = {NULL};
+      execve("/proc/self/exe", args, env);
+      _exit(2);
     }
     return 0;
   }
