@@ -545,8 +545,8 @@ export async function endMarkedProcesses(owned: OwnedChild, name: string, value:
 /** The longest a sweep holds the event loop before it yields. */
 const SCAN_SLICE_MS = 2;
 const environBuffer = Buffer.alloc(64 * 1024);
-/** /proc/PID/limits is some 1,400 bytes. */
-const limitsBuffer = Buffer.alloc(4096);
+/** For /proc/PID/stat and /proc/PID/limits (readProcFile). */
+const procBuffer = Buffer.alloc(4096);
 
 function allPids(): number[] {
   const pids: number[] = [];
@@ -674,24 +674,30 @@ function sessionsOf(trees: readonly Tree[]): Set<number> {
 /** Whether process `pid` is alive in one of `sessions` (/proc/PID/stat's session field; a zombie is in none: nothing to kill). */
 function inSession(pid: number, sessions: ReadonlySet<number>): boolean {
   if (sessions.size === 0) return false;
-  // One read into a buffer, as limitsMarked reads (readFileSync costs several times as much).
-  let text: string;
-  try {
-    const fd = openSync(`/proc/${pid}/stat`, 'r');
-    try {
-      text = statBuffer.toString('latin1', 0, readSync(fd, statBuffer, 0, statBuffer.length, 0));
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return false;
-  }
+  const text = readProcFile(pid, 'stat');
+  if (text === undefined) return false;
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ', 4);
   return fields[0] !== 'Z' && fields[0] !== 'X' && sessions.has(Number(fields[3]));
 }
 
-/** /proc/PID/stat is some 300 bytes. */
-const statBuffer = Buffer.alloc(4096);
+/**
+ * /proc/PID/`name` (stat: some 300 bytes; limits: some 1,400) as latin1 text, or undefined when it
+ * cannot be read. One read into a buffer: readFileSync costs several times as much, and a sweep
+ * reads this for every process on the machine (a server that is not root, for every process of
+ * another user too: their environments are hidden from it).
+ */
+function readProcFile(pid: number, name: 'stat' | 'limits'): string | undefined {
+  try {
+    const fd = openSync(`/proc/${pid}/${name}`, 'r');
+    try {
+      return procBuffer.toString('latin1', 0, readSync(fd, procBuffer, 0, procBuffer.length, 0));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+}
 
 /** The limit markers of `trees` (those that have one). */
 function limitsOf(trees: readonly Tree[]): Set<string> {
@@ -706,19 +712,8 @@ function limitsOf(trees: readonly Tree[]): Set<string> {
  */
 function limitsMarked(pid: number, limits: ReadonlySet<string>): boolean {
   if (limits.size === 0) return false;
-  // One read into a buffer: readFileSync costs several times as much, and a server that is not
-  // root reads this for every process of another user too (their environments are hidden as well).
-  let text: string;
-  try {
-    const fd = openSync(`/proc/${pid}/limits`, 'r');
-    try {
-      text = limitsBuffer.toString('latin1', 0, readSync(fd, limitsBuffer, 0, limitsBuffer.length, 0));
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return false;
-  }
+  const text = readProcFile(pid, 'limits');
+  if (text === undefined) return false;
   const soft = softLocks(text);
   if (soft === undefined || !limits.has(soft)) return false;
   const state = procStat(pid)?.[0];
