@@ -22,6 +22,15 @@ describe("node's stderr filter", () => {
     expect(chunks.map((c) => filter.push(c)).join('') + filter.end()).toBe('hello\nWarning: x\nno newline yet ');
     const glued = inspectorFilter();
     expect(glued.push('W word word Waiting for the debugger to disconnect...\n') + glued.end()).toBe('W word word ');
+    // CI, loaded: node said the debugger was ending, glued to the program's last line (test/node.test.ts j2-5).
+    const ending = inspectorFilter();
+    const url = 'ws://127.0.0.1:33117/4cfbfddd-22e0-48c2-85f8-168a6436c0c5';
+    expect(ending.push(`W word word Debugger ending on ${url}\n`) + ending.end()).toBe('W word word ');
+    const alone = inspectorFilter();
+    expect(alone.push(`out\nDebugger ending on ${url}\n`) + alone.end()).toBe('out\n');
+    // The program's own text that only looks alike stays.
+    const own = inspectorFilter();
+    expect(own.push('Debugger ending on time\n') + own.end()).toBe('Debugger ending on time\n');
   });
 });
 

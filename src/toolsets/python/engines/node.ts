@@ -26,10 +26,15 @@ const SHOWN_CHARS = 4000;
 /** Entries node runs through tsx (TypeScript, JSX): their breakpoints and stops are by their own lines, through tsx's source maps. */
 const TRANSFORMED = /\.(?:[cm]?tsx?|jsx)$/i;
 /** What node's inspector prints on the program's stderr about itself: not the program's output. */
-const INSPECTOR_LINES = /^(?:Debugger listening on ws:\/\/.*|For help, see: https:\/\/nodejs\.org\/en\/docs\/inspector|Debugger attached\.|Waiting for the debugger to disconnect\.\.\.)\r?$/;
+const INSPECTOR_LINES =
+  /^(?:Debugger listening on ws:\/\/.*|For help, see: https:\/\/nodejs\.org\/en\/docs\/inspector|Debugger attached\.|Waiting for the debugger to disconnect\.\.\.|Debugger ending on ws:\/\/\S+)\r?$/;
 
-/** The inspector's lines node may write at the end of one the program left without a newline. */
-const INSPECTOR_TAIL = /(?:Debugger attached\.|Waiting for the debugger to disconnect\.\.\.)\r?$/;
+/**
+ * The inspector's lines node may write at the end of one the program left without a newline: also
+ * "Debugger ending on ws://...", which node writes when the program ends while the debugger is
+ * still connected (a loaded machine: CI saw it glued to the program's last line).
+ */
+const INSPECTOR_TAIL = /(?:Debugger attached\.|Waiting for the debugger to disconnect\.\.\.|Debugger ending on ws:\/\/[\w.:[\]/-]+)\r?$/;
 
 /** boot/node-hook.cjs: stops before a CommonJS module with a source map is compiled (see it for why). */
 const HOOK = fileURLToPath(new URL('../boot/node-hook.cjs', import.meta.url));
@@ -255,7 +260,13 @@ function jsTraceback(type: string, message: string, stack: TracebackFrames): str
 }
 
 /** The starts of the inspector's own lines on stderr (the first goes on with its address, under 200 characters). */
-const INSPECTOR_STARTS = ['Debugger listening on ws://', 'For help, see: https://nodejs.org/en/docs/inspector', 'Debugger attached.', 'Waiting for the debugger to disconnect...'];
+const INSPECTOR_STARTS = [
+  'Debugger listening on ws://',
+  'For help, see: https://nodejs.org/en/docs/inspector',
+  'Debugger attached.',
+  'Waiting for the debugger to disconnect...',
+  'Debugger ending on ws://',
+];
 
 /** Whether an unfinished stderr line can still turn out to be one of the inspector's. */
 export function mayBeInspectorLine(partial: string): boolean {
