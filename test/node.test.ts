@@ -172,7 +172,8 @@ describe('Node.js function breakpoints: on the first line of each function of th
     expect(set.breakpoints[1]).toMatchObject({ name: 'noSuchFunction', verified: false, message: expect.stringMatching(/^no function named noSuchFunction in the program's scripts loaded so far/) });
     expect((await pyOk(dk, 'python_continue', { sessionId })).locals.line.repr).toBe('{sku: "pad", qty: 1, cents: 400}');
     await pyOk(dk, 'python_set_function_breakpoints', { sessionId, names: [] });
-    expect(await pyOk(dk, 'python_continue', { sessionId })).toMatchObject({ completed: true, exitCode: 0 });
+    const second = await pyOk(dk, 'python_continue', { sessionId });
+    expect(second, JSON.stringify(second)).toMatchObject({ completed: true, exitCode: 0 });
     await pyOk(dk, 'python_end_session', { sessionId });
   });
 
@@ -307,17 +308,17 @@ describe('Node.js worker threads: each a thread of its own, set up as the main o
     await pyOk(dk, 'python_end_session', { sessionId });
   });
 
-  // Known race, open (stop 44): on a loaded machine, after the function breakpoints are cleared while the main thread
-  // pauses before a script (instrumentation), the paused workers stopped answering the inspector: the continue got no
-  // reply and the program never ended. Seen in 1 CI run of 2 and in 1-2 of 6 runs under two busy loops, at 140ff68
-  // too. Retried while it is open, so the rest of the suite's word stands; a retry that fails fails the run.
-  it("o2-5: a worker's stop held at a function breakpoint cleared since is not told: it goes on", { retry: 2 }, async () => {
+  // Under load this hung 1-2 runs in 6 (stop 44): clearing the function breakpoints sets the module stop's flag with an
+  // evaluate, which paused the main thread at its own instrumentation breakpoint while requests to the paused workers
+  // passed through it; the main thread's inspector then never answered again. Such evaluates now run without breaks.
+  it("o2-5: a worker's stop held at a function breakpoint cleared since is not told: it goes on", async () => {
     const { sessionId } = await pyOk(dk, 'python_start_session', { entry: 'workers/pool.js' });
     await pyOk(dk, 'python_set_function_breakpoints', { sessionId, names: ['sumPositive'] });
     const first = await pyOk(dk, 'python_continue', { sessionId });
     expect(first).toMatchObject({ reason: 'function breakpoint', function: 'sumPositive' });
     await pyOk(dk, 'python_set_function_breakpoints', { sessionId, names: [] });
-    expect(await pyOk(dk, 'python_continue', { sessionId })).toMatchObject({ completed: true, exitCode: 0 });
+    const second = await pyOk(dk, 'python_continue', { sessionId });
+    expect(second, JSON.stringify(second)).toMatchObject({ completed: true, exitCode: 0 });
     expect((await dk.tool('python_get_output', { sessionId })).structured.text).toBe('sums 6,17\n');
     await pyOk(dk, 'python_end_session', { sessionId });
   });

@@ -455,7 +455,7 @@ export class NodeBridge {
         // A program attached to runs on: what the session left in it goes (its hit counters, the module stop's flag).
         if (!this.options.exited) {
           const left = `delete globalThis[Symbol.for(${JSON.stringify(this.counters)})]; delete globalThis[Symbol.for('debugkit.stopBeforeEachModule')];`;
-          await this.cdp.send('Runtime.evaluate', { expression: left, silent: true }, 2000).catch(() => undefined);
+          await this.cdp.send('Runtime.evaluate', { expression: left, silent: true, disableBreaks: true }, 2000).catch(() => undefined);
         }
         this.cdp.close();
         return {};
@@ -640,7 +640,9 @@ export class NodeBridge {
    */
   private async stopBeforeEachModule(isolate: Isolate): Promise<void> {
     const on = this.functionBreakpoints.length > 0;
-    await isolate.cdp.send('Runtime.evaluate', { expression: `globalThis[Symbol.for('debugkit.stopBeforeEachModule')] = ${on}`, silent: true }).catch(() => undefined);
+    // Without breaks: this script would stop at the thread's own instrumentation breakpoint, and a main thread paused inside
+    // an evaluate while requests to paused workers passed through it stopped answering the inspector for good (o2-5's race).
+    await isolate.cdp.send('Runtime.evaluate', { expression: `globalThis[Symbol.for('debugkit.stopBeforeEachModule')] = ${on}`, silent: true, disableBreaks: true }).catch(() => undefined);
     if (on && isolate.eachScript === undefined) {
       isolate.eachScript = (await isolate.cdp.send<{ breakpointId: string }>('Debugger.setInstrumentationBreakpoint', { instrumentation: 'beforeScriptExecution' }).catch(() => undefined))
         ?.breakpointId;
@@ -1177,7 +1179,9 @@ export class NodeBridge {
       });
     } else {
       isolate = this.isolateOf(undefined);
-      result = await isolate.cdp.send('Runtime.evaluate', { expression, generatePreview: true, timeout: EVALUATE_TIMEOUT_MS });
+      // A running thread: without breaks (a stop inside the expression, or at the instrumentation breakpoint before each
+      // script while there are function breakpoints, would hold the answer until its timeout).
+      result = await isolate.cdp.send('Runtime.evaluate', { expression, generatePreview: true, timeout: EVALUATE_TIMEOUT_MS, disableBreaks: true });
     }
     if (result.exceptionDetails) throw new Error(exceptionText(result.exceptionDetails));
     const value = result.result;
