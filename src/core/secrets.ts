@@ -6,6 +6,8 @@
 // started. Only the secret itself is replaced, never the text around it. Callers bound the text
 // before any pattern runs on it.
 
+import { readShellWord } from './shell-word.js';
+
 export const REDACTED = '[REDACTED]';
 
 /**
@@ -1640,92 +1642,6 @@ interface ShellWord {
 const COMMAND_WORD_END = new Set([...' \t;&|\n\r)']);
 /** What ends a value's shell word unquoted (wordValueAt): blanks, separators and redirections (a parenthesis is read as before: holdsCall). */
 const VALUE_WORD_END = new Set([...' \t\r\n\f\v;&|<>']);
-/** What starts an expansion after `$` (`$NAME`, `${...}`, `$1`, `$@`, ...): a value's literal part ends there. */
-const PARAMETER_START = /[A-Za-z0-9_{@*#?$!-]/;
-
-/**
- * One shell word read from `at` as a shell reads it, the one reading of quotes for command lines
- * and values: single quotes to their close, double quotes with their backslash escapes, `$'...'`
- * with its escapes, a backslash escaping the next character; quoted characters are the word's,
- * whatever they are. Unquoted, a character of `ends` ends it, and so does what `stop` names:
- * `substitution`, `$(` and a backquote, where a command begins (inside double quotes too: then
- * `cut`); `expansion`, also `$NAME`, `${...}`, `$1` and the like, where a value's literal part ends;
- * `none`, nothing more. Never past `to`. The word's value (quotes and escapes removed) and, with
- * `trace`, where each of its characters is in `text` and whether it was inside quotes. Linear.
- */
-function readShellWord(
-  text: string,
-  at: number,
-  ends: ReadonlySet<string>,
-  stop: 'substitution' | 'expansion' | 'none',
-  to = text.length,
-  trace?: { at: number[]; quoted: boolean[] },
-): { end: number; value: string; cut: boolean } {
-  let value = '';
-  let cut = false;
-  let i = at;
-  while (i < to && !cut) {
-    const d = text[i]!;
-    if (d === "'" || (d === '$' && text[i + 1] === "'")) {
-      // Single quotes hold everything to their close; `$'...'` too, but a backslash escapes the next character there.
-      i += d === '$' ? 2 : 1;
-      while (i < to && text[i] !== "'") {
-        if (d === '$' && text[i] === '\\' && i + 1 < to) i++;
-        value += text[i];
-        traced(trace, i++, true);
-      }
-      i++;
-    } else if (d === '"' || (d === '$' && text[i + 1] === '"')) {
-      // Double quotes, and `$"..."` (a string the locale may translate): their expansions still run.
-      i += d === '$' ? 2 : 1;
-      while (i < to && text[i] !== '"') {
-        if (text[i] === '\\' && i + 1 < to) {
-          // A backslash-newline is a line continuation: both go, the word goes on.
-          if (text[i + 1] !== '\n') {
-            value += text[i + 1];
-            traced(trace, i + 1, true);
-          }
-          i += 2;
-        } else if (stopsAt(text, i, stop)) {
-          cut = true;
-          break;
-        } else {
-          value += text[i];
-          traced(trace, i++, true);
-        }
-      }
-      if (!cut) i++;
-    } else if (d === '\\') {
-      if (i + 1 < to && text[i + 1] !== '\n') {
-        value += text[i + 1];
-        traced(trace, i + 1, false);
-      }
-      i += 2;
-    } else if (ends.has(d) && !((d === '|' || d === '&') && (text[i - 1] === '>' || text[i - 1] === '<') && i > at)) break;
-    // `>|` (clobber) and `>&`, `<&` are a redirection's, not a pipe or a background job (attack 18ap h2-2).
-    else if (stopsAt(text, i, stop)) break;
-    else {
-      value += d;
-      traced(trace, i++, false);
-    }
-  }
-  return { end: Math.min(i, to), value, cut };
-}
-
-/** Where each character of a word's value is (readShellWord's trace). */
-function traced(trace: { at: number[]; quoted: boolean[] } | undefined, k: number, quoted: boolean): void {
-  if (trace === undefined) return;
-  trace.at.push(k);
-  trace.quoted.push(quoted);
-}
-
-/** Whether what `stop` names begins at `k` (readShellWord). */
-function stopsAt(text: string, k: number, stop: 'substitution' | 'expansion' | 'none'): boolean {
-  if (stop === 'none') return false;
-  const c = text[k];
-  return c === '`' || (c === '$' && (text[k + 1] === '(' || (stop === 'expansion' && PARAMETER_START.test(text[k + 1] ?? ''))));
-}
-
 /**
  * How many words of a command line are read (shellCommands): a value past them was read without
  * its quotes (`wrap "token=a b"` after 4,096 words kept `b`). The audit reads a string of at most

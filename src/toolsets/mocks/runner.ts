@@ -79,7 +79,7 @@ const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=/;
  * load process").
  */
 export function parseCommand(command: string): ParsedCommand {
-  const words = splitShellWords(command.trim());
+  const words = splitShellWords(command);
   const env: Record<string, string> = {};
   let first = 0;
   for (; first < words.length; first++) {

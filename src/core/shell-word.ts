@@ -1,0 +1,112 @@
+// One shell word, read as a shell reads it: the one reading of quotes and backslashes, for the
+// command lines debugkit runs (core/argv.ts splitShellWords) and for those the audit reads
+// (core/secrets.ts). Two readers that disagreed let a command run what the audit did not show
+// (attack 18as p2-1, p2-2).
+
+/** What starts an expansion after `$` (`$NAME`, `${...}`, `$1`, `$@`, ...): a value's literal part ends there. */
+const PARAMETER_START = /[A-Za-z0-9_{@*#?$!-]/;
+
+/** What a backslash escapes inside double quotes (otherwise it is the word's own character, as in bash). */
+const ESCAPED_IN_DOUBLE_QUOTES = '$`"\\\n';
+
+/**
+ * Where an unquoted word stops besides `ends` (readShellWord): `substitution`, at `$(` and a
+ * backquote, where a command begins (inside double quotes too: then `cut`); `expansion`, also at
+ * `$NAME`, `${...}`, `$1` and the like, where a value's literal part ends; `plain`, for a word run
+ * without a shell: also at `$'...'` and `$"..."` quoting, and at any `$` or backquote inside double
+ * quotes (`cut`); `none`, nowhere.
+ */
+export type WordStop = 'substitution' | 'expansion' | 'plain' | 'none';
+
+export interface ShellWordRead {
+  /** Where the reading ended: the character that ended the word, or `to`. */
+  end: number;
+  /** The word's value, quotes and escapes removed. */
+  value: string;
+  /** Ended by what `stop` names inside double quotes. */
+  cut: boolean;
+  /** The quote that ran to `to` without its close, if one did. */
+  unclosed: "'" | '"' | undefined;
+}
+
+/**
+ * One shell word read from `at` as a shell reads it: single quotes to their close, double quotes
+ * with their backslash escapes (a backslash before another character stays), `$'...'` with its
+ * escapes (unless `stop` is `plain`), a backslash escaping the next character, a backslash-newline
+ * removed (a line continuation); quoted characters are the word's, whatever they are. Unquoted, a
+ * character of `ends` ends it, and so does what `stop` names (WordStop). Never past `to`. With
+ * `trace`, where each character of the value is in `text` and whether it was inside quotes. Linear.
+ */
+export function readShellWord(text: string, at: number, ends: ReadonlySet<string>, stop: WordStop, to = text.length, trace?: { at: number[]; quoted: boolean[] }): ShellWordRead {
+  let value = '';
+  let cut = false;
+  let unclosed: ShellWordRead['unclosed'];
+  let i = at;
+  const dollarQuotes = stop !== 'plain';
+  while (i < to && !cut) {
+    const d = text[i]!;
+    if (d === "'" || (dollarQuotes && d === '$' && text[i + 1] === "'")) {
+      // Single quotes hold everything to their close; `$'...'` too, but a backslash escapes the next character there.
+      i += d === '$' ? 2 : 1;
+      while (i < to && text[i] !== "'") {
+        if (d === '$' && text[i] === '\\' && i + 1 < to) i++;
+        value += text[i];
+        traced(trace, i++, true);
+      }
+      if (i >= to) unclosed = "'";
+      i++;
+    } else if (d === '"' || (dollarQuotes && d === '$' && text[i + 1] === '"')) {
+      // Double quotes, and `$"..."` (a string the locale may translate): their expansions still run.
+      i += d === '$' ? 2 : 1;
+      while (i < to && text[i] !== '"') {
+        if (text[i] === '\\' && i + 1 < to && ESCAPED_IN_DOUBLE_QUOTES.includes(text[i + 1]!)) {
+          // A backslash-newline is a line continuation: both go, the word goes on.
+          if (text[i + 1] !== '\n') {
+            value += text[i + 1];
+            traced(trace, i + 1, true);
+          }
+          i += 2;
+        } else if (stopsAt(text, i, stop, true)) {
+          cut = true;
+          break;
+        } else {
+          value += text[i];
+          traced(trace, i++, true);
+        }
+      }
+      if (!cut && i >= to) unclosed = '"';
+      if (!cut) i++;
+    } else if (d === '\\') {
+      if (i + 1 < to && text[i + 1] !== '\n') {
+        value += text[i + 1];
+        traced(trace, i + 1, false);
+      }
+      i += 2;
+    } else if (ends.has(d) && !((d === '|' || d === '&') && (text[i - 1] === '>' || text[i - 1] === '<') && i > at)) break;
+    // `>|` (clobber) and `>&`, `<&` are a redirection's, not a pipe or a background job (attack 18ap h2-2).
+    else if (stopsAt(text, i, stop, false)) break;
+    else {
+      value += d;
+      traced(trace, i++, false);
+    }
+  }
+  return { end: Math.min(i, to), value, cut, unclosed };
+}
+
+/** Where each character of a word's value is (readShellWord's trace). */
+function traced(trace: { at: number[]; quoted: boolean[] } | undefined, k: number, quoted: boolean): void {
+  if (trace === undefined) return;
+  trace.at.push(k);
+  trace.quoted.push(quoted);
+}
+
+/** Whether what `stop` names begins at `k` (readShellWord), inside double quotes or not. */
+function stopsAt(text: string, k: number, stop: WordStop, inDoubleQuotes: boolean): boolean {
+  if (stop === 'none') return false;
+  const c = text[k];
+  if (c === '`') return true;
+  if (c !== '$') return false;
+  const next = text[k + 1] ?? '';
+  if (stop === 'plain') return inDoubleQuotes || next === '(' || next === "'" || next === '"';
+  return next === '(' || (stop === 'expansion' && PARAMETER_START.test(next));
+}
