@@ -50,7 +50,7 @@ beforeAll(async () => {
   root = tempDir();
   dataDir = tempDir('debugkit-data-');
   // Sources are compiled inside the root: stops show source lines only for files under it.
-  for (const name of ['dbg_timetravel', 'dbg_loop', 'dbg_crash', 'dbg_pointer', 'dbg_clock', 'dbg_bigmem']) compileCInside(root, name);
+  for (const name of ['dbg_timetravel', 'dbg_loop', 'dbg_crash', 'dbg_pointer', 'dbg_clock', 'dbg_bigmem', 'dbg_longnames']) compileCInside(root, name);
   dk = await connectStdio({ root, args: ['--toolsets', 'debugger', '--data-dir', dataDir] });
 }, 60_000);
 afterAll(async () => {
@@ -508,6 +508,49 @@ describe('debugger toolset over HTTP with a key', () => {
       await server.stop();
     }
   });
+});
+
+// Attack u2-1: the whole trace was built before the answer ceiling cut it; with names of 2,560
+// characters in every position, 600 positions held the loop 2.5 s (another key's ping).
+describe('debugger_export_trace of a long trace: a page per call, each within an answer, names clipped', () => {
+  it('pages json and text by next_snapshot, the pages together are every position once, in order', async () => {
+    await call('debugger_launch', { program: 'dbg_longnames', session_id: 'long' });
+    await call('debugger_step_forward', { session_id: 'long', count: 120 });
+    const seen: string[] = [];
+    let start: string | undefined;
+    let total = 0;
+    let pages = 0;
+    let widest = 0;
+    for (;;) {
+      const r = await dk.client.callTool({ name: 'debugger_export_trace', arguments: { format: 'json', session_id: 'long', ...(start ? { start_snapshot: start } : {}) } });
+      expect(r.isError).toBeFalsy();
+      // Within the answer ceiling: not cut by it.
+      expect(r._meta?.['debugkit/truncated']).toBeUndefined();
+      const v = r.structuredContent as { count: number; total: number; positions: Array<{ id: string; changed: Record<string, string> }>; next_snapshot?: string; note?: string };
+      expect(v.count).toBe(v.positions.length);
+      if (pages === 0) total = v.total;
+      for (const p of v.positions) {
+        widest = Math.max(widest, Object.keys(p.changed).length);
+        // The name's head and tail (80 characters), never the 2,560 of the program's.
+        for (const name of Object.keys(p.changed)) expect(name.length, name).toBeLessThanOrEqual(84);
+      }
+      seen.push(...v.positions.map((p) => p.id));
+      pages++;
+      if (!v.next_snapshot) break;
+      expect(v.note).toMatch(/^\d+ of \d+ positions .*: export again with start_snapshot "p\d+" for the rest$/);
+      start = v.next_snapshot;
+    }
+    expect(total).toBeGreaterThan(120);
+    expect(pages).toBeGreaterThan(1);
+    expect(seen.length).toBe(total);
+    expect(new Set(seen).size).toBe(total);
+    // Twelve locals changed at one position, each under a name of its own.
+    expect(widest).toBe(12);
+    const text = await call('debugger_export_trace', { format: 'text', session_id: 'long' });
+    expect(text.value.next_snapshot).toMatch(/^p\d+$/);
+    expect(text.text).toMatch(/export again with start_snapshot "p\d+" for the rest$/);
+    await call('debugger_detach', { session_id: 'long' });
+  }, 120_000);
 });
 
 // Attack 18am x1-2: GDB writes the program's memory with a recording; a program that reserved 1 GiB

@@ -38,6 +38,8 @@ export interface UserFrame extends Frame {
 
 const MAX_VALUE = 120;
 const MAX_CHANGED = 12;
+/** The longest name of a changed local kept (C allows names of any length). */
+const MAX_NAME = 80;
 const CONTEXT = 2;
 
 export function toFrame(t: MiTuple): Frame {
@@ -55,13 +57,25 @@ export function clip(value: string, max = MAX_VALUE): string {
   return value.length > max ? `${value.slice(0, max)}…` : value;
 }
 
+/** A local's name as a trace keeps it: its head and its tail past MAX_NAME characters, numbered if two so clipped read alike. */
+function clippedName(name: string, taken: Record<string, string>): string {
+  if (name.length <= MAX_NAME) return name;
+  const half = MAX_NAME / 2;
+  const short = `${name.slice(0, half)}…${name.slice(-half)}`;
+  let unique = short;
+  for (let n = 2; unique in taken; n++) unique = `${short}#${n}`;
+  return unique;
+}
+
 /** Locals whose printed value differs from `before` (new names count as changed). */
 export function changedLocals(before: Map<string, string>, now: Map<string, string>): { changed: Record<string, string>; more: number } {
   const changed: Record<string, string> = {};
   let count = 0;
   for (const [name, value] of now) {
     if (before.get(name) === value) continue;
-    if (count < MAX_CHANGED) changed[name] = clip(value);
+    // A name is clipped as a value is: a program's 20,000-character names, kept at each of 10,000 positions, made an export
+    // of the trace hold the loop for seconds (attack u2-1).
+    if (count < MAX_CHANGED) changed[clippedName(name, changed)] = clip(value);
     count++;
   }
   return { changed, more: Math.max(0, count - MAX_CHANGED) };
