@@ -5,6 +5,7 @@ import {
   GDB_SHELL_LINE,
   REDACTED,
   SECRET_NAME,
+  SECRET_WORD,
   SHELL_ACTIVE,
   READ_AS_COMMAND,
   argvSecretWords,
@@ -640,6 +641,22 @@ interface ListReading {
   command?: boolean;
   /** With `code`: the value of a variable that decides what runs (decidesCode), kept but for its URLs' passwords. */
   env?: boolean;
+  /** A list of `NAME=value` environment entries (ENV_LISTS), or (`entry`) one of them. */
+  envList?: boolean;
+  envEntry?: boolean;
+}
+
+/** Names of arguments that hold environment entries as a list of `NAME=value` strings (the mocks tools', python_start_session's). */
+const ENV_LISTS = new Set(['env', 'environment', 'environ']);
+
+/**
+ * An environment entry whose name says its value is a secret (`PGPASSWORD=correct horse battery staple`), its whole value
+ * hidden: no shell splits an entry, the variable holds all of it (read as text, only `correct` was hidden: attack t2-3).
+ * Undefined for any other entry (a variable that decides what code runs is kept, as everywhere: decidesCode).
+ */
+function hiddenEnvEntry(text: string): string | undefined {
+  const name = /^([A-Za-z_][A-Za-z0-9_]{0,127})=./s.exec(text)?.[1];
+  return name !== undefined && SECRET_WORD.test(name) && !decidesCode(name) ? `${name}=${REDACTED}` : undefined;
 }
 
 function redactArray(value: unknown[], depth: number, walk: Walk, reading: ListReading): unknown[] {
@@ -676,6 +693,7 @@ function redactArray(value: unknown[], depth: number, walk: Walk, reading: ListR
         redactValue(items[i], depth + 1, walk, {
           argv: reading.argv && Array.isArray(items[i]),
           inList: true,
+          ...(reading.envList ? { envEntry: true } : {}),
           ...(reading.code ? { code: true } : {}),
           ...(reading.gdbShell ? { gdbShell: true } : {}),
         }),
@@ -724,6 +742,7 @@ function listReading(k: string, object: Record<string, unknown>, walk: Walk): Li
   if (PAIR_VALUES.has(k) && namesCodeLoader(object) && commandNamed(object)) return { argv: false, command: true };
   if (decidesCode(k) || (PAIR_VALUES.has(k) && namesCodeLoader(object))) return { argv: false, code: true, env: true };
   if (walk.code && CODE_FIELDS.has(k)) return { argv: false, code: true, ...(walk.code === 'gdb' && GDB_COMMAND_FIELDS.has(k) ? { gdbShell: true } : {}) };
+  if (ENV_LISTS.has(k) && Array.isArray(object[k])) return { argv: false, envList: true };
   if (!ARGV_NAMES.has(k)) return { argv: false };
   // A command line given as one string (not a list of words): read as text, its programs shown.
   if (typeof object[k] === 'string' && k !== 'args' && k !== 'argv') return { argv: false, command: true };
@@ -740,7 +759,11 @@ function programOf(object: Record<string, unknown>): string | undefined {
 function redactValue(value: unknown, depth: number, walk: Walk, reading: ListReading = { argv: depth === 0 }): unknown {
   walk.values++;
   if (walk.stopAt && walk.values > walk.stopAt.values) walk.over = true;
-  if (typeof value === 'string') return redactString(value, walk, reading.code === true, reading.command === true, reading.gdbShell === true, reading.env === true);
+  if (typeof value === 'string') {
+    const hidden = reading.envEntry === true && !walk.measure ? hiddenEnvEntry(value) : undefined;
+    if (hidden !== undefined) return hidden;
+    return redactString(value, walk, reading.code === true, reading.command === true, reading.gdbShell === true, reading.env === true);
+  }
   if (value === null || typeof value !== 'object') return value;
   if (depth >= MAX_DEPTH) {
     // What lies this deep is not measured: the record goes to the thread, where it is written and hashed (attack 18aa A5).

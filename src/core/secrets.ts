@@ -513,12 +513,13 @@ function nameValueSpans(text: string, spans: Span[], keepCalls: boolean, reading
 }
 
 /**
- * gdb's `set environment NAME VALUE` (and `set env`, `set environ`): the value is the rest of the
- * line, taken literally, quotes and all (the `NAME=VALUE` and `NAME = VALUE` forms are nameValueSpans').
+ * gdb's `set environment NAME VALUE`, `NAME=VALUE` and `NAME = VALUE` (and `set env`, `set environ`):
+ * the value is the rest of the line, taken literally, quotes and blanks and all (read as text, the `=`
+ * forms hid only the value's first word: attack t2-3).
  */
 function gdbEnvironmentSpans(text: string, spans: Span[]): void {
   if (!/set[ \t]+env/i.test(text)) return;
-  const setEnv = /(?<![\w-])set[ \t]+env(?:i(?:r(?:o(?:n(?:m(?:e(?:n(?:t)?)?)?)?)?)?)?)?[ \t]+([A-Za-z_][A-Za-z0-9_]{0,127})[ \t]+(?=[^\s=])/gi;
+  const setEnv = /(?<![\w-])set[ \t]+env(?:i(?:r(?:o(?:n(?:m(?:e(?:n(?:t)?)?)?)?)?)?)?)?[ \t]+([A-Za-z_][A-Za-z0-9_]{0,127})(?:[ \t]*=[ \t]*|[ \t]+)(?=[^\s=])/gi;
   for (let m = setEnv.exec(text); m; m = setEnv.exec(text)) {
     if (!SECRET_WORD.test(m[1]!)) continue;
     const at = m.index + m[0].length;
