@@ -99,6 +99,8 @@ interface ValueReading {
   text: string;
   read: number;
   words?: ShellWord[];
+  /** The commands of the text, each its words (shellCommands), read once for quotedCharacter and dequotedSpans. */
+  commands?: ShellWord[][];
   /** The words (indexes of `words`) a shell reads again: a shell's `-c` script, code, or the arguments of a program that hands them to a shell (ssh, watch). */
   reread?: Set<number>;
   traces: Map<number, { value: string; at: number[]; quoted: boolean[] }>;
@@ -175,7 +177,7 @@ function withoutContinuations(s: string): string {
 /** The word of the command line that holds `at`, as its value and where each character is, and the index of the character at `at` when it is quoted there. */
 function quotedCharacter(r: ValueReading, at: number): { t: { value: string; at: number[]; quoted: boolean[] }; v: number; k: number } | undefined {
   if (r.words === undefined) {
-    const commands = shellCommands(r.text);
+    const commands = (r.commands ??= shellCommands(r.text));
     r.words = commands.flat();
     r.reread = rereadWords(commands);
   }
@@ -1266,7 +1268,94 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
   if (reading.keepCalls !== true) return spans;
   // In what runs, a secret known only by its shape, one inside a path word and one that reads as a path are kept (hiddenInRun).
   const placed = running ? hiddenInRun(text, spans, reading.argv === true ? 'argv' : 'shell') : spans;
-  return reading.argv === true ? placed : placed.filter(([s, e, , word]) => !shell(s, e, word) && !runs(s, e));
+  if (reading.argv === true) return placed;
+  const kept = placed.filter(([s, e, , word]) => !shell(s, e, word) && !runs(s, e));
+  const dequoted = values?.mode === 'shell' ? dequotedSpans(values, reading.command === true, spans) : [];
+  return dequoted.length === 0 ? kept : [...kept, ...dequoted].sort((a, b) => a[0] - b[0]);
+}
+
+/** Places in a text, at most `size`, pushed in order (a typed array: a word of 128,000 characters is not 128,000 boxed numbers). */
+class Positions {
+  private readonly at: Int32Array;
+  private n = 0;
+  constructor(size: number) {
+    this.at = new Int32Array(size);
+  }
+  push(k: number): void {
+    this.at[this.n++] = k;
+  }
+  /** The place pushed `i`-th, or -1. */
+  get(i: number): number {
+    return i >= 0 && i < this.n ? this.at[i]! : -1;
+  }
+}
+
+/**
+ * How many characters a shell acts on (WORD_ACTIVE's: separators, redirections, substitutions,
+ * expansions; a line continuation not) stand before each place of `text`: whether a span holds one
+ * is then one subtraction, whatever the number of spans (a test of each span's text was quadratic).
+ */
+function activeCount(text: string): Uint32Array {
+  const count = new Uint32Array(text.length + 1);
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    const continuation = c === '\n' && text[i - 1] === '\\';
+    const acts = !continuation && ('`;|&<>\r\n'.includes(c) || (c === '$' && text[i + 1] !== "'"));
+    count[i + 1] = count[i]! + (acts ? 1 : 0);
+  }
+  return count;
+}
+
+/**
+ * Secrets that a quote or a backslash inside a word kept from the reading of a command line as
+ * written: `PGPASS''WORD=x`, `--pass\word x`, `https:''//u:pw@h`, `Bearer\ TOKEN` run as
+ * `PGPASSWORD=x`, `--password x`, ... (attack t2-1). Each command whose words hold one is read
+ * again as its programs get it, its words' values (quotes and escapes removed) joined by blanks, as
+ * argv; what that finds is hidden where its characters stand in the text, unless the reading as
+ * written found that value too (`seen`: it decided there, to hide it or to keep it as what runs),
+ * or it holds what a shell runs, or is a program that runs (as findSecrets keeps them).
+ */
+function dequotedSpans(r: ValueReading, command: boolean, seen: readonly Span[]): Span[] {
+  const text = r.text;
+  if (!/['"\\]/.test(text)) return [];
+  const out: Span[] = [];
+  let active: Uint32Array | undefined;
+  for (const words of (r.commands ??= shellCommands(text))) {
+    if (!words.some((w) => firstQuote(text, w.start, w.end) < w.end)) continue;
+    // The words' values joined by blanks, with where each character of them is in `text` (-1: a blank between words).
+    const values: string[] = [];
+    const at = new Positions(words[words.length - 1]!.end - words[0]!.start + words.length);
+    for (const w of words) {
+      if (values.length > 0) at.push(-1);
+      if (firstQuote(text, w.start, w.end) < w.end) values.push(readShellWord(text, w.start, COMMAND_WORD_END, 'substitution', w.end, { at }).value);
+      else {
+        // A word without quotes or backslashes is its value.
+        values.push(w.value);
+        for (let k = w.start; k < w.end; k++) at.push(k);
+      }
+    }
+    for (const [s, e, kind] of findSecrets(values.join(' '), { keepCalls: true, argv: true })) {
+      const a = at.get(s);
+      const b = at.get(e - 1);
+      if (a < 0 || b < 0 || b < a) continue;
+      active ??= activeCount(text);
+      if (active[b + 1]! > active[a]!) continue;
+      out.push([a, b + 1, kind, true]);
+    }
+  }
+  if (out.length === 0) return out;
+  // Both in order (seen and programs by start, the spans asked about by end): one pass each.
+  const overlapping = (sorted: ReadonlyArray<readonly [number, number, ...unknown[]]>) => {
+    let k = 0;
+    let reach = -1;
+    return (s: number, e: number) => {
+      while (k < sorted.length && sorted[k]![0] < e) reach = Math.max(reach, sorted[k++]![1]);
+      return reach > s;
+    };
+  };
+  const before = overlapping(seen);
+  const programs = command ? overlapping(programWords(text)) : () => false;
+  return out.sort((a, b) => a[1] - b[1]).filter(([s, e]) => !before(s, e) && !programs(s, e));
 }
 
 function allSpans(text: string, keepCalls: boolean, reading?: ValueReading): Span[] {

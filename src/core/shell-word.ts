@@ -35,9 +35,10 @@ export interface ShellWordRead {
  * escapes (unless `stop` is `plain`), a backslash escaping the next character, a backslash-newline
  * removed (a line continuation); quoted characters are the word's, whatever they are. Unquoted, a
  * character of `ends` ends it, and so does what `stop` names (WordStop). Never past `to`. With
- * `trace`, where each character of the value is in `text` and whether it was inside quotes. Linear.
+ * `trace`, where each character of the value is in `text` (pushed onto `at`) and, if asked, whether
+ * it was inside quotes. Linear.
  */
-export function readShellWord(text: string, at: number, ends: ReadonlySet<string>, stop: WordStop, to = text.length, trace?: { at: number[]; quoted: boolean[] }): ShellWordRead {
+export function readShellWord(text: string, at: number, ends: ReadonlySet<string>, stop: WordStop, to = text.length, trace?: { at: { push(k: number): unknown }; quoted?: boolean[] }): ShellWordRead {
   let value = '';
   let cut = false;
   let unclosed: ShellWordRead['unclosed'];
@@ -94,10 +95,10 @@ export function readShellWord(text: string, at: number, ends: ReadonlySet<string
 }
 
 /** Where each character of a word's value is (readShellWord's trace). */
-function traced(trace: { at: number[]; quoted: boolean[] } | undefined, k: number, quoted: boolean): void {
+function traced(trace: { at: { push(k: number): unknown }; quoted?: boolean[] } | undefined, k: number, quoted: boolean): void {
   if (trace === undefined) return;
   trace.at.push(k);
-  trace.quoted.push(quoted);
+  trace.quoted?.push(quoted);
 }
 
 /** Whether what `stop` names begins at `k` (readShellWord), inside double quotes or not. */

@@ -36,3 +36,43 @@ describe('the mocks runner and the audit read a command line alike: what runs is
       if (argv.includes('touch')) expect(stored, `ran ${JSON.stringify(argv)}`).toMatch(/touch/);
     });
 });
+
+// Attack t2-1 (issue 18): a quote or a backslash inside a secret's name or option (`PGPASS''WORD=x`, `--pass''word x`) is taken
+// out by the runner, so the program got `PGPASSWORD=x` and `--password x`; the audit, reading the text as written, kept them in clear.
+describe('a secret whose name or option is spelled with quotes or backslashes is hidden, as the program gets it', () => {
+  const spellings: Array<[string, string]> = [
+    ["PGPASS''WORD=hunter2 python3 dump.py --pass''word s3cretA", 'hunter2 s3cretA'],
+    ['PGPASS""WORD=hunter2 psql', 'hunter2'],
+    ['PGPASSWORD\\=hunter2 psql', 'hunter2'],
+    ["MYSQL_PWD''=hunter2 mysql", 'hunter2'],
+    ["env PGPASS''WORD=hunter2 psql", 'hunter2'],
+    ['psql --pass\\word=hunter2', 'hunter2'],
+    ["mysql --user=u --pass''word=pw123", 'pw123'],
+    ["x --password''=pw123", 'pw123'],
+    ['x --"password" pw123', 'pw123'],
+    ["curl --us''er u:pw123 h", 'pw123'],
+    ["sshpass -''p pw123 ssh h", 'pw123'],
+    ["redis-cli -''a pw123", 'pw123'],
+    ["curl https:''//u:pw123@h/", 'pw123'],
+    ["curl https://h/x?sig''=abcdef", 'abcdef'],
+    ['curl -H Authorization:\\ Bearer\\ abc123 h', 'abc123'],
+  ];
+  for (const [line, secrets] of spellings)
+    it(JSON.stringify(line), () => {
+      const { argv, env } = parseCommand(line);
+      const got = [...argv, ...Object.values(env)].join(' ');
+      const stored = redactText(line, true);
+      for (const secret of secrets.split(' ')) {
+        expect(got, 'the program gets the secret').toContain(secret);
+        expect(stored, 'the audit hides it').not.toContain(secret);
+      }
+      // What runs is still shown: the program and the words around the secret.
+      expect(stored).toContain(argv[0]!);
+    });
+
+  it('a value the reading as written already judged stays as it judged it: quotes kept around a hidden value, a path that runs shown', () => {
+    expect(redactText(`bash -c "curl -u admin:'pw' h"`, true)).toBe(`bash -c "curl -u admin:'[REDACTED]' h"`);
+    expect(redactText('wrap token="a b"/./evil.sh', true)).toBe('wrap token="a b"/./evil.sh');
+    expect(redactText(`bash -c 'mysql -pX; touch m'`, true)).toBe(`bash -c 'mysql -p[REDACTED]; touch m'`);
+  });
+});
