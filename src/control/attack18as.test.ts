@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { REDACTED as R } from '../core/secrets.js';
+import { REDACTED as R, redactText } from '../core/secrets.js';
 import { redact } from './audit.js';
 
 // Round 18as (issue 18, stop 45's attack t2 on the audit). Found: an environment entry whose value
 // holds blanks (`PGPASSWORD=correct horse battery staple`) was read as text, and only its first word
 // was hidden (t2-3); so was gdb's `set environment NAME=VALUE`, whose value is the rest of its line.
+// And a command line given in one word as an option's value (`env -S"..."`, `--command='...'`,
+// tar's `--checkpoint-action=exec=`, `git -c core.sshCommand=`) was read as one value: the
+// command after a secret in it was stored as [REDACTED] while it ran (t2-2).
 
 describe('attack 18as t2-3: an environment entry is one value, blanks and all', () => {
   it('hides the whole value of a secret-named entry in an env list; keeps what decides code and what is not secret', () => {
@@ -23,5 +26,36 @@ describe('attack 18as t2-3: an environment entry is one value, blanks and all', 
     for (const line of ['set environment DB_PASSWORD=two words', 'set env DB_PASSWORD = two words', 'set environ DB_PASSWORD two words']) {
       expect(redact({ commands: [line] }), line).toEqual({ commands: [line.replace('two words', R)] });
     }
+  });
+});
+
+describe("attack 18as t2-2: a command line in one word, as an option's value, is read as the command line it is", () => {
+  it('hides the secret in it and shows the command that runs after it', () => {
+    for (const line of [
+      'env -S"PGPASSWORD=abc touch m"',
+      'env --split-string="token=abc touch m"',
+      'env "-S PGPASSWORD=abc touch m"',
+      "env -iS'PGPASSWORD=abc touch m'",
+      "timeout -s KILL 5 env -S'PGPASSWORD=abc touch m'",
+      "tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='PGPASSWORD=abc touch m' dump.py",
+      "tar --to-command='PGPASSWORD=abc touch m' -xf a.tar",
+      "tar --use-compress-program='PGPASSWORD=abc touch m' -cf a.tar .",
+      "script -q --command='PGPASSWORD=abc touch m' /dev/null",
+      "nice -n5 script -qc'PGPASSWORD=abc touch m' /dev/null",
+      "flock F --command='PGPASSWORD=abc touch m'",
+      "su --command='PGPASSWORD=abc touch m'",
+      "rsync --rsh='PGPASSWORD=abc touch m' a b",
+      "rsync -e'PGPASSWORD=abc touch m' a b",
+      "git -c core.sshCommand='PGPASSWORD=abc touch m' fetch",
+    ]) {
+      const stored = redactText(line, true);
+      expect(stored, line).toContain('touch m');
+      expect(stored, line).not.toContain('abc');
+    }
+  });
+
+  it('a quoted argument no program reads as a command line is still one value, blanks and all', () => {
+    expect(redactText('wrap "token=a b"', true)).toBe(`wrap "token=${R}"`);
+    expect(redactText("tar -cf a.tar --label='token=a b' .", true)).toBe(`tar -cf a.tar --label='token=${R}' .`);
   });
 });

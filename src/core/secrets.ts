@@ -212,6 +212,17 @@ function rereadWords(commands: ShellWord[][]): Set<number> {
     let from = Infinity;
     for (const j of runs.programs) if (REREAD_BY_A_SHELL.test(baseName(command[j]!.value))) from = Math.min(from, j + 1);
     for (let j = 0; j < command.length; j++) if (runs.scripts.has(j) || runs.code.has(j) || j >= from) reread.add(base + j);
+    // git's `-c name=value`: a value may be a command line its shell reads (core.sshCommand, core.pager, an alias's `!...`),
+    // so a secret in it is read as that shell reads it, never to the end of the word (attack t2-2).
+    for (const j of runs.programs) {
+      if (baseName(command[j]!.value) !== 'git') continue;
+      for (let k = j + 1; k < command.length; k++) {
+        const w = command[k]!.value;
+        if (w === '-c' && k + 1 < command.length) reread.add(base + ++k);
+        else if (/^-c./s.test(w)) reread.add(base + k);
+        else if (!w.startsWith('-')) break;
+      }
+    }
     base += command.length;
   }
   return reread;
@@ -1274,6 +1285,13 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
   return dequoted.length === 0 ? kept : [...kept, ...dequoted].sort((a, b) => a[0] - b[0]);
 }
 
+/**
+ * Quotes or a backslash glued between two characters of a name, an option, a URL or a parameter
+ * (`PGPASS''WORD`, `--pass\word`, `https:''//`, `sig''=`), or a backslash escaping a blank
+ * (`Bearer\ TOKEN`): where the text as written hides what its program gets (dequotedSpans).
+ */
+const GLUED_QUOTES = /[\w.:/@?&=+-](?:['"]+|\\\S)[\w.:/@?&=+-]|\\[ \t]/;
+
 /** Places in a text, at most `size`, pushed in order (a typed array: a word of 128,000 characters is not 128,000 boxed numbers). */
 class Positions {
   private readonly at: Int32Array;
@@ -1320,18 +1338,27 @@ function dequotedSpans(r: ValueReading, command: boolean, seen: readonly Span[])
   if (!/['"\\]/.test(text)) return [];
   const out: Span[] = [];
   let active: Uint32Array | undefined;
+  // A word inside what the reading as written hides already adds nothing (seen is sorted by start, as the words are).
+  let k = 0;
+  let reach = -1;
+  const hidden = (w: ShellWord) => {
+    while (k < seen.length && seen[k]![0] <= w.start + 1) reach = Math.max(reach, seen[k++]![1]);
+    return reach >= w.end - 1;
+  };
   for (const words of (r.commands ??= shellCommands(text))) {
-    if (!words.some((w) => firstQuote(text, w.start, w.end) < w.end)) continue;
-    // The words' values joined by blanks, with where each character of them is in `text` (-1: a blank between words).
+    let glued = false;
+    for (const w of words) if (firstQuote(text, w.start, w.end) < w.end && !hidden(w) && GLUED_QUOTES.test(text.slice(w.start, w.end))) glued = true;
+    if (!glued) continue;
     const values: string[] = [];
     const at = new Positions(words[words.length - 1]!.end - words[0]!.start + words.length);
+    const trace = { at };
     for (const w of words) {
       if (values.length > 0) at.push(-1);
-      if (firstQuote(text, w.start, w.end) < w.end) values.push(readShellWord(text, w.start, COMMAND_WORD_END, 'substitution', w.end, { at }).value);
+      if (firstQuote(text, w.start, w.end) < w.end) values.push(readShellWord(text, w.start, COMMAND_WORD_END, 'substitution', w.end, trace).value);
       else {
         // A word without quotes or backslashes is its value.
         values.push(w.value);
-        for (let k = w.start; k < w.end; k++) at.push(k);
+        for (let c = w.start; c < w.end; c++) at.push(c);
       }
     }
     for (const [s, e, kind] of findSecrets(values.join(' '), { keepCalls: true, argv: true })) {
@@ -1346,11 +1373,11 @@ function dequotedSpans(r: ValueReading, command: boolean, seen: readonly Span[])
   if (out.length === 0) return out;
   // Both in order (seen and programs by start, the spans asked about by end): one pass each.
   const overlapping = (sorted: ReadonlyArray<readonly [number, number, ...unknown[]]>) => {
-    let k = 0;
-    let reach = -1;
+    let m = 0;
+    let end = -1;
     return (s: number, e: number) => {
-      while (k < sorted.length && sorted[k]![0] < e) reach = Math.max(reach, sorted[k++]![1]);
-      return reach > s;
+      while (m < sorted.length && sorted[m]![0] < e) end = Math.max(end, sorted[m++]![1]);
+      return end > s;
     };
   };
   const before = overlapping(seen);
@@ -1459,6 +1486,19 @@ const ENV_NAME = /^[A-Z_][A-Z0-9_]{0,255}$/;
 const SHELLS = /^(?:sh|bash|dash|zsh|ksh|mksh|ash|fish)$/;
 /** Programs that run their `-c` value through a shell (su, sg, runuser, script; flock's is read among the wrappers). */
 const COMMAND_OPTION = /^(?:su|sg|runuser|script)$/;
+/** Wrappers' options that run their value as a command line, attached to it (`env -S"..."`, `-iS...`, `--split-string=...`). */
+const ATTACHED_SCRIPT: Record<string, RegExp> = { env: /^(?:-[iv0]*S.|--split-string=)/s, flock: /^(?:-c.|--command=)/s };
+/**
+ * Programs with options whose value they run as a command line (through a shell, or split as one),
+ * given as the next word (`separate`) or in the same word (`attached`).
+ */
+const COMMAND_VALUES: Record<string, { separate: string[]; attached: RegExp }> = {
+  tar: {
+    separate: ['-I', '-F', '--use-compress-program', '--to-command', '--info-script', '--new-volume-script', '--rsh-command'],
+    attached: /^(?:-[A-Za-z]*[IF].|--(?:use-compress-program|to-command|info-script|new-volume-script|rsh-command|checkpoint-action)=)/s,
+  },
+  rsync: { separate: ['-e', '--rsh'], attached: /^(?:-[A-Za-z]*e.|--rsh=)/s },
+};
 /**
  * How each interpreter takes code, a script or values: `code`, an option whose next
  * word is code (alone, or ending a cluster: `python -Sc`, `perl -lne`, `perl -0777e`); `attached`,
@@ -1630,6 +1670,11 @@ export function commandRuns(words: readonly string[], { assignments = true }: { 
           if (i + 1 < n) scripts.add(i + 1);
           return { programs, scripts, code };
         }
+        if (ATTACHED_SCRIPT[name]?.test(w)) {
+          // The same, attached to its option (`env -S"..."`, `--split-string=...`, `flock --command=...`: attack t2-2).
+          scripts.add(i);
+          return { programs, scripts, code };
+        }
         if (w.startsWith('-') && w.length > 1) {
           // A cluster ending in an option that takes a value takes it too (`sudo -iu bob`: attack 18ap g2-3).
           const valued = wrapper.valued.includes(w) || (/^-[A-Za-z]{2,}$/.test(w) && wrapper.valued.includes(`-${w.at(-1)}`));
@@ -1714,7 +1759,23 @@ export function commandRuns(words: readonly string[], { assignments = true }: { 
         }
       }
       // su, sg, runuser and script run their `-c` value as a command line, wherever it stands (`su root -c CMD`: 18ap h2-2).
-      if (COMMAND_OPTION.test(name)) for (let k = i; k + 1 < n; k++) if (words[k] === '-c' || words[k] === '--command' || (name === 'script' && /^-[A-Za-z]*c$/.test(words[k]!))) scripts.add(k + 1);
+      if (COMMAND_OPTION.test(name)) {
+        for (let k = i; k < n; k++) {
+          const w = words[k]!;
+          if (k + 1 < n && (w === '-c' || w === '--command' || w === '--session-command' || (name === 'script' && /^-[A-Za-z]*c$/.test(w)))) scripts.add(k + 1);
+          // Attached (`--command='...'`, `-c'...'`, script's `-qc'...'`): the word is the command line (attack t2-2).
+          else if (/^(?:--(?:session-)?command=|-c.)/s.test(w) || (name === 'script' && /^-[A-Za-z]*c./s.test(w))) scripts.add(k);
+        }
+      }
+      // Programs that run an option's value as a command line (tar's --to-command, rsync's -e, git's -c core.sshCommand=...):
+      // that value, separate or attached, is read as one (attack t2-2).
+      const commandValues = COMMAND_VALUES[name];
+      if (commandValues) {
+        for (let k = i; k < n; k++) {
+          if (commandValues.attached.test(words[k]!)) scripts.add(k);
+          else if (k + 1 < n && commandValues.separate.includes(words[k]!)) scripts.add(++k);
+        }
+      }
     }
     break;
   }
