@@ -1,6 +1,11 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { REDACTED as R, redactText } from '../core/secrets.js';
 import { redact } from './audit.js';
+import { SqliteStore } from './sqlite.js';
 
 // Round 18as (issue 18, stop 45's attack t2 on the audit). Found: an environment entry whose value
 // holds blanks (`PGPASSWORD=correct horse battery staple`) was read as text, and only its first word
@@ -22,6 +27,12 @@ describe('attack 18as t2-3: an environment entry is one value, blanks and all', 
     for (const name of ['env', 'environment', 'environ']) {
       expect((redact({ [name]: ['DB_PASSWORD=two words'] }) as Record<string, string[]>)[name], name).toEqual([`DB_PASSWORD=${R}`]);
     }
+    // Any name a program can be given: a long one, npm's registry token (attack v2-5).
+    const long = `${'A'.repeat(130)}_PASSWORD`;
+    expect((redact({ env: [`${long}=two words`, 'npm_config_//registry.example/:_authToken=tok en'] }) as { env: string[] }).env).toEqual([
+      `${long}=${R}`,
+      `npm_config_//registry.example/:_authToken=${R}`,
+    ]);
     // gdb's commands are separate lines, each read as text; gdb's `set environment` takes the rest of the line, in each spelling.
     for (const line of ['set environment DB_PASSWORD=two words', 'set env DB_PASSWORD = two words', 'set environ DB_PASSWORD two words']) {
       expect(redact({ commands: [line] }), line).toEqual({ commands: [line.replace('two words', R)] });
@@ -57,5 +68,33 @@ describe("attack 18as t2-2: a command line in one word, as an option's value, is
   it('a quoted argument no program reads as a command line is still one value, blanks and all', () => {
     expect(redactText('wrap "token=a b"', true)).toBe(`wrap "token=${R}"`);
     expect(redactText("tar -cf a.tar --label='token=a b' .", true)).toBe(`tar -cf a.tar --label='token=${R}' .`);
+  });
+});
+
+describe('attack 18as v2-6: a stored row edited into other text that parses alike is a changed entry', () => {
+  it('a duplicate key ahead of the real one, and a text in the duration, are named by verify', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'debugkit-18as-'));
+    const file = path.join(dir, 'control.db');
+    const store = new SqliteStore(file);
+    try {
+      const body = { ts: new Date().toISOString(), call_id: 'c', node: 'n', key_id: 'k', client: 'x/1', transport: 'http', session: null, debug_session: null, traceparent: null };
+      await store.appendAudit({ ...body, event: 'call', tool: 'keploy_mock_record', args: { command: 'touch m' }, outcome: null, error: null, duration_ms: null });
+      await store.appendAudit({ ...body, event: 'result', tool: 'keploy_mock_record', args: null, outcome: 'ok', error: null, duration_ms: null });
+      expect(await store.verifyAudit()).toMatchObject({ ok: true });
+      const db = new Database(file);
+      // SQLite's json_extract reads the first of two keys, JSON.parse the last: the row shows `ls -l` to a reader of the file.
+      db.prepare(`UPDATE audit SET args = '{"command":"ls -l","command":"touch m"}' WHERE seq = 1`).run();
+      expect(db.prepare("SELECT json_extract(args, '$.command') AS c FROM audit WHERE seq = 1").get()).toEqual({ c: 'ls -l' });
+      expect(await store.verifyAudit()).toMatchObject({ ok: false, first_broken: { seq: 1 } });
+      db.prepare(`UPDATE audit SET args = '{"command":"touch m"}' WHERE seq = 1`).run();
+      expect(await store.verifyAudit()).toMatchObject({ ok: true });
+      // A text where a number (or null) was: read as NaN, it hashed as the null it replaced.
+      db.prepare(`UPDATE audit SET duration_ms = 'not a number' WHERE seq = 2`).run();
+      expect(await store.verifyAudit()).toMatchObject({ ok: false, first_broken: { seq: 2 } });
+      db.close();
+    } finally {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -655,7 +655,8 @@ const ENV_LISTS = new Set(['env', 'environment', 'environ']);
  * Undefined for any other entry (a variable that decides what code runs is kept, as everywhere: decidesCode).
  */
 function hiddenEnvEntry(text: string): string | undefined {
-  const name = /^([A-Za-z_][A-Za-z0-9_]{0,127})=./s.exec(text)?.[1];
+  // Any name a program can be given (npm's `npm_config_//host/:_authToken`, a name of 130 characters: attack v2-5).
+  const name = /^([^=]{1,1024})=./s.exec(text)?.[1];
   return name !== undefined && SECRET_WORD.test(name) && !decidesCode(name) ? `${name}=${REDACTED}` : undefined;
 }
 

@@ -49,15 +49,25 @@ export function keyRowValues(key: KeyRecord, hash: string): unknown[] {
 /**
  * An entry's arguments as stored. Text that is not JSON (the row was edited by hand) is kept as it
  * is, so verification names that entry as changed (its hash no longer matches) instead of stopping
- * at a parse error.
+ * at a parse error. So is JSON other than the canonical text every store writes: a duplicate key
+ * ahead of the real one (`{"command":"ls -l","command":...}`) parsed to the entry as hashed while
+ * SQLite's json_extract read the forged one, and `audit verify` said OK (attack v2-6).
  */
 function argsOf(stored: unknown): unknown {
   const text = String(stored);
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     return { unreadable: text };
   }
+  return canonicalJson(parsed) === text ? parsed : { edited: text };
+}
+
+/** A duration as stored: a number, or what was written in its place (a text in SQLite's REAL column read as NaN, hashed as null: v2-6). */
+function durationOf(stored: unknown): number | string | null {
+  if (stored === null || stored === undefined) return null;
+  return typeof stored === 'number' ? stored : String(stored);
 }
 
 export function auditFromRow(row: Row): AuditRecord {
@@ -76,7 +86,7 @@ export function auditFromRow(row: Row): AuditRecord {
     args: argsOf(row.args),
     outcome: (row.outcome as string | null) ?? null,
     error: (row.error as string | null) ?? null,
-    duration_ms: row.duration_ms === null || row.duration_ms === undefined ? null : Number(row.duration_ms),
+    duration_ms: durationOf(row.duration_ms) as number | null,
     traceparent: (row.traceparent as string | null) ?? null,
     prev_hash: String(row.prev_hash),
     hash: String(row.hash),
