@@ -14,6 +14,17 @@ import { readShellWord } from './shell-word.js';
  * continues the line. `$NAME`, `~` and wildcards outside quotes are kept as written (no shell expands them).
  */
 export function splitShellWords(line: string): string[] {
+  return readCommandWords(line).map((w) => w.value);
+}
+
+/** A word of a command line as splitShellWords reads it: its value, and its text as written (quotes and escapes in it). */
+export interface CommandWord {
+  value: string;
+  text: string;
+}
+
+/** The words of a command line, each with its text as written (splitShellWords). */
+export function readCommandWords(line: string): CommandWord[] {
   // Line breaks before the first word and after the last are blanks; between words, a command separator (refused).
   const first = line.search(/[^ \t\n]/);
   if (first < 0) return [];
@@ -26,7 +37,7 @@ export function splitShellWords(line: string): string[] {
     if (last === line.length) throw unsupported("a backslash at its end (it escapes nothing: quote it as '\\')");
     last += line[last] === '\n' ? -1 : 1;
   }
-  const words: string[] = [];
+  const words: CommandWord[] = [];
   let i = first;
   while (i < last) {
     const c = line[i]!;
@@ -37,7 +48,7 @@ export function splitShellWords(line: string): string[] {
       const word = readShellWord(line, i, WORD_END, 'plain', last);
       if (word.unclosed) throw unsupported(`an unterminated ${word.unclosed === "'" ? 'single' : 'double'} quote`);
       if (word.cut) throw unsupported('variable or command substitution inside double quotes');
-      if (word.end > i) words.push(word.value);
+      if (word.end > i) words.push({ value: word.value, text: line.slice(i, word.end) });
       i = word.end;
       if (i < last && line[i] !== ' ' && line[i] !== '\t') throw refusal(line, i);
     }

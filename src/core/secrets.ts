@@ -1287,10 +1287,11 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
 
 /**
  * Quotes or a backslash glued between two characters of a name, an option, a URL or a parameter
- * (`PGPASS''WORD`, `--pass\word`, `https:''//`, `sig''=`), or a backslash escaping a blank
- * (`Bearer\ TOKEN`): where the text as written hides what its program gets (dequotedSpans).
+ * (`PGPASS''WORD`, `--pass\word`, `https:''//`, `sig''=`), a backslash escaping a blank
+ * (`Bearer\ TOKEN`), empty quotes (`-u'' admin:PW`) or a quoted option (`'--password' PW`): where
+ * the text as written hides what its program gets (dequotedSpans).
  */
-const GLUED_QUOTES = /[\w.:/@?&=+-](?:['"]+|\\\S)[\w.:/@?&=+-]|\\[ \t]/;
+const GLUED_QUOTES = /[\w.:/@?&=+-](?:['"]+|\\\S)[\w.:/@?&=+-]|\\[ \t]|''|""|^['"]-/;
 
 /** Places in a text, at most `size`, pushed in order (a typed array: a word of 128,000 characters is not 128,000 boxed numbers). */
 class Positions {
@@ -1371,7 +1372,7 @@ function dequotedSpans(r: ValueReading, command: boolean, seen: readonly Span[])
     }
   }
   if (out.length === 0) return out;
-  // Both in order (seen and programs by start, the spans asked about by end): one pass each.
+  // In order (programs by start, the spans asked about by end): one pass.
   const overlapping = (sorted: ReadonlyArray<readonly [number, number, ...unknown[]]>) => {
     let m = 0;
     let end = -1;
@@ -1380,9 +1381,18 @@ function dequotedSpans(r: ValueReading, command: boolean, seen: readonly Span[])
       return end > s;
     };
   };
-  const before = overlapping(seen);
+  // A value the reading as written found whole already was judged there (hidden, or kept as what runs); one it found only in
+  // part (`sig=ab"c"d` to its quote: attack v2-4) is hidden whole. Both in order, by start: one pass.
+  let m = 0;
+  let found = -1;
+  const judged = out
+    .sort((a, b) => a[0] - b[0])
+    .filter(([s, e]) => {
+      while (m < seen.length && seen[m]![0] <= s) found = Math.max(found, seen[m++]![1]);
+      return found < e;
+    });
   const programs = command ? overlapping(programWords(text)) : () => false;
-  return out.sort((a, b) => a[1] - b[1]).filter(([s, e]) => !before(s, e) && !programs(s, e));
+  return judged.sort((a, b) => a[1] - b[1]).filter(([s, e]) => !programs(s, e));
 }
 
 function allSpans(text: string, keepCalls: boolean, reading?: ValueReading): Span[] {

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import { DebugkitError } from '../errors.js';
+import { LineSplitter } from '../lines.js';
 import { PendingTable } from '../pending.js';
 import { parseMiLine, type MiRecord } from './parser.js';
 
@@ -17,7 +18,7 @@ const MAX_LINE = 16 * 1024 * 1024;
 export class MiConnection extends EventEmitter<{ record: [MiRecord]; close: [Error] }> {
   private readonly pending = new PendingTable<number, ResultRecord>();
   private nextToken = 1;
-  private partial = '';
+  private readonly lines = new LineSplitter(MAX_LINE);
   private closed = false;
 
   constructor(
@@ -56,14 +57,7 @@ export class MiConnection extends EventEmitter<{ record: [MiRecord]; close: [Err
   }
 
   private onData(chunk: string): void {
-    let text = this.partial + chunk;
-    let newline = text.indexOf('\n');
-    while (newline !== -1) {
-      this.onLine(text.slice(0, newline));
-      text = text.slice(newline + 1);
-      newline = text.indexOf('\n');
-    }
-    this.partial = text.length > MAX_LINE ? text.slice(0, MAX_LINE) : text;
+    this.lines.push(chunk, (line) => this.onLine(line));
   }
 
   private onLine(line: string): void {

@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { splitShellWords } from '../../core/argv.js';
+import { ShellSyntaxError, readCommandWords } from '../../core/argv.js';
 import { DebugkitError } from '../../core/errors.js';
 import { privateTempDir } from '../../core/paths.js';
 import { runBounded } from '../../core/run.js';
@@ -79,12 +79,20 @@ const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=/;
  * load process").
  */
 export function parseCommand(command: string): ParsedCommand {
-  const words = splitShellWords(command);
+  const read = readCommandWords(command);
+  const words = read.map((w) => w.value);
   const env: Record<string, string> = {};
   let first = 0;
   for (; first < words.length; first++) {
     const m = ASSIGNMENT.exec(words[first]!);
     if (!m) break;
+    // A shell takes NAME=value for an assignment only with NAME and `=` unquoted: `'PGPASSWORD=x'` and `PGPASSWORD'='x` are a
+    // program's name to it, and set the variable here while the audit read them as a shell does (attack v2-4).
+    if (!read[first]!.text.startsWith(m[0])) {
+      throw new ShellSyntaxError(
+        `Command contains the assignment ${JSON.stringify(read[first]!.text)} with quotes or a backslash before its "=" (a shell runs that as a program's name): write NAME=value with NAME and "=" unquoted, quoting only the value`,
+      );
+    }
     env[m[1]!] = words[first]!.slice(m[0].length);
   }
   const argv = words.slice(first);
