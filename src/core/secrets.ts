@@ -1281,7 +1281,15 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
   const placed = running ? hiddenInRun(text, spans, reading.argv === true ? 'argv' : 'shell') : spans;
   if (reading.argv === true) return placed;
   const kept = placed.filter(([s, e, , word]) => !shell(s, e, word) && !runs(s, e));
-  const dequoted = values?.mode === 'shell' ? dequotedSpans(values, reading.command === true, spans) : [];
+  // What the reading as written judged (hid, or kept as a path or a program that runs); not a span it dropped for holding shell.
+  const dequoted =
+    values?.mode === 'shell'
+      ? dequotedSpans(
+          values,
+          reading.command === true,
+          spans.filter(([s, e, , word]) => !shell(s, e, word)),
+        )
+      : [];
   return dequoted.length === 0 ? kept : [...kept, ...dequoted].sort((a, b) => a[0] - b[0]);
 }
 
@@ -1339,6 +1347,8 @@ function dequotedSpans(r: ValueReading, command: boolean, seen: readonly Span[])
   if (!/['"\\]/.test(text)) return [];
   const out: Span[] = [];
   let active: Uint32Array | undefined;
+  let m = 0;
+  let found = -1;
   // A word inside what the reading as written hides already adds nothing (seen is sorted by start, as the words are).
   let k = 0;
   let reach = -1;
@@ -1346,9 +1356,18 @@ function dequotedSpans(r: ValueReading, command: boolean, seen: readonly Span[])
     while (k < seen.length && seen[k]![0] <= w.start + 1) reach = Math.max(reach, seen[k++]![1]);
     return reach >= w.end - 1;
   };
-  for (const words of (r.commands ??= shellCommands(text))) {
+  const commands = (r.commands ??= shellCommands(text));
+  // A word a shell reads again (a script, code) is read as that shell reads it by the reading as written (wordValueAt).
+  const reread = (r.reread ??= rereadWords(commands));
+  let base = 0;
+  for (const words of commands) {
+    const first = base;
+    base += words.length;
     let glued = false;
-    for (const w of words) if (firstQuote(text, w.start, w.end) < w.end && !hidden(w) && GLUED_QUOTES.test(text.slice(w.start, w.end))) glued = true;
+    for (let j = 0; j < words.length; j++) {
+      const w = words[j]!;
+      if (!reread.has(first + j) && firstQuote(text, w.start, w.end) < w.end && !hidden(w) && GLUED_QUOTES.test(text.slice(w.start, w.end))) glued = true;
+    }
     if (!glued) continue;
     const values: string[] = [];
     const at = new Positions(words[words.length - 1]!.end - words[0]!.start + words.length);
@@ -1362,12 +1381,18 @@ function dequotedSpans(r: ValueReading, command: boolean, seen: readonly Span[])
         for (let c = w.start; c < w.end; c++) at.push(c);
       }
     }
+    const starts = words.map((w) => w.start);
     for (const [s, e, kind] of findSecrets(values.join(' '), { keepCalls: true, argv: true })) {
       const a = at.get(s);
       const b = at.get(e - 1);
-      if (a < 0 || b < 0 || b < a) continue;
+      if (a < 0 || b < 0 || b < a || reread.has(first + lastAtOrBefore(starts.length, (q) => starts[q]!, a))) continue;
       active ??= activeCount(text);
       if (active[b + 1]! > active[a]!) continue;
+      // A value the reading as written found whole, inside this word, was judged there (hidden, or kept as a path or a
+      // program that runs); one it found only in part (`sig=ab"c"d` to its quote: attack v2-4), or read on past this word
+      // (`PGPASSWORD'='PW ./run`), is hidden whole. In order, by start: one pass.
+      while (m < seen.length && seen[m]![0] <= a) found = Math.max(found, seen[m++]![1]);
+      if (found >= b + 1 && found <= words[lastAtOrBefore(starts.length, (q) => starts[q]!, a)]!.end) continue;
       out.push([a, b + 1, kind, true]);
     }
   }
@@ -1381,18 +1406,8 @@ function dequotedSpans(r: ValueReading, command: boolean, seen: readonly Span[])
       return end > s;
     };
   };
-  // A value the reading as written found whole already was judged there (hidden, or kept as what runs); one it found only in
-  // part (`sig=ab"c"d` to its quote: attack v2-4) is hidden whole. Both in order, by start: one pass.
-  let m = 0;
-  let found = -1;
-  const judged = out
-    .sort((a, b) => a[0] - b[0])
-    .filter(([s, e]) => {
-      while (m < seen.length && seen[m]![0] <= s) found = Math.max(found, seen[m++]![1]);
-      return found < e;
-    });
   const programs = command ? overlapping(programWords(text)) : () => false;
-  return judged.sort((a, b) => a[1] - b[1]).filter(([s, e]) => !programs(s, e));
+  return out.sort((a, b) => a[1] - b[1]).filter(([s, e]) => !programs(s, e));
 }
 
 function allSpans(text: string, keepCalls: boolean, reading?: ValueReading): Span[] {

@@ -56,18 +56,30 @@ describe('a secret whose name or option is spelled with quotes or backslashes is
     ["curl https:''//u:pw123@h/", 'pw123'],
     ["curl https://h/x?sig''=abcdef", 'abcdef'],
     ['curl -H Authorization:\\ Bearer\\ abc123 h', 'abc123'],
+    // Attack v2-4: quotes at a name's, an option's or a value's edge.
+    ["PGPASSWORD'='PW ./dump.sh", 'PW'],
+    ["./dump.sh '--password' PW", 'PW'],
+    ['./dump.sh https://h/x?sig=Zq9K"x"7Wm', 'Zq9K 7Wm'],
+    ["curl -u'' admin:PW h", 'PW'],
+    ["curl -H 'Authorization: Bearer'' PW' h", 'PW'],
   ];
   for (const [line, secrets] of spellings)
     it(JSON.stringify(line), () => {
-      const { argv, env } = parseCommand(line);
-      const got = [...argv, ...Object.values(env)].join(' ');
       const stored = redactText(line, true);
-      for (const secret of secrets.split(' ')) {
-        expect(got, 'the program gets the secret').toContain(secret);
-        expect(stored, 'the audit hides it').not.toContain(secret);
+      for (const secret of secrets.split(' ')) expect(stored, 'the audit hides it').not.toContain(secret);
+      let parsed: ReturnType<typeof parseCommand>;
+      try {
+        parsed = parseCommand(line);
+      } catch (err) {
+        // A quoted NAME=value before the program is a program's name to a shell: refused, never run (attack v2-4).
+        expect(err).toBeInstanceOf(ShellSyntaxError);
+        expect((err as Error).message).toMatch(/with quotes or a backslash before its "="/);
+        return;
       }
+      const got = [...parsed.argv, ...Object.values(parsed.env)].join(' ');
+      for (const secret of secrets.split(' ')) expect(got, 'the program gets the secret').toContain(secret);
       // What runs is still shown: the program and the words around the secret.
-      expect(stored).toContain(argv[0]!);
+      expect(stored).toContain(parsed.argv[0]!);
     });
 
   it('a value the reading as written already judged stays as it judged it: quotes kept around a hidden value, a path that runs shown', () => {
