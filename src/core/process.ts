@@ -674,10 +674,13 @@ function sessionsOf(trees: readonly Tree[]): Set<number> {
 /** Whether process `pid` is alive in one of `sessions` (/proc/PID/stat's session field; a zombie is in none: nothing to kill). */
 function inSession(pid: number, sessions: ReadonlySet<number>): boolean {
   if (sessions.size === 0) return false;
-  const text = readProcFile(pid, 'stat');
-  if (text === undefined) return false;
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ', 4);
-  return fields[0] !== 'Z' && fields[0] !== 'X' && sessions.has(Number(fields[3]));
+  const fields = procStat(pid);
+  return fields !== undefined && isLive(fields) && sessions.has(Number(fields[3]));
+}
+
+/** Whether /proc/PID/stat's fields (procStat) are those of a process that runs: a zombie or a dead one has nothing to kill. */
+function isLive(fields: readonly string[]): boolean {
+  return fields[0] !== 'Z' && fields[0] !== 'X';
 }
 
 /**
@@ -716,8 +719,8 @@ function limitsMarked(pid: number, limits: ReadonlySet<string>): boolean {
   if (text === undefined) return false;
   const soft = softLocks(text);
   if (soft === undefined || !limits.has(soft)) return false;
-  const state = procStat(pid)?.[0];
-  return state !== undefined && state !== 'Z' && state !== 'X';
+  const fields = procStat(pid);
+  return fields !== undefined && isLive(fields);
 }
 
 /** The soft limit on the "Max file locks" line of a /proc/PID/limits text. */
@@ -834,12 +837,8 @@ export function liveChildCount(): number {
  * spaces and parentheses.
  */
 export function procStat(pid: number): string[] | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return undefined;
-  }
+  const stat = readProcFile(pid, 'stat');
+  return stat === undefined ? undefined : stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
 /**
