@@ -24,10 +24,12 @@ describe('attack 18aq quotes: a value found by its place is hidden to the end of
       ["curl -u 'admin':pw h", `curl -u 'admin':${R} h`],
       ["mysql --password=$'pw'", `mysql --password=$'${R}'`],
       ['mysql -p"pw"suffix', `mysql -p${R}`],
-      ['wrap --password a\\ b', `wrap --password ${R}`],
-      ['mysql --password=ab\\ cd db', `mysql --password=${R} db`],
+      // An escaped blank ends the value as a blank does (attack v2-2): a program that gets the word whole may hand it to a shell.
+      ['wrap --password a\\ b', `wrap --password ${R}\\ b`],
+      ['mysql --password=ab\\ cd db', `mysql --password=${R}\\ cd db`],
       ["wrap token='pw'x", `wrap token=${R}`],
-      ['wrap token=ab"c d"e more', `wrap token=${R} more`],
+      // The value is `abc`, written `ab"c`: a quoted blank ends it too.
+      ['wrap token=ab"c d"e more', `wrap token=${R} d"e more`],
       ['wrap --password ""pw', `wrap --password ${R}`],
       ["wrap --password=ab'cd'", `wrap --password=${R}`],
       ["wrap -password ab'cd'", `wrap -password ${R}`],
@@ -52,8 +54,8 @@ describe('attack 18aq quotes: a value found by its place is hidden to the end of
 
   it('quoted whole, a value keeps its quotes shown (as before)', () => {
     for (const [line, stored] of [
-      ["wrap --password 'a b'", `wrap --password '${R}'`],
-      ['wrap --password="x y"', `wrap --password="${R}"`],
+      ["wrap --password 'a b'", `wrap --password '${R} b'`],
+      ['wrap --password="x y"', `wrap --password="${R} y"`],
       ["mysql -p'pw'", `mysql -p'${R}'`],
       ["PGPASSWORD='pw' psql", `PGPASSWORD='${R}' psql`],
       ['mysql -p"pw" && ls /etc', `mysql -p"${R}" && ls /etc`],
@@ -100,15 +102,24 @@ describe('attack 18aq quotes: a value found by its place is hidden to the end of
   });
 });
 
-describe("a quoted argument no shell reads again is its program's one word: a value in it runs to its end", () => {
-  // `wrap "token=a b"` hid only `a`: the quoted text was read as a shell would read a script, and the
-  // program gets `token=a b` whole. A shell's script, ssh's command, watch's and flock -c's are still read as scripts.
-  it('an argument of a program that runs no shell on it', () => {
+describe('a quoted argument of a program the audit does not know: a value in it ends at its first blank', () => {
+  // Attack 18aq hid such a value to the end of the argument (`wrap "token=a b"`: `a b`), the program
+  // getting `token=a b` whole. Attack v2-1 showed why that hides code: the program may be a wrapper that
+  // hands the argument to a shell (`prlimit sh -c "PGPASSWORD=x touch m"`, `gdb -ex "shell ..."`,
+  // `docker exec c sh -c "..."`), and no list of such programs is complete. A value there ends at its
+  // first blank, as a shell reading it would end it: the later words of a secret with blanks are shown
+  // (SECURITY.md: pass secrets through `env`), the code after a secret never hidden.
+  it('an argument of a program that may or may not run a shell on it', () => {
     for (const [line, stored] of [
-      ['wrap "token=a b"', `wrap "token=${R}"`],
-      ["wrap 'token=a b' c", `wrap 'token=${R}' c`],
-      ['wrap "--password=a b" && ls /etc', `wrap "--password=${R}" && ls /etc`],
-      ['wrap "x token=a b"', `wrap "x token=${R}"`],
+      ['wrap "token=a b"', `wrap "token=${R} b"`],
+      ["wrap 'token=a b' c", `wrap 'token=${R} b' c`],
+      ['wrap "--password=a b" && ls /etc', `wrap "--password=${R} b" && ls /etc`],
+      ['wrap "x token=a b"', `wrap "x token=${R} b"`],
+      ['prlimit --nofile=1024 sh -c "PGPASSWORD=x touch m"', `prlimit --nofile=1024 sh -c "PGPASSWORD=${R} touch m"`],
+      ['gdb -batch -ex "shell PGPASSWORD=x touch m"', `gdb -batch -ex "shell PGPASSWORD=${R} touch m"`],
+      ['docker exec c sh -c "PGPASSWORD=x touch m"', `docker exec c sh -c "PGPASSWORD=${R} touch m"`],
+      ['prlimit sh -c "curl -u admin:pw h; touch m"', `prlimit sh -c "curl -u admin:${R} h; touch m"`],
+      ['x "--password PW touch m"', `x "--password ${R} touch m"`],
     ])
       expect(redactText(line!, true), line).toBe(stored);
   });

@@ -22,7 +22,7 @@ describe('attack 18ar: a command line read on past a backslash-newline', () => {
       ['curl -u admin:pw\\\nrest http://x', `curl -u admin:${R} http://x`],
       ['x --password ab\\\ncd', `x --password ${R}`],
       ['bash -c "mysql -pab\\\ncd db"', `bash -c "mysql -p${R} db"`],
-      ['wrap "token=a\\\nb c"', `wrap "token=${R}"`],
+      ['wrap "token=a\\\nb c"', `wrap "token=${R} c"`],
     ] as const)
       expect(stored(line), JSON.stringify(line)).toBe(want);
   });
@@ -55,7 +55,7 @@ describe('attack 18ar: a command line of more than 4,096 words', () => {
   it('is read with its quotes to its end', () => {
     for (const lead of ['a '.repeat(5000), '"a" '.repeat(5000), 'a; '.repeat(5000), 'token=a '.repeat(5000)]) {
       const out = stored(`${lead}wrap "token=a b" end`);
-      expect(out.endsWith(`wrap "token=${R}" end`), out.slice(-60)).toBe(true);
+      expect(out.endsWith(`wrap "token=${R} b" end`), out.slice(-60)).toBe(true);
     }
   });
 });

@@ -65,9 +65,9 @@ describe("attack 18as t2-2: a command line in one word, as an option's value, is
     }
   });
 
-  it('a quoted argument no program reads as a command line is still one value, blanks and all', () => {
-    expect(redactText('wrap "token=a b"', true)).toBe(`wrap "token=${R}"`);
-    expect(redactText("tar -cf a.tar --label='token=a b' .", true)).toBe(`tar -cf a.tar --label='token=${R}' .`);
+  it('a quoted argument of any other program is read to its first blank, as a shell would read it (attack v2-1)', () => {
+    expect(redactText('wrap "token=a b"', true)).toBe(`wrap "token=${R} b"`);
+    expect(redactText("tar -cf a.tar --label='token=a b' .", true)).toBe(`tar -cf a.tar --label='token=${R} b' .`);
   });
 });
 

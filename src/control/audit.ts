@@ -11,6 +11,7 @@ import {
   argvSecretWords,
   codeOption,
   commandRuns,
+  shellScriptAt,
   findSecrets,
   hideSpans,
   hideUrlPasswords,
@@ -539,6 +540,7 @@ export function redactWords(words: readonly string[]): string[] {
     (w, k) =>
       runs.code.has(k) ||
       runs.scripts.has(k) ||
+      shellScriptAt(words, k) ||
       (READS_ARGUMENTS.test(w) && (readsArgs || runs.code.has(k) || runs.scripts.has(k))) ||
       (unknown && (codeOption(w) === 'attached' || (k > 0 && codeOption(words[k - 1]!) === 'next'))),
   );

@@ -99,11 +99,13 @@ interface ValueReading {
   text: string;
   read: number;
   words?: ShellWord[];
-  /** The commands of the text, each its words (shellCommands), read once for quotedCharacter and dequotedSpans. */
+  /** The commands of the text, each its words (shellCommands), read once for wordCharacter and dequotedSpans. */
   commands?: ShellWord[][];
-  /** The words (indexes of `words`) a shell reads again: a shell's `-c` script, code, or the arguments of a program that hands them to a shell (ssh, watch). */
-  reread?: Set<number>;
-  traces: Map<number, { value: string; at: number[]; quoted: boolean[] }>;
+  /** What the words (indexes of `words`) are to the shell that runs them (readCommands). */
+  shape?: CommandsRead;
+  /** How deep in scripts this text is (scriptSpans): each level is a command line inside a word of the one before. */
+  depth: number;
+  traces: Map<number, Trace>;
   quotes: Map<number, number>;
 }
 
@@ -114,14 +116,23 @@ interface ValueReading {
  */
 const WORD_ACTIVE = /[`;|&<>\r\n]|\$(?!')/;
 
+/** Blanks: where a shell that reads a word again ends a value in it. */
+const BLANKS = new Set([...' \t\r\n\f\v']);
+/** What ends a value where it stands unquoted: a separator, a redirection, an expansion or a substitution. */
+const UNQUOTED_END = new Set([...';&|<>$`']);
+
 /**
  * The secret value at `at` in text that runs, read as its program gets it: in a command line, to
  * the end of its shell word (quotes and backslashes join, `token=ab'cd'` is `abcd`; an unquoted
- * blank, separator, redirection or expansion ends it); inside quotes of a word a shell reads again
- * (a `-c` script, ssh's command), as that shell reads it (`bash -c "mysql -p'ab'cd db"`: `'ab'cd`),
- * on past the quote's close when the word goes on; inside quotes of any other word, which its
- * program gets whole, to the end of that word (`wrap "token=a b"`: `a b`); in argv, to the next blank. A value quoted whole keeps its quotes shown
- * (`-p'[REDACTED]'`). None when it is empty or holds WORD_ACTIVE (then read as before).
+ * blank, separator, redirection or expansion ends it) when the word has no quotes or backslashes,
+ * or the shell assigns it (`PGPASSWORD='correct horse' psql`); in a word a shell reads again (a `-c`
+ * script, ssh's command), as that shell reads the word's value (`bash -c "mysql -p'ab'cd db"`:
+ * `'ab'cd`); in any other word with quotes or backslashes, to the first blank of its value, since
+ * the program that gets it whole may hand it to a shell the audit does not know (`prlimit sh -c
+ * "PGPASSWORD=x touch m"`, `gdb -ex "shell ..."`: attack v2-1, v2-2), so code after a secret is never
+ * hidden (a secret with blanks typed into such a word shows its later words); in argv, to the next
+ * blank. A value quoted whole keeps its quotes shown (`-p'[REDACTED]'`). None when it is empty or
+ * holds WORD_ACTIVE (then read as before).
  */
 function wordValueAt(r: ValueReading, at: number): Span | undefined {
   const text = r.text;
@@ -133,21 +144,36 @@ function wordValueAt(r: ValueReading, at: number): Span | undefined {
     return i > at ? [at, i, undefined, true] : undefined;
   }
   let span: [number, number];
-  const inner = quotedCharacter(r, at);
-  if (inner && !r.reread!.has(inner.k)) {
-    // Inside quotes of an argument no shell reads again: the rest of that argument is the value (attack 18aq, `wrap "token=a b"`).
+  const inner = wordCharacter(r, at);
+  if (inner && inner.t === NO_TRACE && !commandsOf(r).read.assigned.has(inner.k)) {
+    // Unquoted at `at`, quotes or backslashes after it: read on as written, to the value's first blank, quoted or not.
+    const word = readShellWord(text, at, VALUE_WORD_END, 'expansion', commandsOf(r).words[inner.k]!.end, undefined, BLANKS);
+    r.read = word.end;
+    span = word.split ? [at, word.end] : unquotedSpan(text, at, word.end);
+    if (span[1] <= span[0]) return undefined;
+  } else if (inner && !commandsOf(r).read.assigned.has(inner.k)) {
     const { t, v, k } = inner;
-    r.read = r.words![k]!.end;
-    span = [t.at[v]!, t.at[t.value.length - 1]! + 1];
-  } else if (inner) {
-    // Inside quotes: read on the word's value (its quotes removed), as the shell that runs it would.
-    const { t, v } = inner;
-    const word = readShellWord(t.value, v, VALUE_WORD_END, 'expansion');
-    if (word.end <= v) return undefined;
-    r.read = t.at[word.end - 1]! + 1;
-    const [a, b] = unquotedSpan(t.value, v, word.end);
-    if (b <= a) return undefined;
-    span = [t.at[a]!, t.at[b - 1]! + 1];
+    const { words, read } = commandsOf(r);
+    const n = t.value.length;
+    let end = v;
+    if (read.reread.has(k)) end = readShellWord(t.value, v, VALUE_WORD_END, 'expansion').end;
+    else while (end < n && !BLANKS.has(t.value[end]!) && !(UNQUOTED_END.has(t.value[end]!) && t.quoted[end] === 0)) end++;
+    if (end <= v) return undefined;
+    // A value that starts inside quotes (not at them) ends inside them, or at their close.
+    const inside = t.quoted[v] === 1 && t.at[v] === at;
+    if (read.reread.has(k) || inside || (end < n && BLANKS.has(t.value[end]!)) || (end === n && t.cut)) {
+      // Ended by a blank of the value (or inside a word read again): the value's characters, where they stand.
+      r.read = t.at[end - 1]! + 1;
+      const [a, b] = unquotedSpan(t.value, v, end);
+      if (b <= a) return undefined;
+      span = [t.at[a]!, t.at[b - 1]! + 1];
+    } else {
+      // Ended by the word's end or an expansion: as written, to there (a value quoted whole keeps its quotes shown).
+      const to = end < n ? t.at[end]! : words[k]!.end;
+      r.read = to;
+      span = unquotedSpan(text, at, to);
+      if (span[1] <= span[0]) return undefined;
+    }
   } else {
     const word = readShellWord(text, at, VALUE_WORD_END, 'expansion');
     r.read = word.end;
@@ -174,58 +200,116 @@ function withoutContinuations(s: string): string {
   return out;
 }
 
-/** The word of the command line that holds `at`, as its value and where each character is, and the index of the character at `at` when it is quoted there. */
-function quotedCharacter(r: ValueReading, at: number): { t: { value: string; at: number[]; quoted: boolean[] }; v: number; k: number } | undefined {
+/** The words of the command line and what they are to its shell, read once. */
+function commandsOf(r: ValueReading): { words: ShellWord[]; read: CommandsRead } {
   if (r.words === undefined) {
     const commands = (r.commands ??= shellCommands(r.text));
     r.words = commands.flat();
-    r.reread = rereadWords(commands);
+    r.shape = readCommands(commands);
   }
-  const words = r.words;
-  const k = lastAtOrBefore(words.length, (m) => words[m]!.start, at);
-  if (k < 0 || words[k]!.end <= at) return undefined;
-  // Only a word with a quote or a backslash before `at` can have `at` quoted: most words are read no further.
-  let quote = r.quotes.get(k);
-  if (quote === undefined) r.quotes.set(k, (quote = firstQuote(r.text, words[k]!.start, words[k]!.end)));
-  if (quote >= at) return undefined;
+  return { words: r.words, read: r.shape! };
+}
+
+/** A word's value as its program gets it, where each character of it stands in the text and whether it was quoted there; `cut`: it stops at a substitution. */
+interface Trace {
+  value: string;
+  at: Int32Array;
+  /** 1 where the character was quoted, else 0. */
+  quoted: Int32Array;
+  cut: boolean;
+}
+
+/** The value of the word `k` and where each of its characters is, read once. */
+function traceOf(r: ValueReading, k: number): Trace {
   let t = r.traces.get(k);
   if (t === undefined) {
-    const trace = { at: [] as number[], quoted: [] as boolean[] };
-    const word = readShellWord(r.text, words[k]!.start, COMMAND_WORD_END, 'substitution', r.text.length, trace);
-    t = { value: word.value, ...trace };
+    const size = r.words![k]!.end - r.words![k]!.start;
+    const trace = { at: new Positions(size), quoted: new Positions(size) };
+    const word = readShellWord(r.text, r.words![k]!.start, COMMAND_WORD_END, 'substitution', r.text.length, trace);
+    t = { value: word.value, at: trace.at.view(), quoted: trace.quoted.view(), cut: word.cut === true };
     r.traces.set(k, t);
   }
-  // The character at `at`, or the one a backslash at `at` escapes inside double quotes (`bash -c "mysql -p\"a b\""`).
-  const v = lastAtOrBefore(t.at.length, (m) => t.at[m]!, at + (r.text[at] === '\\' ? 1 : 0));
-  return v >= 0 && (t.at[v] === at || (t.at[v] === at + 1 && r.text[at] === '\\')) && t.quoted[v] ? { t, v, k } : undefined;
+  return t;
 }
+
+/**
+ * The word of the command line that holds `at`, when it has a quote or a backslash: its value and
+ * where each character is, and the index there of the character at `at` (or of the first after it:
+ * `at` is an opening quote or a backslash).
+ */
+function wordCharacter(r: ValueReading, at: number): { t: Trace; v: number; k: number } | undefined {
+  const { words } = commandsOf(r);
+  const k = lastAtOrBefore(words.length, (m) => words[m]!.start, at);
+  if (k < 0 || words[k]!.end <= at) return undefined;
+  // Only a word with a quote or a backslash reads otherwise than as written: most words are read no further.
+  let quote = r.quotes.get(k);
+  if (quote === undefined) r.quotes.set(k, (quote = firstQuote(r.text, words[k]!.start, words[k]!.end)));
+  if (quote >= words[k]!.end) return undefined;
+  // No quote or backslash before `at`: it is unquoted, and a word no shell reads again is read from there (wordValueAt), untraced.
+  if (quote > at && !commandsOf(r).read.reread.has(k)) return { t: NO_TRACE, v: 0, k };
+  const t = traceOf(r, k);
+  let v = lastAtOrBefore(t.at.length, (m) => t.at[m]!, at);
+  if (v < 0 || t.at[v] !== at) v++;
+  return v < t.at.length && t.at[v]! < words[k]!.end ? { t, v, k } : undefined;
+}
+const NO_TRACE: Trace = { value: '', at: new Int32Array(0), quoted: new Int32Array(0), cut: false };
 
 /** Programs that hand their arguments to a shell (ssh's remote one, watch's `sh -c`, eval and trap): those words are read again. */
 const REREAD_BY_A_SHELL = /^(?:ssh|watch|eval|trap|tmux|parallel)$/;
+/** Builtins whose `NAME=value` operands the shell assigns itself, as it does a command's leading ones. */
+const ASSIGNING = /^(?:env|export|declare|local|readonly|typeset)$/;
 
-/** The words (indexes into the commands' words, flattened) a shell reads again: scripts, code, and the arguments of REREAD_BY_A_SHELL. */
-function rereadWords(commands: ShellWord[][]): Set<number> {
-  const reread = new Set<number>();
+/** What the words of a command line are to the shell that runs it (indexes into the commands' words, flattened): readCommands. */
+interface CommandsRead {
+  /** Words a shell reads again: scripts, code, and the arguments of REREAD_BY_A_SHELL. */
+  reread: Set<number>;
+  /** Of those, the command lines of their own (a shell's `-c` script, su's `-c`, ssh's words): read again as one (scriptSpans). */
+  lines: Set<number>;
+  /** `NAME=value` words the shell (or env, export) assigns: a value there is the whole word's, never read again. */
+  assigned: Set<number>;
+  /** The words after a shell's `-c` script: its `$0`, `$1`, ..., which the script, not an option parser, reads. */
+  scriptArguments: Set<number>;
+}
+
+/** What each word of a command line is to the shell that runs it (CommandsRead). */
+function readCommands(commands: ShellWord[][]): CommandsRead {
+  const read: CommandsRead = { reread: new Set(), lines: new Set(), assigned: new Set(), scriptArguments: new Set() };
   let base = 0;
   for (const command of commands) {
-    const runs = commandRuns(command.map((w) => w.value));
+    const values = command.map((w) => w.value);
+    const runs = commandRuns(values);
     let from = Infinity;
-    for (const j of runs.programs) if (REREAD_BY_A_SHELL.test(baseName(command[j]!.value))) from = Math.min(from, j + 1);
-    for (let j = 0; j < command.length; j++) if (runs.scripts.has(j) || runs.code.has(j) || j >= from) reread.add(base + j);
+    for (const j of runs.programs) if (REREAD_BY_A_SHELL.test(baseName(values[j]!))) from = Math.min(from, j + 1);
+    let program = -1;
+    let script = -1;
+    for (let j = 0; j < command.length; j++) {
+      if (runs.programs.has(j)) program = j;
+      if (runs.scripts.has(j) || runs.code.has(j) || j >= from) read.reread.add(base + j);
+      // A script given as its own word (not attached to its option: `env -S"..."` is read as written) is a command line.
+      if ((runs.scripts.has(j) && !values[j]!.startsWith('-')) || (j >= from && !runs.code.has(j))) read.lines.add(base + j);
+      const inArguments = script < 0 && !runs.scripts.has(j) && !runs.code.has(j) && shellScriptAt(values, j);
+      if (inArguments) {
+        read.reread.add(base + j);
+        read.lines.add(base + j);
+      }
+      if (script < 0 && (inArguments || (runs.scripts.has(j) && program >= 0 && SHELLS.test(baseName(values[program]!))))) script = j;
+      else if (script >= 0 && j > script) read.scriptArguments.add(base + j);
+      if (ASSIGNMENT_WORD.test(values[j]!) && (program < 0 || (ASSIGNING.test(baseName(values[program]!)) && !runs.programs.has(j)))) read.assigned.add(base + j);
+    }
     // git's `-c name=value`: a value may be a command line its shell reads (core.sshCommand, core.pager, an alias's `!...`),
     // so a secret in it is read as that shell reads it, never to the end of the word (attack t2-2).
     for (const j of runs.programs) {
-      if (baseName(command[j]!.value) !== 'git') continue;
+      if (baseName(values[j]!) !== 'git') continue;
       for (let k = j + 1; k < command.length; k++) {
-        const w = command[k]!.value;
-        if (w === '-c' && k + 1 < command.length) reread.add(base + ++k);
-        else if (/^-c./s.test(w)) reread.add(base + k);
+        const w = values[k]!;
+        if (w === '-c' && k + 1 < command.length) read.reread.add(base + ++k);
+        else if (/^-c./s.test(w)) read.reread.add(base + k);
         else if (!w.startsWith('-')) break;
       }
     }
     base += command.length;
   }
-  return reread;
+  return read;
 }
 
 /** Where the first quote or backslash in [start, end) of `text` is, or `end`. */
@@ -1097,6 +1181,8 @@ export interface SecretsReading {
    * directory on the way to what ran).
    */
   running?: boolean;
+  /** How deep in scripts the text is (scriptSpans); the reading of a command line leaves it out. */
+  depth?: number;
 }
 
 /** In each word of `text` (to a blank) that starts as a path does and holds a second `/`, [after its first `/`, its end). */
@@ -1255,7 +1341,7 @@ export function hiddenInRun<S extends readonly [number, number, string?, boolean
 export function findSecrets(text: string, reading: SecretsReading = {}): Span[] {
   const running = reading.keepCalls === true && (reading.running === true || reading.command === true || reading.argv === true);
   // In text that runs, a value is read as its program gets it (wordValueAt).
-  const values: ValueReading | undefined = running ? { mode: reading.argv === true ? 'argv' : 'shell', text, read: 0, traces: new Map(), quotes: new Map() } : undefined;
+  const values: ValueReading | undefined = running ? { mode: reading.argv === true ? 'argv' : 'shell', text, read: 0, traces: new Map(), quotes: new Map(), depth: reading.depth ?? 0 } : undefined;
   const spans = allSpans(text, reading.keepCalls === true, values);
   // What the audit keeps is never shell: a span that holds a substitution, a separator, a
   // redirection, a group, an expansion or a quote ran, or changed what ran (a URL's "password"
@@ -1281,16 +1367,74 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
   const placed = running ? hiddenInRun(text, spans, reading.argv === true ? 'argv' : 'shell') : spans;
   if (reading.argv === true) return placed;
   const kept = placed.filter(([s, e, , word]) => !shell(s, e, word) && !runs(s, e));
+  if (values?.mode !== 'shell') return kept;
   // What the reading as written judged (hid, or kept as a path or a program that runs); not a span it dropped for holding shell.
-  const dequoted =
-    values?.mode === 'shell'
-      ? dequotedSpans(
-          values,
-          reading.command === true,
-          spans.filter(([s, e, , word]) => !shell(s, e, word)),
-        )
-      : [];
-  return dequoted.length === 0 ? kept : [...kept, ...dequoted].sort((a, b) => a[0] - b[0]);
+  const dequoted = dequotedSpans(
+    values,
+    reading.command === true,
+    spans.filter(([s, e, , word]) => !shell(s, e, word)),
+  );
+  const found = [...kept, ...dequoted, ...scriptSpans(values)].sort((a, b) => a[0] - b[0]);
+  return found.length === 0 ? found : found.filter(([s]) => !scriptArgumentValue(values, s));
+}
+
+/** How deep scripts inside scripts are read (scriptSpans): `sh -c "sh -c \"...\""`, each level a word of the one before. */
+const MAX_SCRIPT_DEPTH = 4;
+
+/**
+ * Secrets in the command lines a shell reads from a word of this one (a `-c` script, ssh's words),
+ * read as that shell gets them: the word's value, its quotes and backslashes removed, is read as a
+ * command line of its own, and what that finds is hidden where its characters stand here. The
+ * reading as written misses what the quotes and escapes of the word change: `sh -c
+ * ./dump.sh\ --password\ PW` runs `./dump.sh --password PW`, `sh -c "sh -c \"PGPASSWORD=x ...\""`
+ * assigns x (attack v2-2). A span that holds what a shell acts on here is not one (as
+ * dequotedSpans).
+ */
+function scriptSpans(r: ValueReading): Span[] {
+  if (r.depth >= MAX_SCRIPT_DEPTH || !/['"\\]/.test(r.text)) return [];
+  const { words, read } = commandsOf(r);
+  const out: Span[] = [];
+  let active: Uint32Array | undefined;
+  for (const k of read.lines) {
+    const w = words[k]!;
+    if (firstQuote(r.text, w.start, w.end) >= w.end || quotedWhole(r.text, w.start, w.end)) continue;
+    const t = traceOf(r, k);
+    for (const [s, e, kind] of findSecrets(t.value, { keepCalls: true, command: true, depth: r.depth + 1 })) {
+      // A value read to where the word's reading stopped at a substitution goes on into it: the reading as written judges it.
+      if (t.cut && e >= t.value.length) continue;
+      const a = t.at[s];
+      const b = t.at[e - 1];
+      if (a === undefined || b === undefined || b < a) continue;
+      active ??= activeCount(r.text);
+      if (active[b + 1]! === active[a]!) out.push([a, b + 1, kind, true]);
+    }
+  }
+  return out;
+}
+
+/**
+ * Whether [start, end) of `text` is one quoted string and nothing else, with no backslash in it
+ * (`'...'`, `"..."`): its value is what stands between its quotes, read as written already.
+ */
+function quotedWhole(text: string, start: number, end: number): boolean {
+  const q = text[start];
+  if ((q !== "'" && q !== '"') || end - start < 2 || text[end - 1] !== q) return false;
+  for (let i = start + 1; i < end - 1; i++) if (text[i] === q || (q === '"' && text[i] === '\\')) return false;
+  return true;
+}
+
+/**
+ * Whether `at` is where the value of a word after a shell's `-c` script begins (`sh -c 'eval "$1"'
+ * --password 'touch m'`): such a word is the script's `$1`, never an option's value, and the script
+ * may run it (attack v2-3). A secret inside such a word (`PGPASSWORD=x`, `-pX`) is found there still.
+ */
+function scriptArgumentValue(r: ValueReading, at: number): boolean {
+  const { words, read } = commandsOf(r);
+  if (read.scriptArguments.size === 0) return false;
+  const k = lastAtOrBefore(words.length, (m) => words[m]!.start, at);
+  if (k < 0 || !read.scriptArguments.has(k) || words[k]!.end <= at) return false;
+  const inner = wordCharacter(r, at);
+  return inner === undefined || inner.t === NO_TRACE ? at === words[k]!.start : inner.v === 0;
 }
 
 /**
@@ -1308,8 +1452,13 @@ class Positions {
   constructor(size: number) {
     this.at = new Int32Array(size);
   }
-  push(k: number): void {
-    this.at[this.n++] = k;
+  /** A place, or (a flag) 1 for true and 0 for false. */
+  push(k: number | boolean): void {
+    this.at[this.n++] = +k;
+  }
+  /** The places pushed, in order. */
+  view(): Int32Array {
+    return this.at.subarray(0, this.n);
   }
   /** The place pushed `i`-th, or -1. */
   get(i: number): number {
@@ -1358,7 +1507,7 @@ function dequotedSpans(r: ValueReading, command: boolean, seen: readonly Span[])
   };
   const commands = (r.commands ??= shellCommands(text));
   // A word a shell reads again (a script, code) is read as that shell reads it by the reading as written (wordValueAt).
-  const reread = (r.reread ??= rereadWords(commands));
+  const reread = commandsOf(r).read.reread;
   let base = 0;
   for (const words of commands) {
     const first = base;
@@ -1509,6 +1658,16 @@ const ENV_NAME = /^[A-Z_][A-Z0-9_]{0,255}$/;
 
 /** Shells whose `-c` takes a script. */
 const SHELLS = /^(?:sh|bash|dash|zsh|ksh|mksh|ash|fish)$/;
+
+/**
+ * Whether word `k` of `words` (values) is a shell's `-c` script wherever it stands: after a shell's
+ * name and its `-c` in the arguments of a program the audit does not know (`prlimit sh -c SCRIPT`,
+ * `docker exec c sh -c SCRIPT`), which commandRuns, reading only the program, cannot see. Its later
+ * words are then the script's arguments, never an option's values (attack v2-3).
+ */
+export function shellScriptAt(words: readonly string[], k: number): boolean {
+  return k >= 2 && /^-[A-Za-z]*c$/.test(words[k - 1]!) && SHELLS.test(baseName(words[k - 2]!));
+}
 /** Programs that run their `-c` value through a shell (su, sg, runuser, script; flock's is read among the wrappers). */
 const COMMAND_OPTION = /^(?:su|sg|runuser|script)$/;
 /** Wrappers' options that run their value as a command line, attached to it (`env -S"..."`, `-iS...`, `--split-string=...`). */

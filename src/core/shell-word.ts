@@ -27,6 +27,8 @@ export interface ShellWordRead {
   cut: boolean;
   /** The quote that ran to `to` without its close, if one did. */
   unclosed: "'" | '"' | undefined;
+  /** Ended inside quotes, at a character of `quotedEnds`. */
+  split?: boolean;
 }
 
 /**
@@ -36,30 +38,49 @@ export interface ShellWordRead {
  * removed (a line continuation); quoted characters are the word's, whatever they are. Unquoted, a
  * character of `ends` ends it, and so does what `stop` names (WordStop). Never past `to`. With
  * `trace`, where each character of the value is in `text` (pushed onto `at`) and, if asked, whether
- * it was inside quotes. Linear.
+ * it was inside quotes. With `quotedEnds`, a quoted character of it ends the word too (`split`): the
+ * word's value read again by a shell ends at its first blank. Linear.
  */
-export function readShellWord(text: string, at: number, ends: ReadonlySet<string>, stop: WordStop, to = text.length, trace?: { at: { push(k: number): unknown }; quoted?: boolean[] }): ShellWordRead {
+export function readShellWord(
+  text: string,
+  at: number,
+  ends: ReadonlySet<string>,
+  stop: WordStop,
+  to = text.length,
+  trace?: { at: { push(k: number): unknown }; quoted?: { push(q: boolean): unknown } },
+  quotedEnds?: ReadonlySet<string>,
+): ShellWordRead {
   let value = '';
   let cut = false;
+  let split = false;
   let unclosed: ShellWordRead['unclosed'];
   let i = at;
   const dollarQuotes = stop !== 'plain';
-  while (i < to && !cut) {
+  while (i < to && !cut && !split) {
     const d = text[i]!;
     if (d === "'" || (dollarQuotes && d === '$' && text[i + 1] === "'")) {
       // Single quotes hold everything to their close; `$'...'` too, but a backslash escapes the next character there.
       i += d === '$' ? 2 : 1;
       while (i < to && text[i] !== "'") {
         if (d === '$' && text[i] === '\\' && i + 1 < to) i++;
+        if (quotedEnds?.has(text[i]!)) {
+          split = true;
+          break;
+        }
         value += text[i];
         traced(trace, i++, true);
       }
+      if (split) break;
       if (i >= to) unclosed = "'";
       i++;
     } else if (d === '"' || (dollarQuotes && d === '$' && text[i + 1] === '"')) {
       // Double quotes, and `$"..."` (a string the locale may translate): their expansions still run.
       i += d === '$' ? 2 : 1;
       while (i < to && text[i] !== '"') {
+        if (quotedEnds?.has(text[i]!)) {
+          split = true;
+          break;
+        }
         if (text[i] === '\\' && i + 1 < to && ESCAPED_IN_DOUBLE_QUOTES.includes(text[i + 1]!)) {
           // A backslash-newline is a line continuation: both go, the word goes on.
           if (text[i + 1] !== '\n') {
@@ -75,9 +96,15 @@ export function readShellWord(text: string, at: number, ends: ReadonlySet<string
           traced(trace, i++, true);
         }
       }
+      if (split) break;
       if (!cut && i >= to) unclosed = '"';
       if (!cut) i++;
     } else if (d === '\\') {
+      // An escaped character of `quotedEnds` ends the word; a backslash-newline is a line continuation still.
+      if (text[i + 1] !== '\n' && quotedEnds?.has(text[i + 1] ?? '')) {
+        split = true;
+        break;
+      }
       if (i + 1 < to && text[i + 1] !== '\n') {
         value += text[i + 1];
         traced(trace, i + 1, false);
@@ -91,11 +118,11 @@ export function readShellWord(text: string, at: number, ends: ReadonlySet<string
       traced(trace, i++, false);
     }
   }
-  return { end: Math.min(i, to), value, cut, unclosed };
+  return { end: Math.min(i, to), value, cut, unclosed, ...(split ? { split } : {}) };
 }
 
 /** Where each character of a word's value is (readShellWord's trace). */
-function traced(trace: { at: { push(k: number): unknown }; quoted?: boolean[] } | undefined, k: number, quoted: boolean): void {
+function traced(trace: { at: { push(k: number): unknown }; quoted?: { push(q: boolean): unknown } } | undefined, k: number, quoted: boolean): void {
   if (trace === undefined) return;
   trace.at.push(k);
   trace.quoted?.push(quoted);

@@ -84,7 +84,8 @@ describe('a secret whose name or option is spelled with quotes or backslashes is
 
   it('a value the reading as written already judged stays as it judged it: quotes kept around a hidden value, a path that runs shown', () => {
     expect(redactText(`bash -c "curl -u admin:'pw' h"`, true)).toBe(`bash -c "curl -u admin:'[REDACTED]' h"`);
-    expect(redactText('wrap token="a b"/./evil.sh', true)).toBe('wrap token="a b"/./evil.sh');
+    // A quoted blank ends a value as an unquoted one does (attack v2-1): `a` is hidden, `b/./evil.sh` (a path that may run) shown.
+    expect(redactText('wrap token="a b"/./evil.sh', true)).toBe('wrap token="[REDACTED] b"/./evil.sh');
     expect(redactText(`bash -c 'mysql -pX; touch m'`, true)).toBe(`bash -c 'mysql -p[REDACTED]; touch m'`);
   });
 });

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { cpuTimes, linearMessage } from '../core/cputime.js';
+import { REDACTED as R, redactText } from '../core/secrets.js';
+import { redactWords } from './audit.js';
+
+// Round 18at (issue 18, stop 45's attack v2 on the audit's reading of a command line). Found: a
+// secret inside a quoted or escaped argument was hidden to the end of that argument, and whenever
+// the argument was in fact a command line the code after the secret was stored as [REDACTED] while
+// it ran: `sh -c "..."` in the arguments of a program the audit does not know (v2-1: prlimit,
+// docker exec, gdb's `shell`), a script written with escaped blanks (v2-2: `sh -c
+// PGPASSWORD=x\ touch\ m`; the other way, `sh -c ./dump.sh\ --password\ PW` kept PW), and the
+// words after a script read as its options (v2-3: `sh -c 'eval "$1"' --password 'touch m'`).
+// Now a value in such an argument ends at its first blank, as a shell reading it would end it; a
+// script's own quotes and escapes are read as its shell reads them; and a script's arguments are
+// never an option's values. Every line below was stored otherwise before.
+
+/** A command line, read as the audit reads one. */
+const stored = (line: string) => redactText(line, true);
+
+describe('attack 18at v2-1: a command line inside an argument of a program the audit does not know', () => {
+  it('the code after a secret is shown', () => {
+    for (const [line, want] of [
+      ['prlimit --nofile=1024 sh -c "PGPASSWORD=x touch m"', `prlimit --nofile=1024 sh -c "PGPASSWORD=${R} touch m"`],
+      ['gdb -batch -ex "shell PGPASSWORD=x touch m"', `gdb -batch -ex "shell PGPASSWORD=${R} touch m"`],
+      ['docker exec c sh -c "PGPASSWORD=x touch m"', `docker exec c sh -c "PGPASSWORD=${R} touch m"`],
+      ["prlimit sh -c 'curl -u admin:pw h; touch m'", `prlimit sh -c 'curl -u admin:${R} h; touch m'`],
+      ['x "--password PW touch m"', `x "--password ${R} touch m"`],
+      ["wrap 'token=a b'", `wrap 'token=${R} b'`],
+    ])
+      expect(stored(line!), line).toBe(want);
+  });
+
+  it('a value the shell assigns itself is its whole word still', () => {
+    for (const [line, want] of [
+      ["PGPASSWORD='correct horse' psql", `PGPASSWORD='${R}' psql`],
+      ['export PGPASSWORD="correct horse"; psql', `export PGPASSWORD="${R}"; psql`],
+      ["env PGPASSWORD='correct horse' psql", `env PGPASSWORD='${R}' psql`],
+    ])
+      expect(stored(line!), line).toBe(want);
+  });
+});
+
+describe('attack 18at v2-2: a script with escaped blanks and nested quotes is read as its shell reads it', () => {
+  it('the code after a secret is shown, the secret hidden', () => {
+    for (const [line, want] of [
+      ['sh -c PGPASSWORD=x\\ touch\\ m', `sh -c PGPASSWORD=${R}\\ touch\\ m`],
+      ['sh -c ./dump.sh\\ --password\\ PW', `sh -c ./dump.sh\\ --password\\ ${R}`],
+      ['sh -c ./d\\ --password\\ PW\\;\\ touch\\ m', `sh -c ./d\\ --password\\ ${R}\\;\\ touch\\ m`],
+      ['bash -c mysql\\ -pPW\\;\\ touch\\ m', `bash -c mysql\\ -p${R}\\;\\ touch\\ m`],
+      ['su -c ./d\\ --password\\ PW root', `su -c ./d\\ --password\\ ${R} root`],
+      ['ssh h ./d\\ --password\\ PW', `ssh h ./d\\ --password\\ ${R}`],
+      ['docker exec c sh -c ./d\\ --password\\ PW', `docker exec c sh -c ./d\\ --password\\ ${R}`],
+      ['sh -c "sh -c \\"PGPASSWORD=x touch m\\""', `sh -c "sh -c \\"PGPASSWORD=${R} touch m\\""`],
+    ])
+      expect(stored(line!), line).toBe(want);
+  });
+});
+
+describe("attack 18at v2-3: the words after a shell's script are its arguments, not an option's values", () => {
+  it('in a command line', () => {
+    for (const line of [`sh -c 'eval "$1"' --password 'touch m'`, `sh -c 'eval "$1"' sh --password 'touch m'`, `prlimit sh -c 'eval "$1"' --password 'touch m'`]) expect(stored(line), line).toBe(line);
+    // A secret inside one such word is found there still.
+    expect(stored(`sh -c 'eval "$1"' x PGPASSWORD=y`)).toBe(`sh -c 'eval "$1"' x PGPASSWORD=${R}`);
+  });
+
+  it('in argv, after a shell in the arguments of a program the audit does not know', () => {
+    for (const words of [
+      ['prlimit', 'sh', '-c', 'eval "$1"', '--password', 'touch m'],
+      ['prlimit', 'bash', '-c', 'eval "$@"', 'x', 'mysql', '--password', 'touch m'],
+    ])
+      expect(redactWords(words), words.join(' ')).toEqual(words);
+  });
+});
+
+describe('attack 18at: the reading of scripts stays linear', () => {
+  // As attack 18aq's linearity tests: n and 8n characters, the least CPU time of 7 runs; a quadratic reading takes ~64x.
+  // The escaped script took 10 s at 128,000 characters before (70x).
+  function expectLinear(name: string, make: (n: number) => string): void {
+    const [small, big] = [make(16_000), make(128_000)];
+    const t = cpuTimes(
+      () => stored(small),
+      () => stored(big),
+      7,
+    );
+    expect(t.big, linearMessage(name, t, 8)).toBeLessThan(Math.max(24 * t.small, 10));
+  }
+  it('a script of escaped blanks', () => expectLinear('escaped script', (n) => `sh -c ${'mysql\\ -pa\\ '.repeat(n / 12)}`));
+  it('a script in a script', () => expectLinear('nested script', (n) => `sh -c "sh -c \\"${'./d --password PW '.repeat(n / 18)}\\""`));
+  it("a script's arguments", () => expectLinear('script arguments', (n) => `sh -c 'eval "$1"' ${"--password 'a b' ".repeat(n / 17)}`));
+});
