@@ -50,7 +50,7 @@ beforeAll(async () => {
   root = tempDir();
   dataDir = tempDir('debugkit-data-');
   // Sources are compiled inside the root: stops show source lines only for files under it.
-  for (const name of ['dbg_timetravel', 'dbg_loop', 'dbg_crash', 'dbg_pointer', 'dbg_clock', 'dbg_bigmem', 'dbg_longnames']) compileCInside(root, name);
+  for (const name of ['dbg_timetravel', 'dbg_loop', 'dbg_crash', 'dbg_pointer', 'dbg_clock', 'dbg_bigmem', 'dbg_longnames', 'dbg_midmem']) compileCInside(root, name);
   dk = await connectStdio({ root, args: ['--toolsets', 'debugger', '--data-dir', dataDir] });
 }, 60_000);
 afterAll(async () => {
@@ -197,11 +197,8 @@ describe('debugger toolset over stdio', () => {
     expect(ranged.value.positions.at(-1).bookmark).toBe('third-bump');
     const text = await call('debugger_export_trace', { format: 'text', session_id: 'tt' });
     expect(text.text).toMatch(/^p1 .* main /);
-    const bin = await call('debugger_export_trace', { format: 'binary', session_id: 'tt' });
-    const blob = bin.content.find((c) => c.type === 'resource')!.resource!;
-    expect(blob.mimeType).toBe('application/octet-stream');
     const file = path.join(root, 'trace.gdbrec');
-    writeFileSync(file, Buffer.from(blob.blob!, 'base64'));
+    writeFileSync(file, await binaryTrace('tt'));
     const restored = execFileSync('gdb', ['-batch', '-nx', '-ex', `target core ${file}`, '-ex', `record restore ${file}`, '-ex', 'info record', path.join(root, 'dbg_timetravel')], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -553,6 +550,56 @@ describe('debugger_export_trace of a long trace: a page per call, each within an
   }, 120_000);
 });
 
+/** A session's binary trace, its pages fetched with next_offset and joined (each page is pushed onto `pages`). */
+async function binaryTrace(session_id: string, pages: Buffer[] = []): Promise<Buffer> {
+  let offset: number | undefined = 0;
+  let total = 0;
+  while (offset !== undefined) {
+    const r = await call('debugger_export_trace', { format: 'binary', offset, session_id });
+    const resource = r.content.find((c) => c.type === 'resource')!.resource!;
+    expect(resource.mimeType).toBe('application/octet-stream');
+    const blob = Buffer.from(resource.blob!, 'base64');
+    expect(blob.length).toBeLessThanOrEqual(512 * 1024);
+    total = r.value.bytes;
+    pages.push(blob);
+    if (r.value.next_offset !== undefined) {
+      expect(r.value.next_offset).toBe(offset + blob.length);
+      expect(r.text).toContain(`next_offset ${r.value.next_offset}`);
+    }
+    offset = r.value.next_offset;
+  }
+  const whole = Buffer.concat(pages);
+  expect(whole.length).toBe(total);
+  return whole;
+}
+
+// Attack w2-2: a binary trace of 29 MB went out as one answer, its base64 built, written and checked on
+// the loop (about 2 s). It now goes out 512 KiB a call; the pages, joined, are the file GDB restores.
+describe('debugger_export_trace binary of a recording of several pages', () => {
+  it('comes a page a call, with next_offset, and the pages joined restore in gdb', async () => {
+    await call('debugger_launch', { program: 'dbg_midmem', session_id: 'midmem' });
+    await call('debugger_step_forward', { session_id: 'midmem', count: 3 });
+    const refused = await dk.client.callTool({ name: 'debugger_export_trace', arguments: { format: 'binary', offset: 5, session_id: 'midmem' } });
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.content)).toContain('no binary trace of session midmem to go on with: export it again without offset');
+    const pages: Buffer[] = [];
+    const whole = await binaryTrace('midmem', pages);
+    expect(pages.length).toBeGreaterThan(4);
+    const file = path.join(root, 'midmem.gdbrec');
+    writeFileSync(file, whole);
+    const total = whole.length;
+    const restored = execFileSync('gdb', ['-batch', '-nx', '-ex', `target core ${file}`, '-ex', `record restore ${file}`, '-ex', 'info record', path.join(root, 'dbg_midmem')], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    expect(restored).toMatch(/Log contains \d+ instructions/);
+    const past = await dk.client.callTool({ name: 'debugger_export_trace', arguments: { format: 'binary', offset: total, session_id: 'midmem' } });
+    expect(past.isError).toBe(true);
+    expect(JSON.stringify(past.content)).toContain(`offset ${total} is past the trace's end (${total} bytes)`);
+    await call('debugger_detach', { session_id: 'midmem' });
+  }, 120_000);
+});
+
 // Attack 18am x1-2: GDB writes the program's memory with a recording; a program that reserved 1 GiB
 // made a 1.29 GB file on disk, on every call, before its size was refused.
 describe('debugger_export_trace binary of a program holding much memory', () => {
@@ -562,7 +609,7 @@ describe('debugger_export_trace binary of a program holding much memory', () => 
     const refused = await dk.client.callTool({ name: 'debugger_export_trace', arguments: { format: 'binary', session_id: 'bigmem' } });
     const text = (refused.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('');
     expect(refused.isError).toBe(true);
-    expect(text).toMatch(/GDB writes the program's memory with a recording: this one would be over (\d+) bytes, over the 33554432-byte limit of one answer: export json or text instead/);
+    expect(text).toMatch(/GDB writes the program's memory with a recording: this one would be over (\d+) bytes, over the 33554432-byte limit of a binary trace: export json or text instead/);
     expect(Number(/would be over (\d+)/.exec(text)![1])).toBeGreaterThan(256 * 1024 * 1024);
     // json still answers.
     expect((await call('debugger_export_trace', { format: 'json', session_id: 'bigmem' })).value.positions.length).toBeGreaterThan(0);

@@ -24,7 +24,7 @@ export function listBundlesTool({ workspace }: BundlesContext): ToolSpec<typeof 
   return {
     name: 'list_available_bundles',
     title: 'List the bundles in the store',
-    description: 'Lists the support bundles in the bundle store this key may open (its own, and those the operator shares), newest first, ' + 'valid or not, with size and when they were added.',
+    description: 'Lists the support bundles in the bundle store this key may open (its own, and those the operator shares), newest first, valid or not, with size and when added.',
     input,
     output,
     annotations: { readOnlyHint: true, openWorldHint: false },

@@ -1,4 +1,5 @@
-import { readFileSync, rmSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { open, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
@@ -19,11 +20,12 @@ export const exportTraceTool: DebuggerTool = (ctx) =>
     contractName: 'debugger/export_trace',
     title: 'Export the execution trace',
     description:
-      'Positions: json (time, pc, function, file:line, changed values) or text, a page per call (next_snapshot: the next), or binary (GDB record save file for "record restore"; unrecorded: DKTRACE1 line + gzipped JSON).',
+      'Positions: json (time, pc, function, file:line, changed values) or text, a page a call (next_snapshot), or binary, 512 KiB a call (offset: next_offset): GDB record save file (unrecorded: DKTRACE1 + gzip JSON).',
     input: {
       format: z.enum(['json', 'binary', 'text']).default('json'),
       start_snapshot: z.string().max(64).optional().describe('first position id or bookmark'),
       end_snapshot: z.string().max(64).optional().describe('last position id or bookmark'),
+      offset: z.number().int().min(0).optional(),
       session_id: sessionId,
     },
     output: {
@@ -34,9 +36,10 @@ export const exportTraceTool: DebuggerTool = (ctx) =>
       next_snapshot: z.string().optional(),
       bytes: z.number().optional(),
       binary_format: z.string().optional(),
+      next_offset: z.number().optional(),
       note: z.string().optional(),
     },
-    async run({ format, start_snapshot, end_snapshot, session_id }, call) {
+    async run({ format, start_snapshot, end_snapshot, offset, session_id }, call) {
       const session = findSession(ctx, call, session_id, true);
       const all = session.positions;
       if (all.length === 0) throw new DebuggerRpcError('HISTORY_UNAVAILABLE', 'no positions yet', { session_id });
@@ -68,6 +71,13 @@ export const exportTraceTool: DebuggerTool = (ctx) =>
         if (format === 'json') return withText({ format, count: page.length, total, positions: page, ...more }, `{"positions":[${lines.join(',')}]}${next ? `\n${more.note}` : ''}`);
         return withText({ format, count: page.length, total, ...more }, `${lines.join('\n')}${next ? `\n${more.note}` : ''}`);
       }
+      // A binary trace is a file (GDB's record save file, or DKTRACE1 + gzipped JSON) kept in the session's directory and sent
+      // a page at a time: a whole recording of 29 MB held the loop about 2 s as one answer (attack w2-2).
+      if (offset !== undefined && offset > 0) {
+        const saved = savedTraces.get(session);
+        if (!saved) throw new DebugkitError('INVALID_ARGUMENT', `no binary trace of session ${session_id} to go on with: export it again without offset`);
+        return page(saved, offset);
+      }
       if (session.mode === 'record') {
         // GDB writes the program's memory with the recording (as gcore does): a program that only
         // reserved 1 GiB made a 1.29 GB file, written to disk before its size was checked (attack
@@ -76,32 +86,88 @@ export const exportTraceTool: DebuggerTool = (ctx) =>
         if (memory > MAX_BLOB) {
           throw new DebugkitError(
             'INVALID_ARGUMENT',
-            `GDB writes the program's memory with a recording: this one would be over ${memory} bytes, over the ${MAX_BLOB}-byte limit of one answer: export json or text instead`,
+            `GDB writes the program's memory with a recording: this one would be over ${memory} bytes, over the ${MAX_BLOB}-byte limit of a binary trace: export json or text instead`,
           );
         }
-        const file = path.join(session.tempDirPath, `trace-${Date.now()}.gdbrec`);
+        const file = path.join(session.tempDirPath, `trace-${++exports}.gdbrec`);
         await session.engine.serial(() => session.engine.cli(`record save ${file}`));
-        try {
-          const size = statSync(file).size;
-          if (size > MAX_BLOB) throw new DebugkitError('INVALID_ARGUMENT', `the recording is ${size} bytes, over the ${MAX_BLOB}-byte limit of one answer: export json or text instead`);
-          const data = readFileSync(file);
-          const value = {
-            format,
-            count: to - from + 1,
-            bytes: data.length,
-            binary_format: 'gdb-record-full',
-            note: 'GDB record save file of the whole recording (positions select nothing here): gdb PROGRAM -ex "target core FILE" -ex "record restore FILE"',
-          };
-          return withText(Object.assign(value, { [BLOB]: { data, uri: `debugkit://debugger/${session_id}/trace.gdbrec` } }), `binary trace: ${data.length} bytes (GDB record save file)`);
-        } finally {
-          rmSync(file, { force: true });
+        const { size } = await stat(file);
+        if (size > MAX_BLOB) {
+          await rm(file, { force: true });
+          throw new DebugkitError('INVALID_ARGUMENT', `the recording is ${size} bytes, over the ${MAX_BLOB}-byte limit of a binary trace: export json or text instead`);
         }
+        return page(await keep(session, { file, size, count: to - from + 1, kind: 'gdbrec', uri: `debugkit://debugger/${session_id}/trace.gdbrec` }), 0);
       }
       const data = Buffer.concat([Buffer.from('DKTRACE1\n'), await gzipAsync(await positionsJson(all, from, to))]);
-      const value = { format, count: to - from + 1, bytes: data.length, binary_format: 'debugkit-trace-v1', note: 'the line "DKTRACE1" then gzip of the JSON export' };
-      return withText(Object.assign(value, { [BLOB]: { data, uri: `debugkit://debugger/${session_id}/trace.dktrace` } }), `binary trace: ${data.length} bytes (DKTRACE1 + gzip JSON)`);
+      const file = path.join(session.tempDirPath, `trace-${++exports}.dktrace`);
+      await writeFile(file, data);
+      return page(await keep(session, { file, size: data.length, count: to - from + 1, kind: 'dktrace', uri: `debugkit://debugger/${session_id}/trace.dktrace` }), 0);
     },
   });
+
+/**
+ * The bytes of a binary trace one answer carries: its base64 is built, written and checked on the
+ * loop (about 75 ms a megabyte), so a page keeps that near 40 ms; `offset` fetches the next.
+ */
+export const BLOB_PAGE = 512 * 1024;
+
+/** The two kinds of binary trace: what the answer names them, says of them, and calls them in its text. */
+const KINDS = {
+  gdbrec: {
+    binary_format: 'gdb-record-full',
+    note: 'GDB record save file of the whole recording (positions select nothing here): gdb PROGRAM -ex "target core FILE" -ex "record restore FILE"',
+    what: 'GDB record save file',
+  },
+  dktrace: { binary_format: 'debugkit-trace-v1', note: 'the line "DKTRACE1" then gzip of the JSON export', what: 'DKTRACE1 + gzip JSON' },
+} as const;
+
+/** A binary trace saved in its session's directory, sent a page at a time (the last export of each session). */
+interface SavedTrace {
+  file: string;
+  size: number;
+  count: number;
+  kind: keyof typeof KINDS;
+  uri: string;
+}
+const savedTraces = new WeakMap<object, SavedTrace>();
+/** Exports made: each saves its own file, so two at once never share one. */
+let exports = 0;
+
+/** Keeps `saved` as the session's binary trace to page through, and removes the one before it. */
+async function keep(session: object, saved: SavedTrace): Promise<SavedTrace> {
+  const before = savedTraces.get(session);
+  savedTraces.set(session, saved);
+  if (before) await rm(before.file, { force: true });
+  return saved;
+}
+
+/** The page of a saved binary trace from `offset`, read off the loop. */
+async function page(saved: SavedTrace, offset: number) {
+  if (offset >= saved.size) throw new DebugkitError('INVALID_ARGUMENT', `offset ${offset} is past the trace's end (${saved.size} bytes): give an offset an answer returned`);
+  const length = Math.min(BLOB_PAGE, saved.size - offset);
+  const data = Buffer.alloc(length);
+  const handle = await open(saved.file, 'r');
+  try {
+    await handle.read(data, 0, length, offset);
+  } finally {
+    await handle.close();
+  }
+  const end = offset + length;
+  const cut = end < saved.size;
+  const { binary_format, note, what } = KINDS[saved.kind];
+  const value = {
+    format: 'binary',
+    count: saved.count,
+    bytes: saved.size,
+    binary_format,
+    note: cut || offset > 0 ? `${note}. Bytes ${offset}..${end - 1} of ${saved.size}${cut ? `: export again with offset ${end} for the rest, and join the pages in order` : ''}` : note,
+    ...(cut ? { next_offset: end } : {}),
+  };
+  return withText(
+    Object.assign(value, { [BLOB]: { data, uri: saved.uri } }),
+    `binary trace: ${offset > 0 || cut ? `bytes ${offset}..${end - 1} of ` : ''}${saved.size} bytes (${what})${cut ? `; next_offset ${end}` : ''}`,
+  );
+}
 
 /** The characters of one json or text page: its text and its structured copy each count against the answer ceiling. */
 const PAGE_CHARS = Math.floor((DEFAULT_RESULT_MAX_TOKENS * CHARS_PER_TOKEN - 2000) / 2);

@@ -17,7 +17,7 @@ export const findSimilarBugsTool: DebuggerTool = (ctx) =>
     contractName: 'debugger/find_similar_bugs',
     title: 'Find similar bugs',
     description:
-      'Rank earlier crashes (all debugkit saw) and artefacts under search_path (core dumps, sanitizer/valgrind reports, Python tracebacks in logs) by how close their signature is to the current crash. pattern_type: crash (signals), memory (sanitizer, heap), logic (assertions, aborts, exceptions).',
+      'Rank earlier crashes (all debugkit saw) and artefacts under search_path (core dumps, sanitizer/valgrind reports, Python tracebacks) by signature closeness to this crash. pattern_type: crash (signals), memory (sanitizer, heap), logic (asserts, aborts, exceptions).',
     input: {
       pattern_type: z.enum(['crash', 'memory', 'logic']).default('crash'),
       search_path: z.string().max(4096).optional().describe('a directory under the workspace root to search for artefacts'),

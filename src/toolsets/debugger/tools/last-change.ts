@@ -10,7 +10,7 @@ export const lastChangeTool: DebuggerTool = (ctx) =>
   defineTool({
     name: 'debugger_last_change',
     title: 'Find the last write to an expression',
-    description: 'Run backwards to the last write of an expression (e.g. "s.b", "buf[3]", "*p"): answers where it happened and the value before and after. Recorded sessions (debugger_launch) only.',
+    description: 'Run backwards to the last write of an expression (e.g. "s.b", "buf[3]", "*p"): answers where, and the values before and after. Recorded sessions (debugger_launch) only.',
     input: { expression: z.string().min(1).max(200), session_id: sessionId, wait: waitSeconds.default(30) },
     output: {
       expression: z.string(),

@@ -24,7 +24,7 @@ export function programOutputTool(ctx: GdbContext): ToolSpec<typeof input, typeo
     title: "Read the program's output",
     description:
       "Reads the debuggee's own stdout or stderr (apart from GDB's; the last 1 MiB of each) from a cursor, " +
-      'or its end with `tail`. Each answer gives the `end` cursor and whether there is `more`. ' +
+      'or its end with `tail`. Each answer gives its `end` cursor and if there is `more`. ' +
       '(C stdio to a pipe is buffered until flushed.)',
     input,
     output,

@@ -12,7 +12,7 @@ export function runToBreakpointTool({ service }: PythonContext): ToolSpec<typeof
     description:
       'Sets a breakpoint at file:line (conditional, hit count or logpoint) and runs (starting if needed) until a ' +
       'breakpoint, the end, an uncaught exception or panic, or `timeout` (then paused, with a TimeoutError). Returns ' +
-      'hit/completed/error, where, locals, source and the top of the stack.',
+      'hit/completed/error, where, locals, source, top of stack.',
     input,
     output: runOutput,
     render: renderRun,
