@@ -72,6 +72,59 @@ describe("attack 18at v2-3: the words after a shell's script are its arguments, 
   });
 });
 
+// Attack x2, on the fixes above. Found: a secret inside the value of a word the shell assigns was
+// hidden whole, though the shell assigns only the word's own name (`A=PGPASSWORD='x touch m'`, then
+// `eval $A` ran `touch m`: x2-1); inside a script, a quoted argument was read as its shell reads a
+// word, whole, not to its first blank (`sh -c 'trap PGPASSWORD="x touch m" EXIT'`: x2-2); `eval`'s
+// words were read as assignments before a program (x2-3); and a script that only runs its arguments
+// (`exec "$@"`) had a password after them stored in clear (x2-4). Each was confirmed end to end.
+describe('attack 18at x2: assignments, eval and scripts inside scripts', () => {
+  it('x2-1: only the assigned name keeps its value whole; a secret inside that value ends at its first blank', () => {
+    for (const [line, want] of [
+      [`A=PGPASSWORD='x touch m' sh -c 'eval $A'`, `A=PGPASSWORD='${R} touch m' sh -c 'eval $A'`],
+      [`A=PGPASSWORD='x touch m' sh -c 'env $A'`, `A=PGPASSWORD='${R} touch m' sh -c 'env $A'`],
+      [`sh -c 'A=PGPASSWORD=x\\ touch\\ m; eval $A'`, `sh -c 'A=PGPASSWORD=${R}\\ touch\\ m; eval $A'`],
+      [`export A=PGPASSWORD="x touch m"; eval $A`, `export A=PGPASSWORD="${R} touch m"; eval $A`],
+      [`A=--password='x touch m'`, `A=--password='${R} touch m'`],
+      // The assigned name's own value, at any depth, is whole still.
+      [`sh -c 'PGPASSWORD="correct horse" psql'`, `sh -c 'PGPASSWORD="${R}" psql'`],
+      [`sh -c "PGPASSWORD='correct horse' psql"`, `sh -c "PGPASSWORD='${R}' psql"`],
+    ])
+      expect(stored(line!), line).toBe(want);
+    expect(redactWords(['sh', '-c', 'A=PGPASSWORD="x touch m"; eval $A'])).toEqual(['sh', '-c', `A=PGPASSWORD="${R} touch m"; eval $A`]);
+  });
+
+  it('x2-2: inside a script, a quoted argument ends at its first blank as at the top', () => {
+    for (const [line, want] of [
+      [`sh -c 'sh -c "eval \\$1" sh PGPASSWORD="x touch m"'`, `sh -c 'sh -c "eval \\$1" sh PGPASSWORD="${R} touch m"'`],
+      [`sh -c 'trap PGPASSWORD="x touch m" EXIT'`, `sh -c 'trap PGPASSWORD="${R} touch m" EXIT'`],
+      [`sh -c 'ssh h PGPASSWORD="x touch m"'`, `sh -c 'ssh h PGPASSWORD="${R} touch m"'`],
+      [`sh -c 'wrap --password "x touch m"'`, `sh -c 'wrap --password "${R} touch m"'`],
+    ])
+      expect(stored(line!), line).toBe(want);
+  });
+
+  it("x2-3: eval's words are read again, never as assignments", () => {
+    for (const [line, want] of [
+      [`eval PGPASSWORD="x touch m"`, `eval PGPASSWORD="${R} touch m"`],
+      [`sh -c 'eval PGPASSWORD=x\\ touch\\ m'`, `sh -c 'eval PGPASSWORD=${R}\\ touch\\ m'`],
+      [`bash -c 'command eval PGPASSWORD="x touch m"'`, `bash -c 'command eval PGPASSWORD="${R} touch m"'`],
+      [`! eval PGPASSWORD="x touch m"`, `! eval PGPASSWORD="${R} touch m"`],
+    ])
+      expect(stored(line!), line).toBe(want);
+    expect(redactWords(['sh', '-c', 'eval PGPASSWORD="x touch m"'])).toEqual(['sh', '-c', `eval PGPASSWORD="${R} touch m"`]);
+  });
+
+  it('x2-4: the arguments of a script that only runs them are a command, its password hidden', () => {
+    expect(stored(`sh -c 'exec "$@"' sh mysql --password S3cretPW`)).toBe(`sh -c 'exec "$@"' sh mysql --password ${R}`);
+    expect(stored(`sh -c '"$@"' sh mysql --password S3cretPW`)).toBe(`sh -c '"$@"' sh mysql --password ${R}`);
+    expect(redactWords(['sh', '-c', 'exec "$@"', 'sh', 'mysql', '--password', 'S3cretPW'])).toEqual(['sh', '-c', 'exec "$@"', 'sh', 'mysql', '--password', R]);
+    // A script inside them is a script still: its arguments are never an option's values.
+    const line = `sh -c 'exec "$@"' sh sh -c 'eval "$1"' --password 'touch m'`;
+    expect(stored(line)).toBe(line);
+  });
+});
+
 describe('attack 18at: the reading of scripts stays linear', () => {
   // As attack 18aq's linearity tests: n and 8n characters, the least CPU time of 7 runs; a quadratic reading takes ~64x.
   // The escaped script took 10 s at 128,000 characters before (70x).

@@ -11,6 +11,7 @@ import {
   argvSecretWords,
   codeOption,
   commandRuns,
+  FORWARDS_ARGUMENTS,
   shellScriptAt,
   findSecrets,
   hideSpans,
@@ -536,7 +537,7 @@ export function redactWords(words: readonly string[]): string[] {
   // A word that reads the command line's later words is a script's only in code, or where the program may be a script
   // that runs it (none named, or a script file): a MySQL user named `argv` kept the password after it (attack 18ap h2-4).
   const readsArgs = unknown || SCRIPT_FILE.test(words[0]!);
-  const script = words.findIndex(
+  const found = words.findIndex(
     (w, k) =>
       runs.code.has(k) ||
       runs.scripts.has(k) ||
@@ -544,6 +545,8 @@ export function redactWords(words: readonly string[]): string[] {
       (READS_ARGUMENTS.test(w) && (readsArgs || runs.code.has(k) || runs.scripts.has(k))) ||
       (unknown && (codeOption(w) === 'attached' || (k > 0 && codeOption(words[k - 1]!) === 'next'))),
   );
+  // A script that only runs its arguments (`exec "$@"`): they are a command of their own, options and all (attack x2-4).
+  const script = found >= 0 && FORWARDS_ARGUMENTS.test(words[found]!) ? -1 : found;
   const shown = (k: number) => (k === 0 && !words[0]!.startsWith('-')) || runs.programs.has(k) || runs.code.has(k);
   const hits = new Map<number, Array<[number, number]>>();
   let i = 0;

@@ -145,18 +145,23 @@ function wordValueAt(r: ValueReading, at: number): Span | undefined {
   }
   let span: [number, number];
   const inner = wordCharacter(r, at);
-  if (inner && inner.t === NO_TRACE && !commandsOf(r).read.assigned.has(inner.k)) {
+  // The value of a word the shell assigns, read whole: only its own value, at its `=` (`A=PGPASSWORD='x touch m'` assigns A,
+  // and `eval $A` runs `touch m`: attack x2-1).
+  const assigned = inner !== undefined && commandsOf(r).read.assigned.has(inner.k) && text.indexOf('=', commandsOf(r).words[inner.k]!.start) + 1 === at;
+  if (inner && inner.t === NO_TRACE && !assigned) {
     // Unquoted at `at`, quotes or backslashes after it: read on as written, to the value's first blank, quoted or not.
     const word = readShellWord(text, at, VALUE_WORD_END, 'expansion', commandsOf(r).words[inner.k]!.end, undefined, BLANKS);
     r.read = word.end;
     span = word.split ? [at, word.end] : unquotedSpan(text, at, word.end);
     if (span[1] <= span[0]) return undefined;
-  } else if (inner && !commandsOf(r).read.assigned.has(inner.k)) {
+  } else if (inner && !assigned) {
     const { t, v, k } = inner;
     const { words, read } = commandsOf(r);
     const n = t.value.length;
     let end = v;
-    if (read.reread.has(k)) end = readShellWord(t.value, v, VALUE_WORD_END, 'expansion').end;
+    // In a word a shell reads again, as that shell reads it, to a blank of its value quoted there or not: a word it
+    // assigns whole is the script's own reading's (scriptSpans), which knows its commands (attack x2-2).
+    if (read.reread.has(k)) end = readShellWord(t.value, v, VALUE_WORD_END, 'expansion', n, undefined, BLANKS).end;
     else while (end < n && !BLANKS.has(t.value[end]!) && !(UNQUOTED_END.has(t.value[end]!) && t.quoted[end] === 0)) end++;
     if (end <= v) return undefined;
     // A value that starts inside quotes (not at them) ends inside them, or at their close.
@@ -284,6 +289,8 @@ function readCommands(commands: ShellWord[][]): CommandsRead {
     let script = -1;
     for (let j = 0; j < command.length; j++) {
       if (runs.programs.has(j)) program = j;
+      // eval (a keyword to commandRuns: what follows is no program of its own) joins its words and reads them again (attack x2-3).
+      if (values[j] === 'eval' && program < 0 && from > j) from = j + 1;
       if (runs.scripts.has(j) || runs.code.has(j) || j >= from) read.reread.add(base + j);
       // A script given as its own word (not attached to its option: `env -S"..."` is read as written) is a command line.
       if ((runs.scripts.has(j) && !values[j]!.startsWith('-')) || (j >= from && !runs.code.has(j))) read.lines.add(base + j);
@@ -293,8 +300,12 @@ function readCommands(commands: ShellWord[][]): CommandsRead {
         read.lines.add(base + j);
       }
       if (script < 0 && (inArguments || (runs.scripts.has(j) && program >= 0 && SHELLS.test(baseName(values[program]!))))) script = j;
-      else if (script >= 0 && j > script) read.scriptArguments.add(base + j);
-      if (ASSIGNMENT_WORD.test(values[j]!) && (program < 0 || (ASSIGNING.test(baseName(values[program]!)) && !runs.programs.has(j)))) read.assigned.add(base + j);
+      else if (script >= 0 && j > script) {
+        read.scriptArguments.add(base + j);
+        // A script that only runs its arguments (`exec "$@"`): after its `$0`, they are a command of their own, read as one (attack x2-4).
+        if (j === script + 1 && FORWARDS_ARGUMENTS.test(values[script]!)) script = -1;
+      }
+      if (ASSIGNMENT_WORD.test(values[j]!) && j < from && (program < 0 || (ASSIGNING.test(baseName(values[program]!)) && !runs.programs.has(j)))) read.assigned.add(base + j);
     }
     // git's `-c name=value`: a value may be a command line its shell reads (core.sshCommand, core.pager, an alias's `!...`),
     // so a secret in it is read as that shell reads it, never to the end of the word (attack t2-2).
@@ -1397,7 +1408,7 @@ function scriptSpans(r: ValueReading): Span[] {
   let active: Uint32Array | undefined;
   for (const k of read.lines) {
     const w = words[k]!;
-    if (firstQuote(r.text, w.start, w.end) >= w.end || quotedWhole(r.text, w.start, w.end)) continue;
+    if (firstQuote(r.text, w.start, w.end) >= w.end || readAsWritten(r.text, w.start, w.end)) continue;
     const t = traceOf(r, k);
     for (const [s, e, kind] of findSecrets(t.value, { keepCalls: true, command: true, depth: r.depth + 1 })) {
       // A value read to where the word's reading stopped at a substitution goes on into it: the reading as written judges it.
@@ -1413,13 +1424,16 @@ function scriptSpans(r: ValueReading): Span[] {
 }
 
 /**
- * Whether [start, end) of `text` is one quoted string and nothing else, with no backslash in it
- * (`'...'`, `"..."`): its value is what stands between its quotes, read as written already.
+ * Whether the reading as written reads the command line in [start, end) of `text` as its shell
+ * does: one quoted string and nothing else, without a backslash (`'...'`, `"..."`: its value is what
+ * stands between its quotes), and no `=` in it, where the shell that runs it might assign a quoted
+ * value whole (`sh -c 'PGPASSWORD="correct horse" psql'`), which the reading as written ends at
+ * its first blank. Such a script is not read again (scriptSpans): nested, it was read once a level.
  */
-function quotedWhole(text: string, start: number, end: number): boolean {
+function readAsWritten(text: string, start: number, end: number): boolean {
   const q = text[start];
   if ((q !== "'" && q !== '"') || end - start < 2 || text[end - 1] !== q) return false;
-  for (let i = start + 1; i < end - 1; i++) if (text[i] === q || (q === '"' && text[i] === '\\')) return false;
+  for (let i = start + 1; i < end - 1; i++) if (text[i] === q || text[i] === '=' || (q === '"' && text[i] === '\\')) return false;
   return true;
 }
 
@@ -1656,6 +1670,8 @@ export function decidesCode(name: string): boolean {
 }
 const ENV_NAME = /^[A-Z_][A-Z0-9_]{0,255}$/;
 
+/** A script that runs its arguments as they are, and nothing else: `"$@"`, `exec "$@"`. */
+export const FORWARDS_ARGUMENTS = /^\s*(?:exec\s+)?(?:"\$@"|\$@|"\$\*"|\$\*)\s*$/;
 /** Shells whose `-c` takes a script. */
 const SHELLS = /^(?:sh|bash|dash|zsh|ksh|mksh|ash|fish)$/;
 
