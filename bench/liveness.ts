@@ -6,8 +6,9 @@
 // and a 20,000-document set (at the bound: parsed and replayed), 20,000 pipelined Redis misses and
 // Generic hits against sets of 19,000 (answered in slices), a request missing an Http mock whose
 // body is 28 MB (its set loaded, its body matched against), a request body dripping one
-// byte at a time, 100,000-character arguments (the audit redactor reads every argument), and
-// 15 bodies of 4 MiB at once (each parsed in a share of the loop of its own).
+// byte at a time, 100,000-character arguments (the audit redactor reads every argument),
+// 15 bodies of 4 MiB at once (each parsed in a share of the loop of its own), a binary
+// debugger_export_trace of a 28 MB recording (sent 512 KiB a call), and gdb's 16 MB MI line.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import http from 'node:http';
@@ -53,6 +54,18 @@ const BURSTS = [
 
 /** The body of the one Http mock of set big-body (MB), and the program that posts a request missing it. */
 const BIG_BODY_MB = 28;
+/** A program whose recording GDB writes with 28 MB of its memory (a core keeps anonymous memory, touched or not). */
+const BIG_RECORDING_MB = 28;
+const BIG_RECORDING_C = `#include <stdio.h>
+static char block[${BIG_RECORDING_MB}u << 20];
+int main(void) {
+  block[7] = 'y';
+  printf("%c\\n", block[7]);
+  return 0;
+}
+`;
+/** Bytes gdb reads in one -data-read-memory-bytes (its MI line holds each as two hex digits). */
+const MI_LINE_BYTES = 8_000_000;
 const POST_PY = `import http.client
 c = http.client.HTTPConnection("127.0.0.1", 9, timeout=300)
 c.request("POST", "/x", body=b'{"a":[1]}', headers={"Content-Type": "application/json"})
@@ -195,6 +208,8 @@ function workspace(): { base: string; root: string; cache: string } {
       's = socket.create_connection(("127.0.0.1", port), timeout=300)\ns.sendall(payload * n)\ngot = 0\n' +
       'while got < n:\n    b = s.recv(1 << 20)\n    if not b:\n        break\n    got += b.count(b"\\n")\nprint("answers", got)\n',
   );
+  writeFileSync(path.join(root, 'bigrec.c'), BIG_RECORDING_C);
+  execFileSync('gcc', ['-g', '-O0', '-o', path.join(root, 'bigrec'), path.join(root, 'bigrec.c')]);
   return { base, root, cache: path.join(base, 'cache') };
 }
 
@@ -209,7 +224,7 @@ async function startServer({ base, root, cache }: { base: string; root: string; 
     '--root',
     root,
     '--toolsets',
-    'bundles,mocks',
+    'bundles,mocks,gdb,debugger',
     '--bundle-dir',
     path.join(base, 'store'),
     '--data-dir',
@@ -290,8 +305,10 @@ export const livenessBench: BenchModule = {
         { input: 'a body dripping 1 byte / 100 ms', pings: [], answered: [], outcome: '' },
         { input: `100,000-character arguments (x${LONG_CALLS} per round)`, pings: [], answered: [], outcome: '' },
         { input: `${BIG_BODIES} request bodies of 4 MiB at once`, pings: [], answered: [], outcome: '' },
+        { input: `debugger_export_trace binary of a ${BIG_RECORDING_MB} MB recording, every page`, pings: [], answered: [], outcome: '' },
+        { input: `gdb: a ${((MI_LINE_BYTES * 2) / 1e6).toFixed(0)} MB MI line (-data-read-memory-bytes)`, pings: [], answered: [], outcome: '' },
       ];
-      const [bigBodyRow, dripRow, longRow, bodiesRow] = rows.slice(-4) as [Row, Row, Row, Row];
+      const [bigBodyRow, dripRow, longRow, bodiesRow, traceRow, miRow] = rows.slice(-6) as [Row, Row, Row, Row, Row, Row];
       const text = (r: { body: any }) => String(r.body?.result?.content?.[0]?.text ?? r.body?.error?.message ?? '');
       for (let round = 0; round < ROUNDS; round++) {
         // Idle baseline.
@@ -379,6 +396,41 @@ export const livenessBench: BenchModule = {
         bodiesRow.pings.push(...(await pingWhile(port, bodies)));
         bodiesRow.answered.push(performance.now() - bodiesStarted);
         bodiesRow.outcome = `${(await bodies).filter((r) => r.status === 200).length} of ${BIG_BODIES} answered (HTTP 200)`;
+        // A binary trace of a recording near its 32 MiB limit, every page of it (attack w2-2: one answer held the loop ~2 s).
+        const launched = await call(port, 'debugger_launch', { program: 'bigrec', session_id: 'rec' });
+        if (launched.body?.result?.isError) throw new Error(`debugger_launch failed: ${text(launched)}`);
+        await call(port, 'debugger_step_forward', { session_id: 'rec', count: 2 });
+        const traceStarted = performance.now();
+        const trace = (async () => {
+          let pages = 0;
+          let bytes = 0;
+          for (let offset: number | undefined = 0; offset !== undefined; pages++) {
+            const r = await call(port, 'debugger_export_trace', { format: 'binary', offset, session_id: 'rec' });
+            const value = r.body?.result?.structuredContent;
+            if (r.body?.result?.isError || value === undefined) throw new Error(`debugger_export_trace failed: ${text(r)}`);
+            bytes = value.bytes;
+            offset = value.next_offset;
+          }
+          return { pages, bytes };
+        })();
+        traceRow.pings.push(...(await pingWhile(port, trace)));
+        const exported = await trace;
+        traceRow.answered.push((performance.now() - traceStarted) / exported.pages);
+        traceRow.outcome = `${exported.pages} pages, ${exported.bytes} bytes`;
+        await call(port, 'debugger_detach', { session_id: 'rec' });
+        // gdb's one long MI line: read in chunks, each searched for its end once (attack w2-1: 38-48 s of 1 s holds).
+        const opened = await call(port, 'open', { program: 'bigrec' });
+        const id = opened.body?.result?.structuredContent?.content?.id;
+        if (id === undefined) throw new Error(`open failed: ${text(opened)}`);
+        await call(port, 'call', { id, commands: ['break main', 'run'] });
+        const miStarted = performance.now();
+        const mi = call(port, 'call', { id, command: `-data-read-memory-bytes &block ${MI_LINE_BYTES}` });
+        miRow.pings.push(...(await pingWhile(port, mi)));
+        miRow.answered.push(performance.now() - miStarted);
+        miRow.outcome = text(await mi)
+          .slice(0, 60)
+          .replace(/\s+/g, ' ');
+        await call(port, 'close', { id });
       }
 
       const stats = rows.map((r) => ({ row: r, s: summarize(r.pings), a: r.answered.length ? summarize(r.answered) : undefined }));
@@ -417,8 +469,8 @@ export const livenessBench: BenchModule = {
           "Whether one key's input can hold the server's event loop: another client's ping latency while each input is sent, " +
           'side by side with the idle baseline in the same run (goal: p99 under 50 ms).',
         method: [
-          `A real \`debugkit serve\` (dist/cli.js, one --api-key, toolsets bundles and mocks, --grep-timeout ${GREP_TIMEOUT_S}, --body-deadline ${BODY_DEADLINE_S}) in a child process; the bench process is both clients.`,
-          `${ROUNDS} rounds, each: ${WINDOW_MS} ms idle; grep_files \`${CATASTROPHIC}\` over a bundle of five log lines (one of them 40 a's and a !), answered when the server stops it; keploy_list_mocks three times over ./keploy holding a set of one 100 MB scalar, a set of 200,000 small documents and a normal set; keploy_mock_test (command /usr/bin/true) on the 100 MB set then the 200,000-document set (answered in: the mean of the two); keploy_mock_test on a set of ${BOUND_DOCS} small Generic documents, parsed (the cache of parsed sets emptied first) and replayed; keploy_mock_test of a Python program sending ${BURST_REQUESTS} requests pipelined in one write on one connection, against a set of ${BURST_MOCKS} recorded exchanges: Redis \`SET x v\` (each a miss, its closest looked for) and Generic \`Q000000\` (each a hit); keploy_mock_test of a Python program posting one request that misses the one Http mock of a set, whose body is ${BIG_BODY_MB} MB of text; a POST /mcp announcing 100,000 bytes and sending one every 100 ms, until the server drops it; read_file ${LONG_CALLS} times in a row with a 100,000-character path; ${BIG_BODIES} read_file calls at once, each a body of 4 MiB (its path) on a connection of its own.`,
+          `A real \`debugkit serve\` (dist/cli.js, one --api-key, toolsets bundles, mocks, gdb and debugger, --grep-timeout ${GREP_TIMEOUT_S}, --body-deadline ${BODY_DEADLINE_S}) in a child process; the bench process is both clients.`,
+          `${ROUNDS} rounds, each: ${WINDOW_MS} ms idle; grep_files \`${CATASTROPHIC}\` over a bundle of five log lines (one of them 40 a's and a !), answered when the server stops it; keploy_list_mocks three times over ./keploy holding a set of one 100 MB scalar, a set of 200,000 small documents and a normal set; keploy_mock_test (command /usr/bin/true) on the 100 MB set then the 200,000-document set (answered in: the mean of the two); keploy_mock_test on a set of ${BOUND_DOCS} small Generic documents, parsed (the cache of parsed sets emptied first) and replayed; keploy_mock_test of a Python program sending ${BURST_REQUESTS} requests pipelined in one write on one connection, against a set of ${BURST_MOCKS} recorded exchanges: Redis \`SET x v\` (each a miss, its closest looked for) and Generic \`Q000000\` (each a hit); keploy_mock_test of a Python program posting one request that misses the one Http mock of a set, whose body is ${BIG_BODY_MB} MB of text; a POST /mcp announcing 100,000 bytes and sending one every 100 ms, until the server drops it; read_file ${LONG_CALLS} times in a row with a 100,000-character path; ${BIG_BODIES} read_file calls at once, each a body of 4 MiB (its path) on a connection of its own; debugger_export_trace binary of a program holding ${BIG_RECORDING_MB} MB of static memory (launched, stepped twice), every page fetched in turn (answered in: per page); gdb \`-data-read-memory-bytes &block ${MI_LINE_BYTES}\` at main of the same program, one MI line of ${MI_LINE_BYTES * 2} hex digits.`,
           'Pings are plain JSON-RPC `ping` POSTs of a second API key over a keep-alive connection, timed from request to the end of the answer; percentiles nearest rank over the rounds pooled.',
         ],
         tables: [table],

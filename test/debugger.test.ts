@@ -50,7 +50,7 @@ beforeAll(async () => {
   root = tempDir();
   dataDir = tempDir('debugkit-data-');
   // Sources are compiled inside the root: stops show source lines only for files under it.
-  for (const name of ['dbg_timetravel', 'dbg_loop', 'dbg_crash', 'dbg_pointer', 'dbg_clock', 'dbg_bigmem', 'dbg_longnames', 'dbg_midmem']) compileCInside(root, name);
+  for (const name of ['dbg_timetravel', 'dbg_loop', 'dbg_crash', 'dbg_pointer', 'dbg_clock', 'dbg_bigmem', 'dbg_longnames', 'dbg_midmem', 'dbg_filemap']) compileCInside(root, name);
   dk = await connectStdio({ root, args: ['--toolsets', 'debugger', '--data-dir', dataDir] });
 }, 60_000);
 afterAll(async () => {
@@ -614,5 +614,19 @@ describe('debugger_export_trace binary of a program holding much memory', () => 
     // json still answers.
     expect((await call('debugger_export_trace', { format: 'json', session_id: 'bigmem' })).value.positions.length).toBeGreaterThan(0);
     await call('debugger_detach', { session_id: 'bigmem' });
+  }, 60_000);
+
+  // Attack z2-1: GDB also writes a private mapping of a file once the program wrote a page of it, whole. The estimate
+  // counted anonymous mappings only, and a 2 GiB sparse file mapped so made GDB write 2.15 GB before the size was checked.
+  it('counts a written private mapping of a file, and refuses it before anything is written', async () => {
+    await call('debugger_launch', { program: 'dbg_filemap', session_id: 'filemap' });
+    const stop = (await call('debugger_step_forward', { session_id: 'filemap', count: 5 })).value;
+    expect(stop.line).toBe(15); // past the write into the mapping
+    const refused = await dk.client.callTool({ name: 'debugger_export_trace', arguments: { format: 'binary', session_id: 'filemap' } });
+    const text = (refused.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('');
+    expect(refused.isError).toBe(true);
+    expect(text).toMatch(/GDB writes the program's memory with a recording: this one would be over (\d+) bytes/);
+    expect(Number(/would be over (\d+)/.exec(text)![1])).toBeGreaterThan(256 * 1024 * 1024);
+    await call('debugger_detach', { session_id: 'filemap' });
   }, 60_000);
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cpuTimes, linearMessage } from '../core/cputime.js';
 import { REDACTED as R, redactText } from '../core/secrets.js';
-import { redactWords } from './audit.js';
+import { boundField, redact, redactWords } from './audit.js';
 
 // Round 18at (issue 18, stop 45's attack v2 on the audit's reading of a command line). Found: a
 // secret inside a quoted or escaped argument was hidden to the end of that argument, and whenever
@@ -122,6 +122,48 @@ describe('attack 18at x2: assignments, eval and scripts inside scripts', () => {
     // A script inside them is a script still: its arguments are never an option's values.
     const line = `sh -c 'exec "$@"' sh sh -c 'eval "$1"' --password 'touch m'`;
     expect(stored(line)).toBe(line);
+  });
+});
+
+// Attack y2 (on the fixes above). Found: a setting whose name reads as a secret's but whose value is a
+// command (restic's RESTIC_PASSWORD_COMMAND, --password-command, --token-cmd, git's credential.helper,
+// pass's PASSWORD_STORE_GPG_OPTS) had the command hidden as a password while it ran (y2-1, y2-2,
+// confirmed with restic and git); an env object's code-deciding variable of a secret-looking name
+// (cargo's CARGO_REGISTRIES_X_CREDENTIAL_PROVIDER) was hidden, though its list form was kept (y2-3);
+// and the client's name, the tool's name and the session id were stored as sent, a `Bearer dk_...`
+// in them in clear (y2-4).
+describe('attack 18at y2: what names a command is read as one; what a client names is redacted', () => {
+  it('y2-1, y2-2: a secret-named command, program or options is shown, its own passwords hidden', () => {
+    for (const [line, want] of [
+      [`RESTIC_PASSWORD_COMMAND='sh -c "id > ran; echo pw"' restic snapshots`, `RESTIC_PASSWORD_COMMAND='sh -c "id > ran; echo pw"' restic snapshots`],
+      [`restic --password-command "touch ran" snapshots`, `restic --password-command "touch ran" snapshots`],
+      [`tool --token-cmd "touch ran"`, `tool --token-cmd "touch ran"`],
+      [`git -c credential.helper='!id>ran;:' fetch`, `git -c credential.helper='!id>ran;:' fetch`],
+      [`RCLONE_PASSWORD_COMMAND="mysql -pS3cret -e x" rclone ls`, `RCLONE_PASSWORD_COMMAND="mysql -p${R} -e x" rclone ls`],
+    ])
+      expect(stored(line!), line).toBe(want);
+    // The secret itself, next to them, is hidden still.
+    expect(stored('restic --password S3cret --password-file f')).toBe(`restic --password ${R} --password-file f`);
+  });
+
+  it('y2-1, y2-3: an environment, as a list or an object, keeps what decides code, reads commands, hides secrets', () => {
+    const env = {
+      CARGO_REGISTRIES_X_CREDENTIAL_PROVIDER: '/root/evilprov',
+      RESTIC_PASSWORD_COMMAND: 'sh -c "id; echo pw"',
+      PASSWORD_STORE_GPG_OPTS: '--batch',
+      RESTIC_PASSWORD: 'S3cret',
+    };
+    expect(redact({ command: 'python3 x.py', env })).toEqual({ command: 'python3 x.py', env: { ...env, RESTIC_PASSWORD: R } });
+    const list = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+    expect(redact({ command: 'python3 x.py', env: list })).toEqual({ command: 'python3 x.py', env: [...list.slice(0, 3), `RESTIC_PASSWORD=${R}`] });
+  });
+
+  it("y2-4: a client's name, a tool's name and a session id are stored with their secrets hidden", () => {
+    const key = `dk_u-${'a1B2c3D4e5'.repeat(4)}`;
+    expect(boundField(`agent Authorization: Bearer ${key}`)).toBe(`agent Authorization: Bearer ${R}`);
+    expect(boundField(`Bearer ${key}`)).toBe(`Bearer ${R}`);
+    expect(boundField('claude-code 1.0')).toBe('claude-code 1.0');
+    expect(boundField(`${'x'.repeat(600)} Bearer ${key}`)).not.toContain(key);
   });
 });
 

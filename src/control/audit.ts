@@ -780,7 +780,8 @@ function redactValue(value: unknown, depth: number, walk: Walk, reading: ListRea
   const out: Record<string, unknown> = Object.create(null);
   const object = value as Record<string, unknown>;
   const pair = secretPair(object);
-  const hidden = (k: string) => (k.length <= MAX_KEY && SECRET_NAME.test(k) && !(pair && PAIR_NAMES.includes(k))) || (pair && PAIR_VALUES.has(k));
+  // A variable that decides what code runs is read as such, whatever its name (`{"CARGO_..._CREDENTIAL_PROVIDER": PROG}`: attack y2-3).
+  const hidden = (k: string) => (k.length <= MAX_KEY && SECRET_NAME.test(k) && !decidesCode(k) && !(pair && PAIR_NAMES.includes(k))) || (pair && PAIR_VALUES.has(k));
   if (walk.measure) {
     // The names only, not every entry's pair: an object of 10,000 entries keeps MAX_ITEMS (and is not small: the rest is written and hashed).
     const names = Object.keys(object);
@@ -1031,7 +1032,10 @@ const JSON_SLICE_MS = 4;
 
 /** A short field (tool name, client name, session id) bounded, its length and SHA-256 stated when cut. */
 export function boundField(text: string, max = 512): string {
-  return text.length <= max ? text : `${text.slice(0, max)}${digestNote(`cut: ${text.length} characters in all`, text)}`;
+  // A client's name, a tool's, a session id: any text a client chose, its secrets hidden as in an argument (attack y2-4:
+  // `clientInfo.name` holding `Bearer dk_...` was stored in clear on every entry).
+  const bounded = text.length <= max ? text : text.slice(0, max);
+  return `${redactText(bounded)}${text.length <= max ? '' : digestNote(`cut: ${text.length} characters in all`, text)}`;
 }
 
 /** The debug session an argument list names (gdb `id`, python `session_id`, ...), if any. */

@@ -31,8 +31,14 @@ export const SECRET_WORD =
 const HEADER_NAME = /^[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+$/;
 /** Names that are a secret only as a URL query parameter (?sig=, &key=). */
 const QUERY_SECRET = /^(?:sig|key|auth|apikey|code|pwd)$/i;
-/** A flag that names where a secret is, not the secret (--password-file FILE). */
-const NOT_A_VALUE = /(?:file|path|env|stdin|prompt|dir)$/i;
+/** A flag that names where a secret is, not the secret (--password-file FILE), or a command that prints it (--password-command CMD). */
+const NOT_A_VALUE = /(?:file|path|env|stdin|prompt|dir|command|cmd|helper|program|exec)$/i;
+/**
+ * A name whose value is a command, a program or its options, though the name reads as a secret's
+ * (`RESTIC_PASSWORD_COMMAND`, `credential.helper`, `--token-cmd`, `PASSWORD_STORE_GPG_OPTS`): the
+ * value runs, and hiding it as a password hid what ran (attack y2-1, y2-2).
+ */
+const NAMES_A_COMMAND = /(?:^|[_.-])(?:command|cmd|helper|program|exec|opts|options|args|flags)$/i;
 const NAME_CHAR = /[A-Za-z0-9_.-]/;
 /** Characters that end an unquoted value: blanks, quotes, and shell or code punctuation. */
 const VALUE_END = new Set([...' \t\r\n\f\v"\'`$;&|<>(){}[],\\']);
@@ -562,7 +568,7 @@ function nameValueSpans(text: string, spans: Span[], keepCalls: boolean, reading
     // a label in a log, `pwd: /home/u`, is kept), a URL's query parameter, or an ODBC connection
     // string's field (`UID=sa;PWD=...`).
     const pwd = /^pwd$/i.test(name) && (quoted || text[start - 1] === ';' || (c === ':' && /["']/.test(text[i + 1 + blanksAt(text, i + 1)] ?? '')));
-    if (!SECRET_WORD.test(name) && !(inQuery && QUERY_SECRET.test(name)) && !pwd) continue;
+    if ((!SECRET_WORD.test(name) && !(inQuery && QUERY_SECRET.test(name)) && !pwd) || NAMES_A_COMMAND.test(name)) continue;
     let at = i + 1;
     const blanks = blanksAt(text, at);
     if (c === ':') {
@@ -1658,7 +1664,7 @@ const CODE_DECIDING_WORDS =
  */
 const PROGRAM_NAMES =
   /^(?:CC|CXX|CPP|LD|AR|AS|NM|MAKE|AWK|YACC|BISON|LEX|FLEX|RANLIB|STRIP|OBJCOPY|OBJDUMP|READELF|FC|F77|PERL|NODE|RUSTC|RUSTDOC|GO|JAVA|JAVAC|LESSOPEN|LESSCLOSE|FCEDIT|TAR|GZIP|PKG_CONFIG|SED|GREP|INSTALL|M4|CARGO_BUILD_RUSTC|CARGO_BUILD_RUSTDOC|CARGO_TARGET_[A-Z0-9_]+_(?:LINKER|RUNNER))$/;
-const PROGRAM_NAME_PARTS = /(?:^|_)(?:COMPILER|WRAPPER|LINKER|CREDENTIAL_PROVIDERS?)$|ASKPASS$|PAGER$/;
+const PROGRAM_NAME_PARTS = /(?:^|_)(?:COMPILER|WRAPPER|LINKER|CREDENTIAL_PROVIDERS?|COMMAND|CMD|HELPER|PROGRAM|OPTS|OPTIONS|ARGS|FLAGS|EXTENSIONS_DIR)$|ASKPASS$|PAGER$/;
 
 /** Whether an environment variable's value decides what code runs: kept as sent (see CODE_DECIDING_NAMES). */
 export function decidesCode(name: string): boolean {

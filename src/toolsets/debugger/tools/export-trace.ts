@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { open, rm, stat, writeFile } from 'node:fs/promises';
+import { open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
@@ -82,7 +81,7 @@ export const exportTraceTool: DebuggerTool = (ctx) =>
         // GDB writes the program's memory with the recording (as gcore does): a program that only
         // reserved 1 GiB made a 1.29 GB file, written to disk before its size was checked (attack
         // 18am x1-2). What it would write is estimated from the memory map first.
-        const memory = dumpedMemory(session.pid);
+        const memory = await dumpedMemory(session.pid);
         if (memory > MAX_BLOB) {
           throw new DebugkitError(
             'INVALID_ARGUMENT',
@@ -201,26 +200,41 @@ function plain(p: Position) {
 }
 
 /**
- * The bytes of memory GDB writes with a recording (`record save`, a core file): the anonymous
- * mappings a core keeps by default (heap, stack, private and shared anonymous memory; the
- * coredump_filter's default), from /proc/PID/maps. 0 when the map cannot be read.
+ * The bytes of memory GDB may write with a recording (`record save`, a core file), over-counted,
+ * never under: every mapping but a read-only one of a file untouched by the program. GDB dumps
+ * anonymous memory (heap, stack, private and shared), and a private mapping of a file once the
+ * program has written a page of it (smaps' `Anonymous:`), whole: counting only anonymous mappings
+ * let a program that mapped a sparse 2 GiB file and wrote one byte make GDB write 2.15 GB before
+ * the file's size was checked (attack z2-1). So every writable mapping, and every one holding
+ * anonymous pages, counts whole. 0 when /proc cannot be read (the size is checked after the save).
  */
-function dumpedMemory(pid: number): number {
-  let maps: string;
+async function dumpedMemory(pid: number): Promise<number> {
+  let smaps: string;
   try {
-    maps = readFileSync(`/proc/${pid}/maps`, 'utf8');
+    smaps = await readFile(`/proc/${pid}/smaps`, 'utf8');
   } catch {
     return 0;
   }
   let total = 0;
-  for (const line of maps.split('\n')) {
-    const m = /^([0-9a-f]+)-([0-9a-f]+) (r)\S* \S+ \S+ (\d+)\s*(.*)$/.exec(line);
-    if (!m) continue;
-    const name = m[5]!;
-    // File-backed mappings are not dumped (their pages are in the file); anonymous ones are, touched or not.
-    if (m[4] !== '0' && name !== '' && !name.startsWith('[')) continue;
-    if (name === '[vvar]' || name === '[vsyscall]' || name === '[vdso]') continue;
-    total += Number.parseInt(m[2]!, 16) - Number.parseInt(m[1]!, 16);
+  let size = 0;
+  let counted = true;
+  for (const line of smaps.split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) (\S{4}) \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    if (head) {
+      const name = head[5]!;
+      size = Number.parseInt(head[2]!, 16) - Number.parseInt(head[1]!, 16);
+      // The kernel's own pages are never in a core; a read-only mapping of a file is, once the program wrote to it.
+      const special = name === '[vvar]' || name === '[vsyscall]' || name === '[vdso]';
+      const anonymous = head[4] === '0' || name === '' || (name.startsWith('[') && !special);
+      counted = !special && (anonymous || head[3]![1] === 'w');
+      if (counted) total += size;
+      continue;
+    }
+    const anon = /^Anonymous:\s+(\d+) kB/.exec(line);
+    if (anon && !counted && Number(anon[1]) > 0) {
+      counted = true;
+      total += size;
+    }
   }
   return total;
 }
