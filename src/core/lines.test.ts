@@ -1,13 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { cpuTimes, linearMessage } from './cputime.js';
 import { LineSplitter } from './lines.js';
-import { MiConnection } from './mi/connection.js';
+import { MAX_MI_LINE, MiConnection } from './mi/connection.js';
 import { PassThrough } from 'node:stream';
 
-function split(chunks: string[], max = 100): string[] {
+function split(chunks: string[], max = 100, totals: number[] = []): string[] {
   const out: string[] = [];
   const lines = new LineSplitter(max);
-  for (const chunk of chunks) lines.push(chunk, (line) => out.push(line));
+  for (const chunk of chunks)
+    lines.push(chunk, (line, total) => {
+      out.push(line);
+      totals.push(total);
+    });
   return out;
 }
 
@@ -18,7 +22,9 @@ describe('LineSplitter: lines as they come, each character looked at once', () =
   });
 
   it('cuts a line past its bound and drops the rest of it to its newline', () => {
-    expect(split(['abcdef', 'ghij\nkl\n'], 4)).toEqual(['abcd', 'kl']);
+    const totals: number[] = [];
+    expect(split(['abcdef', 'ghij\nkl\n'], 4, totals)).toEqual(['abcd', 'kl']);
+    expect(totals).toEqual([10, 2]);
   });
 
   // Attack w2-1: gdb's reader joined the open line with each chunk and searched it again from its start; a 27 MB line held
@@ -43,5 +49,30 @@ describe('LineSplitter: lines as they come, each character looked at once', () =
     const record = `1^done,value="${value}"\n`;
     for (let i = 0; i < record.length; i += 4096) output.write(record.slice(i, i + 4096));
     expect(((await reply).results as { value: string }).value).toBe(value);
+  });
+
+  // Bench liveness: a 16 MB result record (`-data-read-memory-bytes` of 8 MB) was parsed whole, and held every other
+  // client about 0.5 s. A record past MAX_MI_LINE is an error of its command, saying why; the channel goes on.
+  it('answers a result record past its bound as an error that says why, and reads on', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const mi = new MiConnection(input, output);
+    const notes: string[] = [];
+    mi.on('record', (r) => notes.push(JSON.stringify(r)));
+    const reply = mi.send('-data-read-memory-bytes &block 8000000', 5000);
+    const record = `1^done,memory=[{contents="${'ab'.repeat(MAX_MI_LINE)}"}]\n`;
+    for (let i = 0; i < record.length; i += 65536) output.write(record.slice(i, i + 65536));
+    const answer = await reply;
+    expect(answer.resultClass).toBe('error');
+    expect((answer.results as { msg: string }).msg).toBe(
+      `gdb's answer was one line of ${record.length - 1} characters, over the ${MAX_MI_LINE} debugkit reads: ask for less (fewer bytes, elements or frames)`,
+    );
+    // A stream record past the bound is kept cut, with a note; an async one is a note; the next command is answered.
+    output.write(`~"${'\\\\'.repeat(MAX_MI_LINE)}"\n*stopped,x="${'y'.repeat(MAX_MI_LINE)}"\n`);
+    const next = mi.send('-gdb-version', 5000);
+    output.write('2^done\n');
+    expect((await next).resultClass).toBe('done');
+    expect(notes[0]).toMatch(/^\{"kind":"console","text":"(?:\\\\)+\.\.\.\[cut: gdb's answer was one line of \d+ characters, over the 1048576 debugkit reads\]\\n"\}$/);
+    expect(notes[1]).toContain("debugkit: a record dropped: gdb's answer was one line of");
   });
 });

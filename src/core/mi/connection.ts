@@ -8,8 +8,15 @@ import { parseMiLine, type MiRecord } from './parser.js';
 export type ResultRecord = Extract<MiRecord, { kind: 'result' }>;
 export type AsyncRecord = Extract<MiRecord, { kind: 'exec' | 'status' | 'notify' }>;
 
-/** The longest line kept from gdb; beyond it the line is cut (a runaway value print, not MI). */
-const MAX_LINE = 16 * 1024 * 1024;
+/**
+ * The longest line of gdb's read as MI: an answer holds about 100,000 characters, and parsing a
+ * 16 MB record (`-data-read-memory-bytes` of 8 MB) held every other client about 0.5 s (bench
+ * liveness). A longer result record is answered as an error that says so; a longer stream record
+ * is kept cut, with a note; any other is dropped, with a note.
+ */
+export const MAX_MI_LINE = 1024 * 1024;
+/** What of a cut stream record is kept. */
+const CUT_STREAM_HEAD = 4096;
 
 /**
  * Owns the MI channel of one gdb: splits stdout into lines, parses them, matches result records to
@@ -18,7 +25,7 @@ const MAX_LINE = 16 * 1024 * 1024;
 export class MiConnection extends EventEmitter<{ record: [MiRecord]; close: [Error] }> {
   private readonly pending = new PendingTable<number, ResultRecord>();
   private nextToken = 1;
-  private readonly lines = new LineSplitter(MAX_LINE);
+  private readonly lines = new LineSplitter(MAX_MI_LINE);
   private closed = false;
 
   constructor(
@@ -57,7 +64,7 @@ export class MiConnection extends EventEmitter<{ record: [MiRecord]; close: [Err
   }
 
   private onData(chunk: string): void {
-    this.lines.push(chunk, (line) => this.onLine(line));
+    this.lines.push(chunk, (line, total) => this.onLine(total > line.length ? cutRecord(line, total) : line));
   }
 
   private onLine(line: string): void {
@@ -66,6 +73,26 @@ export class MiConnection extends EventEmitter<{ record: [MiRecord]; close: [Err
     if (record.kind === 'result' && record.token !== undefined && this.pending.resolve(record.token, record)) return;
     this.emit('record', record);
   }
+}
+
+/**
+ * An MI line for one gdb cut at MAX_MI_LINE (`total` characters long): a result record becomes an
+ * error of its command, saying why and what to do; a stream record keeps its head, closed, with a
+ * note; any other record becomes a note on gdb's log stream.
+ */
+function cutRecord(head: string, total: number): string {
+  const said = `gdb's answer was one line of ${total} characters, over the ${MAX_MI_LINE} debugkit reads`;
+  const result = /^(\d*)\^/.exec(head);
+  if (result) return `${result[1]}^error,msg=${quoteMiString(`${said}: ask for less (fewer bytes, elements or frames)`)}`;
+  if (/^[~@&]"/.test(head)) {
+    let kept = head.slice(0, CUT_STREAM_HEAD);
+    // Not inside an escape: an odd run of backslashes at the end would escape the closing quote.
+    let slashes = 0;
+    while (kept[kept.length - 1 - slashes] === '\\') slashes++;
+    if (slashes % 2 === 1) kept = kept.slice(0, -1);
+    return `${kept}...${quoteMiString(`[cut: ${said}]`).slice(1, -1)}\\n"`;
+  }
+  return `&${quoteMiString(`debugkit: a record dropped: ${said}`).slice(0, -1)}\\n"`;
 }
 
 /** Quotes text as an MI c-string, for `-interpreter-exec console "..."`. */
