@@ -167,6 +167,62 @@ describe('attack 18at y2: what names a command is read as one; what a client nam
   });
 });
 
+// Attack a3 (on the fixes above). Found: `$'...'` inside a script was read with its escapes as plain
+// letters, while bash decodes them (`\x3b` is `;`, `\x20` a blank): `eval true --password
+// $'a\x3btouch\x20m'` ran `touch m` stored as [REDACTED] (a3-1, critical); a secret-named variable
+// the script then runs (`TOKEN='touch m' bash -c '$TOKEN'`, an alias, an array) was hidden (a3-2);
+// MAKEFLAGS, GOFLAGS, RUSTFLAGS kept the passwords in them (a3-3); a git config's Authorization
+// header and DOCKER_AUTH_CONFIG's auth were kept in clear (a3-4). Each was confirmed end to end.
+describe('attack 18at a3: $-quotes decoded, variables run as commands, flags and configs', () => {
+  it("a3-1: a script's $'...' is read as bash decodes it: the code after a secret is shown", () => {
+    for (const [line, want] of [
+      [`bash -c 'eval true --password $'"'"'a\\x3btouch\\x20m'"'"`, `bash -c 'eval true --password $'"'"'${R}\\x3btouch\\x20m'"'"`],
+      [`bash -c 'trap -- $'"'"'true --password a\\x3btouch\\x20m'"'"' EXIT'`, `bash -c 'trap -- $'"'"'true --password ${R}\\x3btouch\\x20m'"'"' EXIT'`],
+      [`bash -c 'eval wrap --password $'"'"'a\\073touch\\040m'"'"`, `bash -c 'eval wrap --password $'"'"'${R}\\073touch\\040m'"'"`],
+      [`bash -c 'eval sshpass -p $'"'"'a\\u003btouch\\u0020m'"'"' ssh h'`, `bash -c 'eval sshpass -p $'"'"'${R}\\u003btouch\\u0020m'"'"' ssh h'`],
+      // A URL's "password" that its shell splits is no password: what runs is shown.
+      [`bash -c 'eval curl https://u:$'"'"'a\\x3btouch\\x20m'"'"'@h/'`, `bash -c 'eval curl https://u:$'"'"'a\\x3btouch\\x20m'"'"'@h/'`],
+    ])
+      expect(stored(line!), line).toBe(want);
+  });
+
+  it('a3-2: a secret-named variable run as a command, or an alias, holds code: shown', () => {
+    for (const line of [
+      `TOKEN='touch m' bash -c '$TOKEN'`,
+      `env API_TOKEN='touch m' bash -c 'eval "$API_TOKEN"'`,
+      `PGPASSWORD='touch m'; $PGPASSWORD`,
+      `alias api_token='touch m'; api_token`,
+      `API_TOKEN=(touch m); "\${API_TOKEN[@]}"`,
+    ])
+      expect(stored(line), line).toBe(line);
+    // Expanded as a value, a secret is one still.
+    expect(stored('TOKEN=abc curl -H "Authorization: Bearer $TOKEN" h')).toBe(`TOKEN=${R} curl -H "Authorization: Bearer $TOKEN" h`);
+  });
+
+  it('a3-3, a3-4: flags read as command lines, credentials in code-deciding configs hidden', () => {
+    const env = [
+      'MAKEFLAGS=DB_PASSWORD=hunter2xyz',
+      'GOFLAGS=-ldflags=-X=main.token=abc123secret',
+      'GIT_CONFIG_KEY_0=http.extraHeader',
+      'GIT_CONFIG_VALUE_0=Authorization: Bearer s3cr3tT0kenValue99',
+      'DOCKER_AUTH_CONFIG={"auths":{"r.io":{"auth":"dXNlcjpwYXNzd29yZA=="}}}',
+      'LD_PRELOAD=/x/y.so',
+    ];
+    expect(redact({ command: 'make', env })).toEqual({
+      command: 'make',
+      env: [
+        `MAKEFLAGS=DB_PASSWORD=${R}`,
+        `GOFLAGS=-ldflags=-X=main.token=${R}`,
+        'GIT_CONFIG_KEY_0=http.extraHeader',
+        `GIT_CONFIG_VALUE_0=Authorization: Bearer ${R}`,
+        `DOCKER_AUTH_CONFIG={"auths":{"r.io":{"auth":"${R}"}}}`,
+        'LD_PRELOAD=/x/y.so',
+      ],
+    });
+    expect(stored(`MAKEFLAGS='DB_PASSWORD=hunter2xyz' make all`)).toBe(`MAKEFLAGS='DB_PASSWORD=${R}' make all`);
+  });
+});
+
 describe('attack 18at: the reading of scripts stays linear', () => {
   // As attack 18aq's linearity tests: n and 8n characters, the least CPU time of 7 runs; a quadratic reading takes ~64x.
   // The escaped script took 10 s at 128,000 characters before (70x).

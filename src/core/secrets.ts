@@ -111,6 +111,9 @@ interface ValueReading {
   shape?: CommandsRead;
   /** How deep in scripts this text is (scriptSpans): each level is a command line inside a word of the one before. */
   depth: number;
+  /** The variables run as commands (ranVariables), with those of the text this one was read from. */
+  ran?: Set<string>;
+  inheritedRan?: ReadonlySet<string>;
   traces: Map<number, Trace>;
   quotes: Map<number, number>;
 }
@@ -124,6 +127,12 @@ const WORD_ACTIVE = /[`;|&<>\r\n]|\$(?!')/;
 
 /** Blanks: where a shell that reads a word again ends a value in it. */
 const BLANKS = new Set([...' \t\r\n\f\v']);
+/**
+ * What ends a value in a word a shell reads again, quoted there or not: its blanks, and what a shell
+ * acts on, once `$'...'` is decoded (`eval true --password $'a\x3btouch\x20m'` runs `touch m`:
+ * attack a3-1).
+ */
+const REREAD_ENDS = new Set([...' \t\r\n\f\v;&|<>()`$']);
 /** What ends a value where it stands unquoted: a separator, a redirection, an expansion or a substitution. */
 const UNQUOTED_END = new Set([...';&|<>$`']);
 
@@ -167,7 +176,7 @@ function wordValueAt(r: ValueReading, at: number): Span | undefined {
     let end = v;
     // In a word a shell reads again, as that shell reads it, to a blank of its value quoted there or not: a word it
     // assigns whole is the script's own reading's (scriptSpans), which knows its commands (attack x2-2).
-    if (read.reread.has(k)) end = readShellWord(t.value, v, VALUE_WORD_END, 'expansion', n, undefined, BLANKS).end;
+    if (read.reread.has(k)) end = readShellWord(t.value, v, VALUE_WORD_END, 'expansion', n, undefined, REREAD_ENDS).end;
     else while (end < n && !BLANKS.has(t.value[end]!) && !(UNQUOTED_END.has(t.value[end]!) && t.quoted[end] === 0)) end++;
     if (end <= v) return undefined;
     // A value that starts inside quotes (not at them) ends inside them, or at their close.
@@ -276,6 +285,8 @@ interface CommandsRead {
   reread: Set<number>;
   /** Of those, the command lines of their own (a shell's `-c` script, su's `-c`, ssh's words): read again as one (scriptSpans). */
   lines: Set<number>;
+  /** Of those, the scripts (a shell's `-c` and the like): their reading as their shell reads them decides alone (scriptSpans). */
+  scripts: Set<number>;
   /** `NAME=value` words the shell (or env, export) assigns: a value there is the whole word's, never read again. */
   assigned: Set<number>;
   /** The words after a shell's `-c` script: its `$0`, `$1`, ..., which the script, not an option parser, reads. */
@@ -284,7 +295,7 @@ interface CommandsRead {
 
 /** What each word of a command line is to the shell that runs it (CommandsRead). */
 function readCommands(commands: ShellWord[][]): CommandsRead {
-  const read: CommandsRead = { reread: new Set(), lines: new Set(), assigned: new Set(), scriptArguments: new Set() };
+  const read: CommandsRead = { reread: new Set(), lines: new Set(), scripts: new Set(), assigned: new Set(), scriptArguments: new Set() };
   let base = 0;
   for (const command of commands) {
     const values = command.map((w) => w.value);
@@ -299,11 +310,13 @@ function readCommands(commands: ShellWord[][]): CommandsRead {
       if (values[j] === 'eval' && program < 0 && from > j) from = j + 1;
       if (runs.scripts.has(j) || runs.code.has(j) || j >= from) read.reread.add(base + j);
       // A script given as its own word (not attached to its option: `env -S"..."` is read as written) is a command line.
+      if (runs.scripts.has(j) && !values[j]!.startsWith('-')) read.scripts.add(base + j);
       if ((runs.scripts.has(j) && !values[j]!.startsWith('-')) || (j >= from && !runs.code.has(j))) read.lines.add(base + j);
       const inArguments = script < 0 && !runs.scripts.has(j) && !runs.code.has(j) && shellScriptAt(values, j);
       if (inArguments) {
         read.reread.add(base + j);
         read.lines.add(base + j);
+        read.scripts.add(base + j);
       }
       if (script < 0 && (inArguments || (runs.scripts.has(j) && program >= 0 && SHELLS.test(baseName(values[program]!))))) script = j;
       else if (script >= 0 && j > script) {
@@ -533,6 +546,22 @@ class CalledNames {
   }
 }
 
+/** `alias` before a name (`alias api_token='touch m'`): its value is a command. */
+const ALIAS_BEFORE = /\balias[ \t]+(?:-p[ \t]+)?$/;
+/**
+ * A variable expanded where a command starts: after a separator, an opening, a keyword or a
+ * wrapper that runs its operand, or as a `-c` script (`$TOKEN`, `"${API_TOKEN[@]}"`).
+ */
+const RAN_VARIABLE = /(?:^|[;&|(){}\n`!]|\$\(|(?:^|[ \t'"])(?:then|do|else|elif|eval|exec|command|builtin|xargs|sudo|env|nohup|time|nice|-[A-Za-z]*c))[ \t"']*\$\{?([A-Za-z_][A-Za-z0-9_]*)/g;
+
+/** The names of the variables `text` expands where a command starts (RAN_VARIABLE): their values are run. */
+function ranVariables(text: string, inherited?: ReadonlySet<string>): Set<string> {
+  const names = new Set<string>(inherited);
+  if (!text.includes('$')) return names;
+  for (const m of text.matchAll(RAN_VARIABLE)) names.add(m[1]!);
+  return names;
+}
+
 /**
  * NAME=value, NAME = value, NAME := value, NAME="value", "NAME": value, NAME: value, and a quoted or
  * bracketed name before `=` or `:` (`os.environ["PGPASSWORD"] = ...`, `{'token' : ...}`), with a
@@ -541,6 +570,8 @@ class CalledNames {
  */
 function nameValueSpans(text: string, spans: Span[], keepCalls: boolean, reading?: ValueReading): void {
   const called = new CalledNames(text);
+  // In text that runs, a variable run as a command (`TOKEN='touch m' bash -c '$TOKEN'`) holds code, and so does an alias's value (attack a3-2).
+  const ran = reading ? (reading.ran ??= ranVariables(text, reading.inheritedRan)) : undefined;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (c !== '=' && c !== ':') continue;
@@ -568,7 +599,10 @@ function nameValueSpans(text: string, spans: Span[], keepCalls: boolean, reading
     // a label in a log, `pwd: /home/u`, is kept), a URL's query parameter, or an ODBC connection
     // string's field (`UID=sa;PWD=...`).
     const pwd = /^pwd$/i.test(name) && (quoted || text[start - 1] === ';' || (c === ':' && /["']/.test(text[i + 1 + blanksAt(text, i + 1)] ?? '')));
-    if ((!SECRET_WORD.test(name) && !(inQuery && QUERY_SECRET.test(name)) && !pwd) || NAMES_A_COMMAND.test(name)) continue;
+    // Docker's `"auth": "base64 of user:password"` (a config in DOCKER_AUTH_CONFIG: attack a3-4), a quoted key.
+    const auth = quoted && /^auth$/i.test(name);
+    if ((!SECRET_WORD.test(name) && !(inQuery && QUERY_SECRET.test(name)) && !pwd && !auth) || NAMES_A_COMMAND.test(name)) continue;
+    if (ran && (ran.has(name) || ALIAS_BEFORE.test(text.slice(Math.max(0, start - 24), start)))) continue;
     let at = i + 1;
     const blanks = blanksAt(text, at);
     if (c === ':') {
@@ -1036,6 +1070,21 @@ export function argvSecretWords(words: readonly string[]): Set<number> {
   return found;
 }
 
+/**
+ * Whether [start, end) of a command line, read as its program gets it, is one value: no blank in
+ * it (quoted or escaped), nor, in a word a shell reads again, what that shell acts on (`eval curl
+ * https://u:$'a\x3btouch\x20m'@h/` runs `touch`: attack a3-1). A URL's "password" that is not is
+ * no password: what runs stays shown.
+ */
+function readsWhole(r: ValueReading, start: number, end: number): boolean {
+  const inner = wordCharacter(r, start);
+  if (inner === undefined) return true;
+  const t = traceOf(r, inner.k);
+  const ends = commandsOf(r).read.reread.has(inner.k) ? REREAD_ENDS : BLANKS;
+  for (let v = lastAtOrBefore(t.at.length, (m) => t.at[m]!, start - 1) + 1; v < t.at.length && t.at[v]! < end; v++) if (ends.has(t.value[v]!)) return false;
+  return true;
+}
+
 /** What ends the scan of a URL's userinfo: blanks, quotes, angle brackets. */
 const URL_END = new Set([...' \t\r\n\f\v"\'`<>']);
 /** What ends it in text that runs, where quotes are the word's (wordValueAt). */
@@ -1064,7 +1113,8 @@ function urlPasswordSpans(text: string, spans: Span[], reading?: ValueReading): 
         if (i > start && i - start <= 5 && /^\d+$/.test(text.slice(start, i))) break; // host:port/
       }
     }
-    if (at > start) {
+    if (at > start && reading?.mode === 'shell' && !readsWhole(reading, start, at)) url.lastIndex = at + 1;
+    else if (at > start) {
       spans.push([start, at, 'URL password', reading !== undefined]);
       url.lastIndex = at + 1;
     } else url.lastIndex = Math.max(url.lastIndex, i);
@@ -1200,6 +1250,8 @@ export interface SecretsReading {
   running?: boolean;
   /** How deep in scripts the text is (scriptSpans); the reading of a command line leaves it out. */
   depth?: number;
+  /** Variables the text this one was read from runs as commands (ranVariables): their values are code here too. */
+  ran?: ReadonlySet<string>;
 }
 
 /** In each word of `text` (to a blank) that starts as a path does and holds a second `/`, [after its first `/`, its end). */
@@ -1358,7 +1410,9 @@ export function hiddenInRun<S extends readonly [number, number, string?, boolean
 export function findSecrets(text: string, reading: SecretsReading = {}): Span[] {
   const running = reading.keepCalls === true && (reading.running === true || reading.command === true || reading.argv === true);
   // In text that runs, a value is read as its program gets it (wordValueAt).
-  const values: ValueReading | undefined = running ? { mode: reading.argv === true ? 'argv' : 'shell', text, read: 0, traces: new Map(), quotes: new Map(), depth: reading.depth ?? 0 } : undefined;
+  const values: ValueReading | undefined = running
+    ? { mode: reading.argv === true ? 'argv' : 'shell', text, read: 0, traces: new Map(), quotes: new Map(), depth: reading.depth ?? 0, inheritedRan: reading.ran }
+    : undefined;
   const spans = allSpans(text, reading.keepCalls === true, values);
   // What the audit keeps is never shell: a span that holds a substitution, a separator, a
   // redirection, a group, an expansion or a quote ran, or changed what ran (a URL's "password"
@@ -1391,7 +1445,11 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
     reading.command === true,
     spans.filter(([s, e, , word]) => !shell(s, e, word)),
   );
-  const found = [...kept, ...dequoted, ...scriptSpans(values)].sort((a, b) => a[0] - b[0]);
+  const scripts = scriptSpans(values);
+  // In a script read again as its shell reads it, that reading decides alone: the reading as written reads a value there
+  // from inside the script's own quotes as if they were not there (`trap -- $'... --password a\x3btouch ...'`: attack a3-1).
+  const own = scripts.read.size === 0 ? [...kept, ...dequoted] : [...kept, ...dequoted].filter(([s]) => !scripts.read.has(wordIndexAt(values, s)));
+  const found = [...own, ...scripts.spans].sort((a, b) => a[0] - b[0]);
   return found.length === 0 ? found : found.filter(([s]) => !scriptArgumentValue(values, s));
 }
 
@@ -1407,16 +1465,20 @@ const MAX_SCRIPT_DEPTH = 4;
  * assigns x (attack v2-2). A span that holds what a shell acts on here is not one (as
  * dequotedSpans).
  */
-function scriptSpans(r: ValueReading): Span[] {
-  if (r.depth >= MAX_SCRIPT_DEPTH || !/['"\\]/.test(r.text)) return [];
-  const { words, read } = commandsOf(r);
+function scriptSpans(r: ValueReading): { spans: Span[]; read: Set<number> } {
   const out: Span[] = [];
+  const subread = new Set<number>();
+  if (r.depth >= MAX_SCRIPT_DEPTH || !/['"\\]/.test(r.text)) return { spans: out, read: subread };
+  const { words, read } = commandsOf(r);
   let active: Uint32Array | undefined;
   for (const k of read.lines) {
     const w = words[k]!;
     if (firstQuote(r.text, w.start, w.end) >= w.end || readAsWritten(r.text, w.start, w.end)) continue;
     const t = traceOf(r, k);
-    for (const [s, e, kind] of findSecrets(t.value, { keepCalls: true, command: true, depth: r.depth + 1 })) {
+    // A script decides alone; the words eval, ssh or watch join are read one by one here, and as written too (an option there
+    // and its value may be two words).
+    if (!t.cut && read.scripts.has(k)) subread.add(k);
+    for (const [s, e, kind] of findSecrets(t.value, { keepCalls: true, command: true, depth: r.depth + 1, ran: r.ran })) {
       // A value read to where the word's reading stopped at a substitution goes on into it: the reading as written judges it.
       if (t.cut && e >= t.value.length) continue;
       const a = t.at[s];
@@ -1426,20 +1488,30 @@ function scriptSpans(r: ValueReading): Span[] {
       if (active[b + 1]! === active[a]!) out.push([a, b + 1, kind, true]);
     }
   }
-  return out;
+  return { spans: out, read: subread };
+}
+
+/** The index of the word of the command line that holds `at`, or -1. */
+function wordIndexAt(r: ValueReading, at: number): number {
+  const { words } = commandsOf(r);
+  const k = lastAtOrBefore(words.length, (m) => words[m]!.start, at);
+  return k >= 0 && words[k]!.end > at ? k : -1;
 }
 
 /**
  * Whether the reading as written reads the command line in [start, end) of `text` as its shell
- * does: one quoted string and nothing else, without a backslash (`'...'`, `"..."`: its value is what
- * stands between its quotes), and no `=` in it, where the shell that runs it might assign a quoted
- * value whole (`sh -c 'PGPASSWORD="correct horse" psql'`), which the reading as written ends at
- * its first blank. Such a script is not read again (scriptSpans): nested, it was read once a level.
+ * does: one quoted string and nothing else (`'...'`, `"..."`: its value is what stands between its
+ * quotes), with no backslash or `$` (an escape, or `$'...'`, which its shell decodes: attack a3-1),
+ * and no `=`, where the shell that runs it might assign a quoted value whole (`sh -c
+ * 'PGPASSWORD="correct horse" psql'`), which the reading as written ends at its first blank. The
+ * other quotes inside are read as written well enough: a value there ends at a blank, quoted or not.
+ * Such a script is not read again (scriptSpans): nested, it was read once a level.
  */
+const AS_WRITTEN_NOT = new Set([...'\\=$']);
 function readAsWritten(text: string, start: number, end: number): boolean {
   const q = text[start];
   if ((q !== "'" && q !== '"') || end - start < 2 || text[end - 1] !== q) return false;
-  for (let i = start + 1; i < end - 1; i++) if (text[i] === q || text[i] === '=' || (q === '"' && text[i] === '\\')) return false;
+  for (let i = start + 1; i < end - 1; i++) if (text[i] === q || AS_WRITTEN_NOT.has(text[i]!)) return false;
   return true;
 }
 
@@ -1551,7 +1623,7 @@ function dequotedSpans(r: ValueReading, command: boolean, seen: readonly Span[])
       }
     }
     const starts = words.map((w) => w.start);
-    for (const [s, e, kind] of findSecrets(values.join(' '), { keepCalls: true, argv: true })) {
+    for (const [s, e, kind] of findSecrets(values.join(' '), { keepCalls: true, argv: true, ran: r.ran })) {
       const a = at.get(s);
       const b = at.get(e - 1);
       if (a < 0 || b < 0 || b < a || reread.has(first + lastAtOrBefore(starts.length, (q) => starts[q]!, a))) continue;
@@ -1670,6 +1742,8 @@ const PROGRAM_NAME_PARTS = /(?:^|_)(?:COMPILER|WRAPPER|LINKER|CREDENTIAL_PROVIDE
 export function decidesCode(name: string): boolean {
   // An environment variable's name (upper case): a tool's own arguments (`command`, `path`) are read as theirs.
   if (!ENV_NAME.test(name)) return false;
+  // A registry's or a service's credentials in a config (`DOCKER_AUTH_CONFIG`: attack a3-4) are no code.
+  if (/(?:^|_)AUTH(?:_|$)/.test(name)) return false;
   // A program named by a variable whose name reads as a secret's (cargo's credential providers) is a program still.
   if (PROGRAM_NAME_PARTS.test(name)) return true;
   return !SECRET_NAME.test(name) && (CODE_DECIDING_NAMES.test(name) || PROGRAM_NAMES.test(name) || CODE_DECIDING_WORDS.test(name));
@@ -2098,7 +2172,7 @@ function programWords(text: string, depth = 0): Array<[number, number]> {
  * (`*_COMMAND`, `*_CMD`, `*_OPTS`, `*_OPTIONS`, `*_FLAGS`, `*_ARGS`): the rest (paths and lists of
  * them: `LD_PRELOAD`, `PYTHONPATH`, `BASH_ENV`) is kept whole.
  */
-export const READ_AS_COMMAND = /(?:^|_)(?:COMMAND|COMMANDS|CMD|OPTS|OPTIONS|FLAGS|ARGS)$/;
+export const READ_AS_COMMAND = /(?:COMMAND|COMMANDS|CMD|OPTS|OPTIONS|FLAGS|ARGS)$/;
 
 /** `text` with each secret replaced by what `mark` makes of its kind; everything around it kept. The kinds hidden, in order. */
 export function replaceSecrets(text: string, mark: (kind: string | undefined) => string, reading: SecretsReading = {}): { text: string; kinds: string[] } {
@@ -2131,9 +2205,11 @@ export function hideSpans(text: string, spans: ReadonlyArray<readonly [number, n
  * stored in clear: attack 18ao e2-3), and one that holds shell stays shown, as in command lines.
  */
 export function hideUrlPasswords(text: string): string {
-  if (!text.includes('://')) return text;
   const spans: Span[] = [];
-  urlPasswordSpans(text, spans);
+  // An Authorization header's credentials too (git's `GIT_CONFIG_VALUE_0=Authorization: Bearer ...`: attack a3-4): never code.
+  if (/bearer|basic/i.test(text)) authSchemeSpans(text, spans);
+  if (text.includes('://')) urlPasswordSpans(text, spans);
+  if (spans.length === 0) return text;
   // Not in a path, nor a path itself (`BASH_ENV=./http://u:/../d@x/../evil.sh` loads a file through a directory `http:`: attack
   // 18ap h2-1): the value read as a word of its own, its name blanked. One rule with command lines (hiddenInRun).
   const value = text.replace(/^[A-Za-z_][A-Za-z0-9_]*=/, (m) => ' '.repeat(m.length));

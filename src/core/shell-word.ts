@@ -62,13 +62,16 @@ export function readShellWord(
       // Single quotes hold everything to their close; `$'...'` too, but a backslash escapes the next character there.
       i += d === '$' ? 2 : 1;
       while (i < to && text[i] !== "'") {
-        if (d === '$' && text[i] === '\\' && i + 1 < to) i++;
-        if (quotedEnds?.has(text[i]!)) {
+        // `$'...'` decodes its escapes (`\x3b` is `;`, `\x20` a blank: attack a3-1): the character stands where its escape does.
+        const escape = d === '$' && text[i] === '\\' && i + 1 < to ? ansiEscape(text, i, to) : undefined;
+        const c = escape ? escape.char : text[i]!;
+        if (quotedEnds?.has(c)) {
           split = true;
           break;
         }
-        value += text[i];
-        traced(trace, i++, true);
+        value += c;
+        traced(trace, i, true);
+        i = escape ? escape.end : i + 1;
       }
       if (split) break;
       if (i >= to) unclosed = "'";
@@ -119,6 +122,38 @@ export function readShellWord(
     }
   }
   return { end: Math.min(i, to), value, cut, unclosed, ...(split ? { split } : {}) };
+}
+
+/** Single-character escapes of `$'...'`, as bash decodes them. */
+const ANSI_ESCAPES: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+
+/**
+ * The escape of `$'...'` at the backslash `at` (before `to`), as bash decodes it: `\n` and the
+ * like, `\NNN` (octal), `\xHH`, `\uHHHH`, `\UHHHHHHHH`, `\cX`; any other keeps its backslash
+ * (then the escape is the backslash alone). Its character and where the escape ends.
+ */
+function ansiEscape(text: string, at: number, to: number): { char: string; end: number } {
+  const c = text[at + 1]!;
+  const simple = ANSI_ESCAPES[c];
+  if (simple !== undefined) return { char: simple, end: at + 2 };
+  const digits = (from: number, max: number, pattern: RegExp) => {
+    let end = from;
+    while (end < to && end - from < max && pattern.test(text[end]!)) end++;
+    return end;
+  };
+  if (c >= '0' && c <= '7') {
+    const end = digits(at + 1, 3, /[0-7]/);
+    return { char: String.fromCharCode(Number.parseInt(text.slice(at + 1, end), 8) & 0xff), end };
+  }
+  if (c === 'x' || c === 'u' || c === 'U') {
+    const end = digits(at + 2, c === 'x' ? 2 : c === 'u' ? 4 : 8, /[0-9A-Fa-f]/);
+    if (end > at + 2) {
+      const code = Number.parseInt(text.slice(at + 2, end), 16);
+      return { char: code <= 0x10ffff ? String.fromCodePoint(code) : '\ufffd', end };
+    }
+  }
+  if (c === 'c' && at + 2 < to) return { char: String.fromCharCode(text.charCodeAt(at + 2) & 0x1f), end: at + 3 };
+  return { char: '\\', end: at + 1 };
 }
 
 /** Where each character of a word's value is (readShellWord's trace). */
