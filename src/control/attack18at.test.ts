@@ -223,6 +223,25 @@ describe('attack 18at a3: $-quotes decoded, variables run as commands, flags and
   });
 });
 
+// Attack c3 (on the fixes above). Found: `$'\c'` read its closing quote as the control character's
+// and went on past it (c3-1); an escape past U+FFFF adds two UTF-16 units but was traced once, so
+// what a script two levels down hid shifted onto the code after it (c3-2); a secret-named variable
+// piped into a shell (`printenv TOKEN | sh`, `echo $TOKEN | xargs sh -c`) was hidden (c3-3).
+describe("attack 18at c3: $'...' escapes at a quote and past U+FFFF, variables piped into a shell", () => {
+  it('the code after a secret is shown', () => {
+    const astral = '\\U0001F600'.repeat(12);
+    for (const [line, want] of [
+      [`bash -c 'PGPASSWORD=$'\\''\\c'\\'' touch m #'\\'''`, `bash -c 'PGPASSWORD=$'\\''${R}'\\'' touch m #'\\'''`],
+      [`bash -c 'bash -c $'\\''PGPASSWORD=${astral} touch m'\\'''`, `bash -c 'bash -c $'\\''PGPASSWORD=${R}U0001F600 touch m'\\'''`],
+      [`bash -c 'bash -c $'\\''A=${astral} PGPASSWORD=hunter2 touch m'\\'''`, `bash -c 'bash -c $'\\''A=${astral} PGPASSWORD=${R} touch m'\\'''`],
+    ])
+      expect(stored(line!), line).toBe(want);
+    for (const line of [`env TOKEN='touch m' bash -c 'echo $TOKEN | xargs -I{} sh -c {}'`, `env TOKEN='touch m' bash -c 'printenv TOKEN | sh'`]) expect(stored(line), line).toBe(line);
+    // A pipe into anything else runs nothing from it.
+    expect(stored(`PGPASSWORD=abc psql -c 'select 1' | grep x`)).toBe(`PGPASSWORD=${R} psql -c 'select 1' | grep x`);
+  });
+});
+
 describe('attack 18at: the reading of scripts stays linear', () => {
   // As attack 18aq's linearity tests: n and 8n characters, the least CPU time of 7 runs; a quadratic reading takes ~64x.
   // The escaped script took 10 s at 128,000 characters before (70x).

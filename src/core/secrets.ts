@@ -554,9 +554,16 @@ const ALIAS_BEFORE = /\balias[ \t]+(?:-p[ \t]+)?$/;
  */
 const RAN_VARIABLE = /(?:^|[;&|(){}\n`!]|\$\(|(?:^|[ \t'"])(?:then|do|else|elif|eval|exec|command|builtin|xargs|sudo|env|nohup|time|nice|-[A-Za-z]*c))[ \t"']*\$\{?([A-Za-z_][A-Za-z0-9_]*)/g;
 
-/** The names of the variables `text` expands where a command starts (RAN_VARIABLE): their values are run. */
+/**
+ * Text piped into a shell or xargs, or a process substitution sourced: what it runs comes from
+ * other commands' output, where any variable may be (`printenv TOKEN | sh`: attack c3-3).
+ */
+const RUNS_INPUT = /\|[ \t]*(?:(?:\S*\/)?(?:sh|bash|dash|zsh|ksh|mksh|ash|busybox|xargs)(?![\w.-]))|(?:^|[\s;&|(])(?:source|\.)[ \t]+<\(/;
+
+/** The names of the variables `text` expands where a command starts (RAN_VARIABLE): their values are run; `*`: any may be. */
 function ranVariables(text: string, inherited?: ReadonlySet<string>): Set<string> {
   const names = new Set<string>(inherited);
+  if (RUNS_INPUT.test(text)) names.add('*');
   if (!text.includes('$')) return names;
   for (const m of text.matchAll(RAN_VARIABLE)) names.add(m[1]!);
   return names;
@@ -602,7 +609,7 @@ function nameValueSpans(text: string, spans: Span[], keepCalls: boolean, reading
     // Docker's `"auth": "base64 of user:password"` (a config in DOCKER_AUTH_CONFIG: attack a3-4), a quoted key.
     const auth = quoted && /^auth$/i.test(name);
     if ((!SECRET_WORD.test(name) && !(inQuery && QUERY_SECRET.test(name)) && !pwd && !auth) || NAMES_A_COMMAND.test(name)) continue;
-    if (ran && (ran.has(name) || ALIAS_BEFORE.test(text.slice(Math.max(0, start - 24), start)))) continue;
+    if (ran && (ran.has(name) || ran.has('*') || ALIAS_BEFORE.test(text.slice(Math.max(0, start - 24), start)))) continue;
     let at = i + 1;
     const blanks = blanksAt(text, at);
     if (c === ':') {

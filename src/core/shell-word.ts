@@ -70,7 +70,8 @@ export function readShellWord(
           break;
         }
         value += c;
-        traced(trace, i, true);
+        // One place for each UTF-16 unit it adds (an escape past U+FFFF adds two: attack c3-2 shifted what was hidden).
+        for (let u = 0; u < c.length; u++) traced(trace, i, true);
         i = escape ? escape.end : i + 1;
       }
       if (split) break;
@@ -152,7 +153,8 @@ function ansiEscape(text: string, at: number, to: number): { char: string; end: 
       return { char: code <= 0x10ffff ? String.fromCodePoint(code) : '\ufffd', end };
     }
   }
-  if (c === 'c' && at + 2 < to) return { char: String.fromCharCode(text.charCodeAt(at + 2) & 0x1f), end: at + 3 };
+  // `\cX` takes the next character, never the closing quote (`$'\c'` is `\c`: attack c3-1 read past the quote).
+  if (c === 'c' && at + 2 < to && text[at + 2] !== "'") return { char: String.fromCharCode(text.charCodeAt(at + 2) & 0x1f), end: at + 3 };
   return { char: '\\', end: at + 1 };
 }
 
