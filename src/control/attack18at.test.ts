@@ -242,6 +242,35 @@ describe("attack 18at c3: $'...' escapes at a quote and past U+FFFF, variables p
   });
 });
 
+// Attack d3 (on the fixes above). Found: env -S splits its string at `\_`, which a shell reads as `_`
+// (`env -S 'PGPASSWORD=a\_touch\_m'` ran `touch m`: d3-1); a here-doc fed to a shell loses a level of
+// backslashes before the shell reads it (d3-2); and more places where bash runs a variable (`if $TOKEN`,
+// `A=1 $TOKEN`, `timeout 5 $TOKEN`, `bash <<< "$TOKEN"`, `sh < <(...)`, `declare -n`, `-c --`,
+// `set --`: d3-3). Each was confirmed end to end.
+describe('attack 18at d3: env -S words, here-docs into a shell, variables run', () => {
+  it('the code after a secret, or a variable that runs, is shown', () => {
+    for (const [line, want] of [
+      [`env -S 'PGPASSWORD=a\\_touch\\_m'`, `env -S 'PGPASSWORD=${R}\\_touch\\_m'`],
+      [`env --split-string='TOKEN=a\\_touch\\_m'`, `env --split-string='TOKEN=${R}\\_touch\\_m'`],
+      [`env -S 'curl --password a\\_touch\\_m'`, `env -S 'curl --password ${R}\\_touch\\_m'`],
+    ])
+      expect(stored(line!), line).toBe(want);
+    expect(redactWords(['env', '-S', 'PGPASSWORD=a\\_touch\\_m'])).toEqual(['env', '-S', `PGPASSWORD=${R}\\_touch\\_m`]);
+    for (const line of [
+      `bash -c 'sh <<EOF\nPGPASSWORD=\\\\"a touch m \\\\"\nEOF'`,
+      `TOKEN='touch m'; bash <<< "$TOKEN"`,
+      `TOKEN='touch m'; if $TOKEN; then :; fi`,
+      `TOKEN='touch m'; A=1 $TOKEN`,
+      `TOKEN='touch m'; timeout 5 $TOKEN`,
+      `TOKEN='touch m'; sh < <(echo $TOKEN)`,
+      `TOKEN='touch m'; declare -n R=TOKEN; $R`,
+      `TOKEN='touch m'; bash -c -- "$TOKEN"`,
+      `TOKEN='touch m'; set -- $TOKEN; "$@"`,
+    ])
+      expect(stored(line), line).toBe(line);
+  });
+});
+
 describe('attack 18at: the reading of scripts stays linear', () => {
   // As attack 18aq's linearity tests: n and 8n characters, the least CPU time of 7 runs; a quadratic reading takes ~64x.
   // The escaped script took 10 s at 128,000 characters before (70x).

@@ -552,13 +552,15 @@ const ALIAS_BEFORE = /\balias[ \t]+(?:-p[ \t]+)?$/;
  * A variable expanded where a command starts: after a separator, an opening, a keyword or a
  * wrapper that runs its operand, or as a `-c` script (`$TOKEN`, `"${API_TOKEN[@]}"`).
  */
-const RAN_VARIABLE = /(?:^|[;&|(){}\n`!]|\$\(|(?:^|[ \t'"])(?:then|do|else|elif|eval|exec|command|builtin|xargs|sudo|env|nohup|time|nice|-[A-Za-z]*c))[ \t"']*\$\{?([A-Za-z_][A-Za-z0-9_]*)/g;
+const RAN_VARIABLE =
+  /(?:^|[;&|(){}\n`!]|\$\(|(?:^|[ \t'"])(?:then|do|else|elif|if|while|until|eval|exec|command|builtin|xargs|sudo|env|nohup|time|nice|trap|set|--|-[A-Za-z]*[ci]|[0-9]+[smhd]?|[A-Za-z_][A-Za-z0-9_]*=[^ \t]*))[ \t"']*\$\{?([A-Za-z_][A-Za-z0-9_]*)/g;
 
 /**
  * Text piped into a shell or xargs, or a process substitution sourced: what it runs comes from
  * other commands' output, where any variable may be (`printenv TOKEN | sh`: attack c3-3).
  */
-const RUNS_INPUT = /\|[ \t]*(?:(?:\S*\/)?(?:sh|bash|dash|zsh|ksh|mksh|ash|busybox|xargs)(?![\w.-]))|(?:^|[\s;&|(])(?:source|\.)[ \t]+<\(/;
+const RUNS_INPUT =
+  /\|[ \t]*(?:(?:\S*\/)?(?:sh|bash|dash|zsh|ksh|mksh|ash|busybox|xargs)(?![\w.-]))|(?:^|[\s;&|(])(?:source|\.)[ \t]+<\(|(?:sh|bash|dash|zsh|ksh|mksh|ash)[ \t]*<{1,3}|<[ \t]*<\(|\$\{!|(?:declare|local|typeset)[ \t]+-[A-Za-z]*n/;
 
 /** The names of the variables `text` expands where a command starts (RAN_VARIABLE): their values are run; `*`: any may be. */
 function ranVariables(text: string, inherited?: ReadonlySet<string>): Set<string> {
@@ -1416,6 +1418,9 @@ export function hiddenInRun<S extends readonly [number, number, string?, boolean
 /** Every secret found in `text`, by where it starts (they may overlap). */
 export function findSecrets(text: string, reading: SecretsReading = {}): Span[] {
   const running = reading.keepCalls === true && (reading.running === true || reading.command === true || reading.argv === true);
+  // In text that runs, `\_` separates words where env -S splits its string (`env -S 'PGPASSWORD=a\_touch\_m'` runs
+  // `touch m`: attack d3-1); a shell reads it as `_`. Read as two blanks (the places stay), it can only end a value sooner.
+  if (running && text.includes('\\_')) return findSecrets(text.replaceAll('\\_', '  '), reading);
   // In text that runs, a value is read as its program gets it (wordValueAt).
   const values: ValueReading | undefined = running
     ? { mode: reading.argv === true ? 'argv' : 'shell', text, read: 0, traces: new Map(), quotes: new Map(), depth: reading.depth ?? 0, inheritedRan: reading.ran }
