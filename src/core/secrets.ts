@@ -259,8 +259,8 @@ function traceOf(r: ValueReading, k: number): Trace {
  */
 function wordCharacter(r: ValueReading, at: number): { t: Trace; v: number; k: number } | undefined {
   const { words } = commandsOf(r);
-  const k = lastAtOrBefore(words.length, (m) => words[m]!.start, at);
-  if (k < 0 || words[k]!.end <= at) return undefined;
+  const k = wordIndexAt(r, at);
+  if (k < 0) return undefined;
   // Only a word with a quote or a backslash reads otherwise than as written: most words are read no further.
   let quote = r.quotes.get(k);
   if (quote === undefined) r.quotes.set(k, (quote = firstQuote(r.text, words[k]!.start, words[k]!.end)));
@@ -1535,8 +1535,8 @@ function readAsWritten(text: string, start: number, end: number): boolean {
 function scriptArgumentValue(r: ValueReading, at: number): boolean {
   const { words, read } = commandsOf(r);
   if (read.scriptArguments.size === 0) return false;
-  const k = lastAtOrBefore(words.length, (m) => words[m]!.start, at);
-  if (k < 0 || !read.scriptArguments.has(k) || words[k]!.end <= at) return false;
+  const k = wordIndexAt(r, at);
+  if (k < 0 || !read.scriptArguments.has(k)) return false;
   const inner = wordCharacter(r, at);
   return inner === undefined || inner.t === NO_TRACE ? at === words[k]!.start : inner.v === 0;
 }
