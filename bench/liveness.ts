@@ -8,7 +8,7 @@
 // body is 28 MB (its set loaded, its body matched against), a request body dripping one
 // byte at a time, 100,000-character arguments (the audit redactor reads every argument),
 // 15 bodies of 4 MiB at once (each parsed in a share of the loop of its own), a binary
-// debugger_export_trace of a 28 MB recording (sent 512 KiB a call), and gdb's 16 MB MI line.
+// debugger_export_trace of a 28 MB recording (sent 256 KiB a call), and gdb's 16 MB MI line.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import http from 'node:http';

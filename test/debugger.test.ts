@@ -559,7 +559,7 @@ async function binaryTrace(session_id: string, pages: Buffer[] = []): Promise<Bu
     const resource = r.content.find((c) => c.type === 'resource')!.resource!;
     expect(resource.mimeType).toBe('application/octet-stream');
     const blob = Buffer.from(resource.blob!, 'base64');
-    expect(blob.length).toBeLessThanOrEqual(512 * 1024);
+    expect(blob.length).toBeLessThanOrEqual(256 * 1024);
     total = r.value.bytes;
     pages.push(blob);
     if (r.value.next_offset !== undefined) {
@@ -574,7 +574,7 @@ async function binaryTrace(session_id: string, pages: Buffer[] = []): Promise<Bu
 }
 
 // Attack w2-2: a binary trace of 29 MB went out as one answer, its base64 built, written and checked on
-// the loop (about 2 s). It now goes out 512 KiB a call; the pages, joined, are the file GDB restores.
+// the loop (about 2 s). It now goes out 256 KiB a call; the pages, joined, are the file GDB restores.
 describe('debugger_export_trace binary of a recording of several pages', () => {
   it('comes a page a call, with next_offset, and the pages joined restore in gdb', async () => {
     await call('debugger_launch', { program: 'dbg_midmem', session_id: 'midmem' });

@@ -19,7 +19,7 @@ export const exportTraceTool: DebuggerTool = (ctx) =>
     contractName: 'debugger/export_trace',
     title: 'Export the execution trace',
     description:
-      'Positions: json (time, pc, function, file:line, changed values) or text, a page a call (next_snapshot), or binary, 512 KiB a call (offset: next_offset): GDB record save file (unrecorded: DKTRACE1 + gzip JSON).',
+      'Positions: json (time, pc, function, file:line, changed values) or text, a page a call (next_snapshot), or binary, 256 KiB a call (offset: next_offset): GDB record save file (unrecorded: DKTRACE1 + gzip JSON).',
     input: {
       format: z.enum(['json', 'binary', 'text']).default('json'),
       start_snapshot: z.string().max(64).optional().describe('first position id or bookmark'),
@@ -106,9 +106,9 @@ export const exportTraceTool: DebuggerTool = (ctx) =>
 
 /**
  * The bytes of a binary trace one answer carries: its base64 is built, written and checked on the
- * loop (about 75 ms a megabyte), so a page keeps that near 40 ms; `offset` fetches the next.
+ * loop (about 75 ms a megabyte), so a page keeps that near 20 ms (512 KiB held another client's ping 50 ms at p99); `offset` fetches the next.
  */
-export const BLOB_PAGE = 512 * 1024;
+export const BLOB_PAGE = 256 * 1024;
 
 /** The two kinds of binary trace: what the answer names them, says of them, and calls them in its text. */
 const KINDS = {
