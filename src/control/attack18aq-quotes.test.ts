@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cpuTimes, linearMessage } from '../core/cputime.js';
+import { eightfold } from '../core/cputime.js';
 import { REDACTED as R, redactText } from '../core/secrets.js';
 import { redactWords } from './audit.js';
 
@@ -141,15 +141,10 @@ describe('a quoted argument of a program the audit does not know: a value in it 
 
 describe('attack 18aq quotes: the reading stays linear', () => {
   // Each shape at n and 8n characters: a linear reading takes ~8x as long, a quadratic one ~64x (the
-  // bound of attack 18's linearity tests: 24x, or 10 ms), the least CPU time of 7 runs of each (cpuTimes).
+  // bound of attack 18's linearity tests: 24x, or 10 ms), the least CPU time of 7 runs of each (eightfold).
   function expectLinear(name: string, make: (n: number) => string, run: (text: string) => unknown): void {
-    const [small, big] = [make(16_000), make(128_000)];
-    const t = cpuTimes(
-      () => run(small),
-      () => run(big),
-      7,
-    );
-    expect(t.big, linearMessage(name, t, 8)).toBeLessThan(Math.max(24 * t.small, 10));
+    const t = eightfold(name, make, run);
+    expect(t.big, t.message).toBeLessThan(t.bound);
   }
   const line = (text: string) => redactText(text, true);
   // One word of many values, each after a quote: the word is read once.

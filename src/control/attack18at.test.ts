@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cpuTimes, linearMessage } from '../core/cputime.js';
+import { eightfold } from '../core/cputime.js';
 import { REDACTED as R, redactText } from '../core/secrets.js';
 import { boundField, redact, redactWords } from './audit.js';
 
@@ -275,13 +275,8 @@ describe('attack 18at: the reading of scripts stays linear', () => {
   // As attack 18aq's linearity tests: n and 8n characters, the least CPU time of 7 runs; a quadratic reading takes ~64x.
   // The escaped script took 10 s at 128,000 characters before (70x).
   function expectLinear(name: string, make: (n: number) => string): void {
-    const [small, big] = [make(16_000), make(128_000)];
-    const t = cpuTimes(
-      () => stored(small),
-      () => stored(big),
-      7,
-    );
-    expect(t.big, linearMessage(name, t, 8)).toBeLessThan(Math.max(24 * t.small, 10));
+    const t = eightfold(name, make, stored);
+    expect(t.big, t.message).toBeLessThan(t.bound);
   }
   it('a script of escaped blanks', () => expectLinear('escaped script', (n) => `sh -c ${'mysql\\ -pa\\ '.repeat(n / 12)}`));
   it('a script in a script', () => expectLinear('nested script', (n) => `sh -c "sh -c \\"${'./d --password PW '.repeat(n / 18)}\\""`));

@@ -6,6 +6,7 @@ import {
   REDACTED,
   SECRET_NAME,
   SECRET_WORD,
+  mentionedVariables,
   SHELL_ACTIVE,
   READ_AS_COMMAND,
   argvSecretWords,
@@ -594,8 +595,11 @@ export function redactWords(words: readonly string[]): string[] {
     const blanks = script >= 0 && script < k ? undefined : blankEnds(w);
     // Only a span a shell character stopped (`$`, a quote, a backslash, a bracket...): one that ends at `@` or `&` ends there.
     const toBlank = (e: number) => (blanks && e < w.length && /[$'"\\`(){}<>;|!*?[\]]/.test(w[e]!) ? blanks[e]! : e);
+    // A word that is a name's or an option's assignment (`PGPASSWORD=correct horse`, `--password=a b`) is one value
+    // after its `=`: its program gets all of it (attack e3-8: `["env", "PGPASSWORD=correct horse battery", ...]` kept two thirds).
+    const assigned = blanks === undefined ? -1 : (ASSIGNED_WORD.exec(w)?.[0].length ?? -1);
     const spans = [
-      ...alone.map(([s, e]) => [s, toBlank(e)] as const),
+      ...alone.map(([s, e]) => [s, s === assigned ? w.length : toBlank(e)] as const),
       ...fresh.map(([s, e]) => [s, s === 0 || (/[ \t]/.test(w[e] ?? '') && !(script >= 0 && script < k)) ? w.length : toBlank(e)] as const),
     ].sort((a, b) => a[0] - b[0]);
     // Where a span ends up, what it hides is read again as a path would be, to the word's end when it runs on (hiddenInRun).
@@ -612,6 +616,9 @@ export function redactWords(words: readonly string[]): string[] {
 const READS_ARGUMENTS = /\bARGV\b|\bargv\b|\$\{?[1-9@*]|\$argv\b/;
 /** A program that is a script file by its name: it may run its arguments. */
 const SCRIPT_FILE = /\.(?:py|sh|bash|zsh|js|mjs|cjs|ts|pl|rb|php|lua|r|tcl|awk)$/i;
+
+/** A word that assigns a name or an option (`NAME=`, `--name=`, `-name=`): its value is the rest of the word. */
+const ASSIGNED_WORD = /^(?:[A-Za-z_][A-Za-z0-9_]{0,127}|--?[A-Za-z0-9][A-Za-z0-9_.-]{0,63})=/;
 
 /** For each offset of `word` (and its end), the first blank at or after it, or the word's end: one pass, however many spans ask. */
 function blankEnds(word: string): Int32Array {
@@ -649,6 +656,8 @@ interface ListReading {
   /** A list of `NAME=value` environment entries (ENV_LISTS), or (`entry`) one of them. */
   envList?: boolean;
   envEntry?: boolean;
+  /** With an environment (a list or an object): the variables the call's command line or argv names (commandVariables), whose values are code. */
+  mentioned?: ReadonlySet<string>;
 }
 
 /** Names of arguments that hold environment entries as a list of `NAME=value` strings (the mocks tools', python_start_session's). */
@@ -659,10 +668,38 @@ const ENV_LISTS = new Set(['env', 'environment', 'environ']);
  * hidden: no shell splits an entry, the variable holds all of it (read as text, only `correct` was hidden: attack t2-3).
  * Undefined for any other entry (a variable that decides what code runs is kept, as everywhere: decidesCode).
  */
-function hiddenEnvEntry(text: string): string | undefined {
+function hiddenEnvEntry(text: string, mentioned?: ReadonlySet<string>): string | typeof CODE_ENTRY | undefined {
   // Any name a program can be given (npm's `npm_config_//host/:_authToken`, a name of 130 characters: attack v2-5).
   const name = /^([^=]{1,1024})=./s.exec(text)?.[1];
-  return name !== undefined && SECRET_WORD.test(name) && !decidesCode(name) ? `${name}=${REDACTED}` : undefined;
+  if (name === undefined || !SECRET_WORD.test(name) || decidesCode(name)) return undefined;
+  // A variable the call's command names is code (`{"command": "bash -c '$TOKEN'", "env": ["TOKEN=touch m"]}`: attack e3-5).
+  return ranByCommand(name, mentioned) ? CODE_ENTRY : `${name}=${REDACTED}`;
+}
+
+/** hiddenEnvEntry's word for an entry that is code: kept as sent. */
+const CODE_ENTRY = '\u0000code';
+
+/** Whether the call's command names variable `name` (commandVariables), or may run any (`*`). */
+function ranByCommand(name: string, mentioned: ReadonlySet<string> | undefined): boolean {
+  return mentioned !== undefined && (mentioned.has(name) || mentioned.has('*'));
+}
+
+/** What of a call's command line is read for the variables it names: its head (a value past it is kept as its digest anyway). */
+const MENTIONS_READ = 64 * 1024;
+
+/**
+ * The variables a call's command line or argv (ARGV_NAMES, beside its environment) names anywhere
+ * but where it assigns them (mentionedVariables): their values in the call's environment are code.
+ */
+function commandVariables(object: Record<string, unknown>): Set<string> {
+  const names = new Set<string>();
+  for (const k of ARGV_NAMES) {
+    const v = object[k];
+    const text = typeof v === 'string' ? v : Array.isArray(v) && v.every((w) => typeof w === 'string') ? (v as string[]).join(' ') : undefined;
+    if (text === undefined) continue;
+    for (const n of mentionedVariables(text.slice(0, MENTIONS_READ), typeof v === 'string' && k !== 'args' && k !== 'argv' ? 'shell' : 'argv')) names.add(n);
+  }
+  return names;
 }
 
 function redactArray(value: unknown[], depth: number, walk: Walk, reading: ListReading): unknown[] {
@@ -699,7 +736,7 @@ function redactArray(value: unknown[], depth: number, walk: Walk, reading: ListR
         redactValue(items[i], depth + 1, walk, {
           argv: reading.argv && Array.isArray(items[i]),
           inList: true,
-          ...(reading.envList ? { envEntry: true } : {}),
+          ...(reading.envList ? { envEntry: true, ...(reading.mentioned ? { mentioned: reading.mentioned } : {}) } : {}),
           ...(reading.code ? { code: true } : {}),
           ...(reading.gdbShell ? { gdbShell: true } : {}),
         }),
@@ -748,7 +785,8 @@ function listReading(k: string, object: Record<string, unknown>, walk: Walk): Li
   if (PAIR_VALUES.has(k) && namesCodeLoader(object) && commandNamed(object)) return { argv: false, command: true };
   if (decidesCode(k) || (PAIR_VALUES.has(k) && namesCodeLoader(object))) return { argv: false, code: true, env: true };
   if (walk.code && CODE_FIELDS.has(k)) return { argv: false, code: true, ...(walk.code === 'gdb' && GDB_COMMAND_FIELDS.has(k) ? { gdbShell: true } : {}) };
-  if (ENV_LISTS.has(k) && Array.isArray(object[k])) return { argv: false, envList: true };
+  if (ENV_LISTS.has(k) && Array.isArray(object[k])) return { argv: false, envList: true, ...(walk.measure ? {} : { mentioned: commandVariables(object) }) };
+  if (ENV_LISTS.has(k) && object[k] !== null && typeof object[k] === 'object' && !walk.measure) return { argv: false, mentioned: commandVariables(object) };
   if (!ARGV_NAMES.has(k)) return { argv: false };
   // A command line given as one string (not a list of words): read as text, its programs shown.
   if (typeof object[k] === 'string' && k !== 'args' && k !== 'argv') return { argv: false, command: true };
@@ -766,7 +804,8 @@ function redactValue(value: unknown, depth: number, walk: Walk, reading: ListRea
   walk.values++;
   if (walk.stopAt && walk.values > walk.stopAt.values) walk.over = true;
   if (typeof value === 'string') {
-    const hidden = reading.envEntry === true && !walk.measure ? hiddenEnvEntry(value) : undefined;
+    const hidden = reading.envEntry === true && !walk.measure ? hiddenEnvEntry(value, reading.mentioned) : undefined;
+    if (hidden === CODE_ENTRY) return redactString(value, walk, true);
     if (hidden !== undefined) return hidden;
     return redactString(value, walk, reading.code === true, reading.command === true, reading.gdbShell === true, reading.env === true);
   }
@@ -781,7 +820,8 @@ function redactValue(value: unknown, depth: number, walk: Walk, reading: ListRea
   const object = value as Record<string, unknown>;
   const pair = secretPair(object);
   // A variable that decides what code runs is read as such, whatever its name (`{"CARGO_..._CREDENTIAL_PROVIDER": PROG}`: attack y2-3).
-  const hidden = (k: string) => (k.length <= MAX_KEY && SECRET_NAME.test(k) && !decidesCode(k) && !(pair && PAIR_NAMES.includes(k))) || (pair && PAIR_VALUES.has(k));
+  const hidden = (k: string) =>
+    (k.length <= MAX_KEY && SECRET_NAME.test(k) && !decidesCode(k) && !(pair && PAIR_NAMES.includes(k)) && !ranByCommand(k, reading.mentioned)) || (pair && PAIR_VALUES.has(k));
   if (walk.measure) {
     // The names only, not every entry's pair: an object of 10,000 entries keeps MAX_ITEMS (and is not small: the rest is written and hashed).
     const names = Object.keys(object);

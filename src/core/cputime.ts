@@ -22,3 +22,19 @@ export function cpuTimes(small: () => unknown, big: () => unknown, runs = 5): { 
 export function linearMessage(name: string, t: { small: number; big: number }, times = 4): string {
   return `${name}: ${t.small.toFixed(2)} ms CPU at n, ${t.big.toFixed(2)} ms at ${times}n`;
 }
+
+/**
+ * For the audit reader's linearity tests: the least CPU times (cpuTimes, 7 runs each) of `run` on
+ * `make(16,000)` and `make(128,000)` characters, the bound the big one must stay under (24 times
+ * the small one, or 10 ms: a linear reading takes ~8x, a quadratic one ~64x), and the message that
+ * names both.
+ */
+export function eightfold(name: string, make: (n: number) => string, run: (text: string) => unknown): { big: number; bound: number; message: string } {
+  const [small, big] = [make(16_000), make(128_000)];
+  const t = cpuTimes(
+    () => run(small),
+    () => run(big),
+    7,
+  );
+  return { big: t.big, bound: Math.max(24 * t.small, 10), message: linearMessage(name, t, 8) };
+}

@@ -111,9 +111,11 @@ interface ValueReading {
   shape?: CommandsRead;
   /** How deep in scripts this text is (scriptSpans): each level is a command line inside a word of the one before. */
   depth: number;
-  /** The variables run as commands (ranVariables), with those of the text this one was read from. */
+  /** The variables whose values are code here (ranVariables), with those of the text this one was read from. */
   ran?: Set<string>;
   inheritedRan?: ReadonlySet<string>;
+  /** Read to find where a variable's expansion stands (mentionedVariables): no variable is looked for again. */
+  probe: boolean;
   traces: Map<number, Trace>;
   quotes: Map<number, number>;
 }
@@ -548,26 +550,94 @@ class CalledNames {
 
 /** `alias` before a name (`alias api_token='touch m'`): its value is a command. */
 const ALIAS_BEFORE = /\balias[ \t]+(?:-p[ \t]+)?$/;
-/**
- * A variable expanded where a command starts: after a separator, an opening, a keyword or a
- * wrapper that runs its operand, or as a `-c` script (`$TOKEN`, `"${API_TOKEN[@]}"`).
- */
-const RAN_VARIABLE =
-  /(?:^|[;&|(){}\n`!]|\$\(|(?:^|[ \t'"])(?:then|do|else|elif|if|while|until|eval|exec|command|builtin|xargs|sudo|env|nohup|time|nice|trap|set|--|-[A-Za-z]*[ci]|[0-9]+[smhd]?|[A-Za-z_][A-Za-z0-9_]*=[^ \t]*))[ \t"']*\$\{?([A-Za-z_][A-Za-z0-9_]*)/g;
 
 /**
  * Text piped into a shell or xargs, or a process substitution sourced: what it runs comes from
- * other commands' output, where any variable may be (`printenv TOKEN | sh`: attack c3-3).
+ * other commands' output, where any variable may be (`printenv | sh`: attack c3-3).
  */
 const RUNS_INPUT =
   /\|[ \t]*(?:(?:\S*\/)?(?:sh|bash|dash|zsh|ksh|mksh|ash|busybox|xargs)(?![\w.-]))|(?:^|[\s;&|(])(?:source|\.)[ \t]+<\(|(?:sh|bash|dash|zsh|ksh|mksh|ash)[ \t]*<{1,3}|<[ \t]*<\(|\$\{!|(?:declare|local|typeset)[ \t]+-[A-Za-z]*n/;
 
-/** The names of the variables `text` expands where a command starts (RAN_VARIABLE): their values are run; `*`: any may be. */
-function ranVariables(text: string, inherited?: ReadonlySet<string>): Set<string> {
-  const names = new Set<string>(inherited);
+/** A shell variable's name where it stands in text (not inside a longer name). */
+const VARIABLE_NAME = /(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]{0,127}(?![A-Za-z0-9_])/g;
+/** Builtins that name a variable without reading its value (`export TOKEN`, `unset TOKEN`). */
+const NAMES_ONLY_BEFORE = /(?:^|[\s;&|(){}])(?:export|readonly|unset|local|typeset)[ \t]+$/;
+/** A name written inside quotes or escapes (`TOK''EN`, `T\OKEN`, `T"OKE"N`): a shell joins it. */
+const SPLIT_NAME = /[A-Za-z0-9_](?:''|""|\\|["'][A-Za-z0-9_]+["'])[A-Za-z0-9_]/;
+/** What stands for a variable's expansion where the audit looks for a secret's place (mentionedVariables). */
+const PLACE_PROBE = 'dkprobevalue';
+
+/**
+ * The secret-named variables `text` (a command line that runs) names anywhere but where it assigns
+ * them: such a variable's value is code there, kept whole. Bash reads a variable's value in more
+ * places than any list holds (`command -p $TOKEN`, `perl -e "$TOKEN"`, `echo "$TOKEN" |& bash`,
+ * `read c <<< "$TOKEN"; $c`, `(( PASSWORD ))` evaluating `x[$(...)]`: attacks a3-2, d3-3, e3-1 to
+ * e3-4), so the rule is the other way round: a value stays hidden only while the line names its
+ * variable nowhere, or only as `$NAME` where the audit hides a secret itself (a password option's
+ * value, an Authorization header, a URL's password: the expansion is given to a program as a
+ * password, never run), or after `export`, `readonly`, `unset`. `*`: any variable may be run
+ * (RUNS_INPUT). A program that builds a variable's name in its own code, or a value written to a
+ * file and run, is not followed: the line shows the code that does so.
+ */
+export function mentionedVariables(text: string, mode: 'shell' | 'argv' = 'shell'): Set<string> {
+  const names = new Set<string>();
   if (RUNS_INPUT.test(text)) names.add('*');
-  if (!text.includes('$')) return names;
-  for (const m of text.matchAll(RAN_VARIABLE)) names.add(m[1]!);
+  const expansions: Array<[number, number, string]> = [];
+  const scan = (t: string, all: boolean) => {
+    for (const m of t.matchAll(VARIABLE_NAME)) {
+      const name = m[0];
+      if (names.has(name) || !SECRET_WORD.test(name) || NAMES_A_COMMAND.test(name)) continue;
+      const i = m.index;
+      const e = i + name.length;
+      const dollar = t[i - 1] === '$' ? i - 1 : t[i - 1] === '{' && t[i - 2] === '$' ? i - 2 : -1;
+      if (dollar >= 0) {
+        // `$NAME` and `${NAME}` are probed (below); any other expansion (`${NAME:-x}`, `${#NAME}`) reads the value.
+        if (!all && (t[i - 1] === '$' || t[e] === '}')) expansions.push([dollar, t[i - 1] === '$' ? e : e + 1, name]);
+        else names.add(name);
+        continue;
+      }
+      // Where it is assigned (`NAME=`, `NAME+=`, `NAME[i]=`, `NAME''=`).
+      let k = e;
+      while (k < e + 8 && (t[k] === "'" || t[k] === '"' || t[k] === '\\')) k++;
+      const after = t[k];
+      if (after === '=' || (after === '+' && t[k + 1] === '=') || (after === '[' && /^\[[^\]\s]{0,64}\]\+?=/.test(t.slice(k, k + 70)))) continue;
+      // An option's or a file's name (`--token`, `~/.token`, `token.txt`), or a builtin that only names it.
+      if (/[-./]/.test(t[i - 1] ?? '') || /[-./]/.test(t[e] ?? '') || NAMES_ONLY_BEFORE.test(t.slice(Math.max(0, i - 24), i))) continue;
+      names.add(name);
+    }
+  };
+  scan(text, false);
+  // A name a shell joins from quoted or escaped parts names the variable all the same: every mention counts there.
+  if (SPLIT_NAME.test(text)) scan(text.replace(/\$?['"]|\\/g, ''), true);
+  const probed = expansions.filter(([, , name]) => !names.has(name));
+  if (probed.length === 0) return names;
+  // Each `$NAME` stands as a probe value: where the audit hides the probe, the expansion is a password given to a program.
+  let probe = '';
+  let from = 0;
+  const at: number[] = [];
+  for (const [s, e] of probed) {
+    probe += text.slice(from, s);
+    at.push(probe.length);
+    probe += PLACE_PROBE;
+    from = e;
+  }
+  probe += text.slice(from);
+  const hidden = findSecrets(probe, mode === 'argv' ? { keepCalls: true, argv: true, probe: true } : { keepCalls: true, command: true, probe: true });
+  let k = 0;
+  let reach = -1;
+  for (let j = 0; j < probed.length; j++) {
+    const a = at[j]!;
+    while (k < hidden.length && hidden[k]![0] <= a) reach = Math.max(reach, hidden[k++]![1]);
+    if (reach < a + PLACE_PROBE.length) names.add(probed[j]![2]);
+  }
+  return names;
+}
+
+/** The variables whose values are code in `text` (mentionedVariables), with those of the text it was read from. */
+function ranVariables(text: string, reading: ValueReading): Set<string> {
+  if (reading.probe) return new Set(reading.inheritedRan);
+  const names = mentionedVariables(text, reading.mode);
+  for (const n of reading.inheritedRan ?? []) names.add(n);
   return names;
 }
 
@@ -580,7 +650,7 @@ function ranVariables(text: string, inherited?: ReadonlySet<string>): Set<string
 function nameValueSpans(text: string, spans: Span[], keepCalls: boolean, reading?: ValueReading): void {
   const called = new CalledNames(text);
   // In text that runs, a variable run as a command (`TOKEN='touch m' bash -c '$TOKEN'`) holds code, and so does an alias's value (attack a3-2).
-  const ran = reading ? (reading.ran ??= ranVariables(text, reading.inheritedRan)) : undefined;
+  const ran = reading ? (reading.ran ??= ranVariables(text, reading)) : undefined;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (c !== '=' && c !== ':') continue;
@@ -610,8 +680,10 @@ function nameValueSpans(text: string, spans: Span[], keepCalls: boolean, reading
     const pwd = /^pwd$/i.test(name) && (quoted || text[start - 1] === ';' || (c === ':' && /["']/.test(text[i + 1 + blanksAt(text, i + 1)] ?? '')));
     // Docker's `"auth": "base64 of user:password"` (a config in DOCKER_AUTH_CONFIG: attack a3-4), a quoted key.
     const auth = quoted && /^auth$/i.test(name);
-    if ((!SECRET_WORD.test(name) && !(inQuery && QUERY_SECRET.test(name)) && !pwd && !auth) || NAMES_A_COMMAND.test(name)) continue;
-    if (ran && (ran.has(name) || ran.has('*') || ALIAS_BEFORE.test(text.slice(Math.max(0, start - 24), start)))) continue;
+    // A long option's start (`--passw=`) names it as the option does (abbreviatesSecret).
+    const abbreviated = c === '=' && name.startsWith('--') && abbreviatesSecret(name.slice(2));
+    if ((!SECRET_WORD.test(name) && !(inQuery && QUERY_SECRET.test(name)) && !pwd && !auth && !abbreviated) || NAMES_A_COMMAND.test(name)) continue;
+    if (ran && c === '=' && (ran.has(name) || ran.has('*') || ALIAS_BEFORE.test(text.slice(Math.max(0, start - 24), start)))) continue;
     let at = i + 1;
     const blanks = blanksAt(text, at);
     if (c === ':') {
@@ -698,13 +770,37 @@ function gdbEnvironmentSpans(text: string, spans: Span[]): void {
  * `fd:N`, `stdin`) is kept, and OpenSSL's `pass:PASSWORD` is opensslPassSpans' (which keeps
  * `pass:`).
  */
+/**
+ * Long options whose value is a secret, each with the fewest of its first letters that still name
+ * it: getopt_long and MySQL's clients take any unambiguous start of a long option (`wget
+ * --passw=`, `mysql --passwo`: attack e3-6 found them stored in clear).
+ */
+const SECRET_OPTIONS: ReadonlyArray<readonly [string, number]> = [
+  ['password', 3],
+  ['passwd', 3],
+  ['passphrase', 5],
+  ['secret', 4],
+  ['token', 3],
+  ['api-key', 5],
+  ['http-password', 8],
+  ['ftp-password', 7],
+  ['proxy-password', 9],
+];
+
+/** Whether a long option's name (without its dashes) is a start of a secret one (SECRET_OPTIONS), as the program takes it. */
+export function abbreviatesSecret(name: string): boolean {
+  if (name.length < 3 || name.length > 14) return false;
+  const lower = name.toLowerCase();
+  return SECRET_OPTIONS.some(([option, least]) => lower.length >= least && option.startsWith(lower));
+}
+
 function flagValueSpans(text: string, spans: Span[], reading?: ValueReading): void {
   const flag = /(?<![A-Za-z0-9_-])-(-?)([A-Za-z0-9][A-Za-z0-9_-]{0,63})[ \t]{1,8}/g;
   for (let m = flag.exec(text); m; m = flag.exec(text)) {
     const double = m[1] === '-';
     const name = m[2]!;
     const at = m.index + m[0].length;
-    if (!SECRET_WORD.test(name) || NOT_A_VALUE.test(name) || text[at] === '-') continue;
+    if (!(SECRET_WORD.test(name) || (double && abbreviatesSecret(name))) || NOT_A_VALUE.test(name) || text[at] === '-') continue;
     // A single-dash name is a word of letters (`-storepass`), not a cluster with its value attached (`7z -pHunter2Secret a.7z`),
     // and an option of a command line: at the start or after a blank that follows a word, not an operator.
     if (!double && (!/^[A-Za-z]{2,32}(?:[_-][A-Za-z]{1,32}){0,3}$/.test(name) || !/[A-Za-z0-9"']/.test(text[at] ?? '') || !optionPlace(text, m.index))) continue;
@@ -750,8 +846,11 @@ const MYSQL_P = /(?<![^\s"'])-p(?=[^\s])/g;
 const SPACED_P = /(?<![^\s"'])-p[ \t]{0,8}(?=[^\s-])/g;
 /** redis-cli -a PASSWORD. */
 const REDIS_A = /(?<![^\s"'])-a[ \t]{0,8}(?=[^\s-])/g;
-/** curl -u user:PASSWORD, --user user:PASSWORD, and the proxy's -U, --proxy-user. */
-const CURL_USER = /(?<![^\s"'])(?:-[uU][ \t]{0,8}|--(?:proxy-)?user(?:[ \t]{1,8}|=))(?=[^\s-])/g;
+/**
+ * curl -u user:PASSWORD, --user user:PASSWORD, the proxy's -U, --proxy-user, and a client
+ * certificate's passphrase, -E FILE:PASSPHRASE, --cert, --proxy-cert (attack e3-7).
+ */
+const CURL_USER = /(?<![^\s"'])(?:-[uUE][ \t]{0,8}|--(?:proxy-)?(?:user|cert)(?:[ \t]{1,8}|=))(?=[^\s-])/g;
 const LOGIN = /(?<![^\s"'])login(?![^\s"'])/;
 /** sqlcmd -P PASSWORD, bcp -P, zip/unzip -P PASSWORD. */
 const SPACED_CAP_P = /(?<![^\s"'])-P[ \t]{0,8}(?=[^\s-])/g;
@@ -1259,8 +1358,10 @@ export interface SecretsReading {
   running?: boolean;
   /** How deep in scripts the text is (scriptSpans); the reading of a command line leaves it out. */
   depth?: number;
-  /** Variables the text this one was read from runs as commands (ranVariables): their values are code here too. */
+  /** Variables whose values are code in the text this one was read from (ranVariables): code here too. */
   ran?: ReadonlySet<string>;
+  /** A reading of mentionedVariables' probe: no variable is looked for again. */
+  probe?: boolean;
 }
 
 /** In each word of `text` (to a blank) that starts as a path does and holds a second `/`, [after its first `/`, its end). */
@@ -1423,7 +1524,7 @@ export function findSecrets(text: string, reading: SecretsReading = {}): Span[] 
   if (running && text.includes('\\_')) return findSecrets(text.replaceAll('\\_', '  '), reading);
   // In text that runs, a value is read as its program gets it (wordValueAt).
   const values: ValueReading | undefined = running
-    ? { mode: reading.argv === true ? 'argv' : 'shell', text, read: 0, traces: new Map(), quotes: new Map(), depth: reading.depth ?? 0, inheritedRan: reading.ran }
+    ? { mode: reading.argv === true ? 'argv' : 'shell', text, read: 0, traces: new Map(), quotes: new Map(), depth: reading.depth ?? 0, inheritedRan: reading.ran, probe: reading.probe === true }
     : undefined;
   const spans = allSpans(text, reading.keepCalls === true, values);
   // What the audit keeps is never shell: a span that holds a substitution, a separator, a
@@ -1490,7 +1591,7 @@ function scriptSpans(r: ValueReading): { spans: Span[]; read: Set<number> } {
     // A script decides alone; the words eval, ssh or watch join are read one by one here, and as written too (an option there
     // and its value may be two words).
     if (!t.cut && read.scripts.has(k)) subread.add(k);
-    for (const [s, e, kind] of findSecrets(t.value, { keepCalls: true, command: true, depth: r.depth + 1, ran: r.ran })) {
+    for (const [s, e, kind] of findSecrets(t.value, { keepCalls: true, command: true, depth: r.depth + 1, ran: r.ran, probe: r.probe })) {
       // A value read to where the word's reading stopped at a substitution goes on into it: the reading as written judges it.
       if (t.cut && e >= t.value.length) continue;
       const a = t.at[s];
@@ -1635,7 +1736,7 @@ function dequotedSpans(r: ValueReading, command: boolean, seen: readonly Span[])
       }
     }
     const starts = words.map((w) => w.start);
-    for (const [s, e, kind] of findSecrets(values.join(' '), { keepCalls: true, argv: true, ran: r.ran })) {
+    for (const [s, e, kind] of findSecrets(values.join(' '), { keepCalls: true, argv: true, ran: r.ran, probe: r.probe })) {
       const a = at.get(s);
       const b = at.get(e - 1);
       if (a < 0 || b < 0 || b < a || reread.has(first + lastAtOrBefore(starts.length, (q) => starts[q]!, a))) continue;

@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import { eightfold } from '../core/cputime.js';
+import { REDACTED as R, redactText } from '../core/secrets.js';
+import { redact } from './audit.js';
+
+// Round 18au (issue 18, stop 47's attack e3 on the audit's reading of a command line). Found: a
+// secret-named variable counted as code only where a list of spellings said bash runs it, and bash
+// runs a value in more places than any list holds: `command -p $TOKEN`, `setsid $TOKEN`, `perl -e
+// "$TOKEN"`, `echo "$TOKEN" |& bash`, `read c <<< "$TOKEN"; $c`, `$(echo "$TOKEN")`, `(( PASSWORD ))`
+// evaluating `x[$(...)]` (e3-1 to e3-4, each confirmed end to end: the code ran, the audit kept
+// `[REDACTED]`); a variable of the call's `env` that its command runs (e3-5); abbreviated long options
+// (`wget --passw=`, e3-6); curl's `-E FILE:PASSPHRASE` (e3-7); an argv word `PGPASSWORD=a b c` kept
+// `b c` (e3-8). Now a secret-named variable's value is code wherever the line names the variable
+// again, but as `$NAME` where the audit hides a secret itself. Every line below was stored otherwise before.
+
+/** A command line, read as the audit reads one. */
+const stored = (line: string) => redactText(line, true);
+
+describe('attack 18au e3-1 to e3-4: a variable the line names again holds code, shown', () => {
+  it('run from any command position, fed to a shell or an interpreter, copied, or read as arithmetic', () => {
+    for (const line of [
+      `bash -c 'TOKEN="touch m"; command -p $TOKEN'`,
+      `bash -c 'TOKEN="touch m"; exec -a x $TOKEN'`,
+      `bash -c 'TOKEN="touch m"; nice -n5 $TOKEN'`,
+      `bash -c 'TOKEN="touch m"; setsid -w $TOKEN'`,
+      `bash -c 'TOKEN="touch m"; flock /tmp/lk $TOKEN'`,
+      `bash -c 'TOKEN="touch m"; coproc $TOKEN; wait'`,
+      `bash -c 'TOKEN="touch m"; $EMPTY$TOKEN'`,
+      `bash -c 'TOKEN="touch m"; $(echo "$TOKEN")'`,
+      `bash -c 'TOKEN="touch m"; read c <<< "$TOKEN"; $c'`,
+      `bash -c 'TOKEN="touch m"; printf -v c %s "$TOKEN"; $c'`,
+      `bash -c 'TOKEN="touch m"; for c in "$TOKEN"; do $c; done'`,
+      `bash -c 'TOKEN="touch m"; mapfile -t -C "$TOKEN" -c 1 a <<<x'`,
+      `bash -c 'TOKEN="touch m"; \${TOKEN:-x}'`,
+      `TOKEN='touch m'; export TOKEN; bash -c "\\$TOKEN"`,
+      `bash -c 'TOKEN="touch m"; echo "$TOKEN" |& bash'`,
+      `bash -c 'TOKEN="touch m"; echo "$TOKEN" | env bash'`,
+      `bash -c 'TOKEN="touch m"; . /dev/stdin <<< "$TOKEN"'`,
+      `bash -c 'TOKEN="system(q(touch m))"; perl -e "$TOKEN"'`,
+      `bash -c 'TOKEN="touch m"; bash -c -e "$TOKEN"'`,
+      `bash -c 'PASSWORD=$'"'"'x[\\x24(touch m)]'"'"'; (( PASSWORD ))'`,
+      `bash -c 'PASSWORD=$'"'"'x[\\x24(touch m)]'"'"'; echo \${PATH:PASSWORD:1}'`,
+      `bash -c 'PASSWORD=$'"'"'x[\\x60touch m\\x60]'"'"'; [[ $PASSWORD -eq 0 ]]'`,
+      `TOKEN='touch m'; printenv TOK''EN | cat`,
+      `TOKEN='touch m' python3 -c 'import os; exec(os.environ["TOKEN"])'`,
+    ])
+      expect(stored(line), line).toBe(line);
+  });
+
+  it('in argv, and in a gdb shell line', () => {
+    const script = 'TOKEN="touch m"; command -p $TOKEN';
+    expect(redact({ command: ['bash', '-c', script] })).toEqual({ command: ['bash', '-c', script] });
+    expect(redact({ program: '/bin/bash', args: ['-c', script] })).toEqual({ program: '/bin/bash', args: ['-c', script] });
+    expect(redact({ command: `shell ${script}` }, { code: 'gdb' })).toEqual({ command: `shell ${script}` });
+  });
+
+  it('a secret still hidden where the line gives it to a program as one, or names it nowhere', () => {
+    for (const [line, want] of [
+      ['TOKEN=abc curl -H "Authorization: Bearer $TOKEN" h', `TOKEN=${R} curl -H "Authorization: Bearer $TOKEN" h`],
+      ['TOKEN=abc mytool --token "$TOKEN"', `TOKEN=${R} mytool --token "$TOKEN"`],
+      ['API_TOKEN=abc curl "https://h/?api_token=${API_TOKEN}"', `API_TOKEN=${R} curl "https://h/?api_token=\${API_TOKEN}"`],
+      ['PASSWORD=pw1 curl -u "admin:$PASSWORD" h', `PASSWORD=${R} curl -u "admin:$PASSWORD" h`],
+      ['TOKEN=abc; export TOKEN; mytool', `TOKEN=${R}; export TOKEN; mytool`],
+      ['PGPASSWORD=secret1 psql -h db', `PGPASSWORD=${R} psql -h db`],
+      ['GITHUB_TOKEN=abc gh pr list --label token', `GITHUB_TOKEN=${R} gh pr list --label token`],
+    ])
+      expect(stored(line!), line).toBe(want);
+  });
+});
+
+describe("attack 18au e3-5: a variable of the call's env that its command names", () => {
+  it('is code in a list and in an object; one the command gives as a password, or names nowhere, is hidden', () => {
+    expect(redact({ command: "bash -c '$TOKEN'", env: ['TOKEN=touch m'] })).toEqual({ command: "bash -c '$TOKEN'", env: ['TOKEN=touch m'] });
+    expect(redact({ command: ['bash', '-c', 'command -p $TOKEN'], env: { TOKEN: 'touch m' } })).toEqual({
+      command: ['bash', '-c', 'command -p $TOKEN'],
+      env: { TOKEN: 'touch m' },
+    });
+    expect(redact({ command: 'printenv | sh', env: ['API_TOKEN=touch m'] })).toEqual({ command: 'printenv | sh', env: ['API_TOKEN=touch m'] });
+    expect(redact({ command: 'curl -H "Authorization: Bearer $TOKEN" h', env: ['TOKEN=abc123secret'] })).toEqual({
+      command: 'curl -H "Authorization: Bearer $TOKEN" h',
+      env: [`TOKEN=${R}`],
+    });
+    expect(redact({ command: 'psql -h db', env: ['PGPASSWORD=correct horse'], cmd: 'x' })).toEqual({ command: 'psql -h db', env: [`PGPASSWORD=${R}`], cmd: 'x' });
+    expect(redact({ command: ['psql'], env: { PGPASSWORD: 'pw' } })).toEqual({ command: ['psql'], env: { PGPASSWORD: R } });
+  });
+});
+
+describe('attack 18au e3-6, e3-7, e3-8: abbreviated options, a certificate passphrase, argv assignments', () => {
+  it('a start of a secret long option is the option (getopt_long, MySQL)', () => {
+    for (const [line, want] of [
+      ['wget -q --user=u --passw=hunter2 http://h/', `wget -q --user=u --passw=${R} http://h/`],
+      ['wget --http-passw=h2 --ftp-passw h3 u', `wget --http-passw=${R} --ftp-passw ${R} u`],
+      ['mysql --passwo=hunter2 --pas=x1 --passwor y2', `mysql --passwo=${R} --pas=${R} --passwor ${R}`],
+      ['gpg --passphr X1; wrap --secr X2 --api-ke X3 --tok X4', `gpg --passphr ${R}; wrap --secr ${R} --api-ke ${R} --tok ${R}`],
+      // Too short to name one, or another option.
+      ['x --api https://h --sec 5 --to y --pa z', 'x --api https://h --sec 5 --to y --pa z'],
+    ])
+      expect(stored(line!), line).toBe(want);
+    expect(redact({ command: ['wget', '--passw', 'hunter2', 'u'] })).toEqual({ command: ['wget', '--passw', R, 'u'] });
+  });
+
+  it("curl's -E, --cert and --proxy-cert FILE:PASSPHRASE", () => {
+    expect(stored('curl -E cert.pem:Correct-Horse-9 h; curl --cert c.p12:Horse-9 h; curl --proxy-cert c:pp h')).toBe(`curl -E cert.pem:${R} h; curl --cert c.p12:${R} h; curl --proxy-cert c:${R} h`);
+    expect(stored('curl --cert-type P12 --cert c.p12 h')).toBe('curl --cert-type P12 --cert c.p12 h');
+  });
+
+  it('an argv word that assigns a name or an option is one value: all of it hidden', () => {
+    expect(redact({ command: ['env', 'PGPASSWORD=correct horse battery', 'psql', '-h', 'db'] })).toEqual({ command: ['env', `PGPASSWORD=${R}`, 'psql', '-h', 'db'] });
+    expect(redact({ command: ['export', 'PGPASSWORD=correct horse battery'] })).toEqual({ command: ['export', `PGPASSWORD=${R}`] });
+    expect(redact({ command: ['psql', '--password=correct horse battery'] })).toEqual({ command: ['psql', `--password=${R}`] });
+    // A script's words are its arguments, which it may run: a value there ends at its first blank, as in a command line.
+    expect(redact({ command: ['bash', '-c', 'eval "$1"', 'x', '--password=a touch m'] })).toEqual({ command: ['bash', '-c', 'eval "$1"', 'x', `--password=${R} touch m`] });
+  });
+});
+
+describe('attack 18au: the reading of named variables stays linear', () => {
+  function expectLinear(name: string, make: (n: number) => string): void {
+    const t = eightfold(name, make, stored);
+    expect(t.big, t.message).toBeLessThan(t.bound);
+  }
+  it('many expansions of one secret', () => expectLinear('expansions', (n) => `TOKEN=abc; ${'curl -H "Authorization: Bearer $TOKEN" h; '.repeat(n / 42)}`));
+  it('many secret-named variables', () => expectLinear('names', (n) => Array.from({ length: n / 24 }, (_, i) => `TOKEN_${i}=a x $TOKEN_${i};`).join(' ')));
+});
