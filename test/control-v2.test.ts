@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, connectHttpModern } from './helpers/client.js';
-import { createKey, openMcpSession, runCli, startNode, tempDataDir, type Node } from './helpers/control.js';
+import { auditEntries, createKey, openMcpSession, runCli, startNode, tempDataDir, type Node } from './helpers/control.js';
 
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 
@@ -35,14 +35,7 @@ async function curl(key: string, message: object, headers: Record<string, string
   return { status: res.status, headers: res.headers, body: JSON.parse(await res.text()) };
 }
 
-async function audit(): Promise<any[]> {
-  const r = await runCli(['audit', 'export', ...store]);
-  return r.stdout
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-}
+const audit = () => auditEntries(store);
 
 describe('the control plane on MCP SDK v2', () => {
   it("kindly-debugger's curl example: tools/list and tools/call with a key, its scopes, its rate fields, audited", async () => {

@@ -14,7 +14,7 @@ import { serveUiAsset, UI_HEADERS } from './live.js';
 import { sendJson, sendRestError } from '../mcp/rest.js';
 import { BodyTooLargeError, KeyedSlots, matchRoute, PendingBodies, readBody, TooManyAtOnceError } from './rest.js';
 import { collapsibleId, isModernRequest, toRequest, writeResponse } from './web.js';
-import { isPlainRequest, PlainServers } from './plain.js';
+import { CLIENT_LEFT, isPlainRequest, PlainServers } from './plain.js';
 
 interface McpSession {
   transport: WebStandardStreamableHTTPServerTransport;
@@ -168,7 +168,7 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
       const cancelOnLeave = () => {
         if (res.writableFinished) return;
         for (const requestId of requestIds(served)) {
-          session.transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the HTTP client closed the connection' } });
+          session.transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: CLIENT_LEFT } });
         }
       };
       res.once('close', cancelOnLeave);
@@ -353,7 +353,14 @@ export async function serveHttp(dk: Debugkit): Promise<HttpHandle> {
       if (typeof admitted !== 'function') return sendDenial(res, admitted, undefined, admitted.status ?? statusFor(admitted.code));
       try {
         await found.route.handle(found.params, body, req, res, client);
-        void Promise.resolve(admitted({ ok: res.statusCode < 400 })).catch(() => undefined);
+        // Recorded as an MCP call is: a client that left before its answer cancelled it (attack g3-1: it was "ok", or an
+        // error without a word), and an answer of 400 or more is an error that says its status.
+        const outcome = gone.signal.aborted
+          ? { ok: false, cancelled: true, error: `cancelled: ${CLIENT_LEFT}` }
+          : res.statusCode < 400
+            ? { ok: true }
+            : { ok: false, error: `answered HTTP ${res.statusCode}` };
+        void Promise.resolve(admitted(outcome)).catch(() => undefined);
       } catch (err) {
         void Promise.resolve(admitted({ ok: false, error: String(err) })).catch(() => undefined);
         throw err;

@@ -1,5 +1,8 @@
 import { isJSONRPCRequest, type JSONRPCMessage, type McpServer, type Transport } from '@modelcontextprotocol/server';
 
+/** Why a call is cancelled when its HTTP client leaves before its answer (MCP's reason, and REST's audit record). */
+export const CLIENT_LEFT = 'the HTTP client closed the connection';
+
 /**
  * Plain JSON-RPC over HTTP (the curl form of kindly-debugger's contract: one request per POST, no initialize, no session,
  * no 2026 envelope), answered without the web-standard transport: one McpServer per key, kept
@@ -65,8 +68,8 @@ class InMemoryTransport implements Transport {
       // none for a cancelled request, so the entry, the request and its body would stay for good).
       const onGone = () => {
         this.waiting.delete(own);
-        resolve({ jsonrpc: '2.0', id: request.id, error: { code: -32800, message: 'Request cancelled: the HTTP client closed the connection' } });
-        this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: own, reason: 'the HTTP client closed the connection' } } as JSONRPCMessage);
+        resolve({ jsonrpc: '2.0', id: request.id, error: { code: -32800, message: `Request cancelled: ${CLIENT_LEFT}` } });
+        this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: own, reason: CLIENT_LEFT } } as JSONRPCMessage);
       };
       this.waiting.set(own, (response) => {
         gone.removeEventListener('abort', onGone);

@@ -203,3 +203,13 @@ export async function startCluster(args: string[] = []): Promise<Cluster> {
   }
   return { storeUrl, dataDir: data.dir, a: nodes[0]!, b: nodes[1]!, stop };
 }
+
+/** Every audit entry of the store `storeArgs` names (`audit export`), parsed. */
+export async function auditEntries(storeArgs: string[]): Promise<any[]> {
+  const r = await runCli(['audit', 'export', ...storeArgs]);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+}
