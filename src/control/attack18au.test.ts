@@ -91,7 +91,11 @@ describe('attack 18au e3-6, e3-7, e3-8: abbreviated options, a certificate passp
       ['wget -q --user=u --passw=hunter2 http://h/', `wget -q --user=u --passw=${R} http://h/`],
       ['wget --http-passw=h2 --ftp-passw h3 u', `wget --http-passw=${R} --ftp-passw ${R} u`],
       ['mysql --passwo=hunter2 --pas=x1 --passwor y2', `mysql --passwo=${R} --pas=${R} --passwor ${R}`],
-      ['gpg --passphr X1; wrap --secr X2 --api-ke X3 --tok X4', `gpg --passphr ${R}; wrap --secr ${R} --api-ke ${R} --tok ${R}`],
+      ['gpg --passphr X1; mariadb --passw X2', `gpg --passphr ${R}; mariadb --passw ${R}`],
+      // Only programs known to take a start of an option for it (attack h3-4: argparse expands `--passw` to a lone
+      // `--password-command`, which ran while the audit hid it).
+      ['wrap --secr X2 --api-ke X3 --tok X4', 'wrap --secr X2 --api-ke X3 --tok X4'],
+      ["python3 tool.py --passw 'rm -f v1'; python3 tool.py --passw='rm -f v1'", "python3 tool.py --passw 'rm -f v1'; python3 tool.py --passw='rm -f v1'"],
       // Too short to name one, or another option.
       ['x --api https://h --sec 5 --to y --pa z', 'x --api https://h --sec 5 --to y --pa z'],
     ])
@@ -120,4 +124,58 @@ describe('attack 18au: the reading of named variables stays linear', () => {
   }
   it('many expansions of one secret', () => expectLinear('expansions', (n) => `TOKEN=abc; ${'curl -H "Authorization: Bearer $TOKEN" h; '.repeat(n / 42)}`));
   it('many secret-named variables', () => expectLinear('names', (n) => Array.from({ length: n / 24 }, (_, i) => `TOKEN_${i}=a x $TOKEN_${i};`).join(' ')));
+});
+
+// Attack h3 (on the rule above). Found: an expansion in a secret's place is split into words when
+// unquoted, or read again by eval, ssh or a nested shell (`zip -P $ZIP_PASSWORD`, `git clone
+// https://u:$TOKEN@h/`, `eval true --password $TOKEN`: h3-1, confirmed end to end); a line that
+// prints every variable and runs what it picks names none (`$(printenv | grep TOKE | cut -d= -f2-)`:
+// h3-2); option names that take a command (`--password-eval`, `credential_process`: h3-3); a start of
+// an option that a program expands to a command's (h3-4); a function bash imports (h3-5).
+describe('attack 18au h3: places that split or read again, variables dumped, commands named', () => {
+  const ran = (command: string | string[], env: string[]) => expect(redact({ command, env }), JSON.stringify(command)).toEqual({ command, env });
+  it("h3-1: a variable in a secret's place is a secret only while its value is one plain word", () => {
+    ran("bash -c 'eval true --password $TOKEN'", ['TOKEN=x;touch m']);
+    ran("bash -c 'git clone -q ./repo https://u:$TOKEN@h/'", ['TOKEN=x --no-local -u touch${IFS}m2;']);
+    ran("bash -c 'zip -q -P $ZIP_PASSWORD a.zip f'", ['ZIP_PASSWORD=x -T -TT touch${IFS}mz;']);
+    ran('bash -c \'eval curl -H "Authorization: Bearer $TOKEN" h\'', ['TOKEN=x;touch m']);
+    ran(['bash', '-c', 'eval true --password $TOKEN'], ['TOKEN=x;touch m']);
+    expect(stored(`TOKEN='x;touch m' curl -H "Authorization: Bearer $TOKEN" h`)).toBe(`TOKEN='x;touch m' curl -H "Authorization: Bearer $TOKEN" h`);
+    // One plain word stays hidden.
+    expect(redact({ command: "bash -c 'curl -u u:$TOKEN h'", env: ['TOKEN=Zq9-x_7.w'] })).toEqual({ command: "bash -c 'curl -u u:$TOKEN h'", env: [`TOKEN=${R}`] });
+    expect(stored('TOKEN=abc123 curl -H "Authorization: Bearer $TOKEN" h')).toBe(`TOKEN=${R} curl -H "Authorization: Bearer $TOKEN" h`);
+  });
+
+  it('h3-2: a line that prints every variable makes each of them code', () => {
+    for (const command of [
+      "bash -c '$(printenv | grep TOKE | cut -d= -f2-)'",
+      `bash -c 'eval "$(env)"'`,
+      "bash -c 'printenv |& sh'",
+      "bash -c 'env | python3'",
+      `bash -c 'eval "$(declare -p | grep TOKE)"'`,
+      `bash -c 'eval "$(export -p)"'`,
+      `bash -c 'for v in $(compgen -v); do eval "\\$$v"; done'`,
+      "bash -c 'sh < /proc/self/environ'",
+    ])
+      ran(command, ['API_TOKEN=touch m']);
+    // env as a wrapper prints nothing.
+    expect(stored('env PGPASSWORD=abc psql -h db')).toBe(`env PGPASSWORD=${R} psql -h db`);
+  });
+
+  it('h3-3: a secret-named option or variable that takes a command shows it', () => {
+    for (const line of [
+      "msmtp --passwordeval 'touch m' -a x",
+      "python3 tool.py --password-eval 'touch m'",
+      "python3 tool.py --password-run 'touch m'",
+      "python3 tool.py --token-script 'touch m'",
+      "aws configure set credential_process 'touch m'",
+    ])
+      expect(stored(line), line).toBe(line);
+    const env = ['AWS_CREDENTIAL_PROCESS=touch m', 'MSMTP_PASSWORDEVAL=touch m', 'TOKEN_SCRIPT=touch m'];
+    expect(redact({ command: 'x', env })).toEqual({ command: 'x', env });
+  });
+
+  it('h3-5: a function bash imports from its environment is code', () => {
+    ran('bash -c get_token', ['BASH_FUNC_get_token%%=() { touch m; }']);
+  });
 });

@@ -7,6 +7,7 @@ import {
   SECRET_NAME,
   SECRET_WORD,
   mentionedVariables,
+  valueIsCode,
   SHELL_ACTIVE,
   READ_AS_COMMAND,
   argvSecretWords,
@@ -673,15 +674,15 @@ function hiddenEnvEntry(text: string, mentioned?: ReadonlySet<string>): string |
   const name = /^([^=]{1,1024})=./s.exec(text)?.[1];
   if (name === undefined || !SECRET_WORD.test(name) || decidesCode(name)) return undefined;
   // A variable the call's command names is code (`{"command": "bash -c '$TOKEN'", "env": ["TOKEN=touch m"]}`: attack e3-5).
-  return ranByCommand(name, mentioned) ? CODE_ENTRY : `${name}=${REDACTED}`;
+  return ranByCommand(name, text.slice(name.length + 1), mentioned) ? CODE_ENTRY : `${name}=${REDACTED}`;
 }
 
 /** hiddenEnvEntry's word for an entry that is code: kept as sent. */
 const CODE_ENTRY = '\u0000code';
 
-/** Whether the call's command names variable `name` (commandVariables), or may run any (`*`). */
-function ranByCommand(name: string, mentioned: ReadonlySet<string> | undefined): boolean {
-  return mentioned !== undefined && (mentioned.has(name) || mentioned.has('*'));
+/** Whether the call's command runs variable `name`'s `value` (commandVariables, valueIsCode). */
+function ranByCommand(name: string, value: unknown, mentioned: ReadonlySet<string> | undefined): boolean {
+  return mentioned !== undefined && valueIsCode(mentioned, name, typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
 }
 
 /** What of a call's command line is read for the variables it names: its head (a value past it is kept as its digest anyway). */
@@ -821,7 +822,7 @@ function redactValue(value: unknown, depth: number, walk: Walk, reading: ListRea
   const pair = secretPair(object);
   // A variable that decides what code runs is read as such, whatever its name (`{"CARGO_..._CREDENTIAL_PROVIDER": PROG}`: attack y2-3).
   const hidden = (k: string) =>
-    (k.length <= MAX_KEY && SECRET_NAME.test(k) && !decidesCode(k) && !(pair && PAIR_NAMES.includes(k)) && !ranByCommand(k, reading.mentioned)) || (pair && PAIR_VALUES.has(k));
+    (k.length <= MAX_KEY && SECRET_NAME.test(k) && !decidesCode(k) && !(pair && PAIR_NAMES.includes(k)) && !ranByCommand(k, object[k], reading.mentioned)) || (pair && PAIR_VALUES.has(k));
   if (walk.measure) {
     // The names only, not every entry's pair: an object of 10,000 entries keeps MAX_ITEMS (and is not small: the rest is written and hashed).
     const names = Object.keys(object);

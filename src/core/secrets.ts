@@ -32,13 +32,13 @@ const HEADER_NAME = /^[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+$/;
 /** Names that are a secret only as a URL query parameter (?sig=, &key=). */
 const QUERY_SECRET = /^(?:sig|key|auth|apikey|code|pwd)$/i;
 /** A flag that names where a secret is, not the secret (--password-file FILE), or a command that prints it (--password-command CMD). */
-const NOT_A_VALUE = /(?:file|path|env|stdin|prompt|dir|command|cmd|helper|program|exec)$/i;
+const NOT_A_VALUE = /(?:file|path|env|stdin|prompt|dir|command|cmd|helper|program|exec|eval|hook|script|shell|process|run)$/i;
 /**
  * A name whose value is a command, a program or its options, though the name reads as a secret's
  * (`RESTIC_PASSWORD_COMMAND`, `credential.helper`, `--token-cmd`, `PASSWORD_STORE_GPG_OPTS`): the
  * value runs, and hiding it as a password hid what ran (attack y2-1, y2-2).
  */
-const NAMES_A_COMMAND = /(?:^|[_.-])(?:command|cmd|helper|program|exec|opts|options|args|flags)$/i;
+const NAMES_A_COMMAND = /(?:^|[_.-])(?:command|cmd|helper|program|exec|opts|options|args|flags|hook|script|shell|run|process)$|eval$/i;
 const NAME_CHAR = /[A-Za-z0-9_.-]/;
 /** Characters that end an unquoted value: blanks, quotes, and shell or code punctuation. */
 const VALUE_END = new Set([...' \t\r\n\f\v"\'`$;&|<>(){}[],\\']);
@@ -556,7 +556,15 @@ const ALIAS_BEFORE = /\balias[ \t]+(?:-p[ \t]+)?$/;
  * other commands' output, where any variable may be (`printenv | sh`: attack c3-3).
  */
 const RUNS_INPUT =
-  /\|[ \t]*(?:(?:\S*\/)?(?:sh|bash|dash|zsh|ksh|mksh|ash|busybox|xargs)(?![\w.-]))|(?:^|[\s;&|(])(?:source|\.)[ \t]+<\(|(?:sh|bash|dash|zsh|ksh|mksh|ash)[ \t]*<{1,3}|<[ \t]*<\(|\$\{!|(?:declare|local|typeset)[ \t]+-[A-Za-z]*n/;
+  /\|&?[ \t]*(?:(?:\S*\/)?(?:sh|bash|dash|zsh|ksh|mksh|ash|busybox|xargs)(?![\w.-]))|(?:^|[\s;&|(])(?:source|\.)[ \t]+<\(|(?:sh|bash|dash|zsh|ksh|mksh|ash)[ \t]*<{1,3}|<[ \t]*<\(|\$\{!|(?:declare|local|typeset)[ \t]+-[A-Za-z]*n/;
+
+/**
+ * What prints every variable (or their names) for other code to pick one by a name it builds:
+ * `printenv`, `env` or `set` with no command, `export -p`, `declare -p`, `compgen -v`, the
+ * process's `environ` (`$(printenv | grep TOKE | cut -d= -f2-)` ran a hidden value: attack h3-2).
+ */
+const DUMPS_VARIABLES =
+  /(?:^|[\s;&|(`$'"])(?:printenv|(?:env|set)(?=[ \t]*(?:$|[;&|)`\n]|['"][ \t]*(?:$|[;&|)`\n])))|(?:export|declare|typeset|readonly)[ \t]+-[A-Za-z]*p|compgen[ \t]+-[A-Za-z]*[ve])(?![\w.-])|\/environ\b/;
 
 /** A shell variable's name where it stands in text (not inside a longer name). */
 const VARIABLE_NAME = /(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]{0,127}(?![A-Za-z0-9_])/g;
@@ -581,12 +589,17 @@ const PLACE_PROBE = 'dkprobevalue';
  */
 export function mentionedVariables(text: string, mode: 'shell' | 'argv' = 'shell'): Set<string> {
   const names = new Set<string>();
-  if (RUNS_INPUT.test(text)) names.add('*');
+  if (RUNS_INPUT.test(text) || DUMPS_VARIABLES.test(text)) names.add('*');
   const expansions: Array<[number, number, string]> = [];
+  // Whether each distinct name reads as a secret's, judged once: a text of many words repeats them.
+  const secretNamed = new Map<string, boolean>();
   const scan = (t: string, all: boolean) => {
     for (const m of t.matchAll(VARIABLE_NAME)) {
       const name = m[0];
-      if (names.has(name) || !SECRET_WORD.test(name) || NAMES_A_COMMAND.test(name)) continue;
+      if (names.has(name)) continue;
+      let secret = secretNamed.get(name);
+      if (secret === undefined) secretNamed.set(name, (secret = SECRET_WORD.test(name) && !NAMES_A_COMMAND.test(name)));
+      if (!secret) continue;
       const i = m.index;
       const e = i + name.length;
       const dollar = t[i - 1] === '$' ? i - 1 : t[i - 1] === '{' && t[i - 2] === '$' ? i - 2 : -1;
@@ -628,9 +641,24 @@ export function mentionedVariables(text: string, mode: 'shell' | 'argv' = 'shell
   for (let j = 0; j < probed.length; j++) {
     const a = at[j]!;
     while (k < hidden.length && hidden[k]![0] <= a) reach = Math.max(reach, hidden[k++]![1]);
-    if (reach < a + PLACE_PROBE.length) names.add(probed[j]![2]);
+    names.add(reach < a + PLACE_PROBE.length ? probed[j]![2] : `${IN_PLACE}${probed[j]![2]}`);
   }
   return names;
+}
+
+/**
+ * Marks a name in mentionedVariables' set whose only expansions stand in a secret's place: its
+ * value is a secret only while it is one plain word (INERT_VALUE). Unquoted, or read again (`eval
+ * true --password $TOKEN`, `zip -P $ZIP_PASSWORD`, `git clone https://u:$TOKEN@h/`), a value of
+ * several words or shell becomes options or code (attack h3-1).
+ */
+export const IN_PLACE = '\u0000place:';
+/** A value that stays one plain word wherever a shell reads it: no blank, quote, escape or shell character. */
+const INERT_VALUE = /^[A-Za-z0-9_.~+/=:@%,^-]*$/;
+
+/** Whether the value of variable `name` is code by `names` (mentionedVariables' set): named, or in a secret's place but not an inert word. */
+export function valueIsCode(names: ReadonlySet<string>, name: string, value: string): boolean {
+  return names.has(name) || names.has('*') || (names.has(`${IN_PLACE}${name}`) && !INERT_VALUE.test(value));
 }
 
 /** The variables whose values are code in `text` (mentionedVariables), with those of the text it was read from. */
@@ -681,7 +709,7 @@ function nameValueSpans(text: string, spans: Span[], keepCalls: boolean, reading
     // Docker's `"auth": "base64 of user:password"` (a config in DOCKER_AUTH_CONFIG: attack a3-4), a quoted key.
     const auth = quoted && /^auth$/i.test(name);
     // A long option's start (`--passw=`) names it as the option does (abbreviatesSecret).
-    const abbreviated = c === '=' && name.startsWith('--') && abbreviatesSecret(name.slice(2));
+    const abbreviated = c === '=' && name.startsWith('--') && !SECRET_WORD.test(name) && abbreviatesSecret(name.slice(2)) && abbreviatingCommand(text, start);
     if ((!SECRET_WORD.test(name) && !(inQuery && QUERY_SECRET.test(name)) && !pwd && !auth && !abbreviated) || NAMES_A_COMMAND.test(name)) continue;
     if (ran && c === '=' && (ran.has(name) || ran.has('*') || ALIAS_BEFORE.test(text.slice(Math.max(0, start - 24), start)))) continue;
     let at = i + 1;
@@ -730,6 +758,8 @@ function nameValueSpans(text: string, spans: Span[], keepCalls: boolean, reading
       const next = value[1] + blanksAt(text, value[1]);
       value = !digest && next > value[1] && !isCodeAt(text, next, false) ? valueAt(text, next, false, false, reading) : undefined;
     }
+    // A variable expanded only where the line gives it as a password is a secret while it is one plain word (h3-1).
+    if (value && ran && c === '=' && shellWord && ran.has(`${IN_PLACE}${name}`) && valueIsCode(ran, name, text.slice(value[0], value[1]))) continue;
     if (value) {
       // A debugger's char pointer (`password = 0x5555555592a0 "hunter2"`): the string it points to, not its address.
       const quote = text[value[0] + 1] === 'x' ? value[1] + blanksAt(text, value[1]) : value[1];
@@ -787,6 +817,26 @@ const SECRET_OPTIONS: ReadonlyArray<readonly [string, number]> = [
   ['proxy-password', 9],
 ];
 
+/**
+ * Programs known to take a start of a long option for the option (wget and gpg through getopt_long,
+ * the MySQL clients): only theirs are read so. Elsewhere a start may name another option than a
+ * password (argparse expands `--passw` to a lone `--password-command`: attack h3-4), whose command
+ * must be shown.
+ */
+const ABBREVIATING_PROGRAM = /^(?:\S*\/)?(?:wget|wget2|gpg|gpg2|mysql[a-z_]{0,16}|mariadb[a-z_-]{0,16})(?:\.exe)?$/i;
+
+/** Whether the command that holds `at` runs a program of ABBREVIATING_PROGRAM (its first word, past leading assignments). */
+function abbreviatingCommand(text: string, at: number): boolean {
+  let start = at;
+  while (start > 0 && at - start < 4096 && !';&|\n(`'.includes(text[start - 1]!)) start--;
+  const words = text
+    .slice(start, at)
+    .trim()
+    .split(/[ \t]+/);
+  const program = words.find((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w));
+  return program !== undefined && ABBREVIATING_PROGRAM.test(program.replace(/^["']|["']$/g, ''));
+}
+
 /** Whether a long option's name (without its dashes) is a start of a secret one (SECRET_OPTIONS), as the program takes it. */
 export function abbreviatesSecret(name: string): boolean {
   if (name.length < 3 || name.length > 14) return false;
@@ -800,7 +850,8 @@ function flagValueSpans(text: string, spans: Span[], reading?: ValueReading): vo
     const double = m[1] === '-';
     const name = m[2]!;
     const at = m.index + m[0].length;
-    if (!(SECRET_WORD.test(name) || (double && abbreviatesSecret(name))) || NOT_A_VALUE.test(name) || text[at] === '-') continue;
+    const abbreviated = double && !SECRET_WORD.test(name) && abbreviatesSecret(name) && abbreviatingCommand(text, m.index);
+    if (!(SECRET_WORD.test(name) || abbreviated) || NOT_A_VALUE.test(name) || text[at] === '-') continue;
     // A single-dash name is a word of letters (`-storepass`), not a cluster with its value attached (`7z -pHunter2Secret a.7z`),
     // and an option of a command line: at the start or after a blank that follows a word, not an operator.
     if (!double && (!/^[A-Za-z]{2,32}(?:[_-][A-Za-z]{1,32}){0,3}$/.test(name) || !/[A-Za-z0-9"']/.test(text[at] ?? '') || !optionPlace(text, m.index))) continue;
@@ -1849,10 +1900,13 @@ const CODE_DECIDING_WORDS =
  */
 const PROGRAM_NAMES =
   /^(?:CC|CXX|CPP|LD|AR|AS|NM|MAKE|AWK|YACC|BISON|LEX|FLEX|RANLIB|STRIP|OBJCOPY|OBJDUMP|READELF|FC|F77|PERL|NODE|RUSTC|RUSTDOC|GO|JAVA|JAVAC|LESSOPEN|LESSCLOSE|FCEDIT|TAR|GZIP|PKG_CONFIG|SED|GREP|INSTALL|M4|CARGO_BUILD_RUSTC|CARGO_BUILD_RUSTDOC|CARGO_TARGET_[A-Z0-9_]+_(?:LINKER|RUNNER))$/;
-const PROGRAM_NAME_PARTS = /(?:^|_)(?:COMPILER|WRAPPER|LINKER|CREDENTIAL_PROVIDERS?|COMMAND|CMD|HELPER|PROGRAM|OPTS|OPTIONS|ARGS|FLAGS|EXTENSIONS_DIR)$|ASKPASS$|PAGER$/;
+const PROGRAM_NAME_PARTS =
+  /(?:^|_)(?:COMPILER|WRAPPER|LINKER|CREDENTIAL_PROVIDERS?|COMMAND|CMD|HELPER|PROGRAM|OPTS|OPTIONS|ARGS|FLAGS|EXTENSIONS_DIR|PROCESS|SCRIPT|HOOK|SHELL|RUN)$|ASKPASS$|PAGER$|EVAL$/;
 
 /** Whether an environment variable's value decides what code runs: kept as sent (see CODE_DECIDING_NAMES). */
 export function decidesCode(name: string): boolean {
+  // A function bash imports from its environment (`BASH_FUNC_get_token%%=() { ...; }`: attack h3-5) is code, whatever its name.
+  if (/^BASH_FUNC_.{1,256}%%$/s.test(name)) return true;
   // An environment variable's name (upper case): a tool's own arguments (`command`, `path`) are read as theirs.
   if (!ENV_NAME.test(name)) return false;
   // A registry's or a service's credentials in a config (`DOCKER_AUTH_CONFIG`: attack a3-4) are no code.
@@ -2285,7 +2339,7 @@ function programWords(text: string, depth = 0): Array<[number, number]> {
  * (`*_COMMAND`, `*_CMD`, `*_OPTS`, `*_OPTIONS`, `*_FLAGS`, `*_ARGS`): the rest (paths and lists of
  * them: `LD_PRELOAD`, `PYTHONPATH`, `BASH_ENV`) is kept whole.
  */
-export const READ_AS_COMMAND = /(?:COMMAND|COMMANDS|CMD|OPTS|OPTIONS|FLAGS|ARGS)$/;
+export const READ_AS_COMMAND = /(?:COMMAND|COMMANDS|CMD|OPTS|OPTIONS|FLAGS|ARGS|PROCESS|SCRIPT|HOOK|SHELL|RUN|EVAL)$/;
 
 /** `text` with each secret replaced by what `mark` makes of its kind; everything around it kept. The kinds hidden, in order. */
 export function replaceSecrets(text: string, mark: (kind: string | undefined) => string, reading: SecretsReading = {}): { text: string; kinds: string[] } {
