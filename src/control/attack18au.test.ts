@@ -179,3 +179,37 @@ describe('attack 18au h3: places that split or read again, variables dumped, com
     ran('bash -c get_token', ['BASH_FUNC_get_token%%=() { touch m; }']);
   });
 });
+
+// Attack i3 (on the h3 fixes). Found, each confirmed end to end: a one-word value that begins with
+// `-` is an option where it stands (`perl -pass $API_TOKEN` ran `-esystem+q+...+`: i3-1); a program
+// reading its environment as an object (`process.env.API_TOKEN`, jq's `env.API_TOKEN`: i3-2); a
+// lower-case name that says it holds a command (`db_password_cmd`: i3-3); more ways to print every
+// variable (`env -u X`, `/usr/bin/printenv`, `compgen -A variable`, `/proc/self/env*`: i3-4).
+describe('attack 18au i3: options in one word, environments read as objects, commands in any case, more dumps', () => {
+  const ran = (command: string | string[], env: string[]) => expect(redact({ command, env }), JSON.stringify(command)).toEqual({ command, env });
+  it('each value that runs is shown', () => {
+    ran("bash -c 'prlimit perl -pass $API_TOKEN h.txt'", ['API_TOKEN=-esystem+q+touch+,q+m+']);
+    ran(`node -e 'require("child_process").execSync(process.env.API_TOKEN)'`, ['API_TOKEN=touch m']);
+    ran("bash -c 'eval $(jq -nr env.API_TOKEN)'", ['API_TOKEN=touch m']);
+    ran("bash -c '$db_password_cmd'", ['db_password_cmd=touch m']);
+    for (const command of [
+      "bash -c 'eval $(env -u X | grep _TOKE | cut -d= -f2-)'",
+      "bash -c 'eval $(/usr/bin/printenv | grep _TOKE | cut -d= -f2-)'",
+      "bash -c 'eval \\$$(compgen -A variable | grep _TOKE)'",
+      "bash -c 'eval $(cat /proc/self/env* | tr \\\\0 \\\\n | grep _TOKE | cut -d= -f2-)'",
+      "bash -c 'eval $(env -0 | tr \\\\0 \\\\n | grep TOKE)'",
+      "bash -c 'eval $(export | grep TOKE)'",
+      "bash -c 'eval $(ps eww $$ | grep -o TOKE.*)'",
+    ])
+      ran(command, ['API_TOKEN=touch m']);
+    expect(redact({ command: ['bash', '-c', '$db_password_cmd'], env: { db_password_cmd: 'touch m', api_token: 'abc' } })).toEqual({
+      command: ['bash', '-c', '$db_password_cmd'],
+      env: { db_password_cmd: 'touch m', api_token: R },
+    });
+  });
+
+  it('a plain secret stays hidden: set with options prints nothing, a word without a leading dash is one', () => {
+    expect(redact({ command: "bash -c 'set -euo pipefail; psql -h db'", env: ['PGPASSWORD=abc'] })).toEqual({ command: "bash -c 'set -euo pipefail; psql -h db'", env: [`PGPASSWORD=${R}`] });
+    expect(redact({ command: "bash -c 'curl -u u:$API_TOKEN h'", env: ['API_TOKEN=Zq9x7'] })).toEqual({ command: "bash -c 'curl -u u:$API_TOKEN h'", env: [`API_TOKEN=${R}`] });
+  });
+});

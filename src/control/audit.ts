@@ -7,6 +7,7 @@ import {
   SECRET_NAME,
   SECRET_WORD,
   mentionedVariables,
+  NAMES_A_COMMAND,
   valueIsCode,
   SHELL_ACTIVE,
   READ_AS_COMMAND,
@@ -672,7 +673,8 @@ const ENV_LISTS = new Set(['env', 'environment', 'environ']);
 function hiddenEnvEntry(text: string, mentioned?: ReadonlySet<string>): string | typeof CODE_ENTRY | undefined {
   // Any name a program can be given (npm's `npm_config_//host/:_authToken`, a name of 130 characters: attack v2-5).
   const name = /^([^=]{1,1024})=./s.exec(text)?.[1];
-  if (name === undefined || !SECRET_WORD.test(name) || decidesCode(name)) return undefined;
+  // A name that says its value is a command, in any case (`db_password_cmd`: attack i3-3), is read as one.
+  if (name === undefined || !SECRET_WORD.test(name) || decidesCode(name) || NAMES_A_COMMAND.test(name)) return undefined;
   // A variable the call's command names is code (`{"command": "bash -c '$TOKEN'", "env": ["TOKEN=touch m"]}`: attack e3-5).
   return ranByCommand(name, text.slice(name.length + 1), mentioned) ? CODE_ENTRY : `${name}=${REDACTED}`;
 }
@@ -822,7 +824,8 @@ function redactValue(value: unknown, depth: number, walk: Walk, reading: ListRea
   const pair = secretPair(object);
   // A variable that decides what code runs is read as such, whatever its name (`{"CARGO_..._CREDENTIAL_PROVIDER": PROG}`: attack y2-3).
   const hidden = (k: string) =>
-    (k.length <= MAX_KEY && SECRET_NAME.test(k) && !decidesCode(k) && !(pair && PAIR_NAMES.includes(k)) && !ranByCommand(k, object[k], reading.mentioned)) || (pair && PAIR_VALUES.has(k));
+    (k.length <= MAX_KEY && SECRET_NAME.test(k) && !decidesCode(k) && !NAMES_A_COMMAND.test(k) && !(pair && PAIR_NAMES.includes(k)) && !ranByCommand(k, object[k], reading.mentioned)) ||
+    (pair && PAIR_VALUES.has(k));
   if (walk.measure) {
     // The names only, not every entry's pair: an object of 10,000 entries keeps MAX_ITEMS (and is not small: the rest is written and hashed).
     const names = Object.keys(object);

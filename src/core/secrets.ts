@@ -38,7 +38,7 @@ const NOT_A_VALUE = /(?:file|path|env|stdin|prompt|dir|command|cmd|helper|progra
  * (`RESTIC_PASSWORD_COMMAND`, `credential.helper`, `--token-cmd`, `PASSWORD_STORE_GPG_OPTS`): the
  * value runs, and hiding it as a password hid what ran (attack y2-1, y2-2).
  */
-const NAMES_A_COMMAND = /(?:^|[_.-])(?:command|cmd|helper|program|exec|opts|options|args|flags|hook|script|shell|run|process)$|eval$/i;
+export const NAMES_A_COMMAND = /(?:^|[_.-])(?:command|cmd|helper|program|exec|opts|options|args|flags|hook|script|shell|run|process)$|eval$/i;
 const NAME_CHAR = /[A-Za-z0-9_.-]/;
 /** Characters that end an unquoted value: blanks, quotes, and shell or code punctuation. */
 const VALUE_END = new Set([...' \t\r\n\f\v"\'`$;&|<>(){}[],\\']);
@@ -560,14 +560,18 @@ const RUNS_INPUT =
 
 /**
  * What prints every variable (or their names) for other code to pick one by a name it builds:
- * `printenv`, `env` or `set` with no command, `export -p`, `declare -p`, `compgen -v`, the
- * process's `environ` (`$(printenv | grep TOKE | cut -d= -f2-)` ran a hidden value: attack h3-2).
+ * `printenv` (`/usr/bin/printenv`, `\printenv`), `env` with no command (`env -0`, `env -u X`),
+ * `set`, `export`, `declare`, `typeset`, `readonly` or `local` with no name, `export -p`, `compgen
+ * -v` (`-A variable`), `ps e`, the process's `environ` (`$(printenv | grep TOKE | cut -d= -f2-)`
+ * ran a hidden value: attacks h3-2, i3-4).
  */
 const DUMPS_VARIABLES =
-  /(?:^|[\s;&|(`$'"])(?:printenv|(?:env|set)(?=[ \t]*(?:$|[;&|)`\n]|['"][ \t]*(?:$|[;&|)`\n])))|(?:export|declare|typeset|readonly)[ \t]+-[A-Za-z]*p|compgen[ \t]+-[A-Za-z]*[ve])(?![\w.-])|\/environ\b/;
+  /(?<![\w.-])(?:printenv|env(?:[ \t]+(?:-0|--null|-[iv]+|-u[ \t]*[^\s;&|)'"]+|--unset(?:=|[ \t]+)[^\s;&|)'"]+))*(?=[ \t]*(?:$|[;&|)`\n]|['"][ \t]*(?:$|[;&|)`\n])))|set(?=[ \t]*(?:$|[;&|)`\n]|['"][ \t]*(?:$|[;&|)`\n])))|(?:export|declare|typeset|readonly|local)(?:[ \t]+-[A-Za-z]+)*(?=[ \t]*(?:$|[;&|)`\n]|['"][ \t]*(?:$|[;&|)`\n])))|(?:export|declare|typeset|readonly)[ \t]+-[A-Za-z]*p|compgen[ \t]+(?:-[A-Za-z]*[ve]|-A[ \t]*(?:variable|export))|ps[ \t]+[A-Za-z]*e[A-Za-z]*)(?![\w.-])|\/proc\/[^\s/]*\/env/;
 
 /** A shell variable's name where it stands in text (not inside a longer name). */
 const VARIABLE_NAME = /(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]{0,127}(?![A-Za-z0-9_])/g;
+/** A program's environment as an object whose member is named (`process.env.`, `env.`, `ENV.`, `environ.`). */
+const ENV_MEMBER = /(?<![A-Za-z0-9_])(?:env|ENV|environ|Env)\.$/;
 /** Builtins that name a variable without reading its value (`export TOKEN`, `unset TOKEN`). */
 const NAMES_ONLY_BEFORE = /(?:^|[\s;&|(){}])(?:export|readonly|unset|local|typeset)[ \t]+$/;
 /** A name written inside quotes or escapes (`TOK''EN`, `T\OKEN`, `T"OKE"N`): a shell joins it. */
@@ -614,8 +618,11 @@ export function mentionedVariables(text: string, mode: 'shell' | 'argv' = 'shell
       while (k < e + 8 && (t[k] === "'" || t[k] === '"' || t[k] === '\\')) k++;
       const after = t[k];
       if (after === '=' || (after === '+' && t[k + 1] === '=') || (after === '[' && /^\[[^\]\s]{0,64}\]\+?=/.test(t.slice(k, k + 70)))) continue;
-      // An option's or a file's name (`--token`, `~/.token`, `token.txt`), or a builtin that only names it.
-      if (/[-./]/.test(t[i - 1] ?? '') || /[-./]/.test(t[e] ?? '') || NAMES_ONLY_BEFORE.test(t.slice(Math.max(0, i - 24), i))) continue;
+      // An option's or a file's name (`--token`, `~/.token`, `token.txt`), or a builtin that only names it. A variable's
+      // name as a program reads its environment (`process.env.API_TOKEN`, jq's `env.API_TOKEN`: attack i3-2) is one still.
+      const member = t[i - 1] === '.' && ENV_MEMBER.test(t.slice(Math.max(0, i - 12), i));
+      if (!member && (/[-./]/.test(t[i - 1] ?? '') || /[-./]/.test(t[e] ?? ''))) continue;
+      if (NAMES_ONLY_BEFORE.test(t.slice(Math.max(0, i - 24), i))) continue;
       names.add(name);
     }
   };
@@ -653,8 +660,12 @@ export function mentionedVariables(text: string, mode: 'shell' | 'argv' = 'shell
  * several words or shell becomes options or code (attack h3-1).
  */
 export const IN_PLACE = '\u0000place:';
-/** A value that stays one plain word wherever a shell reads it: no blank, quote, escape or shell character. */
-const INERT_VALUE = /^[A-Za-z0-9_.~+/=:@%,^-]*$/;
+/**
+ * A value that stays one plain word wherever a shell reads it, and no option: no blank, quote,
+ * escape or shell character, and no leading `-`, `+` or `@` (`perl -pass $API_TOKEN` with the
+ * value `-esystem+q+touch+m+` ran it as perl's `-e`: attack i3-1).
+ */
+const INERT_VALUE = /^(?![-+@])[A-Za-z0-9_.~+/=:@%,^-]*$/;
 
 /** Whether the value of variable `name` is code by `names` (mentionedVariables' set): named, or in a secret's place but not an inert word. */
 export function valueIsCode(names: ReadonlySet<string>, name: string, value: string): boolean {
