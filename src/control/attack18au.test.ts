@@ -213,3 +213,55 @@ describe('attack 18au i3: options in one word, environments read as objects, com
     expect(redact({ command: "bash -c 'curl -u u:$API_TOKEN h'", env: ['API_TOKEN=Zq9x7'] })).toEqual({ command: "bash -c 'curl -u u:$API_TOKEN h'", env: [`API_TOKEN=${R}`] });
   });
 });
+
+// Attack j3 (on the i3 fixes). Found: dumps with redirections, assignments or options (`env 2>/dev/null`,
+// `env X=1`, `set 2>&1`, `compgen -X "" -v`, `/proc/self//environ`: j3-1); a name in arithmetic next to
+// `-` or `/` (`$((API_TOKEN-0))`: j3-2); an interpreter walking its whole environment (`os.environ.items()`,
+// awk's `ENVIRON`: j3-3); and the other way, a dump's word as a plain argument (`--profile local`, `true env`)
+// made every secret code, stored in clear (j3-4); an env object's `KEY`, `auth`, `pw` named by `args` (j3-5).
+describe('attack 18au j3: dumps where a command starts, arithmetic, environments walked', () => {
+  const ran = (command: string | string[], env: string[]) => expect(redact({ command, env }), JSON.stringify(command)).toEqual({ command, env });
+  it('each value that runs is shown', () => {
+    for (const command of [
+      "bash -c '$(env 2>/dev/null | grep TOKE | cut -d= -f2-)'",
+      "bash -c 'eval $(env X=1 | grep TOKE | cut -d= -f2-)'",
+      "bash -c 'eval $(cat /proc/self//environ | tr \\\\0 \\\\n | grep TOKE)'",
+      `bash -c 'for n in $(compgen -X "" -v | grep TOKE); do eval "\\$$n"; done'`,
+      "bash -c 'eval $(set 2>&1 | grep TOKE)'",
+      "bash -c 'eval $(env --debug | grep TOKE)'",
+      `python3 -c 'import os;[os.system(v) for k,v in os.environ.items() if "TOK" in k]'`,
+      `awk 'BEGIN{for(k in ENVIRON) if (k ~ /TOK/) system(ENVIRON[k])}'`,
+      `node -e 'for (const [k,v] of Object.entries(process.env)) if (k.includes("TOK")) require("child_process").execSync(v)'`,
+      `perl -e 'for (keys %ENV) { system($ENV{$_}) if /TOK/ }'`,
+    ])
+      ran(command, ['API_TOKEN=touch m']);
+    ran("bash -c 'echo $((API_TOKEN-0))'", ['API_TOKEN=x[$(touch m)]']);
+    ran("bash -c '((1-API_TOKEN))'", ['API_TOKEN=x[$(touch m)]']);
+    expect(redact({ entry: 'x.py', args: ['$KEY'], env: { KEY: 'touch m', auth: 'a1' } })).toEqual({ entry: 'x.py', args: ['$KEY'], env: { KEY: 'touch m', auth: R } });
+  });
+
+  it('a word that is a dump only where a command starts: as an argument, the secrets stay hidden', () => {
+    for (const command of [
+      'aws s3 ls --profile local',
+      'deploy --target env',
+      'cd /tmp; true env',
+      'npm run export',
+      'make set',
+      'python3 -m venv env && . env/bin/activate',
+      "env -S 'psql -h db'",
+      `python3 -c 'import os; print(os.environ["HOME"])'`,
+    ])
+      expect(redact({ command, env: ['API_TOKEN=abc123'] }), command).toEqual({ command, env: [`API_TOKEN=${R}`] });
+  });
+
+  it('finding a dump stays linear (its lookbehind is bounded)', () => {
+    for (const [name, make] of [
+      ['paths of env', (n: number) => `x ${'/env'.repeat(n / 4)}`],
+      ['quotes before env', (n: number) => `x ${`'"\\ env `.repeat(n / 9)}`],
+      ['then env', (n: number) => `x ${'then  env= '.repeat(n / 11)}`],
+    ] as const) {
+      const t = eightfold(name, make, (text) => redact({ command: text, env: ['API_TOKEN=abc'] }));
+      expect(t.big, t.message).toBeLessThan(t.bound);
+    }
+  });
+});

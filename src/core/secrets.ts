@@ -558,18 +558,32 @@ const ALIAS_BEFORE = /\balias[ \t]+(?:-p[ \t]+)?$/;
 const RUNS_INPUT =
   /\|&?[ \t]*(?:(?:\S*\/)?(?:sh|bash|dash|zsh|ksh|mksh|ash|busybox|xargs)(?![\w.-]))|(?:^|[\s;&|(])(?:source|\.)[ \t]+<\(|(?:sh|bash|dash|zsh|ksh|mksh|ash)[ \t]*<{1,3}|<[ \t]*<\(|\$\{!|(?:declare|local|typeset)[ \t]+-[A-Za-z]*n/;
 
+/** Where a command starts, before a word: a separator, an opening, a word that runs the next or a `-c` script's start; blanks, quotes, a backslash and a path between. Bounded: it is read backwards. */
+const AT_COMMAND = String.raw`(?<=(?:^|[;&|(){}\x60\n!]|\$\(|(?:^|[\s'"])(?:then|do|else|command|builtin|exec|eval|sudo|nohup|time|xargs|ssh|-[A-Za-z]{0,8}c)[ \t]{1,8})[ \t'"\\]{0,8}(?:[\w.-]{0,32}\/){0,8})`;
+/** Nothing more of the command after a word but redirections: its end (or its script's closing quote). */
+const NO_MORE = String.raw`(?=(?:[ \t]+[0-9]*(?:>>?|>&|<)[ \t]*[^\s;&|)'"]+)*[ \t]*(?:$|[;&|)\x60\n]|['"][ \t]*(?:$|[;&|)\x60\n])))`;
+/** env's options and assignments before a command it would run (none: env prints every variable). `-S` takes a command. */
+const ENV_WORDS = String.raw`(?:[ \t]+(?:-u[ \t]*[^\s;&|)'"]+|--unset(?:=|[ \t]+)[^\s;&|)'"]+|-C[ \t]*[^\s;&|)'"]+|--chdir(?:=|[ \t]+)[^\s;&|)'"]+|-(?![-SuC])[^\s;&|)'"]+|--(?!split-string|unset|chdir)[a-z-]+(?:=[^\s;&|)'"]*)?|[A-Za-z_][A-Za-z0-9_]*=[^\s;&|)'"]*))*`;
+
 /**
- * What prints every variable (or their names) for other code to pick one by a name it builds:
- * `printenv` (`/usr/bin/printenv`, `\printenv`), `env` with no command (`env -0`, `env -u X`),
- * `set`, `export`, `declare`, `typeset`, `readonly` or `local` with no name, `export -p`, `compgen
- * -v` (`-A variable`), `ps e`, the process's `environ` (`$(printenv | grep TOKE | cut -d= -f2-)`
- * ran a hidden value: attacks h3-2, i3-4).
+ * What prints every variable (or their names) for other code to pick one by a name it builds,
+ * where a command starts: `printenv` (`/usr/bin/printenv`, `\printenv`), `env` with no command
+ * (`env -0`, `env -u X`, `env X=1`, `env 2>/dev/null`), `set`, `export`, `declare`, `typeset`,
+ * `readonly` or `local` with no name, `export -p`, `compgen`, `ps e`; and anywhere, the process's
+ * `environ` and an interpreter's whole environment (`os.environ.items()`, awk's `ENVIRON`,
+ * `process.env`, perl's `%ENV`). `$(printenv | grep TOKE | cut -d= -f2-)` ran a hidden value
+ * (attacks h3-2, i3-4, j3-1, j3-3); an argument that is only such a word (`--profile local`) is
+ * none (j3-4).
  */
-const DUMPS_VARIABLES =
-  /(?<![\w.-])(?:printenv|env(?:[ \t]+(?:-0|--null|-[iv]+|-u[ \t]*[^\s;&|)'"]+|--unset(?:=|[ \t]+)[^\s;&|)'"]+))*(?=[ \t]*(?:$|[;&|)`\n]|['"][ \t]*(?:$|[;&|)`\n])))|set(?=[ \t]*(?:$|[;&|)`\n]|['"][ \t]*(?:$|[;&|)`\n])))|(?:export|declare|typeset|readonly|local)(?:[ \t]+-[A-Za-z]+)*(?=[ \t]*(?:$|[;&|)`\n]|['"][ \t]*(?:$|[;&|)`\n])))|(?:export|declare|typeset|readonly)[ \t]+-[A-Za-z]*p|compgen[ \t]+(?:-[A-Za-z]*[ve]|-A[ \t]*(?:variable|export))|ps[ \t]+[A-Za-z]*e[A-Za-z]*)(?![\w.-])|\/proc\/[^\s/]*\/env/;
+const DUMPS_VARIABLES = new RegExp(
+  `(?=printenv|env|set|export|declare|typeset|readonly|local|compgen|ps)${AT_COMMAND}(?:printenv(?![\\w.-])|env${ENV_WORDS}${NO_MORE}|set${NO_MORE}|(?:export|declare|typeset|readonly|local)(?:[ \\t]+-[A-Za-z]+)*${NO_MORE}|(?:export|declare|typeset|readonly)[ \\t]+-[A-Za-z]*p|compgen(?![\\w.-])|ps[ \\t]+[A-Za-z]*e[A-Za-z]*(?![\\w.-]))` +
+    String.raw`|\/proc\/\S*env|\bos\.environ\b(?!\s*\[\s*['"]|\.get\s*\(\s*['"])|\bENVIRON\b(?!\s*\[\s*["'])|\bprocess\.env\b(?!\s*\.\s*[A-Za-z_]|\s*\[\s*['"\x60])|%ENV\b|\$ENV\{(?!\s*['"]?[A-Za-z_]\w*['"]?\s*\})`,
+);
 
 /** A shell variable's name where it stands in text (not inside a longer name). */
 const VARIABLE_NAME = /(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]{0,127}(?![A-Za-z0-9_])/g;
+/** Where bash evaluates names as arithmetic: `((...))`, `$((...))`, `let`, `[[ ... ]]`, an array's subscript, an integer declaration. */
+const ARITHMETIC = /\(\(|(?<![\w.-])let[ \t]|\[\[|\$\{[A-Za-z_][A-Za-z0-9_]*\[|(?<![\w.-])(?:declare|typeset|local)[ \t]+-[A-Za-z]*i/;
 /** A program's environment as an object whose member is named (`process.env.`, `env.`, `ENV.`, `environ.`). */
 const ENV_MEMBER = /(?<![A-Za-z0-9_])(?:env|ENV|environ|Env)\.$/;
 /** Builtins that name a variable without reading its value (`export TOKEN`, `unset TOKEN`). */
@@ -595,6 +609,7 @@ export function mentionedVariables(text: string, mode: 'shell' | 'argv' = 'shell
   const names = new Set<string>();
   if (RUNS_INPUT.test(text) || DUMPS_VARIABLES.test(text)) names.add('*');
   const expansions: Array<[number, number, string]> = [];
+  const arithmetic = ARITHMETIC.test(text);
   // Whether each distinct name reads as a secret's, judged once: a text of many words repeats them.
   const secretNamed = new Map<string, boolean>();
   const scan = (t: string, all: boolean) => {
@@ -602,7 +617,7 @@ export function mentionedVariables(text: string, mode: 'shell' | 'argv' = 'shell
       const name = m[0];
       if (names.has(name)) continue;
       let secret = secretNamed.get(name);
-      if (secret === undefined) secretNamed.set(name, (secret = SECRET_WORD.test(name) && !NAMES_A_COMMAND.test(name)));
+      if (secret === undefined) secretNamed.set(name, (secret = (SECRET_WORD.test(name) || SECRET_NAME.test(name)) && !NAMES_A_COMMAND.test(name)));
       if (!secret) continue;
       const i = m.index;
       const e = i + name.length;
@@ -621,7 +636,8 @@ export function mentionedVariables(text: string, mode: 'shell' | 'argv' = 'shell
       // An option's or a file's name (`--token`, `~/.token`, `token.txt`), or a builtin that only names it. A variable's
       // name as a program reads its environment (`process.env.API_TOKEN`, jq's `env.API_TOKEN`: attack i3-2) is one still.
       const member = t[i - 1] === '.' && ENV_MEMBER.test(t.slice(Math.max(0, i - 12), i));
-      if (!member && (/[-./]/.test(t[i - 1] ?? '') || /[-./]/.test(t[e] ?? ''))) continue;
+      // In arithmetic a name next to `-` or `/` is the variable (`$((API_TOKEN-0))` evaluates its value: attack j3-2).
+      if (!member && (/[-/]/.test(t[i - 1] ?? '') || /[-/]/.test(t[e] ?? '') ? !arithmetic : t[i - 1] === '.' || t[e] === '.')) continue;
       if (NAMES_ONLY_BEFORE.test(t.slice(Math.max(0, i - 24), i))) continue;
       names.add(name);
     }
