@@ -265,3 +265,34 @@ describe('attack 18au j3: dumps where a command starts, arithmetic, environments
     }
   });
 });
+
+// Attack k3 (on the j3 fixes). Found: dumps behind a wrapper or written with quotes (`nice env`, `e""nv`,
+// `declare +x`, `jq env`, `os.environb`, `process["env"]`: k3-1), code built and fed to a wrapped shell
+// (`printf "\$API_%s" TOKEN | nice sh`: k3-2); and the other way, `| xargs`, an array's keys `${!a[@]}`
+// and a secret's name in a path inside `[[ ]]` made every secret code, stored in clear (k3-3).
+describe('attack 18au k3: dumps behind wrappers and quotes, code fed to a wrapped shell, and plain lines', () => {
+  it('each value that runs is shown', () => {
+    for (const command of [
+      "bash -c 'x=$(nice env | grep ^API_TO | cut -d= -f2-); $x'",
+      `bash -c 'x=$(e""nv | grep ^API_TO | cut -d= -f2-); $x'`,
+      "bash -c 'x=$(declare +x | grep ^API_TO | cut -d= -f2-); $x'",
+      `bash -c 'x=$(jq -rn "env|to_entries[]|.value"); $x'`,
+      "bash -c 'x=$(stdbuf -o0 env | grep TO); $x'",
+      "bash -c 'x=$(command -p env | grep TO); $x'",
+      "bash -c 'x=$(timeout 5 printenv | grep TO); $x'",
+      "bash -c 'cd /proc/self; x=$(tr \\\\0 \\\\n <environ | grep TO); $x'",
+      `python3 -c 'import os; [os.system(v) for k, v in os.environb.items()]'`,
+      `node -e 'for (const v of Object.values(process["env"])) require("child_process").execSync(v)'`,
+      `bash -c 'printf "\\$API_%s\\n" TOKEN | nice sh'`,
+      `bash -c 'printf "\\$API_%s\\n" TOKEN > >(bash)'`,
+    ]) {
+      const env = ['API_TOKEN=touch m'];
+      expect(redact({ command, env }), command).toEqual({ command, env });
+    }
+  });
+
+  it('a secret stays hidden in plain lines: xargs, array keys, a path in [[ ]]', () => {
+    for (const command of ['git ls-files | xargs wc -l', `bash -c 'a=(1 2); for i in "\${!a[@]}"; do echo $i; done'`, `bash -c '[[ -r /run/secrets/API_TOKEN ]] && echo ok'`])
+      expect(redact({ command, env: ['API_TOKEN=abc123'] }), command).toEqual({ command, env: [`API_TOKEN=${R}`] });
+  });
+});

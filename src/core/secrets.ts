@@ -552,14 +552,16 @@ class CalledNames {
 const ALIAS_BEFORE = /\balias[ \t]+(?:-p[ \t]+)?$/;
 
 /**
- * Text piped into a shell or xargs, or a process substitution sourced: what it runs comes from
- * other commands' output, where any variable may be (`printenv | sh`: attack c3-3).
+ * Text piped into a shell (wrapped too: `| nice sh`, `| "sh"`, `> >(bash)`), or a process
+ * substitution sourced, an indirect expansion (`${!n}`, not an array's keys `${!a[@]}`), a
+ * nameref: what runs comes from other commands' output or a name built, where any variable may be
+ * (`printenv | sh`: attack c3-3; `printf "\$API_%s" TOKEN | nice sh`: k3-2).
  */
 const RUNS_INPUT =
-  /\|&?[ \t]*(?:(?:\S*\/)?(?:sh|bash|dash|zsh|ksh|mksh|ash|busybox|xargs)(?![\w.-]))|(?:^|[\s;&|(])(?:source|\.)[ \t]+<\(|(?:sh|bash|dash|zsh|ksh|mksh|ash)[ \t]*<{1,3}|<[ \t]*<\(|\$\{!|(?:declare|local|typeset)[ \t]+-[A-Za-z]*n/;
+  /\|&?[^|;&\n]{0,200}?(?<![\w.-])(?:[\w.-]{0,32}\/){0,8}(?:sh|bash|dash|zsh|ksh|mksh|ash|busybox)(?![\w.-])|>[ \t]*>\([ \t]*(?:[\w.-]{0,32}\/){0,8}(?:sh|bash|dash|zsh|ksh|mksh|ash)(?![\w.-])|(?:^|[\s;&|(])(?:source|\.)[ \t]+<\(|(?:sh|bash|dash|zsh|ksh|mksh|ash)[ \t]*<{1,3}|<[ \t]*<\(|\$\{![A-Za-z_][A-Za-z0-9_]*(?:\}|[*@]\})|(?:declare|local|typeset)[ \t]+-[A-Za-z]*n/;
 
 /** Where a command starts, before a word: a separator, an opening, a word that runs the next or a `-c` script's start; blanks, quotes, a backslash and a path between. Bounded: it is read backwards. */
-const AT_COMMAND = String.raw`(?<=(?:^|[;&|(){}\x60\n!]|\$\(|(?:^|[\s'"])(?:then|do|else|command|builtin|exec|eval|sudo|nohup|time|xargs|ssh|-[A-Za-z]{0,8}c)[ \t]{1,8})[ \t'"\\]{0,8}(?:[\w.-]{0,32}\/){0,8})`;
+const AT_COMMAND = String.raw`(?<=(?:^|[;&|(){}\x60\n!]|\$\(|(?:^|[\s'"(;&|{\x60])(?:then|do|else|command|builtin|exec|eval|sudo|doas|nohup|time|xargs|ssh|nice|timeout|stdbuf|setsid|ionice|chrt|taskset|flock|unshare|strace|ltrace|watch|env|-[A-Za-z]{0,8}c)(?:[ \t]{1,8}(?:-[\w=-]{0,32}|[0-9][\w.]{0,16})){0,4}[ \t]{1,8})[ \t'"\\]{0,8}(?:[\w.-]{0,32}\/){0,8})`;
 /** Nothing more of the command after a word but redirections: its end (or its script's closing quote). */
 const NO_MORE = String.raw`(?=(?:[ \t]+[0-9]*(?:>>?|>&|<)[ \t]*[^\s;&|)'"]+)*[ \t]*(?:$|[;&|)\x60\n]|['"][ \t]*(?:$|[;&|)\x60\n])))`;
 /** env's options and assignments before a command it would run (none: env prints every variable). `-S` takes a command. */
@@ -576,14 +578,18 @@ const ENV_WORDS = String.raw`(?:[ \t]+(?:-u[ \t]*[^\s;&|)'"]+|--unset(?:=|[ \t]+
  * none (j3-4).
  */
 const DUMPS_VARIABLES = new RegExp(
-  `(?=printenv|env|set|export|declare|typeset|readonly|local|compgen|ps)${AT_COMMAND}(?:printenv(?![\\w.-])|env${ENV_WORDS}${NO_MORE}|set${NO_MORE}|(?:export|declare|typeset|readonly|local)(?:[ \\t]+-[A-Za-z]+)*${NO_MORE}|(?:export|declare|typeset|readonly)[ \\t]+-[A-Za-z]*p|compgen(?![\\w.-])|ps[ \\t]+[A-Za-z]*e[A-Za-z]*(?![\\w.-]))` +
-    String.raw`|\/proc\/\S*env|\bos\.environ\b(?!\s*\[\s*['"]|\.get\s*\(\s*['"])|\bENVIRON\b(?!\s*\[\s*["'])|\bprocess\.env\b(?!\s*\.\s*[A-Za-z_]|\s*\[\s*['"\x60])|%ENV\b|\$ENV\{(?!\s*['"]?[A-Za-z_]\w*['"]?\s*\})`,
+  String.raw`(?<![\w.-])printenv(?![\w.-])|` +
+    `(?=env|set|export|declare|typeset|readonly|local|compgen|ps)${AT_COMMAND}(?:env${ENV_WORDS}${NO_MORE}|set${NO_MORE}|(?:export|declare|typeset|readonly|local)(?:[ \\t]+(?:[-+][A-Za-z]+|--))*${NO_MORE}|(?:export|declare|typeset|readonly)[ \\t]+-[A-Za-z]*p|compgen(?![\\w.-])|ps[ \\t]+[A-Za-z]*e[A-Za-z]*(?![\\w.-]))`,
+);
+/** What reads the whole environment in code (DUMPS_VARIABLES' other half): read as written only, where its quotes decide. */
+const READS_ENVIRONMENT = new RegExp(
+  String.raw`\/proc\/\S*env|\bjq\b[^|;&\n]{0,200}?(?<![\w.$-])(?:env|\$ENV)\b|\benvironb?\b(?!\s*\[\s*['"]|\.get\s*\(\s*['"])|\bENVIRON\b(?!\s*\[\s*["'])|\bprocess\.env\b(?!\s*\.\s*[A-Za-z_]|\s*\[\s*['"\x60])|\bprocess\s*\[\s*['"\x60]env['"\x60]\s*\]|%ENV\b|\$ENV\b(?!\s*\{\s*['"]?[A-Za-z_]\w*['"]?\s*\})`,
 );
 
 /** A shell variable's name where it stands in text (not inside a longer name). */
 const VARIABLE_NAME = /(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]{0,127}(?![A-Za-z0-9_])/g;
-/** Where bash evaluates names as arithmetic: `((...))`, `$((...))`, `let`, `[[ ... ]]`, an array's subscript, an integer declaration. */
-const ARITHMETIC = /\(\(|(?<![\w.-])let[ \t]|\[\[|\$\{[A-Za-z_][A-Za-z0-9_]*\[|(?<![\w.-])(?:declare|typeset|local)[ \t]+-[A-Za-z]*i/;
+/** Where bash evaluates names as arithmetic: `((...))`, `$((...))`, `let`, a comparison (`[[ X -eq 0 ]]`), an array's subscript, an integer declaration. */
+const ARITHMETIC = /\(\(|(?<![\w.-])let[ \t]|[ \t]-(?:eq|ne|lt|le|gt|ge)[ \t]|\$\{[A-Za-z_][A-Za-z0-9_]*\[|(?<![\w.-])(?:declare|typeset|local)[ \t]+-[A-Za-z]*i/;
 /** A program's environment as an object whose member is named (`process.env.`, `env.`, `ENV.`, `environ.`). */
 const ENV_MEMBER = /(?<![A-Za-z0-9_])(?:env|ENV|environ|Env)\.$/;
 /** Builtins that name a variable without reading its value (`export TOKEN`, `unset TOKEN`). */
@@ -607,7 +613,9 @@ const PLACE_PROBE = 'dkprobevalue';
  */
 export function mentionedVariables(text: string, mode: 'shell' | 'argv' = 'shell'): Set<string> {
   const names = new Set<string>();
-  if (RUNS_INPUT.test(text) || DUMPS_VARIABLES.test(text)) names.add('*');
+  // A word written with quotes or a backslash inside (`e""nv`, `p\rintenv`) is the one the shell joins: read both ways.
+  const joined = /['"\\]/.test(text) ? text.replace(/\$?['"]|\\/g, '') : undefined;
+  if (RUNS_INPUT.test(text) || DUMPS_VARIABLES.test(text) || READS_ENVIRONMENT.test(text) || (joined !== undefined && (RUNS_INPUT.test(joined) || DUMPS_VARIABLES.test(joined)))) names.add('*');
   const expansions: Array<[number, number, string]> = [];
   const arithmetic = ARITHMETIC.test(text);
   // Whether each distinct name reads as a secret's, judged once: a text of many words repeats them.
