@@ -296,3 +296,37 @@ describe('attack 18au k3: dumps behind wrappers and quotes, code fed to a wrappe
       expect(redact({ command, env: ['API_TOKEN=abc123'] }), command).toEqual({ command, env: [`API_TOKEN=${R}`] });
   });
 });
+
+// Attack l3 (on the k3 fixes). Found: a name the shell joins from parts the audit did not join
+// (`\$API_"TOKEN"`, `"\$API_"TOKEN`, `\$API_TOKE{N,}`, `declare -g -n`: l3-1); plain lines that made every
+// secret code (`./run.sh < input.txt`, `$ENV`, `environ.yaml`, `jq . env.json`: l3-2); and `env -!env ...`,
+// read on to its end from every `env`, took 4.2 s at 64,000 characters (l3-3).
+describe('attack 18au l3: names joined from parts, plain lines, and a dump read once', () => {
+  it('each value that runs is shown; plain lines keep their secrets hidden', () => {
+    for (const command of [`bash -c 'eval \\$API_"TOKEN"'`, `bash -c 'eval "\\$API_"TOKEN'`, `bash -c 'eval \\$API_TOKE{N,}'`, `bash -c 'declare -g -n r=API_TOKEN; $r'`]) {
+      const env = ['API_TOKEN=touch m'];
+      expect(redact({ command, env }), command).toEqual({ command, env });
+    }
+    for (const command of [
+      './run.sh < input.txt',
+      'npm publish < /dev/null',
+      'echo deploy to $ENV',
+      'app --config environ.yaml',
+      'jq . env.json',
+      `bash -c 'curl -H "Authorization: Bearer $API_TOKEN" h'`,
+    ])
+      expect(redact({ command, env: ['API_TOKEN=abc123'] }), command).toEqual({ command, env: [`API_TOKEN=${R}`] });
+  });
+
+  it('a dump is found in time linear in the line', () => {
+    for (const [name, make] of [
+      ['env -!env', (n: number) => `${'env -!env '.repeat(n / 10)}x`],
+      ['env -u !env', (n: number) => `${'env -u !env '.repeat(n / 12)}x`],
+      ['env X=!env', (n: number) => `${'env X=!env '.repeat(n / 11)}x`],
+      ['declare -g', (n: number) => `declare${' -g'.repeat(n / 3)} x`],
+    ] as const) {
+      const t = eightfold(name, make, stored);
+      expect(t.big, t.message).toBeLessThan(t.bound);
+    }
+  });
+});

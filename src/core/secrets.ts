@@ -558,14 +558,19 @@ const ALIAS_BEFORE = /\balias[ \t]+(?:-p[ \t]+)?$/;
  * (`printenv | sh`: attack c3-3; `printf "\$API_%s" TOKEN | nice sh`: k3-2).
  */
 const RUNS_INPUT =
-  /\|&?[^|;&\n]{0,200}?(?<![\w.-])(?:[\w.-]{0,32}\/){0,8}(?:sh|bash|dash|zsh|ksh|mksh|ash|busybox)(?![\w.-])|>[ \t]*>\([ \t]*(?:[\w.-]{0,32}\/){0,8}(?:sh|bash|dash|zsh|ksh|mksh|ash)(?![\w.-])|(?:^|[\s;&|(])(?:source|\.)[ \t]+<\(|(?:sh|bash|dash|zsh|ksh|mksh|ash)[ \t]*<{1,3}|<[ \t]*<\(|\$\{![A-Za-z_][A-Za-z0-9_]*(?:\}|[*@]\})|(?:declare|local|typeset)[ \t]+-[A-Za-z]*n/;
+  /\|&?[^|;&\n]{0,200}?(?<![\w.-])(?:[\w.-]{0,32}\/){0,8}(?:sh|bash|dash|zsh|ksh|mksh|ash|busybox)(?![\w.-])|>[ \t]*>\([ \t]*(?:[\w.-]{0,32}\/){0,8}(?:sh|bash|dash|zsh|ksh|mksh|ash)(?![\w.-])|(?:^|[\s;&|(])(?:source|\.)[ \t]+<\(|(?<![\w.-])(?:sh|bash|dash|zsh|ksh|mksh|ash)[ \t]*<{1,3}|<[ \t]*<\(|\$\{![A-Za-z_][A-Za-z0-9_]*(?:\}|[*@]\})|(?:declare|local|typeset)(?:[ \t]+-[A-Za-z]+){0,8}?[ \t]+-[A-Za-z]*n/;
 
 /** Where a command starts, before a word: a separator, an opening, a word that runs the next or a `-c` script's start; blanks, quotes, a backslash and a path between. Bounded: it is read backwards. */
 const AT_COMMAND = String.raw`(?<=(?:^|[;&|(){}\x60\n!]|\$\(|(?:^|[\s'"(;&|{\x60])(?:then|do|else|command|builtin|exec|eval|sudo|doas|nohup|time|xargs|ssh|nice|timeout|stdbuf|setsid|ionice|chrt|taskset|flock|unshare|strace|ltrace|watch|env|-[A-Za-z]{0,8}c)(?:[ \t]{1,8}(?:-[\w=-]{0,32}|[0-9][\w.]{0,16})){0,4}[ \t]{1,8})[ \t'"\\]{0,8}(?:[\w.-]{0,32}\/){0,8})`;
 /** Nothing more of the command after a word but redirections: its end (or its script's closing quote). */
-const NO_MORE = String.raw`(?=(?:[ \t]+[0-9]*(?:>>?|>&|<)[ \t]*[^\s;&|)'"]+)*[ \t]*(?:$|[;&|)\x60\n]|['"][ \t]*(?:$|[;&|)\x60\n])))`;
-/** env's options and assignments before a command it would run (none: env prints every variable). `-S` takes a command. */
-const ENV_WORDS = String.raw`(?:[ \t]+(?:-u[ \t]*[^\s;&|)'"]+|--unset(?:=|[ \t]+)[^\s;&|)'"]+|-C[ \t]*[^\s;&|)'"]+|--chdir(?:=|[ \t]+)[^\s;&|)'"]+|-(?![-SuC])[^\s;&|)'"]+|--(?!split-string|unset|chdir)[a-z-]+(?:=[^\s;&|)'"]*)?|[A-Za-z_][A-Za-z0-9_]*=[^\s;&|)'"]*))*`;
+const NO_MORE = String.raw`(?=(?:[ \t]+[0-9]*(?:>>?|>&|<)[ \t]*[\w./-]+)*[ \t]*(?:$|[;&|)\x60\n]|['"][ \t]*(?:$|[;&|)\x60\n])))`;
+/**
+ * env's options and assignments before a command it would run (none: env prints every variable).
+ * `-S` takes a command. Each word is plain (letters, digits, a path): one that held `!env` put
+ * another env where a command starts inside it, and each was read on to the end (attack l3-3:
+ * 64,000 characters of `env -!env ...` took 4.2 s).
+ */
+const ENV_WORDS = String.raw`(?:[ \t]+(?:-u[ \t]*[A-Za-z_]\w*|--unset(?:=|[ \t]+)[A-Za-z_]\w*|-C[ \t]*[\w./~-]+|--chdir(?:=|[ \t]+)[\w./~-]+|-(?![-SuC])[A-Za-z0-9]+|--(?!split-string|unset|chdir)[a-z-]+(?:=[\w./:@%+,~-]*)?|[A-Za-z_]\w*=[\w./:@%+,~-]*))*`;
 
 /**
  * What prints every variable (or their names) for other code to pick one by a name it builds,
@@ -583,7 +588,7 @@ const DUMPS_VARIABLES = new RegExp(
 );
 /** What reads the whole environment in code (DUMPS_VARIABLES' other half): read as written only, where its quotes decide. */
 const READS_ENVIRONMENT = new RegExp(
-  String.raw`\/proc\/\S*env|\bjq\b[^|;&\n]{0,200}?(?<![\w.$-])(?:env|\$ENV)\b|\benvironb?\b(?!\s*\[\s*['"]|\.get\s*\(\s*['"])|\bENVIRON\b(?!\s*\[\s*["'])|\bprocess\.env\b(?!\s*\.\s*[A-Za-z_]|\s*\[\s*['"\x60])|\bprocess\s*\[\s*['"\x60]env['"\x60]\s*\]|%ENV\b|\$ENV\b(?!\s*\{\s*['"]?[A-Za-z_]\w*['"]?\s*\})`,
+  String.raw`\/proc\/\S*env|\bjq\b[^|;&\n]{0,200}?(?<![\w.$-])(?:env|\$ENV)(?![\w.-])|(?:\bos\.|\bimport[ \t]+|<[ \t]*)environb?\b(?!\s*\[\s*['"]|\.get\s*\(\s*['"])|\bENVIRON\b(?!\s*\[\s*["'])|\bprocess\.env\b(?!\s*\.\s*[A-Za-z_]|\s*\[\s*['"\x60])|\bprocess\s*\[\s*['"\x60]env['"\x60]\s*\]|%ENV\b|\$ENV\{(?!\s*['"]?[A-Za-z_]\w*['"]?\s*\})`,
 );
 
 /** A shell variable's name where it stands in text (not inside a longer name). */
@@ -594,8 +599,6 @@ const ARITHMETIC = /\(\(|(?<![\w.-])let[ \t]|[ \t]-(?:eq|ne|lt|le|gt|ge)[ \t]|\$
 const ENV_MEMBER = /(?<![A-Za-z0-9_])(?:env|ENV|environ|Env)\.$/;
 /** Builtins that name a variable without reading its value (`export TOKEN`, `unset TOKEN`). */
 const NAMES_ONLY_BEFORE = /(?:^|[\s;&|(){}])(?:export|readonly|unset|local|typeset)[ \t]+$/;
-/** A name written inside quotes or escapes (`TOK''EN`, `T\OKEN`, `T"OKE"N`): a shell joins it. */
-const SPLIT_NAME = /[A-Za-z0-9_](?:''|""|\\|["'][A-Za-z0-9_]+["'])[A-Za-z0-9_]/;
 /** What stands for a variable's expansion where the audit looks for a secret's place (mentionedVariables). */
 const PLACE_PROBE = 'dkprobevalue';
 
@@ -617,6 +620,7 @@ export function mentionedVariables(text: string, mode: 'shell' | 'argv' = 'shell
   const joined = /['"\\]/.test(text) ? text.replace(/\$?['"]|\\/g, '') : undefined;
   if (RUNS_INPUT.test(text) || DUMPS_VARIABLES.test(text) || READS_ENVIRONMENT.test(text) || (joined !== undefined && (RUNS_INPUT.test(joined) || DUMPS_VARIABLES.test(joined)))) names.add('*');
   const expansions: Array<[number, number, string]> = [];
+  const expandedWhole = new Set<string>();
   const arithmetic = ARITHMETIC.test(text);
   // Whether each distinct name reads as a secret's, judged once: a text of many words repeats them.
   const secretNamed = new Map<string, boolean>();
@@ -633,7 +637,8 @@ export function mentionedVariables(text: string, mode: 'shell' | 'argv' = 'shell
       if (dollar >= 0) {
         // `$NAME` and `${NAME}` are probed (below); any other expansion (`${NAME:-x}`, `${#NAME}`) reads the value.
         if (!all && (t[i - 1] === '$' || t[e] === '}')) expansions.push([dollar, t[i - 1] === '$' ? e : e + 1, name]);
-        else names.add(name);
+        // Joined, an expansion the text writes whole was judged as written (probed): only one the shell joins counts here.
+        else if (!all || !expandedWhole.has(name)) names.add(name);
         continue;
       }
       // Where it is assigned (`NAME=`, `NAME+=`, `NAME[i]=`, `NAME''=`).
@@ -652,7 +657,12 @@ export function mentionedVariables(text: string, mode: 'shell' | 'argv' = 'shell
   };
   scan(text, false);
   // A name a shell joins from quoted or escaped parts names the variable all the same: every mention counts there.
-  if (SPLIT_NAME.test(text)) scan(text.replace(/\$?['"]|\\/g, ''), true);
+  // A name the shell joins from parts (`\$API_"TOKEN"`, `TOK''EN`, `\$API_TOKE{N,}`: attacks e3, l3-1) names the variable
+  // all the same: read joined, every mention counts, of a name the text never writes whole (written whole, it was judged above).
+  if (/['"\\{}]/.test(text)) {
+    for (const [, , name] of expansions) expandedWhole.add(name);
+    scan(text.replace(/\$?['"]|[\\{},]/g, ''), true);
+  }
   const probed = expansions.filter(([, , name]) => !names.has(name));
   if (probed.length === 0) return names;
   // Each `$NAME` stands as a probe value: where the audit hides the probe, the expansion is a password given to a program.
