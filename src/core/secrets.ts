@@ -693,7 +693,7 @@ export function mentionedVariables(text: string, mode: 'shell' | 'argv' = 'shell
  * true --password $TOKEN`, `zip -P $ZIP_PASSWORD`, `git clone https://u:$TOKEN@h/`), a value of
  * several words or shell becomes options or code (attack h3-1).
  */
-export const IN_PLACE = '\u0000place:';
+const IN_PLACE = '\u0000place:';
 /**
  * A value that stays one plain word wherever a shell reads it, and no option: no blank, quote,
  * escape or shell character, and no leading `-`, `+` or `@` (`perl -pass $API_TOKEN` with the
@@ -883,7 +883,7 @@ function abbreviatingCommand(text: string, at: number): boolean {
 }
 
 /** Whether a long option's name (without its dashes) is a start of a secret one (SECRET_OPTIONS), as the program takes it. */
-export function abbreviatesSecret(name: string): boolean {
+function abbreviatesSecret(name: string): boolean {
   if (name.length < 3 || name.length > 14) return false;
   const lower = name.toLowerCase();
   return SECRET_OPTIONS.some(([option, least]) => lower.length >= least && option.startsWith(lower));
